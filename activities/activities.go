@@ -1,0 +1,262 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/llm"
+	"github.com/durableagent/durableagent/internal/session"
+)
+
+// Credentials is the part of the auth store the activities use. Secrets
+// leave it only into provider requests.
+type Credentials interface {
+	// Select returns the session's credential for provider; ok is false
+	// when the provider has none configured.
+	Select(provider, sessionID string) (id, secret string, ok bool)
+	// MarkUsageLimitReached blocks the session's current credential and
+	// reports whether the session was switched to another one.
+	MarkUsageLimitReached(provider, sessionID string, retryAfterMs int64) (switched bool, credentialID string, err error)
+}
+
+// Activities holds the worker-side dependencies of the activities.
+type Activities struct {
+	Sessions *session.Store
+	// Provider returns the implementation for a provider name.
+	Provider func(name string) (llm.Provider, error)
+	// Credentials may be nil: providers then run without a secret.
+	Credentials Credentials
+	// HeartbeatInterval overrides the heartbeat ticker (0: a quarter of
+	// the activity's heartbeat timeout).
+	HeartbeatInterval time.Duration
+}
+
+// CallModel runs one model call on the run context ending at in.LeafID and
+// writes the assistant message to the session under in.EntryID.
+func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallModelResult, error) {
+	if err := session.ValidateID(in.SessionID); err != nil {
+		return CallModelResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	sess, err := a.Sessions.Load(in.SessionID)
+	if err != nil {
+		return CallModelResult{}, storeError("load session", err)
+	}
+	if e, ok := sess.Get(in.EntryID); ok && e.Message != nil {
+		// A re-run of a call that already completed: report it again
+		// rather than calling the model twice.
+		return resultOf(in.EntryID, *e.Message, ""), nil
+	}
+	provider, err := a.Provider(in.Model.Provider)
+	if err != nil {
+		return CallModelResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	req := llm.Request{
+		SessionID: in.SessionID,
+		Provider:  in.Model.Provider,
+		Model:     in.Model.Name,
+		Messages:  llm.SendableMessages(sess.Context(in.LeafID)),
+		MaxTokens: in.Model.MaxTokens,
+		Attempt:   callsSinceLastUser(sess, in.LeafID),
+		Faults:    in.Model.Faults,
+	}
+	var credID string
+	if a.Credentials != nil {
+		if id, secret, ok := a.Credentials.Select(in.Model.Provider, in.SessionID); ok {
+			credID, req.Secret = id, secret
+		}
+	}
+
+	stop := a.heartbeat(ctx)
+	msg := provider.Complete(ctx, req)
+	stop()
+
+	if ctx.Err() != nil && msg.StopReason != agent.StopReasonAborted {
+		msg = llm.AbortedMessage(req)
+	}
+	msg.Role = agent.RoleAssistant
+	msg.ErrorMessage = Redact(msg.ErrorMessage, req.Secret)
+	msg.Timestamp = time.Now().UnixMilli()
+	entry := session.Entry{
+		Type: session.TypeMessage, ID: in.EntryID, ParentID: in.LeafID,
+		Timestamp: time.Now().UTC(), Message: &msg,
+	}
+	if _, err := a.Sessions.Append(in.SessionID, entry); err != nil {
+		return CallModelResult{}, storeError("write assistant message", err)
+	}
+	res := resultOf(in.EntryID, msg, credID)
+	if msg.StopReason == agent.StopReasonAborted && ctx.Err() != nil {
+		// Report the cancellation so the workflow sees a cancelled
+		// activity; the aborted message is already in the session.
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+// heartbeat records a heartbeat on a ticker until stop is called. It tells
+// Temporal the worker is alive; a slow model is not a dead worker.
+func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
+	interval := a.HeartbeatInterval
+	if interval <= 0 {
+		interval = activity.GetInfo(ctx).HeartbeatTimeout / 4
+	}
+	if interval <= 0 {
+		interval = 5 * time.Second
+	}
+	if interval < 50*time.Millisecond {
+		interval = 50 * time.Millisecond
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	activity.RecordHeartbeat(ctx, "calling model")
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, "calling model")
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+func resultOf(id string, m agent.Message, credID string) CallModelResult {
+	return CallModelResult{
+		EntryID:      id,
+		StopReason:   m.StopReason,
+		ErrorMessage: m.ErrorMessage,
+		ErrorStatus:  m.ErrorStatus,
+		ErrorType:    m.ErrorType,
+		ShouldRetry:  m.ShouldRetry,
+		Usage:        m.Usage,
+		Text:         m.Text(),
+		CredentialID: credID,
+	}
+}
+
+// callsSinceLastUser counts the assistant entries written to the file
+// after the user message that opens the current turn: the number of model
+// calls already made for it, including failed ones that are no longer in
+// the run context.
+func callsSinceLastUser(sess *session.Session, leafID string) int {
+	branch := sess.Branch(leafID)
+	userID := ""
+	for i := len(branch) - 1; i >= 0; i-- {
+		if m := branch[i].Message; m != nil && m.Role == agent.RoleUser {
+			userID = branch[i].ID
+			break
+		}
+	}
+	n, seen := 0, userID == ""
+	for _, e := range sess.Entries {
+		if e.ID == userID {
+			seen = true
+			continue
+		}
+		if seen && e.Message != nil && e.Message.Role == agent.RoleAssistant {
+			n++
+		}
+	}
+	return n
+}
+
+// AppendEntries writes entries to the session file; existing ids are
+// skipped, so re-running it is harmless.
+func (a *Activities) AppendEntries(ctx context.Context, in AppendEntriesInput) (AppendEntriesResult, error) {
+	if err := session.ValidateID(in.SessionID); err != nil {
+		return AppendEntriesResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	n, err := a.Sessions.Append(in.SessionID, in.Entries...)
+	if err != nil {
+		return AppendEntriesResult{}, storeError("append to session", err)
+	}
+	return AppendEntriesResult{Written: n}, nil
+}
+
+// LoadSession describes the session's run context (a missing session is
+// a new, empty one).
+func (a *Activities) LoadSession(ctx context.Context, in LoadSessionInput) (LoadSessionResult, error) {
+	if err := session.ValidateID(in.SessionID); err != nil {
+		return LoadSessionResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	sess, err := a.Sessions.Load(in.SessionID)
+	if errors.Is(err, session.ErrNotFound) {
+		return LoadSessionResult{}, nil
+	}
+	if err != nil {
+		return LoadSessionResult{}, storeError("load session", err)
+	}
+	leaf := sess.LeafID()
+	msgs := sess.Context(leaf)
+	chars := 0
+	for _, m := range msgs {
+		chars += len(m.Text())
+	}
+	return LoadSessionResult{Exists: true, LeafID: leaf, MessageCount: len(msgs), ContextTokens: (chars + 3) / 4}, nil
+}
+
+// MarkUsageLimitReached tells the auth store that the session's credential
+// hit its usage limit.
+func (a *Activities) MarkUsageLimitReached(ctx context.Context, in MarkUsageLimitInput) (MarkUsageLimitResult, error) {
+	if a.Credentials == nil {
+		return MarkUsageLimitResult{}, nil
+	}
+	switched, id, err := a.Credentials.MarkUsageLimitReached(in.Provider, in.SessionID, in.RetryAfterMs)
+	if err != nil {
+		return MarkUsageLimitResult{}, fmt.Errorf("mark usage limit reached for %s: %w", in.Provider, err)
+	}
+	return MarkUsageLimitResult{Switched: switched, CredentialID: id}, nil
+}
+
+// storeError makes permanent file-system failures non-retryable so the
+// prompt fails with a clear message instead of retrying forever.
+func storeError(op string, err error) error {
+	msg := fmt.Sprintf("%s: %v", op, err)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) ||
+		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return temporal.NewNonRetryableApplicationError(msg, ErrTypeSessionStore, err)
+	}
+	return temporal.NewApplicationErrorWithCause(msg, ErrTypeSessionStore, err)
+}
+
+// Redact removes a secret (and anything that looks like an API key) from
+// text that is about to leave the activity.
+func Redact(text, secret string) string {
+	if text == "" {
+		return text
+	}
+	if len(secret) >= 8 {
+		text = strings.ReplaceAll(text, secret, "[redacted]")
+	}
+	return redactKeyLike(text)
+}
+
+// redactKeyLike masks tokens shaped like provider keys (sk-..., sk-ant-...),
+// which providers echo in authentication errors.
+func redactKeyLike(text string) string {
+	fields := strings.FieldsFunc(text, func(r rune) bool {
+		return r == ' ' || r == '"' || r == '\'' || r == ',' || r == ':' || r == '\n' || r == '\t' || r == '(' || r == ')'
+	})
+	for _, f := range fields {
+		f = strings.TrimRight(f, ".")
+		if (strings.HasPrefix(f, "sk-") || strings.HasPrefix(f, "sk_")) && len(f) >= 12 {
+			text = strings.ReplaceAll(text, f, f[:3]+"[redacted]")
+		}
+	}
+	return text
+}

@@ -1,0 +1,37 @@
+// Package activities holds the Temporal activities of a prompt: the model
+// call, session writes, session loading and the usage-limit report to the
+// auth store. This is where I/O happens.
+//
+// Contracts:
+//   - CallModel never fails for a provider error: the error comes back as
+//     data (StopReason "error", ErrorMessage, structured fields), so the
+//     workflow's retry policy sees it. It heartbeats on a ticker (worker
+//     liveness, not token progress) and honours cancellation by returning
+//     an aborted message.
+//   - Session writes are idempotent: entry ids are chosen by the workflow,
+//     and an entry that already exists is not written again, so a re-run
+//     activity never duplicates an entry.
+//   - Inputs and results carry session ids, entry ids, model names and
+//     credential ids; never secrets, and never the whole conversation.
+//
+// The workflow refers to activities by the Name constants below, so it
+// imports this package for types only.
+package activities
+
+// Activity names, as registered on the worker and called by the workflow.
+const (
+	CallModelName             = "CallModel"
+	AppendEntriesName         = "AppendEntries"
+	LoadSessionName           = "LoadSession"
+	MarkUsageLimitReachedName = "MarkUsageLimitReached"
+)
+
+// Error types of non-retryable activity failures (temporal.ApplicationError.Type()).
+const (
+	// ErrTypeSessionStore: the session file cannot be read or written
+	// (permissions, read-only or full disk, corrupt header).
+	ErrTypeSessionStore = "SessionStoreError"
+	// ErrTypeBadInput: the activity input is invalid (unknown provider,
+	// bad session id).
+	ErrTypeBadInput = "BadInputError"
+)

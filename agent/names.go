@@ -1,0 +1,41 @@
+package agent
+
+// Signal names. They equal the RPC command names so that
+// `temporal workflow signal --name abort_retry` works by hand.
+const (
+	// SignalAbortRetry cancels a pending retry backoff and ends the chain.
+	SignalAbortRetry = "abort_retry"
+	// SignalAbort aborts the retry first, then the in-flight model call.
+	SignalAbort = "abort"
+	// SignalSetAutoRetry carries SetAutoRetryPayload ({"enabled": bool}).
+	SignalSetAutoRetry = "set_auto_retry"
+)
+
+// Query names.
+const (
+	// QueryState returns State.
+	QueryState = "state"
+	// QueryEvents takes an optional sequence number and returns the events
+	// after it ([]Event).
+	QueryEvents = "events"
+)
+
+// Event types. Values equal the names streamed by RPC mode.
+const (
+	EventAgentStart          = "agent_start"
+	EventMessageEnd          = "message_end"
+	EventAgentEnd            = "agent_end"
+	EventAutoRetryStart      = "auto_retry_start"
+	EventAutoRetryEnd        = "auto_retry_end"
+	EventAutoCompactionStart = "auto_compaction_start"
+	EventAutoCompactionEnd   = "auto_compaction_end"
+	EventPromptEnd           = "prompt_end"
+)
+
+// SetAutoRetryPayload is the payload of the set_auto_retry signal.
+type SetAutoRetryPayload struct {
+	Enabled bool `json:"enabled"`
+}
+
+// RetryCancelledMessage is the finalError of a chain cancelled by abort_retry.
+const RetryCancelledMessage = "Retry cancelled"

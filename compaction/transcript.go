@@ -1,0 +1,94 @@
+package compaction
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// DefaultMaxToolResultRunes is how much of each tool result a transcript
+// shows when PromptInput.MaxToolResultRunes is 0. Tool output (file dumps,
+// logs) is most of a coding context and least of what a summary needs;
+// cutting it keeps the summary request itself well inside the window.
+const DefaultMaxToolResultRunes = 2000
+
+// Transcript renders items as the plain-text conversation a summariser
+// reads: one labelled paragraph per message part, e.g. "[User]: …",
+// "[Assistant tool call]: read {"path":"a.go"}", "[Tool result read]: …".
+// Tool results longer than maxToolResultRunes are cut, with a note saying
+// how much was left out; 0 means DefaultMaxToolResultRunes and a negative
+// value means no limit. Rendering it as text, not as chat messages, stops
+// the summariser from treating the conversation as its own.
+func Transcript(items []Item, maxToolResultRunes int) string {
+	if maxToolResultRunes == 0 {
+		maxToolResultRunes = DefaultMaxToolResultRunes
+	}
+	var parts []string
+	add := func(label, text string) {
+		if strings.TrimSpace(text) != "" {
+			parts = append(parts, "["+label+"]: "+text)
+		}
+	}
+	for _, it := range items {
+		switch it.Role {
+		case RoleUser:
+			add("User", it.Text)
+		case RoleAssistant:
+			add("Assistant thinking", it.Thinking)
+			add("Assistant", it.Text)
+			for _, tc := range it.ToolCalls {
+				parts = append(parts, "[Assistant tool call]: "+tc.Name+" "+compactJSON(tc.Arguments))
+			}
+		case RoleToolResult:
+			label := "Tool result"
+			if it.IsError {
+				label = "Tool error"
+			}
+			if it.ToolName != "" {
+				label += " " + it.ToolName
+			}
+			text := truncateRunes(it.Text, maxToolResultRunes)
+			if strings.TrimSpace(text) == "" {
+				text = "(no output)"
+			}
+			add(label, text)
+		case RoleSummary:
+			add("Earlier summary", it.Text)
+		default:
+			add(it.Role, it.Text)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// compactJSON prints arguments on one line; text that is not JSON is shown
+// as it came.
+func compactJSON(raw json.RawMessage) string {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "{}"
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+// truncateRunes keeps the first limit runes of s (limit < 0: all of it).
+func truncateRunes(s string, limit int) string {
+	if limit < 0 {
+		return s
+	}
+	n := utf8.RuneCountInString(s)
+	if n <= limit {
+		return s
+	}
+	cut := 0
+	for range limit {
+		_, size := utf8.DecodeRuneInString(s[cut:])
+		cut += size
+	}
+	return s[:cut] + fmt.Sprintf("\n[… %d more characters left out]", n-limit)
+}

@@ -1,0 +1,172 @@
+// Package cli is the starter's command tree: small commands that start a
+// prompt and follow it, signal it, and read its state and events. Output
+// is text for people and JSON lines with --json for programs. Errors are
+// one line on stderr with exit code 2; a prompt that fails or is aborted
+// exits 1.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/settings"
+)
+
+// Exit codes.
+const (
+	ExitOK     = 0
+	ExitFailed = 1 // the prompt failed or was aborted
+	ExitUsage  = 2 // bad arguments, bad settings, Temporal unreachable, ...
+)
+
+// Env is what a command runs against; tests replace its parts.
+type Env struct {
+	Stdout io.Writer
+	Stderr io.Writer
+	Stdin  io.Reader
+	// LookupEnv reads environment variables (nil: os.LookupEnv).
+	LookupEnv func(string) (string, bool)
+}
+
+// Command is one starter subcommand.
+type Command struct {
+	Name    string
+	Usage   string
+	Summary string
+	Run     func(ctx context.Context, env Env, args []string) int
+}
+
+var commands = map[string]Command{}
+
+// Register adds a command (used by this package and by mains that add
+// heavier commands, such as the demo with its embedded server).
+func Register(c Command) { commands[c.Name] = c }
+
+func init() {
+	for _, c := range []Command{promptCmd, abortRetryCmd, abortCmd, setAutoRetryCmd, stateCmd, eventsCmd, settingsCmd} {
+		Register(c)
+	}
+}
+
+// Main runs the starter with args (without the program name).
+func Main(args []string, env Env) int {
+	if env.Stdout == nil {
+		env.Stdout = os.Stdout
+	}
+	if env.Stderr == nil {
+		env.Stderr = os.Stderr
+	}
+	if env.Stdin == nil {
+		env.Stdin = os.Stdin
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(env.Stderr)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(env.Stderr, "starter: unknown command %q (run 'starter help')\n", args[0])
+		return ExitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return c.Run(ctx, env, args[1:])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: starter <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-15s %s\n", n, commands[n].Summary)
+	}
+	fmt.Fprintln(w, "\nEvery command takes the settings flags (--config FILE, --data-dir DIR, --temporal.address ...); run 'starter settings' for the list.")
+}
+
+// common are the flags every command shares.
+type common struct {
+	fs      *pflag.FlagSet
+	session string
+	json    bool
+}
+
+func newFlags(name string, env Env) *common {
+	c := &common{fs: pflag.NewFlagSet(name, pflag.ContinueOnError)}
+	c.fs.SetOutput(env.Stderr)
+	c.fs.StringVar(&c.session, "session", "default", "session id")
+	c.fs.BoolVar(&c.json, "json", false, "print JSON (one object per line)")
+	settings.AddFlags(c.fs)
+	return c
+}
+
+// parse parses args; on error it prints one line and returns false.
+func (c *common) parse(env Env, args []string) bool {
+	if err := c.fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return false
+		}
+		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), err)
+		return false
+	}
+	if err := session.ValidateID(c.session); err != nil {
+		fmt.Fprintf(env.Stderr, "starter %s: --session: %v\n", c.fs.Name(), err)
+		return false
+	}
+	return true
+}
+
+func (c *common) settings(env Env) (settings.Settings, bool) {
+	s, err := settings.Load(settings.LoadOptions{Flags: c.fs, Env: env.LookupEnv})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), err)
+		return s, false
+	}
+	return s, true
+}
+
+// controller loads the settings and dials Temporal.
+func (c *common) controller(ctx context.Context, env Env) (*control.Controller, settings.Settings, func(), bool) {
+	s, ok := c.settings(env)
+	if !ok {
+		return nil, s, nil, false
+	}
+	cl, err := app.Dial(ctx, s, nil)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), oneLine(err))
+		return nil, s, nil, false
+	}
+	return &control.Controller{Client: cl, TaskQueue: s.Temporal.TaskQueue}, s, cl.Close, true
+}
+
+// oneLine keeps the first line of an error (gRPC errors can be long).
+func oneLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// fail prints a one-line error for a command and returns ExitUsage.
+func fail(env Env, cmd string, err error) int {
+	fmt.Fprintf(env.Stderr, "starter %s: %s\n", cmd, oneLine(err))
+	return ExitUsage
+}

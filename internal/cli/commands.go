@@ -1,0 +1,284 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/llm/scripted"
+	"github.com/durableagent/durableagent/internal/settings"
+)
+
+const promptUsage = "starter prompt [--session ID] [--fault TEXT]... [--detach] [--json] MESSAGE"
+
+var promptCmd = Command{
+	Name:    "prompt",
+	Usage:   promptUsage,
+	Summary: "run a prompt in a session and print its events live until it ends",
+	Run:     runPrompt,
+}
+
+func runPrompt(ctx context.Context, env Env, args []string) int {
+	c := newFlags("prompt", env)
+	var faults []string
+	var detach bool
+	c.fs.StringArrayVar(&faults, "fault", nil, "scripted model: inject this error before answering (repeatable; e.g. \"503 Service Unavailable\", \"overflow\", \"hang:30s\")")
+	c.fs.BoolVar(&detach, "detach", false, "start the prompt and return at once (it keeps running in Temporal)")
+	if !c.parse(env, args) {
+		return ExitUsage
+	}
+	msg := strings.TrimSpace(strings.Join(c.fs.Args(), " "))
+	if msg == "" {
+		return fail(env, "prompt", errors.New("missing MESSAGE (usage: "+promptUsage+")"))
+	}
+	if err := scripted.ValidateScript(faults); err != nil {
+		return fail(env, "prompt", err)
+	}
+	k, s, closeFn, ok := c.controller(ctx, env)
+	if !ok {
+		return ExitUsage
+	}
+	defer closeFn()
+	in := app.PromptInput(s, c.session, msg)
+	if len(faults) > 0 {
+		in.Model.Faults = faults
+	}
+	run, err := k.StartPrompt(ctx, in)
+	if err != nil {
+		return fail(env, "prompt", err)
+	}
+	if !c.json {
+		fmt.Fprintf(env.Stderr, "prompt started: workflow %s run %s\n", run.GetID(), run.GetRunID())
+	}
+	if detach {
+		if c.json {
+			_ = json.NewEncoder(env.Stdout).Encode(map[string]string{"workflowId": run.GetID(), "runId": run.GetRunID()})
+		}
+		return ExitOK
+	}
+	return follow(ctx, env, k, c.session, run.GetRunID(), 0, c.json, true)
+}
+
+// follow prints the events of a prompt until it ends and returns the exit
+// code of its outcome.
+func follow(ctx context.Context, env Env, k *control.Controller, sessionID, runID string, after int64, asJSON, printAnswer bool) int {
+	p := newPrinter(env.Stdout, asJSON, sessionID)
+	defer p.stop()
+	end, err := k.Follow(ctx, sessionID, runID, after, p.print)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(env.Stderr, "starter: stopped following; the prompt keeps running in Temporal (starter events --session %s --follow)\n", sessionID)
+			return ExitFailed
+		}
+		return fail(env, "prompt", err)
+	}
+	p.stop()
+	if end.Status == agent.StatusCompleted {
+		if printAnswer && !asJSON {
+			if text := p.lastText; text != "" {
+				fmt.Fprintln(env.Stdout, text)
+			}
+		}
+		return ExitOK
+	}
+	return ExitFailed
+}
+
+var abortRetryCmd = Command{
+	Name:    "abort-retry",
+	Usage:   "starter abort-retry [--session ID]",
+	Summary: "cancel the pending retry of the session's running prompt (signal abort_retry)",
+	Run: func(ctx context.Context, env Env, args []string) int {
+		return signalCommand(ctx, env, "abort-retry", args, func(k *control.Controller, id string) error { return k.AbortRetry(ctx, id) })
+	},
+}
+
+var abortCmd = Command{
+	Name:    "abort",
+	Usage:   "starter abort [--session ID]",
+	Summary: "abort the session's running prompt: its retry first, then the model call (signal abort)",
+	Run: func(ctx context.Context, env Env, args []string) int {
+		return signalCommand(ctx, env, "abort", args, func(k *control.Controller, id string) error { return k.Abort(ctx, id) })
+	},
+}
+
+func signalCommand(ctx context.Context, env Env, name string, args []string, send func(*control.Controller, string) error) int {
+	c := newFlags(name, env)
+	if !c.parse(env, args) {
+		return ExitUsage
+	}
+	if c.fs.NArg() > 0 {
+		return fail(env, name, fmt.Errorf("unexpected argument %q", c.fs.Arg(0)))
+	}
+	k, _, closeFn, ok := c.controller(ctx, env)
+	if !ok {
+		return ExitUsage
+	}
+	defer closeFn()
+	if err := send(k, c.session); err != nil {
+		return fail(env, name, err)
+	}
+	printResult(env, c.json, map[string]any{"success": true, "command": name, "sessionId": c.session}, "sent "+strings.ReplaceAll(name, "-", "_")+" to session "+c.session)
+	return ExitOK
+}
+
+var setAutoRetryCmd = Command{
+	Name:    "set-auto-retry",
+	Usage:   "starter set-auto-retry on|off [--session ID]",
+	Summary: "persist retry.enabled in the settings file and tell the running prompt (signal set_auto_retry)",
+	Run:     runSetAutoRetry,
+}
+
+func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
+	c := newFlags("set-auto-retry", env)
+	if !c.parse(env, args) {
+		return ExitUsage
+	}
+	if c.fs.NArg() != 1 {
+		return fail(env, "set-auto-retry", errors.New("want exactly one argument: on or off"))
+	}
+	var enabled bool
+	switch strings.ToLower(c.fs.Arg(0)) {
+	case "on", "true", "yes", "1":
+		enabled = true
+	case "off", "false", "no", "0":
+	default:
+		return fail(env, "set-auto-retry", fmt.Errorf("argument %q is not on or off", c.fs.Arg(0)))
+	}
+	s, ok := c.settings(env)
+	if !ok {
+		return ExitUsage
+	}
+	if err := settings.SetAutoRetry(s.File(), enabled); err != nil {
+		return fail(env, "set-auto-retry", err)
+	}
+	running := "no running prompt to tell"
+	if cl, err := app.Dial(ctx, s, nil); err == nil {
+		k := &control.Controller{Client: cl, TaskQueue: s.Temporal.TaskQueue}
+		switch err := k.SetAutoRetry(ctx, c.session, enabled); {
+		case err == nil:
+			running = "running prompt told"
+		case !errors.Is(err, control.ErrNoRunningPrompt):
+			cl.Close()
+			return fail(env, "set-auto-retry", err)
+		}
+		cl.Close()
+	} else {
+		running = "Temporal not reachable; " + running
+	}
+	printResult(env, c.json, map[string]any{"success": true, "command": "set_auto_retry", "enabled": enabled, "settingsFile": s.File()},
+		fmt.Sprintf("retry.enabled=%t written to %s (%s)", enabled, s.File(), running))
+	return ExitOK
+}
+
+var stateCmd = Command{
+	Name:    "state",
+	Usage:   "starter state [--session ID] [--json]",
+	Summary: "show the state of the session's latest prompt (autoRetryEnabled, isRetrying, ...)",
+	Run: func(ctx context.Context, env Env, args []string) int {
+		c := newFlags("state", env)
+		if !c.parse(env, args) {
+			return ExitUsage
+		}
+		k, _, closeFn, ok := c.controller(ctx, env)
+		if !ok {
+			return ExitUsage
+		}
+		defer closeFn()
+		st, err := k.State(ctx, c.session)
+		if err != nil {
+			return fail(env, "state", err)
+		}
+		if c.json {
+			_ = json.NewEncoder(env.Stdout).Encode(st)
+			return ExitOK
+		}
+		fmt.Fprintf(env.Stdout, "session %s  status %s  model %s/%s  messages %d\n", st.SessionID, st.Status, st.Provider, st.Model, st.MessageCount)
+		fmt.Fprintf(env.Stdout, "autoRetryEnabled %t  isRetrying %t  retryAttempt %d  isStreaming %t  isCompacting %t\n",
+			st.AutoRetryEnabled, st.IsRetrying, st.RetryAttempt, st.IsStreaming, st.IsCompacting)
+		if p := st.PendingRetry; p != nil {
+			fmt.Fprintf(env.Stdout, "pending retry %d/%d: wakes at %s\n", p.Attempt, p.MaxAttempts, p.WakeAt.Format("15:04:05.000"))
+		}
+		return ExitOK
+	},
+}
+
+var eventsCmd = Command{
+	Name:    "events",
+	Usage:   "starter events [--session ID] [--after N] [--follow] [--json]",
+	Summary: "print the events of the session's latest prompt (--follow: until it ends)",
+	Run: func(ctx context.Context, env Env, args []string) int {
+		c := newFlags("events", env)
+		var after int64
+		var followFlag bool
+		c.fs.Int64Var(&after, "after", 0, "only events with seq greater than this")
+		c.fs.BoolVar(&followFlag, "follow", false, "keep printing until the prompt ends")
+		if !c.parse(env, args) {
+			return ExitUsage
+		}
+		k, _, closeFn, ok := c.controller(ctx, env)
+		if !ok {
+			return ExitUsage
+		}
+		defer closeFn()
+		if followFlag {
+			return follow(ctx, env, k, c.session, "", after, c.json, false)
+		}
+		evs, err := k.Events(ctx, c.session, "", after)
+		if err != nil {
+			return fail(env, "events", err)
+		}
+		p := newPrinter(env.Stdout, c.json, c.session)
+		p.noCountdown = true
+		for _, e := range evs {
+			p.print(e)
+		}
+		return ExitOK
+	},
+}
+
+var settingsCmd = Command{
+	Name:    "settings",
+	Usage:   "starter settings [init] [--json]",
+	Summary: "show every setting with its value and source name; 'init' writes a commented settings file",
+	Run: func(ctx context.Context, env Env, args []string) int {
+		c := newFlags("settings", env)
+		if !c.parse(env, args) {
+			return ExitUsage
+		}
+		s, ok := c.settings(env)
+		if !ok {
+			return ExitUsage
+		}
+		if c.fs.Arg(0) == "init" {
+			if err := writeNewFile(s.File(), settings.ExampleYAML()); err != nil {
+				return fail(env, "settings", err)
+			}
+			fmt.Fprintf(env.Stdout, "wrote %s\n", s.File())
+			return ExitOK
+		}
+		if c.json {
+			_ = json.NewEncoder(env.Stdout).Encode(s)
+			return ExitOK
+		}
+		fmt.Fprintf(env.Stdout, "settings file: %s\n\n", s.File())
+		for _, k := range settings.Keys() {
+			fmt.Fprintf(env.Stdout, "%-28s default %-22s env %s\n    %s\n", k.Key, k.Default, k.Env, k.Description)
+		}
+		return ExitOK
+	},
+}
+
+func printResult(env Env, asJSON bool, v map[string]any, text string) {
+	if asJSON {
+		_ = json.NewEncoder(env.Stdout).Encode(v)
+		return
+	}
+	fmt.Fprintln(env.Stdout, text)
+}
+

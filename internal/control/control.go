@@ -1,0 +1,183 @@
+// Package control is the client side of a prompt: start it, signal it,
+// query its state and follow its events. The starter CLI, RPC mode and the
+// terminal UI all drive prompts through it.
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/workflows"
+)
+
+// ErrSessionBusy: the session already runs a prompt.
+var ErrSessionBusy = errors.New("session busy")
+
+// ErrNoRunningPrompt: the session has no running prompt to signal.
+var ErrNoRunningPrompt = errors.New("no running prompt")
+
+// ErrNoPrompt: the session never ran a prompt.
+var ErrNoPrompt = errors.New("no prompt")
+
+// DefaultPollInterval is how often Follow asks for new events. Queries
+// are answered from the worker's cache, so this is cheap; it bounds the
+// latency from emission to display.
+const DefaultPollInterval = 100 * time.Millisecond
+
+// Controller drives prompts on one Temporal namespace and task queue.
+type Controller struct {
+	Client    client.Client
+	TaskQueue string
+	// PollInterval for Follow (0: DefaultPollInterval).
+	PollInterval time.Duration
+}
+
+// StartPrompt starts the prompt workflow of in.SessionID. A session runs
+// one prompt at a time: a second one fails with ErrSessionBusy.
+func (k *Controller) StartPrompt(ctx context.Context, in workflows.PromptInput) (client.WorkflowRun, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	opts := client.StartWorkflowOptions{
+		ID:                       workflows.WorkflowID(in.SessionID),
+		TaskQueue:                k.TaskQueue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		StaticSummary:            "prompt: " + shorten(in.Message, 120),
+		Memo: map[string]any{
+			"sessionId": in.SessionID,
+			"model":     in.Model.Provider + "/" + in.Model.Name,
+		},
+	}
+	run, err := k.Client.ExecuteWorkflow(ctx, opts, workflows.PromptWorkflowName, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return nil, fmt.Errorf("%w: session %s is running a prompt (workflow %s); wait for it or abort it", ErrSessionBusy, in.SessionID, opts.ID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start prompt in session %s: %w", in.SessionID, err)
+	}
+	return run, nil
+}
+
+// AbortRetry sends abort_retry to the session's running prompt.
+func (k *Controller) AbortRetry(ctx context.Context, sessionID string) error {
+	return k.signal(ctx, sessionID, agent.SignalAbortRetry, nil)
+}
+
+// Abort sends abort to the session's running prompt.
+func (k *Controller) Abort(ctx context.Context, sessionID string) error {
+	return k.signal(ctx, sessionID, agent.SignalAbort, nil)
+}
+
+// SetAutoRetry sends set_auto_retry to the session's running prompt.
+func (k *Controller) SetAutoRetry(ctx context.Context, sessionID string, enabled bool) error {
+	return k.signal(ctx, sessionID, agent.SignalSetAutoRetry, agent.SetAutoRetryPayload{Enabled: enabled})
+}
+
+func (k *Controller) signal(ctx context.Context, sessionID, name string, arg any) error {
+	err := k.Client.SignalWorkflow(ctx, workflows.WorkflowID(sessionID), "", name, arg)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%w in session %s", ErrNoRunningPrompt, sessionID)
+	}
+	if err != nil {
+		return fmt.Errorf("signal %s to session %s: %w", name, sessionID, err)
+	}
+	return nil
+}
+
+// State queries the state of the session's latest prompt (running or
+// finished).
+func (k *Controller) State(ctx context.Context, sessionID string) (agent.State, error) {
+	var st agent.State
+	err := k.query(ctx, sessionID, "", agent.QueryState, &st)
+	return st, err
+}
+
+// Events returns the events after seq of a prompt (runID "" = latest).
+func (k *Controller) Events(ctx context.Context, sessionID, runID string, after int64) ([]agent.Event, error) {
+	var evs []agent.Event
+	err := k.query(ctx, sessionID, runID, agent.QueryEvents, &evs, after)
+	return evs, err
+}
+
+func (k *Controller) query(ctx context.Context, sessionID, runID, name string, out any, args ...any) error {
+	v, err := k.Client.QueryWorkflow(ctx, workflows.WorkflowID(sessionID), runID, name, args...)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%w in session %s", ErrNoPrompt, sessionID)
+	}
+	if err != nil {
+		return fmt.Errorf("query %s of session %s: %w", name, sessionID, err)
+	}
+	if err := v.Get(out); err != nil {
+		return fmt.Errorf("decode %s of session %s: %w", name, sessionID, err)
+	}
+	return nil
+}
+
+// Follow calls fn with every event of a prompt after seq `after`, in
+// order and once each, until the prompt_end event (returned) or ctx ends.
+func (k *Controller) Follow(ctx context.Context, sessionID, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
+	interval := k.PollInterval
+	if interval <= 0 {
+		interval = DefaultPollInterval
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		evs, err := k.Events(ctx, sessionID, runID, after)
+		if err != nil && ctx.Err() == nil {
+			return agent.Event{}, err
+		}
+		for _, e := range evs {
+			if e.Seq != after+1 {
+				continue // never deliver out of order or twice
+			}
+			after = e.Seq
+			fn(e)
+			if e.Type == agent.EventPromptEnd {
+				return e, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return agent.Event{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Result waits for a prompt and returns its result; a failed or aborted
+// prompt returns its PromptResult along with the error.
+func Result(ctx context.Context, run client.WorkflowRun) (workflows.PromptResult, error) {
+	var res workflows.PromptResult
+	err := run.Get(ctx, &res)
+	if err == nil {
+		return res, nil
+	}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.HasDetails() {
+		if derr := appErr.Details(&res); derr == nil {
+			return res, errors.New(res.Error)
+		}
+	}
+	return res, err
+}
+
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

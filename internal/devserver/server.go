@@ -1,0 +1,263 @@
+package devserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/server/common/primitives"
+	"go.temporal.io/server/temporal"
+)
+
+// Defaults that a caller's settings should use for the options. The ports are
+// not applied to a zero Options.Port / UIPort: zero there asks for a free port.
+const (
+	DefaultIP        = "127.0.0.1"
+	DefaultPort      = 7233
+	DefaultUIPort    = 8233
+	DefaultNamespace = "default"
+
+	// NoUI as Options.UIPort disables the Web UI.
+	NoUI = -1
+)
+
+// startTimeout bounds how long Start waits for the frontend and the UI to
+// answer once the services are up (a cold start on 2 cores takes seconds).
+const startTimeout = 60 * time.Second
+
+// uiStopWait bounds how long Stop waits for the UI goroutine to return.
+const uiStopWait = 10 * time.Second
+
+// Options configures an embedded dev server.
+type Options struct {
+	// DataDir holds the SQLite file <DataDir>/temporal.db and a lock file.
+	// Required. Created with mode 0700 if missing.
+	DataDir string
+	// IP is the address the frontend and the UI listen on. Empty means
+	// DefaultIP (127.0.0.1): the dev server has no authentication, so it
+	// stays on loopback unless told otherwise. "localhost" means 127.0.0.1.
+	IP string
+	// Port is the frontend gRPC port, normally DefaultPort (7233).
+	// 0 picks a free port (tests).
+	Port int
+	// UIPort is the Web UI port, normally DefaultUIPort (8233).
+	// 0 picks a free port; NoUI (-1) runs no UI.
+	UIPort int
+	// Namespace is created on first start if missing. Empty means
+	// DefaultNamespace. New namespaces keep closed workflows for 7 days.
+	Namespace string
+	// SearchAttributes are custom search attributes registered in Namespace
+	// at start when missing; an existing one with another type is an error.
+	SearchAttributes map[string]enumspb.IndexedValueType
+	// Logger receives the server's logs at Warn and above. Nil logs them to
+	// stderr.
+	Logger *slog.Logger
+}
+
+// Server is a running embedded dev server. Its methods are safe for
+// concurrent use.
+type Server struct {
+	frontendAddr string
+	uiAddr       string
+	namespace    string
+
+	temporal temporal.Server
+	ui       *uiserver.Server
+	uiDone   <-chan error
+	dir      *dataDir
+	logLevel *slog.LevelVar
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// FrontendAddress is the host:port that SDK clients dial, e.g.
+// "127.0.0.1:7233".
+func (s *Server) FrontendAddress() string { return s.frontendAddr }
+
+// UIAddress is the Web UI's base URL, e.g. "http://127.0.0.1:8233", or ""
+// when the UI is disabled.
+func (s *Server) UIAddress() string { return s.uiAddr }
+
+// Namespace is the namespace that Start created or found.
+func (s *Server) Namespace() string { return s.namespace }
+
+// Start runs the server and returns once the frontend serves the namespace
+// and the UI (if enabled) answers HTTP. ctx bounds only the start; the
+// server runs until Stop. On error nothing is left running and the data dir
+// is released.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	if err := opts.normalize(); err != nil {
+		return nil, err
+	}
+	dir, err := openDataDir(opts.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{namespace: opts.Namespace, dir: dir, logLevel: new(slog.LevelVar)}
+	s.logLevel.Set(slog.LevelWarn)
+	started := false
+	defer func() {
+		if !started {
+			_ = s.Stop()
+		}
+	}()
+
+	plan, uiPort, err := planListeners(opts)
+	if err != nil {
+		return nil, err
+	}
+	s.frontendAddr = plan.frontendAddr()
+
+	sql := sqlConfig(dir.dbPath())
+	if err := prepareDatabase(sql, dir.dbPath(), opts.Namespace); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("devserver: start cancelled: %w", err)
+	}
+
+	srv, err := temporal.NewServer(
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithConfig(serverConfig(plan, sql)),
+		temporal.WithStaticHosts(staticHosts(plan)),
+		temporal.WithDynamicConfigClient(dynamicConfig()),
+		temporal.WithLogger(serverLogger{log: opts.Logger.With("component", "temporal-server"), level: s.logLevel}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: build server: %w", err)
+	}
+	s.temporal = srv
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("devserver: start server on %s: %w", s.frontendAddr, err)
+	}
+
+	if uiPort != NoUI {
+		s.ui = newUI(plan.ip, uiPort, s.frontendAddr, opts.Namespace)
+		s.uiDone = runUI(s.ui)
+		s.uiAddr = "http://" + hostPort(plan.reachIP, uiPort)
+	}
+
+	waitCtx, cancel := context.WithTimeoutCause(ctx, startTimeout,
+		fmt.Errorf("not ready after %s", startTimeout))
+	defer cancel()
+	if err := awaitFrontend(waitCtx, s.frontendAddr, opts.Namespace, opts.SearchAttributes); err != nil {
+		return nil, err
+	}
+	if s.ui != nil {
+		if err := waitHTTP(waitCtx, s.uiAddr, s.uiDone); err != nil {
+			return nil, err
+		}
+	}
+	started = true
+	return s, nil
+}
+
+// Stop shuts down the UI, then every server service (each finishes its
+// in-flight persistence writes, so the SQLite file stays consistent), and
+// releases the data dir. Calling it again returns the first call's result.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() { s.stopErr = s.shutdown() })
+	return s.stopErr
+}
+
+func (s *Server) shutdown() error {
+	// The server warns routinely while its services go away one by one
+	// (lost connections between them); that is not news for the user.
+	s.logLevel.Set(slog.LevelError)
+	var errs []error
+	if s.ui != nil {
+		s.ui.Stop()
+		select {
+		case <-s.uiDone:
+		case <-time.After(uiStopWait):
+			errs = append(errs, fmt.Errorf("devserver: UI %s did not stop within %s", s.uiAddr, uiStopWait))
+		}
+	}
+	if s.temporal != nil {
+		if err := s.temporal.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("devserver: stop server %s: %w", s.frontendAddr, err))
+		}
+	}
+	if err := s.dir.release(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// normalize applies defaults and rejects values that cannot work.
+func (o *Options) normalize() error {
+	if o.DataDir == "" {
+		return errors.New("devserver: data dir is required")
+	}
+	switch o.IP {
+	case "":
+		o.IP = DefaultIP
+	case "localhost":
+		// The server binds and advertises IP addresses, not names.
+		o.IP = "127.0.0.1"
+	}
+	if net.ParseIP(o.IP) == nil {
+		return fmt.Errorf("devserver: IP %q is not an IP address", o.IP)
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		return fmt.Errorf("devserver: port %d is out of range 0-65535", o.Port)
+	}
+	if o.UIPort < NoUI || o.UIPort > 65535 {
+		return fmt.Errorf("devserver: UI port %d is out of range 0-65535 (or -1 for no UI)", o.UIPort)
+	}
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	if o.Namespace == primitives.SystemLocalNamespace {
+		return fmt.Errorf("devserver: namespace %q is reserved by the server", o.Namespace)
+	}
+	if o.Logger == nil {
+		o.Logger = defaultLogger()
+	}
+	return nil
+}
+
+// planListeners resolves every port before anything starts, so a taken port
+// is reported plainly instead of as a bind failure inside one service.
+func planListeners(o Options) (listenPlan, int, error) {
+	plan := listenPlan{ip: o.IP, reachIP: o.IP}
+	if ip := net.ParseIP(o.IP); ip.IsUnspecified() {
+		// Listening on all interfaces; dial through loopback.
+		plan.reachIP = "127.0.0.1"
+		if ip.To4() == nil {
+			plan.reachIP = "::1"
+		}
+	}
+	var err error
+	if plan.frontend, err = resolvePort(o.IP, o.Port, roleFrontend); err != nil {
+		return plan, 0, err
+	}
+	uiPort := NoUI
+	if o.UIPort != NoUI {
+		if uiPort, err = resolvePort(o.IP, o.UIPort, roleUI); err != nil {
+			return plan, 0, err
+		}
+	}
+	internal := []struct {
+		ip   string
+		port *int
+	}{
+		{o.IP, &plan.http},
+		{internalIP, &plan.history},
+		{internalIP, &plan.matching},
+		{internalIP, &plan.worker},
+	}
+	for _, l := range internal {
+		if *l.port, err = freePort(l.ip); err != nil {
+			return plan, 0, fmt.Errorf("devserver: %w", err)
+		}
+	}
+	return plan, uiPort, nil
+}

@@ -1,0 +1,86 @@
+// Package llm is the boundary between the product and model providers.
+//
+// A Provider turns a run context (project-owned agent.Message values) into
+// one assistant message. Provider failures are data, never Go errors: the
+// returned message has StopReason "error" with the provider's error text
+// and, where the provider gives them, the structured fields (status, error
+// type, x-should-retry). Cancellation of ctx returns StopReason "aborted".
+// Providers never retry on their own: the workflow owns the one retry loop.
+package llm
+
+import (
+	"context"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+// Request is one model call.
+type Request struct {
+	SessionID string
+	// Provider and Model name the model; Provider selects the
+	// implementation.
+	Provider string
+	Model    string
+	System   string
+	Messages []agent.Message
+	// MaxTokens caps the answer (0: provider default).
+	MaxTokens int
+	// Attempt counts the model calls already made for the current user
+	// message (0 for the first). The scripted provider uses it to replay
+	// its fault script deterministically across worker restarts.
+	Attempt int
+	// Faults is the scripted provider's fault script for this prompt.
+	Faults []string
+	// Secret is the credential the auth store chose. It must never be
+	// logged or returned; error texts that echo it are redacted.
+	Secret string
+}
+
+// Provider calls a model.
+type Provider interface {
+	// Complete returns the assistant message. It never returns provider
+	// failures as errors (see package doc).
+	Complete(ctx context.Context, req Request) agent.Message
+}
+
+// ProviderFunc adapts a function to Provider.
+type ProviderFunc func(ctx context.Context, req Request) agent.Message
+
+// Complete calls f.
+func (f ProviderFunc) Complete(ctx context.Context, req Request) agent.Message { return f(ctx, req) }
+
+// ErrorMessage builds an assistant error message for provider failures.
+func ErrorMessage(req Request, text string) agent.Message {
+	return agent.Message{
+		Role:         agent.RoleAssistant,
+		Provider:     req.Provider,
+		Model:        req.Model,
+		StopReason:   agent.StopReasonError,
+		ErrorMessage: text,
+	}
+}
+
+// AbortedMessage is the message of a call cancelled by the user.
+func AbortedMessage(req Request) agent.Message {
+	return agent.Message{
+		Role:         agent.RoleAssistant,
+		Provider:     req.Provider,
+		Model:        req.Model,
+		StopReason:   agent.StopReasonAborted,
+		ErrorMessage: "Request was aborted",
+	}
+}
+
+// SendableMessages drops what a provider must not see again: assistant
+// messages that ended in error or abort with no content (they stay in the
+// session file, SPEC 12) and empty messages.
+func SendableMessages(msgs []agent.Message) []agent.Message {
+	out := make([]agent.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Role == agent.RoleAssistant && (m.StopReason == agent.StopReasonError || m.StopReason == agent.StopReasonAborted) && len(m.Content) == 0 {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}

@@ -1,0 +1,182 @@
+package session
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+// Session is one session as read by Load: its header, its valid entries in
+// file order, and warnings about lines that were skipped (for example
+// "line 7: not JSON, skipped").
+//
+// Get, Branch and Context index Entries on first use; modify Entries only
+// before calling them. A Session built as a literal works too (without the
+// index Get scans).
+type Session struct {
+	Header   Header
+	Entries  []Entry
+	Warnings []string
+
+	idx *entryIndex
+}
+
+// entryIndex maps entry ids to positions in Entries, built once on demand.
+type entryIndex struct {
+	once sync.Once
+	byID map[string]int
+}
+
+func buildIndex(entries []Entry) map[string]int {
+	m := make(map[string]int, len(entries))
+	for i, e := range entries {
+		if _, dup := m[e.ID]; !dup { // the first one counts, as in the file
+			m[e.ID] = i
+		}
+	}
+	return m
+}
+
+func (s *Session) index() map[string]int {
+	if s.idx == nil {
+		return buildIndex(s.Entries)
+	}
+	s.idx.once.Do(func() { s.idx.byID = buildIndex(s.Entries) })
+	return s.idx.byID
+}
+
+// Get returns the entry with the given id.
+func (s *Session) Get(id string) (Entry, bool) {
+	if s.idx == nil {
+		for _, e := range s.Entries {
+			if e.ID == id {
+				return e, true
+			}
+		}
+		return Entry{}, false
+	}
+	i, ok := s.index()[id]
+	if !ok {
+		return Entry{}, false
+	}
+	return s.Entries[i], true
+}
+
+// LeafID returns the id of the last entry in file order, "" if there is
+// none. It is the leaf of the branch written last, which is where a resumed
+// conversation continues.
+func (s *Session) LeafID() string {
+	if len(s.Entries) == 0 {
+		return ""
+	}
+	return s.Entries[len(s.Entries)-1].ID
+}
+
+// Branch returns the path from the root to leafID, following ParentID. The
+// walk stops at a parent that is not in the session (so a damaged file still
+// yields the recent part of the branch) and at a cycle. An unknown leafID
+// gives nil.
+//
+// Entries that are not on the path are not returned even though the file
+// keeps them: a failed assistant message dropped before a retry is a sibling
+// of the retried answer, not its parent.
+func (s *Session) Branch(leafID string) []Entry {
+	idx := s.index()
+	leaf, ok := idx[leafID]
+	if !ok {
+		return nil
+	}
+	// Count the path first so the result is allocated once, root first, with
+	// no visited set: a walk longer than the session itself has met a cycle.
+	n := 0
+	for i := leaf; ; {
+		n++
+		if n > len(s.Entries) {
+			return s.branchWithCycle(leaf)
+		}
+		p := s.Entries[i].ParentID
+		if p == "" {
+			break
+		}
+		if i, ok = idx[p]; !ok {
+			break
+		}
+	}
+	path := make([]Entry, n)
+	for i, k := leaf, n-1; k >= 0; k-- {
+		path[k] = s.Entries[i]
+		i = idx[s.Entries[i].ParentID]
+	}
+	return path
+}
+
+// branchWithCycle is Branch for a damaged file whose parent links loop: the
+// walk stops before the first entry it would visit twice.
+func (s *Session) branchWithCycle(leaf int) []Entry {
+	idx := s.index()
+	var path []Entry
+	visited := make(map[string]struct{})
+	for i, ok := leaf, true; ok; i, ok = idx[s.Entries[i].ParentID] {
+		e := s.Entries[i]
+		if _, seen := visited[e.ID]; seen {
+			break
+		}
+		visited[e.ID] = struct{}{}
+		path = append(path, e)
+	}
+	slices.Reverse(path)
+	return path
+}
+
+// Context returns the messages that form the run context of a model call
+// whose branch ends at leafID.
+//
+// Without a compaction on the branch, that is every message entry on it.
+// With one, the last compaction on the branch wins: the context is a
+// RoleSummary message holding its summary, then the message entries from
+// its FirstKeptEntryID up to the compaction, then every message entry after
+// it. If FirstKeptEntryID is not on the branch before the compaction,
+// nothing before the compaction is kept besides the summary.
+//
+// Assistant messages that ended with StopReason "error" or "aborted" are
+// returned like any other message, even with no content: whether a provider
+// may receive them is the provider layer's decision, and a message the
+// workflow has dropped from the run context is already off the branch.
+func (s *Session) Context(leafID string) []agent.Message {
+	path := s.Branch(leafID)
+	last := -1
+	for i, e := range path {
+		if e.Type == TypeCompaction {
+			last = i
+		}
+	}
+	if last < 0 {
+		return appendMessages(make([]agent.Message, 0, len(path)), path)
+	}
+	c := path[last]
+	summary := agent.TextMessage(agent.RoleSummary, c.Summary)
+	if !c.Timestamp.IsZero() {
+		summary.Timestamp = c.Timestamp.UnixMilli()
+	}
+	out := make([]agent.Message, 0, len(path)+1)
+	out = append(out, summary)
+	first := last
+	for i := 0; i < last; i++ {
+		if path[i].ID == c.FirstKeptEntryID {
+			first = i
+			break
+		}
+	}
+	out = appendMessages(out, path[first:last])
+	return appendMessages(out, path[last+1:])
+}
+
+func appendMessages(out []agent.Message, entries []Entry) []agent.Message {
+	for _, e := range entries {
+		if e.Type == TypeMessage && e.Message != nil {
+			out = append(out, *e.Message)
+		}
+	}
+	return out
+}

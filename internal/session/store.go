@@ -1,0 +1,308 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// maxCachedSessions bounds the memory a long-running worker spends on
+// sessions it no longer serves; an evicted session is simply read again.
+const maxCachedSessions = 64
+
+// Store reads and appends session files in one directory. It is safe for
+// concurrent use by goroutines, and several processes may use the same
+// directory at once.
+type Store struct {
+	dir string
+
+	mu     sync.Mutex
+	caches map[string]*sessionCache
+	clock  uint64 // use counter for eviction
+}
+
+// Open returns a Store for dir (normally <dataDir>/sessions), creating the
+// directory with mode 0700 if it is missing: sessions hold whole
+// conversations and are nobody else's business.
+func Open(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("open session store: empty directory path")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open session store: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open session store: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("open session store: %s is not a directory", dir)
+	}
+	return &Store{dir: dir, caches: make(map[string]*sessionCache)}, nil
+}
+
+// Dir returns the directory the store keeps its files in.
+func (s *Store) Dir() string { return s.dir }
+
+// Path returns the file of a session: <dir>/<sessionID>.jsonl. It does not
+// validate the id; Append and Load do.
+func (s *Store) Path(sessionID string) string {
+	return filepath.Join(s.dir, sessionID+".jsonl")
+}
+
+// List returns the ids of the sessions in the store, sorted. Files whose
+// names are not <valid id>.jsonl are not sessions and are left out.
+func (s *Store) List() ([]string, error) {
+	des, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var ids []string
+	for _, de := range des {
+		id, ok := strings.CutSuffix(de.Name(), ".jsonl")
+		if !ok || !de.Type().IsRegular() || ValidateID(id) != nil {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	// Sort the ids, not the file names: "a-b.jsonl" sorts before
+	// "a.jsonl" but "a" before "a-b".
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// Append writes the entries that are not yet in the session and returns how
+// many it wrote. The first entry with a given id wins: an id already in the
+// file is skipped (this is what makes a re-run activity harmless), and so is
+// a repeat of an id earlier in the same call. Append creates the file (mode
+// 0600, with a header) if it is missing, even for zero entries.
+//
+// All lines go out in one write and are fsynced before Append returns. An
+// incomplete last line left by an earlier crash is truncated away first. If
+// the write or the fsync fails, the file is truncated back to where it was,
+// so a failed Append leaves nothing behind and can simply be retried.
+func (s *Store) Append(sessionID string, entries ...Entry) (written int, err error) {
+	if err := ValidateID(sessionID); err != nil {
+		return 0, fmt.Errorf("append to session: %w", err)
+	}
+	for _, e := range entries {
+		if err := validateEntry(e); err != nil {
+			return 0, fmt.Errorf("append to session %q: %w", sessionID, err)
+		}
+	}
+	n, err := s.append(sessionID, entries)
+	if err != nil {
+		return 0, fmt.Errorf("append to session %q: %w", sessionID, err)
+	}
+	return n, nil
+}
+
+func (s *Store) append(id string, entries []Entry) (int, error) {
+	c := s.cacheFor(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	f, err := os.OpenFile(s.Path(id), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close() // also releases the lock
+	if err := lockFile(f, true); err != nil {
+		return 0, err
+	}
+	if err := c.sync(f); err != nil {
+		return 0, err
+	}
+
+	// Without a complete header line the file is new, or its first write was
+	// torn: nothing in it was ever acknowledged, so start it over.
+	fresh := c.lines == 0
+	at := c.parsed
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep code in messages readable in the file
+	if fresh {
+		at = 0
+		h := Header{Type: HeaderType, Version: FormatVersion, ID: id, Timestamp: time.Now().UTC()}
+		if err := enc.Encode(h); err != nil {
+			return 0, fmt.Errorf("encode header: %w", err)
+		}
+	}
+	seen := make(map[string]struct{}, len(entries))
+	written := 0
+	for _, e := range entries {
+		if _, ok := c.ids[e.ID]; ok {
+			continue
+		}
+		if _, ok := seen[e.ID]; ok {
+			continue
+		}
+		seen[e.ID] = struct{}{}
+		if err := enc.Encode(e); err != nil {
+			return 0, fmt.Errorf("encode entry %q: %w", e.ID, err)
+		}
+		written++
+	}
+
+	if c.size > at {
+		// Repair a torn tail even when there is nothing new to write, so
+		// that readers stop warning about it.
+		if err := f.Truncate(at); err != nil {
+			c.reset()
+			return 0, fmt.Errorf("truncate incomplete last line of %s: %w", f.Name(), err)
+		}
+	}
+	if buf.Len() > 0 {
+		if err := writeSynced(f, buf.Bytes(), at); err != nil {
+			c.reset()
+			return 0, err
+		}
+		if fresh {
+			// Make the new directory entry durable too.
+			if err := syncDir(s.dir); err != nil {
+				c.reset()
+				return 0, err
+			}
+		}
+	}
+	if c.size > at || buf.Len() > 0 {
+		if err := c.afterWrite(f, buf.Bytes(), fresh); err != nil {
+			return 0, err
+		}
+	}
+	return written, nil
+}
+
+// writeSynced writes b at offset at and fsyncs. On failure it truncates the
+// file back to at, so that no partial line survives an error the caller saw.
+func writeSynced(f *os.File, b []byte, at int64) error {
+	_, err := f.WriteAt(b, at)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		if terr := f.Truncate(at); terr != nil {
+			return fmt.Errorf("write %s: %w (and rolling back failed: %v)", f.Name(), err, terr)
+		}
+		return fmt.Errorf("write %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// afterWrite records the lines just written in the cache by parsing them,
+// so that cached entries are exactly what a fresh Load would return (time
+// zones, monotonic clock readings and caller-owned pointers do not leak in).
+func (c *sessionCache) afterWrite(f *os.File, written []byte, fresh bool) error {
+	if fresh {
+		c.reset()
+	}
+	err := c.consume(written)
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = f.Stat(); err == nil {
+			c.valid = true
+			c.info = fi
+			c.size = fi.Size()
+			c.modTime = fi.ModTime()
+			c.tail = ""
+			return nil
+		}
+	}
+	// The data is on disk; only the cache is in doubt. Read it again next
+	// time instead of failing a write that succeeded.
+	c.reset()
+	return nil
+}
+
+// Load reads a session. A missing file (or one whose very first write was
+// torn) gives ErrNotFound wrapped with the id; a first line that is not a
+// session header gives an error. Bad entry lines and an incomplete last line
+// do not: they are skipped and described in Session.Warnings.
+//
+// The returned Session is the caller's, but the Messages its entries point
+// to are shared with the store's cache and must be treated as read-only.
+func (s *Store) Load(sessionID string) (*Session, error) {
+	if err := ValidateID(sessionID); err != nil {
+		return nil, fmt.Errorf("load session: %w", err)
+	}
+	c := s.cacheFor(sessionID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	f, err := os.Open(s.Path(sessionID))
+	if errors.Is(err, fs.ErrNotExist) {
+		c.reset()
+		s.forget(sessionID, c)
+		return nil, fmt.Errorf("load session %q: %w", sessionID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load session %q: %w", sessionID, err)
+	}
+	defer f.Close()
+	if err := lockFile(f, false); err != nil {
+		return nil, fmt.Errorf("load session %q: %w", sessionID, err)
+	}
+	if err := c.sync(f); err != nil {
+		return nil, fmt.Errorf("load session %q: %w", sessionID, err)
+	}
+	if c.lines == 0 {
+		return nil, fmt.Errorf("load session %q: %w (%s has no complete header line)", sessionID, ErrNotFound, f.Name())
+	}
+	return c.snapshot(), nil
+}
+
+// cacheFor returns the cache of a session, creating it and evicting the
+// least recently used one beyond maxCachedSessions. An evicted cache may
+// still be in use by a goroutine; that is harmless because every operation
+// revalidates its cache against the locked file.
+func (s *Store) cacheFor(id string) *sessionCache {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock++
+	if c, ok := s.caches[id]; ok {
+		c.lastUse = s.clock
+		return c
+	}
+	if len(s.caches) >= maxCachedSessions {
+		var oldest *sessionCache
+		for _, c := range s.caches {
+			if oldest == nil || c.lastUse < oldest.lastUse {
+				oldest = c
+			}
+		}
+		delete(s.caches, oldest.id)
+	}
+	c := &sessionCache{id: id, lastUse: s.clock}
+	c.reset()
+	s.caches[id] = c
+	return c
+}
+
+// forget drops the cache of a session whose file is gone.
+func (s *Store) forget(id string, c *sessionCache) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.caches[id] == c {
+		delete(s.caches, id)
+	}
+}

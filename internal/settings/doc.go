@@ -1,0 +1,26 @@
+// Package settings is the product's one settings schema, read from three
+// sources with one precedence: command-line flags > environment variables >
+// the YAML settings file > defaults (SPEC section 8).
+//
+// Every key has the same dotted name everywhere: `retry.maxRetries` is the
+// YAML path retry: {maxRetries: ...}, the flag --retry.maxRetries and the
+// environment variable DURABLE_AGENT_RETRY_MAXRETRIES (prefix, dots become
+// underscores, upper case). The standard TEMPORAL_ADDRESS and
+// TEMPORAL_NAMESPACE variables are honoured too; the DURABLE_AGENT_ ones win.
+//
+// Contract:
+//   - Load rejects invalid input at start with an *Error whose message is
+//     one line naming the key, the value and where it came from (file and
+//     line, environment variable, or flag). Values are parsed strictly from
+//     their text, so "abc" for a number is an error, never 0, and unknown keys
+//     in the file or unknown DURABLE_AGENT_ variables are errors, with a
+//     "did you mean" suggestion. Values of unknown keys are never echoed (a
+//     misplaced secret must not reach a log).
+//   - viper does the layering (defaults, file, environment, flags); this
+//     package parses every layer's raw text itself before viper sees it,
+//     because viper's own conversions silently coerce bad input.
+//   - SetAutoRetry is the only writer of the settings file; it changes
+//     retry.enabled and keeps every other key, value and (where the YAML
+//     library can) comment, and replaces the file atomically.
+//   - Settings hold no secrets: model.credential is a credential id.
+package settings

@@ -1,0 +1,35 @@
+package settings
+
+import "github.com/spf13/pflag"
+
+// ConfigFlag is the flag that names the settings file.
+const ConfigFlag = "config"
+
+// AddFlags registers one flag per key with the key's dotted name
+// (--retry.maxRetries; --data-dir for dataDir) and --config FILE. Flags
+// keep the text the user typed; Load parses it with the same strict rules
+// as the file and the environment, so every source fails the same way.
+// Boolean flags may be given bare (--dev.ui means true). Lists are
+// ";"-separated. It panics, as pflag does, if a name is already defined.
+func AddFlags(fs *pflag.FlagSet) {
+	d := Defaults()
+	fs.String(ConfigFlag, "", "settings file (default $"+EnvConfig+" or <data-dir>/"+FileName+")")
+	for i := range schema {
+		k := &schema[i]
+		def := k.defText
+		if def == "" {
+			def = k.text(k.field(&d))
+		}
+		f := fs.VarPF(&textFlag{text: def, typ: k.kind.String()}, k.flag(), "", k.desc)
+		if k.kind == kindBool {
+			f.NoOptDefVal = "true"
+		}
+	}
+}
+
+// textFlag is a pflag.Value that stores text unparsed (see AddFlags).
+type textFlag struct{ text, typ string }
+
+func (f *textFlag) String() string     { return f.text }
+func (f *textFlag) Set(s string) error { f.text = s; return nil }
+func (f *textFlag) Type() string       { return f.typ }

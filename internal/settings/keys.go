@@ -1,0 +1,239 @@
+package settings
+
+import (
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// KeyInfo describes one key for the README table and `starter settings`.
+type KeyInfo struct {
+	// Key is the dotted name (YAML path).
+	Key string
+	// Default is the default value as text.
+	Default string
+	// Env is the environment variable.
+	Env string
+	// Flag is the command-line flag, with its dashes.
+	Flag string
+	// Type is "bool", "int", "string" or "list" (";"-separated in
+	// environment variables and flags).
+	Type        string
+	Description string
+}
+
+// Keys returns every key in schema order.
+func Keys() []KeyInfo {
+	d := Defaults()
+	out := make([]KeyInfo, 0, len(schema))
+	for i := range schema {
+		k := &schema[i]
+		def := k.defText
+		if def == "" {
+			def = k.text(k.field(&d))
+		}
+		out = append(out, KeyInfo{
+			Key: k.key, Default: def, Env: k.env(), Flag: "--" + k.flag(),
+			Type: k.kind.String(), Description: k.desc,
+		})
+	}
+	return out
+}
+
+type kind int
+
+const (
+	kindBool kind = iota
+	kindInt
+	kindString
+	kindList
+)
+
+func (k kind) String() string {
+	return [...]string{"bool", "int", "string", "list"}[k]
+}
+
+// keyDef is one key: its type, limits and where it lives in Settings.
+type keyDef struct {
+	key  string
+	kind kind
+	desc string
+	// defText replaces the rendered default in Keys (for values that
+	// depend on the machine).
+	defText string
+	// min and max bound ints; limit names max for people ("1 hour").
+	min, max int64
+	limit    string
+	// oneOf, nonEmpty and strCheck restrict strings; strCheck returns a reason.
+	oneOf    []string
+	nonEmpty bool
+	strCheck func(string) string
+	// field points into a Settings: *bool, *int, *int64, *string or
+	// *[]string.
+	field func(*Settings) any
+}
+
+// env is the key's environment variable.
+func (k *keyDef) env() string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(k.key, ".", "_"))
+}
+
+// flag is the key's flag name (without dashes).
+func (k *keyDef) flag() string {
+	if k.key == "dataDir" {
+		return "data-dir"
+	}
+	return k.key
+}
+
+const (
+	hourMs   = 3600 * 1000
+	dayMs    = 24 * hourMs
+	maxToken = 10_000_000 // far above any model's window, far below overflow
+)
+
+var schema = []keyDef{
+	{key: "dataDir", kind: kindString, nonEmpty: true, defText: "$DURABLE_AGENT_HOME or ~/.durable-agent",
+		desc:  "Directory for sessions, credentials, the dev server database and the default settings file.",
+		field: func(s *Settings) any { return &s.DataDir }},
+
+	{key: "retry.enabled", kind: kindBool,
+		desc:  "Retry overloaded, rate-limited, server and network errors automatically.",
+		field: func(s *Settings) any { return &s.Retry.Enabled }},
+	{key: "retry.maxRetries", kind: kindInt, max: 100,
+		desc:  "Retries per chain before the prompt fails (attempts after the first error).",
+		field: func(s *Settings) any { return &s.Retry.MaxRetries }},
+	{key: "retry.baseDelayMs", kind: kindInt, max: hourMs, limit: "1 hour",
+		desc:  "First backoff delay in ms; attempt n waits baseDelayMs * 2^(n-1).",
+		field: func(s *Settings) any { return &s.Retry.BaseDelayMs }},
+	{key: "retry.respectRetryAfter", kind: kindBool,
+		desc:  "Wait at least the provider's retry-after hint (opt-in).",
+		field: func(s *Settings) any { return &s.Retry.RespectRetryAfter }},
+	{key: "retry.maxDelayMs", kind: kindInt, max: dayMs, limit: "24 hours",
+		desc:  "Cap on one backoff delay in ms; a longer hint fails the chain at once (0: no cap).",
+		field: func(s *Settings) any { return &s.Retry.MaxDelayMs }},
+
+	{key: "compaction.enabled", kind: kindBool,
+		desc:  "Compact the context when it nears the model's window.",
+		field: func(s *Settings) any { return &s.Compaction.Enabled }},
+	{key: "compaction.reserveTokens", kind: kindInt, max: maxToken,
+		desc:  "Tokens kept free for the answer; compaction starts above contextWindow - max(reserveTokens, 15%).",
+		field: func(s *Settings) any { return &s.Compaction.ReserveTokens }},
+	{key: "compaction.keepRecentTokens", kind: kindInt, max: maxToken,
+		desc:  "Recent tokens kept verbatim when compacting.",
+		field: func(s *Settings) any { return &s.Compaction.KeepRecentTokens }},
+	{key: "compaction.autoContinue", kind: kindBool,
+		desc:  "Retry the turn once after an overflow compaction.",
+		field: func(s *Settings) any { return &s.Compaction.AutoContinue }},
+
+	{key: "temporal.address", kind: kindString, nonEmpty: true, strCheck: checkHostPort,
+		desc:  "Temporal frontend host:port (also TEMPORAL_ADDRESS).",
+		field: func(s *Settings) any { return &s.Temporal.Address }},
+	{key: "temporal.namespace", kind: kindString, nonEmpty: true,
+		desc:  "Temporal namespace (also TEMPORAL_NAMESPACE).",
+		field: func(s *Settings) any { return &s.Temporal.Namespace }},
+	{key: "temporal.taskQueue", kind: kindString, nonEmpty: true,
+		desc:  "Task queue the worker polls and the starter uses.",
+		field: func(s *Settings) any { return &s.Temporal.TaskQueue }},
+
+	{key: "model.provider", kind: kindString, oneOf: Providers,
+		desc:  "Model provider: scripted (offline fake), anthropic or openai.",
+		field: func(s *Settings) any { return &s.Model.Provider }},
+	{key: "model.name", kind: kindString, nonEmpty: true,
+		desc:  "Model name sent to the provider.",
+		field: func(s *Settings) any { return &s.Model.Name }},
+	{key: "model.baseUrl", kind: kindString, strCheck: checkURL,
+		desc:  "Provider endpoint override (empty: the provider's own).",
+		field: func(s *Settings) any { return &s.Model.BaseURL }},
+	{key: "model.credential", kind: kindString,
+		desc:  "Credential id in the auth store (empty: choose one); never the secret itself.",
+		field: func(s *Settings) any { return &s.Model.Credential }},
+	{key: "model.contextWindow", kind: kindInt, min: 1, max: maxToken,
+		desc:  "Model context window in tokens.",
+		field: func(s *Settings) any { return &s.Model.ContextWindow }},
+	{key: "model.maxTokens", kind: kindInt, min: 1, max: maxToken,
+		desc:  "Maximum answer tokens per call.",
+		field: func(s *Settings) any { return &s.Model.MaxTokens }},
+	{key: "model.timeoutMs", kind: kindInt, min: 1000, max: dayMs, limit: "24 hours",
+		desc:  "Start-to-close timeout of one LLM call in ms.",
+		field: func(s *Settings) any { return &s.Model.TimeoutMs }},
+	{key: "model.heartbeatTimeoutMs", kind: kindInt, min: 1000, max: dayMs, limit: "24 hours",
+		desc:  "Heartbeat timeout of the LLM call in ms; a dead worker is noticed after this.",
+		field: func(s *Settings) any { return &s.Model.HeartbeatTimeoutMs }},
+
+	{key: "scripted.faults", kind: kindList,
+		desc:  "Scripted provider fault script, one element per call (e.g. \"503 Service Unavailable\", \"overflow\", \"ok\").",
+		field: func(s *Settings) any { return &s.Scripted.Faults }},
+	{key: "scripted.reply", kind: kindString,
+		desc:  "Scripted provider answer text (empty: a deterministic default).",
+		field: func(s *Settings) any { return &s.Scripted.Reply }},
+	{key: "scripted.latencyMs", kind: kindInt, max: hourMs, limit: "1 hour",
+		desc:  "Scripted provider delay before each answer in ms.",
+		field: func(s *Settings) any { return &s.Scripted.LatencyMs }},
+
+	{key: "dev.ip", kind: kindString, strCheck: checkIP,
+		desc:  "IP address the embedded dev server binds.",
+		field: func(s *Settings) any { return &s.Dev.IP }},
+	{key: "dev.port", kind: kindInt, min: 1, max: 65535,
+		desc:  "Embedded dev server frontend port.",
+		field: func(s *Settings) any { return &s.Dev.Port }},
+	{key: "dev.uiPort", kind: kindInt, min: 1, max: 65535,
+		desc:  "Embedded Temporal Web UI port.",
+		field: func(s *Settings) any { return &s.Dev.UIPort }},
+	{key: "dev.ui", kind: kindBool,
+		desc:  "Start the Temporal Web UI with the dev server.",
+		field: func(s *Settings) any { return &s.Dev.UI }},
+}
+
+// lookupKey finds a key by its exact dotted name.
+func lookupKey(name string) *keyDef {
+	for i := range schema {
+		if schema[i].key == name {
+			return &schema[i]
+		}
+	}
+	return nil
+}
+
+// isGroup reports whether name is a group ("retry") rather than a key.
+func isGroup(name string) bool {
+	for i := range schema {
+		if strings.HasPrefix(schema[i].key, name+".") {
+			return true
+		}
+	}
+	return false
+}
+
+func checkHostPort(v string) string {
+	if strings.Contains(v, "://") { // a gRPC target such as dns:///host:port
+		return ""
+	}
+	_, port, err := net.SplitHostPort(v)
+	if err != nil || port == "" {
+		return "must be host:port"
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "must be host:port with a port from 1 to 65535"
+	}
+	return ""
+}
+
+func checkURL(v string) string {
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "must be empty or an http(s) URL"
+	}
+	return ""
+}
+
+func checkIP(v string) string {
+	if net.ParseIP(v) == nil {
+		return "must be an IP address"
+	}
+	return ""
+}

@@ -1,0 +1,200 @@
+package settings
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/durableagent/durableagent/retry"
+)
+
+// Settings is the whole schema. JSON names equal the dotted key names.
+type Settings struct {
+	// DataDir holds sessions, credentials, the dev server database and the
+	// default settings file.
+	DataDir    string         `json:"dataDir"`
+	Retry      retry.Settings `json:"retry"`
+	Compaction Compaction     `json:"compaction"`
+	Temporal   Temporal       `json:"temporal"`
+	Model      Model          `json:"model"`
+	Scripted   Scripted       `json:"scripted"`
+	Dev        Dev            `json:"dev"`
+
+	// file is the settings file Load used (or would create).
+	file string
+}
+
+// Compaction is the `compaction` group (SPEC section 9).
+type Compaction struct {
+	Enabled          bool `json:"enabled"`
+	ReserveTokens    int  `json:"reserveTokens"`
+	KeepRecentTokens int  `json:"keepRecentTokens"`
+	// AutoContinue retries the turn after an overflow compaction.
+	AutoContinue bool `json:"autoContinue"`
+}
+
+// Temporal is the `temporal` group: where the worker and the starter
+// connect.
+type Temporal struct {
+	Address   string `json:"address"`
+	Namespace string `json:"namespace"`
+	TaskQueue string `json:"taskQueue"`
+}
+
+// Model is the `model` group: which provider and model answer, and the LLM
+// activity's timeouts.
+type Model struct {
+	// Provider is one of Providers.
+	Provider string `json:"provider"`
+	Name     string `json:"name"`
+	// BaseURL overrides the provider's endpoint ("": the provider's own).
+	BaseURL string `json:"baseUrl"`
+	// Credential is a credential id in the auth store ("": let it choose).
+	Credential    string `json:"credential"`
+	ContextWindow int    `json:"contextWindow"`
+	MaxTokens     int    `json:"maxTokens"`
+	// TimeoutMs is the LLM activity's start-to-close timeout.
+	TimeoutMs          int64 `json:"timeoutMs"`
+	HeartbeatTimeoutMs int64 `json:"heartbeatTimeoutMs"`
+}
+
+// Timeout is TimeoutMs as a duration.
+func (m Model) Timeout() time.Duration { return time.Duration(m.TimeoutMs) * time.Millisecond }
+
+// HeartbeatTimeout is HeartbeatTimeoutMs as a duration.
+func (m Model) HeartbeatTimeout() time.Duration {
+	return time.Duration(m.HeartbeatTimeoutMs) * time.Millisecond
+}
+
+// Scripted is the `scripted` group: the deterministic fake provider.
+type Scripted struct {
+	// Faults is the fault script (see package internal/llm/scripted).
+	Faults []string `json:"faults,omitempty"`
+	// Reply is the answer text ("": a deterministic default).
+	Reply     string `json:"reply"`
+	LatencyMs int64  `json:"latencyMs"`
+}
+
+// Latency is LatencyMs as a duration.
+func (s Scripted) Latency() time.Duration { return time.Duration(s.LatencyMs) * time.Millisecond }
+
+// Dev is the `dev` group: the embedded Temporal dev server and its UI.
+type Dev struct {
+	IP     string `json:"ip"`
+	Port   int    `json:"port"`
+	UIPort int    `json:"uiPort"`
+	UI     bool   `json:"ui"`
+}
+
+// Providers are the accepted model.provider values.
+var Providers = []string{"scripted", "anthropic", "openai"}
+
+// FileName is the settings file's name inside the data dir.
+const FileName = "settings.yaml"
+
+// Environment variables that are not keys but steer Load.
+const (
+	// EnvPrefix starts every key's environment variable.
+	EnvPrefix = "DURABLE_AGENT_"
+	// EnvHome is the default data dir.
+	EnvHome = "DURABLE_AGENT_HOME"
+	// EnvConfig names the settings file.
+	EnvConfig = "DURABLE_AGENT_CONFIG"
+)
+
+// Defaults returns the built-in values, with the data dir taken from
+// $DURABLE_AGENT_HOME or ~/.durable-agent.
+func Defaults() Settings { return defaultsFor(osEnv()) }
+
+func defaultsFor(e environment) Settings {
+	return Settings{
+		DataDir: defaultDataDir(e),
+		Retry:   retry.DefaultSettings(),
+		Compaction: Compaction{
+			Enabled:          true,
+			ReserveTokens:    16384,
+			KeepRecentTokens: 20000,
+			AutoContinue:     true,
+		},
+		Temporal: Temporal{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "durable-agent"},
+		Model: Model{
+			Provider:           "scripted",
+			Name:               "scripted-1",
+			ContextWindow:      200000,
+			MaxTokens:          4096,
+			TimeoutMs:          600000,
+			HeartbeatTimeoutMs: 20000,
+		},
+		Dev: Dev{IP: "127.0.0.1", Port: 7233, UIPort: 8233, UI: true},
+	}
+}
+
+// File returns the settings file in use: the one Load read, or, when none
+// was named, <DataDir>/settings.yaml (which SetAutoRetry creates).
+func (s Settings) File() string {
+	if s.file != "" {
+		return s.file
+	}
+	return filepath.Join(s.DataDir, FileName)
+}
+
+// environment is where Load reads variables; tests inject their own.
+type environment struct {
+	lookup  func(string) (string, bool)
+	environ func() []string // nil: variables cannot be listed
+	osHome  bool            // fall back to os.UserHomeDir for "~"
+}
+
+func osEnv() environment {
+	return environment{lookup: os.LookupEnv, environ: os.Environ, osHome: true}
+}
+
+// get returns a variable's value; an empty variable counts as unset.
+func (e environment) get(name string) (string, bool) {
+	v, ok := e.lookup(name)
+	if !ok || v == "" {
+		return "", false
+	}
+	return v, true
+}
+
+func (e environment) home() string {
+	if h, ok := e.get("HOME"); ok {
+		return h
+	}
+	if e.osHome {
+		if h, err := os.UserHomeDir(); err == nil {
+			return h
+		}
+	}
+	return ""
+}
+
+func defaultDataDir(e environment) string {
+	if h, ok := e.get(EnvHome); ok {
+		return absPath(expandHome(h, e))
+	}
+	return filepath.Join(e.home(), ".durable-agent")
+}
+
+// expandHome turns a leading "~" into the home directory, as a shell
+// would, so "~/x" works in the file and in quoted environment values.
+func expandHome(p string, e environment) string {
+	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
+		return filepath.Join(e.home(), p[1:])
+	}
+	return p
+}
+
+// absPath makes p absolute so messages and File() name one place no matter
+// the working directory; it keeps p when that fails.
+func absPath(p string) string {
+	if p == "" {
+		return p
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

@@ -1,0 +1,43 @@
+package settings
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// Validate checks every key's own limits, then the rules that tie keys
+// together, and returns the first problem as an *Error naming the key and
+// the value. It stats DataDir: an existing file there is an error (a
+// missing directory is fine; it is created on use).
+func (s Settings) Validate() error {
+	for i := range schema {
+		k := &schema[i]
+		if p := k.check(k.get(&s)); p != nil {
+			return p.err("")
+		}
+	}
+	itoa := func(n int) string { return strconv.Itoa(n) }
+	cw := s.Model.ContextWindow
+	switch {
+	case s.Compaction.ReserveTokens >= cw:
+		return (&problem{key: "compaction.reserveTokens", value: itoa(s.Compaction.ReserveTokens),
+			reason: fmt.Sprintf("must be less than model.contextWindow (%d)", cw)}).err("")
+	case s.Compaction.KeepRecentTokens >= cw:
+		return (&problem{key: "compaction.keepRecentTokens", value: itoa(s.Compaction.KeepRecentTokens),
+			reason: fmt.Sprintf("must be less than model.contextWindow (%d)", cw)}).err("")
+	case s.Model.MaxTokens > cw:
+		return (&problem{key: "model.maxTokens", value: itoa(s.Model.MaxTokens),
+			reason: fmt.Sprintf("must be at most model.contextWindow (%d)", cw)}).err("")
+	case s.Model.HeartbeatTimeoutMs > s.Model.TimeoutMs:
+		return (&problem{key: "model.heartbeatTimeoutMs", value: strconv.FormatInt(s.Model.HeartbeatTimeoutMs, 10),
+			reason: fmt.Sprintf("must be at most model.timeoutMs (%d)", s.Model.TimeoutMs)}).err("")
+	case s.Dev.Port == s.Dev.UIPort:
+		return (&problem{key: "dev.uiPort", value: itoa(s.Dev.UIPort),
+			reason: "must differ from dev.port"}).err("")
+	}
+	if fi, err := os.Stat(s.DataDir); err == nil && !fi.IsDir() {
+		return (&problem{key: "dataDir", value: s.DataDir, reason: "must be a directory, not a file"}).err("")
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package settings
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// SetAutoRetry persists retry.enabled in the settings file (SPEC 8,
+// set_auto_retry). It creates the file (mode 0600, its directory 0700) when
+// missing, keeps every other key, value and, as far as the YAML library
+// allows, comment, and replaces the file atomically (temporary file in the
+// same directory, then rename), so a crash never leaves half a file.
+// It refuses to touch a file that is not valid YAML.
+func SetAutoRetry(file string, enabled bool) error {
+	if target, err := filepath.EvalSymlinks(file); err == nil {
+		file = target // rename must replace the real file, not the link
+	}
+	mode := fs.FileMode(0o600)
+	data, err := os.ReadFile(file)
+	switch {
+	case err == nil:
+		if fi, err := os.Stat(file); err == nil {
+			mode = fi.Mode().Perm()
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		data = nil
+	default:
+		return fmt.Errorf("settings: set retry.enabled in %s: %w", file, err)
+	}
+
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("settings: set retry.enabled in %s: bad YAML: %w", file, err)
+	}
+	if doc.Kind == 0 {
+		doc = yaml.Node{Kind: yaml.DocumentNode}
+	}
+	if len(doc.Content) == 0 {
+		doc.Content = []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}
+	}
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		*root = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", HeadComment: root.HeadComment}
+	}
+	if root.Kind != yaml.MappingNode {
+		return fmt.Errorf("settings: set retry.enabled in %s: the top level is not a mapping", file)
+	}
+	if err := setBool(root, "retry", "enabled", enabled); err != nil {
+		return fmt.Errorf("settings: set retry.enabled in %s: %w", file, err)
+	}
+
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return fmt.Errorf("settings: set retry.enabled in %s: encode: %w", file, err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("settings: set retry.enabled in %s: encode: %w", file, err)
+	}
+	return writeAtomic(file, buf.Bytes(), mode)
+}
+
+// setBool sets group.key in a mapping: a flat "group.key" entry if the
+// file uses one, else the key inside the group (created when missing).
+func setBool(root *yaml.Node, group, key string, v bool) error {
+	val := "false"
+	if v {
+		val = "true"
+	}
+	put := func(n *yaml.Node) {
+		n.Kind, n.Tag, n.Value, n.Style = yaml.ScalarNode, "!!bool", val, 0
+		n.Alias, n.Anchor, n.Content = nil, "", nil
+	}
+	if n := mapValue(root, group+"."+key); n != nil {
+		put(n)
+		return nil
+	}
+	g := mapValue(root, group)
+	if g == nil {
+		g = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: group}, g)
+	}
+	if g.Kind == yaml.ScalarNode && g.Tag == "!!null" {
+		g.Kind, g.Tag, g.Value = yaml.MappingNode, "!!map", ""
+	}
+	if g.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s is not a mapping", group)
+	}
+	if n := mapValue(g, key); n != nil {
+		put(n)
+		return nil
+	}
+	n := &yaml.Node{}
+	put(n)
+	g.Content = append(g.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, n)
+	return nil
+}
+
+// mapValue returns the value node of key in mapping m, or nil.
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Kind == yaml.ScalarNode && m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// writeAtomic replaces file with data: readers see the old or the new
+// file, never a mix.
+func writeAtomic(file string, data []byte, mode fs.FileMode) (err error) {
+	dir := filepath.Dir(file)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("settings: write %s: %w", file, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(file)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("settings: write %s: %w", file, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err == nil {
+		err = tmp.Chmod(mode)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("settings: write %s: %w", file, err)
+	}
+	if err = os.Rename(tmp.Name(), file); err != nil {
+		return fmt.Errorf("settings: write %s: %w", file, err)
+	}
+	return nil
+}

@@ -1,0 +1,201 @@
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// fileValue is one key found in the settings file.
+type fileValue struct {
+	raw  rawValue
+	line int
+}
+
+// fileLayer is the parsed settings file: values by key, and the keys in
+// file order (for deterministic errors).
+type fileLayer struct {
+	path   string
+	values map[string]fileValue
+	order  []string
+}
+
+// readFile reads and strictly checks a settings file. A missing file is
+// reported with an error wrapping fs.ErrNotExist.
+func readFile(path string) (*fileLayer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var reason error = err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			reason = pe.Err // the path is in the message already
+		}
+		return nil, &Error{Key: "file", Value: path, msg: oneLine(fmt.Sprintf("settings: read settings file %s: %v", path, reason)), err: err}
+	}
+	return parseFile(path, data)
+}
+
+func parseFile(path string, data []byte) (*fileLayer, error) {
+	fl := &fileLayer{path: path, values: map[string]fileValue{}}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		// yaml.v3 says "yaml: line 3: ..."; name the file too.
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		return nil, &Error{Key: "file", Value: path, Source: path,
+			msg: oneLine(fmt.Sprintf("settings: bad YAML in %s: %s", path, msg)), err: err}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return fl, nil // empty file or comments only
+	}
+	root := resolve(doc.Content[0])
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return fl, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, &Error{Key: "file", Value: path, Source: fmt.Sprintf("%s:%d", path, root.Line),
+			msg: fmt.Sprintf("settings: %s:%d: the top level must be a mapping of keys (e.g. retry: {maxRetries: 3})", path, root.Line)}
+	}
+	if err := fl.walk("", root); err != nil {
+		return nil, err
+	}
+	return fl, nil
+}
+
+// resolve follows YAML aliases (*anchor) to the node they name.
+func resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// walk records the keys of a mapping under prefix. Nested groups and flat
+// dotted keys ("retry.maxRetries: 3") both work: a key's name is its path.
+func (fl *fileLayer) walk(prefix string, m *yaml.Node) error {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		kn, vn := m.Content[i], resolve(m.Content[i+1])
+		where := fmt.Sprintf("%s:%d", fl.path, kn.Line)
+		if kn.Kind != yaml.ScalarNode {
+			return &Error{Key: prefix, Source: where,
+				msg: fmt.Sprintf("settings: keys must be plain names, found a %s (from %s)", nodeKind(kn), where)}
+		}
+		name := prefix + kn.Value
+		if k := lookupKey(name); k != nil {
+			if prev, dup := fl.values[name]; dup {
+				return &Error{Key: name, Source: where,
+					msg: fmt.Sprintf("settings: duplicate key %q in %s (first at line %d)", name, where, prev.line)}
+			}
+			raw, p := nodeRaw(k, vn)
+			if p == nil {
+				// Checked here, not only after merging, so a bad value
+				// is an error even where a flag overrides it.
+				_, p = k.convert(raw)
+			}
+			if p != nil {
+				return p.err(where)
+			}
+			fl.values[name] = fileValue{raw: raw, line: kn.Line}
+			fl.order = append(fl.order, name)
+			continue
+		}
+		if isGroup(name) {
+			switch {
+			case vn.Kind == yaml.MappingNode:
+				if err := fl.walk(name+".", vn); err != nil {
+					return err
+				}
+			case vn.Kind == yaml.ScalarNode && vn.Tag == "!!null":
+				// "retry:" with nothing under it: no keys set.
+			default:
+				return (&problem{key: name, value: vn.Value,
+					reason: "must be a group of " + name + ".* keys, found a " + nodeKind(vn), quiet: vn.Kind != yaml.ScalarNode}).err(where)
+			}
+			continue
+		}
+		return unknownKey(name, fl.path, kn.Line)
+	}
+	return nil
+}
+
+func unknownKey(name, path string, line int) *Error {
+	where := fmt.Sprintf("%s:%d", path, line)
+	msg := fmt.Sprintf("settings: unknown key %q in %s", name, where)
+	if s := suggest(name, allNames()); s != "" {
+		msg += " (did you mean " + s + "?)"
+	}
+	return &Error{Key: name, Source: where, msg: oneLine(msg)}
+}
+
+// nodeRaw takes a key's value node as written. Scalars keep their text
+// (so `name: 1.0` stays "1.0"); a YAML null is "" and an empty list.
+func nodeRaw(k *keyDef, n *yaml.Node) (rawValue, *problem) {
+	isNull := n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+	if k.kind == kindList {
+		if isNull {
+			return rawValue{seq: true}, nil
+		}
+		if n.Kind != yaml.SequenceNode {
+			return rawValue{}, &problem{key: k.key, value: n.Value,
+				reason: "must be a list of strings (e.g. [\"503 Service Unavailable\", ok]), found a " + nodeKind(n), quiet: n.Kind != yaml.ScalarNode}
+		}
+		r := rawValue{seq: true}
+		for i, it := range n.Content {
+			it = resolve(it)
+			if it.Kind != yaml.ScalarNode {
+				return rawValue{}, &problem{key: fmt.Sprintf("%s[%d]", k.key, i),
+					reason: "must be a string, found a " + nodeKind(it), quiet: true}
+			}
+			if it.Tag == "!!null" {
+				r.items = append(r.items, "")
+			} else {
+				r.items = append(r.items, it.Value)
+			}
+		}
+		return r, nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return rawValue{}, &problem{key: k.key, reason: "must be " + k.kindPhrase() + ", found a " + nodeKind(n), quiet: true}
+	}
+	if isNull {
+		return rawValue{}, nil
+	}
+	return rawValue{text: n.Value}, nil
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "scalar"
+	}
+	return "node"
+}
+
+// allNames lists every key and group, the candidates for suggestions.
+func allNames() []string {
+	var out []string
+	seen := map[string]bool{}
+	for i := range schema {
+		k := schema[i].key
+		parts := strings.Split(k, ".")
+		for j := 1; j < len(parts); j++ {
+			g := strings.Join(parts[:j], ".")
+			if !seen[g] {
+				seen[g] = true
+				out = append(out, g)
+			}
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// isNotExist reports whether err is a missing settings file.
+func isNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }

@@ -1,0 +1,166 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/auth"
+	"github.com/durableagent/durableagent/internal/llm"
+	"github.com/durableagent/durableagent/internal/llm/scripted"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/retry"
+)
+
+// harness runs the Prompt workflow on the SDK's test environment (virtual
+// time) with the real activities, a session store in a temp dir and the
+// scripted model: fakes are for the model provider only.
+type harness struct {
+	t     *testing.T
+	env   *testsuite.TestWorkflowEnvironment
+	store *session.Store
+	acts  *activities.Activities
+	auth  *auth.Memory
+	// calls records every CallModel input, in order.
+	calls []activities.CallModelInput
+}
+
+type credAdapter struct{ m *auth.Memory }
+
+func (c credAdapter) Select(p, s string) (string, string, bool) {
+	cr, ok := c.m.Select(p, s)
+	return cr.ID, cr.Secret, ok
+}
+
+func (c credAdapter) MarkUsageLimitReached(p, s string, ms int64) (bool, string, error) {
+	return c.m.MarkUsageLimitReached(p, s, ms)
+}
+
+func newHarness(t *testing.T, creds ...auth.Credential) *harness {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	h := &harness{t: t, env: suite.NewTestWorkflowEnvironment()}
+	store, err := session.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.store = store
+	h.auth = auth.NewMemory(creds...)
+	prov := scripted.New(scripted.Options{Reply: "done"})
+	h.acts = &activities.Activities{
+		Sessions:          store,
+		Provider:          func(string) (llm.Provider, error) { return prov, nil },
+		Credentials:       credAdapter{h.auth},
+		HeartbeatInterval: 50 * time.Millisecond,
+	}
+	h.env.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
+	h.env.RegisterActivityWithOptions(h.recordingCallModel, activity.RegisterOptions{Name: activities.CallModelName})
+	h.env.RegisterActivityWithOptions(h.acts.AppendEntries, activity.RegisterOptions{Name: activities.AppendEntriesName})
+	h.env.RegisterActivityWithOptions(h.acts.LoadSession, activity.RegisterOptions{Name: activities.LoadSessionName})
+	h.env.RegisterActivityWithOptions(h.acts.MarkUsageLimitReached, activity.RegisterOptions{Name: activities.MarkUsageLimitReachedName})
+	return h
+}
+
+func (h *harness) recordingCallModel(ctx context.Context, in activities.CallModelInput) (activities.CallModelResult, error) {
+	h.calls = append(h.calls, in)
+	return h.acts.CallModel(ctx, in)
+}
+
+// input is a prompt with the default retry settings and a fault script.
+func input(faults ...string) PromptInput {
+	return PromptInput{
+		SessionID: "s1",
+		Message:   "fix the bug",
+		Model:     activities.ModelRef{Provider: "scripted", Name: "scripted-1", ContextWindow: 200000, Faults: faults},
+		Retry:     retry.DefaultSettings(),
+	}
+}
+
+// run executes the workflow and returns its result and error.
+func (h *harness) run(in PromptInput) (PromptResult, error) {
+	h.t.Helper()
+	h.env.ExecuteWorkflow(PromptWorkflowName, in)
+	if !h.env.IsWorkflowCompleted() {
+		h.t.Fatal("workflow did not complete")
+	}
+	var res PromptResult
+	err := h.env.GetWorkflowResult(&res)
+	return res, err
+}
+
+// events reads the events query after the workflow ran.
+func (h *harness) events() []agent.Event {
+	h.t.Helper()
+	v, err := h.env.QueryWorkflow(agent.QueryEvents, int64(0))
+	if err != nil {
+		h.t.Fatalf("query events: %v", err)
+	}
+	var evs []agent.Event
+	if err := v.Get(&evs); err != nil {
+		h.t.Fatalf("decode events: %v", err)
+	}
+	return evs
+}
+
+func (h *harness) state() agent.State {
+	h.t.Helper()
+	v, err := h.env.QueryWorkflow(agent.QueryState)
+	if err != nil {
+		h.t.Fatalf("query state: %v", err)
+	}
+	var st agent.State
+	if err := v.Get(&st); err != nil {
+		h.t.Fatal(err)
+	}
+	return st
+}
+
+// retryEvents keeps only auto_retry_* events, as compact JSON lines
+// without seq/time, for exact comparison with the SPEC's shapes.
+func retryEvents(t *testing.T, evs []agent.Event) []string {
+	t.Helper()
+	var out []string
+	for _, e := range evs {
+		if e.Type != agent.EventAutoRetryStart && e.Type != agent.EventAutoRetryEnd {
+			continue
+		}
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		delete(m, "seq")
+		delete(m, "time")
+		b, _ = json.Marshal(m)
+		out = append(out, string(b))
+	}
+	return out
+}
+
+func types(evs []agent.Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.Type
+	}
+	return out
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,234 @@
+package workflows
+
+import (
+	"encoding/json"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/retry"
+)
+
+// run is the state of one prompt workflow. Queries read it; only the
+// workflow's own coroutines write it.
+type run struct {
+	in       PromptInput
+	settings retry.Settings
+	chain    retry.Chain
+
+	events []agent.Event
+	seq    int64
+
+	leafID       string
+	idPrefix     string
+	nextID       int
+	messageCount int
+	status       string
+	streaming    bool
+	compacting   bool
+	pending      *agent.PendingRetry
+
+	// cancelTimer cancels the pending backoff timer (nil when not waiting);
+	// cancelCall cancels the in-flight model call (nil when none).
+	cancelTimer workflow.CancelFunc
+	cancelCall  workflow.CancelFunc
+	aborted     bool
+}
+
+func newRun(ctx workflow.Context, in PromptInput) *run {
+	return &run{
+		in:       in,
+		settings: in.Retry,
+		status:   agent.StatusRunning,
+	}
+}
+
+// entryIDPrefix makes the prefix of this prompt's entry ids: the start of
+// the run id (so an entry points at its workflow run) plus four random hex
+// digits recorded once in history by a side effect (so ids stay unique
+// even where run ids repeat, as in the test environment). Replays read the
+// recorded value, so ids are identical on replay.
+func entryIDPrefix(ctx workflow.Context) string {
+	var b strings.Builder
+	for _, r := range workflow.GetInfo(ctx).WorkflowExecution.RunID {
+		if b.Len() == 8 {
+			break
+		}
+		if (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') {
+			b.WriteRune(r)
+		}
+	}
+	var suffix string
+	enc := workflow.SideEffect(ctx, func(workflow.Context) any { return randomHex(2) })
+	if err := enc.Get(&suffix); err != nil || suffix == "" {
+		suffix = "0000"
+	}
+	return b.String() + suffix
+}
+
+// newID returns the next entry id of this prompt (deterministic).
+func (r *run) newID() string {
+	r.nextID++
+	return r.idPrefix + "-" + leftPad(r.nextID)
+}
+
+func leftPad(n int) string {
+	s := []byte("000")
+	for i := len(s) - 1; i >= 0 && n > 0; i-- {
+		s[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if n > 0 {
+		return string(s) + "+" // more than 999 calls in one prompt: still unique
+	}
+	return string(s)
+}
+
+// emit appends an event to the queryable event log.
+func (r *run) emit(ctx workflow.Context, e agent.Event) {
+	r.seq++
+	e.Seq = r.seq
+	e.Time = workflow.Now(ctx).UTC()
+	r.events = append(r.events, e)
+}
+
+func (r *run) emitRetryEnd(ctx workflow.Context, end *retry.EndEvent) {
+	if end == nil {
+		return
+	}
+	r.emit(ctx, agent.Event{
+		Type: agent.EventAutoRetryEnd, Success: end.Success,
+		Attempt: end.Attempt, FinalError: end.FinalError,
+	})
+	workflow.SetCurrentDetails(ctx, "")
+}
+
+// state builds the state query's answer.
+func (r *run) state() agent.State {
+	st := agent.State{
+		SessionID:             r.in.SessionID,
+		Model:                 r.in.Model.Name,
+		Provider:              r.in.Model.Provider,
+		Status:                r.status,
+		AutoRetryEnabled:      r.settings.Enabled,
+		AutoCompactionEnabled: r.compactionEnabled(),
+		IsRetrying:            r.chain.IsRetrying(),
+		RetryAttempt:          r.chain.Attempt,
+		IsStreaming:           r.streaming,
+		IsCompacting:          r.compacting,
+		MessageCount:          r.messageCount,
+		LastSeq:               r.seq,
+	}
+	if r.pending != nil {
+		p := *r.pending
+		st.PendingRetry = &p
+	}
+	return st
+}
+
+// eventsAfter returns a copy of the events with Seq > after.
+func (r *run) eventsAfter(after int64) []agent.Event {
+	if after < 0 {
+		after = 0
+	}
+	if after >= int64(len(r.events)) {
+		return []agent.Event{}
+	}
+	out := make([]agent.Event, len(r.events)-int(after))
+	copy(out, r.events[after:])
+	return out
+}
+
+// registerHandlers installs the queries.
+func (r *run) registerHandlers(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandlerWithOptions(ctx, agent.QueryState,
+		func() (agent.State, error) { return r.state(), nil },
+		workflow.QueryHandlerOptions{Description: "session state: autoRetryEnabled, isRetrying, retryAttempt, isStreaming, isCompacting, messageCount, model"},
+	); err != nil {
+		return err
+	}
+	return workflow.SetQueryHandlerWithOptions(ctx, agent.QueryEvents,
+		func(afterSeq int64) ([]agent.Event, error) { return r.eventsAfter(afterSeq), nil },
+		workflow.QueryHandlerOptions{Description: "events after a sequence number (default 0: all), each with seq and time"},
+	)
+}
+
+// startSignalPump serves the signals for the whole life of the prompt, in
+// its own workflow coroutine, so a signal is handled while the main
+// coroutine waits on a model call or a backoff timer.
+func (r *run) startSignalPump(ctx workflow.Context) {
+	abortRetryCh := workflow.GetSignalChannel(ctx, agent.SignalAbortRetry)
+	abortCh := workflow.GetSignalChannel(ctx, agent.SignalAbort)
+	setAutoRetryCh := workflow.GetSignalChannel(ctx, agent.SignalSetAutoRetry)
+	logger := workflow.GetLogger(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for {
+			sel := workflow.NewSelector(ctx)
+			sel.AddReceive(abortRetryCh, func(c workflow.ReceiveChannel, _ bool) {
+				c.ReceiveAsync(nil)
+				r.abortRetry()
+			})
+			sel.AddReceive(abortCh, func(c workflow.ReceiveChannel, _ bool) {
+				c.ReceiveAsync(nil)
+				r.abort()
+			})
+			sel.AddReceive(setAutoRetryCh, func(c workflow.ReceiveChannel, _ bool) {
+				var raw json.RawMessage
+				if !c.ReceiveAsync(&raw) {
+					logger.Warn("set_auto_retry: payload is not JSON; ignored")
+					return
+				}
+				enabled, err := parseSetAutoRetry(raw)
+				if err != nil {
+					logger.Warn("set_auto_retry: ignored", "error", err.Error())
+					return
+				}
+				r.settings.Enabled = enabled
+			})
+			sel.Select(ctx)
+		}
+	})
+}
+
+// abortRetry cancels a pending backoff; outside a wait it does nothing
+// (SPEC 5).
+func (r *run) abortRetry() {
+	if r.cancelTimer != nil {
+		r.cancelTimer()
+	}
+}
+
+// abort cancels the retry first, then the in-flight model call (SPEC 5).
+func (r *run) abort() {
+	r.aborted = true
+	r.abortRetry()
+	if r.cancelCall != nil {
+		r.cancelCall()
+	}
+}
+
+// parseSetAutoRetry accepts {"enabled": true|false} or a bare boolean.
+func parseSetAutoRetry(raw json.RawMessage) (bool, error) {
+	var b bool
+	if err := json.Unmarshal(raw, &b); err == nil {
+		return b, nil
+	}
+	var p struct {
+		Enabled *bool `json:"enabled"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil || p.Enabled == nil {
+		return false, errSetAutoRetryPayload(raw)
+	}
+	return *p.Enabled, nil
+}
+
+type errSetAutoRetryPayload json.RawMessage
+
+func (e errSetAutoRetryPayload) Error() string {
+	s := string(e)
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return `want {"enabled": true|false}, got ` + s
+}

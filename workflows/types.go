@@ -1,0 +1,105 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/retry"
+)
+
+// PromptWorkflowName is the registered name of the Prompt workflow.
+const PromptWorkflowName = "Prompt"
+
+// WorkflowIDPrefix starts every prompt's workflow id.
+const WorkflowIDPrefix = "session-"
+
+// WorkflowID is the workflow id of a session's prompts: with the
+// "fail if running" conflict policy it makes a session run one prompt at a
+// time, and lets any client find the running prompt from the session id.
+func WorkflowID(sessionID string) string { return WorkflowIDPrefix + sessionID }
+
+// Error types of a prompt that did not complete
+// (temporal.ApplicationError.Type(); details hold the PromptResult).
+const (
+	ErrTypePromptFailed  = "PromptFailed"
+	ErrTypePromptAborted = "PromptAborted"
+	ErrTypeBadInput      = "BadPromptInput"
+)
+
+// Default activity timeouts of the model call.
+const (
+	DefaultModelTimeout     = 10 * time.Minute
+	DefaultHeartbeatTimeout = 20 * time.Second
+)
+
+// PromptInput is the input of the Prompt workflow. It carries names, ids
+// and settings only: never a secret, never the conversation.
+type PromptInput struct {
+	SessionID string              `json:"sessionId"`
+	Message   string              `json:"message"`
+	Model     activities.ModelRef `json:"model"`
+	Retry     retry.Settings      `json:"retry"`
+	// ModelTimeoutMs is the model call's start-to-close timeout
+	// (0: DefaultModelTimeout).
+	ModelTimeoutMs int64 `json:"modelTimeoutMs,omitempty"`
+	// HeartbeatTimeoutMs is the model call's heartbeat timeout
+	// (0: DefaultHeartbeatTimeout). A worker that dies mid-call is noticed
+	// after this long and the call becomes a retryable connection error.
+	HeartbeatTimeoutMs int64 `json:"heartbeatTimeoutMs,omitempty"`
+}
+
+// Validate reports the first problem of the input in one line.
+func (in PromptInput) Validate() error {
+	var errs []string
+	if strings.TrimSpace(in.SessionID) == "" {
+		errs = append(errs, "sessionId is empty")
+	}
+	if strings.TrimSpace(in.Message) == "" {
+		errs = append(errs, "message is empty")
+	}
+	if in.Model.Provider == "" {
+		errs = append(errs, "model.provider is empty")
+	}
+	if err := in.Retry.Validate(); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if in.ModelTimeoutMs < 0 || in.HeartbeatTimeoutMs < 0 {
+		errs = append(errs, "timeouts must be >= 0")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid prompt input: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func (in PromptInput) modelTimeout() time.Duration {
+	if in.ModelTimeoutMs > 0 {
+		return time.Duration(in.ModelTimeoutMs) * time.Millisecond
+	}
+	return DefaultModelTimeout
+}
+
+func (in PromptInput) heartbeatTimeout() time.Duration {
+	if in.HeartbeatTimeoutMs > 0 {
+		return time.Duration(in.HeartbeatTimeoutMs) * time.Millisecond
+	}
+	return DefaultHeartbeatTimeout
+}
+
+// PromptResult is the result of a prompt. A completed prompt returns it;
+// a failed or aborted one returns an ApplicationError of type
+// ErrTypePromptFailed / ErrTypePromptAborted whose details hold it.
+type PromptResult struct {
+	// Status is agent.StatusCompleted, StatusFailed or StatusAborted.
+	Status string `json:"status"`
+	// Error is the final error of a failed prompt.
+	Error string `json:"error,omitempty"`
+	// Text is the final assistant text of a completed prompt.
+	Text string `json:"text,omitempty"`
+	// LeafID is the session entry the conversation ends at.
+	LeafID string `json:"leafId"`
+	// Events is the number of events the prompt emitted.
+	Events int64 `json:"events"`
+}
