@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/durableagent/durableagent/internal/cli"
+	// demo registers `starter demo` (embedded Temporal server + worker).
+	_ "github.com/durableagent/durableagent/internal/demo"
 )
 
 func main() {

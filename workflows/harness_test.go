@@ -3,10 +3,13 @@ package workflows
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -46,6 +49,7 @@ func (c credAdapter) MarkUsageLimitReached(p, s string, ms int64) (bool, string,
 func newHarness(t *testing.T, creds ...auth.Credential) *harness {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	h := &harness{t: t, env: suite.NewTestWorkflowEnvironment()}
 	store, err := session.Open(t.TempDir())
 	if err != nil {

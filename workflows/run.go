@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"encoding/json"
 	"strings"
 
 	"go.temporal.io/sdk/workflow"
@@ -34,6 +33,9 @@ type run struct {
 	cancelTimer workflow.CancelFunc
 	cancelCall  workflow.CancelFunc
 	aborted     bool
+	// overflowRecovered is set by an overflow compaction and cleared by a
+	// successful answer: a second overflow in between fails the prompt.
+	overflowRecovered bool
 }
 
 func newRun(ctx workflow.Context, in PromptInput) *run {
@@ -174,17 +176,18 @@ func (r *run) startSignalPump(ctx workflow.Context) {
 				r.abort()
 			})
 			sel.AddReceive(setAutoRetryCh, func(c workflow.ReceiveChannel, _ bool) {
-				var raw json.RawMessage
-				if !c.ReceiveAsync(&raw) {
-					logger.Warn("set_auto_retry: payload is not JSON; ignored")
+				// A payload that does not decode is dropped (and logged) by
+				// the SDK; one without "enabled" is ignored here. Neither
+				// fails the workflow task.
+				var p setAutoRetrySignal
+				if !c.ReceiveAsync(&p) {
 					return
 				}
-				enabled, err := parseSetAutoRetry(raw)
-				if err != nil {
-					logger.Warn("set_auto_retry: ignored", "error", err.Error())
+				if p.Enabled == nil {
+					logger.Warn(`set_auto_retry ignored: want {"enabled": true|false}`)
 					return
 				}
-				r.settings.Enabled = enabled
+				r.settings.Enabled = *p.Enabled
 			})
 			sel.Select(ctx)
 		}
@@ -208,27 +211,8 @@ func (r *run) abort() {
 	}
 }
 
-// parseSetAutoRetry accepts {"enabled": true|false} or a bare boolean.
-func parseSetAutoRetry(raw json.RawMessage) (bool, error) {
-	var b bool
-	if err := json.Unmarshal(raw, &b); err == nil {
-		return b, nil
-	}
-	var p struct {
-		Enabled *bool `json:"enabled"`
-	}
-	if err := json.Unmarshal(raw, &p); err != nil || p.Enabled == nil {
-		return false, errSetAutoRetryPayload(raw)
-	}
-	return *p.Enabled, nil
-}
-
-type errSetAutoRetryPayload json.RawMessage
-
-func (e errSetAutoRetryPayload) Error() string {
-	s := string(e)
-	if len(s) > 80 {
-		s = s[:80] + "…"
-	}
-	return `want {"enabled": true|false}, got ` + s
+// setAutoRetrySignal decodes agent.SetAutoRetryPayload, telling a missing
+// field from false.
+type setAutoRetrySignal struct {
+	Enabled *bool `json:"enabled"`
 }

@@ -64,6 +64,12 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	return follow(ctx, env, k, c.session, run.GetRunID(), 0, c.json, true)
 }
 
+// FollowPrompt prints the events of a prompt until it ends (then the
+// answer) and returns the exit code of its outcome.
+func FollowPrompt(ctx context.Context, env Env, k *control.Controller, sessionID, runID string, asJSON bool) int {
+	return follow(ctx, env, k, sessionID, runID, 0, asJSON, true)
+}
+
 // follow prints the events of a prompt until it ends and returns the exit
 // code of its outcome.
 func follow(ctx context.Context, env Env, k *control.Controller, sessionID, runID string, after int64, asJSON, printAnswer bool) int {

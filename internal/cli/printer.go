@@ -60,7 +60,7 @@ func (p *printer) print(e agent.Event) {
 	case agent.EventMessageEnd:
 		return
 	case agent.EventAutoRetryStart:
-		fmt.Fprintf(p.w, "↻ %s  (cancel: starter abort-retry --session %s)\n", retryLine(e.Attempt, e.MaxAttempts, e.DelayMs), p.session)
+		fmt.Fprintf(p.w, "↻ Retrying (%d/%d) in %s… (cancel: starter abort-retry --session %s)\n", e.Attempt, e.MaxAttempts, agent.FormatDelay(e.DelayMs), p.session)
 		if !p.noCountdown && e.DelayMs >= 2000 {
 			p.startCountdown(e)
 		}
@@ -74,9 +74,9 @@ func (p *printer) print(e agent.Event) {
 	fmt.Fprintf(p.w, "%s\n", e)
 }
 
-// retryLine is the loader text of SPEC 10.
+// retryLine is the countdown text.
 func retryLine(attempt, max int, delayMs int64) string {
-	return fmt.Sprintf("Retrying (%d/%d) in %s… (esc to cancel)", attempt, max, agent.FormatDelay(delayMs))
+	return fmt.Sprintf("Retrying (%d/%d) in %s…", attempt, max, agent.FormatDelay(delayMs))
 }
 
 // startCountdown rewrites a countdown line each second (caller holds mu).

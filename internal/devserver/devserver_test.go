@@ -200,6 +200,7 @@ func TestDevServer_StateSurvivesRestart(t *testing.T) {
 	if err := first.Stop(); err != nil {
 		t.Errorf("second Stop = %v, want nil (idempotent)", err)
 	}
+	assertPortReleased(t, first.FrontendAddress())
 	assertSQLiteIntact(t, filepath.Join(dataDir, dbFileName))
 
 	second := startServer(t, opts)
@@ -212,6 +213,17 @@ func TestDevServer_StateSurvivesRestart(t *testing.T) {
 	if want := "woke after 3s"; got != want {
 		t.Errorf("result = %q, want %q", got, want)
 	}
+}
+
+// assertPortReleased proves a stopped server no longer holds addr.
+func assertPortReleased(t *testing.T, addr string) {
+	t.Helper()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Errorf("%s still bound after Stop: %v", addr, err)
+		return
+	}
+	_ = l.Close()
 }
 
 // assertSQLiteIntact proves the stopped server left a consistent database.
@@ -248,10 +260,16 @@ func TestDevServer_UIAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("GET %s: %v", s.UIAddress(), err)
 	}
-	defer resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("GET %s = %s, want 200 OK", s.UIAddress(), resp.Status)
 	}
+
+	if err := s.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	assertPortReleased(t, strings.TrimPrefix(s.UIAddress(), "http://"))
+	assertPortReleased(t, s.FrontendAddress())
 }
 
 // A taken port is a one-line error naming the port and the setting, and a

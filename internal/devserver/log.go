@@ -2,8 +2,11 @@ package devserver
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
+	"strings"
+	"sync/atomic"
 
 	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/log/tag"
@@ -15,12 +18,53 @@ func defaultLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
-// serverLogger adapts a *slog.Logger to the server's log.Logger. The level is
-// shared by every derived logger so Stop can raise it: the server routinely
-// warns while its services shut down, which is noise for a dev server.
+// logGate is the filter shared by every logger derived for one Server, so
+// that Stop can quiet them all at once.
+type logGate struct {
+	level    slog.LevelVar
+	stopping atomic.Bool
+}
+
+// quiet is called when shutdown begins. The server warns routinely while its
+// services go away one by one, and reports the requests that shutdown
+// cancels as errors; neither is news to the user of a dev server. Other
+// errors still get through.
+func (g *logGate) quiet() {
+	g.level.Set(slog.LevelError)
+	g.stopping.Store(true)
+}
+
+func (g *logGate) allows(level slog.Level, tags []tag.Tag) bool {
+	if level < g.level.Level() {
+		return false
+	}
+	return !g.stopping.Load() || !mentionsCancellation(tags)
+}
+
+// mentionsCancellation reports whether a tag carries a context-canceled
+// error. The server flattens errors into strings (as tag values and inside
+// service errors), so the text is what can be checked.
+func mentionsCancellation(tags []tag.Tag) bool {
+	for _, t := range tags {
+		switch v := t.Value().(type) {
+		case error:
+			if errors.Is(v, context.Canceled) || strings.Contains(v.Error(), context.Canceled.Error()) {
+				return true
+			}
+		case string:
+			if strings.Contains(v, context.Canceled.Error()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// serverLogger adapts a *slog.Logger to the server's log.Logger, filtered by
+// the Server's logGate.
 type serverLogger struct {
-	log   *slog.Logger
-	level *slog.LevelVar
+	log  *slog.Logger
+	gate *logGate
 }
 
 var (
@@ -42,11 +86,11 @@ func (l serverLogger) Fatal(msg string, tags ...tag.Tag)  { l.emit(slog.LevelErr
 // With returns a logger that prepends tags to every record; implementing it
 // spares the server its slower generic wrapper.
 func (l serverLogger) With(tags ...tag.Tag) log.Logger {
-	return serverLogger{log: l.log.With(tagsToArgs(tags)...), level: l.level}
+	return serverLogger{log: l.log.With(tagsToArgs(tags)...), gate: l.gate}
 }
 
 func (l serverLogger) emit(level slog.Level, msg string, tags []tag.Tag) {
-	if level < l.level.Level() {
+	if !l.gate.allows(level, tags) {
 		return
 	}
 	ctx := context.Background()

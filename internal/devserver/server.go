@@ -71,7 +71,7 @@ type Server struct {
 	ui       *uiserver.Server
 	uiDone   <-chan error
 	dir      *dataDir
-	logLevel *slog.LevelVar
+	logGate  *logGate
 
 	stopOnce sync.Once
 	stopErr  error
@@ -100,8 +100,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{namespace: opts.Namespace, dir: dir, logLevel: new(slog.LevelVar)}
-	s.logLevel.Set(slog.LevelWarn)
+	s := &Server{namespace: opts.Namespace, dir: dir, logGate: new(logGate)}
+	s.logGate.level.Set(slog.LevelWarn)
 	started := false
 	defer func() {
 		if !started {
@@ -128,7 +128,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		temporal.WithConfig(serverConfig(plan, sql)),
 		temporal.WithStaticHosts(staticHosts(plan)),
 		temporal.WithDynamicConfigClient(dynamicConfig()),
-		temporal.WithLogger(serverLogger{log: opts.Logger.With("component", "temporal-server"), level: s.logLevel}),
+		temporal.WithLogger(serverLogger{log: opts.Logger.With("component", "temporal-server"), gate: s.logGate}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("devserver: build server: %w", err)
@@ -168,9 +168,7 @@ func (s *Server) Stop() error {
 }
 
 func (s *Server) shutdown() error {
-	// The server warns routinely while its services go away one by one
-	// (lost connections between them); that is not news for the user.
-	s.logLevel.Set(slog.LevelError)
+	s.logGate.quiet()
 	var errs []error
 	if s.ui != nil {
 		s.ui.Stop()

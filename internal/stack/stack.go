@@ -1,0 +1,144 @@
+// Package stack runs the whole product in one process: optionally the
+// embedded Temporal dev server (with its Web UI), and the worker. The
+// worker main (`worker --dev`) and the one-command demo use it.
+package stack
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/devserver"
+	"github.com/durableagent/durableagent/internal/settings"
+)
+
+// Stack is a running worker, with the embedded server when it started one.
+type Stack struct {
+	Settings settings.Settings
+	Server   *devserver.Server // nil when an existing server is used
+	Client   client.Client
+	Worker   worker.Worker
+}
+
+// Options say what to start.
+type Options struct {
+	// Dev starts the embedded server. With ReuseServer, an already
+	// reachable server at temporal.address is used instead.
+	Dev         bool
+	ReuseServer bool
+	// Logger for the server and SDK (nil: warnings to stderr).
+	Logger *slog.Logger
+	// Out receives the one-line addresses banner (nil: nothing).
+	Out io.Writer
+}
+
+// Start starts what opts asks for and returns once the worker polls.
+func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, error) {
+	st := &Stack{Settings: s}
+	if opts.Dev {
+		reused := false
+		if opts.ReuseServer {
+			pctx, cancel := context.WithTimeout(ctx, time.Second)
+			if c, err := app.Dial(pctx, s, quiet()); err == nil {
+				st.Client, reused = c, true
+			}
+			cancel()
+		}
+		if !reused {
+			uiPort := s.Dev.UIPort
+			if !s.Dev.UI {
+				uiPort = devserver.NoUI
+			}
+			srv, err := devserver.Start(ctx, devserver.Options{
+				DataDir:   filepath.Join(s.DataDir, "temporal"),
+				IP:        s.Dev.IP,
+				Port:      s.Dev.Port,
+				UIPort:    uiPort,
+				Namespace: s.Temporal.Namespace,
+				Logger:    opts.Logger,
+			})
+			if err != nil {
+				return nil, err
+			}
+			st.Server = srv
+			st.Settings.Temporal.Address = srv.FrontendAddress()
+		}
+	}
+	if st.Client == nil {
+		c, err := app.Dial(ctx, st.Settings, opts.Logger)
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		st.Client = c
+	}
+	w, err := app.NewWorker(st.Client, st.Settings)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := w.Start(); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("start worker on task queue %s: %w", st.Settings.Temporal.TaskQueue, err)
+	}
+	st.Worker = w
+	if opts.Out != nil {
+		fmt.Fprintf(opts.Out, "temporal: %s (namespace %s)", st.Settings.Temporal.Address, st.Settings.Temporal.Namespace)
+		if ui := st.UIAddress(); ui != "" {
+			fmt.Fprintf(opts.Out, "  web ui: %s", ui)
+		}
+		fmt.Fprintf(opts.Out, "  task queue: %s  data: %s\n", st.Settings.Temporal.TaskQueue, st.Settings.DataDir)
+	}
+	return st, nil
+}
+
+// UIAddress is the Web UI's base URL ("" without an embedded UI; for a
+// reused dev server the conventional address is assumed).
+func (st *Stack) UIAddress() string {
+	if st.Server != nil {
+		return st.Server.UIAddress()
+	}
+	if st.Settings.Dev.UI {
+		return fmt.Sprintf("http://%s:%d", st.Settings.Dev.IP, st.Settings.Dev.UIPort)
+	}
+	return ""
+}
+
+// WorkflowURL links a workflow run in the Web UI ("" without a UI).
+func (st *Stack) WorkflowURL(workflowID, runID string) string {
+	ui := st.UIAddress()
+	if ui == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/namespaces/%s/workflows/%s/%s/history", ui, st.Settings.Temporal.Namespace, workflowID, runID)
+}
+
+// Close stops the worker, the client and the embedded server, in that
+// order, so no task is lost mid-flight and SQLite closes cleanly.
+func (st *Stack) Close() error {
+	if st.Worker != nil {
+		st.Worker.Stop()
+		st.Worker = nil
+	}
+	if st.Client != nil {
+		st.Client.Close()
+		st.Client = nil
+	}
+	if st.Server != nil {
+		err := st.Server.Stop()
+		st.Server = nil
+		return err
+	}
+	return nil
+}
+
+func quiet() *slog.Logger {
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}

@@ -1,0 +1,56 @@
+// Command worker runs the durable agent's Temporal worker: the Prompt
+// workflow and its activities on the configured task queue. With --dev it
+// first starts an embedded Temporal server (SQLite under the data dir) and
+// the Temporal Web UI, all in this process.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/stack"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
+	dev := fs.Bool("dev", false, "start an embedded Temporal server and Web UI in this process")
+	settings.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+		return 2
+	}
+	s, err := settings.Load(settings.LoadOptions{Flags: fs})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err := stack.Start(ctx, s, stack.Options{Dev: *dev, Out: os.Stdout})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+		return 2
+	}
+	fmt.Println("worker running; Ctrl-C to stop")
+	<-ctx.Done()
+	fmt.Println("worker: stopping")
+	if err := st.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "worker: stop: %v\n", err)
+		return 1
+	}
+	return 0
+}
