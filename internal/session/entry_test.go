@@ -1,8 +1,14 @@
 package session
 
 import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/durableagent/durableagent/agent"
 )
 
 func TestValidateID(t *testing.T) {
@@ -61,6 +67,10 @@ func TestAppend_RejectsInvalidEntriesAndWritesNothing(t *testing.T) {
 		{"empty type", []Entry{{ID: "n"}}, `unknown type ""`},
 		{"message entry without message", []Entry{{Type: TypeMessage, ID: "m"}}, `message entry "m" has no message`},
 		{"own parent", []Entry{msgEntry("x", "x", "user", "loop")}, "names itself as its parent"},
+		{"unencodable tool arguments", []Entry{good, {Type: TypeMessage, ID: "t", Message: &agent.Message{
+			Role: agent.RoleAssistant, Content: []agent.ContentBlock{{Type: "toolCall",
+				ToolCall: &agent.ToolCall{ID: "1", Name: "bash", Arguments: json.RawMessage(`{bad`)}}},
+		}}}, `encode entry "t"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,8 +79,8 @@ func TestAppend_RejectsInvalidEntriesAndWritesNothing(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), `session "s"`) {
 				t.Fatalf("Append = (%d, %v), want an error naming the session and containing %q", n, err, tt.wantErr)
 			}
-			if _, err := st.Load("s"); err == nil {
-				t.Fatalf("Load after a rejected Append succeeded; want nothing written")
+			if _, err := os.Stat(st.Path("s")); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("session file after a rejected Append: %v, want none created", err)
 			}
 		})
 	}

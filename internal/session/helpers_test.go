@@ -99,11 +99,6 @@ func readFile(t testing.TB, path string) []byte {
 
 func countLines(b []byte) int { return bytes.Count(b, []byte("\n")) }
 
-func encodeLine(e Entry) ([]byte, error) {
-	b, err := json.Marshal(e)
-	return append(b, '\n'), err
-}
-
 // writeRaw writes a session file line by line without Append's checks, as a
 // damaged or hand-edited file could look.
 func writeRaw(t testing.TB, st *Store, id string, entries []Entry) {

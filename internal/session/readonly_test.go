@@ -25,7 +25,29 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(readOnlyEnv); dir != "" {
 		os.Exit(readOnlyChild(dir))
 	}
+	if dir := os.Getenv(fileSizeLimitEnv); dir != "" {
+		os.Exit(fileSizeLimitChild(dir))
+	}
 	os.Exit(m.Run())
+}
+
+// runChild runs this test binary as a child in the given mode and decodes
+// the JSON report it prints into report.
+func runChild(t *testing.T, env, dir string, report any) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env+"="+dir)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("child: %v\n%s", err, stderr)
+	}
+	if err := json.Unmarshal(out, report); err != nil {
+		t.Fatalf("child output %q: %v", out, err)
+	}
 }
 
 // readOnlyReport is what the child found, printed as JSON.
@@ -97,20 +119,8 @@ func TestAppend_ReadOnlyDirectoryFailsClearlyAndKeepsData(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = os.Chmod(dir, 0o700) }) // let the temp dir be removed
 
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), readOnlyEnv+"="+dir)
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("child: %v\n%s", err, stderr)
-	}
 	var r readOnlyReport
-	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatalf("child output %q: %v", out, err)
-	}
+	runChild(t, readOnlyEnv, dir, &r)
 
 	tests := []struct {
 		name    string

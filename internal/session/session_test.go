@@ -29,7 +29,7 @@ func TestBranch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// A literal Session and a loaded one must agree.
 			st := openStore(t)
-			mustAppend(t, st, "s", tt.entries...)
+			writeRaw(t, st, "s", tt.entries)
 			for name, s := range map[string]*Session{"literal": {Entries: tt.entries}, "loaded": mustLoad(t, st, "s")} {
 				if got := ids(s.Branch(tt.leaf)); got != tt.want {
 					t.Errorf("%s: Branch(%q) = %s, want %s", name, tt.leaf, got, tt.want)

@@ -93,19 +93,40 @@ func (s *Store) Append(sessionID string, entries ...Entry) (written int, err err
 	if err := ValidateID(sessionID); err != nil {
 		return 0, fmt.Errorf("append to session: %w", err)
 	}
-	for _, e := range entries {
+	// Validate and encode before touching the file, so that a bad entry
+	// leaves no trace (not even an empty file) and the lock is held briefly.
+	lines := make([][]byte, len(entries))
+	for i, e := range entries {
 		if err := validateEntry(e); err != nil {
 			return 0, fmt.Errorf("append to session %q: %w", sessionID, err)
 		}
+		line, err := encodeLine(e)
+		if err != nil {
+			return 0, fmt.Errorf("append to session %q: encode entry %q: %w", sessionID, e.ID, err)
+		}
+		lines[i] = line
 	}
-	n, err := s.append(sessionID, entries)
+	n, err := s.append(sessionID, entries, lines)
 	if err != nil {
 		return 0, fmt.Errorf("append to session %q: %w", sessionID, err)
 	}
 	return n, nil
 }
 
-func (s *Store) append(id string, entries []Entry) (int, error) {
+// encodeLine renders v as one JSON line. JSON strings escape newlines, so a
+// line is always exactly one value.
+func encodeLine(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep code in messages readable in the file
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// append writes lines[i] for each entries[i] whose id is new.
+func (s *Store) append(id string, entries []Entry, lines [][]byte) (int, error) {
 	c := s.cacheFor(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -127,18 +148,17 @@ func (s *Store) append(id string, entries []Entry) (int, error) {
 	fresh := c.lines == 0
 	at := c.parsed
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // keep code in messages readable in the file
 	if fresh {
 		at = 0
-		h := Header{Type: HeaderType, Version: FormatVersion, ID: id, Timestamp: time.Now().UTC()}
-		if err := enc.Encode(h); err != nil {
+		h, err := encodeLine(Header{Type: HeaderType, Version: FormatVersion, ID: id, Timestamp: time.Now().UTC()})
+		if err != nil {
 			return 0, fmt.Errorf("encode header: %w", err)
 		}
+		buf.Write(h)
 	}
 	seen := make(map[string]struct{}, len(entries))
 	written := 0
-	for _, e := range entries {
+	for i, e := range entries {
 		if _, ok := c.ids[e.ID]; ok {
 			continue
 		}
@@ -146,9 +166,7 @@ func (s *Store) append(id string, entries []Entry) (int, error) {
 			continue
 		}
 		seen[e.ID] = struct{}{}
-		if err := enc.Encode(e); err != nil {
-			return 0, fmt.Errorf("encode entry %q: %w", e.ID, err)
-		}
+		buf.Write(lines[i])
 		written++
 	}
 
