@@ -299,7 +299,7 @@ func TestDevServer_PortInUseIsClearError(t *testing.T) {
 			name:     "UI port",
 			opts:     Options{UIPort: port},
 			wantRole: roleUI,
-			wantMsg:  "devserver: UI port " + p + " on 127.0.0.1 is in use (another Temporal UI running? set dev.uiPort, or -1 for no UI)",
+			wantMsg:  "devserver: UI port " + p + " on 127.0.0.1 is in use (another Temporal UI running? set dev.uiPort, or dev.ui to false)",
 		},
 	}
 	for _, tt := range tests {

@@ -23,7 +23,7 @@ type PortInUseError struct {
 // Error returns the one-line explanation shown to users.
 func (e *PortInUseError) Error() string {
 	if e.Role == roleUI {
-		return fmt.Sprintf("devserver: UI port %d on %s is in use (another Temporal UI running? set dev.uiPort, or -1 for no UI)", e.Port, e.IP)
+		return fmt.Sprintf("devserver: UI port %d on %s is in use (another Temporal UI running? set dev.uiPort, or dev.ui to false)", e.Port, e.IP)
 	}
 	return fmt.Sprintf("devserver: port %d on %s is in use (another Temporal server running? set dev.port)", e.Port, e.IP)
 }

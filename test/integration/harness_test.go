@@ -1,0 +1,238 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/devserver"
+	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/workflows"
+)
+
+// Environment variables that turn the test binary into a worker process
+// (for the test that SIGKILLs a worker mid-call).
+const (
+	envWorkerMode = "DURABLE_AGENT_TEST_WORKER"
+	envWorkerAddr = "DURABLE_AGENT_TEST_ADDR"
+	envWorkerQ    = "DURABLE_AGENT_TEST_QUEUE"
+	envWorkerData = "DURABLE_AGENT_TEST_DATA"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envWorkerMode) == "1" {
+		os.Exit(runWorkerProcess())
+	}
+	os.Exit(m.Run())
+}
+
+// runWorkerProcess is a worker in a child process, killed by its test.
+func runWorkerProcess() int {
+	s := settings.Defaults()
+	s.DataDir = os.Getenv(envWorkerData)
+	s.Temporal.Address = os.Getenv(envWorkerAddr)
+	s.Temporal.TaskQueue = os.Getenv(envWorkerQ)
+	c, err := app.Dial(context.Background(), s, quiet())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	w, err := app.NewWorker(c, s)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if err := w.Run(worker.InterruptCh()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+func quiet() *slog.Logger {
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the embedded Temporal server")
+	}
+}
+
+var queueSeq atomic.Int64
+
+// env is one embedded server with the product's settings pointing at it.
+type env struct {
+	t       *testing.T
+	dataDir string
+	srv     *devserver.Server
+	port    int
+	s       settings.Settings
+	c       client.Client
+	k       *control.Controller
+	w       worker.Worker
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	skipShort(t)
+	e := &env{t: t, dataDir: t.TempDir()}
+	e.s = settings.Defaults()
+	e.s.DataDir = e.dataDir
+	e.s.Temporal.TaskQueue = fmt.Sprintf("it-%d-%d", os.Getpid(), queueSeq.Add(1))
+	e.s.Retry.BaseDelayMs = 500
+	e.s.Model.HeartbeatTimeoutMs = 2000
+	e.startServer()
+	t.Cleanup(e.close)
+	return e
+}
+
+func (e *env) startServer() {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	srv, err := devserver.Start(ctx, devserver.Options{
+		DataDir: e.dataDir + "/temporal", Port: e.port, UIPort: devserver.NoUI, Logger: quiet(),
+	})
+	if err != nil {
+		e.t.Fatalf("start embedded server: %v", err)
+	}
+	e.srv = srv
+	e.s.Temporal.Address = srv.FrontendAddress()
+	if e.port == 0 {
+		_, p, _ := strings.Cut(srv.FrontendAddress(), ":")
+		fmt.Sscanf(p, "%d", &e.port)
+	}
+	c, err := app.Dial(ctx, e.s, quiet())
+	if err != nil {
+		e.t.Fatalf("dial: %v", err)
+	}
+	e.c = c
+	e.k = &control.Controller{Client: c, TaskQueue: e.s.Temporal.TaskQueue, PollInterval: 50 * time.Millisecond}
+}
+
+func (e *env) startWorker() {
+	e.t.Helper()
+	w, err := app.NewWorker(e.c, e.s)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.w = w
+}
+
+func (e *env) stopWorker() {
+	if e.w != nil {
+		e.w.Stop()
+		e.w = nil
+	}
+}
+
+func (e *env) stopServer() {
+	e.stopWorker()
+	if e.c != nil {
+		e.c.Close()
+		e.c = nil
+	}
+	if e.srv != nil {
+		if err := e.srv.Stop(); err != nil {
+			e.t.Errorf("stop server: %v", err)
+		}
+		e.srv = nil
+	}
+}
+
+func (e *env) close() { e.stopServer() }
+
+func (e *env) prompt(session string, faults ...string) client.WorkflowRun {
+	e.t.Helper()
+	in := app.PromptInput(e.s, session, "fix the bug")
+	in.Model.Faults = faults
+	run, err := e.k.StartPrompt(context.Background(), in)
+	if err != nil {
+		e.t.Fatalf("start prompt: %v", err)
+	}
+	return run
+}
+
+// waitEvent polls the events query until an event matches (or fails).
+func (e *env) waitEvent(session string, timeout time.Duration, match func(agent.Event) bool) agent.Event {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		evs, err := e.k.Events(ctx, session, "", 0)
+		cancel()
+		if err == nil {
+			for _, ev := range evs {
+				if match(ev) {
+					return ev
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.t.Fatalf("no matching event in session %s within %v", session, timeout)
+	return agent.Event{}
+}
+
+func isType(typ string) func(agent.Event) bool {
+	return func(ev agent.Event) bool { return ev.Type == typ }
+}
+
+// result waits for a prompt's result.
+func (e *env) result(run client.WorkflowRun) (workflows.PromptResult, error) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID())
+	return control.Result(ctx, r)
+}
+
+func (e *env) events(session string) []agent.Event {
+	e.t.Helper()
+	evs, err := e.k.Events(context.Background(), session, "", 0)
+	if err != nil {
+		e.t.Fatalf("events: %v", err)
+	}
+	return evs
+}
+
+func typesOf(evs []agent.Event) string {
+	var b []string
+	for _, ev := range evs {
+		b = append(b, ev.Type)
+	}
+	return strings.Join(b, ",")
+}
+
+// spawnWorker runs a worker in a child process (the test binary itself).
+func (e *env) spawnWorker() *exec.Cmd {
+	e.t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(),
+		envWorkerMode+"=1", envWorkerAddr+"="+e.s.Temporal.Address,
+		envWorkerQ+"="+e.s.Temporal.TaskQueue, envWorkerData+"="+e.dataDir)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd
+}

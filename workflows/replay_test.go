@@ -1,0 +1,21 @@
+package workflows
+
+import (
+	"testing"
+
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Determinism: an exported history of a real run on the embedded server
+// (one retried 503, a durable timer, then success) replays on the current
+// code. A change that alters the workflow's commands fails here; if the
+// change is intended, version it (workflow.GetVersion) or regenerate the
+// fixture: UPDATE_REPLAY_HISTORY=1 go test -run HistoryReplays ./test/integration
+func TestReplay_PromptRetryHistory(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/prompt_retry_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}
