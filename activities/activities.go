@@ -38,6 +38,8 @@ type Activities struct {
 	// HeartbeatInterval overrides the heartbeat ticker (0: a quarter of
 	// the activity's heartbeat timeout).
 	HeartbeatInterval time.Duration
+	// recordHeartbeat is activity.RecordHeartbeat (tests count calls).
+	recordHeartbeat func(ctx context.Context, details ...any)
 }
 
 // CallModel runs one model call on the run context ending at in.LeafID and
@@ -114,9 +116,13 @@ func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
 	if interval < 50*time.Millisecond {
 		interval = 50 * time.Millisecond
 	}
+	record := a.recordHeartbeat
+	if record == nil {
+		record = activity.RecordHeartbeat
+	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
-	activity.RecordHeartbeat(ctx, "calling model")
+	record(ctx, "calling model")
 	go func() {
 		defer close(finished)
 		t := time.NewTicker(interval)
@@ -128,7 +134,7 @@ func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx, "calling model")
+				record(ctx, "calling model")
 			}
 		}
 	}()

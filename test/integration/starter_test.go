@@ -1,0 +1,60 @@
+package integration
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/durableagent/durableagent/internal/cli"
+)
+
+// starter runs the starter's command tree against the env's server.
+func (e *env) starter(args ...string) (int, string, string) {
+	vars := map[string]string{
+		"DURABLE_AGENT_HOME":               e.dataDir,
+		"TEMPORAL_ADDRESS":                 e.s.Temporal.Address,
+		"DURABLE_AGENT_TEMPORAL_TASKQUEUE": e.s.Temporal.TaskQueue,
+		"DURABLE_AGENT_RETRY_BASEDELAYMS":  "300",
+	}
+	var out, errb bytes.Buffer
+	code := cli.Main(args, cli.Env{Stdout: &out, Stderr: &errb,
+		LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }})
+	return code, out.String(), errb.String()
+}
+
+// The starter's prompt command prints the retry events live, the answer,
+// and exits 0; a failing prompt exits 1; signalling a session with no
+// running prompt is a one-line error with exit code 2.
+func TestIntegration_StarterCommands(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+
+	code, out, stderr := e.starter("prompt", "--session", "cli", "--fault", e503, "hello there")
+	if code != cli.ExitOK {
+		t.Fatalf("prompt exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	for _, want := range []string{"✗ model error: 503 Service Unavailable", "Retrying (1/3) in 1s…", "Retry succeeded on attempt 1", "Scripted reply to: hello there"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("prompt output lacks %q:\n%s", want, out)
+		}
+	}
+
+	code, out, _ = e.starter("prompt", "--session", "cli2", "--json", "--fault", "401 invalid x-api-key", "hi")
+	if code != cli.ExitFailed || !strings.Contains(out, `"type":"prompt_end"`) || !strings.Contains(out, `"status":"failed"`) {
+		t.Fatalf("failing prompt: exit %d\n%s", code, out)
+	}
+
+	code, _, stderr = e.starter("abort-retry", "--session", "cli")
+	if code != cli.ExitUsage || !strings.Contains(stderr, "no running prompt in session cli") || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("abort-retry with nothing running: exit %d, stderr %q", code, stderr)
+	}
+
+	code, out, _ = e.starter("state", "--session", "cli", "--json")
+	if code != cli.ExitOK || !strings.Contains(out, `"autoRetryEnabled":true`) || !strings.Contains(out, `"isRetrying":false`) {
+		t.Fatalf("state: exit %d %s", code, out)
+	}
+	code, out, _ = e.starter("events", "--session", "cli", "--json")
+	if code != cli.ExitOK || strings.Count(out, "\n") != 9 || !strings.Contains(out, `"type":"auto_retry_end","seq":8`) {
+		t.Fatalf("events: exit %d\n%s", code, out)
+	}
+}
