@@ -28,6 +28,11 @@ type Credentials interface {
 	MarkUsageLimitReached(provider, sessionID string, retryAfterMs int64) (switched bool, credentialID string, err error)
 }
 
+// MaxHeartbeatInterval bounds the heartbeat ticker of CallModel. The
+// worker's heartbeat throttle must not be longer (see internal/app), or
+// an abort waits for the throttle before it reaches the model call.
+const MaxHeartbeatInterval = time.Second
+
 // Activities holds the worker-side dependencies of the activities.
 type Activities struct {
 	Sessions *session.Store
@@ -108,10 +113,12 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
 	interval := a.HeartbeatInterval
 	if interval <= 0 {
-		interval = activity.GetInfo(ctx).HeartbeatTimeout / 4
+		// A heartbeat is also how a cancellation (abort) reaches the
+		// activity, so beat at least every second.
+		interval = min(activity.GetInfo(ctx).HeartbeatTimeout/4, MaxHeartbeatInterval)
 	}
 	if interval <= 0 {
-		interval = 5 * time.Second
+		interval = MaxHeartbeatInterval
 	}
 	if interval < 50*time.Millisecond {
 		interval = 50 * time.Millisecond

@@ -1,24 +1,236 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/compaction"
+	"github.com/durableagent/durableagent/retry"
 )
 
+// Reasons of auto_compaction_start.
+const (
+	CompactionReasonOverflow  = "overflow"
+	CompactionReasonThreshold = "threshold"
+)
+
+// OverflowNotContinuedMessage fails a prompt whose overflow was recovered
+// by compaction while compaction.autoContinue is false: the session is
+// compacted, the turn is not run again.
+const OverflowNotContinuedMessage = "context overflow: the session was compacted but compaction.autoContinue is false, " +
+	"so the turn was not retried; send the prompt again to continue"
+
 // compactionEnabled reports compaction.enabled for the state query.
-func (r *run) compactionEnabled() bool { return false }
+func (r *run) compactionEnabled() bool { return r.in.Compaction.Enabled }
 
 // overflowRecoveryPossible reports whether an overflow error will be
-// recovered by compact-and-continue (agent_end's willRetry).
-func (r *run) overflowRecoveryPossible() bool { return false }
+// followed by compact-and-continue (agent_end's willRetry): compaction is
+// on, auto-continue is on, and this is not the overflow right after an
+// overflow compaction.
+func (r *run) overflowRecoveryPossible() bool {
+	return r.in.Compaction.Enabled && r.in.Compaction.AutoContinue && !r.overflowRecovered
+}
 
-// checkCompaction is the compaction hook point of SPEC 1: an overflow
-// error is never retried; it ends here.
+// checkCompaction is the overflow path of SPEC 1 and 9, reached only when
+// no retry started for the turn: an overflow error is never retried; it is
+// recovered by one compaction, then the turn runs again once. cont reports
+// that the turn continues (the run context now starts with the summary).
 func (r *run) checkCompaction(ctx workflow.Context, res activities.CallModelResult) (cont bool, result PromptResult, err error) {
-	r.advance(res.EntryID)
-	result, err = r.fail(ctx, fmt.Sprintf("context overflow: %s (compaction is not available)", res.ErrorMessage))
-	return false, result, err
+	stop := func(msg string) (bool, PromptResult, error) {
+		r.advance(res.EntryID) // the overflow error ends the conversation
+		result, err := r.fail(ctx, msg)
+		return false, result, err
+	}
+	switch {
+	case !r.in.Compaction.Enabled:
+		return stop(compaction.OverflowCompactionDisabled)
+	case r.overflowRecovered:
+		return stop(compaction.OverflowRecoveryFailed)
+	}
+	r.overflowRecovered = true
+	// The error leaves the run context by not advancing the leaf; the
+	// session file keeps it. The compaction entry becomes its sibling.
+	willRetry := r.in.Compaction.AutoContinue
+	out := r.compact(ctx, CompactionReasonOverflow, willRetry)
+	switch {
+	case out.aborted:
+		r.advance(res.EntryID)
+		result, err := r.finishAborted(ctx)
+		return false, result, err
+	case out.err != "":
+		return stop("context overflow: compaction failed: " + out.err)
+	case out.res.NothingToCompact:
+		return stop(compaction.NothingToCompactMessage)
+	case !willRetry:
+		result, err := r.fail(ctx, OverflowNotContinuedMessage)
+		return false, result, err
+	}
+	return true, PromptResult{}, nil
+}
+
+// completeTurn ends a prompt whose turn produced its answer. Past the
+// threshold of SPEC 9 it first compacts (willRetry false: the turn is
+// finished, so nothing runs again), so the next prompt starts from a
+// smaller context. A failed threshold compaction does not fail the prompt:
+// the answer stands and the next prompt checks again.
+func (r *run) completeTurn(ctx workflow.Context, res activities.CallModelResult) (PromptResult, error) {
+	r.overflowRecovered = false
+	if r.thresholdReached(res) {
+		if out := r.compact(ctx, CompactionReasonThreshold, false); out.aborted {
+			return r.finishAborted(ctx)
+		}
+	}
+	return r.complete(ctx, res.Text)
+}
+
+// thresholdReached applies compaction.ShouldCompact to the context size
+// the provider reported for the answer (context tokens plus the answer's
+// output, which is now part of the context).
+func (r *run) thresholdReached(res activities.CallModelResult) bool {
+	if !r.in.Compaction.Enabled || res.Usage == nil {
+		return false
+	}
+	tokens := res.Usage.ContextTokens() + res.Usage.Output
+	return compaction.ShouldCompact(tokens, r.in.Model.ContextWindow, r.in.Compaction.ReserveTokens)
+}
+
+// compactOutcome is how a compaction ended: with a result (which may say
+// NothingToCompact), aborted, or failed with err.
+type compactOutcome struct {
+	res     activities.SummarizeResult
+	aborted bool
+	err     string
+}
+
+// compact runs one automatic compaction between auto_compaction_start and
+// auto_compaction_end, with isCompacting set. On success the run context
+// becomes the summary plus the kept messages: the compaction entry is the
+// new leaf.
+func (r *run) compact(ctx workflow.Context, reason string, willRetry bool) compactOutcome {
+	r.emit(ctx, agent.Event{Type: agent.EventAutoCompactionStart, Reason: reason})
+	out := r.summarize(ctx, "")
+	end := agent.Event{Type: agent.EventAutoCompactionEnd}
+	switch {
+	case out.aborted:
+		end.Aborted = true
+	case out.err != "":
+		end.ErrorMessage = out.err
+	case out.res.NothingToCompact:
+		if reason == CompactionReasonOverflow {
+			end.ErrorMessage = compaction.NothingToCompactMessage
+		}
+	default:
+		r.applyCompaction(out.res)
+		end.WillRetry = willRetry
+		end.Result = compactionResult(out.res)
+	}
+	r.emit(ctx, end)
+	return out
+}
+
+// applyCompaction makes the compaction entry the end of the run context.
+func (r *run) applyCompaction(res activities.SummarizeResult) {
+	r.leafID = res.EntryID
+	r.messageCount = res.MessageCount
+}
+
+func compactionResult(res activities.SummarizeResult) *agent.CompactionResult {
+	return &agent.CompactionResult{Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID,
+		TokensBefore: res.TokensBefore, EntryID: res.EntryID}
+}
+
+// summarize runs the Summarize activity on the run context until it
+// succeeds, says there is nothing to compact, fails for good or is
+// aborted. Failed summary calls are retried by the retry policy (its own
+// chain, the same retry settings, a durable timer that abort_retry and
+// abort cancel), bounded by retry.maxRetries; they emit no auto_retry
+// events, which belong to the prompt's turn.
+func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
+	r.compacting = true
+	workflow.SetCurrentDetails(ctx, "Compacting the context…")
+	defer func() {
+		r.compacting = false
+		workflow.SetCurrentDetails(ctx, "")
+	}()
+	entryID := r.newID()
+	var chain retry.Chain
+	for attempt := 0; ; attempt++ {
+		if r.aborted {
+			return compactOutcome{aborted: true}
+		}
+		res, fatal := r.summarizeOnce(ctx, entryID, attempt, custom)
+		switch {
+		case fatal != "":
+			return compactOutcome{err: fatal}
+		case res.StopReason != agent.StopReasonError && res.StopReason != agent.StopReasonAborted:
+			// Done, even if an abort raced the end of the call: the
+			// entry is written, so the run context must use it.
+			return compactOutcome{res: res}
+		case r.aborted:
+			return compactOutcome{aborted: true}
+		}
+		d := chain.Next(retry.Outcome{
+			StopReason: string(res.StopReason), ErrorMessage: res.ErrorMessage, ErrorStatus: res.ErrorStatus,
+			ErrorType: res.ErrorType, ShouldRetry: res.ShouldRetry,
+		}, r.settings, workflow.Now(ctx))
+		if !d.Retry {
+			msg := res.ErrorMessage
+			if d.End != nil && d.End.FinalError != "" {
+				msg = d.End.FinalError
+			}
+			return compactOutcome{err: "summary call failed: " + msg}
+		}
+		if r.waitBackoff(ctx, d.Start) {
+			if r.aborted {
+				return compactOutcome{aborted: true}
+			}
+			return compactOutcome{err: fmt.Sprintf("%s (last summary error: %s)", agent.RetryCancelledMessage, res.ErrorMessage)}
+		}
+	}
+}
+
+// summarizeOnce runs one Summarize activity. Like a model call, it has a
+// single Temporal attempt; a timeout (dead worker) becomes a retryable
+// connection error, a cancellation an aborted result. fatal is set for
+// failures no retry can fix (session store, bad input).
+func (r *run) summarizeOnce(ctx workflow.Context, entryID string, attempt int, custom string) (res activities.SummarizeResult, fatal string) {
+	cctx, cancel := workflow.WithCancel(ctx)
+	r.cancelCall = cancel
+	cctx = workflow.WithActivityOptions(cctx, workflow.ActivityOptions{
+		StartToCloseTimeout: r.in.modelTimeout(),
+		HeartbeatTimeout:    r.in.heartbeatTimeout(),
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		WaitForCancellation: true,
+		Summary:             fmt.Sprintf("compaction summary %s (attempt %d)", entryID, attempt+1),
+	})
+	err := workflow.ExecuteActivity(cctx, activities.SummarizeName, activities.SummarizeInput{
+		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: r.in.Model,
+		KeepRecentTokens: r.in.Compaction.KeepRecentTokens, CustomInstructions: custom, Attempt: attempt,
+	}).Get(ctx, &res)
+	r.cancelCall = nil
+	cancel()
+	if err == nil {
+		return res, ""
+	}
+	var appErr *temporal.ApplicationError
+	var timeoutErr *temporal.TimeoutError
+	switch {
+	case temporal.IsCanceledError(err) || ctx.Err() != nil:
+		if ctx.Err() != nil {
+			r.aborted = true
+		}
+		return activities.SummarizeResult{StopReason: agent.StopReasonAborted, ErrorMessage: retry.AbortedMessage}, ""
+	case errors.As(err, &timeoutErr):
+		return activities.SummarizeResult{StopReason: agent.StopReasonError,
+			ErrorMessage: fmt.Sprintf(ConnectionLostMessage, timeoutName(timeoutErr))}, ""
+	case errors.As(err, &appErr) && (appErr.Type() == activities.ErrTypeSessionStore || appErr.Type() == activities.ErrTypeBadInput):
+		return res, rootMessage(err)
+	}
+	return activities.SummarizeResult{StopReason: agent.StopReasonError,
+		ErrorMessage: "connection error: summary call failed: " + rootMessage(err)}, ""
 }

@@ -116,7 +116,7 @@ func (r *run) execute(ctx workflow.Context) (PromptResult, error) {
 			return r.fail(ctx, msg)
 		}
 		r.advance(res.EntryID)
-		return r.complete(ctx, res.Text)
+		return r.completeTurn(ctx, res)
 	}
 }
 
@@ -318,6 +318,11 @@ func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 	r.status = agent.StatusAborted
 	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: r.status})
 	res := PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.leafID, Events: r.seq}
+	if ctx.Err() != nil {
+		// Cancelled through Temporal (UI, `temporal workflow cancel`):
+		// report it as a cancellation so the run shows as Canceled.
+		return res, temporal.NewCanceledError(res)
+	}
 	return res, temporal.NewNonRetryableApplicationError("prompt aborted", ErrTypePromptAborted, nil, res)
 }
 

@@ -446,3 +446,22 @@ func TestPrompt_InvalidInputFailsClearly(t *testing.T) {
 }
 
 var _ = session.TypeMessage
+
+// Cancelling the workflow through Temporal (UI, `temporal workflow
+// cancel`) during a backoff acts like abort: the chain ends with "Retry
+// cancelled" and the run ends as cancelled.
+func TestPrompt_WorkflowCancelDuringBackoff(t *testing.T) {
+	h := newHarness(t)
+	h.env.RegisterDelayedCallback(h.env.CancelWorkflow, time.Second)
+	_, err := h.run(input(e503))
+	if !temporal.IsCanceledError(err) {
+		t.Fatalf("error %v, want a cancellation", err)
+	}
+	got := retryEvents(t, h.events())
+	if len(got) != 2 || !strings.Contains(got[1], `"finalError":"Retry cancelled"`) {
+		t.Fatalf("retry events %v", got)
+	}
+	if st := h.state(); st.Status != agent.StatusAborted || st.IsRetrying {
+		t.Fatalf("state %+v", st)
+	}
+}

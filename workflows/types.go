@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/compaction"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -41,6 +42,10 @@ type PromptInput struct {
 	Message   string              `json:"message"`
 	Model     activities.ModelRef `json:"model"`
 	Retry     retry.Settings      `json:"retry"`
+	// Compaction is the compaction settings group. Its zero value
+	// disables compaction (histories written before it existed replay
+	// unchanged); app.PromptInput fills it from the settings.
+	Compaction compaction.Settings `json:"compaction"`
 	// ModelTimeoutMs is the model call's start-to-close timeout
 	// (0: DefaultModelTimeout).
 	ModelTimeoutMs int64 `json:"modelTimeoutMs,omitempty"`
@@ -63,6 +68,9 @@ func (in PromptInput) Validate() error {
 		errs = append(errs, "model.provider is empty")
 	}
 	if err := in.Retry.Validate(); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if err := in.Compaction.Validate(); err != nil {
 		errs = append(errs, err.Error())
 	}
 	if in.ModelTimeoutMs < 0 || in.HeartbeatTimeoutMs < 0 {

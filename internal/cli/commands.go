@@ -287,4 +287,3 @@ func printResult(env Env, asJSON bool, v map[string]any, text string) {
 	}
 	fmt.Fprintln(env.Stdout, text)
 }
-

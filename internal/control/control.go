@@ -51,7 +51,10 @@ func (k *Controller) StartPrompt(ctx context.Context, in workflows.PromptInput) 
 		TaskQueue:                k.TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		StaticSummary:            "prompt: " + shorten(in.Message, 120),
+		// Without this the SDK hands back the running prompt's run instead
+		// of the conflict, and a second prompt would silently follow it.
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		StaticSummary:                            "prompt: " + shorten(in.Message, 120),
 		Memo: map[string]any{
 			"sessionId": in.SessionID,
 			"model":     in.Model.Provider + "/" + in.Model.Name,

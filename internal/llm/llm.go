@@ -31,10 +31,18 @@ type Request struct {
 	Attempt int
 	// Faults is the scripted provider's fault script for this prompt.
 	Faults []string
+	// Purpose says what the call is for: "" for a conversation turn,
+	// PurposeSummarize for a compaction summary. Providers send both the
+	// same way; the scripted provider answers a summary request with a
+	// deterministic summary.
+	Purpose string
 	// Secret is the credential the auth store chose. It must never be
 	// logged or returned; error texts that echo it are redacted.
 	Secret string
 }
+
+// PurposeSummarize marks a Request that asks for a compaction summary.
+const PurposeSummarize = "summarize"
 
 // Provider calls a model.
 type Provider interface {

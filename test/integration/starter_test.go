@@ -2,8 +2,12 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
 
 	"github.com/durableagent/durableagent/internal/cli"
 )
@@ -56,5 +60,30 @@ func TestIntegration_StarterCommands(t *testing.T) {
 	code, out, _ = e.starter("events", "--session", "cli", "--json")
 	if code != cli.ExitOK || strings.Count(out, "\n") != 9 || !strings.Contains(out, `"type":"auto_retry_end","seq":8`) {
 		t.Fatalf("events: exit %d\n%s", code, out)
+	}
+}
+
+// DESIGN: a session runs one prompt at a time; a second prompt while one
+// runs is a clear "session busy" error, and the running one is untouched.
+func TestIntegration_SecondPromptInSessionIsBusy(t *testing.T) {
+	e := newEnv(t)
+	e.s.Retry.BaseDelayMs = 60_000
+	e.startWorker()
+	run := e.prompt("busy", e503)
+	e.waitEvent("busy", 30*time.Second, isType(agent.EventAutoRetryStart))
+	code, _, stderr := e.starter("prompt", "--session", "busy", "second prompt")
+	if code != cli.ExitUsage || !strings.Contains(stderr, "session busy") || !strings.Contains(stderr, "session busy is running a prompt") {
+		t.Fatalf("second prompt: exit %d, stderr %q", code, stderr)
+	}
+	if err := e.k.AbortRetry(context.Background(), "busy"); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := e.result(run); !strings.HasPrefix(res.Error, agent.RetryCancelledMessage) {
+		t.Fatalf("first prompt %+v", res)
+	}
+	// Once it has ended, the session takes a new prompt.
+	code, out, stderr := e.starter("prompt", "--session", "busy", "third prompt")
+	if code != cli.ExitOK || !strings.Contains(out, "Scripted reply to: third prompt") {
+		t.Fatalf("prompt after the first ended: exit %d\n%s\n%s", code, out, stderr)
 	}
 }

@@ -12,6 +12,13 @@
 //	"ok" / ""                             a normal answer
 //
 // Calls past the end of the script answer normally.
+//
+// A summary request (Request.Purpose == llm.PurposeSummarize, or the
+// compaction summary system prompt) replays the same kinds of faults from
+// its own script (the activity passes the model's summary fault script as
+// Request.Faults) and then answers with a short deterministic summary in
+// the compaction format, built from the number of messages in the
+// transcript it was given (see SummaryReply).
 package scripted
 
 import (
@@ -118,8 +125,9 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	switch fault.Kind {
 	case "error":
 		m := llm.ErrorMessage(req, fault.Text)
+		// No usage on errors: providers report none for a failed call, and
+		// a usage above the window would read as a silent overflow.
 		m.ErrorStatus, m.ErrorType = fault.Status, fault.Type
-		m.Usage = &agent.Usage{Input: estimate(req.Messages)}
 		return m
 	case "hang":
 		if fault.Hang == 0 {
@@ -131,7 +139,10 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 		}
 	}
 	reply := p.opts.Reply
-	if reply == "" {
+	switch {
+	case IsSummaryRequest(req):
+		reply = SummaryReply(lastUserText(req.Messages))
+	case reply == "":
 		reply = "Scripted reply to: " + lastUserText(req.Messages)
 	}
 	m := agent.TextMessage(agent.RoleAssistant, reply)

@@ -1,0 +1,153 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/compaction"
+	"github.com/durableagent/durableagent/internal/llm"
+	"github.com/durableagent/durableagent/internal/session"
+)
+
+// SummarizeName is the registered name of Summarize.
+const SummarizeName = "Summarize"
+
+// EmptySummaryMessage is the error of a summary call that answered with no
+// text: recording an empty summary would silently lose the history.
+const EmptySummaryMessage = "summary model returned an empty summary"
+
+// Summarize compacts the run context that ends at in.LeafID: it plans the
+// cut (compaction.PlanCut with in.KeepRecentTokens), asks the model for a
+// summary of the older part (a second call summarises the beginning of a
+// split turn), and writes a compaction entry under in.EntryID as the
+// leaf's child. The session file keeps every message; the entry only
+// changes what later run contexts contain (session.Session.Context).
+//
+// Model failures come back as data (StopReason "error"), so the workflow
+// decides about retries; nothing is written then. A re-run after the entry
+// was written reports that entry without calling the model again.
+// Cancellation returns the context's error with nothing written.
+func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (SummarizeResult, error) {
+	if err := session.ValidateID(in.SessionID); err != nil {
+		return SummarizeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	if in.EntryID == "" {
+		err := errors.New("summarize: empty compaction entry id")
+		return SummarizeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	sess, err := a.Sessions.Load(in.SessionID)
+	if errors.Is(err, session.ErrNotFound) {
+		return SummarizeResult{NothingToCompact: true}, nil
+	}
+	if err != nil {
+		return SummarizeResult{}, storeError("load session", err)
+	}
+	if e, ok := sess.Get(in.EntryID); ok && e.Type == session.TypeCompaction {
+		return SummarizeResult{EntryID: e.ID, Summary: e.Summary, FirstKeptEntryID: e.FirstKeptEntryID,
+			TokensBefore: e.TokensBefore, MessageCount: len(sess.Context(e.ID)), StopReason: agent.StopReasonStop}, nil
+	}
+
+	items, anchor := contextItems(sess, in.LeafID)
+	tokensBefore := compaction.EstimateContext(items, anchor)
+	cut := compaction.PlanCut(items, in.KeepRecentTokens)
+	if cut.NothingToCompact {
+		return SummarizeResult{NothingToCompact: true, TokensBefore: tokensBefore, MessageCount: len(items)}, nil
+	}
+
+	provider, err := a.Provider(in.Model.Provider)
+	if err != nil {
+		return SummarizeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	base := llm.Request{
+		SessionID: in.SessionID,
+		Provider:  in.Model.Provider,
+		Model:     in.Model.Name,
+		System:    compaction.SummarySystemPrompt,
+		MaxTokens: in.Model.MaxTokens,
+		Attempt:   in.Attempt,
+		Faults:    in.Model.SummaryFaults,
+		Purpose:   llm.PurposeSummarize,
+	}
+	if a.Credentials != nil {
+		if _, secret, ok := a.Credentials.Select(in.Model.Provider, in.SessionID); ok {
+			base.Secret = secret
+		}
+	}
+
+	stop := a.heartbeat(ctx)
+	summary, failed := summarizeCut(ctx, provider, base, cut, in.CustomInstructions)
+	stop()
+	if ctx.Err() != nil {
+		return SummarizeResult{StopReason: agent.StopReasonAborted, ErrorMessage: llm.AbortedMessage(base).ErrorMessage}, ctx.Err()
+	}
+	if failed != nil {
+		return SummarizeResult{
+			TokensBefore: tokensBefore, StopReason: failed.StopReason,
+			ErrorMessage: Redact(failed.ErrorMessage, base.Secret),
+			ErrorStatus:  failed.ErrorStatus, ErrorType: failed.ErrorType, ShouldRetry: failed.ShouldRetry,
+		}, nil
+	}
+
+	entry := session.Entry{
+		Type: session.TypeCompaction, ID: in.EntryID, ParentID: in.LeafID, Timestamp: time.Now().UTC(),
+		Summary: summary, FirstKeptEntryID: cut.FirstKeptID, TokensBefore: tokensBefore,
+	}
+	if _, err := a.Sessions.Append(in.SessionID, entry); err != nil {
+		return SummarizeResult{}, storeError("write compaction entry", err)
+	}
+	return SummarizeResult{
+		EntryID: in.EntryID, Summary: summary, FirstKeptEntryID: cut.FirstKeptID, TokensBefore: tokensBefore,
+		MessageCount: 1 + len(items) - cut.FirstKeptIndex, StopReason: agent.StopReasonStop,
+	}, nil
+}
+
+// summarizeCut makes the summary calls of a cut: the history summary
+// (merging the previous one), and for a split turn the summary of the
+// turn's beginning, joined under its own heading. failed is the first
+// call's message that did not succeed.
+func summarizeCut(ctx context.Context, p llm.Provider, base llm.Request, cut compaction.Cut, custom string) (summary string, failed *agent.Message) {
+	history := cut.PreviousSummary
+	if len(cut.ToSummarize) > 0 || !cut.SplitTurn {
+		text, bad := summaryCall(ctx, p, base, compaction.SummaryPrompt(compaction.PromptInput{
+			Items: cut.ToSummarize, PreviousSummary: cut.PreviousSummary,
+			CustomInstructions: custom, SplitTurn: cut.SplitTurn,
+		}))
+		if bad != nil {
+			return "", bad
+		}
+		history = text
+	}
+	if !cut.SplitTurn {
+		return history, nil
+	}
+	prefix, bad := summaryCall(ctx, p, base, compaction.TurnPrefixPrompt(compaction.PromptInput{
+		Items: cut.SplitTurnPrefix, CustomInstructions: custom,
+	}))
+	if bad != nil {
+		return "", bad
+	}
+	return compaction.JoinSplitTurnSummary(history, prefix), nil
+}
+
+// summaryCall sends one summary prompt as the single user message of a
+// request and returns the answer's text, or the message when the call
+// failed or answered nothing.
+func summaryCall(ctx context.Context, p llm.Provider, base llm.Request, prompt string) (string, *agent.Message) {
+	req := base
+	req.Messages = []agent.Message{agent.TextMessage(agent.RoleUser, prompt)}
+	msg := p.Complete(ctx, req)
+	if msg.StopReason == agent.StopReasonError || msg.StopReason == agent.StopReasonAborted {
+		return "", &msg
+	}
+	text := strings.TrimSpace(msg.Text())
+	if text == "" {
+		empty := llm.ErrorMessage(req, EmptySummaryMessage)
+		return "", &empty
+	}
+	return text, nil
+}

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/llm/scripted"
+	"github.com/durableagent/durableagent/workflows"
+)
+
+const compactUsage = "starter compact [--session ID] [--instructions TEXT] [--fault TEXT]... [--json]"
+
+var compactCmd = Command{
+	Name:    "compact",
+	Usage:   compactUsage,
+	Summary: "compact the session now: summarise older messages, keep the recent ones (Compact workflow)",
+	Run:     runCompact,
+}
+
+func init() { Register(compactCmd) }
+
+// runCompact runs the Compact workflow under the session's workflow id,
+// so it fails with "session busy" while a prompt runs, and waits for it.
+func runCompact(ctx context.Context, env Env, args []string) int {
+	c := newFlags("compact", env)
+	var instructions string
+	var faults []string
+	c.fs.StringVar(&instructions, "instructions", "", "extra instructions for the summary (e.g. \"keep the SQL schema\")")
+	c.fs.StringArrayVar(&faults, "fault", nil, "scripted model: inject this error into the summary call (repeatable; e.g. \"503 Service Unavailable\")")
+	if !c.parse(env, args) {
+		return ExitUsage
+	}
+	if c.fs.NArg() > 0 {
+		return fail(env, "compact", fmt.Errorf("unexpected argument %q (usage: %s)", c.fs.Arg(0), compactUsage))
+	}
+	if err := scripted.ValidateScript(faults); err != nil {
+		return fail(env, "compact", err)
+	}
+	k, s, closeFn, ok := c.controller(ctx, env)
+	if !ok {
+		return ExitUsage
+	}
+	defer closeFn()
+	in := workflows.CompactInputFrom(app.PromptInput(s, c.session, ""), instructions)
+	if len(faults) > 0 {
+		in.Model.SummaryFaults = faults
+	}
+	if err := in.Validate(); err != nil {
+		return fail(env, "compact", err)
+	}
+	opts := client.StartWorkflowOptions{
+		ID:                       workflows.WorkflowID(c.session),
+		TaskQueue:                k.TaskQueue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		// Without this the SDK hands back the running prompt's run instead
+		// of the conflict, and we would wait for the prompt.
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		StaticSummary:                            "compact session " + c.session,
+	}
+	run, err := k.Client.ExecuteWorkflow(ctx, opts, workflows.CompactWorkflowName, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return fail(env, "compact", fmt.Errorf("session busy: session %s is running a prompt (workflow %s); wait for it or abort it", c.session, opts.ID))
+	}
+	if err != nil {
+		return fail(env, "compact", fmt.Errorf("start compaction of session %s: %w", c.session, err))
+	}
+	var res workflows.CompactResult
+	err = run.Get(ctx, &res)
+	var appErr *temporal.ApplicationError
+	if err != nil && errors.As(err, &appErr) && appErr.HasDetails() {
+		_ = appErr.Details(&res)
+	}
+	if err != nil && res.Status == "" {
+		if ctx.Err() != nil {
+			fmt.Fprintf(env.Stderr, "starter compact: stopped waiting; the compaction keeps running in Temporal (starter state --session %s)\n", c.session)
+			return ExitFailed
+		}
+		return fail(env, "compact", err)
+	}
+	if c.json {
+		_ = json.NewEncoder(env.Stdout).Encode(res)
+	} else {
+		printCompactResult(env, c.session, res)
+	}
+	if res.Status != agent.StatusCompleted {
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+func printCompactResult(env Env, sessionID string, res workflows.CompactResult) {
+	switch {
+	case res.Status != agent.StatusCompleted:
+		fmt.Fprintf(env.Stderr, "compaction of session %s %s: %s\n", sessionID, res.Status, res.Error)
+	case res.NothingToCompact:
+		fmt.Fprintf(env.Stdout, "session %s: nothing to compact (the recent messages are the whole context)\n", sessionID)
+	case res.Result != nil:
+		r := res.Result
+		fmt.Fprintf(env.Stdout, "compacted session %s (context was %d tokens): summary in entry %s, messages kept from entry %s\n\n%s\n",
+			sessionID, r.TokensBefore, r.EntryID, r.FirstKeptEntryID, r.Summary)
+	}
+}

@@ -1,0 +1,155 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/compaction"
+	"github.com/durableagent/durableagent/retry"
+)
+
+// CompactWorkflowName is the registered name of the Compact workflow.
+const CompactWorkflowName = "Compact"
+
+// Error types of a manual compaction that did not complete
+// (temporal.ApplicationError.Type(); details hold the CompactResult).
+const (
+	ErrTypeCompactFailed  = "CompactFailed"
+	ErrTypeCompactAborted = "CompactAborted"
+)
+
+// CompactInput is the input of the Compact workflow: a manual compaction
+// of a session outside a prompt. Like PromptInput it carries names, ids
+// and settings only.
+type CompactInput struct {
+	SessionID string              `json:"sessionId"`
+	Model     activities.ModelRef `json:"model"`
+	// Retry governs the retries of failed summary calls.
+	Retry retry.Settings `json:"retry"`
+	// Compaction gives keepRecentTokens. A manual compaction runs even
+	// when compaction.enabled is false: that setting switches off the
+	// automatic ones only.
+	Compaction compaction.Settings `json:"compaction"`
+	// CustomInstructions are the user's wishes for the summary.
+	CustomInstructions string `json:"customInstructions,omitempty"`
+	ModelTimeoutMs     int64  `json:"modelTimeoutMs,omitempty"`
+	HeartbeatTimeoutMs int64  `json:"heartbeatTimeoutMs,omitempty"`
+}
+
+// CompactInputFrom makes the manual compaction input of a session from
+// the prompt input the same settings would give.
+func CompactInputFrom(p PromptInput, instructions string) CompactInput {
+	return CompactInput{
+		SessionID: p.SessionID, Model: p.Model, Retry: p.Retry, Compaction: p.Compaction,
+		CustomInstructions: instructions, ModelTimeoutMs: p.ModelTimeoutMs, HeartbeatTimeoutMs: p.HeartbeatTimeoutMs,
+	}
+}
+
+// Validate reports the first problem of the input in one line.
+func (in CompactInput) Validate() error {
+	var errs []string
+	if strings.TrimSpace(in.SessionID) == "" {
+		errs = append(errs, "sessionId is empty")
+	}
+	if in.Model.Provider == "" {
+		errs = append(errs, "model.provider is empty")
+	}
+	if err := in.Retry.Validate(); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if err := in.Compaction.Validate(); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if in.ModelTimeoutMs < 0 || in.HeartbeatTimeoutMs < 0 {
+		errs = append(errs, "timeouts must be >= 0")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid compact input: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// CompactResult is the result of a manual compaction. A failed or aborted
+// one returns an ApplicationError of type ErrTypeCompactFailed /
+// ErrTypeCompactAborted whose details hold it.
+type CompactResult struct {
+	// Status is agent.StatusCompleted, StatusFailed or StatusAborted.
+	Status string `json:"status"`
+	// Result describes the compaction entry written (nil when nothing
+	// was compacted).
+	Result *agent.CompactionResult `json:"result,omitempty"`
+	// NothingToCompact: the recent messages are the whole context.
+	NothingToCompact bool   `json:"nothingToCompact,omitempty"`
+	Error            string `json:"error,omitempty"`
+	// LeafID is the session entry the conversation ends at.
+	LeafID string `json:"leafId"`
+	// Events is the number of events the workflow emitted.
+	Events int64 `json:"events"`
+}
+
+// Compact compacts a session now, outside a prompt (`starter compact`).
+// It runs under the session's workflow id (WorkflowID), so it cannot race
+// a running prompt, and serves the same queries and signals: state shows
+// isCompacting, abort cancels the summary call. It emits prompt_end when
+// done, so clients that follow events stop as for a prompt.
+func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
+	if err := in.Validate(); err != nil {
+		return CompactResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
+	}
+	r := newRun(ctx, PromptInput{
+		SessionID: in.SessionID, Model: in.Model, Retry: in.Retry, Compaction: in.Compaction,
+		ModelTimeoutMs: in.ModelTimeoutMs, HeartbeatTimeoutMs: in.HeartbeatTimeoutMs,
+	})
+	r.idPrefix = entryIDPrefix(ctx)
+	if err := r.registerHandlers(ctx); err != nil {
+		return CompactResult{}, err
+	}
+	r.startSignalPump(ctx)
+
+	var loaded activities.LoadSessionResult
+	err := workflow.ExecuteActivity(r.storeOptions(ctx), activities.LoadSessionName,
+		activities.LoadSessionInput{SessionID: in.SessionID}).Get(ctx, &loaded)
+	if err != nil {
+		return r.endCompact(ctx, CompactResult{Status: agent.StatusFailed,
+			Error: fmt.Sprintf("load session %s: %s", in.SessionID, rootMessage(err))})
+	}
+	r.leafID, r.messageCount = loaded.LeafID, loaded.MessageCount
+	if !loaded.Exists || loaded.LeafID == "" {
+		return r.endCompact(ctx, CompactResult{Status: agent.StatusCompleted, NothingToCompact: true})
+	}
+
+	out := r.summarize(ctx, in.CustomInstructions)
+	switch {
+	case out.aborted:
+		return r.endCompact(ctx, CompactResult{Status: agent.StatusAborted, Error: "compaction aborted"})
+	case out.err != "":
+		return r.endCompact(ctx, CompactResult{Status: agent.StatusFailed, Error: "compaction failed: " + out.err})
+	case out.res.NothingToCompact:
+		return r.endCompact(ctx, CompactResult{Status: agent.StatusCompleted, NothingToCompact: true})
+	}
+	r.applyCompaction(out.res)
+	return r.endCompact(ctx, CompactResult{Status: agent.StatusCompleted, Result: compactionResult(out.res)})
+}
+
+// endCompact emits prompt_end and returns res, as an error unless the
+// compaction completed.
+func (r *run) endCompact(ctx workflow.Context, res CompactResult) (CompactResult, error) {
+	r.status = res.Status
+	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: res.Status, ErrorMessage: res.Error})
+	res.LeafID, res.Events = r.leafID, r.seq
+	switch res.Status {
+	case agent.StatusFailed:
+		return res, temporal.NewNonRetryableApplicationError(res.Error, ErrTypeCompactFailed, nil, res)
+	case agent.StatusAborted:
+		if ctx.Err() != nil { // cancelled through Temporal, as in finishAborted
+			return res, temporal.NewCanceledError(res)
+		}
+		return res, temporal.NewNonRetryableApplicationError(res.Error, ErrTypeCompactAborted, nil, res)
+	}
+	return res, nil
+}
