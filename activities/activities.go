@@ -86,6 +86,14 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	msg := provider.Complete(ctx, req)
 	stop()
 
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// The start-to-close timeout ran out: Temporal has timed the call
+		// out, and the workflow records this entry as a connection error.
+		// Nobody aborted it, and writing "aborted" first would make the
+		// session file contradict the events (the first write of an id
+		// wins).
+		return CallModelResult{}, ctx.Err()
+	}
 	if ctx.Err() != nil && msg.StopReason != agent.StopReasonAborted {
 		msg = llm.AbortedMessage(req)
 	}

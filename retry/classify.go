@@ -3,6 +3,7 @@ package retry
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -32,7 +33,9 @@ func firstMatch(ps []textPattern, text string) (string, bool) {
 	return "", false
 }
 
-// overflowPatterns are the providers' context-overflow wordings (SPEC 2).
+// overflowPatterns are the providers' context-overflow wordings (SPEC 2),
+// the seed's list first, then wordings measured on real errors
+// (testdata/errors.jsonl).
 var overflowPatterns = patterns(
 	`prompt is too long`,                     // Anthropic
 	`input is too long for requested model`,  // Amazon Bedrock
@@ -53,18 +56,116 @@ var overflowPatterns = patterns(
 	// Cerebras and Mistral answer an oversized request with a bare 400 or
 	// 413 and no body; the SDKs print "400 status code (no body)".
 	`\b4(?:00|13)\b\W*(?:status code)?\s*\(no body\)`,
+	// OpenAI and Groq "Request too large for gpt-4o ... on tokens per min
+	// (TPM): Limit 30000, Requested 36278": a 429, but one request is
+	// bigger than a whole minute's budget, so no wait helps; a smaller
+	// context does.
+	`request too large for`,
+	// Anthropic: input plus max_tokens above the window.
+	"input length and .?max_tokens.? exceed context limit",
+	`context size has been exceeded`,                    // llama.cpp as a 500, LM Studio MLX
+	`exceed_context_size_error`,                         // llama.cpp error type in the body
+	`exceeds? (?:the )?context window`,                  // llama-cpp-python "exceed context window of 2048"
+	`when context the overflows`,                        // LM Studio GGUF
+	`context_window_exceeded`,                           // Anthropic stop_reason model_context_window_exceeded
+	`expected maxlength: \d+, actual: \d+`,              // Bedrock input validation
+	`member must have length less than or equal to \d+`, // Bedrock body size
 )
 
+// throttlePatterns are rate limits worded like an overflow: Bedrock says
+// "Too many tokens, please wait before trying again" for its per-minute
+// (and per-day) token throttle. Waiting helps, compaction does not, so
+// these texts never count as an overflow.
+var throttlePatterns = patterns(
+	`please wait before trying again`,
+	`throttlingexception`,
+)
+
+// maxTokensPatterns are requests whose answer budget (max_tokens) is
+// invalid: fatal, never an overflow, even when the wording mentions the
+// context length, because neither a retry nor a compaction changes the
+// setting.
+var maxTokensPatterns = patterns(
+	`max_tokens: \d+ > \d+, which is the maximum allowed`,                          // Anthropic
+	`max_(?:completion_)?tokens is too large`,                                      // OpenAI
+	`'max_tokens' or 'max_completion_tokens' is too large`,                         // vLLM
+	`max_tokens must be less than or equal to`,                                     // Groq
+	`maximum tokens you requested exceeds the model limit`,                         // Bedrock (Anthropic-compatible)
+	`malformed input request: \d+ is not less or equal to \d+`,                     // Bedrock InvokeModel
+	`parameter .?max_completion_tokens.? specified in the\s+request are not valid`, // Volcano Ark
+	`unsupported parameter: 'max_tokens'`,                                          // OpenAI reasoning models
+)
+
+// reCompletionFillsWindow reads OpenAI's and vLLM's "maximum context length
+// is W tokens. However, you requested N tokens (I in the messages, C in the
+// completion)": when the completion budget C alone fills the window W,
+// max_tokens is the mistake and no compaction can help.
+var reCompletionFillsWindow = regexp.MustCompile(`(?i)maximum context length is (\d+) tokens.*?\((\d+) in the messages, (\d+) in the completion\)`)
+
 // usageLimitPatterns mark a credential or plan that ran out (SPEC 2):
-// retryable, through the usage-limit branch. Checked before
-// retryablePatterns, which also contain usage.?limit.
+// retryable, through the usage-limit branch. They are strong: they win over
+// a fatal-looking status or type (Anthropic answers "credit balance is too
+// low" with 400 invalid_request_error) because another credential may
+// well have credit left.
 var usageLimitPatterns = patterns(
 	`usage.?limit`,        // Codex "usage_limit_reached", subscription plans
 	`limit_reached`,       // the original's catch-all for *_limit_reached codes
 	`insufficient.?quota`, // OpenAI billing quota
 	`exceeded (?:your |the )?(?:current )?quota`, // OpenAI, Gemini
+	`credit balance is too low`,                  // Anthropic
+	`insufficient[ _](?:credits|balance)`,        // OpenRouter, DeepSeek
+	`requires more credits`,                      // OpenRouter
+	`(?:used all available|run out of) credits`,  // xAI
+	`spending limit`,                             // xAI, Anthropic workspaces
+	`hit your (?:\w+ )?limit`,                    // Claude and Codex plans
+	`account's rate limit`,                       // Claude subscription 429
+	`(?:tokens|requests) per day`,                // Groq TPD, Gemini, Bedrock daily quotas
+	`per.?day\b`,                                 // OpenRouter free-models-per-day, "per day per user"
+)
+
+// weakUsageLimitPatterns name an exhausted quota that is often a
+// per-minute one (Google's RESOURCE_EXHAUSTED is both): a usage limit
+// unless the text says the wait is short (transientPatterns).
+var weakUsageLimitPatterns = patterns(
 	`quota (?:has been |was )?exceeded`,
 	`resource.?exhausted`, // Google's RESOURCE_EXHAUSTED (quota)
+)
+
+// transientPatterns say the failure is momentary capacity trouble. They
+// win over a generic "bad request" type (Mistral sends "Service tier
+// capacity exceeded" as invalid_request_error) and over the weak
+// usage-limit wordings (Vertex "Resource exhausted. Please try again
+// later").
+var transientPatterns = patterns(
+	`overloaded`,
+	`capacity exceeded`,
+	`out of capacity`,
+	`high demand`,
+	`try again later`,
+	`per minute`,
+	`server busy`,
+)
+
+// fatalPatterns are errors no wait or credential switch can fix: a bad
+// key, a model or deployment that does not exist, a content policy. They
+// win over retryable-looking types (Ollama reports a missing model with
+// type api_error).
+var fatalPatterns = patterns(
+	`invalid.?x-api-key`,
+	`incorrect api key`,
+	`invalid api key`,
+	`api key not (?:valid|found)`,
+	`invalid_api_key`,
+	`authentication fails`,
+	`not found, try pulling it first`,             // Ollama
+	`does not exist or you do not have access`,    // OpenAI
+	`the model .{1,100}? does not exist`,          // OpenAI, vLLM
+	`deployment for this resource does not exist`, // Azure
+	`provided model identifier is invalid`,        // Bedrock
+	`you don't have access to the model`,          // Bedrock
+	`no endpoints found`,                          // OpenRouter
+	`content management policy`,                   // Azure content filter
+	`on-demand throughput isn.t supported`,        // Bedrock
 )
 
 // retryablePatterns are the SPEC 2 retryable set. Status-like numbers are
@@ -99,8 +200,19 @@ var retryablePatterns = patterns(
 	`broken pipe`,                                // Go: writing to a closed connection
 	`i/o timeout`,                                // Go net timeouts
 	`timed out`, `etimedout`, `timeout exceeded`, // Client.Timeout and friends
-	// "terminated" (undici's cut-stream error) is left out on purpose: the
-	// word also appears in permanent errors ("account terminated").
+	`deadline exceeded`, // Go context deadlines, Google DEADLINE_EXCEEDED
+	// undici's cut-stream error is the bare word "terminated" ("TypeError:
+	// terminated", "API Error: terminated"); a sentence that merely
+	// contains it ("account terminated") is not a transport failure.
+	`(?:^|error:\s*)terminated\b`,
+	// Go reports a connection closed before any response byte as
+	// `Post "https://...": EOF`.
+	`:\s*eof\s*$`,
+	`server busy`,       // Ollama "server busy, please try again"
+	`capacity exceeded`, // Mistral "Service tier capacity exceeded"
+	`out of capacity`,   // Vertex "temporarily out of capacity"
+	`high demand`,       // Gemini "experiencing high demand"
+	`please wait \d+\s*(?:ms|s|sec|secs|seconds|m|min|mins|minutes)\b`, // "All accounts are currently limited. Please wait 8s."
 )
 
 // Structured error types, lower-cased. Anthropic: overloaded_error,
@@ -111,17 +223,24 @@ var retryablePatterns = patterns(
 // invalid_api_key, model_not_found. Codex: usage_limit_reached. Google
 // status names: UNAVAILABLE, INTERNAL, DEADLINE_EXCEEDED,
 // RESOURCE_EXHAUSTED, UNAUTHENTICATED, PERMISSION_DENIED, NOT_FOUND,
-// INVALID_ARGUMENT.
+// INVALID_ARGUMENT. llama.cpp: exceed_context_size_error.
 var (
-	overflowTypes  = set("request_too_large", "context_length_exceeded")
+	overflowTypes  = set("request_too_large", "context_length_exceeded", "exceed_context_size_error")
 	retryableTypes = set("overloaded_error", "rate_limit_error", "rate_limit_exceeded",
 		"api_error", "server_error", "timeout_error", "timeout", "unavailable",
 		"internal", "deadline_exceeded", "service_unavailable")
 	usageLimitTypes = set("insufficient_quota", "usage_limit_reached", "quota_exceeded",
 		"billing_error", "billing_hard_limit_reached", "resource_exhausted")
-	fatalTypes = set("authentication_error", "permission_error", "not_found_error",
+	// weakUsageLimitTypes are quota statuses that are often per-minute
+	// ones: a transient wording in the text makes them retryable.
+	weakUsageLimitTypes = set("resource_exhausted")
+	fatalTypes          = set("authentication_error", "permission_error", "not_found_error",
 		"invalid_request_error", "invalid_api_key", "model_not_found",
 		"unauthenticated", "permission_denied", "not_found", "invalid_argument")
+	// weakFatalTypes are the catch-all "bad request" types, which some
+	// providers also use for capacity trouble: a transient wording in the
+	// text makes them retryable.
+	weakFatalTypes = set("invalid_request_error", "invalid_argument")
 )
 
 // HTTP statuses with a fixed meaning. Statuses in none of these sets
@@ -141,6 +260,12 @@ var (
 	fatalStatuses = map[int]bool{400: true, 401: true, 403: true, 404: true,
 		405: true, 422: true}
 )
+
+// UsageLimitHintMs is the retry hint from which a rate limit counts as a
+// usage limit: a provider that asks to wait ten minutes or more (Azure's
+// "Please retry after 86400 seconds") describes an exhausted quota, which
+// a backoff of seconds cannot ride out but another credential may avoid.
+const UsageLimitHintMs int64 = 10 * 60 * 1000
 
 func set(xs ...string) map[string]bool {
 	m := make(map[string]bool, len(xs))
@@ -164,23 +289,34 @@ func Classify(o Outcome) Classification {
 //  1. Not an error (StopReason other than "error"): ClassNone, except a
 //     silent overflow on a message that was not aborted.
 //  2. Context overflow: silent overflow (input + cache-read tokens above
-//     ContextWindow), status 413, type request_too_large or
-//     context_length_exceeded, or an overflow wording in the text. It
-//     comes before everything else because resending a too-long request
-//     cannot succeed, whatever status or x-should-retry wrapped it; it
-//     goes to compaction instead.
+//     ContextWindow), status 413, an overflow type, or an overflow wording
+//     in the text. It comes before everything else because resending a
+//     too-long request cannot succeed, whatever status or x-should-retry
+//     wrapped it; it goes to compaction instead. Two look-alikes are not
+//     overflows: a throttle worded "too many tokens, please wait", and an
+//     invalid answer budget (max_tokens too large, or a completion budget
+//     that alone fills the window).
 //  3. An error with no text and no structured field: fatal.
 //  4. ShouldRetry (x-should-retry), the provider's explicit word: false is
 //     fatal, true retryable.
-//  5. ErrorType, when it is a known type.
-//  6. ErrorStatus, when it is a known status.
-//  7. The text: usage-limit wordings, then the retryable set.
-//  8. Anything else: fatal.
+//  5. An invalid max_tokens: fatal.
+//  6. A usage-limit wording (credit, plan, daily quota): usage limit,
+//     whatever status or type came with it.
+//  7. A wording no wait can fix (bad key, unknown model, content policy):
+//     fatal, whatever retryable-looking type came with it.
+//  8. ErrorType, when it is a known type (a generic "bad request" or
+//     quota type gives way to a transient wording in the text).
+//  9. ErrorStatus, when it is a known status.
+//  10. The text: quota wordings (a rate limit when the text says the wait
+//     is short), then the retryable set.
+//  11. Anything else: fatal.
 //
-// A retryable verdict from rules 4-6 becomes ClassUsageLimit when the type
-// or the text names a usage limit or quota (a 429 "usage limit reached",
-// a rate_limit_error about a plan's limit). The hint (RetryAfterMs,
-// HasHint) is read from the text of every error, whatever its class.
+// A retryable verdict from rules 4, 8 and 9 becomes ClassUsageLimit when
+// the type or the text names a usage limit or quota (a 429 "usage limit
+// reached", a rate_limit_error about a plan's limit). A retryable verdict
+// whose hint is UsageLimitHintMs or more becomes ClassUsageLimit too. The
+// hint (RetryAfterMs, HasHint) is read from the text of every error,
+// whatever its class.
 func ClassifyAt(o Outcome, now time.Time) Classification {
 	if o.StopReason != "error" {
 		if o.StopReason != "aborted" && silentOverflow(o) {
@@ -190,6 +326,10 @@ func ClassifyAt(o Outcome, now time.Time) Classification {
 	}
 	c := classifyError(o)
 	c.RetryAfterMs, c.HasHint = ParseRetryHint(o.ErrorMessage, now)
+	if c.Class == ClassRetryable && c.HasHint && c.RetryAfterMs >= UsageLimitHintMs {
+		c.Class = ClassUsageLimit
+		c.Pattern += fmt.Sprintf(", retry hint %dms >= %dms", c.RetryAfterMs, UsageLimitHintMs)
+	}
 	return c
 }
 
@@ -211,7 +351,8 @@ func classifyError(o Outcome) Classification {
 		return Classification{Class: ClassContextOverflow, Pattern: p}
 	}
 	typ := strings.ToLower(strings.TrimSpace(o.ErrorType))
-	if o.ErrorMessage == "" && typ == "" && o.ErrorStatus == 0 && o.ShouldRetry == nil {
+	text := o.ErrorMessage
+	if text == "" && typ == "" && o.ErrorStatus == 0 && o.ShouldRetry == nil {
 		return Classification{Class: ClassFatal, Pattern: "empty error message"}
 	}
 	if o.ShouldRetry != nil {
@@ -220,9 +361,21 @@ func classifyError(o Outcome) Classification {
 		}
 		return retryable(o, typ, "x-should-retry: true")
 	}
+	if p, ok := maxTokensError(text); ok {
+		return Classification{Class: ClassFatal, Pattern: p}
+	}
+	if p, ok := firstMatch(usageLimitPatterns, text); ok {
+		return Classification{Class: ClassUsageLimit, Pattern: p}
+	}
+	if p, ok := firstMatch(fatalPatterns, text); ok {
+		return Classification{Class: ClassFatal, Pattern: p}
+	}
 	if typ != "" {
 		p := "type " + typ
+		transient, isTransient := firstMatch(transientPatterns, text)
 		switch {
+		case weakUsageLimitTypes[typ] && isTransient, weakFatalTypes[typ] && isTransient:
+			return Classification{Class: ClassRetryable, Pattern: p + ", " + transient}
 		case usageLimitTypes[typ]:
 			return Classification{Class: ClassUsageLimit, Pattern: p}
 		case retryableTypes[typ]:
@@ -242,10 +395,10 @@ func classifyError(o Outcome) Classification {
 			return Classification{Class: ClassFatal, Pattern: p}
 		}
 	}
-	if p, ok := firstMatch(usageLimitPatterns, o.ErrorMessage); ok {
-		return Classification{Class: ClassUsageLimit, Pattern: p}
+	if c, ok := quota(text); ok {
+		return c
 	}
-	if p, ok := firstMatch(retryablePatterns, o.ErrorMessage); ok {
+	if p, ok := firstMatch(retryablePatterns, text); ok {
 		return Classification{Class: ClassRetryable, Pattern: p}
 	}
 	return Classification{Class: ClassFatal, Pattern: "no retryable pattern"}
@@ -255,12 +408,49 @@ func classifyError(o Outcome) Classification {
 // branch when the type or the text says the limit is a usage limit.
 func retryable(o Outcome, typ, pattern string) Classification {
 	if usageLimitTypes[typ] {
-		return Classification{Class: ClassUsageLimit, Pattern: pattern + ", type " + typ}
+		if _, transient := firstMatch(transientPatterns, o.ErrorMessage); !weakUsageLimitTypes[typ] || !transient {
+			return Classification{Class: ClassUsageLimit, Pattern: pattern + ", type " + typ}
+		}
 	}
 	if p, ok := firstMatch(usageLimitPatterns, o.ErrorMessage); ok {
 		return Classification{Class: ClassUsageLimit, Pattern: pattern + ", " + p}
 	}
+	if c, ok := quota(o.ErrorMessage); ok && c.Class == ClassUsageLimit {
+		return Classification{Class: ClassUsageLimit, Pattern: pattern + ", " + c.Pattern}
+	}
 	return Classification{Class: ClassRetryable, Pattern: pattern}
+}
+
+// quota classifies a quota wording (weakUsageLimitPatterns): a usage
+// limit, or a rate limit when the text itself says the wait is short
+// ("per minute", "try again later").
+func quota(text string) (Classification, bool) {
+	p, ok := firstMatch(weakUsageLimitPatterns, text)
+	if !ok {
+		return Classification{}, false
+	}
+	if t, transient := firstMatch(transientPatterns, text); transient {
+		return Classification{Class: ClassRetryable, Pattern: p + ", " + t}, true
+	}
+	return Classification{Class: ClassUsageLimit, Pattern: p}, true
+}
+
+// maxTokensError matches an invalid answer budget (maxTokensPatterns, or a
+// completion budget that alone fills the window).
+func maxTokensError(text string) (string, bool) {
+	if p, ok := firstMatch(maxTokensPatterns, text); ok {
+		return p, true
+	}
+	m := reCompletionFillsWindow.FindStringSubmatch(text)
+	if m == nil {
+		return "", false
+	}
+	window, err1 := strconv.Atoi(m[1])
+	completion, err2 := strconv.Atoi(m[3])
+	if err1 != nil || err2 != nil || completion < window {
+		return "", false
+	}
+	return "completion budget fills the context window", true
 }
 
 // overflow applies rule 2 to an error outcome and names what matched.
@@ -268,11 +458,17 @@ func overflow(o Outcome) (string, bool) {
 	if silentOverflow(o) {
 		return "silent overflow", true
 	}
+	if _, ok := maxTokensError(o.ErrorMessage); ok {
+		return "", false
+	}
 	if o.ErrorStatus == 413 {
 		return "status 413", true
 	}
 	if typ := strings.ToLower(strings.TrimSpace(o.ErrorType)); overflowTypes[typ] {
 		return "type " + typ, true
+	}
+	if _, ok := firstMatch(throttlePatterns, o.ErrorMessage); ok {
+		return "", false
 	}
 	return firstMatch(overflowPatterns, o.ErrorMessage)
 }

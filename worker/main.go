@@ -1,7 +1,10 @@
 // Command worker runs the durable agent's Temporal worker: the Prompt
 // workflow and its activities on the configured task queue. With --dev it
 // first starts an embedded Temporal server (SQLite under the data dir) and
-// the Temporal Web UI, all in this process.
+// the Temporal Web UI, all in this process. With a codec key configured
+// (codec.keyFile or DURABLE_AGENT_CODEC_KEY) workflow payloads are
+// encrypted, and --codec-server (automatic with --dev) serves the codec on
+// loopback so the Web UI can show them.
 package main
 
 import (
@@ -25,6 +28,9 @@ func main() {
 func run(args []string) int {
 	fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
 	dev := fs.Bool("dev", false, "start an embedded Temporal server and Web UI in this process")
+	codecServer := fs.String("codec-server", "", "serve the payload codec for the Temporal Web UI at this loopback `ADDR` "+
+		"(e.g. 127.0.0.1:8234; \"off\" disables it; default: 127.0.0.1:8234 with --dev when a codec key is configured)")
+	codecOrigins := fs.StringSlice("codec-origin", nil, "further browser `ORIGIN`s allowed to call the codec server (the Web UI's are always allowed)")
 	settings.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -40,7 +46,9 @@ func run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, err := stack.Start(ctx, s, stack.Options{Dev: *dev, Out: os.Stdout})
+	st, err := stack.Start(ctx, s, stack.Options{
+		Dev: *dev, Out: os.Stdout, CodecServer: *codecServer, CodecOrigins: *codecOrigins,
+	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
 		return 2

@@ -326,9 +326,17 @@ func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 	return res, temporal.NewNonRetryableApplicationError("prompt aborted", ErrTypePromptAborted, nil, res)
 }
 
-// rootMessage is the innermost error text (Temporal wraps activity errors
-// in "activity error (type: ..., scheduledEventID: ...)" layers).
+// rootMessage is the activity's own error text: the message of the first
+// application error in the chain (Temporal wraps it in "activity error
+// (type: ..., scheduledEventID: ...)" layers, and below it repeats each
+// Go cause as a further application error, down to a bare "permission
+// denied" that no longer names the file). Without an application error,
+// the innermost text.
 func rootMessage(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Message() != "" {
+		return appErr.Message()
+	}
 	for {
 		next := errors.Unwrap(err)
 		if next == nil {

@@ -15,13 +15,14 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/activities"
-	"github.com/durableagent/durableagent/internal/auth"
-	"github.com/durableagent/durableagent/internal/llm"
+	"github.com/durableagent/durableagent/compaction"
+	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -40,12 +41,21 @@ func Dial(ctx context.Context, s settings.Settings, logger *slog.Logger) (client
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
+	// With a codec key configured, every payload is encrypted before it
+	// reaches Temporal (worker and starter alike, as both dial here).
+	var dc converter.DataConverter
+	if cdc, err := codec.FromSettings(s); err != nil {
+		return nil, err
+	} else if cdc != nil {
+		dc = codec.DataConverter(nil, cdc)
+	}
 	ctx, cancel := context.WithTimeout(ctx, DialTimeout)
 	defer cancel()
 	c, err := client.DialContext(ctx, client.Options{
-		HostPort:  s.Temporal.Address,
-		Namespace: s.Temporal.Namespace,
-		Logger:    sdklog.NewStructuredLogger(logger),
+		HostPort:      s.Temporal.Address,
+		Namespace:     s.Temporal.Namespace,
+		Logger:        sdklog.NewStructuredLogger(logger),
+		DataConverter: dc,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w at %s (namespace %q): %v", ErrUnreachable, s.Temporal.Address, s.Temporal.Namespace, err)
@@ -64,30 +74,15 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 		Reply:   s.Scripted.Reply,
 		Latency: time.Duration(s.Scripted.LatencyMs) * time.Millisecond,
 	})
-	providers := map[string]llm.Provider{"scripted": script}
-	creds := auth.NewMemory()
+	creds, err := NewCredentials(s)
+	if err != nil {
+		return nil, err
+	}
 	return &activities.Activities{
-		Sessions: store,
-		Provider: func(name string) (llm.Provider, error) {
-			if p, ok := providers[name]; ok {
-				return p, nil
-			}
-			return nil, fmt.Errorf("unknown model provider %q (known: scripted)", name)
-		},
-		Credentials: memoryCredentials{creds},
+		Sessions:    store,
+		Provider:    NewProviders(s, script),
+		Credentials: creds,
 	}, nil
-}
-
-// memoryCredentials adapts auth.Memory to activities.Credentials.
-type memoryCredentials struct{ m *auth.Memory }
-
-func (c memoryCredentials) Select(provider, sessionID string) (string, string, bool) {
-	cred, ok := c.m.Select(provider, sessionID)
-	return cred.ID, cred.Secret, ok
-}
-
-func (c memoryCredentials) MarkUsageLimitReached(provider, sessionID string, retryAfterMs int64) (bool, string, error) {
-	return c.m.MarkUsageLimitReached(provider, sessionID, retryAfterMs)
 }
 
 // Register puts the Prompt workflow and the activities on w.
@@ -97,6 +92,8 @@ func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterActivityWithOptions(acts.AppendEntries, activity.RegisterOptions{Name: activities.AppendEntriesName})
 	w.RegisterActivityWithOptions(acts.LoadSession, activity.RegisterOptions{Name: activities.LoadSessionName})
 	w.RegisterActivityWithOptions(acts.MarkUsageLimitReached, activity.RegisterOptions{Name: activities.MarkUsageLimitReachedName})
+	w.RegisterWorkflowWithOptions(workflows.Compact, workflow.RegisterOptions{Name: workflows.CompactWorkflowName})
+	w.RegisterActivityWithOptions(acts.Summarize, activity.RegisterOptions{Name: activities.SummarizeName})
 }
 
 // NewWorker returns a worker on the settings' task queue with everything
@@ -106,7 +103,12 @@ func NewWorker(c client.Client, s settings.Settings) (worker.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := worker.New(c, s.Temporal.TaskQueue, worker.Options{})
+	w := worker.New(c, s.Temporal.TaskQueue, worker.Options{
+		// Heartbeats carry cancellations to running model calls: send them
+		// at the ticker's pace so abort lands within about a second.
+		DefaultHeartbeatThrottleInterval: activities.MaxHeartbeatInterval,
+		MaxHeartbeatThrottleInterval:     activities.MaxHeartbeatInterval,
+	})
 	Register(w, acts)
 	return w, nil
 }
@@ -123,7 +125,13 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 			MaxTokens:     s.Model.MaxTokens,
 			Faults:        s.Scripted.Faults,
 		},
-		Retry:              s.Retry,
+		Retry: s.Retry.Settings,
+		Compaction: compaction.Settings{
+			Enabled:          s.Compaction.Enabled,
+			ReserveTokens:    s.Compaction.ReserveTokens,
+			KeepRecentTokens: s.Compaction.KeepRecentTokens,
+			AutoContinue:     s.Compaction.AutoContinue,
+		},
 		ModelTimeoutMs:     int64(s.Model.TimeoutMs),
 		HeartbeatTimeoutMs: int64(s.Model.HeartbeatTimeoutMs),
 	}

@@ -95,6 +95,16 @@ func TestLoad_InvalidInputRejectedWithKeyAndValue(t *testing.T) {
 			want: []string{"scripted.faults", "list of strings"}},
 		{name: "bad fault in file", file: "scripted:\n  faults: [ok, \"hang:soon\"]\n",
 			want: []string{"scripted.faults[1]", "hang:soon"}},
+		{name: "fallbackModels given a scalar", file: "retry:\n  fallbackModels: claude-b\n",
+			want: []string{"retry.fallbackModels", "list of strings"}},
+		{name: "empty fallback model in file", file: "retry:\n  fallbackModels: [claude-b, \"\"]\n",
+			want: []string{`retry.fallbackModels[1]: must not be empty, got ""`, "settings.yaml:2"}},
+		{name: "empty fallback model in env", env: map[string]string{"DURABLE_AGENT_RETRY_FALLBACKMODELS": "gpt-b;;gpt-c"},
+			want: []string{"retry.fallbackModels[1]: must not be empty", "environment DURABLE_AGENT_RETRY_FALLBACKMODELS"}},
+		{name: "duplicate fallback model in env", env: map[string]string{"DURABLE_AGENT_RETRY_FALLBACKMODELS": "gpt-b;gpt-c; gpt-b"},
+			want: []string{`retry.fallbackModels[2]: repeats retry.fallbackModels[0], got "gpt-b"`, "environment DURABLE_AGENT_RETRY_FALLBACKMODELS"}},
+		{name: "more than ten fallback models in a flag", args: []string{"--retry.fallbackModels=m1;m2;m3;m4;m5;m6;m7;m8;m9;m10;m11"},
+			want: []string{"retry.fallbackModels: must hold at most 10 models, has 11", "m11", "flag --retry.fallbackModels"}},
 		{name: "dataDir is a file", env: map[string]string{"DURABLE_AGENT_DATADIR": aFile},
 			want: []string{"dataDir", aFile, "not a file", "DURABLE_AGENT_DATADIR"}},
 		{name: "negative maxRetries in env", env: map[string]string{"DURABLE_AGENT_RETRY_MAXRETRIES": "-1"},
@@ -170,6 +180,8 @@ func TestValidate_RejectsOutOfRangeStruct(t *testing.T) {
 		{"empty address", func(s *Settings) { s.Temporal.Address = "" }, `settings: temporal.address: must not be empty, got ""`},
 		{"unknown provider", func(s *Settings) { s.Model.Provider = "x" }, `settings: model.provider: must be one of scripted, anthropic, openai, got "x"`},
 		{"reserve over window", func(s *Settings) { s.Model.ContextWindow = 10000 }, `settings: compaction.reserveTokens: must be less than model.contextWindow (10000), got "16384"`},
+		{"duplicate fallback model", func(s *Settings) { s.Retry.FallbackModels = []string{"claude-b", "claude-b"} }, `settings: retry.fallbackModels[1]: repeats retry.fallbackModels[0], got "claude-b"`},
+		{"blank fallback model", func(s *Settings) { s.Retry.FallbackModels = []string{" "} }, `settings: retry.fallbackModels[0]: must not be empty, got " "`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

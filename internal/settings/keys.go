@@ -1,10 +1,13 @@
 package settings
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/durableagent/durableagent/internal/llm/scripted"
 )
 
 // KeyInfo describes one key for the README table and `starter settings`.
@@ -69,6 +72,9 @@ type keyDef struct {
 	oneOf    []string
 	nonEmpty bool
 	strCheck func(string) string
+	// listCheck restricts lists; it returns the problem with the list or
+	// with one item (its key then carries the index: key[1]).
+	listCheck func(key string, items []string) *problem
 	// field points into a Settings: *bool, *int, *int64, *string or
 	// *[]string.
 	field func(*Settings) any
@@ -113,6 +119,9 @@ var schema = []keyDef{
 	{key: "retry.maxDelayMs", kind: kindInt, max: dayMs, limit: "24 hours",
 		desc:  "Cap on one backoff delay in ms; a longer hint fails the chain at once (0: no cap).",
 		field: func(s *Settings) any { return &s.Retry.MaxDelayMs }},
+	{key: "retry.fallbackModels", kind: kindList, listCheck: checkModelList,
+		desc:  "Models of model.provider to switch to, in order, when a usage limit leaves no credential (the retry then waits 0 ms).",
+		field: func(s *Settings) any { return &s.Retry.FallbackModels }},
 
 	{key: "compaction.enabled", kind: kindBool,
 		desc:  "Compact the context when it nears the model's window.",
@@ -162,7 +171,7 @@ var schema = []keyDef{
 		desc:  "Heartbeat timeout of the LLM call in ms; a dead worker is noticed after this.",
 		field: func(s *Settings) any { return &s.Model.HeartbeatTimeoutMs }},
 
-	{key: "scripted.faults", kind: kindList,
+	{key: "scripted.faults", kind: kindList, listCheck: checkFaults,
 		desc:  "Scripted provider fault script, one element per call (e.g. \"503 Service Unavailable\", \"overflow\", \"ok\").",
 		field: func(s *Settings) any { return &s.Scripted.Faults }},
 	{key: "scripted.reply", kind: kindString,
@@ -184,6 +193,13 @@ var schema = []keyDef{
 	{key: "dev.ui", kind: kindBool,
 		desc:  "Start the Temporal Web UI with the dev server.",
 		field: func(s *Settings) any { return &s.Dev.UI }},
+
+	{key: "codec.keyFile", kind: kindString,
+		desc:  "File with the 32-byte AES-256 key (raw or base64) that encrypts workflow payloads in Temporal; empty: the key in $DURABLE_AGENT_CODEC_KEY (base64), or no encryption.",
+		field: func(s *Settings) any { return &s.Codec.KeyFile }},
+	{key: "codec.keyId", kind: kindString, nonEmpty: true, strCheck: checkKeyID,
+		desc:  "Key id recorded in every encrypted payload's metadata (names the key that decrypts it).",
+		field: func(s *Settings) any { return &s.Codec.KeyID }},
 }
 
 // lookupKey finds a key by its exact dotted name.
@@ -229,6 +245,57 @@ func checkURL(v string) string {
 		return "must be empty or an http(s) URL"
 	}
 	return ""
+}
+
+// checkKeyID keeps key ids short and printable: they travel in payload
+// metadata and in error messages.
+func checkKeyID(v string) string {
+	if len(v) > 64 {
+		return "must be at most 64 characters"
+	}
+	for _, r := range v {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:-", r)
+		if !ok {
+			return "must hold only letters, digits and . _ : -"
+		}
+	}
+	return ""
+}
+
+// maxFallbackModels bounds retry.fallbackModels: each one is a usage
+// limit away from the next, so a longer list is a mistake, not a plan.
+const maxFallbackModels = 10
+
+// checkModelList accepts up to maxFallbackModels distinct, non-empty model
+// names.
+func checkModelList(key string, items []string) *problem {
+	if len(items) > maxFallbackModels {
+		return &problem{key: key, value: strings.Join(items, ";"),
+			reason: fmt.Sprintf("must hold at most %d models, has %d", maxFallbackModels, len(items))}
+	}
+	for i, it := range items {
+		at := fmt.Sprintf("%s[%d]", key, i)
+		if strings.TrimSpace(it) == "" {
+			return &problem{key: at, value: it, reason: "must not be empty"}
+		}
+		for j := range i {
+			if items[j] == it {
+				return &problem{key: at, value: it, reason: fmt.Sprintf("repeats %s[%d]", key, j)}
+			}
+		}
+	}
+	return nil
+}
+
+// checkFaults rejects a bad fault script at start rather than on the model
+// call that reaches it.
+func checkFaults(key string, items []string) *problem {
+	for i, it := range items {
+		if _, err := scripted.ParseFault(it); err != nil {
+			return &problem{key: fmt.Sprintf("%s[%d]", key, i), value: it, reason: err.Error(), quiet: true}
+		}
+	}
+	return nil
 }
 
 func checkIP(v string) string {

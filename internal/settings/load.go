@@ -115,6 +115,9 @@ func Load(opts LoadOptions) (Settings, error) {
 		source[k.key] = winnerSource(k.key, file, envVals, flagVals)
 	}
 	s.DataDir = absPath(expandHome(s.DataDir, e))
+	if s.Codec.KeyFile != "" {
+		s.Codec.KeyFile = absPath(expandHome(s.Codec.KeyFile, e))
+	}
 	s.file = path
 	if err := s.Validate(); err != nil {
 		var se *Error
@@ -192,7 +195,7 @@ func checkUnknownEnv(e environment, other []string) error {
 	if e.environ == nil {
 		return nil
 	}
-	known := map[string]bool{EnvHome: true, EnvConfig: true}
+	known := map[string]bool{EnvHome: true, EnvConfig: true, EnvCodecKey: true}
 	var candidates []string
 	for i := range schema {
 		known[schema[i].env()] = true

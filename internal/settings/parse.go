@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/durableagent/durableagent/internal/llm/scripted"
 )
 
 // rawValue is a value as written, before parsing: scalar text, or the
@@ -154,12 +152,8 @@ func (k *keyDef) check(v any) *problem {
 			}
 		}
 	case []string:
-		// Only scripted.faults is a list; reject a bad script at start
-		// rather than on the model call that reaches it.
-		for i, it := range x {
-			if _, err := scripted.ParseFault(it); err != nil {
-				return &problem{key: fmt.Sprintf("%s[%d]", k.key, i), value: it, reason: err.Error(), quiet: true}
-			}
+		if k.listCheck != nil {
+			return k.listCheck(k.key, x)
 		}
 	}
 	return nil

@@ -13,16 +13,27 @@ import (
 type Settings struct {
 	// DataDir holds sessions, credentials, the dev server database and the
 	// default settings file.
-	DataDir    string         `json:"dataDir"`
-	Retry      retry.Settings `json:"retry"`
-	Compaction Compaction     `json:"compaction"`
-	Temporal   Temporal       `json:"temporal"`
-	Model      Model          `json:"model"`
-	Scripted   Scripted       `json:"scripted"`
-	Dev        Dev            `json:"dev"`
+	DataDir    string     `json:"dataDir"`
+	Retry      Retry      `json:"retry"`
+	Compaction Compaction `json:"compaction"`
+	Temporal   Temporal   `json:"temporal"`
+	Model      Model      `json:"model"`
+	Scripted   Scripted   `json:"scripted"`
+	Dev        Dev        `json:"dev"`
+	Codec      Codec      `json:"codec"`
 
 	// file is the settings file Load used (or would create).
 	file string
+}
+
+// Retry is the `retry` group: the policy's settings, which travel to the
+// workflow, plus the fallback models, which stay on the worker (the auth
+// store applies them when a usage limit leaves no credential).
+type Retry struct {
+	retry.Settings
+	// FallbackModels is retry.fallbackModels: models of model.provider to
+	// move a session to, in order, when a usage limit leaves no credential.
+	FallbackModels []string `json:"fallbackModels,omitempty"`
 }
 
 // Compaction is the `compaction` group (SPEC section 9).
@@ -87,8 +98,24 @@ type Dev struct {
 	UI     bool   `json:"ui"`
 }
 
+// Codec is the `codec` group: encryption of workflow payloads at rest in
+// Temporal (package internal/codec). The key itself is never a setting, so
+// it never shows up in `starter settings` or a settings file: it is read
+// from KeyFile, or from the EnvCodecKey variable.
+type Codec struct {
+	// KeyFile is a file holding the 32-byte AES-256 key, raw or base64
+	// ("": the key comes from EnvCodecKey, or payloads stay plain).
+	KeyFile string `json:"keyFile"`
+	// KeyID is written in every encrypted payload's metadata, so a payload
+	// names the key that decrypts it and keys can rotate.
+	KeyID string `json:"keyId"`
+}
+
 // Providers are the accepted model.provider values.
 var Providers = []string{"scripted", "anthropic", "openai"}
+
+// DefaultCodecKeyID is codec.keyId's default.
+const DefaultCodecKeyID = "default"
 
 // FileName is the settings file's name inside the data dir.
 const FileName = "settings.yaml"
@@ -101,6 +128,10 @@ const (
 	EnvHome = "DURABLE_AGENT_HOME"
 	// EnvConfig names the settings file.
 	EnvConfig = "DURABLE_AGENT_CONFIG"
+	// EnvCodecKey holds the payload codec's key as base64 (see Codec). It
+	// is not a key of the schema: its value is a secret and is never read
+	// into Settings.
+	EnvCodecKey = "DURABLE_AGENT_CODEC_KEY"
 )
 
 // Defaults returns the built-in values, with the data dir taken from
@@ -110,7 +141,7 @@ func Defaults() Settings { return defaultsFor(osEnv()) }
 func defaultsFor(e environment) Settings {
 	return Settings{
 		DataDir: defaultDataDir(e),
-		Retry:   retry.DefaultSettings(),
+		Retry:   Retry{Settings: retry.DefaultSettings()},
 		Compaction: Compaction{
 			Enabled:          true,
 			ReserveTokens:    16384,
@@ -126,7 +157,8 @@ func defaultsFor(e environment) Settings {
 			TimeoutMs:          600000,
 			HeartbeatTimeoutMs: 20000,
 		},
-		Dev: Dev{IP: "127.0.0.1", Port: 7233, UIPort: 8233, UI: true},
+		Dev:   Dev{IP: "127.0.0.1", Port: 7233, UIPort: 8233, UI: true},
+		Codec: Codec{KeyID: DefaultCodecKeyID},
 	}
 }
 

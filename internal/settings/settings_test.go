@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -22,6 +23,7 @@ func TestSettings_DefaultsMatchSpec(t *testing.T) {
 		{"retry.baseDelayMs", d.Retry.BaseDelayMs, int64(2000)},
 		{"retry.respectRetryAfter", d.Retry.RespectRetryAfter, false},
 		{"retry.maxDelayMs", d.Retry.MaxDelayMs, int64(0)},
+		{"retry.fallbackModels", len(d.Retry.FallbackModels), 0},
 		{"compaction.enabled", d.Compaction.Enabled, true},
 		{"compaction.reserveTokens", d.Compaction.ReserveTokens, 16384},
 		{"compaction.keepRecentTokens", d.Compaction.KeepRecentTokens, 20000},
@@ -229,6 +231,42 @@ func TestLoad_ScriptedFaultsFromEachSource(t *testing.T) {
 			}
 			if !reflect.DeepEqual(s.Scripted.Faults, c.want) {
 				t.Errorf("scripted.faults = %q, want %q", s.Scripted.Faults, c.want)
+			}
+		})
+	}
+}
+
+// SPEC 3 step 7 (fallback models): retry.fallbackModels comes from every
+// source; env and flags separate models with ";"; ten models are allowed.
+func TestLoad_FallbackModelsFromEachSource(t *testing.T) {
+	ten := []string{"m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9", "m10"}
+	cases := []struct {
+		name string
+		file string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{"default is none", "", nil, nil, nil},
+		{"YAML list", "retry:\n  fallbackModels: [claude-b, claude-c]\n", nil, nil, []string{"claude-b", "claude-c"}},
+		{"YAML block list", "retry:\n  fallbackModels:\n    - claude-b\n", nil, nil, []string{"claude-b"}},
+		{"YAML empty list", "retry:\n  fallbackModels: []\n", nil, nil, nil},
+		{"env semicolons", "", map[string]string{"DURABLE_AGENT_RETRY_FALLBACKMODELS": "gpt-b; gpt-c"}, nil, []string{"gpt-b", "gpt-c"}},
+		{"flag over env", "", map[string]string{"DURABLE_AGENT_RETRY_FALLBACKMODELS": "gpt-b"}, []string{"--retry.fallbackModels=gpt-c;gpt-d"}, []string{"gpt-c", "gpt-d"}},
+		{"ten models", "", nil, []string{"--retry.fallbackModels=" + strings.Join(ten, ";")}, ten},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := ""
+			if c.file != "" {
+				path = writeYAML(t, c.file)
+			}
+			s, err := load(t, path, newEnv(t, c.env), c.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(s.Retry.FallbackModels, c.want) {
+				t.Errorf("retry.fallbackModels = %q, want %q", s.Retry.FallbackModels, c.want)
 			}
 		})
 	}

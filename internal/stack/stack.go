@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/devserver"
 	"github.com/durableagent/durableagent/internal/settings"
 )
@@ -25,6 +26,7 @@ type Stack struct {
 	Server   *devserver.Server // nil when an existing server is used
 	Client   client.Client
 	Worker   worker.Worker
+	Codec    *codec.Server // nil when no codec server runs
 }
 
 // Options say what to start.
@@ -37,7 +39,19 @@ type Options struct {
 	Logger *slog.Logger
 	// Out receives the one-line addresses banner (nil: nothing).
 	Out io.Writer
+	// CodecServer is the loopback address to serve the payload codec at,
+	// for the Web UI. "" serves it at codec.DefaultServerAddress when Dev
+	// is set and a codec key is configured (and only warns if that port is
+	// taken); "off" never serves it. An explicit address without a key is
+	// an error.
+	CodecServer string
+	// CodecOrigins are browser origins allowed to call the codec server
+	// besides the Web UI's own.
+	CodecOrigins []string
 }
+
+// CodecServerOff is the Options.CodecServer value that disables it.
+const CodecServerOff = "off"
 
 // Start starts what opts asks for and returns once the worker polls.
 func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, error) {
@@ -89,14 +103,60 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 		return nil, fmt.Errorf("start worker on task queue %s: %w", st.Settings.Temporal.TaskQueue, err)
 	}
 	st.Worker = w
+	if err := st.startCodecServer(opts); err != nil {
+		st.Close()
+		return nil, err
+	}
 	if opts.Out != nil {
 		fmt.Fprintf(opts.Out, "temporal: %s (namespace %s)", st.Settings.Temporal.Address, st.Settings.Temporal.Namespace)
 		if ui := st.UIAddress(); ui != "" {
 			fmt.Fprintf(opts.Out, "  web ui: %s", ui)
 		}
 		fmt.Fprintf(opts.Out, "  task queue: %s  data: %s\n", st.Settings.Temporal.TaskQueue, st.Settings.DataDir)
+		if st.Codec != nil {
+			fmt.Fprintf(opts.Out, "codec server: %s (payloads are encrypted; give this URL to the Web UI as its codec endpoint to read them)\n", st.Codec.URL())
+		}
 	}
 	return st, nil
+}
+
+// startCodecServer serves the payload codec when opts ask for it (see
+// Options.CodecServer).
+func (st *Stack) startCodecServer(opts Options) error {
+	addr := opts.CodecServer
+	explicit := addr != "" && addr != CodecServerOff
+	if addr == CodecServerOff || (!explicit && !opts.Dev) {
+		return nil
+	}
+	c, err := codec.FromSettings(st.Settings)
+	if err != nil {
+		return err
+	}
+	if c == nil {
+		if explicit {
+			return fmt.Errorf("codec server at %s: no codec key is configured (set codec.keyFile or %s)", addr, settings.EnvCodecKey)
+		}
+		return nil
+	}
+	if !explicit {
+		addr = codec.DefaultServerAddress
+	}
+	origins := append(codec.UIOrigins(st.UIAddress()), opts.CodecOrigins...)
+	srv, err := codec.Serve(addr, codec.Handler(c, origins))
+	if err != nil && explicit {
+		return err
+	}
+	if err != nil {
+		// Only a convenience here: the worker runs without it.
+		logger := opts.Logger
+		if logger == nil {
+			logger = slog.Default()
+		}
+		logger.Warn("codec server not started; pass --codec-server ADDR to choose another port", "error", err.Error())
+		return nil
+	}
+	st.Codec = srv
+	return nil
 }
 
 // UIAddress is the Web UI's base URL ("" without an embedded UI; for a
@@ -123,6 +183,10 @@ func (st *Stack) WorkflowURL(workflowID, runID string) string {
 // Close stops the worker, the client and the embedded server, in that
 // order, so no task is lost mid-flight and SQLite closes cleanly.
 func (st *Stack) Close() error {
+	if st.Codec != nil {
+		_ = st.Codec.Close()
+		st.Codec = nil
+	}
 	if st.Worker != nil {
 		st.Worker.Stop()
 		st.Worker = nil

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+func TestMain(m *testing.M) {
+	// A child worker is this test binary re-executed; it must run no test.
+	childArgs = []string{"-test.run=^$"}
+	if child, code := runChildIfAsked(); child {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// The harness runs every benchmark end to end on the embedded server with
+// tiny sizes, and the table has every row with sane values. The targets
+// are not asserted: this machine is shared and noisy.
+func TestBench_QuickRunHasEveryRowWithSaneValues(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the embedded Temporal server and worker processes")
+	}
+	var log bytes.Buffer
+	cfg := QuickConfig()
+	cfg.Log = &log
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, cfg, []string{"bench", "--quick"})
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, log.String())
+	}
+	if len(rep.Errors) > 0 {
+		t.Fatalf("benchmarks failed: %v\n%s", rep.Errors, log.String())
+	}
+
+	var table bytes.Buffer
+	writeTable(&table, rep)
+	for _, name := range []string{"overhead", "abort latency", "timer accuracy", "history growth",
+		"concurrency N=10 rss", "concurrency N=10 throughput"} {
+		if !strings.Contains(table.String(), "| "+name+" |") {
+			t.Errorf("table has no %q row:\n%s", name, table.String())
+		}
+	}
+	var js bytes.Buffer
+	if err := writeJSON(&js, rep); err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Rows) != len(rep.Rows) {
+		t.Fatalf("JSON output does not round-trip: %v", err)
+	}
+
+	o := rep.Overhead
+	if o.Prompt.N != cfg.OverheadRuns || o.Bare.N != cfg.OverheadRuns || o.Ratio <= 0.2 || o.Ratio > 50 {
+		t.Errorf("overhead %+v: want %d samples each and a ratio in (0.2, 50]", o, cfg.OverheadRuns)
+	}
+	if o.BareActivities != 1 || o.PromptActivities < 2 {
+		t.Errorf("activities: bare %d (want 1), prompt %d (want >= 2)", o.BareActivities, o.PromptActivities)
+	}
+	a := rep.Abort
+	if a.Latency.N != cfg.AbortRuns || a.Latency.Min <= 0 || a.Latency.Max >= float64(cfg.AbortBackoffMs) {
+		t.Errorf("abort latency %+v: want %d samples, each in (0, %d ms)", a.Latency, cfg.AbortRuns, cfg.AbortBackoffMs)
+	}
+	tm := rep.Timer
+	if tm.Resume.N != cfg.TimerRuns*cfg.TimerFaults || tm.Fire.Min < -50 || tm.Resume.P50 < tm.Fire.P50 || tm.Announced.Max > 10_000 {
+		t.Errorf("timer %+v: want %d samples, no timer firing early, resumption after firing", tm, cfg.TimerRuns*cfg.TimerFaults)
+	}
+	hi := rep.History
+	if len(hi.Points) != len(cfg.HistoryCheckpoints) || hi.Ratio < 0.8 || hi.Ratio > 1.5 {
+		t.Fatalf("history %+v: want %d points with a ratio near 1", hi, len(cfg.HistoryCheckpoints))
+	}
+	for _, p := range hi.Points {
+		// The history holds at least the user message and the answer.
+		if p.ModelCalls != 1 || p.BytesPerCall < 2*cfg.MessageBytes {
+			t.Errorf("history point %+v: want 1 model call and >= %d bytes", p, 2*cfg.MessageBytes)
+		}
+	}
+	if len(rep.Concurrency) != 1 {
+		t.Fatalf("concurrency results %+v", rep.Concurrency)
+	}
+	c := rep.Concurrency[0]
+	delay := float64(cfg.ConcurrencyDelayMs) / 1000
+	if c.InBackoff != 10 || c.BareSec < delay || c.PromptSec < delay || c.Ratio <= 0 {
+		t.Errorf("concurrency %+v: want 10 in backoff, batches no faster than the %.0f s timer", c, delay)
+	}
+	if runtime.GOOS == "linux" && (c.IdleRSSMB < 5 || c.HoldRSSMB < c.IdleRSSMB/2 || c.PeakRSSMB < 5 || c.HoldAnonMB <= 0 || c.HoldAnonMB > c.HoldRSSMB) {
+		t.Errorf("worker RSS %+v: want real readings from /proc", c)
+	}
+}
+
+// Nearest-rank percentiles: p95 of 20 samples is the 19th smallest.
+func TestDist_NearestRank(t *testing.T) {
+	twenty := make([]float64, 20)
+	for i := range twenty {
+		twenty[i] = float64(20 - i) // 20..1, unsorted
+	}
+	cases := []struct {
+		name          string
+		in            []float64
+		p50, p95, max float64
+	}{
+		{"empty", nil, 0, 0, 0},
+		{"one", []float64{7}, 7, 7, 7},
+		{"three", []float64{3, 1, 2}, 2, 3, 3},
+		{"twenty", twenty, 10, 19, 20},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := dist(tc.in)
+			if d.P50 != tc.p50 || d.P95 != tc.p95 || d.Max != tc.max || d.N != len(tc.in) {
+				t.Errorf("dist(%v) = %+v, want p50 %v p95 %v max %v", tc.in, d, tc.p50, tc.p95, tc.max)
+			}
+		})
+	}
+}
+
+// Each auto_retry_start pairs with the next agent_start; the lateness is
+// what exceeds the announced delay.
+func TestResumeLateness(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	evs := []agent.Event{
+		{Type: agent.EventAgentStart, Seq: 1, Time: at(0)},
+		{Type: agent.EventAutoRetryStart, Seq: 2, Time: at(10), DelayMs: 1000},
+		{Type: agent.EventAgentStart, Seq: 3, Time: at(1040)},
+		{Type: agent.EventAutoRetryStart, Seq: 4, Time: at(1100), DelayMs: 2000},
+		{Type: agent.EventAgentStart, Seq: 5, Time: at(3105)},
+	}
+	got, err := resumeLateness(evs)
+	if err != nil || len(got) != 2 || got[0] != 30 || got[1] != 5 {
+		t.Fatalf("resumeLateness = %v, %v; want [30 5]", got, err)
+	}
+	if _, err := resumeLateness(evs[:4]); err == nil {
+		t.Error("a retry without a following agent_start was accepted")
+	}
+}
+
+// Bad command lines exit 2 before anything starts.
+func TestRun_RejectsUnknownBenchmark(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--only", "overhead,latency"}, &out, &errOut); code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	if !strings.Contains(errOut.String(), `unknown benchmark "latency"`) {
+		t.Errorf("stderr %q", errOut.String())
+	}
+}

@@ -1,0 +1,225 @@
+// Command bench measures the durable agent on the embedded Temporal server
+// with the scripted model at zero latency:
+//
+//	go run ./bench [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,concurrency]
+//
+// Every figure that depends on the machine is a ratio or a lateness
+// measured in the same run against a baseline on the same server and
+// worker (workflows.Bare: one no-op activity), interleaved, because a
+// shared machine is noisy. Benchmarks:
+//
+//   - overhead: end-to-end latency of a fault-free prompt over that of the
+//     bare workflow (target <= 1.5x);
+//   - abort: abort_retry sent during an 8 s backoff until the client sees
+//     auto_retry_end{finalError: "Retry cancelled"} (target p95 <= 250 ms);
+//   - timer: how late a retry resumes after its backoff (p95 <= 100 ms);
+//   - history: Temporal history bytes per model call as one conversation
+//     grows from 10 to 500 messages of 2 KB (target: flat);
+//   - concurrency: worker RSS with N prompts in backoff at once, and the
+//     throughput of N prompts started at once against N bare runs of the
+//     same shape (targets: RSS <= 300 MB at 500, throughput >= 0.7x).
+//
+// It prints a Markdown table (or JSON with --json) on stdout and progress on
+// stderr; the latest full run is kept in bench/RESULTS.md. Workers run in
+// child processes (this binary, re-executed), one per benchmark.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Benchmarks, in the order they run.
+var benchmarks = []string{"overhead", "abort", "timer", "history", "concurrency"}
+
+// Config sizes a run.
+type Config struct {
+	// Only lists the benchmarks to run (nil: all).
+	Only []string
+
+	OverheadRuns   int
+	OverheadWarmup int
+
+	AbortRuns      int
+	AbortBackoffMs int64
+
+	TimerRuns        int
+	TimerFaults      int
+	TimerBaseDelayMs int64
+
+	// HistoryCheckpoints are conversation sizes (even numbers of
+	// messages) at which a prompt's history is measured.
+	HistoryCheckpoints []int
+	MessageBytes       int
+
+	ConcurrencyN       []int
+	ConcurrencyDelayMs int64
+
+	// Dir is where the run's temporary directory (the server's SQLite
+	// file, the worker's sessions) is made ("": the system's temp dir).
+	Dir string
+
+	// Log receives progress lines (nil: none).
+	Log io.Writer
+}
+
+// FullConfig is the configuration of a real run.
+func FullConfig() Config {
+	return Config{
+		OverheadRuns: 30, OverheadWarmup: 3,
+		AbortRuns: 20, AbortBackoffMs: 8000,
+		TimerRuns: 10, TimerFaults: 2, TimerBaseDelayMs: 1000,
+		HistoryCheckpoints: []int{10, 50, 100, 250, 500}, MessageBytes: 2048,
+		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000,
+	}
+}
+
+// QuickConfig is a smoke run: every benchmark, tiny sizes (about a
+// minute). Its figures are not meant to be compared with the targets.
+func QuickConfig() Config {
+	return Config{
+		OverheadRuns: 5, OverheadWarmup: 1,
+		AbortRuns: 3, AbortBackoffMs: 8000,
+		TimerRuns: 3, TimerFaults: 1, TimerBaseDelayMs: 1000,
+		HistoryCheckpoints: []int{10, 20}, MessageBytes: 2048,
+		ConcurrencyN: []int{10}, ConcurrencyDelayMs: 2000,
+	}
+}
+
+func (c Config) runs(name string) bool {
+	if len(c.Only) == 0 {
+		return true
+	}
+	for _, o := range c.Only {
+		if o == name {
+			return true
+		}
+	}
+	return false
+}
+
+func main() {
+	if child, code := runChildIfAsked(); child {
+		os.Exit(code)
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the results as JSON instead of a table")
+	jsonFile := fs.String("json-file", "", "also write the JSON results to this `file`")
+	dir := fs.String("dir", "", "make the run's temporary `directory` (server database, sessions) here; e.g. /dev/shm takes the disk's fsync cost out")
+	quick := fs.Bool("quick", false, "tiny sizes: a smoke run of about a minute")
+	only := fs.StringSlice("only", nil, "run only these benchmarks: "+strings.Join(benchmarks, ","))
+	if err := fs.Parse(args); err != nil {
+		if err == pflag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	cfg := FullConfig()
+	if *quick {
+		cfg = QuickConfig()
+	}
+	for _, o := range *only {
+		if !contains(benchmarks, o) {
+			fmt.Fprintf(stderr, "bench: unknown benchmark %q (known: %s)\n", o, strings.Join(benchmarks, ", "))
+			return 2
+		}
+	}
+	cfg.Only, cfg.Log, cfg.Dir = *only, stderr, *dir
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := Run(ctx, cfg, append([]string{"bench"}, args...))
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	if *jsonFile != "" {
+		if err := writeJSONFile(*jsonFile, rep); err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return 1
+		}
+	}
+	if *asJSON {
+		if err := writeJSON(stdout, rep); err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return 1
+		}
+	} else {
+		writeTable(stdout, rep)
+	}
+	if len(rep.Errors) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// Run starts the embedded server and runs the configured benchmarks. A
+// benchmark that fails is recorded in Report.Errors and the others still
+// run; only a server that does not start is an error.
+func Run(ctx context.Context, cfg Config, args []string) (*Report, error) {
+	started := time.Now()
+	rep := &Report{Machine: machine(args)}
+	h, err := newHarness(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer h.close()
+	rep.Machine.CodecOn = h.codec
+	fail := func(name string, err error) {
+		if rep.Errors == nil {
+			rep.Errors = map[string]string{}
+		}
+		rep.Errors[name] = err.Error()
+		h.logf("%s failed: %v", name, err)
+	}
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"overhead", func() (err error) { rep.Overhead, err = h.overhead(ctx); return }},
+		{"abort", func() (err error) { rep.Abort, err = h.abort(ctx); return }},
+		{"timer", func() (err error) { rep.Timer, err = h.timer(ctx); return }},
+		{"history", func() (err error) { rep.History, err = h.historyGrowth(ctx); return }},
+		{"concurrency", func() (err error) { rep.Concurrency, err = h.concurrency(ctx); return }},
+	}
+	for _, st := range steps {
+		if !cfg.runs(st.name) {
+			continue
+		}
+		if ctx.Err() != nil {
+			fail(st.name, ctx.Err())
+			continue
+		}
+		h.logf("%s: start (load %s)", st.name, loadAverage())
+		if err := st.run(); err != nil {
+			fail(st.name, err)
+		}
+	}
+	rep.StartRetries = h.startRetries.Load()
+	rep.Machine.DataDir = h.dir
+	rep.Rows = rep.rows()
+	rep.Machine.LoadAfter = loadAverage()
+	rep.Machine.DurationSec = time.Since(started).Seconds()
+	return rep, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,88 @@
+package app
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/durableagent/durableagent/internal/auth"
+	"github.com/durableagent/durableagent/internal/llm"
+	"github.com/durableagent/durableagent/internal/llm/anthropic"
+	"github.com/durableagent/durableagent/internal/llm/openai"
+	"github.com/durableagent/durableagent/internal/settings"
+)
+
+// NewProviders returns the worker's provider registry: the scripted fake
+// (given, so the caller owns its options), Anthropic and the
+// OpenAI-compatible one. model.baseUrl applies to model.provider only;
+// the other real provider talks to its public endpoint.
+func NewProviders(s settings.Settings, script llm.Provider) func(name string) (llm.Provider, error) {
+	baseURL := func(name string) string {
+		if s.Model.Provider == name {
+			return s.Model.BaseURL
+		}
+		return ""
+	}
+	providers := map[string]llm.Provider{
+		"scripted":  script,
+		"anthropic": anthropic.New(anthropic.Options{BaseURL: baseURL("anthropic")}),
+		"openai":    openai.New(openai.Options{BaseURL: baseURL("openai")}),
+	}
+	names := make([]string, 0, len(providers))
+	for n := range providers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return func(name string) (llm.Provider, error) {
+		if p, ok := providers[name]; ok {
+			return p, nil
+		}
+		return nil, fmt.Errorf("unknown model provider %q (known: %s)", name, strings.Join(names, ", "))
+	}
+}
+
+// AuthPath is the auth store of the settings: <dataDir>/auth.json.
+func AuthPath(s settings.Settings) string { return filepath.Join(s.DataDir, auth.FileName) }
+
+// NewCredentials opens the auth store of the settings for the activities.
+// A group- or world-readable auth.json fails here, at worker start.
+func NewCredentials(s settings.Settings) (*Credentials, error) {
+	f, err := auth.OpenFile(AuthPath(s), auth.FileOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("open auth store: %w", err)
+	}
+	return &Credentials{Store: f}, nil
+}
+
+// Credentials adapts the file store to activities.Credentials. Secrets
+// leave it only towards the provider call.
+type Credentials struct {
+	Store *auth.File
+}
+
+// Select returns the session's credential id and secret. A store that
+// cannot be read (its permissions changed under a running worker) is
+// logged and treated as holding no credential; the model call then fails
+// with a fatal "no credential" error instead of using a secret it should
+// not.
+func (c *Credentials) Select(provider, sessionID string) (id, secret string, ok bool) {
+	cred, ok, err := c.Store.Select(provider, sessionID)
+	if err != nil {
+		slog.Warn("auth store unreadable; calling the model without a credential", "provider", provider, "error", err)
+		return "", "", false
+	}
+	return cred.ID, cred.Secret, ok
+}
+
+// MarkUsageLimitReached blocks the session's credential (see auth.File).
+func (c *Credentials) MarkUsageLimitReached(provider, sessionID string, retryAfterMs int64) (bool, string, error) {
+	return c.Store.MarkUsageLimitReached(provider, sessionID, retryAfterMs)
+}
+
+// MarkUsageLimit is MarkUsageLimitReached knowing the session's model, so
+// that with no credential left the session can move to a fallback model.
+func (c *Credentials) MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (auth.Switch, error) {
+	return c.Store.MarkUsageLimit(provider, model, sessionID, retryAfterMs)
+}

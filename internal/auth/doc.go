@@ -1,0 +1,24 @@
+// Package auth holds the credentials of model providers on the worker.
+//
+// Contract:
+//   - Secrets stay here: everything that leaves the package towards
+//     Temporal (activity results, events) carries credential ids only, and
+//     Entry, the listing type, has no secret field.
+//   - A provider may hold several credentials (API keys, or OAuth tokens
+//     kept as opaque secrets). A session keeps one credential, chosen by a
+//     stable hash of its id, until a usage limit blocks it; then it moves to
+//     the next unblocked credential and stays there.
+//   - MarkUsageLimitReached blocks the session's credential until the
+//     provider's retry hint expires (DefaultBlockMs without one) and says
+//     whether another credential was free; with none free and fallback
+//     models configured, the session moves to the next model instead.
+//   - File persists credentials, blocks and session assignments in
+//     auth.json (mode 0600, refused when group/world-readable), under an
+//     exclusive file lock per operation, so block state survives worker
+//     restarts and several worker processes on one machine agree.
+//   - With no stored credential for a provider, the environment variable
+//     of EnvVars (ANTHROPIC_API_KEY, OPENAI_API_KEY) is an implicit
+//     credential with id "env:<provider>".
+//
+// Memory has the same selection rules without persistence.
+package auth

@@ -1,0 +1,248 @@
+package auth
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// FileName is the store's file inside the data directory.
+const FileName = "auth.json"
+
+// fileVersion is the format version written into auth.json.
+const fileVersion = 1
+
+// ErrInsecureFile is returned for an auth.json that group or others can
+// read or write: its secrets may already have leaked, and loading it
+// would hide that.
+var ErrInsecureFile = errors.New("auth store is accessible by group or others")
+
+// FileOptions configure a File. The zero value reads the process
+// environment and the wall clock and has no fallback models.
+type FileOptions struct {
+	// Env reads environment variables for implicit credentials (nil:
+	// os.LookupEnv).
+	Env func(string) (string, bool)
+	// Now is the clock of blocks (nil: time.Now).
+	Now func() time.Time
+	// FallbackModels lists, per provider, the models a session moves
+	// through when no credential is left (settings retry.fallbackModels).
+	FallbackModels map[string][]string
+}
+
+// File is the persistent credential store: auth.json in the data
+// directory. Every method reads the file under an exclusive lock and
+// writes it back (atomically, mode 0600) when something changed.
+type File struct {
+	path string
+	opts FileOptions
+}
+
+// fileData is auth.json.
+type fileData struct {
+	Version int `json:"version"`
+	state
+}
+
+// OpenFile returns the store at path (normally <dataDir>/auth.json). A
+// missing file is an empty store, created on the first write; an existing
+// one must be a regular file of mode 0600 or stricter.
+func OpenFile(path string, opts FileOptions) (*File, error) {
+	if opts.Env == nil {
+		opts.Env = os.LookupEnv
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	f := &File{path: path, opts: opts}
+	if _, err := f.read(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Path is the store's file.
+func (f *File) Path() string { return f.path }
+
+// Select returns the session's credential for provider (see state.go for
+// the rules); ok is false when the provider has none at all.
+func (f *File) Select(provider, sessionID string) (c Credential, ok bool, err error) {
+	err = f.update(func(st *state, now time.Time) (bool, error) {
+		var changed bool
+		c, ok, changed = st.selectCred(provider, sessionID, now, f.opts.Env)
+		return changed, nil
+	})
+	return c, ok, err
+}
+
+// MarkUsageLimitReached blocks the session's current credential for
+// retryAfterMs (0: DefaultBlockMs) and reports whether the session moved to
+// another unblocked credential of the provider.
+func (f *File) MarkUsageLimitReached(provider, sessionID string, retryAfterMs int64) (switched bool, credentialID string, err error) {
+	sw, err := f.markUsageLimit(provider, "", sessionID, retryAfterMs, nil)
+	return sw.Switched, sw.CredentialID, err
+}
+
+// MarkUsageLimit is MarkUsageLimitReached for a session running model:
+// with no credential left, the session moves to the next of the
+// provider's fallback models, which also counts as a switch.
+func (f *File) MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (Switch, error) {
+	return f.markUsageLimit(provider, model, sessionID, retryAfterMs, f.opts.FallbackModels[provider])
+}
+
+func (f *File) markUsageLimit(provider, model, sessionID string, retryAfterMs int64, fallback []string) (sw Switch, err error) {
+	err = f.update(func(st *state, now time.Time) (bool, error) {
+		var merr error
+		sw, merr = st.markUsageLimit(provider, model, sessionID, retryAfterMs, fallback, now, f.opts.Env)
+		return merr == nil, merr
+	})
+	return sw, err
+}
+
+// Add stores a credential. The id must be new; the secret is kept as is.
+func (f *File) Add(c Credential) error {
+	if err := ValidateID(c.ID); err != nil {
+		return err
+	}
+	if c.Provider == "" || c.Secret == "" {
+		return fmt.Errorf("add credential %q: provider and secret are required", c.ID)
+	}
+	if c.Kind == "" {
+		c.Kind = KindAPIKey
+	}
+	if c.Kind != KindAPIKey && c.Kind != KindOAuth {
+		return fmt.Errorf("add credential %q: kind %q is not %s or %s", c.ID, c.Kind, KindAPIKey, KindOAuth)
+	}
+	return f.update(func(st *state, now time.Time) (bool, error) {
+		for _, old := range st.Credentials {
+			if old.ID == c.ID {
+				return false, fmt.Errorf("add credential: id %q already exists (remove it first)", c.ID)
+			}
+		}
+		if c.Added.IsZero() {
+			c.Added = now.UTC()
+		}
+		st.Credentials = append(st.Credentials, c)
+		return true, nil
+	})
+}
+
+// Remove deletes a credential, its block and its session assignments.
+func (f *File) Remove(id string) error {
+	return f.update(func(st *state, now time.Time) (bool, error) {
+		for i, c := range st.Credentials {
+			if c.ID == id {
+				st.Credentials = append(st.Credentials[:i], st.Credentials[i+1:]...)
+				delete(st.Blocks, id)
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("remove credential: no credential %q in %s", id, f.path)
+	})
+}
+
+// List describes every credential, implicit ones included, without
+// secrets.
+func (f *File) List() ([]Entry, error) {
+	var out []Entry
+	err := f.update(func(st *state, now time.Time) (bool, error) {
+		out = st.entries(now, f.opts.Env)
+		return false, nil
+	})
+	return out, err
+}
+
+// update runs fn on the stored state under the lock and writes the state
+// back when fn reports a change.
+func (f *File) update(fn func(st *state, now time.Time) (changed bool, err error)) error {
+	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
+		return fmt.Errorf("auth store %s: %w", f.path, err)
+	}
+	lock, err := os.OpenFile(f.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("auth store %s: %w", f.path, err)
+	}
+	defer lock.Close()
+	if err := lockFile(lock); err != nil {
+		return err
+	}
+	d, err := f.read()
+	if err != nil {
+		return err
+	}
+	now := f.opts.Now()
+	changed, err := fn(&d.state, now)
+	if err != nil || !changed {
+		return err
+	}
+	d.prune(now)
+	return f.write(d)
+}
+
+// read loads auth.json, refusing a file others can read or write.
+func (f *File) read() (fileData, error) {
+	var d fileData
+	info, err := os.Lstat(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		d.init()
+		return d, nil
+	}
+	if err != nil {
+		return d, fmt.Errorf("auth store %s: %w", f.path, err)
+	}
+	if !info.Mode().IsRegular() {
+		return d, fmt.Errorf("auth store %s: not a regular file", f.path)
+	}
+	if perm := info.Mode().Perm(); perm&0o077 != 0 {
+		return d, fmt.Errorf("%w: %s has mode %#o; run chmod 600 %s", ErrInsecureFile, f.path, perm, f.path)
+	}
+	b, err := os.ReadFile(f.path)
+	if err != nil {
+		return d, fmt.Errorf("auth store %s: %w", f.path, err)
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return d, fmt.Errorf("auth store %s: not valid JSON: %w", f.path, err)
+	}
+	if d.Version > fileVersion {
+		return d, fmt.Errorf("auth store %s: version %d is newer than this program (%d)", f.path, d.Version, fileVersion)
+	}
+	d.init()
+	return d, nil
+}
+
+// write replaces auth.json atomically with a 0600 file.
+func (f *File) write(d fileData) error {
+	d.Version = fileVersion
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return fmt.Errorf("auth store %s: %w", f.path, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(f.path), ".auth-*.json")
+	if err != nil {
+		return fmt.Errorf("auth store %s: %w", f.path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("auth store %s: %w", f.path, err)
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("auth store %s: %w", f.path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("auth store %s: %w", f.path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("auth store %s: %w", f.path, err)
+	}
+	if err := os.Rename(tmp.Name(), f.path); err != nil {
+		return fmt.Errorf("auth store %s: %w", f.path, err)
+	}
+	return nil
+}

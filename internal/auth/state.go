@@ -1,0 +1,254 @@
+package auth
+
+import (
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Kinds of credential. Both are opaque secrets sent as the provider's
+// bearer credential; the kind is shown by `starter auth list` only.
+const (
+	KindAPIKey = "api_key"
+	KindOAuth  = "oauth"
+)
+
+// DefaultBlockMs is how long a credential stays blocked after a usage
+// limit whose error carried no retry hint.
+const DefaultBlockMs int64 = 60_000
+
+// EnvVars name, per provider, the environment variable whose value is the
+// implicit credential "env:<provider>" when the store has none for it.
+var EnvVars = map[string]string{
+	"anthropic": "ANTHROPIC_API_KEY",
+	"openai":    "OPENAI_API_KEY",
+}
+
+// Credential is one API key or token of a provider.
+type Credential struct {
+	ID       string `json:"id"`
+	Provider string `json:"provider"`
+	// Kind is KindAPIKey (the default) or KindOAuth.
+	Kind   string `json:"kind,omitempty"`
+	Secret string `json:"secret"`
+	// Added is when `starter auth add` stored it.
+	Added time.Time `json:"added,omitempty"`
+}
+
+// Switch is the outcome of a usage-limit report: whether the session now
+// runs on another credential or, with no credential left, another model.
+type Switch struct {
+	Switched     bool
+	CredentialID string
+	// Model is the fallback model the session switched to ("" when the
+	// switch was to another credential, or there was none).
+	Model string
+}
+
+// ValidateID accepts ids of letters, digits and ".-_:" (1-64 bytes): they
+// are shown in lists and logs and travel through Temporal.
+func ValidateID(id string) error {
+	if id == "" || len(id) > 64 {
+		return fmt.Errorf("credential id %q: want 1-64 characters", id)
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-_:", r)) {
+			return fmt.Errorf("credential id %q: only letters, digits and . - _ : are allowed", id)
+		}
+	}
+	return nil
+}
+
+// state is the selection and blocking logic shared by Memory and File:
+// plain data, so File can persist it as it is.
+type state struct {
+	Credentials []Credential `json:"credentials"`
+	// Blocks maps credential id to the end of its block.
+	Blocks map[string]time.Time `json:"blocks,omitempty"`
+	// Sessions maps "provider/session" to the credential id the session
+	// runs on, so a session keeps its credential once switched.
+	Sessions map[string]string `json:"sessions,omitempty"`
+}
+
+func (s *state) init() {
+	if s.Blocks == nil {
+		s.Blocks = map[string]time.Time{}
+	}
+	if s.Sessions == nil {
+		s.Sessions = map[string]string{}
+	}
+}
+
+// of returns the provider's credentials in store order, or the implicit
+// environment credential when the store has none (env may be nil).
+func (s *state) of(provider string, env func(string) (string, bool)) []Credential {
+	var out []Credential
+	for _, c := range s.Credentials {
+		if c.Provider == provider {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 && env != nil {
+		if name, ok := EnvVars[provider]; ok {
+			if v, ok := env(name); ok && strings.TrimSpace(v) != "" {
+				out = append(out, Credential{ID: "env:" + provider, Provider: provider, Kind: KindAPIKey, Secret: strings.TrimSpace(v)})
+			}
+		}
+	}
+	return out
+}
+
+func (s *state) blocked(id string, now time.Time) bool {
+	until, ok := s.Blocks[id]
+	return ok && now.Before(until)
+}
+
+// selectCred returns the session's credential: the one it was assigned if
+// that is not blocked, else the first unblocked one from a stable hash of
+// the session id, else (everything blocked) the hashed one. changed says
+// whether the assignment moved.
+func (s *state) selectCred(provider, sessionID string, now time.Time, env func(string) (string, bool)) (c Credential, ok, changed bool) {
+	s.init()
+	list := s.of(provider, env)
+	if len(list) == 0 {
+		return Credential{}, false, false
+	}
+	key := provider + "/" + sessionID
+	if id, assigned := s.Sessions[key]; assigned {
+		for _, c := range list {
+			if c.ID == id && !s.blocked(id, now) {
+				return c, true, false
+			}
+		}
+	}
+	start := int(stableHash(sessionID) % uint32(len(list)))
+	for i := range list {
+		c := list[(start+i)%len(list)]
+		if !s.blocked(c.ID, now) {
+			changed = s.Sessions[key] != c.ID
+			s.Sessions[key] = c.ID
+			return c, true, changed
+		}
+	}
+	return list[start], true, false
+}
+
+// markUsageLimit blocks the session's current credential for blockMs and
+// moves the session to another unblocked credential of the provider; with
+// none left it moves the session's model to the next of fallback (the
+// models to try in order for this provider).
+func (s *state) markUsageLimit(provider, model, sessionID string, blockMs int64, fallback []string, now time.Time, env func(string) (string, bool)) (Switch, error) {
+	if blockMs < 0 {
+		return Switch{}, fmt.Errorf("mark usage limit: negative retryAfterMs %d", blockMs)
+	}
+	if blockMs == 0 {
+		blockMs = DefaultBlockMs
+	}
+	s.init()
+	cur, ok, _ := s.selectCred(provider, sessionID, now, env)
+	if ok {
+		s.Blocks[cur.ID] = now.Add(time.Duration(blockMs) * time.Millisecond)
+		delete(s.Sessions, provider+"/"+sessionID)
+		if next, ok, _ := s.selectCred(provider, sessionID, now, env); ok && next.ID != cur.ID && !s.blocked(next.ID, now) {
+			return Switch{Switched: true, CredentialID: next.ID}, nil
+		}
+	}
+	if m := nextModel(fallback, model); m != "" {
+		return Switch{Switched: true, Model: m}, nil
+	}
+	return Switch{}, nil
+}
+
+// nextModel is the fallback after current: the one following it in the
+// list, or the first one when current is not in it ("" when none).
+func nextModel(list []string, current string) string {
+	for i, m := range list {
+		if m == current {
+			if i+1 < len(list) {
+				return list[i+1]
+			}
+			return ""
+		}
+	}
+	if len(list) > 0 && list[0] != current {
+		return list[0]
+	}
+	return ""
+}
+
+// prune drops expired blocks and assignments to credentials that are gone.
+func (s *state) prune(now time.Time) {
+	s.init()
+	ids := map[string]bool{}
+	for _, c := range s.Credentials {
+		ids[c.ID] = true
+	}
+	for id, until := range s.Blocks {
+		if !now.Before(until) {
+			delete(s.Blocks, id)
+		}
+	}
+	for key, id := range s.Sessions {
+		if !ids[id] && !strings.HasPrefix(id, "env:") {
+			delete(s.Sessions, key)
+		}
+	}
+}
+
+// Entry describes a credential without its secret (`starter auth list`).
+type Entry struct {
+	ID       string    `json:"id"`
+	Provider string    `json:"provider"`
+	Kind     string    `json:"kind"`
+	Added    time.Time `json:"added,omitzero"`
+	// Implicit marks the environment credential.
+	Implicit bool `json:"implicit,omitempty"`
+	// BlockedUntil is set while a usage limit blocks it.
+	BlockedUntil time.Time `json:"blockedUntil,omitzero"`
+	// Sessions counts the sessions assigned to it.
+	Sessions int `json:"sessions"`
+}
+
+// entries lists every credential, the implicit ones of env included.
+func (s *state) entries(now time.Time, env func(string) (string, bool)) []Entry {
+	s.init()
+	providers := map[string]bool{}
+	for _, c := range s.Credentials {
+		providers[c.Provider] = true
+	}
+	for p := range EnvVars {
+		providers[p] = true
+	}
+	names := make([]string, 0, len(providers))
+	for p := range providers {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	var out []Entry
+	for _, p := range names {
+		for _, c := range s.of(p, env) {
+			e := Entry{ID: c.ID, Provider: c.Provider, Kind: c.Kind, Added: c.Added, Implicit: strings.HasPrefix(c.ID, "env:")}
+			if e.Kind == "" {
+				e.Kind = KindAPIKey
+			}
+			if s.blocked(c.ID, now) {
+				e.BlockedUntil = s.Blocks[c.ID]
+			}
+			for key, id := range s.Sessions {
+				if id == c.ID && strings.HasPrefix(key, p+"/") {
+					e.Sessions++
+				}
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func stableHash(s string) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	return h.Sum32()
+}

@@ -1,0 +1,240 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/auth"
+	"github.com/durableagent/durableagent/internal/settings"
+)
+
+const authUsage = `starter auth add PROVIDER [--id ID] [--kind api_key|oauth] [--from-env VAR]   (secret on stdin)
+       starter auth list [--json]
+       starter auth remove ID`
+
+var authCmd = Command{
+	Name:    "auth",
+	Usage:   authUsage,
+	Summary: "manage provider credentials in <dataDir>/auth.json (add, list, remove)",
+	Run:     runAuth,
+}
+
+func init() { Register(authCmd) }
+
+// authProviders are the providers whose credentials the store holds.
+var authProviders = []string{"anthropic", "openai"}
+
+func runAuth(ctx context.Context, env Env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(env.Stderr, "usage: "+authUsage)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	switch args[0] {
+	case "add":
+		return authAdd(env, args[1:])
+	case "list":
+		return authList(env, args[1:])
+	case "remove", "rm":
+		return authRemove(env, args[1:])
+	}
+	return fail(env, "auth", fmt.Errorf("unknown subcommand %q (usage: %s)", args[0], authUsage))
+}
+
+// authFlags parses the settings flags (for the data dir) plus extra ones
+// and opens the store.
+func authFlags(env Env, name string, args []string, extra func(*pflag.FlagSet)) (*auth.File, *pflag.FlagSet, bool) {
+	fs := pflag.NewFlagSet("auth "+name, pflag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	settings.AddFlags(fs)
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		if !errors.Is(err, pflag.ErrHelp) {
+			fail(env, "auth "+name, err)
+		}
+		return nil, nil, false
+	}
+	s, err := settings.Load(settings.LoadOptions{Flags: fs, Env: env.LookupEnv})
+	if err != nil {
+		fail(env, "auth "+name, err)
+		return nil, nil, false
+	}
+	lookup := env.LookupEnv
+	if lookup == nil {
+		lookup = osLookupEnv
+	}
+	f, err := auth.OpenFile(app.AuthPath(s), auth.FileOptions{Env: lookup})
+	if err != nil {
+		fail(env, "auth "+name, err)
+		return nil, nil, false
+	}
+	return f, fs, true
+}
+
+// authAdd stores a credential. The secret is read from stdin (its first
+// line) or from an environment variable, never from the command line,
+// where shells and process lists would keep it.
+func authAdd(env Env, args []string) int {
+	var id, kind, fromEnv string
+	f, fs, ok := authFlags(env, "add", args, func(fs *pflag.FlagSet) {
+		fs.StringVar(&id, "id", "", "credential id (default: PROVIDER-N)")
+		fs.StringVar(&kind, "kind", auth.KindAPIKey, "api_key or oauth (an OAuth access token, kept as an opaque secret)")
+		fs.StringVar(&fromEnv, "from-env", "", "read the secret from this environment variable instead of stdin")
+	})
+	if !ok {
+		return ExitUsage
+	}
+	if fs.NArg() != 1 {
+		return fail(env, "auth add", fmt.Errorf("want exactly one PROVIDER (%s)", strings.Join(authProviders, " or ")))
+	}
+	provider := fs.Arg(0)
+	if !contains(authProviders, provider) {
+		return fail(env, "auth add", fmt.Errorf("unknown provider %q (known: %s)", provider, strings.Join(authProviders, ", ")))
+	}
+	secret, err := readSecret(env, fromEnv)
+	if err != nil {
+		return fail(env, "auth add", err)
+	}
+	if id == "" {
+		if id, err = freeID(f, provider); err != nil {
+			return fail(env, "auth add", err)
+		}
+	}
+	if err := f.Add(auth.Credential{ID: id, Provider: provider, Kind: kind, Secret: secret}); err != nil {
+		return fail(env, "auth add", err)
+	}
+	fmt.Fprintf(env.Stdout, "added credential %s for %s to %s\n", id, provider, f.Path())
+	return ExitOK
+}
+
+func readSecret(env Env, fromEnv string) (string, error) {
+	if fromEnv != "" {
+		lookup := env.LookupEnv
+		if lookup == nil {
+			lookup = osLookupEnv
+		}
+		v, ok := lookup(fromEnv)
+		if !ok || strings.TrimSpace(v) == "" {
+			return "", fmt.Errorf("environment variable %s is not set", fromEnv)
+		}
+		return strings.TrimSpace(v), nil
+	}
+	sc := bufio.NewScanner(env.Stdin)
+	sc.Buffer(nil, 64<<10)
+	for sc.Scan() {
+		if s := strings.TrimSpace(sc.Text()); s != "" {
+			return s, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", fmt.Errorf("read the secret from stdin: %w", err)
+	}
+	return "", errors.New("no secret on stdin (pipe it in, or use --from-env VAR)")
+}
+
+// freeID is PROVIDER-N with the smallest N not in use.
+func freeID(f *auth.File, provider string) (string, error) {
+	entries, err := f.List()
+	if err != nil {
+		return "", err
+	}
+	used := map[string]bool{}
+	for _, e := range entries {
+		used[e.ID] = true
+	}
+	for n := 1; ; n++ {
+		if id := fmt.Sprintf("%s-%d", provider, n); !used[id] {
+			return id, nil
+		}
+	}
+}
+
+// authList prints every credential with its block state; never a secret.
+func authList(env Env, args []string) int {
+	var asJSON bool
+	f, fs, ok := authFlags(env, "list", args, func(fs *pflag.FlagSet) {
+		fs.BoolVar(&asJSON, "json", false, "print JSON (one object per line)")
+	})
+	if !ok {
+		return ExitUsage
+	}
+	if fs.NArg() != 0 {
+		return fail(env, "auth list", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	entries, err := f.List()
+	if err != nil {
+		return fail(env, "auth list", err)
+	}
+	if asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		for _, e := range entries {
+			if err := enc.Encode(e); err != nil {
+				return fail(env, "auth list", err)
+			}
+		}
+		return ExitOK
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(env.Stdout, "no credentials in %s (add one with: starter auth add PROVIDER < keyfile)\n", f.Path())
+		return ExitOK
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPROVIDER\tKIND\tSTATE\tSESSIONS")
+	for _, e := range entries {
+		state := "ok"
+		if !e.BlockedUntil.IsZero() {
+			state = "blocked until " + e.BlockedUntil.Local().Format(time.DateTime)
+		}
+		id := e.ID
+		if e.Implicit {
+			id += " (environment)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", id, e.Provider, e.Kind, state, e.Sessions)
+	}
+	if err := tw.Flush(); err != nil {
+		return fail(env, "auth list", err)
+	}
+	return ExitOK
+}
+
+// authRemove deletes a credential by id.
+func authRemove(env Env, args []string) int {
+	f, fs, ok := authFlags(env, "remove", args, nil)
+	if !ok {
+		return ExitUsage
+	}
+	if fs.NArg() != 1 {
+		return fail(env, "auth remove", errors.New("want exactly one credential ID (see starter auth list)"))
+	}
+	if err := f.Remove(fs.Arg(0)); err != nil {
+		return fail(env, "auth remove", err)
+	}
+	fmt.Fprintf(env.Stdout, "removed credential %s from %s\n", fs.Arg(0), f.Path())
+	return ExitOK
+}
+
+// osLookupEnv is os.LookupEnv, for an Env without LookupEnv.
+var osLookupEnv = os.LookupEnv
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/durableagent/durableagent/internal/tui"
+)
+
+const chatUsage = "starter chat [--session ID] [settings flags]"
+
+var chatCmd = Command{
+	Name:    "chat",
+	Usage:   chatUsage,
+	Summary: "chat with the agent in a terminal UI: live retry countdown, esc cancels a retry (docs/tui.md)",
+	Run:     runChat,
+}
+
+func init() { Register(chatCmd) }
+
+// runChat runs the terminal UI on one session until the user quits. A
+// running prompt is detached on quit; it keeps running in Temporal.
+func runChat(ctx context.Context, env Env, args []string) int {
+	c := newFlags("chat", env)
+	if !c.parse(env, args) {
+		return ExitUsage
+	}
+	if c.fs.NArg() > 0 {
+		return fail(env, "chat", fmt.Errorf("unexpected argument %q (usage: %s)", c.fs.Arg(0), chatUsage))
+	}
+	b, closeFn, ok := c.backend(ctx, env, "chat")
+	if !ok {
+		return ExitUsage
+	}
+	defer closeFn()
+	if err := tui.Run(ctx, b, env.Stdin, env.Stdout); err != nil {
+		return fail(env, "chat", err)
+	}
+	return ExitOK
+}

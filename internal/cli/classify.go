@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/durableagent/durableagent/retry"
+)
+
+const classifyUsage = "starter classify [--jsonl] < errors"
+
+var classifyCmd = Command{
+	Name:    "classify",
+	Usage:   classifyUsage,
+	Summary: "classify error texts from stdin with the retry policy (one JSON line each)",
+	Run:     runClassify,
+}
+
+func init() { Register(classifyCmd) }
+
+// classifyInput is one --jsonl input line. "text" is accepted for
+// "message" so the classifier's corpus (retry/testdata/errors.jsonl) can
+// be piped in as it is.
+type classifyInput struct {
+	Message     string `json:"message"`
+	Text        string `json:"text"`
+	Status      int    `json:"status"`
+	Type        string `json:"type"`
+	ShouldRetry *bool  `json:"shouldRetry"`
+}
+
+// classifyOutput is one output line.
+type classifyOutput struct {
+	Class        retry.Class `json:"class"`
+	RetryAfterMs *int64      `json:"retryAfterMs"`
+	Pattern      string      `json:"pattern"`
+}
+
+// runClassify reads error texts, one per line (or JSON lines with a
+// message field, plus optional status, type and shouldRetry, with
+// --jsonl), and writes one JSON line per input: the class, the retry hint
+// in ms (null without one) and the pattern that decided. Blank lines are
+// skipped. Date and epoch hints are read against the wall clock.
+func runClassify(ctx context.Context, env Env, args []string) int {
+	fs := pflag.NewFlagSet("classify", pflag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	jsonl := fs.Bool("jsonl", false, `read JSON lines {"message": "...", "status": 429, "type": "..."} instead of plain text lines`)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return ExitOK
+		}
+		return fail(env, "classify", err)
+	}
+	if fs.NArg() > 0 {
+		return fail(env, "classify", fmt.Errorf("unexpected argument %q (usage: %s)", fs.Arg(0), classifyUsage))
+	}
+	sc := bufio.NewScanner(env.Stdin)
+	sc.Buffer(nil, 4<<20)
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetEscapeHTML(false)
+	for line := 1; sc.Scan(); line++ {
+		raw := sc.Text()
+		if strings.TrimSpace(raw) == "" {
+			continue
+		}
+		o := retry.Outcome{StopReason: "error", ErrorMessage: raw}
+		if *jsonl {
+			var in classifyInput
+			if err := json.Unmarshal([]byte(raw), &in); err != nil {
+				return fail(env, "classify", fmt.Errorf("line %d: not a JSON object: %w", line, err))
+			}
+			o.ErrorMessage = in.Message
+			if o.ErrorMessage == "" {
+				o.ErrorMessage = in.Text
+			}
+			o.ErrorStatus, o.ErrorType, o.ShouldRetry = in.Status, in.Type, in.ShouldRetry
+		}
+		c := retry.ClassifyAt(o, time.Now())
+		out := classifyOutput{Class: c.Class, Pattern: c.Pattern}
+		if c.HasHint {
+			ms := c.RetryAfterMs
+			out.RetryAfterMs = &ms
+		}
+		if err := enc.Encode(out); err != nil {
+			return fail(env, "classify", err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fail(env, "classify", fmt.Errorf("read stdin: %w", err))
+	}
+	return ExitOK
+}

@@ -1,0 +1,228 @@
+package llm
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+// Failure is a failed provider call as the SDK reported it, plus what the
+// HTTP response told (real providers fill it; see FailureMessage).
+type Failure struct {
+	// Text is the SDK's error text, unchanged (err.Error()).
+	Text string
+	// Status is the HTTP status of an error response; 0 for transport
+	// failures and for errors sent inside a 200 stream.
+	Status int
+	// Type is the provider's error type or code from the body
+	// ("overloaded_error", "insufficient_quota", "context_length_exceeded").
+	Type string
+	// Header is the error response's header (nil without a response).
+	Header http.Header
+}
+
+// FailureMessage turns a failure into the assistant error message (errors
+// are data, package doc). The text is the SDK's, with the secret masked
+// and, when the headers carry a retry hint, " retry-after-ms=N" appended
+// so the text-based hint parser of the retry policy sees it (SPEC 4).
+// x-should-retry becomes ShouldRetry.
+func FailureMessage(req Request, f Failure, now time.Time) agent.Message {
+	text := f.Text
+	if text == "" {
+		text = "provider call failed with no error text"
+	}
+	if ms, ok := RetryHintMs(f.Header, now); ok {
+		text += " retry-after-ms=" + strconv.FormatInt(ms, 10)
+	}
+	m := ErrorMessage(req, MaskSecret(text, req.Secret))
+	m.ErrorStatus = f.Status
+	m.ErrorType = f.Type
+	switch strings.ToLower(strings.TrimSpace(f.Header.Get("x-should-retry"))) {
+	case "true":
+		t := true
+		m.ShouldRetry = &t
+	case "false":
+		t := false
+		m.ShouldRetry = &t
+	}
+	return m
+}
+
+// MaskSecret replaces every occurrence of secret in text. Secrets shorter
+// than 8 characters are left alone: masking them would garble ordinary
+// words and they are not real keys.
+func MaskSecret(text, secret string) string {
+	if len(secret) < 8 {
+		return text
+	}
+	return strings.ReplaceAll(text, secret, "[redacted]")
+}
+
+// Headers a retry hint may come in, in the order they are trusted.
+// anthropic-ratelimit-*-reset are RFC 3339 times; x-ratelimit-reset-*
+// (OpenAI, Groq) are Go-style durations such as "6m0s" or seconds.
+var (
+	resetDurationHeaders = []string{"x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"}
+	resetTimeHeaders     = []string{"anthropic-ratelimit-requests-reset", "anthropic-ratelimit-tokens-reset",
+		"anthropic-ratelimit-input-tokens-reset", "anthropic-ratelimit-output-tokens-reset"}
+)
+
+// maxHintMs bounds a believable hint (a week, like retry.MaxHintMs).
+const maxHintMs = 7 * 24 * 60 * 60 * 1000
+
+// RetryHintMs reads the wait a provider asked for from response headers:
+// retry-after-ms, retry-after (seconds or an HTTP date), x-ratelimit-reset-ms,
+// x-ratelimit-reset (seconds, or a Unix epoch above 1e9), then the longest of
+// the per-limit resets (x-ratelimit-reset-requests/-tokens durations,
+// anthropic-ratelimit-*-reset times). Malformed, negative and absurd values
+// are skipped.
+func RetryHintMs(h http.Header, now time.Time) (int64, bool) {
+	if h == nil {
+		return 0, false
+	}
+	if v, ok := number(h.Get("retry-after-ms")); ok {
+		return clampHint(v)
+	}
+	if s := strings.TrimSpace(h.Get("retry-after")); s != "" {
+		if v, ok := number(s); ok {
+			return clampHint(v * 1000)
+		}
+		if at, err := http.ParseTime(s); err == nil {
+			return clampHint(float64(at.Sub(now).Milliseconds()))
+		}
+	}
+	if v, ok := number(h.Get("x-ratelimit-reset-ms")); ok {
+		return clampHint(v)
+	}
+	if v, ok := number(h.Get("x-ratelimit-reset")); ok {
+		if v > 1e9 {
+			return clampHint(v*1000 - float64(now.UnixMilli()))
+		}
+		return clampHint(v * 1000)
+	}
+	best, found := 0.0, false
+	for _, name := range resetDurationHeaders {
+		s := strings.TrimSpace(h.Get(name))
+		if s == "" {
+			continue
+		}
+		var ms float64
+		if d, err := time.ParseDuration(s); err == nil {
+			ms = float64(d.Milliseconds())
+		} else if v, ok := number(s); ok {
+			ms = v * 1000
+		} else {
+			continue
+		}
+		if !found || ms > best {
+			best, found = ms, true
+		}
+	}
+	for _, name := range resetTimeHeaders {
+		at, err := time.Parse(time.RFC3339, strings.TrimSpace(h.Get(name)))
+		if err != nil {
+			continue
+		}
+		if ms := float64(at.Sub(now).Milliseconds()); !found || ms > best {
+			best, found = ms, true
+		}
+	}
+	if found {
+		return clampHint(best)
+	}
+	return 0, false
+}
+
+func number(s string) (float64, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false
+	}
+	return v, true
+}
+
+func clampHint(ms float64) (int64, bool) {
+	if ms < 0 || ms > maxHintMs {
+		return 0, false
+	}
+	return int64(math.Ceil(ms)), true
+}
+
+// ErrorTypeOf reads the provider's error type from an error body. The
+// shapes differ: Anthropic {"type":"error","error":{"type":...}}, OpenAI
+// {"error":{"type":...,"code":...}} (the code is more specific when it is a
+// word: "context_length_exceeded", "invalid_api_key"), Google
+// {"error":{"status":"RESOURCE_EXHAUSTED"}}, and bare {"type":...}. It
+// returns "" when the body says nothing usable.
+func ErrorTypeOf(body []byte) string {
+	var b struct {
+		Type  string          `json:"type"`
+		Error json.RawMessage `json:"error"`
+		Code  json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return ""
+	}
+	if len(b.Error) > 0 && b.Error[0] == '{' {
+		var e struct {
+			Type   string          `json:"type"`
+			Code   json.RawMessage `json:"code"`
+			Status string          `json:"status"`
+		}
+		if json.Unmarshal(b.Error, &e) == nil {
+			if c := wordCode(e.Code); c != "" {
+				return c
+			}
+			if e.Type != "" {
+				return e.Type
+			}
+			return e.Status
+		}
+	}
+	if c := wordCode(b.Code); c != "" {
+		return c
+	}
+	if b.Type != "error" {
+		return b.Type
+	}
+	return ""
+}
+
+// wordCode returns a JSON string code that is a word, not a number such
+// as "429" (a status, already known) or an empty string.
+func wordCode(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil || s == "" {
+		return ""
+	}
+	if _, err := strconv.Atoi(s); err == nil {
+		return ""
+	}
+	return s
+}
+
+// ErrorStatusOf is an HTTP status worth reporting: error statuses only. A
+// stream that failed after 200 OK reports 0, so the classifier reads the
+// error type and text instead of a meaningless success status.
+func ErrorStatusOf(status int) int {
+	if status < 400 {
+		return 0
+	}
+	return status
+}
+
+// NoCredentialText is the error text of a provider that needs a key but
+// got none; it is fatal (no retry can conjure a key).
+func NoCredentialText(provider, envVar string) string {
+	return fmt.Sprintf("no credential for provider %s: set %s or add one with 'starter auth add %s'", provider, envVar, provider)
+}

@@ -1,0 +1,25 @@
+// Package rpcserver is the server side of RPC mode (`starter rpc`): Serve
+// reads newline-delimited JSON commands, answers each with one response
+// line, and streams the events of the prompts it starts, in the protocol
+// of package rpc (docs/rpc.md).
+//
+// Contract:
+//   - One JSON object per output line; writes are serialised, so a response
+//     and an event never interleave.
+//   - Bad input never ends the loop: a line that is not JSON, is not valid
+//     UTF-8, is longer than the maximum, names an unknown type, or has a
+//     missing, unknown or wrongly typed field gets an error response and the
+//     next line is served.
+//   - A prompt is acknowledged once its workflow has started. Its events
+//     follow in seq order, each exactly once, up to prompt_end, also when
+//     the event query fails for a while (the follower resumes after the last
+//     seq it wrote). A prompt that ends failed or aborted, or whose stream
+//     cannot be followed, gets an error response with its id after its last
+//     event.
+//   - End of input (or ctx) detaches a running prompt: Serve stops following
+//     it and returns, and the prompt keeps running durably in Temporal.
+//
+// Serve talks to a Backend; TemporalBackend is the real one (a Temporal
+// client plus the settings and session files of the data dir), and the
+// terminal UI (package tui) drives the same interface.
+package rpcserver

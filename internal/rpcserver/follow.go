@@ -1,0 +1,62 @@
+package rpcserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/control"
+)
+
+// DefaultFollowGiveUp is how long following a prompt survives a failing
+// events query (a worker restarting, Temporal briefly unreachable) before
+// it gives up. The prompt itself is durable; only the stream stops.
+const DefaultFollowGiveUp = 2 * time.Minute
+
+// followRetryPause is the wait between two attempts to resume following.
+const followRetryPause = 500 * time.Millisecond
+
+// followFunc follows a prompt's events after a seq (control.Controller.Follow
+// bound to one run).
+type followFunc func(ctx context.Context, after int64, fn func(agent.Event)) (agent.Event, error)
+
+// followResuming runs follow and, when it fails, runs it again from the
+// last seq delivered, so fn sees every event once and in order across
+// failures. It gives up on a permanent failure (the prompt does not exist)
+// and when failures last giveUp without an event delivered in between.
+func followResuming(ctx context.Context, follow followFunc, after int64, fn func(agent.Event), giveUp, pause time.Duration) (agent.Event, error) {
+	var failingSince time.Time
+	for {
+		progressed := false
+		end, err := follow(ctx, after, func(e agent.Event) {
+			if e.Seq <= after {
+				return
+			}
+			after, progressed = e.Seq, true
+			fn(e)
+		})
+		switch {
+		case err == nil:
+			return end, nil
+		case ctx.Err() != nil:
+			return agent.Event{}, ctx.Err()
+		case errors.Is(err, control.ErrNoPrompt):
+			return agent.Event{}, err
+		}
+		if progressed || failingSince.IsZero() {
+			failingSince = time.Now()
+		}
+		if time.Since(failingSince) >= giveUp {
+			return agent.Event{}, fmt.Errorf("events query failing for %s: %w", giveUp.Round(time.Millisecond), err)
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return agent.Event{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+}

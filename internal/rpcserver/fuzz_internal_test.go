@@ -1,0 +1,79 @@
+package rpcserver
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/durableagent/durableagent/rpc"
+)
+
+// FuzzParseCommand feeds arbitrary lines to the RPC command decoder. `go
+// test` runs it on its seeds (below and testdata/fuzz/FuzzParseCommand/);
+// fuzzing is a bounded, documented command (docs/reliability.md):
+//
+//	go test -run='^$' -fuzz='^FuzzParseCommand$' -fuzztime=30s ./internal/rpcserver/
+//
+// It checks that the decoder never panics; that an accepted line is a
+// valid UTF-8 JSON object of a known type whose decoded command survives a
+// round trip through the protocol's rpc.Command; and that a refused line
+// gets a one-line reason, under the "parse" command or its own type.
+func FuzzParseCommand(f *testing.F) {
+	for _, seed := range []string{
+		`{"id":"1","type":"prompt","message":"fix the failing test"}`,
+		`{"type":"set_auto_retry","enabled":false}`,
+		`{"id":"c","type":"compact","customInstructions":null}`,
+		`{"id":7,"type":"get_state"}`,
+		`{"type":"set_auto_retry","enable":false}`,
+		`{"type":"prompt","message":"\ud800"}`,
+		`{"type":"abort","type":"prompt"}`,
+		`[{"type":"abort"}]`,
+		`null`,
+		"{\"type\":\"prompt\",\"message\":\"\xff\"}",
+		`{"type":"prompt","message":"  "}`,
+		`{"type":"reboot"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		c, perr := parseCommand(line)
+		if perr != nil {
+			if perr.msg == "" || strings.ContainsAny(perr.msg, "\r\n") {
+				t.Fatalf("parseCommand(%q): reason %q is not one line", line, perr.msg)
+			}
+			if perr.command != rpc.ParseCommand {
+				var head struct {
+					Type string `json:"type"`
+				}
+				if err := json.Unmarshal(line, &head); err != nil || head.Type != perr.command {
+					t.Fatalf("parseCommand(%q): error under command %q, which is not the line's type", line, perr.command)
+				}
+			}
+			return
+		}
+		if !utf8.Valid(line) || !json.Valid(line) {
+			t.Fatalf("parseCommand accepted %q, which is not valid UTF-8 JSON", line)
+		}
+		if !slices.Contains(rpc.CommandTypes, c.typ) {
+			t.Fatalf("parseCommand(%q) accepted unknown type %q", line, c.typ)
+		}
+		if c.typ == rpc.CmdPrompt && strings.TrimSpace(c.message) == "" {
+			t.Fatalf("parseCommand(%q) accepted a blank message", line)
+		}
+		// Round trip through the client's encoding of the same command.
+		out := rpc.Command{ID: c.id, Type: c.typ, Message: c.message, CustomInstructions: c.customInstructions}
+		if c.typ == rpc.CmdSetAutoRetry || c.typ == rpc.CmdSetAutoCompaction {
+			out.Enabled = &c.enabled
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, perr := parseCommand(b)
+		if perr != nil || again != c {
+			t.Fatalf("round trip of %q through %s: %+v, %v; want %+v", line, b, again, perr, c)
+		}
+	})
+}

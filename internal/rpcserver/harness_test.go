@@ -1,0 +1,155 @@
+package rpcserver_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/rpcserver"
+	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
+	"github.com/durableagent/durableagent/rpc"
+)
+
+// waitTimeout bounds every wait for output; tests never sleep.
+const waitTimeout = 10 * time.Second
+
+// harness runs Serve on pipes, as the CLI runs it on stdin and stdout.
+type harness struct {
+	t     *testing.T
+	in    *io.PipeWriter
+	lines chan rpc.Line
+	raw   chan string
+	done  chan error
+}
+
+func serve(t *testing.T, srv *rpcserver.Server) *harness {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	h := &harness{t: t, in: inW, lines: make(chan rpc.Line, 256), raw: make(chan string, 256), done: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		err := srv.Serve(ctx, inR, outW)
+		outW.Close()
+		h.done <- err
+	}()
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 4<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			l, err := rpc.DecodeLine([]byte(line))
+			if err != nil {
+				t.Errorf("output line is not protocol: %v", err)
+				continue
+			}
+			h.raw <- line
+			h.lines <- l
+		}
+		close(h.lines)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		inW.Close()
+		inR.Close()
+	})
+	return h
+}
+
+// send writes one raw input line.
+func (h *harness) send(line string) {
+	h.t.Helper()
+	if _, err := io.WriteString(h.in, line+"\n"); err != nil {
+		h.t.Fatalf("write %q: %v", line, err)
+	}
+}
+
+// next returns the next output line.
+func (h *harness) next() rpc.Line {
+	h.t.Helper()
+	select {
+	case l, ok := <-h.lines:
+		if !ok {
+			h.t.Fatal("output ended")
+		}
+		<-h.raw
+		return l
+	case <-time.After(waitTimeout):
+		h.t.Fatal("no output line within the timeout")
+	}
+	return rpc.Line{}
+}
+
+// response returns the next line, which must be a response.
+func (h *harness) response() rpc.Response {
+	h.t.Helper()
+	l := h.next()
+	if l.Response == nil {
+		h.t.Fatalf("want a response, got event %+v", *l.Event)
+	}
+	return *l.Response
+}
+
+// event returns the next line, which must be an event.
+func (h *harness) event() agent.Event {
+	h.t.Helper()
+	l := h.next()
+	if l.Event == nil {
+		h.t.Fatalf("want an event, got response %+v", *l.Response)
+	}
+	return *l.Event
+}
+
+// eventsUntil collects events up to and including one of type typ.
+func (h *harness) eventsUntil(typ string) []agent.Event {
+	h.t.Helper()
+	var evs []agent.Event
+	for {
+		e := h.event()
+		evs = append(evs, e)
+		if e.Type == typ {
+			return evs
+		}
+	}
+}
+
+// closeInput closes stdin and waits for Serve to return.
+func (h *harness) closeInput() error {
+	h.t.Helper()
+	h.in.Close()
+	select {
+	case err := <-h.done:
+		return err
+	case <-time.After(waitTimeout):
+		h.t.Fatal("Serve did not return after stdin closed")
+	}
+	return nil
+}
+
+func types(evs []agent.Event) string {
+	s := make([]string, len(evs))
+	for i, e := range evs {
+		s[i] = e.Type
+	}
+	return strings.Join(s, " ")
+}
+
+func decode[T any](t *testing.T, r rpc.Response) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(r.Data, &v); err != nil {
+		t.Fatalf("decode data of %s: %v (%s)", r.Command, err, r.Data)
+	}
+	return v
+}
+
+func newFake(script rpcfake.Script) *rpcfake.Backend {
+	b := rpcfake.New("s1")
+	b.Script = script
+	return b
+}

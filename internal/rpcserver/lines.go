@@ -1,0 +1,116 @@
+package rpcserver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+)
+
+// DefaultMaxLineBytes bounds one input line (1 MiB). A longer line is
+// discarded up to its newline and answered with an error, so one huge
+// command cannot exhaust memory.
+const DefaultMaxLineBytes = 1 << 20
+
+// inputLine is one line of input, without its newline (and "\r"). tooLong
+// is its full length when it exceeded the maximum (data is then nil).
+type inputLine struct {
+	data    []byte
+	tooLong int
+}
+
+// lineReader reads lines of at most max bytes.
+type lineReader struct {
+	r   *bufio.Reader
+	max int
+}
+
+func newLineReader(in io.Reader, max int) *lineReader {
+	size := 64 << 10
+	if max < size {
+		size = max
+	}
+	if size < 16 {
+		size = 16 // bufio's minimum
+	}
+	return &lineReader{r: bufio.NewReaderSize(in, size), max: max}
+}
+
+// next returns the next line; io.EOF after the last one. A last line
+// without a newline is still a line.
+func (lr *lineReader) next() (inputLine, error) {
+	var buf []byte
+	n := 0 // bytes of this line read so far, newline included
+	over := false
+	for {
+		chunk, err := lr.r.ReadSlice('\n')
+		n += len(chunk)
+		if !over {
+			if n-trailingNewline(chunk) > lr.max {
+				over, buf = true, nil // count the rest, keep nothing
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == nil || (errors.Is(err, io.EOF) && n > 0):
+			if over {
+				return inputLine{tooLong: n - trailingNewline(chunk)}, nil
+			}
+			buf = bytes.TrimSuffix(buf, []byte("\n"))
+			return inputLine{data: bytes.TrimSuffix(buf, []byte("\r"))}, nil
+		case errors.Is(err, io.EOF):
+			return inputLine{}, io.EOF
+		default:
+			return inputLine{}, err
+		}
+	}
+}
+
+// trailingNewline is 1 if b ends with "\n".
+func trailingNewline(b []byte) int {
+	if len(b) > 0 && b[len(b)-1] == '\n' {
+		return 1
+	}
+	return 0
+}
+
+// lineWriter writes one JSON value per line; writes are serialised and
+// the first write error is kept (stdout gone: nothing more can be said).
+type lineWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+}
+
+// write marshals every value and writes them as consecutive lines in one
+// call, so no other line can come between them.
+func (lw *lineWriter) write(vs ...any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for _, v := range vs {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+	}
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.err != nil {
+		return lw.err
+	}
+	if _, err := lw.w.Write(buf.Bytes()); err != nil {
+		lw.err = err
+	}
+	return lw.err
+}
+
+func (lw *lineWriter) failed() error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return lw.err
+}

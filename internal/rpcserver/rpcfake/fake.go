@@ -1,0 +1,304 @@
+// Package rpcfake is an in-memory rpcserver.Backend for tests of RPC mode,
+// the Go RPC client and the terminal UI, without Temporal. It is the only
+// fake of the session besides the scripted model.
+//
+// A test (or a Script) plays the workflow: it emits a prompt's events with
+// Run.Emit and reads the signals the client sent from Run.Signals. The
+// fake keeps the State the way the workflow does (isStreaming between
+// agent_start and agent_end, isRetrying between auto_retry_start and
+// auto_retry_end, ...), refuses a second prompt while one runs, and
+// answers signals without a running prompt with control.ErrNoRunningPrompt,
+// as the real backend does.
+package rpcfake
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/rpcserver"
+	"github.com/durableagent/durableagent/rpc"
+)
+
+// Script plays one prompt: it runs in its own goroutine when the prompt
+// starts and must end it with a prompt_end event (or leave that to the
+// test).
+type Script func(r *Run)
+
+// Backend is the fake. Create it with New.
+type Backend struct {
+	// Script plays every prompt (nil: the test emits the events itself).
+	Script Script
+	// CompactFunc answers compact (nil: nothing to compact).
+	CompactFunc func(ctx context.Context, instructions string) (rpc.CompactData, error)
+	// StateHook, when set, runs at the start of State: tests block it to
+	// make a command time out.
+	StateHook func(ctx context.Context) error
+
+	mu       sync.Mutex
+	session  string
+	state    agent.State
+	messages []agent.Message
+	runs     []*Run
+	calls    []string
+	started  chan *Run
+}
+
+var _ rpcserver.Backend = (*Backend)(nil)
+
+// New returns an idle fake for session id with auto-retry and
+// auto-compaction enabled.
+func New(sessionID string) *Backend {
+	return &Backend{
+		session: sessionID,
+		state: agent.State{SessionID: sessionID, Model: "scripted-1", Provider: "scripted", Status: rpc.StatusIdle,
+			AutoRetryEnabled: true, AutoCompactionEnabled: true},
+		started: make(chan *Run, 16),
+	}
+}
+
+// Run is one prompt of the fake.
+type Run struct {
+	b       *Backend
+	ID      string
+	Message string
+
+	mu      sync.Mutex
+	events  []agent.Event
+	changed chan struct{} // closed and replaced at every Emit
+	signals chan string
+}
+
+// Emit appends an event to the prompt's log, numbering it, and updates the
+// session state the way the workflow does.
+func (r *Run) Emit(e agent.Event) {
+	r.mu.Lock()
+	e.Seq = int64(len(r.events)) + 1
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	r.events = append(r.events, e)
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+	r.b.apply(e)
+}
+
+// Signals delivers abort, abort_retry and set_auto_retry as the client
+// sends them ("set_auto_retry:true" / ":false").
+func (r *Run) Signals() <-chan string { return r.signals }
+
+// Events returns a copy of the events emitted so far.
+func (r *Run) Events() []agent.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]agent.Event(nil), r.events...)
+}
+
+func (b *Backend) apply(e agent.Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := &b.state
+	st.LastSeq = e.Seq
+	switch e.Type {
+	case agent.EventAgentStart:
+		st.IsStreaming = true
+	case agent.EventMessageEnd:
+		if e.Message != nil {
+			b.messages = append(b.messages, *e.Message)
+			st.MessageCount = len(b.messages)
+		}
+	case agent.EventAgentEnd:
+		st.IsStreaming = false
+	case agent.EventAutoRetryStart:
+		st.IsRetrying, st.RetryAttempt = true, e.Attempt
+	case agent.EventAutoRetryEnd:
+		st.IsRetrying, st.RetryAttempt = false, 0
+	case agent.EventAutoCompactionStart:
+		st.IsCompacting = true
+	case agent.EventAutoCompactionEnd:
+		st.IsCompacting = false
+	case agent.EventPromptEnd:
+		st.Status, st.IsStreaming, st.IsRetrying, st.RetryAttempt = e.Status, false, false, 0
+	}
+}
+
+// SessionID implements rpcserver.Backend.
+func (b *Backend) SessionID() string { return b.session }
+
+// StartPrompt implements rpcserver.Backend.
+func (b *Backend) StartPrompt(ctx context.Context, message string) (rpcserver.Prompt, error) {
+	b.mu.Lock()
+	b.calls = append(b.calls, "prompt:"+message)
+	if b.state.Status == agent.StatusRunning {
+		b.mu.Unlock()
+		return rpcserver.Prompt{}, fmt.Errorf("%w: session %s is running a prompt", control.ErrSessionBusy, b.session)
+	}
+	r := &Run{b: b, ID: fmt.Sprintf("run-%d", len(b.runs)+1), Message: message,
+		changed: make(chan struct{}), signals: make(chan string, 16)}
+	b.runs = append(b.runs, r)
+	b.state.Status, b.state.LastSeq = agent.StatusRunning, 0
+	user := agent.TextMessage(agent.RoleUser, message)
+	b.messages = append(b.messages, user)
+	b.state.MessageCount = len(b.messages)
+	script := b.Script
+	b.mu.Unlock()
+	select {
+	case b.started <- r:
+	default: // nobody watches Started; keep going
+	}
+	if script != nil {
+		go script(r)
+	}
+	return rpcserver.Prompt{WorkflowID: "session-" + b.session, RunID: r.ID}, nil
+}
+
+// Started returns the next prompt started (of the last 16 not yet taken), waiting for it until ctx ends.
+func (b *Backend) Started(ctx context.Context) (*Run, error) {
+	select {
+	case r := <-b.started:
+		return r, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("rpcfake: no prompt started: %w", ctx.Err())
+	}
+}
+
+// Follow implements rpcserver.Backend: it delivers events as they are
+// emitted, without polling.
+func (b *Backend) Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
+	r := b.run(runID)
+	if r == nil {
+		return agent.Event{}, fmt.Errorf("%w: run %s", control.ErrNoPrompt, runID)
+	}
+	for {
+		r.mu.Lock()
+		evs := append([]agent.Event(nil), r.events[min(int(after), len(r.events)):]...)
+		changed := r.changed
+		r.mu.Unlock()
+		for _, e := range evs {
+			after = e.Seq
+			fn(e)
+			if e.Type == agent.EventPromptEnd {
+				return e, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return agent.Event{}, ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+func (b *Backend) run(id string) *Run {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if id == "" && len(b.runs) > 0 {
+		return b.runs[len(b.runs)-1] // the latest, as the events query does
+	}
+	for _, r := range b.runs {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// running is the running prompt, nil when idle.
+func (b *Backend) running() *Run {
+	if b.state.Status != agent.StatusRunning || len(b.runs) == 0 {
+		return nil
+	}
+	return b.runs[len(b.runs)-1]
+}
+
+func (b *Backend) signal(name string) error {
+	b.mu.Lock()
+	b.calls = append(b.calls, name)
+	r := b.running()
+	b.mu.Unlock()
+	if r == nil {
+		return fmt.Errorf("%w in session %s", control.ErrNoRunningPrompt, b.session)
+	}
+	r.signals <- name
+	return nil
+}
+
+// Abort implements rpcserver.Backend.
+func (b *Backend) Abort(ctx context.Context) error { return b.signal(agent.SignalAbort) }
+
+// AbortRetry implements rpcserver.Backend.
+func (b *Backend) AbortRetry(ctx context.Context) error { return b.signal(agent.SignalAbortRetry) }
+
+// SetAutoRetry implements rpcserver.Backend: it "persists" the setting in
+// the state and tells the running prompt.
+func (b *Backend) SetAutoRetry(ctx context.Context, enabled bool) error {
+	b.mu.Lock()
+	b.state.AutoRetryEnabled = enabled
+	b.calls = append(b.calls, fmt.Sprintf("set_auto_retry:%t", enabled))
+	r := b.running()
+	b.mu.Unlock()
+	if r != nil {
+		r.signals <- fmt.Sprintf("set_auto_retry:%t", enabled)
+	}
+	return nil
+}
+
+// SetAutoCompaction implements rpcserver.Backend.
+func (b *Backend) SetAutoCompaction(ctx context.Context, enabled bool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.state.AutoCompactionEnabled = enabled
+	b.calls = append(b.calls, fmt.Sprintf("set_auto_compaction:%t", enabled))
+	return nil
+}
+
+// State implements rpcserver.Backend.
+func (b *Backend) State(ctx context.Context) (agent.State, error) {
+	if b.StateHook != nil {
+		if err := b.StateHook(ctx); err != nil {
+			return agent.State{}, err
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := b.state
+	if st.Status != agent.StatusRunning {
+		st.Status = rpc.StatusIdle
+	}
+	return st, nil
+}
+
+// Messages implements rpcserver.Backend.
+func (b *Backend) Messages(ctx context.Context) ([]agent.Message, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]agent.Message(nil), b.messages...), nil
+}
+
+// Compact implements rpcserver.Backend.
+func (b *Backend) Compact(ctx context.Context, instructions string) (rpc.CompactData, error) {
+	b.mu.Lock()
+	b.calls = append(b.calls, "compact:"+instructions)
+	fn := b.CompactFunc
+	running := b.running() != nil
+	b.mu.Unlock()
+	if running {
+		return rpc.CompactData{}, fmt.Errorf("%w: session %s is running a prompt", control.ErrSessionBusy, b.session)
+	}
+	if fn == nil {
+		return rpc.CompactData{NothingToCompact: true}, nil
+	}
+	return fn(ctx, instructions)
+}
+
+// Calls lists the calls made so far ("prompt:<message>", "abort",
+// "abort_retry", "set_auto_retry:<bool>", ...), in order.
+func (b *Backend) Calls() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.calls...)
+}

@@ -1,0 +1,191 @@
+package rpcserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/durableagent/durableagent/rpc"
+)
+
+// DefaultCommandTimeout bounds each command's backend call (a prompt's
+// start, a signal, a query), so an unreachable Temporal gives an error
+// response instead of a silent hang. Following a prompt and compacting
+// are not bounded: they last as long as the work.
+const DefaultCommandTimeout = 30 * time.Second
+
+// Server serves the RPC protocol. The zero value of every field but
+// Backend is a working default.
+type Server struct {
+	Backend Backend
+	// MaxLineBytes bounds an input line (0: DefaultMaxLineBytes).
+	MaxLineBytes int
+	// CommandTimeout bounds each command's backend call (0:
+	// DefaultCommandTimeout).
+	CommandTimeout time.Duration
+	// Logf receives notes for people, never protocol (the CLI sends them
+	// to stderr). nil: dropped.
+	Logf func(format string, args ...any)
+}
+
+// Serve serves commands from in on out with backend b and the defaults of
+// Server; see Server.Serve.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, b Backend) error {
+	return (&Server{Backend: b}).Serve(ctx, in, out)
+}
+
+// Serve reads commands from in until it ends, answering and streaming on
+// out. At the end of in it detaches from a running prompt (which keeps
+// running in Temporal) and returns nil; when ctx ends it does the same and
+// returns ctx.Err(). It returns an error if in cannot be read or out cannot
+// be written. Serve returns only after every goroutine it started has
+// stopped writing.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	if s.Backend == nil {
+		return errors.New("rpc: serve: no backend")
+	}
+	bg, stopBG := context.WithCancel(ctx)
+	c := &conn{s: s, b: s.Backend, out: &lineWriter{w: out}, bg: bg}
+	defer c.shutdown(stopBG)
+
+	lines := make(chan inputLine)
+	readErr := make(chan error, 1)
+	stopRead := make(chan struct{})
+	defer close(stopRead)
+	go func() {
+		lr := newLineReader(in, s.maxLine())
+		for {
+			l, err := lr.next()
+			if err != nil {
+				readErr <- err
+				close(lines)
+				return
+			}
+			select {
+			case lines <- l:
+			case <-stopRead:
+				return
+			}
+		}
+	}()
+
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case l, ok := <-lines:
+			if !ok {
+				if err := <-readErr; !errors.Is(err, io.EOF) {
+					return fmt.Errorf("rpc: read commands: %w", err)
+				}
+				return nil
+			}
+			c.serveLine(ctx, l)
+			if err := c.out.failed(); err != nil {
+				return fmt.Errorf("rpc: write: %w", err)
+			}
+		}
+	}
+}
+
+func (s *Server) maxLine() int {
+	if s.MaxLineBytes > 0 {
+		return s.MaxLineBytes
+	}
+	return DefaultMaxLineBytes
+}
+
+func (s *Server) timeout() time.Duration {
+	if s.CommandTimeout > 0 {
+		return s.CommandTimeout
+	}
+	return DefaultCommandTimeout
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.Logf != nil {
+		s.Logf(format, args...)
+	}
+}
+
+// conn is the state of one Serve call.
+type conn struct {
+	s   *Server
+	b   Backend
+	out *lineWriter
+	// bg is the context of work that outlives its command (following a
+	// prompt, compacting); cancelled when Serve returns.
+	bg context.Context
+	wg sync.WaitGroup
+
+	mu     sync.Mutex
+	active *follower // the prompt being followed, nil when idle
+}
+
+// shutdown detaches from running work and waits until it stops writing.
+func (c *conn) shutdown(stop context.CancelFunc) {
+	c.mu.Lock()
+	f := c.active
+	c.mu.Unlock()
+	stop()
+	c.wg.Wait()
+	if f != nil {
+		c.s.logf("rpc: detached from prompt %s (run %s); it keeps running in Temporal (follow it: starter events --session %s --follow)",
+			f.prompt.WorkflowID, f.prompt.RunID, c.b.SessionID())
+	}
+}
+
+func (c *conn) serveLine(ctx context.Context, l inputLine) {
+	if l.tooLong > 0 {
+		c.fail("", rpc.ParseCommand, fmt.Sprintf("line too long (%d bytes, max %d)", l.tooLong, c.s.maxLine()))
+		return
+	}
+	if len(bytes.TrimSpace(l.data)) == 0 {
+		return // blank lines separate nothing and ask nothing
+	}
+	cmd, perr := parseCommand(l.data)
+	if perr != nil {
+		c.fail(perr.id, perr.command, perr.msg)
+		return
+	}
+	c.dispatch(ctx, cmd)
+}
+
+// respond writes a success response; data nil means plain success.
+func (c *conn) respond(id, command string, data any) {
+	r := response{ID: id, Type: rpc.ResponseType, Command: command, Success: true, Data: data}
+	_ = c.out.write(r)
+}
+
+// fail writes an error response.
+func (c *conn) fail(id, command, msg string) {
+	_ = c.out.write(errorResponse(id, command, msg))
+}
+
+// response is rpc.Response with data not yet marshalled.
+type response struct {
+	ID      string `json:"id,omitempty"`
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Success bool   `json:"success"`
+	Data    any    `json:"data,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+func errorResponse(id, command, msg string) response {
+	return response{ID: id, Type: rpc.ResponseType, Command: command, Error: msg}
+}
+
+// errText is an error in one line (gRPC errors can span several).
+func errText(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

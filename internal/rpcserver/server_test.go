@@ -1,0 +1,436 @@
+package rpcserver_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/rpcserver"
+	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
+	"github.com/durableagent/durableagent/rpc"
+)
+
+// Issue 6: bad input never kills the loop; every bad line gets an error
+// response (command = the type, or "parse") and the next line is served.
+func TestServe_BadInputNeverEndsTheLoop(t *testing.T) {
+	cases := []struct {
+		name    string
+		line    string
+		id      string
+		command string
+		err     string
+	}{
+		{"not JSON", `hello`, "", "parse", "invalid JSON"},
+		{"truncated JSON", `{"type":"get_state"`, "", "parse", "invalid JSON"},
+		{"array", `[1,2]`, "", "parse", "must be a JSON object, got an array"},
+		{"null", `null`, "", "parse", "must be a JSON object, got null"},
+		{"string", `"prompt"`, "", "parse", "must be a JSON object, got a string"},
+		{"missing type", `{"id":"a"}`, "a", "parse", `missing field "type"`},
+		{"type not a string", `{"id":"a","type":5}`, "a", "parse", `field "type" must be a string, got a number`},
+		{"unknown type", `{"id":"a","type":"reboot"}`, "a", "reboot", `unknown command type "reboot"`},
+		{"id not a string", `{"id":7,"type":"get_state"}`, "", "get_state", `field "id" must be a string, got a number`},
+		{"missing enabled", `{"id":"a","type":"set_auto_retry"}`, "a", "set_auto_retry", `missing field "enabled" (a boolean)`},
+		{"null enabled", `{"id":"a","type":"set_auto_retry","enabled":null}`, "a", "set_auto_retry", `missing field "enabled"`},
+		{"enabled as string", `{"id":"a","type":"set_auto_retry","enabled":"yes"}`, "a", "set_auto_retry", `field "enabled" must be a boolean, got a string`},
+		{"misspelt field", `{"id":"a","type":"set_auto_retry","enable":false}`, "a", "set_auto_retry", `unknown field "enable"`},
+		{"field of another command", `{"id":"a","type":"abort","message":"x"}`, "a", "abort", `unknown field "message"`},
+		{"missing message", `{"id":"a","type":"prompt"}`, "a", "prompt", `missing field "message" (a string)`},
+		{"message not a string", `{"id":"a","type":"prompt","message":["hi"]}`, "a", "prompt", `field "message" must be a string, got an array`},
+		{"blank message", `{"id":"a","type":"prompt","message":"  "}`, "a", "prompt", `field "message" is empty`},
+		{"compaction enabled as number", `{"id":"a","type":"set_auto_compaction","enabled":1}`, "a", "set_auto_compaction", `must be a boolean, got a number`},
+		{"invalid UTF-8", "{\"id\":\"a\",\"type\":\"prompt\",\"message\":\"\xff\xfe\"}", "", "parse", "not valid UTF-8"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := newFake(nil)
+			h := serve(t, &rpcserver.Server{Backend: b})
+			h.send(c.line)
+			h.send(`{"id":"next","type":"get_state"}`)
+			r := h.response()
+			if r.Success || r.ID != c.id || r.Command != c.command || !strings.Contains(r.Error, c.err) {
+				t.Errorf("response = %+v, want error for id %q command %q containing %q", r, c.id, c.command, c.err)
+			}
+			if r.Type != rpc.ResponseType {
+				t.Errorf("type = %q, want %q", r.Type, rpc.ResponseType)
+			}
+			if next := h.response(); !next.Success || next.ID != "next" {
+				t.Errorf("the line after the bad one was not served: %+v", next)
+			}
+			if err := h.closeInput(); err != nil {
+				t.Errorf("Serve = %v, want nil", err)
+			}
+			if calls := b.Calls(); len(calls) != 0 {
+				t.Errorf("a bad command reached the backend: %v", calls)
+			}
+		})
+	}
+}
+
+// Issue 6: a line over the maximum (1 MiB by default) is answered with
+// "line too long (N bytes, max M)" and the loop keeps serving.
+func TestServe_LineTooLongIsAnErrorAndTheLoopGoesOn(t *testing.T) {
+	cases := []struct {
+		name string
+		max  int
+		line string
+		want string
+	}{
+		{"default max plus one", 0, `{"type":"prompt","message":"` + strings.Repeat("x", rpcserver.DefaultMaxLineBytes) + `"}`,
+			"line too long (1048606 bytes, max 1048576)"},
+		{"small max", 40, `{"type":"prompt","message":"` + strings.Repeat("y", 100) + `"}`,
+			"line too long (130 bytes, max 40)"},
+		{"small max with CRLF", 40, `{"type":"prompt","message":"` + strings.Repeat("y", 100) + "\"}\r",
+			"line too long (131 bytes, max 40)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := serve(t, &rpcserver.Server{Backend: newFake(nil), MaxLineBytes: c.max})
+			h.send(c.line)
+			h.send(`{"id":"next","type":"get_state"}`)
+			if r := h.response(); r.Success || r.Command != rpc.ParseCommand || r.Error != c.want {
+				t.Errorf("response = %+v, want parse error %q", r, c.want)
+			}
+			if r := h.response(); !r.Success || r.ID != "next" {
+				t.Errorf("next line not served: %+v", r)
+			}
+		})
+	}
+}
+
+// Blank lines and a last line without a newline are handled like a
+// terminal user would expect: ignored, and served.
+func TestServe_BlankLinesIgnoredLastLineWithoutNewlineServed(t *testing.T) {
+	h := serve(t, &rpcserver.Server{Backend: newFake(nil)})
+	h.send("")
+	h.send("   \r")
+	if _, err := h.in.Write([]byte(`{"id":"last","type":"get_state"}`)); err != nil {
+		t.Fatal(err)
+	}
+	h.in.Close()
+	if r := h.response(); !r.Success || r.ID != "last" {
+		t.Errorf("response = %+v, want get_state success for id last", r)
+	}
+	if err := <-h.done; err != nil {
+		t.Errorf("Serve = %v", err)
+	}
+}
+
+// SPEC 10: a retry chain driven through RPC writes the events on stdout
+// unchanged, in seq order, once each: agent_end {willRetry:true} for the
+// intermediate ends, auto_retry_start per attempt, auto_retry_end
+// {success:true} and prompt_end last. The prompt's ack comes first.
+func TestServe_RetryChainEventsInOrderOnce(t *testing.T) {
+	b := newFake(rpcfake.RetryChain(rpcfake.Chain{
+		Errors: []string{"503 Service Unavailable", "529 overloaded_error"}, BaseDelay: time.Millisecond}))
+	h := serve(t, &rpcserver.Server{Backend: b})
+	h.send(`{"id":"p1","type":"prompt","message":"hello"}`)
+	ack := h.response()
+	if !ack.Success || ack.ID != "p1" || ack.Command != "prompt" {
+		t.Fatalf("ack = %+v", ack)
+	}
+	if d := decode[rpc.PromptData](t, ack); d.WorkflowID != "session-s1" || d.RunID != "run-1" {
+		t.Errorf("ack data = %+v", d)
+	}
+	evs := h.eventsUntil(agent.EventPromptEnd)
+	want := "agent_start message_end agent_end auto_retry_start " +
+		"agent_start message_end agent_end auto_retry_start " +
+		"agent_start message_end agent_end auto_retry_end prompt_end"
+	if got := types(evs); got != want {
+		t.Fatalf("events:\n got %s\nwant %s", got, want)
+	}
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Errorf("event %d has seq %d: lost, duplicated or out of order", i, e.Seq)
+		}
+	}
+	if e := evs[2]; !e.WillRetry {
+		t.Errorf("intermediate agent_end willRetry = false")
+	}
+	if e := evs[3]; e.Attempt != 1 || e.MaxAttempts != 3 || e.DelayMs != 1 || e.ErrorMessage != "503 Service Unavailable" {
+		t.Errorf("first auto_retry_start = %+v", e)
+	}
+	if e := evs[7]; e.Attempt != 2 || e.DelayMs != 2 || e.ErrorMessage != "529 overloaded_error" {
+		t.Errorf("second auto_retry_start = %+v", e)
+	}
+	if e := evs[10]; e.WillRetry {
+		t.Errorf("final agent_end willRetry = true")
+	}
+	if e := evs[11]; !e.Success || e.Attempt != 2 || e.FinalError != "" {
+		t.Errorf("auto_retry_end = %+v", e)
+	}
+	if e := evs[12]; e.Status != agent.StatusCompleted {
+		t.Errorf("prompt_end = %+v", e)
+	}
+	// A completed prompt gets no second response: the next line answers
+	// the next command.
+	h.send(`{"id":"s","type":"get_state"}`)
+	if r := h.response(); r.ID != "s" {
+		t.Errorf("after a completed prompt got %+v, want the get_state response", r)
+	}
+}
+
+// SPEC 5 over RPC: abort_retry during the backoff answers plain success,
+// then the chain ends with auto_retry_end {success:false,
+// finalError:"Retry cancelled"}, prompt_end failed, and an error response
+// with the prompt's id.
+func TestServe_AbortRetryEndsChainWithRetryCancelled(t *testing.T) {
+	b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour}))
+	h := serve(t, &rpcserver.Server{Backend: b})
+	h.send(`{"id":"p1","type":"prompt","message":"hello"}`)
+	h.response()
+	if got := types(h.eventsUntil(agent.EventAutoRetryStart)); got != "agent_start message_end agent_end auto_retry_start" {
+		t.Fatalf("events before the wait: %s", got)
+	}
+	h.send(`{"id":"a1","type":"abort_retry"}`)
+	// The signal's effects may be written before its response: responses
+	// and events are independent streams. Their own orders are fixed.
+	var evs []agent.Event
+	resps := map[string]rpc.Response{}
+	for len(resps) < 2 {
+		l := h.next()
+		if l.Event != nil {
+			evs = append(evs, *l.Event)
+			continue
+		}
+		if l.Response.ID == "p1" && len(evs) < 2 {
+			t.Errorf("the prompt's error response came before its last event")
+		}
+		resps[l.Response.ID] = *l.Response
+	}
+	if r := resps["a1"]; !r.Success || r.ID != "a1" || r.Command != "abort_retry" || r.Data != nil {
+		t.Errorf("abort_retry response = %+v, want plain success", r)
+	}
+	if got := types(evs); got != "auto_retry_end prompt_end" {
+		t.Fatalf("events after abort_retry: %s", got)
+	}
+	if end := evs[0]; end.Success || end.Attempt != 1 || end.FinalError != agent.RetryCancelledMessage {
+		t.Errorf("auto_retry_end = %+v, want success=false attempt=1 finalError=Retry cancelled", end)
+	}
+	if pe := evs[1]; pe.Status != agent.StatusFailed {
+		t.Errorf("prompt_end = %+v", pe)
+	}
+	late := resps["p1"]
+	if late.Success || late.ID != "p1" || late.Command != "prompt" || late.Error != "Retry cancelled (last error: 503 Service Unavailable)" {
+		t.Errorf("late prompt response = %+v", late)
+	}
+}
+
+// Design note of issue 6: a prompt while one runs is refused with
+// "session busy"; right after prompt_end a new prompt is accepted.
+func TestServe_PromptWhileRunningIsSessionBusy(t *testing.T) {
+	b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour}))
+	h := serve(t, &rpcserver.Server{Backend: b})
+	h.send(`{"id":"p1","type":"prompt","message":"one"}`)
+	h.response()
+	h.eventsUntil(agent.EventAutoRetryStart)
+	h.send(`{"id":"p2","type":"prompt","message":"two"}`)
+	if r := h.response(); r.Success || r.ID != "p2" || !strings.HasPrefix(r.Error, "session busy") {
+		t.Errorf("second prompt = %+v, want a session busy error", r)
+	}
+	h.send(`{"type":"abort"}`)
+	h.response()
+	h.eventsUntil(agent.EventPromptEnd)
+	h.send(`{"id":"p3","type":"prompt","message":"three"}`)
+	for {
+		l := h.next()
+		if l.Response != nil && l.Response.ID == "p3" {
+			if !l.Response.Success {
+				t.Errorf("prompt after prompt_end = %+v, want success", *l.Response)
+			}
+			break
+		}
+	}
+	if calls := b.Calls(); strings.Join(calls, ",") != "prompt:one,abort,prompt:three" {
+		t.Errorf("backend calls = %v (the busy prompt must not reach the backend)", calls)
+	}
+}
+
+// Issue 6: closing stdin ends Serve with nil after detaching a running
+// prompt; the prompt is not aborted (it keeps running in Temporal).
+func TestServe_StdinCloseDetachesRunningPrompt(t *testing.T) {
+	b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour}))
+	var notes []string
+	h := serve(t, &rpcserver.Server{Backend: b, Logf: func(f string, a ...any) { notes = append(notes, f) }})
+	h.send(`{"id":"p1","type":"prompt","message":"hello"}`)
+	h.response()
+	h.eventsUntil(agent.EventAutoRetryStart)
+	if err := h.closeInput(); err != nil {
+		t.Fatalf("Serve = %v, want nil", err)
+	}
+	st, _ := b.State(context.Background())
+	if st.Status != agent.StatusRunning || !st.IsRetrying {
+		t.Errorf("prompt after detach: %+v, want still running and retrying", st)
+	}
+	if calls := b.Calls(); len(calls) != 1 {
+		t.Errorf("backend calls = %v, want only the prompt (no abort on detach)", calls)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "keeps running") {
+		t.Errorf("notes = %q, want one detach note", notes)
+	}
+}
+
+// SPEC 5/8: abort_retry and abort without a running prompt are harmless
+// no-ops (plain success); set_auto_retry and set_auto_compaction answer
+// plain success and change the state get_state reports.
+func TestServe_ControlsAnswerPlainSuccess(t *testing.T) {
+	b := newFake(nil)
+	h := serve(t, &rpcserver.Server{Backend: b})
+	for _, line := range []string{
+		`{"id":"1","type":"abort_retry"}`,
+		`{"id":"2","type":"abort"}`,
+		`{"id":"3","type":"set_auto_retry","enabled":false}`,
+		`{"id":"4","type":"set_auto_compaction","enabled":false}`,
+	} {
+		h.send(line)
+		if r := h.response(); !r.Success || r.Data != nil || r.Error != "" {
+			t.Errorf("%s → %+v, want plain success", line, r)
+		}
+	}
+	h.send(`{"id":"5","type":"get_state"}`)
+	st := decode[agent.State](t, h.response())
+	if st.AutoRetryEnabled || st.AutoCompactionEnabled || st.SessionID != "s1" || st.Status != rpc.StatusIdle {
+		t.Errorf("state = %+v, want both automatics off, idle session s1", st)
+	}
+}
+
+// SPEC 8 [fix]: get_state during a backoff reports isRetrying and
+// retryAttempt along with the other fields the issue lists.
+func TestServe_GetStateDuringBackoff(t *testing.T) {
+	b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour}))
+	h := serve(t, &rpcserver.Server{Backend: b})
+	h.send(`{"id":"p","type":"prompt","message":"hello"}`)
+	h.response()
+	h.eventsUntil(agent.EventAutoRetryStart)
+	h.send(`{"id":"s","type":"get_state"}`)
+	r := h.response()
+	st := decode[agent.State](t, r)
+	if !st.IsRetrying || st.RetryAttempt != 1 || !st.AutoRetryEnabled || st.IsStreaming || st.Status != agent.StatusRunning || st.Model != "scripted-1" || st.MessageCount != 2 {
+		t.Errorf("state = %+v", st)
+	}
+	for _, key := range []string{"autoRetryEnabled", "isRetrying", "retryAttempt", "isStreaming", "isCompacting", "autoCompactionEnabled", "sessionId", "messageCount", "model"} {
+		if !strings.Contains(string(r.Data), `"`+key+`"`) {
+			t.Errorf("get_state data lacks %q: %s", key, r.Data)
+		}
+	}
+}
+
+// get_messages returns the session's messages; get_last_assistant_text
+// the last successful answer, or null.
+func TestServe_MessagesAndLastAssistantText(t *testing.T) {
+	b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Millisecond, Reply: "the answer"}))
+	h := serve(t, &rpcserver.Server{Backend: b})
+	h.send(`{"id":"t0","type":"get_last_assistant_text"}`)
+	if r := h.response(); string(r.Data) != `{"text":null}` {
+		t.Errorf("before any answer: data = %s, want {\"text\":null}", r.Data)
+	}
+	h.send(`{"id":"p","type":"prompt","message":"question"}`)
+	h.response()
+	h.eventsUntil(agent.EventPromptEnd)
+	h.send(`{"id":"m","type":"get_messages"}`)
+	msgs := decode[rpc.MessagesData](t, h.response()).Messages
+	if len(msgs) != 3 || msgs[0].Text() != "question" || msgs[1].StopReason != agent.StopReasonError || msgs[2].Text() != "the answer" {
+		t.Errorf("messages = %+v", msgs)
+	}
+	h.send(`{"id":"t1","type":"get_last_assistant_text"}`)
+	if d := decode[rpc.LastAssistantTextData](t, h.response()); d.Text == nil || *d.Text != "the answer" {
+		t.Errorf("last assistant text = %v", d.Text)
+	}
+}
+
+// A backend call that hangs is cut by the command timeout: an error
+// response, and the loop goes on.
+func TestServe_CommandTimeout(t *testing.T) {
+	b := newFake(nil)
+	blocked := true
+	b.StateHook = func(ctx context.Context) error {
+		if blocked {
+			blocked = false
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	}
+	h := serve(t, &rpcserver.Server{Backend: b, CommandTimeout: 20 * time.Millisecond})
+	h.send(`{"id":"1","type":"get_state"}`)
+	h.send(`{"id":"2","type":"get_state"}`)
+	if r := h.response(); r.Success || r.ID != "1" || !strings.Contains(r.Error, "deadline exceeded") {
+		t.Errorf("hung command = %+v, want a deadline error", r)
+	}
+	if r := h.response(); !r.Success || r.ID != "2" {
+		t.Errorf("next command = %+v", r)
+	}
+}
+
+// brokenFollow fails following after the first event.
+type brokenFollow struct{ *rpcfake.Backend }
+
+func (b brokenFollow) Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
+	fn(agent.Event{Type: agent.EventAgentStart, Seq: after + 1})
+	return agent.Event{}, errors.New("query events: connection refused")
+}
+
+// Issue 6: "a later failure is an error response with the same id": a
+// stream that breaks ends with an error response for the prompt, and the
+// session is free again.
+func TestServe_BrokenEventStreamIsErrorResponseWithPromptID(t *testing.T) {
+	b := brokenFollow{newFake(nil)}
+	h := serve(t, &rpcserver.Server{Backend: b})
+	h.send(`{"id":"p","type":"prompt","message":"hello"}`)
+	h.response()
+	if e := h.event(); e.Type != agent.EventAgentStart {
+		t.Errorf("event = %+v", e)
+	}
+	r := h.response()
+	if r.Success || r.ID != "p" || r.Command != "prompt" || !strings.Contains(r.Error, "connection refused") || !strings.Contains(r.Error, "after seq 1") {
+		t.Errorf("response = %+v, want the follow error for prompt p", r)
+	}
+}
+
+// compact answers with the backend's result, or its error; while a
+// prompt runs it is refused as busy.
+func TestServe_Compact(t *testing.T) {
+	cases := []struct {
+		name    string
+		fn      func(context.Context, string) (rpc.CompactData, error)
+		success bool
+		want    string
+	}{
+		{"nothing to compact", nil, true, `{"nothingToCompact":true}`},
+		{"result", func(_ context.Context, instr string) (rpc.CompactData, error) {
+			return rpc.CompactData{Result: &agent.CompactionResult{Summary: "sum:" + instr, TokensBefore: 1200}}, nil
+		}, true, `"summary":"sum:keep the plan"`},
+		{"failure", func(context.Context, string) (rpc.CompactData, error) {
+			return rpc.CompactData{}, errors.New("compaction of session s1 failed: summary call: 503 Service Unavailable")
+		}, false, "summary call: 503"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := newFake(nil)
+			b.CompactFunc = c.fn
+			h := serve(t, &rpcserver.Server{Backend: b})
+			h.send(`{"id":"c","type":"compact","customInstructions":"keep the plan"}`)
+			r := h.response()
+			text := r.Error
+			if r.Success {
+				text = string(r.Data)
+			}
+			if r.Success != c.success || r.ID != "c" || !strings.Contains(text, c.want) {
+				t.Errorf("compact = %+v, want success=%t with %q", r, c.success, c.want)
+			}
+		})
+	}
+	t.Run("while a prompt runs", func(t *testing.T) {
+		b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour}))
+		h := serve(t, &rpcserver.Server{Backend: b})
+		h.send(`{"id":"p","type":"prompt","message":"hi"}`)
+		h.response()
+		h.eventsUntil(agent.EventAutoRetryStart)
+		h.send(`{"id":"c","type":"compact"}`)
+		if r := h.response(); r.Success || !strings.HasPrefix(r.Error, "session busy") {
+			t.Errorf("compact during a prompt = %+v, want session busy", r)
+		}
+	})
+}

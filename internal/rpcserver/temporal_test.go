@@ -1,0 +1,79 @@
+package rpcserver
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/settings"
+)
+
+func loadSettings(t *testing.T, dataDir string) settings.Settings {
+	t.Helper()
+	env := map[string]string{settings.EnvHome: dataDir, "HOME": dataDir}
+	s, err := settings.Load(settings.LoadOptions{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil {
+		t.Fatalf("load settings: %v", err)
+	}
+	return s
+}
+
+// set_auto_compaction persists compaction.enabled in the settings file:
+// a later Load (the next prompt, another process) reads it.
+func TestTemporalBackend_SetAutoCompactionPersists(t *testing.T) {
+	dir := t.TempDir()
+	b, err := NewTemporalBackend(&control.Controller{}, loadSettings(t, dir), "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, enabled := range []bool{false, true, false} {
+		if err := b.SetAutoCompaction(context.Background(), enabled); err != nil {
+			t.Fatalf("SetAutoCompaction(%t): %v", enabled, err)
+		}
+		if got := loadSettings(t, dir).Compaction.Enabled; got != enabled {
+			t.Errorf("after SetAutoCompaction(%t) the file says %t", enabled, got)
+		}
+	}
+	if s := loadSettings(t, dir); !s.Retry.Enabled || s.Compaction.KeepRecentTokens != 20000 {
+		t.Errorf("other settings changed: %+v", s)
+	}
+}
+
+// get_messages reads the run context from the session file the worker
+// writes: a failed answer dropped before its retry is not on the branch.
+func TestTemporalBackend_MessagesFromSessionFile(t *testing.T) {
+	dir := t.TempDir()
+	b, err := NewTemporalBackend(&control.Controller{}, loadSettings(t, dir), "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs, err := b.Messages(context.Background()); err != nil || len(msgs) != 0 {
+		t.Fatalf("no session file: %v, %v; want no messages and no error", msgs, err)
+	}
+	store, err := session.Open(filepath.Join(dir, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := agent.TextMessage(agent.RoleUser, "question")
+	failed := agent.Message{Role: agent.RoleAssistant, StopReason: agent.StopReasonError, ErrorMessage: "503 Service Unavailable"}
+	answer := agent.TextMessage(agent.RoleAssistant, "answer")
+	now := time.Now().UTC()
+	if _, err := store.Append("s1",
+		session.Entry{Type: session.TypeMessage, ID: "u", Timestamp: now, Message: &user},
+		session.Entry{Type: session.TypeMessage, ID: "e", ParentID: "u", Timestamp: now, Message: &failed},
+		session.Entry{Type: session.TypeMessage, ID: "a", ParentID: "u", Timestamp: now, Message: &answer},
+	); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := b.Messages(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 2 || msgs[0].Text() != "question" || msgs[1].Text() != "answer" {
+		t.Errorf("messages = %+v, want question and answer", msgs)
+	}
+}

@@ -1,0 +1,100 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+// slashHelp lists the slash commands.
+const slashHelp = `/retry on|off   switch automatic retry (saved in the settings file; tells the running prompt)
+/compact [text] compact the session's context now, with optional instructions for the summary
+/state          show the session state (autoRetryEnabled, isRetrying, ...)
+/help           this list
+/quit           leave (a running prompt keeps running in Temporal)
+esc             abort the prompt, or cancel a pending retry while "Retrying…" shows`
+
+// slash runs a slash command line.
+func (m *Model) slash(line string) tea.Cmd {
+	name, arg, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
+	arg = strings.TrimSpace(arg)
+	switch strings.ToLower(name) {
+	case "quit", "exit", "q":
+		return m.quit()
+	case "help":
+		m.note(slashHelp)
+		return nil
+	case "retry":
+		var enabled bool
+		switch strings.ToLower(arg) {
+		case "on":
+			enabled = true
+		case "off":
+		default:
+			m.errorf("usage: /retry on|off")
+			return nil
+		}
+		return m.do("set_auto_retry", func(ctx context.Context) ([]entry, error) {
+			if err := m.backend.SetAutoRetry(ctx, enabled); err != nil {
+				return nil, err
+			}
+			return []entry{{kind: entryNote, text: fmt.Sprintf("Auto-retry %s (retry.enabled=%t saved).", onOff(enabled), enabled)}}, nil
+		})
+	case "compact":
+		if m.prompt != nil || m.starting {
+			m.note("A prompt is running: compact after it ends.")
+			return nil
+		}
+		m.compacting = "manual"
+		cmd := m.do("compact", func(ctx context.Context) ([]entry, error) {
+			// No command timeout: a summary call takes as long as it takes.
+			res, err := m.backend.Compact(m.ctx, arg)
+			switch {
+			case err != nil:
+				return nil, err
+			case res.Result == nil:
+				return []entry{{kind: entryNote, text: "Nothing to compact: the recent messages are the whole context."}}, nil
+			}
+			return []entry{{kind: entryNote, text: fmt.Sprintf("Compacted %d tokens into a summary (entry %s).",
+				res.Result.TokensBefore, res.Result.EntryID)}}, nil
+		})
+		return func() tea.Msg {
+			msg := cmd().(resultMsg)
+			msg.endsCompact = true
+			return msg
+		}
+	case "state":
+		return m.do("state", func(ctx context.Context) ([]entry, error) {
+			st, err := m.backend.State(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return []entry{{kind: entryNote, text: stateText(st)}}, nil
+		})
+	}
+	m.errorf("unknown command %q (try /help)", "/"+name)
+	return nil
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// stateText renders the session state for /state.
+func stateText(st agent.State) string {
+	text := fmt.Sprintf("session %s · %s · %s/%s · %d messages\n"+
+		"autoRetryEnabled %t · isRetrying %t · retryAttempt %d · isStreaming %t · isCompacting %t · autoCompactionEnabled %t",
+		st.SessionID, st.Status, st.Provider, st.Model, st.MessageCount,
+		st.AutoRetryEnabled, st.IsRetrying, st.RetryAttempt, st.IsStreaming, st.IsCompacting, st.AutoCompactionEnabled)
+	if p := st.PendingRetry; p != nil {
+		text += fmt.Sprintf("\npending retry %d/%d wakes at %s", p.Attempt, p.MaxAttempts, p.WakeAt.Local().Format("15:04:05"))
+	}
+	return text
+}

@@ -1,0 +1,293 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/spinner"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/rpcserver"
+)
+
+// commandTimeout bounds a slash command's or Esc's backend call.
+const commandTimeout = 30 * time.Second
+
+// Options configure a Model. The zero value uses the real clock.
+type Options struct {
+	// Now reads the clock (nil: time.Now).
+	Now func() time.Time
+	// Tick schedules fn's message after d (nil: tea.Tick). Tests replace
+	// Now and Tick to run the countdown without waiting.
+	Tick func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
+}
+
+// Model is the chat screen. It implements tea.Model; Update and View run
+// on bubbletea's goroutine only, and backend calls run in tea.Cmds.
+type Model struct {
+	ctx     context.Context
+	backend rpcserver.Backend
+	now     func() time.Time
+	tick    func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
+
+	input   textinput.Model
+	spinner spinner.Model
+	entries []entry
+	width   int
+	height  int
+
+	starting   bool           // a prompt is being started
+	prompt     *runningPrompt // the prompt being followed
+	retry      *retryWait     // set during a backoff wait
+	compacting string         // "" or the compaction's reason ("overflow", "threshold", "manual")
+	countdown  int            // generation of the countdown ticks
+	lastSeq    int64          // seq of the last event shown
+	quitting   bool
+}
+
+// runningPrompt is a prompt whose events the model follows.
+type runningPrompt struct {
+	prompt rpcserver.Prompt
+	events <-chan tea.Msg
+}
+
+// retryWait is a backoff wait, counted down on screen.
+type retryWait struct {
+	attempt, max int
+	wake         time.Time
+	left         time.Duration
+}
+
+// Messages of the model.
+type (
+	promptStartedMsg struct {
+		prompt   rpcserver.Prompt
+		events   <-chan tea.Msg
+		attached bool // a prompt that was already running
+	}
+	promptErrorMsg struct{ err error }
+	eventMsg       struct{ event agent.Event }
+	streamEndMsg   struct{ err error }
+	countdownMsg   struct{ gen int }
+	// resultMsg carries what a slash command or Esc has to show.
+	resultMsg struct {
+		entries     []entry
+		endsCompact bool
+	}
+)
+
+// New returns the chat model of backend's session. ctx ends the prompt
+// followers (cancel it when the program exits).
+func New(ctx context.Context, backend rpcserver.Backend, opts Options) *Model {
+	in := textinput.New()
+	in.Prompt = "> "
+	in.Placeholder = "Message, or /help"
+	in.CharLimit = 0
+	in.Focus()
+	m := &Model{
+		ctx: ctx, backend: backend, now: opts.Now, tick: opts.Tick,
+		input: in, spinner: spinner.New(spinner.WithSpinner(spinner.Dot)),
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	if m.tick == nil {
+		m.tick = tea.Tick
+	}
+	m.note(fmt.Sprintf("Session %s. Enter sends a message; /help lists commands.", backend.SessionID()))
+	return m
+}
+
+// Init implements tea.Model: it also attaches to a prompt that is already
+// running in the session (started elsewhere, or left by an earlier chat).
+func (m *Model) Init() tea.Cmd { return tea.Batch(textinput.Blink, m.spinner.Tick, m.attach()) }
+
+// Update implements tea.Model.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.input.Width = max(msg.Width-len(m.input.Prompt)-1, 10)
+		return m, nil
+	case tea.KeyMsg:
+		switch msg.Type {
+		case tea.KeyCtrlC, tea.KeyCtrlD:
+			return m, m.quit()
+		case tea.KeyEsc:
+			return m, m.escape()
+		case tea.KeyEnter:
+			return m, m.submit()
+		}
+		var cmd tea.Cmd
+		m.input, cmd = m.input.Update(msg)
+		return m, cmd
+	case spinner.TickMsg:
+		var cmd tea.Cmd
+		m.spinner, cmd = m.spinner.Update(msg)
+		return m, cmd
+	case promptStartedMsg:
+		m.starting = false
+		m.prompt = &runningPrompt{prompt: msg.prompt, events: msg.events}
+		if msg.attached {
+			m.note("Attached to the prompt already running in this session; its events so far follow.")
+		}
+		return m, waitEvent(msg.events)
+	case promptErrorMsg:
+		m.starting = false
+		m.errorf("Prompt not started: %s", oneLine(msg.err))
+		return m, nil
+	case eventMsg:
+		cmd := m.handleEvent(msg.event)
+		if m.prompt == nil {
+			return m, cmd
+		}
+		return m, tea.Batch(cmd, waitEvent(m.prompt.events))
+	case streamEndMsg:
+		m.endPrompt()
+		if msg.err != nil && m.ctx.Err() == nil {
+			m.errorf("Lost the prompt's events: %s (it may still be running; /state tells)", oneLine(msg.err))
+		}
+		return m, nil
+	case countdownMsg:
+		return m, m.countDown(msg.gen)
+	case resultMsg:
+		if msg.endsCompact && m.compacting == "manual" {
+			m.compacting = ""
+		}
+		m.entries = append(m.entries, msg.entries...)
+		return m, nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return m, cmd
+}
+
+// Status returns the status line's text and what Esc sends now
+// (agent.SignalAbort, agent.SignalAbortRetry, or "" for nothing).
+func (m *Model) Status() (text, esc string) {
+	switch {
+	case m.compacting == "manual":
+		return "Compacting… (esc to cancel)", agent.SignalAbort
+	case m.compacting == "overflow":
+		return "Context overflow detected, Auto-compacting… (esc to cancel)", agent.SignalAbort
+	case m.compacting != "":
+		return "Auto-compacting… (esc to cancel)", agent.SignalAbort
+	case m.retry != nil:
+		return fmt.Sprintf("Retrying (%d/%d) in %s… (esc to cancel)", m.retry.attempt, m.retry.max,
+			agent.FormatDelay(m.retry.left.Milliseconds())), agent.SignalAbortRetry
+	case m.prompt != nil:
+		return "Working… (esc to abort)", agent.SignalAbort
+	case m.starting:
+		return "Starting…", ""
+	}
+	return "", ""
+}
+
+// escape sends what Esc is bound to.
+func (m *Model) escape() tea.Cmd {
+	_, esc := m.Status()
+	switch esc {
+	case agent.SignalAbortRetry:
+		return m.do("abort_retry", func(ctx context.Context) ([]entry, error) {
+			return nil, m.backend.AbortRetry(ctx)
+		})
+	case agent.SignalAbort:
+		return m.do("abort", func(ctx context.Context) ([]entry, error) {
+			return nil, m.backend.Abort(ctx)
+		})
+	}
+	return nil
+}
+
+// submit handles Enter: a slash command, or a new prompt.
+func (m *Model) submit() tea.Cmd {
+	text := strings.TrimSpace(m.input.Value())
+	if text == "" {
+		return nil
+	}
+	m.input.Reset()
+	if strings.HasPrefix(text, "/") {
+		return m.slash(text)
+	}
+	if m.prompt != nil || m.starting || m.compacting == "manual" {
+		m.note("Busy: wait for the running prompt (or compaction) to end, or press esc to abort it.")
+		return nil
+	}
+	m.entries = append(m.entries, entry{kind: entryUser, text: text})
+	m.starting = true
+	return m.startPrompt(text)
+}
+
+func (m *Model) quit() tea.Cmd {
+	m.quitting = true
+	return tea.Quit
+}
+
+// endPrompt forgets the followed prompt and its waits.
+func (m *Model) endPrompt() {
+	m.prompt, m.retry = nil, nil
+	if m.compacting != "manual" {
+		m.compacting = ""
+	}
+}
+
+// do runs a backend call as a command and shows its result or error.
+func (m *Model) do(name string, fn func(context.Context) ([]entry, error)) tea.Cmd {
+	ctx := m.ctx
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
+		defer cancel()
+		es, err := fn(ctx)
+		if err != nil {
+			es = append(es, entry{kind: entryError, text: name + ": " + oneLine(err)})
+		}
+		return resultMsg{entries: es}
+	}
+}
+
+func (m *Model) note(text string) { m.entries = append(m.entries, entry{kind: entryNote, text: text}) }
+
+func (m *Model) errorf(format string, args ...any) {
+	m.entries = append(m.entries, entry{kind: entryError, text: fmt.Sprintf(format, args...)})
+}
+
+// View implements tea.Model: the message list, the status line, the input.
+func (m *Model) View() string {
+	if m.quitting {
+		return ""
+	}
+	var lines []string
+	for _, e := range m.entries {
+		lines = append(lines, strings.Split(e.render(m.width), "\n")...)
+	}
+	if m.height > 0 {
+		room := max(m.height-3, 1) // status line and the bordered input take 3
+		if len(lines) > room {
+			lines = lines[len(lines)-room:]
+		}
+		for len(lines) < room {
+			lines = append([]string{""}, lines...)
+		}
+	}
+	status, _ := m.Status()
+	if status != "" {
+		status = m.spinner.View() + " " + statusStyle.Render(status)
+	} else {
+		status = noteStyle.Render("enter: send · /help · ctrl+c: quit")
+	}
+	input := inputStyle.Width(m.width).Render(m.input.View())
+	return strings.Join(lines, "\n") + "\n" + status + "\n" + input
+}
+
+// oneLine is an error in one line (gRPC errors can span several).
+func oneLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

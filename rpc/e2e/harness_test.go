@@ -1,0 +1,262 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/stack"
+	"github.com/durableagent/durableagent/rpc"
+)
+
+// childEnv makes the test binary run as `starter` (cli.Main with its
+// arguments), so the client spawns the real RPC command line without a
+// separate build.
+const childEnv = "RPC_E2E_STARTER"
+
+// latencyTarget is issue 6's bound from emission to stdout.
+const latencyTarget = 250 * time.Millisecond
+
+var (
+	env struct {
+		dataDir string
+		s       settings.Settings
+		stack   *stack.Stack
+		err     error
+	}
+	envOnce sync.Once
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(cli.Main(os.Args[1:], cli.Env{}))
+	}
+	code := m.Run()
+	if env.stack != nil {
+		_ = env.stack.Close()
+	}
+	if env.dataDir != "" {
+		_ = os.RemoveAll(env.dataDir)
+	}
+	os.Exit(code)
+}
+
+// server starts the embedded server and a worker once for all tests.
+func server(t *testing.T) settings.Settings {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts the embedded Temporal server")
+	}
+	envOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "rpc-e2e-")
+		if err != nil {
+			env.err = err
+			return
+		}
+		env.dataDir = dir
+		lookup := map[string]string{settings.EnvHome: dir, "HOME": dir}
+		s, err := settings.Load(settings.LoadOptions{Env: func(k string) (string, bool) { v, ok := lookup[k]; return v, ok }})
+		if err != nil {
+			env.err = err
+			return
+		}
+		s.Dev.Port, s.Dev.UI = 0, false
+		s.Temporal.TaskQueue = "rpc-e2e"
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		env.stack, env.err = stack.Start(ctx, s, stack.Options{Dev: true})
+		if env.err == nil {
+			env.s = env.stack.Settings
+		}
+	})
+	if env.err != nil {
+		t.Fatalf("start server and worker: %v", env.err)
+	}
+	return env.s
+}
+
+// starterArgs are the settings flags that point a child at the test's
+// server and data dir.
+func starterArgs(s settings.Settings, baseDelayMs int, faults ...string) []string {
+	return []string{
+		"--data-dir", s.DataDir,
+		"--temporal.address", s.Temporal.Address,
+		"--temporal.namespace", s.Temporal.Namespace,
+		"--temporal.taskQueue", s.Temporal.TaskQueue,
+		"--retry.baseDelayMs", fmt.Sprint(baseDelayMs),
+		"--scripted.faults", strings.Join(faults, ";"),
+	}
+}
+
+func startClient(t *testing.T, s settings.Settings, session string, baseDelayMs int, faults ...string) *rpc.Client {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace := &lockedBuffer{}
+	c, err := rpc.Start(rpc.WithStarter(exe), rpc.WithSession(session),
+		rpc.WithArgs(starterArgs(s, baseDelayMs, faults...)...),
+		rpc.WithEnv(append(os.Environ(), childEnv+"=1")), rpc.WithStderr(testWriter{t}), rpc.WithTrace(trace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Close()
+		if testing.Verbose() {
+			t.Logf("protocol trace of session %s:\n%s", session, trace.String())
+		}
+	})
+	return c
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Logf("starter stderr: %s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// timed is an event and when the client received it.
+type timed struct {
+	e  agent.Event
+	at time.Time
+}
+
+type recorder struct {
+	mu  sync.Mutex
+	evs []timed
+}
+
+func (r *recorder) add(e agent.Event) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.evs = append(r.evs, timed{e, now})
+}
+
+func (r *recorder) events() []agent.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]agent.Event, len(r.evs))
+	for i, x := range r.evs {
+		out[i] = x.e
+	}
+	return out
+}
+
+// latencies are receive time minus event time. The event time is the
+// workflow task's start (workflow.Now), which precedes the emission, so
+// this over-estimates the emission→stdout latency.
+func (r *recorder) latencies() []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]time.Duration, len(r.evs))
+	for i, x := range r.evs {
+		out[i] = x.at.Sub(x.e.Time)
+	}
+	return out
+}
+
+// visibility records when each event of a session's latest prompt first
+// answers the events query, polled every 20 ms from the test process: an
+// event cannot reach any client before that, whatever the client does.
+type visibility struct {
+	mu    sync.Mutex
+	first map[int64]time.Time
+	stop  context.CancelFunc
+	done  chan struct{}
+}
+
+func watchVisibility(k *control.Controller, session string) *visibility {
+	ctx, cancel := context.WithCancel(context.Background())
+	v := &visibility{first: map[int64]time.Time{}, stop: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(v.done)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			evs, _ := k.Events(ctx, session, "", 0) // not found until the prompt starts
+			now := time.Now()
+			v.mu.Lock()
+			for _, e := range evs {
+				if _, seen := v.first[e.Seq]; !seen {
+					v.first[e.Seq] = now
+				}
+			}
+			v.mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return v
+}
+
+// pipeline is, per received event, its receive time minus the time it
+// became queryable: the latency of the RPC path itself (events query poll,
+// stdout, client), to within the 20 ms sampling.
+func (v *visibility) pipeline(r *recorder) []time.Duration {
+	v.stop()
+	<-v.done
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]time.Duration, len(r.evs))
+	for i, x := range r.evs {
+		if first, ok := v.first[x.e.Seq]; ok {
+			out[i] = max(x.at.Sub(first), 0)
+		}
+	}
+	return out
+}
+
+// spread renders min, median and max of durations.
+func spread(ds []time.Duration) (min, median, max time.Duration) {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[0], s[len(s)/2], s[len(s)-1]
+}
+
+func types(evs []agent.Event) string {
+	s := make([]string, len(evs))
+	for i, e := range evs {
+		s[i] = e.Type
+	}
+	return strings.Join(s, " ")
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,127 @@
+package faults
+
+import (
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	// The dev server's SQLite driver, to check the database file itself.
+	_ "modernc.org/sqlite"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/workflows"
+)
+
+// freePort returns a loopback port nothing listens on right now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// spawnServer runs the embedded server in a child process on a fixed port
+// and data dir.
+func spawnServer(t *testing.T, dir string, port int) *child {
+	t.Helper()
+	return spawn(t, 3*time.Minute, envChild+"=server", envSrvDir+"="+dir, envSrvPort+"="+strconv.Itoa(port))
+}
+
+// sqliteIntegrity opens the server's database the way a restarted server
+// would (rolling back a hot journal left by the kill) and runs SQLite's
+// integrity check.
+func sqliteIntegrity(t *testing.T, dbPath string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+dbPath+"?mode=rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var res string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&res); err != nil {
+		t.Fatalf("integrity check of %s: %v", dbPath, err)
+	}
+	return res
+}
+
+// Durability of the server process (issue 7): the embedded Temporal
+// server runs in its own process on a SQLite file and is killed with
+// SIGKILL while prompt A waits on its durable backoff timer and prompt B
+// is inside its model call. A new server process on the same port and
+// data dir finds a consistent database, and the worker (which stayed up)
+// reconnects: both prompts complete with their session files intact.
+//
+// A's sequence is the fault-free one. B's model call outlives the server:
+// if the restarted server still accepts its completion, B's sequence is
+// fault-free too; if B's heartbeat timeout fired first (the server was
+// down longer than the timeout), the call is a connection error, retried
+// once. Both are correct; the test accepts exactly these two.
+func TestFaults_ServerProcessKilledDuringBackoffAndDuringModelCall(t *testing.T) {
+	skipShort(t)
+	dir, port := t.TempDir(), freePort(t)
+	srv := spawnServer(t, dir, port)
+	e := newEnv(t, srv.ready)
+	e.s.Retry.BaseDelayMs = 5000
+	e.s.Model.HeartbeatTimeoutMs = 2000
+	e.startWorker()
+
+	runA := e.prompt("srv-a", e503)
+	e.waitFor("srv-a", time.Minute, func(ev agent.Event) bool { return ev.Type == agent.EventAutoRetryStart })
+	runB := e.prompt("srv-b", "hang:3s")
+	e.waitStreaming("srv-b", time.Minute)
+	srv.kill()
+	killedAt := time.Now()
+
+	var files []string
+	des, _ := os.ReadDir(dir)
+	for _, de := range des {
+		files = append(files, de.Name())
+	}
+	t.Logf("data dir after SIGKILL: %s", strings.Join(files, " "))
+	if res := sqliteIntegrity(t, filepath.Join(dir, "temporal.db")); res != "ok" {
+		t.Fatalf("SQLite integrity check after SIGKILL: %s", res)
+	}
+
+	restarted := spawnServer(t, dir, port)
+	t.Logf("server back after %v", time.Since(killedAt).Round(time.Millisecond))
+	if restarted.ready != srv.ready {
+		t.Fatalf("restarted server at %s, want %s", restarted.ready, srv.ready)
+	}
+	resA, errA := e.result(runA, 2*time.Minute)
+	resB, errB := e.result(runB, 2*time.Minute)
+	t.Logf("prompts done %v after the kill", time.Since(killedAt).Round(time.Millisecond))
+	if errA != nil || resA.Status != agent.StatusCompleted || errB != nil || resB.Status != agent.StatusCompleted {
+		t.Fatalf("after the restart: A %+v %v; B %+v %v", resA, errA, resB, errB)
+	}
+
+	checkEvents(t, e.events("srv-a"), expectedEvents([]string{e503, ""}, 5000, 3))
+	evB := e.events("srv-b")
+	lost := fmt.Sprintf(workflows.ConnectionLostMessage, "heartbeat")
+	if len(evB) == 4 {
+		t.Log("B: the restarted server accepted the model call's completion")
+		checkEvents(t, evB, expectedEvents([]string{""}, 5000, 3))
+	} else {
+		t.Log("B: the heartbeat timeout fired while the server was down; the call was retried")
+		checkEvents(t, evB, expectedEvents([]string{lost, ""}, 5000, 3))
+	}
+	for _, s := range []struct {
+		id  string
+		run string
+		res workflows.PromptResult
+	}{{"srv-a", runA.GetRunID(), resA}, {"srv-b", runB.GetRunID(), resB}} {
+		tr := &killTrial{session: s.id, res: s.res, events: e.events(s.id), file: readSession(t, e.s.DataDir, s.id)}
+		checkSessionEntries(t, tr)
+		if f := workflowTaskFailures(history(t, e.c, workflows.WorkflowID(s.id), s.run)); len(f) > 0 {
+			t.Fatalf("workflow tasks of %s failed: %v", s.id, f)
+		}
+	}
+}
