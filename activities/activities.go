@@ -21,11 +21,23 @@ import (
 // leave it only into provider requests.
 type Credentials interface {
 	// Select returns the session's credential for provider; ok is false
-	// when the provider has none configured.
-	Select(provider, sessionID string) (id, secret string, ok bool)
+	// when the provider has none configured. err means the store could not
+	// be read: the call then fails rather than run without the credential.
+	// Its text must not contain a secret.
+	Select(provider, sessionID string) (id, secret string, ok bool, err error)
 	// MarkUsageLimitReached blocks the session's current credential and
 	// reports whether the session was switched to another one.
 	MarkUsageLimitReached(provider, sessionID string, retryAfterMs int64) (switched bool, credentialID string, err error)
+}
+
+// ModelFallback is implemented by Credentials that know the models a
+// session may fall back to (settings retry.fallbackModels). With it,
+// MarkUsageLimitReached passes the session's model, and when no credential
+// is left the store answers with the next model (Switched, Model set),
+// which the workflow runs at once (SPEC 3 step 7). The result type is
+// this package's, so the activities need no import of the auth store.
+type ModelFallback interface {
+	MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (MarkUsageLimitResult, error)
 }
 
 // MaxHeartbeatInterval bounds the heartbeat ticker of CallModel. The
@@ -77,7 +89,11 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	}
 	var credID string
 	if a.Credentials != nil {
-		if id, secret, ok := a.Credentials.Select(in.Model.Provider, in.SessionID); ok {
+		id, secret, ok, err := a.Credentials.Select(in.Model.Provider, in.SessionID)
+		if err != nil {
+			return CallModelResult{}, credentialsError(in.Model.Provider, err)
+		}
+		if ok {
 			credID, req.Secret = id, secret
 		}
 	}
@@ -232,16 +248,34 @@ func (a *Activities) LoadSession(ctx context.Context, in LoadSessionInput) (Load
 }
 
 // MarkUsageLimitReached tells the auth store that the session's credential
-// hit its usage limit.
+// hit its usage limit. A store implementing ModelFallback also hears the
+// session's model and may switch the session to a fallback model.
 func (a *Activities) MarkUsageLimitReached(ctx context.Context, in MarkUsageLimitInput) (MarkUsageLimitResult, error) {
 	if a.Credentials == nil {
 		return MarkUsageLimitResult{}, nil
+	}
+	if fb, ok := a.Credentials.(ModelFallback); ok {
+		res, err := fb.MarkUsageLimit(in.Provider, in.Model, in.SessionID, in.RetryAfterMs)
+		if err != nil {
+			return MarkUsageLimitResult{}, fmt.Errorf("mark usage limit reached for %s model %s: %w", in.Provider, in.Model, err)
+		}
+		return res, nil
 	}
 	switched, id, err := a.Credentials.MarkUsageLimitReached(in.Provider, in.SessionID, in.RetryAfterMs)
 	if err != nil {
 		return MarkUsageLimitResult{}, fmt.Errorf("mark usage limit reached for %s: %w", in.Provider, err)
 	}
 	return MarkUsageLimitResult{Switched: switched, CredentialID: id}, nil
+}
+
+// credentialsError fails a call whose credential cannot be read: running
+// it without one would turn a broken auth store into a misleading
+// "unauthorized". The store's error becomes a one-line message (key-shaped
+// text masked); it is not kept as the cause, so nothing else of it
+// reaches Temporal.
+func credentialsError(provider string, err error) error {
+	msg := strings.Join(strings.Fields(fmt.Sprintf("select credential for provider %s: %v", provider, err)), " ")
+	return temporal.NewNonRetryableApplicationError(Redact(msg, ""), ErrTypeCredentials, nil)
 }
 
 // storeError makes permanent file-system failures non-retryable so the
@@ -253,31 +287,4 @@ func storeError(op string, err error) error {
 		return temporal.NewNonRetryableApplicationError(msg, ErrTypeSessionStore, err)
 	}
 	return temporal.NewApplicationErrorWithCause(msg, ErrTypeSessionStore, err)
-}
-
-// Redact removes a secret (and anything that looks like an API key) from
-// text that is about to leave the activity.
-func Redact(text, secret string) string {
-	if text == "" {
-		return text
-	}
-	if len(secret) >= 8 {
-		text = strings.ReplaceAll(text, secret, "[redacted]")
-	}
-	return redactKeyLike(text)
-}
-
-// redactKeyLike masks tokens shaped like provider keys (sk-..., sk-ant-...),
-// which providers echo in authentication errors.
-func redactKeyLike(text string) string {
-	fields := strings.FieldsFunc(text, func(r rune) bool {
-		return r == ' ' || r == '"' || r == '\'' || r == ',' || r == ':' || r == '\n' || r == '\t' || r == '(' || r == ')'
-	})
-	for _, f := range fields {
-		f = strings.TrimRight(f, ".")
-		if (strings.HasPrefix(f, "sk-") || strings.HasPrefix(f, "sk_")) && len(f) >= 12 {
-			text = strings.ReplaceAll(text, f, f[:3]+"[redacted]")
-		}
-	}
-	return text
 }

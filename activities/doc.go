@@ -34,4 +34,7 @@ const (
 	// ErrTypeBadInput: the activity input is invalid (unknown provider,
 	// bad session id).
 	ErrTypeBadInput = "BadInputError"
+	// ErrTypeCredentials: the auth store cannot be read (its permissions
+	// changed, it was corrupted), so the call cannot get its credential.
+	ErrTypeCredentials = "CredentialsError"
 )

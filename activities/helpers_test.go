@@ -16,7 +16,9 @@ func workerOptionsWithContext(ctx context.Context) worker.Options {
 
 type staticCreds struct{ id, secret string }
 
-func (c staticCreds) Select(string, string) (string, string, bool) { return c.id, c.secret, true }
+func (c staticCreds) Select(string, string) (string, string, bool, error) {
+	return c.id, c.secret, true, nil
+}
 func (c staticCreds) MarkUsageLimitReached(string, string, int64) (bool, string, error) {
 	return false, "", nil
 }

@@ -1,8 +1,13 @@
 package activities
 
 import (
+	"bufio"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/durableagent/durableagent/retry"
 )
 
 // Secrets never leave the activity (SPEC 7): the credential in use is
@@ -83,5 +88,121 @@ func TestRedact_EchoedKeys(t *testing.T) {
 	}
 	if Redact("", openaiKey) != "" {
 		t.Fatal("Redact of an empty text is not empty")
+	}
+}
+
+// Secrets never leave the activity (SPEC 7), even when they are not the
+// credential in use: every provider key shape (Anthropic sk-ant-, OpenAI
+// sk- and sk-proj-, OpenRouter sk-or-, Groq gsk_, Google AIza, xAI xai-),
+// bearer tokens, api_key=/key= values and tokens quoted in backticks or
+// brackets are masked; ordinary words, model names, request ids, retry
+// hints and already masked echoes are left as they are.
+func TestRedact_KeyShapes(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"anthropic", "invalid x-api-key: sk-ant-api03-AbC0123456789xyzXYZ-_q", "invalid x-api-key: sk-[redacted]"},
+		{"openai project", "Incorrect API key provided: sk-proj-AbCdEf0123456789.", "Incorrect API key provided: sk-[redacted]."},
+		{"openai legacy", "key sk-0123456789abcdefABCDEF is revoked", "key sk-[redacted] is revoked"},
+		{"openrouter", `{"error":{"message":"User not found: sk-or-v1-0123456789abcdef0123","code":401}}`, `{"error":{"message":"User not found: sk-[redacted]","code":401}}`},
+		{"underscore sk", "bad credential sk_live_0123456789abcdef", "bad credential sk_[redacted]"},
+		{"groq", "Invalid API Key gsk_0123456789abcdefghijklmn", "Invalid API Key gsk_[redacted]"},
+		{"google", "API key not valid: AIzaSyA-0123456789abcdefghijklmnopqrs.", "API key not valid: AIza[redacted]."},
+		{"xai", "Incorrect API key provided: xai-0123456789abcdefghijKLMNOP", "Incorrect API key provided: xai-[redacted]"},
+		{"bearer oauth token", "Authorization: Bearer ya29.a0AfH6SMBx3-0123456789 rejected", "Authorization: Bearer [redacted] rejected"},
+		{"bearer jwt", "bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc123 expired", "bearer [redacted] expired"},
+		{"api_key in a query", `GET "https://x.test/v1/models?api_key=f00dfeed0123456789&model=m": 401`, `GET "https://x.test/v1/models?api_key=[redacted]&model=m": 401`},
+		{"key in a query", "https://x.test/v1beta/models?key=abcdef0123456789: 400", "https://x.test/v1beta/models?key=[redacted]: 400"},
+		{"api_key in JSON", `{"api_key": "tgp_v1_abc123def456"}`, `{"api_key": "[redacted]"}`},
+		{"token in backticks", "token `AbCdEfGh0123456789XyZ` rejected", "token `[redacted]` rejected"},
+		{"token in brackets", "credential [Zx9Qw8Er7Ty6Ui5Op4] is revoked", "credential [[redacted]] is revoked"},
+		{"exact secret without a shape", "upstream rejected opaque-credential-value here", "upstream rejected [redacted] here"},
+	}
+	unchanged := []string{
+		"skip-list corrupted",
+		"task-123 failed",
+		"risk-free retry",
+		"disk_0123456789abcdef is full",
+		"Incorrect API key provided: sk-xxxxxx.",
+		"Incorrect API key provided: sk-PMafP***********************************",
+		"400 \"Incorrect API key provided: gs***tF. You can obtain an API key from https://console.x.ai.\"",
+		"Bearer token missing",
+		"Authorization: Bearer undefined",
+		"API key: invalid",
+		"x-api-key header is required",
+		"API key not valid. Please pass a valid API key.",
+		"model `claude-3-5-sonnet-20241022` not found",
+		"model [gpt-4o-2024-08-06] does not exist",
+		"529 Overloaded (Request-ID: req_011CSHoEeqs5C35K2UUqR7Fy)",
+		"429 Too Many Requests key [redacted] retry-after-ms=2000",
+		"monkey=banana",
+		"sk-[redacted].",
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			secret := ""
+			if tc.name == "exact secret without a shape" {
+				secret = "opaque-credential-value"
+			}
+			got := Redact(tc.in, secret)
+			if got != tc.want {
+				t.Fatalf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+			if again := Redact(got, secret); again != got {
+				t.Fatalf("Redact is not idempotent: %q then %q", got, again)
+			}
+		})
+	}
+	for _, text := range unchanged {
+		t.Run("unchanged "+text, func(t *testing.T) {
+			if got := Redact(text, ""); got != text {
+				t.Fatalf("Redact(%q) = %q, want it unchanged", text, got)
+			}
+		})
+	}
+}
+
+// Redaction never changes what the retry policy does (SPEC 2): over every
+// real error text of the classifier's corpus, as it is and with a key
+// echoed into it, the redacted text gets the class and retry hint of the
+// original, and the echoed key is gone.
+func TestRedact_KeepsClassificationOfCorpus(t *testing.T) {
+	f, err := os.Open("../retry/testdata/errors.jsonl")
+	if err != nil {
+		t.Fatalf("open corpus: %v", err)
+	}
+	defer f.Close()
+	const key = "sk-ant-api03-Zx9Qw8Er7Ty6Ui5Op4As3Df2"
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	n := 0
+	for line := 1; sc.Scan(); line++ {
+		var it struct {
+			Text   string `json:"text"`
+			Status int    `json:"status"`
+			Type   string `json:"type"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &it); err != nil {
+			t.Fatalf("corpus line %d: %v", line, err)
+		}
+		n++
+		for _, text := range []string{it.Text, it.Text + " (Authorization: Bearer " + key + ")"} {
+			classify := func(s string) retry.Classification {
+				c := retry.Classify(retry.Outcome{StopReason: "error", ErrorMessage: s, ErrorStatus: it.Status, ErrorType: it.Type})
+				c.Pattern = ""
+				return c
+			}
+			red := Redact(text, "")
+			if strings.Contains(red, "Zx9Qw8Er7Ty6") {
+				t.Errorf("line %d: key survived: %q", line, red)
+			}
+			if before, after := classify(text), classify(red); before != after {
+				t.Errorf("line %d: redaction changed the classification %+v to %+v\n  before %q\n  after  %q", line, before, after, text, red)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n < 150 {
+		t.Fatalf("read %d corpus texts, want the whole corpus (150+)", n)
 	}
 }

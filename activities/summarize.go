@@ -74,7 +74,11 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 		Purpose:   llm.PurposeSummarize,
 	}
 	if a.Credentials != nil {
-		if _, secret, ok := a.Credentials.Select(in.Model.Provider, in.SessionID); ok {
+		_, secret, ok, err := a.Credentials.Select(in.Model.Provider, in.SessionID)
+		if err != nil {
+			return SummarizeResult{}, credentialsError(in.Model.Provider, err)
+		}
+		if ok {
 			base.Secret = secret
 		}
 	}

@@ -40,7 +40,9 @@ func answer(text string) func(llm.Request) agent.Message {
 
 type fixedCreds struct{ secret string }
 
-func (c fixedCreds) Select(string, string) (string, string, bool) { return "cred-1", c.secret, true }
+func (c fixedCreds) Select(string, string) (string, string, bool, error) {
+	return "cred-1", c.secret, true, nil
+}
 func (c fixedCreds) MarkUsageLimitReached(string, string, int64) (bool, string, error) {
 	return false, "", nil
 }

@@ -217,7 +217,6 @@ func (r *run) summarizeOnce(ctx workflow.Context, entryID string, attempt int, c
 	if err == nil {
 		return res, ""
 	}
-	var appErr *temporal.ApplicationError
 	var timeoutErr *temporal.TimeoutError
 	switch {
 	case temporal.IsCanceledError(err) || ctx.Err() != nil:
@@ -228,7 +227,7 @@ func (r *run) summarizeOnce(ctx workflow.Context, entryID string, attempt int, c
 	case errors.As(err, &timeoutErr):
 		return activities.SummarizeResult{StopReason: agent.StopReasonError,
 			ErrorMessage: fmt.Sprintf(ConnectionLostMessage, timeoutName(timeoutErr))}, ""
-	case errors.As(err, &appErr) && (appErr.Type() == activities.ErrTypeSessionStore || appErr.Type() == activities.ErrTypeBadInput):
+	case permanentActivityError(err):
 		return res, rootMessage(err)
 	}
 	return activities.SummarizeResult{StopReason: agent.StopReasonError,

@@ -37,9 +37,9 @@ type harness struct {
 
 type credAdapter struct{ m *auth.Memory }
 
-func (c credAdapter) Select(p, s string) (string, string, bool) {
+func (c credAdapter) Select(p, s string) (string, string, bool, error) {
 	cr, ok := c.m.Select(p, s)
-	return cr.ID, cr.Secret, ok
+	return cr.ID, cr.Secret, ok, nil
 }
 
 func (c credAdapter) MarkUsageLimitReached(p, s string, ms int64) (bool, string, error) {

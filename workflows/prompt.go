@@ -226,7 +226,6 @@ func (r *run) callModel(ctx workflow.Context) (activities.CallModelResult, error
 // and records it in the session (idempotent: if the activity managed to
 // write its own message under the same id, that one stays).
 func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activities.CallModelResult, error) {
-	var appErr *temporal.ApplicationError
 	var timeoutErr *temporal.TimeoutError
 	res := activities.CallModelResult{EntryID: entryID}
 	switch {
@@ -238,7 +237,7 @@ func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activ
 	case errors.As(err, &timeoutErr):
 		res.StopReason = agent.StopReasonError
 		res.ErrorMessage = fmt.Sprintf(ConnectionLostMessage, timeoutName(timeoutErr))
-	case errors.As(err, &appErr) && (appErr.Type() == activities.ErrTypeSessionStore || appErr.Type() == activities.ErrTypeBadInput):
+	case permanentActivityError(err):
 		return res, errors.New(rootMessage(err))
 	default:
 		res.StopReason = agent.StopReasonError
@@ -252,6 +251,21 @@ func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activ
 		return res, werr
 	}
 	return res, nil
+}
+
+// permanentActivityError reports an activity failure that no retry can
+// fix (the session store, the input or the credentials are broken): the
+// prompt fails with its message instead of retrying a "connection error".
+func permanentActivityError(err error) bool {
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) {
+		return false
+	}
+	switch appErr.Type() {
+	case activities.ErrTypeSessionStore, activities.ErrTypeBadInput, activities.ErrTypeCredentials:
+		return true
+	}
+	return false
 }
 
 func timeoutName(te *temporal.TimeoutError) string {

@@ -465,3 +465,28 @@ func TestPrompt_WorkflowCancelDuringBackoff(t *testing.T) {
 		t.Fatalf("state %+v", st)
 	}
 }
+
+type brokenCreds struct{}
+
+func (brokenCreds) Select(string, string) (string, string, bool, error) {
+	return "", "", false, errors.New("auth.json is readable by others; run chmod 600")
+}
+
+func (brokenCreds) MarkUsageLimitReached(string, string, int64) (bool, string, error) {
+	return false, "", nil
+}
+
+// An unusable credential store is not a network failure: the prompt fails
+// at once with the store's message instead of retrying.
+func TestPrompt_CredentialsErrorFailsWithoutRetry(t *testing.T) {
+	h := newHarness(t)
+	h.acts.Credentials = brokenCreds{}
+	_, err := h.run(input())
+	status, msg := promptStatus(t, err)
+	if status != agent.StatusFailed || !strings.Contains(msg, "chmod 600") {
+		t.Fatalf("status %q error %q", status, msg)
+	}
+	if got := retryEvents(t, h.events()); len(got) != 0 {
+		t.Fatalf("retry events %v, want none", got)
+	}
+}

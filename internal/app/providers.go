@@ -2,11 +2,11 @@ package app
 
 import (
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/auth"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/anthropic"
@@ -46,34 +46,38 @@ func NewProviders(s settings.Settings, script llm.Provider) func(name string) (l
 // AuthPath is the auth store of the settings: <dataDir>/auth.json.
 func AuthPath(s settings.Settings) string { return filepath.Join(s.DataDir, auth.FileName) }
 
-// NewCredentials opens the auth store of the settings for the activities.
-// A group- or world-readable auth.json fails here, at worker start.
+// NewCredentials opens the auth store of the settings for the activities,
+// with retry.fallbackModels as the fallback models of model.provider. A
+// group- or world-readable auth.json fails here, at worker start.
 func NewCredentials(s settings.Settings) (*Credentials, error) {
-	f, err := auth.OpenFile(AuthPath(s), auth.FileOptions{})
+	var opts auth.FileOptions
+	if len(s.Retry.FallbackModels) > 0 {
+		opts.FallbackModels = map[string][]string{s.Model.Provider: s.Retry.FallbackModels}
+	}
+	f, err := auth.OpenFile(AuthPath(s), opts)
 	if err != nil {
 		return nil, fmt.Errorf("open auth store: %w", err)
 	}
 	return &Credentials{Store: f}, nil
 }
 
-// Credentials adapts the file store to activities.Credentials. Secrets
-// leave it only towards the provider call.
+// Credentials adapts the file store to activities.Credentials and
+// activities.ModelFallback. Secrets leave it only towards the provider
+// call.
 type Credentials struct {
 	Store *auth.File
 }
 
 // Select returns the session's credential id and secret. A store that
-// cannot be read (its permissions changed under a running worker) is
-// logged and treated as holding no credential; the model call then fails
-// with a fatal "no credential" error instead of using a secret it should
-// not.
-func (c *Credentials) Select(provider, sessionID string) (id, secret string, ok bool) {
+// cannot be read (its permissions changed under a running worker) is an
+// error: the model call then fails with a CredentialsError naming the
+// store's problem, instead of running without the credential.
+func (c *Credentials) Select(provider, sessionID string) (id, secret string, ok bool, err error) {
 	cred, ok, err := c.Store.Select(provider, sessionID)
 	if err != nil {
-		slog.Warn("auth store unreadable; calling the model without a credential", "provider", provider, "error", err)
-		return "", "", false
+		return "", "", false, err
 	}
-	return cred.ID, cred.Secret, ok
+	return cred.ID, cred.Secret, ok, nil
 }
 
 // MarkUsageLimitReached blocks the session's credential (see auth.File).
@@ -83,6 +87,18 @@ func (c *Credentials) MarkUsageLimitReached(provider, sessionID string, retryAft
 
 // MarkUsageLimit is MarkUsageLimitReached knowing the session's model, so
 // that with no credential left the session can move to a fallback model.
-func (c *Credentials) MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (auth.Switch, error) {
-	return c.Store.MarkUsageLimit(provider, model, sessionID, retryAfterMs)
+func (c *Credentials) MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (activities.MarkUsageLimitResult, error) {
+	sw, err := c.Store.MarkUsageLimit(provider, model, sessionID, retryAfterMs)
+	if err != nil {
+		return activities.MarkUsageLimitResult{}, err
+	}
+	return activities.MarkUsageLimitResult{Switched: sw.Switched, CredentialID: sw.CredentialID, Model: sw.Model}, nil
 }
+
+// Both interfaces are checked here: a signature drift would otherwise
+// silently turn the fallback off (the activity finds ModelFallback by a
+// type assertion).
+var (
+	_ activities.Credentials   = (*Credentials)(nil)
+	_ activities.ModelFallback = (*Credentials)(nil)
+)

@@ -80,11 +80,15 @@ func TestRPC_RetryChainExactEventSequence(t *testing.T) {
 	pMin, pMed, pMax := spread(path)
 	t.Logf("latency over %d events: end to end min %s median %s max %s; RPC path min %s median %s max %s",
 		len(evs), eMin, eMed, eMax, pMin, pMed, pMax)
-	if pMax > latencyTarget {
-		t.Errorf("RPC path latency max %s exceeds the %s target (all: %v)", pMax, latencyTarget, path)
+	bound := latencySanity
+	if os.Getenv(strictEnv) == "1" {
+		bound = latencyTarget
 	}
-	if eMed > latencyTarget {
-		t.Errorf("end-to-end latency median %s exceeds the %s target (all: %v)", eMed, latencyTarget, endToEnd)
+	if pMax > bound {
+		t.Errorf("RPC path latency max %s exceeds %s (all: %v)", pMax, bound, path)
+	}
+	if eMax > bound {
+		t.Errorf("end-to-end latency max %s exceeds %s (all: %v)", eMax, bound, endToEnd)
 	}
 }
 
