@@ -283,7 +283,8 @@ func credentialsError(provider string, err error) error {
 func storeError(op string, err error) error {
 	msg := fmt.Sprintf("%s: %v", op, err)
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) ||
-		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) ||
+		errors.Is(err, syscall.EFBIG) {
 		return temporal.NewNonRetryableApplicationError(msg, ErrTypeSessionStore, err)
 	}
 	return temporal.NewApplicationErrorWithCause(msg, ErrTypeSessionStore, err)

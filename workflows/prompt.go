@@ -39,7 +39,9 @@ func Prompt(ctx workflow.Context, in PromptInput) (PromptResult, error) {
 
 func (r *run) storeOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
+		// Session writes take milliseconds; a short timeout bounds what
+		// a worker killed mid-write costs before another one re-runs it.
+		StartToCloseTimeout: 10 * time.Second,
 		// Session writes are idempotent, so Temporal may retry them;
 		// permanent failures (read-only or full disk) are non-retryable.
 		RetryPolicy: &temporal.RetryPolicy{

@@ -61,18 +61,18 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		}
 		return ExitOK
 	}
-	return follow(ctx, env, k, c.session, run.GetRunID(), 0, c.json, true)
+	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, true)
 }
 
 // FollowPrompt prints the events of a prompt until it ends (then the
 // answer) and returns the exit code of its outcome.
 func FollowPrompt(ctx context.Context, env Env, k *control.Controller, sessionID, runID string, asJSON bool) int {
-	return follow(ctx, env, k, sessionID, runID, 0, asJSON, true)
+	return follow(ctx, env, "prompt", k, sessionID, runID, 0, asJSON, true)
 }
 
 // follow prints the events of a prompt until it ends and returns the exit
 // code of its outcome.
-func follow(ctx context.Context, env Env, k *control.Controller, sessionID, runID string, after int64, asJSON, printAnswer bool) int {
+func follow(ctx context.Context, env Env, cmd string, k *control.Controller, sessionID, runID string, after int64, asJSON, printAnswer bool) int {
 	p := newPrinter(env.Stdout, asJSON, sessionID)
 	defer p.stop()
 	end, err := k.Follow(ctx, sessionID, runID, after, p.print)
@@ -81,7 +81,7 @@ func follow(ctx context.Context, env Env, k *control.Controller, sessionID, runI
 			fmt.Fprintf(env.Stderr, "starter: stopped following; the prompt keeps running in Temporal (starter events --session %s --follow)\n", sessionID)
 			return ExitFailed
 		}
-		return fail(env, "prompt", err)
+		return fail(env, cmd, err)
 	}
 	p.stop()
 	if end.Status == agent.StatusCompleted {
@@ -233,7 +233,7 @@ var eventsCmd = Command{
 		}
 		defer closeFn()
 		if followFlag {
-			return follow(ctx, env, k, c.session, "", after, c.json, false)
+			return follow(ctx, env, "events", k, c.session, "", after, c.json, false)
 		}
 		evs, err := k.Events(ctx, c.session, "", after)
 		if err != nil {

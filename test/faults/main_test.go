@@ -89,11 +89,6 @@ func workerChild() int {
 		fmt.Fprintf(os.Stderr, "worker child: %s: %v\n", what, err)
 		return 2
 	}
-	if os.Getenv(envNobody) == "1" && os.Geteuid() == 0 {
-		if err := dropRoot(); err != nil {
-			return fail("drop root", err)
-		}
-	}
 	s := settings.Defaults()
 	s.DataDir = os.Getenv(envData)
 	s.Temporal.Address = os.Getenv(envAddr)
@@ -121,6 +116,14 @@ func workerChild() int {
 	}, activity.RegisterOptions{Name: activities.CallModelName, DisableAlreadyRegisteredCheck: true})
 	if err := w.Start(); err != nil {
 		return fail("start worker", err)
+	}
+	// Drop root only now: the SDK reads the executable (a checksum) when
+	// the worker starts, and the test binary's directory is root's. The
+	// session files are opened per call, so every call runs as nobody.
+	if os.Getenv(envNobody) == "1" && os.Geteuid() == 0 {
+		if err := dropRoot(); err != nil {
+			return fail("drop root", err)
+		}
 	}
 	fmt.Printf("%sworker pid %d\n", readyPrefix, os.Getpid())
 	waitForSignal()

@@ -73,12 +73,13 @@ type killTrial struct {
 //     call to the worker and Temporal recording its result (the killed
 //     worker's log of the calls it began and ended places the kill there,
 //     and history shows that call, and only it, timed out): call k
-//     becomes the connection error of a lost worker (heartbeat timeout). The scripted model indexes its fault script by
-//     the calls recorded in the session file, and the lost call is
-//     recorded, so the lost call uses up its script slot: for k = 0 or 1
-//     the sequence is the fault-free one with that error text replaced;
-//     for k = 2 (the answering call) one more retry follows: 503, 503,
-//     connection error, answer, auto_retry_end{success, 3}.
+//     becomes the connection error of a lost worker (heartbeat timeout).
+//     The scripted model indexes its fault script by the calls recorded
+//     in the session file, and the lost call is recorded, so the lost
+//     call uses up its script slot: for k = 0 or 1 the sequence is the
+//     fault-free one with that error text replaced; for k = 2 (the
+//     answering call) one more retry follows: 503, 503, connection
+//     error, answer, auto_retry_end{success, 3}.
 //
 // That is "the fault-free sequence" in the only sense that holds: nothing
 // is lost, repeated or reordered, and a kill inside a model call costs
@@ -382,9 +383,15 @@ func checkEvents(t *testing.T, got, want []agent.Event) {
 		if g.Seq != w.Seq || g.Type != w.Type || g.Attempt != w.Attempt || g.MaxAttempts != w.MaxAttempts ||
 			g.DelayMs != w.DelayMs || g.Success != w.Success || g.WillRetry != w.WillRetry ||
 			g.StopReason != w.StopReason || g.ErrorMessage != w.ErrorMessage || g.Status != w.Status || g.FinalError != w.FinalError {
-			t.Fatalf("event %d is %+v\nwant %+v\n(events %s)", i, got[i], w, typesOf(got))
+			t.Fatalf("event %d is %s\nwant        %s\n(events %s)", i, eventFields(g), eventFields(w), typesOf(got))
 		}
 	}
+}
+
+// eventFields shows the fields checkEvents compares.
+func eventFields(e agent.Event) string {
+	return fmt.Sprintf("{seq %d %s attempt %d/%d delay %d success %t willRetry %t stop %q error %q status %q final %q}",
+		e.Seq, e.Type, e.Attempt, e.MaxAttempts, e.DelayMs, e.Success, e.WillRetry, e.StopReason, e.ErrorMessage, e.Status, e.FinalError)
 }
 
 // checkSessionEntries: the session file holds the user message and one

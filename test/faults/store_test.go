@@ -38,14 +38,17 @@ func startStoreFault(t *testing.T, id string, asNobody bool) *storeFaultEnv {
 	var extra []string
 	if asNobody && os.Geteuid() == 0 {
 		// File modes do not stop root: the worker drops to nobody, which
-		// owns the session directory and must be able to reach it.
+		// owns the data and session directories and must reach them.
 		for _, dir := range []string{filepath.Dir(e.s.DataDir), e.s.DataDir} {
 			if err := os.Chmod(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := os.Chown(sessions, nobody, nobody); err != nil {
-			t.Fatal(err)
+		// The data dir too: the worker also locks its auth store there.
+		for _, dir := range []string{e.s.DataDir, sessions} {
+			if err := os.Chown(dir, nobody, nobody); err != nil {
+				t.Fatal(err)
+			}
 		}
 		extra = append(extra, envNobody+"=1")
 	}
