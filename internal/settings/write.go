@@ -1,8 +1,6 @@
 package settings
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -18,53 +16,7 @@ import (
 // same directory, then rename), so a crash never leaves half a file.
 // It refuses to touch a file that is not valid YAML.
 func SetAutoRetry(file string, enabled bool) error {
-	if target, err := filepath.EvalSymlinks(file); err == nil {
-		file = target // rename must replace the real file, not the link
-	}
-	mode := fs.FileMode(0o600)
-	data, err := os.ReadFile(file)
-	switch {
-	case err == nil:
-		if fi, err := os.Stat(file); err == nil {
-			mode = fi.Mode().Perm()
-		}
-	case errors.Is(err, fs.ErrNotExist):
-		data = nil
-	default:
-		return fmt.Errorf("settings: set retry.enabled in %s: %w", file, err)
-	}
-
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return fmt.Errorf("settings: set retry.enabled in %s: bad YAML: %w", file, err)
-	}
-	if doc.Kind == 0 {
-		doc = yaml.Node{Kind: yaml.DocumentNode}
-	}
-	if len(doc.Content) == 0 {
-		doc.Content = []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}
-	}
-	root := doc.Content[0]
-	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		*root = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", HeadComment: root.HeadComment}
-	}
-	if root.Kind != yaml.MappingNode {
-		return fmt.Errorf("settings: set retry.enabled in %s: the top level is not a mapping", file)
-	}
-	if err := setBool(root, "retry", "enabled", enabled); err != nil {
-		return fmt.Errorf("settings: set retry.enabled in %s: %w", file, err)
-	}
-
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return fmt.Errorf("settings: set retry.enabled in %s: encode: %w", file, err)
-	}
-	if err := enc.Close(); err != nil {
-		return fmt.Errorf("settings: set retry.enabled in %s: encode: %w", file, err)
-	}
-	return writeAtomic(file, buf.Bytes(), mode)
+	return persistBool(file, "retry", "enabled", enabled)
 }
 
 // setBool sets group.key in a mapping: a flat "group.key" entry if the
