@@ -94,3 +94,23 @@ func (m Message) Text() string {
 func TextMessage(role Role, text string) Message {
 	return Message{Role: role, Content: []ContentBlock{{Type: "text", Text: text}}}
 }
+
+// ToolSpec describes a tool to a model: its name, what it does and the
+// JSON Schema of its arguments. Providers send the specs with every
+// request; the tool set comes from settings (tools.enabled).
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// ToolCalls returns the message's tool calls in order.
+func (m Message) ToolCalls() []ToolCall {
+	var out []ToolCall
+	for _, b := range m.Content {
+		if b.Type == "toolCall" && b.ToolCall != nil {
+			out = append(out, *b.ToolCall)
+		}
+	}
+	return out
+}

@@ -39,6 +39,37 @@ type Request struct {
 	// Secret is the credential the auth store chose. It must never be
 	// logged or returned; error texts that echo it are redacted.
 	Secret string
+	// Tools are the tools the model may call, sent with every request
+	// (nil: no tools). A tool call comes back as a "toolCall" content
+	// block and StopReason "toolUse".
+	Tools []agent.ToolSpec
+	// OnDelta, when set, is called with every piece of the answer as the
+	// provider streams it (text, thinking, tool-call arguments), in order,
+	// from the goroutine that called Complete. The message Complete
+	// returns stays authoritative: deltas are for live display only.
+	OnDelta func(Delta)
+}
+
+// Delta types, as the terminal agent's message_update events name them.
+const (
+	DeltaText     = "text_delta"
+	DeltaThinking = "thinking_delta"
+	DeltaToolCall = "toolcall_delta"
+)
+
+// Delta is one streamed piece of an assistant message.
+type Delta struct {
+	// Type is DeltaText, DeltaThinking or DeltaToolCall.
+	Type string
+	// ContentIndex is the index of the content block the piece belongs to
+	// in the final message's Content.
+	ContentIndex int
+	// Delta is the text (or the tool-call argument JSON) added.
+	Delta string
+	// ToolCallID and ToolName are set on the first DeltaToolCall of a
+	// tool call (and may be repeated on later ones).
+	ToolCallID string
+	ToolName   string
 }
 
 // PurposeSummarize marks a Request that asks for a compaction summary.

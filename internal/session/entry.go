@@ -39,6 +39,10 @@ type Header struct {
 	Version   int       `json:"version"`
 	ID        string    `json:"id"`
 	Timestamp time.Time `json:"timestamp"`
+	// Cwd is the session's workspace on the worker host that created it
+	// (the terminal agent's header field of the same name); "" for
+	// sessions created before workspaces existed.
+	Cwd string `json:"cwd,omitempty"`
 }
 
 // Entry is one line of a session file after the header.

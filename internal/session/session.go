@@ -63,14 +63,29 @@ func (s *Session) Get(id string) (Entry, bool) {
 	return s.Entries[i], true
 }
 
-// LeafID returns the id of the last entry in file order, "" if there is
-// none. It is the leaf of the branch written last, which is where a resumed
-// conversation continues.
+// LeafID returns the id of the last entry in file order that no other
+// entry names as its parent, "" if there is none. It is the leaf of the
+// branch written last, which is where a resumed conversation continues.
+// Tool results of one batch are written in parallel, so their file order
+// may differ from their chain order; skipping entries that have a child
+// finds the end of the chain all the same.
 func (s *Session) LeafID() string {
 	if len(s.Entries) == 0 {
 		return ""
 	}
-	return s.Entries[len(s.Entries)-1].ID
+	last := s.Entries[len(s.Entries)-1]
+	parents := make(map[string]struct{}, len(s.Entries))
+	for _, e := range s.Entries {
+		if e.ParentID != "" {
+			parents[e.ParentID] = struct{}{}
+		}
+	}
+	for i := len(s.Entries) - 1; i >= 0; i-- {
+		if _, isParent := parents[s.Entries[i].ID]; !isParent {
+			return s.Entries[i].ID
+		}
+	}
+	return last.ID // every entry has a child: a cycle in a damaged file
 }
 
 // Branch returns the path from the root to leafID, following ParentID. The

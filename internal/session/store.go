@@ -106,11 +106,33 @@ func (s *Store) Append(sessionID string, entries ...Entry) (written int, err err
 		}
 		lines[i] = line
 	}
-	n, err := s.append(sessionID, entries, lines)
+	n, _, err := s.append(sessionID, entries, lines, "")
 	if err != nil {
 		return 0, fmt.Errorf("append to session %q: %w", sessionID, err)
 	}
 	return n, nil
+}
+
+// Init creates the session if it has no file yet, recording cwd (the
+// session's workspace) in its header, and returns the header in force: a
+// session's workspace is fixed when it is created, so an existing
+// session keeps the cwd it was created with.
+func (s *Store) Init(sessionID, cwd string) (Header, error) {
+	if err := ValidateID(sessionID); err != nil {
+		return Header{}, fmt.Errorf("init session: %w", err)
+	}
+	_, h, err := s.append(sessionID, nil, nil, cwd)
+	if err != nil {
+		return Header{}, fmt.Errorf("init session %q: %w", sessionID, err)
+	}
+	if h.ID == "" { // the cache was dropped after the write: read it back
+		sess, err := s.Load(sessionID)
+		if err != nil {
+			return Header{}, fmt.Errorf("init session %q: %w", sessionID, err)
+		}
+		h = sess.Header
+	}
+	return h, nil
 }
 
 // encodeLine renders v as one JSON line. JSON strings escape newlines, so a
@@ -125,22 +147,23 @@ func encodeLine(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// append writes lines[i] for each entries[i] whose id is new.
-func (s *Store) append(id string, entries []Entry, lines [][]byte) (int, error) {
+// append writes lines[i] for each entries[i] whose id is new. A new file
+// gets a header with cwd. It returns the file's header.
+func (s *Store) append(id string, entries []Entry, lines [][]byte, cwd string) (int, Header, error) {
 	c := s.cacheFor(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 
 	f, err := os.OpenFile(s.Path(id), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return 0, err
+		return 0, Header{}, err
 	}
 	defer f.Close() // also releases the lock
 	if err := lockFile(f, true); err != nil {
-		return 0, err
+		return 0, Header{}, err
 	}
 	if err := c.sync(f); err != nil {
-		return 0, err
+		return 0, Header{}, err
 	}
 
 	// Without a complete header line the file is new, or its first write was
@@ -150,9 +173,9 @@ func (s *Store) append(id string, entries []Entry, lines [][]byte) (int, error) 
 	var buf bytes.Buffer
 	if fresh {
 		at = 0
-		h, err := encodeLine(Header{Type: HeaderType, Version: FormatVersion, ID: id, Timestamp: time.Now().UTC()})
+		h, err := encodeLine(Header{Type: HeaderType, Version: FormatVersion, ID: id, Timestamp: time.Now().UTC(), Cwd: cwd})
 		if err != nil {
-			return 0, fmt.Errorf("encode header: %w", err)
+			return 0, Header{}, fmt.Errorf("encode header: %w", err)
 		}
 		buf.Write(h)
 	}
@@ -175,28 +198,28 @@ func (s *Store) append(id string, entries []Entry, lines [][]byte) (int, error) 
 		// that readers stop warning about it.
 		if err := f.Truncate(at); err != nil {
 			c.reset()
-			return 0, fmt.Errorf("truncate incomplete last line of %s: %w", f.Name(), err)
+			return 0, Header{}, fmt.Errorf("truncate incomplete last line of %s: %w", f.Name(), err)
 		}
 	}
 	if buf.Len() > 0 {
 		if err := writeSynced(f, buf.Bytes(), at); err != nil {
 			c.reset()
-			return 0, err
+			return 0, Header{}, err
 		}
 		if fresh {
 			// Make the new directory entry durable too.
 			if err := syncDir(s.dir); err != nil {
 				c.reset()
-				return 0, err
+				return 0, Header{}, err
 			}
 		}
 	}
 	if c.size > at || buf.Len() > 0 {
 		if err := c.afterWrite(f, buf.Bytes(), fresh); err != nil {
-			return 0, err
+			return 0, Header{}, err
 		}
 	}
-	return written, nil
+	return written, c.header, nil
 }
 
 // writeSynced writes b at offset at and fsyncs. On failure it truncates the
