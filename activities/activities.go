@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"strings"
-	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -282,24 +279,3 @@ func (a *Activities) MarkUsageLimitReached(ctx context.Context, in MarkUsageLimi
 	return MarkUsageLimitResult{Switched: switched, CredentialID: id}, nil
 }
 
-// credentialsError fails a call whose credential cannot be read: running
-// it without one would turn a broken auth store into a misleading
-// "unauthorized". The store's error becomes a one-line message (key-shaped
-// text masked); it is not kept as the cause, so nothing else of it
-// reaches Temporal.
-func credentialsError(provider string, err error) error {
-	msg := strings.Join(strings.Fields(fmt.Sprintf("select credential for provider %s: %v", provider, err)), " ")
-	return temporal.NewNonRetryableApplicationError(Redact(msg, ""), ErrTypeCredentials, nil)
-}
-
-// storeError makes permanent file-system failures non-retryable so the
-// prompt fails with a clear message instead of retrying forever.
-func storeError(op string, err error) error {
-	msg := fmt.Sprintf("%s: %v", op, err)
-	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) ||
-		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) ||
-		errors.Is(err, syscall.EFBIG) {
-		return temporal.NewNonRetryableApplicationError(msg, ErrTypeSessionStore, err)
-	}
-	return temporal.NewApplicationErrorWithCause(msg, ErrTypeSessionStore, err)
-}
