@@ -39,11 +39,52 @@ type Event struct {
 
 	// auto_compaction_start / auto_compaction_end.
 	Reason  string            `json:"reason,omitempty"`
-	Result  *CompactionResult `json:"result,omitempty"`
+	Result  *CompactionResult `json:"-"`
 	Aborted bool              `json:"aborted"`
 
 	// prompt_end: final status ("completed", "failed", "aborted").
 	Status string `json:"status,omitempty"`
+
+	// tool_execution_start / _update / _end: the call, its arguments, its
+	// (partial) result.
+	ToolCallID    string          `json:"toolCallId,omitempty"`
+	ToolName      string          `json:"toolName,omitempty"`
+	Args          json.RawMessage `json:"args,omitempty"`
+	ToolResult    *ToolResult     `json:"-"`
+	PartialResult *ToolResult     `json:"partialResult,omitempty"`
+	IsError       bool            `json:"isError,omitempty"`
+
+	// turn_end: the tool results of the turn, in the order of the calls.
+	ToolResults []Message `json:"toolResults,omitempty"`
+
+	// message_update: the streamed piece. Live events (message_update,
+	// tool_execution_update) are made by clients from the running
+	// activity's heartbeat details; they are not workflow state and carry
+	// Seq 0 (or the seq of the last workflow event before them).
+	AssistantMessageEvent *AssistantMessageEvent `json:"assistantMessageEvent,omitempty"`
+
+	// Turn numbers the model calls of a prompt from 1 (turn_start,
+	// turn_end).
+	Turn int `json:"turn,omitempty"`
+}
+
+// ToolResult is the outcome of a tool call as events carry it (the
+// terminal agent's {content, details}).
+type ToolResult struct {
+	Content []ContentBlock `json:"content"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// AssistantMessageEvent is the streamed piece of a message_update.
+type AssistantMessageEvent struct {
+	// Type is "text_delta", "thinking_delta" or "toolcall_delta".
+	Type         string `json:"type"`
+	ContentIndex int    `json:"contentIndex"`
+	Delta        string `json:"delta"`
+	// Attempt numbers the model calls of the prompt's current turn
+	// (retries included); a client drops the partial text of an attempt
+	// when a later attempt's deltas arrive.
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // CompactionResult describes a finished compaction.
@@ -88,12 +129,60 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			StopReason   StopReason `json:"stopReason,omitempty"`
 			ErrorMessage string     `json:"errorMessage,omitempty"`
 		}{h, e.WillRetry, e.StopReason, e.ErrorMessage})
-	case EventMessageEnd:
+	case EventMessageStart, EventMessageEnd:
 		return json.Marshal(struct {
 			eventHeader
 			EntryID string   `json:"entryId,omitempty"`
 			Message *Message `json:"message,omitempty"`
 		}{h, e.EntryID, e.Message})
+	case EventMessageUpdate:
+		return json.Marshal(struct {
+			eventHeader
+			EntryID               string                 `json:"entryId,omitempty"`
+			Message               *Message               `json:"message,omitempty"`
+			AssistantMessageEvent *AssistantMessageEvent `json:"assistantMessageEvent"`
+		}{h, e.EntryID, e.Message, e.AssistantMessageEvent})
+	case EventTurnStart:
+		return json.Marshal(struct {
+			eventHeader
+			Turn int `json:"turn"`
+		}{h, e.Turn})
+	case EventTurnEnd:
+		results := e.ToolResults
+		if results == nil {
+			results = []Message{}
+		}
+		return json.Marshal(struct {
+			eventHeader
+			Turn        int       `json:"turn"`
+			EntryID     string    `json:"entryId,omitempty"`
+			Message     *Message  `json:"message,omitempty"`
+			ToolResults []Message `json:"toolResults"`
+		}{h, e.Turn, e.EntryID, e.Message, results})
+	case EventToolExecutionStart:
+		return json.Marshal(struct {
+			eventHeader
+			ToolCallID string          `json:"toolCallId"`
+			ToolName   string          `json:"toolName"`
+			Args       json.RawMessage `json:"args"`
+		}{h, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args)})
+	case EventToolExecutionUpdate:
+		return json.Marshal(struct {
+			eventHeader
+			ToolCallID    string          `json:"toolCallId"`
+			ToolName      string          `json:"toolName"`
+			Args          json.RawMessage `json:"args"`
+			PartialResult *ToolResult     `json:"partialResult"`
+		}{h, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args), e.PartialResult})
+	case EventToolExecutionEnd:
+		return json.Marshal(struct {
+			eventHeader
+			EntryID    string      `json:"entryId,omitempty"`
+			ToolCallID string      `json:"toolCallId"`
+			ToolName   string      `json:"toolName"`
+			Result     *ToolResult `json:"result"`
+			IsError    bool        `json:"isError"`
+		}{h, e.EntryID, e.ToolCallID, e.ToolName, e.ToolResult, e.IsError})
 	case EventAutoCompactionStart:
 		return json.Marshal(struct {
 			eventHeader
@@ -117,15 +206,43 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	return nil, fmt.Errorf("marshal event: unknown type %q", e.Type)
 }
 
-// UnmarshalJSON reads any event shape written by MarshalJSON.
+// UnmarshalJSON reads any event shape written by MarshalJSON. "result"
+// is a CompactionResult on compaction events and a ToolResult on
+// tool_execution_end.
 func (e *Event) UnmarshalJSON(b []byte) error {
 	type plain Event // no methods: avoids recursion
-	var p plain
+	var p struct {
+		plain
+		RawResult json.RawMessage `json:"result,omitempty"`
+	}
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
-	*e = Event(p)
+	*e = Event(p.plain)
+	e.Result, e.ToolResult = nil, nil
+	if len(p.RawResult) > 0 && string(p.RawResult) != "null" {
+		if e.Type == EventToolExecutionEnd {
+			var r ToolResult
+			if err := json.Unmarshal(p.RawResult, &r); err != nil {
+				return err
+			}
+			e.ToolResult = &r
+		} else {
+			var r CompactionResult
+			if err := json.Unmarshal(p.RawResult, &r); err != nil {
+				return err
+			}
+			e.Result = &r
+		}
+	}
 	return nil
+}
+
+func rawOrEmpty(r json.RawMessage) json.RawMessage {
+	if len(r) == 0 || !json.Valid(r) {
+		return json.RawMessage("{}")
+	}
+	return r
 }
 
 // String renders an event for people (the starter's live output).

@@ -23,6 +23,13 @@ const (
 // Event types. Values equal the names streamed by RPC mode.
 const (
 	EventAgentStart          = "agent_start"
+	EventTurnStart           = "turn_start"
+	EventTurnEnd             = "turn_end"
+	EventMessageStart        = "message_start"
+	EventMessageUpdate       = "message_update"
+	EventToolExecutionStart  = "tool_execution_start"
+	EventToolExecutionUpdate = "tool_execution_update"
+	EventToolExecutionEnd    = "tool_execution_end"
 	EventMessageEnd          = "message_end"
 	EventAgentEnd            = "agent_end"
 	EventAutoRetryStart      = "auto_retry_start"
