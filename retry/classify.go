@@ -70,6 +70,17 @@ var overflowPatterns = patterns(
 	`context_window_exceeded`,                           // Anthropic stop_reason model_context_window_exceeded
 	`expected maxlength: \d+, actual: \d+`,              // Bedrock input validation
 	`member must have length less than or equal to \d+`, // Bedrock body size
+	// Local servers and open-model hosts, as measured on the corpus's
+	// tuning half (retry/testdata/README.md).
+	`is too long to fit into the model`,                                     // vLLM "The prompt (total length N) is too long to fit into the model (context length M)"
+	`(?:prompt|input)\s*\(\d+ tokens\) is too long`,                         // vLLM scheduler "Input prompt (N tokens) is too long and exceeds limit of M"
+	`(?:prompt|input) length of \d+ is (?:longer|greater) than the maximum`, // vLLM V1 "Prompt length of N is longer than the maximum model length of M"
+	`context shift is disabled`,                                             // llama.cpp server when the window fills
+	"inputs.? tokens \\+ .?max_new_tokens.? must be <=",                     // TGI, Together "`inputs` tokens + `max_new_tokens` must be <= N"
+	"inputs.? must have less than \\d+ tokens",                              // TGI, TEI
+	`range of input length should be`,                                       // Qwen / DashScope InternalError.Algo.InvalidParameter
+	`exceeds? (?:the )?maximum context length`,                              // mlx-serve "Prompt exceeds maximum context length"
+	`kv cache is full`,                                                      // web-llm (MLC)
 )
 
 // throttlePatterns are rate limits worded like an overflow: Bedrock says
@@ -79,6 +90,7 @@ var overflowPatterns = patterns(
 var throttlePatterns = patterns(
 	`please wait before trying again`,
 	`throttlingexception`,
+	`per minute limit exceeded`, // Cerebras "Tokens per minute limit exceeded - too many tokens processed"
 )
 
 // maxTokensPatterns are requests whose answer budget (max_tokens) is
@@ -108,9 +120,12 @@ var reCompletionFillsWindow = regexp.MustCompile(`(?i)maximum context length is 
 // low" with 400 invalid_request_error) because another credential may
 // well have credit left.
 var usageLimitPatterns = patterns(
-	`usage.?limit`,        // Codex "usage_limit_reached", subscription plans
-	`limit_reached`,       // the original's catch-all for *_limit_reached codes
-	`insufficient.?quota`, // OpenAI billing quota
+	`usage.?limit`, // Codex "usage_limit_reached", subscription plans
+	// The original's catch-all for *_limit_reached codes, except Moonshot's
+	// rate_limit_reached_error, a per-second or per-minute limit (RE2 has
+	// no look-behind, so the alternation spells out "not after rate_").
+	`(?:^|[^_]|(?:^|[^e])_|(?:^|[^t])e_|(?:^|[^a])te_|(?:^|[^r])ate_)limit_reached`,
+	`insufficient.?quota`,                        // OpenAI billing quota
 	`exceeded (?:your |the )?(?:current )?quota`, // OpenAI, Gemini
 	`credit balance is too low`,                  // Anthropic
 	`insufficient[ _](?:credits|balance)`,        // OpenRouter, DeepSeek
@@ -121,13 +136,23 @@ var usageLimitPatterns = patterns(
 	`account's rate limit`,                       // Claude subscription 429
 	`(?:tokens|requests) per day`,                // Groq TPD, Gemini, Bedrock daily quotas
 	`per.?day\b`,                                 // OpenRouter free-models-per-day, "per day per user"
+	// Plan and subscription windows of coding-agent products (Claude Code
+	// "5-hour limit reached", "Weekly limit reached", Gemini CLI "daily ...
+	// quota limit"), Copilot's premium-request allowance, billing caps.
+	`\b\d+[- ]hours? limit`,
+	`\b(?:weekly|daily|monthly)\b.{0,40}?\b(?:limit|quota)\b`,
+	`premium request (?:allowance|limit)`,
+	`billing hard limit`,
+	`balance is insufficient`,                    // SiliconFlow "Your paid balance is insufficient"
+	`\bno quota\b`,                               // Copilot "You have no quota" (402 quota_exceeded)
+	`\bfree (?:\w+ )?limit (?:reached|exceeded)`, // OpenCode "Free limit reached"
 )
 
 // weakUsageLimitPatterns name an exhausted quota that is often a
 // per-minute one (Google's RESOURCE_EXHAUSTED is both): a usage limit
 // unless the text says the wait is short (transientPatterns).
 var weakUsageLimitPatterns = patterns(
-	`quota (?:has been |was )?exceeded`,
+	`quota[ _](?:has been |was )?exceeded`,
 	`resource.?exhausted`, // Google's RESOURCE_EXHAUSTED (quota)
 )
 
@@ -143,7 +168,10 @@ var transientPatterns = patterns(
 	`high demand`,
 	`try again later`,
 	`per minute`,
-	`server busy`,
+	`server (?:is )?busy`,
+	`no capacity`,       // Gemini "No capacity available for model ... on the server" (RESOURCE_EXHAUSTED)
+	`too many requests`, // RESOURCE_EXHAUSTED with "429 Too Many Requests": a per-minute limit
+	`[后候]再试`,            // Chinese "请稍后再试" / "请5s后再试": try again later
 )
 
 // fatalPatterns are errors no wait or credential switch can fix: a bad
@@ -166,6 +194,8 @@ var fatalPatterns = patterns(
 	`no endpoints found`,                          // OpenRouter
 	`content management policy`,                   // Azure content filter
 	`on-demand throughput isn.t supported`,        // Bedrock
+	`access is denied`,                            // Bedrock "Model access is denied due to IAM user ..." (even wrapped in an APIConnectionError)
+	`not authorized to perform`,                   // AWS IAM
 )
 
 // retryablePatterns are the SPEC 2 retryable set. Status-like numbers are
@@ -212,6 +242,23 @@ var retryablePatterns = patterns(
 	`capacity exceeded`, // Mistral "Service tier capacity exceeded"
 	`out of capacity`,   // Vertex "temporarily out of capacity"
 	`high demand`,       // Gemini "experiencing high demand"
+	// Transport failures as JavaScript runtimes, Python clients, proxies
+	// and CDNs word them (measured on the corpus's tuning half).
+	`socket connection was closed`, `closed unexpectedly`, // Bun fetch
+	`getaddrinfo`, `eai_again`, `enotfound`, // DNS lookups that failed (transient)
+	`server disconnected`, // httpx "Server disconnected without sending a response"
+	`premature close`,     // node-fetch ERR_STREAM_PREMATURE_CLOSE
+	`(?:cannot|can't|could not|couldn't|unable to|failed to) connect`,
+	`upstream connect error`, `disconnect/reset before headers`, // Envoy
+	`bad gateway`,
+	// Cloudflare's 52x pages, by title (the status alone may be missing).
+	`web server is returning an unknown error`, `web server is down`, `origin is unreachable`,
+	`a timeout occurred`, `ssl handshake failed`,
+	`(?:error|status)(?: code)?:?\s*52[0-5]\b`,
+	`server is busy`, // DeepSeek "The server is busy. Please try again later."
+	`too frequent`, `try again later`,
+	`per (?:minute|second) limit exceeded`, // Cerebras "Requests per minute limit exceeded"
+	`过于频繁`, `[后候]再试`, `负载已饱和`,              // Chinese gateways: "too frequent", "try again later", "load saturated"
 	`please wait \d+\s*(?:ms|s|sec|secs|seconds|m|min|mins|minutes)\b`, // "All accounts are currently limited. Please wait 8s."
 )
 

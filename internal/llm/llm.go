@@ -6,6 +6,26 @@
 // and, where the provider gives them, the structured fields (status, error
 // type, x-should-retry). Cancellation of ctx returns StopReason "aborted".
 // Providers never retry on their own: the workflow owns the one retry loop.
+//
+// Tool calls: Request.Tools are sent with every request, and a tool call
+// comes back as a "toolCall" content block (in the order the model made
+// them) with StopReason "toolUse". Its Arguments are the JSON object the
+// model sent ({} for none). Arguments that are not a JSON object mean the
+// model sent invalid JSON (a model bug, or a stream cut): they are stored
+// as a JSON string holding the model's raw text (see ToolArguments), and
+// the tool runner turns such a call into an error tool result the model
+// can correct. Sent back in a later request, such arguments go as {}
+// (WireArguments). An assistant message with StopReason "error" carries
+// no toolCall blocks: nothing would ever answer them.
+//
+// Streaming: when Request.OnDelta is set, providers report every text,
+// thinking and tool-call argument piece as it arrives, with the index of
+// its block in the final message. The deltas of a block concatenate to its
+// final text, or for a tool call to the raw argument text (which is the
+// Arguments themselves unless they were invalid JSON; a call that streamed
+// no argument text gets one "{}" delta). A call that fails
+// mid-stream has sent the deltas of what was received, then returns the
+// error message.
 package llm
 
 import (

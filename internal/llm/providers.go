@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -225,4 +226,44 @@ func ErrorStatusOf(status int) int {
 // got none; it is fatal (no retry can conjure a key).
 func NoCredentialText(provider, envVar string) string {
 	return fmt.Sprintf("no credential for provider %s: set %s or add one with 'starter auth add %s'", provider, envVar, provider)
+}
+
+// ToolArguments turns the argument text a model streamed for a tool call
+// into the stored agent.ToolCall.Arguments (see the package doc): the text
+// itself when it is a JSON object, {} when it is empty, and otherwise (a
+// model bug, or a stream cut mid-call) the text as a JSON string, so the
+// call survives and stays valid JSON to store.
+func ToolArguments(raw string) json.RawMessage {
+	trimmed := bytes.TrimSpace([]byte(raw))
+	if len(trimmed) == 0 {
+		return json.RawMessage("{}")
+	}
+	if IsArgumentsObject(trimmed) {
+		return json.RawMessage(raw)
+	}
+	s, err := json.Marshal(raw)
+	if err != nil {
+		// json.Marshal of a string does not fail; be safe anyway.
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(s)
+}
+
+// IsArgumentsObject reports whether stored tool-call arguments are a JSON
+// object, that is, whether the model sent valid arguments.
+func IsArgumentsObject(args json.RawMessage) bool {
+	trimmed := bytes.TrimSpace(args)
+	return len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed)
+}
+
+// WireArguments is what a provider sends back for stored tool-call
+// arguments: the object as is, and {} for empty or non-object arguments
+// (the model's invalid text would make the API, or a compatible server
+// that parses it, reject every later request of the session; the error
+// tool result tells the model what went wrong).
+func WireArguments(args json.RawMessage) json.RawMessage {
+	if IsArgumentsObject(args) {
+		return args
+	}
+	return json.RawMessage("{}")
 }

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -94,5 +95,39 @@ func TestFailureMessage(t *testing.T) {
 	}
 	if ErrorStatusOf(200) != 0 || ErrorStatusOf(529) != 529 {
 		t.Fatal("ErrorStatusOf does not drop success statuses")
+	}
+}
+
+// Tool-call arguments: a JSON object is kept as sent, nothing is {},
+// anything else is the raw text as a JSON string; sent back, only objects
+// go as they are.
+func TestToolArguments(t *testing.T) {
+	cases := []struct{ raw, stored, wire string }{
+		{`{"path":"a.go"}`, `{"path":"a.go"}`, `{"path":"a.go"}`},
+		{` {"a": [1, 2]} `, ` {"a": [1, 2]} `, ` {"a": [1, 2]} `},
+		{"", `{}`, `{}`},
+		{"  \n", `{}`, `{}`},
+		{`{"path": "a.go", "limit": `, `"{\"path\": \"a.go\", \"limit\": "`, `{}`},
+		{`[1, 2]`, `"[1, 2]"`, `{}`},
+		{`null`, `"null"`, `{}`},
+		{`{"a":1}{"b":2}`, `"{\"a\":1}{\"b\":2}"`, `{}`},
+	}
+	for _, c := range cases {
+		got := ToolArguments(c.raw)
+		if string(got) != c.stored || !json.Valid(got) {
+			t.Errorf("ToolArguments(%q) = %s, want %s", c.raw, got, c.stored)
+		}
+		if !IsArgumentsObject(got) {
+			var s string
+			if err := json.Unmarshal(got, &s); err != nil || (s != c.raw && c.stored != `{}`) {
+				t.Errorf("ToolArguments(%q) = %s does not hold the raw text", c.raw, got)
+			}
+		}
+		if w := WireArguments(got); string(w) != c.wire {
+			t.Errorf("WireArguments(%s) = %s, want %s", got, w, c.wire)
+		}
+	}
+	if w := WireArguments(nil); string(w) != "{}" {
+		t.Errorf("WireArguments(nil) = %s, want {}", w)
 	}
 }

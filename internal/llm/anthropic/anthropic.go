@@ -10,6 +10,24 @@
 // The SDK's own retries are off: the workflow owns the one retry loop.
 // Cancelling ctx cancels the HTTP request and yields an aborted message.
 //
+// Tools (Request.Tools) go out as custom tools with their JSON Schema as
+// input_schema; none are sent when there are none. A streamed tool_use
+// block (input_json_delta chunks) becomes a "toolCall" content block and
+// stop_reason tool_use becomes StopReason "toolUse". Input that is not a
+// JSON object is kept as a JSON string of the model's raw text, meaning
+// "invalid JSON from the model" (llm.ToolArguments); it is sent back as {}.
+// In the run context, assistant tool calls become tool_use blocks and
+// consecutive tool results become tool_result blocks of ONE user message,
+// as the API requires.
+//
+// Request.OnDelta gets every text_delta, thinking_delta and
+// input_json_delta as it arrives, indexed by the block's position in the
+// final message (blocks the project does not keep, such as
+// redacted_thinking, are skipped and take no index). A tool call is
+// announced by an empty delta carrying its id and name when its block
+// starts; a call whose input came with no delta gets one delta with the
+// whole input when its block stops.
+//
 // The package imports no Temporal code; the activity heartbeats on its
 // own ticker, so a slow first token is fine.
 package anthropic
@@ -19,6 +37,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -92,14 +111,18 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	if req.System != "" {
 		params.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
+	params.Tools = tools(req.Tools)
 
 	stream := client.Messages.NewStreaming(ctx, params)
 	defer stream.Close()
 	var acc sdk.Message
+	asm := assembler{onDelta: req.OnDelta}
 	for stream.Next() {
-		if err := acc.Accumulate(stream.Current()); err != nil {
+		ev := stream.Current()
+		if err := acc.Accumulate(ev); err != nil {
 			return p.failure(ctx, req, err)
 		}
+		asm.add(ev)
 	}
 	if err := stream.Err(); err != nil {
 		return p.failure(ctx, req, err)
@@ -107,7 +130,192 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	if ctx.Err() != nil {
 		return llm.AbortedMessage(req)
 	}
-	return assistant(req, acc)
+	return assistant(req, acc, asm.content())
+}
+
+// tools converts the tool specs (nil for none, so no tools field is sent).
+func tools(specs []agent.ToolSpec) []sdk.ToolUnionParam {
+	if len(specs) == 0 {
+		return nil
+	}
+	out := make([]sdk.ToolUnionParam, 0, len(specs))
+	for _, spec := range specs {
+		t := sdk.ToolParam{Name: spec.Name, InputSchema: inputSchema(spec.Parameters)}
+		if spec.Description != "" {
+			t.Description = sdk.String(spec.Description)
+		}
+		out = append(out, sdk.ToolUnionParam{OfTool: &t})
+	}
+	return out
+}
+
+// inputSchema splits a JSON Schema object into the SDK's input_schema
+// (properties, required, the rest as extra fields; type is always
+// "object"). A missing or malformed schema is an object without
+// properties. Properties is never left empty: the SDK would drop the
+// whole input_schema, which the API requires.
+func inputSchema(raw json.RawMessage) sdk.ToolInputSchemaParam {
+	schema := sdk.ToolInputSchemaParam{}
+	var fields map[string]any
+	// Numbers decode as float64: the SDK's encoder writes a json.Number
+	// as a string.
+	if json.Unmarshal(raw, &fields) != nil {
+		fields = nil
+	}
+	for k, v := range fields {
+		switch k {
+		case "type":
+		case "properties":
+			schema.Properties = v
+		case "required":
+			if list, ok := v.([]any); ok {
+				for _, r := range list {
+					if name, ok := r.(string); ok {
+						schema.Required = append(schema.Required, name)
+					}
+				}
+			}
+		default:
+			if schema.ExtraFields == nil {
+				schema.ExtraFields = map[string]any{}
+			}
+			schema.ExtraFields[k] = v
+		}
+	}
+	if schema.Properties == nil {
+		schema.Properties = map[string]any{}
+	}
+	return schema
+}
+
+// assembler builds the content blocks from the stream events and reports
+// the deltas (package doc). Blocks are kept by their position in the final
+// message; index maps the stream's block index to it (-1: not kept).
+type assembler struct {
+	onDelta func(llm.Delta)
+	blocks  []agent.ContentBlock
+	// Per kept block: a tool call's argument text so far, its input from
+	// the start event, whether a non-empty argument delta was sent, and
+	// whether the block is finished.
+	args    []*strings.Builder
+	start   []string
+	argSent []bool
+	done    []bool
+	index   []int
+}
+
+func (a *assembler) emit(d llm.Delta) {
+	if a.onDelta != nil {
+		a.onDelta(d)
+	}
+}
+
+// kept returns the position of the stream's block i (-1: not kept).
+func (a *assembler) kept(i int64) int {
+	if i < 0 || i >= int64(len(a.index)) {
+		return -1
+	}
+	return a.index[i]
+}
+
+func (a *assembler) add(ev sdk.MessageStreamEventUnion) {
+	switch ev.Type {
+	case "content_block_start":
+		cb := ev.ContentBlock
+		var b agent.ContentBlock
+		switch cb.Type {
+		case "text":
+			b = agent.ContentBlock{Type: "text"}
+		case "thinking":
+			b = agent.ContentBlock{Type: "thinking"}
+		case "tool_use":
+			b = agent.ContentBlock{Type: "toolCall", ToolCall: &agent.ToolCall{ID: cb.ID, Name: cb.Name}}
+		default:
+			a.index = append(a.index, -1)
+			return
+		}
+		i := len(a.blocks)
+		a.index = append(a.index, i)
+		a.blocks = append(a.blocks, b)
+		a.args = append(a.args, &strings.Builder{})
+		a.start = append(a.start, "")
+		a.argSent = append(a.argSent, false)
+		a.done = append(a.done, false)
+		switch cb.Type {
+		case "text":
+			a.text(i, llm.DeltaText, cb.Text)
+		case "thinking":
+			a.text(i, llm.DeltaThinking, cb.Thinking)
+		case "tool_use":
+			a.start[i] = strings.TrimSpace(cb.JSON.Input.Raw())
+			a.emit(llm.Delta{Type: llm.DeltaToolCall, ContentIndex: i, ToolCallID: cb.ID, ToolName: cb.Name})
+		}
+	case "content_block_delta":
+		i := a.kept(ev.Index)
+		if i < 0 {
+			return
+		}
+		switch ev.Delta.Type {
+		case "text_delta":
+			if a.blocks[i].Type == "text" {
+				a.text(i, llm.DeltaText, ev.Delta.Text)
+			}
+		case "thinking_delta":
+			if a.blocks[i].Type == "thinking" {
+				a.text(i, llm.DeltaThinking, ev.Delta.Thinking)
+			}
+		case "input_json_delta":
+			if a.blocks[i].ToolCall != nil && ev.Delta.PartialJSON != "" {
+				a.args[i].WriteString(ev.Delta.PartialJSON)
+				a.argSent[i] = true
+				tc := a.blocks[i].ToolCall
+				a.emit(llm.Delta{Type: llm.DeltaToolCall, ContentIndex: i, Delta: ev.Delta.PartialJSON, ToolCallID: tc.ID, ToolName: tc.Name})
+			}
+		}
+	case "content_block_stop":
+		if i := a.kept(ev.Index); i >= 0 {
+			a.finish(i)
+		}
+	}
+}
+
+func (a *assembler) text(i int, typ, s string) {
+	if s == "" {
+		return
+	}
+	a.blocks[i].Text += s
+	a.emit(llm.Delta{Type: typ, ContentIndex: i, Delta: s})
+}
+
+// finish sets a block's final arguments. Input that came only with the
+// start event (no delta) is reported as one delta, so the deltas always
+// concatenate to the argument text.
+func (a *assembler) finish(i int) {
+	if a.done[i] {
+		return
+	}
+	a.done[i] = true
+	tc := a.blocks[i].ToolCall
+	if tc == nil {
+		return
+	}
+	raw := a.args[i].String()
+	if !a.argSent[i] {
+		raw = a.start[i]
+		if raw == "" || raw == "null" {
+			raw = "{}"
+		}
+		a.emit(llm.Delta{Type: llm.DeltaToolCall, ContentIndex: i, Delta: raw, ToolCallID: tc.ID, ToolName: tc.Name})
+	}
+	tc.Arguments = llm.ToolArguments(raw)
+}
+
+// content finishes every block and returns them.
+func (a *assembler) content() []agent.ContentBlock {
+	for i := range a.blocks {
+		a.finish(i)
+	}
+	return a.blocks
 }
 
 // failure reports a failed call as data (package doc).
@@ -132,17 +340,30 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error) agen
 
 // messages converts the run context. Thinking blocks are not sent back
 // (they would need their signatures); empty text blocks are dropped
-// because the API rejects them.
+// because the API rejects them. Consecutive tool results become the
+// tool_result blocks of one user message: the API wants all the results of
+// an assistant message's tool calls in the user message right after it.
+// Tool-call arguments that are not a JSON object (invalid JSON from the
+// model) are sent as {}: input must be an object.
 func messages(msgs []agent.Message) []sdk.MessageParam {
 	out := make([]sdk.MessageParam, 0, len(msgs))
+	lastToolResults := false // out's last message holds only tool results
 	for _, m := range msgs {
+		isToolResult := false
 		switch m.Role {
 		case agent.RoleUser, agent.RoleSummary:
 			if t := m.Text(); t != "" {
 				out = append(out, sdk.NewUserMessage(sdk.NewTextBlock(t)))
 			}
 		case agent.RoleToolResult:
-			out = append(out, sdk.NewUserMessage(sdk.NewToolResultBlock(m.ToolCallID, m.Text(), m.IsError)))
+			isToolResult = true
+			block := toolResult(m)
+			if lastToolResults {
+				last := out[len(out)-1].OfUser
+				last.Content = append(last.Content, block)
+			} else {
+				out = append(out, sdk.NewUserMessage(block))
+			}
 		case agent.RoleAssistant:
 			var blocks []sdk.ContentBlockParamUnion
 			for _, b := range m.Content {
@@ -150,35 +371,34 @@ func messages(msgs []agent.Message) []sdk.MessageParam {
 				case b.Type == "text" && b.Text != "":
 					blocks = append(blocks, sdk.NewTextBlock(b.Text))
 				case b.Type == "toolCall" && b.ToolCall != nil:
-					args := json.RawMessage(b.ToolCall.Arguments)
-					if len(args) == 0 {
-						args = json.RawMessage("{}")
-					}
-					blocks = append(blocks, sdk.NewToolUseBlock(b.ToolCall.ID, args, b.ToolCall.Name))
+					blocks = append(blocks, sdk.NewToolUseBlock(b.ToolCall.ID, llm.WireArguments(b.ToolCall.Arguments), b.ToolCall.Name))
 				}
 			}
 			if len(blocks) > 0 {
 				out = append(out, sdk.NewAssistantMessage(blocks...))
 			}
+		default:
+			continue
 		}
+		lastToolResults = isToolResult
 	}
 	return out
 }
 
-// assistant converts the accumulated answer.
-func assistant(req llm.Request, acc sdk.Message) agent.Message {
-	m := agent.Message{Role: agent.RoleAssistant, Provider: req.Provider, Model: req.Model}
-	for _, b := range acc.Content {
-		switch b.Type {
-		case "text":
-			m.Content = append(m.Content, agent.ContentBlock{Type: "text", Text: b.Text})
-		case "thinking":
-			m.Content = append(m.Content, agent.ContentBlock{Type: "thinking", Text: b.Thinking})
-		case "tool_use":
-			m.Content = append(m.Content, agent.ContentBlock{Type: "toolCall",
-				ToolCall: &agent.ToolCall{ID: b.ID, Name: b.Name, Arguments: json.RawMessage(b.Input)}})
-		}
+// toolResult is the tool_result block of a tool result message. An empty
+// result has no content (the API rejects empty text blocks).
+func toolResult(m agent.Message) sdk.ContentBlockParamUnion {
+	b := sdk.ToolResultBlockParam{ToolUseID: m.ToolCallID, IsError: sdk.Bool(m.IsError)}
+	if t := m.Text(); t != "" {
+		b.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: t}}}
 	}
+	return sdk.ContentBlockParamUnion{OfToolResult: &b}
+}
+
+// assistant converts the accumulated answer: content as the assembler
+// built it, usage and stop reason from the accumulated message.
+func assistant(req llm.Request, acc sdk.Message, content []agent.ContentBlock) agent.Message {
+	m := agent.Message{Role: agent.RoleAssistant, Provider: req.Provider, Model: req.Model, Content: content}
 	m.Usage = &agent.Usage{
 		Input:      int(acc.Usage.InputTokens),
 		Output:     int(acc.Usage.OutputTokens),
@@ -202,5 +422,21 @@ func assistant(req llm.Request, acc sdk.Message) agent.Message {
 	default:
 		m.StopReason = agent.StopReasonStop
 	}
+	if m.StopReason == agent.StopReasonError {
+		m.Content = withoutToolCalls(m.Content)
+	}
 	return m
+}
+
+// withoutToolCalls drops the tool calls of a failed answer: they are not
+// run, and a tool_use without its tool_result would make every later
+// request of the session fail.
+func withoutToolCalls(content []agent.ContentBlock) []agent.ContentBlock {
+	var out []agent.ContentBlock
+	for _, b := range content {
+		if b.Type != "toolCall" {
+			out = append(out, b)
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -55,19 +56,22 @@ data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}
 )
 
 // server is a local Messages API: handle serves /v1/messages; every
-// request's auth headers are recorded.
+// request's auth headers and body are recorded.
 type server struct {
 	*httptest.Server
-	mu   sync.Mutex
-	auth []string
+	mu     sync.Mutex
+	auth   []string
+	bodies []string
 }
 
 func newServer(t *testing.T, handle http.HandlerFunc) *server {
 	t.Helper()
 	s := &server{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
 		s.auth = append(s.auth, r.Header.Get("Authorization")+"|"+r.Header.Get("X-Api-Key"))
+		s.bodies = append(s.bodies, string(body))
 		s.mu.Unlock()
 		if r.URL.Path != "/v1/messages" {
 			http.Error(w, "wrong path "+r.URL.Path, http.StatusNotFound)

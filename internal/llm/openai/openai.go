@@ -12,16 +12,41 @@
 // own retries are off: the workflow owns the one retry loop. Cancelling
 // ctx cancels the HTTP request and yields an aborted message.
 //
+// Tools (Request.Tools) go out as function tools with their JSON Schema
+// as parameters; none are sent when there are none. Streamed tool calls
+// (delta.tool_calls[i].function.arguments chunks, keyed by index, several
+// per answer) become "toolCall" content blocks in order, and
+// finish_reason tool_calls becomes StopReason "toolUse" (so does "stop"
+// with tool calls, which some compatible servers send). Arguments that are
+// not a JSON object are kept as a JSON string of the model's raw text,
+// meaning "invalid JSON from the model" (llm.ToolArguments); they are sent
+// back as {}. A call without an id gets "call_<n>", n its position in the
+// message. In the run context, assistant tool calls become the message's
+// tool_calls and tool results become role "tool" messages with their
+// tool_call_id.
+//
+// Request.OnDelta gets every content chunk, every reasoning chunk (the
+// reasoning_content or reasoning field compatible servers such as vLLM,
+// llama.cpp, DeepSeek, OpenRouter and Ollama send; it becomes a thinking
+// block, not sent back) and every tool-call argument chunk, indexed by the
+// block's position in the final message, which is the order in which the
+// blocks first appeared. The first delta of a tool call carries its id and
+// name (possibly with empty arguments); a call that streamed no argument
+// text gets a final "{}" delta, so the deltas always concatenate to the
+// argument text.
+//
 // The package imports no Temporal code; the activity heartbeats on its
 // own ticker, so a slow first token is fine.
 package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -107,12 +132,14 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 		}
 	}
 
+	params.Tools = tools(req.Tools)
+
 	var resp *http.Response
 	stream := svc.NewStreaming(ctx, params, option.WithResponseInto(&resp))
 	defer stream.Close()
-	var acc sdk.ChatCompletionAccumulator
+	asm := assembler{onDelta: req.OnDelta, tools: map[int64]int{}}
 	for stream.Next() {
-		acc.AddChunk(stream.Current())
+		asm.add(stream.Current())
 	}
 	if err := stream.Err(); err != nil {
 		return p.failure(ctx, req, err, resp)
@@ -120,7 +147,229 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	if ctx.Err() != nil {
 		return llm.AbortedMessage(req)
 	}
-	return assistant(req, acc.ChatCompletion)
+	return asm.message(req)
+}
+
+// tools converts the tool specs (nil for none, so no tools field is sent).
+func tools(specs []agent.ToolSpec) []sdk.ChatCompletionToolUnionParam {
+	if len(specs) == 0 {
+		return nil
+	}
+	out := make([]sdk.ChatCompletionToolUnionParam, 0, len(specs))
+	for _, spec := range specs {
+		fn := sdk.FunctionDefinitionParam{Name: spec.Name, Parameters: parameters(spec.Parameters)}
+		if spec.Description != "" {
+			fn.Description = sdk.String(spec.Description)
+		}
+		out = append(out, sdk.ChatCompletionFunctionTool(fn))
+	}
+	return out
+}
+
+// parameters decodes a JSON Schema object (numbers as float64: the SDK's
+// encoder writes a json.Number as a string). A missing or malformed schema
+// is an object without properties, which some compatible servers need
+// rather than no parameters at all.
+func parameters(raw json.RawMessage) sdk.FunctionParameters {
+	var schema map[string]any
+	if json.Unmarshal(raw, &schema) != nil || schema == nil {
+		return sdk.FunctionParameters{"type": "object", "properties": map[string]any{}}
+	}
+	return schema
+}
+
+// assembler builds the answer from the stream's chunks (the first choice
+// only: one answer is asked for) and reports the deltas (package doc).
+type assembler struct {
+	onDelta func(llm.Delta)
+	blocks  []agent.ContentBlock
+	// text and thinking are 1 + the positions of the text and thinking
+	// blocks (0: not seen yet).
+	text, thinking int
+	// tools maps a tool call's stream index to its block; args holds each
+	// block's argument text, argSent whether a non-empty piece of it was
+	// reported and madeID whether its id is ours (the server sent none).
+	tools   map[int64]int
+	args    map[int]*strings.Builder
+	argSent map[int]bool
+	madeID  map[int]bool
+	// sawChoice: a chunk with a choice arrived; finish is the last
+	// finish_reason; usage the last usage reported.
+	sawChoice bool
+	finish    string
+	usage     *sdk.CompletionUsage
+}
+
+func (a *assembler) emit(d llm.Delta) {
+	if a.onDelta != nil {
+		a.onDelta(d)
+	}
+}
+
+func (a *assembler) add(chunk sdk.ChatCompletionChunk) {
+	if chunk.JSON.Usage.Valid() {
+		u := chunk.Usage
+		a.usage = &u
+	}
+	for _, choice := range chunk.Choices {
+		if choice.Index != 0 {
+			continue
+		}
+		a.sawChoice = true
+		if choice.FinishReason != "" {
+			a.finish = choice.FinishReason
+		}
+		d := choice.Delta
+		if r := reasoning(d); r != "" {
+			a.appendText(&a.thinking, "thinking", llm.DeltaThinking, r)
+		}
+		if d.Content != "" {
+			a.appendText(&a.text, "text", llm.DeltaText, d.Content)
+		}
+		for _, tc := range d.ToolCalls {
+			a.addToolCall(tc)
+		}
+	}
+}
+
+// appendText adds s to the text or thinking block whose position (+1) is
+// at *pos, creating it on first use.
+func (a *assembler) appendText(pos *int, typ, deltaType, s string) {
+	if *pos == 0 {
+		a.blocks = append(a.blocks, agent.ContentBlock{Type: typ})
+		*pos = len(a.blocks)
+	}
+	i := *pos - 1
+	a.blocks[i].Text += s
+	a.emit(llm.Delta{Type: deltaType, ContentIndex: i, Delta: s})
+}
+
+func (a *assembler) addToolCall(tc sdk.ChatCompletionChunkChoiceDeltaToolCall) {
+	key := max(tc.Index, 0) // Bedrock sends -1 for a single call
+	i, ok := a.tools[key]
+	if ok && tc.ID != "" && !a.madeID[i] && tc.ID != a.blocks[i].ToolCall.ID {
+		// A new id at a used index: a server that numbers every call 0.
+		ok = false
+	}
+	first := !ok
+	if first {
+		a.blocks = append(a.blocks, agent.ContentBlock{Type: "toolCall", ToolCall: &agent.ToolCall{}})
+		i = len(a.blocks) - 1
+		a.tools[key] = i
+		if a.args == nil {
+			a.args, a.argSent, a.madeID = map[int]*strings.Builder{}, map[int]bool{}, map[int]bool{}
+		}
+		a.args[i] = &strings.Builder{}
+	}
+	call := a.blocks[i].ToolCall
+	switch {
+	case tc.ID != "" && (call.ID == "" || a.madeID[i]):
+		call.ID, a.madeID[i] = tc.ID, false
+	case call.ID == "":
+		// No id (some local servers): one of our own, until the server
+		// sends one.
+		call.ID, a.madeID[i] = fmt.Sprintf("call_%d", i), true
+	}
+	if name := tc.Function.Name; name != "" && name != call.Name {
+		// Names come whole in one chunk; a server that streams them in
+		// pieces gets them joined.
+		call.Name += name
+	}
+	piece := tc.Function.Arguments
+	a.args[i].WriteString(piece)
+	if piece != "" {
+		a.argSent[i] = true
+	}
+	if first || piece != "" {
+		a.emit(llm.Delta{Type: llm.DeltaToolCall, ContentIndex: i, Delta: piece, ToolCallID: call.ID, ToolName: call.Name})
+	}
+}
+
+// reasoning is the reasoning text of a delta from a compatible server.
+func reasoning(d sdk.ChatCompletionChunkChoiceDelta) string {
+	for _, key := range []string{"reasoning_content", "reasoning"} {
+		// Extra fields are never Valid() (the SDK has no type for them);
+		// their raw JSON is there.
+		f, ok := d.JSON.ExtraFields[key]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// message converts the assembled answer.
+func (a *assembler) message(req llm.Request) agent.Message {
+	m := agent.Message{Role: agent.RoleAssistant, Provider: req.Provider, Model: req.Model}
+	if u := a.usage; u != nil {
+		cached := int(u.PromptTokensDetails.CachedTokens)
+		m.Usage = &agent.Usage{
+			Input:     int(u.PromptTokens) - cached,
+			Output:    int(u.CompletionTokens),
+			CacheRead: cached,
+		}
+	} else {
+		m.Usage = &agent.Usage{}
+	}
+	if !a.sawChoice {
+		// No choice at all: the stream was cut before any delta.
+		m.StopReason = agent.StopReasonError
+		m.ErrorMessage = "openai stream ended without an answer: unexpected EOF"
+		return m
+	}
+	hasToolCalls := false
+	for i := range a.blocks {
+		call := a.blocks[i].ToolCall
+		if call == nil {
+			continue
+		}
+		hasToolCalls = true
+		raw := a.args[i].String()
+		if !a.argSent[i] {
+			raw = "{}"
+			a.emit(llm.Delta{Type: llm.DeltaToolCall, ContentIndex: i, Delta: raw, ToolCallID: call.ID, ToolName: call.Name})
+		}
+		call.Arguments = llm.ToolArguments(raw)
+	}
+	m.Content = a.blocks
+	switch a.finish {
+	case "length":
+		m.StopReason = agent.StopReasonLength
+	case "tool_calls", "function_call":
+		m.StopReason = agent.StopReasonToolUse
+	case "content_filter":
+		m.StopReason = agent.StopReasonError
+		m.ErrorMessage = "the provider's content filter stopped the answer (finish_reason content_filter)"
+	case "":
+		m.StopReason = agent.StopReasonError
+		m.ErrorMessage = "openai stream ended before a finish_reason: unexpected EOF"
+	default:
+		m.StopReason = agent.StopReasonStop
+		if hasToolCalls {
+			m.StopReason = agent.StopReasonToolUse
+		}
+	}
+	if m.StopReason == agent.StopReasonError {
+		m.Content = withoutToolCalls(m.Content)
+	}
+	return m
+}
+
+// withoutToolCalls drops the tool calls of a failed answer: they are not
+// run, and tool_calls without their tool messages would make every later
+// request of the session fail.
+func withoutToolCalls(content []agent.ContentBlock) []agent.ContentBlock {
+	var out []agent.ContentBlock
+	for _, b := range content {
+		if b.Type != "toolCall" {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // failure reports a failed call as data (package doc).
@@ -191,7 +440,9 @@ func snippet(b []byte) string {
 	return ": " + string(b)
 }
 
-// messages converts the run context, system prompt first.
+// messages converts the run context, system prompt first. Tool-call
+// arguments that are not a JSON object (invalid JSON from the model) are
+// sent as {}: compatible servers that parse them would reject the request.
 func messages(system string, msgs []agent.Message) []sdk.ChatCompletionMessageParamUnion {
 	out := make([]sdk.ChatCompletionMessageParamUnion, 0, len(msgs)+1)
 	if system != "" {
@@ -214,10 +465,7 @@ func messages(system string, msgs []agent.Message) []sdk.ChatCompletionMessagePa
 				if b.Type != "toolCall" || b.ToolCall == nil {
 					continue
 				}
-				args := string(b.ToolCall.Arguments)
-				if args == "" {
-					args = "{}"
-				}
+				args := string(llm.WireArguments(b.ToolCall.Arguments))
 				a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
 					OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
 						ID:       b.ToolCall.ID,
@@ -231,44 +479,4 @@ func messages(system string, msgs []agent.Message) []sdk.ChatCompletionMessagePa
 		}
 	}
 	return out
-}
-
-// assistant converts the accumulated answer.
-func assistant(req llm.Request, c sdk.ChatCompletion) agent.Message {
-	m := agent.Message{Role: agent.RoleAssistant, Provider: req.Provider, Model: req.Model}
-	cached := int(c.Usage.PromptTokensDetails.CachedTokens)
-	m.Usage = &agent.Usage{
-		Input:     int(c.Usage.PromptTokens) - cached,
-		Output:    int(c.Usage.CompletionTokens),
-		CacheRead: cached,
-	}
-	if len(c.Choices) == 0 {
-		// No choice at all: the stream was cut before any delta.
-		m.StopReason = agent.StopReasonError
-		m.ErrorMessage = "openai stream ended without an answer: unexpected EOF"
-		return m
-	}
-	choice := c.Choices[0]
-	if choice.Message.Content != "" {
-		m.Content = append(m.Content, agent.ContentBlock{Type: "text", Text: choice.Message.Content})
-	}
-	for _, tc := range choice.Message.ToolCalls {
-		m.Content = append(m.Content, agent.ContentBlock{Type: "toolCall",
-			ToolCall: &agent.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: []byte(tc.Function.Arguments)}})
-	}
-	switch choice.FinishReason {
-	case "length":
-		m.StopReason = agent.StopReasonLength
-	case "tool_calls", "function_call":
-		m.StopReason = agent.StopReasonToolUse
-	case "content_filter":
-		m.StopReason = agent.StopReasonError
-		m.ErrorMessage = "the provider's content filter stopped the answer (finish_reason content_filter)"
-	case "":
-		m.StopReason = agent.StopReasonError
-		m.ErrorMessage = "openai stream ended before a finish_reason: unexpected EOF"
-	default:
-		m.StopReason = agent.StopReasonStop
-	}
-	return m
 }

@@ -2,16 +2,37 @@
 // tests: it replays a fault script, then answers with a fixed text.
 //
 // A fault script is a list of strings, one per model call of a prompt
-// (Request.Attempt indexes it, so the script replays identically after a
-// worker restart). Each element is one of:
+// (Request.Attempt, the model calls already made since the last user
+// message, errors and tool-call turns included, indexes it, so the script
+// replays identically after a worker restart). Each element is one of:
 //
 //	"503 Service Unavailable"             an error message, as a provider would send it
 //	"[529 overloaded_error] Overloaded"   the same with structured status and error type
 //	"overflow"                            a context-overflow error
 //	"hang" / "hang:30s"                   no answer until ctx ends (or for the duration, then answer)
 //	"ok" / ""                             a normal answer
+//	"text:SOME TEXT"                      a final answer with that text
+//	`tool:NAME ARGS`                      one call of tool NAME with the JSON object ARGS
+//	                                      (ARGS may be left out: {}), e.g.
+//	                                      `tool:bash {"command":"go test ./..."}`
+//	`tools:[{"name":N,"arguments":{...}},...]`
+//	                                      several tool calls in one answer, in order
+//	                                      (a missing "arguments" is {})
 //
-// Calls past the end of the script answer normally.
+// A tool answer is a short text ("Running bash.") followed by the
+// toolCall blocks, with StopReason "toolUse" and the call ids
+// call_<attempt>_<i> (i counts the calls of the answer from 0). Tool
+// names are letters, digits, '_', '-' and '.'. A bad tool or text element
+// (no name, arguments that are not a JSON object, a tools: value that is
+// not a non-empty JSON array of {name, arguments}, an empty text) is
+// rejected by ParseFault and ValidateScript with a one-line error naming
+// it. Any other element is an error text. Calls past the end of the
+// script answer normally.
+//
+// Answers stream: with Request.OnDelta set the provider reports its text
+// word by word and each tool call's arguments in two or three pieces,
+// pausing Options.StreamDelay between pieces; cancelling ctx mid-stream
+// yields an aborted message. Options.Latency is waited before the answer.
 //
 // A summary request (Request.Purpose == llm.PurposeSummarize, or the
 // compaction summary system prompt) replays the same kinds of faults from
@@ -22,11 +43,15 @@
 package scripted
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/llm"
@@ -42,6 +67,10 @@ type Options struct {
 	Reply string
 	// Latency is waited before every answer (honouring cancellation).
 	Latency time.Duration
+	// StreamDelay is waited between the streamed pieces of an answer
+	// (words, tool-call argument chunks), honouring cancellation
+	// (0: no pause).
+	StreamDelay time.Duration
 }
 
 // Provider is the scripted provider.
@@ -52,20 +81,59 @@ func New(opts Options) *Provider { return &Provider{opts: opts} }
 
 // Fault is one parsed script element.
 type Fault struct {
-	// Kind is "ok", "error" or "hang".
+	// Kind is "ok", "error", "hang", "text" or "tool".
 	Kind string
+	// Text is the error text of an error, the answer of a text element.
 	Text string
 	// Status and Type are the structured fields of an error.
 	Status int
 	Type   string
 	// Hang is how long a hang lasts (0: until cancelled).
 	Hang time.Duration
+	// ToolCalls are the calls of a tool answer, in order.
+	ToolCalls []ToolCall
+}
+
+// ToolCall is one scripted tool call: the tool's name and its arguments,
+// a JSON object.
+type ToolCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Element prefixes of the script grammar (case-insensitive).
+const (
+	prefixText  = "text:"
+	prefixTool  = "tool:"
+	prefixTools = "tools:"
+)
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // ParseFault parses one script element.
 func ParseFault(s string) (Fault, error) {
 	s = strings.TrimSpace(s)
 	switch {
+	case hasPrefixFold(s, prefixText):
+		text := strings.TrimSpace(s[len(prefixText):])
+		if text == "" {
+			return Fault{}, fmt.Errorf("scripted fault %q: empty text (want e.g. text:All done.)", s)
+		}
+		return Fault{Kind: "text", Text: text}, nil
+	case hasPrefixFold(s, prefixTool):
+		call, err := parseTool(s[len(prefixTool):])
+		if err != nil {
+			return Fault{}, fmt.Errorf("scripted fault %q: %v (want e.g. tool:bash {\"command\":\"ls\"})", s, err)
+		}
+		return Fault{Kind: "tool", ToolCalls: []ToolCall{call}}, nil
+	case hasPrefixFold(s, prefixTools):
+		calls, err := parseTools(s[len(prefixTools):])
+		if err != nil {
+			return Fault{}, fmt.Errorf("scripted fault %q: %v (want e.g. tools:[{\"name\":\"ls\",\"arguments\":{}}])", s, err)
+		}
+		return Fault{Kind: "tool", ToolCalls: calls}, nil
 	case s == "" || strings.EqualFold(s, "ok"):
 		return Fault{Kind: "ok"}, nil
 	case strings.EqualFold(s, "overflow"):
@@ -97,6 +165,93 @@ func ParseFault(s string) (Fault, error) {
 		return f, nil
 	}
 	return Fault{Kind: "error", Text: s}, nil
+}
+
+// parseTool parses "NAME ARGS" of a tool: element.
+func parseTool(s string) (ToolCall, error) {
+	s = strings.TrimSpace(s)
+	end := strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '{' })
+	if end < 0 {
+		end = len(s)
+	}
+	name, args := s[:end], strings.TrimSpace(s[end:])
+	if name == "" {
+		return ToolCall{}, fmt.Errorf("missing tool name")
+	}
+	if err := checkName(name); err != nil {
+		return ToolCall{}, err
+	}
+	raw, err := objectArguments(name, json.RawMessage(args))
+	if err != nil {
+		return ToolCall{}, err
+	}
+	return ToolCall{Name: name, Arguments: raw}, nil
+}
+
+// parseTools parses the JSON array of a tools: element.
+func parseTools(s string) ([]ToolCall, error) {
+	s = strings.TrimSpace(s)
+	var items []json.RawMessage
+	if !strings.HasPrefix(s, "[") || json.Unmarshal([]byte(s), &items) != nil {
+		return nil, fmt.Errorf("not a JSON array of {\"name\", \"arguments\"} objects")
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("no tool calls in the array")
+	}
+	calls := make([]ToolCall, 0, len(items))
+	for i, item := range items {
+		var c ToolCall
+		dec := json.NewDecoder(bytes.NewReader(item))
+		dec.DisallowUnknownFields()
+		if !bytes.HasPrefix(bytes.TrimSpace(item), []byte("{")) || dec.Decode(&c) != nil {
+			return nil, fmt.Errorf("tool call %d is not a {\"name\", \"arguments\"} object", i)
+		}
+		if c.Name == "" {
+			return nil, fmt.Errorf("tool call %d: missing tool name", i)
+		}
+		if err := checkName(c.Name); err != nil {
+			return nil, fmt.Errorf("tool call %d: %v", i, err)
+		}
+		raw, err := objectArguments(c.Name, c.Arguments)
+		if err != nil {
+			return nil, fmt.Errorf("tool call %d: %v", i, err)
+		}
+		calls = append(calls, ToolCall{Name: c.Name, Arguments: raw})
+	}
+	return calls, nil
+}
+
+// checkName accepts the tool names providers accept, and '.'.
+func checkName(name string) error {
+	for _, r := range name {
+		if !(r == '_' || r == '-' || r == '.' || r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r))) {
+			return fmt.Errorf("bad tool name %q (letters, digits, '_', '-', '.')", name)
+		}
+	}
+	return nil
+}
+
+// objectArguments checks that args is a JSON object ({} when empty or
+// null) and returns it compacted.
+func objectArguments(name string, args json.RawMessage) (json.RawMessage, error) {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		return json.RawMessage("{}"), nil
+	}
+	var buf bytes.Buffer
+	if args[0] != '{' || json.Compact(&buf, args) != nil {
+		return nil, fmt.Errorf("arguments of %s are not a JSON object: %s", name, oneLine(args))
+	}
+	return json.RawMessage(buf.Bytes()), nil
+}
+
+// oneLine shortens text for an error message.
+func oneLine(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
 }
 
 // ValidateScript checks every element of a fault script.
@@ -138,18 +293,137 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 			return llm.AbortedMessage(req)
 		}
 	}
-	reply := p.opts.Reply
-	switch {
-	case IsSummaryRequest(req):
-		reply = SummaryReply(lastUserText(req.Messages))
-	case reply == "":
-		reply = "Scripted reply to: " + lastUserText(req.Messages)
+	var m agent.Message
+	switch fault.Kind {
+	case "tool":
+		m = toolAnswer(req, fault.ToolCalls)
+	case "text":
+		m = textAnswer(fault.Text)
+	default:
+		reply := p.opts.Reply
+		switch {
+		case IsSummaryRequest(req):
+			reply = SummaryReply(lastUserText(req.Messages))
+		case reply == "":
+			reply = "Scripted reply to: " + lastUserText(req.Messages)
+		}
+		m = textAnswer(reply)
 	}
-	m := agent.TextMessage(agent.RoleAssistant, reply)
 	m.Provider, m.Model = req.Provider, req.Model
-	m.StopReason = agent.StopReasonStop
-	m.Usage = &agent.Usage{Input: estimate(req.Messages), Output: (len(reply) + 3) / 4}
+	m.Usage = &agent.Usage{Input: estimate(req.Messages), Output: outputTokens(m)}
+	if err := p.stream(ctx, req, m); err != nil {
+		return llm.AbortedMessage(req)
+	}
 	return m
+}
+
+func textAnswer(text string) agent.Message {
+	m := agent.TextMessage(agent.RoleAssistant, text)
+	m.StopReason = agent.StopReasonStop
+	return m
+}
+
+// toolAnswer is the answer of a tool element: "Running NAME[, NAME...]."
+// then the calls, with ids call_<attempt>_<i>.
+func toolAnswer(req llm.Request, calls []ToolCall) agent.Message {
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Name
+	}
+	m := agent.TextMessage(agent.RoleAssistant, "Running "+strings.Join(names, ", ")+".")
+	for i, c := range calls {
+		m.Content = append(m.Content, agent.ContentBlock{Type: "toolCall", ToolCall: &agent.ToolCall{
+			ID:        fmt.Sprintf("call_%d_%d", req.Attempt, i),
+			Name:      c.Name,
+			Arguments: append(json.RawMessage(nil), c.Arguments...),
+		}})
+	}
+	m.StopReason = agent.StopReasonToolUse
+	return m
+}
+
+// outputTokens estimates the answer's tokens as characters / 4.
+func outputTokens(m agent.Message) int {
+	n := 0
+	for _, b := range m.Content {
+		n += len(b.Text)
+		if b.ToolCall != nil {
+			n += len(b.ToolCall.Name) + len(b.ToolCall.Arguments)
+		}
+	}
+	return (n + 3) / 4
+}
+
+// stream reports the answer's pieces to req.OnDelta: text word by word,
+// each tool call's arguments in two or three chunks, waiting StreamDelay
+// between pieces. It fails when ctx ends first.
+func (p *Provider) stream(ctx context.Context, req llm.Request, m agent.Message) error {
+	var pieces []llm.Delta
+	for i, b := range m.Content {
+		switch {
+		case b.Type == "toolCall" && b.ToolCall != nil:
+			for _, c := range thirds(string(b.ToolCall.Arguments)) {
+				pieces = append(pieces, llm.Delta{Type: llm.DeltaToolCall, ContentIndex: i, Delta: c,
+					ToolCallID: b.ToolCall.ID, ToolName: b.ToolCall.Name})
+			}
+		case b.Type == "text" || b.Type == "thinking":
+			typ := llm.DeltaText
+			if b.Type == "thinking" {
+				typ = llm.DeltaThinking
+			}
+			for _, w := range words(b.Text) {
+				pieces = append(pieces, llm.Delta{Type: typ, ContentIndex: i, Delta: w})
+			}
+		}
+	}
+	for i, d := range pieces {
+		if i > 0 {
+			if err := sleep(ctx, p.opts.StreamDelay); err != nil {
+				return err
+			}
+		}
+		if req.OnDelta != nil {
+			req.OnDelta(d)
+		}
+	}
+	return ctx.Err()
+}
+
+// words splits text into pieces that each hold one word and the white
+// space before it (the first also any text before its first word); they
+// join to text.
+func words(text string) []string {
+	var out []string
+	start, inWord := 0, false
+	for i, r := range text {
+		switch {
+		case !unicode.IsSpace(r):
+			inWord = true
+		case inWord:
+			out = append(out, text[start:i])
+			start, inWord = i, false
+		}
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+// thirds splits s into up to three pieces at rune boundaries ({} gives
+// two); they join to s.
+func thirds(s string) []string {
+	size := (len(s) + 2) / 3
+	var out []string
+	for len(s) > 0 {
+		n := min(size, len(s))
+		for n < len(s) && !utf8.RuneStart(s[n]) {
+			n++
+		}
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return out
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
