@@ -1,0 +1,231 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var bashTool = toolDef{
+	description: fmt.Sprintf("Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last %d lines or %dKB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.", MaxLines, MaxBytes/1024),
+	schema: `{"type":"object","properties":{` +
+		`"command":{"type":"string","description":"Bash command to execute"},` +
+		`"timeout":{"type":"number","description":"Timeout in seconds (optional, no default timeout)"}},` +
+		`"required":["command"]}`,
+	run: runBash,
+}
+
+type bashArgs struct {
+	Command *string `json:"command"`
+	Timeout optNum  `json:"timeout"`
+}
+
+const (
+	// updateInterval throttles Options.OnUpdate.
+	updateInterval = 100 * time.Millisecond
+	// drainGrace is how long output is still read after the shell exits,
+	// while background processes may hold the pipe open.
+	drainGrace = 200 * time.Millisecond
+)
+
+func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
+	var a bashArgs
+	if r := decodeArgs(Bash, raw, &a); r != nil {
+		return *r
+	}
+	if a.Command == nil || strings.TrimSpace(*a.Command) == "" {
+		return missing(Bash, "command")
+	}
+	timeout := opts.DefaultTimeout
+	if a.Timeout.set {
+		if a.Timeout.v < 0 {
+			return errorf("Invalid timeout: must be a non-negative number of seconds, got %v", a.Timeout.v)
+		}
+		timeout = time.Duration(a.Timeout.v * float64(time.Second))
+	}
+	ws := opts.workspace()
+	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+		return errorf("Working directory does not exist: %s\nCannot execute bash commands.", ws)
+	}
+	env := opts.Env
+	if len(env) == 0 {
+		env = ScrubEnv(os.Environ(), nil)
+	}
+	tempDir := opts.TempDir
+	if tempDir == "" {
+		tempDir = filepath.Join(os.TempDir(), "durable-agent-bash")
+	}
+
+	r, w, err := os.Pipe()
+	if err != nil {
+		return errorf("Cannot run the command: %v", err)
+	}
+	shell := findShell()
+	cmd := exec.Command(shell, "-c", *a.Command)
+	cmd.Dir = ws
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = w, w // merged; stdin stays /dev/null
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return errorf("Cannot start %s: %v", shell, err)
+	}
+	w.Close()
+	pgid := cmd.Process.Pid
+
+	acc := &outputAcc{dir: tempDir}
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		buf := make([]byte, 32*1024)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				acc.write(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	waitDone := make(chan error, 1)
+	go func() { waitDone <- cmd.Wait() }()
+
+	stopUpdates := make(chan struct{})
+	updatesDone := make(chan struct{})
+	go func() {
+		defer close(updatesDone)
+		if opts.OnUpdate == nil {
+			return
+		}
+		// A timer re-armed after each call keeps calls at least
+		// updateInterval apart even when this goroutine runs late.
+		tick := time.NewTimer(updateInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopUpdates:
+				return
+			case <-tick.C:
+				if s, ok := acc.snapshot(); ok {
+					notify(opts.OnUpdate, s)
+				}
+				tick.Reset(updateInterval)
+			}
+		}
+	}()
+
+	var timer <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	var waitErr error
+	aborted, timedOut := false, false
+	select {
+	case waitErr = <-waitDone:
+	case <-ctx.Done():
+		aborted = true
+		killGroup(pgid)
+		waitErr = <-waitDone
+	case <-timer:
+		timedOut = true
+		killGroup(pgid)
+		waitErr = <-waitDone
+	}
+	select {
+	case <-readDone:
+	case <-time.After(drainGrace):
+		_ = r.SetReadDeadline(time.Now())
+		<-readDone
+	}
+	r.Close()
+	close(stopUpdates)
+	<-updatesDone
+
+	out := acc.finish()
+	details := map[string]any{}
+	if out.truncated {
+		details["truncated"] = true
+		if out.path != "" {
+			details["fullOutputPath"] = out.path
+		}
+	}
+	withStatus := func(status string) Result {
+		text := out.text
+		if text != "" {
+			text += "\n\n"
+		}
+		return Result{Content: text + status, IsError: true, Details: details}
+	}
+	switch {
+	case aborted:
+		details["aborted"] = true
+		return withStatus("Command aborted")
+	case timedOut:
+		details["timedOut"] = true
+		return withStatus(fmt.Sprintf("Command timed out after %s seconds", strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)))
+	}
+	code := 0
+	if waitErr != nil {
+		var ee *exec.ExitError
+		if !errors.As(waitErr, &ee) {
+			return withStatus(fmt.Sprintf("Command failed: %v", waitErr))
+		}
+		st, _ := ee.Sys().(syscall.WaitStatus)
+		if st.Signaled() {
+			code = 128 + int(st.Signal())
+			details["exitCode"] = code
+			return withStatus(fmt.Sprintf("Command was killed by signal %d (%v)", int(st.Signal()), st.Signal()))
+		}
+		code = ee.ExitCode()
+	}
+	details["exitCode"] = code
+	if code != 0 {
+		return withStatus(fmt.Sprintf("Command exited with code %d", code))
+	}
+	text := out.text
+	if text == "" {
+		text = "(no output)"
+	}
+	return Result{Content: text, Details: details}
+}
+
+// findShell returns bash, or sh when there is no bash.
+func findShell() string {
+	for _, s := range []string{"bash", "sh"} {
+		if p, err := exec.LookPath(s); err == nil {
+			return p
+		}
+	}
+	for _, p := range []string{"/bin/bash", "/usr/bin/bash", "/bin/sh"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "/bin/sh"
+}
+
+// killGroup kills the whole process group of the command.
+func killGroup(pgid int) {
+	if pgid > 0 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
+// notify calls the caller's progress callback; a panic in it must not take
+// the worker down (it runs on a goroutine Run's recover does not cover).
+func notify(f func(string), s string) {
+	defer func() { _ = recover() }()
+	f(s)
+}

@@ -1,0 +1,217 @@
+package tools
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+)
+
+// tailCap is how much of the end of a command's output is kept in memory;
+// twice the byte limit, so the last MaxBytes are always whole lines plus the
+// line they start in.
+const tailCap = 2 * MaxBytes
+
+// outputAcc accumulates a command's output: the tail in memory and, once the
+// output is over the limits, everything in a file under dir.
+type outputAcc struct {
+	mu       sync.Mutex
+	dir      string
+	tail     []byte
+	cut      bool // tail has lost the beginning of the output
+	total    int
+	newlines int
+	lastByte byte
+	file     *os.File
+	path     string
+	fileErr  error
+	dirty    bool
+}
+
+func (a *outputAcc) write(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.total += len(p)
+	a.newlines += bytes.Count(p, []byte{'\n'})
+	a.lastByte = p[len(p)-1]
+	if a.file == nil && a.fileErr == nil && (a.total > MaxBytes || a.newlines > MaxLines) {
+		// Until now the tail held the whole output.
+		a.openFile()
+	}
+	if a.file != nil {
+		if _, err := a.file.Write(p); err != nil {
+			a.fileErr = err
+			a.file.Close()
+			a.file = nil
+		}
+	}
+	a.tail = append(a.tail, p...)
+	if len(a.tail) > tailCap {
+		n := copy(a.tail, a.tail[len(a.tail)-tailCap:])
+		a.tail = a.tail[:n]
+		a.cut = true
+	}
+	a.dirty = true
+}
+
+func (a *outputAcc) openFile() {
+	if err := os.MkdirAll(a.dir, 0o700); err != nil {
+		a.fileErr = err
+		return
+	}
+	f, err := os.CreateTemp(a.dir, "bash-*.log")
+	if err != nil {
+		a.fileErr = err
+		return
+	}
+	a.file, a.path = f, f.Name()
+	if _, err := f.Write(a.tail); err != nil {
+		a.fileErr = err
+		f.Close()
+		a.file = nil
+	}
+}
+
+// lines is the number of lines of the output (a final newline does not
+// start a line).
+func (a *outputAcc) lines() int {
+	switch {
+	case a.total == 0:
+		return 0
+	case a.lastByte == '\n':
+		return a.newlines
+	}
+	return a.newlines + 1
+}
+
+// render truncates the tail to the limits.
+func (a *outputAcc) render() truncation {
+	s := string(a.tail)
+	if a.cut {
+		// Drop the partial first line, unless it is the only one.
+		if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
+			s = s[i+1:]
+		}
+	}
+	s = strings.TrimSuffix(sanitizeOutput(s), "\n")
+	return truncateTail(s, MaxLines, MaxBytes)
+}
+
+// snapshot returns the current tail when there is new output since the last
+// snapshot.
+func (a *outputAcc) snapshot() (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.dirty {
+		return "", false
+	}
+	a.dirty = false
+	return a.render().content, true
+}
+
+type finishedOutput struct {
+	text      string // the tail, with the truncation notice
+	truncated bool
+	path      string // the full output, when truncated
+}
+
+// finish closes the full-output file and renders the final text.
+func (a *outputAcc) finish() finishedOutput {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.file != nil {
+		if err := a.file.Close(); err != nil && a.fileErr == nil {
+			a.fileErr = err
+		}
+		a.file = nil
+	}
+	tr := a.render()
+	total := a.lines()
+	truncated := tr.truncated || a.cut || total > MaxLines
+	if !truncated {
+		if a.path != "" {
+			os.Remove(a.path)
+		}
+		return finishedOutput{text: tr.content}
+	}
+	where := "Full output: " + a.path
+	if a.fileErr != nil || a.path == "" {
+		where = fmt.Sprintf("Full output could not be saved: %v", a.fileErr)
+		a.path = ""
+	}
+	var notice string
+	switch {
+	case tr.lastLinePartial:
+		notice = fmt.Sprintf("[Showing last %s of line %d (line is %s). %s]",
+			formatSize(tr.outBytes), total, formatSize(lastLineBytes(a.tail)), where)
+	case tr.byBytes:
+		notice = fmt.Sprintf("[Showing last %d lines of %d (%s limit). %s]", tr.outLines, total, formatSize(MaxBytes), where)
+	default:
+		notice = fmt.Sprintf("[Showing last %d lines of %d. %s]", tr.outLines, total, where)
+	}
+	return finishedOutput{text: tr.content + "\n\n" + notice, truncated: true, path: a.path}
+}
+
+// lastLineBytes is the size of the last line in b, as far as b reaches.
+func lastLineBytes(b []byte) int {
+	b = bytes.TrimSuffix(b, []byte{'\n'})
+	return len(b) - (bytes.LastIndexByte(b, '\n') + 1)
+}
+
+// sanitizeOutput makes command output fit for the model: valid UTF-8, no
+// ANSI escape sequences, LF line endings, no other control characters
+// (tabs, newlines and carriage returns stay).
+func sanitizeOutput(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f }) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == 0x1b:
+			i = skipEscape(s, i)
+		case c == '\r' && i+1 < len(s) && s[i+1] == '\n':
+		case c == '\n' || c == '\t' || c == '\r':
+			b.WriteByte(c)
+		case c < 0x20 || c == 0x7f:
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// skipEscape returns the index of the last byte of the escape sequence that
+// starts at s[i] (ESC).
+func skipEscape(s string, i int) int {
+	if i+1 >= len(s) {
+		return i
+	}
+	switch s[i+1] {
+	case '[': // CSI: parameters and intermediates, then a final byte 0x40-0x7E
+		for j := i + 2; j < len(s); j++ {
+			if s[j] >= 0x40 && s[j] <= 0x7e {
+				return j
+			}
+		}
+		return len(s) - 1
+	case ']': // OSC: up to BEL or ESC \
+		for j := i + 2; j < len(s); j++ {
+			if s[j] == 0x07 {
+				return j
+			}
+			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
+				return j + 1
+			}
+		}
+		return len(s) - 1
+	}
+	return i + 1
+}

@@ -1,0 +1,289 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestBash(t *testing.T) {
+	ws := workspace(t, map[string]string{"hello.txt": "from a file\n"})
+	tests := []struct {
+		name    string
+		args    obj
+		isErr   bool
+		exact   string
+		want    []string
+		code    int
+		hasCode bool
+	}{
+		{name: "stdout", args: obj{"command": "echo hello"}, exact: "hello", code: 0, hasCode: true},
+		{name: "no output", args: obj{"command": "true"}, exact: "(no output)", code: 0, hasCode: true},
+		{name: "stderr merged in order", args: obj{"command": "echo out; echo err >&2; echo out2"}, exact: "out\nerr\nout2"},
+		{name: "runs in the workspace", args: obj{"command": "cat hello.txt; pwd"}, want: []string{"from a file\n" + ws}},
+		{name: "stdin is /dev/null", args: obj{"command": "cat; echo done"}, exact: "done"},
+		{name: "bash syntax", args: obj{"command": "a=(x y z); echo ${#a[@]} ${a[1]}"}, exact: "3 y"},
+		{name: "exit code", args: obj{"command": "echo partial; exit 3"}, isErr: true,
+			exact: "partial\n\nCommand exited with code 3", code: 3, hasCode: true},
+		{name: "exit code without output", args: obj{"command": "false"}, isErr: true, exact: "Command exited with code 1", code: 1, hasCode: true},
+		{name: "ansi stripped", args: obj{"command": `printf '\033[31mred\033[0m\n'`}, exact: "red"},
+		{name: "negative timeout", args: obj{"command": "true", "timeout": -1}, isErr: true, want: []string{"Invalid timeout"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := call(t, Options{Workspace: ws, TempDir: t.TempDir()}, "bash", tc.args)
+			if r.IsError != tc.isErr {
+				t.Fatalf("IsError = %v: %s", r.IsError, r.Content)
+			}
+			if tc.exact != "" && r.Content != tc.exact {
+				t.Fatalf("got %q, want %q", r.Content, tc.exact)
+			}
+			mustContain(t, r.Content, tc.want...)
+			if tc.hasCode && r.Details["exitCode"] != tc.code {
+				t.Fatalf("exitCode = %v, want %d", r.Details["exitCode"], tc.code)
+			}
+		})
+	}
+}
+
+func TestBashTailTruncation(t *testing.T) {
+	ws := t.TempDir()
+	tests := []struct {
+		name, command string
+		notice        string
+		first, last   string // first and last lines shown
+		full          int    // lines in the full output file
+	}{
+		{name: "by lines", command: "seq 1 5000", notice: "[Showing last 2000 lines of 5000. Full output: ",
+			first: "3001", last: "5000", full: 5000},
+		{name: "by bytes", command: `awk 'BEGIN { for (i = 1; i <= 2000; i++) printf "%0100d\n", i }'`,
+			notice: "[Showing last 506 lines of 2000 (50.0KB limit). Full output: ",
+			first:  fmt.Sprintf("%0100d", 1495), last: fmt.Sprintf("%0100d", 2000), full: 2000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			r := call(t, Options{Workspace: ws, TempDir: tmp}, "bash", obj{"command": tc.command})
+			mustOK(t, r)
+			mustContain(t, r.Content, tc.notice)
+			body, _, _ := strings.Cut(r.Content, "\n\n[")
+			lines := strings.Split(body, "\n")
+			if lines[0] != tc.first || lines[len(lines)-1] != tc.last {
+				t.Fatalf("shown lines %q .. %q, want %q .. %q", lines[0], lines[len(lines)-1], tc.first, tc.last)
+			}
+			if len(body) > MaxBytes || len(lines) > MaxLines {
+				t.Fatalf("shown %d bytes, %d lines: over the limits", len(body), len(lines))
+			}
+			path, _ := r.Details["fullOutputPath"].(string)
+			if path == "" || filepath.Dir(path) != tmp || r.Details["truncated"] != true {
+				t.Fatalf("details %v: want the full output under %s", r.Details, tmp)
+			}
+			mustContain(t, r.Content, "Full output: "+path+"]")
+			full := readFile(t, path)
+			if n := strings.Count(full, "\n"); n != tc.full {
+				t.Fatalf("full output has %d lines, want %d", n, tc.full)
+			}
+			if !strings.HasPrefix(full, "1\n") && !strings.HasPrefix(full, fmt.Sprintf("%0100d\n", 1)) {
+				t.Fatalf("full output does not start at the beginning: %.40q", full)
+			}
+		})
+	}
+
+	t.Run("small output leaves no file", func(t *testing.T) {
+		tmp := t.TempDir()
+		r := call(t, Options{Workspace: ws, TempDir: tmp}, "bash", obj{"command": "seq 1 2000"})
+		mustOK(t, r)
+		mustNotContain(t, r.Content, "Showing")
+		if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+			t.Fatalf("temp dir holds %d files", len(entries))
+		}
+	})
+
+	t.Run("one huge line", func(t *testing.T) {
+		r := call(t, Options{Workspace: ws, TempDir: t.TempDir()}, "bash", obj{"command": `head -c 200000 /dev/zero | tr '\0' x`})
+		mustOK(t, r)
+		mustContain(t, r.Content, "[Showing last 50.0KB of line 1 (line is 100.0KB). Full output: ")
+	})
+}
+
+func TestBashTimeout(t *testing.T) {
+	ws := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args obj
+		opts Options
+		want string
+	}{
+		{"timeout argument", obj{"command": "echo before; sleep 30", "timeout": 1}, Options{}, "before\n\nCommand timed out after 1 seconds"},
+		{"default timeout", obj{"command": "sleep 30"}, Options{DefaultTimeout: 500 * time.Millisecond}, "Command timed out after 0.5 seconds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.opts
+			o.Workspace = ws
+			start := time.Now()
+			r := call(t, o, "bash", tc.args)
+			mustErr(t, r)
+			if r.Content != tc.want {
+				t.Fatalf("got %q, want %q", r.Content, tc.want)
+			}
+			if el := time.Since(start); el > 10*time.Second {
+				t.Fatalf("took %v", el)
+			}
+			if r.Details["timedOut"] != true {
+				t.Fatalf("details %v", r.Details)
+			}
+		})
+	}
+	t.Run("zero disables the default", func(t *testing.T) {
+		r := call(t, Options{Workspace: ws, DefaultTimeout: time.Millisecond}, "bash", obj{"command": "sleep 0.2; echo ok", "timeout": 0})
+		mustOK(t, r)
+		if r.Content != "ok" {
+			t.Fatalf("got %q", r.Content)
+		}
+	})
+}
+
+// processGone reports whether pid has exited (a zombie counts: it no longer
+// runs).
+func processGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	if runtime.GOOS != "linux" {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("grandchild %d still alive", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func readPid(t *testing.T, file string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := os.ReadFile(file); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never wrote its pid file")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestBashKillsProcessGroup(t *testing.T) {
+	for _, how := range []string{"cancel", "timeout"} {
+		t.Run(how, func(t *testing.T) {
+			ws := t.TempDir()
+			pidFile := filepath.Join(ws, "pid")
+			// A grandchild: sleep runs in the background of the shell.
+			args := obj{"command": fmt.Sprintf("sleep 300 & echo $! > %s; echo started; wait", pidFile)}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if how == "timeout" {
+				args["timeout"] = 2
+			}
+			done := make(chan Result, 1)
+			go func() { done <- callCtx(t, ctx, Options{Workspace: ws}, "bash", args) }()
+			pid := readPid(t, pidFile)
+			if how == "cancel" {
+				cancel()
+			}
+			var r Result
+			select {
+			case r = <-done:
+			case <-time.After(15 * time.Second):
+				t.Fatal("Run did not return after the kill")
+			}
+			want := "Command aborted"
+			if how == "timeout" {
+				want = "Command timed out after 2 seconds"
+			}
+			mustErr(t, r, "started", want)
+			waitGone(t, pid)
+		})
+	}
+}
+
+func TestBashOnUpdate(t *testing.T) {
+	var mu sync.Mutex
+	var updates []string
+	var times []time.Time
+	returned := false
+	lateCall := false
+	o := Options{Workspace: t.TempDir(), OnUpdate: func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if returned {
+			lateCall = true
+		}
+		updates = append(updates, s)
+		times = append(times, time.Now())
+	}}
+	r := call(t, o, "bash", obj{"command": "for i in 1 2 3 4 5 6; do echo line$i; sleep 0.15; done"})
+	mu.Lock()
+	returned = true
+	mu.Unlock()
+	mustOK(t, r)
+	time.Sleep(250 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if lateCall {
+		t.Fatal("OnUpdate called after Run returned")
+	}
+	if len(updates) < 3 {
+		t.Fatalf("only %d updates: %q", len(updates), updates)
+	}
+	for i := 1; i < len(updates); i++ {
+		if !strings.HasPrefix(updates[i], updates[i-1]) || len(updates[i]) <= len(updates[i-1]) {
+			t.Fatalf("update %d %q does not extend %q", i, updates[i], updates[i-1])
+		}
+		if gap := times[i].Sub(times[i-1]); gap < 90*time.Millisecond {
+			t.Fatalf("updates %v apart: not throttled", gap)
+		}
+	}
+	if !strings.HasPrefix(updates[0], "line1") {
+		t.Fatalf("first update %q", updates[0])
+	}
+	if !strings.HasPrefix(r.Content, updates[len(updates)-1]) {
+		t.Fatalf("final content %q does not extend the last update %q", r.Content, updates[len(updates)-1])
+	}
+}
+
+func TestBashOnUpdatePanicIsContained(t *testing.T) {
+	o := Options{Workspace: t.TempDir(), OnUpdate: func(string) { panic("caller bug") }}
+	r := call(t, o, "bash", obj{"command": "echo a; sleep 0.3; echo b"})
+	mustOK(t, r)
+	if r.Content != "a\nb" {
+		t.Fatalf("got %q", r.Content)
+	}
+}

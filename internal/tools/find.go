@@ -1,0 +1,111 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+const findDefaultLimit = 1000
+
+var findTool = toolDef{
+	description: fmt.Sprintf("Search for files by glob pattern. Returns matching file paths, sorted. A pattern without '/' matches file names at any depth; a pattern with '/' matches the path relative to the search directory. Respects .gitignore. Output is truncated to %d results or %dKB (whichever is hit first).", findDefaultLimit, MaxBytes/1024),
+	schema: `{"type":"object","properties":{` +
+		`"pattern":{"type":"string","description":"Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"},` +
+		`"path":{"type":"string","description":"Directory to search in (default: current directory)"},` +
+		`"limit":{"type":"integer","description":"Maximum number of results (default: 1000)"}},` +
+		`"required":["pattern"]}`,
+	readOnly: true,
+	run:      runFind,
+}
+
+type findArgs struct {
+	Pattern *string `json:"pattern"`
+	Path    *string `json:"path"`
+	Limit   optNum  `json:"limit"`
+}
+
+func runFind(ctx context.Context, raw json.RawMessage, opts *Options) Result {
+	var a findArgs
+	if r := decodeArgs(Find, raw, &a); r != nil {
+		return *r
+	}
+	if a.Pattern == nil || strings.TrimSpace(*a.Pattern) == "" {
+		return missing(Find, "pattern")
+	}
+	given := ""
+	if a.Path != nil {
+		given = *a.Path
+	}
+	root, err := opts.resolvePath(given)
+	if err != nil {
+		return errorf("%v", err)
+	}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return errorf("Path not found: %s", displayPath(given))
+	}
+	if !fi.IsDir() {
+		return errorf("Not a directory: %s", displayPath(given))
+	}
+	pattern := strings.TrimSpace(*a.Pattern)
+	if filepath.IsAbs(pattern) && strings.HasPrefix(pattern, root+"/") {
+		pattern = strings.TrimPrefix(pattern, root+"/")
+	}
+	g := compileGlob(pattern)
+	limit := max(1, a.Limit.int(findDefaultLimit))
+
+	var found []string
+	limitHit := false
+	err = walkTree(ctx, opts, root, func(abs string, d fs.DirEntry) error {
+		rel, _ := filepath.Rel(root, abs)
+		cand := filepath.ToSlash(rel)
+		if !g.hasSlash() {
+			cand = d.Name()
+		}
+		if !g.match(cand) {
+			return nil
+		}
+		if len(found) == limit {
+			limitHit = true
+			return errStopWalk
+		}
+		out := opts.relOut(root, abs)
+		if d.IsDir() {
+			out += "/"
+		}
+		found = append(found, out)
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return errorf("Operation aborted")
+		}
+		return errorf("find failed: %v", err)
+	}
+	if len(found) == 0 {
+		return Result{Content: "No files found matching pattern"}
+	}
+	sort.Strings(found)
+	tr := truncateHead(strings.Join(found, "\n"), int(^uint(0)>>1), MaxBytes)
+	details := map[string]any{"count": len(found)}
+	var notices []string
+	if limitHit {
+		notices = append(notices, fmt.Sprintf("%d results limit reached. Use limit=%d for more, or refine pattern", limit, limit*2))
+		details["resultLimitReached"] = limit
+	}
+	if tr.truncated {
+		notices = append(notices, fmt.Sprintf("%s limit reached", formatSize(MaxBytes)))
+		details["truncated"] = true
+	}
+	content := tr.content
+	if len(notices) > 0 {
+		content += "\n\n[" + strings.Join(notices, ". ") + "]"
+	}
+	return Result{Content: content, Details: details}
+}

@@ -1,0 +1,178 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ignoreRule is one pattern line of a .gitignore file.
+type ignoreRule struct {
+	segs     []string // the pattern, split at "/"
+	anchored bool     // it had a "/" before its end: matched from the file's directory
+	negate   bool     // "!pattern": re-include
+	dirOnly  bool     // "pattern/": directories only
+}
+
+// ignoreFile is the rules of one .gitignore, relative to its directory.
+type ignoreFile struct {
+	base  string // absolute directory the patterns are relative to
+	rules []ignoreRule
+}
+
+// parseIgnore parses the text of a .gitignore file.
+func parseIgnore(base, text string) *ignoreFile {
+	f := &ignoreFile{base: base}
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		// Trailing spaces are dropped unless escaped with a backslash.
+		for strings.HasSuffix(line, " ") && !strings.HasSuffix(line, "\\ ") {
+			line = line[:len(line)-1]
+		}
+		var r ignoreRule
+		switch {
+		case strings.HasPrefix(line, "!"):
+			r.negate = true
+			line = line[1:]
+		case strings.HasPrefix(line, `\!`), strings.HasPrefix(line, `\#`):
+			line = line[1:]
+		}
+		if strings.HasSuffix(line, "/") {
+			r.dirOnly = true
+			line = strings.TrimRight(line, "/")
+		}
+		if strings.Contains(line, "/") {
+			r.anchored = true
+			line = strings.TrimPrefix(line, "/")
+		}
+		if line == "" {
+			continue
+		}
+		r.segs = strings.Split(line, "/")
+		for i, s := range r.segs {
+			r.segs[i] = convertClass(s)
+		}
+		f.rules = append(f.rules, r)
+	}
+	return f
+}
+
+// loadIgnore reads dir's .gitignore; nil when there is none.
+func loadIgnore(dir string) *ignoreFile {
+	return loadIgnoreFile(dir, filepath.Join(dir, ".gitignore"))
+}
+
+func loadIgnoreFile(base, file string) *ignoreFile {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	f := parseIgnore(base, string(data))
+	if len(f.rules) == 0 {
+		return nil
+	}
+	return f
+}
+
+// ignored decides whether the absolute path p is ignored by the stack of
+// .gitignore files (outermost first): the last matching rule wins, deeper
+// files over shallower ones.
+func ignored(stack []*ignoreFile, p string, isDir bool) bool {
+	decided, ignore := false, false
+	for _, f := range stack {
+		rel, err := filepath.Rel(f.base, p)
+		if err != nil || rel == "." || !within(f.base, p) {
+			continue
+		}
+		segs := strings.Split(filepath.ToSlash(rel), "/")
+		for _, r := range f.rules {
+			if r.dirOnly && !isDir {
+				continue
+			}
+			var m bool
+			if r.anchored {
+				m = matchSegments(r.segs, segs)
+			} else {
+				// A name without "/" matches at any depth; the walk
+				// never enters an ignored directory, so the last
+				// segment is enough.
+				m = len(r.segs) == 1 && matchSegment(r.segs[0], segs[len(segs)-1])
+			}
+			if m {
+				decided, ignore = true, !r.negate
+			}
+		}
+	}
+	return decided && ignore
+}
+
+// errStopWalk ends a walk early without an error.
+var errStopWalk = errors.New("stop walk")
+
+// visitFunc is called for every entry of a walk that is not ignored.
+type visitFunc func(abs string, d fs.DirEntry) error
+
+// walkTree walks the directory root depth-first in name order, skipping .git
+// and whatever the .gitignore files say: the workspace's .git/info/exclude,
+// the .gitignore files from the workspace down to root (when root is inside
+// the workspace) and every one met on the way. Directories are entered after
+// fn has seen them; symbolic links are never followed. fn returning
+// errStopWalk ends the walk; a cancelled ctx ends it with ctx's error.
+func walkTree(ctx context.Context, opts *Options, root string, fn visitFunc) error {
+	var stack []*ignoreFile
+	ws := opts.workspace()
+	if within(ws, root) {
+		if f := loadIgnoreFile(ws, filepath.Join(ws, ".git", "info", "exclude")); f != nil {
+			stack = append(stack, f)
+		}
+		for dir := ws; dir != root; {
+			if f := loadIgnore(dir); f != nil {
+				stack = append(stack, f)
+			}
+			rel, _ := filepath.Rel(dir, root)
+			dir = filepath.Join(dir, strings.Split(filepath.ToSlash(rel), "/")[0])
+		}
+	}
+	err := walkDir(ctx, root, stack, fn)
+	if errors.Is(err, errStopWalk) {
+		return nil
+	}
+	return err
+}
+
+func walkDir(ctx context.Context, dir string, stack []*ignoreFile, fn visitFunc) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if f := loadIgnore(dir); f != nil {
+		stack = append(stack[:len(stack):len(stack)], f)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // unreadable directories are skipped, like ripgrep does
+	}
+	for _, e := range entries {
+		if e.Name() == ".git" {
+			continue
+		}
+		abs := filepath.Join(dir, e.Name())
+		if ignored(stack, abs, e.IsDir()) {
+			continue
+		}
+		if err := fn(abs, e); err != nil {
+			return err
+		}
+		if e.IsDir() {
+			if err := walkDir(ctx, abs, stack, fn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,222 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+const (
+	grepDefaultLimit = 100
+	// grepMaxFileSize: larger files are not searched.
+	grepMaxFileSize = 32 << 20
+)
+
+var grepTool = toolDef{
+	description: fmt.Sprintf("Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to %d matches or %dKB (whichever is hit first). Long lines are truncated to %d chars.", grepDefaultLimit, MaxBytes/1024, GrepMaxLineLength),
+	schema: `{"type":"object","properties":{` +
+		`"pattern":{"type":"string","description":"Search pattern (regex or literal string)"},` +
+		`"path":{"type":"string","description":"Directory or file to search (default: current directory)"},` +
+		`"glob":{"type":"string","description":"Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"},` +
+		`"ignoreCase":{"type":"boolean","description":"Case-insensitive search (default: false)"},` +
+		`"literal":{"type":"boolean","description":"Treat pattern as literal string instead of regex (default: false)"},` +
+		`"context":{"type":"integer","description":"Number of lines to show before and after each match (default: 0)"},` +
+		`"limit":{"type":"integer","description":"Maximum number of matches to return (default: 100)"}},` +
+		`"required":["pattern"]}`,
+	readOnly: true,
+	run:      runGrep,
+}
+
+type grepArgs struct {
+	Pattern    *string `json:"pattern"`
+	Path       *string `json:"path"`
+	Glob       *string `json:"glob"`
+	IgnoreCase optBool `json:"ignoreCase"`
+	Literal    optBool `json:"literal"`
+	Context    optNum  `json:"context"`
+	Limit      optNum  `json:"limit"`
+}
+
+// grepState collects the output of one search.
+type grepState struct {
+	re        *regexp.Regexp
+	context   int
+	limit     int
+	matches   int
+	limitHit  bool
+	linesCut  bool
+	out       []string
+	lastGroup bool // a group was written (a "--" separates the next)
+}
+
+func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
+	var a grepArgs
+	if r := decodeArgs(Grep, raw, &a); r != nil {
+		return *r
+	}
+	if a.Pattern == nil || *a.Pattern == "" {
+		return missing(Grep, "pattern")
+	}
+	expr := *a.Pattern
+	if a.Literal.v {
+		expr = regexp.QuoteMeta(expr)
+	}
+	if a.IgnoreCase.v {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return errorf("Invalid regular expression %q: %v. Use literal=true to search for the text as is.", *a.Pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	given := ""
+	if a.Path != nil {
+		given = *a.Path
+	}
+	root, err := opts.resolvePath(given)
+	if err != nil {
+		return errorf("%v", err)
+	}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return errorf("Path not found: %s", displayPath(given))
+	}
+	st := &grepState{re: re, context: max(0, a.Context.int(0)), limit: max(1, a.Limit.int(grepDefaultLimit))}
+
+	if !fi.IsDir() {
+		err = st.searchFile(opts.relOut(filepath.Dir(root), root), root)
+	} else {
+		var filter *globPattern
+		negate := false
+		if a.Glob != nil && strings.TrimSpace(*a.Glob) != "" {
+			g := strings.TrimSpace(*a.Glob)
+			if strings.HasPrefix(g, "!") {
+				negate, g = true, g[1:]
+			}
+			filter = compileGlob(g)
+		}
+		err = walkTree(ctx, opts, root, func(abs string, d fs.DirEntry) error {
+			if !d.Type().IsRegular() {
+				return nil // directories are walked; symlinks are not followed
+			}
+			if filter != nil {
+				rel, _ := filepath.Rel(root, abs)
+				cand := filepath.ToSlash(rel)
+				if !filter.hasSlash() {
+					cand = d.Name()
+				}
+				if filter.match(cand) == negate {
+					return nil
+				}
+			}
+			return st.searchFile(opts.relOut(root, abs), abs)
+		})
+	}
+	if err != nil && !errors.Is(err, errStopWalk) {
+		if ctx.Err() != nil {
+			return errorf("Operation aborted")
+		}
+		return errorf("grep failed: %v", err)
+	}
+	if st.matches == 0 {
+		return Result{Content: "No matches found"}
+	}
+	tr := truncateHead(strings.Join(st.out, "\n"), int(^uint(0)>>1), MaxBytes)
+	details := map[string]any{"matches": st.matches}
+	var notices []string
+	if st.limitHit {
+		notices = append(notices, fmt.Sprintf("%d matches limit reached. Use limit=%d for more, or refine pattern", st.limit, st.limit*2))
+		details["matchLimitReached"] = st.limit
+	}
+	if tr.truncated {
+		notices = append(notices, fmt.Sprintf("%s limit reached", formatSize(MaxBytes)))
+		details["truncated"] = true
+	}
+	if st.linesCut {
+		notices = append(notices, fmt.Sprintf("Some lines truncated to %d chars. Use read tool to see full lines", GrepMaxLineLength))
+		details["linesTruncated"] = true
+	}
+	content := tr.content
+	if len(notices) > 0 {
+		content += "\n\n[" + strings.Join(notices, ". ") + "]"
+	}
+	return Result{Content: content, Details: details}
+}
+
+// searchFile appends the matches of one file (shown as rel). It returns
+// errStopWalk once the match limit is exceeded.
+func (st *grepState) searchFile(rel, abs string) error {
+	fi, err := os.Stat(abs)
+	if err != nil || fi.Size() > grepMaxFileSize {
+		return nil
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil || isBinary(data) {
+		return nil
+	}
+	text := strings.ToValidUTF8(string(data), "\uFFFD")
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSuffix(lines[i], "\r")
+	}
+	var hits []int
+	for i, l := range lines {
+		if !st.re.MatchString(l) {
+			continue
+		}
+		if st.matches == st.limit {
+			st.limitHit = true
+			break
+		}
+		st.matches++
+		hits = append(hits, i)
+	}
+	st.emit(rel, lines, hits)
+	if st.limitHit {
+		return errStopWalk
+	}
+	return nil
+}
+
+// emit writes the match lines and their context, merging overlapping
+// context and separating groups with "--".
+func (st *grepState) emit(rel string, lines []string, hits []int) {
+	isHit := make(map[int]bool, len(hits))
+	for _, h := range hits {
+		isHit[h] = true
+	}
+	next := 0 // first line not yet written
+	for n, h := range hits {
+		from, to := max(h-st.context, next), min(h+st.context, len(lines)-1)
+		if from > to {
+			continue // already written as context of the previous match
+		}
+		if st.context > 0 && st.lastGroup && (n == 0 || from > next) {
+			st.out = append(st.out, "--")
+		}
+		for i := from; i <= to; i++ {
+			text, cut := truncateLine(lines[i], GrepMaxLineLength)
+			st.linesCut = st.linesCut || cut
+			if isHit[i] {
+				st.out = append(st.out, fmt.Sprintf("%s:%d: %s", rel, i+1, text))
+			} else {
+				st.out = append(st.out, fmt.Sprintf("%s-%d- %s", rel, i+1, text))
+			}
+		}
+		next = to + 1
+		st.lastGroup = true
+	}
+}
+
+// displayPath is the path as the model gave it, or "." for the workspace.
+func displayPath(given string) string {
+	if p := cleanArg(given); p != "" {
+		return p
+	}
+	return "."
+}

@@ -1,0 +1,102 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+const lsDefaultLimit = 500
+
+var lsTool = toolDef{
+	description: fmt.Sprintf("List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes dotfiles. Output is truncated to %d entries or %dKB (whichever is hit first).", lsDefaultLimit, MaxBytes/1024),
+	schema: `{"type":"object","properties":{` +
+		`"path":{"type":"string","description":"Directory to list (default: current directory)"},` +
+		`"limit":{"type":"integer","description":"Maximum number of entries to return (default: 500)"}}}`,
+	readOnly: true,
+	run:      runLs,
+}
+
+type lsArgs struct {
+	Path  *string `json:"path"`
+	Limit optNum  `json:"limit"`
+}
+
+func runLs(ctx context.Context, raw json.RawMessage, opts *Options) Result {
+	var a lsArgs
+	if r := decodeArgs(Ls, raw, &a); r != nil {
+		return *r
+	}
+	given := ""
+	if a.Path != nil {
+		given = *a.Path
+	}
+	dir, err := opts.resolvePath(given)
+	if err != nil {
+		return errorf("%v", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return errorf("Path not found: %s", displayPath(given))
+	}
+	if !fi.IsDir() {
+		return errorf("Not a directory: %s", displayPath(given))
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return errorf("Cannot read directory %s: %v", displayPath(given), unwrapPathErr(err))
+	}
+	if ctx.Err() != nil {
+		return errorf("Operation aborted")
+	}
+	sort.SliceStable(entries, func(i, j int) bool {
+		ni, nj := entries[i].Name(), entries[j].Name()
+		if li, lj := strings.ToLower(ni), strings.ToLower(nj); li != lj {
+			return li < lj
+		}
+		return ni < nj
+	})
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		name := e.Name()
+		isDir := e.IsDir()
+		if e.Type()&os.ModeSymlink != 0 {
+			// A link to a directory lists as one.
+			if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.IsDir() {
+				isDir = true
+			}
+		}
+		if isDir {
+			name += "/"
+		}
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return Result{Content: "(empty directory)"}
+	}
+	limit := max(1, a.Limit.int(lsDefaultLimit))
+	limitHit := len(names) > limit
+	if limitHit {
+		names = names[:limit]
+	}
+	tr := truncateHead(strings.Join(names, "\n"), int(^uint(0)>>1), MaxBytes)
+	details := map[string]any{"entries": len(entries)}
+	var notices []string
+	if limitHit {
+		notices = append(notices, fmt.Sprintf("%d entries limit reached. Use limit=%d for more", limit, limit*2))
+		details["entryLimitReached"] = limit
+	}
+	if tr.truncated {
+		notices = append(notices, fmt.Sprintf("%s limit reached", formatSize(MaxBytes)))
+		details["truncated"] = true
+	}
+	content := tr.content
+	if len(notices) > 0 {
+		content += "\n\n[" + strings.Join(notices, ". ") + "]"
+	}
+	return Result{Content: content, Details: details}
+}

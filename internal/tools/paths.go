@@ -1,0 +1,150 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// maxSymlinks bounds symbolic-link resolution, like the kernel's ELOOP.
+const maxSymlinks = 40
+
+// workspace returns the absolute, cleaned workspace directory.
+func (o *Options) workspace() string {
+	ws := o.Workspace
+	if ws == "" {
+		if wd, err := os.Getwd(); err == nil {
+			ws = wd
+		} else {
+			ws = "/"
+		}
+	}
+	if abs, err := filepath.Abs(ws); err == nil {
+		ws = abs
+	}
+	return filepath.Clean(ws)
+}
+
+// cleanArg trims what models sometimes add around a path: surrounding
+// whitespace and a leading "@".
+func cleanArg(p string) string {
+	p = strings.TrimSpace(p)
+	return strings.TrimPrefix(p, "@")
+}
+
+// resolvePath turns the path the model gave into an absolute, cleaned path
+// (relative paths resolve against the workspace; "" is the workspace) and,
+// with Confine, refuses it when its real location is outside the workspace.
+// The returned path is the one to operate on: the check resolves exactly it.
+func (o *Options) resolvePath(given string) (string, error) {
+	ws := o.workspace()
+	p := cleanArg(given)
+	var abs string
+	switch {
+	case p == "":
+		abs = ws
+	case filepath.IsAbs(p):
+		abs = filepath.Clean(p)
+	default:
+		abs = filepath.Join(ws, p)
+	}
+	if !o.Confine {
+		return abs, nil
+	}
+	if err := o.checkInside(abs, given); err != nil {
+		return "", err
+	}
+	return abs, nil
+}
+
+// checkInside fails when the real location of abs lies outside the
+// workspace. shown is the path named in the error.
+func (o *Options) checkInside(abs, shown string) error {
+	ws := o.workspace()
+	wsReal, err := realPath(ws)
+	if err != nil {
+		wsReal = ws
+	}
+	real, err := realPath(abs)
+	if err != nil {
+		return fmt.Errorf("cannot resolve path %s: %v", shown, err)
+	}
+	if !within(wsReal, real) {
+		return fmt.Errorf("path %s is outside the workspace %s", shown, ws)
+	}
+	return nil
+}
+
+// within reports whether p is dir or below it (both absolute and clean).
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
+}
+
+// realPath resolves every symbolic link along the absolute path p, the way
+// the kernel would when opening it: components are taken left to right, ".."
+// applies to the resolved prefix, and a link's target (dangling or not) is
+// followed. The part from the first missing component on is kept literally.
+func realPath(p string) (string, error) {
+	queue := splitPath(p)
+	cur := string(filepath.Separator)
+	links := 0
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			// Missing (or not traversable): nothing below it can be a link.
+			return filepath.Join(append([]string{next}, queue...)...), nil
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		links++
+		if links > maxSymlinks {
+			return "", errors.New("too many levels of symbolic links")
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			cur = string(filepath.Separator)
+		}
+		queue = append(splitPath(target), queue...)
+	}
+	return cur, nil
+}
+
+func splitPath(p string) []string {
+	return strings.Split(filepath.ToSlash(p), "/")
+}
+
+// relOut formats a path found under root for grep and find output: relative
+// to the workspace when it is inside it, else relative to root.
+func (o *Options) relOut(root, p string) string {
+	ws := o.workspace()
+	if within(ws, p) {
+		if rel, err := filepath.Rel(ws, p); err == nil {
+			return filepath.ToSlash(rel)
+		}
+	}
+	if rel, err := filepath.Rel(root, p); err == nil && rel != "." {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.Base(p)
+}

@@ -1,0 +1,297 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+// Names of the tools.
+const (
+	Read  = "read"
+	Write = "write"
+	Edit  = "edit"
+	Bash  = "bash"
+	Grep  = "grep"
+	Find  = "find"
+	Ls    = "ls"
+)
+
+// Truncation limits (pi's): MaxLines lines or MaxBytes bytes, whichever comes
+// first; grep match lines are cut at GrepMaxLineLength characters.
+const (
+	MaxLines          = 2000
+	MaxBytes          = 50 * 1024
+	GrepMaxLineLength = 500
+)
+
+// Options is the environment one call runs in.
+type Options struct {
+	// Workspace is the absolute path of the session's workspace: the cwd of
+	// every tool; relative paths resolve against it ("" : the process's cwd).
+	Workspace string
+	// Confine refuses paths outside Workspace (after resolving "..", and
+	// symlinks of existing path prefixes). The error names the path and the
+	// workspace.
+	Confine bool
+	// TempDir is where bash writes the full output of a truncated command
+	// ("" : os.TempDir()/durable-agent-bash).
+	TempDir string
+	// Env is the environment for bash (nil or empty: ScrubEnv(os.Environ(), nil)).
+	Env []string
+	// Rerun says this is a re-run of a call whose first attempt may have
+	// applied its effect (see edit).
+	Rerun bool
+	// OnUpdate is called by bash with the accumulated output tail
+	// (replace-not-append), at most every 100 ms, never after Run returns.
+	// May be nil.
+	OnUpdate func(partial string)
+	// DefaultTimeout is the bash timeout when the call gives none (0: none).
+	DefaultTimeout time.Duration
+}
+
+// Result is the outcome of one tool call.
+type Result struct {
+	// Content is the text the model sees (already truncated, with the notice).
+	Content string
+	// IsError marks a failed call.
+	IsError bool
+	// Details holds optional extras, e.g. "truncated": true,
+	// "fullOutputPath": "...", "exitCode": N, "alreadyApplied": true.
+	Details map[string]any
+}
+
+type toolDef struct {
+	description string
+	schema      string
+	readOnly    bool
+	run         func(ctx context.Context, args json.RawMessage, opts *Options) Result
+}
+
+func registry() map[string]*toolDef {
+	return map[string]*toolDef{
+		Read:  &readTool,
+		Write: &writeTool,
+		Edit:  &editTool,
+		Bash:  &bashTool,
+		Grep:  &grepTool,
+		Find:  &findTool,
+		Ls:    &lsTool,
+	}
+}
+
+var tools = registry()
+
+// All returns the names of the seven tools, in pi's order.
+func All() []string { return []string{Read, Write, Edit, Bash, Grep, Find, Ls} }
+
+// Known reports whether name is one of the tools.
+func Known(name string) bool { _, ok := tools[name]; return ok }
+
+// ReadOnly reports whether the tool has no effect on the workspace (read,
+// grep, find, ls).
+func ReadOnly(name string) bool {
+	t, ok := tools[name]
+	return ok && t.readOnly
+}
+
+// Specs returns the specs (name, description, JSON Schema) of the named
+// tools, in the given order; unknown names are skipped.
+func Specs(names []string) []agent.ToolSpec {
+	specs := make([]agent.ToolSpec, 0, len(names))
+	for _, n := range names {
+		t, ok := tools[n]
+		if !ok {
+			continue
+		}
+		specs = append(specs, agent.ToolSpec{
+			Name:        n,
+			Description: t.description,
+			Parameters:  json.RawMessage(t.schema),
+		})
+	}
+	return specs
+}
+
+// Run runs one tool call. args is the JSON arguments object the model sent.
+// Every failure is a Result with IsError true; Run never panics and never
+// returns a Go error.
+func Run(ctx context.Context, name string, args json.RawMessage, opts Options) (res Result) {
+	t, ok := tools[name]
+	if !ok {
+		return errorf("Unknown tool: %q. Available tools: %s", name, strings.Join(All(), ", "))
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res = errorf("%s: internal error: %v", name, p)
+		}
+	}()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if ctx.Err() != nil {
+		if name == Bash {
+			return errorf("Command aborted")
+		}
+		return errorf("Operation aborted")
+	}
+	return t.run(ctx, args, &opts)
+}
+
+// errorf builds an error result.
+func errorf(format string, a ...any) Result {
+	return Result{Content: fmt.Sprintf(format, a...), IsError: true}
+}
+
+// decodeArgs unmarshals the model's arguments into v (a pointer to a struct).
+// It returns a non-nil error result naming the tool when they do not fit.
+func decodeArgs(tool string, args json.RawMessage, v any) *Result {
+	b := strings.TrimSpace(string(args))
+	if b == "" || b == "null" {
+		b = "{}"
+	}
+	if b[0] != '{' {
+		r := errorf("invalid arguments for %s: expected a JSON object, got %s", tool, abbreviate(b, 80))
+		return &r
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(b), &fields); err != nil {
+		r := errorf("invalid arguments for %s: %s", tool, strings.TrimPrefix(err.Error(), "json: "))
+		return &r
+	}
+	rv := reflect.ValueOf(v).Elem()
+	rt := rv.Type()
+	for i := 0; i < rt.NumField(); i++ {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		raw, ok := fields[name]
+		if !ok || name == "" {
+			continue
+		}
+		if err := json.Unmarshal(raw, rv.Field(i).Addr().Interface()); err != nil {
+			var te *json.UnmarshalTypeError
+			msg := strings.TrimPrefix(err.Error(), "json: ")
+			if errors.As(err, &te) {
+				msg = fmt.Sprintf("must be %s, got %s", typeName(te.Type), te.Value)
+			}
+			r := errorf("invalid arguments for %s: parameter %q %s", tool, name, msg)
+			return &r
+		}
+	}
+	return nil
+}
+
+func missing(tool, param string) Result {
+	return errorf("invalid arguments for %s: missing required parameter %q", tool, param)
+}
+
+func typeName(t reflect.Type) string {
+	if t == nil {
+		return "a different type"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Float64, reflect.Float32:
+		return "a number"
+	}
+	return "a " + t.Kind().String()
+}
+
+func abbreviate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// optNum is an optional number parameter. It accepts a JSON number, a
+// numeric string (models sometimes quote numbers) or null.
+type optNum struct {
+	set bool
+	v   float64
+}
+
+func (o *optNum) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "null" {
+		*o = optNum{}
+		return nil
+	}
+	if uq, err := strconv.Unquote(s); err == nil {
+		s = strings.TrimSpace(uq)
+		if s == "" {
+			*o = optNum{}
+			return nil
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("must be a number, got %s", abbreviate(string(b), 40))
+	}
+	*o = optNum{set: true, v: f}
+	return nil
+}
+
+// int returns the value as an int (truncated), or def when unset.
+func (o optNum) int(def int) int {
+	if !o.set {
+		return def
+	}
+	if o.v > 1<<40 {
+		return 1 << 40
+	}
+	if o.v < -(1 << 40) {
+		return -(1 << 40)
+	}
+	return int(o.v)
+}
+
+// optBool is an optional boolean parameter; it accepts true/false, the
+// strings "true"/"false", or null.
+type optBool struct {
+	set bool
+	v   bool
+}
+
+func (o *optBool) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "null" {
+		*o = optBool{}
+		return nil
+	}
+	if uq, err := strconv.Unquote(s); err == nil {
+		s = strings.ToLower(strings.TrimSpace(uq))
+	}
+	switch s {
+	case "true":
+		*o = optBool{set: true, v: true}
+	case "false", "":
+		*o = optBool{set: true, v: false}
+	default:
+		return fmt.Errorf("must be a boolean, got %s", abbreviate(string(b), 40))
+	}
+	return nil
+}
+
+// unwrapPathErr drops the operation and path of a *fs.PathError, which the
+// message names already.
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,130 @@
+package tools
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// truncation describes how a text was cut to the limits.
+type truncation struct {
+	content    string
+	truncated  bool
+	byBytes    bool // the byte limit (not the line limit) was hit
+	totalLines int
+	totalBytes int
+	outLines   int
+	outBytes   int
+	// lastLinePartial (tail): the only line kept is the end of a line longer
+	// than the byte limit.
+	lastLinePartial bool
+	// firstLineTooLong (head): the first line alone exceeds the byte limit,
+	// nothing is kept.
+	firstLineTooLong bool
+}
+
+// truncateHead keeps the first complete lines of s that fit in maxLines lines
+// and maxBytes bytes. It never returns a partial line.
+func truncateHead(s string, maxLines, maxBytes int) truncation {
+	lines := strings.Split(s, "\n")
+	t := truncation{totalLines: len(lines), totalBytes: len(s)}
+	if len(lines) <= maxLines && len(s) <= maxBytes {
+		t.content, t.outLines, t.outBytes = s, len(lines), len(s)
+		return t
+	}
+	t.truncated = true
+	if len(lines[0]) > maxBytes {
+		t.byBytes, t.firstLineTooLong = true, true
+		return t
+	}
+	n, size := 0, 0
+	for n < len(lines) && n < maxLines {
+		add := len(lines[n])
+		if n > 0 {
+			add++
+		}
+		if size+add > maxBytes {
+			t.byBytes = true
+			break
+		}
+		size += add
+		n++
+	}
+	t.content = strings.Join(lines[:n], "\n")
+	t.outLines, t.outBytes = n, len(t.content)
+	return t
+}
+
+// truncateTail keeps the last complete lines of s that fit in maxLines lines
+// and maxBytes bytes. When the last line alone is longer than maxBytes its
+// end is kept (lastLinePartial).
+func truncateTail(s string, maxLines, maxBytes int) truncation {
+	lines := strings.Split(s, "\n")
+	t := truncation{totalLines: len(lines), totalBytes: len(s)}
+	if len(lines) <= maxLines && len(s) <= maxBytes {
+		t.content, t.outLines, t.outBytes = s, len(lines), len(s)
+		return t
+	}
+	t.truncated = true
+	first, size := len(lines), 0
+	for first > 0 && len(lines)-first < maxLines {
+		add := len(lines[first-1])
+		if first < len(lines) {
+			add++
+		}
+		if size+add > maxBytes {
+			t.byBytes = true
+			if first == len(lines) {
+				t.content = tailBytes(lines[first-1], maxBytes)
+				t.outLines, t.outBytes, t.lastLinePartial = 1, len(t.content), true
+				return t
+			}
+			break
+		}
+		size += add
+		first--
+	}
+	t.content = strings.Join(lines[first:], "\n")
+	t.outLines, t.outBytes = len(lines)-first, len(t.content)
+	return t
+}
+
+// tailBytes returns the last at most n bytes of s, starting on a rune
+// boundary.
+func tailBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	start := len(s) - n
+	for start < len(s) && !utf8.RuneStart(s[start]) {
+		start++
+	}
+	return s[start:]
+}
+
+// truncateLine cuts a line to max characters, marking the cut.
+func truncateLine(line string, max int) (string, bool) {
+	if utf8.RuneCountInString(line) <= max {
+		return line, false
+	}
+	n := 0
+	for i := range line {
+		if n == max {
+			return line[:i] + "... [truncated]", true
+		}
+		n++
+	}
+	return line, false
+}
+
+// formatSize renders a byte count the way pi does: 512B, 50.0KB, 1.2MB.
+func formatSize(n int) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%dB", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.1fKB", float64(n)/1024)
+	default:
+		return fmt.Sprintf("%.1fMB", float64(n)/(1024*1024))
+	}
+}

@@ -1,0 +1,58 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+var writeTool = toolDef{
+	description: "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.",
+	schema: `{"type":"object","properties":{` +
+		`"path":{"type":"string","description":"Path to the file to write (relative or absolute)"},` +
+		`"content":{"type":"string","description":"Content to write to the file"}},` +
+		`"required":["path","content"]}`,
+	run: runWrite,
+}
+
+type writeArgs struct {
+	Path    *string `json:"path"`
+	Content *string `json:"content"`
+}
+
+func runWrite(ctx context.Context, raw json.RawMessage, opts *Options) Result {
+	var a writeArgs
+	if r := decodeArgs(Write, raw, &a); r != nil {
+		return *r
+	}
+	if a.Path == nil || cleanArg(*a.Path) == "" {
+		return missing(Write, "path")
+	}
+	if a.Content == nil {
+		return missing(Write, "content")
+	}
+	shown := cleanArg(*a.Path)
+	abs, err := opts.resolvePath(*a.Path)
+	if err != nil {
+		return errorf("%v", err)
+	}
+	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+		return errorf("%s is a directory; cannot write a file there.", shown)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return errorf("Cannot create the directory of %s: %v", shown, unwrapPathErr(err))
+	}
+	if ctx.Err() != nil {
+		return errorf("Operation aborted")
+	}
+	// os.WriteFile keeps the mode of an existing file.
+	if err := os.WriteFile(abs, []byte(*a.Content), 0o644); err != nil {
+		return errorf("Cannot write %s: %v", shown, unwrapPathErr(err))
+	}
+	return Result{
+		Content: fmt.Sprintf("Successfully wrote %d bytes to %s", len(*a.Content), shown),
+		Details: map[string]any{"bytes": len(*a.Content)},
+	}
+}
