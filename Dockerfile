@@ -1,13 +1,16 @@
-# The durable agent's worker (and starter) for a real Temporal cluster.
+# The durable agent's cluster worker (cmd/worker-cluster: no embedded
+# Temporal server or Web UI linked in) and the starter, for a real
+# Temporal cluster (docker-compose.yml).
 FROM golang:1.26.8-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -o /out/worker ./worker && CGO_ENABLED=0 go build -o /out/starter ./starter
+RUN CGO_ENABLED=0 go build -trimpath -o /out/worker ./cmd/worker-cluster && CGO_ENABLED=0 go build -trimpath -o /out/starter ./starter
 
 FROM debian:bookworm-slim
-RUN useradd --create-home --uid 10001 agent && mkdir -p /data && chown agent /data
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/* \
+    && useradd --create-home --uid 10001 agent && mkdir -p /data && chown agent /data
 COPY --from=build /out/worker /out/starter /usr/local/bin/
 USER agent
 ENV DURABLE_AGENT_HOME=/data

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/tools"
 )
 
 // Credentials is the part of the auth store the activities use. Secrets
@@ -63,6 +63,8 @@ type Activities struct {
 	Provider func(name string) (llm.Provider, error)
 	// Credentials may be nil: providers then run without a secret.
 	Credentials Credentials
+	// ToolPolicy is where tools may act (the worker's settings).
+	ToolPolicy ToolPolicy
 	// HeartbeatInterval overrides the heartbeat ticker (0: a quarter of
 	// the activity's heartbeat timeout).
 	HeartbeatInterval time.Duration
@@ -97,6 +99,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		MaxTokens: in.Model.MaxTokens,
 		Attempt:   callsSinceLastUser(sess, in.LeafID),
 		Faults:    in.Model.Faults,
+		Tools:     tools.Specs(in.Tools),
 	}
 	var credID string
 	if a.Credentials != nil {
@@ -109,10 +112,16 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		}
 	}
 
-	stop := a.heartbeat(ctx)
+	hb := a.startHeartbeat(ctx, "calling model")
 	msg := provider.Complete(ctx, req)
-	stop()
+	hb.stop()
 
+	if ctx.Err() != nil && workerStopping(ctx) {
+		// The worker is shutting down (SIGTERM, Ctrl-C): nobody aborted
+		// the call. Write nothing, so the workflow's record (a lost
+		// worker: a retryable connection error) is the one that stands.
+		return CallModelResult{}, ctx.Err()
+	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		// The start-to-close timeout ran out: Temporal has timed the call
 		// out, and the workflow records this entry as a connection error.
@@ -125,7 +134,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		msg = llm.AbortedMessage(req)
 	}
 	msg.Role = agent.RoleAssistant
-	msg.ErrorMessage = Redact(msg.ErrorMessage, req.Secret)
+	RedactMessage(&msg, req.Secret)
 	msg.Timestamp = time.Now().UnixMilli()
 	entry := session.Entry{
 		Type: session.TypeMessage, ID: in.EntryID, ParentID: in.LeafID,
@@ -143,46 +152,6 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	return res, nil
 }
 
-// heartbeat records a heartbeat on a ticker until stop is called. It tells
-// Temporal the worker is alive; a slow model is not a dead worker.
-func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
-	interval := a.HeartbeatInterval
-	if interval <= 0 {
-		// A heartbeat is also how a cancellation (abort) reaches the
-		// activity, so beat at least every second.
-		interval = min(activity.GetInfo(ctx).HeartbeatTimeout/4, MaxHeartbeatInterval)
-	}
-	if interval <= 0 {
-		interval = MaxHeartbeatInterval
-	}
-	if interval < 50*time.Millisecond {
-		interval = 50 * time.Millisecond
-	}
-	record := a.recordHeartbeat
-	if record == nil {
-		record = activity.RecordHeartbeat
-	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	record(ctx, "calling model")
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				record(ctx, "calling model")
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
-}
-
 func resultOf(id string, m agent.Message, credID string) CallModelResult {
 	return CallModelResult{
 		EntryID:      id,
@@ -194,6 +163,7 @@ func resultOf(id string, m agent.Message, credID string) CallModelResult {
 		Usage:        m.Usage,
 		Text:         m.Text(),
 		CredentialID: credID,
+		ToolCalls:    ToolCallRefs(m),
 	}
 }
 
@@ -278,4 +248,3 @@ func (a *Activities) MarkUsageLimitReached(ctx context.Context, in MarkUsageLimi
 	}
 	return MarkUsageLimitResult{Switched: switched, CredentialID: id}, nil
 }
-

@@ -24,6 +24,11 @@ const (
 	AppendEntriesName         = "AppendEntries"
 	LoadSessionName           = "LoadSession"
 	MarkUsageLimitReachedName = "MarkUsageLimitReached"
+	RunToolName               = "RunTool"
+	// BeginPromptName and RecordEntryName are local activities: session
+	// reads and writes are short, idempotent and local to the worker.
+	BeginPromptName = "BeginPrompt"
+	RecordEntryName = "RecordEntry"
 )
 
 // Error types of non-retryable activity failures (temporal.ApplicationError.Type()).
@@ -37,4 +42,7 @@ const (
 	// ErrTypeCredentials: the auth store cannot be read (its permissions
 	// changed, it was corrupted), so the call cannot get its credential.
 	ErrTypeCredentials = "CredentialsError"
+	// ErrTypeWorkspace: the session's workspace is not usable here
+	// (outside tools.allowedRoots, missing, not a directory).
+	ErrTypeWorkspace = "WorkspaceError"
 )

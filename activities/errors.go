@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/durableagent/durableagent/internal/session"
 )
 
 // credentialsError fails a call whose credential cannot be read: running
@@ -20,11 +22,14 @@ func credentialsError(provider string, err error) error {
 	return temporal.NewNonRetryableApplicationError(Redact(msg, ""), ErrTypeCredentials, nil)
 }
 
-// storeError makes permanent file-system failures non-retryable so the
-// prompt fails with a clear message instead of retrying forever.
+// storeError makes permanent file-system failures, and session files the
+// store refuses for good (session.ErrPermanent: a bad header, a newer
+// format, a directory in the file's place), non-retryable so the prompt
+// fails with a clear message instead of retrying forever.
 func storeError(op string, err error) error {
 	msg := fmt.Sprintf("%s: %v", op, err)
-	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) ||
+	if errors.Is(err, session.ErrPermanent) ||
+		errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) ||
 		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) ||
 		errors.Is(err, syscall.EFBIG) {
 		return temporal.NewNonRetryableApplicationError(msg, ErrTypeSessionStore, err)

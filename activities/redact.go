@@ -1,9 +1,16 @@
 package activities
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"net/url"
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/durableagent/durableagent/agent"
 )
 
 // redacted stands where a secret was.
@@ -92,4 +99,243 @@ func random(v string) bool {
 		}
 	}
 	return false
+}
+
+// RedactMessage masks secrets in every provider-supplied string of an
+// assistant message before it is stored or reported: ErrorMessage,
+// ErrorType, the Text of every content block (text and thinking) and the
+// Arguments of every tool call. Besides what Redact masks, it masks the
+// secret in its base64 (standard and URL alphabets, padded or not, alone
+// or inside a longer encoded value such as "Basic base64(user:key)") and
+// URL-encoded (url.QueryEscape, url.PathEscape) forms, and the credential
+// of any "Basic" authorization. Tool-call arguments stay valid JSON: only
+// the contents of their strings change. Ids, tool names, the provider and
+// the model are left alone: a mangled tool-call id would break the
+// conversation.
+func RedactMessage(m *agent.Message, secret string) {
+	if m == nil {
+		return
+	}
+	r := newMessageRedactor(secret)
+	m.ErrorMessage = r.text(m.ErrorMessage)
+	m.ErrorType = r.text(m.ErrorType)
+	for i := range m.Content {
+		b := &m.Content[i]
+		b.Text = r.text(b.Text)
+		if b.ToolCall != nil && len(b.ToolCall.Arguments) > 0 {
+			if args := r.json(b.ToolCall.Arguments); !bytes.Equal(args, b.ToolCall.Arguments) {
+				// Copy: the arguments may share memory with the caller.
+				tc := *b.ToolCall
+				tc.Arguments = args
+				b.ToolCall = &tc
+			}
+		}
+	}
+}
+
+// basicAuth: the credential of a Basic authorization, base64 of
+// "user:password".
+var basicAuth = regexp.MustCompile(`(?i)\bbasic\s+([A-Za-z0-9+/_-]{4,}={0,2})`)
+
+// messageRedactor masks one secret and its encodings.
+type messageRedactor struct {
+	secret string
+	// escaped holds the URL-encoded forms of the secret that differ from it.
+	escaped []string
+	// b64 holds, per alphabet, the base64 text that encodes the secret at
+	// each of the three byte alignments, with the characters that also
+	// depend on neighbouring bytes cut off: any base64 value whose decoded
+	// bytes contain the secret contains one of them.
+	b64 []b64Form
+}
+
+type b64Form struct {
+	core     string
+	alphabet func(byte) bool
+}
+
+func newMessageRedactor(secret string) *messageRedactor {
+	r := &messageRedactor{secret: secret}
+	if len(secret) < 8 { // as in Redact: a short secret matches ordinary text
+		return r
+	}
+	for _, e := range []string{url.QueryEscape(secret), url.PathEscape(secret)} {
+		for _, form := range []string{e, lowerEscapes(e)} {
+			if form != secret && !contains(r.escaped, form) {
+				r.escaped = append(r.escaped, form)
+			}
+		}
+	}
+	for _, enc := range []struct {
+		enc      *base64.Encoding
+		alphabet func(byte) bool
+	}{{base64.RawStdEncoding, stdB64}, {base64.RawURLEncoding, urlB64}} {
+		for shift := 0; shift < 3; shift++ {
+			text := enc.enc.EncodeToString(append(make([]byte, shift), secret...))
+			// Character k holds bits 6k to 6k+6 of the encoded bytes; keep
+			// those that hold secret bits only.
+			start := (8*shift + 5) / 6
+			end := 8 * (shift + len(secret)) / 6
+			core := text[start:end]
+			dup := false
+			for _, f := range r.b64 {
+				dup = dup || f.core == core
+			}
+			if !dup {
+				r.b64 = append(r.b64, b64Form{core, enc.alphabet})
+			}
+		}
+	}
+	return r
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerEscapes writes the hex digits of %XX escapes in lower case, as some
+// encoders do.
+func lowerEscapes(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = lowerHex(b[i+1]), lowerHex(b[i+2])
+		}
+	}
+	return string(b)
+}
+
+func lowerHex(c byte) byte {
+	if c >= 'A' && c <= 'F' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func stdB64(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '='
+}
+
+func urlB64(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '='
+}
+
+// text masks the secret, its encodings, Basic credentials and key-shaped
+// tokens in s.
+func (r *messageRedactor) text(s string) string {
+	if s == "" {
+		return s
+	}
+	s = Redact(s, r.secret)
+	for _, e := range r.escaped {
+		s = strings.ReplaceAll(s, e, redacted)
+	}
+	for _, f := range r.b64 {
+		s = maskB64(s, f)
+	}
+	return maskGroup(basicAuth, s, r.basicCredential)
+}
+
+// maskB64 replaces every base64 value (a run of the alphabet's
+// characters) that contains f.core.
+func maskB64(s string, f b64Form) string {
+	var b strings.Builder
+	last := 0
+	for {
+		i := strings.Index(s[last:], f.core)
+		if i < 0 {
+			break
+		}
+		start, end := last+i, last+i+len(f.core)
+		for start > last && f.alphabet(s[start-1]) {
+			start--
+		}
+		for end < len(s) && f.alphabet(s[end]) {
+			end++
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(redacted)
+		last = end
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// basicCredential says whether the token after "Basic" is a credential:
+// base64 of the secret, or of "user:password" text.
+func (r *messageRedactor) basicCredential(token string) bool {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		dec, err := enc.DecodeString(token)
+		if err != nil {
+			continue
+		}
+		if len(r.secret) >= 8 && bytes.Contains(dec, []byte(r.secret)) {
+			return true
+		}
+		if bytes.IndexByte(dec, ':') >= 0 && utf8.Valid(dec) && !bytes.ContainsFunc(dec, unicode.IsControl) {
+			return true
+		}
+	}
+	return false
+}
+
+// json masks secrets inside the strings of a JSON text and leaves
+// everything else byte for byte, so valid JSON stays valid. Text that is
+// not JSON is masked as text.
+func (r *messageRedactor) json(raw json.RawMessage) json.RawMessage {
+	if !json.Valid(raw) {
+		return json.RawMessage(r.text(string(raw)))
+	}
+	var out []byte
+	last := 0
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '"' {
+			continue
+		}
+		end := stringEnd(raw, i)
+		lit := raw[i:end]
+		var s string
+		if err := json.Unmarshal(lit, &s); err == nil {
+			if red := r.text(s); red != s {
+				out = append(out, raw[last:i]...)
+				out = append(out, encodeJSONString(red)...)
+				last = end
+			}
+		}
+		i = end - 1
+	}
+	if out == nil {
+		return raw
+	}
+	return append(out, raw[last:]...)
+}
+
+// stringEnd returns the index just past the JSON string literal that
+// starts at raw[start] ('"').
+func stringEnd(raw []byte, start int) int {
+	for i := start + 1; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(raw)
+}
+
+func encodeJSONString(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }

@@ -2,11 +2,20 @@ package activities
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"net/url"
 	"os"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -204,5 +213,217 @@ func TestRedact_KeepsClassificationOfCorpus(t *testing.T) {
 	}
 	if n < 150 {
 		t.Fatalf("read %d corpus texts, want the whole corpus (150+)", n)
+	}
+}
+
+// opaqueSecret has no key shape, so only RedactMessage's knowledge of the
+// secret can mask it, and has bytes whose base64 differs between the
+// standard and URL alphabets and that URL encoding escapes.
+const opaqueSecret = "opaque/Secret+Value=42 ~?>?>"
+
+// messageWith puts s in every provider-supplied string of an assistant
+// message.
+func messageWith(s string) agent.Message {
+	args, _ := json.Marshal(map[string]any{"cmd": "curl -H 'x: " + s + "'", "n": 1, "nested": []string{s}})
+	return agent.Message{
+		Role: agent.RoleAssistant, Provider: "anthropic", Model: "claude-x",
+		Content: []agent.ContentBlock{
+			{Type: "text", Text: "text " + s},
+			{Type: "thinking", Text: "thinking " + s},
+			{Type: "toolCall", ToolCall: &agent.ToolCall{ID: "toolu_01", Name: "bash", Arguments: args}},
+		},
+		StopReason: agent.StopReasonError, ErrorMessage: "401 " + s, ErrorType: "type " + s, ErrorStatus: 401,
+	}
+}
+
+// fields lists the provider-supplied strings of m by name.
+func fields(m agent.Message) map[string]string {
+	f := map[string]string{"ErrorMessage": m.ErrorMessage, "ErrorType": m.ErrorType}
+	for i, b := range m.Content {
+		if b.Text != "" {
+			f["Content["+string(rune('0'+i))+"].Text"] = b.Text
+		}
+		if b.ToolCall != nil {
+			f["Content["+string(rune('0'+i))+"].ToolCall.Arguments"] = string(b.ToolCall.Arguments)
+		}
+	}
+	return f
+}
+
+func TestRedactMessage_EveryProviderStringIsRedacted(t *testing.T) {
+	const shaped = "sk-ant-api03-AbC0123456789xyzXYZ-_q"
+	for name, tc := range map[string]struct{ in, secret, gone string }{
+		"the secret":              {opaqueSecret, opaqueSecret, opaqueSecret},
+		"a key-shaped token":      {shaped, "", "AbC0123456789xyz"},
+		"the secret, key-shaped":  {shaped, shaped, "AbC0123456789xyz"},
+		"a bearer token":          {"Bearer ya29.a0AfH6SMBx3-0123456789", "", "a0AfH6SMBx3"},
+		"an escaped JSON secret":  {opaqueSecret + `"\`, opaqueSecret, opaqueSecret},
+		"the secret, JSON-quoted": {`"` + opaqueSecret + `"`, opaqueSecret, opaqueSecret},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := messageWith(tc.in)
+			orig := m.Content[2].ToolCall
+			origArgs := string(orig.Arguments)
+			RedactMessage(&m, tc.secret)
+			for field, v := range fields(m) {
+				if strings.Contains(v, tc.gone) {
+					t.Errorf("%s still holds %q: %q", field, tc.gone, v)
+				}
+				if !strings.Contains(v, "[redacted]") {
+					t.Errorf("%s = %q, want a [redacted] marker", field, v)
+				}
+			}
+			args := m.Content[2].ToolCall.Arguments
+			var parsed struct {
+				Cmd    string   `json:"cmd"`
+				N      int      `json:"n"`
+				Nested []string `json:"nested"`
+			}
+			if err := json.Unmarshal(args, &parsed); err != nil || parsed.N != 1 || len(parsed.Nested) != 1 ||
+				!strings.HasPrefix(parsed.Cmd, "curl -H 'x: ") {
+				t.Errorf("arguments %s are no longer the same JSON (%v)", args, err)
+			}
+			if m.Provider != "anthropic" || m.Model != "claude-x" || m.Content[2].ToolCall.ID != "toolu_01" ||
+				m.Content[2].ToolCall.Name != "bash" || m.ErrorStatus != 401 || m.StopReason != agent.StopReasonError {
+				t.Errorf("fields that are not provider text changed: %+v", m)
+			}
+			if string(orig.Arguments) != origArgs {
+				t.Errorf("the caller's tool call was modified in place")
+			}
+			before := fields(m)
+			RedactMessage(&m, tc.secret)
+			if after := fields(m); !reflect.DeepEqual(after, before) {
+				t.Errorf("RedactMessage is not idempotent:\n%q\n%q", before, after)
+			}
+		})
+	}
+}
+
+func TestRedactMessage_ToolArgumentsStayValidJSONByteForByte(t *testing.T) {
+	secret := "opaque-credential-value"
+	for name, tc := range map[string]struct{ in, want string }{
+		"formatting kept": {
+			"{ \"a\" : \"x " + secret + "\",\n  \"b\": [1, 2.50, true, null] }",
+			"{ \"a\" : \"x [redacted]\",\n  \"b\": [1, 2.50, true, null] }",
+		},
+		"secret written with JSON escapes": {
+			`{"k":"\u006fpaque-credential-value and \"quoted\" \\ text"}`,
+			`{"k":"[redacted] and \"quoted\" \\ text"}`,
+		},
+		"secret in a key": {`{"` + secret + `":1}`, `{"[redacted]":1}`},
+		"html kept":       {`{"k":"<b>&` + secret + `</b>"}`, `{"k":"<b>&[redacted]</b>"}`},
+		"no secret":       {`{"cmd":"ls -la", "n": 10}`, `{"cmd":"ls -la", "n": 10}`},
+		"not JSON":        {`{"cmd":"` + secret, `{"cmd":"[redacted]`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := agent.Message{Role: agent.RoleAssistant, Content: []agent.ContentBlock{
+				{Type: "toolCall", ToolCall: &agent.ToolCall{ID: "c1", Name: "bash", Arguments: json.RawMessage(tc.in)}},
+			}}
+			RedactMessage(&m, secret)
+			got := string(m.Content[0].ToolCall.Arguments)
+			if got != tc.want {
+				t.Fatalf("arguments = %s, want %s", got, tc.want)
+			}
+			if json.Valid([]byte(tc.in)) && !json.Valid([]byte(got)) {
+				t.Fatalf("arguments %s are no longer valid JSON", got)
+			}
+		})
+	}
+}
+
+func TestRedactMessage_EncodedSecretIsRedacted(t *testing.T) {
+	secret := opaqueSecret
+	encodings := map[string]*base64.Encoding{
+		"std": base64.StdEncoding, "std raw": base64.RawStdEncoding,
+		"url": base64.URLEncoding, "url raw": base64.RawURLEncoding,
+	}
+	forms := map[string]string{
+		"QueryEscape":               url.QueryEscape(secret),
+		"PathEscape":                url.PathEscape(secret),
+		"QueryEscape lowercase hex": regexp.MustCompile(`%[0-9A-F]{2}`).ReplaceAllStringFunc(url.QueryEscape(secret), strings.ToLower),
+	}
+	for name, enc := range encodings {
+		forms["base64 "+name+"(key)"] = enc.EncodeToString([]byte(secret))
+		forms["Basic base64 "+name+"(user:key)"] = "Basic " + enc.EncodeToString([]byte("user:"+secret))
+		for _, prefix := range []string{"a", "ab", "abc"} { // every alignment
+			forms["base64 "+name+"("+prefix+"+key+suffix)"] = enc.EncodeToString([]byte(prefix + secret + "z"))
+		}
+	}
+	for name, form := range forms {
+		t.Run(name, func(t *testing.T) {
+			if form == secret || strings.Contains(form, secret) {
+				t.Fatalf("test form %q is the secret itself", form)
+			}
+			text := "header dump: " + form + " (rejected)"
+			m := agent.Message{Role: agent.RoleAssistant, ErrorMessage: text, ErrorType: form,
+				Content: []agent.ContentBlock{{Type: "text", Text: text}}}
+			RedactMessage(&m, secret)
+			for field, v := range fields(m) {
+				core := strings.TrimPrefix(form, "Basic ")
+				if strings.Contains(v, core) || strings.Contains(v, core[2:len(core)-2]) || !strings.Contains(v, "[redacted]") {
+					t.Errorf("%s = %q, want %q masked", field, v, form)
+				}
+			}
+			if !strings.HasPrefix(m.ErrorMessage, "header dump: ") || !strings.HasSuffix(m.ErrorMessage, " (rejected)") {
+				t.Errorf("ErrorMessage = %q, want only the encoded secret masked", m.ErrorMessage)
+			}
+		})
+	}
+}
+
+func TestRedactMessage_BasicCredentialOfAnyKeyIsRedacted(t *testing.T) {
+	token := base64.StdEncoding.EncodeToString([]byte("alice:s3cr3t-pass"))
+	m := agent.Message{Role: agent.RoleAssistant, ErrorMessage: "401: Authorization: Basic " + token + " refused"}
+	RedactMessage(&m, "")
+	if m.ErrorMessage != "401: Authorization: Basic [redacted] refused" {
+		t.Fatalf("ErrorMessage = %q", m.ErrorMessage)
+	}
+	for _, text := range []string{
+		"Basic authentication failed",
+		"basic plan: upgrade to use this model",
+		"the answer is basic arithmetic",
+		"SGVsbG8gd29ybGQ= is base64 of nothing secret",
+	} {
+		m := agent.Message{Role: agent.RoleAssistant, ErrorMessage: text, Content: []agent.ContentBlock{{Type: "text", Text: text}}}
+		RedactMessage(&m, opaqueSecret)
+		if m.ErrorMessage != text || m.Content[0].Text != text {
+			t.Errorf("RedactMessage changed %q to %q / %q", text, m.ErrorMessage, m.Content[0].Text)
+		}
+	}
+}
+
+func TestRedactMessage_NilAndEmptyAreHarmless(t *testing.T) {
+	RedactMessage(nil, opaqueSecret)
+	var m agent.Message
+	RedactMessage(&m, opaqueSecret)
+	if !reflect.DeepEqual(m, agent.Message{}) {
+		t.Fatalf("empty message changed to %+v", m)
+	}
+	m = agent.Message{Role: agent.RoleAssistant, Content: []agent.ContentBlock{{Type: "toolCall", ToolCall: &agent.ToolCall{ID: "c", Name: "n"}}}}
+	RedactMessage(&m, opaqueSecret)
+	if m.Content[0].ToolCall.Arguments != nil {
+		t.Fatalf("nil arguments became %q", m.Content[0].ToolCall.Arguments)
+	}
+}
+
+// TestStoreError_PermanentSessionErrorIsNonRetryable belongs to
+// errors.go; it lives here because this is the test file of the session
+// store's errors' one consumer that may be edited alongside it.
+func TestStoreError_PermanentSessionErrorIsNonRetryable(t *testing.T) {
+	st, err := session.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(st.Path("s"), []byte(`{"type":"session","version":99,"id":"s"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, loadErr := st.Load("s")
+	var appErr *temporal.ApplicationError
+	if err := storeError("load session", loadErr); !errors.As(err, &appErr) || !appErr.NonRetryable() ||
+		appErr.Type() != ErrTypeSessionStore || !strings.Contains(err.Error(), "format version 99") {
+		t.Fatalf("storeError(%v) = %v, want a non-retryable %s error", loadErr, err, ErrTypeSessionStore)
+	}
+	if err := storeError("load session", errors.New("flaky")); !errors.As(err, &appErr) || appErr.NonRetryable() {
+		t.Fatalf("storeError(flaky) = %v, want it retryable", err)
 	}
 }

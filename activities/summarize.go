@@ -83,9 +83,9 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 		}
 	}
 
-	stop := a.heartbeat(ctx)
+	hb := a.startHeartbeat(ctx, "summarizing")
 	summary, failed := summarizeCut(ctx, provider, base, cut, in.CustomInstructions)
-	stop()
+	hb.stop()
 	if ctx.Err() != nil {
 		return SummarizeResult{StopReason: agent.StopReasonAborted, ErrorMessage: llm.AbortedMessage(base).ErrorMessage}, ctx.Err()
 	}

@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"encoding/json"
+
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/session"
 )
@@ -28,6 +30,9 @@ type CallModelInput struct {
 	LeafID    string   `json:"leafId"`
 	EntryID   string   `json:"entryId"`
 	Model     ModelRef `json:"model"`
+	// Tools names the tools offered to the model (their specs are sent
+	// with the request).
+	Tools []string `json:"tools,omitempty"`
 }
 
 // CallModelResult is what the workflow needs of the assistant message; the
@@ -43,6 +48,9 @@ type CallModelResult struct {
 	Text         string           `json:"text,omitempty"`
 	// CredentialID is the id (never the secret) of the credential used.
 	CredentialID string `json:"credentialId,omitempty"`
+	// ToolCalls are the tool calls of the answer, in order (StopReason
+	// "toolUse"); their arguments are in the session entry.
+	ToolCalls []ToolCallRef `json:"toolCalls,omitempty"`
 }
 
 // AppendEntriesInput is the input of AppendEntries.
@@ -131,4 +139,109 @@ type SummarizeResult struct {
 	ErrorStatus  int              `json:"errorStatus,omitempty"`
 	ErrorType    string           `json:"errorType,omitempty"`
 	ShouldRetry  *bool            `json:"shouldRetry,omitempty"`
+}
+
+// ToolCallRef is what the workflow knows of one tool call the model asked
+// for: its id, its tool, and a bounded preview of its arguments (the
+// whole arguments stay in the session entry of the assistant message).
+type ToolCallRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// ArgsPreview is the arguments with long string values shortened
+	// (ArgsPreview), always a JSON object; ArgsInvalid says the model sent
+	// arguments that are not a JSON object.
+	ArgsPreview json.RawMessage `json:"argsPreview,omitempty"`
+	ArgsInvalid bool            `json:"argsInvalid,omitempty"`
+	// Summary is the argument a person recognises the call by (a bash
+	// command, a path, a pattern), shortened.
+	Summary string `json:"summary,omitempty"`
+	// TimeoutSec is the call's own timeout argument (bash), 0 if none.
+	TimeoutSec float64 `json:"timeoutSec,omitempty"`
+}
+
+// ToolsInput is the tool configuration of a prompt: which tools the model
+// sees and how long a bash command may run. Where a tool may act (allowed
+// roots, confinement, the environment of bash) is the worker's policy
+// (ToolPolicy), not the prompt's.
+type ToolsInput struct {
+	// Enabled names the tools offered to the model (nil: none, a chat).
+	Enabled []string `json:"enabled,omitempty"`
+	// BashTimeoutMs bounds a bash call that names no timeout (0: none).
+	BashTimeoutMs int64 `json:"bashTimeoutMs,omitempty"`
+}
+
+// BeginPromptInput is the input of BeginPrompt (a local activity).
+type BeginPromptInput struct {
+	SessionID string `json:"sessionId"`
+	// Workspace is the workspace a new session is created with; an
+	// existing session keeps its own.
+	Workspace string `json:"workspace,omitempty"`
+	// UserEntryID is the id the user message is written under (chosen by
+	// the workflow). Empty: nothing is written (a continued run).
+	UserEntryID string `json:"userEntryId,omitempty"`
+	Message     string `json:"message,omitempty"`
+	TimestampMs int64  `json:"timestampMs,omitempty"`
+	// NeedWorkspace makes a session without a usable workspace an error
+	// (the prompt offers tools).
+	NeedWorkspace bool `json:"needWorkspace,omitempty"`
+}
+
+// BeginPromptResult describes the session the prompt runs in.
+type BeginPromptResult struct {
+	// LeafID is where the run context ends: the user entry when one was
+	// written.
+	LeafID       string `json:"leafId,omitempty"`
+	MessageCount int    `json:"messageCount"`
+	// Workspace is the session's workspace (from its header).
+	Workspace string `json:"workspace,omitempty"`
+	// Warnings are problems the session reader skipped over (torn or
+	// garbage lines), for the state query and the worker log.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// RunToolInput is the input of RunTool. The arguments are read from the
+// assistant entry that holds the call, so history carries ids only.
+type RunToolInput struct {
+	SessionID        string `json:"sessionId"`
+	AssistantEntryID string `json:"assistantEntryId"`
+	ToolCallID       string `json:"toolCallId"`
+	ToolName         string `json:"toolName"`
+	// ResultEntryID is the entry the toolResult message is written under,
+	// ParentID its parent (the previous result of the batch, or the
+	// assistant entry): results chain in the order of the calls.
+	ResultEntryID string     `json:"resultEntryId"`
+	ParentID      string     `json:"parentId"`
+	Workspace     string     `json:"workspace"`
+	Tools         ToolsInput `json:"tools"`
+}
+
+// RunToolResult is what the workflow keeps of a tool result: whether it
+// failed and a short preview; the content is in the session entry.
+type RunToolResult struct {
+	EntryID string `json:"entryId"`
+	IsError bool   `json:"isError"`
+	// Preview is the start of the result text (at most PreviewChars).
+	Preview string `json:"preview,omitempty"`
+	// Bytes is the size of the whole result text.
+	Bytes int `json:"bytes"`
+	// Truncated says Preview is shorter than the result.
+	Truncated bool `json:"truncated,omitempty"`
+	// Reused says the result was already in the session (a re-run did not
+	// execute the tool again).
+	Reused bool `json:"reused,omitempty"`
+}
+
+// RecordEntryInput is the input of RecordEntry (a local activity).
+type RecordEntryInput struct {
+	SessionID string        `json:"sessionId"`
+	Entry     session.Entry `json:"entry"`
+}
+
+// RecordEntryResult describes the entry that is in the session under the
+// id afterwards: the one written, or the one an activity wrote first.
+type RecordEntryResult struct {
+	Written bool `json:"written"`
+	// Message summarises the stored message (nil for other entry types).
+	Model *CallModelResult `json:"model,omitempty"`
+	Tool  *RunToolResult   `json:"tool,omitempty"`
 }

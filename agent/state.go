@@ -27,6 +27,15 @@ type State struct {
 	// PendingRetry is set while a backoff timer is running.
 	PendingRetry *PendingRetry `json:"pendingRetry,omitempty"`
 	LastSeq      int64         `json:"lastSeq"`
+	// Turn is the prompt's current model turn (1-based).
+	Turn int `json:"turn,omitempty"`
+	// RunningTools names the tool calls in flight ("bash call_1").
+	RunningTools []string `json:"runningTools,omitempty"`
+	// Workspace is the session's workspace directory on its worker host.
+	Workspace string `json:"workspace,omitempty"`
+	// Warnings are problems the session reader skipped over (a torn last
+	// line, garbage lines), so a user can see why something is missing.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // PendingRetry describes a running backoff timer.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/stack"
 )
@@ -39,10 +40,26 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
 		return 2
 	}
-	s, err := settings.Load(settings.LoadOptions{Flags: fs})
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "worker: unexpected argument %q: worker takes no arguments, only flags (see worker --help)\n", fs.Arg(0))
+		return 2
+	}
+	opts := settings.LoadOptions{Flags: fs}
+	s, err := settings.Load(opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
 		return 2
+	}
+	if !*dev {
+		// Outside --dev the scripted fake must be asked for by name.
+		src, err := settings.Source(opts, "model.provider")
+		if err == nil {
+			err = app.CheckModelProvider(s, src)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+			return 2
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

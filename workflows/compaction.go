@@ -80,7 +80,7 @@ func (r *run) checkCompaction(ctx workflow.Context, res activities.CallModelResu
 // the answer stands and the next prompt checks again.
 func (r *run) completeTurn(ctx workflow.Context, res activities.CallModelResult) (PromptResult, error) {
 	r.overflowRecovered = false
-	if r.thresholdReached(res) {
+	if r.thresholdReached(res.Usage) {
 		if out := r.compact(ctx, CompactionReasonThreshold, false); out.aborted {
 			return r.finishAborted(ctx)
 		}
@@ -91,11 +91,11 @@ func (r *run) completeTurn(ctx workflow.Context, res activities.CallModelResult)
 // thresholdReached applies compaction.ShouldCompact to the context size
 // the provider reported for the answer (context tokens plus the answer's
 // output, which is now part of the context).
-func (r *run) thresholdReached(res activities.CallModelResult) bool {
-	if !r.in.Compaction.Enabled || res.Usage == nil {
+func (r *run) thresholdReached(u *agent.Usage) bool {
+	if !r.in.Compaction.Enabled || u == nil {
 		return false
 	}
-	tokens := res.Usage.ContextTokens() + res.Usage.Output
+	tokens := u.ContextTokens() + u.Output
 	return compaction.ShouldCompact(tokens, r.in.Model.ContextWindow, r.in.Compaction.ReserveTokens)
 }
 

@@ -105,13 +105,13 @@ func TestCompaction_OverflowCompactsAndContinuesTheTurn(t *testing.T) {
 	if err != nil || res.Status != agent.StatusCompleted || res.Text != "done" {
 		t.Fatalf("prompt: %+v, %v", res, err)
 	}
-	evs := h.events()
+	evs := runEvents(h.events())
 	want := []string{
 		agent.EventAgentStart, agent.EventMessageEnd, agent.EventAgentEnd,
 		agent.EventAutoCompactionStart, agent.EventAutoCompactionEnd,
 		agent.EventAgentStart, agent.EventMessageEnd, agent.EventAgentEnd, agent.EventPromptEnd,
 	}
-	if got := types(evs); !equal(got, want) {
+	if got := runTypes(evs); !equal(got, want) {
 		t.Fatalf("event order %v\nwant %v", got, want)
 	}
 	if got := retryEvents(t, evs); len(got) != 0 {
@@ -171,8 +171,8 @@ func TestCompaction_RetryableErrorRetriesAndSkipsCompaction(t *testing.T) {
 		agent.EventAutoCompactionStart, agent.EventAutoCompactionEnd,
 		agent.EventAgentStart, agent.EventMessageEnd, agent.EventAgentEnd, agent.EventPromptEnd,
 	}
-	evs := h.events()
-	if got := types(evs); !equal(got, want) {
+	evs := runEvents(h.events())
+	if got := runTypes(evs); !equal(got, want) {
 		t.Fatalf("event order %v\nwant %v", got, want)
 	}
 	if end := evs[7]; end.Success || end.Attempt != 1 || end.FinalError != scripted.OverflowText {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +34,11 @@ type harness struct {
 	auth  *auth.Memory
 	// calls records every CallModel input, in order.
 	calls []activities.CallModelInput
+	// tools records every RunTool input, in order of start.
+	tools   []activities.RunToolInput
+	toolsMu sync.Mutex
+	// workspace is the session's workspace (a temp dir).
+	workspace string
 }
 
 type credAdapter struct{ m *auth.Memory }
@@ -69,7 +75,19 @@ func newHarness(t *testing.T, creds ...auth.Credential) *harness {
 	h.env.RegisterActivityWithOptions(h.acts.AppendEntries, activity.RegisterOptions{Name: activities.AppendEntriesName})
 	h.env.RegisterActivityWithOptions(h.acts.LoadSession, activity.RegisterOptions{Name: activities.LoadSessionName})
 	h.env.RegisterActivityWithOptions(h.acts.MarkUsageLimitReached, activity.RegisterOptions{Name: activities.MarkUsageLimitReachedName})
+	h.env.RegisterActivityWithOptions(h.recordingRunTool, activity.RegisterOptions{Name: activities.RunToolName})
+	h.env.RegisterActivityWithOptions(h.acts.BeginPrompt, activity.RegisterOptions{Name: activities.BeginPromptName})
+	h.env.RegisterActivityWithOptions(h.acts.RecordEntry, activity.RegisterOptions{Name: activities.RecordEntryName})
+	h.workspace = t.TempDir()
+	h.acts.ToolPolicy = activities.ToolPolicy{Confine: true}
 	return h
+}
+
+func (h *harness) recordingRunTool(ctx context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+	h.toolsMu.Lock()
+	h.tools = append(h.tools, in)
+	h.toolsMu.Unlock()
+	return h.acts.RunTool(ctx, in)
 }
 
 func (h *harness) recordingCallModel(ctx context.Context, in activities.CallModelInput) (activities.CallModelResult, error) {
@@ -168,3 +186,21 @@ func equal(a, b []string) bool {
 	}
 	return true
 }
+
+// runEvents is the events of the retry and compaction contract (SPEC
+// 1-10): without the loop's turn and message_start events and the user
+// message's message_end, whose order TestLoop_* checks.
+func runEvents(evs []agent.Event) []agent.Event {
+	var out []agent.Event
+	for _, e := range evs {
+		switch {
+		case e.Type == agent.EventTurnStart, e.Type == agent.EventTurnEnd, e.Type == agent.EventMessageStart:
+		case e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleUser:
+		default:
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func runTypes(evs []agent.Event) []string { return types(runEvents(evs)) }

@@ -20,15 +20,16 @@ import (
 // network failure (SPEC 7).
 const ConnectionLostMessage = "connection error: model call did not finish (%s timeout; the worker may have died)"
 
-// Prompt runs one prompt of a session: it appends the user message, calls
-// the model, and applies the retry policy at every agent_end until the
-// turn completes, fails or is aborted. It returns only after any retry
-// chain it started has ended (SPEC 6).
+// Prompt runs one prompt of a session: the agent loop
+// user message → model → (tool calls → tool results → model)* → answer,
+// with the retry policy at every model call and compaction between turns.
+// It returns only after any retry chain it started has ended (SPEC 6).
 func Prompt(ctx workflow.Context, in PromptInput) (PromptResult, error) {
 	if err := in.Validate(); err != nil {
 		return PromptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
 	r := newRun(ctx, in)
+	r.version = workflow.GetVersion(ctx, changeAgentLoop, workflow.DefaultVersion, versionAgentLoop)
 	r.idPrefix = entryIDPrefix(ctx)
 	if err := r.registerHandlers(ctx); err != nil {
 		return PromptResult{}, err
@@ -37,90 +38,224 @@ func Prompt(ctx workflow.Context, in PromptInput) (PromptResult, error) {
 	return r.execute(ctx)
 }
 
-func (r *run) storeOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		// Session writes take milliseconds; a short timeout bounds what
-		// a worker killed mid-write costs before another one re-runs it.
-		StartToCloseTimeout: 10 * time.Second,
-		// Session writes are idempotent, so Temporal may retry them;
-		// permanent failures (read-only or full disk) are non-retryable.
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    500 * time.Millisecond,
-			BackoffCoefficient: 2,
-			MaximumAttempts:    5,
-		},
-	})
+// Workflow versions (workflow.GetVersion). Histories written before the
+// tool loop (DefaultVersion) replay on the same code: they read and write
+// the session through regular activities and never continue as new.
+const (
+	changeAgentLoop  = "agent-loop"
+	versionAgentLoop = 1
+)
+
+// step is the next action of the loop.
+type step int
+
+const (
+	stepModel    step = iota // call the model (a new turn, or a retry of it)
+	stepTools                // run the tool calls of the last answer
+	stepBoundary             // between turns: limits, compaction, continue-as-new
+	stepDone                 // the prompt ended; r.endRes/r.endErr hold the outcome
+)
+
+// execute runs the loop as a small step machine.
+func (r *run) execute(ctx workflow.Context) (PromptResult, error) {
+	if err := r.begin(ctx); err != nil {
+		return r.fail(ctx, err.Error())
+	}
+	next := stepModel
+	for next != stepDone {
+		if r.aborted && next != stepTools {
+			if r.agentRunning {
+				r.closeAgent(ctx, false, agent.StopReasonAborted, "")
+			}
+			r.end(r.finishAborted(ctx))
+			break
+		}
+		switch next {
+		case stepModel:
+			next = r.modelStep(ctx)
+		case stepTools:
+			next = r.toolStep(ctx)
+		case stepBoundary:
+			next = r.boundaryStep(ctx)
+		}
+	}
+	return r.endRes, r.endErr
 }
 
-func (r *run) execute(ctx workflow.Context) (PromptResult, error) {
+// end records the prompt's outcome and stops the loop.
+func (r *run) end(res PromptResult, err error) step {
+	r.endRes, r.endErr = res, err
+	return stepDone
+}
+
+// begin reads the session, writes the user message (SPEC: the prompt's
+// first entry) and fixes the workspace. A continued run starts from the
+// carried state instead.
+func (r *run) begin(ctx workflow.Context) error {
+	if c := r.in.Continued; c != nil {
+		r.leafID, r.messageCount, r.seq, r.turn = c.LeafID, c.MessageCount, c.Seq, c.Turn
+		r.firstSeq = c.Seq
+		r.settings.Enabled = c.AutoRetry
+		r.overflowRecovered = c.OverflowRecovered
+		r.workspace = c.Workspace
+		r.agentRunning = true
+		return nil
+	}
+	r.turn = 1
+	user := agent.TextMessage(agent.RoleUser, r.in.Message)
+	user.Timestamp = workflow.Now(ctx).UnixMilli()
+	userID := r.newID()
+	if r.version == workflow.DefaultVersion {
+		if err := r.beginV0(ctx, userID, user); err != nil {
+			return err
+		}
+	} else {
+		var b activities.BeginPromptResult
+		err := workflow.ExecuteLocalActivity(r.localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
+			SessionID: r.in.SessionID, Workspace: r.in.Workspace, UserEntryID: userID,
+			Message: r.in.Message, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
+		}).Get(ctx, &b)
+		if err != nil {
+			return fmt.Errorf("start prompt in session %s: %s", r.in.SessionID, rootMessage(err))
+		}
+		r.leafID, r.messageCount, r.workspace, r.warnings = b.LeafID, b.MessageCount, b.Workspace, b.Warnings
+		for _, w := range b.Warnings {
+			workflow.GetLogger(ctx).Warn("session file problem", "session", r.in.SessionID, "warning", w)
+		}
+	}
+	r.pendingUser = &agent.Event{Type: agent.EventMessageEnd, EntryID: userID, Message: &user}
+	return nil
+}
+
+// beginV0 is begin as histories before the tool loop recorded it.
+func (r *run) beginV0(ctx workflow.Context, userID string, user agent.Message) error {
 	var loaded activities.LoadSessionResult
 	err := workflow.ExecuteActivity(r.storeOptions(ctx), activities.LoadSessionName,
 		activities.LoadSessionInput{SessionID: r.in.SessionID}).Get(ctx, &loaded)
 	if err != nil {
-		return r.fail(ctx, fmt.Sprintf("load session %s: %s", r.in.SessionID, rootMessage(err)))
+		return fmt.Errorf("load session %s: %s", r.in.SessionID, rootMessage(err))
 	}
 	r.leafID, r.messageCount = loaded.LeafID, loaded.MessageCount
-
-	user := agent.TextMessage(agent.RoleUser, r.in.Message)
-	user.Timestamp = workflow.Now(ctx).UnixMilli()
 	userEntry := session.Entry{
-		Type: session.TypeMessage, ID: r.newID(), ParentID: r.leafID,
+		Type: session.TypeMessage, ID: userID, ParentID: r.leafID,
 		Timestamp: workflow.Now(ctx).UTC(), Message: &user,
 	}
-	if err := r.append(ctx, userEntry); err != nil {
-		return r.fail(ctx, err.Error())
+	if _, err := r.record(ctx, userEntry); err != nil {
+		return err
 	}
-	r.leafID = userEntry.ID
+	r.leafID = userID
 	r.messageCount++
+	return nil
+}
 
-	for {
-		if r.aborted {
-			return r.finishAborted(ctx)
-		}
-		res, err := r.callModel(ctx)
-		if err != nil {
-			return r.fail(ctx, err.Error())
-		}
-		outcome := r.outcome(res)
-		d := r.chain.Next(outcome, r.settings, workflow.Now(ctx))
-		// An overflow error goes to compaction; a successful answer that
-		// reports a silent overflow is handled by the threshold check.
-		overflow := d.Classification.Class == retry.ClassContextOverflow && res.StopReason == agent.StopReasonError
-		willRetry := d.Retry || (overflow && r.overflowRecoveryPossible())
-
-		r.emit(ctx, agent.Event{Type: agent.EventAgentEnd, WillRetry: willRetry,
-			StopReason: res.StopReason, ErrorMessage: res.ErrorMessage})
-		r.emitRetryEnd(ctx, d.End)
-
-		if d.Retry {
-			if cont, result, err := r.retryAfterBackoff(ctx, &d, res); !cont {
-				return result, err
-			}
-			continue
-		}
-
-		switch {
-		case res.StopReason == agent.StopReasonAborted:
-			r.advance(res.EntryID)
-			return r.finishAborted(ctx)
-		case overflow:
-			// Never retried (SPEC 1): the compaction path decides.
-			if cont, result, err := r.checkCompaction(ctx, res); !cont {
-				return result, err
-			}
-			continue
-		case res.StopReason == agent.StopReasonError:
-			r.advance(res.EntryID)
-			msg := res.ErrorMessage
-			if d.End != nil && d.End.FinalError != "" {
-				msg = d.End.FinalError
-			}
-			return r.fail(ctx, msg)
-		}
-		r.advance(res.EntryID)
-		return r.completeTurn(ctx, res)
+// openTurn emits agent_start (when a new agent run begins: the prompt's
+// start, or the continuation after a retry or a compaction), turn_start,
+// and the user message of the prompt the first time.
+func (r *run) openTurn(ctx workflow.Context) {
+	if !r.agentRunning {
+		r.agentRunning = true
+		r.emit(ctx, agent.Event{Type: agent.EventAgentStart})
+	}
+	r.emit(ctx, agent.Event{Type: agent.EventTurnStart, Turn: r.turn})
+	if u := r.pendingUser; u != nil {
+		r.pendingUser = nil
+		r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: u.EntryID, Message: u.Message})
+		r.emit(ctx, *u)
 	}
 }
+
+// closeAgent emits agent_end: the agent run stopped (an answer without
+// tool calls, an error, an abort). willRetry says another run follows in
+// this prompt (SPEC 6 [beyond]).
+func (r *run) closeAgent(ctx workflow.Context, willRetry bool, stop agent.StopReason, errMsg string) {
+	r.agentRunning = false
+	r.emit(ctx, agent.Event{Type: agent.EventAgentEnd, WillRetry: willRetry, StopReason: stop, ErrorMessage: errMsg})
+}
+
+// modelStep calls the model for the current turn and decides what comes
+// next: the retry policy first (SPEC 1), then compaction for an overflow,
+// then the tool calls of the answer, or the end of the prompt.
+func (r *run) modelStep(ctx workflow.Context) step {
+	r.openTurn(ctx)
+	res, view, err := r.callModel(ctx)
+	if err != nil {
+		return r.end(r.fail(ctx, err.Error()))
+	}
+	d := r.chain.Next(r.outcome(res), r.settings, workflow.Now(ctx))
+	// An overflow error goes to compaction; a successful answer that
+	// reports a silent overflow is handled by the threshold check.
+	overflow := d.Classification.Class == retry.ClassContextOverflow && res.StopReason == agent.StopReasonError
+	willRetry := d.Retry || (overflow && r.overflowRecoveryPossible())
+	// Tool calls are run whatever the stop reason of a complete answer
+	// (a length stop may carry calls cut short: they get error results),
+	// so no call is ever left without its result.
+	hasTools := len(res.ToolCalls) > 0 && !r.aborted &&
+		res.StopReason != agent.StopReasonError && res.StopReason != agent.StopReasonAborted
+
+	if hasTools {
+		r.emitRetryEnd(ctx, d.End)
+		r.advance(res.EntryID)
+		r.batch, r.batchView = res, view
+		r.lastUsage = res.Usage
+		return stepTools
+	}
+	r.emit(ctx, agent.Event{Type: agent.EventTurnEnd, Turn: r.turn, EntryID: res.EntryID, Message: view})
+	r.closeAgent(ctx, willRetry, res.StopReason, res.ErrorMessage)
+	r.emitRetryEnd(ctx, d.End)
+
+	if d.Retry {
+		if cont, result, err := r.retryAfterBackoff(ctx, &d, res); !cont {
+			return r.end(result, err)
+		}
+		return stepModel
+	}
+	switch {
+	case res.StopReason == agent.StopReasonAborted || r.aborted:
+		r.advance(res.EntryID)
+		return r.end(r.finishAborted(ctx))
+	case overflow:
+		// Never retried (SPEC 1): the compaction path decides.
+		if cont, result, err := r.checkCompaction(ctx, res); !cont {
+			return r.end(result, err)
+		}
+		return stepModel
+	case res.StopReason == agent.StopReasonError:
+		r.advance(res.EntryID)
+		msg := res.ErrorMessage
+		if d.End != nil && d.End.FinalError != "" {
+			msg = d.End.FinalError
+		}
+		return r.end(r.fail(ctx, msg))
+	}
+	r.advance(res.EntryID)
+	return r.end(r.completeTurn(ctx, res))
+}
+
+// boundaryStep runs between two turns of tool use: the turn limit, the
+// compaction threshold (checked after every answer, so a long job runs
+// past the context window), and continue-as-new for long histories.
+func (r *run) boundaryStep(ctx workflow.Context) step {
+	r.overflowRecovered = false
+	if max := r.in.Agent.MaxTurns; max > 0 && r.turn >= max {
+		r.closeAgent(ctx, false, agent.StopReasonToolUse, "")
+		return r.end(r.fail(ctx, fmt.Sprintf(MaxTurnsMessage, max)))
+	}
+	r.turn++
+	if r.thresholdReached(r.lastUsage) {
+		if out := r.compact(ctx, CompactionReasonThreshold, true); out.aborted {
+			r.closeAgent(ctx, false, agent.StopReasonAborted, "")
+			return r.end(r.finishAborted(ctx))
+		}
+	}
+	if r.shouldContinueAsNew(ctx) {
+		return r.end(r.continueAsNew(ctx))
+	}
+	return stepModel
+}
+
+// MaxTurnsMessage fails a prompt stopped by agent.maxTurns.
+const MaxTurnsMessage = "stopped after %d turns (agent.maxTurns): the model was still calling tools; " +
+	"send a follow-up prompt to let it continue, or raise agent.maxTurns"
 
 // retryAfterBackoff runs SPEC 3 steps 7-11 for a retry decision: the
 // usage-limit switch, auto_retry_start, dropping the error from the run
@@ -184,13 +319,17 @@ func (r *run) waitBackoff(ctx workflow.Context, st retry.StartEvent) (cancelled 
 }
 
 // callModel runs the CallModel activity, turning lost workers and
-// cancellations into assistant messages (SPEC 7).
-func (r *run) callModel(ctx workflow.Context) (activities.CallModelResult, error) {
-	r.emit(ctx, agent.Event{Type: agent.EventAgentStart})
+// cancellations into assistant messages (SPEC 7). It emits message_start
+// before the call and the authoritative message_end after it.
+func (r *run) callModel(ctx workflow.Context) (activities.CallModelResult, *agent.Message, error) {
 	entryID := r.newID()
+	r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: entryID,
+		Message: &agent.Message{Role: agent.RoleAssistant, Provider: r.in.Model.Provider, Model: r.in.Model.Name}})
 	cctx, cancel := workflow.WithCancel(ctx)
 	r.cancelCall = cancel
 	r.streaming = true
+	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Calling model %s/%s (turn %d, entry %s)",
+		r.in.Model.Provider, r.in.Model.Name, r.turn, entryID))
 	cctx = workflow.WithActivityOptions(cctx, workflow.ActivityOptions{
 		StartToCloseTimeout: r.in.modelTimeout(),
 		HeartbeatTimeout:    r.in.heartbeatTimeout(),
@@ -198,30 +337,43 @@ func (r *run) callModel(ctx workflow.Context) (activities.CallModelResult, error
 		// retry policy (durable timer) is the only retry loop.
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 		WaitForCancellation: true,
-		Summary:             fmt.Sprintf("model call %s", entryID),
+		Summary:             fmt.Sprintf("model call %s (turn %d)", entryID, r.turn),
 	})
 	var res activities.CallModelResult
 	err := workflow.ExecuteActivity(cctx, activities.CallModelName, activities.CallModelInput{
 		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: r.in.Model,
+		Tools: r.in.Tools.Enabled,
 	}).Get(ctx, &res)
 	r.cancelCall, r.streaming = nil, false
 	cancel()
+	workflow.SetCurrentDetails(ctx, "")
 
 	if err != nil {
 		synthetic, ferr := r.synthesize(ctx, entryID, err)
 		if ferr != nil {
-			return activities.CallModelResult{}, ferr
+			return activities.CallModelResult{}, nil, ferr
 		}
 		res = synthetic
 	}
+	view := r.assistantView(res)
+	r.emit(ctx, agent.Event{Type: agent.EventMessageEnd, EntryID: res.EntryID, Message: view})
+	return res, view, nil
+}
+
+// assistantView is the message_end view of an answer: its text, its tool
+// calls with their argument previews, and the error fields.
+func (r *run) assistantView(res activities.CallModelResult) *agent.Message {
 	view := agent.Message{Role: agent.RoleAssistant, StopReason: res.StopReason,
 		ErrorMessage: res.ErrorMessage, ErrorStatus: res.ErrorStatus, ErrorType: res.ErrorType,
 		Usage: res.Usage, Provider: r.in.Model.Provider, Model: r.in.Model.Name}
 	if res.Text != "" {
 		view.Content = []agent.ContentBlock{{Type: "text", Text: res.Text}}
 	}
-	r.emit(ctx, agent.Event{Type: agent.EventMessageEnd, EntryID: res.EntryID, Message: &view})
-	return res, nil
+	for _, tc := range res.ToolCalls {
+		view.Content = append(view.Content, agent.ContentBlock{Type: "toolCall",
+			ToolCall: &agent.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.ArgsPreview}})
+	}
+	return &view
 }
 
 // synthesize turns a failed CallModel activity into an assistant message
@@ -249,8 +401,15 @@ func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activ
 		StopReason: res.StopReason, ErrorMessage: res.ErrorMessage, Timestamp: workflow.Now(ctx).UnixMilli()}
 	entry := session.Entry{Type: session.TypeMessage, ID: entryID, ParentID: r.leafID,
 		Timestamp: workflow.Now(ctx).UTC(), Message: &msg}
-	if werr := r.append(ctx, entry); werr != nil {
+	rec, werr := r.record(ctx, entry)
+	if werr != nil {
 		return res, werr
+	}
+	if !rec.Written && rec.Model != nil && res.StopReason != agent.StopReasonAborted {
+		// The activity wrote its answer before its worker was lost: the
+		// session's record stands, and the workflow uses it, so the file
+		// and the events agree (the model is not called again).
+		return *rec.Model, nil
 	}
 	return res, nil
 }
@@ -282,18 +441,43 @@ func timeoutName(te *temporal.TimeoutError) string {
 	return "activity"
 }
 
-// append writes entries to the session; it survives a cancelled workflow
-// context so an abort never loses what was already decided.
-func (r *run) append(ctx workflow.Context, entries ...session.Entry) error {
+// record writes an entry to the session unless one with its id is there
+// already, and describes the entry that stands. It survives a cancelled
+// workflow context so an abort never loses what was already decided.
+// Before the tool loop (DefaultVersion) it was the AppendEntries activity;
+// since, it is the RecordEntry local activity (session writes are short,
+// idempotent and local to the worker, so they need no task of their own).
+func (r *run) record(ctx workflow.Context, entry session.Entry) (activities.RecordEntryResult, error) {
 	if ctx.Err() != nil {
 		ctx, _ = workflow.NewDisconnectedContext(ctx)
 	}
-	err := workflow.ExecuteActivity(r.storeOptions(ctx), activities.AppendEntriesName,
-		activities.AppendEntriesInput{SessionID: r.in.SessionID, Entries: entries}).Get(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("write session %s: %s", r.in.SessionID, rootMessage(err))
+	var rec activities.RecordEntryResult
+	var err error
+	if r.version == workflow.DefaultVersion {
+		err = workflow.ExecuteActivity(r.storeOptions(ctx), activities.AppendEntriesName,
+			activities.AppendEntriesInput{SessionID: r.in.SessionID, Entries: []session.Entry{entry}}).Get(ctx, nil)
+		rec.Written = err == nil
+	} else {
+		err = workflow.ExecuteLocalActivity(r.localOptions(ctx), activities.RecordEntryName,
+			activities.RecordEntryInput{SessionID: r.in.SessionID, Entry: entry}).Get(ctx, &rec)
 	}
-	return nil
+	if err != nil {
+		return rec, fmt.Errorf("write session %s: %s", r.in.SessionID, rootMessage(err))
+	}
+	return rec, nil
+}
+
+// localOptions are the options of the session's local activities.
+func (r *run) localOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        500 * time.Millisecond,
+			BackoffCoefficient:     2,
+			MaximumAttempts:        5,
+			NonRetryableErrorTypes: []string{activities.ErrTypeBadInput, activities.ErrTypeWorkspace},
+		},
+	})
 }
 
 // advance makes entryID the end of the run context.
@@ -318,12 +502,14 @@ func (r *run) outcome(res activities.CallModelResult) retry.Outcome {
 }
 
 func (r *run) complete(ctx workflow.Context, text string) (PromptResult, error) {
+	workflow.SetCurrentDetails(ctx, "")
 	r.status = agent.StatusCompleted
 	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: r.status})
 	return PromptResult{Status: r.status, Text: text, LeafID: r.leafID, Events: r.seq}, nil
 }
 
 func (r *run) fail(ctx workflow.Context, msg string) (PromptResult, error) {
+	workflow.SetCurrentDetails(ctx, "Failed: "+shorten(msg, 200))
 	r.status = agent.StatusFailed
 	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: r.status, ErrorMessage: msg})
 	res := PromptResult{Status: r.status, Error: msg, LeafID: r.leafID, Events: r.seq}
@@ -368,4 +554,22 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// storeOptions are the options of session activities run as regular
+// activities (the Compact workflow, and prompts recorded before the tool
+// loop).
+func (r *run) storeOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		// Session writes take milliseconds; a short timeout bounds what
+		// a worker killed mid-write costs before another one re-runs it.
+		StartToCloseTimeout: 10 * time.Second,
+		// Session writes are idempotent, so Temporal may retry them;
+		// permanent failures (read-only or full disk) are non-retryable.
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    500 * time.Millisecond,
+			BackoffCoefficient: 2,
+			MaximumAttempts:    5,
+		},
+	})
 }

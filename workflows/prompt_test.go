@@ -380,7 +380,7 @@ func TestPrompt_CompletesOnlyAfterChainEnds(t *testing.T) {
 		agent.EventAgentStart, agent.EventMessageEnd, agent.EventAgentEnd, agent.EventAutoRetryEnd,
 		agent.EventPromptEnd,
 	}
-	if got := types(evs); !equal(got, wantTypes) {
+	if got := runTypes(evs); !equal(got, wantTypes) {
 		t.Fatalf("event order %v\nwant %v", got, wantTypes)
 	}
 	var willRetry []bool

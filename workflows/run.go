@@ -1,10 +1,14 @@
 package workflows
 
 import (
+	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/retry"
 )
@@ -15,9 +19,41 @@ type run struct {
 	in       PromptInput
 	settings retry.Settings
 	chain    retry.Chain
+	// version is the workflow version of this run (workflow.GetVersion
+	// of changeAgentLoop).
+	version workflow.Version
 
 	events []agent.Event
 	seq    int64
+	// firstSeq is the seq of the last event of the runs before this one
+	// (0 on a prompt's first run): events[i].Seq == firstSeq+i+1.
+	firstSeq int64
+
+	// turn numbers the model turns of the prompt from 1.
+	turn int
+	// agentRunning is true between agent_start and agent_end.
+	agentRunning bool
+	// pendingUser is the user message's message_end, emitted once the
+	// first turn has started.
+	pendingUser *agent.Event
+	// workspace is the session's workspace (from its header).
+	workspace string
+	// warnings are the session reader's warnings, for the state query.
+	warnings []string
+	// batch is the answer whose tool calls run next; batchView its
+	// message_end view.
+	batch     activities.CallModelResult
+	batchView *agent.Message
+	// lastUsage is the usage of the last answer with tool calls (the
+	// threshold check between turns).
+	lastUsage *agent.Usage
+	// runningTools names the tool calls in flight, for the state query.
+	runningTools []string
+	// cancelTools cancels the tool calls in flight (nil when none).
+	cancelTools workflow.CancelFunc
+
+	endRes PromptResult
+	endErr error
 
 	leafID       string
 	idPrefix     string
@@ -69,22 +105,21 @@ func entryIDPrefix(ctx workflow.Context) string {
 	return b.String() + suffix
 }
 
-// newID returns the next entry id of this prompt (deterministic).
+// newID returns the next entry id of this prompt run (deterministic).
 func (r *run) newID() string {
 	r.nextID++
 	return r.idPrefix + "-" + leftPad(r.nextID)
 }
 
+// leftPad renders n with at least three digits: 001, 999, 1000, 123456.
+// Every n gets its own id (an earlier scheme gave every n above 999 the
+// same one, and the store then dropped those entries as duplicates).
 func leftPad(n int) string {
-	s := []byte("000")
-	for i := len(s) - 1; i >= 0 && n > 0; i-- {
-		s[i] = byte('0' + n%10)
-		n /= 10
+	s := strconv.Itoa(n)
+	for len(s) < 3 {
+		s = "0" + s
 	}
-	if n > 0 {
-		return string(s) + "+" // more than 999 calls in one prompt: still unique
-	}
-	return string(s)
+	return s
 }
 
 // emit appends an event to the queryable event log.
@@ -121,6 +156,12 @@ func (r *run) state() agent.State {
 		IsCompacting:          r.compacting,
 		MessageCount:          r.messageCount,
 		LastSeq:               r.seq,
+		Turn:                  r.turn,
+		Workspace:             r.workspace,
+		Warnings:              r.warnings,
+	}
+	if len(r.runningTools) > 0 {
+		st.RunningTools = append([]string(nil), r.runningTools...)
 	}
 	if r.pending != nil {
 		p := *r.pending
@@ -129,16 +170,19 @@ func (r *run) state() agent.State {
 	return st
 }
 
-// eventsAfter returns a copy of the events with Seq > after.
+// eventsAfter returns a copy of the events with Seq > after. A run that
+// continues a prompt holds the events from firstSeq+1 on; the earlier ones
+// are on the previous runs.
 func (r *run) eventsAfter(after int64) []agent.Event {
-	if after < 0 {
-		after = 0
+	i := after - r.firstSeq
+	if i < 0 {
+		i = 0
 	}
-	if after >= int64(len(r.events)) {
+	if i >= int64(len(r.events)) {
 		return []agent.Event{}
 	}
-	out := make([]agent.Event, len(r.events)-int(after))
-	copy(out, r.events[after:])
+	out := make([]agent.Event, len(r.events)-int(i))
+	copy(out, r.events[i:])
 	return out
 }
 
@@ -151,8 +195,8 @@ func (r *run) registerHandlers(ctx workflow.Context) error {
 		return err
 	}
 	return workflow.SetQueryHandlerWithOptions(ctx, agent.QueryEvents,
-		func(afterSeq int64) ([]agent.Event, error) { return r.eventsAfter(afterSeq), nil },
-		workflow.QueryHandlerOptions{Description: "events after a sequence number (default 0: all), each with seq and time"},
+		func(arg eventsArg) ([]agent.Event, error) { return r.eventsAfter(arg.AfterSeq), nil },
+		workflow.QueryHandlerOptions{Description: `events after a sequence number: 5 or {"afterSeq": 5} (default 0: all), each with seq and time`},
 	)
 }
 
@@ -202,12 +246,16 @@ func (r *run) abortRetry() {
 	}
 }
 
-// abort cancels the retry first, then the in-flight model call (SPEC 5).
+// abort cancels the retry first, then the in-flight model call and tool
+// calls (SPEC 5).
 func (r *run) abort() {
 	r.aborted = true
 	r.abortRetry()
 	if r.cancelCall != nil {
 		r.cancelCall()
+	}
+	if r.cancelTools != nil {
+		r.cancelTools()
 	}
 }
 
@@ -215,4 +263,26 @@ func (r *run) abort() {
 // field from false.
 type setAutoRetrySignal struct {
 	Enabled *bool `json:"enabled"`
+}
+
+// eventsArg is the argument of the events query: a bare number (as the
+// starter sends it) or {"afterSeq": n} (as people type it in the
+// temporal CLI); nothing means 0.
+type eventsArg struct{ AfterSeq int64 }
+
+// UnmarshalJSON accepts both forms.
+func (a *eventsArg) UnmarshalJSON(b []byte) error {
+	var n int64
+	if err := json.Unmarshal(b, &n); err == nil {
+		a.AfterSeq = n
+		return nil
+	}
+	var obj struct {
+		AfterSeq *int64 `json:"afterSeq"`
+	}
+	if err := json.Unmarshal(b, &obj); err != nil || obj.AfterSeq == nil {
+		return fmt.Errorf(`events query: want a sequence number or {"afterSeq": N}, got %s`, shorten(string(b), 80))
+	}
+	a.AfterSeq = *obj.AfterSeq
+	return nil
 }

@@ -52,7 +52,53 @@ type PromptInput struct {
 	// HeartbeatTimeoutMs is the model call's heartbeat timeout
 	// (0: DefaultHeartbeatTimeout). A worker that dies mid-call is noticed
 	// after this long and the call becomes a retryable connection error.
+	// Tool calls use the same heartbeat timeout.
 	HeartbeatTimeoutMs int64 `json:"heartbeatTimeoutMs,omitempty"`
+
+	// Workspace is the directory a new session is created with (the
+	// starter's current directory by default). A session keeps the
+	// workspace it was created with.
+	Workspace string `json:"workspace,omitempty"`
+	// Tools says which tools the model may call (none: a chat).
+	Tools activities.ToolsInput `json:"tools,omitempty"`
+	// Agent holds the loop's own settings.
+	Agent AgentSettings `json:"agent,omitempty"`
+	// Continued is set on a run that continues a prompt as new: the state
+	// carried over from the previous run. Callers never set it.
+	Continued *Carry `json:"continued,omitempty"`
+}
+
+// AgentSettings are the settings of the tool loop (group agent).
+type AgentSettings struct {
+	// MaxTurns stops a prompt whose model still asks for tools after this
+	// many turns (0: no limit).
+	MaxTurns int `json:"maxTurns,omitempty"`
+	// ContinueAsNewEvents is the history length at which a prompt
+	// continues as new at the next turn boundary (0:
+	// DefaultContinueAsNewEvents). Temporal's own suggestion is honoured
+	// too.
+	ContinueAsNewEvents int `json:"continueAsNewEvents,omitempty"`
+}
+
+// DefaultContinueAsNewEvents keeps a run far below Temporal's history
+// limit of 51,200 events.
+const DefaultContinueAsNewEvents = 10000
+
+// Carry is the state a prompt carries into its next run when it continues
+// as new: where the conversation ends, the event sequence, the turn and
+// the settings changed by signals. The events themselves stay queryable
+// on the previous run (PrevRunID).
+type Carry struct {
+	LeafID            string `json:"leafId"`
+	MessageCount      int    `json:"messageCount"`
+	Seq               int64  `json:"seq"`
+	Turn              int    `json:"turn"`
+	AutoRetry         bool   `json:"autoRetry"`
+	OverflowRecovered bool   `json:"overflowRecovered,omitempty"`
+	Workspace         string `json:"workspace,omitempty"`
+	PrevRunID         string `json:"prevRunId,omitempty"`
+	// Runs counts the runs of this prompt before this one.
+	Runs int `json:"runs"`
 }
 
 // Validate reports the first problem of the input in one line.
@@ -73,8 +119,11 @@ func (in PromptInput) Validate() error {
 	if err := in.Compaction.Validate(); err != nil {
 		errs = append(errs, err.Error())
 	}
-	if in.ModelTimeoutMs < 0 || in.HeartbeatTimeoutMs < 0 {
+	if in.ModelTimeoutMs < 0 || in.HeartbeatTimeoutMs < 0 || in.Tools.BashTimeoutMs < 0 {
 		errs = append(errs, "timeouts must be >= 0")
+	}
+	if in.Agent.MaxTurns < 0 || in.Agent.ContinueAsNewEvents < 0 {
+		errs = append(errs, "agent.maxTurns and agent.continueAsNewEvents must be >= 0")
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid prompt input: %s", strings.Join(errs, "; "))

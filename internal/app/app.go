@@ -5,70 +5,28 @@
 package app
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
-	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/compaction"
-	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
-	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
 
-// DialTimeout bounds how long Dial waits for Temporal to answer.
-const DialTimeout = 5 * time.Second
-
-// ErrUnreachable wraps a failure to reach the Temporal frontend.
-var ErrUnreachable = errors.New("cannot reach Temporal")
-
-// Dial connects to the Temporal server of the settings, failing fast with
-// a one-line error naming the address.
-func Dial(ctx context.Context, s settings.Settings, logger *slog.Logger) (client.Client, error) {
-	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
-	// With a codec key configured, every payload is encrypted before it
-	// reaches Temporal (worker and starter alike, as both dial here).
-	var dc converter.DataConverter
-	if cdc, err := codec.FromSettings(s); err != nil {
-		return nil, err
-	} else if cdc != nil {
-		dc = codec.DataConverter(nil, cdc)
-	}
-	ctx, cancel := context.WithTimeout(ctx, DialTimeout)
-	defer cancel()
-	c, err := client.DialContext(ctx, client.Options{
-		HostPort:      s.Temporal.Address,
-		Namespace:     s.Temporal.Namespace,
-		Logger:        sdklog.NewStructuredLogger(logger),
-		DataConverter: dc,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w at %s (namespace %q): %v", ErrUnreachable, s.Temporal.Address, s.Temporal.Namespace, err)
-	}
-	return c, nil
-}
-
 // NewActivities builds the activities of the settings: the session store
-// under the data directory, the providers and the credentials.
+// of session.store (see OpenSessionStore), the providers and the
+// credentials.
 func NewActivities(s settings.Settings) (*activities.Activities, error) {
-	store, err := session.Open(filepath.Join(s.DataDir, "sessions"))
+	store, err := OpenSessionStore(s)
 	if err != nil {
-		return nil, fmt.Errorf("open session store: %w", err)
+		return nil, err
 	}
 	script := scripted.New(scripted.Options{
 		Reply:   s.Scripted.Reply,
@@ -82,6 +40,11 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 		Sessions:    store,
 		Provider:    NewProviders(s, script),
 		Credentials: creds,
+		ToolPolicy: activities.ToolPolicy{
+			AllowedRoots: s.Tools.AllowedRoots,
+			Confine:      s.Tools.Confine,
+			EnvAllow:     s.Tools.EnvAllow,
+		},
 	}, nil
 }
 
@@ -94,6 +57,9 @@ func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterActivityWithOptions(acts.MarkUsageLimitReached, activity.RegisterOptions{Name: activities.MarkUsageLimitReachedName})
 	w.RegisterWorkflowWithOptions(workflows.Compact, workflow.RegisterOptions{Name: workflows.CompactWorkflowName})
 	w.RegisterActivityWithOptions(acts.Summarize, activity.RegisterOptions{Name: activities.SummarizeName})
+	w.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
+	w.RegisterActivityWithOptions(acts.BeginPrompt, activity.RegisterOptions{Name: activities.BeginPromptName})
+	w.RegisterActivityWithOptions(acts.RecordEntry, activity.RegisterOptions{Name: activities.RecordEntryName})
 }
 
 // NewWorker returns a worker on the settings' task queue with everything
@@ -114,10 +80,14 @@ func NewWorker(c client.Client, s settings.Settings) (worker.Worker, error) {
 }
 
 // PromptInput builds the workflow input of a prompt from the settings.
+// A new session's workspace is the current directory (callers may set
+// another); an existing session keeps its own.
 func PromptInput(s settings.Settings, sessionID, message string) workflows.PromptInput {
+	wd, _ := os.Getwd()
 	return workflows.PromptInput{
 		SessionID: sessionID,
 		Message:   message,
+		Workspace: wd,
 		Model: activities.ModelRef{
 			Provider:      s.Model.Provider,
 			Name:          s.Model.Name,
@@ -134,5 +104,13 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 		},
 		ModelTimeoutMs:     int64(s.Model.TimeoutMs),
 		HeartbeatTimeoutMs: int64(s.Model.HeartbeatTimeoutMs),
+		Tools: activities.ToolsInput{
+			Enabled:       s.Tools.Enabled,
+			BashTimeoutMs: s.Tools.BashTimeoutMs,
+		},
+		Agent: workflows.AgentSettings{
+			MaxTurns:            s.Agent.MaxTurns,
+			ContinueAsNewEvents: s.Agent.ContinueAsNewEvents,
+		},
 	}
 }

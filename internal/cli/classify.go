@@ -62,10 +62,11 @@ func runClassify(ctx context.Context, env Env, args []string) int {
 		return fail(env, "classify", fmt.Errorf("unexpected argument %q (usage: %s)", fs.Arg(0), classifyUsage))
 	}
 	sc := bufio.NewScanner(env.Stdin)
-	sc.Buffer(nil, 4<<20)
+	sc.Buffer(nil, maxClassifyLine)
 	enc := json.NewEncoder(env.Stdout)
 	enc.SetEscapeHTML(false)
-	for line := 1; sc.Scan(); line++ {
+	line := 1
+	for ; sc.Scan(); line++ {
 		raw := sc.Text()
 		if strings.TrimSpace(raw) == "" {
 			continue
@@ -92,8 +93,14 @@ func runClassify(ctx context.Context, env Env, args []string) int {
 			return fail(env, "classify", err)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fail(env, "classify", fmt.Errorf("read stdin: %w", err))
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return fail(env, "classify", fmt.Errorf("line %d: longer than %d bytes (4 MiB), the limit for one error text; nothing after it was classified", line, maxClassifyLine))
+	} else if err != nil {
+		return fail(env, "classify", fmt.Errorf("read stdin: line %d: %w", line, err))
 	}
 	return ExitOK
 }
+
+// maxClassifyLine bounds one input line (the scanner's buffer): provider
+// error bodies are kilobytes, a longer line is not an error text.
+const maxClassifyLine = 4 << 20

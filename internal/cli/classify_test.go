@@ -117,3 +117,26 @@ func TestClassify_Corpus(t *testing.T) {
 		t.Fatalf("%d output lines for %d corpus lines", len(got), lines)
 	}
 }
+
+// A line longer than the scanner's limit (a 5 MB line: "token too long")
+// fails with exit 2 and one line naming the input line and the limit,
+// after the lines before it were classified.
+func TestClassify_TooLongLineExitsTwoWithOneLineError(t *testing.T) {
+	in := "503 Service Unavailable\n" + strings.Repeat("x", 5<<20) + "\n429 Too Many Requests\n"
+	code, out, stderr := runIn(t, t.TempDir(), in, nil, "classify")
+	if code != ExitUsage {
+		t.Fatalf("exit %d, want %d; stderr %q", code, ExitUsage, stderr)
+	}
+	if want := "starter classify: line 2: longer than 4194304 bytes (4 MiB)"; !strings.HasPrefix(stderr, want) ||
+		strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, "token too long") {
+		t.Fatalf("stderr = %q, want one line starting %q", stderr, want)
+	}
+	if got := decodeLines(t, out); len(got) != 1 || got[0].Class != "retryable" {
+		t.Fatalf("output %q, want the first line classified", out)
+	}
+	// Just under the limit is still classified.
+	code, out, stderr = runIn(t, t.TempDir(), "503 "+strings.Repeat("x", 4<<20-10)+"\n", nil, "classify")
+	if code != ExitOK || len(decodeLines(t, out)) != 1 {
+		t.Fatalf("a line under the limit: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/durableagent/durableagent/agent"
@@ -14,7 +16,7 @@ import (
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
-const promptUsage = "starter prompt [--session ID] [--fault TEXT]... [--detach] [--json] MESSAGE"
+const promptUsage = "starter prompt [--session ID] [--workspace DIR] [--fault TEXT]... [--detach] [--json] MESSAGE"
 
 var promptCmd = Command{
 	Name:    "prompt",
@@ -29,8 +31,19 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	var detach bool
 	c.fs.StringArrayVar(&faults, "fault", nil, "scripted model: inject this error before answering (repeatable; e.g. \"503 Service Unavailable\", \"overflow\", \"hang:30s\")")
 	c.fs.BoolVar(&detach, "detach", false, "start the prompt and return at once (it keeps running in Temporal)")
+	var workspace string
+	c.fs.StringVar(&workspace, "workspace", "", "the directory a new session's tools work in (default: the current directory; a session keeps the workspace it was created with)")
 	if !c.parse(env, args) {
 		return ExitUsage
+	}
+	if workspace == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fail(env, "prompt", fmt.Errorf("current directory: %w (use --workspace DIR)", err))
+		}
+		workspace = wd
+	} else if abs, err := filepath.Abs(workspace); err == nil {
+		workspace = abs
 	}
 	msg := strings.TrimSpace(strings.Join(c.fs.Args(), " "))
 	if msg == "" {
@@ -45,6 +58,7 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	}
 	defer closeFn()
 	in := app.PromptInput(s, c.session, msg)
+	in.Workspace = workspace
 	if len(faults) > 0 {
 		in.Model.Faults = faults
 	}
@@ -248,14 +262,23 @@ var eventsCmd = Command{
 	},
 }
 
+const settingsUsage = "starter settings [init] [--json]"
+
 var settingsCmd = Command{
 	Name:    "settings",
-	Usage:   "starter settings [init] [--json]",
+	Usage:   settingsUsage,
 	Summary: "show every setting with its value and source name; 'init' writes a commented settings file",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		c := newFlags("settings", env)
 		if !c.parse(env, args) {
 			return ExitUsage
+		}
+		switch {
+		case c.fs.NArg() == 0 || c.fs.NArg() == 1 && c.fs.Arg(0) == "init":
+		case c.fs.Arg(0) != "init":
+			return fail(env, "settings", fmt.Errorf("unknown settings subcommand %q (usage: %s)", c.fs.Arg(0), settingsUsage))
+		default:
+			return fail(env, "settings", fmt.Errorf("unexpected argument %q after init (usage: %s)", c.fs.Arg(1), settingsUsage))
 		}
 		s, ok := c.settings(env)
 		if !ok {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/term"
 )
 
 // printer renders events for people (or as JSON lines). On a terminal a
@@ -28,20 +29,19 @@ func newPrinter(w io.Writer, asJSON bool, sessionID string) *printer {
 	return &printer{w: w, json: asJSON, session: sessionID, noCountdown: !isTerminal(w)}
 }
 
+// isTerminal says whether w is a terminal (not merely a character device
+// such as /dev/null).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(f)
 }
 
 func (p *printer) print(e agent.Event) {
 	p.stopCountdown()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.StopReason != agent.StopReasonError {
+	if e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleAssistant &&
+		e.Message.StopReason != agent.StopReasonError {
 		p.lastText = e.Message.Text()
 	}
 	if p.json {
@@ -50,7 +50,14 @@ func (p *printer) print(e agent.Event) {
 		return
 	}
 	switch e.Type {
-	case agent.EventAgentStart:
+	case agent.EventAgentStart, agent.EventTurnStart, agent.EventTurnEnd, agent.EventMessageStart,
+		agent.EventMessageUpdate, agent.EventToolExecutionUpdate:
+		return
+	case agent.EventToolExecutionStart:
+		fmt.Fprintf(p.w, "▶ %s\n", toolLine(e.ToolName, e.Args))
+		return
+	case agent.EventToolExecutionEnd:
+		fmt.Fprintf(p.w, "%s\n", toolEndLine(e))
 		return
 	case agent.EventAgentEnd:
 		if e.StopReason == agent.StopReasonError {
@@ -120,3 +127,44 @@ func (p *printer) stopCountdown() {
 }
 
 func (p *printer) stop() { p.stopCountdown() }
+
+// toolLine shows a tool call the way a person recognises it: the tool and
+// its main argument.
+func toolLine(name string, args json.RawMessage) string {
+	var m map[string]any
+	_ = json.Unmarshal(args, &m)
+	for _, k := range []string{"command", "path", "pattern"} {
+		if v, ok := m[k].(string); ok && v != "" {
+			return name + " " + clipLine(v, 100)
+		}
+	}
+	return name
+}
+
+// toolEndLine summarises a tool result: ✓ or ✗, and the first line of it.
+func toolEndLine(e agent.Event) string {
+	mark := "✓"
+	if e.IsError {
+		mark = "✗"
+	}
+	text := ""
+	if e.ToolResult != nil {
+		for _, b := range e.ToolResult.Content {
+			text += b.Text
+		}
+	}
+	return fmt.Sprintf("  %s %s: %s", mark, e.ToolName, clipLine(text, 100))
+}
+
+func clipLine(s string, n int) string {
+	for i, r := range s {
+		if r == '\n' {
+			s = s[:i] + " …"
+			break
+		}
+	}
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

@@ -1,124 +1,243 @@
-// Package composetest checks docker-compose.yml, which cannot run on a
-// machine without a Docker engine: services, ports, the worker's wiring to
-// Temporal, healthchecks and volumes.
 package composetest
 
 import (
+	"net/url"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/durableagent/durableagent/internal/settings"
 )
 
-type service struct {
-	Image       string            `yaml:"image"`
-	Build       any               `yaml:"build"`
-	Ports       []string          `yaml:"ports"`
-	Environment map[string]string `yaml:"environment"`
-	DependsOn   map[string]struct {
-		Condition string `yaml:"condition"`
-	} `yaml:"depends_on"`
-	Healthcheck *struct {
-		Test []string `yaml:"test"`
-	} `yaml:"healthcheck"`
-	Volumes []string `yaml:"volumes"`
-}
-
-type compose struct {
-	Services map[string]service `yaml:"services"`
-	Volumes  map[string]any     `yaml:"volumes"`
-}
-
-func load(t *testing.T) compose {
+func load(t *testing.T) *Compose {
 	t.Helper()
-	b, err := os.ReadFile("../../docker-compose.yml")
+	c, err := Load()
 	if err != nil {
-		t.Fatal(err)
-	}
-	var c compose
-	var raw map[string]any
-	if err := yaml.Unmarshal(b, &raw); err != nil {
-		t.Fatalf("docker-compose.yml is not valid YAML: %v", err)
-	}
-	if err := yaml.Unmarshal(b, &c); err != nil {
 		t.Fatalf("docker-compose.yml: %v", err)
 	}
 	return c
 }
 
-// The compose stack is a real cluster: PostgreSQL, Temporal, its UI, and
-// the worker built from this repository, wired through TEMPORAL_ADDRESS.
-func TestCompose_Wiring(t *testing.T) {
+func service(t *testing.T, c *Compose, name string) Service {
+	t.Helper()
+	s, ok := c.Services[name]
+	if !ok {
+		t.Fatalf("service %q missing", name)
+	}
+	return s
+}
+
+// The stack is the official pattern: PostgreSQL, a one-shot admin-tools
+// job for the schema, temporalio/server, a one-shot namespace job, the
+// UI, then the worker and the starter, each waiting for what it needs.
+func TestCompose_OfficialPattern(t *testing.T) {
 	c := load(t)
-	for _, name := range []string{"postgresql", "temporal", "temporal-ui", "worker"} {
-		if _, ok := c.Services[name]; !ok {
-			t.Fatalf("service %q missing", name)
+	pg := service(t, c, "postgresql")
+	schema := service(t, c, "temporal-admin-tools")
+	tmp := service(t, c, "temporal")
+	ns := service(t, c, "temporal-create-namespace")
+	ui := service(t, c, "temporal-ui")
+
+	if name, _ := Image(tmp.Image); name != "temporalio/server" {
+		t.Errorf("temporal image %q, want temporalio/server (auto-setup is deprecated)", tmp.Image)
+	}
+	_, serverTag := Image(tmp.Image)
+	for _, job := range []Service{schema, ns} {
+		if name, tag := Image(job.Image); name != "temporalio/admin-tools" || tag != serverTag {
+			t.Errorf("job image %q, want temporalio/admin-tools:%s like the server", job.Image, serverTag)
 		}
 	}
-	tmp := c.Services["temporal"]
-	if !strings.HasPrefix(tmp.Image, "temporalio/auto-setup:") && !strings.HasPrefix(tmp.Image, "temporalio/server:") {
-		t.Errorf("temporal image %q", tmp.Image)
+	if name, tag := Image(ui.Image); name != "temporalio/ui" || tag == "" || tag == "latest" {
+		t.Errorf("ui image %q, want a pinned temporalio/ui", ui.Image)
 	}
-	if !contains(tmp.Ports, "7233:7233") {
-		t.Errorf("temporal ports %v, want 7233:7233", tmp.Ports)
+
+	waits := []struct{ who, on, cond string }{
+		{"temporal-admin-tools", "postgresql", "service_healthy"},
+		{"temporal", "temporal-admin-tools", "service_completed_successfully"},
+		{"temporal-create-namespace", "temporal", "service_healthy"},
+		{"temporal-ui", "temporal", "service_healthy"},
+		{"worker", "temporal-create-namespace", "service_completed_successfully"},
 	}
-	if tmp.Environment["DB"] != "postgres12" || tmp.Environment["POSTGRES_SEEDS"] != "postgresql" {
-		t.Errorf("temporal is not on PostgreSQL: %v", tmp.Environment)
-	}
-	if !contains(c.Services["temporal-ui"].Ports, "8080:8080") || c.Services["temporal-ui"].Environment["TEMPORAL_ADDRESS"] != "temporal:7233" {
-		t.Errorf("temporal-ui wiring: %+v", c.Services["temporal-ui"])
-	}
-	w := c.Services["worker"]
-	if w.Build == nil {
-		t.Error("worker is not built from this repository")
-	}
-	if w.Environment["TEMPORAL_ADDRESS"] != "temporal:7233" {
-		t.Errorf("worker TEMPORAL_ADDRESS %q, want temporal:7233", w.Environment["TEMPORAL_ADDRESS"])
-	}
-	if w.DependsOn["temporal"].Condition != "service_healthy" {
-		t.Error("worker does not wait for a healthy temporal")
-	}
-	if tmp.DependsOn["postgresql"].Condition != "service_healthy" {
-		t.Error("temporal does not wait for a healthy postgresql")
+	for _, w := range waits {
+		if got := c.Services[w.who].DependsOn[w.on].Condition; got != w.cond {
+			t.Errorf("%s waits for %s with %q, want %q", w.who, w.on, got, w.cond)
+		}
 	}
 	for _, name := range []string{"postgresql", "temporal"} {
 		if hc := c.Services[name].Healthcheck; hc == nil || len(hc.Test) == 0 {
 			t.Errorf("service %s has no healthcheck", name)
 		}
 	}
-	pg := c.Services["postgresql"]
 	if len(pg.Volumes) == 0 || !strings.HasSuffix(pg.Volumes[0], ":/var/lib/postgresql/data") {
 		t.Errorf("postgresql has no data volume: %v", pg.Volumes)
-	}
-	vol := strings.SplitN(pg.Volumes[0], ":", 2)[0]
-	if _, ok := c.Volumes[vol]; !ok {
+	} else if vol := strings.SplitN(pg.Volumes[0], ":", 2)[0]; c.Volumes == nil || !hasKey(c.Volumes, vol) {
 		t.Errorf("volume %q is not declared", vol)
 	}
-	if len(w.Volumes) == 0 {
-		t.Error("worker has no volume for the session store")
+	if !slices.Contains(tmp.Ports, "7233:7233") || !slices.Contains(ui.Ports, "8080:8080") {
+		t.Errorf("ports: temporal %v (want 7233:7233), ui %v (want 8080:8080)", tmp.Ports, ui.Ports)
+	}
+	if ui.Environment["TEMPORAL_ADDRESS"] != "temporal:7233" {
+		t.Errorf("ui TEMPORAL_ADDRESS %q", ui.Environment["TEMPORAL_ADDRESS"])
 	}
 }
 
-// The Dockerfile builds the worker from this module.
-func TestDockerfile_BuildsWorker(t *testing.T) {
-	b, err := os.ReadFile("../../Dockerfile")
+// Temporal is on the compose PostgreSQL with its credentials, through the
+// variables of the server's embedded config template; the schema job
+// creates both databases with temporal-sql-tool and the embedded schemas.
+func TestCompose_TemporalOnPostgres(t *testing.T) {
+	c := load(t)
+	pg := service(t, c, "postgresql")
+	tmp := service(t, c, "temporal")
+	env := tmp.Environment
+	want := map[string]string{
+		"DB": "postgres12", "DB_PORT": "5432", "POSTGRES_SEEDS": "postgresql",
+		"POSTGRES_USER": pg.Environment["POSTGRES_USER"], "POSTGRES_PWD": pg.Environment["POSTGRES_PASSWORD"],
+		"BIND_ON_IP": "0.0.0.0",
+	}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("temporal %s = %q, want %q", k, env[k], v)
+		}
+	}
+	dc := env["DYNAMIC_CONFIG_FILE_PATH"]
+	if dc == "" {
+		t.Fatal("temporal has no DYNAMIC_CONFIG_FILE_PATH (the server refuses to start without the file)")
+	}
+	// The image's working directory is /etc/temporal.
+	host := c.HostPath(tmp, filepath.Join("/etc/temporal", dc))
+	b, err := os.ReadFile(host)
+	if err != nil {
+		t.Fatalf("dynamic config %s is not mounted from the repository: %v", dc, err)
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(b, &m); err != nil || len(m) == 0 {
+		t.Errorf("dynamic config %s: %v", host, err)
+	}
+
+	lines := service(t, c, "temporal-admin-tools").CommandLines()
+	for _, db := range []string{"temporal", "temporal_visibility"} {
+		kind := strings.TrimPrefix(db, "temporal_") // temporal, visibility
+		for _, step := range []string{"create", "setup-schema -v 0.0", "update-schema --schema-name postgresql/v12/" + kind} {
+			if !hasLine(lines, "--db "+db+" "+step) {
+				t.Errorf("schema job does not run %q for %s:\n%s", step, db, strings.Join(lines, "\n"))
+			}
+		}
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "temporal-sql-tool") && !strings.Contains(l, "--plugin postgres12 --ep postgresql -p 5432 -u "+pg.Environment["POSTGRES_USER"]+" ") {
+			t.Errorf("schema job line does not reach the compose PostgreSQL: %s", l)
+		}
+	}
+	if got := service(t, c, "temporal-admin-tools").Environment["SQL_PASSWORD"]; got != pg.Environment["POSTGRES_PASSWORD"] {
+		t.Errorf("schema job SQL_PASSWORD %q, want the postgresql password", got)
+	}
+	ns := service(t, c, "temporal-create-namespace")
+	if ns.Environment["TEMPORAL_ADDRESS"] != "temporal:7233" || !strings.Contains(strings.Join(ns.CommandLines(), " "),
+		"namespace create --namespace "+service(t, c, "worker").Environment["TEMPORAL_NAMESPACE"]) {
+		t.Errorf("namespace job does not create the worker's namespace: %+v", ns)
+	}
+}
+
+// The worker is built from this repository, scales (no fixed name or
+// port, sessions in PostgreSQL rather than a shared volume), reaches
+// Temporal and its session database, and needs a model provider.
+func TestCompose_WorkerScalesWithSessionsInPostgres(t *testing.T) {
+	c := load(t)
+	pg := service(t, c, "postgresql")
+	w := service(t, c, "worker")
+	if w.Build == nil {
+		t.Error("worker is not built from this repository")
+	}
+	if w.ContainerName != "" || len(w.Ports) != 0 {
+		t.Errorf("worker has a container name %q or ports %v: it cannot scale", w.ContainerName, w.Ports)
+	}
+	if w.Restart == "" {
+		t.Error("worker has no restart policy (it exits when Temporal is not reachable yet)")
+	}
+	env := w.Environment
+	if env["TEMPORAL_ADDRESS"] != "temporal:7233" || env["TEMPORAL_NAMESPACE"] == "" {
+		t.Errorf("worker Temporal wiring: %v", env)
+	}
+	if env["DURABLE_AGENT_SESSION_STORE"] != settings.SessionStorePostgres {
+		t.Errorf("worker session store %q, want postgres", env["DURABLE_AGENT_SESSION_STORE"])
+	}
+	u, err := url.Parse(env["DURABLE_AGENT_SESSION_POSTGRESURL"])
+	if err != nil || u.Hostname() != "postgresql" || u.User.Username() != pg.Environment["POSTGRES_USER"] {
+		t.Fatalf("worker session database %q, want the postgresql service as %s", env["DURABLE_AGENT_SESSION_POSTGRESURL"], pg.Environment["POSTGRES_USER"])
+	}
+	if _, hasPw := u.User.Password(); hasPw || env["PGPASSWORD"] != pg.Environment["POSTGRES_PASSWORD"] {
+		t.Errorf("worker password: keep it out of the URL (shown in settings) and in PGPASSWORD (%q)", env["PGPASSWORD"])
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	if !hasLine(service(t, c, "temporal-admin-tools").CommandLines(), "--db "+db+" create") {
+		t.Errorf("no job creates the session database %q", db)
+	}
+	if p := env["DURABLE_AGENT_MODEL_PROVIDER"]; !strings.HasPrefix(p, "${DURABLE_AGENT_MODEL_PROVIDER:?") {
+		t.Errorf("worker model provider %q: it must be required (the worker refuses to guess)", p)
+	}
+
+	st := service(t, c, "starter")
+	if st.Build == nil || !slices.Contains(st.Profiles, "cli") || len(st.Entrypoint) == 0 || st.Entrypoint[0] != "/usr/local/bin/starter" {
+		t.Errorf("starter: %+v", st)
+	}
+	for _, k := range []string{"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "DURABLE_AGENT_SESSION_STORE", "DURABLE_AGENT_SESSION_POSTGRESURL", "PGPASSWORD"} {
+		if st.Environment[k] != env[k] {
+			t.Errorf("starter %s = %q, worker %q", k, st.Environment[k], env[k])
+		}
+	}
+}
+
+// Every DURABLE_AGENT_ variable the compose file sets is a setting:
+// settings.Load rejects unknown ones, and a worker in a restart loop is
+// no way to learn of a typo.
+func TestCompose_VariablesAreSettings(t *testing.T) {
+	c := load(t)
+	known := map[string]bool{settings.EnvHome: true, settings.EnvConfig: true, settings.EnvCodecKey: true}
+	for _, k := range settings.Keys() {
+		known[k.Env] = true
+	}
+	for name, s := range c.Services {
+		for k := range s.Environment {
+			if strings.HasPrefix(k, settings.EnvPrefix) && !known[k] {
+				t.Errorf("service %s sets %s, which is no setting", name, k)
+			}
+		}
+	}
+}
+
+// The image runs the cluster worker, which links neither the embedded
+// Temporal server nor the Web UI.
+func TestDockerfile_BuildsClusterWorker(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(RepoRoot(), "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
-	for _, want := range []string{"FROM golang:1.26.8", "go build -o /out/worker ./worker", "ENTRYPOINT [\"/usr/local/bin/worker\"]"} {
+	for _, want := range []string{"FROM golang:1.26.8", "go build -trimpath -o /out/worker ./cmd/worker-cluster",
+		"go build -trimpath -o /out/starter ./starter", "ca-certificates", `ENTRYPOINT ["/usr/local/bin/worker"]`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}
 	}
+	if _, err := os.Stat(filepath.Join(RepoRoot(), "cmd", "worker-cluster", "main.go")); err != nil {
+		t.Error(err)
+	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
+func hasLine(lines []string, sub string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, sub) {
 			return true
 		}
 	}
 	return false
+}
+
+func hasKey(m map[string]any, k string) bool {
+	_, ok := m[k]
+	return ok
 }

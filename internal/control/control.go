@@ -12,6 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/agent"
@@ -38,6 +39,30 @@ type Controller struct {
 	TaskQueue string
 	// PollInterval for Follow (0: DefaultPollInterval).
 	PollInterval time.Duration
+	// StreamInterval is how often Follow reads the live output of a
+	// running model or tool call (DescribeWorkflowExecution) while one
+	// runs (0: DefaultStreamInterval; negative: no live events, the
+	// workflow status is still checked every StatusInterval).
+	StreamInterval time.Duration
+	// StatusInterval is how often Follow checks the workflow's status when
+	// nothing new happens, so a terminated or timed-out prompt is noticed
+	// (0: DefaultStatusInterval).
+	StatusInterval time.Duration
+	// DataConverter decodes the heartbeat details of running activities
+	// (nil: converter.GetDefaultDataConverter()). A client dialled with a
+	// payload codec (internal/codec) must pass the same converter here,
+	// or live output cannot be decrypted (and is skipped).
+	DataConverter converter.DataConverter
+	// OnWait, when set, is told (once each) when Follow starts waiting for
+	// a worker or for Temporal, and when it resumes.
+	OnWait func(msg string)
+	// UnreachableTimeout is how long Follow keeps trying while Temporal
+	// itself does not answer (0: DefaultUnreachableTimeout). A missing
+	// worker is waited for as long as ctx lasts: the prompt is durable.
+	UnreachableTimeout time.Duration
+	// QueryTimeout bounds one events query (0: DefaultQueryTimeout); a
+	// query that runs out doubles it for the next try, up to 30 s.
+	QueryTimeout time.Duration
 }
 
 // StartPrompt starts the prompt workflow of in.SessionID. A session runs
@@ -126,38 +151,6 @@ func (k *Controller) query(ctx context.Context, sessionID, runID, name string, o
 		return fmt.Errorf("decode %s of session %s: %w", name, sessionID, err)
 	}
 	return nil
-}
-
-// Follow calls fn with every event of a prompt after seq `after`, in
-// order and once each, until the prompt_end event (returned) or ctx ends.
-func (k *Controller) Follow(ctx context.Context, sessionID, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
-	interval := k.PollInterval
-	if interval <= 0 {
-		interval = DefaultPollInterval
-	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		evs, err := k.Events(ctx, sessionID, runID, after)
-		if err != nil && ctx.Err() == nil {
-			return agent.Event{}, err
-		}
-		for _, e := range evs {
-			if e.Seq != after+1 {
-				continue // never deliver out of order or twice
-			}
-			after = e.Seq
-			fn(e)
-			if e.Type == agent.EventPromptEnd {
-				return e, nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return agent.Event{}, ctx.Err()
-		case <-t.C:
-		}
-	}
 }
 
 // Result waits for a prompt and returns its result; a failed or aborted

@@ -1,14 +1,19 @@
 // Package demo is `starter demo`: the whole product in one command. It
 // starts (or reuses) the embedded Temporal server with its Web UI, starts
-// a worker in this process, runs a prompt whose scripted model fails twice
-// with retryable errors before answering, prints the retry events live and
-// the link to the workflow in the UI.
+// a worker in this process, and runs a small real job in a temporary
+// workspace: the scripted model reads a file, edits it, hits a 503 (a
+// retry on a durable timer), runs a test with bash and sums up. It prints
+// the tool calls and retry events live, what changed, and the link to the
+// workflow in the UI.
 package demo
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/durableagent/durableagent/internal/app"
@@ -18,22 +23,36 @@ import (
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/stack"
+	"github.com/durableagent/durableagent/internal/term"
 	"github.com/durableagent/durableagent/workflows"
 	"github.com/spf13/pflag"
 )
 
-// DefaultFaults are the demo's injected model failures: two retryable
-// errors (SPEC 2), then the scripted answer.
-var DefaultFaults = []string{"503 Service Unavailable", "[529 overloaded_error] Overloaded"}
+// DefaultScript is what the demo's scripted model does, one element per
+// model call: read the file, fix it, fail once with a retryable 503 (the
+// retry waits on a durable timer), run the test, answer.
+var DefaultScript = []string{
+	`tool:read {"path":"greet.sh"}`,
+	`tool:edit {"path":"greet.sh","oldText":"Helo","newText":"Hello"}`,
+	"503 Service Unavailable",
+	`tool:bash {"command":"sh test.sh"}`,
+	`text:Fixed the typo in greet.sh ("Helo" -> "Hello"); sh test.sh passes now.`,
+}
 
 // DemoMessage is the prompt the demo sends.
-const DemoMessage = "Explain in one sentence why a retry that waits on a durable timer survives a crash."
+const DemoMessage = "test.sh fails: fix greet.sh so that it passes."
+
+// demoFiles is the demo's workspace: a greeting with a typo and its test.
+var demoFiles = map[string]string{
+	"greet.sh": "#!/bin/sh\n# greet NAME prints a greeting.\necho \"Helo, $1!\"\n",
+	"test.sh":  "#!/bin/sh\n# The test of greet.sh.\nout=$(sh greet.sh world)\nif [ \"$out\" = \"Hello, world!\" ]; then echo PASS; else echo \"FAIL: got '$out'\"; exit 1; fi\n",
+}
 
 func init() {
 	cli.Register(cli.Command{
 		Name:    "demo",
-		Usage:   "starter demo [--fault TEXT]... [--keep|--keep=false]",
-		Summary: "one command: embedded Temporal + Web UI + worker, a prompt that retries twice, live events",
+		Usage:   "starter demo [--fault TEXT]... [--workspace DIR] [--keep|--keep=false]",
+		Summary: "one command: embedded Temporal + Web UI + worker, a small tool-using job with a retry, live",
 		Run:     run,
 	})
 }
@@ -42,7 +61,8 @@ func run(ctx context.Context, env cli.Env, args []string) int {
 	fs := pflag.NewFlagSet("demo", pflag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	sessionID := fs.String("session", fmt.Sprintf("demo-%d", time.Now().Unix()), "session id")
-	faults := fs.StringArray("fault", DefaultFaults, "scripted model failures before the answer (repeatable)")
+	faults := fs.StringArray("fault", DefaultScript, "the scripted model's script, one element per model call (repeatable; see docs/tools.md)")
+	workspace := fs.String("workspace", "", "the job's workspace (default: a new temporary directory with the demo's files)")
 	keep := fs.Bool("keep", isTerminal(os.Stdin), "keep the server and UI running after the prompt until Ctrl-C (default: when run from a terminal)")
 	settings.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -74,17 +94,27 @@ func run(ctx context.Context, env cli.Env, args []string) int {
 	}
 	defer st.Close()
 
+	ws, err := demoWorkspace(*workspace)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
+		return cli.ExitUsage
+	}
+	before := snapshot(ws)
+	fmt.Fprintf(env.Stdout, "workspace: %s\n", ws)
+
 	k := &control.Controller{Client: st.Client, TaskQueue: st.Settings.Temporal.TaskQueue}
 	in := app.PromptInput(st.Settings, *sessionID, DemoMessage)
 	in.Model.Faults = *faults
+	in.Workspace = ws
 	runHandle, err := k.StartPrompt(ctx, in)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
 		return cli.ExitUsage
 	}
 	fmt.Fprintf(env.Stdout, "prompt: %q\nworkflow %s  run %s\n", DemoMessage, runHandle.GetID(), runHandle.GetRunID())
-	fmt.Fprintf(env.Stdout, "the scripted model will fail with %v, then answer; cancel a pending retry with: go run ./starter abort-retry --session %s\n\n", *faults, *sessionID)
+	fmt.Fprintf(env.Stdout, "the scripted model reads, edits, hits a 503 and runs the test; cancel a pending retry with: go run ./starter abort-retry --session %s\n\n", *sessionID)
 	code := cli.FollowPrompt(ctx, env, k, *sessionID, runHandle.GetRunID(), false)
+	printChanges(env, before, snapshot(ws))
 	if url := st.WorkflowURL(workflows.WorkflowID(*sessionID), runHandle.GetRunID()); url != "" {
 		fmt.Fprintf(env.Stdout, "\nsee it in the Temporal UI: %s\n", url)
 	}
@@ -96,7 +126,83 @@ func run(ctx context.Context, env cli.Env, args []string) int {
 	return code
 }
 
+// demoWorkspace returns the job's workspace: dir, or a new temporary
+// directory holding the demo's files.
+func demoWorkspace(dir string) (string, error) {
+	if dir != "" {
+		return filepath.Abs(dir)
+	}
+	ws, err := os.MkdirTemp("", "durable-agent-demo-")
+	if err != nil {
+		return "", fmt.Errorf("create the demo workspace: %w", err)
+	}
+	for name, text := range demoFiles {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644); err != nil {
+			return "", fmt.Errorf("create the demo workspace: %w", err)
+		}
+	}
+	return ws, nil
+}
+
+// snapshot reads the workspace's top-level files.
+func snapshot(dir string) map[string]string {
+	out := map[string]string{}
+	des, _ := os.ReadDir(dir)
+	for _, de := range des {
+		if de.Type().IsRegular() {
+			if b, err := os.ReadFile(filepath.Join(dir, de.Name())); err == nil && len(b) < 1<<20 {
+				out[de.Name()] = string(b)
+			}
+		}
+	}
+	return out
+}
+
+// printChanges shows what the job changed in the workspace, line by line.
+func printChanges(env cli.Env, before, after map[string]string) {
+	names := make([]string, 0, len(after))
+	for n := range after {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	changed := false
+	for _, n := range names {
+		old, existed := before[n]
+		if existed && old == after[n] {
+			continue
+		}
+		if !changed {
+			fmt.Fprintln(env.Stdout, "\nwhat changed in the workspace:")
+			changed = true
+		}
+		oldLines, newLines := strings.Split(old, "\n"), strings.Split(after[n], "\n")
+		fmt.Fprintf(env.Stdout, "  %s:\n", n)
+		for i := 0; i < max(len(oldLines), len(newLines)); i++ {
+			o, nw := line(oldLines, i), line(newLines, i)
+			if o != nw {
+				if existed && o != "" {
+					fmt.Fprintf(env.Stdout, "    - %s\n", o)
+				}
+				if nw != "" {
+					fmt.Fprintf(env.Stdout, "    + %s\n", nw)
+				}
+			}
+		}
+	}
+	if !changed {
+		fmt.Fprintln(env.Stdout, "\nnothing changed in the workspace")
+	}
+}
+
+func line(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return ""
+}
+
+// isTerminal says whether f is a terminal (not merely a character device
+// such as /dev/null).
 func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(f)
 }

@@ -1,9 +1,11 @@
 package devserver
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
+	"syscall"
 )
 
 // PortInUseError reports that a port the dev server must listen on is taken.
@@ -31,6 +33,53 @@ func (e *PortInUseError) Error() string {
 // Unwrap returns the listen error.
 func (e *PortInUseError) Unwrap() error { return e.Err }
 
+// ListenError reports that the dev server cannot listen on an address
+// for a reason other than the port being in use: most often an IP that is
+// not an address of this machine (EADDRNOTAVAIL, "cannot assign requested
+// address"). Its message is one line that names the address and gives the
+// operating system's reason; Unwrap gives the listen error.
+type ListenError struct {
+	// Port is the port that could not be bound (0: any free port).
+	Port int
+	// IP is the address the bind was attempted on.
+	IP string
+	// Role says which listener it was: "frontend", "ui" or "" for the
+	// server's internal listeners.
+	Role string
+	// Err is the error returned by the listen attempt.
+	Err error
+}
+
+// Error returns the one-line explanation shown to users.
+func (e *ListenError) Error() string {
+	addr := net.JoinHostPort(e.IP, strconv.Itoa(e.Port))
+	if e.Port == 0 {
+		addr = e.IP + " (any free port)"
+	}
+	reason := e.Err.Error()
+	var errno syscall.Errno
+	if errors.As(e.Err, &errno) {
+		reason = errno.Error() // the OS's words; the address is named already
+	}
+	if errors.Is(e.Err, syscall.EADDRNOTAVAIL) {
+		return fmt.Sprintf("devserver: cannot listen on %s: %s (%s is not an address of this machine; set dev.ip, e.g. to 127.0.0.1)",
+			addr, reason, e.IP)
+	}
+	return fmt.Sprintf("devserver: cannot listen on %s: %s", addr, reason)
+}
+
+// Unwrap returns the listen error.
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// listenError says why listening on ip:port failed: *PortInUseError only
+// when the port is taken.
+func listenError(ip string, port int, role string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return &PortInUseError{Port: port, IP: ip, Role: role, Err: err}
+	}
+	return &ListenError{Port: port, IP: ip, Role: role, Err: err}
+}
+
 const (
 	roleFrontend = "frontend"
 	roleUI       = "ui"
@@ -43,7 +92,7 @@ const (
 func checkPortFree(ip string, port int, role string) error {
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
 	if err != nil {
-		return &PortInUseError{Port: port, IP: ip, Role: role, Err: err}
+		return listenError(ip, port, role, err)
 	}
 	return l.Close()
 }
@@ -84,7 +133,11 @@ func freePort(ip string) (int, error) {
 // 0 picks a free port, anything else must be free right now.
 func resolvePort(ip string, port int, role string) (int, error) {
 	if port == 0 {
-		return freePort(ip)
+		p, err := freePort(ip)
+		if err != nil {
+			return 0, listenError(ip, 0, role, err)
+		}
+		return p, nil
 	}
 	if err := checkPortFree(ip, port, role); err != nil {
 		return 0, err

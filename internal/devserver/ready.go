@@ -2,6 +2,7 @@ package devserver
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"time"
@@ -19,8 +20,8 @@ const readyPollInterval = 100 * time.Millisecond
 // it, until it serves the namespace; then it registers missing search
 // attributes. Polling covers the window in which the services are up but the
 // namespace registry has not loaded yet.
-func awaitFrontend(ctx context.Context, addr, namespace string, attrs map[string]enumspb.IndexedValueType) error {
-	c, err := dialWhenReady(ctx, addr, namespace)
+func awaitFrontend(ctx context.Context, addr, namespace string, attrs map[string]enumspb.IndexedValueType, tlsConf *tls.Config) error {
+	c, err := dialWhenReady(ctx, addr, namespace, tlsConf)
 	if err != nil {
 		return err
 	}
@@ -31,10 +32,11 @@ func awaitFrontend(ctx context.Context, addr, namespace string, attrs map[string
 	return nil
 }
 
-func dialWhenReady(ctx context.Context, addr, namespace string) (client.Client, error) {
+func dialWhenReady(ctx context.Context, addr, namespace string, tlsConf *tls.Config) (client.Client, error) {
 	opts := client.Options{
-		HostPort:  addr,
-		Namespace: namespace,
+		HostPort:          addr,
+		Namespace:         namespace,
+		ConnectionOptions: client.ConnectionOptions{TLS: tlsConf},
 		// Failed attempts are expected while the server warms up; the last
 		// one is reported in the error instead.
 		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)),

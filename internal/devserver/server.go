@@ -58,6 +58,8 @@ type Options struct {
 	// Logger receives the server's logs at Warn and above. Nil logs them to
 	// stderr.
 	Logger *slog.Logger
+	// TLS serves the frontend over TLS (nil: plaintext).
+	TLS *TLS
 }
 
 // Server is a running embedded dev server. Its methods are safe for
@@ -123,9 +125,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("devserver: start cancelled: %w", err)
 	}
 
+	cfg := serverConfig(plan, sql)
+	opts.TLS.apply(cfg)
+	clientTLS, err := opts.TLS.clientConfig()
+	if err != nil {
+		return nil, err
+	}
 	srv, err := temporal.NewServer(
 		temporal.ForServices(temporal.DefaultServices),
-		temporal.WithConfig(serverConfig(plan, sql)),
+		temporal.WithConfig(cfg),
 		temporal.WithStaticHosts(staticHosts(plan)),
 		temporal.WithDynamicConfigClient(dynamicConfig()),
 		temporal.WithLogger(serverLogger{log: opts.Logger.With("component", "temporal-server"), gate: s.logGate}),
@@ -139,7 +147,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 
 	if uiPort != NoUI {
-		s.ui = newUI(plan.ip, uiPort, s.frontendAddr, opts.Namespace)
+		s.ui = newUI(plan.ip, uiPort, s.frontendAddr, opts.Namespace, opts.TLS)
 		s.uiDone = runUI(s.ui)
 		s.uiAddr = "http://" + hostPort(plan.reachIP, uiPort)
 	}
@@ -147,7 +155,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	waitCtx, cancel := context.WithTimeoutCause(ctx, startTimeout,
 		fmt.Errorf("not ready after %s", startTimeout))
 	defer cancel()
-	if err := awaitFrontend(waitCtx, s.frontendAddr, opts.Namespace, opts.SearchAttributes); err != nil {
+	if err := awaitFrontend(waitCtx, s.frontendAddr, opts.Namespace, opts.SearchAttributes, clientTLS); err != nil {
 		return nil, err
 	}
 	if s.ui != nil {
@@ -218,6 +226,11 @@ func (o *Options) normalize() error {
 	}
 	if o.Logger == nil {
 		o.Logger = defaultLogger()
+	}
+	if o.TLS != nil {
+		if err := o.TLS.check(); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -24,13 +24,26 @@ type followFunc func(ctx context.Context, after int64, fn func(agent.Event)) (ag
 
 // followResuming runs follow and, when it fails, runs it again from the
 // last seq delivered, so fn sees every event once and in order across
-// failures. It gives up on a permanent failure (the prompt does not exist)
-// and when failures last giveUp without an event delivered in between.
+// failures. It gives up on a permanent failure (the prompt does not exist,
+// or closed without prompt_end) and when failures last giveUp without an
+// event delivered in between.
+//
+// control.Controller.Follow already waits through a missing worker and
+// short Temporal outages; this only resumes after it gave up on Temporal.
+// Live events (control.IsLive) pass through; after a resume they are
+// dropped until the next workflow event, as the new follow would resend
+// the text of the running call from its start.
 func followResuming(ctx context.Context, follow followFunc, after int64, fn func(agent.Event), giveUp, pause time.Duration) (agent.Event, error) {
 	var failingSince time.Time
-	for {
+	for resumed := false; ; resumed = true {
 		progressed := false
 		end, err := follow(ctx, after, func(e agent.Event) {
+			if control.IsLive(e) {
+				if !resumed || progressed {
+					fn(e)
+				}
+				return
+			}
 			if e.Seq <= after {
 				return
 			}
@@ -42,7 +55,7 @@ func followResuming(ctx context.Context, follow followFunc, after int64, fn func
 			return end, nil
 		case ctx.Err() != nil:
 			return agent.Event{}, ctx.Err()
-		case errors.Is(err, control.ErrNoPrompt):
+		case errors.Is(err, control.ErrNoPrompt), errors.Is(err, control.ErrPromptClosed):
 			return agent.Event{}, err
 		}
 		if progressed || failingSince.IsZero() {

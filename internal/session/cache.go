@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,6 +26,10 @@ type sessionCache struct {
 	modTime time.Time   // modification time when last read
 	parsed  int64       // offset just past the last complete line
 	lines   int         // complete lines consumed, header included
+	// end is how the last complete line ended, lastByte its last byte
+	// (the check that the parsed prefix is still in place).
+	end      lineEnd
+	lastByte byte
 
 	header     Header
 	headerLine []byte // exact bytes of line 1, to detect a replaced file
@@ -43,6 +48,7 @@ func (c *sessionCache) reset() {
 	c.valid = false
 	c.info = nil
 	c.size, c.parsed, c.lines = 0, 0, 0
+	c.end, c.lastByte = endBreak, 0
 	c.modTime = time.Time{}
 	c.header = Header{}
 	c.headerLine = nil
@@ -62,10 +68,14 @@ func (c *sessionCache) sync(f *os.File) error {
 		c.reset()
 		return fmt.Errorf("stat %s: %w", f.Name(), err)
 	}
+	if err := checkRegular(f.Name(), fi); err != nil {
+		c.reset()
+		return err
+	}
 	full := !c.valid || !os.SameFile(c.info, fi) || fi.Size() < c.size ||
 		(fi.Size() == c.size && !fi.ModTime().Equal(c.modTime))
 	if !full {
-		intact, err := c.prefixIntact(f)
+		intact, err := c.prefixIntact(f, fi.Size())
 		if err != nil {
 			c.reset()
 			return err
@@ -85,7 +95,7 @@ func (c *sessionCache) sync(f *os.File) error {
 		c.bytesRead += n
 		if err := c.consume(buf); err != nil {
 			c.reset()
-			return fmt.Errorf("read %s: %w", f.Name(), err)
+			return fmt.Errorf("%s: %w", f.Name(), err)
 		}
 	} else {
 		c.tail = ""
@@ -99,10 +109,11 @@ func (c *sessionCache) sync(f *os.File) error {
 
 // prefixIntact checks, cheaply, that the bytes already parsed are still the
 // ones read: same header line (it holds the id and a creation timestamp, so
-// a re-created file differs) and a newline where the last parsed line ended.
-// Size and modification time alone miss a file deleted and re-created with
-// the same inode number.
-func (c *sessionCache) prefixIntact(f *os.File) (bool, error) {
+// a re-created file differs) and the same byte where the last parsed line
+// ended. Size and modification time alone miss a file deleted and
+// re-created with the same inode number. A last line parsed without a line
+// break must be followed by one, or it was longer than what was parsed.
+func (c *sessionCache) prefixIntact(f *os.File, size int64) (bool, error) {
 	if c.parsed == 0 {
 		return true, nil
 	}
@@ -116,56 +127,191 @@ func (c *sessionCache) prefixIntact(f *os.File) (bool, error) {
 	if !bytes.Equal(got, c.headerLine) {
 		return false, nil
 	}
-	var nl [1]byte
-	if _, err := f.ReadAt(nl[:], c.parsed-1); err != nil {
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], c.parsed-1); err != nil {
 		if err == io.EOF {
 			return false, nil
 		}
 		return false, fmt.Errorf("read %s: %w", f.Name(), err)
 	}
-	return nl[0] == '\n', nil
+	if b[0] != c.lastByte {
+		return false, nil
+	}
+	if c.end == endNone && size > c.parsed {
+		if _, err := f.ReadAt(b[:], c.parsed); err != nil {
+			if err == io.EOF {
+				return false, nil
+			}
+			return false, fmt.Errorf("read %s: %w", f.Name(), err)
+		}
+		return b[0] == '\n' || b[0] == '\r', nil
+	}
+	return true, nil
 }
 
-// consume parses data, the file's bytes from offset c.parsed on. Complete
-// lines advance c.parsed; bytes after the last newline are an incomplete
-// (torn) line left by a crash and are reported in c.tail, not parsed.
+// lineEnd is how the last line consumed ended.
+type lineEnd uint8
+
+const (
+	// endBreak: a complete line break ("\n", "\r\n", or "\r" followed by
+	// more data).
+	endBreak lineEnd = iota
+	// endCR: a "\r" at the end of the data read; a "\n" right after it
+	// belongs to the same line break.
+	endCR
+	// endNone: no line break, the line was complete because it parsed as
+	// JSON. The next byte, if any, must be a line break.
+	endNone
+)
+
+// errPrefixChanged reports data that does not continue the line consumed
+// last; sync never lets it happen.
+var errPrefixChanged = errors.New("file changed while it was read")
+
+// consume parses data, the file's bytes from offset c.parsed on. Lines end
+// with "\n", "\r\n" or a lone "\r". Complete lines advance c.parsed. The
+// bytes after the last line break are a complete last line if they parse
+// as JSON (a file whose writer left out the final newline); otherwise they
+// are an incomplete (torn) line left by a crash, reported in c.tail and
+// not parsed.
 func (c *sessionCache) consume(data []byte) error {
 	c.tail = ""
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			c.tail = fmt.Sprintf("line %d: incomplete last line (%d bytes without a newline, left by an interrupted write), ignored",
-				c.lines+1, len(data))
-			return nil
+	if len(data) == 0 {
+		return nil
+	}
+	// Finish the line break the previous read ended in.
+	switch c.end {
+	case endCR:
+		if data[0] == '\n' {
+			c.skip(data[:1])
+			data = data[1:]
 		}
-		line := data[:i+1]
-		data = data[i+1:]
-		if c.lines == 0 {
-			if err := c.readHeader(line); err != nil {
-				return err
+		c.end = endBreak
+	case endNone:
+		n := 0
+		switch {
+		case data[0] == '\n':
+			n, c.end = 1, endBreak
+		case data[0] == '\r' && len(data) == 1:
+			n, c.end = 1, endCR
+		case data[0] == '\r' && data[1] == '\n':
+			n, c.end = 2, endBreak
+		case data[0] == '\r':
+			n, c.end = 1, endBreak
+		default:
+			return errPrefixChanged
+		}
+		c.skip(data[:n])
+		data = data[n:]
+	}
+	nl := -1 // index in data of the next "\n" at or after off, -1 for none
+	if len(data) > 0 {
+		nl = bytes.IndexByte(data, '\n')
+	}
+	for off := 0; off < len(data); {
+		if nl >= 0 && nl < off {
+			if nl = bytes.IndexByte(data[off:], '\n'); nl >= 0 {
+				nl += off
 			}
-		} else {
-			c.readEntry(c.lines+1, line)
 		}
-		c.lines++
-		c.parsed += int64(len(line))
+		// The line ends at the first "\r" or "\n". Looking for "\r" only
+		// up to the next "\n" keeps a long file linear.
+		stop := len(data)
+		if nl >= 0 {
+			stop = nl
+		}
+		brk := stop
+		if i := bytes.IndexByte(data[off:stop], '\r'); i >= 0 {
+			brk = off + i
+		}
+		if brk == len(data) {
+			return c.lastLine(data[off:])
+		}
+		next, end := brk+1, endBreak
+		if data[brk] == '\r' {
+			switch {
+			case next == len(data):
+				end = endCR
+			case data[next] == '\n':
+				next++
+			}
+		}
+		if err := c.line(data[off:brk], data[off:next]); err != nil {
+			return err
+		}
+		c.end = end
+		off = next
 	}
 	return nil
 }
 
-func (c *sessionCache) readHeader(line []byte) error {
-	var h Header
-	if err := json.Unmarshal(line, &h); err != nil || h.Type != HeaderType {
-		return fmt.Errorf("line 1 is not a session header (want a JSON object with \"type\":%q)", HeaderType)
+// skip consumes the rest of a line break.
+func (c *sessionCache) skip(b []byte) {
+	c.parsed += int64(len(b))
+	c.lastByte = b[len(b)-1]
+}
+
+// line consumes one line: text without its line break, raw with it.
+func (c *sessionCache) line(text, raw []byte) error {
+	if c.lines == 0 {
+		if err := c.readHeader(text, raw); err != nil {
+			return err
+		}
+	} else {
+		c.readEntry(c.lines+1, text)
 	}
-	if h.Version < 1 || h.Version > FormatVersion {
-		return fmt.Errorf("session header has format version %d, this build reads 1 to %d", h.Version, FormatVersion)
+	c.lines++
+	c.parsed += int64(len(raw))
+	c.lastByte = raw[len(raw)-1]
+	return nil
+}
+
+// lastLine handles the bytes after the last line break.
+func (c *sessionCache) lastLine(rest []byte) error {
+	if json.Valid(bytes.TrimSpace(rest)) {
+		// A complete value: the line is whole, only its newline is missing.
+		if err := c.line(rest, rest); err != nil {
+			return err
+		}
+		c.end = endNone
+		return nil
+	}
+	if n := headerLen(rest); c.lines == 0 && n > 0 {
+		// Never mistake a session for a torn first write and start it over.
+		return permanentf("line 1 is a session header followed by %d bytes that are neither JSON nor a line break; repair the file by hand",
+			len(rest)-n)
+	}
+	c.tail = fmt.Sprintf("line %d: incomplete last line (%d bytes without a newline that are not valid JSON, left by an interrupted write), ignored",
+		c.lines+1, len(rest))
+	return nil
+}
+
+// headerLen is the length of the session header b begins with, 0 if none.
+func headerLen(b []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var h Header
+	if err := dec.Decode(&h); err != nil || h.Type != HeaderType {
+		return 0
+	}
+	return int(dec.InputOffset())
+}
+
+func (c *sessionCache) readHeader(text, raw []byte) error {
+	var h Header
+	if err := json.Unmarshal(bytes.TrimSpace(text), &h); err != nil || h.Type != HeaderType {
+		return permanentf("line 1 is not a session header (want a JSON object with \"type\":%q)", HeaderType)
+	}
+	switch {
+	case h.Version > FormatVersion:
+		return permanentf("session header has format version %d, newer than this build reads (up to %d)", h.Version, FormatVersion)
+	case h.Version < 1:
+		return permanentf("session header has format version %d, want 1 to %d", h.Version, FormatVersion)
 	}
 	if h.ID != c.id {
 		c.warnings = append(c.warnings, fmt.Sprintf("line 1: header id %q differs from session id %q", h.ID, c.id))
 	}
 	c.header = h
-	c.headerLine = bytes.Clone(line)
+	c.headerLine = bytes.Clone(raw)
 	return nil
 }
 
@@ -178,7 +324,7 @@ func (c *sessionCache) readEntry(lineNo int, line []byte) {
 	}
 	var e Entry
 	if err := json.Unmarshal(trimmed, &e); err != nil {
-		c.warnings = append(c.warnings, fmt.Sprintf("line %d: not JSON, skipped", lineNo))
+		c.warnings = append(c.warnings, fmt.Sprintf("line %d: %s, skipped", lineNo, describeJSONError(err)))
 		return
 	}
 	if err := checkLoaded(e); err != nil {
@@ -191,6 +337,22 @@ func (c *sessionCache) readEntry(lineNo int, line []byte) {
 	}
 	c.ids[e.ID] = struct{}{}
 	c.entries = append(c.entries, e)
+}
+
+// describeJSONError says why a line is not an entry.
+func describeJSONError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return fmt.Sprintf("a JSON %s, not an entry object", te.Value)
+		}
+		return fmt.Sprintf("field %q has the wrong type (a JSON %s, want %s)", te.Field, te.Value, te.Type)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "not JSON"
+	}
+	return fmt.Sprintf("not a valid entry (%v)", err)
 }
 
 // snapshot returns a Session that shares no mutable state with the cache:

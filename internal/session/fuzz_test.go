@@ -41,6 +41,13 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(`{"type":"session","version":2,"id":"s"}`+"\n"+user), uint16(1))
 	f.Add([]byte(header[:30]), uint16(12))
 	f.Add([]byte(header+`{"type":"compaction","id":"c","parentId":"b","summary":"S","firstKeptEntryId":"a"}`+"\n"), uint16(0))
+	// Line breaks other than "\n", and last lines without one.
+	crlf := strings.ReplaceAll(header+user+answer, "\n", "\r\n")
+	f.Add([]byte(crlf), uint16(len(header)))
+	f.Add([]byte(strings.ReplaceAll(header+user+answer, "\n", "\r")), uint16(len(header)+len(user)))
+	f.Add([]byte(header+user+strings.TrimSuffix(answer, "\n")), uint16(len(header)+len(user)+10))
+	f.Add([]byte(strings.TrimSuffix(header, "\n")), uint16(20))
+	f.Add([]byte(strings.TrimSuffix(header, "\n")+"garbage"), uint16(len(header)-1))
 	f.Fuzz(func(t *testing.T, data []byte, split uint16) {
 		dir := t.TempDir()
 		st, err := Open(filepath.Join(dir, "one"))

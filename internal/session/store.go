@@ -14,6 +14,47 @@ import (
 	"time"
 )
 
+// ErrPermanent is wrapped by errors about a session file that retrying
+// cannot fix: a first line that is not a session header, a format version
+// newer than this build reads, or a directory (or other non-regular file)
+// where the session file should be. Check it with errors.Is.
+var ErrPermanent = errors.New("permanent session file error")
+
+// permanentError is an error that matches ErrPermanent without adding
+// its text to the message.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string        { return e.err.Error() }
+func (e *permanentError) Unwrap() error        { return e.err }
+func (e *permanentError) Is(target error) bool { return target == ErrPermanent }
+
+func permanentf(format string, args ...any) error {
+	return &permanentError{fmt.Errorf(format, args...)}
+}
+
+// checkRegular refuses a session file that is not a regular file: a
+// directory cannot be read or appended to, and opening a FIFO would hang.
+func checkRegular(path string, fi os.FileInfo) error {
+	switch {
+	case fi.Mode().IsRegular():
+		return nil
+	case fi.IsDir():
+		return permanentf("%s is a directory, not a session file", path)
+	default:
+		return permanentf("%s is not a regular file (%s), not a session file", path, fi.Mode().Type())
+	}
+}
+
+// statRegular checks the session file at path before it is opened; a
+// missing file is left to the open.
+func statRegular(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	return checkRegular(path, fi)
+}
+
 // maxCachedSessions bounds the memory a long-running worker spends on
 // sessions it no longer serves; an evicted session is simply read again.
 const maxCachedSessions = 64
@@ -86,7 +127,10 @@ func (s *Store) List() ([]string, error) {
 // 0600, with a header) if it is missing, even for zero entries.
 //
 // All lines go out in one write and are fsynced before Append returns. An
-// incomplete last line left by an earlier crash is truncated away first. If
+// incomplete last line left by an earlier crash (bytes after the last line
+// break that are not valid JSON) is truncated away first; a last line that
+// is valid JSON but lacks its newline is complete and kept, and gets the
+// newline before the new lines. If
 // the write or the fsync fails, the file is truncated back to where it was,
 // so a failed Append leaves nothing behind and can simply be retried.
 func (s *Store) Append(sessionID string, entries ...Entry) (written int, err error) {
@@ -154,7 +198,11 @@ func (s *Store) append(id string, entries []Entry, lines [][]byte, cwd string) (
 	c.mu.Lock()
 	defer c.mu.Unlock()
 
-	f, err := os.OpenFile(s.Path(id), os.O_RDWR|os.O_CREATE, 0o600)
+	path := s.Path(id)
+	if err := statRegular(path); err != nil {
+		return 0, Header{}, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return 0, Header{}, err
 	}
@@ -167,7 +215,9 @@ func (s *Store) append(id string, entries []Entry, lines [][]byte, cwd string) (
 	}
 
 	// Without a complete header line the file is new, or its first write was
-	// torn: nothing in it was ever acknowledged, so start it over.
+	// torn: nothing in it was ever acknowledged, so start it over. (A file
+	// that begins with a valid header always has c.lines > 0, or sync has
+	// refused it.)
 	fresh := c.lines == 0
 	at := c.parsed
 	var buf bytes.Buffer
@@ -189,6 +239,10 @@ func (s *Store) append(id string, entries []Entry, lines [][]byte, cwd string) (
 			continue
 		}
 		seen[e.ID] = struct{}{}
+		if written == 0 && !fresh && c.end == endNone {
+			// The last line is complete but has no newline: add it.
+			buf.WriteByte('\n')
+		}
 		buf.Write(lines[i])
 		written++
 	}
@@ -277,8 +331,12 @@ func (c *sessionCache) afterWrite(f *os.File, written []byte, fresh bool) error 
 
 // Load reads a session. A missing file (or one whose very first write was
 // torn) gives ErrNotFound wrapped with the id; a first line that is not a
-// session header gives an error. Bad entry lines and an incomplete last line
-// do not: they are skipped and described in Session.Warnings.
+// session header, a newer format version or a directory in the file's
+// place gives an error wrapping ErrPermanent. Bad entry lines and an
+// incomplete last line do not: they are skipped and described in
+// Session.Warnings, one warning naming the line each. Lines may end with
+// "\n", "\r\n" or "\r"; a last line without a line break counts if it
+// is valid JSON.
 //
 // The returned Session is the caller's, but the Messages its entries point
 // to are shared with the store's cache and must be treated as read-only.
@@ -290,7 +348,11 @@ func (s *Store) Load(sessionID string) (*Session, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 
-	f, err := os.Open(s.Path(sessionID))
+	path := s.Path(sessionID)
+	if err := statRegular(path); err != nil {
+		return nil, fmt.Errorf("load session %q: %w", sessionID, err)
+	}
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		c.reset()
 		s.forget(sessionID, c)

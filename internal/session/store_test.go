@@ -162,7 +162,9 @@ func TestLoad_TornLastLineIgnored(t *testing.T) {
 		tail string
 	}{
 		{"half a JSON object", string(bLine[:len(bLine)/2])},
-		{"complete JSON without its newline", string(bLine)},
+		// A complete JSON line without its newline is kept instead:
+		// TestLoad_ValidLastEntryWithoutNewlineIsKept.
+		{"JSON object missing its last byte", string(bLine[:len(bLine)-1])},
 		{"zero bytes from a lost block", "\x00\x00\x00\x00"},
 	}
 	for _, tt := range tests {
@@ -222,8 +224,10 @@ func TestAppend_RepairsTornTail(t *testing.T) {
 	}{
 		{"torn line replaced by the new entry", string(cLine[:20]), []Entry{c}, 1, "a,b,c"},
 		// The torn write of c never completed, so c was never written:
-		// writing it again must not be skipped as a duplicate.
-		{"complete JSON without newline is rewritten", string(cLine), []Entry{c}, 1, "a,b,c"},
+		// writing it again must not be skipped as a duplicate. (Complete
+		// JSON without its newline is a written entry:
+		// TestAppend_ValidLastEntryWithoutNewlineGetsNewline.)
+		{"JSON missing its last byte is rewritten", string(cLine[:len(cLine)-1]), []Entry{c}, 1, "a,b,c"},
 		{"repair with nothing new to write", "{\"ty", []Entry{b}, 0, "a,b"},
 	}
 	for _, tt := range tests {

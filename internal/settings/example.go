@@ -33,7 +33,7 @@ func ExampleYAML() string {
 			b.WriteString("\n")
 		}
 		b.WriteString(indent + "# " + k.desc + " Env: " + k.env() + ".\n")
-		if k.key == "dataDir" {
+		if k.defText != "" { // a default that depends on the machine
 			b.WriteString(indent + "# " + name + ": " + k.defText + "\n")
 			continue
 		}

@@ -146,6 +146,13 @@ var schema = []keyDef{
 		desc:  "Task queue the worker polls and the starter uses.",
 		field: func(s *Settings) any { return &s.Temporal.TaskQueue }},
 
+	{key: "session.store", kind: kindString, oneOf: SessionStores,
+		desc:  "Worker: where sessions live: jsonl (files under dataDir/sessions, one machine or a shared filesystem) or postgres (session.postgresUrl, any number of machines).",
+		field: func(s *Settings) any { return &s.Session.Store }},
+	{key: "session.postgresUrl", kind: kindString,
+		desc:  "Worker: PostgreSQL database of session.store postgres, a postgres:// URL or libpq key=value string (empty: the PG* environment variables); keep the password in PGPASSWORD or ~/.pgpass.",
+		field: func(s *Settings) any { return &s.Session.PostgresURL }},
+
 	{key: "model.provider", kind: kindString, oneOf: Providers,
 		desc:  "Model provider: scripted (offline fake), anthropic or openai.",
 		field: func(s *Settings) any { return &s.Model.Provider }},
@@ -197,6 +204,28 @@ var schema = []keyDef{
 	{key: "codec.keyFile", kind: kindString,
 		desc:  "File with the 32-byte AES-256 key (raw or base64) that encrypts workflow payloads in Temporal; empty: the key in $DURABLE_AGENT_CODEC_KEY (base64), or no encryption.",
 		field: func(s *Settings) any { return &s.Codec.KeyFile }},
+	{key: "tools.enabled", kind: kindList, listCheck: checkToolList,
+		desc:  "Tools the model may call: read, write, edit, bash, grep, find, ls (e.g. read;grep;find;ls for a read-only agent; empty: none).",
+		field: func(s *Settings) any { return &s.Tools.Enabled }},
+	{key: "tools.allowedRoots", kind: kindList, defText: "~;$TMPDIR",
+		desc:  "Worker: directories a session's workspace must be in (empty: anywhere).",
+		field: func(s *Settings) any { return &s.Tools.AllowedRoots }},
+	{key: "tools.confine", kind: kindBool,
+		desc:  "Worker: keep file tools inside the workspace (\"..\" and escaping symlinks refused).",
+		field: func(s *Settings) any { return &s.Tools.Confine }},
+	{key: "tools.envAllow", kind: kindList,
+		desc:  "Worker: secret-looking environment variables (*_KEY, *_TOKEN, *_SECRET, *_PASSWORD) that bash may see all the same.",
+		field: func(s *Settings) any { return &s.Tools.EnvAllow }},
+	{key: "tools.bashTimeoutMs", kind: kindInt, max: dayMs, limit: "24 hours",
+		desc:  "Timeout of a bash call that names none, in ms (0: none).",
+		field: func(s *Settings) any { return &s.Tools.BashTimeoutMs }},
+	{key: "agent.maxTurns", kind: kindInt, max: 1_000_000,
+		desc:  "Stop a prompt whose model still calls tools after this many turns (0: no limit).",
+		field: func(s *Settings) any { return &s.Agent.MaxTurns }},
+	{key: "agent.continueAsNewEvents", kind: kindInt, max: 50_000,
+		desc:  "History length at which a long prompt continues as a new run at a turn boundary (0: 10000).",
+		field: func(s *Settings) any { return &s.Agent.ContinueAsNewEvents }},
+
 	{key: "codec.keyId", kind: kindString, nonEmpty: true, strCheck: checkKeyID,
 		desc:  "Key id recorded in every encrypted payload's metadata (names the key that decrypts it).",
 		field: func(s *Settings) any { return &s.Codec.KeyID }},
@@ -277,6 +306,26 @@ func checkModelList(key string, items []string) *problem {
 		at := fmt.Sprintf("%s[%d]", key, i)
 		if strings.TrimSpace(it) == "" {
 			return &problem{key: at, value: it, reason: "must not be empty"}
+		}
+		for j := range i {
+			if items[j] == it {
+				return &problem{key: at, value: it, reason: fmt.Sprintf("repeats %s[%d]", key, j)}
+			}
+		}
+	}
+	return nil
+}
+
+// checkToolList accepts distinct names of known tools.
+func checkToolList(key string, items []string) *problem {
+	for i, it := range items {
+		at := fmt.Sprintf("%s[%d]", key, i)
+		known := false
+		for _, t := range AllTools {
+			known = known || t == it
+		}
+		if !known {
+			return &problem{key: at, value: it, reason: "is not a tool (known: " + strings.Join(AllTools, ", ") + ")"}
 		}
 		for j := range i {
 			if items[j] == it {

@@ -21,6 +21,9 @@ type Settings struct {
 	Scripted   Scripted   `json:"scripted"`
 	Dev        Dev        `json:"dev"`
 	Codec      Codec      `json:"codec"`
+	Session    Session    `json:"session"`
+	Tools      Tools      `json:"tools"`
+	Agent      Agent      `json:"agent"`
 
 	// file is the settings file Load used (or would create).
 	file string
@@ -111,6 +114,36 @@ type Codec struct {
 	KeyID string `json:"keyId"`
 }
 
+// Tools is the `tools` group: which tools the model may call and where
+// they may act. Enabled and BashTimeoutMs travel with each prompt; the
+// rest is the worker's policy.
+type Tools struct {
+	// Enabled names the tools offered to the model.
+	Enabled []string `json:"enabled"`
+	// AllowedRoots are the directories a session's workspace must be in
+	// (empty: anywhere).
+	AllowedRoots []string `json:"allowedRoots"`
+	// Confine keeps file tools inside the workspace.
+	Confine bool `json:"confine"`
+	// EnvAllow names secret-looking environment variables bash may see.
+	EnvAllow []string `json:"envAllow,omitempty"`
+	// BashTimeoutMs bounds a bash call that names no timeout (0: none).
+	BashTimeoutMs int64 `json:"bashTimeoutMs"`
+}
+
+// Agent is the `agent` group: the tool loop's limits.
+type Agent struct {
+	// MaxTurns stops a prompt still calling tools after this many turns
+	// (0: no limit).
+	MaxTurns int `json:"maxTurns"`
+	// ContinueAsNewEvents is the history length at which a prompt
+	// continues as new at a turn boundary (0: the workflow's default).
+	ContinueAsNewEvents int `json:"continueAsNewEvents"`
+}
+
+// AllTools are the tools the agent has, in the terminal agent's order.
+var AllTools = []string{"read", "write", "edit", "bash", "grep", "find", "ls"}
+
 // Providers are the accepted model.provider values.
 var Providers = []string{"scripted", "anthropic", "openai"}
 
@@ -159,7 +192,23 @@ func defaultsFor(e environment) Settings {
 		},
 		Dev:   Dev{IP: "127.0.0.1", Port: 7233, UIPort: 8233, UI: true},
 		Codec: Codec{KeyID: DefaultCodecKeyID},
+		Tools: Tools{
+			Enabled:      append([]string(nil), AllTools...),
+			AllowedRoots: defaultAllowedRoots(e),
+			Confine:      true,
+		},
+		Session: Session{Store: SessionStoreJSONL},
 	}
+}
+
+// defaultAllowedRoots lets sessions work in the user's home and the
+// temporary directory.
+func defaultAllowedRoots(e environment) []string {
+	var roots []string
+	if h := e.home(); h != "" {
+		roots = append(roots, h)
+	}
+	return append(roots, os.TempDir())
 }
 
 // File returns the settings file in use: the one Load read, or, when none

@@ -3,6 +3,7 @@ package settings
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -24,19 +25,85 @@ type fileLayer struct {
 	order  []string
 }
 
+// maxFileSize bounds the settings file: a few kilobytes of YAML in
+// practice, and reading must not run out of memory on /dev/zero or a
+// mistyped path to a disk image.
+const maxFileSize = 1 << 20
+
 // readFile reads and strictly checks a settings file. A missing file is
-// reported with an error wrapping fs.ErrNotExist.
+// reported with an error wrapping fs.ErrNotExist. Only a regular file of
+// at most maxFileSize bytes is read: a directory, FIFO (whose open would
+// wait for a writer) or device is refused before it is opened.
 func readFile(path string) (*fileLayer, error) {
-	data, err := os.ReadFile(path)
+	fi, err := os.Stat(path)
 	if err != nil {
-		var reason error = err
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			reason = pe.Err // the path is in the message already
-		}
-		return nil, &Error{Key: "file", Value: path, msg: oneLine(fmt.Sprintf("settings: read settings file %s: %v", path, reason)), err: err}
+		return nil, readError(path, err)
+	}
+	if err := checkFile(path, fi); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, readError(path, err)
+	}
+	defer f.Close()
+	// The file may have been replaced since the Stat.
+	if fi, err = f.Stat(); err != nil {
+		return nil, readError(path, err)
+	}
+	if err := checkFile(path, fi); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, readError(path, err)
+	}
+	if len(data) > maxFileSize {
+		return nil, tooLarge(path)
 	}
 	return parseFile(path, data)
+}
+
+func readError(path string, err error) error {
+	var reason error = err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		reason = pe.Err // the path is in the message already
+	}
+	return &Error{Key: "file", Value: path, msg: oneLine(fmt.Sprintf("settings: read settings file %s: %v", path, reason)), err: err}
+}
+
+// checkFile refuses what readFile must not read.
+func checkFile(path string, fi fs.FileInfo) error {
+	var what string
+	switch m := fi.Mode(); {
+	case m.IsRegular():
+		if fi.Size() > maxFileSize {
+			return tooLarge(path)
+		}
+		return nil
+	case m.IsDir():
+		what = "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case m&fs.ModeDevice != 0:
+		what = "a block device"
+	default:
+		what = "not a regular file (" + m.Type().String() + ")"
+	}
+	if !strings.HasPrefix(what, "not ") {
+		what += ", not a regular file"
+	}
+	return &Error{Key: "file", Value: path, msg: oneLine(fmt.Sprintf("settings: settings file %s is %s", path, what))}
+}
+
+func tooLarge(path string) error {
+	return &Error{Key: "file", Value: path,
+		msg: oneLine(fmt.Sprintf("settings: settings file %s is larger than %d bytes (1 MiB), too large for a settings file", path, maxFileSize))}
 }
 
 func parseFile(path string, data []byte) (*fileLayer, error) {

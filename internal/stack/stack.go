@@ -60,7 +60,7 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 		reused := false
 		if opts.ReuseServer {
 			pctx, cancel := context.WithTimeout(ctx, time.Second)
-			if c, err := app.Dial(pctx, s, quiet()); err == nil {
+			if c, err := app.DialLocal(pctx, s, quiet()); err == nil {
 				st.Client, reused = c, true
 			}
 			cancel()
@@ -86,7 +86,13 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 		}
 	}
 	if st.Client == nil {
-		c, err := app.Dial(ctx, st.Settings, opts.Logger)
+		// The embedded server is plaintext on loopback; a real cluster is
+		// dialled with the client profile (TLS, API key).
+		dial := app.Dial
+		if opts.Dev {
+			dial = app.DialLocal
+		}
+		c, err := dial(ctx, st.Settings, opts.Logger)
 		if err != nil {
 			st.Close()
 			return nil, err

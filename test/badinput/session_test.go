@@ -42,17 +42,17 @@ func TestSession_DamagedFilesNamedProblemRestReadable(t *testing.T) {
 		{"torn last line of one byte", header + userLine + "{", "u", "line 3: incomplete last line (1 bytes"},
 		{"garbage line in the middle", header + "#!garbage\n" + userLine + answer, "u,a", "line 2: not JSON, skipped"},
 		{"binary line in the middle", header + "\x00\xff\xfe\n" + userLine, "u", "line 2: not JSON, skipped"},
-		{"JSON that is not an entry", header + userLine + "[1,2]\n" + answer, "u,a", "line 3: not JSON, skipped"},
+		{"JSON that is not an entry", header + userLine + "[1,2]\n" + answer, "u,a", "line 3: a JSON array, not an entry object, skipped"},
 		{"entry without an id", header + `{"type":"message","message":{"role":"user"}}` + "\n" + userLine, "u", "line 2: entry has no id, skipped"},
 		{"message entry without a message", header + `{"type":"message","id":"m"}` + "\n" + userLine, "u", `line 2: message entry "m" has no message, skipped`},
 		{"duplicate entry id", header + userLine + userLine + answer, "u,a", `line 3: duplicate entry id "u", skipped`},
-		{"wrong field type", header + `{"type":"message","id":7}` + "\n" + userLine, "u", "line 2: not JSON, skipped"},
+		{"wrong field type", header + `{"type":"message","id":7}` + "\n" + userLine, "u", `line 2: field "id" has the wrong type (a JSON number, want string), skipped`},
 		{"header id differs", strings.Replace(header, `"id":"s"`, `"id":"other"`, 1) + userLine, "u", `header id "other" differs from session id "s"`},
 		{"empty file", "", "", "session not found"},
 		{"torn header", header[:25], "", "no complete header line"},
 		{"header that is not a header", userLine + answer, "", "line 1 is not a session header"},
 		{"garbage header", "garbage\n" + userLine, "", "line 1 is not a session header"},
-		{"newer format version", strings.Replace(header, `"version":1`, `"version":9`, 1) + userLine, "", "format version 9, this build reads 1 to 1"},
+		{"newer format version", strings.Replace(header, `"version":1`, `"version":9`, 1) + userLine, "", "session header has format version 9, newer than this build reads (up to 1)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,246 @@
+package activities
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/durableagent/durableagent/internal/llm"
+)
+
+// chunks cuts s into pieces of 1..max bytes at character boundaries, as a
+// provider's stream would.
+func chunks(r *rand.Rand, s string, max int) []string {
+	var out []string
+	for len(s) > 0 {
+		n := 1 + r.IntN(max)
+		if n >= len(s) {
+			out = append(out, s)
+			break
+		}
+		for n < len(s) && !utf8.RuneStart(s[n]) {
+			n++
+		}
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return out
+}
+
+func tailBytes(s StreamSnapshot) int {
+	n := len(s.Output)
+	for _, b := range s.Blocks {
+		n += len(b.Tail)
+	}
+	return n
+}
+
+// checkBlock: the block's tail is the end of want, at its offset.
+func checkBlock(t *testing.T, b SnapshotBlock, want string) {
+	t.Helper()
+	if b.End() != len(want) {
+		t.Fatalf("block %d: offset %d + tail %d = %d, want the whole length %d", b.Index, b.Offset, len(b.Tail), b.End(), len(want))
+	}
+	if want[b.Offset:] != b.Tail {
+		t.Fatalf("block %d: tail is not the text from offset %d", b.Index, b.Offset)
+	}
+	if !utf8.ValidString(b.Tail) {
+		t.Fatalf("block %d: tail cuts a character", b.Index)
+	}
+}
+
+func TestStreamAccumulator_BoundedForOneMegabyteAnswer(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var sb strings.Builder
+	for sb.Len() < 1<<20 {
+		sb.WriteString("Größe ∑ line of the answer, with \"quotes\" and ünïcode. ")
+	}
+	answer := sb.String()
+	a := NewModelStream("a1", 2)
+	maxJSON := 0
+	for i, c := range chunks(r, answer, 300) {
+		a.Add(llm.Delta{Type: llm.DeltaText, ContentIndex: 0, Delta: c})
+		if i%50 == 0 {
+			s := a.Snapshot()
+			if n := tailBytes(s); n > MaxSnapshotBytes {
+				t.Fatalf("snapshot carries %d bytes of text, max %d", n, MaxSnapshotBytes)
+			}
+			b, _ := json.Marshal(s)
+			maxJSON = max(maxJSON, len(b))
+		}
+	}
+	s := a.Snapshot()
+	if s.Kind != SnapshotModel || s.EntryID != "a1" || s.Attempt != 2 || len(s.Blocks) != 1 {
+		t.Fatalf("snapshot header: %+v", s)
+	}
+	checkBlock(t, s.Blocks[0], answer)
+	if len(s.Blocks[0].Tail) < MaxSnapshotBytes-utf8.UTFMax {
+		t.Fatalf("tail %d bytes: the budget is not used", len(s.Blocks[0].Tail))
+	}
+	// JSON escapes the quotes; the heartbeat detail stays near the bound.
+	if maxJSON > MaxSnapshotBytes+MaxSnapshotBytes/4 {
+		t.Fatalf("snapshot JSON %d bytes for %d bytes of text", maxJSON, MaxSnapshotBytes)
+	}
+	if c := cap(a.blocks[0].text.buf); c > 4*MaxSnapshotBytes+1024 {
+		t.Fatalf("accumulator keeps %d bytes for one block", c)
+	}
+}
+
+// Blocks: per content index, in order; the latest block gets the budget,
+// earlier ones keep their length (Offset) even when no text fits.
+func TestStreamAccumulator_OffsetsAcrossBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	thinking := strings.Repeat("think ", 3000) // 18 000 bytes
+	call := `{"command":"` + strings.Repeat("x", 2000) + `"}`
+	text := strings.Repeat("é", 1500) // 3000 bytes, 2-byte characters
+
+	a := NewModelStream("a7", 0)
+	for _, c := range chunks(r, thinking, 64) {
+		a.Add(llm.Delta{Type: llm.DeltaThinking, ContentIndex: 0, Delta: c})
+	}
+	s := a.Snapshot()
+	checkBlock(t, s.Blocks[0], thinking)
+	if s.Blocks[0].Offset != len(thinking)-MaxSnapshotBytes {
+		t.Fatalf("thinking offset %d, want %d", s.Blocks[0].Offset, len(thinking)-MaxSnapshotBytes)
+	}
+	// Out of order on purpose: index 2 before index 1.
+	for _, c := range chunks(r, text, 7) {
+		a.Add(llm.Delta{Type: llm.DeltaText, ContentIndex: 2, Delta: c})
+	}
+	for i, c := range chunks(r, call, 64) {
+		d := llm.Delta{Type: llm.DeltaToolCall, ContentIndex: 1, Delta: c}
+		if i == 0 {
+			d.ToolCallID, d.ToolName = "call-1", "bash"
+		}
+		a.Add(d)
+	}
+	a.Add(llm.Delta{Type: "unknown_delta", ContentIndex: 9, Delta: "ignored"})
+	a.SetOutputTokens(42)
+
+	s = a.Snapshot()
+	if len(s.Blocks) != 3 || s.OutputTokens != 42 {
+		t.Fatalf("blocks %+v tokens %d", s.Blocks, s.OutputTokens)
+	}
+	for i, want := range []struct {
+		typ  string
+		text string
+	}{{BlockThinking, thinking}, {BlockToolCall, call}, {BlockText, text}} {
+		b := s.Blocks[i]
+		if b.Index != i || b.Type != want.typ {
+			t.Fatalf("block %d: index %d type %q, want %q", i, b.Index, b.Type, want.typ)
+		}
+		checkBlock(t, b, want.text)
+	}
+	if b := s.Blocks[1]; b.ToolCallID != "call-1" || b.ToolName != "bash" || b.Offset != 0 {
+		t.Fatalf("tool call block: %+v", b)
+	}
+	// text (3000) and call (2016) are whole; thinking gets the rest.
+	if got, want := len(s.Blocks[0].Tail), MaxSnapshotBytes-len(text)-len(call); got != want {
+		t.Fatalf("thinking tail %d bytes, want the remaining budget %d", got, want)
+	}
+	if n := tailBytes(s); n > MaxSnapshotBytes {
+		t.Fatalf("%d bytes of text, max %d", n, MaxSnapshotBytes)
+	}
+
+	// A long last block leaves nothing for the earlier ones.
+	for _, c := range chunks(r, strings.Repeat("z", 20000), 500) {
+		a.Add(llm.Delta{Type: llm.DeltaText, ContentIndex: 2, Delta: c})
+	}
+	s = a.Snapshot()
+	if s.Blocks[0].Tail != "" || s.Blocks[0].Offset != len(thinking) || s.Blocks[1].Offset != len(call) {
+		t.Fatalf("earlier blocks should be sent as their length only: %+v %+v", s.Blocks[0].Offset, s.Blocks[1].Offset)
+	}
+	checkBlock(t, s.Blocks[2], text+strings.Repeat("z", 20000))
+}
+
+func TestStreamAccumulator_ToolOutputTail(t *testing.T) {
+	a := NewToolStream("r1", "call-1", "bash")
+	if s := a.Snapshot(); s.Kind != SnapshotTool || s.Output != "" || s.ToolCallID != "call-1" || s.ToolName != "bash" || s.EntryID != "r1" {
+		t.Fatalf("empty tool snapshot: %+v", s)
+	}
+	var all strings.Builder
+	for i := range 5000 {
+		line := strings.Repeat("ö", i%13) + " output line\n"
+		all.WriteString(line)
+		a.AddOutput(line)
+	}
+	s := a.Snapshot()
+	if len(s.Output) > MaxSnapshotBytes || len(s.Output) < MaxSnapshotBytes-utf8.UTFMax {
+		t.Fatalf("output tail %d bytes", len(s.Output))
+	}
+	if !strings.HasSuffix(all.String(), s.Output) || !utf8.ValidString(s.Output) {
+		t.Fatal("output is not the tail of what the tool printed")
+	}
+	if len(s.Blocks) != 0 {
+		t.Fatalf("tool snapshot with blocks: %+v", s.Blocks)
+	}
+}
+
+func TestStreamSnapshot_JSONNames(t *testing.T) {
+	a := NewModelStream("a1", 1)
+	a.Add(llm.Delta{Type: llm.DeltaToolCall, ContentIndex: 0, Delta: "{", ToolCallID: "c", ToolName: "read"})
+	b, err := json.Marshal(a.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"kind":"model","entryId":"a1","attempt":1,"blocks":[{"index":0,"type":"toolCall","toolCallId":"c","toolName":"read","tail":"{"}]}`
+	if string(b) != want {
+		t.Fatalf("json\n got %s\nwant %s", b, want)
+	}
+	var back StreamSnapshot
+	if err := json.Unmarshal(b, &back); err != nil || back.Blocks[0].ToolName != "read" {
+		t.Fatalf("round trip: %+v %v", back, err)
+	}
+}
+
+// Deltas are added from one goroutine while snapshots are taken from
+// others (run with -race); every snapshot is a consistent prefix.
+func TestStreamAccumulator_Concurrent(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	text := strings.Repeat("0123456789abcdef", 4096) // 64 KiB
+	parts := chunks(r, text, 40)
+	a := NewModelStream("a1", 0)
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for range 3 {
+		wg.Go(func() {
+			last := 0
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				s := a.Snapshot()
+				if len(s.Blocks) == 0 {
+					continue
+				}
+				b := s.Blocks[0]
+				if b.End() < last || text[b.Offset:b.End()] != b.Tail || len(b.Tail) > MaxSnapshotBytes {
+					t.Errorf("inconsistent snapshot: offset %d end %d (last end %d)", b.Offset, b.End(), last)
+					return
+				}
+				last = b.End()
+				_ = a.Version()
+			}
+		})
+	}
+	var adders sync.WaitGroup
+	adders.Go(func() {
+		for _, p := range parts {
+			a.Add(llm.Delta{Type: llm.DeltaText, Delta: p})
+		}
+	})
+	adders.Go(func() {
+		for i := range 1000 {
+			a.SetOutputTokens(i)
+		}
+	})
+	adders.Wait()
+	close(done)
+	wg.Wait()
+	checkBlock(t, a.Snapshot().Blocks[0], text)
+}

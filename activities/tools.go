@@ -1,0 +1,374 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/tools"
+)
+
+// PreviewChars bounds the preview of a tool result that the workflow (and
+// so Temporal history) keeps; the whole result is in the session entry.
+const PreviewChars = 160
+
+// argPreviewChars bounds each string argument in a tool call's preview.
+const argPreviewChars = 200
+
+// ToolPolicy is the worker's rule for where tools may act. It belongs to
+// the worker, not to the prompt: a client cannot widen it.
+type ToolPolicy struct {
+	// AllowedRoots are the directories a session's workspace must be in
+	// (tools.allowedRoots; empty: anywhere).
+	AllowedRoots []string
+	// Confine keeps file tools inside the workspace (tools.confine).
+	Confine bool
+	// EnvAllow names secret-looking variables bash may see all the same
+	// (tools.envAllow).
+	EnvAllow []string
+}
+
+// BeginPrompt starts a prompt in its session (a local activity): it
+// creates the session with its workspace if it is new, checks the
+// workspace against the worker's policy, and writes the user message as
+// the child of the session's leaf. Re-running it is harmless: the user
+// entry's id is the workflow's.
+func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (BeginPromptResult, error) {
+	if err := session.ValidateID(in.SessionID); err != nil {
+		return BeginPromptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	ws := in.Workspace
+	if ws != "" {
+		abs, err := filepath.Abs(ws)
+		if err != nil {
+			return BeginPromptResult{}, workspaceError("workspace %q: %v", ws, err)
+		}
+		ws = abs
+	}
+	hdr, err := a.Sessions.Init(in.SessionID, ws)
+	if err != nil {
+		return BeginPromptResult{}, storeError("open session", err)
+	}
+	if hdr.Cwd != "" {
+		ws = hdr.Cwd
+	}
+	if in.NeedWorkspace {
+		if err := a.checkWorkspace(ws); err != nil {
+			return BeginPromptResult{}, err
+		}
+	}
+	sess, err := a.Sessions.Load(in.SessionID)
+	if err != nil {
+		return BeginPromptResult{}, storeError("load session", err)
+	}
+	leaf := sess.LeafID()
+	if in.UserEntryID != "" {
+		if e, ok := sess.Get(in.UserEntryID); ok {
+			leaf = e.ID // a re-run: the user message is already there
+		} else {
+			user := agent.TextMessage(agent.RoleUser, in.Message)
+			user.Timestamp = in.TimestampMs
+			entry := session.Entry{Type: session.TypeMessage, ID: in.UserEntryID, ParentID: leaf,
+				Timestamp: time.UnixMilli(in.TimestampMs).UTC(), Message: &user}
+			if _, err := a.Sessions.Append(in.SessionID, entry); err != nil {
+				return BeginPromptResult{}, storeError("write user message", err)
+			}
+			leaf = in.UserEntryID
+			if sess, err = a.Sessions.Load(in.SessionID); err != nil {
+				return BeginPromptResult{}, storeError("load session", err)
+			}
+		}
+	}
+	for _, w := range sess.Warnings {
+		activity.GetLogger(ctx).Warn("session file problem", "session", in.SessionID, "warning", w)
+	}
+	return BeginPromptResult{LeafID: leaf, MessageCount: len(sess.Context(leaf)), Workspace: ws,
+		Warnings: sess.Warnings}, nil
+}
+
+// checkWorkspace refuses a workspace that is missing, not a directory or
+// outside tools.allowedRoots.
+func (a *Activities) checkWorkspace(ws string) error {
+	if ws == "" {
+		return workspaceError("the session has no workspace: start it with a workspace (starter prompt --workspace DIR)")
+	}
+	fi, err := os.Stat(ws)
+	if err != nil {
+		return workspaceError("workspace %s: %v", ws, errors.Unwrap(err))
+	}
+	if !fi.IsDir() {
+		return workspaceError("workspace %s is not a directory", ws)
+	}
+	if len(a.ToolPolicy.AllowedRoots) == 0 {
+		return nil
+	}
+	real, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		real = ws
+	}
+	for _, root := range a.ToolPolicy.AllowedRoots {
+		r, err := filepath.Abs(root)
+		if err != nil {
+			continue
+		}
+		if rr, err := filepath.EvalSymlinks(r); err == nil {
+			r = rr
+		}
+		if real == r || strings.HasPrefix(real, r+string(filepath.Separator)) {
+			return nil
+		}
+	}
+	return workspaceError("workspace %s is outside tools.allowedRoots (%s): add it to tools.allowedRoots in the worker's settings",
+		ws, strings.Join(a.ToolPolicy.AllowedRoots, ", "))
+}
+
+func workspaceError(format string, args ...any) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), ErrTypeWorkspace, nil)
+}
+
+// RecordEntry writes an entry unless its id is in the session already (a
+// local activity), and describes the entry that stands, so the workflow
+// can use what an activity wrote before its worker was lost.
+func (a *Activities) RecordEntry(ctx context.Context, in RecordEntryInput) (RecordEntryResult, error) {
+	if err := session.ValidateID(in.SessionID); err != nil {
+		return RecordEntryResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	n, err := a.Sessions.Append(in.SessionID, in.Entry)
+	if err != nil {
+		return RecordEntryResult{}, storeError("append to session", err)
+	}
+	res := RecordEntryResult{Written: n > 0}
+	if n > 0 {
+		return res, nil
+	}
+	sess, err := a.Sessions.Load(in.SessionID)
+	if err != nil {
+		return RecordEntryResult{}, storeError("load session", err)
+	}
+	e, ok := sess.Get(in.Entry.ID)
+	if !ok || e.Message == nil {
+		return res, nil
+	}
+	switch e.Message.Role {
+	case agent.RoleAssistant:
+		m := resultOf(e.ID, *e.Message, "")
+		res.Model = &m
+	case agent.RoleToolResult:
+		t := toolResultOf(e.ID, *e.Message, true)
+		res.Tool = &t
+	}
+	return res, nil
+}
+
+// RunTool runs one tool call in the session's workspace and writes its
+// toolResult message under in.ResultEntryID before returning. A re-run
+// (the worker died after the effect, before Temporal recorded the
+// completion) finds the result entry and returns it without acting again.
+// The call's arguments are read from the assistant entry, so history
+// carries ids only.
+func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResult, error) {
+	if err := session.ValidateID(in.SessionID); err != nil {
+		return RunToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	sess, err := a.Sessions.Load(in.SessionID)
+	if err != nil {
+		return RunToolResult{}, storeError("load session", err)
+	}
+	if e, ok := sess.Get(in.ResultEntryID); ok && e.Message != nil {
+		return toolResultOf(e.ID, *e.Message, true), nil
+	}
+	call, err := findToolCall(sess, in.AssistantEntryID, in.ToolCallID)
+	if err != nil {
+		return RunToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
+	}
+	var res tools.Result
+	switch {
+	case !enabled(in.Tools.Enabled, call.Name):
+		res = tools.Result{IsError: true, Content: fmt.Sprintf("Tool %q is not enabled for this session (tools.enabled: %s)",
+			call.Name, strings.Join(in.Tools.Enabled, ", "))}
+	case !json.Valid(call.Arguments) || !isObject(call.Arguments):
+		res = tools.Result{IsError: true, Content: fmt.Sprintf("Invalid arguments for %s: the model sent %s, which is not a JSON object; call the tool again with valid JSON arguments",
+			call.Name, shortenText(string(call.Arguments), 200))}
+	default:
+		if err := a.checkWorkspace(in.Workspace); err != nil {
+			return RunToolResult{}, err
+		}
+		res = a.execute(ctx, call, in)
+	}
+	if ctx.Err() != nil && workerStopping(ctx) {
+		// The worker is shutting down, nobody aborted the call: write
+		// nothing, so the workflow's record (a lost worker) stands.
+		return RunToolResult{}, ctx.Err()
+	}
+	msg := agent.Message{Role: agent.RoleToolResult, ToolCallID: call.ID, ToolName: call.Name,
+		IsError: res.IsError, Content: []agent.ContentBlock{{Type: "text", Text: res.Content}},
+		Timestamp: time.Now().UnixMilli()}
+	entry := session.Entry{Type: session.TypeMessage, ID: in.ResultEntryID, ParentID: in.ParentID,
+		Timestamp: time.Now().UTC(), Message: &msg}
+	if _, err := a.Sessions.Append(in.SessionID, entry); err != nil {
+		return RunToolResult{}, storeError("write tool result", err)
+	}
+	out := toolResultOf(in.ResultEntryID, msg, false)
+	if ctx.Err() != nil {
+		// Cancelled by abort: the aborted result is in the session; report
+		// the cancellation so the workflow sees it.
+		return out, ctx.Err()
+	}
+	return out, nil
+}
+
+// execute runs the tool with heartbeats; bash publishes its output tail.
+func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToolInput) tools.Result {
+	hb := a.startHeartbeat(ctx, "running "+call.Name)
+	defer hb.stop()
+	opts := tools.Options{
+		Workspace: in.Workspace,
+		Confine:   a.ToolPolicy.Confine,
+		Env:       tools.ScrubEnv(os.Environ(), a.ToolPolicy.EnvAllow),
+		Rerun:     activity.GetInfo(ctx).Attempt > 1,
+		OnUpdate: func(partial string) {
+			hb.set(toolSnapshot(in, call.Name, partial))
+		},
+	}
+	if call.Name == tools.Bash {
+		opts.TempDir = bashTempDir(in.Workspace)
+	}
+	if in.Tools.BashTimeoutMs > 0 {
+		opts.DefaultTimeout = time.Duration(in.Tools.BashTimeoutMs) * time.Millisecond
+	}
+	return tools.Run(ctx, call.Name, call.Arguments, opts)
+}
+
+// bashTempDir is where bash keeps the full output of a truncated command:
+// inside the workspace, so the read tool may open it under confinement,
+// in a directory whose own .gitignore hides it from git, grep and find.
+func bashTempDir(workspace string) string {
+	dir := filepath.Join(workspace, ".durable-agent")
+	ignore := filepath.Join(dir, ".gitignore")
+	if _, err := os.Stat(ignore); err != nil {
+		if os.MkdirAll(dir, 0o700) == nil {
+			_ = os.WriteFile(ignore, []byte("# durable-agent: full outputs of truncated bash commands\n*\n"), 0o600)
+		}
+	}
+	return filepath.Join(dir, "tmp")
+}
+
+func findToolCall(sess *session.Session, assistantID, callID string) (agent.ToolCall, error) {
+	e, ok := sess.Get(assistantID)
+	if !ok || e.Message == nil {
+		return agent.ToolCall{}, fmt.Errorf("tool call %s: assistant entry %s is not in the session", callID, assistantID)
+	}
+	for _, tc := range e.Message.ToolCalls() {
+		if tc.ID == callID {
+			return tc, nil
+		}
+	}
+	return agent.ToolCall{}, fmt.Errorf("tool call %s is not in assistant entry %s", callID, assistantID)
+}
+
+func toolResultOf(id string, m agent.Message, reused bool) RunToolResult {
+	text := m.Text()
+	preview := shortenText(text, PreviewChars)
+	return RunToolResult{EntryID: id, IsError: m.IsError, Preview: preview,
+		Bytes: len(text), Truncated: preview != text, Reused: reused}
+}
+
+// ToolCallRefs describes an answer's tool calls for the workflow: ids,
+// names and bounded argument previews.
+func ToolCallRefs(m agent.Message) []ToolCallRef {
+	var out []ToolCallRef
+	for _, tc := range m.ToolCalls() {
+		ref := ToolCallRef{ID: tc.ID, Name: tc.Name}
+		ref.ArgsPreview, ref.ArgsInvalid = ArgsPreview(tc.Arguments)
+		var m map[string]any
+		if json.Unmarshal(tc.Arguments, &m) == nil {
+			for _, k := range []string{"command", "path", "pattern"} {
+				if v, ok := m[k].(string); ok {
+					ref.Summary = shortenText(v, 100)
+					break
+				}
+			}
+			if v, ok := m["timeout"].(float64); ok && v > 0 {
+				ref.TimeoutSec = v
+			}
+		}
+		out = append(out, ref)
+	}
+	return out
+}
+
+// ArgsPreview shortens the string values of a tool call's arguments so
+// the preview stays small whatever the model wrote (a write's content),
+// and stays a JSON object. invalid says the arguments are not an object.
+func ArgsPreview(args json.RawMessage) (preview json.RawMessage, invalid bool) {
+	var m map[string]any
+	if err := json.Unmarshal(args, &m); err != nil || m == nil {
+		return json.RawMessage("{}"), true
+	}
+	for k, v := range m {
+		m[k] = shortenValue(v)
+	}
+	b, err := json.Marshal(m)
+	if err != nil || len(b) > 4*argPreviewChars*4 {
+		return json.RawMessage("{}"), false
+	}
+	return b, false
+}
+
+func shortenValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		if len(x) > argPreviewChars {
+			return fmt.Sprintf("%s… (%d bytes)", shortenText(x, argPreviewChars), len(x))
+		}
+	case map[string]any, []any:
+		b, _ := json.Marshal(x)
+		if len(b) > argPreviewChars {
+			return fmt.Sprintf("%s… (%d bytes)", shortenText(string(b), argPreviewChars), len(b))
+		}
+	}
+	return v
+}
+
+func shortenText(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+func enabled(list []string, name string) bool {
+	for _, n := range list {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+func isObject(b json.RawMessage) bool {
+	s := strings.TrimSpace(string(b))
+	return strings.HasPrefix(s, "{")
+}
+
+// workerStopping reports whether the worker is shutting down (its stop
+// channel is closed), as opposed to the workflow cancelling the activity.
+func workerStopping(ctx context.Context) bool {
+	select {
+	case <-activity.GetWorkerStopChannel(ctx):
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,612 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/workflows"
+)
+
+// Follow defaults.
+const (
+	// DefaultStreamInterval is how often Follow reads the heartbeat
+	// details of a running model or tool call.
+	DefaultStreamInterval = 200 * time.Millisecond
+	// DefaultStatusInterval is how often Follow checks the workflow status
+	// while nothing runs and nothing new happens.
+	DefaultStatusInterval = time.Second
+	// DefaultUnreachableTimeout is how long Follow survives Temporal not
+	// answering at all.
+	DefaultUnreachableTimeout = 30 * time.Second
+	// DefaultQueryTimeout bounds one events query.
+	DefaultQueryTimeout = 5 * time.Second
+)
+
+const (
+	maxQueryTimeout  = 30 * time.Second
+	describeTimeout  = 5 * time.Second
+	maxFollowBackoff = 2 * time.Second
+	// waitReportDelay: a failing query is reported through OnWait when the
+	// failure lasts this long (a brand-new run may not answer for a moment).
+	waitReportDelay = time.Second
+)
+
+// ErrPromptClosed: the prompt's workflow closed without a prompt_end event
+// (terminated, timed out, failed, cancelled, or completed without one).
+// Every *PromptClosedError matches it.
+var ErrPromptClosed = errors.New("prompt closed")
+
+// ErrPromptTerminated: the prompt's workflow was terminated (Web UI,
+// `temporal workflow terminate`, a reset).
+var ErrPromptTerminated = errors.New("prompt terminated")
+
+// ErrPromptTimedOut: the prompt's workflow ran out of its run or execution
+// timeout.
+var ErrPromptTimedOut = errors.New("prompt timed out")
+
+// ErrTemporalUnreachable: Temporal did not answer for longer than
+// Controller.UnreachableTimeout while following.
+var ErrTemporalUnreachable = errors.New("cannot reach Temporal")
+
+// PromptClosedError says a followed prompt's workflow closed without a
+// prompt_end event. It matches ErrPromptClosed, and ErrPromptTerminated or
+// ErrPromptTimedOut by its status.
+type PromptClosedError struct {
+	SessionID  string
+	WorkflowID string
+	RunID      string
+	Status     enumspb.WorkflowExecutionStatus
+}
+
+func (e *PromptClosedError) Error() string {
+	return fmt.Sprintf("prompt in session %s %s (workflow %s run %s)", e.SessionID, closedPhrase(e.Status), e.WorkflowID, e.RunID)
+}
+
+// Is matches ErrPromptClosed, and the sentinel of the status.
+func (e *PromptClosedError) Is(target error) bool {
+	switch target {
+	case ErrPromptClosed:
+		return true
+	case ErrPromptTerminated:
+		return e.Status == enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED
+	case ErrPromptTimedOut:
+		return e.Status == enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT
+	}
+	return false
+}
+
+func closedPhrase(s enumspb.WorkflowExecutionStatus) string {
+	switch s {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		return "was terminated"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		return "timed out"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+		return "failed without a prompt_end event"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return "was cancelled"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return "completed without a prompt_end event"
+	}
+	return "closed (" + strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_")) + ")"
+}
+
+// Follow calls fn with every event of a prompt after seq `after`, in order
+// and once each, until the prompt_end event (returned) or ctx ends.
+//
+// runID "" follows the session's current run. Follow pins that run and,
+// when it continues as new, moves on to the next run once every event of
+// the old one was delivered; when the events after `after` are in an
+// earlier run (a late attach to a continued prompt), it starts there.
+//
+// Between workflow events, fn also gets live events (IsLive): the text of
+// a running model call (message_update) and the output of a running tool
+// (tool_execution_update), read from the activities' heartbeat details.
+// They carry the seq of the last workflow event delivered before them.
+//
+// A workflow that closes without prompt_end (terminated, timed out, ...)
+// ends Follow with a *PromptClosedError. An ended prompt whose prompt_end
+// is at or before `after` returns that prompt_end at once (fn is not
+// called). While no worker answers the events query Follow waits, telling
+// OnWait; it fails only when Temporal itself stays unreachable for
+// UnreachableTimeout, or ctx ends.
+func (k *Controller) Follow(ctx context.Context, sessionID, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
+	f := &follower{
+		k: k, session: sessionID, wfID: workflows.WorkflowID(sessionID), runID: runID,
+		after: after, fn: fn, live: newLiveStream(),
+		poll: orDefault(k.PollInterval, DefaultPollInterval), stream: k.StreamInterval,
+		status:       orDefault(k.StatusInterval, DefaultStatusInterval),
+		unreachable:  orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout),
+		queryTimeout: orDefault(k.QueryTimeout, DefaultQueryTimeout),
+		dc:           k.DataConverter,
+		now:          time.Now,
+	}
+	if f.stream == 0 {
+		f.stream = DefaultStreamInterval
+	}
+	if f.dc == nil {
+		f.dc = converter.GetDefaultDataConverter()
+	}
+	return f.run(ctx)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// follower is one Follow call.
+type follower struct {
+	k                *Controller
+	session, wfID    string
+	runID            string
+	after            int64
+	fn               func(agent.Event)
+	live             *liveStream
+	dc               converter.DataConverter
+	now              func() time.Time
+	poll, stream     time.Duration
+	status           time.Duration
+	unreachable      time.Duration
+	queryTimeout     time.Duration
+	curQueryTimeout  time.Duration
+	lastDescribe     time.Time
+	fast             bool // describe at the stream interval
+	walkedBack       map[string]bool
+	failingSince     time.Time // the events query fails since
+	unreachableSince time.Time // Describe fails since
+	reported         string    // the wait message given to OnWait, "" when none
+	backoff          time.Duration
+}
+
+type describeResult struct {
+	status  enumspb.WorkflowExecutionStatus
+	runID   string
+	pending []*pendingSnapshot
+}
+
+type pendingSnapshot struct {
+	snap activities.StreamSnapshot
+	at   time.Time
+}
+
+func (f *follower) run(ctx context.Context) (agent.Event, error) {
+	var d *describeResult
+	if f.runID == "" {
+		var err error
+		if d, err = f.describeRetrying(ctx); err != nil {
+			return agent.Event{}, err
+		}
+		f.runID = d.runID
+	}
+	for {
+		if d == nil && f.describeDue() {
+			var err error
+			d, err = f.describe(ctx)
+			if err != nil {
+				if e, stop := f.describeFailed(ctx, err); stop {
+					return agent.Event{}, e
+				}
+				d = nil
+			}
+		}
+		evs, qerr := f.queryEvents(ctx, f.runID, f.after)
+		if ctx.Err() != nil {
+			return agent.Event{}, ctx.Err()
+		}
+		progressed := false
+		if qerr == nil {
+			f.queryOK()
+			end, done, moved, err := f.deliver(ctx, evs)
+			if done || err != nil {
+				return end, err
+			}
+			if moved { // to an earlier run: start over there
+				d = nil
+				f.lastDescribe = time.Time{}
+				continue
+			}
+			progressed = len(evs) > 0
+		} else if permanentQueryError(qerr) {
+			return agent.Event{}, qerr
+		}
+
+		if d != nil && d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			end, next, err := f.closed(ctx, d, qerr)
+			if next == "" {
+				if err != nil || end.Type != "" {
+					return end, err
+				}
+				// closed, events not readable yet: wait like an outage
+			} else {
+				f.runID, d = next, nil
+				f.lastDescribe = time.Time{}
+				continue
+			}
+		} else if d != nil && qerr == nil {
+			f.emitLive(d)
+		}
+
+		if qerr != nil {
+			if d == nil { // classify the failure: is Temporal there at all?
+				var err error
+				d, err = f.describe(ctx)
+				if err != nil {
+					if e, stop := f.describeFailed(ctx, err); stop {
+						return agent.Event{}, e
+					}
+					d = nil
+				}
+				if d != nil && d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+					continue // closed: handled at the top with the same result
+				}
+			}
+			if d != nil {
+				f.workerMissing(qerr)
+			}
+			if !f.sleep(ctx, f.nextBackoff()) {
+				return agent.Event{}, ctx.Err()
+			}
+			d = nil
+			continue
+		}
+		if progressed && f.stream > 0 {
+			f.fast = true
+		}
+		d = nil
+		if !f.sleep(ctx, f.poll) {
+			return agent.Event{}, ctx.Err()
+		}
+	}
+}
+
+// deliver passes the events after f.after to fn in order. done: prompt_end
+// was delivered. moved: the events after f.after are in an earlier run,
+// which is now f.runID.
+func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Event, done, moved bool, err error) {
+	for _, e := range evs {
+		if e.Seq <= f.after {
+			continue
+		}
+		if e.Seq != f.after+1 {
+			if !f.walkedBack[f.runID] {
+				if f.walkedBack == nil {
+					f.walkedBack = map[string]bool{}
+				}
+				f.walkedBack[f.runID] = true
+				if prev := f.previousRun(ctx, f.runID); prev != "" {
+					f.runID = prev
+					return agent.Event{}, false, true, nil
+				}
+			}
+			// No earlier run holds them: they are gone; go on from here
+			// rather than wait forever.
+			f.after = e.Seq - 1
+		}
+		f.after = e.Seq
+		f.live.observe(e)
+		f.fn(e)
+		if e.Type == agent.EventPromptEnd {
+			return e, true, false, nil
+		}
+	}
+	return agent.Event{}, false, false, nil
+}
+
+// closed handles a closed run: qerr is the result of the events query made
+// after the Describe that saw it closed (nil: every event of the run was
+// delivered). next is the run to follow on (continued as new); otherwise
+// end or err is the outcome, or both are zero when the run's events cannot
+// be read yet.
+func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (end agent.Event, next string, err error) {
+	switch d.status {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		if qerr != nil {
+			return agent.Event{}, "", nil
+		}
+		if next = f.nextRun(ctx, f.runID); next == "" {
+			return agent.Event{}, "", nil // retried on the next poll
+		}
+		return agent.Event{}, next, nil
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		if qerr != nil {
+			return agent.Event{}, "", nil
+		}
+		// Its prompt_end is at or before f.after (an `events --after N`
+		// past the end): return it at once.
+		all, err := f.queryEvents(ctx, f.runID, 0)
+		if err == nil {
+			for i := len(all) - 1; i >= 0; i-- {
+				if all[i].Type == agent.EventPromptEnd {
+					return all[i], "", nil
+				}
+			}
+		}
+	}
+	return agent.Event{}, "", &PromptClosedError{SessionID: f.session, WorkflowID: f.wfID, RunID: f.runID, Status: d.status}
+}
+
+// describeDue: the status is checked every status interval, and at the
+// stream interval while an activity runs or events arrive.
+func (f *follower) describeDue() bool {
+	every := f.status
+	if f.fast && f.stream > 0 {
+		every = min(f.stream, f.status)
+	}
+	return f.now().Sub(f.lastDescribe) >= every
+}
+
+func (f *follower) describe(ctx context.Context) (*describeResult, error) {
+	f.lastDescribe = f.now()
+	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	defer cancel()
+	resp, err := f.k.Client.DescribeWorkflowExecution(cctx, f.wfID, f.runID)
+	if err != nil {
+		return nil, err
+	}
+	f.reachable()
+	return f.snapshots(resp), nil
+}
+
+// snapshots decodes the stream snapshots of the pending activities (an
+// activity without one, or with one this converter cannot read, has
+// none).
+func (f *follower) snapshots(resp *workflowservice.DescribeWorkflowExecutionResponse) *describeResult {
+	info := resp.GetWorkflowExecutionInfo()
+	d := &describeResult{status: info.GetStatus(), runID: info.GetExecution().GetRunId()}
+	pas := resp.GetPendingActivities()
+	f.fast = f.stream > 0 && len(pas) > 0
+	for _, pa := range pas {
+		details := pa.GetHeartbeatDetails()
+		if len(details.GetPayloads()) == 0 {
+			continue
+		}
+		var snap activities.StreamSnapshot
+		if err := f.dc.FromPayloads(details, &snap); err != nil {
+			continue
+		}
+		if snap.Kind != activities.SnapshotModel && snap.Kind != activities.SnapshotTool {
+			continue
+		}
+		at := f.now()
+		if t := pa.GetLastHeartbeatTime(); t != nil {
+			at = t.AsTime()
+		}
+		d.pending = append(d.pending, &pendingSnapshot{snap: snap, at: at})
+	}
+	sort.SliceStable(d.pending, func(i, j int) bool { return d.pending[i].at.Before(d.pending[j].at) })
+	return d
+}
+
+// describeRetrying resolves the current run, waiting while Temporal is
+// unreachable (within the bound).
+func (f *follower) describeRetrying(ctx context.Context) (*describeResult, error) {
+	for {
+		d, err := f.describe(ctx)
+		if err == nil {
+			return d, nil
+		}
+		if e, stop := f.describeFailed(ctx, err); stop {
+			return nil, e
+		}
+		if !f.sleep(ctx, f.nextBackoff()) {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// describeFailed handles a failed Describe: stop says Follow ends with
+// err.
+func (f *follower) describeFailed(ctx context.Context, err error) (_ error, stop bool) {
+	if ctx.Err() != nil {
+		return ctx.Err(), true
+	}
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%w in session %s (workflow %s)", ErrNoPrompt, f.session, f.wfID), true
+	}
+	if f.unreachableSince.IsZero() {
+		f.unreachableSince = f.now()
+	}
+	if f.now().Sub(f.unreachableSince) >= f.unreachable {
+		return fmt.Errorf("%w for %s while following session %s (workflow %s, after seq %d): %s",
+			ErrTemporalUnreachable, f.unreachable.Round(time.Second), f.session, f.wfID, f.after, rpcText(err)), true
+	}
+	f.report(fmt.Sprintf("cannot reach Temporal for session %s (%s); retrying for up to %s",
+		f.session, rpcText(err), f.unreachable.Round(time.Second)))
+	return nil, false
+}
+
+func (f *follower) reachable() { f.unreachableSince = time.Time{} }
+
+// workerMissing: Temporal answers, the events query does not.
+func (f *follower) workerMissing(qerr error) {
+	if f.failingSince.IsZero() {
+		f.failingSince = f.now()
+	}
+	if f.now().Sub(f.failingSince) >= waitReportDelay || isDeadline(qerr) {
+		f.report(fmt.Sprintf("no worker is answering for session %s; waiting (the prompt is durable)", f.session))
+	}
+}
+
+func (f *follower) queryOK() {
+	f.failingSince = time.Time{}
+	f.backoff = 0
+	f.curQueryTimeout = 0
+	if f.reported != "" {
+		f.reported = ""
+		if f.k.OnWait != nil {
+			f.k.OnWait(fmt.Sprintf("following session %s again", f.session))
+		}
+	}
+}
+
+// report tells OnWait msg, once per outage (a change of cause is told).
+func (f *follower) report(msg string) {
+	if f.reported == msg {
+		return
+	}
+	f.reported = msg
+	if f.k.OnWait != nil {
+		f.k.OnWait(msg)
+	}
+}
+
+func (f *follower) nextBackoff() time.Duration {
+	if f.backoff == 0 {
+		f.backoff = f.poll
+	} else {
+		f.backoff = min(2*f.backoff, maxFollowBackoff)
+	}
+	return f.backoff
+}
+
+func (f *follower) sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// queryEvents runs the events query of one run, bounded in time.
+func (f *follower) queryEvents(ctx context.Context, runID string, after int64) ([]agent.Event, error) {
+	timeout := f.curQueryTimeout
+	if timeout == 0 {
+		timeout = f.queryTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := f.k.Client.QueryWorkflow(cctx, f.wfID, runID, agent.QueryEvents, after)
+	if err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return nil, &queryError{fmt.Errorf("%w in session %s (workflow %s run %s)", ErrNoPrompt, f.session, f.wfID, runID), true}
+		}
+		if isDeadline(err) && ctx.Err() == nil {
+			f.curQueryTimeout = min(2*timeout, maxQueryTimeout)
+		}
+		return nil, &queryError{fmt.Errorf("query events of session %s: %s", f.session, rpcText(err)), isPermanentRPC(err)}
+	}
+	var evs []agent.Event
+	if err := v.Get(&evs); err != nil {
+		return nil, &queryError{fmt.Errorf("decode events of session %s: %w", f.session, err), true}
+	}
+	return evs, nil
+}
+
+type queryError struct {
+	err       error
+	permanent bool
+}
+
+func (e *queryError) Error() string { return e.err.Error() }
+func (e *queryError) Unwrap() error { return e.err }
+
+func permanentQueryError(err error) bool {
+	var q *queryError
+	return errors.As(err, &q) && q.permanent
+}
+
+// isPermanentRPC: errors that another try will not fix (the workflow does
+// not answer this query at all, bad arguments, no access).
+func isPermanentRPC(err error) bool {
+	var qf *serviceerror.QueryFailed
+	var ia *serviceerror.InvalidArgument
+	var pd *serviceerror.PermissionDenied
+	var nn *serviceerror.NamespaceNotFound
+	return errors.As(err, &qf) || errors.As(err, &ia) || errors.As(err, &pd) || errors.As(err, &nn)
+}
+
+func isDeadline(err error) bool {
+	var de *serviceerror.DeadlineExceeded
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &de) || status.Code(err) == codes.DeadlineExceeded
+}
+
+// rpcText is an RPC error for people: no bare "context deadline exceeded".
+func rpcText(err error) string {
+	if isDeadline(err) {
+		return "no answer in time"
+	}
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// emitLive passes the live events of d's snapshots to fn.
+func (f *follower) emitLive(d *describeResult) {
+	if f.stream <= 0 {
+		return
+	}
+	for _, p := range d.pending {
+		for _, e := range f.live.diff(p.snap) {
+			e.Seq = f.after
+			e.Time = p.at.UTC()
+			f.fn(e)
+		}
+	}
+}
+
+// previousRun is the run that continued as new into runID ("" if none).
+func (f *follower) previousRun(ctx context.Context, runID string) string {
+	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	defer cancel()
+	it := f.k.Client.GetWorkflowHistory(cctx, f.wfID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return ""
+	}
+	ev, err := it.Next()
+	if err != nil {
+		return ""
+	}
+	a := ev.GetWorkflowExecutionStartedEventAttributes()
+	if a.GetInitiator() != enumspb.CONTINUE_AS_NEW_INITIATOR_WORKFLOW {
+		return ""
+	}
+	return a.GetContinuedExecutionRunId()
+}
+
+// nextRun is the run runID continued as new into ("" if not known yet).
+func (f *follower) nextRun(ctx context.Context, runID string) string {
+	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	defer cancel()
+	it := f.k.Client.GetWorkflowHistory(cctx, f.wfID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			break
+		}
+		if next := ev.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId(); next != "" {
+			return next
+		}
+	}
+	// Fall back on the workflow id's current run.
+	resp, err := f.k.Client.DescribeWorkflowExecution(cctx, f.wfID, "")
+	if err != nil {
+		return ""
+	}
+	if next := resp.GetWorkflowExecutionInfo().GetExecution().GetRunId(); next != runID {
+		return next
+	}
+	return ""
+}

@@ -1,0 +1,567 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/llm"
+)
+
+// fakeTemporal is the part of client.Client that Follow uses, over an
+// in-memory set of runs of one workflow id.
+type fakeTemporal struct {
+	client.Client // nil: any other method panics
+
+	mu      sync.Mutex
+	runs    map[string]*fakeRun
+	current string
+	// queryErr / describeErr, when set, fail the calls.
+	queryErr    error
+	describeErr error
+	queries     int
+	describes   int
+}
+
+type fakeRun struct {
+	id      string
+	prev    string // continued from
+	next    string // continued as new into
+	status  enumspb.WorkflowExecutionStatus
+	events  []agent.Event
+	pending []activities.StreamSnapshot
+}
+
+func newFake(runs ...*fakeRun) *fakeTemporal {
+	f := &fakeTemporal{runs: map[string]*fakeRun{}}
+	for _, r := range runs {
+		if r.status == 0 {
+			r.status = enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+		}
+		f.runs[r.id] = r
+		f.current = r.id
+	}
+	return f
+}
+
+func (f *fakeTemporal) do(fn func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn()
+}
+
+func (f *fakeTemporal) run(id string) (*fakeRun, error) {
+	if id == "" {
+		id = f.current
+	}
+	r, ok := f.runs[id]
+	if !ok {
+		return nil, serviceerror.NewNotFound("workflow not found")
+	}
+	return r, nil
+}
+
+type encoded struct{ b []byte }
+
+func (e encoded) HasValue() bool    { return true }
+func (e encoded) Get(ptr any) error { return json.Unmarshal(e.b, ptr) }
+
+func (f *fakeTemporal) QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.queries++
+	if f.queryErr != nil {
+		return nil, f.queryErr
+	}
+	r, err := f.run(runID)
+	if err != nil {
+		return nil, err
+	}
+	after := args[0].(int64)
+	out := []agent.Event{}
+	for _, e := range r.events {
+		if e.Seq > after {
+			out = append(out, e)
+		}
+	}
+	b, _ := json.Marshal(out)
+	return encoded{b}, nil
+}
+
+func (f *fakeTemporal) DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.describes++
+	if f.describeErr != nil {
+		return nil, f.describeErr
+	}
+	r, err := f.run(runID)
+	if err != nil {
+		return nil, err
+	}
+	resp := &workflowservice.DescribeWorkflowExecutionResponse{
+		WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
+			Execution: &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: r.id},
+			Status:    r.status,
+		},
+	}
+	for i, s := range r.pending {
+		p, err := converter.GetDefaultDataConverter().ToPayloads(s)
+		if err != nil {
+			panic(err)
+		}
+		resp.PendingActivities = append(resp.PendingActivities, &workflowpb.PendingActivityInfo{
+			ActivityId: fmt.Sprint(i), HeartbeatDetails: p, LastHeartbeatTime: timestamppb.Now(),
+		})
+	}
+	if len(r.pending) > 0 {
+		// An activity that heartbeats something else.
+		p, _ := converter.GetDefaultDataConverter().ToPayloads("calling model")
+		resp.PendingActivities = append(resp.PendingActivities, &workflowpb.PendingActivityInfo{ActivityId: "x", HeartbeatDetails: p})
+	}
+	return resp, nil
+}
+
+type historyIter struct{ evs []*historypb.HistoryEvent }
+
+func (h *historyIter) HasNext() bool { return len(h.evs) > 0 }
+func (h *historyIter) Next() (*historypb.HistoryEvent, error) {
+	e := h.evs[0]
+	h.evs = h.evs[1:]
+	return e, nil
+}
+
+func (f *fakeTemporal) GetWorkflowHistory(ctx context.Context, workflowID, runID string, isLongPoll bool, filter enumspb.HistoryEventFilterType) client.HistoryEventIterator {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, err := f.run(runID)
+	if err != nil {
+		return &historyIter{}
+	}
+	if filter == enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT {
+		if r.next == "" {
+			return &historyIter{}
+		}
+		return &historyIter{evs: []*historypb.HistoryEvent{{
+			EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
+			Attributes: &historypb.HistoryEvent_WorkflowExecutionContinuedAsNewEventAttributes{
+				WorkflowExecutionContinuedAsNewEventAttributes: &historypb.WorkflowExecutionContinuedAsNewEventAttributes{NewExecutionRunId: r.next},
+			},
+		}}}
+	}
+	start := &historypb.WorkflowExecutionStartedEventAttributes{}
+	if r.prev != "" {
+		start.ContinuedExecutionRunId = r.prev
+		start.Initiator = enumspb.CONTINUE_AS_NEW_INITIATOR_WORKFLOW
+	}
+	return &historyIter{evs: []*historypb.HistoryEvent{{
+		EventType:  enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+		Attributes: &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{WorkflowExecutionStartedEventAttributes: start},
+	}}}
+}
+
+func evs(from, to int64, lastType string) []agent.Event {
+	var out []agent.Event
+	for s := from; s <= to; s++ {
+		out = append(out, agent.Event{Type: agent.EventAgentStart, Seq: s})
+	}
+	if lastType != "" {
+		out[len(out)-1].Type = lastType
+		if lastType == agent.EventPromptEnd {
+			out[len(out)-1].Status = agent.StatusCompleted
+		}
+	}
+	return out
+}
+
+func fastController(f *fakeTemporal) *Controller {
+	return &Controller{Client: f, PollInterval: 5 * time.Millisecond, StreamInterval: 10 * time.Millisecond,
+		StatusInterval: 30 * time.Millisecond, UnreachableTimeout: 300 * time.Millisecond, QueryTimeout: time.Second}
+}
+
+type recorder struct {
+	mu   sync.Mutex
+	evs  []agent.Event
+	live []agent.Event
+}
+
+func (r *recorder) fn(e agent.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if IsLive(e) {
+		r.live = append(r.live, e)
+	}
+	r.evs = append(r.evs, e)
+}
+
+// workflow events only, checked to be seq after+1, after+2, ...
+func (r *recorder) checkSeqs(t *testing.T, after, last int64) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	want := after + 1
+	for _, e := range r.evs {
+		if IsLive(e) {
+			continue
+		}
+		if e.Seq != want {
+			t.Fatalf("got seq %d, want %d (events %v)", e.Seq, want, seqs(r.evs))
+		}
+		want++
+	}
+	if want != last+1 {
+		t.Fatalf("delivered up to %d, want %d", want-1, last)
+	}
+}
+
+func seqs(evs []agent.Event) []int64 {
+	var out []int64
+	for _, e := range evs {
+		out = append(out, e.Seq)
+	}
+	return out
+}
+
+func follow(t *testing.T, k *Controller, runID string, after int64, r *recorder) (agent.Event, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return k.Follow(ctx, "s1", runID, after, r.fn)
+}
+
+// Item 3: a late attach to a continued prompt starts in the run that
+// holds the events, and crosses every continue-as-new without a gap or a
+// repeat.
+func TestFollow_AcrossContinueAsNew(t *testing.T) {
+	can := enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
+	f := newFake(
+		&fakeRun{id: "r1", next: "r2", status: can, events: evs(1, 4, "")},
+		&fakeRun{id: "r2", prev: "r1", next: "r3", status: can, events: evs(5, 9, "")},
+		&fakeRun{id: "r3", prev: "r2", status: enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, events: evs(10, 12, agent.EventPromptEnd)},
+	)
+	for _, c := range []struct {
+		run   string
+		after int64
+	}{{"", 0}, {"", 3}, {"", 7}, {"r1", 0}, {"r2", 6}, {"", 11}} {
+		t.Run(fmt.Sprintf("run %q after %d", c.run, c.after), func(t *testing.T) {
+			r := &recorder{}
+			end, err := follow(t, fastController(f), c.run, c.after, r)
+			if err != nil || end.Type != agent.EventPromptEnd || end.Seq != 12 {
+				t.Fatalf("end %+v err %v", end, err)
+			}
+			r.checkSeqs(t, c.after, 12)
+		})
+	}
+}
+
+// A run that continues as new while followed: Follow drains it, then
+// follows the new run.
+func TestFollow_ContinueAsNewWhileFollowing(t *testing.T) {
+	f := newFake(&fakeRun{id: "r1", events: evs(1, 2, "")})
+	r := &recorder{}
+	done := make(chan error, 1)
+	go func() {
+		_, err := follow(t, fastController(f), "", 0, r)
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	f.do(func() {
+		r1 := f.runs["r1"]
+		r1.events = append(r1.events, evs(3, 5, "")...) // last events of the run
+		r1.status, r1.next = enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW, "r2"
+		f.runs["r2"] = &fakeRun{id: "r2", prev: "r1", status: enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, events: evs(6, 6, "")}
+		f.current = "r2"
+	})
+	time.Sleep(50 * time.Millisecond)
+	f.do(func() { f.runs["r2"].events = evs(6, 8, agent.EventPromptEnd) })
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	r.checkSeqs(t, 0, 8)
+}
+
+// Item 4: a prompt closed without prompt_end ends Follow with an error
+// naming its status.
+func TestFollow_ClosedWithoutPromptEnd(t *testing.T) {
+	cases := []struct {
+		status   enumspb.WorkflowExecutionStatus
+		sentinel error
+		text     string
+	}{
+		{enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, ErrPromptTerminated, "prompt in session s1 was terminated (workflow session-s1 run r1)"},
+		{enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT, ErrPromptTimedOut, "prompt in session s1 timed out (workflow session-s1 run r1)"},
+		{enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, ErrPromptClosed, "failed without a prompt_end event"},
+		{enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, ErrPromptClosed, "was cancelled"},
+		{enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, ErrPromptClosed, "completed without a prompt_end event"},
+	}
+	for _, c := range cases {
+		t.Run(c.status.String(), func(t *testing.T) {
+			f := newFake(&fakeRun{id: "r1", events: evs(1, 3, "")})
+			r := &recorder{}
+			done := make(chan error, 1)
+			go func() {
+				_, err := follow(t, fastController(f), "", 0, r)
+				done <- err
+			}()
+			time.Sleep(40 * time.Millisecond)
+			f.do(func() {
+				f.runs["r1"].events = evs(1, 4, "") // one more before it closed
+				f.runs["r1"].status = c.status
+			})
+			err := <-done
+			var ce *PromptClosedError
+			if !errors.Is(err, c.sentinel) || !errors.Is(err, ErrPromptClosed) || !errors.As(err, &ce) || ce.Status != c.status {
+				t.Fatalf("err %v, want %v", err, c.sentinel)
+			}
+			if !strings.Contains(err.Error(), c.text) {
+				t.Fatalf("err %q, want it to say %q", err, c.text)
+			}
+			if c.sentinel == ErrPromptClosed && (errors.Is(err, ErrPromptTerminated) || errors.Is(err, ErrPromptTimedOut)) {
+				t.Fatalf("%v matches the wrong sentinel", err)
+			}
+			r.checkSeqs(t, 0, 4)
+		})
+	}
+}
+
+// Item 4: `events --follow --after N` with N at or past the end of an
+// ended prompt returns at once.
+func TestFollow_AfterTheEndReturnsAtOnce(t *testing.T) {
+	f := newFake(&fakeRun{id: "r1", status: enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, events: evs(1, 5, agent.EventPromptEnd)})
+	for _, after := range []int64{5, 9} {
+		r := &recorder{}
+		start := time.Now()
+		end, err := follow(t, fastController(f), "", after, r)
+		if err != nil || end.Type != agent.EventPromptEnd || end.Seq != 5 || len(r.evs) != 0 {
+			t.Fatalf("after %d: end %+v err %v delivered %v", after, end, err, seqs(r.evs))
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("after %d: took %s", after, d)
+		}
+	}
+	f = newFake(&fakeRun{id: "r1", status: enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, events: evs(1, 3, "")})
+	if _, err := follow(t, fastController(f), "", 3, &recorder{}); !errors.Is(err, ErrPromptTerminated) {
+		t.Fatalf("terminated, after its last event: %v", err)
+	}
+	f = newFake()
+	if _, err := follow(t, fastController(f), "", 0, &recorder{}); !errors.Is(err, ErrNoPrompt) {
+		t.Fatalf("no such workflow: %v", err)
+	}
+}
+
+// Item 5: while no worker answers (Describe does), Follow waits, says so
+// once, says once when it resumes, and loses nothing.
+func TestFollow_WaitsForAWorker(t *testing.T) {
+	for _, qerr := range []error{
+		serviceerror.NewFailedPrecondition("no poller seen for task queue recently, worker may be down"),
+		serviceerror.NewDeadlineExceeded("context deadline exceeded"),
+		context.DeadlineExceeded,
+		serviceerror.NewWorkflowNotReady("workflow task not completed"),
+	} {
+		t.Run(fmt.Sprintf("%T", qerr), func(t *testing.T) {
+			f := newFake(&fakeRun{id: "r1", events: evs(1, 2, "")})
+			k := fastController(f)
+			var mu sync.Mutex
+			var waits []string
+			k.OnWait = func(msg string) { mu.Lock(); waits = append(waits, msg); mu.Unlock() }
+			r := &recorder{}
+			done := make(chan error, 1)
+			go func() {
+				_, err := follow(t, k, "", 0, r)
+				done <- err
+			}()
+			time.Sleep(30 * time.Millisecond)
+			f.do(func() { f.queryErr = qerr })
+			time.Sleep(1500 * time.Millisecond) // longer than UnreachableTimeout: not Temporal's fault
+			f.do(func() {
+				f.queryErr = nil
+				f.runs["r1"].events = evs(1, 6, agent.EventPromptEnd)
+			})
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			r.checkSeqs(t, 0, 6)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(waits) != 2 || waits[0] != "no worker is answering for session s1; waiting (the prompt is durable)" ||
+				waits[1] != "following session s1 again" {
+				t.Fatalf("OnWait got %q", waits)
+			}
+			f.do(func() {
+				// backed off: 1.5 s at most 2 s apart, from 5 ms doubling
+				if f.queries > 40 {
+					t.Errorf("%d queries during the outage: no backoff", f.queries)
+				}
+			})
+		})
+	}
+}
+
+// Item 5: Temporal itself unreachable: an error after the bound, not a
+// raw "context deadline exceeded"; a terminate seen while the worker is
+// away still ends Follow.
+func TestFollow_TemporalUnreachable(t *testing.T) {
+	f := newFake(&fakeRun{id: "r1", events: evs(1, 2, "")})
+	down := serviceerror.NewUnavailable("connection refused")
+	k := fastController(f)
+	var waits []string
+	k.OnWait = func(msg string) { waits = append(waits, msg) }
+	r := &recorder{}
+	done := make(chan error, 1)
+	go func() {
+		_, err := follow(t, k, "", 0, r)
+		done <- err
+	}()
+	time.Sleep(30 * time.Millisecond)
+	start := time.Now()
+	f.do(func() { f.queryErr, f.describeErr = context.DeadlineExceeded, down })
+	err := <-done
+	if !errors.Is(err, ErrTemporalUnreachable) || strings.Contains(err.Error(), "context deadline exceeded") {
+		t.Fatalf("err %v", err)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond || d > 3*time.Second {
+		t.Fatalf("gave up after %s, bound 300ms", d)
+	}
+	if len(waits) != 1 || !strings.Contains(waits[0], "cannot reach Temporal for session s1") {
+		t.Fatalf("OnWait got %q", waits)
+	}
+
+	// No worker, and the prompt is terminated meanwhile.
+	f = newFake(&fakeRun{id: "r1", events: evs(1, 2, "")})
+	f.queryErr = serviceerror.NewFailedPrecondition("no poller seen for task queue recently, worker may be down")
+	go func() {
+		_, err := follow(t, fastController(f), "", 0, &recorder{})
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	f.do(func() { f.runs["r1"].status = enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED })
+	if err := <-done; !errors.Is(err, ErrPromptTerminated) {
+		t.Fatalf("terminated while no worker: %v", err)
+	}
+
+	// A query the workflow does not answer is not waited for.
+	f = newFake(&fakeRun{id: "r1"})
+	f.queryErr = serviceerror.NewQueryFailed("unknown queryType events")
+	if _, err := follow(t, fastController(f), "", 0, &recorder{}); err == nil || !strings.Contains(err.Error(), "unknown queryType") {
+		t.Fatalf("query failed: %v", err)
+	}
+}
+
+// Item 2 through Follow: live events come between the workflow events,
+// with the seq of the last one, never after message_end.
+func TestFollow_LiveEvents(t *testing.T) {
+	start := agent.Event{Type: agent.EventMessageStart, Seq: 2, EntryID: "a1"}
+	f := newFake(&fakeRun{id: "r1", events: []agent.Event{{Type: agent.EventAgentStart, Seq: 1}, start}})
+	r := &recorder{}
+	done := make(chan error, 1)
+	go func() {
+		_, err := follow(t, fastController(f), "", 0, r)
+		done <- err
+	}()
+	acc := activities.NewModelStream("a1", 0)
+	var final strings.Builder
+	for i := range 30 {
+		piece := fmt.Sprintf("piece %d. ", i)
+		final.WriteString(piece)
+		acc.Add(llmDelta(piece))
+		f.do(func() { f.runs["r1"].pending = []activities.StreamSnapshot{acc.Snapshot()} })
+		time.Sleep(7 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	msg := agent.TextMessage(agent.RoleAssistant, final.String())
+	f.do(func() {
+		// the stale snapshot stays visible a moment after message_end
+		f.runs["r1"].events = append(f.runs["r1"].events,
+			agent.Event{Type: agent.EventMessageEnd, Seq: 3, EntryID: "a1", Message: &msg})
+	})
+	time.Sleep(50 * time.Millisecond)
+	acc.Add(llmDelta("never shown"))
+	f.do(func() {
+		f.runs["r1"].pending = []activities.StreamSnapshot{acc.Snapshot()}
+	})
+	time.Sleep(50 * time.Millisecond)
+	f.do(func() {
+		f.runs["r1"].pending = nil
+		f.runs["r1"].events = append(f.runs["r1"].events, agent.Event{Type: agent.EventPromptEnd, Seq: 4, Status: agent.StatusCompleted})
+	})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	r.checkSeqs(t, 0, 4)
+	var got strings.Builder
+	seenEnd := false
+	for _, e := range r.evs {
+		switch {
+		case e.Type == agent.EventMessageEnd:
+			seenEnd = true
+		case IsLive(e):
+			if seenEnd || e.Seq != 2 || e.EntryID != "a1" || e.Time.IsZero() {
+				t.Fatalf("live event %+v (after message_end: %t)", e, seenEnd)
+			}
+			got.WriteString(e.AssistantMessageEvent.Delta)
+		}
+	}
+	if got.String() != final.String() {
+		t.Fatalf("deltas %q\nwant %q", got.String(), final.String())
+	}
+	if len(r.live) < 5 {
+		t.Fatalf("only %d live events for 30 snapshots", len(r.live))
+	}
+
+	// StreamInterval < 0: no live events.
+	f = newFake(&fakeRun{id: "r1", events: []agent.Event{start}, pending: []activities.StreamSnapshot{acc.Snapshot()}})
+	f.runs["r1"].events = append(f.runs["r1"].events, agent.Event{Type: agent.EventPromptEnd, Seq: 3})
+	f.runs["r1"].events[0].Seq = 2
+	k := fastController(f)
+	k.StreamInterval = -1
+	r = &recorder{}
+	if _, err := follow(t, k, "", 1, r); err != nil || len(r.live) != 0 {
+		t.Fatalf("live events with streaming off: %d, %v", len(r.live), err)
+	}
+}
+
+// Describe is polled at the stream interval only while something runs,
+// else at the status interval.
+func TestFollow_DescribeRate(t *testing.T) {
+	f := newFake(&fakeRun{id: "r1", events: evs(1, 1, "")})
+	k := fastController(f)
+	k.StatusInterval = 100 * time.Millisecond
+	k.StreamInterval = 10 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, _ = k.Follow(ctx, "s1", "", 0, func(agent.Event) {})
+	f.do(func() {
+		if f.describes < 8 || f.describes > 13 {
+			t.Errorf("idle: %d describes in 1s, want about 10 (status interval)", f.describes)
+		}
+		f.describes = 0
+		f.runs["r1"].pending = []activities.StreamSnapshot{{Kind: activities.SnapshotModel, EntryID: "a1"}}
+	})
+	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, _ = k.Follow(ctx, "s1", "", 0, func(agent.Event) {})
+	f.do(func() {
+		if f.describes < 40 {
+			t.Errorf("running: %d describes in 1s, want about 1s/(stream interval + poll)", f.describes)
+		}
+	})
+}
+
+func llmDelta(s string) llm.Delta { return llm.Delta{Type: llm.DeltaText, Delta: s} }

@@ -1,0 +1,187 @@
+package devserver
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/settings"
+)
+
+// pki is a CA with a server certificate for 127.0.0.1 and a client
+// certificate, as PEM files.
+type pki struct {
+	dir                                        string
+	caFile, certFile, keyFile, cliCert, cliKey string
+}
+
+func newPKI(t *testing.T, name string) pki {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := pki{dir: dir}
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name + " CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	p.caFile = p.write(t, "ca.pem", "CERTIFICATE", caDER)
+	leaf := func(file string, serial int64, usage x509.ExtKeyUsage, ips []net.IP) (string, string) {
+		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: file},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+			IPAddresses: ips, DNSNames: []string{"localhost"},
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kb, _ := x509.MarshalECPrivateKey(key)
+		return p.write(t, file+".pem", "CERTIFICATE", der), p.write(t, file+"-key.pem", "EC PRIVATE KEY", kb)
+	}
+	p.certFile, p.keyFile = leaf("server", 2, x509.ExtKeyUsageServerAuth, []net.IP{net.ParseIP("127.0.0.1")})
+	p.cliCert, p.cliKey = leaf("client", 3, x509.ExtKeyUsageClientAuth, nil)
+	return p
+}
+
+func (p pki) write(t *testing.T, name, typ string, der []byte) string {
+	path := filepath.Join(p.dir, name)
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// mapEnv is an environment for envconfig and the settings.
+type mapEnv map[string]string
+
+func (m mapEnv) LookupEnv(k string) (string, bool) { v, ok := m[k]; return v, ok }
+func (m mapEnv) Environ() []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// The product connects to a TLS frontend that requires client
+// certificates like every Temporal program: by the TEMPORAL_TLS_*
+// variables or a temporal.toml profile (go.temporal.io/sdk/contrib/
+// envconfig), with settings that are set winning over the profile.
+func TestTLS_MutualTLSByEnvironmentAndProfile(t *testing.T) {
+	skipShort(t)
+	p := newPKI(t, "cluster")
+	srv := startServer(t, Options{
+		DataDir: t.TempDir(), UIPort: NoUI,
+		TLS: &TLS{CertFile: p.certFile, KeyFile: p.keyFile, CAFile: p.caFile,
+			ClientCAFile: p.caFile, ClientCertFile: p.cliCert, ClientKeyFile: p.cliKey},
+	})
+	addr := srv.FrontendAddress()
+	base := settings.Defaults()
+	base.DataDir = t.TempDir()
+
+	toml := filepath.Join(t.TempDir(), "temporal.toml")
+	if err := os.WriteFile(toml, []byte(`
+[profile.cluster]
+address = "`+addr+`"
+namespace = "default"
+[profile.cluster.tls]
+client_cert_path = "`+p.cliCert+`"
+client_key_path = "`+p.cliKey+`"
+server_ca_cert_path = "`+p.caFile+`"
+
+[profile.stale]
+address = "127.0.0.1:1"
+[profile.stale.tls]
+client_cert_path = "`+p.cliCert+`"
+client_key_path = "`+p.cliKey+`"
+server_ca_cert_path = "`+p.caFile+`"
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mtls := mapEnv{"TEMPORAL_ADDRESS": addr, "TEMPORAL_TLS_SERVER_CA_CERT_PATH": p.caFile,
+		"TEMPORAL_TLS_CLIENT_CERT_PATH": p.cliCert, "TEMPORAL_TLS_CLIENT_KEY_PATH": p.cliKey}
+	explicit := base
+	explicit.Temporal.Address = addr
+	for name, c := range map[string]struct {
+		s   settings.Settings
+		env mapEnv
+	}{
+		"TEMPORAL_TLS variables":                 {base, mtls},
+		"temporal.toml profile":                  {base, mapEnv{"TEMPORAL_CONFIG_FILE": toml, "TEMPORAL_PROFILE": "cluster"}},
+		"settings address wins over the profile": {explicit, mapEnv{"TEMPORAL_CONFIG_FILE": toml, "TEMPORAL_PROFILE": "stale"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			c, err := app.DialEnv(ctx, c.s, quietLogger(), c.env)
+			if err != nil {
+				t.Fatalf("DialEnv: %v", err)
+			}
+			defer c.Close()
+			if _, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: "default"}); err != nil {
+				t.Fatalf("DescribeNamespace over mTLS: %v", err)
+			}
+		})
+	}
+
+	wrong := newPKI(t, "other")
+	for name, c := range map[string]struct {
+		env  mapEnv
+		want []string
+	}{
+		"a CA that did not sign the server": {
+			mapEnv{"TEMPORAL_ADDRESS": addr, "TEMPORAL_TLS_SERVER_CA_CERT_PATH": wrong.caFile,
+				"TEMPORAL_TLS_CLIENT_CERT_PATH": p.cliCert, "TEMPORAL_TLS_CLIENT_KEY_PATH": p.cliKey},
+			[]string{"TLS handshake failed", "x509: certificate signed by unknown authority", "TEMPORAL_TLS_SERVER_CA_CERT_PATH"}},
+		"a client certificate of another CA": {
+			mapEnv{"TEMPORAL_ADDRESS": addr, "TEMPORAL_TLS_SERVER_CA_CERT_PATH": p.caFile,
+				"TEMPORAL_TLS_CLIENT_CERT_PATH": wrong.cliCert, "TEMPORAL_TLS_CLIENT_KEY_PATH": wrong.cliKey},
+			[]string{"TLS handshake failed", "tls: "}},
+		"no client certificate": {
+			mapEnv{"TEMPORAL_ADDRESS": addr, "TEMPORAL_TLS_SERVER_CA_CERT_PATH": p.caFile},
+			[]string{"TLS handshake failed", "tls: "}},
+		"no TLS at all": {mapEnv{"TEMPORAL_ADDRESS": addr}, []string{"the server may require TLS"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := app.DialEnv(context.Background(), base, quietLogger(), c.env)
+			if err == nil {
+				t.Fatal("DialEnv succeeded")
+			}
+			msg := err.Error()
+			t.Logf("error: %s", msg)
+			if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "cannot reach Temporal at "+addr+" ") {
+				t.Errorf("error %q: want one line starting with the address", msg)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q lacks %q", msg, w)
+				}
+			}
+		})
+	}
+}

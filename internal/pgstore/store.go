@@ -1,0 +1,376 @@
+// Package pgstore keeps sessions in PostgreSQL, for workers on several
+// machines: it implements activities.SessionStore with the semantics of
+// the JSONL store (package internal/session), row for line.
+//
+//   - A session is a row of agent_sessions (the header: id, format
+//     version, creation time, cwd) and its entries are rows of
+//     agent_session_entries in insertion order (a bigserial), each entry
+//     the JSON line the JSONL store would write.
+//   - Append is idempotent by entry id: a unique constraint on (session,
+//     entry id) and INSERT ... ON CONFLICT DO NOTHING, so the first write
+//     of an id wins, across processes and machines, without a read before
+//     the write. Appends to one session are serialised by a row lock on
+//     its header, so insertion order is commit order.
+//   - Load returns a *session.Session built from the rows, so the run
+//     context (Session.Context, Branch, LeafID) is the session package's
+//     one implementation; a missing session is session.ErrNotFound.
+//   - Entries are validated by session.ValidateEntry and ids by
+//     session.ValidateID, with the same errors as the JSONL store.
+//   - The schema is created and migrated when the store is opened, under
+//     an advisory lock, so workers may start at the same time.
+//
+// Connection failures (PostgreSQL restarting, a failover) are retried
+// inside each call for up to Options.RetryFor; every operation is safe to
+// repeat, because Append skips ids already written.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/durableagent/durableagent/internal/session"
+)
+
+// Defaults of Options.
+const (
+	DefaultRetryFor   = 10 * time.Second
+	DefaultOpTimeout  = 30 * time.Second
+	defaultConnectTTL = 5 * time.Second
+)
+
+// Options tune a Store; the zero value is the defaults.
+type Options struct {
+	// RetryFor bounds how long one call keeps retrying after connection
+	// errors before it returns the error (0: DefaultRetryFor; negative:
+	// no retries). It must stay below the model call's heartbeat timeout,
+	// since CallModel loads the session before its first heartbeat.
+	RetryFor time.Duration
+	// OpTimeout bounds one call in all (0: DefaultOpTimeout).
+	OpTimeout time.Duration
+}
+
+// Store is a session store in one PostgreSQL database. It is safe for
+// concurrent use, and any number of processes may share the database.
+type Store struct {
+	pool      *pgxpool.Pool
+	retryFor  time.Duration
+	opTimeout time.Duration
+}
+
+// Open connects to the database of url (a postgres:// URL or a libpq
+// key=value string; "" takes everything from the PG* environment variables
+// as libpq does), creates or migrates the schema, and returns the store.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx masks the password in the text it quotes.
+		return nil, fmt.Errorf("open postgres session store: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTTL
+	}
+	s := &Store{retryFor: opts.RetryFor, opTimeout: opts.OpTimeout}
+	if s.retryFor == 0 {
+		s.retryFor = DefaultRetryFor
+	}
+	if s.opTimeout == 0 {
+		s.opTimeout = DefaultOpTimeout
+	}
+	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres session store: %w", err)
+	}
+	if err := s.retry(ctx, func(ctx context.Context) error { return migrate(ctx, s.pool) }); err != nil {
+		s.pool.Close()
+		return nil, fmt.Errorf("open postgres session store at %s: %w", where(cfg.ConnConfig), err)
+	}
+	return s, nil
+}
+
+// where names the database without credentials.
+func where(c *pgx.ConnConfig) string {
+	host := c.Host
+	if strings.HasPrefix(host, "/") {
+		host = "unix socket " + host
+	}
+	return fmt.Sprintf("%s:%d/%s", host, c.Port, c.Database)
+}
+
+// Close closes the connections.
+func (s *Store) Close() { s.pool.Close() }
+
+// Pool returns the connection pool (for tests and tools that inspect the
+// tables).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Append writes the entries that are not yet in the session and returns
+// how many it wrote, creating the session (with an empty cwd) if it is
+// missing, even for zero entries. The first entry with a given id wins: an
+// id already stored is skipped, and so is a repeat within the call. The
+// whole call is one transaction: a failed Append leaves nothing behind.
+//
+// After a connection error Append is retried; if the first attempt
+// committed before the connection broke, the retry writes nothing and the
+// count says 0 although the entries are stored.
+func (s *Store) Append(sessionID string, entries ...session.Entry) (int, error) {
+	if err := session.ValidateID(sessionID); err != nil {
+		return 0, fmt.Errorf("append to session: %w", err)
+	}
+	type row struct{ id, json string }
+	rows := make([]row, 0, len(entries))
+	seen := make(map[string]struct{}, len(entries))
+	for _, e := range entries {
+		if err := session.ValidateEntry(e); err != nil {
+			return 0, fmt.Errorf("append to session %q: %w", sessionID, err)
+		}
+		line, err := session.EncodeEntry(e)
+		if err != nil {
+			return 0, fmt.Errorf("append to session %q: encode entry %q: %w", sessionID, e.ID, err)
+		}
+		if _, dup := seen[e.ID]; dup {
+			continue
+		}
+		seen[e.ID] = struct{}{}
+		rows = append(rows, row{e.ID, string(line)})
+	}
+	var written int
+	err := s.do(func(ctx context.Context) error {
+		written = 0
+		// One batch is one implicit transaction.
+		b := &pgx.Batch{}
+		b.Queue(`INSERT INTO agent_sessions (id, version, created_at, cwd) VALUES ($1, $2, $3, '')
+			ON CONFLICT (id) DO NOTHING`, sessionID, session.FormatVersion, now())
+		b.Queue(`SELECT 1 FROM agent_sessions WHERE id = $1 FOR NO KEY UPDATE`, sessionID)
+		for _, r := range rows {
+			b.Queue(`INSERT INTO agent_session_entries (session_id, entry_id, entry) VALUES ($1, $2, ($3::text)::json)
+				ON CONFLICT (session_id, entry_id) DO NOTHING`, sessionID, r.id, r.json)
+		}
+		res := s.pool.SendBatch(ctx, b)
+		if _, err := res.Exec(); err != nil {
+			res.Close()
+			return err
+		}
+		if _, err := res.Exec(); err != nil {
+			res.Close()
+			return err
+		}
+		for range rows {
+			tag, err := res.Exec()
+			if err != nil {
+				res.Close()
+				return err
+			}
+			written += int(tag.RowsAffected())
+		}
+		return res.Close()
+	})
+	if err != nil {
+		return 0, fmt.Errorf("append to session %q: %w", sessionID, err)
+	}
+	return written, nil
+}
+
+// Init creates the session with cwd as its workspace if it does not exist
+// and returns the header in force: an existing session keeps its cwd.
+func (s *Store) Init(sessionID, cwd string) (session.Header, error) {
+	if err := session.ValidateID(sessionID); err != nil {
+		return session.Header{}, fmt.Errorf("init session: %w", err)
+	}
+	var h session.Header
+	err := s.do(func(ctx context.Context) error {
+		if _, err := s.pool.Exec(ctx, `INSERT INTO agent_sessions (id, version, created_at, cwd) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (id) DO NOTHING`, sessionID, session.FormatVersion, now(), cwd); err != nil {
+			return err
+		}
+		// A statement of its own, so it sees a row another process
+		// committed after the insert began.
+		var err error
+		h, err = s.header(ctx, sessionID)
+		return err
+	})
+	if err != nil {
+		return session.Header{}, fmt.Errorf("init session %q: %w", sessionID, err)
+	}
+	return h, nil
+}
+
+func (s *Store) header(ctx context.Context, sessionID string) (session.Header, error) {
+	h := session.Header{Type: session.HeaderType, ID: sessionID}
+	err := s.pool.QueryRow(ctx, `SELECT version, created_at, cwd FROM agent_sessions WHERE id = $1`, sessionID).
+		Scan(&h.Version, &h.Timestamp, &h.Cwd)
+	h.Timestamp = h.Timestamp.UTC()
+	return h, err
+}
+
+// Load reads a session: its header and its entries in insertion order. A
+// missing session gives session.ErrNotFound wrapped with the id. A stored
+// entry that does not decode (written by hand, or by a newer version) is
+// skipped and described in Session.Warnings, as the JSONL store skips a
+// bad line.
+func (s *Store) Load(sessionID string) (*session.Session, error) {
+	if err := session.ValidateID(sessionID); err != nil {
+		return nil, fmt.Errorf("load session: %w", err)
+	}
+	var sess *session.Session
+	err := s.do(func(ctx context.Context) error {
+		// One statement, one snapshot: the header and the entries agree.
+		rows, err := s.pool.Query(ctx, `SELECT s.version, s.created_at, s.cwd, e.seq, e.entry::text
+			FROM agent_sessions s LEFT JOIN agent_session_entries e ON e.session_id = s.id
+			WHERE s.id = $1 ORDER BY e.seq`, sessionID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		h := session.Header{Type: session.HeaderType, ID: sessionID}
+		var entries []session.Entry
+		var warnings []string
+		found := false
+		for rows.Next() {
+			var seq *int64
+			var text *string
+			if err := rows.Scan(&h.Version, &h.Timestamp, &h.Cwd, &seq, &text); err != nil {
+				return err
+			}
+			found = true
+			if seq == nil { // a session without entries
+				continue
+			}
+			e, err := session.DecodeEntry([]byte(*text))
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("entry row %d: %v, skipped", *seq, err))
+				continue
+			}
+			entries = append(entries, e)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if !found {
+			sess = nil
+			return nil
+		}
+		if h.Version > session.FormatVersion {
+			return permanent(fmt.Errorf("session has format version %d, newer than this build reads (1 to %d)", h.Version, session.FormatVersion))
+		}
+		h.Timestamp = h.Timestamp.UTC()
+		sess = session.NewSession(h, entries, warnings)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load session %q: %w", sessionID, err)
+	}
+	if sess == nil {
+		return nil, fmt.Errorf("load session %q: %w", sessionID, session.ErrNotFound)
+	}
+	return sess, nil
+}
+
+// List returns the ids of the sessions in the store, sorted.
+func (s *Store) List() ([]string, error) {
+	var ids []string
+	err := s.do(func(ctx context.Context) error {
+		ids = ids[:0]
+		rows, err := s.pool.Query(ctx, `SELECT id FROM agent_sessions ORDER BY id COLLATE "C"`)
+		if err != nil {
+			return err
+		}
+		ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return ids, nil
+}
+
+// now is the creation time stored in a header, at the database's
+// precision (microseconds), so Init returns what Load will.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// do runs op with the store's overall timeout and connection retries.
+func (s *Store) do(op func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opTimeout)
+	defer cancel()
+	return s.retry(ctx, op)
+}
+
+// retry runs op until it succeeds, fails with an error that is not a
+// connection problem, or has failed for longer than retryFor.
+func (s *Store) retry(ctx context.Context, op func(ctx context.Context) error) error {
+	var first time.Time
+	delay := 100 * time.Millisecond
+	for {
+		err := op(ctx)
+		if err == nil || !transient(err) || s.retryFor < 0 {
+			return unwrapPermanent(err)
+		}
+		if first.IsZero() {
+			first = time.Now()
+		}
+		if time.Since(first)+delay > s.retryFor {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+// transient reports errors that a new connection may not meet: the server
+// refusing or dropping connections (restart, failover, network), not SQL
+// errors.
+func transient(err error) bool {
+	var perm permanentError
+	if errors.As(err, &perm) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case strings.HasPrefix(pgErr.Code, "08"): // connection exception
+			return true
+		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // admin/crash shutdown, cannot connect now
+			return true
+		case pgErr.Code == "40001", pgErr.Code == "40P01": // serialization failure, deadlock
+			return true
+		case pgErr.Code == "53300": // too many connections
+			return true
+		}
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		strings.Contains(err.Error(), "conn closed")
+}
+
+// permanentError marks an error that a retry cannot fix.
+type permanentError struct{ error }
+
+func (p permanentError) Unwrap() error { return p.error }
+
+func permanent(err error) error { return permanentError{err} }
+
+func unwrapPermanent(err error) error {
+	var p permanentError
+	if errors.As(err, &p) {
+		return p.error
+	}
+	return err
+}

@@ -1,0 +1,48 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// The functions below let another session store (package internal/pgstore
+// keeps sessions in PostgreSQL) share this package's rules, so that both
+// stores accept, reject and read entries alike and hand the workflow a
+// *Session whose Context, Branch and LeafID are the ones implemented here.
+
+// ValidateEntry checks what Append requires of an entry before it may be
+// stored: an id, a known type, a message on message entries, and no entry
+// that names itself as its parent.
+func ValidateEntry(e Entry) error { return validateEntry(e) }
+
+// EncodeEntry renders an entry as Append writes it: one line of JSON
+// without the newline, HTML characters left unescaped.
+func EncodeEntry(e Entry) ([]byte, error) {
+	line, err := encodeLine(e)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(line, []byte("\n")), nil
+}
+
+// DecodeEntry parses one stored entry the way Load reads a line of a
+// session file. An error says why the entry is to be skipped (not JSON,
+// a field of the wrong type, no id, a message entry without a message);
+// Load turns it into a warning rather than failing the session.
+func DecodeEntry(data []byte) (Entry, error) {
+	var e Entry
+	if err := json.Unmarshal(bytes.TrimSpace(data), &e); err != nil {
+		return Entry{}, fmt.Errorf("%s", describeJSONError(err))
+	}
+	if err := checkLoaded(e); err != nil {
+		return Entry{}, err
+	}
+	return e, nil
+}
+
+// NewSession returns a session with the given header, entries (in store
+// order, ids unique) and warnings, indexed like one that Load returns.
+func NewSession(h Header, entries []Entry, warnings []string) *Session {
+	return &Session{Header: h, Entries: entries, Warnings: warnings, idx: &entryIndex{}}
+}

@@ -1,0 +1,50 @@
+package settings
+
+import (
+	"encoding/json"
+	"net/url"
+	"regexp"
+)
+
+// Session is the `session` group: where the worker keeps sessions.
+type Session struct {
+	// Store is one of SessionStores.
+	Store string `json:"store"`
+	// PostgresURL is the database of the postgres store: a postgres://
+	// URL or a libpq key=value string; "" takes the PG* environment
+	// variables, as libpq does.
+	PostgresURL string `json:"postgresUrl"`
+}
+
+// Session stores (session.store).
+const (
+	SessionStoreJSONL    = "jsonl"
+	SessionStorePostgres = "postgres"
+)
+
+// SessionStores are the accepted session.store values.
+var SessionStores = []string{SessionStoreJSONL, SessionStorePostgres}
+
+// MarshalJSON shows the group with the password of PostgresURL masked, so
+// `starter settings --json` never prints it.
+func (s Session) MarshalJSON() ([]byte, error) {
+	type plain Session
+	p := plain(s)
+	p.PostgresURL = RedactURL(p.PostgresURL)
+	return json.Marshal(p)
+}
+
+var dsnPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+
+// RedactURL masks the password in a postgres:// URL or a key=value
+// connection string.
+func RedactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+		return s
+	}
+	return dsnPassword.ReplaceAllString(s, "${1}xxxxx")
+}

@@ -1,0 +1,352 @@
+//go:build linux
+
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/pgstore"
+	"github.com/durableagent/durableagent/internal/session"
+)
+
+// One cluster, three failures, in order: a worker SIGKILLed during a
+// model call, the worker running a prompt SIGKILLed during its backoff,
+// PostgreSQL (Temporal's and the sessions' database) restarted during a
+// backoff. Each prompt completes on a surviving worker, and its session
+// in the database holds every entry once.
+func TestCluster_WorkersDieAndPostgresRestarts(t *testing.T) {
+	c := startCluster(t)
+	tc := c.client()
+
+	t.Run("WorkerWithoutModelProviderRefusesToStart", func(t *testing.T) {
+		env := c.workerEnv(t.TempDir())
+		delete(env, "DURABLE_AGENT_MODEL_PROVIDER")
+		cmd := exec.Command(filepath.Join(c.bin, "worker-cluster"))
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		out, err := cmd.CombinedOutput()
+		msg := strings.TrimSpace(string(out))
+		if code := cmd.ProcessState.ExitCode(); err == nil || code != 2 {
+			t.Fatalf("exit %d (%v), want 2; output %q", code, err, msg)
+		}
+		if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "worker: no model provider configured") {
+			t.Errorf("output %q, want one line refusing for lack of a model provider", msg)
+		}
+	})
+
+	start := time.Now()
+	c.startWorker("worker-1")
+	c.startWorker("worker-2")
+	c.mark("workers", start)
+	c.logIdleRSS()
+
+	t.Run("WorkerKilledDuringModelCall", func(t *testing.T) {
+		start := time.Now()
+		defer c.mark("kill-during-call", start)
+		const id, msg = "kill-during-call", "survive a dead worker"
+		r := c.prompt(id, msg, 500)
+		pid := c.waitStartedActivity(tc, id, activities.CallModelName)
+		victim := c.kill(pid)
+		t.Logf("SIGKILLed %s (pid %d) during its model call", victim, pid)
+		r.wait(t)
+		last := c.activityWorkers(tc, id, activities.CallModelName)
+		if len(last) < 2 || last[len(last)-1] == pid {
+			t.Errorf("CallModel ran on pids %v; want the last call on the surviving worker", last)
+		}
+		c.checkSession(t, id, msg, 1, "did not finish (heartbeat timeout")
+		c.startWorker("worker-3")
+	})
+
+	t.Run("WorkerKilledDuringBackoff", func(t *testing.T) {
+		start := time.Now()
+		defer c.mark("kill-during-backoff", start)
+		const id, msg = "kill-during-backoff", "survive a dead worker while waiting"
+		r := c.prompt(id, msg, 3000, "503 Service Unavailable")
+		c.waitBackoff(tc, id)
+		pid := c.lastWorkflowWorker(tc, id)
+		victim := c.kill(pid)
+		t.Logf("SIGKILLed %s (pid %d, it ran the prompt's workflow) during the backoff", victim, pid)
+		r.wait(t)
+		if !strings.Contains(r.out.String(), "Retrying (1/") {
+			t.Errorf("starter output lacks the retry:\n%s", r.out.String())
+		}
+		if last := c.lastWorkflowWorker(tc, id); last == pid {
+			t.Errorf("the workflow finished on the killed worker %d", pid)
+		}
+		c.checkSession(t, id, msg, 1, "503")
+		c.startWorker("worker-4")
+	})
+
+	t.Run("PostgresRestartDuringBackoff", func(t *testing.T) {
+		start := time.Now()
+		defer c.mark("postgres-restart", start)
+		const id, msg = "postgres-restart", "survive a database restart"
+		r := c.prompt(id, msg, 6000, "503 Service Unavailable")
+		c.waitBackoff(tc, id)
+		restart := time.Now()
+		if err := c.pg.Restart(); err != nil {
+			t.Fatalf("restart PostgreSQL: %v", err)
+		}
+		t.Logf("PostgreSQL restarted in %.1fs during the backoff", time.Since(restart).Seconds())
+		r.wait(t)
+		c.checkSession(t, id, msg, 1, "503")
+	})
+}
+
+// run is a prompt sent by the starter (the starter's own code, cli.Main,
+// in this process).
+type run struct {
+	done     chan struct{}
+	code     int
+	out, err bytes.Buffer
+	args     []string
+}
+
+func (r *run) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("starter %q still running after 3 minutes", r.args)
+	}
+	if r.code != 0 {
+		t.Fatalf("starter %q exited %d\nstdout:\n%s\nstderr:\n%s", r.args, r.code, r.out.String(), r.err.String())
+	}
+}
+
+// prompt starts `starter prompt` with the compose starter's environment
+// on this machine.
+func (c *cluster) prompt(id, msg string, baseDelayMs int, faults ...string) *run {
+	env := map[string]string{}
+	for k, v := range c.compose.Services["starter"].Environment {
+		env[k] = resolve(v)
+	}
+	home := filepath.Join(c.dir, "starter")
+	env["TEMPORAL_ADDRESS"] = c.frontend
+	env["DURABLE_AGENT_HOME"] = home
+	env["DURABLE_AGENT_SESSION_POSTGRESURL"] = c.sessionsURL
+	env["DURABLE_AGENT_MODEL_PROVIDER"] = "scripted"
+	env["DURABLE_AGENT_TEMPORAL_TASKQUEUE"] = c.queue
+	env["DURABLE_AGENT_MODEL_HEARTBEATTIMEOUTMS"] = strconv.Itoa(heartbeatTimeoutMs)
+	env["DURABLE_AGENT_RETRY_BASEDELAYMS"] = strconv.Itoa(baseDelayMs)
+	ws := filepath.Join(c.dir, "workspace")
+	_ = os.MkdirAll(ws, 0o755)
+	r := &run{done: make(chan struct{}), args: []string{"prompt", "--session", id, "--workspace", ws}}
+	for _, f := range faults {
+		r.args = append(r.args, "--fault", f)
+	}
+	r.args = append(r.args, msg)
+	go func() {
+		defer close(r.done)
+		r.code = cli.Main(r.args, cli.Env{Stdout: &r.out, Stderr: &r.err, Stdin: strings.NewReader(""),
+			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok && v != "" }})
+	}()
+	return r
+}
+
+// waitStartedActivity waits until the session's workflow runs activity
+// name on a worker and returns that worker's pid.
+func (c *cluster) waitStartedActivity(tc client.Client, id, name string) int {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		d, err := tc.DescribeWorkflowExecution(ctx, "session-"+id, "")
+		if err == nil {
+			for _, pa := range d.GetPendingActivities() {
+				if pa.GetActivityType().GetName() == name && pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+					return pidOf(c.t, pa.GetLastWorkerIdentity())
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			c.t.Fatalf("no %s started for %s: %v", name, id, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// history returns the events of the session's current run.
+func (c *cluster) history(tc client.Client, id string) []*historypb.HistoryEvent {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	it := tc.GetWorkflowHistory(ctx, "session-"+id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var events []*historypb.HistoryEvent
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			c.t.Fatalf("history of %s: %v", id, err)
+		}
+		events = append(events, e)
+	}
+	return events
+}
+
+// waitBackoff waits for the durable timer of a retry backoff.
+func (c *cluster) waitBackoff(tc client.Client, id string) {
+	c.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if _, err := tc.DescribeWorkflowExecution(context.Background(), "session-"+id, ""); err == nil {
+			for _, e := range c.history(tc, id) {
+				if e.GetEventType() == enumspb.EVENT_TYPE_TIMER_STARTED {
+					return
+				}
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.t.Fatalf("no backoff timer started for %s", id)
+}
+
+// lastWorkflowWorker is the pid of the worker that ran the session's
+// latest workflow task (the one with the workflow in its cache).
+func (c *cluster) lastWorkflowWorker(tc client.Client, id string) int {
+	c.t.Helper()
+	pid := 0
+	for _, e := range c.history(tc, id) {
+		if a := e.GetWorkflowTaskStartedEventAttributes(); a != nil {
+			pid = pidOf(c.t, a.GetIdentity())
+		}
+	}
+	if pid == 0 {
+		c.t.Fatalf("no workflow task of %s started", id)
+	}
+	return pid
+}
+
+// activityWorkers are the pids that started activity name, in order.
+func (c *cluster) activityWorkers(tc client.Client, id, name string) []int {
+	c.t.Helper()
+	events := c.history(tc, id)
+	scheduled := map[int64]bool{}
+	var pids []int
+	for _, e := range events {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == name {
+			scheduled[e.GetEventId()] = true
+		}
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] {
+			pids = append(pids, pidOf(c.t, a.GetIdentity()))
+		}
+	}
+	return pids
+}
+
+// pidOf reads the pid from an SDK worker identity ("pid@host@...").
+func pidOf(t *testing.T, identity string) int {
+	p, _, _ := strings.Cut(identity, "@")
+	pid, err := strconv.Atoi(p)
+	if err != nil {
+		t.Fatalf("worker identity %q names no pid", identity)
+	}
+	return pid
+}
+
+// checkSession reads the session from the database: every entry once,
+// none lost (each parent present), one user message, wantErrors failed
+// model calls, and the answer at the leaf with a run context of just the
+// question and the answer.
+func (c *cluster) checkSession(t *testing.T, id, msg string, wantErrors int, errText string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := pgstore.Open(ctx, c.sessionsURL, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var rows, distinct int
+	if err := st.Pool().QueryRow(ctx, `SELECT count(*), count(DISTINCT entry_id) FROM agent_session_entries WHERE session_id = $1`, id).
+		Scan(&rows, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if rows != distinct {
+		t.Errorf("session %s: %d rows for %d entry ids: duplicated", id, rows, distinct)
+	}
+	sess, err := st.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users, failed, answers int
+	var dump []string
+	for _, e := range sess.Entries {
+		dump = append(dump, fmt.Sprintf("%s(parent %s, %s)", e.ID, e.ParentID, describe(e)))
+		if e.ParentID != "" {
+			if _, ok := sess.Get(e.ParentID); !ok {
+				t.Errorf("entry %s names parent %s, which is not stored: lost", e.ID, e.ParentID)
+			}
+		}
+		if e.Type != session.TypeMessage {
+			continue
+		}
+		switch m := e.Message; {
+		case m.Role == agent.RoleUser:
+			users++
+			if m.Text() != msg {
+				t.Errorf("user entry %s says %q, want %q", e.ID, m.Text(), msg)
+			}
+		case m.Role == agent.RoleAssistant && m.StopReason == agent.StopReasonError:
+			failed++
+			if !strings.Contains(m.ErrorMessage, errText) {
+				t.Errorf("failed call %s: %q, want it to mention %q", e.ID, m.ErrorMessage, errText)
+			}
+		case m.Role == agent.RoleAssistant:
+			answers++
+		}
+	}
+	if users != 1 || failed != wantErrors || answers != 1 {
+		t.Errorf("session %s has %d user, %d failed, %d answer entries; want 1, %d, 1:\n%s",
+			id, users, failed, answers, wantErrors, strings.Join(dump, "\n"))
+	}
+	leaf, ok := sess.Get(sess.LeafID())
+	if !ok || leaf.Message == nil || leaf.Message.Text() != "Scripted reply to: "+msg {
+		t.Errorf("leaf %s is not the answer:\n%s", sess.LeafID(), strings.Join(dump, "\n"))
+	}
+	if got := sess.Context(sess.LeafID()); len(got) != 2 || got[0].Role != agent.RoleUser {
+		t.Errorf("run context of the answer has %d messages, want the question and the answer", len(got))
+	}
+}
+
+func describe(e session.Entry) string {
+	if e.Message == nil {
+		return e.Type
+	}
+	if e.Message.ErrorMessage != "" {
+		return string(e.Message.Role) + " error: " + e.Message.ErrorMessage
+	}
+	return string(e.Message.Role) + ": " + e.Message.Text()
+}
+
+// logIdleRSS records the resident memory of the idle cluster workers.
+func (c *cluster) logIdleRSS() {
+	time.Sleep(2 * time.Second)
+	for _, w := range c.workers {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", w.cmd.Process.Pid))
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "VmRSS:") {
+				c.t.Logf("%s idle %s", w.name, strings.Join(strings.Fields(l), " "))
+			}
+		}
+	}
+}

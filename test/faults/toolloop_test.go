@@ -1,0 +1,269 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/workflows"
+)
+
+// The tool-loop SIGKILL trials: a prompt whose scripted model runs six
+// tool calls over five turns, with two bash commands that each append a
+// line to effects.log (the side effects to count) and an edit whose new
+// text contains its old text (applied twice it would leave two lines).
+// Each trial kills its worker at a seeded random moment of the prompt, so
+// kills land inside bash commands, the edit, model calls, session writes
+// and workflow tasks; a second worker then finishes the prompt.
+const (
+	loopTrials     = 32
+	loopParallel   = 4
+	loopLatencyMs  = 100
+	loopSeed       = 11
+	loopTrialLimit = 3 * time.Minute
+)
+
+var loopScript = []string{
+	`tool:bash {"command":"echo bash1 >> effects.log; sleep 0.4; echo first done"}`,
+	`tool:edit {"path":"state.txt","oldText":"step=0","newText":"step=0\nstep=1"}`,
+	`tools:[{"name":"read","arguments":{"path":"state.txt"}},{"name":"ls","arguments":{}}]`,
+	`tool:bash {"command":"echo bash2 >> effects.log; sleep 0.4; echo second done"}`,
+	`tool:write {"path":"out.txt","content":"written"}`,
+	`text:all steps done`,
+}
+
+// loopTrial is what one tool-loop trial observed.
+type loopTrial struct {
+	i         int
+	session   string
+	workspace string
+	delay     time.Duration
+	noKill    bool
+	err       error
+	res       workflows.PromptResult
+	resErr    error
+	file      sessionFile
+	elapsed   time.Duration
+	failures  []string // workflow task failures in history
+}
+
+// Exactly once under SIGKILL (issue 10): a worker is killed at a seeded
+// random moment of a tool loop; another worker finishes every prompt, no
+// tool effect happens twice (counted in the workspace), a bash command
+// lost with its worker yields the "may or may not have completed" result
+// (and only then may its effect be missing), and the session file has
+// every tool result once, with no duplicate and no lost entry.
+func TestFaults_SIGKILLDuringAToolLoopNeverRepeatsAnEffect(t *testing.T) {
+	skipShort(t)
+	seed := uint64(loopSeed)
+	if v := os.Getenv("FAULTS_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("FAULTS_SEED=%q: %v", v, err)
+		}
+		seed = n
+	}
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b9))
+	e := newEnv(t, sharedAddress(t))
+	e.s.Model.HeartbeatTimeoutMs = 1000
+
+	free := &loopTrial{i: 99, session: fmt.Sprintf("loop-%d-free", seed), noKill: true}
+	runLoopTrial(t, e, free)
+	if free.err != nil || free.resErr != nil {
+		t.Fatalf("fault-free run: %v %v", free.err, free.resErr)
+	}
+	checkLoopTrial(t, free)
+	t.Logf("fault-free tool loop took %v", free.elapsed.Round(time.Millisecond))
+
+	trials := make([]*loopTrial, loopTrials)
+	for i := range trials {
+		trials[i] = &loopTrial{i: i, session: fmt.Sprintf("loop-%d-%02d", seed, i),
+			delay: time.Duration(rng.Float64() * float64(free.elapsed))}
+	}
+	started := time.Now()
+	sem := make(chan struct{}, loopParallel)
+	var wg sync.WaitGroup
+	for _, tr := range trials {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			runLoopTrial(t, e, tr)
+		}()
+	}
+	wg.Wait()
+	unknown, completed := 0, 0
+	for _, tr := range trials {
+		t.Run(fmt.Sprintf("trial-%02d", tr.i), func(t *testing.T) {
+			unknown += checkLoopTrial(t, tr)
+			if !t.Failed() {
+				completed++
+			}
+		})
+	}
+	t.Logf("seed %d: %d trials in %v, %d completed; bash commands lost with their worker: %d",
+		seed, loopTrials, time.Since(started).Round(time.Millisecond), completed, unknown)
+}
+
+// runLoopTrial runs one trial on its own task queue and workspace. It
+// runs in its own goroutine: failures to run go to tr.err.
+func runLoopTrial(t *testing.T, e *env, tr *loopTrial) {
+	queue := fmt.Sprintf("%s-loop-%02d", e.s.Temporal.TaskQueue, tr.i)
+	ws, err := os.MkdirTemp("", "faults-loop-ws-")
+	if err != nil {
+		tr.err = err
+		return
+	}
+	t.Cleanup(func() { os.RemoveAll(ws) })
+	tr.workspace = ws
+	if err := os.WriteFile(filepath.Join(ws, "state.txt"), []byte("step=0\n"), 0o644); err != nil {
+		tr.err = err
+		return
+	}
+	first, err := spawnChild(time.Minute, workerVars(e.s, queue, loopLatencyMs)...)
+	if err != nil {
+		tr.err = err
+		return
+	}
+	defer first.kill()
+	k := &control.Controller{Client: e.c, TaskQueue: queue, PollInterval: 50 * time.Millisecond}
+	in := app.PromptInput(e.s, tr.session, "run the steps")
+	in.Model.Faults = loopScript
+	in.Workspace = ws
+	ctx, cancel := context.WithTimeout(context.Background(), loopTrialLimit)
+	defer cancel()
+	began := time.Now()
+	run, err := k.StartPrompt(ctx, in)
+	if err != nil {
+		tr.err = err
+		return
+	}
+	if !tr.noKill {
+		time.Sleep(tr.delay)
+		first.kill()
+		second, err := spawnChild(time.Minute, workerVars(e.s, queue, loopLatencyMs)...)
+		if err != nil {
+			tr.err = err
+			return
+		}
+		defer second.kill()
+	}
+	tr.res, tr.resErr = control.Result(ctx, e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID()))
+	tr.elapsed = time.Since(began)
+	hist, err := historyOf(e.c, run.GetID(), run.GetRunID())
+	if err != nil {
+		tr.err = err
+		return
+	}
+	tr.failures = workflowTaskFailures(hist)
+	tr.file, tr.err = loadSessionFile(e.s.DataDir, tr.session)
+}
+
+// checkLoopTrial checks one trial; it returns how many bash commands were
+// reported lost with their worker.
+//
+// A model call lost with its worker is recorded as a connection error and
+// retried, and the scripted model indexes its script by the calls the
+// session records, so a lost model call uses up its script element: that
+// tool call is then never made. The checks therefore hold for the calls
+// the branch shows: each has exactly one result, each effect happened
+// once per call made (never twice), and an effect is missing only where
+// its result says the command may or may not have completed.
+func checkLoopTrial(t *testing.T, tr *loopTrial) (unknown int) {
+	t.Helper()
+	if tr.err != nil {
+		t.Fatalf("trial could not run: %v", tr.err)
+	}
+	if tr.resErr != nil || tr.res.Status != agent.StatusCompleted {
+		t.Fatalf("prompt did not complete: %+v, %v", tr.res, tr.resErr)
+	}
+	if len(tr.failures) > 0 {
+		t.Fatalf("workflow task failures: %v", tr.failures)
+	}
+	f := tr.file
+	if len(f.warnings) > 0 || f.lines != len(f.entries) {
+		t.Fatalf("session file has %d entry lines for %d entries, warnings %q", f.lines, len(f.entries), f.warnings)
+	}
+	sess := &session.Session{Entries: f.entries}
+	branch := sess.Branch(tr.res.LeafID)
+	results := map[string]*agent.Message{}
+	var calls []agent.ToolCall
+	for _, en := range branch {
+		m := en.Message
+		if m == nil {
+			continue
+		}
+		switch m.Role {
+		case agent.RoleAssistant:
+			calls = append(calls, m.ToolCalls()...)
+		case agent.RoleToolResult:
+			if results[m.ToolCallID] != nil {
+				t.Fatalf("tool call %s has two results on the branch", m.ToolCallID)
+			}
+			results[m.ToolCallID] = m
+		}
+	}
+	if len(calls) != len(results) || len(calls) == 0 {
+		t.Fatalf("%d tool calls and %d results on the branch:\n%s", len(calls), len(results), f.raw)
+	}
+	for _, c := range calls {
+		if results[c.ID] == nil {
+			t.Fatalf("tool call %s (%s) has no result", c.ID, c.Name)
+		}
+	}
+	if tr.noKill && len(calls) != 6 {
+		t.Fatalf("fault-free run made %d tool calls, want 6", len(calls))
+	}
+	effects, _ := os.ReadFile(filepath.Join(tr.workspace, "effects.log"))
+	edited := false
+	for _, c := range calls {
+		args := string(c.Arguments)
+		if c.Name == "edit" {
+			edited = true
+		}
+		for _, marker := range []string{"bash1", "bash2"} {
+			if c.Name != "bash" || !strings.Contains(args, marker) {
+				continue
+			}
+			n := strings.Count(string(effects), marker+"\n")
+			res := results[c.ID]
+			switch {
+			case n > 1:
+				t.Fatalf("%s ran %d times: a tool effect happened twice", marker, n)
+			case strings.Contains(res.Text(), "may or may not have completed"):
+				unknown++ // the model was told; the effect may or may not be there
+			case n != 1:
+				t.Fatalf("%s ran %d times but its result says %q", marker, n, res.Text())
+			}
+		}
+	}
+	for _, marker := range []string{"bash1", "bash2"} {
+		made := false
+		for _, c := range calls {
+			made = made || (c.Name == "bash" && strings.Contains(string(c.Arguments), marker))
+		}
+		if n := strings.Count(string(effects), marker+"\n"); !made && n != 0 {
+			t.Fatalf("%s ran %d times without a call on the branch", marker, n)
+		}
+	}
+	want := "step=0\n"
+	if edited {
+		want = "step=0\nstep=1\n"
+	}
+	if b, _ := os.ReadFile(filepath.Join(tr.workspace, "state.txt")); string(b) != want {
+		t.Fatalf("state.txt = %q, want %q: the edit did not apply exactly once", b, want)
+	}
+	return unknown
+}

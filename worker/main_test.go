@@ -1,0 +1,72 @@
+package main
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// runCaptured calls run with stdout and stderr sent to files and returns
+// the exit code and what run wrote to stderr.
+func runCaptured(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	dir := t.TempDir()
+	// Settings come from the process environment: keep them off the real
+	// data dir and away from any DURABLE_AGENT_ variables of the caller.
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "DURABLE_AGENT_") {
+			t.Setenv(name, "")
+			os.Unsetenv(name)
+		}
+	}
+	t.Setenv("DURABLE_AGENT_HOME", filepath.Join(dir, "home"))
+	stdout, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderr.Close()
+	oldOut, oldErr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = stdout, stderr
+	code := run(args)
+	os.Stdout, os.Stderr = oldOut, oldErr
+	b, err := os.ReadFile(stderr.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, string(b)
+}
+
+func TestRun_DevWithExtraArgumentExitsTwoSayingItTakesNoArguments(t *testing.T) {
+	code, stderr := runCaptured(t, "--dev", "extra-arg")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr %q", code, stderr)
+	}
+	if want := `worker: unexpected argument "extra-arg": worker takes no arguments`; !strings.HasPrefix(stderr, want) ||
+		strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("stderr = %q, want one line starting %q", stderr, want)
+	}
+}
+
+func TestRun_DevIPNotOfThisMachineSaysCannotAssignAddress(t *testing.T) {
+	const ip = "8.8.8.8"
+	if l, err := net.Listen("tcp", net.JoinHostPort(ip, "0")); err == nil {
+		l.Close()
+		t.Skipf("this host can bind %s", ip)
+	}
+	code, stderr := runCaptured(t, "--dev", "--dev.ip", ip, "--dev.ui=false")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr %q", code, stderr)
+	}
+	if strings.Contains(stderr, "in use") || !strings.Contains(stderr, syscall.EADDRNOTAVAIL.Error()) ||
+		!strings.Contains(stderr, ip) || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("stderr = %q, want one line naming %s and saying %q, not \"in use\"", stderr, ip, syscall.EADDRNOTAVAIL.Error())
+	}
+}

@@ -1,0 +1,69 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+// shouldContinueAsNew reports whether this run's history is long enough
+// to move on to a new run at this turn boundary: Temporal suggests it, or
+// the history reached agent.continueAsNewEvents. Runs recorded before the
+// tool loop never continue as new.
+func (r *run) shouldContinueAsNew(ctx workflow.Context) bool {
+	if r.version == workflow.DefaultVersion || r.aborted {
+		return false
+	}
+	info := workflow.GetInfo(ctx)
+	limit := r.in.Agent.ContinueAsNewEvents
+	if limit <= 0 {
+		limit = DefaultContinueAsNewEvents
+	}
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
+}
+
+// continueAsNew ends this run and starts the next one of the same prompt
+// (same workflow id), carrying the state the loop needs: where the
+// conversation ends, the event sequence (the next run's events continue
+// at seq+1; the earlier ones stay queryable on this run), the turn, and
+// the settings signals changed. Signals that arrived but were not handled
+// yet are applied first, so none is lost.
+func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
+	r.drainSignals(ctx)
+	if r.aborted {
+		r.closeAgent(ctx, false, agent.StopReasonAborted, "")
+		return r.finishAborted(ctx)
+	}
+	next := r.in
+	prev := 0
+	if r.in.Continued != nil {
+		prev = r.in.Continued.Runs
+	}
+	next.Continued = &Carry{
+		LeafID: r.leafID, MessageCount: r.messageCount, Seq: r.seq, Turn: r.turn,
+		AutoRetry: r.settings.Enabled, OverflowRecovered: r.overflowRecovered,
+		Workspace: r.workspace, PrevRunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
+	}
+	workflow.GetLogger(ctx).Info("prompt continues as new", "session", r.in.SessionID,
+		"historyLength", workflow.GetInfo(ctx).GetCurrentHistoryLength(), "seq", r.seq, "turn", r.turn)
+	return PromptResult{}, workflow.NewContinueAsNewError(ctx, PromptWorkflowName, next)
+}
+
+// drainSignals applies the signals still waiting in their channels.
+func (r *run) drainSignals(ctx workflow.Context) {
+	for workflow.GetSignalChannel(ctx, agent.SignalAbortRetry).ReceiveAsync(nil) {
+		r.abortRetry()
+	}
+	for workflow.GetSignalChannel(ctx, agent.SignalAbort).ReceiveAsync(nil) {
+		r.abort()
+	}
+	for {
+		var p setAutoRetrySignal
+		if !workflow.GetSignalChannel(ctx, agent.SignalSetAutoRetry).ReceiveAsync(&p) {
+			break
+		}
+		if p.Enabled != nil {
+			r.settings.Enabled = *p.Enabled
+		}
+	}
+}

@@ -1,0 +1,244 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/session"
+)
+
+// Tool results the workflow writes itself, when the tool's activity could
+// not report one.
+const (
+	// ToolOutcomeUnknownMessage: a bash command's worker was lost while it
+	// ran. bash has one attempt (never run a command twice), so the model
+	// is told plainly and decides.
+	ToolOutcomeUnknownMessage = "The worker running this command was lost (%s timeout) before the command reported its result: " +
+		"the command may or may not have completed. Check its effects before running it again."
+	// ToolLostMessage: another tool's worker was lost on every attempt.
+	ToolLostMessage = "The tool call did not finish: its worker was lost (%s timeout) on every attempt."
+	// ToolAbortedMessage is the result of a call cancelled by abort.
+	ToolAbortedMessage = "Tool call aborted"
+	// ToolFailedMessage is the result of a call whose activity failed.
+	ToolFailedMessage = "The tool call failed: %s"
+)
+
+// Timeouts of tool activities.
+const (
+	// DefaultToolTimeout bounds read, write, edit, grep, find and ls.
+	DefaultToolTimeout = 5 * time.Minute
+	// DefaultBashTimeout bounds a bash call that names no timeout and has
+	// no tools.bashTimeoutMs: long builds and test runs are normal.
+	DefaultBashTimeout = 2 * time.Hour
+	// toolTimeoutMargin is added to a bash command's own timeout, so the
+	// command times out (with its output) before the activity does.
+	toolTimeoutMargin = time.Minute
+)
+
+// readOnlyTools may run in parallel with each other and be retried.
+var readOnlyTools = map[string]bool{"read": true, "grep": true, "find": true, "ls": true}
+
+// toolCall is one call of the batch being run.
+type toolCall struct {
+	ref      activities.ToolCallRef
+	resultID string
+	parentID string
+	res      activities.RunToolResult
+	fut      workflow.Future
+}
+
+// toolStep runs the tool calls of the last answer, appends one toolResult
+// per call in the order of the calls, and ends the turn. Consecutive
+// read-only calls run in parallel; a call that changes something runs
+// alone, in order. An abort cancels the calls in flight; calls not yet
+// started get an aborted result, so every call has its result.
+func (r *run) toolStep(ctx workflow.Context) step {
+	calls := make([]*toolCall, len(r.batch.ToolCalls))
+	parent := r.batch.EntryID
+	for i, ref := range r.batch.ToolCalls {
+		calls[i] = &toolCall{ref: ref, resultID: r.newID(), parentID: parent}
+		parent = calls[i].resultID
+	}
+	tctx, cancel := workflow.WithCancel(ctx)
+	r.cancelTools = cancel
+	for i := 0; i < len(calls); {
+		j := i + 1
+		if readOnlyTools[calls[i].ref.Name] {
+			for j < len(calls) && readOnlyTools[calls[j].ref.Name] {
+				j++
+			}
+		}
+		r.runGroup(ctx, tctx, calls[i:j])
+		i = j
+	}
+	r.cancelTools = nil
+	cancel()
+
+	results := make([]agent.Message, len(calls))
+	for i, c := range calls {
+		results[i] = toolResultView(c)
+	}
+	r.leafID = parent
+	r.messageCount += len(calls)
+	r.emit(ctx, agent.Event{Type: agent.EventTurnEnd, Turn: r.turn, EntryID: r.batch.EntryID,
+		Message: r.batchView, ToolResults: results})
+	if r.aborted {
+		r.closeAgent(ctx, false, agent.StopReasonAborted, "")
+		return r.end(r.finishAborted(ctx))
+	}
+	return stepBoundary
+}
+
+// runGroup starts the calls of one group together, then collects their
+// results in call order.
+func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
+	for _, c := range group {
+		r.emit(ctx, agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: c.ref.ID,
+			ToolName: c.ref.Name, Args: c.ref.ArgsPreview})
+		if r.aborted {
+			continue
+		}
+		c.fut = workflow.ExecuteActivity(r.toolOptions(tctx, c), activities.RunToolName, activities.RunToolInput{
+			SessionID: r.in.SessionID, AssistantEntryID: r.batch.EntryID, ToolCallID: c.ref.ID,
+			ToolName: c.ref.Name, ResultEntryID: c.resultID, ParentID: c.parentID,
+			Workspace: r.workspace, Tools: r.in.Tools,
+		})
+		r.runningTools = append(r.runningTools, c.ref.Name+" "+c.ref.ID)
+	}
+	r.setToolDetails(ctx, group)
+	for _, c := range group {
+		var err error
+		if c.fut != nil {
+			err = c.fut.Get(ctx, &c.res)
+		} else {
+			err = temporal.NewCanceledError()
+		}
+		if err != nil {
+			r.recordToolFailure(ctx, c, err)
+		}
+		r.runningTools = removeString(r.runningTools, c.ref.Name+" "+c.ref.ID)
+		r.emitToolEnd(ctx, c)
+	}
+	workflow.SetCurrentDetails(ctx, "")
+}
+
+// recordToolFailure writes the result of a call whose activity did not
+// report one: aborted, lost with its worker, or failed. If the activity
+// managed to write its own result first, that one stands (RecordEntry
+// reports it) and the workflow uses it.
+func (r *run) recordToolFailure(ctx workflow.Context, c *toolCall, err error) {
+	var timeoutErr *temporal.TimeoutError
+	var text string
+	switch {
+	case temporal.IsCanceledError(err) || ctx.Err() != nil:
+		text = ToolAbortedMessage
+	case errors.As(err, &timeoutErr) && c.ref.Name == "bash":
+		text = fmt.Sprintf(ToolOutcomeUnknownMessage, timeoutName(timeoutErr))
+	case errors.As(err, &timeoutErr):
+		text = fmt.Sprintf(ToolLostMessage, timeoutName(timeoutErr))
+	default:
+		text = fmt.Sprintf(ToolFailedMessage, rootMessage(err))
+	}
+	msg := agent.Message{Role: agent.RoleToolResult, ToolCallID: c.ref.ID, ToolName: c.ref.Name,
+		IsError: true, Content: []agent.ContentBlock{{Type: "text", Text: text}},
+		Timestamp: workflow.Now(ctx).UnixMilli()}
+	entry := session.Entry{Type: session.TypeMessage, ID: c.resultID, ParentID: c.parentID,
+		Timestamp: workflow.Now(ctx).UTC(), Message: &msg}
+	c.res = activities.RunToolResult{EntryID: c.resultID, IsError: true, Preview: text, Bytes: len(text)}
+	rec, werr := r.record(ctx, entry)
+	switch {
+	case werr != nil:
+		workflow.GetLogger(ctx).Error("tool result not recorded", "toolCallId", c.ref.ID, "error", werr.Error())
+	case !rec.Written && rec.Tool != nil:
+		c.res = *rec.Tool
+	}
+}
+
+// emitToolEnd emits tool_execution_end and the toolResult message's
+// message_start/message_end. Events carry the result's preview; the whole
+// result is in the session entry (entryId).
+func (r *run) emitToolEnd(ctx workflow.Context, c *toolCall) {
+	view := toolResultView(c)
+	result := &agent.ToolResult{Content: view.Content}
+	if c.res.Truncated {
+		result.Details = map[string]any{"truncated": true, "bytes": c.res.Bytes, "entryId": c.res.EntryID}
+	}
+	r.emit(ctx, agent.Event{Type: agent.EventToolExecutionEnd, EntryID: c.res.EntryID, ToolCallID: c.ref.ID,
+		ToolName: c.ref.Name, ToolResult: result, IsError: c.res.IsError})
+	r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: c.res.EntryID, Message: &view})
+	r.emit(ctx, agent.Event{Type: agent.EventMessageEnd, EntryID: c.res.EntryID, Message: &view})
+}
+
+func toolResultView(c *toolCall) agent.Message {
+	return agent.Message{Role: agent.RoleToolResult, ToolCallID: c.ref.ID, ToolName: c.ref.Name,
+		IsError: c.res.IsError, Content: []agent.ContentBlock{{Type: "text", Text: c.res.Preview}}}
+}
+
+// toolOptions are the activity options of one tool call: a deterministic
+// activity id derived from the call, heartbeats, and retries only where a
+// second attempt cannot do harm (bash has exactly one attempt).
+func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
+	timeout, attempts := DefaultToolTimeout, int32(3)
+	if c.ref.Name == "bash" {
+		attempts = 1
+		timeout = DefaultBashTimeout
+		if ms := r.in.Tools.BashTimeoutMs; ms > 0 {
+			timeout = time.Duration(ms)*time.Millisecond + toolTimeoutMargin
+		}
+		if s := c.ref.TimeoutSec; s > 0 {
+			timeout = time.Duration(s*float64(time.Second)) + toolTimeoutMargin
+		}
+	}
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ActivityID:          "tool-" + c.resultID + "-" + sanitizeID(c.ref.ID),
+		StartToCloseTimeout: timeout,
+		HeartbeatTimeout:    r.in.heartbeatTimeout(),
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumAttempts:        attempts,
+			NonRetryableErrorTypes: []string{activities.ErrTypeBadInput, activities.ErrTypeWorkspace},
+		},
+		WaitForCancellation: true,
+		Summary:             shorten(c.ref.Name+" "+c.ref.Summary, 120),
+	})
+}
+
+func (r *run) setToolDetails(ctx workflow.Context, group []*toolCall) {
+	names := make([]string, 0, len(group))
+	for _, c := range group {
+		names = append(names, c.ref.Name+" "+shorten(c.ref.Summary, 60))
+	}
+	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Running %s (turn %d)", strings.Join(names, ", "), r.turn))
+}
+
+// sanitizeID keeps an activity id readable: model tool-call ids are
+// printable, but bounded here all the same.
+func sanitizeID(id string) string {
+	var b strings.Builder
+	for _, c := range id {
+		if b.Len() >= 64 {
+			break
+		}
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+func removeString(list []string, s string) []string {
+	for i, v := range list {
+		if v == s {
+			return append(list[:i:i], list[i+1:]...)
+		}
+	}
+	return list
+}
