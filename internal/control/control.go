@@ -61,7 +61,7 @@ type Controller struct {
 	// worker is waited for as long as ctx lasts: the prompt is durable.
 	UnreachableTimeout time.Duration
 	// QueryTimeout bounds one events query (0: DefaultQueryTimeout); a
-	// query that runs out doubles it for the next try, up to 30 s.
+	// query that runs out doubles it for the next try, up to 15 s.
 	QueryTimeout time.Duration
 }
 

@@ -36,7 +36,7 @@ const (
 )
 
 const (
-	maxQueryTimeout  = 30 * time.Second
+	maxQueryTimeout  = 15 * time.Second
 	describeTimeout  = 5 * time.Second
 	maxFollowBackoff = 2 * time.Second
 	// waitReportDelay: a failing query is reported through OnWait when the
@@ -195,15 +195,13 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		f.runID = d.runID
 	}
 	for {
+		// Describe before the query: an activity pending at the Describe
+		// was scheduled by a workflow task the query sees, so live events
+		// never precede their message_start; a message_end the query
+		// returns silences the Describe's stale snapshot of the entry.
+		var derr error
 		if d == nil && f.describeDue() {
-			var err error
-			d, err = f.describe(ctx)
-			if err != nil {
-				if e, stop := f.describeFailed(ctx, err); stop {
-					return agent.Event{}, e
-				}
-				d = nil
-			}
+			d, derr = f.describe(ctx)
 		}
 		evs, qerr := f.queryEvents(ctx, f.runID, f.after)
 		if ctx.Err() != nil {
@@ -243,16 +241,17 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		}
 
 		if qerr != nil {
+			// A failing Describe matters only when the query fails too
+			// (a client may answer queries and not Describe).
 			if d == nil { // classify the failure: is Temporal there at all?
-				var err error
-				d, err = f.describe(ctx)
-				if err != nil {
-					if e, stop := f.describeFailed(ctx, err); stop {
+				if derr == nil {
+					d, derr = f.describe(ctx)
+				}
+				if derr != nil {
+					if e, stop := f.describeFailed(ctx, derr); stop {
 						return agent.Event{}, e
 					}
-					d = nil
-				}
-				if d != nil && d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+				} else if d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 					continue // closed: handled at the top with the same result
 				}
 			}
@@ -419,6 +418,9 @@ func (f *follower) describeFailed(ctx context.Context, err error) (_ error, stop
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return fmt.Errorf("%w in session %s (workflow %s)", ErrNoPrompt, f.session, f.wfID), true
+	}
+	if isPermanentRPC(err) {
+		return fmt.Errorf("describe workflow %s: %s", f.wfID, rpcText(err)), true
 	}
 	if f.unreachableSince.IsZero() {
 		f.unreachableSince = f.now()
