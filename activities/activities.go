@@ -112,7 +112,11 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		}
 	}
 
-	hb := a.startHeartbeat(ctx, "calling model")
+	// The answer so far is the heartbeat's details: clients read it while
+	// the call runs (live output), and it never enters history.
+	stream := NewModelStream(in.EntryID, req.Attempt)
+	req.OnDelta = stream.Add
+	hb := a.startHeartbeat(ctx, func() any { return stream.Snapshot() })
 	msg := provider.Complete(ctx, req)
 	hb.stop()
 

@@ -43,7 +43,7 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 	if h.record == nil {
 		h.record = activity.RecordHeartbeat
 	}
-	h.record(ctx, details)
+	h.record(ctx, h.current())
 	go func() {
 		defer close(h.finished)
 		t := time.NewTicker(interval)
@@ -55,14 +55,23 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				h.mu.Lock()
-				d := h.details
-				h.mu.Unlock()
-				h.record(ctx, d)
+				h.record(ctx, h.current())
 			}
 		}
 	}()
 	return h
+}
+
+// current is the details to send: a func() any is asked each time (a
+// stream's snapshot), anything else is sent as it is.
+func (h *heartbeater) current() any {
+	h.mu.Lock()
+	d := h.details
+	h.mu.Unlock()
+	if f, ok := d.(func() any); ok {
+		return f()
+	}
+	return d
 }
 
 // set replaces the details the next heartbeat carries.
@@ -78,9 +87,4 @@ func (h *heartbeater) stop() {
 	<-h.finished
 }
 
-// toolSnapshot is the live view of a running tool call: its rolling
-// output tail (replace, not append).
-func toolSnapshot(in RunToolInput, name, partial string) any {
-	return map[string]any{"kind": "tool", "entryId": in.ResultEntryID, "toolCallId": in.ToolCallID,
-		"toolName": name, "output": partial}
-}
+

@@ -223,6 +223,16 @@ func (a *StreamAccumulator) AddOutput(s string) {
 	a.version++
 }
 
+// SetOutput replaces the tool output with s, the tool's own rolling tail
+// (bash reports its accumulated output, replace-not-append).
+func (a *StreamAccumulator) SetOutput(s string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.output = tailBuffer{}
+	a.output.add(s)
+	a.version++
+}
+
 // SetOutputTokens records the provider's output token count so far.
 func (a *StreamAccumulator) SetOutputTokens(n int) {
 	a.mu.Lock()

@@ -229,16 +229,15 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 
 // execute runs the tool with heartbeats; bash publishes its output tail.
 func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToolInput) tools.Result {
-	hb := a.startHeartbeat(ctx, "running "+call.Name)
+	stream := NewToolStream(in.ResultEntryID, call.ID, call.Name)
+	hb := a.startHeartbeat(ctx, func() any { return stream.Snapshot() })
 	defer hb.stop()
 	opts := tools.Options{
 		Workspace: in.Workspace,
 		Confine:   a.ToolPolicy.Confine,
 		Env:       tools.ScrubEnv(os.Environ(), a.ToolPolicy.EnvAllow),
 		Rerun:     activity.GetInfo(ctx).Attempt > 1,
-		OnUpdate: func(partial string) {
-			hb.set(toolSnapshot(in, call.Name, partial))
-		},
+		OnUpdate: func(partial string) { stream.SetOutput(partial) },
 	}
 	if call.Name == tools.Bash {
 		opts.TempDir = bashTempDir(in.Workspace)

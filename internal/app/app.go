@@ -29,8 +29,9 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 		return nil, err
 	}
 	script := scripted.New(scripted.Options{
-		Reply:   s.Scripted.Reply,
-		Latency: time.Duration(s.Scripted.LatencyMs) * time.Millisecond,
+		Reply:       s.Scripted.Reply,
+		Latency:     time.Duration(s.Scripted.LatencyMs) * time.Millisecond,
+		StreamDelay: time.Duration(s.Scripted.StreamDelayMs) * time.Millisecond,
 	})
 	creds, err := NewCredentials(s)
 	if err != nil {
@@ -40,6 +41,10 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 		Sessions:    store,
 		Provider:    NewProviders(s, script),
 		Credentials: creds,
+		// Running calls publish their output so far at the stream
+		// interval: heartbeat details, which Temporal keeps as the latest
+		// value only, never in history.
+		HeartbeatInterval: StreamInterval(s),
 		ToolPolicy: activities.ToolPolicy{
 			AllowedRoots: s.Tools.AllowedRoots,
 			Confine:      s.Tools.Confine,
@@ -62,6 +67,24 @@ func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterActivityWithOptions(acts.RecordEntry, activity.RegisterOptions{Name: activities.RecordEntryName})
 }
 
+// StreamInterval is stream.intervalMs as a duration.
+func StreamInterval(s settings.Settings) time.Duration {
+	if s.Stream.IntervalMs <= 0 {
+		return activities.MaxHeartbeatInterval
+	}
+	return time.Duration(s.Stream.IntervalMs) * time.Millisecond
+}
+
+// WorkerOptions are the worker options of the settings. Heartbeats leave
+// the worker at the stream interval: they carry the live output of running
+// calls to clients and cancellations (abort) back to the calls.
+func WorkerOptions(s settings.Settings) worker.Options {
+	return worker.Options{
+		DefaultHeartbeatThrottleInterval: StreamInterval(s),
+		MaxHeartbeatThrottleInterval:     StreamInterval(s),
+	}
+}
+
 // NewWorker returns a worker on the settings' task queue with everything
 // registered. The caller starts and stops it.
 func NewWorker(c client.Client, s settings.Settings) (worker.Worker, error) {
@@ -69,12 +92,7 @@ func NewWorker(c client.Client, s settings.Settings) (worker.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := worker.New(c, s.Temporal.TaskQueue, worker.Options{
-		// Heartbeats carry cancellations to running model calls: send them
-		// at the ticker's pace so abort lands within about a second.
-		DefaultHeartbeatThrottleInterval: activities.MaxHeartbeatInterval,
-		MaxHeartbeatThrottleInterval:     activities.MaxHeartbeatInterval,
-	})
+	w := worker.New(c, s.Temporal.TaskQueue, WorkerOptions(s))
 	Register(w, acts)
 	return w, nil
 }

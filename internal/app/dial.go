@@ -14,6 +14,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/durableagent/durableagent/internal/codec"
+	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
@@ -158,4 +159,19 @@ func describeDialError(err error, opts client.Options) string {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// NewController returns the client side of prompts on c for the settings'
+// task queue, decoding live output (heartbeat details) with the same
+// payload codec the client encrypts with.
+func NewController(c client.Client, s settings.Settings) (*control.Controller, error) {
+	k := &control.Controller{Client: c, TaskQueue: s.Temporal.TaskQueue, StreamInterval: StreamInterval(s)}
+	cdc, err := codec.FromSettings(s)
+	if err != nil {
+		return nil, err
+	}
+	if cdc != nil {
+		k.DataConverter = codec.DataConverter(nil, cdc)
+	}
+	return k, nil
 }

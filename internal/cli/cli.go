@@ -153,7 +153,15 @@ func (c *common) controller(ctx context.Context, env Env) (*control.Controller, 
 		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), oneLine(err))
 		return nil, s, nil, false
 	}
-	return &control.Controller{Client: cl, TaskQueue: s.Temporal.TaskQueue}, s, cl.Close, true
+	k, err := app.NewController(cl, s)
+	if err != nil {
+		cl.Close()
+		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), oneLine(err))
+		return nil, s, nil, false
+	}
+	// A follower waits through a worker outage; say so once, on stderr.
+	k.OnWait = func(msg string) { fmt.Fprintf(env.Stderr, "starter: %s\n", msg) }
+	return k, s, cl.Close, true
 }
 
 // oneLine keeps the first line of an error (gRPC errors can be long).

@@ -100,7 +100,7 @@ func follow(ctx context.Context, env Env, cmd string, k *control.Controller, ses
 	p.stop()
 	if end.Status == agent.StatusCompleted {
 		if printAnswer && !asJSON {
-			if text := p.lastText; text != "" {
+			if text := p.lastText; text != "" && !p.lastStreamed {
 				fmt.Fprintln(env.Stdout, text)
 			}
 		}

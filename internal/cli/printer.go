@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,8 +22,13 @@ type printer struct {
 	session     string
 	noCountdown bool
 	lastText    string
-	stopTick    chan struct{}
-	tickDone    chan struct{}
+	// streamed is the entry whose text is being printed as it streams;
+	// lastStreamed says the final answer was printed that way already.
+	streamed     string
+	pending      string // a piped partial line, written at its newline
+	lastStreamed bool
+	stopTick     chan struct{}
+	tickDone     chan struct{}
 }
 
 func newPrinter(w io.Writer, asJSON bool, sessionID string) *printer {
@@ -43,15 +49,22 @@ func (p *printer) print(e agent.Event) {
 	if e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleAssistant &&
 		e.Message.StopReason != agent.StopReasonError {
 		p.lastText = e.Message.Text()
+		p.lastStreamed = p.streamed != "" && p.streamed == e.EntryID
 	}
 	if p.json {
 		b, _ := json.Marshal(e)
 		fmt.Fprintf(p.w, "%s\n", b)
 		return
 	}
+	if e.Type != agent.EventMessageUpdate && p.streamed != "" {
+		p.endStream()
+	}
 	switch e.Type {
+	case agent.EventMessageUpdate:
+		p.streamDelta(e)
+		return
 	case agent.EventAgentStart, agent.EventTurnStart, agent.EventTurnEnd, agent.EventMessageStart,
-		agent.EventMessageUpdate, agent.EventToolExecutionUpdate:
+		agent.EventToolExecutionUpdate:
 		return
 	case agent.EventToolExecutionStart:
 		fmt.Fprintf(p.w, "▶ %s\n", toolLine(e.ToolName, e.Args))
@@ -167,4 +180,36 @@ func clipLine(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
+}
+
+// streamDelta prints the assistant's text as it streams: at once on a
+// terminal, a line at a time when piped. A delta of another entry (a
+// retry's attempt) starts a new line.
+func (p *printer) streamDelta(e agent.Event) {
+	ev := e.AssistantMessageEvent
+	if ev == nil || ev.Type != "text_delta" || ev.Delta == "" {
+		return
+	}
+	if p.streamed != e.EntryID {
+		if p.streamed != "" {
+			p.endStream()
+		}
+		p.streamed = e.EntryID
+	}
+	if !p.noCountdown {
+		fmt.Fprint(p.w, ev.Delta)
+		return
+	}
+	p.pending += ev.Delta
+	if i := strings.LastIndexByte(p.pending, '\n'); i >= 0 {
+		fmt.Fprint(p.w, p.pending[:i+1])
+		p.pending = p.pending[i+1:]
+	}
+}
+
+// endStream finishes the streamed text's line.
+func (p *printer) endStream() {
+	fmt.Fprintln(p.w, p.pending)
+	p.pending = ""
+	p.streamed = ""
 }

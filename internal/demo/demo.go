@@ -18,7 +18,6 @@ import (
 
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -102,7 +101,11 @@ func run(ctx context.Context, env cli.Env, args []string) int {
 	before := snapshot(ws)
 	fmt.Fprintf(env.Stdout, "workspace: %s\n", ws)
 
-	k := &control.Controller{Client: st.Client, TaskQueue: st.Settings.Temporal.TaskQueue}
+	k, err := app.NewController(st.Client, st.Settings)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
+		return cli.ExitUsage
+	}
 	in := app.PromptInput(st.Settings, *sessionID, DemoMessage)
 	in.Model.Faults = *faults
 	in.Workspace = ws

@@ -42,8 +42,11 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultRetryFor   = 10 * time.Second
-	DefaultOpTimeout  = 30 * time.Second
+	// DefaultRetryFor stays below the 10 s start-to-close timeout of the
+	// workflow's session activities and the model call's heartbeat
+	// timeout (default 20 s), so a retried call still reports in time.
+	DefaultRetryFor   = 8 * time.Second
+	DefaultOpTimeout  = 15 * time.Second
 	defaultConnectTTL = 5 * time.Second
 )
 

@@ -131,10 +131,12 @@ func (c *conn) follow(f *follower) {
 	defer stop()
 	var last int64
 	_, err := c.b.Follow(ctx, f.prompt.RunID, 0, func(e agent.Event) {
-		if e.Seq <= last {
-			return // never twice, whatever the backend does
+		if !control.IsLive(e) {
+			if e.Seq <= last {
+				return // never twice, whatever the backend does
+			}
+			last = e.Seq
 		}
-		last = e.Seq
 		if e.Type != agent.EventPromptEnd {
 			if c.out.write(e) != nil {
 				stop()

@@ -188,6 +188,13 @@ var schema = []keyDef{
 		desc:  "Scripted provider delay before each answer in ms.",
 		field: func(s *Settings) any { return &s.Scripted.LatencyMs }},
 
+	{key: "scripted.streamDelayMs", kind: kindInt, max: 60000, limit: "1 minute",
+		desc:  "Scripted provider pause between streamed words in ms (0: the answer at once).",
+		field: func(s *Settings) any { return &s.Scripted.StreamDelayMs }},
+	{key: "stream.intervalMs", kind: kindInt, min: 50, max: 5000, limit: "5 seconds",
+		desc:  "How often a running model or tool call publishes its output so far (heartbeat details, never history) and clients read it, in ms.",
+		field: func(s *Settings) any { return &s.Stream.IntervalMs }},
+
 	{key: "dev.ip", kind: kindString, strCheck: checkIP,
 		desc:  "IP address the embedded dev server binds.",
 		field: func(s *Settings) any { return &s.Dev.IP }},

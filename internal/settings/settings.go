@@ -24,6 +24,7 @@ type Settings struct {
 	Session    Session    `json:"session"`
 	Tools      Tools      `json:"tools"`
 	Agent      Agent      `json:"agent"`
+	Stream     Stream     `json:"stream"`
 
 	// file is the settings file Load used (or would create).
 	file string
@@ -88,6 +89,8 @@ type Scripted struct {
 	// Reply is the answer text ("": a deterministic default).
 	Reply     string `json:"reply"`
 	LatencyMs int64  `json:"latencyMs"`
+	// StreamDelayMs is the pause between the streamed words of an answer.
+	StreamDelayMs int64 `json:"streamDelayMs"`
 }
 
 // Latency is LatencyMs as a duration.
@@ -141,6 +144,13 @@ type Agent struct {
 	ContinueAsNewEvents int `json:"continueAsNewEvents"`
 }
 
+// Stream is the `stream` group: live output.
+type Stream struct {
+	// IntervalMs is how often a running model or tool call publishes its
+	// output so far (heartbeat details) and how often clients read it.
+	IntervalMs int64 `json:"intervalMs"`
+}
+
 // AllTools are the tools the agent has, in the terminal agent's order.
 var AllTools = []string{"read", "write", "edit", "bash", "grep", "find", "ls"}
 
@@ -192,6 +202,8 @@ func defaultsFor(e environment) Settings {
 		},
 		Dev:   Dev{IP: "127.0.0.1", Port: 7233, UIPort: 8233, UI: true},
 		Codec: Codec{KeyID: DefaultCodecKeyID},
+		Stream:   Stream{IntervalMs: 200},
+		Scripted: Scripted{StreamDelayMs: 20},
 		Tools: Tools{
 			Enabled:      append([]string(nil), AllTools...),
 			AllowedRoots: defaultAllowedRoots(e),

@@ -106,7 +106,8 @@ func startCluster(t *testing.T) *cluster {
 			c.stop(w, syscall.SIGKILL)
 		}
 		if c.server != nil {
-			c.stop(c.server, syscall.SIGTERM)
+			// A throwaway cluster: no graceful shutdown to wait for.
+			c.stop(c.server, syscall.SIGKILL)
 		}
 		t.Logf("timings: %s", strings.Join(c.timings, ", "))
 	})
@@ -268,9 +269,11 @@ func (c *cluster) registerNamespace() {
 				case "--namespace":
 					c.namespace = args[j+1]
 				case "--retention":
-					if d, err := time.ParseDuration(strings.TrimSuffix(args[j+1], "d") + "h"); err == nil && strings.HasSuffix(args[j+1], "d") {
-						retention = 24 * d
+					d, err := time.ParseDuration(args[j+1])
+					if err != nil {
+						c.t.Fatalf("namespace job retention %q: %v", args[j+1], err)
 					}
+					retention = d
 				}
 			}
 		}

@@ -1,0 +1,344 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/settings"
+)
+
+func init() { Register(sessionCmd) }
+
+const sessionUsage = `starter session list [--store S]
+       starter session export [--session ID] [--store S] [--out FILE]
+       starter session import [--session ID] [--store S] FILE|-
+       starter session copy (--session ID | --all) --from S --to S
+S is a session store, jsonl or postgres (default: session.store)`
+
+// sessionCmd moves sessions between the stores: the JSONL files of one
+// machine and the PostgreSQL database of a cluster. The exchange format
+// is the JSONL session file itself (a header line, then one entry per
+// line), so an export can be read, diffed, archived or dropped into a
+// sessions directory as it is. Writes are idempotent by entry id: an
+// import or copy repeated, or resumed after a failure, writes only what
+// is missing.
+var sessionCmd = Command{
+	Name:    "session",
+	Usage:   sessionUsage,
+	Summary: "list, export, import and copy sessions between the jsonl and postgres stores",
+	Run: func(ctx context.Context, env Env, args []string) int {
+		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+			fmt.Fprintf(env.Stderr, "starter session: want a subcommand: list, export, import or copy\nusage: %s\n", sessionUsage)
+			return ExitUsage
+		}
+		sub, args := args[0], args[1:]
+		c := newFlags("session "+sub, env)
+		store := c.fs.String("store", "", "session store: jsonl or postgres (default: session.store)")
+		var out, from, to *string
+		var all *bool
+		switch sub {
+		case "list", "import":
+		case "export":
+			out = c.fs.String("out", "", "write the session to `FILE` (default: stdout)")
+		case "copy":
+			from = c.fs.String("from", "", "store to copy from: jsonl or postgres")
+			to = c.fs.String("to", "", "store to copy to: jsonl or postgres")
+			all = c.fs.Bool("all", false, "copy every session of --from")
+		default:
+			fmt.Fprintf(env.Stderr, "starter session: unknown subcommand %q (want list, export, import or copy)\n", sub)
+			return ExitUsage
+		}
+		if !c.parse(env, args) {
+			return ExitUsage
+		}
+		s, ok := c.settings(env)
+		if !ok {
+			return ExitUsage
+		}
+		name := "session " + sub
+		switch sub {
+		case "list":
+			return sessionList(env, s, *store)
+		case "export":
+			return sessionExport(env, s, *store, c.session, *out)
+		case "import":
+			if c.fs.NArg() != 1 {
+				return fail(env, name, errors.New("want exactly one argument: the session file, or - for stdin"))
+			}
+			return sessionImport(env, s, *store, c.fs.Arg(0), c.session, c.fs.Changed("session"))
+		default:
+			if *from == "" || *to == "" {
+				return fail(env, name, errors.New("--from and --to are required"))
+			}
+			if *all == c.fs.Changed("session") {
+				return fail(env, name, errors.New("give either --session ID or --all"))
+			}
+			return sessionCopy(env, s, *from, *to, c.session, *all)
+		}
+	},
+}
+
+// sessionStore is what the subcommands need of a store.
+type sessionStore interface {
+	activities.SessionStore
+	List() ([]string, error)
+}
+
+// openStore opens store kind ("": session.store) of the settings.
+func openStore(s settings.Settings, kind string) (sessionStore, string, error) {
+	if kind == "" {
+		kind = s.Session.Store
+	}
+	switch kind {
+	case settings.SessionStoreJSONL, settings.SessionStorePostgres:
+	default:
+		return nil, "", fmt.Errorf("unknown session store %q (want %s or %s)", kind, settings.SessionStoreJSONL, settings.SessionStorePostgres)
+	}
+	s.Session.Store = kind
+	st, err := app.OpenSessionStore(s)
+	if err != nil {
+		return nil, "", err
+	}
+	ls, ok := st.(sessionStore)
+	if !ok {
+		return nil, "", fmt.Errorf("session store %s cannot list sessions", kind)
+	}
+	return ls, kind, nil
+}
+
+func sessionList(env Env, s settings.Settings, kind string) int {
+	st, _, err := openStore(s, kind)
+	if err != nil {
+		return fail(env, "session list", err)
+	}
+	ids, err := st.List()
+	if err != nil {
+		return fail(env, "session list", err)
+	}
+	for _, id := range ids {
+		fmt.Fprintln(env.Stdout, id)
+	}
+	return ExitOK
+}
+
+func sessionExport(env Env, s settings.Settings, kind, id, out string) int {
+	const name = "session export"
+	st, kind, err := openStore(s, kind)
+	if err != nil {
+		return fail(env, name, err)
+	}
+	sess, err := st.Load(id)
+	if err != nil {
+		return fail(env, name, err)
+	}
+	w := env.Stdout
+	var f *os.File
+	if out != "" {
+		if f, err = os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
+			return fail(env, name, err)
+		}
+		w = f
+	}
+	err = writeSession(w, sess)
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fail(env, name, err)
+	}
+	for _, warn := range sess.Warnings {
+		fmt.Fprintf(env.Stderr, "starter %s: warning: %s\n", name, warn)
+	}
+	dest := "stdout"
+	if out != "" {
+		dest = out
+	}
+	fmt.Fprintf(env.Stderr, "exported session %s from %s: %d entries to %s\n", id, kind, len(sess.Entries), dest)
+	return ExitOK
+}
+
+// writeSession writes the session file format: header, then entries.
+func writeSession(w io.Writer, sess *session.Session) error {
+	bw := bufio.NewWriter(w)
+	h := sess.Header
+	h.Type, h.Version = session.HeaderType, session.FormatVersion
+	hb, err := encodeHeader(h)
+	if err != nil {
+		return err
+	}
+	bw.Write(hb)
+	for _, e := range sess.Entries {
+		b, err := session.EncodeEntry(e)
+		if err != nil {
+			return fmt.Errorf("encode entry %q: %w", e.ID, err)
+		}
+		bw.Write(b)
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+// readSession parses a session file with the JSONL store's own reader:
+// bad lines are skipped with warnings, as Load does.
+func readSession(r io.Reader) (*session.Session, error) {
+	dir, err := os.MkdirTemp("", "starter-import-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	h, err := peekHeader(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := session.ValidateID(h.ID); err != nil {
+		return nil, fmt.Errorf("session file header: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, h.ID+".jsonl"), data, 0o600); err != nil {
+		return nil, err
+	}
+	st, err := session.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return st.Load(h.ID)
+}
+
+func sessionImport(env Env, s settings.Settings, kind, file, id string, rename bool) int {
+	const name = "session import"
+	var r io.Reader = env.Stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return fail(env, name, err)
+		}
+		defer f.Close()
+		r = f
+	}
+	sess, err := readSession(r)
+	if err != nil {
+		return fail(env, name, fmt.Errorf("read %s: %w", file, err))
+	}
+	for _, warn := range sess.Warnings {
+		fmt.Fprintf(env.Stderr, "starter %s: warning: %s\n", name, warn)
+	}
+	if !rename {
+		id = sess.Header.ID
+	}
+	st, kind, err := openStore(s, kind)
+	if err != nil {
+		return fail(env, name, err)
+	}
+	n, err := putSession(st, id, sess)
+	if err != nil {
+		return fail(env, name, err)
+	}
+	fmt.Fprintf(env.Stdout, "imported session %s into %s: %d entries written, %d already there\n", id, kind, n, len(sess.Entries)-n)
+	return ExitOK
+}
+
+// putSession creates the session with the source's workspace and appends
+// its entries in order, in batches; it returns how many were new.
+func putSession(st activities.SessionStore, id string, sess *session.Session) (int, error) {
+	if _, err := st.Init(id, sess.Header.Cwd); err != nil {
+		return 0, err
+	}
+	const batch = 256
+	written := 0
+	for i := 0; i < len(sess.Entries); i += batch {
+		n, err := st.Append(id, sess.Entries[i:min(i+batch, len(sess.Entries))]...)
+		if err != nil {
+			return written, err
+		}
+		written += n
+	}
+	return written, nil
+}
+
+func sessionCopy(env Env, s settings.Settings, from, to, id string, all bool) int {
+	const name = "session copy"
+	if from == to {
+		return fail(env, name, fmt.Errorf("--from and --to are both %s", from))
+	}
+	src, from, err := openStore(s, from)
+	if err != nil {
+		return fail(env, name, err)
+	}
+	dst, to, err := openStore(s, to)
+	if err != nil {
+		return fail(env, name, err)
+	}
+	ids := []string{id}
+	if all {
+		if ids, err = src.List(); err != nil {
+			return fail(env, name, err)
+		}
+	}
+	for _, id := range ids {
+		sess, err := src.Load(id)
+		if err != nil {
+			return fail(env, name, err)
+		}
+		n, err := putSession(dst, id, sess)
+		if err != nil {
+			return fail(env, name, err)
+		}
+		// Check the copy: every source entry is in the target, in order.
+		got, err := dst.Load(id)
+		if err != nil {
+			return fail(env, name, err)
+		}
+		if missing := missingEntries(sess, got); missing != "" {
+			return fail(env, name, fmt.Errorf("session %s: entries missing in %s after the copy: %s", id, to, missing))
+		}
+		fmt.Fprintf(env.Stdout, "copied session %s from %s to %s: %d entries written, %d already there\n",
+			id, from, to, n, len(sess.Entries)-n)
+	}
+	return ExitOK
+}
+
+func missingEntries(want, got *session.Session) string {
+	var missing []string
+	for _, e := range want.Entries {
+		if _, ok := got.Get(e.ID); !ok {
+			missing = append(missing, e.ID)
+		}
+	}
+	return strings.Join(missing, ", ")
+}
+
+func encodeHeader(h session.Header) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(h); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// peekHeader decodes the first line of a session file.
+func peekHeader(data []byte) (session.Header, error) {
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	var h session.Header
+	if err := json.Unmarshal(bytes.TrimSpace(first), &h); err != nil || h.Type != session.HeaderType {
+		return session.Header{}, fmt.Errorf("line 1 is not a session header (want a JSON object with \"type\":%q)", session.HeaderType)
+	}
+	return h, nil
+}

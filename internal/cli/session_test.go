@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/pgstore"
+	"github.com/durableagent/durableagent/internal/pgtest"
+	"github.com/durableagent/durableagent/internal/session"
+)
+
+func sampleSession(t *testing.T, dir, id string) *session.Session {
+	t.Helper()
+	st, err := session.Open(filepath.Join(dir, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	msg := func(id, parent string, role agent.Role, text string) session.Entry {
+		m := agent.TextMessage(role, text)
+		return session.Entry{Type: session.TypeMessage, ID: id, ParentID: parent, Timestamp: ts, Message: &m}
+	}
+	if _, err := st.Init(id, "/work/project"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append(id, msg("u1", "", agent.RoleUser, "hi <there> & \"you\""), msg("a1", "u1", agent.RoleAssistant, "hello"),
+		session.Entry{Type: session.TypeCompaction, ID: "c1", ParentID: "a1", Timestamp: ts, Summary: "greeting", FirstKeptEntryID: "a1", TokensBefore: 9},
+		msg("u2", "c1", agent.RoleUser, "more")); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := st.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
+func loadJSONL(t *testing.T, dir, id string) *session.Session {
+	t.Helper()
+	st, err := session.Open(filepath.Join(dir, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := st.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
+// An export is the session file; importing it elsewhere gives the same
+// session, and importing it again writes nothing.
+func TestSession_ExportImportRoundTrip(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()
+	want := sampleSession(t, src, "s1")
+	file := filepath.Join(t.TempDir(), "s1.jsonl")
+	code, _, stderr := run(t, map[string]string{"DURABLE_AGENT_HOME": src}, "session", "export", "--session", "s1", "--out", file)
+	if code != ExitOK || !strings.Contains(stderr, "exported session s1 from jsonl: 4 entries") {
+		t.Fatalf("export: exit %d, %s", code, stderr)
+	}
+	b, _ := os.ReadFile(file)
+	if lines := strings.Count(string(b), "\n"); lines != 5 || !strings.HasPrefix(string(b), `{"type":"session"`) {
+		t.Fatalf("export is not a session file (header + 4 lines):\n%s", b)
+	}
+	for i, wantOut := range []string{"4 entries written, 0 already there", "0 entries written, 4 already there"} {
+		code, out, stderr := run(t, map[string]string{"DURABLE_AGENT_HOME": dst}, "session", "import", file)
+		if code != ExitOK || !strings.Contains(out, "imported session s1 into jsonl: "+wantOut) {
+			t.Fatalf("import %d: exit %d, %s%s", i, code, out, stderr)
+		}
+	}
+	got := loadJSONL(t, dst, "s1")
+	if !reflect.DeepEqual(got.Entries, want.Entries) || got.Header.Cwd != "/work/project" {
+		t.Fatalf("imported %+v\nwant %+v", got, want)
+	}
+	// --session renames on import.
+	if code, out, stderr := run(t, map[string]string{"DURABLE_AGENT_HOME": dst}, "session", "import", "--session", "s2", file); code != ExitOK || !strings.Contains(out, "session s2") {
+		t.Fatalf("import as s2: %d %s%s", code, out, stderr)
+	}
+	if code, out, _ := run(t, map[string]string{"DURABLE_AGENT_HOME": dst}, "session", "list"); code != ExitOK || out != "s1\ns2\n" {
+		t.Fatalf("list: %d %q", code, out)
+	}
+}
+
+func TestSession_ErrorsAreOneLine(t *testing.T) {
+	notSession := filepath.Join(t.TempDir(), "x.jsonl")
+	_ = os.WriteFile(notSession, []byte(`{"hello":1}`+"\n"), 0o600)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"session"}, "want a subcommand"},
+		{[]string{"session", "move"}, `unknown subcommand "move"`},
+		{[]string{"session", "export", "--session", "nope"}, `load session "nope": session not found`},
+		{[]string{"session", "export", "--store", "sqlite"}, `unknown session store "sqlite"`},
+		{[]string{"session", "import"}, "want exactly one argument"},
+		{[]string{"session", "import", notSession}, "line 1 is not a session header"},
+		{[]string{"session", "copy", "--session", "s1"}, "--from and --to are required"},
+		{[]string{"session", "copy", "--from", "jsonl", "--to", "postgres"}, "give either --session ID or --all"},
+		{[]string{"session", "copy", "--all", "--from", "jsonl", "--to", "jsonl"}, "both jsonl"},
+	} {
+		code, _, stderr := run(t, nil, tc.args...)
+		if code != ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// Sessions move from a machine's JSONL files into PostgreSQL and back,
+// unchanged; a repeated copy writes nothing.
+func TestSession_CopyBetweenJSONLAndPostgres(t *testing.T) {
+	pg := pgtest.Start(t, pgtest.Options{})
+	url := pg.CreateDatabase(t, "sessions")
+	src, back := t.TempDir(), t.TempDir()
+	want := map[string]*session.Session{"a": sampleSession(t, src, "a"), "b": sampleSession(t, src, "b")}
+	vars := func(home string) map[string]string {
+		return map[string]string{"DURABLE_AGENT_HOME": home, "DURABLE_AGENT_SESSION_POSTGRESURL": url}
+	}
+	for i, wantOut := range []string{"4 entries written, 0 already there", "0 entries written, 4 already there"} {
+		code, out, stderr := run(t, vars(src), "session", "copy", "--all", "--from", "jsonl", "--to", "postgres")
+		if code != ExitOK || strings.Count(out, wantOut) != 2 {
+			t.Fatalf("copy %d: exit %d\n%s%s", i, code, out, stderr)
+		}
+	}
+	st, err := pgstore.Open(t.Context(), url, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for id, w := range want {
+		got, err := st.Load(id)
+		if err != nil || !reflect.DeepEqual(got.Entries, w.Entries) || got.Header.Cwd != w.Header.Cwd {
+			t.Fatalf("postgres %s = %+v, %v\nwant %+v", id, got, err, w)
+		}
+	}
+	code, out, stderr := run(t, vars(back), "session", "copy", "--session", "b", "--from", "postgres", "--to", "jsonl")
+	if code != ExitOK || !strings.Contains(out, "copied session b from postgres to jsonl: 4 entries written") {
+		t.Fatalf("copy back: exit %d\n%s%s", code, out, stderr)
+	}
+	if got := loadJSONL(t, back, "b"); !reflect.DeepEqual(got.Entries, want["b"].Entries) {
+		t.Fatalf("back in jsonl: %+v", got.Entries)
+	}
+	// export from postgres | import into jsonl works the same way.
+	code, _, stderr = run(t, map[string]string{"DURABLE_AGENT_HOME": back, "DURABLE_AGENT_SESSION_STORE": "postgres",
+		"DURABLE_AGENT_SESSION_POSTGRESURL": url}, "session", "list")
+	if code != ExitOK {
+		t.Fatalf("list postgres: %s", stderr)
+	}
+}
