@@ -200,27 +200,16 @@ func defaultsFor(e environment) Settings {
 			TimeoutMs:          600000,
 			HeartbeatTimeoutMs: 20000,
 		},
-		Dev:   Dev{IP: "127.0.0.1", Port: 7233, UIPort: 8233, UI: true},
-		Codec: Codec{KeyID: DefaultCodecKeyID},
+		Dev:      Dev{IP: "127.0.0.1", Port: 7233, UIPort: 8233, UI: true},
+		Codec:    Codec{KeyID: DefaultCodecKeyID},
 		Stream:   Stream{IntervalMs: 200},
 		Scripted: Scripted{StreamDelayMs: 20},
 		Tools: Tools{
-			Enabled:      append([]string(nil), AllTools...),
-			AllowedRoots: defaultAllowedRoots(e),
-			Confine:      true,
+			Enabled: append([]string(nil), AllTools...),
+			Confine: true,
 		},
 		Session: Session{Store: SessionStoreJSONL},
 	}
-}
-
-// defaultAllowedRoots lets sessions work in the user's home and the
-// temporary directory.
-func defaultAllowedRoots(e environment) []string {
-	var roots []string
-	if h := e.home(); h != "" {
-		roots = append(roots, h)
-	}
-	return append(roots, os.TempDir())
 }
 
 // File returns the settings file in use: the one Load read, or, when none
