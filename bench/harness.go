@@ -125,6 +125,13 @@ const startAttempts = 5
 func (h *harness) startPrompt(ctx context.Context, s settings.Settings, sess, msg string, faults ...string) (client.WorkflowRun, error) {
 	in := app.PromptInput(s, sess, msg)
 	in.Model.Faults = faults
+	return h.startInput(ctx, s, in)
+}
+
+// startInput starts a prompt of input in on the task queue of s, retried
+// like startPrompt.
+func (h *harness) startInput(ctx context.Context, s settings.Settings, in workflows.PromptInput) (client.WorkflowRun, error) {
+	sess := in.SessionID
 	k := h.controller(s, 0)
 	for attempt := 1; ; attempt++ {
 		run, err := k.StartPrompt(ctx, in)

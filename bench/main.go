@@ -1,7 +1,7 @@
 // Command bench measures the durable agent on the embedded Temporal server
 // with the scripted model at zero latency:
 //
-//	go run ./bench [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,concurrency]
+//	go run ./bench [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,concurrency]
 //
 // Every figure that depends on the machine is a ratio or a lateness
 // measured in the same run against a baseline on the same server and
@@ -15,6 +15,11 @@
 //   - timer: how late a retry resumes after its backoff (p95 <= 100 ms);
 //   - history: Temporal history bytes per model call as one conversation
 //     grows from 10 to 500 messages of 2 KB (target: flat);
+//   - tools: one prompt of 1000 bash calls (scripted model, zero
+//     latency): history bytes per tool call at 10 vs 1000 calls (target:
+//     flat) and with 50 KB vs 100 B outputs (target: within 10%), and the
+//     time per tool step (a model call and a tool call) over two round
+//     trips of a bare activity (workflows.Bare with 2000 activities);
 //   - concurrency: worker RSS with N prompts in backoff at once, and the
 //     throughput of N prompts started at once against N bare runs of the
 //     same shape (targets: RSS <= 300 MB at 500, throughput >= 0.7x).
@@ -38,7 +43,7 @@ import (
 )
 
 // Benchmarks, in the order they run.
-var benchmarks = []string{"overhead", "abort", "timer", "history", "concurrency"}
+var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "concurrency"}
 
 // Config sizes a run.
 type Config struct {
@@ -60,6 +65,16 @@ type Config struct {
 	HistoryCheckpoints []int
 	MessageBytes       int
 
+	// ToolsCalls is the number of bash calls of the tools benchmark's long
+	// prompts, ToolsSmallCalls that of its short ones (the baseline of
+	// the growth ratio and of the time per step); ToolsRounds how often
+	// the timed pairs are repeated. ToolsContinueAsNewEvents is the
+	// prompts' agent.continueAsNewEvents (0: the workflow's default).
+	ToolsCalls               int
+	ToolsSmallCalls          int
+	ToolsRounds              int
+	ToolsContinueAsNewEvents int
+
 	ConcurrencyN       []int
 	ConcurrencyDelayMs int64
 
@@ -78,6 +93,7 @@ func FullConfig() Config {
 		AbortRuns: 20, AbortBackoffMs: 8000,
 		TimerRuns: 10, TimerFaults: 2, TimerBaseDelayMs: 1000,
 		HistoryCheckpoints: []int{10, 50, 100, 250, 500}, MessageBytes: 2048,
+		ToolsCalls: 1000, ToolsSmallCalls: 10, ToolsRounds: 1,
 		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000,
 	}
 }
@@ -90,6 +106,9 @@ func QuickConfig() Config {
 		AbortRuns: 3, AbortBackoffMs: 8000,
 		TimerRuns: 3, TimerFaults: 1, TimerBaseDelayMs: 1000,
 		HistoryCheckpoints: []int{10, 20}, MessageBytes: 2048,
+		// A low continue-as-new threshold makes the 20 calls span
+		// several runs, so the chain is followed.
+		ToolsCalls: 20, ToolsSmallCalls: 5, ToolsRounds: 1, ToolsContinueAsNewEvents: 100,
 		ConcurrencyN: []int{10}, ConcurrencyDelayMs: 2000,
 	}
 }
@@ -192,6 +211,7 @@ func Run(ctx context.Context, cfg Config, args []string) (*Report, error) {
 		{"abort", func() (err error) { rep.Abort, err = h.abort(ctx); return }},
 		{"timer", func() (err error) { rep.Timer, err = h.timer(ctx); return }},
 		{"history", func() (err error) { rep.History, err = h.historyGrowth(ctx); return }},
+		{"tools", func() (err error) { rep.Tools, err = h.toolsBench(ctx); return }},
 		{"concurrency", func() (err error) { rep.Concurrency, err = h.concurrency(ctx); return }},
 	}
 	for _, st := range steps {

@@ -100,6 +100,7 @@ type Report struct {
 	Abort       *AbortResult    `json:"abort,omitempty"`
 	Timer       *TimerResult    `json:"timer,omitempty"`
 	History     *HistoryResult  `json:"history,omitempty"`
+	Tools       *ToolsResult    `json:"tools,omitempty"`
 	Concurrency []ConcResult    `json:"concurrency,omitempty"`
 	// StartRetries counts workflow starts retried after a timeout (an
 	// overloaded server).
@@ -146,6 +147,9 @@ func (r *Report) rows() []Row {
 			fmt.Sprintf("bytes/call %s; %d vs %d msgs = %.3fx (messages %d B each way)",
 				strings.Join(parts, ", "), last.Messages, first.Messages, h.Ratio, h.MessageBytes),
 			"flat (<= 1.10x)", verdict(h.Ratio <= 1.10)})
+	}
+	if t := r.Tools; t != nil {
+		out = append(out, t.rows()...)
 	}
 	for _, c := range r.Concurrency {
 		out = append(out, Row{fmt.Sprintf("concurrency N=%d rss", c.N),
@@ -215,4 +219,34 @@ func writeJSONFile(path string, r *Report) error {
 		return fmt.Errorf("write results to %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// rows renders the tools benchmark: history growth, output size, time per
+// tool step.
+func (t *ToolsResult) rows() []Row {
+	sm, lg, lo := t.Small, t.Large, t.LargeOutput
+	return []Row{
+		{"tools history growth",
+			fmt.Sprintf("bytes/tool call without the fault script: %d calls %d B, %d calls %d B = %.3fx "+
+				"(with it, as stored: %d B vs %d B = %.2fx; the scripted model's %d-element script rides in every CallModel input; "+
+				"%d calls: %d runs, %d events, %.1f MB; outputs %d B)",
+				sm.Calls, sm.NetBytesPerCall, lg.Calls, lg.NetBytesPerCall, t.GrowthRatio,
+				sm.BytesPerCall, lg.BytesPerCall, t.GrowthRatioRaw, lg.Calls+1,
+				lg.Calls, lg.Runs, lg.Events, float64(lg.Bytes)/1e6, lg.OutputBytes),
+			"flat (<= 1.10x)", verdict(t.GrowthRatio <= 1.10)},
+		{"tools output size",
+			fmt.Sprintf("bytes/tool call without the fault script: %d B outputs %d B vs %d B outputs %d B = %.3fx "+
+				"(with it: %d B vs %d B = %.3fx; %d calls each, %d and %d runs)",
+				lo.OutputBytes, lo.NetBytesPerCall, lg.OutputBytes, lg.NetBytesPerCall, t.OutputRatio,
+				lo.BytesPerCall, lg.BytesPerCall, t.OutputRatioRaw, lg.Calls, lo.Runs, lg.Runs),
+			"0.90x-1.10x", verdict(t.OutputRatio >= 0.9 && t.OutputRatio <= 1.1)},
+		{"tools step cost",
+			fmt.Sprintf("per tool step (model call + tool call) %.1f ms = (%d calls %.0f ms - %d calls %.0f ms) / %d; "+
+				"bare activity round trip %.1f ms = (%d activities %.0f ms - %d activities %.0f ms) / %d; "+
+				"step / 2 bare round trips = %.2fx (p50 of %d interleaved rounds)",
+				t.StepMs, lg.Calls, t.PromptLarge.P50, sm.Calls, t.PromptSmall.P50, lg.Calls-sm.Calls,
+				t.BareActivityMs, t.BareLargeActivities, t.BareLarge.P50, t.BareSmallActivities, t.BareSmall.P50,
+				t.BareLargeActivities-t.BareSmallActivities, t.StepRatio, t.Rounds),
+			"(none: 1.0x is Temporal's own cost)", "info"},
+	}
 }

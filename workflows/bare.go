@@ -28,18 +28,25 @@ type BareInput struct {
 	// activity call: the shape of a prompt whose first model call fails
 	// once and is retried after a backoff.
 	DelayMs int64 `json:"delayMs,omitempty"`
+	// Activities is how many times the activity is called in sequence
+	// before the optional timer (0 or 1: once): the shape of a prompt's
+	// loop of model and tool calls, one round trip after another.
+	Activities int `json:"activities,omitempty"`
 }
 
-// Bare calls the no-op activity once (or twice around a timer, see
-// BareInput.DelayMs) and returns what it returned.
+// Bare calls the no-op activity once, or BareInput.Activities times in
+// sequence (and once more after a timer, see BareInput.DelayMs), and
+// returns what it returned last.
 func Bare(ctx workflow.Context, in BareInput) (string, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 	var out string
-	if err := workflow.ExecuteActivity(ctx, BareActivityName, in.Payload).Get(ctx, &out); err != nil {
-		return "", err
+	for i := 0; i < max(in.Activities, 1); i++ {
+		if err := workflow.ExecuteActivity(ctx, BareActivityName, in.Payload).Get(ctx, &out); err != nil {
+			return "", err
+		}
 	}
 	if in.DelayMs <= 0 {
 		return out, nil

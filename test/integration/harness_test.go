@@ -217,7 +217,9 @@ func (e *env) events(session string) []agent.Event {
 func typesOf(evs []agent.Event) string {
 	var b []string
 	for _, ev := range evs {
-		b = append(b, ev.Type)
+		if contract(ev) {
+			b = append(b, ev.Type)
+		}
 	}
 	return strings.Join(b, ",")
 }
@@ -235,4 +237,18 @@ func (e *env) spawnWorker() *exec.Cmd {
 	}
 	e.t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	return cmd
+}
+
+// contract says whether an event belongs to the retry contract (SPEC 10)
+// whose order these tests pin: the tool loop's turn_start, turn_end,
+// message_start and the user message's message_end are tested in
+// workflows (TestLoop_*).
+func contract(e agent.Event) bool {
+	switch {
+	case e.Type == agent.EventTurnStart, e.Type == agent.EventTurnEnd, e.Type == agent.EventMessageStart:
+		return false
+	case e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleUser:
+		return false
+	}
+	return true
 }

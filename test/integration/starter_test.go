@@ -58,7 +58,7 @@ func TestIntegration_StarterCommands(t *testing.T) {
 		t.Fatalf("state: exit %d %s", code, out)
 	}
 	code, out, _ = e.starter("events", "--session", "cli", "--json")
-	if code != cli.ExitOK || strings.Count(out, "\n") != 9 || !strings.Contains(out, `"type":"auto_retry_end","seq":8`) {
+	if code != cli.ExitOK || strings.Count(out, "\n") != 17 || !strings.Contains(out, `"type":"auto_retry_end","seq":16`) {
 		t.Fatalf("events: exit %d\n%s", code, out)
 	}
 }
