@@ -86,5 +86,3 @@ func (h *heartbeater) stop() {
 	close(h.done)
 	<-h.finished
 }
-
-

@@ -237,7 +237,7 @@ func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToo
 		Confine:   a.ToolPolicy.Confine,
 		Env:       tools.ScrubEnv(os.Environ(), a.ToolPolicy.EnvAllow),
 		Rerun:     activity.GetInfo(ctx).Attempt > 1,
-		OnUpdate: func(partial string) { stream.SetOutput(partial) },
+		OnUpdate:  func(partial string) { stream.SetOutput(partial) },
 	}
 	if call.Name == tools.Bash {
 		opts.TempDir = bashTempDir(in.Workspace)

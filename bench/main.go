@@ -93,7 +93,7 @@ func FullConfig() Config {
 		AbortRuns: 20, AbortBackoffMs: 8000,
 		TimerRuns: 10, TimerFaults: 2, TimerBaseDelayMs: 1000,
 		HistoryCheckpoints: []int{10, 50, 100, 250, 500}, MessageBytes: 2048,
-		ToolsCalls: 1000, ToolsSmallCalls: 10, ToolsRounds: 1,
+		ToolsCalls: 1000, ToolsSmallCalls: 10, ToolsRounds: 2,
 		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000,
 	}
 }

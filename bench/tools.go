@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/durableagent/durableagent/activities"
@@ -55,6 +53,11 @@ type ToolsPoint struct {
 	NetBytesPerCall int `json:"netBytesPerCall"`
 	// Ms is the prompt's wall time from the start request to the result.
 	Ms float64 `json:"ms"`
+	// Parts splits the server-side time of the whole chain (ms, summed):
+	// each activity type from scheduled to completed, "workflow tasks"
+	// from scheduled to completed, and the counts "workflow task count"
+	// and "marker count" (local activities, side effects, versions).
+	Parts map[string]float64 `json:"parts"`
 }
 
 // ToolsResult is the cost of a long agent loop: history per tool call as
@@ -141,8 +144,8 @@ func (h *harness) toolsBench(ctx context.Context) (*ToolsResult, error) {
 	prompt := func(name string, n, out int) (ToolsPoint, error) {
 		pt, err := h.toolsPrompt(ctx, s, workspace, name, n, out)
 		if err == nil {
-			h.logf("tools: %s: %d calls of %d B in %.0f ms, %d runs, %d B per call (%d B without the script)",
-				name, n, out, pt.Ms, pt.Runs, pt.BytesPerCall, pt.NetBytesPerCall)
+			h.logf("tools: %s: %d calls of %d B in %.0f ms, %d runs, %d B per call (%d B without the script); per call %s",
+				name, n, out, pt.Ms, pt.Runs, pt.BytesPerCall, pt.NetBytesPerCall, pt.perCall())
 		}
 		return pt, err
 	}
@@ -239,16 +242,16 @@ func (h *harness) toolsPrompt(ctx context.Context, s settings.Settings, workspac
 	if err != nil {
 		return pt, err
 	}
+	runID := run.GetRunID()
 	if err := promptDone(ctx, run, agent.StatusCompleted); err != nil {
 		return pt, err
 	}
 	pt.Ms = ms(time.Since(t0))
-	if err := h.chainStats(ctx, run, script, &pt); err != nil {
+	if err := h.chainStats(ctx, run.GetID(), runID, script, &pt); err != nil {
 		return pt, err
 	}
 	switch {
 	case pt.ToolCalls != n || pt.ModelCalls != n+1:
-		dbg, _ := exec.Command("sh", "-c", "find "+h.dir+" -type f | grep -v temporal >&2; for f in $(grep -rl "+sess+" "+h.dir+"/worker); do cut -c1-400 $f | tail -8; done >&2").CombinedOutput(); h.logf("%s", dbg)
 		return pt, fmt.Errorf("prompt %s: %d tool calls and %d model calls in %d runs (%d events), want %d and %d", sess, pt.ToolCalls, pt.ModelCalls, pt.Runs, pt.Events, n, n+1)
 	case pt.ToolErrors > 0:
 		return pt, fmt.Errorf("prompt %s: %d of its tool calls failed", sess, pt.ToolErrors)
@@ -262,23 +265,25 @@ func (h *harness) toolsPrompt(ctx context.Context, s settings.Settings, workspac
 // along the continue-as-new chain (each run's last event names the next
 // run), into pt. script is the fault script as its JSON encoding appears
 // in payloads (the codec off; with it on no copy is found).
-func (h *harness) chainStats(ctx context.Context, run client.WorkflowRun, script []byte, pt *ToolsPoint) error {
-	runID := run.GetRunID()
-	if runID == "" {
-		// A start that was retried hands back the latest run: its
-		// started event names the first.
-		evs, err := h.runHistory(ctx, run.GetID(), "", 1)
-		if err != nil {
-			return err
-		}
-		if len(evs) == 0 {
-			return fmt.Errorf("history of %s is empty", run.GetID())
-		}
-		runID = evs[0].GetWorkflowExecutionStartedEventAttributes().GetFirstExecutionRunId()
+func (h *harness) chainStats(ctx context.Context, id, runID string, script []byte, pt *ToolsPoint) error {
+	// Any run's started event names the chain's first run (the run id a
+	// start hands back is the first one, but a retried start hands back
+	// the latest, and the SDK moves a run's id along the chain as Get
+	// follows it).
+	evs, err := h.runHistory(ctx, id, runID, 1)
+	if err != nil {
+		return err
+	}
+	if len(evs) == 0 {
+		return fmt.Errorf("history of %s is empty", id)
+	}
+	if first := evs[0].GetWorkflowExecutionStartedEventAttributes().GetFirstExecutionRunId(); first != "" {
+		runID = first
 	}
 	pt.ToolOutputMin = -1
+	pt.Parts = map[string]float64{}
 	for runID != "" {
-		evs, err := h.runHistory(ctx, run.GetID(), runID, 0)
+		evs, err := h.runHistory(ctx, id, runID, 0)
 		if err != nil {
 			return err
 		}
@@ -286,15 +291,25 @@ func (h *harness) chainStats(ctx context.Context, run client.WorkflowRun, script
 		pt.Events += len(evs)
 		runID = ""
 		scheduled := map[int64]string{}
+		at := map[int64]time.Time{}
 		for _, ev := range evs {
 			pt.Bytes += proto.Size(ev)
 			if b, err := proto.Marshal(ev); err == nil && len(script) > 2 {
 				pt.ScriptBytes += bytes.Count(b, script) * len(script)
 			}
 			switch ev.GetEventType() {
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+				at[ev.GetEventId()] = ev.GetEventTime().AsTime()
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+				sched := at[ev.GetWorkflowTaskCompletedEventAttributes().GetScheduledEventId()]
+				pt.Parts["workflow tasks"] += ms(ev.GetEventTime().AsTime().Sub(sched))
+				pt.Parts["workflow task count"]++
+			case enumspb.EVENT_TYPE_MARKER_RECORDED:
+				pt.Parts["marker count"]++
 			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 				name := ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
 				scheduled[ev.GetEventId()] = name
+				at[ev.GetEventId()] = ev.GetEventTime().AsTime()
 				switch name {
 				case activities.CallModelName:
 					pt.ModelCalls++
@@ -303,6 +318,9 @@ func (h *harness) chainStats(ctx context.Context, run client.WorkflowRun, script
 				}
 			case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
 				a := ev.GetActivityTaskCompletedEventAttributes()
+				if name := scheduled[a.GetScheduledEventId()]; name != "" {
+					pt.Parts["activity "+name] += ms(ev.GetEventTime().AsTime().Sub(at[a.GetScheduledEventId()]))
+				}
 				if scheduled[a.GetScheduledEventId()] != activities.RunToolName || len(a.GetResult().GetPayloads()) == 0 {
 					continue
 				}
@@ -344,4 +362,13 @@ func (h *harness) runHistory(ctx context.Context, id, runID string, limit int) (
 		evs = append(evs, ev)
 	}
 	return evs, nil
+}
+
+// perCall renders Parts per tool call.
+func (pt ToolsPoint) perCall() string {
+	n := float64(max(pt.Calls, 1))
+	return fmt.Sprintf("%s %.1f ms, %s %.1f ms, %.1f workflow tasks %.1f ms, %.1f markers",
+		activities.CallModelName, pt.Parts["activity "+activities.CallModelName]/n,
+		activities.RunToolName, pt.Parts["activity "+activities.RunToolName]/n,
+		pt.Parts["workflow task count"]/n, pt.Parts["workflow tasks"]/n, pt.Parts["marker count"]/n)
 }

@@ -19,3 +19,15 @@ func TestReplay_PromptRetryHistory(t *testing.T) {
 		t.Fatalf("replay: %v", err)
 	}
 }
+
+// Determinism of the tool loop: a real run's history with tool calls, a
+// retried 503 and threshold compactions (versioned with GetVersion
+// "agent-loop") replays on the current code. Regenerate with
+// UPDATE_REPLAY_HISTORY=1 go test -run ToolLoopHistoryReplays ./test/integration
+func TestReplay_ToolLoopHistory(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/prompt_toolloop_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}

@@ -162,7 +162,7 @@ func TestFaults_ModelDroppingTheConnectionMidStreamIsRetried(t *testing.T) {
 			if err != nil || res.Status != agent.StatusCompleted || res.Text != "Hello" {
 				t.Fatalf("prompt: %+v %v", res, err)
 			}
-			evs := e.events(id)
+			evs := contractEvents(e.events(id))
 			if len(evs) < 3 || evs[2].Type != agent.EventAgentEnd {
 				t.Fatalf("events %s", typesOf(evs))
 			}

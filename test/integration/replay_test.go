@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -20,6 +21,10 @@ import (
 // tests. Regenerate it with UPDATE_REPLAY_HISTORY=1 after an intended
 // change of the workflow's commands.
 var replayFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_retry_history.json")
+
+// toolLoopFixture is the history of a tool loop with a retry and a
+// threshold compaction in it (workflows/replay_test.go replays it).
+var toolLoopFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_toolloop_history.json")
 
 // Determinism: the history of a real run (one retried 503, then success)
 // replays on the current workflow code without a non-determinism error.
@@ -30,7 +35,50 @@ func TestIntegration_HistoryReplaysOnCurrentCode(t *testing.T) {
 	if res, err := e.result(run); err != nil || res.Status != agent.StatusCompleted {
 		t.Fatalf("result %+v %v", res, err)
 	}
-	iter := e.c.GetWorkflowHistory(context.Background(), run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	exportAndReplay(t, e, run.GetID(), run.GetRunID(), replayFixture)
+}
+
+// Determinism of the tool loop: a real run with tool calls, a retried 503
+// between them and threshold compactions between turns replays on the
+// current code.
+func TestIntegration_ToolLoopHistoryReplaysOnCurrentCode(t *testing.T) {
+	e := newEnv(t)
+	e.s.Model.ContextWindow = 1000 // every answer is past the threshold
+	e.s.Compaction.KeepRecentTokens = 10
+	e.startWorker()
+	in := app.PromptInput(e.s, "replay-loop", "write and read a note")
+	in.Workspace = t.TempDir()
+	in.Model.Faults = []string{`tool:write {"path":"note.txt","content":"hi"}`, e503,
+		`tool:read {"path":"note.txt"}`, `text:done`}
+	run, err := e.k.StartPrompt(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.result(run); err != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("result %+v %v", res, err)
+	}
+	var compactions, tools, retries int
+	for _, ev := range e.events("replay-loop") {
+		switch ev.Type {
+		case agent.EventAutoCompactionEnd:
+			compactions++
+		case agent.EventToolExecutionEnd:
+			tools++
+		case agent.EventAutoRetryStart:
+			retries++
+		}
+	}
+	if compactions == 0 || tools != 2 || retries != 1 {
+		t.Fatalf("compactions %d tools %d retries %d: the fixture must hold all three", compactions, tools, retries)
+	}
+	exportAndReplay(t, e, run.GetID(), run.GetRunID(), toolLoopFixture)
+}
+
+// exportAndReplay exports a run's history (to fixture with
+// UPDATE_REPLAY_HISTORY=1) and replays it on the current code.
+func exportAndReplay(t *testing.T, e *env, workflowID, runID, fixture string) {
+	t.Helper()
+	iter := e.c.GetWorkflowHistory(context.Background(), workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	hist := &historypb.History{}
 	for iter.HasNext() {
 		ev, err := iter.Next()
@@ -45,7 +93,7 @@ func TestIntegration_HistoryReplaysOnCurrentCode(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "history.json")
 	if os.Getenv("UPDATE_REPLAY_HISTORY") == "1" {
-		path = replayFixture
+		path = fixture
 	}
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
