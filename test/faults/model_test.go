@@ -162,7 +162,8 @@ func TestFaults_ModelDroppingTheConnectionMidStreamIsRetried(t *testing.T) {
 			if err != nil || res.Status != agent.StatusCompleted || res.Text != "Hello" {
 				t.Fatalf("prompt: %+v %v", res, err)
 			}
-			evs := contractEvents(e.events(id))
+			all := e.events(id)
+			evs := contractEvents(all)
 			if len(evs) < 3 || evs[2].Type != agent.EventAgentEnd {
 				t.Fatalf("events %s", typesOf(evs))
 			}
@@ -171,8 +172,8 @@ func TestFaults_ModelDroppingTheConnectionMidStreamIsRetried(t *testing.T) {
 				t.Fatalf("the cut stream's error %q classifies as %q", text, c.Class)
 			}
 			t.Logf("cut stream reported as %q", text)
-			checkEvents(t, evs, expectedEvents([]string{text, ""}, 200, 3))
-			checkSessionEntries(t, &killTrial{session: id, res: res, events: evs, file: readSession(t, e.s.DataDir, id)})
+			checkEvents(t, all, expectedEvents([]string{text, ""}, 200, 3))
+			checkSessionEntries(t, &killTrial{session: id, res: res, events: all, file: readSession(t, e.s.DataDir, id)})
 			if n := calls.Load(); n != 2 {
 				t.Fatalf("the model server saw %d requests, want 2", n)
 			}
