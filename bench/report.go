@@ -243,9 +243,9 @@ func (t *ToolsResult) rows() []Row {
 		{"tools step cost",
 			fmt.Sprintf("per tool step (model call + tool call) %.1f ms = (%d calls %.0f ms - %d calls %.0f ms) / %d; "+
 				"bare activity round trip %.1f ms = (%d activities %.0f ms - %d activities %.0f ms) / %d; "+
-				"step / 2 bare round trips = %.2fx (p50 of %d interleaved rounds); server side per call of the %d-call prompt: %s",
-				t.StepMs, lg.Calls, t.PromptLarge.P50, sm.Calls, t.PromptSmall.P50, lg.Calls-sm.Calls,
-				t.BareActivityMs, t.BareLargeActivities, t.BareLarge.P50, t.BareSmallActivities, t.BareSmall.P50,
+				"step / 2 bare round trips = %.2fx (means of %d interleaved rounds); server side per call of the %d-call prompt: %s",
+				t.StepMs, lg.Calls, t.PromptLargeMs, sm.Calls, t.PromptSmallMs, lg.Calls-sm.Calls,
+				t.BareActivityMs, t.BareLargeActivities, t.BareLargeMs, t.BareSmallActivities, t.BareSmallMs,
 				t.BareLargeActivities-t.BareSmallActivities, t.StepRatio, t.Rounds, lg.Calls, lg.perCall()),
 			"(none: 1.0x is Temporal's own cost)", "info"},
 	}

@@ -83,17 +83,24 @@ type ToolsResult struct {
 	OutputRatioRaw float64 `json:"outputRatioRaw"`
 	// Wall times (start to result) of the prompts of Small.Calls and
 	// Large.Calls tool calls, and of bare runs of twice as many
-	// sequential no-op activities (a tool step is two activities).
-	PromptSmall         Dist `json:"promptSmall"`
-	PromptLarge         Dist `json:"promptLarge"`
-	BareSmall           Dist `json:"bareSmall"`
-	BareLarge           Dist `json:"bareLarge"`
-	BareSmallActivities int  `json:"bareSmallActivities"`
-	BareLargeActivities int  `json:"bareLargeActivities"`
-	// StepMs is (PromptLarge.P50 - PromptSmall.P50) / (Large.Calls -
+	// sequential no-op activities (a tool step is two activities): their
+	// distributions over the rounds and their means.
+	PromptSmall         Dist    `json:"promptSmall"`
+	PromptLarge         Dist    `json:"promptLarge"`
+	BareSmall           Dist    `json:"bareSmall"`
+	BareLarge           Dist    `json:"bareLarge"`
+	PromptSmallMs       float64 `json:"promptSmallMeanMs"`
+	PromptLargeMs       float64 `json:"promptLargeMeanMs"`
+	BareSmallMs         float64 `json:"bareSmallMeanMs"`
+	BareLargeMs         float64 `json:"bareLargeMeanMs"`
+	BareSmallActivities int     `json:"bareSmallActivities"`
+	BareLargeActivities int     `json:"bareLargeActivities"`
+	// StepMs is (PromptLargeMs - PromptSmallMs) / (Large.Calls -
 	// Small.Calls): one tool step, a model call and a tool call.
 	// BareActivityMs is the same difference of the bare runs per
-	// activity. StepRatio is StepMs / (2 * BareActivityMs).
+	// activity. StepRatio is StepMs / (2 * BareActivityMs). Means, not
+	// medians: each sample already averages hundreds of steps, and a
+	// nearest-rank median of 2 rounds would be their minimum.
 	StepMs         float64 `json:"stepMs"`
 	BareActivityMs float64 `json:"bareActivityMs"`
 	StepRatio      float64 `json:"stepRatio"`
@@ -220,8 +227,10 @@ func (h *harness) toolsBench(ctx context.Context) (*ToolsResult, error) {
 	res.GrowthRatioRaw = float64(res.Large.BytesPerCall) / float64(res.Small.BytesPerCall)
 	res.OutputRatio = float64(res.LargeOutput.NetBytesPerCall) / float64(res.Large.NetBytesPerCall)
 	res.OutputRatioRaw = float64(res.LargeOutput.BytesPerCall) / float64(res.Large.BytesPerCall)
-	res.StepMs = (res.PromptLarge.P50 - res.PromptSmall.P50) / float64(large-small)
-	res.BareActivityMs = (res.BareLarge.P50 - res.BareSmall.P50) / float64(2*(large-small))
+	res.PromptSmallMs, res.PromptLargeMs = mean(pSmall), mean(pLarge)
+	res.BareSmallMs, res.BareLargeMs = mean(bSmall), mean(bLarge)
+	res.StepMs = (res.PromptLargeMs - res.PromptSmallMs) / float64(large-small)
+	res.BareActivityMs = (res.BareLargeMs - res.BareSmallMs) / float64(2*(large-small))
 	res.StepRatio = res.StepMs / (2 * res.BareActivityMs)
 	return res, nil
 }
@@ -371,4 +380,15 @@ func (pt ToolsPoint) perCall() string {
 		activities.CallModelName, pt.Parts["activity "+activities.CallModelName]/n,
 		activities.RunToolName, pt.Parts["activity "+activities.RunToolName]/n,
 		pt.Parts["workflow task count"]/n, pt.Parts["workflow tasks"]/n, pt.Parts["marker count"]/n)
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
 }
