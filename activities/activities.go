@@ -92,14 +92,15 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		return CallModelResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
 	req := llm.Request{
-		SessionID: in.SessionID,
-		Provider:  in.Model.Provider,
-		Model:     in.Model.Name,
-		Messages:  llm.SendableMessages(sess.Context(in.LeafID)),
-		MaxTokens: in.Model.MaxTokens,
-		Attempt:   callsSinceLastUser(sess, in.LeafID),
-		Faults:    in.Model.Faults,
-		Tools:     tools.Specs(in.Tools),
+		SessionID:   in.SessionID,
+		Provider:    in.Model.Provider,
+		Model:       in.Model.Name,
+		Messages:    llm.SendableMessages(sess.Context(in.LeafID)),
+		MaxTokens:   in.Model.MaxTokens,
+		Attempt:     callsSinceLastUser(sess, in.LeafID),
+		Faults:      in.Model.Faults,
+		FaultOffset: in.FaultOffset,
+		Tools:       tools.Specs(in.Tools),
 	}
 	var credID string
 	if a.Credentials != nil {

@@ -33,6 +33,10 @@ type CallModelInput struct {
 	// Tools names the tools offered to the model (their specs are sent
 	// with the request).
 	Tools []string `json:"tools,omitempty"`
+	// FaultOffset is the index of Model.Faults[0] in the prompt's fault
+	// script: the workflow sends only the script's element for this call
+	// (a window), so history does not carry the whole script per call.
+	FaultOffset int `json:"faultOffset,omitempty"`
 }
 
 // CallModelResult is what the workflow needs of the assistant message; the

@@ -9,7 +9,32 @@ const (
 	SignalAbort = "abort"
 	// SignalSetAutoRetry carries SetAutoRetryPayload ({"enabled": bool}).
 	SignalSetAutoRetry = "set_auto_retry"
+	// SignalSteer carries UserMessagePayload: delivered after the current
+	// tool batch (the batch's remaining calls are skipped).
+	SignalSteer = "steer"
+	// SignalFollowUp carries UserMessagePayload: delivered when the loop
+	// would otherwise end.
+	SignalFollowUp = "follow_up"
 )
+
+// Update names.
+const (
+	// UpdateApproveTool carries ApproveToolPayload and decides a tool call
+	// waiting for approval (tools.requireApproval).
+	UpdateApproveTool = "approve_tool"
+)
+
+// UserMessagePayload is the payload of the steer and follow_up signals.
+type UserMessagePayload struct {
+	Message string `json:"message"`
+}
+
+// ApproveToolPayload is the argument of the approve_tool update.
+type ApproveToolPayload struct {
+	ToolCallID string `json:"toolCallId"`
+	Approved   bool   `json:"approved"`
+	Reason     string `json:"reason,omitempty"`
+}
 
 // Query names.
 const (
@@ -37,6 +62,8 @@ const (
 	EventAutoCompactionStart = "auto_compaction_start"
 	EventAutoCompactionEnd   = "auto_compaction_end"
 	EventPromptEnd           = "prompt_end"
+	// EventToolApprovalRequest: a tool call waits for approve_tool.
+	EventToolApprovalRequest = "tool_approval_request"
 )
 
 // SetAutoRetryPayload is the payload of the set_auto_retry signal.

@@ -42,7 +42,7 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 	next.Continued = &Carry{
 		LeafID: r.leafID, MessageCount: r.messageCount, Seq: r.seq, Turn: r.turn,
 		AutoRetry: r.settings.Enabled, OverflowRecovered: r.overflowRecovered,
-		Workspace: r.workspace, PrevRunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
+		Workspace: r.workspace, ModelCalls: r.modelCalls, PrevRunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
 	}
 	workflow.GetLogger(ctx).Info("prompt continues as new", "session", r.in.SessionID,
 		"historyLength", workflow.GetInfo(ctx).GetCurrentHistoryLength(), "seq", r.seq, "turn", r.turn)

@@ -98,6 +98,7 @@ func (r *run) begin(ctx workflow.Context) error {
 		r.settings.Enabled = c.AutoRetry
 		r.overflowRecovered = c.OverflowRecovered
 		r.workspace = c.Workspace
+		r.modelCalls = c.ModelCalls
 		r.agentRunning = true
 		return nil
 	}
@@ -340,9 +341,11 @@ func (r *run) callModel(ctx workflow.Context) (activities.CallModelResult, *agen
 		Summary:             fmt.Sprintf("model call %s (turn %d)", entryID, r.turn),
 	})
 	var res activities.CallModelResult
+	model, offset := r.faultWindow()
+	r.modelCalls++
 	err := workflow.ExecuteActivity(cctx, activities.CallModelName, activities.CallModelInput{
-		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: r.in.Model,
-		Tools: r.in.Tools.Enabled,
+		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: model,
+		Tools: r.in.Tools.Enabled, FaultOffset: offset,
 	}).Get(ctx, &res)
 	r.cancelCall, r.streaming = nil, false
 	cancel()
@@ -358,6 +361,26 @@ func (r *run) callModel(ctx workflow.Context) (activities.CallModelResult, *agen
 	view := r.assistantView(res)
 	r.emit(ctx, agent.Event{Type: agent.EventMessageEnd, EntryID: res.EntryID, Message: view})
 	return res, view, nil
+}
+
+// faultWindow is the model reference for the next model call with only
+// its element of the fault script (and that element's index): history
+// per model call stays flat however long the script is. Every model call
+// of a prompt leaves one assistant entry (its answer, or the workflow's
+// record of a lost call), so the calls made so far index the script as
+// the activity counts them.
+func (r *run) faultWindow() (activities.ModelRef, int) {
+	m := r.in.Model
+	m.Faults = nil
+	if r.version == workflow.DefaultVersion {
+		m.Faults = r.in.Model.Faults // the pre-loop shape, as old histories hold it
+		return m, 0
+	}
+	if k := r.modelCalls; k < len(r.in.Model.Faults) {
+		m.Faults = r.in.Model.Faults[k : k+1]
+		return m, k
+	}
+	return m, 0
 }
 
 // assistantView is the message_end view of an answer: its text, its tool

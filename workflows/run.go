@@ -16,9 +16,12 @@ import (
 // run is the state of one prompt workflow. Queries read it; only the
 // workflow's own coroutines write it.
 type run struct {
-	in       PromptInput
-	settings retry.Settings
-	chain    retry.Chain
+	in PromptInput
+	// modelCalls counts the CallModel activities of this prompt (carried
+	// across continue-as-new).
+	modelCalls int
+	settings   retry.Settings
+	chain      retry.Chain
 	// version is the workflow version of this run (workflow.GetVersion
 	// of changeAgentLoop).
 	version workflow.Version

@@ -96,7 +96,10 @@ type Carry struct {
 	AutoRetry         bool   `json:"autoRetry"`
 	OverflowRecovered bool   `json:"overflowRecovered,omitempty"`
 	Workspace         string `json:"workspace,omitempty"`
-	PrevRunID         string `json:"prevRunId,omitempty"`
+	// ModelCalls counts the prompt's model calls so far (it indexes the
+	// scripted provider's fault script).
+	ModelCalls int    `json:"modelCalls,omitempty"`
+	PrevRunID  string `json:"prevRunId,omitempty"`
 	// Runs counts the runs of this prompt before this one.
 	Runs int `json:"runs"`
 }

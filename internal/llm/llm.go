@@ -49,8 +49,10 @@ type Request struct {
 	// message (0 for the first). The scripted provider uses it to replay
 	// its fault script deterministically across worker restarts.
 	Attempt int
-	// Faults is the scripted provider's fault script for this prompt.
-	Faults []string
+	// Faults is the scripted provider's fault script for this prompt, or a
+	// window of it that starts at index FaultOffset.
+	Faults      []string
+	FaultOffset int
 	// Purpose says what the call is for: "" for a conversation turn,
 	// PurposeSummarize for a compaction summary. Providers send both the
 	// same way; the scripted provider answers a summary request with a

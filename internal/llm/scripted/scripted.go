@@ -270,8 +270,8 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 		return llm.AbortedMessage(req)
 	}
 	fault := Fault{Kind: "ok"}
-	if req.Attempt >= 0 && req.Attempt < len(req.Faults) {
-		f, err := ParseFault(req.Faults[req.Attempt])
+	if i := req.Attempt - req.FaultOffset; i >= 0 && i < len(req.Faults) {
+		f, err := ParseFault(req.Faults[i])
 		if err != nil {
 			return llm.ErrorMessage(req, err.Error())
 		}
