@@ -111,6 +111,39 @@ func (k *Controller) SetAutoRetry(ctx context.Context, sessionID string, enabled
 	return k.signal(ctx, sessionID, agent.SignalSetAutoRetry, agent.SetAutoRetryPayload{Enabled: enabled})
 }
 
+// Steer sends steer to the session's running prompt: the message is
+// delivered after the current tool batch.
+func (k *Controller) Steer(ctx context.Context, sessionID, message string) error {
+	return k.signal(ctx, sessionID, agent.SignalSteer, agent.UserMessagePayload{Message: message})
+}
+
+// FollowUp sends follow_up to the session's running prompt: the message
+// is delivered when the loop would otherwise end.
+func (k *Controller) FollowUp(ctx context.Context, sessionID, message string) error {
+	return k.signal(ctx, sessionID, agent.SignalFollowUp, agent.UserMessagePayload{Message: message})
+}
+
+// ApproveTool decides a tool call waiting for approval with the
+// approve_tool update; the workflow's validator rejects unknown and
+// already-decided ids (the error names the problem).
+func (k *Controller) ApproveTool(ctx context.Context, sessionID string, p agent.ApproveToolPayload) error {
+	h, err := k.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: workflows.WorkflowID(sessionID), UpdateName: agent.UpdateApproveTool,
+		Args: []any{p}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%w in session %s", ErrNoRunningPrompt, sessionID)
+	}
+	if err != nil {
+		return fmt.Errorf("approve_tool %s in session %s: %w", p.ToolCallID, sessionID, err)
+	}
+	if err := h.Get(ctx, nil); err != nil {
+		return fmt.Errorf("approve_tool %s in session %s: %w", p.ToolCallID, sessionID, err)
+	}
+	return nil
+}
+
 func (k *Controller) signal(ctx context.Context, sessionID, name string, arg any) error {
 	err := k.Client.SignalWorkflow(ctx, workflows.WorkflowID(sessionID), "", name, arg)
 	var nf *serviceerror.NotFound
