@@ -14,6 +14,15 @@
 //   - During a compaction the line reads "Auto-compacting… (esc to
 //     cancel)", prefixed "Context overflow detected, " for an overflow; Esc
 //     sends abort.
+//   - Live output (issue 11): the assistant's text shows as its
+//     message_update deltas arrive (thinking dimmed, tool-call arguments as
+//     they are written); its message_end replaces it (the stored message
+//     wins). Deltas of a later attempt, and an error message_end, drop a
+//     failed attempt's partial text; stale deltas (an earlier attempt, an
+//     ended message) are ignored. Tool calls show their arguments, the
+//     latest lines of their output from tool_execution_update (each
+//     replaces the last) and, from tool_execution_end, ✓ or ✗ and the
+//     result preview.
 //   - Slash commands: /retry on|off, /compact [instructions], /state,
 //     /help, /quit. Ctrl+C quits too. Quitting detaches a running prompt,
 //     which keeps running in Temporal.

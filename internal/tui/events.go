@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -17,8 +18,16 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 		// call, as before the chain (the original restores its Esc handler
 		// here too, ahead of auto_retry_end).
 		m.retry = nil
+	case agent.EventMessageUpdate:
+		m.streamDelta(e)
 	case agent.EventMessageEnd:
 		m.showMessage(e)
+	case agent.EventToolExecutionStart:
+		m.toolStart(e)
+	case agent.EventToolExecutionUpdate:
+		m.toolUpdate(e)
+	case agent.EventToolExecutionEnd:
+		m.toolEnd(e)
 	case agent.EventAutoRetryStart:
 		now := m.now()
 		wake := retryBase(e, now).Add(time.Duration(e.DelayMs) * time.Millisecond)
@@ -54,23 +63,58 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 	return nil
 }
 
-// showMessage adds an assistant message to the list: its text, or its
-// error.
+// showMessage puts an assistant message in the list, in the place of
+// what was streamed of it: the stored message wins over the stream. An
+// error drops the failed attempt's partial text and shows the error; the
+// message's tool calls are listed with their arguments, to be run.
 func (m *Model) showMessage(e agent.Event) {
 	msg := e.Message
 	if msg == nil || msg.Role != agent.RoleAssistant {
 		return
 	}
+	if e.EntryID != "" {
+		m.endedEntries[e.EntryID] = true
+	}
+	_, live := m.liveEntry()
+	var es []entry
 	switch msg.StopReason {
 	case agent.StopReasonError:
-		m.errorf("✗ %s", msg.ErrorMessage)
-	case agent.StopReasonAborted:
-		m.note("(model call aborted)")
+		es = append(es, entry{kind: entryError, text: "✗ " + msg.ErrorMessage})
 	default:
+		thinking := messageThinking(*msg)
+		if thinking == "" && live != nil {
+			// The message_end view leaves thinking out: keep what
+			// streamed of it.
+			thinking = live.thinking()
+		}
+		if thinking != "" {
+			es = append(es, entry{kind: entryThinking, text: thinking})
+		}
 		if t := msg.Text(); t != "" {
-			m.entries = append(m.entries, entry{kind: entryAssistant, text: t})
+			es = append(es, entry{kind: entryAssistant, text: t})
+		}
+		for _, b := range msg.Content {
+			if b.Type == "toolCall" && b.ToolCall != nil {
+				es = append(es, entry{kind: entryTool, tool: &toolView{
+					callID: b.ToolCall.ID, name: b.ToolCall.Name, args: b.ToolCall.Arguments}})
+			}
+		}
+		if msg.StopReason == agent.StopReasonAborted {
+			es = append(es, entry{kind: entryNote, text: "(model call aborted)"})
 		}
 	}
+	m.replaceLive(es)
+}
+
+// messageThinking joins the message's thinking blocks.
+func messageThinking(msg agent.Message) string {
+	var parts []string
+	for _, b := range msg.Content {
+		if b.Type == "thinking" && b.Text != "" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }
 
 // retryBase is when the backoff timer started: the event's workflow time

@@ -46,7 +46,12 @@ type Model struct {
 	compacting string         // "" or the compaction's reason ("overflow", "threshold", "manual")
 	countdown  int            // generation of the countdown ticks
 	lastSeq    int64          // seq of the last event shown
-	quitting   bool
+	// endedEntries and endedTools are the messages and tool calls of the
+	// followed prompt whose end event came: live events of theirs are
+	// stale.
+	endedEntries map[string]bool
+	endedTools   map[string]bool
+	quitting     bool
 }
 
 // runningPrompt is a prompt whose events the model follows.
@@ -68,6 +73,8 @@ type (
 		prompt   rpcserver.Prompt
 		events   <-chan tea.Msg
 		attached bool // a prompt that was already running
+		// stop ends the follower of an attach that came too late.
+		stop context.CancelFunc
 	}
 	promptErrorMsg struct{ err error }
 	eventMsg       struct{ event agent.Event }
@@ -91,6 +98,7 @@ func New(ctx context.Context, backend rpcserver.Backend, opts Options) *Model {
 	m := &Model{
 		ctx: ctx, backend: backend, now: opts.Now, tick: opts.Tick,
 		input: in, spinner: spinner.New(spinner.WithSpinner(spinner.Dot)),
+		endedEntries: map[string]bool{}, endedTools: map[string]bool{},
 	}
 	if m.now == nil {
 		m.now = time.Now
@@ -130,7 +138,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.spinner, cmd = m.spinner.Update(msg)
 		return m, cmd
 	case promptStartedMsg:
+		if msg.attached && (m.prompt != nil || m.starting) {
+			// The running prompt the attach found is the one being
+			// started (or followed) here: one follower is enough.
+			msg.stop()
+			return m, nil
+		}
 		m.starting = false
+		m.endedEntries, m.endedTools = map[string]bool{}, map[string]bool{}
 		m.prompt = &runningPrompt{prompt: msg.prompt, events: msg.events}
 		if msg.attached {
 			m.note("Attached to the prompt already running in this session; its events so far follow.")
@@ -230,6 +245,7 @@ func (m *Model) quit() tea.Cmd {
 // endPrompt forgets the followed prompt and its waits.
 func (m *Model) endPrompt() {
 	m.prompt, m.retry = nil, nil
+	m.dropLive() // a streamed message that no message_end finalised
 	if m.compacting != "manual" {
 		m.compacting = ""
 	}

@@ -14,15 +14,20 @@ import (
 	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
 )
 
-// childEnv makes the test binary run the chat UI on its terminal against
-// the fake backend, for the pseudo-terminal test.
+// childEnv makes the test binary run the chat UI on its terminal, for the
+// pseudo-terminal tests: against the fake backend ("1"), or against a
+// Temporal server (childTemporal, see pty_stream_test.go).
 const childEnv = "TUI_TEST_CHILD"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) != "" {
+	switch os.Getenv(childEnv) {
+	case "":
+		os.Exit(m.Run())
+	case childTemporal:
+		os.Exit(runTemporalChild())
+	default:
 		os.Exit(runChild())
 	}
-	os.Exit(m.Run())
 }
 
 func runChild() int {
@@ -41,6 +46,8 @@ type tmuxSession struct {
 	t    *testing.T
 	bin  string
 	sock string
+	// timeout bounds each wait for the screen (0: 20 seconds).
+	timeout time.Duration
 }
 
 func (s *tmuxSession) run(args ...string) string {
@@ -59,7 +66,11 @@ func (s *tmuxSession) screen() string { return s.run("capture-pane", "-p", "-t",
 // waitFor polls the screen until match finds something, and returns it.
 func (s *tmuxSession) waitFor(what string, match func(screen string) string) string {
 	s.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	wait := s.timeout
+	if wait == 0 {
+		wait = 20 * time.Second
+	}
+	deadline := time.Now().Add(wait)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -39,8 +39,9 @@ func (m *Model) attach() tea.Cmd {
 		}
 		ch := make(chan tea.Msg, 64)
 		p := rpcserver.Prompt{} // RunID "": the session's latest run
-		go follow(ctx, b, p, ch)
-		return promptStartedMsg{prompt: p, events: ch, attached: true}
+		fctx, stop := context.WithCancel(ctx)
+		go follow(fctx, b, p, ch)
+		return promptStartedMsg{prompt: p, events: ch, attached: true, stop: stop}
 	}
 }
 

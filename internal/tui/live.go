@@ -1,0 +1,329 @@
+package tui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+// Live output (issue 11). message_update events carry the pieces of the
+// assistant message being streamed; tool_execution_update events carry
+// the output so far of a running tool (accumulated: each replaces the
+// last). Both are made by the follower from the running activity's
+// heartbeat details and are for display only: message_end and
+// tool_execution_end are authoritative and replace what was streamed.
+
+// Delta types of message_update (agent.AssistantMessageEvent.Type).
+const (
+	deltaText     = "text_delta"
+	deltaThinking = "thinking_delta"
+	deltaToolCall = "toolcall_delta"
+)
+
+// toolOutputLines bounds the output lines a tool entry shows (the latest
+// while it runs, the first of its result after).
+const toolOutputLines = 8
+
+// liveMessage is the assistant message being streamed: one model call's
+// attempt, its blocks by content index.
+type liveMessage struct {
+	entryID string
+	attempt int
+	blocks  map[int]*liveBlock
+}
+
+type liveBlock struct {
+	typ  string // a delta type
+	text strings.Builder
+}
+
+// sorted returns the blocks in content order.
+func (l *liveMessage) sorted() []*liveBlock {
+	idx := make([]int, 0, len(l.blocks))
+	for i := range l.blocks {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	out := make([]*liveBlock, len(idx))
+	for k, i := range idx {
+		out[k] = l.blocks[i]
+	}
+	return out
+}
+
+// thinking is the streamed thinking text.
+func (l *liveMessage) thinking() string {
+	var parts []string
+	for _, b := range l.sorted() {
+		if b.typ == deltaThinking && b.text.Len() > 0 {
+			parts = append(parts, b.text.String())
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// render draws the blocks: text as it is, thinking dimmed, tool-call
+// arguments as they are being written.
+func (l *liveMessage) render(width int) string {
+	var parts []string
+	for _, b := range l.sorted() {
+		text := b.text.String()
+		switch b.typ {
+		case deltaText:
+			parts = append(parts, wrap(text, width))
+		case deltaThinking:
+			parts = append(parts, wrap(thinkingStyle.Render(text), width))
+		case deltaToolCall:
+			parts = append(parts, wrap(toolStyle.Render("▶ ")+noteStyle.Render(clip(oneLineText(text), lineRoom(width, 2))), width))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// toolView is a tool call in the message list: announced by the
+// assistant's message_end, running from tool_execution_start, its output
+// tail live from tool_execution_update, finalised by tool_execution_end.
+type toolView struct {
+	callID string
+	name   string
+	args   json.RawMessage
+	// running: between tool_execution_start and _end; done: after _end.
+	running, done bool
+	isError       bool
+	// output is the latest output so far (replace, not append); result
+	// is the end's result text, and note what it leaves out.
+	output, result, note string
+}
+
+func (t *toolView) render(width int) string {
+	mark, style := "▶", toolStyle
+	switch {
+	case t.done && t.isError:
+		mark, style = "✗", errorStyle
+	case t.done:
+		mark, style = "✓", okStyle
+	}
+	head := style.Render(mark) + " " + toolLine(t.name, t.args, lineRoom(width, 2))
+	if !t.running && !t.done {
+		head += noteStyle.Render(" (pending)")
+	}
+	lines := []string{wrap(head, width)}
+	var body []string
+	if t.done {
+		body = firstLines(t.result, toolOutputLines)
+	} else {
+		body = lastLines(t.output, toolOutputLines)
+	}
+	for _, l := range body {
+		lines = append(lines, noteStyle.Render("  "+clip(l, lineRoom(width, 2))))
+	}
+	if t.done && t.note != "" {
+		lines = append(lines, noteStyle.Render("  "+t.note))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// streamDelta applies a message_update. A delta of a later attempt (or of
+// another model call) drops the partial text shown so far: it belonged to
+// a call that failed or ended. A delta of an earlier attempt, or of a
+// message already ended, is stale and ignored.
+func (m *Model) streamDelta(e agent.Event) {
+	ev := e.AssistantMessageEvent
+	if ev == nil || m.endedEntries[e.EntryID] {
+		return
+	}
+	i, live := m.liveEntry()
+	if live != nil {
+		if ev.Attempt < live.attempt {
+			return
+		}
+		if ev.Attempt > live.attempt || e.EntryID != live.entryID {
+			m.entries = append(m.entries[:i], m.entries[i+1:]...)
+			live = nil
+		}
+	}
+	if ev.Delta == "" {
+		return
+	}
+	switch ev.Type {
+	case deltaText, deltaThinking, deltaToolCall:
+	default:
+		return
+	}
+	if live == nil {
+		live = &liveMessage{entryID: e.EntryID, attempt: ev.Attempt, blocks: map[int]*liveBlock{}}
+		m.entries = append(m.entries, entry{kind: entryLive, live: live})
+	}
+	b := live.blocks[ev.ContentIndex]
+	if b == nil {
+		b = &liveBlock{typ: ev.Type}
+		live.blocks[ev.ContentIndex] = b
+	}
+	b.text.WriteString(ev.Delta)
+}
+
+// liveEntry finds the streamed message in the list (-1, nil: none).
+func (m *Model) liveEntry() (int, *liveMessage) {
+	for i := len(m.entries) - 1; i >= 0; i-- {
+		if m.entries[i].kind == entryLive {
+			return i, m.entries[i].live
+		}
+	}
+	return -1, nil
+}
+
+// replaceLive puts es where the streamed message is (dropping it), or
+// after the list when nothing streamed.
+func (m *Model) replaceLive(es []entry) {
+	i, _ := m.liveEntry()
+	if i < 0 {
+		m.entries = append(m.entries, es...)
+		return
+	}
+	rest := append(es, m.entries[i+1:]...)
+	m.entries = append(m.entries[:i], rest...)
+}
+
+// dropLive removes a streamed message that no message_end finalised (the
+// prompt ended without it).
+func (m *Model) dropLive() { m.replaceLive(nil) }
+
+// toolEntry returns the tool call's view, adding it to the list when the
+// call was not announced (created) yet.
+func (m *Model) toolEntry(callID, name string) *toolView {
+	for i := len(m.entries) - 1; i >= 0; i-- {
+		if t := m.entries[i].tool; t != nil && t.callID == callID {
+			return t
+		}
+	}
+	t := &toolView{callID: callID, name: name}
+	m.entries = append(m.entries, entry{kind: entryTool, tool: t})
+	return t
+}
+
+// toolStart applies tool_execution_start: the call runs, with these
+// arguments.
+func (m *Model) toolStart(e agent.Event) {
+	t := m.toolEntry(e.ToolCallID, e.ToolName)
+	if len(e.Args) > 0 {
+		t.args = e.Args
+	}
+	t.running = true
+}
+
+// toolUpdate applies tool_execution_update: its output so far replaces
+// the last.
+func (m *Model) toolUpdate(e agent.Event) {
+	if e.ToolCallID == "" || m.endedTools[e.ToolCallID] {
+		return
+	}
+	t := m.toolEntry(e.ToolCallID, e.ToolName)
+	if len(t.args) == 0 && len(e.Args) > 0 {
+		t.args = e.Args
+	}
+	t.running = true
+	t.output = resultText(e.PartialResult)
+}
+
+// toolEnd applies tool_execution_end: the result replaces the live
+// output.
+func (m *Model) toolEnd(e agent.Event) {
+	m.endedTools[e.ToolCallID] = true
+	t := m.toolEntry(e.ToolCallID, e.ToolName)
+	t.running, t.done, t.isError = false, true, e.IsError
+	t.output, t.result, t.note = "", resultText(e.ToolResult), ""
+	if e.ToolResult != nil && e.ToolResult.Details["truncated"] == true {
+		t.note = "… (preview"
+		switch n := e.ToolResult.Details["bytes"].(type) {
+		case float64: // read from JSON
+			t.note += fmt.Sprintf(" of %d bytes", int64(n))
+		case int, int64:
+			t.note += fmt.Sprintf(" of %d bytes", n)
+		}
+		if id, ok := e.ToolResult.Details["entryId"].(string); ok && id != "" {
+			t.note += "; the whole output is in entry " + id
+		}
+		t.note += ")"
+	}
+}
+
+func resultText(r *agent.ToolResult) string {
+	if r == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// toolLine shows a call the way a person recognises it: the tool and its
+// main argument, or its arguments as compact JSON.
+func toolLine(name string, args json.RawMessage, room int) string {
+	var m map[string]any
+	_ = json.Unmarshal(args, &m)
+	for _, k := range []string{"command", "path", "pattern"} {
+		if v, ok := m[k].(string); ok && v != "" {
+			return name + " " + clip(oneLineText(v), room-len(name)-1)
+		}
+	}
+	if len(m) == 0 {
+		return name
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, args) != nil {
+		return name
+	}
+	return name + " " + clip(b.String(), room-len(name)-1)
+}
+
+// lineRoom is the room on a line of width after indent (no limit when the
+// width is not known yet).
+func lineRoom(width, indent int) int {
+	if width <= 0 {
+		return 1 << 20
+	}
+	return max(width-indent, 10)
+}
+
+// clip cuts s to n characters, marking the cut.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:max(n-1, 0)]) + "…"
+	}
+	return s
+}
+
+// oneLineText keeps the first line of s, marking what follows.
+func oneLineText(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+func splitLines(s string) []string {
+	s = strings.TrimRight(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+func lastLines(s string, n int) []string {
+	l := splitLines(s)
+	return l[max(len(l)-n, 0):]
+}
+
+func firstLines(s string, n int) []string {
+	l := splitLines(s)
+	if len(l) > n {
+		return append(l[:n:n], "…")
+	}
+	return l
+}

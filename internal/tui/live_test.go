@@ -1,0 +1,242 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
+)
+
+// liveDriver is a driver on a prompt whose events the test emits itself.
+type liveDriver struct {
+	*driver
+	run *rpcfake.Run
+}
+
+func newLiveDriver(t *testing.T) *liveDriver {
+	t.Helper()
+	fake := rpcfake.New("s1")
+	d := newDriver(t, fake)
+	d.typeLine("hello")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	run, err := fake.Started(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &liveDriver{driver: d, run: run}
+}
+
+// emit emits events and waits until the model has shown the last one.
+func (d *liveDriver) emit(events ...agent.Event) {
+	d.t.Helper()
+	for _, e := range events {
+		d.run.Emit(e)
+	}
+	evs := d.run.Events()
+	last := evs[len(evs)-1].Seq
+	d.until(fmt.Sprintf("event %d shown", last), func() bool { return d.m.lastSeq == last })
+}
+
+// shows fails unless the screen holds every want, and none of the nots.
+func (d *liveDriver) shows(step string, want []string, not []string) {
+	d.t.Helper()
+	screen := d.m.View()
+	for _, w := range want {
+		if !strings.Contains(screen, w) {
+			d.t.Errorf("%s: screen lacks %q:\n%s", step, w, screen)
+		}
+	}
+	for _, n := range not {
+		if strings.Contains(screen, n) {
+			d.t.Errorf("%s: screen shows %q:\n%s", step, n, screen)
+		}
+	}
+}
+
+func delta(entryID string, attempt, index int, typ, text string) agent.Event {
+	return agent.Event{Type: agent.EventMessageUpdate, EntryID: entryID, AssistantMessageEvent: &agent.AssistantMessageEvent{
+		Type: typ, ContentIndex: index, Delta: text, Attempt: attempt}}
+}
+
+func answer(entryID string, msg agent.Message) agent.Event {
+	return agent.Event{Type: agent.EventMessageEnd, EntryID: entryID, Message: &msg}
+}
+
+func textAnswer(text string) agent.Message {
+	msg := agent.TextMessage(agent.RoleAssistant, text)
+	msg.StopReason = agent.StopReasonStop
+	return msg
+}
+
+// Issue 11: the assistant's text shows as its deltas arrive, thinking
+// too; message_end's stored message then replaces what streamed.
+func TestModel_StreamedTextThenMessageEndWins(t *testing.T) {
+	d := newLiveDriver(t)
+	d.emit(agent.Event{Type: agent.EventAgentStart}, agent.Event{Type: agent.EventMessageStart, EntryID: "e2"},
+		delta("e2", 0, 0, deltaThinking, "Pondering"))
+	d.shows("thinking", []string{"Pondering"}, nil)
+	d.emit(delta("e2", 0, 1, deltaText, "Draft"), delta("e2", 0, 1, deltaText, " answr"))
+	d.shows("partial text", []string{"Pondering", "Draft answr", "Working… (esc to abort)"}, nil)
+	d.emit(delta("e2", 0, 1, deltaText, " so far"))
+	d.shows("more text", []string{"Draft answr so far"}, nil)
+
+	d.emit(answer("e2", textAnswer("Final answer.")))
+	d.shows("message_end", []string{"Final answer.", "Pondering"}, []string{"Draft answr"})
+	if n := strings.Count(d.m.View(), "Final answer."); n != 1 {
+		t.Errorf("the answer shows %d times, want once:\n%s", n, d.m.View())
+	}
+	// A snapshot read before message_end may arrive after it: stale.
+	d.emit(delta("e2", 0, 1, deltaText, " late piece"))
+	d.shows("late delta", []string{"Final answer."}, []string{"late piece"})
+	d.emit(agent.Event{Type: agent.EventAgentEnd}, agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusCompleted})
+	d.shows("prompt end", []string{"Final answer.", "Pondering"}, nil)
+}
+
+// Issue 11: a retry's deltas supersede the failed attempt's partial text;
+// an error message_end drops it too; a stale delta of the earlier attempt
+// brings nothing back.
+func TestModel_RetryAttemptSupersedesPartialText(t *testing.T) {
+	t.Run("dropped at the failed attempt's message_end", func(t *testing.T) {
+		d := newLiveDriver(t)
+		d.emit(agent.Event{Type: agent.EventAgentStart}, delta("e2", 0, 0, deltaText, "first try text"))
+		d.shows("attempt 1 streams", []string{"first try text"}, nil)
+		fail := agent.Message{Role: agent.RoleAssistant, StopReason: agent.StopReasonError, ErrorMessage: "overloaded"}
+		d.emit(answer("e2", fail), agent.Event{Type: agent.EventAgentEnd, WillRetry: true},
+			agent.Event{Type: agent.EventAutoRetryStart, Attempt: 1, MaxAttempts: 3, DelayMs: 1000, ErrorMessage: "overloaded"})
+		d.shows("backoff", []string{"✗ overloaded", "Retrying (1/3) in 1s… (esc to cancel)"}, []string{"first try text"})
+		d.emit(agent.Event{Type: agent.EventAgentStart}, delta("e3", 1, 0, deltaText, "second try"))
+		d.shows("attempt 2 streams", []string{"✗ overloaded", "second try", "Working… (esc to abort)"}, []string{"first try text"})
+		d.emit(answer("e3", textAnswer("second try, stored")))
+		d.shows("attempt 2 ends", []string{"second try, stored"}, []string{"first try text"})
+	})
+	t.Run("superseded by a later attempt's deltas", func(t *testing.T) {
+		// A follower that attaches late, or coalesced snapshots, can
+		// deliver the retry's text before anything else of the failure.
+		d := newLiveDriver(t)
+		d.emit(agent.Event{Type: agent.EventAgentStart}, delta("e2", 0, 0, deltaText, "first try text"))
+		d.emit(delta("e3", 1, 0, deltaText, "second try"))
+		d.shows("attempt 2 streams", []string{"second try"}, []string{"first try text"})
+		d.emit(delta("e2", 0, 0, deltaText, " more of the first"))
+		d.shows("stale attempt 1", []string{"second try"}, []string{"first try text", "more of the first"})
+		d.emit(delta("e3", 1, 0, deltaText, " goes on"))
+		d.shows("attempt 2 goes on", []string{"second try goes on"}, nil)
+	})
+}
+
+// Issue 11: a tool call shows its arguments as they stream, then the
+// announced call, its live output (each update replaces the last, only the
+// latest lines shown), and the result that tool_execution_end brings.
+func TestModel_ToolCallArgsAndLiveOutput(t *testing.T) {
+	d := newLiveDriver(t)
+	d.emit(agent.Event{Type: agent.EventAgentStart}, delta("e2", 0, 0, deltaText, "Running bash."),
+		delta("e2", 0, 1, deltaToolCall, `{"command":"make`))
+	d.shows("arguments stream", []string{"Running bash.", `▶ {"command":"make`}, nil)
+	d.emit(delta("e2", 0, 1, deltaToolCall, ` test"}`))
+	d.shows("arguments streamed", []string{`▶ {"command":"make test"}`}, nil)
+
+	msg := agent.Message{Role: agent.RoleAssistant, StopReason: agent.StopReasonToolUse, Content: []agent.ContentBlock{
+		{Type: "text", Text: "Running bash."},
+		{Type: "toolCall", ToolCall: &agent.ToolCall{ID: "call_1", Name: "bash", Arguments: json.RawMessage(`{"command":"make test"}`)}},
+	}}
+	d.emit(answer("e2", msg))
+	d.shows("call announced", []string{"Running bash.", "▶ bash make test (pending)"}, []string{`{"command"`})
+
+	args := json.RawMessage(`{"command":"make test"}`)
+	d.emit(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "call_1", ToolName: "bash", Args: args})
+	d.shows("call runs", []string{"▶ bash make test"}, []string{"(pending)"})
+	update := func(out string) agent.Event {
+		return agent.Event{Type: agent.EventToolExecutionUpdate, ToolCallID: "call_1", ToolName: "bash", Args: args,
+			PartialResult: &agent.ToolResult{Content: []agent.ContentBlock{{Type: "text", Text: out}}}}
+	}
+	d.emit(update("ok  pkg/one\n"))
+	d.shows("first output", []string{"  ok  pkg/one"}, nil)
+	d.emit(update("ok  pkg/one\nok  pkg/two\n"))
+	d.shows("second output", []string{"  ok  pkg/one", "  ok  pkg/two"}, nil)
+	if n := strings.Count(d.m.View(), "pkg/one"); n != 1 {
+		t.Errorf("output line shows %d times, want once (replace, not append):\n%s", n, d.m.View())
+	}
+	var out strings.Builder
+	for i := 1; i <= 12; i++ {
+		fmt.Fprintf(&out, "line %02d\n", i)
+	}
+	d.emit(update(out.String()))
+	d.shows("accumulated output", []string{"line 05", "line 12"}, []string{"pkg/one", "line 04"})
+
+	d.emit(agent.Event{Type: agent.EventToolExecutionEnd, ToolCallID: "call_1", ToolName: "bash", EntryID: "e3",
+		ToolResult: &agent.ToolResult{Content: []agent.ContentBlock{{Type: "text", Text: "PASS\nall 12 tests"}},
+			Details: map[string]any{"truncated": true, "bytes": 4096, "entryId": "e3"}}})
+	d.shows("call ended", []string{"✓ bash make test", "  PASS", "  all 12 tests", "preview of 4096 bytes; the whole output is in entry e3"},
+		[]string{"line 12", "▶ bash"})
+	// A last snapshot read before the end brings nothing back.
+	d.emit(update(out.String() + "line 13\n"))
+	d.shows("late update", []string{"✓ bash make test"}, []string{"line 13"})
+
+	d.emit(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "call_2", ToolName: "read", Args: json.RawMessage(`{"path":"go.mod"}`)},
+		agent.Event{Type: agent.EventToolExecutionEnd, ToolCallID: "call_2", ToolName: "read", IsError: true,
+			ToolResult: &agent.ToolResult{Content: []agent.ContentBlock{{Type: "text", Text: "no such file"}}}})
+	d.shows("failed call", []string{"✗ read go.mod", "  no such file"}, nil)
+}
+
+// Issue 11: text that streamed for a message that never ended (the prompt
+// ended without its message_end) is not left on screen as if stored.
+func TestModel_UnfinishedStreamDroppedAtPromptEnd(t *testing.T) {
+	d := newLiveDriver(t)
+	d.emit(agent.Event{Type: agent.EventAgentStart}, delta("e2", 0, 0, deltaText, "half an answ"))
+	d.shows("streaming", []string{"half an answ"}, nil)
+	d.emit(agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusFailed, ErrorMessage: "prompt terminated"})
+	d.shows("prompt end", []string{"Prompt failed: prompt terminated"}, []string{"half an answ"})
+}
+
+// A chat that opens while its own first prompt starts (the attach at
+// start-up sees that prompt running) follows it once: no "Attached" note,
+// no event shown twice.
+func TestModel_AttachSeesOwnPromptFollowsOnce(t *testing.T) {
+	fake := rpcfake.New("s1")
+	release, asked := make(chan struct{}), make(chan struct{}, 1)
+	fake.StateHook = func(ctx context.Context) error {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		<-release
+		return nil
+	}
+	d := newDriver(t, fake)
+	<-asked // the start-up attach waits in State
+	d.typeLine("hello")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	run, err := fake.Started(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld := &liveDriver{driver: d, run: run}
+	ld.emit(agent.Event{Type: agent.EventAgentStart}, answer("e2", textAnswer("only once")))
+	close(release) // the attach now finds the prompt running
+	ld.drain(300 * time.Millisecond)
+	ld.emit(agent.Event{Type: agent.EventAgentEnd}, agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusCompleted})
+	ld.drain(100 * time.Millisecond)
+	ld.shows("prompt end", []string{"only once"}, []string{"Attached to the prompt"})
+	if n := strings.Count(d.m.View(), "only once"); n != 1 {
+		t.Errorf("the answer shows %d times, want once:\n%s", n, d.m.View())
+	}
+}
+
+// drain feeds command results to Update for a while.
+func (d *driver) drain(dur time.Duration) {
+	stop := time.After(dur)
+	for {
+		select {
+		case msg := <-d.msgs:
+			d.send(msg)
+		case <-stop:
+			return
+		}
+	}
+}
