@@ -74,13 +74,6 @@ func (h *heartbeater) current() any {
 	return d
 }
 
-// set replaces the details the next heartbeat carries.
-func (h *heartbeater) set(details any) {
-	h.mu.Lock()
-	h.details = details
-	h.mu.Unlock()
-}
-
 // stop ends the ticker and waits for it.
 func (h *heartbeater) stop() {
 	close(h.done)

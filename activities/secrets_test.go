@@ -175,7 +175,7 @@ func promptInput(heartbeatTimeoutMs int64) workflows.PromptInput {
 	}
 }
 
-func (s *realStack) run(t *testing.T, in workflows.PromptInput) (workflows.PromptResult, error, []agent.Event) {
+func (s *realStack) run(t *testing.T, in workflows.PromptInput) (workflows.PromptResult, []agent.Event, error) {
 	t.Helper()
 	s.env.ExecuteWorkflow(workflows.PromptWorkflowName, in)
 	if !s.env.IsWorkflowCompleted() {
@@ -191,7 +191,7 @@ func (s *realStack) run(t *testing.T, in workflows.PromptInput) (workflows.Promp
 	if err := v.Get(&evs); err != nil {
 		t.Fatalf("decode events: %v", err)
 	}
-	return res, err, evs
+	return res, evs, err
 }
 
 // openAIError writes an OpenAI error body that echoes the caller's key.
@@ -228,7 +228,7 @@ func TestSecrets_NeverLeaveTheWorker(t *testing.T) {
 		openAIError(w, r, 401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided: ")
 	}, 50*time.Millisecond)
 
-	res, err, evs := s.run(t, promptInput(0))
+	res, evs, err := s.run(t, promptInput(0))
 	if err == nil {
 		t.Fatalf("prompt succeeded (%+v), want it to fail on the 401", res)
 	}
@@ -298,7 +298,7 @@ func TestSlowFirstTokenOutlivesHeartbeatTimeout(t *testing.T) {
 		fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-test","choices":[{"index":0,"delta":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
 	}, 0)
 
-	res, err, evs := s.run(t, promptInput(400)) // heartbeat timeout 400 ms, ticker every 100 ms
+	res, evs, err := s.run(t, promptInput(400)) // heartbeat timeout 400 ms, ticker every 100 ms
 	if err != nil {
 		t.Fatalf("prompt failed: %v (events %+v)", err, evs)
 	}
@@ -348,7 +348,7 @@ func TestRetryHint_OptInSettingsEndToEnd(t *testing.T) {
 			st := settings.Defaults()
 			st.Model.Provider, st.Model.Name = "openai", "gpt-test"
 			st.Retry.RespectRetryAfter, st.Retry.MaxDelayMs = tc.respect, tc.maxDelay
-			res, err, evs := s.run(t, app.PromptInput(st, "s-hint", "go"))
+			res, evs, err := s.run(t, app.PromptInput(st, "s-hint", "go"))
 			var starts []agent.Event
 			for _, e := range evs {
 				if e.Type == agent.EventAutoRetryStart {

@@ -55,7 +55,7 @@ func (h *harness) concurrency(ctx context.Context) ([]ConcResult, error) {
 	for _, n := range h.cfg.ConcurrencyN {
 		r, err := h.concurrencyAt(ctx, n)
 		if err != nil {
-			return out, fmt.Errorf("N=%d: %w", n, err)
+			return out, fmt.Errorf("at concurrency %d: %w", n, err)
 		}
 		out = append(out, r)
 	}
