@@ -51,7 +51,7 @@ type SessionStore interface {
 	Append(sessionID string, entries ...session.Entry) (int, error)
 	// Init creates the session with cwd as its workspace if it does not
 	// exist and returns its header (an existing session keeps its cwd).
-	Init(sessionID, cwd string) (session.Header, error)
+	Init(sessionID, cwd, host string) (session.Header, error)
 }
 
 var _ SessionStore = (*session.Store)(nil)
@@ -65,6 +65,15 @@ type Activities struct {
 	Credentials Credentials
 	// ToolPolicy is where tools may act (the worker's settings).
 	ToolPolicy ToolPolicy
+	// NeedsCredential reports whether calls to a provider need a
+	// credential (nil: never checked). The scripted model and a provider
+	// with its own base URL (a local server) need none.
+	NeedsCredential func(provider string) bool
+	// ToolHost is this worker's host when tools are placed by host
+	// (tools.placement host): a session it creates records it, and the
+	// session's tool calls go to ToolQueue(taskQueue, ToolHost). "" when
+	// any worker runs any session's tools.
+	ToolHost string
 	// HeartbeatInterval overrides the heartbeat ticker (0: a quarter of
 	// the activity's heartbeat timeout).
 	HeartbeatInterval time.Duration
@@ -110,6 +119,13 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		}
 		if ok {
 			credID, req.Secret = id, secret
+		}
+		if !ok && a.NeedsCredential != nil && a.NeedsCredential(in.Model.Provider) {
+			// The prompt names a provider this worker has no key for: say
+			// so at once instead of sending an anonymous request.
+			return CallModelResult{}, credentialsError(in.Model.Provider, fmt.Errorf(
+				"this worker has no credential for it (add one with `starter auth add %s` on the worker host, or set its API key variable in the worker's environment)",
+				in.Model.Provider))
 		}
 	}
 
@@ -165,6 +181,7 @@ func resultOf(id string, m agent.Message, credID string) CallModelResult {
 		ErrorStatus:  m.ErrorStatus,
 		ErrorType:    m.ErrorType,
 		ShouldRetry:  m.ShouldRetry,
+		RetryAfterMs: m.RetryAfterMs,
 		Usage:        m.Usage,
 		Text:         m.Text(),
 		CredentialID: credID,

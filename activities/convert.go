@@ -28,43 +28,24 @@ func CompactionItem(id string, m agent.Message) compaction.Item {
 }
 
 // contextItems is session.Session.Context with entry ids: the run context
-// ending at leafID as compaction items, oldest first. With a compaction on
-// the branch, the last one's summary comes first (as a RoleSummary item
-// with the compaction entry's id), then the messages from its
-// FirstKeptEntryID on.
+// ending at leafID (session.Session.RunContext) as compaction items,
+// oldest first. With a compaction on the branch, the last one's summary
+// comes first (as a RoleSummary item with the compaction entry's id), then
+// the messages from its FirstKeptEntryID on.
 //
 // anchor is the provider-reported usage of the newest successful assistant
 // message after the last compaction (nil if there is none): it is the real
 // size of the context up to that message. Usage reported before the last
 // compaction measured a context that no longer exists, so it is not used.
 func contextItems(sess *session.Session, leafID string) (items []compaction.Item, anchor *compaction.UsageAnchor) {
-	path := sess.Branch(leafID)
-	last := -1
-	for i, e := range path {
-		if e.Type == session.TypeCompaction {
-			last = i
-		}
-	}
-	var tail []session.Entry
-	if last < 0 {
-		tail = path
-	} else {
-		c := path[last]
+	rc := sess.RunContext(leafID)
+	if c := rc.Compaction; c != nil {
 		items = append(items, compaction.Item{ID: c.ID, Role: compaction.RoleSummary, Text: c.Summary})
-		first := last
-		for i := 0; i < last; i++ {
-			if path[i].ID == c.FirstKeptEntryID {
-				first = i
-				break
-			}
-		}
-		items = appendItems(items, path[first:last])
-		tail = path[last+1:]
 	}
-	for _, e := range tail {
-		if e.Type != session.TypeMessage || e.Message == nil {
-			continue
-		}
+	for _, e := range rc.Kept {
+		items = append(items, CompactionItem(e.ID, *e.Message))
+	}
+	for _, e := range rc.After {
 		m := e.Message
 		items = append(items, CompactionItem(e.ID, *m))
 		if m.Role == agent.RoleAssistant && m.Usage != nil &&
@@ -75,13 +56,4 @@ func contextItems(sess *session.Session, leafID string) (items []compaction.Item
 		}
 	}
 	return items, anchor
-}
-
-func appendItems(items []compaction.Item, entries []session.Entry) []compaction.Item {
-	for _, e := range entries {
-		if e.Type == session.TypeMessage && e.Message != nil {
-			items = append(items, CompactionItem(e.ID, *e.Message))
-		}
-	}
-	return items
 }

@@ -94,6 +94,7 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 			TokensBefore: tokensBefore, StopReason: failed.StopReason,
 			ErrorMessage: Redact(failed.ErrorMessage, base.Secret),
 			ErrorStatus:  failed.ErrorStatus, ErrorType: failed.ErrorType, ShouldRetry: failed.ShouldRetry,
+			RetryAfterMs: failed.RetryAfterMs,
 		}, nil
 	}
 

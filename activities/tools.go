@@ -55,14 +55,16 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 		}
 		ws = abs
 	}
-	hdr, err := a.Sessions.Init(in.SessionID, ws)
+	hdr, err := a.Sessions.Init(in.SessionID, ws, a.ToolHost)
 	if err != nil {
 		return BeginPromptResult{}, storeError("open session", err)
 	}
 	if hdr.Cwd != "" {
 		ws = hdr.Cwd
 	}
-	if in.NeedWorkspace {
+	// The workspace is checked where it lives: here, unless the session
+	// is held by another host (its tool calls check it there).
+	if in.NeedWorkspace && (hdr.Host == "" || a.ToolHost == "" || hdr.Host == a.ToolHost) {
 		if err := a.checkWorkspace(ws); err != nil {
 			return BeginPromptResult{}, err
 		}
@@ -92,8 +94,15 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	for _, w := range sess.Warnings {
 		activity.GetLogger(ctx).Warn("session file problem", "session", in.SessionID, "warning", w)
 	}
-	return BeginPromptResult{LeafID: leaf, MessageCount: len(sess.Context(leaf)), Workspace: ws,
-		Warnings: sess.Warnings}, nil
+	res := BeginPromptResult{LeafID: leaf, MessageCount: len(sess.Context(leaf)), Workspace: ws,
+		Warnings: sess.Warnings}
+	if a.ToolHost != "" {
+		// Host placement: the session's tools run where its workspace is,
+		// the host recorded at its creation. A session created under
+		// placement any has none and keeps running its tools anywhere.
+		res.ToolHost = hdr.Host
+	}
+	return res, nil
 }
 
 // checkWorkspace refuses a workspace that is missing, not a directory or

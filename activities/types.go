@@ -48,8 +48,11 @@ type CallModelResult struct {
 	ErrorStatus  int              `json:"errorStatus,omitempty"`
 	ErrorType    string           `json:"errorType,omitempty"`
 	ShouldRetry  *bool            `json:"shouldRetry,omitempty"`
-	Usage        *agent.Usage     `json:"usage,omitempty"`
-	Text         string           `json:"text,omitempty"`
+	// RetryAfterMs is the provider's structured retry hint
+	// (agent.Message.RetryAfterMs); nil when it sent none.
+	RetryAfterMs *int64       `json:"retryAfterMs,omitempty"`
+	Usage        *agent.Usage `json:"usage,omitempty"`
+	Text         string       `json:"text,omitempty"`
 	// CredentialID is the id (never the secret) of the credential used.
 	CredentialID string `json:"credentialId,omitempty"`
 	// ToolCalls are the tool calls of the answer, in order (StopReason
@@ -143,6 +146,9 @@ type SummarizeResult struct {
 	ErrorStatus  int              `json:"errorStatus,omitempty"`
 	ErrorType    string           `json:"errorType,omitempty"`
 	ShouldRetry  *bool            `json:"shouldRetry,omitempty"`
+	// RetryAfterMs is the provider's structured retry hint
+	// (agent.Message.RetryAfterMs); nil when it sent none.
+	RetryAfterMs *int64 `json:"retryAfterMs,omitempty"`
 }
 
 // ToolCallRef is what the workflow knows of one tool call the model asked
@@ -172,6 +178,10 @@ type ToolsInput struct {
 	Enabled []string `json:"enabled,omitempty"`
 	// BashTimeoutMs bounds a bash call that names no timeout (0: none).
 	BashTimeoutMs int64 `json:"bashTimeoutMs,omitempty"`
+	// HostWaitMs is how long a tool call of a host-placed session waits
+	// for its host before the prompt reports that it waits (it keeps
+	// waiting); 0: the workflow's default.
+	HostWaitMs int64 `json:"hostWaitMs,omitempty"`
 }
 
 // BeginPromptInput is the input of BeginPrompt (a local activity).
@@ -198,9 +208,19 @@ type BeginPromptResult struct {
 	MessageCount int    `json:"messageCount"`
 	// Workspace is the session's workspace (from its header).
 	Workspace string `json:"workspace,omitempty"`
+	// ToolHost is the worker host that holds the workspace when tools
+	// are placed by host: tool calls go to ToolQueue(taskQueue, ToolHost).
+	// "" runs them on the prompt's task queue (any worker).
+	ToolHost string `json:"toolHost,omitempty"`
 	// Warnings are problems the session reader skipped over (torn or
 	// garbage lines), for the state query and the worker log.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// ToolQueue is the task queue of the tool calls of sessions held by host:
+// the worker on that host polls it beside the shared queue.
+func ToolQueue(taskQueue, host string) string {
+	return taskQueue + "@" + host
 }
 
 // RunToolInput is the input of RunTool. The arguments are read from the

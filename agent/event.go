@@ -85,6 +85,9 @@ type AssistantMessageEvent struct {
 	// (retries included); a client drops the partial text of an attempt
 	// when a later attempt's deltas arrive.
 	Attempt int `json:"attempt,omitempty"`
+	// ToolCallID and ToolName name the call a toolcall_delta belongs to.
+	ToolCallID string `json:"toolCallId,omitempty"`
+	ToolName   string `json:"toolName,omitempty"`
 }
 
 // CompactionResult describes a finished compaction.
@@ -160,6 +163,13 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			ToolResults []Message `json:"toolResults"`
 		}{h, e.Turn, e.EntryID, e.Message, results})
 	case EventToolExecutionStart:
+		return json.Marshal(struct {
+			eventHeader
+			ToolCallID string          `json:"toolCallId"`
+			ToolName   string          `json:"toolName"`
+			Args       json.RawMessage `json:"args"`
+		}{h, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args)})
+	case EventToolApprovalRequest:
 		return json.Marshal(struct {
 			eventHeader
 			ToolCallID string          `json:"toolCallId"`
@@ -279,6 +289,9 @@ func (e Event) String() string {
 		if e.Message != nil {
 			return fmt.Sprintf("message_end %s (%s)", e.Message.Role, e.EntryID)
 		}
+	case EventToolApprovalRequest:
+		return fmt.Sprintf("Waiting for approval of %s %s %s (starter approve --session S %s [--deny])",
+			e.ToolName, e.ToolCallID, rawOrEmpty(e.Args), e.ToolCallID)
 	case EventPromptEnd:
 		if e.ErrorMessage != "" {
 			return fmt.Sprintf("prompt %s: %s", e.Status, e.ErrorMessage)

@@ -72,8 +72,13 @@ type Message struct {
 	// "overloaded_error", "rate_limit_error", "insufficient_quota".
 	ErrorType string `json:"errorType,omitempty"`
 	// ShouldRetry mirrors a provider's x-should-retry header when present.
-	ShouldRetry *bool  `json:"shouldRetry,omitempty"`
-	Usage       *Usage `json:"usage,omitempty"`
+	ShouldRetry *bool `json:"shouldRetry,omitempty"`
+	// RetryAfterMs is the wait in milliseconds the provider asked for in
+	// its response headers (retry-after-ms, retry-after,
+	// x-ratelimit-reset*); nil when it sent none. The retry policy prefers
+	// it to a hint in ErrorMessage.
+	RetryAfterMs *int64 `json:"retryAfterMs,omitempty"`
+	Usage        *Usage `json:"usage,omitempty"`
 
 	// Timestamp is Unix milliseconds.
 	Timestamp int64 `json:"timestamp,omitempty"`

@@ -1,6 +1,9 @@
 package agent
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Prompt statuses, reported by State.Status and the prompt_end event.
 const (
@@ -33,10 +36,48 @@ type State struct {
 	RunningTools []string `json:"runningTools,omitempty"`
 	// Workspace is the session's workspace directory on its worker host.
 	Workspace string `json:"workspace,omitempty"`
+	// ToolHost is the worker host that runs the session's tool calls
+	// (tools.placement host); "" when any worker may.
+	ToolHost string `json:"toolHost,omitempty"`
+	// WaitingForHost is set while a tool call waits for ToolHost: no
+	// worker of that host has picked it up (the host is down or busy).
+	WaitingForHost string `json:"waitingForHost,omitempty"`
 	// Warnings are problems the session reader skipped over (a torn last
 	// line, garbage lines), so a user can see why something is missing.
 	Warnings []string `json:"warnings,omitempty"`
+	// PendingMessageCount counts the steer and follow_up messages queued
+	// and not delivered yet.
+	PendingMessageCount int `json:"pendingMessageCount"`
+	// SteeringMode and FollowUpMode are the prompt's delivery modes
+	// (QueueModeAll or QueueModeOneAtATime).
+	SteeringMode string `json:"steeringMode,omitempty"`
+	FollowUpMode string `json:"followUpMode,omitempty"`
+	// PendingApprovals lists the tool calls waiting for approve_tool, in
+	// call order.
+	PendingApprovals []PendingApproval `json:"pendingApprovals,omitempty"`
 }
+
+// PendingApproval is a tool call waiting for approve_tool
+// (tools.requireApproval).
+type PendingApproval struct {
+	ToolCallID string          `json:"toolCallId"`
+	ToolName   string          `json:"toolName"`
+	Args       json.RawMessage `json:"args"`
+	// ExpiresAt is when the call is denied unless decided (unset:
+	// tools.approvalTimeoutMs is 0, the wait has no end).
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+}
+
+// Delivery modes of queued messages (agent.steeringMode,
+// agent.followUpMode): deliver every queued message at the next delivery
+// point, or only the oldest one.
+const (
+	QueueModeAll        = "all"
+	QueueModeOneAtATime = "one-at-a-time"
+)
+
+// QueueModes lists the delivery modes, the default first.
+var QueueModes = []string{QueueModeOneAtATime, QueueModeAll}
 
 // PendingRetry describes a running backoff timer.
 type PendingRetry struct {

@@ -46,6 +46,7 @@ func TestBench_QuickRunHasEveryRowWithSaneValues(t *testing.T) {
 	writeTable(&table, rep)
 	for _, name := range []string{"overhead", "abort latency", "timer accuracy", "history growth",
 		"tools history growth", "tools output size", "tools step cost",
+		"stream history 1 vs 400 chunks", "stream delay N=1", "stream delay N=2", "stream concurrency", "stream variant tick50-follow100", "stream as signals",
 		"concurrency N=10 rss", "concurrency N=10 throughput"} {
 		if !strings.Contains(table.String(), "| "+name+" |") {
 			t.Errorf("table has no %q row:\n%s", name, table.String())
@@ -117,6 +118,7 @@ func TestBench_QuickRunHasEveryRowWithSaneValues(t *testing.T) {
 		t.Errorf("tools step cost: %.1f ms per step, %.1f ms per bare activity, ratio %.2f; want positive and a ratio in (0.2, 50]",
 			tl.StepMs, tl.BareActivityMs, tl.StepRatio)
 	}
+	checkStream(t, cfg, rep.Stream)
 	if len(rep.Concurrency) != 1 {
 		t.Fatalf("concurrency results %+v", rep.Concurrency)
 	}
@@ -127,6 +129,74 @@ func TestBench_QuickRunHasEveryRowWithSaneValues(t *testing.T) {
 	}
 	if runtime.GOOS == "linux" && (c.IdleRSSMB < 5 || c.HoldRSSMB < c.IdleRSSMB/2 || c.PeakRSSMB < 5 || c.HoldAnonMB <= 0 || c.HoldAnonMB > c.HoldRSSMB) {
 		t.Errorf("worker RSS %+v: want real readings from /proc", c)
+	}
+}
+
+// checkStream: live output adds nothing to history (1 vs 400 chunks within
+// 2%), every delta the provider emitted reached the follower (live or with
+// message_end; the bench itself fails a prompt whose message_update deltas
+// are not a prefix of its final text, which must be the answer), part of
+// the text arrived before message_end, heartbeats were sent, and signals
+// put every delta into history.
+func checkStream(t *testing.T, cfg Config, st *StreamResult) {
+	t.Helper()
+	if st == nil {
+		t.Fatal("no stream result")
+	}
+	if st.HistoryRatio < 0.98 || st.HistoryRatio > 1.02 || st.One.Prompts != cfg.StreamRuns || st.Many.Chunks != cfg.StreamChunks {
+		t.Errorf("stream history %+v vs %+v = %.4f: want %d prompts each, equal within 2%%", st.One, st.Many, st.HistoryRatio, cfg.StreamRuns)
+	}
+	if st.AnswerBytes != cfg.StreamAnswerBytes || len(st.TappedDeltas) != 2*cfg.StreamRuns {
+		t.Errorf("stream answer %d B, tapped calls %v", st.AnswerBytes, st.TappedDeltas)
+	}
+	for i, d := range st.TappedDeltas {
+		if want := []int{1, cfg.StreamChunks}[i%2]; d != want {
+			t.Errorf("tapped call %d had %d deltas, want %d", i, d, want)
+		}
+	}
+	if len(st.Levels) != 1+len(cfg.StreamConcurrency) {
+		t.Fatalf("stream levels %+v", st.Levels)
+	}
+	for i, l := range st.Levels {
+		calls := cfg.StreamRuns
+		if i > 0 {
+			calls = cfg.StreamConcurrency[i-1]
+		}
+		if l.Calls != calls || l.Deltas != calls*cfg.StreamChunks || l.Delay.N != l.Deltas ||
+			l.LiveDelay.N+l.EndDelay.N != l.Deltas || l.TextBytes != calls*cfg.StreamAnswerBytes {
+			t.Errorf("stream level %+v: want %d calls, each delta of each answer received once", l, calls)
+		}
+		// The follower cannot see a delta before the provider emitted it
+		// (both stamps are this machine's wall clock).
+		if l.LiveBytes <= 0 || l.LiveBytes > l.TextBytes || l.Delay.Min < 0 {
+			t.Errorf("stream level N=%d: %d of %d bytes live, min delay %.1f ms: want some text before message_end and no delay below 0",
+				l.N, l.LiveBytes, l.TextBytes, l.Delay.Min)
+		}
+		if l.HeartbeatsPerSec <= 0 || l.DescribesPerSec <= 0 {
+			t.Errorf("stream level N=%d: %.2f heartbeats/s, %.2f Describe/s: want both counted", l.N, l.HeartbeatsPerSec, l.DescribesPerSec)
+		}
+	}
+	if len(st.Variants) != len(cfg.StreamVariants) {
+		t.Fatalf("stream variants %+v, want %d", st.Variants, len(cfg.StreamVariants))
+	}
+	for _, v := range st.Variants {
+		l := v.Level
+		if l.Calls != cfg.StreamRuns || l.Deltas != cfg.StreamRuns*cfg.StreamChunks || l.LiveBytes <= 0 || l.HeartbeatsPerSec <= 0 {
+			t.Errorf("stream variant %s: %+v: want every delta received and live text", v.Name, l)
+		}
+		if want := len(cfg.StreamConcurrency); v.Sweep && len(v.SweepLevels) != want {
+			t.Errorf("stream variant %s swept %d levels, want %d", v.Name, len(v.SweepLevels), want)
+		}
+		for _, l := range v.SweepLevels {
+			if l.Calls != l.N || l.Deltas != l.N*cfg.StreamChunks || l.LiveBytes <= 0 {
+				t.Errorf("stream variant %s N=%d: %+v: want every delta received and live text", v.Name, l.N, l)
+			}
+		}
+	}
+	sg := st.Signals
+	if sg.Signals != cfg.StreamSignals || sg.AddedBytes < sg.Signals*(cfg.StreamAnswerBytes/cfg.StreamChunks) ||
+		sg.WorkflowTasks < 1 || sg.Ratio <= 1 {
+		t.Errorf("stream signals %+v: want every signal's delta in history", sg)
 	}
 }
 

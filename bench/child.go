@@ -18,7 +18,6 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -55,13 +54,13 @@ func runChild(js string) int {
 		fmt.Fprintf(os.Stderr, "bench worker: settings: %v\n", err)
 		return 2
 	}
-	c, err := app.Dial(context.Background(), s, quiet())
+	c, err := dialChild(s)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench worker: %v\n", err)
 		return 2
 	}
 	defer c.Close()
-	w, err := app.NewWorker(c, s)
+	w, err := newChildWorker(c, s)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench worker: %v\n", err)
 		return 2

@@ -1,7 +1,7 @@
 // Command bench measures the durable agent on the embedded Temporal server
 // with the scripted model at zero latency:
 //
-//	go run ./bench [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,concurrency]
+//	go run ./bench [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,concurrency]
 //
 // Every figure that depends on the machine is a ratio or a lateness
 // measured in the same run against a baseline on the same server and
@@ -20,6 +20,12 @@
 //     flat) and with 50 KB vs 100 B outputs (target: within 10%), and the
 //     time per tool step (a model call and a tool call) over two round
 //     trips of a bare activity (workflows.Bare with 2000 activities);
+//   - stream: live output through heartbeat details: history bytes per
+//     model call for the same 4 KB answer in 1 and in 400 deltas (target:
+//     equal within 2%), the delay from a delta leaving the provider to
+//     control.Follow's callback (target p95 <= 300 ms), heartbeat RPCs,
+//     CPU, a sweep of concurrent streaming prompts, and the history the
+//     same deltas cost as signals into a workflow (the alternative);
 //   - concurrency: worker RSS with N prompts in backoff at once, and the
 //     throughput of N prompts started at once against N bare runs of the
 //     same shape (targets: RSS <= 300 MB at 500, throughput >= 0.7x).
@@ -43,7 +49,7 @@ import (
 )
 
 // Benchmarks, in the order they run.
-var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "concurrency"}
+var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "concurrency"}
 
 // Config sizes a run.
 type Config struct {
@@ -75,6 +81,24 @@ type Config struct {
 	ToolsRounds              int
 	ToolsContinueAsNewEvents int
 
+	// StreamAnswerBytes is the stream benchmark's answer, streamed in
+	// StreamChunks words at StreamDelayMs per word (0: the setting's
+	// default). StreamRuns prompts of each chunking measure the history
+	// and the delay of one prompt streaming alone; StreamConcurrency are
+	// the sweep's numbers of prompts streaming at once. StreamSignals of
+	// the chunks are sent as signals for the alternative design.
+	// StreamIdle is how long the idle CPU is measured. StreamVariants
+	// are other configurations of the stream path, each measured with
+	// StreamRuns prompts streaming alone on a worker of its own.
+	StreamAnswerBytes int
+	StreamChunks      int
+	StreamDelayMs     int64
+	StreamRuns        int
+	StreamConcurrency []int
+	StreamSignals     int
+	StreamIdle        time.Duration
+	StreamVariants    []StreamVariant
+
 	ConcurrencyN       []int
 	ConcurrencyDelayMs int64
 
@@ -94,6 +118,14 @@ func FullConfig() Config {
 		TimerRuns: 10, TimerFaults: 2, TimerBaseDelayMs: 1000,
 		HistoryCheckpoints: []int{10, 50, 100, 250, 500}, MessageBytes: 2048,
 		ToolsCalls: 1000, ToolsSmallCalls: 10, ToolsRounds: 2,
+		StreamAnswerBytes: 4096, StreamChunks: 400, StreamRuns: 3, StreamConcurrency: []int{4, 16, 32},
+		StreamSignals: 400, StreamIdle: 3 * time.Second,
+		StreamVariants: []StreamVariant{
+			{Name: "tick50", TickMs: 50},
+			{Name: "follow100", FollowMs: 100},
+			{Name: "tick50-follow100", TickMs: 50, FollowMs: 100, Sweep: true},
+			{Name: "interval150-tick50", IntervalMs: 150, TickMs: 50},
+		},
 		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000,
 	}
 }
@@ -109,7 +141,12 @@ func QuickConfig() Config {
 		// A low continue-as-new threshold makes the 20 calls span
 		// several runs, so the chain is followed.
 		ToolsCalls: 20, ToolsSmallCalls: 5, ToolsRounds: 1, ToolsContinueAsNewEvents: 100,
-		ConcurrencyN: []int{10}, ConcurrencyDelayMs: 2000,
+		// The answer keeps its 400 chunks (the history ratio is checked),
+		// streamed fast.
+		StreamAnswerBytes: 4096, StreamChunks: 400, StreamDelayMs: 2, StreamRuns: 1, StreamConcurrency: []int{2},
+		StreamSignals: 50, StreamIdle: 500 * time.Millisecond,
+		StreamVariants: []StreamVariant{{Name: "tick50-follow100", TickMs: 50, FollowMs: 100, Sweep: true}},
+		ConcurrencyN:   []int{10}, ConcurrencyDelayMs: 2000,
 	}
 }
 
@@ -212,6 +249,7 @@ func Run(ctx context.Context, cfg Config, args []string) (*Report, error) {
 		{"timer", func() (err error) { rep.Timer, err = h.timer(ctx); return }},
 		{"history", func() (err error) { rep.History, err = h.historyGrowth(ctx); return }},
 		{"tools", func() (err error) { rep.Tools, err = h.toolsBench(ctx); return }},
+		{"stream", func() (err error) { rep.Stream, err = h.streamBench(ctx); return }},
 		{"concurrency", func() (err error) { rep.Concurrency, err = h.concurrency(ctx); return }},
 	}
 	for _, st := range steps {

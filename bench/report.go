@@ -101,6 +101,7 @@ type Report struct {
 	Timer       *TimerResult    `json:"timer,omitempty"`
 	History     *HistoryResult  `json:"history,omitempty"`
 	Tools       *ToolsResult    `json:"tools,omitempty"`
+	Stream      *StreamResult   `json:"stream,omitempty"`
 	Concurrency []ConcResult    `json:"concurrency,omitempty"`
 	// StartRetries counts workflow starts retried after a timeout (an
 	// overloaded server).
@@ -150,6 +151,9 @@ func (r *Report) rows() []Row {
 	}
 	if t := r.Tools; t != nil {
 		out = append(out, t.rows()...)
+	}
+	if s := r.Stream; s != nil {
+		out = append(out, s.rows()...)
 	}
 	for _, c := range r.Concurrency {
 		out = append(out, Row{fmt.Sprintf("concurrency N=%d rss", c.N),

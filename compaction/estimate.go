@@ -7,13 +7,6 @@ import "unicode/utf8"
 // safe side for deciding when to compact.
 const charsPerToken = 4
 
-// EstimateTokens is ceil(chars/4) where chars counts runes (Unicode code
-// points), not bytes, so accented or CJK text is not counted two to four
-// times over. Invalid UTF-8 bytes count one rune each.
-func EstimateTokens(text string) int {
-	return ceilDiv(utf8.RuneCountInString(text))
-}
-
 // EstimateItem is the item's token count: Item.Tokens when positive,
 // otherwise ceil(chars/4) over everything the message sends to the model:
 // text, thinking, and each tool call's name and arguments. The characters

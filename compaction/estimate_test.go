@@ -6,7 +6,9 @@ import (
 	"testing"
 )
 
-func TestEstimateTokens_CeilRunesOverFour(t *testing.T) {
+// Characters are runes (Unicode code points), not bytes, so accented or
+// CJK text is not counted two to four times over.
+func TestEstimateItem_CeilRunesOverFour(t *testing.T) {
 	tests := []struct {
 		name string
 		text string
@@ -23,8 +25,8 @@ func TestEstimateTokens_CeilRunesOverFour(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := EstimateTokens(tt.text); got != tt.want {
-				t.Errorf("EstimateTokens(%q) = %d, want %d", tt.text, got, tt.want)
+			if got := EstimateItem(Item{Role: RoleUser, Text: tt.text}); got != tt.want {
+				t.Errorf("EstimateItem(text %q) = %d, want %d", tt.text, got, tt.want)
 			}
 		})
 	}

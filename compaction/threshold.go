@@ -24,14 +24,3 @@ func ShouldCompact(contextTokens, contextWindow, reserveTokens int) bool {
 func percentCeil(n, p int) int {
 	return n/100*p + (n%100*p+99)/100
 }
-
-// IsSilentOverflow reports a context overflow the provider did not report
-// as an error: the call succeeded but its input plus cache-read tokens are
-// above the model's context window (some providers truncate silently). An
-// unknown window (<= 0) is never an overflow.
-func IsSilentOverflow(inputTokens, cacheReadTokens, contextWindow int) bool {
-	if contextWindow <= 0 {
-		return false
-	}
-	return inputTokens+cacheReadTokens > contextWindow
-}

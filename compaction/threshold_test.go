@@ -46,26 +46,3 @@ func TestPercentCeil_MatchesExactFormula(t *testing.T) {
 		}
 	}
 }
-
-func TestIsSilentOverflow_InputPlusCacheReadAboveWindow(t *testing.T) {
-	tests := []struct {
-		name                     string
-		input, cacheRead, window int
-		want                     bool
-	}{
-		{"well inside", 1000, 2000, 200000, false},
-		{"exactly at window", 150000, 50000, 200000, false},
-		{"one above window", 150001, 50000, 200000, true},
-		{"cache read alone above window", 0, 200001, 200000, true},
-		{"input alone above window", 200001, 0, 200000, true},
-		{"unknown window", 1 << 30, 1 << 30, 0, false},
-		{"negative window", 10, 10, -5, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := IsSilentOverflow(tt.input, tt.cacheRead, tt.window); got != tt.want {
-				t.Errorf("IsSilentOverflow(%d, %d, %d) = %t, want %t", tt.input, tt.cacheRead, tt.window, got, tt.want)
-			}
-		})
-	}
-}

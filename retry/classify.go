@@ -362,8 +362,9 @@ func Classify(o Outcome) Classification {
 // the type or the text names a usage limit or quota (a 429 "usage limit
 // reached", a rate_limit_error about a plan's limit). A retryable verdict
 // whose hint is UsageLimitHintMs or more becomes ClassUsageLimit too. The
-// hint (RetryAfterMs, HasHint) is read from the text of every error,
-// whatever its class.
+// hint (RetryAfterMs, HasHint) is read for every error, whatever its class:
+// the provider's structured hint (Outcome.RetryAfterMs) first, the error
+// text (ParseRetryHint) when there is none.
 func ClassifyAt(o Outcome, now time.Time) Classification {
 	if o.StopReason != "error" {
 		if o.StopReason != "aborted" && silentOverflow(o) {
@@ -372,25 +373,12 @@ func ClassifyAt(o Outcome, now time.Time) Classification {
 		return Classification{Class: ClassNone}
 	}
 	c := classifyError(o)
-	c.RetryAfterMs, c.HasHint = ParseRetryHint(o.ErrorMessage, now)
+	c.RetryAfterMs, c.HasHint = outcomeHint(o, now)
 	if c.Class == ClassRetryable && c.HasHint && c.RetryAfterMs >= UsageLimitHintMs {
 		c.Class = ClassUsageLimit
 		c.Pattern += fmt.Sprintf(", retry hint %dms >= %dms", c.RetryAfterMs, UsageLimitHintMs)
 	}
 	return c
-}
-
-// IsContextOverflow reports whether the outcome goes to compaction rather
-// than to retry (the original's isContextOverflow).
-func IsContextOverflow(o Outcome) bool {
-	if o.StopReason == "aborted" {
-		return false
-	}
-	if o.StopReason != "error" {
-		return silentOverflow(o)
-	}
-	_, ok := overflow(o)
-	return ok
 }
 
 func classifyError(o Outcome) Classification {

@@ -104,6 +104,19 @@ func ParseRetryHint(text string, now time.Time) (ms int64, ok bool) {
 	return 0, false
 }
 
+// outcomeHint is the retry hint of an outcome: the provider's structured
+// one (Outcome.RetryAfterMs) when it is valid, else the one in the error
+// text (ParseRetryHint; sessions written before the structured field, and
+// hints only a body or a message carries). Both pass the same bound.
+func outcomeHint(o Outcome, now time.Time) (int64, bool) {
+	if o.RetryAfterMs != nil {
+		if ms, ok := hintMs(float64(*o.RetryAfterMs)); ok {
+			return ms, true
+		}
+	}
+	return ParseRetryHint(o.ErrorMessage, now)
+}
+
 // hintMs validates a wait in (fractional) milliseconds.
 func hintMs(v float64) (int64, bool) {
 	if math.IsNaN(v) || v < 0 || v > float64(MaxHintMs) {
@@ -119,26 +132,67 @@ func scaled(re *regexp.Regexp, factor float64) func(string, time.Time) (float64,
 		if m == nil {
 			return 0, false
 		}
-		v, err := strconv.ParseFloat(m[1], 64)
-		if err != nil {
-			return 0, false
-		}
-		return v * factor, true
+		return scaledValue(m[1], factor)
 	}
 }
 
 // retryAfterDate reads "retry-after: Wed, 21 Oct 2015 07:28:00 GMT".
 func retryAfterDate(text string, now time.Time) (float64, bool) {
-	if now.IsZero() {
-		return 0, false
-	}
 	m := reRetryAfterDate.FindStringSubmatch(text)
 	if m == nil {
 		return 0, false
 	}
+	return httpDateValue(m[1], now)
+}
+
+// rateResetSeconds reads x-ratelimit-reset as seconds or as an epoch.
+func rateResetSeconds(text string, now time.Time) (float64, bool) {
+	m := reRateReset.FindStringSubmatch(text)
+	if m == nil {
+		return 0, false
+	}
+	return resetValue(m[1], now)
+}
+
+// duration reads a Go-style duration such as "6m0s".
+func duration(re *regexp.Regexp) func(string, time.Time) (float64, bool) {
+	return func(text string, _ time.Time) (float64, bool) {
+		m := re.FindStringSubmatch(text)
+		if m == nil {
+			return 0, false
+		}
+		return durationValue(m[1])
+	}
+}
+
+// The value parsers below read one hint value, from the text or from a
+// header, into (fractional) milliseconds; hintMs then validates it.
+
+// reDecimal is a plain non-negative decimal, as hint values are written.
+var reDecimal = regexp.MustCompile(`^\d{1,15}(?:\.\d+)?$`)
+
+// scaledValue reads a plain decimal and multiplies it into milliseconds.
+func scaledValue(v string, factor float64) (float64, bool) {
+	v = strings.TrimSpace(v)
+	if !reDecimal.MatchString(v) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, false
+	}
+	return f * factor, true
+}
+
+// httpDateValue reads an HTTP date ("Wed, 21 Oct 2015 07:28:00 GMT") as
+// the wait from now; without a clock it is no hint.
+func httpDateValue(v string, now time.Time) (float64, bool) {
+	if now.IsZero() {
+		return 0, false
+	}
 	// Collapse runs of spaces and fold case: Go matches day and month
 	// names case-insensitively but the literal "GMT" exactly.
-	norm := strings.ToUpper(strings.Join(strings.Fields(m[1]), " "))
+	norm := strings.ToUpper(strings.Join(strings.Fields(v), " "))
 	at, err := time.Parse(httpDateLayout, norm)
 	if err != nil {
 		return 0, false
@@ -146,10 +200,11 @@ func retryAfterDate(text string, now time.Time) (float64, bool) {
 	return float64(at.Sub(now)) / float64(time.Millisecond), true
 }
 
-// rateResetSeconds reads x-ratelimit-reset as seconds or as an epoch.
-func rateResetSeconds(text string, now time.Time) (float64, bool) {
-	sec, found := scaled(reRateReset, 1)(text, now)
-	if !found {
+// resetValue reads x-ratelimit-reset: seconds, or above epochThresholdSec
+// a Unix epoch in seconds (relative to now; without a clock no hint).
+func resetValue(v string, now time.Time) (float64, bool) {
+	sec, ok := scaledValue(v, 1)
+	if !ok {
 		return 0, false
 	}
 	if sec <= epochThresholdSec {
@@ -161,19 +216,101 @@ func rateResetSeconds(text string, now time.Time) (float64, bool) {
 	return sec*1000 - float64(now.UnixMilli()), true
 }
 
-// duration reads a Go-style duration such as "6m0s".
-func duration(re *regexp.Regexp) func(string, time.Time) (float64, bool) {
-	return func(text string, _ time.Time) (float64, bool) {
-		m := re.FindStringSubmatch(text)
-		if m == nil {
-			return 0, false
-		}
-		d, err := time.ParseDuration(strings.ToLower(m[1]))
-		if err != nil {
-			return 0, false
-		}
-		return float64(d) / float64(time.Millisecond), true
+// durationValue reads a Go-style duration such as "6m0s".
+func durationValue(v string) (float64, bool) {
+	d, err := time.ParseDuration(strings.ToLower(strings.TrimSpace(v)))
+	if err != nil {
+		return 0, false
 	}
+	return float64(d) / float64(time.Millisecond), true
+}
+
+// rfc3339Value reads an RFC 3339 time (anthropic-ratelimit-*-reset) as
+// the wait from now; without a clock it is no hint.
+func rfc3339Value(v string, now time.Time) (float64, bool) {
+	if now.IsZero() {
+		return 0, false
+	}
+	at, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
+	if err != nil {
+		return 0, false
+	}
+	return float64(at.Sub(now)) / float64(time.Millisecond), true
+}
+
+// Per-limit reset headers: when no general hint was sent, the longest of
+// them is the wait. x-ratelimit-reset-* (OpenAI, Groq) are Go-style
+// durations such as "6m0s" (or seconds); anthropic-ratelimit-*-reset are
+// RFC 3339 times.
+var (
+	resetDurationHeaders = []string{"x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"}
+	resetTimeHeaders     = []string{"anthropic-ratelimit-requests-reset", "anthropic-ratelimit-tokens-reset",
+		"anthropic-ratelimit-input-tokens-reset", "anthropic-ratelimit-output-tokens-reset"}
+)
+
+// ParseRetryHintHeaders reads the wait a provider asked for from its
+// response headers (header returns a header's value, "" when absent:
+// http.Header.Get). Tried in this order, the first valid one wins:
+//
+//   - retry-after-ms (milliseconds)
+//   - retry-after (seconds, or an HTTP date relative to now)
+//   - x-ratelimit-reset-ms (milliseconds)
+//   - x-ratelimit-reset (seconds; above 1e9 a Unix epoch relative to now)
+//   - the longest valid per-limit reset: x-ratelimit-reset-requests /
+//     -tokens (durations or seconds), anthropic-ratelimit-*-reset (RFC 3339
+//     times relative to now)
+//
+// Values are validated like ParseRetryHint's (the same value parsers and
+// the same MaxHintMs bound): negative, absurd and malformed ones are
+// skipped. Providers put the result in agent.Message.RetryAfterMs, which
+// Classify prefers to a hint in the text.
+func ParseRetryHintHeaders(header func(name string) string, now time.Time) (ms int64, ok bool) {
+	if header == nil {
+		return 0, false
+	}
+	forms := []struct {
+		name  string
+		parse func(string) (float64, bool)
+	}{
+		{"retry-after-ms", func(v string) (float64, bool) { return scaledValue(v, 1) }},
+		{"retry-after", func(v string) (float64, bool) {
+			if f, ok := scaledValue(v, 1000); ok {
+				return f, true
+			}
+			return httpDateValue(v, now)
+		}},
+		{"x-ratelimit-reset-ms", func(v string) (float64, bool) { return scaledValue(v, 1) }},
+		{"x-ratelimit-reset", func(v string) (float64, bool) { return resetValue(v, now) }},
+	}
+	for _, f := range forms {
+		v := header(f.name)
+		if strings.TrimSpace(v) == "" {
+			continue
+		}
+		if raw, found := f.parse(v); found {
+			if ms, valid := hintMs(raw); valid {
+				return ms, true
+			}
+		}
+	}
+	best, found := int64(0), false
+	consider := func(raw float64, parsed bool) {
+		if ms, valid := hintMs(raw); parsed && valid && (!found || ms > best) {
+			best, found = ms, true
+		}
+	}
+	for _, name := range resetDurationHeaders {
+		v := header(name)
+		if raw, ok := durationValue(v); ok {
+			consider(raw, true)
+		} else {
+			consider(scaledValue(v, 1000))
+		}
+	}
+	for _, name := range resetTimeHeaders {
+		consider(rfc3339Value(header(name), now))
+	}
+	return best, found
 }
 
 // prose reads "try again in 1m30s" / "retry after 30 seconds". A number

@@ -1,7 +1,9 @@
 package retry
 
 import (
+	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -100,5 +102,83 @@ func TestParseRetryHint_Bound(t *testing.T) {
 	}
 	if _, ok := ParseRetryHint("retry-after: 604801", time.Time{}); ok {
 		t.Fatalf("a week and a second accepted, want rejected")
+	}
+}
+
+// SPEC 4: the headers' hint comes from retry-after-ms, retry-after (seconds
+// or HTTP date), x-ratelimit-reset* and anthropic-ratelimit-*-reset, in
+// that order of trust; garbage is skipped for the next valid form.
+func TestParseRetryHintHeaders(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name    string
+		headers map[string]string
+		now     time.Time
+		want    int64
+		ok      bool
+	}{
+		{"none", nil, now, 0, false},
+		{"retry-after-ms", map[string]string{"retry-after-ms": "1500", "retry-after": "9"}, now, 1500, true},
+		{"retry-after seconds", map[string]string{"retry-after": "30"}, now, 30000, true},
+		{"retry-after fractional", map[string]string{"retry-after": " 0.25 "}, now, 250, true},
+		{"retry-after date", map[string]string{"retry-after": "Fri, 01 May 2026 12:01:00 GMT"}, now, 60000, true},
+		{"retry-after date without clock", map[string]string{"retry-after": "Fri, 01 May 2026 12:01:00 GMT"}, time.Time{}, 0, false},
+		{"retry-after date in the past", map[string]string{"retry-after": "Fri, 01 May 2026 11:00:00 GMT"}, now, 0, false},
+		{"x-ratelimit-reset-ms", map[string]string{"x-ratelimit-reset-ms": "700"}, now, 700, true},
+		{"x-ratelimit-reset seconds", map[string]string{"x-ratelimit-reset": "12"}, now, 12000, true},
+		{"x-ratelimit-reset epoch", map[string]string{"x-ratelimit-reset": "1777636830"}, now, 30000, true},
+		{"openai resets take the longest", map[string]string{"x-ratelimit-reset-requests": "1s", "x-ratelimit-reset-tokens": "6m0s"}, now, 360000, true},
+		{"per-limit reset in seconds", map[string]string{"x-ratelimit-reset-tokens": "20"}, now, 20000, true},
+		{"anthropic reset time", map[string]string{"anthropic-ratelimit-tokens-reset": "2026-05-01T12:00:45Z"}, now, 45000, true},
+		{"invalid ms falls through to seconds", map[string]string{"retry-after-ms": "-5", "retry-after": "3"}, now, 3000, true},
+		{"garbage", map[string]string{"retry-after": "soon", "retry-after-ms": "-5"}, now, 0, false},
+		{"absurd", map[string]string{"retry-after": "99999999999"}, now, 0, false},
+		{"above the bound of text hints", map[string]string{"retry-after-ms": strconv.FormatInt(MaxHintMs+1, 10)}, now, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{}
+			for k, v := range tc.headers {
+				h.Set(k, v)
+			}
+			got, ok := ParseRetryHintHeaders(h.Get, tc.now)
+			if got != tc.want || ok != tc.ok {
+				t.Fatalf("ParseRetryHintHeaders(%v) = %d, %v; want %d, %v", tc.headers, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+// SPEC 4: the provider's structured hint (Outcome.RetryAfterMs) comes
+// first; the text is read when there is none or it is out of bounds.
+func TestClassify_StructuredHintFirst(t *testing.T) {
+	ms := func(v int64) *int64 { return &v }
+	cases := []struct {
+		name      string
+		text      string
+		hint      *int64
+		wantMs    int64
+		wantHint  bool
+		wantClass Class
+	}{
+		{"structured only", "429 Too Many Requests", ms(2500), 2500, true, ClassRetryable},
+		{"structured wins over text", "429 rate limit; retry-after: 30", ms(1200), 1200, true, ClassRetryable},
+		{"zero is a hint", "503 Service Unavailable", ms(0), 0, true, ClassRetryable},
+		{"negative falls back to text", "429 rate limit; retry-after: 30", ms(-1), 30000, true, ClassRetryable},
+		{"absurd falls back to text", "429 rate limit", ms(MaxHintMs + 1), 0, false, ClassRetryable},
+		{"old session: text only", "429 rate limit retry-after-ms=700", nil, 700, true, ClassRetryable},
+		{"long structured wait is a usage limit", "429 Too Many Requests", ms(UsageLimitHintMs), UsageLimitHintMs, true, ClassUsageLimit},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Outcome{StopReason: "error", ErrorMessage: tc.text, ErrorStatus: 429, RetryAfterMs: tc.hint}
+			if strings.HasPrefix(tc.text, "503") {
+				o.ErrorStatus = 503
+			}
+			got := Classify(o)
+			if got.RetryAfterMs != tc.wantMs || got.HasHint != tc.wantHint || got.Class != tc.wantClass {
+				t.Fatalf("Classify(%q, hint %v) = %+v, want hint %d/%t class %q", tc.text, tc.hint, got, tc.wantMs, tc.wantHint, tc.wantClass)
+			}
+		})
 	}
 }

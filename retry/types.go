@@ -13,6 +13,11 @@ type Outcome struct {
 	ErrorType string
 	// ShouldRetry mirrors x-should-retry when the provider sent it.
 	ShouldRetry *bool
+	// RetryAfterMs is the wait the provider asked for in its response
+	// headers (ParseRetryHintHeaders), carried as data from the provider
+	// (agent.Message.RetryAfterMs); nil when it sent none. A valid one
+	// wins over any hint in ErrorMessage.
+	RetryAfterMs *int64
 	// InputTokens and CacheReadTokens are the reported usage; with
 	// ContextWindow (0: unknown) they detect silent overflow.
 	InputTokens     int
@@ -44,8 +49,9 @@ type Classification struct {
 	// "type overloaded_error", "silent overflow"), for people asking
 	// "why did this retry?".
 	Pattern string
-	// RetryAfterMs is the retry hint found in the error text (see
-	// ParseRetryHint); HasHint says whether there was one.
+	// RetryAfterMs is the retry hint: Outcome.RetryAfterMs when valid,
+	// else the one found in the error text (ParseRetryHint); HasHint says
+	// whether there was one.
 	RetryAfterMs int64
 	HasHint      bool
 }

@@ -62,6 +62,10 @@ func (r *run) checkCompaction(ctx workflow.Context, res activities.CallModelResu
 		r.advance(res.EntryID)
 		result, err := r.finishAborted(ctx)
 		return false, result, err
+	case out.err != "" && out.cancelled:
+		r.advance(res.EntryID)
+		result, err := r.failCancelled(ctx, "context overflow: compaction failed: "+out.err)
+		return false, result, err
 	case out.err != "":
 		return stop("context overflow: compaction failed: " + out.err)
 	case out.res.NothingToCompact:
@@ -77,15 +81,24 @@ func (r *run) checkCompaction(ctx workflow.Context, res activities.CallModelResu
 // threshold of SPEC 9 it first compacts (willRetry false: the turn is
 // finished, so nothing runs again), so the next prompt starts from a
 // smaller context. A failed threshold compaction does not fail the prompt:
-// the answer stands and the next prompt checks again.
-func (r *run) completeTurn(ctx workflow.Context, res activities.CallModelResult) (PromptResult, error) {
+// the answer stands and the next prompt checks again. A steer or
+// follow-up message that arrived meanwhile starts a new agent run
+// instead: nothing queued is lost at the end.
+func (r *run) completeTurn(ctx workflow.Context, res activities.CallModelResult) step {
 	r.overflowRecovered = false
 	if r.thresholdReached(res.Usage) {
 		if out := r.compact(ctx, CompactionReasonThreshold, false); out.aborted {
-			return r.finishAborted(ctx)
+			return r.end(r.finishAborted(ctx))
 		}
 	}
-	return r.complete(ctx, res.Text)
+	// No blocking call between this check and the end: a signal that
+	// arrives later makes Temporal reject the completion and run the
+	// workflow task again with it.
+	if r.queuedTurnDue(ctx) {
+		r.turn++
+		return stepModel
+	}
+	return r.end(r.complete(ctx, res.Text))
 }
 
 // thresholdReached applies compaction.ShouldCompact to the context size
@@ -105,6 +118,8 @@ type compactOutcome struct {
 	res     activities.SummarizeResult
 	aborted bool
 	err     string
+	// cancelled: abort_retry cancelled the summary's retry (err says so).
+	cancelled bool
 }
 
 // compact runs one automatic compaction between auto_compaction_start and
@@ -176,7 +191,7 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 		}
 		d := chain.Next(retry.Outcome{
 			StopReason: string(res.StopReason), ErrorMessage: res.ErrorMessage, ErrorStatus: res.ErrorStatus,
-			ErrorType: res.ErrorType, ShouldRetry: res.ShouldRetry,
+			ErrorType: res.ErrorType, ShouldRetry: res.ShouldRetry, RetryAfterMs: res.RetryAfterMs,
 		}, r.settings, workflow.Now(ctx))
 		if !d.Retry {
 			msg := res.ErrorMessage
@@ -189,7 +204,8 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 			if r.aborted {
 				return compactOutcome{aborted: true}
 			}
-			return compactOutcome{err: fmt.Sprintf("%s (last summary error: %s)", agent.RetryCancelledMessage, res.ErrorMessage)}
+			return compactOutcome{cancelled: true,
+				err: fmt.Sprintf("%s (last summary error: %s)", agent.RetryCancelledMessage, res.ErrorMessage)}
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 // the history reached agent.continueAsNewEvents. Runs recorded before the
 // tool loop never continue as new.
 func (r *run) shouldContinueAsNew(ctx workflow.Context) bool {
-	if r.version == workflow.DefaultVersion || r.aborted {
+	if r.version == workflow.DefaultVersion || r.aborted || len(r.approvals) > 0 {
 		return false
 	}
 	info := workflow.GetInfo(ctx)
@@ -42,7 +42,8 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 	next.Continued = &Carry{
 		LeafID: r.leafID, MessageCount: r.messageCount, Seq: r.seq, Turn: r.turn,
 		AutoRetry: r.settings.Enabled, OverflowRecovered: r.overflowRecovered,
-		Workspace: r.workspace, ModelCalls: r.modelCalls, PrevRunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
+		Workspace: r.workspace, ModelCalls: r.modelCalls, ToolHost: r.toolHost, PrevRunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
+		Steering: r.steering, FollowUps: r.followUps, FollowUpDue: r.followUpDue, CallsAtUser: r.callsAtUser,
 	}
 	workflow.GetLogger(ctx).Info("prompt continues as new", "session", r.in.SessionID,
 		"historyLength", workflow.GetInfo(ctx).GetCurrentHistoryLength(), "seq", r.seq, "turn", r.turn)
@@ -66,4 +67,5 @@ func (r *run) drainSignals(ctx workflow.Context) {
 			r.settings.Enabled = *p.Enabled
 		}
 	}
+	r.drainMessages(ctx)
 }

@@ -29,7 +29,7 @@ func Prompt(ctx workflow.Context, in PromptInput) (PromptResult, error) {
 		return PromptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
 	r := newRun(ctx, in)
-	r.version = workflow.GetVersion(ctx, changeAgentLoop, workflow.DefaultVersion, versionAgentLoop)
+	r.version = workflow.GetVersion(ctx, changeAgentLoop, workflow.DefaultVersion, versionUserInLoop)
 	r.idPrefix = entryIDPrefix(ctx)
 	if err := r.registerHandlers(ctx); err != nil {
 		return PromptResult{}, err
@@ -41,9 +41,13 @@ func Prompt(ctx workflow.Context, in PromptInput) (PromptResult, error) {
 // Workflow versions (workflow.GetVersion). Histories written before the
 // tool loop (DefaultVersion) replay on the same code: they read and write
 // the session through regular activities and never continue as new.
+// Histories of versionAgentLoop ignore steer, follow_up and approve_tool
+// and close an aborted prompt as Failed; versionUserInLoop handles them
+// and closes a prompt the user cancelled as Canceled.
 const (
-	changeAgentLoop  = "agent-loop"
-	versionAgentLoop = 1
+	changeAgentLoop   = "agent-loop"
+	versionAgentLoop  = 1
+	versionUserInLoop = 2
 )
 
 // step is the next action of the loop.
@@ -99,6 +103,8 @@ func (r *run) begin(ctx workflow.Context) error {
 		r.overflowRecovered = c.OverflowRecovered
 		r.workspace = c.Workspace
 		r.modelCalls = c.ModelCalls
+		r.toolHost = c.ToolHost
+		r.steering, r.followUps, r.followUpDue, r.callsAtUser = c.Steering, c.FollowUps, c.FollowUpDue, c.CallsAtUser
 		r.agentRunning = true
 		return nil
 	}
@@ -120,6 +126,7 @@ func (r *run) begin(ctx workflow.Context) error {
 			return fmt.Errorf("start prompt in session %s: %s", r.in.SessionID, rootMessage(err))
 		}
 		r.leafID, r.messageCount, r.workspace, r.warnings = b.LeafID, b.MessageCount, b.Workspace, b.Warnings
+		r.toolHost = b.ToolHost
 		for _, w := range b.Warnings {
 			workflow.GetLogger(ctx).Warn("session file problem", "session", r.in.SessionID, "warning", w)
 		}
@@ -163,6 +170,7 @@ func (r *run) openTurn(ctx workflow.Context) {
 		r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: u.EntryID, Message: u.Message})
 		r.emit(ctx, *u)
 	}
+	r.emitDelivered(ctx)
 }
 
 // closeAgent emits agent_end: the agent run stopped (an answer without
@@ -177,6 +185,9 @@ func (r *run) closeAgent(ctx workflow.Context, willRetry bool, stop agent.StopRe
 // next: the retry policy first (SPEC 1), then compaction for an overflow,
 // then the tool calls of the answer, or the end of the prompt.
 func (r *run) modelStep(ctx workflow.Context) step {
+	if err := r.deliverQueued(ctx); err != nil {
+		return r.end(r.fail(ctx, err.Error()))
+	}
 	r.openTurn(ctx)
 	res, view, err := r.callModel(ctx)
 	if err != nil {
@@ -201,6 +212,17 @@ func (r *run) modelStep(ctx workflow.Context) step {
 		return stepTools
 	}
 	r.emit(ctx, agent.Event{Type: agent.EventTurnEnd, Turn: r.turn, EntryID: res.EntryID, Message: view})
+	answered := !d.Retry && !overflow && !r.aborted &&
+		res.StopReason != agent.StopReasonAborted && res.StopReason != agent.StopReasonError
+	if answered && r.queuedTurnDue(ctx) {
+		// A steer or follow-up message waits: the agent run goes on with
+		// it in a new turn instead of ending.
+		r.emitRetryEnd(ctx, d.End)
+		r.advance(res.EntryID)
+		r.lastUsage = res.Usage
+		r.answered = true
+		return stepBoundary
+	}
 	r.closeAgent(ctx, willRetry, res.StopReason, res.ErrorMessage)
 	r.emitRetryEnd(ctx, d.End)
 
@@ -229,7 +251,7 @@ func (r *run) modelStep(ctx workflow.Context) step {
 		return r.end(r.fail(ctx, msg))
 	}
 	r.advance(res.EntryID)
-	return r.end(r.completeTurn(ctx, res))
+	return r.completeTurn(ctx, res)
 }
 
 // boundaryStep runs between two turns of tool use: the turn limit, the
@@ -237,7 +259,11 @@ func (r *run) modelStep(ctx workflow.Context) step {
 // past the context window), and continue-as-new for long histories.
 func (r *run) boundaryStep(ctx workflow.Context) step {
 	r.overflowRecovered = false
-	if max := r.in.Agent.MaxTurns; max > 0 && r.turn >= max {
+	afterAnswer := r.answered
+	r.answered = false
+	// agent.maxTurns stops a model that keeps calling tools; a turn that
+	// answers a steer or follow-up message is the user's.
+	if max := r.in.Agent.MaxTurns; max > 0 && r.turn >= max && !afterAnswer && len(r.steering) == 0 {
 		r.closeAgent(ctx, false, agent.StopReasonToolUse, "")
 		return r.end(r.fail(ctx, fmt.Sprintf(MaxTurnsMessage, max)))
 	}
@@ -287,7 +313,7 @@ func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res act
 			result, err := r.finishAborted(ctx)
 			return false, result, err
 		}
-		result, err := r.fail(ctx, fmt.Sprintf("%s (last error: %s)", agent.RetryCancelledMessage, res.ErrorMessage))
+		result, err := r.failCancelled(ctx, fmt.Sprintf("%s (last error: %s)", agent.RetryCancelledMessage, res.ErrorMessage))
 		return false, result, err
 	}
 	return true, PromptResult{}, nil
@@ -378,7 +404,9 @@ func (r *run) faultWindow() (activities.ModelRef, int) {
 	}
 	if k := r.modelCalls; k < len(r.in.Model.Faults) {
 		m.Faults = r.in.Model.Faults[k : k+1]
-		return m, k
+		// The activity counts the model calls since the last user
+		// message; a steer or follow-up delivered in this prompt is one.
+		return m, k - r.callsAtUser
 	}
 	return m, 0
 }
@@ -516,6 +544,7 @@ func (r *run) outcome(res activities.CallModelResult) retry.Outcome {
 		ErrorStatus:   res.ErrorStatus,
 		ErrorType:     res.ErrorType,
 		ShouldRetry:   res.ShouldRetry,
+		RetryAfterMs:  res.RetryAfterMs,
 		ContextWindow: r.in.Model.ContextWindow,
 	}
 	if res.Usage != nil {
@@ -535,17 +564,32 @@ func (r *run) fail(ctx workflow.Context, msg string) (PromptResult, error) {
 	workflow.SetCurrentDetails(ctx, "Failed: "+shorten(msg, 200))
 	r.status = agent.StatusFailed
 	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: r.status, ErrorMessage: msg})
-	res := PromptResult{Status: r.status, Error: msg, LeafID: r.leafID, Events: r.seq}
+	res := PromptResult{Status: r.status, Error: msg, LeafID: r.leafID, Events: r.seq, Undelivered: r.undeliveredAtEnd(ctx)}
 	return res, temporal.NewNonRetryableApplicationError(msg, ErrTypePromptFailed, nil, res)
 }
 
+// failCancelled ends a prompt the user stopped with abort_retry: the
+// result is a failed prompt ("Retry cancelled ..."), and since
+// versionUserInLoop the run closes as Canceled, so the Temporal UI tells
+// it from a real failure.
+func (r *run) failCancelled(ctx workflow.Context, msg string) (PromptResult, error) {
+	res, err := r.fail(ctx, msg)
+	if !r.userInLoop() {
+		return res, err
+	}
+	workflow.SetCurrentDetails(ctx, "Cancelled by the user: "+shorten(msg, 200))
+	return res, temporal.NewCanceledError(res)
+}
+
+// finishAborted ends an aborted prompt. It closes as Canceled when
+// cancelled through Temporal (UI, `temporal workflow cancel`) and, since
+// versionUserInLoop, after the abort signal too; before, as Failed.
 func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 	r.status = agent.StatusAborted
 	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: r.status})
-	res := PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.leafID, Events: r.seq}
-	if ctx.Err() != nil {
-		// Cancelled through Temporal (UI, `temporal workflow cancel`):
-		// report it as a cancellation so the run shows as Canceled.
+	res := PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.leafID, Events: r.seq, Undelivered: r.undeliveredAtEnd(ctx)}
+	if ctx.Err() != nil || r.userInLoop() {
+		workflow.SetCurrentDetails(ctx, "Aborted by the user")
 		return res, temporal.NewCanceledError(res)
 	}
 	return res, temporal.NewNonRetryableApplicationError("prompt aborted", ErrTypePromptAborted, nil, res)

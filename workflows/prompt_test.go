@@ -38,13 +38,22 @@ func promptStatus(t *testing.T, err error) (string, string) {
 	if err == nil {
 		return agent.StatusCompleted, ""
 	}
-	var appErr *temporal.ApplicationError
-	if !errors.As(err, &appErr) {
-		t.Fatalf("prompt error is not an ApplicationError: %v", err)
-	}
 	var res PromptResult
-	if err := appErr.Details(&res); err != nil {
-		t.Fatalf("prompt error has no PromptResult details: %v", err)
+	var appErr *temporal.ApplicationError
+	var canErr *temporal.CanceledError
+	switch {
+	case errors.As(err, &appErr):
+		if err := appErr.Details(&res); err != nil {
+			t.Fatalf("prompt error has no PromptResult details: %v", err)
+		}
+	case errors.As(err, &canErr):
+		// A prompt the user cancelled (abort, abort_retry) closes as
+		// Canceled with its result in the details.
+		if err := canErr.Details(&res); err != nil {
+			t.Fatalf("prompt cancellation has no PromptResult details: %v", err)
+		}
+	default:
+		t.Fatalf("prompt error is neither an ApplicationError nor a cancellation: %v", err)
 	}
 	return res.Status, res.Error
 }

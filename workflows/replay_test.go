@@ -31,3 +31,16 @@ func TestReplay_ToolLoopHistory(t *testing.T) {
 		t.Fatalf("replay: %v", err)
 	}
 }
+
+// Determinism of steering and approval (version "agent-loop" 2): a real
+// run's history with an approve_tool update decided after a worker
+// restart and a steer signal during a tool batch replays on the current
+// code. Regenerate with UPDATE_REPLAY_HISTORY=1 go test -run
+// ApprovalSurvivesWorkerRestartAndSteerSkipsBatch ./test/integration
+func TestReplay_SteerApprovalHistory(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/prompt_steer_approval_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}

@@ -20,8 +20,12 @@ type run struct {
 	// modelCalls counts the CallModel activities of this prompt (carried
 	// across continue-as-new).
 	modelCalls int
-	settings   retry.Settings
-	chain      retry.Chain
+	// toolHost is the worker host that holds the session's workspace when
+	// tools are placed by host ("": any worker runs the tools);
+	// waitingHost is set while a tool call waits for it.
+	toolHost, waitingHost string
+	settings              retry.Settings
+	chain                 retry.Chain
 	// version is the workflow version of this run (workflow.GetVersion
 	// of changeAgentLoop).
 	version workflow.Version
@@ -75,6 +79,24 @@ type run struct {
 	// overflowRecovered is set by an overflow compaction and cleared by a
 	// successful answer: a second overflow in between fails the prompt.
 	overflowRecovered bool
+
+	// steering and followUps are the queued steer and follow_up messages,
+	// oldest first (steer.go). followUpDue says the loop would have ended:
+	// the next model step delivers follow-ups. answered says the next
+	// turn boundary follows an answer, not tool calls (agent.maxTurns
+	// does not apply). deliveredUsers are the message_end events of the
+	// messages delivered for the next turn.
+	steering, followUps []string
+	followUpDue         bool
+	answered            bool
+	deliveredUsers      []agent.Event
+	// callsAtUser is modelCalls when the last message was delivered.
+	callsAtUser int
+	// approvals are the calls of the running group that asked for
+	// approval (approval.go); decided maps the ids decided in this run to
+	// their outcome, so a late approve_tool is told what happened.
+	approvals []*approval
+	decided   map[string]string
 }
 
 func newRun(ctx workflow.Context, in PromptInput) *run {
@@ -161,10 +183,18 @@ func (r *run) state() agent.State {
 		LastSeq:               r.seq,
 		Turn:                  r.turn,
 		Workspace:             r.workspace,
+		ToolHost:              r.toolHost,
+		WaitingForHost:        r.waitingHost,
 		Warnings:              r.warnings,
 	}
 	if len(r.runningTools) > 0 {
 		st.RunningTools = append([]string(nil), r.runningTools...)
+	}
+	if r.userInLoop() {
+		st.PendingMessageCount = r.pendingMessageCount()
+		st.SteeringMode = queueMode(r.in.Agent.SteeringMode)
+		st.FollowUpMode = queueMode(r.in.Agent.FollowUpMode)
+		st.PendingApprovals = r.pendingApprovals()
 	}
 	if r.pending != nil {
 		p := *r.pending
@@ -193,8 +223,11 @@ func (r *run) eventsAfter(after int64) []agent.Event {
 func (r *run) registerHandlers(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandlerWithOptions(ctx, agent.QueryState,
 		func() (agent.State, error) { return r.state(), nil },
-		workflow.QueryHandlerOptions{Description: "session state: autoRetryEnabled, isRetrying, retryAttempt, isStreaming, isCompacting, messageCount, model"},
+		workflow.QueryHandlerOptions{Description: "session state: autoRetryEnabled, isRetrying, retryAttempt, isStreaming, isCompacting, messageCount, model, pendingMessageCount, pendingApprovals"},
 	); err != nil {
+		return err
+	}
+	if err := r.registerApprovalHandler(ctx); err != nil {
 		return err
 	}
 	return workflow.SetQueryHandlerWithOptions(ctx, agent.QueryEvents,
@@ -210,6 +243,8 @@ func (r *run) startSignalPump(ctx workflow.Context) {
 	abortRetryCh := workflow.GetSignalChannel(ctx, agent.SignalAbortRetry)
 	abortCh := workflow.GetSignalChannel(ctx, agent.SignalAbort)
 	setAutoRetryCh := workflow.GetSignalChannel(ctx, agent.SignalSetAutoRetry)
+	steerCh := workflow.GetSignalChannel(ctx, agent.SignalSteer)
+	followUpCh := workflow.GetSignalChannel(ctx, agent.SignalFollowUp)
 	logger := workflow.GetLogger(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
@@ -236,6 +271,14 @@ func (r *run) startSignalPump(ctx workflow.Context) {
 				}
 				r.settings.Enabled = *p.Enabled
 			})
+			if r.userInLoop() {
+				sel.AddReceive(steerCh, func(c workflow.ReceiveChannel, _ bool) {
+					r.receiveMessage(ctx, c, agent.SignalSteer)
+				})
+				sel.AddReceive(followUpCh, func(c workflow.ReceiveChannel, _ bool) {
+					r.receiveMessage(ctx, c, agent.SignalFollowUp)
+				})
+			}
 			sel.Select(ctx)
 		}
 	})

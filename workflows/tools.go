@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -37,6 +38,9 @@ const (
 	// DefaultBashTimeout bounds a bash call that names no timeout and has
 	// no tools.bashTimeoutMs: long builds and test runs are normal.
 	DefaultBashTimeout = 2 * time.Hour
+	// DefaultHostWait is how long a tool call of a host-placed session
+	// waits for its host before the prompt reports it (tools.hostWaitMs).
+	DefaultHostWait = 10 * time.Second
 	// toolTimeoutMargin is added to a bash command's own timeout, so the
 	// command times out (with its output) before the activity does.
 	toolTimeoutMargin = time.Minute
@@ -52,13 +56,19 @@ type toolCall struct {
 	parentID string
 	res      activities.RunToolResult
 	fut      workflow.Future
+	// waits counts the times the call waited out the host wait unstarted.
+	waits int
+	// denial is the error result of a call that does not run: denied or
+	// not approved in time, or skipped for a steer message.
+	denial string
 }
 
 // toolStep runs the tool calls of the last answer, appends one toolResult
 // per call in the order of the calls, and ends the turn. Consecutive
 // read-only calls run in parallel; a call that changes something runs
 // alone, in order. An abort cancels the calls in flight; calls not yet
-// started get an aborted result, so every call has its result.
+// started get an aborted result, so every call has its result. Once a
+// steer message is queued, the calls not started yet are skipped.
 func (r *run) toolStep(ctx workflow.Context) step {
 	calls := make([]*toolCall, len(r.batch.ToolCalls))
 	parent := r.batch.EntryID
@@ -97,27 +107,35 @@ func (r *run) toolStep(ctx workflow.Context) step {
 }
 
 // runGroup starts the calls of one group together, then collects their
-// results in call order.
+// results in call order. Calls that need approval wait for it first
+// (approval.go); a queued steer message skips the group.
 func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
+	skip := r.steerQueued(ctx)
+	if !skip && !r.aborted {
+		r.awaitApprovals(ctx, group)
+		skip = r.steerQueued(ctx)
+	}
 	for _, c := range group {
 		r.emit(ctx, agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: c.ref.ID,
 			ToolName: c.ref.Name, Args: c.ref.ArgsPreview})
-		if r.aborted {
+		if skip && c.denial == "" && !r.aborted {
+			c.denial = SkippedForSteerMessage
+		}
+		if r.aborted || c.denial != "" {
 			continue
 		}
-		c.fut = workflow.ExecuteActivity(r.toolOptions(tctx, c), activities.RunToolName, activities.RunToolInput{
-			SessionID: r.in.SessionID, AssistantEntryID: r.batch.EntryID, ToolCallID: c.ref.ID,
-			ToolName: c.ref.Name, ResultEntryID: c.resultID, ParentID: c.parentID,
-			Workspace: r.workspace, Tools: r.in.Tools,
-		})
+		r.startTool(tctx, c)
 		r.runningTools = append(r.runningTools, c.ref.Name+" "+c.ref.ID)
 	}
 	r.setToolDetails(ctx, group)
 	for _, c := range group {
 		var err error
-		if c.fut != nil {
-			err = c.fut.Get(ctx, &c.res)
-		} else {
+		switch {
+		case c.fut != nil:
+			err = r.awaitTool(ctx, tctx, c)
+		case c.denial != "":
+			r.recordToolError(ctx, c, c.denial)
+		default:
 			err = temporal.NewCanceledError()
 		}
 		if err != nil {
@@ -127,6 +145,43 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 		r.emitToolEnd(ctx, c)
 	}
 	workflow.SetCurrentDetails(ctx, "")
+}
+
+// startTool schedules the call's RunTool activity.
+func (r *run) startTool(tctx workflow.Context, c *toolCall) {
+	c.fut = workflow.ExecuteActivity(r.toolOptions(tctx, c), activities.RunToolName, activities.RunToolInput{
+		SessionID: r.in.SessionID, AssistantEntryID: r.batch.EntryID, ToolCallID: c.ref.ID,
+		ToolName: c.ref.Name, ResultEntryID: c.resultID, ParentID: c.parentID,
+		Workspace: r.workspace, Tools: r.in.Tools,
+	})
+}
+
+// awaitTool waits for the call's result. A call of a host-placed session
+// that no worker of its host picked up within the host wait timed out
+// before it started (nothing ran): the prompt says it waits for that host
+// (state, current details) and schedules the call again, for as long as
+// it takes; tools never run elsewhere.
+func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
+	for {
+		err := c.fut.Get(ctx, &c.res)
+		var timeoutErr *temporal.TimeoutError
+		if err == nil || r.toolHost == "" || !errors.As(err, &timeoutErr) ||
+			timeoutErr.TimeoutType() != enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START || tctx.Err() != nil {
+			if r.waitingHost != "" {
+				r.waitingHost = ""
+				workflow.SetCurrentDetails(ctx, "")
+			}
+			return err
+		}
+		if r.waitingHost == "" {
+			workflow.GetLogger(ctx).Warn("waiting for workspace host", "host", r.toolHost, "toolCallId", c.ref.ID)
+		}
+		r.waitingHost = r.toolHost
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("Waiting for workspace host %s: %s %s is queued on %s (turn %d)",
+			r.toolHost, c.ref.Name, c.ref.ID, activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, r.toolHost), r.turn))
+		c.waits++
+		r.startTool(tctx, c)
+	}
 }
 
 // recordToolFailure writes the result of a call whose activity did not
@@ -146,6 +201,12 @@ func (r *run) recordToolFailure(ctx workflow.Context, c *toolCall, err error) {
 	default:
 		text = fmt.Sprintf(ToolFailedMessage, rootMessage(err))
 	}
+	r.recordToolError(ctx, c, text)
+}
+
+// recordToolError writes an error result with text for a call (unless the
+// activity wrote the call's result first: that one stands).
+func (r *run) recordToolError(ctx workflow.Context, c *toolCall, text string) {
 	msg := agent.Message{Role: agent.RoleToolResult, ToolCallID: c.ref.ID, ToolName: c.ref.Name,
 		IsError: true, Content: []agent.ContentBlock{{Type: "text", Text: text}},
 		Timestamp: workflow.Now(ctx).UnixMilli()}
@@ -196,10 +257,26 @@ func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 			timeout = time.Duration(s*float64(time.Second)) + toolTimeoutMargin
 		}
 	}
+	id := "tool-" + c.resultID + "-" + sanitizeID(c.ref.ID)
+	queue, wait := "", time.Duration(0)
+	if r.toolHost != "" {
+		// Host placement: the tool runs on the worker host that holds the
+		// workspace, on that host's task queue.
+		queue = activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, r.toolHost)
+		wait = DefaultHostWait
+		if ms := r.in.Tools.HostWaitMs; ms > 0 {
+			wait = time.Duration(ms) * time.Millisecond
+		}
+		if c.waits > 0 {
+			id += fmt.Sprintf("-wait%d", c.waits)
+		}
+	}
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		ActivityID:          "tool-" + c.resultID + "-" + sanitizeID(c.ref.ID),
-		StartToCloseTimeout: timeout,
-		HeartbeatTimeout:    r.in.heartbeatTimeout(),
+		ActivityID:             id,
+		TaskQueue:              queue,
+		ScheduleToStartTimeout: wait,
+		StartToCloseTimeout:    timeout,
+		HeartbeatTimeout:       r.in.heartbeatTimeout(),
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:        time.Second,
 			BackoffCoefficient:     2,

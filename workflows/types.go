@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/compaction"
 	"github.com/durableagent/durableagent/retry"
 )
@@ -63,6 +64,9 @@ type PromptInput struct {
 	Tools activities.ToolsInput `json:"tools,omitempty"`
 	// Agent holds the loop's own settings.
 	Agent AgentSettings `json:"agent,omitempty"`
+	// Approval names the tool calls that wait for approve_tool before
+	// they run (tools.requireApproval, tools.approvalTimeoutMs).
+	Approval ToolApproval `json:"approval,omitempty"`
 	// Continued is set on a run that continues a prompt as new: the state
 	// carried over from the previous run. Callers never set it.
 	Continued *Carry `json:"continued,omitempty"`
@@ -78,6 +82,21 @@ type AgentSettings struct {
 	// DefaultContinueAsNewEvents). Temporal's own suggestion is honoured
 	// too.
 	ContinueAsNewEvents int `json:"continueAsNewEvents,omitempty"`
+	// SteeringMode is how many queued steer messages one delivery takes:
+	// agent.QueueModeOneAtATime ("": the default) or agent.QueueModeAll.
+	SteeringMode string `json:"steeringMode,omitempty"`
+	// FollowUpMode is the same for follow_up messages.
+	FollowUpMode string `json:"followUpMode,omitempty"`
+}
+
+// ToolApproval is the approval policy of a prompt's tool calls.
+type ToolApproval struct {
+	// Require names the tools whose calls wait for approve_tool (none:
+	// every call runs at once).
+	Require []string `json:"require,omitempty"`
+	// TimeoutMs denies a call not decided within this long (0: the wait
+	// has no end).
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
 }
 
 // DefaultContinueAsNewEvents keeps a run far below Temporal's history
@@ -98,10 +117,22 @@ type Carry struct {
 	Workspace         string `json:"workspace,omitempty"`
 	// ModelCalls counts the prompt's model calls so far (it indexes the
 	// scripted provider's fault script).
-	ModelCalls int    `json:"modelCalls,omitempty"`
-	PrevRunID  string `json:"prevRunId,omitempty"`
+	ModelCalls int `json:"modelCalls,omitempty"`
+	// ToolHost is the host whose task queue runs the tool calls.
+	ToolHost  string `json:"toolHost,omitempty"`
+	PrevRunID string `json:"prevRunId,omitempty"`
 	// Runs counts the runs of this prompt before this one.
 	Runs int `json:"runs"`
+	// Steering and FollowUps are the steer and follow_up messages queued
+	// and not delivered yet, oldest first.
+	Steering  []string `json:"steering,omitempty"`
+	FollowUps []string `json:"followUps,omitempty"`
+	// FollowUpDue: the previous run's loop would have ended, so the next
+	// model step delivers follow-ups.
+	FollowUpDue bool `json:"followUpDue,omitempty"`
+	// CallsAtUser is ModelCalls when the last steer or follow-up message
+	// was delivered (the fault script's window counts from there).
+	CallsAtUser int `json:"callsAtUser,omitempty"`
 }
 
 // Validate reports the first problem of the input in one line.
@@ -127,6 +158,16 @@ func (in PromptInput) Validate() error {
 	}
 	if in.Agent.MaxTurns < 0 || in.Agent.ContinueAsNewEvents < 0 {
 		errs = append(errs, "agent.maxTurns and agent.continueAsNewEvents must be >= 0")
+	}
+	for _, m := range []struct{ key, v string }{
+		{"agent.steeringMode", in.Agent.SteeringMode}, {"agent.followUpMode", in.Agent.FollowUpMode},
+	} {
+		if m.v != "" && m.v != agent.QueueModeAll && m.v != agent.QueueModeOneAtATime {
+			errs = append(errs, fmt.Sprintf("%s is %q, want %s or %s", m.key, m.v, agent.QueueModeOneAtATime, agent.QueueModeAll))
+		}
+	}
+	if in.Approval.TimeoutMs < 0 {
+		errs = append(errs, "tools.approvalTimeoutMs must be >= 0")
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid prompt input: %s", strings.Join(errs, "; "))
@@ -162,4 +203,8 @@ type PromptResult struct {
 	LeafID string `json:"leafId"`
 	// Events is the number of events the prompt emitted.
 	Events int64 `json:"events"`
+	// Undelivered holds the steer and follow_up messages still queued
+	// when a prompt failed or was aborted (a completed prompt delivers
+	// them all), so a client can send them again.
+	Undelivered []string `json:"undelivered,omitempty"`
 }

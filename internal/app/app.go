@@ -50,7 +50,73 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 			Confine:      s.Tools.Confine,
 			EnvAllow:     s.Tools.EnvAllow,
 		},
+		ToolHost: ToolHost(s),
+		NeedsCredential: func(provider string) bool {
+			return provider != "scripted" && !(provider == s.Model.Provider && s.Model.BaseURL != "")
+		},
 	}, nil
+}
+
+// ToolHost is the worker's host for tool placement: tools.host, or the
+// machine's host name; "" when tools.placement is any.
+func ToolHost(s settings.Settings) string {
+	if s.Tools.Placement == settings.ToolPlacementAny {
+		return ""
+	}
+	if s.Tools.Host != "" {
+		return s.Tools.Host
+	}
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return h
+}
+
+// NewToolWorker returns the worker that runs the tool calls of the
+// sessions this host holds (tools.placement host): RunTool on
+// activities.ToolQueue(taskQueue, host). It is nil when placement is any.
+// Every worker process of a host-placed deployment runs it beside its
+// main worker.
+func NewToolWorker(c client.Client, s settings.Settings, acts *activities.Activities) worker.Worker {
+	if acts.ToolHost == "" {
+		return nil
+	}
+	w := worker.New(c, activities.ToolQueue(s.Temporal.TaskQueue, acts.ToolHost), WorkerOptions(s))
+	w.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
+	return w
+}
+
+// pair is a main worker and the tool worker of its host, started and
+// stopped together.
+type pair struct {
+	worker.Worker
+	tools worker.Worker
+}
+
+func (p pair) Start() error {
+	if err := p.tools.Start(); err != nil {
+		return err
+	}
+	if err := p.Worker.Start(); err != nil {
+		p.tools.Stop()
+		return err
+	}
+	return nil
+}
+
+func (p pair) Run(interruptCh <-chan interface{}) error {
+	if err := p.Start(); err != nil {
+		return err
+	}
+	<-interruptCh
+	p.Stop()
+	return nil
+}
+
+func (p pair) Stop() {
+	p.Worker.Stop()
+	p.tools.Stop()
 }
 
 // Register puts the Prompt workflow and the activities on w.
@@ -94,6 +160,9 @@ func NewWorker(c client.Client, s settings.Settings) (worker.Worker, error) {
 	}
 	w := worker.New(c, s.Temporal.TaskQueue, WorkerOptions(s))
 	Register(w, acts)
+	if tw := NewToolWorker(c, s, acts); tw != nil {
+		return pair{Worker: w, tools: tw}, nil
+	}
 	return w, nil
 }
 
@@ -125,10 +194,17 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 		Tools: activities.ToolsInput{
 			Enabled:       s.Tools.Enabled,
 			BashTimeoutMs: s.Tools.BashTimeoutMs,
+			HostWaitMs:    s.Tools.HostWaitMs,
 		},
 		Agent: workflows.AgentSettings{
 			MaxTurns:            s.Agent.MaxTurns,
 			ContinueAsNewEvents: s.Agent.ContinueAsNewEvents,
+			SteeringMode:        s.Agent.SteeringMode,
+			FollowUpMode:        s.Agent.FollowUpMode,
+		},
+		Approval: workflows.ToolApproval{
+			Require:   s.Tools.RequireApproval,
+			TimeoutMs: s.Tools.ApprovalTimeoutMs,
 		},
 	}
 }

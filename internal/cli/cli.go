@@ -148,7 +148,7 @@ func (c *common) controller(ctx context.Context, env Env) (*control.Controller, 
 	if !ok {
 		return nil, s, nil, false
 	}
-	cl, err := app.Dial(ctx, s, nil)
+	cl, err := app.DialEnv(ctx, s, nil, env.temporalEnv())
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), oneLine(err))
 		return nil, s, nil, false

@@ -178,7 +178,7 @@ func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
 		return fail(env, "set-auto-retry", err)
 	}
 	running := "no running prompt to tell"
-	if cl, err := app.Dial(ctx, s, nil); err == nil {
+	if cl, err := app.DialEnv(ctx, s, nil, env.temporalEnv()); err == nil {
 		k := &control.Controller{Client: cl, TaskQueue: s.Temporal.TaskQueue}
 		switch err := k.SetAutoRetry(ctx, c.session, enabled); {
 		case err == nil:

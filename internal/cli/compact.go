@@ -3,16 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -54,33 +49,11 @@ func runCompact(ctx context.Context, env Env, args []string) int {
 	if len(faults) > 0 {
 		in.Model.SummaryFaults = faults
 	}
-	if err := in.Validate(); err != nil {
+	run, err := k.StartCompact(ctx, in)
+	if err != nil {
 		return fail(env, "compact", err)
 	}
-	opts := client.StartWorkflowOptions{
-		ID:                       workflows.WorkflowID(c.session),
-		TaskQueue:                k.TaskQueue,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		// Without this the SDK hands back the running prompt's run instead
-		// of the conflict, and we would wait for the prompt.
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		StaticSummary:                            "compact session " + c.session,
-	}
-	run, err := k.Client.ExecuteWorkflow(ctx, opts, workflows.CompactWorkflowName, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
-		return fail(env, "compact", fmt.Errorf("session busy: session %s is running a prompt (workflow %s); wait for it or abort it", c.session, opts.ID))
-	}
-	if err != nil {
-		return fail(env, "compact", fmt.Errorf("start compaction of session %s: %w", c.session, err))
-	}
-	var res workflows.CompactResult
-	err = run.Get(ctx, &res)
-	var appErr *temporal.ApplicationError
-	if err != nil && errors.As(err, &appErr) && appErr.HasDetails() {
-		_ = appErr.Details(&res)
-	}
+	res, err := control.CompactResult(ctx, run)
 	if err != nil && res.Status == "" {
 		if ctx.Err() != nil {
 			fmt.Fprintf(env.Stderr, "starter compact: stopped waiting; the compaction keeps running in Temporal (starter state --session %s)\n", c.session)

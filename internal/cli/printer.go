@@ -25,6 +25,7 @@ type printer struct {
 	// streamed is the entry whose text is being printed as it streams;
 	// lastStreamed says the final answer was printed that way already.
 	streamed     string
+	streamedText string // what of the streamed entry's text was printed
 	pending      string // a piped partial line, written at its newline
 	lastStreamed bool
 	stopTick     chan struct{}
@@ -55,6 +56,13 @@ func (p *printer) print(e agent.Event) {
 		b, _ := json.Marshal(e)
 		fmt.Fprintf(p.w, "%s\n", b)
 		return
+	}
+	if e.Type == agent.EventMessageEnd && e.Message != nil && p.streamed != "" && p.streamed == e.EntryID {
+		// Live deltas come from snapshots (stream.intervalMs): the last
+		// words of an answer may arrive only with its message_end.
+		if rest, ok := strings.CutPrefix(e.Message.Text(), p.streamedText); ok {
+			p.writeStream(rest)
+		}
 	}
 	if e.Type != agent.EventMessageUpdate && p.streamed != "" {
 		p.endStream()
@@ -196,11 +204,18 @@ func (p *printer) streamDelta(e agent.Event) {
 		}
 		p.streamed = e.EntryID
 	}
+	p.writeStream(ev.Delta)
+}
+
+// writeStream prints streamed text of p.streamed: at once on a terminal,
+// a line at a time when piped.
+func (p *printer) writeStream(delta string) {
+	p.streamedText += delta
 	if !p.noCountdown {
-		fmt.Fprint(p.w, ev.Delta)
+		fmt.Fprint(p.w, delta)
 		return
 	}
-	p.pending += ev.Delta
+	p.pending += delta
 	if i := strings.LastIndexByte(p.pending, '\n'); i >= 0 {
 		fmt.Fprint(p.w, p.pending[:i+1])
 		p.pending = p.pending[i+1:]
@@ -211,5 +226,5 @@ func (p *printer) streamDelta(e agent.Event) {
 func (p *printer) endStream() {
 	fmt.Fprintln(p.w, p.pending)
 	p.pending = ""
-	p.streamed = ""
+	p.streamed, p.streamedText = "", ""
 }

@@ -256,7 +256,7 @@ func sessionImport(env Env, s settings.Settings, kind, file, id string, rename b
 // putSession creates the session with the source's workspace and appends
 // its entries in order, in batches; it returns how many were new.
 func putSession(st activities.SessionStore, id string, sess *session.Session) (int, error) {
-	if _, err := st.Init(id, sess.Header.Cwd); err != nil {
+	if _, err := st.Init(id, sess.Header.Cwd, sess.Header.Host); err != nil {
 		return 0, err
 	}
 	const batch = 256

@@ -25,7 +25,7 @@ func sampleSession(t *testing.T, dir, id string) *session.Session {
 		m := agent.TextMessage(role, text)
 		return session.Entry{Type: session.TypeMessage, ID: id, ParentID: parent, Timestamp: ts, Message: &m}
 	}
-	if _, err := st.Init(id, "/work/project"); err != nil {
+	if _, err := st.Init(id, "/work/project", ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Append(id, msg("u1", "", agent.RoleUser, "hi <there> & \"you\""), msg("a1", "u1", agent.RoleAssistant, "hello"),

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -71,29 +72,105 @@ func (k *Controller) StartPrompt(ctx context.Context, in workflows.PromptInput) 
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	opts := client.StartWorkflowOptions{
-		ID:                       workflows.WorkflowID(in.SessionID),
+	opts := k.sessionStartOptions(in.SessionID, "prompt: "+shorten(in.Message, 120))
+	opts.Memo = map[string]any{
+		"sessionId": in.SessionID,
+		"model":     in.Model.Provider + "/" + in.Model.Name,
+	}
+	return k.startSessionWorkflow(ctx, opts, in.SessionID, "prompt in", workflows.PromptWorkflowName, in)
+}
+
+// sessionStartOptions are the start options of every workflow that runs
+// under a session's workflow id (Prompt, Compact): one at a time per
+// session, a finished one may be followed by a new one.
+func (k *Controller) sessionStartOptions(sessionID, summary string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                       workflows.WorkflowID(sessionID),
 		TaskQueue:                k.TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		// Without this the SDK hands back the running prompt's run instead
-		// of the conflict, and a second prompt would silently follow it.
+		// Without this the SDK hands back the running workflow's run
+		// instead of the conflict, and a second prompt (or a compaction)
+		// would silently follow the running prompt.
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		StaticSummary:                            "prompt: " + shorten(in.Message, 120),
-		Memo: map[string]any{
-			"sessionId": in.SessionID,
-			"model":     in.Model.Provider + "/" + in.Model.Name,
-		},
+		StaticSummary:                            summary,
 	}
-	run, err := k.Client.ExecuteWorkflow(ctx, opts, workflows.PromptWorkflowName, in)
+}
+
+// startSessionWorkflow starts a workflow under the session's workflow id;
+// a running one makes it fail with ErrSessionBusy. what names the start
+// in errors ("prompt in", "compaction of").
+func (k *Controller) startSessionWorkflow(ctx context.Context, opts client.StartWorkflowOptions, sessionID, what, workflowName string, in any) (client.WorkflowRun, error) {
+	run, err := k.Client.ExecuteWorkflow(ctx, opts, workflowName, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
-		return nil, fmt.Errorf("%w: session %s is running a prompt (workflow %s); wait for it or abort it", ErrSessionBusy, in.SessionID, opts.ID)
+		return nil, fmt.Errorf("%w: session %s is running a prompt (workflow %s); wait for it or abort it", ErrSessionBusy, sessionID, opts.ID)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("start prompt in session %s: %w", in.SessionID, err)
+		return nil, fmt.Errorf("start %s session %s: %w", what, sessionID, err)
 	}
 	return run, nil
+}
+
+// StartCompact starts the Compact workflow of in.SessionID (a manual
+// compaction outside a prompt) under the session's workflow id, so it
+// cannot race a prompt: a running one makes it fail with ErrSessionBusy.
+// Abort reaches it like a prompt.
+func (k *Controller) StartCompact(ctx context.Context, in workflows.CompactInput) (client.WorkflowRun, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	opts := k.sessionStartOptions(in.SessionID, "compact session "+in.SessionID)
+	return k.startSessionWorkflow(ctx, opts, in.SessionID, "compaction of", workflows.CompactWorkflowName, in)
+}
+
+// Compact runs a manual compaction (StartCompact) and waits for its
+// result (CompactResult). When ctx ends first the compaction keeps
+// running in Temporal.
+func (k *Controller) Compact(ctx context.Context, in workflows.CompactInput) (workflows.CompactResult, error) {
+	run, err := k.StartCompact(ctx, in)
+	if err != nil {
+		return workflows.CompactResult{}, err
+	}
+	return CompactResult(ctx, run)
+}
+
+// CompactResult waits for a Compact workflow and returns its result. A
+// compaction that failed or was aborted returns its CompactResult (Status
+// set) along with an error; an error with an empty Status means no result
+// arrived (ctx ended, the workflow was terminated, Temporal failed).
+func CompactResult(ctx context.Context, run client.WorkflowRun) (workflows.CompactResult, error) {
+	var res workflows.CompactResult
+	err := run.Get(ctx, &res)
+	if err == nil {
+		return res, nil
+	}
+	res = workflows.CompactResult{}
+	if decodeResultDetails(err, &res) && res.Status != "" {
+		return res, fmt.Errorf("compaction of session %s %s: %s", workflowSession(run), res.Status, res.Error)
+	}
+	return workflows.CompactResult{}, fmt.Errorf("compaction of session %s: %w", workflowSession(run), err)
+}
+
+// decodeResultDetails decodes the result a failed workflow carries in its
+// error's details: an ApplicationError (failed, or aborted by a signal) or
+// a CanceledError (cancelled through Temporal).
+func decodeResultDetails(err error, out any) bool {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.HasDetails() {
+		return appErr.Details(out) == nil
+	}
+	var canErr *temporal.CanceledError
+	if errors.As(err, &canErr) && canErr.HasDetails() {
+		return canErr.Details(out) == nil
+	}
+	return false
+}
+
+// workflowSession is the session id of a run started under
+// workflows.WorkflowID.
+func workflowSession(run client.WorkflowRun) string {
+	return strings.TrimPrefix(run.GetID(), workflows.WorkflowIDPrefix)
 }
 
 // AbortRetry sends abort_retry to the session's running prompt.
@@ -186,19 +263,19 @@ func (k *Controller) query(ctx context.Context, sessionID, runID, name string, o
 	return nil
 }
 
-// Result waits for a prompt and returns its result; a failed or aborted
-// prompt returns its PromptResult along with the error.
+// Result waits for a prompt and returns its result; a failed, aborted or
+// cancelled prompt returns its PromptResult along with the error.
 func Result(ctx context.Context, run client.WorkflowRun) (workflows.PromptResult, error) {
 	var res workflows.PromptResult
 	err := run.Get(ctx, &res)
 	if err == nil {
 		return res, nil
 	}
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.HasDetails() {
-		if derr := appErr.Details(&res); derr == nil {
-			return res, errors.New(res.Error)
-		}
+	// A failed prompt carries its PromptResult in the ApplicationError's
+	// details; one the user cancelled (abort, abort_retry) closes as
+	// Canceled with it in the CanceledError's.
+	if decodeResultDetails(err, &res) && res.Status != "" {
+		return res, errors.New(res.Error)
 	}
 	return res, err
 }

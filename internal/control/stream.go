@@ -145,6 +145,7 @@ func (s *liveStream) diffModel(snap activities.StreamSnapshot) []agent.Event {
 			EntryID: snap.EntryID,
 			AssistantMessageEvent: &agent.AssistantMessageEvent{
 				Type: typ, ContentIndex: b.Index, Delta: b.Tail[start:], Attempt: snap.Attempt,
+				ToolCallID: b.ToolCallID, ToolName: b.ToolName,
 			},
 		})
 	}

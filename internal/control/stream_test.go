@@ -40,7 +40,11 @@ func liveString(e agent.Event) string {
 		return "tool " + e.ToolCallID + ":" + e.PartialResult.Content[0].Text
 	}
 	a := e.AssistantMessageEvent
-	return e.EntryID + "/" + strconv.Itoa(a.Attempt) + "/" + strconv.Itoa(a.ContentIndex) + "/" + a.Type + ":" + a.Delta
+	typ := a.Type
+	if a.ToolCallID != "" || a.ToolName != "" {
+		typ += "(" + a.ToolName + " " + a.ToolCallID + ")"
+	}
+	return e.EntryID + "/" + strconv.Itoa(a.Attempt) + "/" + strconv.Itoa(a.ContentIndex) + "/" + typ + ":" + a.Delta
 }
 
 func TestLiveStream_Rules(t *testing.T) {
@@ -100,10 +104,10 @@ func TestLiveStream_Rules(t *testing.T) {
 			snapStep(modelSnap("a1", 0,
 				activities.SnapshotBlock{Index: 1, Type: activities.BlockToolCall, ToolCallID: "c1", ToolName: "bash", Tail: `{"cmd":`},
 				text(0, 0, "I will run it")),
-				"a1/0/0/text_delta:I will run it", `a1/0/1/toolcall_delta:{"cmd":`),
+				"a1/0/0/text_delta:I will run it", `a1/0/1/toolcall_delta(bash c1):{"cmd":`),
 			snapStep(modelSnap("a1", 0, text(0, 0, "I will run it"),
-				activities.SnapshotBlock{Index: 1, Type: activities.BlockToolCall, Tail: `{"cmd":"ls"}`}),
-				`a1/0/1/toolcall_delta:"ls"}`),
+				activities.SnapshotBlock{Index: 1, Type: activities.BlockToolCall, ToolCallID: "c1", ToolName: "bash", Tail: `{"cmd":"ls"}`}),
+				`a1/0/1/toolcall_delta(bash c1):"ls"}`),
 			snapStep(modelSnap("a1", 0, activities.SnapshotBlock{Index: 2, Type: "bogus", Tail: "x"})),
 		}},
 		{"tool output replaces, until tool_execution_end", []step{

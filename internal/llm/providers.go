@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/retry"
 )
 
 // Failure is a failed provider call as the SDK reported it, plus what the
@@ -29,21 +29,22 @@ type Failure struct {
 }
 
 // FailureMessage turns a failure into the assistant error message (errors
-// are data, package doc). The text is the SDK's, with the secret masked
-// and, when the headers carry a retry hint, " retry-after-ms=N" appended
-// so the text-based hint parser of the retry policy sees it (SPEC 4).
-// x-should-retry becomes ShouldRetry.
+// are data, package doc). The text is the SDK's, with the secret masked.
+// What the response said in a structured way travels as fields, not as
+// text: the status, the error type, x-should-retry as ShouldRetry, and
+// the headers' retry hint (retry.ParseRetryHintHeaders) as RetryAfterMs,
+// which the retry policy reads before any hint in the text (SPEC 4).
 func FailureMessage(req Request, f Failure, now time.Time) agent.Message {
 	text := f.Text
 	if text == "" {
 		text = "provider call failed with no error text"
 	}
-	if ms, ok := RetryHintMs(f.Header, now); ok {
-		text += " retry-after-ms=" + strconv.FormatInt(ms, 10)
-	}
 	m := ErrorMessage(req, MaskSecret(text, req.Secret))
 	m.ErrorStatus = f.Status
 	m.ErrorType = f.Type
+	if ms, ok := retry.ParseRetryHintHeaders(f.Header.Get, now); ok {
+		m.RetryAfterMs = &ms
+	}
 	switch strings.ToLower(strings.TrimSpace(f.Header.Get("x-should-retry"))) {
 	case "true":
 		t := true
@@ -63,100 +64,6 @@ func MaskSecret(text, secret string) string {
 		return text
 	}
 	return strings.ReplaceAll(text, secret, "[redacted]")
-}
-
-// Headers a retry hint may come in, in the order they are trusted.
-// anthropic-ratelimit-*-reset are RFC 3339 times; x-ratelimit-reset-*
-// (OpenAI, Groq) are Go-style durations such as "6m0s" or seconds.
-var (
-	resetDurationHeaders = []string{"x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"}
-	resetTimeHeaders     = []string{"anthropic-ratelimit-requests-reset", "anthropic-ratelimit-tokens-reset",
-		"anthropic-ratelimit-input-tokens-reset", "anthropic-ratelimit-output-tokens-reset"}
-)
-
-// maxHintMs bounds a believable hint (a week, like retry.MaxHintMs).
-const maxHintMs = 7 * 24 * 60 * 60 * 1000
-
-// RetryHintMs reads the wait a provider asked for from response headers:
-// retry-after-ms, retry-after (seconds or an HTTP date), x-ratelimit-reset-ms,
-// x-ratelimit-reset (seconds, or a Unix epoch above 1e9), then the longest of
-// the per-limit resets (x-ratelimit-reset-requests/-tokens durations,
-// anthropic-ratelimit-*-reset times). Malformed, negative and absurd values
-// are skipped.
-func RetryHintMs(h http.Header, now time.Time) (int64, bool) {
-	if h == nil {
-		return 0, false
-	}
-	if v, ok := number(h.Get("retry-after-ms")); ok {
-		return clampHint(v)
-	}
-	if s := strings.TrimSpace(h.Get("retry-after")); s != "" {
-		if v, ok := number(s); ok {
-			return clampHint(v * 1000)
-		}
-		if at, err := http.ParseTime(s); err == nil {
-			return clampHint(float64(at.Sub(now).Milliseconds()))
-		}
-	}
-	if v, ok := number(h.Get("x-ratelimit-reset-ms")); ok {
-		return clampHint(v)
-	}
-	if v, ok := number(h.Get("x-ratelimit-reset")); ok {
-		if v > 1e9 {
-			return clampHint(v*1000 - float64(now.UnixMilli()))
-		}
-		return clampHint(v * 1000)
-	}
-	best, found := 0.0, false
-	for _, name := range resetDurationHeaders {
-		s := strings.TrimSpace(h.Get(name))
-		if s == "" {
-			continue
-		}
-		var ms float64
-		if d, err := time.ParseDuration(s); err == nil {
-			ms = float64(d.Milliseconds())
-		} else if v, ok := number(s); ok {
-			ms = v * 1000
-		} else {
-			continue
-		}
-		if !found || ms > best {
-			best, found = ms, true
-		}
-	}
-	for _, name := range resetTimeHeaders {
-		at, err := time.Parse(time.RFC3339, strings.TrimSpace(h.Get(name)))
-		if err != nil {
-			continue
-		}
-		if ms := float64(at.Sub(now).Milliseconds()); !found || ms > best {
-			best, found = ms, true
-		}
-	}
-	if found {
-		return clampHint(best)
-	}
-	return 0, false
-}
-
-func number(s string) (float64, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, false
-	}
-	return v, true
-}
-
-func clampHint(ms float64) (int64, bool) {
-	if ms < 0 || ms > maxHintMs {
-		return 0, false
-	}
-	return int64(math.Ceil(ms)), true
 }
 
 // ErrorTypeOf reads the provider's error type from an error body. The

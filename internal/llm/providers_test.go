@@ -10,45 +10,6 @@ import (
 	"github.com/durableagent/durableagent/agent"
 )
 
-// SPEC 4: the retry hint comes from retry-after-ms, retry-after (seconds
-// or HTTP date), x-ratelimit-reset* and anthropic-ratelimit-*-reset, in
-// that order of trust; garbage is ignored.
-func TestRetryHintMs_Headers(t *testing.T) {
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	cases := []struct {
-		name    string
-		headers map[string]string
-		want    int64
-		ok      bool
-	}{
-		{"none", nil, 0, false},
-		{"retry-after-ms", map[string]string{"retry-after-ms": "1500", "retry-after": "9"}, 1500, true},
-		{"retry-after seconds", map[string]string{"retry-after": "30"}, 30000, true},
-		{"retry-after fractional", map[string]string{"retry-after": "0.25"}, 250, true},
-		{"retry-after date", map[string]string{"retry-after": "Fri, 01 May 2026 12:01:00 GMT"}, 60000, true},
-		{"retry-after date in the past", map[string]string{"retry-after": "Fri, 01 May 2026 11:00:00 GMT"}, 0, false},
-		{"x-ratelimit-reset-ms", map[string]string{"x-ratelimit-reset-ms": "700"}, 700, true},
-		{"x-ratelimit-reset seconds", map[string]string{"x-ratelimit-reset": "12"}, 12000, true},
-		{"x-ratelimit-reset epoch", map[string]string{"x-ratelimit-reset": "1777636830"}, 30000, true},
-		{"openai resets take the longest", map[string]string{"x-ratelimit-reset-requests": "1s", "x-ratelimit-reset-tokens": "6m0s"}, 360000, true},
-		{"anthropic reset time", map[string]string{"anthropic-ratelimit-tokens-reset": "2026-05-01T12:00:45Z"}, 45000, true},
-		{"garbage", map[string]string{"retry-after": "soon", "retry-after-ms": "-5"}, 0, false},
-		{"absurd", map[string]string{"retry-after": "99999999999"}, 0, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			h := http.Header{}
-			for k, v := range tc.headers {
-				h.Set(k, v)
-			}
-			got, ok := RetryHintMs(h, now)
-			if got != tc.want || ok != tc.ok {
-				t.Fatalf("RetryHintMs(%v) = %d, %v; want %d, %v", tc.headers, got, ok, tc.want, tc.ok)
-			}
-		})
-	}
-}
-
 // The provider error type is read from each vendor's body shape.
 func TestErrorTypeOf_BodyShapes(t *testing.T) {
 	cases := []struct{ name, body, want string }{
@@ -70,7 +31,8 @@ func TestErrorTypeOf_BodyShapes(t *testing.T) {
 }
 
 // SPEC 7: a failure becomes error data: the SDK text with the secret
-// masked and the hint appended, status, type and x-should-retry.
+// masked, status, type, x-should-retry and the headers' retry hint as
+// fields (the hint is not written into the text).
 func TestFailureMessage(t *testing.T) {
 	req := Request{Provider: "openai", Model: "m", Secret: "sk-test-0123456789"}
 	h := http.Header{}
@@ -80,14 +42,17 @@ func TestFailureMessage(t *testing.T) {
 	if m.StopReason != agent.StopReasonError || m.Role != agent.RoleAssistant {
 		t.Fatalf("message = %+v, want an assistant error", m)
 	}
-	if m.ErrorMessage != "429 Too Many Requests key [redacted] retry-after-ms=2000" {
+	if m.ErrorMessage != "429 Too Many Requests key [redacted]" {
 		t.Fatalf("ErrorMessage = %q", m.ErrorMessage)
 	}
 	if m.ErrorStatus != 429 || m.ErrorType != "rate_limit_exceeded" || m.ShouldRetry == nil || !*m.ShouldRetry {
 		t.Fatalf("structured fields = %d %q %v", m.ErrorStatus, m.ErrorType, m.ShouldRetry)
 	}
+	if m.RetryAfterMs == nil || *m.RetryAfterMs != 2000 {
+		t.Fatalf("RetryAfterMs = %v, want 2000 (retry-after: 2)", m.RetryAfterMs)
+	}
 	bare := FailureMessage(req, Failure{Text: "read: connection reset by peer"}, time.Now())
-	if bare.ErrorMessage != "read: connection reset by peer" || bare.ErrorStatus != 0 || bare.ShouldRetry != nil {
+	if bare.ErrorMessage != "read: connection reset by peer" || bare.ErrorStatus != 0 || bare.ShouldRetry != nil || bare.RetryAfterMs != nil {
 		t.Fatalf("transport failure = %+v", bare)
 	}
 	if empty := FailureMessage(req, Failure{}, time.Now()); !strings.Contains(empty.ErrorMessage, "no error text") {

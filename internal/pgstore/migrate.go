@@ -29,6 +29,8 @@ var migrations = []string{
 		UNIQUE (session_id, entry_id)
 	);
 	CREATE INDEX agent_session_entries_order ON agent_session_entries (session_id, seq);`,
+	// 2: the worker host that holds a session's workspace (tools.placement host).
+	`ALTER TABLE agent_sessions ADD COLUMN host text NOT NULL DEFAULT ''`,
 }
 
 // SchemaVersion is the number of migrations this build applies.

@@ -184,14 +184,14 @@ func (s *Store) Append(sessionID string, entries ...session.Entry) (int, error) 
 
 // Init creates the session with cwd as its workspace if it does not exist
 // and returns the header in force: an existing session keeps its cwd.
-func (s *Store) Init(sessionID, cwd string) (session.Header, error) {
+func (s *Store) Init(sessionID, cwd, host string) (session.Header, error) {
 	if err := session.ValidateID(sessionID); err != nil {
 		return session.Header{}, fmt.Errorf("init session: %w", err)
 	}
 	var h session.Header
 	err := s.do(func(ctx context.Context) error {
-		if _, err := s.pool.Exec(ctx, `INSERT INTO agent_sessions (id, version, created_at, cwd) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (id) DO NOTHING`, sessionID, session.FormatVersion, now(), cwd); err != nil {
+		if _, err := s.pool.Exec(ctx, `INSERT INTO agent_sessions (id, version, created_at, cwd, host) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (id) DO NOTHING`, sessionID, session.FormatVersion, now(), cwd, host); err != nil {
 			return err
 		}
 		// A statement of its own, so it sees a row another process
@@ -208,8 +208,8 @@ func (s *Store) Init(sessionID, cwd string) (session.Header, error) {
 
 func (s *Store) header(ctx context.Context, sessionID string) (session.Header, error) {
 	h := session.Header{Type: session.HeaderType, ID: sessionID}
-	err := s.pool.QueryRow(ctx, `SELECT version, created_at, cwd FROM agent_sessions WHERE id = $1`, sessionID).
-		Scan(&h.Version, &h.Timestamp, &h.Cwd)
+	err := s.pool.QueryRow(ctx, `SELECT version, created_at, cwd, host FROM agent_sessions WHERE id = $1`, sessionID).
+		Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host)
 	h.Timestamp = h.Timestamp.UTC()
 	return h, err
 }
@@ -226,7 +226,7 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 	var sess *session.Session
 	err := s.do(func(ctx context.Context) error {
 		// One statement, one snapshot: the header and the entries agree.
-		rows, err := s.pool.Query(ctx, `SELECT s.version, s.created_at, s.cwd, e.seq, e.entry::text
+		rows, err := s.pool.Query(ctx, `SELECT s.version, s.created_at, s.cwd, s.host, e.seq, e.entry::text
 			FROM agent_sessions s LEFT JOIN agent_session_entries e ON e.session_id = s.id
 			WHERE s.id = $1 ORDER BY e.seq`, sessionID)
 		if err != nil {
@@ -240,7 +240,7 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 		for rows.Next() {
 			var seq *int64
 			var text *string
-			if err := rows.Scan(&h.Version, &h.Timestamp, &h.Cwd, &seq, &text); err != nil {
+			if err := rows.Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &seq, &text); err != nil {
 				return err
 			}
 			found = true

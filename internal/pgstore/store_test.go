@@ -23,7 +23,7 @@ import (
 type sessionStore interface {
 	Load(sessionID string) (*session.Session, error)
 	Append(sessionID string, entries ...session.Entry) (int, error)
-	Init(sessionID, cwd string) (session.Header, error)
+	Init(sessionID, cwd, host string) (session.Header, error)
 }
 
 var (
@@ -292,8 +292,8 @@ func TestStore(t *testing.T) {
 			_, ef := fs.Append(id)
 			_, lp := pg.Load(id)
 			_, lf := fs.Load(id)
-			_, ip := pg.Init(id, "/w")
-			_, iff := fs.Init(id, "/w")
+			_, ip := pg.Init(id, "/w", "")
+			_, iff := fs.Init(id, "/w", "")
 			for _, pair := range [][2]error{{ep, ef}, {lp, lf}, {ip, iff}} {
 				if pair[0] == nil || pair[1] == nil || pair[0].Error() != pair[1].Error() {
 					t.Errorf("id %q: pg %v, jsonl %v; want the same error", id, pair[0], pair[1])
@@ -317,11 +317,11 @@ func TestStore(t *testing.T) {
 
 	t.Run("InitKeepsTheFirstCwd", func(t *testing.T) {
 		st := open(t, e.url(t))
-		h1, err := st.Init("s", "/work/one")
+		h1, err := st.Init("s", "/work/one", "")
 		if err != nil || h1.Cwd != "/work/one" || h1.ID != "s" || h1.Version != session.FormatVersion {
 			t.Fatalf("Init = %+v, %v", h1, err)
 		}
-		h2, err := st.Init("s", "/work/two")
+		h2, err := st.Init("s", "/work/two", "")
 		if err != nil || h2 != h1 {
 			t.Fatalf("second Init = %+v, %v; want the first header %+v", h2, err, h1)
 		}
@@ -331,7 +331,7 @@ func TestStore(t *testing.T) {
 		}
 		// A session created by Append has no cwd, and Init keeps that.
 		mustAppend(t, st, "t")
-		if h, _ := st.Init("t", "/late"); h.Cwd != "" {
+		if h, _ := st.Init("t", "/late", ""); h.Cwd != "" {
 			t.Fatalf("Init after Append: cwd %q, want empty", h.Cwd)
 		}
 	})

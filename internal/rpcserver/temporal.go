@@ -10,8 +10,6 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
@@ -195,38 +193,9 @@ func (t *TemporalBackend) Messages(ctx context.Context) ([]agent.Message, error)
 // compaction keeps running in Temporal.
 func (t *TemporalBackend) Compact(ctx context.Context, customInstructions string) (rpc.CompactData, error) {
 	in := workflows.CompactInputFrom(app.PromptInput(t.settings(), t.session, ""), customInstructions)
-	if err := in.Validate(); err != nil {
-		return rpc.CompactData{}, err
-	}
-	id := workflows.WorkflowID(t.session)
-	run, err := t.k.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       id,
-		TaskQueue:                t.k.TaskQueue,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		// Report a running prompt as a conflict instead of returning its run.
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		StaticSummary:                            "compact session " + t.session,
-	}, workflows.CompactWorkflowName, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
-		return rpc.CompactData{}, fmt.Errorf("%w: session %s is running a prompt (workflow %s); compact after it ends",
-			control.ErrSessionBusy, t.session, id)
-	}
+	res, err := t.k.Compact(ctx, in)
 	if err != nil {
-		return rpc.CompactData{}, fmt.Errorf("start compaction of session %s: %w", t.session, err)
-	}
-	var res workflows.CompactResult
-	err = run.Get(ctx, &res)
-	var appErr *temporal.ApplicationError
-	if err != nil && errors.As(err, &appErr) && appErr.HasDetails() {
-		_ = appErr.Details(&res)
-	}
-	switch {
-	case err != nil && res.Status == "":
-		return rpc.CompactData{}, fmt.Errorf("compaction of session %s: %w", t.session, err)
-	case res.Status != agent.StatusCompleted:
-		return rpc.CompactData{}, fmt.Errorf("compaction of session %s %s: %s", t.session, res.Status, res.Error)
+		return rpc.CompactData{}, err
 	}
 	return rpc.CompactData{Result: res.Result, NothingToCompact: res.NothingToCompact}, nil
 }

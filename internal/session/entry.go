@@ -43,6 +43,10 @@ type Header struct {
 	// (the terminal agent's header field of the same name); "" for
 	// sessions created before workspaces existed.
 	Cwd string `json:"cwd,omitempty"`
+	// Host is the worker host that holds the workspace when tools are
+	// placed by host (tools.placement host): the session's tool calls run
+	// there. "" when any worker may run them.
+	Host string `json:"host,omitempty"`
 }
 
 // Entry is one line of a session file after the header.

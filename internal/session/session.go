@@ -144,6 +144,67 @@ func (s *Session) branchWithCycle(leaf int) []Entry {
 	return path
 }
 
+// RunContext is the run context of a model call, entry by entry: what
+// Session.Context returns as messages, with the entries' ids (the
+// compaction planner needs them). It is built in one place, RunContext,
+// so every reader agrees on what a compaction keeps.
+type RunContext struct {
+	// Compaction is the last compaction entry on the branch; nil when the
+	// branch has none. Its Summary stands in for every message before Kept.
+	Compaction *Entry
+	// Kept are the message entries the compaction kept verbatim: from its
+	// FirstKeptEntryID up to the compaction (none when that id is not on
+	// the branch before it).
+	Kept []Entry
+	// After are the message entries after the compaction; without one,
+	// every message entry of the branch.
+	After []Entry
+}
+
+// RunContext returns the run context of a model call whose branch ends at
+// leafID (see Context).
+func (s *Session) RunContext(leafID string) RunContext {
+	path := s.Branch(leafID)
+	last := -1
+	for i, e := range path {
+		if e.Type == TypeCompaction {
+			last = i
+		}
+	}
+	if last < 0 {
+		return RunContext{After: messageEntries(path)}
+	}
+	c := path[last]
+	first := last
+	for i := 0; i < last; i++ {
+		if path[i].ID == c.FirstKeptEntryID {
+			first = i
+			break
+		}
+	}
+	return RunContext{Compaction: &c, Kept: messageEntries(path[first:last]), After: messageEntries(path[last+1:])}
+}
+
+// Messages returns the run context as messages, oldest first: the
+// compaction's summary as a RoleSummary message, then the kept messages,
+// then the later ones.
+func (rc RunContext) Messages() []agent.Message {
+	out := make([]agent.Message, 0, len(rc.Kept)+len(rc.After)+1)
+	if c := rc.Compaction; c != nil {
+		summary := agent.TextMessage(agent.RoleSummary, c.Summary)
+		if !c.Timestamp.IsZero() {
+			summary.Timestamp = c.Timestamp.UnixMilli()
+		}
+		out = append(out, summary)
+	}
+	for _, es := range [][]Entry{rc.Kept, rc.After} {
+		for _, e := range es {
+			out = append(out, *e.Message)
+		}
+	}
+	return out
+}
+
 // Context returns the messages that form the run context of a model call
 // whose branch ends at leafID.
 //
@@ -159,38 +220,15 @@ func (s *Session) branchWithCycle(leaf int) []Entry {
 // may receive them is the provider layer's decision, and a message the
 // workflow has dropped from the run context is already off the branch.
 func (s *Session) Context(leafID string) []agent.Message {
-	path := s.Branch(leafID)
-	last := -1
-	for i, e := range path {
-		if e.Type == TypeCompaction {
-			last = i
-		}
-	}
-	if last < 0 {
-		return appendMessages(make([]agent.Message, 0, len(path)), path)
-	}
-	c := path[last]
-	summary := agent.TextMessage(agent.RoleSummary, c.Summary)
-	if !c.Timestamp.IsZero() {
-		summary.Timestamp = c.Timestamp.UnixMilli()
-	}
-	out := make([]agent.Message, 0, len(path)+1)
-	out = append(out, summary)
-	first := last
-	for i := 0; i < last; i++ {
-		if path[i].ID == c.FirstKeptEntryID {
-			first = i
-			break
-		}
-	}
-	out = appendMessages(out, path[first:last])
-	return appendMessages(out, path[last+1:])
+	return s.RunContext(leafID).Messages()
 }
 
-func appendMessages(out []agent.Message, entries []Entry) []agent.Message {
+// messageEntries keeps the message entries (with a message) of entries.
+func messageEntries(entries []Entry) []Entry {
+	var out []Entry
 	for _, e := range entries {
 		if e.Type == TypeMessage && e.Message != nil {
-			out = append(out, *e.Message)
+			out = append(out, e)
 		}
 	}
 	return out

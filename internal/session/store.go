@@ -150,7 +150,7 @@ func (s *Store) Append(sessionID string, entries ...Entry) (written int, err err
 		}
 		lines[i] = line
 	}
-	n, _, err := s.append(sessionID, entries, lines, "")
+	n, _, err := s.append(sessionID, entries, lines, Header{})
 	if err != nil {
 		return 0, fmt.Errorf("append to session %q: %w", sessionID, err)
 	}
@@ -158,14 +158,15 @@ func (s *Store) Append(sessionID string, entries ...Entry) (written int, err err
 }
 
 // Init creates the session if it has no file yet, recording cwd (the
-// session's workspace) in its header, and returns the header in force: a
-// session's workspace is fixed when it is created, so an existing
-// session keeps the cwd it was created with.
-func (s *Store) Init(sessionID, cwd string) (Header, error) {
+// session's workspace) and host (the worker host that holds it, "" for
+// any) in its header, and returns the header in force: a session's
+// workspace is fixed when it is created, so an existing session keeps the
+// cwd and host it was created with.
+func (s *Store) Init(sessionID, cwd, host string) (Header, error) {
 	if err := ValidateID(sessionID); err != nil {
 		return Header{}, fmt.Errorf("init session: %w", err)
 	}
-	_, h, err := s.append(sessionID, nil, nil, cwd)
+	_, h, err := s.append(sessionID, nil, nil, Header{Cwd: cwd, Host: host})
 	if err != nil {
 		return Header{}, fmt.Errorf("init session %q: %w", sessionID, err)
 	}
@@ -192,8 +193,8 @@ func encodeLine(v any) ([]byte, error) {
 }
 
 // append writes lines[i] for each entries[i] whose id is new. A new file
-// gets a header with cwd. It returns the file's header.
-func (s *Store) append(id string, entries []Entry, lines [][]byte, cwd string) (int, Header, error) {
+// gets a header with where's cwd and host. It returns the file's header.
+func (s *Store) append(id string, entries []Entry, lines [][]byte, where Header) (int, Header, error) {
 	c := s.cacheFor(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -223,7 +224,7 @@ func (s *Store) append(id string, entries []Entry, lines [][]byte, cwd string) (
 	var buf bytes.Buffer
 	if fresh {
 		at = 0
-		h, err := encodeLine(Header{Type: HeaderType, Version: FormatVersion, ID: id, Timestamp: time.Now().UTC(), Cwd: cwd})
+		h, err := encodeLine(Header{Type: HeaderType, Version: FormatVersion, ID: id, Timestamp: time.Now().UTC(), Cwd: where.Cwd, Host: where.Host})
 		if err != nil {
 			return 0, Header{}, fmt.Errorf("encode header: %w", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 )
 
@@ -223,6 +224,15 @@ var schema = []keyDef{
 	{key: "tools.envAllow", kind: kindList,
 		desc:  "Worker: secret-looking environment variables (*_KEY, *_TOKEN, *_SECRET, *_PASSWORD) that bash may see all the same.",
 		field: func(s *Settings) any { return &s.Tools.EnvAllow }},
+	{key: "tools.placement", kind: kindString, oneOf: ToolPlacements,
+		desc:  "Worker: where a session's tool calls run: host (on the worker host that created the session, which polls its own task queue for them) or any (every worker sees the workspaces, e.g. a shared volume).",
+		field: func(s *Settings) any { return &s.Tools.Placement }},
+	{key: "tools.host", kind: kindString, strCheck: checkHostName, defText: "the machine's host name",
+		desc:  "Worker: this worker's host name for tools.placement host (workers on one host share it; its tool task queue is <temporal.taskQueue>@<host>).",
+		field: func(s *Settings) any { return &s.Tools.Host }},
+	{key: "tools.hostWaitMs", kind: kindInt, min: 100, max: dayMs, limit: "24 hours",
+		desc:  "How long a tool call waits for its workspace host before the prompt says it is waiting for that host (it keeps waiting), in ms.",
+		field: func(s *Settings) any { return &s.Tools.HostWaitMs }},
 	{key: "tools.bashTimeoutMs", kind: kindInt, max: dayMs, limit: "24 hours",
 		desc:  "Timeout of a bash call that names none, in ms (0: none).",
 		field: func(s *Settings) any { return &s.Tools.BashTimeoutMs }},
@@ -232,6 +242,18 @@ var schema = []keyDef{
 	{key: "agent.continueAsNewEvents", kind: kindInt, max: 50_000,
 		desc:  "History length at which a long prompt continues as a new run at a turn boundary (0: 10000).",
 		field: func(s *Settings) any { return &s.Agent.ContinueAsNewEvents }},
+	{key: "agent.steeringMode", kind: kindString, oneOf: agent.QueueModes,
+		desc:  "How many queued steer messages are delivered after a tool batch: one-at-a-time or all.",
+		field: func(s *Settings) any { return &s.Agent.SteeringMode }},
+	{key: "agent.followUpMode", kind: kindString, oneOf: agent.QueueModes,
+		desc:  "How many queued follow_up messages are delivered when the prompt would end: one-at-a-time or all.",
+		field: func(s *Settings) any { return &s.Agent.FollowUpMode }},
+	{key: "tools.requireApproval", kind: kindList, listCheck: checkToolList,
+		desc:  "Tools whose calls wait for approval (starter approve, RPC approve_tool, update approve_tool) before they run, e.g. bash;write;edit (empty: none).",
+		field: func(s *Settings) any { return &s.Tools.RequireApproval }},
+	{key: "tools.approvalTimeoutMs", kind: kindInt, max: 7 * dayMs, limit: "7 days",
+		desc:  "A tool call not approved within this many ms is denied (0: wait for the decision without end).",
+		field: func(s *Settings) any { return &s.Tools.ApprovalTimeoutMs }},
 
 	{key: "codec.keyId", kind: kindString, nonEmpty: true, strCheck: checkKeyID,
 		desc:  "Key id recorded in every encrypted payload's metadata (names the key that decrypts it).",
@@ -352,6 +374,20 @@ func checkFaults(key string, items []string) *problem {
 		}
 	}
 	return nil
+}
+
+// checkHostName keeps a tools.host usable in a task queue name and a log
+// line: letters, digits, '.', '-' and '_', at most 253 characters.
+func checkHostName(v string) string {
+	if len(v) > 253 {
+		return "must be at most 253 characters"
+	}
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return fmt.Sprintf("has %q: use letters, digits, '.', '-' and '_'", c)
+		}
+	}
+	return ""
 }
 
 func checkIP(v string) string {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -132,7 +133,27 @@ type Tools struct {
 	EnvAllow []string `json:"envAllow,omitempty"`
 	// BashTimeoutMs bounds a bash call that names no timeout (0: none).
 	BashTimeoutMs int64 `json:"bashTimeoutMs"`
+	// Placement is ToolPlacementHost or ToolPlacementAny.
+	Placement string `json:"placement"`
+	// Host names this worker's host for host placement ("": os.Hostname).
+	Host string `json:"host,omitempty"`
+	// HostWaitMs is how long a tool call waits for its host before the
+	// prompt reports that it waits.
+	HostWaitMs int64 `json:"hostWaitMs"`
+	// RequireApproval names the tools whose calls wait for approve_tool.
+	RequireApproval []string `json:"requireApproval,omitempty"`
+	// ApprovalTimeoutMs denies a call not decided in time (0: no end).
+	ApprovalTimeoutMs int64 `json:"approvalTimeoutMs"`
 }
+
+// Tool placements (tools.placement).
+const (
+	ToolPlacementHost = "host"
+	ToolPlacementAny  = "any"
+)
+
+// ToolPlacements lists the values of tools.placement.
+var ToolPlacements = []string{ToolPlacementHost, ToolPlacementAny}
 
 // Agent is the `agent` group: the tool loop's limits.
 type Agent struct {
@@ -142,6 +163,11 @@ type Agent struct {
 	// ContinueAsNewEvents is the history length at which a prompt
 	// continues as new at a turn boundary (0: the workflow's default).
 	ContinueAsNewEvents int `json:"continueAsNewEvents"`
+	// SteeringMode and FollowUpMode are agent.QueueModeOneAtATime or
+	// agent.QueueModeAll: how many queued steer / follow_up messages one
+	// delivery takes.
+	SteeringMode string `json:"steeringMode"`
+	FollowUpMode string `json:"followUpMode"`
 }
 
 // Stream is the `stream` group: live output.
@@ -205,10 +231,13 @@ func defaultsFor(e environment) Settings {
 		Stream:   Stream{IntervalMs: 200},
 		Scripted: Scripted{StreamDelayMs: 20},
 		Tools: Tools{
-			Enabled: append([]string(nil), AllTools...),
-			Confine: true,
+			Enabled:    append([]string(nil), AllTools...),
+			Confine:    true,
+			Placement:  ToolPlacementHost,
+			HostWaitMs: 10_000,
 		},
 		Session: Session{Store: SessionStoreJSONL},
+		Agent:   Agent{SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeOneAtATime},
 	}
 }
 

@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/durableagent/durableagent/activities"
@@ -114,6 +116,163 @@ func TestCluster_WorkersDieAndPostgresRestarts(t *testing.T) {
 		r.wait(t)
 		c.checkSession(t, id, msg, 1, "503")
 	})
+
+	// Tool placement. Each worker below names itself in AGENT_WORKER
+	// (bash sees it), so a tool result says which worker ran it.
+	for _, w := range c.workers {
+		c.stop(w, syscall.SIGKILL)
+	}
+	bash := `tool:bash {"command":"echo ran on $AGENT_WORKER"}`
+
+	t.Run("ToolsPlacedByHostWaitForTheirHost", func(t *testing.T) {
+		start := time.Now()
+		defer c.mark("placement-host", start)
+		const id = "placed-by-host"
+		a := c.startWorkerEnv("host-a", map[string]string{"DURABLE_AGENT_TOOLS_HOST": "host-a", "AGENT_WORKER": "host-a"})
+		c.prompt(id, "create it on host-a", 500, bash, "text:created").wait(t)
+		if h := c.sessionHeader(t, id); h.Host != "host-a" {
+			t.Fatalf("session header host %q, want host-a (the worker that created it)", h.Host)
+		}
+
+		// host-a goes away; host-b serves the shared queue. The model
+		// call runs on host-b, the tool call waits for host-a.
+		b := c.startWorkerEnv("host-b", map[string]string{"DURABLE_AGENT_TOOLS_HOST": "host-b", "AGENT_WORKER": "host-b"})
+		c.stop(a, syscall.SIGKILL)
+		r := c.prompt(id, "run a tool while host-a is down", 500, bash, "text:done")
+		st := c.waitState(tc, id, func(st agent.State) bool { return st.WaitingForHost != "" })
+		if st.WaitingForHost != "host-a" || st.ToolHost != "host-a" {
+			t.Fatalf("state waits for %q (tool host %q), want host-a", st.WaitingForHost, st.ToolHost)
+		}
+		details := c.currentDetails(tc, id)
+		if !strings.Contains(details, "Waiting for workspace host host-a") {
+			t.Errorf("current details %q, want them to say it waits for host-a", details)
+		}
+		t.Logf("while host-a is down: state waitingForHost %q, details %q", st.WaitingForHost, details)
+
+		c.startWorkerEnv("host-a-again", map[string]string{"DURABLE_AGENT_TOOLS_HOST": "host-a", "AGENT_WORKER": "host-a-again"})
+		r.wait(t)
+		if got := c.toolOutputs(t, id); strings.Join(got, "|") != "ran on host-a|ran on host-a-again" {
+			t.Errorf("tool results %q, want both on host-a (the second after it came back)", got)
+		}
+		if pids := c.activityWorkers(tc, id, activities.CallModelName); len(pids) == 0 || pids[0] != b.cmd.Process.Pid {
+			t.Errorf("the second prompt's model call ran on pids %v, want host-b's %d (model calls run anywhere)", pids, b.cmd.Process.Pid)
+		}
+		if st, err := c.state(tc, id); err != nil || st.WaitingForHost != "" {
+			t.Errorf("after the prompt: state %+v, %v; want no host waited for", st, err)
+		}
+	})
+	for _, w := range c.workers {
+		c.stop(w, syscall.SIGKILL)
+	}
+
+	t.Run("ToolsPlacedAnywhereRunOnAnyWorker", func(t *testing.T) {
+		start := time.Now()
+		defer c.mark("placement-any", start)
+		const id = "placed-anywhere"
+		any := map[string]string{"DURABLE_AGENT_TOOLS_PLACEMENT": "any"}
+		with := func(name string) map[string]string {
+			env := map[string]string{"AGENT_WORKER": name}
+			for k, v := range any {
+				env[k] = v
+			}
+			return env
+		}
+		first := c.startWorkerEnv("any-1", with("any-1"))
+		c.prompt(id, "create it anywhere", 500, bash, "text:created").wait(t)
+		if h := c.sessionHeader(t, id); h.Host != "" {
+			t.Fatalf("session header host %q, want none under placement any", h.Host)
+		}
+		c.startWorkerEnv("any-2", with("any-2"))
+		c.stop(first, syscall.SIGKILL)
+		c.prompt(id, "run a tool on whichever worker", 500, bash, "text:done").wait(t)
+		if got := c.toolOutputs(t, id); strings.Join(got, "|") != "ran on any-1|ran on any-2" {
+			t.Errorf("tool results %q, want any-1's then any-2's", got)
+		}
+	})
+}
+
+// startWorkerEnv starts a cluster worker with extra environment.
+func (c *cluster) startWorkerEnv(name string, extra map[string]string) *proc {
+	c.t.Helper()
+	saved := c.extraEnv
+	c.extraEnv = extra
+	defer func() { c.extraEnv = saved }()
+	return c.startWorker(name)
+}
+
+// state queries the session's prompt state as the starter does.
+func (c *cluster) state(tc client.Client, id string) (agent.State, error) {
+	var st agent.State
+	v, err := tc.QueryWorkflow(context.Background(), "session-"+id, "", agent.QueryState)
+	if err != nil {
+		return st, err
+	}
+	return st, v.Get(&st)
+}
+
+// waitState polls the state query until ok holds.
+func (c *cluster) waitState(tc client.Client, id string, ok func(agent.State) bool) agent.State {
+	c.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	var last agent.State
+	var err error
+	for time.Now().Before(deadline) {
+		if last, err = c.state(tc, id); err == nil && ok(last) {
+			return last
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	c.t.Fatalf("state of %s never matched: last %+v, %v", id, last, err)
+	return last
+}
+
+// currentDetails reads the workflow's current details as the Temporal UI
+// and `temporal workflow metadata` show them.
+func (c *cluster) currentDetails(tc client.Client, id string) string {
+	c.t.Helper()
+	v, err := tc.QueryWorkflow(context.Background(), "session-"+id, "", "__temporal_workflow_metadata")
+	if err != nil {
+		c.t.Fatalf("metadata of %s: %v", id, err)
+	}
+	var md sdkpb.WorkflowMetadata
+	if err := v.Get(&md); err != nil {
+		c.t.Fatalf("metadata of %s: %v", id, err)
+	}
+	return md.GetCurrentDetails()
+}
+
+// sessionHeader reads the session's header from the database.
+func (c *cluster) sessionHeader(t *testing.T, id string) session.Header {
+	t.Helper()
+	return c.loadSession(t, id).Header
+}
+
+// toolOutputs are the texts of the session's tool results, in order.
+func (c *cluster) toolOutputs(t *testing.T, id string) []string {
+	t.Helper()
+	var out []string
+	for _, e := range c.loadSession(t, id).Entries {
+		if e.Message != nil && e.Message.Role == agent.RoleToolResult {
+			out = append(out, strings.TrimSpace(e.Message.Text()))
+		}
+	}
+	return out
+}
+
+func (c *cluster) loadSession(t *testing.T, id string) *session.Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := pgstore.Open(ctx, c.sessionsURL, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sess, err := st.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
 }
 
 // run is a prompt sent by the starter (the starter's own code, cli.Main,
@@ -152,6 +311,7 @@ func (c *cluster) prompt(id, msg string, baseDelayMs int, faults ...string) *run
 	env["DURABLE_AGENT_TEMPORAL_TASKQUEUE"] = c.queue
 	env["DURABLE_AGENT_MODEL_HEARTBEATTIMEOUTMS"] = strconv.Itoa(heartbeatTimeoutMs)
 	env["DURABLE_AGENT_RETRY_BASEDELAYMS"] = strconv.Itoa(baseDelayMs)
+	env["DURABLE_AGENT_TOOLS_HOSTWAITMS"] = "1000"
 	ws := filepath.Join(c.dir, "workspace")
 	_ = os.MkdirAll(ws, 0o755)
 	r := &run{done: make(chan struct{}), args: []string{"prompt", "--session", id, "--workspace", ws}}

@@ -50,7 +50,9 @@ type cluster struct {
 	sessionsURL string
 	server      *proc
 	workers     []*proc
-	timings     []string
+	// extraEnv is added to the environment of the next worker started.
+	extraEnv map[string]string
+	timings  []string
 }
 
 // proc is a child process with its output in a log file.
@@ -325,6 +327,9 @@ func (c *cluster) workerEnv(home string) map[string]string {
 	env["DURABLE_AGENT_MODEL_PROVIDER"] = "scripted" // compose requires a choice; this is the opt-in
 	env["DURABLE_AGENT_TEMPORAL_TASKQUEUE"] = c.queue
 	env["DURABLE_AGENT_SCRIPTED_LATENCYMS"] = strconv.Itoa(latencyMs)
+	for k, v := range c.extraEnv {
+		env[k] = v
+	}
 	if env["TEMPORAL_NAMESPACE"] != c.namespace {
 		c.t.Fatalf("compose worker namespace %q, namespace job creates %q", env["TEMPORAL_NAMESPACE"], c.namespace)
 	}

@@ -114,6 +114,11 @@ func workerChild() int {
 		fmt.Printf("%s %s\n", callEnd, in.EntryID)
 		return res, err
 	}, activity.RegisterOptions{Name: activities.CallModelName, DisableAlreadyRegisteredCheck: true})
+	if tw := app.NewToolWorker(c, s, acts); tw != nil {
+		if err := tw.Start(); err != nil {
+			return fail("start tool worker", err)
+		}
+	}
 	if err := w.Start(); err != nil {
 		return fail("start worker", err)
 	}

@@ -28,6 +28,7 @@ func (e *env) startWorkerWith(providers map[string]llm.Provider) {
 		e.t.Fatal(err)
 	}
 	product := acts.Provider
+	acts.NeedsCredential = nil // the test's providers talk to local servers, keyless
 	acts.Provider = func(name string) (llm.Provider, error) {
 		if p, ok := providers[name]; ok {
 			return p, nil
@@ -40,6 +41,12 @@ func (e *env) startWorkerWith(providers map[string]llm.Provider) {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(w.Stop)
+	if tw := app.NewToolWorker(e.c, e.s, acts); tw != nil {
+		if err := tw.Start(); err != nil {
+			e.t.Fatal(err)
+		}
+		e.t.Cleanup(tw.Stop)
+	}
 }
 
 // A model that sends nothing for longer than the heartbeat timeout is a

@@ -2,9 +2,9 @@
 // (github.com/anthropics/anthropic-sdk-go/v2), streaming.
 //
 // Contract (see package llm): a failed call comes back as an assistant
-// message with StopReason "error", the SDK's error text unchanged (plus
-// " retry-after-ms=N" when the response headers carry a hint), the HTTP
-// status, the error type from the body (overloaded_error, rate_limit_error,
+// message with StopReason "error", the SDK's error text unchanged, the
+// response headers' retry hint as RetryAfterMs (llm.FailureMessage), the
+// HTTP status, the error type from the body (overloaded_error, rate_limit_error,
 // ...) and x-should-retry. An error event inside a 200 stream (Anthropic
 // sends overloaded_error that way) is reported with status 0 and its type.
 // The SDK's own retries are off: the workflow owns the one retry loop.

@@ -137,7 +137,7 @@ func call(t *testing.T, s *server, req llm.Request) agent.Message {
 
 func classify(m agent.Message) retry.Classification {
 	return retry.Classify(retry.Outcome{StopReason: string(m.StopReason), ErrorMessage: m.ErrorMessage,
-		ErrorStatus: m.ErrorStatus, ErrorType: m.ErrorType, ShouldRetry: m.ShouldRetry})
+		ErrorStatus: m.ErrorStatus, ErrorType: m.ErrorType, ShouldRetry: m.ShouldRetry, RetryAfterMs: m.RetryAfterMs})
 }
 
 // Streaming answer: text, stop reason and usage come through, the key is sent.
@@ -182,7 +182,7 @@ func TestComplete_FailuresAreData(t *testing.T) {
 			name:       "429 with retry-after",
 			handle:     jsonError(429, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, "retry-after", "30"),
 			wantStatus: 429, wantType: "rate_limit_error",
-			wantText:  []string{"429 Too Many Requests", " retry-after-ms=30000"},
+			wantText:  []string{"429 Too Many Requests"},
 			wantClass: retry.ClassRetryable, wantHint: 30000,
 		},
 		{
@@ -203,7 +203,7 @@ func TestComplete_FailuresAreData(t *testing.T) {
 		{
 			name:       "503 with retry-after-ms",
 			handle:     jsonError(503, `{"type":"error","error":{"type":"api_error","message":"Service Unavailable"}}`, "retry-after-ms", "1500"),
-			wantStatus: 503, wantType: "api_error", wantText: []string{"503 Service Unavailable", "retry-after-ms=1500"},
+			wantStatus: 503, wantType: "api_error", wantText: []string{"503 Service Unavailable"},
 			wantClass: retry.ClassRetryable, wantHint: 1500,
 		},
 		{
@@ -264,6 +264,13 @@ func TestComplete_FailuresAreData(t *testing.T) {
 			}
 			if tc.wantHint != 0 && (!c.HasHint || c.RetryAfterMs != tc.wantHint) {
 				t.Fatalf("hint = %d/%v, want %d", c.RetryAfterMs, c.HasHint, tc.wantHint)
+			}
+			// The headers' hint travels as data, not as text (SPEC 4).
+			if (m.RetryAfterMs != nil) != (tc.wantHint != 0) || m.RetryAfterMs != nil && *m.RetryAfterMs != tc.wantHint {
+				t.Fatalf("RetryAfterMs = %v, want %d", m.RetryAfterMs, tc.wantHint)
+			}
+			if strings.Contains(m.ErrorMessage, "retry-after-ms") {
+				t.Fatalf("error text %q carries the hint as text", m.ErrorMessage)
 			}
 			if strings.Contains(m.ErrorMessage, testKey) {
 				t.Fatalf("error text leaks the key: %q", m.ErrorMessage)

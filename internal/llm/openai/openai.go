@@ -4,9 +4,9 @@
 // LM Studio.
 //
 // Contract (see package llm): a failed call comes back as an assistant
-// message with StopReason "error", the SDK's error text unchanged (plus
-// " retry-after-ms=N" when the response headers carry a hint), the HTTP
-// status, the error code or type from the body (insufficient_quota,
+// message with StopReason "error", the SDK's error text unchanged, the
+// response headers' retry hint as RetryAfterMs (llm.FailureMessage), the
+// HTTP status, the error code or type from the body (insufficient_quota,
 // context_length_exceeded, ...) and x-should-retry. An error object sent
 // inside a 200 stream is reported with status 0 and its type. The SDK's
 // own retries are off: the workflow owns the one retry loop. Cancelling

@@ -115,7 +115,7 @@ func call(t *testing.T, s *server, req llm.Request) agent.Message {
 
 func classify(m agent.Message) retry.Classification {
 	return retry.Classify(retry.Outcome{StopReason: string(m.StopReason), ErrorMessage: m.ErrorMessage,
-		ErrorStatus: m.ErrorStatus, ErrorType: m.ErrorType, ShouldRetry: m.ShouldRetry})
+		ErrorStatus: m.ErrorStatus, ErrorType: m.ErrorType, ShouldRetry: m.ShouldRetry, RetryAfterMs: m.RetryAfterMs})
 }
 
 // Streaming answer: text, stop reason and usage (cached tokens apart) come through.
@@ -158,14 +158,14 @@ func TestComplete_FailuresAreData(t *testing.T) {
 			name:       "429 rate limit with retry-after-ms",
 			handle:     jsonError(429, `{"error":{"message":"Rate limit reached for gpt-test in organization org-x on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`, "retry-after-ms", "2500"),
 			wantStatus: 429, wantType: "rate_limit_exceeded",
-			wantText:  []string{"429 Too Many Requests", "Rate limit reached", " retry-after-ms=2500"},
+			wantText:  []string{"429 Too Many Requests", "Rate limit reached"},
 			wantClass: retry.ClassRetryable, wantHint: 2500,
 		},
 		{
 			name:       "429 quota with reset headers",
 			handle:     jsonError(429, `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`, "x-ratelimit-reset-requests", "1s", "x-ratelimit-reset-tokens", "6m0s"),
 			wantStatus: 429, wantType: "insufficient_quota",
-			wantText:  []string{"exceeded your current quota", "retry-after-ms=360000"},
+			wantText:  []string{"exceeded your current quota"},
 			wantClass: retry.ClassUsageLimit, wantHint: 360000,
 		},
 		{
@@ -182,7 +182,7 @@ func TestComplete_FailuresAreData(t *testing.T) {
 		{
 			name:       "503 with retry-after seconds",
 			handle:     jsonError(503, `{"error":{"message":"Service Unavailable","type":"server_error"}}`, "retry-after", "7"),
-			wantStatus: 503, wantType: "server_error", wantText: []string{"503 Service Unavailable", "retry-after-ms=7000"},
+			wantStatus: 503, wantType: "server_error", wantText: []string{"503 Service Unavailable"},
 			wantClass: retry.ClassRetryable, wantHint: 7000,
 		},
 		{
@@ -249,6 +249,13 @@ func TestComplete_FailuresAreData(t *testing.T) {
 			}
 			if tc.wantHint != 0 && (!c.HasHint || c.RetryAfterMs != tc.wantHint) {
 				t.Fatalf("hint = %d/%v, want %d", c.RetryAfterMs, c.HasHint, tc.wantHint)
+			}
+			// The headers' hint travels as data, not as text (SPEC 4).
+			if (m.RetryAfterMs != nil) != (tc.wantHint != 0) || m.RetryAfterMs != nil && *m.RetryAfterMs != tc.wantHint {
+				t.Fatalf("RetryAfterMs = %v, want %d", m.RetryAfterMs, tc.wantHint)
+			}
+			if strings.Contains(m.ErrorMessage, "retry-after-ms") {
+				t.Fatalf("error text %q carries the hint as text", m.ErrorMessage)
 			}
 			if strings.Contains(m.ErrorMessage, testKey) {
 				t.Fatalf("error text leaks the key: %q", m.ErrorMessage)

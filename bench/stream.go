@@ -1,0 +1,954 @@
+package main
+
+// The stream benchmark: live output through heartbeat details (SPEC
+// 13.10.5). The worker is the product's (app.NewActivities, app.Register,
+// app.WorkerOptions) with one bench-only change: the scripted provider is
+// wrapped by tapProvider, which stamps every delta as it leaves the
+// provider and appends the stamps to a file in the worker's data dir. The
+// bench follows every prompt with control.Follow (the loop starter prompt,
+// events --follow, RPC mode and the TUI share) and stamps every
+// message_update as it reaches the callback. Both stamps are the wall
+// clock of the same machine. A gRPC interceptor on the worker's client
+// counts its heartbeat RPCs, one on the followers' client their Describe
+// and query RPCs.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/grpc"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/codec"
+	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/llm"
+	"github.com/durableagent/durableagent/internal/settings"
+)
+
+const (
+	// streamTaskQueue is the stream scenario's task queue; a child worker
+	// on it (or on a variant's, see streamQueue) is the tapped one (see
+	// dialChild, newChildWorker).
+	streamTaskQueue = "bench-stream"
+	// Session id prefixes, of equal length so the ids cost the same
+	// history bytes: the tap hands a 1ch session's answer to the
+	// accumulator as one delta, an nch session's word by word.
+	oneChunkPrefix  = "stream-1ch-"
+	manyChunkPrefix = "stream-nch-"
+	// The workflow-streams alternative: a bench-only workflow that
+	// receives each delta as a signal.
+	streamSignalsWorkflowName = "BenchStreamSignals"
+	streamSignalName          = "bench_stream_delta"
+	// streamTargetP95Ms is issue 11's delay target.
+	streamTargetP95Ms = 300
+)
+
+// StreamLevel is N prompts streaming at once, each followed.
+type StreamLevel struct {
+	N     int `json:"n"`
+	Calls int `json:"calls"`
+	// Delay is from a delta leaving the provider to the follower's
+	// callback receiving its last byte (in a message_update, or in the
+	// message_end when no snapshot carried it: ViaEnd of Deltas).
+	Delay  Dist `json:"delay"`
+	Deltas int  `json:"deltas"`
+	ViaEnd int  `json:"viaMessageEnd"`
+	// LiveDelay and EndDelay split Delay: the deltas that came in a
+	// message_update, and those that came only with message_end.
+	LiveDelay Dist `json:"liveDelay"`
+	EndDelay  Dist `json:"endDelay"`
+	// LiveBytes of TextBytes arrived as message_update.
+	LiveBytes int `json:"liveBytes"`
+	TextBytes int `json:"textBytes"`
+	// CallSec is the mean time a call streamed (provider start to end).
+	CallSec float64 `json:"callSec"`
+	// HeartbeatsPerSec is heartbeat RPCs per second per streaming call;
+	// DescribesPerSec and QueriesPerSec are per follower.
+	HeartbeatsPerSec float64 `json:"heartbeatsPerSec"`
+	DescribesPerSec  float64 `json:"describesPerSec"`
+	QueriesPerSec    float64 `json:"queriesPerSec"`
+	// ServerCores is the bench process's CPU time (the embedded server
+	// and the followers) over the wall time, WorkerCores the worker
+	// process's.
+	ServerCores float64 `json:"serverCores"`
+	WorkerCores float64 `json:"workerCores"`
+	WallSec     float64 `json:"wallSec"`
+}
+
+// StreamHistory is what the prompts of one chunking cost in history.
+type StreamHistory struct {
+	Chunks       int   `json:"chunks"`
+	Prompts      int   `json:"prompts"`
+	Events       []int `json:"events"`
+	BytesPerCall []int `json:"bytesPerCall"`
+	// MeanBytesPerCall is the mean of BytesPerCall.
+	MeanBytesPerCall float64 `json:"meanBytesPerCall"`
+}
+
+// StreamSignals is the alternative design: each delta of one answer a
+// signal into a running workflow.
+type StreamSignals struct {
+	Signals       int `json:"signals"`
+	Bytes         int `json:"bytes"`
+	BaseBytes     int `json:"baseBytes"`
+	Events        int `json:"events"`
+	WorkflowTasks int `json:"workflowTasks"`
+	// AddedBytes is Bytes - BaseBytes (the same workflow with no signal):
+	// what the deltas add to the history of a call.
+	AddedBytes int `json:"addedBytes"`
+	// PerCallBytes is the heartbeat design's bytes per call plus
+	// AddedBytes; Ratio is PerCallBytes over the heartbeat design's.
+	PerCallBytes float64 `json:"perCallBytes"`
+	Ratio        float64 `json:"ratio"`
+}
+
+// StreamResult is the cost and the delay of live output.
+type StreamResult struct {
+	IntervalMs    int64 `json:"intervalMs"`
+	PollMs        int64 `json:"pollMs"`
+	StreamDelayMs int64 `json:"streamDelayMs"`
+	AnswerBytes   int   `json:"answerBytes"`
+	// One and Many are the same answer streamed as 1 and as Many.Chunks
+	// deltas; HistoryRatio is Many's mean bytes per call over One's.
+	One          StreamHistory `json:"one"`
+	Many         StreamHistory `json:"many"`
+	HistoryRatio float64       `json:"historyRatio"`
+	// TappedDeltas are the deltas the tap saw per call, 1ch calls first.
+	TappedDeltas []int         `json:"tappedDeltas"`
+	Levels       []StreamLevel `json:"levels"`
+	// Sustained is the largest N of the sweep up to which every level met
+	// the p95 target; BrokeAt the first N that missed it (0: none).
+	Sustained int `json:"sustained"`
+	BrokeAt   int `json:"brokeAt"`
+	// IdleServerCores and IdleWorkerCores are the CPU use with nothing
+	// running.
+	IdleServerCores float64       `json:"idleServerCores"`
+	IdleWorkerCores float64       `json:"idleWorkerCores"`
+	Signals         StreamSignals `json:"signals"`
+	// Variants are other configurations, each streaming alone.
+	Variants []StreamVariantResult `json:"variants,omitempty"`
+}
+
+// streamPieces are the deltas of an answer of n bytes in k words: the
+// first a word, each later one a space and a word, as the scripted
+// provider splits text (they join to the answer).
+func streamPieces(n, k int) []string {
+	pieces := make([]string, k)
+	const letters = "abcdefghijklmnopqrstuvwxyz"
+	for i := range pieces {
+		size := n / k
+		if i < n%k {
+			size++
+		}
+		word := "w" + strconv.Itoa(i) + strings.Repeat(letters, 1+size/len(letters))
+		if i > 0 {
+			word = " " + word
+		}
+		pieces[i] = word[:size]
+	}
+	return pieces
+}
+
+// StreamVariant is a configuration of the stream path measured beside
+// the one as built (zero fields: as built).
+type StreamVariant struct {
+	Name string `json:"name"`
+	// IntervalMs is stream.intervalMs: the worker's heartbeat throttle and
+	// the follower's Describe interval.
+	IntervalMs int64 `json:"intervalMs,omitempty"`
+	// TickMs is how often CallModel hands the SDK a snapshot
+	// (activities.Activities.HeartbeatInterval; as built: the interval).
+	// The SDK still sends at most one heartbeat per throttle interval.
+	TickMs int64 `json:"tickMs,omitempty"`
+	// FollowMs is the follower's StreamInterval (as built: the interval).
+	FollowMs int64 `json:"followMs,omitempty"`
+	// Sweep: also run the concurrency sweep (StreamConcurrency).
+	Sweep bool `json:"sweep,omitempty"`
+}
+
+// StreamVariantResult is one variant streaming alone.
+type StreamVariantResult struct {
+	StreamVariant
+	Level StreamLevel `json:"level"`
+	// Sweep are the levels of the concurrency sweep, if run.
+	SweepLevels []StreamLevel `json:"sweepLevels,omitempty"`
+}
+
+// streamBench runs the stream benchmark on a worker whose scripted model
+// answers StreamAnswerBytes in StreamChunks words at StreamDelayMs per
+// word, with the default stream interval, then the variants.
+func (h *harness) streamBench(ctx context.Context) (*StreamResult, error) {
+	n, k := h.cfg.StreamAnswerBytes, h.cfg.StreamChunks
+	if k < 2 || n < 2*k {
+		return nil, fmt.Errorf("stream: want at least 2 chunks of 2 bytes, have %d bytes in %d", n, k)
+	}
+	pieces := streamPieces(n, k)
+	answer := strings.Join(pieces, "")
+	s := h.scenario("stream")
+	s.Scripted.Reply = answer
+	if h.cfg.StreamDelayMs > 0 {
+		s.Scripted.StreamDelayMs = h.cfg.StreamDelayMs
+	}
+	s.Scripted.LatencyMs = 0
+	s.Compaction.Enabled = false
+	s.Tools.Placement = settings.ToolPlacementAny
+	res := &StreamResult{IntervalMs: app.StreamInterval(s).Milliseconds(), PollMs: control.DefaultPollInterval.Milliseconds(),
+		StreamDelayMs: s.Scripted.StreamDelayMs, AnswerBytes: len(answer)}
+	err := h.withStreamWorker(ctx, s, StreamVariant{}, func(sb *streamBatch) error {
+		return sb.main(ctx, res, pieces)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range h.cfg.StreamVariants {
+		vs := s
+		if v.IntervalMs > 0 {
+			vs.Stream.IntervalMs = v.IntervalMs
+		}
+		err := h.withStreamWorker(ctx, vs, v, func(sb *streamBatch) error {
+			var calls []streamCall
+			var use usage
+			for r := 0; r < max(h.cfg.StreamRuns, 1); r++ {
+				c, err := sb.run(ctx, fmt.Sprintf("%s%s-%02d", manyChunkPrefix, v.Name, r), 1)
+				if err != nil {
+					return err
+				}
+				calls = append(calls, c...)
+				use.add(sb.last)
+			}
+			l := sb.level(1, calls, use)
+			h.logf("stream: variant %s: delay p50 %.0f ms p95 %.0f ms, %.1f heartbeats/s per call, %.1f Describe/s",
+				v.Name, l.Delay.P50, l.Delay.P95, l.HeartbeatsPerSec, l.DescribesPerSec)
+			vr := StreamVariantResult{StreamVariant: v, Level: l}
+			for _, n := range h.cfg.StreamConcurrency {
+				if !v.Sweep {
+					break
+				}
+				calls, err := sb.run(ctx, fmt.Sprintf("%s%s-%02d", manyChunkPrefix, v.Name, n), n)
+				if err != nil {
+					return err
+				}
+				lv := sb.level(n, calls, sb.last)
+				h.logf("stream: variant %s: N=%d delay p50 %.0f ms p95 %.0f ms, server %.2f cores, worker %.2f",
+					v.Name, n, lv.Delay.P50, lv.Delay.P95, lv.ServerCores, lv.WorkerCores)
+				vr.SweepLevels = append(vr.SweepLevels, lv)
+			}
+			res.Variants = append(res.Variants, vr)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("stream variant %s: %w", v.Name, err)
+		}
+	}
+	return res, nil
+}
+
+// streamQueue is the task queue of a stream worker with heartbeat ticker
+// tickMs (0: as built): the child reads the ticker from it.
+func streamQueue(tickMs int64) string {
+	if tickMs <= 0 {
+		return streamTaskQueue
+	}
+	return fmt.Sprintf("%s-tick%d", streamTaskQueue, tickMs)
+}
+
+// withStreamWorker runs fn on a tapped worker of settings s in variant v,
+// with followers on a client of their own.
+func (h *harness) withStreamWorker(ctx context.Context, s settings.Settings, v StreamVariant, fn func(*streamBatch) error) error {
+	s.Temporal.TaskQueue = streamQueue(v.TickMs)
+	tap := tapFile(s)
+	_ = os.Remove(tap)
+	w, err := startChild(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer w.stop()
+	sb := &streamBatch{h: h, s: s, rpcs: &rpcCounter{}, worker: w, tap: tap, answer: s.Scripted.Reply}
+	fc, err := dialCounting(ctx, s, sb.rpcs)
+	if err != nil {
+		return err
+	}
+	defer fc.Close()
+	if sb.k, err = app.NewController(fc, s); err != nil {
+		return err
+	}
+	if v.FollowMs > 0 {
+		sb.k.StreamInterval = time.Duration(v.FollowMs) * time.Millisecond
+	}
+	return fn(sb)
+}
+
+// main measures the history of 1 vs many chunks, the delay and cost at N=1
+// and the sweep, and the signals alternative.
+func (sb *streamBatch) main(ctx context.Context, res *StreamResult, pieces []string) error {
+	h, k := sb.h, len(pieces)
+	if _, err := sb.run(ctx, oneChunkPrefix+"warmup", 1); err != nil {
+		return err
+	}
+	res.IdleServerCores, res.IdleWorkerCores = sb.idle(ctx, h.cfg.StreamIdle)
+
+	// History: the same answer in one delta and in k, alternating.
+	res.One, res.Many = StreamHistory{Chunks: 1}, StreamHistory{Chunks: k}
+	var manyCalls []streamCall
+	var manyUse usage
+	for r := 0; r < max(h.cfg.StreamRuns, 1); r++ {
+		for _, hist := range []*StreamHistory{&res.One, &res.Many} {
+			prefix := oneChunkPrefix
+			if hist.Chunks > 1 {
+				prefix = manyChunkPrefix
+			}
+			calls, err := sb.run(ctx, fmt.Sprintf("%s%02d-%02d", prefix, 1, r), 1)
+			if err != nil {
+				return err
+			}
+			c := calls[0]
+			if hist.Chunks > 1 {
+				manyCalls = append(manyCalls, c)
+				manyUse.add(sb.last)
+			}
+			hist.Prompts++
+			hist.Events = append(hist.Events, c.events)
+			hist.BytesPerCall = append(hist.BytesPerCall, c.bytesPerCall)
+			res.TappedDeltas = append(res.TappedDeltas, len(c.tap.Ends))
+		}
+	}
+	res.One.MeanBytesPerCall = meanInts(res.One.BytesPerCall)
+	res.Many.MeanBytesPerCall = meanInts(res.Many.BytesPerCall)
+	res.HistoryRatio = res.Many.MeanBytesPerCall / res.One.MeanBytesPerCall
+	for i, d := range res.TappedDeltas {
+		if want := []int{1, k}[i%2]; d != want {
+			return fmt.Errorf("stream: the tap saw %d deltas in call %d, want %d", d, i, want)
+		}
+	}
+	h.logf("stream: history per call 1 chunk %.0f B, %d chunks %.0f B = %.4fx",
+		res.One.MeanBytesPerCall, k, res.Many.MeanBytesPerCall, res.HistoryRatio)
+
+	// Delay and cost: the N=1 calls above, then N at once.
+	res.Levels = append(res.Levels, sb.level(1, manyCalls, manyUse))
+	for _, n := range h.cfg.StreamConcurrency {
+		calls, err := sb.run(ctx, fmt.Sprintf("%s%02d", manyChunkPrefix, n), n)
+		if err != nil {
+			return err
+		}
+		res.Levels = append(res.Levels, sb.level(n, calls, sb.last))
+	}
+	for _, l := range res.Levels {
+		h.logf("stream: N=%d delay p50 %.0f ms p95 %.0f ms (%d deltas, %d via message_end), %.1f heartbeats/s per call, server %.2f cores, worker %.2f",
+			l.N, l.Delay.P50, l.Delay.P95, l.Deltas, l.ViaEnd, l.HeartbeatsPerSec, l.ServerCores, l.WorkerCores)
+		if res.BrokeAt == 0 && l.Delay.P95 <= streamTargetP95Ms {
+			res.Sustained = l.N
+		} else if res.BrokeAt == 0 {
+			res.BrokeAt = l.N
+		}
+	}
+
+	var err error
+	if res.Signals, err = sb.signals(ctx, pieces[:min(h.cfg.StreamSignals, len(pieces))]); err != nil {
+		return err
+	}
+	sg := &res.Signals
+	sg.PerCallBytes = res.Many.MeanBytesPerCall + float64(sg.AddedBytes)
+	sg.Ratio = sg.PerCallBytes / res.Many.MeanBytesPerCall
+	h.logf("stream: %d deltas as signals add %d B of history (%d workflow tasks)", sg.Signals, sg.AddedBytes, sg.WorkflowTasks)
+	return nil
+}
+
+// streamBatch runs followed prompts on the stream worker.
+type streamBatch struct {
+	h      *harness
+	s      settings.Settings
+	k      *control.Controller
+	rpcs   *rpcCounter
+	worker *child
+	tap    string
+	answer string
+	// last is the resource use of the latest run.
+	last usage
+}
+
+// usage is what a batch of prompts cost.
+type usage struct {
+	wall, server, worker time.Duration
+	rpcs                 map[string]int
+}
+
+func (u *usage) add(v usage) {
+	u.wall += v.wall
+	u.server += v.server
+	u.worker += v.worker
+	if u.rpcs == nil {
+		u.rpcs = map[string]int{}
+	}
+	for m, n := range v.rpcs {
+		u.rpcs[m] += n
+	}
+}
+
+// streamCall is one followed prompt.
+type streamCall struct {
+	session      string
+	tap          tapRecord
+	live         []liveMark
+	liveText     string
+	final        string
+	endAt        time.Time
+	events       int
+	bytesPerCall int
+}
+
+// liveMark: the follower had End bytes of the text at At.
+type liveMark struct {
+	end int
+	at  time.Time
+}
+
+// run starts n prompts at once in sessions prefix-0..n-1 (prefix itself
+// when n is 1 and it names a session), follows each until prompt_end,
+// and checks each: completed, one model call, the live text a prefix of
+// the final text, which is the answer.
+func (b *streamBatch) run(ctx context.Context, prefix string, n int) ([]streamCall, error) {
+	calls := make([]streamCall, n)
+	for i := range calls {
+		calls[i].session = prefix
+		if n > 1 {
+			calls[i].session = fmt.Sprintf("%s-%02d", prefix, i)
+		}
+	}
+	before := b.rpcs.snapshot()
+	server0, worker0, t0 := selfCPU(), procCPU(b.worker.cmd.Process.Pid), time.Now()
+	err := parallel(n, n, func(i int) error { return b.follow(ctx, &calls[i]) })
+	b.last = usage{wall: time.Since(t0), server: selfCPU() - server0,
+		worker: procCPU(b.worker.cmd.Process.Pid) - worker0, rpcs: b.rpcs.since(before)}
+	if err != nil {
+		return nil, err
+	}
+	taps, err := readTap(b.tap)
+	if err != nil {
+		return nil, err
+	}
+	for i := range calls {
+		c := &calls[i]
+		rec, ok := taps[c.session]
+		if !ok {
+			return nil, fmt.Errorf("stream: the tap has no call of session %s", c.session)
+		}
+		c.tap = rec
+	}
+	return calls, nil
+}
+
+// follow runs and follows one prompt.
+func (b *streamBatch) follow(ctx context.Context, c *streamCall) error {
+	run, err := b.h.startPrompt(ctx, b.s, c.session, "stream the answer")
+	if err != nil {
+		return err
+	}
+	var live strings.Builder
+	_, err = b.k.Follow(ctx, c.session, run.GetRunID(), 0, func(e agent.Event) {
+		now := time.Now()
+		switch {
+		case e.Type == agent.EventMessageUpdate && e.AssistantMessageEvent != nil &&
+			e.AssistantMessageEvent.Type == llm.DeltaText:
+			live.WriteString(e.AssistantMessageEvent.Delta)
+			c.live = append(c.live, liveMark{end: live.Len(), at: now})
+		case e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleAssistant:
+			c.final, c.endAt = e.Message.Text(), now
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("follow session %s: %w", c.session, err)
+	}
+	if err := promptDone(ctx, run, agent.StatusCompleted); err != nil {
+		return err
+	}
+	c.liveText = live.String()
+	switch {
+	case c.final != b.answer:
+		return fmt.Errorf("stream: session %s: message_end has %d bytes, want the %d-byte answer", c.session, len(c.final), len(b.answer))
+	case !strings.HasPrefix(c.final, c.liveText):
+		return fmt.Errorf("stream: session %s: the message_update deltas (%d bytes) are not a prefix of the final text", c.session, len(c.liveText))
+	}
+	evs, err := b.h.history(ctx, run)
+	if err != nil {
+		return err
+	}
+	calls := 0
+	for _, ev := range evs {
+		if ev.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
+			ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == activities.CallModelName {
+			calls++
+		}
+	}
+	if calls != 1 {
+		return fmt.Errorf("stream: session %s made %d model calls, want 1", c.session, calls)
+	}
+	c.events, c.bytesPerCall = len(evs), historyBytes(evs)
+	return nil
+}
+
+// level sums up the delays and the cost of calls that streamed n at once.
+func (b *streamBatch) level(n int, calls []streamCall, u usage) StreamLevel {
+	l := StreamLevel{N: n, Calls: len(calls), WallSec: u.wall.Seconds()}
+	var delays, live, viaEnd []float64
+	var streamNs int64
+	heartbeats := 0
+	for _, c := range calls {
+		for i, end := range c.tap.Ends {
+			at := time.Unix(0, c.tap.AtNs[i])
+			j := sort.Search(len(c.live), func(j int) bool { return c.live[j].end >= end })
+			if j < len(c.live) {
+				live = append(live, ms(c.live[j].at.Sub(at)))
+			} else {
+				viaEnd = append(viaEnd, ms(c.endAt.Sub(at)))
+			}
+		}
+		l.LiveBytes += len(c.liveText)
+		l.TextBytes += len(c.final)
+		streamNs += c.tap.EndNs - c.tap.StartNs
+		heartbeats += c.tap.Heartbeats
+	}
+	delays = append(live, viaEnd...)
+	l.Delay, l.Deltas, l.ViaEnd = dist(delays), len(delays), len(viaEnd)
+	l.LiveDelay, l.EndDelay = dist(live), dist(viaEnd)
+	if len(calls) > 0 {
+		l.CallSec = float64(streamNs) / 1e9 / float64(len(calls))
+	}
+	if streamNs > 0 {
+		l.HeartbeatsPerSec = float64(heartbeats) / (float64(streamNs) / 1e9)
+	}
+	if sec := u.wall.Seconds(); sec > 0 {
+		// u.wall sums sequential batches of N prompts each.
+		l.DescribesPerSec = float64(u.rpcs["DescribeWorkflowExecution"]) / sec / float64(n)
+		l.QueriesPerSec = float64(u.rpcs["QueryWorkflow"]) / sec / float64(n)
+		l.ServerCores = u.server.Seconds() / sec
+		l.WorkerCores = u.worker.Seconds() / sec
+	}
+	return l
+}
+
+// idle measures the CPU use of the server and the worker doing nothing
+// for d.
+func (b *streamBatch) idle(ctx context.Context, d time.Duration) (server, worker float64) {
+	if d <= 0 {
+		return 0, 0
+	}
+	pid := b.worker.cmd.Process.Pid
+	s0, w0, t0 := selfCPU(), procCPU(pid), time.Now()
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+	sec := time.Since(t0).Seconds()
+	return (selfCPU() - s0).Seconds() / sec, (procCPU(pid) - w0).Seconds() / sec
+}
+
+// streamSignal is one delta as the workflow-streams design sends it.
+type streamSignal struct {
+	EntryID string                      `json:"entryId"`
+	Event   agent.AssistantMessageEvent `json:"assistantMessageEvent"`
+}
+
+// streamSignalsWorkflow receives n delta signals and returns the number
+// of bytes they carried.
+func streamSignalsWorkflow(ctx workflow.Context, n int) (int, error) {
+	ch := workflow.GetSignalChannel(ctx, streamSignalName)
+	total := 0
+	for i := 0; i < n; i++ {
+		var d streamSignal
+		ch.Receive(ctx, &d)
+		total += len(d.Event.Delta)
+	}
+	return total, nil
+}
+
+// signals sends pieces as signals into a running streamSignalsWorkflow,
+// paced like the provider streams them, and measures its history against
+// the same workflow with no signal.
+func (b *streamBatch) signals(ctx context.Context, pieces []string) (StreamSignals, error) {
+	res := StreamSignals{Signals: len(pieces)}
+	pace := time.Duration(b.s.Scripted.StreamDelayMs) * time.Millisecond
+	measure := func(id string, pieces []string) (bytes, events, tasks int, err error) {
+		run, err := b.h.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: b.s.Temporal.TaskQueue},
+			streamSignalsWorkflowName, len(pieces))
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		want, t0 := 0, time.Now()
+		for i, p := range pieces {
+			if d := time.Until(t0.Add(time.Duration(i) * pace)); d > 0 {
+				time.Sleep(d)
+			}
+			sig := streamSignal{EntryID: "entry-0123456789abcdef",
+				Event: agent.AssistantMessageEvent{Type: llm.DeltaText, Delta: p}}
+			if err := b.h.c.SignalWorkflow(ctx, id, run.GetRunID(), streamSignalName, sig); err != nil {
+				return 0, 0, 0, fmt.Errorf("signal %d to %s: %w", i, id, err)
+			}
+			want += len(p)
+		}
+		var got int
+		if err := run.Get(ctx, &got); err != nil || got != want {
+			return 0, 0, 0, fmt.Errorf("workflow %s received %d bytes (%v), want %d", id, got, err, want)
+		}
+		evs, err := b.h.history(ctx, run)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		for _, ev := range evs {
+			if ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
+				tasks++
+			}
+		}
+		return historyBytes(evs), len(evs), tasks, nil
+	}
+	var err error
+	if res.BaseBytes, _, _, err = measure("stream-signals-none", nil); err != nil {
+		return res, err
+	}
+	if res.Bytes, res.Events, res.WorkflowTasks, err = measure(fmt.Sprintf("stream-signals-%d", len(pieces)), pieces); err != nil {
+		return res, err
+	}
+	res.AddedBytes = res.Bytes - res.BaseBytes
+	return res, nil
+}
+
+// rows renders the stream benchmark.
+func (r *StreamResult) rows() []Row {
+	chunks := r.Many.Chunks
+	out := []Row{{"stream history 1 vs " + strconv.Itoa(chunks) + " chunks",
+		fmt.Sprintf("bytes/model call, the same %d B answer: 1 chunk %.0f B (%s events), %d chunks %.0f B (%s events) = %.4fx (%d prompts each, alternating)",
+			r.AnswerBytes, r.One.MeanBytesPerCall, joinInts(r.One.Events), chunks, r.Many.MeanBytesPerCall, joinInts(r.Many.Events),
+			r.HistoryRatio, r.Many.Prompts),
+		"equal within 2%", verdict(r.HistoryRatio >= 0.98 && r.HistoryRatio <= 1.02)}}
+	for _, l := range r.Levels {
+		out = append(out, Row{fmt.Sprintf("stream delay N=%d", l.N),
+			fmt.Sprintf("provider delta to control.Follow callback p50 %.1f ms, p95 %.1f ms, max %.1f ms (%d deltas of %d calls; %d in message_update: p50 %.1f / p95 %.1f ms; %d only in message_end: p50 %.1f / p95 %.1f ms; %.0f%% of the text as message_update); "+
+				"per call %.1f heartbeat RPCs/s over %.1f s; per follower %.1f Describe/s, %.1f queries/s; CPU: bench process (embedded server + followers) %.2f cores, worker %.2f cores",
+				l.Delay.P50, l.Delay.P95, l.Delay.Max, l.Deltas, l.Calls, l.LiveDelay.N, l.LiveDelay.P50, l.LiveDelay.P95,
+				l.ViaEnd, l.EndDelay.P50, l.EndDelay.P95, 100*float64(l.LiveBytes)/float64(max(l.TextBytes, 1)),
+				l.HeartbeatsPerSec, l.CallSec, l.DescribesPerSec, l.QueriesPerSec, l.ServerCores, l.WorkerCores),
+			fmt.Sprintf("p95 <= %d ms", streamTargetP95Ms), verdict(l.Delay.P95 <= streamTargetP95Ms)})
+	}
+	var sweep []string
+	for _, l := range r.Levels {
+		sweep = append(sweep, fmt.Sprintf("N=%d %.0f ms", l.N, l.Delay.P95))
+	}
+	broke := "none of the sweep broke it"
+	if r.BrokeAt > 0 {
+		broke = fmt.Sprintf("breaks at N=%d", r.BrokeAt)
+	}
+	out = append(out, Row{"stream concurrency",
+		fmt.Sprintf("sustains %d concurrent streaming prompts with p95 <= %d ms, %s (p95 %s; stream.intervalMs %d, follower poll %d ms, scripted %d ms/word; idle CPU: bench process %.3f cores, worker %.3f)",
+			r.Sustained, streamTargetP95Ms, broke, strings.Join(sweep, ", "), r.IntervalMs, r.PollMs, r.StreamDelayMs,
+			r.IdleServerCores, r.IdleWorkerCores),
+		"(info)", "info"})
+	for _, v := range r.Variants {
+		l := v.Level
+		interval := v.IntervalMs
+		if interval == 0 {
+			interval = r.IntervalMs
+		}
+		tick, follow := v.TickMs, v.FollowMs
+		if tick == 0 {
+			tick = interval
+		}
+		if follow == 0 {
+			follow = interval
+		}
+		out = append(out, Row{"stream variant " + v.Name,
+			fmt.Sprintf("stream.intervalMs %d, snapshot tick %d ms, follower Describe every %d ms: delay p50 %.1f ms, p95 %.1f ms, max %.1f ms (%d deltas of %d calls, %d only in message_end); "+
+				"per call %.1f heartbeat RPCs/s; per follower %.1f Describe/s; CPU: bench process %.2f cores, worker %.2f cores",
+				interval, tick, follow, l.Delay.P50, l.Delay.P95, l.Delay.Max, l.Deltas, l.Calls, l.ViaEnd,
+				l.HeartbeatsPerSec, l.DescribesPerSec, l.ServerCores, l.WorkerCores),
+			fmt.Sprintf("p95 <= %d ms", streamTargetP95Ms), verdict(l.Delay.P95 <= streamTargetP95Ms)})
+		for _, l := range v.SweepLevels {
+			out = append(out, Row{fmt.Sprintf("stream variant %s N=%d", v.Name, l.N),
+				fmt.Sprintf("delay p50 %.1f ms, p95 %.1f ms, max %.1f ms (%d deltas of %d calls, %d only in message_end); "+
+					"per call %.1f heartbeat RPCs/s; per follower %.1f Describe/s; CPU: bench process %.2f cores, worker %.2f cores",
+					l.Delay.P50, l.Delay.P95, l.Delay.Max, l.Deltas, l.Calls, l.ViaEnd,
+					l.HeartbeatsPerSec, l.DescribesPerSec, l.ServerCores, l.WorkerCores),
+				fmt.Sprintf("p95 <= %d ms", streamTargetP95Ms), verdict(l.Delay.P95 <= streamTargetP95Ms)})
+		}
+	}
+	sg := r.Signals
+	out = append(out, Row{"stream as signals",
+		fmt.Sprintf("%d deltas as signals into a running workflow add %d B of history (%d events, %d workflow tasks): per call %.0f B = %.2fx the heartbeat design's %.0f B",
+			sg.Signals, sg.AddedBytes, sg.Events, sg.WorkflowTasks, sg.PerCallBytes, sg.Ratio, r.Many.MeanBytesPerCall),
+		"(comparison)", "info"})
+	return out
+}
+
+func meanInts(xs []int) float64 {
+	f := make([]float64, len(xs))
+	for i, x := range xs {
+		f[i] = float64(x)
+	}
+	return mean(f)
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, "/")
+}
+
+// selfCPU is this process's CPU time, user and system, all threads.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU is a process's CPU time from /proc (utime + stime, in the
+// kernel's 100 Hz ticks); zero off Linux.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name may hold spaces: the fields start after its ')'.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// rpcCounter counts a client's RPCs by method, and heartbeats by task
+// token.
+type rpcCounter struct {
+	mu         sync.Mutex
+	methods    map[string]int
+	heartbeats map[string]int
+}
+
+func (c *rpcCounter) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
+	invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	c.mu.Lock()
+	if c.methods == nil {
+		c.methods, c.heartbeats = map[string]int{}, map[string]int{}
+	}
+	c.methods[path.Base(method)]++
+	if hb, ok := req.(*workflowservice.RecordActivityTaskHeartbeatRequest); ok {
+		c.heartbeats[string(hb.GetTaskToken())]++
+	}
+	c.mu.Unlock()
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+func (c *rpcCounter) snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.methods))
+	for m, n := range c.methods {
+		out[m] = n
+	}
+	return out
+}
+
+func (c *rpcCounter) since(before map[string]int) map[string]int {
+	now := c.snapshot()
+	for m := range now {
+		now[m] -= before[m]
+	}
+	return now
+}
+
+func (c *rpcCounter) heartbeatsOf(token []byte) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.heartbeats[string(token)]
+}
+
+// dialCounting dials like app.Dial (client profile, settings, payload
+// codec) with c counting the RPCs.
+func dialCounting(ctx context.Context, s settings.Settings, c *rpcCounter) (client.Client, error) {
+	opts, err := app.ClientOptions(s, nil)
+	if err != nil {
+		return nil, err
+	}
+	if cdc, err := codec.FromSettings(s); err != nil {
+		return nil, err
+	} else if cdc != nil {
+		opts.DataConverter = codec.DataConverter(nil, cdc)
+	}
+	opts.Logger = sdklog.NewStructuredLogger(quiet())
+	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(c.unary))
+	cctx, cancel := context.WithTimeout(ctx, app.DialTimeout)
+	defer cancel()
+	return client.DialContext(cctx, opts)
+}
+
+// childRPCs counts the RPCs of the stream worker's client.
+var childRPCs rpcCounter
+
+// dialChild is the child worker's client: the product's, counting RPCs
+// on the stream queue.
+func dialChild(s settings.Settings) (client.Client, error) {
+	if _, ok := streamTick(s.Temporal.TaskQueue); ok {
+		return dialCounting(context.Background(), s, &childRPCs)
+	}
+	return app.Dial(context.Background(), s, quiet())
+}
+
+// newChildWorker is the child's worker: app.NewWorker, except on the
+// stream queue, where the scripted provider is tapped and the signals
+// workflow is registered too.
+func newChildWorker(c client.Client, s settings.Settings) (worker.Worker, error) {
+	tick, ok := streamTick(s.Temporal.TaskQueue)
+	if !ok {
+		return app.NewWorker(c, s)
+	}
+	acts, err := app.NewActivities(s)
+	if err != nil {
+		return nil, err
+	}
+	if tick > 0 {
+		acts.HeartbeatInterval = tick
+	}
+	f, err := os.OpenFile(tapFile(s), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open stream tap: %w", err)
+	}
+	providers := acts.Provider
+	acts.Provider = func(name string) (llm.Provider, error) {
+		p, err := providers(name)
+		if err != nil || name != "scripted" {
+			return p, err
+		}
+		return &tapProvider{inner: p, out: f, rpcs: &childRPCs}, nil
+	}
+	w := worker.New(c, s.Temporal.TaskQueue, app.WorkerOptions(s))
+	app.Register(w, acts)
+	w.RegisterWorkflowWithOptions(streamSignalsWorkflow, workflow.RegisterOptions{Name: streamSignalsWorkflowName})
+	return w, nil
+}
+
+// streamTick says whether queue is a stream worker's and its heartbeat
+// ticker (0: as built).
+func streamTick(queue string) (time.Duration, bool) {
+	rest, ok := strings.CutPrefix(queue, streamTaskQueue)
+	if !ok {
+		return 0, false
+	}
+	if rest == "" {
+		return 0, true
+	}
+	ms, err := strconv.Atoi(strings.TrimPrefix(rest, "-tick"))
+	if err != nil || ms <= 0 {
+		return 0, false
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
+
+// tapFile is where the stream worker of s writes its stamps.
+func tapFile(s settings.Settings) string {
+	return filepath.Join(s.DataDir, "bench-stream-tap-"+s.Temporal.TaskQueue+".jsonl")
+}
+
+// tapRecord is one model call as the tap saw it: the byte offset each
+// delta ended at and when it left the provider (Unix ns), and the
+// heartbeat RPCs the call's activity sent while the provider ran.
+type tapRecord struct {
+	Session    string  `json:"session"`
+	StartNs    int64   `json:"startNs"`
+	EndNs      int64   `json:"endNs"`
+	Ends       []int   `json:"ends"`
+	AtNs       []int64 `json:"atNs"`
+	Heartbeats int     `json:"heartbeats"`
+}
+
+// tapProvider stamps the text deltas of a provider as they leave it. In a
+// oneChunkPrefix session it hands the whole text over as one delta when
+// the provider is done.
+type tapProvider struct {
+	inner llm.Provider
+	mu    sync.Mutex
+	out   *os.File
+	rpcs  *rpcCounter
+}
+
+func (p *tapProvider) Complete(ctx context.Context, req llm.Request) agent.Message {
+	rec := tapRecord{Session: req.SessionID, StartNs: time.Now().UnixNano()}
+	onDelta, one := req.OnDelta, strings.HasPrefix(req.SessionID, oneChunkPrefix)
+	var held strings.Builder
+	total := 0
+	emit := func(d llm.Delta) {
+		total += len(d.Delta)
+		rec.Ends, rec.AtNs = append(rec.Ends, total), append(rec.AtNs, time.Now().UnixNano())
+		if onDelta != nil {
+			onDelta(d)
+		}
+	}
+	req.OnDelta = func(d llm.Delta) {
+		switch {
+		case d.Type != llm.DeltaText:
+			if onDelta != nil {
+				onDelta(d)
+			}
+		case one:
+			held.WriteString(d.Delta)
+		default:
+			emit(d)
+		}
+	}
+	msg := p.inner.Complete(ctx, req)
+	if held.Len() > 0 {
+		emit(llm.Delta{Type: llm.DeltaText, Delta: held.String()})
+	}
+	rec.EndNs = time.Now().UnixNano()
+	if activity.IsActivity(ctx) {
+		rec.Heartbeats = p.rpcs.heartbeatsOf(activity.GetInfo(ctx).TaskToken)
+	}
+	if line, err := json.Marshal(rec); err == nil {
+		p.mu.Lock()
+		_, _ = p.out.Write(append(line, '\n'))
+		p.mu.Unlock()
+	}
+	return msg
+}
+
+// readTap reads the tap's records, the latest per session.
+func readTap(file string) (map[string]tapRecord, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("read stream tap: %w", err)
+	}
+	defer f.Close()
+	out := map[string]tapRecord{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var r tapRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("read stream tap %s: %w", file, err)
+		}
+		out[r.Session] = r
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,24 @@
+package cli
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// The starter dials with the environment it was given: the Temporal
+// client profile's variables (here TEMPORAL_API_KEY) come from Env, not
+// from the process, so a wrapper or test that passes an environment gets
+// exactly that connection.
+func TestCLI_ClientProfileReadsTheGivenEnvironment(t *testing.T) {
+	t.Setenv("TEMPORAL_API_KEY", "")
+	os.Unsetenv("TEMPORAL_API_KEY") // the process has none: only Env can supply it
+	code, _, stderr := run(t, map[string]string{"TEMPORAL_API_KEY": "test-key-not-a-secret"}, "state", "--session", "s")
+	if code != 2 || !strings.Contains(stderr, "API key") || !strings.Contains(stderr, "127.0.0.1:1") {
+		t.Fatalf("exit %d, stderr %q; want exit 2 and a dial error that says it used the API key of the given environment", code, stderr)
+	}
+	code, _, stderr = run(t, nil, "state", "--session", "s")
+	if code != 2 || strings.Contains(stderr, "API key") {
+		t.Fatalf("without the variable: exit %d, stderr %q; want no API key", code, stderr)
+	}
+}

@@ -1,0 +1,245 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+// Results of tool calls that did not get their approval.
+const (
+	// ToolDeniedMessage is the result of a call approve_tool denied; the
+	// reason, when given, follows after ": ".
+	ToolDeniedMessage = "Tool call denied by user"
+	// ToolApprovalTimeoutMessage is the result of a call not decided
+	// within tools.approvalTimeoutMs.
+	ToolApprovalTimeoutMessage = "Tool call not approved within %s"
+)
+
+// ApproveToolResult is the result of the approve_tool update.
+type ApproveToolResult struct {
+	ToolCallID string `json:"toolCallId"`
+	ToolName   string `json:"toolName"`
+	Approved   bool   `json:"approved"`
+}
+
+// Durable tool approval (docs/spec.md). A call of a tool named in
+// tools.requireApproval emits tool_approval_request and waits, on
+// workflow state only (workflow.Await, plus a durable timer when
+// tools.approvalTimeoutMs is set), for the approve_tool update. The wait
+// survives worker restarts: the update is in history. Calls of one
+// parallel group ask together and wait together. An abort, a steer
+// message or the timeout ends the wait; every call still gets a result.
+
+// approval is one call waiting for its decision.
+type approval struct {
+	call      *toolCall
+	decided   bool
+	approved  bool
+	reason    string
+	expiresAt *time.Time
+}
+
+// needsApproval reports whether calls of the tool wait for approve_tool.
+func (r *run) needsApproval(tool string) bool {
+	if !r.userInLoop() {
+		return false
+	}
+	for _, t := range r.in.Approval.Require {
+		if t == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// registerApprovalHandler installs the approve_tool update (runs of
+// versionUserInLoop only: earlier histories have no such update).
+func (r *run) registerApprovalHandler(ctx workflow.Context) error {
+	if !r.userInLoop() {
+		return nil
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, agent.UpdateApproveTool, r.approveTool,
+		workflow.UpdateHandlerOptions{
+			Validator:   r.validateApproval,
+			Description: `decide a tool call waiting for approval: {"toolCallId": "...", "approved": true|false, "reason": "..."}`,
+		})
+}
+
+// pendingApproval returns the undecided approval of id (nil when none).
+func (r *run) pendingApproval(id string) *approval {
+	for _, a := range r.approvals {
+		if a.call.ref.ID == id && !a.decided {
+			return a
+		}
+	}
+	return nil
+}
+
+// validateApproval rejects an approve_tool for a call that is not
+// waiting: rejected updates never reach history. It only reads state.
+func (r *run) validateApproval(p agent.ApproveToolPayload) error {
+	id := p.ToolCallID
+	if strings.TrimSpace(id) == "" {
+		return errors.New("approve_tool: toolCallId is empty")
+	}
+	if r.pendingApproval(id) != nil {
+		return nil
+	}
+	for _, a := range r.approvals {
+		if a.call.ref.ID == id {
+			return fmt.Errorf("approve_tool: tool call %s was already %s", id, decisionWord(a.approved))
+		}
+	}
+	if outcome, ok := r.decided[id]; ok {
+		return fmt.Errorf("approve_tool: tool call %s was already decided (%s)", id, outcome)
+	}
+	waiting := make([]string, 0, len(r.approvals))
+	for _, a := range r.approvals {
+		if !a.decided {
+			waiting = append(waiting, a.call.ref.ID)
+		}
+	}
+	if len(waiting) == 0 {
+		return fmt.Errorf("approve_tool: tool call %s is not waiting for approval (no call is)", id)
+	}
+	return fmt.Errorf("approve_tool: tool call %s is not waiting for approval (waiting: %s)", id, strings.Join(waiting, ", "))
+}
+
+func decisionWord(approved bool) string {
+	if approved {
+		return "approved"
+	}
+	return "denied"
+}
+
+// approveTool records the decision; the waiting tool step wakes up.
+func (r *run) approveTool(ctx workflow.Context, p agent.ApproveToolPayload) (ApproveToolResult, error) {
+	// The validator ran, but two updates for one id may be accepted in
+	// the same workflow task before either handler runs.
+	if err := r.validateApproval(p); err != nil {
+		return ApproveToolResult{}, err
+	}
+	a := r.pendingApproval(p.ToolCallID)
+	a.decided, a.approved, a.reason = true, p.Approved, strings.TrimSpace(p.Reason)
+	r.setApprovalDetails(ctx)
+	return ApproveToolResult{ToolCallID: p.ToolCallID, ToolName: a.call.ref.Name, Approved: p.Approved}, nil
+}
+
+// awaitApprovals asks for the approval of the group's calls that need it
+// and waits until each is decided, the timeout passes, a steer message is
+// queued or the prompt is aborted. A denied or timed-out call gets its
+// error text in c.denial; an approved one runs; the others are left to
+// the caller (skipped for the steer message, or aborted).
+func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
+	var timeout time.Duration
+	if ms := r.in.Approval.TimeoutMs; ms > 0 {
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	now := workflow.Now(ctx)
+	for _, c := range group {
+		if !r.needsApproval(c.ref.Name) {
+			continue
+		}
+		a := &approval{call: c}
+		if timeout > 0 {
+			t := now.Add(timeout).UTC()
+			a.expiresAt = &t
+		}
+		r.approvals = append(r.approvals, a)
+		r.emit(ctx, agent.Event{Type: agent.EventToolApprovalRequest, ToolCallID: c.ref.ID,
+			ToolName: c.ref.Name, Args: c.ref.ArgsPreview})
+	}
+	if len(r.approvals) == 0 {
+		return
+	}
+	r.setApprovalDetails(ctx)
+	done := func() bool {
+		if r.aborted || len(r.steering) > 0 {
+			return true
+		}
+		for _, a := range r.approvals {
+			if !a.decided {
+				return false
+			}
+		}
+		return true
+	}
+	var err error
+	timedOut := false
+	if timeout > 0 {
+		var ok bool
+		ok, err = workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: timeout,
+			TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("approval timeout (%s)", agent.FormatDelay(r.in.Approval.TimeoutMs))}}, done)
+		timedOut = err == nil && !ok
+	} else {
+		err = workflow.Await(ctx, done)
+	}
+	if err != nil || ctx.Err() != nil { // the workflow itself was cancelled
+		r.aborted = true
+	}
+	if r.decided == nil {
+		r.decided = map[string]string{}
+	}
+	for _, a := range r.approvals {
+		id := a.call.ref.ID
+		switch {
+		case a.decided && a.approved:
+			r.decided[id] = "approved"
+		case a.decided:
+			r.decided[id] = "denied"
+			a.call.denial = ToolDeniedMessage
+			if a.reason != "" {
+				a.call.denial += ": " + a.reason
+			}
+		case r.aborted:
+			r.decided[id] = "aborted"
+		case len(r.steering) > 0:
+			r.decided[id] = "skipped for a steer message"
+		case timedOut:
+			r.decided[id] = "not approved in time"
+			a.call.denial = fmt.Sprintf(ToolApprovalTimeoutMessage, agent.FormatDelay(r.in.Approval.TimeoutMs))
+		}
+	}
+	r.approvals = nil
+	workflow.SetCurrentDetails(ctx, "")
+}
+
+// setApprovalDetails shows the calls still waiting in the current details
+// (Temporal UI, `temporal workflow metadata`).
+func (r *run) setApprovalDetails(ctx workflow.Context) {
+	var names []string
+	for _, a := range r.approvals {
+		if !a.decided {
+			names = append(names, a.call.ref.Name+" "+a.call.ref.ID)
+		}
+	}
+	if len(names) == 0 {
+		workflow.SetCurrentDetails(ctx, "")
+		return
+	}
+	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Waiting for approval of %s (turn %d): approve_tool {\"toolCallId\": ..., \"approved\": true|false}",
+		strings.Join(names, ", "), r.turn))
+}
+
+// pendingApprovals is the state query's list of calls waiting.
+func (r *run) pendingApprovals() []agent.PendingApproval {
+	var out []agent.PendingApproval
+	for _, a := range r.approvals {
+		if a.decided {
+			continue
+		}
+		p := agent.PendingApproval{ToolCallID: a.call.ref.ID, ToolName: a.call.ref.Name, Args: a.call.ref.ArgsPreview}
+		if a.expiresAt != nil {
+			t := *a.expiresAt
+			p.ExpiresAt = &t
+		}
+		out = append(out, p)
+	}
+	return out
+}

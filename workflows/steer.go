@@ -1,0 +1,176 @@
+package workflows
+
+import (
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/session"
+)
+
+// SkippedForSteerMessage is the result of a tool call that had not started
+// when a steer message was queued: the user changed course, so the rest
+// of the batch is skipped (the terminal agent's wording).
+const SkippedForSteerMessage = "Skipped due to queued user message."
+
+// Messages into a running prompt (docs/spec.md, "Steering, follow-ups and
+// tool approval"). steer and follow_up signals queue a message in the
+// run's state; the loop delivers it at a turn boundary: a steer message
+// before the next model call (a tool batch in flight first finishes, its
+// calls not started yet are skipped), a follow-up when the loop would
+// otherwise end. A delivered message is written to the session as a user
+// entry and shown with message_start/message_end after the turn_start of
+// the turn it opens. The queues are carried across continue-as-new; a
+// prompt that fails or is aborted returns what it did not deliver.
+
+// userInLoop reports whether this run handles steer, follow_up and
+// approve_tool (histories before versionUserInLoop ignore them).
+func (r *run) userInLoop() bool { return r.version >= versionUserInLoop }
+
+// receiveMessage moves one signal of a steer or follow_up channel into
+// its queue; it reports whether the channel had one.
+func (r *run) receiveMessage(ctx workflow.Context, c workflow.ReceiveChannel, name string) bool {
+	var p agent.UserMessagePayload
+	if !c.ReceiveAsync(&p) {
+		return false
+	}
+	if strings.TrimSpace(p.Message) == "" {
+		workflow.GetLogger(ctx).Warn(name+` ignored: want {"message": "..."} with a non-empty message`, "session", r.in.SessionID)
+		return true
+	}
+	if name == agent.SignalSteer {
+		r.steering = append(r.steering, p.Message)
+	} else {
+		r.followUps = append(r.followUps, p.Message)
+	}
+	return true
+}
+
+// drainMessages applies the steer and follow_up signals still waiting in
+// their channels.
+func (r *run) drainMessages(ctx workflow.Context) {
+	if !r.userInLoop() {
+		return
+	}
+	for _, name := range []string{agent.SignalSteer, agent.SignalFollowUp} {
+		ch := workflow.GetSignalChannel(ctx, name)
+		for r.receiveMessage(ctx, ch, name) {
+		}
+	}
+}
+
+// steerQueued reports (after draining the signal channels) whether a
+// steer message waits: the tool calls not started yet are skipped.
+func (r *run) steerQueued(ctx workflow.Context) bool {
+	if !r.userInLoop() {
+		return false
+	}
+	r.drainSignals(ctx)
+	return len(r.steering) > 0
+}
+
+// queuedTurnDue is asked when the loop would end with an answer: after
+// draining the signals (so a message that arrived in the last moment is
+// not lost), a queued steer message, else a queued follow-up, makes the
+// prompt go on with another turn.
+func (r *run) queuedTurnDue(ctx workflow.Context) bool {
+	if !r.userInLoop() {
+		return false
+	}
+	r.drainSignals(ctx)
+	switch {
+	case r.aborted:
+		return false
+	case len(r.steering) > 0:
+		return true
+	case len(r.followUps) > 0:
+		r.followUpDue = true
+		return true
+	}
+	return false
+}
+
+// pendingMessageCount is the state query's pendingMessageCount.
+func (r *run) pendingMessageCount() int { return len(r.steering) + len(r.followUps) }
+
+// undelivered is the queued messages a prompt that ends without
+// delivering them returns (nil when none).
+func (r *run) undelivered() []string {
+	if r.pendingMessageCount() == 0 {
+		return nil
+	}
+	out := append([]string(nil), r.steering...)
+	return append(out, r.followUps...)
+}
+
+// undeliveredAtEnd drains the signals of a prompt that ends without
+// delivering its queue and returns the queue (logged, so an operator sees
+// what was not delivered).
+func (r *run) undeliveredAtEnd(ctx workflow.Context) []string {
+	r.drainMessages(ctx)
+	out := r.undelivered()
+	if len(out) > 0 {
+		workflow.GetLogger(ctx).Warn("prompt ended with queued messages not delivered", "session", r.in.SessionID, "count", len(out))
+	}
+	return out
+}
+
+// queueMode returns mode or its default, one-at-a-time (as the terminal
+// agent).
+func queueMode(mode string) string {
+	if mode == agent.QueueModeAll {
+		return mode
+	}
+	return agent.QueueModeOneAtATime
+}
+
+// deliverQueued runs at the start of a model step: it writes the queued
+// steer messages (or, when the loop was about to end, the follow-ups) that
+// one delivery takes to the session as user messages, and makes them the
+// end of the run context. Their message events follow the turn's
+// turn_start (openTurn).
+func (r *run) deliverQueued(ctx workflow.Context) error {
+	if !r.userInLoop() {
+		return nil
+	}
+	r.drainMessages(ctx)
+	queue, mode := &r.steering, r.in.Agent.SteeringMode
+	if len(r.steering) == 0 {
+		if !r.followUpDue {
+			return nil
+		}
+		queue, mode = &r.followUps, r.in.Agent.FollowUpMode
+	}
+	r.followUpDue = false
+	n := len(*queue)
+	if queueMode(mode) == agent.QueueModeOneAtATime && n > 1 {
+		n = 1
+	}
+	for i := 0; i < n; i++ {
+		user := agent.TextMessage(agent.RoleUser, (*queue)[0])
+		user.Timestamp = workflow.Now(ctx).UnixMilli()
+		id := r.newID()
+		entry := session.Entry{Type: session.TypeMessage, ID: id, ParentID: r.leafID,
+			Timestamp: workflow.Now(ctx).UTC(), Message: &user}
+		if _, err := r.record(ctx, entry); err != nil {
+			return err
+		}
+		// Signals only append, so the oldest message is still first.
+		*queue = (*queue)[1:]
+		r.advance(id)
+		r.callsAtUser = r.modelCalls
+		r.deliveredUsers = append(r.deliveredUsers, agent.Event{Type: agent.EventMessageEnd, EntryID: id, Message: &user})
+	}
+	return nil
+}
+
+// emitDelivered emits message_start/message_end of the messages
+// deliverQueued wrote, after the turn's turn_start.
+func (r *run) emitDelivered(ctx workflow.Context) {
+	for _, u := range r.deliveredUsers {
+		r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: u.EntryID, Message: u.Message})
+		r.emit(ctx, u)
+	}
+	r.deliveredUsers = nil
+}
