@@ -29,8 +29,12 @@ func Prompt(ctx workflow.Context, in PromptInput) (PromptResult, error) {
 		return PromptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
 	r := newRun(ctx, in)
-	r.version = workflow.GetVersion(ctx, changeAgentLoop, workflow.DefaultVersion, versionUserInLoop)
-	r.idPrefix = entryIDPrefix(ctx)
+	r.version = workflow.GetVersion(ctx, changeAgentLoop, workflow.DefaultVersion, versionStableIDs)
+	if r.version >= versionStableIDs {
+		r.idPrefix = stableIDPrefix(ctx)
+	} else {
+		r.idPrefix = entryIDPrefix(ctx)
+	}
 	if err := r.registerHandlers(ctx); err != nil {
 		return PromptResult{}, err
 	}
@@ -43,11 +47,16 @@ func Prompt(ctx workflow.Context, in PromptInput) (PromptResult, error) {
 // the session through regular activities and never continue as new.
 // Histories of versionAgentLoop ignore steer, follow_up and approve_tool
 // and close an aborted prompt as Failed; versionUserInLoop handles them
-// and closes a prompt the user cancelled as Canceled.
+// and closes a prompt the user cancelled as Canceled. versionStableIDs
+// derives the entry-id prefix from the run itself instead of a side
+// effect: the first workflow task writes the user message through a local
+// activity, and when that task is lost (worker killed) its retry must
+// choose the same ids, or the message is written twice.
 const (
 	changeAgentLoop   = "agent-loop"
 	versionAgentLoop  = 1
 	versionUserInLoop = 2
+	versionStableIDs  = 3
 )
 
 // step is the next action of the loop.

@@ -3,6 +3,7 @@ package workflows
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -113,8 +114,33 @@ func newRun(ctx workflow.Context, in PromptInput) *run {
 // even where run ids repeat, as in the test environment). Replays read the
 // recorded value, so ids are identical on replay.
 func entryIDPrefix(ctx workflow.Context) string {
+	prefix := runIDStart(workflow.GetInfo(ctx).WorkflowExecution.RunID)
+	var suffix string
+	enc := workflow.SideEffect(ctx, func(workflow.Context) any { return randomHex(2) })
+	if err := enc.Get(&suffix); err != nil || suffix == "" {
+		suffix = "0000"
+	}
+	return prefix + suffix
+}
+
+// stableIDPrefix makes the prefix of a prompt run's entry ids from facts
+// every attempt of its first workflow task sees alike: the start of the run
+// id plus eight hex digits hashed from the workflow id, the run id and the
+// run's start time (the test environment reuses one run id; its start
+// times differ). No side effect: a retried first task, whose lost attempt
+// may already have written entries through a local activity, chooses the
+// same ids, so those writes stay idempotent.
+func stableIDPrefix(ctx workflow.Context) string {
+	info := workflow.GetInfo(ctx)
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s\x00%s\x00%d", info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.WorkflowStartTime.UnixNano())
+	return runIDStart(info.WorkflowExecution.RunID) + fmt.Sprintf("%08x", h.Sum32())
+}
+
+// runIDStart returns the first eight letters and digits of a run id.
+func runIDStart(runID string) string {
 	var b strings.Builder
-	for _, r := range workflow.GetInfo(ctx).WorkflowExecution.RunID {
+	for _, r := range runID {
 		if b.Len() == 8 {
 			break
 		}
@@ -122,12 +148,7 @@ func entryIDPrefix(ctx workflow.Context) string {
 			b.WriteRune(r)
 		}
 	}
-	var suffix string
-	enc := workflow.SideEffect(ctx, func(workflow.Context) any { return randomHex(2) })
-	if err := enc.Get(&suffix); err != nil || suffix == "" {
-		suffix = "0000"
-	}
-	return b.String() + suffix
+	return b.String()
 }
 
 // newID returns the next entry id of this prompt run (deterministic).
