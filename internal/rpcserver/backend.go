@@ -43,6 +43,16 @@ type Backend interface {
 	// control.ErrSessionBusy. A compaction that fails or is aborted is an
 	// error.
 	Compact(ctx context.Context, customInstructions string) (rpc.CompactData, error)
+	// Steer queues message for the running prompt (signal steer): it is
+	// delivered after the current tool batch, whose calls not started yet
+	// are skipped. FollowUp queues it for when the prompt would otherwise
+	// end (signal follow_up). Without a running prompt both fail with
+	// control.ErrNoRunningPrompt.
+	Steer(ctx context.Context, message string) error
+	FollowUp(ctx context.Context, message string) error
+	// ApproveTool decides a tool call waiting for approval (update
+	// approve_tool); an unknown or already decided id is an error.
+	ApproveTool(ctx context.Context, p agent.ApproveToolPayload) error
 }
 
 // Prompt identifies a started prompt.

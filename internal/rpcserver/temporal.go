@@ -103,6 +103,21 @@ func (t *TemporalBackend) AbortRetry(ctx context.Context) error {
 	return t.k.AbortRetry(ctx, t.session)
 }
 
+// Steer implements Backend.
+func (t *TemporalBackend) Steer(ctx context.Context, message string) error {
+	return t.k.Steer(ctx, t.session, message)
+}
+
+// FollowUp implements Backend.
+func (t *TemporalBackend) FollowUp(ctx context.Context, message string) error {
+	return t.k.FollowUp(ctx, t.session, message)
+}
+
+// ApproveTool implements Backend.
+func (t *TemporalBackend) ApproveTool(ctx context.Context, p agent.ApproveToolPayload) error {
+	return t.k.ApproveTool(ctx, t.session, p)
+}
+
 // SetAutoRetry implements Backend: retry.enabled goes to the settings file
 // first (so the next prompt has it), then to the running prompt as the
 // set_auto_retry signal (SPEC 8).

@@ -107,7 +107,7 @@ func (b *Backend) apply(e agent.Event) {
 	case agent.EventAgentStart:
 		st.IsStreaming = true
 	case agent.EventMessageEnd:
-		if e.Message != nil {
+		if e.Message != nil && !b.stored(*e.Message) {
 			b.messages = append(b.messages, *e.Message)
 			st.MessageCount = len(b.messages)
 		}
@@ -121,9 +121,42 @@ func (b *Backend) apply(e agent.Event) {
 		st.IsCompacting = true
 	case agent.EventAutoCompactionEnd:
 		st.IsCompacting = false
+	case agent.EventToolApprovalRequest:
+		st.PendingApprovals = append(st.PendingApprovals, agent.PendingApproval{ToolCallID: e.ToolCallID, ToolName: e.ToolName, Args: e.Args})
+	case agent.EventToolExecutionStart:
+		st.PendingApprovals = dropApproval(st.PendingApprovals, e.ToolCallID)
 	case agent.EventPromptEnd:
 		st.Status, st.IsStreaming, st.IsRetrying, st.RetryAttempt = e.Status, false, false, 0
+		st.PendingApprovals, st.PendingMessageCount = nil, 0
 	}
+	if e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleUser && st.PendingMessageCount > 0 {
+		st.PendingMessageCount-- // a queued message delivered
+	}
+}
+
+// stored reports whether msg is a user message already stored: the
+// prompt's own, stored by StartPrompt, whose message_end a test emits
+// (with the Timestamp StartPrompt gave it) as the workflow does.
+func (b *Backend) stored(msg agent.Message) bool {
+	if msg.Role != agent.RoleUser || msg.Timestamp == 0 {
+		return false
+	}
+	for _, m := range b.messages {
+		if m.Role == agent.RoleUser && m.Timestamp == msg.Timestamp && m.Text() == msg.Text() {
+			return true
+		}
+	}
+	return false
+}
+
+func dropApproval(ps []agent.PendingApproval, id string) []agent.PendingApproval {
+	var out []agent.PendingApproval
+	for _, p := range ps {
+		if p.ToolCallID != id {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // SessionID implements rpcserver.Backend.
@@ -142,6 +175,7 @@ func (b *Backend) StartPrompt(ctx context.Context, message string) (rpcserver.Pr
 	b.runs = append(b.runs, r)
 	b.state.Status, b.state.LastSeq = agent.StatusRunning, 0
 	user := agent.TextMessage(agent.RoleUser, message)
+	user.Timestamp = time.Now().UnixMilli()
 	b.messages = append(b.messages, user)
 	b.state.MessageCount = len(b.messages)
 	script := b.Script
@@ -233,6 +267,48 @@ func (b *Backend) Abort(ctx context.Context) error { return b.signal(agent.Signa
 // AbortRetry implements rpcserver.Backend.
 func (b *Backend) AbortRetry(ctx context.Context) error { return b.signal(agent.SignalAbortRetry) }
 
+// Steer implements rpcserver.Backend: it counts the message as pending
+// (a user message_end the test emits delivers it).
+func (b *Backend) Steer(ctx context.Context, message string) error {
+	return b.queue(agent.SignalSteer, message)
+}
+
+// FollowUp implements rpcserver.Backend, as Steer.
+func (b *Backend) FollowUp(ctx context.Context, message string) error {
+	return b.queue(agent.SignalFollowUp, message)
+}
+
+func (b *Backend) queue(name, message string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls = append(b.calls, name+":"+message)
+	if b.running() == nil {
+		return fmt.Errorf("%w in session %s", control.ErrNoRunningPrompt, b.session)
+	}
+	b.state.PendingMessageCount++
+	return nil
+}
+
+// ApproveTool implements rpcserver.Backend: it decides a call of the
+// state's pending approvals (from tool_approval_request events) and, like
+// the workflow's validator, rejects any other id. The decided call leaves
+// the pending list; the test emits what follows.
+func (b *Backend) ApproveTool(ctx context.Context, p agent.ApproveToolPayload) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls = append(b.calls, fmt.Sprintf("approve_tool:%s:%t:%s", p.ToolCallID, p.Approved, p.Reason))
+	if b.running() == nil {
+		return fmt.Errorf("%w in session %s", control.ErrNoRunningPrompt, b.session)
+	}
+	for _, a := range b.state.PendingApprovals {
+		if a.ToolCallID == p.ToolCallID {
+			b.state.PendingApprovals = dropApproval(b.state.PendingApprovals, p.ToolCallID)
+			return nil
+		}
+	}
+	return fmt.Errorf("approve_tool %s in session %s: tool call %s is not waiting for approval", p.ToolCallID, b.session, p.ToolCallID)
+}
+
 // SetAutoRetry implements rpcserver.Backend: it "persists" the setting in
 // the state and tells the running prompt.
 func (b *Backend) SetAutoRetry(ctx context.Context, enabled bool) error {
@@ -296,7 +372,9 @@ func (b *Backend) Compact(ctx context.Context, instructions string) (rpc.Compact
 }
 
 // Calls lists the calls made so far ("prompt:<message>", "abort",
-// "abort_retry", "set_auto_retry:<bool>", ...), in order.
+// "abort_retry", "set_auto_retry:<bool>", "steer:<message>",
+// "follow_up:<message>", "approve_tool:<id>:<approved>:<reason>", ...), in
+// order.
 func (b *Backend) Calls() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
