@@ -264,7 +264,7 @@ func (e Event) String() string {
 		if e.Success {
 			return fmt.Sprintf("Retry succeeded on attempt %d", e.Attempt)
 		}
-		return fmt.Sprintf("Retry failed after %d attempts: %s", e.Attempt, e.FinalError)
+		return fmt.Sprintf("Retry failed after %s: %s", attempts(e.Attempt), e.FinalError)
 	case EventAgentEnd:
 		if e.ErrorMessage != "" {
 			return fmt.Sprintf("agent_end (%s, willRetry=%t): %s", e.StopReason, e.WillRetry, e.ErrorMessage)
@@ -299,6 +299,14 @@ func (e Event) String() string {
 		return "prompt " + e.Status
 	}
 	return e.Type
+}
+
+// attempts is "1 attempt" or "n attempts".
+func attempts(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return fmt.Sprintf("%d attempts", n)
 }
 
 // FormatDelay renders a delay in whole seconds, rounded up ("2s", "0s").

@@ -53,10 +53,24 @@ func TestEvent_JSONShapes(t *testing.T) {
 	}
 }
 
-// SPEC 10: the terminal shows "Retry failed after N attempts: <finalError>".
+// SPEC 10: the terminal shows "Retry failed after N attempts: <finalError>",
+// in the singular for one attempt (an abort_retry during the first wait).
 func TestEvent_StringFinalFailure(t *testing.T) {
-	e := Event{Type: EventAutoRetryEnd, Attempt: 3, FinalError: "503 Service Unavailable"}
-	if got, want := e.String(), "Retry failed after 3 attempts: 503 Service Unavailable"; got != want {
-		t.Fatalf("%q, want %q", got, want)
+	for _, tc := range []struct {
+		name    string
+		attempt int
+		final   string
+		want    string
+	}{
+		{"retries exhausted", 3, "503 Service Unavailable", "Retry failed after 3 attempts: 503 Service Unavailable"},
+		{"cancelled during the first wait", 1, "Retry cancelled", "Retry failed after 1 attempt: Retry cancelled"},
+		{"two attempts", 2, "Retry cancelled", "Retry failed after 2 attempts: Retry cancelled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := Event{Type: EventAutoRetryEnd, Attempt: tc.attempt, FinalError: tc.final}
+			if got := e.String(); got != tc.want {
+				t.Fatalf("%q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -40,7 +40,7 @@ func TestModel_RetryCountdownAndEscCancelsRetry(t *testing.T) {
 		}
 	}
 	d.key(tea.KeyEsc)
-	d.untilScreen("Retry failed after 1 attempts: Retry cancelled")
+	d.untilScreen("Retry failed after 1 attempt: Retry cancelled")
 	d.until("prompt end", func() bool { text, _ := d.status(); return text == "" })
 	if calls := d.fake.Calls(); !slices.Equal(calls, []string{"prompt:hello", "abort_retry"}) {
 		t.Errorf("backend calls = %v, want the prompt then abort_retry (not abort)", calls)
@@ -216,5 +216,5 @@ func TestModel_AttachesToRunningPrompt(t *testing.T) {
 	d.untilScreen("Attached to the prompt already running")
 	d.untilScreen("Retrying (1/3) in 20s… (esc to cancel)")
 	d.key(tea.KeyEsc)
-	d.untilScreen("Retry failed after 1 attempts: Retry cancelled")
+	d.untilScreen("Retry failed after 1 attempt: Retry cancelled")
 }

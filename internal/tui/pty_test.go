@@ -135,7 +135,7 @@ func TestChat_PseudoTerminalCountdownAndEscCancelsRetry(t *testing.T) {
 		return ""
 	})
 	s.run("send-keys", "-t", "chat", "Escape")
-	s.waitText("Retry failed after 1 attempts: Retry cancelled")
+	s.waitText("Retry failed after 1 attempt: Retry cancelled")
 	s.waitFor("the loader to go", func(screen string) string {
 		if !strings.Contains(screen, "Retrying (") && strings.Contains(screen, "enter: send") {
 			return "idle"
