@@ -32,6 +32,12 @@ type Event struct {
 	// agent_end: whether another agent run follows in this prompt.
 	WillRetry  bool       `json:"willRetry"`
 	StopReason StopReason `json:"stopReason,omitempty"`
+	// Messages (agent_end) are the messages of the agent run that ended,
+	// as the terminal agent's agent_end carries them. The workflow leaves
+	// it nil (its events stay small; the messages are in the session);
+	// RPC mode fills it from the run's message_end events (written only
+	// when not nil).
+	Messages []Message `json:"messages,omitempty"`
 
 	// message_end: the entry written and a short view of the message.
 	EntryID string   `json:"entryId,omitempty"`
@@ -126,6 +132,15 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventAgentStart:
 		return json.Marshal(h)
 	case EventAgentEnd:
+		if e.Messages != nil {
+			return json.Marshal(struct {
+				eventHeader
+				Messages     []Message  `json:"messages"`
+				WillRetry    bool       `json:"willRetry"`
+				StopReason   StopReason `json:"stopReason,omitempty"`
+				ErrorMessage string     `json:"errorMessage,omitempty"`
+			}{h, e.Messages, e.WillRetry, e.StopReason, e.ErrorMessage})
+		}
 		return json.Marshal(struct {
 			eventHeader
 			WillRetry    bool       `json:"willRetry"`

@@ -1,6 +1,9 @@
 package agent
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+)
 
 // Role says who wrote a message.
 type Role string
@@ -12,6 +15,10 @@ const (
 	RoleToolResult Role = "toolResult"
 	// RoleSummary is a compaction summary standing in for older messages.
 	RoleSummary Role = "compactionSummary"
+	// RoleBashExecution is a command the user ran in the session's
+	// workspace (RPC bash): the terminal agent's BashExecutionMessage. It
+	// reaches the model as a user message on the next prompt.
+	RoleBashExecution Role = "bashExecution"
 )
 
 // StopReason says why an assistant message ended.
@@ -26,12 +33,39 @@ const (
 	StopReasonAborted StopReason = "aborted"
 )
 
-// ContentBlock is one part of a message's content.
+// Content block types.
+const (
+	BlockText     = "text"
+	BlockThinking = "thinking"
+	BlockToolCall = "toolCall"
+	BlockImage    = "image"
+)
+
+// ContentBlock is one part of a message's content. On the wire (session
+// files, events, RPC) it has the terminal agent's flat shapes:
+//
+//	{"type":"text","text":...}
+//	{"type":"thinking","thinking":...,"thinkingSignature"?:...}
+//	{"type":"toolCall","id":...,"name":...,"arguments":{...}}
+//	{"type":"image","data":<base64>,"mimeType":...}
+//
+// Reading also accepts the forms earlier versions wrote (a tool call
+// nested under "toolCall", thinking text under "text"), so old session
+// files and workflow histories still load.
 type ContentBlock struct {
-	// Type is "text", "thinking" or "toolCall".
-	Type     string    `json:"type"`
-	Text     string    `json:"text,omitempty"`
-	ToolCall *ToolCall `json:"toolCall,omitempty"`
+	// Type is BlockText, BlockThinking, BlockToolCall or BlockImage.
+	Type string
+	// Text is the text of a text block and the thinking of a thinking
+	// block.
+	Text string
+	// Signature is the provider's signature of a thinking block
+	// (Anthropic needs it to accept the block back).
+	Signature string
+	// ToolCall is set on toolCall blocks.
+	ToolCall *ToolCall
+	// Data (base64) and MimeType are set on image blocks.
+	Data     string
+	MimeType string
 }
 
 // ToolCall is a model's request to run a tool.
@@ -41,18 +75,137 @@ type ToolCall struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
-// Usage is the token accounting a provider reported for one call.
+// MarshalJSON writes the block's flat shape (see ContentBlock).
+func (b ContentBlock) MarshalJSON() ([]byte, error) {
+	switch b.Type {
+	case BlockText:
+		return json.Marshal(struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}{b.Type, b.Text})
+	case BlockThinking:
+		return json.Marshal(struct {
+			Type      string `json:"type"`
+			Thinking  string `json:"thinking"`
+			Signature string `json:"thinkingSignature,omitempty"`
+		}{b.Type, b.Text, b.Signature})
+	case BlockToolCall:
+		var tc ToolCall
+		if b.ToolCall != nil {
+			tc = *b.ToolCall
+		}
+		args := tc.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}") // invalid JSON stays an error
+		}
+		return json.Marshal(struct {
+			Type      string          `json:"type"`
+			ID        string          `json:"id"`
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}{b.Type, tc.ID, tc.Name, args})
+	case BlockImage:
+		return json.Marshal(struct {
+			Type     string `json:"type"`
+			Data     string `json:"data"`
+			MimeType string `json:"mimeType"`
+		}{b.Type, b.Data, b.MimeType})
+	}
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		Text string `json:"text,omitempty"`
+	}{b.Type, b.Text})
+}
+
+// UnmarshalJSON reads the flat shapes and the earlier nested ones.
+func (b *ContentBlock) UnmarshalJSON(data []byte) error {
+	var w struct {
+		Type      string          `json:"type"`
+		Text      string          `json:"text"`
+		Thinking  *string         `json:"thinking"`
+		Signature string          `json:"thinkingSignature"`
+		ToolCall  *ToolCall       `json:"toolCall"` // before the flat shape
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Data      string          `json:"data"`
+		MimeType  string          `json:"mimeType"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*b = ContentBlock{Type: w.Type, Text: w.Text, Signature: w.Signature, Data: w.Data, MimeType: w.MimeType}
+	switch w.Type {
+	case BlockThinking:
+		if w.Thinking != nil {
+			b.Text = *w.Thinking
+		}
+	case BlockToolCall:
+		switch {
+		case w.ToolCall != nil:
+			b.ToolCall = w.ToolCall
+		default:
+			b.ToolCall = &ToolCall{ID: w.ID, Name: w.Name, Arguments: w.Arguments}
+		}
+		if string(b.ToolCall.Arguments) == "null" {
+			b.ToolCall.Arguments = nil
+		}
+	}
+	return nil
+}
+
+// Usage is the token accounting a provider reported for one call, with
+// its cost when the model's prices are known (model.prices).
 type Usage struct {
 	Input      int `json:"input"`
 	Output     int `json:"output"`
 	CacheRead  int `json:"cacheRead"`
 	CacheWrite int `json:"cacheWrite"`
+	// TotalTokens is Input + Output + CacheRead + CacheWrite.
+	TotalTokens int `json:"totalTokens"`
+	// Cost is in US dollars; zero when the model's prices are unknown.
+	Cost UsageCost `json:"cost"`
 }
+
+// UsageCost is the cost of one call in US dollars, per kind of token.
+type UsageCost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+	Total      float64 `json:"total"`
+}
+
+// ModelCost is a model's price in US dollars per million tokens (the
+// terminal agent's Model.cost).
+type ModelCost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+}
+
+// Priced returns u with TotalTokens and, for price p, Cost filled in.
+func (u Usage) Priced(p ModelCost) Usage {
+	u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
+	per := func(tokens int, price float64) float64 { return roundCost(float64(tokens) * price / 1e6) }
+	u.Cost = UsageCost{
+		Input: per(u.Input, p.Input), Output: per(u.Output, p.Output),
+		CacheRead: per(u.CacheRead, p.CacheRead), CacheWrite: per(u.CacheWrite, p.CacheWrite),
+	}
+	u.Cost.Total = roundCost(u.Cost.Input + u.Cost.Output + u.Cost.CacheRead + u.Cost.CacheWrite)
+	return u
+}
+
+// roundCost drops float noise below a millionth of a cent.
+func roundCost(v float64) float64 { return math.Round(v*1e8) / 1e8 }
 
 // ContextTokens is what the call put into the context window.
 func (u Usage) ContextTokens() int { return u.Input + u.CacheRead + u.CacheWrite }
 
-// Message is one conversation message as the project stores it.
+// Message is one conversation message as the project stores it, in the
+// terminal agent's shapes (UserMessage, AssistantMessage,
+// ToolResultMessage, BashExecutionMessage, CompactionSummaryMessage).
 type Message struct {
 	Role    Role           `json:"role"`
 	Content []ContentBlock `json:"content,omitempty"`
@@ -62,6 +215,9 @@ type Message struct {
 	IsError    bool   `json:"isError,omitempty"`
 
 	// Assistant-only fields.
+	// API is the wire protocol of the provider ("anthropic-messages",
+	// "openai-completions"; see APIOf).
+	API          string     `json:"api,omitempty"`
 	Provider     string     `json:"provider,omitempty"`
 	Model        string     `json:"model,omitempty"`
 	StopReason   StopReason `json:"stopReason,omitempty"`
@@ -80,24 +236,82 @@ type Message struct {
 	RetryAfterMs *int64 `json:"retryAfterMs,omitempty"`
 	Usage        *Usage `json:"usage,omitempty"`
 
+	// TokensBefore is set on a compaction summary: the context size the
+	// compaction replaced.
+	TokensBefore int `json:"tokensBefore,omitempty"`
+
+	// Bash execution fields (RoleBashExecution): the command, its
+	// (possibly truncated) output, its exit code (nil when it did not
+	// exit: cancelled or failed to start), and whether it was cancelled or
+	// its output truncated.
+	Command        string `json:"command,omitempty"`
+	Output         string `json:"output,omitempty"`
+	ExitCode       *int   `json:"exitCode,omitempty"`
+	Cancelled      bool   `json:"cancelled,omitempty"`
+	Truncated      bool   `json:"truncated,omitempty"`
+	FullOutputPath string `json:"fullOutputPath,omitempty"`
+
 	// Timestamp is Unix milliseconds.
 	Timestamp int64 `json:"timestamp,omitempty"`
+}
+
+// messageFields is Message without its methods (no MarshalJSON
+// recursion).
+type messageFields Message
+
+// MarshalJSON writes the fields of the message's role. Fields the
+// terminal agent requires are always written: isError on tool results;
+// output, cancelled and truncated on bash executions; summary on
+// compaction summaries (the text, also kept as content).
+func (m Message) MarshalJSON() ([]byte, error) {
+	switch m.Role {
+	case RoleToolResult:
+		return json.Marshal(struct {
+			messageFields
+			IsError bool `json:"isError"`
+		}{messageFields(m), m.IsError})
+	case RoleBashExecution:
+		return json.Marshal(struct {
+			messageFields
+			Output    string `json:"output"`
+			Cancelled bool   `json:"cancelled"`
+			Truncated bool   `json:"truncated"`
+		}{messageFields(m), m.Output, m.Cancelled, m.Truncated})
+	case RoleSummary:
+		return json.Marshal(struct {
+			messageFields
+			Summary      string `json:"summary"`
+			TokensBefore int    `json:"tokensBefore"`
+		}{messageFields(m), m.Text(), m.TokensBefore})
+	}
+	return json.Marshal(messageFields(m))
 }
 
 // Text joins the message's text blocks.
 func (m Message) Text() string {
 	var out []byte
 	for _, b := range m.Content {
-		if b.Type == "text" {
+		if b.Type == BlockText {
 			out = append(out, b.Text...)
 		}
 	}
 	return string(out)
 }
 
+// Images returns the message's image blocks.
+func (m Message) Images() []ContentBlock {
+	var out []ContentBlock
+	for _, b := range m.Content {
+		if b.Type == BlockImage {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // TextMessage builds a message with a single text block.
 func TextMessage(role Role, text string) Message {
-	return Message{Role: role, Content: []ContentBlock{{Type: "text", Text: text}}}
+	return Message{Role: role, Content: []ContentBlock{{Type: BlockText, Text: text}}}
 }
 
 // ToolSpec describes a tool to a model: its name, what it does and the
@@ -113,9 +327,21 @@ type ToolSpec struct {
 func (m Message) ToolCalls() []ToolCall {
 	var out []ToolCall
 	for _, b := range m.Content {
-		if b.Type == "toolCall" && b.ToolCall != nil {
+		if b.Type == BlockToolCall && b.ToolCall != nil {
 			out = append(out, *b.ToolCall)
 		}
 	}
 	return out
+}
+
+// APIOf is the terminal agent's name of a provider's wire protocol
+// (Message.API, Model.api).
+func APIOf(provider string) string {
+	switch provider {
+	case "anthropic":
+		return "anthropic-messages"
+	case "openai":
+		return "openai-completions"
+	}
+	return provider
 }
