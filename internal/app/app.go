@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/activities"
-	"github.com/durableagent/durableagent/compaction"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
@@ -182,13 +181,8 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 			MaxTokens:     s.Model.MaxTokens,
 			Faults:        s.Scripted.Faults,
 		},
-		Retry: s.Retry.Settings,
-		Compaction: compaction.Settings{
-			Enabled:          s.Compaction.Enabled,
-			ReserveTokens:    s.Compaction.ReserveTokens,
-			KeepRecentTokens: s.Compaction.KeepRecentTokens,
-			AutoContinue:     s.Compaction.AutoContinue,
-		},
+		Retry:              s.Retry.Settings,
+		Compaction:         s.Compaction.Settings,
 		ModelTimeoutMs:     int64(s.Model.TimeoutMs),
 		HeartbeatTimeoutMs: int64(s.Model.HeartbeatTimeoutMs),
 		Tools: activities.ToolsInput{

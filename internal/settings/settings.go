@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/compaction"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -41,13 +42,10 @@ type Retry struct {
 	FallbackModels []string `json:"fallbackModels,omitempty"`
 }
 
-// Compaction is the `compaction` group (SPEC section 9).
+// Compaction is the `compaction` group (SPEC section 9): the planner's
+// settings, which travel to the workflow as they are.
 type Compaction struct {
-	Enabled          bool `json:"enabled"`
-	ReserveTokens    int  `json:"reserveTokens"`
-	KeepRecentTokens int  `json:"keepRecentTokens"`
-	// AutoContinue retries the turn after an overflow compaction.
-	AutoContinue bool `json:"autoContinue"`
+	compaction.Settings
 }
 
 // Temporal is the `temporal` group: where the worker and the starter
@@ -211,12 +209,7 @@ func defaultsFor(e environment) Settings {
 	return Settings{
 		DataDir: defaultDataDir(e),
 		Retry:   Retry{Settings: retry.DefaultSettings()},
-		Compaction: Compaction{
-			Enabled:          true,
-			ReserveTokens:    16384,
-			KeepRecentTokens: 20000,
-			AutoContinue:     true,
-		},
+		Compaction: Compaction{Settings: compaction.DefaultSettings()},
 		Temporal: Temporal{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "durable-agent"},
 		Model: Model{
 			Provider:           "scripted",
