@@ -45,4 +45,10 @@ const (
 	// ErrTypeWorkspace: the session's workspace is not usable here
 	// (outside tools.allowedRoots, missing, not a directory).
 	ErrTypeWorkspace = "WorkspaceError"
+	// ErrTypeWorkerStopped: the worker shut down while the tool ran (its
+	// context was cancelled by the shutdown, not by an abort) and wrote no
+	// result. Retryable: a read-only tool runs again elsewhere; bash has
+	// one attempt, and the workflow tells the model the command was
+	// interrupted.
+	ErrTypeWorkerStopped = "WorkerStoppedError"
 )

@@ -216,8 +216,11 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	}
 	if ctx.Err() != nil && workerStopping(ctx) {
 		// The worker is shutting down, nobody aborted the call: write
-		// nothing, so the workflow's record (a lost worker) stands.
-		return RunToolResult{}, ctx.Err()
+		// nothing, so the workflow's record stands (a read-only tool runs
+		// again elsewhere; an interrupted bash command is reported as
+		// such, never run twice).
+		return RunToolResult{}, temporal.NewApplicationError(
+			fmt.Sprintf("worker stopped while %s ran: %v", call.Name, ctx.Err()), ErrTypeWorkerStopped)
 	}
 	msg := agent.Message{Role: agent.RoleToolResult, ToolCallID: call.ID, ToolName: call.Name,
 		IsError: res.IsError, Content: []agent.ContentBlock{{Type: "text", Text: res.Content}},

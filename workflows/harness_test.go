@@ -39,6 +39,11 @@ type harness struct {
 	toolsMu sync.Mutex
 	// workspace is the session's workspace (a temp dir).
 	workspace string
+	// runTool, when set, runs in place of the real RunTool (the test
+	// decides how the call's worker behaves); afterCall, when set, runs
+	// after each CallModel with the number of calls so far.
+	runTool   func(ctx context.Context, in activities.RunToolInput) (activities.RunToolResult, error)
+	afterCall func(n int)
 }
 
 type credAdapter struct{ m *auth.Memory }
@@ -87,12 +92,19 @@ func (h *harness) recordingRunTool(ctx context.Context, in activities.RunToolInp
 	h.toolsMu.Lock()
 	h.tools = append(h.tools, in)
 	h.toolsMu.Unlock()
+	if h.runTool != nil {
+		return h.runTool(ctx, in)
+	}
 	return h.acts.RunTool(ctx, in)
 }
 
 func (h *harness) recordingCallModel(ctx context.Context, in activities.CallModelInput) (activities.CallModelResult, error) {
 	h.calls = append(h.calls, in)
-	return h.acts.CallModel(ctx, in)
+	res, err := h.acts.CallModel(ctx, in)
+	if h.afterCall != nil {
+		h.afterCall(len(h.calls))
+	}
+	return res, err
 }
 
 // input is a prompt with the default retry settings and a fault script.

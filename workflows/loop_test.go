@@ -243,7 +243,31 @@ func TestLoop_MaxTurnsStopsARunawayLoop(t *testing.T) {
 
 // Issue 10 (providers): arguments that are not JSON become an error tool
 // result the model can correct; the loop goes on.
-func TestLoop_InvalidArgumentsBecomeAnErrorResult(t *testing.T) {
+func TestLoop_InvalidJSONArgumentsBecomeAnErrorResult(t *testing.T) {
+	h := newHarness(t)
+	target := filepath.Join(h.workspace, "x.txt")
+	if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.run(h.toolInput(`badtool:edit {"path": "x.txt", "oldText": "old"`, `text:fixed it`))
+	if err != nil || res.Text != "fixed it" {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	end, _ := findEvent(h.events(), agent.EventToolExecutionEnd)
+	if !end.IsError || !strings.Contains(end.ToolResult.Content[0].Text, "not a JSON object") {
+		t.Fatalf("result %+v", end.ToolResult)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "old" {
+		t.Fatalf("x.txt changed to %q", b)
+	}
+	if len(h.calls) != 2 {
+		t.Fatalf("model calls %d, want 2 (the model sees the error and answers)", len(h.calls))
+	}
+}
+
+// Issue 10: a call of a tool outside tools.enabled becomes an error result
+// the model can correct; the loop goes on.
+func TestLoop_CallOfADisabledToolBecomesAnErrorResult(t *testing.T) {
 	h := newHarness(t)
 	in := h.toolInput(`tool:edit {"path":"x.txt"}`, `text:fixed it`)
 	in.Tools.Enabled = []string{"read"} // edit is not enabled: an error result too

@@ -51,7 +51,9 @@ func Prompt(ctx workflow.Context, in PromptInput) (PromptResult, error) {
 // derives the entry-id prefix from the run itself instead of a side
 // effect: the first workflow task writes the user message through a local
 // activity, and when that task is lost (worker killed) its retry must
-// choose the same ids, or the message is written twice.
+// choose the same ids, or the message is written twice. It also runs the
+// tool step of an answer whose tool calls complete as an abort arrives,
+// so each call gets its aborted result.
 const (
 	changeAgentLoop   = "agent-loop"
 	versionAgentLoop  = 1
@@ -210,7 +212,11 @@ func (r *run) modelStep(ctx workflow.Context) step {
 	// Tool calls are run whatever the stop reason of a complete answer
 	// (a length stop may carry calls cut short: they get error results),
 	// so no call is ever left without its result.
-	hasTools := len(res.ToolCalls) > 0 && !r.aborted &&
+	// An abort that lands while such an answer completes still goes
+	// through the tool step, which gives every call an aborted result
+	// (before versionStableIDs the calls were left without results, and
+	// providers refuse a session whose tool call has no result).
+	hasTools := len(res.ToolCalls) > 0 && (!r.aborted || r.version >= versionStableIDs) &&
 		res.StopReason != agent.StopReasonError && res.StopReason != agent.StopReasonAborted
 
 	if hasTools {
@@ -465,10 +471,14 @@ func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activ
 	if werr != nil {
 		return res, werr
 	}
-	if !rec.Written && rec.Model != nil && res.StopReason != agent.StopReasonAborted {
-		// The activity wrote its answer before its worker was lost: the
-		// session's record stands, and the workflow uses it, so the file
-		// and the events agree (the model is not called again).
+	if !rec.Written && rec.Model != nil && (res.StopReason != agent.StopReasonAborted ||
+		r.version >= versionStableIDs && len(rec.Model.ToolCalls) > 0) {
+		// The activity wrote its answer before its worker was lost (or
+		// before an abort reached it): the session's record stands, and
+		// the workflow uses it, so the file and the events agree (the
+		// model is not called again). An answer with tool calls that an
+		// abort overtook goes on to the tool step, which gives each call
+		// its aborted result.
 		return *rec.Model, nil
 	}
 	return res, nil

@@ -23,6 +23,10 @@ const (
 	// is told plainly and decides.
 	ToolOutcomeUnknownMessage = "The worker running this command was lost (%s timeout) before the command reported its result: " +
 		"the command may or may not have completed. Check its effects before running it again."
+	// ToolInterruptedMessage: a bash command's worker shut down while it
+	// ran (a graceful stop: the command's process group was killed).
+	ToolInterruptedMessage = "The worker running this command shut down while it ran and stopped it: " +
+		"the command may or may not have completed. Check its effects before running it again."
 	// ToolLostMessage: another tool's worker was lost on every attempt.
 	ToolLostMessage = "The tool call did not finish: its worker was lost (%s timeout) on every attempt."
 	// ToolAbortedMessage is the result of a call cancelled by abort.
@@ -190,12 +194,15 @@ func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 // reports it) and the workflow uses it.
 func (r *run) recordToolFailure(ctx workflow.Context, c *toolCall, err error) {
 	var timeoutErr *temporal.TimeoutError
+	var appErr *temporal.ApplicationError
 	var text string
 	switch {
 	case temporal.IsCanceledError(err) || ctx.Err() != nil:
 		text = ToolAbortedMessage
 	case errors.As(err, &timeoutErr) && c.ref.Name == "bash":
 		text = fmt.Sprintf(ToolOutcomeUnknownMessage, timeoutName(timeoutErr))
+	case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeWorkerStopped && c.ref.Name == "bash":
+		text = ToolInterruptedMessage
 	case errors.As(err, &timeoutErr):
 		text = fmt.Sprintf(ToolLostMessage, timeoutName(timeoutErr))
 	default:

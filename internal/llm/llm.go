@@ -92,6 +92,11 @@ type Delta struct {
 	// tool call (and may be repeated on later ones).
 	ToolCallID string
 	ToolName   string
+	// OutputTokens, when positive, is the provider's count of output
+	// tokens so far, as its stream reports it (Anthropic message_start and
+	// message_delta usage, an OpenAI-compatible usage chunk). A delta that
+	// only reports usage has an empty Type and Delta.
+	OutputTokens int
 }
 
 // PurposeSummarize marks a Request that asks for a compaction summary.
@@ -132,16 +137,74 @@ func AbortedMessage(req Request) agent.Message {
 	}
 }
 
-// SendableMessages drops what a provider must not see again: assistant
-// messages that ended in error or abort with no content (they stay in the
-// session file, SPEC 12) and empty messages.
+// SendableMessages drops what a provider must not see again, and repairs
+// what it would refuse:
+//   - assistant messages that ended in error or abort lose their tool
+//     calls (those calls never ran; a partial call cut by the error is not
+//     one the model may be held to), and are dropped when nothing is left
+//     (they stay in the session file, SPEC 12);
+//   - a tool call of an answer with no toolResult before the next user or
+//     assistant message (a session written by an older version, or an
+//     abort that ended the prompt between the answer and its results) gets
+//     an error result "No result provided", since Anthropic and OpenAI
+//     reject a tool call without its result;
+//   - empty messages are dropped.
 func SendableMessages(msgs []agent.Message) []agent.Message {
 	out := make([]agent.Message, 0, len(msgs))
+	var open []agent.ToolCall // calls of the last answer still without a result
+	closeOpen := func() {
+		for _, c := range open {
+			out = append(out, agent.Message{Role: agent.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name,
+				IsError: true, Content: []agent.ContentBlock{{Type: "text", Text: NoToolResultText}}})
+		}
+		open = nil
+	}
 	for _, m := range msgs {
-		if m.Role == agent.RoleAssistant && (m.StopReason == agent.StopReasonError || m.StopReason == agent.StopReasonAborted) && len(m.Content) == 0 {
+		switch m.Role {
+		case agent.RoleToolResult:
+			for i, c := range open {
+				if c.ID == m.ToolCallID {
+					open = append(open[:i:i], open[i+1:]...)
+					break
+				}
+			}
+			out = append(out, m)
 			continue
+		case agent.RoleAssistant:
+			closeOpen()
+			if m.StopReason == agent.StopReasonError || m.StopReason == agent.StopReasonAborted {
+				m = withoutToolCalls(m)
+				if len(m.Content) == 0 {
+					continue
+				}
+			}
+			for _, b := range m.Content {
+				if b.Type == "toolCall" && b.ToolCall != nil {
+					open = append(open, *b.ToolCall)
+				}
+			}
+		default:
+			closeOpen()
 		}
 		out = append(out, m)
 	}
+	closeOpen()
 	return out
+}
+
+// NoToolResultText is the result SendableMessages gives a tool call that
+// has none in the session.
+const NoToolResultText = "No result provided"
+
+// withoutToolCalls returns m without its toolCall blocks (a copy: m's
+// content is not changed).
+func withoutToolCalls(m agent.Message) agent.Message {
+	kept := make([]agent.ContentBlock, 0, len(m.Content))
+	for _, b := range m.Content {
+		if b.Type != "toolCall" {
+			kept = append(kept, b)
+		}
+	}
+	m.Content = kept
+	return m
 }

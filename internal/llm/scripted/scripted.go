@@ -18,6 +18,9 @@
 //	`tools:[{"name":N,"arguments":{...}},...]`
 //	                                      several tool calls in one answer, in order
 //	                                      (a missing "arguments" is {})
+//	`badtool:NAME TEXT`                   one call of tool NAME whose arguments are TEXT,
+//	                                      which is not a JSON object: a model that sent
+//	                                      invalid arguments (stored as llm.ToolArguments does)
 //
 // A tool answer is a short text ("Running bash.") followed by the
 // toolCall blocks, with StopReason "toolUse" and the call ids
@@ -106,6 +109,7 @@ const (
 	prefixText  = "text:"
 	prefixTool  = "tool:"
 	prefixTools = "tools:"
+	prefixBad   = "badtool:"
 )
 
 func hasPrefixFold(s, prefix string) bool {
@@ -128,6 +132,19 @@ func ParseFault(s string) (Fault, error) {
 			return Fault{}, fmt.Errorf("scripted fault %q: %v (want e.g. tool:bash {\"command\":\"ls\"})", s, err)
 		}
 		return Fault{Kind: "tool", ToolCalls: []ToolCall{call}}, nil
+	case hasPrefixFold(s, prefixBad):
+		rest := strings.TrimSpace(s[len(prefixBad):])
+		name, text, _ := strings.Cut(rest, " ")
+		if name == "" {
+			return Fault{}, fmt.Errorf("scripted fault %q: missing tool name (want e.g. badtool:edit {\"path\": )", s)
+		}
+		if err := checkName(name); err != nil {
+			return Fault{}, fmt.Errorf("scripted fault %q: %v", s, err)
+		}
+		if llm.IsArgumentsObject(json.RawMessage(text)) {
+			return Fault{}, fmt.Errorf("scripted fault %q: the arguments are a valid JSON object (use tool:)", s)
+		}
+		return Fault{Kind: "tool", ToolCalls: []ToolCall{{Name: name, Arguments: llm.ToolArguments(text)}}}, nil
 	case hasPrefixFold(s, prefixTools):
 		calls, err := parseTools(s[len(prefixTools):])
 		if err != nil {

@@ -332,6 +332,7 @@ func TestParseFault_ToolAndTextElements(t *testing.T) {
 		"text:All done.":   {Kind: "text", Text: "All done."},
 		"Text: spaced ":    {Kind: "text", Text: "spaced"},
 		"toolbox exploded": {Kind: "error", Text: "toolbox exploded"}, // not a tool element
+		`badtool:edit {"path": "a.txt", `: {Kind: "tool", ToolCalls: []ToolCall{{Name: "edit", Arguments: json.RawMessage(`"{\"path\": \"a.txt\","`)}}},
 	}
 	for s, want := range good {
 		got, err := ParseFault(s)
@@ -340,6 +341,9 @@ func TestParseFault_ToolAndTextElements(t *testing.T) {
 		}
 	}
 	bad := []string{
+		"badtool:",
+		`badtool:edit {"path":"a.txt"}`,
+		"badtool:ba$h x",
 		"tool:",
 		`tool: {"command":"ls"}`,
 		`tool:bash {"command":`,
