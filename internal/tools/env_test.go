@@ -14,10 +14,14 @@ func TestScrubEnv(t *testing.T) {
 		"SMTP_PASS=k6", "GOOGLE_APPLICATION_CREDENTIALS=/c.json", "MYAPIKEY=k7", "stripe_secret=k8",
 		"DURABLE_AGENT_CODEC_KEY=k9", "TEMPORAL_API_KEY=k10", "TEMPORAL_TLS_KEY_DATA=k11",
 		"TEMPORAL_TLS_CERT=/cert.pem", "TEMPORAL_ADDRESS=localhost:7233", "KEYBOARD=us", "PASSAGE=x",
+		"PGPASSWORD=k12", "DURABLE_AGENT_SESSION_POSTGRESURL=postgres://a@db/x", "DATABASE_URL=postgres://app:k13@db:5432/app",
+		"MIRRORS=https://a.example https://u:k14@b.example/repo", "MYSQL_PWD=k15", "NPM_CONFIG__AUTH=k16",
+		"PWD=/work", "OLDPWD=/", "HOMEPAGE=https://me@example.org/x", "REPO=git@github.com:me/x.git",
 	}
 	kept := []string{
 		"PATH=/usr/bin:/bin", "HOME=/home/me", "LANG=C.UTF-8", "GOPATH=/go",
 		"TEMPORAL_TLS_CERT=/cert.pem", "TEMPORAL_ADDRESS=localhost:7233", "KEYBOARD=us", "PASSAGE=x",
+		"PWD=/work", "OLDPWD=/", "HOMEPAGE=https://me@example.org/x", "REPO=git@github.com:me/x.git",
 	}
 	if got := ScrubEnv(env, nil); !reflect.DeepEqual(got, kept) {
 		t.Fatalf("ScrubEnv:\n got %q\nwant %q", got, kept)
