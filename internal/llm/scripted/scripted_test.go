@@ -329,9 +329,9 @@ func TestParseFault_ToolAndTextElements(t *testing.T) {
 		`tools:[{"name":"read","arguments":{"path":"a.txt"}},{"name":"ls","arguments":{}}]`: {Kind: "tool", ToolCalls: []ToolCall{
 			{Name: "read", Arguments: json.RawMessage(`{"path":"a.txt"}`)}, {Name: "ls", Arguments: json.RawMessage(`{}`)}}},
 		`tools: [{"name":"ls","arguments":null}]`: {Kind: "tool", ToolCalls: []ToolCall{{Name: "ls", Arguments: json.RawMessage(`{}`)}}},
-		"text:All done.":   {Kind: "text", Text: "All done."},
-		"Text: spaced ":    {Kind: "text", Text: "spaced"},
-		"toolbox exploded": {Kind: "error", Text: "toolbox exploded"}, // not a tool element
+		"text:All done.":                  {Kind: "text", Text: "All done."},
+		"Text: spaced ":                   {Kind: "text", Text: "spaced"},
+		"toolbox exploded":                {Kind: "error", Text: "toolbox exploded"}, // not a tool element
 		`badtool:edit {"path": "a.txt", `: {Kind: "tool", ToolCalls: []ToolCall{{Name: "edit", Arguments: json.RawMessage(`"{\"path\": \"a.txt\","`)}}},
 	}
 	for s, want := range good {
