@@ -1,8 +1,11 @@
 package session
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
@@ -15,14 +18,33 @@ const (
 	// TypeCompaction entries record that the context before them was
 	// summarised.
 	TypeCompaction = "compaction"
+	// TypeModelChange records that the session's model changed (RPC
+	// set_model, cycle_model): Provider and ModelID.
+	TypeModelChange = "model_change"
+	// TypeThinkingLevelChange records that the session's thinking level
+	// changed (RPC set_thinking_level): ThinkingLevel.
+	TypeThinkingLevelChange = "thinking_level_change"
+	// TypeSessionInfo sets the session's display name (RPC
+	// set_session_name): Name; the latest one in the file counts and an
+	// empty name clears it.
+	TypeSessionInfo = "session_info"
 )
+
+// entryTypes are the types Append accepts, in the order error messages
+// list them. The entries besides messages and compactions are not part of
+// the run context; they link the branch together like any entry.
+var entryTypes = []string{TypeMessage, TypeCompaction, TypeModelChange, TypeThinkingLevelChange, TypeSessionInfo}
 
 // HeaderType is the Type of a session file's first line.
 const HeaderType = "session"
 
-// FormatVersion is the file format version this package writes. Files with
-// a newer version are refused rather than misread.
-const FormatVersion = 1
+// FormatVersion is the file format version this package writes: 3, the
+// terminal agent's current session version (a tree of entries linked by
+// id and parentId), so its readers load our files without migrating them.
+// Files of versions 1 and 2, which this package wrote before, have the
+// same layout and read unchanged. Files with a newer version are refused
+// rather than misread.
+const FormatVersion = 3
 
 // maxIDLen bounds session ids so that <id>.jsonl fits any filesystem's name
 // limit with room to spare.
@@ -49,9 +71,12 @@ type Header struct {
 	Host string `json:"host,omitempty"`
 }
 
-// Entry is one line of a session file after the header.
+// Entry is one line of a session file after the header: the terminal
+// agent's {type, id, parentId, timestamp, ...} (a root's parentId is
+// written as null).
 type Entry struct {
-	// Type is TypeMessage or TypeCompaction.
+	// Type is one of TypeMessage, TypeCompaction, TypeModelChange,
+	// TypeThinkingLevelChange or TypeSessionInfo.
 	Type string `json:"type"`
 	// ID is unique within the session and chosen by the caller (the
 	// workflow, deterministically), which is what makes Append idempotent.
@@ -67,6 +92,64 @@ type Entry struct {
 	Summary          string `json:"summary,omitempty"`
 	FirstKeptEntryID string `json:"firstKeptEntryId,omitempty"`
 	TokensBefore     int    `json:"tokensBefore,omitempty"`
+
+	// Provider and ModelID are set on model_change entries.
+	Provider string `json:"provider,omitempty"`
+	ModelID  string `json:"modelId,omitempty"`
+	// ThinkingLevel is set on thinking_level_change entries (off,
+	// minimal, low, medium, high, xhigh).
+	ThinkingLevel string `json:"thinkingLevel,omitempty"`
+	// Name is the display name of a session_info entry.
+	Name string `json:"name,omitempty"`
+}
+
+// entryFields is Entry without its methods.
+type entryFields Entry
+
+// MarshalJSON writes the entry with a root's parentId as null and a
+// session_info's name even when empty (it clears the name), as the
+// terminal agent writes them.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	var parent *string
+	if e.ParentID != "" {
+		parent = &e.ParentID
+	}
+	var name *string
+	if e.Type == TypeSessionInfo {
+		name = &e.Name
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
+		Type     string  `json:"type"`
+		ID       string  `json:"id"`
+		ParentID *string `json:"parentId"`
+		entryFields
+		Name *string `json:"name,omitempty"`
+	}{e.Type, e.ID, parent, entryFields(e), name})
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
+}
+
+// UnmarshalJSON reads an entry; a null parentId is a root.
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	var w struct {
+		entryFields
+		ParentID *string `json:"parentId"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			te.Field = strings.TrimPrefix(te.Field, "entryFields.")
+		}
+		return err
+	}
+	*e = Entry(w.entryFields)
+	e.ParentID = ""
+	if w.ParentID != nil {
+		e.ParentID = *w.ParentID
+	}
+	return nil
 }
 
 // ValidateID checks that sessionID can name a session file: 1 to 128
@@ -107,9 +190,17 @@ func validateEntry(e Entry) error {
 		if e.Message == nil {
 			return fmt.Errorf("message entry %q has no message", e.ID)
 		}
-	case TypeCompaction:
+	case TypeCompaction, TypeSessionInfo:
+	case TypeModelChange:
+		if e.Provider == "" || e.ModelID == "" {
+			return fmt.Errorf("model_change entry %q needs a provider and a modelId", e.ID)
+		}
+	case TypeThinkingLevelChange:
+		if e.ThinkingLevel == "" {
+			return fmt.Errorf("thinking_level_change entry %q has no thinkingLevel", e.ID)
+		}
 	default:
-		return fmt.Errorf("entry %q has unknown type %q (want %q or %q)", e.ID, e.Type, TypeMessage, TypeCompaction)
+		return fmt.Errorf("entry %q has unknown type %q (want one of %s)", e.ID, e.Type, strings.Join(entryTypes, ", "))
 	}
 	if e.ParentID == e.ID {
 		return fmt.Errorf("entry %q names itself as its parent", e.ID)

@@ -192,6 +192,7 @@ func (rc RunContext) Messages() []agent.Message {
 	out := make([]agent.Message, 0, len(rc.Kept)+len(rc.After)+1)
 	if c := rc.Compaction; c != nil {
 		summary := agent.TextMessage(agent.RoleSummary, c.Summary)
+		summary.TokensBefore = c.TokensBefore
 		if !c.Timestamp.IsZero() {
 			summary.Timestamp = c.Timestamp.UnixMilli()
 		}
@@ -232,4 +233,42 @@ func messageEntries(entries []Entry) []Entry {
 		}
 	}
 	return out
+}
+
+// Name returns the session's display name: the name of the last
+// session_info entry in the file ("" when there is none, or it cleared
+// the name), as the terminal agent reads it.
+func (s *Session) Name() string {
+	for i := len(s.Entries) - 1; i >= 0; i-- {
+		if s.Entries[i].Type == TypeSessionInfo {
+			return s.Entries[i].Name
+		}
+	}
+	return ""
+}
+
+// BranchSettings are the model and thinking level a session's branch
+// chose with model_change and thinking_level_change entries.
+type BranchSettings struct {
+	// Provider and Model are the last model_change's ("" when none).
+	Provider, Model string
+	// ThinkingLevel is the last thinking_level_change's ("" when none).
+	ThinkingLevel string
+}
+
+// BranchSettings returns the settings chosen on the branch that ends at
+// leafID. Unlike the terminal agent, an assistant message does not choose
+// the model: a session without model_change follows model.provider and
+// model.name.
+func (s *Session) BranchSettings(leafID string) BranchSettings {
+	var b BranchSettings
+	for _, e := range s.Branch(leafID) {
+		switch e.Type {
+		case TypeModelChange:
+			b.Provider, b.Model = e.Provider, e.ModelID
+		case TypeThinkingLevelChange:
+			b.ThinkingLevel = e.ThinkingLevel
+		}
+	}
+	return b
 }

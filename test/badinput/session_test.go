@@ -52,7 +52,7 @@ func TestSession_DamagedFilesNamedProblemRestReadable(t *testing.T) {
 		{"torn header", header[:25], "", "no complete header line"},
 		{"header that is not a header", userLine + answer, "", "line 1 is not a session header"},
 		{"garbage header", "garbage\n" + userLine, "", "line 1 is not a session header"},
-		{"newer format version", strings.Replace(header, `"version":1`, `"version":9`, 1) + userLine, "", "session header has format version 9, newer than this build reads (up to 1)"},
+		{"newer format version", strings.Replace(header, `"version":1`, `"version":9`, 1) + userLine, "", "session header has format version 9, newer than this build reads (up to 3)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
