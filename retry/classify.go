@@ -81,6 +81,13 @@ var overflowPatterns = patterns(
 	`range of input length should be`,                                       // Qwen / DashScope InternalError.Algo.InvalidParameter
 	`exceeds? (?:the )?maximum context length`,                              // mlx-serve "Prompt exceeds maximum context length"
 	`kv cache is full`,                                                      // web-llm (MLC)
+	// Local servers' window wordings measured on the tuning half in the
+	// third collection round (retry/testdata/README.md).
+	`exceeds? (?:the )?context length`,     // Ollama "the input length exceeds the context length"
+	`n_keep \(\d+\) >= n_ctx`,              // LM Studio / llama.cpp "Cannot truncate prompt with n_keep (N) >= n_ctx (M)"
+	`reached context length of \d+ tokens`, // LM Studio "Reached context length of N tokens with model ..."
+	`longer than the maximum model length`, // vLLM "The decoder prompt (length N) is longer than the maximum model length of M"
+	`length of all messages is too long`,   // Perplexity "The total length of all messages is too long."
 )
 
 // throttlePatterns are rate limits worded like an overflow: Bedrock says
@@ -125,17 +132,17 @@ var usageLimitPatterns = patterns(
 	// rate_limit_reached_error, a per-second or per-minute limit (RE2 has
 	// no look-behind, so the alternation spells out "not after rate_").
 	`(?:^|[^_]|(?:^|[^e])_|(?:^|[^t])e_|(?:^|[^a])te_|(?:^|[^r])ate_)limit_reached`,
-	`insufficient.?quota`,                        // OpenAI billing quota
-	`exceeded (?:your |the )?(?:current )?quota`, // OpenAI, Gemini
-	`credit balance is too low`,                  // Anthropic
-	`insufficient[ _](?:credits|balance)`,        // OpenRouter, DeepSeek
-	`requires more credits`,                      // OpenRouter
-	`(?:used all available|run out of) credits`,  // xAI
-	`spending limit`,                             // xAI, Anthropic workspaces
-	`hit your (?:\w+ )?limit`,                    // Claude and Codex plans
-	`account's rate limit`,                       // Claude subscription 429
-	`(?:tokens|requests) per day`,                // Groq TPD, Gemini, Bedrock daily quotas
-	`per.?day\b`,                                 // OpenRouter free-models-per-day, "per day per user"
+	`insufficient.?quota`,                       // OpenAI billing quota
+	quotaExceededPattern,                        // OpenAI, Gemini
+	`credit balance is too low`,                 // Anthropic
+	`insufficient[ _](?:credits|balance)`,       // OpenRouter, DeepSeek
+	`requires more credits`,                     // OpenRouter
+	`(?:used all available|run out of) credits`, // xAI
+	`spending limit`,                            // xAI, Anthropic workspaces
+	`hit your (?:\w+ )?limit`,                   // Claude and Codex plans
+	`account's rate limit`,                      // Claude subscription 429
+	`(?:tokens|requests) per day`,               // Groq TPD, Gemini, Bedrock daily quotas
+	`per.?day\b`,                                // OpenRouter free-models-per-day, "per day per user"
 	// Plan and subscription windows of coding-agent products (Claude Code
 	// "5-hour limit reached", "Weekly limit reached", Gemini CLI "daily ...
 	// quota limit"), Copilot's premium-request allowance, billing caps.
@@ -146,7 +153,28 @@ var usageLimitPatterns = patterns(
 	`balance is insufficient`,                    // SiliconFlow "Your paid balance is insufficient"
 	`\bno quota\b`,                               // Copilot "You have no quota" (402 quota_exceeded)
 	`\bfree (?:\w+ )?limit (?:reached|exceeded)`, // OpenCode "Free limit reached"
+	// Alibaba DashScope "Access denied, please make sure your account is
+	// in good standing." (code Arrearage): the account is in arrears.
+	`account is in good standing`, `\barrearage\b`,
+	`使用上限`, // Chinese "usage cap" (Zhipu "已达到 5 小时的使用上限")
 )
+
+// quotaExceededPattern is OpenAI's and Gemini's "You exceeded your current
+// quota". Gemini words a per-minute quota the same way and names the
+// quota in the details ("GenerateContentInputTokensPerModelPerMinute"):
+// such a text is a rate limit (perMinuteQuota), not an exhausted plan.
+const quotaExceededPattern = `exceeded (?:your |the )?(?:current )?quota`
+
+var (
+	rePerMinute = regexp.MustCompile(`(?i)per.?minute`)
+	rePerDay    = regexp.MustCompile(`(?i)per.?day`)
+)
+
+// perMinuteQuota reports a quota text that names a per-minute quota and no
+// daily one.
+func perMinuteQuota(text string) bool {
+	return rePerMinute.MatchString(text) && !rePerDay.MatchString(text)
+}
 
 // weakUsageLimitPatterns name an exhausted quota that is often a
 // per-minute one (Google's RESOURCE_EXHAUSTED is both): a usage limit
@@ -171,6 +199,7 @@ var transientPatterns = patterns(
 	`server (?:is )?busy`,
 	`no capacity`,       // Gemini "No capacity available for model ... on the server" (RESOURCE_EXHAUSTED)
 	`too many requests`, // RESOURCE_EXHAUSTED with "429 Too Many Requests": a per-minute limit
+	`throttled`,         // Google reason PUBLIC_ERROR_USER_REQUESTS_THROTTLED
 	`[后候]再试`,            // Chinese "请稍后再试" / "请5s后再试": try again later
 )
 
@@ -196,6 +225,12 @@ var fatalPatterns = patterns(
 	`on-demand throughput isn.t supported`,        // Bedrock
 	`access is denied`,                            // Bedrock "Model access is denied due to IAM user ..." (even wrapped in an APIConnectionError)
 	`not authorized to perform`,                   // AWS IAM
+	// Ollama "model requires more system memory (X) than is available (Y)",
+	// sent as a 500: the machine cannot load the model, however often asked.
+	`requires more system memory`,
+	// A TLS interception proxy: every attempt fails the same way, even
+	// when a client wraps it as "Connection error." and retries.
+	`self.?signed.?cert`,
 )
 
 // retryablePatterns are the SPEC 2 retryable set. Status-like numbers are
@@ -232,9 +267,10 @@ var retryablePatterns = patterns(
 	`timed out`, `etimedout`, `timeout exceeded`, // Client.Timeout and friends
 	`deadline exceeded`, // Go context deadlines, Google DEADLINE_EXCEEDED
 	// undici's cut-stream error is the bare word "terminated" ("TypeError:
-	// terminated", "API Error: terminated"); a sentence that merely
-	// contains it ("account terminated") is not a transport failure.
-	`(?:^|error:\s*)terminated\b`,
+	// terminated", "Error in LLM proxy handler: terminated"); a sentence
+	// that merely contains it ("account terminated") is not a transport
+	// failure.
+	`(?:^|:\s*)terminated\b`,
 	// Go reports a connection closed before any response byte as
 	// `Post "https://...": EOF`.
 	`:\s*eof\s*$`,
@@ -260,6 +296,18 @@ var retryablePatterns = patterns(
 	`per (?:minute|second) limit exceeded`, // Cerebras "Requests per minute limit exceeded"
 	`过于频繁`, `[后候]再试`, `负载已饱和`,              // Chinese gateways: "too frequent", "try again later", "load saturated"
 	`please wait \d+\s*(?:ms|s|sec|secs|seconds|m|min|mins|minutes)\b`, // "All accounts are currently limited. Please wait 8s."
+	// Measured on the tuning half in the third collection round: streams
+	// and connections cut by the peer as Python, Go, proxies and Codex
+	// word them, OpenAI's own server-error wording, and a body that was
+	// not JSON at all (empty or an HTML page).
+	`peer closed connection`, `incomplete chunked read`, // httpx / h11
+	`\bgoaway\b`,                                  // HTTP/2 GOAWAY (Go "http2: server sent GOAWAY and closed the connection")
+	`stream (?:disconnected|closed) before`,       // Codex "stream disconnected before completion"
+	`stream.?read.?error`,                         // proxies' "stream_read_error"
+	`invalid response body while trying to fetch`, // node-fetch: the body stream broke
+	`server had an error while processing`,        // OpenAI "The server had an error while processing your request"
+	`you can retry your request`,                  // OpenAI server_error advice
+	`expecting value: line 1 column 1`,            // Python json on an empty body
 )
 
 // Structured error types, lower-cased. Anthropic: overloaded_error,
@@ -400,6 +448,9 @@ func classifyError(o Outcome) Classification {
 		return Classification{Class: ClassFatal, Pattern: p}
 	}
 	if p, ok := firstMatch(usageLimitPatterns, text); ok {
+		if p == quotaExceededPattern && perMinuteQuota(text) {
+			return Classification{Class: ClassRetryable, Pattern: p + ", per-minute quota"}
+		}
 		return Classification{Class: ClassUsageLimit, Pattern: p}
 	}
 	if p, ok := firstMatch(fatalPatterns, text); ok {

@@ -48,7 +48,7 @@ type corpusItem struct {
 // lines of the latest round are the cleanest independent estimate.
 const (
 	firstRound  = 1
-	latestRound = 2
+	latestRound = 3
 )
 
 // Corpus halves.
@@ -151,8 +151,8 @@ func TestCorpus_Shape(t *testing.T) {
 			t.Errorf("item %q: source %q is neither a URL nor synthetic:<reason>", it.Text, it.Source)
 		}
 	}
-	if synthetic*10 > len(items) {
-		t.Errorf("%d of %d items are synthetic; keep them under 10%%", synthetic, len(items))
+	if synthetic*20 >= len(items) {
+		t.Errorf("%d of %d items are synthetic; keep them under 5%%", synthetic, len(items))
 	}
 	for _, s := range []string{splitTune, splitHoldout} {
 		for _, c := range []Class{ClassRetryable, ClassUsageLimit, ClassContextOverflow, ClassFatal} {
@@ -225,45 +225,71 @@ func (s *corpusScore) log(t *testing.T, name string) {
 }
 
 // Floors of TestCorpus_ClassifierOnRealErrors (SPEC 2). The target is the
-// right action on at least 95% of each half. The tuning half meets it. The
-// held-out half does NOT: after tuning (patterns changed from tuning-half
-// misses only) it scores 229/251 = 91.2% (before this round of tuning, the
-// same held-out half scored 194/251 = 77.3%). holdoutFloorPct is therefore
-// the honest floor reached, not the target; raise it toward 95 only when
-// new tuning-half evidence improves the held-out score, never by moving
-// lines between halves or relabelling held-out texts to fit.
+// right action on at least 95% of the held-out half with no fatal error and
+// no overflow retried. The floors are what the classifier honestly reaches
+// (testdata/README.md has the history); raise them only when new
+// tuning-half evidence improves the held-out score, never by moving lines
+// between halves or relabelling held-out texts to fit.
 const (
 	tuneFloorPct    = 95.0
-	holdoutFloorPct = 91.0 // target 95.0; honest floor reached, see above
+	holdoutFloorPct = 91.0 // target 95.0
+	// latestFloorPct is the floor of the held-out lines of latestRound,
+	// the ones never seen while tuning.
+	latestFloorPct = 82.0
 )
 
-// TestCorpus_ClassifierOnRealErrors is SPEC 2 measured on real error texts,
-// per half: the classifier's action (retry / compact / stop) must be right
-// on at least tuneFloorPct of the tuning half and holdoutFloorPct of the
-// held-out half, and on the whole corpus no fatal error and no overflow may
-// ever be retried (each such text is listed). Per-class accuracy and the
-// tuning half's misses ("!" = wrong action) are printed with go test -v.
+// TestCorpus_ClassifierOnRealErrors is SPEC 2 measured on real error texts.
+// It reports the classifier's action accuracy (retry / compact / stop) on
+// the tuning half, on the held-out half, and on the held-out lines of each
+// collection round (those of latestRound were never seen while tuning: the
+// cleanest independent estimate), per class, and the fatal errors and
+// overflows that would be retried. It fails below the floors above or when
+// any fatal error or overflow would be retried. With go test -v it prints
+// the tuning half's misses ("!" = wrong action); held-out texts are printed
+// only with -args -corpus.holdout, for reporting, never for tuning.
 func TestCorpus_ClassifierOnRealErrors(t *testing.T) {
 	items := loadCorpus(t)
 	var all corpusScore
 	halves := map[string]*corpusScore{splitTune: {}, splitHoldout: {}}
-	var retriedFatal, retriedOverflow []string
+	heldByRound := map[int]*corpusScore{}
+	type wrongRetry struct{ fatal, overflow []string }
+	retried := map[string]*wrongRetry{splitTune: {}, splitHoldout: {}}
 	for _, it := range items {
 		got := Classify(Outcome{StopReason: "error", ErrorMessage: it.Text, ErrorStatus: it.Status, ErrorType: it.Type})
 		all.add(it, got)
 		halves[it.Split].add(it, got)
-		if got.Class.Retryable() {
-			switch it.Label {
-			case ClassFatal:
-				retriedFatal = append(retriedFatal, fmt.Sprintf("[%s] (%s) %q", it.Provider, got.Pattern, it.Text))
-			case ClassContextOverflow:
-				retriedOverflow = append(retriedOverflow, fmt.Sprintf("[%s] (%s) %q", it.Provider, got.Pattern, it.Text))
+		if it.Split == splitHoldout {
+			if heldByRound[it.Round] == nil {
+				heldByRound[it.Round] = &corpusScore{}
 			}
+			heldByRound[it.Round].add(it, got)
+		}
+		if !got.Class.Retryable() {
+			continue
+		}
+		line := fmt.Sprintf("[%s] (%s) %q", it.Provider, got.Pattern, it.Text)
+		switch it.Label {
+		case ClassFatal:
+			retried[it.Split].fatal = append(retried[it.Split].fatal, line)
+		case ClassContextOverflow:
+			retried[it.Split].overflow = append(retried[it.Split].overflow, line)
 		}
 	}
 	all.log(t, "whole corpus")
 	halves[splitTune].log(t, "tuning half")
 	halves[splitHoldout].log(t, "held-out half")
+	for r := firstRound; r <= latestRound; r++ {
+		if s := heldByRound[r]; s != nil {
+			name := fmt.Sprintf("held-out lines of round %d", r)
+			switch r {
+			case firstRound:
+				name += " (seen when the classifier was first written)"
+			case latestRound:
+				name += " (added in the latest round, never seen while tuning)"
+			}
+			s.log(t, name)
+		}
+	}
 	for _, m := range halves[splitTune].misses {
 		t.Log("tune miss: " + m)
 	}
@@ -272,18 +298,38 @@ func TestCorpus_ClassifierOnRealErrors(t *testing.T) {
 			t.Log("holdout miss: " + m)
 		}
 	}
-	t.Logf("fatal errors retried: %d; overflows retried: %d", len(retriedFatal), len(retriedOverflow))
+	tr, hr := retried[splitTune], retried[splitHoldout]
+	t.Logf("fatal errors retried: %d (tuning %d, held-out %d); overflows retried: %d (tuning %d, held-out %d)",
+		len(tr.fatal)+len(hr.fatal), len(tr.fatal), len(hr.fatal),
+		len(tr.overflow)+len(hr.overflow), len(tr.overflow), len(hr.overflow))
 	if p := halves[splitTune].pct(); p < tuneFloorPct {
 		t.Errorf("tuning half: action accuracy %.1f%% is below %.1f%%", p, tuneFloorPct)
 	}
 	if p := halves[splitHoldout].pct(); p < holdoutFloorPct {
 		t.Errorf("held-out half: action accuracy %.1f%% is below %.1f%% (misses: -args -corpus.holdout)", p, holdoutFloorPct)
 	}
-	if len(retriedFatal) > 0 {
-		t.Errorf("%d fatal errors would be retried:\n%s", len(retriedFatal), strings.Join(retriedFatal, "\n"))
+	if s := heldByRound[latestRound]; s == nil || s.pct() < latestFloorPct {
+		t.Errorf("held-out lines of round %d: action accuracy below %.1f%% (misses: -args -corpus.holdout)", latestRound, latestFloorPct)
 	}
-	if len(retriedOverflow) > 0 {
-		t.Errorf("%d context overflows would be retried instead of compacted:\n%s", len(retriedOverflow), strings.Join(retriedOverflow, "\n"))
+	for _, w := range []struct {
+		what string
+		tune []string
+		held []string
+	}{
+		{"fatal errors would be retried", tr.fatal, hr.fatal},
+		{"context overflows would be retried instead of compacted", tr.overflow, hr.overflow},
+	} {
+		if len(w.tune) > 0 {
+			t.Errorf("%d %s (tuning half):\n%s", len(w.tune), w.what, strings.Join(w.tune, "\n"))
+		}
+		if len(w.held) == 0 {
+			continue
+		}
+		if *showHoldoutMisses {
+			t.Errorf("%d %s (held-out half):\n%s", len(w.held), w.what, strings.Join(w.held, "\n"))
+		} else {
+			t.Errorf("%d %s (held-out half; listed with -args -corpus.holdout)", len(w.held), w.what)
+		}
 	}
 }
 
