@@ -45,6 +45,11 @@ type Request struct {
 	Messages []agent.Message
 	// MaxTokens caps the answer (0: provider default).
 	MaxTokens int
+	// ThinkingLevel is the reasoning asked for (one of ThinkingLevels;
+	// "" is off): Anthropic gets a thinking budget
+	// (AnthropicThinkingBudget), OpenAI a reasoning_effort
+	// (OpenAIReasoningEffort), the scripted model a thinking block.
+	ThinkingLevel string
 	// Attempt counts the model calls already made for the current user
 	// message (0 for the first). The scripted provider uses it to replay
 	// its fault script deterministically across worker restarts.

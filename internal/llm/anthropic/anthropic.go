@@ -104,10 +104,18 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 		maxTokens = DefaultMaxTokens
 	}
 	params := sdk.MessageNewParams{
-		Model:     req.Model,
-		MaxTokens: int64(maxTokens),
-		Messages:  messages(req.Messages),
+		Model:    req.Model,
+		Messages: messages(req.Messages),
 	}
+	if budget := llm.AnthropicThinkingBudget(req.ThinkingLevel); budget > 0 {
+		// Extended thinking: max_tokens must leave room for the answer
+		// beyond the budget.
+		params.Thinking = sdk.ThinkingConfigParamOfEnabled(int64(budget))
+		if maxTokens <= budget {
+			maxTokens += budget
+		}
+	}
+	params.MaxTokens = int64(maxTokens)
 	if req.System != "" {
 		params.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
@@ -245,6 +253,7 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) {
 		case "text":
 			a.text(i, llm.DeltaText, cb.Text)
 		case "thinking":
+			a.blocks[i].Signature = cb.Signature
 			a.text(i, llm.DeltaThinking, cb.Thinking)
 		case "tool_use":
 			a.start[i] = strings.TrimSpace(cb.JSON.Input.Raw())
@@ -263,6 +272,10 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) {
 		case "thinking_delta":
 			if a.blocks[i].Type == "thinking" {
 				a.text(i, llm.DeltaThinking, ev.Delta.Thinking)
+			}
+		case "signature_delta":
+			if a.blocks[i].Type == "thinking" {
+				a.blocks[i].Signature += ev.Delta.Signature
 			}
 		case "input_json_delta":
 			if a.blocks[i].ToolCall != nil && ev.Delta.PartialJSON != "" {
@@ -338,9 +351,11 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error) agen
 	return llm.FailureMessage(req, f, p.opts.Now())
 }
 
-// messages converts the run context. Thinking blocks are not sent back
-// (they would need their signatures); empty text blocks are dropped
-// because the API rejects them. Consecutive tool results become the
+// messages converts the run context. Thinking blocks go back with their
+// signatures (extended thinking with tools requires them); one without a
+// signature is not sent. Empty text blocks are dropped because the API
+// rejects them. User messages carry their images as base64 image blocks;
+// bash executions the user ran are user messages (llm.WithBashAsUser). Consecutive tool results become the
 // tool_result blocks of one user message: the API wants all the results of
 // an assistant message's tool calls in the user message right after it.
 // Tool-call arguments that are not a JSON object (invalid JSON from the
@@ -348,12 +363,19 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error) agen
 func messages(msgs []agent.Message) []sdk.MessageParam {
 	out := make([]sdk.MessageParam, 0, len(msgs))
 	lastToolResults := false // out's last message holds only tool results
-	for _, m := range msgs {
+	for _, m := range llm.WithBashAsUser(msgs) {
 		isToolResult := false
 		switch m.Role {
 		case agent.RoleUser, agent.RoleSummary:
+			var blocks []sdk.ContentBlockParamUnion
 			if t := m.Text(); t != "" {
-				out = append(out, sdk.NewUserMessage(sdk.NewTextBlock(t)))
+				blocks = append(blocks, sdk.NewTextBlock(t))
+			}
+			for _, img := range m.Images() {
+				blocks = append(blocks, sdk.NewImageBlockBase64(img.MimeType, img.Data))
+			}
+			if len(blocks) > 0 {
+				out = append(out, sdk.NewUserMessage(blocks...))
 			}
 		case agent.RoleToolResult:
 			isToolResult = true
@@ -368,6 +390,8 @@ func messages(msgs []agent.Message) []sdk.MessageParam {
 			var blocks []sdk.ContentBlockParamUnion
 			for _, b := range m.Content {
 				switch {
+				case b.Type == "thinking" && b.Signature != "":
+					blocks = append(blocks, sdk.NewThinkingBlock(b.Signature, b.Text))
 				case b.Type == "text" && b.Text != "":
 					blocks = append(blocks, sdk.NewTextBlock(b.Text))
 				case b.Type == "toolCall" && b.ToolCall != nil:

@@ -52,6 +52,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/llm"
@@ -133,6 +134,9 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	}
 
 	params.Tools = tools(req.Tools)
+	if effort := llm.OpenAIReasoningEffort(req.ThinkingLevel); effort != "" {
+		params.ReasoningEffort = shared.ReasoningEffort(effort)
+	}
 
 	var resp *http.Response
 	stream := svc.NewStreaming(ctx, params, option.WithResponseInto(&resp))
@@ -443,15 +447,28 @@ func snippet(b []byte) string {
 // messages converts the run context, system prompt first. Tool-call
 // arguments that are not a JSON object (invalid JSON from the model) are
 // sent as {}: compatible servers that parse them would reject the request.
+// A user message with images is sent as content parts: its text, then
+// each image as an image_url data URL. Bash executions the user ran are
+// user messages (llm.WithBashAsUser).
 func messages(system string, msgs []agent.Message) []sdk.ChatCompletionMessageParamUnion {
 	out := make([]sdk.ChatCompletionMessageParamUnion, 0, len(msgs)+1)
 	if system != "" {
 		out = append(out, sdk.SystemMessage(system))
 	}
-	for _, m := range msgs {
+	for _, m := range llm.WithBashAsUser(msgs) {
 		switch m.Role {
 		case agent.RoleUser, agent.RoleSummary:
-			if t := m.Text(); t != "" {
+			if imgs := m.Images(); len(imgs) > 0 {
+				var parts []sdk.ChatCompletionContentPartUnionParam
+				if t := m.Text(); t != "" {
+					parts = append(parts, sdk.TextContentPart(t))
+				}
+				for _, img := range imgs {
+					parts = append(parts, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{
+						URL: "data:" + img.MimeType + ";base64," + img.Data}))
+				}
+				out = append(out, sdk.UserMessage(parts))
+			} else if t := m.Text(); t != "" {
 				out = append(out, sdk.UserMessage(t))
 			}
 		case agent.RoleToolResult:

@@ -322,9 +322,15 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 		case IsSummaryRequest(req):
 			reply = SummaryReply(lastUserText(req.Messages))
 		case reply == "":
-			reply = "Scripted reply to: " + lastUserText(req.Messages)
+			reply = "Scripted reply to: " + lastUserText(req.Messages) + imageNote(req.Messages)
 		}
 		m = textAnswer(reply)
+	}
+	if req.ThinkingLevel != "" && req.ThinkingLevel != llm.ThinkingOff && !IsSummaryRequest(req) {
+		// A visible trace of the thinking level, as a real model's
+		// thinking block would come first.
+		m.Content = append([]agent.ContentBlock{{Type: agent.BlockThinking,
+			Text: "Thinking (" + req.ThinkingLevel + ") about: " + lastUserText(req.Messages)}}, m.Content...)
 	}
 	m.Provider, m.Model = req.Provider, req.Model
 	m.Usage = &agent.Usage{Input: estimate(req.Messages), Output: outputTokens(m)}
@@ -455,6 +461,26 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// imageNote says which images the last user message carries
+// (" [image/png, image/jpeg]"), "" without images: a visible trace that
+// they reached the model.
+func imageNote(msgs []agent.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != agent.RoleUser {
+			continue
+		}
+		var types []string
+		for _, img := range msgs[i].Images() {
+			types = append(types, img.MimeType)
+		}
+		if len(types) == 0 {
+			return ""
+		}
+		return " [" + strings.Join(types, ", ") + "]"
+	}
+	return ""
 }
 
 func lastUserText(msgs []agent.Message) string {

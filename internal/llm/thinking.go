@@ -1,0 +1,118 @@
+package llm
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+// Thinking levels, the terminal agent's names (Request.ThinkingLevel,
+// RPC set_thinking_level, model.thinkingLevel). ThinkingOff sends no
+// thinking or reasoning option at all.
+const (
+	ThinkingOff     = "off"
+	ThinkingMinimal = "minimal"
+	ThinkingLow     = "low"
+	ThinkingMedium  = "medium"
+	ThinkingHigh    = "high"
+	ThinkingXHigh   = "xhigh"
+)
+
+// ThinkingLevels lists the levels in the order cycle_thinking_level
+// walks them.
+var ThinkingLevels = []string{ThinkingOff, ThinkingMinimal, ThinkingLow, ThinkingMedium, ThinkingHigh, ThinkingXHigh}
+
+// CheckThinkingLevel reports a level that is not one of ThinkingLevels in
+// one line ("" is off).
+func CheckThinkingLevel(level string) error {
+	if level == "" {
+		return nil
+	}
+	for _, l := range ThinkingLevels {
+		if l == level {
+			return nil
+		}
+	}
+	return fmt.Errorf("invalid thinking level %q (want one of %s)", level, strings.Join(ThinkingLevels, ", "))
+}
+
+// AnthropicThinkingBudget is the thinking budget (budget_tokens) of a
+// level for Anthropic's extended thinking; 0 means thinking off. The
+// budgets are the terminal agent's defaults; xhigh, which Anthropic has
+// no step for, gets the high budget doubled.
+func AnthropicThinkingBudget(level string) int {
+	switch level {
+	case ThinkingMinimal:
+		return 1024
+	case ThinkingLow:
+		return 2048
+	case ThinkingMedium:
+		return 8192
+	case ThinkingHigh:
+		return 16384
+	case ThinkingXHigh:
+		return 32768
+	}
+	return 0
+}
+
+// OpenAIReasoningEffort is the reasoning_effort of a level for the Chat
+// Completions API; "" means none is sent (off). xhigh is sent as is
+// (OpenAI's newest reasoning models know it; others answer with an
+// error that says so).
+func OpenAIReasoningEffort(level string) string {
+	switch level {
+	case ThinkingMinimal, ThinkingLow, ThinkingMedium, ThinkingHigh, ThinkingXHigh:
+		return level
+	}
+	return ""
+}
+
+// BashExecutionText is how a bash execution (agent.RoleBashExecution)
+// reaches a model: the terminal agent's "Ran `cmd`" user message with the
+// output in a fence.
+func BashExecutionText(m agent.Message) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Ran `%s`\n", m.Command)
+	if m.Output != "" {
+		fmt.Fprintf(&b, "```\n%s\n```", m.Output)
+	} else {
+		b.WriteString("(no output)")
+	}
+	switch {
+	case m.Cancelled:
+		b.WriteString("\n\n(command cancelled)")
+	case m.ExitCode != nil && *m.ExitCode != 0:
+		fmt.Fprintf(&b, "\n\nCommand exited with code %d", *m.ExitCode)
+	}
+	if m.Truncated && m.FullOutputPath != "" {
+		fmt.Fprintf(&b, "\n\n[Output truncated. Full output: %s]", m.FullOutputPath)
+	}
+	return b.String()
+}
+
+// WithBashAsUser returns msgs with every bash execution replaced by the
+// user message a model sees (BashExecutionText); other messages are
+// unchanged. msgs is not modified.
+func WithBashAsUser(msgs []agent.Message) []agent.Message {
+	var out []agent.Message
+	for i, m := range msgs {
+		if m.Role != agent.RoleBashExecution {
+			if out != nil {
+				out = append(out, m)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]agent.Message, 0, len(msgs)), msgs[:i]...)
+		}
+		u := agent.TextMessage(agent.RoleUser, BashExecutionText(m))
+		u.Timestamp = m.Timestamp
+		out = append(out, u)
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
+}

@@ -1,0 +1,49 @@
+package llm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+// A bash execution reaches the model as the terminal agent's user
+// message; the other messages stay as they are, and the input is not
+// modified.
+func TestWithBashAsUser(t *testing.T) {
+	one, zero := 1, 0
+	for _, tc := range []struct {
+		name string
+		m    agent.Message
+		want string
+	}{
+		{"output", agent.Message{Role: agent.RoleBashExecution, Command: "ls", Output: "a\nb", ExitCode: &zero}, "Ran `ls`\n```\na\nb\n```"},
+		{"no output, failed", agent.Message{Role: agent.RoleBashExecution, Command: "false", ExitCode: &one}, "Ran `false`\n(no output)\n\nCommand exited with code 1"},
+		{"cancelled", agent.Message{Role: agent.RoleBashExecution, Command: "sleep 9", Cancelled: true}, "Ran `sleep 9`\n(no output)\n\n(command cancelled)"},
+		{"truncated", agent.Message{Role: agent.RoleBashExecution, Command: "seq 1e6", Output: "…", Truncated: true, FullOutputPath: "/tmp/o.log"},
+			"Ran `seq 1e6`\n```\n…\n```\n\n[Output truncated. Full output: /tmp/o.log]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := []agent.Message{agent.TextMessage(agent.RoleUser, "hi"), tc.m}
+			out := WithBashAsUser(in)
+			if len(out) != 2 || out[0].Text() != "hi" || out[1].Role != agent.RoleUser || out[1].Text() != tc.want {
+				t.Fatalf("got %+v, want user %q", out, tc.want)
+			}
+			if in[1].Role != agent.RoleBashExecution {
+				t.Fatal("input modified")
+			}
+		})
+	}
+}
+
+func TestCheckThinkingLevel(t *testing.T) {
+	for _, l := range append([]string{""}, ThinkingLevels...) {
+		if err := CheckThinkingLevel(l); err != nil {
+			t.Errorf("%q: %v", l, err)
+		}
+	}
+	err := CheckThinkingLevel("max")
+	if err == nil || !strings.Contains(err.Error(), `invalid thinking level "max" (want one of off, minimal, low, medium, high, xhigh)`) {
+		t.Fatalf("err = %v", err)
+	}
+}
