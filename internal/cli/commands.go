@@ -267,7 +267,7 @@ const settingsUsage = "starter settings [init] [--json]"
 var settingsCmd = Command{
 	Name:    "settings",
 	Usage:   settingsUsage,
-	Summary: "show every setting with its value and source name; 'init' writes a commented settings file",
+	Summary: "show every setting's effective value and where it came from (flag, env, file, default); 'init' writes a commented settings file",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		c := newFlags("settings", env)
 		if !c.parse(env, args) {
@@ -280,9 +280,9 @@ var settingsCmd = Command{
 		default:
 			return fail(env, "settings", fmt.Errorf("unexpected argument %q after init (usage: %s)", c.fs.Arg(1), settingsUsage))
 		}
-		s, ok := c.settings(env)
-		if !ok {
-			return ExitUsage
+		s, vals, err := settings.Explain(settings.LoadOptions{Flags: c.fs, Env: env.LookupEnv})
+		if err != nil {
+			return fail(env, "settings", err)
 		}
 		if c.fs.Arg(0) == "init" {
 			if err := writeNewFile(s.File(), settings.ExampleYAML()); err != nil {
@@ -292,15 +292,59 @@ var settingsCmd = Command{
 			return ExitOK
 		}
 		if c.json {
-			_ = json.NewEncoder(env.Stdout).Encode(s)
+			origins := make(map[string]settings.Origin, len(vals))
+			for _, v := range vals {
+				origins[v.Key] = v.Origin
+			}
+			_ = json.NewEncoder(env.Stdout).Encode(settingsJSON{Settings: s, File: s.File(), Origins: origins})
 			return ExitOK
 		}
-		fmt.Fprintf(env.Stdout, "settings file: %s\n\n", s.File())
-		for _, k := range settings.Keys() {
-			fmt.Fprintf(env.Stdout, "%-28s default %-22s env %s\n    %s\n", k.Key, k.Default, k.Env, k.Description)
-		}
+		printSettings(env, s, vals)
 		return ExitOK
 	},
+}
+
+// settingsJSON is `starter settings --json`: the effective settings, the
+// settings file and, per key, where its value came from.
+type settingsJSON struct {
+	settings.Settings
+	File    string                     `json:"settingsFile"`
+	Origins map[string]settings.Origin `json:"origins"`
+}
+
+// printSettings shows each key's effective value and where it came from
+// (flag, env, file:line or default), then its description, variable and
+// default.
+func printSettings(env Env, s settings.Settings, vals []settings.Value) {
+	state := "not present: defaults, environment and flags only"
+	if _, err := os.Stat(s.File()); err == nil {
+		state = "read"
+	}
+	fmt.Fprintf(env.Stdout, "settings file: %s (%s)\n\n", s.File(), state)
+	info := map[string]settings.KeyInfo{}
+	for _, k := range settings.Keys() {
+		info[k.Key] = k
+	}
+	for _, v := range vals {
+		k := info[v.Key]
+		value := v.Value
+		if value == "" {
+			value = `""`
+		}
+		fmt.Fprintf(env.Stdout, "%-28s %-24s %s\n    %s (%s, default %s)\n", v.Key, value, v.Origin, k.Description, k.Env, orEmpty(k.Default))
+	}
+	for _, v := range vals {
+		if v.Key == "retry.enabled" && v.Value == "false" && v.Kind == settings.OriginFile {
+			fmt.Fprintf(env.Stdout, "\nretry is off for every prompt: retry.enabled is false in %s (set-auto-retry off writes it; 'starter set-auto-retry on' switches it back)\n", v.From)
+		}
+	}
+}
+
+func orEmpty(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
 }
 
 func printResult(env Env, asJSON bool, v map[string]any, text string) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,5 +34,76 @@ func TestSettings_UnknownSubcommandExitsTwo(t *testing.T) {
 		if code, _, stderr := runIn(t, t.TempDir(), "", nil, args...); code != ExitOK {
 			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}
+	}
+}
+
+// `starter settings` shows each key's effective value and where it came
+// from, in text and JSON: after `set-auto-retry off` a user sees that
+// retry is off because of a line in the settings file, and how to undo it.
+func TestSettings_ShowsEffectiveValueAndOrigin(t *testing.T) {
+	home := t.TempDir()
+	if code, _, stderr := runIn(t, home, "", nil, "set-auto-retry", "off"); code != ExitOK {
+		t.Fatalf("set-auto-retry off: exit %d: %s", code, stderr)
+	}
+	file := filepath.Join(home, "settings.yaml")
+	vars := map[string]string{"DURABLE_AGENT_RETRY_MAXRETRIES": "5"}
+	args := []string{"settings", "--retry.baseDelayMs", "300"}
+
+	code, out, stderr := runIn(t, home, "", vars, args...)
+	if code != ExitOK {
+		t.Fatalf("settings: exit %d: %s", code, stderr)
+	}
+	lines := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) >= 3 && !strings.HasPrefix(l, " ") {
+			lines[f[0]] = strings.Join(f[1:], " ")
+		}
+	}
+	for key, want := range map[string]string{
+		"retry.enabled":     "false file " + file + ":",
+		"retry.maxRetries":  "5 env DURABLE_AGENT_RETRY_MAXRETRIES",
+		"retry.baseDelayMs": "300 flag --retry.baseDelayMs",
+		"model.provider":    "scripted default",
+		"temporal.address":  "127.0.0.1:1 env TEMPORAL_ADDRESS",
+		"dataDir":           home + " env DURABLE_AGENT_HOME",
+	} {
+		if !strings.HasPrefix(lines[key], want) {
+			t.Errorf("%s: %q, want it to start with %q\n%s", key, lines[key], want, out)
+		}
+	}
+	if !strings.Contains(out, "settings file: "+file+" (read)") || !strings.Contains(out, "'starter set-auto-retry on' switches it back") {
+		t.Errorf("output does not name the file or how to switch retry back on:\n%s", out)
+	}
+
+	code, out, stderr = runIn(t, home, "", vars, append(args, "--json")...)
+	if code != ExitOK {
+		t.Fatalf("settings --json: exit %d: %s", code, stderr)
+	}
+	var got struct {
+		Retry struct {
+			Enabled     bool  `json:"enabled"`
+			BaseDelayMs int64 `json:"baseDelayMs"`
+		} `json:"retry"`
+		File    string `json:"settingsFile"`
+		Origins map[string]struct {
+			Origin string `json:"origin"`
+			From   string `json:"from"`
+		} `json:"origins"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("settings --json: %v\n%s", err, out)
+	}
+	if got.Retry.Enabled || got.Retry.BaseDelayMs != 300 || got.File != file {
+		t.Errorf("settings --json values: %+v", got)
+	}
+	for key, want := range map[string]string{
+		"retry.enabled": "file", "retry.maxRetries": "env", "retry.baseDelayMs": "flag", "model.name": "default",
+	} {
+		if o := got.Origins[key]; o.Origin != want {
+			t.Errorf("origins[%s] = %+v, want %s", key, o, want)
+		}
+	}
+	if o := got.Origins["retry.enabled"]; !strings.HasPrefix(o.From, file+":") {
+		t.Errorf("origins[retry.enabled].from = %q, want %s:LINE", o.From, file)
 	}
 }

@@ -48,7 +48,9 @@ func (o LoadOptions) environment() environment {
 type layerValue struct {
 	raw    rawValue
 	source string
-	flag   *pflag.Flag
+	// name is the environment variable that gave the value.
+	name string
+	flag *pflag.Flag
 }
 
 // temporalEnv are the Temporal CLI's standard variables; the
@@ -63,17 +65,23 @@ var temporalEnv = map[string]string{
 // source is checked strictly before it is merged, and the result is checked
 // with Validate; the first problem is returned as an *Error.
 func Load(opts LoadOptions) (Settings, error) {
+	s, _, err := loadWithOrigins(opts)
+	return s, err
+}
+
+// loadWithOrigins is Load that also says where each key's value came from.
+func loadWithOrigins(opts LoadOptions) (Settings, map[string]Origin, error) {
 	e := opts.environment()
 	if err := checkUnknownEnv(e, opts.OtherEnv); err != nil {
-		return Settings{}, err
+		return Settings{}, nil, err
 	}
 	envVals, err := readEnv(e)
 	if err != nil {
-		return Settings{}, err
+		return Settings{}, nil, err
 	}
 	flagVals, err := readFlags(opts.Flags)
 	if err != nil {
-		return Settings{}, err
+		return Settings{}, nil, err
 	}
 	defaults := defaultsFor(e)
 
@@ -83,7 +91,7 @@ func Load(opts LoadOptions) (Settings, error) {
 		// rather than "cannot read <file>/settings.yaml".
 		dir := filepath.Dir(path)
 		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-			return Settings{}, (&problem{key: "dataDir", value: dir, reason: "must be a directory, not a file"}).err(dirSource)
+			return Settings{}, nil, (&problem{key: "dataDir", value: dir, reason: "must be a directory, not a file"}).err(dirSource)
 		}
 	}
 	file, err := readFile(path)
@@ -92,27 +100,29 @@ func Load(opts LoadOptions) (Settings, error) {
 	case namedBy == "" && isNotExist(err):
 		file = &fileLayer{path: path, values: map[string]fileValue{}}
 	case namedBy != "" && isNotExist(err):
-		return Settings{}, &Error{Key: "file", Value: path, Source: namedBy,
+		return Settings{}, nil, &Error{Key: "file", Value: path, Source: namedBy,
 			msg: fmt.Sprintf("settings: settings file %s (from %s) does not exist", path, namedBy), err: err}
 	default:
-		return Settings{}, err
+		return Settings{}, nil, err
 	}
 
 	v, err := mergeLayers(&defaults, file, envVals, flagVals)
 	if err != nil {
-		return Settings{}, err
+		return Settings{}, nil, err
 	}
 
 	s := defaults
 	source := map[string]string{}
+	origins := map[string]Origin{}
 	for i := range schema {
 		k := &schema[i]
 		val, p := k.convert(rawFrom(v.Get(k.key)))
 		if p != nil { // each layer was checked, so this is a bug here
-			return Settings{}, p.err("merged settings")
+			return Settings{}, nil, p.err("merged settings")
 		}
 		k.set(&s, val)
 		source[k.key] = winnerSource(k.key, file, envVals, flagVals)
+		origins[k.key] = winnerOrigin(k.key, file, envVals, flagVals, e)
 	}
 	s.DataDir = absPath(expandHome(s.DataDir, e))
 	if s.Codec.KeyFile != "" {
@@ -122,11 +132,11 @@ func Load(opts LoadOptions) (Settings, error) {
 	if err := s.Validate(); err != nil {
 		var se *Error
 		if errors.As(err, &se) && se.p != nil && source[se.p.base()] != "" {
-			return Settings{}, se.p.err(source[se.p.base()])
+			return Settings{}, nil, se.p.err(source[se.p.base()])
 		}
-		return Settings{}, err
+		return Settings{}, nil, err
 	}
-	return s, nil
+	return s, origins, nil
 }
 
 // mergeLayers hands the checked raw values to viper, which layers them.
@@ -184,7 +194,7 @@ func readEnv(e environment) (map[string]layerValue, error) {
 		if _, p := k.convert(raw); p != nil {
 			return nil, p.err("environment " + name)
 		}
-		out[k.key] = layerValue{raw: raw, source: "environment " + name}
+		out[k.key] = layerValue{raw: raw, source: "environment " + name, name: name}
 	}
 	return out, nil
 }

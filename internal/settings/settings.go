@@ -207,10 +207,10 @@ func Defaults() Settings { return defaultsFor(osEnv()) }
 
 func defaultsFor(e environment) Settings {
 	return Settings{
-		DataDir: defaultDataDir(e),
-		Retry:   Retry{Settings: retry.DefaultSettings()},
+		DataDir:    defaultDataDir(e),
+		Retry:      Retry{Settings: retry.DefaultSettings()},
 		Compaction: Compaction{Settings: compaction.DefaultSettings()},
-		Temporal: Temporal{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "durable-agent"},
+		Temporal:   Temporal{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "durable-agent"},
 		Model: Model{
 			Provider:           "scripted",
 			Name:               "scripted-1",
