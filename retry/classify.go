@@ -157,6 +157,11 @@ var usageLimitPatterns = patterns(
 	// in good standing." (code Arrearage): the account is in arrears.
 	`account is in good standing`, `\barrearage\b`,
 	`使用上限`, // Chinese "usage cap" (Zhipu "已达到 5 小时的使用上限")
+	// OpenAI billing_not_active, sent as a 429: "Your account is not
+	// active, please check your billing details on our website." (The
+	// code alone is not enough: one-api gateways send it with "当前分组负载
+	// 已饱和，请稍后再试", a load message.)
+	`account is not active`,
 )
 
 // quotaExceededPattern is OpenAI's and Gemini's "You exceeded your current
@@ -231,6 +236,10 @@ var fatalPatterns = patterns(
 	// A TLS interception proxy: every attempt fails the same way, even
 	// when a client wraps it as "Connection error." and retries.
 	`self.?signed.?cert`,
+	// A local server that cannot load the model file (Ollama
+	// "llama-server process has terminated: exit status 1: error loading
+	// model", a 500).
+	`error loading model`,
 )
 
 // retryablePatterns are the SPEC 2 retryable set. Status-like numbers are
