@@ -59,6 +59,7 @@ func authFlags(env Env, name string, args []string, extra func(*pflag.FlagSet)) 
 	fs := pflag.NewFlagSet("auth "+name, pflag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	settings.AddFlags(fs)
+	hideWorkerFlags(fs, "auth")
 	if extra != nil {
 		extra(fs)
 	}
@@ -66,6 +67,10 @@ func authFlags(env Env, name string, args []string, extra func(*pflag.FlagSet)) 
 		if !errors.Is(err, pflag.ErrHelp) {
 			fail(env, "auth "+name, err)
 		}
+		return nil, nil, false
+	}
+	if err := checkWorkerFlags(fs, "auth"); err != nil {
+		fail(env, "auth "+name, err)
 		return nil, nil, false
 	}
 	s, err := settings.Load(settings.LoadOptions{Flags: fs, Env: env.LookupEnv})

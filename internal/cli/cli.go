@@ -114,7 +114,58 @@ func newFlags(name string, env Env) *common {
 	c.fs.StringVar(&c.session, "session", "default", "session id")
 	c.fs.BoolVar(&c.json, "json", false, "print JSON (one object per line)")
 	settings.AddFlags(c.fs)
+	hideWorkerFlags(c.fs, name)
 	return c
+}
+
+// workerKeysUsed are the worker-only keys a command reads all the same:
+// `session` opens the session stores itself, and `settings` shows every
+// key.
+var workerKeysUsed = map[string]func(key string) bool{
+	"session":  func(key string) bool { return strings.HasPrefix(key, "session.") },
+	"settings": func(string) bool { return true },
+}
+
+// starterIgnores says whether command cmd ("session list": session) does
+// not read key.
+func starterIgnores(cmd string, k settings.KeyInfo) bool {
+	if k.Scope == settings.ScopeShared {
+		return false
+	}
+	name, _, _ := strings.Cut(cmd, " ")
+	used := workerKeysUsed[name]
+	return used == nil || !used(k.Key)
+}
+
+// hideWorkerFlags keeps the flags of keys cmd ignores out of its usage;
+// checkWorkerFlags rejects them.
+func hideWorkerFlags(fs *pflag.FlagSet, cmd string) {
+	for _, k := range settings.Keys() {
+		if starterIgnores(cmd, k) {
+			_ = fs.MarkHidden(strings.TrimPrefix(k.Flag, "--"))
+		}
+	}
+}
+
+// checkWorkerFlags refuses a settings flag the command would ignore in
+// silence: a worker-only key (the worker's providers, tools policy,
+// session store, scripted model and dev server) or one no program reads.
+func checkWorkerFlags(fs *pflag.FlagSet, cmd string) error {
+	for _, k := range settings.Keys() {
+		f := fs.Lookup(strings.TrimPrefix(k.Flag, "--"))
+		if f == nil || !f.Changed || !starterIgnores(cmd, k) {
+			continue
+		}
+		switch {
+		case k.Scope == settings.ScopeUnused:
+			return fmt.Errorf("%s is not used by the starter or the worker: the worker's auth store chooses each session's credential (starter auth list)", k.Flag)
+		case strings.HasPrefix(k.Key, "dev."):
+			return fmt.Errorf("%s is a worker setting (the embedded server of worker --dev and the demo); the starter ignores it and connects to --temporal.address", k.Flag)
+		default:
+			return fmt.Errorf("%s is a worker setting; the starter ignores it (give it to the worker: go run ./worker %s ...)", k.Flag, k.Flag)
+		}
+	}
+	return nil
 }
 
 // parse parses args; on error it prints one line and returns false.
@@ -123,6 +174,10 @@ func (c *common) parse(env Env, args []string) bool {
 		if errors.Is(err, pflag.ErrHelp) {
 			return false
 		}
+		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), err)
+		return false
+	}
+	if err := checkWorkerFlags(c.fs, c.fs.Name()); err != nil {
 		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), err)
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 )
 
@@ -25,7 +26,25 @@ type KeyInfo struct {
 	// environment variables and flags).
 	Type        string
 	Description string
+	// Scope is ScopeShared, ScopeWorker or ScopeUnused: which programs
+	// read the key.
+	Scope string
 }
+
+// Scopes of a key: which programs read it. The starter rejects a flag of
+// a key it does not read, instead of ignoring it in silence.
+const (
+	// ScopeShared keys are read by the starter (they travel with each
+	// prompt, or say where Temporal, the data dir or the codec key are)
+	// and by the worker.
+	ScopeShared = ""
+	// ScopeWorker keys are read by the worker only: its providers, tools
+	// policy, session store, scripted model and embedded dev server.
+	ScopeWorker = "worker"
+	// ScopeUnused keys are accepted in files for compatibility and read
+	// by no program.
+	ScopeUnused = "unused"
+)
 
 // Keys returns every key in schema order.
 func Keys() []KeyInfo {
@@ -39,7 +58,7 @@ func Keys() []KeyInfo {
 		}
 		out = append(out, KeyInfo{
 			Key: k.key, Default: def, Env: k.env(), Flag: "--" + k.flag(),
-			Type: k.kind.String(), Description: k.desc,
+			Type: k.kind.String(), Description: k.desc, Scope: k.scope,
 		})
 	}
 	return out
@@ -79,6 +98,8 @@ type keyDef struct {
 	// field points into a Settings: *bool, *int, *int64, *string or
 	// *[]string.
 	field func(*Settings) any
+	// scope says which programs read the key (ScopeShared: both).
+	scope string
 }
 
 // env is the key's environment variable.
@@ -120,7 +141,7 @@ var schema = []keyDef{
 	{key: "retry.maxDelayMs", kind: kindInt, max: dayMs, limit: "24 hours",
 		desc:  "Cap on one backoff delay in ms; a longer hint fails the chain at once (0: no cap).",
 		field: func(s *Settings) any { return &s.Retry.MaxDelayMs }},
-	{key: "retry.fallbackModels", kind: kindList, listCheck: checkModelList,
+	{key: "retry.fallbackModels", scope: ScopeWorker, kind: kindList, listCheck: checkModelList,
 		desc:  "Models of model.provider to switch to, in order, when a usage limit leaves no credential (the retry then waits 0 ms).",
 		field: func(s *Settings) any { return &s.Retry.FallbackModels }},
 
@@ -147,10 +168,10 @@ var schema = []keyDef{
 		desc:  "Task queue the worker polls and the starter uses.",
 		field: func(s *Settings) any { return &s.Temporal.TaskQueue }},
 
-	{key: "session.store", kind: kindString, oneOf: SessionStores,
+	{key: "session.store", scope: ScopeWorker, kind: kindString, oneOf: SessionStores,
 		desc:  "Worker: where sessions live: jsonl (files under dataDir/sessions, one machine or a shared filesystem) or postgres (session.postgresUrl, any number of machines).",
 		field: func(s *Settings) any { return &s.Session.Store }},
-	{key: "session.postgresUrl", kind: kindString,
+	{key: "session.postgresUrl", scope: ScopeWorker, kind: kindString,
 		desc:  "Worker: PostgreSQL database of session.store postgres, a postgres:// URL or libpq key=value string (empty: the PG* environment variables); keep the password in PGPASSWORD or ~/.pgpass.",
 		field: func(s *Settings) any { return &s.Session.PostgresURL }},
 
@@ -160,10 +181,10 @@ var schema = []keyDef{
 	{key: "model.name", kind: kindString, nonEmpty: true,
 		desc:  "Model name sent to the provider.",
 		field: func(s *Settings) any { return &s.Model.Name }},
-	{key: "model.baseUrl", kind: kindString, strCheck: checkURL,
+	{key: "model.baseUrl", scope: ScopeWorker, kind: kindString, strCheck: checkURL,
 		desc:  "Provider endpoint override (empty: the provider's own).",
 		field: func(s *Settings) any { return &s.Model.BaseURL }},
-	{key: "model.credential", kind: kindString,
+	{key: "model.credential", scope: ScopeUnused, kind: kindString,
 		desc:  "Credential id in the auth store (empty: choose one); never the secret itself.",
 		field: func(s *Settings) any { return &s.Model.Credential }},
 	{key: "model.contextWindow", kind: kindInt, min: 1, max: maxToken,
@@ -178,34 +199,43 @@ var schema = []keyDef{
 	{key: "model.heartbeatTimeoutMs", kind: kindInt, min: 1000, max: dayMs, limit: "24 hours",
 		desc:  "Heartbeat timeout of the LLM call in ms; a dead worker is noticed after this.",
 		field: func(s *Settings) any { return &s.Model.HeartbeatTimeoutMs }},
+	{key: "model.thinkingLevel", kind: kindString, oneOf: llm.ThinkingLevels,
+		desc:  "Reasoning asked of the model: off, minimal, low, medium, high or xhigh (Anthropic thinking budget, OpenAI reasoning_effort); RPC set_thinking_level changes it per session.",
+		field: func(s *Settings) any { return &s.Model.ThinkingLevel }},
+	{key: "model.available", kind: kindList, listCheck: checkAvailableModels,
+		desc:  "Models RPC get_available_models lists and set_model/cycle_model may choose, as provider/name (model.provider/model.name is always one).",
+		field: func(s *Settings) any { return &s.Model.Available }},
+	{key: "model.prices", kind: kindList, listCheck: checkModelPrices,
+		desc:  "Prices in US dollars per million tokens, as provider/name=input,output[,cacheRead[,cacheWrite]]; usage.cost of an unlisted model is 0.",
+		field: func(s *Settings) any { return &s.Model.Prices }},
 
 	{key: "scripted.faults", kind: kindList, listCheck: checkFaults,
 		desc:  "Scripted provider fault script, one element per call (e.g. \"503 Service Unavailable\", \"overflow\", \"ok\").",
 		field: func(s *Settings) any { return &s.Scripted.Faults }},
-	{key: "scripted.reply", kind: kindString,
+	{key: "scripted.reply", scope: ScopeWorker, kind: kindString,
 		desc:  "Scripted provider answer text (empty: a deterministic default).",
 		field: func(s *Settings) any { return &s.Scripted.Reply }},
-	{key: "scripted.latencyMs", kind: kindInt, max: hourMs, limit: "1 hour",
+	{key: "scripted.latencyMs", scope: ScopeWorker, kind: kindInt, max: hourMs, limit: "1 hour",
 		desc:  "Scripted provider delay before each answer in ms.",
 		field: func(s *Settings) any { return &s.Scripted.LatencyMs }},
 
-	{key: "scripted.streamDelayMs", kind: kindInt, max: 60000, limit: "1 minute",
+	{key: "scripted.streamDelayMs", scope: ScopeWorker, kind: kindInt, max: 60000, limit: "1 minute",
 		desc:  "Scripted provider pause between streamed words in ms (0: the answer at once).",
 		field: func(s *Settings) any { return &s.Scripted.StreamDelayMs }},
 	{key: "stream.intervalMs", kind: kindInt, min: 50, max: 5000, limit: "5 seconds",
 		desc:  "How often a running model or tool call publishes its output so far (heartbeat details, never history) and clients read it, in ms.",
 		field: func(s *Settings) any { return &s.Stream.IntervalMs }},
 
-	{key: "dev.ip", kind: kindString, strCheck: checkIP,
+	{key: "dev.ip", scope: ScopeWorker, kind: kindString, strCheck: checkIP,
 		desc:  "IP address the embedded dev server binds.",
 		field: func(s *Settings) any { return &s.Dev.IP }},
-	{key: "dev.port", kind: kindInt, min: 1, max: 65535,
+	{key: "dev.port", scope: ScopeWorker, kind: kindInt, min: 1, max: 65535,
 		desc:  "Embedded dev server frontend port.",
 		field: func(s *Settings) any { return &s.Dev.Port }},
-	{key: "dev.uiPort", kind: kindInt, min: 1, max: 65535,
+	{key: "dev.uiPort", scope: ScopeWorker, kind: kindInt, min: 1, max: 65535,
 		desc:  "Embedded Temporal Web UI port.",
 		field: func(s *Settings) any { return &s.Dev.UIPort }},
-	{key: "dev.ui", kind: kindBool,
+	{key: "dev.ui", scope: ScopeWorker, kind: kindBool,
 		desc:  "Start the Temporal Web UI with the dev server.",
 		field: func(s *Settings) any { return &s.Dev.UI }},
 
@@ -215,19 +245,19 @@ var schema = []keyDef{
 	{key: "tools.enabled", kind: kindList, listCheck: checkToolList,
 		desc:  "Tools the model may call: read, write, edit, bash, grep, find, ls (e.g. read;grep;find;ls for a read-only agent; empty: none).",
 		field: func(s *Settings) any { return &s.Tools.Enabled }},
-	{key: "tools.allowedRoots", kind: kindList,
+	{key: "tools.allowedRoots", scope: ScopeWorker, kind: kindList,
 		desc:  "Worker: directories a session's workspace must be in (empty: anywhere; set it on a worker that serves other people's prompts).",
 		field: func(s *Settings) any { return &s.Tools.AllowedRoots }},
-	{key: "tools.confine", kind: kindBool,
+	{key: "tools.confine", scope: ScopeWorker, kind: kindBool,
 		desc:  "Worker: keep file tools inside the workspace (\"..\" and escaping symlinks refused).",
 		field: func(s *Settings) any { return &s.Tools.Confine }},
-	{key: "tools.envAllow", kind: kindList,
+	{key: "tools.envAllow", scope: ScopeWorker, kind: kindList,
 		desc:  "Worker: secret-looking environment variables (*_KEY, *_TOKEN, *_SECRET, *_PASSWORD) that bash may see all the same.",
 		field: func(s *Settings) any { return &s.Tools.EnvAllow }},
-	{key: "tools.placement", kind: kindString, oneOf: ToolPlacements,
+	{key: "tools.placement", scope: ScopeWorker, kind: kindString, oneOf: ToolPlacements,
 		desc:  "Worker: where a session's tool calls run: host (on the worker host that created the session, which polls its own task queue for them) or any (every worker sees the workspaces, e.g. a shared volume).",
 		field: func(s *Settings) any { return &s.Tools.Placement }},
-	{key: "tools.host", kind: kindString, strCheck: checkHostName, defText: "the machine's host name",
+	{key: "tools.host", scope: ScopeWorker, kind: kindString, strCheck: checkHostName, defText: "the machine's host name",
 		desc:  "Worker: this worker's host name for tools.placement host (workers on one host share it; its tool task queue is <temporal.taskQueue>@<host>).",
 		field: func(s *Settings) any { return &s.Tools.Host }},
 	{key: "tools.hostWaitMs", kind: kindInt, min: 100, max: dayMs, limit: "24 hours",
