@@ -83,11 +83,16 @@ var overflowPatterns = patterns(
 	`kv cache is full`,                                                      // web-llm (MLC)
 	// Local servers' window wordings measured on the tuning half in the
 	// third collection round (retry/testdata/README.md).
-	`exceeds? (?:the )?context length`,     // Ollama "the input length exceeds the context length"
-	`n_keep \(\d+\) >= n_ctx`,              // LM Studio / llama.cpp "Cannot truncate prompt with n_keep (N) >= n_ctx (M)"
-	`reached context length of \d+ tokens`, // LM Studio "Reached context length of N tokens with model ..."
-	`longer than the maximum model length`, // vLLM "The decoder prompt (length N) is longer than the maximum model length of M"
-	`length of all messages is too long`,   // Perplexity "The total length of all messages is too long."
+	`exceeds? (?:the )?context length`,                                   // Ollama "the input length exceeds the context length"
+	`n_keep \(\d+\) >= n_ctx`,                                            // LM Studio / llama.cpp "Cannot truncate prompt with n_keep (N) >= n_ctx (M)"
+	`reached context length of \d+ tokens`,                               // LM Studio "Reached context length of N tokens with model ..."
+	`longer than the (?:maximum model length|model\\?'s context length)`, // vLLM "The decoder prompt (length N) is longer than the maximum model length of M", SGLang "The input (N tokens) is longer than the model's context length (M tokens)"
+	`length of all messages is too long`,                                 // Perplexity "The total length of all messages is too long."
+	`out of room in the model's context window`,                          // Codex "Codex ran out of room in the model's context window"
+	// A request body above the endpoint's size limit (Gemini "Maximum
+	// request body size 1048576 exceeded", "Request Entity Too Large"):
+	// a smaller history is what gets it through.
+	`request entity too large`, `maximum request body size`,
 )
 
 // throttlePatterns are rate limits worded like an overflow: Bedrock says
@@ -162,6 +167,7 @@ var usageLimitPatterns = patterns(
 	// code alone is not enough: one-api gateways send it with "当前分组负载
 	// 已饱和，请稍后再试", a load message.)
 	`account is not active`,
+	`pre-consumed quota failed`, // one-api "chat pre-consumed quota failed, user quota: N, need quota: M"
 )
 
 // quotaExceededPattern is OpenAI's and Gemini's "You exceeded your current
@@ -317,6 +323,19 @@ var retryablePatterns = patterns(
 	`server had an error while processing`,        // OpenAI "The server had an error while processing your request"
 	`you can retry your request`,                  // OpenAI server_error advice
 	`expecting value: line 1 column 1`,            // Python json on an empty body
+	// Round 5 (tuning half): Python's and Claude Code's words for a body
+	// cut short, and a DNS lookup that failed for now.
+	`connection broken`, `incomplete ?read`, `invalid.?chunk.?length`, // requests / urllib3 ChunkedEncodingError
+	`payload is not completed`,             // aiohttp ClientPayloadError
+	`connection closed mid-response`,       // Claude Code "Connection closed mid-response"
+	`temporary failure in name resolution`, // getaddrinfo EAI_AGAIN as Python words it
+	// The family the tuning-half transport wordings above belong to,
+	// seen in a dozen vocabularies (Node, Bun, Python, Go, Rust, Codex,
+	// Claude Code): a connection, socket, stream or network that was
+	// closed, reset, lost, dropped, aborted, interrupted or broken. None
+	// of them names a problem with the request; a fatal cause inside
+	// such a wrapper (a self-signed certificate) is matched earlier.
+	`\b(?:connection|socket|stream|network)\b[^.\n]{0,30}?\b(?:closed|reset|lost|dropped|aborted|interrupted|broken|terminated|disconnected|unreachable)\b`,
 )
 
 // Structured error types, lower-cased. Anthropic: overloaded_error,
