@@ -46,6 +46,10 @@ const (
 	envNobody    = "FAULTS_NOBODY" // "1": the worker drops root to uid/gid 65534
 	envSrvDir    = "FAULTS_SERVER_DIR"
 	envSrvPort   = "FAULTS_SERVER_PORT"
+	// envDieBefore names a tool: the worker child SIGKILLs itself when it
+	// is about to write that tool's result (after the tool's effect,
+	// before its result exists anywhere): a kill placed exactly there.
+	envDieBefore = "FAULTS_DIE_BEFORE_RESULT"
 )
 
 // Lines a worker child prints around every model call.
@@ -103,6 +107,9 @@ func workerChild() int {
 	acts, err := app.NewActivities(s)
 	if err != nil {
 		return fail("activities", err)
+	}
+	if tool := os.Getenv(envDieBefore); tool != "" {
+		acts.Sessions = dieBeforeResult{SessionStore: acts.Sessions, tool: tool}
 	}
 	w := worker.New(c, s.Temporal.TaskQueue, worker.Options{})
 	app.Register(w, acts)
@@ -490,6 +497,16 @@ func (c *child) kill() {
 	<-c.outDone
 }
 
+// alive reports whether the child process is still running.
+func (c *child) alive() bool {
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
 // lines returns what the child printed after its ready line.
 func (c *child) lines() []string {
 	out := strings.TrimSuffix(c.out.String(), "\n")
@@ -534,4 +551,21 @@ func (s *syncBuffer) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Len()
+}
+
+// dieBeforeResult is a session store that kills its process when asked to
+// write a result of tool (see envDieBefore).
+type dieBeforeResult struct {
+	activities.SessionStore
+	tool string
+}
+
+func (d dieBeforeResult) Append(sessionID string, entries ...session.Entry) (int, error) {
+	for _, e := range entries {
+		if e.Message != nil && e.Message.Role == agent.RoleToolResult && e.Message.ToolName == d.tool {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+	}
+	return d.SessionStore.Append(sessionID, entries...)
 }

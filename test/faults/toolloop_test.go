@@ -50,13 +50,26 @@ type loopTrial struct {
 	workspace string
 	delay     time.Duration
 	noKill    bool
+	// killOn, when set, replaces delay: the worker is killed the moment
+	// the workspace shows the effect it names (file, text), that is
+	// inside the tool call, after its effect, before its result.
+	killOn    *effect
+	// dieBefore makes the first worker kill itself just before it writes
+	// the result of this tool (envDieBefore).
+	dieBefore string
 	err       error
 	res       workflows.PromptResult
 	resErr    error
 	file      sessionFile
 	elapsed   time.Duration
 	failures  []string // workflow task failures in history
+	// reruns counts activities that completed on a later attempt (their
+	// first worker was killed).
+	reruns int
 }
+
+// effect is a text appearing in a workspace file.
+type effect struct{ file, text string }
 
 // Exactly once under SIGKILL (issue 10): a worker is killed at a seeded
 // random moment of a tool loop; another worker finishes every prompt, no
@@ -86,11 +99,17 @@ func TestFaults_SIGKILLDuringAToolLoopNeverRepeatsAnEffect(t *testing.T) {
 	checkLoopTrial(t, free)
 	t.Logf("fault-free tool loop took %v", free.elapsed.Round(time.Millisecond))
 
-	trials := make([]*loopTrial, loopTrials)
+	trials := make([]*loopTrial, loopTrials, loopTrials+2)
 	for i := range trials {
 		trials[i] = &loopTrial{i: i, session: fmt.Sprintf("loop-%d-%02d", seed, i),
 			delay: time.Duration(rng.Float64() * float64(free.elapsed))}
 	}
+	// Two kills placed on purpose, where random ones rarely land: inside
+	// the first bash command (after its effect, while it sleeps) and right
+	// after the edit changed the file (before its result is recorded).
+	midBash := &loopTrial{i: loopTrials, session: fmt.Sprintf("loop-%d-midbash", seed), killOn: &effect{"effects.log", "bash1\n"}}
+	midEdit := &loopTrial{i: loopTrials + 1, session: fmt.Sprintf("loop-%d-midedit", seed), dieBefore: "edit"}
+	trials = append(trials, midBash, midEdit)
 	started := time.Now()
 	sem := make(chan struct{}, loopParallel)
 	var wg sync.WaitGroup
@@ -114,7 +133,30 @@ func TestFaults_SIGKILLDuringAToolLoopNeverRepeatsAnEffect(t *testing.T) {
 		})
 	}
 	t.Logf("seed %d: %d trials in %v, %d completed; bash commands lost with their worker: %d",
-		seed, loopTrials, time.Since(started).Round(time.Millisecond), completed, unknown)
+		seed, len(trials), time.Since(started).Round(time.Millisecond), completed, unknown)
+	if n := unknownResults(midBash); n != 1 {
+		t.Errorf("the kill inside bash1 gave %d may-or-may-not results, want 1 (the command is not run again)", n)
+	}
+	if midEdit.reruns != 1 {
+		t.Errorf("worker killed after the edit's effect: %d activities completed on a later attempt, want 1 (the edit's re-run)", midEdit.reruns)
+	}
+	for _, m := range midEdit.file.messages() {
+		if m.Role == agent.RoleToolResult && m.ToolName == "edit" && (m.IsError || !strings.Contains(m.Text(), "already applied")) {
+			t.Errorf("the edit re-run after the kill reported %q, want a success that recognises its own change", m.Text())
+		}
+	}
+}
+
+// unknownResults counts a trial's tool results that say the command may
+// or may not have completed.
+func unknownResults(tr *loopTrial) int {
+	n := 0
+	for _, m := range tr.file.messages() {
+		if m.Role == agent.RoleToolResult && strings.Contains(m.Text(), "may or may not have completed") {
+			n++
+		}
+	}
+	return n
 }
 
 // runLoopTrial runs one trial on its own task queue and workspace. It
@@ -132,7 +174,11 @@ func runLoopTrial(t *testing.T, e *env, tr *loopTrial) {
 		tr.err = err
 		return
 	}
-	first, err := spawnChild(time.Minute, workerVars(e.s, queue, loopLatencyMs)...)
+	var extra []string
+	if tr.dieBefore != "" {
+		extra = append(extra, envDieBefore+"="+tr.dieBefore)
+	}
+	first, err := spawnChild(time.Minute, workerVars(e.s, queue, loopLatencyMs, extra...)...)
 	if err != nil {
 		tr.err = err
 		return
@@ -150,8 +196,38 @@ func runLoopTrial(t *testing.T, e *env, tr *loopTrial) {
 		tr.err = err
 		return
 	}
-	if !tr.noKill {
-		time.Sleep(tr.delay)
+	switch {
+	case tr.dieBefore != "":
+		// The first worker kills itself; a second one takes over.
+		for first.alive() {
+			if ctx.Err() != nil {
+				tr.err = fmt.Errorf("the worker never reached the %s result", tr.dieBefore)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		second, err := spawnChild(time.Minute, workerVars(e.s, queue, loopLatencyMs)...)
+		if err != nil {
+			tr.err = err
+			return
+		}
+		defer second.kill()
+	case !tr.noKill:
+		if tr.killOn != nil {
+			path := filepath.Join(ws, tr.killOn.file)
+			for {
+				if b, _ := os.ReadFile(path); strings.Contains(string(b), tr.killOn.text) {
+					break
+				}
+				if ctx.Err() != nil {
+					tr.err = fmt.Errorf("%s never showed %q", tr.killOn.file, tr.killOn.text)
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		} else {
+			time.Sleep(tr.delay)
+		}
 		first.kill()
 		second, err := spawnChild(time.Minute, workerVars(e.s, queue, loopLatencyMs)...)
 		if err != nil {
@@ -168,6 +244,11 @@ func runLoopTrial(t *testing.T, e *env, tr *loopTrial) {
 		return
 	}
 	tr.failures = workflowTaskFailures(hist)
+	for _, ev := range hist {
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() > 1 {
+			tr.reruns++
+		}
+	}
 	tr.file, tr.err = loadSessionFile(e.s.DataDir, tr.session)
 }
 
@@ -266,4 +347,15 @@ func checkLoopTrial(t *testing.T, tr *loopTrial) (unknown int) {
 		t.Fatalf("state.txt = %q, want %q: the edit did not apply exactly once", b, want)
 	}
 	return unknown
+}
+
+// messages returns the file's messages in file order.
+func (f sessionFile) messages() []agent.Message {
+	var out []agent.Message
+	for _, e := range f.entries {
+		if e.Message != nil {
+			out = append(out, *e.Message)
+		}
+	}
+	return out
 }
