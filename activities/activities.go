@@ -111,6 +111,9 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		FaultOffset: in.FaultOffset,
 		Tools:       tools.Specs(in.Tools),
 	}
+	// The thinking level asked for (RPC set_thinking_level,
+	// model.thinkingLevel).
+	req.ThinkingLevel = in.Model.ThinkingLevel
 	var credID string
 	if a.Credentials != nil {
 		id, secret, ok, err := a.Credentials.Select(in.Model.Provider, in.SessionID)
@@ -155,6 +158,17 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		msg = llm.AbortedMessage(req)
 	}
 	msg.Role = agent.RoleAssistant
+	if msg.API == "" {
+		msg.API = agent.APIOf(in.Model.Provider)
+	}
+	if msg.Usage != nil {
+		var price agent.ModelCost
+		if in.Model.Cost != nil {
+			price = *in.Model.Cost
+		}
+		u := msg.Usage.Priced(price)
+		msg.Usage = &u
+	}
 	RedactMessage(&msg, req.Secret)
 	msg.Timestamp = time.Now().UnixMilli()
 	entry := session.Entry{

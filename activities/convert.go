@@ -3,12 +3,17 @@ package activities
 import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/compaction"
+	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
 )
 
 // CompactionItem converts a session message to the compaction planner's
 // view of it; id is its session entry id.
+// A bash execution the user ran is the user message a model sees.
 func CompactionItem(id string, m agent.Message) compaction.Item {
+	if m.Role == agent.RoleBashExecution {
+		return compaction.Item{ID: id, Role: string(agent.RoleUser), Text: llm.BashExecutionText(m)}
+	}
 	it := compaction.Item{ID: id, Role: string(m.Role), ToolCallID: m.ToolCallID, ToolName: m.ToolName, IsError: m.IsError}
 	for _, b := range m.Content {
 		switch b.Type {

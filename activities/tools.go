@@ -79,6 +79,7 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 			leaf = e.ID // a re-run: the user message is already there
 		} else {
 			user := agent.TextMessage(agent.RoleUser, in.Message)
+			user.Content = append(user.Content, in.Images...)
 			user.Timestamp = in.TimestampMs
 			entry := session.Entry{Type: session.TypeMessage, ID: in.UserEntryID, ParentID: leaf,
 				Timestamp: time.UnixMilli(in.TimestampMs).UTC(), Message: &user}

@@ -20,6 +20,12 @@ type ModelRef struct {
 	// summary calls (indexed by the summarisation attempt); ignored by real
 	// providers.
 	SummaryFaults []string `json:"summaryFaults,omitempty"`
+	// ThinkingLevel is the reasoning asked of the model (llm.ThinkingLevels;
+	// "" is off); summary calls ask for none.
+	ThinkingLevel string `json:"thinkingLevel,omitempty"`
+	// Cost is the model's price (model.prices); nil when unknown, and the
+	// usage of its answers then costs 0.
+	Cost *agent.ModelCost `json:"cost,omitempty"`
 }
 
 // CallModelInput is the input of CallModel. The run context is the branch
@@ -194,7 +200,9 @@ type BeginPromptInput struct {
 	// the workflow). Empty: nothing is written (a continued run).
 	UserEntryID string `json:"userEntryId,omitempty"`
 	Message     string `json:"message,omitempty"`
-	TimestampMs int64  `json:"timestampMs,omitempty"`
+	// Images are image blocks sent with the message (RPC prompt images).
+	Images      []agent.ContentBlock `json:"images,omitempty"`
+	TimestampMs int64                `json:"timestampMs,omitempty"`
 	// NeedWorkspace makes a session without a usable workspace an error
 	// (the prompt offers tools).
 	NeedWorkspace bool `json:"needWorkspace,omitempty"`

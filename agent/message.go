@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 )
@@ -79,12 +80,12 @@ type ToolCall struct {
 func (b ContentBlock) MarshalJSON() ([]byte, error) {
 	switch b.Type {
 	case BlockText:
-		return json.Marshal(struct {
+		return marshalPlain(struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}{b.Type, b.Text})
 	case BlockThinking:
-		return json.Marshal(struct {
+		return marshalPlain(struct {
 			Type      string `json:"type"`
 			Thinking  string `json:"thinking"`
 			Signature string `json:"thinkingSignature,omitempty"`
@@ -98,20 +99,20 @@ func (b ContentBlock) MarshalJSON() ([]byte, error) {
 		if len(args) == 0 {
 			args = json.RawMessage("{}") // invalid JSON stays an error
 		}
-		return json.Marshal(struct {
+		return marshalPlain(struct {
 			Type      string          `json:"type"`
 			ID        string          `json:"id"`
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
 		}{b.Type, tc.ID, tc.Name, args})
 	case BlockImage:
-		return json.Marshal(struct {
+		return marshalPlain(struct {
 			Type     string `json:"type"`
 			Data     string `json:"data"`
 			MimeType string `json:"mimeType"`
 		}{b.Type, b.Data, b.MimeType})
 	}
-	return json.Marshal(struct {
+	return marshalPlain(struct {
 		Type string `json:"type"`
 		Text string `json:"text,omitempty"`
 	}{b.Type, b.Text})
@@ -266,25 +267,25 @@ type messageFields Message
 func (m Message) MarshalJSON() ([]byte, error) {
 	switch m.Role {
 	case RoleToolResult:
-		return json.Marshal(struct {
+		return marshalPlain(struct {
 			messageFields
 			IsError bool `json:"isError"`
 		}{messageFields(m), m.IsError})
 	case RoleBashExecution:
-		return json.Marshal(struct {
+		return marshalPlain(struct {
 			messageFields
 			Output    string `json:"output"`
 			Cancelled bool   `json:"cancelled"`
 			Truncated bool   `json:"truncated"`
 		}{messageFields(m), m.Output, m.Cancelled, m.Truncated})
 	case RoleSummary:
-		return json.Marshal(struct {
+		return marshalPlain(struct {
 			messageFields
 			Summary      string `json:"summary"`
 			TokensBefore int    `json:"tokensBefore"`
 		}{messageFields(m), m.Text(), m.TokensBefore})
 	}
-	return json.Marshal(messageFields(m))
+	return marshalPlain(messageFields(m))
 }
 
 // Text joins the message's text blocks.
@@ -344,4 +345,16 @@ func APIOf(provider string) string {
 		return "openai-completions"
 	}
 	return provider
+}
+
+// marshalPlain is json.Marshal without HTML escaping: code in messages
+// stays readable in session files ("<", ">" and "&" as they are).
+func marshalPlain(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -130,5 +132,21 @@ func TestEvent_AgentEndMessages(t *testing.T) {
 	e.Messages = nil
 	if b, _ := json.Marshal(e); string(b) != `{"type":"agent_end","seq":3,"time":"0001-01-01T00:00:00Z","willRetry":false,"stopReason":"stop"}` {
 		t.Fatalf("workflow event: %s", b)
+	}
+}
+
+// Code in messages stays readable where it is written with HTML escaping
+// off (session files): the shapes add no \u003c escapes of their own.
+func TestMessage_NoHTMLEscaping(t *testing.T) {
+	m := Message{Role: RoleAssistant, Content: []ContentBlock{{Type: BlockText, Text: "a < b && c > d"},
+		{Type: BlockToolCall, ToolCall: &ToolCall{ID: "c", Name: "bash", Arguments: json.RawMessage(`{"command":"x<y"}`)}}}}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); !strings.Contains(got, `"a < b && c > d"`) || !strings.Contains(got, `"x<y"`) {
+		t.Fatalf("escaped: %s", got)
 	}
 }

@@ -35,6 +35,7 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 		return r.finishAborted(ctx)
 	}
 	next := r.in
+	next.Images = nil // in the session already: not copied into every run's history
 	prev := 0
 	if r.in.Continued != nil {
 		prev = r.in.Continued.Runs

@@ -121,6 +121,7 @@ func (r *run) begin(ctx workflow.Context) error {
 	}
 	r.turn = 1
 	user := agent.TextMessage(agent.RoleUser, r.in.Message)
+	user.Content = append(user.Content, r.in.Images...)
 	user.Timestamp = workflow.Now(ctx).UnixMilli()
 	userID := r.newID()
 	if r.version == workflow.DefaultVersion {
@@ -131,7 +132,7 @@ func (r *run) begin(ctx workflow.Context) error {
 		var b activities.BeginPromptResult
 		err := workflow.ExecuteLocalActivity(r.localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
 			SessionID: r.in.SessionID, Workspace: r.in.Workspace, UserEntryID: userID,
-			Message: r.in.Message, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
+			Message: r.in.Message, Images: r.in.Images, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
 		}).Get(ctx, &b)
 		if err != nil {
 			return fmt.Errorf("start prompt in session %s: %s", r.in.SessionID, rootMessage(err))
@@ -346,8 +347,12 @@ func (r *run) waitBackoff(ctx workflow.Context, st retry.StartEvent) (cancelled 
 	r.pending = &agent.PendingRetry{Attempt: st.Attempt, MaxAttempts: st.MaxAttempts,
 		DelayMs: st.DelayMs, WakeAt: workflow.Now(ctx).Add(d).UTC()}
 	summary := fmt.Sprintf("retry %d/%d after %s", st.Attempt, st.MaxAttempts, shorten(st.ErrorMessage, 80))
-	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Retrying (%d/%d) in %s: %s",
-		st.Attempt, st.MaxAttempts, agent.FormatDelay(st.DelayMs), shorten(st.ErrorMessage, 200)))
+	// The details stay as written for the whole wait, so they say when
+	// the retry wakes up rather than a countdown that goes stale.
+	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Retry %d/%d waits until %s (%s after the error): %s\n"+
+		"Cancel the retry: signal abort_retry (starter abort-retry --session %s)",
+		st.Attempt, st.MaxAttempts, r.pending.WakeAt.Format(time.RFC3339), agent.FormatDelay(st.DelayMs),
+		shorten(st.ErrorMessage, 200), r.in.SessionID))
 	err := workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: summary}).Get(ctx, nil)
 	r.cancelTimer, r.pending = nil, nil
 	cancel()

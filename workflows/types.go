@@ -39,10 +39,14 @@ const (
 // PromptInput is the input of the Prompt workflow. It carries names, ids
 // and settings only: never a secret, never the conversation.
 type PromptInput struct {
-	SessionID string              `json:"sessionId"`
-	Message   string              `json:"message"`
-	Model     activities.ModelRef `json:"model"`
-	Retry     retry.Settings      `json:"retry"`
+	SessionID string `json:"sessionId"`
+	Message   string `json:"message"`
+	// Images go with the message as image blocks (RPC prompt images):
+	// base64 data, at most MaxImageBytes in all, since the input is
+	// recorded in history.
+	Images []agent.ContentBlock `json:"images,omitempty"`
+	Model  activities.ModelRef  `json:"model"`
+	Retry  retry.Settings       `json:"retry"`
 	// Compaction is the compaction settings group. Its zero value
 	// disables compaction (histories written before it existed replay
 	// unchanged); app.PromptInput fills it from the settings.
@@ -146,6 +150,9 @@ func (in PromptInput) Validate() error {
 	}
 	if in.Model.Provider == "" {
 		errs = append(errs, "model.provider is empty")
+	}
+	if err := CheckImages(in.Images); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if err := in.Retry.Validate(); err != nil {
 		errs = append(errs, err.Error())

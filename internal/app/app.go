@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
@@ -165,6 +166,15 @@ func NewWorker(c client.Client, s settings.Settings) (worker.Worker, error) {
 	return w, nil
 }
 
+// ModelCost is the price of a model from model.prices (nil when it has
+// none: its usage costs 0).
+func ModelCost(s settings.Settings, provider, name string) *agent.ModelCost {
+	if c, ok := s.Model.Price(settings.ModelID{Provider: provider, Name: name}); ok {
+		return &c
+	}
+	return nil
+}
+
 // PromptInput builds the workflow input of a prompt from the settings.
 // A new session's workspace is the current directory (callers may set
 // another); an existing session keeps its own.
@@ -180,6 +190,8 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 			ContextWindow: s.Model.ContextWindow,
 			MaxTokens:     s.Model.MaxTokens,
 			Faults:        s.Scripted.Faults,
+			ThinkingLevel: s.Model.ThinkingLevel,
+			Cost:          ModelCost(s, s.Model.Provider, s.Model.Name),
 		},
 		Retry:              s.Retry.Settings,
 		Compaction:         s.Compaction.Settings,

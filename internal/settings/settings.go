@@ -71,6 +71,14 @@ type Model struct {
 	// TimeoutMs is the LLM activity's start-to-close timeout.
 	TimeoutMs          int64 `json:"timeoutMs"`
 	HeartbeatTimeoutMs int64 `json:"heartbeatTimeoutMs"`
+	// ThinkingLevel is the default reasoning level (llm.ThinkingLevels).
+	ThinkingLevel string `json:"thinkingLevel"`
+	// Available lists the models RPC mode may switch to, "provider/name"
+	// (see AvailableModels).
+	Available []string `json:"available,omitempty"`
+	// Prices are "provider/name=input,output[,cacheRead[,cacheWrite]]" in
+	// US dollars per million tokens (see Price).
+	Prices []string `json:"prices,omitempty"`
 }
 
 // Timeout is TimeoutMs as a duration.
@@ -218,6 +226,7 @@ func defaultsFor(e environment) Settings {
 			MaxTokens:          4096,
 			TimeoutMs:          600000,
 			HeartbeatTimeoutMs: 20000,
+			ThinkingLevel:      "off",
 		},
 		Dev:      Dev{IP: "127.0.0.1", Port: 7233, UIPort: 8233, UI: true},
 		Codec:    Codec{KeyID: DefaultCodecKeyID},
