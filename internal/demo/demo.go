@@ -76,10 +76,13 @@ func run(ctx context.Context, env cli.Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
 		return cli.ExitUsage
 	}
-	s, err := settings.Load(settings.LoadOptions{Flags: fs, Env: env.LookupEnv})
+	s, note, err := demoSettings(fs, env)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
 		return cli.ExitUsage
+	}
+	if note != "" {
+		fmt.Fprintln(env.Stderr, "starter demo: "+note)
 	}
 	if s.Model.Provider != "scripted" {
 		fmt.Fprintf(env.Stderr, "starter demo: note: model.provider is %q; the injected faults only apply to the scripted model\n", s.Model.Provider)
@@ -127,6 +130,26 @@ func run(ctx context.Context, env cli.Env, args []string) int {
 		<-ctx.Done()
 	}
 	return code
+}
+
+// demoSettings are the demo's own settings: the defaults with the demo's
+// flags and the DURABLE_AGENT_* variables on top, but no settings file
+// unless --config names one. A value persisted for everyday use
+// (set-auto-retry off writes retry.enabled: false) must not turn the demo
+// of a retry into a failure. note says which file was left unread.
+func demoSettings(fs *pflag.FlagSet, env cli.Env) (settings.Settings, string, error) {
+	s, err := settings.Load(settings.LoadOptions{Flags: fs, Env: env.LookupEnv, NoDefaultFile: true})
+	if err != nil {
+		return s, "", err
+	}
+	if f := fs.Lookup(settings.ConfigFlag); f != nil && f.Changed {
+		return s, "", nil
+	}
+	note := ""
+	if _, err := os.Stat(s.File()); err == nil {
+		note = "runs with its own settings: " + s.File() + " is not read (flags and DURABLE_AGENT_* variables are)"
+	}
+	return s, note, nil
 }
 
 // demoWorkspace returns the job's workspace: dir, or a new temporary

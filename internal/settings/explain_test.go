@@ -1,6 +1,8 @@
 package settings
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -82,4 +84,55 @@ func TestExplain_DefaultsAndErrors(t *testing.T) {
 	if _, _, err := Explain(LoadOptions{Env: env.lookup, Environ: env.environ}); err == nil || !strings.Contains(err.Error(), "retry.maxRetries") {
 		t.Fatalf("bad value: %v", err)
 	}
+}
+
+// NoDefaultFile (the demo) reads neither <dataDir>/settings.yaml nor
+// $DURABLE_AGENT_CONFIG, so a persisted retry.enabled: false cannot reach
+// it; a file named by --config is still read, and so is the environment.
+func TestLoad_NoDefaultFileIgnoresPersistedValues(t *testing.T) {
+	home := t.TempDir()
+	persisted := "retry:\n  enabled: false\ncompaction:\n  enabled: false\n"
+	if err := writeFileIn(home, FileName, persisted); err != nil {
+		t.Fatal(err)
+	}
+	other := writeYAML(t, persisted)
+	for _, tc := range []struct {
+		name    string
+		vars    map[string]string
+		args    []string
+		enabled bool
+	}{
+		{"default file", nil, nil, true},
+		{"file named by the environment", map[string]string{EnvConfig: other}, nil, true},
+		{"file named by --config", nil, []string{"--config", other}, false},
+		{"environment", map[string]string{"DURABLE_AGENT_RETRY_ENABLED": "false"}, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vars := map[string]string{EnvHome: home}
+			for k, v := range tc.vars {
+				vars[k] = v
+			}
+			env := newEnv(t, vars)
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			AddFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Load(LoadOptions{Flags: fs, Env: env.lookup, Environ: env.environ, NoDefaultFile: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Retry.Enabled != tc.enabled {
+				t.Fatalf("retry.enabled = %t, want %t", s.Retry.Enabled, tc.enabled)
+			}
+			// Without NoDefaultFile the persisted value applies.
+			if s, err := Load(LoadOptions{Flags: fs, Env: env.lookup, Environ: env.environ}); err != nil || s.Retry.Enabled {
+				t.Fatalf("Load without NoDefaultFile: retry.enabled %t, %v", s.Retry.Enabled, err)
+			}
+		})
+	}
+}
+
+func writeFileIn(dir, name, content string) error {
+	return os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600)
 }

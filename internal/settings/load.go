@@ -31,6 +31,11 @@ type LoadOptions struct {
 	// OtherEnv names further DURABLE_AGENT_ variables the program reads that
 	// are not settings, so they are not reported as unknown.
 	OtherEnv []string
+	// NoDefaultFile reads no settings file unless File or --config names
+	// one: neither <dataDir>/settings.yaml nor $DURABLE_AGENT_CONFIG. The
+	// demo runs with its own settings this way, whatever a user persisted
+	// (set-auto-retry off writes retry.enabled: false there).
+	NoDefaultFile bool
 }
 
 func (o LoadOptions) environment() environment {
@@ -86,23 +91,8 @@ func loadWithOrigins(opts LoadOptions) (Settings, map[string]Origin, error) {
 	defaults := defaultsFor(e)
 
 	path, namedBy, dirSource := locateFile(opts, e, envVals, flagVals, defaults.DataDir)
-	if namedBy == "" {
-		// The default file sits in the data dir; say "dataDir is a file"
-		// rather than "cannot read <file>/settings.yaml".
-		dir := filepath.Dir(path)
-		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-			return Settings{}, nil, (&problem{key: "dataDir", value: dir, reason: "must be a directory, not a file"}).err(dirSource)
-		}
-	}
-	file, err := readFile(path)
-	switch {
-	case err == nil:
-	case namedBy == "" && isNotExist(err):
-		file = &fileLayer{path: path, values: map[string]fileValue{}}
-	case namedBy != "" && isNotExist(err):
-		return Settings{}, nil, &Error{Key: "file", Value: path, Source: namedBy,
-			msg: fmt.Sprintf("settings: settings file %s (from %s) does not exist", path, namedBy), err: err}
-	default:
+	file, err := readLayerFile(opts, path, namedBy, dirSource)
+	if err != nil {
 		return Settings{}, nil, err
 	}
 
@@ -137,6 +127,35 @@ func loadWithOrigins(opts LoadOptions) (Settings, map[string]Origin, error) {
 		return Settings{}, nil, err
 	}
 	return s, origins, nil
+}
+
+// readLayerFile reads the settings file Load uses: path, named by namedBy
+// ("" for the default file, which may be missing). A default or
+// $DURABLE_AGENT_CONFIG file is not read with opts.NoDefaultFile.
+func readLayerFile(opts LoadOptions, path, namedBy, dirSource string) (*fileLayer, error) {
+	empty := &fileLayer{path: path, values: map[string]fileValue{}}
+	if opts.NoDefaultFile && (namedBy == "" || namedBy == "environment "+EnvConfig) {
+		return empty, nil
+	}
+	if namedBy == "" {
+		// The default file sits in the data dir; say "dataDir is a file"
+		// rather than "cannot read <file>/settings.yaml".
+		dir := filepath.Dir(path)
+		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+			return nil, (&problem{key: "dataDir", value: dir, reason: "must be a directory, not a file"}).err(dirSource)
+		}
+	}
+	file, err := readFile(path)
+	switch {
+	case err == nil:
+		return file, nil
+	case namedBy == "" && isNotExist(err):
+		return empty, nil
+	case isNotExist(err):
+		return nil, &Error{Key: "file", Value: path, Source: namedBy,
+			msg: fmt.Sprintf("settings: settings file %s (from %s) does not exist", path, namedBy), err: err}
+	}
+	return nil, err
 }
 
 // mergeLayers hands the checked raw values to viper, which layers them.
