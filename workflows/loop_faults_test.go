@@ -235,3 +235,50 @@ func TestEntryIDs_SameRunChoosesTheSameIDs(t *testing.T) {
 		t.Fatalf("another run chose the same id %q", res.LeafID)
 	}
 }
+
+// Issue 14 (what the Temporal UI shows): the current details say what the
+// prompt does now — the model call, the tool call, the retry with its
+// attempt and wake-up time (not a countdown that goes stale) — and are
+// cleared in between.
+func TestPrompt_CurrentDetailsSayWhatRunsNow(t *testing.T) {
+	h := newHarness(t)
+	h.env.SetTestTimeout(30 * time.Second)
+	in := h.toolInput(`tool:bash {"command":"sleep 1"}`, `503 Service Unavailable`, `hang:2s`, `text:done`)
+	start := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	h.env.SetStartTime(start)
+	seen := map[string]string{}
+	look := func(name string) func() {
+		return func() { seen[name] = h.currentDetails() }
+	}
+	in.Retry.BaseDelayMs = 60000 // the backoff after the 503: a minute of virtual time
+	h.runTool = func(ctx context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+		time.Sleep(200 * time.Millisecond)
+		seen["tool"] = h.currentDetails()
+		return h.acts.RunTool(ctx, in)
+	}
+	h.afterCall = func(n int) {
+		if n == 2 { // the 503: look half-way through its backoff
+			h.env.RegisterDelayedCallback(look("backoff"), 30*time.Second)
+		}
+		if n == 3 {
+			seen["afterModel"] = h.currentDetails()
+		}
+	}
+	res, err := h.run(in)
+	if err != nil || res.Text != "done" {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	if d := seen["tool"]; !strings.HasPrefix(d, "Running bash sleep 1 (turn 1)") {
+		t.Errorf("details during the tool call %q", d)
+	}
+	if d := seen["backoff"]; !strings.HasPrefix(d, "Retry 1/3 waits until 2026-12-03T09:01:") || !strings.Contains(d, "(60s after the error): 503 Service Unavailable") ||
+		!strings.Contains(d, "abort_retry") {
+		t.Errorf("details during the backoff %q", d)
+	}
+	if d := seen["afterModel"]; !strings.HasPrefix(d, "Calling model scripted/scripted-1 (turn 2") {
+		t.Errorf("details during the model call %q", d)
+	}
+	if d := h.currentDetails(); d != "" {
+		t.Errorf("details after the prompt %q, want none", d)
+	}
+}
