@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -14,10 +15,19 @@ import (
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
-// NewProviders returns the worker's provider registry: the scripted fake
-// (given, so the caller owns its options), Anthropic and the
-// OpenAI-compatible one. model.baseUrl applies to model.provider only;
-// the other real provider talks to its public endpoint.
+// NewProviders returns the worker's provider registry: Anthropic, the
+// OpenAI-compatible one and, on a worker whose own model.provider is
+// scripted, the scripted fake (given, so the caller owns its options).
+// model.baseUrl applies to model.provider only; the other real provider
+// talks to its public endpoint.
+//
+// The fake is not served by a worker configured for a real provider: a
+// starter left at its built-in default (scripted) would otherwise get
+// fake answers from a production worker. Such a prompt fails at its
+// first model call with ErrScriptedNotServed, naming what the worker
+// serves. A worker serves scripted when model.provider says so: the
+// built-in default, which only worker --dev and tests accept (see
+// CheckModelProvider), or the explicit opt-in.
 func NewProviders(s settings.Settings, script llm.Provider) func(name string) (llm.Provider, error) {
 	baseURL := func(name string) string {
 		if s.Model.Provider == name {
@@ -26,22 +36,37 @@ func NewProviders(s settings.Settings, script llm.Provider) func(name string) (l
 		return ""
 	}
 	providers := map[string]llm.Provider{
-		"scripted":  script,
 		"anthropic": anthropic.New(anthropic.Options{BaseURL: baseURL("anthropic")}),
 		"openai":    openai.New(openai.Options{BaseURL: baseURL("openai")}),
+	}
+	if s.Model.Provider == ScriptedProvider {
+		providers[ScriptedProvider] = script
 	}
 	names := make([]string, 0, len(providers))
 	for n := range providers {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	served := strings.Join(names, ", ")
 	return func(name string) (llm.Provider, error) {
 		if p, ok := providers[name]; ok {
 			return p, nil
 		}
-		return nil, fmt.Errorf("unknown model provider %q (known: %s)", name, strings.Join(names, ", "))
+		if name == ScriptedProvider {
+			return nil, fmt.Errorf("%w: it serves %s; set the starter's model.provider "+
+				"(DURABLE_AGENT_MODEL_PROVIDER or --model.provider) to %s, the worker's",
+				ErrScriptedNotServed, served, s.Model.Provider)
+		}
+		return nil, fmt.Errorf("unknown model provider %q (this worker serves %s)", name, served)
 	}
 }
+
+// ScriptedProvider is the name of the offline fake model.
+const ScriptedProvider = "scripted"
+
+// ErrScriptedNotServed is the error of a prompt naming the scripted fake
+// on a worker configured for a real provider.
+var ErrScriptedNotServed = errors.New("model provider scripted (the offline fake) is not served by this worker")
 
 // AuthPath is the auth store of the settings: <dataDir>/auth.json.
 func AuthPath(s settings.Settings) string { return filepath.Join(s.DataDir, auth.FileName) }
