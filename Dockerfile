@@ -10,9 +10,15 @@ RUN CGO_ENABLED=0 go build -trimpath -o /out/worker ./cmd/worker-cluster && CGO_
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/* \
-    && useradd --create-home --uid 10001 agent && mkdir -p /data && chown agent /data
+    && useradd --create-home --uid 10001 agent && mkdir -p /data /workspace && chown agent /data /workspace
 COPY --from=build /out/worker /out/starter /usr/local/bin/
 USER agent
 ENV DURABLE_AGENT_HOME=/data
-VOLUME ["/data"]
+# /workspace is where sessions' tools work: the starter's working
+# directory (a new session's workspace is the starter's current
+# directory) and a directory every worker container has. Both paths are
+# volumes of each container's own: `docker compose up --scale worker=3`
+# gives every replica its own data and workspaces, nothing shared.
+WORKDIR /workspace
+VOLUME ["/data", "/workspace"]
 ENTRYPOINT ["/usr/local/bin/worker"]

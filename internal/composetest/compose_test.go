@@ -3,6 +3,7 @@ package composetest
 import (
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -179,12 +180,21 @@ func TestCompose_WorkerScalesWithSessionsInPostgres(t *testing.T) {
 	if p := env["DURABLE_AGENT_MODEL_PROVIDER"]; !strings.HasPrefix(p, "${DURABLE_AGENT_MODEL_PROVIDER:?") {
 		t.Errorf("worker model provider %q: it must be required (the worker refuses to guess)", p)
 	}
+	// A named volume or a bind mount would be one filesystem for every
+	// replica of a scaled worker (auth store and workspaces of all); the
+	// image's anonymous volumes are per container.
+	for _, v := range w.Volumes {
+		t.Errorf("worker mounts %q: shared by every replica (each has its own /data and /workspace from the image)", v)
+	}
 
 	st := service(t, c, "starter")
 	if st.Build == nil || !slices.Contains(st.Profiles, "cli") || len(st.Entrypoint) == 0 || st.Entrypoint[0] != "/usr/local/bin/starter" {
 		t.Errorf("starter: %+v", st)
 	}
-	for _, k := range []string{"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "DURABLE_AGENT_SESSION_STORE", "DURABLE_AGENT_SESSION_POSTGRESURL", "PGPASSWORD"} {
+	// The starter names the worker's provider, never a silent default
+	// (a real worker refuses prompts naming the scripted fake).
+	for _, k := range []string{"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "DURABLE_AGENT_SESSION_STORE", "DURABLE_AGENT_SESSION_POSTGRESURL", "PGPASSWORD",
+		"DURABLE_AGENT_MODEL_PROVIDER"} {
 		if st.Environment[k] != env[k] {
 			t.Errorf("starter %s = %q, worker %q", k, st.Environment[k], env[k])
 		}
@@ -209,23 +219,90 @@ func TestCompose_VariablesAreSettings(t *testing.T) {
 	}
 }
 
-// The image runs the cluster worker, which links neither the embedded
-// Temporal server nor the Web UI.
+// The image builds the cluster worker and the starter from main packages
+// of this module that compile (the compile is skipped with -short), runs
+// the worker, and gives each container its own /data and /workspace, the
+// starter's working directory.
 func TestDockerfile_BuildsClusterWorker(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(RepoRoot(), "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(b)
-	for _, want := range []string{"FROM golang:1.26.8", "go build -trimpath -o /out/worker ./cmd/worker-cluster",
-		"go build -trimpath -o /out/starter ./starter", "ca-certificates", `ENTRYPOINT ["/usr/local/bin/worker"]`} {
-		if !strings.Contains(s, want) {
-			t.Errorf("Dockerfile lacks %q", want)
+	df := string(b)
+	if !strings.HasPrefix(strings.TrimSpace(df[strings.Index(df, "FROM "):]), "FROM golang:1.26.8") {
+		t.Errorf("build stage is not golang:1.26.8 (go.mod's toolchain)")
+	}
+	builds := dockerBuilds(df)
+	if builds["/out/worker"] != "./cmd/worker-cluster" || builds["/out/starter"] != "./starter" {
+		t.Fatalf("Dockerfile builds %v, want /out/worker from ./cmd/worker-cluster and /out/starter from ./starter", builds)
+	}
+	final := df[strings.LastIndex(df, "\nFROM "):]
+	for _, want := range []string{"COPY --from=build /out/worker /out/starter /usr/local/bin/", `ENTRYPOINT ["/usr/local/bin/worker"]`,
+		"ca-certificates", "WORKDIR /workspace", `VOLUME ["/data", "/workspace"]`, "ENV DURABLE_AGENT_HOME=/data", "USER agent"} {
+		if !strings.Contains(final, want) {
+			t.Errorf("final stage lacks %q", want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(RepoRoot(), "cmd", "worker-cluster", "main.go")); err != nil {
-		t.Error(err)
+	if !strings.Contains(final, "mkdir -p /data /workspace && chown agent /data /workspace") {
+		t.Error("final stage does not create /data and /workspace for the agent user")
 	}
+	c := load(t)
+	if home := service(t, c, "worker").Environment["DURABLE_AGENT_HOME"]; home != "/data" {
+		t.Errorf("compose worker DURABLE_AGENT_HOME %q, want the image's /data volume", home)
+	}
+
+	pkgs := make([]string, 0, len(builds))
+	for _, pkg := range builds {
+		pkgs = append(pkgs, pkg)
+	}
+	slices.Sort(pkgs)
+	list := exec.Command("go", append([]string{"list", "-e", "-f", "{{.ImportPath}} {{.Name}} {{.Error}} {{.DepsErrors}}"}, pkgs...)...)
+	list.Dir = RepoRoot()
+	out, err := list.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list %v: %v\n%s", pkgs, err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[1] != "main" || !strings.HasSuffix(line, " <nil> []") {
+			t.Errorf("Dockerfile build target: %s (want a main package without errors)", line)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	// Compile (no link: several packages) what the image builds.
+	build := exec.Command("go", append([]string{"build"}, pkgs...)...)
+	build.Dir = RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Errorf("go build %v: %v\n%s", pkgs, err, out)
+	}
+}
+
+// dockerBuilds maps each `go build -o OUT PKG` of the Dockerfile's RUN
+// lines to its package.
+func dockerBuilds(df string) map[string]string {
+	builds := map[string]string{}
+	for _, line := range strings.Split(df, "\n") {
+		if !strings.HasPrefix(line, "RUN ") {
+			continue
+		}
+		for _, cmd := range strings.Split(strings.TrimPrefix(line, "RUN "), "&&") {
+			f := strings.Fields(cmd)
+			i := slices.Index(f, "go")
+			if i < 0 || i+1 >= len(f) || f[i+1] != "build" {
+				continue
+			}
+			out := ""
+			for j := i + 2; j+1 < len(f); j++ {
+				if f[j] == "-o" {
+					out = f[j+1]
+				}
+			}
+			builds[out] = f[len(f)-1]
+		}
+	}
+	return builds
 }
 
 func hasLine(lines []string, sub string) bool {
