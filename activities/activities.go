@@ -135,8 +135,13 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	// The answer so far is the heartbeat's details: clients read it while
 	// the call runs (live output), and it never enters history.
 	stream := NewModelStream(in.EntryID, req.Attempt)
-	req.OnDelta = stream.Add
-	hb := a.startHeartbeat(ctx, func() any { return stream.Snapshot() })
+	req.OnDelta = func(d llm.Delta) {
+		if d.OutputTokens > 0 {
+			stream.SetOutputTokens(d.OutputTokens)
+		}
+		stream.Add(d)
+	}
+	hb := a.startHeartbeat(ctx, stream)
 	msg := provider.Complete(ctx, req)
 	hb.stop()
 

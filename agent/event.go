@@ -94,6 +94,11 @@ type AssistantMessageEvent struct {
 	// ToolCallID and ToolName name the call a toolcall_delta belongs to.
 	ToolCallID string `json:"toolCallId,omitempty"`
 	ToolName   string `json:"toolName,omitempty"`
+	// OutputTokens is the number of output tokens of the message so far:
+	// the provider's count when its stream reports one, else an estimate
+	// from the streamed bytes (about four per token). The final count is
+	// message_end's usage.
+	OutputTokens int `json:"outputTokens,omitempty"`
 }
 
 // CompactionResult describes a finished compaction.
