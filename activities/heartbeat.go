@@ -8,11 +8,20 @@ import (
 	"go.temporal.io/sdk/activity"
 )
 
-// heartbeater records a heartbeat on a ticker until stop is called. A
-// heartbeat tells Temporal the worker is alive (a slow model or a long
-// build is not a dead worker), carries cancellation back to the activity,
-// and its details are the activity's live output: the server keeps only
-// the latest details, in the workflow's mutable state, never in history.
+// heartbeater records heartbeats until stop is called. A heartbeat tells
+// Temporal the worker is alive (a slow model or a long build is not a dead
+// worker), carries cancellation back to the activity, and its details are
+// the activity's live output: the server keeps only the latest details,
+// in the workflow's mutable state, never in history.
+//
+// Details that are a live stream (*StreamAccumulator) are recorded as soon
+// as they change, at most every recordGap, and at least every interval;
+// other details on a ticker at the interval. Recording is local: the SDK
+// sends at most one heartbeat RPC per throttle interval
+// (worker.Options.MaxHeartbeatThrottleInterval) and keeps the latest
+// details recorded in between, so recording on change costs no RPC and
+// the heartbeat that leaves at the end of a throttle window carries a
+// snapshot at most recordGap old instead of up to a whole tick.
 type heartbeater struct {
 	ctx    context.Context
 	record func(ctx context.Context, details ...any)
@@ -24,7 +33,26 @@ type heartbeater struct {
 	finished chan struct{}
 }
 
-// startHeartbeat starts the ticker with details as the first heartbeat.
+// liveDetails are details that change while the activity runs and say
+// when (a *StreamAccumulator).
+type liveDetails interface {
+	Snapshot() StreamSnapshot
+	Changed() <-chan struct{}
+}
+
+// Heartbeat loop bounds.
+const (
+	// minHeartbeatInterval bounds the ticker from below.
+	minHeartbeatInterval = 50 * time.Millisecond
+	// minRecordGap and maxRecordGap bound the pause between two records
+	// of a live stream (a tenth of the interval).
+	minRecordGap = 10 * time.Millisecond
+	maxRecordGap = 50 * time.Millisecond
+)
+
+// startHeartbeat starts recording heartbeats with details: a liveDetails
+// (recorded on change), a func() any (asked on every tick), or a value
+// (sent as it is). The first heartbeat is recorded before it returns.
 func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeater {
 	interval := a.HeartbeatInterval
 	if interval <= 0 {
@@ -35,46 +63,85 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 	if interval <= 0 {
 		interval = MaxHeartbeatInterval
 	}
-	if interval < 50*time.Millisecond {
-		interval = 50 * time.Millisecond
-	}
+	interval = max(interval, minHeartbeatInterval)
 	h := &heartbeater{ctx: ctx, record: a.recordHeartbeat, details: details,
 		done: make(chan struct{}), finished: make(chan struct{})}
 	if h.record == nil {
 		h.record = activity.RecordHeartbeat
 	}
 	h.record(ctx, h.current())
-	go func() {
-		defer close(h.finished)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-h.done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				h.record(ctx, h.current())
-			}
-		}
-	}()
+	if live, ok := details.(liveDetails); ok {
+		go h.onChange(live, interval, min(max(interval/10, minRecordGap), maxRecordGap))
+	} else {
+		go h.onTick(interval)
+	}
 	return h
 }
 
-// current is the details to send: a func() any is asked each time (a
-// stream's snapshot), anything else is sent as it is.
+// onTick records the details every interval.
+func (h *heartbeater) onTick(interval time.Duration) {
+	defer close(h.finished)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.done:
+			return
+		case <-h.ctx.Done():
+			return
+		case <-t.C:
+			h.record(h.ctx, h.current())
+		}
+	}
+}
+
+// onChange records live's snapshot when it changed (then pauses gap, so a
+// burst of changes costs one record) and every interval without a change.
+func (h *heartbeater) onChange(live liveDetails, interval, gap time.Duration) {
+	defer close(h.finished)
+	idle := time.NewTimer(interval)
+	defer idle.Stop()
+	pause := time.NewTimer(0)
+	defer pause.Stop()
+	<-pause.C
+	for {
+		select {
+		case <-h.done:
+			return
+		case <-h.ctx.Done():
+			return
+		case <-live.Changed():
+		case <-idle.C:
+		}
+		h.record(h.ctx, live.Snapshot())
+		idle.Reset(interval)
+		pause.Reset(gap)
+		select {
+		case <-h.done:
+			return
+		case <-h.ctx.Done():
+			return
+		case <-pause.C:
+		}
+	}
+}
+
+// current is the details to send: a liveDetails' snapshot, a func() any
+// asked each time, anything else as it is.
 func (h *heartbeater) current() any {
 	h.mu.Lock()
 	d := h.details
 	h.mu.Unlock()
-	if f, ok := d.(func() any); ok {
-		return f()
+	switch d := d.(type) {
+	case liveDetails:
+		return d.Snapshot()
+	case func() any:
+		return d()
 	}
 	return d
 }
 
-// stop ends the ticker and waits for it.
+// stop ends the loop and waits for it.
 func (h *heartbeater) stop() {
 	close(h.done)
 	<-h.finished

@@ -54,8 +54,10 @@ type StreamSnapshot struct {
 	// Output (tool) is the rolling tail of the tool's output: it replaces
 	// the previous snapshot's, it does not add to it.
 	Output string `json:"output,omitempty"`
-	// OutputTokens is the provider's count of output tokens so far, when
-	// it reports one.
+	// OutputTokens (model) is the number of output tokens so far: the
+	// provider's count when its stream reports one (llm.Delta
+	// OutputTokens), else estimated from the streamed bytes; it never
+	// goes down. The final count is the message's usage.
 	OutputTokens int `json:"outputTokens,omitempty"`
 }
 
@@ -118,7 +120,14 @@ type StreamAccumulator struct {
 	blocks       []*accBlock // sorted by index
 	output       tailBuffer
 	outputTokens int
-	version      uint64
+	// reportedTokens is the provider's own count, when it gave one.
+	reportedTokens int
+	// streamed is the number of bytes of model output added.
+	streamed int
+	version  uint64
+	// changed gets a token (never blocking) on every change, so a
+	// heartbeat loop can publish a change at once instead of on a tick.
+	changed chan struct{}
 }
 
 type accBlock struct {
@@ -169,13 +178,28 @@ func (t *tailBuffer) tail(n int) (offset int, s string) {
 // write entryID; attempt is the number of model calls already made for the
 // turn.
 func NewModelStream(entryID string, attempt int) *StreamAccumulator {
-	return &StreamAccumulator{kind: SnapshotModel, entryID: entryID, attempt: attempt}
+	return &StreamAccumulator{kind: SnapshotModel, entryID: entryID, attempt: attempt, changed: make(chan struct{}, 1)}
 }
 
 // NewToolStream returns the accumulator of a RunTool call that will write
 // entryID.
 func NewToolStream(entryID, toolCallID, toolName string) *StreamAccumulator {
-	return &StreamAccumulator{kind: SnapshotTool, entryID: entryID, toolCallID: toolCallID, toolName: toolName}
+	return &StreamAccumulator{kind: SnapshotTool, entryID: entryID, toolCallID: toolCallID, toolName: toolName,
+		changed: make(chan struct{}, 1)}
+}
+
+// Changed receives a value after the accumulator changed (at most one is
+// pending: several changes in a row leave one). Nil for an accumulator not
+// made by NewModelStream or NewToolStream.
+func (a *StreamAccumulator) Changed() <-chan struct{} { return a.changed }
+
+// bump records a change (caller holds mu).
+func (a *StreamAccumulator) bump() {
+	a.version++
+	select {
+	case a.changed <- struct{}{}:
+	default:
+	}
 }
 
 // Add records one streamed piece of the answer (llm.Request.OnDelta). A
@@ -195,7 +219,9 @@ func (a *StreamAccumulator) Add(d llm.Delta) {
 		b.toolName = d.ToolName
 	}
 	b.text.add(d.Delta)
-	a.version++
+	a.streamed += len(d.Delta)
+	a.updateTokens()
+	a.bump()
 }
 
 // block returns the block of index, made with typ if new (caller holds mu).
@@ -220,7 +246,7 @@ func (a *StreamAccumulator) AddOutput(s string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.output.add(s)
-	a.version++
+	a.bump()
 }
 
 // SetOutput replaces the tool output with s, the tool's own rolling tail
@@ -230,17 +256,37 @@ func (a *StreamAccumulator) SetOutput(s string) {
 	defer a.mu.Unlock()
 	a.output = tailBuffer{}
 	a.output.add(s)
-	a.version++
+	a.bump()
 }
 
-// SetOutputTokens records the provider's output token count so far.
+// SetOutputTokens records the provider's output token count so far (a
+// usage report on the wire). Until a provider reports one, and while its
+// report lags behind the text, snapshots estimate the count from the
+// streamed bytes (EstimateTokens); the count never goes down.
 func (a *StreamAccumulator) SetOutputTokens(n int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if n != a.outputTokens {
-		a.outputTokens = n
-		a.version++
+	if n > a.reportedTokens {
+		a.reportedTokens = n
 	}
+	if a.updateTokens() {
+		a.bump()
+	}
+}
+
+// EstimateTokens is the output token estimate of n bytes of streamed
+// text: a token is about four bytes of English or code.
+func EstimateTokens(n int) int { return (n + 3) / 4 }
+
+// updateTokens sets outputTokens from the report and the estimate and
+// says whether it changed (caller holds mu).
+func (a *StreamAccumulator) updateTokens() bool {
+	n := max(a.reportedTokens, EstimateTokens(a.streamed), a.outputTokens)
+	if n == a.outputTokens {
+		return false
+	}
+	a.outputTokens = n
+	return true
 }
 
 // Version counts the changes; a heartbeat loop can skip a snapshot when it

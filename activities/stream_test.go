@@ -118,10 +118,10 @@ func TestStreamAccumulator_OffsetsAcrossBlocks(t *testing.T) {
 		a.Add(d)
 	}
 	a.Add(llm.Delta{Type: "unknown_delta", ContentIndex: 9, Delta: "ignored"})
-	a.SetOutputTokens(42)
+	a.SetOutputTokens(9000) // the provider's count, above the estimate
 
 	s = a.Snapshot()
-	if len(s.Blocks) != 3 || s.OutputTokens != 42 {
+	if len(s.Blocks) != 3 || s.OutputTokens != 9000 {
 		t.Fatalf("blocks %+v tokens %d", s.Blocks, s.OutputTokens)
 	}
 	for i, want := range []struct {
@@ -186,7 +186,7 @@ func TestStreamSnapshot_JSONNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"kind":"model","entryId":"a1","attempt":1,"blocks":[{"index":0,"type":"toolCall","toolCallId":"c","toolName":"read","tail":"{"}]}`
+	want := `{"kind":"model","entryId":"a1","attempt":1,"blocks":[{"index":0,"type":"toolCall","toolCallId":"c","toolName":"read","tail":"{"}],"outputTokens":1}`
 	if string(b) != want {
 		t.Fatalf("json\n got %s\nwant %s", b, want)
 	}
@@ -243,4 +243,66 @@ func TestStreamAccumulator_Concurrent(t *testing.T) {
 	close(done)
 	wg.Wait()
 	checkBlock(t, a.Snapshot().Blocks[0], text)
+}
+
+// Output tokens: the provider's count when it reports one, an estimate
+// from the streamed bytes until then and while the report lags behind;
+// never down.
+func TestStreamAccumulator_OutputTokens(t *testing.T) {
+	cases := []struct {
+		name  string
+		steps []any // a string is streamed text, an int a reported count
+		want  int
+	}{
+		{"estimate only: four bytes a token, rounded up", []any{"abcdefghi"}, 3},
+		{"nothing streamed, nothing reported", nil, 0},
+		{"a report above the estimate wins", []any{"abcd", 50}, 50},
+		{"a report below the estimate does not lower it", []any{strings.Repeat("x", 400), 7}, 100},
+		{"the estimate grows past an early report", []any{1, strings.Repeat("x", 40)}, 10},
+		{"a later smaller report is ignored", []any{80, 20}, 80},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := NewModelStream("a1", 0)
+			for _, st := range c.steps {
+				switch v := st.(type) {
+				case string:
+					a.Add(llm.Delta{Type: llm.DeltaText, Delta: v})
+				case int:
+					a.SetOutputTokens(v)
+				}
+			}
+			if got := a.Snapshot().OutputTokens; got != c.want {
+				t.Fatalf("output tokens %d, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+// Every change is signalled on Changed, and a burst leaves one signal.
+func TestStreamAccumulator_ChangedSignals(t *testing.T) {
+	a := NewModelStream("a1", 0)
+	select {
+	case <-a.Changed():
+		t.Fatal("signal before any change")
+	default:
+	}
+	for range 5 {
+		a.Add(llm.Delta{Type: llm.DeltaText, Delta: "x"})
+	}
+	<-a.Changed()
+	select {
+	case <-a.Changed():
+		t.Fatal("a burst left more than one signal")
+	default:
+	}
+	a.Add(llm.Delta{Type: "unknown", Delta: "x"})
+	select {
+	case <-a.Changed():
+		t.Fatal("an ignored delta signalled a change")
+	default:
+	}
+	tool := NewToolStream("r1", "c1", "bash")
+	tool.SetOutput("out")
+	<-tool.Changed()
 }

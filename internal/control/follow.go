@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -137,6 +138,7 @@ func (k *Controller) Follow(ctx context.Context, sessionID, runID string, after 
 	if f.stream == 0 {
 		f.stream = DefaultStreamInterval
 	}
+	f.beats = newBeatClock(max(f.stream, time.Millisecond))
 	if f.dc == nil {
 		f.dc = converter.GetDefaultDataConverter()
 	}
@@ -166,7 +168,10 @@ type follower struct {
 	queryTimeout     time.Duration
 	curQueryTimeout  time.Duration
 	lastDescribe     time.Time
-	fast             bool // describe at the stream interval
+	lastQuery        time.Time
+	fast             bool // describe every poll: something runs or events arrive
+	beats            *beatClock
+	undecodable      bool // told OnWait that live output cannot be decoded
 	walkedBack       map[string]bool
 	failingSince     time.Time // the events query fails since
 	unreachableSince time.Time // Describe fails since
@@ -178,6 +183,10 @@ type describeResult struct {
 	status  enumspb.WorkflowExecutionStatus
 	runID   string
 	pending []*pendingSnapshot
+	// unseen: a snapshot is of an entry the live stream has no event of
+	// yet (its live events must follow an events query, so that they come
+	// after the entry's message_start).
+	unseen bool
 }
 
 type pendingSnapshot struct {
@@ -199,11 +208,20 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		// was scheduled by a workflow task the query sees, so live events
 		// never precede their message_start; a message_end the query
 		// returns silences the Describe's stale snapshot of the entry.
+		// Between two polls a Describe alone may pass on the live output
+		// of entries already streaming (see describeDue).
 		var derr error
 		if d == nil && f.describeDue() {
 			d, derr = f.describe(ctx)
 		}
-		evs, qerr := f.queryEvents(ctx, f.runID, f.after)
+		var evs []agent.Event
+		var qerr error
+		queried := f.queryDue() || derr != nil ||
+			(d != nil && (d.unseen || d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING))
+		if queried {
+			f.lastQuery = f.now()
+			evs, qerr = f.queryEvents(ctx, f.runID, f.after)
+		}
 		if ctx.Err() != nil {
 			return agent.Event{}, ctx.Err()
 		}
@@ -216,7 +234,7 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			}
 			if moved { // to an earlier run: start over there
 				d = nil
-				f.lastDescribe = time.Time{}
+				f.lastDescribe, f.lastQuery = time.Time{}, time.Time{}
 				continue
 			}
 			progressed = len(evs) > 0
@@ -233,11 +251,11 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 				// closed, events not readable yet: wait like an outage
 			} else {
 				f.runID, d = next, nil
-				f.lastDescribe = time.Time{}
+				f.lastDescribe, f.lastQuery = time.Time{}, time.Time{}
 				continue
 			}
 		} else if d != nil && qerr == nil {
-			f.emitLive(d)
+			f.emitLive(d, queried)
 		}
 
 		if qerr != nil {
@@ -268,10 +286,25 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			f.fast = true
 		}
 		d = nil
-		if !f.sleep(ctx, f.poll) {
+		if !f.sleep(ctx, f.untilNext()) {
 			return agent.Event{}, ctx.Err()
 		}
 	}
+}
+
+// untilNext is the wait until the next query or Describe is due, at least
+// a millisecond. Polls keep their rate whatever the RPCs took.
+func (f *follower) untilNext() time.Duration {
+	next := f.lastQuery.Add(f.poll)
+	if t := f.nextDescribe(); t.Before(next) {
+		next = t
+	}
+	return max(next.Sub(f.now()), time.Millisecond)
+}
+
+// queryDue: the events are queried every poll interval.
+func (f *follower) queryDue() bool {
+	return !f.now().Before(f.lastQuery.Add(f.poll))
 }
 
 // deliver passes the events after f.after to fn in order. done: prompt_end
@@ -296,6 +329,10 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 			// No earlier run holds them: they are gone; go on from here
 			// rather than wait forever.
 			f.after = e.Seq - 1
+		}
+		for _, u := range f.live.finish(e) { // the words after the last snapshot
+			u.Seq, u.Time = f.after, e.Time
+			f.fn(u)
 		}
 		f.after = e.Seq
 		f.live.observe(e)
@@ -340,18 +377,30 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 	return agent.Event{}, "", &PromptClosedError{SessionID: f.session, WorkflowID: f.wfID, RunID: f.runID, Status: d.status}
 }
 
-// describeDue: the status is checked every status interval, and at the
-// stream interval while an activity runs or events arrive.
+// describeDue: the status is checked every status interval. While an
+// activity streams, Describe follows its heartbeats (beatClock: just after
+// the next one should have landed), else every poll while something runs
+// or events arrive.
 func (f *follower) describeDue() bool {
-	every := f.status
-	if f.fast && f.stream > 0 {
-		every = min(f.stream, f.status)
+	return !f.now().Before(f.nextDescribe())
+}
+
+// nextDescribe is when the next Describe is due.
+func (f *follower) nextDescribe() time.Time {
+	if f.stream > 0 {
+		if t := f.beats.next(); !t.IsZero() {
+			return t
+		}
 	}
-	return f.now().Sub(f.lastDescribe) >= every
+	if f.fast {
+		return f.lastDescribe.Add(f.poll)
+	}
+	return f.lastDescribe.Add(f.status)
 }
 
 func (f *follower) describe(ctx context.Context) (*describeResult, error) {
-	f.lastDescribe = f.now()
+	sent := f.now()
+	f.lastDescribe = sent
 	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
 	defer cancel()
 	resp, err := f.k.Client.DescribeWorkflowExecution(cctx, f.wfID, f.runID)
@@ -359,25 +408,33 @@ func (f *follower) describe(ctx context.Context) (*describeResult, error) {
 		return nil, err
 	}
 	f.reachable()
-	return f.snapshots(resp), nil
+	return f.snapshots(resp, sent), nil
 }
 
 // snapshots decodes the stream snapshots of the pending activities (an
-// activity without one, or with one this converter cannot read, has
-// none).
-func (f *follower) snapshots(resp *workflowservice.DescribeWorkflowExecutionResponse) *describeResult {
+// activity without one has none) of a Describe sent at sent, and tells
+// the beat clock their heartbeat times. Details this converter cannot
+// decode at all (another payload codec key, or none) are told to OnWait
+// once: live output is then off.
+func (f *follower) snapshots(resp *workflowservice.DescribeWorkflowExecutionResponse, sent time.Time) *describeResult {
 	info := resp.GetWorkflowExecutionInfo()
 	d := &describeResult{status: info.GetStatus(), runID: info.GetExecution().GetRunId()}
 	pas := resp.GetPendingActivities()
 	f.fast = f.stream > 0 && len(pas) > 0
+	beats := map[string]time.Time{}
 	for _, pa := range pas {
 		details := pa.GetHeartbeatDetails()
-		if len(details.GetPayloads()) == 0 {
+		if len(details.GetPayloads()) == 0 || f.stream <= 0 {
+			continue
+		}
+		var raw json.RawMessage
+		if err := f.dc.FromPayloads(details, &raw); err != nil {
+			f.cannotDecode(err)
 			continue
 		}
 		var snap activities.StreamSnapshot
-		if err := f.dc.FromPayloads(details, &snap); err != nil {
-			continue
+		if err := json.Unmarshal(raw, &snap); err != nil {
+			continue // not a stream snapshot (another activity's details)
 		}
 		if snap.Kind != activities.SnapshotModel && snap.Kind != activities.SnapshotTool {
 			continue
@@ -385,11 +442,37 @@ func (f *follower) snapshots(resp *workflowservice.DescribeWorkflowExecutionResp
 		at := f.now()
 		if t := pa.GetLastHeartbeatTime(); t != nil {
 			at = t.AsTime()
+			beats[pa.GetActivityId()] = at
 		}
 		d.pending = append(d.pending, &pendingSnapshot{snap: snap, at: at})
+		if !f.live.known(snap) {
+			d.unseen = true
+		}
 	}
+	f.beats.observe(sent, f.now(), beats)
 	sort.SliceStable(d.pending, func(i, j int) bool { return d.pending[i].at.Before(d.pending[j].at) })
 	return d
+}
+
+// cannotDecode tells OnWait, once per Follow, that the live output cannot
+// be read.
+func (f *follower) cannotDecode(err error) {
+	if f.undecodable {
+		return
+	}
+	f.undecodable = true
+	if f.k.OnWait != nil {
+		f.k.OnWait(fmt.Sprintf("cannot decode the live output of session %s (%s): "+
+			"is this client's payload codec key the worker's? Events still arrive, the text only at each message's end",
+			f.session, oneLine(err.Error())))
+	}
+}
+
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // describeRetrying resolves the current run, waiting while Temporal is
@@ -555,12 +638,17 @@ func rpcText(err error) string {
 	return s
 }
 
-// emitLive passes the live events of d's snapshots to fn.
-func (f *follower) emitLive(d *describeResult) {
+// emitLive passes the live events of d's snapshots to fn; of entries the
+// client got no live event of only when the events were queried after
+// the Describe (queried).
+func (f *follower) emitLive(d *describeResult, queried bool) {
 	if f.stream <= 0 {
 		return
 	}
 	for _, p := range d.pending {
+		if !queried && !f.live.known(p.snap) {
+			continue
+		}
 		for _, e := range f.live.diff(p.snap) {
 			e.Seq = f.after
 			e.Time = p.at.UTC()

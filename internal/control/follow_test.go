@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -47,6 +48,9 @@ type fakeRun struct {
 	status  enumspb.WorkflowExecutionStatus
 	events  []agent.Event
 	pending []activities.StreamSnapshot
+	beats   map[string]time.Time // when each pending snapshot was first seen
+	// sealed: the details are encrypted with a codec the follower lacks.
+	sealed bool
 }
 
 func newFake(runs ...*fakeRun) *fakeTemporal {
@@ -127,8 +131,22 @@ func (f *fakeTemporal) DescribeWorkflowExecution(ctx context.Context, workflowID
 		if err != nil {
 			panic(err)
 		}
+		if r.sealed {
+			p = &commonpb.Payloads{Payloads: []*commonpb.Payload{{
+				Metadata: map[string][]byte{"encoding": []byte("binary/encrypted")}, Data: []byte{1, 2, 3}}}}
+		}
+		// A heartbeat lands when the snapshot changes.
+		key := fmt.Sprint(i) + string(p.GetPayloads()[0].GetData())
+		if r.beats == nil {
+			r.beats = map[string]time.Time{}
+		}
+		at, ok := r.beats[key]
+		if !ok {
+			at = time.Now()
+			r.beats[key] = at
+		}
 		resp.PendingActivities = append(resp.PendingActivities, &workflowpb.PendingActivityInfo{
-			ActivityId: fmt.Sprint(i), HeartbeatDetails: p, LastHeartbeatTime: timestamppb.Now(),
+			ActivityId: fmt.Sprint(i), HeartbeatDetails: p, LastHeartbeatTime: timestamppb.New(at),
 		})
 	}
 	if len(r.pending) > 0 {
@@ -591,3 +609,101 @@ func TestFollow_DescribeRate(t *testing.T) {
 }
 
 func llmDelta(s string) llm.Delta { return llm.Delta{Type: llm.DeltaText, Delta: s} }
+
+// Heartbeat details this client cannot decode (encrypted with a codec it
+// lacks) are told once through OnWait, not dropped in silence; the
+// workflow events still all arrive.
+func TestFollow_UndecodableLiveOutputToldOnce(t *testing.T) {
+	start := agent.Event{Type: agent.EventMessageStart, Seq: 1, EntryID: "a1"}
+	f := newFake(&fakeRun{id: "r1", events: []agent.Event{start}, sealed: true,
+		pending: []activities.StreamSnapshot{modelSnap("a1", 0, text(0, 0, "secret text"))}})
+	k := fastController(f)
+	var mu sync.Mutex
+	var waits []string
+	k.OnWait = func(msg string) {
+		mu.Lock()
+		waits = append(waits, msg)
+		mu.Unlock()
+	}
+	r := &recorder{}
+	done := make(chan error, 1)
+	go func() {
+		_, err := follow(t, k, "", 0, r)
+		done <- err
+	}()
+	time.Sleep(150 * time.Millisecond) // many Describes
+	f.do(func() {
+		f.runs["r1"].pending = nil
+		f.runs["r1"].events = append(f.runs["r1"].events, agent.Event{Type: agent.EventPromptEnd, Seq: 2, Status: agent.StatusCompleted})
+	})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	r.checkSeqs(t, 0, 2)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(r.live) != 0 || len(waits) != 1 || !strings.Contains(waits[0], "cannot decode the live output of session s1") ||
+		!strings.Contains(waits[0], "payload codec") {
+		t.Fatalf("%d live events, OnWait %q; want none and one message naming the codec", len(r.live), waits)
+	}
+}
+
+// Live output is read as heartbeats land, not at the events poll: with
+// heartbeats every 50 ms and a 200 ms poll, the follower passes a new
+// snapshot on within a fraction of the poll (a follower reading only when
+// it polls would wait 100 ms on average).
+func TestFollow_ReadsLiveOutputAsHeartbeatsLand(t *testing.T) {
+	start := agent.Event{Type: agent.EventMessageStart, Seq: 1, EntryID: "a1"}
+	f := newFake(&fakeRun{id: "r1", events: []agent.Event{start}})
+	k := &Controller{Client: f, PollInterval: 200 * time.Millisecond, StreamInterval: 50 * time.Millisecond,
+		StatusInterval: time.Second, UnreachableTimeout: time.Second, QueryTimeout: time.Second}
+	var mu sync.Mutex
+	seen := map[int]time.Time{} // piece -> when its delta arrived
+	var text strings.Builder
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := k.Follow(ctx, "s1", "", 0, func(e agent.Event) {
+			if e.Type != agent.EventMessageUpdate {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			text.WriteString(e.AssistantMessageEvent.Delta)
+			seen[strings.Count(text.String(), ".")] = time.Now()
+		})
+		done <- err
+	}()
+	acc := activities.NewModelStream("a1", 0)
+	set := map[int]time.Time{}
+	for i := 1; i <= 40; i++ {
+		time.Sleep(50 * time.Millisecond)
+		acc.Add(llmDelta(fmt.Sprintf("piece %d.", i)))
+		f.do(func() { f.runs["r1"].pending = []activities.StreamSnapshot{acc.Snapshot()} })
+		set[i] = time.Now()
+	}
+	time.Sleep(100 * time.Millisecond)
+	f.do(func() {
+		f.runs["r1"].pending = nil
+		f.runs["r1"].events = append(f.runs["r1"].events, agent.Event{Type: agent.EventPromptEnd, Seq: 2, Status: agent.StatusCompleted})
+	})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var delays []time.Duration
+	for i := 10; i <= 40; i++ { // after the clock locked on
+		if at, ok := seen[i]; ok {
+			delays = append(delays, at.Sub(set[i]))
+		}
+	}
+	slices.Sort(delays)
+	if len(delays) < 25 {
+		t.Fatalf("only %d of 31 snapshots seen on their own", len(delays))
+	}
+	if med := delays[len(delays)/2]; med > 60*time.Millisecond {
+		t.Fatalf("median delay %s from a heartbeat to its live event with a 200 ms poll, want <= 60ms (all %v)", med, delays)
+	}
+}

@@ -3,9 +3,11 @@ package control
 import (
 	"encoding/json"
 	"sort"
+	"strings"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/llm"
 )
 
 // IsLive reports whether e is a live event (message_update,
@@ -33,7 +35,14 @@ func IsLive(e agent.Event) bool {
 //     lower one is stale and ignored);
 //   - once the message_end (tool_execution_end) of an entry (tool call)
 //     was delivered, its snapshots yield nothing: the workflow event is
-//     authoritative.
+//     authoritative;
+//   - before an assistant message_end of an entry the client got deltas
+//     of, finish yields the rest of its text and tool-call arguments (the
+//     words after the last snapshot), so the deltas of a message
+//     concatenate to message_end's text exactly. It cannot when the
+//     client missed bytes (a late attach, or more than the snapshot's tail
+//     streamed between two reads): message_end is then the only whole
+//     text.
 type liveStream struct {
 	entries map[string]*liveEntry
 	// ended holds the entry ids and "tool:"+call ids whose end event was
@@ -51,9 +60,27 @@ type liveEntry struct {
 	// have is, per content index, how many bytes of the block's text the
 	// client has.
 	have map[int]int
+	// blocks are, per content index, the type, tool call and text of the
+	// blocks the client got deltas of (text and arguments kept for finish,
+	// up to maxKeptBytes in all).
+	blocks map[int]*liveBlock
+	kept   int
+	// gapped: the client missed bytes of a block (finish cannot complete
+	// the text), or the kept text outgrew maxKeptBytes.
+	gapped bool
 	// output is the tool output last sent.
 	output string
 }
+
+type liveBlock struct {
+	typ                  string // a delta type
+	toolCallID, toolName string
+	text                 strings.Builder
+}
+
+// maxKeptBytes bounds the text a follower keeps per streaming message to
+// complete it at message_end.
+const maxKeptBytes = 4 << 20
 
 func newLiveStream() *liveStream {
 	return &liveStream{entries: map[string]*liveEntry{}, ended: map[string]bool{}, args: map[string]json.RawMessage{}}
@@ -94,6 +121,17 @@ func (s *liveStream) observe(e agent.Event) {
 	}
 }
 
+// known reports whether the client got live events of snap's entry (or
+// its end event): its next live events may go out without a fresh events
+// query.
+func (s *liveStream) known(snap activities.StreamSnapshot) bool {
+	key := snap.EntryID
+	if snap.Kind == activities.SnapshotTool && key == "" {
+		key = toolKey(snap.ToolCallID)
+	}
+	return s.ended[key] || s.entries[key] != nil
+}
+
 // diff returns the live events that bring the client from what it has to
 // snap, and records that it has them. The events have no Seq or Time.
 func (s *liveStream) diff(snap activities.StreamSnapshot) []agent.Event {
@@ -120,7 +158,7 @@ func (s *liveStream) diffModel(snap activities.StreamSnapshot) []agent.Event {
 	}
 	e := s.entries[snap.EntryID]
 	if e == nil || e.attempt < snap.Attempt {
-		e = &liveEntry{attempt: snap.Attempt, have: map[int]int{}}
+		e = &liveEntry{attempt: snap.Attempt, have: map[int]int{}, blocks: map[int]*liveBlock{}}
 		s.entries[snap.EntryID] = e
 	}
 	blocks := append([]activities.SnapshotBlock(nil), snap.Blocks...)
@@ -139,15 +177,111 @@ func (s *liveStream) diffModel(snap activities.StreamSnapshot) []agent.Event {
 		// Bytes [have, Offset) were coalesced away: what is known is the
 		// tail.
 		start := max(have-b.Offset, 0)
+		if have < b.Offset {
+			e.gapped = true
+		}
 		e.have[b.Index] = end
+		delta := b.Tail[start:]
+		e.keep(b, typ, delta)
 		out = append(out, agent.Event{
 			Type:    agent.EventMessageUpdate,
 			EntryID: snap.EntryID,
 			AssistantMessageEvent: &agent.AssistantMessageEvent{
-				Type: typ, ContentIndex: b.Index, Delta: b.Tail[start:], Attempt: snap.Attempt,
-				ToolCallID: b.ToolCallID, ToolName: b.ToolName,
+				Type: typ, ContentIndex: b.Index, Delta: delta, Attempt: snap.Attempt,
+				ToolCallID: b.ToolCallID, ToolName: b.ToolName, OutputTokens: snap.OutputTokens,
 			},
 		})
+	}
+	return out
+}
+
+// keep records a delta the client gets of block b.
+func (e *liveEntry) keep(b activities.SnapshotBlock, typ, delta string) {
+	lb := e.blocks[b.Index]
+	if lb == nil {
+		lb = &liveBlock{typ: typ}
+		e.blocks[b.Index] = lb
+	}
+	if lb.toolCallID == "" {
+		lb.toolCallID, lb.toolName = b.ToolCallID, b.ToolName
+	}
+	if e.gapped {
+		return
+	}
+	if e.kept += len(delta); e.kept > maxKeptBytes {
+		e.gapped = true
+		return
+	}
+	lb.text.WriteString(delta)
+}
+
+// finish returns the live events that complete what the client got of
+// the streamed message end (an assistant message_end about to be
+// delivered) to end's text and tool-call arguments, one per block that
+// lacks bytes: text deltas concatenate to Message.Text(), the deltas of a
+// tool call to its arguments in end. Nothing when the client got no delta
+// of the message, missed some of its bytes, or got text end does not
+// start with (a superseded attempt). Thinking is not in message_end, so
+// it is not completed.
+func (s *liveStream) finish(end agent.Event) []agent.Event {
+	m := end.Message
+	e := s.entries[end.EntryID]
+	if end.Type != agent.EventMessageEnd || m == nil || m.Role != agent.RoleAssistant || e == nil || len(e.blocks) == 0 || e.gapped {
+		return nil
+	}
+	indexes := make([]int, 0, len(e.blocks))
+	for i := range e.blocks {
+		indexes = append(indexes, i)
+	}
+	sort.Ints(indexes)
+	next := indexes[len(indexes)-1] + 1 // for a block the client has not seen
+	var got strings.Builder
+	textIndex := -1
+	calls := map[string]int{}
+	for _, i := range indexes {
+		switch b := e.blocks[i]; b.typ {
+		case llm.DeltaText:
+			got.WriteString(b.text.String())
+			textIndex = i
+		case llm.DeltaToolCall:
+			calls[b.toolCallID] = i
+		}
+	}
+	tokens := 0
+	if m.Usage != nil {
+		tokens = m.Usage.Output
+	}
+	var out []agent.Event
+	add := func(typ string, index int, delta, callID, callName string) {
+		out = append(out, agent.Event{
+			Type: agent.EventMessageUpdate, EntryID: end.EntryID,
+			AssistantMessageEvent: &agent.AssistantMessageEvent{Type: typ, ContentIndex: index, Delta: delta,
+				Attempt: e.attempt, ToolCallID: callID, ToolName: callName, OutputTokens: tokens},
+		})
+	}
+	if rest, ok := strings.CutPrefix(m.Text(), got.String()); ok && rest != "" {
+		if textIndex < 0 {
+			textIndex = next
+			next++
+		}
+		add(llm.DeltaText, textIndex, rest, "", "")
+	}
+	for _, c := range m.Content {
+		tc := c.ToolCall
+		if c.Type != agent.BlockToolCall || tc == nil {
+			continue
+		}
+		i, seen := calls[tc.ID]
+		had := ""
+		if seen {
+			had = e.blocks[i].text.String()
+		} else {
+			i = next
+			next++
+		}
+		if rest, ok := strings.CutPrefix(string(tc.Arguments), had); ok && rest != "" {
+			add(llm.DeltaToolCall, i, rest, tc.ID, tc.Name)
+		}
 	}
 	return out
 }

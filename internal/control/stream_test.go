@@ -227,3 +227,203 @@ func TestLiveStream_CoalescedSnapshotsLoseAndRepeatNothing(t *testing.T) {
 		}
 	}
 }
+
+// finish completes a streamed message to its message_end: the words after
+// the last snapshot come as one more delta per block, so the deltas of the
+// message concatenate to message_end's text and tool-call arguments.
+func TestLiveStream_FinishCompletesTheMessage(t *testing.T) {
+	call := func(id, name, args string) agent.ContentBlock {
+		return agent.ContentBlock{Type: agent.BlockToolCall, ToolCall: &agent.ToolCall{ID: id, Name: name, Arguments: []byte(args)}}
+	}
+	end := func(entry string, blocks ...agent.ContentBlock) agent.Event {
+		return agent.Event{Type: agent.EventMessageEnd, EntryID: entry, Message: &agent.Message{
+			Role: agent.RoleAssistant, StopReason: agent.StopReasonStop, Content: blocks, Usage: &agent.Usage{Output: 12}}}
+	}
+	txt := func(s string) agent.ContentBlock { return agent.ContentBlock{Type: agent.BlockText, Text: s} }
+	bash := func(offset int, tail string) activities.SnapshotBlock {
+		return activities.SnapshotBlock{Index: 2, Type: activities.BlockToolCall, ToolCallID: "c1", ToolName: "bash", Offset: offset, Tail: tail}
+	}
+	cases := []struct {
+		name  string
+		snaps []activities.StreamSnapshot
+		end   agent.Event
+		want  []string
+	}{
+		{"the last words of the text", []activities.StreamSnapshot{modelSnap("a1", 0, text(0, 0, "Hello, wor"))},
+			end("a1", txt("Hello, world.")), []string{"a1/0/0/text_delta:ld."}},
+		{"nothing missing, nothing sent", []activities.StreamSnapshot{modelSnap("a1", 0, text(0, 0, "Done."))},
+			end("a1", txt("Done.")), nil},
+		{"after thinking: text and tool call arguments", []activities.StreamSnapshot{
+			modelSnap("a1", 2, thinking(0, 0, "plan"), text(1, 0, "I will"), bash(0, `{"command":`))},
+			end("a1", txt("I will run it."), call("c1", "bash", `{"command":"ls"}`)),
+			[]string{"a1/2/1/text_delta: run it.", `a1/2/2/toolcall_delta(bash c1):"ls"}`}},
+		{"only thinking streamed: the text is the next block", []activities.StreamSnapshot{
+			modelSnap("a1", 0, thinking(0, 0, "hmm"))},
+			end("a1", txt("Answer.")), []string{"a1/0/1/text_delta:Answer."}},
+		{"a tool call never seen comes whole", []activities.StreamSnapshot{modelSnap("a1", 0, text(0, 0, "Running."))},
+			end("a1", txt("Running."), call("c9", "read", `{"path":"a"}`)),
+			[]string{`a1/0/1/toolcall_delta(read c9):{"path":"a"}`}},
+		{"previewed arguments that do not extend what streamed: nothing", []activities.StreamSnapshot{
+			modelSnap("a1", 0, text(0, 0, "x"), bash(0, `{"command":"aaaaaaaa`))},
+			end("a1", txt("x"), call("c1", "bash", `{"command":"aaa… (900 bytes)"}`)), nil},
+		{"a late attach missed the start: nothing (message_end is the text)", []activities.StreamSnapshot{
+			modelSnap("a1", 0, text(0, 100, "tail"))},
+			end("a1", txt("...")), nil},
+		{"bytes skipped between two reads: nothing", []activities.StreamSnapshot{
+			modelSnap("a1", 0, text(0, 0, "ab")), modelSnap("a1", 0, text(0, 5, "fg"))},
+			end("a1", txt("abcdefgh")), nil},
+		{"no delta of the entry: nothing", nil, end("a1", txt("Hello")), nil},
+		{"a superseded attempt: nothing", []activities.StreamSnapshot{
+			modelSnap("a1", 0, text(0, 0, "partial")), modelSnap("a2", 1, text(0, 0, "retry"))},
+			end("a1", txt("partial answer")), nil},
+		{"an error answer without the streamed text: nothing", []activities.StreamSnapshot{
+			modelSnap("a1", 0, text(0, 0, "partial"))},
+			end("a1"), nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newLiveStream()
+			for _, snap := range c.snaps {
+				s.diff(snap)
+			}
+			var got []string
+			for _, e := range s.finish(c.end) {
+				if !IsLive(e) || e.EntryID != c.end.EntryID || e.AssistantMessageEvent.OutputTokens != 12 {
+					t.Fatalf("not a live event of the entry with message_end's tokens: %+v", e)
+				}
+				got = append(got, liveString(e))
+			}
+			if strings.Join(got, "|") != strings.Join(c.want, "|") {
+				t.Fatalf("\n got %q\nwant %q", got, c.want)
+			}
+			s.observe(c.end)
+			if evs := s.finish(c.end); len(evs) != 0 {
+				t.Fatalf("finish after message_end: %+v", evs)
+			}
+		})
+	}
+}
+
+// Property: a message streamed as text, thinking and tool-call blocks,
+// read through coalesced snapshots that never fall more than the tail
+// behind, then finished by its message_end: the text deltas concatenate to
+// message_end's text and each call's deltas to its arguments, exactly.
+// When reads fall behind (bytes skipped), finish adds nothing, and what
+// the client got is still pieces of the real text.
+func TestLiveStream_DeltasConcatenateToMessageEnd(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	words := []string{"word ", "ünï ", "∑∂ ", "x", "\n", `"q" `}
+	gen := func(n int) string {
+		var sb strings.Builder
+		for sb.Len() < n {
+			sb.WriteString(words[r.IntN(len(words))])
+		}
+		return sb.String()
+	}
+	exact, skippedTrials := 0, 0
+	defer func() {
+		if exact < 100 || skippedTrials < 20 {
+			t.Errorf("%d exact trials, %d with skipped bytes: the generator does not cover both", exact, skippedTrials)
+		}
+	}()
+	for trial := range 400 {
+		// The message: optional thinking, text, optional tool calls.
+		type block struct {
+			typ, text, id string
+		}
+		var blocks []block
+		if r.IntN(2) == 0 {
+			blocks = append(blocks, block{typ: llm.DeltaThinking, text: gen(1 + r.IntN(3000))})
+		}
+		blocks = append(blocks, block{typ: llm.DeltaText, text: gen(1 + r.IntN(40000))})
+		for i := range r.IntN(3) {
+			blocks = append(blocks, block{typ: llm.DeltaToolCall, id: "c" + strconv.Itoa(i),
+				text: `{"command":"` + strings.Repeat("y", r.IntN(3000)) + `"}`})
+		}
+		end := agent.Event{Type: agent.EventMessageEnd, EntryID: "a1",
+			Message: &agent.Message{Role: agent.RoleAssistant, StopReason: agent.StopReasonToolUse}}
+		for _, b := range blocks {
+			switch b.typ {
+			case llm.DeltaText:
+				end.Message.Content = append(end.Message.Content, agent.ContentBlock{Type: agent.BlockText, Text: b.text})
+			case llm.DeltaToolCall:
+				end.Message.Content = append(end.Message.Content, agent.ContentBlock{Type: agent.BlockToolCall,
+					ToolCall: &agent.ToolCall{ID: b.id, Name: "bash", Arguments: []byte(b.text)}})
+			}
+		}
+
+		acc := activities.NewModelStream("a1", 0)
+		s := newLiveStream()
+		got := map[string]*strings.Builder{} // by delta type and call id
+		take := func(evs []agent.Event) {
+			for _, e := range evs {
+				a := e.AssistantMessageEvent
+				k := a.Type + a.ToolCallID
+				if got[k] == nil {
+					got[k] = &strings.Builder{}
+				}
+				got[k].WriteString(a.Delta)
+			}
+		}
+		behind := r.IntN(3) == 0 // reads may fall more than the tail behind
+		skipped, sinceRead := false, 0
+		prevEnds := map[int]int{}
+		for i, b := range blocks {
+			for pos := 0; pos < len(b.text); {
+				k := min(1+r.IntN(30), len(b.text)-pos)
+				for pos+k < len(b.text) && !utf8.RuneStart(b.text[pos+k]) {
+					k++
+				}
+				d := llm.Delta{Type: b.typ, ContentIndex: i, Delta: b.text[pos : pos+k]}
+				if b.typ == llm.DeltaToolCall {
+					d.ToolCallID, d.ToolName = b.id, "bash"
+				}
+				acc.Add(d)
+				pos += k
+				sinceRead += k
+				threshold := r.IntN(activities.MaxSnapshotBytes / 2)
+				if behind {
+					threshold = activities.MaxSnapshotBytes + r.IntN(2*activities.MaxSnapshotBytes)
+				}
+				if sinceRead >= threshold {
+					snap := acc.Snapshot()
+					for _, sb := range snap.Blocks {
+						if sb.Offset > prevEnds[sb.Index] {
+							skipped = true
+						}
+						prevEnds[sb.Index] = sb.End()
+					}
+					take(s.diff(snap))
+					sinceRead = 0
+				}
+			}
+		}
+		none := len(got) == 0
+		fin := s.finish(end)
+		take(fin)
+		if none { // no read while it streamed: message_end alone has the text
+			if len(fin) != 0 {
+				t.Fatalf("trial %d: finish sent %d deltas of a message the client got no delta of", trial, len(fin))
+			}
+			continue
+		}
+		if skipped {
+			skippedTrials++
+			if len(fin) != 0 {
+				t.Fatalf("trial %d: finish sent %d deltas though bytes were skipped", trial, len(fin))
+			}
+			continue
+		}
+		if g := got[llm.DeltaText]; g == nil || g.String() != end.Message.Text() {
+			t.Fatalf("trial %d: text deltas differ from message_end's text (%d bytes)", trial, len(end.Message.Text()))
+		}
+		for _, b := range blocks {
+			if b.typ == llm.DeltaToolCall {
+				if g := got[llm.DeltaToolCall+b.id]; g == nil || g.String() != b.text {
+					t.Fatalf("trial %d: call %s deltas differ from its arguments", trial, b.id)
+				}
+			}
+		}
+		exact++
+	}
+}
