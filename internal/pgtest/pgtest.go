@@ -7,6 +7,9 @@
 // Tests that use it are skipped under -short, and skipped with a message
 // naming what to install when no PostgreSQL server binaries are found (in
 // $PATH, or /usr/lib/postgresql/<version>/bin as Debian installs them).
+// In CI they must not skip silently: with PGTEST_REQUIRED=1 (which
+// .ci/run sets) or CI set (as CI services do), a PostgreSQL that cannot
+// be started fails the test with the reason.
 package pgtest
 
 import (
@@ -104,8 +107,40 @@ func major(binDir string) float64 {
 	return v
 }
 
+// EnvRequired names the variable that turns "cannot start PostgreSQL"
+// from a skip into a test failure (see Required).
+const EnvRequired = "PGTEST_REQUIRED"
+
+// Required reports whether PostgreSQL tests must run: PGTEST_REQUIRED is
+// set to a true value, or CI is set (GitHub Actions, GitLab CI and most
+// others set CI=true) and PGTEST_REQUIRED is not false.
+func Required(lookup func(string) (string, bool)) bool {
+	if v, ok := lookup(EnvRequired); ok && v != "" {
+		on, err := strconv.ParseBool(v)
+		return err != nil || on // an unreadable value errs on the side of running
+	}
+	v, ok := lookup("CI")
+	if !ok || v == "" {
+		return false
+	}
+	on, err := strconv.ParseBool(v)
+	return err != nil || on
+}
+
+// unavailable skips t for a missing PostgreSQL, or fails it when
+// PostgreSQL tests are required.
+func unavailable(t testing.TB, reason string) {
+	t.Helper()
+	if Required(os.LookupEnv) {
+		t.Fatalf("pgtest: cannot start PostgreSQL, and PostgreSQL tests are required here (%s or CI is set): %s", EnvRequired, reason)
+		return
+	}
+	t.Skip(reason)
+}
+
 // Start initialises and starts a cluster, and stops and removes it when
-// the test ends. It skips the test under -short or without PostgreSQL.
+// the test ends. It skips the test under -short, and without PostgreSQL
+// unless PostgreSQL tests are required (then it fails).
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
 	if testing.Short() {
@@ -113,12 +148,12 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	bin := BinDir()
 	if bin == "" {
-		t.Skip("no PostgreSQL server binaries (initdb, postgres) in $PATH or /usr/lib/postgresql/*/bin: " +
+		unavailable(t, "no PostgreSQL server binaries (initdb, postgres) in $PATH or /usr/lib/postgresql/*/bin: "+
 			"install PostgreSQL (Debian: apt-get install postgresql) to run this test")
 	}
 	cred, err := unprivileged()
 	if err != nil {
-		t.Skipf("cannot run PostgreSQL: %v", err)
+		unavailable(t, fmt.Sprintf("cannot run PostgreSQL: %v", err))
 	}
 	s := &Server{User: opts.User, bin: bin, settings: opts.Settings, cred: cred}
 	if s.User == "" {
