@@ -247,7 +247,9 @@ var eventsCmd = Command{
 		}
 		defer closeFn()
 		if followFlag {
-			return follow(ctx, env, "events", k, c.session, "", after, c.json, false)
+			// The answer too: a short answer that no live snapshot caught
+			// arrives only with its message_end, which prints nothing.
+			return follow(ctx, env, "events", k, c.session, "", after, c.json, true)
 		}
 		evs, err := k.Events(ctx, c.session, "", after)
 		if err != nil {
@@ -257,6 +259,9 @@ var eventsCmd = Command{
 		p.noCountdown = true
 		for _, e := range evs {
 			p.print(e)
+		}
+		if n := len(evs); n > 0 && !c.json && evs[n-1].Type == agent.EventPromptEnd && evs[n-1].Status == agent.StatusCompleted && p.lastText != "" {
+			fmt.Fprintln(env.Stdout, p.lastText)
 		}
 		return ExitOK
 	},
