@@ -47,6 +47,12 @@ func TestCompose_OfficialPattern(t *testing.T) {
 		t.Errorf("temporal image %q, want temporalio/server (auto-setup is deprecated)", tmp.Image)
 	}
 	_, serverTag := Image(tmp.Image)
+	// test/cluster runs the server and SQL tool built from go.mod's
+	// go.temporal.io/server: the images must be that release, or the
+	// tested server is not the deployed one.
+	if want := strings.TrimPrefix(goModVersion(t, "go.temporal.io/server"), "v"); serverTag != want {
+		t.Errorf("temporal image tag %q, want go.mod's go.temporal.io/server %s (what test/cluster runs)", serverTag, want)
+	}
 	for _, job := range []Service{schema, ns} {
 		if name, tag := Image(job.Image); name != "temporalio/admin-tools" || tag != serverTag {
 			t.Errorf("job image %q, want temporalio/admin-tools:%s like the server", job.Image, serverTag)
@@ -303,6 +309,23 @@ func dockerBuilds(df string) map[string]string {
 		}
 	}
 	return builds
+}
+
+// goModVersion is the version go.mod requires of module path.
+func goModVersion(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(RepoRoot(), "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(f) >= 2 && f[0] == path {
+			return f[1]
+		}
+	}
+	t.Fatalf("go.mod does not require %s", path)
+	return ""
 }
 
 func hasLine(lines []string, sub string) bool {
