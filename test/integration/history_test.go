@@ -142,4 +142,3 @@ func payloadData(ps *commonpb.Payloads) []byte {
 	}
 	return out
 }
-
