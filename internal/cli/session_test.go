@@ -14,7 +14,9 @@ import (
 	"github.com/durableagent/durableagent/internal/session"
 )
 
-func sampleSession(t *testing.T, dir, id string) *session.Session {
+// sampleSession writes session id (workspace /work/project, on host if
+// one is given) to the JSONL store under dir and returns it.
+func sampleSession(t *testing.T, dir, id string, host ...string) *session.Session {
 	t.Helper()
 	st, err := session.Open(filepath.Join(dir, "sessions"))
 	if err != nil {
@@ -25,7 +27,7 @@ func sampleSession(t *testing.T, dir, id string) *session.Session {
 		m := agent.TextMessage(role, text)
 		return session.Entry{Type: session.TypeMessage, ID: id, ParentID: parent, Timestamp: ts, Message: &m}
 	}
-	if _, err := st.Init(id, "/work/project", ""); err != nil {
+	if _, err := st.Init(id, "/work/project", strings.Join(host, "")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Append(id, msg("u1", "", agent.RoleUser, "hi <there> & \"you\""), msg("a1", "u1", agent.RoleAssistant, "hello"),
@@ -144,10 +146,69 @@ func TestSession_CopyBetweenJSONLAndPostgres(t *testing.T) {
 	if got := loadJSONL(t, back, "b"); !reflect.DeepEqual(got.Entries, want["b"].Entries) {
 		t.Fatalf("back in jsonl: %+v", got.Entries)
 	}
-	// export from postgres | import into jsonl works the same way.
-	code, _, stderr = run(t, map[string]string{"DURABLE_AGENT_HOME": back, "DURABLE_AGENT_SESSION_STORE": "postgres",
+	// session.store postgres is the default store of the subcommands.
+	code, out, stderr = run(t, map[string]string{"DURABLE_AGENT_HOME": back, "DURABLE_AGENT_SESSION_STORE": "postgres",
 		"DURABLE_AGENT_SESSION_POSTGRESURL": url}, "session", "list")
-	if code != ExitOK {
-		t.Fatalf("list postgres: %s", stderr)
+	if code != ExitOK || out != "a\nb\n" {
+		t.Fatalf("list postgres: exit %d, %q (want a and b)\n%s", code, out, stderr)
 	}
+}
+
+// A session exported from JSONL imports into PostgreSQL, and exported
+// from PostgreSQL imports into JSONL, unchanged: entries line for line,
+// workspace and host; a repeated import writes nothing.
+func TestSession_ExportImportThroughPostgres(t *testing.T) {
+	pg := pgtest.Start(t, pgtest.Options{})
+	url := pg.CreateDatabase(t, "sessions")
+	src, back, files := t.TempDir(), t.TempDir(), t.TempDir()
+	want := sampleSession(t, src, "s1", "host-a")
+	vars := func(home string) map[string]string {
+		return map[string]string{"DURABLE_AGENT_HOME": home, "DURABLE_AGENT_SESSION_POSTGRESURL": url}
+	}
+	same := func(where string, got *session.Session) {
+		t.Helper()
+		if !reflect.DeepEqual(got.Entries, want.Entries) || got.Header.Cwd != "/work/project" || got.Header.Host != "host-a" {
+			t.Fatalf("%s: header %+v entries %+v\nwant cwd /work/project, host host-a, entries %+v", where, got.Header, got.Entries, want.Entries)
+		}
+	}
+
+	fromJSONL := filepath.Join(files, "from-jsonl.jsonl")
+	if code, _, stderr := run(t, vars(src), "session", "export", "--session", "s1", "--store", "jsonl", "--out", fromJSONL); code != ExitOK ||
+		!strings.Contains(stderr, "exported session s1 from jsonl: 4 entries") {
+		t.Fatalf("export from jsonl: exit %d, %s", code, stderr)
+	}
+	for i, wantOut := range []string{"4 entries written, 0 already there", "0 entries written, 4 already there"} {
+		code, out, stderr := run(t, vars(t.TempDir()), "session", "import", "--store", "postgres", fromJSONL)
+		if code != ExitOK || !strings.Contains(out, "imported session s1 into postgres: "+wantOut) {
+			t.Fatalf("import into postgres %d: exit %d, %s%s", i, code, out, stderr)
+		}
+	}
+	st, err := pgstore.Open(t.Context(), url, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got, err := st.Load("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("in postgres", got)
+
+	fromPG := filepath.Join(files, "from-postgres.jsonl")
+	if code, _, stderr := run(t, vars(t.TempDir()), "session", "export", "--session", "s1", "--store", "postgres", "--out", fromPG); code != ExitOK ||
+		!strings.Contains(stderr, "exported session s1 from postgres: 4 entries") {
+		t.Fatalf("export from postgres: exit %d, %s", code, stderr)
+	}
+	a, _ := os.ReadFile(fromJSONL)
+	b, _ := os.ReadFile(fromPG)
+	// The headers differ in their creation time only; entries are the
+	// same bytes.
+	if la, lb := strings.SplitN(string(a), "\n", 2), strings.SplitN(string(b), "\n", 2); len(la) != 2 || len(lb) != 2 || la[1] != lb[1] {
+		t.Fatalf("entries exported from postgres differ from the JSONL export:\n%s\n---\n%s", a, b)
+	}
+	if code, out, stderr := run(t, vars(back), "session", "import", "--store", "jsonl", fromPG); code != ExitOK ||
+		!strings.Contains(out, "imported session s1 into jsonl: 4 entries written, 0 already there") {
+		t.Fatalf("import into jsonl: exit %d, %s%s", code, out, stderr)
+	}
+	same("back in jsonl", loadJSONL(t, back, "s1"))
 }
