@@ -1,5 +1,5 @@
 // Package compaction is the pure planning half of context compaction
-// (SPEC.md section 9): the threshold rule, silent-overflow detection,
+// (docs/spec.md section 9): the threshold rule,
 // token estimation, the cut point between the part of the context that is
 // summarised and the part that is kept, and the text of the summary
 // prompts.

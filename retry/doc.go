@@ -1,4 +1,4 @@
-// Package retry is the pure retry policy of SPEC.md: classification of a
+// Package retry is the pure retry policy of docs/spec.md: classification of a
 // failed assistant message, retry-hint parsing, the exponential delay and
 // the retry-chain state machine.
 //

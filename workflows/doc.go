@@ -1,5 +1,5 @@
 // Package workflows holds the Prompt workflow: one durable Temporal
-// workflow per prompt, with the retry policy of SPEC.md.
+// workflow per prompt, with the retry policy of docs/spec.md.
 //
 // It is the only package that imports go.temporal.io/sdk/workflow. It
 // turns the pure decisions of package retry (and package compaction) into

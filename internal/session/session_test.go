@@ -59,7 +59,7 @@ func TestSession_GetAndLeafID(t *testing.T) {
 	}
 }
 
-// SPEC 3.9 / 12: the failed assistant error is removed from the run context
+// SPEC 3.2 step 9 / 12.2: the failed assistant error is removed from the run context
 // before continuing; the session history keeps it.
 func TestContext_DroppedErrorStaysInFileButNotInContext(t *testing.T) {
 	st := openStore(t)
