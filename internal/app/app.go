@@ -84,6 +84,7 @@ func NewToolWorker(c client.Client, s settings.Settings, acts *activities.Activi
 	}
 	w := worker.New(c, activities.ToolQueue(s.Temporal.TaskQueue, acts.ToolHost), WorkerOptions(s))
 	w.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
+	w.RegisterActivityWithOptions(acts.UserBash, activity.RegisterOptions{Name: activities.UserBashName})
 	return w
 }
 
@@ -131,6 +132,8 @@ func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
 	w.RegisterActivityWithOptions(acts.BeginPrompt, activity.RegisterOptions{Name: activities.BeginPromptName})
 	w.RegisterActivityWithOptions(acts.RecordEntry, activity.RegisterOptions{Name: activities.RecordEntryName})
+	w.RegisterWorkflowWithOptions(workflows.Bash, workflow.RegisterOptions{Name: workflows.BashWorkflowName})
+	w.RegisterActivityWithOptions(acts.UserBash, activity.RegisterOptions{Name: activities.UserBashName})
 }
 
 // StreamInterval is stream.intervalMs as a duration.

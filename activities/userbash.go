@@ -1,0 +1,144 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/tools"
+)
+
+// UserBashName is the registered name of UserBash.
+const UserBashName = "UserBash"
+
+// UserBashInput is the input of UserBash: a command the user runs in the
+// session's workspace (RPC bash), and where its entry goes.
+type UserBashInput struct {
+	SessionID string `json:"sessionId"`
+	// EntryID is the id of the bashExecution entry (chosen by the
+	// workflow); ParentID the entry it follows.
+	EntryID  string `json:"entryId"`
+	ParentID string `json:"parentId,omitempty"`
+	Command  string `json:"command"`
+	// Workspace is the session's workspace (from its header).
+	Workspace string `json:"workspace"`
+	// TimeoutMs bounds the command (0: tools.bashTimeoutMs, else none).
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+}
+
+// UserBashResult describes the command's outcome; the output itself is in
+// the session entry (history carries its preview only).
+type UserBashResult struct {
+	EntryID   string `json:"entryId"`
+	ExitCode  *int   `json:"exitCode,omitempty"`
+	Cancelled bool   `json:"cancelled,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+	// Preview is the output's start (PreviewChars).
+	Preview string `json:"preview,omitempty"`
+}
+
+// UserBash runs a command the user typed (RPC bash) in the session's
+// workspace with the bash tool: the worker's secrets are scrubbed from
+// its environment as for the model's bash calls, its output is cut like
+// theirs (the full output kept in the workspace), and it is written to
+// the session as the terminal agent's bashExecution message, which the
+// model sees as a user message on the next prompt. A re-run returns the
+// entry already written instead of running the command again. Cancelled
+// (abort_bash), it stops the command's process group and records the
+// output so far as cancelled.
+func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashResult, error) {
+	if err := session.ValidateID(in.SessionID); err != nil {
+		return UserBashResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	if strings.TrimSpace(in.Command) == "" || in.EntryID == "" {
+		err := errors.New("user bash: empty command or entry id")
+		return UserBashResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	sess, err := a.Sessions.Load(in.SessionID)
+	if err != nil && !errors.Is(err, session.ErrNotFound) {
+		return UserBashResult{}, storeError("load session", err)
+	}
+	if err == nil {
+		if e, ok := sess.Get(in.EntryID); ok && e.Message != nil {
+			return userBashResult(in.EntryID, *e.Message), nil
+		}
+	}
+	if err := a.checkWorkspace(in.Workspace); err != nil {
+		return UserBashResult{}, err
+	}
+	hb := a.startHeartbeat(ctx, nil) // carries abort_bash to the command
+	args, _ := json.Marshal(map[string]string{"command": in.Command})
+	opts := tools.Options{
+		Workspace: in.Workspace,
+		Confine:   a.ToolPolicy.Confine,
+		Env:       tools.ScrubEnv(os.Environ(), a.ToolPolicy.EnvAllow),
+		TempDir:   bashTempDir(in.Workspace),
+	}
+	if in.TimeoutMs > 0 {
+		opts.DefaultTimeout = time.Duration(in.TimeoutMs) * time.Millisecond
+	}
+	res := tools.Run(ctx, tools.Bash, args, opts)
+	hb.stop()
+	if ctx.Err() != nil && workerStopping(ctx) {
+		// The worker shuts down: nobody cancelled the command. Write
+		// nothing; the workflow reports the command's fate unknown.
+		return UserBashResult{}, ctx.Err()
+	}
+	msg := BashExecutionMessage(in.Command, res, ctx.Err() != nil)
+	msg.Timestamp = time.Now().UnixMilli()
+	entry := session.Entry{Type: session.TypeMessage, ID: in.EntryID, ParentID: in.ParentID,
+		Timestamp: time.Now().UTC(), Message: &msg}
+	if _, err := a.Sessions.Append(in.SessionID, entry); err != nil {
+		return UserBashResult{}, storeError("write bash execution", err)
+	}
+	// Also when cancelled: the result is the partial output, as the
+	// terminal agent reports an aborted command.
+	return userBashResult(in.EntryID, msg), nil
+}
+
+// BashExecutionMessage turns the bash tool's result into the terminal
+// agent's bashExecution message: the output without the tool's status
+// line, the exit code (none when cancelled or killed before exiting), and
+// the truncation details.
+func BashExecutionMessage(command string, res tools.Result, cancelled bool) agent.Message {
+	m := agent.Message{Role: agent.RoleBashExecution, Command: command}
+	out := res.Content
+	if res.IsError {
+		// The tool appends its status ("Command exited with code 2") after
+		// a blank line; the message keeps the output only.
+		if i := strings.LastIndex(out, "\n\n"); i >= 0 {
+			out = out[:i]
+		} else {
+			out = ""
+		}
+	} else if out == "(no output)" {
+		out = ""
+	}
+	m.Output = out
+	if v, ok := res.Details["exitCode"]; ok && !cancelled {
+		if code, ok := v.(int); ok {
+			m.ExitCode = &code
+		}
+	}
+	if v, ok := res.Details["aborted"].(bool); ok && v {
+		cancelled = true
+	}
+	m.Cancelled = cancelled
+	if v, ok := res.Details["truncated"].(bool); ok && v {
+		m.Truncated = true
+		m.FullOutputPath, _ = res.Details["fullOutputPath"].(string)
+	}
+	return m
+}
+
+func userBashResult(id string, m agent.Message) UserBashResult {
+	return UserBashResult{EntryID: id, ExitCode: m.ExitCode, Cancelled: m.Cancelled, Truncated: m.Truncated,
+		Preview: shortenText(m.Output, PreviewChars)}
+}

@@ -1,0 +1,110 @@
+package activities
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/tools"
+)
+
+// userBash runs UserBash in the test activity environment; cancelling
+// ctx cancels it as abort_bash does.
+func userBash(t *testing.T, store *session.Store, ctx context.Context, in UserBashInput) (UserBashResult, error) {
+	t.Helper()
+	acts := &Activities{Sessions: store, HeartbeatInterval: 50 * time.Millisecond}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(acts.UserBash, activityName(UserBashName))
+	env.SetTestTimeout(20 * time.Second)
+	env.SetWorkerOptions(workerOptionsWithContext(ctx))
+	v, err := env.ExecuteActivity(UserBashName, in)
+	var res UserBashResult
+	if err == nil {
+		err = v.Get(&res)
+	}
+	return res, err
+}
+
+func userBashStore(t *testing.T) (*session.Store, string) {
+	t.Helper()
+	store, err := session.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	if _, err := store.Init("s1", ws, ""); err != nil {
+		t.Fatal(err)
+	}
+	return store, ws
+}
+
+// A user command cancelled by abort_bash stops, and its entry keeps the
+// output so far, marked cancelled, without an exit code. A re-run of the
+// activity returns the entry instead of running the command again.
+func TestUserBash_CancelledKeepsTheOutputSoFar(t *testing.T) {
+	store, ws := userBashStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	in := UserBashInput{SessionID: "s1", EntryID: "b1", Command: "echo started; sleep 20; echo never", Workspace: ws}
+	start := time.Now()
+	res, err := userBash(t, store, ctx, in)
+	if err != nil || time.Since(start) > 10*time.Second {
+		t.Fatalf("UserBash = %+v, %v after %s", res, err, time.Since(start))
+	}
+	if !res.Cancelled || res.ExitCode != nil || res.Preview != "started" {
+		t.Fatalf("result = %+v", res)
+	}
+	sess, _ := store.Load("s1")
+	e, _ := sess.Get("b1")
+	if e.Message.Output != "started" || !e.Message.Cancelled || e.Message.Command != in.Command {
+		t.Fatalf("entry = %+v", e.Message)
+	}
+	in.Command = "touch ran-again"
+	if res, err := userBash(t, store, context.Background(), in); err != nil || !res.Cancelled {
+		t.Fatalf("re-run = %+v, %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran-again")); err == nil {
+		t.Fatal("the re-run ran the command again")
+	}
+}
+
+// The bash tool's result becomes the terminal agent's bashExecution
+// fields: the output without the tool's status line, the exit code, the
+// truncation.
+func TestBashExecutionMessage(t *testing.T) {
+	zero, two := 0, 2
+	for _, tc := range []struct {
+		name string
+		res  tools.Result
+		want agent.Message
+	}{
+		{"success", tools.Result{Content: "a\nb", Details: map[string]any{"exitCode": 0}}, agent.Message{Output: "a\nb", ExitCode: &zero}},
+		{"no output", tools.Result{Content: "(no output)", Details: map[string]any{"exitCode": 0}}, agent.Message{ExitCode: &zero}},
+		{"failure", tools.Result{Content: "x\n\nerr\n\nCommand exited with code 2", IsError: true, Details: map[string]any{"exitCode": 2}},
+			agent.Message{Output: "x\n\nerr", ExitCode: &two}},
+		{"failure without output", tools.Result{Content: "Command exited with code 2", IsError: true, Details: map[string]any{"exitCode": 2}},
+			agent.Message{ExitCode: &two}},
+		{"truncated", tools.Result{Content: "tail", Details: map[string]any{"exitCode": 0, "truncated": true, "fullOutputPath": "/w/o.log"}},
+			agent.Message{Output: "tail", ExitCode: &zero, Truncated: true, FullOutputPath: "/w/o.log"}},
+		{"aborted", tools.Result{Content: "so far\n\nCommand aborted", IsError: true, Details: map[string]any{"aborted": true}},
+			agent.Message{Output: "so far", Cancelled: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := BashExecutionMessage("cmd", tc.res, false)
+			tc.want.Role, tc.want.Command = agent.RoleBashExecution, "cmd"
+			if m.Output != tc.want.Output || m.Cancelled != tc.want.Cancelled || m.Truncated != tc.want.Truncated ||
+				m.FullOutputPath != tc.want.FullOutputPath || (m.ExitCode == nil) != (tc.want.ExitCode == nil) ||
+				(m.ExitCode != nil && *m.ExitCode != *tc.want.ExitCode) || !strings.EqualFold(string(m.Role), "bashExecution") {
+				t.Fatalf("got %+v, want %+v", m, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,162 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/retry"
+)
+
+// BashWorkflowName is the registered name of the Bash workflow.
+const BashWorkflowName = "Bash"
+
+// ErrTypeBashFailed is the error type of a Bash workflow whose command
+// could not be run or recorded (details hold the BashResult).
+const ErrTypeBashFailed = "BashFailed"
+
+// BashInput is the input of the Bash workflow: a command the user runs in
+// a session's workspace (RPC bash).
+type BashInput struct {
+	SessionID string `json:"sessionId"`
+	Command   string `json:"command"`
+	// Workspace is the directory a new session is created with; an
+	// existing session keeps its own.
+	Workspace string `json:"workspace,omitempty"`
+	// TimeoutMs bounds the command (tools.bashTimeoutMs; 0: none).
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// HostWaitMs is how long the command waits for the session's tool
+	// host (tools.hostWaitMs; 0: DefaultHostWait).
+	HostWaitMs         int64 `json:"hostWaitMs,omitempty"`
+	HeartbeatTimeoutMs int64 `json:"heartbeatTimeoutMs,omitempty"`
+}
+
+// Validate reports the first problem of the input in one line.
+func (in BashInput) Validate() error {
+	switch {
+	case strings.TrimSpace(in.SessionID) == "":
+		return errors.New("invalid bash input: sessionId is empty")
+	case strings.TrimSpace(in.Command) == "":
+		return errors.New("invalid bash input: command is empty")
+	case in.TimeoutMs < 0 || in.HostWaitMs < 0 || in.HeartbeatTimeoutMs < 0:
+		return errors.New("invalid bash input: timeouts must be >= 0")
+	}
+	return nil
+}
+
+// BashResult is the result of the Bash workflow: the bashExecution entry
+// written (its output is there) and what became of the command.
+type BashResult struct {
+	// Status is agent.StatusCompleted (the command ran, whatever its exit
+	// code, or was cancelled by abort_bash) or agent.StatusFailed.
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+	activities.UserBashResult
+}
+
+// Bash runs a command the user typed (RPC bash) in the session's
+// workspace, as the UserBash activity on the session's tool host, and
+// records it in the session as a bashExecution message after the leaf.
+// It runs under the session's workflow id, so it cannot race a prompt (a
+// running one makes it fail with "session busy"), and serves the same
+// queries and signals: abort (RPC abort_bash) stops the command, which is
+// then recorded as cancelled. It emits prompt_end when done, so clients
+// that follow events stop as for a prompt.
+func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
+	if err := in.Validate(); err != nil {
+		return BashResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
+	}
+	r := newRun(ctx, PromptInput{SessionID: in.SessionID, Retry: retry.DefaultSettings(), HeartbeatTimeoutMs: in.HeartbeatTimeoutMs})
+	r.idPrefix = stableIDPrefix(ctx)
+	r.version = versionStableIDs // a new workflow type: no older histories to replay
+	if err := r.registerHandlers(ctx); err != nil {
+		return BashResult{}, err
+	}
+	r.startSignalPump(ctx)
+
+	var b activities.BeginPromptResult
+	err := workflow.ExecuteLocalActivity(r.localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
+		SessionID: in.SessionID, Workspace: in.Workspace, NeedWorkspace: true,
+	}).Get(ctx, &b)
+	if err != nil {
+		return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: fmt.Sprintf("bash in session %s: %s", in.SessionID, rootMessage(err))})
+	}
+	r.leafID, r.messageCount, r.workspace, r.toolHost = b.LeafID, b.MessageCount, b.Workspace, b.ToolHost
+
+	entryID := r.newID()
+	timeout := DefaultBashTimeout
+	if in.TimeoutMs > 0 {
+		timeout = time.Duration(in.TimeoutMs)*time.Millisecond + toolTimeoutMargin
+	}
+	opts := workflow.ActivityOptions{
+		ActivityID:          "bash-" + entryID,
+		StartToCloseTimeout: timeout,
+		HeartbeatTimeout:    r.in.heartbeatTimeout(),
+		// One attempt: a command is never run twice.
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		WaitForCancellation: true,
+		Summary:             shorten("bash "+in.Command, 120),
+	}
+	if r.toolHost != "" {
+		opts.TaskQueue = activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, r.toolHost)
+		opts.ScheduleToStartTimeout = DefaultHostWait
+		if in.HostWaitMs > 0 {
+			opts.ScheduleToStartTimeout = time.Duration(in.HostWaitMs) * time.Millisecond
+		}
+	}
+	actx, cancel := workflow.WithCancel(workflow.WithActivityOptions(ctx, opts))
+	r.cancelTools = cancel
+	r.runningTools = []string{"bash " + shorten(in.Command, 60)}
+	workflow.SetCurrentDetails(ctx, "Running user command: "+shorten(in.Command, 200))
+	var res activities.UserBashResult
+	err = workflow.ExecuteActivity(actx, activities.UserBashName, activities.UserBashInput{
+		SessionID: in.SessionID, EntryID: entryID, ParentID: r.leafID, Command: in.Command,
+		Workspace: r.workspace, TimeoutMs: in.TimeoutMs,
+	}).Get(ctx, &res)
+	r.cancelTools, r.runningTools = nil, nil
+	cancel()
+	workflow.SetCurrentDetails(ctx, "")
+	var timeoutErr *temporal.TimeoutError
+	switch {
+	case err == nil:
+		r.advance(entryID)
+		r.messageCount++
+		return r.endBash(ctx, BashResult{Status: agent.StatusCompleted, UserBashResult: res})
+	case temporal.IsCanceledError(err) || r.aborted:
+		// abort_bash: the activity recorded the output so far as
+		// cancelled; if it never started (no worker took it), this
+		// record says the command was cancelled (the first write of an
+		// id wins, so the activity's record stays).
+		msg := agent.Message{Role: agent.RoleBashExecution, Command: in.Command, Cancelled: true,
+			Timestamp: workflow.Now(ctx).UnixMilli()}
+		if _, rerr := r.record(ctx, session.Entry{Type: session.TypeMessage, ID: entryID, ParentID: r.leafID,
+			Timestamp: workflow.Now(ctx).UTC(), Message: &msg}); rerr != nil {
+			return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: rerr.Error()})
+		}
+		r.advance(entryID)
+		r.messageCount++
+		return r.endBash(ctx, BashResult{Status: agent.StatusCompleted,
+			UserBashResult: activities.UserBashResult{EntryID: entryID, Cancelled: true}})
+	case errors.As(err, &timeoutErr):
+		return r.endBash(ctx, BashResult{Status: agent.StatusFailed,
+			Error: fmt.Sprintf("bash %q: the worker running it was lost (%s timeout): the command may or may not have completed", in.Command, timeoutName(timeoutErr))})
+	}
+	return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: fmt.Sprintf("bash %q: %s", in.Command, rootMessage(err))})
+}
+
+// endBash emits prompt_end and returns res, as an error when it failed.
+func (r *run) endBash(ctx workflow.Context, res BashResult) (BashResult, error) {
+	r.status = res.Status
+	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: res.Status, ErrorMessage: res.Error})
+	if res.Status == agent.StatusFailed {
+		return res, temporal.NewNonRetryableApplicationError(res.Error, ErrTypeBashFailed, nil, res)
+	}
+	return res, nil
+}

@@ -1,0 +1,107 @@
+package workflows
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+)
+
+func (h *harness) runBash(command string) (BashResult, error) {
+	h.t.Helper()
+	h.env.RegisterWorkflowWithOptions(Bash, workflow.RegisterOptions{Name: BashWorkflowName})
+	h.env.RegisterActivityWithOptions(h.acts.UserBash, activity.RegisterOptions{Name: activities.UserBashName})
+	h.env.ExecuteWorkflow(BashWorkflowName, BashInput{SessionID: "s1", Command: command, Workspace: h.workspace})
+	if !h.env.IsWorkflowCompleted() {
+		h.t.Fatal("workflow did not complete")
+	}
+	var res BashResult
+	err := h.env.GetWorkflowResult(&res)
+	return res, err
+}
+
+// RPC bash: the command runs in the session's workspace with the
+// worker's secrets scrubbed, and is written after the leaf as the
+// terminal agent's bashExecution message; a failing command is a
+// completed run with its exit code.
+func TestBash_RecordsTheCommandInTheSession(t *testing.T) {
+	t.Setenv("DEPLOY_TOKEN", "s3cr3t-value")
+	h := newHarness(t)
+	res, err := h.runBash(`echo "in $(basename "$PWD") token=[$DEPLOY_TOKEN]"; exit 3`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != agent.StatusCompleted || res.ExitCode == nil || *res.ExitCode != 3 || res.Cancelled || res.EntryID == "" {
+		t.Fatalf("result = %+v", res)
+	}
+	sess, err := h.store.Load("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Header.Cwd != h.workspace || sess.LeafID() != res.EntryID {
+		t.Fatalf("header cwd %q leaf %q", sess.Header.Cwd, sess.LeafID())
+	}
+	e, _ := sess.Get(res.EntryID)
+	m := e.Message
+	want := "in " + lastElem(h.workspace) + " token=[]"
+	if m.Role != agent.RoleBashExecution || m.Output != want || *m.ExitCode != 3 || m.Cancelled || m.Timestamp == 0 {
+		t.Fatalf("entry = %+v, want output %q", m, want)
+	}
+	if evs := h.events(); len(evs) != 1 || evs[0].Type != agent.EventPromptEnd || evs[0].Status != agent.StatusCompleted {
+		t.Fatalf("events = %+v", evs)
+	}
+}
+
+// abort (RPC abort_bash) stops the command: the entry records it as
+// cancelled with the output so far and no exit code.
+func TestBash_AbortCancelsTheCommand(t *testing.T) {
+	h := newHarness(t)
+	var during agent.State
+	h.at(300*time.Millisecond, func() { during = h.state() })
+	h.at(500*time.Millisecond, func() { h.env.SignalWorkflow(agent.SignalAbort, nil) })
+	start := time.Now()
+	res, err := h.runBash("echo started; sleep 30; echo never")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Fatalf("abort took %s", time.Since(start))
+	}
+	if !res.Cancelled || res.ExitCode != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("result = %+v", res)
+	}
+	if len(during.RunningTools) != 1 || !strings.HasPrefix(during.RunningTools[0], "bash echo started") || during.Status != agent.StatusRunning {
+		t.Fatalf("state while running = %+v", during)
+	}
+	// The activity records the output so far (activities'
+	// TestUserBash_Cancelled); the test environment resolves the
+	// cancelled activity before it returns, so here the workflow's own
+	// record may win.
+	sess, _ := h.store.Load("s1")
+	e, ok := sess.Get(res.EntryID)
+	if !ok || !e.Message.Cancelled || e.Message.ExitCode != nil || e.Message.Role != agent.RoleBashExecution || sess.LeafID() != res.EntryID {
+		t.Fatalf("entry = %+v", e.Message)
+	}
+}
+
+func TestBashInput_Validate(t *testing.T) {
+	for _, tc := range []struct {
+		in   BashInput
+		want string
+	}{
+		{BashInput{Command: "ls"}, "sessionId is empty"},
+		{BashInput{SessionID: "s", Command: "  "}, "command is empty"},
+		{BashInput{SessionID: "s", Command: "ls", TimeoutMs: -1}, "timeouts must be >= 0"},
+	} {
+		if err := tc.in.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+func lastElem(p string) string { return p[strings.LastIndex(p, "/")+1:] }
