@@ -93,6 +93,15 @@ var overflowPatterns = patterns(
 	// request body size 1048576 exceeded", "Request Entity Too Large"):
 	// a smaller history is what gets it through.
 	`request entity too large`, `maximum request body size`,
+	// Round 6 (tuning half): a gateway's body-size limit (Goose behind
+	// Block's gateway, a 400), SGLang's and Goose's own window wordings,
+	// Kiro's, and Anthropic's image limit that applies only because the
+	// history holds many images (compaction drops them; a lone oversized
+	// image stays fatal).
+	`exceeds (?:the )?maximum allowed content length`,
+	`length \(\d+ tokens\) exceeds`, // SGLang "Input length (N tokens) exceeds the maximum allowed length (M tokens)"
+	`context (?:length|window|size|limit) (?:exceeds|exceeded|was exceeded)`,
+	`for many-image requests`,
 )
 
 // throttlePatterns are rate limits worded like an overflow: Bedrock says
@@ -168,6 +177,14 @@ var usageLimitPatterns = patterns(
 	// 已饱和，请稍后再试", a load message.)
 	`account is not active`,
 	`pre-consumed quota failed`, // one-api "chat pre-consumed quota failed, user quota: N, need quota: M"
+	// Round 6 (tuning half): one-api / new-api gateways' "token quota is
+	// not enough", "user [N] quota [-M] preConsumedQuota [K] is not
+	// enough", their Chinese "用户额度不足" (quota insufficient) and
+	// "余额不足" (balance insufficient), and OpenRouter's per-key spend
+	// cap ("Key limit exceeded").
+	`quota\b[^.\n]{0,40}?is not enough`,
+	`额度不足`, `余额不足`,
+	`\bkey limit (?:exceeded|reached)`,
 )
 
 // quotaExceededPattern is OpenAI's and Gemini's "You exceeded your current
@@ -206,7 +223,7 @@ var transientPatterns = patterns(
 	`out of capacity`,
 	`high demand`,
 	`try again later`,
-	`per minute`,
+	`per.?minute`, // also Vertex's quota ids ("..._requests_per_minute_per_project...")
 	`server (?:is )?busy`,
 	`no capacity`,       // Gemini "No capacity available for model ... on the server" (RESOURCE_EXHAUSTED)
 	`too many requests`, // RESOURCE_EXHAUSTED with "429 Too Many Requests": a per-minute limit
@@ -336,6 +353,15 @@ var retryablePatterns = patterns(
 	// of them names a problem with the request; a fatal cause inside
 	// such a wrapper (a self-signed certificate) is matched earlier.
 	`\b(?:connection|socket|stream|network)\b[^.\n]{0,30}?\b(?:closed|reset|lost|dropped|aborted|interrupted|broken|terminated|disconnected|unreachable)\b`,
+	// Round 6 (tuning half): Bedrock's throttle ("ThrottlingException ...
+	// Too many tokens, please wait before trying again", kept out of the
+	// overflows by throttlePatterns), a provider that answered with an
+	// empty or unparsable body (Cline: "Retrying the request may help"),
+	// and capacity wordings of Cursor and Codex.
+	`\bthrottl(?:ed|ing)`, `please wait before trying again`,
+	`returned (?:an )?empty`, `retrying the request may help`,
+	`traffic than we can handle`,
+	`\bat capacity\b`,
 )
 
 // Structured error types, lower-cased. Anthropic: overloaded_error,

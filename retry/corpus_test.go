@@ -48,7 +48,7 @@ type corpusItem struct {
 // lines of the latest round are the cleanest independent estimate.
 const (
 	firstRound  = 1
-	latestRound = 5
+	latestRound = 6
 	// laterFirstRound is the first round collected after the held-out
 	// score of rounds 1 and 2 was known (issue 14): the held-out lines of
 	// rounds laterFirstRound..latestRound are reported together, as the
@@ -237,10 +237,10 @@ func (s *corpusScore) log(t *testing.T, name string) {
 // between halves or relabelling held-out texts to fit.
 const (
 	tuneFloorPct    = 95.0
-	holdoutFloorPct = 91.0 // target 95.0
+	holdoutFloorPct = 91.5 // target 95.0
 	// latestFloorPct is the floor of the held-out lines of latestRound,
 	// the ones never seen while tuning.
-	latestFloorPct = 78.0
+	latestFloorPct = 89.0
 )
 
 // TestCorpus_ClassifierOnRealErrors is SPEC 2 measured on real error texts.
