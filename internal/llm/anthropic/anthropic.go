@@ -228,6 +228,16 @@ func (a *assembler) kept(i int64) int {
 
 func (a *assembler) add(ev sdk.MessageStreamEventUnion) {
 	switch ev.Type {
+	case "message_start", "message_delta":
+		// The output token count so far (message_start's is the first
+		// token or two, message_delta's cumulative): live output shows it.
+		n := ev.Usage.OutputTokens
+		if ev.Type == "message_start" {
+			n = ev.Message.Usage.OutputTokens
+		}
+		if n > 0 {
+			a.emit(llm.Delta{OutputTokens: int(n)})
+		}
 	case "content_block_start":
 		cb := ev.ContentBlock
 		var b agent.ContentBlock

@@ -76,9 +76,20 @@ func evJSONChunks(i int, args string, size int) []string {
 }
 
 // recorder collects the deltas of a call.
-type recorder struct{ deltas []llm.Delta }
+// recorder keeps the deltas of a call, and apart the output token counts
+// reported (usage-only deltas).
+type recorder struct {
+	deltas []llm.Delta
+	tokens []int
+}
 
-func (r *recorder) add(d llm.Delta) { r.deltas = append(r.deltas, d) }
+func (r *recorder) add(d llm.Delta) {
+	if d.Type == "" && d.Delta == "" && d.OutputTokens > 0 {
+		r.tokens = append(r.tokens, d.OutputTokens)
+		return
+	}
+	r.deltas = append(r.deltas, d)
+}
 
 // joined concatenates the deltas per content index.
 func (r *recorder) joined() map[int]string {
@@ -406,4 +417,31 @@ func TestComplete_DeltasSkipUnkeptBlocks(t *testing.T) {
 		t.Fatalf("message = %+v", m)
 	}
 	checkDeltas(t, &rec, m)
+}
+
+// The stream's output token counts reach OnDelta as they arrive:
+// message_start's first count, then message_delta's cumulative one, in
+// the order of the wire (after the text).
+func TestComplete_ReportsOutputTokens(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		stream(w, evStart, evBlockStart, evHello, evWorld, evEnd)
+	})
+	req := request()
+	var rec recorder
+	var order []string
+	req.OnDelta = func(d llm.Delta) {
+		rec.add(d)
+		if d.OutputTokens > 0 {
+			order = append(order, "tokens")
+		} else {
+			order = append(order, "text")
+		}
+	}
+	m := call(t, s, req)
+	if m.Text() != "Hello world" || !reflect.DeepEqual(rec.tokens, []int{1, 5}) {
+		t.Fatalf("text %q, output tokens reported %v, want [1 5]", m.Text(), rec.tokens)
+	}
+	if got := strings.Join(order, " "); got != "tokens text text tokens" {
+		t.Fatalf("order %q, want the counts where the wire has them", got)
+	}
 }

@@ -214,6 +214,9 @@ func (a *assembler) add(chunk sdk.ChatCompletionChunk) {
 	if chunk.JSON.Usage.Valid() {
 		u := chunk.Usage
 		a.usage = &u
+		if u.CompletionTokens > 0 { // the count so far: live output shows it
+			a.emit(llm.Delta{OutputTokens: int(u.CompletionTokens)})
+		}
 	}
 	for _, choice := range chunk.Choices {
 		if choice.Index != 0 {

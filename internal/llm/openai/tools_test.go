@@ -49,9 +49,20 @@ func toolArgChunks(i int, args string, size int) []string {
 func finish(reason string) string { return chunk(map[string]any{}, reason) }
 
 // recorder collects the deltas of a call.
-type recorder struct{ deltas []llm.Delta }
+// recorder keeps the deltas of a call, and apart the output token counts
+// reported (usage-only deltas).
+type recorder struct {
+	deltas []llm.Delta
+	tokens []int
+}
 
-func (r *recorder) add(d llm.Delta) { r.deltas = append(r.deltas, d) }
+func (r *recorder) add(d llm.Delta) {
+	if d.Type == "" && d.Delta == "" && d.OutputTokens > 0 {
+		r.tokens = append(r.tokens, d.OutputTokens)
+		return
+	}
+	r.deltas = append(r.deltas, d)
+}
 
 func (r *recorder) joined() map[int]string {
 	out := map[int]string{}
@@ -382,4 +393,25 @@ func TestComplete_TextDeltas(t *testing.T) {
 		t.Fatalf("message = %+v, deltas %+v", m, rec.deltas)
 	}
 	checkDeltas(t, &rec, m)
+}
+
+// An OpenAI-compatible stream's usage chunk (stream_options.include_usage)
+// reaches OnDelta as an output token count.
+func TestComplete_ReportsOutputTokens(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { stream(w, chunkHel, chunkLo, chunkUse, chunkDone) })
+	req := request()
+	var rec recorder
+	req.OnDelta = rec.add
+	m := call(t, s, req)
+	if m.Text() != "Hello" || !reflect.DeepEqual(rec.tokens, []int{2}) || len(rec.deltas) != 2 {
+		t.Fatalf("text %q, output tokens reported %v (deltas %+v), want [2]", m.Text(), rec.tokens, rec.deltas)
+	}
+	// Without a usage chunk (a server that ignores include_usage):
+	// nothing reported, the activity estimates.
+	s = newServer(t, func(w http.ResponseWriter, r *http.Request) { stream(w, chunkHel, chunkLo, chunkDone) })
+	rec = recorder{}
+	req.OnDelta = rec.add
+	if m := call(t, s, req); m.Text() != "Hello" || len(rec.tokens) != 0 {
+		t.Fatalf("text %q, tokens %v without a usage chunk", m.Text(), rec.tokens)
+	}
 }
