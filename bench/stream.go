@@ -4,13 +4,16 @@ package main
 // 13.10.5). The worker is the product's (app.NewActivities, app.Register,
 // app.WorkerOptions) with one bench-only change: the scripted provider is
 // wrapped by tapProvider, which stamps every delta as it leaves the
-// provider and appends the stamps to a file in the worker's data dir. The
-// bench follows every prompt with control.Follow (the loop starter prompt,
-// events --follow, RPC mode and the TUI share) and stamps every
-// message_update as it reaches the callback. Both stamps are the wall
-// clock of the same machine. A gRPC interceptor on the worker's client
-// counts its heartbeat RPCs, one on the followers' client their Describe
-// and query RPCs.
+// provider and appends the stamps to a file in the worker's data dir.
+// Every prompt is run by a `starter rpc` process of its own (this binary
+// re-executed as the starter, see runStarterIfAsked), as an RPC client
+// would run it: the bench sends the prompt command on its stdin and stamps
+// every message_update line as it reads it from its stdout. Both stamps
+// are the wall clock of the same machine. The starters reach the server
+// through a counting gRPC proxy (their Describe and query RPCs), a gRPC
+// interceptor on the worker's client counts its heartbeat RPCs, and their
+// CPU is read from /proc apart from the bench process's (the embedded
+// server). Variants may follow in this process with control.Follow.
 
 import (
 	"bufio"
@@ -39,10 +42,13 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/cli"
 	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/rpc"
+	"github.com/durableagent/durableagent/workflows"
 )
 
 const (
@@ -67,9 +73,14 @@ const (
 type StreamLevel struct {
 	N     int `json:"n"`
 	Calls int `json:"calls"`
-	// Delay is from a delta leaving the provider to the follower's
-	// callback receiving its last byte (in a message_update, or in the
-	// message_end when no snapshot carried it: ViaEnd of Deltas).
+	// Via is how the prompts were followed: "rpc" (a `starter rpc`
+	// process each; the delay ends when the bench reads the line) or
+	// "follow" (control.Follow in the bench process; the delay ends at
+	// its callback).
+	Via string `json:"via"`
+	// Delay is from a delta leaving the provider to the client receiving
+	// its last byte (in a message_update, or in the message_end when no
+	// snapshot carried it: ViaEnd of Deltas).
 	Delay  Dist `json:"delay"`
 	Deltas int  `json:"deltas"`
 	ViaEnd int  `json:"viaMessageEnd"`
@@ -87,12 +98,15 @@ type StreamLevel struct {
 	HeartbeatsPerSec float64 `json:"heartbeatsPerSec"`
 	DescribesPerSec  float64 `json:"describesPerSec"`
 	QueriesPerSec    float64 `json:"queriesPerSec"`
-	// ServerCores is the bench process's CPU time (the embedded server
-	// and the followers) over the wall time, WorkerCores the worker
-	// process's.
-	ServerCores float64 `json:"serverCores"`
-	WorkerCores float64 `json:"workerCores"`
-	WallSec     float64 `json:"wallSec"`
+	// ServerCores is the bench process's CPU time over the wall time: the
+	// embedded server, the counting proxy and the reading of the lines
+	// (via rpc), or the server and the followers (via follow).
+	// FollowerCores is the `starter rpc` processes' (via rpc), in all;
+	// WorkerCores the worker process's.
+	ServerCores   float64 `json:"serverCores"`
+	FollowerCores float64 `json:"followerCores"`
+	WorkerCores   float64 `json:"workerCores"`
+	WallSec       float64 `json:"wallSec"`
 }
 
 // StreamHistory is what the prompts of one chunking cost in history.
@@ -174,14 +188,15 @@ func streamPieces(n, k int) []string {
 type StreamVariant struct {
 	Name string `json:"name"`
 	// IntervalMs is stream.intervalMs: the worker's heartbeat throttle and
-	// the follower's Describe interval.
+	// the period the follower expects between heartbeats.
 	IntervalMs int64 `json:"intervalMs,omitempty"`
-	// TickMs is how often CallModel hands the SDK a snapshot
-	// (activities.Activities.HeartbeatInterval; as built: the interval).
-	// The SDK still sends at most one heartbeat per throttle interval.
-	TickMs int64 `json:"tickMs,omitempty"`
-	// FollowMs is the follower's StreamInterval (as built: the interval).
-	FollowMs int64 `json:"followMs,omitempty"`
+	// InProcess follows with control.Follow in the bench process instead
+	// of a `starter rpc` process per prompt.
+	InProcess bool `json:"inProcess,omitempty"`
+	// FixedReadMs (in process) reads the live output at this fixed
+	// interval (control.Controller.FixedLiveRead) instead of just after
+	// each heartbeat lands.
+	FixedReadMs int64 `json:"fixedReadMs,omitempty"`
 	// Sweep: also run the concurrency sweep (StreamConcurrency).
 	Sweep bool `json:"sweep,omitempty"`
 }
@@ -206,6 +221,9 @@ func (h *harness) streamBench(ctx context.Context) (*StreamResult, error) {
 	answer := strings.Join(pieces, "")
 	s := h.scenario("stream")
 	s.Scripted.Reply = answer
+	// The other benchmarks run the scripted model without pauses; this
+	// one streams at the configured pace, or the setting's default.
+	s.Scripted.StreamDelayMs = settings.Defaults().Scripted.StreamDelayMs
 	if h.cfg.StreamDelayMs > 0 {
 		s.Scripted.StreamDelayMs = h.cfg.StreamDelayMs
 	}
@@ -237,8 +255,8 @@ func (h *harness) streamBench(ctx context.Context) (*StreamResult, error) {
 				use.add(sb.last)
 			}
 			l := sb.level(1, calls, use)
-			h.logf("stream: variant %s: delay p50 %.0f ms p95 %.0f ms, %.1f heartbeats/s per call, %.1f Describe/s",
-				v.Name, l.Delay.P50, l.Delay.P95, l.HeartbeatsPerSec, l.DescribesPerSec)
+			h.logf("stream: variant %s: delay p50 %.0f ms p95 %.0f ms, %.1f heartbeats/s per call, %.1f Describe/s, %.1f queries/s",
+				v.Name, l.Delay.P50, l.Delay.P95, l.HeartbeatsPerSec, l.DescribesPerSec, l.QueriesPerSec)
 			vr := StreamVariantResult{StreamVariant: v, Level: l}
 			for _, n := range h.cfg.StreamConcurrency {
 				if !v.Sweep {
@@ -249,8 +267,8 @@ func (h *harness) streamBench(ctx context.Context) (*StreamResult, error) {
 					return err
 				}
 				lv := sb.level(n, calls, sb.last)
-				h.logf("stream: variant %s: N=%d delay p50 %.0f ms p95 %.0f ms, server %.2f cores, worker %.2f",
-					v.Name, n, lv.Delay.P50, lv.Delay.P95, lv.ServerCores, lv.WorkerCores)
+				h.logf("stream: variant %s: N=%d delay p50 %.0f ms p95 %.0f ms, server %.2f cores, followers %.2f, worker %.2f",
+					v.Name, n, lv.Delay.P50, lv.Delay.P95, lv.ServerCores, lv.FollowerCores, lv.WorkerCores)
 				vr.SweepLevels = append(vr.SweepLevels, lv)
 			}
 			res.Variants = append(res.Variants, vr)
@@ -263,19 +281,20 @@ func (h *harness) streamBench(ctx context.Context) (*StreamResult, error) {
 	return res, nil
 }
 
-// streamQueue is the task queue of a stream worker with heartbeat ticker
-// tickMs (0: as built): the child reads the ticker from it.
-func streamQueue(tickMs int64) string {
-	if tickMs <= 0 {
+// streamQueue is the task queue of a stream worker with stream interval
+// intervalMs (0: as built): the child knows a stream worker by the prefix.
+func streamQueue(intervalMs int64) string {
+	if intervalMs <= 0 {
 		return streamTaskQueue
 	}
-	return fmt.Sprintf("%s-tick%d", streamTaskQueue, tickMs)
+	return fmt.Sprintf("%s-i%d", streamTaskQueue, intervalMs)
 }
 
 // withStreamWorker runs fn on a tapped worker of settings s in variant v,
-// with followers on a client of their own.
+// with followers on a client of their own (in process) or `starter rpc`
+// processes behind a counting proxy.
 func (h *harness) withStreamWorker(ctx context.Context, s settings.Settings, v StreamVariant, fn func(*streamBatch) error) error {
-	s.Temporal.TaskQueue = streamQueue(v.TickMs)
+	s.Temporal.TaskQueue = streamQueue(v.IntervalMs)
 	tap := tapFile(s)
 	_ = os.Remove(tap)
 	w, err := startChild(ctx, s)
@@ -283,17 +302,22 @@ func (h *harness) withStreamWorker(ctx context.Context, s settings.Settings, v S
 		return err
 	}
 	defer w.stop()
-	sb := &streamBatch{h: h, s: s, rpcs: &rpcCounter{}, worker: w, tap: tap, answer: s.Scripted.Reply}
-	fc, err := dialCounting(ctx, s, sb.rpcs)
-	if err != nil {
-		return err
-	}
-	defer fc.Close()
-	if sb.k, err = app.NewController(fc, s); err != nil {
-		return err
-	}
-	if v.FollowMs > 0 {
-		sb.k.StreamInterval = time.Duration(v.FollowMs) * time.Millisecond
+	sb := &streamBatch{h: h, s: s, rpcs: &rpcCounter{}, worker: w, tap: tap, answer: s.Scripted.Reply, inProcess: v.InProcess}
+	if v.InProcess {
+		fc, err := dialCounting(ctx, s, sb.rpcs)
+		if err != nil {
+			return err
+		}
+		defer fc.Close()
+		if sb.k, err = app.NewController(fc, s); err != nil {
+			return err
+		}
+		sb.k.FixedLiveRead = time.Duration(v.FixedReadMs) * time.Millisecond
+	} else {
+		if sb.proxy, err = startCountingProxy(s.Temporal.Address, sb.rpcs); err != nil {
+			return err
+		}
+		defer sb.proxy.Close()
 	}
 	return fn(sb)
 }
@@ -377,25 +401,30 @@ func (sb *streamBatch) main(ctx context.Context, res *StreamResult, pieces []str
 type streamBatch struct {
 	h      *harness
 	s      settings.Settings
-	k      *control.Controller
 	rpcs   *rpcCounter
 	worker *child
 	tap    string
 	answer string
+	// inProcess follows with k; otherwise each prompt has a `starter rpc`
+	// process, dialling proxy.
+	inProcess bool
+	k         *control.Controller
+	proxy     *countingProxy
 	// last is the resource use of the latest run.
 	last usage
 }
 
 // usage is what a batch of prompts cost.
 type usage struct {
-	wall, server, worker time.Duration
-	rpcs                 map[string]int
+	wall, server, worker, followers time.Duration
+	rpcs                            map[string]int
 }
 
 func (u *usage) add(v usage) {
 	u.wall += v.wall
 	u.server += v.server
 	u.worker += v.worker
+	u.followers += v.followers
 	if u.rpcs == nil {
 		u.rpcs = map[string]int{}
 	}
@@ -414,6 +443,9 @@ type streamCall struct {
 	endAt        time.Time
 	events       int
 	bytesPerCall int
+	// followerCPU is the CPU its `starter rpc` process used while the
+	// prompt ran (via rpc).
+	followerCPU time.Duration
 }
 
 // liveMark: the follower had End bytes of the text at At.
@@ -442,6 +474,9 @@ func (b *streamBatch) run(ctx context.Context, prefix string, n int) ([]streamCa
 	if err != nil {
 		return nil, err
 	}
+	for _, c := range calls {
+		b.last.followers += c.followerCPU
+	}
 	taps, err := readTap(b.tap)
 	if err != nil {
 		return nil, err
@@ -459,12 +494,8 @@ func (b *streamBatch) run(ctx context.Context, prefix string, n int) ([]streamCa
 
 // follow runs and follows one prompt.
 func (b *streamBatch) follow(ctx context.Context, c *streamCall) error {
-	run, err := b.h.startPrompt(ctx, b.s, c.session, "stream the answer")
-	if err != nil {
-		return err
-	}
 	var live strings.Builder
-	_, err = b.k.Follow(ctx, c.session, run.GetRunID(), 0, func(e agent.Event) {
+	on := func(e agent.Event) {
 		now := time.Now()
 		switch {
 		case e.Type == agent.EventMessageUpdate && e.AssistantMessageEvent != nil &&
@@ -474,19 +505,24 @@ func (b *streamBatch) follow(ctx context.Context, c *streamCall) error {
 		case e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleAssistant:
 			c.final, c.endAt = e.Message.Text(), now
 		}
-	})
-	if err != nil {
-		return fmt.Errorf("follow session %s: %w", c.session, err)
 	}
-	if err := promptDone(ctx, run, agent.StatusCompleted); err != nil {
+	var run client.WorkflowRun
+	var err error
+	if b.inProcess {
+		run, err = b.followInProcess(ctx, c, on)
+	} else {
+		run, err = b.followRPC(ctx, c, on)
+	}
+	if err != nil {
 		return err
 	}
 	c.liveText = live.String()
 	switch {
 	case c.final != b.answer:
 		return fmt.Errorf("stream: session %s: message_end has %d bytes, want the %d-byte answer", c.session, len(c.final), len(b.answer))
-	case !strings.HasPrefix(c.final, c.liveText):
-		return fmt.Errorf("stream: session %s: the message_update deltas (%d bytes) are not a prefix of the final text", c.session, len(c.liveText))
+	case c.liveText != "" && c.liveText != c.final:
+		return fmt.Errorf("stream: session %s: the message_update deltas (%d bytes) do not add up to the final text (%d bytes)",
+			c.session, len(c.liveText), len(c.final))
 	}
 	evs, err := b.h.history(ctx, run)
 	if err != nil {
@@ -506,9 +542,129 @@ func (b *streamBatch) follow(ctx context.Context, c *streamCall) error {
 	return nil
 }
 
+// followInProcess starts a prompt and follows it with control.Follow.
+func (b *streamBatch) followInProcess(ctx context.Context, c *streamCall, on func(agent.Event)) (client.WorkflowRun, error) {
+	run, err := b.h.startPrompt(ctx, b.s, c.session, "stream the answer")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := b.k.Follow(ctx, c.session, run.GetRunID(), 0, on); err != nil {
+		return nil, fmt.Errorf("follow session %s: %w", c.session, err)
+	}
+	return run, nil
+}
+
+// followRPC runs a prompt through a `starter rpc` process of its own and
+// reads its events from its stdout.
+func (b *streamBatch) followRPC(ctx context.Context, c *streamCall, on func(agent.Event)) (client.WorkflowRun, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	home := filepath.Join(b.h.dir, "starter-home")
+	pid := &starterPID{}
+	cl, err := rpc.Start(rpc.WithStarter(exe), rpc.WithSession(c.session),
+		rpc.WithArgs(
+			"--data-dir", b.s.DataDir,
+			"--temporal.address", b.proxy.Addr(),
+			"--temporal.namespace", b.s.Temporal.Namespace,
+			"--temporal.taskQueue", b.s.Temporal.TaskQueue,
+			"--stream.intervalMs", strconv.FormatInt(b.s.Stream.IntervalMs, 10),
+			"--compaction.enabled=false",
+		),
+		rpc.WithEnv(append(os.Environ(), envStarter+"=1", settings.EnvHome+"="+home, "HOME="+home)),
+		rpc.WithStderr(pid))
+	if err != nil {
+		return nil, fmt.Errorf("start starter rpc for session %s: %w", c.session, err)
+	}
+	defer cl.Close()
+	cl.OnEvent(on)
+	var cpu0 time.Duration
+	if p := pid.wait(ctx); p > 0 {
+		cpu0 = procCPU(p)
+		defer func() { c.followerCPU = procCPU(p) - cpu0 }()
+	}
+	if _, err := cl.Prompt(ctx, "stream the answer"); err != nil {
+		return nil, fmt.Errorf("rpc prompt in session %s: %w", c.session, err)
+	}
+	if _, err := cl.WaitForIdle(ctx); err != nil {
+		return nil, fmt.Errorf("rpc session %s: %w", c.session, err)
+	}
+	return b.h.c.GetWorkflow(ctx, workflows.WorkflowID(c.session), ""), nil
+}
+
+// envStarter makes this binary `starter` (cli.Main): the bench's RPC
+// clients run it as `starter rpc`. (Not a DURABLE_AGENT_ variable: the
+// settings refuse unknown ones.)
+const envStarter = "BENCH_RUN_AS_STARTER"
+
+// starterPIDPrefix starts the line a starter prints on stderr first.
+const starterPIDPrefix = "bench-starter-pid "
+
+// runStarterIfAsked runs the starter when this process is one and reports
+// whether it was.
+func runStarterIfAsked() (bool, int) {
+	if os.Getenv(envStarter) == "" {
+		return false, 0
+	}
+	fmt.Fprintf(os.Stderr, "%s%d\n", starterPIDPrefix, os.Getpid())
+	return true, cli.Main(os.Args[1:], cli.Env{})
+}
+
+// starterPID reads a starter's stderr for its pid line (and passes the
+// rest on to the bench's stderr).
+type starterPID struct {
+	mu   sync.Mutex
+	pid  int
+	buf  []byte
+	once sync.Once
+	got  chan struct{}
+}
+
+func (p *starterPID) init() { p.once.Do(func() { p.got = make(chan struct{}) }) }
+
+func (p *starterPID) Write(b []byte) (int, error) {
+	p.init()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf = append(p.buf, b...)
+	for {
+		i := strings.IndexByte(string(p.buf), '\n')
+		if i < 0 {
+			break
+		}
+		line := string(p.buf[:i])
+		p.buf = p.buf[i+1:]
+		if rest, ok := strings.CutPrefix(line, starterPIDPrefix); ok && p.pid == 0 {
+			p.pid, _ = strconv.Atoi(rest)
+			close(p.got)
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "starter: %s\n", line)
+	}
+	return len(b), nil
+}
+
+// wait returns the pid once the starter told it (0 if it did not in 30 s).
+func (p *starterPID) wait(ctx context.Context) int {
+	p.init()
+	select {
+	case <-p.got:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.pid
+	case <-ctx.Done():
+	case <-time.After(30 * time.Second):
+	}
+	return 0
+}
+
 // level sums up the delays and the cost of calls that streamed n at once.
 func (b *streamBatch) level(n int, calls []streamCall, u usage) StreamLevel {
-	l := StreamLevel{N: n, Calls: len(calls), WallSec: u.wall.Seconds()}
+	l := StreamLevel{N: n, Calls: len(calls), WallSec: u.wall.Seconds(), Via: "rpc"}
+	if b.inProcess {
+		l.Via = "follow"
+	}
 	var delays, live, viaEnd []float64
 	var streamNs int64
 	heartbeats := 0
@@ -541,6 +697,7 @@ func (b *streamBatch) level(n int, calls []streamCall, u usage) StreamLevel {
 		l.DescribesPerSec = float64(u.rpcs["DescribeWorkflowExecution"]) / sec / float64(n)
 		l.QueriesPerSec = float64(u.rpcs["QueryWorkflow"]) / sec / float64(n)
 		l.ServerCores = u.server.Seconds() / sec
+		l.FollowerCores = u.followers.Seconds() / sec
 		l.WorkerCores = u.worker.Seconds() / sec
 	}
 	return l
@@ -640,13 +797,8 @@ func (r *StreamResult) rows() []Row {
 			r.HistoryRatio, r.Many.Prompts),
 		"equal within 2%", verdict(r.HistoryRatio >= 0.98 && r.HistoryRatio <= 1.02)}}
 	for _, l := range r.Levels {
-		out = append(out, Row{fmt.Sprintf("stream delay N=%d", l.N),
-			fmt.Sprintf("provider delta to control.Follow callback p50 %.1f ms, p95 %.1f ms, max %.1f ms (%d deltas of %d calls; %d in message_update: p50 %.1f / p95 %.1f ms; %d only in message_end: p50 %.1f / p95 %.1f ms; %.0f%% of the text as message_update); "+
-				"per call %.1f heartbeat RPCs/s over %.1f s; per follower %.1f Describe/s, %.1f queries/s; CPU: bench process (embedded server + followers) %.2f cores, worker %.2f cores",
-				l.Delay.P50, l.Delay.P95, l.Delay.Max, l.Deltas, l.Calls, l.LiveDelay.N, l.LiveDelay.P50, l.LiveDelay.P95,
-				l.ViaEnd, l.EndDelay.P50, l.EndDelay.P95, 100*float64(l.LiveBytes)/float64(max(l.TextBytes, 1)),
-				l.HeartbeatsPerSec, l.CallSec, l.DescribesPerSec, l.QueriesPerSec, l.ServerCores, l.WorkerCores),
-			fmt.Sprintf("p95 <= %d ms", streamTargetP95Ms), verdict(l.Delay.P95 <= streamTargetP95Ms)})
+		out = append(out, Row{fmt.Sprintf("stream delay N=%d", l.N), l.describe(), fmt.Sprintf("p95 <= %d ms", streamTargetP95Ms),
+			verdict(l.Delay.P95 <= streamTargetP95Ms)})
 	}
 	var sweep []string
 	for _, l := range r.Levels {
@@ -662,30 +814,19 @@ func (r *StreamResult) rows() []Row {
 			r.IdleServerCores, r.IdleWorkerCores),
 		"(info)", "info"})
 	for _, v := range r.Variants {
-		l := v.Level
 		interval := v.IntervalMs
 		if interval == 0 {
 			interval = r.IntervalMs
 		}
-		tick, follow := v.TickMs, v.FollowMs
-		if tick == 0 {
-			tick = interval
-		}
-		if follow == 0 {
-			follow = interval
+		read := "just after each heartbeat lands"
+		if v.FixedReadMs > 0 {
+			read = fmt.Sprintf("every %d ms", v.FixedReadMs)
 		}
 		out = append(out, Row{"stream variant " + v.Name,
-			fmt.Sprintf("stream.intervalMs %d, snapshot tick %d ms, follower Describe every %d ms: delay p50 %.1f ms, p95 %.1f ms, max %.1f ms (%d deltas of %d calls, %d only in message_end); "+
-				"per call %.1f heartbeat RPCs/s; per follower %.1f Describe/s; CPU: bench process %.2f cores, worker %.2f cores",
-				interval, tick, follow, l.Delay.P50, l.Delay.P95, l.Delay.Max, l.Deltas, l.Calls, l.ViaEnd,
-				l.HeartbeatsPerSec, l.DescribesPerSec, l.ServerCores, l.WorkerCores),
-			fmt.Sprintf("p95 <= %d ms", streamTargetP95Ms), verdict(l.Delay.P95 <= streamTargetP95Ms)})
+			fmt.Sprintf("stream.intervalMs %d, follower reads %s: %s", interval, read, v.Level.describe()),
+			fmt.Sprintf("p95 <= %d ms", streamTargetP95Ms), verdict(v.Level.Delay.P95 <= streamTargetP95Ms)})
 		for _, l := range v.SweepLevels {
-			out = append(out, Row{fmt.Sprintf("stream variant %s N=%d", v.Name, l.N),
-				fmt.Sprintf("delay p50 %.1f ms, p95 %.1f ms, max %.1f ms (%d deltas of %d calls, %d only in message_end); "+
-					"per call %.1f heartbeat RPCs/s; per follower %.1f Describe/s; CPU: bench process %.2f cores, worker %.2f cores",
-					l.Delay.P50, l.Delay.P95, l.Delay.Max, l.Deltas, l.Calls, l.ViaEnd,
-					l.HeartbeatsPerSec, l.DescribesPerSec, l.ServerCores, l.WorkerCores),
+			out = append(out, Row{fmt.Sprintf("stream variant %s N=%d", v.Name, l.N), l.describe(),
 				fmt.Sprintf("p95 <= %d ms", streamTargetP95Ms), verdict(l.Delay.P95 <= streamTargetP95Ms)})
 		}
 	}
@@ -695,6 +836,22 @@ func (r *StreamResult) rows() []Row {
 			sg.Signals, sg.AddedBytes, sg.Events, sg.WorkflowTasks, sg.PerCallBytes, sg.Ratio, r.Many.MeanBytesPerCall),
 		"(comparison)", "info"})
 	return out
+}
+
+// describe renders a level's delay and cost.
+func (l StreamLevel) describe() string {
+	to, cpu := "the RPC client reading the line (`starter rpc`)",
+		fmt.Sprintf("bench process (embedded server + proxy) %.2f cores, starter processes %.2f cores, worker %.2f cores",
+			l.ServerCores, l.FollowerCores, l.WorkerCores)
+	if l.Via == "follow" {
+		to, cpu = "the control.Follow callback (in process)",
+			fmt.Sprintf("bench process (embedded server + followers) %.2f cores, worker %.2f cores", l.ServerCores, l.WorkerCores)
+	}
+	return fmt.Sprintf("provider delta to %s p50 %.1f ms, p95 %.1f ms, max %.1f ms (%d deltas of %d calls; %d in message_update: p50 %.1f / p95 %.1f ms; %d only in message_end: p50 %.1f / p95 %.1f ms; %.0f%% of the text as message_update); "+
+		"per call %.1f heartbeat RPCs/s over %.1f s; per follower %.1f Describe/s, %.1f queries/s; CPU: %s",
+		to, l.Delay.P50, l.Delay.P95, l.Delay.Max, l.Deltas, l.Calls, l.LiveDelay.N, l.LiveDelay.P50, l.LiveDelay.P95,
+		l.ViaEnd, l.EndDelay.P50, l.EndDelay.P95, 100*float64(l.LiveBytes)/float64(max(l.TextBytes, 1)),
+		l.HeartbeatsPerSec, l.CallSec, l.DescribesPerSec, l.QueriesPerSec, cpu)
 }
 
 func meanInts(xs []int) float64 {
@@ -761,6 +918,16 @@ func (c *rpcCounter) unary(ctx context.Context, method string, req, reply any, c
 	return invoker(ctx, method, req, reply, cc, opts...)
 }
 
+// count counts one call of method (a proxied one).
+func (c *rpcCounter) count(method string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.methods == nil {
+		c.methods, c.heartbeats = map[string]int{}, map[string]int{}
+	}
+	c.methods[method]++
+}
+
 func (c *rpcCounter) snapshot() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -808,28 +975,24 @@ func dialCounting(ctx context.Context, s settings.Settings, c *rpcCounter) (clie
 var childRPCs rpcCounter
 
 // dialChild is the child worker's client: the product's, counting RPCs
-// on the stream queue.
+// on a stream queue.
 func dialChild(s settings.Settings) (client.Client, error) {
-	if _, ok := streamTick(s.Temporal.TaskQueue); ok {
+	if strings.HasPrefix(s.Temporal.TaskQueue, streamTaskQueue) {
 		return dialCounting(context.Background(), s, &childRPCs)
 	}
 	return app.Dial(context.Background(), s, quiet())
 }
 
-// newChildWorker is the child's worker: app.NewWorker, except on the
+// newChildWorker is the child's worker: app.NewWorker, except on a
 // stream queue, where the scripted provider is tapped and the signals
 // workflow is registered too.
 func newChildWorker(c client.Client, s settings.Settings) (worker.Worker, error) {
-	tick, ok := streamTick(s.Temporal.TaskQueue)
-	if !ok {
+	if !strings.HasPrefix(s.Temporal.TaskQueue, streamTaskQueue) {
 		return app.NewWorker(c, s)
 	}
 	acts, err := app.NewActivities(s)
 	if err != nil {
 		return nil, err
-	}
-	if tick > 0 {
-		acts.HeartbeatInterval = tick
 	}
 	f, err := os.OpenFile(tapFile(s), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -847,23 +1010,6 @@ func newChildWorker(c client.Client, s settings.Settings) (worker.Worker, error)
 	app.Register(w, acts)
 	w.RegisterWorkflowWithOptions(streamSignalsWorkflow, workflow.RegisterOptions{Name: streamSignalsWorkflowName})
 	return w, nil
-}
-
-// streamTick says whether queue is a stream worker's and its heartbeat
-// ticker (0: as built).
-func streamTick(queue string) (time.Duration, bool) {
-	rest, ok := strings.CutPrefix(queue, streamTaskQueue)
-	if !ok {
-		return 0, false
-	}
-	if rest == "" {
-		return 0, true
-	}
-	ms, err := strconv.Atoi(strings.TrimPrefix(rest, "-tick"))
-	if err != nil || ms <= 0 {
-		return 0, false
-	}
-	return time.Duration(ms) * time.Millisecond, true
 }
 
 // tapFile is where the stream worker of s writes its stamps.
