@@ -102,6 +102,7 @@ var overflowPatterns = patterns(
 	`length \(\d+ tokens\) exceeds`, // SGLang "Input length (N tokens) exceeds the maximum allowed length (M tokens)"
 	`context (?:length|window|size|limit) (?:exceeds|exceeded|was exceeded)`,
 	`for many-image requests`,
+	`token count exceeds`, // Round 7: llama_index "Initial token count exceeds token limit"
 )
 
 // throttlePatterns are rate limits worded like an overflow: Bedrock says
@@ -185,6 +186,9 @@ var usageLimitPatterns = patterns(
 	`quota\b[^.\n]{0,40}?is not enough`,
 	`额度不足`, `余额不足`,
 	`\bkey limit (?:exceeded|reached)`,
+	// Round 7 (tuning half): Claude plans' "Session limit reached ∙
+	// resets 8pm" (and the weekly and Opus variants of that banner).
+	`\bsession limit\b`, `limit reached\W+resets\b`,
 )
 
 // quotaExceededPattern is OpenAI's and Gemini's "You exceeded your current
@@ -362,6 +366,7 @@ var retryablePatterns = patterns(
 	`returned (?:an )?empty`, `retrying the request may help`,
 	`traffic than we can handle`,
 	`\bat capacity\b`,
+	`\bidle timeout\b`, // Round 7: Claude Code "Stream idle timeout - partial response received"
 )
 
 // Structured error types, lower-cased. Anthropic: overloaded_error,
