@@ -38,6 +38,9 @@ const readyLine = "bench-worker-ready"
 // runChildIfAsked runs the worker when this process is a child and reports
 // whether it was one.
 func runChildIfAsked() (bool, int) {
+	if starter, code := runStarterIfAsked(); starter {
+		return true, code
+	}
 	js := os.Getenv(envChildSettings)
 	if js == "" {
 		return false, 0

@@ -49,15 +49,31 @@ func (p listenPlan) frontendAddr() string { return hostPort(p.reachIP, p.fronten
 func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
 
 // sqlConfig is the SQLite store for both execution and visibility data.
-// No pragmas are set: the default rollback journal with synchronous=FULL
-// makes every commit durable, which is what "state survives a restart" needs;
-// the plugin then uses one connection, so there is no lock contention.
-func sqlConfig(dbPath string) *config.SQL {
-	return &config.SQL{
+// Every commit is durable (synchronous=FULL) in both journal modes, which
+// is what "state survives a restart" needs:
+//   - JournalWAL (the default): write-ahead log; readers do not wait for
+//     the writer, so the plugin gets a small pool of connections, and a
+//     commit appends to the log instead of rewriting pages and a journal;
+//   - JournalRollback: SQLite's default rollback journal, with the single
+//     connection the plugin uses without WAL.
+//
+// bench's "journal" benchmark measures both (bench/RESULTS.md).
+func sqlConfig(dbPath, journal string) *config.SQL {
+	c := &config.SQL{
 		PluginName:        sqliteplugin.PluginName,
 		DatabaseName:      dbPath,
 		ConnectAttributes: map[string]string{"mode": "rwc"}, // read-write, create if missing
 	}
+	if journal == JournalRollback {
+		return c
+	}
+	c.ConnectAttributes["journal_mode"] = "wal"
+	c.ConnectAttributes["synchronous"] = "full"
+	// A writer waits for another instead of failing with "database is
+	// locked"; WAL allows one writer at a time.
+	c.ConnectAttributes["busy_timeout"] = "10000"
+	c.MaxConns, c.MaxIdleConns = 4, 4
+	return c
 }
 
 // prepareDatabase creates the schema on first start and registers the

@@ -60,7 +60,16 @@ type Options struct {
 	Logger *slog.Logger
 	// TLS serves the frontend over TLS (nil: plaintext).
 	TLS *TLS
+	// Journal is the SQLite journal mode: JournalWAL (also "") or
+	// JournalRollback. Both commit durably; see sqlConfig.
+	Journal string
 }
+
+// SQLite journal modes of Options.Journal.
+const (
+	JournalWAL      = "wal"
+	JournalRollback = "rollback"
+)
 
 // Server is a running embedded dev server. Its methods are safe for
 // concurrent use.
@@ -117,7 +126,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.frontendAddr = plan.frontendAddr()
 
-	sql := sqlConfig(dir.dbPath())
+	sql := sqlConfig(dir.dbPath(), opts.Journal)
 	if err := prepareDatabase(sql, dir.dbPath(), opts.Namespace); err != nil {
 		return nil, err
 	}
@@ -217,6 +226,13 @@ func (o *Options) normalize() error {
 	}
 	if o.UIPort < NoUI || o.UIPort > 65535 {
 		return fmt.Errorf("devserver: UI port %d is out of range 0-65535 (or -1 for no UI)", o.UIPort)
+	}
+	switch o.Journal {
+	case "":
+		o.Journal = JournalWAL
+	case JournalWAL, JournalRollback:
+	default:
+		return fmt.Errorf("devserver: journal %q is not %q or %q", o.Journal, JournalWAL, JournalRollback)
 	}
 	if o.Namespace == "" {
 		o.Namespace = DefaultNamespace
