@@ -45,6 +45,9 @@ const (
 	// DefaultHostWait is how long a tool call of a host-placed session
 	// waits for its host before the prompt reports it (tools.hostWaitMs).
 	DefaultHostWait = 10 * time.Second
+	// MaxHostRecheck caps the re-checks of a call waiting for its host:
+	// each re-check doubles the last wait up to this (see hostWait).
+	MaxHostRecheck = 30 * time.Minute
 	// toolTimeoutMargin is added to a bash command's own timeout, so the
 	// command times out (with its output) before the activity does.
 	toolTimeoutMargin = time.Minute
@@ -60,8 +63,10 @@ type toolCall struct {
 	parentID string
 	res      activities.RunToolResult
 	fut      workflow.Future
-	// waits counts the times the call waited out the host wait unstarted.
+	// waits counts the times the call waited out the host wait unstarted;
+	// since is when it was first scheduled.
 	waits int
+	since time.Time
 	// denial is the error result of a call that does not run: denied or
 	// not approved in time, or skipped for a steer message.
 	denial string
@@ -153,6 +158,9 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 
 // startTool schedules the call's RunTool activity.
 func (r *run) startTool(tctx workflow.Context, c *toolCall) {
+	if c.since.IsZero() {
+		c.since = workflow.Now(tctx)
+	}
 	c.fut = workflow.ExecuteActivity(r.toolOptions(tctx, c), activities.RunToolName, activities.RunToolInput{
 		SessionID: r.in.SessionID, AssistantEntryID: r.batch.EntryID, ToolCallID: c.ref.ID,
 		ToolName: c.ref.Name, ResultEntryID: c.resultID, ParentID: c.parentID,
@@ -164,7 +172,9 @@ func (r *run) startTool(tctx workflow.Context, c *toolCall) {
 // that no worker of its host picked up within the host wait timed out
 // before it started (nothing ran): the prompt says it waits for that host
 // (state, current details) and schedules the call again, for as long as
-// it takes; tools never run elsewhere.
+// it takes; tools never run elsewhere. Each re-check waits twice as long
+// as the last, up to MaxHostRecheck (hostWait), so a long wait adds a
+// bounded number of events per hour to the history.
 func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 	for {
 		err := c.fut.Get(ctx, &c.res)
@@ -181,8 +191,9 @@ func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 			workflow.GetLogger(ctx).Warn("waiting for workspace host", "host", r.toolHost, "toolCallId", c.ref.ID)
 		}
 		r.waitingHost = r.toolHost
-		workflow.SetCurrentDetails(ctx, fmt.Sprintf("Waiting for workspace host %s: %s %s is queued on %s (turn %d)",
-			r.toolHost, c.ref.Name, c.ref.ID, activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, r.toolHost), r.turn))
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("Waiting for workspace host %s since %s: %s %s is queued on %s (turn %d)",
+			r.toolHost, c.since.UTC().Format(time.RFC3339), c.ref.Name, c.ref.ID,
+			activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, r.toolHost), r.turn))
 		c.waits++
 		r.startTool(tctx, c)
 	}
@@ -276,6 +287,9 @@ func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 		}
 		if c.waits > 0 {
 			id += fmt.Sprintf("-wait%d", c.waits)
+			if workflow.GetVersion(ctx, changeHostWait, workflow.DefaultVersion, versionHostWaitBackoff) >= versionHostWaitBackoff {
+				wait = hostWait(wait, c.waits)
+			}
 		}
 	}
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -293,6 +307,34 @@ func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 		WaitForCancellation: true,
 		Summary:             shorten(c.ref.Name+" "+c.ref.Summary, 120),
 	})
+}
+
+// The host wait's re-checks back off (workflow.GetVersion): before
+// versionHostWaitBackoff every re-check waited tools.hostWaitMs, a few
+// events per 10 s for as long as the host was gone, so a host away for a
+// day or so filled the history to Temporal's limit.
+const (
+	changeHostWait         = "host-wait-backoff"
+	versionHostWaitBackoff = 1
+)
+
+// hostWait is the schedule-to-start timeout of a host-placed call's
+// re-check after waits timed-out schedules: the first wait doubled per
+// re-check, capped at MaxHostRecheck (or at the first wait, if that is
+// longer). Waiting longer costs no latency — a worker of the host picks
+// the queued call up the moment it polls — only the re-checks add
+// history: with the 10 s default, 8 re-checks in the first 43 minutes,
+// then 2 an hour.
+func hostWait(first time.Duration, waits int) time.Duration {
+	limit := max(MaxHostRecheck, first)
+	d := first
+	for range waits {
+		if d >= limit {
+			break
+		}
+		d *= 2
+	}
+	return min(d, limit)
 }
 
 func (r *run) setToolDetails(ctx workflow.Context, group []*toolCall) {
