@@ -151,6 +151,14 @@ func describeDialError(err error, opts client.Options) string {
 		}
 		return "TLS handshake failed: " + cause + hint
 	}
+	if tlsOn && (strings.Contains(msg, "broken pipe") || strings.Contains(msg, "connection reset by peer")) {
+		// With TLS 1.3 the client finishes its side of the handshake
+		// first; a server that refuses the client's certificate (or its
+		// absence) then closes the connection, and the client may see
+		// only the closed socket, not the server's alert.
+		return "TLS handshake failed: the server closed the connection during the handshake (" + msg + ")" +
+			" (the server may require a client certificate or refuse this one: check TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH)"
+	}
 	if !tlsOn && (strings.Contains(msg, "error reading server preface") || strings.Contains(msg, "connection reset by peer")) {
 		return msg + " (the server may require TLS: set TEMPORAL_TLS=true, or a CA with TEMPORAL_TLS_SERVER_CA_CERT_PATH)"
 	}
