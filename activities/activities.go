@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -196,16 +197,38 @@ func resultOf(id string, m agent.Message, credID string) CallModelResult {
 	return CallModelResult{
 		EntryID:      id,
 		StopReason:   m.StopReason,
-		ErrorMessage: m.ErrorMessage,
+		ErrorMessage: boundForHistory(m.ErrorMessage, MaxErrorInHistory, id),
 		ErrorStatus:  m.ErrorStatus,
 		ErrorType:    m.ErrorType,
 		ShouldRetry:  m.ShouldRetry,
 		RetryAfterMs: m.RetryAfterMs,
 		Usage:        m.Usage,
-		Text:         m.Text(),
+		Text:         boundForHistory(m.Text(), MaxAnswerInHistory, id),
 		CredentialID: credID,
 		ToolCalls:    ToolCallRefs(m),
 	}
+}
+
+// Bounds of what a model call's result carries into Temporal history: an
+// answer or an error body (an HTML error page, a runaway generation) past
+// them is cut there, with a note; the whole message is in the session
+// entry. History per model call stays bounded whatever the model writes.
+const (
+	MaxAnswerInHistory = 64 << 10
+	MaxErrorInHistory  = 16 << 10
+)
+
+// boundForHistory cuts s to max bytes (on a UTF-8 boundary) and says
+// where the rest is.
+func boundForHistory(s string, max int, entryID string) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[… %d more bytes: the whole message is session entry %s]", len(s)-cut, entryID)
 }
 
 // callsSinceLastUser counts the assistant entries written to the file
