@@ -19,6 +19,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
@@ -53,6 +54,25 @@ func TestCluster_WorkersDieAndPostgresRestarts(t *testing.T) {
 		}
 	})
 
+	t.Run("RealWorkerRefusesTheScriptedFake", func(t *testing.T) {
+		// A worker started for anthropic, on a queue of its own; the
+		// starter names scripted (the compose variable set to it).
+		queue := c.queue + "-anthropic"
+		w := c.startWorkerEnv("worker-anthropic", map[string]string{
+			"DURABLE_AGENT_MODEL_PROVIDER": "anthropic", "DURABLE_AGENT_TEMPORAL_TASKQUEUE": queue})
+		defer c.stop(w, syscall.SIGKILL)
+		r := c.promptEnv(map[string]string{"DURABLE_AGENT_TEMPORAL_TASKQUEUE": queue}, "refused", "answer with the fake", 500)
+		r.finish(t)
+		out := r.out.String() + r.err.String()
+		if r.code != cli.ExitFailed || !strings.Contains(out, "model provider scripted (the offline fake) is not served by this worker: it serves anthropic, openai") {
+			t.Fatalf("starter exited %d, want 1 with the worker's refusal naming its providers:\n%s", r.code, out)
+		}
+		if strings.Contains(out, "Scripted reply to:") {
+			t.Errorf("the fake answered on an anthropic worker:\n%s", out)
+		}
+		t.Logf("starter naming scripted on an anthropic worker, exit %d:\n%s", r.code, out)
+	})
+
 	start := time.Now()
 	c.startWorker("worker-1")
 	c.startWorker("worker-2")
@@ -68,12 +88,12 @@ func TestCluster_WorkersDieAndPostgresRestarts(t *testing.T) {
 		victim := c.kill(pid)
 		t.Logf("SIGKILLed %s (pid %d) during its model call", victim, pid)
 		r.wait(t)
+		c.startWorker("worker-3") // before the checks: later subtests need two workers
 		last := c.activityWorkers(tc, id, activities.CallModelName)
 		if len(last) < 2 || last[len(last)-1] == pid {
 			t.Errorf("CallModel ran on pids %v; want the last call on the surviving worker", last)
 		}
-		c.checkSession(t, id, msg, 1, "did not finish (heartbeat timeout")
-		c.startWorker("worker-3")
+		c.checkSession(t, tc, id, msg, 1, "did not finish (heartbeat timeout")
 	})
 
 	t.Run("WorkerKilledDuringBackoff", func(t *testing.T) {
@@ -86,14 +106,14 @@ func TestCluster_WorkersDieAndPostgresRestarts(t *testing.T) {
 		victim := c.kill(pid)
 		t.Logf("SIGKILLed %s (pid %d, it ran the prompt's workflow) during the backoff", victim, pid)
 		r.wait(t)
+		c.startWorker("worker-4")
 		if !strings.Contains(r.out.String(), "Retrying (1/") {
 			t.Errorf("starter output lacks the retry:\n%s", r.out.String())
 		}
 		if last := c.lastWorkflowWorker(tc, id); last == pid {
 			t.Errorf("the workflow finished on the killed worker %d", pid)
 		}
-		c.checkSession(t, id, msg, 1, "503")
-		c.startWorker("worker-4")
+		c.checkSession(t, tc, id, msg, 1, "503")
 	})
 
 	t.Run("PostgresRestartDuringBackoff", func(t *testing.T) {
@@ -114,7 +134,7 @@ func TestCluster_WorkersDieAndPostgresRestarts(t *testing.T) {
 		}
 		t.Logf("PostgreSQL was down for %.1fs during the backoff", time.Since(restart).Seconds())
 		r.wait(t)
-		c.checkSession(t, id, msg, 1, "503")
+		c.checkSession(t, tc, id, msg, 1, "503")
 	})
 
 	// Tool placement. Each worker below names itself in AGENT_WORKER
@@ -284,13 +304,20 @@ type run struct {
 	args     []string
 }
 
-func (r *run) wait(t *testing.T) {
+// finish waits for the starter to exit.
+func (r *run) finish(t *testing.T) {
 	t.Helper()
 	select {
 	case <-r.done:
 	case <-time.After(3 * time.Minute):
 		t.Fatalf("starter %q still running after 3 minutes", r.args)
 	}
+}
+
+// wait waits for the starter to exit 0.
+func (r *run) wait(t *testing.T) {
+	t.Helper()
+	r.finish(t)
 	if r.code != 0 {
 		t.Fatalf("starter %q exited %d\nstdout:\n%s\nstderr:\n%s", r.args, r.code, r.out.String(), r.err.String())
 	}
@@ -299,6 +326,11 @@ func (r *run) wait(t *testing.T) {
 // prompt starts `starter prompt` with the compose starter's environment
 // on this machine.
 func (c *cluster) prompt(id, msg string, baseDelayMs int, faults ...string) *run {
+	return c.promptEnv(nil, id, msg, baseDelayMs, faults...)
+}
+
+// promptEnv is prompt with extra starter environment.
+func (c *cluster) promptEnv(extra map[string]string, id, msg string, baseDelayMs int, faults ...string) *run {
 	env := map[string]string{}
 	for k, v := range c.compose.Services["starter"].Environment {
 		env[k] = resolve(v)
@@ -312,6 +344,9 @@ func (c *cluster) prompt(id, msg string, baseDelayMs int, faults ...string) *run
 	env["DURABLE_AGENT_MODEL_HEARTBEATTIMEOUTMS"] = strconv.Itoa(heartbeatTimeoutMs)
 	env["DURABLE_AGENT_RETRY_BASEDELAYMS"] = strconv.Itoa(baseDelayMs)
 	env["DURABLE_AGENT_TOOLS_HOSTWAITMS"] = "1000"
+	for k, v := range extra {
+		env[k] = v
+	}
 	ws := filepath.Join(c.dir, "workspace")
 	_ = os.MkdirAll(ws, 0o755)
 	r := &run{done: make(chan struct{}), args: []string{"prompt", "--session", id, "--workspace", ws}}
@@ -426,70 +461,80 @@ func pidOf(t *testing.T, identity string) int {
 	return pid
 }
 
-// checkSession reads the session from the database: every entry once,
-// none lost (each parent present), one user message, wantErrors failed
-// model calls, and the answer at the leaf with a run context of just the
-// question and the answer.
-func (c *cluster) checkSession(t *testing.T, id, msg string, wantErrors int, errText string) {
+// checkSession reads the session from the database and holds it against
+// what the prompt must have left, entry for entry: the user message, then
+// one entry per model call the workflow made (its history records each
+// call's entry id), in that order and nothing else — wantErrors failed
+// calls and the answer, each a child of the user message (a retry starts
+// again from the question; failed calls stay off the answer's branch). A
+// message written twice under new ids, a stray write or a lost entry
+// fails it.
+func (c *cluster) checkSession(t *testing.T, tc client.Client, id, msg string, wantErrors int, errText string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	st, err := pgstore.Open(ctx, c.sessionsURL, pgstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	var rows, distinct int
-	if err := st.Pool().QueryRow(ctx, `SELECT count(*), count(DISTINCT entry_id) FROM agent_session_entries WHERE session_id = $1`, id).
-		Scan(&rows, &distinct); err != nil {
-		t.Fatal(err)
-	}
-	if rows != distinct {
-		t.Errorf("session %s: %d rows for %d entry ids: duplicated", id, rows, distinct)
-	}
-	sess, err := st.Load(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var users, failed, answers int
-	var dump []string
+	sess := c.loadSession(t, id)
+	var dump, stored []string
 	for _, e := range sess.Entries {
 		dump = append(dump, fmt.Sprintf("%s(parent %s, %s)", e.ID, e.ParentID, describe(e)))
-		if e.ParentID != "" {
-			if _, ok := sess.Get(e.ParentID); !ok {
-				t.Errorf("entry %s names parent %s, which is not stored: lost", e.ID, e.ParentID)
-			}
-		}
-		if e.Type != session.TypeMessage {
-			continue
-		}
-		switch m := e.Message; {
-		case m.Role == agent.RoleUser:
-			users++
-			if m.Text() != msg {
-				t.Errorf("user entry %s says %q, want %q", e.ID, m.Text(), msg)
-			}
-		case m.Role == agent.RoleAssistant && m.StopReason == agent.StopReasonError:
-			failed++
-			if !strings.Contains(m.ErrorMessage, errText) {
-				t.Errorf("failed call %s: %q, want it to mention %q", e.ID, m.ErrorMessage, errText)
-			}
-		case m.Role == agent.RoleAssistant:
-			answers++
-		}
+		stored = append(stored, e.ID)
 	}
 	t.Logf("session %s in the database: %s", id, strings.Join(dump, "; "))
-	if users != 1 || failed != wantErrors || answers != 1 {
-		t.Errorf("session %s has %d user, %d failed, %d answer entries; want 1, %d, 1:\n%s",
-			id, users, failed, answers, wantErrors, strings.Join(dump, "\n"))
+
+	calls := c.modelCalls(tc, id)
+	if len(sess.Entries) == 0 || len(calls) != wantErrors+1 {
+		t.Fatalf("session %s: %d entries, %d model calls in history; want %d calls:\n%s", id, len(sess.Entries), len(calls), wantErrors+1, strings.Join(dump, "\n"))
 	}
-	leaf, ok := sess.Get(sess.LeafID())
-	if !ok || leaf.Message == nil || leaf.Message.Text() != "Scripted reply to: "+msg {
-		t.Errorf("leaf %s is not the answer:\n%s", sess.LeafID(), strings.Join(dump, "\n"))
+	user := sess.Entries[0]
+	want := []string{user.ID}
+	for _, in := range calls {
+		want = append(want, in.EntryID)
+		if in.LeafID != user.ID {
+			t.Errorf("model call %s ran on leaf %s, want the user message %s", in.EntryID, in.LeafID, user.ID)
+		}
+	}
+	if strings.Join(stored, " ") != strings.Join(want, " ") {
+		t.Fatalf("session %s stores %v; want the user message and the workflow's model calls %v, each once", id, stored, want)
+	}
+	if m := user.Message; m == nil || m.Role != agent.RoleUser || m.Text() != msg || user.ParentID != "" {
+		t.Errorf("first entry %s, want the user message %q at the root", describe(user), msg)
+	}
+	for i, e := range sess.Entries[1:] {
+		m := e.Message
+		switch {
+		case e.ParentID != user.ID:
+			t.Errorf("entry %s has parent %q, want the user message %s", e.ID, e.ParentID, user.ID)
+		case m == nil || m.Role != agent.RoleAssistant:
+			t.Errorf("entry %s is %s, want an assistant message", e.ID, describe(e))
+		case i < wantErrors && (m.StopReason != agent.StopReasonError || !strings.Contains(m.ErrorMessage, errText)):
+			t.Errorf("entry %s is %s, want a failed call mentioning %q", e.ID, describe(e), errText)
+		case i == wantErrors && (m.StopReason == agent.StopReasonError || m.Text() != "Scripted reply to: "+msg):
+			t.Errorf("entry %s is %s, want the answer", e.ID, describe(e))
+		}
+	}
+	if leaf := sess.LeafID(); leaf != want[len(want)-1] {
+		t.Errorf("leaf %s, want the answer %s", leaf, want[len(want)-1])
 	}
 	if got := sess.Context(sess.LeafID()); len(got) != 2 || got[0].Role != agent.RoleUser {
 		t.Errorf("run context of the answer has %d messages, want the question and the answer", len(got))
 	}
+}
+
+// modelCalls are the inputs of the session's CallModel activities, in
+// the order the workflow scheduled them.
+func (c *cluster) modelCalls(tc client.Client, id string) []activities.CallModelInput {
+	c.t.Helper()
+	var out []activities.CallModelInput
+	for _, e := range c.history(tc, id) {
+		a := e.GetActivityTaskScheduledEventAttributes()
+		if a == nil || a.GetActivityType().GetName() != activities.CallModelName {
+			continue
+		}
+		var in activities.CallModelInput
+		if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &in); err != nil {
+			c.t.Fatalf("decode CallModel input of %s: %v", id, err)
+		}
+		out = append(out, in)
+	}
+	return out
 }
 
 func describe(e session.Entry) string {
