@@ -87,10 +87,10 @@ type AssistantMessageEvent struct {
 	Type         string `json:"type"`
 	ContentIndex int    `json:"contentIndex"`
 	Delta        string `json:"delta"`
-	// Attempt numbers the model calls of the prompt's current turn
-	// (retries included); a client drops the partial text of an attempt
-	// when a later attempt's deltas arrive.
-	Attempt int `json:"attempt,omitempty"`
+	// Attempt numbers the model calls of the prompt's current turn from
+	// 0 (retries included; always present); a client drops the partial
+	// text of an attempt when a later attempt's deltas arrive.
+	Attempt int `json:"attempt"`
 	// ToolCallID and ToolName name the call a toolcall_delta belongs to.
 	ToolCallID string `json:"toolCallId,omitempty"`
 	ToolName   string `json:"toolName,omitempty"`

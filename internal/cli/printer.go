@@ -50,19 +50,15 @@ func (p *printer) print(e agent.Event) {
 	if e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleAssistant &&
 		e.Message.StopReason != agent.StopReasonError {
 		p.lastText = e.Message.Text()
-		p.lastStreamed = p.streamed != "" && p.streamed == e.EntryID
+		// Follow completes a streamed answer before its message_end (the
+		// deltas add up to its text); one that streamed only in part (a
+		// late attach) is printed whole at the end (FollowPrompt).
+		p.lastStreamed = p.streamed != "" && p.streamed == e.EntryID && p.streamedText == p.lastText
 	}
 	if p.json {
 		b, _ := json.Marshal(e)
 		fmt.Fprintf(p.w, "%s\n", b)
 		return
-	}
-	if e.Type == agent.EventMessageEnd && e.Message != nil && p.streamed != "" && p.streamed == e.EntryID {
-		// Live deltas come from snapshots (stream.intervalMs): the last
-		// words of an answer may arrive only with its message_end.
-		if rest, ok := strings.CutPrefix(e.Message.Text(), p.streamedText); ok {
-			p.writeStream(rest)
-		}
 	}
 	if e.Type != agent.EventMessageUpdate && p.streamed != "" {
 		p.endStream()

@@ -54,14 +54,23 @@ func newBeatClock(interval time.Duration) *beatClock {
 	}
 }
 
-// period is the time between two heartbeats of b: the smallest recent
-// difference (the throttle never sends sooner; a longer one spans missed
-// heartbeats or a pause), within [interval/2, 4*interval].
+// period is the time between two heartbeats of b: the median of the
+// recent differences that are not multiples of the smallest one (those
+// span heartbeats no Describe saw, or a pause; the throttle never sends
+// sooner than its interval), within [interval/2, 4*interval].
 func (c *beatClock) period(b *beat) time.Duration {
 	if len(b.diffs) == 0 {
 		return c.interval
 	}
-	return min(max(slices.Min(b.diffs), c.interval/2), 4*c.interval)
+	least := slices.Min(b.diffs)
+	single := make([]time.Duration, 0, len(b.diffs))
+	for _, d := range b.diffs {
+		if d < least*3/2 {
+			single = append(single, d)
+		}
+	}
+	slices.Sort(single)
+	return min(max(single[len(single)/2], c.interval/2), 4*c.interval)
 }
 
 // observe records what a Describe sent at sent and answered at recv saw:

@@ -40,11 +40,17 @@ type Controller struct {
 	TaskQueue string
 	// PollInterval for Follow (0: DefaultPollInterval).
 	PollInterval time.Duration
-	// StreamInterval is how often Follow reads the live output of a
-	// running model or tool call (DescribeWorkflowExecution) while one
-	// runs (0: DefaultStreamInterval; negative: no live events, the
-	// workflow status is still checked every StatusInterval).
+	// StreamInterval is the workers' stream interval (stream.intervalMs:
+	// their heartbeat throttle), the period Follow expects between two
+	// heartbeats of a running model or tool call; Follow reads each with
+	// DescribeWorkflowExecution just after it lands (0:
+	// DefaultStreamInterval; negative: no live events, the workflow
+	// status is still checked every StatusInterval).
 	StreamInterval time.Duration
+	// FixedLiveRead, when positive, makes Follow read the live output of
+	// running calls at this fixed interval instead of just after each
+	// heartbeat lands: the baseline the bench compares with.
+	FixedLiveRead time.Duration
 	// StatusInterval is how often Follow checks the workflow's status when
 	// nothing new happens, so a terminated or timed-out prompt is noticed
 	// (0: DefaultStatusInterval).
