@@ -11,12 +11,17 @@ import (
 )
 
 // slashHelp lists the slash commands.
-const slashHelp = `/retry on|off   switch automatic retry (saved in the settings file; tells the running prompt)
-/compact [text] compact the session's context now, with optional instructions for the summary
-/state          show the session state (autoRetryEnabled, isRetrying, ...)
-/help           this list
-/quit           leave (a running prompt keeps running in Temporal)
-esc             abort the prompt, or cancel a pending retry while "Retrying…" shows`
+const slashHelp = `/retry on|off    switch automatic retry (saved in the settings file; tells the running prompt)
+/compact [text]  compact the session's context now, with optional instructions for the summary
+/state           show the session state (autoRetryEnabled, isRetrying, queued messages, approvals, ...)
+/steer TEXT      steer the running prompt (as Enter while it runs)
+/followup TEXT   queue a follow-up for the running prompt (as Alt+Enter while it runs)
+/help            this list
+/quit            leave (a running prompt keeps running in Temporal)
+enter            send a prompt; while one runs, steer it: delivered after the current tool batch
+alt+enter        while a prompt runs, queue a follow-up: delivered when it would otherwise end
+y / n            approve / deny the tool call asked about (n: type an optional reason, enter)
+esc              abort the prompt, or cancel a pending retry while "Retrying…" shows`
 
 // slash runs a slash command line.
 func (m *Model) slash(line string) tea.Cmd {
@@ -68,13 +73,13 @@ func (m *Model) slash(line string) tea.Cmd {
 			return msg
 		}
 	case "state":
-		return m.do("state", func(ctx context.Context) ([]entry, error) {
-			st, err := m.backend.State(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return []entry{{kind: entryNote, text: stateText(st)}}, nil
-		})
+		return m.readState(true)
+	case "steer", "followup", "follow-up", "follow_up":
+		if arg == "" {
+			m.errorf("usage: /%s TEXT", strings.ToLower(name))
+			return nil
+		}
+		return m.sendQueued(arg, strings.ToLower(name) != "steer")
 	}
 	m.errorf("unknown command %q (try /help)", "/"+name)
 	return nil
@@ -95,6 +100,16 @@ func stateText(st agent.State) string {
 		st.AutoRetryEnabled, st.IsRetrying, st.RetryAttempt, st.IsStreaming, st.IsCompacting, st.AutoCompactionEnabled)
 	if p := st.PendingRetry; p != nil {
 		text += fmt.Sprintf("\npending retry %d/%d wakes at %s", p.Attempt, p.MaxAttempts, p.WakeAt.Local().Format("15:04:05"))
+	}
+	text += fmt.Sprintf("\npendingMessageCount %d", st.PendingMessageCount)
+	if len(st.RunningTools) > 0 {
+		text += " · running tools " + strings.Join(st.RunningTools, ", ")
+	}
+	if st.WaitingForHost != "" {
+		text += " · waiting for host " + st.WaitingForHost
+	}
+	for _, p := range st.PendingApprovals {
+		text += fmt.Sprintf("\nwaiting for approval: %s %s %s", p.ToolName, p.ToolCallID, toolLine("", p.Args, 80))
 	}
 	return text
 }

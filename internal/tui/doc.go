@@ -23,9 +23,24 @@
 //     latest lines of their output from tool_execution_update (each
 //     replaces the last) and, from tool_execution_end, ✓ or ✗ and the
 //     result preview.
+//   - Tool approval (issue 12): a tool_approval_request shows the call's
+//     arguments (read whole from the session; the event's are a preview)
+//     in place of the input box, one call at a time in request order: y
+//     approves, n asks for an optional reason and Enter denies
+//     (approve_tool). A call decided elsewhere (its tool_execution_start
+//     or _end, a state read that no longer lists it, the prompt's end)
+//     leaves the screen. Esc keeps its bindings.
+//   - Steer and follow-up (issue 12), bound as in the terminal agent:
+//     while a prompt runs Enter sends steer and Alt+Enter follow_up
+//     (also /steer TEXT, /followup TEXT). Queued messages show above the
+//     status line until their user message_end; those the prompt ends
+//     without delivering go back into the input.
+//   - Reopening a session shows its earlier messages (the backend's
+//     Messages) before following a running prompt from its first event;
+//     the running prompt's own messages show once, from its events.
 //   - Slash commands: /retry on|off, /compact [instructions], /state,
-//     /help, /quit. Ctrl+C quits too. Quitting detaches a running prompt,
-//     which keeps running in Temporal.
+//     /steer, /followup, /help, /quit. Ctrl+C quits too. Quitting detaches
+//     a running prompt, which keeps running in Temporal.
 //
 // The model talks to an rpcserver.Backend, the same interface RPC mode
 // serves, so tests drive it with the fake backend (package rpcfake)

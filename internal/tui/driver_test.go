@@ -58,6 +58,7 @@ func newDriver(t *testing.T, fake *rpcfake.Backend) *driver {
 		m: New(ctx, fake, Options{Now: clock.Now, Tick: clock.Tick})}
 	d.run(d.m.Init())
 	d.send(tea.WindowSizeMsg{Width: 100, Height: 30})
+	d.until("the session's messages", func() bool { return !d.m.loading })
 	return d
 }
 

@@ -21,12 +21,21 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 	case agent.EventMessageUpdate:
 		m.streamDelta(e)
 	case agent.EventMessageEnd:
-		m.showMessage(e)
+		if e.Message != nil && e.Message.Role == agent.RoleUser {
+			m.showUser(*e.Message)
+		} else {
+			m.showMessage(e)
+		}
+	case agent.EventToolApprovalRequest:
+		return m.approvalRequested(e)
 	case agent.EventToolExecutionStart:
+		m.startedTools[e.ToolCallID] = true
+		m.approvalDecided(e.ToolCallID)
 		m.toolStart(e)
 	case agent.EventToolExecutionUpdate:
 		m.toolUpdate(e)
 	case agent.EventToolExecutionEnd:
+		m.approvalDecided(e.ToolCallID)
 		m.toolEnd(e)
 	case agent.EventAutoRetryStart:
 		now := m.now()
@@ -75,35 +84,60 @@ func (m *Model) showMessage(e agent.Event) {
 	if e.EntryID != "" {
 		m.endedEntries[e.EntryID] = true
 	}
-	_, live := m.liveEntry()
-	var es []entry
-	switch msg.StopReason {
-	case agent.StopReasonError:
-		es = append(es, entry{kind: entryError, text: "✗ " + msg.ErrorMessage})
-	default:
-		thinking := messageThinking(*msg)
-		if thinking == "" && live != nil {
-			// The message_end view leaves thinking out: keep what
-			// streamed of it.
-			thinking = live.thinking()
-		}
-		if thinking != "" {
-			es = append(es, entry{kind: entryThinking, text: thinking})
-		}
-		if t := msg.Text(); t != "" {
-			es = append(es, entry{kind: entryAssistant, text: t})
-		}
-		for _, b := range msg.Content {
-			if b.Type == "toolCall" && b.ToolCall != nil {
-				es = append(es, entry{kind: entryTool, tool: &toolView{
-					callID: b.ToolCall.ID, name: b.ToolCall.Name, args: b.ToolCall.Arguments}})
-			}
-		}
-		if msg.StopReason == agent.StopReasonAborted {
-			es = append(es, entry{kind: entryNote, text: "(model call aborted)"})
-		}
+	streamed := ""
+	if _, live := m.liveEntry(); live != nil {
+		// The message_end view leaves thinking out: keep what streamed
+		// of it.
+		streamed = live.thinking()
 	}
-	m.replaceLive(es)
+	m.replaceLive(assistantEntries(*msg, streamed))
+}
+
+// assistantEntries are the list entries of an assistant message: its
+// error, or its thinking (streamed: what streamed of it, when the message
+// has none), text and tool calls.
+func assistantEntries(msg agent.Message, streamed string) []entry {
+	if msg.StopReason == agent.StopReasonError {
+		return []entry{{kind: entryError, text: "✗ " + msg.ErrorMessage}}
+	}
+	var es []entry
+	thinking := messageThinking(msg)
+	if thinking == "" {
+		thinking = streamed
+	}
+	if thinking != "" {
+		es = append(es, entry{kind: entryThinking, text: thinking})
+	}
+	if t := msg.Text(); t != "" {
+		es = append(es, entry{kind: entryAssistant, text: t})
+	}
+	for _, tc := range msg.ToolCalls() {
+		es = append(es, entry{kind: entryTool, tool: &toolView{callID: tc.ID, name: tc.Name, args: tc.Arguments}})
+	}
+	if msg.StopReason == agent.StopReasonAborted {
+		es = append(es, entry{kind: entryNote, text: "(model call aborted)"})
+	}
+	return es
+}
+
+// showUser shows a user message_end. The prompt's own message comes
+// first: one this chat started is on screen already; for a prompt it
+// attached to, the history from that message on gives way to the replay.
+// Later ones are steer and follow-up messages being delivered.
+func (m *Model) showUser(msg agent.Message) {
+	text := msg.Text()
+	if p := m.prompt; p != nil && !p.userSeen {
+		p.userSeen = true
+		if !p.attached && text == p.message {
+			return
+		}
+		if p.attached {
+			m.cutHistory(msg)
+		}
+	} else {
+		m.delivered(text)
+	}
+	m.entries = append(m.entries, entry{kind: entryUser, text: text})
 }
 
 // messageThinking joins the message's thinking blocks.

@@ -91,9 +91,10 @@ type toolView struct {
 	callID string
 	name   string
 	args   json.RawMessage
-	// running: between tool_execution_start and _end; done: after _end.
-	running, done bool
-	isError       bool
+	// running: between tool_execution_start and _end; done: after _end;
+	// waiting: for approval.
+	running, done, waiting bool
+	isError                bool
 	// output is the latest output so far (replace, not append); result
 	// is the end's result text, and note what it leaves out.
 	output, result, note string
@@ -108,7 +109,10 @@ func (t *toolView) render(width int) string {
 		mark, style = "✓", okStyle
 	}
 	head := style.Render(mark) + " " + toolLine(t.name, t.args, lineRoom(width, 2))
-	if !t.running && !t.done {
+	switch {
+	case t.waiting && !t.running && !t.done:
+		head += approveStyle.Render(" (waiting for approval)")
+	case !t.running && !t.done:
 		head += noteStyle.Render(" (pending)")
 	}
 	lines := []string{wrap(head, width)}
@@ -195,14 +199,23 @@ func (m *Model) dropLive() { m.replaceLive(nil) }
 // toolEntry returns the tool call's view, adding it to the list when the
 // call was not announced (created) yet.
 func (m *Model) toolEntry(callID, name string) *toolView {
-	for i := len(m.entries) - 1; i >= 0; i-- {
-		if t := m.entries[i].tool; t != nil && t.callID == callID {
-			return t
-		}
+	if t := m.findTool(callID); t != nil {
+		return t
 	}
 	t := &toolView{callID: callID, name: name}
 	m.entries = append(m.entries, entry{kind: entryTool, tool: t})
 	return t
+}
+
+// findTool returns the view of a call of this chat's prompts (not of the
+// history), nil when there is none.
+func (m *Model) findTool(callID string) *toolView {
+	for i := len(m.entries) - 1; i >= m.liveFrom(); i-- {
+		if t := m.entries[i].tool; t != nil && t.callID == callID {
+			return t
+		}
+	}
+	return nil
 }
 
 // toolStart applies tool_execution_start: the call runs, with these
@@ -212,7 +225,7 @@ func (m *Model) toolStart(e agent.Event) {
 	if len(e.Args) > 0 {
 		t.args = e.Args
 	}
-	t.running = true
+	t.running, t.waiting = true, false
 }
 
 // toolUpdate applies tool_execution_update: its output so far replaces

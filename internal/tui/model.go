@@ -17,6 +17,13 @@ import (
 // commandTimeout bounds a slash command's or Esc's backend call.
 const commandTimeout = 30 * time.Second
 
+// Placeholders of the input box: idle, and while a prompt runs (Enter
+// steers it, Alt+Enter queues a follow-up).
+const (
+	placeholderIdle    = "Message, or /help"
+	placeholderRunning = "enter: steer · alt+enter: follow-up"
+)
+
 // Options configure a Model. The zero value uses the real clock.
 type Options struct {
 	// Now reads the clock (nil: time.Now).
@@ -40,6 +47,7 @@ type Model struct {
 	width   int
 	height  int
 
+	loading    bool           // the session's earlier messages are being read
 	starting   bool           // a prompt is being started
 	prompt     *runningPrompt // the prompt being followed
 	retry      *retryWait     // set during a backoff wait
@@ -48,16 +56,37 @@ type Model struct {
 	lastSeq    int64          // seq of the last event shown
 	// endedEntries and endedTools are the messages and tool calls of the
 	// followed prompt whose end event came: live events of theirs are
-	// stale.
+	// stale. startedTools are its calls that started (decided).
 	endedEntries map[string]bool
 	endedTools   map[string]bool
+	startedTools map[string]bool
 	quitting     bool
+
+	// approvals are the tool calls waiting for approval, in request
+	// order; the first is asked on screen (approval.go). reason is the
+	// input of a denial's reason.
+	approvals []*approvalPrompt
+	reason    textinput.Model
+	// queued are the steer and follow-up messages sent and not delivered
+	// yet (queue.go).
+	queued []*queuedMessage
+	// The history (history.go) is entries[historyAt:historyAt+historyLen];
+	// historyUsers mark its user messages.
+	historyAt, historyLen int
+	historyUsers          []historyUser
 }
 
 // runningPrompt is a prompt whose events the model follows.
 type runningPrompt struct {
 	prompt rpcserver.Prompt
 	events <-chan tea.Msg
+	// message is the text of a prompt this chat started ("" when
+	// attached): its user message_end is shown already. userSeen: the
+	// prompt's own user message_end came (later ones are delivered steer
+	// and follow-up messages).
+	message  string
+	attached bool
+	userSeen bool
 }
 
 // retryWait is a backoff wait, counted down on screen.
@@ -72,7 +101,8 @@ type (
 	promptStartedMsg struct {
 		prompt   rpcserver.Prompt
 		events   <-chan tea.Msg
-		attached bool // a prompt that was already running
+		message  string // the text of a prompt started here
+		attached bool   // a prompt that was already running
 		// stop ends the follower of an attach that came too late.
 		stop context.CancelFunc
 	}
@@ -92,13 +122,14 @@ type (
 func New(ctx context.Context, backend rpcserver.Backend, opts Options) *Model {
 	in := textinput.New()
 	in.Prompt = "> "
-	in.Placeholder = "Message, or /help"
+	in.Placeholder = placeholderIdle
 	in.CharLimit = 0
 	in.Focus()
 	m := &Model{
 		ctx: ctx, backend: backend, now: opts.Now, tick: opts.Tick,
 		input: in, spinner: spinner.New(spinner.WithSpinner(spinner.Dot)),
-		endedEntries: map[string]bool{}, endedTools: map[string]bool{},
+		endedEntries: map[string]bool{}, endedTools: map[string]bool{}, startedTools: map[string]bool{},
+		reason: newReasonInput(), loading: true,
 	}
 	if m.now == nil {
 		m.now = time.Now
@@ -107,12 +138,14 @@ func New(ctx context.Context, backend rpcserver.Backend, opts Options) *Model {
 		m.tick = tea.Tick
 	}
 	m.note(fmt.Sprintf("Session %s. Enter sends a message; /help lists commands.", backend.SessionID()))
+	m.historyAt = len(m.entries)
 	return m
 }
 
-// Init implements tea.Model: it also attaches to a prompt that is already
-// running in the session (started elsewhere, or left by an earlier chat).
-func (m *Model) Init() tea.Cmd { return tea.Batch(textinput.Blink, m.spinner.Tick, m.attach()) }
+// Init implements tea.Model: it shows the session's earlier messages and
+// attaches to a prompt that is already running in the session (started
+// elsewhere, or left by an earlier chat).
+func (m *Model) Init() tea.Cmd { return tea.Batch(textinput.Blink, m.spinner.Tick, m.open()) }
 
 // Update implements tea.Model.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -127,8 +160,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.quit()
 		case tea.KeyEsc:
 			return m, m.escape()
-		case tea.KeyEnter:
-			return m, m.submit()
+		}
+		if a := m.approval(); a != nil {
+			return m, m.approvalKey(a, msg)
+		}
+		if msg.Type == tea.KeyEnter {
+			return m, m.submit(msg.Alt)
 		}
 		var cmd tea.Cmd
 		m.input, cmd = m.input.Update(msg)
@@ -137,20 +174,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		var cmd tea.Cmd
 		m.spinner, cmd = m.spinner.Update(msg)
 		return m, cmd
+	case openedMsg:
+		return m, m.opened(msg)
 	case promptStartedMsg:
-		if msg.attached && (m.prompt != nil || m.starting) {
-			// The running prompt the attach found is the one being
-			// started (or followed) here: one follower is enough.
-			msg.stop()
-			return m, nil
-		}
-		m.starting = false
-		m.endedEntries, m.endedTools = map[string]bool{}, map[string]bool{}
-		m.prompt = &runningPrompt{prompt: msg.prompt, events: msg.events}
-		if msg.attached {
-			m.note("Attached to the prompt already running in this session; its events so far follow.")
-		}
-		return m, waitEvent(msg.events)
+		return m, m.started(msg)
 	case promptErrorMsg:
 		m.starting = false
 		m.errorf("Prompt not started: %s", oneLine(msg.err))
@@ -175,6 +202,20 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.entries = append(m.entries, msg.entries...)
 		return m, nil
+	case fullArgsMsg:
+		for _, a := range m.approvals {
+			if a.callID == msg.callID {
+				a.full = msg.args
+			}
+		}
+		return m, nil
+	case approvalSentMsg:
+		return m, m.approvalSent(msg)
+	case stateMsg:
+		m.stateRead(msg)
+		return m, nil
+	case queueSentMsg:
+		return m, m.queueSent(msg)
 	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(msg)
@@ -218,20 +259,45 @@ func (m *Model) escape() tea.Cmd {
 	return nil
 }
 
-// submit handles Enter: a slash command, or a new prompt.
-func (m *Model) submit() tea.Cmd {
+// started follows a prompt this chat started, or one the start-up found
+// running (attached).
+func (m *Model) started(msg promptStartedMsg) tea.Cmd {
+	if msg.attached && (m.prompt != nil || m.starting) {
+		// The running prompt the attach found is the one being
+		// started (or followed) here: one follower is enough.
+		msg.stop()
+		return nil
+	}
+	m.starting = false
+	m.endedEntries, m.endedTools, m.startedTools = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	m.prompt = &runningPrompt{prompt: msg.prompt, events: msg.events, message: msg.message, attached: msg.attached}
+	m.input.Placeholder = placeholderRunning
+	if msg.attached {
+		m.note("Attached to the prompt already running in this session; its events so far follow.")
+	}
+	return waitEvent(msg.events)
+}
+
+// submit handles Enter (followUp: Alt+Enter): a slash command, a new
+// prompt, or, while a prompt runs, a steer (follow_up) message for it.
+func (m *Model) submit(followUp bool) tea.Cmd {
 	text := strings.TrimSpace(m.input.Value())
 	if text == "" {
 		return nil
 	}
-	m.input.Reset()
 	if strings.HasPrefix(text, "/") {
+		m.input.Reset()
 		return m.slash(text)
 	}
-	if m.prompt != nil || m.starting || m.compacting == "manual" {
-		m.note("Busy: wait for the running prompt (or compaction) to end, or press esc to abort it.")
+	if m.prompt != nil {
+		m.input.Reset()
+		return m.sendQueued(text, followUp)
+	}
+	if m.loading || m.starting || m.compacting == "manual" {
+		m.note("Busy: wait for the session to load, the prompt to start or the compaction to end; the text stays in the input.")
 		return nil
 	}
+	m.input.Reset()
 	m.entries = append(m.entries, entry{kind: entryUser, text: text})
 	m.starting = true
 	return m.startPrompt(text)
@@ -242,9 +308,16 @@ func (m *Model) quit() tea.Cmd {
 	return tea.Quit
 }
 
-// endPrompt forgets the followed prompt and its waits.
+// endPrompt forgets the followed prompt and its waits; calls still
+// waiting for approval are no longer asked about, and messages still
+// queued go back into the input.
 func (m *Model) endPrompt() {
 	m.prompt, m.retry = nil, nil
+	m.input.Placeholder = placeholderIdle
+	for len(m.approvals) > 0 {
+		m.approvalDecided(m.approvals[0].callID)
+	}
+	m.undelivered()
 	m.dropLive() // a streamed message that no message_end finalised
 	if m.compacting != "manual" {
 		m.compacting = ""
@@ -280,8 +353,20 @@ func (m *Model) View() string {
 	for _, e := range m.entries {
 		lines = append(lines, strings.Split(e.render(m.width), "\n")...)
 	}
+	status, _ := m.Status()
+	if status != "" {
+		status = m.spinner.View() + " " + statusStyle.Render(status)
+	} else {
+		status = noteStyle.Render("enter: send · /help · ctrl+c: quit")
+	}
+	bottom := inputStyle.Width(m.width).Render(m.input.View())
+	if a := m.approval(); a != nil {
+		bottom = m.approvalView(a)
+	}
+	below := append(m.queueView(), status)
+	below = append(below, strings.Split(bottom, "\n")...)
 	if m.height > 0 {
-		room := max(m.height-3, 1) // status line and the bordered input take 3
+		room := max(m.height-len(below), 1)
 		if len(lines) > room {
 			lines = lines[len(lines)-room:]
 		}
@@ -289,14 +374,7 @@ func (m *Model) View() string {
 			lines = append([]string{""}, lines...)
 		}
 	}
-	status, _ := m.Status()
-	if status != "" {
-		status = m.spinner.View() + " " + statusStyle.Render(status)
-	} else {
-		status = noteStyle.Render("enter: send · /help · ctrl+c: quit")
-	}
-	input := inputStyle.Width(m.width).Render(m.input.View())
-	return strings.Join(lines, "\n") + "\n" + status + "\n" + input
+	return strings.Join(append(lines, below...), "\n")
 }
 
 // oneLine is an error in one line (gRPC errors can span several).

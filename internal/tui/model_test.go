@@ -167,18 +167,35 @@ func TestModel_CompactErrorShown(t *testing.T) {
 	}
 }
 
-// /quit and Ctrl+C quit; a prompt while one runs is refused without
-// reaching the backend.
-func TestModel_QuitAndBusy(t *testing.T) {
+// /quit quits; a message typed while a prompt runs steers it (issue 12)
+// rather than starting a second prompt; during /compact Enter is refused
+// without reaching the backend, and the text stays in the input.
+func TestModel_QuitSteerAndBusy(t *testing.T) {
 	fake := rpcfake.New("s1")
-	fake.Script = rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour})
+	release := make(chan struct{})
+	fake.CompactFunc = func(context.Context, string) (rpc.CompactData, error) {
+		<-release
+		return rpc.CompactData{NothingToCompact: true}, nil
+	}
 	d := newDriver(t, fake)
+	d.typeLine("/compact")
+	d.typeLine("too early")
+	d.untilScreen("Busy: wait for the session to load, the prompt to start or the compaction to end")
+	if got := d.m.input.Value(); got != "too early" {
+		t.Errorf("input after a refused Enter = %q, want the text kept", got)
+	}
+	close(release)
+	d.untilScreen("Nothing to compact")
+	d.m.input.Reset()
+
+	fake.Script = rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour})
 	d.typeLine("first")
 	d.untilScreen("Retrying (1/3)")
 	d.typeLine("second")
-	d.untilScreen("Busy: wait for the running prompt")
-	if calls := d.fake.Calls(); len(calls) != 1 {
-		t.Errorf("backend calls = %v, want only the first prompt", calls)
+	d.untilScreen("Steering: second")
+	d.until("steer sent", func() bool { return len(d.fake.Calls()) == 3 })
+	if calls := d.fake.Calls(); !slices.Equal(calls, []string{"compact:", "prompt:first", "steer:second"}) {
+		t.Errorf("backend calls = %v, want compact, the first prompt, then steer (no second prompt)", calls)
 	}
 	d.typeLine("/quit")
 	d.until("quit", func() bool { return d.quit })

@@ -22,26 +22,7 @@ func (m *Model) startPrompt(text string) tea.Cmd {
 		}
 		ch := make(chan tea.Msg, 64)
 		go follow(ctx, b, p, ch)
-		return promptStartedMsg{prompt: p, events: ch}
-	}
-}
-
-// attach follows the session's running prompt, if there is one, from its
-// first event.
-func (m *Model) attach() tea.Cmd {
-	ctx, b := m.ctx, m.backend
-	return func() tea.Msg {
-		sctx, cancel := context.WithTimeout(ctx, commandTimeout)
-		st, err := b.State(sctx)
-		cancel()
-		if err != nil || st.Status != agent.StatusRunning {
-			return nil
-		}
-		ch := make(chan tea.Msg, 64)
-		p := rpcserver.Prompt{} // RunID "": the session's latest run
-		fctx, stop := context.WithCancel(ctx)
-		go follow(fctx, b, p, ch)
-		return promptStartedMsg{prompt: p, events: ch, attached: true, stop: stop}
+		return promptStartedMsg{prompt: p, events: ch, message: text}
 	}
 }
 

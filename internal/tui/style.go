@@ -11,6 +11,7 @@ var (
 	toolStyle     = lipgloss.NewStyle().Foreground(lipgloss.Color("14"))
 	okStyle       = lipgloss.NewStyle().Foreground(lipgloss.Color("10"))
 	statusStyle   = lipgloss.NewStyle().Foreground(lipgloss.Color("11"))
+	approveStyle  = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("13"))
 	inputStyle    = lipgloss.NewStyle().Border(lipgloss.NormalBorder(), true, false, false, false).
 			BorderForeground(lipgloss.Color("8"))
 )

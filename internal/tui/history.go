@@ -1,0 +1,137 @@
+package tui
+
+import (
+	"context"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/rpcserver"
+)
+
+// Reopening a session (issue 12): the chat first shows the session's
+// earlier messages, read through the backend (the session file of the
+// configured store): user messages, the assistant's thinking, text and
+// tool calls, each call with its result (✓ or ✗ and the first lines).
+// Then, when a prompt is running, it follows it from its first event
+// (attach);
+// that prompt's own messages are in the file already, so the history
+// from its user message on is dropped when the replayed user message_end
+// arrives (matched by text and timestamp), and the replay draws them.
+
+// openedMsg carries the history.
+type openedMsg struct {
+	history []agent.Message
+	err     error
+}
+
+// historyUser marks a user message of the history in the list.
+type historyUser struct {
+	index     int
+	text      string
+	timestamp int64
+}
+
+// open reads the session's messages. Until they are shown Enter waits
+// (loading), so a prompt started here is not in them.
+func (m *Model) open() tea.Cmd {
+	ctx, b := m.ctx, m.backend
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
+		defer cancel()
+		msgs, err := b.Messages(ctx)
+		return openedMsg{history: msgs, err: err}
+	}
+}
+
+// opened shows the history, then looks for a running prompt to follow.
+func (m *Model) opened(msg openedMsg) tea.Cmd {
+	m.loading = false
+	if msg.err != nil {
+		m.errorf("Could not read the session's earlier messages: %s", oneLine(msg.err))
+	} else {
+		m.showHistory(msg.history)
+	}
+	return m.attach()
+}
+
+// attach follows the session's running prompt, if there is one, from its
+// first event.
+func (m *Model) attach() tea.Cmd {
+	ctx, b := m.ctx, m.backend
+	return func() tea.Msg {
+		sctx, cancel := context.WithTimeout(ctx, commandTimeout)
+		st, err := b.State(sctx)
+		cancel()
+		if err != nil || st.Status != agent.StatusRunning {
+			return nil
+		}
+		ch := make(chan tea.Msg, 64)
+		p := rpcserver.Prompt{} // RunID "": the session's latest run
+		fctx, stop := context.WithCancel(ctx)
+		go follow(fctx, b, p, ch)
+		return promptStartedMsg{prompt: p, events: ch, attached: true, stop: stop}
+	}
+}
+
+// showHistory puts the messages in the list after the welcome line
+// (before anything that came since).
+func (m *Model) showHistory(msgs []agent.Message) {
+	es := []entry{{kind: entryNote, text: "Earlier in this session:"}}
+	var users []historyUser
+	tools := map[string]*toolView{}
+	for _, msg := range msgs {
+		switch msg.Role {
+		case agent.RoleUser:
+			users = append(users, historyUser{index: m.historyAt + len(es), text: msg.Text(), timestamp: msg.Timestamp})
+			es = append(es, entry{kind: entryUser, text: msg.Text()})
+		case agent.RoleAssistant:
+			for _, e := range assistantEntries(msg, "") {
+				if e.tool != nil {
+					tools[e.tool.callID] = e.tool
+				}
+				es = append(es, e)
+			}
+		case agent.RoleToolResult:
+			t := tools[msg.ToolCallID]
+			if t == nil {
+				t = &toolView{callID: msg.ToolCallID, name: msg.ToolName}
+				es = append(es, entry{kind: entryTool, tool: t})
+			}
+			t.done, t.isError, t.result = true, msg.IsError, msg.Text()
+		case agent.RoleSummary:
+			es = append(es, entry{kind: entryNote, text: "(earlier messages compacted into a summary)"})
+		}
+	}
+	if len(es) == 1 {
+		return
+	}
+	rest := append(es, m.entries[m.historyAt:]...)
+	m.entries = append(m.entries[:m.historyAt], rest...)
+	m.historyLen, m.historyUsers = len(es), users
+}
+
+// cutHistory drops the history from the running prompt's user message on:
+// the replay of its events draws those messages again.
+func (m *Model) cutHistory(user agent.Message) {
+	text := user.Text()
+	for i := len(m.historyUsers) - 1; i >= 0; i-- {
+		h := m.historyUsers[i]
+		if h.text != text || h.timestamp != user.Timestamp || user.Timestamp == 0 {
+			continue
+		}
+		from, end := h.index, m.historyAt+m.historyLen
+		if from == m.historyAt+1 {
+			from = m.historyAt // nothing earlier: the heading goes too
+		}
+		m.entries = append(m.entries[:from], m.entries[end:]...)
+		m.historyLen = from - m.historyAt
+		m.historyUsers = m.historyUsers[:i]
+		return
+	}
+}
+
+// liveFrom is where the entries of this chat's prompts start: tool calls
+// are looked up there, not in the history (ids can repeat across
+// prompts).
+func (m *Model) liveFrom() int { return m.historyAt + m.historyLen }

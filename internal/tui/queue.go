@@ -1,0 +1,180 @@
+package tui
+
+import (
+	"context"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+// Messages into the running prompt (issue 12), bound as in the terminal
+// agent: while a prompt runs, Enter sends the typed text as steer
+// (delivered after the current tool batch; the calls not started yet are
+// skipped) and Alt+Enter as follow_up (delivered when the prompt would
+// otherwise end). /steer TEXT and /followup TEXT do the same for
+// terminals that do not send Alt+Enter. A queued message shows above the
+// status line until its user message_end comes (then it is in the list
+// like any user message); one the prompt ended without delivering goes
+// back into the input box.
+
+// queuedMessage is a steer or follow-up sent and not delivered yet.
+type queuedMessage struct {
+	followUp bool
+	text     string
+	// sending: on its way (one at a time, so the prompt gets them in the
+	// order they were typed); sent: the backend took it.
+	sending, sent bool
+}
+
+// queueSentMsg is the outcome of sending a steer or follow_up.
+type queueSentMsg struct {
+	q   *queuedMessage
+	err error
+}
+
+// queueName is the command (and signal) of a queued message.
+func (q *queuedMessage) queueName() string {
+	if q.followUp {
+		return agent.SignalFollowUp
+	}
+	return agent.SignalSteer
+}
+
+// sendQueued sends text as steer (or follow_up) to the running prompt.
+func (m *Model) sendQueued(text string, followUp bool) tea.Cmd {
+	if m.prompt == nil {
+		m.note("No prompt is running: send the message with Enter to start one.")
+		return nil
+	}
+	m.queued = append(m.queued, &queuedMessage{followUp: followUp, text: text})
+	return m.sendNext()
+}
+
+// sendNext sends the oldest message not sent yet, unless one is on its
+// way.
+func (m *Model) sendNext() tea.Cmd {
+	if m.prompt == nil {
+		return nil
+	}
+	var q *queuedMessage
+	for _, x := range m.queued {
+		if x.sending {
+			return nil
+		}
+		if !x.sent && q == nil {
+			q = x
+		}
+	}
+	if q == nil {
+		return nil
+	}
+	q.sending = true
+	ctx, b, text, followUp := m.ctx, m.backend, q.text, q.followUp
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
+		defer cancel()
+		var err error
+		if followUp {
+			err = b.FollowUp(ctx, text)
+		} else {
+			err = b.Steer(ctx, text)
+		}
+		return queueSentMsg{q: q, err: err}
+	}
+}
+
+// queueSent sends the next message; a send that failed is shown, and its
+// text goes back to the input.
+func (m *Model) queueSent(msg queueSentMsg) tea.Cmd {
+	msg.q.sending = false
+	if msg.err == nil && m.prompt == nil {
+		// The prompt ended while this was on its way.
+		m.unqueue(msg.q)
+		m.undeliveredNote([]string{msg.q.text})
+		return nil
+	}
+	if msg.err == nil {
+		msg.q.sent = true
+		return m.sendNext()
+	}
+	m.unqueue(msg.q)
+	m.errorf("%s: %s", msg.q.queueName(), oneLine(msg.err))
+	m.restoreInput([]string{msg.q.text})
+	return m.sendNext()
+}
+
+// unqueue removes q from the queue.
+func (m *Model) unqueue(q *queuedMessage) {
+	for i, x := range m.queued {
+		if x == q {
+			m.queued = append(m.queued[:i], m.queued[i+1:]...)
+			return
+		}
+	}
+}
+
+// delivered removes the queued message with this text (a steer message
+// first: the workflow delivers steering before follow-ups).
+func (m *Model) delivered(text string) {
+	for _, followUp := range []bool{false, true} {
+		for _, q := range m.queued {
+			if q.followUp == followUp && q.text == text {
+				m.unqueue(q)
+				return
+			}
+		}
+	}
+}
+
+// undelivered runs at the prompt's end: messages still queued were not
+// delivered (the prompt failed, was aborted, or ended as they arrived);
+// they go back into the input, as the terminal agent restores its queue
+// on abort.
+func (m *Model) undelivered() {
+	var texts []string
+	var sending []*queuedMessage
+	for _, q := range m.queued {
+		if q.sending {
+			sending = append(sending, q) // queueSent decides
+		} else {
+			texts = append(texts, q.text)
+		}
+	}
+	m.queued = sending
+	m.undeliveredNote(texts)
+}
+
+// undeliveredNote says which messages were not delivered and puts them
+// back into the input.
+func (m *Model) undeliveredNote(texts []string) {
+	if len(texts) == 0 {
+		return
+	}
+	m.note("Not delivered before the prompt ended: " + strings.Join(texts, " · ") + " (back in the input)")
+	m.restoreInput(texts)
+}
+
+// restoreInput puts texts in front of what the input holds.
+func (m *Model) restoreInput(texts []string) {
+	if v := strings.TrimSpace(m.input.Value()); v != "" {
+		texts = append(texts, v)
+	}
+	m.input.SetValue(strings.Join(texts, " "))
+	m.input.CursorEnd()
+}
+
+// queueView draws the queued messages.
+func (m *Model) queueView() []string {
+	var lines []string
+	room := lineRoom(m.width, 12)
+	for _, q := range m.queued {
+		label := "Steering: "
+		if q.followUp {
+			label = "Follow-up: "
+		}
+		lines = append(lines, noteStyle.Render(label+clip(oneLineText(q.text), room)))
+	}
+	return lines
+}
