@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
@@ -218,14 +221,55 @@ var stateCmd = Command{
 			_ = json.NewEncoder(env.Stdout).Encode(st)
 			return ExitOK
 		}
-		fmt.Fprintf(env.Stdout, "session %s  status %s  model %s/%s  messages %d\n", st.SessionID, st.Status, st.Provider, st.Model, st.MessageCount)
-		fmt.Fprintf(env.Stdout, "autoRetryEnabled %t  isRetrying %t  retryAttempt %d  isStreaming %t  isCompacting %t\n",
-			st.AutoRetryEnabled, st.IsRetrying, st.RetryAttempt, st.IsStreaming, st.IsCompacting)
-		if p := st.PendingRetry; p != nil {
-			fmt.Fprintf(env.Stdout, "pending retry %d/%d: wakes at %s\n", p.Attempt, p.MaxAttempts, p.WakeAt.Format("15:04:05.000"))
-		}
+		printState(env.Stdout, st, time.Now())
 		return ExitOK
 	},
+}
+
+// printState writes the human form of `starter state`: the status line,
+// the retry flags, then what the prompt waits for (a retry's wake-up,
+// queued messages, tool calls running, waiting for their host or for
+// approval, each with the command that decides it).
+func printState(w io.Writer, st agent.State, now time.Time) {
+	fmt.Fprintf(w, "session %s  status %s  model %s/%s  messages %d\n", st.SessionID, st.Status, st.Provider, st.Model, st.MessageCount)
+	fmt.Fprintf(w, "autoRetryEnabled %t  isRetrying %t  retryAttempt %d  isStreaming %t  isCompacting %t\n",
+		st.AutoRetryEnabled, st.IsRetrying, st.RetryAttempt, st.IsStreaming, st.IsCompacting)
+	if p := st.PendingRetry; p != nil {
+		left := max(p.WakeAt.Sub(now), 0).Round(time.Second)
+		fmt.Fprintf(w, "pending retry %d/%d: wakes at %s (in %s)\n", p.Attempt, p.MaxAttempts, p.WakeAt.Local().Format("15:04:05.000"), left)
+	}
+	fmt.Fprintf(w, "pendingMessageCount %d", st.PendingMessageCount)
+	if st.SteeringMode != "" || st.FollowUpMode != "" {
+		fmt.Fprintf(w, "  steeringMode %s  followUpMode %s", st.SteeringMode, st.FollowUpMode)
+	}
+	fmt.Fprintln(w)
+	if len(st.RunningTools) > 0 {
+		fmt.Fprintf(w, "running tools: %s\n", strings.Join(st.RunningTools, ", "))
+	}
+	if st.WaitingForHost != "" {
+		fmt.Fprintf(w, "waiting for host %s: no worker of it has picked up the tool call\n", st.WaitingForHost)
+	}
+	for _, p := range st.PendingApprovals {
+		fmt.Fprintf(w, "waiting for approval: %s %s %s", p.ToolName, p.ToolCallID, previewLine(p.Args, 120))
+		if p.ExpiresAt != nil {
+			fmt.Fprintf(w, " (denied at %s unless decided)", p.ExpiresAt.Local().Format("15:04:05"))
+		}
+		fmt.Fprintf(w, "\n  starter approve --session %s %s [--deny --reason TEXT]\n", st.SessionID, p.ToolCallID)
+	}
+}
+
+// previewLine is a tool call's arguments on one line of at most n runes.
+func previewLine(args json.RawMessage, n int) string {
+	var b bytes.Buffer
+	if json.Compact(&b, args) != nil {
+		b.Reset()
+		b.Write(args)
+	}
+	s := b.String()
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 var eventsCmd = Command{

@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
 )
 
 // Issue 12: steer, follow-up and approve fail like the other signal
@@ -24,6 +28,54 @@ func TestCLI_SteerFollowUpApproveErrors(t *testing.T) {
 			code, _, stderr := run(t, nil, tc.args...)
 			if code != ExitUsage || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 				t.Fatalf("exit %d stderr %q, want exit %d and one line with %q", code, stderr, ExitUsage, tc.want)
+			}
+		})
+	}
+}
+
+// Issue 12: `starter state` without --json shows what the prompt waits
+// for: queued messages, running tools, its host, the retry's wake-up and
+// each pending approval with its arguments and the command that decides
+// it.
+func TestPrintState_WhatThePromptWaitsFor(t *testing.T) {
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	expires := now.Add(90 * time.Second)
+	for _, tc := range []struct {
+		name string
+		st   agent.State
+		want []string
+		not  []string
+	}{
+		{"idle", agent.State{SessionID: "s1", Status: "idle", Provider: "scripted", Model: "m"},
+			[]string{"session s1  status idle  model scripted/m", "pendingMessageCount 0\n"},
+			[]string{"pending retry", "running tools", "waiting for"}},
+		{"waiting", agent.State{SessionID: "s1", Status: agent.StatusRunning, PendingMessageCount: 2,
+			SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeAll,
+			PendingRetry:     &agent.PendingRetry{Attempt: 2, MaxAttempts: 3, WakeAt: now.Add(4 * time.Second)},
+			RunningTools:     []string{"read call_1_0"},
+			WaitingForHost:   "build-box",
+			PendingApprovals: []agent.PendingApproval{{ToolCallID: "call_1_1", ToolName: "bash", Args: json.RawMessage(`{"command": "rm -rf build"}`), ExpiresAt: &expires}}},
+			[]string{
+				"pending retry 2/3: wakes at " + now.Add(4*time.Second).Local().Format("15:04:05.000") + " (in 4s)",
+				"pendingMessageCount 2  steeringMode one-at-a-time  followUpMode all",
+				"running tools: read call_1_0",
+				"waiting for host build-box",
+				`waiting for approval: bash call_1_1 {"command":"rm -rf build"} (denied at ` + expires.Local().Format("15:04:05") + " unless decided)",
+				"  starter approve --session s1 call_1_1 [--deny --reason TEXT]",
+			}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			printState(&b, tc.st, now)
+			for _, w := range tc.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, b.String())
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(b.String(), n) {
+					t.Errorf("output has %q:\n%s", n, b.String())
+				}
 			}
 		})
 	}
