@@ -1,6 +1,7 @@
 package devserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -18,7 +19,10 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
@@ -149,6 +153,62 @@ server_ca_cert_path = "`+p.caFile+`"
 		})
 	}
 
+	// End to end over mTLS: the product's worker (app.NewWorker, with the
+	// tool worker of its host) polls through a client dialled by the
+	// TEMPORAL_TLS_* variables, and the starter's own code (cli.Main)
+	// sends a prompt through the same variables; the scripted model
+	// calls bash, which runs on the host's tool queue, then answers.
+	t.Run("worker polls and a prompt completes", func(t *testing.T) {
+		ws := t.TempDir()
+		s := base
+		s.Temporal.TaskQueue = "tls-e2e"
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		c, err := app.DialEnv(ctx, s, quietLogger(), mtls)
+		if err != nil {
+			t.Fatalf("worker dial over mTLS: %v", err)
+		}
+		defer c.Close()
+		w, err := app.NewWorker(c, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Start(); err != nil {
+			t.Fatalf("worker start over mTLS: %v", err)
+		}
+		defer w.Stop()
+
+		env := map[string]string{"DURABLE_AGENT_HOME": s.DataDir, "DURABLE_AGENT_TEMPORAL_TASKQUEUE": s.Temporal.TaskQueue}
+		for k, v := range mtls {
+			env[k] = v
+		}
+		var stdout, stderr bytes.Buffer
+		code := cli.Main([]string{"prompt", "--session", "over-mtls", "--workspace", ws,
+			"--fault", `tool:bash {"command":"echo tool ran over mTLS"}`, "--fault", "text:answered over mTLS", "hello"},
+			cli.Env{Stdout: &stdout, Stderr: &stderr, Stdin: strings.NewReader(""),
+				LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+		if code != cli.ExitOK || !strings.Contains(stdout.String(), "answered over mTLS") {
+			t.Fatalf("starter prompt over mTLS: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+		}
+		store, err := session.Open(filepath.Join(s.DataDir, "sessions"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, err := store.Load("over-mtls")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tool string
+		for _, e := range sess.Entries {
+			if e.Message != nil && e.Message.Role == agent.RoleToolResult {
+				tool = strings.TrimSpace(e.Message.Text())
+			}
+		}
+		if tool != "tool ran over mTLS" || sess.Header.Host != app.ToolHost(s) {
+			t.Errorf("bash result %q on host %q, want the command's output from the host's tool worker %q", tool, sess.Header.Host, app.ToolHost(s))
+		}
+	})
+
 	wrong := newPKI(t, "other")
 	for name, c := range map[string]struct {
 		env  mapEnv
@@ -161,10 +221,12 @@ server_ca_cert_path = "`+p.caFile+`"
 		"a client certificate of another CA": {
 			mapEnv{"TEMPORAL_ADDRESS": addr, "TEMPORAL_TLS_SERVER_CA_CERT_PATH": p.caFile,
 				"TEMPORAL_TLS_CLIENT_CERT_PATH": wrong.cliCert, "TEMPORAL_TLS_CLIENT_KEY_PATH": wrong.cliKey},
-			[]string{"TLS handshake failed", "tls: "}},
+			// The server's alert ("tls: ...") or, when the client only
+			// sees the closed socket, the same hint.
+			[]string{"TLS handshake failed", "TEMPORAL_TLS_CLIENT_CERT_PATH"}},
 		"no client certificate": {
 			mapEnv{"TEMPORAL_ADDRESS": addr, "TEMPORAL_TLS_SERVER_CA_CERT_PATH": p.caFile},
-			[]string{"TLS handshake failed", "tls: "}},
+			[]string{"TLS handshake failed", "TEMPORAL_TLS_CLIENT_CERT_PATH"}},
 		"no TLS at all": {mapEnv{"TEMPORAL_ADDRESS": addr}, []string{"the server may require TLS"}},
 	} {
 		t.Run(name, func(t *testing.T) {
