@@ -34,7 +34,14 @@
 //	<!-- readme-test: exit N -->
 //	    the block exits N instead of 0 (its last command).
 //	<!-- readme-test: needs PROGRAM -->
-//	    run it only when PROGRAM is on PATH (the `temporal` CLI), else skip.
+//	    run it only when PROGRAM is on PATH, else skip. For `temporal`
+//	    there is always one: without the real CLI on PATH, the test puts
+//	    first on the blocks' PATH a stand-in it builds from
+//	    test/readme/temporalcli, which runs the equivalents of the
+//	    README's `temporal workflow signal`, `query` and `metadata` through
+//	    the Go SDK against the same server (and refuses any other command).
+//	    The real CLI is not built instead: no release builds from the Go
+//	    module proxy at the API version this module pins.
 //	<!-- readme-test: skip REASON -->
 //	    not run: only for what cannot run here (a real provider key).
 //	<!-- readme-test: output -->
