@@ -553,6 +553,11 @@ func (s *syncBuffer) Len() int {
 	return s.b.Len()
 }
 
+// dieAfterUser as envDieBefore's value kills the worker right after it
+// wrote a prompt's user message (inside the first workflow task's local
+// activity, before that task completed).
+const dieAfterUser = "user-message"
+
 // dieBeforeResult is a session store that kills its process when asked to
 // write a result of tool (see envDieBefore).
 type dieBeforeResult struct {
@@ -561,6 +566,16 @@ type dieBeforeResult struct {
 }
 
 func (d dieBeforeResult) Append(sessionID string, entries ...session.Entry) (int, error) {
+	if d.tool == dieAfterUser {
+		n, err := d.SessionStore.Append(sessionID, entries...)
+		for _, e := range entries {
+			if e.Message != nil && e.Message.Role == agent.RoleUser {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
+		}
+		return n, err
+	}
 	for _, e := range entries {
 		if e.Message != nil && e.Message.Role == agent.RoleToolResult && e.Message.ToolName == d.tool {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)

@@ -359,3 +359,35 @@ func (f sessionFile) messages() []agent.Message {
 	}
 	return out
 }
+
+// Exactly once (issue 10; the CI failure of trial 19): a worker killed
+// right after the first workflow task's local activity wrote the user
+// message, before the task completed. The task is retried on another
+// worker and chooses the same entry ids, so the write is idempotent: the
+// session has the user message once, and the prompt completes.
+func TestFaults_KillAfterTheUserMessageWriteKeepsOneUserMessage(t *testing.T) {
+	skipShort(t)
+	e := newEnv(t, sharedAddress(t))
+	first := e.spawnWorker(0, envDieBefore+"="+dieAfterUser)
+	run := e.prompt("user-once", "text:done once")
+	for first.alive() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	e.spawnWorker(0)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := control.Result(ctx, e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID()))
+	if err != nil || res.Status != agent.StatusCompleted || res.Text != "done once" {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	f := readSession(t, e.s.DataDir, "user-once")
+	users := 0
+	for _, m := range f.messages() {
+		if m.Role == agent.RoleUser {
+			users++
+		}
+	}
+	if users != 1 || f.lines != len(f.entries) {
+		t.Fatalf("%d user messages, %d lines for %d entries:\n%s", users, f.lines, len(f.entries), f.raw)
+	}
+}
