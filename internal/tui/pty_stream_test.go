@@ -79,12 +79,12 @@ const (
 	streamDelayMs = 150
 )
 
-// Issue 11 end to end, in a real pseudo-terminal (tmux) against the
-// embedded Temporal server and a worker: the bash call shows its command
-// and its output while it runs, and the answer's text is on screen word by
-// word before its message_end; then the whole answer and the finished
-// call stay.
-func TestChat_PseudoTerminalShowsLiveOutput(t *testing.T) {
+// temporalChat runs the chat of session in tmux against the embedded
+// Temporal server and a worker started here with s (tweak adjusts it);
+// env adds to the chat's environment (the settings of its prompts). It
+// skips under -short and without tmux.
+func temporalChat(t *testing.T, session string, tweak func(*settings.Settings), env map[string]string) (*tmuxSession, string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts the embedded Temporal server")
 	}
@@ -97,14 +97,16 @@ func TestChat_PseudoTerminalShowsLiveOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	home, workspace := t.TempDir(), t.TempDir()
-	env := map[string]string{settings.EnvHome: home, "HOME": home}
-	s, err := settings.Load(settings.LoadOptions{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	vars := map[string]string{settings.EnvHome: home, "HOME": home}
+	s, err := settings.Load(settings.LoadOptions{Env: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Dev.Port, s.Dev.UI = 0, false
-	s.Temporal.TaskQueue = fmt.Sprintf("tui-live-%d", os.Getpid())
-	s.Scripted.Reply, s.Scripted.StreamDelayMs = streamedReply, streamDelayMs
+	s.Temporal.TaskQueue = fmt.Sprintf("tui-%s-%d", session, os.Getpid())
+	if tweak != nil {
+		tweak(&s)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -113,19 +115,13 @@ func TestChat_PseudoTerminalShowsLiveOutput(t *testing.T) {
 		t.Fatalf("start server and worker: %v", err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-
-	// The first model call runs bash (a second of output at a time, no ';'
-	// since the fault list is ';'-separated); the next one answers.
-	command := `{"command":"for i in 1 2 3 4 5\ndo echo tick$i\nsleep 1\ndone"}`
-	for k, v := range map[string]string{
-		"DURABLE_AGENT_TEMPORAL_ADDRESS":   st.Settings.Temporal.Address,
-		"DURABLE_AGENT_TEMPORAL_NAMESPACE": st.Settings.Temporal.Namespace,
-		"DURABLE_AGENT_TEMPORAL_TASKQUEUE": st.Settings.Temporal.TaskQueue,
-		"DURABLE_AGENT_SCRIPTED_FAULTS":    "tool:bash " + command,
-	} {
-		env[k] = v
+	vars["DURABLE_AGENT_TEMPORAL_ADDRESS"] = st.Settings.Temporal.Address
+	vars["DURABLE_AGENT_TEMPORAL_NAMESPACE"] = st.Settings.Temporal.Namespace
+	vars["DURABLE_AGENT_TEMPORAL_TASKQUEUE"] = st.Settings.Temporal.TaskQueue
+	for k, v := range env {
+		vars[k] = v
 	}
-	cfg, err := json.Marshal(childConfig{Session: "live1", Env: env})
+	cfg, err := json.Marshal(childConfig{Session: session, Env: vars})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,12 +129,26 @@ func TestChat_PseudoTerminalShowsLiveOutput(t *testing.T) {
 	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
 		t.Fatal(err)
 	}
-
-	s2 := &tmuxSession{t: t, bin: bin, sock: fmt.Sprintf("tui-live-%d", os.Getpid()), timeout: time.Minute}
-	t.Cleanup(func() { _ = exec.Command(bin, "-L", s2.sock, "kill-server").Run() })
+	tm := &tmuxSession{t: t, bin: bin, sock: fmt.Sprintf("tui-%s-%d", session, os.Getpid()), timeout: time.Minute}
+	t.Cleanup(func() { _ = exec.Command(bin, "-L", tm.sock, "kill-server").Run() })
 	shell := fmt.Sprintf("%s=%s %s=%s %s -test.run='^$'; echo chat-exited-$?; sleep 600",
 		childEnv, childTemporal, configEnv, shellQuote(cfgPath), shellQuote(exe))
-	s2.run("new-session", "-d", "-s", "chat", "-x", "100", "-y", "40", "-c", workspace, shell)
+	tm.run("new-session", "-d", "-s", "chat", "-x", "100", "-y", "40", "-c", workspace, shell)
+	return tm, workspace
+}
+
+// Issue 11 end to end, in a real pseudo-terminal (tmux) against the
+// embedded Temporal server and a worker: the bash call shows its command
+// and its output while it runs, and the answer's text is on screen word by
+// word before its message_end; then the whole answer and the finished
+// call stay.
+func TestChat_PseudoTerminalShowsLiveOutput(t *testing.T) {
+	// The first model call runs bash (a second of output at a time, no ';'
+	// since the fault list is ';'-separated); the next one answers.
+	command := `{"command":"for i in 1 2 3 4 5\ndo echo tick$i\nsleep 1\ndone"}`
+	s2, _ := temporalChat(t, "live1", func(s *settings.Settings) {
+		s.Scripted.Reply, s.Scripted.StreamDelayMs = streamedReply, streamDelayMs
+	}, map[string]string{"DURABLE_AGENT_SCRIPTED_FAULTS": "tool:bash " + command})
 
 	s2.waitText("Session live1.")
 	s2.run("send-keys", "-t", "chat", "-l", "run the loop")
