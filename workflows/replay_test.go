@@ -32,6 +32,19 @@ func TestReplay_ToolLoopHistory(t *testing.T) {
 	}
 }
 
+// Determinism of the tool loop at the current version ("agent-loop" 3:
+// entry ids from the run, an abort that overtakes an answer still gives
+// its calls results): the same scenario recorded on the current code.
+// Regenerate with UPDATE_REPLAY_HISTORY=1 go test -run
+// ToolLoopHistoryReplays ./test/integration
+func TestReplay_ToolLoopHistoryCurrentVersion(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/prompt_toolloop_v3_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}
+
 // Determinism of steering and approval (version "agent-loop" 2): a real
 // run's history with an approve_tool update decided after a worker
 // restart and a steer signal during a tool batch replays on the current

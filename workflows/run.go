@@ -125,15 +125,16 @@ func entryIDPrefix(ctx workflow.Context) string {
 
 // stableIDPrefix makes the prefix of a prompt run's entry ids from facts
 // every attempt of its first workflow task sees alike: the start of the run
-// id plus eight hex digits hashed from the workflow id, the run id and the
-// run's start time (the test environment reuses one run id; its start
-// times differ). No side effect: a retried first task, whose lost attempt
-// may already have written entries through a local activity, chooses the
-// same ids, so those writes stay idempotent.
+// id plus eight hex digits hashed from the run id and the run's start time
+// (the test environment reuses one run id; its start times differ). No
+// side effect: a retried first task, whose lost attempt may already have
+// written entries through a local activity, chooses the same ids, so those
+// writes stay idempotent. Not the workflow id: the SDK's replayer replays
+// a history under another one.
 func stableIDPrefix(ctx workflow.Context) string {
 	info := workflow.GetInfo(ctx)
 	h := fnv.New32a()
-	fmt.Fprintf(h, "%s\x00%s\x00%d", info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.WorkflowStartTime.UnixNano())
+	fmt.Fprintf(h, "%s\x00%d", info.WorkflowExecution.RunID, info.WorkflowStartTime.UnixNano())
 	return runIDStart(info.WorkflowExecution.RunID) + fmt.Sprintf("%08x", h.Sum32())
 }
 

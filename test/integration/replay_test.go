@@ -23,8 +23,11 @@ import (
 var replayFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_retry_history.json")
 
 // toolLoopFixture is the history of a tool loop with a retry and a
-// threshold compaction in it (workflows/replay_test.go replays it).
-var toolLoopFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_toolloop_history.json")
+// threshold compaction in it (workflows/replay_test.go replays it). The
+// fixture of the first tool-loop version (prompt_toolloop_history.json,
+// "agent-loop" 1) is kept as it was; regenerating writes the current
+// version's.
+var toolLoopFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_toolloop_v3_history.json")
 
 // Determinism: the history of a real run (one retried 503, then success)
 // replays on the current workflow code without a non-determinism error.
