@@ -258,14 +258,18 @@ func printState(w io.Writer, st agent.State, now time.Time) {
 	}
 }
 
-// previewLine is a tool call's arguments on one line of at most n runes.
+// previewLine is a tool call's arguments on one line of at most n runes,
+// without the HTML escapes of the preview's encoding ("\u003e" is ">").
 func previewLine(args json.RawMessage, n int) string {
 	var b bytes.Buffer
-	if json.Compact(&b, args) != nil {
+	var v any
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if json.Unmarshal(args, &v) != nil || enc.Encode(v) != nil {
 		b.Reset()
 		b.Write(args)
 	}
-	s := b.String()
+	s := strings.TrimSpace(b.String())
 	if r := []rune(s); len(r) > n {
 		s = string(r[:n-1]) + "…"
 	}

@@ -54,13 +54,13 @@ func TestPrintState_WhatThePromptWaitsFor(t *testing.T) {
 			PendingRetry:     &agent.PendingRetry{Attempt: 2, MaxAttempts: 3, WakeAt: now.Add(4 * time.Second)},
 			RunningTools:     []string{"read call_1_0"},
 			WaitingForHost:   "build-box",
-			PendingApprovals: []agent.PendingApproval{{ToolCallID: "call_1_1", ToolName: "bash", Args: json.RawMessage(`{"command": "rm -rf build"}`), ExpiresAt: &expires}}},
+			PendingApprovals: []agent.PendingApproval{{ToolCallID: "call_1_1", ToolName: "bash", Args: json.RawMessage(`{"command": "rm -rf build \u003e log"}`), ExpiresAt: &expires}}},
 			[]string{
 				"pending retry 2/3: wakes at " + now.Add(4*time.Second).Local().Format("15:04:05.000") + " (in 4s)",
 				"pendingMessageCount 2  steeringMode one-at-a-time  followUpMode all",
 				"running tools: read call_1_0",
 				"waiting for host build-box",
-				`waiting for approval: bash call_1_1 {"command":"rm -rf build"} (denied at ` + expires.Local().Format("15:04:05") + " unless decided)",
+				`waiting for approval: bash call_1_1 {"command":"rm -rf build > log"} (denied at ` + expires.Local().Format("15:04:05") + " unless decided)",
 				"  starter approve --session s1 call_1_1 [--deny --reason TEXT]",
 			}, nil},
 	} {

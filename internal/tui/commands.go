@@ -109,7 +109,7 @@ func stateText(st agent.State) string {
 		text += " · waiting for host " + st.WaitingForHost
 	}
 	for _, p := range st.PendingApprovals {
-		text += fmt.Sprintf("\nwaiting for approval: %s %s %s", p.ToolName, p.ToolCallID, toolLine("", p.Args, 80))
+		text += fmt.Sprintf("\nwaiting for approval: %s (%s)", toolLine(p.ToolName, p.Args, 80), p.ToolCallID)
 	}
 	return text
 }
