@@ -261,12 +261,20 @@ type Message struct {
 type messageFields Message
 
 // MarshalJSON writes the fields of the message's role. Fields the
-// terminal agent requires are always written: isError on tool results;
-// output, cancelled and truncated on bash executions; summary on
-// compaction summaries (the text, also kept as content).
+// terminal agent requires are always written: content (an empty list at
+// the end when there is none), isError on tool results; output,
+// cancelled and truncated on bash executions; summary on compaction
+// summaries (the text, also kept as content).
 func (m Message) MarshalJSON() ([]byte, error) {
 	switch m.Role {
 	case RoleToolResult:
+		if len(m.Content) == 0 {
+			return marshalPlain(struct {
+				messageFields
+				IsError bool           `json:"isError"`
+				Content []ContentBlock `json:"content"`
+			}{messageFields(m), m.IsError, []ContentBlock{}})
+		}
 		return marshalPlain(struct {
 			messageFields
 			IsError bool `json:"isError"`
@@ -284,6 +292,14 @@ func (m Message) MarshalJSON() ([]byte, error) {
 			Summary      string `json:"summary"`
 			TokensBefore int    `json:"tokensBefore"`
 		}{messageFields(m), m.Text(), m.TokensBefore})
+	}
+	if len(m.Content) == 0 && m.Role != "" {
+		// The terminal agent's messages always have content: an answer
+		// that failed before any text has "content":[].
+		return marshalPlain(struct {
+			messageFields
+			Content []ContentBlock `json:"content"`
+		}{messageFields(m), []ContentBlock{}})
 	}
 	return marshalPlain(messageFields(m))
 }

@@ -34,6 +34,8 @@ func TestMessage_JSONShapes(t *testing.T) {
 			`{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","data":"aGk=","mimeType":"image/png"}],"timestamp":1}`},
 		{"tool result that is not an error", Message{Role: RoleToolResult, ToolCallID: "c", ToolName: "ls", Content: []ContentBlock{{Type: BlockText, Text: "a"}}},
 			`{"role":"toolResult","content":[{"type":"text","text":"a"}],"toolCallId":"c","toolName":"ls","isError":false}`},
+		{"failed answer without content", Message{Role: RoleAssistant, StopReason: StopReasonError, ErrorMessage: "503"},
+			`{"role":"assistant","stopReason":"error","errorMessage":"503","content":[]}`},
 		{"bash execution", Message{Role: RoleBashExecution, Command: "true", ExitCode: &exit0, Timestamp: 2},
 			`{"role":"bashExecution","command":"true","exitCode":0,"timestamp":2,"output":"","cancelled":false,"truncated":false}`},
 		{"compaction summary", Message{Role: RoleSummary, Content: []ContentBlock{{Type: BlockText, Text: "s"}}, TokensBefore: 9},

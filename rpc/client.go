@@ -197,10 +197,10 @@ func (c *Client) SetAutoCompaction(ctx context.Context, enabled bool) error {
 	return err
 }
 
-// GetState returns the session state (autoRetryEnabled, isRetrying,
-// retryAttempt, isStreaming, isCompacting, ...).
-func (c *Client) GetState(ctx context.Context) (agent.State, error) {
-	var st agent.State
+// GetState returns the session state (the terminal agent's
+// RpcSessionState plus autoRetryEnabled, isRetrying, retryAttempt, ...).
+func (c *Client) GetState(ctx context.Context) (SessionState, error) {
+	var st SessionState
 	r, err := c.request(ctx, Command{Type: CmdGetState}, nil)
 	if err != nil {
 		return st, err
@@ -232,16 +232,37 @@ func (c *Client) GetLastAssistantText(ctx context.Context) (text string, ok bool
 	return *d.Text, true, nil
 }
 
-// Compact compacts the session now (between prompts) and returns when it
-// is done. Compaction calls the model, so give ctx room (WithRequestTimeout
-// applies too).
-func (c *Client) Compact(ctx context.Context, customInstructions string) (CompactData, error) {
-	var d CompactData
+// Compact compacts the session now (between prompts) and returns the
+// compaction's result when it is done; with nothing to compact it fails
+// with NothingToCompactError. Compaction calls the model, so give ctx
+// room (WithRequestTimeout applies too).
+func (c *Client) Compact(ctx context.Context, customInstructions string) (agent.CompactionResult, error) {
+	var d agent.CompactionResult
 	r, err := c.request(ctx, Command{Type: CmdCompact, CustomInstructions: customInstructions}, nil)
 	if err != nil {
 		return d, err
 	}
 	return d, decodeData(r, &d)
+}
+
+// Steer queues message for the running prompt: it is delivered after the
+// current tool batch, whose calls not started yet are skipped.
+func (c *Client) Steer(ctx context.Context, message string) error {
+	_, err := c.request(ctx, Command{Type: CmdSteer, Message: message}, nil)
+	return err
+}
+
+// FollowUp queues message for when the running prompt would end.
+func (c *Client) FollowUp(ctx context.Context, message string) error {
+	_, err := c.request(ctx, Command{Type: CmdFollowUp, Message: message}, nil)
+	return err
+}
+
+// ApproveTool decides a tool call waiting for approval
+// (tools.requireApproval).
+func (c *Client) ApproveTool(ctx context.Context, toolCallID string, approved bool, reason string) error {
+	_, err := c.request(ctx, Command{Type: CmdApproveTool, ToolCallID: toolCallID, Approved: &approved, Reason: reason}, nil)
+	return err
 }
 
 // Send sends any command (its ID is set when empty) and returns its

@@ -191,7 +191,7 @@ func TestClient_ErrorResponsesAreCommandErrors(t *testing.T) {
 		command string
 		msg     string
 	}{
-		{"unknown type", func() error { _, err := c.Send(ctx, rpc.Command{Type: "reboot"}); return err }, "reboot", "unknown command type"},
+		{"unknown type", func() error { _, err := c.Send(ctx, rpc.Command{Type: "reboot"}); return err }, "reboot", "Unknown command: reboot"},
 		{"empty message", func() error { _, err := c.Prompt(ctx, " "); return err }, "prompt", `field "message" is empty`},
 	}
 	for _, tc := range cases {
@@ -232,8 +232,9 @@ func TestClient_SetAutoRetryThenGetState(t *testing.T) {
 	if msgs, err := c.GetMessages(ctx); err != nil || len(msgs) != 0 {
 		t.Errorf("GetMessages = %v, %v", msgs, err)
 	}
-	if d, err := c.Compact(ctx, ""); err != nil || !d.NothingToCompact {
-		t.Errorf("Compact = %+v, %v; want nothing to compact", d, err)
+	var ce *rpc.CommandError
+	if d, err := c.Compact(ctx, ""); !errors.As(err, &ce) || ce.Message != rpc.NothingToCompactError {
+		t.Errorf("Compact = %+v, %v; want %q", d, err, rpc.NothingToCompactError)
 	}
 }
 

@@ -8,25 +8,52 @@ import (
 	"github.com/durableagent/durableagent/agent"
 )
 
-// Command types. The signal-like ones equal the workflow's signal names
-// (agent.SignalAbortRetry, ...), so the same word works over RPC and with
-// `temporal workflow signal --name`.
+// Command types: the terminal agent's (@mariozechner/pi-coding-agent
+// 0.73.1, RpcCommand) plus approve_tool. The signal-like ones equal the
+// workflow's signal and update names (agent.SignalAbortRetry, ...), so
+// the same word works over RPC and with `temporal workflow signal --name`.
 const (
 	CmdPrompt               = "prompt"
+	CmdSteer                = agent.SignalSteer
+	CmdFollowUp             = agent.SignalFollowUp
 	CmdAbort                = agent.SignalAbort
-	CmdAbortRetry           = agent.SignalAbortRetry
-	CmdSetAutoRetry         = agent.SignalSetAutoRetry
+	CmdNewSession           = "new_session"
 	CmdGetState             = "get_state"
-	CmdGetMessages          = "get_messages"
-	CmdGetLastAssistantText = "get_last_assistant_text"
+	CmdSetModel             = "set_model"
+	CmdCycleModel           = "cycle_model"
+	CmdGetAvailableModels   = "get_available_models"
+	CmdSetThinkingLevel     = "set_thinking_level"
+	CmdCycleThinkingLevel   = "cycle_thinking_level"
+	CmdSetSteeringMode      = "set_steering_mode"
+	CmdSetFollowUpMode      = "set_follow_up_mode"
 	CmdCompact              = "compact"
 	CmdSetAutoCompaction    = "set_auto_compaction"
+	CmdSetAutoRetry         = agent.SignalSetAutoRetry
+	CmdAbortRetry           = agent.SignalAbortRetry
+	CmdBash                 = "bash"
+	CmdAbortBash            = "abort_bash"
+	CmdGetSessionStats      = "get_session_stats"
+	CmdExportHTML           = "export_html"
+	CmdSwitchSession        = "switch_session"
+	CmdFork                 = "fork"
+	CmdClone                = "clone"
+	CmdGetForkMessages      = "get_fork_messages"
+	CmdGetLastAssistantText = "get_last_assistant_text"
+	CmdSetSessionName       = "set_session_name"
+	CmdGetMessages          = "get_messages"
+	CmdGetCommands          = "get_commands"
+	// CmdApproveTool is ours (the terminal agent has no tool approval):
+	// the approve_tool update of the running prompt.
+	CmdApproveTool = agent.UpdateApproveTool
 )
 
 // CommandTypes lists every command type, in documentation order.
 var CommandTypes = []string{
-	CmdPrompt, CmdAbort, CmdAbortRetry, CmdSetAutoRetry, CmdGetState,
-	CmdGetMessages, CmdGetLastAssistantText, CmdCompact, CmdSetAutoCompaction,
+	CmdPrompt, CmdSteer, CmdFollowUp, CmdAbort, CmdNewSession, CmdGetState, CmdSetModel, CmdCycleModel,
+	CmdGetAvailableModels, CmdSetThinkingLevel, CmdCycleThinkingLevel, CmdSetSteeringMode, CmdSetFollowUpMode,
+	CmdCompact, CmdSetAutoCompaction, CmdSetAutoRetry, CmdAbortRetry, CmdBash, CmdAbortBash, CmdGetSessionStats,
+	CmdExportHTML, CmdSwitchSession, CmdFork, CmdClone, CmdGetForkMessages, CmdGetLastAssistantText,
+	CmdSetSessionName, CmdGetMessages, CmdGetCommands, CmdApproveTool,
 }
 
 // ParseCommand is the Response.Command of a line that has no usable
@@ -37,9 +64,15 @@ const ParseCommand = "parse"
 // stdout is an event.
 const ResponseType = "response"
 
-// StatusIdle is State.Status when the session runs no prompt (get_state
-// answered from the settings and the session file).
+// StatusIdle is SessionState.Status when the session runs no prompt
+// (get_state answered from the settings and the session file).
 const StatusIdle = "idle"
+
+// Streaming behaviours of a prompt sent while one runs.
+const (
+	StreamingSteer    = "steer"
+	StreamingFollowUp = "followUp"
+)
 
 // Command is one line sent to the RPC process. Only the fields of Type
 // are sent; the server rejects fields that do not belong to the type.
@@ -47,12 +80,41 @@ type Command struct {
 	// ID is echoed in the response ("" sends none).
 	ID   string `json:"id,omitempty"`
 	Type string `json:"type"`
-	// Message is the user message of prompt.
+	// Message is the user message of prompt, steer and follow_up.
 	Message string `json:"message,omitempty"`
+	// Images go with a prompt's message (base64 image blocks).
+	Images []agent.ContentBlock `json:"images,omitempty"`
+	// StreamingBehavior queues a prompt sent while one runs:
+	// StreamingSteer or StreamingFollowUp ("": such a prompt is refused
+	// with "session busy").
+	StreamingBehavior string `json:"streamingBehavior,omitempty"`
 	// Enabled is the value of set_auto_retry and set_auto_compaction.
 	Enabled *bool `json:"enabled,omitempty"`
 	// CustomInstructions steer the summary of compact (optional).
 	CustomInstructions string `json:"customInstructions,omitempty"`
+	// ParentSession of new_session (accepted, not recorded).
+	ParentSession string `json:"parentSession,omitempty"`
+	// Provider and ModelID of set_model.
+	Provider string `json:"provider,omitempty"`
+	ModelID  string `json:"modelId,omitempty"`
+	// Level of set_thinking_level.
+	Level string `json:"level,omitempty"`
+	// Mode of set_steering_mode and set_follow_up_mode.
+	Mode string `json:"mode,omitempty"`
+	// Command of bash.
+	Command string `json:"command,omitempty"`
+	// OutputPath of export_html.
+	OutputPath string `json:"outputPath,omitempty"`
+	// SessionPath of switch_session: a session file or a session id.
+	SessionPath string `json:"sessionPath,omitempty"`
+	// EntryID of fork.
+	EntryID string `json:"entryId,omitempty"`
+	// Name of set_session_name.
+	Name string `json:"name,omitempty"`
+	// ToolCallID, Approved and Reason of approve_tool.
+	ToolCallID string `json:"toolCallId,omitempty"`
+	Approved   *bool  `json:"approved,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 }
 
 // Response answers one command.
@@ -67,16 +129,66 @@ type Response struct {
 	Error string `json:"error,omitempty"`
 }
 
-// PromptData is the data of a prompt's acknowledgement: the workflow
-// that runs it (inspect it in the Temporal UI or with `temporal workflow`).
+// PromptData is the data of a prompt's acknowledgement (ours; the
+// terminal agent's has none): the workflow that runs it (inspect it in
+// the Temporal UI or with `temporal workflow`). A prompt queued with
+// streamingBehavior has none.
 type PromptData struct {
 	WorkflowID string `json:"workflowId"`
 	RunID      string `json:"runId"`
 }
 
+// Model is the terminal agent's Model object (get_state, set_model,
+// get_available_models), built from the settings.
+type Model struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	API      string `json:"api"`
+	Provider string `json:"provider"`
+	BaseURL  string `json:"baseUrl"`
+	// Reasoning: the model takes a thinking level.
+	Reasoning     bool            `json:"reasoning"`
+	Input         []string        `json:"input"`
+	ContextWindow int             `json:"contextWindow"`
+	MaxTokens     int             `json:"maxTokens"`
+	Cost          agent.ModelCost `json:"cost"`
+}
+
+// SessionState is the data of get_state: the terminal agent's
+// RpcSessionState (model as an object, thinkingLevel, the queue modes,
+// the session file and name) on top of the workflow's state (ours:
+// autoRetryEnabled, isRetrying, retryAttempt, pendingRetry, status,
+// pendingApprovals, ...). Its "model" replaces the state's model name;
+// "provider" stays.
+type SessionState struct {
+	agent.State
+	Model         *Model `json:"model"`
+	ThinkingLevel string `json:"thinkingLevel"`
+	SteeringMode  string `json:"steeringMode"`
+	FollowUpMode  string `json:"followUpMode"`
+	SessionFile   string `json:"sessionFile,omitempty"`
+	SessionName   string `json:"sessionName,omitempty"`
+}
+
+// CycleModelData is the data of cycle_model (null with one model).
+type CycleModelData struct {
+	Model         Model  `json:"model"`
+	ThinkingLevel string `json:"thinkingLevel"`
+	IsScoped      bool   `json:"isScoped"`
+}
+
+// ModelsData is the data of get_available_models.
+type ModelsData struct {
+	Models []Model `json:"models"`
+}
+
+// ThinkingLevelData is the data of cycle_thinking_level.
+type ThinkingLevelData struct {
+	Level string `json:"level"`
+}
+
 // MessagesData is the data of get_messages: the session's run context
-// read from the session file (after a compaction: the summary, then the
-// kept messages).
+// (after a compaction: the summary, then the kept messages).
 type MessagesData struct {
 	Messages []agent.Message `json:"messages"`
 }
@@ -87,11 +199,89 @@ type LastAssistantTextData struct {
 	Text *string `json:"text"`
 }
 
-// CompactData is the data of compact: the compaction entry written, or
-// NothingToCompact when the recent messages are the whole context.
+// CompactData is what a manual compaction gives a Backend's caller: the
+// compaction entry written, or NothingToCompact when the recent messages
+// are the whole context. RPC compact answers with Result itself (the
+// terminal agent's CompactionResult) and makes NothingToCompact an error
+// (NothingToCompactError).
 type CompactData struct {
 	Result           *agent.CompactionResult `json:"result,omitempty"`
 	NothingToCompact bool                    `json:"nothingToCompact,omitempty"`
+}
+
+// NothingToCompactError is compact's error when the recent messages are
+// the whole context (the terminal agent's wording).
+const NothingToCompactError = "Nothing to compact (session too small)"
+
+// BashResult is the data of bash: the terminal agent's BashResult.
+type BashResult struct {
+	Output string `json:"output"`
+	// ExitCode is nil when the command did not exit (cancelled).
+	ExitCode       *int   `json:"exitCode"`
+	Cancelled      bool   `json:"cancelled"`
+	Truncated      bool   `json:"truncated"`
+	FullOutputPath string `json:"fullOutputPath,omitempty"`
+}
+
+// SessionStats is the data of get_session_stats.
+type SessionStats struct {
+	SessionFile       string        `json:"sessionFile,omitempty"`
+	SessionID         string        `json:"sessionId"`
+	UserMessages      int           `json:"userMessages"`
+	AssistantMessages int           `json:"assistantMessages"`
+	ToolCalls         int           `json:"toolCalls"`
+	ToolResults       int           `json:"toolResults"`
+	TotalMessages     int           `json:"totalMessages"`
+	Tokens            TokenStats    `json:"tokens"`
+	Cost              float64       `json:"cost"`
+	ContextUsage      *ContextUsage `json:"contextUsage,omitempty"`
+}
+
+// TokenStats sums the assistant messages' usage.
+type TokenStats struct {
+	Input      int `json:"input"`
+	Output     int `json:"output"`
+	CacheRead  int `json:"cacheRead"`
+	CacheWrite int `json:"cacheWrite"`
+	Total      int `json:"total"`
+}
+
+// ContextUsage is the context window's use: Tokens and Percent are nil
+// after a compaction until an answer reports usage again.
+type ContextUsage struct {
+	Tokens        *int     `json:"tokens"`
+	ContextWindow int      `json:"contextWindow"`
+	Percent       *float64 `json:"percent"`
+}
+
+// CancelledData is the data of new_session, switch_session and clone
+// (cancelled is always false: there are no extensions to cancel).
+type CancelledData struct {
+	Cancelled bool `json:"cancelled"`
+}
+
+// ForkData is the data of fork: the text of the user message forked
+// from.
+type ForkData struct {
+	Text      string `json:"text"`
+	Cancelled bool   `json:"cancelled"`
+}
+
+// ForkMessage is a user message fork may start from.
+type ForkMessage struct {
+	EntryID string `json:"entryId"`
+	Text    string `json:"text"`
+}
+
+// ForkMessagesData is the data of get_fork_messages.
+type ForkMessagesData struct {
+	Messages []ForkMessage `json:"messages"`
+}
+
+// CommandsData is the data of get_commands (always empty: no prompt
+// templates, skills or extensions).
+type CommandsData struct {
+	Commands []any `json:"commands"`
 }
 
 // Line is one line of the RPC process's stdout: a response or an event.

@@ -119,10 +119,13 @@ func newFlags(name string, env Env) *common {
 }
 
 // workerKeysUsed are the worker-only keys a command reads all the same:
-// `session` opens the session stores itself, and `settings` shows every
+// `session` opens the session stores itself, `rpc` and `chat` read
+// messages through the store of session.store, and `settings` shows every
 // key.
 var workerKeysUsed = map[string]func(key string) bool{
 	"session":  func(key string) bool { return strings.HasPrefix(key, "session.") },
+	"rpc":      func(key string) bool { return strings.HasPrefix(key, "session.") },
+	"chat":     func(key string) bool { return strings.HasPrefix(key, "session.") },
 	"settings": func(string) bool { return true },
 }
 

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/rpcserver"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
-const rpcUsage = "starter rpc [--session ID] [settings flags]"
+const rpcUsage = "starter rpc [--session ID] [--mode rpc] [--provider P] [--model [P/]NAME[:LEVEL]] [settings flags]"
 
 var rpcCmd = Command{
 	Name:    "rpc",
@@ -25,6 +28,10 @@ func init() { Register(rpcCmd) }
 // running prompt, which keeps running in Temporal, and exits 0.
 func runRPC(ctx context.Context, env Env, args []string) int {
 	c := newFlags("rpc", env)
+	args, err := piArgs(args)
+	if err != nil {
+		return fail(env, "rpc", err)
+	}
 	if !c.parse(env, args) {
 		return ExitUsage
 	}
@@ -45,6 +52,47 @@ func runRPC(ctx context.Context, env Env, args []string) int {
 	return ExitOK
 }
 
+// piArgs turns the terminal agent's flags, which its RpcClient passes
+// (`--mode rpc`, `--provider P`, `--model [P/]NAME[:LEVEL]`), into ours
+// (--model.provider, --model.name, --model.thinkingLevel), so the client
+// can start `starter rpc` through a one-line cliPath shim unchanged.
+func piArgs(args []string) ([]string, error) {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		name, value, inline := strings.Cut(args[i], "=")
+		if name != "--mode" && name != "--provider" && name != "--model" {
+			out = append(out, args[i])
+			continue
+		}
+		if !inline {
+			if i+1 >= len(args) {
+				return nil, fmt.Errorf("flag %s needs a value (usage: %s)", name, rpcUsage)
+			}
+			i++
+			value = args[i]
+		}
+		switch name {
+		case "--mode":
+			if value != "rpc" {
+				return nil, fmt.Errorf("--mode %q: starter rpc serves mode rpc only", value)
+			}
+		case "--provider":
+			out = append(out, "--model.provider", value)
+		case "--model":
+			if p, n, ok := strings.Cut(value, "/"); ok && slices.Contains(settings.Providers, p) {
+				out = append(out, "--model.provider", p)
+				value = n
+			}
+			if j := strings.LastIndexByte(value, ':'); j > 0 && llm.CheckThinkingLevel(value[j+1:]) == nil && value[j+1:] != "" {
+				out = append(out, "--model.thinkingLevel", value[j+1:])
+				value = value[:j]
+			}
+			out = append(out, "--model.name", value)
+		}
+	}
+	return out, nil
+}
+
 // backend loads the settings, dials Temporal and returns the session's
 // backend; the settings are re-read before each prompt so changes made by
 // other processes apply.
@@ -62,5 +110,5 @@ func (c *common) backend(ctx context.Context, env Env, name string) (*rpcserver.
 	b.Reload = func() (settings.Settings, error) {
 		return settings.Load(settings.LoadOptions{Flags: c.fs, Env: env.LookupEnv})
 	}
-	return b, closeFn, true
+	return b, func() { b.Close(); closeFn() }, true
 }

@@ -2,6 +2,7 @@ package rpcserver
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -59,21 +60,45 @@ func FuzzParseCommand(f *testing.F) {
 		if !slices.Contains(rpc.CommandTypes, c.typ) {
 			t.Fatalf("parseCommand(%q) accepted unknown type %q", line, c.typ)
 		}
-		if c.typ == rpc.CmdPrompt && strings.TrimSpace(c.message) == "" {
+		if (c.typ == rpc.CmdPrompt || c.typ == rpc.CmdSteer || c.typ == rpc.CmdFollowUp) && strings.TrimSpace(c.message) == "" {
 			t.Fatalf("parseCommand(%q) accepted a blank message", line)
 		}
 		// Round trip through the client's encoding of the same command.
-		out := rpc.Command{ID: c.id, Type: c.typ, Message: c.message, CustomInstructions: c.customInstructions}
-		if c.typ == rpc.CmdSetAutoRetry || c.typ == rpc.CmdSetAutoCompaction {
+		out := rpc.Command{ID: c.id, Type: c.typ, Message: c.message, CustomInstructions: c.customInstructions,
+			Images: c.images, StreamingBehavior: c.streamingBehavior,
+			ParentSession: c.str["parentSession"], Provider: c.str["provider"], ModelID: c.str["modelId"],
+			Level: c.str["level"], Mode: c.str["mode"], Command: c.str["command"], OutputPath: c.str["outputPath"],
+			SessionPath: c.str["sessionPath"], EntryID: c.str["entryId"], Name: c.str["name"],
+			ToolCallID: c.str["toolCallId"], Reason: c.str["reason"]}
+		switch c.typ {
+		case rpc.CmdSetAutoRetry, rpc.CmdSetAutoCompaction:
 			out.Enabled = &c.enabled
+		case rpc.CmdApproveTool:
+			out.Approved = &c.enabled
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
 			t.Fatal(err)
 		}
 		again, perr := parseCommand(b)
-		if perr != nil || again != c {
+		if perr != nil || !reflect.DeepEqual(normalized(again), normalized(c)) {
 			t.Fatalf("round trip of %q through %s: %+v, %v; want %+v", line, b, again, perr, c)
 		}
 	})
+}
+
+// normalized drops what the client's encoding leaves out: empty optional
+// strings, an empty image list.
+func normalized(c command) command {
+	str := map[string]string{}
+	for k, v := range c.str {
+		if v != "" {
+			str[k] = v
+		}
+	}
+	c.str = str
+	if len(c.images) == 0 {
+		c.images = nil
+	}
+	return c
 }

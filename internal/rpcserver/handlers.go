@@ -2,21 +2,31 @@ package rpcserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/llm"
+	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/rpc"
 )
 
+// null is the data of a response whose result is null (cycle_model with
+// one model), written as "data":null.
+var null = json.RawMessage("null")
+
 // dispatch runs one checked command. Commands are served in input order;
-// only the lasting part of prompt (following its events) and compact run
-// in the background, so abort and abort_retry are served while they run.
+// only the lasting part of prompt (following its events), compact and
+// bash run in the background, so abort, abort_retry, steer and abort_bash
+// are served while they run.
 func (c *conn) dispatch(ctx context.Context, cmd command) {
 	switch cmd.typ {
 	case rpc.CmdPrompt:
 		c.prompt(ctx, cmd)
+	case rpc.CmdSteer, rpc.CmdFollowUp:
+		c.queue(ctx, cmd, cmd.typ == rpc.CmdSteer)
 	case rpc.CmdAbort:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, idleOK(c.b.Abort(ctx)) })
 	case rpc.CmdAbortRetry:
@@ -26,14 +36,11 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 	case rpc.CmdSetAutoCompaction:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, c.b.SetAutoCompaction(ctx, cmd.enabled) })
 	case rpc.CmdGetState:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return c.b.State(ctx) })
+		c.call(ctx, cmd, c.state)
 	case rpc.CmdGetMessages:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
 			msgs, err := c.b.Messages(ctx)
-			if msgs == nil {
-				msgs = []agent.Message{}
-			}
-			return rpc.MessagesData{Messages: msgs}, err
+			return rpc.MessagesData{Messages: piMessages(msgs)}, err
 		})
 	case rpc.CmdGetLastAssistantText:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
@@ -42,10 +49,138 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 		})
 	case rpc.CmdCompact:
 		c.compact(cmd)
+	case rpc.CmdApproveTool:
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
+			return nil, c.b.ApproveTool(ctx, agent.ApproveToolPayload{ToolCallID: cmd.str["toolCallId"], Approved: cmd.enabled, Reason: cmd.str["reason"]})
+		})
+	case rpc.CmdGetCommands:
+		c.respond(cmd.id, cmd.typ, rpc.CommandsData{Commands: []any{}})
+	case rpc.CmdExportHTML:
+		c.fail(cmd.id, cmd.typ, "export_html is not supported: this agent renders no HTML; read the conversation with get_messages or `starter session export`")
+	default:
+		sb, ok := c.b.(SessionBackend)
+		if !ok {
+			c.fail(cmd.id, cmd.typ, fmt.Sprintf("%s is not supported by this backend", cmd.typ))
+			return
+		}
+		c.sessionCommand(ctx, sb, cmd)
+	}
+}
+
+// sessionCommand serves the commands of a SessionBackend.
+func (c *conn) sessionCommand(ctx context.Context, sb SessionBackend, cmd command) {
+	switch cmd.typ {
+	case rpc.CmdNewSession:
+		c.detach()
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return rpc.CancelledData{}, sb.NewSession(ctx) })
+	case rpc.CmdSwitchSession:
+		c.detach()
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
+			return rpc.CancelledData{}, sb.SwitchSession(ctx, cmd.str["sessionPath"])
+		})
+	case rpc.CmdFork:
+		c.detach()
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
+			text, err := sb.Fork(ctx, cmd.str["entryId"], false)
+			return rpc.ForkData{Text: text}, err
+		})
+	case rpc.CmdClone:
+		c.detach()
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
+			sess, err := sb.LoadSession(ctx, sb.SessionID())
+			if err != nil {
+				return nil, err
+			}
+			if sess == nil || sess.LeafID() == "" {
+				return nil, errors.New("cannot clone session: it has no entries yet")
+			}
+			_, err = sb.Fork(ctx, sess.LeafID(), true)
+			return rpc.CancelledData{}, err
+		})
+	case rpc.CmdGetForkMessages:
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
+			sess, err := sb.LoadSession(ctx, sb.SessionID())
+			out := rpc.ForkMessagesData{Messages: []rpc.ForkMessage{}}
+			if sess == nil || err != nil {
+				return out, err
+			}
+			for _, e := range sess.Entries {
+				if e.Message != nil && e.Message.Role == agent.RoleUser && e.Message.Text() != "" {
+					out.Messages = append(out.Messages, rpc.ForkMessage{EntryID: e.ID, Text: e.Message.Text()})
+				}
+			}
+			return out, nil
+		})
+	case rpc.CmdSetSessionName:
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, sb.SetSessionName(ctx, cmd.str["name"]) })
+	case rpc.CmdSetModel:
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
+			return sb.SetModel(ctx, cmd.str["provider"], cmd.str["modelId"])
+		})
+	case rpc.CmdCycleModel:
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return cycleModel(ctx, sb) })
+	case rpc.CmdGetAvailableModels:
+		c.respond(cmd.id, cmd.typ, rpc.ModelsData{Models: sb.Models()})
+	case rpc.CmdSetThinkingLevel:
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, sb.SetThinkingLevel(ctx, cmd.str["level"]) })
+	case rpc.CmdCycleThinkingLevel:
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
+			info, err := sb.Info(ctx)
+			if err != nil {
+				return nil, err
+			}
+			next := nextOf(cycleThinkingLevels, info.ThinkingLevel)
+			return rpc.ThinkingLevelData{Level: next}, sb.SetThinkingLevel(ctx, next)
+		})
+	case rpc.CmdSetSteeringMode, rpc.CmdSetFollowUpMode:
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
+			return nil, sb.SetQueueMode(ctx, cmd.typ == rpc.CmdSetSteeringMode, cmd.str["mode"])
+		})
+	case rpc.CmdGetSessionStats:
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return sessionStats(ctx, sb) })
+	case rpc.CmdBash:
+		c.bash(sb, cmd)
+	case rpc.CmdAbortBash:
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, sb.AbortBash(ctx) })
 	default:
 		// parseCommand knows every type; this is a programming error.
 		c.fail(cmd.id, cmd.typ, fmt.Sprintf("command %q has no handler", cmd.typ))
 	}
+}
+
+// cycleThinkingLevels are the levels cycle_thinking_level walks (xhigh
+// only with set_thinking_level: few models take it).
+var cycleThinkingLevels = []string{llm.ThinkingOff, llm.ThinkingMinimal, llm.ThinkingLow, llm.ThinkingMedium, llm.ThinkingHigh}
+
+// nextOf is the item after cur in list, wrapping (the first when cur is
+// not in it).
+func nextOf(list []string, cur string) string {
+	for i, v := range list {
+		if v == cur {
+			return list[(i+1)%len(list)]
+		}
+	}
+	return list[0]
+}
+
+// cycleModel moves to the next available model (null with one).
+func cycleModel(ctx context.Context, sb SessionBackend) (any, error) {
+	models := sb.Models()
+	if len(models) < 2 {
+		return null, nil
+	}
+	info, err := sb.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	next := models[0]
+	for i, m := range models {
+		if m.Provider == info.Model.Provider && m.ID == info.Model.ID {
+			next = models[(i+1)%len(models)]
+		}
+	}
+	m, err := sb.SetModel(ctx, next.Provider, next.ID)
+	return rpc.CycleModelData{Model: m, ThinkingLevel: info.ThinkingLevel}, err
 }
 
 // call runs a short backend call under the command timeout and answers.
@@ -84,51 +219,150 @@ func lastAssistantText(msgs []agent.Message) *string {
 	return nil
 }
 
+// state is get_state: the workflow's state with the terminal agent's
+// RpcSessionState fields on top.
+func (c *conn) state(ctx context.Context) (any, error) {
+	st, err := c.b.State(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := rpc.SessionState{State: st, ThinkingLevel: llm.ThinkingOff,
+		SteeringMode: queueMode(st.SteeringMode), FollowUpMode: queueMode(st.FollowUpMode),
+		Model: &rpc.Model{ID: st.Model, Name: st.Model, Provider: st.Provider, API: agent.APIOf(st.Provider),
+			Input: []string{"text"}}}
+	sb, ok := c.b.(SessionBackend)
+	if !ok {
+		return out, nil
+	}
+	info, err := sb.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out.Model, out.ThinkingLevel = &info.Model, info.ThinkingLevel
+	out.SessionFile, out.SessionName = info.File, info.Name
+	if st.SteeringMode == "" {
+		out.SteeringMode, out.FollowUpMode = info.SteeringMode, info.FollowUpMode
+	}
+	return out, nil
+}
+
 // follower is a prompt whose events this connection streams.
 type follower struct {
 	id     string // the prompt command's id
 	prompt Prompt
+	// stop ends the following (detach); done is closed when it ended.
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func (c *conn) activeFollower() *follower {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.active
+}
+
+// detach stops following the running prompt (new_session,
+// switch_session, fork): it keeps running in Temporal.
+func (c *conn) detach() {
+	f := c.activeFollower()
+	if f == nil {
+		return
+	}
+	f.stop()
+	<-f.done
+	c.release(f)
+	c.s.logf("rpc: detached from prompt %s (run %s) of session %s; it keeps running in Temporal",
+		f.prompt.WorkflowID, f.prompt.RunID, f.prompt.WorkflowID)
 }
 
 // prompt starts a prompt, acknowledges it, and streams its events in the
-// background.
+// background. While one runs, a prompt with streamingBehavior steer or
+// followUp is queued into it; without, it is refused as "session busy".
 func (c *conn) prompt(ctx context.Context, cmd command) {
-	c.mu.Lock()
-	busy := c.active
-	c.mu.Unlock()
+	busy := c.activeFollower()
+	if busy != nil && cmd.streamingBehavior != "" {
+		c.queue(ctx, cmd, cmd.streamingBehavior == rpc.StreamingSteer)
+		return
+	}
 	if busy != nil {
-		c.fail(cmd.id, cmd.typ, fmt.Sprintf("%v: session %s is running prompt %s (run %s); wait for its prompt_end or abort it",
+		c.fail(cmd.id, cmd.typ, fmt.Sprintf("%v: session %s is running prompt %s (run %s); wait for its prompt_end, abort it, or send the prompt with streamingBehavior steer or followUp",
 			control.ErrSessionBusy, c.b.SessionID(), busy.prompt.WorkflowID, busy.prompt.RunID))
 		return
 	}
+	sb, isSB := c.b.(SessionBackend)
+	if len(cmd.images) > 0 && !isSB {
+		c.fail(cmd.id, cmd.typ, "images are not supported by this backend")
+		return
+	}
 	sctx, cancel := context.WithTimeout(ctx, c.s.timeout())
-	p, err := c.b.StartPrompt(sctx, cmd.message)
+	var p Prompt
+	var err error
+	if isSB {
+		p, err = sb.StartPromptWith(sctx, cmd.message, cmd.images)
+	} else {
+		p, err = c.b.StartPrompt(sctx, cmd.message)
+	}
 	cancel()
+	if errors.Is(err, control.ErrSessionBusy) && cmd.streamingBehavior != "" {
+		// Another client's prompt runs: queue into it.
+		c.queue(ctx, cmd, cmd.streamingBehavior == rpc.StreamingSteer)
+		return
+	}
 	if err != nil {
 		c.fail(cmd.id, cmd.typ, errText(err))
 		return
 	}
-	f := &follower{id: cmd.id, prompt: p}
+	fctx, stop := context.WithCancel(c.bg)
+	f := &follower{id: cmd.id, prompt: p, stop: stop, done: make(chan struct{})}
 	c.mu.Lock()
 	c.active = f
 	c.mu.Unlock()
 	// The acknowledgement is written before the follower starts, so it
 	// precedes every event of the prompt.
 	c.respond(cmd.id, cmd.typ, rpc.PromptData{WorkflowID: p.WorkflowID, RunID: p.RunID})
+	var comp *completer
+	if isSB {
+		id := sb.SessionID()
+		comp = newCompleter(fctx, func(ctx context.Context) (*session.Session, error) { return sb.LoadSession(ctx, id) })
+	} else {
+		comp = newCompleter(fctx, nil)
+	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		c.follow(f)
+		defer close(f.done)
+		defer stop()
+		c.follow(fctx, f, comp)
 	}()
 }
 
-// follow writes the prompt's events until prompt_end. A prompt that did
-// not complete, or whose events cannot be followed, gets an error response
-// with its id after its last event.
-func (c *conn) follow(f *follower) {
-	// Following stops when stdout is gone: nobody can read the events.
-	ctx, stop := context.WithCancel(c.bg)
-	defer stop()
+// queue sends a message into the running prompt as steer or follow_up.
+func (c *conn) queue(ctx context.Context, cmd command, steer bool) {
+	if len(cmd.images) > 0 {
+		c.fail(cmd.id, cmd.typ, "images are not supported in a queued message (steer, follow_up, or a prompt with streamingBehavior): send them with a prompt of their own")
+		return
+	}
+	c.call(ctx, cmd, func(ctx context.Context) (any, error) {
+		var err error
+		if steer {
+			err = c.b.Steer(ctx, cmd.message)
+		} else {
+			err = c.b.FollowUp(ctx, cmd.message)
+		}
+		if errors.Is(err, control.ErrNoRunningPrompt) {
+			return nil, fmt.Errorf("%w in session %s: send the message as a prompt", control.ErrNoRunningPrompt, c.b.SessionID())
+		}
+		return nil, err
+	})
+}
+
+// follow writes the prompt's events, completed (completer), until
+// prompt_end. The terminal agent reports a prompt that failed after its
+// acknowledgement through events only, and so does this: agent_end
+// (stopReason, errorMessage) and prompt_end (status, errorMessage). Only
+// when the events cannot be followed does an error response with the
+// prompt's id follow its last event.
+func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 	var last int64
 	_, err := c.b.Follow(ctx, f.prompt.RunID, 0, func(e agent.Event) {
 		if !control.IsLive(e) {
@@ -137,20 +371,14 @@ func (c *conn) follow(f *follower) {
 			}
 			last = e.Seq
 		}
-		if e.Type != agent.EventPromptEnd {
-			if c.out.write(e) != nil {
-				stop()
-			}
-			return
+		if e.Type == agent.EventPromptEnd {
+			// Idle before the client can read prompt_end, so a prompt sent
+			// right after it is not refused as busy.
+			c.release(f)
 		}
-		// Idle before the client can read prompt_end, so a prompt sent
-		// right after it is not refused as busy.
-		c.release(f)
-		if e.Status == agent.StatusCompleted {
-			_ = c.out.write(e)
-			return
+		if c.out.write(comp.complete(e)) != nil {
+			f.stop() // stdout is gone: nobody can read the events
 		}
-		_ = c.out.write(e, errorResponse(f.id, rpc.CmdPrompt, promptFailure(e)))
 	})
 	if err == nil || ctx.Err() != nil {
 		return // ended with prompt_end, or detached, or stdout is gone
@@ -168,36 +396,47 @@ func (c *conn) release(f *follower) {
 	c.mu.Unlock()
 }
 
-// promptFailure is the error text of a prompt_end that is not completed.
-func promptFailure(e agent.Event) string {
-	if e.ErrorMessage != "" {
-		return e.ErrorMessage
-	}
-	return "prompt " + e.Status
+// compact runs a manual compaction in the background (it calls the model,
+// which takes a while) and answers with its CompactionResult; nothing to
+// compact is an error, as for the terminal agent.
+func (c *conn) compact(cmd command) {
+	c.background(cmd, func(ctx context.Context) (any, error) {
+		res, err := c.b.Compact(ctx, cmd.customInstructions)
+		switch {
+		case err != nil:
+			return nil, err
+		case res.NothingToCompact || res.Result == nil:
+			return nil, piError(rpc.NothingToCompactError)
+		}
+		return res.Result, nil
+	})
 }
 
-// compact runs a manual compaction in the background (it calls the model,
-// which takes a while) and answers when it ends.
-func (c *conn) compact(cmd command) {
-	c.mu.Lock()
-	busy := c.active
-	c.mu.Unlock()
-	if busy != nil {
-		c.fail(cmd.id, cmd.typ, fmt.Sprintf("%v: session %s is running prompt %s; compact after its prompt_end",
-			control.ErrSessionBusy, c.b.SessionID(), busy.prompt.WorkflowID))
+// bash runs a user command in the background (abort_bash is served while
+// it runs) and answers with its BashResult.
+func (c *conn) bash(sb SessionBackend, cmd command) {
+	c.background(cmd, func(ctx context.Context) (any, error) { return sb.Bash(ctx, cmd.str["command"]) })
+}
+
+// background runs fn after the prompt this connection follows (refusing
+// when one runs) and answers when it ends.
+func (c *conn) background(cmd command, fn func(context.Context) (any, error)) {
+	if busy := c.activeFollower(); busy != nil {
+		c.fail(cmd.id, cmd.typ, fmt.Sprintf("%v: session %s is running prompt %s; %s after its prompt_end",
+			control.ErrSessionBusy, c.b.SessionID(), busy.prompt.WorkflowID, cmd.typ))
 		return
 	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		res, err := c.b.Compact(c.bg, cmd.customInstructions)
+		data, err := fn(c.bg)
 		if c.bg.Err() != nil {
-			return // detached: the compaction keeps running in Temporal
+			return // detached: the work keeps running in Temporal
 		}
 		if err != nil {
 			c.fail(cmd.id, cmd.typ, errText(err))
 			return
 		}
-		c.respond(cmd.id, cmd.typ, res)
+		c.respond(cmd.id, cmd.typ, data)
 	}()
 }

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/rpc"
+	"github.com/durableagent/durableagent/workflows"
 )
 
 // command is a decoded, checked command line.
@@ -16,8 +19,13 @@ type command struct {
 	id                 string
 	typ                string
 	message            string
+	images             []agent.ContentBlock
+	streamingBehavior  string
 	enabled            bool
 	customInstructions string
+	// str holds the command's other string fields by name (provider,
+	// modelId, level, mode, command, sessionPath, entryId, name, ...).
+	str map[string]string
 }
 
 // parseError is a command line that cannot be served: its id (when one
@@ -35,6 +43,7 @@ type jsonKind string
 const (
 	kindString jsonKind = "a string"
 	kindBool   jsonKind = "a boolean"
+	kindArray  jsonKind = "an array"
 )
 
 type fieldSpec struct {
@@ -44,37 +53,59 @@ type fieldSpec struct {
 }
 
 // commandFields are the fields each command type accepts besides "id" and
-// "type". A field that is not listed is rejected, so a typo such as
-// {"type":"set_auto_retry","enable":false} fails loudly instead of doing
-// something else.
+// "type": those of the terminal agent's RpcCommand (so its RpcClient is
+// served unchanged) and approve_tool's. A field that is not listed is
+// rejected, so a typo such as {"type":"set_auto_retry","enable":false}
+// fails loudly instead of doing something else.
 var commandFields = map[string][]fieldSpec{
-	rpc.CmdPrompt:               {{"message", kindString, true}},
+	rpc.CmdPrompt:               {{"message", kindString, true}, {"images", kindArray, false}, {"streamingBehavior", kindString, false}},
+	rpc.CmdSteer:                {{"message", kindString, true}, {"images", kindArray, false}},
+	rpc.CmdFollowUp:             {{"message", kindString, true}, {"images", kindArray, false}},
 	rpc.CmdAbort:                nil,
-	rpc.CmdAbortRetry:           nil,
-	rpc.CmdSetAutoRetry:         {{"enabled", kindBool, true}},
+	rpc.CmdNewSession:           {{"parentSession", kindString, false}},
 	rpc.CmdGetState:             nil,
-	rpc.CmdGetMessages:          nil,
-	rpc.CmdGetLastAssistantText: nil,
+	rpc.CmdSetModel:             {{"provider", kindString, true}, {"modelId", kindString, true}},
+	rpc.CmdCycleModel:           nil,
+	rpc.CmdGetAvailableModels:   nil,
+	rpc.CmdSetThinkingLevel:     {{"level", kindString, true}},
+	rpc.CmdCycleThinkingLevel:   nil,
+	rpc.CmdSetSteeringMode:      {{"mode", kindString, true}},
+	rpc.CmdSetFollowUpMode:      {{"mode", kindString, true}},
 	rpc.CmdCompact:              {{"customInstructions", kindString, false}},
 	rpc.CmdSetAutoCompaction:    {{"enabled", kindBool, true}},
+	rpc.CmdSetAutoRetry:         {{"enabled", kindBool, true}},
+	rpc.CmdAbortRetry:           nil,
+	rpc.CmdBash:                 {{"command", kindString, true}},
+	rpc.CmdAbortBash:            nil,
+	rpc.CmdGetSessionStats:      nil,
+	rpc.CmdExportHTML:           {{"outputPath", kindString, false}},
+	rpc.CmdSwitchSession:        {{"sessionPath", kindString, true}},
+	rpc.CmdFork:                 {{"entryId", kindString, true}},
+	rpc.CmdClone:                nil,
+	rpc.CmdGetForkMessages:      nil,
+	rpc.CmdGetLastAssistantText: nil,
+	rpc.CmdSetSessionName:       {{"name", kindString, true}},
+	rpc.CmdGetMessages:          nil,
+	rpc.CmdGetCommands:          nil,
+	rpc.CmdApproveTool:          {{"toolCallId", kindString, true}, {"approved", kindBool, true}, {"reason", kindString, false}},
 }
 
 // parseCommand decodes and checks one input line.
 func parseCommand(line []byte) (command, *parseError) {
 	if !utf8.Valid(line) {
-		return command{}, &parseError{command: rpc.ParseCommand, msg: "line is not valid UTF-8"}
+		return command{}, &parseError{command: rpc.ParseCommand, msg: "Failed to parse command: line is not valid UTF-8"}
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(line, &obj); err != nil {
 		if k := kindOf(bytes.TrimSpace(line)); k != "" && k != "an object" && json.Valid(line) {
-			return command{}, &parseError{command: rpc.ParseCommand, msg: "a command must be a JSON object, got " + string(k)}
+			return command{}, &parseError{command: rpc.ParseCommand, msg: "Failed to parse command: a command must be a JSON object, got " + string(k)}
 		}
-		return command{}, &parseError{command: rpc.ParseCommand, msg: "invalid JSON: " + err.Error()}
+		return command{}, &parseError{command: rpc.ParseCommand, msg: "Failed to parse command: invalid JSON: " + err.Error()}
 	}
 	if obj == nil {
-		return command{}, &parseError{command: rpc.ParseCommand, msg: "a command must be a JSON object, got null"}
+		return command{}, &parseError{command: rpc.ParseCommand, msg: "Failed to parse command: a command must be a JSON object, got null"}
 	}
-	var c command
+	c := command{str: map[string]string{}}
 	// The id first, so every later error can echo it.
 	idErr := ""
 	if raw, ok := obj["id"]; ok {
@@ -98,7 +129,8 @@ func parseCommand(line []byte) (command, *parseError) {
 	}
 	specs, known := commandFields[c.typ]
 	if !known {
-		return fail("unknown command type %q (known: %s)", c.typ, strings.Join(rpc.CommandTypes, ", "))
+		// The terminal agent's words, so its clients recognise them.
+		return fail("Unknown command: %s", c.typ)
 	}
 	if name := unknownField(obj, specs); name != "" {
 		return fail("unknown field %q for %s (accepted: %s)", name, c.typ, fieldNames(specs))
@@ -118,19 +150,83 @@ func parseCommand(line []byte) (command, *parseError) {
 		switch f.name {
 		case "message":
 			err = json.Unmarshal(raw, &c.message)
-		case "enabled":
+		case "enabled", "approved":
 			err = json.Unmarshal(raw, &c.enabled)
 		case "customInstructions":
 			err = json.Unmarshal(raw, &c.customInstructions)
+		case "streamingBehavior":
+			err = json.Unmarshal(raw, &c.streamingBehavior)
+		case "images":
+			c.images, err = parseImages(raw)
+		default:
+			var v string
+			err = json.Unmarshal(raw, &v)
+			c.str[f.name] = v
 		}
 		if err != nil {
 			return fail("field %q: %v", f.name, err)
 		}
 	}
-	if c.typ == rpc.CmdPrompt && strings.TrimSpace(c.message) == "" {
-		return fail(`field "message" is empty`)
+	if msg := checkValues(c); msg != "" {
+		return fail("%s", msg)
 	}
 	return c, nil
+}
+
+// checkValues checks what the field types do not: a non-empty message,
+// command or id, and the allowed words of enumerations.
+func checkValues(c command) string {
+	switch c.typ {
+	case rpc.CmdPrompt, rpc.CmdSteer, rpc.CmdFollowUp:
+		if strings.TrimSpace(c.message) == "" {
+			return `field "message" is empty`
+		}
+		if b := c.streamingBehavior; b != "" && b != rpc.StreamingSteer && b != rpc.StreamingFollowUp {
+			return fmt.Sprintf(`field "streamingBehavior" is %q, want %q or %q`, b, rpc.StreamingSteer, rpc.StreamingFollowUp)
+		}
+		if err := workflows.CheckImages(c.images); err != nil {
+			return err.Error()
+		}
+	case rpc.CmdSetThinkingLevel:
+		if err := llm.CheckThinkingLevel(c.str["level"]); err != nil || c.str["level"] == "" {
+			return fmt.Sprintf(`field "level" is %q, want one of %s`, c.str["level"], strings.Join(llm.ThinkingLevels, ", "))
+		}
+	case rpc.CmdSetSteeringMode, rpc.CmdSetFollowUpMode:
+		if m := c.str["mode"]; m != agent.QueueModeAll && m != agent.QueueModeOneAtATime {
+			return fmt.Sprintf(`field "mode" is %q, want %q or %q`, m, agent.QueueModeAll, agent.QueueModeOneAtATime)
+		}
+	}
+	for _, name := range []string{"command", "sessionPath", "entryId", "toolCallId", "provider", "modelId"} {
+		if v, ok := c.str[name]; ok && strings.TrimSpace(v) == "" {
+			return fmt.Sprintf("field %q is empty", name)
+		}
+	}
+	return ""
+}
+
+// parseImages reads the terminal agent's ImageContent list: objects
+// {"type":"image","data":<base64>,"mimeType":...}.
+func parseImages(raw json.RawMessage) ([]agent.ContentBlock, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, err
+	}
+	out := make([]agent.ContentBlock, 0, len(items))
+	for i, it := range items {
+		if kindOf(it) != "an object" {
+			return nil, fmt.Errorf("images[%d] must be an object {type, data, mimeType}, got %s", i, kindOf(it))
+		}
+		var img struct {
+			Type     string `json:"type"`
+			Data     string `json:"data"`
+			MimeType string `json:"mimeType"`
+		}
+		if err := json.Unmarshal(it, &img); err != nil {
+			return nil, fmt.Errorf("images[%d]: %v", i, err)
+		}
+		out = append(out, agent.ContentBlock{Type: img.Type, Data: img.Data, MimeType: img.MimeType})
+	}
+	return out, nil
 }
 
 // kindOf names the JSON type of a raw value, as error messages say it.

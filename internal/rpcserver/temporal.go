@@ -2,35 +2,44 @@ package rpcserver
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/rpc"
 	"github.com/durableagent/durableagent/workflows"
 )
 
-// TemporalBackend is the real Backend: prompts are workflows reached
-// through a control.Controller; settings changes are written to the
-// settings file; messages are read from the session file.
-//
-// The RPC process reads <dataDir>/sessions/<session>.jsonl itself, so it
-// must share the data dir with the worker that writes it (same machine, or
-// a shared filesystem).
+// TemporalBackend is the real Backend and SessionBackend: prompts, manual
+// compactions and user commands are workflows reached through a
+// control.Controller; settings changes are written to the settings file;
+// sessions are read (and the entries of set_model, set_thinking_level and
+// set_session_name written) through the session store of session.store,
+// the one the workers use: JSONL files under <dataDir>/sessions (the RPC
+// process must then share the data dir with the workers: same machine,
+// or a shared filesystem) or PostgreSQL (anywhere).
 type TemporalBackend struct {
-	k       *control.Controller
-	session string
-	store   *session.Store
+	k     *control.Controller
+	store activities.SessionStore
+	// files is the JSONL store (nil with PostgreSQL): it gives session
+	// files their paths.
+	files *session.Store
 	// FollowGiveUp is how long Follow survives a failing events query
 	// (0: DefaultFollowGiveUp).
 	FollowGiveUp time.Duration
@@ -39,26 +48,65 @@ type TemporalBackend struct {
 	// (`starter set-auto-retry off`) is seen.
 	Reload func() (settings.Settings, error)
 
-	mu sync.Mutex
-	s  settings.Settings
+	mu      sync.Mutex
+	s       settings.Settings
+	session string
+	// model and thinking are the session's choices (set_model,
+	// set_thinking_level, or its model_change / thinking_level_change
+	// entries); nil and "" follow the settings.
+	model    *settings.ModelID
+	thinking string
+	// steeringMode and followUpMode are set_steering_mode's and
+	// set_follow_up_mode's ("": the settings').
+	steeringMode, followUpMode string
+	// pending holds, per session, the entries recorded while the session
+	// ran a prompt (or had no file yet): they are appended after its leaf
+	// once it is idle, so they never split the branch a prompt writes.
+	pending map[string][]session.Entry
+	// bash is the session whose user command (Bash) runs, "" when none.
+	bash string
 }
 
-var _ Backend = (*TemporalBackend)(nil)
+var (
+	_ Backend        = (*TemporalBackend)(nil)
+	_ SessionBackend = (*TemporalBackend)(nil)
+)
 
-// NewTemporalBackend returns the backend of one session.
+// NewTemporalBackend returns the backend of one session, reading sessions
+// through the store of session.store.
 func NewTemporalBackend(k *control.Controller, s settings.Settings, sessionID string) (*TemporalBackend, error) {
 	if err := session.ValidateID(sessionID); err != nil {
 		return nil, fmt.Errorf("rpc backend: %w", err)
 	}
-	store, err := session.Open(filepath.Join(s.DataDir, "sessions"))
+	store, err := app.OpenSessionStore(s)
 	if err != nil {
 		return nil, fmt.Errorf("rpc backend: %w", err)
 	}
-	return &TemporalBackend{k: k, session: sessionID, store: store, s: s}, nil
+	t := &TemporalBackend{k: k, store: store, s: s, session: sessionID, pending: map[string][]session.Entry{}}
+	t.files, _ = store.(*session.Store)
+	t.mu.Lock()
+	err = t.chooseFromSessionLocked(sessionID)
+	t.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("rpc backend: %w", err)
+	}
+	return t, nil
 }
 
-// SessionID implements Backend.
-func (t *TemporalBackend) SessionID() string { return t.session }
+// Close releases the session store's connections (PostgreSQL).
+func (t *TemporalBackend) Close() {
+	if c, ok := t.store.(interface{ Close() }); ok {
+		c.Close()
+	}
+}
+
+// SessionID implements Backend: the session served now (new_session,
+// switch_session and fork change it).
+func (t *TemporalBackend) SessionID() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.session
+}
 
 // settings returns the current settings, reloaded when Reload is set (a
 // failed reload keeps the last good ones).
@@ -73,9 +121,41 @@ func (t *TemporalBackend) settings() settings.Settings {
 	return t.s
 }
 
+// promptInput is app.PromptInput with the session's choices: its model
+// (and that model's price), thinking level and queue modes.
+func (t *TemporalBackend) promptInput(message string) workflows.PromptInput {
+	s := t.settings()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	in := app.PromptInput(s, t.session, message)
+	if t.model != nil {
+		in.Model.Provider, in.Model.Name = t.model.Provider, t.model.Name
+		in.Model.Cost = app.ModelCost(s, t.model.Provider, t.model.Name)
+	}
+	if t.thinking != "" {
+		in.Model.ThinkingLevel = t.thinking
+	}
+	if t.steeringMode != "" {
+		in.Agent.SteeringMode = t.steeringMode
+	}
+	if t.followUpMode != "" {
+		in.Agent.FollowUpMode = t.followUpMode
+	}
+	return in
+}
+
 // StartPrompt implements Backend.
 func (t *TemporalBackend) StartPrompt(ctx context.Context, message string) (Prompt, error) {
-	run, err := t.k.StartPrompt(ctx, app.PromptInput(t.settings(), t.session, message))
+	return t.StartPromptWith(ctx, message, nil)
+}
+
+// StartPromptWith implements SessionBackend. Entries recorded while the
+// session was busy go in first, so the prompt follows them.
+func (t *TemporalBackend) StartPromptWith(ctx context.Context, message string, images []agent.ContentBlock) (Prompt, error) {
+	t.flush(ctx, t.SessionID())
+	in := t.promptInput(message)
+	in.Images = images
+	run, err := t.k.StartPrompt(ctx, in)
 	if err != nil {
 		return Prompt{}, err
 	}
@@ -83,39 +163,41 @@ func (t *TemporalBackend) StartPrompt(ctx context.Context, message string) (Prom
 }
 
 // Follow implements Backend with the events query, resuming after query
-// failures (see DefaultFollowGiveUp).
+// failures (see DefaultFollowGiveUp). It follows the session served when
+// it is called.
 func (t *TemporalBackend) Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
 	giveUp := t.FollowGiveUp
 	if giveUp <= 0 {
 		giveUp = DefaultFollowGiveUp
 	}
+	id := t.SessionID()
 	follow := func(ctx context.Context, after int64, fn func(agent.Event)) (agent.Event, error) {
-		return t.k.Follow(ctx, t.session, runID, after, fn)
+		return t.k.Follow(ctx, id, runID, after, fn)
 	}
 	return followResuming(ctx, follow, after, fn, giveUp, followRetryPause)
 }
 
 // Abort implements Backend.
-func (t *TemporalBackend) Abort(ctx context.Context) error { return t.k.Abort(ctx, t.session) }
+func (t *TemporalBackend) Abort(ctx context.Context) error { return t.k.Abort(ctx, t.SessionID()) }
 
 // AbortRetry implements Backend.
 func (t *TemporalBackend) AbortRetry(ctx context.Context) error {
-	return t.k.AbortRetry(ctx, t.session)
+	return t.k.AbortRetry(ctx, t.SessionID())
 }
 
 // Steer implements Backend.
 func (t *TemporalBackend) Steer(ctx context.Context, message string) error {
-	return t.k.Steer(ctx, t.session, message)
+	return t.k.Steer(ctx, t.SessionID(), message)
 }
 
 // FollowUp implements Backend.
 func (t *TemporalBackend) FollowUp(ctx context.Context, message string) error {
-	return t.k.FollowUp(ctx, t.session, message)
+	return t.k.FollowUp(ctx, t.SessionID(), message)
 }
 
 // ApproveTool implements Backend.
 func (t *TemporalBackend) ApproveTool(ctx context.Context, p agent.ApproveToolPayload) error {
-	return t.k.ApproveTool(ctx, t.session, p)
+	return t.k.ApproveTool(ctx, t.SessionID(), p)
 }
 
 // SetAutoRetry implements Backend: retry.enabled goes to the settings file
@@ -128,11 +210,12 @@ func (t *TemporalBackend) SetAutoRetry(ctx context.Context, enabled bool) error 
 	if err == nil {
 		t.s.Retry.Enabled = enabled
 	}
+	id := t.session
 	t.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	if err := t.k.SetAutoRetry(ctx, t.session, enabled); err != nil && !errors.Is(err, control.ErrNoRunningPrompt) {
+	if err := t.k.SetAutoRetry(ctx, id, enabled); err != nil && !errors.Is(err, control.ErrNoRunningPrompt) {
 		return fmt.Errorf("retry.enabled=%t saved in %s, but the running prompt was not told: %w", enabled, file, err)
 	}
 	return nil
@@ -152,51 +235,68 @@ func (t *TemporalBackend) SetAutoCompaction(ctx context.Context, enabled bool) e
 
 // State implements Backend. A running prompt answers the state query; with
 // none running (so also with no worker up) the state comes from the
-// settings and the session file.
+// settings and the session.
 func (t *TemporalBackend) State(ctx context.Context) (agent.State, error) {
-	running, err := t.running(ctx)
+	id := t.SessionID()
+	running, err := t.running(ctx, id)
 	if err != nil {
 		return agent.State{}, err
 	}
 	if running {
-		st, err := t.k.State(ctx, t.session)
+		st, err := t.k.State(ctx, id)
 		if !errors.Is(err, control.ErrNoPrompt) {
 			return st, err
 		}
 	}
-	s := t.settings()
+	t.flush(ctx, id)
+	in := t.promptInput("")
 	msgs, err := t.Messages(ctx)
 	if err != nil {
 		return agent.State{}, err
 	}
 	return agent.State{
-		SessionID: t.session, Model: s.Model.Name, Provider: s.Model.Provider, Status: rpc.StatusIdle,
-		AutoRetryEnabled: s.Retry.Enabled, AutoCompactionEnabled: s.Compaction.Enabled, MessageCount: len(msgs),
+		SessionID: id, Model: in.Model.Name, Provider: in.Model.Provider, Status: rpc.StatusIdle,
+		AutoRetryEnabled: in.Retry.Enabled, AutoCompactionEnabled: in.Compaction.Enabled, MessageCount: len(msgs),
+		SteeringMode: queueMode(in.Agent.SteeringMode), FollowUpMode: queueMode(in.Agent.FollowUpMode),
 	}, nil
 }
 
-// running reports whether the session's workflow is running.
-func (t *TemporalBackend) running(ctx context.Context) (bool, error) {
-	d, err := t.k.Client.DescribeWorkflowExecution(ctx, workflows.WorkflowID(t.session), "")
+// queueMode is a delivery mode with its default filled in.
+func queueMode(m string) string {
+	if m == "" {
+		return agent.QueueModeOneAtATime
+	}
+	return m
+}
+
+// running reports whether a workflow of the session runs.
+func (t *TemporalBackend) running(ctx context.Context, id string) (bool, error) {
+	d, err := t.k.Client.DescribeWorkflowExecution(ctx, workflows.WorkflowID(id), "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("describe workflow %s: %w", workflows.WorkflowID(t.session), err)
+		return false, fmt.Errorf("describe workflow %s: %w", workflows.WorkflowID(id), err)
 	}
 	return d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
 }
 
-// Messages implements Backend: the run context at the end of the session
-// file (a session without a file has no messages).
-func (t *TemporalBackend) Messages(ctx context.Context) ([]agent.Message, error) {
-	sess, err := t.store.Load(t.session)
+// LoadSession implements SessionBackend.
+func (t *TemporalBackend) LoadSession(ctx context.Context, id string) (*session.Session, error) {
+	sess, err := t.store.Load(id)
 	if errors.Is(err, session.ErrNotFound) {
-		return []agent.Message{}, nil
+		return nil, nil
 	}
-	if err != nil {
-		return nil, err
+	return sess, err
+}
+
+// Messages implements Backend: the run context at the end of the session
+// (a session without entries has no messages).
+func (t *TemporalBackend) Messages(ctx context.Context) ([]agent.Message, error) {
+	sess, err := t.LoadSession(ctx, t.SessionID())
+	if err != nil || sess == nil {
+		return []agent.Message{}, err
 	}
 	return sess.Context(sess.LeafID()), nil
 }
@@ -207,10 +307,371 @@ func (t *TemporalBackend) Messages(ctx context.Context) ([]agent.Message, error)
 // a prompt, through the session's workflow id. When ctx ends first the
 // compaction keeps running in Temporal.
 func (t *TemporalBackend) Compact(ctx context.Context, customInstructions string) (rpc.CompactData, error) {
-	in := workflows.CompactInputFrom(app.PromptInput(t.settings(), t.session, ""), customInstructions)
+	t.flush(ctx, t.SessionID())
+	in := workflows.CompactInputFrom(t.promptInput(""), customInstructions)
+	in.Model.ThinkingLevel = "" // a summary needs no reasoning
 	res, err := t.k.Compact(ctx, in)
 	if err != nil {
 		return rpc.CompactData{}, err
 	}
 	return rpc.CompactData{Result: res.Result, NothingToCompact: res.NothingToCompact}, nil
+}
+
+// Info implements SessionBackend.
+func (t *TemporalBackend) Info(ctx context.Context) (SessionInfo, error) {
+	id := t.SessionID()
+	t.flush(ctx, id)
+	sess, err := t.LoadSession(ctx, id)
+	if err != nil {
+		return SessionInfo{}, err
+	}
+	in := t.promptInput("")
+	s := t.settings()
+	info := SessionInfo{
+		SessionID:     id,
+		Model:         modelObject(s, settings.ModelID{Provider: in.Model.Provider, Name: in.Model.Name}),
+		ThinkingLevel: thinkingLevel(in.Model.ThinkingLevel),
+		SteeringMode:  queueMode(in.Agent.SteeringMode),
+		FollowUpMode:  queueMode(in.Agent.FollowUpMode),
+		ContextWindow: s.Model.ContextWindow,
+	}
+	if t.files != nil {
+		info.File = t.files.Path(id)
+	}
+	if sess != nil {
+		info.Name = sess.Name()
+	}
+	t.mu.Lock()
+	for _, e := range t.pending[id] {
+		if e.Type == session.TypeSessionInfo {
+			info.Name = e.Name
+		}
+	}
+	t.mu.Unlock()
+	return info, nil
+}
+
+func thinkingLevel(l string) string {
+	if l == "" {
+		return llm.ThinkingOff
+	}
+	return l
+}
+
+// Models implements SessionBackend: model.provider/model.name and
+// model.available.
+func (t *TemporalBackend) Models() []rpc.Model {
+	s := t.settings()
+	ids := s.Model.AvailableModels()
+	out := make([]rpc.Model, len(ids))
+	for i, id := range ids {
+		out[i] = modelObject(s, id)
+	}
+	return out
+}
+
+// modelObject describes a model as the terminal agent's Model object. The
+// context window and answer cap are the settings' (model.contextWindow,
+// model.maxTokens) for every model.
+func modelObject(s settings.Settings, id settings.ModelID) rpc.Model {
+	cost, _ := s.Model.Price(id)
+	return rpc.Model{
+		ID: id.Name, Name: id.Name, API: agent.APIOf(id.Provider), Provider: id.Provider,
+		BaseURL: baseURL(s, id.Provider), Reasoning: true, Input: []string{"text", "image"},
+		ContextWindow: s.Model.ContextWindow, MaxTokens: s.Model.MaxTokens, Cost: cost,
+	}
+}
+
+// baseURL is where a provider's requests go: model.baseUrl for
+// model.provider, else the provider's public endpoint.
+func baseURL(s settings.Settings, provider string) string {
+	if provider == s.Model.Provider && s.Model.BaseURL != "" {
+		return s.Model.BaseURL
+	}
+	switch provider {
+	case "anthropic":
+		return "https://api.anthropic.com"
+	case "openai":
+		return "https://api.openai.com/v1"
+	}
+	return ""
+}
+
+// SetModel implements SessionBackend.
+func (t *TemporalBackend) SetModel(ctx context.Context, provider, modelID string) (rpc.Model, error) {
+	s := t.settings()
+	want := settings.ModelID{Provider: provider, Name: modelID}
+	found := false
+	for _, id := range s.Model.AvailableModels() {
+		found = found || id == want
+	}
+	if !found {
+		return rpc.Model{}, piError(fmt.Sprintf("Model not found: %s/%s (available: model.provider/model.name and model.available)", provider, modelID))
+	}
+	t.mu.Lock()
+	t.model = &want
+	t.mu.Unlock()
+	t.record(ctx, session.Entry{Type: session.TypeModelChange, Provider: provider, ModelID: modelID})
+	return modelObject(s, want), nil
+}
+
+// SetThinkingLevel implements SessionBackend.
+func (t *TemporalBackend) SetThinkingLevel(ctx context.Context, level string) error {
+	if err := llm.CheckThinkingLevel(level); err != nil || level == "" {
+		return fmt.Errorf("invalid thinking level %q (want one of %s)", level, strings.Join(llm.ThinkingLevels, ", "))
+	}
+	t.mu.Lock()
+	t.thinking = level
+	t.mu.Unlock()
+	t.record(ctx, session.Entry{Type: session.TypeThinkingLevelChange, ThinkingLevel: level})
+	return nil
+}
+
+// SetQueueMode implements SessionBackend: the mode applies to the prompts
+// this process starts from now on (a running prompt keeps its own).
+func (t *TemporalBackend) SetQueueMode(ctx context.Context, steer bool, mode string) error {
+	if mode != agent.QueueModeAll && mode != agent.QueueModeOneAtATime {
+		return fmt.Errorf("invalid mode %q (want %s or %s)", mode, agent.QueueModeAll, agent.QueueModeOneAtATime)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if steer {
+		t.steeringMode = mode
+	} else {
+		t.followUpMode = mode
+	}
+	return nil
+}
+
+// SetSessionName implements SessionBackend.
+func (t *TemporalBackend) SetSessionName(ctx context.Context, name string) error {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return piError("Session name cannot be empty")
+	}
+	t.record(ctx, session.Entry{Type: session.TypeSessionInfo, Name: name})
+	return nil
+}
+
+// record queues an entry of the session served and appends it after the
+// leaf when the session is idle and has a file (see flush).
+func (t *TemporalBackend) record(ctx context.Context, e session.Entry) {
+	e.ID = newEntryID()
+	e.Timestamp = time.Now().UTC()
+	t.mu.Lock()
+	id := t.session
+	t.pending[id] = append(t.pending[id], e)
+	t.mu.Unlock()
+	t.flush(ctx, id)
+}
+
+// flush appends the session's pending entries after its leaf, chained,
+// when no workflow of the session runs and the session has a file (a new
+// session gets its file, with its workspace and tool host, from its first
+// prompt). Otherwise they stay pending and a later call writes them.
+func (t *TemporalBackend) flush(ctx context.Context, id string) {
+	t.mu.Lock()
+	n := len(t.pending[id])
+	t.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	if running, err := t.running(ctx, id); err != nil || running {
+		return
+	}
+	sess, err := t.LoadSession(ctx, id)
+	if err != nil || sess == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	entries := t.pending[id]
+	parent := sess.LeafID()
+	for i := range entries {
+		entries[i].ParentID = parent
+		parent = entries[i].ID
+	}
+	if _, err := t.store.Append(id, entries...); err == nil {
+		delete(t.pending, id)
+	}
+}
+
+// piError is an error in the terminal agent's words, which start with a
+// capital letter ("Model not found: ..."): its clients may match them.
+type piError string
+
+func (e piError) Error() string { return string(e) }
+
+// newEntryID is 8 random hex digits, as the terminal agent's entry ids.
+func newEntryID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// NewSession implements SessionBackend: a new session id; its file
+// appears with its first prompt (in this process's directory as
+// workspace). The model and thinking level chosen carry over.
+func (t *TemporalBackend) NewSession(ctx context.Context) error {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	id := "rpc-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+	t.mu.Lock()
+	t.session = id
+	model, thinking := t.model, t.thinking
+	t.mu.Unlock()
+	if model != nil {
+		t.record(ctx, session.Entry{Type: session.TypeModelChange, Provider: model.Provider, ModelID: model.Name})
+	}
+	if thinking != "" {
+		t.record(ctx, session.Entry{Type: session.TypeThinkingLevelChange, ThinkingLevel: thinking})
+	}
+	return nil
+}
+
+// SwitchSession implements SessionBackend. ref is a session id or, with
+// JSONL sessions, a session file of the store's directory.
+func (t *TemporalBackend) SwitchSession(ctx context.Context, ref string) error {
+	id, err := t.resolve(ref)
+	if err != nil {
+		return err
+	}
+	sess, err := t.LoadSession(ctx, id)
+	if err != nil {
+		return err
+	}
+	if sess == nil {
+		return fmt.Errorf("session %q not found (new_session starts a new one)", id)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.session = id
+	return t.chooseFromSessionLocked(id)
+}
+
+// resolve turns a switch_session reference into a session id.
+func (t *TemporalBackend) resolve(ref string) (string, error) {
+	if !strings.ContainsRune(ref, filepath.Separator) && !strings.HasSuffix(ref, ".jsonl") {
+		return ref, session.ValidateID(ref)
+	}
+	if t.files == nil {
+		return "", fmt.Errorf("sessions live in PostgreSQL (session.store postgres): give switch_session a session id, not the path %q", ref)
+	}
+	abs, err := filepath.Abs(ref)
+	if err != nil {
+		return "", err
+	}
+	dir := t.files.Dir()
+	if d, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		if real, err := filepath.EvalSymlinks(dir); err == nil && d == real {
+			abs = filepath.Join(dir, filepath.Base(abs))
+		}
+	}
+	if filepath.Dir(abs) != filepath.Clean(dir) || !strings.HasSuffix(abs, ".jsonl") {
+		return "", fmt.Errorf("%s is not a session file of %s (the store of this data dir); give a file there or a session id", ref, dir)
+	}
+	id := strings.TrimSuffix(filepath.Base(abs), ".jsonl")
+	return id, session.ValidateID(id)
+}
+
+// chooseFromSessionLocked takes the model and thinking level from the
+// session's model_change and thinking_level_change entries (none: the
+// settings'). t.mu is held.
+func (t *TemporalBackend) chooseFromSessionLocked(id string) error {
+	t.model, t.thinking = nil, ""
+	sess, err := t.store.Load(id)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	b := sess.BranchSettings(sess.LeafID())
+	if b.Provider != "" && b.Model != "" {
+		t.model = &settings.ModelID{Provider: b.Provider, Name: b.Model}
+	}
+	t.thinking = b.ThinkingLevel
+	return nil
+}
+
+// Fork implements SessionBackend: the new session gets the branch's
+// entries (same ids, so compactions keep their first kept entry) and the
+// source's workspace and tool host.
+func (t *TemporalBackend) Fork(ctx context.Context, entryID string, at bool) (string, error) {
+	src := t.SessionID()
+	sess, err := t.LoadSession(ctx, src)
+	if err != nil {
+		return "", err
+	}
+	var e session.Entry
+	ok := false
+	if sess != nil {
+		e, ok = sess.Get(entryID)
+	}
+	if !ok || (!at && (e.Message == nil || e.Message.Role != agent.RoleUser)) {
+		return "", piError(fmt.Sprintf("Invalid entry ID for forking: %q is not a user message of session %s (get_fork_messages lists them)", entryID, src))
+	}
+	target, text := entryID, ""
+	if !at {
+		target, text = e.ParentID, e.Message.Text()
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	id := src + "-fork-" + hex.EncodeToString(b)
+	if len(id) > 128 {
+		id = "fork-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+	}
+	if _, err := t.store.Init(id, sess.Header.Cwd, sess.Header.Host); err != nil {
+		return "", err
+	}
+	if target != "" {
+		if _, err := t.store.Append(id, sess.Branch(target)...); err != nil {
+			return "", err
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.session = id
+	return text, t.chooseFromSessionLocked(id)
+}
+
+// Bash implements SessionBackend: the Bash workflow runs the command on
+// the session's tool host and records it; the output comes from the
+// entry it wrote.
+func (t *TemporalBackend) Bash(ctx context.Context, command string) (rpc.BashResult, error) {
+	id := t.SessionID()
+	t.flush(ctx, id)
+	s := t.settings()
+	wd, _ := os.Getwd()
+	t.mu.Lock()
+	t.bash = id
+	t.mu.Unlock()
+	res, err := t.k.Bash(ctx, workflows.BashInput{SessionID: id, Command: command, Workspace: wd,
+		TimeoutMs: s.Tools.BashTimeoutMs, HostWaitMs: s.Tools.HostWaitMs, HeartbeatTimeoutMs: s.Model.HeartbeatTimeoutMs})
+	t.mu.Lock()
+	t.bash = ""
+	t.mu.Unlock()
+	if err != nil {
+		return rpc.BashResult{}, err
+	}
+	out := rpc.BashResult{ExitCode: res.ExitCode, Cancelled: res.Cancelled, Truncated: res.Truncated, Output: res.Preview}
+	if sess, err := t.LoadSession(ctx, id); err == nil && sess != nil {
+		if e, ok := sess.Get(res.EntryID); ok && e.Message != nil {
+			m := e.Message
+			out = rpc.BashResult{Output: m.Output, ExitCode: m.ExitCode, Cancelled: m.Cancelled, Truncated: m.Truncated, FullOutputPath: m.FullOutputPath}
+		}
+	}
+	return out, nil
+}
+
+// AbortBash implements SessionBackend: it aborts the user command this
+// backend runs; without one it does nothing (a prompt is not touched).
+func (t *TemporalBackend) AbortBash(ctx context.Context) error {
+	t.mu.Lock()
+	id := t.bash
+	t.mu.Unlock()
+	if id == "" {
+		return nil
+	}
+	return idleOK(t.k.Abort(ctx, id))
 }

@@ -101,7 +101,7 @@ func TestRPC_AbortRetryEndsChainWithRetryCancelled(t *testing.T) {
 	c := startClient(t, s, "e2e-abort", 60000, "503 Service Unavailable")
 	ctx := ctxFor(t, 45*time.Second)
 	var rec recorder
-	stateCh := make(chan agent.State, 1)
+	stateCh := make(chan rpc.SessionState, 1)
 	errCh := make(chan error, 1)
 	c.OnEvent(func(e agent.Event) {
 		rec.add(e)
@@ -128,7 +128,7 @@ func TestRPC_AbortRetryEndsChainWithRetryCancelled(t *testing.T) {
 	}
 	st := <-stateCh
 	if !st.IsRetrying || st.RetryAttempt != 1 || !st.AutoRetryEnabled || st.Status != agent.StatusRunning ||
-		st.SessionID != "e2e-abort" || st.Model != s.Model.Name || st.PendingRetry == nil {
+		st.SessionID != "e2e-abort" || st.Model == nil || st.Model.ID != s.Model.Name || st.PendingRetry == nil {
 		t.Errorf("state during backoff = %+v", st)
 	}
 	if elapsed := time.Since(began); elapsed > 30*time.Second {
@@ -211,11 +211,9 @@ func TestRPC_CompactAndSetAutoCompaction(t *testing.T) {
 		t.Fatalf("prompt: %+v, %v", end, err)
 	}
 	d, err := c.Compact(ctx, "keep the greeting")
-	if err != nil {
-		t.Fatalf("Compact: %v", err)
-	}
-	if !d.NothingToCompact || d.Result != nil {
-		t.Errorf("compact of a two-message session = %+v, want nothing to compact", d)
+	var ce *rpc.CommandError
+	if !errors.As(err, &ce) || ce.Message != rpc.NothingToCompactError {
+		t.Errorf("compact of a two-message session = %+v, %v; want %q", d, err, rpc.NothingToCompactError)
 	}
 	for _, enabled := range []bool{false, true} {
 		if err := c.SetAutoCompaction(ctx, enabled); err != nil {

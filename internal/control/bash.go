@@ -1,0 +1,43 @@
+package control
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/durableagent/durableagent/workflows"
+)
+
+// StartBash starts the Bash workflow of in.SessionID (a command the user
+// runs in the session's workspace, RPC bash) under the session's workflow
+// id, so it cannot race a prompt: a running one makes it fail with
+// ErrSessionBusy. Abort stops the command.
+func (k *Controller) StartBash(ctx context.Context, in workflows.BashInput) (client.WorkflowRun, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	opts := k.sessionStartOptions(in.SessionID, "bash: "+shorten(in.Command, 120))
+	return k.startSessionWorkflow(ctx, opts, in.SessionID, "bash in", workflows.BashWorkflowName, in)
+}
+
+// Bash runs a user command (StartBash) and waits for its result. A
+// command that could not be run returns its BashResult (Status failed)
+// with an error. When ctx ends first the command keeps running in
+// Temporal.
+func (k *Controller) Bash(ctx context.Context, in workflows.BashInput) (workflows.BashResult, error) {
+	run, err := k.StartBash(ctx, in)
+	if err != nil {
+		return workflows.BashResult{}, err
+	}
+	var res workflows.BashResult
+	err = run.Get(ctx, &res)
+	if err == nil {
+		return res, nil
+	}
+	res = workflows.BashResult{}
+	if decodeResultDetails(err, &res) && res.Status != "" {
+		return res, fmt.Errorf("%s", res.Error)
+	}
+	return workflows.BashResult{}, fmt.Errorf("bash in session %s: %w", in.SessionID, err)
+}

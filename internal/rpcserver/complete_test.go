@@ -1,0 +1,91 @@
+package rpcserver
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/llm"
+	"github.com/durableagent/durableagent/internal/session"
+)
+
+// The completer replaces the workflow's views with the session's whole
+// messages (a tool call's full arguments, the whole tool output, the
+// answer's api and usage), builds message_update's partial message from
+// the deltas, and gives agent_end the run's messages.
+func TestCompleter_EventsCarryWholeMessages(t *testing.T) {
+	at := time.UnixMilli(1_700_000_000_000).UTC()
+	user := agent.TextMessage(agent.RoleUser, "list")
+	long := `{"command":"ls -la /a/very/long/path"}`
+	answer := agent.Message{Role: agent.RoleAssistant, Provider: "anthropic", Model: "m", StopReason: agent.StopReasonToolUse,
+		Content:   []agent.ContentBlock{{Type: agent.BlockThinking, Text: "plan"}, {Type: agent.BlockToolCall, ToolCall: &agent.ToolCall{ID: "c1", Name: "bash", Arguments: json.RawMessage(long)}}},
+		Usage:     &agent.Usage{Input: 5, Output: 7, TotalTokens: 12},
+		Timestamp: 9}
+	result := agent.Message{Role: agent.RoleToolResult, ToolCallID: "c1", ToolName: "bash", Content: []agent.ContentBlock{{Type: agent.BlockText, Text: "the whole output"}}}
+	sess := &session.Session{Entries: []session.Entry{
+		{Type: session.TypeMessage, ID: "u", Timestamp: at, Message: &user},
+		{Type: session.TypeMessage, ID: "a", ParentID: "u", Timestamp: at, Message: &answer},
+		{Type: session.TypeMessage, ID: "r", ParentID: "a", Timestamp: at, Message: &result},
+	}}
+	loads := 0
+	c := newCompleter(context.Background(), func(context.Context) (*session.Session, error) { loads++; return sess, nil })
+	view := func(m agent.Message) *agent.Message { return &m }
+	preview := agent.Message{Role: agent.RoleToolResult, ToolCallID: "c1", ToolName: "bash", Content: []agent.ContentBlock{{Type: agent.BlockText, Text: "the who…"}}}
+
+	c.complete(agent.Event{Type: agent.EventAgentStart})
+	if e := c.complete(agent.Event{Type: agent.EventMessageEnd, EntryID: "u", Message: view(agent.TextMessage(agent.RoleUser, "list"))}); e.Message.Timestamp != at.UnixMilli() {
+		t.Errorf("user message_end = %+v, want the entry's timestamp", e.Message)
+	}
+	start := c.complete(agent.Event{Type: agent.EventMessageStart, EntryID: "a", Message: &agent.Message{Role: agent.RoleAssistant, Provider: "anthropic", Model: "m"}})
+	if start.Message.API != "anthropic-messages" || start.Message.Usage == nil {
+		t.Errorf("assistant message_start = %+v", start.Message)
+	}
+	upd := func(typ string, i int, delta, id, name string) *agent.Message {
+		return c.complete(agent.Event{Type: agent.EventMessageUpdate, EntryID: "a",
+			AssistantMessageEvent: &agent.AssistantMessageEvent{Type: typ, ContentIndex: i, Delta: delta, ToolCallID: id, ToolName: name}}).Message
+	}
+	upd(llm.DeltaThinking, 0, "pl", "", "")
+	upd(llm.DeltaThinking, 0, "an", "", "")
+	upd(llm.DeltaToolCall, 1, `{"comm`, "c1", "bash")
+	p := upd(llm.DeltaToolCall, 1, `and":"ls"}`, "", "")
+	if len(p.Content) != 2 || p.Content[0].Text != "plan" || p.Content[1].ToolCall.ID != "c1" || string(p.Content[1].ToolCall.Arguments) != `{"command":"ls"}` || p.Model != "m" {
+		t.Errorf("partial message = %+v", p)
+	}
+	end := c.complete(agent.Event{Type: agent.EventMessageEnd, EntryID: "a", Message: view(agent.Message{Role: agent.RoleAssistant,
+		Content: []agent.ContentBlock{{Type: agent.BlockToolCall, ToolCall: &agent.ToolCall{ID: "c1", Name: "bash", Arguments: json.RawMessage(`{"command":"ls -la /a/v…"}`)}}}})})
+	if string(end.Message.ToolCalls()[0].Arguments) != long || end.Message.Content[0].Text != "plan" || end.Message.API != "anthropic-messages" || end.Message.Usage.TotalTokens != 12 {
+		t.Errorf("assistant message_end = %+v", end.Message)
+	}
+	tend := c.complete(agent.Event{Type: agent.EventToolExecutionEnd, EntryID: "r", ToolCallID: "c1", ToolName: "bash", ToolResult: &agent.ToolResult{Content: preview.Content}})
+	if tend.ToolResult.Content[0].Text != "the whole output" {
+		t.Errorf("tool_execution_end result = %+v", tend.ToolResult)
+	}
+	c.complete(agent.Event{Type: agent.EventMessageEnd, EntryID: "r", Message: view(preview)})
+	turn := c.complete(agent.Event{Type: agent.EventTurnEnd, EntryID: "a", Message: view(agent.Message{Role: agent.RoleAssistant}), ToolResults: []agent.Message{preview}})
+	if len(turn.Message.Content) != 2 || len(turn.ToolResults) != 1 || turn.ToolResults[0].Text() != "the whole output" {
+		t.Errorf("turn_end = %+v", turn)
+	}
+	ae := c.complete(agent.Event{Type: agent.EventAgentEnd})
+	if len(ae.Messages) != 3 || ae.Messages[0].Text() != "list" || len(ae.Messages[1].ToolCalls()) != 1 || ae.Messages[2].Text() != "the whole output" {
+		t.Errorf("agent_end messages = %+v", ae.Messages)
+	}
+	if loads != 1 {
+		t.Errorf("session read %d times, want once (every entry was there)", loads)
+	}
+}
+
+// Without a session to read, the views stay (normalised).
+func TestCompleter_WithoutSessionKeepsViews(t *testing.T) {
+	c := newCompleter(context.Background(), nil)
+	v := agent.Message{Role: agent.RoleAssistant, Provider: "openai", StopReason: agent.StopReasonStop, Content: []agent.ContentBlock{{Type: agent.BlockText, Text: "hi"}}}
+	c.complete(agent.Event{Type: agent.EventAgentStart})
+	e := c.complete(agent.Event{Type: agent.EventMessageEnd, EntryID: "x", Message: &v})
+	if e.Message.Text() != "hi" || e.Message.API != "openai-completions" || e.Message.Usage == nil {
+		t.Errorf("message_end = %+v", e.Message)
+	}
+	if ae := c.complete(agent.Event{Type: agent.EventAgentEnd}); len(ae.Messages) != 1 {
+		t.Errorf("agent_end = %+v", ae)
+	}
+}

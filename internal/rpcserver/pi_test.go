@@ -1,0 +1,134 @@
+package rpcserver_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/rpcserver"
+	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
+	"github.com/durableagent/durableagent/rpc"
+)
+
+// A prompt sent while one runs is queued into it with streamingBehavior
+// (steer or followUp) and answered with plain success; without it, it is
+// "session busy". steer and follow_up do the same directly; images cannot
+// be queued.
+func TestServe_PromptWhileRunningWithStreamingBehavior(t *testing.T) {
+	b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour}))
+	h := serve(t, &rpcserver.Server{Backend: b})
+	h.send(`{"id":"p1","type":"prompt","message":"one"}`)
+	h.response()
+	h.eventsUntil(agent.EventAutoRetryStart)
+	for _, tc := range []struct {
+		line    string
+		command string
+		ok      bool
+		err     string
+	}{
+		{`{"id":"s","type":"prompt","message":"go left","streamingBehavior":"steer"}`, "prompt", true, ""},
+		{`{"id":"f","type":"prompt","message":"then tests","streamingBehavior":"followUp"}`, "prompt", true, ""},
+		{`{"id":"s2","type":"steer","message":"faster"}`, "steer", true, ""},
+		{`{"id":"f2","type":"follow_up","message":"and docs"}`, "follow_up", true, ""},
+		{`{"id":"b","type":"prompt","message":"two"}`, "prompt", false, "session busy"},
+		{`{"id":"i","type":"steer","message":"see","images":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`, "steer", false,
+			"images are not supported in a queued message"},
+	} {
+		h.send(tc.line)
+		r := h.response()
+		if r.Success != tc.ok || r.Command != tc.command || !strings.Contains(r.Error, tc.err) || (tc.ok && r.Data != nil) {
+			t.Errorf("%s → %+v", tc.line, r)
+		}
+	}
+	want := "steer:go left,follow_up:then tests,steer:faster,follow_up:and docs"
+	var got []string
+	for _, c := range b.Calls() {
+		if strings.HasPrefix(c, "steer:") || strings.HasPrefix(c, "follow_up:") {
+			got = append(got, c)
+		}
+	}
+	if strings.Join(got, ",") != want {
+		t.Errorf("backend calls %q, want %s", got, want)
+	}
+	h.send(`{"id":"st","type":"get_state"}`)
+	if st := decode[rpc.SessionState](t, h.response()); st.PendingMessageCount != 4 {
+		t.Errorf("pendingMessageCount = %d, want 4", st.PendingMessageCount)
+	}
+}
+
+// steer without a running prompt says so and what to do instead.
+func TestServe_SteerWithoutPrompt(t *testing.T) {
+	h := serve(t, &rpcserver.Server{Backend: newFake(nil)})
+	h.send(`{"id":"s","type":"steer","message":"x"}`)
+	if r := h.response(); r.Success || !strings.Contains(r.Error, "no running prompt in session s1: send the message as a prompt") {
+		t.Errorf("steer when idle = %+v", r)
+	}
+}
+
+// approve_tool reaches the backend's update with the decision and reason.
+func TestServe_ApproveTool(t *testing.T) {
+	b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour}))
+	h := serve(t, &rpcserver.Server{Backend: b})
+	h.send(`{"id":"p","type":"prompt","message":"one"}`)
+	h.response()
+	h.eventsUntil(agent.EventAutoRetryStart)
+	run, _ := b.Started(t.Context())
+	run.Emit(agent.Event{Type: agent.EventToolApprovalRequest, ToolCallID: "c1", ToolName: "bash", Args: []byte(`{"command":"rm -rf x"}`)})
+	if e := h.event(); e.Type != agent.EventToolApprovalRequest || e.ToolCallID != "c1" {
+		t.Fatalf("event = %+v", e)
+	}
+	h.send(`{"id":"a","type":"approve_tool","toolCallId":"c1","approved":false,"reason":"not that"}`)
+	if r := h.response(); !r.Success || r.Command != "approve_tool" {
+		t.Errorf("approve_tool = %+v", r)
+	}
+	h.send(`{"id":"a2","type":"approve_tool","toolCallId":"c1","approved":true}`)
+	if r := h.response(); r.Success || !strings.Contains(r.Error, "not waiting for approval") {
+		t.Errorf("second decision = %+v", r)
+	}
+	if calls := strings.Join(b.Calls(), ","); !strings.Contains(calls, "approve_tool:c1:false:not that") {
+		t.Errorf("calls = %s", calls)
+	}
+}
+
+// get_commands is an empty list; export_html a clear "not supported";
+// the session commands need a backend that has sessions.
+func TestServe_CommandsWithoutCounterpart(t *testing.T) {
+	h := serve(t, &rpcserver.Server{Backend: newFake(nil)})
+	for _, tc := range []struct{ line, data, err string }{
+		{`{"id":"1","type":"get_commands"}`, `{"commands":[]}`, ""},
+		{`{"id":"2","type":"export_html","outputPath":"/tmp/x.html"}`, "", "export_html is not supported"},
+		{`{"id":"3","type":"new_session"}`, "", "new_session is not supported by this backend"},
+		{`{"id":"4","type":"bash","command":"ls"}`, "", "bash is not supported by this backend"},
+	} {
+		h.send(tc.line)
+		r := h.response()
+		if string(r.Data) != tc.data || !strings.Contains(r.Error, tc.err) || r.Success != (tc.err == "") {
+			t.Errorf("%s → %+v", tc.line, r)
+		}
+	}
+}
+
+// agent_end carries the messages of its agent run (after a retry: the
+// run's own), as the terminal agent's does; willRetry stays.
+func TestServe_AgentEndCarriesTheRunsMessages(t *testing.T) {
+	b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Millisecond, Reply: "the answer"}))
+	h := serve(t, &rpcserver.Server{Backend: b})
+	h.send(`{"id":"p","type":"prompt","message":"question"}`)
+	h.response()
+	var ends []agent.Event
+	for _, e := range h.eventsUntil(agent.EventPromptEnd) {
+		if e.Type == agent.EventAgentEnd {
+			ends = append(ends, e)
+		}
+	}
+	if len(ends) != 2 || !ends[0].WillRetry || ends[1].WillRetry {
+		t.Fatalf("agent_end events = %+v", ends)
+	}
+	first, second := ends[0].Messages, ends[1].Messages
+	// The fake's chain emits the answers' message_end only.
+	if len(first) != 1 || first[0].StopReason != agent.StopReasonError || first[0].Usage == nil ||
+		len(second) != 1 || second[0].Text() != "the answer" || second[0].Usage == nil {
+		t.Errorf("messages: first run %+v, second run %+v", first, second)
+	}
+}
