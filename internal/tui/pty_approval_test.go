@@ -65,3 +65,62 @@ func TestChat_PseudoTerminalApprovesToolCallAndQueuesFollowUp(t *testing.T) {
 	tm.run("send-keys", "-t", "chat", "Enter")
 	tm.waitText("chat-exited-0")
 }
+
+// Issue 12 end to end: a chat reopened on a session shows its earlier
+// messages, read from the session store, then attaches to the prompt
+// left waiting for an approval when the first chat quit: each message
+// once, the call asked about again, y runs it.
+func TestChat_PseudoTerminalReopenShowsHistoryAndAsksAgain(t *testing.T) {
+	command := `{"command":"echo approved >> ran.txt\necho ran-it"}`
+	tm, workspace := temporalChat(t, "reopen1", nil, map[string]string{
+		"DURABLE_AGENT_SCRIPTED_FAULTS":       "tool:bash " + command + ";text:done with it",
+		"DURABLE_AGENT_TOOLS_REQUIREAPPROVAL": "bash",
+	})
+	send := func(keys ...string) { tm.run(append([]string{"send-keys", "-t", "chat"}, keys...)...) }
+
+	tm.waitText("Session reopen1.")
+	send("-l", "make a file")
+	send("Enter")
+	tm.waitText("y: approve · n: deny")
+	send("y")
+	tm.waitText("done with it")
+	tm.waitText("enter: send ·")
+	send("-l", "once more")
+	send("Enter")
+	tm.waitText("y: approve · n: deny")
+	send("C-c") // leave: the call keeps waiting in Temporal
+	tm.waitText("chat-exited-0")
+
+	tm.restart()
+	screen := tm.waitFor("the history and the question again", func(screen string) string {
+		if strings.Contains(screen, "Earlier in this session:") && strings.Contains(screen, "y: approve · n: deny") {
+			return screen
+		}
+		return ""
+	})
+	for _, want := range []string{"› make a file", "✓ bash echo approved >> ran.txt …", "done with it",
+		"Attached to the prompt already running", "› once more", "▶ bash echo approved >> ran.txt … (waiting for approval)"} {
+		if n := strings.Count(screen, want); n != 1 {
+			t.Errorf("the reopened chat shows %q %d times, want once:\n%s", want, n, screen)
+		}
+	}
+	if strings.Index(screen, "done with it") > strings.Index(screen, "› once more") {
+		t.Errorf("the earlier prompt is not above the running one:\n%s", screen)
+	}
+	send("y")
+	final := tm.waitFor("the second prompt's end", func(screen string) string {
+		if strings.Count(screen, "done with it") == 2 && strings.Contains(screen, "enter: send ·") {
+			return screen
+		}
+		return ""
+	})
+	if n := strings.Count(final, "✓ bash echo approved >> ran.txt …"); n != 2 {
+		t.Errorf("%d finished calls on screen, want 2:\n%s", n, final)
+	}
+	if b, err := os.ReadFile(filepath.Join(workspace, "ran.txt")); err != nil || string(b) != "approved\napproved\n" {
+		t.Errorf("ran.txt = %q, %v; want both approved calls' output", b, err)
+	}
+	send("-l", "/quit")
+	send("Enter")
+	tm.waitText("chat-exited-0")
+}

@@ -48,6 +48,15 @@ type tmuxSession struct {
 	sock string
 	// timeout bounds each wait for the screen (0: 20 seconds).
 	timeout time.Duration
+	// shell is the command the pane runs (restart runs it again).
+	shell string
+}
+
+// restart runs the pane's command again in place of the one that ended
+// (the chat reopened on the same session).
+func (s *tmuxSession) restart() {
+	s.t.Helper()
+	s.run("respawn-pane", "-k", "-t", "chat", s.shell)
 }
 
 func (s *tmuxSession) run(args ...string) string {
