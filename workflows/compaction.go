@@ -69,7 +69,7 @@ func (r *run) checkCompaction(ctx workflow.Context, res activities.CallModelResu
 	case out.err != "":
 		return stop("context overflow: compaction failed: " + out.err)
 	case out.res.NothingToCompact:
-		return stop(compaction.NothingToCompactMessage)
+		return stop(compaction.NothingToCompactMessageFor(out.res.MessageCount))
 	case !willRetry:
 		result, err := r.fail(ctx, OverflowNotContinuedMessage)
 		return false, result, err
@@ -137,7 +137,7 @@ func (r *run) compact(ctx workflow.Context, reason string, willRetry bool) compa
 		end.ErrorMessage = out.err
 	case out.res.NothingToCompact:
 		if reason == CompactionReasonOverflow {
-			end.ErrorMessage = compaction.NothingToCompactMessage
+			end.ErrorMessage = compaction.NothingToCompactMessageFor(out.res.MessageCount)
 		}
 	default:
 		r.applyCompaction(out.res)

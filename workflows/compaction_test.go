@@ -319,15 +319,17 @@ func TestCompaction_AutoContinueOffCompactsWithoutRetry(t *testing.T) {
 }
 
 // An overflow whose recent messages alone are the whole context cannot be
-// recovered: the prompt fails with a message saying what to do.
+// recovered: the prompt fails with a message saying what to do. In a new
+// session the context is the prompt alone, so the advice is a shorter
+// prompt or a larger window, not keepRecentTokens.
 func TestCompaction_NothingToCompactFailsTheOverflow(t *testing.T) {
 	h := newCompactHarness(t)
 	_, err := h.run(compactInput("overflow"))
-	if status, msg := promptStatus(t, err); status != agent.StatusFailed || msg != compaction.NothingToCompactMessage {
+	if status, msg := promptStatus(t, err); status != agent.StatusFailed || msg != compaction.PromptExceedsWindowMessage {
 		t.Fatalf("status %q error %q", status, msg)
 	}
 	end, _ := findEvent(h.events(), agent.EventAutoCompactionEnd)
-	if end.ErrorMessage != compaction.NothingToCompactMessage || end.WillRetry || end.Result != nil {
+	if end.ErrorMessage != compaction.PromptExceedsWindowMessage || end.WillRetry || end.Result != nil {
 		t.Fatalf("auto_compaction_end %+v", end)
 	}
 }

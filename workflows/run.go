@@ -134,7 +134,7 @@ func entryIDPrefix(ctx workflow.Context) string {
 func stableIDPrefix(ctx workflow.Context) string {
 	info := workflow.GetInfo(ctx)
 	h := fnv.New32a()
-	fmt.Fprintf(h, "%s\x00%d", info.WorkflowExecution.RunID, info.WorkflowStartTime.UnixNano())
+	_, _ = h.Write([]byte(info.WorkflowExecution.RunID + "\x00" + strconv.FormatInt(info.WorkflowStartTime.UnixNano(), 10)))
 	return runIDStart(info.WorkflowExecution.RunID) + fmt.Sprintf("%08x", h.Sum32())
 }
 
