@@ -12,7 +12,7 @@ const chatUsage = "starter chat [--session ID] [settings flags]"
 var chatCmd = Command{
 	Name:    "chat",
 	Usage:   chatUsage,
-	Summary: "chat with the agent in a terminal UI: live retry countdown, esc cancels a retry (docs/tui.md)",
+	Summary: "chat with the agent in a terminal UI: live output, tool approval (y/n), steer (Enter) and follow-up (Alt+Enter) while it runs, live retry countdown, esc cancels a retry (docs/tui.md)",
 	Run:     runChat,
 }
 
