@@ -21,17 +21,22 @@ func (k *Controller) StartBash(ctx context.Context, in workflows.BashInput) (cli
 	return k.startSessionWorkflow(ctx, opts, in.SessionID, "bash in", workflows.BashWorkflowName, in)
 }
 
-// Bash runs a user command (StartBash) and waits for its result. A
-// command that could not be run returns its BashResult (Status failed)
-// with an error. When ctx ends first the command keeps running in
-// Temporal.
+// Bash runs a user command (StartBash) and waits for its result
+// (BashResult).
 func (k *Controller) Bash(ctx context.Context, in workflows.BashInput) (workflows.BashResult, error) {
 	run, err := k.StartBash(ctx, in)
 	if err != nil {
 		return workflows.BashResult{}, err
 	}
+	return BashResult(ctx, run)
+}
+
+// BashResult waits for a Bash workflow and returns its result. A command
+// that could not be run returns its BashResult (Status failed) with an
+// error. When ctx ends first the command keeps running in Temporal.
+func BashResult(ctx context.Context, run client.WorkflowRun) (workflows.BashResult, error) {
 	var res workflows.BashResult
-	err = run.Get(ctx, &res)
+	err := run.Get(ctx, &res)
 	if err == nil {
 		return res, nil
 	}
@@ -39,5 +44,5 @@ func (k *Controller) Bash(ctx context.Context, in workflows.BashInput) (workflow
 	if decodeResultDetails(err, &res) && res.Status != "" {
 		return res, fmt.Errorf("%s", res.Error)
 	}
-	return workflows.BashResult{}, fmt.Errorf("bash in session %s: %w", in.SessionID, err)
+	return workflows.BashResult{}, fmt.Errorf("bash in session %s: %w", workflowSession(run), err)
 }

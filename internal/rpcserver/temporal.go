@@ -63,8 +63,17 @@ type TemporalBackend struct {
 	// ran a prompt (or had no file yet): they are appended after its leaf
 	// once it is idle, so they never split the branch a prompt writes.
 	pending map[string][]session.Entry
-	// bash is the session whose user command (Bash) runs, "" when none.
-	bash string
+	// bash is the user command (Bash) being started or run, nil when
+	// none.
+	bash *bashRun
+}
+
+// bashRun is a user command of this backend: its session, and started,
+// closed once its workflow runs (or failed to start).
+type bashRun struct {
+	session string
+	started chan struct{}
+	ok      bool
 }
 
 var (
@@ -643,14 +652,25 @@ func (t *TemporalBackend) Bash(ctx context.Context, command string) (rpc.BashRes
 	t.flush(ctx, id)
 	s := t.settings()
 	wd, _ := os.Getwd()
+	b := &bashRun{session: id, started: make(chan struct{})}
 	t.mu.Lock()
-	t.bash = id
+	t.bash = b
 	t.mu.Unlock()
-	res, err := t.k.Bash(ctx, workflows.BashInput{SessionID: id, Command: command, Workspace: wd,
+	defer func() {
+		t.mu.Lock()
+		if t.bash == b {
+			t.bash = nil
+		}
+		t.mu.Unlock()
+	}()
+	run, err := t.k.StartBash(ctx, workflows.BashInput{SessionID: id, Command: command, Workspace: wd,
 		TimeoutMs: s.Tools.BashTimeoutMs, HostWaitMs: s.Tools.HostWaitMs, HeartbeatTimeoutMs: s.Model.HeartbeatTimeoutMs})
-	t.mu.Lock()
-	t.bash = ""
-	t.mu.Unlock()
+	b.ok = err == nil
+	close(b.started)
+	if err != nil {
+		return rpc.BashResult{}, err
+	}
+	res, err := control.BashResult(ctx, run)
 	if err != nil {
 		return rpc.BashResult{}, err
 	}
@@ -665,13 +685,22 @@ func (t *TemporalBackend) Bash(ctx context.Context, command string) (rpc.BashRes
 }
 
 // AbortBash implements SessionBackend: it aborts the user command this
-// backend runs; without one it does nothing (a prompt is not touched).
+// backend runs (waiting for its workflow to start if it is starting);
+// without one it does nothing (a prompt is not touched).
 func (t *TemporalBackend) AbortBash(ctx context.Context) error {
 	t.mu.Lock()
-	id := t.bash
+	b := t.bash
 	t.mu.Unlock()
-	if id == "" {
+	if b == nil {
 		return nil
 	}
-	return idleOK(t.k.Abort(ctx, id))
+	select {
+	case <-b.started:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if !b.ok {
+		return nil
+	}
+	return idleOK(t.k.Abort(ctx, b.session))
 }

@@ -1,0 +1,1 @@
+import{spawn}from"node:child_process";const c=spawn(process.env.STARTER??"starter",["rpc",...process.argv.slice(2)],{stdio:"inherit"});for(const s of["SIGTERM","SIGINT"])process.on(s,()=>c.kill(s));c.on("exit",(code,sig)=>process.exit(code??(sig?1:0)));
