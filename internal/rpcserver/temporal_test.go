@@ -3,11 +3,14 @@ package rpcserver
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/pgstore"
+	"github.com/durableagent/durableagent/internal/pgtest"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 )
@@ -75,5 +78,60 @@ func TestTemporalBackend_MessagesFromSessionFile(t *testing.T) {
 	}
 	if len(msgs) != 2 || msgs[0].Text() != "question" || msgs[1].Text() != "answer" {
 		t.Errorf("messages = %+v, want question and answer", msgs)
+	}
+}
+
+// With session.store postgres, get_messages and the session commands read
+// the database the workers write, not a file: the RPC process needs no
+// shared data dir. A missing session reads as empty; a stored branch as
+// its run context; the name and branch settings come from its entries.
+func TestTemporalBackend_ReadsThePostgresStore(t *testing.T) {
+	srv := pgtest.Start(t, pgtest.Options{})
+	dir := t.TempDir()
+	s := loadSettings(t, dir)
+	s.Session.Store, s.Session.PostgresURL = settings.SessionStorePostgres, srv.CreateDatabase(t, "sessions")
+	b, err := NewTemporalBackend(&control.Controller{}, s, "pg1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	ctx := context.Background()
+	if msgs, err := b.Messages(ctx); err != nil || len(msgs) != 0 {
+		t.Fatalf("no session yet: %v, %v", msgs, err)
+	}
+	store, err := pgstore.Open(ctx, s.Session.PostgresURL, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	user := agent.TextMessage(agent.RoleUser, "question")
+	answer := agent.TextMessage(agent.RoleAssistant, "answer")
+	now := time.Now().UTC()
+	if _, err := store.Append("pg1",
+		session.Entry{Type: session.TypeMessage, ID: "u", Timestamp: now, Message: &user},
+		session.Entry{Type: session.TypeModelChange, ID: "m", ParentID: "u", Timestamp: now, Provider: "openai", ModelID: "gpt-x"},
+		session.Entry{Type: session.TypeSessionInfo, ID: "n", ParentID: "m", Timestamp: now, Name: "in postgres"},
+		session.Entry{Type: session.TypeMessage, ID: "a", ParentID: "n", Timestamp: now, Message: &answer},
+	); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := b.Messages(ctx)
+	if err != nil || len(msgs) != 2 || msgs[0].Text() != "question" || msgs[1].Text() != "answer" {
+		t.Fatalf("messages = %+v, %v", msgs, err)
+	}
+	sess, err := b.LoadSession(ctx, "pg1")
+	if err != nil || sess.Name() != "in postgres" || sess.BranchSettings(sess.LeafID()).Model != "gpt-x" {
+		t.Fatalf("session = %+v, %v", sess, err)
+	}
+	// A switch reads the session from the database and takes its model;
+	// a file path means nothing there.
+	if err := b.SwitchSession(ctx, "pg1"); err != nil {
+		t.Fatal(err)
+	}
+	if in := b.promptInput("next"); in.Model.Provider != "openai" || in.Model.Name != "gpt-x" || in.SessionID != "pg1" {
+		t.Fatalf("prompt input model %+v session %s", in.Model, in.SessionID)
+	}
+	if err := b.SwitchSession(ctx, filepath.Join(dir, "sessions", "pg1.jsonl")); err == nil || !strings.Contains(err.Error(), "sessions live in PostgreSQL") {
+		t.Fatalf("switch by file = %v", err)
 	}
 }
