@@ -94,11 +94,10 @@ func NewTemporalBackend(k *control.Controller, s settings.Settings, sessionID st
 	t := &TemporalBackend{k: k, store: store, s: s, session: sessionID, pending: map[string][]session.Entry{}}
 	t.files, _ = store.(*session.Store)
 	t.mu.Lock()
-	err = t.chooseFromSessionLocked(sessionID)
+	// A session that cannot be read follows the settings; the commands
+	// that read it report the problem.
+	_ = t.chooseFromSessionLocked(sessionID)
 	t.mu.Unlock()
-	if err != nil {
-		return nil, fmt.Errorf("rpc backend: %w", err)
-	}
 	return t, nil
 }
 
