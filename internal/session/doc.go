@@ -7,8 +7,13 @@
 // Append treats an id that is already in the file as written (a no-op). That
 // makes every session write idempotent and safe to retry.
 //
-// File format: the first line is a Header ({"type":"session",...}); every
-// further line is one Entry. Entries form a tree through ParentID; the run
+// File format: the terminal agent's session format, version 3 (its
+// SessionManager reads our files; docs/rpc.md lists the differences). The
+// first line is a Header ({"type":"session","version":3,"id","timestamp",
+// "cwd"}); every further line is one Entry ({"type","id","parentId",
+// "timestamp",...}: message, compaction, model_change,
+// thinking_level_change, session_info). Entries form a tree through
+// ParentID (null for a root); the run
 // context for a model call is the path from the root to a leaf
 // (Session.Branch), rebuilt across compactions by Session.Context. An entry
 // dropped from the run context (a failed assistant message removed before a
