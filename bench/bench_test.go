@@ -181,6 +181,12 @@ func checkStream(t *testing.T, cfg Config, st *StreamResult) {
 		if l.HeartbeatsPerSec <= 0 || l.DescribesPerSec <= 0 {
 			t.Errorf("stream level N=%d: %.2f heartbeats/s, %.2f Describe/s: want both counted", l.N, l.HeartbeatsPerSec, l.DescribesPerSec)
 		}
+		// Followed by `starter rpc` processes (their CPU read apart), and
+		// the deltas add up to the answer.
+		if l.Via != "rpc" || l.FollowerCores <= 0 || l.Error != "" || l.LiveBytes != l.TextBytes {
+			t.Errorf("stream level N=%d: via %q, followers %.3f cores, error %q, %d of %d bytes live: want rpc followers and every byte as message_update",
+				l.N, l.Via, l.FollowerCores, l.Error, l.LiveBytes, l.TextBytes)
+		}
 	}
 	if len(st.Variants) != len(cfg.StreamVariants) {
 		t.Fatalf("stream variants %+v, want %d", st.Variants, len(cfg.StreamVariants))

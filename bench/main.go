@@ -132,7 +132,7 @@ func FullConfig() Config {
 		StreamAnswerBytes: 4096, StreamChunks: 400, StreamRuns: 3, StreamConcurrency: []int{4, 16, 32, 48},
 		StreamSignals: 400, StreamIdle: 3 * time.Second,
 		StreamVariants: []StreamVariant{
-			{Name: "follow-beat-clock", InProcess: true},
+			{Name: "follow-beat-clock", InProcess: true, Sweep: true},
 			{Name: "follow-every-poll", InProcess: true, FixedReadMs: 100, Sweep: true},
 			{Name: "interval150", IntervalMs: 150},
 		},

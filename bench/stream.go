@@ -107,6 +107,9 @@ type StreamLevel struct {
 	FollowerCores float64 `json:"followerCores"`
 	WorkerCores   float64 `json:"workerCores"`
 	WallSec       float64 `json:"wallSec"`
+	// Error says why the level did not complete (its prompts did not all
+	// end with the answer): it broke the target.
+	Error string `json:"error,omitempty"`
 }
 
 // StreamHistory is what the prompts of one chunking cost in history.
@@ -264,7 +267,9 @@ func (h *harness) streamBench(ctx context.Context) (*StreamResult, error) {
 				}
 				calls, err := sb.run(ctx, fmt.Sprintf("%s%s-%02d", manyChunkPrefix, v.Name, n), n)
 				if err != nil {
-					return err
+					h.logf("stream: variant %s: N=%d failed: %v", v.Name, n, err)
+					vr.SweepLevels = append(vr.SweepLevels, StreamLevel{N: n, Calls: n, Via: "follow", Error: err.Error()})
+					break
 				}
 				lv := sb.level(n, calls, sb.last)
 				h.logf("stream: variant %s: N=%d delay p50 %.0f ms p95 %.0f ms, server %.2f cores, followers %.2f, worker %.2f",
@@ -372,14 +377,19 @@ func (sb *streamBatch) main(ctx context.Context, res *StreamResult, pieces []str
 	for _, n := range h.cfg.StreamConcurrency {
 		calls, err := sb.run(ctx, fmt.Sprintf("%s%02d", manyChunkPrefix, n), n)
 		if err != nil {
-			return err
+			// A level whose prompts do not all complete with the answer
+			// (a model call timed out under the load) broke the target;
+			// the sweep stops there.
+			h.logf("stream: N=%d failed: %v", n, err)
+			res.Levels = append(res.Levels, StreamLevel{N: n, Calls: n, Via: "rpc", Error: err.Error()})
+			break
 		}
 		res.Levels = append(res.Levels, sb.level(n, calls, sb.last))
 	}
 	for _, l := range res.Levels {
-		h.logf("stream: N=%d delay p50 %.0f ms p95 %.0f ms (%d deltas, %d via message_end), %.1f heartbeats/s per call, server %.2f cores, worker %.2f",
-			l.N, l.Delay.P50, l.Delay.P95, l.Deltas, l.ViaEnd, l.HeartbeatsPerSec, l.ServerCores, l.WorkerCores)
-		if res.BrokeAt == 0 && l.Delay.P95 <= streamTargetP95Ms {
+		h.logf("stream: N=%d delay p50 %.0f ms p95 %.0f ms (%d deltas, %d via message_end), %.1f heartbeats/s per call, server %.2f cores, followers %.2f, worker %.2f",
+			l.N, l.Delay.P50, l.Delay.P95, l.Deltas, l.ViaEnd, l.HeartbeatsPerSec, l.ServerCores, l.FollowerCores, l.WorkerCores)
+		if res.BrokeAt == 0 && l.Error == "" && l.Delay.P95 <= streamTargetP95Ms {
 			res.Sustained = l.N
 		} else if res.BrokeAt == 0 {
 			res.BrokeAt = l.N
@@ -446,6 +456,8 @@ type streamCall struct {
 	// followerCPU is the CPU its `starter rpc` process used while the
 	// prompt ran (via rpc).
 	followerCPU time.Duration
+	// endReason is the last assistant message_end's stop reason and error.
+	endReason string
 }
 
 // liveMark: the follower had End bytes of the text at At.
@@ -504,6 +516,10 @@ func (b *streamBatch) follow(ctx context.Context, c *streamCall) error {
 			c.live = append(c.live, liveMark{end: live.Len(), at: now})
 		case e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleAssistant:
 			c.final, c.endAt = e.Message.Text(), now
+			c.endReason = string(e.Message.StopReason)
+			if e.Message.ErrorMessage != "" {
+				c.endReason += ": " + e.Message.ErrorMessage
+			}
 		}
 	}
 	var run client.WorkflowRun
@@ -519,7 +535,8 @@ func (b *streamBatch) follow(ctx context.Context, c *streamCall) error {
 	c.liveText = live.String()
 	switch {
 	case c.final != b.answer:
-		return fmt.Errorf("stream: session %s: message_end has %d bytes, want the %d-byte answer", c.session, len(c.final), len(b.answer))
+		return fmt.Errorf("stream: session %s: message_end has %d bytes (%s), want the %d-byte answer",
+			c.session, len(c.final), c.endReason, len(b.answer))
 	case c.liveText != "" && c.liveText != c.final:
 		return fmt.Errorf("stream: session %s: the message_update deltas (%d bytes) do not add up to the final text (%d bytes)",
 			c.session, len(c.liveText), len(c.final))
@@ -797,6 +814,11 @@ func (r *StreamResult) rows() []Row {
 			r.HistoryRatio, r.Many.Prompts),
 		"equal within 2%", verdict(r.HistoryRatio >= 0.98 && r.HistoryRatio <= 1.02)}}
 	for _, l := range r.Levels {
+		if l.Error != "" {
+			out = append(out, Row{fmt.Sprintf("stream delay N=%d", l.N), "did not complete: " + l.Error,
+				fmt.Sprintf("p95 <= %d ms", streamTargetP95Ms), verdict(false)})
+			continue
+		}
 		out = append(out, Row{fmt.Sprintf("stream delay N=%d", l.N), l.describe(), fmt.Sprintf("p95 <= %d ms", streamTargetP95Ms),
 			verdict(l.Delay.P95 <= streamTargetP95Ms)})
 	}
@@ -826,6 +848,11 @@ func (r *StreamResult) rows() []Row {
 			fmt.Sprintf("stream.intervalMs %d, follower reads %s: %s", interval, read, v.Level.describe()),
 			fmt.Sprintf("p95 <= %d ms", streamTargetP95Ms), verdict(v.Level.Delay.P95 <= streamTargetP95Ms)})
 		for _, l := range v.SweepLevels {
+			if l.Error != "" {
+				out = append(out, Row{fmt.Sprintf("stream variant %s N=%d", v.Name, l.N), "did not complete: " + l.Error,
+					fmt.Sprintf("p95 <= %d ms", streamTargetP95Ms), verdict(false)})
+				continue
+			}
 			out = append(out, Row{fmt.Sprintf("stream variant %s N=%d", v.Name, l.N), l.describe(),
 				fmt.Sprintf("p95 <= %d ms", streamTargetP95Ms), verdict(l.Delay.P95 <= streamTargetP95Ms)})
 		}
