@@ -41,9 +41,11 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 		Sessions:    store,
 		Provider:    NewProviders(s, script),
 		Credentials: creds,
-		// Running calls publish their output so far at the stream
-		// interval: heartbeat details, which Temporal keeps as the latest
-		// value only, never in history.
+		// Running calls publish their output so far as heartbeat
+		// details, which Temporal keeps as the latest value only, never in
+		// history: a model call records its snapshot as soon as it changes
+		// (WorkerOptions' throttle sends one heartbeat per stream interval,
+		// carrying the latest), every call at least every interval.
 		HeartbeatInterval: StreamInterval(s),
 		ToolPolicy: activities.ToolPolicy{
 			AllowedRoots: s.Tools.AllowedRoots,

@@ -466,7 +466,7 @@ func (f *follower) cannotDecode(err error) {
 	f.undecodable = true
 	if f.k.OnWait != nil {
 		f.k.OnWait(fmt.Sprintf("cannot decode the live output of session %s (%s): "+
-			"is this client's payload codec key the worker's? Events still arrive, the text only at each message's end",
+			"it needs the worker's payload codec key (Controller.DataConverter); events still arrive, each message's text at its end",
 			f.session, oneLine(err.Error())))
 	}
 }

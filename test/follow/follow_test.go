@@ -5,17 +5,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -40,8 +46,11 @@ func newEnv(t *testing.T, opts client.Options) *env {
 	return e
 }
 
+// controller follows the env's workflows; its stream interval is the
+// worker's heartbeat throttle (as app.NewController sets it from
+// stream.intervalMs).
 func (e *env) controller() *control.Controller {
-	return &control.Controller{Client: e.cc, TaskQueue: e.queue, QueryTimeout: 2 * time.Second}
+	return &control.Controller{Client: e.cc, TaskQueue: e.queue, QueryTimeout: 2 * time.Second, StreamInterval: heartbeatThrottle}
 }
 
 func (e *env) start(session string, s script, opts ...func(*client.StartWorkflowOptions)) client.WorkflowRun {
@@ -249,9 +258,10 @@ func (m *measured) rate(from, to string) (float64, time.Duration) {
 }
 
 // Item 2: the live text of a model call arrives as message_update deltas
-// between message_start and message_end, and adds up to (a prefix of) the
-// message; the Describe cost is measured while it streams and while
-// nothing runs.
+// between message_start and message_end, and adds up to the message (the
+// last words come right before message_end); the Describe cost is
+// measured while it streams (about one per heartbeat: Follow reads just
+// after each lands) and while nothing runs.
 func TestFollow_LiveOutputAndDescribeCost(t *testing.T) {
 	e := newEnv(t, client.Options{})
 	var pieces []string
@@ -291,10 +301,8 @@ func TestFollow_LiveOutputAndDescribeCost(t *testing.T) {
 	if live < 3 {
 		t.Fatalf("%d live events for a 2 s stream", live)
 	}
-	// The last snapshot may not reach Temporal before the activity ends:
-	// the deltas are a prefix of the text, the message_end has it all.
-	if !strings.HasPrefix(final.String(), got.String()) || got.Len() < final.Len()/2 {
-		t.Fatalf("deltas %q\nare not most of %q", got.String(), final.String())
+	if got.String() != final.String() {
+		t.Fatalf("deltas %q\ndo not add up to %q", got.String(), final.String())
 	}
 	idle, idleD := m.rate("turn_start 1", "turn_start 3")
 	streaming, streamD := m.rate(agent.EventMessageStart, agent.EventMessageEnd)
@@ -304,8 +312,10 @@ func TestFollow_LiveOutputAndDescribeCost(t *testing.T) {
 	if idle > 2.5 {
 		t.Errorf("idle: %.1f Describe/s, want about 1", idle)
 	}
-	if streaming < 1.5 || streaming > 7 {
-		t.Errorf("streaming: %.1f Describe/s, want about 1/(stream interval)", streaming)
+	// The worker sends a heartbeat every throttle interval (100 ms) plus
+	// its RPC: about 9 a second.
+	if streaming < 4 || streaming > 16 {
+		t.Errorf("streaming: %.1f Describe/s, want about one per heartbeat (~9/s)", streaming)
 	}
 }
 
@@ -338,5 +348,133 @@ func TestFollow_LiveOutputWithCodec(t *testing.T) {
 		if live := len(r.evs) - len(r.workflowEvents()); (live > 0) != c.wantLive {
 			t.Fatalf("%s: %d live events", c.session, live)
 		}
+	}
+}
+
+// The product's CallModel with the payload codec on (app.Dial, app.NewWorker,
+// app.NewController with codec.keyFile): the heartbeat details a Describe
+// returns while the call streams are sealed (encoding binary/encrypted,
+// the key id, no plaintext); app.NewController's controller streams the
+// answer; one on the same client but without the codec's data converter
+// (Describe returns the details undecoded, unlike a query's result) says
+// once through OnWait that it cannot decode the live output, and still
+// gets every workflow event.
+func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
+	srv := server(t)
+	const reply = "sealed words stream through heartbeats that only the key holder can read today"
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "codec.key")
+	if err := os.WriteFile(keyFile, bytes.Repeat([]byte{9}, codec.KeySize), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := settings.Defaults()
+	s.DataDir = dir
+	s.Temporal.Address, s.Temporal.Namespace, s.Temporal.TaskQueue = srv.FrontendAddress(), srv.Namespace(), newQueue()
+	s.Codec.KeyFile = keyFile
+	s.Scripted.Reply, s.Scripted.StreamDelayMs, s.Scripted.LatencyMs = reply, 200, 0
+	s.Tools.Placement = settings.ToolPlacementAny
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	wc, err := app.Dial(ctx, s, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	w, err := app.NewWorker(wc, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	withKey, err := app.NewController(wc, s)
+	if err != nil || withKey.DataConverter == nil {
+		t.Fatalf("controller with the codec: %v", err)
+	}
+	raw := dial(t, client.Options{})
+	noKey := &control.Controller{Client: wc, TaskQueue: s.Temporal.TaskQueue, StreamInterval: app.StreamInterval(s)}
+	var waitsMu sync.Mutex
+	var waits []string
+	noKey.OnWait = func(msg string) {
+		waitsMu.Lock()
+		waits = append(waits, msg)
+		waitsMu.Unlock()
+	}
+	run, err := withKey.StartPrompt(ctx, app.PromptInput(s, "sealed", "hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		r   *recorder
+		err error
+	}
+	results := make(chan result, 2)
+	for _, k := range []*control.Controller{withKey, noKey} {
+		go func() {
+			r := &recorder{}
+			_, err := follow(ctx, k, "sealed", run.GetRunID(), 0, r)
+			results <- result{r, err}
+		}()
+	}
+
+	// Describe, with no codec, while the call streams.
+	var sealed bool
+	for !sealed && ctx.Err() == nil {
+		resp, err := raw.DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pa := range resp.GetPendingActivities() {
+			ps := pa.GetHeartbeatDetails().GetPayloads()
+			if pa.GetActivityType().GetName() != activities.CallModelName || len(ps) == 0 || pa.GetLastHeartbeatTime().AsTime().Before(pa.GetLastStartedTime().AsTime().Add(300*time.Millisecond)) {
+				continue
+			}
+			p := ps[0]
+			if enc := string(p.GetMetadata()[converter.MetadataEncoding]); enc != codec.EncodingEncrypted {
+				t.Fatalf("CallModel heartbeat details have encoding %q, want %q", enc, codec.EncodingEncrypted)
+			}
+			if id := string(p.GetMetadata()[codec.MetadataKeyID]); id != s.Codec.KeyID {
+				t.Fatalf("key id %q, want %q", id, s.Codec.KeyID)
+			}
+			if bytes.Contains(p.GetData(), []byte("sealed words")) || bytes.Contains(p.GetData(), []byte(`"entryId"`)) {
+				t.Fatal("the heartbeat details hold plaintext")
+			}
+			sealed = true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !sealed {
+		t.Fatal("never saw the streaming CallModel's heartbeat")
+	}
+	for range 2 {
+		res := <-results
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		var text strings.Builder
+		for _, e := range res.r.evs {
+			if e.Type == agent.EventMessageUpdate {
+				text.WriteString(e.AssistantMessageEvent.Delta)
+			}
+		}
+		live := len(res.r.evs) - len(res.r.workflowEvents())
+		if live > 0 && text.String() != reply {
+			t.Fatalf("with the key: deltas %q, want the reply", text.String())
+		}
+		if live == 0 && len(res.r.workflowEvents()) < 5 {
+			t.Fatalf("without the key: only %d workflow events", len(res.r.workflowEvents()))
+		}
+	}
+	waitsMu.Lock()
+	defer waitsMu.Unlock()
+	n := 0
+	for _, w := range waits {
+		if strings.Contains(w, "cannot decode the live output of session sealed") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("OnWait without the key: %q, want the decode failure told once", waits)
 	}
 }

@@ -93,13 +93,18 @@ var queueSeq atomic.Int64
 
 func newQueue() string { return fmt.Sprintf("follow-%d-%d", os.Getpid(), queueSeq.Add(1)) }
 
+// heartbeatThrottle is the test worker's: snapshots reach the server at
+// most that often.
+const heartbeatThrottle = 100 * time.Millisecond
+
 // startWorker runs the test workflow and activity on queue. Heartbeats are
-// sent at most every 100 ms, so snapshots reach the server that often.
+// sent at most every heartbeatThrottle, so snapshots reach the server that
+// often.
 func startWorker(t *testing.T, c client.Client, queue string) worker.Worker {
 	t.Helper()
 	w := worker.New(c, queue, worker.Options{
-		DefaultHeartbeatThrottleInterval: 100 * time.Millisecond,
-		MaxHeartbeatThrottleInterval:     100 * time.Millisecond,
+		DefaultHeartbeatThrottleInterval: heartbeatThrottle,
+		MaxHeartbeatThrottleInterval:     heartbeatThrottle,
 	})
 	w.RegisterWorkflowWithOptions(scriptWorkflow, workflow.RegisterOptions{Name: scriptWorkflowName})
 	w.RegisterActivityWithOptions(streamActivity, activity.RegisterOptions{Name: streamActivityName})
