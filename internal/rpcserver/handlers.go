@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/rpc"
+	"github.com/durableagent/durableagent/workflows"
 )
 
 // null is the data of a response whose result is null (cycle_model with
@@ -271,8 +273,8 @@ func (c *conn) detach() {
 	f.stop()
 	<-f.done
 	c.release(f)
-	c.s.logf("rpc: detached from prompt %s (run %s) of session %s; it keeps running in Temporal",
-		f.prompt.WorkflowID, f.prompt.RunID, f.prompt.WorkflowID)
+	c.s.logf("rpc: detached from prompt %s (run %s); it keeps running in Temporal (follow it: starter events --session %s --follow)",
+		f.prompt.WorkflowID, f.prompt.RunID, strings.TrimPrefix(f.prompt.WorkflowID, workflows.WorkflowIDPrefix))
 }
 
 // prompt starts a prompt, acknowledges it, and streams its events in the
