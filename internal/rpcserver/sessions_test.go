@@ -44,7 +44,9 @@ func (f *sessionFake) NewSession(context.Context) error                 { return
 func (f *sessionFake) SwitchSession(_ context.Context, ref string) error {
 	return f.note("switch:" + ref)
 }
-func (f *sessionFake) Fork(context.Context, string, bool) (string, error) { return "", errors.New("no fork") }
+func (f *sessionFake) Fork(context.Context, string, bool) (string, error) {
+	return "", errors.New("no fork")
+}
 func (f *sessionFake) Bash(context.Context, string) (rpc.BashResult, error) {
 	return rpc.BashResult{Output: "ran"}, nil
 }
