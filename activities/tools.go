@@ -243,7 +243,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 // execute runs the tool with heartbeats; bash publishes its output tail.
 func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToolInput) tools.Result {
 	stream := NewToolStream(in.ResultEntryID, call.ID, call.Name)
-	hb := a.startHeartbeat(ctx, func() any { return stream.Snapshot() })
+	hb := a.startHeartbeat(ctx, stream) // records the output tail as it changes
 	defer hb.stop()
 	opts := tools.Options{
 		Workspace: in.Workspace,
