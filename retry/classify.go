@@ -103,6 +103,13 @@ var overflowPatterns = patterns(
 	`context (?:length|window|size|limit) (?:exceeds|exceeded|was exceeded)`,
 	`for many-image requests`,
 	`token count exceeds`, // Round 7: llama_index "Initial token count exceeds token limit"
+	// Round 8 (tuning half): exllama's cache running past its window
+	// ("RuntimeError: start (0) + length (2049) exceeds dimension size
+	// (2048)"), Zhipu GLM's code 1261 "Prompt exceeds max length" (here
+	// behind CC Switch), and aichat's own check "Exceed max tokens limit".
+	`\+ length \(\d+\) exceeds dimension size`,
+	`prompt exceeds max(?:imum)? length`,
+	`exceed max tokens limit`,
 )
 
 // throttlePatterns are rate limits worded like an overflow: Bedrock says
@@ -147,17 +154,17 @@ var usageLimitPatterns = patterns(
 	// rate_limit_reached_error, a per-second or per-minute limit (RE2 has
 	// no look-behind, so the alternation spells out "not after rate_").
 	`(?:^|[^_]|(?:^|[^e])_|(?:^|[^t])e_|(?:^|[^a])te_|(?:^|[^r])ate_)limit_reached`,
-	`insufficient.?quota`,                       // OpenAI billing quota
-	quotaExceededPattern,                        // OpenAI, Gemini
-	`credit balance is too low`,                 // Anthropic
-	`insufficient[ _](?:credits|balance)`,       // OpenRouter, DeepSeek
-	`requires more credits`,                     // OpenRouter
-	`(?:used all available|run out of) credits`, // xAI
-	`spending limit`,                            // xAI, Anthropic workspaces
-	`hit your (?:\w+ )?limit`,                   // Claude and Codex plans
-	`account's rate limit`,                      // Claude subscription 429
-	`(?:tokens|requests) per day`,               // Groq TPD, Gemini, Bedrock daily quotas
-	`per.?day\b`,                                // OpenRouter free-models-per-day, "per day per user"
+	`insufficient.?quota`,                                // OpenAI billing quota
+	quotaExceededPattern,                                 // OpenAI, Gemini
+	`credit balance is too low`,                          // Anthropic
+	`insufficient[ _](?:credits|balance)`,                // OpenRouter, DeepSeek
+	`requires more credits`,                              // OpenRouter
+	`(?:used all available|run out of|\bout of) credits`, // xAI; Warp "Out of credits" (round 8)
+	`spending limit`,                                     // xAI, Anthropic workspaces
+	`hit your (?:\w+ )?limit`,                            // Claude and Codex plans
+	`account's rate limit`,                               // Claude subscription 429
+	`(?:tokens|requests) per day`,                        // Groq TPD, Gemini, Bedrock daily quotas
+	`per.?day\b`,                                         // OpenRouter free-models-per-day, "per day per user"
 	// Plan and subscription windows of coding-agent products (Claude Code
 	// "5-hour limit reached", "Weekly limit reached", Gemini CLI "daily ...
 	// quota limit"), Copilot's premium-request allowance, billing caps.
@@ -189,6 +196,11 @@ var usageLimitPatterns = patterns(
 	// Round 7 (tuning half): Claude plans' "Session limit reached ∙
 	// resets 8pm" (and the weekly and Opus variants of that banner).
 	`\bsession limit\b`, `limit reached\W+resets\b`,
+	// Round 8 (tuning half): Warp's "Request failed with error:
+	// QuotaLimit" and Windsurf's "free user account exceeded, please use
+	// an existing account or upgrade to a paid plan".
+	`\bquotalimit\b`,
+	`\bfree (?:\w+ )?account exceeded`,
 )
 
 // quotaExceededPattern is OpenAI's and Gemini's "You exceeded your current
@@ -341,7 +353,7 @@ var retryablePatterns = patterns(
 	`stream (?:disconnected|closed) before`,       // Codex "stream disconnected before completion"
 	`stream.?read.?error`,                         // proxies' "stream_read_error"
 	`invalid response body while trying to fetch`, // node-fetch: the body stream broke
-	`server had an error while processing`,        // OpenAI "The server had an error while processing your request"
+	`server had an error (?:while )?processing`,   // OpenAI "The server had an error while processing your request", Azure (round 8) "...had an error processing your request"
 	`you can retry your request`,                  // OpenAI server_error advice
 	`expecting value: line 1 column 1`,            // Python json on an empty body
 	// Round 5 (tuning half): Python's and Claude Code's words for a body
@@ -367,6 +379,31 @@ var retryablePatterns = patterns(
 	`traffic than we can handle`,
 	`\bat capacity\b`,
 	`\bidle timeout\b`, // Round 7: Claude Code "Stream idle timeout - partial response received"
+	// Round 8 (tuning half): timeouts and cut streams as the JVM, .NET,
+	// Rust, Go and undici word them (okhttp "SocketTimeoutException:
+	// timeout", ktor "Socket timeout has expired", "The request was
+	// canceled due to the configured HttpClient.Timeout", "Unable to read
+	// data from the transport connection", "Connection Failed: Connect
+	// error", okhttp "unexpected end of stream on https://...", reqwest
+	// "Stream failed: stream ended", "net/http: TLS handshake timeout",
+	// undici "HeadersTimeoutError: Headers Timeout Error", ollama-js
+	// "Expected a completed response.", "Unexpected end of JSON input"),
+	// a JSON parser handed an HTML page ("Unexpected token '<'",
+	// "invalid character '<' looking for beginning of value"), Hugging
+	// Face "Model ... is currently loading", and busy or throttled
+	// wordings of gateways and products ("Concurrency limit exceeded for
+	// account, please retry later", Baidu "并发超限" (concurrency over
+	// limit), a gateway's "请求频率超过限制" (request frequency over the
+	// limit), Trae "Too many current requests. Your queue position is
+	// 38", "Rate exceeded").
+	`socket ?timeout`, `httpclient\.timeout`, `\btransport connection\b`,
+	`\bconnect error\b`, `unexpected end of stream`, `\bstream failed\b`,
+	`handshake timeout`, `\b(?:headers|body) ?timeout`, `expected a completed response`,
+	`unexpected end of json`,
+	`(?:unexpected token|invalid character) '<'`,
+	`\bcurrently loading\b`,
+	`\bretry later\b`, `concurrency limit exceeded`, `并发超限`, `频率超过限制`,
+	`too many (?:\w+ )?requests`, `\brate exceeded\b`,
 )
 
 // Structured error types, lower-cased. Anthropic: overloaded_error,

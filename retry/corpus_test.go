@@ -49,12 +49,15 @@ type corpusItem struct {
 // independent estimate.
 const (
 	firstRound  = 1
-	latestRound = 7
+	latestRound = 8
 	// laterFirstRound is the first round collected after the held-out
 	// score of rounds 1 and 2 was known (issue 14): the held-out lines of
 	// rounds laterFirstRound..latestRound are reported together, as the
 	// larger independent estimate, and have their own floor.
 	laterFirstRound = 3
+	// roundBefore8 is the latest round when the first held-out floors
+	// were set; heldOutFloors keeps them on rounds up to it.
+	roundBefore8 = 7
 )
 
 // Corpus halves.
@@ -236,14 +239,34 @@ func (s *corpusScore) log(t *testing.T, name string) {
 // (testdata/README.md has the history); raise them only when new
 // tuning-half evidence improves the held-out score, never by moving lines
 // between halves or relabelling held-out texts to fit.
-const (
-	tuneFloorPct    = 99.0
-	holdoutFloorPct = 91.5 // target 95.0; 429/468 = 91.7% with 947 lines
-	// laterFloorPct is the floor of the held-out lines of rounds
-	// laterFirstRound..latestRound, collected for issue 14 and never
-	// scored line by line while tuning: 190/217 = 87.6% with 947 lines.
-	laterFloorPct = 87.5
-)
+const tuneFloorPct = 99.0
+
+// heldOutFloor is a floor on the action accuracy of the held-out lines of
+// collection rounds from..to.
+type heldOutFloor struct {
+	from, to int
+	pct      float64
+}
+
+// heldOutFloors pins each floor to the rounds it was measured on: a new
+// round of harder texts adds a floor for the larger population instead of
+// lowering an old one, and an old floor only ever moves up (its
+// population no longer changes, so it can only drop when a pattern change
+// regresses it).
+var heldOutFloors = []heldOutFloor{
+	// The held-out half as it was before round 8: 429/468 = 91.7% before
+	// the round-8 tuning (floor 91.5), 434/468 = 92.7% after it.
+	{firstRound, roundBefore8, 92.5},
+	// Rounds 3 to 7, collected for issue 14: 190/217 = 87.6% before the
+	// round-8 tuning (floor 87.5), 194/217 = 89.4% after it.
+	{laterFirstRound, roundBefore8, 89.0},
+	// The whole held-out half with round 8: 484/559 = 86.6% when round 8
+	// was added, 491/559 = 87.8% after its tuning.
+	{firstRound, latestRound, 87.5},
+	// Rounds 3 to 8 together: 245/308 = 79.5% when round 8 was added,
+	// 251/308 = 81.5% after its tuning.
+	{laterFirstRound, latestRound, 81.0},
+}
 
 // TestCorpus_ClassifierOnRealErrors is SPEC 2 measured on real error texts.
 // It reports the classifier's action accuracy (retry / compact / stop) on
@@ -251,8 +274,9 @@ const (
 // collection round, and on those of rounds laterFirstRound..latestRound
 // together (collected for issue 14 and never scored line by line while
 // tuning: the cleanest independent estimate), per class, and the fatal
-// errors and overflows that would be retried. It fails below the floors above or when
-// any fatal error or overflow would be retried. With go test -v it prints
+// errors and overflows that would be retried. It fails below the floors above
+// (heldOutFloors, each pinned to its rounds) or when any fatal error or
+// overflow would be retried. With go test -v it prints
 // the tuning half's misses ("!" = wrong action); held-out texts are printed
 // only with -args -corpus.holdout, for reporting, never for tuning.
 func TestCorpus_ClassifierOnRealErrors(t *testing.T) {
@@ -318,11 +342,12 @@ func TestCorpus_ClassifierOnRealErrors(t *testing.T) {
 	if p := halves[splitTune].pct(); p < tuneFloorPct {
 		t.Errorf("tuning half: action accuracy %.1f%% is below %.1f%%", p, tuneFloorPct)
 	}
-	if p := halves[splitHoldout].pct(); p < holdoutFloorPct {
-		t.Errorf("held-out half: action accuracy %.1f%% is below %.1f%% (misses: -args -corpus.holdout)", p, holdoutFloorPct)
-	}
-	if p := heldLater.pct(); p < laterFloorPct {
-		t.Errorf("held-out lines of rounds %d to %d: action accuracy %.1f%% is below %.1f%% (misses: -args -corpus.holdout)", laterFirstRound, latestRound, p, laterFloorPct)
+	for _, f := range heldOutFloors {
+		ok, n := heldOutRounds(heldByRound, f.from, f.to)
+		t.Logf("held-out lines of rounds %d to %d: %d/%d = %.1f%% (floor %.1f%%)", f.from, f.to, ok, n, pct(ok, n), f.pct)
+		if p := pct(ok, n); p < f.pct {
+			t.Errorf("held-out lines of rounds %d to %d: action accuracy %.1f%% is below %.1f%% (misses: -args -corpus.holdout)", f.from, f.to, p, f.pct)
+		}
 	}
 	for _, w := range []struct {
 		what string
@@ -344,6 +369,18 @@ func TestCorpus_ClassifierOnRealErrors(t *testing.T) {
 			t.Errorf("%d %s (held-out half; listed with -args -corpus.holdout)", len(w.held), w.what)
 		}
 	}
+}
+
+// heldOutRounds sums the held-out lines of rounds from..to: right actions
+// and lines.
+func heldOutRounds(byRound map[int]*corpusScore, from, to int) (ok, n int) {
+	for r := from; r <= to; r++ {
+		if s := byRound[r]; s != nil {
+			ok += s.actionOK
+			n += s.n
+		}
+	}
+	return ok, n
 }
 
 func pct(a, b int) float64 {
