@@ -52,7 +52,13 @@ const (
 
 // startHeartbeat starts recording heartbeats with details: a liveDetails
 // (recorded on change), a func() any (asked on every tick), or a value
-// (sent as it is). The first heartbeat is recorded before it returns.
+// (sent as it is). Nothing is recorded during the first interval: the SDK
+// sends a first heartbeat at once, and a heartbeat is a write of the
+// workflow's mutable state on the server, so a call that ends within the
+// interval (most tool calls, a fast or failing model call) costs the
+// server nothing for it; its result follows in the same time anyway.
+// Liveness needs no early beat (the heartbeat timeout is many intervals),
+// and an abort reaches the call at its first beat.
 func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeater {
 	interval := a.HeartbeatInterval
 	if interval <= 0 {
@@ -69,7 +75,6 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 	if h.record == nil {
 		h.record = activity.RecordHeartbeat
 	}
-	h.record(ctx, h.current())
 	if live, ok := details.(liveDetails); ok {
 		go h.onChange(live, interval, min(max(interval/10, minRecordGap), maxRecordGap))
 	} else {
@@ -104,6 +109,21 @@ func (h *heartbeater) onChange(live liveDetails, interval, gap time.Duration) {
 	pause := time.NewTimer(0)
 	defer pause.Stop()
 	<-pause.C
+	// The first interval: no record (see startHeartbeat); at its end the
+	// snapshot so far is recorded, changes or not.
+	select {
+	case <-h.done:
+		return
+	case <-h.ctx.Done():
+		return
+	case <-idle.C:
+	}
+	select { // the changes so far are in this record
+	case <-live.Changed():
+	default:
+	}
+	h.record(h.ctx, live.Snapshot())
+	idle.Reset(interval)
 	for {
 		select {
 		case <-h.done:

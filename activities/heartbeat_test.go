@@ -31,25 +31,37 @@ func (l *beatLog) get() (int, StreamSnapshot) {
 	return len(l.snaps), l.snaps[len(l.snaps)-1]
 }
 
-// A stream is recorded as soon as it changes, not on the next tick: with a
-// one-second interval a change is recorded within the record gap (50 ms),
-// a burst of changes costs a record or two, and nothing changing costs
-// nothing until the interval.
+func (l *beatLog) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.snaps)
+}
+
+// A stream is not recorded during its first interval (a call that ends
+// within it costs the server no heartbeat), then at the interval's end,
+// then as soon as it changes, not on the next tick: a change is recorded
+// within the record gap, a burst of changes costs a record or two, and
+// nothing changing costs nothing until the interval.
 func TestHeartbeat_RecordsAStreamWhenItChanges(t *testing.T) {
 	log := &beatLog{}
-	a := &Activities{HeartbeatInterval: time.Second, recordHeartbeat: log.record}
+	a := &Activities{HeartbeatInterval: 300 * time.Millisecond, recordHeartbeat: log.record}
 	acc := NewModelStream("a1", 0)
 	h := a.startHeartbeat(context.Background(), acc)
 	defer h.stop()
 
+	acc.Add(llm.Delta{Type: llm.DeltaText, Delta: "Hi"})
 	time.Sleep(150 * time.Millisecond)
-	if n, _ := log.get(); n != 1 {
-		t.Fatalf("%d records with nothing changed in 150 ms, want the first one only", n)
+	if n := log.count(); n != 0 {
+		t.Fatalf("%d records in the first 150 ms of a 300 ms interval, want none", n)
+	}
+	time.Sleep(250 * time.Millisecond)
+	if n, last := log.get(); n != 1 || last.Blocks[0].Tail != "Hi" {
+		t.Fatalf("after the first interval: %d records, last %+v; want the snapshot so far", n, last)
 	}
 	acc.Add(llm.Delta{Type: llm.DeltaText, Delta: "Hello"})
 	time.Sleep(40 * time.Millisecond)
 	n, last := log.get()
-	if n != 2 || len(last.Blocks) != 1 || last.Blocks[0].Tail != "Hello" {
+	if n != 2 || len(last.Blocks) != 1 || last.Blocks[0].Tail != "HiHello" {
 		t.Fatalf("40 ms after a change: %d records, last %+v; want it recorded", n, last)
 	}
 	for range 100 {
@@ -57,7 +69,7 @@ func TestHeartbeat_RecordsAStreamWhenItChanges(t *testing.T) {
 	}
 	time.Sleep(120 * time.Millisecond)
 	n2, last := log.get()
-	if n2-n > 3 || last.Blocks[0].Tail != "Hello"+strings.Repeat(".", 100) {
+	if n2-n > 3 || last.Blocks[0].Tail != "HiHello"+strings.Repeat(".", 100) {
 		t.Fatalf("a burst of 100 changes: %d more records, last tail %q", n2-n, last.Blocks[0].Tail)
 	}
 }
@@ -76,8 +88,8 @@ func TestHeartbeat_TicksOtherDetails(t *testing.T) {
 	h.stop()
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) < 4 || len(got) > 7 || got[len(got)-1] != "summarizing" {
-		t.Fatalf("%d beats in 280 ms at 50 ms (%v), want about 6", len(got), got)
+	if len(got) < 3 || len(got) > 6 || got[len(got)-1] != "summarizing" {
+		t.Fatalf("%d beats in 280 ms at 50 ms (%v), want about 5 (none before the first tick)", len(got), got)
 	}
 }
 
