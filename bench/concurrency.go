@@ -41,6 +41,8 @@ type ConcResult struct {
 	PromptPerSec float64 `json:"promptPerSec"`
 	// Ratio is PromptPerSec / BarePerSec.
 	Ratio float64 `json:"ratio"`
+	// Rounds is how many bare and prompt batches were timed (their mean).
+	Rounds int `json:"rounds"`
 }
 
 // startWidth is how many starts (and result waits) the client runs at once.
@@ -134,27 +136,45 @@ func (h *harness) concurrencyAt(ctx context.Context, n int) (ConcResult, error) 
 		return res, err
 	}
 
-	// Throughput: bare first, then prompts, on the same warm worker.
+	// Throughput on the same warm worker, in rounds whose order alternates
+	// (bare then prompts, then prompts then bare, ...) so that neither
+	// side always runs on the fresher server; the times are summed.
 	stopSampler := w.sampleMem(&res.PeakRSSMB, &res.PeakAnonMB)
-	bare, err := batch(n, func(i int) (client.WorkflowRun, error) {
-		return h.startBare(ctx, s, fmt.Sprintf("bare-conc-%d-%d", n, i),
-			workflows.BareInput{Payload: overheadMessage, DelayMs: h.cfg.ConcurrencyDelayMs})
-	}, func(run client.WorkflowRun) error { return bareDone(ctx, run) })
-	if err != nil {
-		stopSampler()
-		return res, err
+	defer stopSampler()
+	rounds := max(h.cfg.ConcurrencyRounds, 1)
+	var bareTotal, promptTotal time.Duration
+	for r := 0; r < rounds; r++ {
+		bare := func() error {
+			d, err := batch(n, func(i int) (client.WorkflowRun, error) {
+				return h.startBare(ctx, s, fmt.Sprintf("bare-conc-%d-%d-%d", n, r, i),
+					workflows.BareInput{Payload: overheadMessage, DelayMs: h.cfg.ConcurrencyDelayMs})
+			}, func(run client.WorkflowRun) error { return bareDone(ctx, run) })
+			bareTotal += d
+			return err
+		}
+		prompt := func() error {
+			d, err := batch(n, func(i int) (client.WorkflowRun, error) {
+				return h.startPrompt(ctx, s, fmt.Sprintf("conc-%d-%d-%d", n, r, i), overheadMessage, e503)
+			}, func(run client.WorkflowRun) error { return promptDone(ctx, run, agent.StatusCompleted) })
+			promptTotal += d
+			return err
+		}
+		first, second := bare, prompt
+		if r%2 == 1 {
+			first, second = prompt, bare
+		}
+		if err := first(); err != nil {
+			return res, err
+		}
+		if err := second(); err != nil {
+			return res, err
+		}
 	}
-	prompt, err := batch(n, func(i int) (client.WorkflowRun, error) {
-		return h.startPrompt(ctx, s, fmt.Sprintf("conc-%d-%d", n, i), overheadMessage, e503)
-	}, func(run client.WorkflowRun) error { return promptDone(ctx, run, agent.StatusCompleted) })
-	stopSampler()
-	if err != nil {
-		return res, err
-	}
-	res.BareSec, res.PromptSec = bare.Seconds(), prompt.Seconds()
+	res.Rounds = rounds
+	res.BareSec, res.PromptSec = bareTotal.Seconds()/float64(rounds), promptTotal.Seconds()/float64(rounds)
 	res.BarePerSec, res.PromptPerSec = float64(n)/res.BareSec, float64(n)/res.PromptSec
 	res.Ratio = res.PromptPerSec / res.BarePerSec
-	h.logf("concurrency N=%d: bare %.1f s, prompts %.1f s", n, res.BareSec, res.PromptSec)
+	h.logf("concurrency N=%d: bare %.1f s, prompts %.1f s (mean of %d rounds)", n, res.BareSec, res.PromptSec, rounds)
 	return res, nil
 }
 
@@ -213,9 +233,9 @@ func (c *child) sampleMem(peakRSS, peakAnon *float64) (stop func()) {
 // the default WAL), so the two modes are measured in one run.
 func (h *harness) journalCompare(ctx context.Context, n int) (*ConcResult, error) {
 	cfg := h.cfg
-	cfg.Journal = devserver.JournalRollback
-	if h.journal() == devserver.JournalRollback {
-		cfg.Journal = devserver.JournalWAL
+	cfg.Journal = devserver.JournalWAL
+	if h.journal() == devserver.JournalWAL {
+		cfg.Journal = devserver.JournalRollback
 	}
 	cfg.Log = h.logw
 	other, err := newHarness(ctx, cfg)
@@ -235,7 +255,7 @@ func (h *harness) journalCompare(ctx context.Context, n int) (*ConcResult, error
 // journal is the harness server's journal mode.
 func (h *harness) journal() string {
 	if h.cfg.Journal == "" {
-		return devserver.JournalWAL
+		return devserver.JournalRollback
 	}
 	return h.cfg.Journal
 }

@@ -32,8 +32,9 @@
 //     throughput of N prompts started at once against N bare runs of the
 //     same shape (targets: RSS <= 300 MB at 500, throughput >= 0.9x);
 //   - journal: the same at N=500 on a second server whose SQLite journal
-//     is the other mode (rollback journal vs WAL, both synchronous=FULL),
-//     so the choice of the default is measured in the run.
+//     is the other mode (WAL vs the default rollback journal, both
+//     synchronous=FULL), so the choice of the default is measured in the
+//     run.
 //
 // It prints a Markdown table (or JSON with --json) on stdout and progress on
 // stderr; the latest full run is kept in bench/RESULTS.md. Workers run in
@@ -106,9 +107,12 @@ type Config struct {
 
 	ConcurrencyN       []int
 	ConcurrencyDelayMs int64
+	// ConcurrencyRounds is how many alternating rounds of a bare batch and
+	// a prompt batch the throughput is the mean of.
+	ConcurrencyRounds int
 
 	// Journal is the embedded server's SQLite journal mode ("": the
-	// product's default, WAL). JournalN is the concurrency at which the
+	// product's default, the rollback journal). JournalN is the concurrency at which the
 	// "journal" benchmark measures the other mode on a second server.
 	Journal  string
 	JournalN int
@@ -136,7 +140,7 @@ func FullConfig() Config {
 			{Name: "follow-every-poll", InProcess: true, FixedReadMs: 100, Sweep: true},
 			{Name: "interval150", IntervalMs: 150},
 		},
-		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000, JournalN: 500,
+		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 2, JournalN: 500,
 	}
 }
 
@@ -156,7 +160,7 @@ func QuickConfig() Config {
 		StreamAnswerBytes: 4096, StreamChunks: 400, StreamDelayMs: 2, StreamRuns: 1, StreamConcurrency: []int{2},
 		StreamSignals: 50, StreamIdle: 500 * time.Millisecond,
 		StreamVariants: []StreamVariant{{Name: "follow-every-poll", InProcess: true, FixedReadMs: 100, Sweep: true}},
-		ConcurrencyN:   []int{10}, ConcurrencyDelayMs: 2000, JournalN: 10,
+		ConcurrencyN:   []int{10}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 1, JournalN: 10,
 	}
 }
 
@@ -187,7 +191,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "", "make the run's temporary `directory` (server database, sessions) here; e.g. /dev/shm takes the disk's fsync cost out")
 	quick := fs.Bool("quick", false, "tiny sizes: a smoke run of about a minute")
 	only := fs.StringSlice("only", nil, "run only these benchmarks: "+strings.Join(benchmarks, ","))
-	journal := fs.String("journal", "", "the embedded server's SQLite journal: wal (default) or rollback")
+	journal := fs.String("journal", "", "the embedded server's SQLite journal: rollback (default) or wal")
+	concN := fs.IntSlice("concurrency-n", nil, "the concurrency benchmark's numbers of prompts at once (default 100,500; --quick 10)")
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
 			return 0
@@ -205,6 +210,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	cfg.Only, cfg.Log, cfg.Dir, cfg.Journal = *only, stderr, *dir, *journal
+	if len(*concN) > 0 {
+		cfg.ConcurrencyN = *concN
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, err := Run(ctx, cfg, append([]string{"bench"}, args...))

@@ -60,8 +60,8 @@ type Options struct {
 	Logger *slog.Logger
 	// TLS serves the frontend over TLS (nil: plaintext).
 	TLS *TLS
-	// Journal is the SQLite journal mode: JournalWAL (also "") or
-	// JournalRollback. Both commit durably; see sqlConfig.
+	// Journal is the SQLite journal mode: JournalRollback (also "") or
+	// JournalWAL. Both commit durably; see sqlConfig.
 	Journal string
 }
 
@@ -229,7 +229,7 @@ func (o *Options) normalize() error {
 	}
 	switch o.Journal {
 	case "":
-		o.Journal = JournalWAL
+		o.Journal = JournalRollback
 	case JournalWAL, JournalRollback:
 	default:
 		return fmt.Errorf("devserver: journal %q is not %q or %q", o.Journal, JournalWAL, JournalRollback)
