@@ -187,5 +187,11 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// A larger mutable-state cache: every running workflow of a dev
 		// server lives on this one host.
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8096,
+		// The transfer queue (which dispatches workflow and activity
+		// tasks) reads at most this many times a second once its burst is
+		// spent; at the default 20, every round trip of a busy prompt
+		// waited for the next read: 50 ms per activity, a tool step 100 ms
+		// (bench/RESULTS.md, tools).
+		dynamicconfig.TransferProcessorMaxPollRPS.Key(): 1000,
 	}
 }
