@@ -12,8 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -32,6 +35,17 @@ type startClient struct {
 	name []string
 	err  error
 	run  client.WorkflowRun
+	// running is the workflow type Describe reports for the session's
+	// running workflow.
+	running string
+}
+
+func (c *startClient) DescribeWorkflowExecution(_ context.Context, id, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
+		Execution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: runID},
+		Type:      &commonpb.WorkflowType{Name: c.running},
+		Status:    enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING,
+	}}, nil
 }
 
 func (c *startClient) ExecuteWorkflow(_ context.Context, opts client.StartWorkflowOptions, name any, _ ...any) (client.WorkflowRun, error) {
@@ -100,13 +114,27 @@ func TestCompact_StartsUnderTheSessionID(t *testing.T) {
 }
 
 // A running prompt makes a compaction fail with ErrSessionBusy; an
-// invalid input never reaches Temporal.
+// invalid input never reaches Temporal. The busy error says what runs
+// (issue 15 item 8: a prompt refused while a compaction ran said "is
+// running a prompt").
 func TestCompact_SessionBusyAndBadInput(t *testing.T) {
-	c := &startClient{err: serviceerror.NewWorkflowExecutionAlreadyStarted("running", "req", "run-0")}
+	c := &startClient{err: serviceerror.NewWorkflowExecutionAlreadyStarted("running", "req", "run-0"), running: workflows.PromptWorkflowName}
 	k := &Controller{Client: c, TaskQueue: "q"}
-	if _, err := k.Compact(context.Background(), compactInput()); !errors.Is(err, ErrSessionBusy) {
-		t.Fatalf("Compact on a busy session: %v, want ErrSessionBusy", err)
+	_, err := k.Compact(context.Background(), compactInput())
+	if !errors.Is(err, ErrSessionBusy) || !strings.Contains(err.Error(), "session s1 is running a prompt (workflow session-s1)") {
+		t.Fatalf("Compact on a busy session: %v, want ErrSessionBusy naming the running prompt", err)
 	}
+	for typ, what := range map[string]string{workflows.CompactWorkflowName: "a compaction", workflows.BashWorkflowName: "a bash command"} {
+		c.running = typ
+		_, err := k.StartPrompt(context.Background(), workflows.PromptInput{
+			SessionID: "s1", Message: "hi", Model: activities.ModelRef{Provider: "scripted", Name: "scripted-1"},
+			Retry: retry.DefaultSettings(), Compaction: compaction.DefaultSettings(),
+		})
+		if want := "session busy: session s1 is running " + what + " (workflow session-s1); wait for it or abort it"; err == nil || err.Error() != want {
+			t.Fatalf("prompt while %s runs: %v, want %q", typ, err, want)
+		}
+	}
+	c.opts = c.opts[:1]
 	bad := compactInput()
 	bad.SessionID = ""
 	if _, err := k.StartCompact(context.Background(), bad); err == nil || len(c.opts) != 1 {

@@ -110,12 +110,34 @@ func (k *Controller) startSessionWorkflow(ctx context.Context, opts client.Start
 	run, err := k.Client.ExecuteWorkflow(ctx, opts, workflowName, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
-		return nil, fmt.Errorf("%w: session %s is running a prompt (workflow %s); wait for it or abort it", ErrSessionBusy, sessionID, opts.ID)
+		return nil, fmt.Errorf("%w: session %s is running %s (workflow %s); wait for it or abort it",
+			ErrSessionBusy, sessionID, k.runningWhat(ctx, opts.ID, started.RunId), opts.ID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("start %s session %s: %w", what, sessionID, err)
 	}
 	return run, nil
+}
+
+// runningWhat names what the session's running workflow does (a prompt,
+// a compaction, a bash command), read from its type.
+func (k *Controller) runningWhat(ctx context.Context, workflowID, runID string) string {
+	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	defer cancel()
+	resp, err := k.Client.DescribeWorkflowExecution(cctx, workflowID, runID)
+	if err != nil {
+		return "a prompt, a compaction or a bash command"
+	}
+	switch name := resp.GetWorkflowExecutionInfo().GetType().GetName(); name {
+	case workflows.PromptWorkflowName:
+		return "a prompt"
+	case workflows.CompactWorkflowName:
+		return "a compaction"
+	case workflows.BashWorkflowName:
+		return "a bash command"
+	default:
+		return "workflow type " + name
+	}
 }
 
 // StartCompact starts the Compact workflow of in.SessionID (a manual
