@@ -2,7 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+
+	"github.com/durableagent/durableagent/internal/term"
 
 	"github.com/durableagent/durableagent/internal/tui"
 )
@@ -27,6 +31,11 @@ func runChat(ctx context.Context, env Env, args []string) int {
 	}
 	if c.fs.NArg() > 0 {
 		return fail(env, "chat", fmt.Errorf("unexpected argument %q (usage: %s)", c.fs.Arg(0), chatUsage))
+	}
+	// Before Temporal is dialled: without a terminal the UI cannot run
+	// (/dev/null fails in epoll, a pipe would never end at EOF).
+	if f, isFile := env.Stdin.(*os.File); !isFile || !term.IsTerminal(f) {
+		return fail(env, "chat", errors.New("needs a terminal: stdin is not one (for scripts use starter prompt, or starter rpc for a JSON protocol)"))
 	}
 	b, closeFn, ok := c.backend(ctx, env, "chat")
 	if !ok {

@@ -171,13 +171,30 @@ func checkWorkerFlags(fs *pflag.FlagSet, cmd string) error {
 	return nil
 }
 
-// parse parses args; on error it prints one line and returns false.
+// messageCommands take a MESSAGE after their flags; one that starts with
+// "-" goes after "--".
+var messageCommands = map[string]bool{"prompt": true, "steer": true, "follow-up": true}
+
+// parse parses args; on error it prints one line and returns false
+// (-h/--help prints the flags).
 func (c *common) parse(env Env, args []string) bool {
+	c.fs.Usage = func() {} // pflag would print every flag for "-hello" ('h')
 	if err := c.fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
+		name := c.fs.Name()
+		if errors.Is(err, pflag.ErrHelp) && askedForHelp(args) {
+			fmt.Fprintf(env.Stderr, "usage of starter %s:\n%s", name, c.fs.FlagUsages())
 			return false
 		}
-		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), err)
+		msg := err.Error()
+		// A single-dash word (pflag: "unknown shorthand flag: 'x' in
+		// -xyz", raw bytes and all) is most likely a message.
+		if arg := unknownDashArg(c.fs, args); arg != "" && !strings.HasPrefix(arg, "--") {
+			msg = fmt.Sprintf("unknown flag %q", arg)
+			if messageCommands[name] {
+				msg += fmt.Sprintf(`; a message that starts with "-" goes after --: starter %s [flags] -- %q`, name, arg)
+			}
+		}
+		fmt.Fprintf(env.Stderr, "starter %s: %s\n", name, msg)
 		return false
 	}
 	if err := checkWorkerFlags(c.fs, c.fs.Name()); err != nil {
@@ -189,6 +206,49 @@ func (c *common) parse(env Env, args []string) bool {
 		return false
 	}
 	return true
+}
+
+// askedForHelp: -h or --help is one of args (before "--").
+func askedForHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// unknownDashArg is the first of args (before "--") that looks like a
+// flag and is none of fs's, "" when there is none. A value of a flag that
+// takes one is skipped.
+func unknownDashArg(fs *pflag.FlagSet, args []string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return ""
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		var f *pflag.Flag
+		if name, ok := strings.CutPrefix(a, "--"); ok {
+			name, _, hasValue := strings.Cut(name, "=")
+			if f = fs.Lookup(name); f != nil && !hasValue && f.NoOptDefVal == "" {
+				i++ // its value
+			}
+		} else if len(a) == 2 {
+			if f = fs.ShorthandLookup(a[1:]); f != nil && f.NoOptDefVal == "" {
+				i++
+			}
+		}
+		if f == nil {
+			return a
+		}
+	}
+	return ""
 }
 
 func (c *common) settings(env Env) (settings.Settings, bool) {

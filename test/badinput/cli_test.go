@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/durableagent/durableagent/internal/cli"
 )
@@ -197,4 +199,89 @@ func TestStarter_UnusableFilesExit2WithOneLine(t *testing.T) {
 			t.Fatalf("settings file changed to %q", b)
 		}
 	})
+}
+
+// Issue 15 item 8: a message that starts with "-" is one line saying to
+// put it after "--" (pflag printed every flag for "-hello", and echoed
+// raw bytes), and after "--" it is accepted.
+func TestStarter_MessageStartingWithDashSaysUseDoubleDash(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"prompt", "-hello"}, []string{`unknown flag "-hello"`, `a message that starts with "-" goes after --: starter prompt [flags] -- "-hello"`}},
+		{[]string{"prompt", "--session", "s1", "-x marks the spot"}, []string{`unknown flag "-x marks the spot"`, `starter prompt [flags] -- "-x marks the spot"`}},
+		{[]string{"prompt", "-\xff\xfe"}, []string{`unknown flag "-\xff\xfe"`}},
+		{[]string{"steer", "-h1 first"}, []string{`unknown flag "-h1 first"`, `starter steer [flags] -- "-h1 first"`}},
+		{[]string{"follow-up", "-v"}, []string{`unknown flag "-v"`, `starter follow-up [flags] -- "-v"`}},
+		{[]string{"state", "-hello"}, []string{`starter state: unknown flag "-hello"`}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			env := map[string]string{"DURABLE_AGENT_HOME": t.TempDir(), "TEMPORAL_ADDRESS": closedAddress(t)}
+			code, stderr := starter(t, env, tc.args...)
+			checkOneLineError(t, code, stderr, tc.want...)
+			if !utf8.ValidString(stderr) {
+				t.Errorf("stderr echoes raw bytes: %q", stderr)
+			}
+		})
+	}
+	// After "--" the message is taken: the prompt gets as far as dialling.
+	for _, args := range [][]string{{"prompt", "--", "-hello"}, {"steer", "--session", "s1", "--", "-v"}} {
+		env := map[string]string{"DURABLE_AGENT_HOME": t.TempDir(), "TEMPORAL_ADDRESS": closedAddress(t)}
+		code, stderr := starter(t, env, args...)
+		checkOneLineError(t, code, stderr, "cannot reach Temporal")
+	}
+	// -h and --help still print the flags.
+	code, stderr := starter(t, map[string]string{"DURABLE_AGENT_HOME": t.TempDir()}, "prompt", "--help")
+	if code != cli.ExitUsage || !strings.HasPrefix(stderr, "usage of starter prompt:\n") || !strings.Contains(stderr, "--workspace") {
+		t.Fatalf("prompt --help: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// Issue 15 item 8: `starter chat` without a terminal on stdin (/dev/null,
+// a pipe that ends, a closed stdin) says at once, in one line, that chat
+// needs a terminal — before dialling Temporal — instead of failing in
+// epoll or never ending at EOF.
+func TestStarter_ChatWithoutATerminalExits2WithOneLine(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := w.WriteString("hello\n/quit\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close() // EOF after the lines
+	closed, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	for name, stdin := range map[string]*os.File{"/dev/null": null, "a pipe at EOF": r, "closed stdin": closed} {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			done := make(chan int, 1)
+			go func() {
+				done <- cli.Main([]string{"chat", "--session", "s1"}, cli.Env{Stdout: &stdout, Stderr: &stderr, Stdin: stdin,
+					LookupEnv: func(k string) (string, bool) {
+						v, ok := map[string]string{"DURABLE_AGENT_HOME": t.TempDir(), "TEMPORAL_ADDRESS": closedAddress(t)}[k]
+						return v, ok
+					}})
+			}()
+			select {
+			case code := <-done:
+				checkOneLineError(t, code, stderr.String(), "starter chat: needs a terminal: stdin is not one")
+				if strings.Contains(stderr.String(), "Temporal") {
+					t.Errorf("chat dialled Temporal before the terminal check: %q", stderr.String())
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("chat with %s did not exit within 10 s", name)
+			}
+		})
+	}
 }
