@@ -285,6 +285,16 @@ func writeSynced(f *os.File, b []byte, at int64) error {
 		err = f.Sync()
 	}
 	if err != nil {
+		// The *PathError of WriteAt and Sync names the file too: name it
+		// once ("write F: no space left on device").
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == f.Name() {
+			if pe.Op == "write" {
+				err = pe.Err
+			} else {
+				err = fmt.Errorf("%s: %w", pe.Op, pe.Err)
+			}
+		}
 		if terr := f.Truncate(at); terr != nil {
 			return fmt.Errorf("write %s: %w (and rolling back failed: %v)", f.Name(), err, terr)
 		}

@@ -81,6 +81,9 @@ func TestAppend_FailedWriteLeavesNothingBehind(t *testing.T) {
 	if !strings.Contains(r.Err, `append to session "s": write `) || !strings.Contains(r.Err, "file too large") {
 		t.Errorf("error = %q, want a write error naming the session", r.Err)
 	}
+	if n := strings.Count(r.Err, st.Path("s")); n != 1 {
+		t.Errorf("error = %q names the file %d times, want once (issue 15 item 8)", r.Err, n)
+	}
 	if r.SizeAfter != r.SizeBefore {
 		t.Errorf("size after the failed append = %d, want %d (partial line rolled back)", r.SizeAfter, r.SizeBefore)
 	}
