@@ -146,18 +146,17 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	msg := provider.Complete(ctx, req)
 	hb.stop()
 
-	if ctx.Err() != nil && workerStopping(ctx) {
-		// The worker is shutting down (SIGTERM, Ctrl-C): nobody aborted
-		// the call. Write nothing, so the workflow's record (a lost
-		// worker: a retryable connection error) is the one that stands.
-		return CallModelResult{}, ctx.Err()
-	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		// The start-to-close timeout ran out: Temporal has timed the call
-		// out, and the workflow records this entry as a connection error.
-		// Nobody aborted it, and writing "aborted" first would make the
-		// session file contradict the events (the first write of an id
-		// wins).
+	if ctx.Err() != nil && !abortRequested(ctx) {
+		// Only the workflow aborts a call. Anything else that ended the
+		// context is not an abort: the worker shutting down (SIGTERM,
+		// Ctrl-C), the start-to-close deadline, heartbeats that failed
+		// (the server unreachable) or that the server no longer knows
+		// (the call timed out already), a pause or a reset. Write
+		// nothing, so the workflow's record of the lost call (a
+		// retryable connection error) is the one that stands: writing
+		// "aborted" first would make the session file contradict the
+		// events (the first write of an id wins), and the workflow,
+		// finding that stored record, would end the prompt as aborted.
 		return CallModelResult{}, ctx.Err()
 	}
 	if ctx.Err() != nil && msg.StopReason != agent.StopReasonAborted {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -115,12 +116,15 @@ func TestCallModel_RerunDoesNotCallModelTwice(t *testing.T) {
 
 // SPEC 5/7: cancellation reaches the provider (through the heartbeat
 // loop); the activity writes an aborted message and reports cancellation.
+// An abort is a cancel the workflow asked for, which the SDK delivers by
+// cancelling the activity's context with a CanceledError (a heartbeat's
+// response said cancel requested).
 func TestCallModel_CancellationReturnsAborted(t *testing.T) {
 	f := newFixture(t, scripted.New(scripted.Options{}))
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	f.env.SetTestTimeout(10 * time.Second)
 	f.env.SetWorkerOptions(workerOptionsWithContext(ctx))
-	time.AfterFunc(100*time.Millisecond, cancel)
+	time.AfterFunc(100*time.Millisecond, func() { cancel(temporal.NewCanceledError()) })
 	start := time.Now()
 	_, err := f.call(t, input("a1", "hang"))
 	if err == nil {
@@ -133,6 +137,41 @@ func TestCallModel_CancellationReturnsAborted(t *testing.T) {
 	e, ok := sess.Get("a1")
 	if !ok || e.Message.StopReason != agent.StopReasonAborted {
 		t.Fatalf("session entry %+v, want an aborted assistant message", e)
+	}
+}
+
+// Issue 15 item 4: a context cancelled by anything but the workflow is no
+// abort. The SDK cancels it with the heartbeat's error as the cause when
+// heartbeats fail (the server unreachable, or no longer knowing the call)
+// and with context.Canceled when the worker shuts down; the deadline ends
+// it with DeadlineExceeded. The call stops, reports the cancellation and
+// writes nothing, so the workflow's record of the lost call (a connection
+// error) is what the session file keeps.
+func TestCallModel_CancelNobodyAskedForWritesNothing(t *testing.T) {
+	for name, cause := range map[string]error{
+		"server unreachable": serviceerror.NewUnavailable("connection refused"),
+		"call unknown":       serviceerror.NewNotFound("activity already timed out"),
+		"worker shutdown":    context.Canceled,
+		"deadline":           context.DeadlineExceeded,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, scripted.New(scripted.Options{}))
+			ctx, cancel := context.WithCancelCause(context.Background())
+			f.env.SetTestTimeout(10 * time.Second)
+			f.env.SetWorkerOptions(workerOptionsWithContext(ctx))
+			time.AfterFunc(100*time.Millisecond, func() { cancel(cause) })
+			start := time.Now()
+			if _, err := f.call(t, input("a1", "hang")); err == nil {
+				t.Fatal("a cancelled call reported success")
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatal("cancellation did not stop the hanging call")
+			}
+			sess, _ := f.store.Load("s1")
+			if e, ok := sess.Get("a1"); ok {
+				t.Fatalf("session entry %+v written, want none (nobody aborted the call)", e.Message)
+			}
+		})
 	}
 }
 

@@ -44,6 +44,9 @@ type harness struct {
 	// after each CallModel with the number of calls so far.
 	runTool   func(ctx context.Context, in activities.RunToolInput) (activities.RunToolResult, error)
 	afterCall func(n int)
+	// callModel, when set, runs in place of the real CallModel with the
+	// number of the call (from 1); it may run the real one itself.
+	callModel func(ctx context.Context, n int, in activities.CallModelInput) (activities.CallModelResult, error)
 }
 
 type credAdapter struct{ m *auth.Memory }
@@ -100,7 +103,13 @@ func (h *harness) recordingRunTool(ctx context.Context, in activities.RunToolInp
 
 func (h *harness) recordingCallModel(ctx context.Context, in activities.CallModelInput) (activities.CallModelResult, error) {
 	h.calls = append(h.calls, in)
-	res, err := h.acts.CallModel(ctx, in)
+	var res activities.CallModelResult
+	var err error
+	if h.callModel != nil {
+		res, err = h.callModel(ctx, len(h.calls), in)
+	} else {
+		res, err = h.acts.CallModel(ctx, in)
+	}
 	if h.afterCall != nil {
 		h.afterCall(len(h.calls))
 	}
