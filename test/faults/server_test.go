@@ -125,12 +125,11 @@ func TestFaults_ServerProcessKilledDuringBackoffAndDuringModelCall(t *testing.T)
 			t.Fatalf("B's lost call ended with %q, want a connection error", lost)
 		}
 		checkEvents(t, e.events("srv-b"), expectedEvents([]string{lost, ""}, 8000, 3))
-		// Not asserted: when the SDK cancelled the call, the worker wrote
-		// its own record first ("aborted"), which the workflow's
-		// connection error, written under the same entry id, does not
-		// replace (docs/reliability.md).
-		if rec := readSession(t, e.s.DataDir, "srv-b").entries[1].Message; rec.ErrorMessage != lost {
-			t.Logf("B: the session file records the lost call as %q %q", rec.StopReason, rec.ErrorMessage)
+		// When the SDK cancelled the call (it could not heartbeat), the
+		// worker writes nothing (issue 15 item 4): the workflow's
+		// connection error is the file's record too.
+		if rec := readSession(t, e.s.DataDir, "srv-b").entries[1].Message; rec.StopReason != agent.StopReasonError || rec.ErrorMessage != lost {
+			t.Fatalf("B: the session file records the lost call as %q %q, the events as %q", rec.StopReason, rec.ErrorMessage, lost)
 		}
 	}
 	for _, s := range []struct {
