@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,6 +56,13 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 		}
 		ws = abs
 	}
+	// The problems of the file as found: Init and the user message's
+	// write repair a torn last line, whose warning would be lost with it.
+	// (Errors are Init's and Load's to report below.)
+	var found []string
+	if sess, err := a.Sessions.Load(in.SessionID); err == nil {
+		found = sess.Warnings
+	}
 	hdr, err := a.Sessions.Init(in.SessionID, ws, a.ToolHost)
 	if err != nil {
 		return BeginPromptResult{}, storeError("open session", err)
@@ -92,11 +100,17 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 			}
 		}
 	}
+	warnings := found
 	for _, w := range sess.Warnings {
+		if !slices.Contains(found, w) {
+			warnings = append(warnings, w)
+		}
+	}
+	for _, w := range warnings {
 		activity.GetLogger(ctx).Warn("session file problem", "session", in.SessionID, "warning", w)
 	}
 	res := BeginPromptResult{LeafID: leaf, MessageCount: len(sess.Context(leaf)), Workspace: ws,
-		Warnings: sess.Warnings}
+		Warnings: warnings}
 	if a.ToolHost != "" {
 		// Host placement: the session's tools run where its workspace is,
 		// the host recorded at its creation. A session created under
