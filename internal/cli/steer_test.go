@@ -48,7 +48,11 @@ func TestPrintState_WhatThePromptWaitsFor(t *testing.T) {
 	}{
 		{"idle", agent.State{SessionID: "s1", Status: "idle", Provider: "scripted", Model: "m"},
 			[]string{"session s1  status idle  model scripted/m", "pendingMessageCount 0\n"},
-			[]string{"pending retry", "running tools", "waiting for"}},
+			[]string{"pending retry", "running tools", "waiting for", "warning"}},
+		// Issue 15 item 2: what the session reader skipped is shown.
+		{"warnings", agent.State{SessionID: "s1", Status: agent.StatusCompleted, Provider: "scripted", Model: "m",
+			Warnings: []string{"line 3: not JSON, skipped", "line 9: incomplete last line (9 bytes without a newline that are not valid JSON, left by an interrupted write), ignored"}},
+			[]string{"session file warning: line 3: not JSON, skipped\n", "session file warning: line 9: incomplete last line"}, nil},
 		{"waiting", agent.State{SessionID: "s1", Status: agent.StatusRunning, PendingMessageCount: 2,
 			SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeAll,
 			PendingRetry:     &agent.PendingRetry{Attempt: 2, MaxAttempts: 3, WakeAt: now.Add(4 * time.Second)},
