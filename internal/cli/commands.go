@@ -12,11 +12,14 @@ import (
 	"strings"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/workflows"
 )
 
 const promptUsage = "starter prompt [--session ID] [--workspace DIR] [--fault TEXT]... [--detach] [--json] MESSAGE"
@@ -95,7 +98,11 @@ func follow(ctx context.Context, env Env, cmd string, k *control.Controller, ses
 	end, err := k.Follow(ctx, sessionID, runID, after, p.print)
 	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintf(env.Stderr, "starter: stopped following; the prompt keeps running in Temporal (starter events --session %s --follow)\n", sessionID)
+			fmt.Fprintf(env.Stderr, "starter: stopped following; %s\n", stillRuns(k, sessionID))
+			return ExitFailed
+		}
+		if errors.Is(err, control.ErrPromptClosed) { // terminated, timed out, ...: the prompt ended unfinished
+			fmt.Fprintf(env.Stderr, "starter %s: %s\n", cmd, oneLine(err))
 			return ExitFailed
 		}
 		return fail(env, cmd, err)
@@ -110,6 +117,21 @@ func follow(ctx context.Context, env Env, cmd string, k *control.Controller, ses
 		return ExitOK
 	}
 	return ExitFailed
+}
+
+// stillRuns says, after the user stopped following, whether the prompt
+// keeps running in Temporal (asked afresh: it may have been terminated).
+func stillRuns(k *control.Controller, sessionID string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	status, run, err := k.RunStatus(ctx, sessionID, "") // the latest run: a continued prompt goes on in it
+	switch {
+	case err == nil && status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return fmt.Sprintf("the prompt has ended (starter events --session %s)", sessionID)
+	case err == nil && status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		return (&control.PromptClosedError{SessionID: sessionID, WorkflowID: workflows.WorkflowID(sessionID), RunID: run, Status: status}).Error()
+	}
+	return fmt.Sprintf("the prompt keeps running in Temporal (starter events --session %s --follow)", sessionID)
 }
 
 var abortRetryCmd = Command{
@@ -255,9 +277,6 @@ func printState(w io.Writer, st agent.State, now time.Time) {
 			fmt.Fprintf(w, " (denied at %s unless decided)", p.ExpiresAt.Local().Format("15:04:05"))
 		}
 		fmt.Fprintf(w, "\n  starter approve --session %s %s [--deny --reason TEXT]\n", st.SessionID, p.ToolCallID)
-	}
-	for _, warn := range st.Warnings {
-		fmt.Fprintf(w, "session file warning: %s\n", warn)
 	}
 }
 

@@ -262,11 +262,47 @@ func (k *Controller) signal(ctx context.Context, sessionID, name string, arg any
 }
 
 // State queries the state of the session's latest prompt (running or
-// finished).
+// finished). A run Temporal closed while the workflow's own state still
+// says running (terminated, timed out, ...: the workflow never saw its
+// end) is reported as Temporal has it: Status "terminated", "timed out",
+// ..., nothing retrying, streaming or waiting.
 func (k *Controller) State(ctx context.Context, sessionID string) (agent.State, error) {
 	var st agent.State
-	err := k.query(ctx, sessionID, "", agent.QueryState, &st)
-	return st, err
+	if err := k.query(ctx, sessionID, "", agent.QueryState, &st); err != nil {
+		return st, err
+	}
+	if st.Status != agent.StatusRunning {
+		return st, nil
+	}
+	status, _, err := k.RunStatus(ctx, sessionID, "")
+	if err != nil || status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return st, nil
+	}
+	st.Status = StatusName(status)
+	st.IsRetrying, st.PendingRetry = false, nil
+	st.IsStreaming, st.IsCompacting = false, false
+	st.RunningTools, st.WaitingForHost, st.PendingApprovals = nil, "", nil
+	return st, nil
+}
+
+// RunStatus is Temporal's status of a run of the session's workflow
+// (runID "": the latest) and that run's id.
+func (k *Controller) RunStatus(ctx context.Context, sessionID, runID string) (enumspb.WorkflowExecutionStatus, string, error) {
+	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	defer cancel()
+	resp, err := k.Client.DescribeWorkflowExecution(cctx, workflows.WorkflowID(sessionID), runID)
+	if err != nil {
+		return 0, "", err
+	}
+	info := resp.GetWorkflowExecutionInfo()
+	return info.GetStatus(), info.GetExecution().GetRunId(), nil
+}
+
+// StatusName is a workflow status as State reports it, Temporal's name in
+// lower case: "running", "completed", "terminated", "timed_out",
+// "failed", "canceled", "continued_as_new".
+func StatusName(s enumspb.WorkflowExecutionStatus) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
 }
 
 // Events returns the events after seq of a prompt (runID "" = latest).

@@ -71,6 +71,8 @@ func TestMain(m *testing.M) {
 		os.Exit(workerChild())
 	case "server":
 		os.Exit(serverChild())
+	case "starter":
+		os.Exit(starterChild())
 	}
 	code := m.Run()
 	stopShared()
