@@ -72,8 +72,9 @@ func (r *recorder) all() [][]byte {
 }
 
 // realStack is the Prompt workflow on the SDK test environment with the
-// real activities, the real auth store, and the real OpenAI-compatible
-// client talking to a local HTTP server.
+// real activities, the real auth store, and a real provider client (the
+// OpenAI-compatible one unless newProviderStack names another) talking to
+// a local HTTP server.
 type realStack struct {
 	env      *testsuite.TestWorkflowEnvironment
 	store    *session.Store
@@ -85,6 +86,13 @@ type realStack struct {
 }
 
 func newRealStack(t *testing.T, handler http.HandlerFunc, heartbeatInterval time.Duration) *realStack {
+	t.Helper()
+	return newProviderStack(t, "openai", handler, heartbeatInterval)
+}
+
+// newProviderStack is a realStack whose model provider ("openai" or
+// "anthropic") talks to handler, with the stored key for that provider.
+func newProviderStack(t *testing.T, provider string, handler http.HandlerFunc, heartbeatInterval time.Duration) *realStack {
 	t.Helper()
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
@@ -99,12 +107,12 @@ func newRealStack(t *testing.T, handler http.HandlerFunc, heartbeatInterval time
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Add(auth.Credential{ID: "work-key", Provider: "openai", Secret: testKey}); err != nil {
+	if err := f.Add(auth.Credential{ID: "work-key", Provider: provider, Secret: testKey}); err != nil {
 		t.Fatal(err)
 	}
 	acts := &activities.Activities{
 		Sessions:          store,
-		Provider:          app.NewProviders(settingsFor(srv.URL+"/v1"), nil),
+		Provider:          app.NewProviders(settingsFor(provider, srv.URL), nil),
 		Credentials:       &app.Credentials{Store: f},
 		HeartbeatInterval: heartbeatInterval,
 	}
@@ -158,10 +166,15 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// settingsFor is the worker settings of an openai model at baseURL.
-func settingsFor(baseURL string) (s settings.Settings) {
-	s.Model.Provider = "openai"
-	s.Model.BaseURL = baseURL
+// settingsFor is the worker settings of a provider's model served at
+// srvURL: the OpenAI-compatible client adds /chat/completions to its base
+// URL, the Anthropic SDK /v1/messages.
+func settingsFor(provider, srvURL string) (s settings.Settings) {
+	s.Model.Provider = provider
+	s.Model.BaseURL = srvURL
+	if provider == "openai" {
+		s.Model.BaseURL += "/v1"
+	}
 	return s
 }
 
