@@ -146,7 +146,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	msg := provider.Complete(ctx, req)
 	hb.stop()
 
-	if ctx.Err() != nil && !abortRequested(ctx) {
+	if cancelledWithoutAbort(ctx) {
 		// Only the workflow aborts a call. Anything else that ended the
 		// context is not an abort: the worker shutting down (SIGTERM,
 		// Ctrl-C), the start-to-close deadline, heartbeats that failed

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/api/serviceerror"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -148,12 +147,7 @@ func TestCallModel_CancellationReturnsAborted(t *testing.T) {
 // writes nothing, so the workflow's record of the lost call (a connection
 // error) is what the session file keeps.
 func TestCallModel_CancelNobodyAskedForWritesNothing(t *testing.T) {
-	for name, cause := range map[string]error{
-		"server unreachable": serviceerror.NewUnavailable("connection refused"),
-		"call unknown":       serviceerror.NewNotFound("activity already timed out"),
-		"worker shutdown":    context.Canceled,
-		"deadline":           context.DeadlineExceeded,
-	} {
+	for name, cause := range cancelsNobodyAskedFor {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t, scripted.New(scripted.Options{}))
 			ctx, cancel := context.WithCancelCause(context.Background())

@@ -387,26 +387,3 @@ func isObject(b json.RawMessage) bool {
 	s := strings.TrimSpace(string(b))
 	return strings.HasPrefix(s, "{")
 }
-
-// abortRequested reports whether the activity's context was cancelled
-// because the workflow asked for it (an abort): the SDK cancels the
-// context with a CanceledError as the cause only when a heartbeat's
-// response (or the server's cancel command) says cancellation was
-// requested. A heartbeat that fails (server unreachable, call no longer
-// known, paused, reset) cancels it with that error as the cause; a worker
-// shutting down cancels it with context.Canceled; a deadline with
-// context.DeadlineExceeded.
-func abortRequested(ctx context.Context) bool {
-	return temporal.IsCanceledError(context.Cause(ctx))
-}
-
-// workerStopping reports whether the worker is shutting down (its stop
-// channel is closed), as opposed to the workflow cancelling the activity.
-func workerStopping(ctx context.Context) bool {
-	select {
-	case <-activity.GetWorkerStopChannel(ctx):
-		return true
-	default:
-		return false
-	}
-}
