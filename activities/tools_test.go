@@ -1,12 +1,15 @@
 package activities
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
@@ -177,5 +180,59 @@ func TestArgsPreview_BoundedAndValid(t *testing.T) {
 	}
 	if _, invalid := ArgsPreview(json.RawMessage(`"not an object"`)); !invalid {
 		t.Fatal("a JSON string is reported as valid arguments")
+	}
+}
+
+// runBashCancelled runs a long bash call whose context is cancelled with
+// cause after 300 ms, and checks that the command was killed.
+func runBashCancelled(t *testing.T, cause error) (*fixture, RunToolResult, error) {
+	t.Helper()
+	f, ws := toolFixture(t, call("c1", "bash", `{"command":"echo started; sleep 30; echo late > late.txt"}`))
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	f.env.SetTestTimeout(20 * time.Second)
+	f.env.SetWorkerOptions(workerOptionsWithContext(ctx))
+	time.AfterFunc(300*time.Millisecond, func() { cancel(cause) })
+	start := time.Now()
+	res, err := f.runTool(t, ws, "c1", "bash", "r1")
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the cancelled call took %v: the command was not killed", d)
+	}
+	if _, serr := os.Stat(filepath.Join(ws, "late.txt")); serr == nil {
+		t.Fatal("late.txt exists: the command kept running")
+	}
+	return f, res, err
+}
+
+// An abort (the workflow asked: the SDK cancels the context with a
+// CanceledError) kills the command and records the aborted result.
+func TestRunTool_AbortKillsTheCommandAndRecordsIt(t *testing.T) {
+	f, _, err := runBashCancelled(t, temporal.NewCanceledError())
+	if err == nil {
+		t.Fatal("an aborted call reported success")
+	}
+	sess, _ := f.store.Load("s1")
+	e, ok := sess.Get("r1")
+	if !ok || e.Message == nil || !e.Message.IsError || !strings.Contains(strings.ToLower(e.Message.Text()), "abort") {
+		t.Fatalf("result entry %+v, want the aborted result", e.Message)
+	}
+}
+
+// Issue 15 item 4: a cancel nobody asked for (failing heartbeats, worker
+// shutdown, deadline) kills the command too, but writes no result: the
+// workflow's record of the lost call (the command's outcome unknown)
+// is the one that stands, not "aborted".
+func TestRunTool_CancelNobodyAskedForKillsTheCommandAndWritesNothing(t *testing.T) {
+	for name, cause := range cancelsNobodyAskedFor {
+		t.Run(name, func(t *testing.T) {
+			f, _, err := runBashCancelled(t, cause)
+			if err == nil {
+				t.Fatal("a cancelled call reported success")
+			}
+			sess, _ := f.store.Load("s1")
+			if e, ok := sess.Get("r1"); ok {
+				t.Fatalf("result entry %+v written, want none (nobody aborted the call)", e.Message)
+			}
+		})
 	}
 }

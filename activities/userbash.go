@@ -86,8 +86,10 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 	}
 	res := tools.Run(ctx, tools.Bash, args, opts)
 	hb.stop()
-	if ctx.Err() != nil && workerStopping(ctx) {
-		// The worker shuts down: nobody cancelled the command. Write
+	if cancelledWithoutAbort(ctx) {
+		// Nobody cancelled the command (it was killed all the same): the
+		// worker shuts down, heartbeats failed (the server unreachable, or
+		// no longer knowing the call) or the deadline passed. Write
 		// nothing; the workflow reports the command's fate unknown.
 		return UserBashResult{}, ctx.Err()
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/durableagent/durableagent/agent"
@@ -49,10 +50,12 @@ func userBashStore(t *testing.T) (*session.Store, string) {
 // A user command cancelled by abort_bash stops, and its entry keeps the
 // output so far, marked cancelled, without an exit code. A re-run of the
 // activity returns the entry instead of running the command again.
+// abort_bash is a cancel the workflow asked for: the SDK cancels the
+// context with a CanceledError.
 func TestUserBash_CancelledKeepsTheOutputSoFar(t *testing.T) {
 	store, ws := userBashStore(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(700*time.Millisecond, cancel)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(700*time.Millisecond, func() { cancel(temporal.NewCanceledError()) })
 	in := UserBashInput{SessionID: "s1", EntryID: "b1", Command: "echo started; sleep 20; echo never", Workspace: ws}
 	start := time.Now()
 	res, err := userBash(t, store, ctx, in)
@@ -73,6 +76,37 @@ func TestUserBash_CancelledKeepsTheOutputSoFar(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ws, "ran-again")); err == nil {
 		t.Fatal("the re-run ran the command again")
+	}
+}
+
+// Issue 15 item 4: a user command whose context ends without abort_bash
+// (failing heartbeats, worker shutdown, deadline) is killed, but no
+// entry says it was cancelled: nobody cancelled it, and the workflow
+// reports the command's fate unknown.
+func TestUserBash_CancelNobodyAskedForKillsTheCommandAndWritesNothing(t *testing.T) {
+	for name, cause := range cancelsNobodyAskedFor {
+		t.Run(name, func(t *testing.T) {
+			store, ws := userBashStore(t)
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			time.AfterFunc(300*time.Millisecond, func() { cancel(cause) })
+			in := UserBashInput{SessionID: "s1", EntryID: "b1", Command: "echo started; sleep 20; echo late > late.txt", Workspace: ws}
+			start := time.Now()
+			res, err := userBash(t, store, ctx, in)
+			if d := time.Since(start); d > 10*time.Second {
+				t.Fatalf("the cancelled command took %v: it was not killed", d)
+			}
+			if _, serr := os.Stat(filepath.Join(ws, "late.txt")); serr == nil {
+				t.Fatal("late.txt exists: the command kept running")
+			}
+			if err == nil {
+				t.Fatalf("a command cancelled by %v reported a result %+v", cause, res)
+			}
+			sess, _ := store.Load("s1")
+			if e, ok := sess.Get("b1"); ok {
+				t.Fatalf("entry %+v written, want none (nobody cancelled the command)", e.Message)
+			}
+		})
 	}
 }
 

@@ -3,6 +3,8 @@ package workflows
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -136,4 +138,94 @@ func TestPrompt_AnswerWrittenByALostWorkerIsUsedNotCalledAgain(t *testing.T) {
 		}
 	}
 	h.checkFileAgrees(evs)
+}
+
+// Issue 15 item 4, for tools: the SDK cancels a bash call's context when
+// its heartbeat fails (the server unreachable, or no longer knowing the
+// call). The command is killed (its process group), but nobody aborted
+// it: the activity writes nothing, the server times the call out, and the
+// workflow's unknown-outcome result is what the events and the session
+// file say; the prompt goes on to the next model call. Before the fix the
+// activity wrote "Tool call aborted" first and the workflow, finding that
+// stored result, told the model the user had aborted the call.
+func TestPrompt_BashCancelledByAFailingHeartbeatIsAnUnknownOutcome(t *testing.T) {
+	for name, cause := range map[string]error{
+		"server unreachable": serviceerror.NewUnavailable("connection refused"),
+		"call unknown":       serviceerror.NewNotFound("invalid activityID or activity already timed out or invoking workflow is completed"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			h.runTool = func(ctx context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+				// What the SDK does when the heartbeat fails: cancel the
+				// activity's context with the heartbeat's error as cause.
+				cctx, cancel := context.WithCancelCause(ctx)
+				defer cancel(nil)
+				time.AfterFunc(300*time.Millisecond, func() { cancel(cause) })
+				if _, err := h.acts.RunTool(cctx, in); err == nil {
+					t.Error("the cancelled call reported success")
+				}
+				// The server never got a completion it accepts: it times
+				// the call out.
+				return activities.RunToolResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+			}
+			start := time.Now()
+			res, err := h.run(h.toolInput(`tool:bash {"command":"sleep 30; echo late > late.txt"}`, `text:done`))
+			if err != nil || res.Status != agent.StatusCompleted || res.Text != "done" {
+				t.Fatalf("prompt: %+v %v, want it to go on and complete", res, err)
+			}
+			if d := time.Since(start); d > 15*time.Second {
+				t.Fatalf("the call took %v: the command was not killed", d)
+			}
+			if _, err := os.Stat(filepath.Join(h.workspace, "late.txt")); err == nil {
+				t.Fatal("late.txt exists: the command kept running")
+			}
+			if len(h.calls) != 2 {
+				t.Fatalf("%d model calls, want 2 (the model is told the outcome)", len(h.calls))
+			}
+			want := fmt.Sprintf(ToolOutcomeUnknownMessage, "heartbeat")
+			evs := h.events()
+			var end agent.Event
+			for _, e := range evs {
+				if e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleToolResult {
+					end = e
+				}
+			}
+			if end.Message == nil || end.Message.Text() != want || !end.Message.IsError {
+				t.Fatalf("tool result event %+v, want %q", end.Message, want)
+			}
+			sess, err := h.store.Load("s1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e, ok := sess.Get(end.EntryID); !ok || e.Message == nil || e.Message.Text() != want {
+				t.Fatalf("session file result %+v, want %q", e.Message, want)
+			}
+			h.checkFileAgrees(evs)
+		})
+	}
+}
+
+// The counterpart: a bash call the user aborts is still "Tool call
+// aborted" in the events and in the session file, and the prompt ends
+// aborted.
+func TestPrompt_BashAbortedByTheUserIsStillRecordedAborted(t *testing.T) {
+	h := newHarness(t)
+	h.at(500*time.Millisecond, func() { h.env.SignalWorkflow(agent.SignalAbort, nil) })
+	_, err := h.run(h.toolInput(`tool:bash {"command":"sleep 30; echo late > late.txt"}`, `text:never`))
+	if status, _ := promptStatus(t, err); status != agent.StatusAborted {
+		t.Fatalf("status %q, want aborted", status)
+	}
+	var end agent.Event
+	for _, e := range h.events() {
+		if e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleToolResult {
+			end = e
+		}
+	}
+	if end.Message == nil || end.Message.Text() != ToolAbortedMessage {
+		t.Fatalf("tool result event %+v, want %q", end.Message, ToolAbortedMessage)
+	}
+	sess, _ := h.store.Load("s1")
+	if e, ok := sess.Get(end.EntryID); !ok || e.Message == nil || e.Message.Text() != ToolAbortedMessage {
+		t.Fatalf("session file result %+v, want %q", e.Message, ToolAbortedMessage)
+	}
 }
