@@ -10,11 +10,16 @@ package demo
 import (
 	"context"
 	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
@@ -88,6 +93,9 @@ func run(ctx context.Context, env cli.Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "starter demo: note: model.provider is %q; the injected faults only apply to the scripted model\n", s.Model.Provider)
 	}
 
+	if note := ownQueueIfServed(ctx, &s); note != "" {
+		fmt.Fprintln(env.Stderr, "starter demo: "+note)
+	}
 	fmt.Fprintln(env.Stdout, "starting the embedded Temporal server, its Web UI and a worker…")
 	st, err := stack.Start(ctx, s, stack.Options{Dev: true, ReuseServer: true, Out: env.Stdout})
 	if err != nil {
@@ -231,4 +239,32 @@ func line(lines []string, i int) string {
 // such as /dev/null).
 func isTerminal(f *os.File) bool {
 	return term.IsTerminal(f)
+}
+
+// ownQueueIfServed: when a server already runs at temporal.address and a
+// worker polls the demo's task queue there, that worker (of any data dir)
+// would take the job's activities and write the session under its own
+// data dir, and the session file the demo names would not exist. The
+// demo then moves to a task queue of its own, named after its data dir,
+// so that its worker alone runs the job, and says so.
+func ownQueueIfServed(ctx context.Context, s *settings.Settings) string {
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	c, err := app.DialLocal(pctx, *s, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return "" // no server there: the demo starts its own
+	}
+	defer c.Close()
+	served := false
+	for _, typ := range []enumspb.TaskQueueType{enumspb.TASK_QUEUE_TYPE_WORKFLOW, enumspb.TASK_QUEUE_TYPE_ACTIVITY} {
+		resp, err := c.DescribeTaskQueue(pctx, s.Temporal.TaskQueue, typ)
+		served = served || err == nil && len(resp.GetPollers()) > 0
+	}
+	if !served {
+		return ""
+	}
+	old := s.Temporal.TaskQueue
+	s.Temporal.TaskQueue = fmt.Sprintf("%s-demo-%08x", old, crc32.ChecksumIEEE([]byte(s.DataDir)))
+	return fmt.Sprintf("a worker already polls task queue %s on the server at %s (its data dir may not be %s); the demo runs on task queue %s so that its own worker writes the session under %s",
+		old, s.Temporal.Address, s.DataDir, s.Temporal.TaskQueue, s.DataDir)
 }
