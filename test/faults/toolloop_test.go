@@ -53,7 +53,7 @@ type loopTrial struct {
 	// killOn, when set, replaces delay: the worker is killed the moment
 	// the workspace shows the effect it names (file, text), that is
 	// inside the tool call, after its effect, before its result.
-	killOn    *effect
+	killOn *effect
 	// dieBefore makes the first worker kill itself just before it writes
 	// the result of this tool (envDieBefore).
 	dieBefore string
