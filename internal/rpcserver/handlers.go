@@ -386,6 +386,12 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 		return // ended with prompt_end, or detached, or stdout is gone
 	}
 	c.release(f)
+	if errors.Is(err, control.ErrPromptClosed) {
+		// Terminated, timed out, ...: Temporal closed the prompt without
+		// its prompt_end; say so, not that it may still run.
+		c.fail(f.id, rpc.CmdPrompt, fmt.Sprintf("%s; its events end at seq %d", errText(err), last))
+		return
+	}
 	c.fail(f.id, rpc.CmdPrompt, fmt.Sprintf("follow events of prompt %s (run %s) after seq %d: %s; the prompt may still be running (get_state)",
 		f.prompt.WorkflowID, f.prompt.RunID, last, errText(err)))
 }

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/rpcserver"
 	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
 	"github.com/durableagent/durableagent/rpc"
@@ -393,6 +396,32 @@ func TestServe_BrokenEventStreamIsErrorResponseWithPromptID(t *testing.T) {
 	r := h.response()
 	if r.Success || r.ID != "p" || r.Command != "prompt" || !strings.Contains(r.Error, "connection refused") || !strings.Contains(r.Error, "after seq 1") {
 		t.Errorf("response = %+v, want the follow error for prompt p", r)
+	}
+}
+
+// terminatedFollow: Temporal closed the prompt's workflow (terminate)
+// after its first event.
+type terminatedFollow struct{ *rpcfake.Backend }
+
+func (b terminatedFollow) Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
+	fn(agent.Event{Type: agent.EventAgentStart, Seq: after + 1})
+	return agent.Event{}, &control.PromptClosedError{SessionID: "s1", WorkflowID: "session-s1", RunID: runID,
+		Status: enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED}
+}
+
+// Issue 15 item 5: a prompt terminated in Temporal ends the RPC prompt with
+// an error response naming the terminate (not "may still be running").
+func TestServe_TerminatedPromptIsErrorResponseNamingIt(t *testing.T) {
+	b := terminatedFollow{newFake(nil)}
+	h := serve(t, &rpcserver.Server{Backend: b})
+	h.send(`{"id":"p","type":"prompt","message":"hello"}`)
+	h.response()
+	if e := h.event(); e.Type != agent.EventAgentStart {
+		t.Errorf("event = %+v", e)
+	}
+	r := h.response()
+	if r.Success || r.ID != "p" || !strings.Contains(r.Error, "was terminated") || strings.Contains(r.Error, "may still be running") {
+		t.Errorf("response = %+v, want an error for prompt p naming the terminate", r)
 	}
 }
 
