@@ -242,7 +242,7 @@ func (t *ToolsResult) rows() []Row {
 	return []Row{
 		{"tools history growth",
 			fmt.Sprintf("bytes/tool call without the fault script: %d calls %d B, %d calls %d B = %.3fx "+
-				"(with it, as stored: %d B vs %d B = %.2fx; the scripted model's %d-element script rides in every CallModel input; "+
+				"(with it, as stored: %d B vs %d B = %.2fx; the scripted model's %d-element script is in each run's input, each model call carries its element; "+
 				"%d calls: %d runs, %d events, %.1f MB; outputs %d B)",
 				sm.Calls, sm.NetBytesPerCall, lg.Calls, lg.NetBytesPerCall, t.GrowthRatio,
 				sm.BytesPerCall, lg.BytesPerCall, t.GrowthRatioRaw, lg.Calls+1,

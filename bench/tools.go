@@ -37,7 +37,7 @@ type ToolsPoint struct {
 	Bytes  int `json:"bytes"`
 	// ScriptBytes is the part of Bytes that is copies of the scripted
 	// model's fault script (Calls+1 elements): it rides in every run's
-	// input and every CallModel input (activities.ModelRef.Faults), so
+	// input (each CallModel input carries only the element it uses), so
 	// it grows with Calls. A real provider has no script.
 	ScriptBytes int `json:"scriptBytes"`
 	ModelCalls  int `json:"modelCalls"`
