@@ -278,6 +278,9 @@ func printState(w io.Writer, st agent.State, now time.Time) {
 		}
 		fmt.Fprintf(w, "\n  starter approve --session %s %s [--deny --reason TEXT]\n", st.SessionID, p.ToolCallID)
 	}
+	for _, warn := range st.Warnings {
+		fmt.Fprintf(w, "session file warning: %s\n", warn)
+	}
 }
 
 // previewLine is a tool call's arguments on one line of at most n runes,
