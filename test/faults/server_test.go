@@ -144,3 +144,53 @@ func TestFaults_ServerProcessKilledDuringBackoffAndDuringModelCall(t *testing.T)
 		}
 	}
 }
+
+// Issue 15 item 4, made deterministic: the server is killed inside a model
+// call and stays down longer than the call's heartbeat timeout. The
+// worker's SDK cannot heartbeat and cancels the call (nobody aborted it);
+// the restarted server times the call out. The call must be a connection
+// error in the events and in the session file alike, and be retried: before
+// the fix the worker wrote "aborted" for that cancel and the workflow,
+// finding it stored, ended the prompt aborted.
+func TestFaults_ServerDownLongerThanTheHeartbeatTimeoutLosesTheCallAndRetries(t *testing.T) {
+	skipShort(t)
+	dir, port := t.TempDir(), freePort(t)
+	srv := spawnServer(t, dir, port)
+	e := newEnv(t, srv.ready)
+	e.s.Retry.BaseDelayMs = 1000
+	e.s.Model.HeartbeatTimeoutMs = 2000
+	e.startWorker()
+
+	run := e.prompt("srv-down", "hang:20s")
+	e.waitStreaming("srv-down", time.Minute)
+	srv.kill()
+	// Down for twice the heartbeat timeout: the SDK's heartbeat RPCs fail
+	// for longer than its own RPC timeout, so it cancels the call.
+	time.Sleep(4 * time.Second)
+	restarted := spawnServer(t, dir, port)
+	if restarted.ready != srv.ready {
+		t.Fatalf("restarted server at %s, want %s", restarted.ready, srv.ready)
+	}
+	res, err := e.result(run, 2*time.Minute)
+	if err != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("after the restart: %+v %v, want completed (the lost call retried)", res, err)
+	}
+	evs := e.events("srv-down")
+	c := contractEvents(evs)
+	var lost string
+	if len(c) > 2 {
+		lost = c[2].ErrorMessage
+	}
+	if !strings.HasPrefix(lost, "connection error") {
+		t.Fatalf("the call lost with the server ended with %q, want a connection error; events %s", lost, typesOf(evs))
+	}
+	checkEvents(t, evs, expectedEvents([]string{lost, ""}, 1000, 3))
+	file := readSession(t, e.s.DataDir, "srv-down")
+	if rec := file.entries[1].Message; rec.StopReason != agent.StopReasonError || rec.ErrorMessage != lost {
+		t.Fatalf("the session file records the lost call as %q %q, the events as %q", rec.StopReason, rec.ErrorMessage, lost)
+	}
+	checkSessionEntries(t, &killTrial{session: "srv-down", res: res, events: evs, file: file})
+	if f := workflowTaskFailures(history(t, e.c, workflows.WorkflowID("srv-down"), run.GetRunID())); len(f) > 0 {
+		t.Fatalf("workflow tasks failed: %v", f)
+	}
+}
