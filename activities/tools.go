@@ -61,7 +61,7 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	// (Errors are Init's and Load's to report below.)
 	var found []string
 	if sess, err := a.Sessions.Load(in.SessionID); err == nil {
-		found = sess.Warnings
+		found = slices.Clone(sess.Warnings) // appended to below
 	}
 	hdr, err := a.Sessions.Init(in.SessionID, ws, a.ToolHost)
 	if err != nil {

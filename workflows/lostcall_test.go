@@ -55,7 +55,7 @@ func (h *harness) checkFileAgrees(evs []agent.Event) {
 	}
 }
 
-// Issue 15 item 4: the SDK cancels a model call's context when it cannot
+// Issue 15 item 4, spec 13.4.7: the SDK cancels a model call's context when it cannot
 // heartbeat (the server is unreachable: the heartbeat's error is the
 // cause) or when the server no longer knows the call (NotFound). Nobody
 // aborted the prompt: the activity writes nothing, the server times the
@@ -104,7 +104,7 @@ func TestPrompt_CallCancelledByAFailingHeartbeatIsRetriedNotAborted(t *testing.T
 	}
 }
 
-// Issue 15 item 4: the worker dies after CallModel wrote the model's
+// Issue 15 item 4, spec 13.4.6: the worker dies after CallModel wrote the model's
 // answer and before Temporal recorded the activity's completion (the
 // server times the call out). The workflow uses the stored answer: the
 // events and the file agree, and the model is not called again.
@@ -140,7 +140,7 @@ func TestPrompt_AnswerWrittenByALostWorkerIsUsedNotCalledAgain(t *testing.T) {
 	h.checkFileAgrees(evs)
 }
 
-// Issue 15 item 4, for tools: the SDK cancels a bash call's context when
+// Issue 15 item 4, spec 13.4.7, for tools: the SDK cancels a bash call's context when
 // its heartbeat fails (the server unreachable, or no longer knowing the
 // call). The command is killed (its process group), but nobody aborted
 // it: the activity writes nothing, the server times the call out, and the

@@ -57,9 +57,10 @@ func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.
 //     the plugin gets a small pool of connections.
 //
 // bench's "journal" benchmark measures the other mode on a second server
-// in the same run. Two full runs on this machine (2 cores, 500 prompts in
-// backoff) gave WAL +3% and -9% prompt throughput against rollback, noise
-// either way; no latency benchmark moved. WAL did not earn the default.
+// in the same run. Four full runs on this machine (2 cores, 500 prompts in
+// backoff) gave WAL between -22% and +18% prompt throughput against
+// rollback, noise either way; no latency benchmark moved. WAL did not earn
+// the default (bench/RESULTS.md).
 func sqlConfig(dbPath, journal string) *config.SQL {
 	c := &config.SQL{
 		PluginName:        sqliteplugin.PluginName,

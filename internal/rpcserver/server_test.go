@@ -409,7 +409,7 @@ func (b terminatedFollow) Follow(ctx context.Context, runID string, after int64,
 		Status: enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED}
 }
 
-// Issue 15 item 5: a prompt terminated in Temporal ends the RPC prompt with
+// Issue 15 item 5, spec 13.11.4: a prompt terminated in Temporal ends the RPC prompt with
 // an error response naming the terminate (not "may still be running").
 func TestServe_TerminatedPromptIsErrorResponseNamingIt(t *testing.T) {
 	b := terminatedFollow{newFake(nil)}

@@ -133,7 +133,7 @@ func TestFaults_FollowersWaitThroughAWorkerOutage(t *testing.T) {
 	}
 }
 
-// Issue 15 item 5: a prompt terminated through Temporal (no prompt_end is
+// Issue 15 item 5, spec 13.11.4: a prompt terminated through Temporal (no prompt_end is
 // ever emitted) ends `starter prompt` and `starter events --follow` within
 // seconds, exit 1, with one line saying it was terminated; `starter state`
 // says terminated, nothing retrying; `events --follow --after N` at or

@@ -145,7 +145,7 @@ func TestFaults_ServerProcessKilledDuringBackoffAndDuringModelCall(t *testing.T)
 	}
 }
 
-// Issue 15 item 4, made deterministic: the server is killed inside a model
+// Issue 15 item 4 (spec 13.4.7), made deterministic: the server is killed inside a model
 // call and stays down longer than the call's heartbeat timeout. The
 // worker's SDK cannot heartbeat and cancels the call (nobody aborted it);
 // the restarted server times the call out. The call must be a connection
