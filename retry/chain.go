@@ -80,7 +80,14 @@ func (c *Chain) end(success bool, attempt int, finalError string) *EndEvent {
 // the caller's clock (workflow.Now in the workflow); it only serves retry
 // hints given as an HTTP date or an epoch.
 func (c *Chain) Next(o Outcome, s Settings, now time.Time) Decision {
-	cls := ClassifyAt(o, now)
+	return c.Decide(o, ClassifyAt(o, now), s)
+}
+
+// Decide is Next with the classification already made: the workflow
+// classifies once and records the verdict in its history (a side
+// effect), so a replay takes the decision the run took even when a later
+// release classifies the same text differently.
+func (c *Chain) Decide(o Outcome, cls Classification, s Settings) Decision {
 	d := Decision{Classification: cls}
 	finalError := firstNonEmpty(o.ErrorMessage, cls.Pattern)
 	switch {

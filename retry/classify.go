@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // textPattern is one case-insensitive regexp of the text classifier; its
@@ -131,7 +132,7 @@ var maxTokensPatterns = patterns(
 	`max_(?:completion_)?tokens is too large`,                                      // OpenAI
 	`'max_tokens' or 'max_completion_tokens' is too large`,                         // vLLM
 	`max_tokens must be less than or equal to`,                                     // Groq
-	`maximum tokens you requested exceeds the model limit`,                         // Bedrock (Anthropic-compatible)
+	`maximum tokens you requested exceeds? the model limit`,                        // Bedrock (Anthropic-compatible)
 	`malformed input request: \d+ is not less or equal to \d+`,                     // Bedrock InvokeModel
 	`parameter .?max_completion_tokens.? specified in the\s+request are not valid`, // Volcano Ark
 	`unsupported parameter: 'max_tokens'`,                                          // OpenAI reasoning models
@@ -510,13 +511,52 @@ func Classify(o Outcome) Classification {
 // the provider's structured hint (Outcome.RetryAfterMs) first, the error
 // text (ParseRetryHint) when there is none.
 func ClassifyAt(o Outcome, now time.Time) Classification {
+	return classifyAt(o, now, true)
+}
+
+// ClassifyAtWithoutFamilies is ClassifyAt as it was before the families
+// (families.go) and their veto: the workflow replays histories recorded
+// before it recorded its verdicts (workflows: "retry-verdict") with it,
+// so that they take the decisions they took when they ran.
+func ClassifyAtWithoutFamilies(o Outcome, now time.Time) Classification {
+	return classifyAt(o, now, false)
+}
+
+// MaxClassifiedBytes bounds the part of an error text the patterns read:
+// its first 6 KiB and its last 2 KiB. What an error says is at its start
+// (a status line, an exception name) or its end ("Caused by: ..."); an
+// HTML page or a stack trace in between only costs time, and the
+// classifier runs inside a workflow task.
+const MaxClassifiedBytes = 8 << 10
+
+// classifiedText is the part of text the patterns read (MaxClassifiedBytes).
+func classifiedText(text string) string {
+	if len(text) <= MaxClassifiedBytes {
+		return text
+	}
+	head, tail := 6<<10, 2<<10
+	for head > 0 && !utf8.RuneStart(text[head]) {
+		head--
+	}
+	from := len(text) - tail
+	for from < len(text) && !utf8.RuneStart(text[from]) {
+		from++
+	}
+	return text[:head] + "\n" + text[from:]
+}
+
+func classifyAt(o Outcome, now time.Time, families bool) Classification {
 	if o.StopReason != "error" {
 		if o.StopReason != "aborted" && silentOverflow(o) {
 			return Classification{Class: ClassContextOverflow, Pattern: "silent overflow"}
 		}
 		return Classification{Class: ClassNone}
 	}
-	c := classifyError(o)
+	text := o
+	if families {
+		text.ErrorMessage = classifiedText(o.ErrorMessage)
+	}
+	c := classifyError(text, families)
 	c.RetryAfterMs, c.HasHint = outcomeHint(o, now)
 	if c.Class == ClassRetryable && c.HasHint && c.RetryAfterMs >= UsageLimitHintMs {
 		c.Class = ClassUsageLimit
@@ -525,8 +565,8 @@ func ClassifyAt(o Outcome, now time.Time) Classification {
 	return c
 }
 
-func classifyError(o Outcome) Classification {
-	if p, ok := overflow(o); ok {
+func classifyError(o Outcome, families bool) Classification {
+	if p, ok := overflow(o, families); ok {
 		return Classification{Class: ClassContextOverflow, Pattern: p}
 	}
 	typ := strings.ToLower(strings.TrimSpace(o.ErrorType))
@@ -581,7 +621,13 @@ func classifyError(o Outcome) Classification {
 		return c
 	}
 	if p, ok := firstMatch(retryablePatterns, text); ok {
+		if v, fatal := vetoed(text); fatal && families {
+			return Classification{Class: ClassFatal, Pattern: p + ", but " + v}
+		}
 		return Classification{Class: ClassRetryable, Pattern: p}
+	}
+	if c, ok := familyVerdict(text); ok && families {
+		return c
 	}
 	return Classification{Class: ClassFatal, Pattern: "no retryable pattern"}
 }
@@ -636,7 +682,7 @@ func maxTokensError(text string) (string, bool) {
 }
 
 // overflow applies rule 2 to an error outcome and names what matched.
-func overflow(o Outcome) (string, bool) {
+func overflow(o Outcome, families bool) (string, bool) {
 	if silentOverflow(o) {
 		return "silent overflow", true
 	}
@@ -652,7 +698,13 @@ func overflow(o Outcome) (string, bool) {
 	if _, ok := firstMatch(throttlePatterns, o.ErrorMessage); ok {
 		return "", false
 	}
-	return firstMatch(overflowPatterns, o.ErrorMessage)
+	if p, ok := firstMatch(overflowPatterns, o.ErrorMessage); ok {
+		return p, true
+	}
+	if !families {
+		return "", false
+	}
+	return overflowByFamily(o.ErrorMessage)
 }
 
 // silentOverflow: the provider accepted a request larger than the model's
