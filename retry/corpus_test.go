@@ -145,8 +145,8 @@ func loadCorpus(t *testing.T) []corpusItem {
 // small minority.
 func TestCorpus_Shape(t *testing.T) {
 	items := loadCorpus(t)
-	if len(items) < 900 {
-		t.Fatalf("corpus has %d items, want at least 900", len(items))
+	if len(items) < 1200 {
+		t.Fatalf("corpus has %d items, want at least 1200", len(items))
 	}
 	providers := map[string]int{}
 	perSplit := map[string]map[Class]int{splitTune: {}, splitHoldout: {}}

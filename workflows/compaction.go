@@ -189,10 +189,11 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 		case r.aborted:
 			return compactOutcome{aborted: true}
 		}
-		d := chain.Next(retry.Outcome{
+		o := retry.Outcome{
 			StopReason: string(res.StopReason), ErrorMessage: res.ErrorMessage, ErrorStatus: res.ErrorStatus,
 			ErrorType: res.ErrorType, ShouldRetry: res.ShouldRetry, RetryAfterMs: res.RetryAfterMs,
-		}, r.settings, workflow.Now(ctx))
+		}
+		d := chain.Decide(o, r.classify(ctx, o), r.settings)
 		if !d.Retry {
 			msg := res.ErrorMessage
 			if d.End != nil && d.End.FinalError != "" {

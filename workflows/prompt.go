@@ -61,6 +61,39 @@ const (
 	versionStableIDs  = 3
 )
 
+// The retry verdict of a failed model call (workflow.GetVersion
+// "retry-verdict"): from versionRecordedVerdict on, the classification of
+// an error is made once, in a side effect, so the history carries it and
+// a replay takes the decision the run took even when a later release's
+// classifier reads the same text differently (every corpus round changes
+// some verdicts). Histories recorded before replay with the classifier as
+// it was then (retry.ClassifyAtWithoutFamilies).
+const (
+	changeRetryVerdict     = "retry-verdict"
+	versionRecordedVerdict = 1
+)
+
+// classify is the retry classification of o: for an error, the recorded
+// verdict (changeRetryVerdict); anything else (a success that may be a
+// silent overflow, an abort) depends only on numbers in the history.
+func (r *run) classify(ctx workflow.Context, o retry.Outcome) retry.Classification {
+	now := workflow.Now(ctx)
+	if o.StopReason != string(agent.StopReasonError) {
+		return retry.ClassifyAt(o, now)
+	}
+	if workflow.GetVersion(ctx, changeRetryVerdict, workflow.DefaultVersion, versionRecordedVerdict) == workflow.DefaultVersion {
+		return retry.ClassifyAtWithoutFamilies(o, now)
+	}
+	var cls retry.Classification
+	verdict := workflow.SideEffect(ctx, func(workflow.Context) any { return retry.ClassifyAt(o, now) })
+	if err := verdict.Get(&cls); err != nil {
+		// Only a data converter that cannot decode what it encoded gets
+		// here; classifying again gives the same verdict on this release.
+		return retry.ClassifyAt(o, now)
+	}
+	return cls
+}
+
 // step is the next action of the loop.
 type step int
 
@@ -205,7 +238,8 @@ func (r *run) modelStep(ctx workflow.Context) step {
 	if err != nil {
 		return r.end(r.fail(ctx, err.Error()))
 	}
-	d := r.chain.Next(r.outcome(res), r.settings, workflow.Now(ctx))
+	o := r.outcome(res)
+	d := r.chain.Decide(o, r.classify(ctx, o), r.settings)
 	// An overflow error goes to compaction; a successful answer that
 	// reports a silent overflow is handled by the threshold check.
 	overflow := d.Classification.Class == retry.ClassContextOverflow && res.StopReason == agent.StopReasonError

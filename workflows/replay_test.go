@@ -1,10 +1,16 @@
 package workflows
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/retry"
 )
 
 // Determinism: an exported history of a real run on the embedded server
@@ -56,4 +62,93 @@ func TestReplay_SteerApprovalHistory(t *testing.T) {
 	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/prompt_steer_approval_history.json"); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
+}
+
+// Determinism with the retry verdict recorded ("retry-verdict" 1): the
+// tool-loop scenario recorded on the current code, whose retried 503 has
+// its classification in a side-effect marker. Regenerate with
+// UPDATE_REPLAY_HISTORY=1 go test -run ToolLoopHistoryReplays ./test/integration
+func TestReplay_ToolLoopHistoryRecordedVerdict(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/prompt_toolloop_v4_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}
+
+// A later release may classify an error text differently (every corpus
+// round changes some verdicts). A running prompt must not notice: its
+// replay follows the verdict the history recorded. The test rewrites the
+// retried 503 of a recorded history into a text today's classifier calls
+// fatal. With the verdict recorded, the history still replays (the
+// workflow retries, as the run did); the same rewrite of a history from
+// before the verdict was recorded does not (the workflow re-classifies,
+// stops instead of waiting, and the replayer reports the mismatch), which
+// shows the rewrite is one the classifier notices.
+func TestReplay_RecordedVerdictWinsOverTheClassifier(t *testing.T) {
+	const fatalText = "the provider said something no classifier release retries"
+	if c := retry.Classify(retry.Outcome{StopReason: "error", ErrorMessage: fatalText}); c.Class.Retryable() {
+		t.Fatalf("precondition: %q must not be retryable today, got %s", fatalText, c.Class)
+	}
+	replay := func(fixture string) error {
+		path := rewriteFailedModelCall(t, fixture, fatalText)
+		r := worker.NewWorkflowReplayer()
+		r.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
+		return r.ReplayWorkflowHistoryFromJSONFile(nil, path)
+	}
+	if err := replay("testdata/prompt_toolloop_v4_history.json"); err != nil {
+		t.Fatalf("a history with its verdict recorded must replay whatever the classifier says now: %v", err)
+	}
+	if err := replay("testdata/prompt_toolloop_v3_history.json"); err == nil {
+		t.Fatal("the rewritten history without a recorded verdict replayed: the rewrite does not exercise the classifier")
+	}
+}
+
+// rewriteFailedModelCall copies a history fixture with the error text of
+// its failed CallModel result replaced, and returns the copy's path.
+func rewriteFailedModelCall(t *testing.T, fixture, text string) string {
+	t.Helper()
+	raw, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hist map[string]any
+	if err := json.Unmarshal(raw, &hist); err != nil {
+		t.Fatal(err)
+	}
+	rewritten := 0
+	for _, ev := range hist["events"].([]any) {
+		attrs, ok := ev.(map[string]any)["activityTaskCompletedEventAttributes"].(map[string]any)
+		if !ok {
+			continue
+		}
+		payload := attrs["result"].(map[string]any)["payloads"].([]any)[0].(map[string]any)
+		data, err := base64.StdEncoding.DecodeString(payload["data"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res map[string]any
+		if json.Unmarshal(data, &res) != nil || res["stopReason"] != "error" {
+			continue
+		}
+		res["errorMessage"] = text
+		data, err = json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload["data"] = base64.StdEncoding.EncodeToString(data)
+		rewritten++
+	}
+	if rewritten != 1 {
+		t.Fatalf("%s: %d failed model calls, want exactly 1", fixture, rewritten)
+	}
+	out, err := json.Marshal(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), filepath.Base(fixture))
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -24,10 +24,11 @@ var replayFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_r
 
 // toolLoopFixture is the history of a tool loop with a retry and a
 // threshold compaction in it (workflows/replay_test.go replays it). The
-// fixture of the first tool-loop version (prompt_toolloop_history.json,
-// "agent-loop" 1) is kept as it was; regenerating writes the current
-// version's.
-var toolLoopFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_toolloop_v3_history.json")
+// fixtures of earlier versions (prompt_toolloop_history.json, "agent-loop"
+// 1; prompt_toolloop_v3_history.json, "agent-loop" 3 before the retry
+// verdict was recorded) are kept as they were; regenerating writes the
+// current version's.
+var toolLoopFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_toolloop_v4_history.json")
 
 // Determinism: the history of a real run (one retried 503, then success)
 // replays on the current workflow code without a non-determinism error.
