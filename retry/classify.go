@@ -111,6 +111,11 @@ var overflowPatterns = patterns(
 	`\+ length \(\d+\) exceeds dimension size`,
 	`prompt exceeds max(?:imum)? length`,
 	`exceed max tokens limit`,
+	// Round 10 (tuning half): Hugging Face transformers' generate()
+	// "Input length of input_ids is 2400, but `max_length` is set to
+	// 2048" (its advice names max_new_tokens, which would veto the
+	// overflow family).
+	"input length of input_ids is \\d+, but .?max_length.? is set to \\d+",
 )
 
 // throttlePatterns are rate limits worded like an overflow: Bedrock says

@@ -18,18 +18,24 @@ package retry
 // Cloudflare's 52x pages, gRPC status names, and the plain words
 // "busy", "try again later", "rate limit", "quota", "too long" in the
 // languages coding agents are used in. Each family is broad on purpose;
-// what keeps it from retrying an error no wait can fix is fatalEvidence:
-// a text that names a client-side problem (a 4xx status, "invalid",
-// "not found", "unauthorized", a policy, a certificate) never takes a
-// family verdict and stays fatal, as before.
+// what keeps it from retrying an error no wait can fix are the vetoes: a
+// text that names a ban or a refused content (bannedEvidence), or a
+// problem with the key, the model or the request (accountEvidence; a 4xx
+// status or "invalid" as requestEvidence for the weaker words), takes no
+// retryable family verdict and stays fatal, as before. The same vetoes
+// override a specific retryable wording (classifyError, rule 10).
 //
 // Order of use (ClassifyAt's precedence):
 //   - overflowFamily is part of rule 2 (an overflow wins over a status
 //     or a retryable word in the same text) unless the text is about the
 //     answer budget, a per-minute throttle or one oversized part
 //     (overflowFamilyVeto);
-//   - usageFamily and retryableFamily come last, just before the fatal
-//     default (rule 11), and only for texts without fatalEvidence.
+//   - familyVerdict comes last, just before the fatal default (rule 11):
+//     usageFamily, strongRetryable, htmlBody, weakRetryable, each behind
+//     its veto.
+//
+// Histories recorded before the workflow recorded its verdicts replay
+// without the families (ClassifyAtWithoutFamilies).
 
 // overflowFamily: something the request carries (prompt, input,
 // conversation, messages, context, tokens) is too long for, or exceeds,
@@ -41,7 +47,12 @@ var overflowFamily = patterns(
 	// "the context (window) is full / overflowed / too small", "context
 	// length exceeded", ContextWindowExceededError
 	`\b(?:context|kv[ -]?cache|ctx)(?: window| size| length)?\s+(?:is |was |has been )?(?:full|overflow(?:ed)?|too small|exhausted)\b`,
-	`\bcontext[ _-]?(?:length|window|limit|size)s?[ _-]?(?:has been |was |is )?(?:exceed|too)`,
+	`(?:\b|_)context[\s_-]?(?:length|window|limit|size)s?[\s_-]*(?:has\s+been\s+|was\s+|is\s+)?(?:exceed|too)`,
+	// "inputs must have less than 512 tokens"
+	`\b(?:inputs?|prompt|messages|context|conversation)\b[^.\n]{0,20}?\bmust (?:have|be|contain) (?:less|fewer|shorter) than [\d,]+ tokens`,
+	// "prompt has 49202 tokens, but the configured context size is 49152",
+	// "the provided prompt is 4309 tokens long, ... but the maximum"
+	`\b(?:prompt|input|request|conversation)\b[^.\n]{0,20}?\b(?:is|has|contains|of) [\d,]+ tokens\b[^\n]{0,80}?\b(?:but|exceeds?|greater|maximum|max|limit|context size|context length)`,
 	// "conversation too long", "prompt too large", "messages are too long"
 	`\b(?:conversation|prompt|input|context|messages?)[\s_]+(?:is[\s_]+|are[\s_]+)?too[\s_]+(?:long|large|big)\b`,
 	// "prompt over 30,000 characters", "input above 128k tokens"
@@ -83,6 +94,13 @@ var bannedEvidence = patterns(
 	`verif(?:y|ied|ication)`,
 )
 
+// unpaidSuspension: an account suspended or disabled for want of
+// payment is a billing state, not a ban: another credential may work, and
+// paying ends it.
+var unpaidSuspension = patterns(
+	`(?:suspended|disabled|deactivated|blocked|paused)[^.\n]{0,20}?\b(?:due to|because of|for)\b[^.\n]{0,10}?\b(?:insufficient|unpaid|overdue|non-?payment|billing|low|negative|outstanding)`,
+)
+
 // accountEvidence: the text names a problem with the key, the model or
 // the request that no wait, credential switch or compaction fixes. A text
 // with any of these takes no retryable family verdict (a usage wording
@@ -90,14 +108,14 @@ var bannedEvidence = patterns(
 // standing", "402 Payment Required: insufficient balance").
 var accountEvidence = patterns(
 	`unauthori[sz]ed`, `unauthenticated`, `permission`, `access denied`, `not allowed`, `not permitted`,
-	`malformed`, `unsupported`, `not supported`, `does not support`, `unknown (?:model|parameter|field|variant)`,
+	`malformed`, `unsupported`, `(?:not|isn.t|aren.t) supported`, `does not support`, `unknown (?:model|parameter|field|variant)`,
 	`not found`, `does not exist`, `no such model`, `decommissioned`, `deprecated`, `not available in`,
 	`(?:invalid|incorrect|wrong|missing|no|expired|revoked|bad|unknown|disabled)[^.\n]{0,20}?api.?key`,
 	`api.?key[^.\n]{0,30}?(?:invalid|not valid|incorrect|missing|not found|expired|revoked|required|disabled)`,
 	`credentials?\b`, `(?:key|token|session|credential|certificate|password|login|oauth)s? (?:has |have |is |was )?(?:expired|revoked|invalid)`,
 	`must (?:be|have|not|contain)`, `required`, `schema`, `validationexception`,
 	`certificate`, `\bpkix\b`, `\bx509\b`, `cert_`, `ssl: `, `tls: `,
-	`not implemented`, `\b501\b`, `\b505\b`,
+	`not implemented`, `\bunimplemented\b`, `\b501\b`, `\b505\b`,
 	`(?:region|country|territory|location)[^.\n]{0,30}?not (?:supported|available)`, `unsupported_country`,
 	`max_(?:new_|completion_|output_)?tokens`,
 	`\bimages?\b[^.\n]{0,30}?(?:exceed|too (?:large|big|many)|invalid|unsupported|could not|cannot|dimension|maximum)`, `(?:process|decode|read) (?:the )?image`,
@@ -149,7 +167,7 @@ var strongRetryable = patterns(
 	// overloaded, 598-599 network timeouts), and RFC 9110 reason phrases
 	// of the retryable statuses.
 	`\b5(?:0[02-48]|2[0-79]|30|9[89])\b`,
-	`internal server error`, `bad gateway`, `service (?:temporarily )?unavailable`, `gateway time-?out`, `request time-?out`,
+	`internal (?:server )?error`, `bad gateway`, `upstream connect error`, `reset before headers`, `service (?:temporarily )?unavailable`, `gateway time-?out`, `request time-?out`,
 	`too early`, `insufficient storage`, `network (?:connect|read) timeout`, `too many requests`,
 	// Timeouts in every spelling: "timeout", "timed out", "time-out",
 	// TimeoutError, ReadTimeout, ETIMEDOUT, DEADLINE_EXCEEDED.
@@ -210,7 +228,7 @@ var weakRetryable = patterns(
 	`temporar(?:y|ily)`, `try (?:it )?again`, `\bretry\b`, `\bretrying\b`, `\blater\b`, `please wait`, `rate.?limit`, `throttl`,
 	`too many`, `too frequent`, `slow down`, `upstream`, `gateway`, `\bdisconnect`, `\baborted\b`,
 	`\b(?:request|rate|call|concurrency|concurrent)s? (?:limit )?(?:exceeded|reached)`, `\brate exceeded\b`,
-	`\bno (?:models?|capacity|workers?|replicas?|instances?) (?:available|ready)\b`,
+	`\bno (?:models?|capacity|workers?|replicas?|instances?|slots?) (?:available|ready)\b`,
 	`\bunable to (?:process|handle|serve) (?:your|the|this) request`, `could not (?:queue|schedule)`, `unable to queue`,
 	`\b(?:high|large|heavy) (?:number|volume|load|amount) of (?:\w+ )?(?:requests|traffic|users)`, `\bheavy (?:load|traffic)\b`, `\bhigh (?:load|traffic)\b`,
 	// Chinese 繁忙 (busy), 稍后/稍候 (later), 重试/再试 (retry), 限流
@@ -236,6 +254,9 @@ var weakRetryable = patterns(
 // the text has no requestEvidence either (an HTML body only without a 4xx
 // status).
 func familyVerdict(text string) (Classification, bool) {
+	if p, ok := firstMatch(unpaidSuspension, text); ok {
+		return Classification{Class: ClassUsageLimit, Pattern: "usage family: " + p}, true
+	}
 	if _, banned := firstMatch(bannedEvidence, text); banned {
 		return Classification{}, false
 	}
