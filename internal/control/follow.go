@@ -125,9 +125,29 @@ func closedPhrase(s enumspb.WorkflowExecutionStatus) string {
 // OnWait; it fails only when Temporal itself stays unreachable for
 // UnreachableTimeout, or ctx ends.
 func (k *Controller) Follow(ctx context.Context, sessionID, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
+	return k.FollowFrom(ctx, sessionID, runID, after, nil, fn)
+}
+
+// LiveCursor is what a client already has of the live output of running
+// calls (per message and content block, the bytes it got). A client that
+// follows again after a failure passes the cursor of its previous Follow
+// to FollowFrom: the new Follow then sends only the text past what the
+// client has, instead of the running call's text from its start again.
+type LiveCursor struct{ s *liveStream }
+
+// NewLiveCursor is the cursor of a client that has no live output yet.
+func NewLiveCursor() *LiveCursor { return &LiveCursor{s: newLiveStream()} }
+
+// FollowFrom is Follow for a client that already has the live output
+// cur records (nil: none). Follow calls must not share a cursor at the
+// same time.
+func (k *Controller) FollowFrom(ctx context.Context, sessionID, runID string, after int64, cur *LiveCursor, fn func(agent.Event)) (agent.Event, error) {
+	if cur == nil {
+		cur = NewLiveCursor()
+	}
 	f := &follower{
 		k: k, session: sessionID, wfID: workflows.WorkflowID(sessionID), runID: runID,
-		after: after, fn: fn, live: newLiveStream(),
+		after: after, fn: fn, live: cur.s,
 		poll: orDefault(k.PollInterval, DefaultPollInterval), stream: k.StreamInterval,
 		status:       orDefault(k.StatusInterval, DefaultStatusInterval),
 		unreachable:  orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout),

@@ -30,18 +30,17 @@ type followFunc func(ctx context.Context, after int64, fn func(agent.Event)) (ag
 //
 // control.Controller.Follow already waits through a missing worker and
 // short Temporal outages; this only resumes after it gave up on Temporal.
-// Live events (control.IsLive) pass through; after a resume they are
-// dropped until the next workflow event, as the new follow would resend
-// the text of the running call from its start.
+// Live events (control.IsLive) always pass through: follow must resume
+// the live output where the client has it (TemporalBackend.Follow shares
+// one control.LiveCursor across its follows), not from the start of the
+// running call.
 func followResuming(ctx context.Context, follow followFunc, after int64, fn func(agent.Event), giveUp, pause time.Duration) (agent.Event, error) {
 	var failingSince time.Time
-	for resumed := false; ; resumed = true {
+	for {
 		progressed := false
 		end, err := follow(ctx, after, func(e agent.Event) {
 			if control.IsLive(e) {
-				if !resumed || progressed {
-					fn(e)
-				}
+				fn(e)
 				return
 			}
 			if e.Seq <= after {

@@ -109,3 +109,38 @@ func TestFollowResuming_StopsOnCancel(t *testing.T) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }
+
+// Live events after a resume are delivered, not dropped until the next
+// workflow event: the backend's follows share one control.LiveCursor, so
+// a resumed follow sends only the text past what the client has.
+func TestFollowResuming_LiveEventsAfterAResumePassThrough(t *testing.T) {
+	live := func(delta string) agent.Event {
+		return agent.Event{Type: agent.EventMessageUpdate, Seq: 1,
+			AssistantMessageEvent: &agent.AssistantMessageEvent{Type: "text_delta", Delta: delta}}
+	}
+	calls := 0
+	follow := func(ctx context.Context, after int64, fn func(agent.Event)) (agent.Event, error) {
+		calls++
+		if calls == 1 {
+			fn(agent.Event{Type: agent.EventMessageStart, Seq: 1})
+			fn(live("Hel"))
+			return agent.Event{}, errors.New("query events: unavailable")
+		}
+		fn(live("lo"))
+		end := agent.Event{Type: agent.EventPromptEnd, Seq: 2}
+		fn(end)
+		return end, nil
+	}
+	var text string
+	end, err := followResuming(context.Background(), follow, 0, func(e agent.Event) {
+		if control.IsLive(e) {
+			text += e.AssistantMessageEvent.Delta
+		}
+	}, time.Minute, time.Microsecond)
+	if err != nil || end.Type != agent.EventPromptEnd {
+		t.Fatalf("end %+v err %v", end, err)
+	}
+	if text != "Hello" {
+		t.Fatalf("live text %q, want %q: a live event after the resume was dropped", text, "Hello")
+	}
+}

@@ -179,8 +179,12 @@ func (t *TemporalBackend) Follow(ctx context.Context, runID string, after int64,
 		giveUp = DefaultFollowGiveUp
 	}
 	id := t.SessionID()
+	// One cursor across the resumed follows: the client has the live
+	// output the earlier ones sent, and a resumed follow sends only what
+	// comes after it.
+	cur := control.NewLiveCursor()
 	follow := func(ctx context.Context, after int64, fn func(agent.Event)) (agent.Event, error) {
-		return t.k.Follow(ctx, id, runID, after, fn)
+		return t.k.FollowFrom(ctx, id, runID, after, cur, fn)
 	}
 	return followResuming(ctx, follow, after, fn, giveUp, followRetryPause)
 }

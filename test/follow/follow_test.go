@@ -478,3 +478,80 @@ func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
 		t.Fatalf("OnWait without the key: %q, want the decode failure told once", waits)
 	}
 }
+
+// A client that follows again after a failure, passing the cursor of its
+// first Follow (what the RPC server does when the events query gave out),
+// gets the live text from where it stopped: the deltas of both follows
+// add up to the message exactly. A follower that starts afresh at the
+// same seq gets the running call's text from its start, which is what the
+// RPC server used to avoid by dropping live events after a resume.
+func TestFollow_ResumedWithTheCursorContinuesTheLiveText(t *testing.T) {
+	e := newEnv(t, client.Options{})
+	var pieces []string
+	var final strings.Builder
+	for i := range 40 {
+		p := fmt.Sprintf("word%d ", i)
+		pieces = append(pieces, p)
+		final.WriteString(p)
+	}
+	e.start("resume-live", script{Turns: 1, Stream: pieces, PieceMs: 50})
+	k := e.controller()
+	cur := control.NewLiveCursor()
+
+	var first strings.Builder
+	var last int64
+	deltas := 0
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	defer cancel1()
+	_, err := k.FollowFrom(ctx1, "resume-live", "", 0, cur, func(ev agent.Event) {
+		if !control.IsLive(ev) {
+			last = ev.Seq
+			return
+		}
+		first.WriteString(ev.AssistantMessageEvent.Delta)
+		if deltas++; deltas == 3 {
+			cancel1() // the first follow gives out mid-stream
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("first follow: %v, want it cancelled mid-stream", err)
+	}
+	if first.Len() == 0 || first.Len() >= final.Len() {
+		t.Fatalf("first follow got %d of %d bytes: not mid-stream", first.Len(), final.Len())
+	}
+
+	var fresh strings.Builder
+	freshDone := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, err := k.Follow(ctx, "resume-live", "", last, func(ev agent.Event) {
+			if control.IsLive(ev) {
+				fresh.WriteString(ev.AssistantMessageEvent.Delta)
+			}
+		})
+		freshDone <- err
+	}()
+
+	var rest strings.Builder
+	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel2()
+	end, err := k.FollowFrom(ctx2, "resume-live", "", last, cur, func(ev agent.Event) {
+		if control.IsLive(ev) {
+			rest.WriteString(ev.AssistantMessageEvent.Delta)
+		}
+	})
+	if err != nil || end.Type != agent.EventPromptEnd {
+		t.Fatalf("resumed follow: end %+v err %v", end, err)
+	}
+	if got := first.String() + rest.String(); got != final.String() {
+		t.Fatalf("first %q + resumed %q\ndo not add up to %q", first.String(), rest.String(), final.String())
+	}
+	if err := <-freshDone; err != nil {
+		t.Fatalf("fresh follow: %v", err)
+	}
+	if !strings.HasPrefix(fresh.String(), "word0 ") {
+		t.Fatalf("a fresh follower's live text %q does not start at the call's start: the contrast this test relies on is gone", fresh.String())
+	}
+	t.Logf("first follow %d bytes, resumed %d bytes, fresh follower %d bytes of %d", first.Len(), rest.Len(), fresh.Len(), final.Len())
+}
