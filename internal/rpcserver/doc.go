@@ -13,7 +13,8 @@
 //   - A prompt is acknowledged once its workflow has started. Its events
 //     follow in seq order, each exactly once, up to prompt_end, also when
 //     the event query fails for a while (the follower resumes after the last
-//     seq it wrote), completed from the session (whole messages, agent_end's
+//     seq it wrote, and the live text of a running call where the client
+//     has it: control.LiveCursor), completed from the session (whole messages, agent_end's
 //     messages, message_update's partial message). A prompt whose stream
 //     cannot be followed gets an error response with its id after its last
 //     event; a prompt that fails or is aborted says so in its events only.
