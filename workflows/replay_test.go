@@ -19,9 +19,7 @@ import (
 // change is intended, version it (workflow.GetVersion) or regenerate the
 // fixture: UPDATE_REPLAY_HISTORY=1 go test -run HistoryReplays ./test/integration
 func TestReplay_PromptRetryHistory(t *testing.T) {
-	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
-	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/prompt_retry_history.json"); err != nil {
+	if err := replayFixture("testdata/prompt_retry_history.json"); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
 }
@@ -31,9 +29,7 @@ func TestReplay_PromptRetryHistory(t *testing.T) {
 // "agent-loop") replays on the current code. Regenerate with
 // UPDATE_REPLAY_HISTORY=1 go test -run ToolLoopHistoryReplays ./test/integration
 func TestReplay_ToolLoopHistory(t *testing.T) {
-	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
-	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/prompt_toolloop_history.json"); err != nil {
+	if err := replayFixture("testdata/prompt_toolloop_history.json"); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
 }
@@ -44,9 +40,7 @@ func TestReplay_ToolLoopHistory(t *testing.T) {
 // Regenerate with UPDATE_REPLAY_HISTORY=1 go test -run
 // ToolLoopHistoryReplays ./test/integration
 func TestReplay_ToolLoopHistoryCurrentVersion(t *testing.T) {
-	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
-	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/prompt_toolloop_v3_history.json"); err != nil {
+	if err := replayFixture("testdata/prompt_toolloop_v3_history.json"); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
 }
@@ -57,9 +51,7 @@ func TestReplay_ToolLoopHistoryCurrentVersion(t *testing.T) {
 // code. Regenerate with UPDATE_REPLAY_HISTORY=1 go test -run
 // ApprovalSurvivesWorkerRestartAndSteerSkipsBatch ./test/integration
 func TestReplay_SteerApprovalHistory(t *testing.T) {
-	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
-	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/prompt_steer_approval_history.json"); err != nil {
+	if err := replayFixture("testdata/prompt_steer_approval_history.json"); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
 }
@@ -69,9 +61,7 @@ func TestReplay_SteerApprovalHistory(t *testing.T) {
 // its classification in a side-effect marker. Regenerate with
 // UPDATE_REPLAY_HISTORY=1 go test -run ToolLoopHistoryReplays ./test/integration
 func TestReplay_ToolLoopHistoryRecordedVerdict(t *testing.T) {
-	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
-	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/prompt_toolloop_v4_history.json"); err != nil {
+	if err := replayFixture("testdata/prompt_toolloop_v4_history.json"); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
 }
@@ -91,10 +81,7 @@ func TestReplay_RecordedVerdictWinsOverTheClassifier(t *testing.T) {
 		t.Fatalf("precondition: %q must not be retryable today, got %s", fatalText, c.Class)
 	}
 	replay := func(fixture string) error {
-		path := rewriteFailedModelCall(t, fixture, fatalText)
-		r := worker.NewWorkflowReplayer()
-		r.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
-		return r.ReplayWorkflowHistoryFromJSONFile(nil, path)
+		return replayFixture(rewriteFailedModelCall(t, fixture, fatalText))
 	}
 	if err := replay("testdata/prompt_toolloop_v4_history.json"); err != nil {
 		t.Fatalf("a history with its verdict recorded must replay whatever the classifier says now: %v", err)
@@ -151,4 +138,11 @@ func rewriteFailedModelCall(t *testing.T, fixture, text string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// replayFixture replays a history file on the current Prompt workflow.
+func replayFixture(path string) error {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
+	return r.ReplayWorkflowHistoryFromJSONFile(nil, path)
 }

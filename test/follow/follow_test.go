@@ -264,13 +264,7 @@ func (m *measured) rate(from, to string) (float64, time.Duration) {
 // after each lands) and while nothing runs.
 func TestFollow_LiveOutputAndDescribeCost(t *testing.T) {
 	e := newEnv(t, client.Options{})
-	var pieces []string
-	var final strings.Builder
-	for i := range 40 {
-		p := fmt.Sprintf("word%d ", i)
-		pieces = append(pieces, p)
-		final.WriteString(p)
-	}
+	pieces, final := wordPieces(40)
 	// agent_start, three idle turns 1 s apart (nothing runs: only a
 	// durable timer), message_start, a 2 s model call, message_end,
 	// prompt_end.
@@ -301,14 +295,14 @@ func TestFollow_LiveOutputAndDescribeCost(t *testing.T) {
 	if live < 3 {
 		t.Fatalf("%d live events for a 2 s stream", live)
 	}
-	if got.String() != final.String() {
-		t.Fatalf("deltas %q\ndo not add up to %q", got.String(), final.String())
+	if got.String() != final {
+		t.Fatalf("deltas %q\ndo not add up to %q", got.String(), final)
 	}
 	idle, idleD := m.rate("turn_start 1", "turn_start 3")
 	streaming, streamD := m.rate(agent.EventMessageStart, agent.EventMessageEnd)
 	avg := e.cc.avg()
 	t.Logf("Describe per follower: %.1f/s idle (over %s), %.1f/s while a model call streams (over %s); %d calls, %s each on average; %d live events, %d of %d bytes",
-		idle, idleD.Round(time.Millisecond), streaming, streamD.Round(time.Millisecond), e.cc.describes.Load(), avg.Round(time.Microsecond), live, got.Len(), final.Len())
+		idle, idleD.Round(time.Millisecond), streaming, streamD.Round(time.Millisecond), e.cc.describes.Load(), avg.Round(time.Microsecond), live, got.Len(), len(final))
 	if idle > 2.5 {
 		t.Errorf("idle: %.1f Describe/s, want about 1", idle)
 	}
@@ -487,13 +481,7 @@ func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
 // RPC server used to avoid by dropping live events after a resume.
 func TestFollow_ResumedWithTheCursorContinuesTheLiveText(t *testing.T) {
 	e := newEnv(t, client.Options{})
-	var pieces []string
-	var final strings.Builder
-	for i := range 40 {
-		p := fmt.Sprintf("word%d ", i)
-		pieces = append(pieces, p)
-		final.WriteString(p)
-	}
+	pieces, final := wordPieces(40)
 	e.start("resume-live", script{Turns: 1, Stream: pieces, PieceMs: 50})
 	k := e.controller()
 	cur := control.NewLiveCursor()
@@ -516,8 +504,8 @@ func TestFollow_ResumedWithTheCursorContinuesTheLiveText(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("first follow: %v, want it cancelled mid-stream", err)
 	}
-	if first.Len() == 0 || first.Len() >= final.Len() {
-		t.Fatalf("first follow got %d of %d bytes: not mid-stream", first.Len(), final.Len())
+	if first.Len() == 0 || first.Len() >= len(final) {
+		t.Fatalf("first follow got %d of %d bytes: not mid-stream", first.Len(), len(final))
 	}
 
 	var fresh strings.Builder
@@ -544,8 +532,8 @@ func TestFollow_ResumedWithTheCursorContinuesTheLiveText(t *testing.T) {
 	if err != nil || end.Type != agent.EventPromptEnd {
 		t.Fatalf("resumed follow: end %+v err %v", end, err)
 	}
-	if got := first.String() + rest.String(); got != final.String() {
-		t.Fatalf("first %q + resumed %q\ndo not add up to %q", first.String(), rest.String(), final.String())
+	if got := first.String() + rest.String(); got != final {
+		t.Fatalf("first %q + resumed %q\ndo not add up to %q", first.String(), rest.String(), final)
 	}
 	if err := <-freshDone; err != nil {
 		t.Fatalf("fresh follow: %v", err)
@@ -553,5 +541,15 @@ func TestFollow_ResumedWithTheCursorContinuesTheLiveText(t *testing.T) {
 	if !strings.HasPrefix(fresh.String(), "word0 ") {
 		t.Fatalf("a fresh follower's live text %q does not start at the call's start: the contrast this test relies on is gone", fresh.String())
 	}
-	t.Logf("first follow %d bytes, resumed %d bytes, fresh follower %d bytes of %d", first.Len(), rest.Len(), fresh.Len(), final.Len())
+	t.Logf("first follow %d bytes, resumed %d bytes, fresh follower %d bytes of %d", first.Len(), rest.Len(), fresh.Len(), len(final))
+}
+
+// wordPieces is a model answer streamed as n pieces ("word0 ", "word1 ",
+// ...) and the text they add up to.
+func wordPieces(n int) ([]string, string) {
+	pieces := make([]string, n)
+	for i := range pieces {
+		pieces[i] = fmt.Sprintf("word%d ", i)
+	}
+	return pieces, strings.Join(pieces, "")
 }
