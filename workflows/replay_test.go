@@ -146,3 +146,15 @@ func replayFixture(path string) error {
 	r.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
 	return r.ReplayWorkflowHistoryFromJSONFile(nil, path)
 }
+
+// Determinism of the Compact workflow (`starter compact`): a real manual
+// compaction whose summary call failed with a 503, waited on a durable
+// timer (its verdict recorded) and succeeded. Regenerate with
+// UPDATE_REPLAY_HISTORY=1 go test -run CompactHistoryReplays ./test/integration
+func TestReplay_CompactRetryHistory(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(Compact, workflow.RegisterOptions{Name: CompactWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/compact_retry_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}

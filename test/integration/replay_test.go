@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -29,6 +31,10 @@ var replayFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_r
 // verdict was recorded) are kept as they were; regenerating writes the
 // current version's.
 var toolLoopFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_toolloop_v4_history.json")
+
+// compactFixture is the history of a manual compaction (the Compact
+// workflow, `starter compact`) whose summary call is retried once.
+var compactFixture = filepath.Join("..", "..", "workflows", "testdata", "compact_retry_history.json")
 
 // Determinism: the history of a real run (one retried 503, then success)
 // replays on the current workflow code without a non-determinism error.
@@ -78,6 +84,53 @@ func TestIntegration_ToolLoopHistoryReplaysOnCurrentCode(t *testing.T) {
 	exportAndReplay(t, e, run.GetID(), run.GetRunID(), toolLoopFixture)
 }
 
+// Determinism of the Compact workflow: a real manual compaction whose
+// summary call fails with a 503, waits on a durable timer and succeeds
+// (its verdict recorded, "retry-verdict" 1) replays on the current code.
+func TestIntegration_CompactHistoryReplaysOnCurrentCode(t *testing.T) {
+	e := newEnv(t)
+	e.s.Compaction.KeepRecentTokens = 10
+	e.startWorker()
+	for range 2 {
+		if res, err := e.result(e.prompt("replay-compact")); err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("prompt: %+v %v", res, err)
+		}
+	}
+	in := workflows.CompactInputFrom(app.PromptInput(e.s, "replay-compact", ""), "")
+	in.Model.SummaryFaults = []string{e503}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run, err := e.k.StartCompact(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := control.CompactResult(ctx, run)
+	if err != nil || res.Status != agent.StatusCompleted || res.Result == nil {
+		t.Fatalf("compact: %+v %v", res, err)
+	}
+	// The history must hold what the fixture is for: the backoff timer
+	// of the retried summary call and its recorded verdict.
+	var timers, markers int
+	iter := e.c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_TIMER_STARTED:
+			timers++
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			markers++
+		}
+	}
+	t.Logf("result %+v; %d timers, %d markers", res, timers, markers)
+	if timers != 1 || markers < 2 {
+		t.Fatalf("%d timers and %d markers: the fixture must hold one retried summary call with its version and verdict markers", timers, markers)
+	}
+	exportAndReplay(t, e, run.GetID(), run.GetRunID(), compactFixture)
+}
+
 // exportAndReplay exports a run's history (to fixture with
 // UPDATE_REPLAY_HISTORY=1) and replays it on the current code.
 func exportAndReplay(t *testing.T, e *env, workflowID, runID, fixture string) {
@@ -104,6 +157,7 @@ func exportAndReplay(t *testing.T, e *env, workflowID, runID, fixture string) {
 	}
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(workflows.Prompt, workflow.RegisterOptions{Name: workflows.PromptWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.Compact, workflow.RegisterOptions{Name: workflows.CompactWorkflowName})
 	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, path); err != nil {
 		t.Fatalf("replay of a fresh history: %v", err)
 	}
