@@ -1,5 +1,10 @@
 package retry
 
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
 // Families: the classifier's second line, for texts no specific wording
 // above matched.
 //
@@ -254,22 +259,22 @@ var weakRetryable = patterns(
 // the text has no requestEvidence either (an HTML body only without a 4xx
 // status).
 func familyVerdict(text string) (Classification, bool) {
-	if p, ok := firstMatch(unpaidSuspension, text); ok {
+	if p, ok := familyMatch(unpaidSuspension, text); ok {
 		return Classification{Class: ClassUsageLimit, Pattern: "usage family: " + p}, true
 	}
 	if _, banned := firstMatch(bannedEvidence, text); banned {
 		return Classification{}, false
 	}
-	if p, ok := firstMatch(usageFamily, text); ok {
+	if p, ok := familyMatch(usageFamily, text); ok {
 		return Classification{Class: ClassUsageLimit, Pattern: "usage family: " + p}, true
 	}
 	if _, fatal := firstMatch(accountEvidence, text); fatal {
 		return Classification{}, false
 	}
-	if p, ok := firstMatch(strongRetryable, text); ok {
+	if p, ok := familyMatch(strongRetryable, text); ok {
 		return Classification{Class: ClassRetryable, Pattern: "retryable family: " + p}, true
 	}
-	if p, ok := firstMatch(htmlBody, text); ok {
+	if p, ok := familyMatch(htmlBody, text); ok {
 		if _, status := firstMatch(statusEvidence, text); !status {
 			return Classification{Class: ClassRetryable, Pattern: "retryable family: " + p}, true
 		}
@@ -277,7 +282,7 @@ func familyVerdict(text string) (Classification, bool) {
 	if _, fatal := firstMatch(requestEvidence, text); fatal {
 		return Classification{}, false
 	}
-	if p, ok := firstMatch(weakRetryable, text); ok {
+	if p, ok := familyMatch(weakRetryable, text); ok {
 		return Classification{Class: ClassRetryable, Pattern: "retryable family: " + p}, true
 	}
 	return Classification{}, false
@@ -285,7 +290,7 @@ func familyVerdict(text string) (Classification, bool) {
 
 // overflowByFamily is the overflow family of rule 2, with its veto.
 func overflowByFamily(text string) (string, bool) {
-	p, ok := firstMatch(overflowFamily, text)
+	p, ok := familyMatch(overflowFamily, text)
 	if !ok {
 		return "", false
 	}
@@ -302,4 +307,25 @@ func vetoed(text string) (string, bool) {
 		return p, true
 	}
 	return firstMatch(accountEvidence, text)
+}
+
+// maxFamilyQuote bounds the quoted words a family verdict names.
+const maxFamilyQuote = 60
+
+// familyMatch is firstMatch for the families, naming the words of the
+// text that matched rather than the pattern: a family's pattern is a long
+// alternation ("busy" in eight languages), and "why did this retry?" is
+// answered by the words the error used. The quote is at most
+// maxFamilyQuote bytes, cut on a UTF-8 boundary.
+func familyMatch(ps []textPattern, text string) (string, bool) {
+	for _, p := range ps {
+		if loc := p.re.FindStringIndex(text); loc != nil {
+			end := min(loc[1], loc[0]+maxFamilyQuote)
+			for end > loc[0] && end < len(text) && !utf8.RuneStart(text[end]) {
+				end--
+			}
+			return strconv.Quote(text[loc[0]:end]), true
+		}
+	}
+	return "", false
 }
