@@ -519,10 +519,14 @@ func ClassifyAt(o Outcome, now time.Time) Classification {
 	return classifyAt(o, now, true)
 }
 
-// ClassifyAtWithoutFamilies is ClassifyAt as it was before the families
-// (families.go) and their veto: the workflow replays histories recorded
-// before it recorded its verdicts (workflows: "retry-verdict") with it,
-// so that they take the decisions they took when they ran.
+// ClassifyAtWithoutFamilies is ClassifyAt without the families
+// (families.go), their veto and the bound on the text read: the workflow
+// replays histories recorded before it recorded its verdicts (workflows:
+// "retry-verdict") with it, so that they take the decisions they took
+// when they ran. The specific wordings are this release's; the ones added
+// with the families (round 10's input_ids overflow, a Bedrock max-tokens
+// spelling) change no verdict those histories can hold but a transformers
+// or Bedrock error text.
 func ClassifyAtWithoutFamilies(o Outcome, now time.Time) Classification {
 	return classifyAt(o, now, false)
 }

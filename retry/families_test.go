@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// SPEC 2 (families, docs/spec.md 2.4): a text no specific wording
+// docs/spec.md 2.8 (families): a text no specific wording
 // matches is classified by the vocabulary it uses. These texts are
 // composed for the test from the runtimes' and clients' documented error
 // names, not taken from the corpus: each would have been fatal (the
@@ -54,8 +54,8 @@ func TestFamilies_UnseenVocabularyTakesTheRightAction(t *testing.T) {
 	}
 }
 
-// A family word never overrides a sign that the request, the key or the
-// account is at fault: such a text stops the agent as before, however
+// docs/spec.md 2.8 (the veto): a family word never overrides a sign that
+// the request, the key or the account is at fault: such a text stops the agent as before, however
 // busy or transient it also sounds.
 func TestFamilies_FatalEvidenceVetoes(t *testing.T) {
 	for _, text := range []string{
@@ -75,7 +75,7 @@ func TestFamilies_FatalEvidenceVetoes(t *testing.T) {
 	}
 }
 
-// The overflow family leaves alone what compaction cannot fix: an answer
+// docs/spec.md 2.8: the overflow family leaves alone what compaction cannot fix: an answer
 // budget, a per-minute token throttle, one oversized part.
 func TestFamilies_OverflowFamilyVeto(t *testing.T) {
 	for _, tc := range []struct {
@@ -92,7 +92,7 @@ func TestFamilies_OverflowFamilyVeto(t *testing.T) {
 	}
 }
 
-// A text that matches nothing at all is still fatal (SPEC 2: retry only
+// A text that matches nothing at all is still fatal (docs/spec.md 2.1: retry only
 // what matches the retryable set): the families widen the set, they do
 // not turn the default around.
 func TestFamilies_UnknownTextStaysFatal(t *testing.T) {
@@ -107,7 +107,7 @@ func TestFamilies_UnknownTextStaysFatal(t *testing.T) {
 	}
 }
 
-// Histories recorded before the workflow recorded its verdicts replay
+// docs/spec.md 2.9: histories recorded before the workflow recorded its verdicts replay
 // with the classifier as it was (workflows: "retry-verdict"): no
 // families, no veto of a retryable wording.
 func TestClassifyAtWithoutFamilies_IsTheClassifierBeforeFamilies(t *testing.T) {
@@ -130,7 +130,7 @@ func TestClassifyAtWithoutFamilies_IsTheClassifierBeforeFamilies(t *testing.T) {
 	}
 }
 
-// A long error body (an HTML page, a stack trace) is read at its start
+// docs/spec.md 2.8: a long error body (an HTML page, a stack trace) is read at its start
 // and its end only (MaxClassifiedBytes): the status line and the final
 // "Caused by" count, the middle does not, and classifying it stays cheap.
 func TestClassify_ReadsTheHeadAndTailOfALongText(t *testing.T) {

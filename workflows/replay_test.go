@@ -66,8 +66,9 @@ func TestReplay_ToolLoopHistoryRecordedVerdict(t *testing.T) {
 	}
 }
 
-// A later release may classify an error text differently (every corpus
-// round changes some verdicts). A running prompt must not notice: its
+// docs/spec.md 2.9 (the verdict is history): a later release may
+// classify an error text differently (every corpus round changes some
+// verdicts). A running prompt must not notice: its
 // replay follows the verdict the history recorded. The test rewrites the
 // retried 503 of a recorded history into a text today's classifier calls
 // fatal. With the verdict recorded, the history still replays (the

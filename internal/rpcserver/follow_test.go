@@ -110,7 +110,7 @@ func TestFollowResuming_StopsOnCancel(t *testing.T) {
 	}
 }
 
-// Live events after a resume are delivered, not dropped until the next
+// docs/spec.md 13.10.7: live events after a resume are delivered, not dropped until the next
 // workflow event: the backend's follows share one control.LiveCursor, so
 // a resumed follow sends only the text past what the client has.
 func TestFollowResuming_LiveEventsAfterAResumePassThrough(t *testing.T) {

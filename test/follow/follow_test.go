@@ -473,7 +473,7 @@ func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
 	}
 }
 
-// A client that follows again after a failure, passing the cursor of its
+// docs/spec.md 13.10.7: a client that follows again after a failure, passing the cursor of its
 // first Follow (what the RPC server does when the events query gave out),
 // gets the live text from where it stopped: the deltas of both follows
 // add up to the message exactly. A follower that starts afresh at the
