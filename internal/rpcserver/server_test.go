@@ -196,19 +196,8 @@ func TestServe_AbortRetryEndsChainWithRetryCancelled(t *testing.T) {
 		t.Fatalf("events before the wait: %s", got)
 	}
 	h.send(`{"id":"a1","type":"abort_retry"}`)
-	// The signal's effects may be written before its response: responses
-	// and events are independent streams. Their own orders are fixed.
-	var evs []agent.Event
-	resps := map[string]rpc.Response{}
-	for len(resps) < 1 || len(evs) < 2 {
-		l := h.next()
-		if l.Event != nil {
-			evs = append(evs, *l.Event)
-			continue
-		}
-		resps[l.Response.ID] = *l.Response
-	}
-	if r := resps["a1"]; !r.Success || r.ID != "a1" || r.Command != "abort_retry" || r.Data != nil {
+	r, evs := h.responseAndEventsUntil(agent.EventPromptEnd)
+	if !r.Success || r.ID != "a1" || r.Command != "abort_retry" || r.Data != nil {
 		t.Errorf("abort_retry response = %+v, want plain success", r)
 	}
 	if got := types(evs); got != "auto_retry_end prompt_end" {
@@ -239,8 +228,9 @@ func TestServe_PromptWhileRunningIsSessionBusy(t *testing.T) {
 		t.Errorf("second prompt = %+v, want a session busy error", r)
 	}
 	h.send(`{"type":"abort"}`)
-	h.response()
-	h.eventsUntil(agent.EventPromptEnd)
+	if r, _ := h.responseAndEventsUntil(agent.EventPromptEnd); !r.Success || r.Command != "abort" {
+		t.Errorf("abort = %+v, want success", r)
+	}
 	h.send(`{"id":"p3","type":"prompt","message":"three"}`)
 	for {
 		l := h.next()

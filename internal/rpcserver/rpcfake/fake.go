@@ -73,18 +73,21 @@ type Run struct {
 }
 
 // Emit appends an event to the prompt's log, numbering it, and updates the
-// session state the way the workflow does.
+// session state the way the workflow does. The state changes before any
+// follower can see the event, as in the workflow, where the event and the
+// state it implies are one workflow task (a prompt sent on prompt_end
+// finds the session idle).
 func (r *Run) Emit(e agent.Event) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	e.Seq = int64(len(r.events)) + 1
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
 	}
+	r.b.apply(e) // lock order: r.mu, then b.mu
 	r.events = append(r.events, e)
 	close(r.changed)
 	r.changed = make(chan struct{})
-	r.mu.Unlock()
-	r.b.apply(e)
 }
 
 // Signals delivers abort, abort_retry and set_auto_retry as the client
