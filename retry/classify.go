@@ -707,6 +707,11 @@ func overflow(o Outcome, families bool) (string, bool) {
 	if _, ok := firstMatch(throttlePatterns, o.ErrorMessage); ok {
 		return "", false
 	}
+	if families {
+		if _, ok := firstMatch(tokenThrottleFamily, o.ErrorMessage); ok {
+			return "", false
+		}
+	}
 	if p, ok := firstMatch(overflowPatterns, o.ErrorMessage); ok {
 		return p, true
 	}

@@ -60,6 +60,15 @@ var overflowFamily = patterns(
 	`\b(?:prompt|input|request|conversation)\b[^.\n]{0,20}?\b(?:is|has|contains|of) [\d,]+ tokens\b[^\n]{0,80}?\b(?:but|exceeds?|greater|maximum|max|limit|context size|context length)`,
 	// "conversation too long", "prompt too large", "messages are too long"
 	`\b(?:conversation|prompt|input|context|messages?)[\s_]+(?:is[\s_]+|are[\s_]+)?too[\s_]+(?:long|large|big)\b`,
+	// "too many input tokens"; "exceeds the model's token limit", "over
+	// the token limit of the model" (a limit of "your" account is a usage
+	// limit, not a window); "does not fit in the context"; "not enough
+	// context space"; llama.cpp's n_ctx / n_ctx_slot exceeded.
+	`\btoo many (?:input|prompt|context|request) tokens\b`,
+	`\b(?:exceed(?:s|ed|ing)?|over|above|beyond) (?:the |its )?(?:model'?s? |maximum |max |context )?token limit\b`,
+	`\b(?:does not|doesn't|do not|don't|cannot|can't|won't|will not|could not|couldn't) fit (?:in|into|within) (?:the |its )?(?:model'?s? )?(?:context|window|n_ctx)`,
+	`\bnot enough (?:context (?:space|room|left|length|size)|(?:room|space) (?:left )?in (?:the )?context)`,
+	`\bn_ctx(?:_slot|_train)?\b[^.\n]{0,20}?\b(?:exceed(?:s|ed)?|too small|full|overflow)`,
 	// "prompt over 30,000 characters", "input above 128k tokens"
 	`\b(?:prompt|input|conversation|context)\s+(?:is\s+)?(?:over|above)\s+[\d,.]+\s*k?\s*(?:characters|chars|tokens)\b`,
 	// "exceeded (the) maximum context length", "maximum context length is N"
@@ -74,6 +83,15 @@ var overflowFamily = patterns(
 	`上下文[^。\n]{0,20}?(?:超过|超出|过长|太长|上限)|(?:超过|超出)[^。\n]{0,20}?上下文`,
 	`コンテキスト[^。\n]{0,20}?(?:超え|長すぎ|上限)`,
 	`컨텍스트[^.\n]{0,20}?(?:초과|한도)`,
+)
+
+// tokenThrottleFamily: a per-time token throttle worded like the
+// specific overflow wording "too many tokens" ("too many tokens per
+// minute"). Waiting helps, compaction does not. It is a family (used only
+// with the families) so that histories replayed without them keep their
+// verdicts.
+var tokenThrottleFamily = patterns(
+	`too many (?:input |output )?tokens (?:per|a|each) (?:minute|min|second|sec|hour|day)\b`,
 )
 
 // overflowFamilyVeto: texts the broad overflow family must leave alone.
@@ -136,7 +154,11 @@ var accountEvidence = patterns(
 // expected, a runtime's transport error): gateways answer a cut stream
 // with "400 invalid response body", and a JSON parser handed an HTML
 // page says "invalid character '<'".
-var requestEvidence = append(statusEvidence, patterns(`bad request`, `invalid`, `forbidden`)...)
+//
+// "Try again with a different prompt" asks for another request, not a
+// wait; a model or route "not configured" on a gateway stays so.
+var requestEvidence = append(statusEvidence, patterns(`bad request`, `invalid`, `forbidden`,
+	`try (?:it )?again with (?:a |an )?(?:different|another|new|valid|correct|smaller|shorter|modified)`, `could not understand`, `not configured`)...)
 
 // usageFamily: a plan, quota, credit, subscription or billing allowance
 // that is used up, in English and the languages agent users write in.
@@ -231,7 +253,9 @@ var statusEvidence = patterns(`\b4(?:0[013-7]|1[0-8]|2[0-268]|3[01]|51)\b`)
 var weakRetryable = patterns(
 	`\bbusy\b`, `\bcapacity\b`, `congest`, `\bqueue(?:d| (?:is )?full| position)\b`, `\bloading\b`, `warming up`, `cold start`,
 	`temporar(?:y|ily)`, `try (?:it )?again`, `\bretry\b`, `\bretrying\b`, `\blater\b`, `please wait`, `rate.?limit`, `throttl`,
-	`too many`, `too frequent`, `slow down`, `upstream`, `gateway`, `\bdisconnect`, `\baborted\b`,
+	// "too many" only of requests and the like: "too many tools / stop
+	// sequences / images" is a request no wait fixes.
+	`too many (?:\w+ )?(?:requests|calls|connections|queries|sessions|users|people|streams|attempts)\b`, `too frequent`, `slow down`, `upstream`, `gateway`, `\bdisconnect`, `\baborted\b`,
 	`\b(?:request|rate|call|concurrency|concurrent)s? (?:limit )?(?:exceeded|reached)`, `\brate exceeded\b`,
 	`\bno (?:models?|capacity|workers?|replicas?|instances?|slots?) (?:available|ready)\b`,
 	`\bunable to (?:process|handle|serve) (?:your|the|this) request`, `could not (?:queue|schedule)`, `unable to queue`,

@@ -43,6 +43,11 @@ func TestFamilies_UnseenVocabularyTakesTheRightAction(t *testing.T) {
 		{"ValueError: Input is too long for the KV size of this model", ClassContextOverflow},
 		{"Error: context window is full, cannot continue", ClassContextOverflow},
 		{"上下文长度超过模型限制", ClassContextOverflow},
+		{"too many input tokens", ClassContextOverflow}, // was retried ("too many")
+		{"The request is over the token limit of the model", ClassContextOverflow},
+		{"the prompt does not fit into the context window", ClassContextOverflow},
+		{"not enough context space left for the request", ClassContextOverflow},
+		{"slot context shift disabled: n_ctx_slot exceeded", ClassContextOverflow},
 	} {
 		got := Classify(Outcome{StopReason: "error", ErrorMessage: tc.text})
 		if got.Class != tc.want {
@@ -68,6 +73,13 @@ func TestFamilies_FatalEvidenceVetoes(t *testing.T) {
 		"TLS: certificate signed by unknown authority (connection reset later)",                   // certificate
 		"The image exceeds the maximum size of 5 MB; the request timed out while uploading it",    // one part too large
 		"Unsupported value: 'reasoning' does not support 'minimal' with this model. Retry later.", // unsupported parameter
+		// "too many" of something the request carries, not of requests
+		"Too many tools provided: maximum is 128",
+		"too many stop sequences",
+		"Too many images in the request",
+		// another request is asked for, not a wait
+		"The server could not understand the request; please try again with a different prompt.",
+		"Gateway error: model gpt-4-foo is not configured on this gateway",
 	} {
 		if got := Classify(Outcome{StopReason: "error", ErrorMessage: text}); got.Class.Retryable() {
 			t.Errorf("Classify(%q) = %s (pattern %q): a fatal error would be retried", text, got.Class, got.Pattern)
@@ -85,6 +97,8 @@ func TestFamilies_OverflowFamilyVeto(t *testing.T) {
 		{"max_new_tokens exceeds the model's context window of 8192", ClassFatal},
 		{"Input tokens per minute exceeded the limit of 40000 for this model; please slow down", ClassRetryable},
 		{"the image in message 3 is larger than the maximum of 20 MB", ClassFatal},
+		// the specific wording "too many tokens", per minute: a throttle
+		{"Too many tokens per minute, please slow down", ClassRetryable},
 	} {
 		if got := Classify(Outcome{StopReason: "error", ErrorMessage: tc.text}); got.Class != tc.want {
 			t.Errorf("Classify(%q) = %s (pattern %q), want %s", tc.text, got.Class, got.Pattern, tc.want)
