@@ -106,6 +106,7 @@ func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
 		ModelTimeoutMs: in.ModelTimeoutMs, HeartbeatTimeoutMs: in.HeartbeatTimeoutMs,
 	})
 	r.idPrefix = entryIDPrefix(ctx)
+	r.manualCompaction = true
 	if err := r.registerHandlers(ctx); err != nil {
 		return CompactResult{}, err
 	}

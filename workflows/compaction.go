@@ -163,8 +163,12 @@ func compactionResult(res activities.SummarizeResult) *agent.CompactionResult {
 // succeeds, says there is nothing to compact, fails for good or is
 // aborted. Failed summary calls are retried by the retry policy (its own
 // chain, the same retry settings, a durable timer that abort_retry and
-// abort cancel), bounded by retry.maxRetries; they emit no auto_retry
-// events, which belong to the prompt's turn.
+// abort cancel), bounded by retry.maxRetries. Inside a prompt they emit
+// no auto_retry events, which belong to the turn's model calls (the
+// prompt's auto_compaction_start / auto_compaction_end tell the
+// compaction). In a Compact workflow, whose events are otherwise only
+// prompt_end, each wait is told by auto_retry_start and closed by
+// auto_retry_end since versionSummaryRetryEvents.
 func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 	r.compacting = true
 	workflow.SetCurrentDetails(ctx, "Compacting the context…")
@@ -174,8 +178,10 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 	}()
 	entryID := r.newID()
 	var chain retry.Chain
+	events := false // summary retries emit events (changeSummaryRetryEvents)
 	for attempt := 0; ; attempt++ {
 		if r.aborted {
+			r.emitSummaryRetryEnd(ctx, events, chain.Decide(retry.Outcome{StopReason: string(agent.StopReasonAborted)}, retry.Classification{}, r.settings).End)
 			return compactOutcome{aborted: true}
 		}
 		res, fatal := r.summarizeOnce(ctx, entryID, attempt, custom)
@@ -185,8 +191,10 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 		case res.StopReason != agent.StopReasonError && res.StopReason != agent.StopReasonAborted:
 			// Done, even if an abort raced the end of the call: the
 			// entry is written, so the run context must use it.
+			r.emitSummaryRetryEnd(ctx, events, chain.Decide(retry.Outcome{StopReason: string(res.StopReason)}, retry.Classification{}, r.settings).End)
 			return compactOutcome{res: res}
 		case r.aborted:
+			r.emitSummaryRetryEnd(ctx, events, chain.Decide(retry.Outcome{StopReason: string(agent.StopReasonAborted)}, retry.Classification{}, r.settings).End)
 			return compactOutcome{aborted: true}
 		}
 		o := retry.Outcome{
@@ -194,20 +202,49 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 			ErrorType: res.ErrorType, ShouldRetry: res.ShouldRetry, RetryAfterMs: res.RetryAfterMs,
 		}
 		d := chain.Decide(o, r.classify(ctx, o), r.settings)
+		if !events && r.manualCompaction {
+			events = workflow.GetVersion(ctx, changeSummaryRetryEvents, workflow.DefaultVersion, versionSummaryRetryEvents) >= versionSummaryRetryEvents
+		}
 		if !d.Retry {
+			r.emitSummaryRetryEnd(ctx, events, d.End)
 			msg := res.ErrorMessage
 			if d.End != nil && d.End.FinalError != "" {
 				msg = d.End.FinalError
 			}
 			return compactOutcome{err: "summary call failed: " + msg}
 		}
+		if events {
+			r.emit(ctx, agent.Event{Type: agent.EventAutoRetryStart, Attempt: d.Start.Attempt,
+				MaxAttempts: d.Start.MaxAttempts, DelayMs: d.Start.DelayMs, ErrorMessage: d.Start.ErrorMessage})
+		}
 		if r.waitBackoff(ctx, d.Start) {
+			r.emitSummaryRetryEnd(ctx, events, chain.Cancel())
 			if r.aborted {
 				return compactOutcome{aborted: true}
 			}
 			return compactOutcome{cancelled: true,
 				err: fmt.Sprintf("%s (last summary error: %s)", agent.RetryCancelledMessage, res.ErrorMessage)}
 		}
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("Compacting the context… (summary attempt %d)", attempt+2))
+	}
+}
+
+// The retries of a summary call (workflow.GetVersion
+// "summary-retry-events"): from versionSummaryRetryEvents on they emit
+// auto_retry_start and auto_retry_end in a Compact workflow, as a model
+// call's do, so a client following a manual compaction (`starter events
+// --follow`, RPC) sees the wait and can abort_retry it. Histories recorded
+// before kept the retry in the state query only.
+const (
+	changeSummaryRetryEvents  = "summary-retry-events"
+	versionSummaryRetryEvents = 1
+)
+
+// emitSummaryRetryEnd emits auto_retry_end for a summary call's chain
+// when the run's version emits summary retry events.
+func (r *run) emitSummaryRetryEnd(ctx workflow.Context, events bool, end *retry.EndEvent) {
+	if events {
+		r.emitRetryEnd(ctx, end)
 	}
 }
 

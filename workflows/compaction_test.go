@@ -531,6 +531,57 @@ func TestCompact_ManualCompactionWritesEntry(t *testing.T) {
 	}
 }
 
+// docs/spec.md 9: a manual compaction's summary retries are told by
+// auto_retry_start / auto_retry_end (its events are otherwise only
+// prompt_end), and abort_retry during the wait ends it as "Retry
+// cancelled".
+func TestCompact_SummaryRetriesEmitRetryEvents(t *testing.T) {
+	t.Run("recovers", func(t *testing.T) {
+		h := newCompactHarness(t)
+		seedHistory(t, h.store)
+		in := CompactInputFrom(compactInput(), "")
+		in.Compaction.KeepRecentTokens = 100
+		in.Model.SummaryFaults = []string{e503, e503}
+		h.env.ExecuteWorkflow(CompactWorkflowName, in)
+		var res CompactResult
+		if err := h.env.GetWorkflowResult(&res); err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("result %+v, %v", res, err)
+		}
+		evs := h.events()
+		if got := strings.Join(types(evs), " "); got != "auto_retry_start auto_retry_start auto_retry_end prompt_end" {
+			t.Fatalf("events %s", got)
+		}
+		if s := evs[0]; s.Attempt != 1 || s.DelayMs != 2000 || s.ErrorMessage != e503 {
+			t.Errorf("first auto_retry_start %+v", s)
+		}
+		if end := evs[2]; !end.Success || end.Attempt != 2 {
+			t.Errorf("auto_retry_end %+v, want success after attempt 2", end)
+		}
+	})
+	t.Run("abort_retry", func(t *testing.T) {
+		h := newCompactHarness(t)
+		seedHistory(t, h.store)
+		in := CompactInputFrom(compactInput(), "")
+		in.Compaction.KeepRecentTokens = 100
+		in.Model.SummaryFaults = []string{e503}
+		h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(agent.SignalAbortRetry, nil) }, time.Second)
+		h.env.ExecuteWorkflow(CompactWorkflowName, in)
+		if err := h.env.GetWorkflowError(); err == nil {
+			t.Fatal("a compaction whose retry was cancelled completed")
+		}
+		evs := h.events()
+		if got := strings.Join(types(evs), " "); got != "auto_retry_start auto_retry_end prompt_end" {
+			t.Fatalf("events %s", got)
+		}
+		if end := evs[1]; end.Success || end.FinalError != agent.RetryCancelledMessage {
+			t.Errorf("auto_retry_end %+v, want Retry cancelled", end)
+		}
+		if pe := evs[2]; pe.Status != agent.StatusFailed || !strings.Contains(pe.ErrorMessage, agent.RetryCancelledMessage) {
+			t.Errorf("prompt_end %+v", pe)
+		}
+	})
+}
+
 func TestCompact_NothingToCompact(t *testing.T) {
 	for _, seeded := range []bool{false, true} {
 		t.Run(fmt.Sprintf("seeded=%t", seeded), func(t *testing.T) {

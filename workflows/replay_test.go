@@ -150,12 +150,23 @@ func replayFixture(path string) error {
 
 // Determinism of the Compact workflow (`starter compact`): a real manual
 // compaction whose summary call failed with a 503, waited on a durable
-// timer (its verdict recorded) and succeeded. Regenerate with
-// UPDATE_REPLAY_HISTORY=1 go test -run CompactHistoryReplays ./test/integration
+// timer (its verdict recorded) and succeeded; recorded before its retry
+// emitted auto_retry events ("summary-retry-events").
 func TestReplay_CompactRetryHistory(t *testing.T) {
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(Compact, workflow.RegisterOptions{Name: CompactWorkflowName})
 	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/compact_retry_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}
+
+// The same shape since the summary retry emits auto_retry events (the
+// "summary-retry-events" marker in its history). Regenerate with
+// UPDATE_REPLAY_HISTORY=1 go test -run CompactHistoryReplays ./test/integration
+func TestReplay_CompactRetryEventsHistory(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(Compact, workflow.RegisterOptions{Name: CompactWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/compact_retry_events_history.json"); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
 }

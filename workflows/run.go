@@ -71,6 +71,9 @@ type run struct {
 	streaming    bool
 	compacting   bool
 	pending      *agent.PendingRetry
+	// manualCompaction: the run is a Compact workflow, whose summary
+	// retries emit auto_retry events (changeSummaryRetryEvents).
+	manualCompaction bool
 
 	// cancelTimer cancels the pending backoff timer (nil when not waiting);
 	// cancelCall cancels the in-flight model call (nil when none).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,8 +34,10 @@ var replayFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_r
 var toolLoopFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_toolloop_v4_history.json")
 
 // compactFixture is the history of a manual compaction (the Compact
-// workflow, `starter compact`) whose summary call is retried once.
-var compactFixture = filepath.Join("..", "..", "workflows", "testdata", "compact_retry_history.json")
+// workflow, `starter compact`) whose summary call is retried once, with
+// its auto_retry events ("summary-retry-events" 1). The fixture from
+// before those events (compact_retry_history.json) is kept as it was.
+var compactFixture = filepath.Join("..", "..", "workflows", "testdata", "compact_retry_events_history.json")
 
 // Determinism: the history of a real run (one retried 503, then success)
 // replays on the current workflow code without a non-determinism error.
@@ -125,8 +128,19 @@ func TestIntegration_CompactHistoryReplaysOnCurrentCode(t *testing.T) {
 		}
 	}
 	t.Logf("result %+v; %d timers, %d markers", res, timers, markers)
-	if timers != 1 || markers < 2 {
+	if timers != 1 || markers < 3 {
 		t.Fatalf("%d timers and %d markers: the fixture must hold one retried summary call with its version and verdict markers", timers, markers)
+	}
+	evs, err := e.k.Events(ctx, "replay-compact", run.GetRunID(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, ev := range evs {
+		types = append(types, ev.Type)
+	}
+	if got := strings.Join(types, " "); got != "auto_retry_start auto_retry_end prompt_end" {
+		t.Fatalf("events of the compaction: %s", got)
 	}
 	exportAndReplay(t, e, run.GetID(), run.GetRunID(), compactFixture)
 }
