@@ -14,11 +14,19 @@ import (
 
 // starter runs the starter's command tree against the env's server.
 func (e *env) starter(args ...string) (int, string, string) {
+	return e.starterWith(nil, args...)
+}
+
+// starterWith is starter with more environment variables.
+func (e *env) starterWith(more map[string]string, args ...string) (int, string, string) {
 	vars := map[string]string{
 		"DURABLE_AGENT_HOME":               e.dataDir,
 		"TEMPORAL_ADDRESS":                 e.s.Temporal.Address,
 		"DURABLE_AGENT_TEMPORAL_TASKQUEUE": e.s.Temporal.TaskQueue,
 		"DURABLE_AGENT_RETRY_BASEDELAYMS":  "300",
+	}
+	for k, v := range more {
+		vars[k] = v
 	}
 	var out, errb bytes.Buffer
 	code := cli.Main(args, cli.Env{Stdout: &out, Stderr: &errb,
@@ -85,5 +93,32 @@ func TestIntegration_SecondPromptInSessionIsBusy(t *testing.T) {
 	code, out, stderr := e.starter("prompt", "--session", "busy", "third prompt")
 	if code != cli.ExitOK || !strings.Contains(out, "Scripted reply to: third prompt") {
 		t.Fatalf("prompt after the first ended: exit %d\n%s\n%s", code, out, stderr)
+	}
+}
+
+// `starter compact` whose summary call fails once prints the retry on
+// stderr while it waits (with the abort-retry hint) and its success, then
+// the result on stdout, and exits 0.
+func TestIntegration_StarterCompactPrintsItsRetries(t *testing.T) {
+	e := newEnv(t)
+	e.s.Compaction.KeepRecentTokens = 10
+	e.startWorker()
+	for range 2 {
+		if res, err := e.result(e.prompt("compact-cli")); err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("prompt: %+v %v", res, err)
+		}
+	}
+	code, out, stderr := e.starterWith(map[string]string{"DURABLE_AGENT_COMPACTION_KEEPRECENTTOKENS": "10"},
+		"compact", "--session", "compact-cli", "--fault", e503)
+	if code != cli.ExitOK {
+		t.Fatalf("compact: exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	for _, want := range []string{"↻ Retrying (1/3) in ", "starter abort-retry --session compact-cli", "Retry succeeded on attempt 1"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(out, "Retrying") || !strings.Contains(strings.ToLower(out), "compact") {
+		t.Errorf("stdout:\n%s", out)
 	}
 }
