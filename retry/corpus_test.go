@@ -49,7 +49,7 @@ type corpusItem struct {
 // independent estimate.
 const (
 	firstRound  = 1
-	latestRound = 10
+	latestRound = 11
 	// laterFirstRound is the first round collected after the held-out
 	// score of rounds 1 and 2 was known (issue 14): the held-out lines of
 	// rounds laterFirstRound..latestRound are reported together, as the
@@ -64,6 +64,13 @@ const (
 	// round9 is the first round collected after the families were
 	// written.
 	round9 = 9
+	// round10 is the latest round when the whole held-out half first
+	// reached the issue's 95% target (after the vocabulary probe), before
+	// round 11 was added.
+	round10 = 10
+	// round11 was collected after the vocabulary probe and scored once
+	// before its tuning (testdata/README.md).
+	round11 = 11
 )
 
 // Corpus halves.
@@ -294,12 +301,22 @@ var heldOutFloors = []heldOutFloor{
 	// tuning, scored once before any change: 668/705 = 94.8%), 669/705 =
 	// 94.9% after round 10's tuning (floor 94.5), 671/705 = 95.2% after
 	// the vocabulary probe.
-	{firstRound, latestRound, 95.0},
+	{firstRound, round10, 95.0},
 	// Rounds 3 to 10 together: 419/454 = 92.3%, 421/454 = 92.7%.
-	{laterFirstRound, latestRound, 92.0},
+	{laterFirstRound, round10, 92.0},
 	// Round 10 alone: 71/77 = 92.2% before and after its tuning, 72/77 =
 	// 93.5% after the vocabulary probe.
-	{latestRound, latestRound, 92.0},
+	{round10, round10, 92.0},
+	// The whole held-out half with round 11 (collected after the
+	// vocabulary probe, scored once before any change): 753/790 = 95.3%,
+	// the same after round 11's tuning. The classifier as it was before
+	// the probe (4057167) scored 751/790 = 95.1% on it.
+	{firstRound, round11, 95.0},
+	// Rounds 3 to 11 together: 503/539 = 93.3%.
+	{laterFirstRound, round11, 93.0},
+	// Round 11 alone: 82/85 = 96.5% before and after its tuning (and
+	// before the probe; the classifier before the families: 76/85).
+	{round11, round11, 96.0},
 }
 
 // TestCorpus_ClassifierOnRealErrors is SPEC 2 measured on real error texts.
