@@ -163,8 +163,11 @@ var requestEvidence = append(statusEvidence, patterns(`bad request`, `invalid`, 
 // usageFamily: a plan, quota, credit, subscription or billing allowance
 // that is used up, in English and the languages agent users write in.
 var usageFamily = patterns(
-	`\b(?:quota|credits?|billing|plan|subscription|allowance|overage|trial|balance|budget|spend(?:ing)?|tokens? left|usage)\b[^.\n]{0,40}?\b(?:exceeded|reached|exhausted|depleted|insufficient|used up|run out|ran out|limit|no (?:more|longer)|not enough|over|expired|overdue|remaining: 0)`,
-	`\b(?:exceeded|reached|exhausted|used up|run out of|ran out of|out of|no more|not enough|insufficient|no)\b[^.\n]{0,30}?\b(?:quota|credits?|allowance|plan|subscription|balance|budget|usage|resource package)\b`,
+	`\b(?:quota|credits?|billing|plan|subscription|allowance|overage|trial|balance|budget|spend(?:ing)?|tokens? left|usage)\b[^.\n]{0,40}?\b(?:exceeded|reached|exhausted|depleted|insufficient|used up|run out|ran out|limit|no (?:more|longer)|not enough|over|expired|overdue|remaining: 0|too low)`,
+	`\b(?:exceeded|reached|exhausted|used up|run out of|ran out of|out of|no more|not enough|(?:not|n't) have enough|insufficient|no)\b[^.\n]{0,30}?\b(?:quota|credits?|allowance|plan|subscription|balance|budget|usage|resource package)\b`,
+	// round 11 (tuning half): a plan's model limit with its fallback,
+	// Claude Code "Claude Opus 4 limit reached, now using Sonnet 4"
+	`\blimit reached\b[^.\n]{0,10}?\b(?:now using|switching to|falling back to)\b`,
 	// a plan's window that resets at a time ("limit reached · resets 5am")
 	`\blimit\b[^.\n]{0,30}?\bresets?\b`, `\b(?:hourly|daily|weekly|monthly|session|key|plan|free|trial|account) (?:\w+ )?limit\b`, `\bquota ?limit\b`,
 	`\boverages?\b`, `\barrear`, `good standing`, `\bbilling\b`,
@@ -258,6 +261,9 @@ var weakRetryable = patterns(
 	`too many (?:\w+ )?(?:requests|calls|connections|queries|sessions|users|people|streams|attempts)\b`, `too frequent`, `slow down`, `upstream`, `gateway`, `\bdisconnect`, `\baborted\b`,
 	`\b(?:request|rate|call|concurrency|concurrent)s? (?:limit )?(?:exceeded|reached)`, `\brate exceeded\b`,
 	`\bno (?:models?|capacity|workers?|replicas?|instances?|slots?) (?:available|ready)\b`,
+	// round 11 (tuning half): Cloudflare "No more data centers to forward
+	// the request to"; no server, upstream or backend left to take it
+	`\bno (?:more |healthy |available )?(?:data ?cent(?:er|re)s?|servers?|upstreams?|backends?|nodes?)\b[^.\n]{0,20}?\b(?:available|to forward|left|to route)`,
 	`\bunable to (?:process|handle|serve) (?:your|the|this) request`, `could not (?:queue|schedule)`, `unable to queue`,
 	`\b(?:high|large|heavy) (?:number|volume|load|amount) of (?:\w+ )?(?:requests|traffic|users)`, `\bheavy (?:load|traffic)\b`, `\bhigh (?:load|traffic)\b`,
 	// Chinese 繁忙 (busy), 稍后/稍候 (later), 重试/再试 (retry), 限流
