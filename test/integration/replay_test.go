@@ -91,14 +91,7 @@ func TestIntegration_ToolLoopHistoryReplaysOnCurrentCode(t *testing.T) {
 // summary call fails with a 503, waits on a durable timer and succeeds
 // (its verdict recorded, "retry-verdict" 1) replays on the current code.
 func TestIntegration_CompactHistoryReplaysOnCurrentCode(t *testing.T) {
-	e := newEnv(t)
-	e.s.Compaction.KeepRecentTokens = 10
-	e.startWorker()
-	for range 2 {
-		if res, err := e.result(e.prompt("replay-compact")); err != nil || res.Status != agent.StatusCompleted {
-			t.Fatalf("prompt: %+v %v", res, err)
-		}
-	}
+	e := compactableSession(t, "replay-compact")
 	in := workflows.CompactInputFrom(app.PromptInput(e.s, "replay-compact", ""), "")
 	in.Model.SummaryFaults = []string{e503}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -175,4 +168,20 @@ func exportAndReplay(t *testing.T, e *env, workflowID, runID, fixture string) {
 	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, path); err != nil {
 		t.Fatalf("replay of a fresh history: %v", err)
 	}
+}
+
+// compactableSession starts a worker that keeps 10 recent tokens when
+// compacting and runs two prompts in session, so a compaction has
+// something to summarise.
+func compactableSession(t *testing.T, session string) *env {
+	t.Helper()
+	e := newEnv(t)
+	e.s.Compaction.KeepRecentTokens = 10
+	e.startWorker()
+	for range 2 {
+		if res, err := e.result(e.prompt(session)); err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("prompt: %+v %v", res, err)
+		}
+	}
+	return e
 }

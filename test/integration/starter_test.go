@@ -100,14 +100,7 @@ func TestIntegration_SecondPromptInSessionIsBusy(t *testing.T) {
 // stderr while it waits (with the abort-retry hint) and its success, then
 // the result on stdout, and exits 0.
 func TestIntegration_StarterCompactPrintsItsRetries(t *testing.T) {
-	e := newEnv(t)
-	e.s.Compaction.KeepRecentTokens = 10
-	e.startWorker()
-	for range 2 {
-		if res, err := e.result(e.prompt("compact-cli")); err != nil || res.Status != agent.StatusCompleted {
-			t.Fatalf("prompt: %+v %v", res, err)
-		}
-	}
+	e := compactableSession(t, "compact-cli")
 	code, out, stderr := e.starterWith(map[string]string{"DURABLE_AGENT_COMPACTION_KEEPRECENTTOKENS": "10"},
 		"compact", "--session", "compact-cli", "--fault", e503)
 	if code != cli.ExitOK {
