@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -41,13 +42,19 @@ type starterProc struct {
 // task queue and data dir.
 func (e *env) starter(args ...string) *starterProc {
 	e.t.Helper()
+	return e.starterIn(nil, args...)
+}
+
+// starterIn is starter with stdin read from in (nil: /dev/null).
+func (e *env) starterIn(in io.Reader, args ...string) *starterProc {
+	e.t.Helper()
 	js, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envChild+"=starter", envStarterArgs+"="+string(js),
 		"DURABLE_AGENT_HOME="+e.s.DataDir, "TEMPORAL_ADDRESS="+e.s.Temporal.Address,
 		"DURABLE_AGENT_TEMPORAL_TASKQUEUE="+e.s.Temporal.TaskQueue)
 	p := &starterProc{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, p.stdout, p.stderr
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
