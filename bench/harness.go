@@ -116,7 +116,11 @@ func (h *harness) scenario(name string) settings.Settings {
 }
 
 func (h *harness) controller(s settings.Settings, poll time.Duration) *control.Controller {
-	return &control.Controller{Client: h.c, TaskQueue: s.Temporal.TaskQueue, PollInterval: poll}
+	// A follower that has to wait (a query that is not answered, Temporal
+	// out of reach) says so in the log, with the time, so a stall in a
+	// round shows its cause.
+	return &control.Controller{Client: h.c, TaskQueue: s.Temporal.TaskQueue, PollInterval: poll,
+		OnWait: func(msg string) { h.logf("follow: %s", msg) }}
 }
 
 // startAttempts bounds how often a start is tried: under a burst the
