@@ -42,10 +42,17 @@ type CompactInput struct {
 }
 
 // CompactInputFrom makes the manual compaction input of a session from
-// the prompt input the same settings would give.
+// the prompt input the same settings would give. The scripted model's
+// fault script (scripted.faults) plays on a manual compaction's one model
+// call, its summary call, as it plays on a prompt's calls.
 func CompactInputFrom(p PromptInput, instructions string) CompactInput {
+	m := p.Model
+	if len(m.SummaryFaults) == 0 {
+		m.SummaryFaults = m.Faults
+	}
+	m.Faults = nil
 	return CompactInput{
-		SessionID: p.SessionID, Model: p.Model, Retry: p.Retry, Compaction: p.Compaction,
+		SessionID: p.SessionID, Model: m, Retry: p.Retry, Compaction: p.Compaction,
 		CustomInstructions: instructions, ModelTimeoutMs: p.ModelTimeoutMs, HeartbeatTimeoutMs: p.HeartbeatTimeoutMs,
 	}
 }
