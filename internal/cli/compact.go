@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
@@ -75,34 +74,16 @@ func runCompact(ctx context.Context, env Env, args []string) int {
 	return ExitOK
 }
 
-// printRetries follows the compaction's events and prints its summary
-// call's retries (auto_retry_start with the abort-retry hint, and
-// auto_retry_end) to stderr while the command waits, so a wait on a 503
-// or a usage limit is not silent. The returned func stops it once the
-// result is in, after letting it reach prompt_end (written before the
-// result) for up to two seconds.
+// printRetries prints the compaction's summary call retries
+// (auto_retry_start with the abort-retry hint, and auto_retry_end) to
+// stderr while the command waits, so a wait on a 503 or a usage limit is
+// not silent. The returned func stops it once the result is in.
 func printRetries(ctx context.Context, env Env, k *control.Controller, sessionID, runID string) (stop func()) {
-	fctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
 	p := newPrinter(env.Stderr, false, sessionID)
-	go func() {
-		defer close(done)
-		// An error here (the events cannot be read) leaves the result,
-		// which the command waits for anyway, to tell what happened.
-		_, _ = k.Follow(fctx, sessionID, runID, 0, func(e agent.Event) {
-			if e.Type == agent.EventAutoRetryStart || e.Type == agent.EventAutoRetryEnd {
-				p.print(e)
-			}
-		})
-		p.stopCountdown()
-	}()
+	stopFollow := k.FollowCompactRetries(ctx, sessionID, runID, p.print)
 	return func() {
-		select {
-		case <-done:
-		case <-time.After(2 * time.Second):
-		}
-		cancel()
-		<-done
+		stopFollow()
+		p.stopCountdown()
 	}
 }
 

@@ -351,3 +351,39 @@ func shorten(s string, n int) string {
 	}
 	return string(r[:n]) + "…"
 }
+
+// compactRetriesGrace is how long FollowCompactRetries' stop lets the
+// follower reach prompt_end once the result is in (the workflow writes
+// prompt_end before its result, so the last auto_retry_end is not lost).
+const compactRetriesGrace = 2 * time.Second
+
+// FollowCompactRetries follows a Compact workflow's run and passes its
+// summary call's auto_retry_start and auto_retry_end events to fn while
+// the caller waits for the result (CompactResult), so a compaction that
+// waits out a 503 or a usage limit is not silent and its waiter has the
+// cue for abort_retry. Call the returned stop once the result is in: it
+// lets the follower reach prompt_end for up to two seconds, then stops it.
+// Events that cannot be read are not an error here: the result, which
+// the caller waits for anyway, tells what happened.
+func (k *Controller) FollowCompactRetries(ctx context.Context, sessionID, runID string, fn func(agent.Event)) (stop func()) {
+	fctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = k.Follow(fctx, sessionID, runID, 0, func(e agent.Event) {
+			if e.Type == agent.EventAutoRetryStart || e.Type == agent.EventAutoRetryEnd {
+				fn(e)
+			}
+		})
+	}()
+	return func() {
+		t := time.NewTimer(compactRetriesGrace)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		cancel()
+		<-done
+	}
+}
