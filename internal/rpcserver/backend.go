@@ -41,8 +41,10 @@ type Backend interface {
 	// Compact compacts the session's context now (manual compaction) and
 	// returns when it is done; while a prompt runs it fails with
 	// control.ErrSessionBusy. A compaction that fails or is aborted is an
-	// error.
-	Compact(ctx context.Context, customInstructions string) (rpc.CompactData, error)
+	// error. While it waits, the summary call's auto_retry_start and
+	// auto_retry_end events go to onRetry (abort_retry reaches the retry
+	// as a prompt's).
+	Compact(ctx context.Context, customInstructions string, onRetry func(agent.Event)) (rpc.CompactData, error)
 	// Steer queues message for the running prompt (signal steer): it is
 	// delivered after the current tool batch, whose calls not started yet
 	// are skipped. FollowUp queues it for when the prompt would otherwise

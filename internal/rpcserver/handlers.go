@@ -406,10 +406,17 @@ func (c *conn) release(f *follower) {
 
 // compact runs a manual compaction in the background (it calls the model,
 // which takes a while) and answers with its CompactionResult; nothing to
-// compact is an error, as for the terminal agent.
+// compact is an error, as for the terminal agent. The summary call's
+// retries are written as auto_retry_start / auto_retry_end events before
+// the response, as a prompt's are, so a client shows the wait and can
+// send abort_retry.
 func (c *conn) compact(cmd command) {
 	c.background(cmd, func(ctx context.Context) (any, error) {
-		res, err := c.b.Compact(ctx, cmd.customInstructions)
+		res, err := c.b.Compact(ctx, cmd.customInstructions, func(e agent.Event) {
+			if ctx.Err() == nil {
+				_ = c.out.write(e)
+			}
+		})
 		switch {
 		case err != nil:
 			return nil, err

@@ -3,6 +3,7 @@ package rpcserver_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -420,15 +421,15 @@ func TestServe_TerminatedPromptIsErrorResponseNamingIt(t *testing.T) {
 func TestServe_Compact(t *testing.T) {
 	cases := []struct {
 		name    string
-		fn      func(context.Context, string) (rpc.CompactData, error)
+		fn      func(context.Context, string, func(agent.Event)) (rpc.CompactData, error)
 		success bool
 		want    string
 	}{
 		{"nothing to compact", nil, false, rpc.NothingToCompactError},
-		{"result", func(_ context.Context, instr string) (rpc.CompactData, error) {
+		{"result", func(_ context.Context, instr string, _ func(agent.Event)) (rpc.CompactData, error) {
 			return rpc.CompactData{Result: &agent.CompactionResult{Summary: "sum:" + instr, TokensBefore: 1200}}, nil
 		}, true, `{"summary":"sum:keep the plan","firstKeptEntryId":"","tokensBefore":1200}`},
-		{"failure", func(context.Context, string) (rpc.CompactData, error) {
+		{"failure", func(context.Context, string, func(agent.Event)) (rpc.CompactData, error) {
 			return rpc.CompactData{}, errors.New("compaction of session s1 failed: summary call: 503 Service Unavailable")
 		}, false, "summary call: 503"},
 	}
@@ -448,6 +449,55 @@ func TestServe_Compact(t *testing.T) {
 			}
 		})
 	}
+	t.Run("summary retries are events; abort_retry reaches them", func(t *testing.T) {
+		b := newFake(nil)
+		b.CompactFunc = func(ctx context.Context, _ string, onRetry func(agent.Event)) (rpc.CompactData, error) {
+			onRetry(agent.Event{Type: agent.EventAutoRetryStart, Attempt: 1, MaxAttempts: 3, DelayMs: 60000, ErrorMessage: "503 Service Unavailable"})
+			select {
+			case sig := <-b.CompactSignals():
+				if sig != agent.SignalAbortRetry {
+					return rpc.CompactData{}, fmt.Errorf("got signal %s", sig)
+				}
+			case <-ctx.Done():
+				return rpc.CompactData{}, ctx.Err()
+			}
+			onRetry(agent.Event{Type: agent.EventAutoRetryEnd, Attempt: 1, FinalError: agent.RetryCancelledMessage})
+			return rpc.CompactData{}, errors.New("compaction of session s1 failed: Retry cancelled (last error: 503 Service Unavailable)")
+		}
+		h := serve(t, &rpcserver.Server{Backend: b})
+		h.send(`{"id":"c","type":"compact"}`)
+		if e := h.event(); e.Type != agent.EventAutoRetryStart || e.Attempt != 1 || e.DelayMs != 60000 {
+			t.Fatalf("first line after compact = %+v, want auto_retry_start", e)
+		}
+		h.send(`{"id":"r","type":"abort_retry"}`)
+		// abort_retry's response is independent of the rest; the
+		// compaction's auto_retry_end comes before its response.
+		var got []string
+		answered := false
+		for !answered || len(got) < 2 {
+			l := h.next()
+			switch {
+			case l.Response != nil && l.Response.ID == "r":
+				if !l.Response.Success {
+					t.Errorf("abort_retry during the compaction's backoff = %+v", *l.Response)
+				}
+				answered = true
+			case l.Response != nil:
+				if r := *l.Response; r.Success || r.ID != "c" || !strings.Contains(r.Error, "Retry cancelled") {
+					t.Errorf("compact response = %+v, want its failure", r)
+				}
+				got = append(got, "compact")
+			case l.Event != nil:
+				if e := *l.Event; e.Type != agent.EventAutoRetryEnd || e.Success || e.FinalError != agent.RetryCancelledMessage {
+					t.Errorf("event = %+v, want auto_retry_end Retry cancelled", e)
+				}
+				got = append(got, l.Event.Type)
+			}
+		}
+		if strings.Join(got, " ") != "auto_retry_end compact" {
+			t.Errorf("lines after abort_retry: %v, want auto_retry_end before the compact response", got)
+		}
+	})
 	t.Run("while a prompt runs", func(t *testing.T) {
 		b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour}))
 		h := serve(t, &rpcserver.Server{Backend: b})

@@ -315,14 +315,24 @@ func (t *TemporalBackend) Messages(ctx context.Context) ([]agent.Message, error)
 
 // Compact implements Backend: it runs the Compact workflow under the
 // session's workflow id (so it cannot race a prompt: a running one makes it
-// fail with "session busy") and waits for its result. Abort reaches it like
-// a prompt, through the session's workflow id. When ctx ends first the
-// compaction keeps running in Temporal.
-func (t *TemporalBackend) Compact(ctx context.Context, customInstructions string) (rpc.CompactData, error) {
+// fail with "session busy") and waits for its result, following its retry
+// events meanwhile. Abort and abort_retry reach it like a prompt, through
+// the session's workflow id. When ctx ends first the compaction keeps
+// running in Temporal.
+func (t *TemporalBackend) Compact(ctx context.Context, customInstructions string, onRetry func(agent.Event)) (rpc.CompactData, error) {
 	t.flush(ctx, t.SessionID())
 	in := workflows.CompactInputFrom(t.promptInput(""), customInstructions)
 	in.Model.ThinkingLevel = "" // a summary needs no reasoning
-	res, err := t.k.Compact(ctx, in)
+	run, err := t.k.StartCompact(ctx, in)
+	if err != nil {
+		return rpc.CompactData{}, err
+	}
+	stop := func() {}
+	if onRetry != nil {
+		stop = t.k.FollowCompactRetries(ctx, t.SessionID(), run.GetRunID(), onRetry)
+	}
+	res, err := control.CompactResult(ctx, run)
+	stop()
 	if err != nil {
 		return rpc.CompactData{}, err
 	}

@@ -55,9 +55,18 @@ func (m *Model) slash(line string) tea.Cmd {
 			return nil
 		}
 		m.compacting = "manual"
+		// The summary call's retries come as events on ch while it runs,
+		// then the result; ch is closed after it.
+		ch := make(chan tea.Msg, 16)
+		send := func(msg tea.Msg) {
+			select {
+			case ch <- msg:
+			case <-m.ctx.Done():
+			}
+		}
 		cmd := m.do("compact", func(ctx context.Context) ([]entry, error) {
 			// No command timeout: a summary call takes as long as it takes.
-			res, err := m.backend.Compact(m.ctx, arg)
+			res, err := m.backend.Compact(m.ctx, arg, func(e agent.Event) { send(compactEventMsg{event: e, ch: ch}) })
 			switch {
 			case err != nil:
 				return nil, err
@@ -68,9 +77,13 @@ func (m *Model) slash(line string) tea.Cmd {
 				res.Result.TokensBefore, res.Result.EntryID)}}, nil
 		})
 		return func() tea.Msg {
-			msg := cmd().(resultMsg)
-			msg.endsCompact = true
-			return msg
+			go func() {
+				defer close(ch)
+				msg := cmd().(resultMsg)
+				msg.endsCompact = true
+				send(msg)
+			}()
+			return waitEvent(ch)()
 		}
 	case "state":
 		return m.readState(true)

@@ -37,17 +37,8 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 	case agent.EventToolExecutionEnd:
 		m.approvalDecided(e.ToolCallID)
 		m.toolEnd(e)
-	case agent.EventAutoRetryStart:
-		now := m.now()
-		wake := retryBase(e, now).Add(time.Duration(e.DelayMs) * time.Millisecond)
-		m.retry = &retryWait{attempt: e.Attempt, max: e.MaxAttempts, wake: wake, left: max(wake.Sub(now), 0)}
-		m.countdown++
-		return m.nextTick()
-	case agent.EventAutoRetryEnd:
-		m.retry = nil
-		if !e.Success {
-			m.errorf("%s", e.String()) // "Retry failed after N attempts: <finalError>"
-		}
+	case agent.EventAutoRetryStart, agent.EventAutoRetryEnd:
+		return m.retryEvent(e)
 	case agent.EventAutoCompactionStart:
 		m.compacting = e.Reason
 		if m.compacting == "" {
@@ -185,4 +176,24 @@ func (m *Model) nextTick() tea.Cmd {
 	}
 	gen := m.countdown
 	return m.tick(d, func(time.Time) tea.Msg { return countdownMsg{gen: gen} })
+}
+
+// retryEvent shows auto_retry_start (the countdown; Esc sends
+// abort_retry) and auto_retry_end, of a prompt's model call or of a
+// manual compaction's summary call.
+func (m *Model) retryEvent(e agent.Event) tea.Cmd {
+	switch e.Type {
+	case agent.EventAutoRetryStart:
+		now := m.now()
+		wake := retryBase(e, now).Add(time.Duration(e.DelayMs) * time.Millisecond)
+		m.retry = &retryWait{attempt: e.Attempt, max: e.MaxAttempts, wake: wake, left: max(wake.Sub(now), 0)}
+		m.countdown++
+		return m.nextTick()
+	case agent.EventAutoRetryEnd:
+		m.retry = nil
+		if !e.Success {
+			m.errorf("%s", e.String()) // "Retry failed after N attempts: <finalError>"
+		}
+	}
+	return nil
 }

@@ -108,8 +108,14 @@ type (
 	}
 	promptErrorMsg struct{ err error }
 	eventMsg       struct{ event agent.Event }
-	streamEndMsg   struct{ err error }
-	countdownMsg   struct{ gen int }
+	// compactEventMsg is a retry event of the manual compaction; more
+	// follow on ch.
+	compactEventMsg struct {
+		event agent.Event
+		ch    <-chan tea.Msg
+	}
+	streamEndMsg struct{ err error }
+	countdownMsg struct{ gen int }
 	// resultMsg carries what a slash command or Esc has to show.
 	resultMsg struct {
 		entries     []entry
@@ -188,6 +194,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, cmd
 		}
 		return m, tea.Batch(cmd, waitEvent(m.prompt.events))
+	case compactEventMsg:
+		return m, tea.Batch(m.retryEvent(msg.event), waitEvent(msg.ch))
 	case streamEndMsg:
 		m.endPrompt()
 		if msg.err != nil && m.ctx.Err() == nil {
@@ -198,7 +206,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.countDown(msg.gen)
 	case resultMsg:
 		if msg.endsCompact && m.compacting == "manual" {
-			m.compacting = ""
+			m.compacting, m.retry = "", nil
 		}
 		m.entries = append(m.entries, msg.entries...)
 		return m, nil
@@ -226,6 +234,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // (agent.SignalAbort, agent.SignalAbortRetry, or "" for nothing).
 func (m *Model) Status() (text, esc string) {
 	switch {
+	case m.compacting == "manual" && m.retry != nil:
+		return fmt.Sprintf("Compacting: summary retry (%d/%d) in %s… (esc to cancel the retry)", m.retry.attempt, m.retry.max,
+			agent.FormatDelay(m.retry.left.Milliseconds())), agent.SignalAbortRetry
 	case m.compacting == "manual":
 		return "Compacting… (esc to cancel)", agent.SignalAbort
 	case m.compacting == "overflow":

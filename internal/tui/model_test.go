@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -134,7 +135,7 @@ func TestModel_SlashCommands(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fake := rpcfake.New("s1")
-			fake.CompactFunc = func(_ context.Context, instr string) (rpc.CompactData, error) {
+			fake.CompactFunc = func(_ context.Context, instr string, _ func(agent.Event)) (rpc.CompactData, error) {
 				return rpc.CompactData{Result: &agent.CompactionResult{TokensBefore: 1200, EntryID: "c1"}}, nil
 			}
 			d := newDriver(t, fake)
@@ -151,7 +152,7 @@ func TestModel_SlashCommands(t *testing.T) {
 func TestModel_CompactErrorShown(t *testing.T) {
 	fake := rpcfake.New("s1")
 	release := make(chan struct{})
-	fake.CompactFunc = func(context.Context, string) (rpc.CompactData, error) {
+	fake.CompactFunc = func(context.Context, string, func(agent.Event)) (rpc.CompactData, error) {
 		<-release
 		return rpc.CompactData{}, errors.New("compaction of session s1 failed: summary call: 503 Service Unavailable")
 	}
@@ -167,13 +168,54 @@ func TestModel_CompactErrorShown(t *testing.T) {
 	}
 }
 
+// A manual compaction whose summary call waits out a 503 shows the retry
+// countdown with Esc bound to abort_retry, which reaches the compaction;
+// the failure that follows is shown and the loader goes away.
+func TestModel_CompactRetryCountdownAndEscCancelsIt(t *testing.T) {
+	fake := rpcfake.New("s1")
+	fake.CompactFunc = func(ctx context.Context, _ string, onRetry func(agent.Event)) (rpc.CompactData, error) {
+		onRetry(agent.Event{Type: agent.EventAutoRetryStart, Attempt: 1, MaxAttempts: 3, DelayMs: 30000, ErrorMessage: "503 Service Unavailable"})
+		select {
+		case sig := <-fake.CompactSignals():
+			if sig != agent.SignalAbortRetry {
+				return rpc.CompactData{}, fmt.Errorf("the compaction got %s, want abort_retry", sig)
+			}
+		case <-ctx.Done():
+			return rpc.CompactData{}, ctx.Err()
+		}
+		onRetry(agent.Event{Type: agent.EventAutoRetryEnd, Attempt: 1, FinalError: agent.RetryCancelledMessage})
+		return rpc.CompactData{}, errors.New("compaction of session s1 aborted: Retry cancelled (last error: 503 Service Unavailable)")
+	}
+	d := newDriver(t, fake)
+	d.typeLine("/compact")
+	d.untilScreen("Compacting: summary retry (1/3) in 30s… (esc to cancel the retry)")
+	if _, esc := d.status(); esc != agent.SignalAbortRetry {
+		t.Fatalf("esc bound to %q during the summary's backoff, want abort_retry", esc)
+	}
+	d.advance(time.Second)
+	if text, _ := d.status(); !strings.Contains(text, "in 29s…") {
+		t.Errorf("after a second the loader reads %q", text)
+	}
+	d.key(tea.KeyEsc)
+	d.untilScreen("compact: compaction of session s1 aborted: Retry cancelled")
+	if !strings.Contains(d.m.View(), "Retry failed after 1 attempt: Retry cancelled") {
+		t.Errorf("screen lacks the retry's end:\n%s", d.m.View())
+	}
+	if text, esc := d.status(); text != "" || esc != "" {
+		t.Errorf("loader after the compaction = %q (esc %q)", text, esc)
+	}
+	if calls := fake.Calls(); !slices.Equal(calls, []string{"compact:", "abort_retry"}) {
+		t.Errorf("backend calls = %v, want compact then abort_retry", calls)
+	}
+}
+
 // /quit quits; a message typed while a prompt runs steers it (issue 12)
 // rather than starting a second prompt; during /compact Enter is refused
 // without reaching the backend, and the text stays in the input.
 func TestModel_QuitSteerAndBusy(t *testing.T) {
 	fake := rpcfake.New("s1")
 	release := make(chan struct{})
-	fake.CompactFunc = func(context.Context, string) (rpc.CompactData, error) {
+	fake.CompactFunc = func(context.Context, string, func(agent.Event)) (rpc.CompactData, error) {
 		<-release
 		return rpc.CompactData{NothingToCompact: true}, nil
 	}

@@ -108,13 +108,19 @@ func starterArgs(s settings.Settings, baseDelayMs int, faults ...string) []strin
 
 func startClient(t *testing.T, s settings.Settings, session string, baseDelayMs int, faults ...string) *rpc.Client {
 	t.Helper()
+	return startClientWith(t, s, session, nil, baseDelayMs, faults...)
+}
+
+// startClientWith is startClient with more settings flags (extra).
+func startClientWith(t *testing.T, s settings.Settings, session string, extra []string, baseDelayMs int, faults ...string) *rpc.Client {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	trace := &lockedBuffer{}
 	c, err := rpc.Start(rpc.WithStarter(exe), rpc.WithSession(session),
-		rpc.WithArgs(starterArgs(s, baseDelayMs, faults...)...),
+		rpc.WithArgs(append(starterArgs(s, baseDelayMs, faults...), extra...)...),
 		rpc.WithEnv(append(os.Environ(), childEnv+"=1")), rpc.WithStderr(testWriter{t}), rpc.WithTrace(trace))
 	if err != nil {
 		t.Fatal(err)

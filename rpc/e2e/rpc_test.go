@@ -226,6 +226,108 @@ func TestRPC_CompactAndSetAutoCompaction(t *testing.T) {
 	}
 }
 
+// A manual compaction's summary call retries like a prompt's model call,
+// and RPC shows it the same way: auto_retry_start / auto_retry_end before
+// the compact response, and abort_retry (sent on auto_retry_start) ends a
+// 60 s backoff at once with the compaction failed and nothing compacted.
+func TestRPC_CompactRetriesAreEventsAndAbortRetryReachesThem(t *testing.T) {
+	s := server(t)
+	const session = "e2e-compact-retry"
+	keepLittle := []string{"--compaction.keepRecentTokens", "10"}
+	ctx := ctxFor(t, 90*time.Second)
+	c := startClientWith(t, s, session, keepLittle, 100)
+	for _, msg := range []string{"hello", "again"} {
+		if _, err := c.Prompt(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+		if end, err := c.WaitForIdle(ctx); err != nil || end.Status != agent.StatusCompleted {
+			t.Fatalf("prompt %q: %+v, %v", msg, end, err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A 503 and a 60 s backoff, cancelled by abort_retry.
+	c = startClientWith(t, s, session, keepLittle, 60000, "503 Service Unavailable")
+	var rec recorder
+	aborted := make(chan error, 1)
+	c.OnEvent(func(e agent.Event) {
+		rec.add(e)
+		if e.Type == agent.EventAutoRetryStart {
+			aborted <- c.AbortRetry(ctx)
+		}
+	})
+	// Events reach listeners on the client's dispatcher, after the
+	// response may have returned: wait for the chain's end.
+	retryEnded := func(c *rpc.Client) <-chan struct{} {
+		ch := make(chan struct{})
+		var once sync.Once
+		c.OnEvent(func(e agent.Event) {
+			if e.Type == agent.EventAutoRetryEnd {
+				once.Do(func() { close(ch) })
+			}
+		})
+		return ch
+	}
+	waitEnd := func(ch <-chan struct{}) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatal("no auto_retry_end")
+		}
+	}
+	ended := retryEnded(c)
+	began := time.Now()
+	_, err := c.Compact(ctx, "")
+	var ce *rpc.CommandError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Message, "Retry cancelled") {
+		t.Fatalf("compact with its retry cancelled = %v, want an error naming the cancelled retry", err)
+	}
+	if elapsed := time.Since(began); elapsed > 30*time.Second {
+		t.Errorf("compact took %s: the 60 s timer was not cancelled", elapsed)
+	}
+	if err := <-aborted; err != nil {
+		t.Errorf("abort_retry during the compaction's backoff: %v", err)
+	}
+	waitEnd(ended)
+	evs := rec.events()
+	if got := types(evs); got != "auto_retry_start auto_retry_end" {
+		t.Fatalf("events of the compaction: %s", got)
+	}
+	if st := evs[0]; st.Attempt != 1 || st.DelayMs < 60000 || !strings.Contains(st.ErrorMessage, "503") {
+		t.Errorf("auto_retry_start = %+v", st)
+	}
+	if end := evs[1]; end.Success || end.FinalError != agent.RetryCancelledMessage {
+		t.Errorf("auto_retry_end = %+v", end)
+	}
+	if msgs, err := c.GetMessages(ctx); err != nil || len(msgs) != 4 {
+		t.Errorf("context after the cancelled compaction: %d messages, %v; want the 4 messages, nothing compacted", len(msgs), err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A 503 retried after 100 ms: the events, then the result.
+	c = startClientWith(t, s, session, keepLittle, 100, "503 Service Unavailable")
+	var rec2 recorder
+	c.OnEvent(rec2.add)
+	ended = retryEnded(c)
+	res, err := c.Compact(ctx, "")
+	if err != nil || res.Summary == "" || res.TokensBefore == 0 {
+		t.Fatalf("compact retried once = %+v, %v", res, err)
+	}
+	waitEnd(ended)
+	evs = rec2.events()
+	if got := types(evs); got != "auto_retry_start auto_retry_end" {
+		t.Fatalf("events of the retried compaction: %s", got)
+	}
+	if end := evs[1]; !end.Success || end.Attempt != 1 {
+		t.Errorf("auto_retry_end = %+v", end)
+	}
+}
+
 // The raw protocol on the real process: bad lines get error responses and
 // the next line is served; a prompt's retry chain streams on stdout; EOF
 // ends the process with status 0. The transcript is logged (docs/rpc.md

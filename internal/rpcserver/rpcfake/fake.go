@@ -32,8 +32,10 @@ type Script func(r *Run)
 type Backend struct {
 	// Script plays every prompt (nil: the test emits the events itself).
 	Script Script
-	// CompactFunc answers compact (nil: nothing to compact).
-	CompactFunc func(ctx context.Context, instructions string) (rpc.CompactData, error)
+	// CompactFunc answers compact (nil: nothing to compact); it passes
+	// the summary call's retry events to onRetry, as the Compact workflow
+	// would emit them.
+	CompactFunc func(ctx context.Context, instructions string, onRetry func(agent.Event)) (rpc.CompactData, error)
 	// StateHook, when set, runs at the start of State: tests block it to
 	// make a command time out.
 	StateHook func(ctx context.Context) error
@@ -44,7 +46,10 @@ type Backend struct {
 	messages []agent.Message
 	runs     []*Run
 	calls    []string
-	started  chan *Run
+	// compactSignals gets abort and abort_retry while Compact runs (the
+	// Compact workflow runs under the session's workflow id).
+	compactSignals chan string
+	started        chan *Run
 }
 
 var _ rpcserver.Backend = (*Backend)(nil)
@@ -255,13 +260,25 @@ func (b *Backend) running() *Run {
 func (b *Backend) signal(name string) error {
 	b.mu.Lock()
 	b.calls = append(b.calls, name)
-	r := b.running()
+	r, compacting := b.running(), b.compactSignals
 	b.mu.Unlock()
-	if r == nil {
+	switch {
+	case r != nil:
+		r.signals <- name
+	case compacting != nil:
+		compacting <- name
+	default:
 		return fmt.Errorf("%w in session %s", control.ErrNoRunningPrompt, b.session)
 	}
-	r.signals <- name
 	return nil
+}
+
+// CompactSignals is where abort and abort_retry go while a compaction
+// runs (nil when none does): CompactFunc reads them.
+func (b *Backend) CompactSignals() <-chan string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.compactSignals
 }
 
 // Abort implements rpcserver.Backend.
@@ -359,11 +376,14 @@ func (b *Backend) Messages(ctx context.Context) ([]agent.Message, error) {
 }
 
 // Compact implements rpcserver.Backend.
-func (b *Backend) Compact(ctx context.Context, instructions string) (rpc.CompactData, error) {
+func (b *Backend) Compact(ctx context.Context, instructions string, onRetry func(agent.Event)) (rpc.CompactData, error) {
 	b.mu.Lock()
 	b.calls = append(b.calls, "compact:"+instructions)
 	fn := b.CompactFunc
 	running := b.running() != nil
+	if !running && fn != nil {
+		b.compactSignals = make(chan string, 4)
+	}
 	b.mu.Unlock()
 	if running {
 		return rpc.CompactData{}, fmt.Errorf("%w: session %s is running a prompt", control.ErrSessionBusy, b.session)
@@ -371,7 +391,12 @@ func (b *Backend) Compact(ctx context.Context, instructions string) (rpc.Compact
 	if fn == nil {
 		return rpc.CompactData{NothingToCompact: true}, nil
 	}
-	return fn(ctx, instructions)
+	defer func() {
+		b.mu.Lock()
+		b.compactSignals = nil
+		b.mu.Unlock()
+	}()
+	return fn(ctx, instructions, onRetry)
 }
 
 // Calls lists the calls made so far ("prompt:<message>", "abort",
