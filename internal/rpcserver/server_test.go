@@ -3,7 +3,6 @@ package rpcserver_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -451,19 +450,7 @@ func TestServe_Compact(t *testing.T) {
 	}
 	t.Run("summary retries are events; abort_retry reaches them", func(t *testing.T) {
 		b := newFake(nil)
-		b.CompactFunc = func(ctx context.Context, _ string, onRetry func(agent.Event)) (rpc.CompactData, error) {
-			onRetry(agent.Event{Type: agent.EventAutoRetryStart, Attempt: 1, MaxAttempts: 3, DelayMs: 60000, ErrorMessage: "503 Service Unavailable"})
-			select {
-			case sig := <-b.CompactSignals():
-				if sig != agent.SignalAbortRetry {
-					return rpc.CompactData{}, fmt.Errorf("got signal %s", sig)
-				}
-			case <-ctx.Done():
-				return rpc.CompactData{}, ctx.Err()
-			}
-			onRetry(agent.Event{Type: agent.EventAutoRetryEnd, Attempt: 1, FinalError: agent.RetryCancelledMessage})
-			return rpc.CompactData{}, errors.New("compaction of session s1 failed: Retry cancelled (last error: 503 Service Unavailable)")
-		}
+		b.CompactFunc = rpcfake.SummaryRetryUntilAborted(b, "503 Service Unavailable", 60000)
 		h := serve(t, &rpcserver.Server{Backend: b})
 		h.send(`{"id":"c","type":"compact"}`)
 		if e := h.event(); e.Type != agent.EventAutoRetryStart || e.Attempt != 1 || e.DelayMs != 60000 {

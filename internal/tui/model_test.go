@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -173,19 +172,7 @@ func TestModel_CompactErrorShown(t *testing.T) {
 // the failure that follows is shown and the loader goes away.
 func TestModel_CompactRetryCountdownAndEscCancelsIt(t *testing.T) {
 	fake := rpcfake.New("s1")
-	fake.CompactFunc = func(ctx context.Context, _ string, onRetry func(agent.Event)) (rpc.CompactData, error) {
-		onRetry(agent.Event{Type: agent.EventAutoRetryStart, Attempt: 1, MaxAttempts: 3, DelayMs: 30000, ErrorMessage: "503 Service Unavailable"})
-		select {
-		case sig := <-fake.CompactSignals():
-			if sig != agent.SignalAbortRetry {
-				return rpc.CompactData{}, fmt.Errorf("the compaction got %s, want abort_retry", sig)
-			}
-		case <-ctx.Done():
-			return rpc.CompactData{}, ctx.Err()
-		}
-		onRetry(agent.Event{Type: agent.EventAutoRetryEnd, Attempt: 1, FinalError: agent.RetryCancelledMessage})
-		return rpc.CompactData{}, errors.New("compaction of session s1 aborted: Retry cancelled (last error: 503 Service Unavailable)")
-	}
+	fake.CompactFunc = rpcfake.SummaryRetryUntilAborted(fake, "503 Service Unavailable", 30000)
 	d := newDriver(t, fake)
 	d.typeLine("/compact")
 	d.untilScreen("Compacting: summary retry (1/3) in 30s… (esc to cancel the retry)")
@@ -197,7 +184,7 @@ func TestModel_CompactRetryCountdownAndEscCancelsIt(t *testing.T) {
 		t.Errorf("after a second the loader reads %q", text)
 	}
 	d.key(tea.KeyEsc)
-	d.untilScreen("compact: compaction of session s1 aborted: Retry cancelled")
+	d.untilScreen("compact: compaction of session s1 failed: Retry cancelled")
 	if !strings.Contains(d.m.View(), "Retry failed after 1 attempt: Retry cancelled") {
 		t.Errorf("screen lacks the retry's end:\n%s", d.m.View())
 	}
