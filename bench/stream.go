@@ -23,6 +23,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,7 +31,9 @@ import (
 	"syscall"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -317,6 +320,8 @@ func (h *harness) withStreamWorker(ctx context.Context, s settings.Settings, v S
 		if sb.k, err = app.NewController(fc, s); err != nil {
 			return err
 		}
+		// As h.controller's: a follower that waits says so in the log.
+		sb.k.OnWait = func(msg string) { h.logf("follow: %s", msg) }
 		sb.k.FixedLiveRead = time.Duration(v.FixedReadMs) * time.Millisecond
 	} else {
 		if sb.proxy, err = startCountingProxy(s.Temporal.Address, sb.rpcs); err != nil {
@@ -458,6 +463,10 @@ type streamCall struct {
 	followerCPU time.Duration
 	// endReason is the last assistant message_end's stop reason and error.
 	endReason string
+	// slowTasks: the history's tasks that waited long to start.
+	slowTasks []string
+	// closedAt: when the prompt's workflow closed (its last event).
+	closedAt time.Time
 }
 
 // liveMark: the follower had End bytes of the text at At.
@@ -556,7 +565,50 @@ func (b *streamBatch) follow(ctx context.Context, c *streamCall) error {
 		return fmt.Errorf("stream: session %s made %d model calls, want 1", c.session, calls)
 	}
 	c.events, c.bytesPerCall = len(evs), historyBytes(evs)
+	c.slowTasks = slowTaskStarts(evs)
+	if len(evs) > 0 {
+		c.closedAt = evs[len(evs)-1].GetEventTime().AsTime()
+	}
 	return nil
+}
+
+// slowTaskStarts lists the workflow and activity tasks of a history that
+// waited more than a second between scheduled and started, with the
+// task queue they were scheduled on (sticky or normal), to explain an
+// outlier delay.
+func slowTaskStarts(evs []*historypb.HistoryEvent) []string {
+	scheduled := map[int64]*historypb.HistoryEvent{}
+	var out []string
+	for _, ev := range evs {
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			scheduled[ev.GetEventId()] = ev
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED, enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			id := ev.GetWorkflowTaskStartedEventAttributes().GetScheduledEventId()
+			if id == 0 {
+				id = ev.GetActivityTaskStartedEventAttributes().GetScheduledEventId()
+			}
+			s := scheduled[id]
+			if s == nil {
+				continue
+			}
+			if wait := ev.GetEventTime().AsTime().Sub(s.GetEventTime().AsTime()); wait > time.Second {
+				tq := s.GetWorkflowTaskScheduledEventAttributes().GetTaskQueue()
+				if tq == nil {
+					tq = s.GetActivityTaskScheduledEventAttributes().GetTaskQueue()
+				}
+				attempt := s.GetWorkflowTaskScheduledEventAttributes().GetAttempt() + ev.GetActivityTaskStartedEventAttributes().GetAttempt()
+				out = append(out, fmt.Sprintf("%s %d at %s started %.1f s later (queue %s, kind %s, attempt %d)",
+					s.GetEventType(), id, s.GetEventTime().AsTime().UTC().Format("15:04:05.000"), wait.Seconds(),
+					tq.GetName(), tq.GetKind(), attempt))
+			}
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
+			out = append(out, fmt.Sprintf("workflow task %d timed out at %s (%s)",
+				ev.GetWorkflowTaskTimedOutEventAttributes().GetScheduledEventId(),
+				ev.GetEventTime().AsTime().UTC().Format("15:04:05.000"), ev.GetWorkflowTaskTimedOutEventAttributes().GetTimeoutType()))
+		}
+	}
+	return out
 }
 
 // followInProcess starts a prompt and follows it with control.Follow.
@@ -701,6 +753,7 @@ func (b *streamBatch) level(n int, calls []streamCall, u usage) StreamLevel {
 		heartbeats += c.tap.Heartbeats
 	}
 	delays = append(live, viaEnd...)
+	b.explainOutlier(n, calls)
 	l.Delay, l.Deltas, l.ViaEnd = dist(delays), len(delays), len(viaEnd)
 	l.LiveDelay, l.EndDelay = dist(live), dist(viaEnd)
 	if len(calls) > 0 {
@@ -718,6 +771,60 @@ func (b *streamBatch) level(n int, calls []streamCall, u usage) StreamLevel {
 		l.WorkerCores = u.worker.Seconds() / sec
 	}
 	return l
+}
+
+// outlierDelay is a delta delay the log explains (the stream rows'
+// maxima are otherwise at most a few seconds).
+const outlierDelay = 5 * time.Second
+
+// explainOutlier logs, for the latest delta of calls that reached its
+// follower more than outlierDelay after it left the provider, what the
+// worker's heartbeat RPCs and both sides' slow RPCs did meanwhile.
+func (b *streamBatch) explainOutlier(n int, calls []streamCall) {
+	var worst time.Duration
+	var wc *streamCall
+	var wat, wgot time.Time
+	for ci := range calls {
+		c := &calls[ci]
+		for i, end := range c.tap.Ends {
+			at := time.Unix(0, c.tap.AtNs[i])
+			j := sort.Search(len(c.live), func(j int) bool { return c.live[j].end >= end })
+			got := c.endAt
+			if j < len(c.live) {
+				got = c.live[j].at
+			}
+			if d := got.Sub(at); d > worst {
+				worst, wc, wat, wgot = d, c, at, got
+			}
+		}
+	}
+	if worst <= outlierDelay {
+		return
+	}
+	clock := func(t time.Time) string { return t.UTC().Format("15:04:05.000") }
+	var beats []string
+	for _, bt := range wc.tap.Beats {
+		s, e := time.Unix(0, bt[0]), time.Unix(0, bt[1])
+		if e.After(wat.Add(-time.Second)) && s.Before(wgot.Add(time.Second)) {
+			beats = append(beats, fmt.Sprintf("%s+%.0fms", clock(s), ms(e.Sub(s))))
+		}
+	}
+	var slowTasks []string
+	for _, c := range calls {
+		for _, s := range c.slowTasks {
+			slowTasks = append(slowTasks, c.session+": "+s)
+		}
+	}
+	var slow []string
+	for _, r := range b.rpcs.slowBetween(wat, wgot) {
+		slow = append(slow, r.String())
+	}
+	b.h.logf("stream: outlier at N=%d: session %s: a delta left the provider at %s and reached the follower at %s (%.1f s); "+
+		"the call ran %s to %s and the workflow closed at %s; %d heartbeat RPCs; heartbeat RPCs around it: [%s]; worker's slow RPCs: [%s]; followers' slow RPCs: [%s]; "+
+		"tasks of the round that waited over 1 s to start: [%s]",
+		n, wc.session, clock(wat), clock(wgot), worst.Seconds(),
+		clock(time.Unix(0, wc.tap.StartNs)), clock(time.Unix(0, wc.tap.EndNs)), clock(wc.closedAt), len(wc.tap.Beats),
+		strings.Join(beats, " "), strings.Join(wc.tap.Slow, "; "), strings.Join(slow, "; "), strings.Join(slowTasks, "; "))
 }
 
 // idle measures the CPU use of the server and the worker doing nothing
@@ -929,20 +1036,90 @@ type rpcCounter struct {
 	mu         sync.Mutex
 	methods    map[string]int
 	heartbeats map[string]int
+	// beatTimes: each heartbeat RPC's start and end (Unix ns) by task token.
+	beatTimes map[string][][2]int64
+	// slow: the RPCs that took longer than slowRPCAfter, for explaining an
+	// outlier delay.
+	slow []slowRPC
 }
+
+// slowRPC is one RPC that took longer than slowRPCAfter.
+type slowRPC struct {
+	method     string
+	workflowID string
+	start, end time.Time
+	err        string
+}
+
+const slowRPCAfter = time.Second
 
 func (c *rpcCounter) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 	invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	c.mu.Lock()
 	if c.methods == nil {
-		c.methods, c.heartbeats = map[string]int{}, map[string]int{}
+		c.methods, c.heartbeats, c.beatTimes = map[string]int{}, map[string]int{}, map[string][][2]int64{}
 	}
 	c.methods[path.Base(method)]++
-	if hb, ok := req.(*workflowservice.RecordActivityTaskHeartbeatRequest); ok {
+	hb, isBeat := req.(*workflowservice.RecordActivityTaskHeartbeatRequest)
+	if isBeat {
 		c.heartbeats[string(hb.GetTaskToken())]++
 	}
 	c.mu.Unlock()
-	return invoker(ctx, method, req, reply, cc, opts...)
+	start := time.Now()
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	end := time.Now()
+	// Long polls are slow by design.
+	slow := end.Sub(start) > slowRPCAfter && !strings.HasPrefix(path.Base(method), "Poll")
+	if isBeat || slow {
+		c.mu.Lock()
+		if isBeat {
+			tok := string(hb.GetTaskToken())
+			c.beatTimes[tok] = append(c.beatTimes[tok], [2]int64{start.UnixNano(), end.UnixNano()})
+		}
+		if slow {
+			s := slowRPC{method: path.Base(method), start: start, end: end}
+			if w, ok := req.(interface {
+				GetExecution() *commonpb.WorkflowExecution
+			}); ok {
+				s.workflowID = w.GetExecution().GetWorkflowId()
+			}
+			if err != nil {
+				s.err = rpcErrText(err)
+			}
+			c.slow = append(c.slow, s)
+		}
+		c.mu.Unlock()
+	}
+	return err
+}
+
+func (s slowRPC) String() string {
+	out := fmt.Sprintf("%s %s took %.1f s from %s", s.method, s.workflowID, s.end.Sub(s.start).Seconds(), s.start.UTC().Format("15:04:05.000"))
+	if s.err != "" {
+		out += ": " + s.err
+	}
+	return out
+}
+
+func rpcErrText(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// slowBetween: the slow RPCs that overlap [from, to].
+func (c *rpcCounter) slowBetween(from, to time.Time) []slowRPC {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []slowRPC
+	for _, s := range c.slow {
+		if s.end.After(from) && s.start.Before(to) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // count counts one call of method (a proxied one).
@@ -977,6 +1154,12 @@ func (c *rpcCounter) heartbeatsOf(token []byte) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.heartbeats[string(token)]
+}
+
+func (c *rpcCounter) beatTimesOf(token []byte) [][2]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.beatTimes[string(token)])
 }
 
 // dialCounting dials like app.Dial (client profile, settings, payload
@@ -1054,6 +1237,11 @@ type tapRecord struct {
 	Ends       []int   `json:"ends"`
 	AtNs       []int64 `json:"atNs"`
 	Heartbeats int     `json:"heartbeats"`
+	// Beats: each heartbeat RPC's start and end (Unix ns) while the
+	// provider ran, to explain an outlier delay.
+	Beats [][2]int64 `json:"beats,omitempty"`
+	// Slow: the worker's RPCs slower than slowRPCAfter while the provider ran.
+	Slow []string `json:"slow,omitempty"`
 }
 
 // tapProvider stamps the text deltas of a provider as they leave it. In a
@@ -1097,6 +1285,10 @@ func (p *tapProvider) Complete(ctx context.Context, req llm.Request) agent.Messa
 	rec.EndNs = time.Now().UnixNano()
 	if activity.IsActivity(ctx) {
 		rec.Heartbeats = p.rpcs.heartbeatsOf(activity.GetInfo(ctx).TaskToken)
+		rec.Beats = p.rpcs.beatTimesOf(activity.GetInfo(ctx).TaskToken)
+		for _, r := range p.rpcs.slowBetween(time.Unix(0, rec.StartNs), time.Unix(0, rec.EndNs)) {
+			rec.Slow = append(rec.Slow, r.String())
+		}
 	}
 	if line, err := json.Marshal(rec); err == nil {
 		p.mu.Lock()
