@@ -194,17 +194,5 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// waited for the next read: 50 ms per activity, a tool step 100 ms
 		// (bench/RESULTS.md, tools).
 		dynamicconfig.TransferProcessorMaxPollRPS.Key(): 1000,
-		// One partition per task queue (the default is four). Partitions
-		// spread a task queue over matching hosts, and this server has one.
-		// With four, a task or query that lands on a partition where no
-		// poller waits is forwarded to the root partition only one at a
-		// time, and otherwise waits for a poller to come to it. A
-		// follower reads a finished prompt's last events with a query of
-		// the closed workflow, which needs a poller of the normal (not
-		// sticky) queue; the bench's stream rounds saw such queries time
-		// out for about a minute, the length of a long poll, in about one
-		// run in three (bench/RESULTS.md, stream).
-		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
-		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
 	}
 }

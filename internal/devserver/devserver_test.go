@@ -16,8 +16,6 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
-	taskqueuepb "go.temporal.io/api/taskqueue/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -158,17 +156,6 @@ func TestDevServer_StartsAndRunsWorkflowWithDurableTimer(t *testing.T) {
 	}
 	if typ := attrs.GetCustomAttributes()[attr]; typ != enumspb.INDEXED_VALUE_TYPE_INT {
 		t.Errorf("search attribute %s has type %s, want Int", attr, typ)
-	}
-
-	// One partition per task queue: every poller of a queue waits where
-	// its tasks and queries land (see dynamicConfig).
-	parts, err := c.WorkflowService().ListTaskQueuePartitions(ctx, &workflowservice.ListTaskQueuePartitionsRequest{
-		Namespace: s.Namespace(), TaskQueue: &taskqueuepb.TaskQueue{Name: testTaskQueue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL}})
-	if err != nil {
-		t.Fatalf("list task queue partitions: %v", err)
-	}
-	if w, a := len(parts.GetWorkflowTaskQueuePartitions()), len(parts.GetActivityTaskQueuePartitions()); w != 1 || a != 1 {
-		t.Errorf("task queue %s has %d workflow and %d activity partitions, want 1 and 1", testTaskQueue, w, a)
 	}
 }
 

@@ -18,8 +18,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	sdkpb "go.temporal.io/api/sdk/v1"
-	taskqueuepb "go.temporal.io/api/taskqueue/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
@@ -80,21 +78,6 @@ func TestCluster_WorkersDieAndPostgresRestarts(t *testing.T) {
 	c.startWorker("worker-2")
 	c.mark("workers", start)
 	c.logIdleRSS()
-
-	t.Run("OnePartitionPerTaskQueue", func(t *testing.T) {
-		// The compose file's dynamic config: one partition, so a
-		// follower's query of a finished prompt finds the pollers.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		parts, err := tc.WorkflowService().ListTaskQueuePartitions(ctx, &workflowservice.ListTaskQueuePartitionsRequest{
-			Namespace: c.namespace, TaskQueue: &taskqueuepb.TaskQueue{Name: c.queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL}})
-		if err != nil {
-			t.Fatalf("list task queue partitions: %v", err)
-		}
-		if w, a := len(parts.GetWorkflowTaskQueuePartitions()), len(parts.GetActivityTaskQueuePartitions()); w != 1 || a != 1 {
-			t.Errorf("task queue %s has %d workflow and %d activity partitions, want 1 and 1", c.queue, w, a)
-		}
-	})
 
 	t.Run("WorkerKilledDuringModelCall", func(t *testing.T) {
 		start := time.Now()
