@@ -149,22 +149,10 @@ func StreamInterval(s settings.Settings) time.Duration {
 // WorkerOptions are the worker options of the settings. Heartbeats leave
 // the worker at the stream interval: they carry the live output of running
 // calls to clients and cancellations (abort) back to the calls.
-//
-// Workflow tasks are polled by the SDK's autoscaling poller behaviour,
-// which keeps pollers on the normal task queue and on the worker's sticky
-// queue apart. The default (one group of mixed pollers) sends every new
-// poll to the sticky queue while the last sticky response reported a
-// backlog; after a burst of prompts ends, all pollers can sit there in
-// long polls for up to a minute, and the normal queue has none. A query
-// of a closed workflow goes to the normal queue, and that is how a
-// follower reads a finished prompt's last events: the stream benchmark
-// saw 6 to 10 followers of one N=16 round fail with "no poller seen for
-// task queue recently" for about 51 s (bench/RESULTS.md, stream).
 func WorkerOptions(s settings.Settings) worker.Options {
 	return worker.Options{
 		DefaultHeartbeatThrottleInterval: StreamInterval(s),
 		MaxHeartbeatThrottleInterval:     StreamInterval(s),
-		WorkflowTaskPollerBehavior:       worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
 	}
 }
 
