@@ -448,6 +448,9 @@ func TestServe_Compact(t *testing.T) {
 			}
 		})
 	}
+	// SPEC 9 (note: whoever waits for a manual compaction shows its
+	// summary call's retries): the events come before compact's response,
+	// and abort_retry reaches the compaction.
 	t.Run("summary retries are events; abort_retry reaches them", func(t *testing.T) {
 		b := newFake(nil)
 		b.CompactFunc = rpcfake.SummaryRetryUntilAborted(b, "503 Service Unavailable", 60000)

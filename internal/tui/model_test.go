@@ -167,7 +167,7 @@ func TestModel_CompactErrorShown(t *testing.T) {
 	}
 }
 
-// A manual compaction whose summary call waits out a 503 shows the retry
+// SPEC 9 (note) and 10: a manual compaction whose summary call waits out a 503 shows the retry
 // countdown with Esc bound to abort_retry, which reaches the compaction;
 // the failure that follows is shown and the loader goes away.
 func TestModel_CompactRetryCountdownAndEscCancelsIt(t *testing.T) {

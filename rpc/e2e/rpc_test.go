@@ -226,7 +226,8 @@ func TestRPC_CompactAndSetAutoCompaction(t *testing.T) {
 	}
 }
 
-// A manual compaction's summary call retries like a prompt's model call,
+// SPEC 9 (note: a manual compaction's retries are told to whoever waits,
+// and scripted.faults plays on its summary call): its summary call retries like a prompt's model call,
 // and RPC shows it the same way: auto_retry_start / auto_retry_end before
 // the compact response, and abort_retry (sent on auto_retry_start) ends a
 // 60 s backoff at once with the compaction failed and nothing compacted.
