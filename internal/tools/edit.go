@@ -41,7 +41,7 @@ func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		return missing(Edit, "newText")
 	}
 	shown := cleanArg(*a.Path)
-	abs, err := opts.resolvePath(*a.Path)
+	abs, err := opts.resolveTarget(*a.Path)
 	if err != nil {
 		return errorf("%v", err)
 	}
@@ -129,7 +129,10 @@ func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if ctx.Err() != nil {
 		return errorf("Operation aborted")
 	}
-	if err := os.WriteFile(abs, []byte(bom+after), fi.Mode().Perm()); err != nil {
+	if err := replaceFile(abs, []byte(bom+after)); err != nil {
+		if r, ok := notRegular(Edit, shown, err); ok {
+			return r
+		}
 		return errorf("Cannot write %s: %v", shown, unwrapPathErr(err))
 	}
 	diff, firstLine := renderDiff(body, after)

@@ -6,6 +6,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -160,4 +165,128 @@ func readRegular(path string, limit int64) ([]byte, error) {
 		return nil, errTooLarge
 	}
 	return data, nil
+}
+
+// replaceFile makes data the content of the file at path, crash-safely: it
+// writes a temporary file in the same directory, syncs it, gives it the
+// replaced file's mode and (when the process may) owner, renames it over
+// path and syncs the directory. A kill at any moment leaves path with its
+// old content or the new one, in full; the temporary file is hidden
+// (".name.<pid>-*.tmp"), removed on error, and removed by the next
+// replacement of the same file when its process was killed. path must be the resolved location
+// (no symbolic link in it, see resolveTarget): the rename replaces the
+// directory entry, so a hard link at path is replaced, not written through.
+// An existing path that is not a regular file is refused with a
+// *NotRegularError; a new file gets mode 0644 less the umask.
+func replaceFile(path string, data []byte) (err error) {
+	dir, base := filepath.Split(path)
+	var old fs.FileInfo
+	switch fi, err := os.Lstat(path); {
+	case err == nil && !fi.Mode().IsRegular():
+		return &NotRegularError{Kind: fileKind(fi.Mode())}
+	case err == nil:
+		old = fi
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	perm := fs.FileMode(0o644) // the umask applies, as for os.WriteFile
+	if old != nil {
+		perm = 0o600 // until the old mode is set below, without the umask
+	}
+	f, err := createTemp(dir, base, perm)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if old != nil {
+		if st, ok := old.Sys().(*syscall.Stat_t); ok && (int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid()) {
+			_ = f.Chown(int(st.Uid), int(st.Gid)) // best effort: only root may give a file away
+		}
+		// After the chown, which clears set-id bits.
+		if err := f.Chmod(old.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)); err != nil {
+			return err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	syncDir(dir)
+	return nil
+}
+
+// tempPrefix is the start of the names of base's temporary files (base cut
+// to keep the names legal); they end in ".tmp" and carry the creating
+// process's pid: ".base.<pid>-<random>.tmp".
+func tempPrefix(base string) string {
+	if len(base) > 200 {
+		base = base[:200]
+	}
+	return "." + base + "."
+}
+
+// createTemp creates a new temporary file for base in dir with perm less the
+// umask, after removing the ones a killed process left there.
+func createTemp(dir, base string, perm fs.FileMode) (*os.File, error) {
+	removeStaleTemps(dir, base)
+	prefix := tempPrefix(base) + strconv.Itoa(os.Getpid()) + "-"
+	seed := uint64(time.Now().UnixNano())
+	for try := 0; ; try++ {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		name := filepath.Join(dir, prefix+strconv.FormatUint(seed>>33, 36)+".tmp")
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil || !errors.Is(err, fs.ErrExist) || try == 100 {
+			return f, err
+		}
+	}
+}
+
+// removeStaleTemps removes base's temporary files in dir whose process no
+// longer exists on this machine: what a write killed mid-way left behind.
+// A file of a live process (here, or a reused pid) is kept. Errors are
+// ignored: a leftover is only wasted space.
+func removeStaleTemps(dir, base string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := tempPrefix(base)
+	for _, e := range entries {
+		name := e.Name()
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok || !strings.HasSuffix(rest, ".tmp") || !e.Type().IsRegular() {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if unix.Kill(pid, 0) == unix.ESRCH {
+			os.Remove(filepath.Join(dir, name))
+		}
+	}
+}
+
+// syncDir flushes dir's entries (a rename in it) to disk. Best effort: the
+// rename is done and visible either way, and some file systems refuse to
+// sync a directory.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
 }

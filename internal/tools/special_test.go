@@ -59,7 +59,7 @@ func specialFiles(t *testing.T, dir string) map[string]string {
 	return kinds
 }
 
-// TestSpecialFilesAreRefused: read, grep, find, ls and edit of a path
+// TestSpecialFilesAreRefused: read, grep, find, ls, edit and write of a path
 // that is a FIFO, a socket or a device return at once with a one-line error
 // naming the path and its kind (issue 20 item 2: grep of a device streamed it
 // into memory until the worker was OOM-killed; a FIFO blocked open forever).
@@ -76,6 +76,7 @@ func TestSpecialFilesAreRefused(t *testing.T) {
 			{Read, obj{"path": name}, fmt.Sprintf("read: %s is a %s, not a regular file", name, kind)},
 			{Grep, obj{"pattern": "x", "path": name}, fmt.Sprintf("grep: %s is a %s, not a regular file", name, kind)},
 			{Edit, obj{"path": name, "oldText": "a", "newText": "b"}, fmt.Sprintf("edit: %s is a %s, not a regular file", name, kind)},
+			{Write, obj{"path": name, "content": "x"}, fmt.Sprintf("write: %s is a %s, not a regular file", name, kind)},
 			{Find, obj{"pattern": "*", "path": name}, fmt.Sprintf("find: %s is a %s, not a directory", name, kind)},
 			{Ls, obj{"path": name}, fmt.Sprintf("ls: %s is a %s, not a directory", name, kind)},
 		}
@@ -88,6 +89,10 @@ func TestSpecialFilesAreRefused(t *testing.T) {
 				}
 			})
 		}
+	}
+	// write refused the special file and left it as it was.
+	if fi, err := os.Lstat(filepath.Join(ws, "pipe")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the FIFO was replaced: %v %v", fi, err)
 	}
 }
 
