@@ -177,7 +177,8 @@ func readRegular(path string, limit int64) ([]byte, error) {
 // (no symbolic link in it, see resolveTarget): the rename replaces the
 // directory entry, so a hard link at path is replaced, not written through.
 // An existing path that is not a regular file is refused with a
-// *NotRegularError; a new file gets mode 0644 less the umask.
+// *NotRegularError, one this process may not open for writing with that
+// error; a new file gets mode 0644 less the umask.
 func replaceFile(path string, data []byte) (err error) {
 	dir, base := filepath.Split(path)
 	var old fs.FileInfo
@@ -188,6 +189,17 @@ func replaceFile(path string, data []byte) (err error) {
 		old = fi
 	case !errors.Is(err, fs.ErrNotExist):
 		return err
+	}
+	if old != nil {
+		// A file this process may not write (read-only) stays refused, as
+		// when it was written in place: the rename alone would replace it.
+		// Opening for writing, without truncating and without blocking,
+		// checks exactly that and changes nothing.
+		w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return err
+		}
+		w.Close()
 	}
 	perm := fs.FileMode(0o644) // the umask applies, as for os.WriteFile
 	if old != nil {
