@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -40,7 +41,7 @@ func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		return missing(Edit, "newText")
 	}
 	shown := cleanArg(*a.Path)
-	abs, err := opts.resolvePath(*a.Path)
+	abs, err := opts.resolveTarget(*a.Path)
 	if err != nil {
 		return errorf("%v", err)
 	}
@@ -51,7 +52,15 @@ func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if fi.IsDir() {
 		return errorf("%s is a directory, not a file.", shown)
 	}
-	data, err := os.ReadFile(abs)
+	// Read no more than the size just seen: a file that grows meanwhile is
+	// being written by someone else, and replacing it would lose that.
+	data, err := readRegular(abs, fi.Size())
+	if r, ok := notRegular(Edit, shown, err); ok {
+		return r
+	}
+	if errors.Is(err, errTooLarge) {
+		return errorf("edit: %s changed while it was being read; try again", shown)
+	}
 	if err != nil {
 		return fileError(shown, err)
 	}
@@ -120,7 +129,10 @@ func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if ctx.Err() != nil {
 		return errorf("Operation aborted")
 	}
-	if err := os.WriteFile(abs, []byte(bom+after), fi.Mode().Perm()); err != nil {
+	if err := replaceFile(abs, []byte(bom+after)); err != nil {
+		if r, ok := notRegular(Edit, shown, err); ok {
+			return r
+		}
 		return errorf("Cannot write %s: %v", shown, unwrapPathErr(err))
 	}
 	diff, firstLine := renderDiff(body, after)

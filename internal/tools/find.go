@@ -51,6 +51,9 @@ func runFind(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		return errorf("Path not found: %s", displayPath(given))
 	}
 	if !fi.IsDir() {
+		if isSpecial(fi.Mode()) {
+			return errorf("%s", &NotRegularError{Op: Find, Path: displayPath(given), Kind: fileKind(fi.Mode()), Want: "directory"})
+		}
 		return errorf("Not a directory: %s", displayPath(given))
 	}
 	pattern := strings.TrimSpace(*a.Pattern)

@@ -68,8 +68,12 @@ func loadIgnore(dir string) *ignoreFile {
 	return loadIgnoreFile(dir, filepath.Join(dir, ".gitignore"))
 }
 
+// ignoreFileMaxSize bounds what is read of one ignore file; a larger one
+// (or a FIFO or device in its place, see readRegular) is not loaded.
+const ignoreFileMaxSize = 4 << 20
+
 func loadIgnoreFile(base, file string) *ignoreFile {
-	data, err := os.ReadFile(file)
+	data, err := readRegular(file, ignoreFileMaxSize)
 	if err != nil {
 		return nil
 	}

@@ -89,7 +89,18 @@ func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	st := &grepState{re: re, context: max(0, a.Context.int(0)), limit: max(1, a.Limit.int(grepDefaultLimit))}
 
 	if !fi.IsDir() {
+		// A file named by the model: what keeps it from being searched is
+		// said, not passed over.
 		err = st.searchFile(opts.relOut(filepath.Dir(root), root), root)
+		if r, ok := notRegular(Grep, displayPath(given), err); ok {
+			return r
+		}
+		if errors.Is(err, errTooLarge) {
+			return errorf("grep: %s is larger than grep's %s limit; search it with bash (grep or rg)", displayPath(given), formatSize(grepMaxFileSize))
+		}
+		if err != nil && !errors.Is(err, errStopWalk) {
+			return fileError(displayPath(given), err)
+		}
 	} else {
 		var filter *globPattern
 		negate := false
@@ -114,7 +125,12 @@ func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 					return nil
 				}
 			}
-			return st.searchFile(opts.relOut(root, abs), abs)
+			// Files that cannot be searched (too large, swapped for a
+			// FIFO, unreadable) are skipped, like ripgrep does.
+			if err := st.searchFile(opts.relOut(root, abs), abs); errors.Is(err, errStopWalk) {
+				return err
+			}
+			return nil
 		})
 	}
 	if err != nil && !errors.Is(err, errStopWalk) {
@@ -149,14 +165,16 @@ func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 }
 
 // searchFile appends the matches of one file (shown as rel). It returns
-// errStopWalk once the match limit is exceeded.
+// errStopWalk once the match limit is exceeded, and why the file could not
+// be searched: a *NotRegularError (only regular files are opened, see
+// openRegular), errTooLarge above grepMaxFileSize (never read past it), or
+// the error opening or reading it. A binary file has no matches.
 func (st *grepState) searchFile(rel, abs string) error {
-	fi, err := os.Stat(abs)
-	if err != nil || fi.Size() > grepMaxFileSize {
-		return nil
+	data, err := readRegular(abs, grepMaxFileSize)
+	if err != nil {
+		return err
 	}
-	data, err := os.ReadFile(abs)
-	if err != nil || isBinary(data) {
+	if isBinary(data) {
 		return nil
 	}
 	text := strings.ToValidUTF8(string(data), "\uFFFD")

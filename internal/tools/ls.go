@@ -44,6 +44,9 @@ func runLs(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		return errorf("Path not found: %s", displayPath(given))
 	}
 	if !fi.IsDir() {
+		if isSpecial(fi.Mode()) {
+			return errorf("%s", &NotRegularError{Op: Ls, Path: displayPath(given), Kind: fileKind(fi.Mode()), Want: "directory"})
+		}
 		return errorf("Not a directory: %s", displayPath(given))
 	}
 	entries, err := os.ReadDir(dir)

@@ -59,6 +59,28 @@ func (o *Options) resolvePath(given string) (string, error) {
 	return abs, nil
 }
 
+// resolveTarget is resolvePath for a tool that replaces a file (write,
+// edit). It returns the file's real location, every symbolic link resolved:
+// the replacement is renamed over that path, so a link to a file is
+// followed (the file changes, the link stays) and, with Confine, the file
+// replaced is one inside the workspace.
+func (o *Options) resolveTarget(given string) (string, error) {
+	abs, err := o.resolvePath(given)
+	if err != nil {
+		return "", err
+	}
+	real, err := realPath(abs)
+	if err != nil {
+		return "", fmt.Errorf("cannot resolve path %s: %v", given, err)
+	}
+	if o.Confine {
+		if err := o.checkInside(real, given); err != nil {
+			return "", err
+		}
+	}
+	return real, nil
+}
+
 // checkInside fails when the real location of abs lies outside the
 // workspace. shown is the path named in the error.
 func (o *Options) checkInside(abs, shown string) error {

@@ -50,12 +50,23 @@ func runRead(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if fi.IsDir() {
 		return errorf("%s is a directory, not a file. Use ls to list its contents.", shown)
 	}
-	f, err := os.Open(abs)
+	f, fi, err := openRegular(abs)
+	if r, ok := notRegular(Read, shown, err); ok {
+		return r
+	}
 	if err != nil {
 		return fileError(shown, err)
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64*1024)
+	// Bounded by the size at open (a file appended to meanwhile, as by a
+	// background command, cannot keep the read going); a size of 0, as /proc
+	// files report, is read to its end. Either way selectLines holds at most
+	// MaxBytes of it.
+	var src io.Reader = f
+	if fi.Size() > 0 {
+		src = io.LimitReader(f, fi.Size())
+	}
+	br := bufio.NewReaderSize(src, 64*1024)
 	head, _ := br.Peek(8000)
 	if mime := imageType(head); mime != "" {
 		return Result{

@@ -34,7 +34,7 @@ func runWrite(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		return missing(Write, "content")
 	}
 	shown := cleanArg(*a.Path)
-	abs, err := opts.resolvePath(*a.Path)
+	abs, err := opts.resolveTarget(*a.Path)
 	if err != nil {
 		return errorf("%v", err)
 	}
@@ -47,8 +47,11 @@ func runWrite(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if ctx.Err() != nil {
 		return errorf("Operation aborted")
 	}
-	// os.WriteFile keeps the mode of an existing file.
-	if err := os.WriteFile(abs, []byte(*a.Content), 0o644); err != nil {
+	// Crash-safe, and keeps the mode of an existing file.
+	if err := replaceFile(abs, []byte(*a.Content)); err != nil {
+		if r, ok := notRegular(Write, shown, err); ok {
+			return r
+		}
 		return errorf("Cannot write %s: %v", shown, unwrapPathErr(err))
 	}
 	return Result{

@@ -1,0 +1,304 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// NotRegularError reports a path that names a FIFO, a socket, a device or a
+// directory where a tool needs a regular file (or, for find and ls, a
+// directory). Its message is the one-line error the model sees.
+type NotRegularError struct {
+	Op   string // the tool, e.g. "grep" ("" until the tool fills it in)
+	Path string // the path as the model gave it
+	Kind string // what it is: "named pipe", "socket", "character device", ...
+	Want string // what the tool needs: "regular file" (default) or "directory"
+}
+
+func (e *NotRegularError) Error() string {
+	want := e.Want
+	if want == "" {
+		want = "regular file"
+	}
+	return fmt.Sprintf("%s: %s is a %s, not a %s", e.Op, e.Path, e.Kind, want)
+}
+
+// notRegular fills in the tool and the shown path of a NotRegularError found
+// in err and returns it as the call's error result; ok is false when err is
+// not one.
+func notRegular(op, shown string, err error) (Result, bool) {
+	var nr *NotRegularError
+	if !errors.As(err, &nr) {
+		return Result{}, false
+	}
+	e := *nr
+	e.Op, e.Path = op, shown
+	return errorf("%s", e.Error()), true
+}
+
+// fileKind names the type of a file that is not a regular file.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	}
+	return "special file"
+}
+
+// isSpecial reports whether m is neither a regular file nor a directory (nor
+// a symbolic link): a FIFO, a socket or a device.
+func isSpecial(m fs.FileMode) bool {
+	return !m.IsRegular() && !m.IsDir() && m&fs.ModeSymlink == 0
+}
+
+// errTooLarge: the file holds more than the caller's limit.
+var errTooLarge = errors.New("file is larger than the limit")
+
+// openRegular opens path for reading only when it is a regular file. Any
+// other kind is refused with a *NotRegularError before it is opened (opening
+// a device can have effects; opening a FIFO blocks until a writer comes), and
+// again after: the open does not block (O_NONBLOCK) and the opened file is
+// checked, so a FIFO swapped in between the check and the open is refused
+// too. The returned file is in blocking mode; fi is its fstat.
+func openRegular(path string) (*os.File, fs.FileInfo, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, &NotRegularError{Kind: fileKind(fi.Mode())}
+	}
+	return openNoBlock(path)
+}
+
+// openNoBlock is openRegular's open: non-blocking, then fstat on the opened
+// descriptor, refusing anything but a regular file.
+func openNoBlock(path string) (*os.File, fs.FileInfo, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, nil, &NotRegularError{Kind: kindOfStat(st.Mode)}
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, nil, &fs.PathError{Op: "fcntl", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// kindOfStat names a stat(2) file type.
+func kindOfStat(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return "directory"
+	case unix.S_IFIFO:
+		return "named pipe"
+	case unix.S_IFSOCK:
+		return "socket"
+	case unix.S_IFCHR:
+		return "character device"
+	case unix.S_IFBLK:
+		return "block device"
+	}
+	return "special file"
+}
+
+// readRegular reads the whole of the regular file at path, at most limit
+// bytes of it: a larger file (by its size, or by what reading it yields, as
+// for /proc files that report size 0) is errTooLarge and is not held in
+// memory beyond limit+1 bytes.
+func readRegular(path string, limit int64) ([]byte, error) {
+	f, fi, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi.Size() > limit {
+		return nil, errTooLarge
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, errTooLarge
+	}
+	return data, nil
+}
+
+// replaceFile makes data the content of the file at path, crash-safely: it
+// writes a temporary file in the same directory, syncs it, gives it the
+// replaced file's mode and (when the process may) owner, renames it over
+// path and syncs the directory. A kill at any moment leaves path with its
+// old content or the new one, in full; the temporary file is hidden
+// (".name.<pid>-*.tmp"), removed on error, and removed by the next
+// replacement of the same file when its process was killed. path must be the resolved location
+// (no symbolic link in it, see resolveTarget): the rename replaces the
+// directory entry, so a hard link at path is replaced, not written through.
+// An existing path that is not a regular file is refused with a
+// *NotRegularError, one this process may not open for writing with that
+// error; a new file gets mode 0644 less the umask.
+func replaceFile(path string, data []byte) (err error) {
+	dir, base := filepath.Split(path)
+	var old fs.FileInfo
+	switch fi, err := os.Lstat(path); {
+	case err == nil && !fi.Mode().IsRegular():
+		return &NotRegularError{Kind: fileKind(fi.Mode())}
+	case err == nil:
+		old = fi
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	if old != nil {
+		// A file this process may not write (read-only) stays refused, as
+		// when it was written in place: the rename alone would replace it.
+		// Opening for writing, without truncating and without blocking,
+		// checks exactly that and changes nothing.
+		w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return err
+		}
+		w.Close()
+	}
+	perm := fs.FileMode(0o644) // the umask applies, as for os.WriteFile
+	if old != nil {
+		perm = 0o600 // until the old mode is set below, without the umask
+	}
+	f, err := createTemp(dir, base, perm)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if old != nil {
+		if st, ok := old.Sys().(*syscall.Stat_t); ok && (int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid()) {
+			_ = f.Chown(int(st.Uid), int(st.Gid)) // best effort: only root may give a file away
+		}
+		// After the chown, which clears set-id bits.
+		if err := f.Chmod(old.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)); err != nil {
+			return err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	syncDir(dir)
+	return nil
+}
+
+// tempPrefix is the start of the names of base's temporary files (base cut
+// to keep the names legal); they end in ".tmp" and carry the creating
+// process's pid: ".base.<pid>-<random>.tmp".
+func tempPrefix(base string) string {
+	if len(base) > 200 {
+		base = base[:200]
+	}
+	return "." + base + "."
+}
+
+// createTemp creates a new temporary file for base in dir with perm less the
+// umask, after removing the ones a killed process left there.
+func createTemp(dir, base string, perm fs.FileMode) (*os.File, error) {
+	removeStaleTemps(dir, base)
+	prefix := tempPrefix(base) + strconv.Itoa(os.Getpid()) + "-"
+	seed := uint64(time.Now().UnixNano())
+	for try := 0; ; try++ {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		name := filepath.Join(dir, prefix+strconv.FormatUint(seed>>33, 36)+".tmp")
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil || !errors.Is(err, fs.ErrExist) || try == 100 {
+			return f, err
+		}
+	}
+}
+
+// removeStaleTemps removes base's temporary files in dir whose process no
+// longer exists on this machine: what a write killed mid-way left behind.
+// A file of a live process (here, or a reused pid) is kept. Errors are
+// ignored: a leftover is only wasted space.
+func removeStaleTemps(dir, base string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := tempPrefix(base)
+	for _, e := range entries {
+		name := e.Name()
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok || !strings.HasSuffix(rest, ".tmp") || !e.Type().IsRegular() {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if unix.Kill(pid, 0) == unix.ESRCH {
+			os.Remove(filepath.Join(dir, name))
+		}
+	}
+}
+
+// syncDir flushes dir's entries (a rename in it) to disk. Best effort: the
+// rename is done and visible either way, and some file systems refuse to
+// sync a directory.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
