@@ -278,7 +278,8 @@ func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToo
 		opts.TempDir = bashTempDir(in.Workspace)
 	}
 	if in.Tools.BashTimeoutMs > 0 {
-		opts.DefaultTimeout = time.Duration(in.Tools.BashTimeoutMs) * time.Millisecond
+		// Capped as the workflow caps the call's activity timeout.
+		opts.DefaultTimeout = time.Duration(min(in.Tools.BashTimeoutMs, MaxBashTimeout.Milliseconds())) * time.Millisecond
 	}
 	return tools.Run(ctx, call.Name, call.Arguments, opts)
 }
@@ -318,7 +319,9 @@ func toolResultOf(id string, m agent.Message, reused bool) RunToolResult {
 }
 
 // ToolCallRefs describes an answer's tool calls for the workflow: ids,
-// names and bounded argument previews.
+// names and bounded argument previews. TimeoutSec is set only for a bash
+// timeout the tool accepts (tools.BashTimeoutArg), so no argument a model
+// writes can put an out-of-range timeout into the workflow's options.
 func ToolCallRefs(m agent.Message) []ToolCallRef {
 	var out []ToolCallRef
 	for _, tc := range m.ToolCalls() {
@@ -332,8 +335,13 @@ func ToolCallRefs(m agent.Message) []ToolCallRef {
 					break
 				}
 			}
-			if v, ok := m["timeout"].(float64); ok && v > 0 {
-				ref.TimeoutSec = v
+		}
+		if tc.Name == tools.Bash {
+			// Only a timeout the bash tool accepts becomes the call's
+			// activity timeout; the tool refuses any other with an error
+			// result the model can correct, within the default timeout.
+			if d, ok := tools.BashTimeoutArg(tc.Arguments); ok && d > 0 {
+				ref.TimeoutSec = d.Seconds()
 			}
 		}
 		out = append(out, ref)

@@ -82,7 +82,8 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 		TempDir:   bashTempDir(in.Workspace),
 	}
 	if in.TimeoutMs > 0 {
-		opts.DefaultTimeout = time.Duration(in.TimeoutMs) * time.Millisecond
+		// Capped as the workflow caps the activity's timeout.
+		opts.DefaultTimeout = time.Duration(min(in.TimeoutMs, MaxBashTimeout.Milliseconds())) * time.Millisecond
 	}
 	res := tools.Run(ctx, tools.Bash, args, opts)
 	hb.stop()

@@ -91,13 +91,9 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 	r.leafID, r.messageCount, r.workspace, r.toolHost = b.LeafID, b.MessageCount, b.Workspace, b.ToolHost
 
 	entryID := r.newID()
-	timeout := DefaultBashTimeout
-	if in.TimeoutMs > 0 {
-		timeout = time.Duration(in.TimeoutMs)*time.Millisecond + toolTimeoutMargin
-	}
 	opts := workflow.ActivityOptions{
 		ActivityID:          "bash-" + entryID,
-		StartToCloseTimeout: timeout,
+		StartToCloseTimeout: bashActivityTimeout(0, in.TimeoutMs),
 		HeartbeatTimeout:    r.in.heartbeatTimeout(),
 		// One attempt: a command is never run twice.
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},

@@ -267,13 +267,7 @@ func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 	timeout, attempts := DefaultToolTimeout, int32(3)
 	if c.ref.Name == "bash" {
 		attempts = 1
-		timeout = DefaultBashTimeout
-		if ms := r.in.Tools.BashTimeoutMs; ms > 0 {
-			timeout = time.Duration(ms)*time.Millisecond + toolTimeoutMargin
-		}
-		if s := c.ref.TimeoutSec; s > 0 {
-			timeout = time.Duration(s*float64(time.Second)) + toolTimeoutMargin
-		}
+		timeout = bashActivityTimeout(c.ref.TimeoutSec, r.in.Tools.BashTimeoutMs)
 	}
 	id := "tool-" + c.resultID + "-" + sanitizeID(c.ref.ID)
 	queue, wait := "", time.Duration(0)
@@ -307,6 +301,40 @@ func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 		WaitForCancellation: true,
 		Summary:             shorten(c.ref.Name+" "+c.ref.Summary, 120),
 	})
+}
+
+// bashActivityTimeout is the start-to-close timeout of a bash call's
+// activity: the call's own timeout in seconds if above 0, else
+// tools.bashTimeoutMs if above 0, plus toolTimeoutMargin; else
+// DefaultBashTimeout. Each is capped at activities.MaxBashTimeout before
+// the conversion, so no value — a model's argument, a client's setting,
+// NaN or infinity — can overflow time.Duration into the negative timeout
+// that Temporal refuses, failing the workflow task on every retry (issue
+// 20 item 1). The tool itself refuses a timeout above the maximum with an
+// error result the model can correct (tools.BashTimeout).
+//
+// Replay: this changes no command. Only the timeout attribute of the
+// call's ScheduleActivityTask differs, and only for a value above the
+// maximum; the SDK matches a recorded ActivityTaskScheduled event by
+// activity id and type alone, and a value that overflowed never produced
+// a recorded event (its workflow task failed). So no GetVersion.
+func bashActivityTimeout(timeoutSec float64, defaultMs int64) time.Duration {
+	limit := activities.MaxBashTimeout
+	switch {
+	case timeoutSec > 0: // false for NaN
+		d := limit
+		if timeoutSec < limit.Seconds() {
+			d = time.Duration(timeoutSec * float64(time.Second))
+		}
+		return d + toolTimeoutMargin
+	case defaultMs > 0:
+		d := limit
+		if defaultMs < limit.Milliseconds() {
+			d = time.Duration(defaultMs) * time.Millisecond
+		}
+		return d + toolTimeoutMargin
+	}
+	return DefaultBashTimeout
 }
 
 // The host wait's re-checks back off (workflow.GetVersion): before
