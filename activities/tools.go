@@ -234,16 +234,14 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 		// the same): write nothing, so the workflow's record stands. On a
 		// worker shutdown a read-only tool runs again elsewhere and an
 		// interrupted bash command is reported as such, never run twice.
-		// After heartbeats that failed (the server unreachable, or no
-		// longer knowing the call) or the deadline, the server times the
-		// call out and the workflow records it as lost (for bash: its
-		// outcome unknown). Writing "aborted" here would be found and used
-		// by the workflow, telling the model the user aborted the call.
-		if workerStopping(ctx) {
-			return RunToolResult{}, temporal.NewApplicationError(
-				fmt.Sprintf("worker stopped while %s ran: %v", call.Name, ctx.Err()), ErrTypeWorkerStopped)
-		}
-		return RunToolResult{}, ctx.Err()
+		// After heartbeats that failed (a starved worker, the server
+		// unreachable or no longer knowing the call) or the deadline,
+		// either the server times the call out or it takes this typed
+		// failure (cutError); the workflow records either as lost (for
+		// bash: its outcome unknown), never as "context canceled".
+		// Writing "aborted" here would be found and used by the workflow,
+		// telling the model the user aborted the call.
+		return RunToolResult{}, cutError(ctx, call.Name)
 	}
 	msg := agent.Message{Role: agent.RoleToolResult, ToolCallID: call.ID, ToolName: call.Name,
 		IsError: res.IsError, Content: []agent.ContentBlock{{Type: "text", Text: res.Content}},

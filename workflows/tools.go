@@ -27,6 +27,14 @@ const (
 	// ran (a graceful stop: the command's process group was killed).
 	ToolInterruptedMessage = "The worker running this command shut down while it ran and stopped it: " +
 		"the command may or may not have completed. Check its effects before running it again."
+	// ToolCutMessage: a bash command's worker cancelled it without an
+	// abort (its SDK does when heartbeats fail: a starved worker, the
+	// server unreachable).
+	ToolCutMessage = "The worker running this command stopped it without an abort (it could not report to the Temporal server) before the command reported its result: " +
+		"the command may or may not have completed. Check its effects before running it again."
+	// ToolCutOffMessage: another tool's worker stopped it, by a shutdown
+	// or without an abort, on every attempt.
+	ToolCutOffMessage = "The tool call did not finish: its worker stopped it without an abort on every attempt."
 	// ToolLostMessage: another tool's worker was lost on every attempt.
 	ToolLostMessage = "The tool call did not finish: its worker was lost (%s timeout) on every attempt."
 	// ToolAbortedMessage is the result of a call cancelled by abort.
@@ -200,24 +208,31 @@ func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 }
 
 // recordToolFailure writes the result of a call whose activity did not
-// report one: aborted, lost with its worker, or failed. If the activity
-// managed to write its own result first, that one stands (RecordEntry
-// reports it) and the workflow uses it.
+// report one: aborted, cut (cutOf: lost with its worker, stopped by a
+// worker shutdown, cancelled by the SDK without an abort), or failed. A
+// bash command cut any way but an abort may or may not have completed
+// (bash has one attempt: never run a command twice), so the model is told
+// to check. If the activity managed to write its own result first, that
+// one stands (RecordEntry reports it) and the workflow uses it.
 func (r *run) recordToolFailure(ctx workflow.Context, c *toolCall, err error) {
-	var timeoutErr *temporal.TimeoutError
-	var appErr *temporal.ApplicationError
+	cut, detail := cutOf(ctx, err)
+	bash := c.ref.Name == "bash"
 	var text string
 	switch {
-	case temporal.IsCanceledError(err) || ctx.Err() != nil:
+	case cut == cutAborted:
 		text = ToolAbortedMessage
-	case errors.As(err, &timeoutErr) && c.ref.Name == "bash":
-		text = fmt.Sprintf(ToolOutcomeUnknownMessage, timeoutName(timeoutErr))
-	case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeWorkerStopped && c.ref.Name == "bash":
+	case cut == cutLost && bash:
+		text = fmt.Sprintf(ToolOutcomeUnknownMessage, detail)
+	case cut == cutLost:
+		text = fmt.Sprintf(ToolLostMessage, detail)
+	case cut == cutStopped && bash:
 		text = ToolInterruptedMessage
-	case errors.As(err, &timeoutErr):
-		text = fmt.Sprintf(ToolLostMessage, timeoutName(timeoutErr))
+	case cut == cutUnasked && bash:
+		text = ToolCutMessage
+	case cut == cutStopped || cut == cutUnasked:
+		text = ToolCutOffMessage
 	default:
-		text = fmt.Sprintf(ToolFailedMessage, rootMessage(err))
+		text = fmt.Sprintf(ToolFailedMessage, detail)
 	}
 	r.recordToolError(ctx, c, text)
 }
