@@ -12,7 +12,9 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
@@ -111,5 +113,31 @@ func TestPrompt_ToolCutResults(t *testing.T) {
 				t.Fatalf("tool result %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// Issue 20 item 5 for a command the user typed (RPC bash): the SDK
+// cancels it without an abort (its heartbeat failed) and the server takes
+// the failure. The run fails saying the command may or may not have
+// completed, not "context canceled".
+func TestBash_CutByTheSDKWithoutAnAbortIsAnUnknownOutcome(t *testing.T) {
+	h := newHarness(t)
+	h.env.RegisterWorkflowWithOptions(Bash, workflow.RegisterOptions{Name: BashWorkflowName})
+	h.env.RegisterActivityWithOptions(func(ctx context.Context, in activities.UserBashInput) (activities.UserBashResult, error) {
+		cctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		time.AfterFunc(300*time.Millisecond, func() { cancel(serviceerror.NewUnavailable("connection refused")) })
+		return h.acts.UserBash(cctx, in)
+	}, activity.RegisterOptions{Name: activities.UserBashName})
+	h.env.ExecuteWorkflow(BashWorkflowName, BashInput{SessionID: "s1", Command: "sleep 30; echo late > late.txt", Workspace: h.workspace})
+	if !h.env.IsWorkflowCompleted() {
+		t.Fatal("workflow did not complete")
+	}
+	err := h.env.GetWorkflowError()
+	if err == nil || strings.Contains(err.Error(), "context canceled") || !strings.Contains(err.Error(), "may or may not have completed") {
+		t.Fatalf("bash run error %v, want the command's outcome unknown", err)
+	}
+	if _, err := os.Stat(filepath.Join(h.workspace, "late.txt")); err == nil {
+		t.Fatal("late.txt exists: the command kept running")
 	}
 }
