@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"fmt"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -30,4 +31,24 @@ func workerStopping(ctx context.Context) bool {
 	default:
 		return false
 	}
+}
+
+// cutError is the error of an activity whose context ended without an
+// abort (cancelledWithoutAbort) and that wrote no result: one typed error
+// per way the call was cut, so that the workflow words it from the type
+// and never as "context canceled" (issue 20 item 5, spec 13.4.7). A worker
+// shutting down is ErrTypeWorkerStopped; anything else — the SDK cancels
+// the context when heartbeats fail (a starved worker, the server
+// unreachable or no longer knowing the call) or the deadline passes — is
+// ErrTypeCallCut. Both are retryable: a read-only tool runs again, bash
+// has one attempt and its outcome is unknown.
+func cutError(ctx context.Context, what string) error {
+	if workerStopping(ctx) {
+		return temporal.NewApplicationError(fmt.Sprintf("worker stopped while %s ran: %v", what, ctx.Err()), ErrTypeWorkerStopped)
+	}
+	cause := context.Cause(ctx)
+	if cause == nil {
+		cause = ctx.Err()
+	}
+	return temporal.NewApplicationError(fmt.Sprintf("%s was cut by its worker without an abort: %v", what, cause), ErrTypeCallCut)
 }

@@ -51,4 +51,10 @@ const (
 	// one attempt, and the workflow tells the model the command was
 	// interrupted.
 	ErrTypeWorkerStopped = "WorkerStoppedError"
+	// ErrTypeCallCut: the worker's SDK cancelled the call's context
+	// without the workflow asking (heartbeats failed: a starved worker,
+	// the server unreachable or no longer knowing the call; or the
+	// deadline passed), and the call wrote no result. Retryable; the
+	// workflow tells the model that a command's outcome is unknown.
+	ErrTypeCallCut = "CallCutError"
 )

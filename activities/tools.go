@@ -234,16 +234,14 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 		// the same): write nothing, so the workflow's record stands. On a
 		// worker shutdown a read-only tool runs again elsewhere and an
 		// interrupted bash command is reported as such, never run twice.
-		// After heartbeats that failed (the server unreachable, or no
-		// longer knowing the call) or the deadline, the server times the
-		// call out and the workflow records it as lost (for bash: its
-		// outcome unknown). Writing "aborted" here would be found and used
-		// by the workflow, telling the model the user aborted the call.
-		if workerStopping(ctx) {
-			return RunToolResult{}, temporal.NewApplicationError(
-				fmt.Sprintf("worker stopped while %s ran: %v", call.Name, ctx.Err()), ErrTypeWorkerStopped)
-		}
-		return RunToolResult{}, ctx.Err()
+		// After heartbeats that failed (a starved worker, the server
+		// unreachable or no longer knowing the call) or the deadline,
+		// either the server times the call out or it takes this typed
+		// failure (cutError); the workflow records either as lost (for
+		// bash: its outcome unknown), never as "context canceled".
+		// Writing "aborted" here would be found and used by the workflow,
+		// telling the model the user aborted the call.
+		return RunToolResult{}, cutError(ctx, call.Name)
 	}
 	msg := agent.Message{Role: agent.RoleToolResult, ToolCallID: call.ID, ToolName: call.Name,
 		IsError: res.IsError, Content: []agent.ContentBlock{{Type: "text", Text: res.Content}},
@@ -278,7 +276,8 @@ func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToo
 		opts.TempDir = bashTempDir(in.Workspace)
 	}
 	if in.Tools.BashTimeoutMs > 0 {
-		opts.DefaultTimeout = time.Duration(in.Tools.BashTimeoutMs) * time.Millisecond
+		// Capped as the workflow caps the call's activity timeout.
+		opts.DefaultTimeout = time.Duration(min(in.Tools.BashTimeoutMs, MaxBashTimeout.Milliseconds())) * time.Millisecond
 	}
 	return tools.Run(ctx, call.Name, call.Arguments, opts)
 }
@@ -318,7 +317,9 @@ func toolResultOf(id string, m agent.Message, reused bool) RunToolResult {
 }
 
 // ToolCallRefs describes an answer's tool calls for the workflow: ids,
-// names and bounded argument previews.
+// names and bounded argument previews. TimeoutSec is set only for a bash
+// timeout the tool accepts (tools.BashTimeoutArg), so no argument a model
+// writes can put an out-of-range timeout into the workflow's options.
 func ToolCallRefs(m agent.Message) []ToolCallRef {
 	var out []ToolCallRef
 	for _, tc := range m.ToolCalls() {
@@ -332,8 +333,13 @@ func ToolCallRefs(m agent.Message) []ToolCallRef {
 					break
 				}
 			}
-			if v, ok := m["timeout"].(float64); ok && v > 0 {
-				ref.TimeoutSec = v
+		}
+		if tc.Name == tools.Bash {
+			// Only a timeout the bash tool accepts becomes the call's
+			// activity timeout; the tool refuses any other with an error
+			// result the model can correct, within the default timeout.
+			if d, ok := tools.BashTimeoutArg(tc.Arguments); ok && d > 0 {
+				ref.TimeoutSec = d.Seconds()
 			}
 		}
 		out = append(out, ref)

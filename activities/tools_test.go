@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,6 +233,23 @@ func TestRunTool_CancelNobodyAskedForKillsTheCommandAndWritesNothing(t *testing.
 			sess, _ := f.store.Load("s1")
 			if e, ok := sess.Get("r1"); ok {
 				t.Fatalf("result entry %+v written, want none (nobody aborted the call)", e.Message)
+			}
+		})
+	}
+}
+
+// Issue 20 item 5, spec 13.4.7: a call cut without an abort (the worker's
+// stop channel still open: failing heartbeats, a deadline) fails with the
+// typed ErrTypeCallCut naming the cause, never a bare "context canceled"
+// that the workflow would pass on to the model as the call's failure.
+func TestRunTool_CancelNobodyAskedForIsATypedCut(t *testing.T) {
+	for name, cause := range cancelsNobodyAskedFor {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := runBashCancelled(t, cause)
+			var appErr *temporal.ApplicationError
+			if !errors.As(err, &appErr) || appErr.Type() != ErrTypeCallCut || appErr.NonRetryable() ||
+				!strings.HasPrefix(appErr.Message(), "bash was cut by its worker without an abort: ") {
+				t.Fatalf("error %v, want a retryable %s naming the cut", err, ErrTypeCallCut)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/tools"
 )
 
 // ModelRef names the model of a prompt. It never carries a secret.
@@ -157,6 +158,11 @@ type SummarizeResult struct {
 	RetryAfterMs *int64 `json:"retryAfterMs,omitempty"`
 }
 
+// MaxBashTimeout is the longest timeout a bash call may ask for and the
+// upper limit of tools.bashTimeoutMs (tools.MaxBashTimeout); the workflow
+// caps the call's activity timeout with it.
+const MaxBashTimeout = tools.MaxBashTimeout
+
 // ToolCallRef is what the workflow knows of one tool call the model asked
 // for: its id, its tool, and a bounded preview of its arguments (the
 // whole arguments stay in the session entry of the assistant message).
@@ -171,7 +177,8 @@ type ToolCallRef struct {
 	// Summary is the argument a person recognises the call by (a bash
 	// command, a path, a pattern), shortened.
 	Summary string `json:"summary,omitempty"`
-	// TimeoutSec is the call's own timeout argument (bash), 0 if none.
+	// TimeoutSec is the call's own timeout argument (bash), 0 if none or
+	// if the tool refuses it (ToolCallRefs); at most MaxBashTimeout.
 	TimeoutSec float64 `json:"timeoutSec,omitempty"`
 }
 

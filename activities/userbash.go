@@ -82,7 +82,8 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 		TempDir:   bashTempDir(in.Workspace),
 	}
 	if in.TimeoutMs > 0 {
-		opts.DefaultTimeout = time.Duration(in.TimeoutMs) * time.Millisecond
+		// Capped as the workflow caps the activity's timeout.
+		opts.DefaultTimeout = time.Duration(min(in.TimeoutMs, MaxBashTimeout.Milliseconds())) * time.Millisecond
 	}
 	res := tools.Run(ctx, tools.Bash, args, opts)
 	hb.stop()
@@ -91,7 +92,7 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 		// worker shuts down, heartbeats failed (the server unreachable, or
 		// no longer knowing the call) or the deadline passed. Write
 		// nothing; the workflow reports the command's fate unknown.
-		return UserBashResult{}, ctx.Err()
+		return UserBashResult{}, cutError(ctx, "bash")
 	}
 	msg := BashExecutionMessage(in.Command, res, ctx.Err() != nil)
 	msg.Timestamp = time.Now().UnixMilli()

@@ -91,13 +91,9 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 	r.leafID, r.messageCount, r.workspace, r.toolHost = b.LeafID, b.MessageCount, b.Workspace, b.ToolHost
 
 	entryID := r.newID()
-	timeout := DefaultBashTimeout
-	if in.TimeoutMs > 0 {
-		timeout = time.Duration(in.TimeoutMs)*time.Millisecond + toolTimeoutMargin
-	}
 	opts := workflow.ActivityOptions{
 		ActivityID:          "bash-" + entryID,
-		StartToCloseTimeout: timeout,
+		StartToCloseTimeout: bashActivityTimeout(0, in.TimeoutMs),
 		HeartbeatTimeout:    r.in.heartbeatTimeout(),
 		// One attempt: a command is never run twice.
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
@@ -123,13 +119,16 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 	r.cancelTools, r.runningTools = nil, nil
 	cancel()
 	workflow.SetCurrentDetails(ctx, "")
-	var timeoutErr *temporal.TimeoutError
+	cut, detail := cutFailed, ""
+	if err != nil {
+		cut, detail = cutOf(ctx, err)
+	}
 	switch {
 	case err == nil:
 		r.advance(entryID)
 		r.messageCount++
 		return r.endBash(ctx, BashResult{Status: agent.StatusCompleted, UserBashResult: res})
-	case temporal.IsCanceledError(err) || r.aborted:
+	case cut == cutAborted || r.aborted:
 		// abort_bash: the activity recorded the output so far as
 		// cancelled; if it never started (no worker took it), this
 		// record says the command was cancelled (the first write of an
@@ -144,11 +143,17 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 		r.messageCount++
 		return r.endBash(ctx, BashResult{Status: agent.StatusCompleted,
 			UserBashResult: activities.UserBashResult{EntryID: entryID, Cancelled: true}})
-	case errors.As(err, &timeoutErr):
+	case cut == cutLost:
 		return r.endBash(ctx, BashResult{Status: agent.StatusFailed,
-			Error: fmt.Sprintf("bash %q: the worker running it was lost (%s timeout): the command may or may not have completed", in.Command, timeoutName(timeoutErr))})
+			Error: fmt.Sprintf("bash %q: the worker running it was lost (%s timeout): the command may or may not have completed", in.Command, detail)})
+	case cut == cutStopped:
+		return r.endBash(ctx, BashResult{Status: agent.StatusFailed,
+			Error: fmt.Sprintf("bash %q: the worker running it shut down and stopped it: the command may or may not have completed", in.Command)})
+	case cut == cutUnasked:
+		return r.endBash(ctx, BashResult{Status: agent.StatusFailed,
+			Error: fmt.Sprintf("bash %q: the worker running it stopped it without an abort (it could not report to the Temporal server): the command may or may not have completed", in.Command)})
 	}
-	return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: fmt.Sprintf("bash %q: %s", in.Command, rootMessage(err))})
+	return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: fmt.Sprintf("bash %q: %s", in.Command, detail)})
 }
 
 // endBash emits prompt_end and returns res, as an error when it failed.

@@ -27,6 +27,14 @@ const (
 	// ran (a graceful stop: the command's process group was killed).
 	ToolInterruptedMessage = "The worker running this command shut down while it ran and stopped it: " +
 		"the command may or may not have completed. Check its effects before running it again."
+	// ToolCutMessage: a bash command's worker cancelled it without an
+	// abort (its SDK does when heartbeats fail: a starved worker, the
+	// server unreachable).
+	ToolCutMessage = "The worker running this command stopped it without an abort (it could not report to the Temporal server) before the command reported its result: " +
+		"the command may or may not have completed. Check its effects before running it again."
+	// ToolCutOffMessage: another tool's worker stopped it, by a shutdown
+	// or without an abort, on every attempt.
+	ToolCutOffMessage = "The tool call did not finish: its worker stopped it without an abort on every attempt."
 	// ToolLostMessage: another tool's worker was lost on every attempt.
 	ToolLostMessage = "The tool call did not finish: its worker was lost (%s timeout) on every attempt."
 	// ToolAbortedMessage is the result of a call cancelled by abort.
@@ -200,24 +208,31 @@ func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 }
 
 // recordToolFailure writes the result of a call whose activity did not
-// report one: aborted, lost with its worker, or failed. If the activity
-// managed to write its own result first, that one stands (RecordEntry
-// reports it) and the workflow uses it.
+// report one: aborted, cut (cutOf: lost with its worker, stopped by a
+// worker shutdown, cancelled by the SDK without an abort), or failed. A
+// bash command cut any way but an abort may or may not have completed
+// (bash has one attempt: never run a command twice), so the model is told
+// to check. If the activity managed to write its own result first, that
+// one stands (RecordEntry reports it) and the workflow uses it.
 func (r *run) recordToolFailure(ctx workflow.Context, c *toolCall, err error) {
-	var timeoutErr *temporal.TimeoutError
-	var appErr *temporal.ApplicationError
+	cut, detail := cutOf(ctx, err)
+	bash := c.ref.Name == "bash"
 	var text string
 	switch {
-	case temporal.IsCanceledError(err) || ctx.Err() != nil:
+	case cut == cutAborted:
 		text = ToolAbortedMessage
-	case errors.As(err, &timeoutErr) && c.ref.Name == "bash":
-		text = fmt.Sprintf(ToolOutcomeUnknownMessage, timeoutName(timeoutErr))
-	case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeWorkerStopped && c.ref.Name == "bash":
+	case cut == cutLost && bash:
+		text = fmt.Sprintf(ToolOutcomeUnknownMessage, detail)
+	case cut == cutLost:
+		text = fmt.Sprintf(ToolLostMessage, detail)
+	case cut == cutStopped && bash:
 		text = ToolInterruptedMessage
-	case errors.As(err, &timeoutErr):
-		text = fmt.Sprintf(ToolLostMessage, timeoutName(timeoutErr))
+	case cut == cutUnasked && bash:
+		text = ToolCutMessage
+	case cut == cutStopped || cut == cutUnasked:
+		text = ToolCutOffMessage
 	default:
-		text = fmt.Sprintf(ToolFailedMessage, rootMessage(err))
+		text = fmt.Sprintf(ToolFailedMessage, detail)
 	}
 	r.recordToolError(ctx, c, text)
 }
@@ -267,13 +282,7 @@ func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 	timeout, attempts := DefaultToolTimeout, int32(3)
 	if c.ref.Name == "bash" {
 		attempts = 1
-		timeout = DefaultBashTimeout
-		if ms := r.in.Tools.BashTimeoutMs; ms > 0 {
-			timeout = time.Duration(ms)*time.Millisecond + toolTimeoutMargin
-		}
-		if s := c.ref.TimeoutSec; s > 0 {
-			timeout = time.Duration(s*float64(time.Second)) + toolTimeoutMargin
-		}
+		timeout = bashActivityTimeout(c.ref.TimeoutSec, r.in.Tools.BashTimeoutMs)
 	}
 	id := "tool-" + c.resultID + "-" + sanitizeID(c.ref.ID)
 	queue, wait := "", time.Duration(0)
@@ -307,6 +316,40 @@ func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 		WaitForCancellation: true,
 		Summary:             shorten(c.ref.Name+" "+c.ref.Summary, 120),
 	})
+}
+
+// bashActivityTimeout is the start-to-close timeout of a bash call's
+// activity: the call's own timeout in seconds if above 0, else
+// tools.bashTimeoutMs if above 0, plus toolTimeoutMargin; else
+// DefaultBashTimeout. Each is capped at activities.MaxBashTimeout before
+// the conversion, so no value — a model's argument, a client's setting,
+// NaN or infinity — can overflow time.Duration into the negative timeout
+// that Temporal refuses, failing the workflow task on every retry (issue
+// 20 item 1). The tool itself refuses a timeout above the maximum with an
+// error result the model can correct (tools.BashTimeout).
+//
+// Replay: this changes no command. Only the timeout attribute of the
+// call's ScheduleActivityTask differs, and only for a value above the
+// maximum; the SDK matches a recorded ActivityTaskScheduled event by
+// activity id and type alone, and a value that overflowed never produced
+// a recorded event (its workflow task failed). So no GetVersion.
+func bashActivityTimeout(timeoutSec float64, defaultMs int64) time.Duration {
+	limit := activities.MaxBashTimeout
+	switch {
+	case timeoutSec > 0: // false for NaN
+		d := limit
+		if timeoutSec < limit.Seconds() {
+			d = time.Duration(timeoutSec * float64(time.Second))
+		}
+		return d + toolTimeoutMargin
+	case defaultMs > 0:
+		d := limit
+		if defaultMs < limit.Milliseconds() {
+			d = time.Duration(defaultMs) * time.Millisecond
+		}
+		return d + toolTimeoutMargin
+	}
+	return DefaultBashTimeout
 }
 
 // The host wait's re-checks back off (workflow.GetVersion): before

@@ -143,15 +143,6 @@ var abortRetryCmd = Command{
 	},
 }
 
-var abortCmd = Command{
-	Name:    "abort",
-	Usage:   "starter abort [--session ID]",
-	Summary: "abort the session's running prompt: its retry first, then the model call (signal abort)",
-	Run: func(ctx context.Context, env Env, args []string) int {
-		return signalCommand(ctx, env, "abort", args, func(k *control.Controller, id string) error { return k.Abort(ctx, id) })
-	},
-}
-
 func signalCommand(ctx context.Context, env Env, name string, args []string, send func(*control.Controller, string) error) int {
 	c := newFlags(name, env)
 	if !c.parse(env, args) {

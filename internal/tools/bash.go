@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +37,48 @@ const (
 	drainGrace = 200 * time.Millisecond
 )
 
+// MaxBashTimeout is the longest timeout a bash call may ask for (its
+// timeout argument) and the upper limit of tools.bashTimeoutMs: 24 hours.
+// The prompt's activity for a call lasts the call's timeout plus a margin,
+// so an unbounded value would overflow the activity's Temporal timeout and
+// fail the workflow task that schedules it (issue 20 item 1).
+const MaxBashTimeout = 24 * time.Hour
+
+// BashTimeout validates a bash call's timeout argument, in seconds: a
+// finite number from 0 (no timeout) to MaxBashTimeout. Its error names the
+// value and the limit in one line; the tool gives it to the model as the
+// call's error result (BashTimeoutResult), so that it can call again.
+func BashTimeout(sec float64) (time.Duration, error) {
+	limit := MaxBashTimeout.Seconds()
+	v := strconv.FormatFloat(sec, 'f', -1, 64)
+	if math.Abs(sec) >= 1e21 {
+		v = strconv.FormatFloat(sec, 'g', -1, 64)
+	}
+	switch {
+	case math.IsNaN(sec) || math.IsInf(sec, 0):
+		return 0, fmt.Errorf("timeout %s is not a finite number of seconds", v)
+	case sec < 0:
+		return 0, fmt.Errorf("timeout %s s is negative", v)
+	case sec > limit:
+		return 0, fmt.Errorf("timeout %s s is above the maximum of %v s (24 hours)", v, limit)
+	}
+	return time.Duration(sec * float64(time.Second)), nil
+}
+
+// BashTimeoutArg reads the timeout argument of a bash call's arguments as
+// the tool does (a number, a numeric string or null). ok is false when
+// the call names no valid timeout: none, or one the tool refuses.
+func BashTimeoutArg(args json.RawMessage) (d time.Duration, ok bool) {
+	var a struct {
+		Timeout optNum `json:"timeout"`
+	}
+	if json.Unmarshal(args, &a) != nil || !a.Timeout.set {
+		return 0, false
+	}
+	d, err := BashTimeout(a.Timeout.v)
+	return d, err == nil
+}
+
 func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	var a bashArgs
 	if r := decodeArgs(Bash, raw, &a); r != nil {
@@ -44,12 +87,13 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if a.Command == nil || strings.TrimSpace(*a.Command) == "" {
 		return missing(Bash, "command")
 	}
-	timeout := opts.DefaultTimeout
+	timeout := min(opts.DefaultTimeout, MaxBashTimeout)
 	if a.Timeout.set {
-		if a.Timeout.v < 0 {
-			return errorf("Invalid timeout: must be a non-negative number of seconds, got %v", a.Timeout.v)
+		d, err := BashTimeout(a.Timeout.v)
+		if err != nil {
+			return errorf("bash: %v; call bash again with a timeout from 0 (none) to %v seconds", err, MaxBashTimeout.Seconds())
 		}
-		timeout = time.Duration(a.Timeout.v * float64(time.Second))
+		timeout = d
 	}
 	ws := opts.workspace()
 	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {

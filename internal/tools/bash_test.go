@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -37,7 +38,8 @@ func TestBash(t *testing.T) {
 			exact: "partial\n\nCommand exited with code 3", code: 3, hasCode: true},
 		{name: "exit code without output", args: obj{"command": "false"}, isErr: true, exact: "Command exited with code 1", code: 1, hasCode: true},
 		{name: "ansi stripped", args: obj{"command": `printf '\033[31mred\033[0m\n'`}, exact: "red"},
-		{name: "negative timeout", args: obj{"command": "true", "timeout": -1}, isErr: true, want: []string{"Invalid timeout"}},
+		{name: "negative timeout", args: obj{"command": "true", "timeout": -1}, isErr: true,
+			exact: "bash: timeout -1 s is negative; call bash again with a timeout from 0 (none) to 86400 seconds"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,6 +153,65 @@ func TestBashTimeout(t *testing.T) {
 			t.Fatalf("got %q", r.Content)
 		}
 	})
+}
+
+// Issue 20 item 1: a timeout argument the activity's Temporal timeout
+// cannot hold (9.2e9 s wedged the session), or that is not a finite
+// non-negative number, is an error result naming the value and the
+// maximum, and the command does not run. The maximum itself is accepted.
+func TestBashTimeoutArgumentOutOfRange(t *testing.T) {
+	ws := t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		timeout any
+		want    string
+	}{
+		{"far above the maximum", 9.2e9, "bash: timeout 9200000000 s is above the maximum of 86400 s (24 hours); call bash again with a timeout from 0 (none) to 86400 seconds"},
+		{"just above the maximum", 86400.5, "bash: timeout 86400.5 s is above the maximum of 86400 s (24 hours); call bash again with a timeout from 0 (none) to 86400 seconds"},
+		{"a quoted huge number", "1e300", "bash: timeout 1e+300 s is above the maximum of 86400 s (24 hours); call bash again with a timeout from 0 (none) to 86400 seconds"},
+		{"NaN as a string", "NaN", "bash: timeout NaN is not a finite number of seconds; call bash again with a timeout from 0 (none) to 86400 seconds"},
+		{"infinity as a string", "-Inf", "bash: timeout -Inf is not a finite number of seconds; call bash again with a timeout from 0 (none) to 86400 seconds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := call(t, Options{Workspace: ws, TempDir: t.TempDir()}, "bash", obj{"command": "touch ran", "timeout": tc.timeout})
+			mustErr(t, r)
+			if r.Content != tc.want {
+				t.Fatalf("got %q, want %q", r.Content, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+				t.Fatal("the command ran although its timeout was refused")
+			}
+		})
+	}
+	t.Run("the maximum is accepted", func(t *testing.T) {
+		r := call(t, Options{Workspace: ws}, "bash", obj{"command": "echo ok", "timeout": 86400})
+		mustOK(t, r)
+	})
+}
+
+func TestBashTimeoutArg(t *testing.T) {
+	for _, tc := range []struct {
+		args string
+		want time.Duration
+		ok   bool
+	}{
+		{`{"command":"x"}`, 0, false},
+		{`{"command":"x","timeout":null}`, 0, false},
+		{`{"command":"x","timeout":90}`, 90 * time.Second, true},
+		{`{"command":"x","timeout":"1.5"}`, 1500 * time.Millisecond, true},
+		{`{"command":"x","timeout":0}`, 0, true},
+		{`{"command":"x","timeout":86400}`, MaxBashTimeout, true},
+		{`{"command":"x","timeout":9.2e9}`, 0, false},
+		{`{"command":"x","timeout":-3}`, 0, false},
+		{`{"command":"x","timeout":"Inf"}`, 0, false},
+		{`{"command":"x","timeout":1e400}`, 0, false},
+		{`not json`, 0, false},
+	} {
+		d, ok := BashTimeoutArg(json.RawMessage(tc.args))
+		if d != tc.want || ok != tc.ok {
+			t.Errorf("BashTimeoutArg(%s) = %v, %v; want %v, %v", tc.args, d, ok, tc.want, tc.ok)
+		}
+	}
 }
 
 // processGone reports whether pid has exited (a zombie counts: it no longer
