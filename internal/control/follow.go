@@ -356,6 +356,7 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 		}
 		f.after = e.Seq
 		f.live.observe(e)
+		e = f.withUndelivered(ctx, f.runID, e)
 		f.fn(e)
 		if e.Type == agent.EventPromptEnd {
 			return e, true, false, nil
@@ -389,7 +390,7 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 		if err == nil {
 			for i := len(all) - 1; i >= 0; i-- {
 				if all[i].Type == agent.EventPromptEnd {
-					return all[i], "", nil
+					return f.withUndelivered(ctx, f.runID, all[i]), "", nil
 				}
 			}
 		}
