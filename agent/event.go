@@ -50,6 +50,11 @@ type Event struct {
 
 	// prompt_end: final status ("completed", "failed", "aborted").
 	Status string `json:"status,omitempty"`
+	// Undelivered (prompt_end of a failed or aborted prompt) are the steer
+	// and follow_up messages the prompt did not deliver, so a client can
+	// send them again. The workflow leaves it nil (they are in its
+	// PromptResult); clients fill it from the result (control.Follow).
+	Undelivered []string `json:"undelivered,omitempty"`
 
 	// tool_execution_start / _update / _end: the call, its arguments, its
 	// (partial) result.
@@ -229,9 +234,10 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventPromptEnd:
 		return json.Marshal(struct {
 			eventHeader
-			Status       string `json:"status"`
-			ErrorMessage string `json:"errorMessage,omitempty"`
-		}{h, e.Status, e.ErrorMessage})
+			Status       string   `json:"status"`
+			ErrorMessage string   `json:"errorMessage,omitempty"`
+			Undelivered  []string `json:"undelivered,omitempty"`
+		}{h, e.Status, e.ErrorMessage, e.Undelivered})
 	}
 	return nil, fmt.Errorf("marshal event: unknown type %q", e.Type)
 }

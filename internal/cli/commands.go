@@ -108,6 +108,7 @@ func follow(ctx context.Context, env Env, cmd string, k *control.Controller, ses
 		return fail(env, cmd, err)
 	}
 	p.stop()
+	printUndelivered(env.Stderr, end)
 	if end.Status == agent.StatusCompleted {
 		if printAnswer && !asJSON {
 			if text := p.lastText; text != "" && !p.lastStreamed {
@@ -117,6 +118,16 @@ func follow(ctx context.Context, env Env, cmd string, k *control.Controller, ses
 		return ExitOK
 	}
 	return ExitFailed
+}
+
+// printUndelivered writes one line per message the ended prompt did not
+// deliver (a steer or follow_up queued when it failed or was aborted), so
+// the user can send it again; line breaks in a message show as ⏎ (the
+// prompt_end of --json output has the exact texts).
+func printUndelivered(w io.Writer, end agent.Event) {
+	for _, m := range end.Undelivered {
+		fmt.Fprintf(w, "not delivered (prompt %s): %s\n", end.Status, strings.ReplaceAll(strings.ReplaceAll(m, "\r\n", "\n"), "\n", " ⏎ "))
+	}
 }
 
 // stillRuns says, after the user stopped following, whether the prompt

@@ -294,7 +294,7 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 				}
 			}
 			if d != nil {
-				f.workerMissing(qerr)
+				f.queryFailing(qerr)
 			}
 			if !f.sleep(ctx, f.nextBackoff()) {
 				return agent.Event{}, ctx.Err()
@@ -356,6 +356,7 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 		}
 		f.after = e.Seq
 		f.live.observe(e)
+		e = f.withUndelivered(ctx, f.runID, e)
 		f.fn(e)
 		if e.Type == agent.EventPromptEnd {
 			return e, true, false, nil
@@ -389,7 +390,7 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 		if err == nil {
 			for i := len(all) - 1; i >= 0; i-- {
 				if all[i].Type == agent.EventPromptEnd {
-					return all[i], "", nil
+					return f.withUndelivered(ctx, f.runID, all[i]), "", nil
 				}
 			}
 		}
@@ -542,14 +543,23 @@ func (f *follower) describeFailed(ctx context.Context, err error) (_ error, stop
 
 func (f *follower) reachable() { f.unreachableSince = time.Time{} }
 
-// workerMissing: Temporal answers, the events query does not.
-func (f *follower) workerMissing(qerr error) {
+// queryFailing: Temporal answers, the events query does not. Either no
+// worker answers it, or a worker answered it with a failure (a transient
+// one: see failedQuery); both are waited out, told to OnWait once when
+// they last.
+func (f *follower) queryFailing(qerr error) {
 	if f.failingSince.IsZero() {
 		f.failingSince = f.now()
 	}
-	if f.now().Sub(f.failingSince) >= waitReportDelay || isDeadline(qerr) {
-		f.report(fmt.Sprintf("no worker is answering for session %s; waiting (the prompt is durable)", f.session))
+	if f.now().Sub(f.failingSince) < waitReportDelay && !isDeadline(qerr) {
+		return
 	}
+	var q *queryError
+	if errors.As(qerr, &q) && q.failed != "" {
+		f.report(fmt.Sprintf("the events query of session %s failed on the worker (%s); retrying (the prompt is durable)", f.session, q.failed))
+		return
+	}
+	f.report(fmt.Sprintf("no worker is answering for session %s; waiting (the prompt is durable)", f.session))
 }
 
 func (f *follower) queryOK() {
@@ -607,23 +617,31 @@ func (f *follower) queryEvents(ctx context.Context, runID string, after int64) (
 	if err != nil {
 		var nf *serviceerror.NotFound
 		if errors.As(err, &nf) {
-			return nil, &queryError{fmt.Errorf("%w in session %s (workflow %s run %s)", ErrNoPrompt, f.session, f.wfID, runID), true}
+			return nil, &queryError{err: fmt.Errorf("%w in session %s (workflow %s run %s)", ErrNoPrompt, f.session, f.wfID, runID), permanent: true}
 		}
 		if isDeadline(err) && ctx.Err() == nil {
 			f.curQueryTimeout = min(2*timeout, maxQueryTimeout)
 		}
-		return nil, &queryError{fmt.Errorf("query events of session %s: %s", f.session, rpcText(err)), isPermanentRPC(err)}
+		qe := &queryError{err: fmt.Errorf("query events of session %s: %s", f.session, rpcText(err)), permanent: isPermanentRPC(err)}
+		if failedQuery(err) {
+			qe.failed = rpcText(err)
+		}
+		return nil, qe
 	}
 	var evs []agent.Event
 	if err := v.Get(&evs); err != nil {
-		return nil, &queryError{fmt.Errorf("decode events of session %s: %w", f.session, err), true}
+		return nil, &queryError{err: fmt.Errorf("decode events of session %s: %w", f.session, err), permanent: true}
 	}
 	return evs, nil
 }
 
+// queryError is a failed events query. permanent: another try will not
+// fix it (Follow ends with it); failed: the worker's failure text when
+// the query reached a worker and failed there.
 type queryError struct {
 	err       error
 	permanent bool
+	failed    string
 }
 
 func (e *queryError) Error() string { return e.err.Error() }
@@ -635,13 +653,30 @@ func permanentQueryError(err error) bool {
 }
 
 // isPermanentRPC: errors that another try will not fix (the workflow does
-// not answer this query at all, bad arguments, no access).
+// not have this query at all, bad arguments, no access, no namespace). A
+// query that failed on the worker otherwise is not one: the SDK fails a
+// query it answers from workflow state it is rebuilding while the history
+// grows (after a worker restart: "[TMPRL1100] invalid state transition:
+// attempt to handleInitiatedEvent ... state=Created", temporalio/sdk-go
+// issue 755), and the next query, on the rebuilt state, answers.
 func isPermanentRPC(err error) bool {
-	var qf *serviceerror.QueryFailed
 	var ia *serviceerror.InvalidArgument
 	var pd *serviceerror.PermissionDenied
 	var nn *serviceerror.NamespaceNotFound
-	return errors.As(err, &qf) || errors.As(err, &ia) || errors.As(err, &pd) || errors.As(err, &nn)
+	return unknownQuery(err) || errors.As(err, &ia) || errors.As(err, &pd) || errors.As(err, &nn)
+}
+
+// failedQuery: the query reached a worker and failed there.
+func failedQuery(err error) bool {
+	var qf *serviceerror.QueryFailed
+	return errors.As(err, &qf)
+}
+
+// unknownQuery: the workflow has no handler of the query (the SDK's
+// "unknown queryType events. KnownQueryTypes=[...]"): not a prompt
+// workflow, or one too old to have it.
+func unknownQuery(err error) bool {
+	return failedQuery(err) && strings.Contains(err.Error(), "unknown queryType")
 }
 
 func isDeadline(err error) bool {

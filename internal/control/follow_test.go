@@ -482,6 +482,88 @@ func TestFollow_TemporalUnreachable(t *testing.T) {
 	}
 }
 
+// sdkQueryPanic is the failure the Temporal frontend returns for an events
+// query that hit the SDK's state-machine panic on a worker rebuilding the
+// workflow's state after a worker kill (issue 20 item 9; temporalio/sdk-go
+// issue 755).
+var sdkQueryPanic = serviceerror.NewQueryFailed("[TMPRL1100] invalid state transition: attempt to handleInitiatedEvent, " +
+	"CommandType: Activity, ID: 11, state=Created, isDone()=false, history=[Created]")
+
+// Issue 20 item 9: an events query that fails on the worker is transient:
+// Follow keeps following through it, says once that it retries, and
+// delivers every event once, to the prompt's end. Only failures no retry
+// fixes end Follow.
+func TestFollow_FailedQueryIsTransient(t *testing.T) {
+	// One failed query; failures for longer than the report delay.
+	for _, lasting := range []time.Duration{0, 1500 * time.Millisecond} {
+		t.Run(fmt.Sprint(lasting), func(t *testing.T) {
+			f := newFake(&fakeRun{id: "r1", events: evs(1, 2, "")})
+			k := fastController(f)
+			var mu sync.Mutex
+			var waits []string
+			k.OnWait = func(msg string) { mu.Lock(); waits = append(waits, msg); mu.Unlock() }
+			r := &recorder{}
+			done := make(chan error, 1)
+			go func() {
+				_, err := follow(t, k, "", 0, r)
+				done <- err
+			}()
+			time.Sleep(30 * time.Millisecond)
+			f.do(func() { f.queryErr, f.queries = sdkQueryPanic, 0 })
+			for n := 0; n < 1; {
+				time.Sleep(time.Millisecond)
+				f.do(func() { n = f.queries })
+			}
+			time.Sleep(lasting)
+			f.do(func() {
+				f.queryErr = nil
+				f.runs["r1"].events = evs(1, 5, agent.EventPromptEnd)
+			})
+			if err := <-done; err != nil {
+				t.Fatalf("Follow ended on a failed query: %v", err)
+			}
+			r.checkSeqs(t, 0, 5)
+			mu.Lock()
+			defer mu.Unlock()
+			if lasting == 0 && len(waits) != 0 {
+				t.Errorf("one failed query was told: %q", waits)
+			}
+			if lasting > 0 && (len(waits) != 2 || waits[1] != "following session s1 again" ||
+				waits[0] != "the events query of session s1 failed on the worker ("+sdkQueryPanic.Error()+"); retrying (the prompt is durable)") {
+				t.Errorf("OnWait got %q", waits)
+			}
+		})
+	}
+}
+
+// Issue 20 item 9: failures no retry fixes still end Follow at once, with
+// the error.
+func TestFollow_FinalQueryErrorsEndIt(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{serviceerror.NewQueryFailed("unknown queryType events. KnownQueryTypes=[__stack_trace]"), "unknown queryType events"},
+		{serviceerror.NewPermissionDenied("request unauthorized", ""), "request unauthorized"},
+		{serviceerror.NewNamespaceNotFound("nowhere"), "nowhere"},
+		{serviceerror.NewInvalidArgument("bad query arguments"), "bad query arguments"},
+		{serviceerror.NewNotFound("workflow not found"), "no prompt in session s1"},
+	} {
+		t.Run(fmt.Sprintf("%T", tc.err), func(t *testing.T) {
+			f := newFake(&fakeRun{id: "r1", events: evs(1, 2, "")})
+			f.queryErr = tc.err
+			start := time.Now()
+			_, err := follow(t, fastController(f), "", 0, &recorder{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Follow = %v, want an error containing %q", err, tc.want)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("gave up after %s: a final error is not retried", d)
+			}
+		})
+	}
+}
+
 // A Describe that fails while the events query answers does not stop
 // Follow or make it report an outage.
 func TestFollow_DescribeFailingAloneIsNoOutage(t *testing.T) {
