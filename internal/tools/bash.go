@@ -71,7 +71,8 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	shell := findShell()
 	cmd := exec.Command(shell, "-c", *a.Command)
 	cmd.Dir = ws
-	cmd.Env = env
+	token := newCallToken()
+	cmd.Env = withCallMarker(env, token)
 	cmd.Stdout, cmd.Stderr = w, w // merged; stdin stays /dev/null
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -136,11 +137,11 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	case waitErr = <-waitDone:
 	case <-ctx.Done():
 		aborted = true
-		killGroup(pgid)
+		killCall(token, pgid)
 		waitErr = <-waitDone
 	case <-timer:
 		timedOut = true
-		killGroup(pgid)
+		killCall(token, pgid)
 		waitErr = <-waitDone
 	}
 	select {
@@ -149,6 +150,10 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		_ = r.SetReadDeadline(time.Now())
 		<-readDone
 	}
+	// Whatever the command left running (`cmd &`, setsid, nohup) ends
+	// with the call, after its output had drainGrace to arrive. (The
+	// shell is reaped: its group is no longer addressed by its number.)
+	endCallProcesses(token, pgid)
 	r.Close()
 	close(stopUpdates)
 	<-updatesDone
@@ -216,11 +221,18 @@ func findShell() string {
 	return "/bin/sh"
 }
 
-// killGroup kills the whole process group of the command.
-func killGroup(pgid int) {
-	if pgid > 0 {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+// killCall kills a running command: the shell is stopped so that it
+// forks no more, every other process of the call is killed (see
+// endCallProcesses), then the shell's process group, shell included. The
+// shell must not have been waited for yet: until then its pid and group
+// number name it and nothing else.
+func killCall(token string, shell int) {
+	if shell <= 0 {
+		return
 	}
+	_ = syscall.Kill(shell, syscall.SIGSTOP)
+	endCallProcesses(token, shell)
+	_ = syscall.Kill(-shell, syscall.SIGKILL)
 }
 
 // notify calls the caller's progress callback; a panic in it must not take

@@ -200,6 +200,22 @@ func readPid(t *testing.T, file string) int {
 	}
 }
 
+// waitComm waits until process pid runs the program named comm.
+func waitComm(t *testing.T, pid int, comm string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if strings.TrimSpace(string(b)) == comm {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d runs %q, not %q", pid, b, comm)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func TestBashKillsProcessGroup(t *testing.T) {
 	for _, how := range []string{"cancel", "timeout"} {
 		t.Run(how, func(t *testing.T) {
@@ -285,5 +301,91 @@ func TestBashOnUpdatePanicIsContained(t *testing.T) {
 	mustOK(t, r)
 	if r.Content != "a\nb" {
 		t.Fatalf("got %q", r.Content)
+	}
+}
+
+// TestBashEndsTheProcessesOfTheCall: whatever a command leaves running in
+// the background (`cmd &`, `setsid`, a child that clears its environment)
+// is gone when the call returns, however it ends; another call's
+// processes are not touched.
+func TestBashEndsTheProcessesOfTheCall(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("processes are found through /proc")
+	}
+	// A detached process writes the pid file on its own time.
+	const untilPid = "while [ ! -s pid ]; do sleep 0.01; done; "
+	for _, tc := range []struct {
+		name, command string
+		abort         bool
+	}{
+		{name: "background of a finished call", command: "sleep 300 & echo $! > pid; echo started"},
+		{name: "nohup of a finished call", command: "nohup sleep 300 >/dev/null 2>&1 & echo $! > pid; echo started"},
+		{name: "setsid of a finished call", command: "setsid -f sh -c 'echo $$ > pid; exec sleep 300' >/dev/null 2>&1; " + untilPid + "echo started"},
+		{name: "cleared environment in the group", command: "env -i sleep 300 & echo $! > pid; echo started"},
+		{name: "cleared environment under a detached parent",
+			command: "setsid -f sh -c 'env -i sleep 300 & echo $! > pid; wait' >/dev/null 2>&1; " + untilPid + "echo started"},
+		{name: "setsid then abort", command: "setsid sleep 300 & echo $! > pid; echo started; wait", abort: true},
+		{name: "setsid fork then abort", command: "setsid -f sh -c 'echo $$ > pid; exec sleep 300'; echo started; sleep 300", abort: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan Result, 1)
+			go func() { done <- callCtx(t, ctx, Options{Workspace: ws}, "bash", obj{"command": tc.command}) }()
+			pid := readPid(t, filepath.Join(ws, "pid"))
+			defer syscall.Kill(pid, syscall.SIGKILL)
+			if tc.abort {
+				waitComm(t, pid, "sleep") // detached: past setsid
+				cancel()
+			}
+			var r Result
+			select {
+			case r = <-done:
+			case <-time.After(15 * time.Second):
+				t.Fatal("Run did not return")
+			}
+			mustContain(t, r.Content, "started")
+			if !processGone(pid) {
+				t.Fatalf("process %d of the call still runs after the call returned (%s)", pid, r.Content)
+			}
+		})
+	}
+}
+
+// TestBashEndsOnlyItsOwnProcesses: one call's end leaves a concurrent
+// call's background process running until that call ends.
+func TestBashEndsOnlyItsOwnProcesses(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("processes are found through /proc")
+	}
+	ws := t.TempDir()
+	long := make(chan Result, 1)
+	go func() {
+		long <- call(t, Options{Workspace: ws}, "bash", obj{"command": "setsid -f sleep 300 & sleep 300 & echo $! > a; while [ ! -f go ]; do sleep 0.05; done; echo long"})
+	}()
+	pidA := readPid(t, filepath.Join(ws, "a"))
+	defer syscall.Kill(pidA, syscall.SIGKILL)
+	r := call(t, Options{Workspace: ws}, "bash", obj{"command": "sleep 300 & echo $! > b; echo short"})
+	mustOK(t, r)
+	pidB := readPid(t, filepath.Join(ws, "b"))
+	defer syscall.Kill(pidB, syscall.SIGKILL)
+	if !processGone(pidB) {
+		t.Fatalf("the short call's background process %d still runs", pidB)
+	}
+	if processGone(pidA) {
+		t.Fatalf("the short call's end killed the long call's background process %d", pidA)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r = <-long:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the long call did not return")
+	}
+	mustOK(t, r)
+	if !processGone(pidA) {
+		t.Fatalf("the long call's background process %d still runs after its call returned", pidA)
 	}
 }
