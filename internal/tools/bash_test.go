@@ -389,3 +389,83 @@ func TestBashEndsOnlyItsOwnProcesses(t *testing.T) {
 		t.Fatalf("the long call's background process %d still runs after its call returned", pidA)
 	}
 }
+
+// outputFiles lists the full outputs kept in dir and their total size.
+func outputFiles(t *testing.T, dir string) (names []string, total int64) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, e.Name())
+		total += fi.Size()
+	}
+	return names, total
+}
+
+// TestBashFullOutputsAreBounded: the full outputs of truncated calls kept
+// in one TempDir (a session's) never exceed KeptOutputFiles files or
+// KeptOutputBytes; the oldest go first, the one a result names stays.
+func TestBashFullOutputsAreBounded(t *testing.T) {
+	ws := t.TempDir()
+	t.Run("by count", func(t *testing.T) {
+		tmp := t.TempDir()
+		var paths []string
+		for i := 0; i < KeptOutputFiles+5; i++ {
+			r := call(t, Options{Workspace: ws, TempDir: tmp}, "bash", obj{"command": "seq 1 3000"})
+			mustOK(t, r)
+			path, _ := r.Details["fullOutputPath"].(string)
+			if _, err := os.Stat(path); err != nil {
+				t.Fatalf("call %d: the full output the result names is gone: %v", i, err)
+			}
+			paths = append(paths, path)
+			if names, _ := outputFiles(t, tmp); len(names) > KeptOutputFiles {
+				t.Fatalf("after %d calls %d full outputs are kept, the bound is %d", i+1, len(names), KeptOutputFiles)
+			}
+		}
+		for i, p := range paths {
+			_, err := os.Stat(p)
+			if kept := err == nil; kept != (i >= 5) {
+				t.Fatalf("output %d of %d kept: %v", i+1, len(paths), kept)
+			}
+		}
+	})
+	t.Run("by size", func(t *testing.T) {
+		tmp := t.TempDir()
+		part := KeptOutputBytes/3 + 1<<20 // three do not fit
+		var paths []string
+		for i := 0; i < 3; i++ {
+			r := call(t, Options{Workspace: ws, TempDir: tmp}, "bash", obj{"command": fmt.Sprintf("head -c %d /dev/zero | tr '\\0' 'x' | fold -w 100", part)})
+			mustOK(t, r)
+			path, _ := r.Details["fullOutputPath"].(string)
+			paths = append(paths, path)
+		}
+		if _, total := outputFiles(t, tmp); total > KeptOutputBytes {
+			t.Fatalf("%d bytes of full outputs are kept, the bound is %d", total, KeptOutputBytes)
+		}
+		if _, err := os.Stat(paths[0]); err == nil {
+			t.Fatal("the oldest output is kept past the size bound")
+		}
+		if _, err := os.Stat(paths[2]); err != nil {
+			t.Fatalf("the newest output is gone: %v", err)
+		}
+	})
+	t.Run("one output larger than the bound", func(t *testing.T) {
+		tmp := t.TempDir()
+		r := call(t, Options{Workspace: ws, TempDir: tmp}, "bash", obj{"command": fmt.Sprintf("seq 1 %d", KeptOutputBytes/4)})
+		mustOK(t, r)
+		mustContain(t, r.Content, fmt.Sprintf("Full output (cut at %s): ", formatSize(KeptOutputBytes)))
+		if _, total := outputFiles(t, tmp); total != KeptOutputBytes {
+			t.Fatalf("%d bytes kept of an output over the bound %d", total, KeptOutputBytes)
+		}
+		path, _ := r.Details["fullOutputPath"].(string)
+		if !strings.HasPrefix(readFile(t, path), "1\n2\n3\n") {
+			t.Fatal("the kept part is not the output's start")
+		}
+	})
+}
