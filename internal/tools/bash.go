@@ -147,13 +147,19 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	select {
 	case <-readDone:
 	case <-time.After(drainGrace):
-		_ = r.SetReadDeadline(time.Now())
-		<-readDone
 	}
 	// Whatever the command left running (`cmd &`, setsid, nohup) ends
 	// with the call, after its output had drainGrace to arrive. (The
 	// shell is reaped: its group is no longer addressed by its number.)
+	// Its writers dead, the pipe's last bytes are read to its end.
 	endCallProcesses(token, pgid)
+	select {
+	case <-readDone:
+	case <-time.After(drainGrace):
+		// A process that escaped endCallProcesses holds the pipe open.
+		_ = r.SetReadDeadline(time.Now())
+		<-readDone
+	}
 	r.Close()
 	close(stopUpdates)
 	<-updatesDone

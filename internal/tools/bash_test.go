@@ -324,8 +324,8 @@ func TestBashEndsTheProcessesOfTheCall(t *testing.T) {
 		{name: "cleared environment in the group", command: "env -i sleep 300 & echo $! > pid; echo started"},
 		{name: "cleared environment under a detached parent",
 			command: "setsid -f sh -c 'env -i sleep 300 & echo $! > pid; wait' >/dev/null 2>&1; " + untilPid + "echo started"},
-		{name: "setsid then abort", command: "setsid sleep 300 & echo $! > pid; echo started; wait", abort: true},
-		{name: "setsid fork then abort", command: "setsid -f sh -c 'echo $$ > pid; exec sleep 300'; echo started; sleep 300", abort: true},
+		{name: "setsid then abort", command: "echo started; setsid sleep 300 & echo $! > pid; wait", abort: true},
+		{name: "setsid fork then abort", command: "echo started; setsid -f sh -c 'echo $$ > pid; exec sleep 300'; sleep 300", abort: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := t.TempDir()
@@ -362,7 +362,7 @@ func TestBashEndsOnlyItsOwnProcesses(t *testing.T) {
 	ws := t.TempDir()
 	long := make(chan Result, 1)
 	go func() {
-		long <- call(t, Options{Workspace: ws}, "bash", obj{"command": "setsid -f sleep 300 & sleep 300 & echo $! > a; while [ ! -f go ]; do sleep 0.05; done; echo long"})
+		long <- call(t, Options{Workspace: ws}, "bash", obj{"command": "sleep 300 & echo $! > a; while [ ! -f go ]; do sleep 0.05; done; echo long"})
 	}()
 	pidA := readPid(t, filepath.Join(ws, "a"))
 	defer syscall.Kill(pidA, syscall.SIGKILL)

@@ -25,12 +25,15 @@ func TestBashReapsOrphansOfAReaperWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := t.TempDir()
-	r := call(t, Options{Workspace: ws}, "bash", obj{"command": "sleep 300 & echo $! > pid; setsid -f sleep 300; echo started"})
+	r := call(t, Options{Workspace: ws}, "bash", obj{"command": "sleep 300 & echo $! > pid1; " +
+		"setsid -f sh -c 'echo $$ > pid2; exec sleep 300'; while [ ! -s pid2 ]; do sleep 0.01; done; echo started"})
 	mustOK(t, r)
-	pid := readPid(t, filepath.Join(ws, "pid"))
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		syscall.Kill(pid, syscall.SIGKILL)
-		t.Fatalf("orphan %d of the call is not reaped (kill 0: %v; gone: %v)", pid, err, processGone(pid))
+	for _, f := range []string{"pid1", "pid2"} {
+		pid := readPid(t, filepath.Join(ws, f))
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("orphan %d of the call is not reaped (kill 0: %v; gone: %v)", pid, err, processGone(pid))
+		}
 	}
 	err := other.Wait()
 	var ee *exec.ExitError
