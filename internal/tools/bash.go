@@ -137,11 +137,11 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	case waitErr = <-waitDone:
 	case <-ctx.Done():
 		aborted = true
-		killCall(token, pgid)
+		killCall(cmd, token)
 		waitErr = <-waitDone
 	case <-timer:
 		timedOut = true
-		killCall(token, pgid)
+		killCall(cmd, token)
 		waitErr = <-waitDone
 	}
 	select {
@@ -229,14 +229,17 @@ func findShell() string {
 
 // killCall kills a running command: the shell is stopped so that it
 // forks no more, every other process of the call is killed (see
-// endCallProcesses), then the shell's process group, shell included. The
-// shell must not have been waited for yet: until then its pid and group
-// number name it and nothing else.
-func killCall(token string, shell int) {
+// endCallProcesses), then the shell's process group, shell included. It
+// is called before the shell's Wait has returned: its group number names
+// its group (a shell that exits at this very moment frees the number,
+// which the kernel's sequential pids make safe to signal for the instant
+// it takes).
+func killCall(cmd *exec.Cmd, token string) {
+	shell := cmd.Process.Pid
 	if shell <= 0 {
 		return
 	}
-	_ = syscall.Kill(shell, syscall.SIGSTOP)
+	_ = cmd.Process.Signal(syscall.SIGSTOP) // by pidfd: never another process
 	endCallProcesses(token, shell)
 	_ = syscall.Kill(-shell, syscall.SIGKILL)
 }
