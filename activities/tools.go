@@ -273,7 +273,7 @@ func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToo
 		OnUpdate:  func(partial string) { stream.SetOutput(partial) },
 	}
 	if call.Name == tools.Bash {
-		opts.TempDir = bashTempDir(in.Workspace)
+		opts.TempDir = bashTempDir(in.Workspace, in.SessionID)
 	}
 	if in.Tools.BashTimeoutMs > 0 {
 		// Capped as the workflow caps the call's activity timeout.
@@ -284,8 +284,10 @@ func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToo
 
 // bashTempDir is where bash keeps the full output of a truncated command:
 // inside the workspace, so the read tool may open it under confinement,
-// in a directory whose own .gitignore hides it from git, grep and find.
-func bashTempDir(workspace string) string {
+// in a directory whose own .gitignore hides it from git, grep and find;
+// one directory per session (a valid session id is a file name), which
+// the bash tool keeps within tools.KeptOutputFiles and KeptOutputBytes.
+func bashTempDir(workspace, sessionID string) string {
 	dir := filepath.Join(workspace, ".durable-agent")
 	ignore := filepath.Join(dir, ".gitignore")
 	if _, err := os.Stat(ignore); err != nil {
@@ -293,7 +295,7 @@ func bashTempDir(workspace string) string {
 			_ = os.WriteFile(ignore, []byte("# durable-agent: full outputs of truncated bash commands\n*\n"), 0o600)
 		}
 	}
-	return filepath.Join(dir, "tmp")
+	return filepath.Join(dir, "tmp", sessionID)
 }
 
 func findToolCall(sess *session.Session, assistantID, callID string) (agent.ToolCall, error) {

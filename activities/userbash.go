@@ -79,7 +79,7 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 		Workspace: in.Workspace,
 		Confine:   a.ToolPolicy.Confine,
 		Env:       tools.ScrubEnv(os.Environ(), a.ToolPolicy.EnvAllow),
-		TempDir:   bashTempDir(in.Workspace),
+		TempDir:   bashTempDir(in.Workspace, in.SessionID),
 	}
 	if in.TimeoutMs > 0 {
 		// Capped as the workflow caps the activity's timeout.

@@ -115,7 +115,8 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	shell := findShell()
 	cmd := exec.Command(shell, "-c", *a.Command)
 	cmd.Dir = ws
-	cmd.Env = env
+	token := newCallToken()
+	cmd.Env = withCallMarker(env, token)
 	cmd.Stdout, cmd.Stderr = w, w // merged; stdin stays /dev/null
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -180,16 +181,26 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	case waitErr = <-waitDone:
 	case <-ctx.Done():
 		aborted = true
-		killGroup(pgid)
+		killCall(cmd, token)
 		waitErr = <-waitDone
 	case <-timer:
 		timedOut = true
-		killGroup(pgid)
+		killCall(cmd, token)
 		waitErr = <-waitDone
 	}
 	select {
 	case <-readDone:
 	case <-time.After(drainGrace):
+	}
+	// Whatever the command left running (`cmd &`, setsid, nohup) ends
+	// with the call, after its output had drainGrace to arrive. (The
+	// shell is reaped: its group is no longer addressed by its number.)
+	// Its writers dead, the pipe's last bytes are read to its end.
+	endCallProcesses(token, pgid)
+	select {
+	case <-readDone:
+	case <-time.After(drainGrace):
+		// A process that escaped endCallProcesses holds the pipe open.
 		_ = r.SetReadDeadline(time.Now())
 		<-readDone
 	}
@@ -260,11 +271,21 @@ func findShell() string {
 	return "/bin/sh"
 }
 
-// killGroup kills the whole process group of the command.
-func killGroup(pgid int) {
-	if pgid > 0 {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+// killCall kills a running command: the shell is stopped so that it
+// forks no more, every other process of the call is killed (see
+// endCallProcesses), then the shell's process group, shell included. It
+// is called before the shell's Wait has returned: its group number names
+// its group (a shell that exits at this very moment frees the number,
+// which the kernel's sequential pids make safe to signal for the instant
+// it takes).
+func killCall(cmd *exec.Cmd, token string) {
+	shell := cmd.Process.Pid
+	if shell <= 0 {
+		return
 	}
+	_ = cmd.Process.Signal(syscall.SIGSTOP) // by pidfd: never another process
+	endCallProcesses(token, shell)
+	_ = syscall.Kill(-shell, syscall.SIGKILL)
 }
 
 // notify calls the caller's progress callback; a panic in it must not take

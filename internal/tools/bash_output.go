@@ -13,11 +13,29 @@ import (
 // line they start in.
 const tailCap = 2 * MaxBytes
 
+// KeptOutputFiles and KeptOutputBytes bound the full outputs of truncated
+// commands kept in one Options.TempDir (the worker gives each session its
+// own): after each new one, the oldest are removed until at most
+// KeptOutputFiles of them, of at most KeptOutputBytes in all, remain. A
+// single full output is cut at KeptOutputBytes (its start is kept; the
+// result shows its end).
+const (
+	KeptOutputFiles = 20
+	KeptOutputBytes = 32 << 20
+)
+
+// writingOutputs holds the paths of the full outputs this process is
+// still writing: a concurrent call's pruning leaves them alone.
+var writingOutputs sync.Map
+
 // outputAcc accumulates a command's output: the tail in memory and, once the
-// output is over the limits, everything in a file under dir.
+// output is over the limits, everything in a file under dir (up to
+// KeptOutputBytes).
 type outputAcc struct {
 	mu       sync.Mutex
 	dir      string
+	written  int  // bytes in the file
+	cutFile  bool // the file stopped at KeptOutputBytes
 	tail     []byte
 	cut      bool // tail has lost the beginning of the output
 	total    int
@@ -43,11 +61,7 @@ func (a *outputAcc) write(p []byte) {
 		a.openFile()
 	}
 	if a.file != nil {
-		if _, err := a.file.Write(p); err != nil {
-			a.fileErr = err
-			a.file.Close()
-			a.file = nil
-		}
+		a.writeFile(p)
 	}
 	a.tail = append(a.tail, p...)
 	if len(a.tail) > tailCap {
@@ -63,15 +77,30 @@ func (a *outputAcc) openFile() {
 		a.fileErr = err
 		return
 	}
-	f, err := os.CreateTemp(a.dir, "bash-*.log")
+	f, err := os.CreateTemp(a.dir, outputPrefix+"*"+outputSuffix)
 	if err != nil {
 		a.fileErr = err
 		return
 	}
 	a.file, a.path = f, f.Name()
-	if _, err := f.Write(a.tail); err != nil {
+	writingOutputs.Store(a.path, true)
+	a.writeFile(a.tail)
+}
+
+// writeFile appends p to the full output, up to KeptOutputBytes.
+func (a *outputAcc) writeFile(p []byte) {
+	if room := KeptOutputBytes - a.written; len(p) > room {
+		p = p[:room]
+		a.cutFile = true
+	}
+	if len(p) == 0 {
+		return
+	}
+	n, err := a.file.Write(p)
+	a.written += n
+	if err != nil {
 		a.fileErr = err
-		f.Close()
+		a.file.Close()
 		a.file = nil
 	}
 }
@@ -129,6 +158,9 @@ func (a *outputAcc) finish() finishedOutput {
 		}
 		a.file = nil
 	}
+	if a.path != "" {
+		defer writingOutputs.Delete(a.path)
+	}
 	tr := a.render()
 	total := a.lines()
 	truncated := tr.truncated || a.cut || total > MaxLines
@@ -139,6 +171,12 @@ func (a *outputAcc) finish() finishedOutput {
 		return finishedOutput{text: tr.content}
 	}
 	where := "Full output: " + a.path
+	if a.cutFile {
+		where = fmt.Sprintf("Full output (cut at %s): %s", formatSize(KeptOutputBytes), a.path)
+	}
+	if a.path != "" {
+		pruneOutputs(a.dir, a.path)
+	}
 	if a.fileErr != nil || a.path == "" {
 		where = fmt.Sprintf("Full output could not be saved: %v", a.fileErr)
 		a.path = ""

@@ -261,6 +261,22 @@ func readPid(t *testing.T, file string) int {
 	}
 }
 
+// waitComm waits until process pid runs the program named comm.
+func waitComm(t *testing.T, pid int, comm string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if strings.TrimSpace(string(b)) == comm {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d runs %q, not %q", pid, b, comm)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func TestBashKillsProcessGroup(t *testing.T) {
 	for _, how := range []string{"cancel", "timeout"} {
 		t.Run(how, func(t *testing.T) {
@@ -347,4 +363,170 @@ func TestBashOnUpdatePanicIsContained(t *testing.T) {
 	if r.Content != "a\nb" {
 		t.Fatalf("got %q", r.Content)
 	}
+}
+
+// TestBashEndsTheProcessesOfTheCall: whatever a command leaves running in
+// the background (`cmd &`, `setsid`, a child that clears its environment)
+// is gone when the call returns, however it ends; another call's
+// processes are not touched.
+func TestBashEndsTheProcessesOfTheCall(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("processes are found through /proc")
+	}
+	// A detached process writes the pid file on its own time.
+	const untilPid = "while [ ! -s pid ]; do sleep 0.01; done; "
+	for _, tc := range []struct {
+		name, command string
+		abort         bool
+	}{
+		{name: "background of a finished call", command: "sleep 300 & echo $! > pid; echo started"},
+		{name: "nohup of a finished call", command: "nohup sleep 300 >/dev/null 2>&1 & echo $! > pid; echo started"},
+		{name: "setsid of a finished call", command: "setsid -f sh -c 'echo $$ > pid; exec sleep 300' >/dev/null 2>&1; " + untilPid + "echo started"},
+		{name: "cleared environment in the group", command: "env -i sleep 300 & echo $! > pid; echo started"},
+		{name: "cleared environment under a detached parent",
+			command: "setsid -f sh -c 'env -i sleep 300 & echo $! > pid; wait' >/dev/null 2>&1; " + untilPid + "echo started"},
+		{name: "setsid then abort", command: "echo started; setsid sleep 300 & echo $! > pid; wait", abort: true},
+		{name: "setsid fork then abort", command: "echo started; setsid -f sh -c 'echo $$ > pid; exec sleep 300'; sleep 300", abort: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan Result, 1)
+			go func() { done <- callCtx(t, ctx, Options{Workspace: ws}, "bash", obj{"command": tc.command}) }()
+			pid := readPid(t, filepath.Join(ws, "pid"))
+			defer syscall.Kill(pid, syscall.SIGKILL)
+			if tc.abort {
+				waitComm(t, pid, "sleep") // detached: past setsid
+				cancel()
+			}
+			var r Result
+			select {
+			case r = <-done:
+			case <-time.After(15 * time.Second):
+				t.Fatal("Run did not return")
+			}
+			mustContain(t, r.Content, "started")
+			if !processGone(pid) {
+				t.Fatalf("process %d of the call still runs after the call returned (%s)", pid, r.Content)
+			}
+		})
+	}
+}
+
+// TestBashEndsOnlyItsOwnProcesses: one call's end leaves a concurrent
+// call's background process running until that call ends.
+func TestBashEndsOnlyItsOwnProcesses(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("processes are found through /proc")
+	}
+	ws := t.TempDir()
+	long := make(chan Result, 1)
+	go func() {
+		long <- call(t, Options{Workspace: ws}, "bash", obj{"command": "sleep 300 & echo $! > a; while [ ! -f go ]; do sleep 0.05; done; echo long"})
+	}()
+	pidA := readPid(t, filepath.Join(ws, "a"))
+	defer syscall.Kill(pidA, syscall.SIGKILL)
+	r := call(t, Options{Workspace: ws}, "bash", obj{"command": "sleep 300 & echo $! > b; echo short"})
+	mustOK(t, r)
+	pidB := readPid(t, filepath.Join(ws, "b"))
+	defer syscall.Kill(pidB, syscall.SIGKILL)
+	if !processGone(pidB) {
+		t.Fatalf("the short call's background process %d still runs", pidB)
+	}
+	if processGone(pidA) {
+		t.Fatalf("the short call's end killed the long call's background process %d", pidA)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r = <-long:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the long call did not return")
+	}
+	mustOK(t, r)
+	if !processGone(pidA) {
+		t.Fatalf("the long call's background process %d still runs after its call returned", pidA)
+	}
+}
+
+// outputFiles lists the full outputs kept in dir and their total size.
+func outputFiles(t *testing.T, dir string) (names []string, total int64) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, e.Name())
+		total += fi.Size()
+	}
+	return names, total
+}
+
+// TestBashFullOutputsAreBounded: the full outputs of truncated calls kept
+// in one TempDir (a session's) never exceed KeptOutputFiles files or
+// KeptOutputBytes; the oldest go first, the one a result names stays.
+func TestBashFullOutputsAreBounded(t *testing.T) {
+	ws := t.TempDir()
+	t.Run("by count", func(t *testing.T) {
+		tmp := t.TempDir()
+		var paths []string
+		for i := 0; i < KeptOutputFiles+5; i++ {
+			r := call(t, Options{Workspace: ws, TempDir: tmp}, "bash", obj{"command": "seq 1 3000"})
+			mustOK(t, r)
+			path, _ := r.Details["fullOutputPath"].(string)
+			if _, err := os.Stat(path); err != nil {
+				t.Fatalf("call %d: the full output the result names is gone: %v", i, err)
+			}
+			paths = append(paths, path)
+			if names, _ := outputFiles(t, tmp); len(names) > KeptOutputFiles {
+				t.Fatalf("after %d calls %d full outputs are kept, the bound is %d", i+1, len(names), KeptOutputFiles)
+			}
+		}
+		for i, p := range paths {
+			_, err := os.Stat(p)
+			if kept := err == nil; kept != (i >= 5) {
+				t.Fatalf("output %d of %d kept: %v", i+1, len(paths), kept)
+			}
+		}
+	})
+	t.Run("by size", func(t *testing.T) {
+		tmp := t.TempDir()
+		part := KeptOutputBytes/3 + 1<<20 // three do not fit
+		var paths []string
+		for i := 0; i < 3; i++ {
+			r := call(t, Options{Workspace: ws, TempDir: tmp}, "bash", obj{"command": fmt.Sprintf("head -c %d /dev/zero | tr '\\0' 'x' | fold -w 100", part)})
+			mustOK(t, r)
+			path, _ := r.Details["fullOutputPath"].(string)
+			paths = append(paths, path)
+		}
+		if _, total := outputFiles(t, tmp); total > KeptOutputBytes {
+			t.Fatalf("%d bytes of full outputs are kept, the bound is %d", total, KeptOutputBytes)
+		}
+		if _, err := os.Stat(paths[0]); err == nil {
+			t.Fatal("the oldest output is kept past the size bound")
+		}
+		if _, err := os.Stat(paths[2]); err != nil {
+			t.Fatalf("the newest output is gone: %v", err)
+		}
+	})
+	t.Run("one output larger than the bound", func(t *testing.T) {
+		tmp := t.TempDir()
+		r := call(t, Options{Workspace: ws, TempDir: tmp}, "bash", obj{"command": fmt.Sprintf("seq 1 %d", KeptOutputBytes/4)})
+		mustOK(t, r)
+		mustContain(t, r.Content, fmt.Sprintf("Full output (cut at %s): ", formatSize(KeptOutputBytes)))
+		if _, total := outputFiles(t, tmp); total != KeptOutputBytes {
+			t.Fatalf("%d bytes kept of an output over the bound %d", total, KeptOutputBytes)
+		}
+		path, _ := r.Details["fullOutputPath"].(string)
+		if !strings.HasPrefix(readFile(t, path), "1\n2\n3\n") {
+			t.Fatal("the kept part is not the output's start")
+		}
+	})
 }

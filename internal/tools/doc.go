@@ -60,8 +60,11 @@
 // stdin from /dev/null and stdout and stderr merged. Cancelling the context or
 // hitting the timeout (the call's "timeout" in seconds, else
 // Options.DefaultTimeout; 0 means none) kills the whole group. The environment is Options.Env,
-// or the worker's own environment with secrets removed by ScrubEnv.
+// or the worker's own environment with secrets removed by ScrubEnv, plus
+// CallMarkerEnv: when the call ends, however it ends, every process still
+// carrying the call's marker, in its process group or descending from one
+// of those is killed (on Linux, through /proc).
 //
-// The package imports only the standard library and the agent package; it has
-// no Temporal dependency.
+// The package imports only the standard library, golang.org/x/sys/unix and
+// the agent package; it has no Temporal dependency.
 package tools

@@ -1,0 +1,280 @@
+//go:build linux
+
+package tools
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	// maxKillRounds bounds the scans of one call's end: each round kills
+	// what the previous one missed (a child forked meanwhile); killed
+	// processes cannot fork, so two rounds are the rule.
+	maxKillRounds = 16
+	// exitWait is how long the end of a call waits for the processes it
+	// killed to exit (a process in an uninterruptible sleep takes longer;
+	// it is reaped in the background when it exits).
+	exitWait = 2 * time.Second
+)
+
+// procInfo is what /proc/<pid>/stat says of a process.
+type procInfo struct {
+	pid, ppid, pgid int
+	start           uint64 // start time in clock ticks: tells a reused pid apart
+	zombie          bool   // exited, not yet reaped
+}
+
+// endedProc is a process of the call that was killed (or found exited):
+// a pidfd (-1 without pidfd support) names it, whatever becomes of its pid.
+type endedProc struct {
+	info procInfo
+	fd   int
+}
+
+// endCallProcesses kills every process of the call whose marker is token
+// and whose shell is shell, except the shell itself (its exec.Cmd's to
+// kill and wait for: when it is still running, its pid and group are
+// still its own), waits briefly for them to exit, and reaps those that
+// are the worker's children (a worker that is PID 1 of a container, or a
+// subreaper, inherits the orphans of its commands): nothing the call
+// started outlives it.
+//
+// A process is the call's when its environment carries the call's marker,
+// when it is in the shell's process group and carries no other call's
+// marker, or when its parent is the call's. Another call's processes
+// carry another marker and descend from another shell: they are never
+// touched. Only the processes identified here are waited for, by pidfd,
+// so no exit status is taken from another exec.Cmd of the worker; the
+// shell itself is left to its exec.Cmd.
+func endCallProcesses(token string, shell int) {
+	self := os.Getpid()
+	mine := []byte(CallMarkerEnv + "=" + token)
+	ended := map[int]*endedProc{}
+	for round := 0; round < maxKillRounds; round++ {
+		fresh := 0
+		for _, p := range callProcs(listProcs(), mine, shell, self) {
+			if e, ok := ended[p.pid]; p.pid == shell || ok && e.info.start == p.start {
+				continue
+			}
+			if e := endProc(p); e != nil {
+				if old := ended[p.pid]; old != nil && old.fd >= 0 {
+					unix.Close(old.fd)
+				}
+				ended[p.pid] = e
+				fresh++
+			}
+		}
+		if fresh == 0 {
+			break
+		}
+	}
+	awaitExit(ended, exitWait)
+	for _, e := range ended {
+		reap(e)
+	}
+}
+
+// callProcs returns the processes of procs that belong to the call.
+func callProcs(procs []procInfo, mine []byte, shell, self int) []procInfo {
+	children := map[int][]procInfo{}
+	var out, queue []procInfo
+	seen := map[int]bool{}
+	for _, p := range procs {
+		if p.pid == self {
+			continue
+		}
+		children[p.ppid] = append(children[p.ppid], p)
+		if p.zombie {
+			// Its environment is gone; only its group says whose it is.
+			if p.pgid == shell && p.pid != shell {
+				seen[p.pid] = true
+				queue = append(queue, p)
+			}
+			continue
+		}
+		marked, other := environMarker(p.pid, mine)
+		if marked || (p.pgid == shell && !other) {
+			seen[p.pid] = true
+			queue = append(queue, p)
+		}
+	}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		out = append(out, p)
+		for _, c := range children[p.pid] {
+			if !seen[c.pid] {
+				seen[c.pid] = true
+				queue = append(queue, c)
+			}
+		}
+	}
+	return out
+}
+
+// endProc kills p (a zombie is only held for reaping). It returns nil when
+// p is gone or its pid now names another process.
+func endProc(p procInfo) *endedProc {
+	fd, err := unix.PidfdOpen(p.pid, 0)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return nil
+		}
+		// No pidfds (Linux before 5.3): signal by pid once it is known
+		// to name the same process; no reaping.
+		if q, ok := readProcStat(p.pid); ok && q.start == p.start && !p.zombie {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+			return &endedProc{info: p, fd: -1}
+		}
+		return nil
+	}
+	// The pidfd names whatever process had the pid when it was opened:
+	// the one scanned, if its start time is unchanged.
+	if q, ok := readProcStat(p.pid); !ok || q.start != p.start {
+		unix.Close(fd)
+		return nil
+	}
+	if !p.zombie {
+		if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+			unix.Close(fd)
+			return nil
+		}
+	}
+	return &endedProc{info: p, fd: fd}
+}
+
+// awaitExit waits until every ended process has exited (its pidfd turns
+// readable), or for at most d.
+func awaitExit(ended map[int]*endedProc, d time.Duration) {
+	var pending []unix.PollFd
+	for _, e := range ended {
+		if e.fd >= 0 {
+			pending = append(pending, unix.PollFd{Fd: int32(e.fd), Events: unix.POLLIN})
+		}
+	}
+	deadline := time.Now().Add(d)
+	for len(pending) > 0 {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		_, err := unix.Poll(pending, int(left/time.Millisecond)+1)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return
+		}
+		n := 0
+		for _, p := range pending {
+			if p.Revents == 0 {
+				p.Events = unix.POLLIN
+				pending[n] = p
+				n++
+			}
+		}
+		pending = pending[:n]
+	}
+}
+
+// reap waits for e when it is the worker's child, and releases its pidfd.
+// A child that has not exited yet is waited for in the background.
+func reap(e *endedProc) {
+	if e.fd < 0 {
+		return
+	}
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PIDFD, e.fd, &info, unix.WEXITED|unix.WNOHANG, nil)
+	if err != nil || info.Signo != 0 {
+		// Reaped, or not the worker's child (ECHILD): its parent reaps it.
+		unix.Close(e.fd)
+		return
+	}
+	go func() {
+		var info unix.Siginfo
+		for {
+			err := unix.Waitid(unix.P_PIDFD, e.fd, &info, unix.WEXITED, nil)
+			if !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
+		unix.Close(e.fd)
+	}()
+}
+
+// listProcs reads every process's stat from /proc.
+func listProcs() []procInfo {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	out := make([]procInfo, 0, len(names))
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if p, ok := readProcStat(pid); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// readProcStat parses /proc/<pid>/stat: "pid (comm) state ppid pgrp
+// session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+// cutime cstime priority nice threads itrealvalue starttime ...".
+func readProcStat(pid int) (procInfo, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procInfo{}, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procInfo{}, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 20 {
+		return procInfo{}, false
+	}
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	pgid, err2 := strconv.Atoi(string(f[2]))
+	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return procInfo{}, false
+	}
+	state := f[0][0]
+	return procInfo{pid: pid, ppid: ppid, pgid: pgid, start: start, zombie: state == 'Z' || state == 'X'}, true
+}
+
+// environMarker reports whether the environment of pid carries the entry
+// mine, or another call's marker. An environment that cannot be read
+// (another user's process, a non-dumpable one) carries neither.
+func environMarker(pid int, mine []byte) (marked, other bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false, false
+	}
+	prefix := []byte(CallMarkerEnv + "=")
+	for len(b) > 0 {
+		kv := b
+		if j := bytes.IndexByte(b, 0); j >= 0 {
+			kv, b = b[:j], b[j+1:]
+		} else {
+			b = nil
+		}
+		if bytes.HasPrefix(kv, prefix) {
+			if bytes.Equal(kv, mine) {
+				return true, false
+			}
+			other = true
+		}
+	}
+	return false, other
+}
