@@ -43,7 +43,7 @@ const (
 // adds to the input (Carry) and for a payload codec. The client refuses a
 // bigger message in one line before it starts anything
 // (control.ErrMessageTooLarge). With the default settings and a plain
-// text message that is a message of about 2,020,000 bytes; JSON escapes
+// text message that is a message of about 2,030,000 bytes; JSON escapes
 // (quotes, newlines, "<", control characters) count as written.
 const MaxInputBytes = 2<<20 - 64<<10
 

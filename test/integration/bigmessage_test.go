@@ -96,6 +96,7 @@ func TestIntegration_HugePromptMessageCompletesAndItsEventsPrint(t *testing.T) {
 		t.Fatal("the refused prompt started a workflow")
 	}
 
+	t.Logf("largest accepted message: %d bytes (the prompt's input %d bytes as Temporal stores it)", largest, limit)
 	check(session, largest)
 
 	code, out, stderr = e.starter("prompt", "--session", session, "--fault", "text:"+answer, plainMessage(largest+1))
