@@ -2,11 +2,14 @@ package workflows
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/session"
@@ -35,6 +38,7 @@ func bigMessage(n int) string {
 // which holds the whole message.
 func TestPrompt_HugeUserMessageEventsArePagedUnderTheLimit(t *testing.T) {
 	h := newHarness(t)
+	h.env.SetTestTimeout(time.Minute)
 	in := input("hang:1s") // the follow-ups arrive during the first call
 	in.Message = bigMessage(1_900_000)
 	whole := map[string]bool{in.Message: true}
@@ -116,6 +120,7 @@ func TestPrompt_HugeUserMessageEventsArePagedUnderTheLimit(t *testing.T) {
 // count of the rest, under the query limit.
 func TestPrompt_StateWithThousandsOfWarningsIsBounded(t *testing.T) {
 	h := newHarness(t)
+	h.env.SetTestTimeout(time.Minute)
 	user := agent.TextMessage(agent.RoleUser, "earlier")
 	if _, err := h.store.Append("s1", session.Entry{Type: session.TypeMessage, ID: "old", Timestamp: time.Now(), Message: &user}); err != nil {
 		t.Fatal(err)
@@ -124,7 +129,7 @@ func TestPrompt_StateWithThousandsOfWarningsIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteString(strings.Repeat("garbage that is not an entry of the session\n", 20000)); err != nil {
+	if _, err := f.WriteString(strings.Repeat("garbage that is not an entry of the session\n", 6000)); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -140,5 +145,45 @@ func TestPrompt_StateWithThousandsOfWarningsIsBounded(t *testing.T) {
 	if len(st.Warnings) == 0 || !strings.Contains(st.Warnings[0], "line 3: not JSON, skipped") ||
 		!strings.Contains(st.Warnings[len(st.Warnings)-1], "more warnings") {
 		t.Fatalf("state warnings %d: first %q, last %q", len(st.Warnings), st.Warnings[0], st.Warnings[len(st.Warnings)-1])
+	}
+}
+
+// Issue 20 item 8 (history per run): a prompt with a 1.9 MB message that
+// continues as new does not copy the message into the next run's input
+// (only its start, for people reading the history): the next run's
+// history starts small, and it completes the prompt with the whole
+// message in the session, written once.
+func TestLoop_ContinueAsNewDoesNotCarryAHugeMessage(t *testing.T) {
+	h := newHarness(t)
+	h.env.SetTestTimeout(time.Minute)
+	in := h.toolInput(`tool:ls {}`, `tool:ls {}`, `text:done`)
+	in.Message = bigMessage(1_900_000)
+	in.Agent.ContinueAsNewEvents = 20
+	h.env.SetCurrentHistoryLength(25)
+	h.env.ExecuteWorkflow(PromptWorkflowName, in)
+	var can *workflow.ContinueAsNewError
+	if err := h.env.GetWorkflowError(); !errors.As(err, &can) {
+		t.Fatalf("first run ended with %v, want continue-as-new", err)
+	}
+	if n := can.Input.Size(); n > 64<<10 {
+		t.Fatalf("the continued run's input is %d bytes: the message was carried", n)
+	}
+	var next PromptInput
+	if err := decodePayload(can, &next); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(in.Message, strings.TrimSuffix(next.Message, "…")) || next.Message == "" {
+		t.Fatalf("the continued run's message %.80q is not the start of the prompt's", next.Message)
+	}
+	h2 := newHarness(t)
+	h2.env.SetTestTimeout(time.Minute)
+	h2.store, h2.acts.Sessions = h.store, h.store
+	h2.workspace = h.workspace
+	res, err := h2.run(next)
+	if err != nil || res.Text != "done" {
+		t.Fatalf("continued run: %+v %v", res, err)
+	}
+	if got := h.userTexts(res.LeafID); len(got) != 1 || got[0] != in.Message {
+		t.Fatalf("user messages on the branch: %d (want the whole message once)", len(got))
 	}
 }
