@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,7 +12,10 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/retry"
+	"github.com/durableagent/durableagent/workflows"
 )
 
 // pageBytes is the events query's page bound as the workflow applies it
@@ -101,5 +105,26 @@ func TestFollow_ReadsPagesAtOnceAndFindsPromptEndPastThem(t *testing.T) {
 	end, err = follow(t, k, "", 25, &past)
 	if err != nil || end.Type != agent.EventPromptEnd || end.Seq != 20 {
 		t.Fatalf("follow after the end: %+v %v; want the prompt_end (seq 20)", end, err)
+	}
+}
+
+// Issue 20 item 8: a prompt, steer or follow-up message too big for one
+// Temporal payload is refused in one line naming the sizes, before
+// anything is started or sent (the controller's client is never called).
+func TestMessageTooLarge_RefusedBeforeTemporal(t *testing.T) {
+	k := &Controller{} // no client: a call to Temporal would panic
+	big := strings.Repeat("x", 2_100_000)
+	in := workflows.PromptInput{SessionID: "s", Message: big, Model: activities.ModelRef{Provider: "scripted", Name: "scripted-1"},
+		Retry: retry.DefaultSettings()}
+	for name, call := range map[string]func() error{
+		"prompt":    func() error { _, err := k.StartPrompt(context.Background(), in); return err },
+		"steer":     func() error { return k.Steer(context.Background(), "s", big) },
+		"follow_up": func() error { return k.FollowUp(context.Background(), "s", big) },
+	} {
+		err := call()
+		if !errors.Is(err, ErrMessageTooLarge) || strings.Contains(err.Error(), "\n") ||
+			!strings.HasPrefix(err.Error(), name+" message too large: 2100000 bytes") {
+			t.Fatalf("%s of 2.1 MB: %v; want one line saying it is too large", name, err)
+		}
 	}
 }
