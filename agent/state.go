@@ -55,6 +55,11 @@ type State struct {
 	// PendingApprovals lists the tool calls waiting for approve_tool, in
 	// call order.
 	PendingApprovals []PendingApproval `json:"pendingApprovals,omitempty"`
+	// OmittedApprovals counts the calls waiting for approval that
+	// PendingApprovals leaves out to keep the state query's answer within
+	// MaxStateBytes (BoundState); their tool_approval_request events name
+	// them.
+	OmittedApprovals int `json:"omittedApprovals,omitempty"`
 }
 
 // PendingApproval is a tool call waiting for approve_tool

@@ -36,6 +36,13 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 	}
 	next := r.in
 	next.Images = nil // in the session already: not copied into every run's history
+	// The message too: a continued run starts from the carried state and
+	// never reads it, so only its start (for people reading the history)
+	// goes into the next run's input. Its history stays bounded whatever
+	// the message, and the message and the carried queues never add up
+	// past Temporal's payload limit. Replay-safe: a continue-as-new
+	// command is matched by its type, not its input.
+	next.Message = shorten(r.in.Message, continuedMessageRunes)
 	prev := 0
 	if r.in.Continued != nil {
 		prev = r.in.Continued.Runs
@@ -50,6 +57,10 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 		"historyLength", workflow.GetInfo(ctx).GetCurrentHistoryLength(), "seq", r.seq, "turn", r.turn)
 	return PromptResult{}, workflow.NewContinueAsNewError(ctx, PromptWorkflowName, next)
 }
+
+// continuedMessageRunes is how much of the prompt's message a continued
+// run's input keeps.
+const continuedMessageRunes = 200
 
 // drainSignals applies the signals still waiting in their channels.
 func (r *run) drainSignals(ctx workflow.Context) {

@@ -138,10 +138,24 @@ func (h *harness) run(in PromptInput) (PromptResult, error) {
 	return res, err
 }
 
-// events reads the events query after the workflow ran.
+// events reads the events query after the workflow ran, every page.
 func (h *harness) events() []agent.Event {
 	h.t.Helper()
-	v, err := h.env.QueryWorkflow(agent.QueryEvents, int64(0))
+	evs := []agent.Event{}
+	for {
+		page := h.eventsPage(lastSeq(evs))
+		if len(page) == 0 {
+			return evs
+		}
+		evs = append(evs, page...)
+	}
+}
+
+// eventsPage is one answer of the events query: the events after seq
+// after that fit in a page.
+func (h *harness) eventsPage(after int64) []agent.Event {
+	h.t.Helper()
+	v, err := h.env.QueryWorkflow(agent.QueryEvents, after)
 	if err != nil {
 		h.t.Fatalf("query events: %v", err)
 	}
@@ -150,6 +164,13 @@ func (h *harness) events() []agent.Event {
 		h.t.Fatalf("decode events: %v", err)
 	}
 	return evs
+}
+
+func lastSeq(evs []agent.Event) int64 {
+	if len(evs) == 0 {
+		return 0
+	}
+	return evs[len(evs)-1].Seq
 }
 
 func (h *harness) state() agent.State {

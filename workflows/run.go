@@ -32,7 +32,10 @@ type run struct {
 	version workflow.Version
 
 	events []agent.Event
-	seq    int64
+	// eventSizes[i] is the JSON size of events[i] (the events query's
+	// pages are cut by it).
+	eventSizes []int
+	seq        int64
 	// firstSeq is the seq of the last event of the runs before this one
 	// (0 on a prompt's first run): events[i].Seq == firstSeq+i+1.
 	firstSeq int64
@@ -172,12 +175,19 @@ func leftPad(n int) string {
 	return s
 }
 
-// emit appends an event to the queryable event log.
+// emit appends an event to the queryable event log, bounded
+// (agent.BoundEvent): a message too big for an events page is kept as a
+// preview that names its session entry. Events are workflow state, not
+// commands: their shape can change without a workflow.GetVersion.
 func (r *run) emit(ctx workflow.Context, e agent.Event) {
 	r.seq++
 	e.Seq = r.seq
 	e.Time = workflow.Now(ctx).UTC()
+	// JSON encoding is deterministic (struct fields in order, map keys
+	// sorted); workflowcheck cannot tell through its reflection.
+	e = agent.BoundEvent(e) //workflowcheck:ignore
 	r.events = append(r.events, e)
+	r.eventSizes = append(r.eventSizes, agent.EncodedSize(e)) //workflowcheck:ignore
 }
 
 func (r *run) emitRetryEnd(ctx workflow.Context, end *retry.EndEvent) {
@@ -191,8 +201,13 @@ func (r *run) emitRetryEnd(ctx workflow.Context, end *retry.EndEvent) {
 	workflow.SetCurrentDetails(ctx, "")
 }
 
-// state builds the state query's answer.
+// state builds the state query's answer, bounded (agent.BoundState).
 func (r *run) state() agent.State {
+	return agent.BoundState(r.fullState()) //workflowcheck:ignore deterministic JSON encoding (see emit)
+}
+
+// fullState is the state with every list whole.
+func (r *run) fullState() agent.State {
 	st := agent.State{
 		SessionID:             r.in.SessionID,
 		Model:                 r.in.Model.Name,
@@ -228,9 +243,12 @@ func (r *run) state() agent.State {
 	return st
 }
 
-// eventsAfter returns a copy of the events with Seq > after. A run that
-// continues a prompt holds the events from firstSeq+1 on; the earlier ones
-// are on the previous runs.
+// eventsAfter returns a copy of the events with Seq > after, one page: as
+// many as fit in agent.EventsPageBytes of JSON, at least one. The reader
+// asks again after the last seq it got (the cursor) until a page is empty
+// or not full (agent.PageMayContinue). A run that continues a prompt holds
+// the events from firstSeq+1 on; the earlier ones are on the previous
+// runs.
 func (r *run) eventsAfter(after int64) []agent.Event {
 	i := after - r.firstSeq
 	if i < 0 {
@@ -239,8 +257,17 @@ func (r *run) eventsAfter(after int64) []agent.Event {
 	if i >= int64(len(r.events)) {
 		return []agent.Event{}
 	}
-	out := make([]agent.Event, len(r.events)-int(i))
-	copy(out, r.events[i:])
+	end, size := int(i), 1 // "[" and "]"; a comma before each but the first
+	for end < len(r.events) {
+		next := size + r.eventSizes[end] + 1
+		if end > int(i) && next > agent.EventsPageBytes {
+			break
+		}
+		size = next
+		end++
+	}
+	out := make([]agent.Event, end-int(i))
+	copy(out, r.events[i:end])
 	return out
 }
 

@@ -36,6 +36,17 @@ const (
 	DefaultHeartbeatTimeout = 20 * time.Second
 )
 
+// MaxInputBytes bounds a prompt's input as Temporal records it (the
+// message, its images and the settings, encoded by the client's data
+// converter), and a steer or follow-up message's signal: Temporal refuses
+// a payload above 2 MiB, and the rest is room for what a continued run
+// adds to the input (Carry) and for a payload codec. The client refuses a
+// bigger message in one line before it starts anything
+// (control.ErrMessageTooLarge). With the default settings and a plain
+// text message that is a message of about 2,030,000 bytes; JSON escapes
+// (quotes, newlines, "<", control characters) count as written.
+const MaxInputBytes = 2<<20 - 64<<10
+
 // PromptInput is the input of the Prompt workflow. It carries names, ids
 // and settings only: never a secret, never the conversation.
 type PromptInput struct {

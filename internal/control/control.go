@@ -78,6 +78,9 @@ func (k *Controller) StartPrompt(ctx context.Context, in workflows.PromptInput) 
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
+	if err := k.checkPayloadSize("prompt", len(in.Message), in); err != nil {
+		return nil, err
+	}
 	opts := k.sessionStartOptions(in.SessionID, "prompt: "+shorten(in.Message, 120))
 	opts.Memo = map[string]any{
 		"sessionId": in.SessionID,
@@ -219,13 +222,21 @@ func (k *Controller) SetAutoRetry(ctx context.Context, sessionID string, enabled
 // Steer sends steer to the session's running prompt: the message is
 // delivered after the current tool batch.
 func (k *Controller) Steer(ctx context.Context, sessionID, message string) error {
-	return k.signal(ctx, sessionID, agent.SignalSteer, agent.UserMessagePayload{Message: message})
+	p := agent.UserMessagePayload{Message: message}
+	if err := k.checkPayloadSize(agent.SignalSteer, len(message), p); err != nil {
+		return err
+	}
+	return k.signal(ctx, sessionID, agent.SignalSteer, p)
 }
 
 // FollowUp sends follow_up to the session's running prompt: the message
 // is delivered when the loop would otherwise end.
 func (k *Controller) FollowUp(ctx context.Context, sessionID, message string) error {
-	return k.signal(ctx, sessionID, agent.SignalFollowUp, agent.UserMessagePayload{Message: message})
+	p := agent.UserMessagePayload{Message: message}
+	if err := k.checkPayloadSize(agent.SignalFollowUp, len(message), p); err != nil {
+		return err
+	}
+	return k.signal(ctx, sessionID, agent.SignalFollowUp, p)
 }
 
 // ApproveTool decides a tool call waiting for approval with the
@@ -305,11 +316,25 @@ func StatusName(s enumspb.WorkflowExecutionStatus) string {
 	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
 }
 
-// Events returns the events after seq of a prompt (runID "" = latest).
+// Events returns the events after seq of a prompt (runID "" = latest),
+// every page of the events query: it asks again after the last seq of a
+// page that may have been cut (agent.PageMayContinue), up to prompt_end.
 func (k *Controller) Events(ctx context.Context, sessionID, runID string, after int64) ([]agent.Event, error) {
-	var evs []agent.Event
-	err := k.query(ctx, sessionID, runID, agent.QueryEvents, &evs, after)
-	return evs, err
+	var all []agent.Event
+	for {
+		var page []agent.Event
+		if err := k.query(ctx, sessionID, runID, agent.QueryEvents, &page, after); err != nil {
+			return all, err
+		}
+		all = append(all, page...)
+		if len(page) == 0 || page[len(page)-1].Type == agent.EventPromptEnd || !agent.PageMayContinue(page) {
+			if all == nil {
+				all = []agent.Event{}
+			}
+			return all, nil
+		}
+		after = page[len(page)-1].Seq
+	}
 }
 
 func (k *Controller) query(ctx context.Context, sessionID, runID, name string, out any, args ...any) error {

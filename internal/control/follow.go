@@ -257,6 +257,12 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 				f.lastDescribe, f.lastQuery = time.Time{}, time.Time{}
 				continue
 			}
+			if agent.PageMayContinue(evs) {
+				// Cut at the page bound (agent.EventsPageBytes): the next
+				// page at once, before a closed run is taken as read.
+				f.lastQuery = time.Time{}
+				continue
+			}
 			progressed = len(evs) > 0
 		} else if permanentQueryError(qerr) {
 			return agent.Event{}, qerr
@@ -386,13 +392,8 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 		}
 		// Its prompt_end is at or before f.after (an `events --after N`
 		// past the end): return it at once.
-		all, err := f.queryEvents(ctx, f.runID, 0)
-		if err == nil {
-			for i := len(all) - 1; i >= 0; i-- {
-				if all[i].Type == agent.EventPromptEnd {
-					return f.withUndelivered(ctx, f.runID, all[i]), "", nil
-				}
-			}
+		if e, ok := f.promptEnd(ctx); ok {
+			return f.withUndelivered(ctx, f.runID, e), "", nil
 		}
 	}
 	return agent.Event{}, "", &PromptClosedError{SessionID: f.session, WorkflowID: f.wfID, RunID: f.runID, Status: d.status}

@@ -1,0 +1,330 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Bounds of what the workflow's queries answer. Temporal fails a query
+// whose answer is above its payload limit (2 MiB by default, TMPRL1103)
+// and its SDK logs a warning above 512 KiB; the bounds keep every answer
+// well under both, whatever a user or a model wrote.
+const (
+	// EventsPageBytes bounds one answer of the events query: the JSON of
+	// its events together. A reader continues after the last seq of a
+	// page (the cursor) until a page comes back empty, or not full
+	// (PageMayContinue).
+	EventsPageBytes = 384 << 10
+	// MaxEventBytes bounds the JSON of one event: the workflow shortens
+	// the texts of a bigger event when it emits it (BoundEvent), so every
+	// page holds at least one event.
+	MaxEventBytes = 128 << 10
+	// MaxStateBytes bounds the JSON of the state query's answer.
+	MaxStateBytes = 128 << 10
+)
+
+// minTextCap is the smallest budget BoundEvent gives one text before it
+// drops tool call arguments instead.
+const minTextCap = 1 << 10
+
+// EncodedSize is the size of e as the events query answers it (the JSON
+// Temporal's default converter writes, HTML escapes included).
+func EncodedSize(e Event) int {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// PageMayContinue reports whether an events page may have been cut at
+// EventsPageBytes: more events may follow it already. A page the events
+// query answers is cut only when the next event would not fit, and no
+// event is bigger than MaxEventBytes, so a page smaller than
+// EventsPageBytes-MaxEventBytes holds every event there was.
+func PageMayContinue(page []Event) bool {
+	if len(page) == 0 {
+		return false
+	}
+	size := 1
+	for _, e := range page {
+		size += EncodedSize(e) + 1
+	}
+	return size > EventsPageBytes-MaxEventBytes
+}
+
+// BoundEvent returns e with its texts shortened so that its JSON is at
+// most MaxEventBytes: the text blocks of its messages (the user's message,
+// an answer, tool results), image data, and error texts. A shortened text
+// keeps its start and ends with a note of what was left out and the
+// session entry that holds the whole message (e.EntryID), as tool results
+// and long answers already do. When the texts alone cannot bring it under
+// the bound, the arguments of its messages' tool calls become {} (each
+// call's arguments are in its tool_execution_start). e's messages are
+// copied, never changed in place. An event within the bound is returned
+// as it is.
+func BoundEvent(e Event) Event {
+	limit := MaxEventBytes / 2
+	if textOver(e, MaxEventBytes) {
+		// One text alone is above the bound (a huge user message): cut
+		// before encoding the event at all, which would take long.
+		e = copyMessages(e)
+		shortenTexts(&e, limit)
+		limit /= 2
+	}
+	if EncodedSize(e) <= MaxEventBytes {
+		return e
+	}
+	e = copyMessages(e)
+	for ; limit >= minTextCap; limit /= 2 {
+		shortenTexts(&e, limit)
+		if EncodedSize(e) <= MaxEventBytes {
+			return e
+		}
+	}
+	dropToolArgs(&e)
+	for len(e.ToolResults) > 0 && EncodedSize(e) > MaxEventBytes {
+		// Hundreds of results in one turn_end: the first ones stay (each
+		// has its own tool_execution_end and message_end).
+		e.ToolResults = e.ToolResults[:len(e.ToolResults)/2]
+	}
+	return e
+}
+
+// textOver reports whether one text of e (as shortenTexts sees them) is
+// above limit bytes of JSON.
+func textOver(e Event, limit int) bool {
+	over := false
+	check := func(s string) {
+		// len(s) bounds from below what jsonLen would find.
+		if !over && len(s) > limit/6 && (len(s) > limit || jsonLen(s) > limit) {
+			over = true
+		}
+	}
+	checkMsg := func(m *Message) {
+		if m == nil {
+			return
+		}
+		check(m.ErrorMessage)
+		check(m.Output)
+		for _, b := range m.Content {
+			check(b.Text)
+			check(b.Data)
+		}
+	}
+	check(e.ErrorMessage)
+	check(e.FinalError)
+	checkMsg(e.Message)
+	for i := range e.ToolResults {
+		checkMsg(&e.ToolResults[i])
+	}
+	for i := range e.Messages {
+		checkMsg(&e.Messages[i])
+	}
+	for _, r := range []*ToolResult{e.ToolResult, e.PartialResult} {
+		if r != nil {
+			for _, b := range r.Content {
+				check(b.Text)
+			}
+		}
+	}
+	return over
+}
+
+// copyMessages gives e its own copies of the messages and results it
+// points to, so shortening them leaves the workflow's state alone.
+func copyMessages(e Event) Event {
+	if e.Message != nil {
+		m := copyMessage(*e.Message)
+		e.Message = &m
+	}
+	if e.ToolResults != nil {
+		rs := make([]Message, len(e.ToolResults))
+		for i, m := range e.ToolResults {
+			rs[i] = copyMessage(m)
+		}
+		e.ToolResults = rs
+	}
+	if e.Messages != nil {
+		ms := make([]Message, len(e.Messages))
+		for i, m := range e.Messages {
+			ms[i] = copyMessage(m)
+		}
+		e.Messages = ms
+	}
+	for _, r := range []**ToolResult{&e.ToolResult, &e.PartialResult} {
+		if *r != nil {
+			c := **r
+			c.Content = append([]ContentBlock(nil), c.Content...)
+			*r = &c
+		}
+	}
+	return e
+}
+
+func copyMessage(m Message) Message {
+	m.Content = append([]ContentBlock(nil), m.Content...)
+	return m
+}
+
+// shortenTexts cuts every text of e to at most limit bytes of JSON. The
+// notes name e.EntryID where it is the entry of the text: e's own message
+// and result, not the tool results of a turn_end (entries of their own).
+func shortenTexts(e *Event, limit int) {
+	e.ErrorMessage = ShortenText(e.ErrorMessage, limit, e.EntryID)
+	e.FinalError = ShortenText(e.FinalError, limit, "")
+	shortenMessage(e.Message, limit, e.EntryID)
+	for i := range e.ToolResults {
+		shortenMessage(&e.ToolResults[i], limit, "")
+	}
+	for i := range e.Messages {
+		shortenMessage(&e.Messages[i], limit, "")
+	}
+	for _, r := range []*ToolResult{e.ToolResult, e.PartialResult} {
+		if r != nil {
+			shortenBlocks(r.Content, limit, e.EntryID)
+		}
+	}
+}
+
+func shortenMessage(m *Message, limit int, entryID string) {
+	if m == nil {
+		return
+	}
+	m.ErrorMessage = ShortenText(m.ErrorMessage, limit, entryID)
+	m.Output = ShortenText(m.Output, limit, entryID)
+	shortenBlocks(m.Content, limit, entryID)
+}
+
+// shortenBlocks cuts the texts of blocks in place; an image whose data is
+// above limit becomes a text block that says what it was.
+func shortenBlocks(blocks []ContentBlock, limit int, entryID string) {
+	for i := range blocks {
+		b := &blocks[i]
+		switch {
+		case b.Type == BlockImage && len(b.Data) > limit:
+			*b = ContentBlock{Type: BlockText, Text: fmt.Sprintf("[%s image, %d bytes of base64, left out of the event%s]",
+				b.MimeType, len(b.Data), wholeIn(entryID))}
+		default:
+			b.Text = ShortenText(b.Text, limit, entryID)
+		}
+	}
+}
+
+// dropToolArgs replaces the arguments of e's messages' tool calls by {}.
+func dropToolArgs(e *Event) {
+	if e.Message == nil {
+		return
+	}
+	for i, b := range e.Message.Content {
+		if b.ToolCall != nil {
+			tc := *b.ToolCall
+			tc.Arguments = json.RawMessage("{}")
+			e.Message.Content[i].ToolCall = &tc
+		}
+	}
+}
+
+// ShortenText cuts s so that its JSON string is at most limit bytes,
+// counting the note it adds: the start of s, then "[… N more bytes: the
+// whole message is session entry ID]" (without an entry id, only the
+// count). s within the limit is returned as it is.
+func ShortenText(s string, limit int, entryID string) string {
+	if jsonLen(s) <= limit {
+		return s
+	}
+	// The note's size depends on how much is left out; reserve for the
+	// longest it can be.
+	budget := limit - jsonLen(note(len(s), entryID))
+	n, size := 0, 2 // the quotes
+	for n < len(s) {
+		r, w := utf8.DecodeRuneInString(s[n:])
+		c := runeJSONLen(r, w)
+		if size+c > budget {
+			break
+		}
+		size += c
+		n += w
+	}
+	return s[:n] + note(len(s)-n, entryID)
+}
+
+func note(rest int, entryID string) string {
+	return fmt.Sprintf("\n[… %d more bytes%s]", rest, wholeIn(entryID))
+}
+
+func wholeIn(entryID string) string {
+	if entryID == "" {
+		return ""
+	}
+	return ": the whole message is session entry " + entryID
+}
+
+// jsonLen is the size of s as a JSON string written by encoding/json
+// (quotes included).
+func jsonLen(s string) int {
+	size := 2
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		size += runeJSONLen(r, w)
+		i += w
+	}
+	return size
+}
+
+// runeJSONLen is the size encoding/json writes for one rune of a string
+// (w bytes of UTF-8), with its HTML escapes; never less than it writes.
+func runeJSONLen(r rune, w int) int {
+	switch {
+	case r == utf8.RuneError && w == 1: // invalid UTF-8: \ufffd
+		return 6
+	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
+		return 2
+	case r < 0x20 || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
+		return 6
+	}
+	return w
+}
+
+// maxStateWarnings is how many session warnings a bounded state lists.
+const maxStateWarnings = 20
+
+// BoundState returns st with its lists cut so that its JSON is at most
+// MaxStateBytes: the session warnings (the first ones, then a line that
+// counts the rest), the running tool calls, and the calls waiting for
+// approval (the first ones; OmittedApprovals counts the rest, each also
+// announced by its tool_approval_request event). A state within the
+// bound is returned as it is.
+func BoundState(st State) State {
+	if stateSize(st) <= MaxStateBytes {
+		return st
+	}
+	if n := len(st.Warnings); n > 0 {
+		ws := make([]string, 0, min(n, maxStateWarnings)+1)
+		for _, w := range st.Warnings[:min(n, maxStateWarnings)] {
+			ws = append(ws, ShortenText(w, 1<<10, ""))
+		}
+		if n > maxStateWarnings {
+			ws = append(ws, fmt.Sprintf("… and %d more warnings (the worker's log has them all)", n-maxStateWarnings))
+		}
+		st.Warnings = ws
+	}
+	for len(st.RunningTools) > 1 && stateSize(st) > MaxStateBytes {
+		st.RunningTools = st.RunningTools[:len(st.RunningTools)/2]
+	}
+	for len(st.PendingApprovals) > 0 && stateSize(st) > MaxStateBytes {
+		keep := len(st.PendingApprovals) / 2
+		st.OmittedApprovals += len(st.PendingApprovals) - keep
+		st.PendingApprovals = st.PendingApprovals[:keep]
+	}
+	return st
+}
+
+func stateSize(st State) int {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
