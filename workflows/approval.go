@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,6 +44,18 @@ type approval struct {
 	approved  bool
 	reason    string
 	expiresAt *time.Time
+}
+
+// joinApprovalFloor adds the worker's floor (tools.workerRequireApproval,
+// which BeginPrompt's result records in history, so a replay decides the
+// same) to the prompt's own list. The joined list is the prompt's from
+// then on: a continued run carries it in its input.
+func (r *run) joinApprovalFloor(floor []string) {
+	for _, t := range floor {
+		if !slices.Contains(r.in.Approval.Require, t) {
+			r.in.Approval.Require = append(slices.Clip(r.in.Approval.Require), t)
+		}
+	}
 }
 
 // needsApproval reports whether calls of the tool wait for approve_tool.
