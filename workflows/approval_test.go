@@ -11,6 +11,75 @@ import (
 	"github.com/durableagent/durableagent/agent"
 )
 
+// Approval (issue 20 item 12): a deny reason enters history in the
+// approve_tool update, so it is bounded like the texts history carries:
+// the validator rejects a longer one (a rejected update never reaches
+// history) and the call keeps waiting; the same reason cut as every client
+// sends it (ApproveToolPayload.Bounded) is accepted, and the model reads
+// the cut reason with a note saying it was cut.
+func TestApproval_LongDenyReasonIsBounded(t *testing.T) {
+	h := newHarness(t)
+	long := strings.Repeat("do not touch production; ", 4096) // 100 KB
+	var id string
+	var raw, cut updateOutcome
+	var between agent.State
+	h.at(time.Minute, func() {
+		if st := h.state(); len(st.PendingApprovals) == 1 {
+			id = st.PendingApprovals[0].ToolCallID
+			h.approveCall(id, "u1", false, long, &raw)
+		}
+	})
+	h.at(2*time.Minute, func() {
+		between = h.state()
+		if id != "" {
+			p := agent.ApproveToolPayload{ToolCallID: id, Approved: false, Reason: long}.Bounded()
+			h.approveCall(p.ToolCallID, "u2", p.Approved, p.Reason, &cut)
+		}
+	})
+	res, err := h.run(h.approvalInput(0, `tool:bash {"command":"echo hi > hi.txt"}`, `text:ok, I will not`))
+	if err != nil || res.Text != "ok, I will not" {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	if raw.accepted || raw.rejected == nil || !strings.Contains(raw.rejected.Error(), "approve_tool: reason is 102400 bytes") ||
+		strings.Contains(raw.rejected.Error(), "\n") {
+		t.Fatalf("100 KB reason sent raw: %+v, want rejected in one line naming its size", raw)
+	}
+	if len(between.PendingApprovals) != 1 {
+		t.Fatalf("after the rejected update the call must still wait: %+v", between.PendingApprovals)
+	}
+	if !cut.accepted || cut.failed != nil {
+		t.Fatalf("the bounded reason: %+v, want accepted", cut)
+	}
+	if exists(h.workspace, "hi.txt") {
+		t.Fatal("a denied call ran")
+	}
+	// What the model reads: the session's tool result.
+	got := h.toolResultTexts(res.LeafID)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "!bash: Tool call denied by user: do not touch production; ") ||
+		!strings.Contains(got[0], "reason cut") || !strings.Contains(got[0], "102400 bytes") ||
+		len(got[0]) > agent.MaxApprovalReasonBytes+200 {
+		t.Fatalf("tool result (%d bytes) %.300q…, want the reason cut to at most %d bytes with a note", len(got[0]), got[0], agent.MaxApprovalReasonBytes)
+	}
+	// What events (and the previews in history) carry.
+	for _, e := range h.events() {
+		size := 0
+		if e.ToolResult != nil {
+			for _, b := range e.ToolResult.Content {
+				size += len(b.Text)
+			}
+		}
+		if e.Message != nil {
+			size += len(e.Message.Text())
+		}
+		if size > agent.MaxApprovalReasonBytes+200 {
+			t.Errorf("event %s carries %d bytes of text", e.Type, size)
+		}
+	}
+	if len(h.tools) != 0 || len(h.calls) != 2 {
+		t.Fatalf("tool activities %d model calls %d, want 0 and 2", len(h.tools), len(h.calls))
+	}
+}
+
 // Approval (issue 20 item 11): a worker's minimum approval list
 // (tools.workerRequireApproval, ToolPolicy.RequireApproval) reaches the
 // workflow in BeginPrompt's result, recorded in history, and joins the
