@@ -52,13 +52,9 @@ func run(args []string) int {
 	}
 	// A setting the worker does not read (one each prompt carries, such
 	// as tools.requireApproval) is named once, not ignored in silence.
-	unread, err := settings.Unread(opts, "the worker", settings.WorkerReads)
-	if err != nil {
+	if err := app.WarnUnread(os.Stderr, opts, settings.WorkerReads); err != nil {
 		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
 		return 2
-	}
-	for _, line := range unread {
-		fmt.Fprintf(os.Stderr, "worker: warning: %s\n", line)
 	}
 	if !*dev {
 		// Outside --dev the scripted fake must be asked for by name.
