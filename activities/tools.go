@@ -37,6 +37,11 @@ type ToolPolicy struct {
 	// EnvAllow names secret-looking variables bash may see all the same
 	// (tools.envAllow).
 	EnvAllow []string
+	// RequireApproval names the tools whose calls wait for approval in
+	// every prompt this worker starts (tools.workerRequireApproval):
+	// BeginPrompt hands it to the workflow, which joins it to the
+	// prompt's own list.
+	RequireApproval []string
 }
 
 // BeginPrompt starts a prompt in its session (a local activity): it
@@ -110,7 +115,7 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 		activity.GetLogger(ctx).Warn("session file problem", "session", in.SessionID, "warning", w)
 	}
 	res := BeginPromptResult{LeafID: leaf, MessageCount: len(sess.Context(leaf)), Workspace: ws,
-		Warnings: warnings}
+		Warnings: warnings, RequireApproval: a.ToolPolicy.RequireApproval}
 	if a.ToolHost != "" {
 		// Host placement: the session's tools run where its workspace is,
 		// the host recorded at its creation. A session created under

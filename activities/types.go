@@ -230,6 +230,10 @@ type BeginPromptResult struct {
 	// Warnings are problems the session reader skipped over (torn or
 	// garbage lines), for the state query and the worker log.
 	Warnings []string `json:"warnings,omitempty"`
+	// RequireApproval is the worker's floor (ToolPolicy.RequireApproval):
+	// tools whose calls wait for approval whatever the prompt asked. It
+	// reaches the workflow here, recorded in history with the result.
+	RequireApproval []string `json:"requireApproval,omitempty"`
 }
 
 // ToolQueue is the task queue of the tool calls of sessions held by host:

@@ -50,6 +50,12 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
 		return 2
 	}
+	// A setting the worker does not read (one each prompt carries, such
+	// as tools.requireApproval) is named once, not ignored in silence.
+	if err := app.WarnUnread(os.Stderr, opts, settings.WorkerReads); err != nil {
+		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+		return 2
+	}
 	if !*dev {
 		// Outside --dev the scripted fake must be asked for by name.
 		src, err := settings.Source(opts, "model.provider")

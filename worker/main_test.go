@@ -70,3 +70,23 @@ func TestRun_DevIPNotOfThisMachineSaysCannotAssignAddress(t *testing.T) {
 		t.Fatalf("stderr = %q, want one line naming %s and saying %q, not \"in use\"", stderr, ip, syscall.EADDRNOTAVAIL.Error())
 	}
 }
+
+// Issue 20 item 11: a worker given a prompt setting (tools.requireApproval
+// is carried by each prompt, the worker never reads it) says so at start
+// in one line naming the key, where it was set, and the worker's own
+// floor, tools.workerRequireApproval, instead of ignoring it in silence.
+// (The run then stops on the unset model.provider: no server is needed.)
+func TestRun_PromptSettingGivenToTheWorkerIsNamed(t *testing.T) {
+	code, stderr := runCaptured(t, "--tools.requireApproval", "bash")
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if code != 2 || len(lines) != 2 {
+		t.Fatalf("exit %d, stderr %q; want exit 2, the warning and the model.provider refusal", code, stderr)
+	}
+	want := "worker: warning: tools.requireApproval (flag --tools.requireApproval) is not read by the worker"
+	if !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], "tools.workerRequireApproval") {
+		t.Fatalf("first line %q, want %q… naming tools.workerRequireApproval", lines[0], want)
+	}
+	if !strings.Contains(lines[1], "no model provider configured") {
+		t.Fatalf("second line %q", lines[1])
+	}
+}

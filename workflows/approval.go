@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,18 @@ type approval struct {
 	expiresAt *time.Time
 }
 
+// joinApprovalFloor adds the worker's floor (tools.workerRequireApproval,
+// which BeginPrompt's result records in history, so a replay decides the
+// same) to the prompt's own list. The joined list is the prompt's from
+// then on: a continued run carries it in its input.
+func (r *run) joinApprovalFloor(floor []string) {
+	for _, t := range floor {
+		if !slices.Contains(r.in.Approval.Require, t) {
+			r.in.Approval.Require = append(slices.Clip(r.in.Approval.Require), t)
+		}
+	}
+}
+
 // needsApproval reports whether calls of the tool wait for approve_tool.
 func (r *run) needsApproval(tool string) bool {
 	if !r.userInLoop() {
@@ -82,8 +95,19 @@ func (r *run) pendingApproval(id string) *approval {
 }
 
 // validateApproval rejects an approve_tool for a call that is not
-// waiting: rejected updates never reach history. It only reads state.
+// waiting, or with a reason longer than agent.MaxApprovalReasonBytes:
+// rejected updates never reach history, so a reason stays bounded there.
+// It only reads state.
 func (r *run) validateApproval(p agent.ApproveToolPayload) error {
+	if n := len(p.Reason); n > agent.MaxApprovalReasonBytes {
+		return fmt.Errorf("approve_tool: reason is %d bytes, more than %d: shorten it (starter approve and RPC approve_tool cut it to fit)",
+			n, agent.MaxApprovalReasonBytes)
+	}
+	return r.validateDecision(p)
+}
+
+// validateDecision rejects an approve_tool for a call that is not waiting.
+func (r *run) validateDecision(p agent.ApproveToolPayload) error {
 	id := p.ToolCallID
 	if strings.TrimSpace(id) == "" {
 		return errors.New("approve_tool: toolCallId is empty")
@@ -121,12 +145,14 @@ func decisionWord(approved bool) string {
 // approveTool records the decision; the waiting tool step wakes up.
 func (r *run) approveTool(ctx workflow.Context, p agent.ApproveToolPayload) (ApproveToolResult, error) {
 	// The validator ran, but two updates for one id may be accepted in
-	// the same workflow task before either handler runs.
-	if err := r.validateApproval(p); err != nil {
+	// the same workflow task before either handler runs. (A reason is
+	// not checked again but cut: a history accepted before the bound
+	// replays to the same decision.)
+	if err := r.validateDecision(p); err != nil {
 		return ApproveToolResult{}, err
 	}
 	a := r.pendingApproval(p.ToolCallID)
-	a.decided, a.approved, a.reason = true, p.Approved, strings.TrimSpace(p.Reason)
+	a.decided, a.approved, a.reason = true, p.Approved, strings.TrimSpace(p.Bounded().Reason)
 	r.setApprovalDetails(ctx)
 	return ApproveToolResult{ToolCallID: p.ToolCallID, ToolName: a.call.ref.Name, Approved: p.Approved}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -51,6 +52,13 @@ func run(args []string) int {
 	opts := settings.LoadOptions{Flags: fs}
 	s, err := settings.Load(opts)
 	if err != nil {
+		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+		return 2
+	}
+	// A setting this worker does not read (one each prompt carries, such
+	// as tools.requireApproval, or a dev.* key: it has no --dev) is named
+	// once, not ignored in silence.
+	if err := app.WarnUnread(os.Stderr, opts, clusterReads); err != nil {
 		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
 		return 2
 	}
@@ -116,4 +124,10 @@ func sessionsWhere(s settings.Settings) string {
 		return "postgres " + settings.RedactURL(s.Session.PostgresURL)
 	}
 	return s.Session.Store + " " + s.DataDir
+}
+
+// clusterReads says whether this worker reads k: a worker's keys but the
+// embedded server's (dev.*), which only ./worker --dev and the demo read.
+func clusterReads(k settings.KeyInfo) bool {
+	return settings.WorkerReads(k) && !strings.HasPrefix(k.Key, "dev.")
 }

@@ -51,6 +51,8 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 			AllowedRoots: s.Tools.AllowedRoots,
 			Confine:      s.Tools.Confine,
 			EnvAllow:     s.Tools.EnvAllow,
+			// The worker's approval floor, joined to each prompt's list.
+			RequireApproval: s.Tools.WorkerRequireApproval,
 		},
 		ToolHost: ToolHost(s),
 		NeedsCredential: func(provider string) bool {

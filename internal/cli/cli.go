@@ -132,7 +132,7 @@ var workerKeysUsed = map[string]func(key string) bool{
 // starterIgnores says whether command cmd ("session list": session) does
 // not read key.
 func starterIgnores(cmd string, k settings.KeyInfo) bool {
-	if k.Scope == settings.ScopeShared {
+	if k.Scope == settings.ScopeShared || k.Scope == settings.ScopePrompt {
 		return false
 	}
 	name, _, _ := strings.Cut(cmd, " ")

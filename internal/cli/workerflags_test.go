@@ -15,7 +15,7 @@ func TestCLI_WorkerOnlyFlagsRefused(t *testing.T) {
 	value := map[string]string{"bool": "true", "int": "1", "list": "x", "string": "x"}
 	n := 0
 	for _, k := range settings.Keys() {
-		if k.Scope == settings.ScopeShared {
+		if k.Scope == settings.ScopeShared || k.Scope == settings.ScopePrompt {
 			continue
 		}
 		n++

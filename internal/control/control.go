@@ -241,8 +241,11 @@ func (k *Controller) FollowUp(ctx context.Context, sessionID, message string) er
 
 // ApproveTool decides a tool call waiting for approval with the
 // approve_tool update; the workflow's validator rejects unknown and
-// already-decided ids (the error names the problem).
+// already-decided ids (the error names the problem). A reason longer than
+// agent.MaxApprovalReasonBytes is cut, with a note, before it is sent:
+// history records the update as sent.
 func (k *Controller) ApproveTool(ctx context.Context, sessionID string, p agent.ApproveToolPayload) error {
+	p = p.Bounded()
 	h, err := k.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: workflows.WorkflowID(sessionID), UpdateName: agent.UpdateApproveTool,
 		Args: []any{p}, WaitForStage: client.WorkflowUpdateStageCompleted,

@@ -26,21 +26,57 @@ type KeyInfo struct {
 	// environment variables and flags).
 	Type        string
 	Description string
-	// Scope is ScopeShared, ScopeWorker or ScopeUnused: which programs
-	// read the key.
+	// Scope is ScopeShared, ScopeWorker, ScopePrompt or ScopeUnused:
+	// which programs read the key (see WorkerReads, TakesEffect).
 	Scope string
+	// hint is said after where the key takes effect (e.g. the worker's
+	// counterpart of a prompt setting).
+	hint string
 }
 
-// Scopes of a key: which programs read it. The starter rejects a flag of
-// a key it does not read, instead of ignoring it in silence.
+// TakesEffect says where the key takes effect, for a program that does
+// not read it; "" for a ScopeShared key, which every program reads.
+func (k KeyInfo) TakesEffect() string {
+	var where string
+	switch k.Scope {
+	case ScopeWorker:
+		where = "it takes effect on the worker (worker " + k.Flag + ", or the worker's settings file or environment)"
+	case ScopePrompt:
+		where = "it takes effect in each prompt, which carries the value of the program that sends it (starter prompt, chat, rpc, compact)"
+	case ScopeUnused:
+		where = "no program reads it: the worker's auth store chooses each session's credential (starter auth list)"
+	default:
+		return ""
+	}
+	if k.hint != "" {
+		where += "; " + k.hint
+	}
+	return where
+}
+
+// WorkerReads says whether the worker reads k: its own keys and the shared
+// ones, not the settings each prompt carries (ScopePrompt) nor unused ones.
+func WorkerReads(k KeyInfo) bool {
+	return k.Scope == ScopeShared || k.Scope == ScopeWorker
+}
+
+// Scopes of a key: which programs read it, the one statement of that
+// fact. The starter rejects a flag of a key it does not read, instead of
+// ignoring it in silence; the worker names, in one line each, the keys it
+// does not read that were set in its flags, environment or settings file
+// (Unread).
 const (
-	// ScopeShared keys are read by the starter (they travel with each
-	// prompt, or say where Temporal, the data dir or the codec key are)
-	// and by the worker.
+	// ScopeShared keys are read by the starter and by the worker: where
+	// Temporal, the data dir and the codec key are, the model provider,
+	// the stream interval.
 	ScopeShared = ""
 	// ScopeWorker keys are read by the worker only: its providers, tools
 	// policy, session store, scripted model and embedded dev server.
 	ScopeWorker = "worker"
+	// ScopePrompt keys are read by the programs that send prompts
+	// (starter prompt, chat, rpc, compact; the demo) and travel with each
+	// prompt in its input; the worker does not read them.
+	ScopePrompt = "prompt"
 	// ScopeUnused keys are accepted in files for compatibility and read
 	// by no program.
 	ScopeUnused = "unused"
@@ -58,7 +94,7 @@ func Keys() []KeyInfo {
 		}
 		out = append(out, KeyInfo{
 			Key: k.key, Default: def, Env: k.env(), Flag: "--" + k.flag(),
-			Type: k.kind.String(), Description: k.desc, Scope: k.scope,
+			Type: k.kind.String(), Description: k.desc, Scope: k.scope, hint: k.hint,
 		})
 	}
 	return out
@@ -100,6 +136,8 @@ type keyDef struct {
 	field func(*Settings) any
 	// scope says which programs read the key (ScopeShared: both).
 	scope string
+	// hint follows where the key takes effect (KeyInfo.TakesEffect).
+	hint string
 }
 
 // env is the key's environment variable.
@@ -126,35 +164,35 @@ var schema = []keyDef{
 		desc:  "Directory for sessions, credentials, the dev server database and the default settings file.",
 		field: func(s *Settings) any { return &s.DataDir }},
 
-	{key: "retry.enabled", kind: kindBool,
+	{key: "retry.enabled", scope: ScopePrompt, kind: kindBool,
 		desc:  "Retry overloaded, rate-limited, server and network errors automatically.",
 		field: func(s *Settings) any { return &s.Retry.Enabled }},
-	{key: "retry.maxRetries", kind: kindInt, max: 100,
+	{key: "retry.maxRetries", scope: ScopePrompt, kind: kindInt, max: 100,
 		desc:  "Retries per chain before the prompt fails (attempts after the first error).",
 		field: func(s *Settings) any { return &s.Retry.MaxRetries }},
-	{key: "retry.baseDelayMs", kind: kindInt, max: hourMs, limit: "1 hour",
+	{key: "retry.baseDelayMs", scope: ScopePrompt, kind: kindInt, max: hourMs, limit: "1 hour",
 		desc:  "First backoff delay in ms; attempt n waits baseDelayMs * 2^(n-1).",
 		field: func(s *Settings) any { return &s.Retry.BaseDelayMs }},
-	{key: "retry.respectRetryAfter", kind: kindBool,
+	{key: "retry.respectRetryAfter", scope: ScopePrompt, kind: kindBool,
 		desc:  "Wait at least the provider's retry-after hint (opt-in).",
 		field: func(s *Settings) any { return &s.Retry.RespectRetryAfter }},
-	{key: "retry.maxDelayMs", kind: kindInt, max: dayMs, limit: "24 hours",
+	{key: "retry.maxDelayMs", scope: ScopePrompt, kind: kindInt, max: dayMs, limit: "24 hours",
 		desc:  "Cap on one backoff delay in ms; a longer hint fails the chain at once (0: no cap).",
 		field: func(s *Settings) any { return &s.Retry.MaxDelayMs }},
 	{key: "retry.fallbackModels", scope: ScopeWorker, kind: kindList, listCheck: checkModelList,
 		desc:  "Models of model.provider to switch to, in order, when a usage limit leaves no credential (the retry then waits 0 ms).",
 		field: func(s *Settings) any { return &s.Retry.FallbackModels }},
 
-	{key: "compaction.enabled", kind: kindBool,
+	{key: "compaction.enabled", scope: ScopePrompt, kind: kindBool,
 		desc:  "Compact the context when it nears the model's window.",
 		field: func(s *Settings) any { return &s.Compaction.Enabled }},
-	{key: "compaction.reserveTokens", kind: kindInt, max: maxToken,
+	{key: "compaction.reserveTokens", scope: ScopePrompt, kind: kindInt, max: maxToken,
 		desc:  "Tokens kept free for the answer; compaction starts above contextWindow - max(reserveTokens, 15%).",
 		field: func(s *Settings) any { return &s.Compaction.ReserveTokens }},
-	{key: "compaction.keepRecentTokens", kind: kindInt, max: maxToken,
+	{key: "compaction.keepRecentTokens", scope: ScopePrompt, kind: kindInt, max: maxToken,
 		desc:  "Recent tokens kept verbatim when compacting.",
 		field: func(s *Settings) any { return &s.Compaction.KeepRecentTokens }},
-	{key: "compaction.autoContinue", kind: kindBool,
+	{key: "compaction.autoContinue", scope: ScopePrompt, kind: kindBool,
 		desc:  "Retry the turn once after an overflow compaction.",
 		field: func(s *Settings) any { return &s.Compaction.AutoContinue }},
 
@@ -178,7 +216,7 @@ var schema = []keyDef{
 	{key: "model.provider", kind: kindString, oneOf: Providers,
 		desc:  "Model provider: scripted (offline fake), anthropic or openai.",
 		field: func(s *Settings) any { return &s.Model.Provider }},
-	{key: "model.name", kind: kindString, nonEmpty: true,
+	{key: "model.name", scope: ScopePrompt, kind: kindString, nonEmpty: true,
 		desc:  "Model name sent to the provider.",
 		field: func(s *Settings) any { return &s.Model.Name }},
 	{key: "model.baseUrl", scope: ScopeWorker, kind: kindString, strCheck: checkURL,
@@ -187,29 +225,29 @@ var schema = []keyDef{
 	{key: "model.credential", scope: ScopeUnused, kind: kindString,
 		desc:  "Credential id in the auth store (empty: choose one); never the secret itself.",
 		field: func(s *Settings) any { return &s.Model.Credential }},
-	{key: "model.contextWindow", kind: kindInt, min: 1, max: maxToken,
+	{key: "model.contextWindow", scope: ScopePrompt, kind: kindInt, min: 1, max: maxToken,
 		desc:  "Model context window in tokens.",
 		field: func(s *Settings) any { return &s.Model.ContextWindow }},
-	{key: "model.maxTokens", kind: kindInt, min: 1, max: maxToken,
+	{key: "model.maxTokens", scope: ScopePrompt, kind: kindInt, min: 1, max: maxToken,
 		desc:  "Maximum answer tokens per call.",
 		field: func(s *Settings) any { return &s.Model.MaxTokens }},
-	{key: "model.timeoutMs", kind: kindInt, min: 1000, max: dayMs, limit: "24 hours",
+	{key: "model.timeoutMs", scope: ScopePrompt, kind: kindInt, min: 1000, max: dayMs, limit: "24 hours",
 		desc:  "Start-to-close timeout of one LLM call in ms.",
 		field: func(s *Settings) any { return &s.Model.TimeoutMs }},
-	{key: "model.heartbeatTimeoutMs", kind: kindInt, min: 1000, max: dayMs, limit: "24 hours",
+	{key: "model.heartbeatTimeoutMs", scope: ScopePrompt, kind: kindInt, min: 1000, max: dayMs, limit: "24 hours",
 		desc:  "Heartbeat timeout of the LLM call in ms; a dead worker is noticed after this.",
 		field: func(s *Settings) any { return &s.Model.HeartbeatTimeoutMs }},
-	{key: "model.thinkingLevel", kind: kindString, oneOf: llm.ThinkingLevels,
+	{key: "model.thinkingLevel", scope: ScopePrompt, kind: kindString, oneOf: llm.ThinkingLevels,
 		desc:  "Reasoning asked of the model: off, minimal, low, medium, high or xhigh (Anthropic thinking budget, OpenAI reasoning_effort); RPC set_thinking_level changes it per session.",
 		field: func(s *Settings) any { return &s.Model.ThinkingLevel }},
-	{key: "model.available", kind: kindList, listCheck: checkAvailableModels,
+	{key: "model.available", scope: ScopePrompt, kind: kindList, listCheck: checkAvailableModels,
 		desc:  "Models RPC get_available_models lists and set_model/cycle_model may choose, as provider/name (model.provider/model.name is always one).",
 		field: func(s *Settings) any { return &s.Model.Available }},
-	{key: "model.prices", kind: kindList, listCheck: checkModelPrices,
+	{key: "model.prices", scope: ScopePrompt, kind: kindList, listCheck: checkModelPrices,
 		desc:  "Prices in US dollars per million tokens, as provider/name=input,output[,cacheRead[,cacheWrite]]; usage.cost of an unlisted model is 0.",
 		field: func(s *Settings) any { return &s.Model.Prices }},
 
-	{key: "scripted.faults", kind: kindList, listCheck: checkFaults,
+	{key: "scripted.faults", scope: ScopePrompt, kind: kindList, listCheck: checkFaults,
 		desc:  "Scripted provider fault script, one element per call (e.g. \"503 Service Unavailable\", \"overflow\", \"ok\").",
 		field: func(s *Settings) any { return &s.Scripted.Faults }},
 	{key: "scripted.reply", scope: ScopeWorker, kind: kindString,
@@ -242,7 +280,7 @@ var schema = []keyDef{
 	{key: "codec.keyFile", kind: kindString,
 		desc:  "File with the 32-byte AES-256 key (raw or base64) that encrypts workflow payloads in Temporal; empty: the key in $DURABLE_AGENT_CODEC_KEY (base64), or no encryption.",
 		field: func(s *Settings) any { return &s.Codec.KeyFile }},
-	{key: "tools.enabled", kind: kindList, listCheck: checkToolList,
+	{key: "tools.enabled", scope: ScopePrompt, kind: kindList, listCheck: checkToolList,
 		desc:  "Tools the model may call: read, write, edit, bash, grep, find, ls (e.g. read;grep;find;ls for a read-only agent; empty: none).",
 		field: func(s *Settings) any { return &s.Tools.Enabled }},
 	{key: "tools.allowedRoots", scope: ScopeWorker, kind: kindList,
@@ -260,28 +298,32 @@ var schema = []keyDef{
 	{key: "tools.host", scope: ScopeWorker, kind: kindString, strCheck: checkHostName, defText: "the machine's host name",
 		desc:  "Worker: this worker's host name for tools.placement host (workers on one host share it; its tool task queue is <temporal.taskQueue>@<host>).",
 		field: func(s *Settings) any { return &s.Tools.Host }},
-	{key: "tools.hostWaitMs", kind: kindInt, min: 100, max: dayMs, limit: "24 hours",
+	{key: "tools.hostWaitMs", scope: ScopePrompt, kind: kindInt, min: 100, max: dayMs, limit: "24 hours",
 		desc:  "How long a tool call waits for its workspace host before the prompt says it is waiting for that host (it keeps waiting), in ms.",
 		field: func(s *Settings) any { return &s.Tools.HostWaitMs }},
-	{key: "tools.bashTimeoutMs", kind: kindInt, max: dayMs, limit: "24 hours",
+	{key: "tools.bashTimeoutMs", scope: ScopePrompt, kind: kindInt, max: dayMs, limit: "24 hours",
 		desc:  "Timeout of a bash call that names none, in ms (0: none).",
 		field: func(s *Settings) any { return &s.Tools.BashTimeoutMs }},
-	{key: "agent.maxTurns", kind: kindInt, max: 1_000_000,
+	{key: "agent.maxTurns", scope: ScopePrompt, kind: kindInt, max: 1_000_000,
 		desc:  "Stop a prompt whose model still calls tools after this many turns (0: no limit).",
 		field: func(s *Settings) any { return &s.Agent.MaxTurns }},
-	{key: "agent.continueAsNewEvents", kind: kindInt, max: 50_000,
+	{key: "agent.continueAsNewEvents", scope: ScopePrompt, kind: kindInt, max: 50_000,
 		desc:  "History length at which a long prompt continues as a new run at a turn boundary (0: 10000).",
 		field: func(s *Settings) any { return &s.Agent.ContinueAsNewEvents }},
-	{key: "agent.steeringMode", kind: kindString, oneOf: agent.QueueModes,
+	{key: "agent.steeringMode", scope: ScopePrompt, kind: kindString, oneOf: agent.QueueModes,
 		desc:  "How many queued steer messages are delivered after a tool batch: one-at-a-time or all.",
 		field: func(s *Settings) any { return &s.Agent.SteeringMode }},
-	{key: "agent.followUpMode", kind: kindString, oneOf: agent.QueueModes,
+	{key: "agent.followUpMode", scope: ScopePrompt, kind: kindString, oneOf: agent.QueueModes,
 		desc:  "How many queued follow_up messages are delivered when the prompt would end: one-at-a-time or all.",
 		field: func(s *Settings) any { return &s.Agent.FollowUpMode }},
-	{key: "tools.requireApproval", kind: kindList, listCheck: checkToolList,
-		desc:  "Tools whose calls wait for approval (starter approve, RPC approve_tool, update approve_tool) before they run, e.g. bash;write;edit (empty: none).",
+	{key: "tools.requireApproval", scope: ScopePrompt, kind: kindList, listCheck: checkToolList,
+		hint:  "a list every prompt on a worker waits for, whatever its own, is the worker's tools.workerRequireApproval",
+		desc:  "Tools whose calls wait for approval (starter approve, RPC approve_tool, update approve_tool) before they run, e.g. bash;write;edit (empty: none); the worker's tools.workerRequireApproval is added to it.",
 		field: func(s *Settings) any { return &s.Tools.RequireApproval }},
-	{key: "tools.approvalTimeoutMs", kind: kindInt, max: 7 * dayMs, limit: "7 days",
+	{key: "tools.workerRequireApproval", scope: ScopeWorker, kind: kindList, listCheck: checkToolList,
+		desc:  "Worker: tools whose calls wait for approval in every prompt this worker starts, whatever the prompt's own tools.requireApproval (the two lists are joined), e.g. bash on a worker that serves other people's prompts.",
+		field: func(s *Settings) any { return &s.Tools.WorkerRequireApproval }},
+	{key: "tools.approvalTimeoutMs", scope: ScopePrompt, kind: kindInt, max: 7 * dayMs, limit: "7 days",
 		desc:  "A tool call not approved within this many ms is denied (0: wait for the decision without end).",
 		field: func(s *Settings) any { return &s.Tools.ApprovalTimeoutMs }},
 

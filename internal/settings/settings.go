@@ -146,8 +146,13 @@ type Tools struct {
 	// HostWaitMs is how long a tool call waits for its host before the
 	// prompt reports that it waits.
 	HostWaitMs int64 `json:"hostWaitMs"`
-	// RequireApproval names the tools whose calls wait for approve_tool.
+	// RequireApproval names the tools whose calls wait for approve_tool
+	// (each prompt carries it).
 	RequireApproval []string `json:"requireApproval,omitempty"`
+	// WorkerRequireApproval is the worker's floor: tools whose calls wait
+	// for approve_tool in every prompt the worker starts, joined to the
+	// prompt's own RequireApproval.
+	WorkerRequireApproval []string `json:"workerRequireApproval,omitempty"`
 	// ApprovalTimeoutMs denies a call not decided in time (0: no end).
 	ApprovalTimeoutMs int64 `json:"approvalTimeoutMs"`
 }
