@@ -84,7 +84,8 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 	if in.TimeoutMs > 0 {
 		opts.DefaultTimeout = time.Duration(in.TimeoutMs) * time.Millisecond
 	}
-	res := tools.Run(ctx, tools.Bash, args, opts)
+	// Redacted of the worker's secrets, as the model's bash output is.
+	res := a.outputRedactor(ctx).result(ctx, tools.Run(ctx, tools.Bash, args, opts))
 	hb.stop()
 	if cancelledWithoutAbort(ctx) {
 		// Nobody cancelled the command (it was killed all the same): the
