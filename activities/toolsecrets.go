@@ -61,7 +61,7 @@ func (r *messageRedactor) result(ctx context.Context, res tools.Result) tools.Re
 	return res
 }
 
-// fileChunk is how much of a file redactFile reads at a time.
+// fileChunk is how much of a file maskStream reads at a time.
 const fileChunk = 1 << 20
 
 // file replaces the secrets, their URL-encoded forms and the base64 text
@@ -84,12 +84,45 @@ func (r *messageRedactor) file(path string) error {
 		return fmt.Errorf("redact %s: %w", path, err)
 	}
 	defer in.Close()
+	// A first pass only looks: most outputs hold no secret, and a copy
+	// of a large file for nothing would cost as much as the command's
+	// own writing.
+	found, err := maskStream(in, io.Discard, needles, longest)
+	if err != nil {
+		return fmt.Errorf("redact %s: %w", path, err)
+	}
+	if !found {
+		return nil
+	}
+	if _, err := in.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("redact %s: %w", path, err)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".redact-*.log")
 	if err != nil {
 		return fmt.Errorf("redact %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name()) // after the rename, a no-op
-	found := false
+	if _, err := maskStream(in, tmp, needles, longest); err != nil {
+		tmp.Close()
+		return fmt.Errorf("redact %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("redact %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("redact %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("redact %s: %w", path, err)
+	}
+	return nil
+}
+
+// maskStream copies in to out with every needle (none longer than
+// longest) replaced by the redaction marker, a chunk at a time, and says
+// whether it found any.
+func maskStream(in io.Reader, out io.Writer, needles []string, longest int) (found bool, err error) {
 	var pending []byte
 	buf := make([]byte, fileChunk)
 	for {
@@ -97,8 +130,7 @@ func (r *messageRedactor) file(path string) error {
 		data := append(pending, buf[:n]...)
 		eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF
 		if rerr != nil && !eof {
-			tmp.Close()
-			return fmt.Errorf("redact %s: %w", path, rerr)
+			return found, rerr
 		}
 		spans := findAll(data, needles)
 		found = found || len(spans) > 0
@@ -114,30 +146,14 @@ func (r *messageRedactor) file(path string) error {
 				}
 			}
 		}
-		if _, err := tmp.Write(maskSpans(data[:cut], spans)); err != nil {
-			tmp.Close()
-			return fmt.Errorf("redact %s: %w", path, err)
+		if _, err := out.Write(maskSpans(data[:cut], spans)); err != nil {
+			return found, err
 		}
 		pending = append([]byte(nil), data[cut:]...)
 		if eof {
-			break
+			return found, nil
 		}
 	}
-	if !found {
-		tmp.Close()
-		return nil
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("redact %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("redact %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("redact %s: %w", path, err)
-	}
-	return nil
 }
 
 // coreForms are the base64 texts that hold the secrets' bits.
