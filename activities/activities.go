@@ -66,6 +66,11 @@ type Activities struct {
 	Credentials Credentials
 	// ToolPolicy is where tools may act (the worker's settings).
 	ToolPolicy ToolPolicy
+	// Secrets are secret values of the worker's settings (the codec key
+	// of codec.keyFile, the session database's URL and password) that
+	// tool output is redacted of, besides the credential store's and the
+	// environment's, which are read at each call (knownSecrets).
+	Secrets []string
 	// NeedsCredential reports whether calls to a provider need a
 	// credential (nil: never checked). The scripted model and a provider
 	// with its own base URL (a local server) need none.

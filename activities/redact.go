@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/tools"
 )
 
 // redacted stands where a secret was.
@@ -137,12 +138,15 @@ func RedactMessage(m *agent.Message, secret string) {
 // "user:password".
 var basicAuth = regexp.MustCompile(`(?i)\bbasic\s+([A-Za-z0-9+/_-]{4,}={0,2})`)
 
-// messageRedactor masks one secret and its encodings.
+// messageRedactor masks secrets and their encodings.
 type messageRedactor struct {
-	secret string
-	// escaped holds the URL-encoded forms of the secret that differ from it.
+	// secrets are the values masked (each at least tools.MinSecretLen
+	// long, without duplicates).
+	secrets []string
+	// escaped holds the URL-encoded forms of the secrets that differ from
+	// them.
 	escaped []string
-	// b64 holds, per alphabet, the base64 text that encodes the secret at
+	// b64 holds, per alphabet, the base64 text that encodes a secret at
 	// each of the three byte alignments, with the characters that also
 	// depend on neighbouring bytes cut off: any base64 value whose decoded
 	// bytes contain the secret contains one of them.
@@ -154,11 +158,23 @@ type b64Form struct {
 	alphabet func(byte) bool
 }
 
-func newMessageRedactor(secret string) *messageRedactor {
-	r := &messageRedactor{secret: secret}
-	if len(secret) < 8 { // as in Redact: a short secret matches ordinary text
-		return r
+// newMessageRedactor returns the redactor of secrets; a secret shorter
+// than tools.MinSecretLen is left out, as in Redact: it would match
+// ordinary text.
+func newMessageRedactor(secrets ...string) *messageRedactor {
+	r := &messageRedactor{}
+	for _, secret := range secrets {
+		if len(secret) < tools.MinSecretLen || contains(r.secrets, secret) {
+			continue
+		}
+		r.secrets = append(r.secrets, secret)
+		r.addForms(secret)
 	}
+	return r
+}
+
+// addForms adds the URL-encoded and base64 forms of secret.
+func (r *messageRedactor) addForms(secret string) {
 	for _, e := range []string{url.QueryEscape(secret), url.PathEscape(secret)} {
 		for _, form := range []string{e, lowerEscapes(e)} {
 			if form != secret && !contains(r.escaped, form) {
@@ -186,7 +202,6 @@ func newMessageRedactor(secret string) *messageRedactor {
 			}
 		}
 	}
-	return r
 }
 
 func contains(list []string, s string) bool {
@@ -225,20 +240,42 @@ func urlB64(c byte) bool {
 	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '='
 }
 
-// text masks the secret, its encodings, Basic credentials and key-shaped
-// tokens in s.
+// text masks the secrets, their encodings, Basic credentials and
+// key-shaped tokens in s.
 func (r *messageRedactor) text(s string) string {
 	if s == "" {
 		return s
 	}
-	s = Redact(s, r.secret)
+	for _, secret := range r.secrets {
+		s = strings.ReplaceAll(s, secret, redacted)
+	}
+	s = Redact(s, "")
+	s = r.encoded(s)
+	return maskGroup(basicAuth, s, r.basicCredential)
+}
+
+// known masks the secrets and their encodings in s, and nothing else:
+// key-shaped text that is no secret of the worker's stays, so a file the
+// model reads can still be edited word for word.
+func (r *messageRedactor) known(s string) string {
+	if s == "" {
+		return s
+	}
+	for _, secret := range r.secrets {
+		s = strings.ReplaceAll(s, secret, redacted)
+	}
+	return r.encoded(s)
+}
+
+// encoded masks the URL-encoded and base64 forms of the secrets.
+func (r *messageRedactor) encoded(s string) string {
 	for _, e := range r.escaped {
 		s = strings.ReplaceAll(s, e, redacted)
 	}
 	for _, f := range r.b64 {
 		s = maskB64(s, f)
 	}
-	return maskGroup(basicAuth, s, r.basicCredential)
+	return s
 }
 
 // maskB64 replaces every base64 value (a run of the alphabet's
@@ -277,8 +314,10 @@ func (r *messageRedactor) basicCredential(token string) bool {
 		if err != nil {
 			continue
 		}
-		if len(r.secret) >= 8 && bytes.Contains(dec, []byte(r.secret)) {
-			return true
+		for _, secret := range r.secrets {
+			if bytes.Contains(dec, []byte(secret)) {
+				return true
+			}
 		}
 		if bytes.IndexByte(dec, ':') >= 0 && utf8.Valid(dec) && !bytes.ContainsFunc(dec, unicode.IsControl) {
 			return true

@@ -270,12 +270,15 @@ func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToo
 	stream := NewToolStream(in.ResultEntryID, call.ID, call.Name)
 	hb := a.startHeartbeat(ctx, stream) // records the output tail as it changes
 	defer hb.stop()
+	// The worker's secrets leave no tool's output: not the stored result,
+	// its preview in history, the live tail or bash's full-output file.
+	red := a.outputRedactor(ctx)
 	opts := tools.Options{
 		Workspace: in.Workspace,
 		Confine:   a.ToolPolicy.Confine,
 		Env:       tools.ScrubEnv(os.Environ(), a.ToolPolicy.EnvAllow),
 		Rerun:     activity.GetInfo(ctx).Attempt > 1,
-		OnUpdate:  func(partial string) { stream.SetOutput(partial) },
+		OnUpdate:  func(partial string) { stream.SetOutput(red.known(partial)) },
 	}
 	if call.Name == tools.Bash {
 		opts.TempDir = bashTempDir(in.Workspace, in.SessionID)
@@ -284,7 +287,7 @@ func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToo
 		// Capped as the workflow caps the call's activity timeout.
 		opts.DefaultTimeout = time.Duration(min(in.Tools.BashTimeoutMs, MaxBashTimeout.Milliseconds())) * time.Millisecond
 	}
-	return tools.Run(ctx, call.Name, call.Arguments, opts)
+	return red.result(ctx, tools.Run(ctx, call.Name, call.Arguments, opts))
 }
 
 // bashTempDir is where bash keeps the full output of a truncated command:

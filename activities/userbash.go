@@ -85,7 +85,8 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 		// Capped as the workflow caps the activity's timeout.
 		opts.DefaultTimeout = time.Duration(min(in.TimeoutMs, MaxBashTimeout.Milliseconds())) * time.Millisecond
 	}
-	res := tools.Run(ctx, tools.Bash, args, opts)
+	// Redacted of the worker's secrets, as the model's bash output is.
+	res := a.outputRedactor(ctx).result(ctx, tools.Run(ctx, tools.Bash, args, opts))
 	hb.stop()
 	if cancelledWithoutAbort(ctx) {
 		// Nobody cancelled the command (it was killed all the same): the

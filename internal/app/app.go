@@ -5,7 +5,10 @@
 package app
 
 import (
+	"fmt"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -16,6 +19,7 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
+	"github.com/durableagent/durableagent/internal/procsec"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -23,7 +27,16 @@ import (
 // NewActivities builds the activities of the settings: the session store
 // of session.store (see OpenSessionStore), the providers and the
 // credentials.
+//
+// Every worker process builds its activities here (worker, worker --dev,
+// the demo, worker-cluster, the benchmark's child), so this is where the
+// process is made non-dumpable: other processes of the worker's user can
+// then not read its environment (the provider keys) or its memory
+// through /proc (procsec).
 func NewActivities(s settings.Settings) (*activities.Activities, error) {
+	if err := procsec.DisableDumps(); err != nil {
+		return nil, fmt.Errorf("harden the worker process: %w", err)
+	}
 	store, err := OpenSessionStore(s)
 	if err != nil {
 		return nil, err
@@ -54,11 +67,34 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 			// The worker's approval floor, joined to each prompt's list.
 			RequireApproval: s.Tools.WorkerRequireApproval,
 		},
+		Secrets:  SettingsSecrets(s),
 		ToolHost: ToolHost(s),
 		NeedsCredential: func(provider string) bool {
 			return provider != "scripted" && !(provider == s.Model.Provider && s.Model.BaseURL != "")
 		},
 	}, nil
+}
+
+// SettingsSecrets are the secret values of the settings that tool output
+// is redacted of: the text of codec.keyFile (the codec key) and the
+// session database URL with its password. The environment's and the
+// credential store's are read by the activities at each call.
+func SettingsSecrets(s settings.Settings) []string {
+	var out []string
+	if s.Codec.KeyFile != "" {
+		if b, err := os.ReadFile(s.Codec.KeyFile); err == nil {
+			out = append(out, string(b), strings.TrimSpace(string(b)))
+		}
+	}
+	if u := s.Session.PostgresURL; u != "" && settings.RedactURL(u) != u {
+		out = append(out, u)
+		if pu, err := url.Parse(u); err == nil {
+			if pw, ok := pu.User.Password(); ok {
+				out = append(out, pw)
+			}
+		}
+	}
+	return out
 }
 
 // ToolHost is the worker's host for tool placement: tools.host, or the

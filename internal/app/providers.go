@@ -105,6 +105,10 @@ func (c *Credentials) Select(provider, sessionID string) (id, secret string, ok 
 	return cred.ID, cred.Secret, ok, nil
 }
 
+// Secrets lists the store's secrets, read now, for the redaction of tool
+// output (activities.SecretLister).
+func (c *Credentials) Secrets() ([]string, error) { return c.Store.Secrets() }
+
 // MarkUsageLimitReached blocks the session's credential (see auth.File).
 func (c *Credentials) MarkUsageLimitReached(provider, sessionID string, retryAfterMs int64) (bool, string, error) {
 	return c.Store.MarkUsageLimitReached(provider, sessionID, retryAfterMs)
@@ -126,4 +130,5 @@ func (c *Credentials) MarkUsageLimit(provider, model, sessionID string, retryAft
 var (
 	_ activities.Credentials   = (*Credentials)(nil)
 	_ activities.ModelFallback = (*Credentials)(nil)
+	_ activities.SecretLister  = (*Credentials)(nil)
 )

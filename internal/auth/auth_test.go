@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -344,5 +345,39 @@ func TestMarkUsageLimit_FallbackModels(t *testing.T) {
 	}
 	if sw, _ := m.MarkUsageLimit("openai", "gpt-a", "s", 0); sw != (Switch{Switched: true, Model: "gpt-b"}) {
 		t.Fatalf("Memory with no credential left = %+v, want the fallback model", sw)
+	}
+}
+
+// Issue 20 item 4: Secrets lists what the worker redacts tool output of:
+// every stored secret and the provider variables' values, read at call
+// time, so a credential another process adds (`starter auth add` while
+// the worker runs) is listed at the next call, and one removed is not.
+func TestFile_SecretsAreReadAtCallTime(t *testing.T) {
+	env := func(name string) (string, bool) {
+		if name == "ANTHROPIC_API_KEY" {
+			return " sk-ant-from-env-0123456789 ", true
+		}
+		return "", false
+	}
+	f := openTemp(t, FileOptions{Env: env})
+	mustAdd(t, f, Credential{ID: "a", Provider: "openai", Secret: "sk-stored-a-0123456789"})
+	other, err := OpenFile(f.Path(), FileOptions{Env: noEnv}) // another process
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, other, Credential{ID: "b", Provider: "anthropic", Secret: "sk-stored-b-0123456789"})
+	got, err := f.Secrets()
+	want := []string{"sk-stored-a-0123456789", "sk-stored-b-0123456789", "sk-ant-from-env-0123456789"}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Secrets() = %q, %v; want %q", got, err, want)
+	}
+	if err := other.Remove("a"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := f.Secrets(); !reflect.DeepEqual(got, want[1:]) {
+		t.Fatalf("after removing a: Secrets() = %q, want %q", got, want[1:])
+	}
+	if got := NewMemory(key("m", "openai")).Secrets(); len(got) != 1 || got[0] == "" {
+		t.Fatalf("Memory.Secrets() = %q, want its one secret", got)
 	}
 }

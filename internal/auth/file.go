@@ -156,6 +156,19 @@ func (f *File) List() ([]Entry, error) {
 	return out, err
 }
 
+// Secrets returns every secret the store knows now: the stored
+// credentials' and the implicit ones of the environment (EnvVars). It
+// reads the file without the lock (writes replace it atomically), so a
+// credential added while a worker runs is included at the next call.
+// The worker redacts tool output of them.
+func (f *File) Secrets() ([]string, error) {
+	d, err := f.read()
+	if err != nil {
+		return nil, err
+	}
+	return d.secrets(f.opts.Env), nil
+}
+
 // update runs fn on the stored state under the lock and writes the state
 // back when fn reports a change.
 func (f *File) update(fn func(st *state, now time.Time) (changed bool, err error)) error {

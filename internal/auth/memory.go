@@ -60,3 +60,10 @@ func (m *Memory) MarkUsageLimit(provider, model, sessionID string, retryAfterMs 
 	defer m.mu.Unlock()
 	return m.st.markUsageLimit(provider, model, sessionID, retryAfterMs, m.fallback[provider], m.now(), nil)
 }
+
+// Secrets returns the secret of every credential the store holds.
+func (m *Memory) Secrets() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.st.secrets(nil)
+}

@@ -100,6 +100,29 @@ func (s *state) of(provider string, env func(string) (string, bool)) []Credentia
 	return out
 }
 
+// secrets returns the secret of every stored credential and of every
+// implicit environment credential (env may be nil), whether or not the
+// store's own credentials override the latter.
+func (s *state) secrets(env func(string) (string, bool)) []string {
+	var out []string
+	for _, c := range s.Credentials {
+		out = append(out, c.Secret)
+	}
+	if env != nil {
+		names := make([]string, 0, len(EnvVars))
+		for _, name := range EnvVars {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			if v, ok := env(name); ok && strings.TrimSpace(v) != "" {
+				out = append(out, strings.TrimSpace(v))
+			}
+		}
+	}
+	return out
+}
+
 func (s *state) blocked(id string, now time.Time) bool {
 	until, ok := s.Blocks[id]
 	return ok && now.Before(until)

@@ -1,16 +1,31 @@
 package tools
 
-import "strings"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
 
 // secretSuffixes end the names of variables that hold secrets.
 // "PASSWORD" and "PASSWD" need no underscore (PGPASSWORD).
+// The others: Rails' SECRET_KEY_BASE, AWS_ACCESS_KEY_ID, a webhook URL
+// (its path is the credential), a personal access token (GH_PAT), PEM key
+// or certificate material, a key's passphrase, a connection string
+// (Azure's carry AccountKey=), a salt, a bundle of secrets.
 var secretSuffixes = []string{"_KEY", "_TOKEN", "_SECRET", "PASSWORD", "PASSWD", "_PASS", "_PWD",
-	"_CREDENTIALS", "_CREDENTIAL", "_CREDS", "_AUTH"}
+	"_CREDENTIALS", "_CREDENTIAL", "_CREDS", "_AUTH",
+	"_KEY_BASE", "_KEY_ID", "WEBHOOK_URL", "_WEBHOOK", "_PAT", "_PEM", "_PASSPHRASE",
+	"_CONNECTION_STRING", "_SALT", "_SECRETS", "_AUTH_CONFIG"}
+
+// secretInfixes anywhere in a name mark key material
+// (GOOGLE_PRIVATE_KEY_DATA, AWS_SECRET_ACCESS_KEY_ID).
+var secretInfixes = []string{"API_KEY", "APIKEY", "PRIVATE_KEY", "SECRET_KEY", "ACCESS_KEY"}
 
 // secretPrefixes start the names of variables withheld as a whole: the
 // model providers' and the worker's own configuration (DURABLE_AGENT_*:
 // the session database URL, the codec key, ...), which no job needs.
-var secretPrefixes = []string{"ANTHROPIC_", "OPENAI_", "DURABLE_AGENT_"}
+// TF_TOKEN_<host> are Terraform's registry tokens.
+var secretPrefixes = []string{"ANTHROPIC_", "OPENAI_", "DURABLE_AGENT_", "TF_TOKEN_"}
 
 // secretNames are withheld by name.
 var secretNames = map[string]bool{
@@ -21,16 +36,20 @@ var secretNames = map[string]bool{
 	"TOKEN":                   true,
 	"SECRET":                  true,
 	"PASSWORD":                true,
+	"DOCKER_AUTH_CONFIG":      true,
+	"DSN":                     true,
 }
 
 // ScrubEnv returns env (KEY=VALUE entries) without secrets: variables whose
-// name (case-insensitive) ends in _KEY, _TOKEN, _SECRET, PASSWORD, PASSWD,
-// _PASS, _PWD, _CREDENTIALS, _CREDENTIAL, _CREDS or _AUTH or contains API_KEY
-// or APIKEY; the ANTHROPIC_*, OPENAI_* and DURABLE_AGENT_* variables;
-// TEMPORAL_API_KEY and the TEMPORAL_TLS_* key material; and any variable
-// whose value is a URL carrying a password (postgres://user:pw@host,
-// DATABASE_URL and the like). Names in allow (case-insensitive) are kept
-// anyway. The input is not modified.
+// name (case-insensitive) ends in one of secretSuffixes (_KEY, _TOKEN,
+// _SECRET, PASSWORD, _PAT, _PEM, WEBHOOK_URL, ...) or contains one of
+// secretInfixes (API_KEY, PRIVATE_KEY, ACCESS_KEY, ...); the ANTHROPIC_*,
+// OPENAI_*, DURABLE_AGENT_* and TF_TOKEN_* variables; TEMPORAL_API_KEY,
+// DOCKER_AUTH_CONFIG and the TEMPORAL_TLS_* key material; a *_DSN whose
+// URL names a user (https://KEY@sentry.io/1); and any variable whose value
+// is a URL carrying a password (postgres://user:pw@host, DATABASE_URL and
+// the like) or a key as its user (https://ghp_…@github.com/x.git). Names
+// in allow (case-insensitive) are kept anyway. The input is not modified.
 //
 // This keeps the worker's credentials out of a command's environment; it
 // is not a sandbox: bash runs as the worker's user and can read what that
@@ -44,12 +63,26 @@ func ScrubEnv(env []string, allow []string) []string {
 	for _, kv := range env {
 		name, value, _ := strings.Cut(kv, "=")
 		up := strings.ToUpper(name)
-		if (isSecretName(up) || hasURLPassword(value)) && !allowed[up] {
+		if isSecret(up, value) && !allowed[up] {
 			continue
 		}
 		out = append(out, kv)
 	}
 	return out
+}
+
+// isSecret reports whether the variable of upper-cased name up and value
+// holds a secret.
+func isSecret(up, value string) bool {
+	if isSecretName(up) {
+		return true
+	}
+	for _, u := range urlUserinfos(value) {
+		if u.password != "" || keyLike(u.user) || (up == "DSN" || strings.HasSuffix(up, "_DSN")) && u.user != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // isSecretName reports whether the upper-cased variable name names a secret.
@@ -67,8 +100,10 @@ func isSecretName(up string) bool {
 			return true
 		}
 	}
-	if strings.Contains(up, "API_KEY") || strings.Contains(up, "APIKEY") {
-		return true
+	for _, in := range secretInfixes {
+		if strings.Contains(up, in) {
+			return true
+		}
 	}
 	// TEMPORAL_TLS_KEY, TEMPORAL_TLS_KEY_DATA, TEMPORAL_TLS_KEY_PATH, ...
 	if strings.HasPrefix(up, "TEMPORAL_TLS_") && strings.Contains(up, "KEY") {
@@ -77,21 +112,94 @@ func isSecretName(up string) bool {
 	return false
 }
 
-// hasURLPassword reports whether value holds a URL whose user info carries
-// a password (scheme://user:password@host...), anywhere in the value.
-func hasURLPassword(value string) bool {
+// userinfo is the user and password of a URL's authority.
+type userinfo struct{ user, password string }
+
+// urlUserinfos returns the user info of every URL in value
+// (scheme://user:password@host...) that has one.
+func urlUserinfos(value string) []userinfo {
+	var out []userinfo
 	for rest := value; ; {
 		i := strings.Index(rest, "://")
 		if i < 0 {
-			return false
+			return out
 		}
 		rest = rest[i+3:]
 		authority := rest
-		if j := strings.IndexAny(authority, "/?# "); j >= 0 {
+		if j := strings.IndexAny(authority, "/?# \n\t\"'"); j >= 0 {
 			authority = authority[:j]
 		}
-		if at := strings.LastIndex(authority, "@"); at > 0 && strings.Contains(authority[:at], ":") {
-			return true
+		if at := strings.LastIndex(authority, "@"); at > 0 {
+			user, password, _ := strings.Cut(authority[:at], ":")
+			out = append(out, userinfo{user, password})
 		}
 	}
+}
+
+// keyLike says whether a URL's user is a key rather than a name: 20 or
+// more characters mixing letters and digits (a Sentry key, a GitHub token
+// in a clone URL). "git", "me" or "app" are names.
+func keyLike(user string) bool {
+	return len(user) >= 20 && strings.ContainsAny(user, "0123456789") &&
+		strings.ContainsFunc(user, func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' })
+}
+
+// MinSecretLen is the length below which a secret value is not redacted
+// from output by itself: shorter values match ordinary text.
+const MinSecretLen = 8
+
+// SecretEnvValues returns the secret values in env that output should be
+// redacted of: the value of every variable ScrubEnv withholds (names in
+// allow, given to bash on purpose, are left out), the passwords and
+// key-like users of the URLs in those values, and each line of a
+// multi-line value (a PEM block's body) but its ----- armour lines; each
+// at least MinSecretLen long, in env order, without duplicates. A value
+// that is the absolute path of an existing file
+// (GOOGLE_APPLICATION_CREDENTIALS=/etc/app/creds.json) is no secret
+// itself and is left out.
+func SecretEnvValues(env []string, allow []string) []string {
+	allowed := make(map[string]bool, len(allow))
+	for _, a := range allow {
+		allowed[strings.ToUpper(strings.TrimSpace(a))] = true
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(v string) {
+		if len(v) >= MinSecretLen && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		up := strings.ToUpper(name)
+		if allowed[up] || !isSecret(up, value) || isPath(value) {
+			continue
+		}
+		add(value)
+		for _, u := range urlUserinfos(value) {
+			add(u.password)
+			if keyLike(u.user) {
+				add(u.user)
+			}
+		}
+		if strings.Contains(value, "\n") {
+			for _, line := range strings.Split(value, "\n") {
+				if line = strings.TrimSpace(line); !strings.HasPrefix(line, "-----") {
+					add(line)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// isPath says whether v is the absolute path of an existing file or
+// directory.
+func isPath(v string) bool {
+	if !filepath.IsAbs(v) {
+		return false
+	}
+	_, err := os.Stat(v)
+	return err == nil
 }

@@ -75,3 +75,80 @@ func TestBashEnvironment(t *testing.T) {
 		}
 	})
 }
+
+// Issue 20 item 4: the names and values of the kinds of secrets that
+// deployments commonly hand a process are withheld from bash; ordinary
+// variables of similar names stay.
+func TestScrubEnv_WithholdsCommonSecretKinds(t *testing.T) {
+	cases := []struct {
+		kv       string
+		withheld bool
+	}{
+		{"SECRET_KEY_BASE=3f9a1c0e7b", true},
+		{"AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE", true},
+		{"AWS_SESSION_TOKEN=FwoGZXIvYXdzE", true},
+		{"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI", true},
+		{"SENTRY_DSN=https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/1", true},
+		{"SENTRY_DSN=https://sentry.example/1", false}, // no key in it
+		{"APP_DSN=postgres://app@db/app", true},        // a DSN naming a user
+		{"SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T0/B0/XyZ", true},
+		{"DISCORD_WEBHOOK=https://discord.com/api/webhooks/1/abc", true},
+		{"DOCKER_AUTH_CONFIG={\"auths\":{}}", true},
+		{"GH_PAT=github_pat_11ABC", true},
+		{"AZURE_DEVOPS_PAT=abc123", true},
+		{"TLS_CERT_PEM=-----BEGIN CERTIFICATE-----", true},
+		{"SIGNING_KEY_PEM=-----BEGIN PRIVATE KEY-----", true},
+		{"GPG_PASSPHRASE=correct horse", true},
+		{"AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountKey=abc", true},
+		{"TF_TOKEN_app_terraform_io=abc.atlasv1.def", true},
+		{"GOOGLE_PRIVATE_KEY_DATA=MIIEvQ", true},
+		{"WP_AUTH_SALT=x7#kq", true},
+		{"APP_SECRETS=a:b", true},
+		{"GITHUB_TOKEN=ghp_x", true},
+		{"GIT_REMOTE=https://ghp_0123456789abcdefABCDEF0123@github.com/me/x.git", true}, // a token as URL user
+		{"PATH=/usr/bin", false},
+		{"SSH_AUTH_SOCK=/tmp/ssh-x/agent.1", false},
+		{"KEYBOARD=us", false},
+		{"PATTERN=*.go", false},
+		{"HOMEPAGE=https://me@example.org/x", false},
+		{"WEBHOOK_TIMEOUT=30", false},
+		{"DSN_TIMEOUT=5", false},
+		{"EDITOR=vim", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.kv, func(t *testing.T) {
+			got := ScrubEnv([]string{tc.kv}, nil)
+			if withheld := len(got) == 0; withheld != tc.withheld {
+				t.Fatalf("ScrubEnv(%q) = %q: withheld %v, want %v", tc.kv, got, withheld, tc.withheld)
+			}
+		})
+	}
+}
+
+// Issue 20 item 4: SecretEnvValues lists what tool output is redacted
+// of: the values of withheld variables, the passwords and key-like users
+// of their URLs, the lines of a multi-line value; short values (they
+// would match ordinary text) and allowed variables are left out.
+func TestSecretEnvValues(t *testing.T) {
+	env := []string{
+		"PATH=/usr/bin:/bin",
+		"ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijkl",
+		"DATABASE_URL=postgres://app:hunter2hunter2@db:5432/app",
+		"SENTRY_DSN=https://0123456789abcdef0123@o1.ingest.sentry.io/1",
+		"SHORT_TOKEN=abc",
+		"GITHUB_TOKEN=ghp_allowed_by_settings",
+		"TLS_PEM=-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n",
+		"HOMEPAGE=https://me@example.org/x",
+		"GOOGLE_APPLICATION_CREDENTIALS=" + os.Args[0], // a path, not a secret
+	}
+	got := SecretEnvValues(env, []string{"github_token"})
+	want := []string{
+		"sk-ant-api03-abcdefghijkl",
+		"postgres://app:hunter2hunter2@db:5432/app", "hunter2hunter2",
+		"https://0123456789abcdef0123@o1.ingest.sentry.io/1", "0123456789abcdef0123",
+		"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("SecretEnvValues:\n got %q\nwant %q", got, want)
+	}
+}
