@@ -156,7 +156,8 @@ func mustJSON(v any) []byte {
 // commands in.
 func fullOutputFiles(t *testing.T, ws string) []string {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(ws, ".durable-agent", "tmp", "*.log"))
+	// Full outputs are kept per session: .durable-agent/tmp/<session>/.
+	files, _ := filepath.Glob(filepath.Join(ws, ".durable-agent", "tmp", "*", "*.log"))
 	return files
 }
 
