@@ -19,7 +19,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/internal/settings"
-	"github.com/durableagent/durableagent/workflows"
 )
 
 // envChildSettings turns this binary into a worker process: its value is
@@ -85,12 +84,12 @@ func runChild(js string) int {
 	return 0
 }
 
-// registerBare adds the benchmark baseline: workflows.Bare and a no-op
+// registerBare adds the benchmark baseline: Bare and a no-op
 // activity that returns its input.
 func registerBare(w worker.Registry) {
-	w.RegisterWorkflowWithOptions(workflows.Bare, workflow.RegisterOptions{Name: workflows.BareWorkflowName})
+	w.RegisterWorkflowWithOptions(Bare, workflow.RegisterOptions{Name: BareWorkflowName})
 	w.RegisterActivityWithOptions(func(_ context.Context, payload string) (string, error) { return payload, nil },
-		activity.RegisterOptions{Name: workflows.BareActivityName})
+		activity.RegisterOptions{Name: BareActivityName})
 }
 
 // child is a running worker process.

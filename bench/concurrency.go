@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/workflows"
 )
 
 // ConcResult is one concurrency level N on one fresh worker process.
@@ -147,7 +146,7 @@ func (h *harness) concurrencyAt(ctx context.Context, n int) (ConcResult, error) 
 		bare := func() error {
 			d, err := batch(n, func(i int) (client.WorkflowRun, error) {
 				return h.startBare(ctx, s, fmt.Sprintf("bare-conc-%d-%d-%d", n, r, i),
-					workflows.BareInput{Payload: overheadMessage, DelayMs: h.cfg.ConcurrencyDelayMs})
+					BareInput{Payload: overheadMessage, DelayMs: h.cfg.ConcurrencyDelayMs})
 			}, func(run client.WorkflowRun) error { return bareDone(ctx, run) })
 			bareTotal += d
 			return err

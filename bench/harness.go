@@ -168,10 +168,10 @@ func promptDone(ctx context.Context, run client.WorkflowRun, want string) error 
 
 // startBare starts the baseline workflow (retried like startPrompt; a
 // second start of a running id returns that run).
-func (h *harness) startBare(ctx context.Context, s settings.Settings, id string, in workflows.BareInput) (client.WorkflowRun, error) {
+func (h *harness) startBare(ctx context.Context, s settings.Settings, id string, in BareInput) (client.WorkflowRun, error) {
 	for attempt := 1; ; attempt++ {
 		run, err := h.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.Temporal.TaskQueue},
-			workflows.BareWorkflowName, in)
+			BareWorkflowName, in)
 		if err == nil || attempt == startAttempts || ctx.Err() != nil {
 			return run, err
 		}

@@ -1,11 +1,15 @@
 // Command bench measures the durable agent on the embedded Temporal server
 // with the scripted model at zero latency:
 //
-//	go run ./bench [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,concurrency]
+//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,concurrency]
+//
+// from the repository's root (or `go run .` in bench/). The bench is a Go
+// module of its own that uses the product of this checkout (its go.mod's
+// replace), so the product's `go test ./...` neither builds nor runs it.
 //
 // Every figure that depends on the machine is a ratio or a lateness
 // measured in the same run against a baseline on the same server and
-// worker (workflows.Bare: one no-op activity), interleaved, because a
+// worker (Bare: one no-op activity), interleaved, because a
 // shared machine is noisy. Benchmarks:
 //
 //   - overhead: end-to-end latency of a fault-free prompt over that of the
@@ -21,7 +25,7 @@
 //     latency): history bytes per tool call at 10 vs 1000 calls (target:
 //     flat) and with 50 KB vs 100 B outputs (target: within 10%), and the
 //     time per tool step (a model call and a tool call) over two round
-//     trips of a bare activity (workflows.Bare with 2000 activities);
+//     trips of a bare activity (Bare with 2000 activities);
 //   - stream: live output through heartbeat details: history bytes per
 //     model call for the same 4 KB answer in 1 and in 400 deltas (target:
 //     equal within 2%), the delay from a delta leaving the provider to

@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/workflows"
 )
 
 // OverheadResult compares one fault-free prompt with the bare workflow.
@@ -68,7 +67,7 @@ func (h *harness) overhead(ctx context.Context) (*OverheadResult, error) {
 		}
 		timeBare := func() error {
 			t0 := time.Now()
-			run, err := h.startBare(ctx, s, fmt.Sprintf("bare-overhead-%d", i), workflows.BareInput{Payload: overheadMessage})
+			run, err := h.startBare(ctx, s, fmt.Sprintf("bare-overhead-%d", i), BareInput{Payload: overheadMessage})
 			if err != nil {
 				return err
 			}

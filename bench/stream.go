@@ -200,8 +200,10 @@ type StreamVariant struct {
 	// of a `starter rpc` process per prompt.
 	InProcess bool `json:"inProcess,omitempty"`
 	// FixedReadMs (in process) reads the live output at this fixed
-	// interval (control.Controller.FixedLiveRead) instead of just after
-	// each heartbeat lands.
+	// interval instead of just after each heartbeat lands: the follower's
+	// poll interval (its events query follows it too; 100 is the
+	// default's), with the heartbeat times hidden from it
+	// (hideHeartbeatTimes).
 	FixedReadMs int64 `json:"fixedReadMs,omitempty"`
 	// Sweep: also run the concurrency sweep (StreamConcurrency).
 	Sweep bool `json:"sweep,omitempty"`
@@ -312,7 +314,11 @@ func (h *harness) withStreamWorker(ctx context.Context, s settings.Settings, v S
 	defer w.stop()
 	sb := &streamBatch{h: h, s: s, rpcs: &rpcCounter{}, worker: w, tap: tap, answer: s.Scripted.Reply, inProcess: v.InProcess}
 	if v.InProcess {
-		fc, err := dialCounting(ctx, s, sb.rpcs)
+		var extra []grpc.UnaryClientInterceptor
+		if v.FixedReadMs > 0 {
+			extra = append(extra, hideHeartbeatTimes)
+		}
+		fc, err := dialCounting(ctx, s, sb.rpcs, extra...)
 		if err != nil {
 			return err
 		}
@@ -322,7 +328,9 @@ func (h *harness) withStreamWorker(ctx context.Context, s settings.Settings, v S
 		}
 		// As h.controller's: a follower that waits says so in the log.
 		sb.k.OnWait = func(msg string) { h.logf("follow: %s", msg) }
-		sb.k.FixedLiveRead = time.Duration(v.FixedReadMs) * time.Millisecond
+		if v.FixedReadMs > 0 {
+			sb.k.PollInterval = time.Duration(v.FixedReadMs) * time.Millisecond
+		}
 	} else {
 		if sb.proxy, err = startCountingProxy(s.Temporal.Address, sb.rpcs); err != nil {
 			return err
@@ -1163,8 +1171,8 @@ func (c *rpcCounter) beatTimesOf(token []byte) [][2]int64 {
 }
 
 // dialCounting dials like app.Dial (client profile, settings, payload
-// codec) with c counting the RPCs.
-func dialCounting(ctx context.Context, s settings.Settings, c *rpcCounter) (client.Client, error) {
+// codec) with c counting the RPCs, and the extra interceptors after it.
+func dialCounting(ctx context.Context, s settings.Settings, c *rpcCounter, extra ...grpc.UnaryClientInterceptor) (client.Client, error) {
 	opts, err := app.ClientOptions(s, nil)
 	if err != nil {
 		return nil, err
@@ -1175,7 +1183,7 @@ func dialCounting(ctx context.Context, s settings.Settings, c *rpcCounter) (clie
 		opts.DataConverter = codec.DataConverter(nil, cdc)
 	}
 	opts.Logger = sdklog.NewStructuredLogger(quiet())
-	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(c.unary))
+	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(append([]grpc.UnaryClientInterceptor{c.unary}, extra...)...))
 	cctx, cancel := context.WithTimeout(ctx, app.DialTimeout)
 	defer cancel()
 	return client.DialContext(cctx, opts)

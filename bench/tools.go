@@ -17,7 +17,6 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/settings"
-	"github.com/durableagent/durableagent/workflows"
 )
 
 // Output sizes of the tools benchmark's bash calls.
@@ -158,7 +157,7 @@ func (h *harness) toolsBench(ctx context.Context) (*ToolsResult, error) {
 	}
 	bare := func(name string, k int) (float64, error) {
 		t0 := time.Now()
-		run, err := h.startBare(ctx, s, "bare-"+name, workflows.BareInput{Payload: payload, Activities: k})
+		run, err := h.startBare(ctx, s, "bare-"+name, BareInput{Payload: payload, Activities: k})
 		if err != nil {
 			return 0, err
 		}

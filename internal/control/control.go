@@ -47,10 +47,6 @@ type Controller struct {
 	// DefaultStreamInterval; negative: no live events, the workflow
 	// status is still checked every StatusInterval).
 	StreamInterval time.Duration
-	// FixedLiveRead, when positive, makes Follow read the live output of
-	// running calls at this fixed interval instead of just after each
-	// heartbeat lands: the baseline the bench compares with.
-	FixedLiveRead time.Duration
 	// StatusInterval is how often Follow checks the workflow's status when
 	// nothing new happens, so a terminated or timed-out prompt is noticed
 	// (0: DefaultStatusInterval).

@@ -409,9 +409,6 @@ func (f *follower) describeDue() bool {
 
 // nextDescribe is when the next Describe is due.
 func (f *follower) nextDescribe() time.Time {
-	if fixed := f.k.FixedLiveRead; fixed > 0 && f.fast {
-		return f.lastDescribe.Add(fixed)
-	}
 	if f.stream > 0 {
 		if t := f.beats.next(); !t.IsZero() {
 			return t

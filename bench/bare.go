@@ -1,4 +1,4 @@
-package workflows
+package main
 
 import (
 	"time"
@@ -7,10 +7,13 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// Benchmark baseline. The benchmarks (bench/) compare the Prompt workflow
-// with the least a Temporal workflow can do on the same server and worker,
-// so their ratios measure this product's overhead rather than Temporal's.
-// Only the bench registers these names; the product's worker does not.
+// Benchmark baseline. The benchmarks compare the Prompt workflow with the
+// least a Temporal workflow can do on the same server and worker, so their
+// ratios measure this product's overhead rather than Temporal's. Only the
+// bench's workers register these names (registerBare); the product's
+// worker does not. (The names keep their exported spelling: the product's
+// one-door test, internal/control, allows the bench's ExecuteWorkflow of
+// BareWorkflowName by that name.)
 const (
 	// BareWorkflowName is the registered name of Bare.
 	BareWorkflowName = "BenchBare"
