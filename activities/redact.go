@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -164,7 +165,7 @@ type b64Form struct {
 func newMessageRedactor(secrets ...string) *messageRedactor {
 	r := &messageRedactor{}
 	for _, secret := range secrets {
-		if len(secret) < tools.MinSecretLen || contains(r.secrets, secret) {
+		if len(secret) < tools.MinSecretLen || slices.Contains(r.secrets, secret) {
 			continue
 		}
 		r.secrets = append(r.secrets, secret)
@@ -177,7 +178,7 @@ func newMessageRedactor(secrets ...string) *messageRedactor {
 func (r *messageRedactor) addForms(secret string) {
 	for _, e := range []string{url.QueryEscape(secret), url.PathEscape(secret)} {
 		for _, form := range []string{e, lowerEscapes(e)} {
-			if form != secret && !contains(r.escaped, form) {
+			if form != secret && !slices.Contains(r.escaped, form) {
 				r.escaped = append(r.escaped, form)
 			}
 		}
@@ -202,15 +203,6 @@ func (r *messageRedactor) addForms(secret string) {
 			}
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // lowerEscapes writes the hex digits of %XX escapes in lower case, as some

@@ -222,7 +222,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	}
 	var res tools.Result
 	switch {
-	case !enabled(in.Tools.Enabled, call.Name):
+	case !slices.Contains(in.Tools.Enabled, call.Name):
 		res = tools.Result{IsError: true, Content: fmt.Sprintf("Tool %q is not enabled for this session (tools.enabled: %s)",
 			call.Name, strings.Join(in.Tools.Enabled, ", "))}
 	case !json.Valid(call.Arguments) || !isObject(call.Arguments):
@@ -396,15 +396,6 @@ func shortenText(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
-}
-
-func enabled(list []string, name string) bool {
-	for _, n := range list {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 func isObject(b json.RawMessage) bool {

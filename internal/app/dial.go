@@ -15,6 +15,7 @@ import (
 
 	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
@@ -68,7 +69,7 @@ func ClientOptions(s settings.Settings, env envconfig.EnvLookup) (client.Options
 	}
 	prof, err := envconfig.LoadClientConfigProfile(envconfig.LoadClientConfigProfileOptions{EnvLookup: env})
 	if err != nil {
-		return client.Options{}, fmt.Errorf("temporal client profile: %s", oneLine(err.Error()))
+		return client.Options{}, fmt.Errorf("temporal client profile: %s", line.Fold(err.Error()))
 	}
 	def := settings.Defaults().Temporal
 	if s.Temporal.Address != def.Address || prof.Address == "" {
@@ -79,7 +80,7 @@ func ClientOptions(s settings.Settings, env envconfig.EnvLookup) (client.Options
 	}
 	opts, err := prof.ToClientOptions(envconfig.ToClientOptionsRequest{})
 	if err != nil {
-		return client.Options{}, fmt.Errorf("temporal client profile for %s: %s", prof.Address, oneLine(err.Error()))
+		return client.Options{}, fmt.Errorf("temporal client profile for %s: %s", prof.Address, line.Fold(err.Error()))
 	}
 	return opts, nil
 }
@@ -128,7 +129,7 @@ func security(opts client.Options) string {
 // describeDialError reduces a gRPC dial error to its cause on one line;
 // TLS failures say so first, with a hint at the setting to check.
 func describeDialError(err error, opts client.Options) string {
-	msg := oneLine(err.Error())
+	msg := line.Fold(err.Error())
 	tlsOn := opts.ConnectionOptions.TLS != nil
 	for _, marker := range []string{"x509: ", "tls: "} {
 		i := strings.Index(msg, marker)
@@ -163,10 +164,6 @@ func describeDialError(err error, opts client.Options) string {
 		return msg + " (the server may require TLS: set TEMPORAL_TLS=true, or a CA with TEMPORAL_TLS_SERVER_CA_CERT_PATH)"
 	}
 	return msg
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // NewController returns the client side of prompts on c for the settings'

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/line"
 )
 
 var abortCmd = Command{
@@ -43,7 +44,7 @@ func runAbort(ctx context.Context, env Env, args []string) int {
 	}
 	w, err := k.Wedged(ctx, c.session)
 	if err != nil && !errors.Is(err, control.ErrNoRunningPrompt) {
-		fmt.Fprintf(env.Stderr, "starter abort: sent abort, but could not check that the prompt can process it: %s\n", oneLine(err))
+		fmt.Fprintf(env.Stderr, "starter abort: sent abort, but could not check that the prompt can process it: %s\n", line.First(err.Error()))
 	}
 	if w == nil {
 		printResult(env, c.json, map[string]any{"success": true, "command": "abort", "sessionId": c.session}, "sent abort to session "+c.session)

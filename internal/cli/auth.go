@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -107,7 +108,7 @@ func authAdd(env Env, args []string) int {
 		return fail(env, "auth add", fmt.Errorf("want exactly one PROVIDER (%s)", strings.Join(authProviders, " or ")))
 	}
 	provider := fs.Arg(0)
-	if !contains(authProviders, provider) {
+	if !slices.Contains(authProviders, provider) {
 		return fail(env, "auth add", fmt.Errorf("unknown provider %q (known: %s)", provider, strings.Join(authProviders, ", ")))
 	}
 	secret, err := readSecret(env, fromEnv)
@@ -234,12 +235,3 @@ func authRemove(env Env, args []string) int {
 
 // osLookupEnv is os.LookupEnv, for an Env without LookupEnv.
 var osLookupEnv = os.LookupEnv
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
-}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 )
@@ -268,13 +269,13 @@ func (c *common) controller(ctx context.Context, env Env) (*control.Controller, 
 	}
 	cl, err := app.DialEnv(ctx, s, nil, env.temporalEnv())
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), oneLine(err))
+		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))
 		return nil, s, nil, false
 	}
 	k, err := app.NewController(cl, s)
 	if err != nil {
 		cl.Close()
-		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), oneLine(err))
+		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))
 		return nil, s, nil, false
 	}
 	// A follower waits through a worker outage; say so once, on stderr.
@@ -282,17 +283,8 @@ func (c *common) controller(ctx context.Context, env Env) (*control.Controller, 
 	return k, s, cl.Close, true
 }
 
-// oneLine keeps the first line of an error (gRPC errors can be long).
-func oneLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
-}
-
 // fail prints a one-line error for a command and returns ExitUsage.
 func fail(env Env, cmd string, err error) int {
-	fmt.Fprintf(env.Stderr, "starter %s: %s\n", cmd, oneLine(err))
+	fmt.Fprintf(env.Stderr, "starter %s: %s\n", cmd, line.First(err.Error()))
 	return ExitUsage
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
@@ -102,7 +103,7 @@ func follow(ctx context.Context, env Env, cmd string, k *control.Controller, ses
 			return ExitFailed
 		}
 		if errors.Is(err, control.ErrPromptClosed) { // terminated, timed out, ...: the prompt ended unfinished
-			fmt.Fprintf(env.Stderr, "starter %s: %s\n", cmd, oneLine(err))
+			fmt.Fprintf(env.Stderr, "starter %s: %s\n", cmd, line.First(err.Error()))
 			return ExitFailed
 		}
 		return fail(env, cmd, err)

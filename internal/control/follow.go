@@ -18,6 +18,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -486,15 +487,8 @@ func (f *follower) cannotDecode(err error) {
 	if f.k.OnWait != nil {
 		f.k.OnWait(fmt.Sprintf("cannot decode the live output of session %s (%s): "+
 			"it needs the worker's payload codec key (Controller.DataConverter); events still arrive, each message's text at its end",
-			f.session, oneLine(err.Error())))
+			f.session, line.First(err.Error())))
 	}
-}
-
-func oneLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // describeRetrying resolves the current run, waiting while Temporal is

@@ -11,6 +11,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -74,7 +75,7 @@ func (k *Controller) Wedged(ctx context.Context, sessionID string) (*WedgedTask,
 	if failed == nil {
 		return nil, nil
 	}
-	w.Failure = oneLine(failed.GetFailure().GetMessage())
+	w.Failure = line.First(failed.GetFailure().GetMessage())
 	if r := []rune(w.Failure); len(r) > maxFailureChars {
 		w.Failure = string(r[:maxFailureChars]) + "…"
 	}

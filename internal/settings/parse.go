@@ -2,6 +2,8 @@ package settings
 
 import (
 	"fmt"
+	"github.com/durableagent/durableagent/internal/line"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -44,11 +46,6 @@ func (e *Error) Error() string { return e.msg }
 // Unwrap returns the underlying error (a YAML or file error), if any.
 func (e *Error) Unwrap() error { return e.err }
 
-// oneLine keeps messages on one line whatever a wrapped error says.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
-}
-
 func (p *problem) err(source string) *Error {
 	msg := "settings: " + p.key + ": " + p.reason
 	if !p.quiet {
@@ -57,7 +54,7 @@ func (p *problem) err(source string) *Error {
 	if source != "" {
 		msg += " (from " + source + ")"
 	}
-	return &Error{Key: p.key, Value: p.value, Source: source, msg: oneLine(msg), p: p}
+	return &Error{Key: p.key, Value: p.value, Source: source, msg: line.Fold(msg), p: p}
 }
 
 // base is the key without a list index.
@@ -143,7 +140,7 @@ func (k *keyDef) check(v any) *problem {
 		if k.nonEmpty && strings.TrimSpace(x) == "" {
 			return &problem{key: k.key, value: x, reason: "must not be empty"}
 		}
-		if k.oneOf != nil && !contains(k.oneOf, x) {
+		if k.oneOf != nil && !slices.Contains(k.oneOf, x) {
 			return &problem{key: k.key, value: x, reason: "must be one of " + strings.Join(k.oneOf, ", ")}
 		}
 		if k.strCheck != nil {
@@ -233,13 +230,4 @@ func rawFrom(v any) rawValue {
 		return rawValue{}
 	}
 	return rawValue{text: fmt.Sprint(v)}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

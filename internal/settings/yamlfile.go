@@ -3,6 +3,7 @@ package settings
 import (
 	"errors"
 	"fmt"
+	"github.com/durableagent/durableagent/internal/line"
 	"io"
 	"io/fs"
 	"os"
@@ -70,7 +71,7 @@ func readError(path string, err error) error {
 	if errors.As(err, &pe) {
 		reason = pe.Err // the path is in the message already
 	}
-	return &Error{Key: "file", Value: path, msg: oneLine(fmt.Sprintf("settings: read settings file %s: %v", path, reason)), err: err}
+	return &Error{Key: "file", Value: path, msg: line.Fold(fmt.Sprintf("settings: read settings file %s: %v", path, reason)), err: err}
 }
 
 // checkFile refuses what readFile must not read.
@@ -98,12 +99,12 @@ func checkFile(path string, fi fs.FileInfo) error {
 	if !strings.HasPrefix(what, "not ") {
 		what += ", not a regular file"
 	}
-	return &Error{Key: "file", Value: path, msg: oneLine(fmt.Sprintf("settings: settings file %s is %s", path, what))}
+	return &Error{Key: "file", Value: path, msg: line.Fold(fmt.Sprintf("settings: settings file %s is %s", path, what))}
 }
 
 func tooLarge(path string) error {
 	return &Error{Key: "file", Value: path,
-		msg: oneLine(fmt.Sprintf("settings: settings file %s is larger than %d bytes (1 MiB), too large for a settings file", path, maxFileSize))}
+		msg: line.Fold(fmt.Sprintf("settings: settings file %s is larger than %d bytes (1 MiB), too large for a settings file", path, maxFileSize))}
 }
 
 func parseFile(path string, data []byte) (*fileLayer, error) {
@@ -113,7 +114,7 @@ func parseFile(path string, data []byte) (*fileLayer, error) {
 		// yaml.v3 says "yaml: line 3: ..."; name the file too.
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		return nil, &Error{Key: "file", Value: path, Source: path,
-			msg: oneLine(fmt.Sprintf("settings: bad YAML in %s: %s", path, msg)), err: err}
+			msg: line.Fold(fmt.Sprintf("settings: bad YAML in %s: %s", path, msg)), err: err}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return fl, nil // empty file or comments only
@@ -188,13 +189,13 @@ func (fl *fileLayer) walk(prefix string, m *yaml.Node) error {
 	return nil
 }
 
-func unknownKey(name, path string, line int) *Error {
-	where := fmt.Sprintf("%s:%d", path, line)
+func unknownKey(name, path string, lineNo int) *Error {
+	where := fmt.Sprintf("%s:%d", path, lineNo)
 	msg := fmt.Sprintf("settings: unknown key %q in %s", name, where)
 	if s := suggest(name, allNames()); s != "" {
 		msg += " (did you mean " + s + "?)"
 	}
-	return &Error{Key: name, Source: where, msg: oneLine(msg)}
+	return &Error{Key: name, Source: where, msg: line.Fold(msg)}
 }
 
 // nodeRaw takes a key's value node as written. Scalars keep their text

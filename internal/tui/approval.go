@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 )
 
 // Durable tool approval (issue 12). A tool_approval_request event puts the
@@ -194,7 +195,7 @@ func (m *Model) approvalSent(msg approvalSentMsg) tea.Cmd {
 				m.reason.Blur()
 			}
 		}
-		m.errorf("approve_tool %s: %s", msg.callID, oneLine(msg.err))
+		m.errorf("approve_tool %s: %s", msg.callID, line.First(msg.err.Error()))
 		return m.readState(false)
 	}
 	m.approvalDecided(msg.callID)
@@ -226,7 +227,7 @@ func (m *Model) readState(show bool) tea.Cmd {
 func (m *Model) stateRead(msg stateMsg) {
 	if msg.err != nil {
 		if msg.show {
-			m.errorf("state: %s", oneLine(msg.err))
+			m.errorf("state: %s", line.First(msg.err.Error()))
 		}
 		return
 	}

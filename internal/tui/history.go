@@ -6,6 +6,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/rpcserver"
 )
 
@@ -48,7 +49,7 @@ func (m *Model) open() tea.Cmd {
 func (m *Model) opened(msg openedMsg) tea.Cmd {
 	m.loading = false
 	if msg.err != nil {
-		m.errorf("Could not read the session's earlier messages: %s", oneLine(msg.err))
+		m.errorf("Could not read the session's earlier messages: %s", line.First(msg.err.Error()))
 	} else {
 		m.showHistory(msg.history)
 	}

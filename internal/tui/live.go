@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 )
 
 // Live output (issue 11). message_update events carry the pieces of the
@@ -314,8 +315,8 @@ func clip(s string, n int) string {
 
 // oneLineText keeps the first line of s, marking what follows.
 func oneLineText(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
+	if first := line.First(s); first != s {
+		return first + " …"
 	}
 	return s
 }

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/rpcserver"
 )
 
@@ -186,7 +187,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.started(msg)
 	case promptErrorMsg:
 		m.starting = false
-		m.errorf("Prompt not started: %s", oneLine(msg.err))
+		m.errorf("Prompt not started: %s", line.First(msg.err.Error()))
 		return m, nil
 	case eventMsg:
 		cmd := m.handleEvent(msg.event)
@@ -199,7 +200,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case streamEndMsg:
 		m.endPrompt()
 		if msg.err != nil && m.ctx.Err() == nil {
-			m.errorf("Lost the prompt's events: %s (it may still be running; /state tells)", oneLine(msg.err))
+			m.errorf("Lost the prompt's events: %s (it may still be running; /state tells)", line.First(msg.err.Error()))
 		}
 		return m, nil
 	case countdownMsg:
@@ -343,7 +344,7 @@ func (m *Model) do(name string, fn func(context.Context) ([]entry, error)) tea.C
 		defer cancel()
 		es, err := fn(ctx)
 		if err != nil {
-			es = append(es, entry{kind: entryError, text: name + ": " + oneLine(err)})
+			es = append(es, entry{kind: entryError, text: name + ": " + line.First(err.Error())})
 		}
 		return resultMsg{entries: es}
 	}
@@ -386,13 +387,4 @@ func (m *Model) View() string {
 		}
 	}
 	return strings.Join(append(lines, below...), "\n")
-}
-
-// oneLine is an error in one line (gRPC errors can span several).
-func oneLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }

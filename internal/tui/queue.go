@@ -7,6 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 )
 
 // Messages into the running prompt (issue 12), bound as in the terminal
@@ -100,7 +101,7 @@ func (m *Model) queueSent(msg queueSentMsg) tea.Cmd {
 		return m.sendNext()
 	}
 	m.unqueue(msg.q)
-	m.errorf("%s: %s", msg.q.queueName(), oneLine(msg.err))
+	m.errorf("%s: %s", msg.q.queueName(), line.First(msg.err.Error()))
 	m.restoreInput([]string{msg.q.text})
 	return m.sendNext()
 }

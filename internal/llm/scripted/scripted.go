@@ -57,6 +57,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/llm"
 )
 
@@ -257,14 +258,14 @@ func objectArguments(name string, args json.RawMessage) (json.RawMessage, error)
 	}
 	var buf bytes.Buffer
 	if args[0] != '{' || json.Compact(&buf, args) != nil {
-		return nil, fmt.Errorf("arguments of %s are not a JSON object: %s", name, oneLine(args))
+		return nil, fmt.Errorf("arguments of %s are not a JSON object: %s", name, argsPreview(args))
 	}
 	return json.RawMessage(buf.Bytes()), nil
 }
 
 // oneLine shortens text for an error message.
-func oneLine(b []byte) string {
-	s := strings.Join(strings.Fields(string(b)), " ")
+func argsPreview(b []byte) string {
+	s := line.Fold(string(b))
 	if len(s) > 60 {
 		s = s[:57] + "..."
 	}
