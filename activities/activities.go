@@ -53,6 +53,8 @@ type SessionStore interface {
 	// Init creates the session with cwd as its workspace if it does not
 	// exist and returns its header (an existing session keeps its cwd).
 	Init(sessionID, cwd, host string) (session.Header, error)
+	// Delete removes the session; a missing one is not an error.
+	Delete(sessionID string) error
 }
 
 var _ SessionStore = (*session.Store)(nil)
@@ -293,7 +295,8 @@ func (a *Activities) LoadSession(ctx context.Context, in LoadSessionInput) (Load
 	for _, m := range msgs {
 		chars += len(m.Text())
 	}
-	return LoadSessionResult{Exists: true, LeafID: leaf, MessageCount: len(msgs), ContextTokens: (chars + 3) / 4}, nil
+	return LoadSessionResult{Exists: true, LeafID: leaf, MessageCount: len(msgs), ContextTokens: (chars + 3) / 4,
+		Workspace: sess.Header.Cwd, Host: sess.Header.Host}, nil
 }
 
 // MarkUsageLimitReached tells the auth store that the session's credential

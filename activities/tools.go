@@ -303,7 +303,12 @@ func bashTempDir(workspace, sessionID string) string {
 			_ = os.WriteFile(ignore, []byte("# durable-agent: full outputs of truncated bash commands\n*\n"), 0o600)
 		}
 	}
-	return filepath.Join(dir, "tmp", sessionID)
+	return sessionTempDir(workspace, sessionID)
+}
+
+// sessionTempDir is bashTempDir's path, without creating anything.
+func sessionTempDir(workspace, sessionID string) string {
+	return filepath.Join(workspace, ".durable-agent", "tmp", sessionID)
 }
 
 func findToolCall(sess *session.Session, assistantID, callID string) (agent.ToolCall, error) {

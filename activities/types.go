@@ -89,6 +89,9 @@ type LoadSessionResult struct {
 	LeafID        string `json:"leafId,omitempty"`
 	MessageCount  int    `json:"messageCount"`
 	ContextTokens int    `json:"contextTokens"`
+	// Workspace and Host are the session header's cwd and host.
+	Workspace string `json:"workspace,omitempty"`
+	Host      string `json:"host,omitempty"`
 }
 
 // MarkUsageLimitInput is the input of MarkUsageLimitReached.

@@ -125,6 +125,7 @@ func NewToolWorker(c client.Client, s settings.Settings, acts *activities.Activi
 	w := worker.New(c, activities.ToolQueue(s.Temporal.TaskQueue, acts.ToolHost), WorkerOptions(s))
 	w.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
 	w.RegisterActivityWithOptions(acts.UserBash, activity.RegisterOptions{Name: activities.UserBashName})
+	w.RegisterActivityWithOptions(acts.DeleteSession, activity.RegisterOptions{Name: activities.DeleteSessionName})
 	return w
 }
 
@@ -174,6 +175,8 @@ func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterActivityWithOptions(acts.RecordEntry, activity.RegisterOptions{Name: activities.RecordEntryName})
 	w.RegisterWorkflowWithOptions(workflows.Bash, workflow.RegisterOptions{Name: workflows.BashWorkflowName})
 	w.RegisterActivityWithOptions(acts.UserBash, activity.RegisterOptions{Name: activities.UserBashName})
+	w.RegisterWorkflowWithOptions(workflows.DeleteSession, workflow.RegisterOptions{Name: workflows.DeleteSessionWorkflowName})
+	w.RegisterActivityWithOptions(acts.DeleteSession, activity.RegisterOptions{Name: activities.DeleteSessionName})
 }
 
 // StreamInterval is stream.intervalMs as a duration.

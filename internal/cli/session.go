@@ -24,6 +24,7 @@ const sessionUsage = `starter session list [--store S]
        starter session export [--session ID] [--store S] [--out FILE]
        starter session import [--session ID] [--store S] FILE|-
        starter session copy (--session ID | --all) --from S --to S
+       starter session delete --session ID [--json]
 S is a session store, jsonl or postgres (default: session.store)`
 
 // sessionCmd moves sessions between the stores: the JSONL files of one
@@ -36,10 +37,10 @@ S is a session store, jsonl or postgres (default: session.store)`
 var sessionCmd = Command{
 	Name:    "session",
 	Usage:   sessionUsage,
-	Summary: "list, export, import and copy sessions between the jsonl and postgres stores",
+	Summary: "list, export, import, copy and delete sessions (jsonl and postgres stores)",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(env.Stderr, "starter session: want a subcommand: list, export, import or copy\nusage: %s\n", sessionUsage)
+			fmt.Fprintf(env.Stderr, "starter session: want a subcommand: list, export, import, copy or delete\nusage: %s\n", sessionUsage)
 			return ExitUsage
 		}
 		sub, args := args[0], args[1:]
@@ -48,7 +49,7 @@ var sessionCmd = Command{
 		var out, from, to *string
 		var all *bool
 		switch sub {
-		case "list", "import":
+		case "list", "import", "delete":
 		case "export":
 			out = c.fs.String("out", "", "write the session to `FILE` (default: stdout)")
 		case "copy":
@@ -56,7 +57,7 @@ var sessionCmd = Command{
 			to = c.fs.String("to", "", "store to copy to: jsonl or postgres")
 			all = c.fs.Bool("all", false, "copy every session of --from")
 		default:
-			fmt.Fprintf(env.Stderr, "starter session: unknown subcommand %q (want list, export, import or copy)\n", sub)
+			fmt.Fprintf(env.Stderr, "starter session: unknown subcommand %q (want list, export, import, copy or delete)\n", sub)
 			return ExitUsage
 		}
 		if !c.parse(env, args) {
@@ -68,6 +69,8 @@ var sessionCmd = Command{
 		}
 		name := "session " + sub
 		switch sub {
+		case "delete":
+			return sessionDelete(ctx, env, c, *store)
 		case "list":
 			return sessionList(env, s, *store)
 		case "export":

@@ -104,6 +104,9 @@ func TestSession_ErrorsAreOneLine(t *testing.T) {
 		{[]string{"session", "copy", "--session", "s1"}, "--from and --to are required"},
 		{[]string{"session", "copy", "--from", "jsonl", "--to", "postgres"}, "give either --session ID or --all"},
 		{[]string{"session", "copy", "--all", "--from", "jsonl", "--to", "jsonl"}, "both jsonl"},
+		{[]string{"session", "delete"}, "--session ID is required"},
+		{[]string{"session", "delete", "--session", "s1", "--store", "jsonl"}, "--store does not apply"},
+		{[]string{"session", "delete", "--session", "s1", "extra"}, `unexpected argument "extra"`},
 	} {
 		code, _, stderr := run(t, nil, tc.args...)
 		if code != ExitUsage || !strings.Contains(stderr, tc.want) {

@@ -134,6 +134,8 @@ func (k *Controller) runningWhat(ctx context.Context, workflowID, runID string) 
 		return "a compaction"
 	case workflows.BashWorkflowName:
 		return "a bash command"
+	case workflows.DeleteSessionWorkflowName:
+		return "a deletion"
 	default:
 		return "workflow type " + name
 	}

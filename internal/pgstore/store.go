@@ -377,3 +377,21 @@ func unwrapPermanent(err error) error {
 	}
 	return err
 }
+
+// Delete removes a session: its header row and, by the foreign key's ON
+// DELETE CASCADE, its entries, in one statement. A session that does not
+// exist is not an error, so a Delete repeated after a connection error or
+// a crash finishes the job.
+func (s *Store) Delete(sessionID string) error {
+	if err := session.ValidateID(sessionID); err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	err := s.do(func(ctx context.Context) error {
+		_, err := s.pool.Exec(ctx, `DELETE FROM agent_sessions WHERE id = $1`, sessionID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete session %q: %w", sessionID, err)
+	}
+	return nil
+}

@@ -24,6 +24,7 @@ type sessionStore interface {
 	Load(sessionID string) (*session.Session, error)
 	Append(sessionID string, entries ...session.Entry) (int, error)
 	Init(sessionID, cwd, host string) (session.Header, error)
+	Delete(sessionID string) error
 }
 
 var (
@@ -107,6 +108,32 @@ func jsonl(t *testing.T) *session.Store {
 // names the rule.
 func TestStore(t *testing.T) {
 	e := newEnv(t)
+
+	t.Run("DeleteRemovesSessionAndEntriesAndIsRepeatable", func(t *testing.T) {
+		st := open(t, e.url(t))
+		mustAppend(t, st, "gone", msgEntry("a", "", agent.RoleUser, "hi"), msgEntry("b", "a", agent.RoleAssistant, "hello"))
+		mustAppend(t, st, "kept", msgEntry("a", "", agent.RoleUser, "stay"))
+		if err := st.Delete("gone"); err != nil {
+			t.Fatalf("Delete: %v", err)
+		}
+		if _, err := st.Load("gone"); !errors.Is(err, session.ErrNotFound) {
+			t.Fatalf("Load after Delete: err = %v, want ErrNotFound", err)
+		}
+		var left int
+		if err := st.Pool().QueryRow(context.Background(),
+			`SELECT count(*) FROM agent_session_entries WHERE session_id = 'gone'`).Scan(&left); err != nil || left != 0 {
+			t.Fatalf("entry rows left after Delete = %d, %v; want 0", left, err)
+		}
+		if err := st.Delete("gone"); err != nil {
+			t.Fatalf("second Delete (a retry): %v", err)
+		}
+		if ids, err := st.List(); err != nil || len(ids) != 1 || ids[0] != "kept" {
+			t.Fatalf("List after Delete = %v, %v; want [kept]", ids, err)
+		}
+		if ids := ids(mustLoad(t, st, "kept").Entries); ids != "a" {
+			t.Fatalf("kept session entries = %s, want a", ids)
+		}
+	})
 
 	t.Run("AppendCreatesSessionWithHeaderEvenForZeroEntries", func(t *testing.T) {
 		st := open(t, e.url(t))

@@ -165,6 +165,7 @@ func exportAndReplay(t *testing.T, e *env, workflowID, runID, fixture string) {
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(workflows.Prompt, workflow.RegisterOptions{Name: workflows.PromptWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.Compact, workflow.RegisterOptions{Name: workflows.CompactWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.DeleteSession, workflow.RegisterOptions{Name: workflows.DeleteSessionWorkflowName})
 	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, path); err != nil {
 		t.Fatalf("replay of a fresh history: %v", err)
 	}

@@ -1,0 +1,82 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durableagent/durableagent/internal/session"
+)
+
+// DeleteSessionName is the registered name of DeleteSession.
+const DeleteSessionName = "DeleteSession"
+
+// DeleteSessionInput is the input of DeleteSession.
+type DeleteSessionInput struct {
+	SessionID string `json:"sessionId"`
+	// Workspace is the session's workspace (from its header; "" for a
+	// session without one).
+	Workspace string `json:"workspace,omitempty"`
+}
+
+// DeleteSessionResult says what DeleteSession removed.
+type DeleteSessionResult struct {
+	// OutputsDir is the directory of the session's full bash outputs
+	// that was removed ("" when there was none).
+	OutputsDir string `json:"outputsDir,omitempty"`
+}
+
+// DeleteSession removes a session from the worker: first the full
+// outputs of its truncated bash calls (<workspace>/.durable-agent/tmp/<id>),
+// then the session itself from the store (the JSONL file or the
+// database rows). Both steps are idempotent, so a retry after a crash
+// finishes the job. A .durable-agent or tmp that is not a real directory
+// (a symbolic link a command in the workspace planted) is not followed:
+// nothing outside the workspace's own output directory is removed. The
+// caller makes sure nothing runs in the session (the DeleteSession
+// workflow runs under the session's workflow id).
+func (a *Activities) DeleteSession(ctx context.Context, in DeleteSessionInput) (DeleteSessionResult, error) {
+	if err := session.ValidateID(in.SessionID); err != nil {
+		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	var res DeleteSessionResult
+	if in.Workspace != "" && filepath.IsAbs(in.Workspace) {
+		dir, err := removeSessionOutputs(in.Workspace, in.SessionID)
+		if err != nil {
+			return DeleteSessionResult{}, fmt.Errorf("delete session %s: %w", in.SessionID, err)
+		}
+		res.OutputsDir = dir
+	}
+	if err := a.Sessions.Delete(in.SessionID); err != nil {
+		return DeleteSessionResult{}, storeError("delete session", err)
+	}
+	return res, nil
+}
+
+// removeSessionOutputs removes the session's full-output directory under
+// workspace and returns it ("" when there was none to remove).
+func removeSessionOutputs(workspace, sessionID string) (string, error) {
+	dir := sessionTempDir(workspace, sessionID)
+	for _, p := range []string{filepath.Dir(filepath.Dir(dir)), filepath.Dir(dir), dir} {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("remove bash outputs: %w", err)
+		}
+		if !fi.IsDir() {
+			// Not ours (a file or a link in its place): leave it.
+			return "", nil
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return "", fmt.Errorf("remove bash outputs %s: %w", dir, err)
+	}
+	return dir, nil
+}

@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/durableagent/durableagent/workflows"
+)
+
+// sessionDelete deletes a session through the workers (the DeleteSession
+// workflow): the session in the workers' store and the full outputs of
+// its truncated bash calls in its workspace, which only a worker may
+// reach. It runs under the session's workflow id, so a session that runs
+// a prompt, a compaction or a user command is busy and nothing is
+// deleted. --session is required: deleting the default session by
+// omission would be a surprise.
+func sessionDelete(ctx context.Context, env Env, c *common, store string) int {
+	const name = "session delete"
+	if store != "" {
+		return fail(env, name, errors.New("--store does not apply: the workers delete the session from their own store (session.store)"))
+	}
+	if !c.fs.Changed("session") {
+		return fail(env, name, errors.New("--session ID is required"))
+	}
+	if c.fs.NArg() > 0 {
+		return fail(env, name, fmt.Errorf("unexpected argument %q (usage: starter session delete --session ID [--json])", c.fs.Arg(0)))
+	}
+	k, s, closeFn, ok := c.controller(ctx, env)
+	if !ok {
+		return ExitUsage
+	}
+	defer closeFn()
+	res, err := k.DeleteSession(ctx, workflows.DeleteSessionInput{SessionID: c.session, HostWaitMs: s.Tools.HostWaitMs})
+	if err != nil {
+		return fail(env, name, err)
+	}
+	if c.json {
+		_ = json.NewEncoder(env.Stdout).Encode(res)
+		return ExitOK
+	}
+	msg := "deleted session " + res.SessionID
+	if res.OutputsDir != "" {
+		msg += " and its full bash outputs in " + res.OutputsDir
+	}
+	fmt.Fprintln(env.Stdout, msg)
+	return ExitOK
+}

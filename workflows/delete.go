@@ -1,0 +1,116 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+)
+
+// DeleteSessionWorkflowName is the registered name of the DeleteSession
+// workflow.
+const DeleteSessionWorkflowName = "DeleteSession"
+
+// Error types of a DeleteSession workflow that deleted nothing
+// (ErrTypeUnknownSession: the session does not exist) or could not finish
+// (ErrTypeDeleteFailed: the store or the workspace refused; running it
+// again finishes the job).
+const (
+	ErrTypeUnknownSession = "UnknownSession"
+	ErrTypeDeleteFailed   = "DeleteSessionFailed"
+)
+
+// DeleteSessionInput is the input of the DeleteSession workflow.
+type DeleteSessionInput struct {
+	SessionID string `json:"sessionId"`
+	// HostWaitMs is how long the deletion waits for the session's tool
+	// host to take it (tools.hostWaitMs; 0: DefaultHostWait).
+	HostWaitMs int64 `json:"hostWaitMs,omitempty"`
+}
+
+// Validate reports the first problem of the input in one line.
+func (in DeleteSessionInput) Validate() error {
+	switch {
+	case strings.TrimSpace(in.SessionID) == "":
+		return errors.New("invalid delete input: sessionId is empty")
+	case in.HostWaitMs < 0:
+		return errors.New("invalid delete input: hostWaitMs must be >= 0")
+	}
+	return nil
+}
+
+// DeleteSessionResult says what the DeleteSession workflow removed.
+type DeleteSessionResult struct {
+	SessionID string `json:"sessionId"`
+	// Workspace is the deleted session's workspace (left in place).
+	Workspace string `json:"workspace,omitempty"`
+	// OutputsDir is the directory of full bash outputs that was removed
+	// ("" when the session had none).
+	OutputsDir string `json:"outputsDir,omitempty"`
+}
+
+// DeleteSession deletes a session (`starter session delete`): the full
+// outputs of its truncated bash calls in its workspace, then the session
+// from the store, with the DeleteSession activity on a worker (which has
+// the store and, on the session's tool host when tools are placed by
+// host, the workspace). It runs under the session's workflow id
+// (WorkflowID), so it cannot run while a prompt, a compaction or a user
+// command does, and none can start while it runs: "session busy" is
+// decided by Temporal. A session that does not exist fails with
+// ErrTypeUnknownSession and nothing is touched. Afterwards the state and
+// events queries, which clients send to the session's latest workflow,
+// answer that the session was deleted.
+func DeleteSession(ctx workflow.Context, in DeleteSessionInput) (DeleteSessionResult, error) {
+	if err := in.Validate(); err != nil {
+		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
+	}
+	deleted := func() error { return fmt.Errorf("unknown session %s: it was deleted", in.SessionID) }
+	if err := workflow.SetQueryHandler(ctx, agent.QueryState, func() (agent.State, error) { return agent.State{}, deleted() }); err != nil {
+		return DeleteSessionResult{}, err
+	}
+	if err := workflow.SetQueryHandler(ctx, agent.QueryEvents, func(after int64) ([]agent.Event, error) { return nil, deleted() }); err != nil {
+		return DeleteSessionResult{}, err
+	}
+
+	sctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumAttempts: 5},
+	})
+	var loaded activities.LoadSessionResult
+	if err := workflow.ExecuteActivity(sctx, activities.LoadSessionName,
+		activities.LoadSessionInput{SessionID: in.SessionID}).Get(ctx, &loaded); err != nil {
+		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("delete session %s: %s", in.SessionID, rootMessage(err)), ErrTypeDeleteFailed, nil)
+	}
+	if !loaded.Exists {
+		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("unknown session %s", in.SessionID), ErrTypeUnknownSession, nil)
+	}
+
+	// Removing a directory tree of outputs may take longer than a store
+	// write; every step is idempotent, so Temporal may retry it.
+	opts := workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 5},
+	}
+	if loaded.Host != "" {
+		opts.TaskQueue = activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, loaded.Host)
+		opts.ScheduleToStartTimeout = DefaultHostWait
+		if in.HostWaitMs > 0 {
+			opts.ScheduleToStartTimeout = time.Duration(in.HostWaitMs) * time.Millisecond
+		}
+	}
+	var res activities.DeleteSessionResult
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.DeleteSessionName,
+		activities.DeleteSessionInput{SessionID: in.SessionID, Workspace: loaded.Workspace}).Get(ctx, &res); err != nil {
+		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("delete session %s: %s", in.SessionID, rootMessage(err)), ErrTypeDeleteFailed, nil)
+	}
+	return DeleteSessionResult{SessionID: in.SessionID, Workspace: loaded.Workspace, OutputsDir: res.OutputsDir}, nil
+}
