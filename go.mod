@@ -4,9 +4,11 @@ go 1.26.8
 
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.16.0
+	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/charmbracelet/bubbles v1.0.0
 	github.com/charmbracelet/bubbletea v1.3.10
 	github.com/charmbracelet/lipgloss v1.1.0
+	github.com/gofrs/flock v0.12.1
 	github.com/jackc/pgx/v5 v5.10.0
 	github.com/openai/openai-go/v3 v3.46.0
 	github.com/spf13/pflag v1.0.10

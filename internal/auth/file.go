@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/gofrs/flock"
 )
 
 // FileName is the store's file inside the data directory.
@@ -175,14 +177,13 @@ func (f *File) update(fn func(st *state, now time.Time) (changed bool, err error
 	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
 		return fmt.Errorf("auth store %s: %w", f.path, err)
 	}
-	lock, err := os.OpenFile(f.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
+	// An exclusive flock on auth.json.lock, waiting for it: workers on one
+	// machine read-modify-write auth.json one at a time.
+	lock := flock.New(f.path+".lock", flock.SetFlag(os.O_RDWR|os.O_CREATE), flock.SetPermissions(0o600))
+	if err := lock.Lock(); err != nil {
 		return fmt.Errorf("auth store %s: %w", f.path, err)
 	}
-	defer lock.Close()
-	if err := lockFile(lock); err != nil {
-		return err
-	}
+	defer lock.Unlock()
 	d, err := f.read()
 	if err != nil {
 		return err

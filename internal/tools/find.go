@@ -61,6 +61,9 @@ func runFind(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		pattern = strings.TrimPrefix(pattern, root+"/")
 	}
 	g := compileGlob(pattern)
+	if g.err != nil {
+		return errorf("find: %v", g.err)
+	}
 	limit := max(1, a.Limit.int(findDefaultLimit))
 
 	var found []string

@@ -7,14 +7,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
-// ignoreRule is one pattern line of a .gitignore file.
+// ignoreRule is one pattern line of a .gitignore file, matched with
+// doublestar (see ignorePattern for the .gitignore spelling).
 type ignoreRule struct {
-	segs     []string // the pattern, split at "/"
-	anchored bool     // it had a "/" before its end: matched from the file's directory
-	negate   bool     // "!pattern": re-include
-	dirOnly  bool     // "pattern/": directories only
+	pattern  string // doublestar pattern, without the leading "/" and trailing "/"
+	anchored bool   // it had a "/" before its end: matched from the file's directory
+	negate   bool   // "!pattern": re-include
+	dirOnly  bool   // "pattern/": directories only
 }
 
 // ignoreFile is the rules of one .gitignore, relative to its directory.
@@ -23,7 +26,8 @@ type ignoreFile struct {
 	rules []ignoreRule
 }
 
-// parseIgnore parses the text of a .gitignore file.
+// parseIgnore parses the text of a .gitignore file. A line that is not a
+// valid pattern (an unclosed "[") is skipped, as git does.
 func parseIgnore(base, text string) *ignoreFile {
 	f := &ignoreFile{base: base}
 	for _, line := range strings.Split(text, "\n") {
@@ -36,11 +40,8 @@ func parseIgnore(base, text string) *ignoreFile {
 			line = line[:len(line)-1]
 		}
 		var r ignoreRule
-		switch {
-		case strings.HasPrefix(line, "!"):
+		if strings.HasPrefix(line, "!") {
 			r.negate = true
-			line = line[1:]
-		case strings.HasPrefix(line, `\!`), strings.HasPrefix(line, `\#`):
 			line = line[1:]
 		}
 		if strings.HasSuffix(line, "/") {
@@ -54,13 +55,36 @@ func parseIgnore(base, text string) *ignoreFile {
 		if line == "" {
 			continue
 		}
-		r.segs = strings.Split(line, "/")
-		for i, s := range r.segs {
-			r.segs[i] = convertClass(s)
+		r.pattern = ignorePattern(line)
+		if !doublestar.ValidatePattern(r.pattern) {
+			continue
 		}
 		f.rules = append(f.rules, r)
 	}
 	return f
+}
+
+// ignorePattern turns a .gitignore pattern into a doublestar one: braces
+// are literal in .gitignore (escapes such as "\#" and "\!" are kept: both
+// syntaxes read them alike), and a trailing "/**" matches only inside the
+// directory, not the directory itself as doublestar's does.
+func ignorePattern(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch {
+		case p[i] == '\\' && i+1 < len(p):
+			b.WriteString(p[i : i+2])
+			i++
+			continue
+		case p[i] == '{' || p[i] == '}':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(p[i])
+	}
+	if strings.HasSuffix(p, "/**") {
+		b.WriteString("/*")
+	}
+	return b.String()
 }
 
 // loadIgnore reads dir's .gitignore; nil when there is none.
@@ -94,21 +118,19 @@ func ignored(stack []*ignoreFile, p string, isDir bool) bool {
 		if err != nil || rel == "." || !within(f.base, p) {
 			continue
 		}
-		segs := strings.Split(filepath.ToSlash(rel), "/")
+		rel = filepath.ToSlash(rel)
+		name := rel[strings.LastIndex(rel, "/")+1:]
 		for _, r := range f.rules {
 			if r.dirOnly && !isDir {
 				continue
 			}
-			var m bool
+			// A name without "/" matches at any depth; the walk never
+			// enters an ignored directory, so the last segment is enough.
+			cand := name
 			if r.anchored {
-				m = matchSegments(r.segs, segs)
-			} else {
-				// A name without "/" matches at any depth; the walk
-				// never enters an ignored directory, so the last
-				// segment is enough.
-				m = len(r.segs) == 1 && matchSegment(r.segs[0], segs[len(segs)-1])
+				cand = rel
 			}
-			if m {
+			if m, err := doublestar.Match(r.pattern, cand); err == nil && m {
 				decided, ignore = true, !r.negate
 			}
 		}

@@ -1,172 +1,107 @@
 package tools
 
 import (
-	"path"
+	"fmt"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
-// A globPattern matches slash-separated relative paths. It supports "*" and
-// "?" (never matching "/"), "[...]" classes ("[!...]" or "[^...]" negated),
-// "**" as a whole segment (any number of directories; a trailing "**" needs
-// at least one segment), "{a,b}" alternatives and "\" escapes.
+// A globPattern matches slash-separated relative paths with doublestar:
+// "*" and "?" (never matching "/"), "[...]" classes ("[!...]" or "[^...]"
+// negated), "**" as a whole segment (any number of directories), "{a,b}"
+// alternatives and "\" escapes. Three rules of the tools' glob differ from
+// doublestar's and are kept by compileGlob:
+//   - a trailing "/**" needs at least one segment ("src/**" does not match
+//     "src" itself);
+//   - a brace is special only in a group with a top-level comma ("{x}" and
+//     a lone "{" or "}" are literal);
+//   - a leading "./" or "/" is dropped (paths are relative to the search
+//     directory).
 type globPattern struct {
-	alts [][]string // segments of each brace alternative
+	pattern string // the doublestar pattern
+	err     error  // why the pattern is not valid; it then matches nothing
 }
 
-// maxBraceExpansions bounds "{a,b}{c,d}..." expansion.
-const maxBraceExpansions = 256
+// maxBraceAlternatives bounds the number of paths "{a,b}{c,d}..." can
+// spell: matching tries every combination, so a model's pattern must not
+// multiply them without end.
+const maxBraceAlternatives = 256
 
+// compileGlob prepares p. A pattern that is not valid matches nothing and
+// carries the reason in err (a one-line error naming the pattern).
 func compileGlob(p string) *globPattern {
-	g := &globPattern{}
-	for _, alt := range expandBraces(p, maxBraceExpansions) {
-		alt = strings.TrimPrefix(alt, "./")
-		alt = strings.TrimPrefix(alt, "/")
-		segs := strings.Split(alt, "/")
-		for i, s := range segs {
-			segs[i] = convertClass(s)
-		}
-		g.alts = append(g.alts, segs)
+	q, alts := literalBraces(p)
+	if alts > maxBraceAlternatives {
+		return &globPattern{err: fmt.Errorf("glob pattern %q has more than %d brace alternatives", p, maxBraceAlternatives)}
 	}
-	return g
+	q = strings.TrimPrefix(q, "./")
+	q = strings.TrimPrefix(q, "/")
+	if strings.HasSuffix(q, "/**") {
+		q += "/*" // doublestar's "x/**" also matches "x"
+	}
+	if !doublestar.ValidatePattern(q) {
+		return &globPattern{err: fmt.Errorf("glob pattern %q is not valid: %w", p, doublestar.ErrBadPattern)}
+	}
+	return &globPattern{pattern: q}
 }
 
 // hasSlash reports whether the pattern names a path rather than a file
 // name (then it is matched against the whole relative path).
 func (g *globPattern) hasSlash() bool {
-	for _, a := range g.alts {
-		if len(a) > 1 {
-			return true
-		}
-	}
-	return false
+	return strings.Contains(g.pattern, "/")
 }
 
 // match reports whether the slash-separated relative path rel matches.
 func (g *globPattern) match(rel string) bool {
-	name := strings.Split(rel, "/")
-	for _, a := range g.alts {
-		if matchSegments(a, name) {
-			return true
-		}
+	if g.err != nil {
+		return false
 	}
-	return false
-}
-
-// matchSegments matches path segments against pattern segments.
-func matchSegments(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for len(pat) > 1 && pat[1] == "**" {
-				pat = pat[1:]
-			}
-			if len(pat) == 1 {
-				return len(name) > 0
-			}
-			for i := 0; i <= len(name); i++ {
-				if matchSegments(pat[1:], name[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(name) == 0 || !matchSegment(pat[0], name[0]) {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
-	}
-	return len(name) == 0
-}
-
-// matchSegment matches one path segment; a malformed pattern matches
-// nothing.
-func matchSegment(pat, name string) bool {
-	ok, err := path.Match(pat, name)
+	ok, err := doublestar.Match(g.pattern, rel)
 	return err == nil && ok
 }
 
-// convertClass rewrites the glob class negation "[!" into path.Match's "[^".
-func convertClass(s string) string {
-	if !strings.Contains(s, "[!") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			b.WriteString(s[i : i+2])
-			i++
-			continue
-		}
-		if s[i] == '[' && i+1 < len(s) && s[i+1] == '!' {
-			b.WriteString("[^")
-			i++
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// expandBraces expands "{a,b}" alternatives (nested allowed) into at most
-// limit patterns. A brace group without a top-level comma stays literal.
-func expandBraces(p string, limit int) []string {
-	open := -1
-	depth := 0
+// literalBraces escapes every brace of p that is not part of a "{a,b}"
+// group with a top-level comma, and returns the product of the groups'
+// alternative counts (an upper bound on the paths p spells).
+func literalBraces(p string) (string, int) {
+	type group struct{ open, commas int }
+	var stack []group
+	special := make(map[int]bool) // byte offsets of braces that open or close a group
+	alts := 1
 	for i := 0; i < len(p); i++ {
 		switch p[i] {
 		case '\\':
 			i++
 		case '{':
-			if depth == 0 {
-				open = i
-			}
-			depth++
-		case '}':
-			if depth == 0 {
-				continue
-			}
-			depth--
-			if depth > 0 {
-				continue
-			}
-			alts := splitTopLevel(p[open+1 : i])
-			if len(alts) < 2 {
-				open = -1
-				continue
-			}
-			prefix, rest := p[:open], p[i+1:]
-			var out []string
-			for _, a := range alts {
-				for _, e := range expandBraces(prefix+a+rest, limit) {
-					if len(out) >= limit {
-						return out
-					}
-					out = append(out, e)
-				}
-			}
-			return out
-		}
-	}
-	return []string{p}
-}
-
-// splitTopLevel splits s at the commas outside nested braces.
-func splitTopLevel(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '{':
-			depth++
-		case '}':
-			depth--
+			stack = append(stack, group{open: i})
 		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
+			if len(stack) > 0 {
+				stack[len(stack)-1].commas++
+			}
+		case '}':
+			if len(stack) == 0 {
+				continue
+			}
+			g := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if g.commas > 0 {
+				special[g.open], special[i] = true, true
+				alts = min(alts*(g.commas+1), maxBraceAlternatives+1)
 			}
 		}
 	}
-	return append(out, s[start:])
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch {
+		case p[i] == '\\' && i+1 < len(p):
+			b.WriteString(p[i : i+2])
+			i++
+			continue
+		case (p[i] == '{' || p[i] == '}') && !special[i]:
+			b.WriteByte('\\')
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String(), alts
 }

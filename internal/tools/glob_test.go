@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -100,5 +101,83 @@ func TestGitignoreFromParentOfSearchRoot(t *testing.T) {
 	r = call(t, Options{Workspace: ws}, "find", obj{"pattern": "*", "path": "src"})
 	if r.Content != "src/b.go" {
 		t.Fatalf("got %q", r.Content)
+	}
+}
+
+// A pattern from a model that is not valid, or spells more paths than the
+// brace bound allows, is a one-line error naming it, not an empty result.
+func TestGlobRejectsBadPatterns(t *testing.T) {
+	ws := workspace(t, map[string]string{"a.txt": "needle\n"})
+	many := strings.Repeat("{a,b}", 9) // 512 alternatives
+	tests := []struct {
+		tool string
+		args obj
+		want string
+	}{
+		{"find", obj{"pattern": "[bad"}, `find: glob pattern "[bad" is not valid`},
+		{"grep", obj{"pattern": "needle", "glob": "src/[bad"}, `grep: glob pattern "src/[bad" is not valid`},
+		{"grep", obj{"pattern": "needle", "glob": "!a[b"}, `grep: glob pattern "a[b" is not valid: syntax error in pattern`},
+		{"find", obj{"pattern": many}, `find: glob pattern "` + many + `" has more than 256 brace alternatives`},
+	}
+	for _, tc := range tests {
+		r := call(t, Options{Workspace: ws}, tc.tool, tc.args)
+		if !r.IsError || !strings.HasPrefix(r.Content, tc.want) || strings.Contains(r.Content, "\n") {
+			t.Errorf("%s %v: got %q (error %v), want one line starting %q", tc.tool, tc.args, r.Content, r.IsError, tc.want)
+		}
+	}
+	// 256 alternatives are still searched.
+	r := call(t, Options{Workspace: ws}, "find", obj{"pattern": strings.Repeat("{a,b}", 8) + "*.txt"})
+	if r.IsError {
+		t.Fatalf("256 alternatives refused: %q", r.Content)
+	}
+}
+
+// Braces without a top-level comma are literal, and a "**" inside a
+// segment is a "*".
+func TestGlobLiteralBraces(t *testing.T) {
+	tests := []struct {
+		pattern, path string
+		want          bool
+	}{
+		{"{x}.go", "{x}.go", true},
+		{"{x}.go", "x.go", false},
+		{"a}b{c", "a}b{c", true},
+		{`\{a,b}`, "{a,b}", true},
+		{"{a,{b}}.md", "{b}.md", true},
+		{"x**y.go", "xzzy.go", true},
+		{"src/**/*.go", "src/a.go", true},
+	}
+	for _, tc := range tests {
+		if got := compileGlob(tc.pattern).match(tc.path); got != tc.want {
+			t.Errorf("glob %q on %q = %v, want %v", tc.pattern, tc.path, got, tc.want)
+		}
+	}
+}
+
+// The .gitignore rules follow git where a simpler matcher goes wrong: "[!"
+// classes, "**" that must backtrack, and a re-included directory that does
+// not re-include its files.
+func TestGitignoreGitSemantics(t *testing.T) {
+	tests := []struct {
+		name, rules, path string
+		dir, want         bool
+	}{
+		{"bang class", "[!a].txt", "/ws/b.txt", false, true},
+		{"bang class excludes", "[!a].txt", "/ws/a.txt", false, false},
+		{"double star backtracks", "a/**/b/c", "/ws/a/b/x/b/c", false, true},
+		{"double star inside a segment", "a/x**y", "/ws/a/xzy", false, true},
+		{"re-included dir keeps file rules", "*.txt\n!foo", "/ws/foo/bar.txt", false, true},
+		{"braces are literal", "{a,b}.txt", "/ws/{a,b}.txt", false, true},
+		{"braces do not alternate", "{a,b}.txt", "/ws/a.txt", false, false},
+		{"escaped bang", `\!keep`, "/ws/!keep", false, true},
+		{"bad line skipped", "[bad\n*.log", "/ws/x.log", false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stack := []*ignoreFile{parseIgnore("/ws", tc.rules)}
+			if got := ignored(stack, tc.path, tc.dir); got != tc.want {
+				t.Fatalf("ignored(%q) = %v, want %v", tc.path, got, tc.want)
+			}
+		})
 	}
 }

@@ -110,6 +110,9 @@ func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 				negate, g = true, g[1:]
 			}
 			filter = compileGlob(g)
+			if filter.err != nil {
+				return errorf("grep: %v", filter.err)
+			}
 		}
 		err = walkTree(ctx, opts, root, func(abs string, d fs.DirEntry) error {
 			if !d.Type().IsRegular() {
