@@ -69,22 +69,11 @@ func parseIgnore(base, text string) *ignoreFile {
 // syntaxes read them alike), and a trailing "/**" matches only inside the
 // directory, not the directory itself as doublestar's does.
 func ignorePattern(p string) string {
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		switch {
-		case p[i] == '\\' && i+1 < len(p):
-			b.WriteString(p[i : i+2])
-			i++
-			continue
-		case p[i] == '{' || p[i] == '}':
-			b.WriteByte('\\')
-		}
-		b.WriteByte(p[i])
-	}
+	q := escapeBraces(p, nil)
 	if strings.HasSuffix(p, "/**") {
-		b.WriteString("/*")
+		q += "/*"
 	}
-	return b.String()
+	return q
 }
 
 // loadIgnore reads dir's .gitignore; nil when there is none.

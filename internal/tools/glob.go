@@ -91,6 +91,12 @@ func literalBraces(p string) (string, int) {
 			}
 		}
 	}
+	return escapeBraces(p, special), alts
+}
+
+// escapeBraces escapes every brace of p but those at the byte offsets in
+// keep (nil: every brace), leaving escapes ("\\x") as they are.
+func escapeBraces(p string, keep map[int]bool) string {
 	var b strings.Builder
 	for i := 0; i < len(p); i++ {
 		switch {
@@ -98,10 +104,10 @@ func literalBraces(p string) (string, int) {
 			b.WriteString(p[i : i+2])
 			i++
 			continue
-		case (p[i] == '{' || p[i] == '}') && !special[i]:
+		case (p[i] == '{' || p[i] == '}') && !keep[i]:
 			b.WriteByte('\\')
 		}
 		b.WriteByte(p[i])
 	}
-	return b.String(), alts
+	return b.String()
 }
