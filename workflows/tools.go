@@ -13,6 +13,7 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/tools"
 )
 
 // Tool results the workflow writes itself, when the tool's activity could
@@ -61,9 +62,6 @@ const (
 	toolTimeoutMargin = time.Minute
 )
 
-// readOnlyTools may run in parallel with each other and be retried.
-var readOnlyTools = map[string]bool{"read": true, "grep": true, "find": true, "ls": true}
-
 // toolCall is one call of the batch being run.
 type toolCall struct {
 	ref      activities.ToolCallRef
@@ -97,8 +95,8 @@ func (r *run) toolStep(ctx workflow.Context) step {
 	r.cancelTools = cancel
 	for i := 0; i < len(calls); {
 		j := i + 1
-		if readOnlyTools[calls[i].ref.Name] {
-			for j < len(calls) && readOnlyTools[calls[j].ref.Name] {
+		if tools.ReadOnly(calls[i].ref.Name) {
+			for j < len(calls) && tools.ReadOnly(calls[j].ref.Name) {
 				j++
 			}
 		}
@@ -216,7 +214,7 @@ func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 // one stands (RecordEntry reports it) and the workflow uses it.
 func (r *run) recordToolFailure(ctx workflow.Context, c *toolCall, err error) {
 	cut, detail := cutOf(ctx, err)
-	bash := c.ref.Name == "bash"
+	bash := tools.RunsOnce(c.ref.Name)
 	var text string
 	switch {
 	case cut == cutAborted:
@@ -280,7 +278,7 @@ func toolResultView(c *toolCall) agent.Message {
 // second attempt cannot do harm (bash has exactly one attempt).
 func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 	timeout, attempts := DefaultToolTimeout, int32(3)
-	if c.ref.Name == "bash" {
+	if tools.RunsOnce(c.ref.Name) {
 		attempts = 1
 		timeout = bashActivityTimeout(c.ref.TimeoutSec, r.in.Tools.BashTimeoutMs)
 	}

@@ -21,7 +21,8 @@ var bashTool = toolDef{
 		`"command":{"type":"string","description":"Bash command to execute"},` +
 		`"timeout":{"type":"number","description":"Timeout in seconds (optional, no default timeout)"}},` +
 		`"required":["command"]}`,
-	run: runBash,
+	runsOnce: true,
+	run:      runBash,
 }
 
 type bashArgs struct {

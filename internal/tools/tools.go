@@ -73,6 +73,7 @@ type toolDef struct {
 	description string
 	schema      string
 	readOnly    bool
+	runsOnce    bool
 	run         func(ctx context.Context, args json.RawMessage, opts *Options) Result
 }
 
@@ -101,6 +102,16 @@ func Known(name string) bool { _, ok := tools[name]; return ok }
 func ReadOnly(name string) bool {
 	t, ok := tools[name]
 	return ok && t.readOnly
+}
+
+// RunsOnce reports whether a call of the tool must never run twice: its
+// effects cannot be recognised afterwards (bash), so it gets one attempt,
+// and a call cut before it reported may or may not have completed. Every
+// other tool may be attempted again: it has no effect, is idempotent
+// (write), or recognises its own change (edit).
+func RunsOnce(name string) bool {
+	t, ok := tools[name]
+	return ok && t.runsOnce
 }
 
 // Specs returns the specs (name, description, JSON Schema) of the named

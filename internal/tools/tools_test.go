@@ -136,3 +136,21 @@ func TestRunCancelledContext(t *testing.T) {
 		t.Fatalf("a cancelled call changed the file: %q", got)
 	}
 }
+
+// The facts the workflow dispatches tool calls by (parallel groups,
+// attempts, what a cut call means) come from here: the four read-only
+// tools may run together and be retried; bash alone runs once.
+func TestDispatchFacts(t *testing.T) {
+	for _, name := range All() {
+		wantRO := name == Read || name == Grep || name == Find || name == Ls
+		if ReadOnly(name) != wantRO {
+			t.Errorf("ReadOnly(%s) = %v, want %v", name, ReadOnly(name), wantRO)
+		}
+		if RunsOnce(name) != (name == Bash) {
+			t.Errorf("RunsOnce(%s) = %v, want %v", name, RunsOnce(name), name == Bash)
+		}
+	}
+	if ReadOnly("nosuch") || RunsOnce("nosuch") {
+		t.Error("an unknown tool has dispatch facts")
+	}
+}
