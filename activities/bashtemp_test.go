@@ -15,6 +15,7 @@ import (
 // <workspace>/.durable-agent/tmp, which the bash tool bounds: one
 // session's outputs never push out another's, and removing a session's
 // outputs is removing its directory.
+// Spec 14.3.3.
 func TestRunTool_FullOutputsAreKeptPerSession(t *testing.T) {
 	bash := call("c1", "bash", `{"command":"seq 1 3000"}`)
 	f, ws := toolFixture(t, bash)

@@ -31,6 +31,7 @@ func deleteSession(t *testing.T, store *session.Store, in DeleteSessionInput) (D
 // Issue 20 item 7: deleting a session removes the full outputs of its
 // truncated bash calls and the session itself, leaves another session's
 // outputs alone, and a repeat (a retry after a crash) succeeds.
+// Spec 14.3.3.
 func TestDeleteSession_RemovesOutputsAndSession(t *testing.T) {
 	store, ws := userBashStore(t)
 	if _, err := store.Init("s2", ws, ""); err != nil {
@@ -70,6 +71,7 @@ func TestDeleteSession_RemovesOutputsAndSession(t *testing.T) {
 
 // A tmp directory replaced by a symbolic link (planted by a command in
 // the workspace) is not followed: what it points to stays.
+// Spec 14.3.3.
 func TestDeleteSession_DoesNotFollowAPlantedLink(t *testing.T) {
 	store, ws := userBashStore(t)
 	outside := t.TempDir()

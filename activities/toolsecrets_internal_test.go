@@ -13,6 +13,7 @@ import (
 // Issue 20 item 4: a command the user runs (RPC bash) that prints a
 // withheld variable of the worker — from the worker's /proc/<pid>/environ
 // and base64-encoded — is stored and previewed redacted.
+// Spec 14.4.4.
 func TestUserBash_OutputIsRedactedOfTheWorkersSecrets(t *testing.T) {
 	const value = TestEnvSecretValue
 	store, ws := userBashStore(t)
@@ -40,6 +41,7 @@ func TestUserBash_OutputIsRedactedOfTheWorkersSecrets(t *testing.T) {
 // The full-output file is redacted in a stream: a secret across the
 // boundary of the chunks read, and its base64, are masked; a file without
 // any is left as it was.
+// Spec 14.4.4.
 func TestRedactor_FileAcrossChunks(t *testing.T) {
 	const secret = "file-K8dQ2mZr6Tb1Yw4Lx"
 	r := newMessageRedactor(secret)

@@ -54,6 +54,7 @@ func jsonArgs(v map[string]any) string {
 // directory — store and preview them redacted: the key and the withheld
 // variable's value, raw or encoded, are in no Temporal payload, activity
 // result, event, log line, the session file or the full-output file.
+// Spec 14.4.4.
 func TestSecrets_ToolOutputIsRedactedOfTheWorkersSecrets(t *testing.T) {
 	var calls atomic.Int32
 	var s *realStack

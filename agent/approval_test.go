@@ -8,6 +8,7 @@ import (
 
 // A long approve_tool reason is cut to MaxApprovalReasonBytes, note
 // included, on a rune boundary; a short one is sent as it is.
+// Spec 15.2.2.
 func TestApproveToolPayload_Bounded(t *testing.T) {
 	short := ApproveToolPayload{ToolCallID: "c1", Reason: "not on main"}
 	if got := short.Bounded(); got != short {

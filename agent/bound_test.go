@@ -10,6 +10,7 @@ import (
 // Issue 20 item 8: a shortened text is the start of the text and a note
 // naming the entry, and its JSON (HTML escapes included) is within the
 // limit whatever characters it holds; a text within the limit is kept.
+// Spec 10.4.
 func TestShortenText_JSONWithinTheLimit(t *testing.T) {
 	for _, tc := range []struct{ name, s string }{
 		{"plain", strings.Repeat("plain words ", 20000)},
@@ -40,6 +41,7 @@ func TestShortenText_JSONWithinTheLimit(t *testing.T) {
 // Issue 20 item 8: an event with a 1.9 MB message and a 1 MB image is
 // within MaxEventBytes once bounded, and the message it points to (the
 // workflow's own state) is left whole; a small event is kept as it is.
+// Spec 10.4.
 func TestBoundEvent_BigMessageBecomesAPreview(t *testing.T) {
 	user := TextMessage(RoleUser, strings.Repeat("line of a huge prompt <with> \"quotes\"\n", 50000))
 	user.Content = append(user.Content, ContentBlock{Type: BlockImage, MimeType: "image/png",
@@ -66,6 +68,7 @@ func TestBoundEvent_BigMessageBecomesAPreview(t *testing.T) {
 
 // The client measures a page as the workflow does: an event read back
 // from the events query's JSON has the size the workflow counted.
+// Spec 10.4.
 func TestEncodedSize_SameAfterARoundTrip(t *testing.T) {
 	user := TextMessage(RoleUser, strings.Repeat("<x> & \"y\"\n", 1000))
 	for _, e := range []Event{

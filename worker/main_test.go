@@ -76,6 +76,7 @@ func TestRun_DevIPNotOfThisMachineSaysCannotAssignAddress(t *testing.T) {
 // in one line naming the key, where it was set, and the worker's own
 // floor, tools.workerRequireApproval, instead of ignoring it in silence.
 // (The run then stops on the unset model.provider: no server is needed.)
+// Spec 15.2.1.
 func TestRun_PromptSettingGivenToTheWorkerIsNamed(t *testing.T) {
 	code, stderr := runCaptured(t, "--tools.requireApproval", "bash")
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")

@@ -17,6 +17,7 @@ import (
 // history) and the call keeps waiting; the same reason cut as every client
 // sends it (ApproveToolPayload.Bounded) is accepted, and the model reads
 // the cut reason with a note saying it was cut.
+// Spec 15.2.2.
 func TestApproval_LongDenyReasonIsBounded(t *testing.T) {
 	h := newHarness(t)
 	long := strings.Repeat("do not touch production; ", 4096) // 100 KB
@@ -85,6 +86,7 @@ func TestApproval_LongDenyReasonIsBounded(t *testing.T) {
 // workflow in BeginPrompt's result, recorded in history, and joins the
 // prompt's own list: a prompt that asked for no approval still waits for
 // the approval of bash on this worker.
+// Spec 15.2.1.
 func TestApproval_WorkerFloorApplies(t *testing.T) {
 	h := newHarness(t)
 	h.acts.ToolPolicy.RequireApproval = []string{"bash"}
@@ -132,6 +134,7 @@ func TestApproval_WorkerFloorApplies(t *testing.T) {
 // Approval: the worker's floor, joined to the prompt's list at its start,
 // is carried into the next run of a prompt that continues as new (the
 // next run does not call BeginPrompt again).
+// Spec 15.2.1.
 func TestApproval_WorkerFloorCarriedAcrossContinueAsNew(t *testing.T) {
 	h := newHarness(t)
 	h.acts.ToolPolicy.RequireApproval = []string{"bash", "write"}

@@ -36,6 +36,7 @@ func bigMessage(n int) string {
 // in seq order, up to prompt_end; each user message's message_start and
 // message_end are a preview of its start that names its session entry,
 // which holds the whole message.
+// Spec 10.4.
 func TestPrompt_HugeUserMessageEventsArePagedUnderTheLimit(t *testing.T) {
 	h := newHarness(t)
 	h.env.SetTestTimeout(time.Minute)
@@ -118,6 +119,7 @@ func TestPrompt_HugeUserMessageEventsArePagedUnderTheLimit(t *testing.T) {
 // Issue 20 item 8: the state query is bounded too: a session file with
 // thousands of damaged lines gives the state the first warnings and a
 // count of the rest, under the query limit.
+// Spec 10.4.
 func TestPrompt_StateWithThousandsOfWarningsIsBounded(t *testing.T) {
 	h := newHarness(t)
 	h.env.SetTestTimeout(time.Minute)
@@ -153,6 +155,7 @@ func TestPrompt_StateWithThousandsOfWarningsIsBounded(t *testing.T) {
 // (only its start, for people reading the history): the next run's
 // history starts small, and it completes the prompt with the whole
 // message in the session, written once.
+// Spec 10.4.
 func TestLoop_ContinueAsNewDoesNotCarryAHugeMessage(t *testing.T) {
 	h := newHarness(t)
 	h.env.SetTestTimeout(time.Minute)

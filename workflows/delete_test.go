@@ -11,6 +11,7 @@ import (
 // real deletion of a session with full bash outputs replays on the
 // current code. Regenerate with UPDATE_REPLAY_HISTORY=1 go test -run
 // SessionDeleteRemovesSessionAndOutputs ./test/integration
+// Spec 14.3.3.
 func TestReplay_DeleteSessionHistory(t *testing.T) {
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(DeleteSession, workflow.RegisterOptions{Name: DeleteSessionWorkflowName})

@@ -75,6 +75,7 @@ func TestPrompt_BashCutByTheSDKWithoutAnAbortIsAnUnknownOutcome(t *testing.T) {
 
 // The one mapping (cutOf) for every way a call can end without its
 // result, as the model reads it: for bash and for a read-only tool.
+// Spec 13.4.7.
 func TestPrompt_ToolCutResults(t *testing.T) {
 	for _, tc := range []struct {
 		name, tool string
@@ -120,6 +121,7 @@ func TestPrompt_ToolCutResults(t *testing.T) {
 // cancels it without an abort (its heartbeat failed) and the server takes
 // the failure. The run fails saying the command may or may not have
 // completed, not "context canceled".
+// Spec 13.4.7.
 func TestBash_CutByTheSDKWithoutAnAbortIsAnUnknownOutcome(t *testing.T) {
 	h := newHarness(t)
 	h.env.RegisterWorkflowWithOptions(Bash, workflow.RegisterOptions{Name: BashWorkflowName})

@@ -52,6 +52,7 @@ func TestPrompt_BashTimeoutAboveTheMaximumIsAnErrorResult(t *testing.T) {
 // The activity timeout of a bash call never overflows, whatever the
 // call's timeout or the prompt's tools.bashTimeoutMs, and is at most the
 // maximum plus the margin.
+// Spec 13.4.8.
 func TestBashActivityTimeout(t *testing.T) {
 	limit := activities.MaxBashTimeout + toolTimeoutMargin
 	for _, tc := range []struct {

@@ -11,6 +11,7 @@ import (
 // it was given and does not read: a prompt setting (tools.requireApproval)
 // and the embedded server's dev.port (it has no --dev). The run then stops
 // on the unset model.provider, so no server is needed.
+// Spec 15.2.1.
 func TestRun_SettingsTheClusterWorkerIgnoresAreNamed(t *testing.T) {
 	dir := t.TempDir()
 	for _, kv := range os.Environ() {

@@ -19,6 +19,7 @@ import (
 // its /proc/<pid>/environ; and the activities know the settings' secrets
 // (the codec key file's text, the session database's password) to redact
 // them from tool output.
+// Spec 14.4.4.
 func TestNewActivities_HardensTheWorkerAndKnowsTheSettingsSecrets(t *testing.T) {
 	s := settings.Defaults()
 	s.DataDir = t.TempDir()

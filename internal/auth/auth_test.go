@@ -352,6 +352,7 @@ func TestMarkUsageLimit_FallbackModels(t *testing.T) {
 // every stored secret and the provider variables' values, read at call
 // time, so a credential another process adds (`starter auth add` while
 // the worker runs) is listed at the next call, and one removed is not.
+// Spec 14.4.4.
 func TestFile_SecretsAreReadAtCallTime(t *testing.T) {
 	env := func(name string) (string, bool) {
 		if name == "ANTHROPIC_API_KEY" {

@@ -493,6 +493,7 @@ var sdkQueryPanic = serviceerror.NewQueryFailed("[TMPRL1100] invalid state trans
 // Follow keeps following through it, says once that it retries, and
 // delivers every event once, to the prompt's end. Only failures no retry
 // fixes end Follow.
+// Spec 13.11.7.
 func TestFollow_FailedQueryIsTransient(t *testing.T) {
 	// One failed query; failures for longer than the report delay.
 	for _, lasting := range []time.Duration{0, 1500 * time.Millisecond} {
@@ -538,6 +539,7 @@ func TestFollow_FailedQueryIsTransient(t *testing.T) {
 
 // Issue 20 item 9: failures no retry fixes still end Follow at once, with
 // the error.
+// Spec 13.11.7.
 func TestFollow_FinalQueryErrorsEndIt(t *testing.T) {
 	for _, tc := range []struct {
 		err  error

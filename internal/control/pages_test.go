@@ -62,6 +62,7 @@ func bigEvents(n int64) []agent.Event {
 // Issue 20 item 8: Events (starter events) reads every page of the
 // events query, not only the first: the pages together are the prompt's
 // events, in order, up to prompt_end.
+// Spec 10.4.
 func TestEvents_ReadsEveryPageOfTheEventsQuery(t *testing.T) {
 	f := newFake(&fakeRun{id: "r1", status: enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, events: bigEvents(20)})
 	k := fastController(f)
@@ -84,6 +85,7 @@ func TestEvents_ReadsEveryPageOfTheEventsQuery(t *testing.T) {
 // page bound cut, not a poll interval later, and an `events --follow
 // --after N` past the end of a prompt whose events fill several pages
 // still finds its prompt_end.
+// Spec 10.4.
 func TestFollow_ReadsPagesAtOnceAndFindsPromptEndPastThem(t *testing.T) {
 	f := newFake(&fakeRun{id: "r1", status: enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, events: bigEvents(20)})
 	k := fastController(f)
@@ -110,6 +112,7 @@ func TestFollow_ReadsPagesAtOnceAndFindsPromptEndPastThem(t *testing.T) {
 // Issue 20 item 8: a prompt, steer or follow-up message too big for one
 // Temporal payload is refused in one line naming the sizes, before
 // anything is started or sent (the controller's client is never called).
+// Spec 10.4.
 func TestMessageTooLarge_RefusedBeforeTemporal(t *testing.T) {
 	k := &Controller{} // no client: a call to Temporal would panic
 	big := strings.Repeat("x", 2_100_000)

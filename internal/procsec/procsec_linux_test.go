@@ -51,6 +51,7 @@ func child() {
 // read its environment (root still can: as root the test runs the child
 // as nobody and checks the owner of its /proc/<pid>/environ); a command
 // it starts afterwards (bash) is dumpable again and reads its own.
+// Spec 14.4.4.
 func TestDisableDumps_HidesTheEnvironmentFromTheUsersOtherProcesses(t *testing.T) {
 	bin, err := os.Executable()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 // TestDeleteRemovesSession: Delete removes the session file, a Load
 // afterwards says not found (the cache does not keep it alive), another
 // session stays, and a second Delete (a retry after a crash) succeeds.
+// Spec 14.3.3.
 func TestDeleteRemovesSession(t *testing.T) {
 	st := openStore(t)
 	for _, id := range []string{"gone", "kept"} {
@@ -48,6 +49,7 @@ func TestDeleteRemovesSession(t *testing.T) {
 
 // TestDeleteRefusesBadID: an id that is not a file name is refused
 // before anything is touched.
+// Spec 14.3.3.
 func TestDeleteRefusesBadID(t *testing.T) {
 	st := openStore(t)
 	if err := st.Delete("../x"); err == nil {

@@ -12,6 +12,7 @@ import (
 // key, where it was set, the program, and where the key takes effect. A
 // worker given tools.requireApproval (a prompt setting) is told so and
 // pointed at tools.workerRequireApproval, its own floor.
+// Spec 15.2.1.
 func TestUnread_WorkerNamesPromptSettingsItIgnores(t *testing.T) {
 	file := writeYAML(t, "tools:\n  requireApproval: [bash]\n  allowedRoots: [/srv]\n")
 	for name, tc := range map[string]struct {

@@ -54,6 +54,7 @@ func TestCrashChild(t *testing.T) {
 // rewrites a 64 MB file leaves it either as it was or as the call made it,
 // in full, never truncated or partial (issue 20 item 3: edit truncated the
 // file in place and a kill left it at 0 bytes).
+// Spec 14.3.4.
 func TestWriteAndEditSurviveKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("rewrites 64 MB files; skipped with -short")
@@ -179,6 +180,7 @@ func writtenFraction(dir string) float64 {
 // TestWriteThroughHardLinkStaysInWorkspace: a hard link inside the workspace
 // to a file outside it is replaced by write and edit, the outside file is
 // untouched (issue 20 item 3: writing in place wrote through the link).
+// Spec 14.3.4.
 func TestWriteThroughHardLinkStaysInWorkspace(t *testing.T) {
 	for _, tc := range []struct {
 		tool string
@@ -211,6 +213,7 @@ func TestWriteThroughHardLinkStaysInWorkspace(t *testing.T) {
 // TestWriteKeepsModeAndSymlinks: replacing a file keeps its mode (a 0755
 // script stays executable) and writing through a symlink inside the
 // workspace changes its target and keeps the link; no temporary file is left.
+// Spec 14.3.4.
 func TestWriteKeepsModeAndSymlinks(t *testing.T) {
 	ws := workspace(t, map[string]string{"real.txt": "one\n"})
 	script := filepath.Join(ws, "run.sh")

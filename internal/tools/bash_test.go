@@ -159,6 +159,7 @@ func TestBashTimeout(t *testing.T) {
 // cannot hold (9.2e9 s wedged the session), or that is not a finite
 // non-negative number, is an error result naming the value and the
 // maximum, and the command does not run. The maximum itself is accepted.
+// Spec 13.4.8.
 func TestBashTimeoutArgumentOutOfRange(t *testing.T) {
 	ws := t.TempDir()
 	for _, tc := range []struct {
@@ -369,6 +370,7 @@ func TestBashOnUpdatePanicIsContained(t *testing.T) {
 // the background (`cmd &`, `setsid`, a child that clears its environment)
 // is gone when the call returns, however it ends; another call's
 // processes are not touched.
+// Spec 14.4.1.
 func TestBashEndsTheProcessesOfTheCall(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("processes are found through /proc")
@@ -416,6 +418,7 @@ func TestBashEndsTheProcessesOfTheCall(t *testing.T) {
 
 // TestBashEndsOnlyItsOwnProcesses: one call's end leaves a concurrent
 // call's background process running until that call ends.
+// Spec 14.4.1.
 func TestBashEndsOnlyItsOwnProcesses(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("processes are found through /proc")
@@ -472,6 +475,7 @@ func outputFiles(t *testing.T, dir string) (names []string, total int64) {
 // TestBashFullOutputsAreBounded: the full outputs of truncated calls kept
 // in one TempDir (a session's) never exceed KeptOutputFiles files or
 // KeptOutputBytes; the oldest go first, the one a result names stays.
+// Spec 14.3.3.
 func TestBashFullOutputsAreBounded(t *testing.T) {
 	ws := t.TempDir()
 	t.Run("by count", func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 // commands' orphans (PID 1 of a container, or a subreaper) reaps the
 // processes of a call it ended, and only those: the exit status of
 // another child of the worker stays its own exec.Cmd's.
+// Spec 14.4.1.
 func TestBashReapsOrphansOfAReaperWorker(t *testing.T) {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		t.Skipf("cannot become a subreaper: %v", err)

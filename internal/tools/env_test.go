@@ -79,6 +79,7 @@ func TestBashEnvironment(t *testing.T) {
 // Issue 20 item 4: the names and values of the kinds of secrets that
 // deployments commonly hand a process are withheld from bash; ordinary
 // variables of similar names stay.
+// Spec 14.4.2.
 func TestScrubEnv_WithholdsCommonSecretKinds(t *testing.T) {
 	cases := []struct {
 		kv       string
@@ -129,6 +130,7 @@ func TestScrubEnv_WithholdsCommonSecretKinds(t *testing.T) {
 // of: the values of withheld variables, the passwords and key-like users
 // of their URLs, the lines of a multi-line value; short values (they
 // would match ordinary text) and allowed variables are left out.
+// Spec 14.4.4.
 func TestSecretEnvValues(t *testing.T) {
 	env := []string{
 		"PATH=/usr/bin:/bin",

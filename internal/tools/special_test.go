@@ -63,6 +63,7 @@ func specialFiles(t *testing.T, dir string) map[string]string {
 // that is a FIFO, a socket or a device return at once with a one-line error
 // naming the path and its kind (issue 20 item 2: grep of a device streamed it
 // into memory until the worker was OOM-killed; a FIFO blocked open forever).
+// Spec 14.3.4.
 func TestSpecialFilesAreRefused(t *testing.T) {
 	ws := workspace(t, map[string]string{"a.txt": "needle\n"})
 	kinds := specialFiles(t, ws)
@@ -99,6 +100,7 @@ func TestSpecialFilesAreRefused(t *testing.T) {
 // TestSearchSkipsSpecialFiles: grep and find over a directory that holds
 // special files, also as .gitignore, complete; grep skips them and searches
 // the rest, find lists names only.
+// Spec 14.3.4.
 func TestSearchSkipsSpecialFiles(t *testing.T) {
 	ws := workspace(t, map[string]string{"a.txt": "needle\n", "sub/b.txt": "needle too\n"})
 	kinds := specialFiles(t, ws)
@@ -137,6 +139,7 @@ func TestSearchSkipsSpecialFiles(t *testing.T) {
 // TestReadAndGrepAreBounded: a large regular file is read through a bound:
 // read returns at most MaxBytes of it, grep refuses a file above its limit
 // with a message instead of loading it, and skips it in a directory.
+// Spec 14.3.4.
 func TestReadAndGrepAreBounded(t *testing.T) {
 	ws := workspace(t, map[string]string{"small.txt": "needle\n"})
 	big := filepath.Join(ws, "big.log")
@@ -174,6 +177,7 @@ func TestReadAndGrepAreBounded(t *testing.T) {
 // TestSpecialFileSwappedInIsRefused: a path that was a regular file when
 // checked and is a FIFO when opened is refused by the check on the opened
 // file, without blocking (the open is non-blocking).
+// Spec 14.3.4.
 func TestSpecialFileSwappedInIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "p")

@@ -21,6 +21,7 @@ import (
 // approval wait for the approval of its bash call; a denial with a 100 KB
 // reason (sent as starter approve and RPC send it) leaves no history event
 // above a few KB, and the model reads the reason cut, with a note.
+// Spec 15.2.1 and 15.2.2.
 func TestIntegration_WorkerApprovalFloorAndBoundedDenyReason(t *testing.T) {
 	e := newEnv(t)
 	e.s.Tools.WorkerRequireApproval = []string{"bash"}

@@ -28,6 +28,7 @@ var tooLargeRE = regexp.MustCompile(`prompt message too large: (\d+) bytes, (\d+
 // lines under the query limit, the user message a preview naming its
 // session entry, which holds the whole message). One byte more than the
 // largest is refused in one line before anything starts.
+// Spec 10.4.
 func TestIntegration_HugePromptMessageCompletesAndItsEventsPrint(t *testing.T) {
 	e := newEnv(t)
 	e.s.Scripted.StreamDelayMs = 0

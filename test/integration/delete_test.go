@@ -25,6 +25,7 @@ var deleteFixture = filepath.Join("..", "..", "workflows", "testdata", "delete_s
 // with exit 2. The delete's history replays on the current code
 // (regenerate the fixture with UPDATE_REPLAY_HISTORY=1 and -run
 // SessionDelete).
+// Spec 14.3.3.
 func TestIntegration_SessionDeleteRemovesSessionAndOutputs(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker()
@@ -79,6 +80,7 @@ func TestIntegration_SessionDeleteRemovesSessionAndOutputs(t *testing.T) {
 
 // A session that runs a prompt is busy: the delete says so, names what
 // runs, and deletes nothing; once the prompt is over the delete works.
+// Spec 14.3.3.
 func TestIntegration_SessionDeleteWhilePromptRunsIsBusy(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker()

@@ -23,6 +23,7 @@ import (
 // workflow's Temporal history. The worker is non-dumpable: a process of
 // its user (the command) cannot read its environment; root can, and then
 // the value arrives masked.
+// Spec 14.4.4.
 func TestIntegration_BashPrintingTheWorkersSecretsStoresThemRedacted(t *testing.T) {
 	const (
 		key      = "sk-it-Zq8Rw3Lm5Tx7Vb2Nc4Kd6Hp"

@@ -24,6 +24,7 @@ import (
 // refuse the command and fail the workflow task on every retry, so the
 // prompt never ended. Now the model gets an error result naming the
 // maximum and the prompt completes.
+// Spec 13.4.8.
 func TestIntegration_BashTimeoutAboveTheMaximumDoesNotWedgeThePrompt(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker()
@@ -62,6 +63,7 @@ func TestIntegration_BashTimeoutAboveTheMaximumDoesNotWedgeThePrompt(t *testing.
 // cannot process the abort signal. `starter abort` says so in one line
 // and names the command that ends it; `starter abort --terminate`
 // terminates it with the reason recorded, and the session is free again.
+// Spec 13.4.8.
 func TestIntegration_AbortSaysHowToEndAPromptWhoseWorkflowTaskKeepsFailing(t *testing.T) {
 	e := newEnv(t)
 	queue := e.s.Temporal.TaskQueue + "-wedged"
