@@ -65,6 +65,13 @@ func PageMayContinue(page []Event) bool {
 // copied, never changed in place. An event within the bound is returned
 // as it is.
 func BoundEvent(e Event) Event {
+	e, _ = BoundEventSized(e)
+	return e
+}
+
+// BoundEventSized is BoundEvent that also returns the bounded event's
+// JSON size (EncodedSize), which it has measured already.
+func BoundEventSized(e Event) (Event, int) {
 	limit := MaxEventBytes / 2
 	if textOver(e, MaxEventBytes) {
 		// One text alone is above the bound (a huge user message): cut
@@ -73,14 +80,14 @@ func BoundEvent(e Event) Event {
 		shortenTexts(&e, limit)
 		limit /= 2
 	}
-	if EncodedSize(e) <= MaxEventBytes {
-		return e
+	if n := EncodedSize(e); n <= MaxEventBytes {
+		return e, n
 	}
 	e = copyMessages(e)
 	for ; limit >= minTextCap; limit /= 2 {
 		shortenTexts(&e, limit)
-		if EncodedSize(e) <= MaxEventBytes {
-			return e
+		if n := EncodedSize(e); n <= MaxEventBytes {
+			return e, n
 		}
 	}
 	dropToolArgs(&e)
@@ -89,7 +96,7 @@ func BoundEvent(e Event) Event {
 		// has its own tool_execution_end and message_end).
 		e.ToolResults = e.ToolResults[:len(e.ToolResults)/2]
 	}
-	return e
+	return e, EncodedSize(e)
 }
 
 // textOver reports whether one text of e (as shortenTexts sees them) is

@@ -48,7 +48,10 @@ func TestBoundEvent_BigMessageBecomesAPreview(t *testing.T) {
 		Data: base64.StdEncoding.EncodeToString(make([]byte, 750_000))})
 	text := user.Text()
 	e := Event{Type: EventMessageEnd, Seq: 4, EntryID: "abc-001", Message: &user}
-	got := BoundEvent(e)
+	got, size := BoundEventSized(e)
+	if size != EncodedSize(got) {
+		t.Fatalf("BoundEventSized says %d bytes, the event encodes to %d", size, EncodedSize(got))
+	}
 	if n := EncodedSize(got); n > MaxEventBytes {
 		t.Fatalf("bounded event is %d bytes of JSON, above %d", n, MaxEventBytes)
 	}

@@ -185,9 +185,9 @@ func (r *run) emit(ctx workflow.Context, e agent.Event) {
 	e.Time = workflow.Now(ctx).UTC()
 	// JSON encoding is deterministic (struct fields in order, map keys
 	// sorted); workflowcheck cannot tell through its reflection.
-	e = agent.BoundEvent(e) //workflowcheck:ignore
+	e, size := agent.BoundEventSized(e) //workflowcheck:ignore
 	r.events = append(r.events, e)
-	r.eventSizes = append(r.eventSizes, agent.EncodedSize(e)) //workflowcheck:ignore
+	r.eventSizes = append(r.eventSizes, size)
 }
 
 func (r *run) emitRetryEnd(ctx workflow.Context, end *retry.EndEvent) {
