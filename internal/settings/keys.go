@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -126,9 +127,14 @@ type keyDef struct {
 	oneOf    []string
 	nonEmpty bool
 	strCheck func(string) string
-	// listCheck restricts lists; it returns the problem with the list or
-	// with one item (its key then carries the index: key[1]).
-	listCheck func(key string, items []string) *problem
+	// maxItems, item and twice restrict lists: at most maxItems items (0:
+	// any), each accepted by item, which returns the identity repeats are
+	// judged by (nil: repeats are fine) or a reason; a repeat's reason is
+	// twice ("": repeats key[j]). A problem with an item names key[i].
+	maxItems int
+	item     func(string) (any, string)
+	twice    string
+	quiet    bool // item's reasons show the item
 	// scope says which programs read the key (ScopeShared: both).
 	scope string
 	// hint follows where the key takes effect (KeyInfo.TakesEffect).
@@ -196,6 +202,11 @@ func (k *keyDef) flag() string {
 	return k.key
 }
 
+// maxFallbackModels bounds retry.fallbackModels: each one is a usage
+// limit away from the next, so a longer list is a mistake, not a plan.
+// maxAvailableModels bounds model.available.
+const maxFallbackModels, maxAvailableModels = 10, 50
+
 const (
 	hourMs   = 3600 * 1000
 	dayMs    = 24 * hourMs
@@ -216,7 +227,7 @@ var schema = []keyDef{
 		desc: "Wait at least the provider's retry-after hint (opt-in)."},
 	{key: "retry.maxDelayMs", scope: ScopePrompt, max: dayMs, limit: "24 hours",
 		desc: "Cap on one backoff delay in ms; a longer hint fails the chain at once (0: no cap)."},
-	{key: "retry.fallbackModels", scope: ScopeWorker, listCheck: checkModelList,
+	{key: "retry.fallbackModels", scope: ScopeWorker, maxItems: maxFallbackModels, item: nonEmpty,
 		desc: "Models of model.provider to switch to, in order, when a usage limit leaves no credential (the retry then waits 0 ms)."},
 
 	{key: "compaction.enabled", scope: ScopePrompt,
@@ -258,12 +269,12 @@ var schema = []keyDef{
 		desc: "Heartbeat timeout of the LLM call in ms; a dead worker is noticed after this."},
 	{key: "model.thinkingLevel", scope: ScopePrompt, oneOf: llm.ThinkingLevels,
 		desc: "Reasoning asked of the model: off, minimal, low, medium, high or xhigh (Anthropic thinking budget, OpenAI reasoning_effort); RPC set_thinking_level changes it per session."},
-	{key: "model.available", scope: ScopePrompt, listCheck: checkAvailableModels,
+	{key: "model.available", scope: ScopePrompt, maxItems: maxAvailableModels, item: modelItem, twice: "is listed twice",
 		desc: "Models RPC get_available_models lists and set_model/cycle_model may choose, as provider/name (model.provider/model.name is always one)."},
-	{key: "model.prices", scope: ScopePrompt, listCheck: checkModelPrices,
+	{key: "model.prices", scope: ScopePrompt, item: priceItem, twice: "prices this model twice",
 		desc: "Prices in US dollars per million tokens, as provider/name=input,output[,cacheRead[,cacheWrite]]; usage.cost of an unlisted model is 0."},
 
-	{key: "scripted.faults", scope: ScopePrompt, listCheck: checkFaults,
+	{key: "scripted.faults", scope: ScopePrompt, item: faultItem, quiet: true,
 		desc: "Scripted provider fault script, one element per call (e.g. \"503 Service Unavailable\", \"overflow\", \"ok\")."},
 	{key: "scripted.reply", scope: ScopeWorker,
 		desc: "Scripted provider answer text (empty: a deterministic default)."},
@@ -286,7 +297,7 @@ var schema = []keyDef{
 
 	{key: "codec.keyFile",
 		desc: "File with the 32-byte AES-256 key (raw or base64) that encrypts workflow payloads in Temporal; empty: the key in $DURABLE_AGENT_CODEC_KEY (base64), or no encryption."},
-	{key: "tools.enabled", scope: ScopePrompt, listCheck: checkToolList,
+	{key: "tools.enabled", scope: ScopePrompt, item: toolItem,
 		desc: "Tools the model may call: read, write, edit, bash, grep, find, ls (e.g. read;grep;find;ls for a read-only agent; empty: none)."},
 	{key: "tools.allowedRoots", scope: ScopeWorker,
 		desc: "Worker: directories a session's workspace must be in (empty: anywhere; set it on a worker that serves other people's prompts)."},
@@ -310,10 +321,10 @@ var schema = []keyDef{
 		desc: "How many queued steer messages are delivered after a tool batch: one-at-a-time or all."},
 	{key: "agent.followUpMode", scope: ScopePrompt, oneOf: agent.QueueModes,
 		desc: "How many queued follow_up messages are delivered when the prompt would end: one-at-a-time or all."},
-	{key: "tools.requireApproval", scope: ScopePrompt, listCheck: checkToolList,
+	{key: "tools.requireApproval", scope: ScopePrompt, item: toolItem,
 		hint: "a list every prompt on a worker waits for, whatever its own, is the worker's tools.workerRequireApproval",
 		desc: "Tools whose calls wait for approval (starter approve, RPC approve_tool, update approve_tool) before they run, e.g. bash;write;edit (empty: none); the worker's tools.workerRequireApproval is added to it."},
-	{key: "tools.workerRequireApproval", scope: ScopeWorker, listCheck: checkToolList,
+	{key: "tools.workerRequireApproval", scope: ScopeWorker, item: toolItem,
 		desc: "Worker: tools whose calls wait for approval in every prompt this worker starts, whatever the prompt's own tools.requireApproval (the two lists are joined), e.g. bash on a worker that serves other people's prompts."},
 	{key: "tools.approvalTimeoutMs", scope: ScopePrompt, max: 7 * dayMs, limit: "7 days",
 		desc: "A tool call not approved within this many ms is denied (0: wait for the decision without end)."},
@@ -382,60 +393,29 @@ func checkKeyID(v string) string {
 	return ""
 }
 
-// maxFallbackModels bounds retry.fallbackModels: each one is a usage
-// limit away from the next, so a longer list is a mistake, not a plan.
-const maxFallbackModels = 10
-
-// checkModelList accepts up to maxFallbackModels distinct, non-empty model
-// names.
-func checkModelList(key string, items []string) *problem {
-	if len(items) > maxFallbackModels {
-		return &problem{key: key, value: strings.Join(items, ";"),
-			reason: fmt.Sprintf("must hold at most %d models, has %d", maxFallbackModels, len(items))}
+// nonEmpty accepts an item that is not blank.
+func nonEmpty(it string) (any, string) {
+	if strings.TrimSpace(it) == "" {
+		return nil, "must not be empty"
 	}
-	for i, it := range items {
-		at := fmt.Sprintf("%s[%d]", key, i)
-		if strings.TrimSpace(it) == "" {
-			return &problem{key: at, value: it, reason: "must not be empty"}
-		}
-		for j := range i {
-			if items[j] == it {
-				return &problem{key: at, value: it, reason: fmt.Sprintf("repeats %s[%d]", key, j)}
-			}
-		}
-	}
-	return nil
+	return it, ""
 }
 
-// checkToolList accepts distinct names of known tools.
-func checkToolList(key string, items []string) *problem {
-	for i, it := range items {
-		at := fmt.Sprintf("%s[%d]", key, i)
-		known := false
-		for _, t := range AllTools {
-			known = known || t == it
-		}
-		if !known {
-			return &problem{key: at, value: it, reason: "is not a tool (known: " + strings.Join(AllTools, ", ") + ")"}
-		}
-		for j := range i {
-			if items[j] == it {
-				return &problem{key: at, value: it, reason: fmt.Sprintf("repeats %s[%d]", key, j)}
-			}
-		}
+// toolItem accepts the name of a known tool.
+func toolItem(it string) (any, string) {
+	if !slices.Contains(AllTools, it) {
+		return nil, "is not a tool (known: " + strings.Join(AllTools, ", ") + ")"
 	}
-	return nil
+	return it, ""
 }
 
-// checkFaults rejects a bad fault script at start rather than on the model
-// call that reaches it.
-func checkFaults(key string, items []string) *problem {
-	for i, it := range items {
-		if _, err := scripted.ParseFault(it); err != nil {
-			return &problem{key: fmt.Sprintf("%s[%d]", key, i), value: it, reason: err.Error(), quiet: true}
-		}
+// faultItem rejects a bad fault script at start rather than on the model
+// call that reaches it; the parser's reason shows the item.
+func faultItem(it string) (any, string) {
+	if _, err := scripted.ParseFault(it); err != nil {
+		return nil, err.Error()
 	}
-	return nil
+	return nil, ""
 }
 
 // checkHostName keeps a tools.host usable in a task queue name and a log

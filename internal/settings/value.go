@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"slices"
@@ -143,8 +144,25 @@ func (k *keyDef) check(v any) *problem {
 			}
 		}
 	case []string:
-		if k.listCheck != nil {
-			return k.listCheck(k.key, x)
+		if k.maxItems > 0 && len(x) > k.maxItems {
+			return &problem{key: k.key, value: strings.Join(x, ";"),
+				reason: fmt.Sprintf("must hold at most %d models, has %d", k.maxItems, len(x))}
+		}
+		seen := map[any]int{}
+		for i, it := range x {
+			if k.item == nil {
+				break
+			}
+			at := fmt.Sprintf("%s[%d]", k.key, i)
+			id, reason := k.item(it)
+			if reason != "" {
+				return &problem{key: at, value: it, reason: reason, quiet: k.quiet}
+			}
+			if j, dup := seen[id]; dup && id != nil {
+				reason = cmp.Or(k.twice, fmt.Sprintf("repeats %s[%d]", k.key, j))
+				return &problem{key: at, value: it, reason: reason}
+			}
+			seen[id] = i
 		}
 	}
 	return nil
