@@ -155,10 +155,8 @@ func loadWithOrigins(opts LoadOptions) (Settings, map[string]Origin, error) {
 		k.set(&s, x.v)
 		origins[k.key] = x.o
 	}
-	s.DataDir = absPath(expandHome(s.DataDir, e))
-	if s.Codec.KeyFile != "" {
-		s.Codec.KeyFile = absPath(expandHome(s.Codec.KeyFile, e))
-	}
+	s.DataDir = e.path(s.DataDir)
+	s.Codec.KeyFile = e.path(s.Codec.KeyFile)
 	s.file = path
 	if err := s.Validate(); err != nil {
 		var se *Error
@@ -270,17 +268,16 @@ func checkUnknownEnv(e environment, other []string) error {
 // default file, which may be missing) and, for the default file, what
 // chose its data dir ("" for the built-in default).
 func locateFile(opts LoadOptions, e environment, env, flags map[string]val, defDataDir string) (path, namedBy, dirSource string) {
-	fix := func(p string) string { return absPath(expandHome(p, e)) }
 	if opts.File != "" {
-		return fix(opts.File), "LoadOptions.File", ""
+		return e.path(opts.File), "LoadOptions.File", ""
 	}
 	if opts.Flags != nil {
 		if f := opts.Flags.Lookup(ConfigFlag); f != nil && f.Changed && f.Value.String() != "" {
-			return fix(f.Value.String()), "flag --" + ConfigFlag, ""
+			return e.path(f.Value.String()), "flag --" + ConfigFlag, ""
 		}
 	}
 	if p, ok := e.get(EnvConfig); ok {
-		return fix(p), "environment " + EnvConfig, ""
+		return e.path(p), "environment " + EnvConfig, ""
 	}
 	// The file cannot move itself: only a flag or the environment decide
 	// which data dir holds it.
@@ -293,5 +290,5 @@ func locateFile(opts LoadOptions, e environment, env, flags map[string]val, defD
 			dir, dirSource = x.v.(string), x.o.source()
 		}
 	}
-	return fix(filepath.Join(dir, FileName)), "", dirSource
+	return e.path(filepath.Join(dir, FileName)), "", dirSource
 }
