@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -71,10 +72,11 @@ func persistBool(file, group, key string, v bool) error {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return fmt.Errorf("settings: set %s in %s: encode: %w", name, file, err)
+	err = enc.Encode(&doc)
+	if err == nil {
+		err = enc.Close()
 	}
-	if err := enc.Close(); err != nil {
+	if err != nil {
 		return fmt.Errorf("settings: set %s in %s: encode: %w", name, file, err)
 	}
 	return writeAtomic(file, buf.Bytes(), mode)
@@ -83,12 +85,8 @@ func persistBool(file, group, key string, v bool) error {
 // setBool sets group.key in a mapping: a flat "group.key" entry if the
 // file uses one, else the key inside the group (created when missing).
 func setBool(root *yaml.Node, group, key string, v bool) error {
-	val := "false"
-	if v {
-		val = "true"
-	}
 	put := func(n *yaml.Node) {
-		n.Kind, n.Tag, n.Value, n.Style = yaml.ScalarNode, "!!bool", val, 0
+		n.Kind, n.Tag, n.Value, n.Style = yaml.ScalarNode, "!!bool", strconv.FormatBool(v), 0
 		n.Alias, n.Anchor, n.Content = nil, "", nil
 	}
 	if n := mapValue(root, group+"."+key); n != nil {
