@@ -31,15 +31,18 @@ func (o Origin) String() string {
 }
 
 // source is the origin as error messages and Source name it: "flag --x",
-// "environment NAME", "PATH:LINE", or "" for a default.
+// "environment NAME", "PATH:LINE", or "" for a default (a dataDir derived
+// from DURABLE_AGENT_HOME included).
 func (o Origin) source() string {
-	switch o.Kind {
-	case OriginFlag:
+	switch {
+	case o.Kind == OriginFlag:
 		return "flag " + o.From
-	case OriginEnv:
+	case o.Kind == OriginEnv && o.From != EnvHome:
 		return "environment " + o.From
+	case o.Kind == OriginFile:
+		return o.From
 	}
-	return o.From
+	return ""
 }
 
 // Value is one key's effective value and its origin.
