@@ -16,11 +16,15 @@
 //     in the file or unknown DURABLE_AGENT_ variables are errors, with a
 //     "did you mean" suggestion. Values of unknown keys are never echoed (a
 //     misplaced secret must not reach a log).
-//   - viper does the layering (defaults, file, environment, flags); this
-//     package parses every layer's raw text itself before viper sees it,
-//     because viper's own conversions silently coerce bad input.
-//   - SetAutoRetry is the only writer of the settings file; it changes
-//     retry.enabled and keeps every other key, value and (where the YAML
+//   - One key table (keys.go) states each key once: name, type (its
+//     field's), default (Defaults), limits, scope and doc. Each layer's text
+//     is parsed by the table once, when the layer is read, and viper merges
+//     the parsed values (defaults, file, environment, flags), each carrying
+//     its origin, so the winner says where it came from. viper never parses
+//     text here: its own conversions silently coerce bad input.
+//   - SetAutoRetry and SetAutoCompaction are the only writers of the
+//     settings file; each changes one key (retry.enabled,
+//     compaction.enabled) and keeps every other key, value and (where the YAML
 //     library can) comment, and replaces the file atomically.
 //   - Settings hold no secrets: model.credential is a credential id.
 package settings

@@ -37,22 +37,22 @@ func ExampleYAML() string {
 			b.WriteString(indent + "# " + name + ": " + k.defText + "\n")
 			continue
 		}
-		b.WriteString(indent + name + ": " + yamlValue(k, k.field(&d)) + "\n")
+		b.WriteString(indent + name + ": " + yamlValue(k, &d) + "\n")
 	}
 	return b.String()
 }
 
-// yamlValue renders a field as a YAML value.
-func yamlValue(k *keyDef, p any) string {
-	switch x := p.(type) {
-	case *string:
-		return strconv.Quote(*x)
-	case *[]string:
-		q := make([]string, len(*x))
-		for i, s := range *x {
+// yamlValue renders the key's field in d as a YAML value.
+func yamlValue(k *keyDef, d *Settings) string {
+	switch x := k.get(d).(type) {
+	case string:
+		return strconv.Quote(x)
+	case []string:
+		q := make([]string, len(x))
+		for i, s := range x {
 			q[i] = strconv.Quote(s)
 		}
 		return "[" + strings.Join(q, ", ") + "]"
 	}
-	return k.text(p)
+	return k.text(d)
 }

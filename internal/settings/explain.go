@@ -30,6 +30,21 @@ func (o Origin) String() string {
 	return o.Kind + " " + o.From
 }
 
+// source is the origin as error messages and Source name it: "flag --x",
+// "environment NAME", "PATH:LINE", or "" for a default (a dataDir derived
+// from DURABLE_AGENT_HOME included).
+func (o Origin) source() string {
+	switch {
+	case o.Kind == OriginFlag:
+		return "flag " + o.From
+	case o.Kind == OriginEnv && o.From != EnvHome:
+		return "environment " + o.From
+	case o.Kind == OriginFile:
+		return o.From
+	}
+	return ""
+}
+
 // Value is one key's effective value and its origin.
 type Value struct {
 	Key string `json:"key"`
@@ -51,7 +66,7 @@ func Explain(opts LoadOptions) (Settings, []Value, error) {
 	out := make([]Value, 0, len(schema))
 	for i := range schema {
 		k := &schema[i]
-		text := k.text(k.field(&s))
+		text := k.text(&s)
 		if k.key == "session.postgresUrl" {
 			text = RedactURL(text)
 		}
@@ -60,20 +75,25 @@ func Explain(opts LoadOptions) (Settings, []Value, error) {
 	return s, out, nil
 }
 
-// winnerOrigin is winnerSource as an Origin: which layer gave key its
-// value, mirroring viper's precedence.
-func winnerOrigin(key string, file *fileLayer, envVals, flagVals map[string]layerValue, e environment) Origin {
-	if lv, ok := flagVals[key]; ok {
-		return Origin{Kind: OriginFlag, From: "--" + lv.flag.Name}
+// Unread lists the keys that were set in a source opts loads (a flag, an
+// environment variable, the settings file) and that program does not read
+// (reads reports false, e.g. WorkerReads for the worker): one line each,
+// naming the key, where it was set, the program and where the key takes
+// effect, so a setting given to the wrong program is not ignored in
+// silence. Keys at their default are not listed. program is the subject
+// of "not read by", e.g. "the worker". The error is Load's.
+func Unread(opts LoadOptions, program string, reads func(KeyInfo) bool) ([]string, error) {
+	_, origins, err := loadWithOrigins(opts)
+	if err != nil {
+		return nil, err
 	}
-	if lv, ok := envVals[key]; ok {
-		return Origin{Kind: OriginEnv, From: lv.name}
+	var out []string
+	for _, k := range Keys() {
+		o := origins[k.Key]
+		if reads(k) || o.Kind == OriginDefault || o.Kind == "" {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s (%s) is not read by %s: %s", k.Key, o, program, k.TakesEffect()))
 	}
-	if fv, ok := file.values[key]; ok {
-		return Origin{Kind: OriginFile, From: fmt.Sprintf("%s:%d", file.path, fv.line)}
-	}
-	if _, ok := e.get(EnvHome); ok && key == "dataDir" {
-		return Origin{Kind: OriginEnv, From: EnvHome}
-	}
-	return Origin{Kind: OriginDefault}
+	return out, nil
 }

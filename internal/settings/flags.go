@@ -16,12 +16,8 @@ func AddFlags(fs *pflag.FlagSet) {
 	fs.String(ConfigFlag, "", "settings file (default $"+EnvConfig+" or <data-dir>/"+FileName+")")
 	for i := range schema {
 		k := &schema[i]
-		def := k.defText
-		if def == "" {
-			def = k.text(k.field(&d))
-		}
-		f := fs.VarPF(&textFlag{text: def, typ: k.kind.String()}, k.flag(), "", k.desc)
-		if k.kind == kindBool {
+		f := fs.VarPF(&textFlag{text: k.defaultText(&d), typ: k.kind().String()}, k.flag(), "", k.desc)
+		if k.kind() == kindBool {
 			f.NoOptDefVal = "true"
 		}
 	}

@@ -49,13 +49,11 @@ func (o LoadOptions) environment() environment {
 	return environment{lookup: o.Env, environ: o.Environ}
 }
 
-// layerValue is one key's value in the environment or flag layer.
-type layerValue struct {
-	raw    rawValue
-	source string
-	// name is the environment variable that gave the value.
-	name string
-	flag *pflag.Flag
+// val is one key's value, parsed by convert when its layer was read, and
+// where it came from. viper layers vals; the winner carries its origin.
+type val struct {
+	v any
+	o Origin
 }
 
 // temporalEnv are the Temporal CLI's standard variables; the
@@ -74,68 +72,144 @@ func Load(opts LoadOptions) (Settings, error) {
 	return s, err
 }
 
-// loadWithOrigins is Load that also says where each key's value came from.
+// Source says where Load(opts) takes key's value from: "flag --name",
+// "environment NAME", "<file>:<line>", or "" when the built-in default
+// applies. Programs use it to tell a value chosen on purpose from a
+// default, e.g. the worker's opt-in to the scripted model outside --dev.
+func Source(opts LoadOptions, key string) (string, error) {
+	if lookupKey(key) == nil {
+		return "", fmt.Errorf("settings: unknown key %q", key)
+	}
+	_, origins, err := loadWithOrigins(opts)
+	return origins[key].source(), err
+}
+
+// loadWithOrigins is Load that also says where each key's value came
+// from. Each layer is read and parsed once (environment and flags first,
+// so their errors come first, then the file the data dir holds), and viper
+// layers the parsed values: defaults (SetDefault), the file, then the
+// environment (MergeConfigMap, in that order), then flags (Set, viper's top
+// layer). viper's own environment layer reads only the process
+// environment, and its flag layer hands back the flag's text, so neither
+// can carry an injected or strictly parsed value.
 func loadWithOrigins(opts LoadOptions) (Settings, map[string]Origin, error) {
 	e := opts.environment()
 	if err := checkUnknownEnv(e, opts.OtherEnv); err != nil {
 		return Settings{}, nil, err
 	}
-	envVals, err := readEnv(e)
+	env, err := readLayer(func(k *keyDef) (string, Origin, bool) {
+		name := k.env()
+		text, ok := e.get(name)
+		if alt := temporalEnv[k.key]; !ok && alt != "" {
+			name = alt
+			text, ok = e.get(alt)
+		}
+		return text, Origin{Kind: OriginEnv, From: name}, ok
+	})
 	if err != nil {
 		return Settings{}, nil, err
 	}
-	flagVals, err := readFlags(opts.Flags)
+	flags, err := readLayer(func(k *keyDef) (string, Origin, bool) {
+		if opts.Flags == nil {
+			return "", Origin{}, false
+		}
+		f := opts.Flags.Lookup(k.flag())
+		if f == nil || !f.Changed {
+			return "", Origin{}, false
+		}
+		return f.Value.String(), Origin{Kind: OriginFlag, From: "--" + f.Name}, true
+	})
 	if err != nil {
 		return Settings{}, nil, err
 	}
 	defaults := defaultsFor(e)
-
-	path, namedBy, dirSource := locateFile(opts, e, envVals, flagVals, defaults.DataDir)
+	path, namedBy, dirSource := locateFile(opts, e, env, flags, defaults.DataDir)
 	file, err := readLayerFile(opts, path, namedBy, dirSource)
 	if err != nil {
 		return Settings{}, nil, err
 	}
 
-	v, err := mergeLayers(&defaults, file, envVals, flagVals)
-	if err != nil {
-		return Settings{}, nil, err
+	v := viper.New()
+	for i := range schema {
+		k := &schema[i]
+		o := Origin{Kind: OriginDefault}
+		if _, ok := e.get(EnvHome); ok && k.key == "dataDir" {
+			o = Origin{Kind: OriginEnv, From: EnvHome}
+		}
+		v.SetDefault(k.key, val{k.get(&defaults), o})
+		if fv, ok := flags[k.key]; ok {
+			v.Set(k.key, fv)
+		}
+	}
+	for _, layer := range []map[string]val{file, env} {
+		if err := v.MergeConfigMap(nested(layer)); err != nil {
+			return Settings{}, nil, fmt.Errorf("settings: merge: %w", err)
+		}
 	}
 
 	s := defaults
-	source := map[string]string{}
 	origins := map[string]Origin{}
 	for i := range schema {
 		k := &schema[i]
-		val, p := k.convert(rawFrom(v.Get(k.key)))
-		if p != nil { // each layer was checked, so this is a bug here
-			return Settings{}, nil, p.err("merged settings")
-		}
-		k.set(&s, val)
-		source[k.key] = winnerSource(k.key, file, envVals, flagVals)
-		origins[k.key] = winnerOrigin(k.key, file, envVals, flagVals, e)
+		x := v.Get(k.key).(val)
+		k.set(&s, x.v)
+		origins[k.key] = x.o
 	}
-	s.DataDir = absPath(expandHome(s.DataDir, e))
-	if s.Codec.KeyFile != "" {
-		s.Codec.KeyFile = absPath(expandHome(s.Codec.KeyFile, e))
-	}
+	s.DataDir = e.path(s.DataDir)
+	s.Codec.KeyFile = e.path(s.Codec.KeyFile)
 	s.file = path
 	if err := s.Validate(); err != nil {
 		var se *Error
-		if errors.As(err, &se) && se.p != nil && source[se.p.base()] != "" {
-			return Settings{}, nil, se.p.err(source[se.p.base()])
+		if errors.As(err, &se) && se.p != nil && origins[se.p.base()].source() != "" {
+			return Settings{}, nil, se.p.err(origins[se.p.base()].source())
 		}
 		return Settings{}, nil, err
 	}
 	return s, origins, nil
 }
 
+// readLayer parses, strictly and once, every key a layer sets (lookup says
+// its text and origin) and returns the values by key.
+func readLayer(lookup func(*keyDef) (string, Origin, bool)) (map[string]val, error) {
+	out := map[string]val{}
+	for i := range schema {
+		k := &schema[i]
+		text, o, ok := lookup(k)
+		if !ok {
+			continue
+		}
+		x, p := k.convert(rawValue{text: text})
+		if p != nil {
+			return nil, p.err(o.source())
+		}
+		out[k.key] = val{x, o}
+	}
+	return out, nil
+}
+
+// nested turns dotted keys into viper's config shape.
+func nested(layer map[string]val) map[string]any {
+	out := map[string]any{}
+	for key, x := range layer {
+		m := out
+		parts := strings.Split(key, ".")
+		for _, p := range parts[:len(parts)-1] {
+			if _, ok := m[p]; !ok {
+				m[p] = map[string]any{}
+			}
+			m = m[p].(map[string]any)
+		}
+		m[parts[len(parts)-1]] = x
+	}
+	return out
+}
+
 // readLayerFile reads the settings file Load uses: path, named by namedBy
 // ("" for the default file, which may be missing). A default or
 // $DURABLE_AGENT_CONFIG file is not read with opts.NoDefaultFile.
-func readLayerFile(opts LoadOptions, path, namedBy, dirSource string) (*fileLayer, error) {
-	empty := &fileLayer{path: path, values: map[string]fileValue{}}
+func readLayerFile(opts LoadOptions, path, namedBy, dirSource string) (map[string]val, error) {
 	if opts.NoDefaultFile && (namedBy == "" || namedBy == "environment "+EnvConfig) {
-		return empty, nil
+		return nil, nil
 	}
 	if namedBy == "" {
 		// The default file sits in the data dir; say "dataDir is a file"
@@ -147,75 +221,13 @@ func readLayerFile(opts LoadOptions, path, namedBy, dirSource string) (*fileLaye
 	}
 	file, err := readFile(path)
 	switch {
-	case err == nil:
+	case err == nil || namedBy == "" && errors.Is(err, os.ErrNotExist):
 		return file, nil
-	case namedBy == "" && isNotExist(err):
-		return empty, nil
-	case isNotExist(err):
+	case errors.Is(err, os.ErrNotExist):
 		return nil, &Error{Key: "file", Value: path, Source: namedBy,
 			msg: fmt.Sprintf("settings: settings file %s (from %s) does not exist", path, namedBy), err: err}
 	}
 	return nil, err
-}
-
-// mergeLayers hands the checked raw values to viper, which layers them.
-// The environment goes into the config layer after the file, because viper
-// reads only the process environment and Load's must be injectable; flags
-// stay on top.
-func mergeLayers(defaults *Settings, file *fileLayer, envVals, flagVals map[string]layerValue) (*viper.Viper, error) {
-	v := viper.New()
-	fileMap, envMap := map[string]any{}, map[string]any{}
-	for i := range schema {
-		k := &schema[i]
-		if k.kind == kindList {
-			v.SetDefault(k.key, splitList(k.text(k.field(defaults))))
-		} else {
-			v.SetDefault(k.key, k.text(k.field(defaults)))
-		}
-		if fv, ok := file.values[k.key]; ok {
-			setNested(fileMap, k.key, rawAny(fv.raw))
-		}
-		if lv, ok := envVals[k.key]; ok {
-			setNested(envMap, k.key, rawAny(lv.raw))
-		}
-		if lv, ok := flagVals[k.key]; ok {
-			if err := v.BindFlagValue(k.key, rawFlag{lv.flag}); err != nil {
-				return nil, fmt.Errorf("settings: bind flag --%s: %w", lv.flag.Name, err)
-			}
-		}
-	}
-	if err := v.MergeConfigMap(fileMap); err != nil {
-		return nil, fmt.Errorf("settings: merge %s: %w", file.path, err)
-	}
-	if err := v.MergeConfigMap(envMap); err != nil {
-		return nil, fmt.Errorf("settings: merge environment: %w", err)
-	}
-	return v, nil
-}
-
-// readEnv checks every key's variable that is set.
-func readEnv(e environment) (map[string]layerValue, error) {
-	out := map[string]layerValue{}
-	for i := range schema {
-		k := &schema[i]
-		name := k.env()
-		text, ok := e.get(name)
-		if !ok {
-			if alt := temporalEnv[k.key]; alt != "" {
-				name = alt
-				text, ok = e.get(alt)
-			}
-		}
-		if !ok {
-			continue
-		}
-		raw := rawValue{text: text}
-		if _, p := k.convert(raw); p != nil {
-			return nil, p.err("environment " + name)
-		}
-		out[k.key] = layerValue{raw: raw, source: "environment " + name, name: name}
-	}
-	return out, nil
 }
 
 // checkUnknownEnv rejects DURABLE_AGENT_ variables that name no key: a
@@ -252,42 +264,20 @@ func checkUnknownEnv(e environment, other []string) error {
 	return &Error{Key: name, Source: "environment " + name, msg: msg}
 }
 
-// readFlags checks every key's flag the user set.
-func readFlags(fs *pflag.FlagSet) (map[string]layerValue, error) {
-	out := map[string]layerValue{}
-	if fs == nil {
-		return out, nil
-	}
-	for i := range schema {
-		k := &schema[i]
-		f := fs.Lookup(k.flag())
-		if f == nil || !f.Changed {
-			continue
-		}
-		raw := rawValue{text: f.Value.String()}
-		if _, p := k.convert(raw); p != nil {
-			return nil, p.err("flag --" + f.Name)
-		}
-		out[k.key] = layerValue{raw: raw, source: "flag --" + f.Name, flag: f}
-	}
-	return out, nil
-}
-
 // locateFile picks the settings file and says what named it ("" for the
 // default file, which may be missing) and, for the default file, what
 // chose its data dir ("" for the built-in default).
-func locateFile(opts LoadOptions, e environment, envVals, flagVals map[string]layerValue, defDataDir string) (path, namedBy, dirSource string) {
-	fix := func(p string) string { return absPath(expandHome(p, e)) }
+func locateFile(opts LoadOptions, e environment, env, flags map[string]val, defDataDir string) (path, namedBy, dirSource string) {
 	if opts.File != "" {
-		return fix(opts.File), "LoadOptions.File", ""
+		return e.path(opts.File), "LoadOptions.File", ""
 	}
 	if opts.Flags != nil {
 		if f := opts.Flags.Lookup(ConfigFlag); f != nil && f.Changed && f.Value.String() != "" {
-			return fix(f.Value.String()), "flag --" + ConfigFlag, ""
+			return e.path(f.Value.String()), "flag --" + ConfigFlag, ""
 		}
 	}
 	if p, ok := e.get(EnvConfig); ok {
-		return fix(p), "environment " + EnvConfig, ""
+		return e.path(p), "environment " + EnvConfig, ""
 	}
 	// The file cannot move itself: only a flag or the environment decide
 	// which data dir holds it.
@@ -295,63 +285,10 @@ func locateFile(opts LoadOptions, e environment, envVals, flagVals map[string]la
 	if _, ok := e.get(EnvHome); ok {
 		dirSource = "environment " + EnvHome
 	}
-	if lv, ok := envVals["dataDir"]; ok {
-		dir, dirSource = lv.raw.text, lv.source
-	}
-	if lv, ok := flagVals["dataDir"]; ok {
-		dir, dirSource = lv.raw.text, lv.source
-	}
-	return fix(filepath.Join(dir, FileName)), "", dirSource
-}
-
-// winnerSource says which layer gave key its value, mirroring viper's
-// precedence, so merged-value errors can name it.
-func winnerSource(key string, file *fileLayer, envVals, flagVals map[string]layerValue) string {
-	if lv, ok := flagVals[key]; ok {
-		return lv.source
-	}
-	if lv, ok := envVals[key]; ok {
-		return lv.source
-	}
-	if fv, ok := file.values[key]; ok {
-		return fmt.Sprintf("%s:%d", file.path, fv.line)
-	}
-	return ""
-}
-
-// rawFlag hands viper a flag's text untouched: viper's own conversion of
-// typed flags (cast.ToInt) turns bad input into 0.
-type rawFlag struct{ f *pflag.Flag }
-
-func (r rawFlag) HasChanged() bool    { return r.f.Changed }
-func (r rawFlag) Name() string        { return r.f.Name }
-func (r rawFlag) ValueString() string { return r.f.Value.String() }
-func (r rawFlag) ValueType() string   { return "string" }
-
-func rawAny(r rawValue) any {
-	if r.seq {
-		return append([]string{}, r.items...)
-	}
-	return r.text
-}
-
-func splitList(s string) []string {
-	if s == "" {
-		return []string{}
-	}
-	return strings.Split(s, ";")
-}
-
-// setNested stores v at a dotted key in nested maps, viper's config shape.
-func setNested(m map[string]any, key string, v any) {
-	parts := strings.Split(key, ".")
-	for _, p := range parts[:len(parts)-1] {
-		sub, ok := m[p].(map[string]any)
-		if !ok {
-			sub = map[string]any{}
-			m[p] = sub
+	for _, layer := range []map[string]val{env, flags} {
+		if x, ok := layer["dataDir"]; ok {
+			dir, dirSource = x.v.(string), x.o.source()
 		}
-		m = sub
 	}
-	m[parts[len(parts)-1]] = v
+	return e.path(filepath.Join(dir, FileName)), "", dirSource
 }

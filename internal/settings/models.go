@@ -18,9 +18,6 @@ type ModelID struct {
 // String is "provider/name".
 func (m ModelID) String() string { return m.Provider + "/" + m.Name }
 
-// maxAvailableModels bounds model.available.
-const maxAvailableModels = 50
-
 // parseModelID reads "provider/name"; the name may hold further slashes
 // (OpenRouter's "openai/gpt-4o" under provider openai with a base URL).
 func parseModelID(s string) (ModelID, string) {
@@ -34,26 +31,10 @@ func parseModelID(s string) (ModelID, string) {
 	return ModelID{Provider: provider, Name: name}, ""
 }
 
-// checkAvailableModels accepts up to maxAvailableModels distinct
-// provider/name items.
-func checkAvailableModels(key string, items []string) *problem {
-	if len(items) > maxAvailableModels {
-		return &problem{key: key, value: strings.Join(items, ";"),
-			reason: fmt.Sprintf("must hold at most %d models, has %d", maxAvailableModels, len(items))}
-	}
-	seen := map[ModelID]bool{}
-	for i, it := range items {
-		at := fmt.Sprintf("%s[%d]", key, i)
-		id, reason := parseModelID(it)
-		if reason != "" {
-			return &problem{key: at, value: it, reason: reason}
-		}
-		if seen[id] {
-			return &problem{key: at, value: it, reason: "is listed twice"}
-		}
-		seen[id] = true
-	}
-	return nil
+// modelItem accepts a provider/name item of model.available.
+func modelItem(it string) (any, string) {
+	id, reason := parseModelID(it)
+	return id, reason
 }
 
 // parsePrice reads "provider/name=input,output[,cacheRead[,cacheWrite]]".
@@ -81,21 +62,10 @@ func parsePrice(s string) (ModelID, agent.ModelCost, string) {
 	return id, agent.ModelCost{Input: v[0], Output: v[1], CacheRead: v[2], CacheWrite: v[3]}, ""
 }
 
-// checkModelPrices accepts price items of distinct models.
-func checkModelPrices(key string, items []string) *problem {
-	seen := map[ModelID]bool{}
-	for i, it := range items {
-		at := fmt.Sprintf("%s[%d]", key, i)
-		id, _, reason := parsePrice(it)
-		if reason != "" {
-			return &problem{key: at, value: it, reason: reason}
-		}
-		if seen[id] {
-			return &problem{key: at, value: it, reason: "prices this model twice"}
-		}
-		seen[id] = true
-	}
-	return nil
+// priceItem accepts a model.prices item.
+func priceItem(it string) (any, string) {
+	id, _, reason := parsePrice(it)
+	return id, reason
 }
 
 // AvailableModels is model.provider/model.name followed by the models of

@@ -291,27 +291,20 @@ func (e environment) home() string {
 
 func defaultDataDir(e environment) string {
 	if h, ok := e.get(EnvHome); ok {
-		return absPath(expandHome(h, e))
+		return e.path(h)
 	}
 	return filepath.Join(e.home(), ".durable-agent")
 }
 
-// expandHome turns a leading "~" into the home directory, as a shell
-// would, so "~/x" works in the file and in quoted environment values.
-func expandHome(p string, e environment) string {
+// path turns a leading "~" into the home directory, as a shell would, so
+// "~/x" works in the file and in quoted environment values, and makes the
+// path absolute so messages and File() name one place no matter the working
+// directory ("" stays "", and p stays relative if that fails).
+func (e environment) path(p string) string {
 	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
-		return filepath.Join(e.home(), p[1:])
+		p = filepath.Join(e.home(), p[1:])
 	}
-	return p
-}
-
-// absPath makes p absolute so messages and File() name one place no matter
-// the working directory; it keeps p when that fails.
-func absPath(p string) string {
-	if p == "" {
-		return p
-	}
-	if a, err := filepath.Abs(p); err == nil {
+	if a, err := filepath.Abs(p); err == nil && p != "" {
 		return a
 	}
 	return p

@@ -3,39 +3,26 @@ package settings
 import (
 	"errors"
 	"fmt"
-	"github.com/durableagent/durableagent/internal/line"
 	"io"
 	"io/fs"
 	"os"
 	"strings"
 
+	"github.com/durableagent/durableagent/internal/line"
 	"go.yaml.in/yaml/v3"
 )
-
-// fileValue is one key found in the settings file.
-type fileValue struct {
-	raw  rawValue
-	line int
-}
-
-// fileLayer is the parsed settings file: values by key, and the keys in
-// file order (for deterministic errors).
-type fileLayer struct {
-	path   string
-	values map[string]fileValue
-	order  []string
-}
 
 // maxFileSize bounds the settings file: a few kilobytes of YAML in
 // practice, and reading must not run out of memory on /dev/zero or a
 // mistyped path to a disk image.
 const maxFileSize = 1 << 20
 
-// readFile reads and strictly checks a settings file. A missing file is
+// readFile reads and strictly checks a settings file, returning its values
+// by key, each parsed once, with its file and line. A missing file is
 // reported with an error wrapping fs.ErrNotExist. Only a regular file of
 // at most maxFileSize bytes is read: a directory, FIFO (whose open would
 // wait for a writer) or device is refused before it is opened.
-func readFile(path string) (*fileLayer, error) {
+func readFile(path string) (map[string]val, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, readError(path, err)
@@ -107,8 +94,16 @@ func tooLarge(path string) error {
 		msg: line.Fold(fmt.Sprintf("settings: settings file %s is larger than %d bytes (1 MiB), too large for a settings file", path, maxFileSize))}
 }
 
-func parseFile(path string, data []byte) (*fileLayer, error) {
-	fl := &fileLayer{path: path, values: map[string]fileValue{}}
+// fileParser walks the settings file's YAML nodes, which keep each key's
+// line and its text as written (so `name: 1.0` stays "1.0").
+type fileParser struct {
+	path   string
+	values map[string]val
+	lines  map[string]int
+}
+
+func parseFile(path string, data []byte) (map[string]val, error) {
+	fp := &fileParser{path: path, values: map[string]val{}, lines: map[string]int{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		// yaml.v3 says "yaml: line 3: ..."; name the file too.
@@ -117,20 +112,17 @@ func parseFile(path string, data []byte) (*fileLayer, error) {
 			msg: line.Fold(fmt.Sprintf("settings: bad YAML in %s: %s", path, msg)), err: err}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return fl, nil // empty file or comments only
+		return fp.values, nil // empty file or comments only
 	}
 	root := resolve(doc.Content[0])
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		return fl, nil
+		return fp.values, nil
 	}
 	if root.Kind != yaml.MappingNode {
 		return nil, &Error{Key: "file", Value: path, Source: fmt.Sprintf("%s:%d", path, root.Line),
 			msg: fmt.Sprintf("settings: %s:%d: the top level must be a mapping of keys (e.g. retry: {maxRetries: 3})", path, root.Line)}
 	}
-	if err := fl.walk("", root); err != nil {
-		return nil, err
-	}
-	return fl, nil
+	return fp.values, fp.walk("", root)
 }
 
 // resolve follows YAML aliases (*anchor) to the node they name.
@@ -143,66 +135,61 @@ func resolve(n *yaml.Node) *yaml.Node {
 
 // walk records the keys of a mapping under prefix. Nested groups and flat
 // dotted keys ("retry.maxRetries: 3") both work: a key's name is its path.
-func (fl *fileLayer) walk(prefix string, m *yaml.Node) error {
+func (fp *fileParser) walk(prefix string, m *yaml.Node) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		kn, vn := m.Content[i], resolve(m.Content[i+1])
-		where := fmt.Sprintf("%s:%d", fl.path, kn.Line)
+		where := fmt.Sprintf("%s:%d", fp.path, kn.Line)
 		if kn.Kind != yaml.ScalarNode {
 			return &Error{Key: prefix, Source: where,
 				msg: fmt.Sprintf("settings: keys must be plain names, found a %s (from %s)", nodeKind(kn), where)}
 		}
 		name := prefix + kn.Value
 		if k := lookupKey(name); k != nil {
-			if prev, dup := fl.values[name]; dup {
+			if first, dup := fp.lines[name]; dup {
 				return &Error{Key: name, Source: where,
-					msg: fmt.Sprintf("settings: duplicate key %q in %s (first at line %d)", name, where, prev.line)}
+					msg: fmt.Sprintf("settings: duplicate key %q in %s (first at line %d)", name, where, first)}
 			}
 			raw, p := nodeRaw(k, vn)
+			var x any
 			if p == nil {
 				// Checked here, not only after merging, so a bad value
 				// is an error even where a flag overrides it.
-				_, p = k.convert(raw)
+				x, p = k.convert(raw)
 			}
 			if p != nil {
 				return p.err(where)
 			}
-			fl.values[name] = fileValue{raw: raw, line: kn.Line}
-			fl.order = append(fl.order, name)
+			fp.values[name] = val{x, Origin{Kind: OriginFile, From: where}}
+			fp.lines[name] = kn.Line
 			continue
 		}
-		if isGroup(name) {
-			switch {
-			case vn.Kind == yaml.MappingNode:
-				if err := fl.walk(name+".", vn); err != nil {
-					return err
-				}
-			case vn.Kind == yaml.ScalarNode && vn.Tag == "!!null":
-				// "retry:" with nothing under it: no keys set.
-			default:
-				return (&problem{key: name, value: vn.Value,
-					reason: "must be a group of " + name + ".* keys, found a " + nodeKind(vn), quiet: vn.Kind != yaml.ScalarNode}).err(where)
+		if !isGroup(name) {
+			msg := fmt.Sprintf("settings: unknown key %q in %s", name, where)
+			if s := suggest(name, allNames()); s != "" {
+				msg += " (did you mean " + s + "?)"
 			}
-			continue
+			return &Error{Key: name, Source: where, msg: line.Fold(msg)}
 		}
-		return unknownKey(name, fl.path, kn.Line)
+		switch {
+		case vn.Kind == yaml.MappingNode:
+			if err := fp.walk(name+".", vn); err != nil {
+				return err
+			}
+		case vn.Kind == yaml.ScalarNode && vn.Tag == "!!null":
+			// "retry:" with nothing under it: no keys set.
+		default:
+			return (&problem{key: name, value: vn.Value,
+				reason: "must be a group of " + name + ".* keys, found a " + nodeKind(vn), quiet: vn.Kind != yaml.ScalarNode}).err(where)
+		}
 	}
 	return nil
-}
-
-func unknownKey(name, path string, lineNo int) *Error {
-	where := fmt.Sprintf("%s:%d", path, lineNo)
-	msg := fmt.Sprintf("settings: unknown key %q in %s", name, where)
-	if s := suggest(name, allNames()); s != "" {
-		msg += " (did you mean " + s + "?)"
-	}
-	return &Error{Key: name, Source: where, msg: line.Fold(msg)}
 }
 
 // nodeRaw takes a key's value node as written. Scalars keep their text
 // (so `name: 1.0` stays "1.0"); a YAML null is "" and an empty list.
 func nodeRaw(k *keyDef, n *yaml.Node) (rawValue, *problem) {
 	isNull := n.Kind == yaml.ScalarNode && n.Tag == "!!null"
-	if k.kind == kindList {
+	if k.kind() == kindList {
 		if isNull {
 			return rawValue{seq: true}, nil
 		}
@@ -212,8 +199,7 @@ func nodeRaw(k *keyDef, n *yaml.Node) (rawValue, *problem) {
 		}
 		r := rawValue{seq: true}
 		for i, it := range n.Content {
-			it = resolve(it)
-			if it.Kind != yaml.ScalarNode {
+			if it = resolve(it); it.Kind != yaml.ScalarNode {
 				return rawValue{}, &problem{key: fmt.Sprintf("%s[%d]", k.key, i),
 					reason: "must be a string, found a " + nodeKind(it), quiet: true}
 			}
@@ -254,8 +240,7 @@ func allNames() []string {
 		k := schema[i].key
 		parts := strings.Split(k, ".")
 		for j := 1; j < len(parts); j++ {
-			g := strings.Join(parts[:j], ".")
-			if !seen[g] {
+			if g := strings.Join(parts[:j], "."); !seen[g] {
 				seen[g] = true
 				out = append(out, g)
 			}
@@ -264,6 +249,3 @@ func allNames() []string {
 	}
 	return out
 }
-
-// isNotExist reports whether err is a missing settings file.
-func isNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }

@@ -1,11 +1,14 @@
 package settings
 
 import (
+	"cmp"
 	"fmt"
-	"github.com/durableagent/durableagent/internal/line"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/durableagent/durableagent/internal/line"
 )
 
 // rawValue is a value as written, before parsing: scalar text, or the
@@ -64,17 +67,16 @@ func (p *problem) base() string {
 }
 
 // convert parses a raw value strictly into the key's Go type (bool, int64,
-// string or []string) and applies the key's own limits.
+// string or []string) and applies the key's own limits. Every layer's
+// value goes through it once, when the layer is read.
 func (k *keyDef) convert(r rawValue) (any, *problem) {
-	if k.kind == kindList {
+	kd := k.kind()
+	if kd == kindList {
 		items := r.items
-		if !r.seq {
+		if !r.seq && strings.TrimSpace(r.text) != "" {
 			// Environment and flags: a ";"-separated list.
-			items = nil
-			if strings.TrimSpace(r.text) != "" {
-				for _, it := range strings.Split(r.text, ";") {
-					items = append(items, strings.TrimSpace(it))
-				}
+			for _, it := range strings.Split(r.text, ";") {
+				items = append(items, strings.TrimSpace(it))
 			}
 		}
 		if len(items) == 0 {
@@ -86,37 +88,30 @@ func (k *keyDef) convert(r rawValue) (any, *problem) {
 		return nil, &problem{key: k.key, value: "[" + strings.Join(r.items, ", ") + "]",
 			reason: "must be " + k.kindPhrase() + ", not a list"}
 	}
-	var v any
-	switch k.kind {
+	var v any = r.text
+	switch kd {
 	case kindBool:
-		switch strings.ToLower(strings.TrimSpace(r.text)) {
-		case "true":
-			v = true
-		case "false":
-			v = false
-		default:
+		t := strings.ToLower(strings.TrimSpace(r.text))
+		if t != "true" && t != "false" {
 			return nil, &problem{key: k.key, value: r.text, reason: "must be " + k.kindPhrase()}
 		}
+		v = t == "true"
 	case kindInt:
 		n, err := strconv.ParseInt(strings.TrimSpace(r.text), 10, 64)
 		if err != nil {
 			return nil, &problem{key: k.key, value: r.text, reason: "must be " + k.kindPhrase()}
 		}
 		v = n
-	default:
-		v = r.text
 	}
 	return v, k.check(v)
 }
 
 func (k *keyDef) kindPhrase() string {
-	switch k.kind {
+	switch k.kind() {
 	case kindBool:
 		return "true or false"
 	case kindInt:
 		return fmt.Sprintf("a whole number >= %d", k.min)
-	case kindList:
-		return "a list of strings"
 	}
 	return "a string"
 }
@@ -149,8 +144,25 @@ func (k *keyDef) check(v any) *problem {
 			}
 		}
 	case []string:
-		if k.listCheck != nil {
-			return k.listCheck(k.key, x)
+		if k.maxItems > 0 && len(x) > k.maxItems {
+			return &problem{key: k.key, value: strings.Join(x, ";"),
+				reason: fmt.Sprintf("must hold at most %d models, has %d", k.maxItems, len(x))}
+		}
+		seen := map[any]int{}
+		for i, it := range x {
+			if k.item == nil {
+				break
+			}
+			at := fmt.Sprintf("%s[%d]", k.key, i)
+			id, reason := k.item(it)
+			if reason != "" {
+				return &problem{key: at, value: it, reason: reason, quiet: k.quiet}
+			}
+			if j, dup := seen[id]; dup && id != nil {
+				reason = cmp.Or(k.twice, fmt.Sprintf("repeats %s[%d]", k.key, j))
+				return &problem{key: at, value: it, reason: reason}
+			}
+			seen[id] = i
 		}
 	}
 	return nil
@@ -158,76 +170,36 @@ func (k *keyDef) check(v any) *problem {
 
 // get reads the key's field as a parsed value (the types of convert).
 func (k *keyDef) get(s *Settings) any {
-	switch p := k.field(s).(type) {
-	case *bool:
-		return *p
-	case *int:
-		return int64(*p)
-	case *int64:
-		return *p
-	case *string:
-		return *p
-	case *[]string:
-		return *p
+	v := reflect.ValueOf(k.field(s)).Elem()
+	if v.Kind() == reflect.Int || v.Kind() == reflect.Int64 {
+		return v.Int()
 	}
-	panic("settings: unsupported field type for " + k.key)
+	return v.Interface()
 }
 
 // set stores a parsed value (from convert) in the key's field.
-func (k *keyDef) set(s *Settings, v any) {
-	switch p := k.field(s).(type) {
-	case *bool:
-		*p = v.(bool)
-	case *int:
-		*p = int(v.(int64))
-	case *int64:
-		*p = v.(int64)
-	case *string:
-		*p = v.(string)
-	case *[]string:
-		*p = append([]string(nil), v.([]string)...)
-		if len(*p) == 0 {
-			*p = nil
-		}
-	default:
-		panic("settings: unsupported field type for " + k.key)
-	}
-}
-
-// text renders a field pointer or parsed value as the raw text that
-// convert reads back (lists ";"-separated).
-func (k *keyDef) text(v any) string {
-	switch x := v.(type) {
-	case *bool:
-		return strconv.FormatBool(*x)
-	case *int:
-		return strconv.Itoa(*x)
-	case *int64:
-		return strconv.FormatInt(*x, 10)
-	case *string:
-		return *x
-	case *[]string:
-		return strings.Join(*x, ";")
-	}
-	return fmt.Sprint(v)
-}
-
-// rawFrom turns what viper returns (the raw values this package stored in
-// it) back into a rawValue.
-func rawFrom(v any) rawValue {
-	switch x := v.(type) {
-	case string:
-		return rawValue{text: x}
+func (k *keyDef) set(s *Settings, x any) {
+	v := reflect.ValueOf(k.field(s)).Elem()
+	switch x := x.(type) {
+	case int64:
+		v.SetInt(x)
 	case []string:
-		return rawValue{items: x, seq: true}
-	case []any:
-		items := make([]string, len(x))
-		for i, it := range x {
-			items[i] = fmt.Sprint(it)
+		if len(x) == 0 {
+			x = nil
 		}
-		return rawValue{items: items, seq: true}
-	case nil:
-		return rawValue{}
+		v.Set(reflect.ValueOf(slices.Clone(x)))
+	default:
+		v.Set(reflect.ValueOf(x))
 	}
-	return rawValue{text: fmt.Sprint(v)}
+}
+
+// text renders the key's field in s as the text convert reads back (lists
+// ";"-separated), as a flag or environment variable would give it.
+func (k *keyDef) text(s *Settings) string {
+	switch x := k.get(s).(type) {
+	case []string:
+		return strings.Join(x, ";")
+	default:
+		return fmt.Sprint(x)
+	}
 }
