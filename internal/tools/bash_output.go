@@ -47,9 +47,11 @@ type outputAcc struct {
 	dirty    bool
 }
 
-func (a *outputAcc) write(p []byte) {
+// Write takes the next piece of output; it does not fail (a full-output
+// file that cannot be written is reported by finish).
+func (a *outputAcc) Write(p []byte) (int, error) {
 	if len(p) == 0 {
-		return
+		return 0, nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -70,6 +72,7 @@ func (a *outputAcc) write(p []byte) {
 		a.cut = true
 	}
 	a.dirty = true
+	return len(p), nil
 }
 
 func (a *outputAcc) openFile() {

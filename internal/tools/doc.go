@@ -54,6 +54,13 @@
 // is there exactly once, edit reports success with Details["alreadyApplied"]
 // instead of failing with "text not found".
 //
+// # Runner
+//
+// Every process a tool starts and every file access it makes goes through
+// Options.Runner (see Runner): Local, the worker's own process and file
+// system, unless the worker sets up another (a sandbox is one more
+// implementation). The process rules below are Local's.
+//
 // # Environment
 //
 // bash runs "bash -c" (or "sh -c" without bash) in its own process group with

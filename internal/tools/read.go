@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 )
 
@@ -43,14 +42,14 @@ func runRead(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if err != nil {
 		return errorf("%v", err)
 	}
-	fi, err := os.Stat(abs)
+	fi, err := opts.fs().Stat(abs)
 	if err != nil {
 		return fileError(shown, err)
 	}
 	if fi.IsDir() {
 		return errorf("%s is a directory, not a file. Use ls to list its contents.", shown)
 	}
-	f, fi, err := openRegular(abs)
+	f, fi, err := opts.fs().OpenRegular(abs)
 	if r, ok := notRegular(Read, shown, err); ok {
 		return r
 	}

@@ -148,8 +148,8 @@ func kindOfStat(mode uint32) string {
 // bytes of it: a larger file (by its size, or by what reading it yields, as
 // for /proc files that report size 0) is errTooLarge and is not held in
 // memory beyond limit+1 bytes.
-func readRegular(path string, limit int64) ([]byte, error) {
-	f, fi, err := openRegular(path)
+func readRegular(fsys FS, path string, limit int64) ([]byte, error) {
+	f, fi, err := fsys.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -56,6 +56,8 @@ type Options struct {
 	OnUpdate func(partial string)
 	// DefaultTimeout is the bash timeout when the call gives none (0: none).
 	DefaultTimeout time.Duration
+	// Runner runs the call's commands and file accesses (nil: Local).
+	Runner Runner
 }
 
 // Result is the outcome of one tool call.

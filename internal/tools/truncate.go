@@ -2,6 +2,8 @@ package tools
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -115,6 +117,23 @@ func truncateLine(line string, max int) (string, bool) {
 		n++
 	}
 	return line, false
+}
+
+// listing is the result of grep, find or ls: lines, cut at MaxBytes, then
+// the notices of the limits hit (limitNote, the byte limit, linesNote; ""
+// for none), which details also records.
+func listing(lines []string, details map[string]any, limitNote, linesNote string) Result {
+	tr := truncateHead(strings.Join(lines, "\n"), math.MaxInt, MaxBytes)
+	byteNote := ""
+	if tr.truncated {
+		byteNote = formatSize(MaxBytes) + " limit reached"
+		details["truncated"] = true
+	}
+	notices := slices.DeleteFunc([]string{limitNote, byteNote, linesNote}, func(s string) bool { return s == "" })
+	if len(notices) == 0 {
+		return Result{Content: tr.content, Details: details}
+	}
+	return Result{Content: tr.content + "\n\n[" + strings.Join(notices, ". ") + "]", Details: details}
 }
 
 // formatSize renders a byte count the way pi does: 512B, 50.0KB, 1.2MB.
