@@ -72,6 +72,7 @@
 // carrying the call's marker, in its process group or descending from one
 // of those is killed (on Linux, through /proc).
 //
-// The package imports only the standard library, golang.org/x/sys/unix and
-// the agent package; it has no Temporal dependency.
+// Besides the standard library and the agent package, the package uses
+// golang.org/x/sys/unix, doublestar (globs), prometheus/procfs (/proc) and
+// charmbracelet/x/ansi (escape sequences); it has no Temporal dependency.
 package tools

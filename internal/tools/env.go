@@ -55,10 +55,7 @@ var secretNames = map[string]bool{
 // is not a sandbox: bash runs as the worker's user and can read what that
 // user can read.
 func ScrubEnv(env []string, allow []string) []string {
-	allowed := make(map[string]bool, len(allow))
-	for _, a := range allow {
-		allowed[strings.ToUpper(strings.TrimSpace(a))] = true
-	}
+	allowed := upperSet(allow)
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		name, value, _ := strings.Cut(kv, "=")
@@ -69,6 +66,15 @@ func ScrubEnv(env []string, allow []string) []string {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// upperSet is the set of names, upper-cased and trimmed.
+func upperSet(names []string) map[string]bool {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[strings.ToUpper(strings.TrimSpace(n))] = true
+	}
+	return set
 }
 
 // isSecret reports whether the variable of upper-cased name up and value
@@ -158,10 +164,7 @@ const MinSecretLen = 8
 // (GOOGLE_APPLICATION_CREDENTIALS=/etc/app/creds.json) is no secret
 // itself and is left out.
 func SecretEnvValues(env []string, allow []string) []string {
-	allowed := make(map[string]bool, len(allow))
-	for _, a := range allow {
-		allowed[strings.ToUpper(strings.TrimSpace(a))] = true
-	}
+	allowed := upperSet(allow)
 	var out []string
 	seen := map[string]bool{}
 	add := func(v string) {

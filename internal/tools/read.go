@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -152,18 +154,11 @@ func fileError(shown string, err error) Result {
 	return errorf("Cannot read %s: %v", shown, err)
 }
 
-// imageType returns the MIME type of a supported image, judged by its magic
-// bytes, or "".
+// imageType returns the MIME type of a supported image (png, jpeg, gif,
+// webp), judged by its magic bytes, or "".
 func imageType(b []byte) string {
-	switch {
-	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
-		return "image/png"
-	case bytes.HasPrefix(b, []byte{0xFF, 0xD8, 0xFF}):
-		return "image/jpeg"
-	case bytes.HasPrefix(b, []byte("GIF87a")), bytes.HasPrefix(b, []byte("GIF89a")):
-		return "image/gif"
-	case len(b) >= 12 && bytes.Equal(b[:4], []byte("RIFF")) && bytes.Equal(b[8:12], []byte("WEBP")):
-		return "image/webp"
+	if t := http.DetectContentType(b); slices.Contains([]string{"image/png", "image/jpeg", "image/gif", "image/webp"}, t) {
+		return t
 	}
 	return ""
 }
