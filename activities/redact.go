@@ -215,7 +215,9 @@ var urlEscape = regexp.MustCompile(`%[0-9A-F]{2}`)
 func stdB64(c byte) bool { return isAlnum(c) || c == '+' || c == '/' || c == '=' }
 func urlB64(c byte) bool { return isAlnum(c) || c == '-' || c == '_' || c == '=' }
 
-func isAlnum(c byte) bool { return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+func isAlnum(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+}
 
 // text masks the secrets, their encodings, Basic credentials and
 // key-shaped tokens in s.
