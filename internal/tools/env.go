@@ -27,18 +27,9 @@ var secretInfixes = []string{"API_KEY", "APIKEY", "PRIVATE_KEY", "SECRET_KEY", "
 // TF_TOKEN_<host> are Terraform's registry tokens.
 var secretPrefixes = []string{"ANTHROPIC_", "OPENAI_", "DURABLE_AGENT_", "TF_TOKEN_"}
 
-// secretNames are withheld by name.
-var secretNames = map[string]bool{
-	"DURABLE_AGENT_CODEC_KEY": true,
-	"TEMPORAL_API_KEY":        true,
-	"API_KEY":                 true,
-	"APIKEY":                  true,
-	"TOKEN":                   true,
-	"SECRET":                  true,
-	"PASSWORD":                true,
-	"DOCKER_AUTH_CONFIG":      true,
-	"DSN":                     true,
-}
+// secretNames are withheld by name (the others, such as TEMPORAL_API_KEY,
+// DOCKER_AUTH_CONFIG or DURABLE_AGENT_CODEC_KEY, by the rules above).
+var secretNames = map[string]bool{"TOKEN": true, "SECRET": true, "DSN": true}
 
 // ScrubEnv returns env (KEY=VALUE entries) without secrets: variables whose
 // name (case-insensitive) ends in one of secretSuffixes (_KEY, _TOKEN,
