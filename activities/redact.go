@@ -207,29 +207,16 @@ func (r *messageRedactor) addForms(secret string) {
 
 // lowerEscapes writes the hex digits of %XX escapes in lower case, as some
 // encoders do.
-func lowerEscapes(s string) string {
-	b := []byte(s)
-	for i := 0; i+2 < len(b); i++ {
-		if b[i] == '%' {
-			b[i+1], b[i+2] = lowerHex(b[i+1]), lowerHex(b[i+2])
-		}
-	}
-	return string(b)
-}
+func lowerEscapes(s string) string { return urlEscape.ReplaceAllStringFunc(s, strings.ToLower) }
 
-func lowerHex(c byte) byte {
-	if c >= 'A' && c <= 'F' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
+var urlEscape = regexp.MustCompile(`%[0-9A-F]{2}`)
 
-func stdB64(c byte) bool {
-	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '='
-}
+// stdB64 and urlB64 tell the characters of base64 text, padding included.
+func stdB64(c byte) bool { return isAlnum(c) || c == '+' || c == '/' || c == '=' }
+func urlB64(c byte) bool { return isAlnum(c) || c == '-' || c == '_' || c == '=' }
 
-func urlB64(c byte) bool {
-	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '='
+func isAlnum(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
 }
 
 // text masks the secrets, their encodings, Basic credentials and

@@ -42,6 +42,9 @@ type ToolPolicy struct {
 	// BeginPrompt hands it to the workflow, which joins it to the
 	// prompt's own list.
 	RequireApproval []string
+	// Runner runs the tools' commands and file accesses (nil:
+	// tools.Local, the worker's own process): where a sandbox plugs in.
+	Runner tools.Runner
 }
 
 // BeginPrompt starts a prompt in its session (a local activity): it
@@ -273,21 +276,29 @@ func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToo
 	// The worker's secrets leave no tool's output: not the stored result,
 	// its preview in history, the live tail or bash's full-output file.
 	red := a.outputRedactor(ctx)
-	opts := tools.Options{
-		Workspace: in.Workspace,
-		Confine:   a.ToolPolicy.Confine,
-		Env:       tools.ScrubEnv(os.Environ(), a.ToolPolicy.EnvAllow),
-		Rerun:     activity.GetInfo(ctx).Attempt > 1,
-		OnUpdate:  func(partial string) { stream.SetOutput(red.known(partial)) },
-	}
-	if call.Name == tools.Bash {
-		opts.TempDir = bashTempDir(in.Workspace, in.SessionID)
-	}
-	if in.Tools.BashTimeoutMs > 0 {
-		// Capped as the workflow caps the call's activity timeout.
-		opts.DefaultTimeout = time.Duration(min(in.Tools.BashTimeoutMs, MaxBashTimeout.Milliseconds())) * time.Millisecond
-	}
+	opts := a.toolOptions(in.Workspace, in.SessionID, call.Name == tools.Bash, in.Tools.BashTimeoutMs)
+	opts.Rerun = activity.GetInfo(ctx).Attempt > 1
+	opts.OnUpdate = func(partial string) { stream.SetOutput(red.known(partial)) }
 	return red.result(ctx, tools.Run(ctx, call.Name, call.Arguments, opts))
+}
+
+// toolOptions is the environment of a tool call in the session's
+// workspace under the worker's policy: its Runner, confinement and
+// scrubbed environment, bash's output directory (with bash) and default
+// timeout (timeoutMs, capped as the workflow caps the call's activity
+// timeout; 0: none).
+func (a *Activities) toolOptions(workspace, sessionID string, bash bool, timeoutMs int64) tools.Options {
+	opts := tools.Options{
+		Workspace:      workspace,
+		Confine:        a.ToolPolicy.Confine,
+		Env:            tools.ScrubEnv(os.Environ(), a.ToolPolicy.EnvAllow),
+		Runner:         a.ToolPolicy.Runner,
+		DefaultTimeout: time.Duration(min(max(timeoutMs, 0), MaxBashTimeout.Milliseconds())) * time.Millisecond,
+	}
+	if bash {
+		opts.TempDir = bashTempDir(workspace, sessionID)
+	}
+	return opts
 }
 
 // bashTempDir is where bash keeps the full output of a truncated command:

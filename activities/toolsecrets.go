@@ -70,53 +70,50 @@ const fileChunk = 1 << 20
 // than memory. A file without any is left untouched; one with some is
 // replaced by a redacted copy (same directory, mode 0600, renamed over
 // it).
-func (r *messageRedactor) file(path string) error {
+func (r *messageRedactor) file(path string) (err error) {
 	needles := append(append(append([]string(nil), r.secrets...), r.escaped...), r.coreForms()...)
 	if len(needles) == 0 {
 		return nil
 	}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("redact %s: %w", path, err)
+		}
+	}()
 	longest := 0
 	for _, n := range needles {
 		longest = max(longest, len(n))
 	}
 	in, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("redact %s: %w", path, err)
+		return err
 	}
 	defer in.Close()
 	// A first pass only looks: most outputs hold no secret, and a copy
 	// of a large file for nothing would cost as much as the command's
 	// own writing.
-	found, err := maskStream(in, io.Discard, needles, longest)
-	if err != nil {
-		return fmt.Errorf("redact %s: %w", path, err)
-	}
-	if !found {
-		return nil
+	if found, err := maskStream(in, io.Discard, needles, longest); err != nil || !found {
+		return err
 	}
 	if _, err := in.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("redact %s: %w", path, err)
+		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".redact-*.log")
 	if err != nil {
-		return fmt.Errorf("redact %s: %w", path, err)
+		return err
 	}
 	defer os.Remove(tmp.Name()) // after the rename, a no-op
-	if _, err := maskStream(in, tmp, needles, longest); err != nil {
-		tmp.Close()
-		return fmt.Errorf("redact %s: %w", path, err)
+	_, err = maskStream(in, tmp, needles, longest)
+	if err == nil {
+		err = tmp.Chmod(0o600)
 	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("redact %s: %w", path, err)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("redact %s: %w", path, err)
+	if err != nil {
+		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("redact %s: %w", path, err)
-	}
-	return nil
+	return os.Rename(tmp.Name(), path)
 }
 
 // maskStream copies in to out with every needle (none longer than

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"time"
 
@@ -75,16 +74,7 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 	}
 	hb := a.startHeartbeat(ctx, nil) // carries abort_bash to the command
 	args, _ := json.Marshal(map[string]string{"command": in.Command})
-	opts := tools.Options{
-		Workspace: in.Workspace,
-		Confine:   a.ToolPolicy.Confine,
-		Env:       tools.ScrubEnv(os.Environ(), a.ToolPolicy.EnvAllow),
-		TempDir:   bashTempDir(in.Workspace, in.SessionID),
-	}
-	if in.TimeoutMs > 0 {
-		// Capped as the workflow caps the activity's timeout.
-		opts.DefaultTimeout = time.Duration(min(in.TimeoutMs, MaxBashTimeout.Milliseconds())) * time.Millisecond
-	}
+	opts := a.toolOptions(in.Workspace, in.SessionID, true, in.TimeoutMs)
 	// Redacted of the worker's secrets, as the model's bash output is.
 	res := a.outputRedactor(ctx).result(ctx, tools.Run(ctx, tools.Bash, args, opts))
 	hb.stop()

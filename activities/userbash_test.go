@@ -20,7 +20,12 @@ import (
 // ctx cancels it as abort_bash does.
 func userBash(t *testing.T, store *session.Store, ctx context.Context, in UserBashInput) (UserBashResult, error) {
 	t.Helper()
-	acts := &Activities{Sessions: store, HeartbeatInterval: 50 * time.Millisecond}
+	return userBashWith(t, &Activities{Sessions: store, HeartbeatInterval: 50 * time.Millisecond}, ctx, in)
+}
+
+// userBashWith is userBash with the worker's Activities.
+func userBashWith(t *testing.T, acts *Activities, ctx context.Context, in UserBashInput) (UserBashResult, error) {
+	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivityWithOptions(acts.UserBash, activityName(UserBashName))

@@ -3,15 +3,12 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -30,13 +27,8 @@ type bashArgs struct {
 	Timeout optNum  `json:"timeout"`
 }
 
-const (
-	// updateInterval throttles Options.OnUpdate.
-	updateInterval = 100 * time.Millisecond
-	// drainGrace is how long output is still read after the shell exits,
-	// while background processes may hold the pipe open.
-	drainGrace = 200 * time.Millisecond
-)
+// updateInterval throttles Options.OnUpdate.
+const updateInterval = 100 * time.Millisecond
 
 // MaxBashTimeout is the longest timeout a bash call may ask for (its
 // timeout argument) and the upper limit of tools.bashTimeoutMs: 24 hours.
@@ -97,7 +89,7 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		timeout = d
 	}
 	ws := opts.workspace()
-	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+	if fi, err := opts.fs().Stat(ws); err != nil || !fi.IsDir() {
 		return errorf("Working directory does not exist: %s\nCannot execute bash commands.", ws)
 	}
 	env := opts.Env
@@ -109,42 +101,20 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		tempDir = filepath.Join(os.TempDir(), "durable-agent-bash")
 	}
 
-	r, w, err := os.Pipe()
+	acc := &outputAcc{dir: tempDir}
+	proc, err := opts.runner().Start(Command{Script: *a.Command, Dir: ws, Env: env, Output: acc})
 	if err != nil {
 		return errorf("Cannot run the command: %v", err)
 	}
-	shell := findShell()
-	cmd := exec.Command(shell, "-c", *a.Command)
-	cmd.Dir = ws
-	token := newCallToken()
-	cmd.Env = withCallMarker(env, token)
-	cmd.Stdout, cmd.Stderr = w, w // merged; stdin stays /dev/null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		r.Close()
-		w.Close()
-		return errorf("Cannot start %s: %v", shell, err)
+	type waited struct {
+		exit Exit
+		err  error
 	}
-	w.Close()
-	pgid := cmd.Process.Pid
-
-	acc := &outputAcc{dir: tempDir}
-	readDone := make(chan struct{})
+	waitDone := make(chan waited, 1)
 	go func() {
-		defer close(readDone)
-		buf := make([]byte, 32*1024)
-		for {
-			n, err := r.Read(buf)
-			if n > 0 {
-				acc.write(buf[:n])
-			}
-			if err != nil {
-				return
-			}
-		}
+		exit, err := proc.Wait()
+		waitDone <- waited{exit, err}
 	}()
-	waitDone := make(chan error, 1)
-	go func() { waitDone <- cmd.Wait() }()
 
 	stopUpdates := make(chan struct{})
 	updatesDone := make(chan struct{})
@@ -176,36 +146,19 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		defer t.Stop()
 		timer = t.C
 	}
-	var waitErr error
+	var w waited
 	aborted, timedOut := false, false
 	select {
-	case waitErr = <-waitDone:
+	case w = <-waitDone:
 	case <-ctx.Done():
 		aborted = true
-		killCall(cmd, token)
-		waitErr = <-waitDone
+		proc.Kill()
+		w = <-waitDone
 	case <-timer:
 		timedOut = true
-		killCall(cmd, token)
-		waitErr = <-waitDone
+		proc.Kill()
+		w = <-waitDone
 	}
-	select {
-	case <-readDone:
-	case <-time.After(drainGrace):
-	}
-	// Whatever the command left running (`cmd &`, setsid, nohup) ends
-	// with the call, after its output had drainGrace to arrive. (The
-	// shell is reaped: its group is no longer addressed by its number.)
-	// Its writers dead, the pipe's last bytes are read to its end.
-	endCallProcesses(token, pgid)
-	select {
-	case <-readDone:
-	case <-time.After(drainGrace):
-		// A process that escaped endCallProcesses holds the pipe open.
-		_ = r.SetReadDeadline(time.Now())
-		<-readDone
-	}
-	r.Close()
 	close(stopUpdates)
 	<-updatesDone
 
@@ -232,61 +185,22 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		details["timedOut"] = true
 		return withStatus(fmt.Sprintf("Command timed out after %s seconds", strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)))
 	}
-	code := 0
-	if waitErr != nil {
-		var ee *exec.ExitError
-		if !errors.As(waitErr, &ee) {
-			return withStatus(fmt.Sprintf("Command failed: %v", waitErr))
-		}
-		st, _ := ee.Sys().(syscall.WaitStatus)
-		if st.Signaled() {
-			code = 128 + int(st.Signal())
-			details["exitCode"] = code
-			return withStatus(fmt.Sprintf("Command was killed by signal %d (%v)", int(st.Signal()), st.Signal()))
-		}
-		code = ee.ExitCode()
+	switch {
+	case w.err != nil:
+		return withStatus(fmt.Sprintf("Command failed: %v", w.err))
+	case w.exit.Signal != 0:
+		details["exitCode"] = w.exit.Code
+		return withStatus(fmt.Sprintf("Command was killed by signal %d (%v)", int(w.exit.Signal), w.exit.Signal))
 	}
-	details["exitCode"] = code
-	if code != 0 {
-		return withStatus(fmt.Sprintf("Command exited with code %d", code))
+	details["exitCode"] = w.exit.Code
+	if w.exit.Code != 0 {
+		return withStatus(fmt.Sprintf("Command exited with code %d", w.exit.Code))
 	}
 	text := out.text
 	if text == "" {
 		text = "(no output)"
 	}
 	return Result{Content: text, Details: details}
-}
-
-// findShell returns bash, or sh when there is no bash.
-func findShell() string {
-	for _, s := range []string{"bash", "sh"} {
-		if p, err := exec.LookPath(s); err == nil {
-			return p
-		}
-	}
-	for _, p := range []string{"/bin/bash", "/usr/bin/bash", "/bin/sh"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return "/bin/sh"
-}
-
-// killCall kills a running command: the shell is stopped so that it
-// forks no more, every other process of the call is killed (see
-// endCallProcesses), then the shell's process group, shell included. It
-// is called before the shell's Wait has returned: its group number names
-// its group (a shell that exits at this very moment frees the number,
-// which the kernel's sequential pids make safe to signal for the instant
-// it takes).
-func killCall(cmd *exec.Cmd, token string) {
-	shell := cmd.Process.Pid
-	if shell <= 0 {
-		return
-	}
-	_ = cmd.Process.Signal(syscall.SIGSTOP) // by pidfd: never another process
-	endCallProcesses(token, shell)
-	_ = syscall.Kill(-shell, syscall.SIGKILL)
 }
 
 // notify calls the caller's progress callback; a panic in it must not take

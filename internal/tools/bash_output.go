@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // tailCap is how much of the end of a command's output is kept in memory;
@@ -47,9 +49,11 @@ type outputAcc struct {
 	dirty    bool
 }
 
-func (a *outputAcc) write(p []byte) {
+// Write takes the next piece of output; it does not fail (a full-output
+// file that cannot be written is reported by finish).
+func (a *outputAcc) Write(p []byte) (int, error) {
 	if len(p) == 0 {
-		return
+		return 0, nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -70,6 +74,7 @@ func (a *outputAcc) write(p []byte) {
 		a.cut = true
 	}
 	a.dirty = true
+	return len(p), nil
 }
 
 func (a *outputAcc) openFile() {
@@ -205,51 +210,18 @@ func lastLineBytes(b []byte) int {
 // (tabs, newlines and carriage returns stay).
 func sanitizeOutput(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f }) {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r == '\r' || dropControl(r) }) {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == 0x1b:
-			i = skipEscape(s, i)
-		case c == '\r' && i+1 < len(s) && s[i+1] == '\n':
-		case c == '\n' || c == '\t' || c == '\r':
-			b.WriteByte(c)
-		case c < 0x20 || c == 0x7f:
-		default:
-			b.WriteByte(c)
+	return strings.Map(func(r rune) rune {
+		if dropControl(r) {
+			return -1
 		}
-	}
-	return b.String()
+		return r
+	}, strings.ReplaceAll(ansi.Strip(s), "\r\n", "\n"))
 }
 
-// skipEscape returns the index of the last byte of the escape sequence that
-// starts at s[i] (ESC).
-func skipEscape(s string, i int) int {
-	if i+1 >= len(s) {
-		return i
-	}
-	switch s[i+1] {
-	case '[': // CSI: parameters and intermediates, then a final byte 0x40-0x7E
-		for j := i + 2; j < len(s); j++ {
-			if s[j] >= 0x40 && s[j] <= 0x7e {
-				return j
-			}
-		}
-		return len(s) - 1
-	case ']': // OSC: up to BEL or ESC \
-		for j := i + 2; j < len(s); j++ {
-			if s[j] == 0x07 {
-				return j
-			}
-			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
-				return j + 1
-			}
-		}
-		return len(s) - 1
-	}
-	return i + 1
+// dropControl reports whether sanitizeOutput drops r.
+func dropControl(r rune) bool {
+	return r < 0x20 && r != '\n' && r != '\t' && r != '\r' || r == 0x7f
 }

@@ -38,6 +38,7 @@ func TestBash(t *testing.T) {
 			exact: "partial\n\nCommand exited with code 3", code: 3, hasCode: true},
 		{name: "exit code without output", args: obj{"command": "false"}, isErr: true, exact: "Command exited with code 1", code: 1, hasCode: true},
 		{name: "ansi stripped", args: obj{"command": `printf '\033[31mred\033[0m\n'`}, exact: "red"},
+		{name: "osc, crlf and control characters dropped", args: obj{"command": `printf 'a\r\nb\033]0;title\007c\001\177d\te\n'`}, exact: "a\nbcd\te"},
 		{name: "negative timeout", args: obj{"command": "true", "timeout": -1}, isErr: true,
 			exact: "bash: timeout -1 s is negative; call bash again with a timeout from 0 (none) to 86400 seconds"},
 	}

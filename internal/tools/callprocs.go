@@ -3,7 +3,15 @@ package tools
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // CallMarkerEnv names the variable that marks every process of one bash
@@ -12,6 +20,116 @@ import (
 // times out or is aborted), the processes still carrying the call's value
 // are killed (see endCallProcesses).
 const CallMarkerEnv = "DURABLE_AGENT_CALL"
+
+// drainGrace is how long output is still read after the shell exits,
+// while background processes may hold the pipe open.
+const drainGrace = 200 * time.Millisecond
+
+// localProcess is a command of Local: a child of the worker in its own
+// process group, its processes marked with token.
+type localProcess struct {
+	cmd      *exec.Cmd
+	token    string
+	out      *os.File      // the read end of the output pipe
+	readDone chan struct{} // the output is copied to its end
+	waited   chan struct{} // the shell is reaped; waitErr is set
+	waitErr  error
+}
+
+func (localRunner) Start(c Command) (Process, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	shell := findShell()
+	cmd := exec.Command(shell, "-c", c.Script)
+	cmd.Dir = c.Dir
+	token := newCallToken()
+	cmd.Env = withCallMarker(c.Env, token)
+	cmd.Stdout, cmd.Stderr = w, w // merged; stdin stays /dev/null
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("start %s: %w", shell, err)
+	}
+	w.Close()
+	p := &localProcess{cmd: cmd, token: token, out: r, readDone: make(chan struct{}), waited: make(chan struct{})}
+	go func() {
+		defer close(p.readDone)
+		_, _ = io.Copy(c.Output, r)
+	}()
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.waited)
+	}()
+	return p, nil
+}
+
+func (p *localProcess) Wait() (Exit, error) {
+	<-p.waited
+	select {
+	case <-p.readDone:
+	case <-time.After(drainGrace):
+	}
+	// Whatever the command left running (`cmd &`, setsid, nohup) ends
+	// with the call, after its output had drainGrace to arrive. (The
+	// shell is reaped: its group is no longer addressed by its number.)
+	// Its writers dead, the pipe's last bytes are read to its end.
+	endCallProcesses(p.token, p.cmd.Process.Pid)
+	select {
+	case <-p.readDone:
+	case <-time.After(drainGrace):
+		// A process that escaped endCallProcesses holds the pipe open.
+		_ = p.out.SetReadDeadline(time.Now())
+		<-p.readDone
+	}
+	p.out.Close()
+	var ee *exec.ExitError
+	switch {
+	case p.waitErr == nil:
+		return Exit{}, nil
+	case !errors.As(p.waitErr, &ee):
+		return Exit{}, p.waitErr
+	}
+	if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+		return Exit{Code: 128 + int(st.Signal()), Signal: st.Signal()}, nil
+	}
+	return Exit{Code: ee.ExitCode()}, nil
+}
+
+// Kill stops the shell so that it forks no more, kills every other
+// process of the call (see endCallProcesses), then the shell's process
+// group, shell included. Until the shell is reaped its group number names
+// its group (a shell that exits at this very moment frees the number,
+// which the kernel's sequential pids make safe to signal for the instant
+// it takes); once it is reaped, Wait ends what is left.
+func (p *localProcess) Kill() {
+	select {
+	case <-p.waited:
+		return
+	default:
+	}
+	shell := p.cmd.Process.Pid
+	_ = p.cmd.Process.Signal(syscall.SIGSTOP) // by pidfd: never another process
+	endCallProcesses(p.token, shell)
+	_ = syscall.Kill(-shell, syscall.SIGKILL)
+}
+
+// findShell returns bash, or sh when there is no bash.
+func findShell() string {
+	for _, s := range []string{"bash", "sh"} {
+		if p, err := exec.LookPath(s); err == nil {
+			return p
+		}
+	}
+	for _, p := range []string{"/bin/bash", "/usr/bin/bash", "/bin/sh"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "/bin/sh"
+}
 
 // newCallToken returns a value for CallMarkerEnv that no other call has.
 func newCallToken() string {
@@ -24,11 +142,6 @@ func newCallToken() string {
 // value inherited from a caller: a worker run inside another's command
 // marks its own calls).
 func withCallMarker(env []string, token string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, CallMarkerEnv+"=") {
-			out = append(out, kv)
-		}
-	}
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, CallMarkerEnv+"=") })
 	return append(out, CallMarkerEnv+"="+token)
 }

@@ -3,13 +3,13 @@
 package tools
 
 import (
-	"bytes"
 	"errors"
 	"os"
-	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,6 +26,7 @@ const (
 
 // procInfo is what /proc/<pid>/stat says of a process.
 type procInfo struct {
+	proc            procfs.Proc
 	pid, ppid, pgid int
 	start           uint64 // start time in clock ticks: tells a reused pid apart
 	zombie          bool   // exited, not yet reaped
@@ -55,7 +56,7 @@ type endedProc struct {
 // shell itself is left to its exec.Cmd.
 func endCallProcesses(token string, shell int) {
 	self := os.Getpid()
-	mine := []byte(CallMarkerEnv + "=" + token)
+	mine := CallMarkerEnv + "=" + token
 	ended := map[int]*endedProc{}
 	for round := 0; round < maxKillRounds; round++ {
 		fresh := 0
@@ -82,7 +83,7 @@ func endCallProcesses(token string, shell int) {
 }
 
 // callProcs returns the processes of procs that belong to the call.
-func callProcs(procs []procInfo, mine []byte, shell, self int) []procInfo {
+func callProcs(procs []procInfo, mine string, shell, self int) []procInfo {
 	children := map[int][]procInfo{}
 	var out, queue []procInfo
 	seen := map[int]bool{}
@@ -99,7 +100,7 @@ func callProcs(procs []procInfo, mine []byte, shell, self int) []procInfo {
 			}
 			continue
 		}
-		marked, other := environMarker(p.pid, mine)
+		marked, other := environMarker(p.proc, mine)
 		if marked || (p.pgid == shell && !other) {
 			seen[p.pid] = true
 			queue = append(queue, p)
@@ -208,73 +209,47 @@ func reap(e *endedProc) {
 
 // listProcs reads every process's stat from /proc.
 func listProcs() []procInfo {
-	d, err := os.Open("/proc")
+	procs, err := procfs.AllProcs()
 	if err != nil {
 		return nil
 	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
-	out := make([]procInfo, 0, len(names))
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil || pid <= 0 {
-			continue
-		}
-		if p, ok := readProcStat(pid); ok {
-			out = append(out, p)
+	out := make([]procInfo, 0, len(procs))
+	for _, p := range procs {
+		if info, ok := statOf(p); ok {
+			out = append(out, info)
 		}
 	}
 	return out
 }
 
-// readProcStat parses /proc/<pid>/stat: "pid (comm) state ppid pgrp
-// session tty tpgid flags minflt cminflt majflt cmajflt utime stime
-// cutime cstime priority nice threads itrealvalue starttime ...".
+// readProcStat reads what /proc/<pid>/stat says of pid.
 func readProcStat(pid int) (procInfo, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return procInfo{}, false
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return procInfo{}, false
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 20 {
-		return procInfo{}, false
-	}
-	ppid, err1 := strconv.Atoi(string(f[1]))
-	pgid, err2 := strconv.Atoi(string(f[2]))
-	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return procInfo{}, false
-	}
-	state := f[0][0]
-	return procInfo{pid: pid, ppid: ppid, pgid: pgid, start: start, zombie: state == 'Z' || state == 'X'}, true
+	return statOf(p)
 }
 
-// environMarker reports whether the environment of pid carries the entry
+func statOf(p procfs.Proc) (procInfo, bool) {
+	st, err := p.Stat()
+	if err != nil {
+		return procInfo{}, false
+	}
+	return procInfo{proc: p, pid: st.PID, ppid: st.PPID, pgid: st.PGRP, start: st.Starttime,
+		zombie: st.State == "Z" || st.State == "X"}, true
+}
+
+// environMarker reports whether the environment of p carries the entry
 // mine, or another call's marker. An environment that cannot be read
 // (another user's process, a non-dumpable one) carries neither.
-func environMarker(pid int, mine []byte) (marked, other bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false, false
-	}
-	prefix := []byte(CallMarkerEnv + "=")
-	for len(b) > 0 {
-		kv := b
-		if j := bytes.IndexByte(b, 0); j >= 0 {
-			kv, b = b[:j], b[j+1:]
-		} else {
-			b = nil
+func environMarker(p procfs.Proc, mine string) (marked, other bool) {
+	env, _ := p.Environ()
+	for _, kv := range env {
+		if kv == mine {
+			return true, false
 		}
-		if bytes.HasPrefix(kv, prefix) {
-			if bytes.Equal(kv, mine) {
-				return true, false
-			}
-			other = true
-		}
+		other = other || strings.HasPrefix(kv, CallMarkerEnv+"=")
 	}
 	return false, other
 }

@@ -54,6 +54,13 @@
 // is there exactly once, edit reports success with Details["alreadyApplied"]
 // instead of failing with "text not found".
 //
+// # Runner
+//
+// Every process a tool starts and every file access it makes goes through
+// Options.Runner (see Runner): Local, the worker's own process and file
+// system, unless the worker sets up another (a sandbox is one more
+// implementation). The process rules below are Local's.
+//
 // # Environment
 //
 // bash runs "bash -c" (or "sh -c" without bash) in its own process group with
@@ -65,6 +72,7 @@
 // carrying the call's marker, in its process group or descending from one
 // of those is killed (on Linux, through /proc).
 //
-// The package imports only the standard library, golang.org/x/sys/unix and
-// the agent package; it has no Temporal dependency.
+// Besides the standard library and the agent package, the package uses
+// golang.org/x/sys/unix, doublestar (globs), prometheus/procfs (/proc) and
+// charmbracelet/x/ansi (escape sequences); it has no Temporal dependency.
 package tools

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -45,7 +44,7 @@ func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if err != nil {
 		return errorf("%v", err)
 	}
-	fi, err := os.Stat(abs)
+	fi, err := opts.fs().Stat(abs)
 	if err != nil {
 		return fileError(shown, err)
 	}
@@ -54,7 +53,7 @@ func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	}
 	// Read no more than the size just seen: a file that grows meanwhile is
 	// being written by someone else, and replacing it would lose that.
-	data, err := readRegular(abs, fi.Size())
+	data, err := readRegular(opts.fs(), abs, fi.Size())
 	if r, ok := notRegular(Edit, shown, err); ok {
 		return r
 	}
@@ -129,7 +128,7 @@ func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if ctx.Err() != nil {
 		return errorf("Operation aborted")
 	}
-	if err := replaceFile(abs, []byte(bom+after)); err != nil {
+	if err := opts.fs().ReplaceFile(abs, []byte(bom+after)); err != nil {
 		if r, ok := notRegular(Edit, shown, err); ok {
 			return r
 		}

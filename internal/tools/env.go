@@ -27,18 +27,9 @@ var secretInfixes = []string{"API_KEY", "APIKEY", "PRIVATE_KEY", "SECRET_KEY", "
 // TF_TOKEN_<host> are Terraform's registry tokens.
 var secretPrefixes = []string{"ANTHROPIC_", "OPENAI_", "DURABLE_AGENT_", "TF_TOKEN_"}
 
-// secretNames are withheld by name.
-var secretNames = map[string]bool{
-	"DURABLE_AGENT_CODEC_KEY": true,
-	"TEMPORAL_API_KEY":        true,
-	"API_KEY":                 true,
-	"APIKEY":                  true,
-	"TOKEN":                   true,
-	"SECRET":                  true,
-	"PASSWORD":                true,
-	"DOCKER_AUTH_CONFIG":      true,
-	"DSN":                     true,
-}
+// secretNames are withheld by name (the others, such as TEMPORAL_API_KEY,
+// DOCKER_AUTH_CONFIG or DURABLE_AGENT_CODEC_KEY, by the rules above).
+var secretNames = map[string]bool{"TOKEN": true, "SECRET": true, "DSN": true}
 
 // ScrubEnv returns env (KEY=VALUE entries) without secrets: variables whose
 // name (case-insensitive) ends in one of secretSuffixes (_KEY, _TOKEN,
@@ -55,10 +46,7 @@ var secretNames = map[string]bool{
 // is not a sandbox: bash runs as the worker's user and can read what that
 // user can read.
 func ScrubEnv(env []string, allow []string) []string {
-	allowed := make(map[string]bool, len(allow))
-	for _, a := range allow {
-		allowed[strings.ToUpper(strings.TrimSpace(a))] = true
-	}
+	allowed := upperSet(allow)
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		name, value, _ := strings.Cut(kv, "=")
@@ -69,6 +57,15 @@ func ScrubEnv(env []string, allow []string) []string {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// upperSet is the set of names, upper-cased and trimmed.
+func upperSet(names []string) map[string]bool {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[strings.ToUpper(strings.TrimSpace(n))] = true
+	}
+	return set
 }
 
 // isSecret reports whether the variable of upper-cased name up and value
@@ -158,10 +155,7 @@ const MinSecretLen = 8
 // (GOOGLE_APPLICATION_CREDENTIALS=/etc/app/creds.json) is no secret
 // itself and is left out.
 func SecretEnvValues(env []string, allow []string) []string {
-	allowed := make(map[string]bool, len(allow))
-	for _, a := range allow {
-		allowed[strings.ToUpper(strings.TrimSpace(a))] = true
-	}
+	allowed := upperSet(allow)
 	var out []string
 	seen := map[string]bool{}
 	add := func(v string) {

@@ -95,6 +95,8 @@ func TestScrubEnv_WithholdsCommonSecretKinds(t *testing.T) {
 		{"SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T0/B0/XyZ", true},
 		{"DISCORD_WEBHOOK=https://discord.com/api/webhooks/1/abc", true},
 		{"DOCKER_AUTH_CONFIG={\"auths\":{}}", true},
+		{"API_KEY=k", true}, {"apikey=k", true}, {"PASSWORD=k", true}, {"TOKEN=k", true},
+		{"SECRET=k", true}, {"DSN=k", true}, {"TOKENS_USED=3", false},
 		{"GH_PAT=github_pat_11ABC", true},
 		{"AZURE_DEVOPS_PAT=abc123", true},
 		{"TLS_CERT_PEM=-----BEGIN CERTIFICATE-----", true},

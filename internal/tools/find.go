@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -38,23 +37,9 @@ func runFind(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if a.Pattern == nil || strings.TrimSpace(*a.Pattern) == "" {
 		return missing(Find, "pattern")
 	}
-	given := ""
-	if a.Path != nil {
-		given = *a.Path
-	}
-	root, err := opts.resolvePath(given)
-	if err != nil {
-		return errorf("%v", err)
-	}
-	fi, err := os.Stat(root)
-	if err != nil {
-		return errorf("Path not found: %s", displayPath(given))
-	}
-	if !fi.IsDir() {
-		if isSpecial(fi.Mode()) {
-			return errorf("%s", &NotRegularError{Op: Find, Path: displayPath(given), Kind: fileKind(fi.Mode()), Want: "directory"})
-		}
-		return errorf("Not a directory: %s", displayPath(given))
+	root, _, fail := opts.statDir(Find, a.Path, true)
+	if fail != nil {
+		return *fail
 	}
 	pattern := strings.TrimSpace(*a.Pattern)
 	if filepath.IsAbs(pattern) && strings.HasPrefix(pattern, root+"/") {
@@ -68,7 +53,7 @@ func runFind(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 
 	var found []string
 	limitHit := false
-	err = walkTree(ctx, opts, root, func(abs string, d fs.DirEntry) error {
+	err := walkTree(ctx, opts, root, func(abs string, d fs.DirEntry) error {
 		rel, _ := filepath.Rel(root, abs)
 		cand := filepath.ToSlash(rel)
 		if !g.hasSlash() {
@@ -98,20 +83,11 @@ func runFind(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		return Result{Content: "No files found matching pattern"}
 	}
 	sort.Strings(found)
-	tr := truncateHead(strings.Join(found, "\n"), int(^uint(0)>>1), MaxBytes)
 	details := map[string]any{"count": len(found)}
-	var notices []string
+	limitNote := ""
 	if limitHit {
-		notices = append(notices, fmt.Sprintf("%d results limit reached. Use limit=%d for more, or refine pattern", limit, limit*2))
+		limitNote = fmt.Sprintf("%d results limit reached. Use limit=%d for more, or refine pattern", limit, limit*2)
 		details["resultLimitReached"] = limit
 	}
-	if tr.truncated {
-		notices = append(notices, fmt.Sprintf("%s limit reached", formatSize(MaxBytes)))
-		details["truncated"] = true
-	}
-	content := tr.content
-	if len(notices) > 0 {
-		content += "\n\n[" + strings.Join(notices, ". ") + "]"
-	}
-	return Result{Content: content, Details: details}
+	return listing(found, details, limitNote, "")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -77,16 +76,16 @@ func ignorePattern(p string) string {
 }
 
 // loadIgnore reads dir's .gitignore; nil when there is none.
-func loadIgnore(dir string) *ignoreFile {
-	return loadIgnoreFile(dir, filepath.Join(dir, ".gitignore"))
+func loadIgnore(fsys FS, dir string) *ignoreFile {
+	return loadIgnoreFile(fsys, dir, filepath.Join(dir, ".gitignore"))
 }
 
 // ignoreFileMaxSize bounds what is read of one ignore file; a larger one
 // (or a FIFO or device in its place, see readRegular) is not loaded.
 const ignoreFileMaxSize = 4 << 20
 
-func loadIgnoreFile(base, file string) *ignoreFile {
-	data, err := readRegular(file, ignoreFileMaxSize)
+func loadIgnoreFile(fsys FS, base, file string) *ignoreFile {
+	data, err := readRegular(fsys, file, ignoreFileMaxSize)
 	if err != nil {
 		return nil
 	}
@@ -141,34 +140,34 @@ type visitFunc func(abs string, d fs.DirEntry) error
 // errStopWalk ends the walk; a cancelled ctx ends it with ctx's error.
 func walkTree(ctx context.Context, opts *Options, root string, fn visitFunc) error {
 	var stack []*ignoreFile
-	ws := opts.workspace()
+	ws, fsys := opts.workspace(), opts.fs()
 	if within(ws, root) {
-		if f := loadIgnoreFile(ws, filepath.Join(ws, ".git", "info", "exclude")); f != nil {
+		if f := loadIgnoreFile(fsys, ws, filepath.Join(ws, ".git", "info", "exclude")); f != nil {
 			stack = append(stack, f)
 		}
 		for dir := ws; dir != root; {
-			if f := loadIgnore(dir); f != nil {
+			if f := loadIgnore(fsys, dir); f != nil {
 				stack = append(stack, f)
 			}
 			rel, _ := filepath.Rel(dir, root)
 			dir = filepath.Join(dir, strings.Split(filepath.ToSlash(rel), "/")[0])
 		}
 	}
-	err := walkDir(ctx, root, stack, fn)
+	err := walkDir(ctx, fsys, root, stack, fn)
 	if errors.Is(err, errStopWalk) {
 		return nil
 	}
 	return err
 }
 
-func walkDir(ctx context.Context, dir string, stack []*ignoreFile, fn visitFunc) error {
+func walkDir(ctx context.Context, fsys FS, dir string, stack []*ignoreFile, fn visitFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if f := loadIgnore(dir); f != nil {
+	if f := loadIgnore(fsys, dir); f != nil {
 		stack = append(stack[:len(stack):len(stack)], f)
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil // unreadable directories are skipped, like ripgrep does
 	}
@@ -184,7 +183,7 @@ func walkDir(ctx context.Context, dir string, stack []*ignoreFile, fn visitFunc)
 			return err
 		}
 		if e.IsDir() {
-			if err := walkDir(ctx, abs, stack, fn); err != nil {
+			if err := walkDir(ctx, fsys, abs, stack, fn); err != nil {
 				return err
 			}
 		}

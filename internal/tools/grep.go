@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -45,6 +44,7 @@ type grepArgs struct {
 
 // grepState collects the output of one search.
 type grepState struct {
+	fs        FS
 	re        *regexp.Regexp
 	context   int
 	limit     int
@@ -74,19 +74,12 @@ func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if err != nil {
 		return errorf("Invalid regular expression %q: %v. Use literal=true to search for the text as is.", *a.Pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
-	given := ""
-	if a.Path != nil {
-		given = *a.Path
+	root, fi, fail := opts.statDir(Grep, a.Path, false)
+	if fail != nil {
+		return *fail
 	}
-	root, err := opts.resolvePath(given)
-	if err != nil {
-		return errorf("%v", err)
-	}
-	fi, err := os.Stat(root)
-	if err != nil {
-		return errorf("Path not found: %s", displayPath(given))
-	}
-	st := &grepState{re: re, context: max(0, a.Context.int(0)), limit: max(1, a.Limit.int(grepDefaultLimit))}
+	given := deref(a.Path)
+	st := &grepState{fs: opts.fs(), re: re, context: max(0, a.Context.int(0)), limit: max(1, a.Limit.int(grepDefaultLimit))}
 
 	if !fi.IsDir() {
 		// A file named by the model: what keeps it from being searched is
@@ -145,26 +138,17 @@ func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if st.matches == 0 {
 		return Result{Content: "No matches found"}
 	}
-	tr := truncateHead(strings.Join(st.out, "\n"), int(^uint(0)>>1), MaxBytes)
 	details := map[string]any{"matches": st.matches}
-	var notices []string
+	limitNote, linesNote := "", ""
 	if st.limitHit {
-		notices = append(notices, fmt.Sprintf("%d matches limit reached. Use limit=%d for more, or refine pattern", st.limit, st.limit*2))
+		limitNote = fmt.Sprintf("%d matches limit reached. Use limit=%d for more, or refine pattern", st.limit, st.limit*2)
 		details["matchLimitReached"] = st.limit
 	}
-	if tr.truncated {
-		notices = append(notices, fmt.Sprintf("%s limit reached", formatSize(MaxBytes)))
-		details["truncated"] = true
-	}
 	if st.linesCut {
-		notices = append(notices, fmt.Sprintf("Some lines truncated to %d chars. Use read tool to see full lines", GrepMaxLineLength))
+		linesNote = fmt.Sprintf("Some lines truncated to %d chars. Use read tool to see full lines", GrepMaxLineLength)
 		details["linesTruncated"] = true
 	}
-	content := tr.content
-	if len(notices) > 0 {
-		content += "\n\n[" + strings.Join(notices, ". ") + "]"
-	}
-	return Result{Content: content, Details: details}
+	return listing(st.out, details, limitNote, linesNote)
 }
 
 // searchFile appends the matches of one file (shown as rel). It returns
@@ -173,7 +157,7 @@ func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 // openRegular), errTooLarge above grepMaxFileSize (never read past it), or
 // the error opening or reading it. A binary file has no matches.
 func (st *grepState) searchFile(rel, abs string) error {
-	data, err := readRegular(abs, grepMaxFileSize)
+	data, err := readRegular(st.fs, abs, grepMaxFileSize)
 	if err != nil {
 		return err
 	}

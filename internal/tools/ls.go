@@ -31,27 +31,13 @@ func runLs(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if r := decodeArgs(Ls, raw, &a); r != nil {
 		return *r
 	}
-	given := ""
-	if a.Path != nil {
-		given = *a.Path
+	dir, _, fail := opts.statDir(Ls, a.Path, true)
+	if fail != nil {
+		return *fail
 	}
-	dir, err := opts.resolvePath(given)
+	entries, err := opts.fs().ReadDir(dir)
 	if err != nil {
-		return errorf("%v", err)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return errorf("Path not found: %s", displayPath(given))
-	}
-	if !fi.IsDir() {
-		if isSpecial(fi.Mode()) {
-			return errorf("%s", &NotRegularError{Op: Ls, Path: displayPath(given), Kind: fileKind(fi.Mode()), Want: "directory"})
-		}
-		return errorf("Not a directory: %s", displayPath(given))
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return errorf("Cannot read directory %s: %v", displayPath(given), unwrapPathErr(err))
+		return errorf("Cannot read directory %s: %v", displayPath(deref(a.Path)), unwrapPathErr(err))
 	}
 	if ctx.Err() != nil {
 		return errorf("Operation aborted")
@@ -69,7 +55,7 @@ func runLs(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		isDir := e.IsDir()
 		if e.Type()&os.ModeSymlink != 0 {
 			// A link to a directory lists as one.
-			if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.IsDir() {
+			if st, err := opts.fs().Stat(filepath.Join(dir, name)); err == nil && st.IsDir() {
 				isDir = true
 			}
 		}
@@ -86,20 +72,11 @@ func runLs(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if limitHit {
 		names = names[:limit]
 	}
-	tr := truncateHead(strings.Join(names, "\n"), int(^uint(0)>>1), MaxBytes)
 	details := map[string]any{"entries": len(entries)}
-	var notices []string
+	limitNote := ""
 	if limitHit {
-		notices = append(notices, fmt.Sprintf("%d entries limit reached. Use limit=%d for more", limit, limit*2))
+		limitNote = fmt.Sprintf("%d entries limit reached. Use limit=%d for more", limit, limit*2)
 		details["entryLimitReached"] = limit
 	}
-	if tr.truncated {
-		notices = append(notices, fmt.Sprintf("%s limit reached", formatSize(MaxBytes)))
-		details["truncated"] = true
-	}
-	content := tr.content
-	if len(notices) > 0 {
-		content += "\n\n[" + strings.Join(notices, ". ") + "]"
-	}
-	return Result{Content: content, Details: details}
+	return listing(names, details, limitNote, "")
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,7 +70,7 @@ func (o *Options) resolveTarget(given string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	real, err := realPath(abs)
+	real, err := realPath(o.fs(), abs)
 	if err != nil {
 		return "", fmt.Errorf("cannot resolve path %s: %v", given, err)
 	}
@@ -85,11 +86,11 @@ func (o *Options) resolveTarget(given string) (string, error) {
 // workspace. shown is the path named in the error.
 func (o *Options) checkInside(abs, shown string) error {
 	ws := o.workspace()
-	wsReal, err := realPath(ws)
+	wsReal, err := realPath(o.fs(), ws)
 	if err != nil {
 		wsReal = ws
 	}
-	real, err := realPath(abs)
+	real, err := realPath(o.fs(), abs)
 	if err != nil {
 		return fmt.Errorf("cannot resolve path %s: %v", shown, err)
 	}
@@ -112,7 +113,7 @@ func within(dir, p string) bool {
 // the kernel would when opening it: components are taken left to right, ".."
 // applies to the resolved prefix, and a link's target (dangling or not) is
 // followed. The part from the first missing component on is kept literally.
-func realPath(p string) (string, error) {
+func realPath(fsys FS, p string) (string, error) {
 	queue := splitPath(p)
 	cur := string(filepath.Separator)
 	links := 0
@@ -127,7 +128,7 @@ func realPath(p string) (string, error) {
 			continue
 		}
 		next := filepath.Join(cur, c)
-		fi, err := os.Lstat(next)
+		fi, err := fsys.Lstat(next)
 		if err != nil {
 			// Missing (or not traversable): nothing below it can be a link.
 			return filepath.Join(append([]string{next}, queue...)...), nil
@@ -140,7 +141,7 @@ func realPath(p string) (string, error) {
 		if links > maxSymlinks {
 			return "", errors.New("too many levels of symbolic links")
 		}
-		target, err := os.Readlink(next)
+		target, err := fsys.Readlink(next)
 		if err != nil {
 			return "", err
 		}
@@ -154,6 +155,35 @@ func realPath(p string) (string, error) {
 
 func splitPath(p string) []string {
 	return strings.Split(filepath.ToSlash(p), "/")
+}
+
+// statDir resolves and stats the path argument of grep, find or ls (nil:
+// the workspace); with dirOnly anything but a directory is refused. fail
+// is the call's error result.
+func (o *Options) statDir(op string, arg *string, dirOnly bool) (abs string, fi fs.FileInfo, fail *Result) {
+	shown := displayPath(deref(arg))
+	abs, err := o.resolvePath(deref(arg))
+	if err != nil {
+		return "", nil, new(errorf("%v", err))
+	}
+	fi, err = o.fs().Stat(abs)
+	switch {
+	case err != nil:
+		return "", nil, new(errorf("Path not found: %s", shown))
+	case !dirOnly || fi.IsDir():
+		return abs, fi, nil
+	case isSpecial(fi.Mode()):
+		return "", nil, new(errorf("%s", &NotRegularError{Op: op, Path: shown, Kind: fileKind(fi.Mode()), Want: "directory"}))
+	}
+	return "", nil, new(errorf("Not a directory: %s", shown))
+}
+
+// deref is the value of an optional string argument ("" when absent).
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // relOut formats a path found under root for grep and find output: relative

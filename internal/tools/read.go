@@ -9,7 +9,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
+	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -43,14 +44,14 @@ func runRead(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if err != nil {
 		return errorf("%v", err)
 	}
-	fi, err := os.Stat(abs)
+	fi, err := opts.fs().Stat(abs)
 	if err != nil {
 		return fileError(shown, err)
 	}
 	if fi.IsDir() {
 		return errorf("%s is a directory, not a file. Use ls to list its contents.", shown)
 	}
-	f, fi, err := openRegular(abs)
+	f, fi, err := opts.fs().OpenRegular(abs)
 	if r, ok := notRegular(Read, shown, err); ok {
 		return r
 	}
@@ -153,18 +154,11 @@ func fileError(shown string, err error) Result {
 	return errorf("Cannot read %s: %v", shown, err)
 }
 
-// imageType returns the MIME type of a supported image, judged by its magic
-// bytes, or "".
+// imageType returns the MIME type of a supported image (png, jpeg, gif,
+// webp), judged by its magic bytes, or "".
 func imageType(b []byte) string {
-	switch {
-	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
-		return "image/png"
-	case bytes.HasPrefix(b, []byte{0xFF, 0xD8, 0xFF}):
-		return "image/jpeg"
-	case bytes.HasPrefix(b, []byte("GIF87a")), bytes.HasPrefix(b, []byte("GIF89a")):
-		return "image/gif"
-	case len(b) >= 12 && bytes.Equal(b[:4], []byte("RIFF")) && bytes.Equal(b[8:12], []byte("WEBP")):
-		return "image/webp"
+	if t := http.DetectContentType(b); slices.Contains([]string{"image/png", "image/jpeg", "image/gif", "image/webp"}, t) {
+		return t
 	}
 	return ""
 }

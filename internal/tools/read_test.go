@@ -25,6 +25,9 @@ func TestRead(t *testing.T) {
 		"dir/":      "",
 		"img.png":   "\x89PNG\r\n\x1a\n" + strings.Repeat("\x00", 100),
 		"blob.bin":  "ab\x00cd",
+		"img.jpg":   "\xFF\xD8\xFF\xE0" + strings.Repeat("\x00", 20),
+		"img.gif":   "GIF89a" + strings.Repeat("\x00", 20),
+		"img.webp":  "RIFF\x10\x00\x00\x00WEBPVP8 " + strings.Repeat("\x00", 20),
 		"crlf.txt":  "one\r\ntwo\r\n",
 		"huge.txt":  "a\nb\n" + strings.Repeat("h", 200000) + "\nc",
 		"nonl.txt":  "x\ny",
@@ -68,6 +71,9 @@ func TestRead(t *testing.T) {
 		{name: "directory", args: obj{"path": "dir"}, isErr: true, want: []string{"directory", "ls"}},
 		{name: "missing file", args: obj{"path": "nope.txt"}, isErr: true, want: []string{"File not found: nope.txt"}},
 		{name: "image", args: obj{"path": "img.png"}, want: []string{"image/png", "108 bytes"}},
+		{name: "jpeg", args: obj{"path": "img.jpg"}, want: []string{"image/jpeg", "24 bytes"}},
+		{name: "gif", args: obj{"path": "img.gif"}, want: []string{"image/gif"}},
+		{name: "webp", args: obj{"path": "img.webp"}, want: []string{"image/webp"}},
 		{name: "binary", args: obj{"path": "blob.bin"}, want: []string{"binary file", "5 bytes"}},
 	}
 	for _, tc := range tests {

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -105,21 +105,15 @@ func openNoBlock(path string) (*os.File, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return nil, nil, &NotRegularError{Kind: kindOfStat(st.Mode)}
-	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
 		return nil, nil, &fs.PathError{Op: "fcntl", Path: path, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), path)
 	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &NotRegularError{Kind: fileKind(fi.Mode())}
+	}
 	if err != nil {
 		f.Close()
 		return nil, nil, err
@@ -127,29 +121,12 @@ func openNoBlock(path string) (*os.File, fs.FileInfo, error) {
 	return f, fi, nil
 }
 
-// kindOfStat names a stat(2) file type.
-func kindOfStat(mode uint32) string {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return "directory"
-	case unix.S_IFIFO:
-		return "named pipe"
-	case unix.S_IFSOCK:
-		return "socket"
-	case unix.S_IFCHR:
-		return "character device"
-	case unix.S_IFBLK:
-		return "block device"
-	}
-	return "special file"
-}
-
 // readRegular reads the whole of the regular file at path, at most limit
 // bytes of it: a larger file (by its size, or by what reading it yields, as
 // for /proc files that report size 0) is errTooLarge and is not held in
 // memory beyond limit+1 bytes.
-func readRegular(path string, limit int64) ([]byte, error) {
-	f, fi, err := openRegular(path)
+func readRegular(fsys FS, path string, limit int64) ([]byte, error) {
+	f, fi, err := fsys.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -255,10 +232,8 @@ func tempPrefix(base string) string {
 func createTemp(dir, base string, perm fs.FileMode) (*os.File, error) {
 	removeStaleTemps(dir, base)
 	prefix := tempPrefix(base) + strconv.Itoa(os.Getpid()) + "-"
-	seed := uint64(time.Now().UnixNano())
 	for try := 0; ; try++ {
-		seed = seed*6364136223846793005 + 1442695040888963407
-		name := filepath.Join(dir, prefix+strconv.FormatUint(seed>>33, 36)+".tmp")
+		name := filepath.Join(dir, prefix+rand.Text()[:10]+".tmp")
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 		if err == nil || !errors.Is(err, fs.ErrExist) || try == 100 {
 			return f, err

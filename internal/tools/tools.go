@@ -56,6 +56,8 @@ type Options struct {
 	OnUpdate func(partial string)
 	// DefaultTimeout is the bash timeout when the call gives none (0: none).
 	DefaultTimeout time.Duration
+	// Runner runs the call's commands and file accesses (nil: Local).
+	Runner Runner
 }
 
 // Result is the outcome of one tool call.
@@ -228,73 +230,59 @@ func abbreviate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// optNum is an optional number parameter. It accepts a JSON number, a
-// numeric string (models sometimes quote numbers) or null.
-type optNum struct {
+// opt is an optional number or boolean parameter. It accepts the JSON
+// value, the same quoted (models sometimes quote them) or null; a quoted
+// "" is unset for a number and false for a boolean.
+type opt[T float64 | bool] struct {
 	set bool
-	v   float64
+	v   T
 }
 
-func (o *optNum) UnmarshalJSON(b []byte) error {
+type (
+	optNum  = opt[float64]
+	optBool = opt[bool]
+)
+
+func (o *opt[T]) UnmarshalJSON(b []byte) error {
+	*o = opt[T]{}
 	s := strings.TrimSpace(string(b))
 	if s == "null" {
-		*o = optNum{}
 		return nil
 	}
 	if uq, err := strconv.Unquote(s); err == nil {
 		s = strings.TrimSpace(uq)
+	}
+	switch v := any(&o.v).(type) {
+	case *float64:
 		if s == "" {
-			*o = optNum{}
 			return nil
 		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("must be a number, got %s", abbreviate(string(b), 40))
+		}
+		*v = f
+	case *bool:
+		switch strings.ToLower(s) {
+		case "true":
+			*v = true
+		case "false", "":
+		default:
+			return fmt.Errorf("must be a boolean, got %s", abbreviate(string(b), 40))
+		}
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return fmt.Errorf("must be a number, got %s", abbreviate(string(b), 40))
-	}
-	*o = optNum{set: true, v: f}
+	o.set = true
 	return nil
 }
 
-// int returns the value as an int (truncated), or def when unset.
-func (o optNum) int(def int) int {
+// int returns a number parameter as an int (truncated, within ±2^40), or
+// def when unset.
+func (o opt[T]) int(def int) int {
+	f, _ := any(o.v).(float64)
 	if !o.set {
 		return def
 	}
-	if o.v > 1<<40 {
-		return 1 << 40
-	}
-	if o.v < -(1 << 40) {
-		return -(1 << 40)
-	}
-	return int(o.v)
-}
-
-// optBool is an optional boolean parameter; it accepts true/false, the
-// strings "true"/"false", or null.
-type optBool struct {
-	set bool
-	v   bool
-}
-
-func (o *optBool) UnmarshalJSON(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	if s == "null" {
-		*o = optBool{}
-		return nil
-	}
-	if uq, err := strconv.Unquote(s); err == nil {
-		s = strings.ToLower(strings.TrimSpace(uq))
-	}
-	switch s {
-	case "true":
-		*o = optBool{set: true, v: true}
-	case "false", "":
-		*o = optBool{set: true, v: false}
-	default:
-		return fmt.Errorf("must be a boolean, got %s", abbreviate(string(b), 40))
-	}
-	return nil
+	return int(max(min(f, 1<<40), -(1 << 40)))
 }
 
 // unwrapPathErr drops the operation and path of a *fs.PathError, which the

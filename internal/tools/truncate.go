@@ -2,19 +2,19 @@ package tools
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
 
 // truncation describes how a text was cut to the limits.
 type truncation struct {
-	content    string
-	truncated  bool
-	byBytes    bool // the byte limit (not the line limit) was hit
-	totalLines int
-	totalBytes int
-	outLines   int
-	outBytes   int
+	content   string
+	truncated bool
+	byBytes   bool // the byte limit (not the line limit) was hit
+	outLines  int
+	outBytes  int
 	// lastLinePartial (tail): the only line kept is the end of a line longer
 	// than the byte limit.
 	lastLinePartial bool
@@ -23,16 +23,23 @@ type truncation struct {
 	firstLineTooLong bool
 }
 
+// untruncated returns s whole when its lines fit the limits; otherwise
+// fits is false and t is only marked truncated.
+func untruncated(s string, lines []string, maxLines, maxBytes int) (t truncation, fits bool) {
+	if len(lines) <= maxLines && len(s) <= maxBytes {
+		return truncation{content: s, outLines: len(lines), outBytes: len(s)}, true
+	}
+	return truncation{truncated: true}, false
+}
+
 // truncateHead keeps the first complete lines of s that fit in maxLines lines
 // and maxBytes bytes. It never returns a partial line.
 func truncateHead(s string, maxLines, maxBytes int) truncation {
 	lines := strings.Split(s, "\n")
-	t := truncation{totalLines: len(lines), totalBytes: len(s)}
-	if len(lines) <= maxLines && len(s) <= maxBytes {
-		t.content, t.outLines, t.outBytes = s, len(lines), len(s)
+	t, fits := untruncated(s, lines, maxLines, maxBytes)
+	if fits {
 		return t
 	}
-	t.truncated = true
 	if len(lines[0]) > maxBytes {
 		t.byBytes, t.firstLineTooLong = true, true
 		return t
@@ -60,12 +67,10 @@ func truncateHead(s string, maxLines, maxBytes int) truncation {
 // end is kept (lastLinePartial).
 func truncateTail(s string, maxLines, maxBytes int) truncation {
 	lines := strings.Split(s, "\n")
-	t := truncation{totalLines: len(lines), totalBytes: len(s)}
-	if len(lines) <= maxLines && len(s) <= maxBytes {
-		t.content, t.outLines, t.outBytes = s, len(lines), len(s)
+	t, fits := untruncated(s, lines, maxLines, maxBytes)
+	if fits {
 		return t
 	}
-	t.truncated = true
 	first, size := len(lines), 0
 	for first > 0 && len(lines)-first < maxLines {
 		add := len(lines[first-1])
@@ -115,6 +120,23 @@ func truncateLine(line string, max int) (string, bool) {
 		n++
 	}
 	return line, false
+}
+
+// listing is the result of grep, find or ls: lines, cut at MaxBytes, then
+// the notices of the limits hit (limitNote, the byte limit, linesNote; ""
+// for none), which details also records.
+func listing(lines []string, details map[string]any, limitNote, linesNote string) Result {
+	tr := truncateHead(strings.Join(lines, "\n"), math.MaxInt, MaxBytes)
+	byteNote := ""
+	if tr.truncated {
+		byteNote = formatSize(MaxBytes) + " limit reached"
+		details["truncated"] = true
+	}
+	notices := slices.DeleteFunc([]string{limitNote, byteNote, linesNote}, func(s string) bool { return s == "" })
+	if len(notices) == 0 {
+		return Result{Content: tr.content, Details: details}
+	}
+	return Result{Content: tr.content + "\n\n[" + strings.Join(notices, ". ") + "]", Details: details}
 }
 
 // formatSize renders a byte count the way pi does: 512B, 50.0KB, 1.2MB.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 )
 
@@ -38,17 +37,17 @@ func runWrite(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if err != nil {
 		return errorf("%v", err)
 	}
-	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+	if fi, err := opts.fs().Stat(abs); err == nil && fi.IsDir() {
 		return errorf("%s is a directory; cannot write a file there.", shown)
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+	if err := opts.fs().MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return errorf("Cannot create the directory of %s: %v", shown, unwrapPathErr(err))
 	}
 	if ctx.Err() != nil {
 		return errorf("Operation aborted")
 	}
 	// Crash-safe, and keeps the mode of an existing file.
-	if err := replaceFile(abs, []byte(*a.Content)); err != nil {
+	if err := opts.fs().ReplaceFile(abs, []byte(*a.Content)); err != nil {
 		if r, ok := notRegular(Write, shown, err); ok {
 			return r
 		}

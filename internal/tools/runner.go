@@ -1,0 +1,111 @@
+package tools
+
+import (
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// Runner is where a tool call acts: it starts bash's commands and gives
+// the file tools (read, write, edit, grep, find, ls) their file system.
+// Every process and every file access of a tool goes through the
+// Options.Runner of the call, so a sandbox is one more implementation of
+// this interface, chosen where the tools are set up. Local, the worker's
+// own process and file system, is the one of today (and the default).
+type Runner interface {
+	// Start starts cmd. Its processes are the call's: Process.Wait and
+	// Process.Kill end every one of them, whatever it did to escape
+	// (a background job, a new session, a daemon).
+	Start(cmd Command) (Process, error)
+	// FS is the file system the file tools read and write.
+	FS() FS
+}
+
+// Command is one shell command of a tool call.
+type Command struct {
+	// Script is run by "bash -c" (or "sh -c" where there is no bash).
+	Script string
+	// Dir is its working directory; Env its whole environment.
+	Dir string
+	Env []string
+	// Output receives stdout and stderr, merged, from one goroutine at a
+	// time; stdin is empty.
+	Output io.Writer
+}
+
+// Process is a started Command.
+type Process interface {
+	// Wait waits for the command to exit, ends every process it left
+	// running, and returns once its output has been written to
+	// Command.Output. The error is a failure to wait, never the
+	// command's own (a non-zero exit is in Exit). It is called once.
+	Wait() (Exit, error)
+	// Kill kills the command and every process it started; Wait then
+	// returns. It may be called while Wait waits.
+	Kill()
+}
+
+// Exit is how a command ended.
+type Exit struct {
+	// Code is the exit code; 128+N for a command killed by signal N.
+	Code int
+	// Signal is the signal that killed the command (0: it exited).
+	Signal syscall.Signal
+}
+
+// FS is a tool call's file system. Paths are absolute. Errors are those
+// of package os (*fs.PathError and the fs.Err* sentinels), or a
+// *NotRegularError where a regular file is needed.
+type FS interface {
+	Stat(name string) (fs.FileInfo, error)
+	Lstat(name string) (fs.FileInfo, error)
+	Readlink(name string) (string, error)
+	ReadDir(name string) ([]fs.DirEntry, error)
+	MkdirAll(name string, perm fs.FileMode) error
+	// OpenRegular opens a regular file for reading, refusing any other
+	// kind without blocking on it or opening it for effect (a FIFO, a
+	// device); fi is the opened file's.
+	OpenRegular(name string) (f io.ReadCloser, fi fs.FileInfo, err error)
+	// ReplaceFile makes data the content of the regular file name (its
+	// real location, no symbolic link), crash-safely: after a kill at any
+	// moment the file holds its old content or the new one, in full. An
+	// existing file keeps its mode and owner.
+	ReplaceFile(name string, data []byte) error
+}
+
+// Local is the Runner of the worker's own process and file system:
+// commands run as the worker's children, each in its own process group
+// and marked with CallMarkerEnv, and the files are the worker's.
+var Local Runner = localRunner{}
+
+type localRunner struct{}
+
+func (localRunner) FS() FS { return localFS{} }
+
+type localFS struct{}
+
+func (localFS) Stat(name string) (fs.FileInfo, error)        { return os.Stat(name) }
+func (localFS) Lstat(name string) (fs.FileInfo, error)       { return os.Lstat(name) }
+func (localFS) Readlink(name string) (string, error)         { return os.Readlink(name) }
+func (localFS) ReadDir(name string) ([]fs.DirEntry, error)   { return os.ReadDir(name) }
+func (localFS) MkdirAll(name string, perm fs.FileMode) error { return os.MkdirAll(name, perm) }
+func (localFS) ReplaceFile(name string, data []byte) error   { return replaceFile(name, data) }
+func (localFS) OpenRegular(name string) (io.ReadCloser, fs.FileInfo, error) {
+	f, fi, err := openRegular(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// runner returns the call's Runner (Local when none is set).
+func (o *Options) runner() Runner {
+	if o.Runner == nil {
+		return Local
+	}
+	return o.Runner
+}
+
+// fs returns the call's file system.
+func (o *Options) fs() FS { return o.runner().FS() }
