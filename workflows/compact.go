@@ -120,7 +120,7 @@ func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
 	r.startSignalPump(ctx)
 
 	var loaded activities.LoadSessionResult
-	err := workflow.ExecuteActivity(r.storeOptions(ctx), activities.LoadSessionName,
+	err := workflow.ExecuteActivity(storeOptions(ctx), activities.LoadSessionName,
 		activities.LoadSessionInput{SessionID: in.SessionID}).Get(ctx, &loaded)
 	if err != nil {
 		return r.endCompact(ctx, CompactResult{Status: agent.StatusFailed,

@@ -11,6 +11,7 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -25,10 +26,25 @@ const ConnectionLostMessage = "connection error: model call did not finish (%s t
 // with the retry policy at every model call and compaction between turns.
 // It returns only after any retry chain it started has ended (SPEC 6).
 func Prompt(ctx workflow.Context, in PromptInput) (PromptResult, error) {
+	return PromptWith(tools.SpecOf)(ctx, in)
+}
+
+// PromptWith is the Prompt workflow with the tool specs of spec: each
+// tool call is dispatched as its tool's spec says (an activity or a child
+// workflow). Prompt uses the specs of package tools; a worker registers
+// PromptWith under PromptWorkflowName to offer tools of its own.
+func PromptWith(spec func(name string) tools.Spec) func(workflow.Context, PromptInput) (PromptResult, error) {
+	return func(ctx workflow.Context, in PromptInput) (PromptResult, error) {
+		return prompt(ctx, in, spec)
+	}
+}
+
+func prompt(ctx workflow.Context, in PromptInput, spec func(string) tools.Spec) (PromptResult, error) {
 	if err := in.Validate(); err != nil {
 		return PromptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
 	r := newRun(ctx, in)
+	r.spec = spec
 	r.version = workflow.GetVersion(ctx, changeAgentLoop, workflow.DefaultVersion, versionStableIDs)
 	if r.version >= versionStableIDs {
 		r.idPrefix = stableIDPrefix(ctx)
@@ -163,7 +179,7 @@ func (r *run) begin(ctx workflow.Context) error {
 		}
 	} else {
 		var b activities.BeginPromptResult
-		err := workflow.ExecuteLocalActivity(r.localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
+		err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
 			SessionID: r.in.SessionID, Workspace: r.in.Workspace, UserEntryID: userID,
 			Message: r.in.Message, Images: r.in.Images, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
 		}).Get(ctx, &b)
@@ -184,7 +200,7 @@ func (r *run) begin(ctx workflow.Context) error {
 // beginV0 is begin as histories before the tool loop recorded it.
 func (r *run) beginV0(ctx workflow.Context, userID string, user agent.Message) error {
 	var loaded activities.LoadSessionResult
-	err := workflow.ExecuteActivity(r.storeOptions(ctx), activities.LoadSessionName,
+	err := workflow.ExecuteActivity(storeOptions(ctx), activities.LoadSessionName,
 		activities.LoadSessionInput{SessionID: r.in.SessionID}).Get(ctx, &loaded)
 	if err != nil {
 		return fmt.Errorf("load session %s: %s", r.in.SessionID, rootMessage(err))
@@ -341,7 +357,7 @@ const MaxTurnsMessage = "stopped after %d turns (agent.maxTurns): the model was 
 func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res activities.CallModelResult) (cont bool, result PromptResult, err error) {
 	if d.UsageLimit {
 		var mark activities.MarkUsageLimitResult
-		err := workflow.ExecuteActivity(r.storeOptions(ctx), activities.MarkUsageLimitReachedName,
+		err := workflow.ExecuteActivity(storeOptions(ctx), activities.MarkUsageLimitReachedName,
 			activities.MarkUsageLimitInput{Provider: r.in.Model.Provider, Model: r.in.Model.Name,
 				SessionID: r.in.SessionID, RetryAfterMs: d.BlockMs}).Get(ctx, &mark)
 		if err != nil {
@@ -412,15 +428,7 @@ func (r *run) callModel(ctx workflow.Context) (activities.CallModelResult, *agen
 	r.streaming = true
 	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Calling model %s/%s (turn %d, entry %s)",
 		r.in.Model.Provider, r.in.Model.Name, r.turn, entryID))
-	cctx = workflow.WithActivityOptions(cctx, workflow.ActivityOptions{
-		StartToCloseTimeout: r.in.modelTimeout(),
-		HeartbeatTimeout:    r.in.heartbeatTimeout(),
-		// One attempt: model errors come back as data and the workflow's
-		// retry policy (durable timer) is the only retry loop.
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-		WaitForCancellation: true,
-		Summary:             fmt.Sprintf("model call %s (turn %d)", entryID, r.turn),
-	})
+	cctx = modelOptions(cctx, r.in, fmt.Sprintf("model call %s (turn %d)", entryID, r.turn))
 	var res activities.CallModelResult
 	model, offset := r.faultWindow()
 	r.modelCalls++
@@ -564,30 +572,17 @@ func (r *run) record(ctx workflow.Context, entry session.Entry) (activities.Reco
 	var rec activities.RecordEntryResult
 	var err error
 	if r.version == workflow.DefaultVersion {
-		err = workflow.ExecuteActivity(r.storeOptions(ctx), activities.AppendEntriesName,
+		err = workflow.ExecuteActivity(storeOptions(ctx), activities.AppendEntriesName,
 			activities.AppendEntriesInput{SessionID: r.in.SessionID, Entries: []session.Entry{entry}}).Get(ctx, nil)
 		rec.Written = err == nil
 	} else {
-		err = workflow.ExecuteLocalActivity(r.localOptions(ctx), activities.RecordEntryName,
+		err = workflow.ExecuteLocalActivity(localOptions(ctx), activities.RecordEntryName,
 			activities.RecordEntryInput{SessionID: r.in.SessionID, Entry: entry}).Get(ctx, &rec)
 	}
 	if err != nil {
 		return rec, fmt.Errorf("write session %s: %s", r.in.SessionID, rootMessage(err))
 	}
 	return rec, nil
-}
-
-// localOptions are the options of the session's local activities.
-func (r *run) localOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 10 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        500 * time.Millisecond,
-			BackoffCoefficient:     2,
-			MaximumAttempts:        5,
-			NonRetryableErrorTypes: []string{activities.ErrTypeBadInput, activities.ErrTypeWorkspace},
-		},
-	})
 }
 
 // advance makes entryID the end of the run context.
@@ -680,22 +675,4 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
-}
-
-// storeOptions are the options of session activities run as regular
-// activities (the Compact workflow, and prompts recorded before the tool
-// loop).
-func (r *run) storeOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		// Session writes take milliseconds; a short timeout bounds what
-		// a worker killed mid-write costs before another one re-runs it.
-		StartToCloseTimeout: 10 * time.Second,
-		// Session writes are idempotent, so Temporal may retry them;
-		// permanent failures (read-only or full disk) are non-retryable.
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    500 * time.Millisecond,
-			BackoffCoefficient: 2,
-			MaximumAttempts:    5,
-		},
-	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -18,6 +19,8 @@ import (
 // workflow's own coroutines write it.
 type run struct {
 	in PromptInput
+	// spec gives the spec of a tool by name (the tool-call dispatch).
+	spec func(string) tools.Spec
 	// modelCalls counts the CallModel activities of this prompt (carried
 	// across continue-as-new).
 	modelCalls int
