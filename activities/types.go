@@ -40,10 +40,10 @@ type CallModelInput struct {
 	// Tools names the tools offered to the model (their specs are sent
 	// with the request).
 	Tools []string `json:"tools,omitempty"`
-	// FaultOffset is the index of Model.Faults[0] in the prompt's fault
-	// script: the workflow sends only the script's element for this call
-	// (a window), so history does not carry the whole script per call.
-	FaultOffset int `json:"faultOffset,omitempty"`
+	// PromptEntryID is the user message that started the prompt: the
+	// scripted provider's fault script counts the model calls from it, so
+	// steer and follow-up messages delivered since do not restart it.
+	PromptEntryID string `json:"promptEntryId,omitempty"`
 }
 
 // CallModelResult is what the workflow needs of the assistant message; the

@@ -50,8 +50,9 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 	next.Continued = &Carry{
 		LeafID: r.leafID, MessageCount: r.messageCount, Seq: r.seq, Turn: r.turn,
 		AutoRetry: r.settings.Enabled, OverflowRecovered: r.overflowRecovered,
-		Workspace: r.workspace, ModelCalls: r.modelCalls, ToolHost: r.toolHost, PrevRunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
-		Steering: r.steering, FollowUps: r.followUps, FollowUpDue: r.followUpDue, CallsAtUser: r.callsAtUser,
+		Workspace: r.workspace, PromptEntryID: r.promptEntryID, ToolHost: r.toolHost,
+		PrevRunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
+		Steering: r.steering, FollowUps: r.followUps, FollowUpDue: r.followUpDue,
 	}
 	workflow.GetLogger(ctx).Info("prompt continues as new", "session", r.in.SessionID,
 		"historyLength", workflow.GetInfo(ctx).GetCurrentHistoryLength(), "seq", r.seq, "turn", r.turn)

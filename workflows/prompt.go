@@ -162,9 +162,9 @@ func (r *run) begin(ctx workflow.Context) error {
 		r.settings.Enabled = c.AutoRetry
 		r.overflowRecovered = c.OverflowRecovered
 		r.workspace = c.Workspace
-		r.modelCalls = c.ModelCalls
+		r.promptEntryID = c.PromptEntryID
 		r.toolHost = c.ToolHost
-		r.steering, r.followUps, r.followUpDue, r.callsAtUser = c.Steering, c.FollowUps, c.FollowUpDue, c.CallsAtUser
+		r.steering, r.followUps, r.followUpDue = c.Steering, c.FollowUps, c.FollowUpDue
 		r.agentRunning = true
 		return nil
 	}
@@ -173,6 +173,7 @@ func (r *run) begin(ctx workflow.Context) error {
 	user.Content = append(user.Content, r.in.Images...)
 	user.Timestamp = workflow.Now(ctx).UnixMilli()
 	userID := r.newID()
+	r.promptEntryID = userID
 	if r.version == workflow.DefaultVersion {
 		if err := r.beginV0(ctx, userID, user); err != nil {
 			return err
@@ -430,11 +431,9 @@ func (r *run) callModel(ctx workflow.Context) (activities.CallModelResult, *agen
 		r.in.Model.Provider, r.in.Model.Name, r.turn, entryID))
 	cctx = modelOptions(cctx, r.in, fmt.Sprintf("model call %s (turn %d)", entryID, r.turn))
 	var res activities.CallModelResult
-	model, offset := r.faultWindow()
-	r.modelCalls++
 	err := workflow.ExecuteActivity(cctx, activities.CallModelName, activities.CallModelInput{
-		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: model,
-		Tools: r.in.Tools.Enabled, FaultOffset: offset,
+		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: r.in.Model,
+		Tools: r.in.Tools.Enabled, PromptEntryID: r.promptEntryID,
 	}).Get(ctx, &res)
 	r.cancelCall, r.streaming = nil, false
 	cancel()
@@ -450,28 +449,6 @@ func (r *run) callModel(ctx workflow.Context) (activities.CallModelResult, *agen
 	view := r.assistantView(res)
 	r.emit(ctx, agent.Event{Type: agent.EventMessageEnd, EntryID: res.EntryID, Message: view})
 	return res, view, nil
-}
-
-// faultWindow is the model reference for the next model call with only
-// its element of the fault script (and that element's index): history
-// per model call stays flat however long the script is. Every model call
-// of a prompt leaves one assistant entry (its answer, or the workflow's
-// record of a lost call), so the calls made so far index the script as
-// the activity counts them.
-func (r *run) faultWindow() (activities.ModelRef, int) {
-	m := r.in.Model
-	m.Faults = nil
-	if r.version == workflow.DefaultVersion {
-		m.Faults = r.in.Model.Faults // the pre-loop shape, as old histories hold it
-		return m, 0
-	}
-	if k := r.modelCalls; k < len(r.in.Model.Faults) {
-		m.Faults = r.in.Model.Faults[k : k+1]
-		// The activity counts the model calls since the last user
-		// message; a steer or follow-up delivered in this prompt is one.
-		return m, k - r.callsAtUser
-	}
-	return m, 0
 }
 
 // assistantView is the message_end view of an answer: its text, its tool

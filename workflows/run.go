@@ -21,9 +21,9 @@ type run struct {
 	in PromptInput
 	// spec gives the spec of a tool by name (the tool-call dispatch).
 	spec func(string) tools.Spec
-	// modelCalls counts the CallModel activities of this prompt (carried
+	// promptEntryID is the user message that started the prompt (carried
 	// across continue-as-new).
-	modelCalls int
+	promptEntryID string
 	// toolHost is the worker host that holds the session's workspace when
 	// tools are placed by host ("": any worker runs the tools);
 	// waitingHost is set while a tool call waits for it.
@@ -100,8 +100,6 @@ type run struct {
 	followUpDue         bool
 	answered            bool
 	deliveredUsers      []agent.Event
-	// callsAtUser is modelCalls when the last message was delivered.
-	callsAtUser int
 	// approvals are the calls of the running group that asked for
 	// approval (approval.go); decided maps the ids decided in this run to
 	// their outcome, so a late approve_tool is told what happened.

@@ -130,9 +130,8 @@ type Carry struct {
 	AutoRetry         bool   `json:"autoRetry"`
 	OverflowRecovered bool   `json:"overflowRecovered,omitempty"`
 	Workspace         string `json:"workspace,omitempty"`
-	// ModelCalls counts the prompt's model calls so far (it indexes the
-	// scripted provider's fault script).
-	ModelCalls int `json:"modelCalls,omitempty"`
+	// PromptEntryID is the user message that started the prompt.
+	PromptEntryID string `json:"promptEntryId,omitempty"`
 	// ToolHost is the host whose task queue runs the tool calls.
 	ToolHost  string `json:"toolHost,omitempty"`
 	PrevRunID string `json:"prevRunId,omitempty"`
@@ -145,9 +144,6 @@ type Carry struct {
 	// FollowUpDue: the previous run's loop would have ended, so the next
 	// model step delivers follow-ups.
 	FollowUpDue bool `json:"followUpDue,omitempty"`
-	// CallsAtUser is ModelCalls when the last steer or follow-up message
-	// was delivered (the fault script's window counts from there).
-	CallsAtUser int `json:"callsAtUser,omitempty"`
 }
 
 // Validate reports the first problem of the input in one line.
