@@ -127,17 +127,8 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 		r.messageCount++
 		return r.endBash(ctx, BashResult{Status: agent.StatusCompleted,
 			UserBashResult: activities.UserBashResult{EntryID: entryID, Cancelled: true}})
-	case cut == cutLost:
-		return r.endBash(ctx, BashResult{Status: agent.StatusFailed,
-			Error: fmt.Sprintf("bash %q: the worker running it was lost (%s timeout): the command may or may not have completed", in.Command, detail)})
-	case cut == cutStopped:
-		return r.endBash(ctx, BashResult{Status: agent.StatusFailed,
-			Error: fmt.Sprintf("bash %q: the worker running it shut down and stopped it: the command may or may not have completed", in.Command)})
-	case cut == cutUnasked:
-		return r.endBash(ctx, BashResult{Status: agent.StatusFailed,
-			Error: fmt.Sprintf("bash %q: the worker running it stopped it without an abort (it could not report to the Temporal server): the command may or may not have completed", in.Command)})
 	}
-	return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: fmt.Sprintf("bash %q: %s", in.Command, detail)})
+	return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: fmt.Sprintf("bash %q: %s", in.Command, commandCutText(cut, detail))})
 }
 
 // endBash emits prompt_end and returns res, as an error when it failed.

@@ -66,16 +66,7 @@ func (in CompactInput) Validate() error {
 	if in.Model.Provider == "" {
 		errs = append(errs, "model.provider is empty")
 	}
-	if err := in.Retry.Validate(); err != nil {
-		errs = append(errs, err.Error())
-	}
-	if err := in.Compaction.Validate(); err != nil {
-		errs = append(errs, err.Error())
-	}
-	if in.ModelTimeoutMs < 0 || in.HeartbeatTimeoutMs < 0 {
-		errs = append(errs, "timeouts must be >= 0")
-	}
-	if len(errs) > 0 {
+	if errs = append(errs, settingsProblems(in.Retry, in.Compaction, in.ModelTimeoutMs, in.HeartbeatTimeoutMs)...); len(errs) > 0 {
 		return fmt.Errorf("invalid compact input: %s", strings.Join(errs, "; "))
 	}
 	return nil

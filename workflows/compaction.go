@@ -1,10 +1,8 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/activities"
@@ -265,19 +263,6 @@ func (r *run) summarizeOnce(ctx workflow.Context, entryID string, attempt int, c
 	if err == nil {
 		return res, ""
 	}
-	var timeoutErr *temporal.TimeoutError
-	switch {
-	case temporal.IsCanceledError(err) || ctx.Err() != nil:
-		if ctx.Err() != nil {
-			r.aborted = true
-		}
-		return activities.SummarizeResult{StopReason: agent.StopReasonAborted, ErrorMessage: retry.AbortedMessage}, ""
-	case errors.As(err, &timeoutErr):
-		return activities.SummarizeResult{StopReason: agent.StopReasonError,
-			ErrorMessage: fmt.Sprintf(ConnectionLostMessage, timeoutName(timeoutErr))}, ""
-	case permanentActivityError(err):
-		return res, rootMessage(err)
-	}
-	return activities.SummarizeResult{StopReason: agent.StopReasonError,
-		ErrorMessage: "connection error: summary call failed: " + rootMessage(err)}, ""
+	stop, msg, fatal := r.modelFailure(ctx, err, "summary call")
+	return activities.SummarizeResult{StopReason: stop, ErrorMessage: msg}, fatal
 }

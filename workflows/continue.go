@@ -62,23 +62,3 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 // continuedMessageRunes is how much of the prompt's message a continued
 // run's input keeps.
 const continuedMessageRunes = 200
-
-// drainSignals applies the signals still waiting in their channels.
-func (r *run) drainSignals(ctx workflow.Context) {
-	for workflow.GetSignalChannel(ctx, agent.SignalAbortRetry).ReceiveAsync(nil) {
-		r.abortRetry()
-	}
-	for workflow.GetSignalChannel(ctx, agent.SignalAbort).ReceiveAsync(nil) {
-		r.abort()
-	}
-	for {
-		var p setAutoRetrySignal
-		if !workflow.GetSignalChannel(ctx, agent.SignalSetAutoRetry).ReceiveAsync(&p) {
-			break
-		}
-		if p.Enabled != nil {
-			r.settings.Enabled = *p.Enabled
-		}
-	}
-	r.drainMessages(ctx)
-}

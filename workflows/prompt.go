@@ -110,48 +110,6 @@ func (r *run) classify(ctx workflow.Context, o retry.Outcome) retry.Classificati
 	return cls
 }
 
-// step is the next action of the loop.
-type step int
-
-const (
-	stepModel    step = iota // call the model (a new turn, or a retry of it)
-	stepTools                // run the tool calls of the last answer
-	stepBoundary             // between turns: limits, compaction, continue-as-new
-	stepDone                 // the prompt ended; r.endRes/r.endErr hold the outcome
-)
-
-// execute runs the loop as a small step machine.
-func (r *run) execute(ctx workflow.Context) (PromptResult, error) {
-	if err := r.begin(ctx); err != nil {
-		return r.fail(ctx, err.Error())
-	}
-	next := stepModel
-	for next != stepDone {
-		if r.aborted && next != stepTools {
-			if r.agentRunning {
-				r.closeAgent(ctx, false, agent.StopReasonAborted, "")
-			}
-			r.end(r.finishAborted(ctx))
-			break
-		}
-		switch next {
-		case stepModel:
-			next = r.modelStep(ctx)
-		case stepTools:
-			next = r.toolStep(ctx)
-		case stepBoundary:
-			next = r.boundaryStep(ctx)
-		}
-	}
-	return r.endRes, r.endErr
-}
-
-// end records the prompt's outcome and stops the loop.
-func (r *run) end(res PromptResult, err error) step {
-	r.endRes, r.endErr = res, err
-	return stepDone
-}
-
 // begin reads the session, writes the user message (SPEC: the prompt's
 // first entry) and fixes the workspace. A continued run starts from the
 // carried state instead.
@@ -243,114 +201,6 @@ func (r *run) closeAgent(ctx workflow.Context, willRetry bool, stop agent.StopRe
 	r.agentRunning = false
 	r.emit(ctx, agent.Event{Type: agent.EventAgentEnd, WillRetry: willRetry, StopReason: stop, ErrorMessage: errMsg})
 }
-
-// modelStep calls the model for the current turn and decides what comes
-// next: the retry policy first (SPEC 1), then compaction for an overflow,
-// then the tool calls of the answer, or the end of the prompt.
-func (r *run) modelStep(ctx workflow.Context) step {
-	if err := r.deliverQueued(ctx); err != nil {
-		return r.end(r.fail(ctx, err.Error()))
-	}
-	r.openTurn(ctx)
-	res, view, err := r.callModel(ctx)
-	if err != nil {
-		return r.end(r.fail(ctx, err.Error()))
-	}
-	o := r.outcome(res)
-	d := r.chain.Decide(o, r.classify(ctx, o), r.settings)
-	// An overflow error goes to compaction; a successful answer that
-	// reports a silent overflow is handled by the threshold check.
-	overflow := d.Classification.Class == retry.ClassContextOverflow && res.StopReason == agent.StopReasonError
-	willRetry := d.Retry || (overflow && r.overflowRecoveryPossible())
-	// Tool calls are run whatever the stop reason of a complete answer
-	// (a length stop may carry calls cut short: they get error results),
-	// so no call is ever left without its result.
-	// An abort that lands while such an answer completes still goes
-	// through the tool step, which gives every call an aborted result
-	// (before versionStableIDs the calls were left without results, and
-	// providers refuse a session whose tool call has no result).
-	hasTools := len(res.ToolCalls) > 0 && (!r.aborted || r.version >= versionStableIDs) &&
-		res.StopReason != agent.StopReasonError && res.StopReason != agent.StopReasonAborted
-
-	if hasTools {
-		r.emitRetryEnd(ctx, d.End)
-		r.advance(res.EntryID)
-		r.batch, r.batchView = res, view
-		r.lastUsage = res.Usage
-		return stepTools
-	}
-	r.emit(ctx, agent.Event{Type: agent.EventTurnEnd, Turn: r.turn, EntryID: res.EntryID, Message: view})
-	answered := !d.Retry && !overflow && !r.aborted &&
-		res.StopReason != agent.StopReasonAborted && res.StopReason != agent.StopReasonError
-	if answered && r.queuedTurnDue(ctx) {
-		// A steer or follow-up message waits: the agent run goes on with
-		// it in a new turn instead of ending.
-		r.emitRetryEnd(ctx, d.End)
-		r.advance(res.EntryID)
-		r.lastUsage = res.Usage
-		r.answered = true
-		return stepBoundary
-	}
-	r.closeAgent(ctx, willRetry, res.StopReason, res.ErrorMessage)
-	r.emitRetryEnd(ctx, d.End)
-
-	if d.Retry {
-		if cont, result, err := r.retryAfterBackoff(ctx, &d, res); !cont {
-			return r.end(result, err)
-		}
-		return stepModel
-	}
-	switch {
-	case res.StopReason == agent.StopReasonAborted || r.aborted:
-		r.advance(res.EntryID)
-		return r.end(r.finishAborted(ctx))
-	case overflow:
-		// Never retried (SPEC 1): the compaction path decides.
-		if cont, result, err := r.checkCompaction(ctx, res); !cont {
-			return r.end(result, err)
-		}
-		return stepModel
-	case res.StopReason == agent.StopReasonError:
-		r.advance(res.EntryID)
-		msg := res.ErrorMessage
-		if d.End != nil && d.End.FinalError != "" {
-			msg = d.End.FinalError
-		}
-		return r.end(r.fail(ctx, msg))
-	}
-	r.advance(res.EntryID)
-	return r.completeTurn(ctx, res)
-}
-
-// boundaryStep runs between two turns of tool use: the turn limit, the
-// compaction threshold (checked after every answer, so a long job runs
-// past the context window), and continue-as-new for long histories.
-func (r *run) boundaryStep(ctx workflow.Context) step {
-	r.overflowRecovered = false
-	afterAnswer := r.answered
-	r.answered = false
-	// agent.maxTurns stops a model that keeps calling tools; a turn that
-	// answers a steer or follow-up message is the user's.
-	if max := r.in.Agent.MaxTurns; max > 0 && r.turn >= max && !afterAnswer && len(r.steering) == 0 {
-		r.closeAgent(ctx, false, agent.StopReasonToolUse, "")
-		return r.end(r.fail(ctx, fmt.Sprintf(MaxTurnsMessage, max)))
-	}
-	r.turn++
-	if r.thresholdReached(r.lastUsage) {
-		if out := r.compact(ctx, CompactionReasonThreshold, true); out.aborted {
-			r.closeAgent(ctx, false, agent.StopReasonAborted, "")
-			return r.end(r.finishAborted(ctx))
-		}
-	}
-	if r.shouldContinueAsNew(ctx) {
-		return r.end(r.continueAsNew(ctx))
-	}
-	return stepModel
-}
-
-// MaxTurnsMessage fails a prompt stopped by agent.maxTurns.
-const MaxTurnsMessage = "stopped after %d turns (agent.maxTurns): the model was still calling tools; " +
-	"send a follow-up prompt to let it continue, or raise agent.maxTurns"
 
 // retryAfterBackoff runs SPEC 3 steps 7-11 for a retry decision: the
 // usage-limit switch, auto_retry_start, dropping the error from the run
@@ -471,22 +321,10 @@ func (r *run) assistantView(res activities.CallModelResult) *agent.Message {
 // and records it in the session (idempotent: if the activity managed to
 // write its own message under the same id, that one stays).
 func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activities.CallModelResult, error) {
-	var timeoutErr *temporal.TimeoutError
 	res := activities.CallModelResult{EntryID: entryID}
-	switch {
-	case temporal.IsCanceledError(err) || ctx.Err() != nil:
-		if ctx.Err() != nil {
-			r.aborted = true
-		}
-		res.StopReason, res.ErrorMessage = agent.StopReasonAborted, retry.AbortedMessage
-	case errors.As(err, &timeoutErr):
-		res.StopReason = agent.StopReasonError
-		res.ErrorMessage = fmt.Sprintf(ConnectionLostMessage, timeoutName(timeoutErr))
-	case permanentActivityError(err):
-		return res, errors.New(rootMessage(err))
-	default:
-		res.StopReason = agent.StopReasonError
-		res.ErrorMessage = "connection error: model call failed: " + rootMessage(err)
+	var fatal string
+	if res.StopReason, res.ErrorMessage, fatal = r.modelFailure(ctx, err, "model call"); fatal != "" {
+		return res, errors.New(fatal)
 	}
 	msg := agent.Message{Role: agent.RoleAssistant, Provider: r.in.Model.Provider, Model: r.in.Model.Name,
 		StopReason: res.StopReason, ErrorMessage: res.ErrorMessage, Timestamp: workflow.Now(ctx).UnixMilli()}
@@ -507,33 +345,6 @@ func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activ
 		return *rec.Model, nil
 	}
 	return res, nil
-}
-
-// permanentActivityError reports an activity failure that no retry can
-// fix (the session store, the input or the credentials are broken): the
-// prompt fails with its message instead of retrying a "connection error".
-func permanentActivityError(err error) bool {
-	var appErr *temporal.ApplicationError
-	if !errors.As(err, &appErr) {
-		return false
-	}
-	switch appErr.Type() {
-	case activities.ErrTypeSessionStore, activities.ErrTypeBadInput, activities.ErrTypeCredentials:
-		return true
-	}
-	return false
-}
-
-func timeoutName(te *temporal.TimeoutError) string {
-	switch te.TimeoutType().String() {
-	case "Heartbeat":
-		return "heartbeat"
-	case "StartToClose":
-		return "start-to-close"
-	case "ScheduleToClose":
-		return "schedule-to-close"
-	}
-	return "activity"
 }
 
 // record writes an entry to the session unless one with its id is there
@@ -624,26 +435,6 @@ func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 		return res, temporal.NewCanceledError(res)
 	}
 	return res, temporal.NewNonRetryableApplicationError("prompt aborted", ErrTypePromptAborted, nil, res)
-}
-
-// rootMessage is the activity's own error text: the message of the first
-// application error in the chain (Temporal wraps it in "activity error
-// (type: ..., scheduledEventID: ...)" layers, and below it repeats each
-// Go cause as a further application error, down to a bare "permission
-// denied" that no longer names the file). Without an application error,
-// the innermost text.
-func rootMessage(err error) string {
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.Message() != "" {
-		return appErr.Message()
-	}
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err.Error()
-		}
-		err = next
-	}
 }
 
 func shorten(s string, n int) string {

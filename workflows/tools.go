@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -149,7 +150,9 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 		if err != nil {
 			r.recordToolFailure(ctx, c, err)
 		}
-		r.runningTools = removeString(r.runningTools, c.ref.Name+" "+c.ref.ID)
+		if i := slices.Index(r.runningTools, c.ref.Name+" "+c.ref.ID); i >= 0 {
+			r.runningTools = slices.Delete(r.runningTools, i, i+1)
+		}
 		r.emitToolEnd(ctx, c)
 	}
 	workflow.SetCurrentDetails(ctx, "")
@@ -208,32 +211,12 @@ func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 
 // recordToolFailure writes the result of a call whose activity did not
 // report one: aborted, cut (cutOf: lost with its worker, stopped by a
-// worker shutdown, cancelled by the SDK without an abort), or failed. A
-// bash command cut any way but an abort may or may not have completed
-// (bash has one attempt: never run a command twice), so the model is told
-// to check. If the activity managed to write its own result first, that
+// worker shutdown, cancelled by the SDK without an abort), or failed
+// (toolCutText words it). If the activity managed to write its own result first, that
 // one stands (RecordEntry reports it) and the workflow uses it.
 func (r *run) recordToolFailure(ctx workflow.Context, c *toolCall, err error) {
 	cut, detail := cutOf(ctx, err)
-	once := c.spec.Attempts == 1
-	var text string
-	switch {
-	case cut == cutAborted:
-		text = ToolAbortedMessage
-	case cut == cutLost && once:
-		text = fmt.Sprintf(ToolOutcomeUnknownMessage, detail)
-	case cut == cutLost:
-		text = fmt.Sprintf(ToolLostMessage, detail)
-	case cut == cutStopped && once:
-		text = ToolInterruptedMessage
-	case cut == cutUnasked && once:
-		text = ToolCutMessage
-	case cut == cutStopped || cut == cutUnasked:
-		text = ToolCutOffMessage
-	default:
-		text = fmt.Sprintf(ToolFailedMessage, detail)
-	}
-	r.recordToolError(ctx, c, text)
+	r.recordToolError(ctx, c, toolCutText(cut, detail, c.spec.Attempts == 1))
 }
 
 // recordToolError writes an error result with text for a call (unless the
@@ -323,13 +306,4 @@ func sanitizeID(id string) string {
 		}
 	}
 	return b.String()
-}
-
-func removeString(list []string, s string) []string {
-	for i, v := range list {
-		if v == s {
-			return append(list[:i:i], list[i+1:]...)
-		}
-	}
-	return list
 }

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -161,15 +162,7 @@ func (in PromptInput) Validate() error {
 	if err := CheckImages(in.Images); err != nil {
 		errs = append(errs, err.Error())
 	}
-	if err := in.Retry.Validate(); err != nil {
-		errs = append(errs, err.Error())
-	}
-	if err := in.Compaction.Validate(); err != nil {
-		errs = append(errs, err.Error())
-	}
-	if in.ModelTimeoutMs < 0 || in.HeartbeatTimeoutMs < 0 || in.Tools.BashTimeoutMs < 0 {
-		errs = append(errs, "timeouts must be >= 0")
-	}
+	errs = append(errs, settingsProblems(in.Retry, in.Compaction, in.ModelTimeoutMs, in.HeartbeatTimeoutMs, in.Tools.BashTimeoutMs)...)
 	if in.Agent.MaxTurns < 0 || in.Agent.ContinueAsNewEvents < 0 {
 		errs = append(errs, "agent.maxTurns and agent.continueAsNewEvents must be >= 0")
 	}
@@ -187,6 +180,21 @@ func (in PromptInput) Validate() error {
 		return fmt.Errorf("invalid prompt input: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// settingsProblems are the problems of the settings that Prompt and
+// Compact inputs share.
+func settingsProblems(r retry.Settings, c compaction.Settings, timeoutsMs ...int64) []string {
+	var errs []string
+	for _, err := range []error{r.Validate(), c.Validate()} {
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if slices.ContainsFunc(timeoutsMs, func(ms int64) bool { return ms < 0 }) {
+		errs = append(errs, "timeouts must be >= 0")
+	}
+	return errs
 }
 
 func (in PromptInput) modelTimeout() time.Duration {
