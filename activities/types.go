@@ -15,7 +15,9 @@ type ModelRef struct {
 	ContextWindow int    `json:"contextWindow,omitempty"`
 	MaxTokens     int    `json:"maxTokens,omitempty"`
 	// Faults is the scripted provider's fault script (see
-	// internal/llm/scripted); ignored by real providers.
+	// internal/llm/scripted); ignored by real providers. Each model call
+	// carries it whole: CallModel indexes it by the prompt's model calls,
+	// which it counts in the session (CallModelInput.PromptEntryID).
 	Faults []string `json:"faults,omitempty"`
 	// SummaryFaults is the scripted provider's fault script for compaction
 	// summary calls (indexed by the summarisation attempt); ignored by real
