@@ -109,15 +109,18 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		return CallModelResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
 	req := llm.Request{
-		SessionID:   in.SessionID,
-		Provider:    in.Model.Provider,
-		Model:       in.Model.Name,
-		Messages:    llm.SendableMessages(sess.Context(in.LeafID)),
-		MaxTokens:   in.Model.MaxTokens,
-		Attempt:     callsSinceLastUser(sess, in.LeafID),
-		Faults:      in.Model.Faults,
-		FaultOffset: in.FaultOffset,
-		Tools:       tools.Specs(in.Tools),
+		SessionID: in.SessionID,
+		Provider:  in.Model.Provider,
+		Model:     in.Model.Name,
+		Messages:  llm.SendableMessages(sess.Context(in.LeafID)),
+		MaxTokens: in.Model.MaxTokens,
+		Attempt:   callsAfter(sess, lastUserID(sess, in.LeafID)),
+		Faults:    in.Model.Faults,
+		Tools:     tools.Specs(in.Tools),
+	}
+	if in.PromptEntryID != "" {
+		// Steer and follow-up messages restart Attempt, not the script.
+		req.FaultOffset = callsAfter(sess, in.PromptEntryID) - req.Attempt
 	}
 	// The thinking level asked for (RPC set_thinking_level,
 	// model.thinkingLevel).
@@ -237,19 +240,22 @@ func boundForHistory(s string, max int, entryID string) string {
 	return s[:cut] + fmt.Sprintf("\n[… %d more bytes: the whole message is session entry %s]", len(s)-cut, entryID)
 }
 
-// callsSinceLastUser counts the assistant entries written to the file
-// after the user message that opens the current turn: the number of model
-// calls already made for it, including failed ones that are no longer in
-// the run context.
-func callsSinceLastUser(sess *session.Session, leafID string) int {
+// lastUserID is the id of the user message that opens the current turn
+// of the branch ending at leafID ("" when none).
+func lastUserID(sess *session.Session, leafID string) string {
 	branch := sess.Branch(leafID)
-	userID := ""
 	for i := len(branch) - 1; i >= 0; i-- {
 		if m := branch[i].Message; m != nil && m.Role == agent.RoleUser {
-			userID = branch[i].ID
-			break
+			return branch[i].ID
 		}
 	}
+	return ""
+}
+
+// callsAfter counts the assistant entries written to the file after the
+// user message userID (all of them for ""): the model calls already made
+// since, including failed ones that are no longer in the run context.
+func callsAfter(sess *session.Session, userID string) int {
 	n, seen := 0, userID == ""
 	for _, e := range sess.Entries {
 		if e.ID == userID {

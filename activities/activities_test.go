@@ -231,3 +231,30 @@ func TestRedact(t *testing.T) {
 		})
 	}
 }
+
+// The scripted model's fault script counts the prompt's model calls from
+// the prompt's user message (PromptEntryID): a steer message delivered
+// since restarts Attempt (the calls since the last user message), and
+// FaultOffset holds the calls before it, so the script goes on where it
+// was. Without PromptEntryID the count starts at the last user message.
+func TestCallModel_FaultScriptCountsFromThePromptsMessage(t *testing.T) {
+	f := newFixture(t, scripted.New(scripted.Options{}))
+	script := []string{"503 first", "503 second", "text:third"}
+	if res, _ := f.call(t, input("a1", script...)); res.ErrorMessage != "503 first" {
+		t.Fatalf("first call %+v, want the script's first element", res)
+	}
+	steer := agent.TextMessage(agent.RoleUser, "steer")
+	if _, err := f.store.Append("s1", session.Entry{Type: session.TypeMessage, ID: "u2", ParentID: "u1", Timestamp: time.Now(), Message: &steer}); err != nil {
+		t.Fatal(err)
+	}
+	in := input("a2", script...)
+	in.LeafID, in.PromptEntryID = "u2", "u1"
+	if res, _ := f.call(t, in); res.ErrorMessage != "503 second" {
+		t.Fatalf("call after the steer message %+v, want the script's second element", res)
+	}
+	in = input("a3", script...)
+	in.LeafID = "u2"
+	if res, _ := f.call(t, in); res.ErrorMessage != "503 second" {
+		t.Fatalf("call without PromptEntryID %+v, want the second element (one call since u2)", res)
+	}
+}

@@ -15,7 +15,9 @@ type ModelRef struct {
 	ContextWindow int    `json:"contextWindow,omitempty"`
 	MaxTokens     int    `json:"maxTokens,omitempty"`
 	// Faults is the scripted provider's fault script (see
-	// internal/llm/scripted); ignored by real providers.
+	// internal/llm/scripted); ignored by real providers. Each model call
+	// carries it whole: CallModel indexes it by the prompt's model calls,
+	// which it counts in the session (CallModelInput.PromptEntryID).
 	Faults []string `json:"faults,omitempty"`
 	// SummaryFaults is the scripted provider's fault script for compaction
 	// summary calls (indexed by the summarisation attempt); ignored by real
@@ -40,10 +42,10 @@ type CallModelInput struct {
 	// Tools names the tools offered to the model (their specs are sent
 	// with the request).
 	Tools []string `json:"tools,omitempty"`
-	// FaultOffset is the index of Model.Faults[0] in the prompt's fault
-	// script: the workflow sends only the script's element for this call
-	// (a window), so history does not carry the whole script per call.
-	FaultOffset int `json:"faultOffset,omitempty"`
+	// PromptEntryID is the user message that started the prompt: the
+	// scripted provider's fault script counts the model calls from it, so
+	// steer and follow-up messages delivered since do not restart it.
+	PromptEntryID string `json:"promptEntryId,omitempty"`
 }
 
 // CallModelResult is what the workflow needs of the assistant message; the

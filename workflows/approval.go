@@ -60,15 +60,7 @@ func (r *run) joinApprovalFloor(floor []string) {
 
 // needsApproval reports whether calls of the tool wait for approve_tool.
 func (r *run) needsApproval(tool string) bool {
-	if !r.userInLoop() {
-		return false
-	}
-	for _, t := range r.in.Approval.Require {
-		if t == tool {
-			return true
-		}
-	}
-	return false
+	return r.userInLoop() && slices.Contains(r.in.Approval.Require, tool)
 }
 
 // registerApprovalHandler installs the approve_tool update (runs of

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -12,6 +11,7 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -82,7 +82,7 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 	r.startSignalPump(ctx)
 
 	var b activities.BeginPromptResult
-	err := workflow.ExecuteLocalActivity(r.localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
+	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
 		SessionID: in.SessionID, Workspace: in.Workspace, NeedWorkspace: true,
 	}).Get(ctx, &b)
 	if err != nil {
@@ -91,25 +91,9 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 	r.leafID, r.messageCount, r.workspace, r.toolHost = b.LeafID, b.MessageCount, b.Workspace, b.ToolHost
 
 	entryID := r.newID()
-	opts := workflow.ActivityOptions{
-		ActivityID:          "bash-" + entryID,
-		StartToCloseTimeout: bashActivityTimeout(0, in.TimeoutMs),
-		HeartbeatTimeout:    r.in.heartbeatTimeout(),
-		// One attempt: a command is never run twice.
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-		WaitForCancellation: true,
-		Summary:             shorten("bash "+in.Command, 120),
-	}
-	if r.toolHost != "" {
-		opts.TaskQueue = activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, r.toolHost)
-		opts.ScheduleToStartTimeout = DefaultHostWait
-		if in.HostWaitMs > 0 {
-			opts.ScheduleToStartTimeout = time.Duration(in.HostWaitMs) * time.Millisecond
-		}
-	}
-	actx, cancel := workflow.WithCancel(workflow.WithActivityOptions(ctx, opts))
+	actx, cancel := workflow.WithCancel(userBashOptions(ctx, in, r.toolHost, entryID))
 	r.cancelTools = cancel
-	r.runningTools = []string{"bash " + shorten(in.Command, 60)}
+	r.runningTools = []string{tools.Bash + " " + shorten(in.Command, 60)}
 	workflow.SetCurrentDetails(ctx, "Running user command: "+shorten(in.Command, 200))
 	var res activities.UserBashResult
 	err = workflow.ExecuteActivity(actx, activities.UserBashName, activities.UserBashInput{
@@ -143,17 +127,8 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 		r.messageCount++
 		return r.endBash(ctx, BashResult{Status: agent.StatusCompleted,
 			UserBashResult: activities.UserBashResult{EntryID: entryID, Cancelled: true}})
-	case cut == cutLost:
-		return r.endBash(ctx, BashResult{Status: agent.StatusFailed,
-			Error: fmt.Sprintf("bash %q: the worker running it was lost (%s timeout): the command may or may not have completed", in.Command, detail)})
-	case cut == cutStopped:
-		return r.endBash(ctx, BashResult{Status: agent.StatusFailed,
-			Error: fmt.Sprintf("bash %q: the worker running it shut down and stopped it: the command may or may not have completed", in.Command)})
-	case cut == cutUnasked:
-		return r.endBash(ctx, BashResult{Status: agent.StatusFailed,
-			Error: fmt.Sprintf("bash %q: the worker running it stopped it without an abort (it could not report to the Temporal server): the command may or may not have completed", in.Command)})
 	}
-	return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: fmt.Sprintf("bash %q: %s", in.Command, detail)})
+	return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: fmt.Sprintf("bash %q: %s", in.Command, commandCutText(cut, detail))})
 }
 
 // endBash emits prompt_end and returns res, as an error when it failed.

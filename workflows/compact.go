@@ -66,16 +66,7 @@ func (in CompactInput) Validate() error {
 	if in.Model.Provider == "" {
 		errs = append(errs, "model.provider is empty")
 	}
-	if err := in.Retry.Validate(); err != nil {
-		errs = append(errs, err.Error())
-	}
-	if err := in.Compaction.Validate(); err != nil {
-		errs = append(errs, err.Error())
-	}
-	if in.ModelTimeoutMs < 0 || in.HeartbeatTimeoutMs < 0 {
-		errs = append(errs, "timeouts must be >= 0")
-	}
-	if len(errs) > 0 {
+	if errs = append(errs, settingsProblems(in.Retry, in.Compaction, in.ModelTimeoutMs, in.HeartbeatTimeoutMs)...); len(errs) > 0 {
 		return fmt.Errorf("invalid compact input: %s", strings.Join(errs, "; "))
 	}
 	return nil
@@ -120,7 +111,7 @@ func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
 	r.startSignalPump(ctx)
 
 	var loaded activities.LoadSessionResult
-	err := workflow.ExecuteActivity(r.storeOptions(ctx), activities.LoadSessionName,
+	err := workflow.ExecuteActivity(storeOptions(ctx), activities.LoadSessionName,
 		activities.LoadSessionInput{SessionID: in.SessionID}).Get(ctx, &loaded)
 	if err != nil {
 		return r.endCompact(ctx, CompactResult{Status: agent.StatusFailed,

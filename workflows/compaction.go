@@ -1,10 +1,8 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/activities"
@@ -255,13 +253,7 @@ func (r *run) emitSummaryRetryEnd(ctx workflow.Context, events bool, end *retry.
 func (r *run) summarizeOnce(ctx workflow.Context, entryID string, attempt int, custom string) (res activities.SummarizeResult, fatal string) {
 	cctx, cancel := workflow.WithCancel(ctx)
 	r.cancelCall = cancel
-	cctx = workflow.WithActivityOptions(cctx, workflow.ActivityOptions{
-		StartToCloseTimeout: r.in.modelTimeout(),
-		HeartbeatTimeout:    r.in.heartbeatTimeout(),
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-		WaitForCancellation: true,
-		Summary:             fmt.Sprintf("compaction summary %s (attempt %d)", entryID, attempt+1),
-	})
+	cctx = modelOptions(cctx, r.in, fmt.Sprintf("compaction summary %s (attempt %d)", entryID, attempt+1))
 	err := workflow.ExecuteActivity(cctx, activities.SummarizeName, activities.SummarizeInput{
 		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: r.in.Model,
 		KeepRecentTokens: r.in.Compaction.KeepRecentTokens, CustomInstructions: custom, Attempt: attempt,
@@ -271,19 +263,6 @@ func (r *run) summarizeOnce(ctx workflow.Context, entryID string, attempt int, c
 	if err == nil {
 		return res, ""
 	}
-	var timeoutErr *temporal.TimeoutError
-	switch {
-	case temporal.IsCanceledError(err) || ctx.Err() != nil:
-		if ctx.Err() != nil {
-			r.aborted = true
-		}
-		return activities.SummarizeResult{StopReason: agent.StopReasonAborted, ErrorMessage: retry.AbortedMessage}, ""
-	case errors.As(err, &timeoutErr):
-		return activities.SummarizeResult{StopReason: agent.StopReasonError,
-			ErrorMessage: fmt.Sprintf(ConnectionLostMessage, timeoutName(timeoutErr))}, ""
-	case permanentActivityError(err):
-		return res, rootMessage(err)
-	}
-	return activities.SummarizeResult{StopReason: agent.StopReasonError,
-		ErrorMessage: "connection error: summary call failed: " + rootMessage(err)}, ""
+	stop, msg, fatal := r.modelFailure(ctx, err, "summary call")
+	return activities.SummarizeResult{StopReason: stop, ErrorMessage: msg}, fatal
 }

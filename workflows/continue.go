@@ -50,8 +50,9 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 	next.Continued = &Carry{
 		LeafID: r.leafID, MessageCount: r.messageCount, Seq: r.seq, Turn: r.turn,
 		AutoRetry: r.settings.Enabled, OverflowRecovered: r.overflowRecovered,
-		Workspace: r.workspace, ModelCalls: r.modelCalls, ToolHost: r.toolHost, PrevRunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
-		Steering: r.steering, FollowUps: r.followUps, FollowUpDue: r.followUpDue, CallsAtUser: r.callsAtUser,
+		Workspace: r.workspace, PromptEntryID: r.promptEntryID, ToolHost: r.toolHost,
+		PrevRunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
+		Steering: r.steering, FollowUps: r.followUps, FollowUpDue: r.followUpDue,
 	}
 	workflow.GetLogger(ctx).Info("prompt continues as new", "session", r.in.SessionID,
 		"historyLength", workflow.GetInfo(ctx).GetCurrentHistoryLength(), "seq", r.seq, "turn", r.turn)
@@ -61,23 +62,3 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 // continuedMessageRunes is how much of the prompt's message a continued
 // run's input keeps.
 const continuedMessageRunes = 200
-
-// drainSignals applies the signals still waiting in their channels.
-func (r *run) drainSignals(ctx workflow.Context) {
-	for workflow.GetSignalChannel(ctx, agent.SignalAbortRetry).ReceiveAsync(nil) {
-		r.abortRetry()
-	}
-	for workflow.GetSignalChannel(ctx, agent.SignalAbort).ReceiveAsync(nil) {
-		r.abort()
-	}
-	for {
-		var p setAutoRetrySignal
-		if !workflow.GetSignalChannel(ctx, agent.SignalSetAutoRetry).ReceiveAsync(&p) {
-			break
-		}
-		if p.Enabled != nil {
-			r.settings.Enabled = *p.Enabled
-		}
-	}
-	r.drainMessages(ctx)
-}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -78,12 +77,8 @@ func DeleteSession(ctx workflow.Context, in DeleteSessionInput) (DeleteSessionRe
 		return DeleteSessionResult{}, err
 	}
 
-	sctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumAttempts: 5},
-	})
 	var loaded activities.LoadSessionResult
-	if err := workflow.ExecuteActivity(sctx, activities.LoadSessionName,
+	if err := workflow.ExecuteActivity(storeOptions(ctx), activities.LoadSessionName,
 		activities.LoadSessionInput{SessionID: in.SessionID}).Get(ctx, &loaded); err != nil {
 		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("delete session %s: %s", in.SessionID, rootMessage(err)), ErrTypeDeleteFailed, nil)
@@ -93,21 +88,8 @@ func DeleteSession(ctx workflow.Context, in DeleteSessionInput) (DeleteSessionRe
 			fmt.Sprintf("unknown session %s", in.SessionID), ErrTypeUnknownSession, nil)
 	}
 
-	// Removing a directory tree of outputs may take longer than a store
-	// write; every step is idempotent, so Temporal may retry it.
-	opts := workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 5},
-	}
-	if loaded.Host != "" {
-		opts.TaskQueue = activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, loaded.Host)
-		opts.ScheduleToStartTimeout = DefaultHostWait
-		if in.HostWaitMs > 0 {
-			opts.ScheduleToStartTimeout = time.Duration(in.HostWaitMs) * time.Millisecond
-		}
-	}
 	var res activities.DeleteSessionResult
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.DeleteSessionName,
+	if err := workflow.ExecuteActivity(deleteOptions(ctx, loaded.Host, in.HostWaitMs), activities.DeleteSessionName,
 		activities.DeleteSessionInput{SessionID: in.SessionID, Workspace: loaded.Workspace}).Get(ctx, &res); err != nil {
 		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("delete session %s: %s", in.SessionID, rootMessage(err)), ErrTypeDeleteFailed, nil)

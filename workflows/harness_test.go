@@ -20,6 +20,7 @@ import (
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -62,6 +63,13 @@ func (c credAdapter) MarkUsageLimitReached(p, s string, ms int64) (bool, string,
 
 func newHarness(t *testing.T, creds ...auth.Credential) *harness {
 	t.Helper()
+	return newHarnessWith(t, tools.SpecOf, creds...)
+}
+
+// newHarnessWith is newHarness with the Prompt workflow dispatching tool
+// calls by spec.
+func newHarnessWith(t *testing.T, spec func(string) tools.Spec, creds ...auth.Credential) *harness {
+	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	h := &harness{t: t, env: suite.NewTestWorkflowEnvironment()}
@@ -78,7 +86,7 @@ func newHarness(t *testing.T, creds ...auth.Credential) *harness {
 		Credentials:       credAdapter{h.auth},
 		HeartbeatInterval: 50 * time.Millisecond,
 	}
-	h.env.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
+	h.env.RegisterWorkflowWithOptions(PromptWith(spec), workflow.RegisterOptions{Name: PromptWorkflowName})
 	h.env.RegisterActivityWithOptions(h.recordingCallModel, activity.RegisterOptions{Name: activities.CallModelName})
 	h.env.RegisterActivityWithOptions(h.acts.AppendEntries, activity.RegisterOptions{Name: activities.AppendEntriesName})
 	h.env.RegisterActivityWithOptions(h.acts.LoadSession, activity.RegisterOptions{Name: activities.LoadSessionName})

@@ -390,7 +390,7 @@ func TestEntryIDs_UniqueWithoutLimit(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	if got := leftPad(7); got != "007" {
-		t.Fatalf("leftPad(7) = %s", got)
+	if got := (&run{idPrefix: "p"}).newID(); got != "p-001" {
+		t.Fatalf("first id %s, want p-001", got)
 	}
 }

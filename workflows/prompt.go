@@ -11,6 +11,7 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -25,10 +26,25 @@ const ConnectionLostMessage = "connection error: model call did not finish (%s t
 // with the retry policy at every model call and compaction between turns.
 // It returns only after any retry chain it started has ended (SPEC 6).
 func Prompt(ctx workflow.Context, in PromptInput) (PromptResult, error) {
+	return PromptWith(tools.SpecOf)(ctx, in)
+}
+
+// PromptWith is the Prompt workflow with the tool specs of spec: each
+// tool call is dispatched as its tool's spec says (an activity or a child
+// workflow). Prompt uses the specs of package tools; a worker registers
+// PromptWith under PromptWorkflowName to offer tools of its own.
+func PromptWith(spec func(name string) tools.Spec) func(workflow.Context, PromptInput) (PromptResult, error) {
+	return func(ctx workflow.Context, in PromptInput) (PromptResult, error) {
+		return prompt(ctx, in, spec)
+	}
+}
+
+func prompt(ctx workflow.Context, in PromptInput, spec func(string) tools.Spec) (PromptResult, error) {
 	if err := in.Validate(); err != nil {
 		return PromptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
 	r := newRun(ctx, in)
+	r.spec = spec
 	r.version = workflow.GetVersion(ctx, changeAgentLoop, workflow.DefaultVersion, versionStableIDs)
 	if r.version >= versionStableIDs {
 		r.idPrefix = stableIDPrefix(ctx)
@@ -94,48 +110,6 @@ func (r *run) classify(ctx workflow.Context, o retry.Outcome) retry.Classificati
 	return cls
 }
 
-// step is the next action of the loop.
-type step int
-
-const (
-	stepModel    step = iota // call the model (a new turn, or a retry of it)
-	stepTools                // run the tool calls of the last answer
-	stepBoundary             // between turns: limits, compaction, continue-as-new
-	stepDone                 // the prompt ended; r.endRes/r.endErr hold the outcome
-)
-
-// execute runs the loop as a small step machine.
-func (r *run) execute(ctx workflow.Context) (PromptResult, error) {
-	if err := r.begin(ctx); err != nil {
-		return r.fail(ctx, err.Error())
-	}
-	next := stepModel
-	for next != stepDone {
-		if r.aborted && next != stepTools {
-			if r.agentRunning {
-				r.closeAgent(ctx, false, agent.StopReasonAborted, "")
-			}
-			r.end(r.finishAborted(ctx))
-			break
-		}
-		switch next {
-		case stepModel:
-			next = r.modelStep(ctx)
-		case stepTools:
-			next = r.toolStep(ctx)
-		case stepBoundary:
-			next = r.boundaryStep(ctx)
-		}
-	}
-	return r.endRes, r.endErr
-}
-
-// end records the prompt's outcome and stops the loop.
-func (r *run) end(res PromptResult, err error) step {
-	r.endRes, r.endErr = res, err
-	return stepDone
-}
-
 // begin reads the session, writes the user message (SPEC: the prompt's
 // first entry) and fixes the workspace. A continued run starts from the
 // carried state instead.
@@ -146,9 +120,9 @@ func (r *run) begin(ctx workflow.Context) error {
 		r.settings.Enabled = c.AutoRetry
 		r.overflowRecovered = c.OverflowRecovered
 		r.workspace = c.Workspace
-		r.modelCalls = c.ModelCalls
+		r.promptEntryID = c.PromptEntryID
 		r.toolHost = c.ToolHost
-		r.steering, r.followUps, r.followUpDue, r.callsAtUser = c.Steering, c.FollowUps, c.FollowUpDue, c.CallsAtUser
+		r.steering, r.followUps, r.followUpDue = c.Steering, c.FollowUps, c.FollowUpDue
 		r.agentRunning = true
 		return nil
 	}
@@ -157,13 +131,14 @@ func (r *run) begin(ctx workflow.Context) error {
 	user.Content = append(user.Content, r.in.Images...)
 	user.Timestamp = workflow.Now(ctx).UnixMilli()
 	userID := r.newID()
+	r.promptEntryID = userID
 	if r.version == workflow.DefaultVersion {
 		if err := r.beginV0(ctx, userID, user); err != nil {
 			return err
 		}
 	} else {
 		var b activities.BeginPromptResult
-		err := workflow.ExecuteLocalActivity(r.localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
+		err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
 			SessionID: r.in.SessionID, Workspace: r.in.Workspace, UserEntryID: userID,
 			Message: r.in.Message, Images: r.in.Images, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
 		}).Get(ctx, &b)
@@ -184,7 +159,7 @@ func (r *run) begin(ctx workflow.Context) error {
 // beginV0 is begin as histories before the tool loop recorded it.
 func (r *run) beginV0(ctx workflow.Context, userID string, user agent.Message) error {
 	var loaded activities.LoadSessionResult
-	err := workflow.ExecuteActivity(r.storeOptions(ctx), activities.LoadSessionName,
+	err := workflow.ExecuteActivity(storeOptions(ctx), activities.LoadSessionName,
 		activities.LoadSessionInput{SessionID: r.in.SessionID}).Get(ctx, &loaded)
 	if err != nil {
 		return fmt.Errorf("load session %s: %s", r.in.SessionID, rootMessage(err))
@@ -227,121 +202,13 @@ func (r *run) closeAgent(ctx workflow.Context, willRetry bool, stop agent.StopRe
 	r.emit(ctx, agent.Event{Type: agent.EventAgentEnd, WillRetry: willRetry, StopReason: stop, ErrorMessage: errMsg})
 }
 
-// modelStep calls the model for the current turn and decides what comes
-// next: the retry policy first (SPEC 1), then compaction for an overflow,
-// then the tool calls of the answer, or the end of the prompt.
-func (r *run) modelStep(ctx workflow.Context) step {
-	if err := r.deliverQueued(ctx); err != nil {
-		return r.end(r.fail(ctx, err.Error()))
-	}
-	r.openTurn(ctx)
-	res, view, err := r.callModel(ctx)
-	if err != nil {
-		return r.end(r.fail(ctx, err.Error()))
-	}
-	o := r.outcome(res)
-	d := r.chain.Decide(o, r.classify(ctx, o), r.settings)
-	// An overflow error goes to compaction; a successful answer that
-	// reports a silent overflow is handled by the threshold check.
-	overflow := d.Classification.Class == retry.ClassContextOverflow && res.StopReason == agent.StopReasonError
-	willRetry := d.Retry || (overflow && r.overflowRecoveryPossible())
-	// Tool calls are run whatever the stop reason of a complete answer
-	// (a length stop may carry calls cut short: they get error results),
-	// so no call is ever left without its result.
-	// An abort that lands while such an answer completes still goes
-	// through the tool step, which gives every call an aborted result
-	// (before versionStableIDs the calls were left without results, and
-	// providers refuse a session whose tool call has no result).
-	hasTools := len(res.ToolCalls) > 0 && (!r.aborted || r.version >= versionStableIDs) &&
-		res.StopReason != agent.StopReasonError && res.StopReason != agent.StopReasonAborted
-
-	if hasTools {
-		r.emitRetryEnd(ctx, d.End)
-		r.advance(res.EntryID)
-		r.batch, r.batchView = res, view
-		r.lastUsage = res.Usage
-		return stepTools
-	}
-	r.emit(ctx, agent.Event{Type: agent.EventTurnEnd, Turn: r.turn, EntryID: res.EntryID, Message: view})
-	answered := !d.Retry && !overflow && !r.aborted &&
-		res.StopReason != agent.StopReasonAborted && res.StopReason != agent.StopReasonError
-	if answered && r.queuedTurnDue(ctx) {
-		// A steer or follow-up message waits: the agent run goes on with
-		// it in a new turn instead of ending.
-		r.emitRetryEnd(ctx, d.End)
-		r.advance(res.EntryID)
-		r.lastUsage = res.Usage
-		r.answered = true
-		return stepBoundary
-	}
-	r.closeAgent(ctx, willRetry, res.StopReason, res.ErrorMessage)
-	r.emitRetryEnd(ctx, d.End)
-
-	if d.Retry {
-		if cont, result, err := r.retryAfterBackoff(ctx, &d, res); !cont {
-			return r.end(result, err)
-		}
-		return stepModel
-	}
-	switch {
-	case res.StopReason == agent.StopReasonAborted || r.aborted:
-		r.advance(res.EntryID)
-		return r.end(r.finishAborted(ctx))
-	case overflow:
-		// Never retried (SPEC 1): the compaction path decides.
-		if cont, result, err := r.checkCompaction(ctx, res); !cont {
-			return r.end(result, err)
-		}
-		return stepModel
-	case res.StopReason == agent.StopReasonError:
-		r.advance(res.EntryID)
-		msg := res.ErrorMessage
-		if d.End != nil && d.End.FinalError != "" {
-			msg = d.End.FinalError
-		}
-		return r.end(r.fail(ctx, msg))
-	}
-	r.advance(res.EntryID)
-	return r.completeTurn(ctx, res)
-}
-
-// boundaryStep runs between two turns of tool use: the turn limit, the
-// compaction threshold (checked after every answer, so a long job runs
-// past the context window), and continue-as-new for long histories.
-func (r *run) boundaryStep(ctx workflow.Context) step {
-	r.overflowRecovered = false
-	afterAnswer := r.answered
-	r.answered = false
-	// agent.maxTurns stops a model that keeps calling tools; a turn that
-	// answers a steer or follow-up message is the user's.
-	if max := r.in.Agent.MaxTurns; max > 0 && r.turn >= max && !afterAnswer && len(r.steering) == 0 {
-		r.closeAgent(ctx, false, agent.StopReasonToolUse, "")
-		return r.end(r.fail(ctx, fmt.Sprintf(MaxTurnsMessage, max)))
-	}
-	r.turn++
-	if r.thresholdReached(r.lastUsage) {
-		if out := r.compact(ctx, CompactionReasonThreshold, true); out.aborted {
-			r.closeAgent(ctx, false, agent.StopReasonAborted, "")
-			return r.end(r.finishAborted(ctx))
-		}
-	}
-	if r.shouldContinueAsNew(ctx) {
-		return r.end(r.continueAsNew(ctx))
-	}
-	return stepModel
-}
-
-// MaxTurnsMessage fails a prompt stopped by agent.maxTurns.
-const MaxTurnsMessage = "stopped after %d turns (agent.maxTurns): the model was still calling tools; " +
-	"send a follow-up prompt to let it continue, or raise agent.maxTurns"
-
 // retryAfterBackoff runs SPEC 3 steps 7-11 for a retry decision: the
 // usage-limit switch, auto_retry_start, dropping the error from the run
 // context (the leaf does not move) and the cancellable durable wait.
 func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res activities.CallModelResult) (cont bool, result PromptResult, err error) {
 	if d.UsageLimit {
 		var mark activities.MarkUsageLimitResult
-		err := workflow.ExecuteActivity(r.storeOptions(ctx), activities.MarkUsageLimitReachedName,
+		err := workflow.ExecuteActivity(storeOptions(ctx), activities.MarkUsageLimitReachedName,
 			activities.MarkUsageLimitInput{Provider: r.in.Model.Provider, Model: r.in.Model.Name,
 				SessionID: r.in.SessionID, RetryAfterMs: d.BlockMs}).Get(ctx, &mark)
 		if err != nil {
@@ -412,21 +279,11 @@ func (r *run) callModel(ctx workflow.Context) (activities.CallModelResult, *agen
 	r.streaming = true
 	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Calling model %s/%s (turn %d, entry %s)",
 		r.in.Model.Provider, r.in.Model.Name, r.turn, entryID))
-	cctx = workflow.WithActivityOptions(cctx, workflow.ActivityOptions{
-		StartToCloseTimeout: r.in.modelTimeout(),
-		HeartbeatTimeout:    r.in.heartbeatTimeout(),
-		// One attempt: model errors come back as data and the workflow's
-		// retry policy (durable timer) is the only retry loop.
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-		WaitForCancellation: true,
-		Summary:             fmt.Sprintf("model call %s (turn %d)", entryID, r.turn),
-	})
+	cctx = modelOptions(cctx, r.in, fmt.Sprintf("model call %s (turn %d)", entryID, r.turn))
 	var res activities.CallModelResult
-	model, offset := r.faultWindow()
-	r.modelCalls++
 	err := workflow.ExecuteActivity(cctx, activities.CallModelName, activities.CallModelInput{
-		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: model,
-		Tools: r.in.Tools.Enabled, FaultOffset: offset,
+		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: r.in.Model,
+		Tools: r.in.Tools.Enabled, PromptEntryID: r.promptEntryID,
 	}).Get(ctx, &res)
 	r.cancelCall, r.streaming = nil, false
 	cancel()
@@ -442,28 +299,6 @@ func (r *run) callModel(ctx workflow.Context) (activities.CallModelResult, *agen
 	view := r.assistantView(res)
 	r.emit(ctx, agent.Event{Type: agent.EventMessageEnd, EntryID: res.EntryID, Message: view})
 	return res, view, nil
-}
-
-// faultWindow is the model reference for the next model call with only
-// its element of the fault script (and that element's index): history
-// per model call stays flat however long the script is. Every model call
-// of a prompt leaves one assistant entry (its answer, or the workflow's
-// record of a lost call), so the calls made so far index the script as
-// the activity counts them.
-func (r *run) faultWindow() (activities.ModelRef, int) {
-	m := r.in.Model
-	m.Faults = nil
-	if r.version == workflow.DefaultVersion {
-		m.Faults = r.in.Model.Faults // the pre-loop shape, as old histories hold it
-		return m, 0
-	}
-	if k := r.modelCalls; k < len(r.in.Model.Faults) {
-		m.Faults = r.in.Model.Faults[k : k+1]
-		// The activity counts the model calls since the last user
-		// message; a steer or follow-up delivered in this prompt is one.
-		return m, k - r.callsAtUser
-	}
-	return m, 0
 }
 
 // assistantView is the message_end view of an answer: its text, its tool
@@ -486,22 +321,10 @@ func (r *run) assistantView(res activities.CallModelResult) *agent.Message {
 // and records it in the session (idempotent: if the activity managed to
 // write its own message under the same id, that one stays).
 func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activities.CallModelResult, error) {
-	var timeoutErr *temporal.TimeoutError
 	res := activities.CallModelResult{EntryID: entryID}
-	switch {
-	case temporal.IsCanceledError(err) || ctx.Err() != nil:
-		if ctx.Err() != nil {
-			r.aborted = true
-		}
-		res.StopReason, res.ErrorMessage = agent.StopReasonAborted, retry.AbortedMessage
-	case errors.As(err, &timeoutErr):
-		res.StopReason = agent.StopReasonError
-		res.ErrorMessage = fmt.Sprintf(ConnectionLostMessage, timeoutName(timeoutErr))
-	case permanentActivityError(err):
-		return res, errors.New(rootMessage(err))
-	default:
-		res.StopReason = agent.StopReasonError
-		res.ErrorMessage = "connection error: model call failed: " + rootMessage(err)
+	var fatal string
+	if res.StopReason, res.ErrorMessage, fatal = r.modelFailure(ctx, err, "model call"); fatal != "" {
+		return res, errors.New(fatal)
 	}
 	msg := agent.Message{Role: agent.RoleAssistant, Provider: r.in.Model.Provider, Model: r.in.Model.Name,
 		StopReason: res.StopReason, ErrorMessage: res.ErrorMessage, Timestamp: workflow.Now(ctx).UnixMilli()}
@@ -524,33 +347,6 @@ func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activ
 	return res, nil
 }
 
-// permanentActivityError reports an activity failure that no retry can
-// fix (the session store, the input or the credentials are broken): the
-// prompt fails with its message instead of retrying a "connection error".
-func permanentActivityError(err error) bool {
-	var appErr *temporal.ApplicationError
-	if !errors.As(err, &appErr) {
-		return false
-	}
-	switch appErr.Type() {
-	case activities.ErrTypeSessionStore, activities.ErrTypeBadInput, activities.ErrTypeCredentials:
-		return true
-	}
-	return false
-}
-
-func timeoutName(te *temporal.TimeoutError) string {
-	switch te.TimeoutType().String() {
-	case "Heartbeat":
-		return "heartbeat"
-	case "StartToClose":
-		return "start-to-close"
-	case "ScheduleToClose":
-		return "schedule-to-close"
-	}
-	return "activity"
-}
-
 // record writes an entry to the session unless one with its id is there
 // already, and describes the entry that stands. It survives a cancelled
 // workflow context so an abort never loses what was already decided.
@@ -564,30 +360,17 @@ func (r *run) record(ctx workflow.Context, entry session.Entry) (activities.Reco
 	var rec activities.RecordEntryResult
 	var err error
 	if r.version == workflow.DefaultVersion {
-		err = workflow.ExecuteActivity(r.storeOptions(ctx), activities.AppendEntriesName,
+		err = workflow.ExecuteActivity(storeOptions(ctx), activities.AppendEntriesName,
 			activities.AppendEntriesInput{SessionID: r.in.SessionID, Entries: []session.Entry{entry}}).Get(ctx, nil)
 		rec.Written = err == nil
 	} else {
-		err = workflow.ExecuteLocalActivity(r.localOptions(ctx), activities.RecordEntryName,
+		err = workflow.ExecuteLocalActivity(localOptions(ctx), activities.RecordEntryName,
 			activities.RecordEntryInput{SessionID: r.in.SessionID, Entry: entry}).Get(ctx, &rec)
 	}
 	if err != nil {
 		return rec, fmt.Errorf("write session %s: %s", r.in.SessionID, rootMessage(err))
 	}
 	return rec, nil
-}
-
-// localOptions are the options of the session's local activities.
-func (r *run) localOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 10 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        500 * time.Millisecond,
-			BackoffCoefficient:     2,
-			MaximumAttempts:        5,
-			NonRetryableErrorTypes: []string{activities.ErrTypeBadInput, activities.ErrTypeWorkspace},
-		},
-	})
 }
 
 // advance makes entryID the end of the run context.
@@ -654,48 +437,10 @@ func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 	return res, temporal.NewNonRetryableApplicationError("prompt aborted", ErrTypePromptAborted, nil, res)
 }
 
-// rootMessage is the activity's own error text: the message of the first
-// application error in the chain (Temporal wraps it in "activity error
-// (type: ..., scheduledEventID: ...)" layers, and below it repeats each
-// Go cause as a further application error, down to a bare "permission
-// denied" that no longer names the file). Without an application error,
-// the innermost text.
-func rootMessage(err error) string {
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.Message() != "" {
-		return appErr.Message()
-	}
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err.Error()
-		}
-		err = next
-	}
-}
-
 func shorten(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s
 	}
 	return string(r[:n]) + "…"
-}
-
-// storeOptions are the options of session activities run as regular
-// activities (the Compact workflow, and prompts recorded before the tool
-// loop).
-func (r *run) storeOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		// Session writes take milliseconds; a short timeout bounds what
-		// a worker killed mid-write costs before another one re-runs it.
-		StartToCloseTimeout: 10 * time.Second,
-		// Session writes are idempotent, so Temporal may retry them;
-		// permanent failures (read-only or full disk) are non-retryable.
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    500 * time.Millisecond,
-			BackoffCoefficient: 2,
-			MaximumAttempts:    5,
-		},
-	})
 }

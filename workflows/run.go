@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -18,9 +18,11 @@ import (
 // workflow's own coroutines write it.
 type run struct {
 	in PromptInput
-	// modelCalls counts the CallModel activities of this prompt (carried
+	// spec gives the spec of a tool by name (the tool-call dispatch).
+	spec func(string) tools.Spec
+	// promptEntryID is the user message that started the prompt (carried
 	// across continue-as-new).
-	modelCalls int
+	promptEntryID string
 	// toolHost is the worker host that holds the session's workspace when
 	// tools are placed by host ("": any worker runs the tools);
 	// waitingHost is set while a tool call waits for it.
@@ -31,14 +33,7 @@ type run struct {
 	// of changeAgentLoop).
 	version workflow.Version
 
-	events []agent.Event
-	// eventSizes[i] is the JSON size of events[i] (the events query's
-	// pages are cut by it).
-	eventSizes []int
-	seq        int64
-	// firstSeq is the seq of the last event of the runs before this one
-	// (0 on a prompt's first run): events[i].Seq == firstSeq+i+1.
-	firstSeq int64
+	eventLog
 
 	// turn numbers the model turns of the prompt from 1.
 	turn int
@@ -97,8 +92,6 @@ type run struct {
 	followUpDue         bool
 	answered            bool
 	deliveredUsers      []agent.Event
-	// callsAtUser is modelCalls when the last message was delivered.
-	callsAtUser int
 	// approvals are the calls of the running group that asked for
 	// approval (approval.go); decided maps the ids decided in this run to
 	// their outcome, so a late approve_tool is told what happened.
@@ -158,36 +151,13 @@ func runIDStart(runID string) string {
 	return b.String()
 }
 
-// newID returns the next entry id of this prompt run (deterministic).
+// newID returns the next entry id of this prompt run (deterministic),
+// its number with at least three digits: 001, 999, 1000, 123456. Every
+// number gets its own id (an earlier scheme gave every n above 999 the
+// same one, and the store then dropped those entries as duplicates).
 func (r *run) newID() string {
 	r.nextID++
-	return r.idPrefix + "-" + leftPad(r.nextID)
-}
-
-// leftPad renders n with at least three digits: 001, 999, 1000, 123456.
-// Every n gets its own id (an earlier scheme gave every n above 999 the
-// same one, and the store then dropped those entries as duplicates).
-func leftPad(n int) string {
-	s := strconv.Itoa(n)
-	for len(s) < 3 {
-		s = "0" + s
-	}
-	return s
-}
-
-// emit appends an event to the queryable event log, bounded
-// (agent.BoundEvent): a message too big for an events page is kept as a
-// preview that names its session entry. Events are workflow state, not
-// commands: their shape can change without a workflow.GetVersion.
-func (r *run) emit(ctx workflow.Context, e agent.Event) {
-	r.seq++
-	e.Seq = r.seq
-	e.Time = workflow.Now(ctx).UTC()
-	// JSON encoding is deterministic (struct fields in order, map keys
-	// sorted); workflowcheck cannot tell through its reflection.
-	e, size := agent.BoundEventSized(e) //workflowcheck:ignore
-	r.events = append(r.events, e)
-	r.eventSizes = append(r.eventSizes, size)
+	return fmt.Sprintf("%s-%03d", r.idPrefix, r.nextID)
 }
 
 func (r *run) emitRetryEnd(ctx workflow.Context, end *retry.EndEvent) {
@@ -243,97 +213,84 @@ func (r *run) fullState() agent.State {
 	return st
 }
 
-// eventsAfter returns a copy of the events with Seq > after, one page: as
-// many as fit in agent.EventsPageBytes of JSON, at least one. The reader
-// asks again after the last seq it got (the cursor) until a page is empty
-// or not full (agent.PageMayContinue). A run that continues a prompt holds
-// the events from firstSeq+1 on; the earlier ones are on the previous
-// runs.
-func (r *run) eventsAfter(after int64) []agent.Event {
-	i := after - r.firstSeq
-	if i < 0 {
-		i = 0
-	}
-	if i >= int64(len(r.events)) {
-		return []agent.Event{}
-	}
-	end, size := int(i), 1 // "[" and "]"; a comma before each but the first
-	for end < len(r.events) {
-		next := size + r.eventSizes[end] + 1
-		if end > int(i) && next > agent.EventsPageBytes {
-			break
-		}
-		size = next
-		end++
-	}
-	out := make([]agent.Event, end-int(i))
-	copy(out, r.events[i:end])
-	return out
-}
-
-// registerHandlers installs the queries.
+// registerHandlers installs the queries and the approve_tool update.
 func (r *run) registerHandlers(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandlerWithOptions(ctx, agent.QueryState,
-		func() (agent.State, error) { return r.state(), nil },
-		workflow.QueryHandlerOptions{Description: "session state: autoRetryEnabled, isRetrying, retryAttempt, isStreaming, isCompacting, messageCount, model, pendingMessageCount, pendingApprovals"},
-	); err != nil {
+	if err := r.serveQueries(ctx, r.state); err != nil {
 		return err
 	}
-	if err := r.registerApprovalHandler(ctx); err != nil {
-		return err
-	}
-	return workflow.SetQueryHandlerWithOptions(ctx, agent.QueryEvents,
-		func(arg eventsArg) ([]agent.Event, error) { return r.eventsAfter(arg.AfterSeq), nil },
-		workflow.QueryHandlerOptions{Description: `events after a sequence number: 5 or {"afterSeq": 5} (default 0: all), each with seq and time`},
-	)
+	return r.registerApprovalHandler(ctx)
 }
 
-// startSignalPump serves the signals for the whole life of the prompt, in
+// signalHandlers are the signals the run serves, in the order a drain
+// applies them; receive takes one signal of the channel if there is one.
+func (r *run) signalHandlers(ctx workflow.Context) []signalHandler {
+	hs := []signalHandler{
+		{agent.SignalAbortRetry, func(c workflow.ReceiveChannel) bool {
+			ok := c.ReceiveAsync(nil)
+			if ok {
+				r.abortRetry()
+			}
+			return ok
+		}},
+		{agent.SignalAbort, func(c workflow.ReceiveChannel) bool {
+			ok := c.ReceiveAsync(nil)
+			if ok {
+				r.abort()
+			}
+			return ok
+		}},
+		{agent.SignalSetAutoRetry, func(c workflow.ReceiveChannel) bool {
+			// A payload that does not decode is dropped (and logged) by
+			// the SDK; one without "enabled" is ignored here. Neither
+			// fails the workflow task.
+			var p setAutoRetrySignal
+			if !c.ReceiveAsync(&p) {
+				return false
+			}
+			if p.Enabled == nil {
+				workflow.GetLogger(ctx).Warn(`set_auto_retry ignored: want {"enabled": true|false}`)
+			} else {
+				r.settings.Enabled = *p.Enabled
+			}
+			return true
+		}},
+	}
+	if r.userInLoop() {
+		for _, name := range []string{agent.SignalSteer, agent.SignalFollowUp} {
+			hs = append(hs, signalHandler{name, func(c workflow.ReceiveChannel) bool { return r.receiveMessage(ctx, c, name) }})
+		}
+	}
+	return hs
+}
+
+// signalHandler is one signal the run serves.
+type signalHandler struct {
+	name    string
+	receive func(workflow.ReceiveChannel) bool
+}
+
+// startSignalPump serves the signals for the whole life of the run, in
 // its own workflow coroutine, so a signal is handled while the main
-// coroutine waits on a model call or a backoff timer.
+// coroutine waits on a model call, a tool call or a backoff timer.
 func (r *run) startSignalPump(ctx workflow.Context) {
-	abortRetryCh := workflow.GetSignalChannel(ctx, agent.SignalAbortRetry)
-	abortCh := workflow.GetSignalChannel(ctx, agent.SignalAbort)
-	setAutoRetryCh := workflow.GetSignalChannel(ctx, agent.SignalSetAutoRetry)
-	steerCh := workflow.GetSignalChannel(ctx, agent.SignalSteer)
-	followUpCh := workflow.GetSignalChannel(ctx, agent.SignalFollowUp)
-	logger := workflow.GetLogger(ctx)
+	hs := r.signalHandlers(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
 			sel := workflow.NewSelector(ctx)
-			sel.AddReceive(abortRetryCh, func(c workflow.ReceiveChannel, _ bool) {
-				c.ReceiveAsync(nil)
-				r.abortRetry()
-			})
-			sel.AddReceive(abortCh, func(c workflow.ReceiveChannel, _ bool) {
-				c.ReceiveAsync(nil)
-				r.abort()
-			})
-			sel.AddReceive(setAutoRetryCh, func(c workflow.ReceiveChannel, _ bool) {
-				// A payload that does not decode is dropped (and logged) by
-				// the SDK; one without "enabled" is ignored here. Neither
-				// fails the workflow task.
-				var p setAutoRetrySignal
-				if !c.ReceiveAsync(&p) {
-					return
-				}
-				if p.Enabled == nil {
-					logger.Warn(`set_auto_retry ignored: want {"enabled": true|false}`)
-					return
-				}
-				r.settings.Enabled = *p.Enabled
-			})
-			if r.userInLoop() {
-				sel.AddReceive(steerCh, func(c workflow.ReceiveChannel, _ bool) {
-					r.receiveMessage(ctx, c, agent.SignalSteer)
-				})
-				sel.AddReceive(followUpCh, func(c workflow.ReceiveChannel, _ bool) {
-					r.receiveMessage(ctx, c, agent.SignalFollowUp)
-				})
+			for _, h := range hs {
+				sel.AddReceive(workflow.GetSignalChannel(ctx, h.name), func(c workflow.ReceiveChannel, _ bool) { h.receive(c) })
 			}
 			sel.Select(ctx)
 		}
 	})
+}
+
+// drainSignals applies the signals still waiting in their channels.
+func (r *run) drainSignals(ctx workflow.Context) {
+	for _, h := range r.signalHandlers(ctx) {
+		for h.receive(workflow.GetSignalChannel(ctx, h.name)) {
+		}
+	}
 }
 
 // abortRetry cancels a pending backoff; outside a wait it does nothing
@@ -361,26 +318,4 @@ func (r *run) abort() {
 // field from false.
 type setAutoRetrySignal struct {
 	Enabled *bool `json:"enabled"`
-}
-
-// eventsArg is the argument of the events query: a bare number (as the
-// starter sends it) or {"afterSeq": n} (as people type it in the
-// temporal CLI); nothing means 0.
-type eventsArg struct{ AfterSeq int64 }
-
-// UnmarshalJSON accepts both forms.
-func (a *eventsArg) UnmarshalJSON(b []byte) error {
-	var n int64
-	if err := json.Unmarshal(b, &n); err == nil {
-		a.AfterSeq = n
-		return nil
-	}
-	var obj struct {
-		AfterSeq *int64 `json:"afterSeq"`
-	}
-	if err := json.Unmarshal(b, &obj); err != nil || obj.AfterSeq == nil {
-		return fmt.Errorf(`events query: want a sequence number or {"afterSeq": N}, got %s`, shorten(string(b), 80))
-	}
-	a.AfterSeq = *obj.AfterSeq
-	return nil
 }

@@ -159,7 +159,6 @@ func (r *run) deliverQueued(ctx workflow.Context) error {
 		// Signals only append, so the oldest message is still first.
 		*queue = (*queue)[1:]
 		r.advance(id)
-		r.callsAtUser = r.modelCalls
 		r.deliveredUsers = append(r.deliveredUsers, agent.Event{Type: agent.EventMessageEnd, EntryID: id, Message: &user})
 	}
 	return nil

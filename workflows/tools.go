@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,27 +45,20 @@ const (
 	ToolFailedMessage = "The tool call failed: %s"
 )
 
-// Timeouts of tool activities.
+// Host placement: how long a tool call waits for its host.
 const (
-	// DefaultToolTimeout bounds read, write, edit, grep, find and ls.
-	DefaultToolTimeout = 5 * time.Minute
-	// DefaultBashTimeout bounds a bash call that names no timeout and has
-	// no tools.bashTimeoutMs: long builds and test runs are normal.
-	DefaultBashTimeout = 2 * time.Hour
 	// DefaultHostWait is how long a tool call of a host-placed session
 	// waits for its host before the prompt reports it (tools.hostWaitMs).
 	DefaultHostWait = 10 * time.Second
 	// MaxHostRecheck caps the re-checks of a call waiting for its host:
 	// each re-check doubles the last wait up to this (see hostWait).
 	MaxHostRecheck = 30 * time.Minute
-	// toolTimeoutMargin is added to a bash command's own timeout, so the
-	// command times out (with its output) before the activity does.
-	toolTimeoutMargin = time.Minute
 )
 
 // toolCall is one call of the batch being run.
 type toolCall struct {
 	ref      activities.ToolCallRef
+	spec     tools.Spec
 	resultID string
 	parentID string
 	res      activities.RunToolResult
@@ -88,15 +82,15 @@ func (r *run) toolStep(ctx workflow.Context) step {
 	calls := make([]*toolCall, len(r.batch.ToolCalls))
 	parent := r.batch.EntryID
 	for i, ref := range r.batch.ToolCalls {
-		calls[i] = &toolCall{ref: ref, resultID: r.newID(), parentID: parent}
+		calls[i] = &toolCall{ref: ref, spec: r.spec(ref.Name), resultID: r.newID(), parentID: parent}
 		parent = calls[i].resultID
 	}
 	tctx, cancel := workflow.WithCancel(ctx)
 	r.cancelTools = cancel
 	for i := 0; i < len(calls); {
 		j := i + 1
-		if tools.ReadOnly(calls[i].ref.Name) {
-			for j < len(calls) && tools.ReadOnly(calls[j].ref.Name) {
+		if calls[i].spec.ReadOnly {
+			for j < len(calls) && calls[j].spec.ReadOnly {
 				j++
 			}
 		}
@@ -156,22 +150,32 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 		if err != nil {
 			r.recordToolFailure(ctx, c, err)
 		}
-		r.runningTools = removeString(r.runningTools, c.ref.Name+" "+c.ref.ID)
+		if i := slices.Index(r.runningTools, c.ref.Name+" "+c.ref.ID); i >= 0 {
+			r.runningTools = slices.Delete(r.runningTools, i, i+1)
+		}
 		r.emitToolEnd(ctx, c)
 	}
 	workflow.SetCurrentDetails(ctx, "")
 }
 
-// startTool schedules the call's RunTool activity.
+// startTool dispatches the call by its tool's spec: the RunTool activity,
+// or the tool's child workflow, which takes the same input and returns
+// the same result. Either ends as a result or as an error that
+// recordToolFailure maps.
 func (r *run) startTool(tctx workflow.Context, c *toolCall) {
 	if c.since.IsZero() {
 		c.since = workflow.Now(tctx)
 	}
-	c.fut = workflow.ExecuteActivity(r.toolOptions(tctx, c), activities.RunToolName, activities.RunToolInput{
+	in := activities.RunToolInput{
 		SessionID: r.in.SessionID, AssistantEntryID: r.batch.EntryID, ToolCallID: c.ref.ID,
 		ToolName: c.ref.Name, ResultEntryID: c.resultID, ParentID: c.parentID,
 		Workspace: r.workspace, Tools: r.in.Tools,
-	})
+	}
+	if c.spec.Kind == tools.KindChildWorkflow {
+		c.fut = workflow.ExecuteChildWorkflow(r.childOptions(tctx, c), c.spec.Workflow, in)
+		return
+	}
+	c.fut = workflow.ExecuteActivity(r.toolOptions(tctx, c), activities.RunToolName, in)
 }
 
 // awaitTool waits for the call's result. A call of a host-placed session
@@ -207,32 +211,12 @@ func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 
 // recordToolFailure writes the result of a call whose activity did not
 // report one: aborted, cut (cutOf: lost with its worker, stopped by a
-// worker shutdown, cancelled by the SDK without an abort), or failed. A
-// bash command cut any way but an abort may or may not have completed
-// (bash has one attempt: never run a command twice), so the model is told
-// to check. If the activity managed to write its own result first, that
+// worker shutdown, cancelled by the SDK without an abort), or failed
+// (toolCutText words it). If the activity managed to write its own result first, that
 // one stands (RecordEntry reports it) and the workflow uses it.
 func (r *run) recordToolFailure(ctx workflow.Context, c *toolCall, err error) {
 	cut, detail := cutOf(ctx, err)
-	bash := tools.RunsOnce(c.ref.Name)
-	var text string
-	switch {
-	case cut == cutAborted:
-		text = ToolAbortedMessage
-	case cut == cutLost && bash:
-		text = fmt.Sprintf(ToolOutcomeUnknownMessage, detail)
-	case cut == cutLost:
-		text = fmt.Sprintf(ToolLostMessage, detail)
-	case cut == cutStopped && bash:
-		text = ToolInterruptedMessage
-	case cut == cutUnasked && bash:
-		text = ToolCutMessage
-	case cut == cutStopped || cut == cutUnasked:
-		text = ToolCutOffMessage
-	default:
-		text = fmt.Sprintf(ToolFailedMessage, detail)
-	}
-	r.recordToolError(ctx, c, text)
+	r.recordToolError(ctx, c, toolCutText(cut, detail, c.spec.Attempts == 1))
 }
 
 // recordToolError writes an error result with text for a call (unless the
@@ -271,83 +255,6 @@ func (r *run) emitToolEnd(ctx workflow.Context, c *toolCall) {
 func toolResultView(c *toolCall) agent.Message {
 	return agent.Message{Role: agent.RoleToolResult, ToolCallID: c.ref.ID, ToolName: c.ref.Name,
 		IsError: c.res.IsError, Content: []agent.ContentBlock{{Type: "text", Text: c.res.Preview}}}
-}
-
-// toolOptions are the activity options of one tool call: a deterministic
-// activity id derived from the call, heartbeats, and retries only where a
-// second attempt cannot do harm (bash has exactly one attempt).
-func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
-	timeout, attempts := DefaultToolTimeout, int32(3)
-	if tools.RunsOnce(c.ref.Name) {
-		attempts = 1
-		timeout = bashActivityTimeout(c.ref.TimeoutSec, r.in.Tools.BashTimeoutMs)
-	}
-	id := "tool-" + c.resultID + "-" + sanitizeID(c.ref.ID)
-	queue, wait := "", time.Duration(0)
-	if r.toolHost != "" {
-		// Host placement: the tool runs on the worker host that holds the
-		// workspace, on that host's task queue.
-		queue = activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, r.toolHost)
-		wait = DefaultHostWait
-		if ms := r.in.Tools.HostWaitMs; ms > 0 {
-			wait = time.Duration(ms) * time.Millisecond
-		}
-		if c.waits > 0 {
-			id += fmt.Sprintf("-wait%d", c.waits)
-			if workflow.GetVersion(ctx, changeHostWait, workflow.DefaultVersion, versionHostWaitBackoff) >= versionHostWaitBackoff {
-				wait = hostWait(wait, c.waits)
-			}
-		}
-	}
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		ActivityID:             id,
-		TaskQueue:              queue,
-		ScheduleToStartTimeout: wait,
-		StartToCloseTimeout:    timeout,
-		HeartbeatTimeout:       r.in.heartbeatTimeout(),
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumAttempts:        attempts,
-			NonRetryableErrorTypes: []string{activities.ErrTypeBadInput, activities.ErrTypeWorkspace},
-		},
-		WaitForCancellation: true,
-		Summary:             shorten(c.ref.Name+" "+c.ref.Summary, 120),
-	})
-}
-
-// bashActivityTimeout is the start-to-close timeout of a bash call's
-// activity: the call's own timeout in seconds if above 0, else
-// tools.bashTimeoutMs if above 0, plus toolTimeoutMargin; else
-// DefaultBashTimeout. Each is capped at activities.MaxBashTimeout before
-// the conversion, so no value — a model's argument, a client's setting,
-// NaN or infinity — can overflow time.Duration into the negative timeout
-// that Temporal refuses, failing the workflow task on every retry (issue
-// 20 item 1). The tool itself refuses a timeout above the maximum with an
-// error result the model can correct (tools.BashTimeout).
-//
-// Replay: this changes no command. Only the timeout attribute of the
-// call's ScheduleActivityTask differs, and only for a value above the
-// maximum; the SDK matches a recorded ActivityTaskScheduled event by
-// activity id and type alone, and a value that overflowed never produced
-// a recorded event (its workflow task failed). So no GetVersion.
-func bashActivityTimeout(timeoutSec float64, defaultMs int64) time.Duration {
-	limit := activities.MaxBashTimeout
-	switch {
-	case timeoutSec > 0: // false for NaN
-		d := limit
-		if timeoutSec < limit.Seconds() {
-			d = time.Duration(timeoutSec * float64(time.Second))
-		}
-		return d + toolTimeoutMargin
-	case defaultMs > 0:
-		d := limit
-		if defaultMs < limit.Milliseconds() {
-			d = time.Duration(defaultMs) * time.Millisecond
-		}
-		return d + toolTimeoutMargin
-	}
-	return DefaultBashTimeout
 }
 
 // The host wait's re-checks back off (workflow.GetVersion): before
@@ -399,13 +306,4 @@ func sanitizeID(id string) string {
 		}
 	}
 	return b.String()
-}
-
-func removeString(list []string, s string) []string {
-	for i, v := range list {
-		if v == s {
-			return append(list[:i:i], list[i+1:]...)
-		}
-	}
-	return list
 }

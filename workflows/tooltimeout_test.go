@@ -1,13 +1,10 @@
 package workflows
 
 import (
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 )
 
@@ -46,34 +43,5 @@ func TestPrompt_BashTimeoutAboveTheMaximumIsAnErrorResult(t *testing.T) {
 				t.Fatal("the command ran although its timeout was refused")
 			}
 		})
-	}
-}
-
-// The activity timeout of a bash call never overflows, whatever the
-// call's timeout or the prompt's tools.bashTimeoutMs, and is at most the
-// maximum plus the margin.
-// Spec 13.4.8.
-func TestBashActivityTimeout(t *testing.T) {
-	limit := activities.MaxBashTimeout + toolTimeoutMargin
-	for _, tc := range []struct {
-		name string
-		sec  float64
-		ms   int64
-		want time.Duration
-	}{
-		{"none", 0, 0, DefaultBashTimeout},
-		{"the call's timeout", 90, 0, 90*time.Second + toolTimeoutMargin},
-		{"the call's timeout over bashTimeoutMs", 90, 5000, 90*time.Second + toolTimeoutMargin},
-		{"bashTimeoutMs", 0, 5000, 5*time.Second + toolTimeoutMargin},
-		{"the maximum", activities.MaxBashTimeout.Seconds(), 0, limit},
-		{"9.3e9 s", 9.3e9, 0, limit},
-		{"+Inf", math.Inf(1), 0, limit},
-		{"NaN", math.NaN(), 0, DefaultBashTimeout},
-		{"negative", -5, 0, DefaultBashTimeout},
-		{"huge bashTimeoutMs", 0, math.MaxInt64, limit},
-	} {
-		if got := bashActivityTimeout(tc.sec, tc.ms); got != tc.want || got <= 0 {
-			t.Errorf("%s: bashActivityTimeout(%v, %d) = %v, want %v", tc.name, tc.sec, tc.ms, got, tc.want)
-		}
 	}
 }

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -130,9 +131,8 @@ type Carry struct {
 	AutoRetry         bool   `json:"autoRetry"`
 	OverflowRecovered bool   `json:"overflowRecovered,omitempty"`
 	Workspace         string `json:"workspace,omitempty"`
-	// ModelCalls counts the prompt's model calls so far (it indexes the
-	// scripted provider's fault script).
-	ModelCalls int `json:"modelCalls,omitempty"`
+	// PromptEntryID is the user message that started the prompt.
+	PromptEntryID string `json:"promptEntryId,omitempty"`
 	// ToolHost is the host whose task queue runs the tool calls.
 	ToolHost  string `json:"toolHost,omitempty"`
 	PrevRunID string `json:"prevRunId,omitempty"`
@@ -145,9 +145,6 @@ type Carry struct {
 	// FollowUpDue: the previous run's loop would have ended, so the next
 	// model step delivers follow-ups.
 	FollowUpDue bool `json:"followUpDue,omitempty"`
-	// CallsAtUser is ModelCalls when the last steer or follow-up message
-	// was delivered (the fault script's window counts from there).
-	CallsAtUser int `json:"callsAtUser,omitempty"`
 }
 
 // Validate reports the first problem of the input in one line.
@@ -165,15 +162,7 @@ func (in PromptInput) Validate() error {
 	if err := CheckImages(in.Images); err != nil {
 		errs = append(errs, err.Error())
 	}
-	if err := in.Retry.Validate(); err != nil {
-		errs = append(errs, err.Error())
-	}
-	if err := in.Compaction.Validate(); err != nil {
-		errs = append(errs, err.Error())
-	}
-	if in.ModelTimeoutMs < 0 || in.HeartbeatTimeoutMs < 0 || in.Tools.BashTimeoutMs < 0 {
-		errs = append(errs, "timeouts must be >= 0")
-	}
+	errs = append(errs, settingsProblems(in.Retry, in.Compaction, in.ModelTimeoutMs, in.HeartbeatTimeoutMs, in.Tools.BashTimeoutMs)...)
 	if in.Agent.MaxTurns < 0 || in.Agent.ContinueAsNewEvents < 0 {
 		errs = append(errs, "agent.maxTurns and agent.continueAsNewEvents must be >= 0")
 	}
@@ -191,6 +180,21 @@ func (in PromptInput) Validate() error {
 		return fmt.Errorf("invalid prompt input: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// settingsProblems are the problems of the settings that Prompt and
+// Compact inputs share.
+func settingsProblems(r retry.Settings, c compaction.Settings, timeoutsMs ...int64) []string {
+	var errs []string
+	for _, err := range []error{r.Validate(), c.Validate()} {
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if slices.ContainsFunc(timeoutsMs, func(ms int64) bool { return ms < 0 }) {
+		errs = append(errs, "timeouts must be >= 0")
+	}
+	return errs
 }
 
 func (in PromptInput) modelTimeout() time.Duration {

@@ -99,23 +99,6 @@ func All() []string { return []string{Read, Write, Edit, Bash, Grep, Find, Ls} }
 // Known reports whether name is one of the tools.
 func Known(name string) bool { _, ok := tools[name]; return ok }
 
-// ReadOnly reports whether the tool has no effect on the workspace (read,
-// grep, find, ls).
-func ReadOnly(name string) bool {
-	t, ok := tools[name]
-	return ok && t.readOnly
-}
-
-// RunsOnce reports whether a call of the tool must never run twice: its
-// effects cannot be recognised afterwards (bash), so it gets one attempt,
-// and a call cut before it reported may or may not have completed. Every
-// other tool may be attempted again: it has no effect, is idempotent
-// (write), or recognises its own change (edit).
-func RunsOnce(name string) bool {
-	t, ok := tools[name]
-	return ok && t.runsOnce
-}
-
 // Specs returns the specs (name, description, JSON Schema) of the named
 // tools, in the given order; unknown names are skipped.
 func Specs(names []string) []agent.ToolSpec {

@@ -2,9 +2,10 @@
 // tests: it replays a fault script, then answers with a fixed text.
 //
 // A fault script is a list of strings, one per model call of a prompt
-// (Request.Attempt, the model calls already made since the last user
-// message, errors and tool-call turns included, indexes it, so the script
-// replays identically after a worker restart). Each element is one of:
+// (Request.Attempt+Request.FaultOffset, the model calls the prompt already
+// made, errors and tool-call turns included, as the activity counts them
+// in the session, indexes it, so the script replays identically after a
+// worker restart). Each element is one of:
 //
 //	"503 Service Unavailable"             an error message, as a provider would send it
 //	"[529 overloaded_error] Overloaded"   the same with structured status and error type
@@ -288,7 +289,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 		return llm.AbortedMessage(req)
 	}
 	fault := Fault{Kind: "ok"}
-	if i := req.Attempt - req.FaultOffset; i >= 0 && i < len(req.Faults) {
+	if i := req.Attempt + req.FaultOffset; i >= 0 && i < len(req.Faults) {
 		f, err := ParseFault(req.Faults[i])
 		if err != nil {
 			return llm.ErrorMessage(req, err.Error())

@@ -1,0 +1,111 @@
+package tools
+
+import "time"
+
+// Kind is how a workflow runs a tool's call.
+type Kind int
+
+const (
+	// KindActivity: the call is the RunTool activity on a worker (every
+	// tool of this package).
+	KindActivity Kind = iota
+	// KindChildWorkflow: the call is a child workflow (Spec.Workflow) that
+	// takes the call's RunToolInput and returns its RunToolResult, having
+	// written the call's result entry as RunTool does: the door for tools
+	// that are agents themselves.
+	KindChildWorkflow
+)
+
+// Default timeouts of a tool call.
+const (
+	// DefaultTimeout bounds a call of read, write, edit, grep, find and ls.
+	DefaultTimeout = 5 * time.Minute
+	// DefaultBashTimeout bounds a bash call that names no timeout and has
+	// no tools.bashTimeoutMs: long builds and test runs are normal.
+	DefaultBashTimeout = 2 * time.Hour
+	// timeoutMargin is added to a call's own timeout, so the command times
+	// out (with its output) before its activity does.
+	timeoutMargin = time.Minute
+)
+
+// Spec is what a workflow needs to know to dispatch a tool's calls. It is
+// declared here, once per tool; the workflow names no tool itself.
+type Spec struct {
+	// ReadOnly: the tool has no effect on the workspace, so its calls may
+	// run in parallel with each other.
+	ReadOnly bool
+	// Attempts is how many times a call may be tried. 1: the call must
+	// never run twice (RunsOnce), and a call cut before it reported may
+	// or may not have completed.
+	Attempts int32
+	// Timeout is the start-to-close timeout of a call that names none.
+	Timeout time.Duration
+	// TimeoutArg: the call's own timeout argument, or else the prompt's
+	// default (tools.bashTimeoutMs), bounds the call (CallTimeout).
+	TimeoutArg bool
+	// Kind says whether a call is an activity or a child workflow.
+	Kind Kind
+	// Workflow is the child workflow's registered name (KindChildWorkflow).
+	Workflow string
+}
+
+// SpecOf returns the spec of a tool. A name no tool has gets the default
+// spec: its call runs as an activity, which answers that the tool is
+// unknown.
+func SpecOf(name string) Spec {
+	s := Spec{Attempts: 3, Timeout: DefaultTimeout}
+	t, ok := tools[name]
+	if !ok {
+		return s
+	}
+	s.ReadOnly = t.readOnly
+	if t.runsOnce {
+		s.Attempts = 1
+	}
+	if name == Bash {
+		s.Timeout, s.TimeoutArg = DefaultBashTimeout, true
+	}
+	return s
+}
+
+// ReadOnly reports whether the tool has no effect on the workspace (read,
+// grep, find, ls).
+func ReadOnly(name string) bool { return SpecOf(name).ReadOnly }
+
+// RunsOnce reports whether a call of the tool must never run twice: its
+// effects cannot be recognised afterwards (bash), so it gets one attempt,
+// and a call cut before it reported may or may not have completed. Every
+// other tool may be attempted again: it has no effect, is idempotent
+// (write), or recognises its own change (edit).
+func RunsOnce(name string) bool { return SpecOf(name).Attempts == 1 }
+
+// CallTimeout is the start-to-close timeout of one call: for a tool with
+// TimeoutArg, the call's own timeout in seconds if above 0, else
+// defaultMs if above 0, plus a margin (so the command times out with its
+// output before the activity does); else Timeout. Each is capped at
+// MaxBashTimeout before the conversion, so no value (a model's argument,
+// a client's setting, NaN or infinity) can overflow time.Duration into a
+// negative timeout, which Temporal refuses, failing the workflow task on
+// every retry. The tool itself refuses a timeout above the maximum with
+// an error result the model can correct (BashTimeout).
+func (s Spec) CallTimeout(argSec float64, defaultMs int64) time.Duration {
+	if !s.TimeoutArg {
+		return s.Timeout
+	}
+	limit := MaxBashTimeout
+	switch {
+	case argSec > 0: // false for NaN
+		d := limit
+		if argSec < limit.Seconds() {
+			d = time.Duration(argSec * float64(time.Second))
+		}
+		return d + timeoutMargin
+	case defaultMs > 0:
+		d := limit
+		if defaultMs < limit.Milliseconds() {
+			d = time.Duration(defaultMs) * time.Millisecond
+		}
+		return d + timeoutMargin
+	}
+	return s.Timeout
+}

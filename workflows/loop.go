@@ -1,0 +1,164 @@
+package workflows
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/retry"
+)
+
+// The Prompt loop as a step machine: execute runs one step after the
+// other until a step ends the prompt. Each step is a method that returns
+// the next; the state they share is the run.
+
+// step is the next action of the loop.
+type step int
+
+const (
+	stepModel    step = iota // call the model (a new turn, or a retry of it)
+	stepTools                // run the tool calls of the last answer
+	stepBoundary             // between turns: limits, compaction, continue-as-new
+	stepDone                 // the prompt ended; r.endRes/r.endErr hold the outcome
+)
+
+// execute runs the loop as a small step machine.
+func (r *run) execute(ctx workflow.Context) (PromptResult, error) {
+	if err := r.begin(ctx); err != nil {
+		return r.fail(ctx, err.Error())
+	}
+	next := stepModel
+	for next != stepDone {
+		if r.aborted && next != stepTools {
+			if r.agentRunning {
+				r.closeAgent(ctx, false, agent.StopReasonAborted, "")
+			}
+			r.end(r.finishAborted(ctx))
+			break
+		}
+		switch next {
+		case stepModel:
+			next = r.modelStep(ctx)
+		case stepTools:
+			next = r.toolStep(ctx)
+		case stepBoundary:
+			next = r.boundaryStep(ctx)
+		}
+	}
+	return r.endRes, r.endErr
+}
+
+// end records the prompt's outcome and stops the loop.
+func (r *run) end(res PromptResult, err error) step {
+	r.endRes, r.endErr = res, err
+	return stepDone
+}
+
+// modelStep calls the model for the current turn and decides what comes
+// next: the retry policy first (SPEC 1), then compaction for an overflow,
+// then the tool calls of the answer, or the end of the prompt.
+func (r *run) modelStep(ctx workflow.Context) step {
+	if err := r.deliverQueued(ctx); err != nil {
+		return r.end(r.fail(ctx, err.Error()))
+	}
+	r.openTurn(ctx)
+	res, view, err := r.callModel(ctx)
+	if err != nil {
+		return r.end(r.fail(ctx, err.Error()))
+	}
+	o := r.outcome(res)
+	d := r.chain.Decide(o, r.classify(ctx, o), r.settings)
+	// An overflow error goes to compaction; a successful answer that
+	// reports a silent overflow is handled by the threshold check.
+	overflow := d.Classification.Class == retry.ClassContextOverflow && res.StopReason == agent.StopReasonError
+	willRetry := d.Retry || (overflow && r.overflowRecoveryPossible())
+	// Tool calls are run whatever the stop reason of a complete answer
+	// (a length stop may carry calls cut short: they get error results),
+	// so no call is ever left without its result.
+	// An abort that lands while such an answer completes still goes
+	// through the tool step, which gives every call an aborted result
+	// (before versionStableIDs the calls were left without results, and
+	// providers refuse a session whose tool call has no result).
+	hasTools := len(res.ToolCalls) > 0 && (!r.aborted || r.version >= versionStableIDs) &&
+		res.StopReason != agent.StopReasonError && res.StopReason != agent.StopReasonAborted
+
+	if hasTools {
+		r.emitRetryEnd(ctx, d.End)
+		r.advance(res.EntryID)
+		r.batch, r.batchView = res, view
+		r.lastUsage = res.Usage
+		return stepTools
+	}
+	r.emit(ctx, agent.Event{Type: agent.EventTurnEnd, Turn: r.turn, EntryID: res.EntryID, Message: view})
+	answered := !d.Retry && !overflow && !r.aborted &&
+		res.StopReason != agent.StopReasonAborted && res.StopReason != agent.StopReasonError
+	if answered && r.queuedTurnDue(ctx) {
+		// A steer or follow-up message waits: the agent run goes on with
+		// it in a new turn instead of ending.
+		r.emitRetryEnd(ctx, d.End)
+		r.advance(res.EntryID)
+		r.lastUsage = res.Usage
+		r.answered = true
+		return stepBoundary
+	}
+	r.closeAgent(ctx, willRetry, res.StopReason, res.ErrorMessage)
+	r.emitRetryEnd(ctx, d.End)
+
+	if d.Retry {
+		if cont, result, err := r.retryAfterBackoff(ctx, &d, res); !cont {
+			return r.end(result, err)
+		}
+		return stepModel
+	}
+	switch {
+	case res.StopReason == agent.StopReasonAborted || r.aborted:
+		r.advance(res.EntryID)
+		return r.end(r.finishAborted(ctx))
+	case overflow:
+		// Never retried (SPEC 1): the compaction path decides.
+		if cont, result, err := r.checkCompaction(ctx, res); !cont {
+			return r.end(result, err)
+		}
+		return stepModel
+	case res.StopReason == agent.StopReasonError:
+		r.advance(res.EntryID)
+		msg := res.ErrorMessage
+		if d.End != nil && d.End.FinalError != "" {
+			msg = d.End.FinalError
+		}
+		return r.end(r.fail(ctx, msg))
+	}
+	r.advance(res.EntryID)
+	return r.completeTurn(ctx, res)
+}
+
+// boundaryStep runs between two turns of tool use: the turn limit, the
+// compaction threshold (checked after every answer, so a long job runs
+// past the context window), and continue-as-new for long histories.
+func (r *run) boundaryStep(ctx workflow.Context) step {
+	r.overflowRecovered = false
+	afterAnswer := r.answered
+	r.answered = false
+	// agent.maxTurns stops a model that keeps calling tools; a turn that
+	// answers a steer or follow-up message is the user's.
+	if max := r.in.Agent.MaxTurns; max > 0 && r.turn >= max && !afterAnswer && len(r.steering) == 0 {
+		r.closeAgent(ctx, false, agent.StopReasonToolUse, "")
+		return r.end(r.fail(ctx, fmt.Sprintf(MaxTurnsMessage, max)))
+	}
+	r.turn++
+	if r.thresholdReached(r.lastUsage) {
+		if out := r.compact(ctx, CompactionReasonThreshold, true); out.aborted {
+			r.closeAgent(ctx, false, agent.StopReasonAborted, "")
+			return r.end(r.finishAborted(ctx))
+		}
+	}
+	if r.shouldContinueAsNew(ctx) {
+		return r.end(r.continueAsNew(ctx))
+	}
+	return stepModel
+}
+
+// MaxTurnsMessage fails a prompt stopped by agent.maxTurns.
+const MaxTurnsMessage = "stopped after %d turns (agent.maxTurns): the model was still calling tools; " +
+	"send a follow-up prompt to let it continue, or raise agent.maxTurns"

@@ -1,0 +1,138 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/internal/tools"
+)
+
+// The options of every activity and child workflow the workflows run, in
+// one place.
+
+// policy retries with exponential backoff from initial, up to attempts
+// attempts, except for the error types named.
+func policy(initial time.Duration, attempts int32, nonRetryable ...string) *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{InitialInterval: initial, BackoffCoefficient: 2,
+		MaximumAttempts: attempts, NonRetryableErrorTypes: nonRetryable}
+}
+
+// modelOptions are the options of a model call (CallModel, Summarize).
+// One attempt: model errors come back as data and the workflow's retry
+// policy (a durable timer) is the only retry loop.
+func modelOptions(ctx workflow.Context, in PromptInput, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: in.modelTimeout(),
+		HeartbeatTimeout:    in.heartbeatTimeout(),
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		WaitForCancellation: true,
+		Summary:             summary,
+	})
+}
+
+// storeOptions are the options of session activities run as regular
+// activities (the Compact and DeleteSession workflows, and prompts
+// recorded before the tool loop). Session writes take milliseconds; a
+// short timeout bounds what a worker killed mid-write costs before
+// another one re-runs it. They are idempotent, so Temporal may retry
+// them; permanent failures (read-only or full disk) are non-retryable.
+func storeOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         policy(500*time.Millisecond, 5),
+	})
+}
+
+// localOptions are the options of the session's local activities.
+func localOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         policy(500*time.Millisecond, 5, activities.ErrTypeBadInput, activities.ErrTypeWorkspace),
+	})
+}
+
+// placed puts opts on the task queue of the session's tool host (host
+// placement: the work runs on the worker host that holds the workspace)
+// with the host wait as its schedule-to-start timeout; host "" leaves
+// them as they are (any worker).
+func placed(ctx workflow.Context, opts workflow.ActivityOptions, host string, waitMs int64) workflow.ActivityOptions {
+	if host != "" {
+		opts.TaskQueue = activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, host)
+		opts.ScheduleToStartTimeout = hostWaitOf(waitMs)
+	}
+	return opts
+}
+
+// hostWaitOf is tools.hostWaitMs or its default.
+func hostWaitOf(ms int64) time.Duration {
+	if ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return DefaultHostWait
+}
+
+// toolOptions are the activity options of one tool call: a deterministic
+// activity id derived from the call, heartbeats, retries only where a
+// second attempt cannot do harm (the tool's spec), and the host's queue.
+// A call that waited out its host wait is scheduled again under a new id
+// and a longer wait (hostWait).
+func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
+	id := "tool-" + c.resultID + "-" + sanitizeID(c.ref.ID)
+	opts := placed(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: c.spec.CallTimeout(c.ref.TimeoutSec, r.in.Tools.BashTimeoutMs),
+		HeartbeatTimeout:    r.in.heartbeatTimeout(),
+		RetryPolicy:         policy(time.Second, c.spec.Attempts, activities.ErrTypeBadInput, activities.ErrTypeWorkspace),
+		WaitForCancellation: true,
+		Summary:             shorten(c.ref.Name+" "+c.ref.Summary, 120),
+	}, r.toolHost, r.in.Tools.HostWaitMs)
+	if r.toolHost != "" && c.waits > 0 {
+		id += fmt.Sprintf("-wait%d", c.waits)
+		if workflow.GetVersion(ctx, changeHostWait, workflow.DefaultVersion, versionHostWaitBackoff) >= versionHostWaitBackoff {
+			opts.ScheduleToStartTimeout = hostWait(opts.ScheduleToStartTimeout, c.waits)
+		}
+	}
+	opts.ActivityID = id
+	return workflow.WithActivityOptions(ctx, opts)
+}
+
+// childOptions are the options of a tool call run as a child workflow
+// (tools.KindChildWorkflow): a workflow id derived from the prompt and the
+// call, the tool's timeout and attempts, and cancellation that waits for
+// the child to end, as a tool activity's does.
+func (r *run) childOptions(ctx workflow.Context, c *toolCall) workflow.Context {
+	return workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:          workflow.GetInfo(ctx).WorkflowExecution.ID + "-tool-" + c.resultID + "-" + sanitizeID(c.ref.ID),
+		WorkflowRunTimeout:  c.spec.CallTimeout(c.ref.TimeoutSec, r.in.Tools.BashTimeoutMs),
+		RetryPolicy:         policy(time.Second, c.spec.Attempts, activities.ErrTypeBadInput, activities.ErrTypeWorkspace),
+		WaitForCancellation: true,
+		StaticSummary:       shorten(c.ref.Name+" "+c.ref.Summary, 120),
+	})
+}
+
+// userBashOptions are the options of a command the user runs (the Bash
+// workflow): one attempt, since a command is never run twice, on the
+// session's tool host.
+func userBashOptions(ctx workflow.Context, in BashInput, host, entryID string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, placed(ctx, workflow.ActivityOptions{
+		ActivityID:          "bash-" + entryID,
+		StartToCloseTimeout: tools.SpecOf(tools.Bash).CallTimeout(0, in.TimeoutMs),
+		HeartbeatTimeout:    PromptInput{HeartbeatTimeoutMs: in.HeartbeatTimeoutMs}.heartbeatTimeout(),
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		WaitForCancellation: true,
+		Summary:             shorten(tools.Bash+" "+in.Command, 120),
+	}, host, in.HostWaitMs))
+}
+
+// deleteOptions are the options of the DeleteSession activity: removing
+// a directory tree of outputs may take longer than a store write; every
+// step is idempotent, so Temporal may retry it.
+func deleteOptions(ctx workflow.Context, host string, waitMs int64) workflow.Context {
+	return workflow.WithActivityOptions(ctx, placed(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         policy(time.Second, 5),
+	}, host, waitMs))
+}
