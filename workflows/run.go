@@ -271,6 +271,16 @@ func (r *run) eventsAfter(after int64) []agent.Event {
 	return out
 }
 
+// lastEvents is the last page of the run's events (see eventsAfter).
+func (r *run) lastEvents() []agent.Event {
+	i, size := len(r.events), 1
+	for i > 0 && size+r.eventSizes[i-1]+1 <= agent.EventsPageBytes {
+		i--
+		size += r.eventSizes[i] + 1
+	}
+	return append([]agent.Event(nil), r.events[i:]...)
+}
+
 // registerHandlers installs the queries.
 func (r *run) registerHandlers(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandlerWithOptions(ctx, agent.QueryState,

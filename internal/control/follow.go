@@ -198,6 +198,8 @@ type follower struct {
 	unreachableSince time.Time // Describe fails since
 	reported         string    // the wait message given to OnWait, "" when none
 	backoff          time.Duration
+	// results are the results of closed runs, by run id (nil: none).
+	results map[string]*workflows.PromptResult
 }
 
 type describeResult struct {
@@ -241,7 +243,10 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			(d != nil && (d.unseen || d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING))
 		if queried {
 			f.lastQuery = f.now()
-			evs, qerr = f.queryEvents(ctx, f.runID, f.after)
+			var ok bool
+			if evs, ok = f.resultEvents(ctx, d); !ok {
+				evs, qerr = f.queryEvents(ctx, f.runID, f.after)
+			}
 		}
 		if ctx.Err() != nil {
 			return agent.Event{}, ctx.Err()
@@ -319,6 +324,53 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 	}
 }
 
+// result is the result of run runID, read once: nil when the run closed
+// without one (terminated, timed out) or it cannot be read. Reading a
+// closed run's result needs no worker.
+func (f *follower) result(ctx context.Context, runID string) *workflows.PromptResult {
+	if res, ok := f.results[runID]; ok {
+		return res
+	}
+	cctx, cancel := context.WithTimeout(ctx, resultTimeout)
+	defer cancel()
+	res, _ := Result(cctx, f.k.Client.GetWorkflow(cctx, f.wfID, runID))
+	if res.Status == "" {
+		return nil // not a result: the events query reads the events
+	}
+	if f.results == nil {
+		f.results = map[string]*workflows.PromptResult{}
+	}
+	f.results[runID] = &res
+	return &res
+}
+
+// resultEvents returns the events after f.after of a run d saw closed
+// with a result (completed, failed, cancelled), read from the result's
+// last events instead of an events query a closed run answers only
+// through a worker (the follower stall of bench/RESULTS.md). ok is false
+// when the run is not closed so, or its result does not reach back to
+// f.after+1 (a bounded page): the events query reads those, page by
+// page, and the result the rest.
+func (f *follower) resultEvents(ctx context.Context, d *describeResult) (_ []agent.Event, ok bool) {
+	if d == nil {
+		return nil, false
+	}
+	switch d.status {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+	default:
+		return nil, false
+	}
+	res := f.result(ctx, f.runID)
+	if res == nil || len(res.LastEvents) == 0 || res.LastEvents[0].Seq > f.after+1 {
+		return nil, false
+	}
+	evs := res.LastEvents
+	for len(evs) > 0 && evs[0].Seq <= f.after {
+		evs = evs[1:]
+	}
+	return evs, true
+}
+
 // untilNext is the wait until the next query or Describe is due, at least
 // a millisecond. Polls keep their rate whatever the RPCs took.
 func (f *follower) untilNext() time.Duration {
@@ -393,6 +445,9 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 		}
 		// Its prompt_end is at or before f.after (an `events --after N`
 		// past the end): return it at once.
+		if res := f.result(ctx, f.runID); res != nil && len(res.LastEvents) > 0 && res.LastEvents[len(res.LastEvents)-1].Type == agent.EventPromptEnd {
+			return f.withUndelivered(ctx, f.runID, res.LastEvents[len(res.LastEvents)-1]), "", nil
+		}
 		if e, ok := f.promptEnd(ctx); ok {
 			return f.withUndelivered(ctx, f.runID, e), "", nil
 		}
