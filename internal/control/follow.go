@@ -2,7 +2,6 @@ package control
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -16,9 +15,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -129,15 +128,18 @@ func (k *Controller) Follow(ctx context.Context, sessionID, runID string, after 
 	return k.FollowFrom(ctx, sessionID, runID, after, nil, fn)
 }
 
+// IsLive reports whether e is a live event (live.IsLive).
+func IsLive(e agent.Event) bool { return live.IsLive(e) }
+
 // LiveCursor is what a client already has of the live output of running
 // calls (per message and content block, the bytes it got). A client that
 // follows again after a failure passes the cursor of its previous Follow
 // to FollowFrom: the new Follow then sends only the text past what the
 // client has, instead of the running call's text from its start again.
-type LiveCursor struct{ s *liveStream }
+type LiveCursor = live.Cursor
 
 // NewLiveCursor is the cursor of a client that has no live output yet.
-func NewLiveCursor() *LiveCursor { return &LiveCursor{s: newLiveStream()} }
+func NewLiveCursor() *LiveCursor { return live.NewCursor() }
 
 // FollowFrom is Follow for a client that already has the live output
 // cur records (nil: none). Follow calls must not share a cursor at the
@@ -148,7 +150,7 @@ func (k *Controller) FollowFrom(ctx context.Context, sessionID, runID string, af
 	}
 	f := &follower{
 		k: k, session: sessionID, wfID: workflows.WorkflowID(sessionID), runID: runID,
-		after: after, fn: fn, live: cur.s,
+		after: after, fn: fn, live: cur,
 		poll: orDefault(k.PollInterval, DefaultPollInterval), stream: k.StreamInterval,
 		status:       orDefault(k.StatusInterval, DefaultStatusInterval),
 		unreachable:  orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout),
@@ -180,7 +182,7 @@ type follower struct {
 	runID            string
 	after            int64
 	fn               func(agent.Event)
-	live             *liveStream
+	live             *live.Cursor
 	dc               converter.DataConverter
 	now              func() time.Time
 	poll, stream     time.Duration
@@ -205,16 +207,11 @@ type follower struct {
 type describeResult struct {
 	status  enumspb.WorkflowExecutionStatus
 	runID   string
-	pending []*pendingSnapshot
+	pending []live.Stamped
 	// unseen: a snapshot is of an entry the live stream has no event of
 	// yet (its live events must follow an events query, so that they come
 	// after the entry's message_start).
 	unseen bool
-}
-
-type pendingSnapshot struct {
-	snap activities.StreamSnapshot
-	at   time.Time
 }
 
 func (f *follower) run(ctx context.Context) (agent.Event, error) {
@@ -409,12 +406,12 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 			// rather than wait forever.
 			f.after = e.Seq - 1
 		}
-		for _, u := range f.live.finish(e) { // the words after the last snapshot
+		for _, u := range f.live.Finish(e) { // the words after the last snapshot
 			u.Seq, u.Time = f.after, e.Time
 			f.fn(u)
 		}
 		f.after = e.Seq
-		f.live.observe(e)
+		f.live.Observe(e)
 		e = f.withUndelivered(ctx, f.runID, e)
 		f.fn(e)
 		if e.Type == agent.EventPromptEnd {
@@ -486,49 +483,44 @@ func (f *follower) describe(ctx context.Context) (*describeResult, error) {
 		return nil, err
 	}
 	f.reachable()
-	return f.snapshots(resp, sent), nil
+	return f.snapshots(ctx, resp, sent), nil
 }
 
-// snapshots decodes the stream snapshots of the pending activities (an
-// activity without one has none) of a Describe sent at sent, and tells
-// the beat clock their heartbeat times. Details this converter cannot
-// decode at all (another payload codec key, or none) are told to OnWait
-// once: live output is then off.
-func (f *follower) snapshots(resp *workflowservice.DescribeWorkflowExecutionResponse, sent time.Time) *describeResult {
+// snapshots reads the live output of the run a Describe sent at sent saw
+// (resp): from the Controller's live.Source when it has one, else from
+// the pending activities' heartbeat details in resp (the heartbeat
+// reader, without another RPC). It tells the beat clock when each call
+// published.
+func (f *follower) snapshots(ctx context.Context, resp *workflowservice.DescribeWorkflowExecutionResponse, sent time.Time) *describeResult {
 	info := resp.GetWorkflowExecutionInfo()
 	d := &describeResult{status: info.GetStatus(), runID: info.GetExecution().GetRunId()}
-	pas := resp.GetPendingActivities()
-	f.fast = f.stream > 0 && len(pas) > 0
-	beats := map[string]time.Time{}
-	for _, pa := range pas {
-		details := pa.GetHeartbeatDetails()
-		if len(details.GetPayloads()) == 0 || f.stream <= 0 {
-			continue
-		}
-		var raw json.RawMessage
-		if err := f.dc.FromPayloads(details, &raw); err != nil {
+	if f.stream <= 0 {
+		return d
+	}
+	if f.k.Live == nil {
+		var err error
+		if d.pending, err = heartbeatSnapshots(resp, f.dc); err != nil {
 			f.cannotDecode(err)
-			continue
 		}
-		var snap activities.StreamSnapshot
-		if err := json.Unmarshal(raw, &snap); err != nil {
-			continue // not a stream snapshot (another activity's details)
+	} else if d.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		// A failed read leaves this round without live output: the next
+		// read brings it, and the workflow events stay authoritative.
+		d.pending, _ = f.k.Live.Read(ctx, f.wfID, d.runID)
+	}
+	f.fast = len(d.pending) > 0 || (f.k.Live == nil && len(resp.GetPendingActivities()) > 0)
+	beats := map[string]time.Time{}
+	for i, p := range d.pending {
+		if p.At.IsZero() {
+			d.pending[i].At = f.now()
+		} else if p.Call != "" {
+			beats[p.Call] = p.At
 		}
-		if snap.Kind != activities.SnapshotModel && snap.Kind != activities.SnapshotTool {
-			continue
-		}
-		at := f.now()
-		if t := pa.GetLastHeartbeatTime(); t != nil {
-			at = t.AsTime()
-			beats[pa.GetActivityId()] = at
-		}
-		d.pending = append(d.pending, &pendingSnapshot{snap: snap, at: at})
-		if !f.live.known(snap) {
+		if !f.live.Known(p.Snapshot) {
 			d.unseen = true
 		}
 	}
 	f.beats.observe(sent, f.now(), beats)
-	sort.SliceStable(d.pending, func(i, j int) bool { return d.pending[i].at.Before(d.pending[j].at) })
+	sort.SliceStable(d.pending, func(i, j int) bool { return d.pending[i].At.Before(d.pending[j].At) })
 	return d
 }
 
@@ -751,12 +743,12 @@ func (f *follower) emitLive(d *describeResult, queried bool) {
 		return
 	}
 	for _, p := range d.pending {
-		if !queried && !f.live.known(p.snap) {
+		if !queried && !f.live.Known(p.Snapshot) {
 			continue
 		}
-		for _, e := range f.live.diff(p.snap) {
+		for _, e := range f.live.Diff(p.Snapshot) {
 			e.Seq = f.after
-			e.Time = p.at.UTC()
+			e.Time = p.At.UTC()
 			f.fn(e)
 		}
 	}

@@ -21,8 +21,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
 )
 
@@ -45,7 +45,7 @@ type fakeRun struct {
 	id      string
 	status  enumspb.WorkflowExecutionStatus
 	events  []agent.Event
-	pending []activities.StreamSnapshot
+	pending []live.Snapshot
 	beats   map[string]time.Time // when each pending snapshot was first seen
 }
 
@@ -452,11 +452,11 @@ func TestFollow_DescribeFailingAloneIsNoOutage(t *testing.T) {
 
 // StreamInterval < 0: no live events, only the workflow's.
 func TestFollow_StreamingOff(t *testing.T) {
-	acc := activities.NewModelStream("a1", 0)
+	acc := live.NewModel("a1", 0)
 	acc.Add(llmDelta("piece"))
 	start := agent.Event{Type: agent.EventMessageStart, Seq: 2, EntryID: "a1"}
 	f := newFake(&fakeRun{id: "r1", events: []agent.Event{start, {Type: agent.EventPromptEnd, Seq: 3}},
-		pending: []activities.StreamSnapshot{acc.Snapshot()}})
+		pending: []live.Snapshot{acc.Snapshot()}})
 	k := fastController(f)
 	k.StreamInterval = -1
 	r := &recorder{}
@@ -465,7 +465,7 @@ func TestFollow_StreamingOff(t *testing.T) {
 	}
 }
 
-func llmDelta(s string) llm.Delta { return llm.Delta{Type: llm.DeltaText, Delta: s} }
+func llmDelta(s string) llm.Delta { return llm.Delta{Type: agent.DeltaText, Delta: s} }
 
 // Live output is read as heartbeats land, not at the events poll: with
 // heartbeats every 100 ms and a 500 ms poll, the follower passes a new
@@ -494,14 +494,14 @@ func TestFollow_ReadsLiveOutputAsHeartbeatsLand(t *testing.T) {
 		})
 		done <- err
 	}()
-	acc := activities.NewModelStream("a1", 0)
+	acc := live.NewModel("a1", 0)
 	set := map[int]time.Time{}
 	t0 := time.Now()
 	const pieces = 30
 	for i := 1; i <= pieces; i++ {
 		time.Sleep(time.Until(t0.Add(time.Duration(i) * 100 * time.Millisecond)))
 		acc.Add(llmDelta(fmt.Sprintf("piece %d.", i)))
-		f.do(func() { f.runs["r1"].pending = []activities.StreamSnapshot{acc.Snapshot()} })
+		f.do(func() { f.runs["r1"].pending = []live.Snapshot{acc.Snapshot()} })
 		set[i] = time.Now()
 	}
 	time.Sleep(200 * time.Millisecond)

@@ -158,13 +158,13 @@ func (c *completer) update(e agent.Event) *agent.Message {
 	}
 	b := &p.msg.Content[d.ContentIndex]
 	switch d.Type {
-	case llm.DeltaText:
+	case agent.DeltaText:
 		b.Type = agent.BlockText
 		b.Text += d.Delta
-	case llm.DeltaThinking:
+	case agent.DeltaThinking:
 		b.Type = agent.BlockThinking
 		b.Text += d.Delta
-	case llm.DeltaToolCall:
+	case agent.DeltaToolCall:
 		tc := agent.ToolCall{}
 		if b.ToolCall != nil {
 			tc = *b.ToolCall

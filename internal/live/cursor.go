@@ -1,13 +1,11 @@
-package control
+package live
 
 import (
 	"encoding/json"
 	"sort"
 	"strings"
 
-	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/llm"
 )
 
 // IsLive reports whether e is a live event (message_update,
@@ -19,8 +17,8 @@ func IsLive(e agent.Event) bool {
 	return e.Type == agent.EventMessageUpdate || e.Type == agent.EventToolExecutionUpdate
 }
 
-// liveStream turns the successive snapshots of running activities
-// (activities.StreamSnapshot) into live events, given the workflow events
+// Cursor turns the successive snapshots of running activities
+// (Snapshot) into live events, given the workflow events
 // delivered so far. It is pure: no clock, no I/O.
 //
 // Rules:
@@ -43,7 +41,7 @@ func IsLive(e agent.Event) bool {
 //     client missed bytes (a late attach, or more than the snapshot's tail
 //     streamed between two reads): message_end is then the only whole
 //     text.
-type liveStream struct {
+type Cursor struct {
 	entries map[string]*liveEntry
 	// ended holds the entry ids and "tool:"+call ids whose end event was
 	// delivered.
@@ -82,15 +80,15 @@ type liveBlock struct {
 // complete it at message_end.
 const maxKeptBytes = 4 << 20
 
-func newLiveStream() *liveStream {
-	return &liveStream{entries: map[string]*liveEntry{}, ended: map[string]bool{}, args: map[string]json.RawMessage{}}
+func NewCursor() *Cursor {
+	return &Cursor{entries: map[string]*liveEntry{}, ended: map[string]bool{}, args: map[string]json.RawMessage{}}
 }
 
 func toolKey(callID string) string { return "tool:" + callID }
 
 // observe updates the stream with a workflow event delivered to the
 // client.
-func (s *liveStream) observe(e agent.Event) {
+func (s *Cursor) Observe(e agent.Event) {
 	switch e.Type {
 	case agent.EventTurnStart:
 		s.turnAttempt = 0
@@ -124,9 +122,9 @@ func (s *liveStream) observe(e agent.Event) {
 // known reports whether the client got live events of snap's entry (or
 // its end event): its next live events may go out without a fresh events
 // query.
-func (s *liveStream) known(snap activities.StreamSnapshot) bool {
+func (s *Cursor) Known(snap Snapshot) bool {
 	key := snap.EntryID
-	if snap.Kind == activities.SnapshotTool && key == "" {
+	if snap.Kind == KindTool && key == "" {
 		key = toolKey(snap.ToolCallID)
 	}
 	return s.ended[key] || s.entries[key] != nil
@@ -134,17 +132,17 @@ func (s *liveStream) known(snap activities.StreamSnapshot) bool {
 
 // diff returns the live events that bring the client from what it has to
 // snap, and records that it has them. The events have no Seq or Time.
-func (s *liveStream) diff(snap activities.StreamSnapshot) []agent.Event {
+func (s *Cursor) Diff(snap Snapshot) []agent.Event {
 	switch snap.Kind {
-	case activities.SnapshotModel:
+	case KindModel:
 		return s.diffModel(snap)
-	case activities.SnapshotTool:
+	case KindTool:
 		return s.diffTool(snap)
 	}
 	return nil
 }
 
-func (s *liveStream) diffModel(snap activities.StreamSnapshot) []agent.Event {
+func (s *Cursor) diffModel(snap Snapshot) []agent.Event {
 	if snap.EntryID == "" || s.ended[snap.EntryID] || snap.Attempt < s.turnAttempt {
 		return nil
 	}
@@ -161,11 +159,11 @@ func (s *liveStream) diffModel(snap activities.StreamSnapshot) []agent.Event {
 		e = &liveEntry{attempt: snap.Attempt, have: map[int]int{}, blocks: map[int]*liveBlock{}}
 		s.entries[snap.EntryID] = e
 	}
-	blocks := append([]activities.SnapshotBlock(nil), snap.Blocks...)
+	blocks := append([]Block(nil), snap.Blocks...)
 	sort.SliceStable(blocks, func(i, j int) bool { return blocks[i].Index < blocks[j].Index })
 	var out []agent.Event
 	for _, b := range blocks {
-		typ := activities.DeltaType(b.Type)
+		typ := deltaType(b.Type)
 		if typ == "" || b.Offset < 0 {
 			continue
 		}
@@ -196,7 +194,7 @@ func (s *liveStream) diffModel(snap activities.StreamSnapshot) []agent.Event {
 }
 
 // keep records a delta the client gets of block b.
-func (e *liveEntry) keep(b activities.SnapshotBlock, typ, delta string) {
+func (e *liveEntry) keep(b Block, typ, delta string) {
 	lb := e.blocks[b.Index]
 	if lb == nil {
 		lb = &liveBlock{typ: typ}
@@ -223,7 +221,7 @@ func (e *liveEntry) keep(b activities.SnapshotBlock, typ, delta string) {
 // of the message, missed some of its bytes, or got text end does not
 // start with (a superseded attempt). Thinking is not in message_end, so
 // it is not completed.
-func (s *liveStream) finish(end agent.Event) []agent.Event {
+func (s *Cursor) Finish(end agent.Event) []agent.Event {
 	m := end.Message
 	e := s.entries[end.EntryID]
 	if end.Type != agent.EventMessageEnd || m == nil || m.Role != agent.RoleAssistant || e == nil || len(e.blocks) == 0 || e.gapped {
@@ -240,10 +238,10 @@ func (s *liveStream) finish(end agent.Event) []agent.Event {
 	calls := map[string]int{}
 	for _, i := range indexes {
 		switch b := e.blocks[i]; b.typ {
-		case llm.DeltaText:
+		case agent.DeltaText:
 			got.WriteString(b.text.String())
 			textIndex = i
-		case llm.DeltaToolCall:
+		case agent.DeltaToolCall:
 			calls[b.toolCallID] = i
 		}
 	}
@@ -264,7 +262,7 @@ func (s *liveStream) finish(end agent.Event) []agent.Event {
 			textIndex = next
 			next++
 		}
-		add(llm.DeltaText, textIndex, rest, "", "")
+		add(agent.DeltaText, textIndex, rest, "", "")
 	}
 	for _, c := range m.Content {
 		tc := c.ToolCall
@@ -280,13 +278,13 @@ func (s *liveStream) finish(end agent.Event) []agent.Event {
 			next++
 		}
 		if rest, ok := strings.CutPrefix(string(tc.Arguments), had); ok && rest != "" {
-			add(llm.DeltaToolCall, i, rest, tc.ID, tc.Name)
+			add(agent.DeltaToolCall, i, rest, tc.ID, tc.Name)
 		}
 	}
 	return out
 }
 
-func (s *liveStream) diffTool(snap activities.StreamSnapshot) []agent.Event {
+func (s *Cursor) diffTool(snap Snapshot) []agent.Event {
 	key := snap.EntryID
 	if key == "" {
 		key = toolKey(snap.ToolCallID)
