@@ -58,22 +58,15 @@ type liveEntry struct {
 	// have is, per content index, how many bytes of the block's text the
 	// client has.
 	have map[int]int
-	// blocks are, per content index, the type, tool call and text of the
-	// blocks the client got deltas of (text and arguments kept for finish,
-	// up to maxKeptBytes in all).
-	blocks map[int]*liveBlock
-	kept   int
+	// got is what the client got of the message (for finish: its text
+	// and arguments, up to maxKeptBytes in all).
+	got  *Partial
+	kept int
 	// gapped: the client missed bytes of a block (finish cannot complete
 	// the text), or the kept text outgrew maxKeptBytes.
 	gapped bool
 	// output is the tool output last sent.
 	output string
-}
-
-type liveBlock struct {
-	typ                  string // a delta type
-	toolCallID, toolName string
-	text                 strings.Builder
 }
 
 // maxKeptBytes bounds the text a follower keeps per streaming message to
@@ -156,7 +149,7 @@ func (s *Cursor) diffModel(snap Snapshot) []agent.Event {
 	}
 	e := s.entries[snap.EntryID]
 	if e == nil || e.attempt < snap.Attempt {
-		e = &liveEntry{attempt: snap.Attempt, have: map[int]int{}, blocks: map[int]*liveBlock{}}
+		e = &liveEntry{attempt: snap.Attempt, have: map[int]int{}, got: NewPartial(snap.EntryID, snap.Attempt)}
 		s.entries[snap.EntryID] = e
 	}
 	blocks := append([]Block(nil), snap.Blocks...)
@@ -179,38 +172,25 @@ func (s *Cursor) diffModel(snap Snapshot) []agent.Event {
 			e.gapped = true
 		}
 		e.have[b.Index] = end
-		delta := b.Tail[start:]
-		e.keep(b, typ, delta)
-		out = append(out, agent.Event{
-			Type:    agent.EventMessageUpdate,
-			EntryID: snap.EntryID,
-			AssistantMessageEvent: &agent.AssistantMessageEvent{
-				Type: typ, ContentIndex: b.Index, Delta: delta, Attempt: snap.Attempt,
-				ToolCallID: b.ToolCallID, ToolName: b.ToolName, OutputTokens: snap.OutputTokens,
-			},
-		})
+		ev := agent.AssistantMessageEvent{
+			Type: typ, ContentIndex: b.Index, Delta: b.Tail[start:], Attempt: snap.Attempt,
+			ToolCallID: b.ToolCallID, ToolName: b.ToolName, OutputTokens: snap.OutputTokens,
+		}
+		e.keep(ev)
+		out = append(out, agent.Event{Type: agent.EventMessageUpdate, EntryID: snap.EntryID, AssistantMessageEvent: &ev})
 	}
 	return out
 }
 
-// keep records a delta the client gets of block b.
-func (e *liveEntry) keep(b Block, typ, delta string) {
-	lb := e.blocks[b.Index]
-	if lb == nil {
-		lb = &liveBlock{typ: typ}
-		e.blocks[b.Index] = lb
-	}
-	if lb.toolCallID == "" {
-		lb.toolCallID, lb.toolName = b.ToolCallID, b.ToolName
-	}
-	if e.gapped {
-		return
-	}
-	if e.kept += len(delta); e.kept > maxKeptBytes {
+// keep records a delta the client gets, while what it got is whole and
+// within maxKeptBytes.
+func (e *liveEntry) keep(d agent.AssistantMessageEvent) {
+	if e.kept += len(d.Delta); e.kept > maxKeptBytes {
 		e.gapped = true
-		return
 	}
-	lb.text.WriteString(delta)
+	if !e.gapped {
+		e.got.Add(d)
+	}
 }
 
 // finish returns the live events that complete what the client got of
@@ -224,25 +204,24 @@ func (e *liveEntry) keep(b Block, typ, delta string) {
 func (s *Cursor) Finish(end agent.Event) []agent.Event {
 	m := end.Message
 	e := s.entries[end.EntryID]
-	if end.Type != agent.EventMessageEnd || m == nil || m.Role != agent.RoleAssistant || e == nil || len(e.blocks) == 0 || e.gapped {
+	if end.Type != agent.EventMessageEnd || m == nil || m.Role != agent.RoleAssistant || e == nil || e.gapped {
 		return nil
 	}
-	indexes := make([]int, 0, len(e.blocks))
-	for i := range e.blocks {
-		indexes = append(indexes, i)
+	blocks := e.got.Blocks()
+	if len(blocks) == 0 {
+		return nil
 	}
-	sort.Ints(indexes)
-	next := indexes[len(indexes)-1] + 1 // for a block the client has not seen
+	next := blocks[len(blocks)-1].Index + 1 // for a block the client has not seen
 	var got strings.Builder
 	textIndex := -1
-	calls := map[string]int{}
-	for _, i := range indexes {
-		switch b := e.blocks[i]; b.typ {
+	calls := map[string]*PartialBlock{}
+	for _, b := range blocks {
+		switch b.Type {
 		case agent.DeltaText:
-			got.WriteString(b.text.String())
-			textIndex = i
+			got.WriteString(b.Text())
+			textIndex = b.Index
 		case agent.DeltaToolCall:
-			calls[b.toolCallID] = i
+			calls[b.ToolCallID] = b
 		}
 	}
 	tokens := 0
@@ -269,12 +248,10 @@ func (s *Cursor) Finish(end agent.Event) []agent.Event {
 		if c.Type != agent.BlockToolCall || tc == nil {
 			continue
 		}
-		i, seen := calls[tc.ID]
-		had := ""
-		if seen {
-			had = e.blocks[i].text.String()
+		i, had := next, ""
+		if b := calls[tc.ID]; b != nil {
+			i, had = b.Index, b.Text()
 		} else {
-			i = next
 			next++
 		}
 		if rest, ok := strings.CutPrefix(string(tc.Arguments), had); ok && rest != "" {
