@@ -9,8 +9,8 @@ import (
 )
 
 // IsLive reports whether e is a live event (message_update,
-// tool_execution_update): made by Follow from a running activity's
-// heartbeat details, not workflow state. A live event carries the seq of
+// tool_execution_update): made by a follower from running calls'
+// snapshots, not workflow state. A live event carries the seq of
 // the last workflow event delivered before it, so a consumer that drops
 // events with a seq it has already seen must let live events through.
 func IsLive(e agent.Event) bool {
@@ -73,13 +73,14 @@ type liveEntry struct {
 // complete it at message_end.
 const maxKeptBytes = 4 << 20
 
+// NewCursor is the cursor of a client that has no live output yet.
 func NewCursor() *Cursor {
 	return &Cursor{entries: map[string]*liveEntry{}, ended: map[string]bool{}, args: map[string]json.RawMessage{}}
 }
 
 func toolKey(callID string) string { return "tool:" + callID }
 
-// observe updates the stream with a workflow event delivered to the
+// Observe updates the cursor with a workflow event delivered to the
 // client.
 func (s *Cursor) Observe(e agent.Event) {
 	switch e.Type {
@@ -112,7 +113,7 @@ func (s *Cursor) Observe(e agent.Event) {
 	}
 }
 
-// known reports whether the client got live events of snap's entry (or
+// Known reports whether the client got live events of snap's entry (or
 // its end event): its next live events may go out without a fresh events
 // query.
 func (s *Cursor) Known(snap Snapshot) bool {
@@ -123,7 +124,7 @@ func (s *Cursor) Known(snap Snapshot) bool {
 	return s.ended[key] || s.entries[key] != nil
 }
 
-// diff returns the live events that bring the client from what it has to
+// Diff returns the live events that bring the client from what it has to
 // snap, and records that it has them. The events have no Seq or Time.
 func (s *Cursor) Diff(snap Snapshot) []agent.Event {
 	switch snap.Kind {
@@ -193,7 +194,7 @@ func (e *liveEntry) keep(d agent.AssistantMessageEvent) {
 	}
 }
 
-// finish returns the live events that complete what the client got of
+// Finish returns the live events that complete what the client got of
 // the streamed message end (an assistant message_end about to be
 // delivered) to end's text and tool-call arguments, one per block that
 // lacks bytes: text deltas concatenate to Message.Text(), the deltas of a

@@ -16,6 +16,7 @@ import (
 // of bench/RESULTS.md). Every worker is stopped after the prompt ends;
 // following from the start, from within and past the end each returns at
 // once, with the events the events query gave while the worker ran.
+// Spec 13.11.8.
 func TestIntegration_FinishedPromptReadableWithoutWorker(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker()
@@ -33,7 +34,7 @@ func TestIntegration_FinishedPromptReadableWithoutWorker(t *testing.T) {
 // events do not all fit, the follower reads the earlier ones with the
 // events query, page by page, and the rest from the result; every event
 // once, in order. With no worker, the events the result holds are still
-// read at once.
+// read at once. Spec 13.11.8.
 func TestIntegration_FinishedPromptPagesPastItsResult(t *testing.T) {
 	e := newEnv(t)
 	e.s.Scripted.StreamDelayMs = 0
