@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
@@ -145,7 +146,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 
 	// The answer so far is the heartbeat's details: clients read it while
 	// the call runs (live output), and it never enters history.
-	stream := NewModelStream(in.EntryID, req.Attempt)
+	stream := live.NewModel(in.EntryID, req.Attempt)
 	req.OnDelta = func(d llm.Delta) {
 		if d.OutputTokens > 0 {
 			stream.SetOutputTokens(d.OutputTokens)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+
+	"github.com/durableagent/durableagent/internal/live"
 )
 
 // heartbeater records heartbeats until stop is called. A heartbeat tells
@@ -14,7 +16,7 @@ import (
 // the activity's live output: the server keeps only the latest details,
 // in the workflow's mutable state, never in history.
 //
-// Details that are a live stream (*StreamAccumulator) are recorded as soon
+// Details that are a live stream (*live.Accumulator) are recorded as soon
 // as they change, at most every recordGap, and at least every interval;
 // other details on a ticker at the interval. Recording is local: the SDK
 // sends at most one heartbeat RPC per throttle interval
@@ -34,9 +36,9 @@ type heartbeater struct {
 }
 
 // liveDetails are details that change while the activity runs and say
-// when (a *StreamAccumulator).
+// when (a *live.Accumulator).
 type liveDetails interface {
-	Snapshot() StreamSnapshot
+	Snapshot() live.Snapshot
 	Changed() <-chan struct{}
 }
 

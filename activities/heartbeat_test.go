@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/session"
@@ -16,16 +18,16 @@ import (
 // beatLog records the heartbeats of startHeartbeat.
 type beatLog struct {
 	mu    sync.Mutex
-	snaps []StreamSnapshot
+	snaps []live.Snapshot
 }
 
 func (l *beatLog) record(_ context.Context, details ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.snaps = append(l.snaps, details[0].(StreamSnapshot))
+	l.snaps = append(l.snaps, details[0].(live.Snapshot))
 }
 
-func (l *beatLog) get() (int, StreamSnapshot) {
+func (l *beatLog) get() (int, live.Snapshot) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.snaps), l.snaps[len(l.snaps)-1]
@@ -45,11 +47,11 @@ func (l *beatLog) count() int {
 func TestHeartbeat_RecordsAStreamWhenItChanges(t *testing.T) {
 	log := &beatLog{}
 	a := &Activities{HeartbeatInterval: 300 * time.Millisecond, recordHeartbeat: log.record}
-	acc := NewModelStream("a1", 0)
+	acc := live.NewModel("a1", 0)
 	h := a.startHeartbeat(context.Background(), acc)
 	defer h.stop()
 
-	acc.Add(llm.Delta{Type: llm.DeltaText, Delta: "Hi"})
+	acc.Add(llm.Delta{Type: agent.DeltaText, Delta: "Hi"})
 	time.Sleep(150 * time.Millisecond)
 	if n := log.count(); n != 0 {
 		t.Fatalf("%d records in the first 150 ms of a 300 ms interval, want none", n)
@@ -58,14 +60,14 @@ func TestHeartbeat_RecordsAStreamWhenItChanges(t *testing.T) {
 	if n, last := log.get(); n != 1 || last.Blocks[0].Tail != "Hi" {
 		t.Fatalf("after the first interval: %d records, last %+v; want the snapshot so far", n, last)
 	}
-	acc.Add(llm.Delta{Type: llm.DeltaText, Delta: "Hello"})
+	acc.Add(llm.Delta{Type: agent.DeltaText, Delta: "Hello"})
 	time.Sleep(40 * time.Millisecond)
 	n, last := log.get()
 	if n != 2 || len(last.Blocks) != 1 || last.Blocks[0].Tail != "HiHello" {
 		t.Fatalf("40 ms after a change: %d records, last %+v; want it recorded", n, last)
 	}
 	for range 100 {
-		acc.Add(llm.Delta{Type: llm.DeltaText, Delta: "."})
+		acc.Add(llm.Delta{Type: agent.DeltaText, Delta: "."})
 	}
 	time.Sleep(120 * time.Millisecond)
 	n2, last := log.get()
@@ -120,20 +122,20 @@ func TestCallModel_HeartbeatDetailsCarryTheSnapshot(t *testing.T) {
 	lengths := map[int]bool{}
 	prev := 0
 	for i, s := range snaps {
-		if s.Kind != SnapshotModel || s.EntryID != "a1" || s.Attempt != 1 {
+		if s.Kind != live.KindModel || s.EntryID != "a1" || s.Attempt != 1 {
 			t.Fatalf("snapshot %d: %+v, want model a1 attempt 1", i, s)
 		}
 		if len(s.Blocks) == 0 {
 			continue
 		}
 		b := s.Blocks[0]
-		if len(s.Blocks) != 1 || b.Index != 0 || b.Type != BlockText || b.Offset != 0 || !strings.HasPrefix(reply, b.Tail) {
+		if len(s.Blocks) != 1 || b.Index != 0 || b.Type != agent.BlockText || b.Offset != 0 || !strings.HasPrefix(reply, b.Tail) {
 			t.Fatalf("snapshot %d blocks %+v, want one text block, a prefix of the reply", i, s.Blocks)
 		}
 		if len(b.Tail) < prev {
 			t.Fatalf("snapshot %d: text shrank from %d to %d bytes", i, prev, len(b.Tail))
 		}
-		if s.OutputTokens != EstimateTokens(len(b.Tail)) {
+		if s.OutputTokens != live.EstimateTokens(len(b.Tail)) {
 			t.Fatalf("snapshot %d: %d output tokens for %d bytes", i, s.OutputTokens, len(b.Tail))
 		}
 		prev = len(b.Tail)

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 )
@@ -270,7 +271,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 
 // execute runs the tool with heartbeats; bash publishes its output tail.
 func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToolInput) tools.Result {
-	stream := NewToolStream(in.ResultEntryID, call.ID, call.Name)
+	stream := live.NewTool(in.ResultEntryID, call.ID, call.Name)
 	hb := a.startHeartbeat(ctx, stream) // records the output tail as it changes
 	defer hb.stop()
 	// The worker's secrets leave no tool's output: not the stored result,

@@ -86,9 +86,17 @@ type ToolResult struct {
 	Details map[string]any `json:"details,omitempty"`
 }
 
+// Delta types of message_update (AssistantMessageEvent.Type), as the
+// terminal agent names them; providers stream pieces of these types.
+const (
+	DeltaText     = "text_delta"
+	DeltaThinking = "thinking_delta"
+	DeltaToolCall = "toolcall_delta"
+)
+
 // AssistantMessageEvent is the streamed piece of a message_update.
 type AssistantMessageEvent struct {
-	// Type is "text_delta", "thinking_delta" or "toolcall_delta".
+	// Type is DeltaText, DeltaThinking or DeltaToolCall.
 	Type         string `json:"type"`
 	ContentIndex int    `json:"contentIndex"`
 	Delta        string `json:"delta"`

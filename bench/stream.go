@@ -528,7 +528,7 @@ func (b *streamBatch) follow(ctx context.Context, c *streamCall) error {
 		now := time.Now()
 		switch {
 		case e.Type == agent.EventMessageUpdate && e.AssistantMessageEvent != nil &&
-			e.AssistantMessageEvent.Type == llm.DeltaText:
+			e.AssistantMessageEvent.Type == agent.DeltaText:
 			live.WriteString(e.AssistantMessageEvent.Delta)
 			c.live = append(c.live, liveMark{end: live.Len(), at: now})
 		case e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleAssistant:
@@ -888,7 +888,7 @@ func (b *streamBatch) signals(ctx context.Context, pieces []string) (StreamSigna
 				time.Sleep(d)
 			}
 			sig := streamSignal{EntryID: "entry-0123456789abcdef",
-				Event: agent.AssistantMessageEvent{Type: llm.DeltaText, Delta: p}}
+				Event: agent.AssistantMessageEvent{Type: agent.DeltaText, Delta: p}}
 			if err := b.h.c.SignalWorkflow(ctx, id, run.GetRunID(), streamSignalName, sig); err != nil {
 				return 0, 0, 0, fmt.Errorf("signal %d to %s: %w", i, id, err)
 			}
@@ -1276,7 +1276,7 @@ func (p *tapProvider) Complete(ctx context.Context, req llm.Request) agent.Messa
 	}
 	req.OnDelta = func(d llm.Delta) {
 		switch {
-		case d.Type != llm.DeltaText:
+		case d.Type != agent.DeltaText:
 			if onDelta != nil {
 				onDelta(d)
 			}
@@ -1288,7 +1288,7 @@ func (p *tapProvider) Complete(ctx context.Context, req llm.Request) agent.Messa
 	}
 	msg := p.inner.Complete(ctx, req)
 	if held.Len() > 0 {
-		emit(llm.Delta{Type: llm.DeltaText, Delta: held.String()})
+		emit(llm.Delta{Type: agent.DeltaText, Delta: held.String()})
 	}
 	rec.EndNs = time.Now().UnixNano()
 	if activity.IsActivity(ctx) {

@@ -96,3 +96,15 @@ func (a *eventsArg) UnmarshalJSON(b []byte) error {
 	a.AfterSeq = *obj.AfterSeq
 	return nil
 }
+
+// lastEvents is the last page of the run's events (see eventsAfter): a
+// finished prompt's result carries it, so a follower reads them without a
+// worker.
+func (l *eventLog) lastEvents() []agent.Event {
+	i, size := len(l.events), 1
+	for i > 0 && size+l.sizes[i-1]+1 <= agent.EventsPageBytes {
+		i--
+		size += l.sizes[i] + 1
+	}
+	return append([]agent.Event(nil), l.events[i:]...)
+}

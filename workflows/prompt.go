@@ -399,14 +399,14 @@ func (r *run) complete(ctx workflow.Context, text string) (PromptResult, error) 
 	workflow.SetCurrentDetails(ctx, "")
 	r.status = agent.StatusCompleted
 	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: r.status})
-	return PromptResult{Status: r.status, Text: text, LeafID: r.leafID, Events: r.seq}, nil
+	return PromptResult{Status: r.status, Text: text, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents()}, nil
 }
 
 func (r *run) fail(ctx workflow.Context, msg string) (PromptResult, error) {
 	workflow.SetCurrentDetails(ctx, "Failed: "+shorten(msg, 200))
 	r.status = agent.StatusFailed
 	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: r.status, ErrorMessage: msg})
-	res := PromptResult{Status: r.status, Error: msg, LeafID: r.leafID, Events: r.seq, Undelivered: r.undeliveredAtEnd(ctx)}
+	res := PromptResult{Status: r.status, Error: msg, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(), Undelivered: r.undeliveredAtEnd(ctx)}
 	return res, temporal.NewNonRetryableApplicationError(msg, ErrTypePromptFailed, nil, res)
 }
 
@@ -429,7 +429,7 @@ func (r *run) failCancelled(ctx workflow.Context, msg string) (PromptResult, err
 func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 	r.status = agent.StatusAborted
 	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: r.status})
-	res := PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.leafID, Events: r.seq, Undelivered: r.undeliveredAtEnd(ctx)}
+	res := PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(), Undelivered: r.undeliveredAtEnd(ctx)}
 	if ctx.Err() != nil || r.userInLoop() {
 		workflow.SetCurrentDetails(ctx, "Aborted by the user")
 		return res, temporal.NewCanceledError(res)

@@ -225,6 +225,11 @@ type PromptResult struct {
 	LeafID string `json:"leafId"`
 	// Events is the number of events the prompt emitted.
 	Events int64 `json:"events"`
+	// LastEvents are the run's last events, as many as fit in one events
+	// page (agent.EventsPageBytes, the bound of the history this adds):
+	// a follower reads a closed prompt's last events here, with no worker
+	// to answer a query (internal/control).
+	LastEvents []agent.Event `json:"lastEvents,omitempty"`
 	// Undelivered holds the steer and follow_up messages still queued
 	// when a prompt failed or was aborted (a completed prompt delivers
 	// them all), so a client can send them again.

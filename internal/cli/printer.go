@@ -191,7 +191,7 @@ func clipLine(s string, n int) string {
 // retry's attempt) starts a new line.
 func (p *printer) streamDelta(e agent.Event) {
 	ev := e.AssistantMessageEvent
-	if ev == nil || ev.Type != "text_delta" || ev.Delta == "" {
+	if ev == nil || ev.Type != agent.DeltaText || ev.Delta == "" {
 		return
 	}
 	if p.streamed != e.EntryID {

@@ -1,9 +1,71 @@
 package control
 
 import (
+	"context"
+	"encoding/json"
 	"slices"
 	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/durableagent/durableagent/internal/live"
 )
+
+// Heartbeats is the live.Source of today's transport: a running
+// CallModel or RunTool activity publishes its live.Snapshot as its
+// heartbeat details, and Read reads the pending activities' details with
+// DescribeWorkflowExecution. Follow uses the same reading on the Describe
+// it makes for the workflow's status anyway (no second RPC) when its
+// Controller has no other Source.
+type Heartbeats struct {
+	Client client.Client
+	// DataConverter decodes the details (nil: the default converter).
+	DataConverter converter.DataConverter
+}
+
+// Read implements live.Source.
+func (h Heartbeats) Read(ctx context.Context, workflowID, runID string) ([]live.Stamped, error) {
+	resp, err := h.Client.DescribeWorkflowExecution(ctx, workflowID, runID)
+	if err != nil {
+		return nil, err
+	}
+	dc := h.DataConverter
+	if dc == nil {
+		dc = converter.GetDefaultDataConverter()
+	}
+	return heartbeatSnapshots(resp, dc)
+}
+
+// heartbeatSnapshots decodes the stream snapshots in the heartbeat
+// details of a Describe's pending activities (an activity without one
+// has none; details that are not a snapshot are another activity's).
+// err is set when some details could not be decoded at all (another
+// payload codec key, or none): the others are returned.
+func heartbeatSnapshots(resp *workflowservice.DescribeWorkflowExecutionResponse, dc converter.DataConverter) (out []live.Stamped, err error) {
+	for _, pa := range resp.GetPendingActivities() {
+		details := pa.GetHeartbeatDetails()
+		if len(details.GetPayloads()) == 0 {
+			continue
+		}
+		var raw json.RawMessage
+		if e := dc.FromPayloads(details, &raw); e != nil {
+			err = e
+			continue
+		}
+		var snap live.Snapshot
+		if json.Unmarshal(raw, &snap) != nil || (snap.Kind != live.KindModel && snap.Kind != live.KindTool) {
+			continue
+		}
+		s := live.Stamped{Snapshot: snap, Call: pa.GetActivityId()}
+		if t := pa.GetLastHeartbeatTime(); t != nil {
+			s.At = t.AsTime()
+		}
+		out = append(out, s)
+	}
+	return out, err
+}
 
 // beatClock predicts when the next heartbeat of each running activity
 // reaches Temporal, so that Follow reads the live output just after it

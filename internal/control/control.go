@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -56,6 +57,9 @@ type Controller struct {
 	// payload codec (internal/codec) must pass the same converter here,
 	// or live output cannot be decrypted (and is skipped).
 	DataConverter converter.DataConverter
+	// Live, when set, is where Follow reads live output (nil: the
+	// heartbeat details of the Describe it makes anyway, see Heartbeats).
+	Live live.Source
 	// OnWait, when set, is told (once each) when Follow starts waiting for
 	// a worker or for Temporal, and when it resumes.
 	OnWait func(msg string)

@@ -2,7 +2,6 @@ package control
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -16,9 +15,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -129,15 +128,18 @@ func (k *Controller) Follow(ctx context.Context, sessionID, runID string, after 
 	return k.FollowFrom(ctx, sessionID, runID, after, nil, fn)
 }
 
+// IsLive reports whether e is a live event (live.IsLive).
+func IsLive(e agent.Event) bool { return live.IsLive(e) }
+
 // LiveCursor is what a client already has of the live output of running
 // calls (per message and content block, the bytes it got). A client that
 // follows again after a failure passes the cursor of its previous Follow
 // to FollowFrom: the new Follow then sends only the text past what the
 // client has, instead of the running call's text from its start again.
-type LiveCursor struct{ s *liveStream }
+type LiveCursor = live.Cursor
 
 // NewLiveCursor is the cursor of a client that has no live output yet.
-func NewLiveCursor() *LiveCursor { return &LiveCursor{s: newLiveStream()} }
+func NewLiveCursor() *LiveCursor { return live.NewCursor() }
 
 // FollowFrom is Follow for a client that already has the live output
 // cur records (nil: none). Follow calls must not share a cursor at the
@@ -148,7 +150,7 @@ func (k *Controller) FollowFrom(ctx context.Context, sessionID, runID string, af
 	}
 	f := &follower{
 		k: k, session: sessionID, wfID: workflows.WorkflowID(sessionID), runID: runID,
-		after: after, fn: fn, live: cur.s,
+		after: after, fn: fn, live: cur,
 		poll: orDefault(k.PollInterval, DefaultPollInterval), stream: k.StreamInterval,
 		status:       orDefault(k.StatusInterval, DefaultStatusInterval),
 		unreachable:  orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout),
@@ -180,7 +182,7 @@ type follower struct {
 	runID            string
 	after            int64
 	fn               func(agent.Event)
-	live             *liveStream
+	live             *live.Cursor
 	dc               converter.DataConverter
 	now              func() time.Time
 	poll, stream     time.Duration
@@ -198,21 +200,18 @@ type follower struct {
 	unreachableSince time.Time // Describe fails since
 	reported         string    // the wait message given to OnWait, "" when none
 	backoff          time.Duration
+	// results are the results of closed runs, by run id (nil: none).
+	results map[string]*workflows.PromptResult
 }
 
 type describeResult struct {
 	status  enumspb.WorkflowExecutionStatus
 	runID   string
-	pending []*pendingSnapshot
+	pending []live.Stamped
 	// unseen: a snapshot is of an entry the live stream has no event of
 	// yet (its live events must follow an events query, so that they come
 	// after the entry's message_start).
 	unseen bool
-}
-
-type pendingSnapshot struct {
-	snap activities.StreamSnapshot
-	at   time.Time
 }
 
 func (f *follower) run(ctx context.Context) (agent.Event, error) {
@@ -241,7 +240,10 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			(d != nil && (d.unseen || d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING))
 		if queried {
 			f.lastQuery = f.now()
-			evs, qerr = f.queryEvents(ctx, f.runID, f.after)
+			var ok bool
+			if evs, ok = f.resultEvents(ctx, d); !ok {
+				evs, qerr = f.queryEvents(ctx, f.runID, f.after)
+			}
 		}
 		if ctx.Err() != nil {
 			return agent.Event{}, ctx.Err()
@@ -319,6 +321,53 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 	}
 }
 
+// result is the result of run runID, read once: nil when the run closed
+// without one (terminated, timed out) or it cannot be read. Reading a
+// closed run's result needs no worker.
+func (f *follower) result(ctx context.Context, runID string) *workflows.PromptResult {
+	if res, ok := f.results[runID]; ok {
+		return res
+	}
+	cctx, cancel := context.WithTimeout(ctx, resultTimeout)
+	defer cancel()
+	res, _ := Result(cctx, f.k.Client.GetWorkflow(cctx, f.wfID, runID))
+	if res.Status == "" {
+		return nil // not a result: the events query reads the events
+	}
+	if f.results == nil {
+		f.results = map[string]*workflows.PromptResult{}
+	}
+	f.results[runID] = &res
+	return &res
+}
+
+// resultEvents returns the events after f.after of a run d saw closed
+// with a result (completed, failed, cancelled), read from the result's
+// last events instead of an events query a closed run answers only
+// through a worker (the follower stall of bench/RESULTS.md). ok is false
+// when the run is not closed so, or its result does not reach back to
+// f.after+1 (a bounded page): the events query reads those, page by
+// page, and the result the rest.
+func (f *follower) resultEvents(ctx context.Context, d *describeResult) (_ []agent.Event, ok bool) {
+	if d == nil {
+		return nil, false
+	}
+	switch d.status {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+	default:
+		return nil, false
+	}
+	res := f.result(ctx, f.runID)
+	if res == nil || len(res.LastEvents) == 0 || res.LastEvents[0].Seq > f.after+1 {
+		return nil, false
+	}
+	evs := res.LastEvents
+	for len(evs) > 0 && evs[0].Seq <= f.after {
+		evs = evs[1:]
+	}
+	return evs, true
+}
+
 // untilNext is the wait until the next query or Describe is due, at least
 // a millisecond. Polls keep their rate whatever the RPCs took.
 func (f *follower) untilNext() time.Duration {
@@ -357,12 +406,12 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 			// rather than wait forever.
 			f.after = e.Seq - 1
 		}
-		for _, u := range f.live.finish(e) { // the words after the last snapshot
+		for _, u := range f.live.Finish(e) { // the words after the last snapshot
 			u.Seq, u.Time = f.after, e.Time
 			f.fn(u)
 		}
 		f.after = e.Seq
-		f.live.observe(e)
+		f.live.Observe(e)
 		e = f.withUndelivered(ctx, f.runID, e)
 		f.fn(e)
 		if e.Type == agent.EventPromptEnd {
@@ -393,6 +442,9 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 		}
 		// Its prompt_end is at or before f.after (an `events --after N`
 		// past the end): return it at once.
+		if res := f.result(ctx, f.runID); res != nil && len(res.LastEvents) > 0 && res.LastEvents[len(res.LastEvents)-1].Type == agent.EventPromptEnd {
+			return f.withUndelivered(ctx, f.runID, res.LastEvents[len(res.LastEvents)-1]), "", nil
+		}
 		if e, ok := f.promptEnd(ctx); ok {
 			return f.withUndelivered(ctx, f.runID, e), "", nil
 		}
@@ -431,49 +483,44 @@ func (f *follower) describe(ctx context.Context) (*describeResult, error) {
 		return nil, err
 	}
 	f.reachable()
-	return f.snapshots(resp, sent), nil
+	return f.snapshots(ctx, resp, sent), nil
 }
 
-// snapshots decodes the stream snapshots of the pending activities (an
-// activity without one has none) of a Describe sent at sent, and tells
-// the beat clock their heartbeat times. Details this converter cannot
-// decode at all (another payload codec key, or none) are told to OnWait
-// once: live output is then off.
-func (f *follower) snapshots(resp *workflowservice.DescribeWorkflowExecutionResponse, sent time.Time) *describeResult {
+// snapshots reads the live output of the run a Describe sent at sent saw
+// (resp): from the Controller's live.Source when it has one, else from
+// the pending activities' heartbeat details in resp (the heartbeat
+// reader, without another RPC). It tells the beat clock when each call
+// published.
+func (f *follower) snapshots(ctx context.Context, resp *workflowservice.DescribeWorkflowExecutionResponse, sent time.Time) *describeResult {
 	info := resp.GetWorkflowExecutionInfo()
 	d := &describeResult{status: info.GetStatus(), runID: info.GetExecution().GetRunId()}
-	pas := resp.GetPendingActivities()
-	f.fast = f.stream > 0 && len(pas) > 0
-	beats := map[string]time.Time{}
-	for _, pa := range pas {
-		details := pa.GetHeartbeatDetails()
-		if len(details.GetPayloads()) == 0 || f.stream <= 0 {
-			continue
-		}
-		var raw json.RawMessage
-		if err := f.dc.FromPayloads(details, &raw); err != nil {
+	if f.stream <= 0 {
+		return d
+	}
+	if f.k.Live == nil {
+		var err error
+		if d.pending, err = heartbeatSnapshots(resp, f.dc); err != nil {
 			f.cannotDecode(err)
-			continue
 		}
-		var snap activities.StreamSnapshot
-		if err := json.Unmarshal(raw, &snap); err != nil {
-			continue // not a stream snapshot (another activity's details)
+	} else if d.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		// A failed read leaves this round without live output: the next
+		// read brings it, and the workflow events stay authoritative.
+		d.pending, _ = f.k.Live.Read(ctx, f.wfID, d.runID)
+	}
+	f.fast = len(d.pending) > 0 || (f.k.Live == nil && len(resp.GetPendingActivities()) > 0)
+	beats := map[string]time.Time{}
+	for i, p := range d.pending {
+		if p.At.IsZero() {
+			d.pending[i].At = f.now()
+		} else if p.Call != "" {
+			beats[p.Call] = p.At
 		}
-		if snap.Kind != activities.SnapshotModel && snap.Kind != activities.SnapshotTool {
-			continue
-		}
-		at := f.now()
-		if t := pa.GetLastHeartbeatTime(); t != nil {
-			at = t.AsTime()
-			beats[pa.GetActivityId()] = at
-		}
-		d.pending = append(d.pending, &pendingSnapshot{snap: snap, at: at})
-		if !f.live.known(snap) {
+		if !f.live.Known(p.Snapshot) {
 			d.unseen = true
 		}
 	}
 	f.beats.observe(sent, f.now(), beats)
-	sort.SliceStable(d.pending, func(i, j int) bool { return d.pending[i].at.Before(d.pending[j].at) })
+	sort.SliceStable(d.pending, func(i, j int) bool { return d.pending[i].At.Before(d.pending[j].At) })
 	return d
 }
 
@@ -696,12 +743,12 @@ func (f *follower) emitLive(d *describeResult, queried bool) {
 		return
 	}
 	for _, p := range d.pending {
-		if !queried && !f.live.known(p.snap) {
+		if !queried && !f.live.Known(p.Snapshot) {
 			continue
 		}
-		for _, e := range f.live.diff(p.snap) {
+		for _, e := range f.live.Diff(p.Snapshot) {
 			e.Seq = f.after
-			e.Time = p.at.UTC()
+			e.Time = p.At.UTC()
 			f.fn(e)
 		}
 	}

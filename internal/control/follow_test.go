@@ -21,8 +21,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
 )
 
@@ -43,15 +43,21 @@ type fakeTemporal struct {
 
 type fakeRun struct {
 	id      string
-	prev    string // continued from
-	next    string // continued as new into
 	status  enumspb.WorkflowExecutionStatus
 	events  []agent.Event
-	pending []activities.StreamSnapshot
+	pending []live.Snapshot
 	beats   map[string]time.Time // when each pending snapshot was first seen
-	// sealed: the details are encrypted with a codec the follower lacks.
-	sealed bool
 }
+
+// GetWorkflow is a run with no result (as a closed run of an older build
+// without LastEvents): Follow reads the events with the query.
+func (f *fakeTemporal) GetWorkflow(ctx context.Context, workflowID, runID string) client.WorkflowRun {
+	return noResult{}
+}
+
+type noResult struct{ client.WorkflowRun }
+
+func (noResult) Get(context.Context, any) error { return errors.New("no result in the fake") }
 
 func newFake(runs ...*fakeRun) *fakeTemporal {
 	f := &fakeTemporal{runs: map[string]*fakeRun{}}
@@ -131,10 +137,6 @@ func (f *fakeTemporal) DescribeWorkflowExecution(ctx context.Context, workflowID
 		if err != nil {
 			panic(err)
 		}
-		if r.sealed {
-			p = &commonpb.Payloads{Payloads: []*commonpb.Payload{{
-				Metadata: map[string][]byte{"encoding": []byte("binary/encrypted")}, Data: []byte{1, 2, 3}}}}
-		}
 		// A heartbeat lands when the snapshot changes.
 		key := fmt.Sprint(i) + string(p.GetPayloads()[0].GetData())
 		if r.beats == nil {
@@ -157,42 +159,14 @@ func (f *fakeTemporal) DescribeWorkflowExecution(ctx context.Context, workflowID
 	return resp, nil
 }
 
-type historyIter struct{ evs []*historypb.HistoryEvent }
+type historyIter struct{}
 
-func (h *historyIter) HasNext() bool { return len(h.evs) > 0 }
-func (h *historyIter) Next() (*historypb.HistoryEvent, error) {
-	e := h.evs[0]
-	h.evs = h.evs[1:]
-	return e, nil
-}
+func (h *historyIter) HasNext() bool                          { return false }
+func (h *historyIter) Next() (*historypb.HistoryEvent, error) { return nil, errors.New("no history") }
 
+// GetWorkflowHistory: no run continued as new.
 func (f *fakeTemporal) GetWorkflowHistory(ctx context.Context, workflowID, runID string, isLongPoll bool, filter enumspb.HistoryEventFilterType) client.HistoryEventIterator {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r, err := f.run(runID)
-	if err != nil {
-		return &historyIter{}
-	}
-	if filter == enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT {
-		if r.next == "" {
-			return &historyIter{}
-		}
-		return &historyIter{evs: []*historypb.HistoryEvent{{
-			EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
-			Attributes: &historypb.HistoryEvent_WorkflowExecutionContinuedAsNewEventAttributes{
-				WorkflowExecutionContinuedAsNewEventAttributes: &historypb.WorkflowExecutionContinuedAsNewEventAttributes{NewExecutionRunId: r.next},
-			},
-		}}}
-	}
-	start := &historypb.WorkflowExecutionStartedEventAttributes{}
-	if r.prev != "" {
-		start.ContinuedExecutionRunId = r.prev
-		start.Initiator = enumspb.CONTINUE_AS_NEW_INITIATOR_WORKFLOW
-	}
-	return &historyIter{evs: []*historypb.HistoryEvent{{
-		EventType:  enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
-		Attributes: &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{WorkflowExecutionStartedEventAttributes: start},
-	}}}
+	return &historyIter{}
 }
 
 func evs(from, to int64, lastType string) []agent.Event {
@@ -264,57 +238,6 @@ func follow(t *testing.T, k *Controller, runID string, after int64, r *recorder)
 	return k.Follow(ctx, "s1", runID, after, r.fn)
 }
 
-// Item 3: a late attach to a continued prompt starts in the run that
-// holds the events, and crosses every continue-as-new without a gap or a
-// repeat.
-func TestFollow_AcrossContinueAsNew(t *testing.T) {
-	can := enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
-	f := newFake(
-		&fakeRun{id: "r1", next: "r2", status: can, events: evs(1, 4, "")},
-		&fakeRun{id: "r2", prev: "r1", next: "r3", status: can, events: evs(5, 9, "")},
-		&fakeRun{id: "r3", prev: "r2", status: enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, events: evs(10, 12, agent.EventPromptEnd)},
-	)
-	for _, c := range []struct {
-		run   string
-		after int64
-	}{{"", 0}, {"", 3}, {"", 7}, {"r1", 0}, {"r2", 6}, {"", 11}} {
-		t.Run(fmt.Sprintf("run %q after %d", c.run, c.after), func(t *testing.T) {
-			r := &recorder{}
-			end, err := follow(t, fastController(f), c.run, c.after, r)
-			if err != nil || end.Type != agent.EventPromptEnd || end.Seq != 12 {
-				t.Fatalf("end %+v err %v", end, err)
-			}
-			r.checkSeqs(t, c.after, 12)
-		})
-	}
-}
-
-// A run that continues as new while followed: Follow drains it, then
-// follows the new run.
-func TestFollow_ContinueAsNewWhileFollowing(t *testing.T) {
-	f := newFake(&fakeRun{id: "r1", events: evs(1, 2, "")})
-	r := &recorder{}
-	done := make(chan error, 1)
-	go func() {
-		_, err := follow(t, fastController(f), "", 0, r)
-		done <- err
-	}()
-	time.Sleep(50 * time.Millisecond)
-	f.do(func() {
-		r1 := f.runs["r1"]
-		r1.events = append(r1.events, evs(3, 5, "")...) // last events of the run
-		r1.status, r1.next = enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW, "r2"
-		f.runs["r2"] = &fakeRun{id: "r2", prev: "r1", status: enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, events: evs(6, 6, "")}
-		f.current = "r2"
-	})
-	time.Sleep(50 * time.Millisecond)
-	f.do(func() { f.runs["r2"].events = evs(6, 8, agent.EventPromptEnd) })
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	r.checkSeqs(t, 0, 8)
-}
-
 // Item 4: a prompt closed without prompt_end ends Follow with an error
 // naming its status.
 func TestFollow_ClosedWithoutPromptEnd(t *testing.T) {
@@ -359,76 +282,11 @@ func TestFollow_ClosedWithoutPromptEnd(t *testing.T) {
 	}
 }
 
-// Item 4: `events --follow --after N` with N at or past the end of an
-// ended prompt returns at once.
-func TestFollow_AfterTheEndReturnsAtOnce(t *testing.T) {
-	f := newFake(&fakeRun{id: "r1", status: enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, events: evs(1, 5, agent.EventPromptEnd)})
-	for _, after := range []int64{5, 9} {
-		r := &recorder{}
-		start := time.Now()
-		end, err := follow(t, fastController(f), "", after, r)
-		if err != nil || end.Type != agent.EventPromptEnd || end.Seq != 5 || len(r.evs) != 0 {
-			t.Fatalf("after %d: end %+v err %v delivered %v", after, end, err, seqs(r.evs))
-		}
-		if d := time.Since(start); d > time.Second {
-			t.Fatalf("after %d: took %s", after, d)
-		}
-	}
-	f = newFake(&fakeRun{id: "r1", status: enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, events: evs(1, 3, "")})
-	if _, err := follow(t, fastController(f), "", 3, &recorder{}); !errors.Is(err, ErrPromptTerminated) {
-		t.Fatalf("terminated, after its last event: %v", err)
-	}
-	f = newFake()
-	if _, err := follow(t, fastController(f), "", 0, &recorder{}); !errors.Is(err, ErrNoPrompt) {
+// Follow of a session that never ran a prompt ends at once with
+// ErrNoPrompt.
+func TestFollow_NoPrompt(t *testing.T) {
+	if _, err := follow(t, fastController(newFake()), "", 0, &recorder{}); !errors.Is(err, ErrNoPrompt) {
 		t.Fatalf("no such workflow: %v", err)
-	}
-}
-
-// Item 5: while no worker answers (Describe does), Follow waits, says so
-// once, says once when it resumes, and loses nothing.
-func TestFollow_WaitsForAWorker(t *testing.T) {
-	for _, qerr := range []error{
-		serviceerror.NewFailedPrecondition("no poller seen for task queue recently, worker may be down"),
-		serviceerror.NewDeadlineExceeded("context deadline exceeded"),
-		context.DeadlineExceeded,
-		serviceerror.NewWorkflowNotReady("workflow task not completed"),
-	} {
-		t.Run(fmt.Sprintf("%T", qerr), func(t *testing.T) {
-			f := newFake(&fakeRun{id: "r1", events: evs(1, 2, "")})
-			k := fastController(f)
-			var mu sync.Mutex
-			var waits []string
-			k.OnWait = func(msg string) { mu.Lock(); waits = append(waits, msg); mu.Unlock() }
-			r := &recorder{}
-			done := make(chan error, 1)
-			go func() {
-				_, err := follow(t, k, "", 0, r)
-				done <- err
-			}()
-			time.Sleep(30 * time.Millisecond)
-			f.do(func() { f.queryErr = qerr })
-			time.Sleep(1500 * time.Millisecond) // longer than UnreachableTimeout: not Temporal's fault
-			f.do(func() {
-				f.queryErr = nil
-				f.runs["r1"].events = evs(1, 6, agent.EventPromptEnd)
-			})
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
-			r.checkSeqs(t, 0, 6)
-			mu.Lock()
-			defer mu.Unlock()
-			if len(waits) != 2 || waits[0] != "no worker is answering for session s1; waiting (the prompt is durable)" ||
-				waits[1] != "following session s1 again" {
-				t.Fatalf("OnWait got %q", waits)
-			}
-			f.do(func() {
-				// backed off: 1.5 s at most 2 s apart, from 5 ms doubling
-				if f.queries > 40 {
-					t.Errorf("%d queries during the outage: no backoff", f.queries)
-				}
-			})
-		})
 	}
 }
 
@@ -592,145 +450,22 @@ func TestFollow_DescribeFailingAloneIsNoOutage(t *testing.T) {
 	}
 }
 
-// Item 2 through Follow: live events come between the workflow events,
-// with the seq of the last one, never after message_end.
-func TestFollow_LiveEvents(t *testing.T) {
+// StreamInterval < 0: no live events, only the workflow's.
+func TestFollow_StreamingOff(t *testing.T) {
+	acc := live.NewModel("a1", 0)
+	acc.Add(llmDelta("piece"))
 	start := agent.Event{Type: agent.EventMessageStart, Seq: 2, EntryID: "a1"}
-	f := newFake(&fakeRun{id: "r1", events: []agent.Event{{Type: agent.EventAgentStart, Seq: 1}, start}})
-	r := &recorder{}
-	done := make(chan error, 1)
-	go func() {
-		_, err := follow(t, fastController(f), "", 0, r)
-		done <- err
-	}()
-	acc := activities.NewModelStream("a1", 0)
-	var final strings.Builder
-	for i := range 30 {
-		piece := fmt.Sprintf("piece %d. ", i)
-		final.WriteString(piece)
-		acc.Add(llmDelta(piece))
-		f.do(func() { f.runs["r1"].pending = []activities.StreamSnapshot{acc.Snapshot()} })
-		time.Sleep(7 * time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond)
-	msg := agent.TextMessage(agent.RoleAssistant, final.String())
-	f.do(func() {
-		// the stale snapshot stays visible a moment after message_end
-		f.runs["r1"].events = append(f.runs["r1"].events,
-			agent.Event{Type: agent.EventMessageEnd, Seq: 3, EntryID: "a1", Message: &msg})
-	})
-	time.Sleep(50 * time.Millisecond)
-	acc.Add(llmDelta("never shown"))
-	f.do(func() {
-		f.runs["r1"].pending = []activities.StreamSnapshot{acc.Snapshot()}
-	})
-	time.Sleep(50 * time.Millisecond)
-	f.do(func() {
-		f.runs["r1"].pending = nil
-		f.runs["r1"].events = append(f.runs["r1"].events, agent.Event{Type: agent.EventPromptEnd, Seq: 4, Status: agent.StatusCompleted})
-	})
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	r.checkSeqs(t, 0, 4)
-	var got strings.Builder
-	seenEnd := false
-	for _, e := range r.evs {
-		switch {
-		case e.Type == agent.EventMessageEnd:
-			seenEnd = true
-		case IsLive(e):
-			if seenEnd || e.Seq != 2 || e.EntryID != "a1" || e.Time.IsZero() {
-				t.Fatalf("live event %+v (after message_end: %t)", e, seenEnd)
-			}
-			got.WriteString(e.AssistantMessageEvent.Delta)
-		}
-	}
-	if got.String() != final.String() {
-		t.Fatalf("deltas %q\nwant %q", got.String(), final.String())
-	}
-	if len(r.live) < 5 {
-		t.Fatalf("only %d live events for 30 snapshots", len(r.live))
-	}
-
-	// StreamInterval < 0: no live events.
-	f = newFake(&fakeRun{id: "r1", events: []agent.Event{start}, pending: []activities.StreamSnapshot{acc.Snapshot()}})
-	f.runs["r1"].events = append(f.runs["r1"].events, agent.Event{Type: agent.EventPromptEnd, Seq: 3})
-	f.runs["r1"].events[0].Seq = 2
+	f := newFake(&fakeRun{id: "r1", events: []agent.Event{start, {Type: agent.EventPromptEnd, Seq: 3}},
+		pending: []live.Snapshot{acc.Snapshot()}})
 	k := fastController(f)
 	k.StreamInterval = -1
-	r = &recorder{}
+	r := &recorder{}
 	if _, err := follow(t, k, "", 1, r); err != nil || len(r.live) != 0 {
 		t.Fatalf("live events with streaming off: %d, %v", len(r.live), err)
 	}
 }
 
-// Describe is polled at the stream interval only while something runs,
-// else at the status interval.
-func TestFollow_DescribeRate(t *testing.T) {
-	f := newFake(&fakeRun{id: "r1", events: evs(1, 1, "")})
-	k := fastController(f)
-	k.StatusInterval = 100 * time.Millisecond
-	k.StreamInterval = 10 * time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_, _ = k.Follow(ctx, "s1", "", 0, func(agent.Event) {})
-	f.do(func() {
-		if f.describes < 5 || f.describes > 13 {
-			t.Errorf("idle: %d describes in 1s, want about 10 (status interval)", f.describes)
-		}
-		f.describes = 0
-		f.runs["r1"].pending = []activities.StreamSnapshot{{Kind: activities.SnapshotModel, EntryID: "a1"}}
-	})
-	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_, _ = k.Follow(ctx, "s1", "", 0, func(agent.Event) {})
-	f.do(func() {
-		if f.describes < 20 {
-			t.Errorf("running: %d describes in 1s, want about 1s/(stream interval + poll)", f.describes)
-		}
-	})
-}
-
-func llmDelta(s string) llm.Delta { return llm.Delta{Type: llm.DeltaText, Delta: s} }
-
-// Heartbeat details this client cannot decode (encrypted with a codec it
-// lacks) are told once through OnWait, not dropped in silence; the
-// workflow events still all arrive.
-func TestFollow_UndecodableLiveOutputToldOnce(t *testing.T) {
-	start := agent.Event{Type: agent.EventMessageStart, Seq: 1, EntryID: "a1"}
-	f := newFake(&fakeRun{id: "r1", events: []agent.Event{start}, sealed: true,
-		pending: []activities.StreamSnapshot{modelSnap("a1", 0, text(0, 0, "secret text"))}})
-	k := fastController(f)
-	var mu sync.Mutex
-	var waits []string
-	k.OnWait = func(msg string) {
-		mu.Lock()
-		waits = append(waits, msg)
-		mu.Unlock()
-	}
-	r := &recorder{}
-	done := make(chan error, 1)
-	go func() {
-		_, err := follow(t, k, "", 0, r)
-		done <- err
-	}()
-	time.Sleep(150 * time.Millisecond) // many Describes
-	f.do(func() {
-		f.runs["r1"].pending = nil
-		f.runs["r1"].events = append(f.runs["r1"].events, agent.Event{Type: agent.EventPromptEnd, Seq: 2, Status: agent.StatusCompleted})
-	})
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	r.checkSeqs(t, 0, 2)
-	mu.Lock()
-	defer mu.Unlock()
-	if len(r.live) != 0 || len(waits) != 1 || !strings.Contains(waits[0], "cannot decode the live output of session s1") ||
-		!strings.Contains(waits[0], "payload codec") {
-		t.Fatalf("%d live events, OnWait %q; want none and one message naming the codec", len(r.live), waits)
-	}
-}
+func llmDelta(s string) llm.Delta { return llm.Delta{Type: agent.DeltaText, Delta: s} }
 
 // Live output is read as heartbeats land, not at the events poll: with
 // heartbeats every 100 ms and a 500 ms poll, the follower passes a new
@@ -759,14 +494,14 @@ func TestFollow_ReadsLiveOutputAsHeartbeatsLand(t *testing.T) {
 		})
 		done <- err
 	}()
-	acc := activities.NewModelStream("a1", 0)
+	acc := live.NewModel("a1", 0)
 	set := map[int]time.Time{}
 	t0 := time.Now()
 	const pieces = 30
 	for i := 1; i <= pieces; i++ {
 		time.Sleep(time.Until(t0.Add(time.Duration(i) * 100 * time.Millisecond)))
 		acc.Add(llmDelta(fmt.Sprintf("piece %d.", i)))
-		f.do(func() { f.runs["r1"].pending = []activities.StreamSnapshot{acc.Snapshot()} })
+		f.do(func() { f.runs["r1"].pending = []live.Snapshot{acc.Snapshot()} })
 		set[i] = time.Now()
 	}
 	time.Sleep(200 * time.Millisecond)

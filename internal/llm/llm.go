@@ -79,23 +79,16 @@ type Request struct {
 	OnDelta func(Delta)
 }
 
-// Delta types, as the terminal agent's message_update events name them.
-const (
-	DeltaText     = "text_delta"
-	DeltaThinking = "thinking_delta"
-	DeltaToolCall = "toolcall_delta"
-)
-
 // Delta is one streamed piece of an assistant message.
 type Delta struct {
-	// Type is DeltaText, DeltaThinking or DeltaToolCall.
+	// Type is agent.DeltaText, agent.DeltaThinking or agent.DeltaToolCall.
 	Type string
 	// ContentIndex is the index of the content block the piece belongs to
 	// in the final message's Content.
 	ContentIndex int
 	// Delta is the text (or the tool-call argument JSON) added.
 	Delta string
-	// ToolCallID and ToolName are set on the first DeltaToolCall of a
+	// ToolCallID and ToolName are set on the first agent.DeltaToolCall of a
 	// tool call (and may be repeated on later ones).
 	ToolCallID string
 	ToolName   string

@@ -2,10 +2,9 @@ package rpcserver
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/llm"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/session"
 )
 
@@ -26,21 +25,14 @@ type completer struct {
 	// results maps a tool call id to its result entry (tool_execution_end).
 	results map[string]string
 	// starts are the message_start views of answers being streamed;
-	// partial the messages their deltas built, with each tool call's
-	// argument text.
+	// partial the messages their deltas built.
 	starts  map[string]*agent.Message
-	partial map[string]*partialMessage
-}
-
-type partialMessage struct {
-	attempt int
-	msg     agent.Message
-	args    map[int]string
+	partial map[string]*live.Partial
 }
 
 func newCompleter(ctx context.Context, load func(ctx context.Context) (*session.Session, error)) *completer {
 	return &completer{ctx: ctx, load: load, results: map[string]string{},
-		starts: map[string]*agent.Message{}, partial: map[string]*partialMessage{}}
+		starts: map[string]*agent.Message{}, partial: map[string]*live.Partial{}}
 }
 
 // entry returns the whole message of a session entry (nil when it cannot
@@ -144,47 +136,17 @@ func (c *completer) update(e agent.Event) *agent.Message {
 		return e.Message
 	}
 	p := c.partial[e.EntryID]
-	if p == nil || d.Attempt > p.attempt {
+	if p == nil || d.Attempt > p.Attempt {
 		// A later attempt starts over (the earlier one's text is dropped).
-		p = &partialMessage{attempt: d.Attempt, args: map[int]string{},
-			msg: agent.Message{Role: agent.RoleAssistant, Content: []agent.ContentBlock{}}}
-		if v := c.starts[e.EntryID]; v != nil {
-			p.msg.Provider, p.msg.Model = v.Provider, v.Model
-		}
+		p = live.NewPartial(e.EntryID, d.Attempt)
 		c.partial[e.EntryID] = p
 	}
-	for len(p.msg.Content) <= d.ContentIndex {
-		p.msg.Content = append(p.msg.Content, agent.ContentBlock{Type: agent.BlockText})
+	p.Add(*d)
+	m := p.Message()
+	if v := c.starts[e.EntryID]; v != nil {
+		m.Provider, m.Model = v.Provider, v.Model
 	}
-	b := &p.msg.Content[d.ContentIndex]
-	switch d.Type {
-	case llm.DeltaText:
-		b.Type = agent.BlockText
-		b.Text += d.Delta
-	case llm.DeltaThinking:
-		b.Type = agent.BlockThinking
-		b.Text += d.Delta
-	case llm.DeltaToolCall:
-		tc := agent.ToolCall{}
-		if b.ToolCall != nil {
-			tc = *b.ToolCall
-		}
-		if d.ToolCallID != "" {
-			tc.ID = d.ToolCallID
-		}
-		if d.ToolName != "" {
-			tc.Name = d.ToolName
-		}
-		p.args[d.ContentIndex] += d.Delta
-		tc.Arguments = json.RawMessage("{}")
-		if raw := p.args[d.ContentIndex]; llm.IsArgumentsObject(json.RawMessage(raw)) {
-			tc.Arguments = json.RawMessage(raw)
-		}
-		b.Type, b.ToolCall = agent.BlockToolCall, &tc
-	}
-	out := p.msg
-	out.Content = append([]agent.ContentBlock(nil), p.msg.Content...)
-	return piMessage(&out)
+	return piMessage(&m)
 }
 
 // piMessage fills in what the terminal agent's messages always have: an

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
 )
 
@@ -46,10 +45,10 @@ func TestCompleter_EventsCarryWholeMessages(t *testing.T) {
 		return c.complete(agent.Event{Type: agent.EventMessageUpdate, EntryID: "a",
 			AssistantMessageEvent: &agent.AssistantMessageEvent{Type: typ, ContentIndex: i, Delta: delta, ToolCallID: id, ToolName: name}}).Message
 	}
-	upd(llm.DeltaThinking, 0, "pl", "", "")
-	upd(llm.DeltaThinking, 0, "an", "", "")
-	upd(llm.DeltaToolCall, 1, `{"comm`, "c1", "bash")
-	p := upd(llm.DeltaToolCall, 1, `and":"ls"}`, "", "")
+	upd(agent.DeltaThinking, 0, "pl", "", "")
+	upd(agent.DeltaThinking, 0, "an", "", "")
+	upd(agent.DeltaToolCall, 1, `{"comm`, "c1", "bash")
+	p := upd(agent.DeltaToolCall, 1, `and":"ls"}`, "", "")
 	if len(p.Content) != 2 || p.Content[0].Text != "plan" || p.Content[1].ToolCall.ID != "c1" || string(p.Content[1].ToolCall.Arguments) != `{"command":"ls"}` || p.Model != "m" {
 		t.Errorf("partial message = %+v", p)
 	}

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
+	"github.com/durableagent/durableagent/internal/live"
 )
 
 // Live output (issue 11). message_update events carry the pieces of the
@@ -18,50 +18,20 @@ import (
 // heartbeat details and are for display only: message_end and
 // tool_execution_end are authoritative and replace what was streamed.
 
-// Delta types of message_update (agent.AssistantMessageEvent.Type).
-const (
-	deltaText     = "text_delta"
-	deltaThinking = "thinking_delta"
-	deltaToolCall = "toolcall_delta"
-)
-
 // toolOutputLines bounds the output lines a tool entry shows (the latest
 // while it runs, the first of its result after).
 const toolOutputLines = 8
 
 // liveMessage is the assistant message being streamed: one model call's
-// attempt, its blocks by content index.
-type liveMessage struct {
-	entryID string
-	attempt int
-	blocks  map[int]*liveBlock
-}
-
-type liveBlock struct {
-	typ  string // a delta type
-	text strings.Builder
-}
-
-// sorted returns the blocks in content order.
-func (l *liveMessage) sorted() []*liveBlock {
-	idx := make([]int, 0, len(l.blocks))
-	for i := range l.blocks {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	out := make([]*liveBlock, len(idx))
-	for k, i := range idx {
-		out[k] = l.blocks[i]
-	}
-	return out
-}
+// attempt (live.Partial).
+type liveMessage struct{ *live.Partial }
 
 // thinking is the streamed thinking text.
-func (l *liveMessage) thinking() string {
+func (l liveMessage) thinking() string {
 	var parts []string
-	for _, b := range l.sorted() {
-		if b.typ == deltaThinking && b.text.Len() > 0 {
-			parts = append(parts, b.text.String())
+	for _, b := range l.Blocks() {
+		if b.Type == agent.DeltaThinking && b.Text() != "" {
+			parts = append(parts, b.Text())
 		}
 	}
 	return strings.Join(parts, "\n")
@@ -69,16 +39,16 @@ func (l *liveMessage) thinking() string {
 
 // render draws the blocks: text as it is, thinking dimmed, tool-call
 // arguments as they are being written.
-func (l *liveMessage) render(width int) string {
+func (l liveMessage) render(width int) string {
 	var parts []string
-	for _, b := range l.sorted() {
-		text := b.text.String()
-		switch b.typ {
-		case deltaText:
+	for _, b := range l.Blocks() {
+		text := b.Text()
+		switch b.Type {
+		case agent.DeltaText:
 			parts = append(parts, wrap(text, width))
-		case deltaThinking:
+		case agent.DeltaThinking:
 			parts = append(parts, wrap(thinkingStyle.Render(text), width))
-		case deltaToolCall:
+		case agent.DeltaToolCall:
 			parts = append(parts, wrap(toolStyle.Render("▶ ")+noteStyle.Render(clip(oneLineText(text), lineRoom(width, 2))), width))
 		}
 	}
@@ -141,34 +111,29 @@ func (m *Model) streamDelta(e agent.Event) {
 	if ev == nil || m.endedEntries[e.EntryID] {
 		return
 	}
-	i, live := m.liveEntry()
-	if live != nil {
-		if ev.Attempt < live.attempt {
+	i, cur := m.liveEntry()
+	if cur != nil {
+		if ev.Attempt < cur.Attempt {
 			return
 		}
-		if ev.Attempt > live.attempt || e.EntryID != live.entryID {
+		if ev.Attempt > cur.Attempt || e.EntryID != cur.EntryID {
 			m.entries = append(m.entries[:i], m.entries[i+1:]...)
-			live = nil
+			cur = nil
 		}
 	}
 	if ev.Delta == "" {
 		return
 	}
 	switch ev.Type {
-	case deltaText, deltaThinking, deltaToolCall:
+	case agent.DeltaText, agent.DeltaThinking, agent.DeltaToolCall:
 	default:
 		return
 	}
-	if live == nil {
-		live = &liveMessage{entryID: e.EntryID, attempt: ev.Attempt, blocks: map[int]*liveBlock{}}
-		m.entries = append(m.entries, entry{kind: entryLive, live: live})
+	if cur == nil {
+		cur = &liveMessage{live.NewPartial(e.EntryID, ev.Attempt)}
+		m.entries = append(m.entries, entry{kind: entryLive, live: cur})
 	}
-	b := live.blocks[ev.ContentIndex]
-	if b == nil {
-		b = &liveBlock{typ: ev.Type}
-		live.blocks[ev.ContentIndex] = b
-	}
-	b.text.WriteString(ev.Delta)
+	cur.Add(*ev)
 }
 
 // liveEntry finds the streamed message in the list (-1, nil: none).

@@ -79,11 +79,11 @@ func textAnswer(text string) agent.Message {
 func TestModel_StreamedTextThenMessageEndWins(t *testing.T) {
 	d := newLiveDriver(t)
 	d.emit(agent.Event{Type: agent.EventAgentStart}, agent.Event{Type: agent.EventMessageStart, EntryID: "e2"},
-		delta("e2", 0, 0, deltaThinking, "Pondering"))
+		delta("e2", 0, 0, agent.DeltaThinking, "Pondering"))
 	d.shows("thinking", []string{"Pondering"}, nil)
-	d.emit(delta("e2", 0, 1, deltaText, "Draft"), delta("e2", 0, 1, deltaText, " answr"))
+	d.emit(delta("e2", 0, 1, agent.DeltaText, "Draft"), delta("e2", 0, 1, agent.DeltaText, " answr"))
 	d.shows("partial text", []string{"Pondering", "Draft answr", "Working… (esc to abort)"}, nil)
-	d.emit(delta("e2", 0, 1, deltaText, " so far"))
+	d.emit(delta("e2", 0, 1, agent.DeltaText, " so far"))
 	d.shows("more text", []string{"Draft answr so far"}, nil)
 
 	d.emit(answer("e2", textAnswer("Final answer.")))
@@ -92,7 +92,7 @@ func TestModel_StreamedTextThenMessageEndWins(t *testing.T) {
 		t.Errorf("the answer shows %d times, want once:\n%s", n, d.m.View())
 	}
 	// A snapshot read before message_end may arrive after it: stale.
-	d.emit(delta("e2", 0, 1, deltaText, " late piece"))
+	d.emit(delta("e2", 0, 1, agent.DeltaText, " late piece"))
 	d.shows("late delta", []string{"Final answer."}, []string{"late piece"})
 	d.emit(agent.Event{Type: agent.EventAgentEnd}, agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusCompleted})
 	d.shows("prompt end", []string{"Final answer.", "Pondering"}, nil)
@@ -104,13 +104,13 @@ func TestModel_StreamedTextThenMessageEndWins(t *testing.T) {
 func TestModel_RetryAttemptSupersedesPartialText(t *testing.T) {
 	t.Run("dropped at the failed attempt's message_end", func(t *testing.T) {
 		d := newLiveDriver(t)
-		d.emit(agent.Event{Type: agent.EventAgentStart}, delta("e2", 0, 0, deltaText, "first try text"))
+		d.emit(agent.Event{Type: agent.EventAgentStart}, delta("e2", 0, 0, agent.DeltaText, "first try text"))
 		d.shows("attempt 1 streams", []string{"first try text"}, nil)
 		fail := agent.Message{Role: agent.RoleAssistant, StopReason: agent.StopReasonError, ErrorMessage: "overloaded"}
 		d.emit(answer("e2", fail), agent.Event{Type: agent.EventAgentEnd, WillRetry: true},
 			agent.Event{Type: agent.EventAutoRetryStart, Attempt: 1, MaxAttempts: 3, DelayMs: 1000, ErrorMessage: "overloaded"})
 		d.shows("backoff", []string{"✗ overloaded", "Retrying (1/3) in 1s… (esc to cancel)"}, []string{"first try text"})
-		d.emit(agent.Event{Type: agent.EventAgentStart}, delta("e3", 1, 0, deltaText, "second try"))
+		d.emit(agent.Event{Type: agent.EventAgentStart}, delta("e3", 1, 0, agent.DeltaText, "second try"))
 		d.shows("attempt 2 streams", []string{"✗ overloaded", "second try", "Working… (esc to abort)"}, []string{"first try text"})
 		d.emit(answer("e3", textAnswer("second try, stored")))
 		d.shows("attempt 2 ends", []string{"second try, stored"}, []string{"first try text"})
@@ -119,12 +119,12 @@ func TestModel_RetryAttemptSupersedesPartialText(t *testing.T) {
 		// A follower that attaches late, or coalesced snapshots, can
 		// deliver the retry's text before anything else of the failure.
 		d := newLiveDriver(t)
-		d.emit(agent.Event{Type: agent.EventAgentStart}, delta("e2", 0, 0, deltaText, "first try text"))
-		d.emit(delta("e3", 1, 0, deltaText, "second try"))
+		d.emit(agent.Event{Type: agent.EventAgentStart}, delta("e2", 0, 0, agent.DeltaText, "first try text"))
+		d.emit(delta("e3", 1, 0, agent.DeltaText, "second try"))
 		d.shows("attempt 2 streams", []string{"second try"}, []string{"first try text"})
-		d.emit(delta("e2", 0, 0, deltaText, " more of the first"))
+		d.emit(delta("e2", 0, 0, agent.DeltaText, " more of the first"))
 		d.shows("stale attempt 1", []string{"second try"}, []string{"first try text", "more of the first"})
-		d.emit(delta("e3", 1, 0, deltaText, " goes on"))
+		d.emit(delta("e3", 1, 0, agent.DeltaText, " goes on"))
 		d.shows("attempt 2 goes on", []string{"second try goes on"}, nil)
 	})
 }
@@ -134,10 +134,10 @@ func TestModel_RetryAttemptSupersedesPartialText(t *testing.T) {
 // latest lines shown), and the result that tool_execution_end brings.
 func TestModel_ToolCallArgsAndLiveOutput(t *testing.T) {
 	d := newLiveDriver(t)
-	d.emit(agent.Event{Type: agent.EventAgentStart}, delta("e2", 0, 0, deltaText, "Running bash."),
-		delta("e2", 0, 1, deltaToolCall, `{"command":"make`))
+	d.emit(agent.Event{Type: agent.EventAgentStart}, delta("e2", 0, 0, agent.DeltaText, "Running bash."),
+		delta("e2", 0, 1, agent.DeltaToolCall, `{"command":"make`))
 	d.shows("arguments stream", []string{"Running bash.", `▶ {"command":"make`}, nil)
-	d.emit(delta("e2", 0, 1, deltaToolCall, ` test"}`))
+	d.emit(delta("e2", 0, 1, agent.DeltaToolCall, ` test"}`))
 	d.shows("arguments streamed", []string{`▶ {"command":"make test"}`}, nil)
 
 	msg := agent.Message{Role: agent.RoleAssistant, StopReason: agent.StopReasonToolUse, Content: []agent.ContentBlock{
@@ -187,7 +187,7 @@ func TestModel_ToolCallArgsAndLiveOutput(t *testing.T) {
 // ended without its message_end) is not left on screen as if stored.
 func TestModel_UnfinishedStreamDroppedAtPromptEnd(t *testing.T) {
 	d := newLiveDriver(t)
-	d.emit(agent.Event{Type: agent.EventAgentStart}, delta("e2", 0, 0, deltaText, "half an answ"))
+	d.emit(agent.Event{Type: agent.EventAgentStart}, delta("e2", 0, 0, agent.DeltaText, "half an answ"))
 	d.shows("streaming", []string{"half an answ"}, nil)
 	d.emit(agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusFailed, ErrorMessage: "prompt terminated"})
 	d.shows("prompt end", []string{"Prompt failed: prompt terminated"}, []string{"half an answ"})

@@ -315,7 +315,8 @@ func TestFollow_LiveOutputAndDescribeCost(t *testing.T) {
 
 // With a payload codec, live output is read only with the client's data
 // converter (Controller.DataConverter); without it the snapshots are
-// skipped, and the workflow events still arrive.
+// skipped, and the workflow events still arrive. A Controller.Live source
+// (the heartbeat reader as a live.Source) brings the same live output.
 func TestFollow_LiveOutputWithCodec(t *testing.T) {
 	key, err := codec.NewKey("follow-test", bytes.Repeat([]byte{7}, codec.KeySize))
 	if err != nil {
@@ -328,11 +329,15 @@ func TestFollow_LiveOutputWithCodec(t *testing.T) {
 		session  string
 		withDC   bool
 		wantLive bool
-	}{{"codec-off", false, false}, {"codec-on", true, true}} {
+		source   bool
+	}{{"codec-off", false, false, false}, {"codec-on", true, true, false}, {"codec-source", true, true, true}} {
 		e.start(c.session, script{Stream: append(pieces, pieces...), PieceMs: 150})
 		k := e.controller()
 		if c.withDC {
 			k.DataConverter = dc
+		}
+		if c.source { // live output through the live.Source door
+			k.Live = control.Heartbeats{Client: e.c, DataConverter: dc}
 		}
 		r := &recorder{}
 		if _, err := follow(context.Background(), k, c.session, "", 0, r); err != nil {

@@ -26,9 +26,9 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/devserver"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
 )
 
@@ -202,10 +202,10 @@ func scriptWorkflow(ctx workflow.Context, s script) error {
 // streamActivity is a model call that streams pieces, heartbeating the
 // accumulator's snapshot after each.
 func streamActivity(ctx context.Context, pieces []string, pieceMs int) (string, error) {
-	acc := activities.NewModelStream("a1", 0)
+	acc := live.NewModel("a1", 0)
 	var all strings.Builder
 	for _, p := range pieces {
-		acc.Add(llm.Delta{Type: llm.DeltaText, Delta: p})
+		acc.Add(llm.Delta{Type: agent.DeltaText, Delta: p})
 		all.WriteString(p)
 		activity.RecordHeartbeat(ctx, acc.Snapshot())
 		select {

@@ -261,13 +261,13 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) {
 		a.done = append(a.done, false)
 		switch cb.Type {
 		case "text":
-			a.text(i, llm.DeltaText, cb.Text)
+			a.text(i, agent.DeltaText, cb.Text)
 		case "thinking":
 			a.blocks[i].Signature = cb.Signature
-			a.text(i, llm.DeltaThinking, cb.Thinking)
+			a.text(i, agent.DeltaThinking, cb.Thinking)
 		case "tool_use":
 			a.start[i] = strings.TrimSpace(cb.JSON.Input.Raw())
-			a.emit(llm.Delta{Type: llm.DeltaToolCall, ContentIndex: i, ToolCallID: cb.ID, ToolName: cb.Name})
+			a.emit(llm.Delta{Type: agent.DeltaToolCall, ContentIndex: i, ToolCallID: cb.ID, ToolName: cb.Name})
 		}
 	case "content_block_delta":
 		i := a.kept(ev.Index)
@@ -277,11 +277,11 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) {
 		switch ev.Delta.Type {
 		case "text_delta":
 			if a.blocks[i].Type == "text" {
-				a.text(i, llm.DeltaText, ev.Delta.Text)
+				a.text(i, agent.DeltaText, ev.Delta.Text)
 			}
 		case "thinking_delta":
 			if a.blocks[i].Type == "thinking" {
-				a.text(i, llm.DeltaThinking, ev.Delta.Thinking)
+				a.text(i, agent.DeltaThinking, ev.Delta.Thinking)
 			}
 		case "signature_delta":
 			if a.blocks[i].Type == "thinking" {
@@ -292,7 +292,7 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) {
 				a.args[i].WriteString(ev.Delta.PartialJSON)
 				a.argSent[i] = true
 				tc := a.blocks[i].ToolCall
-				a.emit(llm.Delta{Type: llm.DeltaToolCall, ContentIndex: i, Delta: ev.Delta.PartialJSON, ToolCallID: tc.ID, ToolName: tc.Name})
+				a.emit(llm.Delta{Type: agent.DeltaToolCall, ContentIndex: i, Delta: ev.Delta.PartialJSON, ToolCallID: tc.ID, ToolName: tc.Name})
 			}
 		}
 	case "content_block_stop":
@@ -328,7 +328,7 @@ func (a *assembler) finish(i int) {
 		if raw == "" || raw == "null" {
 			raw = "{}"
 		}
-		a.emit(llm.Delta{Type: llm.DeltaToolCall, ContentIndex: i, Delta: raw, ToolCallID: tc.ID, ToolName: tc.Name})
+		a.emit(llm.Delta{Type: agent.DeltaToolCall, ContentIndex: i, Delta: raw, ToolCallID: tc.ID, ToolName: tc.Name})
 	}
 	tc.Arguments = llm.ToolArguments(raw)
 }

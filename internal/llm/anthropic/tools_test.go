@@ -112,7 +112,7 @@ func checkDeltas(t *testing.T, r *recorder, m agent.Message) {
 			t.Fatalf("delta %+v names block %d of %d", d, d.ContentIndex, len(m.Content))
 		}
 		b := m.Content[d.ContentIndex]
-		want := map[string]string{"text": llm.DeltaText, "thinking": llm.DeltaThinking, "toolCall": llm.DeltaToolCall}[b.Type]
+		want := map[string]string{"text": agent.DeltaText, "thinking": agent.DeltaThinking, "toolCall": agent.DeltaToolCall}[b.Type]
 		if d.Type != want {
 			t.Fatalf("delta %+v for a %s block, want type %s", d, b.Type, want)
 		}
@@ -360,7 +360,7 @@ func TestComplete_StreamCutMidToolCall(t *testing.T) {
 			if got := rec.joined(); got[0] != "Running." || got[1] != `{"command": "go te` {
 				t.Fatalf("deltas joined = %v, want what was streamed", got)
 			}
-			if d := rec.deltas[1]; d.Type != llm.DeltaToolCall || d.ContentIndex != 1 || d.ToolCallID != "toolu_01" || d.ToolName != "bash" {
+			if d := rec.deltas[1]; d.Type != agent.DeltaToolCall || d.ContentIndex != 1 || d.ToolCallID != "toolu_01" || d.ToolName != "bash" {
 				t.Fatalf("tool call announced as %+v", d)
 			}
 		})
@@ -393,7 +393,7 @@ func TestComplete_DeltasOfAFailedStream(t *testing.T) {
 			if c := classify(m); c.Class != retry.ClassRetryable {
 				t.Fatalf("classified %q, want retryable; text %q", c.Class, m.ErrorMessage)
 			}
-			want := []llm.Delta{{Type: llm.DeltaText, Delta: "Hello"}, {Type: llm.DeltaText, Delta: " world"}}
+			want := []llm.Delta{{Type: agent.DeltaText, Delta: "Hello"}, {Type: agent.DeltaText, Delta: " world"}}
 			if !reflect.DeepEqual(rec.deltas, want) {
 				t.Fatalf("deltas = %+v, want %+v", rec.deltas, want)
 			}

@@ -228,10 +228,10 @@ func (a *assembler) add(chunk sdk.ChatCompletionChunk) {
 		}
 		d := choice.Delta
 		if r := reasoning(d); r != "" {
-			a.appendText(&a.thinking, "thinking", llm.DeltaThinking, r)
+			a.appendText(&a.thinking, "thinking", agent.DeltaThinking, r)
 		}
 		if d.Content != "" {
-			a.appendText(&a.text, "text", llm.DeltaText, d.Content)
+			a.appendText(&a.text, "text", agent.DeltaText, d.Content)
 		}
 		for _, tc := range d.ToolCalls {
 			a.addToolCall(tc)
@@ -288,7 +288,7 @@ func (a *assembler) addToolCall(tc sdk.ChatCompletionChunkChoiceDeltaToolCall) {
 		a.argSent[i] = true
 	}
 	if first || piece != "" {
-		a.emit(llm.Delta{Type: llm.DeltaToolCall, ContentIndex: i, Delta: piece, ToolCallID: call.ID, ToolName: call.Name})
+		a.emit(llm.Delta{Type: agent.DeltaToolCall, ContentIndex: i, Delta: piece, ToolCallID: call.ID, ToolName: call.Name})
 	}
 }
 
@@ -338,7 +338,7 @@ func (a *assembler) message(req llm.Request) agent.Message {
 		raw := a.args[i].String()
 		if !a.argSent[i] {
 			raw = "{}"
-			a.emit(llm.Delta{Type: llm.DeltaToolCall, ContentIndex: i, Delta: raw, ToolCallID: call.ID, ToolName: call.Name})
+			a.emit(llm.Delta{Type: agent.DeltaToolCall, ContentIndex: i, Delta: raw, ToolCallID: call.ID, ToolName: call.Name})
 		}
 		call.Arguments = llm.ToolArguments(raw)
 	}

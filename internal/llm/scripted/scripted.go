@@ -388,13 +388,13 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, m agent.Message)
 		switch {
 		case b.Type == "toolCall" && b.ToolCall != nil:
 			for _, c := range thirds(string(b.ToolCall.Arguments)) {
-				pieces = append(pieces, llm.Delta{Type: llm.DeltaToolCall, ContentIndex: i, Delta: c,
+				pieces = append(pieces, llm.Delta{Type: agent.DeltaToolCall, ContentIndex: i, Delta: c,
 					ToolCallID: b.ToolCall.ID, ToolName: b.ToolCall.Name})
 			}
 		case b.Type == "text" || b.Type == "thinking":
-			typ := llm.DeltaText
+			typ := agent.DeltaText
 			if b.Type == "thinking" {
-				typ = llm.DeltaThinking
+				typ = agent.DeltaThinking
 			}
 			for _, w := range words(b.Text) {
 				pieces = append(pieces, llm.Delta{Type: typ, ContentIndex: i, Delta: w})

@@ -151,8 +151,8 @@ func checkDeltas(t *testing.T, r *recorder, m agent.Message) {
 		}
 		b := m.Content[d.ContentIndex]
 		switch {
-		case b.Type == "text" && d.Type == llm.DeltaText:
-		case b.Type == "toolCall" && d.Type == llm.DeltaToolCall:
+		case b.Type == "text" && d.Type == agent.DeltaText:
+		case b.Type == "toolCall" && d.Type == agent.DeltaToolCall:
 			if d.ToolCallID != b.ToolCall.ID || d.ToolName != b.ToolCall.Name {
 				t.Fatalf("tool-call delta %+v, want id %q name %q", d, b.ToolCall.ID, b.ToolCall.Name)
 			}
@@ -190,7 +190,7 @@ func TestComplete_ToolElement(t *testing.T) {
 	checkDeltas(t, &rec, m)
 	var argPieces int
 	for _, d := range rec.deltas {
-		if d.Type == llm.DeltaToolCall {
+		if d.Type == agent.DeltaToolCall {
 			argPieces++
 		}
 	}

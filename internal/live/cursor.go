@@ -1,26 +1,24 @@
-package control
+package live
 
 import (
 	"encoding/json"
 	"sort"
 	"strings"
 
-	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/llm"
 )
 
 // IsLive reports whether e is a live event (message_update,
-// tool_execution_update): made by Follow from a running activity's
-// heartbeat details, not workflow state. A live event carries the seq of
+// tool_execution_update): made by a follower from running calls'
+// snapshots, not workflow state. A live event carries the seq of
 // the last workflow event delivered before it, so a consumer that drops
 // events with a seq it has already seen must let live events through.
 func IsLive(e agent.Event) bool {
 	return e.Type == agent.EventMessageUpdate || e.Type == agent.EventToolExecutionUpdate
 }
 
-// liveStream turns the successive snapshots of running activities
-// (activities.StreamSnapshot) into live events, given the workflow events
+// Cursor turns the successive snapshots of running activities
+// (Snapshot) into live events, given the workflow events
 // delivered so far. It is pure: no clock, no I/O.
 //
 // Rules:
@@ -43,7 +41,7 @@ func IsLive(e agent.Event) bool {
 //     client missed bytes (a late attach, or more than the snapshot's tail
 //     streamed between two reads): message_end is then the only whole
 //     text.
-type liveStream struct {
+type Cursor struct {
 	entries map[string]*liveEntry
 	// ended holds the entry ids and "tool:"+call ids whose end event was
 	// delivered.
@@ -60,11 +58,10 @@ type liveEntry struct {
 	// have is, per content index, how many bytes of the block's text the
 	// client has.
 	have map[int]int
-	// blocks are, per content index, the type, tool call and text of the
-	// blocks the client got deltas of (text and arguments kept for finish,
-	// up to maxKeptBytes in all).
-	blocks map[int]*liveBlock
-	kept   int
+	// got is what the client got of the message (for finish: its text
+	// and arguments, up to maxKeptBytes in all).
+	got  *Partial
+	kept int
 	// gapped: the client missed bytes of a block (finish cannot complete
 	// the text), or the kept text outgrew maxKeptBytes.
 	gapped bool
@@ -72,25 +69,20 @@ type liveEntry struct {
 	output string
 }
 
-type liveBlock struct {
-	typ                  string // a delta type
-	toolCallID, toolName string
-	text                 strings.Builder
-}
-
 // maxKeptBytes bounds the text a follower keeps per streaming message to
 // complete it at message_end.
 const maxKeptBytes = 4 << 20
 
-func newLiveStream() *liveStream {
-	return &liveStream{entries: map[string]*liveEntry{}, ended: map[string]bool{}, args: map[string]json.RawMessage{}}
+// NewCursor is the cursor of a client that has no live output yet.
+func NewCursor() *Cursor {
+	return &Cursor{entries: map[string]*liveEntry{}, ended: map[string]bool{}, args: map[string]json.RawMessage{}}
 }
 
 func toolKey(callID string) string { return "tool:" + callID }
 
-// observe updates the stream with a workflow event delivered to the
+// Observe updates the cursor with a workflow event delivered to the
 // client.
-func (s *liveStream) observe(e agent.Event) {
+func (s *Cursor) Observe(e agent.Event) {
 	switch e.Type {
 	case agent.EventTurnStart:
 		s.turnAttempt = 0
@@ -121,30 +113,30 @@ func (s *liveStream) observe(e agent.Event) {
 	}
 }
 
-// known reports whether the client got live events of snap's entry (or
+// Known reports whether the client got live events of snap's entry (or
 // its end event): its next live events may go out without a fresh events
 // query.
-func (s *liveStream) known(snap activities.StreamSnapshot) bool {
+func (s *Cursor) Known(snap Snapshot) bool {
 	key := snap.EntryID
-	if snap.Kind == activities.SnapshotTool && key == "" {
+	if snap.Kind == KindTool && key == "" {
 		key = toolKey(snap.ToolCallID)
 	}
 	return s.ended[key] || s.entries[key] != nil
 }
 
-// diff returns the live events that bring the client from what it has to
+// Diff returns the live events that bring the client from what it has to
 // snap, and records that it has them. The events have no Seq or Time.
-func (s *liveStream) diff(snap activities.StreamSnapshot) []agent.Event {
+func (s *Cursor) Diff(snap Snapshot) []agent.Event {
 	switch snap.Kind {
-	case activities.SnapshotModel:
+	case KindModel:
 		return s.diffModel(snap)
-	case activities.SnapshotTool:
+	case KindTool:
 		return s.diffTool(snap)
 	}
 	return nil
 }
 
-func (s *liveStream) diffModel(snap activities.StreamSnapshot) []agent.Event {
+func (s *Cursor) diffModel(snap Snapshot) []agent.Event {
 	if snap.EntryID == "" || s.ended[snap.EntryID] || snap.Attempt < s.turnAttempt {
 		return nil
 	}
@@ -158,14 +150,14 @@ func (s *liveStream) diffModel(snap activities.StreamSnapshot) []agent.Event {
 	}
 	e := s.entries[snap.EntryID]
 	if e == nil || e.attempt < snap.Attempt {
-		e = &liveEntry{attempt: snap.Attempt, have: map[int]int{}, blocks: map[int]*liveBlock{}}
+		e = &liveEntry{attempt: snap.Attempt, have: map[int]int{}, got: NewPartial(snap.EntryID, snap.Attempt)}
 		s.entries[snap.EntryID] = e
 	}
-	blocks := append([]activities.SnapshotBlock(nil), snap.Blocks...)
+	blocks := append([]Block(nil), snap.Blocks...)
 	sort.SliceStable(blocks, func(i, j int) bool { return blocks[i].Index < blocks[j].Index })
 	var out []agent.Event
 	for _, b := range blocks {
-		typ := activities.DeltaType(b.Type)
+		typ := deltaType(b.Type)
 		if typ == "" || b.Offset < 0 {
 			continue
 		}
@@ -181,41 +173,28 @@ func (s *liveStream) diffModel(snap activities.StreamSnapshot) []agent.Event {
 			e.gapped = true
 		}
 		e.have[b.Index] = end
-		delta := b.Tail[start:]
-		e.keep(b, typ, delta)
-		out = append(out, agent.Event{
-			Type:    agent.EventMessageUpdate,
-			EntryID: snap.EntryID,
-			AssistantMessageEvent: &agent.AssistantMessageEvent{
-				Type: typ, ContentIndex: b.Index, Delta: delta, Attempt: snap.Attempt,
-				ToolCallID: b.ToolCallID, ToolName: b.ToolName, OutputTokens: snap.OutputTokens,
-			},
-		})
+		ev := agent.AssistantMessageEvent{
+			Type: typ, ContentIndex: b.Index, Delta: b.Tail[start:], Attempt: snap.Attempt,
+			ToolCallID: b.ToolCallID, ToolName: b.ToolName, OutputTokens: snap.OutputTokens,
+		}
+		e.keep(ev)
+		out = append(out, agent.Event{Type: agent.EventMessageUpdate, EntryID: snap.EntryID, AssistantMessageEvent: &ev})
 	}
 	return out
 }
 
-// keep records a delta the client gets of block b.
-func (e *liveEntry) keep(b activities.SnapshotBlock, typ, delta string) {
-	lb := e.blocks[b.Index]
-	if lb == nil {
-		lb = &liveBlock{typ: typ}
-		e.blocks[b.Index] = lb
-	}
-	if lb.toolCallID == "" {
-		lb.toolCallID, lb.toolName = b.ToolCallID, b.ToolName
-	}
-	if e.gapped {
-		return
-	}
-	if e.kept += len(delta); e.kept > maxKeptBytes {
+// keep records a delta the client gets, while what it got is whole and
+// within maxKeptBytes.
+func (e *liveEntry) keep(d agent.AssistantMessageEvent) {
+	if e.kept += len(d.Delta); e.kept > maxKeptBytes {
 		e.gapped = true
-		return
 	}
-	lb.text.WriteString(delta)
+	if !e.gapped {
+		e.got.Add(d)
+	}
 }
 
-// finish returns the live events that complete what the client got of
+// Finish returns the live events that complete what the client got of
 // the streamed message end (an assistant message_end about to be
 // delivered) to end's text and tool-call arguments, one per block that
 // lacks bytes: text deltas concatenate to Message.Text(), the deltas of a
@@ -223,28 +202,27 @@ func (e *liveEntry) keep(b activities.SnapshotBlock, typ, delta string) {
 // of the message, missed some of its bytes, or got text end does not
 // start with (a superseded attempt). Thinking is not in message_end, so
 // it is not completed.
-func (s *liveStream) finish(end agent.Event) []agent.Event {
+func (s *Cursor) Finish(end agent.Event) []agent.Event {
 	m := end.Message
 	e := s.entries[end.EntryID]
-	if end.Type != agent.EventMessageEnd || m == nil || m.Role != agent.RoleAssistant || e == nil || len(e.blocks) == 0 || e.gapped {
+	if end.Type != agent.EventMessageEnd || m == nil || m.Role != agent.RoleAssistant || e == nil || e.gapped {
 		return nil
 	}
-	indexes := make([]int, 0, len(e.blocks))
-	for i := range e.blocks {
-		indexes = append(indexes, i)
+	blocks := e.got.Blocks()
+	if len(blocks) == 0 {
+		return nil
 	}
-	sort.Ints(indexes)
-	next := indexes[len(indexes)-1] + 1 // for a block the client has not seen
+	next := blocks[len(blocks)-1].Index + 1 // for a block the client has not seen
 	var got strings.Builder
 	textIndex := -1
-	calls := map[string]int{}
-	for _, i := range indexes {
-		switch b := e.blocks[i]; b.typ {
-		case llm.DeltaText:
-			got.WriteString(b.text.String())
-			textIndex = i
-		case llm.DeltaToolCall:
-			calls[b.toolCallID] = i
+	calls := map[string]*PartialBlock{}
+	for _, b := range blocks {
+		switch b.Type {
+		case agent.DeltaText:
+			got.WriteString(b.Text())
+			textIndex = b.Index
+		case agent.DeltaToolCall:
+			calls[b.ToolCallID] = b
 		}
 	}
 	tokens := 0
@@ -264,29 +242,27 @@ func (s *liveStream) finish(end agent.Event) []agent.Event {
 			textIndex = next
 			next++
 		}
-		add(llm.DeltaText, textIndex, rest, "", "")
+		add(agent.DeltaText, textIndex, rest, "", "")
 	}
 	for _, c := range m.Content {
 		tc := c.ToolCall
 		if c.Type != agent.BlockToolCall || tc == nil {
 			continue
 		}
-		i, seen := calls[tc.ID]
-		had := ""
-		if seen {
-			had = e.blocks[i].text.String()
+		i, had := next, ""
+		if b := calls[tc.ID]; b != nil {
+			i, had = b.Index, b.Text()
 		} else {
-			i = next
 			next++
 		}
 		if rest, ok := strings.CutPrefix(string(tc.Arguments), had); ok && rest != "" {
-			add(llm.DeltaToolCall, i, rest, tc.ID, tc.Name)
+			add(agent.DeltaToolCall, i, rest, tc.ID, tc.Name)
 		}
 	}
 	return out
 }
 
-func (s *liveStream) diffTool(snap activities.StreamSnapshot) []agent.Event {
+func (s *Cursor) diffTool(snap Snapshot) []agent.Event {
 	key := snap.EntryID
 	if key == "" {
 		key = toolKey(snap.ToolCallID)

@@ -1,32 +1,18 @@
-package activities
+package live
 
 import (
 	"sort"
 	"sync"
 	"unicode/utf8"
 
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/llm"
 )
 
-// Live output. A running CallModel or RunTool activity publishes what it
-// has produced so far as its heartbeat details (one StreamSnapshot);
-// followers read them with DescribeWorkflowExecution and turn successive
-// snapshots into message_update and tool_execution_update events
-// (internal/control). Snapshots are for display only: the entry the
-// activity writes, and the message_end / tool_execution_end event, stay
-// authoritative.
-
 // Snapshot kinds.
 const (
-	SnapshotModel = "model"
-	SnapshotTool  = "tool"
-)
-
-// Snapshot block types (the content block types of agent.ContentBlock).
-const (
-	BlockText     = "text"
-	BlockThinking = "thinking"
-	BlockToolCall = "toolCall"
+	KindModel = "model"
+	KindTool  = "tool"
 )
 
 // MaxSnapshotBytes bounds the text of one snapshot: the sum of the block
@@ -35,10 +21,10 @@ const (
 // whatever the length of the answer.
 const MaxSnapshotBytes = 8 << 10
 
-// StreamSnapshot is the heartbeat detail of a running CallModel or RunTool
+// Snapshot is the heartbeat detail of a running CallModel or RunTool
 // activity: the message (or tool output) so far.
-type StreamSnapshot struct {
-	// Kind is SnapshotModel or SnapshotTool.
+type Snapshot struct {
+	// Kind is KindModel or KindTool.
 	Kind string `json:"kind"`
 	// EntryID is the entry the activity will write.
 	EntryID string `json:"entryId"`
@@ -47,7 +33,7 @@ type StreamSnapshot struct {
 	// attempt's.
 	Attempt int `json:"attempt"`
 	// Blocks (model) are the content blocks so far, by content index.
-	Blocks []SnapshotBlock `json:"blocks,omitempty"`
+	Blocks []Block `json:"blocks,omitempty"`
 	// ToolCallID and ToolName (tool) name the call being run.
 	ToolCallID string `json:"toolCallId,omitempty"`
 	ToolName   string `json:"toolName,omitempty"`
@@ -61,12 +47,12 @@ type StreamSnapshot struct {
 	OutputTokens int `json:"outputTokens,omitempty"`
 }
 
-// SnapshotBlock is one content block of a streaming message. Its text
+// Block is one content block of a streaming message. Its text
 // covers bytes [Offset, Offset+len(Tail)) of the block's whole text (for a
 // tool call, its argument JSON).
-type SnapshotBlock struct {
+type Block struct {
 	Index int `json:"index"`
-	// Type is BlockText, BlockThinking or BlockToolCall.
+	// Type is agent.BlockText, agent.BlockThinking or agent.BlockToolCall.
 	Type       string `json:"type"`
 	ToolCallID string `json:"toolCallId,omitempty"`
 	ToolName   string `json:"toolName,omitempty"`
@@ -78,39 +64,29 @@ type SnapshotBlock struct {
 }
 
 // End is the byte length of the block's text so far.
-func (b SnapshotBlock) End() int { return b.Offset + len(b.Tail) }
+func (b Block) End() int { return b.Offset + len(b.Tail) }
 
-// BlockType is the snapshot block type of a delta type ("" if unknown).
-func BlockType(deltaType string) string {
-	switch deltaType {
-	case llm.DeltaText:
-		return BlockText
-	case llm.DeltaThinking:
-		return BlockThinking
-	case llm.DeltaToolCall:
-		return BlockToolCall
+// blockTypes maps a delta type to its snapshot block type (the content
+// block types of agent.ContentBlock).
+var blockTypes = map[string]string{
+	agent.DeltaText: agent.BlockText, agent.DeltaThinking: agent.BlockThinking, agent.DeltaToolCall: agent.BlockToolCall,
+}
+
+// deltaType is the delta type of a snapshot block type ("" if unknown).
+func deltaType(blockType string) string {
+	for d, b := range blockTypes {
+		if b == blockType {
+			return d
+		}
 	}
 	return ""
 }
 
-// DeltaType is the delta (message_update) type of a snapshot block type.
-func DeltaType(blockType string) string {
-	switch blockType {
-	case BlockText:
-		return llm.DeltaText
-	case BlockThinking:
-		return llm.DeltaThinking
-	case BlockToolCall:
-		return llm.DeltaToolCall
-	}
-	return ""
-}
-
-// StreamAccumulator collects an activity's streamed output and makes
+// Accumulator collects an activity's streamed output and makes
 // bounded snapshots of it. It is safe for concurrent use: the provider adds
 // deltas from its goroutine while the heartbeat ticker takes snapshots.
 // Memory is bounded too: each block keeps at most 2*MaxSnapshotBytes.
-type StreamAccumulator struct {
+type Accumulator struct {
 	mu           sync.Mutex
 	kind         string
 	entryID      string
@@ -174,27 +150,27 @@ func (t *tailBuffer) tail(n int) (offset int, s string) {
 	return t.dropped + cut, string(t.buf[cut:])
 }
 
-// NewModelStream returns the accumulator of a CallModel attempt that will
+// NewModel returns the accumulator of a CallModel attempt that will
 // write entryID; attempt is the number of model calls already made for the
 // turn.
-func NewModelStream(entryID string, attempt int) *StreamAccumulator {
-	return &StreamAccumulator{kind: SnapshotModel, entryID: entryID, attempt: attempt, changed: make(chan struct{}, 1)}
+func NewModel(entryID string, attempt int) *Accumulator {
+	return &Accumulator{kind: KindModel, entryID: entryID, attempt: attempt, changed: make(chan struct{}, 1)}
 }
 
-// NewToolStream returns the accumulator of a RunTool call that will write
+// NewTool returns the accumulator of a RunTool call that will write
 // entryID.
-func NewToolStream(entryID, toolCallID, toolName string) *StreamAccumulator {
-	return &StreamAccumulator{kind: SnapshotTool, entryID: entryID, toolCallID: toolCallID, toolName: toolName,
+func NewTool(entryID, toolCallID, toolName string) *Accumulator {
+	return &Accumulator{kind: KindTool, entryID: entryID, toolCallID: toolCallID, toolName: toolName,
 		changed: make(chan struct{}, 1)}
 }
 
 // Changed receives a value after the accumulator changed (at most one is
 // pending: several changes in a row leave one). Nil for an accumulator not
-// made by NewModelStream or NewToolStream.
-func (a *StreamAccumulator) Changed() <-chan struct{} { return a.changed }
+// made by NewModel or NewTool.
+func (a *Accumulator) Changed() <-chan struct{} { return a.changed }
 
 // bump records a change (caller holds mu).
-func (a *StreamAccumulator) bump() {
+func (a *Accumulator) bump() {
 	a.version++
 	select {
 	case a.changed <- struct{}{}:
@@ -204,8 +180,8 @@ func (a *StreamAccumulator) bump() {
 
 // Add records one streamed piece of the answer (llm.Request.OnDelta). A
 // delta of an unknown type is ignored.
-func (a *StreamAccumulator) Add(d llm.Delta) {
-	typ := BlockType(d.Type)
+func (a *Accumulator) Add(d llm.Delta) {
+	typ := blockTypes[d.Type]
 	if typ == "" {
 		return
 	}
@@ -225,7 +201,7 @@ func (a *StreamAccumulator) Add(d llm.Delta) {
 }
 
 // block returns the block of index, made with typ if new (caller holds mu).
-func (a *StreamAccumulator) block(index int, typ string) *accBlock {
+func (a *Accumulator) block(index int, typ string) *accBlock {
 	i := sort.Search(len(a.blocks), func(i int) bool { return a.blocks[i].index >= index })
 	if i < len(a.blocks) && a.blocks[i].index == index {
 		return a.blocks[i]
@@ -239,7 +215,7 @@ func (a *StreamAccumulator) block(index int, typ string) *accBlock {
 
 // AddOutput appends tool output; snapshots carry its last
 // MaxSnapshotBytes.
-func (a *StreamAccumulator) AddOutput(s string) {
+func (a *Accumulator) AddOutput(s string) {
 	if s == "" {
 		return
 	}
@@ -251,7 +227,7 @@ func (a *StreamAccumulator) AddOutput(s string) {
 
 // SetOutput replaces the tool output with s, the tool's own rolling tail
 // (bash reports its accumulated output, replace-not-append).
-func (a *StreamAccumulator) SetOutput(s string) {
+func (a *Accumulator) SetOutput(s string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.output = tailBuffer{}
@@ -263,7 +239,7 @@ func (a *StreamAccumulator) SetOutput(s string) {
 // usage report on the wire). Until a provider reports one, and while its
 // report lags behind the text, snapshots estimate the count from the
 // streamed bytes (EstimateTokens); the count never goes down.
-func (a *StreamAccumulator) SetOutputTokens(n int) {
+func (a *Accumulator) SetOutputTokens(n int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if n > a.reportedTokens {
@@ -280,7 +256,7 @@ func EstimateTokens(n int) int { return (n + 3) / 4 }
 
 // updateTokens sets outputTokens from the report and the estimate and
 // says whether it changed (caller holds mu).
-func (a *StreamAccumulator) updateTokens() bool {
+func (a *Accumulator) updateTokens() bool {
 	n := max(a.reportedTokens, EstimateTokens(a.streamed), a.outputTokens)
 	if n == a.outputTokens {
 		return false
@@ -291,7 +267,7 @@ func (a *StreamAccumulator) updateTokens() bool {
 
 // Version counts the changes; a heartbeat loop can skip a snapshot when it
 // has not changed since the last one it sent.
-func (a *StreamAccumulator) Version() uint64 {
+func (a *Accumulator) Version() uint64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.version
@@ -301,26 +277,26 @@ func (a *StreamAccumulator) Version() uint64 {
 // latest blocks get the budget first (the last one is the one streaming),
 // so an earlier block may be sent as its tail only, or with its Offset at
 // its end and no text.
-func (a *StreamAccumulator) Snapshot() StreamSnapshot {
+func (a *Accumulator) Snapshot() Snapshot {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s := StreamSnapshot{
+	s := Snapshot{
 		Kind: a.kind, EntryID: a.entryID, Attempt: a.attempt,
 		ToolCallID: a.toolCallID, ToolName: a.toolName, OutputTokens: a.outputTokens,
 	}
-	if a.kind == SnapshotTool {
+	if a.kind == KindTool {
 		_, s.Output = a.output.tail(MaxSnapshotBytes)
 	}
 	if len(a.blocks) == 0 {
 		return s
 	}
-	s.Blocks = make([]SnapshotBlock, len(a.blocks))
+	s.Blocks = make([]Block, len(a.blocks))
 	budget := MaxSnapshotBytes
 	for i := len(a.blocks) - 1; i >= 0; i-- {
 		b := a.blocks[i]
 		off, tail := b.text.tail(budget)
 		budget -= len(tail)
-		s.Blocks[i] = SnapshotBlock{
+		s.Blocks[i] = Block{
 			Index: b.index, Type: b.typ, ToolCallID: b.toolCallID, ToolName: b.toolName,
 			Offset: off, Tail: tail,
 		}

@@ -1,4 +1,4 @@
-package control
+package live
 
 import (
 	"math/rand/v2"
@@ -7,33 +7,32 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/llm"
 )
 
-func modelSnap(entry string, attempt int, blocks ...activities.SnapshotBlock) activities.StreamSnapshot {
-	return activities.StreamSnapshot{Kind: activities.SnapshotModel, EntryID: entry, Attempt: attempt, Blocks: blocks}
+func modelSnap(entry string, attempt int, blocks ...Block) Snapshot {
+	return Snapshot{Kind: KindModel, EntryID: entry, Attempt: attempt, Blocks: blocks}
 }
 
-func text(index, offset int, tail string) activities.SnapshotBlock {
-	return activities.SnapshotBlock{Index: index, Type: activities.BlockText, Offset: offset, Tail: tail}
+func text(index, offset int, tail string) Block {
+	return Block{Index: index, Type: agent.BlockText, Offset: offset, Tail: tail}
 }
 
-func thinking(index, offset int, tail string) activities.SnapshotBlock {
-	return activities.SnapshotBlock{Index: index, Type: activities.BlockThinking, Offset: offset, Tail: tail}
+func thinking(index, offset int, tail string) Block {
+	return Block{Index: index, Type: agent.BlockThinking, Offset: offset, Tail: tail}
 }
 
 // step is one input of a table case: a workflow event delivered, or a
 // snapshot read.
 type step struct {
 	event *agent.Event
-	snap  *activities.StreamSnapshot
+	snap  *Snapshot
 	want  []string // "entry/attempt/index/type:delta" of every live event
 }
 
-func snapStep(s activities.StreamSnapshot, want ...string) step { return step{snap: &s, want: want} }
-func eventStep(e agent.Event) step                              { return step{event: &e} }
+func snapStep(s Snapshot, want ...string) step { return step{snap: &s, want: want} }
+func eventStep(e agent.Event) step             { return step{event: &e} }
 
 func liveString(e agent.Event) string {
 	if e.Type == agent.EventToolExecutionUpdate {
@@ -102,39 +101,39 @@ func TestLiveStream_Rules(t *testing.T) {
 		}},
 		{"tool call arguments and blocks in index order", []step{
 			snapStep(modelSnap("a1", 0,
-				activities.SnapshotBlock{Index: 1, Type: activities.BlockToolCall, ToolCallID: "c1", ToolName: "bash", Tail: `{"cmd":`},
+				Block{Index: 1, Type: agent.BlockToolCall, ToolCallID: "c1", ToolName: "bash", Tail: `{"cmd":`},
 				text(0, 0, "I will run it")),
 				"a1/0/0/text_delta:I will run it", `a1/0/1/toolcall_delta(bash c1):{"cmd":`),
 			snapStep(modelSnap("a1", 0, text(0, 0, "I will run it"),
-				activities.SnapshotBlock{Index: 1, Type: activities.BlockToolCall, ToolCallID: "c1", ToolName: "bash", Tail: `{"cmd":"ls"}`}),
+				Block{Index: 1, Type: agent.BlockToolCall, ToolCallID: "c1", ToolName: "bash", Tail: `{"cmd":"ls"}`}),
 				`a1/0/1/toolcall_delta(bash c1):"ls"}`),
-			snapStep(modelSnap("a1", 0, activities.SnapshotBlock{Index: 2, Type: "bogus", Tail: "x"})),
+			snapStep(modelSnap("a1", 0, Block{Index: 2, Type: "bogus", Tail: "x"})),
 		}},
 		{"tool output replaces, until tool_execution_end", []step{
 			eventStep(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "c1", ToolName: "bash", Args: []byte(`{"cmd":"ls"}`)}),
-			snapStep(activities.StreamSnapshot{Kind: activities.SnapshotTool, EntryID: "r1", ToolCallID: "c1", ToolName: "bash"}),
-			snapStep(activities.StreamSnapshot{Kind: activities.SnapshotTool, EntryID: "r1", ToolCallID: "c1", ToolName: "bash", Output: "a\n"}, "tool c1:a\n"),
-			snapStep(activities.StreamSnapshot{Kind: activities.SnapshotTool, EntryID: "r1", ToolCallID: "c1", ToolName: "bash", Output: "a\n"}),
-			snapStep(activities.StreamSnapshot{Kind: activities.SnapshotTool, EntryID: "r1", ToolCallID: "c1", ToolName: "bash", Output: "a\nb\n"}, "tool c1:a\nb\n"),
+			snapStep(Snapshot{Kind: KindTool, EntryID: "r1", ToolCallID: "c1", ToolName: "bash"}),
+			snapStep(Snapshot{Kind: KindTool, EntryID: "r1", ToolCallID: "c1", ToolName: "bash", Output: "a\n"}, "tool c1:a\n"),
+			snapStep(Snapshot{Kind: KindTool, EntryID: "r1", ToolCallID: "c1", ToolName: "bash", Output: "a\n"}),
+			snapStep(Snapshot{Kind: KindTool, EntryID: "r1", ToolCallID: "c1", ToolName: "bash", Output: "a\nb\n"}, "tool c1:a\nb\n"),
 			eventStep(agent.Event{Type: agent.EventToolExecutionEnd, ToolCallID: "c1", ToolName: "bash"}),
-			snapStep(activities.StreamSnapshot{Kind: activities.SnapshotTool, EntryID: "r1", ToolCallID: "c1", ToolName: "bash", Output: "a\nb\nc\n"}),
+			snapStep(Snapshot{Kind: KindTool, EntryID: "r1", ToolCallID: "c1", ToolName: "bash", Output: "a\nb\nc\n"}),
 		}},
 		{"unknown kinds and entries without id yield nothing", []step{
-			snapStep(activities.StreamSnapshot{Kind: "other", EntryID: "a1"}),
+			snapStep(Snapshot{Kind: "other", EntryID: "a1"}),
 			snapStep(modelSnap("", 0, text(0, 0, "x"))),
-			snapStep(activities.StreamSnapshot{Kind: activities.SnapshotTool}),
+			snapStep(Snapshot{Kind: KindTool}),
 		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := newLiveStream()
+			s := NewCursor()
 			for i, st := range c.steps {
 				if st.event != nil {
-					s.observe(*st.event)
+					s.Observe(*st.event)
 					continue
 				}
 				var got []string
-				for _, e := range s.diff(*st.snap) {
+				for _, e := range s.Diff(*st.snap) {
 					if !IsLive(e) || e.EntryID != st.snap.EntryID {
 						t.Fatalf("step %d: not a live event of the entry: %+v", i, e)
 					}
@@ -149,9 +148,9 @@ func TestLiveStream_Rules(t *testing.T) {
 }
 
 func TestLiveStream_ToolUpdateShape(t *testing.T) {
-	s := newLiveStream()
-	s.observe(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "c1", ToolName: "bash", Args: []byte(`{"cmd":"ls"}`)})
-	evs := s.diff(activities.StreamSnapshot{Kind: activities.SnapshotTool, EntryID: "r1", ToolCallID: "c1", ToolName: "bash", Output: "out"})
+	s := NewCursor()
+	s.Observe(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "c1", ToolName: "bash", Args: []byte(`{"cmd":"ls"}`)})
+	evs := s.Diff(Snapshot{Kind: KindTool, EntryID: "r1", ToolCallID: "c1", ToolName: "bash", Output: "out"})
 	if len(evs) != 1 {
 		t.Fatalf("events %+v", evs)
 	}
@@ -179,23 +178,23 @@ func TestLiveStream_CoalescedSnapshotsLoseAndRepeatNothing(t *testing.T) {
 			sb.WriteString([]string{"word ", "ünï ", "∑∂ ", "x", "\n"}[r.IntN(5)])
 		}
 		final := sb.String()
-		acc := activities.NewModelStream("a1", 0)
-		s := newLiveStream()
+		acc := NewModel("a1", 0)
+		s := NewCursor()
 		var got strings.Builder
 		skipAhead := r.IntN(2) == 0
 		prevEnd, skipped, pos := 0, false, 0
 		for pos < len(final) {
 			// Stream a random amount, then take a snapshot.
-			n := 1 + r.IntN(activities.MaxSnapshotBytes)
+			n := 1 + r.IntN(MaxSnapshotBytes)
 			if skipAhead && r.IntN(4) == 0 {
-				n = activities.MaxSnapshotBytes + r.IntN(20000)
+				n = MaxSnapshotBytes + r.IntN(20000)
 			}
 			for n > 0 && pos < len(final) {
 				k := min(1+r.IntN(40), len(final)-pos)
 				for pos+k < len(final) && !utf8.RuneStart(final[pos+k]) {
 					k++
 				}
-				acc.Add(llm.Delta{Type: llm.DeltaText, Delta: final[pos : pos+k]})
+				acc.Add(llm.Delta{Type: agent.DeltaText, Delta: final[pos : pos+k]})
 				pos += k
 				n -= k
 			}
@@ -203,7 +202,7 @@ func TestLiveStream_CoalescedSnapshotsLoseAndRepeatNothing(t *testing.T) {
 			b := snap.Blocks[0]
 			gap := b.Offset > prevEnd
 			skipped = skipped || gap
-			evs := s.diff(snap)
+			evs := s.Diff(snap)
 			if len(evs) != 1 {
 				t.Fatalf("trial %d: %d events for a grown block", trial, len(evs))
 			}
@@ -240,54 +239,54 @@ func TestLiveStream_FinishCompletesTheMessage(t *testing.T) {
 			Role: agent.RoleAssistant, StopReason: agent.StopReasonStop, Content: blocks, Usage: &agent.Usage{Output: 12}}}
 	}
 	txt := func(s string) agent.ContentBlock { return agent.ContentBlock{Type: agent.BlockText, Text: s} }
-	bash := func(offset int, tail string) activities.SnapshotBlock {
-		return activities.SnapshotBlock{Index: 2, Type: activities.BlockToolCall, ToolCallID: "c1", ToolName: "bash", Offset: offset, Tail: tail}
+	bash := func(offset int, tail string) Block {
+		return Block{Index: 2, Type: agent.BlockToolCall, ToolCallID: "c1", ToolName: "bash", Offset: offset, Tail: tail}
 	}
 	cases := []struct {
 		name  string
-		snaps []activities.StreamSnapshot
+		snaps []Snapshot
 		end   agent.Event
 		want  []string
 	}{
-		{"the last words of the text", []activities.StreamSnapshot{modelSnap("a1", 0, text(0, 0, "Hello, wor"))},
+		{"the last words of the text", []Snapshot{modelSnap("a1", 0, text(0, 0, "Hello, wor"))},
 			end("a1", txt("Hello, world.")), []string{"a1/0/0/text_delta:ld."}},
-		{"nothing missing, nothing sent", []activities.StreamSnapshot{modelSnap("a1", 0, text(0, 0, "Done."))},
+		{"nothing missing, nothing sent", []Snapshot{modelSnap("a1", 0, text(0, 0, "Done."))},
 			end("a1", txt("Done.")), nil},
-		{"after thinking: text and tool call arguments", []activities.StreamSnapshot{
+		{"after thinking: text and tool call arguments", []Snapshot{
 			modelSnap("a1", 2, thinking(0, 0, "plan"), text(1, 0, "I will"), bash(0, `{"command":`))},
 			end("a1", txt("I will run it."), call("c1", "bash", `{"command":"ls"}`)),
 			[]string{"a1/2/1/text_delta: run it.", `a1/2/2/toolcall_delta(bash c1):"ls"}`}},
-		{"only thinking streamed: the text is the next block", []activities.StreamSnapshot{
+		{"only thinking streamed: the text is the next block", []Snapshot{
 			modelSnap("a1", 0, thinking(0, 0, "hmm"))},
 			end("a1", txt("Answer.")), []string{"a1/0/1/text_delta:Answer."}},
-		{"a tool call never seen comes whole", []activities.StreamSnapshot{modelSnap("a1", 0, text(0, 0, "Running."))},
+		{"a tool call never seen comes whole", []Snapshot{modelSnap("a1", 0, text(0, 0, "Running."))},
 			end("a1", txt("Running."), call("c9", "read", `{"path":"a"}`)),
 			[]string{`a1/0/1/toolcall_delta(read c9):{"path":"a"}`}},
-		{"previewed arguments that do not extend what streamed: nothing", []activities.StreamSnapshot{
+		{"previewed arguments that do not extend what streamed: nothing", []Snapshot{
 			modelSnap("a1", 0, text(0, 0, "x"), bash(0, `{"command":"aaaaaaaa`))},
 			end("a1", txt("x"), call("c1", "bash", `{"command":"aaa… (900 bytes)"}`)), nil},
-		{"a late attach missed the start: nothing (message_end is the text)", []activities.StreamSnapshot{
+		{"a late attach missed the start: nothing (message_end is the text)", []Snapshot{
 			modelSnap("a1", 0, text(0, 100, "tail"))},
 			end("a1", txt("...")), nil},
-		{"bytes skipped between two reads: nothing", []activities.StreamSnapshot{
+		{"bytes skipped between two reads: nothing", []Snapshot{
 			modelSnap("a1", 0, text(0, 0, "ab")), modelSnap("a1", 0, text(0, 5, "fg"))},
 			end("a1", txt("abcdefgh")), nil},
 		{"no delta of the entry: nothing", nil, end("a1", txt("Hello")), nil},
-		{"a superseded attempt: nothing", []activities.StreamSnapshot{
+		{"a superseded attempt: nothing", []Snapshot{
 			modelSnap("a1", 0, text(0, 0, "partial")), modelSnap("a2", 1, text(0, 0, "retry"))},
 			end("a1", txt("partial answer")), nil},
-		{"an error answer without the streamed text: nothing", []activities.StreamSnapshot{
+		{"an error answer without the streamed text: nothing", []Snapshot{
 			modelSnap("a1", 0, text(0, 0, "partial"))},
 			end("a1"), nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := newLiveStream()
+			s := NewCursor()
 			for _, snap := range c.snaps {
-				s.diff(snap)
+				s.Diff(snap)
 			}
 			var got []string
-			for _, e := range s.finish(c.end) {
+			for _, e := range s.Finish(c.end) {
 				if !IsLive(e) || e.EntryID != c.end.EntryID || e.AssistantMessageEvent.OutputTokens != 12 {
 					t.Fatalf("not a live event of the entry with message_end's tokens: %+v", e)
 				}
@@ -296,8 +295,8 @@ func TestLiveStream_FinishCompletesTheMessage(t *testing.T) {
 			if strings.Join(got, "|") != strings.Join(c.want, "|") {
 				t.Fatalf("\n got %q\nwant %q", got, c.want)
 			}
-			s.observe(c.end)
-			if evs := s.finish(c.end); len(evs) != 0 {
+			s.Observe(c.end)
+			if evs := s.Finish(c.end); len(evs) != 0 {
 				t.Fatalf("finish after message_end: %+v", evs)
 			}
 		})
@@ -333,27 +332,27 @@ func TestLiveStream_DeltasConcatenateToMessageEnd(t *testing.T) {
 		}
 		var blocks []block
 		if r.IntN(2) == 0 {
-			blocks = append(blocks, block{typ: llm.DeltaThinking, text: gen(1 + r.IntN(3000))})
+			blocks = append(blocks, block{typ: agent.DeltaThinking, text: gen(1 + r.IntN(3000))})
 		}
-		blocks = append(blocks, block{typ: llm.DeltaText, text: gen(1 + r.IntN(40000))})
+		blocks = append(blocks, block{typ: agent.DeltaText, text: gen(1 + r.IntN(40000))})
 		for i := range r.IntN(3) {
-			blocks = append(blocks, block{typ: llm.DeltaToolCall, id: "c" + strconv.Itoa(i),
+			blocks = append(blocks, block{typ: agent.DeltaToolCall, id: "c" + strconv.Itoa(i),
 				text: `{"command":"` + strings.Repeat("y", r.IntN(3000)) + `"}`})
 		}
 		end := agent.Event{Type: agent.EventMessageEnd, EntryID: "a1",
 			Message: &agent.Message{Role: agent.RoleAssistant, StopReason: agent.StopReasonToolUse}}
 		for _, b := range blocks {
 			switch b.typ {
-			case llm.DeltaText:
+			case agent.DeltaText:
 				end.Message.Content = append(end.Message.Content, agent.ContentBlock{Type: agent.BlockText, Text: b.text})
-			case llm.DeltaToolCall:
+			case agent.DeltaToolCall:
 				end.Message.Content = append(end.Message.Content, agent.ContentBlock{Type: agent.BlockToolCall,
 					ToolCall: &agent.ToolCall{ID: b.id, Name: "bash", Arguments: []byte(b.text)}})
 			}
 		}
 
-		acc := activities.NewModelStream("a1", 0)
-		s := newLiveStream()
+		acc := NewModel("a1", 0)
+		s := NewCursor()
 		got := map[string]*strings.Builder{} // by delta type and call id
 		take := func(evs []agent.Event) {
 			for _, e := range evs {
@@ -375,15 +374,15 @@ func TestLiveStream_DeltasConcatenateToMessageEnd(t *testing.T) {
 					k++
 				}
 				d := llm.Delta{Type: b.typ, ContentIndex: i, Delta: b.text[pos : pos+k]}
-				if b.typ == llm.DeltaToolCall {
+				if b.typ == agent.DeltaToolCall {
 					d.ToolCallID, d.ToolName = b.id, "bash"
 				}
 				acc.Add(d)
 				pos += k
 				sinceRead += k
-				threshold := r.IntN(activities.MaxSnapshotBytes / 2)
+				threshold := r.IntN(MaxSnapshotBytes / 2)
 				if behind {
-					threshold = activities.MaxSnapshotBytes + r.IntN(2*activities.MaxSnapshotBytes)
+					threshold = MaxSnapshotBytes + r.IntN(2*MaxSnapshotBytes)
 				}
 				if sinceRead >= threshold {
 					snap := acc.Snapshot()
@@ -393,13 +392,13 @@ func TestLiveStream_DeltasConcatenateToMessageEnd(t *testing.T) {
 						}
 						prevEnds[sb.Index] = sb.End()
 					}
-					take(s.diff(snap))
+					take(s.Diff(snap))
 					sinceRead = 0
 				}
 			}
 		}
 		none := len(got) == 0
-		fin := s.finish(end)
+		fin := s.Finish(end)
 		take(fin)
 		if none { // no read while it streamed: message_end alone has the text
 			if len(fin) != 0 {
@@ -414,12 +413,12 @@ func TestLiveStream_DeltasConcatenateToMessageEnd(t *testing.T) {
 			}
 			continue
 		}
-		if g := got[llm.DeltaText]; g == nil || g.String() != end.Message.Text() {
+		if g := got[agent.DeltaText]; g == nil || g.String() != end.Message.Text() {
 			t.Fatalf("trial %d: text deltas differ from message_end's text (%d bytes)", trial, len(end.Message.Text()))
 		}
 		for _, b := range blocks {
-			if b.typ == llm.DeltaToolCall {
-				if g := got[llm.DeltaToolCall+b.id]; g == nil || g.String() != b.text {
+			if b.typ == agent.DeltaToolCall {
+				if g := got[agent.DeltaToolCall+b.id]; g == nil || g.String() != b.text {
 					t.Fatalf("trial %d: call %s deltas differ from its arguments", trial, b.id)
 				}
 			}

@@ -1,7 +1,8 @@
-package activities
+package live
 
 import (
 	"encoding/json"
+	"github.com/durableagent/durableagent/agent"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -30,7 +31,7 @@ func chunks(r *rand.Rand, s string, max int) []string {
 	return out
 }
 
-func tailBytes(s StreamSnapshot) int {
+func tailBytes(s Snapshot) int {
 	n := len(s.Output)
 	for _, b := range s.Blocks {
 		n += len(b.Tail)
@@ -39,7 +40,7 @@ func tailBytes(s StreamSnapshot) int {
 }
 
 // checkBlock: the block's tail is the end of want, at its offset.
-func checkBlock(t *testing.T, b SnapshotBlock, want string) {
+func checkBlock(t *testing.T, b Block, want string) {
 	t.Helper()
 	if b.End() != len(want) {
 		t.Fatalf("block %d: offset %d + tail %d = %d, want the whole length %d", b.Index, b.Offset, len(b.Tail), b.End(), len(want))
@@ -59,10 +60,10 @@ func TestStreamAccumulator_BoundedForOneMegabyteAnswer(t *testing.T) {
 		sb.WriteString("Größe ∑ line of the answer, with \"quotes\" and ünïcode. ")
 	}
 	answer := sb.String()
-	a := NewModelStream("a1", 2)
+	a := NewModel("a1", 2)
 	maxJSON := 0
 	for i, c := range chunks(r, answer, 300) {
-		a.Add(llm.Delta{Type: llm.DeltaText, ContentIndex: 0, Delta: c})
+		a.Add(llm.Delta{Type: agent.DeltaText, ContentIndex: 0, Delta: c})
 		if i%50 == 0 {
 			s := a.Snapshot()
 			if n := tailBytes(s); n > MaxSnapshotBytes {
@@ -73,7 +74,7 @@ func TestStreamAccumulator_BoundedForOneMegabyteAnswer(t *testing.T) {
 		}
 	}
 	s := a.Snapshot()
-	if s.Kind != SnapshotModel || s.EntryID != "a1" || s.Attempt != 2 || len(s.Blocks) != 1 {
+	if s.Kind != KindModel || s.EntryID != "a1" || s.Attempt != 2 || len(s.Blocks) != 1 {
 		t.Fatalf("snapshot header: %+v", s)
 	}
 	checkBlock(t, s.Blocks[0], answer)
@@ -97,9 +98,9 @@ func TestStreamAccumulator_OffsetsAcrossBlocks(t *testing.T) {
 	call := `{"command":"` + strings.Repeat("x", 2000) + `"}`
 	text := strings.Repeat("é", 1500) // 3000 bytes, 2-byte characters
 
-	a := NewModelStream("a7", 0)
+	a := NewModel("a7", 0)
 	for _, c := range chunks(r, thinking, 64) {
-		a.Add(llm.Delta{Type: llm.DeltaThinking, ContentIndex: 0, Delta: c})
+		a.Add(llm.Delta{Type: agent.DeltaThinking, ContentIndex: 0, Delta: c})
 	}
 	s := a.Snapshot()
 	checkBlock(t, s.Blocks[0], thinking)
@@ -108,10 +109,10 @@ func TestStreamAccumulator_OffsetsAcrossBlocks(t *testing.T) {
 	}
 	// Out of order on purpose: index 2 before index 1.
 	for _, c := range chunks(r, text, 7) {
-		a.Add(llm.Delta{Type: llm.DeltaText, ContentIndex: 2, Delta: c})
+		a.Add(llm.Delta{Type: agent.DeltaText, ContentIndex: 2, Delta: c})
 	}
 	for i, c := range chunks(r, call, 64) {
-		d := llm.Delta{Type: llm.DeltaToolCall, ContentIndex: 1, Delta: c}
+		d := llm.Delta{Type: agent.DeltaToolCall, ContentIndex: 1, Delta: c}
 		if i == 0 {
 			d.ToolCallID, d.ToolName = "call-1", "bash"
 		}
@@ -127,7 +128,7 @@ func TestStreamAccumulator_OffsetsAcrossBlocks(t *testing.T) {
 	for i, want := range []struct {
 		typ  string
 		text string
-	}{{BlockThinking, thinking}, {BlockToolCall, call}, {BlockText, text}} {
+	}{{agent.BlockThinking, thinking}, {agent.BlockToolCall, call}, {agent.BlockText, text}} {
 		b := s.Blocks[i]
 		if b.Index != i || b.Type != want.typ {
 			t.Fatalf("block %d: index %d type %q, want %q", i, b.Index, b.Type, want.typ)
@@ -147,7 +148,7 @@ func TestStreamAccumulator_OffsetsAcrossBlocks(t *testing.T) {
 
 	// A long last block leaves nothing for the earlier ones.
 	for _, c := range chunks(r, strings.Repeat("z", 20000), 500) {
-		a.Add(llm.Delta{Type: llm.DeltaText, ContentIndex: 2, Delta: c})
+		a.Add(llm.Delta{Type: agent.DeltaText, ContentIndex: 2, Delta: c})
 	}
 	s = a.Snapshot()
 	if s.Blocks[0].Tail != "" || s.Blocks[0].Offset != len(thinking) || s.Blocks[1].Offset != len(call) {
@@ -157,8 +158,8 @@ func TestStreamAccumulator_OffsetsAcrossBlocks(t *testing.T) {
 }
 
 func TestStreamAccumulator_ToolOutputTail(t *testing.T) {
-	a := NewToolStream("r1", "call-1", "bash")
-	if s := a.Snapshot(); s.Kind != SnapshotTool || s.Output != "" || s.ToolCallID != "call-1" || s.ToolName != "bash" || s.EntryID != "r1" {
+	a := NewTool("r1", "call-1", "bash")
+	if s := a.Snapshot(); s.Kind != KindTool || s.Output != "" || s.ToolCallID != "call-1" || s.ToolName != "bash" || s.EntryID != "r1" {
 		t.Fatalf("empty tool snapshot: %+v", s)
 	}
 	var all strings.Builder
@@ -180,8 +181,8 @@ func TestStreamAccumulator_ToolOutputTail(t *testing.T) {
 }
 
 func TestStreamSnapshot_JSONNames(t *testing.T) {
-	a := NewModelStream("a1", 1)
-	a.Add(llm.Delta{Type: llm.DeltaToolCall, ContentIndex: 0, Delta: "{", ToolCallID: "c", ToolName: "read"})
+	a := NewModel("a1", 1)
+	a.Add(llm.Delta{Type: agent.DeltaToolCall, ContentIndex: 0, Delta: "{", ToolCallID: "c", ToolName: "read"})
 	b, err := json.Marshal(a.Snapshot())
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +191,7 @@ func TestStreamSnapshot_JSONNames(t *testing.T) {
 	if string(b) != want {
 		t.Fatalf("json\n got %s\nwant %s", b, want)
 	}
-	var back StreamSnapshot
+	var back Snapshot
 	if err := json.Unmarshal(b, &back); err != nil || back.Blocks[0].ToolName != "read" {
 		t.Fatalf("round trip: %+v %v", back, err)
 	}
@@ -202,7 +203,7 @@ func TestStreamAccumulator_Concurrent(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	text := strings.Repeat("0123456789abcdef", 4096) // 64 KiB
 	parts := chunks(r, text, 40)
-	a := NewModelStream("a1", 0)
+	a := NewModel("a1", 0)
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	for range 3 {
@@ -231,7 +232,7 @@ func TestStreamAccumulator_Concurrent(t *testing.T) {
 	var adders sync.WaitGroup
 	adders.Go(func() {
 		for _, p := range parts {
-			a.Add(llm.Delta{Type: llm.DeltaText, Delta: p})
+			a.Add(llm.Delta{Type: agent.DeltaText, Delta: p})
 		}
 	})
 	adders.Go(func() {
@@ -263,11 +264,11 @@ func TestStreamAccumulator_OutputTokens(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a := NewModelStream("a1", 0)
+			a := NewModel("a1", 0)
 			for _, st := range c.steps {
 				switch v := st.(type) {
 				case string:
-					a.Add(llm.Delta{Type: llm.DeltaText, Delta: v})
+					a.Add(llm.Delta{Type: agent.DeltaText, Delta: v})
 				case int:
 					a.SetOutputTokens(v)
 				}
@@ -281,14 +282,14 @@ func TestStreamAccumulator_OutputTokens(t *testing.T) {
 
 // Every change is signalled on Changed, and a burst leaves one signal.
 func TestStreamAccumulator_ChangedSignals(t *testing.T) {
-	a := NewModelStream("a1", 0)
+	a := NewModel("a1", 0)
 	select {
 	case <-a.Changed():
 		t.Fatal("signal before any change")
 	default:
 	}
 	for range 5 {
-		a.Add(llm.Delta{Type: llm.DeltaText, Delta: "x"})
+		a.Add(llm.Delta{Type: agent.DeltaText, Delta: "x"})
 	}
 	<-a.Changed()
 	select {
@@ -302,7 +303,7 @@ func TestStreamAccumulator_ChangedSignals(t *testing.T) {
 		t.Fatal("an ignored delta signalled a change")
 	default:
 	}
-	tool := NewToolStream("r1", "c1", "bash")
+	tool := NewTool("r1", "c1", "bash")
 	tool.SetOutput("out")
 	<-tool.Changed()
 }

@@ -1,0 +1,22 @@
+// Package live is a prompt's live output, in one place for the worker
+// and for every consumer: the text of a running model call and the output
+// of a running tool, which never enter workflow history.
+//
+//   - Worker side, an Accumulator collects what a running CallModel or
+//     RunTool activity has produced and makes bounded Snapshots of it
+//     (MaxSnapshotBytes), which the activity publishes (today: as its
+//     heartbeat details).
+//   - Follower side, a Source reads the latest Snapshot of each running
+//     call of a prompt (today: internal/control's heartbeat reader, which
+//     reads pending activities' heartbeat details with
+//     DescribeWorkflowExecution), and a Cursor turns successive snapshots
+//     into message_update and tool_execution_update events (IsLive) given
+//     the workflow events delivered so far: each byte once, in order, the
+//     rest of a message completed before its message_end.
+//   - Consumers build the partial assistant message those deltas make
+//     with a Partial (RPC mode's message_update, the terminal UI).
+//
+// Snapshots and live events are for display only: the entry the activity
+// writes, and the message_end / tool_execution_end event, stay
+// authoritative.
+package live
