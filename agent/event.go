@@ -195,14 +195,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			Message     *Message  `json:"message,omitempty"`
 			ToolResults []Message `json:"toolResults"`
 		}{h, e.Turn, e.EntryID, e.Message, results})
-	case EventToolExecutionStart:
-		return json.Marshal(struct {
-			eventHeader
-			ToolCallID string          `json:"toolCallId"`
-			ToolName   string          `json:"toolName"`
-			Args       json.RawMessage `json:"args"`
-		}{h, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args)})
-	case EventToolApprovalRequest:
+	case EventToolExecutionStart, EventToolApprovalRequest:
 		return json.Marshal(struct {
 			eventHeader
 			ToolCallID string          `json:"toolCallId"`

@@ -84,22 +84,29 @@ func ParseRetryHint(text string, now time.Time) (ms int64, ok bool) {
 	if text == "" {
 		return 0, false
 	}
-	parsers := []func(string, time.Time) (float64, bool){
-		scaled(reRetryAfterMs, 1),
-		scaled(reRetryAfterSec, 1000),
-		retryAfterDate,
-		scaled(reRateResetMs, 1),
-		rateResetSeconds,
-		duration(reRateResetKindDur),
-		duration(reRetryDelay),
-		prose,
+	forms := []struct {
+		re    *regexp.Regexp
+		value func(string) (float64, bool)
+	}{
+		{reRetryAfterMs, func(v string) (float64, bool) { return scaledValue(v, 1) }},
+		{reRetryAfterSec, func(v string) (float64, bool) { return scaledValue(v, 1000) }},
+		{reRetryAfterDate, func(v string) (float64, bool) { return httpDateValue(v, now) }},
+		{reRateResetMs, func(v string) (float64, bool) { return scaledValue(v, 1) }},
+		{reRateReset, func(v string) (float64, bool) { return resetValue(v, now) }},
+		{reRateResetKindDur, durationValue},
+		{reRetryDelay, durationValue},
 	}
-	for _, parse := range parsers {
-		if v, found := parse(text, now); found {
-			if ms, valid := hintMs(v); valid {
-				return ms, true
+	for _, f := range forms {
+		if m := f.re.FindStringSubmatch(text); m != nil {
+			if v, found := f.value(m[1]); found {
+				if ms, valid := hintMs(v); valid {
+					return ms, true
+				}
 			}
 		}
+	}
+	if v, found := prose(text); found {
+		return hintMs(v)
 	}
 	return 0, false
 }
@@ -123,46 +130,6 @@ func hintMs(v float64) (int64, bool) {
 		return 0, false
 	}
 	return int64(math.Ceil(v)), true
-}
-
-// scaled reads a plain number and multiplies it into milliseconds.
-func scaled(re *regexp.Regexp, factor float64) func(string, time.Time) (float64, bool) {
-	return func(text string, _ time.Time) (float64, bool) {
-		m := re.FindStringSubmatch(text)
-		if m == nil {
-			return 0, false
-		}
-		return scaledValue(m[1], factor)
-	}
-}
-
-// retryAfterDate reads "retry-after: Wed, 21 Oct 2015 07:28:00 GMT".
-func retryAfterDate(text string, now time.Time) (float64, bool) {
-	m := reRetryAfterDate.FindStringSubmatch(text)
-	if m == nil {
-		return 0, false
-	}
-	return httpDateValue(m[1], now)
-}
-
-// rateResetSeconds reads x-ratelimit-reset as seconds or as an epoch.
-func rateResetSeconds(text string, now time.Time) (float64, bool) {
-	m := reRateReset.FindStringSubmatch(text)
-	if m == nil {
-		return 0, false
-	}
-	return resetValue(m[1], now)
-}
-
-// duration reads a Go-style duration such as "6m0s".
-func duration(re *regexp.Regexp) func(string, time.Time) (float64, bool) {
-	return func(text string, _ time.Time) (float64, bool) {
-		m := re.FindStringSubmatch(text)
-		if m == nil {
-			return 0, false
-		}
-		return durationValue(m[1])
-	}
 }
 
 // The value parsers below read one hint value, from the text or from a
@@ -315,7 +282,7 @@ func ParseRetryHintHeaders(header func(name string) string, now time.Time) (ms i
 
 // prose reads "try again in 1m30s" / "retry after 30 seconds". A number
 // without a known unit is not a hint: "retry after 30" could mean anything.
-func prose(text string, _ time.Time) (float64, bool) {
+func prose(text string) (float64, bool) {
 	for _, loc := range reProse.FindAllStringIndex(text, -1) {
 		rest := text[loc[1]:]
 		total, parts := 0.0, 0

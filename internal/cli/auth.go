@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -29,8 +28,6 @@ var authCmd = Command{
 	Summary: "manage provider credentials in <dataDir>/auth.json (add, list, remove)",
 	Run:     runAuth,
 }
-
-func init() { Register(authCmd) }
 
 // authProviders are the providers whose credentials the store holds.
 var authProviders = []string{"anthropic", "openai"}
@@ -79,11 +76,7 @@ func authFlags(env Env, name string, args []string, extra func(*pflag.FlagSet)) 
 		fail(env, "auth "+name, err)
 		return nil, nil, false
 	}
-	lookup := env.LookupEnv
-	if lookup == nil {
-		lookup = osLookupEnv
-	}
-	f, err := auth.OpenFile(app.AuthPath(s), auth.FileOptions{Env: lookup})
+	f, err := auth.OpenFile(app.AuthPath(s), auth.FileOptions{Env: env.lookupEnv()})
 	if err != nil {
 		fail(env, "auth "+name, err)
 		return nil, nil, false
@@ -129,11 +122,7 @@ func authAdd(env Env, args []string) int {
 
 func readSecret(env Env, fromEnv string) (string, error) {
 	if fromEnv != "" {
-		lookup := env.LookupEnv
-		if lookup == nil {
-			lookup = osLookupEnv
-		}
-		v, ok := lookup(fromEnv)
+		v, ok := env.lookupEnv()(fromEnv)
 		if !ok || strings.TrimSpace(v) == "" {
 			return "", fmt.Errorf("environment variable %s is not set", fromEnv)
 		}
@@ -232,6 +221,3 @@ func authRemove(env Env, args []string) int {
 	fmt.Fprintf(env.Stdout, "removed credential %s from %s\n", fs.Arg(0), f.Path())
 	return ExitOK
 }
-
-// osLookupEnv is os.LookupEnv, for an Env without LookupEnv.
-var osLookupEnv = os.LookupEnv

@@ -20,8 +20,6 @@ var chatCmd = Command{
 	Run:     runChat,
 }
 
-func init() { Register(chatCmd) }
-
 // runChat runs the terminal UI on one session until the user quits. A
 // running prompt is detached on quit; it keeps running in Temporal.
 func runChat(ctx context.Context, env Env, args []string) int {

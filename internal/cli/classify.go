@@ -23,8 +23,6 @@ var classifyCmd = Command{
 	Run:     runClassify,
 }
 
-func init() { Register(classifyCmd) }
-
 // classifyInput is one --jsonl input line. "text" is accepted for
 // "message" so the classifier's corpus (retry/testdata/errors.jsonl) can
 // be piped in as it is.

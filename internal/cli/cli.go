@@ -49,14 +49,17 @@ type Command struct {
 	Run     func(ctx context.Context, env Env, args []string) int
 }
 
+// commands is the command tree: the list below, rpcCmd (rpc.go) and what
+// mains add.
 var commands = map[string]Command{}
 
-// Register adds a command (used by this package and by mains that add
-// heavier commands, such as the demo with its embedded server).
+// Register adds a command (used by mains that add heavier commands, such
+// as the demo with its embedded server).
 func Register(c Command) { commands[c.Name] = c }
 
 func init() {
-	for _, c := range []Command{promptCmd, abortRetryCmd, abortCmd, setAutoRetryCmd, stateCmd, eventsCmd, settingsCmd} {
+	for _, c := range []Command{promptCmd, abortRetryCmd, abortCmd, setAutoRetryCmd, stateCmd, eventsCmd, settingsCmd,
+		steerCmd, followUpCmd, approveCmd, compactCmd, sessionCmd, authCmd, classifyCmd, chatCmd} {
 		Register(c)
 	}
 }

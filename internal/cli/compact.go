@@ -21,8 +21,6 @@ var compactCmd = Command{
 	Run:     runCompact,
 }
 
-func init() { Register(compactCmd) }
-
 // runCompact runs the Compact workflow under the session's workflow id,
 // so it fails with "session busy" while a prompt runs, and waits for it.
 func runCompact(ctx context.Context, env Env, args []string) int {

@@ -35,3 +35,11 @@ func (env Env) temporalEnv() envconfig.EnvLookup {
 	}
 	return envLookup(env.LookupEnv)
 }
+
+// lookupEnv is env.LookupEnv, or os.LookupEnv when it is nil.
+func (env Env) lookupEnv() func(string) (string, bool) {
+	if env.LookupEnv == nil {
+		return os.LookupEnv
+	}
+	return env.LookupEnv
+}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,8 +16,6 @@ import (
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 )
-
-func init() { Register(sessionCmd) }
 
 const sessionUsage = `starter session list [--store S]
        starter session export [--session ID] [--store S] [--out FILE]
@@ -153,7 +150,7 @@ func sessionExport(env Env, s settings.Settings, kind, id, out string) int {
 		}
 		w = f
 	}
-	err = writeSession(w, sess)
+	err = session.Write(w, sess)
 	if f != nil {
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -171,27 +168,6 @@ func sessionExport(env Env, s settings.Settings, kind, id, out string) int {
 	}
 	fmt.Fprintf(env.Stderr, "exported session %s from %s: %d entries to %s\n", id, kind, len(sess.Entries), dest)
 	return ExitOK
-}
-
-// writeSession writes the session file format: header, then entries.
-func writeSession(w io.Writer, sess *session.Session) error {
-	bw := bufio.NewWriter(w)
-	h := sess.Header
-	h.Type, h.Version = session.HeaderType, session.FormatVersion
-	hb, err := encodeHeader(h)
-	if err != nil {
-		return err
-	}
-	bw.Write(hb)
-	for _, e := range sess.Entries {
-		b, err := session.EncodeEntry(e)
-		if err != nil {
-			return fmt.Errorf("encode entry %q: %w", e.ID, err)
-		}
-		bw.Write(b)
-		bw.WriteByte('\n')
-	}
-	return bw.Flush()
 }
 
 // readSession parses a session file with the JSONL store's own reader:
@@ -324,16 +300,6 @@ func missingEntries(want, got *session.Session) string {
 		}
 	}
 	return strings.Join(missing, ", ")
-}
-
-func encodeHeader(h session.Header) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(h); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // peekHeader decodes the first line of a session file.

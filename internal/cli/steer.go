@@ -45,12 +45,6 @@ var approveCmd = Command{
 	Run:     runApprove,
 }
 
-func init() {
-	for _, c := range []Command{steerCmd, followUpCmd, approveCmd} {
-		Register(c)
-	}
-}
-
 // messageCommand sends MESSAGE (the arguments joined by spaces) with send.
 func messageCommand(ctx context.Context, env Env, name, usage string, args []string, send func(*control.Controller, string, string) error) int {
 	c := newFlags(name, env)

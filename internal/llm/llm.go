@@ -30,9 +30,36 @@ package llm
 
 import (
 	"context"
+	"net/http"
+	"time"
 
 	"github.com/durableagent/durableagent/agent"
 )
+
+// Options configure a provider that speaks HTTP (anthropic, openai). The
+// zero value talks to the provider's public API with a plain http.Client.
+type Options struct {
+	// BaseURL overrides the provider's endpoint (model.baseUrl), e.g.
+	// "https://openrouter.ai/api/v1" or "http://127.0.0.1:11434/v1".
+	BaseURL string
+	// HTTPClient is used for every call (nil: a client without a total
+	// timeout, since a streamed answer may legitimately take minutes; the
+	// activity's start-to-close timeout bounds the call).
+	HTTPClient *http.Client
+	// Now is the clock for HTTP-date retry hints (nil: time.Now).
+	Now func() time.Time
+}
+
+// WithDefaults fills the zero fields of o (a plain http.Client, time.Now).
+func (o Options) WithDefaults() Options {
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
 
 // Request is one model call.
 type Request struct {
@@ -173,7 +200,7 @@ func SendableMessages(msgs []agent.Message) []agent.Message {
 		case agent.RoleAssistant:
 			closeOpen()
 			if m.StopReason == agent.StopReasonError || m.StopReason == agent.StopReasonAborted {
-				m = withoutToolCalls(m)
+				m.Content = WithoutToolCalls(m.Content)
 				if len(m.Content) == 0 {
 					continue
 				}
@@ -196,15 +223,16 @@ func SendableMessages(msgs []agent.Message) []agent.Message {
 // has none in the session.
 const NoToolResultText = "No result provided"
 
-// withoutToolCalls returns m without its toolCall blocks (a copy: m's
-// content is not changed).
-func withoutToolCalls(m agent.Message) agent.Message {
-	kept := make([]agent.ContentBlock, 0, len(m.Content))
-	for _, b := range m.Content {
+// WithoutToolCalls returns content without its toolCall blocks (a copy:
+// content is not changed; nil when nothing is left). A failed answer's
+// calls are never run, and a tool call without its result would make
+// every later request of the session fail.
+func WithoutToolCalls(content []agent.ContentBlock) []agent.ContentBlock {
+	var kept []agent.ContentBlock
+	for _, b := range content {
 		if b.Type != "toolCall" {
 			kept = append(kept, b)
 		}
 	}
-	m.Content = kept
-	return m
+	return kept
 }

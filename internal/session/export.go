@@ -1,9 +1,11 @@
 package session
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 )
 
 // The functions below let another session store (package internal/pgstore
@@ -45,4 +47,25 @@ func DecodeEntry(data []byte) (Entry, error) {
 // order, ids unique) and warnings, indexed like one that Load returns.
 func NewSession(h Header, entries []Entry, warnings []string) *Session {
 	return &Session{Header: h, Entries: entries, Warnings: warnings, idx: &entryIndex{}}
+}
+
+// Write writes sess in the session file format (the exchange format of
+// starter session export): its header, with this package's type and
+// version, then one line per entry, as Append writes them.
+func Write(w io.Writer, sess *Session) error {
+	bw := bufio.NewWriter(w)
+	h := sess.Header
+	h.Type, h.Version = HeaderType, FormatVersion
+	line, err := encodeLine(h)
+	if err != nil {
+		return err
+	}
+	bw.Write(line)
+	for _, e := range sess.Entries {
+		if line, err = encodeLine(e); err != nil {
+			return fmt.Errorf("encode entry %q: %w", e.ID, err)
+		}
+		bw.Write(line)
+	}
+	return bw.Flush()
 }

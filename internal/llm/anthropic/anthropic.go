@@ -36,9 +36,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
-	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -54,18 +52,8 @@ const DefaultMaxTokens = 8192
 // EnvAPIKey is the environment variable of the implicit credential.
 const EnvAPIKey = "ANTHROPIC_API_KEY"
 
-// Options configure the provider. The zero value talks to the public API
-// with a plain http.Client.
-type Options struct {
-	// BaseURL overrides https://api.anthropic.com/ (model.baseUrl).
-	BaseURL string
-	// HTTPClient is used for every call (nil: a client without a total
-	// timeout, since a streamed answer may legitimately take minutes; the
-	// activity's start-to-close timeout bounds the call).
-	HTTPClient *http.Client
-	// Now is the clock for HTTP-date retry hints (nil: time.Now).
-	Now func() time.Time
-}
+// Options configure the provider (llm.Options).
+type Options = llm.Options
 
 // Provider calls the Messages API.
 type Provider struct {
@@ -74,13 +62,7 @@ type Provider struct {
 
 // New returns a provider.
 func New(opts Options) *Provider {
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{}
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	return &Provider{opts: opts}
+	return &Provider{opts: opts.WithDefaults()}
 }
 
 // Complete implements llm.Provider.
@@ -457,20 +439,7 @@ func assistant(req llm.Request, acc sdk.Message, content []agent.ContentBlock) a
 		m.StopReason = agent.StopReasonStop
 	}
 	if m.StopReason == agent.StopReasonError {
-		m.Content = withoutToolCalls(m.Content)
+		m.Content = llm.WithoutToolCalls(m.Content)
 	}
 	return m
-}
-
-// withoutToolCalls drops the tool calls of a failed answer: they are not
-// run, and a tool_use without its tool_result would make every later
-// request of the session fail.
-func withoutToolCalls(content []agent.ContentBlock) []agent.ContentBlock {
-	var out []agent.ContentBlock
-	for _, b := range content {
-		if b.Type != "toolCall" {
-			out = append(out, b)
-		}
-	}
-	return out
 }

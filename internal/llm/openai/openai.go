@@ -47,7 +47,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -64,19 +63,8 @@ const EnvAPIKey = "OPENAI_API_KEY"
 // DefaultBaseURL is OpenAI's own endpoint.
 const DefaultBaseURL = "https://api.openai.com/v1/"
 
-// Options configure the provider. The zero value talks to OpenAI with a
-// plain http.Client.
-type Options struct {
-	// BaseURL is the server (model.baseUrl), e.g.
-	// "https://openrouter.ai/api/v1" or "http://127.0.0.1:11434/v1"
-	// ("": OpenAI).
-	BaseURL string
-	// HTTPClient is used for every call (nil: a client without a total
-	// timeout; the activity's start-to-close timeout bounds the call).
-	HTTPClient *http.Client
-	// Now is the clock for HTTP-date retry hints (nil: time.Now).
-	Now func() time.Time
-}
+// Options configure the provider (llm.Options; BaseURL "" is OpenAI).
+type Options = llm.Options
 
 // Provider calls Chat Completions.
 type Provider struct {
@@ -85,13 +73,7 @@ type Provider struct {
 
 // New returns a provider.
 func New(opts Options) *Provider {
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{}
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	return &Provider{opts: opts}
+	return &Provider{opts: opts.WithDefaults()}
 }
 
 // Complete implements llm.Provider. OpenAI itself needs a key; a server
@@ -361,22 +343,9 @@ func (a *assembler) message(req llm.Request) agent.Message {
 		}
 	}
 	if m.StopReason == agent.StopReasonError {
-		m.Content = withoutToolCalls(m.Content)
+		m.Content = llm.WithoutToolCalls(m.Content)
 	}
 	return m
-}
-
-// withoutToolCalls drops the tool calls of a failed answer: they are not
-// run, and tool_calls without their tool messages would make every later
-// request of the session fail.
-func withoutToolCalls(content []agent.ContentBlock) []agent.ContentBlock {
-	var out []agent.ContentBlock
-	for _, b := range content {
-		if b.Type != "toolCall" {
-			out = append(out, b)
-		}
-	}
-	return out
 }
 
 // failure reports a failed call as data (package doc).
