@@ -136,6 +136,8 @@ func (k *Controller) runningWhat(ctx context.Context, workflowID, runID string) 
 		return "a bash command"
 	case workflows.DeleteSessionWorkflowName:
 		return "a deletion"
+	case workflows.SessionWriteWorkflowName:
+		return "a session write"
 	default:
 		return "workflow type " + name
 	}

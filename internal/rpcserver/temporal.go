@@ -48,6 +48,8 @@ type TemporalBackend struct {
 	// (`starter set-auto-retry off`) is seen.
 	Reload func() (settings.Settings, error)
 
+	// flushMu serialises flush.
+	flushMu sync.Mutex
 	mu      sync.Mutex
 	s       settings.Settings
 	session string
@@ -487,33 +489,31 @@ func (t *TemporalBackend) record(ctx context.Context, e session.Entry) {
 	t.flush(ctx, id)
 }
 
-// flush appends the session's pending entries after its leaf, chained,
-// when no workflow of the session runs and the session has a file (a new
-// session gets its file, with its workspace and tool host, from its first
-// prompt). Otherwise they stay pending and a later call writes them.
+// flush writes the session's pending entries after its leaf, chained,
+// with the SessionWrite workflow (control.Controller.WriteSession), so
+// they never interleave with a prompt: while a workflow of the session
+// runs, or before the session has a file (a new session gets its file,
+// with its workspace and tool host, from its first prompt), they stay
+// pending and a later call writes them.
 func (t *TemporalBackend) flush(ctx context.Context, id string) {
+	t.flushMu.Lock()
+	defer t.flushMu.Unlock()
 	t.mu.Lock()
-	n := len(t.pending[id])
+	entries := t.pending[id]
 	t.mu.Unlock()
-	if n == 0 {
+	if len(entries) == 0 {
 		return
 	}
-	if running, err := t.running(ctx, id); err != nil || running {
+	if sess, err := t.LoadSession(ctx, id); err != nil || sess == nil {
 		return
 	}
-	sess, err := t.LoadSession(ctx, id)
-	if err != nil || sess == nil {
+	written, err := t.k.WriteSession(ctx, workflows.SessionWriteInput{SessionID: id, Entries: entries})
+	if err != nil || !written {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	entries := t.pending[id]
-	parent := sess.LeafID()
-	for i := range entries {
-		entries[i].ParentID = parent
-		parent = entries[i].ID
-	}
-	if _, err := t.store.Append(id, entries...); err == nil {
+	if t.pending[id] = t.pending[id][len(entries):]; len(t.pending[id]) == 0 {
 		delete(t.pending, id)
 	}
 }
