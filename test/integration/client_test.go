@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
+	temporal "go.temporal.io/sdk/client"
 
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/control"
-	"github.com/durableagent/durableagent/internal/rpcserver"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -21,7 +21,7 @@ import (
 // is described or started through it (the moment a check-then-act writer
 // has checked, or a workflow writer has started).
 type hookedClient struct {
-	client.Client
+	temporal.Client
 	once  sync.Once
 	after func()
 }
@@ -32,7 +32,7 @@ func (c *hookedClient) DescribeWorkflowExecution(ctx context.Context, id, runID 
 	return d, err
 }
 
-func (c *hookedClient) ExecuteWorkflow(ctx context.Context, opts client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
+func (c *hookedClient) ExecuteWorkflow(ctx context.Context, opts temporal.StartWorkflowOptions, wf any, args ...any) (temporal.WorkflowRun, error) {
 	run, err := c.Client.ExecuteWorkflow(ctx, opts, wf, args...)
 	c.once.Do(c.after)
 	return run, err
@@ -72,7 +72,7 @@ func TestIntegration_SessionWriteNeverInterleavesWithAnotherClientsPrompt(t *tes
 	}
 	before := entries()
 
-	var runA client.WorkflowRun
+	var runA temporal.WorkflowRun
 	var startErr error
 	hc := &hookedClient{Client: e.c}
 	hc.after = func() {
@@ -88,7 +88,7 @@ func TestIntegration_SessionWriteNeverInterleavesWithAnotherClientsPrompt(t *tes
 		}
 	}
 	kb := &control.Controller{Client: hc, TaskQueue: e.s.Temporal.TaskQueue, PollInterval: 50 * time.Millisecond}
-	b, err := rpcserver.NewTemporalBackend(kb, e.s, id)
+	b, err := client.Open(kb, e.s, id)
 	if err != nil {
 		t.Fatal(err)
 	}
