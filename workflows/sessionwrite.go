@@ -48,20 +48,35 @@ type SessionWriteResult struct {
 // runs under the session's workflow id (WorkflowID), as a prompt does, so
 // it never interleaves with one: while a prompt, a compaction, a user
 // command or a deletion runs it cannot start ("session busy"), and none
-// of them can start until it is done. Its state query answers an ended
-// run and its events query no events.
+// of them can start until it is done. Like Bash and Compact it answers
+// the state query and ends its events with prompt_end, so a client
+// following the session's latest workflow ends cleanly.
 func SessionWrite(ctx workflow.Context, in SessionWriteInput) (SessionWriteResult, error) {
 	if err := in.Validate(); err != nil {
 		return SessionWriteResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
-	if err := workflow.SetQueryHandler(ctx, agent.QueryState, func() (agent.State, error) {
-		return agent.State{SessionID: in.SessionID, Status: agent.StatusCompleted}, nil
+	st := agent.State{SessionID: in.SessionID, Status: agent.StatusRunning}
+	var events []agent.Event
+	if err := workflow.SetQueryHandler(ctx, agent.QueryState, func() (agent.State, error) { return st, nil }); err != nil {
+		return SessionWriteResult{}, err
+	}
+	if err := workflow.SetQueryHandler(ctx, agent.QueryEvents, func(after int64) ([]agent.Event, error) {
+		return events[min(int(max(after, 0)), len(events)):], nil
 	}); err != nil {
 		return SessionWriteResult{}, err
 	}
-	if err := workflow.SetQueryHandler(ctx, agent.QueryEvents, func(after int64) ([]agent.Event, error) { return []agent.Event{}, nil }); err != nil {
-		return SessionWriteResult{}, err
+	res, err := writeEntries(ctx, in)
+	st.Status = agent.StatusCompleted
+	end := agent.Event{Type: agent.EventPromptEnd, Seq: 1, Time: workflow.Now(ctx).UTC(), Status: st.Status}
+	if err != nil {
+		st.Status, end.Status, end.ErrorMessage = agent.StatusFailed, agent.StatusFailed, err.Error()
 	}
+	st.LastSeq, events = 1, []agent.Event{end}
+	return res, err
+}
+
+// writeEntries loads the session's leaf and appends the entries after it.
+func writeEntries(ctx workflow.Context, in SessionWriteInput) (SessionWriteResult, error) {
 	sctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumAttempts: 5},

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	temporal "go.temporal.io/sdk/client"
 
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/control"
@@ -133,5 +134,19 @@ func TestIntegration_SessionWriteNeverInterleavesWithAnotherClientsPrompt(t *tes
 	}
 	if sess.Name() != "named by B" {
 		t.Fatalf("name = %q, want B's", sess.Name())
+	}
+	// A write on an idle session is its latest workflow: like a user
+	// command it ends its events with prompt_end, and a follower ends.
+	if err := b.SetSessionName(ctx, "renamed"); err != nil {
+		t.Fatal(err)
+	}
+	if evs := e.events(id); typesOf(evs) != agent.EventPromptEnd || evs[0].Status != agent.StatusCompleted {
+		t.Fatalf("events of the write = %+v", evs)
+	}
+	if end, err := b.Follow(ctx, "", 0, func(agent.Event) {}); err != nil || end.Type != agent.EventPromptEnd {
+		t.Fatalf("follow after the write = %+v, %v", end, err)
+	}
+	if sess, err := store.Load(id); err != nil || sess.Name() != "renamed" {
+		t.Fatalf("after the idle write: %v, %v", sess, err)
 	}
 }
