@@ -155,17 +155,6 @@ func (k *Controller) StartCompact(ctx context.Context, in workflows.CompactInput
 	return k.startSessionWorkflow(ctx, opts, in.SessionID, "compaction of", workflows.CompactWorkflowName, in)
 }
 
-// Compact runs a manual compaction (StartCompact) and waits for its
-// result (CompactResult). When ctx ends first the compaction keeps
-// running in Temporal.
-func (k *Controller) Compact(ctx context.Context, in workflows.CompactInput) (workflows.CompactResult, error) {
-	run, err := k.StartCompact(ctx, in)
-	if err != nil {
-		return workflows.CompactResult{}, err
-	}
-	return CompactResult(ctx, run)
-}
-
 // CompactResult waits for a Compact workflow and returns its result. A
 // compaction that failed or was aborted returns its CompactResult (Status
 // set) along with an error; an error with an empty Status means no result
