@@ -441,12 +441,17 @@ func (t *Session) record(ctx context.Context, e session.Entry) {
 	t.flush(ctx, id)
 }
 
+// writeWait bounds how long a session write is waited for (no worker
+// up: the write is durable and lands when one comes).
+const writeWait = 5 * time.Second
+
 // flush writes the session's pending entries after its leaf, chained,
-// with the SessionWrite workflow (control.Controller.WriteSession), so
-// they never interleave with a prompt: while a workflow of the session
+// with the SessionWrite workflow (control.Controller.StartSessionWrite),
+// so they never interleave with a prompt: while a workflow of the session
 // runs, or before the session has a file (a new session gets its file,
 // with its workspace and tool host, from its first prompt), they stay
-// pending and a later call writes them.
+// pending and a later call writes them. Once the workflow started they
+// are its to write; flush waits for it up to writeWait.
 func (t *Session) flush(ctx context.Context, id string) {
 	t.flushMu.Lock()
 	defer t.flushMu.Unlock()
@@ -459,15 +464,18 @@ func (t *Session) flush(ctx context.Context, id string) {
 	if sess, err := t.LoadSession(ctx, id); err != nil || sess == nil {
 		return
 	}
-	written, err := t.k.WriteSession(ctx, workflows.SessionWriteInput{SessionID: id, Entries: entries})
-	if err != nil || !written {
+	run, err := t.k.StartSessionWrite(ctx, workflows.SessionWriteInput{SessionID: id, Entries: entries})
+	if err != nil {
 		return
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.pending[id] = t.pending[id][len(entries):]; len(t.pending[id]) == 0 {
 		delete(t.pending, id)
 	}
+	t.mu.Unlock()
+	wctx, cancel := context.WithTimeout(ctx, writeWait)
+	defer cancel()
+	_ = run.Get(wctx, nil)
 }
 
 // TerminalError is an error in the terminal agent's words, which start

@@ -4,27 +4,22 @@ import (
 	"context"
 	"fmt"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/durableagent/durableagent/workflows"
 )
 
-// WriteSession appends entries after the session's leaf with the
-// SessionWrite workflow and waits for it. It starts under the session's
+// StartSessionWrite starts the SessionWrite workflow, which appends
+// entries after the session's leaf. It starts under the session's
 // workflow id, so it fails with ErrSessionBusy while a prompt, a
 // compaction or a user command runs, and no prompt can start until the
 // entries are written: a write from outside a prompt never interleaves
-// with one. A session without a file yet is written nothing (false).
-func (k *Controller) WriteSession(ctx context.Context, in workflows.SessionWriteInput) (bool, error) {
+// with one. Once started the write is durable: it lands when a worker
+// runs it.
+func (k *Controller) StartSessionWrite(ctx context.Context, in workflows.SessionWriteInput) (client.WorkflowRun, error) {
 	if err := in.Validate(); err != nil {
-		return false, err
+		return nil, err
 	}
 	opts := k.sessionStartOptions(in.SessionID, fmt.Sprintf("write %d entries to session %s", len(in.Entries), in.SessionID))
-	run, err := k.startSessionWorkflow(ctx, opts, in.SessionID, "session write of", workflows.SessionWriteWorkflowName, in)
-	if err != nil {
-		return false, err
-	}
-	var res workflows.SessionWriteResult
-	if err := run.Get(ctx, &res); err != nil {
-		return false, fmt.Errorf("write session %s: %w", in.SessionID, err)
-	}
-	return res.Written, nil
+	return k.startSessionWorkflow(ctx, opts, in.SessionID, "session write of", workflows.SessionWriteWorkflowName, in)
 }

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -148,5 +149,42 @@ func TestIntegration_SessionWriteNeverInterleavesWithAnotherClientsPrompt(t *tes
 	}
 	if sess, err := store.Load(id); err != nil || sess.Name() != "renamed" {
 		t.Fatalf("after the idle write: %v, %v", sess, err)
+	}
+}
+
+// With no worker up a session write does not hang its command: it is
+// durable, the command returns, a prompt started meanwhile is refused as
+// busy naming the write, and the entry lands once a worker comes.
+func TestIntegration_SessionWriteWithoutWorkerLandsLater(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	const id = "no-worker-write"
+	if _, err := e.result(e.prompt(id)); err != nil {
+		t.Fatal(err)
+	}
+	e.stopWorker()
+	b, err := client.Open(e.k, e.s, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.SetSessionName(ctx, "later"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.StartPrompt(ctx, "hi"); !errors.Is(err, control.ErrSessionBusy) || !strings.Contains(err.Error(), "a session write") {
+		t.Fatalf("prompt while the write waits for a worker: %v", err)
+	}
+	e.startWorker()
+	store, err := session.Open(e.dataDir + "/sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for sess, _ := store.Load(id); sess.Name() != "later"; sess, _ = store.Load(id) {
+		if ctx.Err() != nil {
+			t.Fatal("the write never landed")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
