@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/rpcserver"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -94,14 +95,14 @@ func piArgs(args []string) ([]string, error) {
 }
 
 // backend loads the settings, dials Temporal and returns the session's
-// backend; the settings are re-read before each prompt so changes made by
+// client; the settings are re-read before each prompt so changes made by
 // other processes apply.
-func (c *common) backend(ctx context.Context, env Env, name string) (*rpcserver.TemporalBackend, func(), bool) {
+func (c *common) backend(ctx context.Context, env Env, name string) (*client.Session, func(), bool) {
 	k, s, closeFn, ok := c.controller(ctx, env)
 	if !ok {
 		return nil, nil, false
 	}
-	b, err := rpcserver.NewTemporalBackend(k, s, c.session)
+	b, err := client.Open(k, s, c.session)
 	if err != nil {
 		closeFn()
 		fail(env, name, err)

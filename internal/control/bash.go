@@ -21,16 +21,6 @@ func (k *Controller) StartBash(ctx context.Context, in workflows.BashInput) (cli
 	return k.startSessionWorkflow(ctx, opts, in.SessionID, "bash in", workflows.BashWorkflowName, in)
 }
 
-// Bash runs a user command (StartBash) and waits for its result
-// (BashResult).
-func (k *Controller) Bash(ctx context.Context, in workflows.BashInput) (workflows.BashResult, error) {
-	run, err := k.StartBash(ctx, in)
-	if err != nil {
-		return workflows.BashResult{}, err
-	}
-	return BashResult(ctx, run)
-}
-
 // BashResult waits for a Bash workflow and returns its result. A command
 // that could not be run returns its BashResult (Status failed) with an
 // error. When ctx ends first the command keeps running in Temporal.

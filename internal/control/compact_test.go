@@ -87,7 +87,11 @@ func TestCompact_StartsUnderTheSessionID(t *testing.T) {
 	done := &workflows.CompactResult{Status: agent.StatusCompleted, NothingToCompact: true}
 	c := &startClient{run: doneRun{id: workflows.WorkflowID("s1"), res: done}}
 	k := &Controller{Client: c, TaskQueue: "q"}
-	res, err := k.Compact(context.Background(), compactInput())
+	run, err := k.StartCompact(context.Background(), compactInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := CompactResult(context.Background(), run)
 	if err != nil || !res.NothingToCompact {
 		t.Fatalf("Compact = %+v, %v; want nothing to compact", res, err)
 	}
@@ -120,7 +124,7 @@ func TestCompact_StartsUnderTheSessionID(t *testing.T) {
 func TestCompact_SessionBusyAndBadInput(t *testing.T) {
 	c := &startClient{err: serviceerror.NewWorkflowExecutionAlreadyStarted("running", "req", "run-0"), running: workflows.PromptWorkflowName}
 	k := &Controller{Client: c, TaskQueue: "q"}
-	_, err := k.Compact(context.Background(), compactInput())
+	_, err := k.StartCompact(context.Background(), compactInput())
 	if !errors.Is(err, ErrSessionBusy) || !strings.Contains(err.Error(), "session s1 is running a prompt (workflow session-s1)") {
 		t.Fatalf("Compact on a busy session: %v, want ErrSessionBusy naming the running prompt", err)
 	}

@@ -140,6 +140,8 @@ func (k *Controller) runningWhat(ctx context.Context, workflowID, runID string) 
 		return "a bash command"
 	case workflows.DeleteSessionWorkflowName:
 		return "a deletion"
+	case workflows.SessionWriteWorkflowName:
+		return "a session write"
 	default:
 		return "workflow type " + name
 	}
@@ -155,17 +157,6 @@ func (k *Controller) StartCompact(ctx context.Context, in workflows.CompactInput
 	}
 	opts := k.sessionStartOptions(in.SessionID, "compact session "+in.SessionID)
 	return k.startSessionWorkflow(ctx, opts, in.SessionID, "compaction of", workflows.CompactWorkflowName, in)
-}
-
-// Compact runs a manual compaction (StartCompact) and waits for its
-// result (CompactResult). When ctx ends first the compaction keeps
-// running in Temporal.
-func (k *Controller) Compact(ctx context.Context, in workflows.CompactInput) (workflows.CompactResult, error) {
-	run, err := k.StartCompact(ctx, in)
-	if err != nil {
-		return workflows.CompactResult{}, err
-	}
-	return CompactResult(ctx, run)
 }
 
 // CompactResult waits for a Compact workflow and returns its result. A

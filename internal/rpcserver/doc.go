@@ -21,7 +21,8 @@
 //   - End of input (or ctx) detaches a running prompt: Serve stops following
 //     it and returns, and the prompt keeps running durably in Temporal.
 //
-// Serve talks to a Backend; TemporalBackend is the real one (a Temporal
-// client plus the settings and session files of the data dir), and the
-// terminal UI (package tui) drives the same interface.
+// The server is the protocol only: it parses commands, dispatches them to
+// a client.Backend (client.Session is the real one, a client.SessionBackend
+// that the terminal UI drives too) and converts the product's types to
+// package rpc's.
 package rpcserver

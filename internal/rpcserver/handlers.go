@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
@@ -30,9 +31,9 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 	case rpc.CmdSteer, rpc.CmdFollowUp:
 		c.queue(ctx, cmd, cmd.typ == rpc.CmdSteer)
 	case rpc.CmdAbort:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, idleOK(c.b.Abort(ctx)) })
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, client.IdleOK(c.b.Abort(ctx)) })
 	case rpc.CmdAbortRetry:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, idleOK(c.b.AbortRetry(ctx)) })
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, client.IdleOK(c.b.AbortRetry(ctx)) })
 	case rpc.CmdSetAutoRetry:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, c.b.SetAutoRetry(ctx, cmd.enabled) })
 	case rpc.CmdSetAutoCompaction:
@@ -60,7 +61,7 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 	case rpc.CmdExportHTML:
 		c.fail(cmd.id, cmd.typ, "export_html is not supported: this agent renders no HTML; read the conversation with get_messages or `starter session export`")
 	default:
-		sb, ok := c.b.(SessionBackend)
+		sb, ok := c.b.(client.SessionBackend)
 		if !ok {
 			c.fail(cmd.id, cmd.typ, fmt.Sprintf("%s is not supported by this backend", cmd.typ))
 			return
@@ -70,7 +71,7 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 }
 
 // sessionCommand serves the commands of a SessionBackend.
-func (c *conn) sessionCommand(ctx context.Context, sb SessionBackend, cmd command) {
+func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd command) {
 	switch cmd.typ {
 	case rpc.CmdNewSession:
 		c.detach()
@@ -117,12 +118,12 @@ func (c *conn) sessionCommand(ctx context.Context, sb SessionBackend, cmd comman
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, sb.SetSessionName(ctx, cmd.str["name"]) })
 	case rpc.CmdSetModel:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			return sb.SetModel(ctx, cmd.str["provider"], cmd.str["modelId"])
+			return setModel(ctx, sb, cmd.str["provider"], cmd.str["modelId"])
 		})
 	case rpc.CmdCycleModel:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return cycleModel(ctx, sb) })
 	case rpc.CmdGetAvailableModels:
-		c.respond(cmd.id, cmd.typ, rpc.ModelsData{Models: sb.Models()})
+		c.respond(cmd.id, cmd.typ, rpc.ModelsData{Models: models(sb)})
 	case rpc.CmdSetThinkingLevel:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, sb.SetThinkingLevel(ctx, cmd.str["level"]) })
 	case rpc.CmdCycleThinkingLevel:
@@ -166,7 +167,7 @@ func nextOf(list []string, cur string) string {
 }
 
 // cycleModel moves to the next available model (null with one).
-func cycleModel(ctx context.Context, sb SessionBackend) (any, error) {
+func cycleModel(ctx context.Context, sb client.SessionBackend) (any, error) {
 	models := sb.Models()
 	if len(models) < 2 {
 		return null, nil
@@ -177,11 +178,11 @@ func cycleModel(ctx context.Context, sb SessionBackend) (any, error) {
 	}
 	next := models[0]
 	for i, m := range models {
-		if m.Provider == info.Model.Provider && m.ID == info.Model.ID {
+		if m == info.Model {
 			next = models[(i+1)%len(models)]
 		}
 	}
-	m, err := sb.SetModel(ctx, next.Provider, next.ID)
+	m, err := setModel(ctx, sb, next.Provider, next.Name)
 	return rpc.CycleModelData{Model: m, ThinkingLevel: info.ThinkingLevel}, err
 }
 
@@ -195,15 +196,6 @@ func (c *conn) call(ctx context.Context, cmd command, fn func(context.Context) (
 		return
 	}
 	c.respond(cmd.id, cmd.typ, data)
-}
-
-// idleOK makes abort and abort_retry without a running prompt a harmless
-// no-op (SPEC 5: "outside a wait it is a harmless no-op").
-func idleOK(err error) error {
-	if errors.Is(err, control.ErrNoRunningPrompt) {
-		return nil
-	}
-	return err
 }
 
 // lastAssistantText is the text of the last assistant message that did
@@ -229,10 +221,10 @@ func (c *conn) state(ctx context.Context) (any, error) {
 		return nil, err
 	}
 	out := rpc.SessionState{State: st, ThinkingLevel: llm.ThinkingOff,
-		SteeringMode: queueMode(st.SteeringMode), FollowUpMode: queueMode(st.FollowUpMode),
+		SteeringMode: client.QueueMode(st.SteeringMode), FollowUpMode: client.QueueMode(st.FollowUpMode),
 		Model: &rpc.Model{ID: st.Model, Name: st.Model, Provider: st.Provider, API: agent.APIOf(st.Provider),
 			Input: []string{"text"}}}
-	sb, ok := c.b.(SessionBackend)
+	sb, ok := c.b.(client.SessionBackend)
 	if !ok {
 		return out, nil
 	}
@@ -240,7 +232,8 @@ func (c *conn) state(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Model, out.ThinkingLevel = &info.Model, info.ThinkingLevel
+	m := modelObject(sb.Settings(), info.Model)
+	out.Model, out.ThinkingLevel = &m, info.ThinkingLevel
 	out.SessionFile, out.SessionName = info.File, info.Name
 	if st.SteeringMode == "" {
 		out.SteeringMode, out.FollowUpMode = info.SteeringMode, info.FollowUpMode
@@ -251,7 +244,7 @@ func (c *conn) state(ctx context.Context) (any, error) {
 // follower is a prompt whose events this connection streams.
 type follower struct {
 	id     string // the prompt command's id
-	prompt Prompt
+	prompt client.Prompt
 	// stop ends the following (detach); done is closed when it ended.
 	stop context.CancelFunc
 	done chan struct{}
@@ -291,13 +284,13 @@ func (c *conn) prompt(ctx context.Context, cmd command) {
 			control.ErrSessionBusy, c.b.SessionID(), busy.prompt.WorkflowID, busy.prompt.RunID))
 		return
 	}
-	sb, isSB := c.b.(SessionBackend)
+	sb, isSB := c.b.(client.SessionBackend)
 	if len(cmd.images) > 0 && !isSB {
 		c.fail(cmd.id, cmd.typ, "images are not supported by this backend")
 		return
 	}
 	sctx, cancel := context.WithTimeout(ctx, c.s.timeout())
-	var p Prompt
+	var p client.Prompt
 	var err error
 	if isSB {
 		p, err = sb.StartPromptWith(sctx, cmd.message, cmd.images)
@@ -421,7 +414,7 @@ func (c *conn) compact(cmd command) {
 		case err != nil:
 			return nil, err
 		case res.NothingToCompact || res.Result == nil:
-			return nil, piError(rpc.NothingToCompactError)
+			return nil, client.TerminalError(rpc.NothingToCompactError)
 		}
 		return res.Result, nil
 	})
@@ -429,8 +422,11 @@ func (c *conn) compact(cmd command) {
 
 // bash runs a user command in the background (abort_bash is served while
 // it runs) and answers with its BashResult.
-func (c *conn) bash(sb SessionBackend, cmd command) {
-	c.background(cmd, func(ctx context.Context) (any, error) { return sb.Bash(ctx, cmd.str["command"]) })
+func (c *conn) bash(sb client.SessionBackend, cmd command) {
+	c.background(cmd, func(ctx context.Context) (any, error) {
+		m, err := sb.Bash(ctx, cmd.str["command"])
+		return rpc.BashResult{Output: m.Output, ExitCode: m.ExitCode, Cancelled: m.Cancelled, Truncated: m.Truncated, FullOutputPath: m.FullOutputPath}, err
+	})
 }
 
 // background runs fn after the prompt this connection follows (refusing

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/rpc"
 )
 
@@ -22,7 +23,7 @@ const DefaultCommandTimeout = 30 * time.Second
 // Server serves the RPC protocol. The zero value of every field but
 // Backend is a working default.
 type Server struct {
-	Backend Backend
+	Backend client.Backend
 	// MaxLineBytes bounds an input line (0: DefaultMaxLineBytes).
 	MaxLineBytes int
 	// CommandTimeout bounds each command's backend call (0:
@@ -35,7 +36,7 @@ type Server struct {
 
 // Serve serves commands from in on out with backend b and the defaults of
 // Server; see Server.Serve.
-func Serve(ctx context.Context, in io.Reader, out io.Writer, b Backend) error {
+func Serve(ctx context.Context, in io.Reader, out io.Writer, b client.Backend) error {
 	return (&Server{Backend: b}).Serve(ctx, in, out)
 }
 
@@ -116,7 +117,7 @@ func (s *Server) logf(format string, args ...any) {
 // conn is the state of one Serve call.
 type conn struct {
 	s   *Server
-	b   Backend
+	b   client.Backend
 	out *lineWriter
 	// bg is the context of work that outlives its command (following a
 	// prompt, compacting); cancelled when Serve returns.

@@ -14,6 +14,7 @@ import (
 	"github.com/durableagent/durableagent/internal/rpcserver"
 	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
 	"github.com/durableagent/durableagent/rpc"
+	"github.com/durableagent/durableagent/workflows"
 )
 
 // Issue 6: bad input never kills the loop; every bad line gets an error
@@ -420,16 +421,16 @@ func TestServe_TerminatedPromptIsErrorResponseNamingIt(t *testing.T) {
 func TestServe_Compact(t *testing.T) {
 	cases := []struct {
 		name    string
-		fn      func(context.Context, string, func(agent.Event)) (rpc.CompactData, error)
+		fn      func(context.Context, string, func(agent.Event)) (workflows.CompactResult, error)
 		success bool
 		want    string
 	}{
 		{"nothing to compact", nil, false, rpc.NothingToCompactError},
-		{"result", func(_ context.Context, instr string, _ func(agent.Event)) (rpc.CompactData, error) {
-			return rpc.CompactData{Result: &agent.CompactionResult{Summary: "sum:" + instr, TokensBefore: 1200}}, nil
+		{"result", func(_ context.Context, instr string, _ func(agent.Event)) (workflows.CompactResult, error) {
+			return workflows.CompactResult{Result: &agent.CompactionResult{Summary: "sum:" + instr, TokensBefore: 1200}}, nil
 		}, true, `{"summary":"sum:keep the plan","firstKeptEntryId":"","tokensBefore":1200}`},
-		{"failure", func(context.Context, string, func(agent.Event)) (rpc.CompactData, error) {
-			return rpc.CompactData{}, errors.New("compaction of session s1 failed: summary call: 503 Service Unavailable")
+		{"failure", func(context.Context, string, func(agent.Event)) (workflows.CompactResult, error) {
+			return workflows.CompactResult{}, errors.New("compaction of session s1 failed: summary call: 503 Service Unavailable")
 		}, false, "summary call: 503"},
 	}
 	for _, c := range cases {

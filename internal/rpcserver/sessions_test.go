@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/rpcserver"
 	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/rpc"
 )
 
@@ -23,20 +25,19 @@ type sessionFake struct {
 	switched []string
 }
 
-func (f *sessionFake) StartPromptWith(ctx context.Context, message string, images []agent.ContentBlock) (rpcserver.Prompt, error) {
+func (f *sessionFake) StartPromptWith(ctx context.Context, message string, images []agent.ContentBlock) (client.Prompt, error) {
 	return f.StartPrompt(ctx, message)
 }
 func (f *sessionFake) LoadSession(context.Context, string) (*session.Session, error) { return nil, nil }
-func (f *sessionFake) Info(context.Context) (rpcserver.SessionInfo, error) {
-	return rpcserver.SessionInfo{SessionID: f.SessionID(), Model: rpc.Model{ID: "m1", Provider: "scripted"}, ThinkingLevel: "low",
+func (f *sessionFake) Info(context.Context) (client.SessionInfo, error) {
+	return client.SessionInfo{SessionID: f.SessionID(), Model: settings.ModelID{Name: "m1", Provider: "scripted"}, ThinkingLevel: "low",
 		SteeringMode: agent.QueueModeAll, FollowUpMode: agent.QueueModeOneAtATime, File: "/d/sessions/s1.jsonl", Name: "named"}, nil
 }
-func (f *sessionFake) Models() []rpc.Model {
-	return []rpc.Model{{ID: "m1", Provider: "scripted"}, {ID: "m2", Provider: "scripted"}}
+func (f *sessionFake) Settings() settings.Settings { return settings.Defaults() }
+func (f *sessionFake) Models() []settings.ModelID {
+	return []settings.ModelID{{Name: "m1", Provider: "scripted"}, {Name: "m2", Provider: "scripted"}}
 }
-func (f *sessionFake) SetModel(_ context.Context, p, id string) (rpc.Model, error) {
-	return rpc.Model{ID: id, Provider: p}, nil
-}
+func (f *sessionFake) SetModel(context.Context, string, string) error   { return nil }
 func (f *sessionFake) SetThinkingLevel(context.Context, string) error   { return nil }
 func (f *sessionFake) SetQueueMode(context.Context, bool, string) error { return nil }
 func (f *sessionFake) SetSessionName(context.Context, string) error     { return nil }
@@ -47,8 +48,8 @@ func (f *sessionFake) SwitchSession(_ context.Context, ref string) error {
 func (f *sessionFake) Fork(context.Context, string, bool) (string, error) {
 	return "", errors.New("no fork")
 }
-func (f *sessionFake) Bash(context.Context, string) (rpc.BashResult, error) {
-	return rpc.BashResult{Output: "ran"}, nil
+func (f *sessionFake) Bash(context.Context, string) (agent.Message, error) {
+	return agent.Message{Role: agent.RoleBashExecution, Output: "ran"}, nil
 }
 func (f *sessionFake) AbortBash(context.Context) error { return nil }
 func (f *sessionFake) note(s string) error {

@@ -42,7 +42,7 @@
 //     /steer, /followup, /help, /quit. Ctrl+C quits too. Quitting detaches
 //     a running prompt, which keeps running in Temporal.
 //
-// The model talks to an rpcserver.Backend, the same interface RPC mode
+// The model talks to a client.Backend, the same interface RPC mode
 // serves, so tests drive it with the fake backend (package rpcfake)
 // without a terminal or a Temporal server.
 package tui

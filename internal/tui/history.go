@@ -6,8 +6,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
-	"github.com/durableagent/durableagent/internal/rpcserver"
 )
 
 // Reopening a session (issue 12): the chat first shows the session's
@@ -68,7 +68,7 @@ func (m *Model) attach() tea.Cmd {
 			return nil
 		}
 		ch := make(chan tea.Msg, 64)
-		p := rpcserver.Prompt{} // RunID "": the session's latest run
+		p := client.Prompt{} // RunID "": the session's latest run
 		fctx, stop := context.WithCancel(ctx)
 		go follow(fctx, b, p, ch)
 		return promptStartedMsg{prompt: p, events: ch, attached: true, stop: stop}

@@ -11,8 +11,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
-	"github.com/durableagent/durableagent/internal/rpcserver"
 )
 
 // commandTimeout bounds a slash command's or Esc's backend call.
@@ -38,7 +38,7 @@ type Options struct {
 // on bubbletea's goroutine only, and backend calls run in tea.Cmds.
 type Model struct {
 	ctx     context.Context
-	backend rpcserver.Backend
+	backend client.Backend
 	now     func() time.Time
 	tick    func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 
@@ -79,7 +79,7 @@ type Model struct {
 
 // runningPrompt is a prompt whose events the model follows.
 type runningPrompt struct {
-	prompt rpcserver.Prompt
+	prompt client.Prompt
 	events <-chan tea.Msg
 	// message is the text of a prompt this chat started ("" when
 	// attached): its user message_end is shown already. userSeen: the
@@ -100,7 +100,7 @@ type retryWait struct {
 // Messages of the model.
 type (
 	promptStartedMsg struct {
-		prompt   rpcserver.Prompt
+		prompt   client.Prompt
 		events   <-chan tea.Msg
 		message  string // the text of a prompt started here
 		attached bool   // a prompt that was already running
@@ -126,7 +126,7 @@ type (
 
 // New returns the chat model of backend's session. ctx ends the prompt
 // followers (cancel it when the program exits).
-func New(ctx context.Context, backend rpcserver.Backend, opts Options) *Model {
+func New(ctx context.Context, backend client.Backend, opts Options) *Model {
 	in := textinput.New()
 	in.Prompt = "> "
 	in.Placeholder = placeholderIdle

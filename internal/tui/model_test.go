@@ -12,7 +12,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
-	"github.com/durableagent/durableagent/rpc"
+	"github.com/durableagent/durableagent/workflows"
 )
 
 // SPEC 10: on auto_retry_start Esc is bound to abort_retry and the loader
@@ -134,8 +134,8 @@ func TestModel_SlashCommands(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fake := rpcfake.New("s1")
-			fake.CompactFunc = func(_ context.Context, instr string, _ func(agent.Event)) (rpc.CompactData, error) {
-				return rpc.CompactData{Result: &agent.CompactionResult{TokensBefore: 1200, EntryID: "c1"}}, nil
+			fake.CompactFunc = func(_ context.Context, instr string, _ func(agent.Event)) (workflows.CompactResult, error) {
+				return workflows.CompactResult{Result: &agent.CompactionResult{TokensBefore: 1200, EntryID: "c1"}}, nil
 			}
 			d := newDriver(t, fake)
 			d.typeLine(c.line)
@@ -151,9 +151,9 @@ func TestModel_SlashCommands(t *testing.T) {
 func TestModel_CompactErrorShown(t *testing.T) {
 	fake := rpcfake.New("s1")
 	release := make(chan struct{})
-	fake.CompactFunc = func(context.Context, string, func(agent.Event)) (rpc.CompactData, error) {
+	fake.CompactFunc = func(context.Context, string, func(agent.Event)) (workflows.CompactResult, error) {
 		<-release
-		return rpc.CompactData{}, errors.New("compaction of session s1 failed: summary call: 503 Service Unavailable")
+		return workflows.CompactResult{}, errors.New("compaction of session s1 failed: summary call: 503 Service Unavailable")
 	}
 	d := newDriver(t, fake)
 	d.typeLine("/compact")
@@ -202,9 +202,9 @@ func TestModel_CompactRetryCountdownAndEscCancelsIt(t *testing.T) {
 func TestModel_QuitSteerAndBusy(t *testing.T) {
 	fake := rpcfake.New("s1")
 	release := make(chan struct{})
-	fake.CompactFunc = func(context.Context, string, func(agent.Event)) (rpc.CompactData, error) {
+	fake.CompactFunc = func(context.Context, string, func(agent.Event)) (workflows.CompactResult, error) {
 		<-release
-		return rpc.CompactData{NothingToCompact: true}, nil
+		return workflows.CompactResult{NothingToCompact: true}, nil
 	}
 	d := newDriver(t, fake)
 	d.typeLine("/compact")

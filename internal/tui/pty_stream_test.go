@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/rpcserver"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/stack"
 )
@@ -62,7 +62,7 @@ func runTemporalChild() int {
 	if err != nil {
 		return fail(err)
 	}
-	backend, err := rpcserver.NewTemporalBackend(k, s, cfg.Session)
+	backend, err := client.Open(k, s, cfg.Session)
 	if err != nil {
 		return fail(err)
 	}

@@ -6,7 +6,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/rpcserver"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // startPrompt starts a prompt and a goroutine that follows its events
@@ -28,7 +28,7 @@ func (m *Model) startPrompt(text string) tea.Cmd {
 
 // follow sends every event of p, then a streamEndMsg, and closes ch. It
 // stops when ctx ends (the UI quit): the prompt keeps running.
-func follow(ctx context.Context, b rpcserver.Backend, p rpcserver.Prompt, ch chan<- tea.Msg) {
+func follow(ctx context.Context, b client.Backend, p client.Prompt, ch chan<- tea.Msg) {
 	defer close(ch)
 	send := func(msg tea.Msg) {
 		select {

@@ -1,4 +1,4 @@
-// Package rpcfake is an in-memory rpcserver.Backend for tests of RPC mode,
+// Package rpcfake is an in-memory client.Backend for tests of RPC mode,
 // the Go RPC client and the terminal UI, without Temporal. It is the only
 // fake of the session besides the scripted model.
 //
@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/control"
-	"github.com/durableagent/durableagent/internal/rpcserver"
-	"github.com/durableagent/durableagent/rpc"
+	"github.com/durableagent/durableagent/workflows"
 )
 
 // Script plays one prompt: it runs in its own goroutine when the prompt
@@ -35,7 +35,7 @@ type Backend struct {
 	// CompactFunc answers compact (nil: nothing to compact); it passes
 	// the summary call's retry events to onRetry, as the Compact workflow
 	// would emit them.
-	CompactFunc func(ctx context.Context, instructions string, onRetry func(agent.Event)) (rpc.CompactData, error)
+	CompactFunc func(ctx context.Context, instructions string, onRetry func(agent.Event)) (workflows.CompactResult, error)
 	// StateHook, when set, runs at the start of State: tests block it to
 	// make a command time out.
 	StateHook func(ctx context.Context) error
@@ -52,14 +52,14 @@ type Backend struct {
 	started        chan *Run
 }
 
-var _ rpcserver.Backend = (*Backend)(nil)
+var _ client.Backend = (*Backend)(nil)
 
 // New returns an idle fake for session id with auto-retry and
 // auto-compaction enabled.
 func New(sessionID string) *Backend {
 	return &Backend{
 		session: sessionID,
-		state: agent.State{SessionID: sessionID, Model: "scripted-1", Provider: "scripted", Status: rpc.StatusIdle,
+		state: agent.State{SessionID: sessionID, Model: "scripted-1", Provider: "scripted", Status: client.StatusIdle,
 			AutoRetryEnabled: true, AutoCompactionEnabled: true},
 		started: make(chan *Run, 16),
 	}
@@ -167,16 +167,16 @@ func dropApproval(ps []agent.PendingApproval, id string) []agent.PendingApproval
 	return out
 }
 
-// SessionID implements rpcserver.Backend.
+// SessionID implements client.Backend.
 func (b *Backend) SessionID() string { return b.session }
 
-// StartPrompt implements rpcserver.Backend.
-func (b *Backend) StartPrompt(ctx context.Context, message string) (rpcserver.Prompt, error) {
+// StartPrompt implements client.Backend.
+func (b *Backend) StartPrompt(ctx context.Context, message string) (client.Prompt, error) {
 	b.mu.Lock()
 	b.calls = append(b.calls, "prompt:"+message)
 	if b.state.Status == agent.StatusRunning {
 		b.mu.Unlock()
-		return rpcserver.Prompt{}, fmt.Errorf("%w: session %s is running a prompt", control.ErrSessionBusy, b.session)
+		return client.Prompt{}, fmt.Errorf("%w: session %s is running a prompt", control.ErrSessionBusy, b.session)
 	}
 	r := &Run{b: b, ID: fmt.Sprintf("run-%d", len(b.runs)+1), Message: message,
 		changed: make(chan struct{}), signals: make(chan string, 16)}
@@ -195,7 +195,7 @@ func (b *Backend) StartPrompt(ctx context.Context, message string) (rpcserver.Pr
 	if script != nil {
 		go script(r)
 	}
-	return rpcserver.Prompt{WorkflowID: "session-" + b.session, RunID: r.ID}, nil
+	return client.Prompt{WorkflowID: "session-" + b.session, RunID: r.ID}, nil
 }
 
 // Started returns the next prompt started (of the last 16 not yet taken), waiting for it until ctx ends.
@@ -208,7 +208,7 @@ func (b *Backend) Started(ctx context.Context) (*Run, error) {
 	}
 }
 
-// Follow implements rpcserver.Backend: it delivers events as they are
+// Follow implements client.Backend: it delivers events as they are
 // emitted, without polling.
 func (b *Backend) Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
 	r := b.run(runID)
@@ -281,19 +281,19 @@ func (b *Backend) CompactSignals() <-chan string {
 	return b.compactSignals
 }
 
-// Abort implements rpcserver.Backend.
+// Abort implements client.Backend.
 func (b *Backend) Abort(ctx context.Context) error { return b.signal(agent.SignalAbort) }
 
-// AbortRetry implements rpcserver.Backend.
+// AbortRetry implements client.Backend.
 func (b *Backend) AbortRetry(ctx context.Context) error { return b.signal(agent.SignalAbortRetry) }
 
-// Steer implements rpcserver.Backend: it counts the message as pending
+// Steer implements client.Backend: it counts the message as pending
 // (a user message_end the test emits delivers it).
 func (b *Backend) Steer(ctx context.Context, message string) error {
 	return b.queue(agent.SignalSteer, message)
 }
 
-// FollowUp implements rpcserver.Backend, as Steer.
+// FollowUp implements client.Backend, as Steer.
 func (b *Backend) FollowUp(ctx context.Context, message string) error {
 	return b.queue(agent.SignalFollowUp, message)
 }
@@ -309,7 +309,7 @@ func (b *Backend) queue(name, message string) error {
 	return nil
 }
 
-// ApproveTool implements rpcserver.Backend: it decides a call of the
+// ApproveTool implements client.Backend: it decides a call of the
 // state's pending approvals (from tool_approval_request events) and, like
 // the workflow's validator, rejects any other id. The decided call leaves
 // the pending list; the test emits what follows.
@@ -329,7 +329,7 @@ func (b *Backend) ApproveTool(ctx context.Context, p agent.ApproveToolPayload) e
 	return fmt.Errorf("approve_tool %s in session %s: tool call %s is not waiting for approval", p.ToolCallID, b.session, p.ToolCallID)
 }
 
-// SetAutoRetry implements rpcserver.Backend: it "persists" the setting in
+// SetAutoRetry implements client.Backend: it "persists" the setting in
 // the state and tells the running prompt.
 func (b *Backend) SetAutoRetry(ctx context.Context, enabled bool) error {
 	b.mu.Lock()
@@ -343,7 +343,7 @@ func (b *Backend) SetAutoRetry(ctx context.Context, enabled bool) error {
 	return nil
 }
 
-// SetAutoCompaction implements rpcserver.Backend.
+// SetAutoCompaction implements client.Backend.
 func (b *Backend) SetAutoCompaction(ctx context.Context, enabled bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -352,7 +352,7 @@ func (b *Backend) SetAutoCompaction(ctx context.Context, enabled bool) error {
 	return nil
 }
 
-// State implements rpcserver.Backend.
+// State implements client.Backend.
 func (b *Backend) State(ctx context.Context) (agent.State, error) {
 	if b.StateHook != nil {
 		if err := b.StateHook(ctx); err != nil {
@@ -363,20 +363,20 @@ func (b *Backend) State(ctx context.Context) (agent.State, error) {
 	defer b.mu.Unlock()
 	st := b.state
 	if st.Status != agent.StatusRunning {
-		st.Status = rpc.StatusIdle
+		st.Status = client.StatusIdle
 	}
 	return st, nil
 }
 
-// Messages implements rpcserver.Backend.
+// Messages implements client.Backend.
 func (b *Backend) Messages(ctx context.Context) ([]agent.Message, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]agent.Message(nil), b.messages...), nil
 }
 
-// Compact implements rpcserver.Backend.
-func (b *Backend) Compact(ctx context.Context, instructions string, onRetry func(agent.Event)) (rpc.CompactData, error) {
+// Compact implements client.Backend.
+func (b *Backend) Compact(ctx context.Context, instructions string, onRetry func(agent.Event)) (workflows.CompactResult, error) {
 	b.mu.Lock()
 	b.calls = append(b.calls, "compact:"+instructions)
 	fn := b.CompactFunc
@@ -386,10 +386,10 @@ func (b *Backend) Compact(ctx context.Context, instructions string, onRetry func
 	}
 	b.mu.Unlock()
 	if running {
-		return rpc.CompactData{}, fmt.Errorf("%w: session %s is running a prompt", control.ErrSessionBusy, b.session)
+		return workflows.CompactResult{}, fmt.Errorf("%w: session %s is running a prompt", control.ErrSessionBusy, b.session)
 	}
 	if fn == nil {
-		return rpc.CompactData{NothingToCompact: true}, nil
+		return workflows.CompactResult{NothingToCompact: true}, nil
 	}
 	defer func() {
 		b.mu.Lock()

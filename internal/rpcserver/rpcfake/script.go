@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/rpc"
+	"github.com/durableagent/durableagent/workflows"
 )
 
 // Chain describes a retry chain for the RetryChain script.
@@ -103,18 +103,18 @@ func (r *Run) wait(d time.Duration) string {
 // failed with err and waits delayMs to retry (auto_retry_start), until
 // abort_retry reaches the compaction (auto_retry_end "Retry cancelled",
 // and the compaction fails); abort fails it without the event.
-func SummaryRetryUntilAborted(b *Backend, err string, delayMs int64) func(context.Context, string, func(agent.Event)) (rpc.CompactData, error) {
-	return func(ctx context.Context, _ string, onRetry func(agent.Event)) (rpc.CompactData, error) {
+func SummaryRetryUntilAborted(b *Backend, err string, delayMs int64) func(context.Context, string, func(agent.Event)) (workflows.CompactResult, error) {
+	return func(ctx context.Context, _ string, onRetry func(agent.Event)) (workflows.CompactResult, error) {
 		onRetry(agent.Event{Type: agent.EventAutoRetryStart, Attempt: 1, MaxAttempts: 3, DelayMs: delayMs, ErrorMessage: err})
 		select {
 		case sig := <-b.CompactSignals():
 			if sig != agent.SignalAbortRetry {
-				return rpc.CompactData{}, fmt.Errorf("compaction of session %s aborted", b.SessionID())
+				return workflows.CompactResult{}, fmt.Errorf("compaction of session %s aborted", b.SessionID())
 			}
 		case <-ctx.Done():
-			return rpc.CompactData{}, ctx.Err()
+			return workflows.CompactResult{}, ctx.Err()
 		}
 		onRetry(agent.Event{Type: agent.EventAutoRetryEnd, Attempt: 1, FinalError: agent.RetryCancelledMessage})
-		return rpc.CompactData{}, fmt.Errorf("compaction of session %s failed: %s (last error: %s)", b.SessionID(), agent.RetryCancelledMessage, err)
+		return workflows.CompactResult{}, fmt.Errorf("compaction of session %s failed: %s (last error: %s)", b.SessionID(), agent.RetryCancelledMessage, err)
 	}
 }

@@ -1,4 +1,4 @@
-package rpcserver
+package client
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type followFunc func(ctx context.Context, after int64, fn func(agent.Event)) (ag
 // control.Controller.Follow already waits through a missing worker and
 // short Temporal outages; this only resumes after it gave up on Temporal.
 // Live events (control.IsLive) always pass through: follow must resume
-// the live output where the client has it (TemporalBackend.Follow shares
+// the live output where the client has it (Session.Follow shares
 // one control.LiveCursor across its follows), not from the start of the
 // running call.
 func followResuming(ctx context.Context, follow followFunc, after int64, fn func(agent.Event), giveUp, pause time.Duration) (agent.Event, error) {

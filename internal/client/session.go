@@ -1,4 +1,4 @@
-package rpcserver
+package client
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,11 +23,10 @@ import (
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
-	"github.com/durableagent/durableagent/rpc"
 	"github.com/durableagent/durableagent/workflows"
 )
 
-// TemporalBackend is the real Backend and SessionBackend: prompts, manual
+// Session is the real Backend and SessionBackend: prompts, manual
 // compactions and user commands are workflows reached through a
 // control.Controller; settings changes are written to the settings file;
 // sessions are read (and the entries of set_model, set_thinking_level and
@@ -34,7 +34,7 @@ import (
 // the one the workers use: JSONL files under <dataDir>/sessions (the RPC
 // process must then share the data dir with the workers: same machine,
 // or a shared filesystem) or PostgreSQL (anywhere).
-type TemporalBackend struct {
+type Session struct {
 	k     *control.Controller
 	store activities.SessionStore
 	// files is the JSONL store (nil with PostgreSQL): it gives session
@@ -48,6 +48,8 @@ type TemporalBackend struct {
 	// (`starter set-auto-retry off`) is seen.
 	Reload func() (settings.Settings, error)
 
+	// flushMu serialises flush.
+	flushMu sync.Mutex
 	mu      sync.Mutex
 	s       settings.Settings
 	session string
@@ -76,22 +78,19 @@ type bashRun struct {
 	ok      bool
 }
 
-var (
-	_ Backend        = (*TemporalBackend)(nil)
-	_ SessionBackend = (*TemporalBackend)(nil)
-)
+var _ SessionBackend = (*Session)(nil)
 
-// NewTemporalBackend returns the backend of one session, reading sessions
-// through the store of session.store.
-func NewTemporalBackend(k *control.Controller, s settings.Settings, sessionID string) (*TemporalBackend, error) {
+// Open returns the client of one session, reading sessions through the
+// store of session.store.
+func Open(k *control.Controller, s settings.Settings, sessionID string) (*Session, error) {
 	if err := session.ValidateID(sessionID); err != nil {
-		return nil, fmt.Errorf("rpc backend: %w", err)
+		return nil, fmt.Errorf("client: %w", err)
 	}
 	store, err := app.OpenSessionStore(s)
 	if err != nil {
-		return nil, fmt.Errorf("rpc backend: %w", err)
+		return nil, fmt.Errorf("client: %w", err)
 	}
-	t := &TemporalBackend{k: k, store: store, s: s, session: sessionID, pending: map[string][]session.Entry{}}
+	t := &Session{k: k, store: store, s: s, session: sessionID, pending: map[string][]session.Entry{}}
 	t.files, _ = store.(*session.Store)
 	t.mu.Lock()
 	// A session that cannot be read follows the settings; the commands
@@ -102,7 +101,7 @@ func NewTemporalBackend(k *control.Controller, s settings.Settings, sessionID st
 }
 
 // Close releases the session store's connections (PostgreSQL).
-func (t *TemporalBackend) Close() {
+func (t *Session) Close() {
 	if c, ok := t.store.(interface{ Close() }); ok {
 		c.Close()
 	}
@@ -110,15 +109,15 @@ func (t *TemporalBackend) Close() {
 
 // SessionID implements Backend: the session served now (new_session,
 // switch_session and fork change it).
-func (t *TemporalBackend) SessionID() string {
+func (t *Session) SessionID() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.session
 }
 
-// settings returns the current settings, reloaded when Reload is set (a
-// failed reload keeps the last good ones).
-func (t *TemporalBackend) settings() settings.Settings {
+// Settings implements SessionBackend: the current settings, reloaded
+// when Reload is set (a failed reload keeps the last good ones).
+func (t *Session) Settings() settings.Settings {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.Reload != nil {
@@ -131,8 +130,8 @@ func (t *TemporalBackend) settings() settings.Settings {
 
 // promptInput is app.PromptInput with the session's choices: its model
 // (and that model's price), thinking level and queue modes.
-func (t *TemporalBackend) promptInput(message string) workflows.PromptInput {
-	s := t.settings()
+func (t *Session) promptInput(message string) workflows.PromptInput {
+	s := t.Settings()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	in := app.PromptInput(s, t.session, message)
@@ -153,13 +152,13 @@ func (t *TemporalBackend) promptInput(message string) workflows.PromptInput {
 }
 
 // StartPrompt implements Backend.
-func (t *TemporalBackend) StartPrompt(ctx context.Context, message string) (Prompt, error) {
+func (t *Session) StartPrompt(ctx context.Context, message string) (Prompt, error) {
 	return t.StartPromptWith(ctx, message, nil)
 }
 
 // StartPromptWith implements SessionBackend. Entries recorded while the
 // session was busy go in first, so the prompt follows them.
-func (t *TemporalBackend) StartPromptWith(ctx context.Context, message string, images []agent.ContentBlock) (Prompt, error) {
+func (t *Session) StartPromptWith(ctx context.Context, message string, images []agent.ContentBlock) (Prompt, error) {
 	t.flush(ctx, t.SessionID())
 	in := t.promptInput(message)
 	in.Images = images
@@ -173,7 +172,7 @@ func (t *TemporalBackend) StartPromptWith(ctx context.Context, message string, i
 // Follow implements Backend with the events query, resuming after query
 // failures (see DefaultFollowGiveUp). It follows the session served when
 // it is called.
-func (t *TemporalBackend) Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
+func (t *Session) Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
 	giveUp := t.FollowGiveUp
 	if giveUp <= 0 {
 		giveUp = DefaultFollowGiveUp
@@ -190,32 +189,32 @@ func (t *TemporalBackend) Follow(ctx context.Context, runID string, after int64,
 }
 
 // Abort implements Backend.
-func (t *TemporalBackend) Abort(ctx context.Context) error { return t.k.Abort(ctx, t.SessionID()) }
+func (t *Session) Abort(ctx context.Context) error { return t.k.Abort(ctx, t.SessionID()) }
 
 // AbortRetry implements Backend.
-func (t *TemporalBackend) AbortRetry(ctx context.Context) error {
+func (t *Session) AbortRetry(ctx context.Context) error {
 	return t.k.AbortRetry(ctx, t.SessionID())
 }
 
 // Steer implements Backend.
-func (t *TemporalBackend) Steer(ctx context.Context, message string) error {
+func (t *Session) Steer(ctx context.Context, message string) error {
 	return t.k.Steer(ctx, t.SessionID(), message)
 }
 
 // FollowUp implements Backend.
-func (t *TemporalBackend) FollowUp(ctx context.Context, message string) error {
+func (t *Session) FollowUp(ctx context.Context, message string) error {
 	return t.k.FollowUp(ctx, t.SessionID(), message)
 }
 
 // ApproveTool implements Backend.
-func (t *TemporalBackend) ApproveTool(ctx context.Context, p agent.ApproveToolPayload) error {
+func (t *Session) ApproveTool(ctx context.Context, p agent.ApproveToolPayload) error {
 	return t.k.ApproveTool(ctx, t.SessionID(), p)
 }
 
 // SetAutoRetry implements Backend: retry.enabled goes to the settings file
 // first (so the next prompt has it), then to the running prompt as the
 // set_auto_retry signal (SPEC 8).
-func (t *TemporalBackend) SetAutoRetry(ctx context.Context, enabled bool) error {
+func (t *Session) SetAutoRetry(ctx context.Context, enabled bool) error {
 	t.mu.Lock()
 	file := t.s.File()
 	err := settings.SetAutoRetry(file, enabled)
@@ -235,7 +234,7 @@ func (t *TemporalBackend) SetAutoRetry(ctx context.Context, enabled bool) error 
 
 // SetAutoCompaction implements Backend: compaction.enabled goes to the
 // settings file and applies from the next prompt.
-func (t *TemporalBackend) SetAutoCompaction(ctx context.Context, enabled bool) error {
+func (t *Session) SetAutoCompaction(ctx context.Context, enabled bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := settings.SetAutoCompaction(t.s.File(), enabled); err != nil {
@@ -248,7 +247,7 @@ func (t *TemporalBackend) SetAutoCompaction(ctx context.Context, enabled bool) e
 // State implements Backend. A running prompt answers the state query; with
 // none running (so also with no worker up) the state comes from the
 // settings and the session.
-func (t *TemporalBackend) State(ctx context.Context) (agent.State, error) {
+func (t *Session) State(ctx context.Context) (agent.State, error) {
 	id := t.SessionID()
 	running, err := t.running(ctx, id)
 	if err != nil {
@@ -267,14 +266,14 @@ func (t *TemporalBackend) State(ctx context.Context) (agent.State, error) {
 		return agent.State{}, err
 	}
 	return agent.State{
-		SessionID: id, Model: in.Model.Name, Provider: in.Model.Provider, Status: rpc.StatusIdle,
+		SessionID: id, Model: in.Model.Name, Provider: in.Model.Provider, Status: StatusIdle,
 		AutoRetryEnabled: in.Retry.Enabled, AutoCompactionEnabled: in.Compaction.Enabled, MessageCount: len(msgs),
-		SteeringMode: queueMode(in.Agent.SteeringMode), FollowUpMode: queueMode(in.Agent.FollowUpMode),
+		SteeringMode: QueueMode(in.Agent.SteeringMode), FollowUpMode: QueueMode(in.Agent.FollowUpMode),
 	}, nil
 }
 
-// queueMode is a delivery mode with its default filled in.
-func queueMode(m string) string {
+// QueueMode is a delivery mode with its default filled in.
+func QueueMode(m string) string {
 	if m == "" {
 		return agent.QueueModeOneAtATime
 	}
@@ -282,7 +281,7 @@ func queueMode(m string) string {
 }
 
 // running reports whether a workflow of the session runs.
-func (t *TemporalBackend) running(ctx context.Context, id string) (bool, error) {
+func (t *Session) running(ctx context.Context, id string) (bool, error) {
 	d, err := t.k.Client.DescribeWorkflowExecution(ctx, workflows.WorkflowID(id), "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
@@ -295,7 +294,7 @@ func (t *TemporalBackend) running(ctx context.Context, id string) (bool, error) 
 }
 
 // LoadSession implements SessionBackend.
-func (t *TemporalBackend) LoadSession(ctx context.Context, id string) (*session.Session, error) {
+func (t *Session) LoadSession(ctx context.Context, id string) (*session.Session, error) {
 	sess, err := t.store.Load(id)
 	if errors.Is(err, session.ErrNotFound) {
 		return nil, nil
@@ -305,7 +304,7 @@ func (t *TemporalBackend) LoadSession(ctx context.Context, id string) (*session.
 
 // Messages implements Backend: the run context at the end of the session
 // (a session without entries has no messages).
-func (t *TemporalBackend) Messages(ctx context.Context) ([]agent.Message, error) {
+func (t *Session) Messages(ctx context.Context) ([]agent.Message, error) {
 	sess, err := t.LoadSession(ctx, t.SessionID())
 	if err != nil || sess == nil {
 		return []agent.Message{}, err
@@ -319,28 +318,24 @@ func (t *TemporalBackend) Messages(ctx context.Context) ([]agent.Message, error)
 // events meanwhile. Abort and abort_retry reach it like a prompt, through
 // the session's workflow id. When ctx ends first the compaction keeps
 // running in Temporal.
-func (t *TemporalBackend) Compact(ctx context.Context, customInstructions string, onRetry func(agent.Event)) (rpc.CompactData, error) {
+func (t *Session) Compact(ctx context.Context, customInstructions string, onRetry func(agent.Event)) (workflows.CompactResult, error) {
 	t.flush(ctx, t.SessionID())
 	in := workflows.CompactInputFrom(t.promptInput(""), customInstructions)
 	in.Model.ThinkingLevel = "" // a summary needs no reasoning
 	run, err := t.k.StartCompact(ctx, in)
 	if err != nil {
-		return rpc.CompactData{}, err
+		return workflows.CompactResult{}, err
 	}
 	stop := func() {}
 	if onRetry != nil {
 		stop = t.k.FollowCompactRetries(ctx, t.SessionID(), run.GetRunID(), onRetry)
 	}
-	res, err := control.CompactResult(ctx, run)
-	stop()
-	if err != nil {
-		return rpc.CompactData{}, err
-	}
-	return rpc.CompactData{Result: res.Result, NothingToCompact: res.NothingToCompact}, nil
+	defer stop()
+	return control.CompactResult(ctx, run)
 }
 
 // Info implements SessionBackend.
-func (t *TemporalBackend) Info(ctx context.Context) (SessionInfo, error) {
+func (t *Session) Info(ctx context.Context) (SessionInfo, error) {
 	id := t.SessionID()
 	t.flush(ctx, id)
 	sess, err := t.LoadSession(ctx, id)
@@ -348,14 +343,13 @@ func (t *TemporalBackend) Info(ctx context.Context) (SessionInfo, error) {
 		return SessionInfo{}, err
 	}
 	in := t.promptInput("")
-	s := t.settings()
 	info := SessionInfo{
 		SessionID:     id,
-		Model:         modelObject(s, settings.ModelID{Provider: in.Model.Provider, Name: in.Model.Name}),
+		Model:         settings.ModelID{Provider: in.Model.Provider, Name: in.Model.Name},
 		ThinkingLevel: thinkingLevel(in.Model.ThinkingLevel),
-		SteeringMode:  queueMode(in.Agent.SteeringMode),
-		FollowUpMode:  queueMode(in.Agent.FollowUpMode),
-		ContextWindow: s.Model.ContextWindow,
+		SteeringMode:  QueueMode(in.Agent.SteeringMode),
+		FollowUpMode:  QueueMode(in.Agent.FollowUpMode),
+		ContextWindow: t.Settings().Model.ContextWindow,
 	}
 	if t.files != nil {
 		info.File = t.files.Path(id)
@@ -382,63 +376,23 @@ func thinkingLevel(l string) string {
 
 // Models implements SessionBackend: model.provider/model.name and
 // model.available.
-func (t *TemporalBackend) Models() []rpc.Model {
-	s := t.settings()
-	ids := s.Model.AvailableModels()
-	out := make([]rpc.Model, len(ids))
-	for i, id := range ids {
-		out[i] = modelObject(s, id)
-	}
-	return out
-}
-
-// modelObject describes a model as the terminal agent's Model object. The
-// context window and answer cap are the settings' (model.contextWindow,
-// model.maxTokens) for every model.
-func modelObject(s settings.Settings, id settings.ModelID) rpc.Model {
-	cost, _ := s.Model.Price(id)
-	return rpc.Model{
-		ID: id.Name, Name: id.Name, API: agent.APIOf(id.Provider), Provider: id.Provider,
-		BaseURL: baseURL(s, id.Provider), Reasoning: true, Input: []string{"text", "image"},
-		ContextWindow: s.Model.ContextWindow, MaxTokens: s.Model.MaxTokens, Cost: cost,
-	}
-}
-
-// baseURL is where a provider's requests go: model.baseUrl for
-// model.provider, else the provider's public endpoint.
-func baseURL(s settings.Settings, provider string) string {
-	if provider == s.Model.Provider && s.Model.BaseURL != "" {
-		return s.Model.BaseURL
-	}
-	switch provider {
-	case "anthropic":
-		return "https://api.anthropic.com"
-	case "openai":
-		return "https://api.openai.com/v1"
-	}
-	return ""
-}
+func (t *Session) Models() []settings.ModelID { return t.Settings().Model.AvailableModels() }
 
 // SetModel implements SessionBackend.
-func (t *TemporalBackend) SetModel(ctx context.Context, provider, modelID string) (rpc.Model, error) {
-	s := t.settings()
+func (t *Session) SetModel(ctx context.Context, provider, modelID string) error {
 	want := settings.ModelID{Provider: provider, Name: modelID}
-	found := false
-	for _, id := range s.Model.AvailableModels() {
-		found = found || id == want
-	}
-	if !found {
-		return rpc.Model{}, piError(fmt.Sprintf("Model not found: %s/%s (available: model.provider/model.name and model.available)", provider, modelID))
+	if !slices.Contains(t.Models(), want) {
+		return TerminalError(fmt.Sprintf("Model not found: %s/%s (available: model.provider/model.name and model.available)", provider, modelID))
 	}
 	t.mu.Lock()
 	t.model = &want
 	t.mu.Unlock()
 	t.record(ctx, session.Entry{Type: session.TypeModelChange, Provider: provider, ModelID: modelID})
-	return modelObject(s, want), nil
+	return nil
 }
 
 // SetThinkingLevel implements SessionBackend.
-func (t *TemporalBackend) SetThinkingLevel(ctx context.Context, level string) error {
+func (t *Session) SetThinkingLevel(ctx context.Context, level string) error {
 	if err := llm.CheckThinkingLevel(level); err != nil || level == "" {
 		return fmt.Errorf("invalid thinking level %q (want one of %s)", level, strings.Join(llm.ThinkingLevels, ", "))
 	}
@@ -451,7 +405,7 @@ func (t *TemporalBackend) SetThinkingLevel(ctx context.Context, level string) er
 
 // SetQueueMode implements SessionBackend: the mode applies to the prompts
 // this process starts from now on (a running prompt keeps its own).
-func (t *TemporalBackend) SetQueueMode(ctx context.Context, steer bool, mode string) error {
+func (t *Session) SetQueueMode(ctx context.Context, steer bool, mode string) error {
 	if mode != agent.QueueModeAll && mode != agent.QueueModeOneAtATime {
 		return fmt.Errorf("invalid mode %q (want %s or %s)", mode, agent.QueueModeAll, agent.QueueModeOneAtATime)
 	}
@@ -466,10 +420,10 @@ func (t *TemporalBackend) SetQueueMode(ctx context.Context, steer bool, mode str
 }
 
 // SetSessionName implements SessionBackend.
-func (t *TemporalBackend) SetSessionName(ctx context.Context, name string) error {
+func (t *Session) SetSessionName(ctx context.Context, name string) error {
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return piError("Session name cannot be empty")
+		return TerminalError("Session name cannot be empty")
 	}
 	t.record(ctx, session.Entry{Type: session.TypeSessionInfo, Name: name})
 	return nil
@@ -477,7 +431,7 @@ func (t *TemporalBackend) SetSessionName(ctx context.Context, name string) error
 
 // record queues an entry of the session served and appends it after the
 // leaf when the session is idle and has a file (see flush).
-func (t *TemporalBackend) record(ctx context.Context, e session.Entry) {
+func (t *Session) record(ctx context.Context, e session.Entry) {
 	e.ID = newEntryID()
 	e.Timestamp = time.Now().UTC()
 	t.mu.Lock()
@@ -487,42 +441,49 @@ func (t *TemporalBackend) record(ctx context.Context, e session.Entry) {
 	t.flush(ctx, id)
 }
 
-// flush appends the session's pending entries after its leaf, chained,
-// when no workflow of the session runs and the session has a file (a new
-// session gets its file, with its workspace and tool host, from its first
-// prompt). Otherwise they stay pending and a later call writes them.
-func (t *TemporalBackend) flush(ctx context.Context, id string) {
+// writeWait bounds how long a session write is waited for (no worker
+// up: the write is durable and lands when one comes).
+const writeWait = 5 * time.Second
+
+// flush writes the session's pending entries after its leaf, chained,
+// with the SessionWrite workflow (control.Controller.StartSessionWrite),
+// so they never interleave with a prompt: while a workflow of the session
+// runs, or before the session has a file (a new session gets its file,
+// with its workspace and tool host, from its first prompt), they stay
+// pending and a later call writes them. Once the workflow started they
+// are its to write; flush waits for it up to writeWait.
+func (t *Session) flush(ctx context.Context, id string) {
+	t.flushMu.Lock()
+	defer t.flushMu.Unlock()
 	t.mu.Lock()
-	n := len(t.pending[id])
-	t.mu.Unlock()
-	if n == 0 {
-		return
-	}
-	if running, err := t.running(ctx, id); err != nil || running {
-		return
-	}
-	sess, err := t.LoadSession(ctx, id)
-	if err != nil || sess == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	entries := t.pending[id]
-	parent := sess.LeafID()
-	for i := range entries {
-		entries[i].ParentID = parent
-		parent = entries[i].ID
+	t.mu.Unlock()
+	if len(entries) == 0 {
+		return
 	}
-	if _, err := t.store.Append(id, entries...); err == nil {
+	if sess, err := t.LoadSession(ctx, id); err != nil || sess == nil {
+		return
+	}
+	run, err := t.k.StartSessionWrite(ctx, workflows.SessionWriteInput{SessionID: id, Entries: entries})
+	if err != nil {
+		return
+	}
+	t.mu.Lock()
+	if t.pending[id] = t.pending[id][len(entries):]; len(t.pending[id]) == 0 {
 		delete(t.pending, id)
 	}
+	t.mu.Unlock()
+	wctx, cancel := context.WithTimeout(ctx, writeWait)
+	defer cancel()
+	_ = run.Get(wctx, nil)
 }
 
-// piError is an error in the terminal agent's words, which start with a
-// capital letter ("Model not found: ..."): its clients may match them.
-type piError string
+// TerminalError is an error in the terminal agent's words, which start
+// with a capital letter ("Model not found: ..."): its clients may match
+// them.
+type TerminalError string
 
-func (e piError) Error() string { return string(e) }
+func (e TerminalError) Error() string { return string(e) }
 
 // newEntryID is 8 random hex digits, as the terminal agent's entry ids.
 func newEntryID() string {
@@ -534,7 +495,7 @@ func newEntryID() string {
 // NewSession implements SessionBackend: a new session id; its file
 // appears with its first prompt (in this process's directory as
 // workspace). The model and thinking level chosen carry over.
-func (t *TemporalBackend) NewSession(ctx context.Context) error {
+func (t *Session) NewSession(ctx context.Context) error {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	id := "rpc-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
@@ -553,7 +514,7 @@ func (t *TemporalBackend) NewSession(ctx context.Context) error {
 
 // SwitchSession implements SessionBackend. ref is a session id or, with
 // JSONL sessions, a session file of the store's directory.
-func (t *TemporalBackend) SwitchSession(ctx context.Context, ref string) error {
+func (t *Session) SwitchSession(ctx context.Context, ref string) error {
 	id, err := t.resolve(ref)
 	if err != nil {
 		return err
@@ -572,7 +533,7 @@ func (t *TemporalBackend) SwitchSession(ctx context.Context, ref string) error {
 }
 
 // resolve turns a switch_session reference into a session id.
-func (t *TemporalBackend) resolve(ref string) (string, error) {
+func (t *Session) resolve(ref string) (string, error) {
 	if !strings.ContainsRune(ref, filepath.Separator) && !strings.HasSuffix(ref, ".jsonl") {
 		return ref, session.ValidateID(ref)
 	}
@@ -599,7 +560,7 @@ func (t *TemporalBackend) resolve(ref string) (string, error) {
 // chooseFromSessionLocked takes the model and thinking level from the
 // session's model_change and thinking_level_change entries (none: the
 // settings'). t.mu is held.
-func (t *TemporalBackend) chooseFromSessionLocked(id string) error {
+func (t *Session) chooseFromSessionLocked(id string) error {
 	t.model, t.thinking = nil, ""
 	sess, err := t.store.Load(id)
 	if errors.Is(err, session.ErrNotFound) {
@@ -619,7 +580,7 @@ func (t *TemporalBackend) chooseFromSessionLocked(id string) error {
 // Fork implements SessionBackend: the new session gets the branch's
 // entries (same ids, so compactions keep their first kept entry) and the
 // source's workspace and tool host.
-func (t *TemporalBackend) Fork(ctx context.Context, entryID string, at bool) (string, error) {
+func (t *Session) Fork(ctx context.Context, entryID string, at bool) (string, error) {
 	src := t.SessionID()
 	sess, err := t.LoadSession(ctx, src)
 	if err != nil {
@@ -631,7 +592,7 @@ func (t *TemporalBackend) Fork(ctx context.Context, entryID string, at bool) (st
 		e, ok = sess.Get(entryID)
 	}
 	if !ok || (!at && (e.Message == nil || e.Message.Role != agent.RoleUser)) {
-		return "", piError(fmt.Sprintf("Invalid entry ID for forking: %q is not a user message of session %s (get_fork_messages lists them)", entryID, src))
+		return "", TerminalError(fmt.Sprintf("Invalid entry ID for forking: %q is not a user message of session %s (get_fork_messages lists them)", entryID, src))
 	}
 	target, text := entryID, ""
 	if !at {
@@ -660,10 +621,10 @@ func (t *TemporalBackend) Fork(ctx context.Context, entryID string, at bool) (st
 // Bash implements SessionBackend: the Bash workflow runs the command on
 // the session's tool host and records it; the output comes from the
 // entry it wrote.
-func (t *TemporalBackend) Bash(ctx context.Context, command string) (rpc.BashResult, error) {
+func (t *Session) Bash(ctx context.Context, command string) (agent.Message, error) {
 	id := t.SessionID()
 	t.flush(ctx, id)
-	s := t.settings()
+	s := t.Settings()
 	wd, _ := os.Getwd()
 	b := &bashRun{session: id, started: make(chan struct{})}
 	t.mu.Lock()
@@ -681,26 +642,25 @@ func (t *TemporalBackend) Bash(ctx context.Context, command string) (rpc.BashRes
 	b.ok = err == nil
 	close(b.started)
 	if err != nil {
-		return rpc.BashResult{}, err
+		return agent.Message{}, err
 	}
 	res, err := control.BashResult(ctx, run)
 	if err != nil {
-		return rpc.BashResult{}, err
+		return agent.Message{}, err
 	}
-	out := rpc.BashResult{ExitCode: res.ExitCode, Cancelled: res.Cancelled, Truncated: res.Truncated, Output: res.Preview}
 	if sess, err := t.LoadSession(ctx, id); err == nil && sess != nil {
 		if e, ok := sess.Get(res.EntryID); ok && e.Message != nil {
-			m := e.Message
-			out = rpc.BashResult{Output: m.Output, ExitCode: m.ExitCode, Cancelled: m.Cancelled, Truncated: m.Truncated, FullOutputPath: m.FullOutputPath}
+			return *e.Message, nil
 		}
 	}
-	return out, nil
+	return agent.Message{Role: agent.RoleBashExecution, Command: command, ExitCode: res.ExitCode, Cancelled: res.Cancelled,
+		Truncated: res.Truncated, Output: res.Preview}, nil
 }
 
 // AbortBash implements SessionBackend: it aborts the user command this
 // backend runs (waiting for its workflow to start if it is starting);
 // without one it does nothing (a prompt is not touched).
-func (t *TemporalBackend) AbortBash(ctx context.Context) error {
+func (t *Session) AbortBash(ctx context.Context) error {
 	t.mu.Lock()
 	b := t.bash
 	t.mu.Unlock()
@@ -715,5 +675,14 @@ func (t *TemporalBackend) AbortBash(ctx context.Context) error {
 	if !b.ok {
 		return nil
 	}
-	return idleOK(t.k.Abort(ctx, b.session))
+	return IdleOK(t.k.Abort(ctx, b.session))
+}
+
+// IdleOK makes abort and abort_retry without a running prompt a harmless
+// no-op (SPEC 5: "outside a wait it is a harmless no-op").
+func IdleOK(err error) error {
+	if errors.Is(err, control.ErrNoRunningPrompt) {
+		return nil
+	}
+	return err
 }

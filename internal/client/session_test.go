@@ -1,4 +1,4 @@
-package rpcserver
+package client
 
 import (
 	"context"
@@ -27,9 +27,9 @@ func loadSettings(t *testing.T, dataDir string) settings.Settings {
 
 // set_auto_compaction persists compaction.enabled in the settings file:
 // a later Load (the next prompt, another process) reads it.
-func TestTemporalBackend_SetAutoCompactionPersists(t *testing.T) {
+func TestSession_SetAutoCompactionPersists(t *testing.T) {
 	dir := t.TempDir()
-	b, err := NewTemporalBackend(&control.Controller{}, loadSettings(t, dir), "s1")
+	b, err := Open(&control.Controller{}, loadSettings(t, dir), "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +48,9 @@ func TestTemporalBackend_SetAutoCompactionPersists(t *testing.T) {
 
 // get_messages reads the run context from the session file the worker
 // writes: a failed answer dropped before its retry is not on the branch.
-func TestTemporalBackend_MessagesFromSessionFile(t *testing.T) {
+func TestSession_MessagesFromSessionFile(t *testing.T) {
 	dir := t.TempDir()
-	b, err := NewTemporalBackend(&control.Controller{}, loadSettings(t, dir), "s1")
+	b, err := Open(&control.Controller{}, loadSettings(t, dir), "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,12 +85,12 @@ func TestTemporalBackend_MessagesFromSessionFile(t *testing.T) {
 // the database the workers write, not a file: the RPC process needs no
 // shared data dir. A missing session reads as empty; a stored branch as
 // its run context; the name and branch settings come from its entries.
-func TestTemporalBackend_ReadsThePostgresStore(t *testing.T) {
+func TestSession_ReadsThePostgresStore(t *testing.T) {
 	srv := pgtest.Start(t, pgtest.Options{})
 	dir := t.TempDir()
 	s := loadSettings(t, dir)
 	s.Session.Store, s.Session.PostgresURL = settings.SessionStorePostgres, srv.CreateDatabase(t, "sessions")
-	b, err := NewTemporalBackend(&control.Controller{}, s, "pg1")
+	b, err := Open(&control.Controller{}, s, "pg1")
 	if err != nil {
 		t.Fatal(err)
 	}

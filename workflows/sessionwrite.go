@@ -1,0 +1,102 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/session"
+)
+
+// SessionWriteWorkflowName is the registered name of the SessionWrite
+// workflow.
+const SessionWriteWorkflowName = "SessionWrite"
+
+// SessionWriteInput is the input of the SessionWrite workflow: entries
+// written from outside a prompt (model_change, thinking_level_change,
+// session_info), with their ids and timestamps; their parents are set
+// by the workflow.
+type SessionWriteInput struct {
+	SessionID string          `json:"sessionId"`
+	Entries   []session.Entry `json:"entries"`
+}
+
+// Validate reports the first problem of the input in one line.
+func (in SessionWriteInput) Validate() error {
+	if err := session.ValidateID(in.SessionID); err != nil {
+		return fmt.Errorf("invalid session write input: %w", err)
+	}
+	if len(in.Entries) == 0 {
+		return errors.New("invalid session write input: no entries")
+	}
+	return nil
+}
+
+// SessionWriteResult says whether the entries were written: a session
+// without a file yet (its first prompt makes it, with its workspace and
+// tool host) gets none, and the caller keeps them for later.
+type SessionWriteResult struct {
+	Written bool `json:"written"`
+}
+
+// SessionWrite appends entries after the session's leaf, chained. It
+// runs under the session's workflow id (WorkflowID), as a prompt does, so
+// it never interleaves with one: while a prompt, a compaction, a user
+// command or a deletion runs it cannot start ("session busy"), and none
+// of them can start until it is done. Like Bash and Compact it answers
+// the state query and ends its events with prompt_end, so a client
+// following the session's latest workflow ends cleanly.
+func SessionWrite(ctx workflow.Context, in SessionWriteInput) (SessionWriteResult, error) {
+	if err := in.Validate(); err != nil {
+		return SessionWriteResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
+	}
+	st := agent.State{SessionID: in.SessionID, Status: agent.StatusRunning}
+	var events []agent.Event
+	if err := workflow.SetQueryHandler(ctx, agent.QueryState, func() (agent.State, error) { return st, nil }); err != nil {
+		return SessionWriteResult{}, err
+	}
+	if err := workflow.SetQueryHandler(ctx, agent.QueryEvents, func(after int64) ([]agent.Event, error) {
+		return events[min(int(max(after, 0)), len(events)):], nil
+	}); err != nil {
+		return SessionWriteResult{}, err
+	}
+	res, err := writeEntries(ctx, in)
+	st.Status = agent.StatusCompleted
+	end := agent.Event{Type: agent.EventPromptEnd, Seq: 1, Time: workflow.Now(ctx).UTC(), Status: st.Status}
+	if err != nil {
+		st.Status, end.Status, end.ErrorMessage = agent.StatusFailed, agent.StatusFailed, err.Error()
+	}
+	st.LastSeq, events = 1, []agent.Event{end}
+	return res, err
+}
+
+// writeEntries loads the session's leaf and appends the entries after it.
+func writeEntries(ctx workflow.Context, in SessionWriteInput) (SessionWriteResult, error) {
+	sctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumAttempts: 5},
+	})
+	var loaded activities.LoadSessionResult
+	if err := workflow.ExecuteActivity(sctx, activities.LoadSessionName,
+		activities.LoadSessionInput{SessionID: in.SessionID}).Get(ctx, &loaded); err != nil {
+		return SessionWriteResult{}, fmt.Errorf("write session %s: %s", in.SessionID, rootMessage(err))
+	}
+	if !loaded.Exists {
+		return SessionWriteResult{}, nil
+	}
+	entries := append([]session.Entry(nil), in.Entries...)
+	parent := loaded.LeafID
+	for i := range entries {
+		entries[i].ParentID, parent = parent, entries[i].ID
+	}
+	if err := workflow.ExecuteActivity(sctx, activities.AppendEntriesName,
+		activities.AppendEntriesInput{SessionID: in.SessionID, Entries: entries}).Get(ctx, nil); err != nil {
+		return SessionWriteResult{}, fmt.Errorf("write session %s: %s", in.SessionID, rootMessage(err))
+	}
+	return SessionWriteResult{Written: true}, nil
+}
