@@ -3,7 +3,6 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -56,31 +55,23 @@ func SessionWrite(ctx workflow.Context, in SessionWriteInput) (SessionWriteResul
 		return SessionWriteResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
 	st := agent.State{SessionID: in.SessionID, Status: agent.StatusRunning}
-	var events []agent.Event
-	if err := workflow.SetQueryHandler(ctx, agent.QueryState, func() (agent.State, error) { return st, nil }); err != nil {
-		return SessionWriteResult{}, err
-	}
-	if err := workflow.SetQueryHandler(ctx, agent.QueryEvents, func(after int64) ([]agent.Event, error) {
-		return events[min(int(max(after, 0)), len(events)):], nil
-	}); err != nil {
+	var log eventLog
+	if err := log.serveQueries(ctx, func() agent.State { st.LastSeq = log.seq; return st }); err != nil {
 		return SessionWriteResult{}, err
 	}
 	res, err := writeEntries(ctx, in)
 	st.Status = agent.StatusCompleted
-	end := agent.Event{Type: agent.EventPromptEnd, Seq: 1, Time: workflow.Now(ctx).UTC(), Status: st.Status}
+	end := agent.Event{Type: agent.EventPromptEnd, Status: st.Status}
 	if err != nil {
 		st.Status, end.Status, end.ErrorMessage = agent.StatusFailed, agent.StatusFailed, err.Error()
 	}
-	st.LastSeq, events = 1, []agent.Event{end}
+	log.emit(ctx, end)
 	return res, err
 }
 
 // writeEntries loads the session's leaf and appends the entries after it.
 func writeEntries(ctx workflow.Context, in SessionWriteInput) (SessionWriteResult, error) {
-	sctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumAttempts: 5},
-	})
+	sctx := storeOptions(ctx)
 	var loaded activities.LoadSessionResult
 	if err := workflow.ExecuteActivity(sctx, activities.LoadSessionName,
 		activities.LoadSessionInput{SessionID: in.SessionID}).Get(ctx, &loaded); err != nil {

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -187,4 +188,22 @@ func TestIntegration_SessionWriteWithoutWorkerLandsLater(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// The write's history is the SessionWrite workflow's replay fixture
+	// (regenerate with UPDATE_REPLAY_HISTORY=1 and -run
+	// SessionWriteWithoutWorker).
+	desc, err := e.c.DescribeWorkflowExecution(ctx, workflows.WorkflowID(id), "")
+	if err != nil || desc.GetWorkflowExecutionInfo().GetType().GetName() != workflows.SessionWriteWorkflowName {
+		t.Fatalf("latest run of the session: %v %v", desc, err)
+	}
+	for desc.GetWorkflowExecutionInfo().GetCloseTime() == nil {
+		if ctx.Err() != nil {
+			t.Fatal("the write never closed")
+		}
+		time.Sleep(50 * time.Millisecond)
+		if desc, err = e.c.DescribeWorkflowExecution(ctx, workflows.WorkflowID(id), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exportAndReplay(t, e, workflows.WorkflowID(id), desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(),
+		filepath.Join("..", "..", "workflows", "testdata", "session_write_history.json"))
 }

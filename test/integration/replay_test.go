@@ -166,6 +166,7 @@ func exportAndReplay(t *testing.T, e *env, workflowID, runID, fixture string) {
 	r.RegisterWorkflowWithOptions(workflows.Prompt, workflow.RegisterOptions{Name: workflows.PromptWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.Compact, workflow.RegisterOptions{Name: workflows.CompactWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.DeleteSession, workflow.RegisterOptions{Name: workflows.DeleteSessionWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.SessionWrite, workflow.RegisterOptions{Name: workflows.SessionWriteWorkflowName})
 	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, path); err != nil {
 		t.Fatalf("replay of a fresh history: %v", err)
 	}
