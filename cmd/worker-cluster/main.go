@@ -25,7 +25,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
@@ -89,19 +88,12 @@ func run(args []string) int {
 		return 2
 	}
 	defer w.Stop()
-	if *codecServer != "" {
-		cdc, err := codec.FromSettings(s)
-		if err == nil && cdc == nil {
-			err = fmt.Errorf("codec server at %s: no codec key is configured (set codec.keyFile or %s)", *codecServer, settings.EnvCodecKey)
-		}
-		var srv *codec.Server
-		if err == nil {
-			srv, err = codec.Serve(*codecServer, codec.Handler(cdc, *codecOrigins))
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "worker: %v\n", err)
-			return 2
-		}
+	srv, err := app.ServeCodec(s, *codecServer, false, *codecOrigins, nil)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+		return 2
+	}
+	if srv != nil {
 		defer srv.Close()
 		fmt.Printf("codec server: %s\n", srv.URL())
 	}

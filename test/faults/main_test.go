@@ -21,9 +21,8 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/interceptor"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
@@ -106,27 +105,18 @@ func workerChild() int {
 	if err != nil {
 		return fail("dial", err)
 	}
-	acts, err := app.NewActivities(s)
-	if err != nil {
-		return fail("activities", err)
-	}
-	if tool := os.Getenv(envDieBefore); tool != "" {
-		acts.Sessions = dieBeforeResult{SessionStore: acts.Sessions, tool: tool}
-	}
-	w := worker.New(c, s.Temporal.TaskQueue, worker.Options{})
-	app.Register(w, acts)
 	// Log every model call's start and end on stdout, unbuffered: after a
 	// SIGKILL the parent reads whether the worker died inside a call.
-	w.RegisterActivityWithOptions(func(ctx context.Context, in activities.CallModelInput) (activities.CallModelResult, error) {
-		fmt.Printf("%s %s\n", callBegin, in.EntryID)
-		res, err := acts.CallModel(ctx, in)
-		fmt.Printf("%s %s\n", callEnd, in.EntryID)
-		return res, err
-	}, activity.RegisterOptions{Name: activities.CallModelName, DisableAlreadyRegisteredCheck: true})
-	if tw := app.NewToolWorker(c, s, acts); tw != nil {
-		if err := tw.Start(); err != nil {
-			return fail("start tool worker", err)
-		}
+	w, err := app.NewWorker(c, s, app.Extensions{
+		Activities: func(acts *activities.Activities) {
+			if tool := os.Getenv(envDieBefore); tool != "" {
+				acts.Sessions = dieBeforeResult{SessionStore: acts.Sessions, tool: tool}
+			}
+		},
+		Interceptors: []interceptor.WorkerInterceptor{&callLog{}},
+	})
+	if err != nil {
+		return fail("worker", err)
 	}
 	if err := w.Start(); err != nil {
 		return fail("start worker", err)
@@ -553,6 +543,36 @@ func (s *syncBuffer) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Len()
+}
+
+// callLog prints callBegin and callEnd around every model call.
+type callLog struct {
+	interceptor.WorkerInterceptorBase
+}
+
+func (*callLog) InterceptActivity(ctx context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	i := &callLogActivity{}
+	i.Next = next
+	return i
+}
+
+type callLogActivity struct {
+	interceptor.ActivityInboundInterceptorBase
+}
+
+func (a *callLogActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (interface{}, error) {
+	var call activities.CallModelInput
+	ok := len(in.Args) == 1
+	if ok {
+		call, ok = in.Args[0].(activities.CallModelInput)
+	}
+	if !ok {
+		return a.Next.ExecuteActivity(ctx, in)
+	}
+	fmt.Printf("%s %s\n", callBegin, call.EntryID)
+	res, err := a.Next.ExecuteActivity(ctx, in)
+	fmt.Printf("%s %s\n", callEnd, call.EntryID)
+	return res, err
 }
 
 // dieAfterUser as envDieBefore's value kills the worker right after it
