@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -31,6 +30,7 @@ import (
 	"github.com/durableagent/durableagent/internal/devserver"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -73,12 +73,10 @@ func TestMain(m *testing.M) {
 	case "starter":
 		os.Exit(starterChild())
 	}
-	code := m.Run()
-	stopShared()
-	os.Exit(code)
+	os.Exit(testserver.Main(m))
 }
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func quiet() *slog.Logger { return testserver.Quiet() }
 
 // waitForSignal blocks until SIGTERM or SIGINT (a SIGKILL just ends the
 // process, which is the point).
@@ -174,49 +172,12 @@ func serverChild() int {
 
 func skipShort(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("fault injection runs the embedded Temporal server")
-	}
+	testserver.SkipShort(t)
 }
 
-// shared is the embedded server of the tests that do not kill it; it runs
-// in the test process and is started once, on first use.
-var shared struct {
-	once sync.Once
-	dir  string
-	srv  *devserver.Server
-	err  error
-}
-
-func sharedAddress(t *testing.T) string {
-	t.Helper()
-	shared.once.Do(func() {
-		shared.dir, shared.err = os.MkdirTemp("", "faults-server-")
-		if shared.err != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		shared.srv, shared.err = devserver.Start(ctx, devserver.Options{
-			DataDir: shared.dir, UIPort: devserver.NoUI, Logger: quiet(),
-		})
-	})
-	if shared.err != nil {
-		t.Fatalf("start the shared embedded server: %v", shared.err)
-	}
-	return shared.srv.FrontendAddress()
-}
-
-func stopShared() {
-	if shared.srv != nil {
-		_ = shared.srv.Stop()
-	}
-	if shared.dir != "" {
-		_ = os.RemoveAll(shared.dir)
-	}
-}
-
-var queueSeq atomic.Int64
+// sharedAddress is the package's shared embedded server (testserver),
+// in the test process, for the tests that do not kill it.
+func sharedAddress(t *testing.T) string { return testserver.Address(t) }
 
 // env is the product's settings and a client for one test.
 type env struct {
@@ -232,7 +193,7 @@ func newEnv(t *testing.T, addr string) *env {
 	e := &env{t: t, s: settings.Defaults()}
 	e.s.DataDir = t.TempDir()
 	e.s.Temporal.Address = addr
-	e.s.Temporal.TaskQueue = fmt.Sprintf("faults-%d-%d", os.Getpid(), queueSeq.Add(1))
+	e.s.Temporal.TaskQueue = testserver.Queue("faults")
 	e.s.Model.HeartbeatTimeoutMs = 1000
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -293,38 +254,18 @@ func (e *env) events(sessionID string) []agent.Event {
 // waitFor polls the events query until an event matches.
 func (e *env) waitFor(sessionID string, timeout time.Duration, match func(agent.Event) bool) agent.Event {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		evs, err := e.k.Events(ctx, sessionID, "", 0)
-		cancel()
-		if err == nil {
-			for _, ev := range evs {
-				if match(ev) {
-					return ev
-				}
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.t.Fatalf("no matching event in session %s within %v", sessionID, timeout)
-	return agent.Event{}
+	return testserver.WaitEvent(e.t, e.k, sessionID, timeout, match)
 }
 
 // waitStreaming polls the state query until the model call is in flight.
 func (e *env) waitStreaming(sessionID string, timeout time.Duration) {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	testserver.WaitFor(e.t, timeout, "session "+sessionID+" streaming its model call", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		st, err := e.k.State(ctx, sessionID)
-		cancel()
-		if err == nil && st.IsStreaming {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.t.Fatalf("session %s never started its model call within %v", sessionID, timeout)
+		return err == nil && st.IsStreaming
+	})
 }
 
 // historyOf returns a workflow's history events.
