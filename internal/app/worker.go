@@ -40,7 +40,7 @@ type Extensions struct {
 // worker-cluster), the demo, internal/stack and every test harness build
 // their worker here. It returns a worker on the settings' task queue with
 // the workflows and activities of Register and, with tools.placement
-// host, the tool worker of this host beside it (see NewToolWorker),
+// host, the tool worker of this host beside it (newToolWorker),
 // started and stopped together. The caller starts and stops it.
 func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.Worker, error) {
 	var o Extensions
@@ -96,17 +96,9 @@ func registerToolActivities(w worker.Registry, acts *activities.Activities) {
 	w.RegisterActivityWithOptions(acts.DeleteSession, activity.RegisterOptions{Name: activities.DeleteSessionName})
 }
 
-// NewToolWorker returns the worker that runs the tool calls of the
-// sessions this host holds (tools.placement host): RunTool, UserBash and
-// DeleteSession on activities.ToolQueue(taskQueue, host). It is nil when
-// placement is any. NewWorker runs it beside the main worker.
-func NewToolWorker(c client.Client, s settings.Settings, acts *activities.Activities) worker.Worker {
-	if acts.ToolHost == "" {
-		return nil
-	}
-	return newToolWorker(c, s, acts, WorkerOptions(s))
-}
-
+// newToolWorker is the worker that runs the tool calls of the sessions
+// this host holds (tools.placement host): the tool activities on
+// activities.ToolQueue(taskQueue, host).
 func newToolWorker(c client.Client, s settings.Settings, acts *activities.Activities, wo worker.Options) worker.Worker {
 	w := worker.New(c, activities.ToolQueue(s.Temporal.TaskQueue, acts.ToolHost), wo)
 	registerToolActivities(w, acts)

@@ -58,9 +58,15 @@ func Main(m *testing.M) int {
 }
 
 // Address is the frontend address (host:port) of the package's shared
-// server, started on first use and again after Stop (on the same port,
-// with the same state); its namespace is devserver.DefaultNamespace.
+// server (see Server); its namespace is devserver.DefaultNamespace.
 func Address(t testing.TB) string {
+	t.Helper()
+	return Server(t).FrontendAddress()
+}
+
+// Server is the package's shared server, started on first use and again
+// after Stop (on the same port, with the same state).
+func Server(t testing.TB) *devserver.Server {
 	t.Helper()
 	SkipShort(t)
 	shared.mu.Lock()
@@ -78,7 +84,7 @@ func Address(t testing.TB) string {
 		_, port, _ := net.SplitHostPort(shared.srv.FrontendAddress())
 		shared.port, _ = strconv.Atoi(port)
 	}
-	return shared.srv.FrontendAddress()
+	return shared.srv
 }
 
 // Stop stops the shared server (a test of durability across a server

@@ -108,7 +108,7 @@ func workerChild() int {
 	w, err := app.NewWorker(c, s, app.Extensions{
 		Activities: func(acts *activities.Activities) {
 			if tool := os.Getenv(envDieBefore); tool != "" {
-				acts.Sessions = dieBeforeResult{SessionStore: acts.Sessions, tool: tool}
+				acts.Sessions = dieBeforeResult{Backend: acts.Sessions, tool: tool}
 			}
 		},
 		Interceptors: []interceptor.WorkerInterceptor{&callLog{}},
@@ -524,13 +524,13 @@ const dieAfterUser = "user-message"
 // dieBeforeResult is a session store that kills its process when asked to
 // write a result of tool (see envDieBefore).
 type dieBeforeResult struct {
-	activities.SessionStore
+	session.Backend
 	tool string
 }
 
 func (d dieBeforeResult) Append(sessionID string, entries ...session.Entry) (int, error) {
 	if d.tool == dieAfterUser {
-		n, err := d.SessionStore.Append(sessionID, entries...)
+		n, err := d.Backend.Append(sessionID, entries...)
 		for _, e := range entries {
 			if e.Message != nil && e.Message.Role == agent.RoleUser {
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
@@ -545,5 +545,5 @@ func (d dieBeforeResult) Append(sessionID string, entries ...session.Entry) (int
 			select {}
 		}
 	}
-	return d.SessionStore.Append(sessionID, entries...)
+	return d.Backend.Append(sessionID, entries...)
 }
