@@ -44,25 +44,13 @@ type ModelFallback interface {
 // an abort waits for the throttle before it reaches the model call.
 const MaxHeartbeatInterval = time.Second
 
-// SessionStore is what the activities need of a session store: JSONL
-// files on one machine (*session.Store), a database in a cluster. Append
-// is idempotent by entry id (the first write of an id wins) and Load
-// returns ErrNotFound (wrapped) for a session that does not exist.
-type SessionStore interface {
-	Load(sessionID string) (*session.Session, error)
-	Append(sessionID string, entries ...session.Entry) (int, error)
-	// Init creates the session with cwd as its workspace if it does not
-	// exist and returns its header (an existing session keeps its cwd).
-	Init(sessionID, cwd, host string) (session.Header, error)
-	// Delete removes the session; a missing one is not an error.
-	Delete(sessionID string) error
-}
-
-var _ SessionStore = (*session.Store)(nil)
+// SessionStore is session.Backend, the store interface, under the name
+// its callers used when it was declared here.
+type SessionStore = session.Backend
 
 // Activities holds the worker-side dependencies of the activities.
 type Activities struct {
-	Sessions SessionStore
+	Sessions session.Backend
 	// Provider returns the implementation for a provider name.
 	Provider func(name string) (llm.Provider, error)
 	// Credentials may be nil: providers then run without a secret.

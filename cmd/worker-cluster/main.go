@@ -15,17 +15,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/pflag"
 
 	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
@@ -37,81 +33,45 @@ func run(args []string) int {
 	fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
 	codecServer := fs.String("codec-server", "", "serve the payload codec for a Temporal Web UI at this loopback `ADDR` (e.g. 127.0.0.1:8234)")
 	codecOrigins := fs.StringSlice("codec-origin", nil, "browser `ORIGIN`s allowed to call the codec server (the Web UI's)")
-	settings.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "worker: unexpected argument %q (this worker has no --dev: run ./worker --dev for the embedded server)\n", fs.Arg(0))
-		return 2
-	}
-	opts := settings.LoadOptions{Flags: fs}
-	s, err := settings.Load(opts)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
-		return 2
-	}
-	// A setting this worker does not read (one each prompt carries, such
-	// as tools.requireApproval, or a dev.* key: it has no --dev) is named
-	// once, not ignored in silence.
-	if err := app.WarnUnread(os.Stderr, opts, clusterReads); err != nil {
-		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
-		return 2
-	}
-	src, err := settings.Source(opts, "model.provider")
-	if err == nil {
-		err = app.CheckModelProvider(s, src)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	c, err := app.Dial(ctx, s, nil)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
-		return 2
-	}
-	defer c.Close()
-	w, err := app.NewWorker(c, s)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
-		return 2
-	}
-	if err := w.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "worker: start worker on task queue %s: %v\n", s.Temporal.TaskQueue, err)
-		return 2
-	}
-	defer w.Stop()
-	if *codecServer != "" {
-		cdc, err := codec.FromSettings(s)
-		if err == nil && cdc == nil {
-			err = fmt.Errorf("codec server at %s: no codec key is configured (set codec.keyFile or %s)", *codecServer, settings.EnvCodecKey)
-		}
-		var srv *codec.Server
-		if err == nil {
-			srv, err = codec.Serve(*codecServer, codec.Handler(cdc, *codecOrigins))
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "worker: %v\n", err)
-			return 2
-		}
-		defer srv.Close()
-		fmt.Printf("codec server: %s\n", srv.URL())
-	}
-	opt, _ := app.ClientOptions(s, nil)
-	fmt.Printf("temporal: %s (namespace %s)  task queue: %s  sessions: %s  model: %s\n",
-		opt.HostPort, opt.Namespace, s.Temporal.TaskQueue, sessionsWhere(s), s.Model.Provider)
-	fmt.Println("worker running; Ctrl-C to stop")
-	<-ctx.Done()
-	fmt.Println("worker: stopping")
-	return 0
+	// Its reads leave out the dev.* keys: it has no --dev.
+	return app.WorkerMain(args, fs, " (this worker has no --dev: run ./worker --dev for the embedded server)", clusterReads,
+		func() bool { return true },
+		func(ctx context.Context, s settings.Settings) (func() error, error) {
+			c, err := app.Dial(ctx, s, nil)
+			if err != nil {
+				return nil, err
+			}
+			w, err := app.NewWorker(c, s)
+			if err == nil {
+				if err = w.Start(); err != nil {
+					err = fmt.Errorf("start worker on task queue %s: %w", s.Temporal.TaskQueue, err)
+				}
+			}
+			if err != nil {
+				c.Close()
+				return nil, err
+			}
+			srv, err := app.ServeCodec(s, *codecServer, false, *codecOrigins, nil)
+			if err != nil {
+				w.Stop()
+				c.Close()
+				return nil, err
+			}
+			if srv != nil {
+				fmt.Printf("codec server: %s\n", srv.URL())
+			}
+			opt, _ := app.ClientOptions(s, nil)
+			fmt.Printf("temporal: %s (namespace %s)  task queue: %s  sessions: %s  model: %s\n",
+				opt.HostPort, opt.Namespace, s.Temporal.TaskQueue, sessionsWhere(s), s.Model.Provider)
+			return func() error {
+				if srv != nil {
+					_ = srv.Close()
+				}
+				w.Stop()
+				c.Close()
+				return nil
+			}, nil
+		})
 }
 
 // sessionsWhere names the session store for the start banner, without

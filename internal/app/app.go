@@ -11,11 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
-
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
@@ -111,106 +106,6 @@ func ToolHost(s settings.Settings) string {
 		return "localhost"
 	}
 	return h
-}
-
-// NewToolWorker returns the worker that runs the tool calls of the
-// sessions this host holds (tools.placement host): RunTool on
-// activities.ToolQueue(taskQueue, host). It is nil when placement is any.
-// Every worker process of a host-placed deployment runs it beside its
-// main worker.
-func NewToolWorker(c client.Client, s settings.Settings, acts *activities.Activities) worker.Worker {
-	if acts.ToolHost == "" {
-		return nil
-	}
-	w := worker.New(c, activities.ToolQueue(s.Temporal.TaskQueue, acts.ToolHost), WorkerOptions(s))
-	w.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
-	w.RegisterActivityWithOptions(acts.UserBash, activity.RegisterOptions{Name: activities.UserBashName})
-	w.RegisterActivityWithOptions(acts.DeleteSession, activity.RegisterOptions{Name: activities.DeleteSessionName})
-	return w
-}
-
-// pair is a main worker and the tool worker of its host, started and
-// stopped together.
-type pair struct {
-	worker.Worker
-	tools worker.Worker
-}
-
-func (p pair) Start() error {
-	if err := p.tools.Start(); err != nil {
-		return err
-	}
-	if err := p.Worker.Start(); err != nil {
-		p.tools.Stop()
-		return err
-	}
-	return nil
-}
-
-func (p pair) Run(interruptCh <-chan interface{}) error {
-	if err := p.Start(); err != nil {
-		return err
-	}
-	<-interruptCh
-	p.Stop()
-	return nil
-}
-
-func (p pair) Stop() {
-	p.Worker.Stop()
-	p.tools.Stop()
-}
-
-// Register puts the Prompt workflow and the activities on w.
-func Register(w worker.Registry, acts *activities.Activities) {
-	w.RegisterWorkflowWithOptions(workflows.Prompt, workflow.RegisterOptions{Name: workflows.PromptWorkflowName})
-	w.RegisterActivityWithOptions(acts.CallModel, activity.RegisterOptions{Name: activities.CallModelName})
-	w.RegisterActivityWithOptions(acts.AppendEntries, activity.RegisterOptions{Name: activities.AppendEntriesName})
-	w.RegisterActivityWithOptions(acts.LoadSession, activity.RegisterOptions{Name: activities.LoadSessionName})
-	w.RegisterActivityWithOptions(acts.MarkUsageLimitReached, activity.RegisterOptions{Name: activities.MarkUsageLimitReachedName})
-	w.RegisterWorkflowWithOptions(workflows.Compact, workflow.RegisterOptions{Name: workflows.CompactWorkflowName})
-	w.RegisterActivityWithOptions(acts.Summarize, activity.RegisterOptions{Name: activities.SummarizeName})
-	w.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
-	w.RegisterActivityWithOptions(acts.BeginPrompt, activity.RegisterOptions{Name: activities.BeginPromptName})
-	w.RegisterActivityWithOptions(acts.RecordEntry, activity.RegisterOptions{Name: activities.RecordEntryName})
-	w.RegisterWorkflowWithOptions(workflows.Bash, workflow.RegisterOptions{Name: workflows.BashWorkflowName})
-	w.RegisterActivityWithOptions(acts.UserBash, activity.RegisterOptions{Name: activities.UserBashName})
-	w.RegisterWorkflowWithOptions(workflows.DeleteSession, workflow.RegisterOptions{Name: workflows.DeleteSessionWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.SessionWrite, workflow.RegisterOptions{Name: workflows.SessionWriteWorkflowName})
-	w.RegisterActivityWithOptions(acts.DeleteSession, activity.RegisterOptions{Name: activities.DeleteSessionName})
-}
-
-// StreamInterval is stream.intervalMs as a duration.
-func StreamInterval(s settings.Settings) time.Duration {
-	if s.Stream.IntervalMs <= 0 {
-		return activities.MaxHeartbeatInterval
-	}
-	return time.Duration(s.Stream.IntervalMs) * time.Millisecond
-}
-
-// WorkerOptions are the worker options of the settings. Heartbeats leave
-// the worker at the stream interval: they carry the live output of running
-// calls to clients and cancellations (abort) back to the calls.
-func WorkerOptions(s settings.Settings) worker.Options {
-	return worker.Options{
-		DefaultHeartbeatThrottleInterval: StreamInterval(s),
-		MaxHeartbeatThrottleInterval:     StreamInterval(s),
-	}
-}
-
-// NewWorker returns a worker on the settings' task queue with everything
-// registered. The caller starts and stops it.
-func NewWorker(c client.Client, s settings.Settings) (worker.Worker, error) {
-	acts, err := NewActivities(s)
-	if err != nil {
-		return nil, err
-	}
-	w := worker.New(c, s.Temporal.TaskQueue, WorkerOptions(s))
-	Register(w, acts)
-	if tw := NewToolWorker(c, s, acts); tw != nil {
-		return pair{Worker: w, tools: tw}, nil
-	}
-	return w, nil
 }
 
 // ModelCost is the price of a model from model.prices (nil when it has

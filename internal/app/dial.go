@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -87,7 +86,7 @@ func ClientOptions(s settings.Settings, env envconfig.EnvLookup) (client.Options
 
 func dial(ctx context.Context, s settings.Settings, logger *slog.Logger, opts client.Options) (client.Client, error) {
 	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		logger = warnLogger()
 	}
 	// With a codec key configured, every payload is encrypted before it
 	// reaches Temporal (worker and starter alike, as both dial here).

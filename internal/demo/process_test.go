@@ -5,8 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +19,8 @@ import (
 
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
-	"github.com/durableagent/durableagent/internal/devserver"
 	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/testserver"
 )
 
 // envStarterArgs makes the test binary the starter (demo registered), so
@@ -37,7 +36,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(cli.Main(args, cli.Env{}))
 	}
-	os.Exit(m.Run())
+	os.Exit(testserver.Main(m))
 }
 
 func demoVars(t *testing.T, home string, port int) []string {
@@ -108,23 +107,16 @@ func TestDemo_ProcessWithStdinNotATerminalExits(t *testing.T) {
 // file it prints exists, nothing lands in the other data dir, and it says
 // why it moved to a task queue of its own.
 func TestDemo_RunningServerWithAnotherWorkersDataDir(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the embedded Temporal server")
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	addr := testserver.Address(t)
+	_, p, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(p)
 	other, mine := t.TempDir(), t.TempDir()
-	port := freePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv, err := devserver.Start(ctx, devserver.Options{DataDir: filepath.Join(other, "temporal"), Port: port, UIPort: devserver.NoUI, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
 	queue := fmt.Sprintf("demo-test-%d", os.Getpid())
 	s := settings.Defaults()
-	s.DataDir, s.Temporal.Address, s.Temporal.TaskQueue = other, srv.FrontendAddress(), queue
-	c, err := app.DialLocal(ctx, s, quiet)
+	s.DataDir, s.Temporal.Address, s.Temporal.TaskQueue = other, addr, queue
+	c, err := app.DialLocal(ctx, s, testserver.Quiet())
 	if err != nil {
 		t.Fatal(err)
 	}

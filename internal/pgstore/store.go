@@ -1,5 +1,5 @@
 // Package pgstore keeps sessions in PostgreSQL, for workers on several
-// machines: it implements activities.SessionStore with the semantics of
+// machines: it implements session.Backend with the semantics of
 // the JSONL store (package internal/session), row for line.
 //
 //   - A session is a row of agent_sessions (the header: id, format

@@ -40,10 +40,7 @@ type Options struct {
 	// Out receives the one-line addresses banner (nil: nothing).
 	Out io.Writer
 	// CodecServer is the loopback address to serve the payload codec at,
-	// for the Web UI. "" serves it at codec.DefaultServerAddress when Dev
-	// is set and a codec key is configured (and only warns if that port is
-	// taken); "off" never serves it. An explicit address without a key is
-	// an error.
+	// for the Web UI (see app.ServeCodec; on by default with Dev).
 	CodecServer string
 	// CodecOrigins are browser origins allowed to call the codec server
 	// besides the Web UI's own.
@@ -51,7 +48,7 @@ type Options struct {
 }
 
 // CodecServerOff is the Options.CodecServer value that disables it.
-const CodecServerOff = "off"
+const CodecServerOff = app.CodecServerOff
 
 // Start starts what opts asks for and returns once the worker polls.
 func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, error) {
@@ -109,7 +106,10 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 		return nil, fmt.Errorf("start worker on task queue %s: %w", st.Settings.Temporal.TaskQueue, err)
 	}
 	st.Worker = w
-	if err := st.startCodecServer(opts); err != nil {
+	// The codec server is on by default with the embedded server, for its
+	// Web UI.
+	st.Codec, err = app.ServeCodec(st.Settings, opts.CodecServer, opts.Dev, append(codec.UIOrigins(st.UIAddress()), opts.CodecOrigins...), opts.Logger)
+	if err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -124,45 +124,6 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 		}
 	}
 	return st, nil
-}
-
-// startCodecServer serves the payload codec when opts ask for it (see
-// Options.CodecServer).
-func (st *Stack) startCodecServer(opts Options) error {
-	addr := opts.CodecServer
-	explicit := addr != "" && addr != CodecServerOff
-	if addr == CodecServerOff || (!explicit && !opts.Dev) {
-		return nil
-	}
-	c, err := codec.FromSettings(st.Settings)
-	if err != nil {
-		return err
-	}
-	if c == nil {
-		if explicit {
-			return fmt.Errorf("codec server at %s: no codec key is configured (set codec.keyFile or %s)", addr, settings.EnvCodecKey)
-		}
-		return nil
-	}
-	if !explicit {
-		addr = codec.DefaultServerAddress
-	}
-	origins := append(codec.UIOrigins(st.UIAddress()), opts.CodecOrigins...)
-	srv, err := codec.Serve(addr, codec.Handler(c, origins))
-	if err != nil && explicit {
-		return err
-	}
-	if err != nil {
-		// Only a convenience here: the worker runs without it.
-		logger := opts.Logger
-		if logger == nil {
-			logger = slog.Default()
-		}
-		logger.Warn("codec server not started; pass --codec-server ADDR to choose another port", "error", err.Error())
-		return nil
-	}
-	st.Codec = srv
-	return nil
 }
 
 // UIAddress is the Web UI's base URL ("" without an embedded UI; for a

@@ -15,6 +15,7 @@ import (
 	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/stack"
+	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/rpc"
 )
 
@@ -49,7 +50,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(cli.Main(os.Args[1:], cli.Env{}))
 	}
-	code := m.Run()
+	code := testserver.Main(m)
 	if env.stack != nil {
 		_ = env.stack.Close()
 	}
@@ -59,12 +60,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// server starts the embedded server and a worker once for all tests.
+// server starts a worker on the package's shared server (testserver)
+// once for all tests.
 func server(t *testing.T) settings.Settings {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts the embedded Temporal server")
-	}
+	addr := testserver.Address(t)
 	envOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "rpc-e2e-")
 		if err != nil {
@@ -79,10 +79,10 @@ func server(t *testing.T) settings.Settings {
 			return
 		}
 		s.Dev.Port, s.Dev.UI = 0, false
-		s.Temporal.TaskQueue = "rpc-e2e"
+		s.Temporal.Address, s.Temporal.TaskQueue = addr, "rpc-e2e"
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		env.stack, env.err = stack.Start(ctx, s, stack.Options{Dev: true})
+		env.stack, env.err = stack.Start(ctx, s, stack.Options{Dev: true, ReuseServer: true})
 		if env.err == nil {
 			env.s = env.stack.Settings
 		}

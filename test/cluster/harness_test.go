@@ -23,7 +23,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/durableagent/durableagent/internal/composetest"
 	"github.com/durableagent/durableagent/internal/pgtest"
 )
 
@@ -38,7 +37,7 @@ const (
 // cluster is PostgreSQL, the Temporal server and the binaries.
 type cluster struct {
 	t         *testing.T
-	compose   *composetest.Compose
+	compose   *Compose
 	pg        *pgtest.Server
 	dir       string
 	bin       string
@@ -97,7 +96,7 @@ func startCluster(t *testing.T) *cluster {
 	if testing.Short() {
 		t.Skip("runs PostgreSQL and a Temporal server (skipped with -short)")
 	}
-	compose, err := composetest.Load()
+	compose, err := Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,12 +148,12 @@ func (c *cluster) build() {
 	c.t.Helper()
 	// Read the worker's main so that a change to it invalidates a cached
 	// test result (the binary is built, not imported).
-	if _, err := os.ReadFile(filepath.Join(composetest.RepoRoot(), "cmd", "worker-cluster", "main.go")); err != nil {
+	if _, err := os.ReadFile(filepath.Join(RepoRoot(), "cmd", "worker-cluster", "main.go")); err != nil {
 		c.t.Fatal(err)
 	}
 	cmd := exec.Command("go", "build", "-o", c.bin+string(filepath.Separator),
 		"go.temporal.io/server/cmd/server", "go.temporal.io/server/cmd/tools/sql", "./cmd/worker-cluster")
-	cmd.Dir = composetest.RepoRoot()
+	cmd.Dir = RepoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		c.t.Fatalf("build: %v\n%s", err, out)
 	}

@@ -14,16 +14,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/interceptor"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
@@ -32,6 +30,7 @@ import (
 	"github.com/durableagent/durableagent/internal/devserver"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -74,12 +73,10 @@ func TestMain(m *testing.M) {
 	case "starter":
 		os.Exit(starterChild())
 	}
-	code := m.Run()
-	stopShared()
-	os.Exit(code)
+	os.Exit(testserver.Main(m))
 }
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func quiet() *slog.Logger { return testserver.Quiet() }
 
 // waitForSignal blocks until SIGTERM or SIGINT (a SIGKILL just ends the
 // process, which is the point).
@@ -106,27 +103,18 @@ func workerChild() int {
 	if err != nil {
 		return fail("dial", err)
 	}
-	acts, err := app.NewActivities(s)
-	if err != nil {
-		return fail("activities", err)
-	}
-	if tool := os.Getenv(envDieBefore); tool != "" {
-		acts.Sessions = dieBeforeResult{SessionStore: acts.Sessions, tool: tool}
-	}
-	w := worker.New(c, s.Temporal.TaskQueue, worker.Options{})
-	app.Register(w, acts)
 	// Log every model call's start and end on stdout, unbuffered: after a
 	// SIGKILL the parent reads whether the worker died inside a call.
-	w.RegisterActivityWithOptions(func(ctx context.Context, in activities.CallModelInput) (activities.CallModelResult, error) {
-		fmt.Printf("%s %s\n", callBegin, in.EntryID)
-		res, err := acts.CallModel(ctx, in)
-		fmt.Printf("%s %s\n", callEnd, in.EntryID)
-		return res, err
-	}, activity.RegisterOptions{Name: activities.CallModelName, DisableAlreadyRegisteredCheck: true})
-	if tw := app.NewToolWorker(c, s, acts); tw != nil {
-		if err := tw.Start(); err != nil {
-			return fail("start tool worker", err)
-		}
+	w, err := app.NewWorker(c, s, app.Extensions{
+		Activities: func(acts *activities.Activities) {
+			if tool := os.Getenv(envDieBefore); tool != "" {
+				acts.Sessions = dieBeforeResult{Backend: acts.Sessions, tool: tool}
+			}
+		},
+		Interceptors: []interceptor.WorkerInterceptor{&callLog{}},
+	})
+	if err != nil {
+		return fail("worker", err)
 	}
 	if err := w.Start(); err != nil {
 		return fail("start worker", err)
@@ -184,49 +172,12 @@ func serverChild() int {
 
 func skipShort(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("fault injection runs the embedded Temporal server")
-	}
+	testserver.SkipShort(t)
 }
 
-// shared is the embedded server of the tests that do not kill it; it runs
-// in the test process and is started once, on first use.
-var shared struct {
-	once sync.Once
-	dir  string
-	srv  *devserver.Server
-	err  error
-}
-
-func sharedAddress(t *testing.T) string {
-	t.Helper()
-	shared.once.Do(func() {
-		shared.dir, shared.err = os.MkdirTemp("", "faults-server-")
-		if shared.err != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		shared.srv, shared.err = devserver.Start(ctx, devserver.Options{
-			DataDir: shared.dir, UIPort: devserver.NoUI, Logger: quiet(),
-		})
-	})
-	if shared.err != nil {
-		t.Fatalf("start the shared embedded server: %v", shared.err)
-	}
-	return shared.srv.FrontendAddress()
-}
-
-func stopShared() {
-	if shared.srv != nil {
-		_ = shared.srv.Stop()
-	}
-	if shared.dir != "" {
-		_ = os.RemoveAll(shared.dir)
-	}
-}
-
-var queueSeq atomic.Int64
+// sharedAddress is the package's shared embedded server (testserver),
+// in the test process, for the tests that do not kill it.
+func sharedAddress(t *testing.T) string { return testserver.Address(t) }
 
 // env is the product's settings and a client for one test.
 type env struct {
@@ -242,7 +193,7 @@ func newEnv(t *testing.T, addr string) *env {
 	e := &env{t: t, s: settings.Defaults()}
 	e.s.DataDir = t.TempDir()
 	e.s.Temporal.Address = addr
-	e.s.Temporal.TaskQueue = fmt.Sprintf("faults-%d-%d", os.Getpid(), queueSeq.Add(1))
+	e.s.Temporal.TaskQueue = testserver.Queue("faults")
 	e.s.Model.HeartbeatTimeoutMs = 1000
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -303,38 +254,18 @@ func (e *env) events(sessionID string) []agent.Event {
 // waitFor polls the events query until an event matches.
 func (e *env) waitFor(sessionID string, timeout time.Duration, match func(agent.Event) bool) agent.Event {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		evs, err := e.k.Events(ctx, sessionID, "", 0)
-		cancel()
-		if err == nil {
-			for _, ev := range evs {
-				if match(ev) {
-					return ev
-				}
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.t.Fatalf("no matching event in session %s within %v", sessionID, timeout)
-	return agent.Event{}
+	return testserver.WaitEvent(e.t, e.k, sessionID, timeout, match)
 }
 
 // waitStreaming polls the state query until the model call is in flight.
 func (e *env) waitStreaming(sessionID string, timeout time.Duration) {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	testserver.WaitFor(e.t, timeout, "session "+sessionID+" streaming its model call", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		st, err := e.k.State(ctx, sessionID)
-		cancel()
-		if err == nil && st.IsStreaming {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.t.Fatalf("session %s never started its model call within %v", sessionID, timeout)
+		return err == nil && st.IsStreaming
+	})
 }
 
 // historyOf returns a workflow's history events.
@@ -555,6 +486,36 @@ func (s *syncBuffer) Len() int {
 	return s.b.Len()
 }
 
+// callLog prints callBegin and callEnd around every model call.
+type callLog struct {
+	interceptor.WorkerInterceptorBase
+}
+
+func (*callLog) InterceptActivity(ctx context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	i := &callLogActivity{}
+	i.Next = next
+	return i
+}
+
+type callLogActivity struct {
+	interceptor.ActivityInboundInterceptorBase
+}
+
+func (a *callLogActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (interface{}, error) {
+	var call activities.CallModelInput
+	ok := len(in.Args) == 1
+	if ok {
+		call, ok = in.Args[0].(activities.CallModelInput)
+	}
+	if !ok {
+		return a.Next.ExecuteActivity(ctx, in)
+	}
+	fmt.Printf("%s %s\n", callBegin, call.EntryID)
+	res, err := a.Next.ExecuteActivity(ctx, in)
+	fmt.Printf("%s %s\n", callEnd, call.EntryID)
+	return res, err
+}
+
 // dieAfterUser as envDieBefore's value kills the worker right after it
 // wrote a prompt's user message (inside the first workflow task's local
 // activity, before that task completed).
@@ -563,13 +524,13 @@ const dieAfterUser = "user-message"
 // dieBeforeResult is a session store that kills its process when asked to
 // write a result of tool (see envDieBefore).
 type dieBeforeResult struct {
-	activities.SessionStore
+	session.Backend
 	tool string
 }
 
 func (d dieBeforeResult) Append(sessionID string, entries ...session.Entry) (int, error) {
 	if d.tool == dieAfterUser {
-		n, err := d.SessionStore.Append(sessionID, entries...)
+		n, err := d.Backend.Append(sessionID, entries...)
 		for _, e := range entries {
 			if e.Message != nil && e.Message.Role == agent.RoleUser {
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
@@ -584,5 +545,5 @@ func (d dieBeforeResult) Append(sessionID string, entries ...session.Entry) (int
 			select {}
 		}
 	}
-	return d.SessionStore.Append(sessionID, entries...)
+	return d.Backend.Append(sessionID, entries...)
 }

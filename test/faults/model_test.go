@@ -9,8 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/worker"
-
+	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/llm"
@@ -23,30 +22,23 @@ import (
 // given providers (by name) and the product's for every other name.
 func (e *env) startWorkerWith(providers map[string]llm.Provider) {
 	e.t.Helper()
-	acts, err := app.NewActivities(e.s)
+	w, err := app.NewWorker(e.c, e.s, app.Extensions{Activities: func(acts *activities.Activities) {
+		product := acts.Provider
+		acts.NeedsCredential = nil // the test's providers talk to local servers, keyless
+		acts.Provider = func(name string) (llm.Provider, error) {
+			if p, ok := providers[name]; ok {
+				return p, nil
+			}
+			return product(name)
+		}
+	}})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	product := acts.Provider
-	acts.NeedsCredential = nil // the test's providers talk to local servers, keyless
-	acts.Provider = func(name string) (llm.Provider, error) {
-		if p, ok := providers[name]; ok {
-			return p, nil
-		}
-		return product(name)
-	}
-	w := worker.New(e.c, e.s.Temporal.TaskQueue, worker.Options{})
-	app.Register(w, acts)
 	if err := w.Start(); err != nil {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(w.Stop)
-	if tw := app.NewToolWorker(e.c, e.s, acts); tw != nil {
-		if err := tw.Start(); err != nil {
-			e.t.Fatal(err)
-		}
-		e.t.Cleanup(tw.Stop)
-	}
 }
 
 // A model that sends nothing for longer than the heartbeat timeout is a

@@ -8,12 +8,9 @@ package follow
 import (
 	"context"
 	"flag"
-	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,50 +27,21 @@ import (
 	"github.com/durableagent/durableagent/internal/devserver"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
-)
-
-var (
-	srv     *devserver.Server
-	srvErr  error
-	srvOnce sync.Once
-	srvDir  string
+	"github.com/durableagent/durableagent/internal/testserver"
 )
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "follow-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	srvDir = dir
-	code := m.Run()
-	if srv != nil {
-		_ = srv.Stop()
-	}
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testserver.Main(m))
 }
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func quiet() *slog.Logger { return testserver.Quiet() }
 
-// server starts the package's server on first use.
+// server is the package's shared server (testserver), started on first
+// use.
 func server(t *testing.T) *devserver.Server {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("runs the embedded Temporal server")
-	}
-	srvOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		srv, srvErr = devserver.Start(ctx, devserver.Options{
-			DataDir: srvDir + "/temporal", UIPort: devserver.NoUI, Logger: quiet(),
-		})
-	})
-	if srvErr != nil {
-		t.Fatalf("start embedded server: %v", srvErr)
-	}
-	return srv
+	return testserver.Server(t)
 }
 
 func dial(t *testing.T, opts client.Options) client.Client {
@@ -89,9 +57,7 @@ func dial(t *testing.T, opts client.Options) client.Client {
 	return c
 }
 
-var queueSeq atomic.Int64
-
-func newQueue() string { return fmt.Sprintf("follow-%d-%d", os.Getpid(), queueSeq.Add(1)) }
+func newQueue() string { return testserver.Queue("follow") }
 
 // heartbeatThrottle is the test worker's: snapshots reach the server at
 // most that often.

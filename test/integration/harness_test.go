@@ -3,12 +3,10 @@ package integration
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,8 +16,8 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/control"
-	"github.com/durableagent/durableagent/internal/devserver"
 	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -36,7 +34,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envWorkerMode) == "1" {
 		os.Exit(runWorkerProcess())
 	}
-	os.Exit(m.Run())
+	os.Exit(testserver.Main(m))
 }
 
 // runWorkerProcess is a worker in a child process, killed by its test.
@@ -62,25 +60,18 @@ func runWorkerProcess() int {
 	return 0
 }
 
-func quiet() *slog.Logger {
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
+func quiet() *slog.Logger { return testserver.Quiet() }
 
 func skipShort(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("runs the embedded Temporal server")
-	}
+	testserver.SkipShort(t)
 }
 
-var queueSeq atomic.Int64
-
-// env is one embedded server with the product's settings pointing at it.
+// env is the product's settings (a data dir and a task queue of the
+// test's own) pointing at the package's shared embedded server.
 type env struct {
 	t       *testing.T
 	dataDir string
-	srv     *devserver.Server
-	port    int
 	s       settings.Settings
 	c       client.Client
 	k       *control.Controller
@@ -90,10 +81,8 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	skipShort(t)
-	e := &env{t: t, dataDir: t.TempDir()}
-	e.s = settings.Defaults()
-	e.s.DataDir = e.dataDir
-	e.s.Temporal.TaskQueue = fmt.Sprintf("it-%d-%d", os.Getpid(), queueSeq.Add(1))
+	e := &env{t: t, s: testserver.Settings(t, "it")}
+	e.dataDir = e.s.DataDir
 	e.s.Retry.BaseDelayMs = 500
 	e.s.Model.HeartbeatTimeoutMs = 2000
 	e.startServer()
@@ -101,22 +90,13 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
+// startServer connects the env to the shared server, starting it if a
+// test stopped it (stopServer).
 func (e *env) startServer() {
 	e.t.Helper()
+	e.s.Temporal.Address = testserver.Address(e.t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	srv, err := devserver.Start(ctx, devserver.Options{
-		DataDir: e.dataDir + "/temporal", Port: e.port, UIPort: devserver.NoUI, Logger: quiet(),
-	})
-	if err != nil {
-		e.t.Fatalf("start embedded server: %v", err)
-	}
-	e.srv = srv
-	e.s.Temporal.Address = srv.FrontendAddress()
-	if e.port == 0 {
-		_, p, _ := strings.Cut(srv.FrontendAddress(), ":")
-		fmt.Sscanf(p, "%d", &e.port)
-	}
 	c, err := app.Dial(ctx, e.s, quiet())
 	if err != nil {
 		e.t.Fatalf("dial: %v", err)
@@ -144,21 +124,32 @@ func (e *env) stopWorker() {
 	}
 }
 
+// stopServer stops the worker, the client and the shared server (whose
+// state survives: startServer starts it again on the same port).
 func (e *env) stopServer() {
 	e.stopWorker()
 	if e.c != nil {
 		e.c.Close()
 		e.c = nil
 	}
-	if e.srv != nil {
-		if err := e.srv.Stop(); err != nil {
-			e.t.Errorf("stop server: %v", err)
-		}
-		e.srv = nil
+	if err := testserver.Stop(); err != nil {
+		e.t.Errorf("stop server: %v", err)
 	}
 }
 
-func (e *env) close() { e.stopServer() }
+// close ends what the test leaves running on the shared server (its
+// workflows, which the next test's same session ids would otherwise meet)
+// and its worker and client.
+func (e *env) close() {
+	if e.c != nil {
+		testserver.TerminateOpen(e.t, e.c, e.s.Temporal.TaskQueue)
+	}
+	e.stopWorker()
+	if e.c != nil {
+		e.c.Close()
+		e.c = nil
+	}
+}
 
 func (e *env) prompt(session string, faults ...string) client.WorkflowRun {
 	e.t.Helper()
@@ -174,22 +165,7 @@ func (e *env) prompt(session string, faults ...string) client.WorkflowRun {
 // waitEvent polls the events query until an event matches (or fails).
 func (e *env) waitEvent(session string, timeout time.Duration, match func(agent.Event) bool) agent.Event {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		evs, err := e.k.Events(ctx, session, "", 0)
-		cancel()
-		if err == nil {
-			for _, ev := range evs {
-				if match(ev) {
-					return ev
-				}
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	e.t.Fatalf("no matching event in session %s within %v", session, timeout)
-	return agent.Event{}
+	return testserver.WaitEvent(e.t, e.k, session, timeout, match)
 }
 
 func isType(typ string) func(agent.Event) bool {

@@ -1,4 +1,4 @@
-package stack
+package app
 
 import (
 	"bytes"
@@ -14,10 +14,11 @@ import (
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
-// The codec server runs when asked (or with --dev and a key), only on
+// The codec server (worker --dev, worker-cluster) runs when asked (or
+// with --dev and a key), only on
 // loopback, never without a key when asked explicitly, and never with
 // "off".
-func TestStartCodecServer(t *testing.T) {
+func TestServeCodec(t *testing.T) {
 	keyFile := filepath.Join(t.TempDir(), "codec.key")
 	if err := os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))), 0o600); err != nil {
 		t.Fatal(err)
@@ -29,23 +30,25 @@ func TestStartCodecServer(t *testing.T) {
 	cases := []struct {
 		name    string
 		s       settings.Settings
-		opts    Options
+		addr    string
+		dev     bool
 		serves  bool
 		wantErr error
 		errText string
 	}{
-		{name: "explicit address with a key", s: withKey, opts: Options{CodecServer: "127.0.0.1:0"}, serves: true},
-		{name: "off with dev and a key", s: withKey, opts: Options{Dev: true, CodecServer: CodecServerOff}},
-		{name: "no flag without dev", s: withKey, opts: Options{}},
-		{name: "dev without a key", s: noKey, opts: Options{Dev: true}},
-		{name: "explicit address without a key", s: noKey, opts: Options{CodecServer: "127.0.0.1:0"}, errText: "no codec key is configured"},
-		{name: "explicit address not loopback", s: withKey, opts: Options{CodecServer: "0.0.0.0:0"}, wantErr: codec.ErrNotLoopback},
+		{name: "explicit address with a key", s: withKey, addr: "127.0.0.1:0", serves: true},
+		{name: "off with dev and a key", s: withKey, dev: true, addr: CodecServerOff},
+		{name: "no flag without dev", s: withKey},
+		{name: "dev without a key", s: noKey, dev: true},
+		{name: "explicit address without a key", s: noKey, addr: "127.0.0.1:0", errText: "no codec key is configured"},
+		{name: "explicit address not loopback", s: withKey, addr: "0.0.0.0:0", wantErr: codec.ErrNotLoopback},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := &Stack{Settings: tc.s}
-			err := st.startCodecServer(tc.opts)
-			defer st.Close()
+			srv, err := ServeCodec(tc.s, tc.addr, tc.dev, nil, nil)
+			if srv != nil {
+				defer srv.Close()
+			}
 			switch {
 			case tc.wantErr != nil:
 				if !errors.Is(err, tc.wantErr) {
@@ -60,13 +63,13 @@ func TestStartCodecServer(t *testing.T) {
 			case err != nil:
 				t.Fatal(err)
 			}
-			if (st.Codec != nil) != tc.serves {
-				t.Fatalf("codec server running: %v, want %v", st.Codec != nil, tc.serves)
+			if (srv != nil) != tc.serves {
+				t.Fatalf("codec server running: %v, want %v", srv != nil, tc.serves)
 			}
 			if !tc.serves {
 				return
 			}
-			resp, err := http.Post(st.Codec.URL()+"/decode", "application/json", strings.NewReader(`{"payloads":[]}`))
+			resp, err := http.Post(srv.URL()+"/decode", "application/json", strings.NewReader(`{"payloads":[]}`))
 			if err != nil {
 				t.Fatal(err)
 			}

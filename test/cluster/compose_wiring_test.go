@@ -1,4 +1,4 @@
-package composetest
+package cluster
 
 import (
 	"net/url"

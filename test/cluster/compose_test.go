@@ -1,9 +1,11 @@
-// Package composetest reads docker-compose.yml, which cannot run on a
-// machine without a Docker engine: its tests check the wiring (services,
-// images, ports, the worker's connection to Temporal and PostgreSQL,
-// healthchecks, volumes), and test/cluster runs the temporal service's
-// environment and the schema job's commands for real.
-package composetest
+package cluster
+
+// This file reads docker-compose.yml, which cannot run on a machine
+// without a Docker engine: compose_wiring_test.go and
+// compose_readme_test.go check the wiring (services, images, ports, the
+// worker's connection to Temporal and PostgreSQL, healthchecks, volumes),
+// and the cluster tests run the temporal service's environment and the
+// schema job's commands for real.
 
 import (
 	"fmt"

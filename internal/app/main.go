@@ -1,0 +1,91 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/durableagent/durableagent/internal/settings"
+)
+
+// WorkerMain is what a worker main (worker, worker-cluster) does with its
+// arguments: parse fs (the settings' flags are added here) and refuse
+// positional arguments (noArgs completes the error line), load the
+// settings, name the set settings the worker does not read (reads),
+// refuse a model provider left at the scripted default when
+// needsProvider says so after parsing, then run start until SIGINT or
+// SIGTERM and call the stop it returned. Errors go to stderr on one line;
+// the exit code is 2 for a bad start, 1 for a failed stop.
+func WorkerMain(args []string, fs *pflag.FlagSet, noArgs string, reads func(settings.KeyInfo) bool, needsProvider func() bool,
+	start func(ctx context.Context, s settings.Settings) (stop func() error, err error)) int {
+	settings.AddFlags(fs)
+	fail := func(err error) int {
+		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+		return 2
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		return fail(err)
+	}
+	if fs.NArg() > 0 {
+		return fail(fmt.Errorf("unexpected argument %q%s", fs.Arg(0), noArgs))
+	}
+	opts := settings.LoadOptions{Flags: fs}
+	s, err := settings.Load(opts)
+	if err != nil {
+		return fail(err)
+	}
+	// A setting the worker does not read (one each prompt carries, such
+	// as tools.requireApproval) is named once, not ignored in silence.
+	if err := warnUnread(os.Stderr, opts, reads); err != nil {
+		return fail(err)
+	}
+	if needsProvider() {
+		// Outside --dev the scripted fake must be asked for by name.
+		src, err := settings.Source(opts, "model.provider")
+		if err == nil {
+			err = CheckModelProvider(s, src)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	stop, err := start(ctx, s)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Println("worker running; Ctrl-C to stop")
+	<-ctx.Done()
+	fmt.Println("worker: stopping")
+	if err := stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "worker: stop: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// warnUnread writes to w, one line each ("worker: warning: ..."), the
+// settings a worker was given by flag, environment or settings file and
+// does not read (settings.Unread with reads, e.g. settings.WorkerReads):
+// a prompt setting such as tools.requireApproval is named with where it
+// takes effect, not ignored in silence. The error is settings.Load's.
+func warnUnread(w io.Writer, opts settings.LoadOptions, reads func(settings.KeyInfo) bool) error {
+	lines, err := settings.Unread(opts, "the worker", reads)
+	if err != nil {
+		return err
+	}
+	for _, l := range lines {
+		fmt.Fprintf(w, "worker: warning: %s\n", l)
+	}
+	return nil
+}

@@ -1,0 +1,234 @@
+package app
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/internal/codec"
+	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/workflows"
+)
+
+// Extensions are the extension points of NewWorker. The zero value is
+// the product's worker exactly as the settings describe it. The payload
+// codec is not one of them: it belongs to the client (Dial puts the codec
+// of codec.keyFile on it, and the worker converts payloads with it).
+type Extensions struct {
+	// Activities adjusts the activities before they are registered: the
+	// model providers (Provider, NeedsCredential), the session store
+	// (Sessions), the tool policy. Nil: as the settings build them.
+	Activities func(*activities.Activities)
+	// Interceptors wrap every workflow and activity the worker runs
+	// (logging, tracing, per-call metrics), earlier ones outermost.
+	Interceptors []interceptor.WorkerInterceptor
+	// MetricsHandler receives the SDK's metrics of this worker's polls,
+	// tasks and calls (nil: the client's; Dial sets none).
+	MetricsHandler client.MetricsHandler
+}
+
+// NewWorker is the one worker constructor: every main (worker,
+// worker-cluster), the demo, internal/stack and every test harness build
+// their worker here. It returns a worker on the settings' task queue with
+// the workflows and activities of Register and, with tools.placement
+// host, the tool worker of this host beside it (newToolWorker),
+// started and stopped together. The caller starts and stops it.
+func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.Worker, error) {
+	var o Extensions
+	for _, x := range ext {
+		o = x
+	}
+	acts, err := NewActivities(s)
+	if err != nil {
+		return nil, err
+	}
+	if o.Activities != nil {
+		o.Activities(acts)
+	}
+	g := &group{}
+	if o.MetricsHandler != nil {
+		if c, err = withMetrics(c, s, o.MetricsHandler); err != nil {
+			return nil, err
+		}
+		g.close = c.Close
+	}
+	wo := WorkerOptions(s)
+	wo.Interceptors = o.Interceptors
+	g.Worker = worker.New(c, s.Temporal.TaskQueue, wo)
+	Register(g.Worker, acts)
+	if acts.ToolHost != "" {
+		g.tools = newToolWorker(c, s, acts, wo)
+	}
+	return g, nil
+}
+
+// Register puts the workflows and their activities on w: the one list of
+// what a worker runs.
+func Register(w worker.Registry, acts *activities.Activities) {
+	w.RegisterWorkflowWithOptions(workflows.Prompt, workflow.RegisterOptions{Name: workflows.PromptWorkflowName})
+	w.RegisterActivityWithOptions(acts.CallModel, activity.RegisterOptions{Name: activities.CallModelName})
+	w.RegisterActivityWithOptions(acts.AppendEntries, activity.RegisterOptions{Name: activities.AppendEntriesName})
+	w.RegisterActivityWithOptions(acts.LoadSession, activity.RegisterOptions{Name: activities.LoadSessionName})
+	w.RegisterActivityWithOptions(acts.MarkUsageLimitReached, activity.RegisterOptions{Name: activities.MarkUsageLimitReachedName})
+	w.RegisterWorkflowWithOptions(workflows.Compact, workflow.RegisterOptions{Name: workflows.CompactWorkflowName})
+	w.RegisterActivityWithOptions(acts.Summarize, activity.RegisterOptions{Name: activities.SummarizeName})
+	w.RegisterActivityWithOptions(acts.BeginPrompt, activity.RegisterOptions{Name: activities.BeginPromptName})
+	w.RegisterActivityWithOptions(acts.RecordEntry, activity.RegisterOptions{Name: activities.RecordEntryName})
+	w.RegisterWorkflowWithOptions(workflows.Bash, workflow.RegisterOptions{Name: workflows.BashWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.DeleteSession, workflow.RegisterOptions{Name: workflows.DeleteSessionWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.SessionWrite, workflow.RegisterOptions{Name: workflows.SessionWriteWorkflowName})
+	registerToolActivities(w, acts)
+}
+
+// registerToolActivities are the activities that touch a session's
+// workspace: on the main worker, and alone on a host's tool worker.
+func registerToolActivities(w worker.Registry, acts *activities.Activities) {
+	w.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
+	w.RegisterActivityWithOptions(acts.UserBash, activity.RegisterOptions{Name: activities.UserBashName})
+	w.RegisterActivityWithOptions(acts.DeleteSession, activity.RegisterOptions{Name: activities.DeleteSessionName})
+}
+
+// newToolWorker is the worker that runs the tool calls of the sessions
+// this host holds (tools.placement host): the tool activities on
+// activities.ToolQueue(taskQueue, host).
+func newToolWorker(c client.Client, s settings.Settings, acts *activities.Activities, wo worker.Options) worker.Worker {
+	w := worker.New(c, activities.ToolQueue(s.Temporal.TaskQueue, acts.ToolHost), wo)
+	registerToolActivities(w, acts)
+	return w
+}
+
+// StreamInterval is stream.intervalMs as a duration.
+func StreamInterval(s settings.Settings) time.Duration {
+	if s.Stream.IntervalMs <= 0 {
+		return activities.MaxHeartbeatInterval
+	}
+	return time.Duration(s.Stream.IntervalMs) * time.Millisecond
+}
+
+// WorkerOptions are the SDK worker options of the settings. Heartbeats
+// leave the worker at the stream interval: they carry the live output of
+// running calls to clients and cancellations (abort) back to the calls.
+func WorkerOptions(s settings.Settings) worker.Options {
+	return worker.Options{
+		DefaultHeartbeatThrottleInterval: StreamInterval(s),
+		MaxHeartbeatThrottleInterval:     StreamInterval(s),
+	}
+}
+
+// withMetrics is c reporting its metrics to h: a client on c's connection
+// with the namespace and codec Dial gives it.
+func withMetrics(c client.Client, s settings.Settings, h client.MetricsHandler) (client.Client, error) {
+	ns := s.Temporal.Namespace
+	if opts, err := ClientOptions(s, nil); err == nil && opts.Namespace != "" {
+		ns = opts.Namespace
+	}
+	opts := client.Options{Namespace: ns, MetricsHandler: h, Logger: sdklog.NewStructuredLogger(warnLogger())}
+	cdc, err := codec.FromSettings(s)
+	if err != nil {
+		return nil, err
+	}
+	if cdc != nil {
+		opts.DataConverter = codec.DataConverter(nil, cdc)
+	}
+	mc, err := client.NewClientFromExisting(c, opts)
+	if err != nil {
+		return nil, fmt.Errorf("worker metrics client: %w", err)
+	}
+	return mc, nil
+}
+
+// group is the main worker of one NewWorker and its host's tool worker
+// (nil: none), started and stopped together, and what closes after them.
+type group struct {
+	worker.Worker
+	tools worker.Worker
+	close func()
+}
+
+func (g *group) Start() error {
+	if g.tools != nil {
+		if err := g.tools.Start(); err != nil {
+			return err
+		}
+	}
+	if err := g.Worker.Start(); err != nil {
+		if g.tools != nil {
+			g.tools.Stop()
+		}
+		return err
+	}
+	return nil
+}
+
+func (g *group) Run(interruptCh <-chan interface{}) error {
+	if err := g.Start(); err != nil {
+		return err
+	}
+	<-interruptCh
+	g.Stop()
+	return nil
+}
+
+func (g *group) Stop() {
+	g.Worker.Stop()
+	if g.tools != nil {
+		g.tools.Stop()
+	}
+	if g.close != nil {
+		g.close()
+	}
+}
+
+// warnLogger logs warnings and above to stderr: the SDK's logger unless a
+// caller gives one.
+func warnLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// CodecServerOff is the ServeCodec address that disables the codec server.
+const CodecServerOff = "off"
+
+// ServeCodec serves the payload codec of the settings on loopback addr
+// for a Temporal Web UI, to the browser origins given; nil when it does
+// not serve. "" serves it at codec.DefaultServerAddress when byDefault is
+// set and a codec key is configured, and only warns (to logger) if that
+// port is taken; CodecServerOff never serves it. An explicit address
+// without a codec key is an error.
+func ServeCodec(s settings.Settings, addr string, byDefault bool, origins []string, logger *slog.Logger) (*codec.Server, error) {
+	explicit := addr != "" && addr != CodecServerOff
+	if addr == CodecServerOff || (!explicit && !byDefault) {
+		return nil, nil
+	}
+	c, err := codec.FromSettings(s)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		if explicit {
+			return nil, fmt.Errorf("codec server at %s: no codec key is configured (set codec.keyFile or %s)", addr, settings.EnvCodecKey)
+		}
+		return nil, nil
+	}
+	if !explicit {
+		addr = codec.DefaultServerAddress
+	}
+	srv, err := codec.Serve(addr, codec.Handler(c, origins))
+	if err != nil && !explicit {
+		// Only a convenience here: the worker runs without it.
+		if logger == nil {
+			logger = slog.Default()
+		}
+		logger.Warn("codec server not started; pass --codec-server ADDR to choose another port", "error", err.Error())
+		return nil, nil
+	}
+	return srv, err
+}

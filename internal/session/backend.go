@@ -1,0 +1,18 @@
+package session
+
+// Backend is what the worker's activities and the clients need of a
+// session store: JSONL files on one machine (*Store), a database in a
+// cluster (internal/pgstore). Append is idempotent by entry id (the first
+// write of an id wins) and Load returns ErrNotFound (wrapped) for a
+// session that does not exist.
+type Backend interface {
+	Load(sessionID string) (*Session, error)
+	Append(sessionID string, entries ...Entry) (int, error)
+	// Init creates the session with cwd as its workspace if it does not
+	// exist and returns its header (an existing session keeps its cwd).
+	Init(sessionID, cwd, host string) (Header, error)
+	// Delete removes the session; a missing one is not an error.
+	Delete(sessionID string) error
+}
+
+var _ Backend = (*Store)(nil)

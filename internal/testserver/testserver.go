@@ -1,0 +1,195 @@
+// Package testserver is the one harness of the tests that need a Temporal
+// server: one embedded server (internal/devserver, SQLite, no Web UI) per
+// test binary, started on the first test that asks for it and stopped by
+// Main after the package's tests; and one WaitFor. Tests share the server
+// and isolate themselves with their own task queue and data dir
+// (Settings). A test of durability across a server restart stops the
+// shared server (Stop) and the next Address starts it again, same port,
+// same state; tests of one binary run one at a time unless they say
+// t.Parallel, which such a test must not.
+//
+// Every call that needs the server skips the test under -short.
+package testserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/devserver"
+	"github.com/durableagent/durableagent/internal/settings"
+)
+
+// startTimeout bounds a server start (a cold start on 2 busy cores takes
+// seconds, SQLite schema included).
+const startTimeout = 3 * time.Minute
+
+var shared struct {
+	mu   sync.Mutex
+	dir  string
+	port int // kept across Stop, so a restart serves the same address
+	srv  *devserver.Server
+}
+
+// Main runs the package's tests and stops the shared server after them:
+// a package's TestMain is `os.Exit(testserver.Main(m))`, or calls it
+// after its own child modes.
+func Main(m *testing.M) int {
+	code := m.Run()
+	Stop()
+	if shared.dir != "" {
+		_ = os.RemoveAll(shared.dir)
+	}
+	return code
+}
+
+// Address is the frontend address (host:port) of the package's shared
+// server (see Server); its namespace is devserver.DefaultNamespace.
+func Address(t testing.TB) string {
+	t.Helper()
+	return Server(t).FrontendAddress()
+}
+
+// Server is the package's shared server, started on first use and again
+// after Stop (on the same port, with the same state).
+func Server(t testing.TB) *devserver.Server {
+	t.Helper()
+	SkipShort(t)
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.srv == nil {
+		var err error
+		if shared.dir == "" {
+			if shared.dir, err = os.MkdirTemp("", "testserver-"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if shared.srv, err = start(shared.dir, shared.port); err != nil {
+			t.Fatalf("start the shared embedded Temporal server: %v", err)
+		}
+		_, port, _ := net.SplitHostPort(shared.srv.FrontendAddress())
+		shared.port, _ = strconv.Atoi(port)
+	}
+	return shared.srv
+}
+
+// Stop stops the shared server (a test of durability across a server
+// restart; the next Address starts it again). Stopping a server that does
+// not run is a no-op.
+func Stop() error {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.srv == nil {
+		return nil
+	}
+	err := shared.srv.Stop()
+	shared.srv = nil
+	return err
+}
+
+func start(dir string, port int) (*devserver.Server, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	return devserver.Start(ctx, devserver.Options{
+		DataDir: filepath.Join(dir, "temporal"), Port: port, UIPort: devserver.NoUI, Logger: Quiet(),
+	})
+}
+
+var queueSeq atomic.Int64
+
+// Settings are the defaults pointed at the shared server, with a data dir
+// and a task queue (prefix-pid-n) of the test's own.
+func Settings(t testing.TB, prefix string) settings.Settings {
+	t.Helper()
+	s := settings.Defaults()
+	s.Temporal.Address = Address(t)
+	s.DataDir = t.TempDir()
+	s.Temporal.TaskQueue = Queue(prefix)
+	return s
+}
+
+// Queue is a task queue name no other test of the binary uses.
+func Queue(prefix string) string {
+	return fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), queueSeq.Add(1))
+}
+
+// WaitFor polls cond every 20 ms until it holds, and fails the test
+// naming what it waited for once timeout has passed.
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// SkipShort skips the test under -short: it needs the embedded server.
+func SkipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the embedded Temporal server")
+	}
+}
+
+// Quiet is a logger that drops everything (the server's and the SDK's
+// logs in tests).
+func Quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// TerminateOpen terminates the workflows still running on taskQueue: a
+// test's leftovers, which a later test reusing a session id (so a
+// workflow id) would otherwise join on the shared server.
+func TerminateOpen(t testing.TB, c client.Client, taskQueue string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("TaskQueue = %q AND ExecutionStatus = 'Running'", taskQueue),
+	})
+	if err != nil {
+		t.Logf("list the workflows left on %s: %v", taskQueue, err)
+		return
+	}
+	for _, ex := range resp.GetExecutions() {
+		id := ex.GetExecution().GetWorkflowId()
+		if err := c.TerminateWorkflow(ctx, id, "", "test ended"); err != nil {
+			t.Logf("terminate %s: %v", id, err)
+		}
+	}
+}
+
+// WaitEvent polls the events query of session through k until an event
+// matches, and returns it; the test fails once timeout has passed.
+func WaitEvent(t testing.TB, k *control.Controller, session string, timeout time.Duration, match func(agent.Event) bool) agent.Event {
+	t.Helper()
+	var found agent.Event
+	WaitFor(t, timeout, "a matching event in session "+session, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		evs, err := k.Events(ctx, session, "", 0)
+		for _, ev := range evs {
+			if err == nil && match(ev) {
+				found = ev
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
