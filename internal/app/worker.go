@@ -16,6 +16,7 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -31,6 +32,10 @@ type Extensions struct {
 	// Interceptors wrap every workflow and activity the worker runs
 	// (logging, tracing, per-call metrics), earlier ones outermost.
 	Interceptors []interceptor.WorkerInterceptor
+	// Runner runs every tool call's commands and file accesses (the
+	// model's tools and the user's bash): the door for a sandbox. Nil:
+	// tools.Local, the worker's own process.
+	Runner tools.Runner
 	// MetricsHandler receives the SDK's metrics of this worker's polls,
 	// tasks and calls (nil: the client's; Dial sets none).
 	MetricsHandler client.MetricsHandler
@@ -50,6 +55,9 @@ func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.
 	acts, err := NewActivities(s)
 	if err != nil {
 		return nil, err
+	}
+	if o.Runner != nil {
+		acts.ToolPolicy.Runner = o.Runner
 	}
 	if o.Activities != nil {
 		o.Activities(acts)

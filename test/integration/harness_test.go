@@ -76,6 +76,8 @@ type env struct {
 	c       client.Client
 	k       *control.Controller
 	w       worker.Worker
+	// ext are the extensions startWorker builds the worker with.
+	ext app.Extensions
 }
 
 func newEnv(t *testing.T) *env {
@@ -107,7 +109,7 @@ func (e *env) startServer() {
 
 func (e *env) startWorker() {
 	e.t.Helper()
-	w, err := app.NewWorker(e.c, e.s)
+	w, err := app.NewWorker(e.c, e.s, e.ext)
 	if err != nil {
 		e.t.Fatal(err)
 	}
