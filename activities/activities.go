@@ -44,10 +44,6 @@ type ModelFallback interface {
 // an abort waits for the throttle before it reaches the model call.
 const MaxHeartbeatInterval = time.Second
 
-// SessionStore is session.Backend, the store interface, under the name
-// its callers used when it was declared here.
-type SessionStore = session.Backend
-
 // Activities holds the worker-side dependencies of the activities.
 type Activities struct {
 	Sessions session.Backend

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/pgstore"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -20,7 +19,7 @@ const openTimeout = 30 * time.Second
 // share with working flock), or the PostgreSQL database of
 // session.postgresUrl (any number of machines). The postgres store's
 // connections live as long as the process.
-func OpenSessionStore(s settings.Settings) (activities.SessionStore, error) {
+func OpenSessionStore(s settings.Settings) (session.Backend, error) {
 	switch s.Session.Store {
 	case settings.SessionStorePostgres:
 		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -91,7 +90,7 @@ var sessionCmd = Command{
 
 // sessionStore is what the subcommands need of a store.
 type sessionStore interface {
-	activities.SessionStore
+	session.Backend
 	List() ([]string, error)
 }
 
@@ -234,7 +233,7 @@ func sessionImport(env Env, s settings.Settings, kind, file, id string, rename b
 
 // putSession creates the session with the source's workspace and appends
 // its entries in order, in batches; it returns how many were new.
-func putSession(st activities.SessionStore, id string, sess *session.Session) (int, error) {
+func putSession(st session.Backend, id string, sess *session.Session) (int, error) {
 	if _, err := st.Init(id, sess.Header.Cwd, sess.Header.Host); err != nil {
 		return 0, err
 	}

@@ -16,7 +16,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/control"
@@ -36,7 +35,7 @@ import (
 // or a shared filesystem) or PostgreSQL (anywhere).
 type Session struct {
 	k     *control.Controller
-	store activities.SessionStore
+	store session.Backend
 	// files is the JSONL store (nil with PostgreSQL): it gives session
 	// files their paths.
 	files *session.Store

@@ -18,7 +18,7 @@ import (
 	"github.com/durableagent/durableagent/internal/session"
 )
 
-// sessionStore is activities.SessionStore (internal/app assigns a Store
+// sessionStore is session.Backend (internal/app assigns a Store
 // to it); both stores are tested through it.
 type sessionStore interface {
 	Load(sessionID string) (*session.Session, error)
