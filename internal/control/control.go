@@ -315,7 +315,14 @@ func StatusName(s enumspb.WorkflowExecutionStatus) string {
 // Events returns the events after seq of a prompt (runID "" = latest),
 // every page of the events query: it asks again after the last seq of a
 // page that may have been cut (agent.PageMayContinue), up to prompt_end.
+//
+// A closed prompt whose result holds every event after seq
+// (PromptResult.LastEvents) is read from the result: a closed workflow
+// answers the query only through a worker. Spec 13.11.8.
 func (k *Controller) Events(ctx context.Context, sessionID, runID string, after int64) ([]agent.Event, error) {
+	if evs, ok := k.closedEvents(ctx, sessionID, runID, after); ok {
+		return evs, nil
+	}
 	var all []agent.Event
 	for {
 		var page []agent.Event
@@ -331,6 +338,33 @@ func (k *Controller) Events(ctx context.Context, sessionID, runID string, after 
 		}
 		after = page[len(page)-1].Seq
 	}
+}
+
+// closedEvents are the events after seq of a run closed with a result
+// (completed, failed, cancelled) when its result's last events reach back
+// to after+1; ok is false otherwise (running, continued, terminated, an
+// older build's result, or more events than one page).
+func (k *Controller) closedEvents(ctx context.Context, sessionID, runID string, after int64) (_ []agent.Event, ok bool) {
+	status, id, err := k.RunStatus(ctx, sessionID, runID)
+	if err != nil {
+		return nil, false
+	}
+	switch status {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+	default:
+		return nil, false
+	}
+	cctx, cancel := context.WithTimeout(ctx, resultTimeout)
+	defer cancel()
+	res, _ := Result(cctx, k.Client.GetWorkflow(cctx, workflows.WorkflowID(sessionID), id))
+	evs := res.LastEvents
+	if len(evs) == 0 || evs[0].Seq > after+1 {
+		return nil, false
+	}
+	for len(evs) > 0 && evs[0].Seq <= after {
+		evs = evs[1:]
+	}
+	return append([]agent.Event{}, evs...), true
 }
 
 func (k *Controller) query(ctx context.Context, sessionID, runID, name string, out any, args ...any) error {

@@ -28,6 +28,13 @@ func TestIntegration_FinishedPromptReadableWithoutWorker(t *testing.T) {
 	e.stopWorker()
 	last := want[len(want)-1]
 	followClosed(t, e, "finished", want, 0, last.Seq-2, last.Seq)
+	// `starter events` without --follow reads them from the result too.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got, err := e.k.Events(ctx, "finished", "", 0)
+	if err != nil || typesOf(got) != typesOf(want) {
+		t.Fatalf("events of the finished prompt with no worker: %v (%s), want %s", err, typesOf(got), typesOf(want))
+	}
 }
 
 // The result's events are bounded (one events page): when a prompt's
