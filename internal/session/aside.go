@@ -1,0 +1,66 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// asideDir is the directory of the data kept beside a session:
+// <dir>/<sessionID>.aside (Delete removes it).
+func (s *Store) asideDir(sessionID string) string {
+	return filepath.Join(s.dir, sessionID+".aside")
+}
+
+// PutAside keeps data under key beside the session, outside its entries
+// (a prompt's state that is not conversation, such as the scripted
+// model's fault script); a second Put of a key replaces the first. Delete
+// removes it with the session. key follows the rules of a session id.
+func (s *Store) PutAside(sessionID, key string, data []byte) error {
+	if err := errors.Join(ValidateID(sessionID), ValidateID(key)); err != nil {
+		return fmt.Errorf("put aside: %w", err)
+	}
+	dir := s.asideDir(sessionID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("put aside %s of session %q: %w", key, sessionID, err)
+	}
+	f, err := os.CreateTemp(dir, key+".tmp*")
+	if err != nil {
+		return fmt.Errorf("put aside %s of session %q: %w", key, sessionID, err)
+	}
+	defer os.Remove(f.Name()) // gone after the rename
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(dir, key))
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("put aside %s of session %q: %w", key, sessionID, err)
+	}
+	return nil
+}
+
+// Aside returns the data PutAside kept under key (nil when none).
+func (s *Store) Aside(sessionID, key string) ([]byte, error) {
+	if err := errors.Join(ValidateID(sessionID), ValidateID(key)); err != nil {
+		return nil, fmt.Errorf("read aside: %w", err)
+	}
+	b, err := os.ReadFile(filepath.Join(s.asideDir(sessionID), key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read aside %s of session %q: %w", key, sessionID, err)
+	}
+	return b, nil
+}
