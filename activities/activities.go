@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -117,6 +118,13 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		Attempt:   callsAfter(sess, lastUserID(sess, in.LeafID)),
 		Faults:    in.Model.Faults,
 		Tools:     tools.Specs(in.Tools),
+	}
+	if in.FaultsAt != "" {
+		kept, err := a.keptFaults(in.SessionID, in.FaultsAt)
+		if err != nil {
+			return CallModelResult{}, err
+		}
+		req.Faults = kept.Faults
 	}
 	if in.PromptEntryID != "" {
 		// Steer and follow-up messages restart Attempt, not the script.
@@ -238,6 +246,55 @@ func boundForHistory(s string, max int, entryID string) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("\n[… %d more bytes: the whole message is session entry %s]", len(s)-cut, entryID)
+}
+
+// FaultScripts are a prompt's fault scripts as BeginPrompt keeps them
+// beside the session.
+type FaultScripts struct {
+	Faults        []string `json:"faults,omitempty"`
+	SummaryFaults []string `json:"summaryFaults,omitempty"`
+}
+
+// AsideStore is implemented by session stores that keep data beside a
+// session, deleted with it (*session.Store, the postgres store). It keeps
+// the scripted model's fault scripts of a prompt (FaultScripts).
+type AsideStore interface {
+	PutAside(sessionID, key string, data []byte) error
+	Aside(sessionID, key string) ([]byte, error)
+}
+
+// keepFaults keeps a prompt's fault scripts beside the session under key.
+func (a *Activities) keepFaults(sessionID, key string, f FaultScripts) error {
+	st, ok := a.Sessions.(AsideStore)
+	if !ok {
+		err := fmt.Errorf("the session store (%T) cannot keep a fault script: use the scripted model's faults with a JSONL or postgres store", a.Sessions)
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	b, err := json.Marshal(f)
+	if err == nil {
+		err = st.PutAside(sessionID, key, b)
+	}
+	if err != nil {
+		return storeError("keep fault script", err)
+	}
+	return nil
+}
+
+// keptFaults reads the fault scripts keepFaults kept under key.
+func (a *Activities) keptFaults(sessionID, key string) (FaultScripts, error) {
+	var f FaultScripts
+	st, ok := a.Sessions.(AsideStore)
+	if !ok {
+		return f, nil
+	}
+	b, err := st.Aside(sessionID, key)
+	if err == nil && b != nil {
+		err = json.Unmarshal(b, &f)
+	}
+	if err != nil {
+		return f, storeError("read fault script", err)
+	}
+	return f, nil
 }
 
 // lastUserID is the id of the user message that opens the current turn

@@ -85,6 +85,12 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 			return BeginPromptResult{}, err
 		}
 	}
+	if in.UserEntryID != "" && len(in.Faults)+len(in.SummaryFaults) > 0 {
+		f := FaultScripts{Faults: in.Faults, SummaryFaults: in.SummaryFaults}
+		if err := a.keepFaults(in.SessionID, in.UserEntryID, f); err != nil {
+			return BeginPromptResult{}, err
+		}
+	}
 	sess, err := a.Sessions.Load(in.SessionID)
 	if err != nil {
 		return BeginPromptResult{}, storeError("load session", err)
