@@ -366,7 +366,7 @@ func ToolCallRefs(m agent.Message) []ToolCallRef {
 				}
 			}
 		}
-		if tc.Name == tools.Bash {
+		if tools.SpecOf(tc.Name).TimeoutArg {
 			// Only a timeout the bash tool accepts becomes the call's
 			// activity timeout; the tool refuses any other with an error
 			// result the model can correct, within the default timeout.
