@@ -56,6 +56,11 @@ type SessionStore interface {
 	Init(sessionID, cwd, host string) (session.Header, error)
 	// Delete removes the session; a missing one is not an error.
 	Delete(sessionID string) error
+	// PutAside keeps data under key beside the session (Aside reads it,
+	// nil when none; Delete removes it): a prompt's fault scripts
+	// (FaultScripts), which are not conversation.
+	PutAside(sessionID, key string, data []byte) error
+	Aside(sessionID, key string) ([]byte, error)
 }
 
 var _ SessionStore = (*session.Store)(nil)
@@ -255,24 +260,11 @@ type FaultScripts struct {
 	SummaryFaults []string `json:"summaryFaults,omitempty"`
 }
 
-// AsideStore is implemented by session stores that keep data beside a
-// session, deleted with it (*session.Store, the postgres store). It keeps
-// the scripted model's fault scripts of a prompt (FaultScripts).
-type AsideStore interface {
-	PutAside(sessionID, key string, data []byte) error
-	Aside(sessionID, key string) ([]byte, error)
-}
-
 // keepFaults keeps a prompt's fault scripts beside the session under key.
 func (a *Activities) keepFaults(sessionID, key string, f FaultScripts) error {
-	st, ok := a.Sessions.(AsideStore)
-	if !ok {
-		err := fmt.Errorf("the session store (%T) cannot keep a fault script: use the scripted model's faults with a JSONL or postgres store", a.Sessions)
-		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
-	}
 	b, err := json.Marshal(f)
 	if err == nil {
-		err = st.PutAside(sessionID, key, b)
+		err = a.Sessions.PutAside(sessionID, key, b)
 	}
 	if err != nil {
 		return storeError("keep fault script", err)
@@ -283,11 +275,7 @@ func (a *Activities) keepFaults(sessionID, key string, f FaultScripts) error {
 // keptFaults reads the fault scripts keepFaults kept under key.
 func (a *Activities) keptFaults(sessionID, key string) (FaultScripts, error) {
 	var f FaultScripts
-	st, ok := a.Sessions.(AsideStore)
-	if !ok {
-		return f, nil
-	}
-	b, err := st.Aside(sessionID, key)
+	b, err := a.Sessions.Aside(sessionID, key)
 	if err == nil && b != nil {
 		err = json.Unmarshal(b, &f)
 	}
