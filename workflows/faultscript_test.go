@@ -2,11 +2,8 @@ package workflows
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"testing"
-
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
 )
@@ -54,15 +51,7 @@ func TestPrompt_ContinuedRunCarriesNoFaultScript(t *testing.T) {
 	in.Model.SummaryFaults = []string{"503 Service Unavailable"}
 	in.Agent.ContinueAsNewEvents = 20
 	h.env.SetCurrentHistoryLength(25)
-	h.env.ExecuteWorkflow(PromptWorkflowName, in)
-	var can *workflow.ContinueAsNewError
-	if err := h.env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("first run ended with %v, want continue-as-new", err)
-	}
-	var next PromptInput
-	if err := decodePayload(can, &next); err != nil {
-		t.Fatal(err)
-	}
+	next := h.continued(in)
 	if next.Model.Faults != nil || next.Model.SummaryFaults != nil || next.Continued.FaultsAt == "" {
 		t.Fatalf("next run's model %+v, carried FaultsAt %q; want no script, and where it is kept", next.Model, next.Continued.FaultsAt)
 	}
