@@ -58,7 +58,7 @@ type SessionStore interface {
 	Delete(sessionID string) error
 	// PutAside keeps data under key beside the session (Aside reads it,
 	// nil when none; Delete removes it): a prompt's fault scripts
-	// (FaultScripts), which are not conversation.
+	// (faultScripts), which are not conversation.
 	PutAside(sessionID, key string, data []byte) error
 	Aside(sessionID, key string) ([]byte, error)
 }
@@ -253,15 +253,15 @@ func boundForHistory(s string, max int, entryID string) string {
 	return s[:cut] + fmt.Sprintf("\n[… %d more bytes: the whole message is session entry %s]", len(s)-cut, entryID)
 }
 
-// FaultScripts are a prompt's fault scripts as BeginPrompt keeps them
+// faultScripts are a prompt's fault scripts as BeginPrompt keeps them
 // beside the session.
-type FaultScripts struct {
+type faultScripts struct {
 	Faults        []string `json:"faults,omitempty"`
 	SummaryFaults []string `json:"summaryFaults,omitempty"`
 }
 
 // keepFaults keeps a prompt's fault scripts beside the session under key.
-func (a *Activities) keepFaults(sessionID, key string, f FaultScripts) error {
+func (a *Activities) keepFaults(sessionID, key string, f faultScripts) error {
 	b, err := json.Marshal(f)
 	if err == nil {
 		err = a.Sessions.PutAside(sessionID, key, b)
@@ -273,8 +273,8 @@ func (a *Activities) keepFaults(sessionID, key string, f FaultScripts) error {
 }
 
 // keptFaults reads the fault scripts keepFaults kept under key.
-func (a *Activities) keptFaults(sessionID, key string) (FaultScripts, error) {
-	var f FaultScripts
+func (a *Activities) keptFaults(sessionID, key string) (faultScripts, error) {
+	var f faultScripts
 	b, err := a.Sessions.Aside(sessionID, key)
 	if err == nil && b != nil {
 		err = json.Unmarshal(b, &f)

@@ -86,7 +86,7 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 		}
 	}
 	if in.UserEntryID != "" && len(in.Faults)+len(in.SummaryFaults) > 0 {
-		f := FaultScripts{Faults: in.Faults, SummaryFaults: in.SummaryFaults}
+		f := faultScripts{Faults: in.Faults, SummaryFaults: in.SummaryFaults}
 		if err := a.keepFaults(in.SessionID, in.UserEntryID, f); err != nil {
 			return BeginPromptResult{}, err
 		}

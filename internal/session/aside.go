@@ -22,27 +22,12 @@ func (s *Store) PutAside(sessionID, key string, data []byte) error {
 	if err := errors.Join(ValidateID(sessionID), ValidateID(key)); err != nil {
 		return fmt.Errorf("put aside: %w", err)
 	}
+	// A write cut short (a killed worker) is repeated whole by the
+	// caller's retry, so no temporary file is needed.
 	dir := s.asideDir(sessionID)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("put aside %s of session %q: %w", key, sessionID, err)
-	}
-	f, err := os.CreateTemp(dir, key+".tmp*")
-	if err != nil {
-		return fmt.Errorf("put aside %s of session %q: %w", key, sessionID, err)
-	}
-	defer os.Remove(f.Name()) // gone after the rename
-	_, err = f.Write(data)
+	err := os.MkdirAll(dir, 0o700)
 	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, key))
-	}
-	if err == nil {
-		err = syncDir(dir)
+		err = os.WriteFile(filepath.Join(dir, key), data, 0o600)
 	}
 	if err != nil {
 		return fmt.Errorf("put aside %s of session %q: %w", key, sessionID, err)
