@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -102,6 +103,13 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		Attempt:   callsAfter(sess, lastUserID(sess, in.LeafID)),
 		Faults:    in.Model.Faults,
 		Tools:     tools.Specs(in.Tools),
+	}
+	if in.FaultsAt != "" {
+		kept, err := a.keptFaults(in.SessionID, in.FaultsAt)
+		if err != nil {
+			return CallModelResult{}, err
+		}
+		req.Faults = kept.Faults
 	}
 	if in.PromptEntryID != "" {
 		// Steer and follow-up messages restart Attempt, not the script.
@@ -223,6 +231,38 @@ func boundForHistory(s string, max int, entryID string) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("\n[… %d more bytes: the whole message is session entry %s]", len(s)-cut, entryID)
+}
+
+// faultScripts are a prompt's fault scripts as BeginPrompt keeps them
+// beside the session.
+type faultScripts struct {
+	Faults        []string `json:"faults,omitempty"`
+	SummaryFaults []string `json:"summaryFaults,omitempty"`
+}
+
+// keepFaults keeps a prompt's fault scripts beside the session under key.
+func (a *Activities) keepFaults(sessionID, key string, f faultScripts) error {
+	b, err := json.Marshal(f)
+	if err == nil {
+		err = a.Sessions.PutAside(sessionID, key, b)
+	}
+	if err != nil {
+		return storeError("keep fault script", err)
+	}
+	return nil
+}
+
+// keptFaults reads the fault scripts keepFaults kept under key.
+func (a *Activities) keptFaults(sessionID, key string) (faultScripts, error) {
+	var f faultScripts
+	b, err := a.Sessions.Aside(sessionID, key)
+	if err == nil && b != nil {
+		err = json.Unmarshal(b, &f)
+	}
+	if err != nil {
+		return f, storeError("read fault script", err)
+	}
+	return f, nil
 }
 
 // lastUserID is the id of the user message that opens the current turn

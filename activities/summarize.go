@@ -73,6 +73,13 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 		Faults:    in.Model.SummaryFaults,
 		Purpose:   llm.PurposeSummarize,
 	}
+	if in.FaultsAt != "" {
+		kept, err := a.keptFaults(in.SessionID, in.FaultsAt)
+		if err != nil {
+			return SummarizeResult{}, err
+		}
+		base.Faults = kept.SummaryFaults
+	}
 	if a.Credentials != nil {
 		_, secret, ok, err := a.Credentials.Select(in.Model.Provider, in.SessionID)
 		if err != nil {

@@ -86,6 +86,12 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 			return BeginPromptResult{}, err
 		}
 	}
+	if in.UserEntryID != "" && len(in.Faults)+len(in.SummaryFaults) > 0 {
+		f := faultScripts{Faults: in.Faults, SummaryFaults: in.SummaryFaults}
+		if err := a.keepFaults(in.SessionID, in.UserEntryID, f); err != nil {
+			return BeginPromptResult{}, err
+		}
+	}
 	sess, err := a.Sessions.Load(in.SessionID)
 	if err != nil {
 		return BeginPromptResult{}, storeError("load session", err)
@@ -361,7 +367,7 @@ func ToolCallRefs(m agent.Message) []ToolCallRef {
 				}
 			}
 		}
-		if tc.Name == tools.Bash {
+		if tools.SpecOf(tc.Name).TimeoutArg {
 			// Only a timeout the bash tool accepts becomes the call's
 			// activity timeout; the tool refuses any other with an error
 			// result the model can correct, within the default timeout.

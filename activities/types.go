@@ -15,9 +15,9 @@ type ModelRef struct {
 	ContextWindow int    `json:"contextWindow,omitempty"`
 	MaxTokens     int    `json:"maxTokens,omitempty"`
 	// Faults is the scripted provider's fault script (see
-	// internal/llm/scripted); ignored by real providers. Each model call
-	// carries it whole: CallModel indexes it by the prompt's model calls,
-	// which it counts in the session (CallModelInput.PromptEntryID).
+	// internal/llm/scripted); ignored by real providers. A prompt hands
+	// its scripts to BeginPrompt, which keeps them beside the session, and
+	// its model calls name them (FaultsAt) rather than carry them.
 	Faults []string `json:"faults,omitempty"`
 	// SummaryFaults is the scripted provider's fault script for compaction
 	// summary calls (indexed by the summarisation attempt); ignored by real
@@ -46,6 +46,9 @@ type CallModelInput struct {
 	// scripted provider's fault script counts the model calls from it, so
 	// steer and follow-up messages delivered since do not restart it.
 	PromptEntryID string `json:"promptEntryId,omitempty"`
+	// FaultsAt is where the prompt's fault scripts are kept beside the
+	// session (BeginPromptInput.Faults; "": Model's own, if any).
+	FaultsAt string `json:"faultsAt,omitempty"`
 }
 
 // CallModelResult is what the workflow needs of the assistant message; the
@@ -131,6 +134,9 @@ type SummarizeInput struct {
 	// Attempt counts the summarisation attempts already made for this
 	// compaction (0 for the first); it indexes Model.SummaryFaults.
 	Attempt int `json:"attempt"`
+	// FaultsAt is as in CallModelInput: the summary fault script of a
+	// compaction inside a prompt is kept beside the session.
+	FaultsAt string `json:"faultsAt,omitempty"`
 }
 
 // SummarizeResult is a compaction's outcome. A model failure is data
@@ -218,6 +224,12 @@ type BeginPromptInput struct {
 	// NeedWorkspace makes a session without a usable workspace an error
 	// (the prompt offers tools).
 	NeedWorkspace bool `json:"needWorkspace,omitempty"`
+	// Faults and SummaryFaults are the prompt's fault scripts (ModelRef):
+	// BeginPrompt keeps them beside the session under UserEntryID, once
+	// per prompt, where CallModel and Summarize read them (FaultsAt), so
+	// history per model call stays flat however long the script is.
+	Faults        []string `json:"faults,omitempty"`
+	SummaryFaults []string `json:"summaryFaults,omitempty"`
 }
 
 // BeginPromptResult describes the session the prompt runs in.

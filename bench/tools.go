@@ -35,9 +35,10 @@ type ToolsPoint struct {
 	Events int `json:"events"`
 	Bytes  int `json:"bytes"`
 	// ScriptBytes is the part of Bytes that is copies of the scripted
-	// model's fault script (Calls+1 elements): it rides in every run's
-	// input (each CallModel input carries only the element it uses), so
-	// it grows with Calls. A real provider has no script.
+	// model's fault script (Calls+1 elements): it rides once, in the
+	// first run's input (BeginPrompt keeps it beside the session; model
+	// calls and the later runs' inputs carry none), so it grows with
+	// Calls. A real provider has no script.
 	ScriptBytes int `json:"scriptBytes"`
 	ModelCalls  int `json:"modelCalls"`
 	ToolCalls   int `json:"toolCalls"`

@@ -1,12 +1,9 @@
 package workflows
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
-
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
 )
@@ -142,15 +139,7 @@ func TestApproval_WorkerFloorCarriedAcrossContinueAsNew(t *testing.T) {
 	in.Approval.Require = []string{"edit", "bash"}
 	in.Agent.ContinueAsNewEvents = 20
 	h.env.SetCurrentHistoryLength(25)
-	h.env.ExecuteWorkflow(PromptWorkflowName, in)
-	var can *workflow.ContinueAsNewError
-	if err := h.env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("first run ended with %v, want continue-as-new", err)
-	}
-	var next PromptInput
-	if err := decodePayload(can, &next); err != nil {
-		t.Fatal(err)
-	}
+	next := h.continued(in)
 	if got := strings.Join(next.Approval.Require, ","); got != "edit,bash,write" {
 		t.Fatalf("carried approval list %q, want edit,bash,write", got)
 	}

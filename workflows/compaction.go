@@ -257,6 +257,7 @@ func (r *run) summarizeOnce(ctx workflow.Context, entryID string, attempt int, c
 	err := workflow.ExecuteActivity(cctx, activities.SummarizeName, activities.SummarizeInput{
 		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: r.in.Model,
 		KeepRecentTokens: r.in.Compaction.KeepRecentTokens, CustomInstructions: custom, Attempt: attempt,
+		FaultsAt: r.faultsAt,
 	}).Get(ctx, &res)
 	r.cancelCall = nil
 	cancel()

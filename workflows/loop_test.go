@@ -315,18 +315,9 @@ func TestLoop_ContinueAsNewCarriesState(t *testing.T) {
 	in := h.toolInput(script...)
 	in.Agent.ContinueAsNewEvents = 20
 	h.env.SetCurrentHistoryLength(25) // as if the first turn had made a long history
-	h.env.ExecuteWorkflow(PromptWorkflowName, in)
-	var can *workflow.ContinueAsNewError
-	if err := h.env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("first run ended with %v, want continue-as-new", err)
-	}
+	next := h.continued(in)
 	first := h.events()
 	last := first[len(first)-1]
-
-	var next PromptInput
-	if err := decodePayload(can, &next); err != nil {
-		t.Fatal(err)
-	}
 	c := next.Continued
 	if c == nil || c.Seq != last.Seq || c.Turn < 2 || c.LeafID == "" || c.Runs != 1 {
 		t.Fatalf("carried %+v (last event %d)", c, last.Seq)
@@ -369,6 +360,22 @@ func TestLoop_ContinueAsNewCarriesState(t *testing.T) {
 	if err := v.Get(&all); err != nil || len(all) != len(evs) {
 		t.Fatalf("events {afterSeq:0}: %d events, %v", len(all), err)
 	}
+}
+
+// continued runs in, which must continue as new, and returns the next
+// run's input.
+func (h *harness) continued(in PromptInput) PromptInput {
+	h.t.Helper()
+	h.env.ExecuteWorkflow(PromptWorkflowName, in)
+	var can *workflow.ContinueAsNewError
+	if err := h.env.GetWorkflowError(); !errors.As(err, &can) {
+		h.t.Fatalf("first run ended with %v, want continue-as-new", err)
+	}
+	var next PromptInput
+	if err := decodePayload(can, &next); err != nil {
+		h.t.Fatal(err)
+	}
+	return next
 }
 
 func decodePayload(can *workflow.ContinueAsNewError, out *PromptInput) error {

@@ -120,7 +120,7 @@ func (r *run) begin(ctx workflow.Context) error {
 		r.settings.Enabled = c.AutoRetry
 		r.overflowRecovered = c.OverflowRecovered
 		r.workspace = c.Workspace
-		r.promptEntryID = c.PromptEntryID
+		r.promptEntryID, r.faultsAt = c.PromptEntryID, c.FaultsAt
 		r.toolHost = c.ToolHost
 		r.steering, r.followUps, r.followUpDue = c.Steering, c.FollowUps, c.FollowUpDue
 		r.agentRunning = true
@@ -141,9 +141,16 @@ func (r *run) begin(ctx workflow.Context) error {
 		err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
 			SessionID: r.in.SessionID, Workspace: r.in.Workspace, UserEntryID: userID,
 			Message: r.in.Message, Images: r.in.Images, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
+			Faults: r.in.Model.Faults, SummaryFaults: r.in.Model.SummaryFaults,
 		}).Get(ctx, &b)
 		if err != nil {
 			return fmt.Errorf("start prompt in session %s: %s", r.in.SessionID, rootMessage(err))
+		}
+		if len(r.in.Model.Faults)+len(r.in.Model.SummaryFaults) > 0 {
+			// Kept beside the session now: model calls and the next
+			// run's input name them rather than carry them.
+			r.faultsAt = userID
+			r.in.Model.Faults, r.in.Model.SummaryFaults = nil, nil
 		}
 		r.leafID, r.messageCount, r.workspace, r.warnings = b.LeafID, b.MessageCount, b.Workspace, b.Warnings
 		r.toolHost = b.ToolHost
@@ -283,7 +290,7 @@ func (r *run) callModel(ctx workflow.Context) (activities.CallModelResult, *agen
 	var res activities.CallModelResult
 	err := workflow.ExecuteActivity(cctx, activities.CallModelName, activities.CallModelInput{
 		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: r.in.Model,
-		Tools: r.in.Tools.Enabled, PromptEntryID: r.promptEntryID,
+		Tools: r.in.Tools.Enabled, PromptEntryID: r.promptEntryID, FaultsAt: r.faultsAt,
 	}).Get(ctx, &res)
 	r.cancelCall, r.streaming = nil, false
 	cancel()

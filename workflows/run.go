@@ -23,6 +23,9 @@ type run struct {
 	// promptEntryID is the user message that started the prompt (carried
 	// across continue-as-new).
 	promptEntryID string
+	// faultsAt is where BeginPrompt keeps the prompt's fault scripts
+	// beside the session ("": none kept; carried across continue-as-new).
+	faultsAt string
 	// toolHost is the worker host that holds the session's workspace when
 	// tools are placed by host ("": any worker runs the tools);
 	// waitingHost is set while a tool call waits for it.

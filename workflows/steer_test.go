@@ -11,7 +11,6 @@ import (
 	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
 )
@@ -503,15 +502,7 @@ func TestSteer_QueueCarriedAcrossContinueAsNew(t *testing.T) {
 	in := h.toolInput(`tool:bash {"command":"sleep 1"}`, `text:steered`, `text:followed`)
 	in.Agent.ContinueAsNewEvents = 20
 	h.env.SetCurrentHistoryLength(25)
-	h.env.ExecuteWorkflow(PromptWorkflowName, in)
-	var can *workflow.ContinueAsNewError
-	if err := h.env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("first run ended with %v, want continue-as-new", err)
-	}
-	var next PromptInput
-	if err := decodePayload(can, &next); err != nil {
-		t.Fatal(err)
-	}
+	next := h.continued(in)
 	c := next.Continued
 	if c == nil || strings.Join(c.Steering, "|") != "steer me" || strings.Join(c.FollowUps, "|") != "then this" {
 		t.Fatalf("carried %+v", c)

@@ -133,6 +133,9 @@ type Carry struct {
 	Workspace         string `json:"workspace,omitempty"`
 	// PromptEntryID is the user message that started the prompt.
 	PromptEntryID string `json:"promptEntryId,omitempty"`
+	// FaultsAt is where the prompt's fault scripts are kept beside the
+	// session: a continued run's input carries no script.
+	FaultsAt string `json:"faultsAt,omitempty"`
 	// ToolHost is the host whose task queue runs the tool calls.
 	ToolHost  string `json:"toolHost,omitempty"`
 	PrevRunID string `json:"prevRunId,omitempty"`

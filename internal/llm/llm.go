@@ -81,8 +81,9 @@ type Request struct {
 	// message (0 for the first). The scripted provider uses it to replay
 	// its fault script deterministically across worker restarts.
 	Attempt int
-	// Faults is the scripted provider's fault script for this prompt; the
-	// call plays Faults[Attempt+FaultOffset]. FaultOffset counts the
+	// Faults is the scripted provider's fault script for this prompt (the
+	// activity reads it where BeginPrompt kept it); the call plays
+	// Faults[Attempt+FaultOffset]. FaultOffset counts the
 	// prompt's model calls before the user message that opens the current
 	// turn (a steer or follow-up message restarts Attempt, not the script).
 	Faults      []string

@@ -31,6 +31,13 @@ var migrations = []string{
 	CREATE INDEX agent_session_entries_order ON agent_session_entries (session_id, seq);`,
 	// 2: the worker host that holds a session's workspace (tools.placement host).
 	`ALTER TABLE agent_sessions ADD COLUMN host text NOT NULL DEFAULT ''`,
+	// 3: data kept beside a session (Store.PutAside), deleted with it.
+	`CREATE TABLE agent_session_aside (
+		session_id text NOT NULL REFERENCES agent_sessions (id) ON DELETE CASCADE,
+		key        text NOT NULL,
+		data       bytea NOT NULL,
+		PRIMARY KEY (session_id, key)
+	)`,
 }
 
 // SchemaVersion is the number of migrations this build applies.

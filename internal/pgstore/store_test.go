@@ -109,6 +109,28 @@ func jsonl(t *testing.T) *session.Store {
 func TestStore(t *testing.T) {
 	e := newEnv(t)
 
+	t.Run("AsideKeptReplacedAndDeletedWithTheSession", func(t *testing.T) {
+		st := open(t, e.url(t))
+		mustAppend(t, st, "aside", msgEntry("a", "", agent.RoleUser, "hi"))
+		if b, err := st.Aside("aside", "a"); err != nil || b != nil {
+			t.Fatalf("Aside before any Put = %q, %v; want none", b, err)
+		}
+		for _, v := range []string{"one", "two"} {
+			if err := st.PutAside("aside", "a", []byte(v)); err != nil {
+				t.Fatalf("PutAside %s: %v", v, err)
+			}
+		}
+		if b, err := st.Aside("aside", "a"); err != nil || string(b) != "two" {
+			t.Fatalf("Aside = %q, %v; want the last Put", b, err)
+		}
+		if err := st.Delete("aside"); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := st.Aside("aside", "a"); err != nil || b != nil {
+			t.Fatalf("Aside after Delete = %q, %v; want none", b, err)
+		}
+	})
+
 	t.Run("DeleteRemovesSessionAndEntriesAndIsRepeatable", func(t *testing.T) {
 		st := open(t, e.url(t))
 		mustAppend(t, st, "gone", msgEntry("a", "", agent.RoleUser, "hi"), msgEntry("b", "a", agent.RoleAssistant, "hello"))

@@ -13,6 +13,11 @@ type Backend interface {
 	Init(sessionID, cwd, host string) (Header, error)
 	// Delete removes the session; a missing one is not an error.
 	Delete(sessionID string) error
+	// PutAside keeps data under key beside the session (Aside reads it,
+	// nil when none; Delete removes it): a prompt's fault scripts, which
+	// are not conversation.
+	PutAside(sessionID, key string, data []byte) error
+	Aside(sessionID, key string) ([]byte, error)
 }
 
 var _ Backend = (*Store)(nil)

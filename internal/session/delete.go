@@ -7,7 +7,8 @@ import (
 	"os"
 )
 
-// Delete removes a session: its file and the store's cache of it. A
+// Delete removes a session: its file, what was kept beside it
+// (PutAside) and the store's cache of it. A
 // session that does not exist is not an error, so a Delete repeated after
 // a crash finishes the job. Delete takes the file's exclusive lock first,
 // so it waits for an Append of another process in progress; it does not
@@ -27,6 +28,9 @@ func (s *Store) Delete(sessionID string) error {
 
 	path := s.Path(sessionID)
 	if err := statRegular(path); err != nil {
+		return fmt.Errorf("delete session %q: %w", sessionID, err)
+	}
+	if err := os.RemoveAll(s.asideDir(sessionID)); err != nil {
 		return fmt.Errorf("delete session %q: %w", sessionID, err)
 	}
 	f, err := os.Open(path)
