@@ -155,6 +155,7 @@ func (r *run) begin(ctx workflow.Context) error {
 		r.leafID, r.messageCount, r.workspace, r.warnings = b.LeafID, b.MessageCount, b.Workspace, b.Warnings
 		r.toolHost = b.ToolHost
 		r.joinApprovalFloor(b.RequireApproval)
+		r.joinSessionGrants(b.Grants)
 		for _, w := range b.Warnings {
 			workflow.GetLogger(ctx).Warn("session file problem", "session", r.in.SessionID, "warning", w)
 		}

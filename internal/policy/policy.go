@@ -46,18 +46,19 @@ func Parse(rules []string) (*Policy, error) {
 }
 
 // Compile is the policy of a prompt: an "ask TOOL" rule for each tool of
-// require (tools.requireApproval and the worker's floor), then rules.
+// require (tools.requireApproval and the worker's floor, any name), then
+// rules.
 func Compile(require, rules []string) (*Policy, error) {
-	return Parse(Lines(require, rules))
-}
-
-// Lines is the rule text Compile parses: require's asks first.
-func Lines(require, rules []string) []string {
-	out := make([]string, 0, len(require)+len(rules))
-	for _, t := range require {
-		out = append(out, string(Ask)+" "+t)
+	p, err := Parse(rules)
+	if err != nil {
+		return nil, err
 	}
-	return append(out, rules...)
+	asks := make([]Rule, 0, len(require)+len(p.rules))
+	for _, t := range require {
+		asks = append(asks, Rule{Action: Ask, Tool: t})
+	}
+	p.rules = append(asks, p.rules...)
+	return p, nil
 }
 
 // Rules returns the policy's rules in order.
