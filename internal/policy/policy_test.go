@@ -58,7 +58,7 @@ func TestDecide(t *testing.T) {
 			if d.Action != tc.action || d.Index != tc.rule-1 {
 				t.Fatalf("got %s by %s, want %s by rule %d", d.Action, d.Why(), tc.action, tc.rule)
 			}
-			if tc.rule > 0 && d.Rule != strings.TrimSpace(tc.rules[tc.rule-1]) {
+			if tc.rule > 0 && d.Rule != tc.rules[tc.rule-1] {
 				t.Fatalf("rule text %q, want %q", d.Rule, tc.rules[tc.rule-1])
 			}
 		})
@@ -161,5 +161,19 @@ func TestGrant(t *testing.T) {
 	}
 	if _, ok := GrantFor(git, Decision{Action: Allow, Index: -1}); ok {
 		t.Fatal("an allowed call got a grant")
+	}
+}
+
+// A prefix's trailing space is part of it: "rm " leaves rmdir alone.
+func TestParse_PrefixKeepsTrailingSpace(t *testing.T) {
+	p, err := Parse([]string{"deny bash prefix:rm "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Decide(Call{Tool: "bash", Command: "rmdir x"}); d.Action != Allow {
+		t.Fatalf("rmdir: %s by %s", d.Action, d.Why())
+	}
+	if d := p.Decide(Call{Tool: "bash", Command: "rm x"}); d.Action != Deny || d.Rule != "deny bash prefix:rm " {
+		t.Fatalf("rm: %s by %s", d.Action, d.Why())
 	}
 }

@@ -60,8 +60,10 @@ func (r Rule) String() string {
 // ParseRule reads one rule: "ACTION TOOL [prefix:TEXT|regex:RE|path:GLOB]".
 // Its error names the problem; Parse adds which rule it is.
 func ParseRule(text string) (Rule, error) {
-	s := strings.TrimSpace(text)
-	if s == "" {
+	// Leading blanks go; trailing ones stay, for a prefix: that ends in a
+	// space ("deny bash prefix:rm " leaves rmdir alone).
+	s := strings.TrimLeft(text, " \t")
+	if strings.TrimSpace(s) == "" {
 		return Rule{}, errors.New("the rule is empty (want ACTION TOOL [prefix:TEXT|regex:RE|path:GLOB])")
 	}
 	if len(s) > MaxRuleBytes {
