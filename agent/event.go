@@ -326,7 +326,7 @@ func (e Event) String() string {
 			return fmt.Sprintf("message_end %s (%s)", e.Message.Role, e.EntryID)
 		}
 	case EventToolApprovalRequest:
-		s := fmt.Sprintf("Waiting for approval of %s %s %s (starter approve --session S %s [--deny] [--session-scope])",
+		s := fmt.Sprintf("Waiting for approval of %s %s %s (starter approve --session S %s [--deny | --for-session])",
 			e.ToolName, e.ToolCallID, rawOrEmpty(e.Args), e.ToolCallID)
 		if e.Why != "" {
 			s += ": asked by " + e.Why
