@@ -92,7 +92,7 @@ func ParseRule(text string) (Rule, error) {
 	}
 	kind, pattern, ok := strings.Cut(match, ":")
 	if !ok || (kind != MatchPrefix && kind != MatchRegex && kind != MatchPath) {
-		return Rule{}, fmt.Errorf("match %q does not start with prefix:, regex: or path:", match)
+		return Rule{}, fmt.Errorf("match %q does not start with prefix:, regex: or path: (e.g. prefix:go test)", match)
 	}
 	if pattern == "" {
 		return Rule{}, fmt.Errorf("the %s: pattern is empty", kind)
