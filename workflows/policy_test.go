@@ -244,3 +244,23 @@ func TestPolicy_BadRuleIsBadInput(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// Policy: a grant given in a run is carried into the next run of a
+// prompt that continues as new (the next run does not call BeginPrompt).
+func TestPolicy_GrantCarriedAcrossContinueAsNew(t *testing.T) {
+	h := newHarness(t)
+	var out updateOutcome
+	h.at(time.Hour, func() {
+		if st := h.state(); len(st.PendingApprovals) == 1 {
+			h.approveScoped(st.PendingApprovals[0].ToolCallID, "u1", agent.ApprovalScopeSession, true, &out)
+		}
+	})
+	in := h.policyInput([]string{"ask bash"}, 0, `tool:bash {"command":"touch a.txt"}`, `tool:bash {"command":"touch b.txt"}`, `text:done`)
+	in.Agent.ContinueAsNewEvents = 20
+	h.env.SetCurrentHistoryLength(25)
+	next := h.continued(in)
+	want := toolpolicy.Grant{Tool: "bash", Rule: "ask bash", Program: "touch"}
+	if !out.accepted || len(next.Approval.Grants) != 1 || next.Approval.Grants[0] != want {
+		t.Fatalf("update %+v; carried grants %+v, want %+v", out, next.Approval.Grants, want)
+	}
+}
