@@ -264,3 +264,13 @@ func TestPolicy_GrantCarriedAcrossContinueAsNew(t *testing.T) {
 		t.Fatalf("update %+v; carried grants %+v, want %+v", out, next.Approval.Grants, want)
 	}
 }
+
+// Determinism of the approval policy: a real run's history whose asked
+// bash call was approved for the session ("session-grant" 1, the
+// RecordGrant local activity) replays on the current code. Regenerate
+// with UPDATE_REPLAY_HISTORY=1 go test -run PolicyAllowForSession ./test/integration
+func TestReplay_PolicyGrantHistory(t *testing.T) {
+	if err := replayFixture("testdata/prompt_policy_grant_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}

@@ -8,7 +8,12 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/workflows"
 )
+
+// policyGrantFixture is the history of a prompt whose asked call was
+// approved for the session (workflows/policy_test.go replays it).
+var policyGrantFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_policy_grant_history.json")
 
 // Issue 22, "allow for this session" end to end on the embedded server:
 // under tools.policy "ask bash prefix:touch" the first touch asks (the
@@ -34,6 +39,10 @@ func TestIntegration_PolicyAllowForSession(t *testing.T) {
 	if end := e.ended("granted"); end.Status != agent.StatusCompleted {
 		t.Fatalf("first prompt_end %+v", end)
 	}
+	// Its history (the "session-grant" marker, the RecordGrant local
+	// activity) replays; UPDATE_REPLAY_HISTORY=1 writes the fixture that
+	// workflows' TestReplay_PolicyGrantHistory replays.
+	exportAndReplay(t, e, workflows.WorkflowID("granted"), "", policyGrantFixture)
 
 	// A later prompt of the same session: the touch runs at once.
 	e.startIn("granted", ws, "make b", `tool:bash {"command":"touch b.txt"}`, `text:made b`)
