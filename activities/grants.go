@@ -6,9 +6,10 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/durableagent/durableagent/internal/policy"
 	"github.com/durableagent/durableagent/internal/session"
-	"go.temporal.io/sdk/temporal"
 )
 
 // Session grants ("allow for this session", internal/policy.Grant) are
