@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"unicode/utf8"
 
@@ -45,7 +46,8 @@ func (a *Activities) RecordGrant(_ context.Context, in RecordGrantInput) error {
 		return nil
 	}
 	if len(grants) >= MaxSessionGrants {
-		return temporal.NewNonRetryableApplicationError("the session keeps at most 64 grants already", ErrTypeBadInput, nil)
+		msg := fmt.Sprintf("session %s keeps %d grants already, the most it may", in.SessionID, MaxSessionGrants)
+		return temporal.NewNonRetryableApplicationError(msg, ErrTypeBadInput, nil)
 	}
 	b, err := json.Marshal(append(grants, in.Grant))
 	if err == nil {

@@ -137,6 +137,10 @@ func (r *run) addGrant(g toolpolicy.Grant) bool {
 // session is logged: the grant still holds for this prompt.
 func (r *run) grantForSession(ctx workflow.Context, g toolpolicy.Grant) {
 	if !r.addGrant(g) {
+		if len(r.in.Approval.Grants) >= activities.MaxSessionGrants {
+			workflow.GetLogger(ctx).Warn("session grant not kept: the session has the most grants it may",
+				"session", r.in.SessionID, "grant", g.String(), "max", activities.MaxSessionGrants)
+		}
 		return
 	}
 	if workflow.GetVersion(ctx, changeSessionGrant, workflow.DefaultVersion, versionSessionGrant) < versionSessionGrant {
