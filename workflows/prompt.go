@@ -232,6 +232,12 @@ func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res act
 		MaxAttempts: st.MaxAttempts, DelayMs: st.DelayMs, ErrorMessage: st.ErrorMessage})
 
 	if r.waitBackoff(ctx, st) {
+		if r.budgetReached() && !r.aborted {
+			// budget.maxDurationMs ran out during the wait.
+			r.emitRetryEnd(ctx, budgetEnd(r.chain.Cancel(), r.bud.reached))
+			r.stopForBudget(ctx)
+			return false, r.endRes, r.endErr
+		}
 		r.emitRetryEnd(ctx, r.chain.Cancel())
 		r.advance(res.EntryID) // the last error stays the end of the conversation
 		if r.aborted {
