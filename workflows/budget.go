@@ -112,11 +112,11 @@ func (r *run) checkBudget() {
 	switch {
 	case lim.MaxTokens > 0 && s.Tokens() >= lim.MaxTokens:
 		r.bud.reached = fmt.Sprintf("budget.maxTokens %d reached: spent %d tokens (input+output)", lim.MaxTokens, s.Tokens())
-	case lim.MaxCostUsd > 0 && !s.Unpriced && s.CostUsd >= lim.MaxCostUsd:
+	case lim.MaxCostUsd > 0 && s.CostUsd >= lim.MaxCostUsd:
 		r.bud.reached = fmt.Sprintf("budget.maxCostUsd %s reached: spent %s", agent.FormatUsd(lim.MaxCostUsd), agent.FormatUsd(s.CostUsd))
 	case lim.SessionMaxTokens > 0 && all.Tokens() >= lim.SessionMaxTokens:
 		r.bud.reached = fmt.Sprintf("budget.session.maxTokens %d reached: the session spent %d tokens (input+output)", lim.SessionMaxTokens, all.Tokens())
-	case lim.SessionMaxCostUsd > 0 && !s.Unpriced && all.CostUsd >= lim.SessionMaxCostUsd:
+	case lim.SessionMaxCostUsd > 0 && all.CostUsd >= lim.SessionMaxCostUsd:
 		r.bud.reached = fmt.Sprintf("budget.session.maxCostUsd %s reached: the session spent %s", agent.FormatUsd(lim.SessionMaxCostUsd), agent.FormatUsd(all.CostUsd))
 	}
 }
@@ -149,8 +149,16 @@ const BudgetStopMessage = "Stopped: %s. Raise the limit and send a follow-up pro
 // assistant message, agent_end, and a failed prompt_end that names the
 // limit. The caller has finished the step it was in.
 func (r *run) stopForBudget(ctx workflow.Context) step {
-	if r.pendingUser != nil {
-		r.openTurn(ctx) // stopped before its first call: the user message's events first
+	if u := r.pendingUser; u != nil {
+		// Stopped before its first model call (the session was past its
+		// limit): the agent run and the user message, no turn.
+		r.pendingUser = nil
+		if !r.agentRunning {
+			r.agentRunning = true
+			r.emit(ctx, agent.Event{Type: agent.EventAgentStart})
+		}
+		r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: u.EntryID, Message: u.Message})
+		r.emit(ctx, *u)
 	}
 	msg := agent.TextMessage(agent.RoleAssistant, fmt.Sprintf(BudgetStopMessage, r.bud.reached))
 	msg.Provider, msg.Model, msg.StopReason = r.in.Model.Provider, r.in.Model.Name, agent.StopReasonStop

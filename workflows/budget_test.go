@@ -274,3 +274,77 @@ func TestBudget_BadLimitsAreOneLineErrors(t *testing.T) {
 		t.Fatalf("error %v, want one line naming both keys", err)
 	}
 }
+
+// sameSession is a new harness (a new prompt) on h's session.
+func sameSession(t *testing.T, h *harness) *harness {
+	next := newHarness(t)
+	next.store, next.acts.Sessions, next.workspace = h.store, h.store, h.workspace
+	return next
+}
+
+// Session-wide limits count the session's earlier prompts: a prompt
+// stops once the session's total reaches the limit, a prompt started past
+// it stops before any model call, and one with a raised limit proceeds.
+func TestBudget_SessionLimitsCountEarlierPrompts(t *testing.T) {
+	price := &agent.ModelCost{Input: 1e6, Output: 1e6}
+	first := newHarness(t)
+	in := first.toolInput(`text:first answer`)
+	in.Model.Cost = price
+	if _, err := first.run(in); err != nil {
+		t.Fatal(err)
+	}
+	before := spentIn(first.events())
+
+	second := sameSession(t, first)
+	in = second.toolInput(`tool:bash {"command":"echo x > x.txt"}`, `text:never`)
+	in.Model.Cost = price
+	in.Budget.SessionMaxCostUsd = before.CostUsd + 1
+	res, err := second.run(in)
+	if len(second.calls) != 1 {
+		t.Fatalf("%d model calls, want 1 (the session reached its limit)", len(second.calls))
+	}
+	all := before.Plus(spentIn(second.events()))
+	checkBudgetStop(t, second, res, err, "budget.session.maxCostUsd "+agent.FormatUsd(in.Budget.SessionMaxCostUsd)+
+		" reached: the session spent "+agent.FormatUsd(all.CostUsd))
+	if st := second.state(); st.Budget == nil || st.Budget.SessionUsage == nil || st.Budget.SessionUsage.CostUsd != all.CostUsd {
+		t.Fatalf("state budget %+v, want the session's $%v", st.Budget, all.CostUsd)
+	}
+
+	third := sameSession(t, second)
+	in = third.toolInput(`text:never`)
+	in.Budget.SessionMaxTokens = all.Tokens()
+	res, err = third.run(in)
+	if len(third.calls) != 0 {
+		t.Fatalf("%d model calls, want none: the session was past its limit", len(third.calls))
+	}
+	checkBudgetStop(t, third, res, err, "budget.session.maxTokens "+itoa(all.Tokens())+" reached")
+
+	fourth := sameSession(t, third)
+	in = fourth.toolInput(`text:raised`)
+	in.Budget.SessionMaxTokens = all.Tokens() * 100
+	if res, err := fourth.run(in); err != nil || res.Text != "raised" {
+		t.Fatalf("prompt with a raised limit: %+v %v", res, err)
+	}
+}
+
+// A prompt stopped before its first model call still has the event shape
+// of a prompt: the agent run, the user message, the final message.
+func TestBudget_StopBeforeAnyCallEvents(t *testing.T) {
+	h := newHarness(t)
+	// A session already past its limit: an earlier prompt spent tokens.
+	pre := sameSession(t, h)
+	if _, err := pre.run(pre.toolInput(`text:first`)); err != nil {
+		t.Fatal(err)
+	}
+	in := h.toolInput(`text:never`)
+	in.Budget = agent.BudgetLimits{SessionMaxTokens: 1}
+	_, err := h.run(in)
+	if status, _ := promptStatus(t, err); status != agent.StatusFailed || len(h.calls) != 0 {
+		t.Fatalf("status %s after %d calls, want failed before any", status, len(h.calls))
+	}
+	got := strings.Join(types(h.events()), " ")
+	want := "agent_start message_start message_end message_start message_end agent_end prompt_end"
+	if got != want {
+		t.Fatalf("events %s\nwant   %s", got, want)
+	}
+}
