@@ -47,7 +47,7 @@ type budget struct {
 // cancels a pending retry backoff when it fires.
 func (r *run) startBudget(ctx workflow.Context) {
 	r.bud.spent.Unpriced = r.in.Model.Cost == nil
-	r.bud.startedAt = workflow.Now(ctx)
+	r.bud.startedAt = workflow.Now(ctx).Truncate(time.Millisecond) // as carried (StartedMs)
 	if c := r.in.Continued; c != nil {
 		if c.Spent != nil {
 			r.bud.spent = *c.Spent
