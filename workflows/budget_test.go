@@ -376,3 +376,13 @@ func TestBudget_CarriedAcrossContinueAsNew(t *testing.T) {
 		t.Fatalf("continued run usage %+v deadline %v, want %d tokens and the first run's deadline %v", st.Usage, st.Budget.Deadline, all.Tokens(), deadline)
 	}
 }
+
+// Determinism of budgets ("budget" 1): a real run stopped by
+// budget.maxTokens, with the budget's duration timer and a retried 503,
+// replays on the current code. Regenerate with UPDATE_REPLAY_HISTORY=1
+// go test -run BudgetStopsAPromptAndReplays ./test/integration
+func TestReplay_BudgetHistory(t *testing.T) {
+	if err := replayFixture("testdata/prompt_budget_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}
