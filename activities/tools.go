@@ -435,9 +435,7 @@ func isObject(b json.RawMessage) bool {
 func sessionSpent(sess *session.Session) agent.Spend {
 	var s agent.Spend
 	for _, e := range sess.Entries {
-		if m := e.Message; m != nil && m.Role == agent.RoleAssistant && m.Usage != nil {
-			s.Add(m.Usage)
-		}
+		s.AddSpent(e.Message)
 	}
 	return s
 }

@@ -48,6 +48,14 @@ func (s *Spend) Add(u *Usage) {
 	s.CostUsd = roundCost(s.CostUsd + u.Cost.Total)
 }
 
+// AddSpent counts the usage of m when it is an assistant message that
+// reported one (a session's spend: answers and failed attempts alike).
+func (s *Spend) AddSpent(m *Message) {
+	if m != nil && m.Role == RoleAssistant && m.Usage != nil {
+		s.Add(m.Usage)
+	}
+}
+
 // Plus is s and o together (a session's earlier prompts and this one).
 func (s Spend) Plus(o Spend) Spend {
 	s.Input += o.Input
