@@ -126,6 +126,10 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	}
 	res := BeginPromptResult{LeafID: leaf, MessageCount: len(sess.Context(leaf)), Workspace: ws,
 		Warnings: warnings, RequireApproval: a.ToolPolicy.RequireApproval}
+	if in.SessionUsage {
+		spent := sessionSpent(sess)
+		res.SessionSpent = &spent
+	}
 	if a.ToolHost != "" {
 		// Host placement: the session's tools run where its workspace is,
 		// the host recorded at its creation. A session created under
@@ -424,4 +428,14 @@ func shortenText(s string, n int) string {
 func isObject(b json.RawMessage) bool {
 	s := strings.TrimSpace(string(b))
 	return strings.HasPrefix(s, "{")
+}
+
+// sessionSpent sums the usage of the session's assistant messages, failed
+// attempts and other branches included: what the session has spent.
+func sessionSpent(sess *session.Session) agent.Spend {
+	var s agent.Spend
+	for _, e := range sess.Entries {
+		s.AddSpent(e.Message)
+	}
+	return s
 }

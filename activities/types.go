@@ -224,6 +224,9 @@ type BeginPromptInput struct {
 	// NeedWorkspace makes a session without a usable workspace an error
 	// (the prompt offers tools).
 	NeedWorkspace bool `json:"needWorkspace,omitempty"`
+	// SessionUsage asks for the usage of the session's earlier prompts
+	// (a session-wide budget).
+	SessionUsage bool `json:"sessionUsage,omitempty"`
 	// Faults and SummaryFaults are the prompt's fault scripts (ModelRef):
 	// BeginPrompt keeps them beside the session under UserEntryID, once
 	// per prompt, where CallModel and Summarize read them (FaultsAt), so
@@ -251,6 +254,9 @@ type BeginPromptResult struct {
 	// tools whose calls wait for approval whatever the prompt asked. It
 	// reaches the workflow here, recorded in history with the result.
 	RequireApproval []string `json:"requireApproval,omitempty"`
+	// SessionSpent is the usage of every assistant message of the session
+	// before this prompt, on any branch (set when asked: SessionUsage).
+	SessionSpent *agent.Spend `json:"sessionSpent,omitempty"`
 }
 
 // ToolQueue is the task queue of the tool calls of sessions held by host:

@@ -77,6 +77,10 @@ type Event struct {
 	// Turn numbers the model calls of a prompt from 1 (turn_start,
 	// turn_end).
 	Turn int `json:"turn,omitempty"`
+
+	// usage_update: the prompt's usage so far and its budget.
+	Usage  *Spend  `json:"usage,omitempty"`
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 // ToolResult is the outcome of a tool call as events carry it (the
@@ -239,6 +243,12 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			ErrorMessage string   `json:"errorMessage,omitempty"`
 			Undelivered  []string `json:"undelivered,omitempty"`
 		}{h, e.Status, e.ErrorMessage, e.Undelivered})
+	case EventUsage:
+		return json.Marshal(struct {
+			eventHeader
+			Usage  *Spend  `json:"usage"`
+			Budget *Budget `json:"budget,omitempty"`
+		}{h, e.Usage, e.Budget})
 	}
 	return nil, fmt.Errorf("marshal event: unknown type %q", e.Type)
 }
@@ -319,6 +329,10 @@ func (e Event) String() string {
 	case EventToolApprovalRequest:
 		return fmt.Sprintf("Waiting for approval of %s %s %s (starter approve --session S %s [--deny])",
 			e.ToolName, e.ToolCallID, rawOrEmpty(e.Args), e.ToolCallID)
+	case EventUsage:
+		if e.Usage != nil {
+			return usageLine(*e.Usage, e.Budget)
+		}
 	case EventPromptEnd:
 		if e.ErrorMessage != "" {
 			return fmt.Sprintf("prompt %s: %s", e.Status, e.ErrorMessage)

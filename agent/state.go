@@ -60,6 +60,12 @@ type State struct {
 	// MaxStateBytes (BoundState); their tool_approval_request events name
 	// them.
 	OmittedApprovals int `json:"omittedApprovals,omitempty"`
+	// Usage is what the prompt's model calls spent so far (failed and
+	// aborted attempts included when they reported usage).
+	Usage *Spend `json:"usage,omitempty"`
+	// Budget holds the prompt's budget.* limits and the session's usage
+	// (set when a limit is).
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 // PendingApproval is a tool call waiting for approve_tool

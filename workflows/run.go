@@ -100,6 +100,8 @@ type run struct {
 	// their outcome, so a late approve_tool is told what happened.
 	approvals []*approval
 	decided   map[string]string
+	// bud is the prompt's usage and budget (budget.go).
+	bud budget
 }
 
 func newRun(ctx workflow.Context, in PromptInput) *run {
@@ -212,6 +214,10 @@ func (r *run) fullState() agent.State {
 	if r.pending != nil {
 		p := *r.pending
 		st.PendingRetry = &p
+	}
+	if !r.manualCompaction {
+		spent := r.bud.spent
+		st.Usage, st.Budget = &spent, r.budgetState()
 	}
 	return st
 }

@@ -83,6 +83,9 @@ type PromptInput struct {
 	// Approval names the tool calls that wait for approve_tool before
 	// they run (tools.requireApproval, tools.approvalTimeoutMs).
 	Approval ToolApproval `json:"approval,omitempty"`
+	// Budget holds the prompt's spending limits (settings group budget;
+	// budget.go). Its zero value is no budget.
+	Budget agent.BudgetLimits `json:"budget,omitempty"`
 	// Continued is set on a run that continues a prompt as new: the state
 	// carried over from the previous run. Callers never set it.
 	Continued *Carry `json:"continued,omitempty"`
@@ -148,6 +151,12 @@ type Carry struct {
 	// FollowUpDue: the previous run's loop would have ended, so the next
 	// model step delivers follow-ups.
 	FollowUpDue bool `json:"followUpDue,omitempty"`
+	// Spent is the prompt's usage so far, SessionSpent the session's
+	// earlier prompts' (budget.go); StartedMs is when the prompt's first
+	// run started (budget.maxDurationMs counts from it).
+	Spent        *agent.Spend `json:"spent,omitempty"`
+	SessionSpent *agent.Spend `json:"sessionSpent,omitempty"`
+	StartedMs    int64        `json:"startedMs,omitempty"`
 }
 
 // Validate reports the first problem of the input in one line.
@@ -175,6 +184,9 @@ func (in PromptInput) Validate() error {
 		if m.v != "" && m.v != agent.QueueModeAll && m.v != agent.QueueModeOneAtATime {
 			errs = append(errs, fmt.Sprintf("%s is %q, want %s or %s", m.key, m.v, agent.QueueModeOneAtATime, agent.QueueModeAll))
 		}
+	}
+	if err := in.Budget.Validate(); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if in.Approval.TimeoutMs < 0 {
 		errs = append(errs, "tools.approvalTimeoutMs must be >= 0")

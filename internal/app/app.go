@@ -154,5 +154,6 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 			Require:   s.Tools.RequireApproval,
 			TimeoutMs: s.Tools.ApprovalTimeoutMs,
 		},
+		Budget: s.Budget.Limits(),
 	}
 }

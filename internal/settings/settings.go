@@ -26,6 +26,7 @@ type Settings struct {
 	Session    Session    `json:"session"`
 	Tools      Tools      `json:"tools"`
 	Agent      Agent      `json:"agent"`
+	Budget     Budget     `json:"budget"`
 	Stream     Stream     `json:"stream"`
 
 	// file is the settings file Load used (or would create).
@@ -245,6 +246,7 @@ func defaultsFor(e environment) Settings {
 		},
 		Session: Session{Store: SessionStoreJSONL},
 		Agent:   Agent{SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeOneAtATime},
+		Budget:  Budget{MaxCostUsd: "0", Session: SessionBudget{MaxCostUsd: "0"}},
 	}
 }
 
