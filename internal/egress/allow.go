@@ -184,12 +184,20 @@ func (a AllowList) ListsAddr(ip netip.Addr, port int) bool {
 // sharedSpace is RFC 6598's carrier-grade NAT range, private in effect.
 var sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
 
+// nat64 is the well-known NAT64 prefix (RFC 6052): on a network with a
+// NAT64 gateway 64:ff9b::7f00:1 reaches 127.0.0.1.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
 // Internal reports whether ip is an address a sandbox must not reach
 // without listing it: loopback, private, link-local, unspecified,
 // multicast, shared (100.64.0.0/10) or IPv4 "this network" (0.0.0.0/8).
 // An IPv4-mapped IPv6 address is judged as its IPv4 address.
 func Internal(ip netip.Addr) bool {
 	ip = ip.Unmap()
+	if nat64.Contains(ip) {
+		b := ip.As16()
+		ip = netip.AddrFrom4([4]byte(b[12:]))
+	}
 	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() ||
 		sharedSpace.Contains(ip) || (ip.Is4() && ip.As4()[0] == 0)

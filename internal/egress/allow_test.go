@@ -88,12 +88,12 @@ func TestAllowList_Matching(t *testing.T) {
 
 func TestInternal(t *testing.T) {
 	for _, s := range []string{"127.0.0.1", "127.9.9.9", "::1", "10.0.0.1", "172.16.0.1", "192.168.1.1",
-		"169.254.169.254", "fe80::1", "fc00::1", "0.0.0.0", "0.1.2.3", "::", "100.64.0.1", "224.0.0.1", "::ffff:127.0.0.1"} {
+		"169.254.169.254", "fe80::1", "fc00::1", "0.0.0.0", "0.1.2.3", "::", "100.64.0.1", "224.0.0.1", "::ffff:127.0.0.1", "64:ff9b::7f00:1", "64:ff9b::a00:1"} {
 		if !Internal(netip.MustParseAddr(s)) {
 			t.Errorf("Internal(%s) = false", s)
 		}
 	}
-	for _, s := range []string{"203.0.113.7", "8.8.8.8", "2606:4700::1111"} {
+	for _, s := range []string{"203.0.113.7", "8.8.8.8", "2606:4700::1111", "64:ff9b::808:808"} {
 		if Internal(netip.MustParseAddr(s)) {
 			t.Errorf("Internal(%s) = true", s)
 		}

@@ -38,7 +38,11 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusInternalServerError, "egress proxy: cannot take over the connection")
 		return
 	}
-	p.tunnels.Add(1)
+	if !p.startTunnel() {
+		upstream.Close()
+		reply(w, http.StatusServiceUnavailable, "egress proxy: closing")
+		return
+	}
 	defer p.tunnels.Done()
 	client, brw, err := hj.Hijack()
 	if err != nil {
@@ -76,4 +80,15 @@ func withBuffered(c net.Conn, br *bufio.Reader) net.Conn {
 		return c
 	}
 	return &bufferedConn{Conn: c, r: io.MultiReader(io.LimitReader(br, int64(br.Buffered())), c)}
+}
+
+// startTunnel counts a new tunnel unless the proxy is closing.
+func (p *Proxy) startTunnel() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.tunnels.Add(1)
+	return true
 }

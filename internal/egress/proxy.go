@@ -17,7 +17,8 @@ import (
 type Options struct {
 	// Allow is the allow-list (zero: every request is denied).
 	Allow AllowList
-	// Logger gets one line per request (nil: slog.Default()).
+	// Logger gets one line per request (nil: slog.Default()); give it the
+	// session's attributes (Logger.With) to tell sandboxes apart.
 	Logger *slog.Logger
 	// Resolve looks a host name up (nil: the system resolver). Tests map
 	// names to addresses with it; the proxy checks whatever it returns.
@@ -67,7 +68,9 @@ func (o *Options) defaults() {
 }
 
 // Proxy is an HTTP proxy serving a sandbox on a unix socket (see the
-// package comment for its contract).
+// package comment for its contract). Run one per sandbox: its socket is
+// that sandbox's only way out, and its limits (MaxConns) and log lines
+// are that sandbox's alone.
 type Proxy struct {
 	opts    Options
 	path    string
@@ -76,8 +79,11 @@ type Proxy struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	served  chan struct{}
-	// tunnels counts CONNECT handlers, which outlive the server's own
-	// tracking once they hijack their connection.
+	// tunnels counts CONNECT tunnels, which outlive the server's own
+	// tracking once they hijack their connection; closed (under mu)
+	// stops new ones, so Close's Wait never races an Add.
+	mu        sync.Mutex
+	closed    bool
 	tunnels   sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
@@ -124,6 +130,9 @@ func (p *Proxy) Path() string { return p.path }
 // tunnel ended, the socket file removed. It waits for the tunnels to end.
 func (p *Proxy) Close() error {
 	p.closeOnce.Do(func() {
+		p.mu.Lock()
+		p.closed = true
+		p.mu.Unlock()
 		p.cancel()
 		p.closeErr = p.srv.Close()
 		p.forward.transport.CloseIdleConnections()
