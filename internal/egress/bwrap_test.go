@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -59,12 +58,13 @@ func TestBwrap_SandboxReachesOnlyAllowedHostsThroughBridge(t *testing.T) {
 		`curl -sS --max-time 10 http://sneaky.test:` + hostPort + `/`,
 		`curl -s --noproxy '*' --max-time 3 http://203.0.113.7/ || echo direct: no route`,
 		`(exec 3<>/dev/tcp/127.0.0.1/` + hostPort + `) 2>/dev/null && echo host loopback: reached || echo host loopback: refused`,
+		`ls -A ` + SandboxDir + `; ls -A /tmp | wc -l`,
 	}, "\n")
-	cmd := exec.Command(bwrap, "--unshare-net", "--unshare-pid", "--die-with-parent",
-		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run",
-		"--ro-bind", exe, "/run/egress-bridge", "--bind", filepath.Dir(p.Path()), "/run/egress",
-		"--", "/run/egress-bridge", BridgeCommand, "--socket", "/run/egress/"+filepath.Base(p.Path()),
-		"--", "bash", "-c", script)
+	args := []string{"--unshare-net", "--unshare-pid", "--die-with-parent",
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"}
+	args = append(args, SandboxArgs(exe, p.Path())...)
+	args = append(append(args, "--"), BridgeArgv("bash", "-c", script)...)
+	cmd := exec.Command(bwrap, args...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("bwrap: %v\n%s", err, out)
@@ -77,6 +77,7 @@ func TestBwrap_SandboxReachesOnlyAllowedHostsThroughBridge(t *testing.T) {
 		"egress proxy: host sneaky.test resolves only to internal addresses (127.0.0.1)",
 		"direct: no route\n",
 		"host loopback: refused\n",
+		"bridge\nproxy.sock\n0\n", // the socket alone, not the worker's temp dir
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("sandbox output lacks %q:\n%s", want, got)

@@ -15,8 +15,9 @@
 //     ":port" (without one, every port of that host is allowed).
 //   - The proxy resolves names itself and dials only the addresses it
 //     checked. A loopback, private, link-local, unspecified, multicast or
-//     shared (100.64.0.0/10) address is never dialled unless that address
-//     is itself listed as an IP literal; so a listed name that resolves to
+//     shared (100.64.0.0/10) address, or one in IPv4-mapped or NAT64
+//     form, is never dialled unless that address is itself listed as an
+//     IP literal; so a listed name that resolves to
 //     127.0.0.1 (a DNS trick aimed at the Temporal frontend or the
 //     worker's ports) is refused. An IP literal request is allowed only
 //     when listed.
@@ -34,13 +35,26 @@
 // Contract of the bridge (Bridge, MaybeRunBridge): it listens on a
 // loopback TCP address inside the sandbox and copies each connection to
 // and from a new connection to the proxy's socket; it knows nothing of
-// HTTP. A runner uses it so: bind the worker binary and the proxy's
-// socket into the sandbox, run
+// HTTP. A runner (bubblewrap with --unshare-net) uses it so:
 //
-//	<worker> __egress-bridge --socket /run/egress.sock --listen 127.0.0.1:3128 -- bash -c CMD
+//  1. Listen on a socket in a directory only the worker's user can
+//     enter, with the AllowList of tools.sandbox.allowHosts: one Proxy
+//     per sandbox, closed when the tool call ends.
 //
-// (the bridge listens first, then runs CMD with ProxyEnv's variables set,
-// so CMD cannot race the listener, and exits with CMD's status), or start
-// the bridge without "--" in the background and set ProxyEnv's variables
-// in the command's environment.
+//  2. Add, after --tmpfs /run, SandboxArgs(worker binary, socket): the
+//     worker binary and the socket (alone) bound under /run/egress.
+//
+//  3. Run BridgeArgv(command...) in the sandbox:
+//
+//     /run/egress/bridge __egress-bridge --socket /run/egress/proxy.sock --listen 127.0.0.1:3128 -- bash -c CMD
+//
+//     The bridge listens first, then runs CMD with ProxyEnv's variables
+//     (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY in both cases, NO_PROXY for the
+//     sandbox's own loopback) so CMD cannot race the listener, passes
+//     signals on and exits with CMD's status. Without "--" it serves
+//     until SIGTERM, for a runner that starts it in the background and
+//     sets ProxyEnv itself.
+//
+// Programs that ignore the proxy variables get no network at all: the
+// sandbox's namespace has only its own loopback.
 package egress
