@@ -1,9 +1,11 @@
 package egress
 
 import (
+	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +86,48 @@ func TestProxy_UnreachableAllowedHostGets502(t *testing.T) {
 	}
 	if len(log.lines("host=down.test", "port=443", "allowed=true", "cannot reach")) != 1 {
 		t.Errorf("log:\n%s", log)
+	}
+}
+
+// Close also ends a forwarded HTTP request waiting on a slow server, and
+// a second Listen on a socket in use fails naming the path.
+func TestProxy_CloseEndsForwardedRequest(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // answers only when the test ends
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	w := &world{
+		names: map[string][]string{"slow.test": {"203.0.113.4"}},
+		dials: map[string]string{"203.0.113.4:80": srv.Listener.Addr().String()},
+	}
+	p, _ := startProxy(t, []string{"slow.test"}, w, nil)
+	if _, err := Listen(p.Path(), Options{}); err == nil || !strings.Contains(err.Error(), "egress proxy: listen on "+p.Path()) {
+		t.Errorf("second Listen on %s: %v", p.Path(), err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		resp, err := viaProxy(p, nil).Get("http://slow.test/")
+		if err == nil {
+			resp.Body.Close()
+			err = errors.New(resp.Status)
+		}
+		got <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // the request is waiting on the server
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if strings.HasPrefix(err.Error(), "200") {
+			t.Errorf("the request got %v after Close", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a forwarded request outlived Close")
 	}
 }
