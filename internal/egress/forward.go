@@ -42,9 +42,12 @@ func newForwarder(p *Proxy) *forwarder {
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			line := fmt.Sprintf("egress proxy: forwarding to %s failed: %s", r.URL.Host, oneLine(err))
 			p.opts.Logger.Info("egress forward failed", "host", r.URL.Hostname(), "error", oneLine(err))
-			if !errors.Is(err, context.Canceled) {
-				reply(w, http.StatusBadGateway, line)
+			if errors.Is(err, context.Canceled) {
+				// The client left or the proxy is closing: end the
+				// connection with no response, never an empty 200.
+				panic(http.ErrAbortHandler)
 			}
+			reply(w, http.StatusBadGateway, line)
 		},
 	}
 	return f

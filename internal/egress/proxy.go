@@ -133,8 +133,10 @@ func (p *Proxy) Close() error {
 		p.mu.Lock()
 		p.closed = true
 		p.mu.Unlock()
-		p.cancel()
+		// Client connections close before requests are cancelled, so no
+		// cancelled request can still answer on one.
 		p.closeErr = p.srv.Close()
+		p.cancel()
 		p.forward.transport.CloseIdleConnections()
 		<-p.served
 		p.tunnels.Wait()
