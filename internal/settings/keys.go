@@ -338,6 +338,8 @@ var schema = []keyDef{
 		desc: "Worker: tools whose calls wait for approval in every prompt this worker starts, whatever the prompt's own tools.requireApproval (the two lists are joined), e.g. bash on a worker that serves other people's prompts."},
 	{key: "tools.approvalTimeoutMs", scope: ScopePrompt, max: 7 * dayMs, limit: "7 days",
 		desc: "A tool call not approved within this many ms is denied (0: wait for the decision without end)."},
+	{key: "tools.sandbox.allowHosts", scope: ScopeWorker, item: allowHostItem, quiet: true,
+		desc: "Worker: hosts a sandboxed bash may reach through the egress proxy with tools.sandbox.network allowlist: names (registry.npmjs.org), *.example.com (names below example.com), IP addresses; each with an optional :port (none: every port). A name resolving to a loopback, private or link-local address is refused unless that address is listed."},
 
 	{key: "codec.keyId", nonEmpty: true, strCheck: checkKeyID,
 		desc: "Key id recorded in every encrypted payload's metadata (names the key that decrypts it)."},

@@ -156,6 +156,8 @@ type Tools struct {
 	WorkerRequireApproval []string `json:"workerRequireApproval,omitempty"`
 	// ApprovalTimeoutMs denies a call not decided in time (0: no end).
 	ApprovalTimeoutMs int64 `json:"approvalTimeoutMs"`
+	// Sandbox is the worker's sandbox policy (tools.sandbox.*).
+	Sandbox ToolsSandbox `json:"sandbox"`
 }
 
 // Tool placements (tools.placement).
