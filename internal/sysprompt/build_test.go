@@ -27,8 +27,8 @@ func TestBuild(t *testing.T) {
 				"Shell: bash", "Today's date: Friday, 4 December 2026"},
 			wantNot: []string{"- " + tools.Write + ":", tools.Guideline(tools.Edit), "# Project instructions"}},
 		{name: "agent.systemPrompt replaces the preamble only",
-			facts: func(f Facts) Facts { f.Replace = "  You are a pirate.\n"; return f },
-			want:  []string{"You are a pirate.\n\n# Tools", "Working directory: /src/app", tools.Guideline(tools.Read)},
+			facts:   func(f Facts) Facts { f.Replace = "  You are a pirate.\n"; return f },
+			want:    []string{"You are a pirate.\n\n# Tools", "Working directory: /src/app", tools.Guideline(tools.Read)},
 			wantNot: []string{"You are a coding agent"}, wantSources: []string{SourceReplace}},
 		{name: "agent.appendSystemPrompt comes last",
 			facts: func(f Facts) Facts {
