@@ -98,7 +98,10 @@ func TestBuildDateIsThePassedDate(t *testing.T) {
 }
 
 func TestHash(t *testing.T) {
-	if Hash("a") == Hash("b") || len(Hash("a")) != 64 || Hash("a") != Hash("a") {
-		t.Errorf("Hash(a) = %s, Hash(b) = %s", Hash("a"), Hash("b"))
+	// The SHA-256 of "abc" (FIPS 180-2 example): the hash a session
+	// records can be checked with sha256sum.
+	const abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+	if got := Hash("abc"); got != abc {
+		t.Errorf("Hash(abc) = %s, want %s", got, abc)
 	}
 }
