@@ -49,10 +49,13 @@ func (a *Activities) beginSystemPrompt(in BeginPromptInput, sess *session.Sessio
 	if err != nil {
 		return "", "", storeError("record system prompt", err)
 	}
-	if _, ok := sess.Get(entry.ID); !ok {
-		if _, err := a.Sessions.Append(in.SessionID, entry); err != nil {
-			return "", "", storeError("record system prompt", err)
-		}
+	if _, ok := sess.Get(entry.ID); ok {
+		// Recorded already: by this call's lost first run (the record is
+		// the leaf then), or in the session a fork copied (the record is
+		// further up the branch, which must not move back to it).
+		entry.ID = leaf
+	} else if _, err := a.Sessions.Append(in.SessionID, entry); err != nil {
+		return "", "", storeError("record system prompt", err)
 	}
 	if err := a.Sessions.PutAside(in.SessionID, session.SystemPromptKey, []byte(text)); err != nil {
 		return "", "", storeError("keep system prompt", err)

@@ -214,3 +214,34 @@ func TestSummarize_KeepsItsOwnSystemPrompt(t *testing.T) {
 		t.Fatalf("the summary call's system prompt is %q", last.System)
 	}
 }
+
+// A fork copies its source's branch, the system prompt record included,
+// but not the kept text: the fork's first prompt builds its own, and the
+// user message follows the conversation, not the copied record.
+func TestBeginPrompt_ForkedSessionKeepsItsBranch(t *testing.T) {
+	_, ws := project(t)
+	p := newPromptEnv(t)
+	p.prompt(t, BeginPromptInput{Workspace: ws, NeedWorkspace: true, Tools: []string{tools.Read}})
+	src, err := p.acts.Sessions.Load("sp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.acts.Sessions.Init("fork", ws, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.acts.Sessions.Append("fork", src.Branch(p.leaf)...); err != nil {
+		t.Fatal(err)
+	}
+	in := BeginPromptInput{SessionID: "fork", UserEntryID: "f1", Message: "go on", Workspace: ws, NeedWorkspace: true,
+		Tools: []string{tools.Read}, TimestampMs: time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC).UnixMilli()}
+	if _, err := p.env.ExecuteActivity(BeginPromptName, in); err != nil {
+		t.Fatal(err)
+	}
+	fork, _ := p.acts.Sessions.Load("fork")
+	if e, _ := fork.Get("f1"); e.ParentID != p.leaf {
+		t.Fatalf("the fork's user message hangs under %q, want the conversation's leaf %q", e.ParentID, p.leaf)
+	}
+	if kept, err := p.acts.Sessions.Aside("fork", session.SystemPromptKey); err != nil || kept == nil {
+		t.Fatalf("the fork kept no system prompt: %v", err)
+	}
+}
