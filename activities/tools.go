@@ -97,7 +97,12 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 		return BeginPromptResult{}, storeError("load session", err)
 	}
 	leaf := sess.LeafID()
+	var promptHash string
 	if in.UserEntryID != "" {
+		wsHere := hdr.Host == "" || a.ToolHost == "" || hdr.Host == a.ToolHost
+		if leaf, promptHash, err = a.beginSystemPrompt(in, sess, ws, wsHere, leaf); err != nil {
+			return BeginPromptResult{}, err
+		}
 		if e, ok := sess.Get(in.UserEntryID); ok {
 			leaf = e.ID // a re-run: the user message is already there
 		} else {
@@ -125,7 +130,8 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 		activity.GetLogger(ctx).Warn("session file problem", "session", in.SessionID, "warning", w)
 	}
 	res := BeginPromptResult{LeafID: leaf, MessageCount: len(sess.Context(leaf)), Workspace: ws,
-		Warnings: warnings, RequireApproval: a.ToolPolicy.RequireApproval}
+		Warnings: warnings, RequireApproval: a.ToolPolicy.RequireApproval,
+		SystemPromptHash: promptHash}
 	if in.SessionUsage {
 		spent := sessionSpent(sess)
 		res.SessionSpent = &spent

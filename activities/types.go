@@ -233,6 +233,13 @@ type BeginPromptInput struct {
 	// history per model call stays flat however long the script is.
 	Faults        []string `json:"faults,omitempty"`
 	SummaryFaults []string `json:"summaryFaults,omitempty"`
+	// Tools, SystemPrompt and AppendSystemPrompt shape the session's
+	// system prompt (the enabled tools' guidelines, agent.systemPrompt,
+	// agent.appendSystemPrompt); only the session's first prompt builds
+	// it, later prompts' values are not used.
+	Tools              []string `json:"tools,omitempty"`
+	SystemPrompt       string   `json:"systemPrompt,omitempty"`
+	AppendSystemPrompt string   `json:"appendSystemPrompt,omitempty"`
 }
 
 // BeginPromptResult describes the session the prompt runs in.
@@ -257,6 +264,10 @@ type BeginPromptResult struct {
 	// SessionSpent is the usage of every assistant message of the session
 	// before this prompt, on any branch (set when asked: SessionUsage).
 	SessionSpent *agent.Spend `json:"sessionSpent,omitempty"`
+	// SystemPromptHash is the hex SHA-256 of the session's system prompt
+	// (its text stays in the session store, out of history); "" when
+	// BeginPrompt wrote no user message.
+	SystemPromptHash string `json:"systemPromptHash,omitempty"`
 }
 
 // ToolQueue is the task queue of the tool calls of sessions held by host:

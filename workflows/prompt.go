@@ -143,6 +143,7 @@ func (r *run) begin(ctx workflow.Context) error {
 			Message: r.in.Message, Images: r.in.Images, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
 			Faults: r.in.Model.Faults, SummaryFaults: r.in.Model.SummaryFaults,
 			SessionUsage: r.in.Budget.HasSession(),
+			Tools:        r.in.Tools.Enabled, SystemPrompt: r.in.Agent.SystemPrompt, AppendSystemPrompt: r.in.Agent.AppendSystemPrompt,
 		}).Get(ctx, &b)
 		if err != nil {
 			return fmt.Errorf("start prompt in session %s: %s", r.in.SessionID, rootMessage(err))

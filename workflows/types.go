@@ -106,6 +106,12 @@ type AgentSettings struct {
 	SteeringMode string `json:"steeringMode,omitempty"`
 	// FollowUpMode is the same for follow_up messages.
 	FollowUpMode string `json:"followUpMode,omitempty"`
+	// SystemPrompt and AppendSystemPrompt are the user's additions to the
+	// session's system prompt (agent.systemPrompt replaces its preamble,
+	// agent.appendSystemPrompt is added at its end); the session's first
+	// prompt builds it, later prompts' values are not used.
+	SystemPrompt       string `json:"systemPrompt,omitempty"`
+	AppendSystemPrompt string `json:"appendSystemPrompt,omitempty"`
 }
 
 // ToolApproval is the approval policy of a prompt's tool calls.

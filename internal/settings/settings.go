@@ -182,6 +182,11 @@ type Agent struct {
 	// delivery takes.
 	SteeringMode string `json:"steeringMode"`
 	FollowUpMode string `json:"followUpMode"`
+	// SystemPrompt replaces the system prompt's preamble and
+	// AppendSystemPrompt is added at its end, in a session's first
+	// prompt (internal/sysprompt).
+	SystemPrompt       string `json:"systemPrompt"`
+	AppendSystemPrompt string `json:"appendSystemPrompt"`
 }
 
 // Stream is the `stream` group: live output.
