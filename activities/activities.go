@@ -104,6 +104,11 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		Faults:    in.Model.Faults,
 		Tools:     tools.Specs(in.Tools),
 	}
+	// The session's system prompt, kept at its start (BeginPrompt): every
+	// call of the session sends the same one, whichever worker makes it.
+	if req.System, err = a.systemPrompt(in.SessionID); err != nil {
+		return CallModelResult{}, err
+	}
 	if in.FaultsAt != "" {
 		kept, err := a.keptFaults(in.SessionID, in.FaultsAt)
 		if err != nil {

@@ -11,6 +11,11 @@
 //   - Session writes are idempotent: entry ids are chosen by the workflow,
 //     and an entry that already exists is not written again, so a re-run
 //     activity never duplicates an entry.
+//   - Every model call of a session sends the session's system prompt:
+//     the session's first prompt builds it in BeginPrompt
+//     (internal/sysprompt), records its hash and sources in the session
+//     file and keeps the text beside the session, where CallModel reads
+//     it; history carries the hash at most. Summary calls send their own.
 //   - Inputs and results carry session ids, entry ids, model names and
 //     credential ids; never secrets, and never the whole conversation.
 //

@@ -97,7 +97,12 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 		return BeginPromptResult{}, storeError("load session", err)
 	}
 	leaf := sess.LeafID()
+	var promptHash string
 	if in.UserEntryID != "" {
+		wsHere := hdr.Host == "" || a.ToolHost == "" || hdr.Host == a.ToolHost
+		if leaf, promptHash, err = a.beginSystemPrompt(in, sess, ws, wsHere, leaf); err != nil {
+			return BeginPromptResult{}, err
+		}
 		if e, ok := sess.Get(in.UserEntryID); ok {
 			leaf = e.ID // a re-run: the user message is already there
 		} else {
@@ -129,7 +134,12 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 		return BeginPromptResult{}, err
 	}
 	res := BeginPromptResult{LeafID: leaf, MessageCount: len(sess.Context(leaf)), Workspace: ws,
-		Warnings: warnings, RequireApproval: a.ToolPolicy.RequireApproval, Grants: grants}
+		Warnings: warnings, RequireApproval: a.ToolPolicy.RequireApproval, Grants: grants,
+		SystemPromptHash: promptHash}
+	if in.SessionUsage {
+		spent := sessionSpent(sess)
+		res.SessionSpent = &spent
+	}
 	if a.ToolHost != "" {
 		// Host placement: the session's tools run where its workspace is,
 		// the host recorded at its creation. A session created under
@@ -429,4 +439,14 @@ func shortenText(s string, n int) string {
 func isObject(b json.RawMessage) bool {
 	s := strings.TrimSpace(string(b))
 	return strings.HasPrefix(s, "{")
+}
+
+// sessionSpent sums the usage of the session's assistant messages, failed
+// attempts and other branches included: what the session has spent.
+func sessionSpent(sess *session.Session) agent.Spend {
+	var s agent.Spend
+	for _, e := range sess.Entries {
+		s.AddSpent(e.Message)
+	}
+	return s
 }

@@ -234,12 +234,22 @@ type BeginPromptInput struct {
 	// NeedWorkspace makes a session without a usable workspace an error
 	// (the prompt offers tools).
 	NeedWorkspace bool `json:"needWorkspace,omitempty"`
+	// SessionUsage asks for the usage of the session's earlier prompts
+	// (a session-wide budget).
+	SessionUsage bool `json:"sessionUsage,omitempty"`
 	// Faults and SummaryFaults are the prompt's fault scripts (ModelRef):
 	// BeginPrompt keeps them beside the session under UserEntryID, once
 	// per prompt, where CallModel and Summarize read them (FaultsAt), so
 	// history per model call stays flat however long the script is.
 	Faults        []string `json:"faults,omitempty"`
 	SummaryFaults []string `json:"summaryFaults,omitempty"`
+	// Tools, SystemPrompt and AppendSystemPrompt shape the session's
+	// system prompt (the enabled tools' guidelines, agent.systemPrompt,
+	// agent.appendSystemPrompt); only the session's first prompt builds
+	// it, later prompts' values are not used.
+	Tools              []string `json:"tools,omitempty"`
+	SystemPrompt       string   `json:"systemPrompt,omitempty"`
+	AppendSystemPrompt string   `json:"appendSystemPrompt,omitempty"`
 }
 
 // BeginPromptResult describes the session the prompt runs in.
@@ -264,6 +274,13 @@ type BeginPromptResult struct {
 	// Grants are the session's "allow for this session" grants
 	// (RecordGrant), which the prompt applies.
 	Grants []policy.Grant `json:"grants,omitempty"`
+	// SessionSpent is the usage of every assistant message of the session
+	// before this prompt, on any branch (set when asked: SessionUsage).
+	SessionSpent *agent.Spend `json:"sessionSpent,omitempty"`
+	// SystemPromptHash is the hex SHA-256 of the session's system prompt
+	// (its text stays in the session store, out of history); "" when
+	// BeginPrompt wrote no user message.
+	SystemPromptHash string `json:"systemPromptHash,omitempty"`
 }
 
 // ToolQueue is the task queue of the tool calls of sessions held by host:

@@ -82,6 +82,10 @@ type Event struct {
 	// Turn numbers the model calls of a prompt from 1 (turn_start,
 	// turn_end).
 	Turn int `json:"turn,omitempty"`
+
+	// usage_update: the prompt's usage so far and its budget.
+	Usage  *Spend  `json:"usage,omitempty"`
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 // ToolResult is the outcome of a tool call as events carry it (the
@@ -248,6 +252,12 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			ErrorMessage string   `json:"errorMessage,omitempty"`
 			Undelivered  []string `json:"undelivered,omitempty"`
 		}{h, e.Status, e.ErrorMessage, e.Undelivered})
+	case EventUsage:
+		return json.Marshal(struct {
+			eventHeader
+			Usage  *Spend  `json:"usage"`
+			Budget *Budget `json:"budget,omitempty"`
+		}{h, e.Usage, e.Budget})
 	}
 	return nil, fmt.Errorf("marshal event: unknown type %q", e.Type)
 }
@@ -332,6 +342,10 @@ func (e Event) String() string {
 			s += ": asked by " + e.Why
 		}
 		return s
+	case EventUsage:
+		if e.Usage != nil {
+			return usageLine(*e.Usage, e.Budget)
+		}
 	case EventPromptEnd:
 		if e.ErrorMessage != "" {
 			return fmt.Sprintf("prompt %s: %s", e.Status, e.ErrorMessage)

@@ -63,6 +63,12 @@ type State struct {
 	// ToolDecisions are the approval policy's decisions of the latest
 	// tool calls (at most MaxToolDecisions), oldest first.
 	ToolDecisions []ToolDecision `json:"toolDecisions,omitempty"`
+	// Usage is what the prompt's model calls spent so far (failed and
+	// aborted attempts included when they reported usage).
+	Usage *Spend `json:"usage,omitempty"`
+	// Budget holds the prompt's budget.* limits and the session's usage
+	// (set when a limit is).
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 // PendingApproval is a tool call waiting for approve_tool

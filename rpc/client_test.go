@@ -33,9 +33,6 @@ func runChild(scenario string) int {
 	b := rpcfake.New("s1")
 	srv := &rpcserver.Server{Backend: b, Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }}
 	switch scenario {
-	case "chain":
-		b.Script = rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable", "529 overloaded_error"},
-			BaseDelay: 5 * time.Millisecond, Reply: "done"})
 	case "wait":
 		b.Script = rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour})
 	case "hang":
@@ -79,106 +76,6 @@ func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// recorder is an OnEvent listener that keeps what it saw.
-type recorder struct {
-	mu  sync.Mutex
-	evs []agent.Event
-}
-
-func (r *recorder) add(e agent.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.evs = append(r.evs, e)
-}
-
-func (r *recorder) types() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := make([]string, len(r.evs))
-	for i, e := range r.evs {
-		s[i] = e.Type
-	}
-	return strings.Join(s, " ")
-}
-
-// Issue 6 / SPEC 6: WaitForIdle waits for the final end of the prompt,
-// not an intermediate agent_end of its retry chain, and by then every
-// event, auto_retry_* included, has reached the listeners.
-func TestClient_WaitForIdleWaitsForFinalEndAndListenersGetRetryEvents(t *testing.T) {
-	c := start(t, "chain")
-	ctx := testCtx(t)
-	var rec recorder
-	c.OnEvent(rec.add)
-	d, err := c.Prompt(ctx, "hello")
-	if err != nil {
-		t.Fatalf("Prompt: %v", err)
-	}
-	if d.WorkflowID != "session-s1" || d.RunID == "" {
-		t.Errorf("prompt data = %+v", d)
-	}
-	end, err := c.WaitForIdle(ctx)
-	if err != nil {
-		t.Fatalf("WaitForIdle: %v", err)
-	}
-	if end.Type != agent.EventPromptEnd || end.Status != agent.StatusCompleted {
-		t.Errorf("WaitForIdle returned %+v, want prompt_end completed", end)
-	}
-	want := "agent_start message_end agent_end auto_retry_start agent_start message_end agent_end auto_retry_start " +
-		"agent_start message_end agent_end auto_retry_end prompt_end"
-	if got := rec.types(); got != want {
-		t.Errorf("listener saw:\n %s\nwant\n %s", got, want)
-	}
-	if text, ok, err := c.GetLastAssistantText(ctx); err != nil || !ok || text != "done" {
-		t.Errorf("GetLastAssistantText = %q, %t, %v", text, ok, err)
-	}
-	// Idle now: WaitForIdle returns the last end at once.
-	if again, err := c.WaitForIdle(ctx); err != nil || again.Seq != end.Seq {
-		t.Errorf("second WaitForIdle = %+v, %v", again, err)
-	}
-}
-
-// SPEC 5 via the client: AbortRetry called from a listener (on
-// auto_retry_start) ends the chain with Retry cancelled; listeners may
-// call the client without deadlocking it.
-func TestClient_AbortRetryFromListener(t *testing.T) {
-	c := start(t, "wait")
-	ctx := testCtx(t)
-	var rec recorder
-	abortErr := make(chan error, 1)
-	c.OnEvent(func(e agent.Event) {
-		rec.add(e)
-		if e.Type == agent.EventAutoRetryStart {
-			st, err := c.GetState(ctx)
-			if err == nil && (!st.IsRetrying || st.RetryAttempt != 1) {
-				err = fmt.Errorf("state during backoff = %+v", st)
-			}
-			if err == nil {
-				err = c.AbortRetry(ctx)
-			}
-			abortErr <- err
-		}
-	})
-	if _, err := c.Prompt(ctx, "hello"); err != nil {
-		t.Fatal(err)
-	}
-	end, err := c.WaitForIdle(ctx)
-	if err != nil {
-		t.Fatalf("WaitForIdle: %v", err)
-	}
-	if err := <-abortErr; err != nil {
-		t.Fatalf("in listener: %v", err)
-	}
-	if end.Status != agent.StatusFailed || !strings.HasPrefix(end.ErrorMessage, agent.RetryCancelledMessage) {
-		t.Errorf("end = %+v, want failed with Retry cancelled", end)
-	}
-	rec.mu.Lock()
-	re := rec.evs[len(rec.evs)-2]
-	rec.mu.Unlock()
-	if re.Type != agent.EventAutoRetryEnd || re.Success || re.FinalError != agent.RetryCancelledMessage || re.Attempt != 1 {
-		t.Errorf("before prompt_end: %+v, want auto_retry_end success=false finalError=Retry cancelled", re)
-	}
 }
 
 // Error responses come back as *CommandError naming the command.

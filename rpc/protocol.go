@@ -237,6 +237,10 @@ type SessionStats struct {
 	Tokens            TokenStats    `json:"tokens"`
 	Cost              float64       `json:"cost"`
 	ContextUsage      *ContextUsage `json:"contextUsage,omitempty"`
+	// Usage is what every model call of the session spent: all its
+	// assistant messages, failed attempts and other branches included
+	// (tokens and cost count the run context only). Budgets count it.
+	Usage agent.Spend `json:"usage"`
 }
 
 // TokenStats sums the assistant messages' usage.

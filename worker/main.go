@@ -14,11 +14,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/stack"
 )
 
 func main() {
+	egress.MaybeRunBridge(os.Args[1:]) // the sandbox runner starts this binary as its egress bridge
 	os.Exit(run(os.Args[1:]))
 }
 

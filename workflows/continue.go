@@ -54,6 +54,7 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 		PrevRunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
 		Steering: r.steering, FollowUps: r.followUps, FollowUpDue: r.followUpDue,
 	}
+	r.carryBudget(next.Continued)
 	workflow.GetLogger(ctx).Info("prompt continues as new", "session", r.in.SessionID,
 		"historyLength", workflow.GetInfo(ctx).GetCurrentHistoryLength(), "seq", r.seq, "turn", r.turn)
 	return PromptResult{}, workflow.NewContinueAsNewError(ctx, PromptWorkflowName, next)

@@ -28,6 +28,7 @@ func (r *run) execute(ctx workflow.Context) (PromptResult, error) {
 	if err := r.begin(ctx); err != nil {
 		return r.fail(ctx, err.Error())
 	}
+	r.startBudget(ctx)
 	next := stepModel
 	for next != stepDone {
 		if r.aborted && next != stepTools {
@@ -59,6 +60,11 @@ func (r *run) end(res PromptResult, err error) step {
 // next: the retry policy first (SPEC 1), then compaction for an overflow,
 // then the tool calls of the answer, or the end of the prompt.
 func (r *run) modelStep(ctx workflow.Context) step {
+	if r.budgetReached() {
+		// Before any model call: a session past its limit, or a prompt
+		// whose overflow compaction spent the rest.
+		return r.stopForBudget(ctx)
+	}
 	if err := r.deliverQueued(ctx); err != nil {
 		return r.end(r.fail(ctx, err.Error()))
 	}
@@ -67,12 +73,14 @@ func (r *run) modelStep(ctx workflow.Context) step {
 	if err != nil {
 		return r.end(r.fail(ctx, err.Error()))
 	}
+	r.countUsage(ctx, res.Usage)
 	o := r.outcome(res)
 	d := r.chain.Decide(o, r.classify(ctx, o), r.settings)
 	// An overflow error goes to compaction; a successful answer that
 	// reports a silent overflow is handled by the threshold check.
 	overflow := d.Classification.Class == retry.ClassContextOverflow && res.StopReason == agent.StopReasonError
-	willRetry := d.Retry || (overflow && r.overflowRecoveryPossible())
+	// A failed attempt that reached the budget is not retried.
+	willRetry := (d.Retry || (overflow && r.overflowRecoveryPossible())) && !r.budgetReached()
 	// Tool calls are run whatever the stop reason of a complete answer
 	// (a length stop may carry calls cut short: they get error results),
 	// so no call is ever left without its result.
@@ -105,6 +113,14 @@ func (r *run) modelStep(ctx workflow.Context) step {
 	r.closeAgent(ctx, willRetry, res.StopReason, res.ErrorMessage)
 	r.emitRetryEnd(ctx, d.End)
 
+	if d.Retry && r.budgetReached() && !r.aborted {
+		// The chain ends here; it has an end event only if an
+		// auto_retry_start was emitted (a retry waited before).
+		if end := budgetEnd(r.chain.Cancel(), r.bud.reached); d.Start.Attempt > 1 {
+			r.emitRetryEnd(ctx, end)
+		}
+		return r.stopForBudget(ctx)
+	}
 	if d.Retry {
 		if cont, result, err := r.retryAfterBackoff(ctx, &d, res); !cont {
 			return r.end(result, err)
@@ -115,6 +131,8 @@ func (r *run) modelStep(ctx workflow.Context) step {
 	case res.StopReason == agent.StopReasonAborted || r.aborted:
 		r.advance(res.EntryID)
 		return r.end(r.finishAborted(ctx))
+	case overflow && r.budgetReached():
+		return r.stopForBudget(ctx)
 	case overflow:
 		// Never retried (SPEC 1): the compaction path decides.
 		if cont, result, err := r.checkCompaction(ctx, res); !cont {
@@ -140,6 +158,11 @@ func (r *run) boundaryStep(ctx workflow.Context) step {
 	r.overflowRecovered = false
 	afterAnswer := r.answered
 	r.answered = false
+	if r.budgetReached() {
+		// The tool calls of the last answer have their results: stop
+		// before the next model call (and before a compaction's).
+		return r.stopForBudget(ctx)
+	}
 	// agent.maxTurns stops a model that keeps calling tools; a turn that
 	// answers a steer or follow-up message is the user's.
 	if max := r.in.Agent.MaxTurns; max > 0 && r.turn >= max && !afterAnswer && len(r.steering) == 0 {

@@ -142,6 +142,8 @@ func (r *run) begin(ctx workflow.Context) error {
 			SessionID: r.in.SessionID, Workspace: r.in.Workspace, UserEntryID: userID,
 			Message: r.in.Message, Images: r.in.Images, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
 			Faults: r.in.Model.Faults, SummaryFaults: r.in.Model.SummaryFaults,
+			SessionUsage: r.in.Budget.HasSession(),
+			Tools:        r.in.Tools.Enabled, SystemPrompt: r.in.Agent.SystemPrompt, AppendSystemPrompt: r.in.Agent.AppendSystemPrompt,
 		}).Get(ctx, &b)
 		if err != nil {
 			return fmt.Errorf("start prompt in session %s: %s", r.in.SessionID, rootMessage(err))
@@ -154,6 +156,9 @@ func (r *run) begin(ctx workflow.Context) error {
 		}
 		r.leafID, r.messageCount, r.workspace, r.warnings = b.LeafID, b.MessageCount, b.Workspace, b.Warnings
 		r.toolHost = b.ToolHost
+		if b.SessionSpent != nil {
+			r.bud.before = *b.SessionSpent
+		}
 		r.joinApprovalFloor(b.RequireApproval)
 		r.joinSessionGrants(b.Grants)
 		for _, w := range b.Warnings {
@@ -233,6 +238,12 @@ func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res act
 		MaxAttempts: st.MaxAttempts, DelayMs: st.DelayMs, ErrorMessage: st.ErrorMessage})
 
 	if r.waitBackoff(ctx, st) {
+		if r.budgetReached() && !r.aborted {
+			// budget.maxDurationMs ran out during the wait.
+			r.emitRetryEnd(ctx, budgetEnd(r.chain.Cancel(), r.bud.reached))
+			r.stopForBudget(ctx)
+			return false, r.endRes, r.endErr
+		}
 		r.emitRetryEnd(ctx, r.chain.Cancel())
 		r.advance(res.EntryID) // the last error stays the end of the conversation
 		if r.aborted {

@@ -102,6 +102,8 @@ type run struct {
 	decided   map[string]string
 	// pol is the approval policy's state (policy.go).
 	pol policyState
+	// bud is the prompt's usage and budget (budget.go).
+	bud budget
 }
 
 func newRun(ctx workflow.Context, in PromptInput) *run {
@@ -215,6 +217,10 @@ func (r *run) fullState() agent.State {
 	if r.pending != nil {
 		p := *r.pending
 		st.PendingRetry = &p
+	}
+	if !r.manualCompaction {
+		spent := r.bud.spent
+		st.Usage, st.Budget = &spent, r.budgetState()
 	}
 	return st
 }

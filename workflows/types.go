@@ -84,6 +84,9 @@ type PromptInput struct {
 	// Approval names the tool calls that wait for approve_tool before
 	// they run (tools.requireApproval, tools.approvalTimeoutMs).
 	Approval ToolApproval `json:"approval,omitempty"`
+	// Budget holds the prompt's spending limits (settings group budget;
+	// budget.go). Its zero value is no budget.
+	Budget agent.BudgetLimits `json:"budget,omitempty"`
 	// Continued is set on a run that continues a prompt as new: the state
 	// carried over from the previous run. Callers never set it.
 	Continued *Carry `json:"continued,omitempty"`
@@ -104,6 +107,12 @@ type AgentSettings struct {
 	SteeringMode string `json:"steeringMode,omitempty"`
 	// FollowUpMode is the same for follow_up messages.
 	FollowUpMode string `json:"followUpMode,omitempty"`
+	// SystemPrompt and AppendSystemPrompt are the user's additions to the
+	// session's system prompt (agent.systemPrompt replaces its preamble,
+	// agent.appendSystemPrompt is added at its end); the session's first
+	// prompt builds it, later prompts' values are not used.
+	SystemPrompt       string `json:"systemPrompt,omitempty"`
+	AppendSystemPrompt string `json:"appendSystemPrompt,omitempty"`
 }
 
 // ToolApproval is the approval policy of a prompt's tool calls.
@@ -158,6 +167,12 @@ type Carry struct {
 	// FollowUpDue: the previous run's loop would have ended, so the next
 	// model step delivers follow-ups.
 	FollowUpDue bool `json:"followUpDue,omitempty"`
+	// Spent is the prompt's usage so far, SessionSpent the session's
+	// earlier prompts' (budget.go); StartedMs is when the prompt's first
+	// run started (budget.maxDurationMs counts from it).
+	Spent        *agent.Spend `json:"spent,omitempty"`
+	SessionSpent *agent.Spend `json:"sessionSpent,omitempty"`
+	StartedMs    int64        `json:"startedMs,omitempty"`
 }
 
 // Validate reports the first problem of the input in one line.
@@ -185,6 +200,9 @@ func (in PromptInput) Validate() error {
 		if m.v != "" && m.v != agent.QueueModeAll && m.v != agent.QueueModeOneAtATime {
 			errs = append(errs, fmt.Sprintf("%s is %q, want %s or %s", m.key, m.v, agent.QueueModeOneAtATime, agent.QueueModeAll))
 		}
+	}
+	if err := in.Budget.Validate(); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if in.Approval.TimeoutMs < 0 {
 		errs = append(errs, "tools.approvalTimeoutMs must be >= 0")

@@ -22,10 +22,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
 func main() {
+	egress.MaybeRunBridge(os.Args[1:]) // the sandbox runner starts this binary as its egress bridge
 	os.Exit(run(os.Args[1:]))
 }
 

@@ -151,11 +151,14 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 			ContinueAsNewEvents: s.Agent.ContinueAsNewEvents,
 			SteeringMode:        s.Agent.SteeringMode,
 			FollowUpMode:        s.Agent.FollowUpMode,
+			SystemPrompt:        s.Agent.SystemPrompt,
+			AppendSystemPrompt:  s.Agent.AppendSystemPrompt,
 		},
 		Approval: workflows.ToolApproval{
 			Require:   s.Tools.RequireApproval,
 			TimeoutMs: s.Tools.ApprovalTimeoutMs,
 			Rules:     append(slices.Clip(s.Tools.Policy), policy.Default...),
 		},
+		Budget: s.Budget.Limits(),
 	}
 }

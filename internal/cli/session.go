@@ -274,6 +274,9 @@ func sessionCopy(env Env, s settings.Settings, from, to, id string, all bool) in
 			return fail(env, name, err)
 		}
 		n, err := putSession(dst, id, sess)
+		if err == nil {
+			err = copySystemPrompt(src, dst, id)
+		}
 		if err != nil {
 			return fail(env, name, err)
 		}
@@ -289,6 +292,16 @@ func sessionCopy(env Env, s settings.Settings, from, to, id string, all bool) in
 			id, from, to, n, len(sess.Entries)-n)
 	}
 	return ExitOK
+}
+
+// copySystemPrompt copies the session's kept system prompt text (spec
+// 7.6), so the copy's model calls send the one its record names.
+func copySystemPrompt(src, dst session.Backend, id string) error {
+	text, err := src.Aside(id, session.SystemPromptKey)
+	if err != nil || text == nil {
+		return err
+	}
+	return dst.PutAside(id, session.SystemPromptKey, text)
 }
 
 func missingEntries(want, got *session.Session) string {

@@ -125,6 +125,14 @@ func TestSession_CopyBetweenJSONLAndPostgres(t *testing.T) {
 	vars := func(home string) map[string]string {
 		return map[string]string{"DURABLE_AGENT_HOME": home, "DURABLE_AGENT_SESSION_POSTGRESURL": url}
 	}
+	// Session a's system prompt text is kept beside it (spec 7.6).
+	jsonl, err := session.Open(filepath.Join(src, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonl.PutAside("a", session.SystemPromptKey, []byte("You are a coding agent.")); err != nil {
+		t.Fatal(err)
+	}
 	for i, wantOut := range []string{"4 entries written, 0 already there", "0 entries written, 4 already there"} {
 		code, out, stderr := run(t, vars(src), "session", "copy", "--all", "--from", "jsonl", "--to", "postgres")
 		if code != ExitOK || strings.Count(out, wantOut) != 2 {
@@ -141,6 +149,9 @@ func TestSession_CopyBetweenJSONLAndPostgres(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got.Entries, w.Entries) || got.Header.Cwd != w.Header.Cwd {
 			t.Fatalf("postgres %s = %+v, %v\nwant %+v", id, got, err, w)
 		}
+	}
+	if text, err := st.Aside("a", session.SystemPromptKey); err != nil || string(text) != "You are a coding agent." {
+		t.Fatalf("postgres kept system prompt of a: %q, %v", text, err)
 	}
 	code, out, stderr := run(t, vars(back), "session", "copy", "--session", "b", "--from", "postgres", "--to", "jsonl")
 	if code != ExitOK || !strings.Contains(out, "copied session b from postgres to jsonl: 4 entries written") {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -153,14 +152,6 @@ func (h *harness) closeInput() error {
 		h.t.Fatal("Serve did not return after stdin closed")
 	}
 	return nil
-}
-
-func types(evs []agent.Event) string {
-	s := make([]string, len(evs))
-	for i, e := range evs {
-		s[i] = e.Type
-	}
-	return strings.Join(s, " ")
 }
 
 func decode[T any](t *testing.T, r rpc.Response) T {

@@ -34,12 +34,6 @@ type Server struct {
 	Logf func(format string, args ...any)
 }
 
-// Serve serves commands from in on out with backend b and the defaults of
-// Server; see Server.Serve.
-func Serve(ctx context.Context, in io.Reader, out io.Writer, b client.Backend) error {
-	return (&Server{Backend: b}).Serve(ctx, in, out)
-}
-
 // Serve reads commands from in until it ends, answering and streaming on
 // out. At the end of in it detaches from a running prompt (which keeps
 // running in Temporal) and returns nil; when ctx ends it does the same and

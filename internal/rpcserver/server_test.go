@@ -129,93 +129,6 @@ func TestServe_BlankLinesIgnoredLastLineWithoutNewlineServed(t *testing.T) {
 	}
 }
 
-// SPEC 10: a retry chain driven through RPC writes the events on stdout
-// unchanged, in seq order, once each: agent_end {willRetry:true} for the
-// intermediate ends, auto_retry_start per attempt, auto_retry_end
-// {success:true} and prompt_end last. The prompt's ack comes first.
-func TestServe_RetryChainEventsInOrderOnce(t *testing.T) {
-	b := newFake(rpcfake.RetryChain(rpcfake.Chain{
-		Errors: []string{"503 Service Unavailable", "529 overloaded_error"}, BaseDelay: time.Millisecond}))
-	h := serve(t, &rpcserver.Server{Backend: b})
-	h.send(`{"id":"p1","type":"prompt","message":"hello"}`)
-	ack := h.response()
-	if !ack.Success || ack.ID != "p1" || ack.Command != "prompt" {
-		t.Fatalf("ack = %+v", ack)
-	}
-	if d := decode[rpc.PromptData](t, ack); d.WorkflowID != "session-s1" || d.RunID != "run-1" {
-		t.Errorf("ack data = %+v", d)
-	}
-	evs := h.eventsUntil(agent.EventPromptEnd)
-	want := "agent_start message_end agent_end auto_retry_start " +
-		"agent_start message_end agent_end auto_retry_start " +
-		"agent_start message_end agent_end auto_retry_end prompt_end"
-	if got := types(evs); got != want {
-		t.Fatalf("events:\n got %s\nwant %s", got, want)
-	}
-	for i, e := range evs {
-		if e.Seq != int64(i+1) {
-			t.Errorf("event %d has seq %d: lost, duplicated or out of order", i, e.Seq)
-		}
-	}
-	if e := evs[2]; !e.WillRetry {
-		t.Errorf("intermediate agent_end willRetry = false")
-	}
-	if e := evs[3]; e.Attempt != 1 || e.MaxAttempts != 3 || e.DelayMs != 1 || e.ErrorMessage != "503 Service Unavailable" {
-		t.Errorf("first auto_retry_start = %+v", e)
-	}
-	if e := evs[7]; e.Attempt != 2 || e.DelayMs != 2 || e.ErrorMessage != "529 overloaded_error" {
-		t.Errorf("second auto_retry_start = %+v", e)
-	}
-	if e := evs[10]; e.WillRetry {
-		t.Errorf("final agent_end willRetry = true")
-	}
-	if e := evs[11]; !e.Success || e.Attempt != 2 || e.FinalError != "" {
-		t.Errorf("auto_retry_end = %+v", e)
-	}
-	if e := evs[12]; e.Status != agent.StatusCompleted {
-		t.Errorf("prompt_end = %+v", e)
-	}
-	// A completed prompt gets no second response: the next line answers
-	// the next command.
-	h.send(`{"id":"s","type":"get_state"}`)
-	if r := h.response(); r.ID != "s" {
-		t.Errorf("after a completed prompt got %+v, want the get_state response", r)
-	}
-}
-
-// SPEC 5 over RPC: abort_retry during the backoff answers plain success,
-// then the chain ends with auto_retry_end {success:false,
-// finalError:"Retry cancelled"} and prompt_end failed with the error. As
-// with the terminal agent, a failure after the acknowledgement is
-// reported by events only: no second response for the prompt.
-func TestServe_AbortRetryEndsChainWithRetryCancelled(t *testing.T) {
-	b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour}))
-	h := serve(t, &rpcserver.Server{Backend: b})
-	h.send(`{"id":"p1","type":"prompt","message":"hello"}`)
-	h.response()
-	if got := types(h.eventsUntil(agent.EventAutoRetryStart)); got != "agent_start message_end agent_end auto_retry_start" {
-		t.Fatalf("events before the wait: %s", got)
-	}
-	h.send(`{"id":"a1","type":"abort_retry"}`)
-	r, evs := h.responseAndEventsUntil(agent.EventPromptEnd)
-	if !r.Success || r.ID != "a1" || r.Command != "abort_retry" || r.Data != nil {
-		t.Errorf("abort_retry response = %+v, want plain success", r)
-	}
-	if got := types(evs); got != "auto_retry_end prompt_end" {
-		t.Fatalf("events after abort_retry: %s", got)
-	}
-	if end := evs[0]; end.Success || end.Attempt != 1 || end.FinalError != agent.RetryCancelledMessage {
-		t.Errorf("auto_retry_end = %+v, want success=false attempt=1 finalError=Retry cancelled", end)
-	}
-	if pe := evs[1]; pe.Status != agent.StatusFailed || pe.ErrorMessage != "Retry cancelled (last error: 503 Service Unavailable)" {
-		t.Errorf("prompt_end = %+v", pe)
-	}
-	h.send(`{"id":"next","type":"get_state"}`)
-	if r := h.response(); r.ID != "next" {
-		t.Errorf("a second response for the failed prompt came: %+v", r)
-	}
-}
-
 // Design note of issue 6: a prompt while one runs is refused with
 // "session busy"; right after prompt_end a new prompt is accepted.
 func TestServe_PromptWhileRunningIsSessionBusy(t *testing.T) {
@@ -244,30 +157,6 @@ func TestServe_PromptWhileRunningIsSessionBusy(t *testing.T) {
 	}
 	if calls := b.Calls(); strings.Join(calls, ",") != "prompt:one,abort,prompt:three" {
 		t.Errorf("backend calls = %v (the busy prompt must not reach the backend)", calls)
-	}
-}
-
-// Issue 6: closing stdin ends Serve with nil after detaching a running
-// prompt; the prompt is not aborted (it keeps running in Temporal).
-func TestServe_StdinCloseDetachesRunningPrompt(t *testing.T) {
-	b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour}))
-	var notes []string
-	h := serve(t, &rpcserver.Server{Backend: b, Logf: func(f string, a ...any) { notes = append(notes, f) }})
-	h.send(`{"id":"p1","type":"prompt","message":"hello"}`)
-	h.response()
-	h.eventsUntil(agent.EventAutoRetryStart)
-	if err := h.closeInput(); err != nil {
-		t.Fatalf("Serve = %v, want nil", err)
-	}
-	st, _ := b.State(context.Background())
-	if st.Status != agent.StatusRunning || !st.IsRetrying {
-		t.Errorf("prompt after detach: %+v, want still running and retrying", st)
-	}
-	if calls := b.Calls(); len(calls) != 1 {
-		t.Errorf("backend calls = %v, want only the prompt (no abort on detach)", calls)
-	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "keeps running") {
-		t.Errorf("notes = %q, want one detach note", notes)
 	}
 }
 

@@ -28,12 +28,16 @@ const (
 	// set_session_name): Name; the latest one in the file counts and an
 	// empty name clears it.
 	TypeSessionInfo = "session_info"
+	// TypeCustom entries hold the product's own data that is not
+	// conversation (the terminal agent's custom entry, which it keeps
+	// out of the model's context): CustomType says what, Data holds it.
+	TypeCustom = "custom"
 )
 
 // entryTypes are the types Append accepts, in the order error messages
 // list them. The entries besides messages and compactions are not part of
 // the run context; they link the branch together like any entry.
-var entryTypes = []string{TypeMessage, TypeCompaction, TypeModelChange, TypeThinkingLevelChange, TypeSessionInfo}
+var entryTypes = []string{TypeMessage, TypeCompaction, TypeModelChange, TypeThinkingLevelChange, TypeSessionInfo, TypeCustom}
 
 // HeaderType is the Type of a session file's first line.
 const HeaderType = "session"
@@ -76,7 +80,7 @@ type Header struct {
 // written as null).
 type Entry struct {
 	// Type is one of TypeMessage, TypeCompaction, TypeModelChange,
-	// TypeThinkingLevelChange or TypeSessionInfo.
+	// TypeThinkingLevelChange, TypeSessionInfo or TypeCustom.
 	Type string `json:"type"`
 	// ID is unique within the session and chosen by the caller (the
 	// workflow, deterministically), which is what makes Append idempotent.
@@ -101,6 +105,9 @@ type Entry struct {
 	ThinkingLevel string `json:"thinkingLevel,omitempty"`
 	// Name is the display name of a session_info entry.
 	Name string `json:"name,omitempty"`
+	// CustomType and Data are set on custom entries (CustomSystemPrompt).
+	CustomType string          `json:"customType,omitempty"`
+	Data       json.RawMessage `json:"data,omitempty"`
 }
 
 // entryFields is Entry without its methods.
@@ -198,6 +205,10 @@ func validateEntry(e Entry) error {
 	case TypeThinkingLevelChange:
 		if e.ThinkingLevel == "" {
 			return fmt.Errorf("thinking_level_change entry %q has no thinkingLevel", e.ID)
+		}
+	case TypeCustom:
+		if e.CustomType == "" {
+			return fmt.Errorf("custom entry %q has no customType", e.ID)
 		}
 	default:
 		return fmt.Errorf("entry %q has unknown type %q (want one of %s)", e.ID, e.Type, strings.Join(entryTypes, ", "))

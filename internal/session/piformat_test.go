@@ -83,7 +83,8 @@ func TestAppend_ChecksSettingEntries(t *testing.T) {
 	}{
 		{"model_change without model", Entry{Type: TypeModelChange, ID: "m", Provider: "openai"}, `model_change entry "m" needs a provider and a modelId`},
 		{"thinking level missing", Entry{Type: TypeThinkingLevelChange, ID: "t"}, `thinking_level_change entry "t" has no thinkingLevel`},
-		{"unknown type", Entry{Type: "label", ID: "l"}, `entry "l" has unknown type "label" (want one of message, compaction, model_change, thinking_level_change, session_info)`},
+		{"unknown type", Entry{Type: "label", ID: "l"}, `entry "l" has unknown type "label" (want one of message, compaction, model_change, thinking_level_change, session_info, custom)`},
+		{"custom without customType", Entry{Type: TypeCustom, ID: "c"}, `custom entry "c" has no customType`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := openStore(t)

@@ -26,6 +26,7 @@ type Settings struct {
 	Session    Session    `json:"session"`
 	Tools      Tools      `json:"tools"`
 	Agent      Agent      `json:"agent"`
+	Budget     Budget     `json:"budget"`
 	Stream     Stream     `json:"stream"`
 
 	// file is the settings file Load used (or would create).
@@ -158,6 +159,8 @@ type Tools struct {
 	// Policy is the approval policy's rules (internal/policy), placed
 	// before policy.Default in each prompt.
 	Policy []string `json:"policy,omitempty"`
+	// Sandbox is the worker's sandbox policy (tools.sandbox.*).
+	Sandbox ToolsSandbox `json:"sandbox"`
 }
 
 // Tool placements (tools.placement).
@@ -182,6 +185,11 @@ type Agent struct {
 	// delivery takes.
 	SteeringMode string `json:"steeringMode"`
 	FollowUpMode string `json:"followUpMode"`
+	// SystemPrompt replaces the system prompt's preamble and
+	// AppendSystemPrompt is added at its end, in a session's first
+	// prompt (internal/sysprompt).
+	SystemPrompt       string `json:"systemPrompt"`
+	AppendSystemPrompt string `json:"appendSystemPrompt"`
 }
 
 // Stream is the `stream` group: live output.
@@ -248,6 +256,7 @@ func defaultsFor(e environment) Settings {
 		},
 		Session: Session{Store: SessionStoreJSONL},
 		Agent:   Agent{SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeOneAtATime},
+		Budget:  Budget{MaxCostUsd: "0", Session: SessionBudget{MaxCostUsd: "0"}},
 	}
 }
 

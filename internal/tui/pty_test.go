@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -10,34 +8,18 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
 )
 
 // childEnv makes the test binary run the chat UI on its terminal, for the
-// pseudo-terminal tests: against the fake backend ("1"), or against a
-// Temporal server (childTemporal, see pty_stream_test.go).
+// pseudo-terminal tests: its value childTemporal runs it against a
+// Temporal server (see pty_stream_test.go).
 const childEnv = "TUI_TEST_CHILD"
 
 func TestMain(m *testing.M) {
-	switch os.Getenv(childEnv) {
-	case "":
-		os.Exit(m.Run())
-	case childTemporal:
+	if os.Getenv(childEnv) == childTemporal {
 		os.Exit(runTemporalChild())
-	default:
-		os.Exit(runChild())
 	}
-}
-
-func runChild() int {
-	fake := rpcfake.New("s1")
-	fake.Script = rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: 30 * time.Second})
-	if err := Run(context.Background(), fake, os.Stdin, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
+	os.Exit(m.Run())
 }
 
 // tmuxSession runs a command in a detached tmux session on a private
@@ -106,24 +88,17 @@ func (s *tmuxSession) waitText(text string) {
 
 var retryLine = regexp.MustCompile(`Retrying \(1/3\) in (\d+)s… \(esc to cancel\)`)
 
-// SPEC 10 end to end in a real pseudo-terminal (tmux): the countdown
-// ticks on screen, Esc cancels the retry, the failure line shows, and
-// /quit leaves with status 0.
+// SPEC 10 end to end in a real pseudo-terminal (tmux), against the
+// embedded Temporal server and a worker: the countdown ticks on screen,
+// Esc cancels the retry, the failure line shows, and /quit leaves with
+// status 0.
 func TestChat_PseudoTerminalCountdownAndEscCancelsRetry(t *testing.T) {
-	bin, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Skip("tmux is not installed (apt-get install tmux)")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &tmuxSession{t: t, bin: bin, sock: fmt.Sprintf("tui-test-%d", os.Getpid())}
-	t.Cleanup(func() { _ = exec.Command(bin, "-L", s.sock, "kill-server").Run() })
-	shell := fmt.Sprintf("%s=1 '%s' -test.run='^$'; echo chat-exited-$?; sleep 600", childEnv, strings.ReplaceAll(exe, "'", `'\''`))
-	s.run("new-session", "-d", "-s", "chat", "-x", "100", "-y", "30", shell)
+	s, _ := temporalChat(t, "retry1", nil, map[string]string{
+		"DURABLE_AGENT_SCRIPTED_FAULTS":   "503 Service Unavailable",
+		"DURABLE_AGENT_RETRY_BASEDELAYMS": "30000",
+	})
 
-	s.waitText("Session s1.")
+	s.waitText("Session retry1.")
 	s.run("send-keys", "-t", "chat", "-l", "hello")
 	s.run("send-keys", "-t", "chat", "Enter")
 	first := s.waitFor("the retry loader", func(screen string) string {

@@ -29,7 +29,7 @@ func startRPC(t *testing.T) *rpcLoop {
 	l := &rpcLoop{t: t, in: inW, out: bufio.NewReaderSize(outR, 1<<16), done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		err := rpcserver.Serve(ctx, inR, outW, rpcfake.New("s1"))
+		err := (&rpcserver.Server{Backend: rpcfake.New("s1")}).Serve(ctx, inR, outW)
 		outW.Close()
 		l.done <- err
 	}()

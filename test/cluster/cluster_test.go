@@ -472,18 +472,26 @@ func pidOf(t *testing.T, identity string) int {
 func (c *cluster) checkSession(t *testing.T, tc client.Client, id, msg string, wantErrors int, errText string) {
 	t.Helper()
 	sess := c.loadSession(t, id)
+	// The session's system prompt record comes first (spec 7.6), and the
+	// user message is its child.
+	entries, root := sess.Entries, ""
+	if len(entries) > 0 && entries[0].Type == session.TypeCustom && entries[0].CustomType == session.CustomSystemPrompt {
+		entries, root = entries[1:], entries[0].ID
+	} else {
+		t.Errorf("session %s does not start with its system prompt record", id)
+	}
 	var dump, stored []string
-	for _, e := range sess.Entries {
+	for _, e := range entries {
 		dump = append(dump, fmt.Sprintf("%s(parent %s, %s)", e.ID, e.ParentID, describe(e)))
 		stored = append(stored, e.ID)
 	}
 	t.Logf("session %s in the database: %s", id, strings.Join(dump, "; "))
 
 	calls := c.modelCalls(tc, id)
-	if len(sess.Entries) == 0 || len(calls) != wantErrors+1 {
-		t.Fatalf("session %s: %d entries, %d model calls in history; want %d calls:\n%s", id, len(sess.Entries), len(calls), wantErrors+1, strings.Join(dump, "\n"))
+	if len(entries) == 0 || len(calls) != wantErrors+1 {
+		t.Fatalf("session %s: %d entries, %d model calls in history; want %d calls:\n%s", id, len(entries), len(calls), wantErrors+1, strings.Join(dump, "\n"))
 	}
-	user := sess.Entries[0]
+	user := entries[0]
 	want := []string{user.ID}
 	for _, in := range calls {
 		want = append(want, in.EntryID)
@@ -494,10 +502,10 @@ func (c *cluster) checkSession(t *testing.T, tc client.Client, id, msg string, w
 	if strings.Join(stored, " ") != strings.Join(want, " ") {
 		t.Fatalf("session %s stores %v; want the user message and the workflow's model calls %v, each once", id, stored, want)
 	}
-	if m := user.Message; m == nil || m.Role != agent.RoleUser || m.Text() != msg || user.ParentID != "" {
-		t.Errorf("first entry %s, want the user message %q at the root", describe(user), msg)
+	if m := user.Message; m == nil || m.Role != agent.RoleUser || m.Text() != msg || user.ParentID != root {
+		t.Errorf("first entry %s, want the user message %q under the system prompt record", describe(user), msg)
 	}
-	for i, e := range sess.Entries[1:] {
+	for i, e := range entries[1:] {
 		m := e.Message
 		switch {
 		case e.ParentID != user.ID:

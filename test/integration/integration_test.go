@@ -132,7 +132,7 @@ func TestIntegration_WorkerRestartDuringBackoff(t *testing.T) {
 	if got := typesOf(e.events("restart")); got != oneRetryOrder {
 		t.Fatalf("events %s\nwant   %s", got, oneRetryOrder)
 	}
-	assertSessionEntries(t, e, "restart", 3)
+	assertSessionEntries(t, e, "restart", 4) // system prompt record, user message, failed and retried answers
 }
 
 // Durability: the embedded server itself stops during the backoff wait and
@@ -154,7 +154,7 @@ func TestIntegration_ServerRestartDuringBackoff(t *testing.T) {
 	if got := typesOf(e.events("srv")); got != oneRetryOrder {
 		t.Fatalf("events %s\nwant   %s", got, oneRetryOrder)
 	}
-	assertSessionEntries(t, e, "srv", 3)
+	assertSessionEntries(t, e, "srv", 4) // system prompt record, user message, failed and retried answers
 }
 
 // SPEC 7: a worker killed (SIGKILL) during the model call; the heartbeat

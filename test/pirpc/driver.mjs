@@ -445,7 +445,7 @@ async function main() {
 	assert.equal(ctx.thinkingLevel, "medium");
 	assert.deepEqual(ctx.model, { provider: "scripted", modelId: "scripted-1" });
 	const kinds = new Set(sm.getEntries().map((x) => x.type));
-	for (const k of ["message", "compaction", "model_change", "thinking_level_change", "session_info"]) {
+	for (const k of ["message", "compaction", "model_change", "thinking_level_change", "session_info", "custom"]) {
 		assert.ok(kinds.has(k), `the file has a ${k} entry`);
 	}
 	const header = sm.getHeader();

@@ -1,0 +1,114 @@
+package egress
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// refusal is why a request is not served: its status and one line for
+// the client (and the log).
+type refusal struct {
+	status int
+	line   string
+}
+
+func (r *refusal) Error() string { return r.line }
+
+// splitTarget splits a CONNECT target "host:port" ("[v6]:port").
+func splitTarget(hostport string) (string, int, *refusal) {
+	host, portText, err := net.SplitHostPort(hostport)
+	if err != nil || host == "" {
+		return "", 0, &refusal{http.StatusBadRequest, fmt.Sprintf("egress proxy: %q is not host:port", hostport)}
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 1 || port > 65535 {
+		return "", 0, &refusal{http.StatusBadRequest, fmt.Sprintf("egress proxy: %q has no port from 1 to 65535", hostport)}
+	}
+	return host, port, nil
+}
+
+// check decides whether host:port may be reached and returns the
+// addresses that may be dialled: an IP literal only when listed; a name
+// only when listed, and then only those of its addresses that are not
+// internal or are themselves listed.
+func (p *Proxy) check(ctx context.Context, host string, port int) ([]netip.Addr, *refusal) {
+	notListed := &refusal{http.StatusForbidden,
+		fmt.Sprintf("egress proxy: host %s is not in %s", net.JoinHostPort(host, strconv.Itoa(port)), SettingKey)}
+	allow := p.opts.Allow
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if ip.Zone() == "" && allow.ListsAddr(ip, port) {
+			return []netip.Addr{ip.Unmap()}, nil
+		}
+		return nil, notListed
+	}
+	name, err := normalName(host)
+	if err != nil {
+		return nil, &refusal{http.StatusBadRequest, fmt.Sprintf("egress proxy: bad host %q: %v", host, err)}
+	}
+	if !allow.AllowsName(name, port) {
+		return nil, notListed
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.DialTimeout)
+	defer cancel()
+	addrs, err := p.opts.Resolve(ctx, name)
+	if err != nil {
+		return nil, &refusal{http.StatusBadGateway, fmt.Sprintf("egress proxy: cannot resolve %s: %v", name, oneLine(err))}
+	}
+	var ok, internal []netip.Addr
+	for _, a := range addrs {
+		if a = a.Unmap(); Internal(a) && !allow.ListsAddr(a, port) {
+			internal = append(internal, a)
+		} else {
+			ok = append(ok, a)
+		}
+	}
+	if len(ok) == 0 {
+		if len(internal) == 0 {
+			return nil, &refusal{http.StatusBadGateway, fmt.Sprintf("egress proxy: %s has no address", name)}
+		}
+		return nil, &refusal{http.StatusForbidden, fmt.Sprintf(
+			"egress proxy: host %s resolves only to internal addresses (%s); list such an address in %s to allow it",
+			name, internal[0], SettingKey)}
+	}
+	return ok, nil
+}
+
+// dial connects to the first of addrs that answers, within DialTimeout.
+func (p *Proxy) dial(ctx context.Context, addrs []netip.Addr, port int) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.opts.DialTimeout)
+	defer cancel()
+	var first error
+	for _, a := range addrs {
+		c, err := p.opts.Dial(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+		if err == nil {
+			return c, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, first
+}
+
+// oneLine keeps an error's text on one line for a reply body.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// logRequest writes the request's one log line; reason is why it was
+// refused or failed ("" when it was served).
+func (p *Proxy) logRequest(method, host string, port int, allowed bool, reason string) {
+	args := []any{"method", method, "host", host, "port", port, "allowed", allowed}
+	if reason != "" {
+		args = append(args, "reason", reason)
+	}
+	p.opts.Logger.Info("egress", args...)
+}

@@ -1,0 +1,94 @@
+package egress
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+)
+
+// connect serves CONNECT host:port: check, dial, answer 200 and splice
+// the client's connection to the server's until either ends, the tunnel
+// idles or the proxy closes.
+func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
+	host, port, ref := splitTarget(r.Host)
+	if ref != nil {
+		p.logRequest(r.Method, r.Host, 0, false, ref.line)
+		reply(w, ref.status, ref.line)
+		return
+	}
+	addrs, ref := p.check(r.Context(), host, port)
+	if ref != nil {
+		p.logRequest(r.Method, host, port, false, ref.line)
+		reply(w, ref.status, ref.line)
+		return
+	}
+	upstream, err := p.dial(r.Context(), addrs, port)
+	if err != nil {
+		line := fmt.Sprintf("egress proxy: cannot reach %s: %s", net.JoinHostPort(host, fmt.Sprint(port)), oneLine(err))
+		p.logRequest(r.Method, host, port, true, line)
+		reply(w, http.StatusBadGateway, line)
+		return
+	}
+	p.logRequest(r.Method, host, port, true, "")
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		upstream.Close()
+		reply(w, http.StatusInternalServerError, "egress proxy: cannot take over the connection")
+		return
+	}
+	if !p.startTunnel() {
+		upstream.Close()
+		reply(w, http.StatusServiceUnavailable, "egress proxy: closing")
+		return
+	}
+	defer p.tunnels.Done()
+	client, brw, err := hj.Hijack()
+	if err != nil {
+		upstream.Close()
+		return
+	}
+	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		client.Close()
+		upstream.Close()
+		return
+	}
+	// The server's reader may hold bytes the client sent right after its
+	// request (a TLS ClientHello); they go first.
+	splice(p.ctx, withBuffered(client, brw.Reader), upstream, p.opts.IdleTimeout)
+}
+
+// bufferedConn reads what a bufio.Reader still holds before the conn.
+type bufferedConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c *bufferedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+// CloseWrite passes a half-close on to the connection beneath.
+func (c *bufferedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Conn.Close()
+}
+
+func withBuffered(c net.Conn, br *bufio.Reader) net.Conn {
+	if br == nil || br.Buffered() == 0 {
+		return c
+	}
+	return &bufferedConn{Conn: c, r: io.MultiReader(io.LimitReader(br, int64(br.Buffered())), c)}
+}
+
+// startTunnel counts a new tunnel unless the proxy is closing.
+func (p *Proxy) startTunnel() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.tunnels.Add(1)
+	return true
+}

@@ -1,0 +1,88 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"strconv"
+	"time"
+)
+
+// checkedKey carries a forwarded request's checked addresses to the
+// transport's dial.
+type checkedKey struct{}
+
+// forwarder serves absolute-URI http:// requests: check the URL's host,
+// then forward through a transport that dials only checked addresses.
+type forwarder struct {
+	p         *Proxy
+	transport *http.Transport
+	rp        *httputil.ReverseProxy
+}
+
+func newForwarder(p *Proxy) *forwarder {
+	f := &forwarder{p: p}
+	f.transport = &http.Transport{
+		Proxy:                  nil, // never the worker's own proxy settings
+		DialContext:            f.dialChecked,
+		ResponseHeaderTimeout:  p.opts.ResponseTimeout,
+		IdleConnTimeout:        30 * time.Second,
+		MaxIdleConns:           16,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	f.rp = &httputil.ReverseProxy{
+		// The client sent an absolute URI; it is the outgoing URL as is,
+		// with no X-Forwarded headers naming the sandbox.
+		Rewrite:   func(pr *httputil.ProxyRequest) { pr.Out.Host = "" },
+		Transport: f.transport,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			line := fmt.Sprintf("egress proxy: forwarding to %s failed: %s", r.URL.Host, oneLine(err))
+			p.opts.Logger.Info("egress forward failed", "host", r.URL.Hostname(), "error", oneLine(err))
+			if errors.Is(err, context.Canceled) {
+				// The client left or the proxy is closing: end the
+				// connection with no response, never an empty 200.
+				panic(http.ErrAbortHandler)
+			}
+			reply(w, http.StatusBadGateway, line)
+		},
+	}
+	return f
+}
+
+func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	host, port := r.URL.Hostname(), 80
+	if text := r.URL.Port(); text != "" {
+		n, err := strconv.Atoi(text)
+		if err != nil || n < 1 || n > 65535 {
+			line := fmt.Sprintf("egress proxy: %q has no port from 1 to 65535", r.URL.Host)
+			f.p.logRequest(r.Method, host, 0, false, line)
+			reply(w, http.StatusBadRequest, line)
+			return
+		}
+		port = n
+	}
+	addrs, ref := f.p.check(r.Context(), host, port)
+	if ref != nil {
+		f.p.logRequest(r.Method, host, port, false, ref.line)
+		reply(w, ref.status, ref.line)
+		return
+	}
+	f.p.logRequest(r.Method, host, port, true, "")
+	f.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), checkedKey{}, addrs)))
+}
+
+// dialChecked dials the addresses the request's check returned; a dial
+// without them is a bug and refused.
+func (f *forwarder) dialChecked(ctx context.Context, _, addr string) (net.Conn, error) {
+	addrs, _ := ctx.Value(checkedKey{}).([]netip.Addr)
+	_, portText, err := net.SplitHostPort(addr)
+	port, perr := strconv.Atoi(portText)
+	if len(addrs) == 0 || err != nil || perr != nil {
+		return nil, fmt.Errorf("egress proxy: dial %s without a checked address", addr)
+	}
+	return f.p.dial(ctx, addrs, port)
+}

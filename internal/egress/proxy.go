@@ -1,0 +1,168 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+)
+
+// Options configure a Proxy; every zero value has a documented default.
+type Options struct {
+	// Allow is the allow-list (zero: every request is denied).
+	Allow AllowList
+	// Logger gets one line per request (nil: slog.Default()); give it the
+	// session's attributes (Logger.With) to tell sandboxes apart.
+	Logger *slog.Logger
+	// Resolve looks a host name up (nil: the system resolver). Tests map
+	// names to addresses with it; the proxy checks whatever it returns.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Dial connects to a checked address "ip:port" (nil: a net.Dialer).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// DialTimeout bounds a name lookup plus the dials (0: 15s).
+	DialTimeout time.Duration
+	// HeaderTimeout bounds reading a request's header (0: 15s).
+	HeaderTimeout time.Duration
+	// IdleTimeout closes a tunnel or a kept-alive client connection on
+	// which nothing moved for this long (0: 5 minutes).
+	IdleTimeout time.Duration
+	// ResponseTimeout bounds the wait for a forwarded HTTP request's
+	// response header (0: 2 minutes).
+	ResponseTimeout time.Duration
+	// MaxConns is how many client connections are served at once; more
+	// wait to be accepted (0: 256).
+	MaxConns int
+}
+
+func (o *Options) defaults() {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Resolve == nil {
+		o.Resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	if o.Dial == nil {
+		var d net.Dialer
+		o.Dial = d.DialContext
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.DialTimeout, 15*time.Second)
+	def(&o.HeaderTimeout, 15*time.Second)
+	def(&o.IdleTimeout, 5*time.Minute)
+	def(&o.ResponseTimeout, 2*time.Minute)
+	if o.MaxConns <= 0 {
+		o.MaxConns = 256
+	}
+}
+
+// Proxy is an HTTP proxy serving a sandbox on a unix socket (see the
+// package comment for its contract). Run one per sandbox: its socket is
+// that sandbox's only way out, and its limits (MaxConns) and log lines
+// are that sandbox's alone.
+type Proxy struct {
+	opts    Options
+	path    string
+	srv     *http.Server
+	forward *forwarder
+	ctx     context.Context
+	cancel  context.CancelFunc
+	served  chan struct{}
+	// tunnels counts CONNECT tunnels, which outlive the server's own
+	// tracking once they hijack their connection; closed (under mu)
+	// stops new ones, so Close's Wait never races an Add.
+	mu        sync.Mutex
+	closed    bool
+	tunnels   sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Listen creates the unix socket at path (mode 0600; put it in a
+// directory only the worker's user can enter) and serves the proxy on it
+// until Close.
+func Listen(path string, opts Options) (*Proxy, error) {
+	opts.defaults()
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("egress proxy: listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("egress proxy: chmod %s: %w", path, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Proxy{opts: opts, path: path, ctx: ctx, cancel: cancel, served: make(chan struct{})}
+	p.forward = newForwarder(p)
+	p.srv = &http.Server{
+		Handler:           http.HandlerFunc(p.serveHTTP),
+		ReadHeaderTimeout: opts.HeaderTimeout,
+		IdleTimeout:       opts.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
+	}
+	go func() {
+		defer close(p.served)
+		err := p.srv.Serve(newLimitListener(ln, opts.MaxConns))
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			opts.Logger.Error("egress proxy stopped", "socket", path, "error", err)
+		}
+	}()
+	return p, nil
+}
+
+// Path is the proxy's socket.
+func (p *Proxy) Path() string { return p.path }
+
+// Close stops the proxy: no new connections, every in-flight request and
+// tunnel ended, the socket file removed. It waits for the tunnels to end.
+func (p *Proxy) Close() error {
+	p.closeOnce.Do(func() {
+		p.mu.Lock()
+		p.closed = true
+		p.mu.Unlock()
+		// Client connections close before requests are cancelled, so no
+		// cancelled request can still answer on one.
+		p.closeErr = p.srv.Close()
+		p.cancel()
+		p.forward.transport.CloseIdleConnections()
+		<-p.served
+		p.tunnels.Wait()
+		if err := os.Remove(p.path); err != nil && !errors.Is(err, os.ErrNotExist) && p.closeErr == nil {
+			p.closeErr = fmt.Errorf("egress proxy: remove %s: %w", p.path, err)
+		}
+	})
+	return p.closeErr
+}
+
+func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodConnect:
+		p.connect(w, r)
+	case r.URL.IsAbs() && r.URL.Scheme == "http":
+		p.forward.ServeHTTP(w, r)
+	default:
+		p.logRequest(r.Method, r.Host, 0, false, "not a proxy request")
+		reply(w, http.StatusBadRequest, "egress proxy: only CONNECT host:port and absolute http:// requests are served")
+	}
+}
+
+// reply writes a one-line plain text body.
+func reply(w http.ResponseWriter, status int, line string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Connection", "close")
+	w.WriteHeader(status)
+	fmt.Fprintln(w, line)
+}

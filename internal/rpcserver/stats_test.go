@@ -1,0 +1,59 @@
+package rpcserver_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/rpcserver"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/rpc"
+)
+
+// statsFake serves a real session file to get_session_stats.
+type statsFake struct {
+	*sessionFake
+	store *session.Store
+}
+
+func (f *statsFake) LoadSession(_ context.Context, id string) (*session.Session, error) {
+	return f.store.Load(id)
+}
+
+// Issue 22: get_session_stats has the session's usage, a failed attempt
+// (left out of the run context) included, beside the run context's
+// tokens and cost.
+func TestServe_SessionStatsUsageCountsFailedAttempts(t *testing.T) {
+	store, err := session.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Init("s1", t.TempDir(), ""); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	user := agent.TextMessage(agent.RoleUser, "hi")
+	failed := agent.Message{Role: agent.RoleAssistant, StopReason: agent.StopReasonError, ErrorMessage: "stream cut",
+		Usage: &agent.Usage{Input: 100, Output: 10, Cost: agent.UsageCost{Total: 0.11}}}
+	answer := agent.TextMessage(agent.RoleAssistant, "hello")
+	answer.StopReason = agent.StopReasonStop
+	answer.Usage = &agent.Usage{Input: 100, Output: 20, CacheRead: 5, Cost: agent.UsageCost{Total: 0.12}}
+	for _, e := range []session.Entry{
+		{Type: session.TypeMessage, ID: "u1", Timestamp: now, Message: &user},
+		{Type: session.TypeMessage, ID: "a1", ParentID: "u1", Timestamp: now, Message: &failed},
+		{Type: session.TypeMessage, ID: "a2", ParentID: "u1", Timestamp: now, Message: &answer},
+	} {
+		if _, err := store.Append("s1", e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := &statsFake{sessionFake: &sessionFake{Backend: newFake(nil)}, store: store}
+	h := serve(t, &rpcserver.Server{Backend: f})
+	h.send(`{"id":"1","type":"get_session_stats"}`)
+	st := decode[rpc.SessionStats](t, h.response())
+	want := agent.Spend{Input: 200, Output: 30, CacheRead: 5, CostUsd: 0.23}
+	if st.Usage != want || st.Tokens.Input != 100 || st.Cost != 0.12 {
+		t.Fatalf("stats usage %+v tokens %+v cost %v, want usage %+v and the run context's 100 input tokens, $0.12", st.Usage, st.Tokens, st.Cost, want)
+	}
+}

@@ -1,0 +1,71 @@
+package integration
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/app"
+)
+
+// budgetFixture is the history of a prompt its budget stopped: the
+// duration timer, a retried 503 and the final message, behind
+// GetVersion "budget". Regenerate with UPDATE_REPLAY_HISTORY=1 go test
+// -run BudgetStopsAPromptAndReplays ./test/integration
+var budgetFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_budget_history.json")
+
+// Issue 22 on the embedded server: a prompt with budget.* settings (as
+// the starter sends them) runs a tool call, is stopped by
+// budget.maxTokens before its next model call, names the limit in its
+// prompt_end and result, and its history (with the budget's timer)
+// replays on the current code.
+func TestIntegration_BudgetStopsAPromptAndReplays(t *testing.T) {
+	e := newEnv(t)
+	e.s.Budget.MaxTokens = 1
+	e.s.Budget.MaxDurationMs = 3_600_000
+	e.startWorker()
+	in := app.PromptInput(e.s, "budget", "write a note")
+	in.Workspace = t.TempDir()
+	in.Model.Faults = []string{e503, `tool:write {"path":"note.txt","content":"hi"}`, `text:never`}
+	run, err := e.k.StartPrompt(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.result(run)
+	if err == nil || res.Status != agent.StatusFailed || !strings.HasPrefix(res.Error, "budget.maxTokens 1 reached: spent ") {
+		t.Fatalf("result %+v %v, want failed naming budget.maxTokens", res, err)
+	}
+	evs := e.events("budget")
+	var usage, tools int
+	for _, ev := range evs {
+		switch ev.Type {
+		case agent.EventUsage:
+			usage++
+		case agent.EventToolExecutionEnd:
+			tools++
+		}
+	}
+	last := evs[len(evs)-1]
+	if usage != 2 || tools != 1 || last.Type != agent.EventPromptEnd || last.ErrorMessage != res.Error {
+		t.Fatalf("%d usage_update, %d tool calls, last %+v: want 2, 1 and prompt_end naming the limit", usage, tools, last)
+	}
+	var timers int
+	iter := e.c.GetWorkflowHistory(context.Background(), run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.GetEventType() == enumspb.EVENT_TYPE_TIMER_STARTED {
+			timers++
+		}
+	}
+	if timers != 2 {
+		t.Fatalf("%d timers, want the budget's and the retry's", timers)
+	}
+	exportAndReplay(t, e, run.GetID(), run.GetRunID(), budgetFixture)
+}

@@ -1,0 +1,197 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/retry"
+)
+
+// Budgets (settings group budget, PromptInput.Budget): the prompt counts
+// the usage of every model attempt that reported one, and once a limit is
+// reached it stops at the next point where no work is cut in half: before
+// the next model call (after the tool calls of the answer that reached
+// it), or instead of a retry. It writes a final assistant message that
+// names the limit and fails with it, so the user continues the session
+// with a new prompt that carries a raised limit.
+
+// The budget's commands (workflow.GetVersion "budget"): the durable timer
+// of budget.maxDurationMs and the final assistant message. A prompt
+// without a budget asks for no version, so histories written before
+// budgets existed replay unchanged.
+const (
+	changeBudget  = "budget"
+	versionBudget = 1
+)
+
+// budget is a run's budget state.
+type budget struct {
+	// on: the prompt has a budget (a limit set and versionBudget).
+	on bool
+	// spent is this prompt's usage (carried across continue-as-new);
+	// before is the session's earlier prompts (BeginPrompt).
+	spent, before agent.Spend
+	// startedAt is when the prompt started (its first run).
+	startedAt time.Time
+	// reached names the limit reached ("": none yet).
+	reached string
+}
+
+// startBudget fixes the budget of a run: usage carried from the previous
+// run, and the maxDuration timer, which marks the limit reached and
+// cancels a pending retry backoff when it fires.
+func (r *run) startBudget(ctx workflow.Context) {
+	r.bud.spent.Unpriced = r.in.Model.Cost == nil
+	r.bud.startedAt = workflow.Now(ctx).Truncate(time.Millisecond) // as carried (StartedMs)
+	if c := r.in.Continued; c != nil {
+		if c.Spent != nil {
+			r.bud.spent = *c.Spent
+		}
+		if c.SessionSpent != nil {
+			r.bud.before = *c.SessionSpent
+		}
+		if c.StartedMs > 0 {
+			r.bud.startedAt = time.UnixMilli(c.StartedMs)
+		}
+	}
+	lim := r.in.Budget
+	if !lim.Any() || workflow.GetVersion(ctx, changeBudget, workflow.DefaultVersion, versionBudget) < versionBudget {
+		return
+	}
+	r.bud.on = true
+	r.checkBudget() // a session already past its limit stops before any call
+	if lim.MaxDurationMs <= 0 || r.bud.reached != "" {
+		return
+	}
+	left := r.bud.startedAt.Add(time.Duration(lim.MaxDurationMs) * time.Millisecond).Sub(workflow.Now(ctx))
+	if left <= 0 {
+		r.bud.reached = r.durationReached(ctx)
+		return
+	}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		err := workflow.NewTimerWithOptions(ctx, left, workflow.TimerOptions{
+			Summary: fmt.Sprintf("budget.maxDurationMs %d", lim.MaxDurationMs)}).Get(ctx, nil)
+		if err != nil || r.bud.reached != "" {
+			return
+		}
+		r.bud.reached = r.durationReached(ctx)
+		r.abortRetry() // a retry backoff stops now; a model or tool call finishes
+	})
+}
+
+func (r *run) durationReached(ctx workflow.Context) string {
+	ran := workflow.Now(ctx).Sub(r.bud.startedAt).Round(time.Second)
+	return fmt.Sprintf("budget.maxDurationMs %d reached: ran %s", r.in.Budget.MaxDurationMs, ran)
+}
+
+// countUsage adds a model attempt's usage and, for a prompt with a
+// budget, emits usage_update and checks the limits.
+func (r *run) countUsage(ctx workflow.Context, u *agent.Usage) {
+	r.bud.spent.Add(u)
+	if !r.bud.on {
+		return
+	}
+	r.checkBudget()
+	b := r.budgetState()
+	spent := r.bud.spent
+	r.emit(ctx, agent.Event{Type: agent.EventUsage, Usage: &spent, Budget: b})
+}
+
+// checkBudget marks the first token or cost limit the usage reached.
+func (r *run) checkBudget() {
+	if r.bud.reached != "" {
+		return
+	}
+	lim, s := r.in.Budget, r.bud.spent
+	all := r.bud.before.Plus(s)
+	switch {
+	case lim.MaxTokens > 0 && s.Tokens() >= lim.MaxTokens:
+		r.bud.reached = fmt.Sprintf("budget.maxTokens %d reached: spent %d tokens (input+output)", lim.MaxTokens, s.Tokens())
+	case lim.MaxCostUsd > 0 && s.CostUsd >= lim.MaxCostUsd:
+		r.bud.reached = fmt.Sprintf("budget.maxCostUsd %s reached: spent %s", agent.FormatUsd(lim.MaxCostUsd), agent.FormatUsd(s.CostUsd))
+	case lim.SessionMaxTokens > 0 && all.Tokens() >= lim.SessionMaxTokens:
+		r.bud.reached = fmt.Sprintf("budget.session.maxTokens %d reached: the session spent %d tokens (input+output)", lim.SessionMaxTokens, all.Tokens())
+	case lim.SessionMaxCostUsd > 0 && all.CostUsd >= lim.SessionMaxCostUsd:
+		r.bud.reached = fmt.Sprintf("budget.session.maxCostUsd %s reached: the session spent %s", agent.FormatUsd(lim.SessionMaxCostUsd), agent.FormatUsd(all.CostUsd))
+	}
+}
+
+// budgetReached reports whether the prompt must stop for its budget.
+func (r *run) budgetReached() bool { return r.bud.on && r.bud.reached != "" }
+
+// budgetState is the budget part of the state query and usage_update.
+func (r *run) budgetState() *agent.Budget {
+	if !r.bud.on {
+		return nil
+	}
+	b := &agent.Budget{Limits: r.in.Budget, Reached: r.bud.reached}
+	if ms := r.in.Budget.MaxDurationMs; ms > 0 {
+		d := r.bud.startedAt.Add(time.Duration(ms) * time.Millisecond).UTC()
+		b.Deadline = &d
+	}
+	if r.in.Budget.HasSession() {
+		all := r.bud.before.Plus(r.bud.spent)
+		b.SessionUsage = &all
+	}
+	return b
+}
+
+// BudgetStopMessage is the final assistant message of a prompt its budget
+// stopped (%s names the limit and what was spent).
+const BudgetStopMessage = "Stopped: %s. Raise the limit and send a follow-up prompt to continue."
+
+// stopForBudget ends a prompt whose budget was reached: the final
+// assistant message, agent_end, and a failed prompt_end that names the
+// limit. The caller has finished the step it was in.
+func (r *run) stopForBudget(ctx workflow.Context) step {
+	if u := r.pendingUser; u != nil {
+		// Stopped before its first model call (the session was past its
+		// limit): the agent run and the user message, no turn.
+		r.pendingUser = nil
+		if !r.agentRunning {
+			r.agentRunning = true
+			r.emit(ctx, agent.Event{Type: agent.EventAgentStart})
+		}
+		r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: u.EntryID, Message: u.Message})
+		r.emit(ctx, *u)
+	}
+	msg := agent.TextMessage(agent.RoleAssistant, fmt.Sprintf(BudgetStopMessage, r.bud.reached))
+	msg.Provider, msg.Model, msg.StopReason = r.in.Model.Provider, r.in.Model.Name, agent.StopReasonStop
+	msg.Timestamp = workflow.Now(ctx).UnixMilli()
+	id := r.newID()
+	r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: id,
+		Message: &agent.Message{Role: agent.RoleAssistant, Provider: msg.Provider, Model: msg.Model}})
+	entry := session.Entry{Type: session.TypeMessage, ID: id, ParentID: r.leafID,
+		Timestamp: workflow.Now(ctx).UTC(), Message: &msg}
+	if _, err := r.record(ctx, entry); err != nil {
+		return r.end(r.fail(ctx, err.Error()))
+	}
+	r.advance(id)
+	view := r.assistantView(activities.CallModelResult{EntryID: id, StopReason: agent.StopReasonStop, Text: msg.Text()})
+	r.emit(ctx, agent.Event{Type: agent.EventMessageEnd, EntryID: id, Message: view})
+	if r.agentRunning {
+		r.closeAgent(ctx, false, agent.StopReasonStop, "")
+	}
+	return r.end(r.fail(ctx, r.bud.reached))
+}
+
+// carryBudget is the budget state a continued run carries.
+func (r *run) carryBudget(c *Carry) {
+	spent, before := r.bud.spent, r.bud.before
+	c.Spent, c.SessionSpent = &spent, &before
+	c.StartedMs = r.bud.startedAt.UnixMilli()
+}
+
+// budgetEnd is the auto_retry_end of a chain the budget ended: its final
+// error names the limit.
+func budgetEnd(end *retry.EndEvent, reached string) *retry.EndEvent {
+	if end != nil {
+		end.FinalError = reached
+	}
+	return end
+}
