@@ -129,8 +129,12 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	for _, w := range warnings {
 		activity.GetLogger(ctx).Warn("session file problem", "session", in.SessionID, "warning", w)
 	}
+	grants, err := a.sessionGrants(in.SessionID)
+	if err != nil {
+		return BeginPromptResult{}, err
+	}
 	res := BeginPromptResult{LeafID: leaf, MessageCount: len(sess.Context(leaf)), Workspace: ws,
-		Warnings: warnings, RequireApproval: a.ToolPolicy.RequireApproval,
+		Warnings: warnings, RequireApproval: a.ToolPolicy.RequireApproval, Grants: grants,
 		SystemPromptHash: promptHash}
 	if in.SessionUsage {
 		spent := sessionSpent(sess)
@@ -376,6 +380,7 @@ func ToolCallRefs(m agent.Message) []ToolCallRef {
 					break
 				}
 			}
+			ref.PolicyArg, ref.PolicyArgCut = policyArg(tc.Name, m)
 		}
 		if tools.SpecOf(tc.Name).TimeoutArg {
 			// Only a timeout the bash tool accepts becomes the call's

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/policy"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 )
@@ -191,7 +192,16 @@ type ToolCallRef struct {
 	// TimeoutSec is the call's own timeout argument (bash), 0 if none or
 	// if the tool refuses it (ToolCallRefs); at most MaxBashTimeout.
 	TimeoutSec float64 `json:"timeoutSec,omitempty"`
+	// PolicyArg is the argument the approval policy matches: a bash
+	// call's command, another tool's path; at most MaxPolicyArgBytes of
+	// it (PolicyArgCut says it was cut).
+	PolicyArg    string `json:"policyArg,omitempty"`
+	PolicyArgCut bool   `json:"policyArgCut,omitempty"`
 }
+
+// MaxPolicyArgBytes bounds ToolCallRef.PolicyArg, so history per model
+// call stays bounded.
+const MaxPolicyArgBytes = 1024
 
 // ToolsInput is the tool configuration of a prompt: which tools the model
 // sees and how long a bash command may run. Where a tool may act (allowed
@@ -261,6 +271,9 @@ type BeginPromptResult struct {
 	// tools whose calls wait for approval whatever the prompt asked. It
 	// reaches the workflow here, recorded in history with the result.
 	RequireApproval []string `json:"requireApproval,omitempty"`
+	// Grants are the session's "allow for this session" grants
+	// (RecordGrant), which the prompt applies.
+	Grants []policy.Grant `json:"grants,omitempty"`
 	// SessionSpent is the usage of every assistant message of the session
 	// before this prompt, on any branch (set when asked: SessionUsage).
 	SessionSpent *agent.Spend `json:"sessionSpent,omitempty"`

@@ -64,6 +64,11 @@ type Event struct {
 	ToolResult    *ToolResult     `json:"-"`
 	PartialResult *ToolResult     `json:"partialResult,omitempty"`
 	IsError       bool            `json:"isError,omitempty"`
+	// Policy and Why (tool_approval_request, tool_execution_end): the
+	// approval policy's action for the call (allow, ask, deny) and the
+	// rule or session grant that decided it; empty without a policy.
+	Policy string `json:"policy,omitempty"`
+	Why    string `json:"why,omitempty"`
 
 	// turn_end: the tool results of the turn, in the order of the calls.
 	ToolResults []Message `json:"toolResults,omitempty"`
@@ -205,7 +210,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			ToolCallID string          `json:"toolCallId"`
 			ToolName   string          `json:"toolName"`
 			Args       json.RawMessage `json:"args"`
-		}{h, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args)})
+			Policy     string          `json:"policy,omitempty"`
+			Why        string          `json:"why,omitempty"`
+		}{h, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args), e.Policy, e.Why})
 	case EventToolExecutionUpdate:
 		return json.Marshal(struct {
 			eventHeader
@@ -222,7 +229,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			ToolName   string      `json:"toolName"`
 			Result     *ToolResult `json:"result"`
 			IsError    bool        `json:"isError"`
-		}{h, e.EntryID, e.ToolCallID, e.ToolName, e.ToolResult, e.IsError})
+			Policy     string      `json:"policy,omitempty"`
+			Why        string      `json:"why,omitempty"`
+		}{h, e.EntryID, e.ToolCallID, e.ToolName, e.ToolResult, e.IsError, e.Policy, e.Why})
 	case EventAutoCompactionStart:
 		return json.Marshal(struct {
 			eventHeader
@@ -327,8 +336,12 @@ func (e Event) String() string {
 			return fmt.Sprintf("message_end %s (%s)", e.Message.Role, e.EntryID)
 		}
 	case EventToolApprovalRequest:
-		return fmt.Sprintf("Waiting for approval of %s %s %s (starter approve --session S %s [--deny])",
+		s := fmt.Sprintf("Waiting for approval of %s %s %s (starter approve --session S %s [--deny | --for-session])",
 			e.ToolName, e.ToolCallID, rawOrEmpty(e.Args), e.ToolCallID)
+		if e.Why != "" {
+			s += ": asked by " + e.Why
+		}
+		return s
 	case EventUsage:
 		if e.Usage != nil {
 			return usageLine(*e.Usage, e.Budget)

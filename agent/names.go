@@ -34,7 +34,14 @@ type ApproveToolPayload struct {
 	ToolCallID string `json:"toolCallId"`
 	Approved   bool   `json:"approved"`
 	Reason     string `json:"reason,omitempty"`
+	// Scope ApprovalScopeSession also allows, for the rest of the
+	// session, later calls the same policy rule asks for (same tool;
+	// for bash the same program). "" decides this call only.
+	Scope string `json:"scope,omitempty"`
 }
+
+// ApprovalScopeSession is the approve_tool scope "allow for this session".
+const ApprovalScopeSession = "session"
 
 // Query names.
 const (

@@ -60,6 +60,9 @@ type State struct {
 	// MaxStateBytes (BoundState); their tool_approval_request events name
 	// them.
 	OmittedApprovals int `json:"omittedApprovals,omitempty"`
+	// ToolDecisions are the approval policy's decisions of the latest
+	// tool calls (at most MaxToolDecisions), oldest first.
+	ToolDecisions []ToolDecision `json:"toolDecisions,omitempty"`
 	// Usage is what the prompt's model calls spent so far (failed and
 	// aborted attempts included when they reported usage).
 	Usage *Spend `json:"usage,omitempty"`
@@ -77,7 +80,22 @@ type PendingApproval struct {
 	// ExpiresAt is when the call is denied unless decided (unset:
 	// tools.approvalTimeoutMs is 0, the wait has no end).
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// Why names the policy rule that asked (tools.policy).
+	Why string `json:"why,omitempty"`
 }
+
+// ToolDecision is the approval policy's decision of one tool call: its
+// action (allow, ask, deny) and why (the rule that matched, or the
+// session grant that allowed it).
+type ToolDecision struct {
+	ToolCallID string `json:"toolCallId"`
+	ToolName   string `json:"toolName"`
+	Policy     string `json:"policy"`
+	Why        string `json:"why"`
+}
+
+// MaxToolDecisions bounds State.ToolDecisions.
+const MaxToolDecisions = 16
 
 // Delivery modes of queued messages (agent.steeringMode,
 // agent.followUpMode): deliver every queued message at the next delivery

@@ -111,10 +111,12 @@ type Command struct {
 	EntryID string `json:"entryId,omitempty"`
 	// Name of set_session_name.
 	Name string `json:"name,omitempty"`
-	// ToolCallID, Approved and Reason of approve_tool.
+	// ToolCallID, Approved, Reason and Scope ("session": allow for this
+	// session) of approve_tool.
 	ToolCallID string `json:"toolCallId,omitempty"`
 	Approved   *bool  `json:"approved,omitempty"`
 	Reason     string `json:"reason,omitempty"`
+	Scope      string `json:"scope,omitempty"`
 }
 
 // Response answers one command.

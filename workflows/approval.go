@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
+	toolpolicy "github.com/durableagent/durableagent/internal/policy"
 )
 
 // Results of tool calls that did not get their approval.
@@ -27,10 +28,14 @@ type ApproveToolResult struct {
 	ToolCallID string `json:"toolCallId"`
 	ToolName   string `json:"toolName"`
 	Approved   bool   `json:"approved"`
+	// Scope is agent.ApprovalScopeSession when the approval holds for
+	// the session's later matching calls too.
+	Scope string `json:"scope,omitempty"`
 }
 
-// Durable tool approval (docs/spec.md). A call of a tool named in
-// tools.requireApproval emits tool_approval_request and waits, on
+// Durable tool approval (docs/spec.md). A call the approval policy asks
+// for (policy.go; tools.requireApproval asks first) emits
+// tool_approval_request and waits, on
 // workflow state only (workflow.Await, plus a durable timer when
 // tools.approvalTimeoutMs is set), for the approve_tool update. The wait
 // survives worker restarts: the update is in history. Calls of one
@@ -44,6 +49,10 @@ type approval struct {
 	approved  bool
 	reason    string
 	expiresAt *time.Time
+	// grant is what approving the call for the session allows (nil: it
+	// cannot be, e.g. a chained bash command); session says it was.
+	grant   *toolpolicy.Grant
+	session bool
 }
 
 // joinApprovalFloor adds the worker's floor (tools.workerRequireApproval,
@@ -58,11 +67,6 @@ func (r *run) joinApprovalFloor(floor []string) {
 	}
 }
 
-// needsApproval reports whether calls of the tool wait for approve_tool.
-func (r *run) needsApproval(tool string) bool {
-	return r.userInLoop() && slices.Contains(r.in.Approval.Require, tool)
-}
-
 // registerApprovalHandler installs the approve_tool update (runs of
 // versionUserInLoop only: earlier histories have no such update).
 func (r *run) registerApprovalHandler(ctx workflow.Context) error {
@@ -72,7 +76,7 @@ func (r *run) registerApprovalHandler(ctx workflow.Context) error {
 	return workflow.SetUpdateHandlerWithOptions(ctx, agent.UpdateApproveTool, r.approveTool,
 		workflow.UpdateHandlerOptions{
 			Validator:   r.validateApproval,
-			Description: `decide a tool call waiting for approval: {"toolCallId": "...", "approved": true|false, "reason": "..."}`,
+			Description: `decide a tool call waiting for approval: {"toolCallId": "...", "approved": true|false, "reason": "...", "scope": "session" (optional: allow the session's later matching calls too)}`,
 		})
 }
 
@@ -95,7 +99,27 @@ func (r *run) validateApproval(p agent.ApproveToolPayload) error {
 		return fmt.Errorf("approve_tool: reason is %d bytes, more than %d: shorten it (starter approve and RPC approve_tool cut it to fit)",
 			n, agent.MaxApprovalReasonBytes)
 	}
-	return r.validateDecision(p)
+	if err := r.validateDecision(p); err != nil {
+		return err
+	}
+	return r.validateScope(p)
+}
+
+// validateScope rejects a scope other than "" and session, a session
+// scope on a denial, and one for a call no grant can cover.
+func (r *run) validateScope(p agent.ApproveToolPayload) error {
+	switch {
+	case p.Scope == "":
+		return nil
+	case p.Scope != agent.ApprovalScopeSession:
+		return fmt.Errorf("approve_tool: scope is %q, want %q or nothing", p.Scope, agent.ApprovalScopeSession)
+	case !p.Approved:
+		return errors.New("approve_tool: scope session applies to an approval, not a denial")
+	}
+	if a := r.pendingApproval(p.ToolCallID); a != nil && a.grant == nil {
+		return fmt.Errorf("approve_tool: tool call %s cannot be allowed for the session (a bash command that chains commands, or no policy rule asked for it): approve it without scope", p.ToolCallID)
+	}
+	return nil
 }
 
 // validateDecision rejects an approve_tool for a call that is not waiting.
@@ -143,10 +167,14 @@ func (r *run) approveTool(ctx workflow.Context, p agent.ApproveToolPayload) (App
 	if err := r.validateDecision(p); err != nil {
 		return ApproveToolResult{}, err
 	}
+	if err := r.validateScope(p); err != nil {
+		return ApproveToolResult{}, err
+	}
 	a := r.pendingApproval(p.ToolCallID)
 	a.decided, a.approved, a.reason = true, p.Approved, strings.TrimSpace(p.Bounded().Reason)
+	a.session = p.Scope == agent.ApprovalScopeSession
 	r.setApprovalDetails(ctx)
-	return ApproveToolResult{ToolCallID: p.ToolCallID, ToolName: a.call.ref.Name, Approved: p.Approved}, nil
+	return ApproveToolResult{ToolCallID: p.ToolCallID, ToolName: a.call.ref.Name, Approved: p.Approved, Scope: p.Scope}, nil
 }
 
 // awaitApprovals asks for the approval of the group's calls that need it
@@ -161,17 +189,21 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 	}
 	now := workflow.Now(ctx)
 	for _, c := range group {
-		if !r.needsApproval(c.ref.Name) {
+		if !r.userInLoop() {
 			continue
 		}
-		a := &approval{call: c}
+		ask, grant := r.decide(ctx, c)
+		if !ask {
+			continue
+		}
+		a := &approval{call: c, grant: grant}
 		if timeout > 0 {
 			t := now.Add(timeout).UTC()
 			a.expiresAt = &t
 		}
 		r.approvals = append(r.approvals, a)
 		r.emit(ctx, agent.Event{Type: agent.EventToolApprovalRequest, ToolCallID: c.ref.ID,
-			ToolName: c.ref.Name, Args: c.ref.ArgsPreview})
+			ToolName: c.ref.Name, Args: c.ref.ArgsPreview, Policy: c.policy, Why: c.why})
 	}
 	if len(r.approvals) == 0 {
 		return
@@ -209,6 +241,9 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 		switch {
 		case a.decided && a.approved:
 			r.decided[id] = "approved"
+			if a.session && a.grant != nil {
+				r.grantForSession(ctx, *a.grant)
+			}
 		case a.decided:
 			r.decided[id] = "denied"
 			a.call.denial = ToolDeniedMessage
@@ -252,7 +287,7 @@ func (r *run) pendingApprovals() []agent.PendingApproval {
 		if a.decided {
 			continue
 		}
-		p := agent.PendingApproval{ToolCallID: a.call.ref.ID, ToolName: a.call.ref.Name, Args: a.call.ref.ArgsPreview}
+		p := agent.PendingApproval{ToolCallID: a.call.ref.ID, ToolName: a.call.ref.Name, Args: a.call.ref.ArgsPreview, Why: a.call.why}
 		if a.expiresAt != nil {
 			t := *a.expiresAt
 			p.ExpiresAt = &t

@@ -93,6 +93,7 @@ func newHarnessWith(t *testing.T, spec func(string) tools.Spec, creds ...auth.Cr
 	h.env.RegisterActivityWithOptions(h.acts.MarkUsageLimitReached, activity.RegisterOptions{Name: activities.MarkUsageLimitReachedName})
 	h.env.RegisterActivityWithOptions(h.recordingRunTool, activity.RegisterOptions{Name: activities.RunToolName})
 	h.env.RegisterActivityWithOptions(h.acts.BeginPrompt, activity.RegisterOptions{Name: activities.BeginPromptName})
+	h.env.RegisterActivityWithOptions(h.acts.RecordGrant, activity.RegisterOptions{Name: activities.RecordGrantName})
 	h.env.RegisterActivityWithOptions(h.acts.RecordEntry, activity.RegisterOptions{Name: activities.RecordEntryName})
 	h.workspace = t.TempDir()
 	h.acts.ToolPolicy = activities.ToolPolicy{Confine: true}

@@ -160,6 +160,7 @@ func (r *run) begin(ctx workflow.Context) error {
 			r.bud.before = *b.SessionSpent
 		}
 		r.joinApprovalFloor(b.RequireApproval)
+		r.joinSessionGrants(b.Grants)
 		for _, w := range b.Warnings {
 			workflow.GetLogger(ctx).Warn("session file problem", "session", r.in.SessionID, "warning", w)
 		}

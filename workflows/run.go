@@ -100,6 +100,8 @@ type run struct {
 	// their outcome, so a late approve_tool is told what happened.
 	approvals []*approval
 	decided   map[string]string
+	// pol is the approval policy's state (policy.go).
+	pol policyState
 	// bud is the prompt's usage and budget (budget.go).
 	bud budget
 }
@@ -210,6 +212,7 @@ func (r *run) fullState() agent.State {
 		st.SteeringMode = queueMode(r.in.Agent.SteeringMode)
 		st.FollowUpMode = queueMode(r.in.Agent.FollowUpMode)
 		st.PendingApprovals = r.pendingApprovals()
+		st.ToolDecisions = r.pol.stateDecisions()
 	}
 	if r.pending != nil {
 		p := *r.pending

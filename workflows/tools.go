@@ -70,6 +70,8 @@ type toolCall struct {
 	// denial is the error result of a call that does not run: denied or
 	// not approved in time, or skipped for a steer message.
 	denial string
+	// policy and why are the approval policy's decision (policy.go).
+	policy, why string
 }
 
 // toolStep runs the tool calls of the last answer, appends one toolResult
@@ -247,7 +249,7 @@ func (r *run) emitToolEnd(ctx workflow.Context, c *toolCall) {
 		result.Details = map[string]any{"truncated": true, "bytes": c.res.Bytes, "entryId": c.res.EntryID}
 	}
 	r.emit(ctx, agent.Event{Type: agent.EventToolExecutionEnd, EntryID: c.res.EntryID, ToolCallID: c.ref.ID,
-		ToolName: c.ref.Name, ToolResult: result, IsError: c.res.IsError})
+		ToolName: c.ref.Name, ToolResult: result, IsError: c.res.IsError, Policy: c.policy, Why: c.why})
 	r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: c.res.EntryID, Message: &view})
 	r.emit(ctx, agent.Event{Type: agent.EventMessageEnd, EntryID: c.res.EntryID, Message: &view})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/compaction"
+	toolpolicy "github.com/durableagent/durableagent/internal/policy"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -122,6 +123,15 @@ type ToolApproval struct {
 	// TimeoutMs denies a call not decided within this long (0: the wait
 	// has no end).
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// Rules is the approval policy (internal/policy, first match wins)
+	// after Require's asks: tools.policy then policy.Default as the
+	// sender's settings give them. None: only Require asks, every other
+	// call runs (inputs written before policies).
+	Rules []string `json:"rules,omitempty"`
+	// Grants are the "allow for this session" grants in force: the
+	// session's (BeginPrompt) and those approve_tool gave in this prompt;
+	// a continued run carries them. Callers leave it empty.
+	Grants []toolpolicy.Grant `json:"grants,omitempty"`
 }
 
 // DefaultContinueAsNewEvents keeps a run far below Temporal's history
@@ -196,6 +206,9 @@ func (in PromptInput) Validate() error {
 	}
 	if in.Approval.TimeoutMs < 0 {
 		errs = append(errs, "tools.approvalTimeoutMs must be >= 0")
+	}
+	if _, err := toolpolicy.Compile(in.Approval.Require, in.Approval.Rules); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid prompt input: %s", strings.Join(errs, "; "))

@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
+	"github.com/durableagent/durableagent/internal/policy"
 	"github.com/durableagent/durableagent/internal/procsec"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
@@ -155,6 +157,7 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 		Approval: workflows.ToolApproval{
 			Require:   s.Tools.RequireApproval,
 			TimeoutMs: s.Tools.ApprovalTimeoutMs,
+			Rules:     append(slices.Clip(s.Tools.Policy), policy.Default...),
 		},
 		Budget: s.Budget.Limits(),
 	}

@@ -279,7 +279,13 @@ func printState(w io.Writer, st agent.State, now time.Time) {
 		if p.ExpiresAt != nil {
 			fmt.Fprintf(w, " (denied at %s unless decided)", p.ExpiresAt.Local().Format("15:04:05"))
 		}
-		fmt.Fprintf(w, "\n  starter approve --session %s %s [--deny --reason TEXT]\n", st.SessionID, p.ToolCallID)
+		if p.Why != "" {
+			fmt.Fprintf(w, " (asked by %s)", p.Why)
+		}
+		fmt.Fprintf(w, "\n  starter approve --session %s %s [--deny --reason TEXT] [--for-session]\n", st.SessionID, p.ToolCallID)
+	}
+	for _, d := range st.ToolDecisions {
+		fmt.Fprintf(w, "policy: %s %s %s by %s\n", d.Policy, d.ToolName, d.ToolCallID, d.Why)
 	}
 	for _, warn := range st.Warnings {
 		fmt.Fprintf(w, "session file warning: %s\n", warn)

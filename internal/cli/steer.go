@@ -17,7 +17,7 @@ import (
 const (
 	steerUsage    = "starter steer [--session ID] [--json] MESSAGE"
 	followUpUsage = "starter follow-up [--session ID] [--json] MESSAGE"
-	approveUsage  = "starter approve [--session ID] [--deny] [--reason TEXT] [--json] TOOLCALLID"
+	approveUsage  = "starter approve [--session ID] [--deny] [--reason TEXT] [--for-session] [--json] TOOLCALLID"
 )
 
 var steerCmd = Command{
@@ -75,8 +75,13 @@ func runApprove(ctx context.Context, env Env, args []string) int {
 	var reason string
 	c.fs.BoolVar(&deny, "deny", false, "deny the call: the model gets an error result with the reason")
 	c.fs.StringVar(&reason, "reason", "", "why (shown to the model with a denial)")
+	var forSession bool
+	c.fs.BoolVar(&forSession, "for-session", false, "allow for this session: later calls the same policy rule asks for (same tool; for bash the same program) run without asking, in this prompt and the session's later ones")
 	if !c.parse(env, args) {
 		return ExitUsage
+	}
+	if forSession && deny {
+		return fail(env, "approve", errors.New("--for-session allows calls: it does not go with --deny"))
 	}
 	if c.fs.NArg() != 1 || strings.TrimSpace(c.fs.Arg(0)) == "" {
 		return fail(env, "approve", errors.New("want exactly one TOOLCALLID (usage: "+approveUsage+"; starter state --session S --json lists the calls waiting)"))
@@ -87,14 +92,24 @@ func runApprove(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	}
 	defer closeFn()
-	if err := k.ApproveTool(ctx, c.session, agent.ApproveToolPayload{ToolCallID: id, Approved: !deny, Reason: reason}); err != nil {
+	p := agent.ApproveToolPayload{ToolCallID: id, Approved: !deny, Reason: reason}
+	if forSession {
+		p.Scope = agent.ApprovalScopeSession
+	}
+	if err := k.ApproveTool(ctx, c.session, p); err != nil {
 		return fail(env, "approve", err)
 	}
 	word := "approved"
 	if deny {
 		word = "denied"
 	}
-	printResult(env, c.json, map[string]any{"success": true, "command": agent.UpdateApproveTool, "sessionId": c.session,
-		"toolCallId": id, "approved": !deny}, fmt.Sprintf("%s tool call %s in session %s", word, id, c.session))
+	out := map[string]any{"success": true, "command": agent.UpdateApproveTool, "sessionId": c.session,
+		"toolCallId": id, "approved": !deny}
+	text := fmt.Sprintf("%s tool call %s in session %s", word, id, c.session)
+	if forSession {
+		out["scope"] = agent.ApprovalScopeSession
+		text += ", and its like for the rest of the session"
+	}
+	printResult(env, c.json, out, text)
 	return ExitOK
 }

@@ -23,6 +23,7 @@ func TestCLI_SteerFollowUpApproveErrors(t *testing.T) {
 		{"approve with two ids", []string{"approve", "a", "b"}, "want exactly one TOOLCALLID"},
 		{"steer unreachable", []string{"steer", "look at main.go"}, "cannot reach Temporal at 127.0.0.1:1"},
 		{"approve unreachable", []string{"approve", "call_1_0", "--deny", "--reason", "no"}, "cannot reach Temporal at 127.0.0.1:1"},
+		{"approve for the session with --deny", []string{"approve", "--for-session", "--deny", "call_1_0"}, "starter approve: --for-session allows calls: it does not go with --deny"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := run(t, nil, tc.args...)
@@ -55,17 +56,21 @@ func TestPrintState_WhatThePromptWaitsFor(t *testing.T) {
 			[]string{"session file warning: line 3: not JSON, skipped\n", "session file warning: line 9: incomplete last line"}, nil},
 		{"waiting", agent.State{SessionID: "s1", Status: agent.StatusRunning, PendingMessageCount: 2,
 			SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeAll,
-			PendingRetry:     &agent.PendingRetry{Attempt: 2, MaxAttempts: 3, WakeAt: now.Add(4 * time.Second)},
-			RunningTools:     []string{"read call_1_0"},
-			WaitingForHost:   "build-box",
-			PendingApprovals: []agent.PendingApproval{{ToolCallID: "call_1_1", ToolName: "bash", Args: json.RawMessage(`{"command": "rm -rf build \u003e log"}`), ExpiresAt: &expires}}},
+			PendingRetry:   &agent.PendingRetry{Attempt: 2, MaxAttempts: 3, WakeAt: now.Add(4 * time.Second)},
+			RunningTools:   []string{"read call_1_0"},
+			WaitingForHost: "build-box",
+			PendingApprovals: []agent.PendingApproval{{ToolCallID: "call_1_1", ToolName: "bash", Args: json.RawMessage(`{"command": "rm -rf build \u003e log"}`), ExpiresAt: &expires,
+				Why: `rule 1 "ask bash prefix:rm"`}},
+			ToolDecisions: []agent.ToolDecision{{ToolCallID: "call_1_0", ToolName: "read", Policy: "allow", Why: `rule 2 "allow read"`}}},
 			[]string{
 				"pending retry 2/3: wakes at " + now.Add(4*time.Second).Local().Format("15:04:05.000") + " (in 4s)",
 				"pendingMessageCount 2  steeringMode one-at-a-time  followUpMode all",
 				"running tools: read call_1_0",
 				"waiting for host build-box",
 				`waiting for approval: bash call_1_1 {"command":"rm -rf build > log"} (denied at ` + expires.Local().Format("15:04:05") + " unless decided)",
-				"  starter approve --session s1 call_1_1 [--deny --reason TEXT]",
+				` unless decided) (asked by rule 1 "ask bash prefix:rm")`,
+				"  starter approve --session s1 call_1_1 [--deny --reason TEXT] [--for-session]",
+				`policy: allow read call_1_0 by rule 2 "allow read"`,
 			}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -54,7 +54,7 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 		c.compact(cmd)
 	case rpc.CmdApproveTool:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			return nil, c.b.ApproveTool(ctx, agent.ApproveToolPayload{ToolCallID: cmd.str["toolCallId"], Approved: cmd.enabled, Reason: cmd.str["reason"]})
+			return nil, c.b.ApproveTool(ctx, agent.ApproveToolPayload{ToolCallID: cmd.str["toolCallId"], Approved: cmd.enabled, Reason: cmd.str["reason"], Scope: cmd.str["scope"]})
 		})
 	case rpc.CmdGetCommands:
 		c.respond(cmd.id, cmd.typ, rpc.CommandsData{Commands: []any{}})

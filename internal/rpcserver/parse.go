@@ -87,7 +87,7 @@ var commandFields = map[string][]fieldSpec{
 	rpc.CmdSetSessionName:       {{"name", kindString, true}},
 	rpc.CmdGetMessages:          nil,
 	rpc.CmdGetCommands:          nil,
-	rpc.CmdApproveTool:          {{"toolCallId", kindString, true}, {"approved", kindBool, true}, {"reason", kindString, false}},
+	rpc.CmdApproveTool:          {{"toolCallId", kindString, true}, {"approved", kindBool, true}, {"reason", kindString, false}, {"scope", kindString, false}},
 }
 
 // parseCommand decodes and checks one input line.

@@ -89,6 +89,12 @@ func TestServe_ApproveTool(t *testing.T) {
 	if calls := strings.Join(b.Calls(), ","); !strings.Contains(calls, "approve_tool:c1:false:not that") {
 		t.Errorf("calls = %s", calls)
 	}
+	// Issue 22: "scope": "session" reaches the update (allow for this session).
+	h.send(`{"id":"a3","type":"approve_tool","toolCallId":"c1","approved":true,"scope":"session"}`)
+	h.response()
+	if calls := strings.Join(b.Calls(), ","); !strings.Contains(calls, "approve_tool:c1:true::scope=session") {
+		t.Errorf("calls = %s", calls)
+	}
 }
 
 // get_commands is an empty list; export_html a clear "not supported";

@@ -12,6 +12,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
+	"github.com/durableagent/durableagent/internal/policy"
 )
 
 // KeyInfo describes one key for the README table and `starter settings`.
@@ -344,6 +345,8 @@ var schema = []keyDef{
 		desc: "Worker: tools whose calls wait for approval in every prompt this worker starts, whatever the prompt's own tools.requireApproval (the two lists are joined), e.g. bash on a worker that serves other people's prompts."},
 	{key: "tools.approvalTimeoutMs", scope: ScopePrompt, max: 7 * dayMs, limit: "7 days",
 		desc: "A tool call not approved within this many ms is denied (0: wait for the decision without end)."},
+	{key: "tools.policy", scope: ScopePrompt, item: policyItem, maxItems: policy.MaxRules - len(policy.Default), quiet: true,
+		desc: "Approval policy rules, first match wins, before the default policy: ACTION TOOL [prefix:TEXT|regex:RE|path:GLOB], ACTION allow, ask or deny, e.g. deny bash prefix:git push;ask write path:/etc/** (docs/spec.md 15.3)."},
 	{key: "tools.sandbox.allowHosts", scope: ScopeWorker, item: allowHostItem, quiet: true,
 		desc: "Worker: hosts a sandboxed bash may reach through the egress proxy with tools.sandbox.network allowlist: names (registry.npmjs.org), *.example.com (names below example.com), IP addresses; each with an optional :port (none: every port). A name resolving to a loopback, private or link-local address is refused unless that address is listed."},
 
@@ -425,6 +428,14 @@ func toolItem(it string) (any, string) {
 		return nil, "is not a tool (known: " + strings.Join(AllTools, ", ") + ")"
 	}
 	return it, ""
+}
+
+// policyItem accepts one tools.policy rule (internal/policy).
+func policyItem(it string) (any, string) {
+	if _, err := policy.ParseRule(it); err != nil {
+		return nil, fmt.Sprintf("%q: %v", it, err)
+	}
+	return nil, ""
 }
 
 // faultItem rejects a bad fault script at start rather than on the model

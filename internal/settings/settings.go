@@ -156,6 +156,9 @@ type Tools struct {
 	WorkerRequireApproval []string `json:"workerRequireApproval,omitempty"`
 	// ApprovalTimeoutMs denies a call not decided in time (0: no end).
 	ApprovalTimeoutMs int64 `json:"approvalTimeoutMs"`
+	// Policy is the approval policy's rules (internal/policy), placed
+	// before policy.Default in each prompt.
+	Policy []string `json:"policy,omitempty"`
 	// Sandbox is the worker's sandbox policy (tools.sandbox.*).
 	Sandbox ToolsSandbox `json:"sandbox"`
 }

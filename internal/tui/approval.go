@@ -17,8 +17,10 @@ import (
 
 // Durable tool approval (issue 12). A tool_approval_request event puts the
 // call in m.approvals; the first one is asked on screen in place of the
-// input box: y approves, n asks for an optional reason and Enter then
-// denies, through the approve_tool update. A call decided elsewhere (its
+// input box: y approves, a approves for the session (approve_tool scope
+// session: later calls the same policy rule asks for run without asking),
+// n asks for an optional reason and Enter then denies, through the
+// approve_tool update. The question names the policy rule that asked. A call decided elsewhere (its
 // tool_execution_start or _end, a state without it, the prompt's end)
 // leaves the list. Esc keeps its binding (abort, or abort_retry during a
 // backoff); Ctrl+C still quits.
@@ -29,6 +31,8 @@ const approvalArgLines = 12
 // approvalPrompt is a tool call waiting for approval.
 type approvalPrompt struct {
 	callID, toolName string
+	// why names the policy rule that asked ("" without a policy).
+	why string
 	// seq is the tool_approval_request's seq: a state read at or after it
 	// that does not list the call means it was decided elsewhere.
 	seq int64
@@ -52,6 +56,7 @@ type (
 		callID, toolName string
 		approved         bool
 		reason           string
+		session          bool // allowed for the session
 		err              error
 	}
 	// stateMsg is a state read (/state, or after a failed decision).
@@ -90,7 +95,7 @@ func (m *Model) approvalRequested(e agent.Event) tea.Cmd {
 			return nil
 		}
 	}
-	m.approvals = append(m.approvals, &approvalPrompt{callID: e.ToolCallID, toolName: e.ToolName, seq: e.Seq, args: e.Args})
+	m.approvals = append(m.approvals, &approvalPrompt{callID: e.ToolCallID, toolName: e.ToolName, why: e.Why, seq: e.Seq, args: e.Args})
 	t := m.toolEntry(e.ToolCallID, e.ToolName)
 	t.waiting = true
 	return m.readFullArgs(e.ToolCallID)
@@ -147,7 +152,7 @@ func (m *Model) approvalKey(a *approvalPrompt, msg tea.KeyMsg) tea.Cmd {
 	if a.denying {
 		switch msg.Type {
 		case tea.KeyEnter:
-			return m.decide(a, false, strings.TrimSpace(m.reason.Value()))
+			return m.decide(a, false, strings.TrimSpace(m.reason.Value()), "")
 		case tea.KeyBackspace:
 			if m.reason.Value() == "" {
 				a.denying = false
@@ -161,7 +166,9 @@ func (m *Model) approvalKey(a *approvalPrompt, msg tea.KeyMsg) tea.Cmd {
 	}
 	switch msg.String() {
 	case "y", "Y":
-		return m.decide(a, true, "")
+		return m.decide(a, true, "", "")
+	case "a", "A":
+		return m.decide(a, true, "", agent.ApprovalScopeSession)
 	case "n", "N":
 		a.denying = true
 		m.reason.Reset()
@@ -170,17 +177,19 @@ func (m *Model) approvalKey(a *approvalPrompt, msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-// decide sends the approve_tool update for a.
-func (m *Model) decide(a *approvalPrompt, approved bool, reason string) tea.Cmd {
+// decide sends the approve_tool update for a (scope: "" or
+// agent.ApprovalScopeSession).
+func (m *Model) decide(a *approvalPrompt, approved bool, reason, scope string) tea.Cmd {
 	a.sending = true
 	ctx, b := m.ctx, m.backend
-	p := agent.ApproveToolPayload{ToolCallID: a.callID, Approved: approved, Reason: reason}
+	p := agent.ApproveToolPayload{ToolCallID: a.callID, Approved: approved, Reason: reason, Scope: scope}
 	name := a.toolName
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 		defer cancel()
 		err := b.ApproveTool(ctx, p)
-		return approvalSentMsg{callID: p.ToolCallID, toolName: name, approved: approved, reason: reason, err: err}
+		return approvalSentMsg{callID: p.ToolCallID, toolName: name, approved: approved, reason: reason,
+			session: scope == agent.ApprovalScopeSession, err: err}
 	}
 }
 
@@ -200,6 +209,8 @@ func (m *Model) approvalSent(msg approvalSentMsg) tea.Cmd {
 	}
 	m.approvalDecided(msg.callID)
 	switch {
+	case msg.approved && msg.session:
+		m.note(fmt.Sprintf("Approved %s %s, and its like for the rest of the session.", msg.toolName, msg.callID))
 	case msg.approved:
 		m.note(fmt.Sprintf("Approved %s %s.", msg.toolName, msg.callID))
 	case msg.reason != "":
@@ -255,6 +266,9 @@ func (m *Model) approvalView(a *approvalPrompt) string {
 		head += noteStyle.Render(fmt.Sprintf("  (1 of %d waiting)", n))
 	}
 	lines := []string{head}
+	if a.why != "" {
+		lines = append(lines, noteStyle.Render("  asked by "+clip(a.why, room)))
+	}
 	args, shortened := a.full, false
 	if len(args) == 0 {
 		args, shortened = a.args, true
@@ -271,7 +285,7 @@ func (m *Model) approvalView(a *approvalPrompt) string {
 	case a.denying:
 		lines = append(lines, statusStyle.Render("Deny: why? (optional, the model sees it)"), m.reason.View())
 	default:
-		lines = append(lines, statusStyle.Render("y: approve · n: deny (with an optional reason)"))
+		lines = append(lines, statusStyle.Render("y: approve · n: deny (with an optional reason) · a: allow for this session"))
 	}
 	return inputStyle.Width(m.width).Render(strings.Join(lines, "\n"))
 }

@@ -109,6 +109,22 @@ func TestModel_ApprovalDenyWithoutReasonAndBack(t *testing.T) {
 	}
 }
 
+// Issue 22: the question names the policy rule that asked, and a
+// approves the call for the rest of the session (approve_tool with scope
+// session).
+func TestModel_ApprovalAllowForSession(t *testing.T) {
+	d := newLiveDriver(t)
+	req := approvalRequest("call_1", "bash", `{"command":"git push"}`)
+	req.Policy, req.Why = "ask", `rule 1 "ask bash prefix:git push"`
+	d.emit(req)
+	d.shows("asked", []string{"Approve bash call_1", `asked by rule 1 "ask bash prefix:git push"`, "a: allow for this session"}, nil)
+	d.runes("a")
+	d.untilScreen("Approved bash call_1, and its like for the rest of the session.")
+	if calls := d.fake.Calls(); !slices.Equal(calls, []string{"prompt:hello", "approve_tool:call_1:true::scope=session"}) {
+		t.Errorf("backend calls = %v", calls)
+	}
+}
+
 // Esc keeps its bindings while a call waits for approval: abort_retry
 // during a backoff, abort otherwise; the question stays.
 func TestModel_EscWhileApprovalPending(t *testing.T) {

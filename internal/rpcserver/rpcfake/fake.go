@@ -316,7 +316,11 @@ func (b *Backend) queue(name, message string) error {
 func (b *Backend) ApproveTool(ctx context.Context, p agent.ApproveToolPayload) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.calls = append(b.calls, fmt.Sprintf("approve_tool:%s:%t:%s", p.ToolCallID, p.Approved, p.Reason))
+	call := fmt.Sprintf("approve_tool:%s:%t:%s", p.ToolCallID, p.Approved, p.Reason)
+	if p.Scope != "" {
+		call += ":scope=" + p.Scope
+	}
+	b.calls = append(b.calls, call)
 	if b.running() == nil {
 		return fmt.Errorf("%w in session %s", control.ErrNoRunningPrompt, b.session)
 	}

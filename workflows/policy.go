@@ -1,0 +1,155 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	toolpolicy "github.com/durableagent/durableagent/internal/policy"
+)
+
+// The approval policy (internal/policy) decides each tool call of a
+// prompt: allow runs it, deny gives it ToolPolicyDeniedMessage without
+// running it, ask takes the approval path (approval.go). The policy is
+// the prompt's input (ToolApproval: Require's asks, then Rules), so a
+// replay decides the same. An approve_tool with scope "session" adds a
+// grant that allows the later calls the same rule asks for; the grant is
+// kept in the input (a continued run carries it) and beside the session
+// (RecordGrant; BeginPrompt hands it to the session's later prompts).
+
+// ToolPolicyDeniedMessage is the result of a call the policy denies; %s
+// names the rule.
+const ToolPolicyDeniedMessage = "Tool call denied by the approval policy (%s)"
+
+// Recording a session grant is a local activity (workflow.GetVersion
+// "session-grant"): histories before it never recorded one.
+const (
+	changeSessionGrant  = "session-grant"
+	versionSessionGrant = 1
+)
+
+// policyState is the run's approval-policy state.
+type policyState struct {
+	compiled *toolpolicy.Policy
+	// asks is the length of Approval.Require compiled (the worker's floor
+	// joins it after the start).
+	asks      int
+	decisions []agent.ToolDecision
+}
+
+// policy is the prompt's compiled policy.
+func (r *run) policy(ctx workflow.Context) *toolpolicy.Policy {
+	a := r.in.Approval
+	if r.pol.compiled == nil || r.pol.asks != len(a.Require) {
+		p, err := toolpolicy.Compile(a.Require, a.Rules)
+		if err != nil { // Validate parsed the rules: not reached
+			workflow.GetLogger(ctx).Error("approval policy", "error", err)
+			p, _ = toolpolicy.Compile(a.Require, nil)
+		}
+		r.pol.compiled, r.pol.asks = p, len(a.Require)
+	}
+	return r.pol.compiled
+}
+
+// policyCall is what the policy sees of a call.
+func (r *run) policyCall(c *toolCall) toolpolicy.Call {
+	pc := toolpolicy.Call{Tool: c.ref.Name, Workspace: r.workspace, Cut: c.ref.PolicyArgCut}
+	if c.ref.Name == "bash" {
+		pc.Command = c.ref.PolicyArg
+	} else {
+		pc.Path = c.ref.PolicyArg
+	}
+	return pc
+}
+
+// decide applies the policy and the session's grants to c: it sets
+// c.policy and c.why (left empty when no rule matched), gives a denied
+// call its result, and returns whether the call asks for approval and
+// the grant approving it for the session would give (nil: none).
+func (r *run) decide(ctx workflow.Context, c *toolCall) (ask bool, grant *toolpolicy.Grant) {
+	pc := r.policyCall(c)
+	d := r.policy(ctx).Decide(pc)
+	action, why := d.Action, ""
+	if d.Index >= 0 {
+		why = d.Why()
+	}
+	if action == toolpolicy.Ask {
+		for _, g := range r.in.Approval.Grants {
+			if g.Covers(pc, d) {
+				action, why = toolpolicy.Allow, g.String()
+				break
+			}
+		}
+	}
+	if why != "" {
+		c.policy, c.why = string(action), why
+		r.pol.decisions = append(r.pol.decisions, agent.ToolDecision{ToolCallID: c.ref.ID,
+			ToolName: c.ref.Name, Policy: c.policy, Why: why})
+		if n := len(r.pol.decisions); n > agent.MaxToolDecisions {
+			r.pol.decisions = slices.Delete(r.pol.decisions, 0, n-agent.MaxToolDecisions)
+		}
+	}
+	switch action {
+	case toolpolicy.Deny:
+		c.denial = fmt.Sprintf(ToolPolicyDeniedMessage, why)
+	case toolpolicy.Ask:
+		if g, ok := toolpolicy.GrantFor(pc, d); ok {
+			grant = &g
+		}
+		return true, grant
+	}
+	return false, nil
+}
+
+// stateDecisions is the state query's copy of the latest decisions.
+func (p *policyState) stateDecisions() []agent.ToolDecision {
+	if len(p.decisions) == 0 {
+		return nil
+	}
+	return append([]agent.ToolDecision(nil), p.decisions...)
+}
+
+// joinSessionGrants adds the session's grants (BeginPrompt) to the
+// prompt's, at most activities.MaxSessionGrants in all.
+func (r *run) joinSessionGrants(grants []toolpolicy.Grant) {
+	for _, g := range grants {
+		r.addGrant(g)
+	}
+}
+
+// addGrant adds g to the grants in force; false when it was there or
+// the grants are full.
+func (r *run) addGrant(g toolpolicy.Grant) bool {
+	gs := r.in.Approval.Grants
+	if slices.Contains(gs, g) || len(gs) >= activities.MaxSessionGrants {
+		return false
+	}
+	r.in.Approval.Grants = append(slices.Clip(gs), g)
+	return true
+}
+
+// grantForSession keeps the grant of an approval given with scope
+// session: in the run's input (continue-as-new carries it) and beside
+// the session, for its later prompts. A failure to keep it beside the
+// session is logged: the grant still holds for this prompt.
+func (r *run) grantForSession(ctx workflow.Context, g toolpolicy.Grant) {
+	if !r.addGrant(g) {
+		if len(r.in.Approval.Grants) >= activities.MaxSessionGrants {
+			workflow.GetLogger(ctx).Warn("session grant not kept: the session has the most grants it may",
+				"session", r.in.SessionID, "grant", g.String(), "max", activities.MaxSessionGrants)
+		}
+		return
+	}
+	if workflow.GetVersion(ctx, changeSessionGrant, workflow.DefaultVersion, versionSessionGrant) < versionSessionGrant {
+		return
+	}
+	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.RecordGrantName,
+		activities.RecordGrantInput{SessionID: r.in.SessionID, Grant: g}).Get(ctx, nil)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("session grant not kept beside the session", "session", r.in.SessionID,
+			"grant", g.String(), "error", rootMessage(err))
+	}
+}
