@@ -213,3 +213,40 @@ func TestConfig_BadValuesAreRefused(t *testing.T) {
 		t.Errorf("a missing bwrap passed the probe")
 	}
 }
+
+// The file tools run in the worker and check a path's real location
+// before they open it; a link swapped between the check and the open
+// would escape. In the sandbox nothing of a bash call runs after it (tool
+// calls that change something run alone), so a swapper the model leaves
+// behind is gone before the next file tool looks: reads of the link never
+// return the file outside the workspace.
+func TestSandbox_NoSwapperOutlivesItsCallToRaceTheFileTools(t *testing.T) {
+	r := runner(t, Config{})
+	ws, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "secret.txt")
+	if err := os.WriteFile(secret, []byte("outside-secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "inside.txt"), []byte("inside"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	swap := fmt.Sprintf(`while :; do ln -sfn %s link; ln -sfn inside.txt link; done`, secret)
+	res := bash(t, r, ws, fmt.Sprintf(`(%s) >/dev/null 2>&1 & setsid env -i sh -c '%s' >/dev/null 2>&1 & sleep 0.2; echo started`, swap, swap), 0)
+	if !strings.Contains(res.Content, "started") {
+		t.Fatalf("swapper: %+v", res)
+	}
+	opts := tools.Options{Workspace: ws, Confine: true, Runner: r, TempDir: t.TempDir()}
+	for i := 0; i < 300; i++ {
+		res := tools.Run(context.Background(), tools.Read, json.RawMessage(`{"path":"link"}`), opts)
+		if strings.Contains(res.Content, "outside-secret") {
+			t.Fatalf("read %d returned the file outside the workspace", i)
+		}
+	}
+	if fi, err := os.Lstat(filepath.Join(ws, "link")); err == nil {
+		t1 := fi.ModTime()
+		time.Sleep(100 * time.Millisecond)
+		if fi2, err := os.Lstat(filepath.Join(ws, "link")); err == nil && !fi2.ModTime().Equal(t1) {
+			t.Fatalf("the link is still being swapped after the call")
+		}
+	}
+}
