@@ -100,14 +100,17 @@ func (c Config) Args(dir, script string) ([]string, error) {
 	}
 	a = append(a, "--chdir", dir, "--setenv", "TMPDIR", "/tmp")
 	sh := shell()
-	a = append(a, "--", sh, "-c", c.limitScript(sh), sh, script)
-	return a, nil
+	if l := c.limitScript(sh); l != "" {
+		return append(a, "--", sh, "-c", l, sh, script), nil
+	}
+	return append(a, "--", sh, "-c", script), nil
 }
 
 // limitScript is the sandbox's first shell: it sets the rlimits, for
 // itself and so for everything the command starts, then runs the
 // command ($1) in a shell of its own. A limit it cannot set ends the
 // call (exit 126) with the shell's reason, before the command runs.
+// Without limits it is "" and the command's shell is the first.
 func (c Config) limitScript(sh string) string {
 	var lim []string
 	if c.CPUSeconds > 0 {
@@ -122,9 +125,9 @@ func (c Config) limitScript(sh string) string {
 	if c.MaxProcesses > 0 {
 		lim = append(lim, "ulimit -u "+strconv.FormatInt(c.MaxProcesses, 10))
 	}
-	run := `exec ` + sh + ` -c "$1"`
 	if len(lim) == 0 {
-		return run
+		return ""
 	}
+	run := `exec ` + sh + ` -c "$1"`
 	return "{ " + strings.Join(lim, " && ") + `; } || { echo "sandbox: cannot set the tools.sandbox limits" >&2; exit 126; }` + "\n" + run
 }

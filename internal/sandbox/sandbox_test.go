@@ -29,7 +29,7 @@ func runner(t *testing.T, c Config) *Runner {
 }
 
 // bash runs command with the bash tool in workspace ws through r.
-func bash(t *testing.T, r tools.Runner, ws, command string, timeoutSec float64) tools.Result {
+func bash(t testing.TB, r tools.Runner, ws, command string, timeoutSec float64) tools.Result {
 	t.Helper()
 	args := map[string]any{"command": command}
 	if timeoutSec > 0 {
