@@ -106,7 +106,7 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		cmd.Env = []string{}
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
