@@ -36,6 +36,10 @@ type Extensions struct {
 	// model's tools and the user's bash): the door for a sandbox. Nil:
 	// tools.Local, the worker's own process.
 	Runner tools.Runner
+	// Dev lets a worker whose tools.sandbox.mode is auto run bash
+	// unsandboxed where bubblewrap does not work (worker --dev, the
+	// demo), saying so on stderr, instead of refusing to start.
+	Dev bool
 	// MetricsHandler receives the SDK's metrics of this worker's polls,
 	// tasks and calls (nil: the client's; Dial sets none).
 	MetricsHandler client.MetricsHandler
@@ -56,9 +60,17 @@ func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.
 	if err != nil {
 		return nil, err
 	}
-	if o.Runner != nil {
-		acts.ToolPolicy.Runner = o.Runner
+	if o.Runner == nil {
+		r, note, err := ToolRunner(s, o.Dev)
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			fmt.Fprintf(os.Stderr, "worker: %s\n", note)
+		}
+		o.Runner = r
 	}
+	acts.ToolPolicy.Runner = o.Runner
 	if o.Activities != nil {
 		o.Activities(acts)
 	}

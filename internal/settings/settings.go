@@ -159,9 +159,52 @@ type Tools struct {
 	// Policy is the approval policy's rules (internal/policy), placed
 	// before policy.Default in each prompt.
 	Policy []string `json:"policy,omitempty"`
-	// Sandbox is the worker's sandbox policy (tools.sandbox.*).
-	Sandbox ToolsSandbox `json:"sandbox"`
+	// Sandbox is where bash commands run (tools.sandbox.*).
+	Sandbox Sandbox `json:"sandbox"`
 }
+
+// Sandbox is the `tools.sandbox` group: the worker's bash sandbox.
+type Sandbox struct {
+	// Mode is SandboxAuto, SandboxBubblewrap or SandboxOff.
+	Mode string `json:"mode"`
+	// Network is SandboxNetworkOff, SandboxNetworkHost or
+	// SandboxNetworkAllowlist.
+	Network string `json:"network"`
+	// MemoryMB, MaxProcesses and CPUSeconds are rlimits of every
+	// command (0: none).
+	MemoryMB     int64 `json:"memoryMB"`
+	MaxProcesses int64 `json:"maxProcesses"`
+	CPUSeconds   int64 `json:"cpuSeconds"`
+	// AllowHosts are the egress proxy's allow-list entries (see
+	// egress.ParsePattern) for network allowlist.
+	AllowHosts []string `json:"allowHosts,omitempty"`
+}
+
+// Sandbox modes (tools.sandbox.mode).
+const (
+	// SandboxAuto is bubblewrap where it works; where it does not, worker
+	// --dev and the demo run bash unsandboxed (saying so) and any other
+	// worker refuses to start.
+	SandboxAuto = "auto"
+	// SandboxBubblewrap requires bubblewrap: the worker does not start
+	// without it.
+	SandboxBubblewrap = "bubblewrap"
+	// SandboxOff runs bash as the worker's own user, unsandboxed.
+	SandboxOff = "off"
+)
+
+// Sandbox networks (tools.sandbox.network).
+const (
+	SandboxNetworkOff       = "off"
+	SandboxNetworkHost      = "host"
+	SandboxNetworkAllowlist = "allowlist"
+)
+
+// SandboxModes and SandboxNetworks list the values of the keys.
+var (
+	SandboxModes    = []string{SandboxAuto, SandboxBubblewrap, SandboxOff}
+	SandboxNetworks = []string{SandboxNetworkOff, SandboxNetworkHost, SandboxNetworkAllowlist}
+)
 
 // Tool placements (tools.placement).
 const (
@@ -253,6 +296,7 @@ func defaultsFor(e environment) Settings {
 			Confine:    true,
 			Placement:  ToolPlacementHost,
 			HostWaitMs: 10_000,
+			Sandbox:    Sandbox{Mode: SandboxAuto, Network: SandboxNetworkOff},
 		},
 		Session: Session{Store: SessionStoreJSONL},
 		Agent:   Agent{SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeOneAtATime},

@@ -96,7 +96,7 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 		}
 		st.Client = c
 	}
-	w, err := app.NewWorker(st.Client, st.Settings)
+	w, err := app.NewWorker(st.Client, st.Settings, app.Extensions{Dev: opts.Dev})
 	if err != nil {
 		st.Close()
 		return nil, err

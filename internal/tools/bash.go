@@ -188,6 +188,10 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	switch {
 	case w.err != nil:
 		return withStatus(fmt.Sprintf("Command failed: %v", w.err))
+	case w.exit.Limit != "":
+		details["exitCode"] = w.exit.Code
+		details["limit"] = w.exit.Limit
+		return withStatus(fmt.Sprintf("Command was stopped by the sandbox's %s", w.exit.Limit))
 	case w.exit.Signal != 0:
 		details["exitCode"] = w.exit.Code
 		return withStatus(fmt.Sprintf("Command was killed by signal %d (%v)", int(w.exit.Signal), w.exit.Signal))

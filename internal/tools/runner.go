@@ -52,6 +52,10 @@ type Exit struct {
 	Code int
 	// Signal is the signal that killed the command (0: it exited).
 	Signal syscall.Signal
+	// Limit names the runner's limit that ended the command, e.g. "CPU
+	// time limit of 5 s (tools.sandbox.cpuSeconds)"; "" when none did or
+	// the runner cannot tell.
+	Limit string
 }
 
 // FS is a tool call's file system. Paths are absolute. Errors are those

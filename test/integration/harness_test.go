@@ -43,6 +43,9 @@ func runWorkerProcess() int {
 	s.DataDir = os.Getenv(envWorkerData)
 	s.Temporal.Address = os.Getenv(envWorkerAddr)
 	s.Temporal.TaskQueue = os.Getenv(envWorkerQ)
+	if m := os.Getenv(envSandboxMode); m != "" {
+		s.Tools.Sandbox.Mode = m
+	}
 	c, err := app.Dial(context.Background(), s, quiet())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/auth"
+	"github.com/durableagent/durableagent/internal/settings"
 )
 
 // Issue 20 item 4 on the real server, with the worker in its own process:
@@ -39,6 +40,9 @@ func TestIntegration_BashPrintingTheWorkersSecretsStoresThemRedacted(t *testing.
 		t.Fatal(err)
 	}
 	t.Setenv(envName, envValue) // in the worker process's initial environment
+	// What redaction does for a command that can read them: the sandbox
+	// (TestSandbox_*) keeps them out of its reach.
+	t.Setenv(envSandboxMode, settings.SandboxOff)
 	e.spawnWorker()
 
 	ws := t.TempDir()

@@ -1,0 +1,53 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/durableagent/durableagent/internal/sandbox"
+	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/tools"
+)
+
+// The worker's runner under tools.sandbox.mode: the sandbox where
+// bubblewrap works; where it does not, worker --dev runs bash unsandboxed
+// and says so, any other worker refuses to start unless mode is off.
+func TestToolRunner_ChoosesTheSandboxOrSaysWhyNot(t *testing.T) {
+	s := settings.Defaults()
+	s.DataDir = t.TempDir()
+
+	r, note, err := ToolRunner(s, false)
+	if err != nil {
+		t.Skipf("bubblewrap unusable here: %v", err)
+	}
+	if _, ok := r.(*sandbox.Runner); !ok || note != "" {
+		t.Fatalf("auto with a working bwrap: runner %T, note %q", r, note)
+	}
+
+	off := s
+	off.Tools.Sandbox.Mode = settings.SandboxOff
+	if r, note, err := ToolRunner(off, false); err != nil || r != tools.Local || !strings.Contains(note, "unsandboxed") {
+		t.Fatalf("mode off: %T %q %v", r, note, err)
+	}
+
+	allow := s
+	allow.Tools.Sandbox.Network = settings.SandboxNetworkAllowlist
+	if _, _, err := ToolRunner(allow, true); err == nil || !strings.Contains(err.Error(), "tools.sandbox.network allowlist is not available yet") {
+		t.Fatalf("network allowlist: %v", err)
+	}
+
+	bwrapBinary = "/nonexistent/bwrap"
+	defer func() { bwrapBinary = "" }()
+	if _, _, err := ToolRunner(s, false); err == nil || !strings.Contains(err.Error(), "refusing to run tools unsandboxed") ||
+		!strings.Contains(err.Error(), "tools.sandbox.mode off") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("auto without bwrap, not dev: %v", err)
+	}
+	if r, note, err := ToolRunner(s, true); err != nil || r != tools.Local || !strings.Contains(note, "unsandboxed") || strings.Contains(note, "\n") {
+		t.Fatalf("auto without bwrap, dev: %T %q %v", r, note, err)
+	}
+	strict := s
+	strict.Tools.Sandbox.Mode = settings.SandboxBubblewrap
+	if _, _, err := ToolRunner(strict, true); err == nil || !strings.HasPrefix(err.Error(), "tools.sandbox.mode bubblewrap: ") {
+		t.Fatalf("mode bubblewrap without bwrap, even dev: %v", err)
+	}
+}

@@ -1,0 +1,133 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// systemDirs are the program and library directories bound read-only
+// (a symbolic link among them, as /bin -> usr/bin on merged-/usr
+// systems, is made the same link in the sandbox).
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// etcFiles are the only entries of /etc bound (read-only, when they
+// exist): users and groups by name, name resolution, the dynamic
+// linker's cache, TLS roots, time zone, shell start-up files and the
+// alternatives links that programs in /usr/bin point through. Nothing
+// else of /etc (no /etc/shadow, no service configuration) is visible.
+var etcFiles = []string{
+	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/host.conf",
+	"/etc/resolv.conf", "/etc/gai.conf", "/etc/protocols", "/etc/services",
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+	"/etc/ssl", "/etc/ca-certificates", "/etc/pki",
+	"/etc/localtime", "/etc/timezone", "/etc/os-release", "/etc/debian_version",
+	"/etc/alternatives", "/etc/bash.bashrc", "/etc/profile", "/etc/inputrc",
+	"/etc/mime.types", "/etc/gitconfig", "/etc/magic",
+}
+
+// shell is the shell that runs commands in the sandbox (found on the
+// host, where the sandbox's /usr comes from).
+func shell() string {
+	for _, s := range []string{"/bin/bash", "/usr/bin/bash"} {
+		if _, err := os.Stat(s); err == nil {
+			return s
+		}
+	}
+	return "/bin/sh"
+}
+
+// Args is the bwrap command line (without the program) that runs script
+// with working directory dir under c. The workspace dir is bound
+// read-write; it must be absolute and not the root directory.
+func (c Config) Args(dir, script string) ([]string, error) {
+	if !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("sandbox workspace %q is not an absolute path", dir)
+	}
+	dir = filepath.Clean(dir)
+	if dir == "/" {
+		return nil, fmt.Errorf("sandbox workspace / would expose the whole file system; choose a project directory")
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox workspace: %w", err)
+	}
+	if real == "/" {
+		return nil, fmt.Errorf("sandbox workspace %s is the root directory; choose a project directory", dir)
+	}
+	a := []string{
+		"--die-with-parent", "--new-session",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--hostname", "sandbox",
+		"--cap-drop", "ALL",
+	}
+	if c.Network == "" || c.Network == NetworkOff {
+		a = append(a, "--unshare-net")
+	}
+	for _, d := range systemDirs {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			if t, err := os.Readlink(d); err == nil {
+				a = append(a, "--symlink", t, d)
+			}
+		case fi.IsDir():
+			a = append(a, "--ro-bind", d, d)
+		}
+	}
+	for _, f := range etcFiles {
+		a = append(a, "--ro-bind-try", f, f)
+	}
+	// /tmp before the workspace: a workspace under /tmp is bound on top
+	// of the private tmpfs.
+	a = append(a, "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev",
+		"--bind", real, dir)
+	for _, h := range c.Hide {
+		h = filepath.Clean(h)
+		if rel, err := filepath.Rel(dir, h); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			if fi, err := os.Stat(h); err == nil && fi.IsDir() {
+				a = append(a, "--tmpfs", h)
+			}
+		}
+		if rel, err := filepath.Rel(real, h); err == nil && real != dir && rel != "." && !strings.HasPrefix(rel, "..") {
+			if fi, err := os.Stat(h); err == nil && fi.IsDir() {
+				a = append(a, "--tmpfs", filepath.Join(dir, rel))
+			}
+		}
+	}
+	a = append(a, "--chdir", dir, "--setenv", "TMPDIR", "/tmp")
+	sh := shell()
+	if l := c.limitScript(sh); l != "" {
+		return append(a, "--", sh, "-c", l, sh, script), nil
+	}
+	return append(a, "--", sh, "-c", script), nil
+}
+
+// limitScript is the sandbox's first shell: it sets the rlimits, for
+// itself and so for everything the command starts, then runs the
+// command ($1) in a shell of its own. A limit it cannot set ends the
+// call (exit 126) with the shell's reason, before the command runs.
+// Without limits it is "" and the command's shell is the first.
+func (c Config) limitScript(sh string) string {
+	var lim []string
+	if c.CPUSeconds > 0 {
+		// SIGXCPU at the limit (the call's result names it), SIGKILL
+		// one second later for a process that ignores it.
+		lim = append(lim, "ulimit -S -t "+strconv.FormatInt(c.CPUSeconds, 10),
+			"ulimit -H -t "+strconv.FormatInt(c.CPUSeconds+1, 10))
+	}
+	if c.MemoryMB > 0 {
+		lim = append(lim, "ulimit -v "+strconv.FormatInt(c.MemoryMB*1024, 10))
+	}
+	if c.MaxProcesses > 0 {
+		lim = append(lim, "ulimit -u "+strconv.FormatInt(c.MaxProcesses, 10))
+	}
+	if len(lim) == 0 {
+		return ""
+	}
+	run := `exec ` + sh + ` -c "$1"`
+	return "{ " + strings.Join(lim, " && ") + `; } || { echo "sandbox: cannot set the tools.sandbox limits" >&2; exit 126; }` + "\n" + run
+}

@@ -1,0 +1,50 @@
+package sandbox
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/internal/tools"
+)
+
+// BenchmarkBashTrue_SandboxedVsLocal runs the bash tool's `true` b.N
+// times in the sandbox and b.N times unsandboxed (tools.Local),
+// interleaved so both see the same machine load, and reports the ratio
+// of their mean times (issue 22's budget: 1.3x) and the load average:
+//
+//	go test ./internal/sandbox -run '^$' -bench BashTrue -benchtime 30x
+func BenchmarkBashTrue_SandboxedVsLocal(b *testing.B) {
+	r, err := New(Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := r.Probe(); err != nil {
+		b.Skipf("bubblewrap unusable here: %v", err)
+	}
+	ws := b.TempDir()
+	run := func(rn tools.Runner) time.Duration {
+		start := time.Now()
+		res := bash(b, rn, ws, "true", 0)
+		d := time.Since(start)
+		if res.IsError {
+			b.Fatalf("bash true: %+v", res)
+		}
+		return d
+	}
+	run(r)
+	run(tools.Local)
+	b.ResetTimer()
+	var sandboxed, local time.Duration
+	for i := 0; i < b.N; i++ {
+		sandboxed += run(r)
+		local += run(tools.Local)
+	}
+	b.StopTimer()
+	load, _ := os.ReadFile("/proc/loadavg")
+	b.ReportMetric(float64(sandboxed)/float64(local), "sandboxed/local")
+	b.ReportMetric(float64(sandboxed.Microseconds())/float64(b.N)/1000, "ms/sandboxed")
+	b.ReportMetric(float64(local.Microseconds())/float64(b.N)/1000, "ms/local")
+	b.Logf("load average: %s", strings.TrimSpace(string(load)))
+}

@@ -1,0 +1,97 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// Networks of a sandbox (tools.sandbox.network).
+const (
+	// NetworkOff gives the command a network namespace of its own with
+	// nothing in it: no address, the host's loopback included, is
+	// reachable.
+	NetworkOff = "off"
+	// NetworkHost keeps the worker's network namespace: every address
+	// the worker reaches, its loopback services included.
+	NetworkHost = "host"
+	// NetworkAllowlist reaches only named hosts through the worker's
+	// egress proxy (Config.ProxySocket); not built yet.
+	NetworkAllowlist = "allowlist"
+)
+
+// DefaultBinary is where bubblewrap is looked for first.
+const DefaultBinary = "/usr/bin/bwrap"
+
+// Config is what a sandbox allows. The zero value is network off and no
+// rlimits but the namespaces.
+type Config struct {
+	// Binary is the bwrap program ("": DefaultBinary, else bwrap on PATH).
+	Binary string
+	// Network is NetworkOff ("" too) or NetworkHost. NetworkAllowlist
+	// needs ProxySocket.
+	Network string
+	// ProxySocket is the Unix socket of the worker's egress proxy for
+	// NetworkAllowlist: the seam where the allow-list proxy plugs in.
+	// It is bound into the sandbox at ProxySocketPath. Not used yet:
+	// New refuses NetworkAllowlist until the proxy exists.
+	ProxySocket string
+	// MemoryMB bounds each process's address space (RLIMIT_AS), in MiB;
+	// 0: no limit.
+	MemoryMB int64
+	// MaxProcesses bounds the processes of the sandbox's user
+	// (RLIMIT_NPROC; the kernel does not apply it to root); 0: no limit.
+	MaxProcesses int64
+	// CPUSeconds bounds each process's CPU time (RLIMIT_CPU: SIGXCPU at
+	// the limit, SIGKILL a second later); 0: no limit.
+	CPUSeconds int64
+	// Hide lists directories the command must not see even when they are
+	// inside its workspace (the worker's data dir): each is covered by an
+	// empty tmpfs.
+	Hide []string
+}
+
+// ProxySocketPath is where Config.ProxySocket appears in the sandbox.
+const ProxySocketPath = "/run/egress-proxy.sock"
+
+// check validates c: one-line errors naming the field.
+func (c Config) check() error {
+	switch c.Network {
+	case "", NetworkOff, NetworkHost:
+	case NetworkAllowlist:
+		if c.ProxySocket == "" {
+			return errors.New("sandbox network allowlist needs the egress proxy, which this worker does not run yet; use off or host")
+		}
+		return errors.New("sandbox network allowlist is not supported yet; use off or host")
+	default:
+		return fmt.Errorf("sandbox network %q is not one of off, host, allowlist", c.Network)
+	}
+	for name, v := range map[string]int64{"memoryMB": c.MemoryMB, "maxProcesses": c.MaxProcesses, "cpuSeconds": c.CPUSeconds} {
+		if v < 0 {
+			return fmt.Errorf("sandbox %s %d is negative", name, v)
+		}
+	}
+	for _, h := range c.Hide {
+		if !filepath.IsAbs(h) {
+			return fmt.Errorf("sandbox hidden directory %q is not an absolute path", h)
+		}
+	}
+	return nil
+}
+
+// binary finds the bwrap program of c.
+func (c Config) binary() (string, error) {
+	if c.Binary != "" {
+		return c.Binary, nil
+	}
+	if _, err := os.Stat(DefaultBinary); err == nil {
+		return DefaultBinary, nil
+	}
+	p, err := exec.LookPath("bwrap")
+	if err != nil {
+		return "", errors.New("bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)")
+	}
+	return p, nil
+}

@@ -1,0 +1,19 @@
+// Package sandbox is the tool runner (tools.Runner) that runs every bash
+// command of a tool call in a fresh bubblewrap (bwrap) sandbox on Linux.
+//
+// Contract: each Start runs one command in new PID, IPC and UTS
+// namespaces and, with network off, a new network namespace (loopback
+// only, down); it sees the system's program and library directories and
+// a short list of /etc files read-only, the call's working directory (its
+// workspace) read-write, a private /tmp, a /proc of its own PID namespace
+// and a minimal /dev — never the worker's home, data dir, settings,
+// credentials or other sessions' files. It runs with no capabilities,
+// in a new session, under rlimits for CPU seconds, address space and
+// processes (Config). When the command's shell exits, or Kill is called,
+// the PID namespace ends and with it every process the command started
+// (background jobs and setsid children included). The file tools keep
+// the worker-side file access of tools.Local (FS), which refuses
+// symbolic links out of the workspace when tools.confine is set.
+//
+// Args is the exact bwrap command line; docs/security.md explains it.
+package sandbox

@@ -1,0 +1,179 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/durableagent/durableagent/internal/tools"
+)
+
+// Runner is the bubblewrap tools.Runner of a Config.
+type Runner struct {
+	cfg Config
+	bin string
+}
+
+// New checks c and finds bwrap. It does not run it: Probe does.
+func New(c Config) (*Runner, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	bin, err := c.binary()
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{cfg: c, bin: bin}, nil
+}
+
+// Config is the runner's configuration.
+func (r *Runner) Config() Config { return r.cfg }
+
+// FS is the worker-side file access of tools.Local: the file tools
+// resolve paths on the worker, refusing what tools.confine refuses.
+func (r *Runner) FS() tools.FS { return tools.Local.FS() }
+
+// Probe runs `true` in a sandbox of r in a fresh temporary workspace:
+// nil when bubblewrap works here (it can fail in a container without
+// user namespaces, or where the kernel forbids them), else why not, in
+// one line.
+func (r *Runner) Probe() error {
+	dir, err := os.MkdirTemp("", "sandbox-probe-")
+	if err != nil {
+		return fmt.Errorf("sandbox probe: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	var out strings.Builder
+	p, err := r.Start(tools.Command{Script: "true", Dir: dir, Env: []string{"PATH=/usr/bin:/bin"}, Output: &out})
+	if err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	var exit tools.Exit
+	go func() { exit, err = p.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		p.Kill()
+		<-done
+		return errors.New("bubblewrap did not run `true` within 10 s")
+	}
+	if err != nil {
+		return fmt.Errorf("bubblewrap: %w", err)
+	}
+	if exit.Code != 0 {
+		msg := strings.TrimSpace(out.String())
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		return fmt.Errorf("bubblewrap does not work here (exit %d): %s", exit.Code, msg)
+	}
+	return nil
+}
+
+// drainGrace is how long output is still read after bwrap exits.
+const drainGrace = 200 * time.Millisecond
+
+type process struct {
+	cfg      Config
+	cmd      *exec.Cmd
+	out      *os.File
+	readDone chan struct{}
+	waited   chan struct{}
+	waitErr  error
+}
+
+// Start runs c.Script in a new sandbox (see Config.Args).
+func (r *Runner) Start(c tools.Command) (tools.Process, error) {
+	args, err := r.cfg.Args(c.Dir, c.Script)
+	if err != nil {
+		return nil, err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(r.bin, args...)
+	// bwrap passes its environment to the command: the call's, nothing
+	// of the worker's.
+	cmd.Env = c.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{}
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return nil, fmt.Errorf("start bubblewrap: %w", err)
+	}
+	pw.Close()
+	p := &process{cfg: r.cfg, cmd: cmd, out: pr, readDone: make(chan struct{}), waited: make(chan struct{})}
+	go func() {
+		defer close(p.readDone)
+		_, _ = io.Copy(c.Output, pr)
+	}()
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.waited)
+	}()
+	return p, nil
+}
+
+// Wait waits for bwrap, which exits when the command's shell does,
+// taking its PID namespace and so every process of the command with it.
+func (p *process) Wait() (tools.Exit, error) {
+	<-p.waited
+	// Every writer of the pipe was in the namespace, now gone; the grace
+	// only guards against a bwrap that left one behind.
+	select {
+	case <-p.readDone:
+	case <-time.After(drainGrace):
+		_ = p.out.SetReadDeadline(time.Now())
+		<-p.readDone
+	}
+	p.out.Close()
+	var ee *exec.ExitError
+	switch {
+	case p.waitErr == nil:
+		return tools.Exit{}, nil
+	case !errors.As(p.waitErr, &ee):
+		return tools.Exit{}, p.waitErr
+	}
+	st, _ := ee.Sys().(syscall.WaitStatus)
+	if st.Signaled() {
+		return tools.Exit{Code: 128 + int(st.Signal()), Signal: st.Signal()}, nil
+	}
+	exit := tools.Exit{Code: ee.ExitCode()}
+	p.limit(&exit)
+	return exit, nil
+}
+
+// limit names the rlimit that ended the command, where that can be told:
+// bwrap exits with 128+N when the shell dies of signal N, and SIGXCPU is
+// what RLIMIT_CPU sends at its soft limit. (SIGKILL, a second later at
+// the hard limit, or from anyone else, cannot be told apart; nor can a
+// failed allocation under RLIMIT_AS, which the program itself reports.)
+func (p *process) limit(exit *tools.Exit) {
+	if sig := syscall.Signal(exit.Code - 128); p.cfg.CPUSeconds > 0 && sig == syscall.SIGXCPU {
+		exit.Signal = sig
+		exit.Limit = fmt.Sprintf("CPU time limit of %d s (tools.sandbox.cpuSeconds)", p.cfg.CPUSeconds)
+	}
+}
+
+// Kill kills bwrap; its namespace's init dies with it (--die-with-parent)
+// and with the init every process of the command.
+func (p *process) Kill() {
+	select {
+	case <-p.waited:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	_ = p.cmd.Process.Kill()
+}
