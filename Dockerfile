@@ -9,7 +9,7 @@ COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -o /out/worker ./cmd/worker-cluster && CGO_ENABLED=0 go build -trimpath -o /out/starter ./starter
 
 FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/* \
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates bubblewrap && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 10001 agent && mkdir -p /data /workspace && chown agent /data /workspace
 COPY --from=build /out/worker /out/starter /usr/local/bin/
 USER agent
