@@ -316,12 +316,15 @@ func typesOf(evs []agent.Event) string {
 
 // sessionFile is what a session file holds: the entries Load returns, its
 // warnings, and the number of entry lines (Load hides duplicates, so they
-// are counted in the raw file).
+// are counted in the raw file). The record of the session's system prompt,
+// written before the first user message (docs/spec.md 7.6), is kept apart:
+// entries and lines are what the prompts wrote.
 type sessionFile struct {
-	entries  []session.Entry
-	warnings []string
-	lines    int
-	raw      []byte
+	systemPrompt *session.Entry
+	entries      []session.Entry
+	warnings     []string
+	lines        int
+	raw          []byte
 }
 
 func loadSessionFile(dataDir, id string) (sessionFile, error) {
@@ -337,7 +340,14 @@ func loadSessionFile(dataDir, id string) (sessionFile, error) {
 	if err != nil {
 		return sessionFile{}, err
 	}
-	return sessionFile{entries: sess.Entries, warnings: sess.Warnings, lines: bytes.Count(raw, []byte("\n")) - 1, raw: raw}, nil
+	f := sessionFile{entries: sess.Entries, warnings: sess.Warnings, lines: bytes.Count(raw, []byte("\n")) - 1, raw: raw}
+	if len(f.entries) > 0 && f.entries[0].Type == session.TypeCustom && f.entries[0].CustomType == session.CustomSystemPrompt {
+		f.systemPrompt, f.entries, f.lines = &f.entries[0], f.entries[1:], f.lines-1
+		if len(f.entries) > 0 && f.entries[0].ParentID != f.systemPrompt.ID {
+			return f, fmt.Errorf("session %s: first message %s is not the system prompt record's child", id, f.entries[0].ID)
+		}
+	}
+	return f, nil
 }
 
 func readSession(t *testing.T, dataDir, id string) sessionFile {
