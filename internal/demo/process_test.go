@@ -103,6 +103,9 @@ func TestDemo_ProcessWithStdinNotATerminalExits(t *testing.T) {
 				if strings.Count(out.String(), logLine) != 1 {
 					t.Fatalf("stdout does not name the server log %q once:\n%s", logLine, out.String())
 				}
+				if !strings.Contains(out.String(), "\nmodel: scripted (offline fake; set model.provider to use a real model)\n") {
+					t.Fatalf("the banner does not say the model is an offline fake:\n%s", out.String())
+				}
 				if strings.Contains(errb.String(), "level=WARN") || strings.Contains(errb.String(), "level=ERROR") {
 					t.Fatalf("server warnings on the terminal:\n%s", errb.String())
 				}

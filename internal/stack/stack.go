@@ -122,6 +122,9 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 			fmt.Fprintf(opts.Out, "  web ui: %s", ui)
 		}
 		fmt.Fprintf(opts.Out, "  task queue: %s  data: %s\n", st.Settings.Temporal.TaskQueue, st.Settings.DataDir)
+		if st.Settings.Model.Provider == "scripted" {
+			fmt.Fprintln(opts.Out, "model: scripted (offline fake; set model.provider to use a real model)")
+		}
 		if st.Server != nil && st.Server.LogFile() != "" {
 			fmt.Fprintf(opts.Out, "temporal server log: %s (--dev.log prints it here)\n", st.Server.LogFile())
 		}
