@@ -101,7 +101,9 @@ func summarize(s settings.Settings, kind string) ([]sessionSummary, error) {
 	for _, id := range ids {
 		sess, err := st.Load(id)
 		if err != nil {
-			return nil, fmt.Errorf("session %s: %w", id, err)
+			// One unreadable session does not hide the others.
+			sums = append(sums, sessionSummary{ID: id, LastPrompt: "(unreadable: " + oneLine(err.Error(), lastPromptRunes) + ")"})
+			continue
 		}
 		sums = append(sums, summaryOf(sess))
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,5 +129,19 @@ func TestContinue_LatestSessionOfTheWorkspace(t *testing.T) {
 	code, _, stderr := run(t, map[string]string{"DURABLE_AGENT_HOME": home}, "prompt", "-c", "--session", "x", "--workspace", ws, "hi")
 	if code != ExitUsage || !strings.Contains(stderr, "give --continue or --session, not both") {
 		t.Fatalf("-c with --session: exit %d, %q", code, stderr)
+	}
+}
+
+// A session file that cannot be read is listed as such; the others still
+// are.
+func TestSessions_UnreadableSessionDoesNotHideTheOthers(t *testing.T) {
+	home := t.TempDir()
+	writeSession(t, home, "good", "/src/a", "hello", time.Now(), nil)
+	if err := os.WriteFile(filepath.Join(home, "sessions", "bad.jsonl"), []byte("not a header\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, map[string]string{"DURABLE_AGENT_HOME": home}, "sessions")
+	if code != ExitOK || !strings.Contains(out, "good  unknown  ") || !strings.Contains(out, "bad  unknown  ") || !strings.Contains(out, "(unreadable: ") {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
 }
