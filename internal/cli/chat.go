@@ -11,7 +11,7 @@ import (
 	"github.com/durableagent/durableagent/internal/tui"
 )
 
-const chatUsage = "starter chat [--session ID] [settings flags]"
+const chatUsage = "starter chat [--session ID | -c] [--workspace DIR] [settings flags]"
 
 var chatCmd = Command{
 	Name:    "chat",
@@ -24,11 +24,17 @@ var chatCmd = Command{
 // running prompt is detached on quit; it keeps running in Temporal.
 func runChat(ctx context.Context, env Env, args []string) int {
 	c := newFlags("chat", env)
+	ws := c.addWorkspaceFlags()
 	if !c.parse(env, args) {
 		return ExitUsage
 	}
 	if c.fs.NArg() > 0 {
 		return fail(env, "chat", fmt.Errorf("unexpected argument %q (usage: %s)", c.fs.Arg(0), chatUsage))
+	}
+	if s, ok := c.settings(env); !ok {
+		return ExitUsage
+	} else if err := ws.resolve(c, s); err != nil {
+		return fail(env, "chat", err)
 	}
 	// Before Temporal is dialled: without a terminal the UI cannot run
 	// (/dev/null fails in epoll, a pipe would never end at EOF).
@@ -40,6 +46,7 @@ func runChat(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	}
 	defer closeFn()
+	b.Workspace = ws.workspace
 	if err := tui.Run(ctx, b, env.Stdin, env.Stdout); err != nil {
 		return fail(env, "chat", err)
 	}

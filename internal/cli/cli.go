@@ -59,7 +59,7 @@ func Register(c Command) { commands[c.Name] = c }
 
 func init() {
 	for _, c := range []Command{promptCmd, abortRetryCmd, abortCmd, setAutoRetryCmd, stateCmd, eventsCmd, settingsCmd,
-		steerCmd, followUpCmd, approveCmd, compactCmd, sessionCmd, authCmd, classifyCmd, chatCmd} {
+		steerCmd, followUpCmd, approveCmd, compactCmd, sessionCmd, sessionsCmd, authCmd, classifyCmd, chatCmd} {
 		Register(c)
 	}
 }
@@ -128,6 +128,7 @@ func newFlags(name string, env Env) *common {
 // key.
 var workerKeysUsed = map[string]func(key string) bool{
 	"session":  func(key string) bool { return strings.HasPrefix(key, "session.") },
+	"sessions": func(key string) bool { return strings.HasPrefix(key, "session.") },
 	"rpc":      func(key string) bool { return strings.HasPrefix(key, "session.") },
 	"chat":     func(key string) bool { return strings.HasPrefix(key, "session.") },
 	"settings": func(string) bool { return true },

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,7 +22,7 @@ import (
 	"github.com/durableagent/durableagent/workflows"
 )
 
-const promptUsage = "starter prompt [--session ID] [--workspace DIR] [--fault TEXT]... [--detach] [--json] MESSAGE"
+const promptUsage = "starter prompt [--session ID | -c] [--workspace DIR] [--fault TEXT]... [--detach] [--json] MESSAGE"
 
 var promptCmd = Command{
 	Name:    "prompt",
@@ -38,19 +37,9 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	var detach bool
 	c.fs.StringArrayVar(&faults, "fault", nil, "scripted model: inject this error before answering (repeatable; e.g. \"503 Service Unavailable\", \"overflow\", \"hang:30s\")")
 	c.fs.BoolVar(&detach, "detach", false, "start the prompt and return at once (it keeps running in Temporal)")
-	var workspace string
-	c.fs.StringVar(&workspace, "workspace", "", "the directory a new session's tools work in (default: the current directory; a session keeps the workspace it was created with)")
+	ws := c.addWorkspaceFlags()
 	if !c.parse(env, args) {
 		return ExitUsage
-	}
-	if workspace == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return fail(env, "prompt", fmt.Errorf("current directory: %w (use --workspace DIR)", err))
-		}
-		workspace = wd
-	} else if abs, err := filepath.Abs(workspace); err == nil {
-		workspace = abs
 	}
 	msg := strings.TrimSpace(strings.Join(c.fs.Args(), " "))
 	if msg == "" {
@@ -59,13 +48,18 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	if err := scripted.ValidateScript(faults); err != nil {
 		return fail(env, "prompt", err)
 	}
+	if s, ok := c.settings(env); !ok {
+		return ExitUsage
+	} else if err := ws.resolve(c, s); err != nil {
+		return fail(env, "prompt", err)
+	}
 	k, s, closeFn, ok := c.controller(ctx, env)
 	if !ok {
 		return ExitUsage
 	}
 	defer closeFn()
 	in := app.PromptInput(s, c.session, msg)
-	in.Workspace = workspace
+	in.Workspace = ws.workspace
 	if len(faults) > 0 {
 		in.Model.Faults = faults
 	}

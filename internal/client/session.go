@@ -46,6 +46,9 @@ type Session struct {
 	// before an idle state is built, so a change made by another process
 	// (`starter set-auto-retry off`) is seen.
 	Reload func() (settings.Settings, error)
+	// Workspace, when set, is the directory a new session's tools work in
+	// (prompts and user commands); "" is the current directory.
+	Workspace string
 
 	// flushMu serialises flush.
 	flushMu sync.Mutex
@@ -134,6 +137,9 @@ func (t *Session) promptInput(message string) workflows.PromptInput {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	in := app.PromptInput(s, t.session, message)
+	if t.Workspace != "" {
+		in.Workspace = t.Workspace
+	}
 	if t.model != nil {
 		in.Model.Provider, in.Model.Name = t.model.Provider, t.model.Name
 		in.Model.Cost = app.ModelCost(s, t.model.Provider, t.model.Name)
@@ -625,6 +631,9 @@ func (t *Session) Bash(ctx context.Context, command string) (agent.Message, erro
 	t.flush(ctx, id)
 	s := t.Settings()
 	wd, _ := os.Getwd()
+	if t.Workspace != "" {
+		wd = t.Workspace
+	}
 	b := &bashRun{session: id, started: make(chan struct{})}
 	t.mu.Lock()
 	t.bash = b

@@ -110,7 +110,14 @@ func run(ctx context.Context, env cli.Env, args []string) int {
 		return cli.ExitUsage
 	}
 	before := snapshot(ws)
-	fmt.Fprintf(env.Stdout, "workspace: %s\n", ws)
+	if *workspace == "" {
+		// A temporary workspace per run would pile up in /tmp: it goes
+		// when the demo exits (--workspace DIR keeps the job's files).
+		defer os.RemoveAll(ws)
+		fmt.Fprintf(env.Stdout, "workspace: %s (removed when the demo exits; --workspace DIR keeps it)\n", ws)
+	} else {
+		fmt.Fprintf(env.Stdout, "workspace: %s\n", ws)
+	}
 
 	k, err := app.NewController(st.Client, st.Settings)
 	if err != nil {

@@ -78,7 +78,8 @@ func TestDemo_ProcessWithStdinNotATerminalExits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			js, _ := json.Marshal([]string{"demo", "--retry.baseDelayMs", "200"})
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(append(os.Environ(), envStarterArgs+"="+string(js)), demoVars(t, t.TempDir(), freePort(t))...)
+			tmp, home := t.TempDir(), t.TempDir()
+			cmd.Env = append(append(os.Environ(), envStarterArgs+"="+string(js), "TMPDIR="+tmp), demoVars(t, home, freePort(t))...)
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
 			defer tc.stdin(cmd)()
@@ -91,6 +92,22 @@ func TestDemo_ProcessWithStdinNotATerminalExits(t *testing.T) {
 			case err := <-done:
 				if err != nil || !strings.Contains(out.String(), "sh test.sh passes now.") || strings.Contains(out.String(), "keep running; Ctrl-C to stop") {
 					t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+				}
+				// Issue 23: no demo workspace is left behind, and the
+				// embedded server's log goes to a file named once, off the
+				// terminal.
+				if left, _ := filepath.Glob(filepath.Join(tmp, "durable-agent-demo-*")); len(left) > 0 {
+					t.Fatalf("the demo left its workspace behind: %v\nstdout:\n%s", left, out.String())
+				}
+				logLine := "temporal server log: " + filepath.Join(home, "temporal", "server.log")
+				if strings.Count(out.String(), logLine) != 1 {
+					t.Fatalf("stdout does not name the server log %q once:\n%s", logLine, out.String())
+				}
+				if !strings.Contains(out.String(), "\nmodel: scripted (offline fake; set model.provider to use a real model)\n") {
+					t.Fatalf("the banner does not say the model is an offline fake:\n%s", out.String())
+				}
+				if strings.Contains(errb.String(), "level=WARN") || strings.Contains(errb.String(), "level=ERROR") {
+					t.Fatalf("server warnings on the terminal:\n%s", errb.String())
 				}
 			case <-time.After(90 * time.Second):
 				_ = cmd.Process.Kill()

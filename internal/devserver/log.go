@@ -3,8 +3,10 @@ package devserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 
@@ -12,10 +14,24 @@ import (
 	"go.temporal.io/server/common/log/tag"
 )
 
-// defaultLogger is used when Options.Logger is nil: warnings and errors reach
-// stderr so a broken dev server is never silent, and nothing else does.
-func defaultLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+// logFileName is the default log's file in the data dir.
+const logFileName = "server.log"
+
+// defaultLogger is used when Options.Logger is nil: warnings and errors are
+// appended to <dir>/server.log (returned, to be closed on Stop), so a
+// healthy run's routine warnings stay off the terminal of the program
+// that embeds the server yet a broken server leaves a trace; toStderr
+// sends them to stderr instead. Nothing below Warn is written.
+func defaultLogger(dir string, toStderr bool) (*slog.Logger, *os.File, error) {
+	opts := &slog.HandlerOptions{Level: slog.LevelWarn}
+	if toStderr {
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil, nil
+	}
+	f, err := os.OpenFile(filepath.Join(dir, logFileName), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("devserver: open log file: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(f, opts)), f, nil
 }
 
 // logGate is the filter shared by every logger derived for one Server, so

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,5 +53,52 @@ func TestServerLogger_WarnAndAboveAndQuietShutdown(t *testing.T) {
 				t.Errorf("logged = %v, want %v (output %q)", got, tt.want, buf.String())
 			}
 		})
+	}
+}
+
+// Without a logger of the caller's, the server's warnings and errors go
+// to <DataDir>/server.log, not to the terminal of the program that embeds
+// it; LogToStderr asks for the terminal instead.
+func TestDefaultLogger_FileUnlessStderr(t *testing.T) {
+	dir := t.TempDir()
+	lg, f, err := defaultLogger(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := serverLogger{log: lg, gate: new(logGate)}
+	l.gate.level.Set(slog.LevelWarn)
+	l.Info("routine info")
+	l.Warn("shard ownership lost", tag.NewStringTag("service", "history"))
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if f.Name() != filepath.Join(dir, "server.log") {
+		t.Fatalf("log file %s", f.Name())
+	}
+	b, err := os.ReadFile(f.Name())
+	if err != nil || !strings.Contains(string(b), "shard ownership lost") || strings.Contains(string(b), "routine info") {
+		t.Fatalf("log file: %q, %v", b, err)
+	}
+	if _, f, err := defaultLogger(dir, true); f != nil || err != nil {
+		t.Fatalf("LogToStderr opened %v (%v)", f, err)
+	}
+}
+
+// A server started without a logger names its log file, in its data dir.
+func TestServer_LogFileInDataDir(t *testing.T) {
+	skipShort(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	defer cancel()
+	s, err := Start(ctx, Options{DataDir: dir, Port: 0, UIPort: NoUI})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer s.Stop()
+	if want := filepath.Join(dir, "server.log"); s.LogFile() != want {
+		t.Fatalf("LogFile %q, want %q", s.LogFile(), want)
+	}
+	if _, err := os.Stat(s.LogFile()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -55,9 +56,11 @@ type Options struct {
 	// SearchAttributes are custom search attributes registered in Namespace
 	// at start when missing; an existing one with another type is an error.
 	SearchAttributes map[string]enumspb.IndexedValueType
-	// Logger receives the server's logs at Warn and above. Nil logs them to
-	// stderr.
-	Logger *slog.Logger
+	// Logger receives the server's logs at Warn and above. Nil writes them
+	// to the file <DataDir>/server.log (Server.LogFile), or, with
+	// LogToStderr, to stderr.
+	Logger      *slog.Logger
+	LogToStderr bool
 	// TLS serves the frontend over TLS (nil: plaintext).
 	TLS *TLS
 	// Journal is the SQLite journal mode: JournalRollback (also "") or
@@ -83,6 +86,9 @@ type Server struct {
 	uiDone   <-chan error
 	dir      *dataDir
 	logGate  *logGate
+	// logFile is the file of the default logger (nil with a caller's
+	// logger or LogToStderr).
+	logFile *os.File
 
 	stopOnce sync.Once
 	stopErr  error
@@ -95,6 +101,15 @@ func (s *Server) FrontendAddress() string { return s.frontendAddr }
 // UIAddress is the Web UI's base URL, e.g. "http://127.0.0.1:8233", or ""
 // when the UI is disabled.
 func (s *Server) UIAddress() string { return s.uiAddr }
+
+// LogFile is the file the server logs to ("" when it logs to the
+// caller's Logger or to stderr).
+func (s *Server) LogFile() string {
+	if s.logFile == nil {
+		return ""
+	}
+	return s.logFile.Name()
+}
 
 // Namespace is the namespace that Start created or found.
 func (s *Server) Namespace() string { return s.namespace }
@@ -119,6 +134,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			_ = s.Stop()
 		}
 	}()
+	if opts.Logger == nil {
+		if opts.Logger, s.logFile, err = defaultLogger(dir.path, opts.LogToStderr); err != nil {
+			return nil, err
+		}
+	}
 
 	plan, uiPort, err := planListeners(opts)
 	if err != nil {
@@ -203,6 +223,9 @@ func (s *Server) shutdown() error {
 	if err := s.dir.release(); err != nil {
 		errs = append(errs, err)
 	}
+	if s.logFile != nil {
+		_ = s.logFile.Close()
+	}
 	return errors.Join(errs...)
 }
 
@@ -239,9 +262,6 @@ func (o *Options) normalize() error {
 	}
 	if o.Namespace == primitives.SystemLocalNamespace {
 		return fmt.Errorf("devserver: namespace %q is reserved by the server", o.Namespace)
-	}
-	if o.Logger == nil {
-		o.Logger = defaultLogger()
 	}
 	if o.TLS != nil {
 		if err := o.TLS.check(); err != nil {

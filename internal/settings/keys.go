@@ -295,6 +295,8 @@ var schema = []keyDef{
 		desc: "Embedded Temporal Web UI port."},
 	{key: "dev.ui", scope: ScopeWorker,
 		desc: "Start the Temporal Web UI with the dev server."},
+	{key: "dev.log", scope: ScopeWorker,
+		desc: "Print the embedded dev server's own warnings and errors on the terminal (default: they go to <dataDir>/temporal/server.log, whose path the worker prints once)."},
 
 	{key: "codec.keyFile",
 		desc: "File with the 32-byte AES-256 key (raw or base64) that encrypts workflow payloads in Temporal; empty: the key in $DURABLE_AGENT_CODEC_KEY (base64), or no encryption."},

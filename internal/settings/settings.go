@@ -110,6 +110,9 @@ type Dev struct {
 	Port   int    `json:"port"`
 	UIPort int    `json:"uiPort"`
 	UI     bool   `json:"ui"`
+	// Log prints the embedded server's own log on the terminal instead
+	// of <dataDir>/temporal/server.log.
+	Log bool `json:"log"`
 }
 
 // Codec is the `codec` group: encryption of workflow payloads at rest in

@@ -74,6 +74,9 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 				UIPort:    uiPort,
 				Namespace: s.Temporal.Namespace,
 				Logger:    opts.Logger,
+				// Its routine warnings stay off the terminal unless
+				// dev.log asks for them; the banner names the file.
+				LogToStderr: s.Dev.Log,
 			})
 			if err != nil {
 				return nil, err
@@ -119,6 +122,12 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 			fmt.Fprintf(opts.Out, "  web ui: %s", ui)
 		}
 		fmt.Fprintf(opts.Out, "  task queue: %s  data: %s\n", st.Settings.Temporal.TaskQueue, st.Settings.DataDir)
+		if st.Settings.Model.Provider == "scripted" {
+			fmt.Fprintln(opts.Out, "model: scripted (offline fake; set model.provider to use a real model)")
+		}
+		if st.Server != nil && st.Server.LogFile() != "" {
+			fmt.Fprintf(opts.Out, "temporal server log: %s (--dev.log prints it here)\n", st.Server.LogFile())
+		}
 		if st.Codec != nil {
 			fmt.Fprintf(opts.Out, "codec server: %s (payloads are encrypted; give this URL to the Web UI as its codec endpoint to read them)\n", st.Codec.URL())
 		}
