@@ -81,6 +81,7 @@ const drainGrace = 200 * time.Millisecond
 
 type process struct {
 	cfg      Config
+	egress   *egressPath // nil but for network allowlist
 	cmd      *exec.Cmd
 	out      *os.File
 	readDone chan struct{}
@@ -88,14 +89,28 @@ type process struct {
 	waitErr  error
 }
 
-// Start runs c.Script in a new sandbox (see Config.Args).
+// Start runs c.Script in a new sandbox (see Config.Args); with network
+// allowlist, behind an egress proxy of its own that closes when the
+// sandbox ends.
 func (r *Runner) Start(c tools.Command) (tools.Process, error) {
-	args, err := r.cfg.Args(c.Dir, c.Script)
+	var eg *egressPath
+	var args []string
+	var err error
+	if r.cfg.Network == NetworkAllowlist {
+		if eg, err = startEgress(r.cfg); err != nil {
+			return nil, err
+		}
+		args, err = r.cfg.args(c.Dir, c.Script, eg.exe, eg.proxy.Path())
+	} else {
+		args, err = r.cfg.Args(c.Dir, c.Script)
+	}
 	if err != nil {
+		eg.close()
 		return nil, err
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
+		eg.close()
 		return nil, err
 	}
 	cmd := exec.Command(r.bin, args...)
@@ -110,16 +125,19 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
+		eg.close()
 		return nil, fmt.Errorf("start bubblewrap: %w", err)
 	}
 	pw.Close()
-	p := &process{cfg: r.cfg, cmd: cmd, out: pr, readDone: make(chan struct{}), waited: make(chan struct{})}
+	p := &process{cfg: r.cfg, egress: eg, cmd: cmd, out: pr, readDone: make(chan struct{}), waited: make(chan struct{})}
 	go func() {
 		defer close(p.readDone)
 		_, _ = io.Copy(c.Output, pr)
 	}()
 	go func() {
 		p.waitErr = cmd.Wait()
+		// The sandbox is gone, and with it every user of the proxy.
+		p.egress.close()
 		close(p.waited)
 	}()
 	return p, nil
