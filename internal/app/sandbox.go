@@ -20,7 +20,9 @@ var bwrapBinary = ""
 // or fails its probe, dev (worker --dev, the demo) gets tools.Local and
 // any other worker an error that says how to choose. note is the one line
 // the worker says at start when bash runs unsandboxed ("" when it runs in
-// the sandbox).
+// the sandbox). Network allowlist needs tools.sandbox.allowHosts; its
+// proxies log to slog.Default() and its bridge is this binary, whose
+// main must call egress.MaybeRunBridge.
 func ToolRunner(s settings.Settings, dev bool) (r tools.Runner, note string, err error) {
 	sb := s.Tools.Sandbox
 	if sb.Mode == settings.SandboxOff {
