@@ -153,3 +153,24 @@ func TestSandbox_NetworkAllowlistWithoutTheProxyIsNoNetwork(t *testing.T) {
 		t.Fatalf("exit status 7 did not come through the bridge: %+v", res)
 	}
 }
+
+// A call killed on its timeout takes its proxy with it: no process of it
+// is left (the bridge shares their PID namespace), and the proxy's
+// directory is gone.
+func TestSandbox_NetworkAllowlistKilledCallLeavesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var log syncBuffer
+	r := runner(t, egressConfig(t, []string{"allowed.test"}, nil, nil, &log))
+	marker := fmt.Sprintf("sleep %d", 810000+os.Getpid()%1000)
+	res := bash(t, r, t.TempDir(), "setsid "+marker+" & "+marker, 1)
+	if !res.IsError || !strings.Contains(res.Content, "timed out") {
+		t.Fatalf("want a timeout: %+v", res)
+	}
+	if left := processesRunning(t, marker); left != "" {
+		t.Fatalf("processes outlived the killed call:\n%s", left)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the killed call's proxy directory outlived it: %v", left)
+	}
+}
