@@ -2,7 +2,9 @@ package app
 
 import (
 	"fmt"
+	"log/slog"
 
+	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/sandbox"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/tools"
@@ -18,13 +20,15 @@ var bwrapBinary = ""
 // or fails its probe, dev (worker --dev, the demo) gets tools.Local and
 // any other worker an error that says how to choose. note is the one line
 // the worker says at start when bash runs unsandboxed ("" when it runs in
-// the sandbox).
+// the sandbox). Network allowlist needs tools.sandbox.allowHosts; its
+// proxies log to slog.Default() and its bridge is this binary, whose
+// main must call egress.MaybeRunBridge.
 func ToolRunner(s settings.Settings, dev bool) (r tools.Runner, note string, err error) {
 	sb := s.Tools.Sandbox
 	if sb.Mode == settings.SandboxOff {
 		return tools.Local, "bash runs unsandboxed, as the worker's user (tools.sandbox.mode off)", nil
 	}
-	br, err := sandbox.New(sandbox.Config{
+	cfg := sandbox.Config{
 		Binary:       bwrapBinary,
 		Network:      sb.Network,
 		MemoryMB:     sb.MemoryMB,
@@ -34,12 +38,22 @@ func ToolRunner(s settings.Settings, dev bool) (r tools.Runner, note string, err
 		// directory) must not show the credentials, settings, sessions
 		// and Temporal's files in it.
 		Hide: []string{s.DataDir},
-	})
-	if sb.Network == settings.SandboxNetworkAllowlist {
-		// Another engineer's egress proxy (internal/egress) plugs in at
-		// sandbox.Config.ProxySocket; until then it is refused.
-		return nil, "", fmt.Errorf("tools.sandbox.network allowlist is not available yet (it needs the egress proxy); use off or host")
 	}
+	if sb.Network == settings.SandboxNetworkAllowlist {
+		// An allow-list that allows nothing is a mistake, not a choice:
+		// network off says that.
+		if len(sb.AllowHosts) == 0 {
+			return nil, "", fmt.Errorf("tools.sandbox.network allowlist needs tools.sandbox.allowHosts (the hosts bash may reach); list some, or use network off")
+		}
+		allow, err := egress.ParseAllowList(sb.AllowHosts)
+		if err != nil {
+			return nil, "", fmt.Errorf("tools.sandbox.allowHosts: %w", err)
+		}
+		// Each sandbox gets its own proxy; its request lines go to the
+		// worker's log. The bridge is this (the worker's) binary.
+		cfg.Egress = egress.Options{Allow: allow, Logger: slog.Default().With("component", "egress")}
+	}
+	br, err := sandbox.New(cfg)
 	if err == nil {
 		err = br.Probe()
 	}

@@ -1,13 +1,22 @@
 package app
 
 import (
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/sandbox"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/tools"
 )
+
+// TestMain lets the test binary play the worker binary, which an
+// allowlist sandbox (its probe included) runs as its egress bridge.
+func TestMain(m *testing.M) {
+	egress.MaybeRunBridge(os.Args[1:])
+	os.Exit(m.Run())
+}
 
 // The worker's runner under tools.sandbox.mode: the sandbox where
 // bubblewrap works; where it does not, worker --dev runs bash unsandboxed
@@ -32,8 +41,15 @@ func TestToolRunner_ChoosesTheSandboxOrSaysWhyNot(t *testing.T) {
 
 	allow := s
 	allow.Tools.Sandbox.Network = settings.SandboxNetworkAllowlist
-	if _, _, err := ToolRunner(allow, true); err == nil || !strings.Contains(err.Error(), "tools.sandbox.network allowlist is not available yet") {
-		t.Fatalf("network allowlist: %v", err)
+	if _, _, err := ToolRunner(allow, true); err == nil || err.Error() != "tools.sandbox.network allowlist needs tools.sandbox.allowHosts (the hosts bash may reach); list some, or use network off" {
+		t.Fatalf("network allowlist without allowHosts: %v", err)
+	}
+	allow.Tools.Sandbox.AllowHosts = []string{"proxy.golang.org"}
+	if r, note, err := ToolRunner(allow, false); err != nil || note != "" {
+		t.Fatalf("network allowlist: %T %q %v", r, note, err)
+	} else if sr, ok := r.(*sandbox.Runner); !ok || sr.Config().Network != sandbox.NetworkAllowlist ||
+		strings.Join(sr.Config().Egress.Allow.Patterns(), ",") != "proxy.golang.org" {
+		t.Fatalf("network allowlist: runner %T %+v", r, r)
 	}
 
 	bwrapBinary = "/nonexistent/bwrap"

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/durableagent/durableagent/internal/egress"
 )
 
 // systemDirs are the program and library directories bound read-only
@@ -41,8 +43,19 @@ func shell() string {
 
 // Args is the bwrap command line (without the program) that runs script
 // with working directory dir under c. The workspace dir is bound
-// read-write; it must be absolute and not the root directory.
+// read-write; it must be absolute and not the root directory. Network
+// allowlist needs a proxy's socket: Runner.Start gives one (args).
 func (c Config) Args(dir, script string) ([]string, error) {
+	if c.Network == NetworkAllowlist {
+		return nil, fmt.Errorf("sandbox network allowlist: the command line needs the egress proxy's socket, which Runner.Start makes")
+	}
+	return c.args(dir, script, "", "")
+}
+
+// args is Args with, for network allowlist, the bridge program exe and
+// the egress proxy's socket bound in and the command run behind the
+// bridge.
+func (c Config) args(dir, script, exe, socket string) ([]string, error) {
 	if !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("sandbox workspace %q is not an absolute path", dir)
 	}
@@ -63,7 +76,7 @@ func (c Config) Args(dir, script string) ([]string, error) {
 		"--hostname", "sandbox",
 		"--cap-drop", "ALL",
 	}
-	if c.Network == "" || c.Network == NetworkOff {
+	if c.Network != NetworkHost {
 		a = append(a, "--unshare-net")
 	}
 	for _, d := range systemDirs {
@@ -83,8 +96,14 @@ func (c Config) Args(dir, script string) ([]string, error) {
 	}
 	// /tmp before the workspace: a workspace under /tmp is bound on top
 	// of the private tmpfs.
-	a = append(a, "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev",
-		"--bind", real, dir)
+	a = append(a, "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev")
+	if c.Network == NetworkAllowlist {
+		a = append(a, "--tmpfs", "/run")
+	}
+	a = append(a, "--bind", real, dir)
+	if c.Network == NetworkAllowlist {
+		a = append(a, egress.SandboxArgs(exe, socket)...)
+	}
 	for _, h := range c.Hide {
 		h = filepath.Clean(h)
 		if rel, err := filepath.Rel(dir, h); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
@@ -100,10 +119,16 @@ func (c Config) Args(dir, script string) ([]string, error) {
 	}
 	a = append(a, "--chdir", dir, "--setenv", "TMPDIR", "/tmp")
 	sh := shell()
+	cmd := []string{sh, "-c", script}
 	if l := c.limitScript(sh); l != "" {
-		return append(a, "--", sh, "-c", l, sh, script), nil
+		cmd = []string{sh, "-c", l, sh, script}
 	}
-	return append(a, "--", sh, "-c", script), nil
+	if c.Network == NetworkAllowlist {
+		// The bridge listens on the sandbox's own loopback and gives the
+		// command HTTP(S)_PROXY pointing at it.
+		cmd = egress.BridgeArgv(cmd...)
+	}
+	return append(append(a, "--"), cmd...), nil
 }
 
 // limitScript is the sandbox's first shell: it sets the rlimits, for

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/durableagent/durableagent/internal/egress"
 )
 
 // Networks of a sandbox (tools.sandbox.network).
@@ -17,8 +19,9 @@ const (
 	// NetworkHost keeps the worker's network namespace: every address
 	// the worker reaches, its loopback services included.
 	NetworkHost = "host"
-	// NetworkAllowlist reaches only named hosts through the worker's
-	// egress proxy (Config.ProxySocket); not built yet.
+	// NetworkAllowlist gives the command a network namespace of its own
+	// whose only way out is an egress proxy (internal/egress) the runner
+	// starts for that one command, allowing the hosts of Config.Egress.
 	NetworkAllowlist = "allowlist"
 )
 
@@ -30,14 +33,16 @@ const DefaultBinary = "/usr/bin/bwrap"
 type Config struct {
 	// Binary is the bwrap program ("": DefaultBinary, else bwrap on PATH).
 	Binary string
-	// Network is NetworkOff ("" too) or NetworkHost. NetworkAllowlist
-	// needs ProxySocket.
+	// Network is NetworkOff ("" too), NetworkHost or NetworkAllowlist.
 	Network string
-	// ProxySocket is the Unix socket of the worker's egress proxy for
-	// NetworkAllowlist: the seam where the allow-list proxy plugs in.
-	// It is bound into the sandbox at ProxySocketPath. Not used yet:
-	// New refuses NetworkAllowlist until the proxy exists.
-	ProxySocket string
+	// Egress configures the proxy of NetworkAllowlist: Allow (which must
+	// not be empty), Logger (its request lines) and the rest as
+	// egress.Options documents.
+	Egress egress.Options
+	// BridgeProgram is the program bound into an allowlist sandbox as the
+	// egress bridge; its main must call egress.MaybeRunBridge first
+	// ("": this program, os.Executable()).
+	BridgeProgram string
 	// MemoryMB bounds each process's address space (RLIMIT_AS), in MiB;
 	// 0: no limit.
 	MemoryMB int64
@@ -53,18 +58,14 @@ type Config struct {
 	Hide []string
 }
 
-// ProxySocketPath is where Config.ProxySocket appears in the sandbox.
-const ProxySocketPath = "/run/egress-proxy.sock"
-
 // check validates c: one-line errors naming the field.
 func (c Config) check() error {
 	switch c.Network {
 	case "", NetworkOff, NetworkHost:
 	case NetworkAllowlist:
-		if c.ProxySocket == "" {
-			return errors.New("sandbox network allowlist needs the egress proxy, which this worker does not run yet; use off or host")
+		if len(c.Egress.Allow.Patterns()) == 0 {
+			return errors.New("sandbox network allowlist has no allowed hosts; list some or use network off")
 		}
-		return errors.New("sandbox network allowlist is not supported yet; use off or host")
 	default:
 		return fmt.Errorf("sandbox network %q is not one of off, host, allowlist", c.Network)
 	}
@@ -94,4 +95,16 @@ func (c Config) binary() (string, error) {
 		return "", errors.New("bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)")
 	}
 	return p, nil
+}
+
+// bridgeProgram is the bridge program of an allowlist sandbox.
+func (c Config) bridgeProgram() (string, error) {
+	if c.BridgeProgram != "" {
+		return c.BridgeProgram, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("sandbox egress bridge: %w", err)
+	}
+	return exe, nil
 }

@@ -15,5 +15,14 @@
 // the worker-side file access of tools.Local (FS), which refuses
 // symbolic links out of the workspace when tools.confine is set.
 //
+// With network allowlist the command also gets a network namespace of
+// its own, and its one way out is an egress proxy (internal/egress)
+// started for that Start alone: its socket, in a fresh directory only
+// the worker's user can enter, and the bridge program (the worker
+// binary, whose main calls egress.MaybeRunBridge) are bound under
+// /run/egress; the command runs behind the bridge with HTTP(S)_PROXY set
+// and reaches only Config.Egress.Allow. The proxy is closed and its
+// directory removed when the sandbox ends.
+//
 // Args is the exact bwrap command line; docs/security.md explains it.
 package sandbox

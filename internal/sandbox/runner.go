@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -81,6 +82,7 @@ const drainGrace = 200 * time.Millisecond
 
 type process struct {
 	cfg      Config
+	egress   *egressPath // nil but for network allowlist
 	cmd      *exec.Cmd
 	out      *os.File
 	readDone chan struct{}
@@ -88,17 +90,41 @@ type process struct {
 	waitErr  error
 }
 
-// Start runs c.Script in a new sandbox (see Config.Args).
+// Start runs c.Script in a new sandbox (see Config.Args); with network
+// allowlist, behind an egress proxy of its own that closes when the
+// sandbox ends.
 func (r *Runner) Start(c tools.Command) (tools.Process, error) {
-	args, err := r.cfg.Args(c.Dir, c.Script)
+	var eg *egressPath
+	var args []string
+	var err error
+	if r.cfg.Network == NetworkAllowlist {
+		if eg, err = startEgress(r.cfg); err != nil {
+			return nil, err
+		}
+		args, err = r.cfg.args(c.Dir, c.Script, eg.exe, eg.proxy.Path())
+	} else {
+		args, err = r.cfg.Args(c.Dir, c.Script)
+	}
 	if err != nil {
+		eg.close()
 		return nil, err
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
+		eg.close()
 		return nil, err
 	}
-	cmd := exec.Command(r.bin, args...)
+	// bwrap tells the host pid of the sandbox's init on fd 3 (--info-fd):
+	// Wait waits for that init, whose end is the namespace's.
+	ir, iw, err := os.Pipe()
+	if err != nil {
+		pr.Close()
+		pw.Close()
+		eg.close()
+		return nil, err
+	}
+	cmd := exec.Command(r.bin, append([]string{"--info-fd", "3"}, args...)...)
+	cmd.ExtraFiles = []*os.File{iw}
 	// bwrap passes its environment to the command: the call's, nothing
 	// of the worker's.
 	cmd.Env = c.Env
@@ -110,23 +136,43 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
+		ir.Close()
+		iw.Close()
+		eg.close()
 		return nil, fmt.Errorf("start bubblewrap: %w", err)
 	}
 	pw.Close()
-	p := &process{cfg: r.cfg, cmd: cmd, out: pr, readDone: make(chan struct{}), waited: make(chan struct{})}
+	iw.Close()
+	initPid := make(chan int, 1)
+	go func() {
+		defer ir.Close()
+		var info struct {
+			ChildPid int `json:"child-pid"`
+		}
+		// One JSON object; bwrap may keep the pipe open after it.
+		_ = json.NewDecoder(ir).Decode(&info)
+		initPid <- info.ChildPid
+	}()
+	p := &process{cfg: r.cfg, egress: eg, cmd: cmd, out: pr, readDone: make(chan struct{}), waited: make(chan struct{})}
 	go func() {
 		defer close(p.readDone)
 		_, _ = io.Copy(c.Output, pr)
 	}()
 	go func() {
 		p.waitErr = cmd.Wait()
+		if err := awaitInit(initPid); err != nil && p.waitErr == nil {
+			p.waitErr = err
+		}
+		// The sandbox is gone, and with it every user of the proxy.
+		p.egress.close()
 		close(p.waited)
 	}()
 	return p, nil
 }
 
-// Wait waits for bwrap, which exits when the command's shell does,
-// taking its PID namespace and so every process of the command with it.
+// Wait waits for bwrap, which exits when the command's shell does, and
+// then for the sandbox's init, which ends only when every process of its
+// PID namespace (so of the command) is gone.
 func (p *process) Wait() (tools.Exit, error) {
 	<-p.waited
 	// Every writer of the pipe was in the namespace, now gone; the grace
@@ -176,4 +222,27 @@ func (p *process) Kill() {
 	}
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	_ = p.cmd.Process.Kill()
+}
+
+// initGrace bounds the wait for a sandbox's init after bwrap exits; an
+// init still there then is killed, and waited for as long again.
+const initGrace = 5 * time.Second
+
+// awaitInit waits until the sandbox's init (its host pid arrives on
+// initPid; 0 when bwrap exited before it started one) has exited.
+func awaitInit(initPid <-chan int) error {
+	var pid int
+	select {
+	case pid = <-initPid:
+	case <-time.After(initGrace):
+		return errors.New("bubblewrap exited without telling its sandbox's init")
+	}
+	if pid <= 0 {
+		return nil
+	}
+	if sandboxGone(pid, initGrace) == nil {
+		return nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	return sandboxGone(pid, initGrace)
 }

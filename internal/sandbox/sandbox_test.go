@@ -195,7 +195,7 @@ func TestConfig_BadValuesAreRefused(t *testing.T) {
 		want string
 	}{
 		{Config{Network: "lan"}, `sandbox network "lan" is not one of off, host, allowlist`},
-		{Config{Network: NetworkAllowlist}, "allowlist needs the egress proxy"},
+		{Config{Network: NetworkAllowlist}, "sandbox network allowlist has no allowed hosts; list some or use network off"},
 		{Config{MemoryMB: -1}, "sandbox memoryMB -1 is negative"},
 		{Config{Hide: []string{"data"}}, `sandbox hidden directory "data" is not an absolute path`},
 	} {

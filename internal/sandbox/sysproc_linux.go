@@ -1,9 +1,50 @@
 package sandbox
 
-import "syscall"
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
 
 // sysProcAttr puts bwrap in a process group of its own (Kill signals the
 // group) and kills it if the worker's thread that started it dies.
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// sandboxGone waits, at most limit, until the process pid (the sandbox's
+// PID 1 as the host sees it) has exited. The kernel ends a PID
+// namespace's init only after every other process of the namespace is
+// gone, so after this no process of the command is left. bwrap's own exit
+// is not that moment: it reports the command's status as soon as the
+// command's shell exits, while the namespace is still being torn down.
+func sandboxGone(pid int, limit time.Duration) error {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil // already exited and reaped
+	}
+	if err != nil {
+		return fmt.Errorf("watch sandbox init %d: %w", pid, err)
+	}
+	defer unix.Close(fd)
+	deadline := time.Now().Add(limit)
+	for {
+		ms := int(time.Until(deadline) / time.Millisecond)
+		if ms <= 0 {
+			return fmt.Errorf("sandbox init %d still running %s after bubblewrap exited", pid, limit)
+		}
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, ms)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("watch sandbox init %d: %w", pid, err)
+		}
+		if n > 0 {
+			return nil
+		}
+	}
 }

@@ -2,10 +2,16 @@
 
 package sandbox
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
 // sysProcAttr puts bwrap in a process group of its own. (Bubblewrap is
 // Linux only: elsewhere Probe fails and the worker says so.)
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// sandboxGone is never reached off Linux (no sandbox starts).
+func sandboxGone(int, time.Duration) error { return nil }

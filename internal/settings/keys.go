@@ -352,7 +352,7 @@ var schema = []keyDef{
 	{key: "tools.sandbox.mode", scope: ScopeWorker, oneOf: SandboxModes,
 		desc: "Worker: where bash runs: bubblewrap (a fresh sandbox per command; the worker does not start without it), off (as the worker's own user, unsandboxed) or auto (bubblewrap where it works; where not, only worker --dev and the demo start, running bash unsandboxed). See docs/security.md."},
 	{key: "tools.sandbox.network", scope: ScopeWorker, oneOf: SandboxNetworks,
-		desc: "Worker: the sandbox's network: off (none, not even the host's loopback) or host (the worker's, loopback services included); allowlist (named hosts through an egress proxy) is not available yet."},
+		desc: "Worker: the sandbox's network: off (none, not even the host's loopback), host (the worker's, loopback services included) or allowlist (only tools.sandbox.allowHosts, through an egress proxy per command; an empty allowHosts is refused at start)."},
 	{key: "tools.sandbox.memoryMB", scope: ScopeWorker, max: 1 << 20, limit: "1 TiB",
 		desc: "Worker: address-space limit (RLIMIT_AS) of each process in the sandbox, in MiB (0: none)."},
 	{key: "tools.sandbox.maxProcesses", scope: ScopeWorker, max: 1 << 22, limit: "4194304",

@@ -47,3 +47,19 @@ func TestSandboxAllowHosts(t *testing.T) {
 		}
 	}
 }
+
+// Issue 22: tools.sandbox.network allowlist is a value the worker
+// accepts, from the settings file with its allowHosts beside it; its
+// description no longer calls it unavailable.
+func TestSandboxNetworkAllowlistIsAccepted(t *testing.T) {
+	file := writeYAML(t, "tools:\n  sandbox:\n    network: allowlist\n    allowHosts: [proxy.golang.org]\n")
+	s, err := load(t, file, newEnv(t, nil))
+	if err != nil || s.Tools.Sandbox.Network != SandboxNetworkAllowlist || strings.Join(s.Tools.Sandbox.AllowHosts, ",") != "proxy.golang.org" {
+		t.Fatalf("network allowlist: %+v, %v", s.Tools.Sandbox, err)
+	}
+	for _, k := range Keys() {
+		if k.Key == "tools.sandbox.network" && (strings.Contains(k.Description, "not available") || !strings.Contains(k.Description, "allowlist")) {
+			t.Errorf("tools.sandbox.network description: %s", k.Description)
+		}
+	}
+}

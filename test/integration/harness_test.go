@@ -16,6 +16,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/workflows"
@@ -31,6 +32,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	// The workers here are this binary: an allowlist sandbox runs it as
+	// its egress bridge.
+	egress.MaybeRunBridge(os.Args[1:])
 	if os.Getenv(envWorkerMode) == "1" {
 		os.Exit(runWorkerProcess())
 	}

@@ -1,0 +1,53 @@
+package sandbox
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/durableagent/durableagent/internal/egress"
+)
+
+// egressPath is one allowlist sandbox's way out: its own proxy, on a
+// socket in a directory only the worker's user can enter.
+type egressPath struct {
+	dir   string
+	exe   string
+	proxy *egress.Proxy
+	log   *slog.Logger
+}
+
+// startEgress starts the proxy of one sandbox of c.
+func startEgress(c Config) (*egressPath, error) {
+	exe, err := c.bridgeProgram()
+	if err != nil {
+		return nil, err
+	}
+	// MkdirTemp makes the directory 0700.
+	dir, err := os.MkdirTemp("", "egress-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox egress proxy: %w", err)
+	}
+	p, err := egress.Listen(filepath.Join(dir, "proxy.sock"), c.Egress)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	log := c.Egress.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &egressPath{dir: dir, exe: exe, proxy: p, log: log}, nil
+}
+
+// close stops the proxy and removes its directory; nil does nothing.
+func (e *egressPath) close() {
+	if e == nil {
+		return
+	}
+	if err := e.proxy.Close(); err != nil {
+		e.log.Warn("sandbox egress proxy close", "error", err)
+	}
+	_ = os.RemoveAll(e.dir)
+}
