@@ -184,20 +184,11 @@ func (p *process) Wait() (tools.Exit, error) {
 		<-p.readDone
 	}
 	p.out.Close()
-	var ee *exec.ExitError
-	switch {
-	case p.waitErr == nil:
-		return tools.Exit{}, nil
-	case !errors.As(p.waitErr, &ee):
-		return tools.Exit{}, p.waitErr
+	exit, err := tools.ExitOf(p.waitErr)
+	if err == nil && exit.Signal == 0 {
+		p.limit(&exit)
 	}
-	st, _ := ee.Sys().(syscall.WaitStatus)
-	if st.Signaled() {
-		return tools.Exit{Code: 128 + int(st.Signal()), Signal: st.Signal()}, nil
-	}
-	exit := tools.Exit{Code: ee.ExitCode()}
-	p.limit(&exit)
-	return exit, nil
+	return exit, err
 }
 
 // limit names the rlimit that ended the command, where that can be told:

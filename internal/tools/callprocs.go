@@ -3,7 +3,6 @@ package tools
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -85,17 +84,7 @@ func (p *localProcess) Wait() (Exit, error) {
 		<-p.readDone
 	}
 	p.out.Close()
-	var ee *exec.ExitError
-	switch {
-	case p.waitErr == nil:
-		return Exit{}, nil
-	case !errors.As(p.waitErr, &ee):
-		return Exit{}, p.waitErr
-	}
-	if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
-		return Exit{Code: 128 + int(st.Signal()), Signal: st.Signal()}, nil
-	}
-	return Exit{Code: ee.ExitCode()}, nil
+	return ExitOf(p.waitErr)
 }
 
 // Kill stops the shell so that it forks no more, kills every other

@@ -1,9 +1,11 @@
 package tools
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"syscall"
 )
 
@@ -56,6 +58,23 @@ type Exit struct {
 	// time limit of 5 s (tools.sandbox.cpuSeconds)"; "" when none did or
 	// the runner cannot tell.
 	Limit string
+}
+
+// ExitOf is how a command ended, from the error of its exec.Cmd.Wait:
+// nil is exit 0, an *exec.ExitError its code (128+N for signal N), any
+// other error a failure to wait, returned as is.
+func ExitOf(waitErr error) (Exit, error) {
+	var ee *exec.ExitError
+	switch {
+	case waitErr == nil:
+		return Exit{}, nil
+	case !errors.As(waitErr, &ee):
+		return Exit{}, waitErr
+	}
+	if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+		return Exit{Code: 128 + int(st.Signal()), Signal: st.Signal()}, nil
+	}
+	return Exit{Code: ee.ExitCode()}, nil
 }
 
 // FS is a tool call's file system. Paths are absolute. Errors are those
