@@ -11,6 +11,7 @@ import (
 
 	"github.com/durableagent/durableagent/internal/policy"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/tools"
 )
 
 // Session grants ("allow for this session", internal/policy.Grant) are
@@ -76,7 +77,7 @@ func (a *Activities) sessionGrants(sessionID string) ([]policy.Grant, error) {
 // bash command, else a path, cut to MaxPolicyArgBytes on a rune start.
 func policyArg(tool string, args map[string]any) (string, bool) {
 	key := "path"
-	if tool == "bash" {
+	if tools.SpecOf(tool).Command {
 		key = "command"
 	}
 	v, _ := args[key].(string)

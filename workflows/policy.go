@@ -57,7 +57,7 @@ func (r *run) policy(ctx workflow.Context) *toolpolicy.Policy {
 // policyCall is what the policy sees of a call.
 func (r *run) policyCall(c *toolCall) toolpolicy.Call {
 	pc := toolpolicy.Call{Tool: c.ref.Name, Workspace: r.workspace, Cut: c.ref.PolicyArgCut}
-	if c.ref.Name == "bash" {
+	if c.spec.Command {
 		pc.Command = c.ref.PolicyArg
 	} else {
 		pc.Path = c.ref.PolicyArg
@@ -65,11 +65,17 @@ func (r *run) policyCall(c *toolCall) toolpolicy.Call {
 	return pc
 }
 
-// decide applies the policy and the session's grants to c: it sets
+// decide applies the policy and the session's grants to c (a call of a
+// tool the prompt has not enabled is left alone): it sets
 // c.policy and c.why (left empty when no rule matched), gives a denied
 // call its result, and returns whether the call asks for approval and
 // the grant approving it for the session would give (nil: none).
 func (r *run) decide(ctx workflow.Context, c *toolCall) (ask bool, grant *toolpolicy.Grant) {
+	if !slices.Contains(r.in.Tools.Enabled, c.ref.Name) {
+		// Not a tool of this prompt: the call cannot run (its result says
+		// so), so no person is asked and no rule is applied.
+		return false, nil
+	}
 	pc := r.policyCall(c)
 	d := r.policy(ctx).Decide(pc)
 	action, why := d.Action, ""

@@ -274,3 +274,21 @@ func TestReplay_PolicyGrantHistory(t *testing.T) {
 		t.Fatalf("replay: %v", err)
 	}
 }
+
+// Policy (issue 22): a call of a tool the prompt has not enabled (a model
+// naming a tool it was never given) cannot run, so the default policy's
+// "ask *" does not make it wait for a person: it gets its "not enabled"
+// result at once, and no approval is asked.
+func TestPolicy_CallOfAToolNotEnabledIsNotAsked(t *testing.T) {
+	h := newHarness(t)
+	res, err := h.run(h.policyInput(nil, 0, `tool:json {"elements":[]}`, `text:moved on`))
+	if err != nil || res.Text != "moved on" {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	if _, ok := findEvent(h.events(), agent.EventToolApprovalRequest); ok {
+		t.Fatal("a call of a tool that cannot run asked for approval")
+	}
+	if got := h.toolResultTexts(res.LeafID); len(got) != 1 || !strings.Contains(got[0], "not enabled") {
+		t.Fatalf("tool results %q, want the not-enabled error", got)
+	}
+}

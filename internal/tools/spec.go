@@ -47,6 +47,9 @@ type Spec struct {
 	Kind Kind
 	// Workflow is the child workflow's registered name (KindChildWorkflow).
 	Workflow string
+	// Command: the call's main argument is a shell command (bash's
+	// "command"), not a path; the approval policy matches it so.
+	Command bool
 }
 
 // SpecOf returns the spec of a tool. A name no tool has gets the default
@@ -63,7 +66,7 @@ func SpecOf(name string) Spec {
 		s.Attempts = 1
 	}
 	if name == Bash {
-		s.Timeout, s.TimeoutArg = DefaultBashTimeout, true
+		s.Timeout, s.TimeoutArg, s.Command = DefaultBashTimeout, true, true
 	}
 	return s
 }
