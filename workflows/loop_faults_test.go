@@ -238,8 +238,10 @@ func TestEntryIDs_SameRunChoosesTheSameIDs(t *testing.T) {
 
 // Issue 14 (what the Temporal UI shows): the current details say what the
 // prompt does now — the model call, the tool call, the retry with its
-// attempt and wake-up time (not a countdown that goes stale) — and are
-// cleared in between.
+// attempt and wake-up time (not a countdown that goes stale) and the
+// command that cancels it as a Markdown code span (the UI renders
+// details as Markdown, which would turn its "--" into an en dash) — and
+// are cleared in between.
 func TestPrompt_CurrentDetailsSayWhatRunsNow(t *testing.T) {
 	h := newHarness(t)
 	h.env.SetTestTimeout(30 * time.Second)
@@ -272,7 +274,7 @@ func TestPrompt_CurrentDetailsSayWhatRunsNow(t *testing.T) {
 		t.Errorf("details during the tool call %q", d)
 	}
 	if d := seen["backoff"]; !strings.HasPrefix(d, "Retry 1/3 waits until 2026-12-03T09:01:") || !strings.Contains(d, "(60s after the error): 503 Service Unavailable") ||
-		!strings.Contains(d, "abort_retry") {
+		!strings.Contains(d, "abort_retry") || !strings.Contains(d, "`starter abort-retry --session "+in.SessionID+"`") {
 		t.Errorf("details during the backoff %q", d)
 	}
 	if d := seen["afterModel"]; !strings.HasPrefix(d, "Calling model scripted/scripted-1 (turn 2") {

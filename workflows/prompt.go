@@ -270,8 +270,10 @@ func (r *run) waitBackoff(ctx workflow.Context, st retry.StartEvent) (cancelled 
 	summary := fmt.Sprintf("retry %d/%d after %s", st.Attempt, st.MaxAttempts, shorten(st.ErrorMessage, 80))
 	// The details stay as written for the whole wait, so they say when
 	// the retry wakes up rather than a countdown that goes stale.
+	// The UI renders details as Markdown: the command is a code span, so
+	// its "--" reaches the clipboard as typed, not as an en dash.
 	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Retry %d/%d waits until %s (%s after the error): %s\n"+
-		"Cancel the retry: signal abort_retry (starter abort-retry --session %s)",
+		"Cancel the retry: signal abort_retry (`starter abort-retry --session %s`)",
 		st.Attempt, st.MaxAttempts, r.pending.WakeAt.Format(time.RFC3339), agent.FormatDelay(st.DelayMs),
 		shorten(st.ErrorMessage, 200), r.in.SessionID))
 	err := workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: summary}).Get(ctx, nil)
