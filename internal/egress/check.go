@@ -3,11 +3,11 @@ package egress
 import (
 	"context"
 	"fmt"
+	"github.com/durableagent/durableagent/internal/line"
 	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
-	"strings"
 )
 
 // refusal is why a request is not served: its status and one line for
@@ -57,7 +57,7 @@ func (p *Proxy) check(ctx context.Context, host string, port int) ([]netip.Addr,
 	defer cancel()
 	addrs, err := p.opts.Resolve(ctx, name)
 	if err != nil {
-		return nil, &refusal{http.StatusBadGateway, fmt.Sprintf("egress proxy: cannot resolve %s: %v", name, oneLine(err))}
+		return nil, &refusal{http.StatusBadGateway, fmt.Sprintf("egress proxy: cannot resolve %s: %v", name, line.Fold(err.Error()))}
 	}
 	var ok, internal []netip.Addr
 	for _, a := range addrs {
@@ -96,11 +96,6 @@ func (p *Proxy) dial(ctx context.Context, addrs []netip.Addr, port int) (net.Con
 		}
 	}
 	return nil, first
-}
-
-// oneLine keeps an error's text on one line for a reply body.
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 // logRequest writes the request's one log line; reason is why it was

@@ -3,6 +3,7 @@ package egress
 import (
 	"bufio"
 	"fmt"
+	"github.com/durableagent/durableagent/internal/line"
 	"io"
 	"net"
 	"net/http"
@@ -26,9 +27,9 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	upstream, err := p.dial(r.Context(), addrs, port)
 	if err != nil {
-		line := fmt.Sprintf("egress proxy: cannot reach %s: %s", net.JoinHostPort(host, fmt.Sprint(port)), oneLine(err))
-		p.logRequest(r.Method, host, port, true, line)
-		reply(w, http.StatusBadGateway, line)
+		msg := fmt.Sprintf("egress proxy: cannot reach %s: %s", net.JoinHostPort(host, fmt.Sprint(port)), line.Fold(err.Error()))
+		p.logRequest(r.Method, host, port, true, msg)
+		reply(w, http.StatusBadGateway, msg)
 		return
 	}
 	p.logRequest(r.Method, host, port, true, "")

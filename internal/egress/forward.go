@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/durableagent/durableagent/internal/line"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -40,14 +41,14 @@ func newForwarder(p *Proxy) *forwarder {
 		Rewrite:   func(pr *httputil.ProxyRequest) { pr.Out.Host = "" },
 		Transport: f.transport,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			line := fmt.Sprintf("egress proxy: forwarding to %s failed: %s", r.URL.Host, oneLine(err))
-			p.opts.Logger.Info("egress forward failed", "host", r.URL.Hostname(), "error", oneLine(err))
+			msg := fmt.Sprintf("egress proxy: forwarding to %s failed: %s", r.URL.Host, line.Fold(err.Error()))
+			p.opts.Logger.Info("egress forward failed", "host", r.URL.Hostname(), "error", line.Fold(err.Error()))
 			if errors.Is(err, context.Canceled) {
 				// The client left or the proxy is closing: end the
 				// connection with no response, never an empty 200.
 				panic(http.ErrAbortHandler)
 			}
-			reply(w, http.StatusBadGateway, line)
+			reply(w, http.StatusBadGateway, msg)
 		},
 	}
 	return f

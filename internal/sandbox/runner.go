@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/durableagent/durableagent/internal/line"
 	"io"
 	"os"
 	"os/exec"
@@ -68,10 +69,7 @@ func (r *Runner) Probe() error {
 		return fmt.Errorf("bubblewrap: %w", err)
 	}
 	if exit.Code != 0 {
-		msg := strings.TrimSpace(out.String())
-		if i := strings.IndexByte(msg, '\n'); i >= 0 {
-			msg = msg[:i]
-		}
+		msg := line.First(strings.TrimSpace(out.String()))
 		return fmt.Errorf("bubblewrap does not work here (exit %d): %s", exit.Code, msg)
 	}
 	return nil
