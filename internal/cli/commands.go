@@ -76,7 +76,7 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		}
 		return ExitOK
 	}
-	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, true)
+	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, true, withBodies(s, c.session))
 }
 
 // FollowPrompt prints the events of a prompt until it ends (then the
@@ -87,8 +87,8 @@ func FollowPrompt(ctx context.Context, env Env, k *control.Controller, sessionID
 
 // follow prints the events of a prompt until it ends and returns the exit
 // code of its outcome.
-func follow(ctx context.Context, env Env, cmd string, k *control.Controller, sessionID, runID string, after int64, asJSON, printAnswer bool) int {
-	p := newPrinter(env.Stdout, asJSON, sessionID)
+func follow(ctx context.Context, env Env, cmd string, k *control.Controller, sessionID, runID string, after int64, asJSON, printAnswer bool, opts ...printerOption) int {
+	p := newPrinter(env.Stdout, asJSON, sessionID, opts...)
 	defer p.stop()
 	end, err := k.Follow(ctx, sessionID, runID, after, p.print)
 	if err != nil {
@@ -306,18 +306,19 @@ func previewLine(args json.RawMessage, n int) string {
 
 var eventsCmd = Command{
 	Name:    "events",
-	Usage:   "starter events [--session ID] [--after N] [--follow] [--json]",
+	Usage:   "starter events [--session ID] [--after N] [--follow] [--full] [--json]",
 	Summary: "print the events of the session's latest prompt (--follow: until it ends)",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		c := newFlags("events", env)
 		var after int64
-		var followFlag bool
+		var followFlag, full bool
 		c.fs.Int64Var(&after, "after", 0, "only events with seq greater than this")
 		c.fs.BoolVar(&followFlag, "follow", false, "keep printing until the prompt ends")
+		c.fs.BoolVar(&full, "full", false, "print each tool result whole, read from the session store (with --json: in the event)")
 		if !c.parse(env, args) {
 			return ExitUsage
 		}
-		k, _, closeFn, ok := c.controller(ctx, env)
+		k, s, closeFn, ok := c.controller(ctx, env)
 		if !ok {
 			return ExitUsage
 		}
@@ -325,13 +326,13 @@ var eventsCmd = Command{
 		if followFlag {
 			// The answer too: a short answer that no live snapshot caught
 			// arrives only with its message_end, which prints nothing.
-			return follow(ctx, env, "events", k, c.session, "", after, c.json, true)
+			return follow(ctx, env, "events", k, c.session, "", after, c.json, true, withBodies(s, c.session), withFull(full))
 		}
 		evs, err := k.Events(ctx, c.session, "", after)
 		if err != nil {
 			return fail(env, "events", err)
 		}
-		p := newPrinter(env.Stdout, c.json, c.session)
+		p := newPrinter(env.Stdout, c.json, c.session, withBodies(s, c.session), withFull(full))
 		p.noCountdown = true
 		for _, e := range evs {
 			p.print(e)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/term"
 )
 
@@ -30,11 +31,31 @@ type printer struct {
 	lastStreamed bool
 	stopTick     chan struct{}
 	tickDone     chan struct{}
+	// body reads a tool result's whole text from the session store by
+	// entry id (nil, or ok false: only the event's preview is known).
+	body func(entryID string) (text string, ok bool)
+	// full prints whole tool results instead of their collapsed view.
+	full bool
 }
 
-func newPrinter(w io.Writer, asJSON bool, sessionID string) *printer {
-	return &printer{w: w, json: asJSON, session: sessionID, noCountdown: !isTerminal(w)}
+func newPrinter(w io.Writer, asJSON bool, sessionID string, opts ...printerOption) *printer {
+	p := &printer{w: w, json: asJSON, session: sessionID, noCountdown: !isTerminal(w)}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
 }
+
+// printerOption sets how a printer shows tool results.
+type printerOption func(*printer)
+
+// withBodies reads whole tool results from the session store of s.
+func withBodies(s settings.Settings, sessionID string) printerOption {
+	return func(p *printer) { p.body = storeBodies(s, sessionID) }
+}
+
+// withFull prints tool results whole (events --full).
+func withFull(full bool) printerOption { return func(p *printer) { p.full = full } }
 
 // isTerminal says whether w is a terminal (not merely a character device
 // such as /dev/null).
@@ -56,6 +77,9 @@ func (p *printer) print(e agent.Event) {
 		p.lastStreamed = p.streamed != "" && p.streamed == e.EntryID && p.streamedText == p.lastText
 	}
 	if p.json {
+		if p.full {
+			e = p.wholeResult(e)
+		}
 		b, _ := json.Marshal(e)
 		fmt.Fprintf(p.w, "%s\n", b)
 		return
@@ -74,7 +98,7 @@ func (p *printer) print(e agent.Event) {
 		fmt.Fprintf(p.w, "▶ %s\n", toolLine(e.ToolName, e.Args))
 		return
 	case agent.EventToolExecutionEnd:
-		fmt.Fprintf(p.w, "%s\n", toolEndLine(e))
+		p.printToolEnd(e)
 		return
 	case agent.EventAgentEnd:
 		if e.StopReason == agent.StopReasonError {
@@ -156,21 +180,6 @@ func toolLine(name string, args json.RawMessage) string {
 		}
 	}
 	return name
-}
-
-// toolEndLine summarises a tool result: ✓ or ✗, and the first line of it.
-func toolEndLine(e agent.Event) string {
-	mark := "✓"
-	if e.IsError {
-		mark = "✗"
-	}
-	text := ""
-	if e.ToolResult != nil {
-		for _, b := range e.ToolResult.Content {
-			text += b.Text
-		}
-	}
-	return fmt.Sprintf("  %s %s: %s", mark, e.ToolName, clipLine(text, 100))
 }
 
 func clipLine(s string, n int) string {
