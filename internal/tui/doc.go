@@ -22,7 +22,12 @@
 //     ended message) are ignored. Tool calls show their arguments, the
 //     latest lines of their output from tool_execution_update (each
 //     replaces the last) and, from tool_execution_end, ✓ or ✗ and the
-//     result preview.
+//     result as terminal agents show it (issue 23, package toolview): an
+//     edit's diff with added lines green and removed lines red, a
+//     command's last lines and exit code, an error's text. A result
+//     longer than the event's preview is read whole from the backend's
+//     Messages. Ctrl+O shows every result whole and back; PgUp/PgDown
+//     scroll the message list.
 //   - Tool approval (issue 12): a tool_approval_request shows the call's
 //     arguments (read whole from the session; the event's are a preview)
 //     in place of the input box, one call at a time in request order: y

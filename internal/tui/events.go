@@ -36,7 +36,7 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 		m.toolUpdate(e)
 	case agent.EventToolExecutionEnd:
 		m.approvalDecided(e.ToolCallID)
-		m.toolEnd(e)
+		return m.toolEnd(e)
 	case agent.EventAutoRetryStart, agent.EventAutoRetryEnd:
 		return m.retryEvent(e)
 	case agent.EventAutoCompactionStart:

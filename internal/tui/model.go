@@ -75,6 +75,11 @@ type Model struct {
 	// historyUsers mark its user messages.
 	historyAt, historyLen int
 	historyUsers          []historyUser
+	// expanded shows every tool result whole (ctrl+o toggles it).
+	expanded bool
+	// scroll is how many lines the message list is scrolled up from its
+	// end (pgup, pgdown); 0 follows the newest lines.
+	scroll int
 }
 
 // runningPrompt is a prompt whose events the model follows.
@@ -167,6 +172,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.quit()
 		case tea.KeyEsc:
 			return m, m.escape()
+		case tea.KeyCtrlO:
+			m.expanded = !m.expanded
+			return m, nil
+		case tea.KeyPgUp:
+			m.scroll += max(m.height/2, 1)
+			return m, nil
+		case tea.KeyPgDown:
+			m.scroll = max(m.scroll-max(m.height/2, 1), 0)
+			return m, nil
 		}
 		if a := m.approval(); a != nil {
 			return m, m.approvalKey(a, msg)
@@ -210,6 +224,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.compacting, m.retry = "", nil
 		}
 		m.entries = append(m.entries, msg.entries...)
+		return m, nil
+	case fullResultMsg:
+		m.fullResult(msg)
 		return m, nil
 	case fullArgsMsg:
 		for _, a := range m.approvals {
@@ -363,13 +380,13 @@ func (m *Model) View() string {
 	}
 	var lines []string
 	for _, e := range m.entries {
-		lines = append(lines, strings.Split(e.render(m.width), "\n")...)
+		lines = append(lines, strings.Split(e.render(m.width, m.expanded), "\n")...)
 	}
 	status, _ := m.Status()
 	if status != "" {
 		status = m.spinner.View() + " " + statusStyle.Render(status)
 	} else {
-		status = noteStyle.Render("enter: send · /help · ctrl+c: quit")
+		status = noteStyle.Render("enter: send · ctrl+o: expand results · /help · ctrl+c: quit")
 	}
 	bottom := inputStyle.Width(m.width).Render(m.input.View())
 	if a := m.approval(); a != nil {
@@ -380,7 +397,14 @@ func (m *Model) View() string {
 	if m.height > 0 {
 		room := max(m.height-len(below), 1)
 		if len(lines) > room {
-			lines = lines[len(lines)-room:]
+			m.scroll = min(m.scroll, len(lines)-room)
+			end := len(lines) - m.scroll
+			lines = lines[end-room : end]
+			if m.scroll > 0 {
+				lines[room-1] = noteStyle.Render(fmt.Sprintf("↓ %d newer lines (pgdown)", m.scroll))
+			}
+		} else {
+			m.scroll = 0
 		}
 		for len(lines) < room {
 			lines = append([]string{""}, lines...)
