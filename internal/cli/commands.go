@@ -76,13 +76,13 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		}
 		return ExitOK
 	}
-	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, true, withBodies(s, c.session))
+	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, true, withBodies(s, c.session), withoutOwnMessage())
 }
 
 // FollowPrompt prints the events of a prompt until it ends (then the
 // answer) and returns the exit code of its outcome.
 func FollowPrompt(ctx context.Context, env Env, k *control.Controller, sessionID, runID string, asJSON bool) int {
-	return follow(ctx, env, "prompt", k, sessionID, runID, 0, asJSON, true)
+	return follow(ctx, env, "prompt", k, sessionID, runID, 0, asJSON, true, withoutOwnMessage())
 }
 
 // follow prints the events of a prompt until it ends and returns the exit
@@ -337,7 +337,7 @@ var eventsCmd = Command{
 		for _, e := range evs {
 			p.print(e)
 		}
-		if n := len(evs); n > 0 && !c.json && evs[n-1].Type == agent.EventPromptEnd && evs[n-1].Status == agent.StatusCompleted && p.lastText != "" {
+		if n := len(evs); n > 0 && !c.json && evs[n-1].Type == agent.EventPromptEnd && evs[n-1].Status == agent.StatusCompleted && p.lastText != "" && !p.lastStreamed {
 			fmt.Fprintln(env.Stdout, p.lastText)
 		}
 		return ExitOK

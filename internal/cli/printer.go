@@ -31,6 +31,13 @@ type printer struct {
 	lastStreamed bool
 	stopTick     chan struct{}
 	tickDone     chan struct{}
+	// live is the output of running tool calls printed so far, by call
+	// (transcript.go).
+	live map[string]*liveOutput
+	// usersSeen counts the user messages printed; skipFirstUser leaves
+	// out the prompt's own message (the user just typed it).
+	usersSeen     int
+	skipFirstUser bool
 	// body reads a tool result's whole text from the session store by
 	// entry id (nil, or ok false: only the event's preview is known).
 	body func(entryID string) (text string, ok bool)
@@ -54,6 +61,10 @@ func withBodies(s settings.Settings, sessionID string) printerOption {
 	return func(p *printer) { p.body = storeBodies(s, sessionID) }
 }
 
+// withoutOwnMessage leaves the prompt's own user message out: the user
+// just typed it (steers and follow-ups still print as delivered).
+func withoutOwnMessage() printerOption { return func(p *printer) { p.skipFirstUser = true } }
+
 // withFull prints tool results whole (events --full).
 func withFull(full bool) printerOption { return func(p *printer) { p.full = full } }
 
@@ -71,10 +82,7 @@ func (p *printer) print(e agent.Event) {
 	if e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleAssistant &&
 		e.Message.StopReason != agent.StopReasonError {
 		p.lastText = e.Message.Text()
-		// Follow completes a streamed answer before its message_end (the
-		// deltas add up to its text); one that streamed only in part (a
-		// late attach) is printed whole at the end (FollowPrompt).
-		p.lastStreamed = p.streamed != "" && p.streamed == e.EntryID && p.streamedText == p.lastText
+		p.lastStreamed = false
 	}
 	if p.json {
 		if p.full {
@@ -84,6 +92,10 @@ func (p *printer) print(e agent.Event) {
 		fmt.Fprintf(p.w, "%s\n", b)
 		return
 	}
+	if e.Type == agent.EventMessageEnd && e.Message != nil {
+		p.printMessage(e)
+		return
+	}
 	if e.Type != agent.EventMessageUpdate && p.streamed != "" {
 		p.endStream()
 	}
@@ -91,8 +103,10 @@ func (p *printer) print(e agent.Event) {
 	case agent.EventMessageUpdate:
 		p.streamDelta(e)
 		return
-	case agent.EventAgentStart, agent.EventTurnStart, agent.EventTurnEnd, agent.EventMessageStart,
-		agent.EventToolExecutionUpdate:
+	case agent.EventAgentStart, agent.EventTurnStart, agent.EventTurnEnd, agent.EventMessageStart:
+		return
+	case agent.EventToolExecutionUpdate:
+		p.printOutput(e)
 		return
 	case agent.EventToolExecutionStart:
 		fmt.Fprintf(p.w, "▶ %s\n", toolLine(e.ToolName, e.Args))
@@ -104,8 +118,6 @@ func (p *printer) print(e agent.Event) {
 		if e.StopReason == agent.StopReasonError {
 			fmt.Fprintf(p.w, "✗ model error: %s\n", e.ErrorMessage)
 		}
-		return
-	case agent.EventMessageEnd:
 		return
 	case agent.EventAutoRetryStart:
 		fmt.Fprintf(p.w, "↻ Retrying (%d/%d) in %s… (cancel: starter abort-retry --session %s)\n", e.Attempt, e.MaxAttempts, agent.FormatDelay(e.DelayMs), p.session)

@@ -36,6 +36,9 @@ func (p *printer) printToolEnd(e agent.Event) {
 			}
 		}
 	}
+	if p.endLive(e, mark, text, whole) {
+		return
+	}
 	view := toolview.Collapsed
 	if p.full {
 		view = toolview.Full
@@ -58,6 +61,47 @@ func (p *printer) printToolEnd(e agent.Event) {
 	for _, l := range lines {
 		fmt.Fprintf(p.w, "    %s\n", p.resultLine(l.Text))
 	}
+}
+
+// endLive ends a call whose output printed live (printOutput): the lines
+// that did not print yet, then ✓ or ✗ with how the command ended. It
+// reports false (print the result as usual) when no output printed live
+// or the whole result is not known.
+func (p *printer) endLive(e agent.Event, mark, text string, whole bool) bool {
+	lo := p.live[e.ToolCallID]
+	delete(p.live, e.ToolCallID)
+	if lo == nil || lo.lines == 0 || !whole || p.full {
+		return false
+	}
+	var out []string
+	status := ""
+	for _, l := range toolview.Full(e.ToolName, text, e.IsError) {
+		if l.Kind == toolview.Status {
+			status = l.Text
+			continue
+		}
+		out = append(out, l.Text)
+	}
+	all := strings.Join(out, "\n") + "\n"
+	var rest string
+	switch {
+	case strings.HasPrefix(all, lo.printed):
+		rest = all[len(lo.printed):]
+	case strings.Contains("\n"+all, "\n"+lo.lastLine+"\n"):
+		i := strings.LastIndex("\n"+all, "\n"+lo.lastLine+"\n")
+		rest = all[i+len(lo.lastLine)+1:]
+	default:
+		return false
+	}
+	for _, l := range splitOutput(rest) {
+		fmt.Fprintf(p.w, "  │ %s\n", p.resultLine(l))
+	}
+	if status == "" {
+		fmt.Fprintf(p.w, "  %s %s\n", mark, e.ToolName)
+	} else {
+		fmt.Fprintf(p.w, "  %s %s: %s\n", mark, e.ToolName, status)
+	}
+	return true
 }
 
 func (p *printer) resultLine(s string) string {
