@@ -4,7 +4,11 @@
 //
 // Contract (SPEC 10 and issue 6):
 //   - While a prompt runs the status line reads "Working… (esc to abort)"
-//     and Esc sends abort.
+//     ("Waiting for your approval… (esc to abort)" while a call waits for
+//     approval) and Esc sends abort. A stats line below it shows the
+//     prompt's model, elapsed time, turn, tokens and cost, and its budget
+//     from usage_update (issue 23). A retry chain that succeeds shows
+//     "Retry succeeded on attempt N".
 //   - On auto_retry_start Esc is bound to abort_retry and the status line
 //     reads "Retrying (attempt/maxAttempts) in Ns… (esc to cancel)",
 //     counting down every second. When the wait is over (the retried call's

@@ -12,6 +12,7 @@ import (
 // handleEvent updates the screen for one event of the followed prompt.
 func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 	m.lastSeq = e.Seq
+	m.statsEvent(e)
 	switch e.Type {
 	case agent.EventAgentStart:
 		// The backoff is over and the model is called again: Esc aborts the
@@ -191,7 +192,9 @@ func (m *Model) retryEvent(e agent.Event) tea.Cmd {
 		return m.nextTick()
 	case agent.EventAutoRetryEnd:
 		m.retry = nil
-		if !e.Success {
+		if e.Success {
+			m.note(e.String()) // "Retry succeeded on attempt N", as the CLI prints
+		} else {
 			m.errorf("%s", e.String()) // "Retry failed after N attempts: <finalError>"
 		}
 	}

@@ -77,6 +77,9 @@ type Model struct {
 	historyUsers          []historyUser
 	// expanded shows every tool result whole (ctrl+o toggles it).
 	expanded bool
+	// stats are the followed (or last) prompt's model, time, turn and
+	// spend, for the stats line (statusline.go).
+	stats *promptStats
 	// scroll is how many lines the message list is scrolled up from its
 	// end (pgup, pgdown); 0 follows the newest lines.
 	scroll int
@@ -264,6 +267,8 @@ func (m *Model) Status() (text, esc string) {
 	case m.retry != nil:
 		return fmt.Sprintf("Retrying (%d/%d) in %s… (esc to cancel)", m.retry.attempt, m.retry.max,
 			agent.FormatDelay(m.retry.left.Milliseconds())), agent.SignalAbortRetry
+	case m.prompt != nil && len(m.approvals) > 0:
+		return "Waiting for your approval… (esc to abort)", agent.SignalAbort
 	case m.prompt != nil:
 		return "Working… (esc to abort)", agent.SignalAbort
 	case m.starting:
@@ -300,6 +305,11 @@ func (m *Model) started(msg promptStartedMsg) tea.Cmd {
 	m.starting = false
 	m.endedEntries, m.endedTools, m.startedTools = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	m.prompt = &runningPrompt{prompt: msg.prompt, events: msg.events, message: msg.message, attached: msg.attached}
+	model := ""
+	if m.stats != nil {
+		model = m.stats.model // until this prompt's first answer says
+	}
+	m.stats = &promptStats{model: model}
 	m.input.Placeholder = placeholderRunning
 	if msg.attached {
 		m.note("Attached to the prompt already running in this session; its events so far follow.")
@@ -393,6 +403,9 @@ func (m *Model) View() string {
 		bottom = m.approvalView(a)
 	}
 	below := append(m.queueView(), status)
+	if stats := m.statsLine(); stats != "" {
+		below = append(below, noteStyle.Render(stats))
+	}
 	below = append(below, strings.Split(bottom, "\n")...)
 	if m.height > 0 {
 		room := max(m.height-len(below), 1)
