@@ -120,8 +120,12 @@ func follow(ctx context.Context, env Env, cmd string, k *control.Controller, ses
 // the user can send it again; line breaks in a message show as ⏎ (the
 // prompt_end of --json output has the exact texts).
 func printUndelivered(w io.Writer, end agent.Event) {
+	status := end.Status
+	if stoppedByUser(end) {
+		status = agent.StatusAborted
+	}
 	for _, m := range end.Undelivered {
-		fmt.Fprintf(w, "not delivered (prompt %s): %s\n", end.Status, strings.ReplaceAll(strings.ReplaceAll(m, "\r\n", "\n"), "\n", " ⏎ "))
+		fmt.Fprintf(w, "not delivered (prompt %s): %s\n", status, strings.ReplaceAll(strings.ReplaceAll(m, "\r\n", "\n"), "\n", " ⏎ "))
 	}
 }
 

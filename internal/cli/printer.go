@@ -127,11 +127,29 @@ func (p *printer) print(e agent.Event) {
 		return
 	case agent.EventPromptEnd:
 		if e.Status != agent.StatusCompleted {
-			fmt.Fprintf(p.w, "%s\n", e)
+			fmt.Fprintf(p.w, "%s\n", userStopWord(e))
 		}
 		return
 	}
 	fmt.Fprintf(p.w, "%s\n", e)
+}
+
+// userStopWord is a prompt_end as a line, with one word for a prompt the
+// user stopped (issue 23): aborted, the status of `starter abort`, also
+// when abort_retry ended it (the event says failed: "Retry cancelled …";
+// Temporal says Canceled for both).
+func userStopWord(e agent.Event) string {
+	if stoppedByUser(e) {
+		e.Status = agent.StatusAborted
+	}
+	return e.String()
+}
+
+// stoppedByUser says whether the prompt ended because its user stopped
+// it: abort, or abort_retry cancelling the retry it waited for.
+func stoppedByUser(e agent.Event) bool {
+	return e.Status == agent.StatusAborted ||
+		e.Status == agent.StatusFailed && strings.HasPrefix(e.ErrorMessage, agent.RetryCancelledMessage)
 }
 
 // retryLine is the countdown text.

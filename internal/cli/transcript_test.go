@@ -87,3 +87,27 @@ func endOf(callID string, e agent.Event) agent.Event {
 	e.ToolCallID = callID
 	return e
 }
+
+// Issue 23: a prompt the user stopped reads "aborted" whether abort or
+// abort_retry stopped it (the event says failed for abort_retry, Temporal
+// Canceled for both); a real failure still reads failed.
+func TestPrinter_UserStopIsAborted(t *testing.T) {
+	for _, tc := range []struct {
+		end  agent.Event
+		want string
+	}{
+		{agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusFailed, ErrorMessage: "Retry cancelled (last error: 503 Service Unavailable)",
+			Undelivered: []string{"then say bye"}},
+			"prompt aborted: Retry cancelled (last error: 503 Service Unavailable)\nnot delivered (prompt aborted): then say bye\n"},
+		{agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusAborted}, "prompt aborted\n"},
+		{agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusFailed, ErrorMessage: "401 invalid x-api-key"}, "prompt failed: 401 invalid x-api-key\n"},
+	} {
+		var out bytes.Buffer
+		p := newPrinter(&out, false, "s1")
+		p.print(tc.end)
+		printUndelivered(&out, tc.end)
+		if out.String() != tc.want {
+			t.Errorf("printed %q, want %q", out.String(), tc.want)
+		}
+	}
+}

@@ -53,10 +53,14 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 			m.note(e.String())
 		}
 	case agent.EventPromptEnd:
-		switch e.Status {
-		case agent.StatusFailed:
+		switch {
+		case e.Status == agent.StatusFailed && strings.HasPrefix(e.ErrorMessage, agent.RetryCancelledMessage):
+			// The user stopped it (abort_retry): one word for a user's
+			// stop, as for abort (issue 23).
+			m.note("Prompt aborted: " + e.ErrorMessage)
+		case e.Status == agent.StatusFailed:
 			m.errorf("Prompt failed: %s", e.ErrorMessage)
-		case agent.StatusAborted:
+		case e.Status == agent.StatusAborted:
 			m.note("Prompt aborted.")
 		}
 		m.endPrompt()
