@@ -76,19 +76,19 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		}
 		return ExitOK
 	}
-	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, true)
+	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, true, withBodies(s, c.session), withoutOwnMessage())
 }
 
 // FollowPrompt prints the events of a prompt until it ends (then the
 // answer) and returns the exit code of its outcome.
 func FollowPrompt(ctx context.Context, env Env, k *control.Controller, sessionID, runID string, asJSON bool) int {
-	return follow(ctx, env, "prompt", k, sessionID, runID, 0, asJSON, true)
+	return follow(ctx, env, "prompt", k, sessionID, runID, 0, asJSON, true, withoutOwnMessage())
 }
 
 // follow prints the events of a prompt until it ends and returns the exit
 // code of its outcome.
-func follow(ctx context.Context, env Env, cmd string, k *control.Controller, sessionID, runID string, after int64, asJSON, printAnswer bool) int {
-	p := newPrinter(env.Stdout, asJSON, sessionID)
+func follow(ctx context.Context, env Env, cmd string, k *control.Controller, sessionID, runID string, after int64, asJSON, printAnswer bool, opts ...printerOption) int {
+	p := newPrinter(env.Stdout, asJSON, sessionID, opts...)
 	defer p.stop()
 	end, err := k.Follow(ctx, sessionID, runID, after, p.print)
 	if err != nil {
@@ -120,8 +120,12 @@ func follow(ctx context.Context, env Env, cmd string, k *control.Controller, ses
 // the user can send it again; line breaks in a message show as ⏎ (the
 // prompt_end of --json output has the exact texts).
 func printUndelivered(w io.Writer, end agent.Event) {
+	status := end.Status
+	if stoppedByUser(end) {
+		status = agent.StatusAborted
+	}
 	for _, m := range end.Undelivered {
-		fmt.Fprintf(w, "not delivered (prompt %s): %s\n", end.Status, strings.ReplaceAll(strings.ReplaceAll(m, "\r\n", "\n"), "\n", " ⏎ "))
+		fmt.Fprintf(w, "not delivered (prompt %s): %s\n", status, strings.ReplaceAll(strings.ReplaceAll(m, "\r\n", "\n"), "\n", " ⏎ "))
 	}
 }
 
@@ -306,18 +310,19 @@ func previewLine(args json.RawMessage, n int) string {
 
 var eventsCmd = Command{
 	Name:    "events",
-	Usage:   "starter events [--session ID] [--after N] [--follow] [--json]",
+	Usage:   "starter events [--session ID] [--after N] [--follow] [--full] [--json]",
 	Summary: "print the events of the session's latest prompt (--follow: until it ends)",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		c := newFlags("events", env)
 		var after int64
-		var followFlag bool
+		var followFlag, full bool
 		c.fs.Int64Var(&after, "after", 0, "only events with seq greater than this")
 		c.fs.BoolVar(&followFlag, "follow", false, "keep printing until the prompt ends")
+		c.fs.BoolVar(&full, "full", false, "print each tool result whole, read from the session store (with --json: in the event)")
 		if !c.parse(env, args) {
 			return ExitUsage
 		}
-		k, _, closeFn, ok := c.controller(ctx, env)
+		k, s, closeFn, ok := c.controller(ctx, env)
 		if !ok {
 			return ExitUsage
 		}
@@ -325,18 +330,18 @@ var eventsCmd = Command{
 		if followFlag {
 			// The answer too: a short answer that no live snapshot caught
 			// arrives only with its message_end, which prints nothing.
-			return follow(ctx, env, "events", k, c.session, "", after, c.json, true)
+			return follow(ctx, env, "events", k, c.session, "", after, c.json, true, withBodies(s, c.session), withFull(full))
 		}
 		evs, err := k.Events(ctx, c.session, "", after)
 		if err != nil {
 			return fail(env, "events", err)
 		}
-		p := newPrinter(env.Stdout, c.json, c.session)
+		p := newPrinter(env.Stdout, c.json, c.session, withBodies(s, c.session), withFull(full))
 		p.noCountdown = true
 		for _, e := range evs {
 			p.print(e)
 		}
-		if n := len(evs); n > 0 && !c.json && evs[n-1].Type == agent.EventPromptEnd && evs[n-1].Status == agent.StatusCompleted && p.lastText != "" {
+		if n := len(evs); n > 0 && !c.json && evs[n-1].Type == agent.EventPromptEnd && evs[n-1].Status == agent.StatusCompleted && p.lastText != "" && !p.lastStreamed {
 			fmt.Fprintln(env.Stdout, p.lastText)
 		}
 		return ExitOK

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/term"
 )
 
@@ -30,11 +31,42 @@ type printer struct {
 	lastStreamed bool
 	stopTick     chan struct{}
 	tickDone     chan struct{}
+	// live is the output of running tool calls printed so far, by call
+	// (transcript.go).
+	live map[string]*liveOutput
+	// usersSeen counts the user messages printed; skipFirstUser leaves
+	// out the prompt's own message (the user just typed it).
+	usersSeen     int
+	skipFirstUser bool
+	// body reads a tool result's whole text from the session store by
+	// entry id (nil, or ok false: only the event's preview is known).
+	body func(entryID string) (text string, ok bool)
+	// full prints whole tool results instead of their collapsed view.
+	full bool
 }
 
-func newPrinter(w io.Writer, asJSON bool, sessionID string) *printer {
-	return &printer{w: w, json: asJSON, session: sessionID, noCountdown: !isTerminal(w)}
+func newPrinter(w io.Writer, asJSON bool, sessionID string, opts ...printerOption) *printer {
+	p := &printer{w: w, json: asJSON, session: sessionID, noCountdown: !isTerminal(w)}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
 }
+
+// printerOption sets how a printer shows tool results.
+type printerOption func(*printer)
+
+// withBodies reads whole tool results from the session store of s.
+func withBodies(s settings.Settings, sessionID string) printerOption {
+	return func(p *printer) { p.body = storeBodies(s, sessionID) }
+}
+
+// withoutOwnMessage leaves the prompt's own user message out: the user
+// just typed it (steers and follow-ups still print as delivered).
+func withoutOwnMessage() printerOption { return func(p *printer) { p.skipFirstUser = true } }
+
+// withFull prints tool results whole (events --full).
+func withFull(full bool) printerOption { return func(p *printer) { p.full = full } }
 
 // isTerminal says whether w is a terminal (not merely a character device
 // such as /dev/null).
@@ -50,14 +82,18 @@ func (p *printer) print(e agent.Event) {
 	if e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleAssistant &&
 		e.Message.StopReason != agent.StopReasonError {
 		p.lastText = e.Message.Text()
-		// Follow completes a streamed answer before its message_end (the
-		// deltas add up to its text); one that streamed only in part (a
-		// late attach) is printed whole at the end (FollowPrompt).
-		p.lastStreamed = p.streamed != "" && p.streamed == e.EntryID && p.streamedText == p.lastText
+		p.lastStreamed = false
 	}
 	if p.json {
+		if p.full {
+			e = p.wholeResult(e)
+		}
 		b, _ := json.Marshal(e)
 		fmt.Fprintf(p.w, "%s\n", b)
+		return
+	}
+	if e.Type == agent.EventMessageEnd && e.Message != nil {
+		p.printMessage(e)
 		return
 	}
 	if e.Type != agent.EventMessageUpdate && p.streamed != "" {
@@ -67,21 +103,21 @@ func (p *printer) print(e agent.Event) {
 	case agent.EventMessageUpdate:
 		p.streamDelta(e)
 		return
-	case agent.EventAgentStart, agent.EventTurnStart, agent.EventTurnEnd, agent.EventMessageStart,
-		agent.EventToolExecutionUpdate:
+	case agent.EventAgentStart, agent.EventTurnStart, agent.EventTurnEnd, agent.EventMessageStart:
+		return
+	case agent.EventToolExecutionUpdate:
+		p.printOutput(e)
 		return
 	case agent.EventToolExecutionStart:
 		fmt.Fprintf(p.w, "▶ %s\n", toolLine(e.ToolName, e.Args))
 		return
 	case agent.EventToolExecutionEnd:
-		fmt.Fprintf(p.w, "%s\n", toolEndLine(e))
+		p.printToolEnd(e)
 		return
 	case agent.EventAgentEnd:
 		if e.StopReason == agent.StopReasonError {
 			fmt.Fprintf(p.w, "✗ model error: %s\n", e.ErrorMessage)
 		}
-		return
-	case agent.EventMessageEnd:
 		return
 	case agent.EventAutoRetryStart:
 		fmt.Fprintf(p.w, "↻ Retrying (%d/%d) in %s… (cancel: starter abort-retry --session %s)\n", e.Attempt, e.MaxAttempts, agent.FormatDelay(e.DelayMs), p.session)
@@ -91,11 +127,29 @@ func (p *printer) print(e agent.Event) {
 		return
 	case agent.EventPromptEnd:
 		if e.Status != agent.StatusCompleted {
-			fmt.Fprintf(p.w, "%s\n", e)
+			fmt.Fprintf(p.w, "%s\n", userStopWord(e))
 		}
 		return
 	}
 	fmt.Fprintf(p.w, "%s\n", e)
+}
+
+// userStopWord is a prompt_end as a line, with one word for a prompt the
+// user stopped (issue 23): aborted, the status of `starter abort`, also
+// when abort_retry ended it (the event says failed: "Retry cancelled …";
+// Temporal says Canceled for both).
+func userStopWord(e agent.Event) string {
+	if stoppedByUser(e) {
+		e.Status = agent.StatusAborted
+	}
+	return e.String()
+}
+
+// stoppedByUser says whether the prompt ended because its user stopped
+// it: abort, or abort_retry cancelling the retry it waited for.
+func stoppedByUser(e agent.Event) bool {
+	return e.Status == agent.StatusAborted ||
+		e.Status == agent.StatusFailed && strings.HasPrefix(e.ErrorMessage, agent.RetryCancelledMessage)
 }
 
 // retryLine is the countdown text.
@@ -156,21 +210,6 @@ func toolLine(name string, args json.RawMessage) string {
 		}
 	}
 	return name
-}
-
-// toolEndLine summarises a tool result: ✓ or ✗, and the first line of it.
-func toolEndLine(e agent.Event) string {
-	mark := "✓"
-	if e.IsError {
-		mark = "✗"
-	}
-	text := ""
-	if e.ToolResult != nil {
-		for _, b := range e.ToolResult.Content {
-			text += b.Text
-		}
-	}
-	return fmt.Sprintf("  %s %s: %s", mark, e.ToolName, clipLine(text, 100))
 }
 
 func clipLine(s string, n int) string {

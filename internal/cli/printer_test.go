@@ -14,10 +14,12 @@ func textDelta(entry, delta string, attempt int) agent.Event {
 		AssistantMessageEvent: &agent.AssistantMessageEvent{Type: "text_delta", Delta: delta, Attempt: attempt}}
 }
 
-// A streamed answer is printed once: Follow completes its deltas to the
-// message_end text, so the stream is the answer; an answer that streamed
-// only in part (a late attach) or not at all is printed whole at the end,
-// as FollowPrompt does.
+// A streamed answer is printed once, and at its message_end (issue 23:
+// every assistant message prints, not only a prompt's last): Follow
+// completes its deltas to the message_end text, so the stream is the
+// answer; what streamed only in part is completed (the rest of it, or
+// the whole text when what streamed was not its start), and an answer
+// that did not stream is printed whole.
 func TestPrinter_StreamedAnswerPrintedOnce(t *testing.T) {
 	const answer = "Fixed the typo; sh test.sh passes now."
 	for _, tc := range []struct {
@@ -27,8 +29,9 @@ func TestPrinter_StreamedAnswerPrintedOnce(t *testing.T) {
 		want     string
 	}{
 		{"the deltas add up to the answer", []string{"Fixed the typo; ", "sh test.sh", " passes now."}, true, answer + "\n"},
-		{"only the start streamed", []string{"Fixed the typo; "}, false, "Fixed the typo; \n" + answer + "\n"},
-		{"no stream", nil, false, answer + "\n"},
+		{"only the start streamed", []string{"Fixed the typo; "}, true, answer + "\n"},
+		{"only the tail streamed (a late attach)", []string{"passes now."}, true, "passes now.\n" + answer + "\n"},
+		{"no stream", nil, true, answer + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer

@@ -4,7 +4,11 @@
 //
 // Contract (SPEC 10 and issue 6):
 //   - While a prompt runs the status line reads "Working… (esc to abort)"
-//     and Esc sends abort.
+//     ("Waiting for your approval… (esc to abort)" while a call waits for
+//     approval) and Esc sends abort. A stats line below it shows the
+//     prompt's model, elapsed time, turn, tokens and cost, and its budget
+//     from usage_update (issue 23). A retry chain that succeeds shows
+//     "Retry succeeded on attempt N".
 //   - On auto_retry_start Esc is bound to abort_retry and the status line
 //     reads "Retrying (attempt/maxAttempts) in Ns… (esc to cancel)",
 //     counting down every second. When the wait is over (the retried call's
@@ -22,7 +26,12 @@
 //     ended message) are ignored. Tool calls show their arguments, the
 //     latest lines of their output from tool_execution_update (each
 //     replaces the last) and, from tool_execution_end, ✓ or ✗ and the
-//     result preview.
+//     result as terminal agents show it (issue 23, package toolview): an
+//     edit's diff with added lines green and removed lines red, a
+//     command's last lines and exit code, an error's text. A result
+//     longer than the event's preview is read whole from the backend's
+//     Messages. Ctrl+O shows every result whole and back; PgUp/PgDown
+//     scroll the message list.
 //   - Tool approval (issue 12): a tool_approval_request shows the call's
 //     arguments (read whole from the session; the event's are a preview)
 //     in place of the input box, one call at a time in request order: y

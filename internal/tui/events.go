@@ -12,6 +12,7 @@ import (
 // handleEvent updates the screen for one event of the followed prompt.
 func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 	m.lastSeq = e.Seq
+	m.statsEvent(e)
 	switch e.Type {
 	case agent.EventAgentStart:
 		// The backoff is over and the model is called again: Esc aborts the
@@ -36,7 +37,7 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 		m.toolUpdate(e)
 	case agent.EventToolExecutionEnd:
 		m.approvalDecided(e.ToolCallID)
-		m.toolEnd(e)
+		return m.toolEnd(e)
 	case agent.EventAutoRetryStart, agent.EventAutoRetryEnd:
 		return m.retryEvent(e)
 	case agent.EventAutoCompactionStart:
@@ -52,10 +53,14 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 			m.note(e.String())
 		}
 	case agent.EventPromptEnd:
-		switch e.Status {
-		case agent.StatusFailed:
+		switch {
+		case e.Status == agent.StatusFailed && strings.HasPrefix(e.ErrorMessage, agent.RetryCancelledMessage):
+			// The user stopped it (abort_retry): one word for a user's
+			// stop, as for abort (issue 23).
+			m.note("Prompt aborted: " + e.ErrorMessage)
+		case e.Status == agent.StatusFailed:
 			m.errorf("Prompt failed: %s", e.ErrorMessage)
-		case agent.StatusAborted:
+		case e.Status == agent.StatusAborted:
 			m.note("Prompt aborted.")
 		}
 		m.endPrompt()
@@ -191,7 +196,9 @@ func (m *Model) retryEvent(e agent.Event) tea.Cmd {
 		return m.nextTick()
 	case agent.EventAutoRetryEnd:
 		m.retry = nil
-		if !e.Success {
+		if e.Success {
+			m.note(e.String()) // "Retry succeeded on attempt N", as the CLI prints
+		} else {
 			m.errorf("%s", e.String()) // "Retry failed after N attempts: <finalError>"
 		}
 	}

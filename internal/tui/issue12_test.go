@@ -135,7 +135,7 @@ func TestModel_EscWhileApprovalPending(t *testing.T) {
 	d.key(tea.KeyEsc)
 	d.until("abort_retry", func() bool { return slices.Contains(d.fake.Calls(), "abort_retry") })
 	d.emit(agent.Event{Type: agent.EventAutoRetryEnd, Attempt: 1, FinalError: agent.RetryCancelledMessage})
-	d.shows("retry cancelled", []string{"Approve bash call_1", "Working… (esc to abort)"}, nil)
+	d.shows("retry cancelled", []string{"Approve bash call_1", "Waiting for your approval… (esc to abort)"}, nil)
 	d.key(tea.KeyEsc)
 	d.until("abort", func() bool { return slices.Contains(d.fake.Calls(), "abort") })
 	if calls := d.fake.Calls(); !slices.Equal(calls, []string{"prompt:hello", "abort_retry", "abort"}) {

@@ -2,13 +2,17 @@ package tui
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/live"
+	"github.com/durableagent/durableagent/internal/toolview"
 )
 
 // Live output (issue 11). message_update events carry the pieces of the
@@ -71,7 +75,7 @@ type toolView struct {
 	output, result, note string
 }
 
-func (t *toolView) render(width int) string {
+func (t *toolView) render(width int, expanded bool) string {
 	mark, style := "▶", toolStyle
 	switch {
 	case t.done && t.isError:
@@ -87,16 +91,39 @@ func (t *toolView) render(width int) string {
 		head += noteStyle.Render(" (pending)")
 	}
 	lines := []string{wrap(head, width)}
-	var body []string
-	if t.done {
-		body = firstLines(t.result, toolOutputLines)
-	} else {
-		body = lastLines(t.output, toolOutputLines)
+	if !t.done {
+		for _, l := range lastLines(t.output, toolOutputLines) {
+			lines = append(lines, noteStyle.Render("  "+clip(l, lineRoom(width, 2))))
+		}
+		return strings.Join(lines, "\n")
 	}
-	for _, l := range body {
-		lines = append(lines, noteStyle.Render("  "+clip(l, lineRoom(width, 2))))
+	view := toolview.Collapsed
+	if expanded {
+		view = toolview.Full
 	}
-	if t.done && t.note != "" {
+	for _, l := range view(t.name, t.result, t.isError) {
+		text := "  " + l.Text
+		if !expanded {
+			text = "  " + clip(l.Text, lineRoom(width, 2))
+		}
+		st := noteStyle
+		switch {
+		case l.Kind == toolview.Added:
+			st = addedStyle
+		case l.Kind == toolview.Removed:
+			st = removedStyle
+		case l.Kind == toolview.Status && t.isError:
+			st = errorStyle
+		case l.Kind == toolview.Elided && !expanded:
+			text += " (ctrl+o to expand)"
+		}
+		if expanded {
+			lines = append(lines, wrap(st.Render(text), width))
+		} else {
+			lines = append(lines, st.Render(text))
+		}
+	}
+	if t.note != "" {
 		lines = append(lines, noteStyle.Render("  "+t.note))
 	}
 	return strings.Join(lines, "\n")
@@ -209,24 +236,57 @@ func (m *Model) toolUpdate(e agent.Event) {
 }
 
 // toolEnd applies tool_execution_end: the result replaces the live
-// output.
-func (m *Model) toolEnd(e agent.Event) {
+// output. The event carries a preview; when it is cut, the whole result
+// is read from the session (fullResult), and until then (or when it
+// cannot be read) a note says what the preview leaves out.
+func (m *Model) toolEnd(e agent.Event) tea.Cmd {
 	m.endedTools[e.ToolCallID] = true
 	t := m.toolEntry(e.ToolCallID, e.ToolName)
 	t.running, t.done, t.isError = false, true, e.IsError
 	t.output, t.result, t.note = "", resultText(e.ToolResult), ""
-	if e.ToolResult != nil && e.ToolResult.Details["truncated"] == true {
-		t.note = "… (preview"
-		switch n := e.ToolResult.Details["bytes"].(type) {
-		case float64: // read from JSON
-			t.note += fmt.Sprintf(" of %d bytes", int64(n))
-		case int, int64:
-			t.note += fmt.Sprintf(" of %d bytes", n)
+	if e.ToolResult == nil || e.ToolResult.Details["truncated"] != true {
+		return nil
+	}
+	t.note = "… (preview"
+	switch n := e.ToolResult.Details["bytes"].(type) {
+	case float64: // read from JSON
+		t.note += fmt.Sprintf(" of %d bytes", int64(n))
+	case int, int64:
+		t.note += fmt.Sprintf(" of %d bytes", n)
+	}
+	if id, ok := e.ToolResult.Details["entryId"].(string); ok && id != "" {
+		t.note += "; the whole output is in entry " + id
+	}
+	t.note += ")"
+	return m.readFullResult(e.ToolCallID)
+}
+
+// fullResultMsg is a tool result's whole text, read from the session.
+type fullResultMsg struct{ callID, text string }
+
+// readFullResult looks the call's result up in the session's messages.
+func (m *Model) readFullResult(callID string) tea.Cmd {
+	ctx, b := m.ctx, m.backend
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
+		defer cancel()
+		msgs, err := b.Messages(ctx)
+		if err != nil {
+			return nil // the preview and its note stay
 		}
-		if id, ok := e.ToolResult.Details["entryId"].(string); ok && id != "" {
-			t.note += "; the whole output is in entry " + id
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if msgs[i].Role == agent.RoleToolResult && msgs[i].ToolCallID == callID {
+				return fullResultMsg{callID: callID, text: msgs[i].Text()}
+			}
 		}
-		t.note += ")"
+		return nil
+	}
+}
+
+// fullResult puts a result's whole text in place of its preview.
+func (m *Model) fullResult(msg fullResultMsg) {
+	if t := m.findTool(msg.callID); t != nil && t.done && len(msg.text) >= len(t.result) {
+		t.result, t.note = msg.text, ""
 	}
 }
 
@@ -297,12 +357,4 @@ func splitLines(s string) []string {
 func lastLines(s string, n int) []string {
 	l := splitLines(s)
 	return l[max(len(l)-n, 0):]
-}
-
-func firstLines(s string, n int) []string {
-	l := splitLines(s)
-	if len(l) > n {
-		return append(l[:n:n], "…")
-	}
-	return l
 }

@@ -75,6 +75,14 @@ type Model struct {
 	// historyUsers mark its user messages.
 	historyAt, historyLen int
 	historyUsers          []historyUser
+	// expanded shows every tool result whole (ctrl+o toggles it).
+	expanded bool
+	// stats are the followed (or last) prompt's model, time, turn and
+	// spend, for the stats line (statusline.go).
+	stats *promptStats
+	// scroll is how many lines the message list is scrolled up from its
+	// end (pgup, pgdown); 0 follows the newest lines.
+	scroll int
 }
 
 // runningPrompt is a prompt whose events the model follows.
@@ -167,6 +175,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.quit()
 		case tea.KeyEsc:
 			return m, m.escape()
+		case tea.KeyCtrlO:
+			m.expanded = !m.expanded
+			return m, nil
+		case tea.KeyPgUp:
+			m.scroll += max(m.height/2, 1)
+			return m, nil
+		case tea.KeyPgDown:
+			m.scroll = max(m.scroll-max(m.height/2, 1), 0)
+			return m, nil
 		}
 		if a := m.approval(); a != nil {
 			return m, m.approvalKey(a, msg)
@@ -211,6 +228,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.entries = append(m.entries, msg.entries...)
 		return m, nil
+	case fullResultMsg:
+		m.fullResult(msg)
+		return m, nil
 	case fullArgsMsg:
 		for _, a := range m.approvals {
 			if a.callID == msg.callID {
@@ -247,6 +267,8 @@ func (m *Model) Status() (text, esc string) {
 	case m.retry != nil:
 		return fmt.Sprintf("Retrying (%d/%d) in %s… (esc to cancel)", m.retry.attempt, m.retry.max,
 			agent.FormatDelay(m.retry.left.Milliseconds())), agent.SignalAbortRetry
+	case m.prompt != nil && len(m.approvals) > 0:
+		return "Waiting for your approval… (esc to abort)", agent.SignalAbort
 	case m.prompt != nil:
 		return "Working… (esc to abort)", agent.SignalAbort
 	case m.starting:
@@ -283,6 +305,11 @@ func (m *Model) started(msg promptStartedMsg) tea.Cmd {
 	m.starting = false
 	m.endedEntries, m.endedTools, m.startedTools = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	m.prompt = &runningPrompt{prompt: msg.prompt, events: msg.events, message: msg.message, attached: msg.attached}
+	model := ""
+	if m.stats != nil {
+		model = m.stats.model // until this prompt's first answer says
+	}
+	m.stats = &promptStats{model: model}
 	m.input.Placeholder = placeholderRunning
 	if msg.attached {
 		m.note("Attached to the prompt already running in this session; its events so far follow.")
@@ -363,24 +390,34 @@ func (m *Model) View() string {
 	}
 	var lines []string
 	for _, e := range m.entries {
-		lines = append(lines, strings.Split(e.render(m.width), "\n")...)
+		lines = append(lines, strings.Split(e.render(m.width, m.expanded), "\n")...)
 	}
 	status, _ := m.Status()
 	if status != "" {
 		status = m.spinner.View() + " " + statusStyle.Render(status)
 	} else {
-		status = noteStyle.Render("enter: send · /help · ctrl+c: quit")
+		status = noteStyle.Render("enter: send · ctrl+o: expand results · /help · ctrl+c: quit")
 	}
 	bottom := inputStyle.Width(m.width).Render(m.input.View())
 	if a := m.approval(); a != nil {
 		bottom = m.approvalView(a)
 	}
 	below := append(m.queueView(), status)
+	if stats := m.statsLine(); stats != "" {
+		below = append(below, noteStyle.Render(stats))
+	}
 	below = append(below, strings.Split(bottom, "\n")...)
 	if m.height > 0 {
 		room := max(m.height-len(below), 1)
 		if len(lines) > room {
-			lines = lines[len(lines)-room:]
+			m.scroll = min(m.scroll, len(lines)-room)
+			end := len(lines) - m.scroll
+			lines = lines[end-room : end]
+			if m.scroll > 0 {
+				lines[room-1] = noteStyle.Render(fmt.Sprintf("↓ %d newer lines (pgdown)", m.scroll))
+			}
+		} else {
+			m.scroll = 0
 		}
 		for len(lines) < room {
 			lines = append([]string{""}, lines...)

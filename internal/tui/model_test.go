@@ -45,7 +45,7 @@ func TestModel_RetryCountdownAndEscCancelsRetry(t *testing.T) {
 	if calls := d.fake.Calls(); !slices.Equal(calls, []string{"prompt:hello", "abort_retry"}) {
 		t.Errorf("backend calls = %v, want the prompt then abort_retry (not abort)", calls)
 	}
-	if !strings.Contains(d.m.View(), "Prompt failed: Retry cancelled (last error: 503 Service Unavailable)") {
+	if !strings.Contains(d.m.View(), "Prompt aborted: Retry cancelled (last error: 503 Service Unavailable)") {
 		t.Errorf("screen lacks the prompt's failure:\n%s", d.m.View())
 	}
 }

@@ -30,7 +30,7 @@ func TestChat_PseudoTerminalApprovesToolCallAndQueuesFollowUp(t *testing.T) {
 		}
 		return ""
 	})
-	for _, want := range []string{"Approve bash call_", "$ sleep 2", "  echo approved > ran.txt", "(waiting for approval)", "Working… (esc to abort)"} {
+	for _, want := range []string{"Approve bash call_", "$ sleep 2", "  echo approved > ran.txt", "(waiting for approval)", "Waiting for your approval… (esc to abort)"} {
 		if !strings.Contains(asked, want) {
 			t.Errorf("the question lacks %q:\n%s", want, asked)
 		}

@@ -12,6 +12,8 @@ var (
 	okStyle       = lipgloss.NewStyle().Foreground(lipgloss.Color("10"))
 	statusStyle   = lipgloss.NewStyle().Foreground(lipgloss.Color("11"))
 	approveStyle  = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("13"))
+	addedStyle    = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
+	removedStyle  = lipgloss.NewStyle().Foreground(lipgloss.Color("1"))
 	inputStyle    = lipgloss.NewStyle().Border(lipgloss.NormalBorder(), true, false, false, false).
 			BorderForeground(lipgloss.Color("8"))
 )
@@ -41,7 +43,7 @@ type entry struct {
 	tool *toolView
 }
 
-func (e entry) render(width int) string {
+func (e entry) render(width int, expanded bool) string {
 	text := e.text
 	switch e.kind {
 	case entryUser:
@@ -55,7 +57,7 @@ func (e entry) render(width int) string {
 	case entryLive:
 		return e.live.render(width)
 	case entryTool:
-		return e.tool.render(width)
+		return e.tool.render(width, expanded)
 	}
 	return wrap(text, width)
 }

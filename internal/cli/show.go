@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/session"
+)
+
+const showUsage = "starter show [--session ID] [--json] ENTRY"
+
+// showCmd prints one entry of a session whole: the events and history
+// carry 160-character previews of tool results (issue 23); the session
+// store has the bodies. It needs no Temporal.
+var showCmd = Command{
+	Name:    "show",
+	Usage:   showUsage,
+	Summary: "print one entry of the session whole (a tool result's full output, a message), read from the session store",
+	Run:     runShow,
+}
+
+func runShow(ctx context.Context, env Env, args []string) int {
+	c := newFlags("show", env)
+	if !c.parse(env, args) {
+		return ExitUsage
+	}
+	if c.fs.NArg() != 1 {
+		return fail(env, "show", fmt.Errorf("want exactly one argument: the entry id (usage: %s)", showUsage))
+	}
+	s, ok := c.settings(env)
+	if !ok {
+		return ExitUsage
+	}
+	st, err := app.OpenSessionStore(s)
+	if err != nil {
+		return fail(env, "show", err)
+	}
+	sess, err := st.Load(c.session)
+	if errors.Is(err, session.ErrNotFound) {
+		return fail(env, "show", fmt.Errorf("no session %q in the session store %s", c.session, s.Session.Store))
+	}
+	if err != nil {
+		return fail(env, "show", err)
+	}
+	id := c.fs.Arg(0)
+	en, ok := sess.Get(id)
+	if !ok {
+		return fail(env, "show", fmt.Errorf("session %s has no entry %q (entry ids are in the events: entryId)", c.session, id))
+	}
+	if c.json {
+		_ = json.NewEncoder(env.Stdout).Encode(en)
+		return ExitOK
+	}
+	printEntry(env.Stdout, en)
+	return ExitOK
+}
+
+// printEntry writes an entry for a person: a message's text whole (an
+// assistant's tool calls as ▶ lines), a compaction's summary; any other
+// entry as its JSON.
+func printEntry(w io.Writer, en session.Entry) {
+	switch {
+	case en.Type == session.TypeMessage && en.Message != nil:
+		m := en.Message
+		if m.Role == agent.RoleToolResult {
+			mark := "✓"
+			if m.IsError {
+				mark = "✗"
+			}
+			fmt.Fprintf(w, "%s %s (%s)\n", mark, m.ToolName, m.ToolCallID)
+		}
+		if text := m.Text(); text != "" {
+			fmt.Fprintln(w, text)
+		}
+		for _, tc := range m.ToolCalls() {
+			fmt.Fprintf(w, "▶ %s %s\n", tc.Name, tc.Arguments)
+		}
+		if m.ErrorMessage != "" {
+			fmt.Fprintf(w, "error: %s\n", m.ErrorMessage)
+		}
+	case en.Type == session.TypeCompaction:
+		fmt.Fprintln(w, en.Summary)
+	default:
+		b, _ := json.Marshal(en)
+		fmt.Fprintln(w, string(b))
+	}
+}

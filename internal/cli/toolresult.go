@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/toolview"
+)
+
+// maxResultLineRunes cuts a very long line (minified output) of a
+// collapsed tool result; --full prints it whole.
+const maxResultLineRunes = 400
+
+// printToolEnd prints a tool result as terminal agents show it
+// (toolview): ✓ or ✗, the tool, then its view, indented. The event
+// carries a preview; when the preview is not the whole result the text
+// is read from the session store, and when that fails the preview shows
+// with the command that prints the whole result. Caller holds mu.
+func (p *printer) printToolEnd(e agent.Event) {
+	mark := "✓"
+	if e.IsError {
+		mark = "✗"
+	}
+	text, whole := resultBody(e), true
+	if e.ToolResult != nil && e.ToolResult.Details["truncated"] == true {
+		whole = false
+		if p.body != nil && e.EntryID != "" {
+			if t, ok := p.body(e.EntryID); ok {
+				text, whole = t, true
+			}
+		}
+	}
+	if p.endLive(e, mark, text, whole) {
+		return
+	}
+	view := toolview.Collapsed
+	if p.full {
+		view = toolview.Full
+	}
+	lines := view(e.ToolName, text, e.IsError)
+	if !whole {
+		lines = append(lines, toolview.Line{Kind: toolview.Elided,
+			Text: fmt.Sprintf("… (a preview; the whole result: starter show --session %s %s)", p.session, e.EntryID)})
+	}
+	head := fmt.Sprintf("  %s %s", mark, e.ToolName)
+	if len(lines) == 0 {
+		fmt.Fprintln(p.w, head)
+		return
+	}
+	if lines[0].Kind != toolview.Elided {
+		head += ": " + p.resultLine(lines[0].Text)
+		lines = lines[1:]
+	}
+	fmt.Fprintln(p.w, head)
+	for _, l := range lines {
+		fmt.Fprintf(p.w, "    %s\n", p.resultLine(l.Text))
+	}
+}
+
+// endLive ends a call whose output printed live (printOutput): the lines
+// that did not print yet, then ✓ or ✗ with how the command ended. It
+// reports false (print the result as usual) when no output printed live
+// or the whole result is not known.
+func (p *printer) endLive(e agent.Event, mark, text string, whole bool) bool {
+	lo := p.live[e.ToolCallID]
+	delete(p.live, e.ToolCallID)
+	if lo == nil || lo.lines == 0 || !whole || p.full {
+		return false
+	}
+	var out []string
+	status := ""
+	for _, l := range toolview.Full(e.ToolName, text, e.IsError) {
+		if l.Kind == toolview.Status {
+			status = l.Text
+			continue
+		}
+		out = append(out, l.Text)
+	}
+	all := strings.Join(out, "\n") + "\n"
+	var rest string
+	switch {
+	case strings.HasPrefix(all, lo.printed):
+		rest = all[len(lo.printed):]
+	case strings.Contains("\n"+all, "\n"+lo.lastLine+"\n"):
+		i := strings.LastIndex("\n"+all, "\n"+lo.lastLine+"\n")
+		rest = all[i+len(lo.lastLine)+1:]
+	default:
+		return false
+	}
+	for _, l := range splitOutput(rest) {
+		fmt.Fprintf(p.w, "  │ %s\n", p.resultLine(l))
+	}
+	if status == "" {
+		fmt.Fprintf(p.w, "  %s %s\n", mark, e.ToolName)
+	} else {
+		fmt.Fprintf(p.w, "  %s %s: %s\n", mark, e.ToolName, status)
+	}
+	return true
+}
+
+func (p *printer) resultLine(s string) string {
+	if p.full {
+		return s
+	}
+	if r := []rune(s); len(r) > maxResultLineRunes {
+		return string(r[:maxResultLineRunes]) + "…"
+	}
+	return s
+}
+
+// wholeResult is e with its tool result's whole text from the session
+// store in place of the preview (e unchanged when the store cannot say).
+func (p *printer) wholeResult(e agent.Event) agent.Event {
+	if e.Type != agent.EventToolExecutionEnd || e.ToolResult == nil || e.ToolResult.Details["truncated"] != true || p.body == nil {
+		return e
+	}
+	text, ok := p.body(e.EntryID)
+	if !ok {
+		return e
+	}
+	e.ToolResult = &agent.ToolResult{Content: []agent.ContentBlock{{Type: agent.BlockText, Text: text}}}
+	return e
+}
+
+// resultBody is the text of the event's result (a preview when Details
+// says truncated).
+func resultBody(e agent.Event) string {
+	if e.ToolResult == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range e.ToolResult.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// storeBodies reads tool results from the session store of the settings:
+// the store is opened at the first need and the session read again when
+// an entry is not in it yet (the file grows while the prompt runs). It
+// reports ok false when the store cannot be read (a cluster's worker keeps
+// it on another machine).
+func storeBodies(s settings.Settings, sessionID string) func(entryID string) (string, bool) {
+	var (
+		mu   sync.Mutex
+		st   session.Backend
+		sess *session.Session
+		dead bool
+	)
+	return func(entryID string) (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if dead {
+			return "", false
+		}
+		if st == nil {
+			var err error
+			if st, err = app.OpenSessionStore(s); err != nil {
+				dead = true
+				return "", false
+			}
+		}
+		if sess != nil {
+			if text, ok := entryText(sess, entryID); ok {
+				return text, true
+			}
+		}
+		fresh, err := st.Load(sessionID)
+		if err != nil {
+			if !errors.Is(err, session.ErrNotFound) {
+				dead = true
+			}
+			return "", false
+		}
+		sess = fresh
+		return entryText(sess, entryID)
+	}
+}
+
+// entryText is the text of a message entry.
+func entryText(sess *session.Session, entryID string) (string, bool) {
+	en, ok := sess.Get(entryID)
+	if !ok || en.Message == nil {
+		return "", false
+	}
+	return en.Message.Text(), true
+}

@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/settings"
+)
+
+// storeResult writes a tool result entry to the JSONL store under home,
+// as the worker does, and returns the settings that read it.
+func storeResult(t *testing.T, home, sessionID, entryID, tool, text string, isError bool) settings.Settings {
+	t.Helper()
+	st, err := session.Open(filepath.Join(home, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Init(sessionID, home, ""); err != nil {
+		t.Fatal(err)
+	}
+	m := agent.Message{Role: agent.RoleToolResult, ToolCallID: "c-" + entryID, ToolName: tool, IsError: isError,
+		Content: []agent.ContentBlock{{Type: agent.BlockText, Text: text}}}
+	if _, err := st.Append(sessionID, session.Entry{Type: session.TypeMessage, ID: entryID, Timestamp: time.Now(), Message: &m}); err != nil {
+		t.Fatal(err)
+	}
+	return settings.Settings{DataDir: home}
+}
+
+// toolEnd is the tool_execution_end the workflow emits: a preview of
+// 160 characters, marked truncated when the result is longer.
+func toolEnd(entryID, tool, text string, isError bool) agent.Event {
+	preview, r := text, &agent.ToolResult{}
+	if len(text) > 160 {
+		preview = text[:160]
+		r.Details = map[string]any{"truncated": true, "bytes": len(text), "entryId": entryID}
+	}
+	r.Content = []agent.ContentBlock{{Type: agent.BlockText, Text: preview}}
+	return agent.Event{Type: agent.EventToolExecutionEnd, EntryID: entryID, ToolCallID: "c-" + entryID, ToolName: tool, ToolResult: r, IsError: isError}
+}
+
+func goTestOutput() string {
+	var b strings.Builder
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "=== RUN   TestGreeting/case_%02d\n", i)
+	}
+	b.WriteString("--- FAIL: TestGreeting (0.00s)\n    greet_test.go:12: got \"Helo\", want \"Hello\"\nFAIL\nFAIL\texample.com/greet\t0.004s\n\nCommand exited with code 1")
+	return b.String()
+}
+
+// Tool results print as terminal agents show them, read whole from the
+// session store when the event's preview is cut: an edit's diff with its
+// + lines, a failing command's last lines and exit code, an error message
+// whole (issue 23: each was a 100-character prefix of a 160-character
+// preview).
+func TestPrinter_ToolResultsAsTerminalAgentsShowThem(t *testing.T) {
+	diff := "Successfully replaced text in greet.go.\n\n" +
+		"  9 func Greet(name string) string {\n 10 \t// The greeting a caller prints for its user; kept short.\n" +
+		"-11 \treturn \"Helo, \" + name + \"!\"\n+11 \treturn \"Hello, \" + name + \"!\"\n 12 }\n"
+	interrupted := "Tool bash was interrupted (its worker stopped): the command may or may not have completed. Check its effects before running it again."
+	for _, tc := range []struct {
+		name, tool, text string
+		isError          bool
+		want, not        []string
+	}{
+		{"edit", "edit", diff, false,
+			[]string{"  ✓ edit: Successfully replaced text in greet.go.", "    -11 \treturn \"Helo, \" + name + \"!\"", "    +11 \treturn \"Hello, \" + name + \"!\""}, nil},
+		{"failing command", "bash", goTestOutput(), true,
+			[]string{"  ✗ bash", "    … 34 earlier lines", "    --- FAIL: TestGreeting (0.00s)", "    FAIL\texample.com/greet\t0.004s", "    Command exited with code 1"},
+			[]string{"case_01", "case_34\n"}},
+		{"message", "bash", interrupted, true, []string{"  ✗ bash: " + interrupted}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			s := storeResult(t, home, "s1", "e7", tc.tool, tc.text, tc.isError)
+			var out bytes.Buffer
+			p := newPrinter(&out, false, "s1", withBodies(s, "s1"))
+			p.print(toolEnd("e7", tc.tool, tc.text, tc.isError))
+			got := out.String()
+			lines := strings.Split(got, "\n")
+			at := 0
+			for _, w := range tc.want {
+				for at < len(lines) && lines[at] != w {
+					at++
+				}
+				if at == len(lines) {
+					t.Fatalf("output lacks line %q (in order):\n%s", w, got)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(got, n) {
+					t.Fatalf("collapsed output shows %q:\n%s", n, got)
+				}
+			}
+		})
+	}
+}
+
+// When the store cannot be read (a cluster's worker keeps it elsewhere)
+// the preview prints with the command that shows the whole result.
+func TestPrinter_PreviewNamesShowWhenStoreUnreadable(t *testing.T) {
+	var out bytes.Buffer
+	p := newPrinter(&out, false, "s1", withBodies(settings.Settings{DataDir: t.TempDir()}, "s1"))
+	p.print(toolEnd("e7", "bash", goTestOutput(), true))
+	if !strings.Contains(out.String(), "starter show --session s1 e7") || !strings.Contains(out.String(), "case_01") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+}
+
+// --full prints every line of the result, as text or in the JSON event.
+func TestPrinter_FullPrintsWholeResult(t *testing.T) {
+	home := t.TempDir()
+	s := storeResult(t, home, "s1", "e7", "bash", goTestOutput(), true)
+	var out bytes.Buffer
+	p := newPrinter(&out, false, "s1", withBodies(s, "s1"), withFull(true))
+	p.print(toolEnd("e7", "bash", goTestOutput(), true))
+	for _, want := range []string{"case_01", "case_40", "Command exited with code 1"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("full output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	p = newPrinter(&out, true, "s1", withBodies(s, "s1"), withFull(true))
+	p.print(toolEnd("e7", "bash", goTestOutput(), true))
+	if !strings.Contains(out.String(), "case_01") || !strings.Contains(out.String(), `FAIL\texample.com/greet`) || strings.Contains(out.String(), `"truncated"`) {
+		t.Fatalf("--full --json event:\n%s", out.String())
+	}
+}
+
+// `starter show --session S ENTRY` prints a tool result whole from the
+// session store, without Temporal; a wrong entry is one clear line.
+func TestShow_PrintsEntryWhole(t *testing.T) {
+	home := t.TempDir()
+	storeResult(t, home, "s1", "e7", "bash", goTestOutput(), true)
+	vars := map[string]string{"DURABLE_AGENT_HOME": home}
+	code, out, errOut := run(t, vars, "show", "--session", "s1", "e7")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if want := "✗ bash (c-e7)\n" + goTestOutput() + "\n"; out != want {
+		t.Fatalf("show printed\n%s\nwant\n%s", out, want)
+	}
+	code, out, _ = run(t, vars, "show", "--session", "s1", "--json", "e7")
+	if code != ExitOK || !strings.Contains(out, `"id":"e7"`) || !strings.Contains(out, "case_01") {
+		t.Fatalf("show --json: exit %d %s", code, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"show", "--session", "s1", "e9"}, `session s1 has no entry "e9"`},
+		{[]string{"show", "--session", "s2", "e7"}, `no session "s2"`},
+		{[]string{"show", "--session", "s1"}, "want exactly one argument: the entry id"},
+	} {
+		code, _, errOut := run(t, vars, tc.args...)
+		if code != ExitUsage || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Fatalf("%v: exit %d, stderr %q; want one line with %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+// promptStats are what the stats line shows of the followed prompt (issue
+// 23): its model, elapsed time, turn, tokens and cost, and its budget
+// when it has one.
+type promptStats struct {
+	started, ended time.Time
+	model          string // provider/model of its latest answer
+	turn           int
+	spend          agent.Spend
+	// metered: a usage_update came; its usage replaces the sum of the
+	// answers' (it counts failed attempts too) and it carries the budget.
+	metered bool
+	budget  *agent.Budget
+}
+
+// statsEvent updates the stats for an event of the followed prompt.
+func (m *Model) statsEvent(e agent.Event) {
+	s := m.stats
+	if s == nil {
+		return
+	}
+	if s.started.IsZero() {
+		s.started = m.now()
+		if !e.Time.IsZero() && !e.Time.After(s.started) && s.started.Sub(e.Time) < 24*time.Hour {
+			s.started = e.Time // attached: the prompt started before the chat saw it
+		}
+	}
+	switch e.Type {
+	case agent.EventTurnStart:
+		if e.Turn > 0 {
+			s.turn = e.Turn
+		}
+	case agent.EventMessageEnd:
+		msg := e.Message
+		if msg == nil || msg.Role != agent.RoleAssistant {
+			return
+		}
+		if msg.Model != "" {
+			s.model = msg.Provider + "/" + msg.Model
+		}
+		if !s.metered {
+			s.spend.AddSpent(msg)
+		}
+	case agent.EventUsage:
+		if e.Usage != nil {
+			s.spend, s.metered = *e.Usage, true
+		}
+		if e.Budget != nil {
+			s.budget = e.Budget
+		}
+	case agent.EventPromptEnd:
+		s.ended = m.now()
+	}
+}
+
+// statsLine is the stats line's text ("" before any prompt ran here).
+func (m *Model) statsLine() string {
+	s := m.stats
+	if s == nil || s.started.IsZero() {
+		return ""
+	}
+	var parts []string
+	if s.model != "" {
+		parts = append(parts, s.model)
+	}
+	end := s.ended
+	if end.IsZero() {
+		end = m.now()
+	}
+	parts = append(parts, max(end.Sub(s.started), 0).Round(time.Second).String())
+	if s.turn > 0 {
+		parts = append(parts, fmt.Sprintf("turn %d", s.turn))
+	}
+	var lim agent.BudgetLimits
+	if s.budget != nil {
+		lim = s.budget.Limits
+	}
+	tokens := formatTokens(s.spend.Tokens()) + " tokens"
+	if lim.MaxTokens > 0 {
+		tokens += " of " + formatTokens(lim.MaxTokens)
+	}
+	parts = append(parts, tokens)
+	switch {
+	case lim.MaxCostUsd > 0:
+		parts = append(parts, "$"+agent.FormatUsd(s.spend.CostUsd)+" of $"+agent.FormatUsd(lim.MaxCostUsd))
+	case s.spend.CostUsd > 0:
+		parts = append(parts, "$"+agent.FormatUsd(s.spend.CostUsd))
+	}
+	if s.budget != nil && s.budget.Deadline != nil && s.ended.IsZero() {
+		parts = append(parts, "time left "+max(s.budget.Deadline.Sub(m.now()), 0).Round(time.Second).String())
+	}
+	if s.budget != nil && s.budget.Reached != "" {
+		parts = append(parts, s.budget.Reached)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// formatTokens writes a token count short: 950, 12.3k, 1.2M.
+func formatTokens(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
+}
