@@ -236,6 +236,11 @@ type Message struct {
 	// it to a hint in ErrorMessage.
 	RetryAfterMs *int64 `json:"retryAfterMs,omitempty"`
 	Usage        *Usage `json:"usage,omitempty"`
+	// ReasoningDetails is the reasoning_details array an OpenAI-compatible
+	// router (OpenRouter) streamed with the answer, merged per entry; it is
+	// sent back with the message so the upstream model can go on with its
+	// reasoning (signed or encrypted entries). Nil when none came.
+	ReasoningDetails json.RawMessage `json:"reasoningDetails,omitempty"`
 
 	// TokensBefore is set on a compaction summary: the context size the
 	// compaction replaced.

@@ -200,7 +200,7 @@ func TestComplete_StreamsToolCalls(t *testing.T) {
 		t.Fatalf("message = %+v, want toolUse", m)
 	}
 	want := []agent.ContentBlock{
-		{Type: "thinking", Text: "The user wants a listing."},
+		{Type: "thinking", Text: "The user wants a listing.", Signature: FieldReasoningContent},
 		{Type: "text", Text: "Let me look."},
 		{Type: "toolCall", ToolCall: &agent.ToolCall{ID: "call_read", Name: "read", Arguments: json.RawMessage(readArgs)}},
 		{Type: "toolCall", ToolCall: &agent.ToolCall{ID: "call_ls", Name: "ls", Arguments: json.RawMessage(lsArgs)}},
@@ -216,12 +216,13 @@ func TestComplete_StreamsToolCalls(t *testing.T) {
 	if n := len(rec.deltas); n < 20 {
 		t.Fatalf("%d deltas, want one per streamed piece", n)
 	}
-	// The thinking block is not sent back; the tool calls are.
+	// The thinking goes back as reasoning_content with the tool calls
+	// (DeepSeek's thinking mode answers 400 without it).
 	next, err := json.Marshal(messages("", []agent.Message{m}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantNext := `[{"role":"assistant","content":"Let me look.","tool_calls":[` +
+	wantNext := `[{"role":"assistant","content":"Let me look.","reasoning_content":"The user wants a listing.","tool_calls":[` +
 		`{"id":"call_read","type":"function","function":{"name":"read","arguments":` + mustJSON(readArgs) + `}},` +
 		`{"id":"call_ls","type":"function","function":{"name":"ls","arguments":` + mustJSON(lsArgs) + `}}]}]`
 	if !jsonEqual(t, next, wantNext) {
