@@ -402,21 +402,42 @@ func TestComplete_DeltasOfAFailedStream(t *testing.T) {
 }
 
 // Deltas of a plain answer join to its text; blocks the project does not
-// keep take no content index.
-func TestComplete_DeltasSkipUnkeptBlocks(t *testing.T) {
+// keep (a server tool use) take no content index. A redacted_thinking
+// block is kept, without text or delta, and goes back as it came (the API
+// wants a thinking turn's blocks back with its tool use).
+func TestComplete_RedactedThinkingKeptServerToolsSkipped(t *testing.T) {
 	redacted := sse("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
 		"content_block": map[string]any{"type": "redacted_thinking", "data": "abc"}})
+	server := sse("content_block_start", map[string]any{"type": "content_block_start", "index": 1,
+		"content_block": map[string]any{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": map[string]any{}}})
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		stream(w, evStart, redacted, evStop(0), evTextStart(1), evText(1, "Hello"), evText(1, " world"), evStop(1), evFinish("end_turn"))
+		stream(w, evStart, redacted, evStop(0), server, evStop(1), evTextStart(2), evText(2, "Hello"), evText(2, " world"), evStop(2), evFinish("end_turn"))
 	})
 	req := request()
 	var rec recorder
 	req.OnDelta = rec.add
 	m := call(t, s, req)
-	if m.StopReason != agent.StopReasonStop || len(m.Content) != 1 || m.Text() != "Hello world" {
+	want := []agent.ContentBlock{{Type: "thinking", Signature: "abc", Redacted: true}, {Type: "text", Text: "Hello world"}}
+	if m.StopReason != agent.StopReasonStop || !reflect.DeepEqual(m.Content, want) {
 		t.Fatalf("message = %+v", m)
 	}
 	checkDeltas(t, &rec, m)
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored agent.Message
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		t.Fatal(err)
+	}
+	next, err := json.Marshal(messages([]agent.Message{stored}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNext := `[{"role":"assistant","content":[{"type":"redacted_thinking","data":"abc"},{"type":"text","text":"Hello world"}]}]`
+	if !jsonEqual(t, next, wantNext) {
+		t.Fatalf("sent back %s\nwant %s", next, wantNext)
+	}
 }
 
 // The stream's output token counts reach OnDelta as they arrive:

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 
-	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/durableagent/durableagent/agent"
@@ -138,17 +137,11 @@ func (r *reasoningDetails) JSON() json.RawMessage {
 
 // lengthThenError reports whether err is an error chunk that came after
 // the answer already finished with finish_reason "length" (OpenRouter
-// sends {"error":{"code":400,"message":"Token limit reached"}} then, with
-// the usage). Such an answer is a length stop; the chunk's usage is kept.
+// sends {"error":{"code":400,"message":"Token limit reached"}} then). Such
+// an answer is a length stop with what was streamed before the error
+// chunk: the chunk itself is an error report, and its usage is not read
+// (the wire conformance check, ../shared/provider-wire, reads none from it).
 func (a *assembler) lengthThenError(err error) bool {
 	var streamErr *ssestream.StreamError
-	if a.finish != "length" || !errors.As(err, &streamErr) {
-		return false
-	}
-	var chunk sdk.ChatCompletionChunk
-	if json.Unmarshal(streamErr.Event.Data, &chunk) == nil && chunk.JSON.Usage.Valid() {
-		u := chunk.Usage
-		a.usage = &u
-	}
-	return true
+	return a.finish == "length" && errors.As(err, &streamErr)
 }
