@@ -407,8 +407,21 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error, resp
 		f.Text = fmt.Sprintf("%s (HTTP %d %s%s)", err.Error(), resp.StatusCode, http.StatusText(resp.StatusCode), snippet(body))
 		f.Type = llm.ErrorTypeOf(body)
 	}
-	return llm.FailureMessage(req, f, p.opts.Now())
+	m := llm.FailureMessage(req, f, p.opts.Now())
+	if streamErr != nil && f.Type == ErrorTypeToolUseFailed {
+		// Groq checks a tool call against its schema while streaming and
+		// ends the stream with this error (HTTP status 400 inside the
+		// body): the model's sample was bad, not the request, and a new
+		// sample usually passes. Retried, like an overload.
+		m.ShouldRetry = new(true)
+	}
+	return m
 }
+
+// ErrorTypeToolUseFailed is the error code Groq sends inside a stream when
+// the model's tool call does not match the tool's schema; such a call is
+// retried (see failure).
+const ErrorTypeToolUseFailed = "tool_use_failed"
 
 func isNumber(s string) bool {
 	for _, r := range s {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/retry"
 )
 
 // Reasoning that came as "reasoning" (OpenRouter, Groq, Ollama) is shown
@@ -139,5 +140,29 @@ func TestComplete_LengthThenErrorChunkIsALengthStop(t *testing.T) {
 	s2 := newServer(t, func(w http.ResponseWriter, r *http.Request) { stream(w, chunkHel, errChunk) })
 	if m := call(t, s2, request()); m.StopReason != agent.StopReasonError {
 		t.Fatalf("error chunk mid-answer = %+v, want error", m)
+	}
+}
+
+// Groq's in-stream tool_use_failed (the model's tool call failed the
+// schema check) is an error the retry loop retries: a new sample usually
+// passes. Other in-stream errors keep their own verdict.
+func TestComplete_GroqToolUseFailedIsRetried(t *testing.T) {
+	const failed = "event: error\ndata: {\"error\":{\"message\":\"Tool call validation failed: parameters for tool ls did not match schema\"," +
+		"\"type\":\"invalid_request_error\",\"code\":\"tool_use_failed\",\"failed_generation\":\"{}\",\"status_code\":400}}\n\n"
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		stream(w, chunk(map[string]any{"role": "assistant", "reasoning": "call ls"}, nil), failed)
+	})
+	m := call(t, s, request())
+	if m.StopReason != agent.StopReasonError || m.ErrorType != ErrorTypeToolUseFailed {
+		t.Fatalf("message = %+v", m)
+	}
+	if m.ShouldRetry == nil || !*m.ShouldRetry {
+		t.Fatalf("shouldRetry = %v, want true", m.ShouldRetry)
+	}
+	if c := classify(m); c.Class != retry.ClassRetryable {
+		t.Fatalf("classified %+v, want retryable", c)
+	}
+	if len(m.Content) > 0 && m.Content[0].Type == "toolCall" {
+		t.Fatalf("a failed answer kept a tool call: %+v", m.Content)
 	}
 }
