@@ -329,44 +329,6 @@ func TestComplete_SendsToolResultsBack(t *testing.T) {
 	}
 }
 
-// A stream cut in the middle of a tool call's arguments is a retryable
-// error; the deltas sent so far are exactly what arrived, and the failed
-// message carries no tool call.
-func TestComplete_StreamCutMidToolCall(t *testing.T) {
-	events := []string{evStart, evTextStart(0), evText(0, "Running."), evStop(0), evToolStart(1, "toolu_01", "bash"),
-		evJSON(1, `{"comm`), evJSON(1, `and": "go te`)}
-	cases := map[string]http.HandlerFunc{
-		"connection reset": func(w http.ResponseWriter, r *http.Request) {
-			stream(w, events...)
-			fmt.Fprint(w, `event: content_block_delta`+"\n"+`data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"st`)
-			reset(w)
-		},
-		"clean close": func(w http.ResponseWriter, r *http.Request) { stream(w, events...) },
-	}
-	for name, handle := range cases {
-		t.Run(name, func(t *testing.T) {
-			req := request()
-			req.Tools = toolSpecs()
-			var rec recorder
-			req.OnDelta = rec.add
-			m := call(t, newServer(t, handle), req)
-			t.Logf("errorMessage: %s", m.ErrorMessage)
-			if m.StopReason != agent.StopReasonError || len(m.ToolCalls()) != 0 {
-				t.Fatalf("message = %+v, want an error without tool calls", m)
-			}
-			if c := classify(m); c.Class != retry.ClassRetryable {
-				t.Fatalf("classified %q (pattern %q), want retryable; text %q", c.Class, c.Pattern, m.ErrorMessage)
-			}
-			if got := rec.joined(); got[0] != "Running." || got[1] != `{"command": "go te` {
-				t.Fatalf("deltas joined = %v, want what was streamed", got)
-			}
-			if d := rec.deltas[1]; d.Type != agent.DeltaToolCall || d.ContentIndex != 1 || d.ToolCallID != "toolu_01" || d.ToolName != "bash" {
-				t.Fatalf("tool call announced as %+v", d)
-			}
-		})
-	}
-}
-
 // Text deltas: an overloaded_error event mid-stream, or a cut in the
 // middle of an event, leaves the deltas of what arrived and returns the
 // error.

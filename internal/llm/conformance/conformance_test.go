@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -17,6 +18,7 @@ import (
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/anthropic"
 	"github.com/durableagent/durableagent/internal/llm/openai"
+	"github.com/durableagent/durableagent/retry"
 )
 
 // part is one piece of an answer as the server streams it.
@@ -33,7 +35,8 @@ type shape struct {
 	name  string
 	parts []part
 	// stop: "stop", "length", "tool", "" (the stream is cut before the
-	// end), "error" (an error event inside the 200 stream).
+	// end: a clean close), "reset" (cut by a TCP reset), "error" (an error
+	// event inside the 200 stream).
 	stop string
 }
 
@@ -69,6 +72,8 @@ var shapes = []struct {
 		want{agent.StopReasonLength, []agent.ContentBlock{{Type: "text", Text: "A long ans"}}, ""}},
 	{shape{"cut mid tool call", []part{{kind: "text", text: "Reading"}, {kind: "tool", id: "call_1", name: "read", text: `{"path":"a`}}, ""},
 		want{agent.StopReasonError, []agent.ContentBlock{{Type: "text", Text: "Reading"}}, ""}},
+	{shape{"reset mid tool call", []part{{kind: "text", text: "Reading"}, {kind: "tool", id: "call_1", name: "read", text: `{"path":"a`}}, "reset"},
+		want{agent.StopReasonError, nil, ""}},
 	{shape{"in-stream error", []part{{kind: "text", text: "Par"}}, "error"},
 		want{agent.StopReasonError, nil, "overloaded_error"}},
 }
@@ -127,13 +132,13 @@ var anthropicWire = wire{
 				out = append(out, sseEvent("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 					"delta": map[string]any{"type": "signature_delta", "signature": "SIG"}}))
 			}
-			if s.stop != "" || i < len(s.parts)-1 {
+			if (s.stop != "" && s.stop != "reset") || i < len(s.parts)-1 {
 				out = append(out, sseEvent("content_block_stop", map[string]any{"type": "content_block_stop", "index": i}))
 			}
 		}
 		reason := map[string]string{"stop": "end_turn", "length": "max_tokens", "tool": "tool_use"}[s.stop]
 		switch s.stop {
-		case "":
+		case "", "reset":
 		case "error":
 			out = append(out, sseEvent("error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}}))
 		default:
@@ -176,7 +181,7 @@ var openaiWire = wire{
 			}
 		}
 		switch s.stop {
-		case "":
+		case "", "reset":
 		case "error":
 			out = append(out, sseEvent("", map[string]any{"error": map[string]any{"message": "Overloaded", "type": "overloaded_error", "code": nil}}))
 		default:
@@ -202,6 +207,12 @@ type server struct {
 }
 
 func serve(t *testing.T, w wire, responses ...[]string) *server {
+	return serveThenReset(t, w, false, responses...)
+}
+
+// serveThenReset is serve; with reset, the connection is cut by a TCP
+// reset after the last response's chunks.
+func serveThenReset(t *testing.T, w wire, reset bool, responses ...[]string) *server {
 	t.Helper()
 	s := &server{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -220,6 +231,14 @@ func serve(t *testing.T, w wire, responses ...[]string) *server {
 			fmt.Fprint(rw, c)
 			rw.(http.Flusher).Flush()
 		}
+		if reset {
+			if conn, _, err := rw.(http.Hijacker).Hijack(); err == nil {
+				if tc, ok := conn.(*net.TCPConn); ok {
+					_ = tc.SetLinger(0)
+				}
+				_ = conn.Close()
+			}
+		}
 	}))
 	t.Cleanup(s.Close)
 	return s
@@ -234,6 +253,11 @@ func complete(t *testing.T, w wire, s *server, msgs []agent.Message, onDelta fun
 		Tools: []agent.ToolSpec{{Name: "read", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}})
 	m.API = agent.APIOf(w.name)
 	return m
+}
+
+func classify(m agent.Message) retry.Classification {
+	return retry.Classify(retry.Outcome{StopReason: string(m.StopReason), ErrorMessage: m.ErrorMessage,
+		ErrorStatus: m.ErrorStatus, ErrorType: m.ErrorType, ShouldRetry: m.ShouldRetry, RetryAfterMs: m.RetryAfterMs})
 }
 
 // withoutSignatures drops thinking signatures (each provider has its own).
@@ -252,12 +276,17 @@ func TestConformance_Shapes(t *testing.T) {
 	for _, w := range wires {
 		for _, tc := range shapes {
 			t.Run(w.name+"/"+tc.name, func(t *testing.T) {
-				s := serve(t, w, w.encode(tc.shape))
+				s := serveThenReset(t, w, tc.stop == "reset", w.encode(tc.shape))
 				joined := map[int]string{}
+				var first []llm.Delta // the first delta of each block
 				m := complete(t, w, s, []agent.Message{agent.TextMessage(agent.RoleUser, "hi")}, func(d llm.Delta) {
-					if d.Type != "" {
-						joined[d.ContentIndex] += d.Delta
+					if d.Type == "" {
+						return
 					}
+					if _, seen := joined[d.ContentIndex]; !seen {
+						first = append(first, d)
+					}
+					joined[d.ContentIndex] += d.Delta
 				})
 				if m.StopReason != tc.want.stop {
 					t.Fatalf("stop reason %q (%s), want %q", m.StopReason, m.ErrorMessage, tc.want.stop)
@@ -272,15 +301,23 @@ func TestConformance_Shapes(t *testing.T) {
 					got, _ := json.Marshal(m.Content)
 					t.Fatalf("content %s", got)
 				}
-				if tc.want.stop != agent.StopReasonError {
-					for i, b := range m.Content {
-						text := b.Text
-						if b.ToolCall != nil {
-							text = string(b.ToolCall.Arguments)
-						}
-						if joined[i] != text {
-							t.Fatalf("deltas of block %d join to %q, want %q", i, joined[i], text)
-						}
+				// The deltas join to each block's text, or to what was
+				// streamed of a failed answer (its parts, in order).
+				for i, p := range tc.parts {
+					if joined[i] != p.text {
+						t.Fatalf("deltas of block %d join to %q, want %q", i, joined[i], p.text)
+					}
+					if p.kind == "tool" && (first[i].Type != agent.DeltaToolCall || first[i].ToolCallID != p.id || first[i].ToolName != p.name) {
+						t.Fatalf("tool call %d announced as %+v", i, first[i])
+					}
+				}
+				if tc.want.stop == agent.StopReasonError {
+					if calls := m.ToolCalls(); len(calls) != 0 {
+						t.Fatalf("a failed answer kept tool calls %+v", calls)
+					}
+					// A cut stream or an overload is retried.
+					if c := classify(m); c.Class != retry.ClassRetryable {
+						t.Fatalf("classified %q (pattern %q), want retryable; text %q", c.Class, c.Pattern, m.ErrorMessage)
 					}
 				}
 			})

@@ -313,42 +313,6 @@ func TestComplete_SendsToolResultsBack(t *testing.T) {
 	}
 }
 
-// A stream cut in the middle of a tool call's arguments is a retryable
-// error; the deltas are exactly what arrived, and the failed message
-// carries no tool call.
-func TestComplete_StreamCutMidToolCall(t *testing.T) {
-	chunks := []string{content("Running."), toolStart(0, "call_1", "bash"), toolArgs(0, `{"comm`), toolArgs(0, `and": "go te`)}
-	cases := map[string]http.HandlerFunc{
-		"connection reset": func(w http.ResponseWriter, r *http.Request) {
-			stream(w, chunks...)
-			fmt.Fprint(w, `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"st`)
-			reset(w)
-		},
-		"clean close": func(w http.ResponseWriter, r *http.Request) { stream(w, chunks...) },
-	}
-	for name, handle := range cases {
-		t.Run(name, func(t *testing.T) {
-			req := request()
-			var rec recorder
-			req.OnDelta = rec.add
-			m := call(t, newServer(t, handle), req)
-			t.Logf("errorMessage: %s", m.ErrorMessage)
-			if m.StopReason != agent.StopReasonError || len(m.ToolCalls()) != 0 {
-				t.Fatalf("message = %+v, want an error without tool calls", m)
-			}
-			if c := classify(m); c.Class != retry.ClassRetryable {
-				t.Fatalf("classified %q (pattern %q), want retryable; text %q", c.Class, c.Pattern, m.ErrorMessage)
-			}
-			if got := rec.joined(); got[0] != "Running." || got[1] != `{"command": "go te` {
-				t.Fatalf("deltas joined = %v, want what was streamed", got)
-			}
-			if d := rec.deltas[1]; d.Type != agent.DeltaToolCall || d.ContentIndex != 1 || d.ToolCallID != "call_1" || d.ToolName != "bash" {
-				t.Fatalf("tool call announced as %+v", d)
-			}
-		})
-	}
-}
-
 // Text deltas: an error object mid-stream, or a cut in the middle of a
 // chunk, leaves the deltas of what arrived and returns the error.
 func TestComplete_DeltasOfAFailedStream(t *testing.T) {
