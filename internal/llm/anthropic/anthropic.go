@@ -16,6 +16,10 @@
 // stop_reason tool_use becomes StopReason "toolUse". Input that is not a
 // JSON object is kept as a JSON string of the model's raw text, meaning
 // "invalid JSON from the model" (llm.ToolArguments); it is sent back as {}.
+// stop_reason refusal is an error of type "refusal" (shouldRetry false)
+// with the API's explanation; pause_turn is StopReason "continue".
+// redacted_thinking blocks are kept (agent.ContentBlock.Redacted) and sent
+// back as they came; thinking blocks of another API are not sent.
 // In the run context, assistant tool calls become tool_use blocks and
 // consecutive tool results become tool_result blocks of ONE user message,
 // as the API requires.
