@@ -28,7 +28,12 @@
 // Request.OnDelta gets every content chunk, every reasoning chunk (the
 // reasoning_content or reasoning field compatible servers such as vLLM,
 // llama.cpp, DeepSeek, OpenRouter and Ollama send; it becomes a thinking
-// block, not sent back) and every tool-call argument chunk, indexed by the
+// block whose signature names the field, and reasoning_content goes back
+// with tool calls: see FieldReasoningContent; OpenRouter's
+// reasoning_details are merged and sent back; Magistral's content parts
+// are read as text and thinking; a length stop followed by an error chunk
+// stays a length stop; Groq's in-stream tool_use_failed is retried) and
+// every tool-call argument chunk, indexed by the
 // block's position in the final message, which is the order in which the
 // blocks first appeared. The first delta of a tool call carries its id and
 // name (possibly with empty arguments); a call that streamed no argument
