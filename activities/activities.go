@@ -152,7 +152,11 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	}
 	hb := a.startHeartbeat(ctx, stream)
 	msg := provider.Complete(ctx, req)
+	parentID, err := a.continuePaused(ctx, provider, &req, in, &msg)
 	hb.stop()
+	if err != nil {
+		return CallModelResult{}, err
+	}
 
 	if cancelledWithoutAbort(ctx) {
 		// Only the workflow aborts a call. Anything else that ended the
@@ -170,22 +174,9 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	if ctx.Err() != nil && msg.StopReason != agent.StopReasonAborted {
 		msg = llm.AbortedMessage(req)
 	}
-	msg.Role = agent.RoleAssistant
-	if msg.API == "" {
-		msg.API = agent.APIOf(in.Model.Provider)
-	}
-	if msg.Usage != nil {
-		var price agent.ModelCost
-		if in.Model.Cost != nil {
-			price = *in.Model.Cost
-		}
-		u := msg.Usage.Priced(price)
-		msg.Usage = &u
-	}
-	RedactMessage(&msg, req.Secret)
-	msg.Timestamp = time.Now().UnixMilli()
+	finishMessage(&msg, in.Model, req.Secret)
 	entry := session.Entry{
-		Type: session.TypeMessage, ID: in.EntryID, ParentID: in.LeafID,
+		Type: session.TypeMessage, ID: in.EntryID, ParentID: parentID,
 		Timestamp: time.Now().UTC(), Message: &msg,
 	}
 	if _, err := a.Sessions.Append(in.SessionID, entry); err != nil {

@@ -32,6 +32,11 @@ const (
 	StopReasonToolUse StopReason = "toolUse"
 	StopReasonError   StopReason = "error"
 	StopReasonAborted StopReason = "aborted"
+	// StopReasonContinue: the provider paused the turn and expects the
+	// answer so far back to go on with it (Anthropic's pause_turn, after a
+	// long run of server tools). The model activity makes that next call
+	// itself; the paused answer stays in the session before the rest.
+	StopReasonContinue StopReason = "continue"
 )
 
 // Content block types.
@@ -46,7 +51,7 @@ const (
 // files, events, RPC) it has the terminal agent's flat shapes:
 //
 //	{"type":"text","text":...}
-//	{"type":"thinking","thinking":...,"thinkingSignature"?:...}
+//	{"type":"thinking","thinking":...,"thinkingSignature"?:...,"redacted"?:true}
 //	{"type":"toolCall","id":...,"name":...,"arguments":{...}}
 //	{"type":"image","data":<base64>,"mimeType":...}
 //
@@ -60,8 +65,14 @@ type ContentBlock struct {
 	// block.
 	Text string
 	// Signature is the provider's signature of a thinking block
-	// (Anthropic needs it to accept the block back).
+	// (Anthropic needs it to accept the block back). For a redacted
+	// thinking block it is the encrypted data; for reasoning from an
+	// OpenAI-compatible server, the field it came in.
 	Signature string
+	// Redacted marks a thinking block the provider sent encrypted only
+	// (Anthropic redacted_thinking): no text, the data in Signature, sent
+	// back as it came.
+	Redacted bool
 	// ToolCall is set on toolCall blocks.
 	ToolCall *ToolCall
 	// Data (base64) and MimeType are set on image blocks.
@@ -89,7 +100,8 @@ func (b ContentBlock) MarshalJSON() ([]byte, error) {
 			Type      string `json:"type"`
 			Thinking  string `json:"thinking"`
 			Signature string `json:"thinkingSignature,omitempty"`
-		}{b.Type, b.Text, b.Signature})
+			Redacted  bool   `json:"redacted,omitempty"`
+		}{b.Type, b.Text, b.Signature, b.Redacted})
 	case BlockToolCall:
 		var tc ToolCall
 		if b.ToolCall != nil {
@@ -125,6 +137,7 @@ func (b *ContentBlock) UnmarshalJSON(data []byte) error {
 		Text      string          `json:"text"`
 		Thinking  *string         `json:"thinking"`
 		Signature string          `json:"thinkingSignature"`
+		Redacted  bool            `json:"redacted"`
 		ToolCall  *ToolCall       `json:"toolCall"` // before the flat shape
 		ID        string          `json:"id"`
 		Name      string          `json:"name"`
@@ -135,7 +148,7 @@ func (b *ContentBlock) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	*b = ContentBlock{Type: w.Type, Text: w.Text, Signature: w.Signature, Data: w.Data, MimeType: w.MimeType}
+	*b = ContentBlock{Type: w.Type, Text: w.Text, Signature: w.Signature, Redacted: w.Redacted, Data: w.Data, MimeType: w.MimeType}
 	switch w.Type {
 	case BlockThinking:
 		if w.Thinking != nil {
@@ -236,6 +249,11 @@ type Message struct {
 	// it to a hint in ErrorMessage.
 	RetryAfterMs *int64 `json:"retryAfterMs,omitempty"`
 	Usage        *Usage `json:"usage,omitempty"`
+	// ReasoningDetails is the reasoning_details array an OpenAI-compatible
+	// router (OpenRouter) streamed with the answer, merged per entry; it is
+	// sent back with the message so the upstream model can go on with its
+	// reasoning (signed or encrypted entries). Nil when none came.
+	ReasoningDetails json.RawMessage `json:"reasoningDetails,omitempty"`
 
 	// TokensBefore is set on a compaction summary: the context size the
 	// compaction replaced.

@@ -6,6 +6,10 @@
 // and, where the provider gives them, the structured fields (status, error
 // type, x-should-retry). Cancellation of ctx returns StopReason "aborted".
 // Providers never retry on their own: the workflow owns the one retry loop.
+// A turn the server paused (Anthropic pause_turn) comes back with
+// StopReason "continue": the caller sends that answer back as the last
+// message and calls again (the model activity does). A refusal is an error
+// message whose ErrorType says so (anthropic.ErrorTypeRefusal).
 //
 // Tool calls: Request.Tools are sent with every request, and a tool call
 // comes back as a "toolCall" content block (in the order the model made

@@ -16,14 +16,20 @@
 // stop_reason tool_use becomes StopReason "toolUse". Input that is not a
 // JSON object is kept as a JSON string of the model's raw text, meaning
 // "invalid JSON from the model" (llm.ToolArguments); it is sent back as {}.
+// stop_reason refusal is an error of type "refusal" (shouldRetry false)
+// with the API's explanation; pause_turn is StopReason "continue".
+// redacted_thinking blocks are kept (agent.ContentBlock.Redacted) and sent
+// back as they came; thinking blocks of another API are not sent.
 // In the run context, assistant tool calls become tool_use blocks and
 // consecutive tool results become tool_result blocks of ONE user message,
 // as the API requires.
 //
 // Request.OnDelta gets every text_delta, thinking_delta and
 // input_json_delta as it arrives, indexed by the block's position in the
-// final message (blocks the project does not keep, such as
-// redacted_thinking, are skipped and take no index). A tool call is
+// final message (blocks the project does not keep, such as server tool
+// uses and their results, are skipped and take no index; a
+// redacted_thinking block is kept as a thinking block with no text and
+// Redacted set, and sends no delta). A tool call is
 // announced by an empty delta carrying its id and name when its block
 // starts; a call whose input came with no delta gets one delta with the
 // whole input when its block stops.
@@ -228,6 +234,10 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) {
 			b = agent.ContentBlock{Type: "text"}
 		case "thinking":
 			b = agent.ContentBlock{Type: "thinking"}
+		case "redacted_thinking":
+			// Encrypted reasoning: kept (no text, no delta) so it goes
+			// back with a tool-use turn, which the API requires.
+			b = agent.ContentBlock{Type: "thinking", Signature: cb.Data, Redacted: true}
 		case "tool_use":
 			b = agent.ContentBlock{Type: "toolCall", ToolCall: &agent.ToolCall{ID: cb.ID, Name: cb.Name}}
 		default:
@@ -382,6 +392,11 @@ func messages(msgs []agent.Message) []sdk.MessageParam {
 			var blocks []sdk.ContentBlockParamUnion
 			for _, b := range m.Content {
 				switch {
+				case b.Type == "thinking" && b.Signature != "" && !ownThinking(m):
+					// Reasoning of another provider (its signature is
+					// not Anthropic's): the API would refuse it.
+				case b.Type == "thinking" && b.Redacted:
+					blocks = append(blocks, sdk.NewRedactedThinkingBlock(b.Signature))
 				case b.Type == "thinking" && b.Signature != "":
 					blocks = append(blocks, sdk.NewThinkingBlock(b.Signature, b.Text))
 				case b.Type == "text" && b.Text != "":
@@ -411,6 +426,29 @@ func toolResult(m agent.Message) sdk.ContentBlockParamUnion {
 	return sdk.ContentBlockParamUnion{OfToolResult: &b}
 }
 
+// ErrorTypeRefusal is the ErrorType of an answer the model refused
+// (stop_reason "refusal").
+const ErrorTypeRefusal = "refusal"
+
+// refusalText is the error text of a refusal: the API's explanation and
+// policy category when it gives them.
+func refusalText(d sdk.RefusalStopDetails) string {
+	text := "the model refused to answer (stop_reason refusal)"
+	if d.Category != "" {
+		text += ", category " + string(d.Category)
+	}
+	if d.Explanation != "" {
+		text += ": " + d.Explanation
+	}
+	return text
+}
+
+// ownThinking reports whether m's thinking blocks are Anthropic's (or of
+// a message that does not say which API wrote it).
+func ownThinking(m agent.Message) bool {
+	return m.API == "" || m.API == agent.APIOf("anthropic")
+}
+
 // assistant converts the accumulated answer: content as the assembler
 // built it, usage and stop reason from the accumulated message.
 func assistant(req llm.Request, acc sdk.Message, content []agent.ContentBlock) agent.Message {
@@ -422,6 +460,17 @@ func assistant(req llm.Request, acc sdk.Message, content []agent.ContentBlock) a
 		CacheWrite: int(acc.Usage.CacheCreationInputTokens),
 	}
 	switch acc.StopReason {
+	case sdk.StopReasonRefusal:
+		// The model declined: an error no retry changes, with the API's
+		// explanation, told apart by its type.
+		m.StopReason = agent.StopReasonError
+		m.ErrorType = ErrorTypeRefusal
+		m.ShouldRetry = new(bool)
+		m.ErrorMessage = refusalText(acc.StopDetails)
+	case sdk.StopReasonPauseTurn:
+		// A long server-tool run paused: the caller sends the answer so
+		// far back to go on (agent.StopReasonContinue).
+		m.StopReason = agent.StopReasonContinue
 	case sdk.StopReasonMaxTokens:
 		m.StopReason = agent.StopReasonLength
 	case sdk.StopReasonToolUse:

@@ -329,44 +329,6 @@ func TestComplete_SendsToolResultsBack(t *testing.T) {
 	}
 }
 
-// A stream cut in the middle of a tool call's arguments is a retryable
-// error; the deltas sent so far are exactly what arrived, and the failed
-// message carries no tool call.
-func TestComplete_StreamCutMidToolCall(t *testing.T) {
-	events := []string{evStart, evTextStart(0), evText(0, "Running."), evStop(0), evToolStart(1, "toolu_01", "bash"),
-		evJSON(1, `{"comm`), evJSON(1, `and": "go te`)}
-	cases := map[string]http.HandlerFunc{
-		"connection reset": func(w http.ResponseWriter, r *http.Request) {
-			stream(w, events...)
-			fmt.Fprint(w, `event: content_block_delta`+"\n"+`data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"st`)
-			reset(w)
-		},
-		"clean close": func(w http.ResponseWriter, r *http.Request) { stream(w, events...) },
-	}
-	for name, handle := range cases {
-		t.Run(name, func(t *testing.T) {
-			req := request()
-			req.Tools = toolSpecs()
-			var rec recorder
-			req.OnDelta = rec.add
-			m := call(t, newServer(t, handle), req)
-			t.Logf("errorMessage: %s", m.ErrorMessage)
-			if m.StopReason != agent.StopReasonError || len(m.ToolCalls()) != 0 {
-				t.Fatalf("message = %+v, want an error without tool calls", m)
-			}
-			if c := classify(m); c.Class != retry.ClassRetryable {
-				t.Fatalf("classified %q (pattern %q), want retryable; text %q", c.Class, c.Pattern, m.ErrorMessage)
-			}
-			if got := rec.joined(); got[0] != "Running." || got[1] != `{"command": "go te` {
-				t.Fatalf("deltas joined = %v, want what was streamed", got)
-			}
-			if d := rec.deltas[1]; d.Type != agent.DeltaToolCall || d.ContentIndex != 1 || d.ToolCallID != "toolu_01" || d.ToolName != "bash" {
-				t.Fatalf("tool call announced as %+v", d)
-			}
-		})
-	}
-}
-
 // Text deltas: an overloaded_error event mid-stream, or a cut in the
 // middle of an event, leaves the deltas of what arrived and returns the
 // error.
@@ -402,21 +364,42 @@ func TestComplete_DeltasOfAFailedStream(t *testing.T) {
 }
 
 // Deltas of a plain answer join to its text; blocks the project does not
-// keep take no content index.
-func TestComplete_DeltasSkipUnkeptBlocks(t *testing.T) {
+// keep (a server tool use) take no content index. A redacted_thinking
+// block is kept, without text or delta, and goes back as it came (the API
+// wants a thinking turn's blocks back with its tool use).
+func TestComplete_RedactedThinkingKeptServerToolsSkipped(t *testing.T) {
 	redacted := sse("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
 		"content_block": map[string]any{"type": "redacted_thinking", "data": "abc"}})
+	server := sse("content_block_start", map[string]any{"type": "content_block_start", "index": 1,
+		"content_block": map[string]any{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": map[string]any{}}})
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		stream(w, evStart, redacted, evStop(0), evTextStart(1), evText(1, "Hello"), evText(1, " world"), evStop(1), evFinish("end_turn"))
+		stream(w, evStart, redacted, evStop(0), server, evStop(1), evTextStart(2), evText(2, "Hello"), evText(2, " world"), evStop(2), evFinish("end_turn"))
 	})
 	req := request()
 	var rec recorder
 	req.OnDelta = rec.add
 	m := call(t, s, req)
-	if m.StopReason != agent.StopReasonStop || len(m.Content) != 1 || m.Text() != "Hello world" {
+	want := []agent.ContentBlock{{Type: "thinking", Signature: "abc", Redacted: true}, {Type: "text", Text: "Hello world"}}
+	if m.StopReason != agent.StopReasonStop || !reflect.DeepEqual(m.Content, want) {
 		t.Fatalf("message = %+v", m)
 	}
 	checkDeltas(t, &rec, m)
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored agent.Message
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		t.Fatal(err)
+	}
+	next, err := json.Marshal(messages([]agent.Message{stored}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNext := `[{"role":"assistant","content":[{"type":"redacted_thinking","data":"abc"},{"type":"text","text":"Hello world"}]}]`
+	if !jsonEqual(t, next, wantNext) {
+		t.Fatalf("sent back %s\nwant %s", next, wantNext)
+	}
 }
 
 // The stream's output token counts reach OnDelta as they arrive:

@@ -28,7 +28,12 @@
 // Request.OnDelta gets every content chunk, every reasoning chunk (the
 // reasoning_content or reasoning field compatible servers such as vLLM,
 // llama.cpp, DeepSeek, OpenRouter and Ollama send; it becomes a thinking
-// block, not sent back) and every tool-call argument chunk, indexed by the
+// block whose signature names the field, and reasoning_content goes back
+// with tool calls: see FieldReasoningContent; OpenRouter's
+// reasoning_details are merged and sent back; Magistral's content parts
+// are read as text and thinking; a length stop followed by an error chunk
+// stays a length stop; Groq's in-stream tool_use_failed is retried) and
+// every tool-call argument chunk, indexed by the
 // block's position in the final message, which is the order in which the
 // blocks first appeared. The first delta of a tool call carries its id and
 // name (possibly with empty arguments); a call that streamed no argument
@@ -128,6 +133,12 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 		asm.add(stream.Current())
 	}
 	if err := stream.Err(); err != nil {
+		if ctx.Err() == nil && asm.lengthThenError(err) {
+			// The answer ended with finish_reason length and the server
+			// then sent an error chunk (OpenRouter: "Token limit
+			// reached"): a length stop, the streamed answer kept.
+			return asm.message(req)
+		}
 		return p.failure(ctx, req, err, resp)
 	}
 	if ctx.Err() != nil {
@@ -184,6 +195,8 @@ type assembler struct {
 	sawChoice bool
 	finish    string
 	usage     *sdk.CompletionUsage
+	// details merges the reasoning_details entries (OpenRouter).
+	details reasoningDetails
 }
 
 func (a *assembler) emit(d llm.Delta) {
@@ -209,10 +222,21 @@ func (a *assembler) add(chunk sdk.ChatCompletionChunk) {
 			a.finish = choice.FinishReason
 		}
 		d := choice.Delta
-		if r := reasoning(d); r != "" {
+		if r, field := reasoning(d); r != "" {
 			a.appendText(&a.thinking, "thinking", agent.DeltaThinking, r)
+			a.blocks[a.thinking-1].Signature = field
 		}
-		if d.Content != "" {
+		a.details.add(d.JSON.ExtraFields["reasoning_details"].Raw())
+		if raw := strings.TrimSpace(d.JSON.Content.Raw()); strings.HasPrefix(raw, "[") {
+			// Mistral (Magistral) sends content as typed parts.
+			for _, part := range contentParts(raw) {
+				if part.thinking {
+					a.appendText(&a.thinking, "thinking", agent.DeltaThinking, part.text)
+				} else {
+					a.appendText(&a.text, "text", agent.DeltaText, part.text)
+				}
+			}
+		} else if d.Content != "" {
 			a.appendText(&a.text, "text", agent.DeltaText, d.Content)
 		}
 		for _, tc := range d.ToolCalls {
@@ -224,6 +248,9 @@ func (a *assembler) add(chunk sdk.ChatCompletionChunk) {
 // appendText adds s to the text or thinking block whose position (+1) is
 // at *pos, creating it on first use.
 func (a *assembler) appendText(pos *int, typ, deltaType, s string) {
+	if s == "" {
+		return
+	}
 	if *pos == 0 {
 		a.blocks = append(a.blocks, agent.ContentBlock{Type: typ})
 		*pos = len(a.blocks)
@@ -274,9 +301,11 @@ func (a *assembler) addToolCall(tc sdk.ChatCompletionChunkChoiceDeltaToolCall) {
 	}
 }
 
-// reasoning is the reasoning text of a delta from a compatible server.
-func reasoning(d sdk.ChatCompletionChunkChoiceDelta) string {
-	for _, key := range []string{"reasoning_content", "reasoning"} {
+// reasoning is the reasoning text of a delta from a compatible server and
+// the field it came in (kept as the thinking block's signature, so it goes
+// back under the same name: see messages).
+func reasoning(d sdk.ChatCompletionChunkChoiceDelta) (text, field string) {
+	for _, key := range []string{FieldReasoningContent, "reasoning"} {
 		// Extra fields are never Valid() (the SDK has no type for them);
 		// their raw JSON is there.
 		f, ok := d.JSON.ExtraFields[key]
@@ -285,10 +314,10 @@ func reasoning(d sdk.ChatCompletionChunkChoiceDelta) string {
 		}
 		var s string
 		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
-			return s
+			return s, key
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // message converts the assembled answer.
@@ -325,6 +354,7 @@ func (a *assembler) message(req llm.Request) agent.Message {
 		call.Arguments = llm.ToolArguments(raw)
 	}
 	m.Content = a.blocks
+	m.ReasoningDetails = a.details.JSON()
 	switch a.finish {
 	case "length":
 		m.StopReason = agent.StopReasonLength
@@ -382,8 +412,21 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error, resp
 		f.Text = fmt.Sprintf("%s (HTTP %d %s%s)", err.Error(), resp.StatusCode, http.StatusText(resp.StatusCode), snippet(body))
 		f.Type = llm.ErrorTypeOf(body)
 	}
-	return llm.FailureMessage(req, f, p.opts.Now())
+	m := llm.FailureMessage(req, f, p.opts.Now())
+	if streamErr != nil && f.Type == ErrorTypeToolUseFailed {
+		// Groq checks a tool call against its schema while streaming and
+		// ends the stream with this error (HTTP status 400 inside the
+		// body): the model's sample was bad, not the request, and a new
+		// sample usually passes. Retried, like an overload.
+		m.ShouldRetry = new(true)
+	}
+	return m
 }
+
+// ErrorTypeToolUseFailed is the error code Groq sends inside a stream when
+// the model's tool call does not match the tool's schema; such a call is
+// retried (see failure).
+const ErrorTypeToolUseFailed = "tool_use_failed"
 
 func isNumber(s string) bool {
 	for _, r := range s {
@@ -450,6 +493,10 @@ func messages(system string, msgs []agent.Message) []sdk.ChatCompletionMessagePa
 			if t := m.Text(); t != "" {
 				a.Content.OfString = sdk.String(t)
 			}
+			extra := map[string]any{}
+			if len(m.ReasoningDetails) > 0 {
+				extra["reasoning_details"] = m.ReasoningDetails
+			}
 			for _, b := range m.Content {
 				if b.Type != "toolCall" || b.ToolCall == nil {
 					continue
@@ -461,6 +508,12 @@ func messages(system string, msgs []agent.Message) []sdk.ChatCompletionMessagePa
 						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.ToolCall.Name, Arguments: args},
 					},
 				})
+			}
+			if r := reasoningContent(m); r != "" && len(a.ToolCalls) > 0 {
+				extra[FieldReasoningContent] = r
+			}
+			if len(extra) > 0 {
+				a.SetExtraFields(extra)
 			}
 			if a.Content.OfString.Valid() || len(a.ToolCalls) > 0 {
 				out = append(out, sdk.ChatCompletionMessageParamUnion{OfAssistant: &a})
