@@ -346,7 +346,7 @@ var schema = []keyDef{
 	{key: "tools.workerRequireApproval", scope: ScopeWorker, item: toolItem,
 		desc: "Worker: tools whose calls wait for approval in every prompt this worker starts, whatever the prompt's own tools.requireApproval (the two lists are joined), e.g. bash on a worker that serves other people's prompts."},
 	{key: "tools.approvalTimeoutMs", scope: ScopePrompt, max: 7 * dayMs, limit: "7 days",
-		desc: "A tool call not approved within this many ms is denied (0: wait for the decision without end)."},
+		desc: "A tool call not approved within this many ms is denied, and the model reads why (default 1800000, 30 minutes; 0: wait for the decision without end)."},
 	{key: "tools.policy", scope: ScopePrompt, item: policyItem, maxItems: policy.MaxRules - len(policy.Default), quiet: true,
 		desc: "Approval policy rules, first match wins, before the default policy: ACTION TOOL [prefix:TEXT|regex:RE|path:GLOB], ACTION allow, ask or deny, e.g. deny bash prefix:git push;ask write path:/etc/** (docs/spec.md 15.3)."},
 	{key: "tools.sandbox.mode", scope: ScopeWorker, oneOf: SandboxModes,
