@@ -356,7 +356,7 @@ var schema = []keyDef{
 	{key: "tools.sandbox.memoryMB", scope: ScopeWorker, max: 1 << 20, limit: "1 TiB",
 		desc: "Worker: address-space limit (RLIMIT_AS) of each process in the sandbox, in MiB (0: none)."},
 	{key: "tools.sandbox.maxProcesses", scope: ScopeWorker, max: 1 << 22, limit: "4194304",
-		desc: "Worker: process limit (RLIMIT_NPROC) in the sandbox; the kernel counts all processes of the worker's user and exempts root (0: none)."},
+		desc: "Worker: process limit of each sandboxed command: a pids cgroup of its own where the worker may make one, else RLIMIT_NPROC, which counts all processes of the worker's user and exempts root (the worker says so at start) (0: none)."},
 	{key: "tools.sandbox.cpuSeconds", scope: ScopeWorker, max: 7 * 24 * 3600, limit: "7 days",
 		desc: "Worker: CPU time limit (RLIMIT_CPU) of each process in the sandbox, in seconds; the call's result names it (0: none)."},
 	{key: "tools.sandbox.allowHosts", scope: ScopeWorker, item: allowHostItem, quiet: true,
