@@ -52,6 +52,9 @@ func (r *Runner) ProcessLimitNote() string {
 	return fmt.Sprintf("sandbox: tools.sandbox.maxProcesses %d falls back to RLIMIT_NPROC (%s), which counts all of the worker user's processes and does not bind root", r.cfg.MaxProcesses, r.noPids)
 }
 
+// Binary is the bwrap program the runner starts.
+func (r *Runner) Binary() string { return r.bin }
+
 // Config is the runner's configuration.
 func (r *Runner) Config() Config { return r.cfg }
 
