@@ -281,3 +281,22 @@ func TestSandbox_MemoryLimitIsNamed(t *testing.T) {
 		t.Fatalf("without a limit the allocation fails too, so the test proves nothing: %+v", res)
 	}
 }
+
+// Issue 22: where no pids cgroup can be made, the worker's start line
+// says maxProcesses falls back to RLIMIT_NPROC and why; with the cgroup,
+// or without the limit, it says nothing.
+func TestRunner_ProcessLimitNoteSaysTheFallback(t *testing.T) {
+	r := runner(t, Config{MaxProcesses: 3})
+	r.pids, r.noPids = "", "no pids cgroup controller"
+	want := "sandbox: tools.sandbox.maxProcesses 3 falls back to RLIMIT_NPROC (no pids cgroup controller)"
+	if got := r.ProcessLimitNote(); !strings.HasPrefix(got, want) || strings.Contains(got, "\n") {
+		t.Fatalf("note %q, want one line starting %q", got, want)
+	}
+	r.pids = "/sys/fs/cgroup/pids"
+	if got := r.ProcessLimitNote(); got != "" {
+		t.Fatalf("with a cgroup the note is %q", got)
+	}
+	if got := runner(t, Config{}).ProcessLimitNote(); got != "" {
+		t.Fatalf("without maxProcesses the note is %q", got)
+	}
+}
