@@ -19,8 +19,19 @@ const (
 	// reason, when given, follows after ": ".
 	ToolDeniedMessage = "Tool call denied by user"
 	// ToolApprovalTimeoutMessage is the result of a call not decided
-	// within tools.approvalTimeoutMs.
-	ToolApprovalTimeoutMessage = "Tool call not approved within %s"
+	// within tools.approvalTimeoutMs (%s: the wait, e.g. 30m).
+	ToolApprovalTimeoutMessage = "Tool call denied: no one approved it within %s (tools.approvalTimeoutMs)"
+	// ToolBudgetStopMessage is the result of a call still waiting when
+	// the prompt's budget was reached (%s names the limit).
+	ToolBudgetStopMessage = "Tool call not run: %s while it waited for approval"
+)
+
+// A budget reached during an approval wait ends it (workflow.GetVersion
+// "budget-ends-approval", asked only when a wait meets a reached budget):
+// before, the wait went on until a decision or its timeout.
+const (
+	changeBudgetEndsApproval  = "budget-ends-approval"
+	versionBudgetEndsApproval = 1
 )
 
 // ApproveToolResult is the result of the approve_tool update.
@@ -209,8 +220,11 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 		return
 	}
 	r.setApprovalDetails(ctx)
+	if r.bud.timeUp {
+		r.endApprovalWait(ctx) // maxDuration passed in an earlier group of this step
+	}
 	done := func() bool {
-		if r.aborted || len(r.steering) > 0 {
+		if r.aborted || len(r.steering) > 0 || r.bud.endsWait {
 			return true
 		}
 		for _, a := range r.approvals {
@@ -254,13 +268,41 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 			r.decided[id] = "aborted"
 		case len(r.steering) > 0:
 			r.decided[id] = "skipped for a steer message"
+		case r.bud.endsWait:
+			r.decided[id] = "not run: the budget was reached"
+			a.call.denial = fmt.Sprintf(ToolBudgetStopMessage, r.bud.reached)
 		case timedOut:
 			r.decided[id] = "not approved in time"
-			a.call.denial = fmt.Sprintf(ToolApprovalTimeoutMessage, agent.FormatDelay(r.in.Approval.TimeoutMs))
+			a.call.denial = fmt.Sprintf(ToolApprovalTimeoutMessage, approvalWait(r.in.Approval.TimeoutMs))
 		}
 	}
 	r.approvals = nil
 	workflow.SetCurrentDetails(ctx, "")
+}
+
+// endApprovalWait ends a pending approval wait for the reached budget
+// (histories of versionBudgetEndsApproval; earlier ones kept waiting).
+func (r *run) endApprovalWait(ctx workflow.Context) {
+	waiting := slices.ContainsFunc(r.approvals, func(a *approval) bool { return !a.decided })
+	if r.bud.endsWait || !waiting {
+		return
+	}
+	if workflow.GetVersion(ctx, changeBudgetEndsApproval, workflow.DefaultVersion, versionBudgetEndsApproval) < versionBudgetEndsApproval {
+		return
+	}
+	r.bud.endsWait = true
+}
+
+// approvalWait says a wait of ms as a person would: 30m, 2h, 45s.
+func approvalWait(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d >= time.Minute && d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return agent.FormatDelay(ms)
 }
 
 // setApprovalDetails shows the calls still waiting in the current details

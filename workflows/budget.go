@@ -40,11 +40,15 @@ type budget struct {
 	startedAt time.Time
 	// reached names the limit reached ("": none yet).
 	reached string
+	// timeUp: maxDuration's timer fired; endsWait: so approval waits
+	// end (approval.go). A token or cost limit lets a wait go on: the
+	// step finishes, waiting costs nothing.
+	timeUp, endsWait bool
 }
 
 // startBudget fixes the budget of a run: usage carried from the previous
-// run, and the maxDuration timer, which marks the limit reached and
-// cancels a pending retry backoff when it fires.
+// run, and the maxDuration timer, which marks the limit reached and ends
+// a pending retry backoff or approval wait when it fires.
 func (r *run) startBudget(ctx workflow.Context) {
 	r.bud.spent.Unpriced = r.in.Model.Cost == nil
 	r.bud.startedAt = workflow.Now(ctx).Truncate(time.Millisecond) // as carried (StartedMs)
@@ -76,11 +80,15 @@ func (r *run) startBudget(ctx workflow.Context) {
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		err := workflow.NewTimerWithOptions(ctx, left, workflow.TimerOptions{
 			Summary: fmt.Sprintf("budget.maxDurationMs %d", lim.MaxDurationMs)}).Get(ctx, nil)
-		if err != nil || r.bud.reached != "" {
+		if err != nil {
 			return
 		}
-		r.bud.reached = r.durationReached(ctx)
-		r.abortRetry() // a retry backoff stops now; a model or tool call finishes
+		r.bud.timeUp = true
+		if r.bud.reached == "" {
+			r.bud.reached = r.durationReached(ctx)
+			r.abortRetry() // a retry backoff stops now; a model or tool call finishes
+		}
+		r.endApprovalWait(ctx) // so does a wait for approval, whatever limit came first
 	})
 }
 

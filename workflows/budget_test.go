@@ -386,3 +386,42 @@ func TestReplay_BudgetHistory(t *testing.T) {
 		t.Fatalf("replay: %v", err)
 	}
 }
+
+// budget.maxDurationMs reached while a call waits for an approval that
+// has no timeout: the wait ends at the deadline, the call gets a result
+// naming the limit without running, and the prompt stops there, its
+// prompt_end naming the limit (issue 22: nobody is there to approve).
+func TestBudget_MaxDurationEndsAnApprovalWait(t *testing.T) {
+	h := newHarness(t)
+	in := h.policyInput([]string{"ask write path:*.conf"}, 0,
+		`tool:write {"path":"app.conf","content":"x"}`, `text:never`)
+	in.Budget.MaxDurationMs = 60_000
+	res, err := h.run(in)
+	checkBudgetStop(t, h, res, err, "budget.maxDurationMs 60000 reached: ran 1m0s")
+	want := "!write: Tool call not run: budget.maxDurationMs 60000 reached: ran 1m0s while it waited for approval"
+	sess, lerr := h.store.Load("s1")
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if got := h.toolResultTexts(sess.Entries[len(sess.Entries)-1].ID); len(got) != 1 || got[0] != want {
+		t.Fatalf("tool results %q, want %q", got, want)
+	}
+	if len(h.calls) != 1 || exists(h.workspace, "app.conf") {
+		t.Fatalf("%d model calls, app.conf written %v: want 1 and no write", len(h.calls), exists(h.workspace, "app.conf"))
+	}
+	evs := h.events()
+	if d := evs[len(evs)-1].Time.Sub(evs[0].Time); d < 59*time.Second || d > 61*time.Second {
+		t.Fatalf("the prompt took %v of workflow time, want it stopped at the 60s deadline", d)
+	}
+}
+
+// Determinism of "budget-ends-approval" 1: a real run whose
+// budget.maxDurationMs ended an approval wait (with the default 30m
+// approval timer pending) replays on the current code. Regenerate with
+// UPDATE_REPLAY_HISTORY=1 go test -run BudgetEndsAnApprovalWaitAndReplays
+// ./test/integration
+func TestReplay_BudgetEndsApprovalHistory(t *testing.T) {
+	if err := replayFixture("testdata/prompt_budget_approval_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	toolpolicy "github.com/durableagent/durableagent/internal/policy"
+	"github.com/durableagent/durableagent/internal/settings"
 )
 
 // policyInput is a tool prompt decided by rules followed by the default
@@ -176,7 +177,7 @@ func TestPolicy_AskTimesOut(t *testing.T) {
 	if err != nil || res.Text != "gave up" {
 		t.Fatalf("prompt: %+v %v", res, err)
 	}
-	if got := h.toolResultTexts(res.LeafID); len(got) != 1 || got[0] != "!write: Tool call not approved within 30s" {
+	if got := h.toolResultTexts(res.LeafID); len(got) != 1 || got[0] != "!write: Tool call denied: no one approved it within 30s (tools.approvalTimeoutMs)" {
 		t.Fatalf("tool results %q", got)
 	}
 	if len(during.PendingApprovals) != 1 || during.PendingApprovals[0].ExpiresAt == nil ||
@@ -290,5 +291,39 @@ func TestPolicy_CallOfAToolNotEnabledIsNotAsked(t *testing.T) {
 	}
 	if got := h.toolResultTexts(res.LeafID); len(got) != 1 || !strings.Contains(got[0], "not enabled") {
 		t.Fatalf("tool results %q, want the not-enabled error", got)
+	}
+}
+
+// Policy (issue 22): with the settings' defaults, a call the default
+// policy's "ask *" catches (a write outside the workspace) in a job
+// nobody watches is denied after 30 minutes of virtual time, and the
+// model reads why; it never waits for ever.
+func TestPolicy_DefaultSettingsEndAnUnattendedAsk(t *testing.T) {
+	h := newHarness(t)
+	d := settings.Defaults()
+	outside := filepath.Join(t.TempDir(), "app.conf")
+	in := h.toolInput(`tool:write {"path":"`+outside+`","content":"x"}`, `text:gave up`)
+	in.Approval = ToolApproval{Require: d.Tools.RequireApproval, TimeoutMs: d.Tools.ApprovalTimeoutMs,
+		Rules: append(d.Tools.Policy, toolpolicy.Default...)}
+	var during agent.State
+	h.at(time.Minute, func() { during = h.state() })
+	res, err := h.run(in)
+	if err != nil || res.Text != "gave up" {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	want := "!write: Tool call denied: no one approved it within 30m (tools.approvalTimeoutMs)"
+	if got := h.toolResultTexts(res.LeafID); len(got) != 1 || got[0] != want {
+		t.Fatalf("tool results %q, want %q", got, want)
+	}
+	if len(during.PendingApprovals) != 1 || during.PendingApprovals[0].Why != `rule 8 "ask *"` {
+		t.Fatalf("pending approvals %+v, want the write asked by the default policy", during.PendingApprovals)
+	}
+	evs := h.events()
+	req, _ := findEvent(evs, agent.EventToolApprovalRequest)
+	if d := toolEnd(t, evs, "write").Time.Sub(req.Time); d < 30*time.Minute || d > 30*time.Minute+time.Second {
+		t.Fatalf("denied after %v, want 30m", d)
+	}
+	if _, err := os.Stat(outside); !os.IsNotExist(err) {
+		t.Fatalf("the call ran: %v", err)
 	}
 }

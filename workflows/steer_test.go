@@ -341,7 +341,7 @@ func TestApproval_TimeoutDenies(t *testing.T) {
 	if err != nil || res.Text != "gave up" {
 		t.Fatalf("prompt: %+v %v", res, err)
 	}
-	if got := h.toolResultTexts(res.LeafID); len(got) != 1 || got[0] != "!write: Tool call not approved within 30s" {
+	if got := h.toolResultTexts(res.LeafID); len(got) != 1 || got[0] != "!write: Tool call denied: no one approved it within 30s (tools.approvalTimeoutMs)" {
 		t.Fatalf("tool results %q", got)
 	}
 	if len(during.PendingApprovals) != 1 || during.PendingApprovals[0].ExpiresAt == nil {

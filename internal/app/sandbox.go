@@ -19,8 +19,8 @@ var bwrapBinary = ""
 // for tools.sandbox.mode off. Under mode auto, where bubblewrap is missing
 // or fails its probe, dev (worker --dev, the demo) gets tools.Local and
 // any other worker an error that says how to choose. note is the one line
-// the worker says at start when bash runs unsandboxed ("" when it runs in
-// the sandbox). Network allowlist needs tools.sandbox.allowHosts; its
+// the worker says at start when bash runs unsandboxed, or sandboxed with
+// maxProcesses as an rlimit ("" when neither). Network allowlist needs tools.sandbox.allowHosts; its
 // proxies log to slog.Default() and its bridge is this binary, whose
 // main must call egress.MaybeRunBridge.
 func ToolRunner(s settings.Settings, dev bool) (r tools.Runner, note string, err error) {
@@ -59,7 +59,7 @@ func ToolRunner(s settings.Settings, dev bool) (r tools.Runner, note string, err
 	}
 	switch {
 	case err == nil:
-		return br, "", nil
+		return br, br.ProcessLimitNote(), nil // "" but for an rlimit fallback
 	case sb.Mode == settings.SandboxBubblewrap:
 		return nil, "", fmt.Errorf("tools.sandbox.mode bubblewrap: %w", err)
 	case dev:

@@ -418,6 +418,9 @@ func printSettings(env Env, s settings.Settings, vals []settings.Value) {
 			value = `""`
 		}
 		fmt.Fprintf(env.Stdout, "%-28s %-24s %s\n    %s (%s, default %s)\n", v.Key, value, v.Origin, k.Description, k.Env, orEmpty(k.Default))
+		if v.Key == "tools.sandbox.mode" {
+			fmt.Fprintf(env.Stdout, "    effective on this machine: %s\n", sandboxEffective(s.Tools.Sandbox.Mode, ""))
+		}
 	}
 	for _, v := range vals {
 		if v.Key == "retry.enabled" && v.Value == "false" && v.Kind == settings.OriginFile {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/durableagent/durableagent/internal/sandbox"
 )
 
 func TestSettings_UnknownSubcommandExitsTwo(t *testing.T) {
@@ -105,5 +107,32 @@ func TestSettings_ShowsEffectiveValueAndOrigin(t *testing.T) {
 	}
 	if o := got.Origins["retry.enabled"]; !strings.HasPrefix(o.From, file+":") {
 		t.Errorf("origins[retry.enabled].from = %q, want %s:LINE", o.From, file)
+	}
+}
+
+// Issue 22: `starter settings` shows what tools.sandbox.mode comes to on
+// this machine and why: bubblewrap where it runs, off where it is missing
+// (and who may then start), off when set so.
+func TestSettings_ShowsTheEffectiveSandbox(t *testing.T) {
+	code, out, stderr := runIn(t, t.TempDir(), "", nil, "settings")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(sandbox.DefaultBinary); err == nil {
+		want := "effective on this machine: auto → bubblewrap (found " + sandbox.DefaultBinary
+		if !strings.Contains(out, want) {
+			t.Fatalf("settings output has no %q:\n%s", want, out)
+		}
+	}
+	_, out, _ = runIn(t, t.TempDir(), "", map[string]string{"DURABLE_AGENT_TOOLS_SANDBOX_MODE": "off"}, "settings")
+	if !strings.Contains(out, "effective on this machine: off (set on purpose)") {
+		t.Fatalf("mode off is not shown as off:\n%s", out)
+	}
+	missing := filepath.Join(t.TempDir(), "bwrap")
+	if got := sandboxEffective("auto", missing); !strings.HasPrefix(got, "auto → off (") || !strings.Contains(got, "worker --dev and the demo run bash unsandboxed") {
+		t.Fatalf("auto without bwrap: %q", got)
+	}
+	if got := sandboxEffective("bubblewrap", missing); !strings.HasPrefix(got, "bubblewrap → none: a worker refuses to start (") {
+		t.Fatalf("bubblewrap without bwrap: %q", got)
 	}
 }

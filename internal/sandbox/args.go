@@ -147,7 +147,7 @@ func (c Config) limitScript(sh string) string {
 	if c.MemoryMB > 0 {
 		lim = append(lim, "ulimit -v "+strconv.FormatInt(c.MemoryMB*1024, 10))
 	}
-	if c.MaxProcesses > 0 {
+	if c.MaxProcesses > 0 && !c.pidsCgroup {
 		lim = append(lim, "ulimit -u "+strconv.FormatInt(c.MaxProcesses, 10))
 	}
 	if len(lim) == 0 {

@@ -46,8 +46,10 @@ type Config struct {
 	// MemoryMB bounds each process's address space (RLIMIT_AS), in MiB;
 	// 0: no limit.
 	MemoryMB int64
-	// MaxProcesses bounds the processes of the sandbox's user
-	// (RLIMIT_NPROC; the kernel does not apply it to root); 0: no limit.
+	// MaxProcesses bounds the sandbox's processes: with a pids cgroup
+	// of its own where the worker may make one (New finds out), else
+	// RLIMIT_NPROC, which counts every process of the worker's user and
+	// which the kernel does not apply to root; 0: no limit.
 	MaxProcesses int64
 	// CPUSeconds bounds each process's CPU time (RLIMIT_CPU: SIGXCPU at
 	// the limit, SIGKILL a second later); 0: no limit.
@@ -56,6 +58,9 @@ type Config struct {
 	// inside its workspace (the worker's data dir): each is covered by an
 	// empty tmpfs.
 	Hide []string
+
+	// pidsCgroup: MaxProcesses is a cgroup's pids.max, not an rlimit.
+	pidsCgroup bool
 }
 
 // check validates c: one-line errors naming the field.

@@ -8,8 +8,10 @@
 // workspace) read-write, a private /tmp, a /proc of its own PID namespace
 // and a minimal /dev — never the worker's home, data dir, settings,
 // credentials or other sessions' files. It runs with no capabilities,
-// in a new session, under rlimits for CPU seconds, address space and
-// processes (Config). When the command's shell exits, or Kill is called,
+// in a new session, under rlimits for CPU seconds and address space and
+// a pids cgroup of its own for processes (RLIMIT_NPROC where the worker
+// may not make cgroups); a command those limits ended gets Exit.Limit
+// naming the limit where that can be told (Config, Runner.Start). When the command's shell exits, or Kill is called,
 // the PID namespace ends and with it every process the command started
 // (background jobs and setsid children included). The file tools keep
 // the worker-side file access of tools.Local (FS), which refuses

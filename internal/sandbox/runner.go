@@ -19,6 +19,10 @@ import (
 type Runner struct {
 	cfg Config
 	bin string
+	// pids is the pids cgroup under which each sandbox gets its own
+	// (MaxProcesses set and the worker may make cgroups); noPids says
+	// why not.
+	pids, noPids string
 }
 
 // New checks c and finds bwrap. It does not run it: Probe does.
@@ -30,8 +34,26 @@ func New(c Config) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{cfg: c, bin: bin}, nil
+	r := &Runner{cfg: c, bin: bin}
+	if c.MaxProcesses > 0 {
+		r.pids, r.noPids = pidsRoot()
+		r.cfg.pidsCgroup = r.pids != ""
+	}
+	return r, nil
 }
+
+// ProcessLimitNote is the one line the worker says at start when
+// tools.sandbox.maxProcesses is set but no pids cgroup can be made, so
+// the limit falls back to RLIMIT_NPROC ("" otherwise).
+func (r *Runner) ProcessLimitNote() string {
+	if r.cfg.MaxProcesses <= 0 || r.pids != "" {
+		return ""
+	}
+	return fmt.Sprintf("sandbox: tools.sandbox.maxProcesses %d falls back to RLIMIT_NPROC (%s), which counts all of the worker user's processes and does not bind root", r.cfg.MaxProcesses, r.noPids)
+}
+
+// Binary is the bwrap program the runner starts.
+func (r *Runner) Binary() string { return r.bin }
 
 // Config is the runner's configuration.
 func (r *Runner) Config() Config { return r.cfg }
@@ -80,6 +102,9 @@ const drainGrace = 200 * time.Millisecond
 
 type process struct {
 	cfg      Config
+	pids     *pidsGroup // nil without a pids cgroup
+	refused  int64      // forks pids.max refused
+	memory   *allocWatch
 	egress   *egressPath // nil but for network allowlist
 	cmd      *exec.Cmd
 	out      *os.File
@@ -121,7 +146,28 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		eg.close()
 		return nil, err
 	}
-	cmd := exec.Command(r.bin, append([]string{"--info-fd", "3"}, args...)...)
+	argv := append([]string{r.bin, "--info-fd", "3"}, args...)
+	var pg *pidsGroup
+	if r.pids != "" {
+		// pids.max counts bwrap and its init too (and the egress
+		// bridge's threads).
+		max := r.cfg.MaxProcesses + bwrapProcesses
+		if eg != nil {
+			max += bridgeTasks
+		}
+		if pg, err = newPidsGroup(r.pids, max); err != nil {
+			pr.Close()
+			pw.Close()
+			ir.Close()
+			iw.Close()
+			eg.close()
+			return nil, err
+		}
+		// A shell that joins the cgroup, then becomes bwrap: every
+		// process of the sandbox is born in it.
+		argv = append([]string{"/bin/sh", "-c", `echo $$ >"$0" || exit 125; exec "$@"`, pg.procs()}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.ExtraFiles = []*os.File{iw}
 	// bwrap passes its environment to the command: the call's, nothing
 	// of the worker's.
@@ -137,6 +183,7 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		ir.Close()
 		iw.Close()
 		eg.close()
+		pg.remove()
 		return nil, fmt.Errorf("start bubblewrap: %w", err)
 	}
 	pw.Close()
@@ -151,18 +198,28 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		_ = json.NewDecoder(ir).Decode(&info)
 		initPid <- info.ChildPid
 	}()
-	p := &process{cfg: r.cfg, egress: eg, cmd: cmd, out: pr, readDone: make(chan struct{}), waited: make(chan struct{})}
+	p := &process{cfg: r.cfg, pids: pg, egress: eg, cmd: cmd, out: pr, readDone: make(chan struct{}), waited: make(chan struct{})}
+	var out io.Writer = c.Output
+	if r.cfg.MemoryMB > 0 {
+		p.memory = &allocWatch{w: c.Output}
+		out = p.memory
+	}
 	go func() {
 		defer close(p.readDone)
-		_, _ = io.Copy(c.Output, pr)
+		_, _ = io.Copy(out, pr)
 	}()
 	go func() {
 		p.waitErr = cmd.Wait()
 		if err := awaitInit(initPid); err != nil && p.waitErr == nil {
 			p.waitErr = err
 		}
-		// The sandbox is gone, and with it every user of the proxy.
+		// The sandbox is gone, and with it every user of the proxy and
+		// every member of the cgroup.
 		p.egress.close()
+		if p.pids != nil {
+			p.refused = p.pids.refused()
+			p.pids.remove()
+		}
 		close(p.waited)
 	}()
 	return p, nil
@@ -189,15 +246,25 @@ func (p *process) Wait() (tools.Exit, error) {
 	return exit, err
 }
 
-// limit names the rlimit that ended the command, where that can be told:
+// limit names the limit that ended the command, where that can be told:
 // bwrap exits with 128+N when the shell dies of signal N, and SIGXCPU is
-// what RLIMIT_CPU sends at its soft limit. (SIGKILL, a second later at
-// the hard limit, or from anyone else, cannot be told apart; nor can a
-// failed allocation under RLIMIT_AS, which the program itself reports.)
+// what RLIMIT_CPU sends at its soft limit; the sandbox's pids cgroup
+// counts the forks it refused; a failed command whose output reports an
+// allocation failure ran under RLIMIT_AS. (SIGKILL, a second later at
+// the CPU hard limit, or from anyone else, cannot be told apart; nor can
+// a program that fails an allocation without saying so.)
 func (p *process) limit(exit *tools.Exit) {
-	if sig := syscall.Signal(exit.Code - 128); p.cfg.CPUSeconds > 0 && sig == syscall.SIGXCPU {
+	switch sig := syscall.Signal(exit.Code - 128); {
+	case p.cfg.CPUSeconds > 0 && sig == syscall.SIGXCPU:
 		exit.Signal = sig
 		exit.Limit = fmt.Sprintf("CPU time limit of %d s (tools.sandbox.cpuSeconds)", p.cfg.CPUSeconds)
+	case exit.Code == 0:
+	case p.refused > 0:
+		exit.Limit = fmt.Sprintf("process limit of %d (tools.sandbox.maxProcesses): it refused %d new processes, exit code %d",
+			p.cfg.MaxProcesses, p.refused, exit.Code)
+	case p.memory != nil && p.memory.seen():
+		exit.Limit = fmt.Sprintf("memory limit of %d MiB per process (tools.sandbox.memoryMB): an allocation failed, exit code %d",
+			p.cfg.MemoryMB, exit.Code)
 	}
 }
 

@@ -250,3 +250,53 @@ func TestSandbox_NoSwapperOutlivesItsCallToRaceTheFileTools(t *testing.T) {
 		}
 	}
 }
+
+// Issue 22: a command that starts more processes than
+// tools.sandbox.maxProcesses gets a result naming the limit, even when
+// the worker runs as root (the limit is a pids cgroup, not RLIMIT_NPROC).
+func TestSandbox_ProcessLimitIsNamed(t *testing.T) {
+	r := runner(t, Config{MaxProcesses: 4})
+	if r.pids == "" {
+		t.Skip(r.ProcessLimitNote())
+	}
+	ws := t.TempDir()
+	res := bash(t, r, ws, "for i in 1 2 3 4 5 6 7 8; do sleep 3 & done; wait; exit 3", 60)
+	if !res.IsError || !strings.Contains(res.Content, "process limit of 4 (tools.sandbox.maxProcesses)") {
+		t.Fatalf("want the process limit named: %+v", res)
+	}
+	if res := bash(t, r, ws, "sleep 0.1 & sleep 0.1 & wait; echo fine", 20); res.IsError || !strings.Contains(res.Content, "fine") {
+		t.Fatalf("two processes under a limit of 4: %+v", res)
+	}
+}
+
+// Issue 22: an allocation that tools.sandbox.memoryMB refuses gives a
+// result naming the limit, where the program says the allocation failed.
+func TestSandbox_MemoryLimitIsNamed(t *testing.T) {
+	script := `x=$(head -c 100000000 /dev/zero | tr '\0' a); echo ${#x}`
+	res := bash(t, runner(t, Config{MemoryMB: 64}), t.TempDir(), script, 30)
+	if !res.IsError || !strings.Contains(res.Content, "memory limit of 64 MiB per process (tools.sandbox.memoryMB)") {
+		t.Fatalf("want the memory limit named: %+v", res)
+	}
+	if res := bash(t, runner(t, Config{}), t.TempDir(), script, 30); res.IsError {
+		t.Fatalf("without a limit the allocation fails too, so the test proves nothing: %+v", res)
+	}
+}
+
+// Issue 22: where no pids cgroup can be made, the worker's start line
+// says maxProcesses falls back to RLIMIT_NPROC and why; with the cgroup,
+// or without the limit, it says nothing.
+func TestRunner_ProcessLimitNoteSaysTheFallback(t *testing.T) {
+	r := runner(t, Config{MaxProcesses: 3})
+	r.pids, r.noPids = "", "no pids cgroup controller"
+	want := "sandbox: tools.sandbox.maxProcesses 3 falls back to RLIMIT_NPROC (no pids cgroup controller)"
+	if got := r.ProcessLimitNote(); !strings.HasPrefix(got, want) || strings.Contains(got, "\n") {
+		t.Fatalf("note %q, want one line starting %q", got, want)
+	}
+	r.pids = "/sys/fs/cgroup/pids"
+	if got := r.ProcessLimitNote(); got != "" {
+		t.Fatalf("with a cgroup the note is %q", got)
+	}
+	if got := runner(t, Config{}).ProcessLimitNote(); got != "" {
+		t.Fatalf("without maxProcesses the note is %q", got)
+	}
+}

@@ -10,7 +10,7 @@ import (
 func TestSteeringAndApprovalKeys(t *testing.T) {
 	d := Defaults()
 	if d.Agent.SteeringMode != "one-at-a-time" || d.Agent.FollowUpMode != "one-at-a-time" ||
-		len(d.Tools.RequireApproval) != 0 || d.Tools.ApprovalTimeoutMs != 0 {
+		len(d.Tools.RequireApproval) != 0 || d.Tools.ApprovalTimeoutMs != 30*60*1000 {
 		t.Fatalf("defaults: agent %+v requireApproval %v approvalTimeoutMs %d", d.Agent, d.Tools.RequireApproval, d.Tools.ApprovalTimeoutMs)
 	}
 	load := func(env map[string]string) (Settings, error) {
@@ -24,6 +24,10 @@ func TestSteeringAndApprovalKeys(t *testing.T) {
 	})
 	if err != nil || s.Agent.FollowUpMode != "all" || strings.Join(s.Tools.RequireApproval, ",") != "bash,write,edit" || s.Tools.ApprovalTimeoutMs != 30000 {
 		t.Fatalf("load: %+v %v %d, %v", s.Agent, s.Tools.RequireApproval, s.Tools.ApprovalTimeoutMs, err)
+	}
+	// Issue 22: 0 is still "wait without end", on purpose.
+	if s, err := load(map[string]string{"DURABLE_AGENT_TOOLS_APPROVALTIMEOUTMS": "0"}); err != nil || s.Tools.ApprovalTimeoutMs != 0 {
+		t.Fatalf("approvalTimeoutMs 0: %d, %v", s.Tools.ApprovalTimeoutMs, err)
 	}
 	for name, tc := range map[string]struct{ key, value, want string }{
 		"unknown mode":      {"DURABLE_AGENT_AGENT_STEERINGMODE", "some", "agent.steeringMode: must be one of one-at-a-time, all"},

@@ -157,7 +157,9 @@ type Tools struct {
 	// for approve_tool in every prompt the worker starts, joined to the
 	// prompt's own RequireApproval.
 	WorkerRequireApproval []string `json:"workerRequireApproval,omitempty"`
-	// ApprovalTimeoutMs denies a call not decided in time (0: no end).
+	// ApprovalTimeoutMs denies a call not decided in time (0: no end;
+	// default DefaultApprovalTimeoutMs, so an unattended job never waits
+	// for ever).
 	ApprovalTimeoutMs int64 `json:"approvalTimeoutMs"`
 	// Policy is the approval policy's rules (internal/policy), placed
 	// before policy.Default in each prompt.
@@ -299,13 +301,19 @@ func defaultsFor(e environment) Settings {
 			Confine:    true,
 			Placement:  ToolPlacementHost,
 			HostWaitMs: 10_000,
-			Sandbox:    Sandbox{Mode: SandboxAuto, Network: SandboxNetworkOff},
+			// An unattended job's asked call ends denied, not waiting.
+			ApprovalTimeoutMs: DefaultApprovalTimeoutMs,
+			Sandbox:           Sandbox{Mode: SandboxAuto, Network: SandboxNetworkOff},
 		},
 		Session: Session{Store: SessionStoreJSONL},
 		Agent:   Agent{SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeOneAtATime},
 		Budget:  Budget{MaxCostUsd: "0", Session: SessionBudget{MaxCostUsd: "0"}},
 	}
 }
+
+// DefaultApprovalTimeoutMs is tools.approvalTimeoutMs unless set: 30
+// minutes.
+const DefaultApprovalTimeoutMs = 30 * 60 * 1000
 
 // File returns the settings file in use: the one Load read, or, when none
 // was named, <DataDir>/settings.yaml (which SetAutoRetry creates).

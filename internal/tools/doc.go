@@ -22,7 +22,9 @@
 // leading "@" is stripped. With Options.Confine, a path whose real location
 // (after "..", and after every symbolic link of its existing prefix, dangling
 // links included) lies outside the workspace is refused with
-// "path P is outside the workspace W". bash runs in the workspace but cannot
+// "path P is outside the workspace W", and the operation itself then runs
+// through an os.Root of the workspace, so a link swapped in after that
+// check cannot lead it out either. bash runs in the workspace but cannot
 // be confined; the file tools can.
 //
 // # Output limits

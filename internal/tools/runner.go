@@ -130,5 +130,12 @@ func (o *Options) runner() Runner {
 	return o.Runner
 }
 
-// fs returns the call's file system.
-func (o *Options) fs() FS { return o.runner().FS() }
+// fs returns the call's file system: with Confine, the local one
+// resolves paths inside the workspace beneath it (confinedFS).
+func (o *Options) fs() FS {
+	f := o.runner().FS()
+	if _, local := f.(localFS); local && o.Confine {
+		return confine(o.workspace())
+	}
+	return f
+}

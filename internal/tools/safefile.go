@@ -156,10 +156,13 @@ func readRegular(fsys FS, path string, limit int64) ([]byte, error) {
 // An existing path that is not a regular file is refused with a
 // *NotRegularError, one this process may not open for writing with that
 // error; a new file gets mode 0644 less the umask.
-func replaceFile(path string, data []byte) (err error) {
-	dir, base := filepath.Split(path)
+func replaceFile(path string, data []byte) error { return replaceFileIn(osOps{}, path, data) }
+
+// replaceFileIn is replaceFile through ops (path: a name in ops).
+func replaceFileIn(ops fileOps, path string, data []byte) (err error) {
+	dir, base := filepath.Dir(path), filepath.Base(path)
 	var old fs.FileInfo
-	switch fi, err := os.Lstat(path); {
+	switch fi, err := ops.Lstat(path); {
 	case err == nil && !fi.Mode().IsRegular():
 		return &NotRegularError{Kind: fileKind(fi.Mode())}
 	case err == nil:
@@ -172,7 +175,7 @@ func replaceFile(path string, data []byte) (err error) {
 		// when it was written in place: the rename alone would replace it.
 		// Opening for writing, without truncating and without blocking,
 		// checks exactly that and changes nothing.
-		w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		w, err := ops.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return err
 		}
@@ -182,14 +185,14 @@ func replaceFile(path string, data []byte) (err error) {
 	if old != nil {
 		perm = 0o600 // until the old mode is set below, without the umask
 	}
-	f, err := createTemp(dir, base, perm)
+	f, tmp, err := createTemp(ops, dir, base, perm)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(f.Name())
+			ops.Remove(tmp)
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
@@ -210,10 +213,10 @@ func replaceFile(path string, data []byte) (err error) {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err := ops.Rename(tmp, path); err != nil {
 		return err
 	}
-	syncDir(dir)
+	syncDir(ops, dir)
 	return nil
 }
 
@@ -228,15 +231,16 @@ func tempPrefix(base string) string {
 }
 
 // createTemp creates a new temporary file for base in dir with perm less the
-// umask, after removing the ones a killed process left there.
-func createTemp(dir, base string, perm fs.FileMode) (*os.File, error) {
-	removeStaleTemps(dir, base)
+// umask, after removing the ones a killed process left there; name is its
+// path in ops.
+func createTemp(ops fileOps, dir, base string, perm fs.FileMode) (f *os.File, name string, err error) {
+	removeStaleTemps(ops, dir, base)
 	prefix := tempPrefix(base) + strconv.Itoa(os.Getpid()) + "-"
 	for try := 0; ; try++ {
-		name := filepath.Join(dir, prefix+rand.Text()[:10]+".tmp")
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		name = filepath.Join(dir, prefix+rand.Text()[:10]+".tmp")
+		f, err = ops.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 		if err == nil || !errors.Is(err, fs.ErrExist) || try == 100 {
-			return f, err
+			return f, name, err
 		}
 	}
 }
@@ -245,8 +249,13 @@ func createTemp(dir, base string, perm fs.FileMode) (*os.File, error) {
 // longer exists on this machine: what a write killed mid-way left behind.
 // A file of a live process (here, or a reused pid) is kept. Errors are
 // ignored: a leftover is only wasted space.
-func removeStaleTemps(dir, base string) {
-	entries, err := os.ReadDir(dir)
+func removeStaleTemps(ops fileOps, dir, base string) {
+	d, err := ops.OpenFile(dir, os.O_RDONLY, 0)
+	if err != nil {
+		return
+	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
 	if err != nil {
 		return
 	}
@@ -263,7 +272,7 @@ func removeStaleTemps(dir, base string) {
 			continue
 		}
 		if unix.Kill(pid, 0) == unix.ESRCH {
-			os.Remove(filepath.Join(dir, name))
+			ops.Remove(filepath.Join(dir, name))
 		}
 	}
 }
@@ -271,8 +280,8 @@ func removeStaleTemps(dir, base string) {
 // syncDir flushes dir's entries (a rename in it) to disk. Best effort: the
 // rename is done and visible either way, and some file systems refuse to
 // sync a directory.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
+func syncDir(ops fileOps, dir string) {
+	if d, err := ops.OpenFile(dir, os.O_RDONLY, 0); err == nil {
 		_ = d.Sync()
 		d.Close()
 	}

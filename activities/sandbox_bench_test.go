@@ -1,0 +1,90 @@
+package activities
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/sandbox"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/tools"
+)
+
+// stepEnv is a RunTool activity environment whose session s1 has an
+// assistant entry a1 asking for bash `true`, run by runner.
+func stepEnv(b *testing.B, runner tools.Runner) *testsuite.TestActivityEnvironment {
+	store, err := session.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	acts := &Activities{Sessions: store, HeartbeatInterval: time.Second,
+		ToolPolicy: ToolPolicy{Confine: true, Runner: runner}}
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(acts.RunTool, activityName(RunToolName))
+	tc := agent.ToolCall{ID: "c1", Name: "bash", Arguments: json.RawMessage(`{"command":"true"}`)}
+	m := agent.Message{Role: agent.RoleAssistant, StopReason: agent.StopReasonToolUse,
+		Content: []agent.ContentBlock{{Type: "toolCall", ToolCall: &tc}}}
+	if _, err := store.Append("s1", session.Entry{Type: session.TypeMessage, ID: "a1", Timestamp: time.Now(), Message: &m}); err != nil {
+		b.Fatal(err)
+	}
+	return env
+}
+
+// BenchmarkToolStep_BashTrueSandboxedVsLocal is issue 22's cost: the
+// bash `true` tool step as the worker runs it (the RunTool activity:
+// session load, the call, heartbeats, the result written to the
+// session), in the sandbox and unsandboxed, interleaved so both see the
+// same load; it reports the ratio of their means and logs the load:
+//
+//	go test ./activities -run '^$' -bench ToolStep -benchtime 30x
+func BenchmarkToolStep_BashTrueSandboxedVsLocal(b *testing.B) {
+	r, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := r.Probe(); err != nil {
+		b.Skipf("bubblewrap unusable here: %v", err)
+	}
+	ws := b.TempDir()
+	envs := map[string]*testsuite.TestActivityEnvironment{"sandboxed": stepEnv(b, r), "local": stepEnv(b, tools.Local)}
+	step := func(kind string, i int) time.Duration {
+		start := time.Now()
+		v, err := envs[kind].ExecuteActivity(RunToolName, RunToolInput{SessionID: "s1", AssistantEntryID: "a1",
+			ToolCallID: "c1", ToolName: "bash", ResultEntryID: fmt.Sprintf("r%d", i), ParentID: "a1",
+			Workspace: ws, Tools: ToolsInput{Enabled: []string{"bash"}}})
+		d := time.Since(start)
+		var res RunToolResult
+		if err == nil {
+			err = v.Get(&res)
+		}
+		if err != nil || res.IsError {
+			b.Fatalf("%s step: %+v %v", kind, res, err)
+		}
+		return d
+	}
+	step("sandboxed", -1)
+	step("local", -1)
+	b.ResetTimer()
+	var sandboxed, local time.Duration
+	for i := 0; i < b.N; i++ {
+		sandboxed += step("sandboxed", i)
+		local += step("local", i)
+	}
+	b.StopTimer()
+	load, _ := os.ReadFile("/proc/loadavg")
+	b.ReportMetric(float64(sandboxed)/float64(local), "sandboxed/local")
+	b.ReportMetric(float64(sandboxed.Microseconds())/float64(b.N)/1000, "ms/sandboxed")
+	b.ReportMetric(float64(local.Microseconds())/float64(b.N)/1000, "ms/local")
+	b.Logf("load average: %s", strings.TrimSpace(string(load)))
+}
