@@ -13,6 +13,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
+	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 )
@@ -182,6 +183,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		u := msg.Usage.Priced(price)
 		msg.Usage = &u
 	}
+	metrics.ModelCall(ctx, in.Model.Provider, in.Model.Name, msg)
 	RedactMessage(&msg, req.Secret)
 	msg.Timestamp = time.Now().UnixMilli()
 	entry := session.Entry{
