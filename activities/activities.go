@@ -16,6 +16,7 @@ import (
 	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
+	"github.com/durableagent/durableagent/internal/tracing"
 )
 
 // Credentials is the part of the auth store the activities use. Secrets
@@ -184,6 +185,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		msg.Usage = &u
 	}
 	metrics.ModelCall(ctx, in.Model.Provider, in.Model.Name, msg)
+	tracing.ModelCall(ctx, in.Model.Provider, in.Model.Name, req.Attempt, msg)
 	RedactMessage(&msg, req.Secret)
 	msg.Timestamp = time.Now().UnixMilli()
 	entry := session.Entry{

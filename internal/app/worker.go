@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/tools"
+	"github.com/durableagent/durableagent/internal/tracing"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -91,8 +93,23 @@ func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.
 		}
 		g.close = c.Close
 	}
+	tp, err := tracing.FromEnv(context.Background(), "durable-agent-worker")
+	if err != nil {
+		g.stopMetrics()
+		return nil, err
+	}
 	wo := WorkerOptions(s)
 	wo.Interceptors = o.Interceptors
+	if tp != nil {
+		ti, err := tp.Interceptor()
+		if err != nil {
+			g.stopMetrics()
+			return nil, err
+		}
+		wo.Interceptors = append([]interceptor.WorkerInterceptor{ti}, o.Interceptors...)
+		g.traces = tp
+	}
+	tracing.SetCapture(s.Otel.CaptureContent)
 	g.Worker = worker.New(c, s.Temporal.TaskQueue, wo)
 	Register(g.Worker, acts)
 	if acts.ToolHost != "" {
@@ -205,6 +222,7 @@ type group struct {
 	tools   worker.Worker
 	close   func()
 	metrics *metrics.Server
+	traces  *tracing.Provider
 }
 
 func (g *group) stopMetrics() {
@@ -246,6 +264,9 @@ func (g *group) Stop() {
 		g.close()
 	}
 	g.stopMetrics()
+	if g.traces != nil {
+		g.traces.Shutdown()
+	}
 }
 
 // warnLogger logs warnings and above to stderr: the SDK's logger unless a

@@ -366,6 +366,8 @@ var schema = []keyDef{
 		desc: "Key id recorded in every encrypted payload's metadata (names the key that decrypts it)."},
 	{key: "metrics.listen", scope: ScopeWorker, strCheck: checkMetricsListen, defText: "none (127.0.0.1:9464 with worker --dev)",
 		desc: "Worker: host:port that serves Prometheus metrics at /metrics (the SDK's worker metrics and the product's); \"off\": none, also with --dev."},
+	{key: "otel.captureContent", scope: ScopeWorker,
+		desc: "Worker: put model answers and tool output (each cut to 4 KiB) on the OpenTelemetry spans it exports when OTEL_EXPORTER_OTLP_ENDPOINT is set; false: never."},
 }
 
 // checkMetricsListen accepts "", "off" and host:port (port 0 picks one).

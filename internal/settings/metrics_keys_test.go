@@ -29,3 +29,22 @@ func loadMetrics(t *testing.T, listen string) (Settings, error) {
 	env := map[string]string{"DURABLE_AGENT_HOME": t.TempDir(), "DURABLE_AGENT_METRICS_LISTEN": listen}
 	return Load(LoadOptions{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 }
+
+// otel.captureContent is false by default and a bool; anything else is a
+// one-line error naming the key.
+func TestOtelCaptureContent(t *testing.T) {
+	if Defaults().Otel.CaptureContent {
+		t.Fatal("otel.captureContent is on by default")
+	}
+	env := map[string]string{"DURABLE_AGENT_HOME": t.TempDir(), "DURABLE_AGENT_OTEL_CAPTURECONTENT": "true"}
+	load := func() (Settings, error) {
+		return Load(LoadOptions{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	}
+	if s, err := load(); err != nil || !s.Otel.CaptureContent {
+		t.Fatalf("true: %v %v", s.Otel.CaptureContent, err)
+	}
+	env["DURABLE_AGENT_OTEL_CAPTURECONTENT"] = "maybe"
+	if _, err := load(); err == nil || !strings.Contains(err.Error(), "otel.captureContent") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("maybe: error %v", err)
+	}
+}

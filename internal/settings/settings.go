@@ -29,6 +29,7 @@ type Settings struct {
 	Budget     Budget     `json:"budget"`
 	Stream     Stream     `json:"stream"`
 	Metrics    Metrics    `json:"metrics"`
+	Otel       Otel       `json:"otel"`
 
 	// file is the settings file Load used (or would create).
 	file string
@@ -252,6 +253,14 @@ type Metrics struct {
 	// Listen is the host:port the worker serves /metrics on ("": none,
 	// but 127.0.0.1:9464 under worker --dev; "off": none, also there).
 	Listen string `json:"listen"`
+}
+
+// Otel is the `otel` group: the worker's OpenTelemetry traces (package
+// internal/tracing; exported when OTEL_EXPORTER_OTLP_ENDPOINT is set).
+type Otel struct {
+	// CaptureContent puts the model's answers and the tools' output,
+	// bounded, on the spans (default false: never).
+	CaptureContent bool `json:"captureContent"`
 }
 
 // AllTools are the tools the agent has, in the terminal agent's order.
