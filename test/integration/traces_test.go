@@ -61,7 +61,7 @@ func TestIntegration_TracesOfAPrompt(t *testing.T) {
 		}
 		a := map[string]string{}
 		for _, kv := range s.Attributes() {
-			a[string(kv.Key)] = kv.Value.Emit()
+			a[string(kv.Key)] = kv.Value.String()
 		}
 		if a["gen_ai.system"] != "scripted" || a["gen_ai.request.model"] != in.Model.Name {
 			t.Errorf("model call attributes %v", a)
