@@ -13,8 +13,10 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
+	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
+	"github.com/durableagent/durableagent/internal/tracing"
 )
 
 // Credentials is the part of the auth store the activities use. Secrets
@@ -175,6 +177,8 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		msg = llm.AbortedMessage(req)
 	}
 	finishMessage(&msg, in.Model, req.Secret)
+	metrics.ModelCall(ctx, in.Model.Provider, in.Model.Name, msg)
+	tracing.ModelCall(ctx, in.Model.Provider, in.Model.Name, req.Attempt, msg)
 	entry := session.Entry{
 		Type: session.TypeMessage, ID: in.EntryID, ParentID: parentID,
 		Timestamp: time.Now().UTC(), Message: &msg,

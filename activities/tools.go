@@ -16,8 +16,10 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/live"
+	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
+	"github.com/durableagent/durableagent/internal/tracing"
 )
 
 // PreviewChars bounds the preview of a tool result that the workflow (and
@@ -258,6 +260,8 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 		}
 		res = a.execute(ctx, call, in)
 	}
+	metrics.ToolCall(ctx, call.Name, res.IsError)
+	tracing.ToolCall(ctx, call.Name, res)
 	if cancelledWithoutAbort(ctx) {
 		// Nobody aborted the call (the command, if any, was killed all
 		// the same): write nothing, so the workflow's record stands. On a

@@ -15,6 +15,7 @@ import (
 
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/egress"
+	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/stack"
 )
@@ -33,6 +34,9 @@ func run(args []string) int {
 	return app.WorkerMain(args, fs, ": worker takes no arguments, only flags (see worker --help)", settings.WorkerReads,
 		func() bool { return !*dev },
 		func(ctx context.Context, s settings.Settings) (func() error, error) {
+			if *dev && s.Metrics.Listen == "" {
+				s.Metrics.Listen = metrics.DevAddress // off with metrics.listen: off
+			}
 			st, err := stack.Start(ctx, s, stack.Options{Dev: *dev, Out: os.Stdout, CodecServer: *codecServer, CodecOrigins: *codecOrigins})
 			if err != nil {
 				return nil, err

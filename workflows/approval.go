@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/metrics"
 	toolpolicy "github.com/durableagent/durableagent/internal/policy"
 )
 
@@ -234,6 +235,7 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 		}
 		return true
 	}
+	metrics.Enter(workflow.GetMetricsHandler(ctx), metrics.StateWaitingApproval)
 	var err error
 	timedOut := false
 	if timeout > 0 {
@@ -244,6 +246,7 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 	} else {
 		err = workflow.Await(ctx, done)
 	}
+	metrics.Leave(workflow.GetMetricsHandler(ctx), metrics.StateWaitingApproval)
 	if err != nil || ctx.Err() != nil { // the workflow itself was cancelled
 		r.aborted = true
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/compaction"
+	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -142,6 +143,7 @@ func (r *run) compact(ctx workflow.Context, reason string, willRetry bool) compa
 		end.WillRetry = willRetry
 		end.Result = compactionResult(out.res)
 	}
+	metrics.Compaction(workflow.GetMetricsHandler(ctx), reason, end)
 	r.emit(ctx, end)
 	return out
 }

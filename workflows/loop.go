@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -29,6 +30,7 @@ func (r *run) execute(ctx workflow.Context) (PromptResult, error) {
 		return r.fail(ctx, err.Error())
 	}
 	r.startBudget(ctx)
+	metrics.Enter(workflow.GetMetricsHandler(ctx), metrics.StateRunning)
 	next := stepModel
 	for next != stepDone {
 		if r.aborted && next != stepTools {
@@ -47,6 +49,7 @@ func (r *run) execute(ctx workflow.Context) (PromptResult, error) {
 			next = r.boundaryStep(ctx)
 		}
 	}
+	metrics.Leave(workflow.GetMetricsHandler(ctx), metrics.StateRunning)
 	return r.endRes, r.endErr
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
@@ -234,6 +235,7 @@ func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res act
 		}
 	}
 	st := d.Start
+	metrics.Retry(workflow.GetMetricsHandler(ctx), string(d.Classification.Class), st.Attempt)
 	r.emit(ctx, agent.Event{Type: agent.EventAutoRetryStart, Attempt: st.Attempt,
 		MaxAttempts: st.MaxAttempts, DelayMs: st.DelayMs, ErrorMessage: st.ErrorMessage})
 
@@ -276,7 +278,9 @@ func (r *run) waitBackoff(ctx workflow.Context, st retry.StartEvent) (cancelled 
 		"Cancel the retry: signal abort_retry (`starter abort-retry --session %s`)",
 		st.Attempt, st.MaxAttempts, r.pending.WakeAt.Format(time.RFC3339), agent.FormatDelay(st.DelayMs),
 		shorten(st.ErrorMessage, 200), r.in.SessionID))
+	metrics.Enter(workflow.GetMetricsHandler(ctx), metrics.StateWaitingRetry)
 	err := workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: summary}).Get(ctx, nil)
+	metrics.Waited(workflow.GetMetricsHandler(ctx), metrics.StateWaitingRetry, workflow.Now(ctx).Sub(r.pending.WakeAt.Add(-d)))
 	r.cancelTimer, r.pending = nil, nil
 	cancel()
 	if err != nil || ctx.Err() != nil {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,8 +16,10 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/codec"
+	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/tools"
+	"github.com/durableagent/durableagent/internal/tracing"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -75,14 +78,38 @@ func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.
 		o.Activities(acts)
 	}
 	g := &group{}
+	if o.MetricsHandler == nil {
+		if g.metrics, err = serveMetrics(s, o.Dev); err != nil {
+			return nil, err
+		}
+		if g.metrics != nil {
+			o.MetricsHandler = g.metrics.Handler
+		}
+	}
 	if o.MetricsHandler != nil {
 		if c, err = withMetrics(c, s, o.MetricsHandler); err != nil {
+			g.stopMetrics()
 			return nil, err
 		}
 		g.close = c.Close
 	}
+	tp, err := tracing.FromEnv(context.Background(), "durable-agent-worker")
+	if err != nil {
+		g.stopMetrics()
+		return nil, err
+	}
 	wo := WorkerOptions(s)
 	wo.Interceptors = o.Interceptors
+	if tp != nil {
+		ti, err := tp.Interceptor()
+		if err != nil {
+			g.stopMetrics()
+			return nil, err
+		}
+		wo.Interceptors = append([]interceptor.WorkerInterceptor{ti}, o.Interceptors...)
+		g.traces = tp
+	}
+	tracing.SetCapture(s.Otel.CaptureContent)
 	g.Worker = worker.New(c, s.Temporal.TaskQueue, wo)
 	Register(g.Worker, acts)
 	if acts.ToolHost != "" {
@@ -167,12 +194,41 @@ func withMetrics(c client.Client, s settings.Settings, h client.MetricsHandler) 
 	return mc, nil
 }
 
+// serveMetrics serves the worker's metrics on metrics.listen (nil: not
+// set, or off). With dev, an address that is taken is only a warning:
+// another dev worker on this machine serves its own there.
+func serveMetrics(s settings.Settings, dev bool) (*metrics.Server, error) {
+	addr := s.Metrics.Listen
+	if addr == "" || addr == metrics.Off {
+		return nil, nil
+	}
+	srv, err := metrics.Serve(addr)
+	if err != nil {
+		if dev {
+			fmt.Fprintf(os.Stderr, "worker: no metrics: %v (set metrics.listen to another address)\n", err)
+			return nil, nil
+		}
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "worker: metrics: %s\n", srv.URL())
+	return srv, nil
+}
+
 // group is the main worker of one NewWorker and its host's tool worker
-// (nil: none), started and stopped together, and what closes after them.
+// (nil: none), started and stopped together, and what closes after them:
+// the metrics client and the metrics server NewWorker started (nil: none).
 type group struct {
 	worker.Worker
-	tools worker.Worker
-	close func()
+	tools   worker.Worker
+	close   func()
+	metrics *metrics.Server
+	traces  *tracing.Provider
+}
+
+func (g *group) stopMetrics() {
+	if g.metrics != nil {
+		g.metrics.Close()
+	}
 }
 
 func (g *group) Start() error {
@@ -206,6 +262,10 @@ func (g *group) Stop() {
 	}
 	if g.close != nil {
 		g.close()
+	}
+	g.stopMetrics()
+	if g.traces != nil {
+		g.traces.Shutdown()
 	}
 }
 

@@ -364,6 +364,23 @@ var schema = []keyDef{
 
 	{key: "codec.keyId", nonEmpty: true, strCheck: checkKeyID,
 		desc: "Key id recorded in every encrypted payload's metadata (names the key that decrypts it)."},
+	{key: "metrics.listen", scope: ScopeWorker, strCheck: checkMetricsListen, defText: "none (127.0.0.1:9464 with worker --dev)",
+		desc: "Worker: host:port that serves Prometheus metrics at /metrics (the SDK's worker metrics and the product's); \"off\": none, also with --dev."},
+	{key: "otel.captureContent", scope: ScopeWorker,
+		desc: "Worker: put model answers and tool output (each cut to 4 KiB) on the OpenTelemetry spans it exports when OTEL_EXPORTER_OTLP_ENDPOINT is set; false: never."},
+}
+
+// checkMetricsListen accepts "", "off" and host:port (port 0 picks one).
+func checkMetricsListen(v string) string {
+	if v == "" || v == "off" {
+		return ""
+	}
+	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+		return "must be host:port (e.g. 127.0.0.1:9464) or off"
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "must be host:port with a port from 0 to 65535, or off"
+	}
+	return ""
 }
 
 // lookupKey finds a key by its exact dotted name.

@@ -28,6 +28,8 @@ type Settings struct {
 	Agent      Agent      `json:"agent"`
 	Budget     Budget     `json:"budget"`
 	Stream     Stream     `json:"stream"`
+	Metrics    Metrics    `json:"metrics"`
+	Otel       Otel       `json:"otel"`
 
 	// file is the settings file Load used (or would create).
 	file string
@@ -245,6 +247,22 @@ type Stream struct {
 	// IntervalMs is how often a running model or tool call publishes its
 	// output so far (heartbeat details) and how often clients read it.
 	IntervalMs int64 `json:"intervalMs"`
+}
+
+// Metrics is the `metrics` group: the worker's Prometheus metrics
+// (package internal/metrics).
+type Metrics struct {
+	// Listen is the host:port the worker serves /metrics on ("": none,
+	// but 127.0.0.1:9464 under worker --dev; "off": none, also there).
+	Listen string `json:"listen"`
+}
+
+// Otel is the `otel` group: the worker's OpenTelemetry traces (package
+// internal/tracing; exported when OTEL_EXPORTER_OTLP_ENDPOINT is set).
+type Otel struct {
+	// CaptureContent puts the model's answers and the tools' output,
+	// bounded, on the spans (default false: never).
+	CaptureContent bool `json:"captureContent"`
 }
 
 // AllTools are the tools the agent has, in the terminal agent's order.

@@ -1,0 +1,175 @@
+package metrics
+
+import (
+	"context"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	tmotel "go.temporal.io/sdk/contrib/opentelemetry"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/tools"
+)
+
+// MaxLabelLen bounds a provider or model label; MaxAttemptLabel is the
+// highest attempt label (later attempts are counted under it, as "10+").
+const (
+	MaxLabelLen     = 64
+	MaxAttemptLabel = 10
+)
+
+// ModelCall records a model call that ended with m, from the activity
+// that made it (nothing outside an activity).
+func ModelCall(ctx context.Context, provider, model string, m agent.Message) {
+	if !activity.IsActivity(ctx) {
+		return
+	}
+	RecordModelCall(activity.GetMetricsHandler(ctx), provider, model, m,
+		time.Since(activity.GetInfo(ctx).StartedTime))
+}
+
+// RecordModelCall records a model call of duration d that ended with m:
+// its outcome, tokens and cost.
+func RecordModelCall(h client.MetricsHandler, provider, model string, m agent.Message, d time.Duration) {
+	pm := map[string]string{LabelProvider: bound(provider), LabelModel: bound(model)}
+	withOutcome := h.WithTags(map[string]string{LabelProvider: pm[LabelProvider], LabelModel: pm[LabelModel],
+		LabelOutcome: oneOf(string(m.StopReason), "stop", "toolUse", "length", "error", "aborted")})
+	withOutcome.Counter(ModelCalls).Inc(1)
+	withOutcome.Timer(ModelCallDuration).Record(d)
+	if m.Usage == nil {
+		return
+	}
+	u := m.Usage
+	for kind, n := range map[string]int{"input": u.Input, "output": u.Output, "cache_read": u.CacheRead, "cache_write": u.CacheWrite} {
+		if n > 0 {
+			h.WithTags(map[string]string{LabelProvider: pm[LabelProvider], LabelModel: pm[LabelModel], LabelKind: kind}).
+				Counter(ModelTokens).Inc(int64(n))
+		}
+	}
+	if u.Cost.Total > 0 {
+		addFloat(h.WithTags(pm), ModelCost, u.Cost.Total)
+	}
+}
+
+// addFloat adds v to a float counter: the SDK's handler has only integer
+// counters, so it takes the OpenTelemetry meter under h (none: nothing).
+func addFloat(h client.MetricsHandler, name string, v float64) {
+	o := tmotel.ExtractMetricsHandler(h)
+	if o == nil {
+		return
+	}
+	c, err := o.GetMeter().Float64Counter(name)
+	if err != nil {
+		return
+	}
+	c.Add(context.Background(), v, metric.WithAttributeSet(o.GetAttributes()))
+}
+
+// ToolCall records a tool call that ended (isError: its result is an
+// error), from the activity that ran it.
+func ToolCall(ctx context.Context, tool string, isError bool) {
+	if !activity.IsActivity(ctx) {
+		return
+	}
+	outcome := "ok"
+	switch {
+	case ctx.Err() != nil:
+		outcome = "cancelled"
+	case isError:
+		outcome = "error"
+	}
+	RecordToolCall(activity.GetMetricsHandler(ctx), tool, outcome, time.Since(activity.GetInfo(ctx).StartedTime))
+}
+
+// RecordToolCall records a tool call of duration d.
+func RecordToolCall(h client.MetricsHandler, tool, outcome string, d time.Duration) {
+	if !tools.Known(tool) {
+		tool = "other"
+	}
+	t := h.WithTags(map[string]string{LabelTool: tool, LabelOutcome: oneOf(outcome, "ok", "error", "cancelled")})
+	t.Counter(ToolCalls).Inc(1)
+	t.Timer(ToolCallDuration).Record(d)
+}
+
+// Retry records a retry of a failed model call (h: the workflow's
+// metrics handler).
+func Retry(h client.MetricsHandler, class string, attempt int) {
+	a := strconv.Itoa(min(max(attempt, 0), MaxAttemptLabel))
+	if attempt >= MaxAttemptLabel {
+		a += "+"
+	}
+	h.WithTags(map[string]string{LabelClass: oneOf(class, "retryable", "usage_limit", "context_overflow", "fatal", "none"),
+		LabelAttempt: a}).Counter(Retries).Inc(1)
+}
+
+// BackoffWaited records time a prompt spent in a retry's backoff.
+func BackoffWaited(h client.MetricsHandler, d time.Duration) {
+	h.Timer(Backoff).Record(d)
+}
+
+// Enter counts a prompt into state (StateRunning, StateWaitingApproval,
+// StateWaitingRetry); Leave counts it out. They come in pairs, called
+// from workflow code (never from a defer: an evicted workflow runs its
+// defers without ending).
+func Enter(h client.MetricsHandler, state string) { stateCounter(h, state).Inc(1) }
+
+// Leave counts a prompt out of state (see Enter).
+func Leave(h client.MetricsHandler, state string) { stateCounter(h, state).Inc(-1) }
+
+func stateCounter(h client.MetricsHandler, state string) client.MetricsCounter {
+	return h.WithTags(map[string]string{LabelState: oneOf(state, StateRunning, StateWaitingApproval, StateWaitingRetry)}).Counter(Prompts)
+}
+
+// Compaction records an automatic compaction that ended with end (its
+// auto_compaction_end event), for reason (threshold, overflow).
+func Compaction(h client.MetricsHandler, reason string, end agent.Event) {
+	outcome := "ok"
+	switch {
+	case end.Aborted:
+		outcome = "aborted"
+	case end.ErrorMessage != "":
+		outcome = "failed"
+	case end.Result == nil:
+		outcome = "nothing"
+	}
+	h.WithTags(map[string]string{LabelReason: oneOf(reason, "threshold", "overflow"), LabelOutcome: outcome}).Counter(Compactions).Inc(1)
+}
+
+// oneOf is v when it is one of the values, else "other".
+func oneOf(v string, values ...string) string {
+	for _, x := range values {
+		if v == x {
+			return v
+		}
+	}
+	return "other"
+}
+
+// bound cuts a free-form label value (a provider or model name) to
+// MaxLabelLen bytes on a rune boundary; "" is "unknown".
+func bound(v string) string {
+	if v == "" {
+		return "unknown"
+	}
+	if len(v) <= MaxLabelLen {
+		return v
+	}
+	v = v[:MaxLabelLen]
+	for !utf8.ValidString(v) {
+		v = v[:len(v)-1]
+	}
+	return v
+}
+
+// Waited counts a prompt out of state after waiting d there; the wait of
+// a retry is backoff time (BackoffWaited).
+func Waited(h client.MetricsHandler, state string, d time.Duration) {
+	Leave(h, state)
+	if state == StateWaitingRetry {
+		BackoffWaited(h, d)
+	}
+}

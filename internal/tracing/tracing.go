@@ -1,0 +1,196 @@
+package tracing
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	"go.temporal.io/sdk/activity"
+	tmotel "go.temporal.io/sdk/contrib/opentelemetry"
+	"go.temporal.io/sdk/interceptor"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/tools"
+	"github.com/durableagent/durableagent/retry"
+)
+
+// ScopeName is the instrumentation scope of the product's spans.
+const ScopeName = "github.com/durableagent/durableagent"
+
+// MaxContent bounds a content attribute (otel.captureContent).
+const MaxContent = 4096
+
+// Provider is the worker's tracer provider and its interceptor.
+type Provider struct {
+	tp       trace.TracerProvider
+	shutdown func(context.Context) error
+}
+
+// FromEnv is an OTLP/gRPC exporting Provider when the standard
+// OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) variable is set, nil
+// otherwise. The exporter reads the other OTEL_EXPORTER_OTLP_* variables
+// (headers, insecure, timeout) itself.
+func FromEnv(ctx context.Context, service string) (*Provider, error) {
+	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+		return nil, nil
+	}
+	exp, err := otlptracegrpc.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("traces: otlp exporter: %w", err)
+	}
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.name", service)))
+	if err != nil {
+		res = resource.Default()
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	return &Provider{tp: tp, shutdown: tp.Shutdown}, nil
+}
+
+// New is a Provider over tp (a test's recorder).
+func New(tp trace.TracerProvider) *Provider { return &Provider{tp: tp} }
+
+// Interceptor is the SDK's tracing interceptor on p's tracer: a span for
+// each workflow, activity, signal, query and update, workflow ones only
+// when not replaying. The W3C trace context travels in Temporal headers.
+func (p *Provider) Interceptor() (interceptor.Interceptor, error) {
+	i, err := tmotel.NewTracingInterceptor(tmotel.TracerOptions{
+		Tracer:            p.tp.Tracer(ScopeName),
+		TextMapPropagator: propagation.TraceContext{},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("traces: interceptor: %w", err)
+	}
+	return i, nil
+}
+
+// Shutdown flushes and stops the exporter (nothing for New's).
+func (p *Provider) Shutdown() {
+	if p.shutdown == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = p.shutdown(ctx)
+}
+
+// capture is otel.captureContent of this process's worker (SetCapture):
+// the activities read it at each call, so they need no field of their own.
+var capture atomic.Bool
+
+// SetCapture sets whether spans carry the answer's text and the tool
+// output, bounded (otel.captureContent; default false).
+func SetCapture(on bool) { capture.Store(on) }
+
+// startedAt is when the activity of ctx started this attempt (now
+// outside an activity).
+func startedAt(ctx context.Context) time.Time {
+	if activity.IsActivity(ctx) {
+		return activity.GetInfo(ctx).StartedTime
+	}
+	return time.Now()
+}
+
+// ModelCall records a span for a model call that ended with m, under the
+// activity's span (none: nothing): GenAI attributes, the attempt of the
+// prompt's call (retries count up), the error's type when it failed.
+func ModelCall(ctx context.Context, provider, model string, attempt int, m agent.Message) {
+	parent := trace.SpanFromContext(ctx)
+	if !parent.SpanContext().IsValid() {
+		return
+	}
+	_, span := parent.TracerProvider().Tracer(ScopeName).Start(ctx, "chat "+model,
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(startedAt(ctx)))
+	span.SetAttributes(
+		attribute.String("gen_ai.operation.name", "chat"),
+		attribute.String("gen_ai.system", provider),
+		attribute.String("gen_ai.request.model", model),
+		attribute.Int("durableagent.retry.attempt", attempt),
+		attribute.String("gen_ai.response.finish_reasons", string(m.StopReason)),
+	)
+	if m.Model != "" {
+		span.SetAttributes(attribute.String("gen_ai.response.model", m.Model))
+	}
+	if u := m.Usage; u != nil {
+		span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", u.Input), attribute.Int("gen_ai.usage.output_tokens", u.Output))
+		if u.Cost.Total > 0 {
+			span.SetAttributes(attribute.Float64("durableagent.cost_usd", u.Cost.Total))
+		}
+	}
+	if m.StopReason == agent.StopReasonError {
+		span.SetAttributes(attribute.String("error.type", errorType(m)))
+		if m.ErrorStatus != 0 {
+			span.SetAttributes(attribute.Int("http.response.status_code", m.ErrorStatus))
+		}
+		if m.ErrorType != "" {
+			span.SetAttributes(attribute.String("durableagent.provider_error_type", cut(m.ErrorType, 64)))
+		}
+		span.SetStatus(codes.Error, errorType(m))
+	}
+	if capture.Load() {
+		span.SetAttributes(attribute.String("gen_ai.completion", bound(m.Text())))
+	}
+	span.End()
+}
+
+// errorType is the class of a failed call's error as the retry policy
+// sees it (retryable, usage_limit, context_overflow, fatal): bounded,
+// and what decides what happens next.
+func errorType(m agent.Message) string {
+	return string(retry.Classify(retry.Outcome{StopReason: string(m.StopReason), ErrorMessage: m.ErrorMessage,
+		ErrorStatus: m.ErrorStatus, ErrorType: m.ErrorType, ShouldRetry: m.ShouldRetry, RetryAfterMs: m.RetryAfterMs}).Class)
+}
+
+// ToolCall records a span for a tool call that ended with res, under the
+// activity's span (none: nothing): the tool, its outcome and, for bash,
+// the exit code.
+func ToolCall(ctx context.Context, tool string, res tools.Result) {
+	parent := trace.SpanFromContext(ctx)
+	if !parent.SpanContext().IsValid() {
+		return
+	}
+	name := tool
+	if !tools.Known(name) {
+		name = "other"
+	}
+	_, span := parent.TracerProvider().Tracer(ScopeName).Start(ctx, "execute_tool "+name,
+		trace.WithTimestamp(startedAt(ctx)))
+	outcome := "ok"
+	switch {
+	case ctx.Err() != nil:
+		outcome = "cancelled"
+	case res.IsError:
+		outcome = "error"
+	}
+	span.SetAttributes(attribute.String("tool.name", name), attribute.String("durableagent.tool.outcome", outcome))
+	if code, ok := res.Details["exitCode"].(int); ok {
+		span.SetAttributes(attribute.Int("process.exit.code", code))
+	}
+	if res.IsError {
+		span.SetStatus(codes.Error, "tool call failed")
+	}
+	if capture.Load() {
+		span.SetAttributes(attribute.String("durableagent.tool.output", bound(res.Content)))
+	}
+	span.End()
+}
+
+// bound cuts s to MaxContent bytes.
+func bound(s string) string { return cut(s, MaxContent) }
+
+// cut cuts s to n bytes on a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}
