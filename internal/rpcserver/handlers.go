@@ -31,7 +31,9 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 	case rpc.CmdSteer, rpc.CmdFollowUp:
 		c.queue(ctx, cmd, cmd.typ == rpc.CmdSteer)
 	case rpc.CmdAbort:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, client.IdleOK(c.b.Abort(ctx)) })
+		c.abort(ctx, cmd)
+	case rpc.CmdClearQueue:
+		c.clearQueue(cmd)
 	case rpc.CmdAbortRetry:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, client.IdleOK(c.b.AbortRetry(ctx)) })
 	case rpc.CmdSetAutoRetry:
@@ -56,6 +58,10 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
 			return nil, c.b.ApproveTool(ctx, agent.ApproveToolPayload{ToolCallID: cmd.str["toolCallId"], Approved: cmd.enabled, Reason: cmd.str["reason"], Scope: cmd.str["scope"]})
 		})
+	case rpc.CmdGetAvailableThinkingLevels:
+		// Every model is a reasoning model here (modelObject): every level
+		// set_thinking_level takes.
+		c.respond(cmd.id, cmd.typ, rpc.ThinkingLevelsData{Levels: llm.ThinkingLevels})
 	case rpc.CmdGetCommands:
 		c.respond(cmd.id, cmd.typ, rpc.CommandsData{Commands: []any{}})
 	case rpc.CmdExportHTML:
@@ -224,6 +230,9 @@ func (c *conn) state(ctx context.Context) (any, error) {
 		SteeringMode: client.QueueMode(st.SteeringMode), FollowUpMode: client.QueueMode(st.FollowUpMode),
 		Model: &rpc.Model{ID: st.Model, Name: st.Model, Provider: st.Provider, API: agent.APIOf(st.Provider),
 			Input: []string{"text"}}}
+	c.mu.Lock()
+	out.PendingMessageCount += c.idle.len()
+	c.mu.Unlock()
 	sb, ok := c.b.(client.SessionBackend)
 	if !ok {
 		return out, nil
@@ -314,7 +323,8 @@ func (c *conn) prompt(ctx context.Context, cmd command) {
 	c.mu.Unlock()
 	// The acknowledgement is written before the follower starts, so it
 	// precedes every event of the prompt.
-	c.respond(cmd.id, cmd.typ, rpc.PromptData{WorkflowID: p.WorkflowID, RunID: p.RunID})
+	c.respond(cmd.id, cmd.typ, rpc.PromptData{Disposition: rpc.DispositionStarted, WorkflowID: p.WorkflowID, RunID: p.RunID})
+	c.deliverQueue(ctx)
 	var comp *completer
 	if isSB {
 		id := sb.SessionID()
@@ -329,26 +339,6 @@ func (c *conn) prompt(ctx context.Context, cmd command) {
 		defer stop()
 		c.follow(fctx, f, comp)
 	}()
-}
-
-// queue sends a message into the running prompt as steer or follow_up.
-func (c *conn) queue(ctx context.Context, cmd command, steer bool) {
-	if len(cmd.images) > 0 {
-		c.fail(cmd.id, cmd.typ, "images are not supported in a queued message (steer, follow_up, or a prompt with streamingBehavior): send them with a prompt of their own")
-		return
-	}
-	c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-		var err error
-		if steer {
-			err = c.b.Steer(ctx, cmd.message)
-		} else {
-			err = c.b.FollowUp(ctx, cmd.message)
-		}
-		if errors.Is(err, control.ErrNoRunningPrompt) {
-			return nil, fmt.Errorf("%w in session %s: send the message as a prompt", control.ErrNoRunningPrompt, c.b.SessionID())
-		}
-		return nil, err
-	})
 }
 
 // follow writes the prompt's events, completed (completer), until
@@ -373,6 +363,10 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 		}
 		if c.out.write(comp.complete(e)) != nil {
 			f.stop() // stdout is gone: nobody can read the events
+			return
+		}
+		if e.Type == agent.EventPromptEnd {
+			c.settled(e.Status == agent.StatusAborted)
 		}
 	})
 	if err == nil || ctx.Err() != nil {
@@ -383,6 +377,7 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 		// Terminated, timed out, ...: Temporal closed the prompt without
 		// its prompt_end; say so, not that it may still run.
 		c.fail(f.id, rpc.CmdPrompt, fmt.Sprintf("%s; its events end at seq %d", errText(err), last))
+		c.settled(false)
 		return
 	}
 	c.fail(f.id, rpc.CmdPrompt, fmt.Sprintf("follow events of prompt %s (run %s) after seq %d: %s; the prompt may still be running (get_state)",

@@ -84,6 +84,21 @@ func (h *harness) next() rpc.Line {
 	return rpc.Line{}
 }
 
+// nextRaw returns the next output line as written.
+func (h *harness) nextRaw() string {
+	h.t.Helper()
+	select {
+	case _, ok := <-h.lines:
+		if !ok {
+			h.t.Fatal("output ended")
+		}
+		return <-h.raw
+	case <-time.After(waitTimeout):
+		h.t.Fatal("no output line within the timeout")
+	}
+	return ""
+}
+
 // response returns the next line, which must be a response.
 func (h *harness) response() rpc.Response {
 	h.t.Helper()

@@ -141,19 +141,20 @@ func TestServe_PromptWhileRunningIsSessionBusy(t *testing.T) {
 	if r := h.response(); r.Success || r.ID != "p2" || !strings.HasPrefix(r.Error, "session busy") {
 		t.Errorf("second prompt = %+v, want a session busy error", r)
 	}
+	// pi 1.6: abort is answered once the session is idle, after the
+	// prompt's prompt_end and agent_settled, so `await abort(); await
+	// prompt()` starts the next prompt.
 	h.send(`{"type":"abort"}`)
-	if r, _ := h.responseAndEventsUntil(agent.EventPromptEnd); !r.Success || r.Command != "abort" {
+	evs := h.eventsUntil(rpc.EventAgentSettled)
+	if end := evs[len(evs)-2]; end.Type != agent.EventPromptEnd || end.Status != agent.StatusAborted || !evs[len(evs)-1].Aborted {
+		t.Errorf("events before the abort response end with %+v, %+v; want prompt_end aborted, agent_settled aborted", end, evs[len(evs)-1])
+	}
+	if r := h.response(); !r.Success || r.Command != "abort" {
 		t.Errorf("abort = %+v, want success", r)
 	}
 	h.send(`{"id":"p3","type":"prompt","message":"three"}`)
-	for {
-		l := h.next()
-		if l.Response != nil && l.Response.ID == "p3" {
-			if !l.Response.Success {
-				t.Errorf("prompt after prompt_end = %+v, want success", *l.Response)
-			}
-			break
-		}
+	if r := h.response(); !r.Success || r.ID != "p3" || decode[rpc.PromptData](t, r).Disposition != "started" {
+		t.Errorf("prompt right after abort = %+v, want started", r)
 	}
 	if calls := b.Calls(); strings.Join(calls, ",") != "prompt:one,abort,prompt:three" {
 		t.Errorf("backend calls = %v (the busy prompt must not reach the backend)", calls)
@@ -218,7 +219,13 @@ func TestServe_MessagesAndLastAssistantText(t *testing.T) {
 	}
 	h.send(`{"id":"p","type":"prompt","message":"question"}`)
 	h.response()
-	h.eventsUntil(agent.EventPromptEnd)
+	// pi 1.6's waitForIdle: agent_settled right after prompt_end.
+	if evs := h.eventsUntil(agent.EventPromptEnd); len(evs) == 0 {
+		t.Fatal("no events")
+	}
+	if e := h.event(); e.Type != rpc.EventAgentSettled || e.Aborted {
+		t.Errorf("after prompt_end: %+v, want agent_settled not aborted", e)
+	}
 	h.send(`{"id":"m","type":"get_messages"}`)
 	msgs := decode[rpc.MessagesData](t, h.response()).Messages
 	if len(msgs) != 3 || msgs[0].Text() != "question" || msgs[1].StopReason != agent.StopReasonError || msgs[2].Text() != "the answer" {
