@@ -349,6 +349,7 @@ func (c *conn) prompt(ctx context.Context, cmd command) {
 // prompt's id follow its last event.
 func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 	var last int64
+	timer := toolTimer{}
 	_, err := c.b.Follow(ctx, f.prompt.RunID, 0, func(e agent.Event) {
 		if !control.IsLive(e) {
 			if e.Seq <= last {
@@ -361,7 +362,7 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 			// right after it is not refused as busy.
 			c.release(f)
 		}
-		if c.out.write(comp.complete(e)) != nil {
+		if c.out.write(timer.line(comp.complete(e))) != nil {
 			f.stop() // stdout is gone: nobody can read the events
 			return
 		}

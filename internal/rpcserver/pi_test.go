@@ -198,3 +198,23 @@ func TestServe_AgentEndCarriesTheRunsMessages(t *testing.T) {
 		t.Errorf("messages: first run %+v, second run %+v", first, second)
 	}
 }
+
+// pi 1.6: tool_execution_end has durationMs, the time since the call's
+// tool_execution_start.
+func TestServe_ToolExecutionEndHasDurationMs(t *testing.T) {
+	b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour}))
+	h := serve(t, &rpcserver.Server{Backend: b})
+	h.send(`{"id":"p","type":"prompt","message":"one"}`)
+	h.response()
+	h.eventsUntil(agent.EventAutoRetryStart)
+	run, _ := b.Started(t.Context())
+	at := time.Date(2026, 12, 4, 7, 0, 0, 0, time.UTC)
+	run.Emit(agent.Event{Type: agent.EventToolExecutionStart, Time: at, ToolCallID: "c1", ToolName: "bash", Args: []byte(`{}`)})
+	run.Emit(agent.Event{Type: agent.EventToolExecutionEnd, Time: at.Add(1234 * time.Millisecond), ToolCallID: "c1", ToolName: "bash",
+		ToolResult: &agent.ToolResult{Content: []agent.ContentBlock{{Type: "text", Text: "ok"}}}})
+	h.nextRaw()
+	end := h.nextRaw()
+	if !strings.Contains(end, `"type":"tool_execution_end"`) || !strings.HasSuffix(end, `,"durationMs":1234}`) {
+		t.Errorf("tool_execution_end = %s", end)
+	}
+}
