@@ -350,6 +350,7 @@ func (c *conn) prompt(ctx context.Context, cmd command) {
 func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 	var last int64
 	timer := toolTimer{}
+	names := &compactionNamer{}
 	_, err := c.b.Follow(ctx, f.prompt.RunID, 0, func(e agent.Event) {
 		if !control.IsLive(e) {
 			if e.Seq <= last {
@@ -362,7 +363,12 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 			// right after it is not refused as busy.
 			c.release(f)
 		}
-		if c.out.write(timer.line(comp.complete(e))) != nil {
+		ce := comp.complete(e)
+		line, renamed := names.line(ce)
+		if !renamed {
+			line = timer.line(ce)
+		}
+		if c.out.write(line) != nil {
 			f.stop() // stdout is gone: nobody can read the events
 			return
 		}
@@ -401,17 +407,21 @@ func (c *conn) release(f *follower) {
 // send abort_retry.
 func (c *conn) compact(cmd command) {
 	c.background(cmd, func(ctx context.Context) (any, error) {
+		_ = c.out.write(manualStart())
 		res, err := c.b.Compact(ctx, cmd.customInstructions, func(e agent.Event) {
 			if ctx.Err() == nil {
-				_ = c.out.write(e)
+				_ = c.out.write(summaryRetryLine(e))
 			}
 		})
 		switch {
 		case err != nil:
+			_ = c.out.write(manualEnd(nil, errText(err)))
 			return nil, err
 		case res.NothingToCompact || res.Result == nil:
+			_ = c.out.write(manualEnd(nil, rpc.NothingToCompactError))
 			return nil, client.TerminalError(rpc.NothingToCompactError)
 		}
+		_ = c.out.write(manualEnd(res.Result, ""))
 		return res.Result, nil
 	})
 }

@@ -218,3 +218,23 @@ func TestServe_ToolExecutionEndHasDurationMs(t *testing.T) {
 		t.Errorf("tool_execution_end = %s", end)
 	}
 }
+
+// pi's names for a prompt's compaction: compaction_start {reason} and
+// compaction_end with the same reason.
+func TestServe_PromptCompactionEventsHavePiNames(t *testing.T) {
+	b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour}))
+	h := serve(t, &rpcserver.Server{Backend: b})
+	h.send(`{"id":"p","type":"prompt","message":"one"}`)
+	h.response()
+	h.eventsUntil(agent.EventAutoRetryStart)
+	run, _ := b.Started(t.Context())
+	run.Emit(agent.Event{Type: agent.EventAutoCompactionStart, Reason: "overflow"})
+	run.Emit(agent.Event{Type: agent.EventAutoCompactionEnd, WillRetry: true, Result: &agent.CompactionResult{Summary: "s", TokensBefore: 9}})
+	start, end := h.event(), h.event()
+	if start.Type != "compaction_start" || start.Reason != "overflow" {
+		t.Errorf("start = %+v", start)
+	}
+	if end.Type != "compaction_end" || end.Reason != "overflow" || !end.WillRetry || end.Result == nil || end.Result.Summary != "s" {
+		t.Errorf("end = %+v", end)
+	}
+}

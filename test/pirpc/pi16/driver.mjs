@@ -45,8 +45,14 @@ const users = (evs) => only(evs, "message_end", (e) => e.message.role === "user"
 
 async function main() {
 	step = "promptAndWait through a retry";
-	const a = await client("pi16-a", ["--scripted.faults", "503 Service Unavailable;text:done after a retry", "--retry.baseDelayMs", "300"]);
+	const a = await client("pi16-a", [
+		"--scripted.faults", `tool:bash {"command":"echo hi"};503 Service Unavailable;text:done after a retry`,
+		"--retry.baseDelayMs", "300", "--compaction.keepRecentTokens", "40",
+	]);
 	const evs = await a.promptAndWait("hello", undefined, 45000);
+	const toolEnd = only(evs, "tool_execution_end")[0];
+	assert.equal(typeof toolEnd.durationMs, "number");
+	assert.ok(toolEnd.durationMs >= 0);
 	assert.deepEqual(evs.slice(-2).map((e) => e.type), ["prompt_end", "agent_settled"]);
 	assert.equal(evs.at(-1).aborted, false);
 	assert.equal(only(evs, "auto_retry_start").length, 1, "agent_settled came after the retry, not at the first agent_end");
@@ -79,6 +85,21 @@ async function main() {
 	const evs2 = await a.promptAndWait("third", undefined, 45000);
 	assert.deepEqual(users(evs2), ["third", "use short words", "then say bye"]);
 	assert.equal(only(evs2, "prompt_end")[0].status, "completed");
+
+	step = "compact: compaction_start/compaction_end, reason manual";
+	const compEvents = [];
+	const offC = a.onEvent((e) => e.type.startsWith("compaction_") && compEvents.push(e));
+	const comp = await a.compact();
+	offC();
+	assert.ok(comp.summary.length > 0);
+	assert.deepEqual(compEvents.map((e) => [e.type, e.reason]), [["compaction_start", "manual"], ["compaction_end", "manual"]]);
+	assert.equal(compEvents[1].result.summary, comp.summary);
+	assert.equal(compEvents[1].aborted, false);
+	assert.equal(compEvents[1].willRetry, false);
+
+	step = "getSessionStats contextUsage";
+	const stats = await a.getSessionStats();
+	assert.equal(stats.contextUsage.contextWindow, 200000);
 
 	step = "getAvailableThinkingLevels";
 	const levels = await a.getAvailableThinkingLevels();
