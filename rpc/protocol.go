@@ -48,6 +48,8 @@ const (
 	// pi 1.6's (@earendil-works/pi-coding-agent 1.6.0).
 	CmdClearQueue                 = "clear_queue"
 	CmdGetAvailableThinkingLevels = "get_available_thinking_levels"
+	CmdGetEntries                 = "get_entries"
+	CmdGetTree                    = "get_tree"
 )
 
 // CommandTypes lists every command type, in documentation order.
@@ -57,7 +59,7 @@ var CommandTypes = []string{
 	CmdCompact, CmdSetAutoCompaction, CmdSetAutoRetry, CmdAbortRetry, CmdBash, CmdAbortBash, CmdGetSessionStats,
 	CmdExportHTML, CmdSwitchSession, CmdFork, CmdClone, CmdGetForkMessages, CmdGetLastAssistantText,
 	CmdSetSessionName, CmdGetMessages, CmdGetCommands, CmdApproveTool,
-	CmdClearQueue, CmdGetAvailableThinkingLevels,
+	CmdClearQueue, CmdGetAvailableThinkingLevels, CmdGetEntries, CmdGetTree,
 }
 
 // ParseCommand is the Response.Command of a line that has no usable
@@ -182,6 +184,25 @@ type QueueEvent struct {
 // ThinkingLevelsData is the data of get_available_thinking_levels.
 type ThinkingLevelsData struct {
 	Levels []string `json:"levels"`
+}
+
+// EntriesData is the data of get_entries: session entries in the session
+// file's shape, and the current leaf.
+type EntriesData struct {
+	Entries []json.RawMessage `json:"entries"`
+	LeafID  string            `json:"leafId,omitempty"`
+}
+
+// TreeData is the data of get_tree: the entries as a tree by parentId.
+type TreeData struct {
+	Tree   []*TreeNode `json:"tree"`
+	LeafID string      `json:"leafId,omitempty"`
+}
+
+// TreeNode is one entry of get_tree with its children.
+type TreeNode struct {
+	Entry    json.RawMessage `json:"entry"`
+	Children []*TreeNode     `json:"children"`
 }
 
 // QueueData is the data of clear_queue: the texts it removed.

@@ -151,6 +151,10 @@ func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd
 		c.bash(sb, cmd)
 	case rpc.CmdAbortBash:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, sb.AbortBash(ctx) })
+	case rpc.CmdGetEntries:
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return entries(ctx, sb, cmd.str["since"]) })
+	case rpc.CmdGetTree:
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return tree(ctx, sb) })
 	default:
 		// parseCommand knows every type; this is a programming error.
 		c.fail(cmd.id, cmd.typ, fmt.Sprintf("command %q has no handler", cmd.typ))

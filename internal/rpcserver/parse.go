@@ -90,6 +90,8 @@ var commandFields = map[string][]fieldSpec{
 	rpc.CmdApproveTool:                {{"toolCallId", kindString, true}, {"approved", kindBool, true}, {"reason", kindString, false}, {"scope", kindString, false}},
 	rpc.CmdClearQueue:                 nil,
 	rpc.CmdGetAvailableThinkingLevels: nil,
+	rpc.CmdGetEntries:                 {{"since", kindString, false}},
+	rpc.CmdGetTree:                    nil,
 }
 
 // parseCommand decodes and checks one input line.

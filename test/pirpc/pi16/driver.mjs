@@ -97,6 +97,19 @@ async function main() {
 	assert.equal(compEvents[1].aborted, false);
 	assert.equal(compEvents[1].willRetry, false);
 
+	step = "getEntries (since) and getTree";
+	const all = await a.getEntries();
+	assert.ok(all.entries.length > 3);
+	assert.ok(all.entries.some((e) => e.id === all.leafId));
+	assert.ok(all.entries.some((e) => e.type === "compaction"));
+	const later = await a.getEntries(all.entries.at(-2).id);
+	assert.deepEqual(later.entries.map((e) => e.id), [all.entries.at(-1).id]);
+	await assert.rejects(a.getEntries("no-such-entry"), /Entry not found: no-such-entry/);
+	const tr = await a.getTree();
+	assert.equal(tr.leafId, all.leafId);
+	assert.equal(tr.tree.length, 1);
+	assert.equal(tr.tree[0].entry.id, all.entries[0].id);
+
 	step = "getSessionStats contextUsage";
 	const stats = await a.getSessionStats();
 	assert.equal(stats.contextUsage.contextWindow, 200000);
