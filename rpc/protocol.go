@@ -166,7 +166,24 @@ const (
 	// EventQueueUpdate is the messages queued for the next prompt by
 	// this connection whenever they change.
 	EventQueueUpdate = "queue_update"
+	// EventThinkingLevelChanged and EventSessionInfoChanged follow a
+	// change this connection made (set_thinking_level,
+	// cycle_thinking_level; set_session_name), before its response.
+	EventThinkingLevelChanged = "thinking_level_changed"
+	EventSessionInfoChanged   = "session_info_changed"
 )
+
+// ThinkingLevelEvent is thinking_level_changed.
+type ThinkingLevelEvent struct {
+	Type  string `json:"type"`
+	Level string `json:"level"`
+}
+
+// SessionInfoEvent is session_info_changed.
+type SessionInfoEvent struct {
+	Type string `json:"type"`
+	Name string `json:"name"`
+}
 
 // SettledEvent is agent_settled: aborted when the prompt was aborted.
 type SettledEvent struct {

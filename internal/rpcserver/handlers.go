@@ -121,7 +121,13 @@ func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd
 			return out, nil
 		})
 	case rpc.CmdSetSessionName:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, sb.SetSessionName(ctx, cmd.str["name"]) })
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
+			if err := sb.SetSessionName(ctx, cmd.str["name"]); err != nil {
+				return nil, err
+			}
+			_ = c.out.write(rpc.SessionInfoEvent{Type: rpc.EventSessionInfoChanged, Name: cmd.str["name"]})
+			return nil, nil
+		})
 	case rpc.CmdSetModel:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
 			return setModel(ctx, sb, cmd.str["provider"], cmd.str["modelId"])
@@ -131,7 +137,7 @@ func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd
 	case rpc.CmdGetAvailableModels:
 		c.respond(cmd.id, cmd.typ, rpc.ModelsData{Models: models(sb)})
 	case rpc.CmdSetThinkingLevel:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, sb.SetThinkingLevel(ctx, cmd.str["level"]) })
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, c.setThinkingLevel(ctx, sb, cmd.str["level"]) })
 	case rpc.CmdCycleThinkingLevel:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
 			info, err := sb.Info(ctx)
@@ -139,7 +145,7 @@ func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd
 				return nil, err
 			}
 			next := nextOf(cycleThinkingLevels, info.ThinkingLevel)
-			return rpc.ThinkingLevelData{Level: next}, sb.SetThinkingLevel(ctx, next)
+			return rpc.ThinkingLevelData{Level: next}, c.setThinkingLevel(ctx, sb, next)
 		})
 	case rpc.CmdSetSteeringMode, rpc.CmdSetFollowUpMode:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
@@ -460,4 +466,14 @@ func (c *conn) background(cmd command, fn func(context.Context) (any, error)) {
 		}
 		c.respond(cmd.id, cmd.typ, data)
 	}()
+}
+
+// setThinkingLevel sets the level and says so (pi 1.6's
+// thinking_level_changed, before the response).
+func (c *conn) setThinkingLevel(ctx context.Context, sb client.SessionBackend, level string) error {
+	if err := sb.SetThinkingLevel(ctx, level); err != nil {
+		return err
+	}
+	_ = c.out.write(rpc.ThinkingLevelEvent{Type: rpc.EventThinkingLevelChanged, Level: level})
+	return nil
 }

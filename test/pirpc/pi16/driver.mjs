@@ -117,7 +117,10 @@ async function main() {
 	step = "getAvailableThinkingLevels";
 	const levels = await a.getAvailableThinkingLevels();
 	assert.deepEqual(levels.slice(0, 5), ["off", "minimal", "low", "medium", "high"]);
+	let changed;
+	a.onEvent((e) => e.type === "thinking_level_changed" && (changed = e.level));
 	await a.setThinkingLevel(levels.at(-1));
+	assert.equal(changed, levels.at(-1), "thinking_level_changed came before the response");
 	assert.equal((await a.getState()).thinkingLevel, levels.at(-1));
 	await a.stop();
 
