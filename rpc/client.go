@@ -31,7 +31,7 @@ func (e *CommandError) Error() string { return "rpc " + e.Command + ": " + e.Mes
 // Events are delivered to OnEvent listeners in order, on a goroutine of
 // their own, so a listener may call the client (for example AbortRetry on
 // auto_retry_start). Unlike the original TypeScript client, auto_retry_*
-// and auto_compaction_* events reach the listeners like every other event.
+// and compaction_* events reach the listeners like every other event.
 type Client struct {
 	opts    options
 	cmd     *exec.Cmd

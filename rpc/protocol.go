@@ -45,6 +45,11 @@ const (
 	// CmdApproveTool is ours (the terminal agent has no tool approval):
 	// the approve_tool update of the running prompt.
 	CmdApproveTool = agent.UpdateApproveTool
+	// pi 1.6's (@earendil-works/pi-coding-agent 1.6.0).
+	CmdClearQueue                 = "clear_queue"
+	CmdGetAvailableThinkingLevels = "get_available_thinking_levels"
+	CmdGetEntries                 = "get_entries"
+	CmdGetTree                    = "get_tree"
 )
 
 // CommandTypes lists every command type, in documentation order.
@@ -54,6 +59,7 @@ var CommandTypes = []string{
 	CmdCompact, CmdSetAutoCompaction, CmdSetAutoRetry, CmdAbortRetry, CmdBash, CmdAbortBash, CmdGetSessionStats,
 	CmdExportHTML, CmdSwitchSession, CmdFork, CmdClone, CmdGetForkMessages, CmdGetLastAssistantText,
 	CmdSetSessionName, CmdGetMessages, CmdGetCommands, CmdApproveTool,
+	CmdClearQueue, CmdGetAvailableThinkingLevels, CmdGetEntries, CmdGetTree,
 }
 
 // ParseCommand is the Response.Command of a line that has no usable
@@ -136,8 +142,90 @@ type Response struct {
 // the Temporal UI or with `temporal workflow`). A prompt queued with
 // streamingBehavior has none.
 type PromptData struct {
-	WorkflowID string `json:"workflowId"`
-	RunID      string `json:"runId"`
+	// Disposition is pi 1.6's: "started" (a prompt of its own runs),
+	// "queued" (steer, follow_up, or a prompt with streamingBehavior).
+	Disposition string `json:"disposition"`
+	WorkflowID  string `json:"workflowId,omitempty"`
+	RunID       string `json:"runId,omitempty"`
+}
+
+// Dispositions of a prompt, steer or follow_up (pi 1.6's
+// PromptDisposition; "handled" never happens here: there are no
+// extension commands).
+const (
+	DispositionStarted = "started"
+	DispositionQueued  = "queued"
+)
+
+// Events this protocol adds to the product's agent.Event stream (pi 1.6).
+const (
+	// EventAgentSettled follows prompt_end: the session is idle (after
+	// retries, overflow compaction and follow-ups), so a prompt sent now
+	// starts. pi 1.6's waitForIdle and promptAndWait wait for it.
+	EventAgentSettled = "agent_settled"
+	// EventQueueUpdate is the messages queued for the next prompt by
+	// this connection whenever they change.
+	EventQueueUpdate = "queue_update"
+	// EventThinkingLevelChanged and EventSessionInfoChanged follow a
+	// change this connection made (set_thinking_level,
+	// cycle_thinking_level; set_session_name), before its response.
+	EventThinkingLevelChanged = "thinking_level_changed"
+	EventSessionInfoChanged   = "session_info_changed"
+)
+
+// ThinkingLevelEvent is thinking_level_changed.
+type ThinkingLevelEvent struct {
+	Type  string `json:"type"`
+	Level string `json:"level"`
+}
+
+// SessionInfoEvent is session_info_changed.
+type SessionInfoEvent struct {
+	Type string `json:"type"`
+	Name string `json:"name"`
+}
+
+// SettledEvent is agent_settled: aborted when the prompt was aborted.
+type SettledEvent struct {
+	Type    string `json:"type"`
+	Aborted bool   `json:"aborted"`
+}
+
+// QueueEvent is queue_update: the texts of the queued messages.
+type QueueEvent struct {
+	Type     string   `json:"type"`
+	Steering []string `json:"steering"`
+	FollowUp []string `json:"followUp"`
+}
+
+// ThinkingLevelsData is the data of get_available_thinking_levels.
+type ThinkingLevelsData struct {
+	Levels []string `json:"levels"`
+}
+
+// EntriesData is the data of get_entries: session entries in the session
+// file's shape, and the current leaf.
+type EntriesData struct {
+	Entries []json.RawMessage `json:"entries"`
+	LeafID  string            `json:"leafId,omitempty"`
+}
+
+// TreeData is the data of get_tree: the entries as a tree by parentId.
+type TreeData struct {
+	Tree   []*TreeNode `json:"tree"`
+	LeafID string      `json:"leafId,omitempty"`
+}
+
+// TreeNode is one entry of get_tree with its children.
+type TreeNode struct {
+	Entry    json.RawMessage `json:"entry"`
+	Children []*TreeNode     `json:"children"`
+}
+
+// QueueData is the data of clear_queue: the texts it removed.
+type QueueData struct {
+	Steering []string `json:"steering"`
+	FollowUp []string `json:"followUp"`
 }
 
 // Model is the terminal agent's Model object (get_state, set_model,

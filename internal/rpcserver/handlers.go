@@ -31,7 +31,9 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 	case rpc.CmdSteer, rpc.CmdFollowUp:
 		c.queue(ctx, cmd, cmd.typ == rpc.CmdSteer)
 	case rpc.CmdAbort:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, client.IdleOK(c.b.Abort(ctx)) })
+		c.abort(ctx, cmd)
+	case rpc.CmdClearQueue:
+		c.clearQueue(cmd)
 	case rpc.CmdAbortRetry:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, client.IdleOK(c.b.AbortRetry(ctx)) })
 	case rpc.CmdSetAutoRetry:
@@ -56,6 +58,10 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
 			return nil, c.b.ApproveTool(ctx, agent.ApproveToolPayload{ToolCallID: cmd.str["toolCallId"], Approved: cmd.enabled, Reason: cmd.str["reason"], Scope: cmd.str["scope"]})
 		})
+	case rpc.CmdGetAvailableThinkingLevels:
+		// Every model is a reasoning model here (modelObject): every level
+		// set_thinking_level takes.
+		c.respond(cmd.id, cmd.typ, rpc.ThinkingLevelsData{Levels: llm.ThinkingLevels})
 	case rpc.CmdGetCommands:
 		c.respond(cmd.id, cmd.typ, rpc.CommandsData{Commands: []any{}})
 	case rpc.CmdExportHTML:
@@ -115,7 +121,13 @@ func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd
 			return out, nil
 		})
 	case rpc.CmdSetSessionName:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, sb.SetSessionName(ctx, cmd.str["name"]) })
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
+			if err := sb.SetSessionName(ctx, cmd.str["name"]); err != nil {
+				return nil, err
+			}
+			_ = c.out.write(rpc.SessionInfoEvent{Type: rpc.EventSessionInfoChanged, Name: cmd.str["name"]})
+			return nil, nil
+		})
 	case rpc.CmdSetModel:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
 			return setModel(ctx, sb, cmd.str["provider"], cmd.str["modelId"])
@@ -125,7 +137,7 @@ func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd
 	case rpc.CmdGetAvailableModels:
 		c.respond(cmd.id, cmd.typ, rpc.ModelsData{Models: models(sb)})
 	case rpc.CmdSetThinkingLevel:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, sb.SetThinkingLevel(ctx, cmd.str["level"]) })
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, c.setThinkingLevel(ctx, sb, cmd.str["level"]) })
 	case rpc.CmdCycleThinkingLevel:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
 			info, err := sb.Info(ctx)
@@ -133,7 +145,7 @@ func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd
 				return nil, err
 			}
 			next := nextOf(cycleThinkingLevels, info.ThinkingLevel)
-			return rpc.ThinkingLevelData{Level: next}, sb.SetThinkingLevel(ctx, next)
+			return rpc.ThinkingLevelData{Level: next}, c.setThinkingLevel(ctx, sb, next)
 		})
 	case rpc.CmdSetSteeringMode, rpc.CmdSetFollowUpMode:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
@@ -145,6 +157,10 @@ func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd
 		c.bash(sb, cmd)
 	case rpc.CmdAbortBash:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, sb.AbortBash(ctx) })
+	case rpc.CmdGetEntries:
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return entries(ctx, sb, cmd.str["since"]) })
+	case rpc.CmdGetTree:
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return tree(ctx, sb) })
 	default:
 		// parseCommand knows every type; this is a programming error.
 		c.fail(cmd.id, cmd.typ, fmt.Sprintf("command %q has no handler", cmd.typ))
@@ -224,6 +240,9 @@ func (c *conn) state(ctx context.Context) (any, error) {
 		SteeringMode: client.QueueMode(st.SteeringMode), FollowUpMode: client.QueueMode(st.FollowUpMode),
 		Model: &rpc.Model{ID: st.Model, Name: st.Model, Provider: st.Provider, API: agent.APIOf(st.Provider),
 			Input: []string{"text"}}}
+	c.mu.Lock()
+	out.PendingMessageCount += c.idle.len()
+	c.mu.Unlock()
 	sb, ok := c.b.(client.SessionBackend)
 	if !ok {
 		return out, nil
@@ -314,7 +333,8 @@ func (c *conn) prompt(ctx context.Context, cmd command) {
 	c.mu.Unlock()
 	// The acknowledgement is written before the follower starts, so it
 	// precedes every event of the prompt.
-	c.respond(cmd.id, cmd.typ, rpc.PromptData{WorkflowID: p.WorkflowID, RunID: p.RunID})
+	c.respond(cmd.id, cmd.typ, rpc.PromptData{Disposition: rpc.DispositionStarted, WorkflowID: p.WorkflowID, RunID: p.RunID})
+	c.deliverQueue(ctx)
 	var comp *completer
 	if isSB {
 		id := sb.SessionID()
@@ -331,26 +351,6 @@ func (c *conn) prompt(ctx context.Context, cmd command) {
 	}()
 }
 
-// queue sends a message into the running prompt as steer or follow_up.
-func (c *conn) queue(ctx context.Context, cmd command, steer bool) {
-	if len(cmd.images) > 0 {
-		c.fail(cmd.id, cmd.typ, "images are not supported in a queued message (steer, follow_up, or a prompt with streamingBehavior): send them with a prompt of their own")
-		return
-	}
-	c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-		var err error
-		if steer {
-			err = c.b.Steer(ctx, cmd.message)
-		} else {
-			err = c.b.FollowUp(ctx, cmd.message)
-		}
-		if errors.Is(err, control.ErrNoRunningPrompt) {
-			return nil, fmt.Errorf("%w in session %s: send the message as a prompt", control.ErrNoRunningPrompt, c.b.SessionID())
-		}
-		return nil, err
-	})
-}
-
 // follow writes the prompt's events, completed (completer), until
 // prompt_end. The terminal agent reports a prompt that failed after its
 // acknowledgement through events only, and so does this: agent_end
@@ -359,6 +359,8 @@ func (c *conn) queue(ctx context.Context, cmd command, steer bool) {
 // prompt's id follow its last event.
 func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 	var last int64
+	timer := toolTimer{}
+	names := &compactionNamer{}
 	_, err := c.b.Follow(ctx, f.prompt.RunID, 0, func(e agent.Event) {
 		if !control.IsLive(e) {
 			if e.Seq <= last {
@@ -371,8 +373,17 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 			// right after it is not refused as busy.
 			c.release(f)
 		}
-		if c.out.write(comp.complete(e)) != nil {
+		ce := comp.complete(e)
+		line, renamed := names.line(ce)
+		if !renamed {
+			line = timer.line(ce)
+		}
+		if c.out.write(line) != nil {
 			f.stop() // stdout is gone: nobody can read the events
+			return
+		}
+		if e.Type == agent.EventPromptEnd {
+			c.settled(e.Status == agent.StatusAborted)
 		}
 	})
 	if err == nil || ctx.Err() != nil {
@@ -383,6 +394,7 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 		// Terminated, timed out, ...: Temporal closed the prompt without
 		// its prompt_end; say so, not that it may still run.
 		c.fail(f.id, rpc.CmdPrompt, fmt.Sprintf("%s; its events end at seq %d", errText(err), last))
+		c.settled(false)
 		return
 	}
 	c.fail(f.id, rpc.CmdPrompt, fmt.Sprintf("follow events of prompt %s (run %s) after seq %d: %s; the prompt may still be running (get_state)",
@@ -405,17 +417,21 @@ func (c *conn) release(f *follower) {
 // send abort_retry.
 func (c *conn) compact(cmd command) {
 	c.background(cmd, func(ctx context.Context) (any, error) {
+		_ = c.out.write(manualStart())
 		res, err := c.b.Compact(ctx, cmd.customInstructions, func(e agent.Event) {
 			if ctx.Err() == nil {
-				_ = c.out.write(e)
+				_ = c.out.write(summaryRetryLine(e))
 			}
 		})
 		switch {
 		case err != nil:
+			_ = c.out.write(manualEnd(nil, errText(err)))
 			return nil, err
 		case res.NothingToCompact || res.Result == nil:
+			_ = c.out.write(manualEnd(nil, rpc.NothingToCompactError))
 			return nil, client.TerminalError(rpc.NothingToCompactError)
 		}
+		_ = c.out.write(manualEnd(res.Result, ""))
 		return res.Result, nil
 	})
 }
@@ -450,4 +466,14 @@ func (c *conn) background(cmd command, fn func(context.Context) (any, error)) {
 		}
 		c.respond(cmd.id, cmd.typ, data)
 	}()
+}
+
+// setThinkingLevel sets the level and says so (pi 1.6's
+// thinking_level_changed, before the response).
+func (c *conn) setThinkingLevel(ctx context.Context, sb client.SessionBackend, level string) error {
+	if err := sb.SetThinkingLevel(ctx, level); err != nil {
+		return err
+	}
+	_ = c.out.write(rpc.ThinkingLevelEvent{Type: rpc.EventThinkingLevelChanged, Level: level})
+	return nil
 }

@@ -84,6 +84,21 @@ func (h *harness) next() rpc.Line {
 	return rpc.Line{}
 }
 
+// nextRaw returns the next output line as written.
+func (h *harness) nextRaw() string {
+	h.t.Helper()
+	select {
+	case _, ok := <-h.lines:
+		if !ok {
+			h.t.Fatal("output ended")
+		}
+		return <-h.raw
+	case <-time.After(waitTimeout):
+		h.t.Fatal("no output line within the timeout")
+	}
+	return ""
+}
+
 // response returns the next line, which must be a response.
 func (h *harness) response() rpc.Response {
 	h.t.Helper()
@@ -115,30 +130,6 @@ func (h *harness) eventsUntil(typ string) []agent.Event {
 			return evs
 		}
 	}
-}
-
-// responseAndEventsUntil reads lines until it has one response and an
-// event of type typ, in whichever order they come: a command's effects
-// may be written before its response, since responses and events are
-// independent streams (each with its own fixed order).
-func (h *harness) responseAndEventsUntil(typ string) (rpc.Response, []agent.Event) {
-	h.t.Helper()
-	var resp *rpc.Response
-	var evs []agent.Event
-	for resp == nil || len(evs) == 0 || evs[len(evs)-1].Type != typ {
-		l := h.next()
-		switch {
-		case l.Response != nil && resp == nil:
-			resp = l.Response
-		case l.Response != nil:
-			h.t.Fatalf("a second response came: %+v", *l.Response)
-		case len(evs) > 0 && evs[len(evs)-1].Type == typ:
-			h.t.Fatalf("an event after %s came before the response: %+v", typ, *l.Event)
-		default:
-			evs = append(evs, *l.Event)
-		}
-	}
-	return *resp, evs
 }
 
 // closeInput closes stdin and waits for Serve to return.

@@ -37,7 +37,7 @@ func TestServe_PromptWhileRunningWithStreamingBehavior(t *testing.T) {
 	} {
 		h.send(tc.line)
 		r := h.response()
-		if r.Success != tc.ok || r.Command != tc.command || !strings.Contains(r.Error, tc.err) || (tc.ok && r.Data != nil) {
+		if r.Success != tc.ok || r.Command != tc.command || !strings.Contains(r.Error, tc.err) || (tc.ok && string(r.Data) != `{"disposition":"queued"}`) {
 			t.Errorf("%s → %+v", tc.line, r)
 		}
 	}
@@ -57,12 +57,72 @@ func TestServe_PromptWhileRunningWithStreamingBehavior(t *testing.T) {
 	}
 }
 
-// steer without a running prompt says so and what to do instead.
-func TestServe_SteerWithoutPrompt(t *testing.T) {
+// pi 1.6: steer and follow_up without a running prompt are queued (a
+// queue_update says so, get_state counts them) and the next prompt
+// receives them, steering first; clear_queue empties the queue and
+// returns the texts.
+func TestServe_SteerWhileIdleQueuesForTheNextPrompt(t *testing.T) {
+	b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour}))
+	h := serve(t, &rpcserver.Server{Backend: b})
+	h.send(`{"id":"f","type":"follow_up","message":"then docs"}`)
+	if e := h.event(); e.Type != rpc.EventQueueUpdate {
+		t.Fatalf("event = %+v, want queue_update", e)
+	}
+	if r := h.response(); !r.Success || string(r.Data) != `{"disposition":"queued"}` {
+		t.Errorf("follow_up when idle = %+v", r)
+	}
+	h.send(`{"id":"s","type":"steer","message":"use go"}`)
+	h.event()
+	h.response()
+	h.send(`{"id":"st","type":"get_state"}`)
+	if st := decode[rpc.SessionState](t, h.response()); st.PendingMessageCount != 2 {
+		t.Errorf("pendingMessageCount = %d, want 2", st.PendingMessageCount)
+	}
+	h.send(`{"id":"p","type":"prompt","message":"write it"}`)
+	if r := h.response(); decode[rpc.PromptData](t, r).Disposition != "started" {
+		t.Errorf("prompt = %+v", r)
+	}
+	if l := h.nextRaw(); l != `{"type":"queue_update","steering":[],"followUp":[]}` {
+		t.Errorf("after the prompt's acknowledgement: %s", l)
+	}
+	// The first two are the signals that found no prompt running.
+	if got := strings.Join(b.Calls(), ","); got != "follow_up:then docs,steer:use go,prompt:write it,steer:use go,follow_up:then docs" {
+		t.Errorf("backend calls = %s", got)
+	}
+
+	// clear_queue while the prompt runs: its queue is in the workflow.
+	h.send(`{"id":"c","type":"clear_queue"}`)
+	for {
+		l := h.next()
+		if l.Response != nil {
+			if l.Response.Success || !strings.Contains(l.Response.Error, "clear_queue while prompt") {
+				t.Errorf("clear_queue while running = %+v", *l.Response)
+			}
+			break
+		}
+	}
+}
+
+func TestServe_ClearQueueReturnsTheIdleQueue(t *testing.T) {
 	h := serve(t, &rpcserver.Server{Backend: newFake(nil)})
-	h.send(`{"id":"s","type":"steer","message":"x"}`)
-	if r := h.response(); r.Success || !strings.Contains(r.Error, "no running prompt in session s1: send the message as a prompt") {
-		t.Errorf("steer when idle = %+v", r)
+	h.send(`{"id":"s","type":"steer","message":"a"}`)
+	h.event()
+	h.response()
+	h.send(`{"id":"f","type":"follow_up","message":"b"}`)
+	if l := h.nextRaw(); l != `{"type":"queue_update","steering":["a"],"followUp":["b"]}` {
+		t.Errorf("after follow_up: %s", l)
+	}
+	h.response()
+	h.send(`{"id":"c","type":"clear_queue"}`)
+	if l := h.nextRaw(); l != `{"type":"queue_update","steering":[],"followUp":[]}` {
+		t.Errorf("after clear_queue: %s", l)
+	}
+	if r := h.response(); string(r.Data) != `{"steering":["a"],"followUp":["b"]}` {
+		t.Errorf("clear_queue = %s", r.Data)
+	}
+	h.send(`{"id":"c2","type":"clear_queue"}`)
+	if r := h.response(); string(r.Data) != `{"steering":[],"followUp":[]}` {
+		t.Errorf("second clear_queue = %s", r.Data)
 	}
 }
 
@@ -136,5 +196,45 @@ func TestServe_AgentEndCarriesTheRunsMessages(t *testing.T) {
 	if len(first) != 1 || first[0].StopReason != agent.StopReasonError || first[0].Usage == nil ||
 		len(second) != 1 || second[0].Text() != "the answer" || second[0].Usage == nil {
 		t.Errorf("messages: first run %+v, second run %+v", first, second)
+	}
+}
+
+// pi 1.6: tool_execution_end has durationMs, the time since the call's
+// tool_execution_start.
+func TestServe_ToolExecutionEndHasDurationMs(t *testing.T) {
+	b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour}))
+	h := serve(t, &rpcserver.Server{Backend: b})
+	h.send(`{"id":"p","type":"prompt","message":"one"}`)
+	h.response()
+	h.eventsUntil(agent.EventAutoRetryStart)
+	run, _ := b.Started(t.Context())
+	at := time.Date(2026, 12, 4, 7, 0, 0, 0, time.UTC)
+	run.Emit(agent.Event{Type: agent.EventToolExecutionStart, Time: at, ToolCallID: "c1", ToolName: "bash", Args: []byte(`{}`)})
+	run.Emit(agent.Event{Type: agent.EventToolExecutionEnd, Time: at.Add(1234 * time.Millisecond), ToolCallID: "c1", ToolName: "bash",
+		ToolResult: &agent.ToolResult{Content: []agent.ContentBlock{{Type: "text", Text: "ok"}}}})
+	h.nextRaw()
+	end := h.nextRaw()
+	if !strings.Contains(end, `"type":"tool_execution_end"`) || !strings.HasSuffix(end, `,"durationMs":1234}`) {
+		t.Errorf("tool_execution_end = %s", end)
+	}
+}
+
+// pi's names for a prompt's compaction: compaction_start {reason} and
+// compaction_end with the same reason.
+func TestServe_PromptCompactionEventsHavePiNames(t *testing.T) {
+	b := newFake(rpcfake.RetryChain(rpcfake.Chain{Errors: []string{"503 Service Unavailable"}, BaseDelay: time.Hour}))
+	h := serve(t, &rpcserver.Server{Backend: b})
+	h.send(`{"id":"p","type":"prompt","message":"one"}`)
+	h.response()
+	h.eventsUntil(agent.EventAutoRetryStart)
+	run, _ := b.Started(t.Context())
+	run.Emit(agent.Event{Type: agent.EventAutoCompactionStart, Reason: "overflow"})
+	run.Emit(agent.Event{Type: agent.EventAutoCompactionEnd, WillRetry: true, Result: &agent.CompactionResult{Summary: "s", TokensBefore: 9}})
+	start, end := h.event(), h.event()
+	if start.Type != "compaction_start" || start.Reason != "overflow" {
+		t.Errorf("start = %+v", start)
+	}
+	if end.Type != "compaction_end" || end.Reason != "overflow" || !end.WillRetry || end.Result == nil || end.Result.Summary != "s" {
+		t.Errorf("end = %+v", end)
 	}
 }

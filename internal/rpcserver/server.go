@@ -120,6 +120,7 @@ type conn struct {
 
 	mu     sync.Mutex
 	active *follower // the prompt being followed, nil when idle
+	idle   idleQueue // messages queued while idle, for the next prompt
 }
 
 // shutdown detaches from running work and waits until it stops writing.

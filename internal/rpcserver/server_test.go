@@ -141,19 +141,20 @@ func TestServe_PromptWhileRunningIsSessionBusy(t *testing.T) {
 	if r := h.response(); r.Success || r.ID != "p2" || !strings.HasPrefix(r.Error, "session busy") {
 		t.Errorf("second prompt = %+v, want a session busy error", r)
 	}
+	// pi 1.6: abort is answered once the session is idle, after the
+	// prompt's prompt_end and agent_settled, so `await abort(); await
+	// prompt()` starts the next prompt.
 	h.send(`{"type":"abort"}`)
-	if r, _ := h.responseAndEventsUntil(agent.EventPromptEnd); !r.Success || r.Command != "abort" {
+	evs := h.eventsUntil(rpc.EventAgentSettled)
+	if end := evs[len(evs)-2]; end.Type != agent.EventPromptEnd || end.Status != agent.StatusAborted || !evs[len(evs)-1].Aborted {
+		t.Errorf("events before the abort response end with %+v, %+v; want prompt_end aborted, agent_settled aborted", end, evs[len(evs)-1])
+	}
+	if r := h.response(); !r.Success || r.Command != "abort" {
 		t.Errorf("abort = %+v, want success", r)
 	}
 	h.send(`{"id":"p3","type":"prompt","message":"three"}`)
-	for {
-		l := h.next()
-		if l.Response != nil && l.Response.ID == "p3" {
-			if !l.Response.Success {
-				t.Errorf("prompt after prompt_end = %+v, want success", *l.Response)
-			}
-			break
-		}
+	if r := h.response(); !r.Success || r.ID != "p3" || decode[rpc.PromptData](t, r).Disposition != "started" {
+		t.Errorf("prompt right after abort = %+v, want started", r)
 	}
 	if calls := b.Calls(); strings.Join(calls, ",") != "prompt:one,abort,prompt:three" {
 		t.Errorf("backend calls = %v (the busy prompt must not reach the backend)", calls)
@@ -218,7 +219,13 @@ func TestServe_MessagesAndLastAssistantText(t *testing.T) {
 	}
 	h.send(`{"id":"p","type":"prompt","message":"question"}`)
 	h.response()
-	h.eventsUntil(agent.EventPromptEnd)
+	// pi 1.6's waitForIdle: agent_settled right after prompt_end.
+	if evs := h.eventsUntil(agent.EventPromptEnd); len(evs) == 0 {
+		t.Fatal("no events")
+	}
+	if e := h.event(); e.Type != rpc.EventAgentSettled || e.Aborted {
+		t.Errorf("after prompt_end: %+v, want agent_settled not aborted", e)
+	}
 	h.send(`{"id":"m","type":"get_messages"}`)
 	msgs := decode[rpc.MessagesData](t, h.response()).Messages
 	if len(msgs) != 3 || msgs[0].Text() != "question" || msgs[1].StopReason != agent.StopReasonError || msgs[2].Text() != "the answer" {
@@ -313,14 +320,18 @@ func TestServe_Compact(t *testing.T) {
 		fn      func(context.Context, string, func(agent.Event)) (workflows.CompactResult, error)
 		success bool
 		want    string
+		end     string // pi 1.6's compaction_end before the response
 	}{
-		{"nothing to compact", nil, false, rpc.NothingToCompactError},
+		{"nothing to compact", nil, false, rpc.NothingToCompactError,
+			`{"type":"compaction_end","reason":"manual","aborted":false,"willRetry":false,"errorMessage":"Nothing to compact (session too small)"}`},
 		{"result", func(_ context.Context, instr string, _ func(agent.Event)) (workflows.CompactResult, error) {
 			return workflows.CompactResult{Result: &agent.CompactionResult{Summary: "sum:" + instr, TokensBefore: 1200}}, nil
-		}, true, `{"summary":"sum:keep the plan","firstKeptEntryId":"","tokensBefore":1200}`},
+		}, true, `{"summary":"sum:keep the plan","firstKeptEntryId":"","tokensBefore":1200}`,
+			`{"type":"compaction_end","reason":"manual","result":{"summary":"sum:keep the plan","firstKeptEntryId":"","tokensBefore":1200},"aborted":false,"willRetry":false}`},
 		{"failure", func(context.Context, string, func(agent.Event)) (workflows.CompactResult, error) {
 			return workflows.CompactResult{}, errors.New("compaction of session s1 failed: summary call: 503 Service Unavailable")
-		}, false, "summary call: 503"},
+		}, false, "summary call: 503",
+			`{"type":"compaction_end","reason":"manual","aborted":false,"willRetry":false,"errorMessage":"compaction of session s1 failed: summary call: 503 Service Unavailable"}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -328,6 +339,12 @@ func TestServe_Compact(t *testing.T) {
 			b.CompactFunc = c.fn
 			h := serve(t, &rpcserver.Server{Backend: b})
 			h.send(`{"id":"c","type":"compact","customInstructions":"keep the plan"}`)
+			if l := h.nextRaw(); l != `{"type":"compaction_start","reason":"manual"}` {
+				t.Errorf("first line = %s", l)
+			}
+			if l := h.nextRaw(); l != c.end {
+				t.Errorf("second line = %s\nwant %s", l, c.end)
+			}
 			r := h.response()
 			text := r.Error
 			if r.Success {
@@ -346,15 +363,16 @@ func TestServe_Compact(t *testing.T) {
 		b.CompactFunc = rpcfake.SummaryRetryUntilAborted(b, "503 Service Unavailable", 60000)
 		h := serve(t, &rpcserver.Server{Backend: b})
 		h.send(`{"id":"c","type":"compact"}`)
-		if e := h.event(); e.Type != agent.EventAutoRetryStart || e.Attempt != 1 || e.DelayMs != 60000 {
-			t.Fatalf("first line after compact = %+v, want auto_retry_start", e)
+		h.event() // compaction_start
+		if e := h.event(); e.Type != "summarization_retry_scheduled" || e.Attempt != 1 || e.DelayMs != 60000 {
+			t.Fatalf("line after compaction_start = %+v, want summarization_retry_scheduled", e)
 		}
 		h.send(`{"id":"r","type":"abort_retry"}`)
 		// abort_retry's response is independent of the rest; the
 		// compaction's auto_retry_end comes before its response.
 		var got []string
 		answered := false
-		for !answered || len(got) < 2 {
+		for !answered || len(got) < 3 {
 			l := h.next()
 			switch {
 			case l.Response != nil && l.Response.ID == "r":
@@ -368,14 +386,15 @@ func TestServe_Compact(t *testing.T) {
 				}
 				got = append(got, "compact")
 			case l.Event != nil:
-				if e := *l.Event; e.Type != agent.EventAutoRetryEnd || e.Success || e.FinalError != agent.RetryCancelledMessage {
-					t.Errorf("event = %+v, want auto_retry_end Retry cancelled", e)
+				if e := *l.Event; e.Type == "summarization_retry_finished" && (e.Success || e.FinalError != agent.RetryCancelledMessage) ||
+					e.Type == "compaction_end" && !e.Aborted {
+					t.Errorf("event = %+v, want summarization_retry_finished Retry cancelled, then compaction_end aborted", e)
 				}
 				got = append(got, l.Event.Type)
 			}
 		}
-		if strings.Join(got, " ") != "auto_retry_end compact" {
-			t.Errorf("lines after abort_retry: %v, want auto_retry_end before the compact response", got)
+		if strings.Join(got, " ") != "summarization_retry_finished compaction_end compact" {
+			t.Errorf("lines after abort_retry: %v, want summarization_retry_finished, compaction_end, the compact response", got)
 		}
 	})
 	t.Run("while a prompt runs", func(t *testing.T) {

@@ -104,9 +104,18 @@ func TestServe_StateAndModelsOfASessionBackend(t *testing.T) {
 		t.Errorf("cycle_model = %+v", d)
 	}
 	h.send(`{"id":"3","type":"cycle_thinking_level"}`)
+	// pi 1.6: the change is an event too, before the response.
+	if l := h.nextRaw(); l != `{"type":"thinking_level_changed","level":"medium"}` {
+		t.Errorf("line after cycle_thinking_level = %s", l)
+	}
 	if d := decode[rpc.ThinkingLevelData](t, h.response()); d.Level != "medium" {
 		t.Errorf("cycle_thinking_level = %+v", d)
 	}
+	h.send(`{"id":"3b","type":"set_session_name","name":"renamed"}`)
+	if l := h.nextRaw(); l != `{"type":"session_info_changed","name":"renamed"}` {
+		t.Errorf("line after set_session_name = %s", l)
+	}
+	h.response()
 	h.send(`{"id":"4","type":"fork","entryId":"x"}`)
 	if r := h.response(); r.Success || r.Error != "no fork" {
 		t.Errorf("fork = %+v", r)

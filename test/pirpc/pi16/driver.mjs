@@ -1,0 +1,156 @@
+// Drives `starter rpc` with pi 1.6.0's own RpcClient
+// (@earendil-works/pi-coding-agent 1.6.0, under Node 22 from the npm
+// package node@22) through the calls whose contract moved in pi 1.6:
+// promptAndWait/waitForIdle (agent_settled), dispositions, steer and
+// follow_up while idle, clear_queue, abort then prompt, the thinking
+// levels. Run by pirpc_test.go with PIRPC_CONFIG as for driver.mjs.
+import assert from "node:assert/strict";
+import { RpcClient } from "@earendil-works/pi-coding-agent";
+
+const cfg = JSON.parse(process.env.PIRPC_CONFIG);
+const clients = [];
+let step = "start";
+
+async function client(session, extra = []) {
+	const c = new RpcClient({
+		cliPath: cfg.shim,
+		cwd: cfg.workspace,
+		env: { STARTER: cfg.starter, PIRPC_STARTER: "1" },
+		args: ["--session", session, ...cfg.args, ...extra],
+	});
+	await c.start();
+	clients.push(c);
+	return c;
+}
+
+function waitFor(c, pred, what, timeout = 30000) {
+	return new Promise((resolve, reject) => {
+		const timer = setTimeout(() => {
+			off();
+			reject(new Error(`no ${what} within ${timeout} ms`));
+		}, timeout);
+		const off = c.onEvent((e) => {
+			if (pred(e)) {
+				clearTimeout(timer);
+				off();
+				resolve(e);
+			}
+		});
+	});
+}
+
+const only = (evs, type, pred = () => true) => evs.filter((e) => e.type === type && pred(e));
+const textOf = (m) => m.content.filter((b) => b.type === "text").map((b) => b.text).join("");
+const users = (evs) => only(evs, "message_end", (e) => e.message.role === "user").map((e) => textOf(e.message));
+
+async function main() {
+	step = "promptAndWait through a retry";
+	const a = await client("pi16-a", [
+		"--scripted.faults", `tool:bash {"command":"echo hi"};503 Service Unavailable;text:done after a retry`,
+		"--retry.baseDelayMs", "300", "--compaction.keepRecentTokens", "40",
+	]);
+	const evs = await a.promptAndWait("hello", undefined, 45000);
+	const toolEnd = only(evs, "tool_execution_end")[0];
+	assert.equal(typeof toolEnd.durationMs, "number");
+	assert.ok(toolEnd.durationMs >= 0);
+	assert.deepEqual(evs.slice(-2).map((e) => e.type), ["prompt_end", "agent_settled"]);
+	assert.equal(evs.at(-1).aborted, false);
+	assert.equal(only(evs, "auto_retry_start").length, 1, "agent_settled came after the retry, not at the first agent_end");
+	assert.equal(await a.getLastAssistantText(), "done after a retry");
+
+	step = "prompt() is started; waitForIdle()";
+	const idle = a.waitForIdle(45000);
+	assert.equal(await a.prompt("again"), "started");
+	await idle;
+	assert.equal((await a.getState()).isStreaming, false);
+
+	step = "steer and followUp while idle queue; clearQueue";
+	const updates = [];
+	const offQ = a.onEvent((e) => e.type === "queue_update" && updates.push({ steering: e.steering, followUp: e.followUp }));
+	assert.equal(await a.followUp("later"), "queued");
+	assert.equal(await a.steer("sooner"), "queued");
+	assert.equal((await a.getState()).pendingMessageCount, 2);
+	assert.deepEqual(await a.clearQueue(), { steering: ["sooner"], followUp: ["later"] });
+	assert.equal((await a.getState()).pendingMessageCount, 0);
+	offQ();
+	assert.deepEqual(updates, [
+		{ steering: [], followUp: ["later"] },
+		{ steering: ["sooner"], followUp: ["later"] },
+		{ steering: [], followUp: [] },
+	]);
+
+	step = "messages queued while idle reach the next prompt";
+	assert.equal(await a.steer("use short words"), "queued");
+	assert.equal(await a.followUp("then say bye"), "queued");
+	const evs2 = await a.promptAndWait("third", undefined, 45000);
+	assert.deepEqual(users(evs2), ["third", "use short words", "then say bye"]);
+	assert.equal(only(evs2, "prompt_end")[0].status, "completed");
+
+	step = "compact: compaction_start/compaction_end, reason manual";
+	const compEvents = [];
+	const offC = a.onEvent((e) => e.type.startsWith("compaction_") && compEvents.push(e));
+	const comp = await a.compact();
+	offC();
+	assert.ok(comp.summary.length > 0);
+	assert.deepEqual(compEvents.map((e) => [e.type, e.reason]), [["compaction_start", "manual"], ["compaction_end", "manual"]]);
+	assert.equal(compEvents[1].result.summary, comp.summary);
+	assert.equal(compEvents[1].aborted, false);
+	assert.equal(compEvents[1].willRetry, false);
+
+	step = "getEntries (since) and getTree";
+	const all = await a.getEntries();
+	assert.ok(all.entries.length > 3);
+	assert.ok(all.entries.some((e) => e.id === all.leafId));
+	assert.ok(all.entries.some((e) => e.type === "compaction"));
+	const later = await a.getEntries(all.entries.at(-2).id);
+	assert.deepEqual(later.entries.map((e) => e.id), [all.entries.at(-1).id]);
+	await assert.rejects(a.getEntries("no-such-entry"), /Entry not found: no-such-entry/);
+	const tr = await a.getTree();
+	assert.equal(tr.leafId, all.leafId);
+	assert.equal(tr.tree.length, 1);
+	assert.equal(tr.tree[0].entry.id, all.entries[0].id);
+
+	step = "getSessionStats contextUsage";
+	const stats = await a.getSessionStats();
+	assert.equal(stats.contextUsage.contextWindow, 200000);
+
+	step = "getAvailableThinkingLevels";
+	const levels = await a.getAvailableThinkingLevels();
+	assert.deepEqual(levels.slice(0, 5), ["off", "minimal", "low", "medium", "high"]);
+	let changed;
+	a.onEvent((e) => e.type === "thinking_level_changed" && (changed = e.level));
+	await a.setThinkingLevel(levels.at(-1));
+	assert.equal(changed, levels.at(-1), "thinking_level_changed came before the response");
+	assert.equal((await a.getState()).thinkingLevel, levels.at(-1));
+	await a.stop();
+
+	step = "steer and followUp while running; abort, then prompt at once";
+	const c = await client("pi16-c", ["--scripted.faults", "hang:20s"]);
+	const answering = waitFor(c, (e) => e.type === "message_start" && e.message.role === "assistant", "the answer's message_start");
+	assert.equal(await c.prompt("a long job"), "started");
+	await answering;
+	assert.equal(await c.steer("also this"), "queued");
+	assert.equal(await c.followUp("then that"), "queued");
+	assert.equal(await c.prompt("and this", undefined, "followUp"), "queued");
+	await assert.rejects(c.prompt("not queued"), /session busy/);
+	let settled;
+	c.onEvent((e) => e.type === "agent_settled" && (settled = e));
+	const began = Date.now();
+	await c.abort();
+	assert.ok(Date.now() - began < 15000, "abort did not wait for the hang");
+	// Lines are handled in order: the event was read before the response.
+	assert.equal(settled?.aborted, true, "agent_settled (aborted) came before abort's response");
+	const next = c.waitForIdle(45000);
+	assert.equal(await c.prompt("next job"), "started");
+	await next;
+	console.log("ok: pi 1.6 RpcClient against starter rpc");
+}
+
+try {
+	await main();
+} catch (err) {
+	console.error(`FAIL at step "${step}": ${err.stack ?? err}`);
+	process.exitCode = 1;
+} finally {
+	await Promise.allSettled(clients.map((c) => c.stop()));
+}
