@@ -4,7 +4,9 @@
 // the Temporal Web UI, all in this process. With a codec key configured
 // (codec.keyFile or DURABLE_AGENT_CODEC_KEY) workflow payloads are
 // encrypted, and --codec-server (automatic with --dev) serves the codec on
-// loopback so the Web UI can show them.
+// loopback so the Web UI can show them. `worker demo` is `starter demo`:
+// the demo runs here, in the binary that links the embedded server, and
+// the starter execs it (starter/demo.go).
 package main
 
 import (
@@ -14,6 +16,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/cli"
+	// demo registers the demo command run by `worker demo`.
+	_ "github.com/durableagent/durableagent/internal/demo"
 	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/stack"
@@ -21,6 +26,9 @@ import (
 
 func main() {
 	egress.MaybeRunBridge(os.Args[1:]) // the sandbox runner starts this binary as its egress bridge
+	if len(os.Args) > 1 && os.Args[1] == "demo" {
+		os.Exit(cli.Main(os.Args[1:], cli.Env{}))
+	}
 	os.Exit(run(os.Args[1:]))
 }
 
