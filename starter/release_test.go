@@ -105,3 +105,20 @@ func TestReleaseConfig_InStepWithTheRepository(t *testing.T) {
 		}
 	}
 }
+
+// `go install …/starter@latest` and `…/worker@latest` refuse a module
+// whose go.mod has replace or exclude directives.
+func TestGoMod_InstallableAtVersion(t *testing.T) {
+	b, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if modulePath(string(b)) != "github.com/durableagent/durableagent" {
+		t.Fatalf("module path %q: update the go install lines of README.md and docs/install.md", modulePath(string(b)))
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && (f[0] == "replace" || f[0] == "exclude") {
+			t.Errorf("go.mod:%d: %q breaks go install …@version", i+1, l)
+		}
+	}
+}
