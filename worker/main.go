@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -37,6 +38,10 @@ func run(args []string) int {
 	dev := fs.Bool("dev", false, "start an embedded Temporal server and Web UI in this process")
 	codecServer := fs.String("codec-server", "", "serve the payload codec for the Temporal Web UI at this loopback `ADDR` "+
 		"(e.g. 127.0.0.1:8234; \"off\" disables it; default: 127.0.0.1:8234 with --dev when a codec key is configured)")
+	fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: worker [flags]\n       worker demo [flags]   the demo (what starter demo runs; see starter demo --help)\n\nflags:")
+		fs.PrintDefaults()
+	}
 	codecOrigins := fs.StringSlice("codec-origin", nil, "further browser `ORIGIN`s allowed to call the codec server (the Web UI's are always allowed)")
 	return app.WorkerMain(args, fs, ": worker takes no arguments, only flags (see worker --help)", settings.WorkerReads,
 		func() bool { return !*dev },
