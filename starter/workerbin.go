@@ -23,7 +23,7 @@ import (
 // `go run ./starter demo` is not a silent wait (docs/install.md has the
 // measurements behind it).
 const compileNote = "compiling the embedded Temporal server and UI once (the worker binary): " +
-	"about 10 minutes on 2 cores with empty Go caches, under a minute with warm ones; later runs start at once"
+	"about 10 minutes on 2 cores with empty Go caches, a minute or so with warm ones; later runs start at once"
 
 // demoBinary returns the path of a worker binary of this very build: from
 // the source tree, cached under the user cache dir (built there first if
@@ -223,7 +223,7 @@ func goBuild(ctx context.Context, goBin, root, pkg, out string, w io.Writer, tty
 	status := func() string {
 		mu.Lock()
 		defer mu.Unlock()
-		return fmt.Sprintf("%d packages compiled, %d modules downloaded, %s", pkgs, downloads, time.Since(start).Round(time.Second))
+		return fmt.Sprintf("packages compiled: %d, modules downloaded: %d, elapsed: %s", pkgs, downloads, time.Since(start).Round(time.Second))
 	}
 	every := 30 * time.Second
 	if tty {
