@@ -1,15 +1,15 @@
 // Command starter is the client of the durable agent: it starts prompts as
 // Temporal workflows and follows them, sends abort_retry / abort /
-// set_auto_retry signals, and reads state and events. `starter demo` runs
-// everything in one process on an embedded Temporal server.
+// set_auto_retry signals, and reads state and events. It does not link
+// the Temporal server or its Web UI: `starter demo` runs `worker demo`
+// (the worker binary links them), building that binary once from the
+// source tree into the user cache dir when run from one (demo.go).
 package main
 
 import (
 	"os"
 
 	"github.com/durableagent/durableagent/internal/cli"
-	// demo registers `starter demo` (embedded Temporal server + worker).
-	_ "github.com/durableagent/durableagent/internal/demo"
 )
 
 func main() {

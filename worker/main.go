@@ -4,16 +4,22 @@
 // the Temporal Web UI, all in this process. With a codec key configured
 // (codec.keyFile or DURABLE_AGENT_CODEC_KEY) workflow payloads are
 // encrypted, and --codec-server (automatic with --dev) serves the codec on
-// loopback so the Web UI can show them.
+// loopback so the Web UI can show them. `worker demo` is `starter demo`:
+// the demo runs here, in the binary that links the embedded server, and
+// the starter execs it (starter/demo.go).
 package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/spf13/pflag"
 
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/cli"
+	// demo registers the demo command run by `worker demo`.
+	_ "github.com/durableagent/durableagent/internal/demo"
 	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -22,6 +28,9 @@ import (
 
 func main() {
 	egress.MaybeRunBridge(os.Args[1:]) // the sandbox runner starts this binary as its egress bridge
+	if len(os.Args) > 1 && os.Args[1] == "demo" {
+		os.Exit(cli.Main(os.Args[1:], cli.Env{}))
+	}
 	os.Exit(run(os.Args[1:]))
 }
 
@@ -30,6 +39,10 @@ func run(args []string) int {
 	dev := fs.Bool("dev", false, "start an embedded Temporal server and Web UI in this process")
 	codecServer := fs.String("codec-server", "", "serve the payload codec for the Temporal Web UI at this loopback `ADDR` "+
 		"(e.g. 127.0.0.1:8234; \"off\" disables it; default: 127.0.0.1:8234 with --dev when a codec key is configured)")
+	fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: worker [flags]\n       worker demo [flags]   the demo (what starter demo runs; see starter demo --help)\n\nflags:")
+		fs.PrintDefaults()
+	}
 	codecOrigins := fs.StringSlice("codec-origin", nil, "further browser `ORIGIN`s allowed to call the codec server (the Web UI's are always allowed)")
 	return app.WorkerMain(args, fs, ": worker takes no arguments, only flags (see worker --help)", settings.WorkerReads,
 		func() bool { return !*dev },
