@@ -30,6 +30,12 @@ const compileNote = "compiling the embedded Temporal server and UI once (the wor
 // needed), or an installed worker of the same version next to the starter
 // or on PATH. Without either it says how to install one.
 func demoBinary(ctx context.Context, self build, w io.Writer, tty bool) (string, error) {
+	if bin := os.Getenv(WorkerBinEnv); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			return "", fmt.Errorf("%s names a worker binary that cannot be used: %w", WorkerBinEnv, err)
+		}
+		return bin, nil
+	}
 	if self.root != "" {
 		goBin, err := exec.LookPath("go")
 		if err == nil {
@@ -45,6 +51,10 @@ func demoBinary(ctx context.Context, self build, w io.Writer, tty bool) (string,
 	}
 	return "", errors.New(installHint(self))
 }
+
+// WorkerBinEnv names a worker binary for `starter demo` to run instead of
+// finding or building one (a worker built or installed by other means).
+const WorkerBinEnv = "DURABLE_AGENT_WORKER_BIN"
 
 // binCacheDir is where built workers are kept: os.UserCacheDir()/durable-agent/bin.
 func binCacheDir() (string, error) {

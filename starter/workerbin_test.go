@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,5 +145,24 @@ func TestModuleRoot(t *testing.T) {
 	}
 	if got := moduleRoot("example.com/m/worker/main.go", "example.com/m"); got != "" {
 		t.Errorf("a -trimpath file name: %q, want none", got)
+	}
+}
+
+// A worker named by DURABLE_AGENT_WORKER_BIN is run as it is; a name that
+// does not exist is a one-line error naming the variable.
+func TestDemoBinary_WorkerBinEnvWins(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "worker")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(WorkerBinEnv, bin)
+	got, err := demoBinary(context.Background(), build{root: "/nonexistent"}, io.Discard, false)
+	if err != nil || got != bin {
+		t.Fatalf("demoBinary = %q, %v; want %q", got, err, bin)
+	}
+	t.Setenv(WorkerBinEnv, bin+"-missing")
+	_, err = demoBinary(context.Background(), build{root: "/nonexistent"}, io.Discard, false)
+	if err == nil || !strings.Contains(err.Error(), WorkerBinEnv) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a missing binary: err = %v, want one line naming %s", err, WorkerBinEnv)
 	}
 }

@@ -188,6 +188,9 @@ func newHarness(t *testing.T, root string) *harness {
 		"README_TEST_REAL_GO="+realGo,
 		"README_TEST_GOTEST="+h.goTestLog,
 		"DURABLE_AGENT_HOME="+home,
+		// starter demo runs the worker built above, as it would run an
+		// installed one: the compile it does otherwise is starter's own test.
+		"DURABLE_AGENT_WORKER_BIN="+filepath.Join(bin, "worker"),
 		"DURABLE_AGENT_DEV_PORT="+strconv.Itoa(port),
 		"DURABLE_AGENT_DEV_UIPORT="+strconv.Itoa(uiPort),
 		"TEMPORAL_ADDRESS=127.0.0.1:"+strconv.Itoa(port),
