@@ -159,6 +159,9 @@ func (r *run) begin(ctx workflow.Context) error {
 		if b.SessionSpent != nil {
 			r.bud.before = *b.SessionSpent
 		}
+		if err := r.adoptSessionSettings(ctx, b.SessionSpent != nil); err != nil {
+			return err
+		}
 		r.joinApprovalFloor(b.RequireApproval)
 		r.joinSessionGrants(b.Grants)
 		for _, w := range b.Warnings {
@@ -203,6 +206,7 @@ func (r *run) openTurn(ctx workflow.Context) {
 		r.pendingUser = nil
 		r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: u.EntryID, Message: u.Message})
 		r.emit(ctx, *u)
+		r.emitSessionSettingsNote(ctx)
 	}
 	r.emitDelivered(ctx)
 }
