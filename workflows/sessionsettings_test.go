@@ -67,3 +67,13 @@ func approveWhenAsked(h *harness) {
 		}
 	})
 }
+
+// Determinism of session settings ("session-settings" 1): a real prompt
+// that ran with its session's settings, not its sender's, replays on the
+// current code. Regenerate with UPDATE_REPLAY_HISTORY=1
+// go test -run SessionOwnsItsSettings ./test/integration
+func TestReplay_SessionSettingsHistory(t *testing.T) {
+	if err := replayFixture("testdata/prompt_session_settings_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}

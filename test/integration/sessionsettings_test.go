@@ -13,6 +13,11 @@ import (
 	"github.com/durableagent/durableagent/workflows"
 )
 
+// sessionSettingsFixture is the history of a prompt run with its
+// session's settings (GetVersion "session-settings"). Regenerate with
+// UPDATE_REPLAY_HISTORY=1 go test -run SessionOwnsItsSettings ./test/integration
+var sessionSettingsFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_session_settings_history.json")
+
 // Issue 23: the settings that decide what the model may do belong to the
 // session. Prompt 1 asks for approval of bash; prompt 2, sent by a client
 // whose settings ask for none, still waits for approval and says the
@@ -68,6 +73,7 @@ func TestIntegration_SessionOwnsItsSettings(t *testing.T) {
 	if res, err := e.result(run); err != nil || res.Text != "two done" {
 		t.Fatalf("prompt 2: %+v %v", res, err)
 	}
+	exportAndReplay(t, e, run.GetID(), run.GetRunID(), sessionSettingsFixture)
 
 	// The explicit change: the session stops asking.
 	change := workflows.SessionSettingChange{Key: "tools.requireApproval", Value: "", From: workflows.SessionSettingsOf(other)}
