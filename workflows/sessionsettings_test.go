@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/session"
 )
@@ -75,5 +77,18 @@ func approveWhenAsked(h *harness) {
 func TestReplay_SessionSettingsHistory(t *testing.T) {
 	if err := replayFixture("testdata/prompt_session_settings_history.json"); err != nil {
 		t.Fatalf("replay: %v", err)
+	}
+}
+
+// Issue 23: a model call's row in the Temporal Web UI names its model and
+// turn, bounded to 200 bytes however long the model's name.
+func TestModelCallSummary_NamesModelAndTurn(t *testing.T) {
+	got := modelCallSummary(activities.ModelRef{Provider: "anthropic", Name: "claude-sonnet-4-5"}, 3, "e1-007")
+	if got != "anthropic/claude-sonnet-4-5 · turn 3 · e1-007" {
+		t.Fatalf("summary %q", got)
+	}
+	long := modelCallSummary(activities.ModelRef{Provider: "openrouter", Name: strings.Repeat("ü", 300)}, 1, "e1")
+	if len(long) > maxActivitySummaryBytes || !utf8.ValidString(long) || !strings.HasPrefix(long, "openrouter/üü") {
+		t.Fatalf("long summary %q (%d bytes)", long, len(long))
 	}
 }

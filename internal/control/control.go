@@ -81,7 +81,7 @@ func (k *Controller) StartPrompt(ctx context.Context, in workflows.PromptInput) 
 	if err := k.checkPayloadSize("prompt", len(in.Message), in); err != nil {
 		return nil, err
 	}
-	opts := k.sessionStartOptions(in.SessionID, "prompt: "+shorten(in.Message, 120))
+	opts := k.sessionStartOptions(in.SessionID, Summary("prompt: ", in.Message))
 	opts.Memo = map[string]any{
 		"sessionId": in.SessionID,
 		"model":     in.Model.Provider + "/" + in.Model.Name,
