@@ -10,12 +10,11 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/session"
 )
 
 // A session's own settings (what the model may do: tools, approval,
-// session budget: session.Settings) are kept beside the session under
+// session.Settings) are kept beside the session under
 // session.SettingsKey, recorded by its first prompt: every later prompt,
 // from any client, runs with them, and only an explicit change
 // (SessionWrite) replaces them.
@@ -41,9 +40,6 @@ type SessionSettingsInput struct {
 	// leaf.
 	Change        *session.SettingsChange `json:"change,omitempty"`
 	ChangeEntryID string                  `json:"changeEntryId,omitempty"`
-	// Usage asks for the usage of the session's prompts so far (a session
-	// budget the prompt's own input did not ask BeginPrompt for).
-	Usage bool `json:"usage,omitempty"`
 }
 
 // SessionSettingsResult holds the settings in force after the call.
@@ -52,8 +48,7 @@ type SessionSettingsResult struct {
 	Exists   bool             `json:"exists"`
 	Settings session.Settings `json:"settings"`
 	// Recorded says Proposed was written (first prompt, or Replace).
-	Recorded     bool         `json:"recorded,omitempty"`
-	SessionSpent *agent.Spend `json:"sessionSpent,omitempty"`
+	Recorded bool `json:"recorded,omitempty"`
 }
 
 // SessionSettings returns the session's settings, recording Proposed
@@ -95,10 +90,6 @@ func (a *Activities) SessionSettings(_ context.Context, in SessionSettingsInput)
 		if err := a.recordChange(sess, in); err != nil {
 			return SessionSettingsResult{}, err
 		}
-	}
-	if in.Usage {
-		spent := sessionSpent(sess)
-		res.SessionSpent = &spent
 	}
 	return res, nil
 }

@@ -160,7 +160,7 @@ func (r *run) begin(ctx workflow.Context) error {
 		if b.SessionSpent != nil {
 			r.bud.before = *b.SessionSpent
 		}
-		if err := r.adoptSessionSettings(ctx, b.SessionSpent != nil); err != nil {
+		if err := r.adoptSessionSettings(ctx); err != nil {
 			return err
 		}
 		r.joinApprovalFloor(b.RequireApproval)

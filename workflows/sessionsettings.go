@@ -28,7 +28,6 @@ func SessionSettingsOf(in PromptInput) SessionSettings {
 	return SessionSettings{
 		Tools: slices.Clone(in.Tools.Enabled), RequireApproval: slices.Clone(in.Approval.Require),
 		Policy: slices.Clone(in.Approval.Rules), ApprovalTimeoutMs: in.Approval.TimeoutMs,
-		SessionMaxCostUsd: in.Budget.SessionMaxCostUsd, SessionMaxTokens: in.Budget.SessionMaxTokens,
 	}
 }
 
@@ -38,7 +37,6 @@ func applySessionSettings(s SessionSettings, in *PromptInput) {
 	in.Approval.Require = slices.Clone(s.RequireApproval)
 	in.Approval.Rules = slices.Clone(s.Policy)
 	in.Approval.TimeoutMs = s.ApprovalTimeoutMs
-	in.Budget.SessionMaxCostUsd, in.Budget.SessionMaxTokens = s.SessionMaxCostUsd, s.SessionMaxTokens
 }
 
 // Session settings are a local activity after BeginPrompt
@@ -51,15 +49,14 @@ const (
 // adoptSessionSettings records the prompt's settings as the session's
 // when it has none (its first prompt), else runs the prompt with the
 // session's, saying in an event which of the sender's were not used.
-// spentKnown says BeginPrompt already counted the session's usage.
-func (r *run) adoptSessionSettings(ctx workflow.Context, spentKnown bool) error {
+func (r *run) adoptSessionSettings(ctx workflow.Context) error {
 	if workflow.GetVersion(ctx, changeSessionSettings, workflow.DefaultVersion, versionSessionSettings) < versionSessionSettings {
 		return nil
 	}
 	own := SessionSettingsOf(r.in)
 	var res activities.SessionSettingsResult
 	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.SessionSettingsName, activities.SessionSettingsInput{
-		SessionID: r.in.SessionID, Proposed: own, Usage: !spentKnown,
+		SessionID: r.in.SessionID, Proposed: own,
 	}).Get(ctx, &res)
 	if err != nil {
 		return fmt.Errorf("read settings of session %s: %s", r.in.SessionID, rootMessage(err))
@@ -69,9 +66,6 @@ func (r *run) adoptSessionSettings(ctx workflow.Context, spentKnown bool) error 
 	}
 	kept := res.Settings
 	applySessionSettings(kept, &r.in)
-	if !spentKnown && kept.SessionMaxCostUsd+float64(kept.SessionMaxTokens) > 0 && res.SessionSpent != nil {
-		r.bud.before = *res.SessionSpent
-	}
 	if diff := own.Differences(kept); len(diff) > 0 {
 		r.sessionSettingsNote = "this prompt runs with the session's " + strings.Join(diff, ", ") +
 			" (starter session set KEY VALUE changes them), not its sender's"

@@ -17,7 +17,7 @@ const SettingsKey = "session-settings"
 const CustomSettingsChange = "session_settings_change"
 
 // Settings are the settings that decide what the model may do in a
-// session (tools enabled, approval policy, session budget): they belong
+// session (tools enabled, approval policy): they belong
 // to the session, not to whoever sends a prompt. The model and thinking
 // level are the session's through its model_change and
 // thinking_level_change entries.
@@ -26,8 +26,6 @@ type Settings struct {
 	RequireApproval   []string `json:"requireApproval"`
 	Policy            []string `json:"policy"`
 	ApprovalTimeoutMs int64    `json:"approvalTimeoutMs,omitempty"`
-	SessionMaxCostUsd float64  `json:"sessionMaxCostUsd,omitempty"`
-	SessionMaxTokens  int64    `json:"sessionMaxTokens,omitempty"`
 }
 
 // SettingsChange is an explicit change of one session setting, as the
@@ -41,7 +39,6 @@ type SettingsChange struct {
 // differences are named.
 var SettingKeys = []string{
 	"tools.enabled", "tools.requireApproval", "tools.policy", "tools.approvalTimeoutMs",
-	"budget.session.maxCostUsd", "budget.session.maxTokens",
 }
 
 // With returns s with key's value taken from from (the settings of a
@@ -56,10 +53,6 @@ func (s Settings) With(key string, from Settings) (Settings, error) {
 		s.Policy = slices.Clone(from.Policy)
 	case "tools.approvalTimeoutMs":
 		s.ApprovalTimeoutMs = from.ApprovalTimeoutMs
-	case "budget.session.maxCostUsd":
-		s.SessionMaxCostUsd = from.SessionMaxCostUsd
-	case "budget.session.maxTokens":
-		s.SessionMaxTokens = from.SessionMaxTokens
 	default:
 		return s, fmt.Errorf("%q is not a session setting (one of %s)", key, strings.Join(SettingKeys, ", "))
 	}
@@ -73,8 +66,7 @@ func (s Settings) Differences(o Settings) []string {
 		x, _ := Settings{}.With(k, s)
 		y, _ := Settings{}.With(k, o)
 		if !slices.Equal(x.Tools, y.Tools) || !slices.Equal(x.RequireApproval, y.RequireApproval) ||
-			!slices.Equal(x.Policy, y.Policy) || x.ApprovalTimeoutMs != y.ApprovalTimeoutMs ||
-			x.SessionMaxCostUsd != y.SessionMaxCostUsd || x.SessionMaxTokens != y.SessionMaxTokens {
+			!slices.Equal(x.Policy, y.Policy) || x.ApprovalTimeoutMs != y.ApprovalTimeoutMs {
 			keys = append(keys, k)
 		}
 	}
