@@ -399,14 +399,6 @@ func Result(ctx context.Context, run client.WorkflowRun) (workflows.PromptResult
 	return res, err
 }
 
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
-
 // compactRetriesGrace is how long FollowCompactRetries' stop lets the
 // follower reach prompt_end once the result is in (the workflow writes
 // prompt_end before its result, so the last auto_retry_end is not lost).
