@@ -378,7 +378,9 @@ func ToolCallRefs(m agent.Message) []ToolCallRef {
 		ref.ArgsPreview, ref.ArgsInvalid = ArgsPreview(tc.Arguments)
 		var m map[string]any
 		if json.Unmarshal(tc.Arguments, &m) == nil {
-			for _, k := range []string{"command", "path", "pattern"} {
+			// A search shows what it looks for (grep's and find's
+			// pattern) before where.
+			for _, k := range []string{"command", "pattern", "path"} {
 				if v, ok := m[k].(string); ok {
 					ref.Summary = shortenText(v, 100)
 					break

@@ -232,7 +232,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			Policy     string      `json:"policy,omitempty"`
 			Why        string      `json:"why,omitempty"`
 		}{h, e.EntryID, e.ToolCallID, e.ToolName, e.ToolResult, e.IsError, e.Policy, e.Why})
-	case EventAutoCompactionStart:
+	case EventAutoCompactionStart, EventSessionSettings:
 		return json.Marshal(struct {
 			eventHeader
 			Reason string `json:"reason"`
@@ -346,6 +346,8 @@ func (e Event) String() string {
 		if e.Usage != nil {
 			return usageLine(*e.Usage, e.Budget)
 		}
+	case EventSessionSettings:
+		return "Session settings: " + e.Reason
 	case EventPromptEnd:
 		if e.ErrorMessage != "" {
 			return fmt.Sprintf("prompt %s: %s", e.Status, e.ErrorMessage)

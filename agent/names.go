@@ -71,6 +71,10 @@ const (
 	EventPromptEnd           = "prompt_end"
 	// EventToolApprovalRequest: a tool call waits for approve_tool.
 	EventToolApprovalRequest = "tool_approval_request"
+	// EventSessionSettings: the session's own settings were changed
+	// (Reason: "key value"), or a prompt runs with them rather than its
+	// sender's (Reason names the keys that differ).
+	EventSessionSettings = "session_settings"
 )
 
 // SetAutoRetryPayload is the payload of the set_auto_retry signal.

@@ -95,6 +95,7 @@ func newHarnessWith(t *testing.T, spec func(string) tools.Spec, creds ...auth.Cr
 	h.env.RegisterActivityWithOptions(h.acts.BeginPrompt, activity.RegisterOptions{Name: activities.BeginPromptName})
 	h.env.RegisterActivityWithOptions(h.acts.RecordGrant, activity.RegisterOptions{Name: activities.RecordGrantName})
 	h.env.RegisterActivityWithOptions(h.acts.RecordEntry, activity.RegisterOptions{Name: activities.RecordEntryName})
+	h.env.RegisterActivityWithOptions(h.acts.SessionSettings, activity.RegisterOptions{Name: activities.SessionSettingsName})
 	h.workspace = t.TempDir()
 	h.acts.ToolPolicy = activities.ToolPolicy{Confine: true}
 	return h

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -160,6 +161,9 @@ func (r *run) begin(ctx workflow.Context) error {
 		if b.SessionSpent != nil {
 			r.bud.before = *b.SessionSpent
 		}
+		if err := r.adoptSessionSettings(ctx); err != nil {
+			return err
+		}
 		r.joinApprovalFloor(b.RequireApproval)
 		r.joinSessionGrants(b.Grants)
 		for _, w := range b.Warnings {
@@ -204,6 +208,7 @@ func (r *run) openTurn(ctx workflow.Context) {
 		r.pendingUser = nil
 		r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: u.EntryID, Message: u.Message})
 		r.emit(ctx, *u)
+		r.emitSessionSettingsNote(ctx)
 	}
 	r.emitDelivered(ctx)
 }
@@ -304,7 +309,7 @@ func (r *run) callModel(ctx workflow.Context) (activities.CallModelResult, *agen
 	r.streaming = true
 	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Calling model %s/%s (turn %d, entry %s)",
 		r.in.Model.Provider, r.in.Model.Name, r.turn, entryID))
-	cctx = modelOptions(cctx, r.in, fmt.Sprintf("model call %s (turn %d)", entryID, r.turn))
+	cctx = modelOptions(cctx, r.in, modelCallSummary(r.in.Model, r.turn, entryID))
 	var res activities.CallModelResult
 	err := workflow.ExecuteActivity(cctx, activities.CallModelName, activities.CallModelInput{
 		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: r.in.Model,
@@ -468,4 +473,26 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// modelCallSummary labels a model call in the Temporal Web UI with its
+// model and turn (the entry id last), at most maxActivitySummaryBytes.
+func modelCallSummary(m activities.ModelRef, turn int, entryID string) string {
+	return cutBytes(fmt.Sprintf("%s/%s · turn %d · %s", m.Provider, m.Name, turn, entryID), maxActivitySummaryBytes)
+}
+
+// maxActivitySummaryBytes bounds an activity's summary (kept in history).
+const maxActivitySummaryBytes = 200
+
+// cutBytes cuts s to at most n bytes on a rune boundary, with "…".
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const ellipsis = "…"
+	cut := n - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
 }

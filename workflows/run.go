@@ -23,6 +23,9 @@ type run struct {
 	// promptEntryID is the user message that started the prompt (carried
 	// across continue-as-new).
 	promptEntryID string
+	// sessionSettingsNote says which of the sender's settings the
+	// session's replaced (adoptSessionSettings), until emitted.
+	sessionSettingsNote string
 	// faultsAt is where BeginPrompt keeps the prompt's fault scripts
 	// beside the session ("": none kept; carried across continue-as-new).
 	faultsAt string

@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -23,6 +24,21 @@ const SessionWriteWorkflowName = "SessionWrite"
 type SessionWriteInput struct {
 	SessionID string          `json:"sessionId"`
 	Entries   []session.Entry `json:"entries"`
+	// Change, when set, changes one of the session's own settings
+	// (SessionSettings) after the entries are written.
+	Change *SessionSettingChange `json:"change,omitempty"`
+}
+
+// SessionSettingChange is an explicit change of one session setting.
+type SessionSettingChange struct {
+	// Key is one of SessionSettingKeys.
+	Key string `json:"key"`
+	// Value is the new value as the user wrote it (for the events and
+	// the session file).
+	Value string `json:"value"`
+	// From holds the new value at Key: the session settings of a prompt
+	// input built with it (the other keys are not read).
+	From SessionSettings `json:"from"`
 }
 
 // Validate reports the first problem of the input in one line.
@@ -30,8 +46,16 @@ func (in SessionWriteInput) Validate() error {
 	if err := session.ValidateID(in.SessionID); err != nil {
 		return fmt.Errorf("invalid session write input: %w", err)
 	}
-	if len(in.Entries) == 0 {
+	if len(in.Entries) == 0 && in.Change == nil {
 		return errors.New("invalid session write input: no entries")
+	}
+	if in.Change != nil {
+		if _, err := (SessionSettings{}).With(in.Change.Key, in.Change.From); err != nil {
+			return fmt.Errorf("invalid session write input: %w", err)
+		}
+		if len(in.Change.Value) > maxChangeValueBytes {
+			return fmt.Errorf("invalid session write input: the value of %s is over %d bytes", in.Change.Key, maxChangeValueBytes)
+		}
 	}
 	return nil
 }
@@ -60,6 +84,12 @@ func SessionWrite(ctx workflow.Context, in SessionWriteInput) (SessionWriteResul
 		return SessionWriteResult{}, err
 	}
 	res, err := writeEntries(ctx, in)
+	if err == nil && res.Written && in.Change != nil {
+		if err = changeSetting(ctx, in.SessionID, *in.Change); err == nil {
+			log.emit(ctx, agent.Event{Type: agent.EventSessionSettings,
+				Reason: fmt.Sprintf("session %s: %s set to %q", in.SessionID, in.Change.Key, in.Change.Value)})
+		}
+	}
 	st.Status = agent.StatusCompleted
 	end := agent.Event{Type: agent.EventPromptEnd, Status: st.Status}
 	if err != nil {
@@ -80,6 +110,9 @@ func writeEntries(ctx workflow.Context, in SessionWriteInput) (SessionWriteResul
 	if !loaded.Exists {
 		return SessionWriteResult{}, nil
 	}
+	if len(in.Entries) == 0 {
+		return SessionWriteResult{Written: true}, nil
+	}
 	entries := append([]session.Entry(nil), in.Entries...)
 	parent := loaded.LeafID
 	for i := range entries {
@@ -90,4 +123,39 @@ func writeEntries(ctx workflow.Context, in SessionWriteInput) (SessionWriteResul
 		return SessionWriteResult{}, fmt.Errorf("write session %s: %s", in.SessionID, rootMessage(err))
 	}
 	return SessionWriteResult{Written: true}, nil
+}
+
+// maxChangeValueBytes bounds a change's value (in history and events).
+const maxChangeValueBytes = 4 << 10
+
+// changeEntryID is the id of a change's custom entry: the workflow's run
+// id shortened, stable on replay.
+func changeEntryID(ctx workflow.Context) string {
+	id := strings.ReplaceAll(workflow.GetInfo(ctx).WorkflowExecution.RunID, "-", "")
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return "set" + id
+}
+
+// changeSetting replaces one key of the session's settings: it reads
+// them (a session that has none records its sender's first) and keeps
+// them with the key changed.
+func changeSetting(ctx workflow.Context, sessionID string, c SessionSettingChange) error {
+	lctx := localOptions(ctx)
+	var cur activities.SessionSettingsResult
+	if err := workflow.ExecuteLocalActivity(lctx, activities.SessionSettingsName,
+		activities.SessionSettingsInput{SessionID: sessionID, Proposed: c.From}).Get(ctx, &cur); err != nil {
+		return fmt.Errorf("change settings of session %s: %s", sessionID, rootMessage(err))
+	}
+	next, err := cur.Settings.With(c.Key, c.From)
+	if err != nil {
+		return err
+	}
+	if err := workflow.ExecuteLocalActivity(lctx, activities.SessionSettingsName,
+		activities.SessionSettingsInput{SessionID: sessionID, Proposed: next, Replace: true,
+			Change: &session.SettingsChange{Key: c.Key, Value: c.Value}, ChangeEntryID: changeEntryID(ctx)}).Get(ctx, nil); err != nil {
+		return fmt.Errorf("change settings of session %s: %s", sessionID, rootMessage(err))
+	}
+	return nil
 }

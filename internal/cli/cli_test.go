@@ -44,6 +44,8 @@ func TestCLI_ErrorsAreOneLineExitTwo(t *testing.T) {
 		{"abort-retry unreachable", []string{"abort-retry"}, "cannot reach Temporal at 127.0.0.1:1"},
 		{"set-auto-retry bad value", []string{"set-auto-retry", "maybe"}, `argument "maybe" is not on or off`},
 		{"set-auto-retry no value", []string{"set-auto-retry"}, "want exactly one argument"},
+		{"session set not a session setting", []string{"session", "set", "retry.maxRetries", "3"}, `"retry.maxRetries" is not a session setting`},
+		{"session set without value", []string{"session", "set", "tools.enabled"}, "want two arguments: KEY VALUE"},
 		{"unknown flag", []string{"state", "--sesion", "x"}, "unknown flag: --sesion"},
 		{"bad setting value", []string{"state", "--retry.maxRetries", "-1"}, "retry.maxRetries"},
 		{"unexpected argument", []string{"abort", "now"}, `unexpected argument "now"`},

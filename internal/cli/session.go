@@ -21,6 +21,7 @@ const sessionUsage = `starter session list [--store S]
        starter session import [--session ID] [--store S] FILE|-
        starter session copy (--session ID | --all) --from S --to S
        starter session delete --session ID [--json]
+       starter session set KEY VALUE --session ID [--json]
 S is a session store, jsonl or postgres (default: session.store)`
 
 // sessionCmd moves sessions between the stores: the JSONL files of one
@@ -36,7 +37,7 @@ var sessionCmd = Command{
 	Summary: "list, export, import, copy and delete sessions (jsonl and postgres stores)",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(env.Stderr, "starter session: want a subcommand: list, export, import, copy or delete\nusage: %s\n", sessionUsage)
+			fmt.Fprintf(env.Stderr, "starter session: want a subcommand: list, export, import, copy, delete or set\nusage: %s\n", sessionUsage)
 			return ExitUsage
 		}
 		sub, args := args[0], args[1:]
@@ -45,7 +46,7 @@ var sessionCmd = Command{
 		var out, from, to *string
 		var all *bool
 		switch sub {
-		case "list", "import", "delete":
+		case "list", "import", "delete", "set":
 		case "export":
 			out = c.fs.String("out", "", "write the session to `FILE` (default: stdout)")
 		case "copy":
@@ -53,7 +54,7 @@ var sessionCmd = Command{
 			to = c.fs.String("to", "", "store to copy to: jsonl or postgres")
 			all = c.fs.Bool("all", false, "copy every session of --from")
 		default:
-			fmt.Fprintf(env.Stderr, "starter session: unknown subcommand %q (want list, export, import, copy or delete)\n", sub)
+			fmt.Fprintf(env.Stderr, "starter session: unknown subcommand %q (want list, export, import, copy, delete or set)\n", sub)
 			return ExitUsage
 		}
 		if !c.parse(env, args) {
@@ -65,6 +66,8 @@ var sessionCmd = Command{
 		}
 		name := "session " + sub
 		switch sub {
+		case "set":
+			return sessionSet(ctx, env, c)
 		case "delete":
 			return sessionDelete(ctx, env, c, *store)
 		case "list":

@@ -17,7 +17,7 @@ func (k *Controller) StartBash(ctx context.Context, in workflows.BashInput) (cli
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	opts := k.sessionStartOptions(in.SessionID, "bash: "+shorten(in.Command, 120))
+	opts := k.sessionStartOptions(in.SessionID, Summary("bash: ", in.Command))
 	return k.startSessionWorkflow(ctx, opts, in.SessionID, "bash in", workflows.BashWorkflowName, in)
 }
 

@@ -81,7 +81,7 @@ func (k *Controller) StartPrompt(ctx context.Context, in workflows.PromptInput) 
 	if err := k.checkPayloadSize("prompt", len(in.Message), in); err != nil {
 		return nil, err
 	}
-	opts := k.sessionStartOptions(in.SessionID, "prompt: "+shorten(in.Message, 120))
+	opts := k.sessionStartOptions(in.SessionID, Summary("prompt: ", in.Message))
 	opts.Memo = map[string]any{
 		"sessionId": in.SessionID,
 		"model":     in.Model.Provider + "/" + in.Model.Name,
@@ -397,14 +397,6 @@ func Result(ctx context.Context, run client.WorkflowRun) (workflows.PromptResult
 		return res, errors.New(res.Error)
 	}
 	return res, err
-}
-
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 // compactRetriesGrace is how long FollowCompactRetries' stop lets the

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/workflows"
+)
+
+// sessionSet changes one of a session's own settings (what the model
+// may do: workflows.SessionSettingKeys). The session's first prompt
+// recorded them; every later prompt, from any terminal, runs with them
+// until this changes one. The change is written by the SessionWrite
+// workflow and shows in the session's events.
+func sessionSet(ctx context.Context, env Env, c *common) int {
+	const name = "session set"
+	if c.fs.NArg() != 2 {
+		return fail(env, name, fmt.Errorf("want two arguments: KEY VALUE, KEY one of %s", strings.Join(workflows.SessionSettingKeys, ", ")))
+	}
+	key, value := c.fs.Arg(0), c.fs.Arg(1)
+	if _, err := (workflows.SessionSettings{}).With(key, workflows.SessionSettings{}); err != nil {
+		return fail(env, name, err)
+	}
+	k, s, closeFn, ok := c.controller(ctx, env)
+	if !ok {
+		return ExitUsage
+	}
+	defer closeFn()
+	if err := settings.SetText(&s, key, value); err != nil {
+		return fail(env, name, err)
+	}
+	if err := s.Validate(); err != nil {
+		return fail(env, name, err)
+	}
+	from := workflows.SessionSettingsOf(app.PromptInput(s, c.session, "session set"))
+	err := k.SetSessionSetting(ctx, c.session, workflows.SessionSettingChange{Key: key, Value: value, From: from})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return ExitUsage
+		}
+		return fail(env, name, err)
+	}
+	printResult(env, c.json, map[string]any{"success": true, "command": "session_set", "sessionId": c.session, "key": key, "value": value},
+		fmt.Sprintf("session %s: %s set to %q", c.session, key, value))
+	return ExitOK
+}

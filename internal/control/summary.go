@@ -1,0 +1,28 @@
+package control
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/durableagent/durableagent/activities"
+)
+
+// MaxSummaryBytes bounds a workflow's static summary (the Temporal Web
+// UI's row text, kept in history).
+const MaxSummaryBytes = 200
+
+// Summary is a workflow's static summary: prefix and text on one line,
+// anything shaped like a key or a bearer token masked, cut on a rune
+// boundary to at most MaxSummaryBytes with "…".
+func Summary(prefix, text string) string {
+	s := prefix + strings.Join(strings.Fields(activities.Redact(text, "")), " ")
+	if len(s) <= MaxSummaryBytes {
+		return s
+	}
+	const ellipsis = "…"
+	cut := MaxSummaryBytes - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}

@@ -1,0 +1,84 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/session"
+)
+
+// SessionSettings are the settings that decide what the model may do in
+// a session (session.Settings): the session's first prompt records its
+// own (activities.SessionSettings keeps them beside the session); every
+// later prompt, from any terminal, runs with the recorded ones; an
+// explicit change (SessionWrite with Change, `starter session set`)
+// replaces one key and shows in events.
+type SessionSettings = session.Settings
+
+// SessionSettingKeys are the keys of SessionSettings.
+var SessionSettingKeys = session.SettingKeys
+
+// SessionSettingsOf takes a prompt input's session-owned settings.
+func SessionSettingsOf(in PromptInput) SessionSettings {
+	return SessionSettings{
+		Tools: slices.Clone(in.Tools.Enabled), RequireApproval: slices.Clone(in.Approval.Require),
+		Policy: slices.Clone(in.Approval.Rules), ApprovalTimeoutMs: in.Approval.TimeoutMs,
+	}
+}
+
+// applyTo puts the session's settings into a prompt input.
+func applySessionSettings(s SessionSettings, in *PromptInput) {
+	in.Tools.Enabled = slices.Clone(s.Tools)
+	in.Approval.Require = slices.Clone(s.RequireApproval)
+	in.Approval.Rules = slices.Clone(s.Policy)
+	in.Approval.TimeoutMs = s.ApprovalTimeoutMs
+}
+
+// Session settings are a local activity after BeginPrompt
+// (workflow.GetVersion): histories before them have none.
+const (
+	changeSessionSettings  = "session-settings"
+	versionSessionSettings = 1
+)
+
+// adoptSessionSettings records the prompt's settings as the session's
+// when it has none (its first prompt), else runs the prompt with the
+// session's, saying in an event which of the sender's were not used.
+func (r *run) adoptSessionSettings(ctx workflow.Context) error {
+	if workflow.GetVersion(ctx, changeSessionSettings, workflow.DefaultVersion, versionSessionSettings) < versionSessionSettings {
+		return nil
+	}
+	own := SessionSettingsOf(r.in)
+	var res activities.SessionSettingsResult
+	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.SessionSettingsName, activities.SessionSettingsInput{
+		SessionID: r.in.SessionID, Proposed: own,
+	}).Get(ctx, &res)
+	if err != nil {
+		return fmt.Errorf("read settings of session %s: %s", r.in.SessionID, rootMessage(err))
+	}
+	if !res.Exists || res.Recorded {
+		return nil
+	}
+	kept := res.Settings
+	applySessionSettings(kept, &r.in)
+	if diff := own.Differences(kept); len(diff) > 0 {
+		r.sessionSettingsNote = "this prompt runs with the session's " + strings.Join(diff, ", ") +
+			" (starter session set KEY VALUE changes them), not its sender's"
+	}
+	return nil
+}
+
+// emitSessionSettingsNote emits the note of adoptSessionSettings once,
+// after the prompt's first events.
+func (r *run) emitSessionSettingsNote(ctx workflow.Context) {
+	if r.sessionSettingsNote == "" {
+		return
+	}
+	r.emit(ctx, agent.Event{Type: agent.EventSessionSettings, Reason: r.sessionSettingsNote})
+	r.sessionSettingsNote = ""
+}
