@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/durableagent/durableagent/internal/settings"
 )
 
 // compileNote is said once, before the long compile, so that a first
@@ -54,7 +56,7 @@ func demoBinary(ctx context.Context, self build, w io.Writer, tty bool) (string,
 
 // WorkerBinEnv names a worker binary for `starter demo` to run instead of
 // finding or building one (a worker built or installed by other means).
-const WorkerBinEnv = "DURABLE_AGENT_WORKER_BIN"
+const WorkerBinEnv = settings.EnvWorkerBin
 
 // binCacheDir is where built workers are kept: os.UserCacheDir()/durable-agent/bin.
 func binCacheDir() (string, error) {

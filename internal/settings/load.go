@@ -236,7 +236,7 @@ func checkUnknownEnv(e environment, other []string) error {
 	if e.environ == nil {
 		return nil
 	}
-	known := map[string]bool{EnvHome: true, EnvConfig: true, EnvCodecKey: true}
+	known := map[string]bool{EnvHome: true, EnvConfig: true, EnvCodecKey: true, EnvWorkerBin: true}
 	var candidates []string
 	for i := range schema {
 		known[schema[i].env()] = true

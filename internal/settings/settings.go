@@ -289,6 +289,9 @@ const (
 	// is not a key of the schema: its value is a secret and is never read
 	// into Settings.
 	EnvCodecKey = "DURABLE_AGENT_CODEC_KEY"
+	// EnvWorkerBin names a worker binary for `starter demo` to run instead
+	// of finding or building one. It is read by the starter, not by Load.
+	EnvWorkerBin = "DURABLE_AGENT_WORKER_BIN"
 )
 
 // Defaults returns the built-in values, with the data dir taken from

@@ -382,3 +382,12 @@ func TestKeys_DescribeEveryField(t *testing.T) {
 		}
 	}
 }
+
+// `starter demo` reads DURABLE_AGENT_WORKER_BIN itself; settings must not
+// refuse it as a typo of a key, or the demo cannot start with it set.
+func TestLoad_WorkerBinEnvIsNotATypo(t *testing.T) {
+	env := newEnv(t, map[string]string{EnvWorkerBin: "/opt/bin/worker"})
+	if _, err := Load(LoadOptions{Env: env.lookup, Environ: env.environ}); err != nil {
+		t.Errorf("Load with %s set = %v, want nil", EnvWorkerBin, err)
+	}
+}
