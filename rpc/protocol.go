@@ -173,6 +173,17 @@ const (
 	EventSessionInfoChanged   = "session_info_changed"
 )
 
+// ConnectionEvent says whether an event type is one of this protocol's
+// own (above), written by the connection: such events carry no seq and
+// are not in the session's event log.
+func ConnectionEvent(typ string) bool {
+	switch typ {
+	case EventAgentSettled, EventQueueUpdate, EventThinkingLevelChanged, EventSessionInfoChanged:
+		return true
+	}
+	return false
+}
+
 // ThinkingLevelEvent is thinking_level_changed.
 type ThinkingLevelEvent struct {
 	Type  string `json:"type"`

@@ -44,6 +44,10 @@ func TestRPC_RetryChainExactEventSequence(t *testing.T) {
 	if got := types(evs); got != want {
 		t.Fatalf("events:\n got %s\nwant %s", got, want)
 	}
+	if last := evs[len(evs)-1]; last.Type != rpc.EventAgentSettled {
+		t.Fatalf("last event %s, want %s after prompt_end: pi's waitForIdle waits for it", last.Type, rpc.EventAgentSettled)
+	}
+	evs = evs[:len(evs)-1]
 	for i, e := range evs {
 		if e.Seq != int64(i+1) {
 			t.Fatalf("event %d has seq %d: lost, duplicated or out of order", i, e.Seq)
@@ -410,6 +414,9 @@ func TestRPC_RawProtocolTranscript(t *testing.T) {
 	}
 	if got := types(evs); got != "agent_start message_end agent_end auto_retry_start agent_start message_end agent_end auto_retry_start agent_start message_end agent_end auto_retry_end prompt_end" {
 		t.Errorf("events: %s", got)
+	}
+	if l := recv(); l.Event == nil || l.Event.Type != rpc.EventAgentSettled {
+		t.Fatalf("after prompt_end: %+v, want %s", l, rpc.EventAgentSettled)
 	}
 	send(`{"id":"4","type":"get_last_assistant_text"}`)
 	if r := recv().Response; r == nil || !r.Success || !strings.Contains(string(r.Data), `"text":"`) {

@@ -326,6 +326,9 @@ func (c *cluster) workerEnv(home string) map[string]string {
 	env["DURABLE_AGENT_MODEL_PROVIDER"] = "scripted" // compose requires a choice; this is the opt-in
 	env["DURABLE_AGENT_TEMPORAL_TASKQUEUE"] = c.queue
 	env["DURABLE_AGENT_SCRIPTED_LATENCYMS"] = strconv.Itoa(latencyMs)
+	// Compose gives each worker container its own network and so its own
+	// port 9464; workers sharing this host each take a free port instead.
+	env["DURABLE_AGENT_METRICS_LISTEN"] = "127.0.0.1:0"
 	for k, v := range c.extraEnv {
 		env[k] = v
 	}
