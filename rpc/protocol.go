@@ -171,6 +171,15 @@ const (
 	// cycle_thinking_level; set_session_name), before its response.
 	EventThinkingLevelChanged = "thinking_level_changed"
 	EventSessionInfoChanged   = "session_info_changed"
+	// EventCompactionStart and EventCompactionEnd are pi's names (0.73.1
+	// and 1.6 agree) for the product's auto_compaction_start/_end, and
+	// for a manual compact's start and end.
+	EventCompactionStart = "compaction_start"
+	EventCompactionEnd   = "compaction_end"
+	// EventSummarizationRetryScheduled and EventSummarizationRetryFinished
+	// are a compaction summary call's auto_retry_start/_end (pi 1.6).
+	EventSummarizationRetryScheduled = "summarization_retry_scheduled"
+	EventSummarizationRetryFinished  = "summarization_retry_finished"
 )
 
 // ConnectionEvent says whether an event type is one of this protocol's

@@ -5,15 +5,16 @@ import (
 	"strings"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/rpc"
 )
 
 // pi's names (0.73.1 and 1.6 agree) for the product's compaction events,
 // and pi 1.6's for a compaction summary call's retries.
 const (
-	eventCompactionStart        = "compaction_start"
-	eventCompactionEnd          = "compaction_end"
-	eventSummarizationScheduled = "summarization_retry_scheduled"
-	eventSummarizationFinished  = "summarization_retry_finished"
+	eventCompactionStart        = rpc.EventCompactionStart
+	eventCompactionEnd          = rpc.EventCompactionEnd
+	eventSummarizationScheduled = rpc.EventSummarizationRetryScheduled
+	eventSummarizationFinished  = rpc.EventSummarizationRetryFinished
 	reasonManual                = "manual"
 )
 

@@ -192,9 +192,11 @@ func (r *recorder) events() []agent.Event {
 func (r *recorder) latencies() []time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]time.Duration, len(r.evs))
-	for i, x := range r.evs {
-		out[i] = x.at.Sub(x.e.Time)
+	var out []time.Duration
+	for _, x := range r.evs {
+		if !rpc.ConnectionEvent(x.e.Type) { // the connection's own events have no workflow time
+			out = append(out, x.at.Sub(x.e.Time))
+		}
 	}
 	return out
 }
@@ -246,11 +248,16 @@ func (v *visibility) pipeline(r *recorder) []time.Duration {
 	defer v.mu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]time.Duration, len(r.evs))
-	for i, x := range r.evs {
-		if first, ok := v.first[x.e.Seq]; ok {
-			out[i] = max(x.at.Sub(first), 0)
+	var out []time.Duration
+	for _, x := range r.evs {
+		if rpc.ConnectionEvent(x.e.Type) {
+			continue
 		}
+		var d time.Duration
+		if first, ok := v.first[x.e.Seq]; ok {
+			d = max(x.at.Sub(first), 0)
+		}
+		out = append(out, d)
 	}
 	return out
 }

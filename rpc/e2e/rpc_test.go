@@ -25,7 +25,13 @@ func TestRPC_RetryChainExactEventSequence(t *testing.T) {
 	c := startClient(t, s, "e2e-chain", 300, "503 Service Unavailable", "503 Service Unavailable")
 	ctx := ctxFor(t, time.Minute)
 	var rec recorder
-	c.OnEvent(rec.add)
+	settled := make(chan struct{})
+	c.OnEvent(func(e agent.Event) {
+		rec.add(e)
+		if e.Type == rpc.EventAgentSettled {
+			close(settled)
+		}
+	})
 	vis := watchVisibility(&control.Controller{Client: env.stack.Client, TaskQueue: s.Temporal.TaskQueue}, "e2e-chain")
 	if _, err := c.Prompt(ctx, "hello"); err != nil {
 		t.Fatalf("Prompt: %v", err)
@@ -36,6 +42,11 @@ func TestRPC_RetryChainExactEventSequence(t *testing.T) {
 	}
 	if end.Status != agent.StatusCompleted {
 		t.Fatalf("prompt ended %+v", end)
+	}
+	select { // listeners run on the client's dispatcher, after WaitForIdle may return
+	case <-settled:
+	case <-ctx.Done():
+		t.Fatalf("no %s after prompt_end", rpc.EventAgentSettled)
 	}
 	evs := rec.events()
 	want := "agent_start message_end agent_end auto_retry_start " +
@@ -259,17 +270,17 @@ func TestRPC_CompactRetriesAreEventsAndAbortRetryReachesThem(t *testing.T) {
 	aborted := make(chan error, 1)
 	c.OnEvent(func(e agent.Event) {
 		rec.add(e)
-		if e.Type == agent.EventAutoRetryStart {
+		if e.Type == rpc.EventSummarizationRetryScheduled {
 			aborted <- c.AbortRetry(ctx)
 		}
 	})
 	// Events reach listeners on the client's dispatcher, after the
-	// response may have returned: wait for the chain's end.
-	retryEnded := func(c *rpc.Client) <-chan struct{} {
+	// response may have returned: wait for the compaction's last event.
+	compactionEnded := func(c *rpc.Client) <-chan struct{} {
 		ch := make(chan struct{})
 		var once sync.Once
 		c.OnEvent(func(e agent.Event) {
-			if e.Type == agent.EventAutoRetryEnd {
+			if e.Type == rpc.EventCompactionEnd {
 				once.Do(func() { close(ch) })
 			}
 		})
@@ -280,10 +291,10 @@ func TestRPC_CompactRetriesAreEventsAndAbortRetryReachesThem(t *testing.T) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			t.Fatal("no auto_retry_end")
+			t.Fatal("no compaction_end")
 		}
 	}
-	ended := retryEnded(c)
+	ended := compactionEnded(c)
 	began := time.Now()
 	_, err := c.Compact(ctx, "")
 	var ce *rpc.CommandError
@@ -297,12 +308,16 @@ func TestRPC_CompactRetriesAreEventsAndAbortRetryReachesThem(t *testing.T) {
 		t.Errorf("abort_retry during the compaction's backoff: %v", err)
 	}
 	waitEnd(ended)
+	// pi 1.6: a manual compact is framed by compaction_start/_end, and
+	// its summary call's retries are summarization_retry_* events.
+	const chain = "compaction_start summarization_retry_scheduled summarization_retry_finished compaction_end"
 	evs := rec.events()
-	if got := types(evs); got != "auto_retry_start auto_retry_end" {
-		t.Fatalf("events of the compaction: %s", got)
+	if got := types(evs); got != chain {
+		t.Fatalf("events of the compaction: %s, want %s", got, chain)
 	}
+	evs = evs[1:3]
 	if st := evs[0]; st.Attempt != 1 || st.DelayMs < 60000 || !strings.Contains(st.ErrorMessage, "503") {
-		t.Errorf("auto_retry_start = %+v", st)
+		t.Errorf("summarization_retry_scheduled = %+v", st)
 	}
 	if end := evs[1]; end.Success || end.FinalError != agent.RetryCancelledMessage {
 		t.Errorf("auto_retry_end = %+v", end)
@@ -318,16 +333,17 @@ func TestRPC_CompactRetriesAreEventsAndAbortRetryReachesThem(t *testing.T) {
 	c = startClientWith(t, s, session, keepLittle, 100, "503 Service Unavailable")
 	var rec2 recorder
 	c.OnEvent(rec2.add)
-	ended = retryEnded(c)
+	ended = compactionEnded(c)
 	res, err := c.Compact(ctx, "")
 	if err != nil || res.Summary == "" || res.TokensBefore == 0 {
 		t.Fatalf("compact retried once = %+v, %v", res, err)
 	}
 	waitEnd(ended)
 	evs = rec2.events()
-	if got := types(evs); got != "auto_retry_start auto_retry_end" {
-		t.Fatalf("events of the retried compaction: %s", got)
+	if got := types(evs); got != chain {
+		t.Fatalf("events of the retried compaction: %s, want %s", got, chain)
 	}
+	evs = evs[1:3]
 	if end := evs[1]; !end.Success || end.Attempt != 1 {
 		t.Errorf("auto_retry_end = %+v", end)
 	}
