@@ -285,7 +285,10 @@ func TestBashKillsProcessGroup(t *testing.T) {
 			ws := t.TempDir()
 			pidFile := filepath.Join(ws, "pid")
 			// A grandchild: sleep runs in the background of the shell.
-			args := obj{"command": fmt.Sprintf("sleep 300 & echo $! > %s; echo started; wait", pidFile)}
+			// "started" is written before the pid file, so the kill that
+			// follows the pid file cannot come before it (a loaded
+			// machine showed that order).
+			args := obj{"command": fmt.Sprintf("sleep 300 & echo started; echo $! > %s; wait", pidFile)}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if how == "timeout" {
