@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
+	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/durableagent/durableagent/internal/codec"
@@ -33,12 +34,14 @@ func Dial(ctx context.Context, s settings.Settings, logger *slog.Logger) (client
 }
 
 // DialEnv is Dial with the environment read through env (nil: the
-// process environment).
-func DialEnv(ctx context.Context, s settings.Settings, logger *slog.Logger, env envconfig.EnvLookup) (client.Client, error) {
+// process environment) and the given client interceptors (the starter's
+// tracing).
+func DialEnv(ctx context.Context, s settings.Settings, logger *slog.Logger, env envconfig.EnvLookup, ics ...interceptor.ClientInterceptor) (client.Client, error) {
 	opts, err := ClientOptions(s, env)
 	if err != nil {
 		return nil, err
 	}
+	opts.Interceptors = append(opts.Interceptors, ics...)
 	return dial(ctx, s, logger, opts)
 }
 

@@ -17,12 +17,16 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	"go.temporal.io/sdk/interceptor"
 
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/tracing"
 )
 
 // Exit codes.
@@ -110,6 +114,9 @@ type common struct {
 	fs      *pflag.FlagSet
 	session string
 	json    bool
+	// traces exports the starter's spans (OTEL_EXPORTER_OTLP_ENDPOINT set;
+	// nil otherwise), set by controller.
+	traces *tracing.Provider
 }
 
 func newFlags(name string, env Env) *common {
@@ -271,20 +278,56 @@ func (c *common) controller(ctx context.Context, env Env) (*control.Controller, 
 	if !ok {
 		return nil, s, nil, false
 	}
-	cl, err := app.DialEnv(ctx, s, nil, env.temporalEnv())
+	ics, err := c.startTracing(ctx, env)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))
 		return nil, s, nil, false
 	}
+	cl, err := app.DialEnv(ctx, s, nil, env.temporalEnv(), ics...)
+	if err != nil {
+		c.traces.Shutdown()
+		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))
+		return nil, s, nil, false
+	}
+	closeFn := func() { cl.Close(); c.traces.Shutdown() }
 	k, err := app.NewController(cl, s)
 	if err != nil {
-		cl.Close()
+		closeFn()
 		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))
 		return nil, s, nil, false
 	}
 	// A follower waits through a worker outage; say so once, on stderr.
 	k.OnWait = func(msg string) { fmt.Fprintf(env.Stderr, "starter: %s\n", msg) }
-	return k, s, cl.Close, true
+	return k, s, closeFn, true
+}
+
+// startTracing sets c.traces when OTEL_EXPORTER_OTLP_ENDPOINT (or
+// _TRACES_ENDPOINT) is set, and returns the client interceptor that
+// carries the trace context into the workflows the starter starts.
+func (c *common) startTracing(ctx context.Context, env Env) ([]interceptor.ClientInterceptor, error) {
+	tp, err := tracing.FromLookup(ctx, "durable-agent-starter", env.lookupEnv())
+	if err != nil || tp == nil {
+		return nil, err
+	}
+	ti, err := tp.Interceptor()
+	if err != nil {
+		tp.Shutdown()
+		return nil, err
+	}
+	c.traces = tp
+	return []interceptor.ClientInterceptor{ti}, nil
+}
+
+// span starts the command's root span when tracing is on and says its
+// trace id on stderr, so a user can find the prompt's trace; without
+// tracing it is ctx's (no-op) span.
+func (c *common) span(ctx context.Context, env Env, name string) (context.Context, trace.Span) {
+	if c.traces == nil {
+		return ctx, trace.SpanFromContext(ctx)
+	}
+	ctx, sp := c.traces.Start(ctx, name, attribute.String("durableagent.session", c.session))
+	fmt.Fprintf(env.Stderr, "trace: %s\n", sp.SpanContext().TraceID())
+	return ctx, sp
 }
 
 // fail prints a one-line error for a command and returns ExitUsage.

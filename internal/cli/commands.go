@@ -58,6 +58,8 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	}
 	defer closeFn()
+	ctx, span := c.span(ctx, env, "prompt "+c.session)
+	defer span.End() // before closeFn, which flushes it
 	in := app.PromptInput(s, c.session, msg)
 	in.Workspace = ws.workspace
 	if len(faults) > 0 {

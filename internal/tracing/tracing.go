@@ -41,12 +41,27 @@ type Provider struct {
 // otherwise. The exporter reads the other OTEL_EXPORTER_OTLP_* variables
 // (headers, insecure, timeout) itself.
 func FromEnv(ctx context.Context, service string) (*Provider, error) {
-	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+	return FromLookup(ctx, service, os.LookupEnv)
+}
+
+// FromLookup is FromEnv with the endpoint read through lookup (the
+// starter's environment, which tests give in-process). An endpoint URL
+// with the http scheme is plaintext, as OTLP specifies.
+func FromLookup(ctx context.Context, service string, lookup func(string) (string, bool)) (*Provider, error) {
+	endpoint, _ := lookup("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	if endpoint == "" {
+		endpoint, _ = lookup("OTEL_EXPORTER_OTLP_ENDPOINT")
+	}
+	if endpoint == "" {
 		return nil, nil
 	}
-	exp, err := otlptracegrpc.New(ctx)
+	opt := otlptracegrpc.WithEndpoint(endpoint)
+	if strings.Contains(endpoint, "://") {
+		opt = otlptracegrpc.WithEndpointURL(endpoint)
+	}
+	exp, err := otlptracegrpc.New(ctx, opt)
 	if err != nil {
-		return nil, fmt.Errorf("traces: otlp exporter: %w", err)
+		return nil, fmt.Errorf("traces: otlp exporter for %s: %w", endpoint, err)
 	}
 	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.name", service)))
 	if err != nil {
@@ -60,12 +75,16 @@ func FromEnv(ctx context.Context, service string) (*Provider, error) {
 func New(tp trace.TracerProvider) *Provider { return &Provider{tp: tp} }
 
 // Interceptor is the SDK's tracing interceptor on p's tracer: a span for
-// each workflow, activity, signal, query and update, workflow ones only
-// when not replaying. The W3C trace context travels in Temporal headers.
+// each workflow, activity, signal and update, workflow ones only when not
+// replaying. The W3C trace context travels in Temporal headers. Queries
+// get none: a follower queries a prompt's events several times a second,
+// which would bury the prompt's trace (and make a root trace per query
+// on the worker).
 func (p *Provider) Interceptor() (interceptor.Interceptor, error) {
 	i, err := tmotel.NewTracingInterceptor(tmotel.TracerOptions{
-		Tracer:            p.tp.Tracer(ScopeName),
-		TextMapPropagator: propagation.TraceContext{},
+		Tracer:              p.tp.Tracer(ScopeName),
+		TextMapPropagator:   propagation.TraceContext{},
+		DisableQueryTracing: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("traces: interceptor: %w", err)
@@ -73,9 +92,17 @@ func (p *Provider) Interceptor() (interceptor.Interceptor, error) {
 	return i, nil
 }
 
-// Shutdown flushes and stops the exporter (nothing for New's).
+// Start starts a span of the product's tracer under ctx: the starter's
+// root span of a prompt, whose context the client interceptor carries
+// into the workflow it starts.
+func (p *Provider) Start(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	return p.tp.Tracer(ScopeName).Start(ctx, name, trace.WithAttributes(attrs...))
+}
+
+// Shutdown flushes and stops the exporter (nothing for New's, or for a
+// nil Provider: tracing off).
 func (p *Provider) Shutdown() {
-	if p.shutdown == nil {
+	if p == nil || p.shutdown == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
