@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,8 @@ func TestIntegration_TopShowsWhatEachJobDoes(t *testing.T) {
 	approval.Workspace = t.TempDir()
 	approval.Approval.Require = []string{"bash"}
 	approval.Model.Faults = []string{`tool:read {"path":"missing.txt"}`, `tool:bash {"command":"echo hi"}`, `text:done`}
-	if _, err := e.k.StartPrompt(ctx, approval); err != nil {
+	approvalRun, err := e.k.StartPrompt(ctx, approval)
+	if err != nil {
 		t.Fatal(err)
 	}
 
@@ -97,4 +99,12 @@ func TestIntegration_TopShowsWhatEachJobDoes(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// The approval prompt's history (memo upserts, a tool call, an
+	// approval wait, an abort) is the job-memo shape's replay fixture.
+	_, _ = e.result(approvalRun)
+	exportAndReplay(t, e, approvalRun.GetID(), approvalRun.GetRunID(), jobMemoFixture)
 }
+
+// jobMemoFixture is a prompt recorded at version "job-memo" 1. Regenerate
+// with UPDATE_REPLAY_HISTORY=1 go test -run TopShowsWhatEachJobDoes ./test/integration
+var jobMemoFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_job_memo_history.json")
