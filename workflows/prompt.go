@@ -56,6 +56,7 @@ func prompt(ctx workflow.Context, in PromptInput, spec func(string) tools.Spec) 
 	if err := r.registerHandlers(ctx); err != nil {
 		return PromptResult{}, err
 	}
+	r.publishJob(ctx)
 	r.startSignalPump(ctx)
 	return r.execute(ctx)
 }

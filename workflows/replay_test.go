@@ -141,6 +141,16 @@ func rewriteFailedModelCall(t *testing.T, fixture, text string) string {
 	return path
 }
 
+// Determinism of the job memo ("job-memo" 1): a prompt that ran a tool
+// call, waited for approval and was aborted, publishing its job status in
+// its memo at each wait, replays on the current code. Regenerate with
+// UPDATE_REPLAY_HISTORY=1 go test -run TopShowsWhatEachJobDoes ./test/integration
+func TestReplay_JobMemoHistory(t *testing.T) {
+	if err := replayFixture("testdata/prompt_job_memo_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}
+
 // replayFixture replays a history file on the current Prompt workflow.
 func replayFixture(path string) error {
 	r := worker.NewWorkflowReplayer()

@@ -59,8 +59,10 @@ type run struct {
 	// lastUsage is the usage of the last answer with tool calls (the
 	// threshold check between turns).
 	lastUsage *agent.Usage
-	// runningTools names the tool calls in flight, for the state query.
+	// runningTools names the tool calls in flight, for the state query;
+	// toolCalls counts the tool calls started in this run (job memo).
 	runningTools []string
+	toolCalls    int
 	// cancelTools cancels the tool calls in flight (nil when none).
 	cancelTools workflow.CancelFunc
 

@@ -137,6 +137,7 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 		}
 		r.startTool(tctx, c)
 		r.runningTools = append(r.runningTools, c.ref.Name+" "+c.ref.ID)
+		r.toolCalls++
 	}
 	r.setToolDetails(ctx, group)
 	for _, c := range group {

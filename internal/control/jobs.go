@@ -1,0 +1,80 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/workflows"
+)
+
+// MaxJobs bounds Jobs: the running prompts it lists at most.
+const MaxJobs = 1000
+
+// Job is a running prompt as Temporal's visibility lists it.
+type Job struct {
+	SessionID  string    `json:"sessionId"`
+	WorkflowID string    `json:"workflowId"`
+	RunID      string    `json:"runId"`
+	Model      string    `json:"model"`
+	StartedAt  time.Time `json:"startedAt"`
+	// Job is what the prompt does now; nil when its workflow has not
+	// published it (a prompt started by an older release, or one whose
+	// first workflow task has not run).
+	Job *agent.JobStatus `json:"job,omitempty"`
+}
+
+// Jobs lists the running prompts of the controller's task queue, oldest
+// first, from their memos: one visibility call per 100 jobs, however many
+// jobs there are (no query reaches a worker). more says MaxJobs cut it.
+func (k *Controller) Jobs(ctx context.Context) (jobs []Job, more bool, err error) {
+	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s'", workflows.PromptWorkflowName, k.TaskQueue)
+	dc := k.DataConverter
+	if dc == nil {
+		dc = converter.GetDefaultDataConverter()
+	}
+	var token []byte
+	for {
+		resp, err := k.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, PageSize: 100, NextPageToken: token})
+		if err != nil {
+			return nil, false, fmt.Errorf("list running prompts on task queue %s: %w", k.TaskQueue, err)
+		}
+		for _, ex := range resp.GetExecutions() {
+			if len(jobs) == MaxJobs {
+				return sortJobs(jobs), true, nil
+			}
+			j := Job{WorkflowID: ex.GetExecution().GetWorkflowId(), RunID: ex.GetExecution().GetRunId(),
+				StartedAt: ex.GetStartTime().AsTime()}
+			fields := ex.GetMemo().GetFields()
+			if !decode(dc, fields["sessionId"], &j.SessionID) {
+				j.SessionID = strings.TrimPrefix(j.WorkflowID, workflows.WorkflowIDPrefix)
+			}
+			decode(dc, fields["model"], &j.Model)
+			var js agent.JobStatus
+			if decode(dc, fields[agent.MemoJob], &js) {
+				j.Job = &js
+			}
+			jobs = append(jobs, j)
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			return sortJobs(jobs), false, nil
+		}
+	}
+}
+
+// decode reads one memo field; a missing or unreadable one is left out.
+func decode(dc converter.DataConverter, p *commonpb.Payload, v any) bool {
+	return p != nil && dc.FromPayload(p, v) == nil
+}
+
+func sortJobs(jobs []Job) []Job {
+	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].StartedAt.Before(jobs[j].StartedAt) })
+	return jobs
+}

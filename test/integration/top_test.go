@@ -1,0 +1,110 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/control"
+)
+
+// Issue 26: `starter top` lists the running prompts of the task queue with
+// what each does now, read from their memos in one visibility call: one
+// job in a retry's backoff (with when it fires), one waiting for approval
+// of a bash call after a tool call ran; a finished prompt leaves the list.
+func TestIntegration_TopShowsWhatEachJobDoes(t *testing.T) {
+	e := newEnv(t)
+	e.s.Retry.BaseDelayMs = 120_000 // the backoff outlasts the test
+	e.startWorker()
+	ctx := context.Background()
+
+	backoff := app.PromptInput(e.s, "top-backoff", "wait for it")
+	backoff.Model.Faults = []string{e503}
+	if _, err := e.k.StartPrompt(ctx, backoff); err != nil {
+		t.Fatal(err)
+	}
+	approval := app.PromptInput(e.s, "top-approval", "run it")
+	approval.Workspace = t.TempDir()
+	approval.Approval.Require = []string{"bash"}
+	approval.Model.Faults = []string{`tool:read {"path":"missing.txt"}`, `tool:bash {"command":"echo hi"}`, `text:done`}
+	approvalRun, err := e.k.StartPrompt(ctx, approval)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var jobs map[string]control.Job
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, out, stderr := e.starter("top", "--json")
+		if code != cli.ExitOK {
+			t.Fatalf("top --json: exit %d: %s", code, stderr)
+		}
+		var list []control.Job
+		if err := json.Unmarshal([]byte(out), &list); err != nil {
+			t.Fatalf("top --json printed %q: %v", out, err)
+		}
+		jobs = map[string]control.Job{}
+		for _, j := range list {
+			jobs[j.SessionID] = j
+		}
+		b, a := jobs["top-backoff"].Job, jobs["top-approval"].Job
+		if b != nil && b.Status == agent.JobBackoff && a != nil && a.Status == agent.JobApproval {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("top never showed a backoff and an approval: %s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if b := jobs["top-backoff"].Job; b.Until == nil || b.Until.Before(time.Now().Add(time.Minute)) || b.Turn != 1 {
+		t.Errorf("backoff job %+v: want the retry's fire time about 2 minutes out, turn 1", *b)
+	}
+	if a := jobs["top-approval"].Job; a.ToolCalls != 1 || a.Turn != 2 {
+		t.Errorf("approval job %+v: want turn 2 after the read call ran (1 tool call)", *a)
+	}
+	if j := jobs["top-backoff"]; j.Model == "" || j.StartedAt.IsZero() {
+		t.Errorf("job %+v lacks its model or start", j)
+	}
+
+	code, out, stderr := e.starter("top", "--once")
+	if code != cli.ExitOK || !strings.Contains(out, "running prompts on task queue") {
+		t.Fatalf("top --once: exit %d\n%s%s", code, out, stderr)
+	}
+	t.Logf("starter top --once:\n%s", out)
+	for _, want := range []string{"SESSION", "top-backoff", "backoff until", "top-approval", "approval"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("top --once lacks %q:\n%s", want, out)
+		}
+	}
+
+	for _, id := range []string{"top-backoff", "top-approval"} {
+		if err := e.k.Abort(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		_, out, _ := e.starter("top", "--once")
+		if strings.HasPrefix(out, "no running prompts") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("aborted prompts still listed:\n%s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The approval prompt's history (memo upserts, a tool call, an
+	// approval wait, an abort) is the job-memo shape's replay fixture.
+	_, _ = e.result(approvalRun)
+	exportAndReplay(t, e, approvalRun.GetID(), approvalRun.GetRunID(), jobMemoFixture)
+}
+
+// jobMemoFixture is a prompt recorded at version "job-memo" 1. Regenerate
+// with UPDATE_REPLAY_HISTORY=1 go test -run TopShowsWhatEachJobDoes ./test/integration
+var jobMemoFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_job_memo_history.json")

@@ -1,0 +1,93 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+// The job memo (workflow.GetVersion "job-memo"): from versionJobMemo on, a
+// prompt keeps agent.JobStatus in its memo (agent.MemoJob), so a list of
+// running workflows shows what every job does. Histories recorded before
+// have no memo upserts and replay without them.
+const (
+	changeJobMemo  = "job-memo"
+	versionJobMemo = 1
+)
+
+// jobKey is what decides a new memo: a JobStatus without its times.
+type jobKey struct {
+	status          string
+	until           time.Time
+	turn, toolCalls int
+	tokens          int64
+	cost            float64
+}
+
+// jobKey is what the prompt does now (agent.Job* statuses), and its
+// counts. It reads fields only: Await evaluates it at every wait.
+func (r *run) jobKey() jobKey {
+	k := jobKey{status: agent.JobRunning, turn: r.turn, toolCalls: r.toolCalls,
+		tokens: r.bud.spent.Tokens(), cost: r.bud.spent.CostUsd}
+	switch {
+	case r.compacting:
+		k.status = agent.JobCompacting
+	case r.waitingApproval():
+		k.status = agent.JobApproval
+	case r.pending != nil:
+		k.status, k.until = agent.JobBackoff, r.pending.WakeAt
+	case r.waitingHost != "":
+		k.status = agent.JobWaitingHost
+	case len(r.runningTools) > 0:
+		k.status = agent.JobTool
+	case r.streaming:
+		k.status = agent.JobModel
+	}
+	return k
+}
+
+// waitingApproval says whether a tool call waits for approve_tool.
+func (r *run) waitingApproval() bool {
+	for _, a := range r.approvals {
+		if !a.decided {
+			return true
+		}
+	}
+	return false
+}
+
+// publishJob keeps the prompt's job memo current from a coroutine of its
+// own. Its Await condition is checked when the prompt's other coroutines
+// wait, so a change is published at the prompt's next wait (a model call,
+// tool calls, a backoff, an approval), and the changes between two waits
+// make one upsert: a few history records per model call at most.
+func (r *run) publishJob(ctx workflow.Context) {
+	if workflow.GetVersion(ctx, changeJobMemo, workflow.DefaultVersion, versionJobMemo) < versionJobMemo {
+		return
+	}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		var last jobKey
+		var since time.Time
+		for {
+			if err := workflow.Await(ctx, func() bool { return r.jobKey() != last }); err != nil {
+				return // the prompt was cancelled
+			}
+			k := r.jobKey()
+			if k.status != last.status {
+				since = workflow.Now(ctx).UTC()
+			}
+			last = k
+			js := agent.JobStatus{Status: k.status, Since: since, Turn: k.turn, ToolCalls: k.toolCalls,
+				Tokens: k.tokens, CostUsd: k.cost}
+			if !k.until.IsZero() {
+				u := k.until
+				js.Until = &u
+			}
+			if err := workflow.UpsertMemo(ctx, map[string]any{agent.MemoJob: js}); err != nil {
+				workflow.GetLogger(ctx).Warn("job memo not published", "error", err)
+			}
+		}
+	})
+}
