@@ -7,6 +7,16 @@ import "time"
 // is doing from its memo, without a query per job.
 const MemoJob = "job"
 
+// Search attributes a prompt sets beside its memo when the namespace has
+// them (internal/visibility registers them): the Temporal UI's list and
+// `temporal workflow list --query` filter jobs by them, e.g.
+// DurableAgentStatus = 'approval'.
+const (
+	SearchAttrStatus  = "DurableAgentStatus"  // Keyword: JobStatus.Status
+	SearchAttrTokens  = "DurableAgentTokens"  // Int: JobStatus.Tokens
+	SearchAttrCostUsd = "DurableAgentCostUsd" // Double: JobStatus.CostUsd
+)
+
 // Job statuses: what a running prompt is doing (JobStatus.Status); a
 // closed prompt's memo keeps the last one it published.
 const (

@@ -1,8 +1,10 @@
 package workflows
 
 import (
+	"sync/atomic"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
@@ -12,10 +14,33 @@ import (
 // prompt keeps agent.JobStatus in its memo (agent.MemoJob), so a list of
 // running workflows shows what every job does. Histories recorded before
 // have no memo upserts and replay without them.
+//
+// From versionJobSearch on, a prompt also sets the search attributes
+// agent.SearchAttr* with each memo, when its worker found them registered
+// (SetSearchAttributesReady; recorded once per run in a side effect, so a
+// replay takes the same path): an attribute its namespace lacks would fail
+// the workflow task.
 const (
-	changeJobMemo  = "job-memo"
-	versionJobMemo = 1
+	changeJobMemo    = "job-memo"
+	versionJobMemo   = 1
+	versionJobSearch = 2
 )
+
+// The job's search attributes (agent.SearchAttr*).
+var (
+	saStatus  = temporal.NewSearchAttributeKeyKeyword(agent.SearchAttrStatus)
+	saTokens  = temporal.NewSearchAttributeKeyInt64(agent.SearchAttrTokens)
+	saCostUsd = temporal.NewSearchAttributeKeyFloat64(agent.SearchAttrCostUsd)
+)
+
+// searchAttributesReady is set by the worker once its namespace has the
+// job's search attributes (internal/visibility).
+var searchAttributesReady atomic.Bool
+
+// SetSearchAttributesReady says whether the namespace of this process's
+// workers has the job's search attributes; prompts that start afterwards
+// set them.
+func SetSearchAttributesReady(ok bool) { searchAttributesReady.Store(ok) }
 
 // jobKey is what decides a new memo: a JobStatus without its times.
 type jobKey struct {
@@ -64,8 +89,16 @@ func (r *run) waitingApproval() bool {
 // tool calls, a backoff, an approval), and the changes between two waits
 // make one upsert: a few history records per model call at most.
 func (r *run) publishJob(ctx workflow.Context) {
-	if workflow.GetVersion(ctx, changeJobMemo, workflow.DefaultVersion, versionJobMemo) < versionJobMemo {
+	v := workflow.GetVersion(ctx, changeJobMemo, workflow.DefaultVersion, versionJobSearch)
+	if v < versionJobMemo {
 		return
+	}
+	var search bool
+	if v >= versionJobSearch {
+		ready := workflow.SideEffect(ctx, func(workflow.Context) any { return searchAttributesReady.Load() })
+		if err := ready.Get(&search); err != nil {
+			search = false
+		}
 	}
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		var last jobKey
@@ -87,6 +120,12 @@ func (r *run) publishJob(ctx workflow.Context) {
 			}
 			if err := workflow.UpsertMemo(ctx, map[string]any{agent.MemoJob: js}); err != nil {
 				workflow.GetLogger(ctx).Warn("job memo not published", "error", err)
+			}
+			if search {
+				if err := workflow.UpsertTypedSearchAttributes(ctx, saStatus.ValueSet(js.Status),
+					saTokens.ValueSet(js.Tokens), saCostUsd.ValueSet(js.CostUsd)); err != nil {
+					workflow.GetLogger(ctx).Warn("job search attributes not published", "error", err)
+				}
 			}
 		}
 	})

@@ -146,6 +146,15 @@ func rewriteFailedModelCall(t *testing.T, fixture, text string) string {
 // its memo at each wait, replays on the current code. Regenerate with
 // UPDATE_REPLAY_HISTORY=1 go test -run TopShowsWhatEachJobDoes ./test/integration
 func TestReplay_JobMemoHistory(t *testing.T) {
+	if err := replayFixture("testdata/prompt_job_memo_v1_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}
+
+// Determinism of the job's search attributes ("job-memo" 2): the same
+// scenario recorded with the attributes registered (a side effect records
+// that) and set beside each memo.
+func TestReplay_JobSearchHistory(t *testing.T) {
 	if err := replayFixture("testdata/prompt_job_memo_history.json"); err != nil {
 		t.Fatalf("replay: %v", err)
 	}

@@ -8,10 +8,11 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/durableagent/durableagent/internal/visibility"
 )
 
 const readyPollInterval = 100 * time.Millisecond
@@ -26,8 +27,8 @@ func awaitFrontend(ctx context.Context, addr, namespace string, attrs map[string
 		return err
 	}
 	defer c.Close()
-	if err := registerSearchAttributes(ctx, c, namespace, attrs); err != nil {
-		return err
+	if err := visibility.Ensure(ctx, c, namespace, attrs); err != nil {
+		return fmt.Errorf("devserver: %w", err)
 	}
 	return nil
 }
@@ -64,40 +65,3 @@ func dialWhenReady(ctx context.Context, addr, namespace string, tlsConf *tls.Con
 	}
 }
 
-// registerSearchAttributes adds the attributes the namespace lacks. It runs
-// on every start, so attributes added to Options later reach an existing
-// data dir too.
-func registerSearchAttributes(ctx context.Context, c client.Client, namespace string, want map[string]enumspb.IndexedValueType) error {
-	if len(want) == 0 {
-		return nil
-	}
-	have, err := c.OperatorService().ListSearchAttributes(ctx,
-		&operatorservice.ListSearchAttributesRequest{Namespace: namespace})
-	if err != nil {
-		return fmt.Errorf("devserver: list search attributes of %q: %w", namespace, err)
-	}
-	missing := make(map[string]enumspb.IndexedValueType)
-	for name, typ := range want {
-		if _, ok := have.GetSystemAttributes()[name]; ok {
-			return fmt.Errorf("devserver: search attribute %q is a system attribute", name)
-		}
-		got, ok := have.GetCustomAttributes()[name]
-		if !ok {
-			missing[name] = typ
-			continue
-		}
-		if got != typ {
-			return fmt.Errorf("devserver: search attribute %q exists with type %s, not %s", name, got, typ)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace:        namespace,
-		SearchAttributes: missing,
-	}); err != nil {
-		return fmt.Errorf("devserver: add search attributes to %q: %w", namespace, err)
-	}
-	return nil
-}

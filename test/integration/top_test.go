@@ -3,10 +3,13 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
@@ -72,6 +75,28 @@ func TestIntegration_TopShowsWhatEachJobDoes(t *testing.T) {
 		t.Errorf("job %+v lacks its model or start", j)
 	}
 
+	// The Temporal UI's list (and `temporal workflow list --query`)
+	// filters jobs by the search attribute beside the memo.
+	q := fmt.Sprintf("%s = 'approval' AND ExecutionStatus = 'Running' AND TaskQueue = '%s'", agent.SearchAttrStatus, e.s.Temporal.TaskQueue)
+	var found []string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		resp, err := e.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q})
+		if err != nil {
+			t.Fatalf("list %s: %v", q, err)
+		}
+		found = found[:0]
+		for _, ex := range resp.GetExecutions() {
+			found = append(found, ex.GetExecution().GetWorkflowId())
+		}
+		if len(found) == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(found) != 1 || found[0] != "session-top-approval" {
+		t.Errorf("jobs with %s: %v, want session-top-approval only", q, found)
+	}
+
 	code, out, stderr := e.starter("top", "--once")
 	if code != cli.ExitOK || !strings.Contains(out, "running prompts on task queue") {
 		t.Fatalf("top --once: exit %d\n%s%s", code, out, stderr)
@@ -105,6 +130,7 @@ func TestIntegration_TopShowsWhatEachJobDoes(t *testing.T) {
 	exportAndReplay(t, e, approvalRun.GetID(), approvalRun.GetRunID(), jobMemoFixture)
 }
 
-// jobMemoFixture is a prompt recorded at version "job-memo" 1. Regenerate
+// jobMemoFixture is a prompt recorded at version "job-memo" 2 (memo and
+// search attributes). Regenerate
 // with UPDATE_REPLAY_HISTORY=1 go test -run TopShowsWhatEachJobDoes ./test/integration
 var jobMemoFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_job_memo_history.json")
