@@ -330,7 +330,10 @@ func (e Event) String() string {
 		case e.Result != nil:
 			return fmt.Sprintf("Auto-compacted %d tokens (willRetry=%t)", e.Result.TokensBefore, e.WillRetry)
 		}
-		return "Auto-compaction ended"
+		// No result, no error, not aborted: a threshold compaction
+		// found nothing it may summarise (the recent messages are all
+		// kept); the next prompt checks again.
+		return "Auto-compaction skipped: nothing to compact yet"
 	case EventMessageEnd:
 		if e.Message != nil {
 			return fmt.Sprintf("message_end %s (%s)", e.Message.Role, e.EntryID)

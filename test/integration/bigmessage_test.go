@@ -38,9 +38,10 @@ func TestIntegration_HugePromptMessageCompletesAndItsEventsPrint(t *testing.T) {
 		t.Helper()
 		msg := plainMessage(size)
 		// The answer prints at its message_end; the threshold compaction
-		// this much context starts afterwards prints after it.
+		// this much context starts afterwards prints after it, and says
+		// why it did nothing (the prompt and its answer are all recent).
 		code, out, stderr := e.starter("prompt", "--session", session, "--fault", "text:"+answer, msg)
-		if code != cli.ExitOK || !strings.HasPrefix(out, answer+"\n") {
+		if code != cli.ExitOK || !strings.HasPrefix(out, answer+"\n") || !strings.Contains(out, "\nAuto-compaction skipped: nothing to compact yet\n") {
 			t.Fatalf("prompt of %d bytes: exit %d\nstdout %.300s\nstderr %.300s", size, code, out, stderr)
 		}
 
