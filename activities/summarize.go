@@ -91,17 +91,19 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 	}
 
 	hb := a.startHeartbeat(ctx, "summarizing")
-	summary, failed := summarizeCut(ctx, provider, base, cut, in.CustomInstructions)
+	var spent usageSum
+	summary, failed := summarizeCut(ctx, provider, base, cut, in.CustomInstructions, &spent)
 	hb.stop()
+	usage := spent.priced(in.Model.Cost)
 	if ctx.Err() != nil {
-		return SummarizeResult{StopReason: agent.StopReasonAborted, ErrorMessage: llm.AbortedMessage(base).ErrorMessage}, ctx.Err()
+		return SummarizeResult{StopReason: agent.StopReasonAborted, ErrorMessage: llm.AbortedMessage(base).ErrorMessage, Usage: usage}, ctx.Err()
 	}
 	if failed != nil {
 		return SummarizeResult{
 			TokensBefore: tokensBefore, StopReason: failed.StopReason,
 			ErrorMessage: Redact(failed.ErrorMessage, base.Secret),
 			ErrorStatus:  failed.ErrorStatus, ErrorType: failed.ErrorType, ShouldRetry: failed.ShouldRetry,
-			RetryAfterMs: failed.RetryAfterMs,
+			RetryAfterMs: failed.RetryAfterMs, Usage: usage,
 		}, nil
 	}
 
@@ -114,21 +116,51 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 	}
 	return SummarizeResult{
 		EntryID: in.EntryID, Summary: summary, FirstKeptEntryID: cut.FirstKeptID, TokensBefore: tokensBefore,
-		MessageCount: 1 + len(items) - cut.FirstKeptIndex, StopReason: agent.StopReasonStop,
+		MessageCount: 1 + len(items) - cut.FirstKeptIndex, StopReason: agent.StopReasonStop, Usage: usage,
 	}, nil
+}
+
+// usageSum adds up the usage the summary calls of one attempt report.
+type usageSum struct {
+	u  agent.Usage
+	ok bool
+}
+
+func (s *usageSum) add(u *agent.Usage) {
+	if u == nil {
+		return
+	}
+	s.ok = true
+	s.u.Input += u.Input
+	s.u.Output += u.Output
+	s.u.CacheRead += u.CacheRead
+	s.u.CacheWrite += u.CacheWrite
+}
+
+// priced is the sum priced at the model's cost (nil: no call reported).
+func (s usageSum) priced(cost *agent.ModelCost) *agent.Usage {
+	if !s.ok {
+		return nil
+	}
+	var price agent.ModelCost
+	if cost != nil {
+		price = *cost
+	}
+	u := s.u.Priced(price)
+	return &u
 }
 
 // summarizeCut makes the summary calls of a cut: the history summary
 // (merging the previous one), and for a split turn the summary of the
 // turn's beginning, joined under its own heading. failed is the first
 // call's message that did not succeed.
-func summarizeCut(ctx context.Context, p llm.Provider, base llm.Request, cut compaction.Cut, custom string) (summary string, failed *agent.Message) {
+func summarizeCut(ctx context.Context, p llm.Provider, base llm.Request, cut compaction.Cut, custom string, spent *usageSum) (summary string, failed *agent.Message) {
 	history := cut.PreviousSummary
 	if len(cut.ToSummarize) > 0 || !cut.SplitTurn {
 		text, bad := summaryCall(ctx, p, base, compaction.SummaryPrompt(compaction.PromptInput{
 			Items: cut.ToSummarize, PreviousSummary: cut.PreviousSummary,
 			CustomInstructions: custom, SplitTurn: cut.SplitTurn,
-		}))
+		}), spent)
 		if bad != nil {
 			return "", bad
 		}
@@ -139,7 +171,7 @@ func summarizeCut(ctx context.Context, p llm.Provider, base llm.Request, cut com
 	}
 	prefix, bad := summaryCall(ctx, p, base, compaction.TurnPrefixPrompt(compaction.PromptInput{
 		Items: cut.SplitTurnPrefix, CustomInstructions: custom,
-	}))
+	}), spent)
 	if bad != nil {
 		return "", bad
 	}
@@ -148,11 +180,12 @@ func summarizeCut(ctx context.Context, p llm.Provider, base llm.Request, cut com
 
 // summaryCall sends one summary prompt as the single user message of a
 // request and returns the answer's text, or the message when the call
-// failed or answered nothing.
-func summaryCall(ctx context.Context, p llm.Provider, base llm.Request, prompt string) (string, *agent.Message) {
+// failed or answered nothing; spent gets the usage the call reported.
+func summaryCall(ctx context.Context, p llm.Provider, base llm.Request, prompt string, spent *usageSum) (string, *agent.Message) {
 	req := base
 	req.Messages = []agent.Message{agent.TextMessage(agent.RoleUser, prompt)}
 	msg := p.Complete(ctx, req)
+	spent.add(msg.Usage)
 	if msg.StopReason == agent.StopReasonError || msg.StopReason == agent.StopReasonAborted {
 		return "", &msg
 	}

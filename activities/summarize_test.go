@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -248,6 +249,38 @@ func TestSummarize_SplitTurnMakesSecondCall(t *testing.T) {
 	}
 	if want := compaction.JoinSplitTurnSummary("HISTORY", "PREFIX"); res.Summary != want {
 		t.Fatalf("summary %q, want %q", res.Summary, want)
+	}
+}
+
+// Issue 22: a summary's calls are spent like the prompt's model calls:
+// the result carries the usage of both calls of a split turn, priced at
+// the model's cost, so the prompt's budget counts it.
+func TestSummarize_ReportsThePricedUsageOfItsCalls(t *testing.T) {
+	p := &recorder{reply: func(req llm.Request) agent.Message {
+		m := answer("HISTORY")(req)
+		if strings.Contains(req.Messages[0].Text(), "## Original Request") {
+			m = answer("PREFIX")(req)
+		}
+		m.Usage = &agent.Usage{Input: 1000, Output: 100}
+		return m
+	}}
+	a := newActs(t, p)
+	seed(t, a,
+		msg("u1", "", agent.RoleUser, text(400)), msg("a1", "", agent.RoleAssistant, text(400)),
+		msg("u2", "", agent.RoleUser, text(40)), msg("a2", "", agent.RoleAssistant, text(400)),
+		msg("a3", "", agent.RoleAssistant, text(400)))
+	price := &agent.ModelCost{Input: 3, Output: 15} // dollars per million tokens
+	res, err := runSummarize(t, a, SummarizeInput{SessionID: "s1", LeafID: "a3", EntryID: "c1", KeepRecentTokens: 100,
+		Model: ModelRef{Provider: "fake", Cost: price}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := res.Usage
+	if len(p.reqs) != 2 || u == nil || u.Input != 2000 || u.Output != 200 || u.TotalTokens != 2200 {
+		t.Fatalf("%d calls, usage %+v; want 2 calls of 1000 in + 100 out each, summed", len(p.reqs), u)
+	}
+	if want := 2000*3.0/1e6 + 200*15.0/1e6; math.Abs(u.Cost.Total-want) > 1e-9 {
+		t.Fatalf("cost %v, want %v", u.Cost.Total, want)
 	}
 }
 

@@ -168,6 +168,10 @@ type SummarizeResult struct {
 	// RetryAfterMs is the provider's structured retry hint
 	// (agent.Message.RetryAfterMs); nil when it sent none.
 	RetryAfterMs *int64 `json:"retryAfterMs,omitempty"`
+	// Usage is what the summary calls of this attempt reported, priced as
+	// the prompt's model calls are (nil: none reported any): a prompt's
+	// budget counts it.
+	Usage *agent.Usage `json:"usage,omitempty"`
 }
 
 // MaxBashTimeout is the longest timeout a bash call may ask for and the

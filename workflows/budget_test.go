@@ -425,3 +425,35 @@ func TestReplay_BudgetEndsApprovalHistory(t *testing.T) {
 		t.Fatalf("replay: %v", err)
 	}
 }
+
+// Issue 22: a compaction's summary call is spent like any model call: the
+// threshold compaction after the answer (the scripted summary reports its
+// usage) adds to the prompt's usage, and a token limit the answer alone
+// did not reach is reached by it (usage_update says so).
+func TestBudget_SummaryCallsAreCounted(t *testing.T) {
+	h := newCompactHarness(t)
+	seedHistory(t, h.store)
+	in := compactInput()
+	in.Model.ContextWindow = 475 // the answer's 404 tokens are one above the threshold
+	in.Budget.MaxTokens = 405
+	res, err := h.run(in)
+	if err != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("prompt: %+v, %v", res, err)
+	}
+	evs := h.events()
+	answer := spentIn(evs)
+	if _, ok := findEvent(evs, agent.EventAutoCompactionStart); !ok || len(h.sums) != 1 {
+		t.Fatalf("no threshold compaction (%d summaries): %v", len(h.sums), types(evs))
+	}
+	if answer.Tokens() >= 405 {
+		t.Fatalf("the answer alone spent %d tokens: the test needs it under the limit", answer.Tokens())
+	}
+	st := h.state()
+	if st.Usage == nil || st.Usage.Tokens() <= answer.Tokens() {
+		t.Fatalf("state usage %+v, want more than the answer's %d tokens (the summary call's added)", st.Usage, answer.Tokens())
+	}
+	u, ok := lastOf(evs, agent.EventUsage)
+	if !ok || u.Usage.Tokens() != st.Usage.Tokens() || u.Budget == nil || !strings.HasPrefix(u.Budget.Reached, "budget.maxTokens 405 reached") {
+		t.Fatalf("last usage_update %+v, want %d tokens and the limit reached by the summary", u, st.Usage.Tokens())
+	}
+}

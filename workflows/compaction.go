@@ -185,6 +185,9 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 			return compactOutcome{aborted: true}
 		}
 		res, fatal := r.summarizeOnce(ctx, entryID, attempt, custom)
+		if res.Usage != nil && !r.manualCompaction {
+			r.countUsage(ctx, res.Usage) // a prompt's budget counts its summary calls
+		}
 		switch {
 		case fatal != "":
 			return compactOutcome{err: fatal}
