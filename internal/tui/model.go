@@ -215,7 +215,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case compactEventMsg:
 		return m, tea.Batch(m.retryEvent(msg.event), waitEvent(msg.ch))
 	case streamEndMsg:
-		m.endPrompt()
+		m.endPrompt(agent.Event{})
 		if msg.err != nil && m.ctx.Err() == nil {
 			m.errorf("Lost the prompt's events: %s (it may still be running; /state tells)", line.First(msg.err.Error()))
 		}
@@ -350,13 +350,13 @@ func (m *Model) quit() tea.Cmd {
 // endPrompt forgets the followed prompt and its waits; calls still
 // waiting for approval are no longer asked about, and messages still
 // queued go back into the input.
-func (m *Model) endPrompt() {
+func (m *Model) endPrompt(end agent.Event) {
 	m.prompt, m.retry = nil, nil
 	m.input.Placeholder = placeholderIdle
 	for len(m.approvals) > 0 {
 		m.approvalDecided(m.approvals[0].callID)
 	}
-	m.undelivered()
+	m.undelivered(end)
 	m.dropLive() // a streamed message that no message_end finalised
 	if m.compacting != "manual" {
 		m.compacting = ""
