@@ -31,8 +31,9 @@ func SessionSettingsOf(in PromptInput) SessionSettings {
 	}
 }
 
-// applyTo puts the session's settings into a prompt input.
-func applySessionSettings(s SessionSettings, in *PromptInput) {
+// ApplySessionSettings puts the session's settings into a prompt input
+// (the workflow does, and a client that starts a prompt in the session).
+func ApplySessionSettings(s SessionSettings, in *PromptInput) {
 	in.Tools.Enabled = slices.Clone(s.Tools)
 	in.Approval.Require = slices.Clone(s.RequireApproval)
 	in.Approval.Rules = slices.Clone(s.Policy)
@@ -65,7 +66,7 @@ func (r *run) adoptSessionSettings(ctx workflow.Context) error {
 		return nil
 	}
 	kept := res.Settings
-	applySessionSettings(kept, &r.in)
+	ApplySessionSettings(kept, &r.in)
 	if diff := own.Differences(kept); len(diff) > 0 {
 		r.sessionSettingsNote = "this prompt runs with the session's " + strings.Join(diff, ", ") +
 			" (starter session set KEY VALUE changes them), not its sender's"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -130,13 +131,20 @@ func (t *Session) Settings() settings.Settings {
 	return t.s
 }
 
-// promptInput is app.PromptInput with the session's choices: its model
-// (and that model's price), thinking level and queue modes.
+// promptInput is app.PromptInput with the session's current choices: its
+// model (and that model's price), thinking level, own settings (tools,
+// approval) and queue modes. The session's are read afresh
+// (refreshChoicesLocked): another terminal may have changed them since
+// this client opened the session.
 func (t *Session) promptInput(message string) workflows.PromptInput {
 	s := t.Settings()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	kept := t.refreshChoicesLocked()
 	in := app.PromptInput(s, t.session, message)
+	if kept != nil {
+		workflows.ApplySessionSettings(*kept, &in)
+	}
 	if t.Workspace != "" {
 		in.Workspace = t.Workspace
 	}
@@ -560,6 +568,40 @@ func (t *Session) resolve(ref string) (string, error) {
 	}
 	id := strings.TrimSuffix(filepath.Base(abs), ".jsonl")
 	return id, session.ValidateID(id)
+}
+
+// refreshChoicesLocked re-reads the session's model and thinking level
+// (its model_change and thinking_level_change entries, which another
+// client may have written) and returns its own settings (nil when it has
+// none yet: its first prompt records the settings'). Entries this client
+// recorded and has not written yet (pending) win. A session that cannot
+// be read keeps the choices this client had. The cost is one read of the
+// session (and of its settings) per prompt start, state and info. t.mu
+// is held.
+func (t *Session) refreshChoicesLocked() *session.Settings {
+	id := t.session
+	model, thinking := t.model, t.thinking
+	if err := t.chooseFromSessionLocked(id); err != nil {
+		t.model, t.thinking = model, thinking
+		return nil
+	}
+	for _, e := range t.pending[id] {
+		switch e.Type {
+		case session.TypeModelChange:
+			t.model = &settings.ModelID{Provider: e.Provider, Name: e.ModelID}
+		case session.TypeThinkingLevelChange:
+			t.thinking = e.ThinkingLevel
+		}
+	}
+	data, err := t.store.Aside(id, session.SettingsKey)
+	if err != nil || data == nil {
+		return nil
+	}
+	var kept session.Settings
+	if json.Unmarshal(data, &kept) != nil {
+		return nil
+	}
+	return &kept
 }
 
 // chooseFromSessionLocked takes the model and thinking level from the
