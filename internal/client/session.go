@@ -81,7 +81,10 @@ type bashRun struct {
 	ok      bool
 }
 
-var _ SessionBackend = (*Session)(nil)
+var (
+	_ SessionBackend = (*Session)(nil)
+	_ PromptWatcher  = (*Session)(nil)
+)
 
 // Open returns the client of one session, reading sessions through the
 // store of session.store.
@@ -304,6 +307,31 @@ func (t *Session) running(ctx context.Context, id string) (bool, error) {
 		return false, fmt.Errorf("describe workflow %s: %w", workflows.WorkflowID(id), err)
 	}
 	return d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
+}
+
+// LatestPrompt implements PromptWatcher with one
+// DescribeWorkflowExecution of the session's workflow id.
+func (t *Session) LatestPrompt(ctx context.Context) (PromptRun, bool, error) {
+	id := workflows.WorkflowID(t.SessionID())
+	d, err := t.k.Client.DescribeWorkflowExecution(ctx, id, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return PromptRun{}, false, nil
+	}
+	if err != nil {
+		return PromptRun{}, false, fmt.Errorf("describe workflow %s: %w", id, err)
+	}
+	info := d.GetWorkflowExecutionInfo()
+	if info.GetType().GetName() != workflows.PromptWorkflowName {
+		return PromptRun{}, false, nil
+	}
+	run := info.GetExecution().GetRunId()
+	first := info.GetFirstRunId()
+	if first == "" {
+		first = run
+	}
+	return PromptRun{Prompt: Prompt{WorkflowID: id, RunID: run}, FirstRunID: first,
+		Running: info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING}, true, nil
 }
 
 // LoadSession implements SessionBackend.
