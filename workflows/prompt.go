@@ -145,7 +145,9 @@ func (r *run) begin(ctx workflow.Context) error {
 			SessionID: r.in.SessionID, Workspace: r.in.Workspace, UserEntryID: userID,
 			Message: r.in.Message, Images: r.in.Images, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
 			Faults: r.in.Model.Faults, SummaryFaults: r.in.Model.SummaryFaults,
-			SessionUsage: r.in.Budget.HasSession(),
+			// Always: the session's recorded budget (adoptSessionSettings)
+			// may set a cap the sender's input does not have.
+			SessionUsage: true,
 			Tools:        r.in.Tools.Enabled, SystemPrompt: r.in.Agent.SystemPrompt, AppendSystemPrompt: r.in.Agent.AppendSystemPrompt,
 		}).Get(ctx, &b)
 		if err != nil {
