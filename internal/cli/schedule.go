@@ -82,6 +82,11 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 		return fail(env, name, fmt.Errorf("want exactly one argument: the schedule id (usage: starter %s ID)", name))
 	}
 	id = c.fs.Arg(0)
+	if sub != "list" {
+		if err := schedule.ValidateID(id); err != nil {
+			return fail(env, name, err)
+		}
+	}
 	m, closeFn, ok := scheduleManager(ctx, env, c)
 	if !ok {
 		return ExitUsage

@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -94,8 +93,8 @@ func (m *Manager) List(ctx context.Context) ([]ListEntry, error) {
 
 // Describe describes the schedule id, with the outcome of its recent runs.
 func (m *Manager) Describe(ctx context.Context, id string) (Info, error) {
-	if err := session.ValidateID(id); err != nil {
-		return Info{}, fmt.Errorf("invalid schedule id: %w", err)
+	if err := ValidateID(id); err != nil {
+		return Info{}, err
 	}
 	d, err := m.Client.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
 	var nf *serviceerror.NotFound

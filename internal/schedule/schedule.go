@@ -118,8 +118,8 @@ func (s Spec) Validate() error {
 	if s.ID == "" {
 		return errors.New("missing --id")
 	}
-	if err := session.ValidateID(s.ID); err != nil {
-		return fmt.Errorf("invalid schedule id: %w", err)
+	if err := ValidateID(s.ID); err != nil {
+		return err
 	}
 	switch {
 	case (s.Cron == "") == (s.Every == 0):
@@ -223,8 +223,8 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 }
 
 func (m *Manager) handle(ctx context.Context, id, what string, do func(client.ScheduleHandle) error) error {
-	if err := session.ValidateID(id); err != nil {
-		return fmt.Errorf("invalid schedule id: %w", err)
+	if err := ValidateID(id); err != nil {
+		return err
 	}
 	err := do(m.Client.ScheduleClient().GetHandle(ctx, id))
 	var nf *serviceerror.NotFound
@@ -233,6 +233,15 @@ func (m *Manager) handle(ctx context.Context, id, what string, do func(client.Sc
 	}
 	if err != nil {
 		return fmt.Errorf("%s schedule %s: %w", what, id, err)
+	}
+	return nil
+}
+
+// ValidateID reports a schedule id that is not a valid session id (the
+// characters a session id allows: it prefixes session ids).
+func ValidateID(id string) error {
+	if err := session.ValidateID(id); err != nil {
+		return fmt.Errorf("invalid schedule id: %w", err)
 	}
 	return nil
 }
