@@ -45,7 +45,7 @@ func (h *harness) runScheduled(in ScheduledPromptInput) (ScheduledPromptResult, 
 	return res, err
 }
 
-// SPEC 11.2 (session naming): a fresh-session schedule's run names its
+// SPEC 16 (session naming): a fresh-session schedule's run names its
 // session prefix-<scheduled time in UTC> and runs the prompt as a child
 // under that session's workflow id, so the session holds the prompt.
 func TestScheduledPrompt_FreshSessionFromScheduledTime(t *testing.T) {
@@ -74,7 +74,7 @@ func TestScheduledPrompt_FreshSessionFromScheduledTime(t *testing.T) {
 	}
 }
 
-// SPEC 11.2 (busy session): a named-session run whose session still runs
+// SPEC 16 (busy session): a named-session run whose session still runs
 // a workflow starts no prompt and says why, without failing.
 func TestScheduledPrompt_BusySessionIsSkipped(t *testing.T) {
 	h, _ := scheduledHarness(t)
@@ -93,7 +93,7 @@ func TestScheduledPrompt_BusySessionIsSkipped(t *testing.T) {
 	}
 }
 
-// SPEC 11.2: a named session takes the prompt of every run: two runs one
+// SPEC 16: a named session takes the prompt of every run: two runs one
 // after the other both complete in it (its workflow id is reused).
 func TestScheduledPrompt_NamedSessionRunsAgain(t *testing.T) {
 	h, ids := scheduledHarness(t)
@@ -142,7 +142,7 @@ func TestScheduledPrompt_NamedSessionRunsAgain(t *testing.T) {
 	}
 }
 
-// SPEC 11.2: a scheduled prompt that fails fails its run with the
+// SPEC 16: a scheduled prompt that fails fails its run with the
 // prompt's error type, its result in the details.
 func TestScheduledPrompt_FailedPromptFailsTheRun(t *testing.T) {
 	h, _ := scheduledHarness(t)

@@ -21,7 +21,7 @@ import (
 // TestIntegration_Schedule ./test/integration
 var scheduledFixture = filepath.Join("..", "..", "workflows", "testdata", "scheduled_prompt_history.json")
 
-// SPEC 11 (scheduled jobs): a schedule made with `starter schedule create
+// SPEC 16 (scheduled jobs): a schedule made with `starter schedule create
 // --every 2s` fires on the embedded server; each run's prompt completes
 // with the scripted model in a fresh session prefix-<scheduled time>;
 // a run due while the last one (a slow model, 3 s) still runs is skipped
@@ -114,7 +114,7 @@ func TestIntegration_ScheduleFiresAndSkipsOverlap(t *testing.T) {
 	}
 }
 
-// SPEC 11 (busy session): a schedule on one named session whose prompt is
+// SPEC 16 (busy session): a schedule on one named session whose prompt is
 // still running when the next run is due (overlap allow-all lets the run
 // start) skips that run with a "busy" result, and the session's prompt
 // is not disturbed.
