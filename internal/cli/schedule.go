@@ -12,7 +12,6 @@ import (
 
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/schedule"
-	"github.com/durableagent/durableagent/workflows"
 )
 
 const scheduleUsage = `starter schedule create --id ID (--cron "0 3 * * *" | --every 6h) [--session-prefix P | --session S]
@@ -174,7 +173,7 @@ func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec,
 	if err := m.Create(ctx, spec); err != nil {
 		return fail(env, name, err)
 	}
-	where := "a fresh session per run: " + workflows.SessionAt(spec.SessionPrefix, time.Date(2006, 1, 2, 15, 4, 5, 0, time.UTC))
+	where := "a fresh session per run: " + spec.SessionPrefix + "-<scheduled time, UTC>"
 	if spec.SessionID != "" {
 		where = "session " + spec.SessionID
 	}
@@ -266,8 +265,12 @@ func printScheduleInfo(w io.Writer, info schedule.Info) {
 		}
 		fmt.Fprintln(w)
 	}
-	for _, t := range info.Next {
-		fmt.Fprintf(w, "next: %s\n", t.UTC().Format(time.RFC3339))
+	var next []string
+	for _, t := range info.Next[:min(len(info.Next), 3)] {
+		next = append(next, t.UTC().Format(time.RFC3339))
+	}
+	if len(next) > 0 {
+		fmt.Fprintf(w, "next: %s\n", strings.Join(next, ", "))
 	}
 }
 

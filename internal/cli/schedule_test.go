@@ -51,7 +51,7 @@ func TestPrintScheduleInfo(t *testing.T) {
 		Overlap: "skip", CatchupWindow: "1h0m0s", SessionPrefix: "nightly", Prompt: "update\nthe deps",
 		Actions: 3, SkippedOverlap: 1, MissedCatchup: 2,
 		Recent: []schedule.RecentRun{{ScheduledAt: at, WorkflowID: "scheduled-nightly-2026-12-04T03:00:00Z", Status: "completed", SessionID: "nightly-20261204T030000Z"}},
-		Next:   []time.Time{at.Add(24 * time.Hour)}})
+		Next:   []time.Time{at.Add(24 * time.Hour), at.Add(48 * time.Hour), at.Add(72 * time.Hour), at.Add(96 * time.Hour)}})
 	for _, want := range []string{
 		"schedule nightly (paused: maintenance)",
 		`when: cron "0 3 * * *"  overlap: skip  catch-up window: 1h0m0s`,
@@ -59,7 +59,7 @@ func TestPrintScheduleInfo(t *testing.T) {
 		"prompt: update the deps",
 		"runs: 3 started, 1 skipped (a run was still going), 2 missed (older than the catch-up window)",
 		"recent: 2026-12-04T03:00:00Z  completed scheduled-nightly-2026-12-04T03:00:00Z  session nightly-20261204T030000Z",
-		"next: 2026-12-05T03:00:00Z",
+		"next: 2026-12-05T03:00:00Z, 2026-12-06T03:00:00Z, 2026-12-07T03:00:00Z",
 	} {
 		if !strings.Contains(b.String(), want+"\n") {
 			t.Errorf("describe lacks %q:\n%s", want, b.String())
