@@ -267,3 +267,9 @@ func gitEnv(ctx context.Context, dir string, env []string, args ...string) (stri
 	}
 	return strings.TrimRight(out.String(), "\n"), nil
 }
+
+// InRepo reports whether dir is inside a git work tree.
+func InRepo(dir string) bool {
+	out, err := git(context.Background(), dir, "rev-parse", "--is-inside-work-tree")
+	return err == nil && out == "true"
+}
