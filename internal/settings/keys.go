@@ -251,6 +251,8 @@ var schema = []keyDef{
 		desc: "Worker: where sessions live: jsonl (files under dataDir/sessions, one machine or a shared filesystem) or postgres (session.postgresUrl, any number of machines)."},
 	{key: "session.postgresUrl", scope: ScopeWorker,
 		desc: "Worker: PostgreSQL database of session.store postgres, a postgres:// URL or libpq key=value string (empty: the PG* environment variables); keep the password in PGPASSWORD or ~/.pgpass."},
+	{key: "session.worktree", scope: ScopePrompt,
+		desc: "Give each new session a git worktree of its workspace's repository on a new branch agent/<session>, made under the worker's dataDir/worktrees; the session works there (starter prompt --worktree; starter diff shows the job's change)."},
 
 	{key: "model.provider", oneOf: Providers,
 		desc: "Model provider: scripted (offline fake), anthropic or openai."},
