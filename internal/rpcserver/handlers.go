@@ -361,6 +361,7 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 	var last int64
 	timer := toolTimer{}
 	names := &compactionNamer{}
+	frames := newFramer(c.s.Protocol)
 	_, err := c.b.Follow(ctx, f.prompt.RunID, 0, func(e agent.Event) {
 		if !control.IsLive(e) {
 			if e.Seq <= last {
@@ -373,14 +374,18 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 			// right after it is not refused as busy.
 			c.release(f)
 		}
-		ce := comp.complete(e)
-		line, renamed := names.line(ce)
-		if !renamed {
-			line = timer.line(ce)
-		}
-		if c.out.write(line) != nil {
-			f.stop() // stdout is gone: nobody can read the events
-			return
+		for _, l := range frames.frame(comp.complete(e)) {
+			line := l
+			if ce, ok := l.(agent.Event); ok {
+				var renamed bool
+				if line, renamed = names.line(ce); !renamed {
+					line = timer.line(ce)
+				}
+			}
+			if c.out.write(line) != nil {
+				f.stop() // stdout is gone: nobody can read the events
+				return
+			}
 		}
 		if e.Type == agent.EventPromptEnd {
 			c.settled(e.Status == agent.StatusAborted)

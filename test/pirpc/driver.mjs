@@ -21,7 +21,9 @@ async function client(session, extra = [], opts = {}) {
 		cliPath: cfg.shim,
 		cwd: cfg.workspace,
 		env: { STARTER: cfg.starter, PIRPC_STARTER: "1" },
-		args: ["--session", session, ...cfg.args, ...extra],
+		// pi 0.73's message_update carries the answer so far (message),
+		// which this driver reads; starter rpc sends it when asked.
+		args: ["--session", session, "--protocol", "0.73", ...cfg.args, ...extra],
 		...opts,
 	});
 	await c.start();

@@ -58,6 +58,45 @@ async function main() {
 	assert.equal(only(evs, "auto_retry_start").length, 1, "agent_settled came after the retry, not at the first agent_end");
 	assert.equal(await a.getLastAssistantText(), "done after a retry");
 
+	step = "message_update in pi 1.6's shape";
+	const updates = only(evs, "message_update");
+	assert.ok(updates.length > 0, "the streamed answers give message_update events");
+	const open = new Map(); // entryId/attempt -> {index, type, text}
+	const ended = [];
+	for (const u of updates) {
+		const ev = u.assistantMessageEvent;
+		assert.equal(u.message, undefined, "a pi 1.6 update carries deltas only");
+		assert.equal(typeof u.usage?.output, "number", "a pi 1.6 update carries the usage so far");
+		const key = `${u.entryId}/${ev.attempt}`;
+		const [kind, phase] = ev.type.split("_");
+		const cur = open.get(key);
+		if (phase === "start") {
+			assert.equal(cur, undefined, `${ev.type} while block ${cur?.index} is open`);
+			open.set(key, { index: ev.contentIndex, kind, text: "", id: ev.id, toolName: ev.toolName });
+			if (kind === "toolcall") assert.ok(ev.id && ev.toolName, "toolcall_start names the call");
+			continue;
+		}
+		assert.ok(cur && cur.index === ev.contentIndex && cur.kind === kind, `${ev.type} at ${ev.contentIndex} outside its block`);
+		if (phase === "delta") {
+			cur.text += ev.delta;
+			continue;
+		}
+		if (kind === "toolcall") {
+			assert.equal(ev.toolCall.id, cur.id);
+			assert.deepEqual(ev.toolCall.arguments, JSON.parse(cur.text));
+		} else {
+			assert.equal(ev.content, cur.text, `${ev.type} carries the block's deltas`);
+		}
+		open.delete(key);
+		ended.push({ ...cur, ev });
+	}
+	assert.equal(open.size, 0, "every block that started ended");
+	const call = ended.find((b) => b.kind === "toolcall");
+	assert.ok(call, "the tool call was streamed in a toolcall block");
+	assert.equal(call.id, toolEnd.toolCallId);
+	assert.equal(call.toolName, "bash");
+	assert.equal(ended.filter((b) => b.kind === "text").at(-1).ev.content, "done after a retry");
+
 	step = "prompt() is started; waitForIdle()";
 	const idle = a.waitForIdle(45000);
 	assert.equal(await a.prompt("again"), "started");
