@@ -42,8 +42,8 @@ func TestCheckThinkingLevel(t *testing.T) {
 			t.Errorf("%q: %v", l, err)
 		}
 	}
-	err := CheckThinkingLevel("max")
-	if err == nil || !strings.Contains(err.Error(), `invalid thinking level "max" (want one of off, minimal, low, medium, high, xhigh)`) {
+	err := CheckThinkingLevel("maximum")
+	if err == nil || !strings.Contains(err.Error(), `invalid thinking level "maximum" (want one of off, minimal, low, medium, high, xhigh, max)`) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -168,7 +168,7 @@ func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd
 }
 
 // cycleThinkingLevels are the levels cycle_thinking_level walks (xhigh
-// only with set_thinking_level: few models take it).
+// and max only with set_thinking_level: few models take them).
 var cycleThinkingLevels = []string{llm.ThinkingOff, llm.ThinkingMinimal, llm.ThinkingLow, llm.ThinkingMedium, llm.ThinkingHigh}
 
 // nextOf is the item after cur in list, wrapping (the first when cur is

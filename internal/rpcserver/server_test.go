@@ -38,7 +38,7 @@ func TestServe_BadInputNeverEndsTheLoop(t *testing.T) {
 		{"bad streaming behaviour", `{"id":"a","type":"prompt","message":"x","streamingBehavior":"later"}`, "a", "prompt", `field "streamingBehavior" is "later", want "steer" or "followUp"`},
 		{"image not base64", `{"id":"a","type":"prompt","message":"x","images":[{"type":"image","data":"%%","mimeType":"image/png"}]}`, "a", "prompt", `images[0] data is not base64`},
 		{"images not a list", `{"id":"a","type":"prompt","message":"x","images":{"type":"image"}}`, "a", "prompt", `field "images" must be an array, got an object`},
-		{"bad thinking level", `{"id":"a","type":"set_thinking_level","level":"max"}`, "a", "set_thinking_level", `field "level" is "max", want one of off, minimal, low, medium, high, xhigh`},
+		{"bad thinking level", `{"id":"a","type":"set_thinking_level","level":"maximum"}`, "a", "set_thinking_level", `field "level" is "maximum", want one of off, minimal, low, medium, high, xhigh, max`},
 		{"bad queue mode", `{"id":"a","type":"set_steering_mode","mode":"some"}`, "a", "set_steering_mode", `field "mode" is "some", want "all" or "one-at-a-time"`},
 		{"approve without decision", `{"id":"a","type":"approve_tool","toolCallId":"c"}`, "a", "approve_tool", `missing field "approved" (a boolean)`},
 		{"blank bash command", `{"id":"a","type":"bash","command":" "}`, "a", "bash", `field "command" is empty`},
