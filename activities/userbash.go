@@ -30,6 +30,9 @@ type UserBashInput struct {
 	Workspace string `json:"workspace"`
 	// TimeoutMs bounds the command (0: tools.bashTimeoutMs, else none).
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// ExcludeFromContext marks the entry as kept from the model
+	// (agent.Message.ExcludeFromContext).
+	ExcludeFromContext bool `json:"excludeFromContext,omitempty"`
 }
 
 // UserBashResult describes the command's outcome; the output itself is in
@@ -86,6 +89,7 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 		return UserBashResult{}, cutError(ctx, "bash")
 	}
 	msg := BashExecutionMessage(in.Command, res, ctx.Err() != nil)
+	msg.ExcludeFromContext = in.ExcludeFromContext
 	msg.Timestamp = time.Now().UnixMilli()
 	entry := session.Entry{Type: session.TypeMessage, ID: in.EntryID, ParentID: in.ParentID,
 		Timestamp: time.Now().UTC(), Message: &msg}

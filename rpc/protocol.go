@@ -109,6 +109,9 @@ type Command struct {
 	Mode string `json:"mode,omitempty"`
 	// Command of bash.
 	Command string `json:"command,omitempty"`
+	// ExcludeFromContext of bash: the command is recorded in the session
+	// but its output is not sent to the model (pi's `!!`).
+	ExcludeFromContext bool `json:"excludeFromContext,omitempty"`
 	// OutputPath of export_html.
 	OutputPath string `json:"outputPath,omitempty"`
 	// SessionPath of switch_session: a session file or a session id.

@@ -626,7 +626,7 @@ func (t *Session) Fork(ctx context.Context, entryID string, at bool) (string, er
 // Bash implements SessionBackend: the Bash workflow runs the command on
 // the session's tool host and records it; the output comes from the
 // entry it wrote.
-func (t *Session) Bash(ctx context.Context, command string) (agent.Message, error) {
+func (t *Session) Bash(ctx context.Context, command string, opts BashOptions) (agent.Message, error) {
 	id := t.SessionID()
 	t.flush(ctx, id)
 	s := t.Settings()
@@ -645,7 +645,7 @@ func (t *Session) Bash(ctx context.Context, command string) (agent.Message, erro
 		}
 		t.mu.Unlock()
 	}()
-	run, err := t.k.StartBash(ctx, workflows.BashInput{SessionID: id, Command: command, Workspace: wd,
+	run, err := t.k.StartBash(ctx, workflows.BashInput{SessionID: id, Command: command, Workspace: wd, ExcludeFromContext: opts.ExcludeFromContext,
 		TimeoutMs: s.Tools.BashTimeoutMs, HostWaitMs: s.Tools.HostWaitMs, HeartbeatTimeoutMs: s.Model.HeartbeatTimeoutMs})
 	b.ok = err == nil
 	close(b.started)
@@ -661,7 +661,7 @@ func (t *Session) Bash(ctx context.Context, command string) (agent.Message, erro
 			return *e.Message, nil
 		}
 	}
-	return agent.Message{Role: agent.RoleBashExecution, Command: command, ExitCode: res.ExitCode, Cancelled: res.Cancelled,
+	return agent.Message{Role: agent.RoleBashExecution, Command: command, ExitCode: res.ExitCode, Cancelled: res.Cancelled, ExcludeFromContext: opts.ExcludeFromContext,
 		Truncated: res.Truncated, Output: res.Preview}, nil
 }
 

@@ -108,7 +108,8 @@ func BashExecutionText(m agent.Message) string {
 }
 
 // WithBashAsUser returns msgs with every bash execution replaced by the
-// user message a model sees (BashExecutionText); other messages are
+// user message a model sees (BashExecutionText), and those excluded from
+// the context (ExcludeFromContext) left out; other messages are
 // unchanged. msgs is not modified.
 func WithBashAsUser(msgs []agent.Message) []agent.Message {
 	var out []agent.Message
@@ -121,6 +122,9 @@ func WithBashAsUser(msgs []agent.Message) []agent.Message {
 		}
 		if out == nil {
 			out = append(make([]agent.Message, 0, len(msgs)), msgs[:i]...)
+		}
+		if m.ExcludeFromContext {
+			continue
 		}
 		u := agent.TextMessage(agent.RoleUser, BashExecutionText(m))
 		u.Timestamp = m.Timestamp

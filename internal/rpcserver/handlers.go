@@ -445,7 +445,7 @@ func (c *conn) compact(cmd command) {
 // it runs) and answers with its BashResult.
 func (c *conn) bash(sb client.SessionBackend, cmd command) {
 	c.background(cmd, func(ctx context.Context) (any, error) {
-		m, err := sb.Bash(ctx, cmd.str["command"])
+		m, err := sb.Bash(ctx, cmd.str["command"], client.BashOptions{ExcludeFromContext: cmd.enabled})
 		return rpc.BashResult{Output: m.Output, ExitCode: m.ExitCode, Cancelled: m.Cancelled, Truncated: m.Truncated, FullOutputPath: m.FullOutputPath}, err
 	})
 }

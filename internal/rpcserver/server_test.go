@@ -42,6 +42,7 @@ func TestServe_BadInputNeverEndsTheLoop(t *testing.T) {
 		{"bad queue mode", `{"id":"a","type":"set_steering_mode","mode":"some"}`, "a", "set_steering_mode", `field "mode" is "some", want "all" or "one-at-a-time"`},
 		{"approve without decision", `{"id":"a","type":"approve_tool","toolCallId":"c"}`, "a", "approve_tool", `missing field "approved" (a boolean)`},
 		{"blank bash command", `{"id":"a","type":"bash","command":" "}`, "a", "bash", `field "command" is empty`},
+		{"excludeFromContext not a boolean", `{"id":"a","type":"bash","command":"ls","excludeFromContext":"yes"}`, "a", "bash", `field "excludeFromContext" must be a boolean, got a string`},
 		{"id not a string", `{"id":7,"type":"get_state"}`, "", "get_state", `field "id" must be a string, got a number`},
 		{"missing enabled", `{"id":"a","type":"set_auto_retry"}`, "a", "set_auto_retry", `missing field "enabled" (a boolean)`},
 		{"null enabled", `{"id":"a","type":"set_auto_retry","enabled":null}`, "a", "set_auto_retry", `missing field "enabled"`},

@@ -183,10 +183,10 @@ async function main() {
 	// message the deltas built.
 	const framed = only(evs, "message_update");
 	assert.ok(framed.length > 0, "the streamed answer gives message_update events");
-	const kinds = ["text", "thinking", "toolcall"].flatMap((k) => [`${k}_start`, `${k}_delta`, `${k}_end`]);
+	const frameKinds = ["text", "thinking", "toolcall"].flatMap((k) => [`${k}_start`, `${k}_delta`, `${k}_end`]);
 	for (const u of framed) {
 		assert.equal(u.message.role, "assistant");
-		assert.ok(kinds.includes(u.assistantMessageEvent.type), u.assistantMessageEvent.type);
+		assert.ok(frameKinds.includes(u.assistantMessageEvent.type), u.assistantMessageEvent.type);
 		assert.equal(typeof u.assistantMessageEvent.contentIndex, "number");
 	}
 	const updates = framed.filter((u) => u.assistantMessageEvent.type.endsWith("_delta"));
