@@ -149,4 +149,8 @@ type BashOptions struct {
 	// ExcludeFromContext records the command without sending its output
 	// to the model (pi's `!!`; RPC bash excludeFromContext).
 	ExcludeFromContext bool
+	// OnOutput, when set, receives the output the command prints while it
+	// runs, as it is read (live output: not every byte of a fast flood),
+	// before Bash returns.
+	OnOutput func(delta string)
 }

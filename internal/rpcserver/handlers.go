@@ -445,7 +445,10 @@ func (c *conn) compact(cmd command) {
 // it runs) and answers with its BashResult.
 func (c *conn) bash(sb client.SessionBackend, cmd command) {
 	c.background(cmd, func(ctx context.Context) (any, error) {
-		m, err := sb.Bash(ctx, cmd.str["command"], client.BashOptions{ExcludeFromContext: cmd.enabled})
+		m, err := sb.Bash(ctx, cmd.str["command"], client.BashOptions{ExcludeFromContext: cmd.enabled,
+			OnOutput: func(delta string) {
+				_ = c.out.write(rpc.BashUpdateEvent{Type: rpc.EventBashExecutionUpdate, ID: cmd.id, Delta: delta})
+			}})
 		return rpc.BashResult{Output: m.Output, ExitCode: m.ExitCode, Cancelled: m.Cancelled, Truncated: m.Truncated, FullOutputPath: m.FullOutputPath}, err
 	})
 }

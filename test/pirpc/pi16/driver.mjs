@@ -3,7 +3,7 @@
 // package node@22) through the calls whose contract moved in pi 1.6:
 // promptAndWait/waitForIdle (agent_settled), dispositions, steer and
 // follow_up while idle, clear_queue, abort then prompt, the thinking
-// levels. Run by pirpc_test.go with PIRPC_CONFIG as for driver.mjs.
+// levels, bash's bash_execution_update and excludeFromContext. Run by pirpc_test.go with PIRPC_CONFIG as for driver.mjs.
 import assert from "node:assert/strict";
 import { RpcClient } from "@earendil-works/pi-coding-agent";
 
@@ -167,6 +167,24 @@ async function main() {
 	await a.setThinkingLevel(levels.at(-1));
 	assert.equal(changed, levels.at(-1), "thinking_level_changed came before the response");
 	assert.equal((await a.getState()).thinkingLevel, levels.at(-1));
+
+	step = "bash streams bash_execution_update";
+	const chunks = [];
+	const offBash = a.onEvent((e) => e.type === "bash_execution_update" && chunks.push(e));
+	const br = await a.bash("for i in 1 2 3 4 5; do echo line$i; sleep 0.5; done");
+	offBash();
+	assert.equal(br.output, "line1\nline2\nline3\nline4\nline5");
+	assert.ok(chunks.length > 1, `the running command's output came in updates (${chunks.length})`);
+	assert.ok(chunks.every((e) => typeof e.id === "string" && e.id !== ""), "each update names the bash command's id");
+	const streamedOut = chunks.map((e) => e.delta).join("");
+	assert.ok(streamedOut.startsWith("line1\n") && (br.output + "\n").startsWith(streamedOut), `streamed ${JSON.stringify(streamedOut)}`);
+
+	step = "bash excludeFromContext";
+	const hidden = await a.send({ type: "bash", command: "echo kept from the model", excludeFromContext: true });
+	assert.equal(hidden.success, true, hidden.error);
+	assert.equal(hidden.data.output, "kept from the model");
+	const last = (await a.getMessages()).at(-1);
+	assert.deepEqual([last.role, last.output, last.excludeFromContext], ["bashExecution", "kept from the model", true]);
 	await a.stop();
 
 	step = "steer and followUp while running; abort, then prompt at once";
