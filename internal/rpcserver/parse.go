@@ -16,11 +16,11 @@ import (
 
 // command is a decoded, checked command line.
 type command struct {
-	id                 string
-	typ                string
-	message            string
-	images             []agent.ContentBlock
-	streamingBehavior  string
+	id                string
+	typ               string
+	message           string
+	images            []agent.ContentBlock
+	streamingBehavior string
 	// enabled is the boolean field of the command (enabled, approved,
 	// excludeFromContext).
 	enabled            bool
