@@ -102,6 +102,11 @@ type framedMessage struct {
 	block int
 	// usage is the answer's usage so far.
 	usage agent.Usage
+	// seq and at are the header of its last update: a live event
+	// carries the seq of the workflow event before it, so the block end
+	// written before message_end does too.
+	seq int64
+	at  time.Time
 }
 
 func newFramer(p Protocol) *framer {
@@ -129,7 +134,9 @@ func (f *framer) frame(e agent.Event) []any {
 		if m == nil || m.block < 0 {
 			return []any{e}
 		}
-		return []any{f.end(e, m), e}
+		last := e
+		last.Seq, last.Time = m.seq, m.at
+		return []any{f.end(last, m), e}
 	}
 	return []any{e}
 }
@@ -162,6 +169,7 @@ func (f *framer) update(e agent.Event) []any {
 		out = append(out, f.line(e, m, start))
 	}
 	m.partial.Add(d)
+	m.seq, m.at = e.Seq, e.Time
 	if d.OutputTokens > m.usage.Output {
 		m.usage.Output = d.OutputTokens
 		m.usage.TotalTokens = m.usage.Input + m.usage.Output + m.usage.CacheRead + m.usage.CacheWrite

@@ -48,7 +48,7 @@ func ame(l map[string]any) map[string]any {
 // top level, and no update carries the answer so far.
 func TestBlockFramer_FramesEachContentBlock(t *testing.T) {
 	start := agent.Event{Type: agent.EventMessageStart, EntryID: "a", Message: &agent.Message{Role: agent.RoleAssistant, Provider: "anthropic", Model: "m"}}
-	end := agent.Event{Type: agent.EventMessageEnd, EntryID: "a", Message: &agent.Message{Role: agent.RoleAssistant}}
+	end := agent.Event{Type: agent.EventMessageEnd, Seq: 7, EntryID: "a", Message: &agent.Message{Role: agent.RoleAssistant}}
 	lines := frameAll(t, ProtocolPi16, start,
 		delta("a", agent.DeltaThinking, 0, "pl", 0, 1, "", ""),
 		delta("a", agent.DeltaThinking, 0, "an", 0, 2, "", ""),
@@ -56,6 +56,9 @@ func TestBlockFramer_FramesEachContentBlock(t *testing.T) {
 		delta("a", agent.DeltaToolCall, 2, `{"comm`, 0, 6, "c1", "bash"),
 		delta("a", agent.DeltaToolCall, 2, `and":"ls"}`, 0, 9, "c1", "bash"),
 		end)
+	if lines[11]["seq"] != 0.0 {
+		t.Errorf("toolcall_end before message_end has seq %v, want the seq of the update before it (0)", lines[11]["seq"])
+	}
 	var kinds []string
 	for _, l := range lines {
 		k := l["type"].(string)

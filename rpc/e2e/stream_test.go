@@ -71,12 +71,14 @@ func history(t *testing.T, session string) []string {
 
 // liveOf checks the message_update events of entry in evs: they come after
 // its message_start and before its message_end, carry the seq of the
-// workflow event before them, the attempt and growing output tokens; it
-// returns their text.
+// workflow event before them, the attempt and growing output tokens, and
+// the text block is framed by one text_start and one text_end (pi 1.6);
+// it returns the deltas' text.
 func liveOf(t *testing.T, evs []agent.Event, entry string, attempt int) (text string, updates int) {
 	t.Helper()
 	started, ended, lastSeq, tokens := false, false, int64(0), 0
 	var b strings.Builder
+	starts, endText := 0, ""
 	for _, e := range evs {
 		if !control.IsLive(e) {
 			lastSeq = e.Seq
@@ -91,6 +93,17 @@ func liveOf(t *testing.T, evs []agent.Event, entry string, attempt int) (text st
 			if !started || ended {
 				t.Fatalf("message_update of %s outside its message_start..message_end: %+v", entry, e)
 			}
+			if a != nil && a.Type == "text_start" && a.Attempt == attempt && e.Seq == lastSeq {
+				starts++
+				continue
+			}
+			if a != nil && a.Type == "text_end" && a.Attempt == attempt && e.Seq == lastSeq {
+				if endText != "" {
+					t.Fatalf("a second text_end: %+v", e)
+				}
+				endText = "ended"
+				continue
+			}
 			if a == nil || a.Type != "text_delta" || a.Attempt != attempt || e.Seq != lastSeq {
 				t.Fatalf("message_update %+v (seq %d), want a text_delta of attempt %d with seq %d", a, e.Seq, attempt, lastSeq)
 			}
@@ -104,6 +117,9 @@ func liveOf(t *testing.T, evs []agent.Event, entry string, attempt int) (text st
 	}
 	if updates > 0 && tokens == 0 {
 		t.Fatalf("message_update of %s never carried output tokens", entry)
+	}
+	if updates > 0 && (starts != 1 || endText == "") {
+		t.Fatalf("message_update of %s: %d text_start and text_end %v, want one each around the deltas", entry, starts, endText != "")
 	}
 	return b.String(), updates
 }
