@@ -114,7 +114,7 @@ type Entry struct {
 	Provider string `json:"provider,omitempty"`
 	ModelID  string `json:"modelId,omitempty"`
 	// ThinkingLevel is set on thinking_level_change entries (off,
-	// minimal, low, medium, high, xhigh).
+	// minimal, low, medium, high, xhigh, max).
 	ThinkingLevel string `json:"thinkingLevel,omitempty"`
 	// Name is the display name of a session_info entry.
 	Name string `json:"name,omitempty"`

@@ -271,7 +271,7 @@ var schema = []keyDef{
 	{key: "model.heartbeatTimeoutMs", scope: ScopePrompt, min: 1000, max: dayMs, limit: "24 hours",
 		desc: "Heartbeat timeout of the LLM call in ms; a dead worker is noticed after this."},
 	{key: "model.thinkingLevel", scope: ScopePrompt, oneOf: llm.ThinkingLevels,
-		desc: "Reasoning asked of the model: off, minimal, low, medium, high or xhigh (Anthropic thinking budget, OpenAI reasoning_effort); RPC set_thinking_level changes it per session."},
+		desc: "Reasoning asked of the model: off, minimal, low, medium, high, xhigh or max (Anthropic thinking budget, OpenAI reasoning_effort; docs/providers.md); RPC set_thinking_level changes it per session."},
 	{key: "model.available", scope: ScopePrompt, maxItems: maxAvailableModels, item: modelItem, twice: "is listed twice",
 		desc: "Models RPC get_available_models lists and set_model/cycle_model may choose, as provider/name (model.provider/model.name is always one)."},
 	{key: "model.prices", scope: ScopePrompt, item: priceItem, twice: "prices this model twice",
