@@ -70,6 +70,10 @@ type Activities struct {
 	// session's tool calls go to ToolQueue(taskQueue, ToolHost). "" when
 	// any worker runs any session's tools.
 	ToolHost string
+	// WorktreeDir is where this worker makes sessions' git worktrees
+	// (<dataDir>/worktrees; "": it makes none and a prompt asking for one
+	// fails).
+	WorktreeDir string
 	// HeartbeatInterval overrides the heartbeat ticker (0: a quarter of
 	// the activity's heartbeat timeout).
 	HeartbeatInterval time.Duration

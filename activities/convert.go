@@ -9,8 +9,14 @@ import (
 
 // CompactionItem converts a session message to the compaction planner's
 // view of it; id is its session entry id.
-// A bash execution the user ran is the user message a model sees.
+// A bash execution the user ran is the user message a model sees; one
+// kept from the context (ExcludeFromContext) is a user message without
+// text, which counts no tokens and leaves the summary, and still marks
+// where the user spoke.
 func CompactionItem(id string, m agent.Message) compaction.Item {
+	if m.Role == agent.RoleBashExecution && m.ExcludeFromContext {
+		return compaction.Item{ID: id, Role: string(agent.RoleUser)}
+	}
 	if m.Role == agent.RoleBashExecution {
 		return compaction.Item{ID: id, Role: string(agent.RoleUser), Text: llm.BashExecutionText(m)}
 	}

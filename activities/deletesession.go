@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/worktree"
 )
 
 // DeleteSessionName is the registered name of DeleteSession.
@@ -29,9 +30,18 @@ type DeleteSessionResult struct {
 	// OutputsDir is the directory of the session's full bash outputs
 	// that was removed ("" when there was none).
 	OutputsDir string `json:"outputsDir,omitempty"`
+	// Worktree is the session's git worktree that was removed ("" when it
+	// had none), Branch its branch. BranchKept: the branch had commits
+	// beyond its base and was left in the repository; a branch without
+	// commits is deleted with the worktree.
+	Worktree   string `json:"worktree,omitempty"`
+	Branch     string `json:"branch,omitempty"`
+	BranchKept bool   `json:"branchKept,omitempty"`
 }
 
-// DeleteSession removes a session from the worker: first the full
+// DeleteSession removes a session from the worker: first its git
+// worktree if it has one (worktree.Remove: the branch goes too unless it
+// has commits), then the full
 // outputs of its truncated bash calls (<workspace>/.durable-agent/tmp/<id>),
 // then the session itself from the store (the JSONL file or the
 // database rows). Both steps are idempotent, so a retry after a crash
@@ -45,6 +55,16 @@ func (a *Activities) DeleteSession(ctx context.Context, in DeleteSessionInput) (
 		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
 	var res DeleteSessionResult
+	// The worktree first: its header is the record of it, so a retry
+	// after a crash finds it again (removing is idempotent).
+	if sess, err := a.Sessions.Load(in.SessionID); err == nil && sess.Header.Worktree != nil {
+		wt := sess.Header.Worktree
+		rm, err := worktree.Remove(ctx, wt.Repo, wt.Dir, wt.Branch, wt.Base)
+		if err != nil {
+			return DeleteSessionResult{}, fmt.Errorf("delete session %s: %w", in.SessionID, err)
+		}
+		res.Worktree, res.Branch, res.BranchKept = wt.Dir, wt.Branch, rm.BranchKept
+	}
 	if in.Workspace != "" && filepath.IsAbs(in.Workspace) {
 		dir, err := removeSessionOutputs(in.Workspace, in.SessionID)
 		if err != nil {

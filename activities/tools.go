@@ -71,10 +71,25 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	// write repair a torn last line, whose warning would be lost with it.
 	// (Errors are Init's and Load's to report below.)
 	var found []string
-	if sess, err := a.Sessions.Load(in.SessionID); err == nil {
-		found = slices.Clone(sess.Warnings) // appended to below
+	before, loadErr := a.Sessions.Load(in.SessionID)
+	if loadErr == nil {
+		found = slices.Clone(before.Warnings) // appended to below
 	}
-	hdr, err := a.Sessions.Init(in.SessionID, ws, a.ToolHost)
+	where := session.Header{Cwd: ws, Host: a.ToolHost}
+	if in.Worktree != "" {
+		switch {
+		case loadErr == nil && before.Header.Worktree == nil && in.Worktree == WorktreeRequired:
+			return BeginPromptResult{}, workspaceError("session %s exists without a worktree (workspace %s): --worktree gives a new session one; start a new session or drop --worktree",
+				in.SessionID, before.Header.Cwd)
+		case errors.Is(loadErr, session.ErrNotFound):
+			wt, err := a.makeWorktree(ctx, in.SessionID, ws)
+			if err != nil {
+				return BeginPromptResult{}, err
+			}
+			where.Cwd, where.Worktree = wt.Workspace, &session.Worktree{Dir: wt.Dir, Branch: wt.Branch, Base: wt.Base, Repo: wt.Repo}
+		}
+	}
+	hdr, err := a.Sessions.InitHeader(in.SessionID, where)
 	if err != nil {
 		return BeginPromptResult{}, storeError("open session", err)
 	}
@@ -171,7 +186,12 @@ func (a *Activities) checkWorkspace(ws string) error {
 	if err != nil {
 		real = ws
 	}
-	for _, root := range a.ToolPolicy.AllowedRoots {
+	roots := a.ToolPolicy.AllowedRoots
+	if a.WorktreeDir != "" {
+		// The worker's own worktrees, made of workspaces it allowed.
+		roots = append(slices.Clip(roots), a.WorktreeDir)
+	}
+	for _, root := range roots {
 		r, err := filepath.Abs(root)
 		if err != nil {
 			continue

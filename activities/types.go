@@ -222,12 +222,26 @@ type ToolsInput struct {
 	HostWaitMs int64 `json:"hostWaitMs,omitempty"`
 }
 
+// Values of BeginPromptInput.Worktree.
+const (
+	// WorktreeNew gives a new session a worktree; an existing session
+	// keeps its workspace, with or without one (session.worktree).
+	WorktreeNew = "new"
+	// WorktreeRequired is WorktreeNew, and an existing session without a
+	// worktree is an error (starter prompt --worktree).
+	WorktreeRequired = "required"
+)
+
 // BeginPromptInput is the input of BeginPrompt (a local activity).
 type BeginPromptInput struct {
 	SessionID string `json:"sessionId"`
 	// Workspace is the workspace a new session is created with; an
 	// existing session keeps its own.
 	Workspace string `json:"workspace,omitempty"`
+	// Worktree makes a new session's workspace a git worktree of
+	// Workspace's repository (internal/worktree): WorktreeNew or
+	// WorktreeRequired; "": none.
+	Worktree string `json:"worktree,omitempty"`
 	// UserEntryID is the id the user message is written under (chosen by
 	// the workflow). Empty: nothing is written (a continued run).
 	UserEntryID string `json:"userEntryId,omitempty"`

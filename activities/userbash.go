@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 )
@@ -30,6 +31,9 @@ type UserBashInput struct {
 	Workspace string `json:"workspace"`
 	// TimeoutMs bounds the command (0: tools.bashTimeoutMs, else none).
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// ExcludeFromContext marks the entry as kept from the model
+	// (agent.Message.ExcludeFromContext).
+	ExcludeFromContext bool `json:"excludeFromContext,omitempty"`
 }
 
 // UserBashResult describes the command's outcome; the output itself is in
@@ -72,11 +76,17 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 	if err := a.checkWorkspace(in.Workspace); err != nil {
 		return UserBashResult{}, err
 	}
-	hb := a.startHeartbeat(ctx, nil) // carries abort_bash to the command
+	// The heartbeats carry abort_bash to the command and publish its
+	// output tail (live output, as a bash tool call's; RPC
+	// bash_execution_update).
+	stream := live.NewTool(in.EntryID, "", tools.Bash)
+	hb := a.startHeartbeat(ctx, stream)
 	args, _ := json.Marshal(map[string]string{"command": in.Command})
 	opts := a.toolOptions(in.Workspace, in.SessionID, true, in.TimeoutMs)
 	// Redacted of the worker's secrets, as the model's bash output is.
-	res := a.outputRedactor(ctx).result(ctx, tools.Run(ctx, tools.Bash, args, opts))
+	red := a.outputRedactor(ctx)
+	opts.OnUpdate = func(partial string) { stream.SetOutput(red.known(partial)) }
+	res := red.result(ctx, tools.Run(ctx, tools.Bash, args, opts))
 	hb.stop()
 	if cancelledWithoutAbort(ctx) {
 		// Nobody cancelled the command (it was killed all the same): the
@@ -86,6 +96,7 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 		return UserBashResult{}, cutError(ctx, "bash")
 	}
 	msg := BashExecutionMessage(in.Command, res, ctx.Err() != nil)
+	msg.ExcludeFromContext = in.ExcludeFromContext
 	msg.Timestamp = time.Now().UnixMilli()
 	entry := session.Entry{Type: session.TypeMessage, ID: in.EntryID, ParentID: in.ParentID,
 		Timestamp: time.Now().UTC(), Message: &msg}

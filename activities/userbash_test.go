@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 )
@@ -145,5 +146,33 @@ func TestBashExecutionMessage(t *testing.T) {
 				t.Fatalf("got %+v, want %+v", m, tc.want)
 			}
 		})
+	}
+}
+
+// Issue 24 (RPC bash_execution_update): while the command runs, the
+// heartbeats publish its output tail as a tool snapshot of its entry, the
+// live output a follower turns into updates.
+func TestUserBash_HeartbeatsPublishTheOutputTail(t *testing.T) {
+	store, ws := userBashStore(t)
+	log := &beatLog{}
+	acts := &Activities{Sessions: store, HeartbeatInterval: 50 * time.Millisecond, recordHeartbeat: log.record}
+	res, err := userBashWith(t, acts, context.Background(), UserBashInput{SessionID: "s1", EntryID: "b1", Command: "echo one; sleep 0.6; echo two; sleep 0.6", Workspace: ws})
+	if err != nil || res.Preview != "one\ntwo" {
+		t.Fatalf("result = %+v, %v", res, err)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	var outputs []string
+	for _, s := range log.snaps {
+		if s.Kind != live.KindTool || s.EntryID != "b1" || s.ToolName != tools.Bash {
+			t.Fatalf("snapshot %+v, want a bash tool snapshot of b1", s)
+		}
+		if len(outputs) == 0 || outputs[len(outputs)-1] != s.Output {
+			outputs = append(outputs, s.Output)
+		}
+	}
+	joined := strings.Join(outputs, "|")
+	if !strings.Contains(joined, "one") || !strings.Contains(joined, "two") || strings.Index(joined, "one") > strings.Index(joined, "two") {
+		t.Fatalf("published outputs %q, want the output as it grew", outputs)
 	}
 }

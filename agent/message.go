@@ -269,6 +269,10 @@ type Message struct {
 	Cancelled      bool   `json:"cancelled,omitempty"`
 	Truncated      bool   `json:"truncated,omitempty"`
 	FullOutputPath string `json:"fullOutputPath,omitempty"`
+	// ExcludeFromContext keeps a bash execution out of what the model is
+	// sent (pi's `!!`, RPC bash excludeFromContext); it stays in the
+	// session and its views.
+	ExcludeFromContext bool `json:"excludeFromContext,omitempty"`
 
 	// Timestamp is Unix milliseconds.
 	Timestamp int64 `json:"timestamp,omitempty"`

@@ -109,6 +109,9 @@ type Command struct {
 	Mode string `json:"mode,omitempty"`
 	// Command of bash.
 	Command string `json:"command,omitempty"`
+	// ExcludeFromContext of bash: the command is recorded in the session
+	// but its output is not sent to the model (pi's `!!`).
+	ExcludeFromContext bool `json:"excludeFromContext,omitempty"`
 	// OutputPath of export_html.
 	OutputPath string `json:"outputPath,omitempty"`
 	// SessionPath of switch_session: a session file or a session id.
@@ -180,6 +183,9 @@ const (
 	// are a compaction summary call's auto_retry_start/_end (pi 1.6).
 	EventSummarizationRetryScheduled = "summarization_retry_scheduled"
 	EventSummarizationRetryFinished  = "summarization_retry_finished"
+	// EventBashExecutionUpdate is output of a running bash command, sent
+	// to the connection that asked for it (pi 1.6).
+	EventBashExecutionUpdate = "bash_execution_update"
 )
 
 // ConnectionEvent says whether an event type is one of this protocol's
@@ -187,7 +193,7 @@ const (
 // are not in the session's event log.
 func ConnectionEvent(typ string) bool {
 	switch typ {
-	case EventAgentSettled, EventQueueUpdate, EventThinkingLevelChanged, EventSessionInfoChanged:
+	case EventAgentSettled, EventQueueUpdate, EventThinkingLevelChanged, EventSessionInfoChanged, EventBashExecutionUpdate:
 		return true
 	}
 	return false
@@ -203,6 +209,16 @@ type ThinkingLevelEvent struct {
 type SessionInfoEvent struct {
 	Type string `json:"type"`
 	Name string `json:"name"`
+}
+
+// BashUpdateEvent is bash_execution_update: Delta is output the command
+// printed since the previous one; ID is the bash command's id. The bash
+// response's output stays whole and authoritative: an update is skipped
+// when more output than a live tail holds came between two reads.
+type BashUpdateEvent struct {
+	Type  string `json:"type"`
+	ID    string `json:"id,omitempty"`
+	Delta string `json:"delta"`
 }
 
 // SettledEvent is agent_settled: aborted when the prompt was aborted.

@@ -36,6 +36,9 @@ type BashInput struct {
 	// host (tools.hostWaitMs; 0: DefaultHostWait).
 	HostWaitMs         int64 `json:"hostWaitMs,omitempty"`
 	HeartbeatTimeoutMs int64 `json:"heartbeatTimeoutMs,omitempty"`
+	// ExcludeFromContext records the command with its output but keeps
+	// it out of what the model is sent (RPC bash excludeFromContext).
+	ExcludeFromContext bool `json:"excludeFromContext,omitempty"`
 }
 
 // Validate reports the first problem of the input in one line.
@@ -98,7 +101,7 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 	var res activities.UserBashResult
 	err = workflow.ExecuteActivity(actx, activities.UserBashName, activities.UserBashInput{
 		SessionID: in.SessionID, EntryID: entryID, ParentID: r.leafID, Command: in.Command,
-		Workspace: r.workspace, TimeoutMs: in.TimeoutMs,
+		Workspace: r.workspace, TimeoutMs: in.TimeoutMs, ExcludeFromContext: in.ExcludeFromContext,
 	}).Get(ctx, &res)
 	r.cancelTools, r.runningTools = nil, nil
 	cancel()
@@ -118,7 +121,7 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 		// record says the command was cancelled (the first write of an
 		// id wins, so the activity's record stays).
 		msg := agent.Message{Role: agent.RoleBashExecution, Command: in.Command, Cancelled: true,
-			Timestamp: workflow.Now(ctx).UnixMilli()}
+			ExcludeFromContext: in.ExcludeFromContext, Timestamp: workflow.Now(ctx).UnixMilli()}
 		if _, rerr := r.record(ctx, session.Entry{Type: session.TypeMessage, ID: entryID, ParentID: r.leafID,
 			Timestamp: workflow.Now(ctx).UTC(), Message: &msg}); rerr != nil {
 			return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: rerr.Error()})

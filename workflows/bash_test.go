@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -10,13 +11,20 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/llm"
+	"github.com/durableagent/durableagent/internal/llm/scripted"
 )
 
 func (h *harness) runBash(command string) (BashResult, error) {
 	h.t.Helper()
+	return h.runBashInput(BashInput{SessionID: "s1", Command: command, Workspace: h.workspace})
+}
+
+func (h *harness) runBashInput(in BashInput) (BashResult, error) {
+	h.t.Helper()
 	h.env.RegisterWorkflowWithOptions(Bash, workflow.RegisterOptions{Name: BashWorkflowName})
 	h.env.RegisterActivityWithOptions(h.acts.UserBash, activity.RegisterOptions{Name: activities.UserBashName})
-	h.env.ExecuteWorkflow(BashWorkflowName, BashInput{SessionID: "s1", Command: command, Workspace: h.workspace})
+	h.env.ExecuteWorkflow(BashWorkflowName, in)
 	if !h.env.IsWorkflowCompleted() {
 		h.t.Fatal("workflow did not complete")
 	}
@@ -86,6 +94,57 @@ func TestBash_AbortCancelsTheCommand(t *testing.T) {
 	e, ok := sess.Get(res.EntryID)
 	if !ok || !e.Message.Cancelled || e.Message.ExitCode != nil || e.Message.Role != agent.RoleBashExecution || sess.LeafID() != res.EntryID {
 		t.Fatalf("entry = %+v", e.Message)
+	}
+}
+
+// then is a new harness (a test environment runs one workflow) on the
+// same session store and workspace.
+func (h *harness) then() *harness {
+	n := newHarness(h.t)
+	n.store, n.acts.Sessions, n.workspace = h.store, h.store, h.workspace
+	return n
+}
+
+// Issue 24 (RPC bash excludeFromContext, pi's `!!`): the command is
+// recorded in the session with its output and marked, and the next
+// prompt's model is not sent it; a command run without it is sent.
+func TestBash_ExcludeFromContextKeepsTheOutputFromTheModel(t *testing.T) {
+	h := newHarness(t)
+	hidden, err := h.runBashInput(BashInput{SessionID: "s1", Command: "echo private-output", Workspace: h.workspace, ExcludeFromContext: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2 := h.then()
+	if _, err := h2.runBash("echo shared-output"); err != nil {
+		t.Fatal(err)
+	}
+	sess, _ := h.store.Load("s1")
+	if e, ok := sess.Get(hidden.EntryID); !ok || !e.Message.ExcludeFromContext || e.Message.Output != "private-output" {
+		t.Fatalf("excluded entry = %+v, want its output, marked excludeFromContext", e.Message)
+	}
+
+	h3 := h.then()
+	var sent []agent.Message
+	prov := scripted.New(scripted.Options{Reply: "done"})
+	h3.acts.Provider = func(string) (llm.Provider, error) {
+		return llm.ProviderFunc(func(ctx context.Context, req llm.Request) agent.Message {
+			sent = llm.WithBashAsUser(req.Messages) // what every provider sends
+			return prov.Complete(ctx, req)
+		}), nil
+	}
+	if _, err := h3.run(input()); err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, m := range sent {
+		all = append(all, m.Text())
+	}
+	text := strings.Join(all, "\n")
+	if strings.Contains(text, "private-output") || strings.Contains(text, "echo private-output") {
+		t.Errorf("the model was sent the excluded command:\n%s", text)
+	}
+	if !strings.Contains(text, "Ran `echo shared-output`") || !strings.Contains(text, "fix the bug") {
+		t.Errorf("the model was not sent the other command and the prompt:\n%s", text)
 	}
 }
 

@@ -167,6 +167,7 @@ func (r *run) stopForBudget(ctx workflow.Context) step {
 		}
 		r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: u.EntryID, Message: u.Message})
 		r.emit(ctx, *u)
+		r.emitSessionSettingsNote(ctx) // the session's cap may be why it stops
 	}
 	msg := agent.TextMessage(agent.RoleAssistant, fmt.Sprintf(BudgetStopMessage, r.bud.reached))
 	msg.Provider, msg.Model, msg.StopReason = r.in.Model.Provider, r.in.Model.Name, agent.StopReasonStop

@@ -52,6 +52,12 @@ type DeleteSessionResult struct {
 	// OutputsDir is the directory of full bash outputs that was removed
 	// ("" when the session had none).
 	OutputsDir string `json:"outputsDir,omitempty"`
+	// Worktree is the session's git worktree that was removed, Branch its
+	// branch, BranchKept set when the branch had commits and was kept
+	// (activities.DeleteSessionResult).
+	Worktree   string `json:"worktree,omitempty"`
+	Branch     string `json:"branch,omitempty"`
+	BranchKept bool   `json:"branchKept,omitempty"`
 }
 
 // DeleteSession deletes a session (`starter session delete`): the full
@@ -94,5 +100,6 @@ func DeleteSession(ctx workflow.Context, in DeleteSessionInput) (DeleteSessionRe
 		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("delete session %s: %s", in.SessionID, rootMessage(err)), ErrTypeDeleteFailed, nil)
 	}
-	return DeleteSessionResult{SessionID: in.SessionID, Workspace: loaded.Workspace, OutputsDir: res.OutputsDir}, nil
+	return DeleteSessionResult{SessionID: in.SessionID, Workspace: loaded.Workspace, OutputsDir: res.OutputsDir,
+		Worktree: res.Worktree, Branch: res.Branch, BranchKept: res.BranchKept}, nil
 }

@@ -142,10 +142,12 @@ func (r *run) begin(ctx workflow.Context) error {
 	} else {
 		var b activities.BeginPromptResult
 		err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
-			SessionID: r.in.SessionID, Workspace: r.in.Workspace, UserEntryID: userID,
+			SessionID: r.in.SessionID, Workspace: r.in.Workspace, Worktree: r.in.Worktree, UserEntryID: userID,
 			Message: r.in.Message, Images: r.in.Images, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
 			Faults: r.in.Model.Faults, SummaryFaults: r.in.Model.SummaryFaults,
-			SessionUsage: r.in.Budget.HasSession(),
+			// Always: the session's recorded budget (adoptSessionSettings)
+			// may set a cap the sender's input does not have.
+			SessionUsage: true,
 			Tools:        r.in.Tools.Enabled, SystemPrompt: r.in.Agent.SystemPrompt, AppendSystemPrompt: r.in.Agent.AppendSystemPrompt,
 		}).Get(ctx, &b)
 		if err != nil {

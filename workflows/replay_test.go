@@ -189,3 +189,15 @@ func TestReplay_CompactRetryEventsHistory(t *testing.T) {
 		t.Fatalf("replay: %v", err)
 	}
 }
+
+// Determinism of the ScheduledPrompt workflow (`starter schedule`): a real
+// run of a schedule on the embedded server, its session derived from the
+// scheduled time and its child prompt completed. Regenerate with
+// UPDATE_REPLAY_HISTORY=1 go test -run TestIntegration_Schedule ./test/integration
+func TestReplay_ScheduledPromptHistory(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(ScheduledPrompt, workflow.RegisterOptions{Name: ScheduledPromptWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/scheduled_prompt_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}

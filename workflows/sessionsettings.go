@@ -28,6 +28,7 @@ func SessionSettingsOf(in PromptInput) SessionSettings {
 	return SessionSettings{
 		Tools: slices.Clone(in.Tools.Enabled), RequireApproval: slices.Clone(in.Approval.Require),
 		Policy: slices.Clone(in.Approval.Rules), ApprovalTimeoutMs: in.Approval.TimeoutMs,
+		SessionMaxTokens: in.Budget.SessionMaxTokens, SessionMaxCostUsd: in.Budget.SessionMaxCostUsd,
 	}
 }
 
@@ -38,6 +39,8 @@ func ApplySessionSettings(s SessionSettings, in *PromptInput) {
 	in.Approval.Require = slices.Clone(s.RequireApproval)
 	in.Approval.Rules = slices.Clone(s.Policy)
 	in.Approval.TimeoutMs = s.ApprovalTimeoutMs
+	in.Budget.SessionMaxTokens = s.SessionMaxTokens
+	in.Budget.SessionMaxCostUsd = s.SessionMaxCostUsd
 }
 
 // Session settings are a local activity after BeginPrompt
@@ -67,11 +70,26 @@ func (r *run) adoptSessionSettings(ctx workflow.Context) error {
 	}
 	kept := res.Settings
 	ApplySessionSettings(kept, &r.in)
-	if diff := own.Differences(kept); len(diff) > 0 {
+	// The session's budget is a cap another terminal cannot raise; a
+	// sender's tighter limit applies to its prompt as well.
+	r.in.Budget.SessionMaxTokens = tighter(kept.SessionMaxTokens, own.SessionMaxTokens)
+	r.in.Budget.SessionMaxCostUsd = tighter(kept.SessionMaxCostUsd, own.SessionMaxCostUsd)
+	if diff := own.Differences(SessionSettingsOf(r.in)); len(diff) > 0 {
 		r.sessionSettingsNote = "this prompt runs with the session's " + strings.Join(diff, ", ") +
 			" (starter session set KEY VALUE changes them), not its sender's"
 	}
 	return nil
+}
+
+// tighter is the stricter of two limits, where 0 is no limit.
+func tighter[T int64 | float64](a, b T) T {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
 }
 
 // emitSessionSettingsNote emits the note of adoptSessionSettings once,

@@ -61,6 +61,49 @@ func TestSessionSettings_LaterPromptUsesTheSessions(t *testing.T) {
 	}
 }
 
+// Issue 23: the session's budget (budget.session.*) is recorded by its
+// first prompt like its tools: a later prompt whose sender asks for a
+// higher cap stops at the session's (and says so), while a sender's
+// tighter cap applies to its own prompt.
+func TestSessionSettings_SessionBudgetCannotBeRaisedByALaterPrompt(t *testing.T) {
+	h := newHarness(t)
+	first := h.toolInput(`text:first`)
+	first.Budget.SessionMaxTokens = 1 // its answer (which stands) spends more
+	if _, err := h.run(first); err != nil {
+		t.Fatal(err)
+	}
+
+	n := h.nextPrompt()
+	raised := n.toolInput(`text:never`)
+	raised.Budget.SessionMaxTokens = 1_000_000
+	_, err := n.run(raised)
+	if status, msg := promptStatus(t, err); status != agent.StatusFailed || !strings.HasPrefix(msg, "budget.session.maxTokens 1 reached") || len(n.calls) != 0 {
+		t.Fatalf("prompt 2 with a raised cap: %s %q after %d calls, want the session's cap of 1, no call", status, msg, len(n.calls))
+	}
+	var note string
+	for _, e := range n.events() {
+		if e.Type == agent.EventSessionSettings {
+			note = e.Reason
+		}
+	}
+	if !strings.Contains(note, "budget.session.maxTokens") {
+		t.Fatalf("session_settings event %q, want it to name budget.session.maxTokens", note)
+	}
+
+	// A session without a cap: a sender's own cap applies to its prompt.
+	o := newHarness(t)
+	if _, err := o.run(o.toolInput(`text:uncapped`)); err != nil {
+		t.Fatal(err)
+	}
+	m := o.nextPrompt()
+	capped := m.toolInput(`text:never`)
+	capped.Budget.SessionMaxTokens = 1
+	_, err = m.run(capped)
+	if status, msg := promptStatus(t, err); status != agent.StatusFailed || !strings.HasPrefix(msg, "budget.session.maxTokens 1 reached") {
+		t.Fatalf("a sender's tighter cap: %s %q, want it applied", status, msg)
+	}
+}
+
 // approveWhenAsked approves the first call that waits, a minute in.
 func approveWhenAsked(h *harness) {
 	h.at(time.Minute, func() {

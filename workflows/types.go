@@ -77,6 +77,13 @@ type PromptInput struct {
 	// starter's current directory by default). A session keeps the
 	// workspace it was created with.
 	Workspace string `json:"workspace,omitempty"`
+	// Worktree gives a new session a git worktree of Workspace's
+	// repository on a branch agent/<session>, which becomes its workspace
+	// (BeginPrompt makes it): activities.WorktreeNew (the setting
+	// session.worktree) or activities.WorktreeRequired (starter prompt
+	// --worktree, which also refuses an existing session without one);
+	// "": none.
+	Worktree string `json:"worktree,omitempty"`
 	// Tools says which tools the model may call (none: a chat).
 	Tools activities.ToolsInput `json:"tools,omitempty"`
 	// Agent holds the loop's own settings.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -64,8 +65,9 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 			// The worker's approval floor, joined to each prompt's list.
 			RequireApproval: s.Tools.WorkerRequireApproval,
 		},
-		Secrets:  SettingsSecrets(s),
-		ToolHost: ToolHost(s),
+		Secrets:     SettingsSecrets(s),
+		ToolHost:    ToolHost(s),
+		WorktreeDir: filepath.Join(s.DataDir, "worktrees"),
 		NeedsCredential: func(provider string) bool {
 			return provider != "scripted" && !(provider == s.Model.Provider && s.Model.BaseURL != "")
 		},
@@ -124,7 +126,7 @@ func ModelCost(s settings.Settings, provider, name string) *agent.ModelCost {
 // another); an existing session keeps its own.
 func PromptInput(s settings.Settings, sessionID, message string) workflows.PromptInput {
 	wd, _ := os.Getwd()
-	return workflows.PromptInput{
+	in := workflows.PromptInput{
 		SessionID: sessionID,
 		Message:   message,
 		Workspace: wd,
@@ -161,4 +163,8 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 		},
 		Budget: s.Budget.Limits(),
 	}
+	if s.Session.Worktree {
+		in.Worktree = activities.WorktreeNew
+	}
+	return in
 }

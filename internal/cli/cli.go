@@ -63,7 +63,7 @@ func Register(c Command) { commands[c.Name] = c }
 
 func init() {
 	for _, c := range []Command{promptCmd, abortRetryCmd, abortCmd, setAutoRetryCmd, stateCmd, eventsCmd, settingsCmd,
-		steerCmd, followUpCmd, approveCmd, compactCmd, sessionCmd, sessionsCmd, topCmd, authCmd, classifyCmd, chatCmd, showCmd} {
+		steerCmd, followUpCmd, approveCmd, compactCmd, sessionCmd, sessionsCmd, topCmd, authCmd, classifyCmd, chatCmd, showCmd, scheduleCmd, diffCmd} {
 		Register(c)
 	}
 }

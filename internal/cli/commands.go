@@ -13,6 +13,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/control"
@@ -22,7 +23,7 @@ import (
 	"github.com/durableagent/durableagent/workflows"
 )
 
-const promptUsage = "starter prompt [--session ID | -c] [--workspace DIR] [--fault TEXT]... [--detach] [--json] MESSAGE"
+const promptUsage = "starter prompt [--session ID | -c] [--workspace DIR] [--worktree] [--fault TEXT]... [--detach] [--json] MESSAGE"
 
 var promptCmd = Command{
 	Name:    "prompt",
@@ -37,6 +38,8 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	var detach bool
 	c.fs.StringArrayVar(&faults, "fault", nil, "scripted model: inject this error before answering (repeatable; e.g. \"503 Service Unavailable\", \"overflow\", \"hang:30s\")")
 	c.fs.BoolVar(&detach, "detach", false, "start the prompt and return at once (it keeps running in Temporal)")
+	var useWorktree bool
+	c.fs.BoolVar(&useWorktree, "worktree", false, "give the new session a git worktree of the workspace's repository on a branch agent/<session> (session.worktree; an existing session without one is an error)")
 	ws := c.addWorkspaceFlags()
 	if !c.parse(env, args) {
 		return ExitUsage
@@ -52,6 +55,10 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	} else if err := ws.resolve(c, s); err != nil {
 		return fail(env, "prompt", err)
+	} else if useWorktree {
+		if err := checkWorktree(s, c.session, ws.workspace); err != nil {
+			return fail(env, "prompt", err)
+		}
 	}
 	k, s, closeFn, ok := c.controller(ctx, env)
 	if !ok {
@@ -62,6 +69,9 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	defer span.End() // before closeFn, which flushes it
 	in := app.PromptInput(s, c.session, msg)
 	in.Workspace = ws.workspace
+	if useWorktree {
+		in.Worktree = activities.WorktreeRequired
+	}
 	if len(faults) > 0 {
 		in.Model.Faults = faults
 	}
@@ -78,7 +88,15 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		}
 		return ExitOK
 	}
-	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, true, withBodies(s, c.session), withoutOwnMessage())
+	code := follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, true, withBodies(s, c.session), withoutOwnMessage())
+	if ctx.Err() == nil {
+		out := env.Stdout
+		if c.json {
+			out = env.Stderr // stdout holds events only
+		}
+		printWorktreeSummary(ctx, out, s, c.session)
+	}
+	return code
 }
 
 // FollowPrompt prints the events of a prompt until it ends (then the

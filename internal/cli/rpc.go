@@ -13,7 +13,7 @@ import (
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
-const rpcUsage = "starter rpc [--session ID] [--mode rpc] [--provider P] [--model [P/]NAME[:LEVEL]] [settings flags]"
+const rpcUsage = "starter rpc [--session ID] [--mode rpc] [--protocol 1.6|0.73] [--provider P] [--model [P/]NAME[:LEVEL]] [settings flags]"
 
 var rpcCmd = Command{
 	Name:    "rpc",
@@ -29,7 +29,11 @@ func init() { Register(rpcCmd) }
 // running prompt, which keeps running in Temporal, and exits 0.
 func runRPC(ctx context.Context, env Env, args []string) int {
 	c := newFlags("rpc", env)
-	args, err := piArgs(args)
+	args, protocol, err := protocolArg(args)
+	if err != nil {
+		return fail(env, "rpc", err)
+	}
+	args, err = piArgs(args)
 	if err != nil {
 		return fail(env, "rpc", err)
 	}
@@ -44,13 +48,40 @@ func runRPC(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	}
 	defer closeFn()
-	srv := &rpcserver.Server{Backend: b, Logf: func(format string, a ...any) {
+	srv := &rpcserver.Server{Backend: b, Protocol: protocol, Logf: func(format string, a ...any) {
 		fmt.Fprintf(env.Stderr, "starter "+format+"\n", a...)
 	}}
 	if err := srv.Serve(ctx, env.Stdin, env.Stdout); err != nil && !errors.Is(err, context.Canceled) {
 		return fail(env, "rpc", err)
 	}
 	return ExitOK
+}
+
+// protocolArg takes --protocol (the pi RPC protocol generation the client
+// speaks: rpcserver.ParseProtocol) out of args.
+func protocolArg(args []string) ([]string, rpcserver.Protocol, error) {
+	out := make([]string, 0, len(args))
+	value := ""
+	for i := 0; i < len(args); i++ {
+		name, v, inline := strings.Cut(args[i], "=")
+		if name != "--protocol" && name != "-protocol" {
+			out = append(out, args[i])
+			continue
+		}
+		if !inline {
+			if i+1 >= len(args) {
+				return nil, "", fmt.Errorf("flag --protocol needs a value (usage: %s)", rpcUsage)
+			}
+			i++
+			v = args[i]
+		}
+		value = v
+	}
+	p, err := rpcserver.ParseProtocol(value)
+	if err != nil {
+		return nil, "", fmt.Errorf("--protocol: %w", err)
+	}
+	return out, p, nil
 }
 
 // piArgs turns the terminal agent's flags, which its RpcClient passes

@@ -234,10 +234,11 @@ func sessionImport(env Env, s settings.Settings, kind, file, id string, rename b
 	return ExitOK
 }
 
-// putSession creates the session with the source's workspace and appends
-// its entries in order, in batches; it returns how many were new.
+// putSession creates the session with the source's workspace (and
+// worktree) and appends its entries in order, in batches; it returns how
+// many were new.
 func putSession(st session.Backend, id string, sess *session.Session) (int, error) {
-	if _, err := st.Init(id, sess.Header.Cwd, sess.Header.Host); err != nil {
+	if _, err := st.InitHeader(id, sess.Header); err != nil {
 		return 0, err
 	}
 	const batch = 256

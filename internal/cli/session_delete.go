@@ -44,6 +44,12 @@ func sessionDelete(ctx context.Context, env Env, c *common, store string) int {
 	if res.OutputsDir != "" {
 		msg += " and its full bash outputs in " + res.OutputsDir
 	}
+	switch {
+	case res.Worktree != "" && res.BranchKept:
+		msg += ", removed its worktree " + res.Worktree + " and kept branch " + res.Branch + " (it has commits; git branch -D " + res.Branch + " deletes it)"
+	case res.Worktree != "":
+		msg += ", removed its worktree " + res.Worktree + " and branch " + res.Branch + " (no commits)"
+	}
 	fmt.Fprintln(env.Stdout, msg)
 	return ExitOK
 }

@@ -29,7 +29,7 @@ const lastPromptRunes = 60
 var sessionsCmd = Command{
 	Name:    "sessions",
 	Usage:   sessionsUsage,
-	Summary: "list sessions, newest first: status, workspace, last prompt, last activity and usage",
+	Summary: "list sessions, newest first: status, workspace and branch, last prompt, last activity and usage",
 	Run:     runSessions,
 }
 
@@ -38,8 +38,10 @@ type sessionSummary struct {
 	ID string `json:"id"`
 	// Status is "running" (a workflow of the session runs), "idle", or
 	// "unknown" when Temporal could not be asked.
-	Status       string    `json:"status"`
-	Workspace    string    `json:"workspace"`
+	Status    string `json:"status"`
+	Workspace string `json:"workspace"`
+	// Branch is the branch of the session's git worktree ("" without one).
+	Branch       string    `json:"branch,omitempty"`
 	LastPrompt   string    `json:"lastPrompt"`
 	LastActivity time.Time `json:"lastActivity"`
 	// Usage is what the session's model calls reported (nil: none did).
@@ -121,6 +123,9 @@ func summarize(s settings.Settings, kind string) ([]sessionSummary, error) {
 // its assistant messages reported.
 func summaryOf(sess *session.Session) sessionSummary {
 	sum := sessionSummary{ID: sess.Header.ID, Workspace: sess.Header.Cwd, LastActivity: sess.Header.Timestamp}
+	if wt := sess.Header.Worktree; wt != nil {
+		sum.Branch = wt.Branch
+	}
 	var spend agent.Spend
 	metered := false
 	for _, e := range sess.Entries {
@@ -189,7 +194,8 @@ func isNotFound(err error) bool {
 }
 
 // printSessions writes one line per session: id, status, last activity,
-// usage, workspace and last prompt.
+// usage, workspace (with its worktree's branch in brackets) and last
+// prompt.
 func printSessions(w io.Writer, sums []sessionSummary, now time.Time) {
 	if len(sums) == 0 {
 		fmt.Fprintln(w, "no sessions yet (starter prompt MESSAGE starts one)")
@@ -206,6 +212,9 @@ func printSessions(w io.Writer, sums []sessionSummary, now time.Time) {
 		ws := s.Workspace
 		if ws == "" {
 			ws = "-"
+		}
+		if s.Branch != "" {
+			ws += " [" + s.Branch + "]"
 		}
 		prompt := "-"
 		if s.LastPrompt != "" {

@@ -143,7 +143,7 @@ type SessionBackend interface {
 	// Bash runs a user command in the session's workspace and records it
 	// (it waits for the command) and returns its bashExecution message;
 	// AbortBash stops the one running.
-	Bash(ctx context.Context, command string) (agent.Message, error)
+	Bash(ctx context.Context, command string, opts BashOptions) (agent.Message, error)
 	AbortBash(ctx context.Context) error
 }
 
@@ -162,4 +162,15 @@ type SessionInfo struct {
 	SteeringMode, FollowUpMode string
 	// ContextWindow is model.contextWindow.
 	ContextWindow int
+}
+
+// BashOptions are the options of SessionBackend.Bash.
+type BashOptions struct {
+	// ExcludeFromContext records the command without sending its output
+	// to the model (pi's `!!`; RPC bash excludeFromContext).
+	ExcludeFromContext bool
+	// OnOutput, when set, receives the output the command prints while it
+	// runs, as it is read (live output: not every byte of a fast flood),
+	// before Bash returns.
+	OnOutput func(delta string)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -146,7 +147,11 @@ func (t *Session) promptInput(message string) workflows.PromptInput {
 	kept := t.refreshChoicesLocked()
 	in := app.PromptInput(s, t.session, message)
 	if kept != nil {
+		// The session's budget caps are the workflow's to join with the
+		// sender's (the tighter wins); the rest is the session's.
+		budget := in.Budget
 		workflows.ApplySessionSettings(*kept, &in)
+		in.Budget.SessionMaxTokens, in.Budget.SessionMaxCostUsd = budget.SessionMaxTokens, budget.SessionMaxCostUsd
 	}
 	if t.Workspace != "" {
 		in.Workspace = t.Workspace
@@ -696,7 +701,7 @@ func (t *Session) Fork(ctx context.Context, entryID string, at bool) (string, er
 // Bash implements SessionBackend: the Bash workflow runs the command on
 // the session's tool host and records it; the output comes from the
 // entry it wrote.
-func (t *Session) Bash(ctx context.Context, command string) (agent.Message, error) {
+func (t *Session) Bash(ctx context.Context, command string, opts BashOptions) (agent.Message, error) {
 	id := t.SessionID()
 	t.flush(ctx, id)
 	s := t.Settings()
@@ -715,14 +720,16 @@ func (t *Session) Bash(ctx context.Context, command string) (agent.Message, erro
 		}
 		t.mu.Unlock()
 	}()
-	run, err := t.k.StartBash(ctx, workflows.BashInput{SessionID: id, Command: command, Workspace: wd,
+	run, err := t.k.StartBash(ctx, workflows.BashInput{SessionID: id, Command: command, Workspace: wd, ExcludeFromContext: opts.ExcludeFromContext,
 		TimeoutMs: s.Tools.BashTimeoutMs, HostWaitMs: s.Tools.HostWaitMs, HeartbeatTimeoutMs: s.Model.HeartbeatTimeoutMs})
 	b.ok = err == nil
 	close(b.started)
 	if err != nil {
 		return agent.Message{}, err
 	}
+	streamed := t.streamBash(ctx, id, run.GetRunID(), opts.OnOutput)
 	res, err := control.BashResult(ctx, run)
+	streamed()
 	if err != nil {
 		return agent.Message{}, err
 	}
@@ -731,8 +738,49 @@ func (t *Session) Bash(ctx context.Context, command string) (agent.Message, erro
 			return *e.Message, nil
 		}
 	}
-	return agent.Message{Role: agent.RoleBashExecution, Command: command, ExitCode: res.ExitCode, Cancelled: res.Cancelled,
+	return agent.Message{Role: agent.RoleBashExecution, Command: command, ExitCode: res.ExitCode, Cancelled: res.Cancelled, ExcludeFromContext: opts.ExcludeFromContext,
 		Truncated: res.Truncated, Output: res.Preview}, nil
+}
+
+// bashStreamDrain bounds how long Bash waits, after the command's result,
+// for the live output read before it to be delivered.
+const bashStreamDrain = 2 * time.Second
+
+// streamBash follows the Bash run's live output (the UserBash activity's
+// output tail, as tool_execution_update) and passes what each read adds
+// to onOutput, until the run's prompt_end; the returned func waits for
+// that (at most bashStreamDrain) and stops it. Nothing without onOutput.
+func (t *Session) streamBash(ctx context.Context, id, runID string, onOutput func(string)) func() {
+	if onOutput == nil {
+		return func() {}
+	}
+	fctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		prev := ""
+		_, _ = t.k.FollowFrom(fctx, id, runID, 0, nil, func(e agent.Event) {
+			if e.Type != agent.EventToolExecutionUpdate || e.PartialResult == nil {
+				return
+			}
+			var cur strings.Builder
+			for _, b := range e.PartialResult.Content {
+				cur.WriteString(b.Text)
+			}
+			if d := live.TailDelta(prev, cur.String()); d != "" {
+				onOutput(d)
+			}
+			prev = cur.String()
+		})
+	}()
+	return func() {
+		select {
+		case <-done:
+		case <-time.After(bashStreamDrain):
+		}
+		stop()
+		<-done
+	}
 }
 
 // AbortBash implements SessionBackend: it aborts the user command this

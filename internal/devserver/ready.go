@@ -64,4 +64,3 @@ func dialWhenReady(ctx context.Context, addr, namespace string, tlsConf *tls.Con
 		}
 	}
 }
-

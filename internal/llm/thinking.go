@@ -17,11 +17,14 @@ const (
 	ThinkingMedium  = "medium"
 	ThinkingHigh    = "high"
 	ThinkingXHigh   = "xhigh"
+	// ThinkingMax is pi 1.6's "max": the most reasoning each provider
+	// takes (AnthropicThinkingBudget, OpenAIReasoningEffort).
+	ThinkingMax = "max"
 )
 
 // ThinkingLevels lists the levels in the order cycle_thinking_level
 // walks them.
-var ThinkingLevels = []string{ThinkingOff, ThinkingMinimal, ThinkingLow, ThinkingMedium, ThinkingHigh, ThinkingXHigh}
+var ThinkingLevels = []string{ThinkingOff, ThinkingMinimal, ThinkingLow, ThinkingMedium, ThinkingHigh, ThinkingXHigh, ThinkingMax}
 
 // CheckThinkingLevel reports a level that is not one of ThinkingLevels in
 // one line ("" is off).
@@ -40,7 +43,10 @@ func CheckThinkingLevel(level string) error {
 // AnthropicThinkingBudget is the thinking budget (budget_tokens) of a
 // level for Anthropic's extended thinking; 0 means thinking off. The
 // budgets are the terminal agent's defaults; xhigh, which Anthropic has
-// no step for, gets the high budget doubled.
+// no step for, gets the high budget doubled; max the largest budget that
+// leaves the answer its default 8192 tokens (anthropic.DefaultMaxTokens)
+// within 64000 output tokens, the largest output limit of Claude's
+// current models (a model with a lower limit refuses it: use xhigh).
 func AnthropicThinkingBudget(level string) int {
 	switch level {
 	case ThinkingMinimal:
@@ -53,16 +59,25 @@ func AnthropicThinkingBudget(level string) int {
 		return 16384
 	case ThinkingXHigh:
 		return 32768
+	case ThinkingMax:
+		return AnthropicMaxThinkingBudget
 	}
 	return 0
 }
 
+// AnthropicMaxThinkingBudget is the budget of ThinkingMax: 64000 output
+// tokens less the answer's default 8192.
+const AnthropicMaxThinkingBudget = 64000 - 8192
+
 // OpenAIReasoningEffort is the reasoning_effort of a level for the Chat
 // Completions API; "" means none is sent (off). xhigh is sent as is
 // (OpenAI's newest reasoning models know it; others answer with an
-// error that says so).
+// error that says so). max is sent as xhigh, the largest effort the API
+// takes.
 func OpenAIReasoningEffort(level string) string {
 	switch level {
+	case ThinkingMax:
+		return ThinkingXHigh
 	case ThinkingMinimal, ThinkingLow, ThinkingMedium, ThinkingHigh, ThinkingXHigh:
 		return level
 	}
@@ -93,7 +108,8 @@ func BashExecutionText(m agent.Message) string {
 }
 
 // WithBashAsUser returns msgs with every bash execution replaced by the
-// user message a model sees (BashExecutionText); other messages are
+// user message a model sees (BashExecutionText), and those excluded from
+// the context (ExcludeFromContext) left out; other messages are
 // unchanged. msgs is not modified.
 func WithBashAsUser(msgs []agent.Message) []agent.Message {
 	var out []agent.Message
@@ -106,6 +122,9 @@ func WithBashAsUser(msgs []agent.Message) []agent.Message {
 		}
 		if out == nil {
 			out = append(make([]agent.Message, 0, len(msgs)), msgs[:i]...)
+		}
+		if m.ExcludeFromContext {
+			continue
 		}
 		u := agent.TextMessage(agent.RoleUser, BashExecutionText(m))
 		u.Timestamp = m.Timestamp

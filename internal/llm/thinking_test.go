@@ -42,8 +42,25 @@ func TestCheckThinkingLevel(t *testing.T) {
 			t.Errorf("%q: %v", l, err)
 		}
 	}
-	err := CheckThinkingLevel("max")
-	if err == nil || !strings.Contains(err.Error(), `invalid thinking level "max" (want one of off, minimal, low, medium, high, xhigh)`) {
+	err := CheckThinkingLevel("maximum")
+	if err == nil || !strings.Contains(err.Error(), `invalid thinking level "maximum" (want one of off, minimal, low, medium, high, xhigh, max)`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// Issue 24: a bash execution run with excludeFromContext stays out of what
+// the model is sent; the others around it are sent as before.
+func TestWithBashAsUser_LeavesOutExcluded(t *testing.T) {
+	in := []agent.Message{
+		agent.TextMessage(agent.RoleUser, "hi"),
+		{Role: agent.RoleBashExecution, Command: "cat secret-notes", Output: "private", ExcludeFromContext: true},
+		{Role: agent.RoleBashExecution, Command: "ls", Output: "a"},
+	}
+	out := WithBashAsUser(in)
+	if len(out) != 2 || out[0].Text() != "hi" || out[1].Text() != "Ran `ls`\n```\na\n```" {
+		t.Fatalf("got %+v, want hi and the ls execution only", out)
+	}
+	if len(in) != 3 || in[1].Role != agent.RoleBashExecution {
+		t.Fatal("input modified")
 	}
 }

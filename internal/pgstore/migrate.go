@@ -38,6 +38,8 @@ var migrations = []string{
 		data       bytea NOT NULL,
 		PRIMARY KEY (session_id, key)
 	)`,
+	// 4: the session's git worktree (session.Header.Worktree; null: none).
+	`ALTER TABLE agent_sessions ADD COLUMN worktree json`,
 }
 
 // SchemaVersion is the number of migrations this build applies.

@@ -26,6 +26,7 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -185,13 +186,25 @@ func (s *Store) Append(sessionID string, entries ...session.Entry) (int, error) 
 // Init creates the session with cwd as its workspace if it does not exist
 // and returns the header in force: an existing session keeps its cwd.
 func (s *Store) Init(sessionID, cwd, host string) (session.Header, error) {
+	return s.InitHeader(sessionID, session.Header{Cwd: cwd, Host: host})
+}
+
+// InitHeader is Init with where's Cwd, Host and Worktree.
+func (s *Store) InitHeader(sessionID string, where session.Header) (session.Header, error) {
 	if err := session.ValidateID(sessionID); err != nil {
 		return session.Header{}, fmt.Errorf("init session: %w", err)
 	}
+	var wt []byte // SQL null: no worktree
+	if where.Worktree != nil {
+		var err error
+		if wt, err = json.Marshal(where.Worktree); err != nil {
+			return session.Header{}, fmt.Errorf("init session %q: %w", sessionID, err)
+		}
+	}
 	var h session.Header
 	err := s.do(func(ctx context.Context) error {
-		if _, err := s.pool.Exec(ctx, `INSERT INTO agent_sessions (id, version, created_at, cwd, host) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (id) DO NOTHING`, sessionID, session.FormatVersion, now(), cwd, host); err != nil {
+		if _, err := s.pool.Exec(ctx, `INSERT INTO agent_sessions (id, version, created_at, cwd, host, worktree) VALUES ($1, $2, $3, $4, $5, $6::json)
+			ON CONFLICT (id) DO NOTHING`, sessionID, session.FormatVersion, now(), where.Cwd, where.Host, nullText(wt)); err != nil {
 			return err
 		}
 		// A statement of its own, so it sees a row another process
@@ -208,10 +221,35 @@ func (s *Store) Init(sessionID, cwd, host string) (session.Header, error) {
 
 func (s *Store) header(ctx context.Context, sessionID string) (session.Header, error) {
 	h := session.Header{Type: session.HeaderType, ID: sessionID}
-	err := s.pool.QueryRow(ctx, `SELECT version, created_at, cwd, host FROM agent_sessions WHERE id = $1`, sessionID).
-		Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host)
+	var wt *string
+	err := s.pool.QueryRow(ctx, `SELECT version, created_at, cwd, host, worktree::text FROM agent_sessions WHERE id = $1`, sessionID).
+		Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &wt)
 	h.Timestamp = h.Timestamp.UTC()
+	if err == nil {
+		h.Worktree, err = decodeWorktree(wt)
+	}
 	return h, err
+}
+
+// nullText is b as a SQL text parameter, nil (null) when empty.
+func nullText(b []byte) *string {
+	if len(b) == 0 {
+		return nil
+	}
+	t := string(b)
+	return &t
+}
+
+// decodeWorktree reads the worktree column (nil: the session has none).
+func decodeWorktree(text *string) (*session.Worktree, error) {
+	if text == nil {
+		return nil, nil
+	}
+	var wt session.Worktree
+	if err := json.Unmarshal([]byte(*text), &wt); err != nil {
+		return nil, fmt.Errorf("session worktree column: %w", err)
+	}
+	return &wt, nil
 }
 
 // Load reads a session: its header and its entries in insertion order. A
@@ -226,7 +264,7 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 	var sess *session.Session
 	err := s.do(func(ctx context.Context) error {
 		// One statement, one snapshot: the header and the entries agree.
-		rows, err := s.pool.Query(ctx, `SELECT s.version, s.created_at, s.cwd, s.host, e.seq, e.entry::text
+		rows, err := s.pool.Query(ctx, `SELECT s.version, s.created_at, s.cwd, s.host, s.worktree::text, e.seq, e.entry::text
 			FROM agent_sessions s LEFT JOIN agent_session_entries e ON e.session_id = s.id
 			WHERE s.id = $1 ORDER BY e.seq`, sessionID)
 		if err != nil {
@@ -239,8 +277,11 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 		found := false
 		for rows.Next() {
 			var seq *int64
-			var text *string
-			if err := rows.Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &seq, &text); err != nil {
+			var text, wt *string
+			if err := rows.Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &wt, &seq, &text); err != nil {
+				return err
+			}
+			if h.Worktree, err = decodeWorktree(wt); err != nil {
 				return err
 			}
 			found = true

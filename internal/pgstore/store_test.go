@@ -385,6 +385,26 @@ func TestStore(t *testing.T) {
 		}
 	})
 
+	t.Run("WorktreeKeptInTheHeaderAsByTheFileStore", func(t *testing.T) {
+		wt := &session.Worktree{Dir: "/data/worktrees/w", Branch: "agent/w", Base: "0123abcd", Repo: "/src/repo"}
+		for _, st := range []interface {
+			InitHeader(string, session.Header) (session.Header, error)
+			Load(string) (*session.Session, error)
+		}{open(t, e.url(t)), jsonl(t)} {
+			h, err := st.InitHeader("w", session.Header{Cwd: "/data/worktrees/w", Worktree: wt})
+			if err != nil || h.Worktree == nil || *h.Worktree != *wt || h.Cwd != "/data/worktrees/w" {
+				t.Fatalf("%T InitHeader = %+v, %v; want the worktree %+v", st, h, err, wt)
+			}
+			sess, err := st.Load("w")
+			if err != nil || sess.Header.Worktree == nil || *sess.Header.Worktree != *wt {
+				t.Fatalf("%T Load header = %+v, %v; want the worktree", st, sess, err)
+			}
+			if h, _ := st.InitHeader("plain", session.Header{Cwd: "/w"}); h.Worktree != nil {
+				t.Fatalf("%T: a session without a worktree has %+v", st, h.Worktree)
+			}
+		}
+	})
+
 	t.Run("BadStoredRowSkippedWithWarning", func(t *testing.T) {
 		st := open(t, e.url(t))
 		mustAppend(t, st, "s", msgEntry("a", "", agent.RoleUser, "hi"))

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/session"
 )
 
@@ -13,9 +12,9 @@ import (
 // bodies live in the session), and RPC mode replaces each view with the
 // whole message from the session entry it names (message_start of user
 // and tool results, message_end, turn_end, tool_execution_end), fills
-// agent_end's messages with the run's, and gives message_update the
-// partial message the deltas build. Without a session to read (a backend
-// that is no SessionBackend) the views stay.
+// agent_end's messages with the run's (framer shapes message_update).
+// Without a session to read (a backend that is no SessionBackend) the
+// views stay.
 type completer struct {
 	ctx  context.Context
 	load func(ctx context.Context) (*session.Session, error)
@@ -24,15 +23,10 @@ type completer struct {
 	run []agent.Message
 	// results maps a tool call id to its result entry (tool_execution_end).
 	results map[string]string
-	// starts are the message_start views of answers being streamed;
-	// partial the messages their deltas built.
-	starts  map[string]*agent.Message
-	partial map[string]*live.Partial
 }
 
 func newCompleter(ctx context.Context, load func(ctx context.Context) (*session.Session, error)) *completer {
-	return &completer{ctx: ctx, load: load, results: map[string]string{},
-		starts: map[string]*agent.Message{}, partial: map[string]*live.Partial{}}
+	return &completer{ctx: ctx, load: load, results: map[string]string{}}
 }
 
 // entry returns the whole message of a session entry (nil when it cannot
@@ -94,17 +88,12 @@ func (c *completer) complete(e agent.Event) agent.Event {
 		}
 		if e.Message.Role == agent.RoleAssistant {
 			v := *e.Message
-			c.starts[e.EntryID] = &v
 			e.Message = piMessage(&v)
 			break
 		}
 		e.Message = c.whole(e.EntryID, e.Message)
-	case agent.EventMessageUpdate:
-		e.Message = c.update(e)
 	case agent.EventMessageEnd:
 		e.Message = c.whole(e.EntryID, e.Message)
-		delete(c.starts, e.EntryID)
-		delete(c.partial, e.EntryID)
 		if e.Message != nil && c.run != nil {
 			c.run = append(c.run, *e.Message)
 		}
@@ -126,27 +115,6 @@ func (c *completer) complete(e agent.Event) agent.Event {
 		e.ToolResults = results
 	}
 	return e
-}
-
-// update applies a message_update's delta to the partial message of its
-// entry and returns a copy of it.
-func (c *completer) update(e agent.Event) *agent.Message {
-	d := e.AssistantMessageEvent
-	if d == nil || e.EntryID == "" {
-		return e.Message
-	}
-	p := c.partial[e.EntryID]
-	if p == nil || d.Attempt > p.Attempt {
-		// A later attempt starts over (the earlier one's text is dropped).
-		p = live.NewPartial(e.EntryID, d.Attempt)
-		c.partial[e.EntryID] = p
-	}
-	p.Add(*d)
-	m := p.Message()
-	if v := c.starts[e.EntryID]; v != nil {
-		m.Provider, m.Model = v.Provider, v.Model
-	}
-	return piMessage(&m)
 }
 
 // piMessage fills in what the terminal agent's messages always have: an

@@ -12,8 +12,7 @@ import (
 
 // The completer replaces the workflow's views with the session's whole
 // messages (a tool call's full arguments, the whole tool output, the
-// answer's api and usage), builds message_update's partial message from
-// the deltas, and gives agent_end the run's messages.
+// answer's api and usage) and gives agent_end the run's messages.
 func TestCompleter_EventsCarryWholeMessages(t *testing.T) {
 	at := time.UnixMilli(1_700_000_000_000).UTC()
 	user := agent.TextMessage(agent.RoleUser, "list")
@@ -40,17 +39,6 @@ func TestCompleter_EventsCarryWholeMessages(t *testing.T) {
 	start := c.complete(agent.Event{Type: agent.EventMessageStart, EntryID: "a", Message: &agent.Message{Role: agent.RoleAssistant, Provider: "anthropic", Model: "m"}})
 	if start.Message.API != "anthropic-messages" || start.Message.Usage == nil {
 		t.Errorf("assistant message_start = %+v", start.Message)
-	}
-	upd := func(typ string, i int, delta, id, name string) *agent.Message {
-		return c.complete(agent.Event{Type: agent.EventMessageUpdate, EntryID: "a",
-			AssistantMessageEvent: &agent.AssistantMessageEvent{Type: typ, ContentIndex: i, Delta: delta, ToolCallID: id, ToolName: name}}).Message
-	}
-	upd(agent.DeltaThinking, 0, "pl", "", "")
-	upd(agent.DeltaThinking, 0, "an", "", "")
-	upd(agent.DeltaToolCall, 1, `{"comm`, "c1", "bash")
-	p := upd(agent.DeltaToolCall, 1, `and":"ls"}`, "", "")
-	if len(p.Content) != 2 || p.Content[0].Text != "plan" || p.Content[1].ToolCall.ID != "c1" || string(p.Content[1].ToolCall.Arguments) != `{"command":"ls"}` || p.Model != "m" {
-		t.Errorf("partial message = %+v", p)
 	}
 	end := c.complete(agent.Event{Type: agent.EventMessageEnd, EntryID: "a", Message: view(agent.Message{Role: agent.RoleAssistant,
 		Content: []agent.ContentBlock{{Type: agent.BlockToolCall, ToolCall: &agent.ToolCall{ID: "c1", Name: "bash", Arguments: json.RawMessage(`{"command":"ls -la /a/v…"}`)}}}})})

@@ -15,7 +15,8 @@
 //     the event query fails for a while (the follower resumes after the last
 //     seq it wrote, and the live text of a running call where the client
 //     has it: control.LiveCursor), completed from the session (whole messages, agent_end's
-//     messages, message_update's partial message). A prompt whose stream
+//     messages) and message_update framed as pi 1.6 frames it (framer; with
+//     Protocol ProtocolPi073 also the answer so far). A prompt whose stream
 //     cannot be followed gets an error response with its id after its last
 //     event; a prompt that fails or is aborted says so in its events only.
 //   - End of input (or ctx) detaches a running prompt: Serve stops following

@@ -168,7 +168,7 @@ func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd
 }
 
 // cycleThinkingLevels are the levels cycle_thinking_level walks (xhigh
-// only with set_thinking_level: few models take it).
+// and max only with set_thinking_level: few models take them).
 var cycleThinkingLevels = []string{llm.ThinkingOff, llm.ThinkingMinimal, llm.ThinkingLow, llm.ThinkingMedium, llm.ThinkingHigh}
 
 // nextOf is the item after cur in list, wrapping (the first when cur is
@@ -361,6 +361,7 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 	var last int64
 	timer := toolTimer{}
 	names := &compactionNamer{}
+	frames := newFramer(c.s.Protocol)
 	_, err := c.b.Follow(ctx, f.prompt.RunID, 0, func(e agent.Event) {
 		if !control.IsLive(e) {
 			if e.Seq <= last {
@@ -373,14 +374,18 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 			// right after it is not refused as busy.
 			c.release(f)
 		}
-		ce := comp.complete(e)
-		line, renamed := names.line(ce)
-		if !renamed {
-			line = timer.line(ce)
-		}
-		if c.out.write(line) != nil {
-			f.stop() // stdout is gone: nobody can read the events
-			return
+		for _, l := range frames.frame(comp.complete(e)) {
+			line := l
+			if ce, ok := l.(agent.Event); ok {
+				var renamed bool
+				if line, renamed = names.line(ce); !renamed {
+					line = timer.line(ce)
+				}
+			}
+			if c.out.write(line) != nil {
+				f.stop() // stdout is gone: nobody can read the events
+				return
+			}
 		}
 		if e.Type == agent.EventPromptEnd {
 			c.settled(e.Status == agent.StatusAborted)
@@ -440,7 +445,10 @@ func (c *conn) compact(cmd command) {
 // it runs) and answers with its BashResult.
 func (c *conn) bash(sb client.SessionBackend, cmd command) {
 	c.background(cmd, func(ctx context.Context) (any, error) {
-		m, err := sb.Bash(ctx, cmd.str["command"])
+		m, err := sb.Bash(ctx, cmd.str["command"], client.BashOptions{ExcludeFromContext: cmd.enabled,
+			OnOutput: func(delta string) {
+				_ = c.out.write(rpc.BashUpdateEvent{Type: rpc.EventBashExecutionUpdate, ID: cmd.id, Delta: delta})
+			}})
 		return rpc.BashResult{Output: m.Output, ExitCode: m.ExitCode, Cancelled: m.Cancelled, Truncated: m.Truncated, FullOutputPath: m.FullOutputPath}, err
 	})
 }

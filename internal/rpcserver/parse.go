@@ -16,11 +16,13 @@ import (
 
 // command is a decoded, checked command line.
 type command struct {
-	id                 string
-	typ                string
-	message            string
-	images             []agent.ContentBlock
-	streamingBehavior  string
+	id                string
+	typ               string
+	message           string
+	images            []agent.ContentBlock
+	streamingBehavior string
+	// enabled is the boolean field of the command (enabled, approved,
+	// excludeFromContext).
 	enabled            bool
 	customInstructions string
 	// str holds the command's other string fields by name (provider,
@@ -75,7 +77,7 @@ var commandFields = map[string][]fieldSpec{
 	rpc.CmdSetAutoCompaction:          {{"enabled", kindBool, true}},
 	rpc.CmdSetAutoRetry:               {{"enabled", kindBool, true}},
 	rpc.CmdAbortRetry:                 nil,
-	rpc.CmdBash:                       {{"command", kindString, true}},
+	rpc.CmdBash:                       {{"command", kindString, true}, {"excludeFromContext", kindBool, false}},
 	rpc.CmdAbortBash:                  nil,
 	rpc.CmdGetSessionStats:            nil,
 	rpc.CmdExportHTML:                 {{"outputPath", kindString, false}},
@@ -154,7 +156,7 @@ func parseCommand(line []byte) (command, *parseError) {
 		switch f.name {
 		case "message":
 			err = json.Unmarshal(raw, &c.message)
-		case "enabled", "approved":
+		case "enabled", "approved", "excludeFromContext":
 			err = json.Unmarshal(raw, &c.enabled)
 		case "customInstructions":
 			err = json.Unmarshal(raw, &c.customInstructions)

@@ -29,6 +29,8 @@ type Server struct {
 	// CommandTimeout bounds each command's backend call (0:
 	// DefaultCommandTimeout).
 	CommandTimeout time.Duration
+	// Protocol is the pi protocol generation clients speak (""; ProtocolPi16).
+	Protocol Protocol
 	// Logf receives notes for people, never protocol (the CLI sends them
 	// to stderr). nil: dropped.
 	Logf func(format string, args ...any)

@@ -48,7 +48,7 @@ func (f *sessionFake) SwitchSession(_ context.Context, ref string) error {
 func (f *sessionFake) Fork(context.Context, string, bool) (string, error) {
 	return "", errors.New("no fork")
 }
-func (f *sessionFake) Bash(context.Context, string) (agent.Message, error) {
+func (f *sessionFake) Bash(context.Context, string, client.BashOptions) (agent.Message, error) {
 	return agent.Message{Role: agent.RoleBashExecution, Output: "ran"}, nil
 }
 func (f *sessionFake) AbortBash(context.Context) error { return nil }

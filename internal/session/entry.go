@@ -73,6 +73,19 @@ type Header struct {
 	// placed by host (tools.placement host): the session's tool calls run
 	// there. "" when any worker may run them.
 	Host string `json:"host,omitempty"`
+	// Worktree is set when the session was created with a git worktree
+	// of its own (starter prompt --worktree): Cwd is in Worktree.Dir.
+	Worktree *Worktree `json:"worktree,omitempty"`
+}
+
+// Worktree records a session's git worktree (internal/worktree): where it
+// is, its branch, the commit the branch was made from and the repository
+// it belongs to, all on the worker host that created the session.
+type Worktree struct {
+	Dir    string `json:"dir"`
+	Branch string `json:"branch"`
+	Base   string `json:"base"`
+	Repo   string `json:"repo"`
 }
 
 // Entry is one line of a session file after the header: the terminal
@@ -101,7 +114,7 @@ type Entry struct {
 	Provider string `json:"provider,omitempty"`
 	ModelID  string `json:"modelId,omitempty"`
 	// ThinkingLevel is set on thinking_level_change entries (off,
-	// minimal, low, medium, high, xhigh).
+	// minimal, low, medium, high, xhigh, max).
 	ThinkingLevel string `json:"thinkingLevel,omitempty"`
 	// Name is the display name of a session_info entry.
 	Name string `json:"name,omitempty"`

@@ -26,6 +26,10 @@ type Settings struct {
 	RequireApproval   []string `json:"requireApproval"`
 	Policy            []string `json:"policy"`
 	ApprovalTimeoutMs int64    `json:"approvalTimeoutMs,omitempty"`
+	// SessionMaxTokens and SessionMaxCostUsd are the session's budget
+	// (budget.session.*): a prompt from another terminal cannot raise it.
+	SessionMaxTokens  int64   `json:"sessionMaxTokens,omitempty"`
+	SessionMaxCostUsd float64 `json:"sessionMaxCostUsd,omitempty"`
 }
 
 // SettingsChange is an explicit change of one session setting, as the
@@ -39,6 +43,7 @@ type SettingsChange struct {
 // differences are named.
 var SettingKeys = []string{
 	"tools.enabled", "tools.requireApproval", "tools.policy", "tools.approvalTimeoutMs",
+	"budget.session.maxTokens", "budget.session.maxCostUsd",
 }
 
 // With returns s with key's value taken from from (the settings of a
@@ -53,6 +58,10 @@ func (s Settings) With(key string, from Settings) (Settings, error) {
 		s.Policy = slices.Clone(from.Policy)
 	case "tools.approvalTimeoutMs":
 		s.ApprovalTimeoutMs = from.ApprovalTimeoutMs
+	case "budget.session.maxTokens":
+		s.SessionMaxTokens = from.SessionMaxTokens
+	case "budget.session.maxCostUsd":
+		s.SessionMaxCostUsd = from.SessionMaxCostUsd
 	default:
 		return s, fmt.Errorf("%q is not a session setting (one of %s)", key, strings.Join(SettingKeys, ", "))
 	}
@@ -66,7 +75,8 @@ func (s Settings) Differences(o Settings) []string {
 		x, _ := Settings{}.With(k, s)
 		y, _ := Settings{}.With(k, o)
 		if !slices.Equal(x.Tools, y.Tools) || !slices.Equal(x.RequireApproval, y.RequireApproval) ||
-			!slices.Equal(x.Policy, y.Policy) || x.ApprovalTimeoutMs != y.ApprovalTimeoutMs {
+			!slices.Equal(x.Policy, y.Policy) || x.ApprovalTimeoutMs != y.ApprovalTimeoutMs ||
+			x.SessionMaxTokens != y.SessionMaxTokens || x.SessionMaxCostUsd != y.SessionMaxCostUsd {
 			keys = append(keys, k)
 		}
 	}

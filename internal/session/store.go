@@ -163,10 +163,16 @@ func (s *Store) Append(sessionID string, entries ...Entry) (written int, err err
 // workspace is fixed when it is created, so an existing session keeps the
 // cwd and host it was created with.
 func (s *Store) Init(sessionID, cwd, host string) (Header, error) {
+	return s.InitHeader(sessionID, Header{Cwd: cwd, Host: host})
+}
+
+// InitHeader is Init with where's Cwd, Host and Worktree for a new
+// session's header (its other fields are the store's).
+func (s *Store) InitHeader(sessionID string, where Header) (Header, error) {
 	if err := ValidateID(sessionID); err != nil {
 		return Header{}, fmt.Errorf("init session: %w", err)
 	}
-	_, h, err := s.append(sessionID, nil, nil, Header{Cwd: cwd, Host: host})
+	_, h, err := s.append(sessionID, nil, nil, where)
 	if err != nil {
 		return Header{}, fmt.Errorf("init session %q: %w", sessionID, err)
 	}
@@ -193,7 +199,7 @@ func encodeLine(v any) ([]byte, error) {
 }
 
 // append writes lines[i] for each entries[i] whose id is new. A new file
-// gets a header with where's cwd and host. It returns the file's header.
+// gets a header with where's cwd, host and worktree. It returns the file's header.
 func (s *Store) append(id string, entries []Entry, lines [][]byte, where Header) (int, Header, error) {
 	c := s.cacheFor(id)
 	c.mu.Lock()
@@ -224,7 +230,7 @@ func (s *Store) append(id string, entries []Entry, lines [][]byte, where Header)
 	var buf bytes.Buffer
 	if fresh {
 		at = 0
-		h, err := encodeLine(Header{Type: HeaderType, Version: FormatVersion, ID: id, Timestamp: time.Now().UTC(), Cwd: where.Cwd, Host: where.Host})
+		h, err := encodeLine(Header{Type: HeaderType, Version: FormatVersion, ID: id, Timestamp: time.Now().UTC(), Cwd: where.Cwd, Host: where.Host, Worktree: where.Worktree})
 		if err != nil {
 			return 0, Header{}, fmt.Errorf("encode header: %w", err)
 		}

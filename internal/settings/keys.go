@@ -251,6 +251,8 @@ var schema = []keyDef{
 		desc: "Worker: where sessions live: jsonl (files under dataDir/sessions, one machine or a shared filesystem) or postgres (session.postgresUrl, any number of machines)."},
 	{key: "session.postgresUrl", scope: ScopeWorker,
 		desc: "Worker: PostgreSQL database of session.store postgres, a postgres:// URL or libpq key=value string (empty: the PG* environment variables); keep the password in PGPASSWORD or ~/.pgpass."},
+	{key: "session.worktree", scope: ScopePrompt,
+		desc: "Give each new session a git worktree of its workspace's repository on a new branch agent/<session>, made under the worker's dataDir/worktrees; the session works there (starter prompt --worktree; starter diff shows the job's change)."},
 
 	{key: "model.provider", oneOf: Providers,
 		desc: "Model provider: scripted (offline fake), anthropic or openai."},
@@ -269,7 +271,7 @@ var schema = []keyDef{
 	{key: "model.heartbeatTimeoutMs", scope: ScopePrompt, min: 1000, max: dayMs, limit: "24 hours",
 		desc: "Heartbeat timeout of the LLM call in ms; a dead worker is noticed after this."},
 	{key: "model.thinkingLevel", scope: ScopePrompt, oneOf: llm.ThinkingLevels,
-		desc: "Reasoning asked of the model: off, minimal, low, medium, high or xhigh (Anthropic thinking budget, OpenAI reasoning_effort); RPC set_thinking_level changes it per session."},
+		desc: "Reasoning asked of the model: off, minimal, low, medium, high, xhigh or max (Anthropic thinking budget, OpenAI reasoning_effort; docs/providers.md); RPC set_thinking_level changes it per session."},
 	{key: "model.available", scope: ScopePrompt, maxItems: maxAvailableModels, item: modelItem, twice: "is listed twice",
 		desc: "Models RPC get_available_models lists and set_model/cycle_model may choose, as provider/name (model.provider/model.name is always one)."},
 	{key: "model.prices", scope: ScopePrompt, item: priceItem, twice: "prices this model twice",

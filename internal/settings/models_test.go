@@ -43,7 +43,7 @@ func TestModelKeys(t *testing.T) {
 		{[]string{"--model.prices", "openai/a=1"}, `must give 2 to 4 prices (input,output[,cacheRead[,cacheWrite]]), has 1`},
 		{[]string{"--model.prices", "openai/a=1,-2"}, `price "-2" must be a number from 0 to 1000000`},
 		{[]string{"--model.prices", "openai/a=1,2;openai/a=3,4"}, `model.prices[1]: prices this model twice`},
-		{[]string{"--model.thinkingLevel", "max"}, `model.thinkingLevel`},
+		{[]string{"--model.thinkingLevel", "maximum"}, `model.thinkingLevel`},
 	} {
 		_, err := load(t, "", env, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {

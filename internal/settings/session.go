@@ -14,6 +14,9 @@ type Session struct {
 	// URL or a libpq key=value string; "" takes the PG* environment
 	// variables, as libpq does.
 	PostgresURL string `json:"postgresUrl"`
+	// Worktree gives each new session a git worktree of its workspace's
+	// repository on a branch agent/<session> (starter prompt --worktree).
+	Worktree bool `json:"worktree"`
 }
 
 // Session stores (session.store).

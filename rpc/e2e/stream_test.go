@@ -71,12 +71,14 @@ func history(t *testing.T, session string) []string {
 
 // liveOf checks the message_update events of entry in evs: they come after
 // its message_start and before its message_end, carry the seq of the
-// workflow event before them, the attempt and growing output tokens; it
-// returns their text.
-func liveOf(t *testing.T, evs []agent.Event, entry string, attempt int) (text string, updates int) {
+// workflow event before them, the attempt and growing output tokens, and
+// with framed (RPC mode) the text block is framed by one text_start and
+// one text_end (pi 1.6); it returns the deltas' text.
+func liveOf(t *testing.T, evs []agent.Event, entry string, attempt int, framed bool) (text string, updates int) {
 	t.Helper()
 	started, ended, lastSeq, tokens := false, false, int64(0), 0
 	var b strings.Builder
+	starts, endText := 0, ""
 	for _, e := range evs {
 		if !control.IsLive(e) {
 			lastSeq = e.Seq
@@ -91,6 +93,17 @@ func liveOf(t *testing.T, evs []agent.Event, entry string, attempt int) (text st
 			if !started || ended {
 				t.Fatalf("message_update of %s outside its message_start..message_end: %+v", entry, e)
 			}
+			if framed && a != nil && a.Type == "text_start" && a.Attempt == attempt && e.Seq == lastSeq {
+				starts++
+				continue
+			}
+			if framed && a != nil && a.Type == "text_end" && a.Attempt == attempt && e.Seq == lastSeq {
+				if endText != "" {
+					t.Fatalf("a second text_end: %+v", e)
+				}
+				endText = "ended"
+				continue
+			}
 			if a == nil || a.Type != "text_delta" || a.Attempt != attempt || e.Seq != lastSeq {
 				t.Fatalf("message_update %+v (seq %d), want a text_delta of attempt %d with seq %d", a, e.Seq, attempt, lastSeq)
 			}
@@ -104,6 +117,9 @@ func liveOf(t *testing.T, evs []agent.Event, entry string, attempt int) (text st
 	}
 	if updates > 0 && tokens == 0 {
 		t.Fatalf("message_update of %s never carried output tokens", entry)
+	}
+	if framed && updates > 0 && (starts != 1 || endText == "") {
+		t.Fatalf("message_update of %s: %d text_start and text_end %v, want one each around the deltas", entry, starts, endText != "")
 	}
 	return b.String(), updates
 }
@@ -140,7 +156,7 @@ func TestRPC_StreamedAnswerAddsUpAndLeavesHistoryFlat(t *testing.T) {
 	if len(ends) != 1 || ends[0].Message.Text() != streamReply {
 		t.Fatalf("assistant message_end %+v, want one with the reply", ends)
 	}
-	text, updates := liveOf(t, evs, ends[0].EntryID, 0)
+	text, updates := liveOf(t, evs, ends[0].EntryID, 0, true)
 	if text != streamReply {
 		t.Fatalf("message_update deltas join to %q,\nwant %q", text, streamReply)
 	}
@@ -207,11 +223,11 @@ func TestRPC_RetrySupersedesPartialText(t *testing.T) {
 	if len(ends) != 2 || ends[0].Message.StopReason != agent.StopReasonError || ends[1].Message.Text() != retryText {
 		t.Fatalf("assistant message_ends %+v, want a timed-out call then the retry's answer", ends)
 	}
-	partial, n := liveOf(t, evs, ends[0].EntryID, 0)
+	partial, n := liveOf(t, evs, ends[0].EntryID, 0, true)
 	if n == 0 || partial == "" || len(partial) >= len(streamReply) || !strings.HasPrefix(streamReply, partial) {
 		t.Fatalf("attempt 0 streamed %q in %d updates, want a proper prefix of the reply", partial, n)
 	}
-	text, m := liveOf(t, evs, ends[1].EntryID, 1)
+	text, m := liveOf(t, evs, ends[1].EntryID, 1, true)
 	if m == 0 || text != retryText {
 		t.Fatalf("attempt 1 streamed %q in %d updates, want %q", text, m, retryText)
 	}
@@ -293,7 +309,7 @@ func TestStarterPrompt_JSONIncludesMessageUpdates(t *testing.T) {
 	if len(ends) != 1 {
 		t.Fatalf("%d assistant message_ends in %d lines", len(ends), len(evs))
 	}
-	text, n := liveOf(t, evs, ends[0].EntryID, 0)
+	text, n := liveOf(t, evs, ends[0].EntryID, 0, false)
 	if n < 4 || text != streamReply {
 		t.Fatalf("%d message_update lines joining to %q", n, text)
 	}

@@ -33,7 +33,9 @@ func TestIntegration_BudgetEndsAnApprovalWaitAndReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := e.result(run)
-	if err == nil || res.Status != agent.StatusFailed || !strings.HasPrefix(res.Error, "budget.maxDurationMs 3000 reached: ran 3s") {
+	// "ran 3s", or more when a loaded machine starts the workflow task
+	// that sees the timer late.
+	if err == nil || res.Status != agent.StatusFailed || !strings.HasPrefix(res.Error, "budget.maxDurationMs 3000 reached: ran ") {
 		t.Fatalf("result %+v %v, want failed naming budget.maxDurationMs", res, err)
 	}
 	var ended *agent.Event

@@ -98,6 +98,23 @@ func TestIntegration_SessionOwnsItsSettings(t *testing.T) {
 		t.Fatalf("prompt 3's bash call did not run: %v", err)
 	}
 
+	// The session's budget cap through the starter: a prompt after it
+	// stops before any model call, at the session's cap.
+	code, out, stderr := e.starter("session", "set", "budget.session.maxTokens", "1", "--session", sid)
+	if code != 0 || !strings.Contains(out, `budget.session.maxTokens set to "1"`) {
+		t.Fatalf("starter session set budget.session.maxTokens: exit %d\n%s%s", code, out, stderr)
+	}
+	fourth := app.PromptInput(e.s, sid, "four")
+	fourth.Workspace = ws
+	fourth.Model.Faults = []string{`text:never`}
+	run, err = e.k.StartPrompt(ctx, fourth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.result(run); err == nil || !strings.HasPrefix(res.Error, "budget.session.maxTokens 1 reached") {
+		t.Fatalf("prompt 4 after the cap: %+v %v, want it stopped by budget.session.maxTokens 1", res, err)
+	}
+
 	// A session with no prompt yet has no settings to change.
 	err = e.k.SetSessionSetting(ctx, "never-prompted", change)
 	if err == nil || !strings.Contains(err.Error(), "has no prompt yet") {

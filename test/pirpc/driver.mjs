@@ -21,7 +21,9 @@ async function client(session, extra = [], opts = {}) {
 		cliPath: cfg.shim,
 		cwd: cfg.workspace,
 		env: { STARTER: cfg.starter, PIRPC_STARTER: "1" },
-		args: ["--session", session, ...cfg.args, ...extra],
+		// pi 0.73's message_update carries the answer so far (message),
+		// which this driver reads; starter rpc sends it when asked.
+		args: ["--session", session, "--protocol", "0.73", ...cfg.args, ...extra],
 		...opts,
 	});
 	await c.start();
@@ -176,16 +178,19 @@ async function main() {
 	assert.equal(textOf(answer), answerText);
 	assert.equal(answer.stopReason, "stop");
 	assert.deepEqual(only(evs, "prompt_end")[0].status, "completed"); // ours
-	// message_update: the terminal agent's assistantMessageEvent and the
-	// partial message the deltas built.
-	const updates = only(evs, "message_update");
-	assert.ok(updates.length > 0, "the streamed answer gives message_update events");
-	for (const u of updates) {
+	// message_update: the terminal agent's assistantMessageEvent (block
+	// frames and deltas) and, asked with --protocol 0.73, the partial
+	// message the deltas built.
+	const framed = only(evs, "message_update");
+	assert.ok(framed.length > 0, "the streamed answer gives message_update events");
+	const frameKinds = ["text", "thinking", "toolcall"].flatMap((k) => [`${k}_start`, `${k}_delta`, `${k}_end`]);
+	for (const u of framed) {
 		assert.equal(u.message.role, "assistant");
-		assert.ok(["text_delta", "thinking_delta", "toolcall_delta"].includes(u.assistantMessageEvent.type));
+		assert.ok(frameKinds.includes(u.assistantMessageEvent.type), u.assistantMessageEvent.type);
 		assert.equal(typeof u.assistantMessageEvent.contentIndex, "number");
-		assert.equal(typeof u.assistantMessageEvent.delta, "string");
 	}
+	const updates = framed.filter((u) => u.assistantMessageEvent.type.endsWith("_delta"));
+	for (const u of updates) assert.equal(typeof u.assistantMessageEvent.delta, "string");
 	const lastText = updates.filter((u) => u.assistantMessageEvent.type === "text_delta").at(-1);
 	assert.ok(answerText.startsWith(textOf(lastText.message)), "the partial message is a prefix of the answer");
 

@@ -23,6 +23,9 @@ func TestComplete_ThinkingLevelSetsTheBudget(t *testing.T) {
 		{llm.ThinkingMinimal, 0, 1024, DefaultMaxTokens},
 		{llm.ThinkingMedium, 0, 8192, DefaultMaxTokens + 8192},
 		{llm.ThinkingHigh, 32000, 16384, 32000},
+		// Issue 24: max fills Claude's 64000 output tokens, the answer
+		// keeping its default room.
+		{llm.ThinkingMax, 0, 55808, 64000},
 	} {
 		t.Run(tc.level, func(t *testing.T) {
 			s := newServer(t, func(w http.ResponseWriter, r *http.Request) {

@@ -9,10 +9,12 @@ import (
 	"github.com/durableagent/durableagent/internal/llm"
 )
 
-// The thinking level becomes reasoning_effort; off sends none.
+// The thinking level becomes reasoning_effort; off sends none, max the
+// largest effort.
 func TestComplete_ThinkingLevelSetsReasoningEffort(t *testing.T) {
 	for _, tc := range []struct{ level, want string }{
 		{"", ""}, {llm.ThinkingOff, ""}, {llm.ThinkingMinimal, "minimal"}, {llm.ThinkingHigh, "high"}, {llm.ThinkingXHigh, "xhigh"},
+		{llm.ThinkingMax, "xhigh"}, // issue 24: the largest effort the API takes
 	} {
 		t.Run(tc.level, func(t *testing.T) {
 			s := newServer(t, func(w http.ResponseWriter, r *http.Request) {

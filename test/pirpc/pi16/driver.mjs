@@ -3,7 +3,7 @@
 // package node@22) through the calls whose contract moved in pi 1.6:
 // promptAndWait/waitForIdle (agent_settled), dispositions, steer and
 // follow_up while idle, clear_queue, abort then prompt, the thinking
-// levels. Run by pirpc_test.go with PIRPC_CONFIG as for driver.mjs.
+// levels, bash's bash_execution_update and excludeFromContext. Run by pirpc_test.go with PIRPC_CONFIG as for driver.mjs.
 import assert from "node:assert/strict";
 import { RpcClient } from "@earendil-works/pi-coding-agent";
 
@@ -43,10 +43,14 @@ const only = (evs, type, pred = () => true) => evs.filter((e) => e.type === type
 const textOf = (m) => m.content.filter((b) => b.type === "text").map((b) => b.text).join("");
 const users = (evs) => only(evs, "message_end", (e) => e.message.role === "user").map((e) => textOf(e.message));
 
+// A long answer, so the scripted model streams it over several reads of
+// its live output (message_update).
+const answerText = "done after a retry: " + Array.from({ length: 30 }, (_, i) => `word${i}`).join(" ") + ".";
+
 async function main() {
 	step = "promptAndWait through a retry";
 	const a = await client("pi16-a", [
-		"--scripted.faults", `tool:bash {"command":"echo hi"};503 Service Unavailable;text:done after a retry`,
+		"--scripted.faults", `tool:bash {"command":"echo hi"};503 Service Unavailable;text:${answerText}`,
 		"--retry.baseDelayMs", "300", "--compaction.keepRecentTokens", "40",
 	]);
 	const evs = await a.promptAndWait("hello", undefined, 45000);
@@ -56,7 +60,48 @@ async function main() {
 	assert.deepEqual(evs.slice(-2).map((e) => e.type), ["prompt_end", "agent_settled"]);
 	assert.equal(evs.at(-1).aborted, false);
 	assert.equal(only(evs, "auto_retry_start").length, 1, "agent_settled came after the retry, not at the first agent_end");
-	assert.equal(await a.getLastAssistantText(), "done after a retry");
+	assert.equal(await a.getLastAssistantText(), answerText);
+
+	step = "message_update in pi 1.6's shape";
+	const framed = only(evs, "message_update");
+	assert.ok(framed.length > 0, "the streamed answers give message_update events");
+	const open = new Map(); // entryId/attempt -> {index, type, text}
+	const ended = [];
+	for (const u of framed) {
+		const ev = u.assistantMessageEvent;
+		assert.equal(u.message, undefined, "a pi 1.6 update carries deltas only");
+		assert.equal(typeof u.usage?.output, "number", "a pi 1.6 update carries the usage so far");
+		const key = `${u.entryId}/${ev.attempt}`;
+		const [kind, phase] = ev.type.split("_");
+		const cur = open.get(key);
+		if (phase === "start") {
+			assert.equal(cur, undefined, `${ev.type} while block ${cur?.index} is open`);
+			open.set(key, { index: ev.contentIndex, kind, text: "", id: ev.id, toolName: ev.toolName });
+			if (kind === "toolcall") assert.ok(ev.id && ev.toolName, "toolcall_start names the call");
+			continue;
+		}
+		assert.ok(cur && cur.index === ev.contentIndex && cur.kind === kind, `${ev.type} at ${ev.contentIndex} outside its block`);
+		if (phase === "delta") {
+			cur.text += ev.delta;
+			continue;
+		}
+		if (kind === "toolcall") {
+			assert.equal(ev.toolCall.id, cur.id);
+			assert.deepEqual(ev.toolCall.arguments, JSON.parse(cur.text));
+		} else {
+			assert.equal(ev.content, cur.text, `${ev.type} carries the block's deltas`);
+		}
+		open.delete(key);
+		ended.push({ ...cur, ev });
+	}
+	assert.equal(open.size, 0, "every block that started ended");
+	// A tool call is streamed when a read catches it running (a short one
+	// may come whole with its message_end).
+	for (const call of ended.filter((b) => b.kind === "toolcall")) {
+		assert.equal(call.id, toolEnd.toolCallId);
+		assert.equal(call.toolName, "bash");
+	}
+	assert.equal(ended.filter((b) => b.kind === "text").at(-1).ev.content, answerText, "text_end carries the whole answer");
 
 	step = "prompt() is started; waitForIdle()";
 	const idle = a.waitForIdle(45000);
@@ -116,12 +161,30 @@ async function main() {
 
 	step = "getAvailableThinkingLevels";
 	const levels = await a.getAvailableThinkingLevels();
-	assert.deepEqual(levels.slice(0, 5), ["off", "minimal", "low", "medium", "high"]);
+	assert.deepEqual(levels, ["off", "minimal", "low", "medium", "high", "xhigh", "max"]);
 	let changed;
 	a.onEvent((e) => e.type === "thinking_level_changed" && (changed = e.level));
 	await a.setThinkingLevel(levels.at(-1));
 	assert.equal(changed, levels.at(-1), "thinking_level_changed came before the response");
 	assert.equal((await a.getState()).thinkingLevel, levels.at(-1));
+
+	step = "bash streams bash_execution_update";
+	const chunks = [];
+	const offBash = a.onEvent((e) => e.type === "bash_execution_update" && chunks.push(e));
+	const br = await a.bash("for i in 1 2 3 4 5; do echo line$i; sleep 0.5; done");
+	offBash();
+	assert.equal(br.output, "line1\nline2\nline3\nline4\nline5");
+	assert.ok(chunks.length > 1, `the running command's output came in updates (${chunks.length})`);
+	assert.ok(chunks.every((e) => typeof e.id === "string" && e.id !== ""), "each update names the bash command's id");
+	const streamedOut = chunks.map((e) => e.delta).join("");
+	assert.ok(streamedOut.startsWith("line1\n") && (br.output + "\n").startsWith(streamedOut), `streamed ${JSON.stringify(streamedOut)}`);
+
+	step = "bash excludeFromContext";
+	const hidden = await a.send({ type: "bash", command: "echo kept from the model", excludeFromContext: true });
+	assert.equal(hidden.success, true, hidden.error);
+	assert.equal(hidden.data.output, "kept from the model");
+	const last = (await a.getMessages()).at(-1);
+	assert.deepEqual([last.role, last.output, last.excludeFromContext], ["bashExecution", "kept from the model", true]);
 	await a.stop();
 
 	step = "steer and followUp while running; abort, then prompt at once";

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/worktree"
+)
+
+const diffUsage = "starter diff [--session ID]"
+
+// diffCmd prints the change of a session's job: `git diff <base>` in its
+// worktree, untracked files included (worktree.Diff). The worktree is on
+// the worker host that created the session, so diff runs there: on
+// another host it says so instead of printing nothing. It needs no
+// Temporal.
+var diffCmd = Command{
+	Name:    "diff",
+	Usage:   diffUsage,
+	Summary: "print the diff of a --worktree session's job against its base commit (committed and uncommitted; run on the worker's host)",
+	Run:     runDiff,
+}
+
+func runDiff(ctx context.Context, env Env, args []string) int {
+	c := newFlags("diff", env)
+	if !c.parse(env, args) {
+		return ExitUsage
+	}
+	if c.fs.NArg() > 0 {
+		return fail(env, "diff", fmt.Errorf("unexpected argument %q (usage: %s)", c.fs.Arg(0), diffUsage))
+	}
+	s, ok := c.settings(env)
+	if !ok {
+		return ExitUsage
+	}
+	wt, err := sessionWorktree(s, c.session)
+	if err != nil {
+		return fail(env, "diff", err)
+	}
+	if wt == nil {
+		return fail(env, "diff", fmt.Errorf("session %s has no worktree: only sessions started with starter prompt --worktree have a diff", c.session))
+	}
+	if err := worktreeHere(c.session, wt); err != nil {
+		return fail(env, "diff", err)
+	}
+	d, err := worktree.Diff(ctx, wt.Dir, wt.Base)
+	if err != nil {
+		return fail(env, "diff", err)
+	}
+	if d == "" {
+		fmt.Fprintf(env.Stderr, "starter diff: no changes on branch %s since %s\n", wt.Branch, shortHash(wt.Base))
+		return ExitOK
+	}
+	fmt.Fprintln(env.Stdout, d)
+	return ExitOK
+}
+
+// sessionWorktree reads the worktree of a session from the session store
+// (nil: the session has none).
+func sessionWorktree(s settings.Settings, id string) (*session.Worktree, error) {
+	st, err := app.OpenSessionStore(s)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := st.(interface{ Close() }); ok {
+		defer c.Close()
+	}
+	sess, err := st.Load(id)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil, fmt.Errorf("no session %q in the session store %s (%s): run this on the worker's host or with its session.store", id, s.Session.Store, filepath.Join(s.DataDir, "sessions"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sess.Header.Worktree, nil
+}
+
+// worktreeHere refuses a worktree that is not on this host: it lives on
+// the host of the worker that created the session.
+func worktreeHere(id string, wt *session.Worktree) error {
+	if fi, err := os.Stat(wt.Dir); err == nil && fi.IsDir() {
+		return nil
+	}
+	return fmt.Errorf("the worktree of session %s (%s, branch %s) is not on this host: run starter diff on the host of the worker that created the session", id, wt.Dir, wt.Branch)
+}
+
+// printWorktreeSummary writes where a --worktree session's branch stands
+// after a prompt (worktree.Summary: its commits since the base or its
+// uncommitted changes), or why it cannot say. Sessions without a
+// worktree print nothing.
+func printWorktreeSummary(ctx context.Context, w io.Writer, s settings.Settings, id string) {
+	wt, err := sessionWorktree(s, id)
+	if err != nil || wt == nil {
+		return // no worktree, or a store this host cannot read
+	}
+	if worktreeHere(id, wt) != nil {
+		fmt.Fprintf(w, "branch %s: worktree %s is on the worker's host (starter diff --session %s there)\n", wt.Branch, wt.Dir, id)
+		return
+	}
+	sum, err := worktree.Summarize(ctx, wt.Dir, wt.Branch, wt.Base)
+	if err != nil {
+		fmt.Fprintf(w, "branch %s: %v\n", wt.Branch, err)
+		return
+	}
+	fmt.Fprintln(w, sum.String())
+}
+
+func shortHash(h string) string {
+	if len(h) > 7 {
+		return h[:7]
+	}
+	return h
+}
+
+// checkWorktree refuses --worktree before anything starts where this
+// host can tell: for a session in the store that has no worktree (a
+// session keeps its workspace), and for a new session's workspace that is
+// here and not inside a git repository. The rest is the worker's to check
+// (the prompt then fails saying why).
+func checkWorktree(s settings.Settings, id, ws string) error {
+	if st, err := app.OpenSessionStore(s); err == nil {
+		sess, err := st.Load(id)
+		if c, ok := st.(interface{ Close() }); ok {
+			c.Close()
+		}
+		if err == nil {
+			if sess.Header.Worktree == nil {
+				return fmt.Errorf("session %s exists without a worktree (workspace %s): --worktree gives a new session one; start a new session or drop --worktree", id, sess.Header.Cwd)
+			}
+			return nil // it keeps its worktree
+		}
+	}
+	if ws == "" {
+		return nil
+	}
+	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+		return nil
+	}
+	if !worktree.InRepo(ws) {
+		return fmt.Errorf("workspace %s is not in a git repository: --worktree needs one (git init, or --workspace DIR of a repository)", ws)
+	}
+	return nil
+}

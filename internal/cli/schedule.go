@@ -1,0 +1,291 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/schedule"
+)
+
+const scheduleUsage = `starter schedule create --id ID (--cron "0 3 * * *" | --every 6h) [--session-prefix P | --session S]
+                         [--overlap skip|buffer-one|allow-all] [--catchup 1h] [--workspace DIR] [--json] PROMPT
+       starter schedule list [--json]
+       starter schedule describe ID [--json]
+       starter schedule pause ID [--note TEXT]
+       starter schedule unpause ID [--note TEXT]
+       starter schedule trigger ID
+       starter schedule delete ID`
+
+// scheduleCmd manages scheduled jobs: Temporal Schedules whose runs start
+// a prompt (internal/schedule).
+var scheduleCmd = Command{
+	Name:    "schedule",
+	Usage:   scheduleUsage,
+	Summary: "run a prompt on a schedule (a Temporal Schedule): create, list, describe, pause, unpause, trigger, delete",
+	Run:     runSchedule,
+}
+
+func runSchedule(ctx context.Context, env Env, args []string) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(env.Stderr, "starter schedule: want a subcommand: create, list, describe, pause, unpause, trigger or delete\nusage: %s\n", scheduleUsage)
+		return ExitUsage
+	}
+	sub, args := args[0], args[1:]
+	name := "schedule " + sub
+	c := newFlags(name, env)
+	var (
+		id, cron, prefix, overlap, note, workspace string
+		every, catchup                             time.Duration
+	)
+	switch sub {
+	case "create":
+		c.fs.StringVar(&id, "id", "", "the schedule's id (letters, digits, '.', '_', '-')")
+		c.fs.StringVar(&cron, "cron", "", `when it fires, a cron expression ("0 3 * * *": 03:00 UTC daily)`)
+		c.fs.DurationVar(&every, "every", 0, "when it fires: at this interval (e.g. 6h)")
+		c.fs.StringVar(&prefix, "session-prefix", "", "run each prompt in a fresh session PREFIX-<scheduled time> (default: the schedule's id)")
+		c.fs.StringVar(&overlap, "overlap", schedule.DefaultOverlap, "when a run is due while the last still runs: skip, buffer-one or allow-all")
+		c.fs.DurationVar(&catchup, "catchup", schedule.DefaultCatchupWindow, "runs missed (server down) are still started within this window")
+		c.fs.StringVar(&workspace, "workspace", "", "the directory a new session's tools work in (default: the current directory)")
+	case "pause", "unpause":
+		c.fs.StringVar(&note, "note", "", "why (shown by describe and in the Temporal UI)")
+	case "list", "describe", "trigger", "delete":
+	default:
+		fmt.Fprintf(env.Stderr, "starter schedule: unknown subcommand %q (want create, list, describe, pause, unpause, trigger or delete)\n", sub)
+		return ExitUsage
+	}
+	if !c.parse(env, args) {
+		return ExitUsage
+	}
+	if sub == "create" {
+		return scheduleCreate(ctx, env, c, schedule.Spec{ID: id, Cron: cron, Every: every, SessionPrefix: prefix,
+			Overlap: overlap, CatchupWindow: catchup}, workspace)
+	}
+	if c.fs.Changed("session") {
+		return fail(env, name, errors.New("--session is a flag of schedule create"))
+	}
+	want := 1
+	if sub == "list" {
+		want = 0
+	}
+	if c.fs.NArg() != want {
+		if want == 0 {
+			return fail(env, name, fmt.Errorf("unexpected argument %q", c.fs.Arg(0)))
+		}
+		return fail(env, name, fmt.Errorf("want exactly one argument: the schedule id (usage: starter %s ID)", name))
+	}
+	id = c.fs.Arg(0)
+	if sub != "list" {
+		if err := schedule.ValidateID(id); err != nil {
+			return fail(env, name, err)
+		}
+	}
+	m, closeFn, ok := scheduleManager(ctx, env, c)
+	if !ok {
+		return ExitUsage
+	}
+	defer closeFn()
+	var err error
+	switch sub {
+	case "list":
+		return scheduleList(ctx, env, c, m)
+	case "describe":
+		return scheduleDescribe(ctx, env, c, m, id)
+	case "pause":
+		if note == "" {
+			note = "paused with starter schedule pause"
+		}
+		err = m.Pause(ctx, id, note)
+	case "unpause":
+		err = m.Unpause(ctx, id, note)
+	case "trigger":
+		err = m.Trigger(ctx, id)
+	case "delete":
+		err = m.Delete(ctx, id)
+	}
+	if err != nil {
+		return fail(env, name, err)
+	}
+	done := map[string]string{"pause": "paused", "unpause": "unpaused", "trigger": "triggered", "delete": "deleted"}[sub]
+	printResult(env, c.json, map[string]any{"success": true, "command": "schedule_" + sub, "id": id}, "schedule "+id+" "+done)
+	return ExitOK
+}
+
+// scheduleManager dials Temporal as every starter command does.
+func scheduleManager(ctx context.Context, env Env, c *common) (*schedule.Manager, func(), bool) {
+	k, _, closeFn, ok := c.controller(ctx, env)
+	if !ok {
+		return nil, nil, false
+	}
+	return &schedule.Manager{Client: k.Client, TaskQueue: k.TaskQueue, DataConverter: k.DataConverter}, closeFn, true
+}
+
+// scheduleCreate builds the prompt as `starter prompt` does (the same
+// settings, app.PromptInput) and creates the schedule. Bad input is
+// refused before Temporal is dialled.
+func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec, workspace string) int {
+	const name = "schedule create"
+	msg := strings.TrimSpace(strings.Join(c.fs.Args(), " "))
+	if msg == "" {
+		return fail(env, name, errors.New("missing PROMPT (usage: "+strings.SplitN(scheduleUsage, "\n       ", 2)[0]+")"))
+	}
+	if c.fs.Changed("session") {
+		if c.fs.Changed("session-prefix") {
+			return fail(env, name, errors.New("give --session or --session-prefix, not both"))
+		}
+		spec.SessionID = c.session
+	} else if spec.SessionPrefix == "" {
+		spec.SessionPrefix = spec.ID
+	}
+	if c.fs.Changed("catchup") && spec.CatchupWindow == 0 {
+		return fail(env, name, fmt.Errorf("invalid --catchup 0s: at least %s", schedule.MinCatchupWindow))
+	}
+	if c.fs.Changed("every") && spec.Every <= 0 {
+		return fail(env, name, fmt.Errorf("invalid --every %s: at least %s", spec.Every, schedule.MinEvery))
+	}
+	s, ok := c.settings(env)
+	if !ok {
+		return ExitUsage
+	}
+	in := app.PromptInput(s, "", msg)
+	if workspace != "" {
+		abs, err := filepath.Abs(workspace)
+		if err != nil {
+			return fail(env, name, fmt.Errorf("--workspace %s: %w", workspace, err))
+		}
+		in.Workspace = abs
+	}
+	spec.Prompt = in
+	if err := spec.Validate(); err != nil {
+		return fail(env, name, err)
+	}
+	m, closeFn, ok := scheduleManager(ctx, env, c)
+	if !ok {
+		return ExitUsage
+	}
+	defer closeFn()
+	if err := m.Create(ctx, spec); err != nil {
+		return fail(env, name, err)
+	}
+	where := "a fresh session per run: " + spec.SessionPrefix + "-<scheduled time, UTC>"
+	if spec.SessionID != "" {
+		where = "session " + spec.SessionID
+	}
+	when := fmt.Sprintf("cron %q", spec.Cron)
+	if spec.Cron == "" {
+		when = "every " + spec.Every.String()
+	}
+	printResult(env, c.json, map[string]any{"success": true, "command": "schedule_create", "id": spec.ID},
+		fmt.Sprintf("schedule %s created: %s, %s (overlap %s, catch-up window %s)", spec.ID, when, where, spec.Overlap, spec.CatchupWindow))
+	return ExitOK
+}
+
+func scheduleList(ctx context.Context, env Env, c *common, m *schedule.Manager) int {
+	list, err := m.List(ctx)
+	if err != nil {
+		return fail(env, "schedule list", err)
+	}
+	if c.json {
+		enc := json.NewEncoder(env.Stdout)
+		for _, e := range list {
+			_ = enc.Encode(e)
+		}
+		return ExitOK
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(env.Stdout, "no schedules (starter schedule create makes one)")
+		return ExitOK
+	}
+	for _, e := range list {
+		state := "active"
+		if e.Paused {
+			state = "paused"
+		}
+		next := "-"
+		if e.Next != nil {
+			next = e.Next.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(env.Stdout, "%-20s %-6s next %-20s %s", e.ID, state, next, e.When)
+		if e.Paused && e.Note != "" {
+			fmt.Fprintf(env.Stdout, "  (%s)", e.Note)
+		}
+		fmt.Fprintln(env.Stdout)
+	}
+	return ExitOK
+}
+
+func scheduleDescribe(ctx context.Context, env Env, c *common, m *schedule.Manager, id string) int {
+	info, err := m.Describe(ctx, id)
+	if err != nil {
+		return fail(env, "schedule describe", err)
+	}
+	if c.json {
+		_ = json.NewEncoder(env.Stdout).Encode(info)
+		return ExitOK
+	}
+	printScheduleInfo(env.Stdout, info)
+	return ExitOK
+}
+
+// printScheduleInfo is the human form of schedule describe.
+func printScheduleInfo(w io.Writer, info schedule.Info) {
+	state := "active"
+	if info.Paused {
+		state = "paused"
+		if info.Note != "" {
+			state += ": " + info.Note
+		}
+	}
+	fmt.Fprintf(w, "schedule %s (%s)\n", info.ID, state)
+	fmt.Fprintf(w, "when: %s  overlap: %s  catch-up window: %s\n", info.When, info.Overlap, info.CatchupWindow)
+	switch {
+	case info.SessionID != "":
+		fmt.Fprintf(w, "session: %s (every run)\n", info.SessionID)
+	case info.SessionPrefix != "":
+		fmt.Fprintf(w, "session: a fresh one per run, %s-<scheduled time, UTC>\n", info.SessionPrefix)
+	}
+	if info.Prompt != "" {
+		fmt.Fprintf(w, "prompt: %s\n", previewText(info.Prompt, 120))
+	}
+	fmt.Fprintf(w, "runs: %d started, %d skipped (a run was still going), %d missed (older than the catch-up window)\n",
+		info.Actions, info.SkippedOverlap, info.MissedCatchup)
+	for _, r := range info.Running {
+		fmt.Fprintf(w, "running: %s\n", r)
+	}
+	for _, r := range info.Recent {
+		fmt.Fprintf(w, "recent: %s  %-9s %s", r.ScheduledAt.UTC().Format(time.RFC3339), orDash(r.Status), r.WorkflowID)
+		if r.SessionID != "" {
+			fmt.Fprintf(w, "  session %s", r.SessionID)
+		}
+		fmt.Fprintln(w)
+	}
+	var next []string
+	for _, t := range info.Next[:min(len(info.Next), 3)] {
+		next = append(next, t.UTC().Format(time.RFC3339))
+	}
+	if len(next) > 0 {
+		fmt.Fprintf(w, "next: %s\n", strings.Join(next, ", "))
+	}
+}
+
+// previewText is s on one line, at most n runes.
+func previewText(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

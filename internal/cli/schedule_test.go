@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/internal/schedule"
+)
+
+// A bad schedule is refused in one line with exit code 2 before Temporal
+// is dialled (nothing listens here): bad cron, bad --every, bad flags.
+func TestCLI_ScheduleBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no subcommand", []string{"schedule"}, "want a subcommand"},
+		{"unknown subcommand", []string{"schedule", "edit"}, `unknown subcommand "edit"`},
+		{"bad cron", []string{"schedule", "create", "--id", "n", "--cron", "0 3 * *", "p"}, `invalid --cron "0 3 * *": 4 fields, want 5`},
+		{"bad cron value", []string{"schedule", "create", "--id", "n", "--cron", "0 3 32 * *", "p"}, "day of month field"},
+		{"bad every", []string{"schedule", "create", "--id", "n", "--every", "often", "p"}, `invalid argument "often" for "--every" flag`},
+		{"negative every", []string{"schedule", "create", "--id", "n", "--every", "-1h", "p"}, "invalid --every -1h0m0s"},
+		{"cron and every", []string{"schedule", "create", "--id", "n", "--every", "1h", "--cron", "@daily", "p"}, "give --cron or --every, not both or neither"},
+		{"no id", []string{"schedule", "create", "--every", "1h", "p"}, "missing --id"},
+		{"no prompt", []string{"schedule", "create", "--id", "n", "--every", "1h"}, "missing PROMPT"},
+		{"two sessions", []string{"schedule", "create", "--id", "n", "--every", "1h", "--session", "s", "--session-prefix", "p", "x"}, "give --session or --session-prefix, not both"},
+		{"bad overlap", []string{"schedule", "create", "--id", "n", "--every", "1h", "--overlap", "queue", "p"}, `invalid overlap policy "queue"`},
+		{"zero catchup", []string{"schedule", "create", "--id", "n", "--every", "1h", "--catchup", "0s", "p"}, "invalid --catchup 0s"},
+		{"describe without id", []string{"schedule", "describe"}, "want exactly one argument: the schedule id"},
+		{"bad id", []string{"schedule", "delete", "a/b"}, "invalid schedule id"},
+	} {
+		code, _, stderr := run(t, nil, tc.args...)
+		if code != ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q, want %q", tc.name, code, stderr, tc.want)
+		}
+		if n := strings.Count(stderr, "\n"); n != 1 && tc.name != "no subcommand" {
+			t.Errorf("%s: %d lines on stderr, want 1: %q", tc.name, n, stderr)
+		}
+	}
+}
+
+// describe shows what a person asks of a schedule: when, the policies,
+// where the prompt runs, the counts and each recent run's outcome.
+func TestPrintScheduleInfo(t *testing.T) {
+	at := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	printScheduleInfo(&b, schedule.Info{ID: "nightly", When: `cron "0 3 * * *"`, Paused: true, Note: "maintenance",
+		Overlap: "skip", CatchupWindow: "1h0m0s", SessionPrefix: "nightly", Prompt: "update\nthe deps",
+		Actions: 3, SkippedOverlap: 1, MissedCatchup: 2,
+		Recent: []schedule.RecentRun{{ScheduledAt: at, WorkflowID: "scheduled-nightly-2026-12-04T03:00:00Z", Status: "completed", SessionID: "nightly-20261204T030000Z"}},
+		Next:   []time.Time{at.Add(24 * time.Hour), at.Add(48 * time.Hour), at.Add(72 * time.Hour), at.Add(96 * time.Hour)}})
+	for _, want := range []string{
+		"schedule nightly (paused: maintenance)",
+		`when: cron "0 3 * * *"  overlap: skip  catch-up window: 1h0m0s`,
+		"session: a fresh one per run, nightly-<scheduled time, UTC>",
+		"prompt: update the deps",
+		"runs: 3 started, 1 skipped (a run was still going), 2 missed (older than the catch-up window)",
+		"recent: 2026-12-04T03:00:00Z  completed scheduled-nightly-2026-12-04T03:00:00Z  session nightly-20261204T030000Z",
+		"next: 2026-12-05T03:00:00Z, 2026-12-06T03:00:00Z, 2026-12-07T03:00:00Z",
+	} {
+		if !strings.Contains(b.String(), want+"\n") {
+			t.Errorf("describe lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -1,0 +1,242 @@
+package rpcserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/live"
+	"github.com/durableagent/durableagent/internal/llm"
+)
+
+// Protocol is the generation of the terminal agent's RPC protocol a
+// connection speaks. They differ in message_update only (docs/rpc.md):
+// pi 1.6 sends deltas and block frames with a top-level usage, pi 0.73
+// also sends the answer so far (message) on every update.
+type Protocol string
+
+// Protocols starter rpc speaks (starter rpc --protocol).
+const (
+	// ProtocolPi16 is the default: message_update carries deltas only.
+	ProtocolPi16 Protocol = "1.6"
+	// ProtocolPi073 adds the answer so far (message) to every
+	// message_update, as pi 0.73's RPC mode wrote it.
+	ProtocolPi073 Protocol = "0.73"
+)
+
+// ParseProtocol checks a --protocol value ("" is ProtocolPi16).
+func ParseProtocol(s string) (Protocol, error) {
+	switch Protocol(s) {
+	case "", ProtocolPi16:
+		return ProtocolPi16, nil
+	case ProtocolPi073:
+		return ProtocolPi073, nil
+	}
+	return "", fmt.Errorf("invalid protocol %q (want %s or %s)", s, ProtocolPi16, ProtocolPi073)
+}
+
+// Block frame types of message_update (assistantMessageEvent.type) that
+// open and close a content block, as pi 1.6's AssistantMessageEvent
+// names them; the deltas between them are agent.DeltaText and the like.
+const (
+	frameTextStart     = "text_start"
+	frameTextEnd       = "text_end"
+	frameThinkingStart = "thinking_start"
+	frameThinkingEnd   = "thinking_end"
+	frameToolCallStart = "toolcall_start"
+	frameToolCallEnd   = "toolcall_end"
+)
+
+// updateLine is a message_update as RPC mode writes it: the event header,
+// the answer's usage so far at the top level, one block event, and (pi
+// 0.73 only) the answer so far.
+type updateLine struct {
+	Type                  string         `json:"type"`
+	Seq                   int64          `json:"seq"`
+	Time                  time.Time      `json:"time"`
+	EntryID               string         `json:"entryId,omitempty"`
+	Message               *agent.Message `json:"message,omitempty"`
+	Usage                 agent.Usage    `json:"usage"`
+	AssistantMessageEvent blockEvent     `json:"assistantMessageEvent"`
+}
+
+// blockEvent is an assistantMessageEvent: a frame (*_start, *_end) or a
+// delta of the block at ContentIndex.
+type blockEvent struct {
+	Type         string `json:"type"`
+	ContentIndex int    `json:"contentIndex"`
+	// Delta is set on deltas (also when empty); Content on text_end and
+	// thinking_end (the block's whole text); ToolCall on toolcall_end.
+	Delta    *string             `json:"delta,omitempty"`
+	Content  *string             `json:"content,omitempty"`
+	ToolCall *agent.ContentBlock `json:"toolCall,omitempty"`
+	// ID and ToolName name the call a toolcall_start opens (pi 1.6).
+	ID string `json:"id,omitempty"`
+	// ToolCallID and ToolName name the call of a toolcall_delta (the
+	// product's own, kept for its clients).
+	ToolCallID string `json:"toolCallId,omitempty"`
+	ToolName   string `json:"toolName,omitempty"`
+	// Attempt and OutputTokens are the product's (agent.AssistantMessageEvent).
+	Attempt      int `json:"attempt"`
+	OutputTokens int `json:"outputTokens,omitempty"`
+}
+
+// framer turns the product's live deltas (message_update with a delta of
+// one block) into pi 1.6's framed stream: a *_start before a block's
+// first delta, a *_end with the block's whole content when the next block
+// starts, a later attempt starts over, or the message ends (before its
+// message_end); every update carries the usage so far. The blocks of a
+// message are streamed one after another, as providers send them.
+type framer struct {
+	protocol Protocol
+	// open is the streamed message of each entry being answered; starts
+	// the message_start view of each (provider and model, pi 0.73).
+	open   map[string]*framedMessage
+	starts map[string]agent.Message
+}
+
+type framedMessage struct {
+	partial *live.Partial
+	// block is the content index of the open block, -1 when none is.
+	block int
+	// usage is the answer's usage so far.
+	usage agent.Usage
+	// seq and at are the header of its last update: a live event
+	// carries the seq of the workflow event before it, so the block end
+	// written before message_end does too.
+	seq int64
+	at  time.Time
+}
+
+func newFramer(p Protocol) *framer {
+	return &framer{protocol: p, open: map[string]*framedMessage{}, starts: map[string]agent.Message{}}
+}
+
+// frame returns the lines RPC mode writes for e, in order: for a
+// message_update its frames and its delta; for a message_end the end of
+// its open block and then e itself; any other event as it is.
+func (f *framer) frame(e agent.Event) []any {
+	switch e.Type {
+	case agent.EventMessageStart:
+		if e.Message != nil && e.Message.Role == agent.RoleAssistant {
+			f.starts[e.EntryID] = *e.Message
+		}
+	case agent.EventMessageUpdate:
+		if e.AssistantMessageEvent == nil {
+			return []any{e}
+		}
+		return f.update(e)
+	case agent.EventMessageEnd:
+		m := f.open[e.EntryID]
+		delete(f.open, e.EntryID)
+		delete(f.starts, e.EntryID)
+		if m == nil || m.block < 0 {
+			return []any{e}
+		}
+		last := e
+		last.Seq, last.Time = m.seq, m.at
+		return []any{f.end(last, m), e}
+	}
+	return []any{e}
+}
+
+func (f *framer) update(e agent.Event) []any {
+	d := *e.AssistantMessageEvent
+	m := f.open[e.EntryID]
+	var out []any
+	if m != nil && d.Attempt > m.partial.Attempt {
+		// A later attempt starts over: the earlier one's open block ends
+		// (each start has its end), and its text is dropped.
+		if m.block >= 0 {
+			out = append(out, f.end(e, m))
+		}
+		m = nil
+	}
+	if m == nil {
+		m = &framedMessage{partial: live.NewPartial(e.EntryID, d.Attempt), block: -1}
+		f.open[e.EntryID] = m
+	}
+	if d.ContentIndex != m.block {
+		if m.block >= 0 {
+			out = append(out, f.end(e, m))
+		}
+		m.block = d.ContentIndex
+		start := blockEvent{Type: startOf(d.Type), ContentIndex: d.ContentIndex, Attempt: d.Attempt}
+		if d.Type == agent.DeltaToolCall {
+			start.ID, start.ToolName = d.ToolCallID, d.ToolName
+		}
+		out = append(out, f.line(e, m, start))
+	}
+	m.partial.Add(d)
+	m.seq, m.at = e.Seq, e.Time
+	if d.OutputTokens > m.usage.Output {
+		m.usage.Output = d.OutputTokens
+		m.usage.TotalTokens = m.usage.Input + m.usage.Output + m.usage.CacheRead + m.usage.CacheWrite
+	}
+	delta := d.Delta
+	out = append(out, f.line(e, m, blockEvent{Type: d.Type, ContentIndex: d.ContentIndex, Delta: &delta,
+		ToolCallID: d.ToolCallID, ToolName: d.ToolName, Attempt: d.Attempt, OutputTokens: d.OutputTokens}))
+	return out
+}
+
+// end closes the open block of m with its whole content.
+func (f *framer) end(e agent.Event, m *framedMessage) updateLine {
+	ev := blockEvent{ContentIndex: m.block, Attempt: m.partial.Attempt}
+	for _, b := range m.partial.Blocks() {
+		if b.Index != m.block {
+			continue
+		}
+		switch b.Type {
+		case agent.DeltaToolCall:
+			ev.Type = frameToolCallEnd
+			tc := agent.ToolCall{ID: b.ToolCallID, Name: b.ToolName, Arguments: json.RawMessage("{}")}
+			if raw := json.RawMessage(b.Text()); llm.IsArgumentsObject(raw) {
+				tc.Arguments = raw
+			}
+			ev.ToolCall = &agent.ContentBlock{Type: agent.BlockToolCall, ToolCall: &tc}
+		default:
+			ev.Type = endOf(b.Type)
+			text := b.Text()
+			ev.Content = &text
+		}
+	}
+	m.block = -1
+	return f.line(e, m, ev)
+}
+
+// line is one message_update of the answer e belongs to.
+func (f *framer) line(e agent.Event, m *framedMessage, ev blockEvent) updateLine {
+	l := updateLine{Type: agent.EventMessageUpdate, Seq: e.Seq, Time: e.Time, EntryID: e.EntryID,
+		Usage: m.usage, AssistantMessageEvent: ev}
+	if f.protocol == ProtocolPi073 {
+		msg := m.partial.Message()
+		if v, ok := f.starts[e.EntryID]; ok {
+			msg.Provider, msg.Model, msg.API = v.Provider, v.Model, v.API
+		}
+		u := m.usage
+		msg.Usage = &u
+		l.Message = piMessage(&msg)
+	}
+	return l
+}
+
+func startOf(delta string) string {
+	switch delta {
+	case agent.DeltaThinking:
+		return frameThinkingStart
+	case agent.DeltaToolCall:
+		return frameToolCallStart
+	}
+	return frameTextStart
+}
+
+func endOf(delta string) string {
+	switch delta {
+	case agent.DeltaThinking:
+		return frameThinkingEnd
+	case agent.DeltaToolCall:
+		return frameToolCallEnd
+	}
+	return frameTextEnd
+}

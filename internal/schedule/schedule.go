@@ -1,0 +1,254 @@
+// Package schedule manages scheduled jobs: Temporal Schedules whose
+// action is the ScheduledPrompt workflow (package workflows), which runs
+// a prompt in a fresh session per run (prefix-<scheduled time>) or in one
+// named session. A Manager creates, lists, describes, pauses, unpauses,
+// triggers and deletes them; the schedules are ordinary Temporal
+// Schedules, visible and editable in the Temporal UI.
+//
+// Rules (docs/spec.md, scheduled jobs): the overlap policy is skip by
+// default (a run still going makes the next one skipped, counted in
+// Info.SkippedOverlap), the catch-up window 1 h by default (runs missed
+// while the server was down longer than that are dropped, counted in
+// Info.MissedCatchup). The prompt input is built by the caller exactly as
+// `starter prompt` builds it (app.PromptInput).
+package schedule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/workflows"
+)
+
+// Defaults of a new schedule.
+const (
+	DefaultOverlap       = "skip"
+	DefaultCatchupWindow = time.Hour
+	// MinCatchupWindow is the smallest catch-up window the server keeps
+	// (it raises a smaller one to this).
+	MinCatchupWindow = 10 * time.Second
+	// MinEvery is the shortest interval of --every.
+	MinEvery = time.Second
+)
+
+// ActionIDPrefix starts the workflow id of a schedule's action; Temporal
+// appends the run's scheduled time.
+const ActionIDPrefix = "scheduled-"
+
+// MemoWhen is the schedule memo field that keeps its spec as given
+// (`cron "0 3 * * *"`, "every 6h0m0s").
+const MemoWhen = "when"
+
+// ErrNotFound: no schedule has the id.
+var ErrNotFound = errors.New("schedule not found")
+
+// overlaps are the overlap policies by their CLI name.
+var overlaps = map[string]enumspb.ScheduleOverlapPolicy{
+	"skip":       enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+	"buffer-one": enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE,
+	"allow-all":  enumspb.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL,
+}
+
+// ParseOverlap is the overlap policy named s (skip, buffer-one,
+// allow-all).
+func ParseOverlap(s string) (enumspb.ScheduleOverlapPolicy, error) {
+	if p, ok := overlaps[s]; ok {
+		return p, nil
+	}
+	return 0, fmt.Errorf("invalid overlap policy %q: want skip, buffer-one or allow-all", s)
+}
+
+// OverlapName is the CLI name of p (the enum's name for a policy the CLI
+// does not set, e.g. one chosen in the Temporal UI).
+func OverlapName(p enumspb.ScheduleOverlapPolicy) string {
+	for name, q := range overlaps {
+		if q == p {
+			return name
+		}
+	}
+	if p == enumspb.SCHEDULE_OVERLAP_POLICY_UNSPECIFIED {
+		return DefaultOverlap
+	}
+	return kebab(p.String())
+}
+
+// kebab is an enum's CamelCase name ("CancelOther") in kebab case.
+func kebab(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) && i > 0 {
+			b.WriteByte('-')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// Spec is a schedule to create.
+type Spec struct {
+	ID string
+	// Cron or Every says when it fires; exactly one is set.
+	Cron  string
+	Every time.Duration
+	// SessionPrefix (a fresh session per run) or SessionID (one named
+	// session); exactly one is set.
+	SessionPrefix string
+	SessionID     string
+	// Overlap is an overlap policy name ("": DefaultOverlap).
+	Overlap string
+	// CatchupWindow (0: DefaultCatchupWindow).
+	CatchupWindow time.Duration
+	// Prompt is the prompt each run starts, its SessionID empty.
+	Prompt workflows.PromptInput
+}
+
+// Validate reports the first problem of the spec in one line.
+func (s Spec) Validate() error {
+	if s.ID == "" {
+		return errors.New("missing --id")
+	}
+	if err := ValidateID(s.ID); err != nil {
+		return err
+	}
+	switch {
+	case (s.Cron == "") == (s.Every == 0):
+		return errors.New("give --cron or --every, not both or neither")
+	case s.Cron != "":
+		if err := ValidateCron(s.Cron); err != nil {
+			return err
+		}
+	case s.Every < MinEvery:
+		return fmt.Errorf("invalid --every %s: at least %s", s.Every, MinEvery)
+	}
+	if _, err := ParseOverlap(cmp(s.Overlap, DefaultOverlap)); err != nil {
+		return err
+	}
+	if s.CatchupWindow < 0 || s.CatchupWindow > 0 && s.CatchupWindow < MinCatchupWindow {
+		return fmt.Errorf("invalid --catchup %s: at least %s", s.CatchupWindow, MinCatchupWindow)
+	}
+	return s.input().Validate()
+}
+
+// input is the ScheduledPrompt input of the schedule's action.
+func (s Spec) input() workflows.ScheduledPromptInput {
+	return workflows.ScheduledPromptInput{ScheduleID: s.ID, SessionPrefix: s.SessionPrefix, SessionID: s.SessionID, Prompt: s.Prompt}
+}
+
+// Manager manages the schedules of one namespace; the runs go to
+// TaskQueue.
+type Manager struct {
+	Client    client.Client
+	TaskQueue string
+	// DataConverter decodes the action's input on Describe (nil: the
+	// default; a client with a payload codec passes its converter).
+	DataConverter converter.DataConverter
+}
+
+// Create creates the schedule of s.
+func (m *Manager) Create(ctx context.Context, s Spec) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	overlap, _ := ParseOverlap(cmp(s.Overlap, DefaultOverlap))
+	catchup := s.CatchupWindow
+	if catchup == 0 {
+		catchup = DefaultCatchupWindow
+	}
+	var spec client.ScheduleSpec
+	if s.Cron != "" {
+		spec.CronExpressions = []string{s.Cron}
+	} else {
+		spec.Intervals = []client.ScheduleIntervalSpec{{Every: s.Every}}
+	}
+	w := when(&spec)
+	_, err := m.Client.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:            s.ID,
+		Spec:          spec,
+		Overlap:       overlap,
+		CatchupWindow: catchup,
+		Memo:          map[string]any{MemoWhen: w},
+		Action: &client.ScheduleWorkflowAction{
+			ID:            ActionIDPrefix + s.ID,
+			Workflow:      workflows.ScheduledPromptWorkflowName,
+			Args:          []any{s.input()},
+			TaskQueue:     m.TaskQueue,
+			StaticSummary: "scheduled prompt (" + s.ID + ")",
+		},
+	})
+	switch {
+	case errors.Is(err, temporal.ErrScheduleAlreadyRunning):
+		return fmt.Errorf("schedule %s already exists (starter schedule delete %s first)", s.ID, s.ID)
+	case err != nil:
+		return fmt.Errorf("create schedule %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+// Pause pauses the schedule id with note ("" : a default note).
+func (m *Manager) Pause(ctx context.Context, id, note string) error {
+	return m.handle(ctx, id, "pause", func(h client.ScheduleHandle) error {
+		return h.Pause(ctx, client.SchedulePauseOptions{Note: note})
+	})
+}
+
+// Unpause resumes the schedule id.
+func (m *Manager) Unpause(ctx context.Context, id, note string) error {
+	return m.handle(ctx, id, "unpause", func(h client.ScheduleHandle) error {
+		return h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: note})
+	})
+}
+
+// Trigger starts a run of the schedule id now, under its overlap policy
+// (with skip, nothing starts while a run is going).
+func (m *Manager) Trigger(ctx context.Context, id string) error {
+	return m.handle(ctx, id, "trigger", func(h client.ScheduleHandle) error {
+		return h.Trigger(ctx, client.ScheduleTriggerOptions{})
+	})
+}
+
+// Delete deletes the schedule id; runs it started keep running.
+func (m *Manager) Delete(ctx context.Context, id string) error {
+	return m.handle(ctx, id, "delete", func(h client.ScheduleHandle) error { return h.Delete(ctx) })
+}
+
+func (m *Manager) handle(ctx context.Context, id, what string, do func(client.ScheduleHandle) error) error {
+	if err := ValidateID(id); err != nil {
+		return err
+	}
+	err := do(m.Client.ScheduleClient().GetHandle(ctx, id))
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%s %s: %w (starter schedule list shows the schedules)", what, id, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("%s schedule %s: %w", what, id, err)
+	}
+	return nil
+}
+
+// ValidateID reports a schedule id that is not a valid session id (the
+// characters a session id allows: it prefixes session ids).
+func ValidateID(id string) error {
+	if err := session.ValidateID(id); err != nil {
+		return fmt.Errorf("invalid schedule id: %w", err)
+	}
+	return nil
+}
+
+func cmp(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,198 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/schedule"
+	"github.com/durableagent/durableagent/internal/testserver"
+	"github.com/durableagent/durableagent/workflows"
+)
+
+// scheduledFixture is the history of one ScheduledPrompt run (a fresh
+// session, its child prompt completed); workflows/replay_test.go replays
+// it. Regenerate with UPDATE_REPLAY_HISTORY=1 go test -run
+// TestIntegration_Schedule ./test/integration
+var scheduledFixture = filepath.Join("..", "..", "workflows", "testdata", "scheduled_prompt_history.json")
+
+// SPEC 16 (scheduled jobs): a schedule made with `starter schedule create
+// --every 2s` fires on the embedded server; each run's prompt completes
+// with the scripted model in a fresh session prefix-<scheduled time>;
+// a run due while the last one (a slow model, 3 s) still runs is skipped
+// under the default overlap policy and counted; pause, unpause, trigger,
+// list and delete work, and a deleted schedule is a one-line error.
+func TestIntegration_ScheduleFiresAndSkipsOverlap(t *testing.T) {
+	e := newEnv(t)
+	e.s.Scripted.LatencyMs = 3000
+	e.startWorker()
+	id := "sched-" + strings.ReplaceAll(e.s.Temporal.TaskQueue, "it-", "")
+	m := &schedule.Manager{Client: e.c, TaskQueue: e.s.Temporal.TaskQueue}
+	t.Cleanup(func() { _ = m.Delete(context.Background(), id) })
+
+	code, out, stderr := e.starter("schedule", "create", "--id", id, "--every", "2s", "--session-prefix", "job",
+		"--workspace", t.TempDir(), "update the dependencies")
+	if code != cli.ExitOK || !strings.Contains(out, "schedule "+id+" created: every 2s") || !strings.Contains(out, "overlap skip, catch-up window 1h0m0s") {
+		t.Fatalf("create: exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	code, _, stderr = e.starter("schedule", "create", "--id", id, "--every", "2s", "again")
+	if code != cli.ExitUsage || !strings.Contains(stderr, "schedule "+id+" already exists") || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("create twice: exit %d, stderr %q", code, stderr)
+	}
+
+	// Two completed runs and at least one skipped: each run takes 3 s
+	// (the model's latency), the schedule fires every 2 s.
+	var info schedule.Info
+	testserver.WaitFor(t, 90*time.Second, "two completed runs and one skipped", func() bool {
+		info = e.describe(id)
+		return completed(info) >= 2 && info.SkippedOverlap >= 1
+	})
+	if info.Overlap != "skip" || info.CatchupWindow != "1h0m0s" || info.When != "every 2s" || info.SessionPrefix != "job" || info.Prompt != "update the dependencies" {
+		t.Fatalf("describe: %+v", info)
+	}
+	sessions := map[string]bool{}
+	for _, r := range info.Recent {
+		if r.Status != agent.StatusCompleted {
+			continue
+		}
+		want := workflows.SessionAt("job", r.ScheduledAt)
+		if r.SessionID != want || !strings.HasPrefix(r.WorkflowID, schedule.ActionIDPrefix+id+"-") {
+			t.Fatalf("run %+v: want session %s and workflow %s%s-…", r, want, schedule.ActionIDPrefix, id)
+		}
+		sessions[r.SessionID] = true
+		evs := e.events(r.SessionID)
+		if last := evs[len(evs)-1]; last.Type != agent.EventPromptEnd || last.Status != agent.StatusCompleted {
+			t.Fatalf("session %s ends with %+v, want a completed prompt", r.SessionID, last)
+		}
+	}
+	if len(sessions) < 2 {
+		t.Fatalf("completed runs share sessions: %v", sessions)
+	}
+	for _, r := range info.Recent {
+		if r.Status == agent.StatusCompleted {
+			exportAndReplay(t, e, r.WorkflowID, r.RunID, scheduledFixture)
+			break
+		}
+	}
+	code, out, _ = e.starter("schedule", "describe", id)
+	if code != cli.ExitOK || !strings.Contains(out, "overlap: skip") || !strings.Contains(out, "skipped (a run was still going)") ||
+		!strings.Contains(out, "session: a fresh one per run, job-<scheduled time, UTC>") {
+		t.Fatalf("describe text: exit %d\n%s", code, out)
+	}
+
+	// pause stops it (the note shows), unpause and trigger start a run.
+	if code, out, stderr = e.starter("schedule", "pause", id, "--note", "maintenance"); code != cli.ExitOK || !strings.Contains(out, "schedule "+id+" paused") {
+		t.Fatalf("pause: exit %d %s %s", code, out, stderr)
+	}
+	if info = e.describe(id); !info.Paused || info.Note != "maintenance" {
+		t.Fatalf("paused schedule described as %+v", info)
+	}
+	if code, _, stderr = e.starter("schedule", "unpause", id); code != cli.ExitOK {
+		t.Fatalf("unpause: exit %d %s", code, stderr)
+	}
+	if info = e.describe(id); info.Paused {
+		t.Fatalf("unpaused schedule still paused: %+v", info)
+	}
+	testserver.WaitFor(t, 30*time.Second, "the schedule in the list", func() bool {
+		code, out, _ = e.starter("schedule", "list")
+		return code == cli.ExitOK && strings.Contains(out, id) && strings.Contains(out, "every 2s")
+	})
+	if code, out, stderr = e.starter("schedule", "trigger", id); code != cli.ExitOK || !strings.Contains(out, "triggered") {
+		t.Fatalf("trigger: exit %d %s %s", code, out, stderr)
+	}
+	if code, out, stderr = e.starter("schedule", "delete", id); code != cli.ExitOK || !strings.Contains(out, "schedule "+id+" deleted") {
+		t.Fatalf("delete: exit %d %s %s", code, out, stderr)
+	}
+	code, _, stderr = e.starter("schedule", "describe", id)
+	if code != cli.ExitUsage || !strings.Contains(stderr, "schedule not found") || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("describe deleted: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// SPEC 16 (busy session): a schedule on one named session whose prompt is
+// still running when the next run is due (overlap allow-all lets the run
+// start) skips that run with a "busy" result, and the session's prompt
+// is not disturbed.
+func TestIntegration_ScheduleNamedSessionBusy(t *testing.T) {
+	e := newEnv(t)
+	e.s.Scripted.LatencyMs = 4000
+	e.startWorker()
+	id := "busy-" + strings.ReplaceAll(e.s.Temporal.TaskQueue, "it-", "")
+	m := &schedule.Manager{Client: e.c, TaskQueue: e.s.Temporal.TaskQueue}
+	t.Cleanup(func() { _ = m.Delete(context.Background(), id) })
+	code, out, stderr := e.starter("schedule", "create", "--id", id, "--every", "2s", "--session", "nightly",
+		"--overlap", "allow-all", "--workspace", t.TempDir(), "run the checks")
+	if code != cli.ExitOK || !strings.Contains(out, "session nightly") {
+		t.Fatalf("create: exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	var info schedule.Info
+	testserver.WaitFor(t, 90*time.Second, "a completed run and a busy one", func() bool {
+		info = e.describe(id)
+		return completed(info) >= 1 && count(info, workflows.ScheduledStatusSkipped) >= 1
+	})
+	for _, r := range info.Recent {
+		if r.SessionID != "" && r.SessionID != "nightly" {
+			t.Fatalf("run %+v not in session nightly", r)
+		}
+	}
+	code, out, _ = e.starter("schedule", "describe", id)
+	if code != cli.ExitOK || !strings.Contains(out, "skipped") || !strings.Contains(out, "session nightly") {
+		t.Fatalf("describe: exit %d\n%s", code, out)
+	}
+}
+
+// Bad schedules are refused in one line with exit code 2 before anything
+// is created.
+func TestIntegration_ScheduleBadInput(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--cron", "0 25 * * *"}, `invalid --cron "0 25 * * *": hour field`},
+		{[]string{"--cron", "every day"}, "2 fields, want 5"},
+		{[]string{"--every", "2x"}, `invalid argument "2x" for "--every" flag`},
+		{[]string{"--every", "0s"}, "invalid --every 0s"},
+		{[]string{"--every", "1h", "--overlap", "sometimes"}, `invalid overlap policy "sometimes"`},
+	} {
+		args := append([]string{"schedule", "create", "--id", "bad"}, tc.args...)
+		code, _, stderr := e.starter(append(args, "a prompt")...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q, want one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	if code, _, stderr := e.starter("schedule", "describe", "bad"); code != cli.ExitUsage || !strings.Contains(stderr, "schedule not found") {
+		t.Fatalf("nothing was created, yet: exit %d %q", code, stderr)
+	}
+}
+
+// describe is `starter schedule describe ID --json`.
+func (e *env) describe(id string) schedule.Info {
+	e.t.Helper()
+	code, out, stderr := e.starter("schedule", "describe", id, "--json")
+	if code != cli.ExitOK {
+		e.t.Fatalf("describe %s: exit %d %s", id, code, stderr)
+	}
+	var info schedule.Info
+	if err := json.Unmarshal([]byte(out), &info); err != nil {
+		e.t.Fatalf("describe %s: %v\n%s", id, err, out)
+	}
+	return info
+}
+
+func completed(info schedule.Info) int { return count(info, agent.StatusCompleted) }
+
+func count(info schedule.Info, status string) int {
+	n := 0
+	for _, r := range info.Recent {
+		if r.Status == status {
+			n++
+		}
+	}
+	return n
+}
