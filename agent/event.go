@@ -50,11 +50,18 @@ type Event struct {
 
 	// prompt_end: final status ("completed", "failed", "aborted").
 	Status string `json:"status,omitempty"`
-	// Undelivered (prompt_end of a failed or aborted prompt) are the steer
-	// and follow_up messages the prompt did not deliver, so a client can
-	// send them again. The workflow leaves it nil (they are in its
-	// PromptResult); clients fill it from the result (control.Follow).
+	// Undelivered (prompt_end) are the texts of the steer and follow_up
+	// messages the prompt accepted and did not deliver, so a client can
+	// send them again. Prompts before UndeliveredMessages left it nil on
+	// the event (it was in their PromptResult); clients fill it from the
+	// result then (control.Follow).
 	Undelivered []string `json:"undelivered,omitempty"`
+	// UndeliveredMessages (prompt_end) are the same messages with their
+	// kind and why they did not reach the model; the workflow sets them
+	// (and Undelivered) on prompt_end when the prompt ends, so every
+	// reader of the events has them. Undelivered stays for the clients
+	// that read only the texts.
+	UndeliveredMessages []UndeliveredMessage `json:"undeliveredMessages,omitempty"`
 
 	// tool_execution_start / _update / _end: the call, its arguments, its
 	// (partial) result.
@@ -86,6 +93,27 @@ type Event struct {
 	// usage_update: the prompt's usage so far and its budget.
 	Usage  *Spend  `json:"usage,omitempty"`
 	Budget *Budget `json:"budget,omitempty"`
+}
+
+// UndeliveredMessage is a steer or follow_up message a prompt accepted
+// and ended without giving to the model: the client hands it back to its
+// user with the reason.
+type UndeliveredMessage struct {
+	// Kind is SignalSteer or SignalFollowUp.
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+	// Reason says why it did not reach the model ("retry cancelled",
+	// "prompt aborted", ...).
+	Reason string `json:"reason"`
+}
+
+// UndeliveredTexts returns the texts of ms (nil when none).
+func UndeliveredTexts(ms []UndeliveredMessage) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Text)
+	}
+	return out
 }
 
 // ToolResult is the outcome of a tool call as events carry it (the
@@ -248,10 +276,11 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventPromptEnd:
 		return json.Marshal(struct {
 			eventHeader
-			Status       string   `json:"status"`
-			ErrorMessage string   `json:"errorMessage,omitempty"`
-			Undelivered  []string `json:"undelivered,omitempty"`
-		}{h, e.Status, e.ErrorMessage, e.Undelivered})
+			Status              string               `json:"status"`
+			ErrorMessage        string               `json:"errorMessage,omitempty"`
+			Undelivered         []string             `json:"undelivered,omitempty"`
+			UndeliveredMessages []UndeliveredMessage `json:"undeliveredMessages,omitempty"`
+		}{h, e.Status, e.ErrorMessage, e.Undelivered, e.UndeliveredMessages})
 	case EventUsage:
 		return json.Marshal(struct {
 			eventHeader

@@ -431,15 +431,25 @@ func (r *run) outcome(res activities.CallModelResult) retry.Outcome {
 func (r *run) complete(ctx workflow.Context, text string) (PromptResult, error) {
 	workflow.SetCurrentDetails(ctx, "")
 	r.status = agent.StatusCompleted
-	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: r.status})
-	return PromptResult{Status: r.status, Text: text, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents()}, nil
+	back := r.handBack(ctx, ReasonPromptEnded)
+	r.emit(ctx, promptEnd(r.status, "", back))
+	return PromptResult{Status: r.status, Text: text, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back}, nil
 }
 
 func (r *run) fail(ctx workflow.Context, msg string) (PromptResult, error) {
+	return r.failFor(ctx, msg, ReasonPromptFailed)
+}
+
+// failFor ends a failed prompt; reason says why its queued messages were
+// not delivered.
+func (r *run) failFor(ctx workflow.Context, msg, reason string) (PromptResult, error) {
 	workflow.SetCurrentDetails(ctx, "Failed: "+shorten(msg, 200))
 	r.status = agent.StatusFailed
-	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: r.status, ErrorMessage: msg})
-	res := PromptResult{Status: r.status, Error: msg, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(), Undelivered: r.undeliveredAtEnd(ctx)}
+	back := r.handBack(ctx, reason)
+	r.emit(ctx, promptEnd(r.status, msg, back))
+	res := PromptResult{Status: r.status, Error: msg, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back}
 	return res, temporal.NewNonRetryableApplicationError(msg, ErrTypePromptFailed, nil, res)
 }
 
@@ -448,7 +458,7 @@ func (r *run) fail(ctx workflow.Context, msg string) (PromptResult, error) {
 // versionUserInLoop the run closes as Canceled, so the Temporal UI tells
 // it from a real failure.
 func (r *run) failCancelled(ctx workflow.Context, msg string) (PromptResult, error) {
-	res, err := r.fail(ctx, msg)
+	res, err := r.failFor(ctx, msg, ReasonRetryCancelled)
 	if !r.userInLoop() {
 		return res, err
 	}
@@ -461,8 +471,10 @@ func (r *run) failCancelled(ctx workflow.Context, msg string) (PromptResult, err
 // versionUserInLoop, after the abort signal too; before, as Failed.
 func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 	r.status = agent.StatusAborted
-	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: r.status})
-	res := PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(), Undelivered: r.undeliveredAtEnd(ctx)}
+	back := r.handBack(ctx, ReasonPromptAborted)
+	r.emit(ctx, promptEnd(r.status, "", back))
+	res := PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back}
 	if ctx.Err() != nil || r.userInLoop() {
 		workflow.SetCurrentDetails(ctx, "Aborted by the user")
 		return res, temporal.NewCanceledError(res)

@@ -32,8 +32,9 @@ func SessionSettingsOf(in PromptInput) SessionSettings {
 	}
 }
 
-// applyTo puts the session's settings into a prompt input.
-func applySessionSettings(s SessionSettings, in *PromptInput) {
+// ApplySessionSettings puts the session's settings into a prompt input
+// (the workflow does, and a client that starts a prompt in the session).
+func ApplySessionSettings(s SessionSettings, in *PromptInput) {
 	in.Tools.Enabled = slices.Clone(s.Tools)
 	in.Approval.Require = slices.Clone(s.RequireApproval)
 	in.Approval.Rules = slices.Clone(s.Policy)
@@ -68,7 +69,7 @@ func (r *run) adoptSessionSettings(ctx workflow.Context) error {
 		return nil
 	}
 	kept := res.Settings
-	applySessionSettings(kept, &r.in)
+	ApplySessionSettings(kept, &r.in)
 	// The session's budget is a cap another terminal cannot raise; a
 	// sender's tighter limit applies to its prompt as well.
 	r.in.Budget.SessionMaxTokens = tighter(kept.SessionMaxTokens, own.SessionMaxTokens)

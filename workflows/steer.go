@@ -22,7 +22,10 @@ const SkippedForSteerMessage = "Skipped due to queued user message."
 // otherwise end. A delivered message is written to the session as a user
 // entry and shown with message_start/message_end after the turn_start of
 // the turn it opens. The queues are carried across continue-as-new; a
-// prompt that fails or is aborted returns what it did not deliver.
+// prompt that ends any other way with messages still queued (failed,
+// aborted, its retry cancelled) hands them back on its prompt_end and in
+// its result, each with the reason (handBack), so nothing a user sent
+// disappears.
 
 // userInLoop reports whether this run handles steer, follow_up and
 // approve_tool (histories before versionUserInLoop ignore them).
@@ -94,26 +97,43 @@ func (r *run) queuedTurnDue(ctx workflow.Context) bool {
 // pendingMessageCount is the state query's pendingMessageCount.
 func (r *run) pendingMessageCount() int { return len(r.steering) + len(r.followUps) }
 
-// undelivered is the queued messages a prompt that ends without
-// delivering them returns (nil when none).
-func (r *run) undelivered() []string {
-	if r.pendingMessageCount() == 0 {
-		return nil
-	}
-	out := append([]string(nil), r.steering...)
-	return append(out, r.followUps...)
-}
+// Why a queued message did not reach the model (UndeliveredMessage.Reason).
+const (
+	ReasonPromptAborted  = "prompt aborted"
+	ReasonRetryCancelled = "retry cancelled"
+	ReasonPromptFailed   = "prompt failed"
+	// ReasonPromptEnded: the prompt completed in the moment the message
+	// came (the loop checks the queue last, so this is a safety net).
+	ReasonPromptEnded = "prompt completed as it arrived"
+)
 
-// undeliveredAtEnd drains the signals of a prompt that ends without
-// delivering its queue and returns the queue (logged, so an operator sees
-// what was not delivered).
-func (r *run) undeliveredAtEnd(ctx workflow.Context) []string {
+// handBack drains the signals of a prompt that ends and returns the
+// messages still queued (steering first, each oldest first) with reason,
+// emptying the queues: prompt_end and the result carry them, so the
+// client that sent one hands it back to its user. Logged, so an
+// operator sees what was not delivered.
+func (r *run) handBack(ctx workflow.Context, reason string) []agent.UndeliveredMessage {
 	r.drainMessages(ctx)
-	out := r.undelivered()
+	var out []agent.UndeliveredMessage
+	for _, q := range []struct {
+		kind string
+		msgs []string
+	}{{agent.SignalSteer, r.steering}, {agent.SignalFollowUp, r.followUps}} {
+		for _, text := range q.msgs {
+			out = append(out, agent.UndeliveredMessage{Kind: q.kind, Text: text, Reason: reason})
+		}
+	}
+	r.steering, r.followUps, r.followUpDue = nil, nil, false
 	if len(out) > 0 {
-		workflow.GetLogger(ctx).Warn("prompt ended with queued messages not delivered", "session", r.in.SessionID, "count", len(out))
+		workflow.GetLogger(ctx).Warn("prompt ended with queued messages not delivered", "session", r.in.SessionID, "count", len(out), "reason", reason)
 	}
 	return out
+}
+
+// promptEnd is the prompt_end event of status carrying undelivered.
+func promptEnd(status, errMsg string, undelivered []agent.UndeliveredMessage) agent.Event {
+	return agent.Event{Type: agent.EventPromptEnd, Status: status, ErrorMessage: errMsg,
+		Undelivered: agent.UndeliveredTexts(undelivered), UndeliveredMessages: undelivered}
 }
 
 // queueMode returns mode or its default, one-at-a-time (as the terminal

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -233,6 +234,41 @@ func TestFollowUp_UndeliveredOnFailureAreReturned(t *testing.T) {
 	}
 	if res.Status != agent.StatusFailed || strings.Join(res.Undelivered, "|") != "and then this" {
 		t.Fatalf("result %+v, want failed with the follow-up undelivered", res)
+	}
+}
+
+// Issue 23 (nothing typed is lost): a steer and a follow-up accepted
+// while a retry waits never reach the model when abort_retry cancels that
+// retry; the prompt hands them back on its prompt_end (and its result),
+// each with its kind and the reason, before the prompt's last event.
+func TestSteer_AcceptedDuringRetryIsHandedBackWhenTheRetryIsCancelled(t *testing.T) {
+	h := newHarness(t)
+	h.at(500*time.Millisecond, func() { h.signalMessage(agent.SignalSteer, "use the other file") })
+	h.at(700*time.Millisecond, func() { h.signalMessage(agent.SignalFollowUp, "then run the tests") })
+	h.at(time.Second, func() { h.env.SignalWorkflow(agent.SignalAbortRetry, nil) })
+	_, err := h.run(input(e503, e503))
+	var canErr *temporal.CanceledError
+	var res PromptResult
+	if !errors.As(err, &canErr) || canErr.Details(&res) != nil {
+		t.Fatalf("error %v, want the prompt cancelled by abort_retry", err)
+	}
+	want := []agent.UndeliveredMessage{
+		{Kind: agent.SignalSteer, Text: "use the other file", Reason: ReasonRetryCancelled},
+		{Kind: agent.SignalFollowUp, Text: "then run the tests", Reason: ReasonRetryCancelled},
+	}
+	if len(h.calls) != 1 {
+		t.Fatalf("model calls %d, want 1 (the cancelled retry never calls)", len(h.calls))
+	}
+	if !slices.Equal(res.UndeliveredMessages, want) || strings.Join(res.Undelivered, "|") != "use the other file|then run the tests" {
+		t.Fatalf("result undelivered %+v / %q, want %+v", res.UndeliveredMessages, res.Undelivered, want)
+	}
+	evs := h.events()
+	end := evs[len(evs)-1]
+	if end.Type != agent.EventPromptEnd || !slices.Equal(end.UndeliveredMessages, want) || len(end.Undelivered) != 2 {
+		t.Fatalf("last event %+v, want prompt_end handing back %+v", end, want)
+	}
+	if st := h.state(); st.PendingMessageCount != 0 {
+		t.Fatalf("pendingMessageCount after the end = %d, want 0 (handed back)", st.PendingMessageCount)
 	}
 }
 

@@ -271,8 +271,11 @@ type PromptResult struct {
 	// a follower reads a closed prompt's last events here, with no worker
 	// to answer a query (internal/control).
 	LastEvents []agent.Event `json:"lastEvents,omitempty"`
-	// Undelivered holds the steer and follow_up messages still queued
-	// when a prompt failed or was aborted (a completed prompt delivers
-	// them all), so a client can send them again.
-	Undelivered []string `json:"undelivered,omitempty"`
+	// Undelivered holds the texts of the steer and follow_up messages
+	// still queued when the prompt ended (failed, aborted, its retry
+	// cancelled; a completed prompt delivers them all), so a client can
+	// send them again; UndeliveredMessages holds them with their kind
+	// and reason (as its prompt_end event does).
+	Undelivered         []string                   `json:"undelivered,omitempty"`
+	UndeliveredMessages []agent.UndeliveredMessage `json:"undeliveredMessages,omitempty"`
 }

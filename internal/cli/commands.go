@@ -135,17 +135,32 @@ func follow(ctx context.Context, env Env, cmd string, k *control.Controller, ses
 	return ExitFailed
 }
 
-// printUndelivered writes one line per message the ended prompt did not
-// deliver (a steer or follow_up queued when it failed or was aborted), so
+// printUndelivered writes one line per message the ended prompt accepted
+// and did not deliver (a steer or follow_up queued when it failed, was
+// aborted or its retry was cancelled), with its kind and the reason, so
 // the user can send it again; line breaks in a message show as ⏎ (the
-// prompt_end of --json output has the exact texts).
+// prompt_end of --json output has the exact texts). Prompts that predate
+// the kinds and reasons name only the prompt's status.
 func printUndelivered(w io.Writer, end agent.Event) {
+	oneLine := func(m string) string {
+		return strings.ReplaceAll(strings.ReplaceAll(m, "\r\n", "\n"), "\n", " ⏎ ")
+	}
+	if len(end.UndeliveredMessages) > 0 {
+		for _, m := range end.UndeliveredMessages {
+			kind := "steer"
+			if m.Kind == agent.SignalFollowUp {
+				kind = "follow-up"
+			}
+			fmt.Fprintf(w, "not delivered (%s, %s): %s\n", kind, m.Reason, oneLine(m.Text))
+		}
+		return
+	}
 	status := end.Status
 	if stoppedByUser(end) {
 		status = agent.StatusAborted
 	}
 	for _, m := range end.Undelivered {
-		fmt.Fprintf(w, "not delivered (prompt %s): %s\n", status, strings.ReplaceAll(strings.ReplaceAll(m, "\r\n", "\n"), "\n", " ⏎ "))
+		fmt.Fprintf(w, "not delivered (prompt %s): %s\n", status, oneLine(m))
 	}
 }
 
@@ -363,6 +378,9 @@ var eventsCmd = Command{
 		}
 		if n := len(evs); n > 0 && !c.json && evs[n-1].Type == agent.EventPromptEnd && evs[n-1].Status == agent.StatusCompleted && p.lastText != "" && !p.lastStreamed {
 			fmt.Fprintln(env.Stdout, p.lastText)
+		}
+		if n := len(evs); n > 0 && !c.json && evs[n-1].Type == agent.EventPromptEnd {
+			printUndelivered(env.Stderr, evs[n-1])
 		}
 		return ExitOK
 	},

@@ -99,6 +99,12 @@ func TestPrinter_UserStopIsAborted(t *testing.T) {
 		{agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusFailed, ErrorMessage: "Retry cancelled (last error: 503 Service Unavailable)",
 			Undelivered: []string{"then say bye"}},
 			"prompt aborted: Retry cancelled (last error: 503 Service Unavailable)\nnot delivered (prompt aborted): then say bye\n"},
+		{agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusFailed, ErrorMessage: "Retry cancelled (last error: 503 Service Unavailable)",
+			Undelivered: []string{"use b.go", "then say\nbye"}, UndeliveredMessages: []agent.UndeliveredMessage{
+				{Kind: agent.SignalSteer, Text: "use b.go", Reason: "retry cancelled"},
+				{Kind: agent.SignalFollowUp, Text: "then say\nbye", Reason: "retry cancelled"}}},
+			"prompt aborted: Retry cancelled (last error: 503 Service Unavailable)\n" +
+				"not delivered (steer, retry cancelled): use b.go\nnot delivered (follow-up, retry cancelled): then say ⏎ bye\n"},
 		{agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusAborted}, "prompt aborted\n"},
 		{agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusFailed, ErrorMessage: "401 invalid x-api-key"}, "prompt failed: 401 invalid x-api-key\n"},
 	} {

@@ -81,6 +81,26 @@ type Prompt struct {
 	RunID      string
 }
 
+// PromptWatcher is a backend that tells which prompt its session ran
+// last, whoever started it (Session does). A chat polls it while idle, so
+// it follows its session, not only the prompts it started.
+type PromptWatcher interface {
+	// LatestPrompt returns the session's latest prompt, running or
+	// closed (ok false when the session's workflow has no run yet, or
+	// its latest run is a compaction or a user command).
+	LatestPrompt(ctx context.Context) (p PromptRun, ok bool, err error)
+}
+
+// PromptRun is a prompt's current run.
+type PromptRun struct {
+	// Prompt is the current run (follow it).
+	Prompt
+	// FirstRunID names the prompt across its runs (continue-as-new): the
+	// run id StartPrompt returned.
+	FirstRunID string
+	Running    bool
+}
+
 // SessionBackend is what the terminal agent's session, model, thinking
 // and bash commands need beyond Backend. Session implements it; the RPC
 // server answers them "not supported by this backend" for a Backend

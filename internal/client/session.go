@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -81,7 +82,10 @@ type bashRun struct {
 	ok      bool
 }
 
-var _ SessionBackend = (*Session)(nil)
+var (
+	_ SessionBackend = (*Session)(nil)
+	_ PromptWatcher  = (*Session)(nil)
+)
 
 // Open returns the client of one session, reading sessions through the
 // store of session.store.
@@ -131,13 +135,24 @@ func (t *Session) Settings() settings.Settings {
 	return t.s
 }
 
-// promptInput is app.PromptInput with the session's choices: its model
-// (and that model's price), thinking level and queue modes.
+// promptInput is app.PromptInput with the session's current choices: its
+// model (and that model's price), thinking level, own settings (tools,
+// approval) and queue modes. The session's are read afresh
+// (refreshChoicesLocked): another terminal may have changed them since
+// this client opened the session.
 func (t *Session) promptInput(message string) workflows.PromptInput {
 	s := t.Settings()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	kept := t.refreshChoicesLocked()
 	in := app.PromptInput(s, t.session, message)
+	if kept != nil {
+		// The session's budget caps are the workflow's to join with the
+		// sender's (the tighter wins); the rest is the session's.
+		budget := in.Budget
+		workflows.ApplySessionSettings(*kept, &in)
+		in.Budget.SessionMaxTokens, in.Budget.SessionMaxCostUsd = budget.SessionMaxTokens, budget.SessionMaxCostUsd
+	}
 	if t.Workspace != "" {
 		in.Workspace = t.Workspace
 	}
@@ -297,6 +312,31 @@ func (t *Session) running(ctx context.Context, id string) (bool, error) {
 		return false, fmt.Errorf("describe workflow %s: %w", workflows.WorkflowID(id), err)
 	}
 	return d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
+}
+
+// LatestPrompt implements PromptWatcher with one
+// DescribeWorkflowExecution of the session's workflow id.
+func (t *Session) LatestPrompt(ctx context.Context) (PromptRun, bool, error) {
+	id := workflows.WorkflowID(t.SessionID())
+	d, err := t.k.Client.DescribeWorkflowExecution(ctx, id, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return PromptRun{}, false, nil
+	}
+	if err != nil {
+		return PromptRun{}, false, fmt.Errorf("describe workflow %s: %w", id, err)
+	}
+	info := d.GetWorkflowExecutionInfo()
+	if info.GetType().GetName() != workflows.PromptWorkflowName {
+		return PromptRun{}, false, nil
+	}
+	run := info.GetExecution().GetRunId()
+	first := info.GetFirstRunId()
+	if first == "" {
+		first = run
+	}
+	return PromptRun{Prompt: Prompt{WorkflowID: id, RunID: run}, FirstRunID: first,
+		Running: info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING}, true, nil
 }
 
 // LoadSession implements SessionBackend.
@@ -561,6 +601,40 @@ func (t *Session) resolve(ref string) (string, error) {
 	}
 	id := strings.TrimSuffix(filepath.Base(abs), ".jsonl")
 	return id, session.ValidateID(id)
+}
+
+// refreshChoicesLocked re-reads the session's model and thinking level
+// (its model_change and thinking_level_change entries, which another
+// client may have written) and returns its own settings (nil when it has
+// none yet: its first prompt records the settings'). Entries this client
+// recorded and has not written yet (pending) win. A session that cannot
+// be read keeps the choices this client had. The cost is one read of the
+// session (and of its settings) per prompt start, state and info. t.mu
+// is held.
+func (t *Session) refreshChoicesLocked() *session.Settings {
+	id := t.session
+	model, thinking := t.model, t.thinking
+	if err := t.chooseFromSessionLocked(id); err != nil {
+		t.model, t.thinking = model, thinking
+		return nil
+	}
+	for _, e := range t.pending[id] {
+		switch e.Type {
+		case session.TypeModelChange:
+			t.model = &settings.ModelID{Provider: e.Provider, Name: e.ModelID}
+		case session.TypeThinkingLevelChange:
+			t.thinking = e.ThinkingLevel
+		}
+	}
+	data, err := t.store.Aside(id, session.SettingsKey)
+	if err != nil || data == nil {
+		return nil
+	}
+	var kept session.Settings
+	if json.Unmarshal(data, &kept) != nil {
+		return nil
+	}
+	return &kept
 }
 
 // chooseFromSessionLocked takes the model and thinking level from the

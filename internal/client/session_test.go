@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,60 @@ func TestSession_ReadsThePostgresStore(t *testing.T) {
 	}
 	if err := b.SwitchSession(ctx, filepath.Join(dir, "sessions", "pg1.jsonl")); err == nil || !strings.Contains(err.Error(), "sessions live in PostgreSQL") {
 		t.Fatalf("switch by file = %v", err)
+	}
+}
+
+// Issue 23: a chat that opened a session before another terminal changed
+// the session's model, thinking level, tools and approval starts its next
+// prompt (a follow-up typed as a prompt ends starts one) with the
+// session's current choices, not the copy it read when it opened the
+// session; a choice this client made and has not written yet wins.
+func TestSession_NextPromptTakesTheSessionsCurrentChoices(t *testing.T) {
+	dir := t.TempDir()
+	store, err := session.Open(filepath.Join(dir, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := agent.TextMessage(agent.RoleUser, "first")
+	now := time.Now().UTC()
+	if _, err := store.Append("s1", session.Entry{Type: session.TypeMessage, ID: "u", Timestamp: now, Message: &user}); err != nil {
+		t.Fatal(err)
+	}
+	s := loadSettings(t, dir)
+	s.Tools.Enabled = []string{"read", "bash"}
+	chat, err := Open(&control.Controller{}, s, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := chat.promptInput("before"); in.Model.Name != s.Model.Name || in.Model.ThinkingLevel == "high" {
+		t.Fatalf("before any change the chat runs %+v", in.Model)
+	}
+
+	// Another terminal: set_model, set_thinking_level, and `starter
+	// session set` (the session's own settings beside it).
+	if _, err := store.Append("s1",
+		session.Entry{Type: session.TypeModelChange, ID: "m", ParentID: "u", Timestamp: now, Provider: "openai", ModelID: "gpt-x"},
+		session.Entry{Type: session.TypeThinkingLevelChange, ID: "t", ParentID: "m", Timestamp: now, ThinkingLevel: "high"},
+	); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.PutAside("s1", session.SettingsKey, []byte(`{"tools":["read"],"requireApproval":["bash"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	in := chat.promptInput("then this")
+	if in.Model.Provider != "openai" || in.Model.Name != "gpt-x" || in.Model.ThinkingLevel != "high" {
+		t.Errorf("next prompt's model %s/%s thinking %q, want the session's openai/gpt-x high", in.Model.Provider, in.Model.Name, in.Model.ThinkingLevel)
+	}
+	if !slices.Equal(in.Tools.Enabled, []string{"read"}) || !slices.Equal(in.Approval.Require, []string{"bash"}) {
+		t.Errorf("next prompt's tools %v approval %v, want the session's [read] and [bash]", in.Tools.Enabled, in.Approval.Require)
+	}
+
+	// This chat's own choice, not written yet (the session is busy),
+	// wins over what the session file says.
+	chat.mu.Lock()
+	chat.pending["s1"] = append(chat.pending["s1"], session.Entry{Type: session.TypeThinkingLevelChange, ThinkingLevel: "low"})
+	chat.mu.Unlock()
+	if in := chat.promptInput("mine"); in.Model.ThinkingLevel != "low" || in.Model.Name != "gpt-x" {
+		t.Errorf("with its own pending thinking level the chat runs %+v, want gpt-x with low", in.Model)
 	}
 }

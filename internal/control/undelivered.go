@@ -13,7 +13,7 @@ import (
 const resultTimeout = 5 * time.Second
 
 // withUndelivered returns a prompt_end of a prompt that failed or was
-// aborted with Undelivered set to the steer and follow_up messages the
+// aborted (one that predates prompt_end carrying them) with Undelivered set to the steer and follow_up messages the
 // prompt did not deliver (PromptResult.undelivered, spec 15.1.6), read
 // from the result of run runID, so every client of Follow can tell its
 // user which messages to send again. Other events, and a prompt_end
@@ -33,7 +33,7 @@ func (f *follower) withUndelivered(ctx context.Context, runID string, e agent.Ev
 		}
 		return e
 	}
-	e.Undelivered = res.Undelivered
+	e.Undelivered, e.UndeliveredMessages = res.Undelivered, res.UndeliveredMessages
 	return e
 }
 

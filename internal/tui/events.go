@@ -63,7 +63,7 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 		case e.Status == agent.StatusAborted:
 			m.note("Prompt aborted.")
 		}
-		m.endPrompt()
+		m.endPrompt(e)
 	}
 	return nil
 }

@@ -24,6 +24,9 @@ import (
 type openedMsg struct {
 	history []agent.Message
 	err     error
+	// latest is the first look of the watch (watch.go), made before
+	// the history is read.
+	latest watchedMsg
 }
 
 // historyUser marks a user message of the history in the list.
@@ -40,8 +43,12 @@ func (m *Model) open() tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 		defer cancel()
+		var latest watchedMsg
+		if w, ok := b.(client.PromptWatcher); ok {
+			latest.run, latest.ok, latest.err = w.LatestPrompt(ctx)
+		}
 		msgs, err := b.Messages(ctx)
-		return openedMsg{history: msgs, err: err}
+		return openedMsg{history: msgs, err: err, latest: latest}
 	}
 }
 
@@ -53,7 +60,13 @@ func (m *Model) opened(msg openedMsg) tea.Cmd {
 	} else {
 		m.showHistory(msg.history)
 	}
-	return m.attach()
+	if msg.latest.err == nil {
+		m.looked = true
+		if msg.latest.ok {
+			m.seenRun = msg.latest.run.FirstRunID
+		}
+	}
+	return tea.Batch(m.attach(), m.watchLater())
 }
 
 // attach follows the session's running prompt, if there is one, from its

@@ -292,3 +292,24 @@ func TestModel_ReopenWhileRunningShowsEachMessageOnce(t *testing.T) {
 		t.Errorf("the results went to the wrong call:\n%s", d.m.View())
 	}
 }
+
+// Issue 23 (nothing typed is lost): a steer typed while a retry waits
+// that the prompt hands back when the retry is cancelled goes back into
+// the input with prompt_end's reason; one another client sent is shown
+// with its kind and reason.
+func TestModel_HandedBackSteerReturnsWithItsReason(t *testing.T) {
+	d := newLiveDriver(t)
+	d.emit(ownUser(t, d.fake), agent.Event{Type: agent.EventAgentStart})
+	d.typeLine("use the other file")
+	d.until("sent", func() bool { return len(d.fake.Calls()) == 2 })
+	d.emit(agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusFailed, ErrorMessage: agent.RetryCancelledMessage + " (last error: 503)",
+		UndeliveredMessages: []agent.UndeliveredMessage{
+			{Kind: agent.SignalSteer, Text: "use the other file", Reason: "retry cancelled"},
+			{Kind: agent.SignalFollowUp, Text: "and from elsewhere", Reason: "retry cancelled"},
+		}})
+	d.shows("handed back", []string{"Not delivered (retry cancelled): use the other file (back in the input)",
+		"Not delivered (follow-up from another client, retry cancelled): and from elsewhere"}, []string{"Steering:"})
+	if got := d.m.input.Value(); got != "use the other file" {
+		t.Errorf("input after the prompt ended = %q, want the handed-back steer", got)
+	}
+}

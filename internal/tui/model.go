@@ -62,6 +62,15 @@ type Model struct {
 	endedTools   map[string]bool
 	startedTools map[string]bool
 	quitting     bool
+	// watching: a look for a prompt started elsewhere is scheduled or
+	// on its way (watch.go); endedRuns are the runs this chat followed
+	// to their end (not followed again).
+	watching  bool
+	endedRuns map[string]bool
+	// looked: the first look is done; seenRun is the first run id of
+	// the latest prompt the last look found.
+	looked  bool
+	seenRun string
 
 	// approvals are the tool calls waiting for approval, in request
 	// order; the first is asked on screen (approval.go). reason is the
@@ -96,6 +105,8 @@ type runningPrompt struct {
 	message  string
 	attached bool
 	userSeen bool
+	// first is the prompt's first run id when the watch found it.
+	first string
 }
 
 // retryWait is a backoff wait, counted down on screen.
@@ -114,6 +125,9 @@ type (
 		attached bool   // a prompt that was already running
 		// stop ends the follower of an attach that came too late.
 		stop context.CancelFunc
+		// elsewhere: the idle chat found it started from another
+		// terminal (watch.go).
+		elsewhere bool
 	}
 	promptErrorMsg struct{ err error }
 	eventMsg       struct{ event agent.Event }
@@ -144,7 +158,7 @@ func New(ctx context.Context, backend client.Backend, opts Options) *Model {
 		ctx: ctx, backend: backend, now: opts.Now, tick: opts.Tick,
 		input: in, spinner: spinner.New(spinner.WithSpinner(spinner.Dot)),
 		endedEntries: map[string]bool{}, endedTools: map[string]bool{}, startedTools: map[string]bool{},
-		reason: newReasonInput(), loading: true,
+		reason: newReasonInput(), loading: true, endedRuns: map[string]bool{},
 	}
 	if m.now == nil {
 		m.now = time.Now
@@ -215,7 +229,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case compactEventMsg:
 		return m, tea.Batch(m.retryEvent(msg.event), waitEvent(msg.ch))
 	case streamEndMsg:
-		m.endPrompt()
+		m.endPrompt(agent.Event{})
 		if msg.err != nil && m.ctx.Err() == nil {
 			m.errorf("Lost the prompt's events: %s (it may still be running; /state tells)", line.First(msg.err.Error()))
 		}
@@ -245,6 +259,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case queueSentMsg:
 		return m, m.queueSent(msg)
+	case watchMsg:
+		return m, m.watch()
+	case watchedMsg:
+		return m, m.watched(msg)
 	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(msg)
@@ -296,7 +314,7 @@ func (m *Model) escape() tea.Cmd {
 // started follows a prompt this chat started, or one the start-up found
 // running (attached).
 func (m *Model) started(msg promptStartedMsg) tea.Cmd {
-	if msg.attached && (m.prompt != nil || m.starting) {
+	if msg.attached && (m.prompt != nil || m.starting || (msg.prompt.RunID != "" && m.endedRuns[msg.prompt.RunID])) {
 		// The running prompt the attach found is the one being
 		// started (or followed) here: one follower is enough.
 		msg.stop()
@@ -311,7 +329,10 @@ func (m *Model) started(msg promptStartedMsg) tea.Cmd {
 	}
 	m.stats = &promptStats{model: model}
 	m.input.Placeholder = placeholderRunning
-	if msg.attached {
+	switch {
+	case msg.elsewhere:
+		m.note("A prompt started in this session from another terminal; following it.")
+	case msg.attached:
 		m.note("Attached to the prompt already running in this session; its events so far follow.")
 	}
 	return waitEvent(msg.events)
@@ -350,13 +371,21 @@ func (m *Model) quit() tea.Cmd {
 // endPrompt forgets the followed prompt and its waits; calls still
 // waiting for approval are no longer asked about, and messages still
 // queued go back into the input.
-func (m *Model) endPrompt() {
+func (m *Model) endPrompt(end agent.Event) {
+	if p := m.prompt; p != nil {
+		// Not followed again by the watch (watch.go).
+		for _, id := range []string{p.prompt.RunID, p.first} {
+			if id != "" {
+				m.endedRuns[id] = true
+			}
+		}
+	}
 	m.prompt, m.retry = nil, nil
 	m.input.Placeholder = placeholderIdle
 	for len(m.approvals) > 0 {
 		m.approvalDecided(m.approvals[0].callID)
 	}
-	m.undelivered()
+	m.undelivered(end)
 	m.dropLive() // a streamed message that no message_end finalised
 	if m.compacting != "manual" {
 		m.compacting = ""

@@ -133,7 +133,7 @@ func temporalChat(t *testing.T, session string, tweak func(*settings.Settings), 
 	t.Cleanup(func() { _ = exec.Command(bin, "-L", tm.sock, "kill-server").Run() })
 	shell := fmt.Sprintf("%s=%s %s=%s %s -test.run='^$'; echo chat-exited-$?; sleep 600",
 		childEnv, childTemporal, configEnv, shellQuote(cfgPath), shellQuote(exe))
-	tm.shell = shell
+	tm.shell, tm.server = shell, st.Settings
 	tm.run("new-session", "-d", "-s", "chat", "-x", "100", "-y", "40", "-c", workspace, shell)
 	return tm, workspace
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/durableagent/durableagent/internal/settings"
 )
 
 // childEnv makes the test binary run the chat UI on its terminal, for the
@@ -32,6 +34,9 @@ type tmuxSession struct {
 	timeout time.Duration
 	// shell is the command the pane runs (restart runs it again).
 	shell string
+	// server is the settings of the Temporal server and worker the chat
+	// talks to (temporalChat), for the test's own clients.
+	server settings.Settings
 }
 
 // restart runs the pane's command again in place of the one that ended

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -130,13 +131,21 @@ func (m *Model) delivered(text string) {
 }
 
 // undelivered runs at the prompt's end: messages still queued were not
-// delivered (the prompt failed, was aborted, or ended as they arrived);
-// they go back into the input, as the terminal agent restores its queue
-// on abort.
-func (m *Model) undelivered() {
+// delivered (the prompt failed, was aborted, its retry was cancelled, or
+// it ended as they arrived); they go back into the input, as the
+// terminal agent restores its queue on abort, with the reason prompt_end
+// gives. Messages prompt_end hands back that another client sent (starter
+// steer, another chat) are shown, each with its reason.
+func (m *Model) undelivered(end agent.Event) {
 	var texts []string
 	var sending []*queuedMessage
+	others := append([]agent.UndeliveredMessage(nil), end.UndeliveredMessages...)
+	reason := ""
 	for _, q := range m.queued {
+		if i := matchUndelivered(others, q); i >= 0 {
+			reason = others[i].Reason
+			others = append(others[:i], others[i+1:]...)
+		}
 		if q.sending {
 			sending = append(sending, q) // queueSent decides
 		} else {
@@ -144,7 +153,30 @@ func (m *Model) undelivered() {
 		}
 	}
 	m.queued = sending
-	m.undeliveredNote(texts)
+	if reason != "" && len(texts) > 0 {
+		m.note("Not delivered (" + reason + "): " + strings.Join(texts, " · ") + " (back in the input)")
+		m.restoreInput(texts)
+	} else {
+		m.undeliveredNote(texts)
+	}
+	for _, u := range others {
+		kind := "steer"
+		if u.Kind == agent.SignalFollowUp {
+			kind = "follow-up"
+		}
+		m.note(fmt.Sprintf("Not delivered (%s from another client, %s): %s", kind, u.Reason, oneLineText(u.Text)))
+	}
+}
+
+// matchUndelivered is the index in us of the handed-back message q sent,
+// or -1.
+func matchUndelivered(us []agent.UndeliveredMessage, q *queuedMessage) int {
+	for i, u := range us {
+		if u.Text == q.text && (u.Kind == agent.SignalFollowUp) == q.followUp {
+			return i
+		}
+	}
+	return -1
 }
 
 // undeliveredNote says which messages were not delivered and puts them

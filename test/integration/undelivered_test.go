@@ -35,15 +35,17 @@ func (l *lockedBuffer) String() string {
 
 // Issue 20 item 10, spec 15.1.6: a follow-up queued during a long step
 // (a model call that hangs) and dropped by an abort is named to the user
-// by every client: `starter prompt` writes "not delivered (prompt
-// aborted): <message>" on stderr, `starter events --follow` too, their
-// --json prompt_end carries it in "undelivered", and RPC mode's
-// prompt_end line has the same "undelivered" field.
+// by every client: `starter prompt` writes "not delivered (follow-up,
+// prompt aborted): <message>" on stderr, `starter events` (with and
+// without --follow) too, their --json prompt_end carries it in
+// "undelivered", and RPC mode's prompt_end line has the same
+// "undelivered" field and "undeliveredMessages" with its kind and reason
+// (issue 23: the workflow's prompt_end carries them).
 func TestIntegration_UndeliveredFollowUpNamedAfterAbort(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker()
 	const followUp = "and then summarize the diff"
-	const line = "not delivered (prompt aborted): " + followUp + "\n"
+	const line = "not delivered (follow-up, prompt aborted): " + followUp + "\n"
 
 	type outcome struct {
 		code        int
@@ -75,6 +77,10 @@ func TestIntegration_UndeliveredFollowUpNamedAfterAbort(t *testing.T) {
 	if code != cli.ExitFailed || stderr != line {
 		t.Errorf("events --follow: exit %d, stderr %q; want 1 and %q\n%s", code, stderr, line, out)
 	}
+	code, out, stderr = e.starter("events", "--session", "undeliv")
+	if code != cli.ExitOK || stderr != line {
+		t.Errorf("events: exit %d, stderr %q; want 0 and %q\n%s", code, stderr, line, out)
+	}
 	code, out, _ = e.starter("events", "--session", "undeliv", "--follow", "--json")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var end struct {
@@ -92,6 +98,9 @@ func TestIntegration_UndeliveredFollowUpNamedAfterAbort(t *testing.T) {
 	rpcEnd := rpcPromptEnd(t, e, "undeliv-rpc", followUp)
 	if !strings.Contains(rpcEnd, `"status":"aborted"`) || !strings.Contains(rpcEnd, `"undelivered":["`+followUp+`"]`) {
 		t.Errorf("RPC prompt_end %s, want status aborted and undelivered [%q]", rpcEnd, followUp)
+	}
+	if want := `"undeliveredMessages":[{"kind":"follow_up","text":"` + followUp + `","reason":"prompt aborted"}]`; !strings.Contains(rpcEnd, want) {
+		t.Errorf("RPC prompt_end %s, want %s", rpcEnd, want)
 	}
 }
 
