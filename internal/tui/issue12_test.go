@@ -307,6 +307,9 @@ func TestModel_HandedBackSteerReturnsWithItsReason(t *testing.T) {
 			{Kind: agent.SignalSteer, Text: "use the other file", Reason: "retry cancelled"},
 			{Kind: agent.SignalFollowUp, Text: "and from elsewhere", Reason: "retry cancelled"},
 		}})
+	// The prompt's end is shown first; the handing back may come in a
+	// later message (a loaded CI run read the screen in between).
+	d.untilScreen("Not delivered (retry cancelled): use the other file (back in the input)")
 	d.shows("handed back", []string{"Not delivered (retry cancelled): use the other file (back in the input)",
 		"Not delivered (follow-up from another client, retry cancelled): and from elsewhere"}, []string{"Steering:"})
 	if got := d.m.input.Value(); got != "use the other file" {
