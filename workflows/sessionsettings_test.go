@@ -61,7 +61,7 @@ func TestSessionSettings_LaterPromptUsesTheSessions(t *testing.T) {
 	}
 }
 
-// Issue 23: the session's budget (budget.session.*) is recorded by its
+// Issue 23, spec 14.2.5: the session's budget (budget.session.*) is recorded by its
 // first prompt like its tools: a later prompt whose sender asks for a
 // higher cap stops at the session's (and says so), while a sender's
 // tighter cap applies to its own prompt.

@@ -140,7 +140,8 @@ func (r *reasoningDetails) JSON() json.RawMessage {
 // sends {"error":{"code":400,"message":"Token limit reached"}} then). Such
 // an answer is a length stop with what was streamed before the error
 // chunk: the chunk itself is an error report, and its usage is not read
-// (the wire conformance check, ../shared/provider-wire, reads none from it).
+// (the team's replay of recorded provider traffic, docs/providers.md, reads
+// none from it).
 func (a *assembler) lengthThenError(err error) bool {
 	var streamErr *ssestream.StreamError
 	return a.finish == "length" && errors.As(err, &streamErr)
