@@ -129,7 +129,7 @@ func Diff(ctx context.Context, dir, base string) (string, error) {
 	if _, err := gitEnv(ctx, dir, env, "add", "--all", "."); err != nil {
 		return "", fmt.Errorf("diff of %s: %w", dir, err)
 	}
-	out, err := gitEnv(ctx, dir, env, "diff", "--cached", "--no-color", base)
+	out, err := gitEnv(ctx, dir, env, "diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", base)
 	if err != nil {
 		return "", fmt.Errorf("diff of %s against %s: %w", dir, short(base), err)
 	}
@@ -250,9 +250,22 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 
 // gitEnv runs git in dir and returns its output trimmed; a failure's
 // error is git's own first line.
+//
+// git runs here as the worker, outside the sandbox, on a repository whose
+// .git the agent can write from inside it: the repository's hooks and
+// fsmonitor command are switched off, and git gets only PATH, HOME and
+// TMPDIR of the worker's environment, never its keys. (A clean or smudge
+// filter named by the repository's own attributes and config still runs;
+// docs/security.md says so.)
 func gitEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), append([]string{"GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}, env...)...)
+	safe := []string{"-C", dir, "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}
+	cmd := exec.CommandContext(ctx, "git", append(safe, args...)...)
+	cmd.Env = append([]string{"GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}, env...)
+	for _, k := range []string{"PATH", "HOME", "TMPDIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {

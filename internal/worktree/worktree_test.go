@@ -190,3 +190,38 @@ func TestCreateNotARepository(t *testing.T) {
 		t.Fatalf("error %q does not name %s on one line", msg, ws)
 	}
 }
+
+// git runs as the worker, outside the sandbox, on a .git the agent can
+// write: a post-checkout hook and an fsmonitor command planted there run
+// on none of Create, Diff, Summarize and Remove.
+func TestRepositoryCommandsDoNotRun(t *testing.T) {
+	ctx := context.Background()
+	r := repo(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	script := "#!/bin/sh\necho \"$0\" >> " + marker + "\n"
+	write(t, filepath.Join(r, ".git", "hooks", "post-checkout"), script)
+	hook := filepath.Join(r, ".git", "hooks", "post-checkout")
+	fsmon := filepath.Join(t.TempDir(), "fsmonitor")
+	write(t, fsmon, script)
+	for _, p := range []string{hook, fsmon} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, r, "config", "core.fsmonitor", fsmon)
+	dir := filepath.Join(t.TempDir(), "worktrees", "s1")
+	info, err := worktree.Create(ctx, r, dir, worktree.Branch("s1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(info.Dir, "a.txt"), "two\n")
+	if _, err := worktree.Diff(ctx, info.Dir, info.Base); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := worktree.Summarize(ctx, info.Dir, info.Branch, info.Base); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Fatalf("a command from the repository's .git ran as the worker: %s", b)
+	}
+}
