@@ -54,6 +54,13 @@ type Activities struct {
 	Provider func(name string) (llm.Provider, error)
 	// Credentials may be nil: providers then run without a secret.
 	Credentials Credentials
+	// Windows keeps the credentials' rate-limit windows (coordinated
+	// backoff, backoff.go); nil: every call goes out at once.
+	Windows RateWindows
+	// MaxHold bounds how long one call holds for rate-limit windows
+	// (0: DefaultMaxHold); ProbeLease is a probe's lease (0:
+	// DefaultProbeLease).
+	MaxHold, ProbeLease time.Duration
 	// ToolPolicy is where tools may act (the worker's settings).
 	ToolPolicy ToolPolicy
 	// Secrets are secret values of the worker's settings (the codec key
@@ -150,14 +157,18 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	// The answer so far is the heartbeat's details: clients read it while
 	// the call runs (live output), and it never enters history.
 	stream := live.NewModel(in.EntryID, req.Attempt)
+	hb := a.startHeartbeat(ctx, stream)
+	// Hold while the credential's rate-limit window is open (backoff.go).
+	win, held := a.hold(ctx, in.Model.Provider, credID)
 	req.OnDelta = func(d llm.Delta) {
+		win.through()
 		if d.OutputTokens > 0 {
 			stream.SetOutputTokens(d.OutputTokens)
 		}
 		stream.Add(d)
 	}
-	hb := a.startHeartbeat(ctx, stream)
 	msg := provider.Complete(ctx, req)
+	win.finish(msg)
 	parentID, err := a.continuePaused(ctx, provider, &req, in, &msg)
 	hb.stop()
 	if err != nil {
@@ -191,6 +202,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		return CallModelResult{}, storeError("write assistant message", err)
 	}
 	res := resultOf(in.EntryID, msg, credID)
+	res.HeldMs = held.Milliseconds()
 	if msg.StopReason == agent.StopReasonAborted && ctx.Err() != nil {
 		// Report the cancellation so the workflow sees a cancelled
 		// activity; the aborted message is already in the session.

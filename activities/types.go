@@ -71,6 +71,9 @@ type CallModelResult struct {
 	// ToolCalls are the tool calls of the answer, in order (StopReason
 	// "toolUse"); their arguments are in the session entry.
 	ToolCalls []ToolCallRef `json:"toolCalls,omitempty"`
+	// HeldMs is how long the call held for its credential's rate-limit
+	// window before it was sent (coordinated backoff; 0: not held).
+	HeldMs int64 `json:"heldMs,omitempty"`
 }
 
 // AppendEntriesInput is the input of AppendEntries.

@@ -52,6 +52,9 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 		Sessions:    store,
 		Provider:    NewProviders(s, script),
 		Credentials: creds,
+		// Rate-limit windows are kept beside the credentials (auth.json),
+		// shared by the workers of this data directory.
+		Windows: creds,
 		// Running calls publish their output so far as heartbeat
 		// details, which Temporal keeps as the latest value only, never in
 		// history: a model call records its snapshot as soon as it changes

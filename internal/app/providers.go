@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/auth"
@@ -124,6 +125,24 @@ func (c *Credentials) MarkUsageLimit(provider, model, sessionID string, retryAft
 	return activities.MarkUsageLimitResult{Switched: sw.Switched, CredentialID: sw.CredentialID, Model: sw.Model}, nil
 }
 
+// Admit asks the store's rate-limit window of key whether a model call
+// may go out (coordinated backoff, activities/backoff.go).
+func (c *Credentials) Admit(key, holder string, lease time.Duration) (activities.Admission, error) {
+	a, err := c.Store.Admit(key, holder, lease)
+	return activities.Admission{Wait: a.Wait, Probe: a.Probe, Probing: a.Probing}, err
+}
+
+// RateLimited opens or extends the window of key (auth.File).
+func (c *Credentials) RateLimited(key string, retryAfterMs int64) error {
+	return c.Store.RateLimited(key, retryAfterMs)
+}
+
+// Settle reports that the provider took holder's call (auth.File).
+func (c *Credentials) Settle(key, holder string) error { return c.Store.Settle(key, holder) }
+
+// Release gives up holder's probe lease (auth.File).
+func (c *Credentials) Release(key, holder string) error { return c.Store.Release(key, holder) }
+
 // Both interfaces are checked here: a signature drift would otherwise
 // silently turn the fallback off (the activity finds ModelFallback by a
 // type assertion).
@@ -131,4 +150,5 @@ var (
 	_ activities.Credentials   = (*Credentials)(nil)
 	_ activities.ModelFallback = (*Credentials)(nil)
 	_ activities.SecretLister  = (*Credentials)(nil)
+	_ activities.RateWindows   = (*Credentials)(nil)
 )

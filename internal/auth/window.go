@@ -34,6 +34,9 @@ type Admission struct {
 	// Probe says the caller holds the probe lease: it must report the
 	// outcome (RateLimited, Settle) or Release the lease.
 	Probe bool
+	// Probing says another caller holds the probe lease: its outcome
+	// may come before Wait, so ask again sooner.
+	Probing bool
 }
 
 // staleWindow is how long after its end a window nobody probed is kept:
@@ -72,7 +75,7 @@ func (s *state) admit(key, holder string, lease time.Duration, now time.Time) (A
 		return Admission{Wait: w.Until.Sub(now)}, false
 	}
 	if w.Probe != "" && w.Probe != holder && now.Before(w.ProbeUntil) {
-		return Admission{Wait: w.ProbeUntil.Sub(now)}, false
+		return Admission{Wait: w.ProbeUntil.Sub(now), Probing: true}, false
 	}
 	w.Probe, w.ProbeUntil = holder, now.Add(lease)
 	s.Windows[key] = w

@@ -66,7 +66,7 @@ func TestWindow_HoldProbeExtendClear(t *testing.T) {
 				t.Fatalf("the probe asking again = %+v, want its lease kept", a)
 			}
 			for _, h := range []string{"job1", "job3"} {
-				if a := mustAdmit(t, s, key, h); a.Probe || a.Wait != 30*time.Second {
+				if a := mustAdmit(t, s, key, h); a.Probe || !a.Probing || a.Wait != 30*time.Second {
 					t.Fatalf("%s during the probe = %+v, want hold for the lease (30s)", h, a)
 				}
 			}
