@@ -1,0 +1,70 @@
+package integration
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/llm"
+	"github.com/durableagent/durableagent/internal/llm/scripted"
+	"github.com/durableagent/durableagent/internal/testserver"
+	"go.temporal.io/sdk/client"
+)
+
+// rateLimitedWorker starts the env's worker with the scripted model behind
+// a rate limit (scripted.RateLimited) and returns the limit.
+func (e *env) rateLimitedWorker(retryAfter time.Duration) *scripted.RateLimited {
+	e.t.Helper()
+	rl := &scripted.RateLimited{RetryAfter: retryAfter}
+	e.ext.Activities = func(a *activities.Activities) {
+		inner := a.Provider
+		a.Provider = func(name string) (llm.Provider, error) {
+			p, err := inner(name)
+			if err != nil {
+				return nil, err
+			}
+			rl.Inner = p
+			return rl, nil
+		}
+	}
+	e.startWorker()
+	return rl
+}
+
+// Spec 4.6 (coordinated backoff): N jobs on one credential meet a rate
+// limit answered with retry-after; the first 429 opens the credential's
+// window, the other jobs hold their calls until it ends and one call
+// probes per window, so the limit costs fewer calls than there are jobs
+// (without the windows every job pays at least one, and one more per
+// hint), and every job completes when the limit lifts.
+func TestIntegration_FleetCoordinatedBackoff(t *testing.T) {
+	e := newEnv(t)
+	e.s.Retry.MaxRetries = 10
+	rl := e.rateLimitedWorker(time.Second)
+	const n = 8
+	rl.Limit(time.Hour)
+	runs := []client.WorkflowRun{e.prompt("fleet-0")}
+	// The first job meets the limit, which lasts 3 s from then; the
+	// others come while its window is open.
+	testserver.WaitFor(t, 30*time.Second, "the first 429", func() bool { l, _ := rl.Counts(); return l >= 1 })
+	rl.Limit(3 * time.Second)
+	for i := 1; i < n; i++ {
+		runs = append(runs, e.prompt(fmt.Sprintf("fleet-%d", i)))
+	}
+	for i, run := range runs {
+		res, err := e.result(run)
+		if err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("job %d: %+v, %v; want it to complete once the limit lifts", i, res, err)
+		}
+	}
+	limited, total := rl.Counts()
+	t.Logf("%d jobs: %d calls during the 3s limit (retry-after 1s), %d in all", n, limited, total)
+	if limited >= n {
+		t.Fatalf("%d calls met the limit, want fewer than the %d jobs (one probe per 1s window)", limited, n)
+	}
+	if total < n+limited {
+		t.Fatalf("%d calls in all, want every job's answer (%d) besides the %d limited", total, n, limited)
+	}
+}
