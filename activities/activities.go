@@ -61,6 +61,10 @@ type Activities struct {
 	// (0: DefaultMaxHold); ProbeLease is a probe's lease (0:
 	// DefaultProbeLease).
 	MaxHold, ProbeLease time.Duration
+	// ModelQueues says this worker's model calls run on a task queue per
+	// provider (ModelQueue), where the fleet-wide limits apply; BeginPrompt
+	// tells each prompt.
+	ModelQueues bool
 	// ToolPolicy is where tools may act (the worker's settings).
 	ToolPolicy ToolPolicy
 	// Secrets are secret values of the worker's settings (the codec key

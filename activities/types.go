@@ -302,6 +302,11 @@ type BeginPromptResult struct {
 	// (its text stays in the session store, out of history); "" when
 	// BeginPrompt wrote no user message.
 	SystemPromptHash string `json:"systemPromptHash,omitempty"`
+	// ModelQueues says the worker runs model calls on a task queue per
+	// provider (ModelQueue; model.maxConcurrentCalls or
+	// model.callsPerSecond set). Recorded in history with the result, so
+	// a replay routes the calls as the run did.
+	ModelQueues bool `json:"modelQueues,omitempty"`
 }
 
 // ToolQueue is the task queue of the tool calls of sessions held by host:

@@ -33,6 +33,9 @@ type run struct {
 	// tools are placed by host ("": any worker runs the tools);
 	// waitingHost is set while a tool call waits for it.
 	toolHost, waitingHost string
+	// modelQueues: model calls go to the provider's model queue
+	// (activities.ModelQueue), as BeginPrompt said.
+	modelQueues bool
 	settings              retry.Settings
 	chain                 retry.Chain
 	// version is the workflow version of this run (workflow.GetVersion

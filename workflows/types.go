@@ -165,6 +165,9 @@ type Carry struct {
 	// ToolHost is the host whose task queue runs the tool calls.
 	ToolHost  string `json:"toolHost,omitempty"`
 	PrevRunID string `json:"prevRunId,omitempty"`
+	// ModelQueues: the model calls run on the provider's model queue
+	// (BeginPrompt's ModelQueues).
+	ModelQueues bool `json:"modelQueues,omitempty"`
 	// Runs counts the runs of this prompt before this one.
 	Runs int `json:"runs"`
 	// Steering and FollowUps are the steer and follow_up messages queued

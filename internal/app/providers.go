@@ -43,12 +43,7 @@ func NewProviders(s settings.Settings, script llm.Provider) func(name string) (l
 	if s.Model.Provider == ScriptedProvider {
 		providers[ScriptedProvider] = script
 	}
-	names := make([]string, 0, len(providers))
-	for n := range providers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	served := strings.Join(names, ", ")
+	served := strings.Join(ServedProviders(s), ", ")
 	return func(name string) (llm.Provider, error) {
 		if p, ok := providers[name]; ok {
 			return p, nil
@@ -60,6 +55,17 @@ func NewProviders(s settings.Settings, script llm.Provider) func(name string) (l
 		}
 		return nil, fmt.Errorf("unknown model provider %q (this worker serves %s)", name, served)
 	}
+}
+
+// ServedProviders are the providers NewProviders serves, sorted: the real
+// ones, and the scripted fake on a worker whose model.provider is it.
+func ServedProviders(s settings.Settings) []string {
+	names := []string{"anthropic", "openai"}
+	if s.Model.Provider == ScriptedProvider {
+		names = append(names, ScriptedProvider)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // ScriptedProvider is the name of the offline fake model.

@@ -1,7 +1,9 @@
 package integration
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/testserver"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 )
 
@@ -66,5 +69,63 @@ func TestIntegration_FleetCoordinatedBackoff(t *testing.T) {
 	}
 	if total < n+limited {
 		t.Fatalf("%d calls in all, want every job's answer (%d) besides the %d limited", total, n, limited)
+	}
+}
+
+// overlap is a provider wrapper that measures how many calls run at once
+// and on which task queues.
+type overlap struct {
+	inner llm.Provider
+	delay time.Duration
+
+	mu           sync.Mutex
+	running, max int
+	queues       map[string]int
+}
+
+func (o *overlap) Complete(ctx context.Context, req llm.Request) agent.Message {
+	o.mu.Lock()
+	o.running++
+	o.max = max(o.max, o.running)
+	o.queues[activity.GetInfo(ctx).TaskQueue]++
+	o.mu.Unlock()
+	defer func() { o.mu.Lock(); o.running--; o.mu.Unlock() }()
+	select {
+	case <-time.After(o.delay):
+	case <-ctx.Done():
+	}
+	return o.inner.Complete(ctx, req)
+}
+
+// Spec 4.7 (fleet-wide limits): with model.maxConcurrentCalls 1 the model
+// calls run on the provider's model queue, one at a time: two prompts
+// started together have their calls serialised, and both complete.
+func TestIntegration_FleetMaxConcurrentCallsSerialises(t *testing.T) {
+	e := newEnv(t)
+	e.s.Model.MaxConcurrentCalls = 1
+	o := &overlap{delay: 700 * time.Millisecond, queues: map[string]int{}}
+	e.ext.Activities = func(a *activities.Activities) {
+		inner := a.Provider
+		a.Provider = func(name string) (llm.Provider, error) {
+			p, err := inner(name)
+			if err != nil {
+				return nil, err
+			}
+			o.inner = p
+			return o, nil
+		}
+	}
+	e.startWorker()
+	runs := []client.WorkflowRun{e.prompt("serial-a"), e.prompt("serial-b")}
+	for i, run := range runs {
+		if res, err := e.result(run); err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("prompt %d: %+v, %v", i, res, err)
+		}
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	want := activities.ModelQueue(e.s.Temporal.TaskQueue, e.s.Model.Provider)
+	if o.max != 1 || o.queues[want] < 2 || len(o.queues) != 1 {
+		t.Fatalf("at most %d calls at once on queues %v, want 1 at a time, all on %s", o.max, o.queues, want)
 	}
 }
