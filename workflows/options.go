@@ -28,6 +28,7 @@ func policy(initial time.Duration, attempts int32, nonRetryable ...string) *temp
 func modelOptions(ctx workflow.Context, in PromptInput, summary, queue string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           queue,
+		Priority:            priorityOf(in),
 		StartToCloseTimeout: in.modelTimeout(),
 		HeartbeatTimeout:    in.heartbeatTimeout(),
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},

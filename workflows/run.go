@@ -33,9 +33,6 @@ type run struct {
 	// tools are placed by host ("": any worker runs the tools);
 	// waitingHost is set while a tool call waits for it.
 	toolHost, waitingHost string
-	// modelQueues: model calls go to the provider's model queue
-	// (activities.ModelQueue), as BeginPrompt said.
-	modelQueues bool
 	settings              retry.Settings
 	chain                 retry.Chain
 	// version is the workflow version of this run (workflow.GetVersion
@@ -53,6 +50,9 @@ type run struct {
 	pendingUser *agent.Event
 	// workspace is the session's workspace (from its header).
 	workspace string
+	// modelQueues: model calls go to the provider's model queue
+	// (activities.ModelQueue), as BeginPrompt said.
+	modelQueues bool
 	// warnings are the session reader's warnings, for the state query.
 	warnings []string
 	// batch is the answer whose tool calls run next; batchView its

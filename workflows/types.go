@@ -97,6 +97,10 @@ type PromptInput struct {
 	// Continued is set on a run that continues a prompt as new: the state
 	// carried over from the previous run. Callers never set it.
 	Continued *Carry `json:"continued,omitempty"`
+	// Origin says who sent the prompt (OriginInteractive, OriginScheduled,
+	// OriginDelegated; "": unknown, from before it existed): its model
+	// calls' task-queue priority follows it (priority.go).
+	Origin string `json:"origin,omitempty"`
 }
 
 // AgentSettings are the settings of the tool loop (group agent).

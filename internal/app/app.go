@@ -136,6 +136,9 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 	in := workflows.PromptInput{
 		SessionID: sessionID,
 		Message:   message,
+		// The programs that call this send a person's prompt; a schedule's
+		// run (ScheduledPrompt) and a delegated task set their own.
+		Origin:    workflows.OriginInteractive,
 		Workspace: wd,
 		Model: activities.ModelRef{
 			Provider:      s.Model.Provider,

@@ -3,15 +3,18 @@ package integration
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/testserver"
+	"github.com/durableagent/durableagent/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 )
@@ -78,9 +81,14 @@ type overlap struct {
 	inner llm.Provider
 	delay time.Duration
 
+	// slow are longer delays of some sessions' calls.
+	slow map[string]time.Duration
+
 	mu           sync.Mutex
 	running, max int
 	queues       map[string]int
+	// order lists the sessions of the calls as they started.
+	order []string
 }
 
 func (o *overlap) Complete(ctx context.Context, req llm.Request) agent.Message {
@@ -88,10 +96,15 @@ func (o *overlap) Complete(ctx context.Context, req llm.Request) agent.Message {
 	o.running++
 	o.max = max(o.max, o.running)
 	o.queues[activity.GetInfo(ctx).TaskQueue]++
+	o.order = append(o.order, req.SessionID)
 	o.mu.Unlock()
 	defer func() { o.mu.Lock(); o.running--; o.mu.Unlock() }()
+	delay := o.delay
+	if d, ok := o.slow[req.SessionID]; ok {
+		delay = d
+	}
 	select {
-	case <-time.After(o.delay):
+	case <-time.After(delay):
 	case <-ctx.Done():
 	}
 	return o.inner.Complete(ctx, req)
@@ -127,5 +140,52 @@ func TestIntegration_FleetMaxConcurrentCallsSerialises(t *testing.T) {
 	want := activities.ModelQueue(e.s.Temporal.TaskQueue, e.s.Model.Provider)
 	if o.max != 1 || o.queues[want] < 2 || len(o.queues) != 1 {
 		t.Fatalf("at most %d calls at once on queues %v, want 1 at a time, all on %s", o.max, o.queues, want)
+	}
+}
+
+// Spec 4.8 (priority): when model calls wait for the same limit, an
+// interactive prompt's call goes before a scheduled one's that waited
+// longer. Priority keys need the server's priority matcher, on by
+// default in the pinned server (matching.useNewMatcher).
+func TestIntegration_FleetInteractiveBeforeScheduled(t *testing.T) {
+	e := newEnv(t)
+	e.s.Model.MaxConcurrentCalls = 1
+	o := &overlap{delay: 300 * time.Millisecond, queues: map[string]int{}, slow: map[string]time.Duration{"prio-blocker": 3 * time.Second}}
+	e.ext.Activities = func(a *activities.Activities) {
+		inner := a.Provider
+		a.Provider = func(name string) (llm.Provider, error) {
+			p, err := inner(name)
+			if err != nil {
+				return nil, err
+			}
+			o.inner = p
+			return o, nil
+		}
+	}
+	e.startWorker()
+	start := func(session, origin string) client.WorkflowRun {
+		in := app.PromptInput(e.s, session, "fix the bug")
+		in.Origin = origin
+		run, err := e.k.StartPrompt(context.Background(), in)
+		if err != nil {
+			t.Fatalf("start prompt: %v", err)
+		}
+		return run
+	}
+	runs := []client.WorkflowRun{start("prio-blocker", workflows.OriginInteractive)}
+	testserver.WaitFor(t, 30*time.Second, "the blocker's call", func() bool { o.mu.Lock(); defer o.mu.Unlock(); return o.running == 1 })
+	runs = append(runs, start("prio-scheduled", workflows.OriginScheduled))
+	time.Sleep(700 * time.Millisecond) // its call waits in the queue first
+	runs = append(runs, start("prio-interactive", workflows.OriginInteractive))
+	for i, run := range runs {
+		if res, err := e.result(run); err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("prompt %d: %+v, %v", i, res, err)
+		}
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	want := []string{"prio-blocker", "prio-interactive", "prio-scheduled"}
+	if !slices.Equal(o.order, want) {
+		t.Fatalf("model calls ran in the order %v, want %v (the interactive prompt's first)", o.order, want)
 	}
 }
