@@ -50,8 +50,9 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 	next.Continued = &Carry{
 		LeafID: r.leafID, MessageCount: r.messageCount, Seq: r.seq, Turn: r.turn,
 		AutoRetry: r.settings.Enabled, OverflowRecovered: r.overflowRecovered,
-		Workspace: r.workspace, PromptEntryID: r.promptEntryID, FaultsAt: r.faultsAt, ToolHost: r.toolHost, ModelQueues: r.modelQueues,
-		PrevRunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
+		Workspace: r.workspace, PromptEntryID: r.promptEntryID, FaultsAt: r.faultsAt, ToolHost: r.toolHost, Worktree: r.worktree,
+		ModelQueues: r.modelQueues,
+		PrevRunID:   workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
 		Steering: r.steering, FollowUps: r.followUps, FollowUpDue: r.followUpDue,
 	}
 	r.carryBudget(next.Continued)
