@@ -59,7 +59,7 @@ import (
 )
 
 // Benchmarks, in the order they run.
-var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "concurrency", "journal"}
+var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "concurrency", "journal", "fleet"}
 
 // Config sizes a run.
 type Config struct {
@@ -121,6 +121,11 @@ type Config struct {
 	Journal  string
 	JournalN int
 
+	// FleetJobs prompts on one credential meet a 429 with retry-after 5
+	// for FleetLimit (the fleet benchmark, fleet.go).
+	FleetJobs  int
+	FleetLimit time.Duration
+
 	// Dir is where the run's temporary directory (the server's SQLite
 	// file, the worker's sessions) is made ("": the system's temp dir).
 	Dir string
@@ -145,6 +150,7 @@ func FullConfig() Config {
 			{Name: "interval150", IntervalMs: 150},
 		},
 		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 2, JournalN: 500,
+		FleetJobs: 200, FleetLimit: 30 * time.Second,
 	}
 }
 
@@ -165,6 +171,7 @@ func QuickConfig() Config {
 		StreamSignals: 50, StreamIdle: 500 * time.Millisecond,
 		StreamVariants: []StreamVariant{{Name: "follow-every-poll", InProcess: true, FixedReadMs: 100, Sweep: true}},
 		ConcurrencyN:   []int{10}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 1, JournalN: 10,
+		FleetJobs: 20, FleetLimit: 10 * time.Second,
 	}
 }
 
@@ -275,6 +282,7 @@ func Run(ctx context.Context, cfg Config, args []string) (*Report, error) {
 		{"stream", func() (err error) { rep.Stream, err = h.streamBench(ctx); return }},
 		{"concurrency", func() (err error) { rep.Concurrency, err = h.concurrency(ctx); return }},
 		{"journal", func() (err error) { rep.JournalCompare, err = h.journalCompare(ctx, cfg.JournalN); return }},
+		{"fleet", func() (err error) { rep.Fleet, err = h.fleet(ctx); return }},
 	}
 	for _, st := range steps {
 		if !cfg.runs(st.name) {
