@@ -1,7 +1,7 @@
 // Command bench measures the durable agent on the embedded Temporal server
 // with the scripted model at zero latency:
 //
-//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,concurrency]
+//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,concurrency,journal,fleet]
 //
 // from the repository's root (or `go run .` in bench/). The bench is a Go
 // module of its own that uses the product of this checkout (its go.mod's
@@ -38,7 +38,11 @@
 //   - journal: the same at N=500 on a second server whose SQLite journal
 //     is the other mode (WAL vs the default rollback journal, both
 //     synchronous=FULL), so the choice of the default is measured in the
-//     run.
+//     run;
+//   - fleet: 200 prompts on one credential while the scripted provider
+//     answers 429 with retry-after 5 for 30 s: the calls made during the
+//     limit with coordinated backoff vs without (goal: about one probe
+//     per window), all 200 completing in both (fleet.go).
 //
 // It prints a Markdown table (or JSON with --json) on stdout and progress on
 // stderr; the latest full run is kept in bench/RESULTS.md. Workers run in

@@ -46,6 +46,11 @@ func (p *RateLimited) Counts() (limited, total int) {
 
 // Complete answers the 429 during the limit, else asks Inner.
 func (p *RateLimited) Complete(ctx context.Context, req llm.Request) agent.Message {
+	if ctx.Err() != nil {
+		// A cancelled call sends no request, as a real provider's SDK
+		// sends none: it reaches no limit and counts for nothing.
+		return llm.AbortedMessage(req)
+	}
 	now := time.Now()
 	p.mu.Lock()
 	p.total++
