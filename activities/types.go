@@ -242,6 +242,9 @@ type BeginPromptInput struct {
 	// Workspace's repository (internal/worktree): WorktreeNew or
 	// WorktreeRequired; "": none.
 	Worktree string `json:"worktree,omitempty"`
+	// ParentSession is written in a new session's header: the session
+	// whose task call made it (a sub-agent).
+	ParentSession string `json:"parentSession,omitempty"`
 	// UserEntryID is the id the user message is written under (chosen by
 	// the workflow). Empty: nothing is written (a continued run).
 	UserEntryID string `json:"userEntryId,omitempty"`
@@ -337,6 +340,9 @@ type RunToolResult struct {
 	// Reused says the result was already in the session (a re-run did not
 	// execute the tool again).
 	Reused bool `json:"reused,omitempty"`
+	// Usage is what a sub-agent (a task call) spent, its own sub-agents
+	// included: the parent's usage and budget count it.
+	Usage *agent.Spend `json:"usage,omitempty"`
 }
 
 // RecordEntryInput is the input of RecordEntry (a local activity).

@@ -90,6 +90,10 @@ type Event struct {
 	// turn_end).
 	Turn int `json:"turn,omitempty"`
 
+	// subagent_start / subagent_end: the sub-agent's session (and the
+	// task call, ToolCallID; its usage on subagent_end, Usage).
+	SessionID string `json:"sessionId,omitempty"`
+
 	// usage_update: the prompt's usage so far and its budget.
 	Usage  *Spend  `json:"usage,omitempty"`
 	Budget *Budget `json:"budget,omitempty"`
@@ -287,6 +291,14 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			Usage  *Spend  `json:"usage"`
 			Budget *Budget `json:"budget,omitempty"`
 		}{h, e.Usage, e.Budget})
+	case EventSubAgentStart, EventSubAgentEnd:
+		return json.Marshal(struct {
+			eventHeader
+			ToolCallID string `json:"toolCallId"`
+			SessionID  string `json:"sessionId"`
+			IsError    bool   `json:"isError,omitempty"`
+			Usage      *Spend `json:"usage,omitempty"`
+		}{h, e.ToolCallID, e.SessionID, e.IsError, e.Usage})
 	}
 	return nil, fmt.Errorf("marshal event: unknown type %q", e.Type)
 }

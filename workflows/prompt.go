@@ -126,6 +126,7 @@ func (r *run) begin(ctx workflow.Context) error {
 		r.promptEntryID, r.faultsAt = c.PromptEntryID, c.FaultsAt
 		r.toolHost = c.ToolHost
 		r.steering, r.followUps, r.followUpDue = c.Steering, c.FollowUps, c.FollowUpDue
+		r.toolCalls, r.subAgents = c.ToolCalls, c.SubAgents
 		r.agentRunning = true
 		return nil
 	}
@@ -143,7 +144,8 @@ func (r *run) begin(ctx workflow.Context) error {
 		var b activities.BeginPromptResult
 		err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
 			SessionID: r.in.SessionID, Workspace: r.in.Workspace, Worktree: r.in.Worktree, UserEntryID: userID,
-			Message: r.in.Message, Images: r.in.Images, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
+			ParentSession: r.parentSession(),
+			Message:       r.in.Message, Images: r.in.Images, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
 			Faults: r.in.Model.Faults, SummaryFaults: r.in.Model.SummaryFaults,
 			// Always: the session's recorded budget (adoptSessionSettings)
 			// may set a cap the sender's input does not have.
@@ -433,8 +435,8 @@ func (r *run) complete(ctx workflow.Context, text string) (PromptResult, error) 
 	r.status = agent.StatusCompleted
 	back := r.handBack(ctx, ReasonPromptEnded)
 	r.emit(ctx, promptEnd(r.status, "", back))
-	return PromptResult{Status: r.status, Text: text, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back}, nil
+	return r.account(PromptResult{Status: r.status, Text: text, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back}), nil
 }
 
 func (r *run) fail(ctx workflow.Context, msg string) (PromptResult, error) {
@@ -448,8 +450,8 @@ func (r *run) failFor(ctx workflow.Context, msg, reason string) (PromptResult, e
 	r.status = agent.StatusFailed
 	back := r.handBack(ctx, reason)
 	r.emit(ctx, promptEnd(r.status, msg, back))
-	res := PromptResult{Status: r.status, Error: msg, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back}
+	res := r.account(PromptResult{Status: r.status, Error: msg, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back})
 	return res, temporal.NewNonRetryableApplicationError(msg, ErrTypePromptFailed, nil, res)
 }
 
@@ -473,8 +475,8 @@ func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 	r.status = agent.StatusAborted
 	back := r.handBack(ctx, ReasonPromptAborted)
 	r.emit(ctx, promptEnd(r.status, "", back))
-	res := PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back}
+	res := r.account(PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back})
 	if ctx.Err() != nil || r.userInLoop() {
 		workflow.SetCurrentDetails(ctx, "Aborted by the user")
 		return res, temporal.NewCanceledError(res)
