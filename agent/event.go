@@ -392,6 +392,17 @@ func (e Event) String() string {
 		}
 	case EventSessionSettings:
 		return "Session settings: " + e.Reason
+	case EventSubAgentStart:
+		return fmt.Sprintf("Sub-agent %s started for %s (follow it: starter events --session %s --follow)", e.SessionID, e.ToolCallID, e.SessionID)
+	case EventSubAgentEnd:
+		s := fmt.Sprintf("Sub-agent %s ended", e.SessionID)
+		if e.IsError {
+			s += " without an answer"
+		}
+		if e.Usage != nil {
+			s += fmt.Sprintf(" (%d input + %d output tokens)", e.Usage.Input, e.Usage.Output)
+		}
+		return s
 	case EventPromptEnd:
 		if e.ErrorMessage != "" {
 			return fmt.Sprintf("prompt %s: %s", e.Status, e.ErrorMessage)
