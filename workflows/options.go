@@ -106,7 +106,9 @@ func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 // the child to end, as a tool activity's does.
 func (r *run) childOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 	return workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:          workflow.GetInfo(ctx).WorkflowExecution.ID + "-tool-" + c.resultID + "-" + sanitizeID(c.ref.ID),
+		// The prompt's id from its session, not from GetInfo: the same in a
+		// run, and a replayer (which names every run alike) finds it too.
+		WorkflowID:          WorkflowID(r.in.SessionID) + "-tool-" + c.resultID + "-" + sanitizeID(c.ref.ID),
 		WorkflowRunTimeout:  c.spec.CallTimeout(c.ref.TimeoutSec, r.in.Tools.BashTimeoutMs),
 		RetryPolicy:         policy(time.Second, c.spec.Attempts, activities.ErrTypeBadInput, activities.ErrTypeWorkspace),
 		WaitForCancellation: true,

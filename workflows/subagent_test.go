@@ -2,8 +2,8 @@ package workflows
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
