@@ -245,6 +245,10 @@ type BeginPromptInput struct {
 	// ParentSession is written in a new session's header: the session
 	// whose task call made it (a sub-agent).
 	ParentSession string `json:"parentSession,omitempty"`
+	// ToolHost, when set, is a new session's tool host instead of this
+	// worker's: a sub-agent's session works in its parent's workspace,
+	// on the parent's host.
+	ToolHost string `json:"toolHost,omitempty"`
 	// UserEntryID is the id the user message is written under (chosen by
 	// the workflow). Empty: nothing is written (a continued run).
 	UserEntryID string `json:"userEntryId,omitempty"`

@@ -221,6 +221,15 @@ func (r *run) parentSession() string {
 	return r.in.Parent.SessionID
 }
 
+// parentHost is the tool host of the parent's session ("": none, or not
+// a sub-agent).
+func (r *run) parentHost() string {
+	if r.in.Parent == nil {
+		return ""
+	}
+	return r.in.Parent.ToolHost
+}
+
 // maxConcurrentTasks is agent.subagents.maxConcurrent.
 func (r *run) maxConcurrentTasks() int { return r.in.Agent.SubAgents.limits().MaxConcurrent }
 
@@ -253,7 +262,7 @@ func (r *run) subAgentInput(ctx workflow.Context, call activities.RunToolInput, 
 	p.Model.Faults, p.Model.SummaryFaults = nil, nil
 	p.Approval.Grants = nil
 	p.Budget = r.childBudget(ctx)
-	p.Parent = &SubAgentParent{SessionID: r.in.SessionID, ToolCallID: c.ref.ID, Depth: r.depth() + 1}
+	p.Parent = &SubAgentParent{SessionID: r.in.SessionID, ToolCallID: c.ref.ID, Depth: r.depth() + 1, ToolHost: r.toolHost}
 	return SubAgentInput{Call: call, Prompt: p}
 }
 

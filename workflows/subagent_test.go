@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -364,4 +367,58 @@ func TestSubAgent_BudgetReachedInChild(t *testing.T) {
 	if left := 80 - (h.state().Usage.Tokens() - child); child >= 80 || child < left {
 		t.Fatalf("the sub-agent spent %d tokens, want at least the %d the parent had left and less than the parent's 80", child, left)
 	}
+}
+
+// Issue 25: a task call with worktree true gives its sub-agent a git
+// worktree of its own on branch agent/<child session>, made from the
+// parent's workspace's HEAD; outside a git repository the sub-agent fails
+// and the parent reads why in one line.
+func TestSubAgent_Worktree(t *testing.T) {
+	worktreeTask := func(h *subHarness) PromptInput {
+		in := h.toolInput(`tool:task {"description":"isolated","prompt":"work apart","worktree":true}`, "text:ok")
+		in.Tools.Enabled = append(in.Tools.Enabled, tools.Task)
+		return in
+	}
+	t.Run("git repository", func(t *testing.T) {
+		h := newSubHarness(t)
+		h.workspace = t.TempDir()
+		if err := os.WriteFile(filepath.Join(h.workspace, "a.txt"), []byte("base\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"init", "--quiet"}, {"add", "a.txt"}, {"commit", "--quiet", "-m", "base"}} {
+			out, err := exec.Command("git", append([]string{"-C", h.workspace, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+		h.acts.WorktreeDir = t.TempDir()
+		res, err := h.run(worktreeTask(h))
+		if err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("prompt: %+v %v", res, err)
+		}
+		starts, ends := subAgentEvents(h.events())
+		if len(starts) != 1 || len(ends) != 1 || ends[0].IsError {
+			t.Fatalf("subagent events %+v %+v, want one that answered", starts, ends)
+		}
+		sess, err := h.store.Load(starts[0].SessionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wt := sess.Header.Worktree
+		if wt == nil || wt.Branch != "agent/"+starts[0].SessionID || !strings.HasPrefix(sess.Header.Cwd, h.acts.WorktreeDir) {
+			t.Fatalf("sub-agent header %+v (worktree %+v), want a worktree of its own", sess.Header, wt)
+		}
+	})
+	t.Run("not a repository", func(t *testing.T) {
+		h := newSubHarness(t)
+		h.acts.WorktreeDir = t.TempDir()
+		res, err := h.run(worktreeTask(h))
+		if err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("prompt: %+v %v", res, err)
+		}
+		r := h.toolResultTexts(res.LeafID)
+		if len(r) != 1 || !strings.HasPrefix(r[0], "The sub-agent failed: ") || !strings.Contains(r[0], "git repository") {
+			t.Fatalf("tool results %q, want the sub-agent's failure naming git", r)
+		}
+	})
 }

@@ -109,6 +109,9 @@ type SubAgentParent struct {
 	// Depth is the sub-agent's depth: 1 for a sub-agent of a prompt a
 	// user started.
 	Depth int `json:"depth"`
+	// ToolHost is the parent's tool host, which holds the workspace the
+	// sub-agent works in ("": any worker).
+	ToolHost string `json:"toolHost,omitempty"`
 }
 
 // AgentSettings are the settings of the tool loop (group agent).
