@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -63,7 +64,7 @@ func TestTaskSpec(t *testing.T) {
 	if len(specs) != 2 || specs[1].Name != Task || !strings.Contains(string(specs[1].Parameters), `"required":["description","prompt"]`) {
 		t.Fatalf("Specs(read, task) = %+v", specs)
 	}
-	if r := Run(nil, Task, json.RawMessage(`{}`), Options{}); !r.IsError {
+	if r := Run(context.Background(), Task, json.RawMessage(`{}`), Options{}); !r.IsError {
 		t.Fatalf("task run as an activity: %+v, want an error result", r)
 	}
 }
