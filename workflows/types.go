@@ -215,7 +215,9 @@ type Carry struct {
 	// session: a continued run's input carries no script.
 	FaultsAt string `json:"faultsAt,omitempty"`
 	// ToolHost is the host whose task queue runs the tool calls.
-	ToolHost  string `json:"toolHost,omitempty"`
+	ToolHost string `json:"toolHost,omitempty"`
+	// Worktree: the session has a git worktree (branchSummary).
+	Worktree  bool   `json:"worktree,omitempty"`
 	PrevRunID string `json:"prevRunId,omitempty"`
 	// Runs counts the runs of this prompt before this one.
 	Runs int `json:"runs"`
@@ -343,4 +345,7 @@ type PromptResult struct {
 	Usage     *agent.Spend `json:"usage,omitempty"`
 	Turns     int          `json:"turns,omitempty"`
 	ToolCalls int          `json:"toolCalls,omitempty"`
+	// Worktree is where the branch of a --worktree session stands as the
+	// prompt ends (as on its prompt_end event); nil for other sessions.
+	Worktree *agent.BranchSummary `json:"worktree,omitempty"`
 }
