@@ -234,13 +234,16 @@ func (r *run) parentHost() string {
 func (r *run) maxConcurrentTasks() int { return r.in.Agent.SubAgents.limits().MaxConcurrent }
 
 // subAgentRefusal is the error result of a task call the prompt may not
-// start (agent.subagents.maxDepth, maxTotal, a spent budget); "" if it
-// may.
+// start (agent.subagents.maxDepth, task not enabled, maxTotal, a spent
+// budget); "" if it may.
 func (r *run) subAgentRefusal() string {
 	lim := r.in.Agent.SubAgents.limits()
 	switch {
 	case r.depth() >= lim.MaxDepth:
 		return fmt.Sprintf(SubAgentDepthMessage, r.depth(), lim.MaxDepth)
+	case !slices.Contains(r.in.Tools.Enabled, tools.Task):
+		// As RunTool answers a call of a tool that is not enabled.
+		return fmt.Sprintf("Tool %q is not enabled for this session (tools.enabled: %s)", tools.Task, strings.Join(r.in.Tools.Enabled, ", "))
 	case r.subAgents >= lim.MaxTotal:
 		return fmt.Sprintf(SubAgentTotalMessage, lim.MaxTotal)
 	case r.budgetReached():

@@ -318,6 +318,20 @@ func TestSubAgent_Limits(t *testing.T) {
 			t.Fatalf("parent's tool results %q", r)
 		}
 	})
+	t.Run("not enabled", func(t *testing.T) {
+		h := newSubHarness(t)
+		res, err := h.run(h.toolInput(`tool:task {"description":"d","prompt":"p"}`, "text:ok"))
+		if err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("prompt: %+v %v", res, err)
+		}
+		want := `Tool "task" is not enabled for this session (tools.enabled: read, write, edit, bash, grep, find, ls)`
+		if r := h.toolResultTexts(res.LeafID); len(r) != 1 || r[0] != want {
+			t.Fatalf("tool results %q, want %q", r, want)
+		}
+		if starts, _ := subAgentEvents(h.events()); len(starts) != 0 {
+			t.Fatalf("%d sub-agents started, want none", len(starts))
+		}
+	})
 	t.Run("bad arguments", func(t *testing.T) {
 		h := newSubHarness(t)
 		in := h.toolInput(`tool:task {"description":"no prompt"}`, "text:ok")
