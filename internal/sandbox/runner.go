@@ -102,10 +102,11 @@ const drainGrace = 200 * time.Millisecond
 
 type process struct {
 	cfg      Config
-	pids     *pidsGroup // nil without a pids cgroup
-	refused  int64      // forks pids.max refused
-	memory   *allocWatch
-	egress   *egressPath // nil but for network allowlist
+	pids     *pidsGroup   // nil without a pids cgroup
+	refused  int64        // forks pids.max refused
+	watch    *outputWatch // nil without limits its output can show
+	status   *limitStatus // nil without the limit shell (limitScript)
+	egress   *egressPath  // nil but for network allowlist
 	cmd      *exec.Cmd
 	out      *os.File
 	readDone chan struct{}
@@ -147,11 +148,28 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		return nil, err
 	}
 	argv := append([]string{r.bin, "--info-fd", "3"}, args...)
+	extra := []*os.File{iw}
+	var st *limitStatus
+	if r.cfg.limitScript(shell()) != "" {
+		// The limit shell reports on fd 4 (statusFd).
+		if st, err = newLimitStatus(); err != nil {
+			pr.Close()
+			pw.Close()
+			ir.Close()
+			iw.Close()
+			eg.close()
+			return nil, err
+		}
+		extra = append(extra, st.w)
+	}
 	var pg *pidsGroup
 	if r.pids != "" {
-		// pids.max counts bwrap and its init too (and the egress
-		// bridge's threads).
+		// pids.max counts bwrap and its init too (the limit shell, the
+		// egress bridge's threads).
 		max := r.cfg.MaxProcesses + bwrapProcesses
+		if st != nil {
+			max++
+		}
 		if eg != nil {
 			max += bridgeTasks
 		}
@@ -160,6 +178,7 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 			pw.Close()
 			ir.Close()
 			iw.Close()
+			st.close()
 			eg.close()
 			return nil, err
 		}
@@ -168,7 +187,7 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		argv = append([]string{"/bin/sh", "-c", `echo $$ >"$0" || exit 125; exec "$@"`, pg.procs()}, argv...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.ExtraFiles = []*os.File{iw}
+	cmd.ExtraFiles = extra
 	// bwrap passes its environment to the command: the call's, nothing
 	// of the worker's.
 	cmd.Env = c.Env
@@ -182,12 +201,14 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		pw.Close()
 		ir.Close()
 		iw.Close()
+		st.close()
 		eg.close()
 		pg.remove()
 		return nil, fmt.Errorf("start bubblewrap: %w", err)
 	}
 	pw.Close()
 	iw.Close()
+	st.started()
 	initPid := make(chan int, 1)
 	go func() {
 		defer ir.Close()
@@ -198,11 +219,10 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		_ = json.NewDecoder(ir).Decode(&info)
 		initPid <- info.ChildPid
 	}()
-	p := &process{cfg: r.cfg, pids: pg, egress: eg, cmd: cmd, out: pr, readDone: make(chan struct{}), waited: make(chan struct{})}
+	p := &process{cfg: r.cfg, pids: pg, status: st, egress: eg, cmd: cmd, out: pr, readDone: make(chan struct{}), waited: make(chan struct{})}
 	var out io.Writer = c.Output
-	if r.cfg.MemoryMB > 0 {
-		p.memory = &allocWatch{w: c.Output}
-		out = p.memory
+	if p.watch = newOutputWatch(c.Output, r.cfg); p.watch != nil {
+		out = p.watch
 	}
 	go func() {
 		defer close(p.readDone)
@@ -216,6 +236,7 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		// The sandbox is gone, and with it every user of the proxy and
 		// every member of the cgroup.
 		p.egress.close()
+		p.status.finish()
 		if p.pids != nil {
 			p.refused = p.pids.refused()
 			p.pids.remove()
@@ -247,22 +268,34 @@ func (p *process) Wait() (tools.Exit, error) {
 }
 
 // limit names the limit that ended the command, where that can be told:
-// bwrap exits with 128+N when the shell dies of signal N, and SIGXCPU is
-// what RLIMIT_CPU sends at its soft limit; the sandbox's pids cgroup
-// counts the forks it refused; a failed command whose output reports an
-// allocation failure ran under RLIMIT_AS. (SIGKILL, a second later at
-// the CPU hard limit, or from anyone else, cannot be told apart; nor can
-// a program that fails an allocation without saying so.)
+// bwrap exits with 128+N when the shell dies of signal N; SIGXCPU is what
+// RLIMIT_CPU sends at its soft limit, SIGKILL what it sends at the hard
+// limit a second later, told from any other SIGKILL by the CPU time the
+// limit shell reports for the command; a shell reports a job SIGXCPU
+// ended in the output; the sandbox's pids cgroup counts the forks it
+// refused, and without it a fork refused under RLIMIT_NPROC or an
+// allocation refused under RLIMIT_AS shows in the output of a failed
+// command. (A program that fails an allocation or a fork without saying
+// so cannot be told.)
 func (p *process) limit(exit *tools.Exit) {
+	cpu := fmt.Sprintf("CPU time limit of %d s (tools.sandbox.cpuSeconds)", p.cfg.CPUSeconds)
 	switch sig := syscall.Signal(exit.Code - 128); {
+	case exit.Code == 0:
 	case p.cfg.CPUSeconds > 0 && sig == syscall.SIGXCPU:
 		exit.Signal = sig
-		exit.Limit = fmt.Sprintf("CPU time limit of %d s (tools.sandbox.cpuSeconds)", p.cfg.CPUSeconds)
-	case exit.Code == 0:
+		exit.Limit = cpu
+	case p.cfg.CPUSeconds > 0 && sig == syscall.SIGKILL && p.status.cpu() >= time.Duration(p.cfg.CPUSeconds)*time.Second:
+		exit.Signal = sig
+		exit.Limit = fmt.Sprintf("%s: killed (SIGKILL) after %.1f s of CPU time", cpu, p.status.cpu().Seconds())
+	case p.watch.seen(signCPU):
+		exit.Limit = fmt.Sprintf("%s: a process it ended made the command fail, exit code %d", cpu, exit.Code)
 	case p.refused > 0:
 		exit.Limit = fmt.Sprintf("process limit of %d (tools.sandbox.maxProcesses): it refused %d new processes, exit code %d",
 			p.cfg.MaxProcesses, p.refused, exit.Code)
-	case p.memory != nil && p.memory.seen():
+	case p.watch.seen(signFork):
+		exit.Limit = fmt.Sprintf("process limit of %d (tools.sandbox.maxProcesses, RLIMIT_NPROC of the worker's user): a new process was refused, exit code %d",
+			p.cfg.MaxProcesses, exit.Code)
+	case p.watch.seen(signAlloc):
 		exit.Limit = fmt.Sprintf("memory limit of %d MiB per process (tools.sandbox.memoryMB): an allocation failed, exit code %d",
 			p.cfg.MemoryMB, exit.Code)
 	}

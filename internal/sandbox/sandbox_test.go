@@ -300,3 +300,101 @@ func TestRunner_ProcessLimitNoteSaysTheFallback(t *testing.T) {
 		t.Fatalf("without maxProcesses the note is %q", got)
 	}
 }
+
+// Issue 22: a process that ignores SIGXCPU is killed (SIGKILL) at the
+// CPU limit's hard limit; the result still names the limit, and a
+// SIGKILL from anyone else does not.
+func TestSandbox_CPULimitKillIsNamed(t *testing.T) {
+	r := runner(t, Config{CPUSeconds: 1})
+	ws := t.TempDir()
+	res := bash(t, r, ws, "trap '' XCPU; while :; do :; done", 30)
+	if !res.IsError || !strings.Contains(res.Content, "CPU time limit of 1 s (tools.sandbox.cpuSeconds): killed (SIGKILL) after") {
+		t.Fatalf("want the CPU limit named for its SIGKILL: %+v", res)
+	}
+	res = bash(t, r, ws, "kill -KILL $$", 30)
+	if !res.IsError || strings.Contains(res.Content, "CPU time limit") || !strings.Contains(res.Content, "exited with code 137") {
+		t.Fatalf("a SIGKILL that is not the CPU limit's was named as it: %+v", res)
+	}
+}
+
+// Issue 22: a program that the CPU limit stops inside a longer command
+// (the command's shell goes on and fails) gets the limit named too.
+func TestSandbox_CPULimitOfAChildIsNamed(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	r := runner(t, Config{CPUSeconds: 1})
+	res := bash(t, r, t.TempDir(), "python3 -c 'while True: pass'; echo after; exit 4", 30)
+	if !res.IsError || !strings.Contains(res.Content, "after") ||
+		!strings.Contains(res.Content, "CPU time limit of 1 s (tools.sandbox.cpuSeconds): a process it ended made the command fail, exit code 4") {
+		t.Fatalf("want the CPU limit named: %+v", res)
+	}
+}
+
+// Issue 22: Python's MemoryError under tools.sandbox.memoryMB names the
+// limit; the same allocation without the limit succeeds.
+func TestSandbox_MemoryLimitOfPythonIsNamed(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	script := "python3 -c 'b = bytearray(400 * 1024 * 1024); print(len(b))'"
+	res := bash(t, runner(t, Config{MemoryMB: 128}), t.TempDir(), script, 30)
+	if !res.IsError || !strings.Contains(res.Content, "MemoryError") ||
+		!strings.Contains(res.Content, "memory limit of 128 MiB per process (tools.sandbox.memoryMB): an allocation failed, exit code 1") {
+		t.Fatalf("want the memory limit named: %+v", res)
+	}
+	if res := bash(t, runner(t, Config{}), t.TempDir(), script, 30); res.IsError || !strings.Contains(res.Content, "419430400") {
+		t.Fatalf("without a limit the allocation fails too, so the test proves nothing: %+v", res)
+	}
+}
+
+// Issue 22: where maxProcesses is RLIMIT_NPROC (no pids cgroup), a
+// refused fork names the limit. RLIMIT_NPROC does not bind root, so the
+// sandbox runs as nobody (setpriv before bwrap, which then needs
+// unprivileged user namespaces).
+func TestSandbox_ProcessRlimitIsNamed(t *testing.T) {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil || os.Getuid() != 0 {
+		t.Skip("needs root and setpriv to run the sandbox as nobody")
+	}
+	bwrap, err := (Config{}).binary()
+	if err != nil {
+		t.Skip(err)
+	}
+	// Not t.TempDir, whose parent nobody may not enter.
+	dir, err := os.MkdirTemp("", "sandbox-nproc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	wrapper := filepath.Join(dir, "bwrap-as-nobody")
+	script := fmt.Sprintf("#!/bin/sh\nexec %s --reuid 65534 --regid 65534 --clear-groups %s \"$@\"\n", setpriv, bwrap)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, ws} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := New(Config{Binary: wrapper, MaxProcesses: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fallback, as where the worker may not make cgroups.
+	r.pids, r.cfg.pidsCgroup = "", false
+	if res := bash(t, r, ws, "id -u", 10); res.IsError || strings.TrimSpace(res.Content) != "65534" {
+		t.Skipf("the sandbox does not run as nobody here: %+v", res)
+	}
+	res := bash(t, r, ws, "for i in 1 2 3 4 5 6; do sleep 1 & done; wait; exit 3", 60)
+	if !res.IsError || !strings.Contains(res.Content, "process limit of 4 (tools.sandbox.maxProcesses, RLIMIT_NPROC of the worker's user): a new process was refused, exit code ") {
+		t.Fatalf("want the process limit named: %+v", res)
+	}
+	if res := bash(t, r, ws, "sleep 0.1 & wait; exit 3", 20); strings.Contains(res.Content, "process limit") {
+		t.Fatalf("a command that stayed under the limit was said to hit it: %+v", res)
+	}
+}
