@@ -12,11 +12,19 @@ import (
 // BenchmarkBashTrue_SandboxedVsLocal runs the bash tool's `true` b.N
 // times in the sandbox and b.N times unsandboxed (tools.Local),
 // interleaved so both see the same machine load, and reports the ratio
-// of their mean times (issue 22's budget: 1.3x) and the load average:
+// of their mean times (issue 22's budget: 1.3x) and the load average;
+// "defaults" is the sandbox of the default settings (no rlimits),
+// "limits" one with tools.sandbox.cpuSeconds and memoryMB set, which
+// adds the shell that sets them:
 //
 //	go test ./internal/sandbox -run '^$' -bench BashTrue -benchtime 30x
 func BenchmarkBashTrue_SandboxedVsLocal(b *testing.B) {
-	r, err := New(Config{})
+	b.Run("defaults", func(b *testing.B) { benchBashTrue(b, Config{}) })
+	b.Run("limits", func(b *testing.B) { benchBashTrue(b, Config{CPUSeconds: 600, MemoryMB: 4096}) })
+}
+
+func benchBashTrue(b *testing.B, c Config) {
+	r, err := New(c)
 	if err != nil {
 		b.Fatal(err)
 	}
