@@ -17,8 +17,9 @@ import (
 
 // Runner is the bubblewrap tools.Runner of a Config.
 type Runner struct {
-	cfg Config
-	bin string
+	cfg    Config
+	bin    string
+	spares spares
 	// pids is the pids cgroup under which each sandbox gets its own
 	// (MaxProcesses set and the worker may make cgroups); noPids says
 	// why not.
@@ -73,10 +74,12 @@ func (r *Runner) Probe() error {
 	}
 	defer os.RemoveAll(dir)
 	var out strings.Builder
-	p, err := r.Start(tools.Command{Script: "true", Dir: dir, Env: []string{"PATH=/usr/bin:/bin"}, Output: &out})
+	// Not Start: no sandbox is started ahead for this workspace.
+	p, err := r.launch(dir, []string{"PATH=/usr/bin:/bin"}, "true", nil)
 	if err != nil {
 		return err
 	}
+	p.begin(&out)
 	done := make(chan struct{})
 	var exit tools.Exit
 	go func() { exit, err = p.Wait(); close(done) }()
@@ -102,6 +105,12 @@ const drainGrace = 200 * time.Millisecond
 
 type process struct {
 	cfg      Config
+	runner   *Runner
+	dir      string       // the workspace
+	env      []string     // the command's environment
+	ahead    *aheadCall   // a sandbox started ahead: how its script gets in
+	idle     *time.Timer  // a spare's end when no command comes
+	next     bool         // Wait starts the workspace's next sandbox ahead
 	pids     *pidsGroup   // nil without a pids cgroup
 	refused  int64        // forks pids.max refused
 	watch    *outputWatch // nil without limits its output can show
@@ -116,22 +125,49 @@ type process struct {
 
 // Start runs c.Script in a new sandbox (see Config.Args); with network
 // allowlist, behind an egress proxy of its own that closes when the
-// sandbox ends.
+// sandbox ends. A sandbox started ahead for the same workspace and
+// environment (a spare, see ahead.go) is used when there is one; when
+// the command has ended, the next one is started ahead.
 func (r *Runner) Start(c tools.Command) (tools.Process, error) {
+	if p := r.spares.take(r, c.Dir, c.Env); p != nil {
+		if err := p.ahead.run(c.Script); err == nil {
+			p.begin(c.Output)
+			return p, nil
+		}
+		p.discard()
+	}
+	p, err := r.launch(c.Dir, c.Env, c.Script, nil)
+	if err != nil {
+		return nil, err
+	}
+	p.next = true
+	p.begin(c.Output)
+	return p, nil
+}
+
+// launch starts a sandbox in dir with environment env that runs script,
+// or, with ahead, that waits for its script (aheadCall).
+func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCall) (*process, error) {
 	var eg *egressPath
 	var args []string
 	var err error
+	if ahead != nil {
+		script = ahead.reader()
+	}
 	if r.cfg.Network == NetworkAllowlist {
 		if eg, err = startEgress(r.cfg); err != nil {
 			return nil, err
 		}
-		args, err = r.cfg.args(c.Dir, c.Script, eg.exe, eg.proxy.Path())
+		args, err = r.cfg.args(dir, script, eg.exe, eg.proxy.Path())
 	} else {
-		args, err = r.cfg.Args(c.Dir, c.Script)
+		args, err = r.cfg.Args(dir, script)
 	}
 	if err != nil {
 		eg.close()
 		return nil, err
+	}
+	if ahead != nil {
+		args = ahead.bind(args)
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -190,9 +226,12 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 	cmd.ExtraFiles = extra
 	// bwrap passes its environment to the command: the call's, nothing
 	// of the worker's.
-	cmd.Env = c.Env
+	cmd.Env = env
 	if cmd.Env == nil {
 		cmd.Env = []string{}
+	}
+	if ahead != nil {
+		cmd.Stdin = ahead.stdinR
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = sysProcAttr()
@@ -209,6 +248,7 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 	pw.Close()
 	iw.Close()
 	st.started()
+	ahead.started()
 	initPid := make(chan int, 1)
 	go func() {
 		defer ir.Close()
@@ -219,15 +259,8 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		_ = json.NewDecoder(ir).Decode(&info)
 		initPid <- info.ChildPid
 	}()
-	p := &process{cfg: r.cfg, pids: pg, status: st, egress: eg, cmd: cmd, out: pr, readDone: make(chan struct{}), waited: make(chan struct{})}
-	var out io.Writer = c.Output
-	if p.watch = newOutputWatch(c.Output, r.cfg); p.watch != nil {
-		out = p.watch
-	}
-	go func() {
-		defer close(p.readDone)
-		_, _ = io.Copy(out, pr)
-	}()
+	p := &process{cfg: r.cfg, runner: r, dir: dir, env: env, ahead: ahead, pids: pg, status: st, egress: eg, cmd: cmd, out: pr,
+		readDone: make(chan struct{}), waited: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
 		if err := awaitInit(initPid); err != nil && p.waitErr == nil {
@@ -237,6 +270,7 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		// every member of the cgroup.
 		p.egress.close()
 		p.status.finish()
+		p.ahead.remove()
 		if p.pids != nil {
 			p.refused = p.pids.refused()
 			p.pids.remove()
@@ -246,10 +280,27 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 	return p, nil
 }
 
+// begin passes the sandbox's output on to w (through the watch of its
+// limits' signs); the pipe holds what comes before.
+func (p *process) begin(w io.Writer) {
+	var out io.Writer = w
+	if p.watch = newOutputWatch(w, p.cfg); p.watch != nil {
+		out = p.watch
+	}
+	go func() {
+		defer close(p.readDone)
+		_, _ = io.Copy(out, p.out)
+	}()
+}
+
 // Wait waits for bwrap, which exits when the command's shell does, and
 // then for the sandbox's init, which ends only when every process of its
-// PID namespace (so of the command) is gone.
+// PID namespace (so of the command) is gone. Then the workspace's next
+// sandbox is started ahead.
 func (p *process) Wait() (tools.Exit, error) {
+	if p.next {
+		defer p.runner.spares.prepare(p.runner, p.dir, p.env)
+	}
 	<-p.waited
 	// Every writer of the pipe was in the namespace, now gone; the grace
 	// only guards against a bwrap that left one behind.

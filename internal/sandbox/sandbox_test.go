@@ -398,3 +398,73 @@ func TestSandbox_ProcessRlimitIsNamed(t *testing.T) {
 		t.Fatalf("a command that stayed under the limit was said to hit it: %+v", res)
 	}
 }
+
+// Issue 22's cost: after a command the workspace's next sandbox is
+// started ahead, and the next command with the same environment runs in
+// it, as in a new one: a fresh /tmp, nothing left of the previous
+// command's processes, stdin /dev/null, its own environment. A command
+// with another environment gets a new sandbox.
+func TestSandbox_StartedAheadRunsTheNextCommandFresh(t *testing.T) {
+	r := runner(t, Config{})
+	ws := t.TempDir()
+	res := bash(t, r, ws, "echo left > /tmp/mark; (sleep 600 &); echo one", 0)
+	if res.IsError || res.Content != "one" {
+		t.Fatalf("first call: %+v", res)
+	}
+	waitSpare(t, r)
+	script := `test -e /tmp/mark && echo stale; pgrep -c sleep || true; cat; echo "$0 PATH=$PATH"; echo body > made; cat made`
+	res = bash(t, r, ws, script, 10)
+	if got, want := res.Content, "0\n"+shell()+" PATH=/usr/local/bin:/usr/bin:/bin\nbody"; res.IsError || got != want {
+		t.Fatalf("the command in the sandbox started ahead: %q, want %q (%+v)", got, want, res)
+	}
+	if n := r.spares.served.Load(); n != 1 {
+		t.Fatalf("%d commands ran in a sandbox started ahead, want 1", n)
+	}
+	waitSpare(t, r)
+	raw, _ := json.Marshal(map[string]any{"command": "echo $ONLY"})
+	res = tools.Run(context.Background(), tools.Bash, raw, tools.Options{
+		Workspace: ws, Runner: r, TempDir: t.TempDir(),
+		Env: []string{"PATH=/usr/bin:/bin", "ONLY=other-env"},
+	})
+	if res.Content != "other-env" || r.spares.served.Load() != 1 {
+		t.Fatalf("another environment: %+v, served %d", res, r.spares.served.Load())
+	}
+}
+
+// A sandbox started ahead that no command comes for is ended after
+// Config.AheadIdle, and its call directory removed.
+func TestSandbox_StartedAheadEndsWhenIdle(t *testing.T) {
+	r := runner(t, Config{AheadIdle: 300 * time.Millisecond})
+	bash(t, r, t.TempDir(), "true", 0)
+	p := waitSpare(t, r)
+	select {
+	case <-p.waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the idle sandbox started ahead is still running")
+	}
+	if _, err := os.Stat(p.ahead.dir); !os.IsNotExist(err) {
+		t.Fatalf("its call directory is left: %v", err)
+	}
+	r.spares.mu.Lock()
+	defer r.spares.mu.Unlock()
+	if len(r.spares.m) != 0 {
+		t.Fatalf("spares left: %d", len(r.spares.m))
+	}
+}
+
+// waitSpare waits until r has a sandbox started ahead, and returns it.
+func waitSpare(t *testing.T, r *Runner) *process {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		r.spares.mu.Lock()
+		for _, p := range r.spares.m {
+			if p != nil {
+				r.spares.mu.Unlock()
+				return p
+			}
+		}
+		r.spares.mu.Unlock()
+	}
+	t.Fatal("no sandbox was started ahead")
+	return nil
+}
