@@ -85,9 +85,11 @@ func (a *aheadCall) run(script string) error {
 	return err
 }
 
-// remove removes the call directory, once the sandbox has ended.
+// remove closes the pipe and removes the call directory, once the
+// sandbox has ended or did not start.
 func (a *aheadCall) remove() {
 	if a != nil {
+		a.stdinR.Close()
 		a.stdinW.Close()
 		os.RemoveAll(a.dir)
 	}
