@@ -53,6 +53,7 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 		Workspace: r.workspace, PromptEntryID: r.promptEntryID, FaultsAt: r.faultsAt, ToolHost: r.toolHost, Worktree: r.worktree,
 		PrevRunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
 		Steering: r.steering, FollowUps: r.followUps, FollowUpDue: r.followUpDue,
+		ToolCalls: r.toolCalls, SubAgents: r.subAgents,
 	}
 	r.carryBudget(next.Continued)
 	workflow.GetLogger(ctx).Info("prompt continues as new", "session", r.in.SessionID,
