@@ -12,7 +12,7 @@ import (
 	"github.com/durableagent/durableagent/retry"
 )
 
-// Coordinated backoff (SPEC 17.1). When a provider answers a model call
+// Coordinated backoff (SPEC 18.1). When a provider answers a model call
 // with a rate limit and a retry hint, the credential's window (kept by
 // the auth store, shared by the workers that share it) holds every other
 // call of that credential until the hint expires; then one call probes

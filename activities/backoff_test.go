@@ -44,7 +44,7 @@ func (w *credsWorker) call(t *testing.T, sessionID string, faults ...string) act
 	return res
 }
 
-// Spec 17.1: a rate-limited answer with a retry hint opens the
+// Spec 18.1: a rate-limited answer with a retry hint opens the
 // credential's window; the next call of another session on that
 // credential holds until the hint expires, then goes out (it probes) and
 // its success clears the window, so the call after it is not held.

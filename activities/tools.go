@@ -75,7 +75,10 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	if loadErr == nil {
 		found = slices.Clone(before.Warnings) // appended to below
 	}
-	where := session.Header{Cwd: ws, Host: a.ToolHost}
+	where := session.Header{Cwd: ws, Host: a.ToolHost, ParentSession: in.ParentSession}
+	if in.ToolHost != "" {
+		where.Host = in.ToolHost
+	}
 	if in.Worktree != "" {
 		switch {
 		case loadErr == nil && before.Header.Worktree == nil && in.Worktree == WorktreeRequired:

@@ -245,6 +245,13 @@ type BeginPromptInput struct {
 	// Workspace's repository (internal/worktree): WorktreeNew or
 	// WorktreeRequired; "": none.
 	Worktree string `json:"worktree,omitempty"`
+	// ParentSession is written in a new session's header: the session
+	// whose task call made it (a sub-agent).
+	ParentSession string `json:"parentSession,omitempty"`
+	// ToolHost, when set, is a new session's tool host instead of this
+	// worker's: a sub-agent's session works in its parent's workspace,
+	// on the parent's host.
+	ToolHost string `json:"toolHost,omitempty"`
 	// UserEntryID is the id the user message is written under (chosen by
 	// the workflow). Empty: nothing is written (a continued run).
 	UserEntryID string `json:"userEntryId,omitempty"`
@@ -348,6 +355,9 @@ type RunToolResult struct {
 	// Reused says the result was already in the session (a re-run did not
 	// execute the tool again).
 	Reused bool `json:"reused,omitempty"`
+	// Usage is what a sub-agent (a task call) spent, its own sub-agents
+	// included: the parent's usage and budget count it.
+	Usage *agent.Spend `json:"usage,omitempty"`
 }
 
 // RecordEntryInput is the input of RecordEntry (a local activity).

@@ -93,6 +93,10 @@ type Event struct {
 	// turn_end).
 	Turn int `json:"turn,omitempty"`
 
+	// subagent_start / subagent_end: the sub-agent's session (and the
+	// task call, ToolCallID; its usage on subagent_end, Usage).
+	SessionID string `json:"sessionId,omitempty"`
+
 	// usage_update: the prompt's usage so far and its budget.
 	Usage  *Spend  `json:"usage,omitempty"`
 	Budget *Budget `json:"budget,omitempty"`
@@ -311,6 +315,14 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			Usage  *Spend  `json:"usage"`
 			Budget *Budget `json:"budget,omitempty"`
 		}{h, e.Usage, e.Budget})
+	case EventSubAgentStart, EventSubAgentEnd:
+		return json.Marshal(struct {
+			eventHeader
+			ToolCallID string `json:"toolCallId"`
+			SessionID  string `json:"sessionId"`
+			IsError    bool   `json:"isError,omitempty"`
+			Usage      *Spend `json:"usage,omitempty"`
+		}{h, e.ToolCallID, e.SessionID, e.IsError, e.Usage})
 	}
 	return nil, fmt.Errorf("marshal event: unknown type %q", e.Type)
 }
@@ -404,6 +416,17 @@ func (e Event) String() string {
 		}
 	case EventSessionSettings:
 		return "Session settings: " + e.Reason
+	case EventSubAgentStart:
+		return fmt.Sprintf("Sub-agent %s started for %s (follow it: starter events --session %s --follow)", e.SessionID, e.ToolCallID, e.SessionID)
+	case EventSubAgentEnd:
+		s := fmt.Sprintf("Sub-agent %s ended", e.SessionID)
+		if e.IsError {
+			s += " without an answer"
+		}
+		if e.Usage != nil {
+			s += fmt.Sprintf(" (%d input + %d output tokens)", e.Usage.Input, e.Usage.Output)
+		}
+		return s
 	case EventPromptEnd:
 		if e.ErrorMessage != "" {
 			return fmt.Sprintf("prompt %s: %s", e.Status, e.ErrorMessage)

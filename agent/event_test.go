@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -72,5 +73,29 @@ func TestEvent_StringFinalFailure(t *testing.T) {
 				t.Fatalf("%q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// Issue 25: subagent_start/_end carry the task call and the sub-agent's
+// session (and its usage at the end), in JSON and as a line.
+func TestEvent_SubAgentShapes(t *testing.T) {
+	start := Event{Type: EventSubAgentStart, Seq: 3, ToolCallID: "call_1_0", SessionID: "s1.task-call_1_0-0a1b2c3d"}
+	b, err := json.Marshal(start)
+	if err != nil || !strings.Contains(string(b), `"toolCallId":"call_1_0","sessionId":"s1.task-call_1_0-0a1b2c3d"`) {
+		t.Fatalf("subagent_start JSON %s %v", b, err)
+	}
+	var back Event
+	if err := json.Unmarshal(b, &back); err != nil || back.SessionID != start.SessionID || back.ToolCallID != start.ToolCallID {
+		t.Fatalf("round trip %+v %v", back, err)
+	}
+	end := Event{Type: EventSubAgentEnd, ToolCallID: "c", SessionID: "s", Usage: &Spend{Input: 10, Output: 5}}
+	if b, _ := json.Marshal(end); !strings.Contains(string(b), `"usage":{"input":10,"output":5`) {
+		t.Fatalf("subagent_end JSON %s", b)
+	}
+	if got := start.String(); got != "Sub-agent s1.task-call_1_0-0a1b2c3d started for call_1_0 (follow it: starter events --session s1.task-call_1_0-0a1b2c3d --follow)" {
+		t.Fatalf("line %q", got)
+	}
+	if got := end.String(); got != "Sub-agent s ended (10 input + 5 output tokens)" {
+		t.Fatalf("line %q", got)
 	}
 }

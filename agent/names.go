@@ -75,6 +75,12 @@ const (
 	// (Reason: "key value"), or a prompt runs with them rather than its
 	// sender's (Reason names the keys that differ).
 	EventSessionSettings = "session_settings"
+	// EventSubAgentStart: a task call started its sub-agent, a session of
+	// its own (SessionID) whose prompt is a child workflow;
+	// EventSubAgentEnd: it ended, with the sub-agent's usage (its own
+	// sub-agents' included).
+	EventSubAgentStart = "subagent_start"
+	EventSubAgentEnd   = "subagent_end"
 )
 
 // SetAutoRetryPayload is the payload of the set_auto_retry signal.

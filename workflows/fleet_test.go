@@ -11,7 +11,7 @@ import (
 	"github.com/durableagent/durableagent/activities"
 )
 
-// Spec 17.2: a worker that limits model calls (BeginPrompt says
+// Spec 18.2: a worker that limits model calls (BeginPrompt says
 // ModelQueues) gets them on the provider's model queue; one that does not
 // gets them on the prompt's queue, as before.
 func TestFleet_ModelCallQueue(t *testing.T) {
@@ -37,7 +37,7 @@ func TestFleet_ModelCallQueue(t *testing.T) {
 	}
 }
 
-// Spec 17.3: the priority of a prompt's model calls follows its origin,
+// Spec 18.3: the priority of a prompt's model calls follows its origin,
 // with the session (cut to the server's 64 bytes) as fairness key; a
 // prompt of no origin (every history from before origins) has none. The
 // test environment does not pass priorities to activities: the order
@@ -61,7 +61,7 @@ func TestFleet_PriorityOfOrigin(t *testing.T) {
 	}
 }
 
-// Spec 17.2: the routing is carried into the next run of a prompt that
+// Spec 18.2: the routing is carried into the next run of a prompt that
 // continues as new (which does not call BeginPrompt again).
 func TestFleet_ModelQueuesCarriedAcrossContinueAsNew(t *testing.T) {
 	h := newHarness(t)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -119,11 +120,32 @@ func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 // the child to end, as a tool activity's does.
 func (r *run) childOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 	return workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:          workflow.GetInfo(ctx).WorkflowExecution.ID + "-tool-" + c.resultID + "-" + sanitizeID(c.ref.ID),
+		// The prompt's id from its session, not from GetInfo: the same in a
+		// run, and a replayer (which names every run alike) finds it too.
+		WorkflowID:          WorkflowID(r.in.SessionID) + "-tool-" + c.resultID + "-" + sanitizeID(c.ref.ID),
 		WorkflowRunTimeout:  c.spec.CallTimeout(c.ref.TimeoutSec, r.in.Tools.BashTimeoutMs),
 		RetryPolicy:         policy(time.Second, c.spec.Attempts, activities.ErrTypeBadInput, activities.ErrTypeWorkspace),
 		WaitForCancellation: true,
 		StaticSummary:       shorten(c.ref.Name+" "+c.ref.Summary, 120),
+		// A parent that closes (terminated, timed out) asks the child to
+		// cancel; an id used before is refused, so a second start never
+		// runs the call again.
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	})
+}
+
+// subAgentOptions are the options of a sub-agent's prompt (SubAgent): the
+// workflow id of its session, so it is an ordinary session's prompt; an
+// id used before is refused (the sub-agent never runs twice); cancelled
+// with its parent, which waits for it to end.
+func subAgentOptions(ctx workflow.Context, sessionID, description string) workflow.Context {
+	return workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            WorkflowID(sessionID),
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		WaitForCancellation:   true,
+		StaticSummary:         shorten("sub-agent: "+description, 120),
 	})
 }
 

@@ -315,7 +315,7 @@ func TestPolicy_DefaultSettingsEndAnUnattendedAsk(t *testing.T) {
 	if got := h.toolResultTexts(res.LeafID); len(got) != 1 || got[0] != want {
 		t.Fatalf("tool results %q, want %q", got, want)
 	}
-	if len(during.PendingApprovals) != 1 || during.PendingApprovals[0].Why != `rule 8 "ask *"` {
+	if len(during.PendingApprovals) != 1 || during.PendingApprovals[0].Why != `rule 9 "ask *"` {
 		t.Fatalf("pending approvals %+v, want the write asked by the default policy", during.PendingApprovals)
 	}
 	evs := h.events()

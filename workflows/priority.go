@@ -6,7 +6,7 @@ import "go.temporal.io/sdk/temporal"
 // same limit (a provider's model queue at model.maxConcurrentCalls or
 // model.callsPerSecond), Temporal dispatches them in priority order: a
 // person waiting at a terminal (TUI, RPC, starter prompt) goes before
-// scheduled and delegated work (SPEC 17.3).
+// scheduled and delegated work (SPEC 18.3).
 const (
 	OriginInteractive = "interactive"
 	OriginScheduled   = "scheduled"

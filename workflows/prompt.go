@@ -127,6 +127,7 @@ func (r *run) begin(ctx workflow.Context) error {
 		r.toolHost, r.worktree = c.ToolHost, c.Worktree
 		r.modelQueues = c.ModelQueues
 		r.steering, r.followUps, r.followUpDue = c.Steering, c.FollowUps, c.FollowUpDue
+		r.toolCalls, r.subAgents = c.ToolCalls, c.SubAgents
 		r.agentRunning = true
 		return nil
 	}
@@ -144,6 +145,7 @@ func (r *run) begin(ctx workflow.Context) error {
 		var b activities.BeginPromptResult
 		err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
 			SessionID: r.in.SessionID, Workspace: r.in.Workspace, Worktree: r.in.Worktree, UserEntryID: userID,
+			ParentSession: r.parentSession(), ToolHost: r.parentHost(),
 			Message: r.in.Message, Images: r.in.Images, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
 			Faults: r.in.Model.Faults, SummaryFaults: r.in.Model.SummaryFaults,
 			// Always: the session's recorded budget (adoptSessionSettings)
@@ -436,8 +438,8 @@ func (r *run) complete(ctx workflow.Context, text string) (PromptResult, error) 
 	back := r.handBack(ctx, ReasonPromptEnded)
 	wt := r.branchSummary(ctx)
 	r.emit(ctx, promptEnd(r.status, "", back, wt))
-	return PromptResult{Status: r.status, Text: text, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt}, nil
+	return r.account(PromptResult{Status: r.status, Text: text, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt}), nil
 }
 
 func (r *run) fail(ctx workflow.Context, msg string) (PromptResult, error) {
@@ -452,8 +454,8 @@ func (r *run) failFor(ctx workflow.Context, msg, reason string) (PromptResult, e
 	back := r.handBack(ctx, reason)
 	wt := r.branchSummary(ctx)
 	r.emit(ctx, promptEnd(r.status, msg, back, wt))
-	res := PromptResult{Status: r.status, Error: msg, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt}
+	res := r.account(PromptResult{Status: r.status, Error: msg, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
 	return res, temporal.NewNonRetryableApplicationError(msg, ErrTypePromptFailed, nil, res)
 }
 
@@ -478,8 +480,8 @@ func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 	back := r.handBack(ctx, ReasonPromptAborted)
 	wt := r.branchSummary(ctx)
 	r.emit(ctx, promptEnd(r.status, "", back, wt))
-	res := PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt}
+	res := r.account(PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
 	if ctx.Err() != nil || r.userInLoop() {
 		workflow.SetCurrentDetails(ctx, "Aborted by the user")
 		return res, temporal.NewCanceledError(res)

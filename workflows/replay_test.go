@@ -211,3 +211,21 @@ func TestReplay_ScheduledPromptHistory(t *testing.T) {
 		t.Fatalf("replay: %v", err)
 	}
 }
+
+// Determinism of sub-agents (issue 25): a real run on the embedded server
+// of a prompt whose task call ran a sub-agent (the SubAgent child
+// workflow, subagent_start/_end), and of that SubAgent workflow (the
+// call's arguments read by a local activity, the sub-agent's prompt as
+// its child under session-<child>, the result written), replay on the
+// current code. Regenerate with UPDATE_REPLAY_HISTORY=1 go test -run
+// TestIntegration_SubAgent ./test/integration
+func TestReplay_SubAgentHistories(t *testing.T) {
+	if err := replayFixture("testdata/prompt_subagent_history.json"); err != nil {
+		t.Fatalf("replay of the parent: %v", err)
+	}
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(SubAgent, workflow.RegisterOptions{Name: SubAgentWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/subagent_history.json"); err != nil {
+		t.Fatalf("replay of the SubAgent workflow: %v", err)
+	}
+}

@@ -66,9 +66,11 @@ type run struct {
 	// threshold check between turns).
 	lastUsage *agent.Usage
 	// runningTools names the tool calls in flight, for the state query;
-	// toolCalls counts the tool calls started in this run (job memo).
+	// toolCalls counts the tool calls started in this prompt (job memo),
+	// subAgents its sub-agents (subagent.go).
 	runningTools []string
 	toolCalls    int
+	subAgents    int
 	// cancelTools cancels the tool calls in flight (nil when none).
 	cancelTools workflow.CancelFunc
 

@@ -72,12 +72,16 @@ type toolCall struct {
 	denial string
 	// policy and why are the approval policy's decision (policy.go).
 	policy, why string
+	// subSession is the session of a task call's sub-agent, once started
+	// (subagent.go).
+	subSession string
 }
 
 // toolStep runs the tool calls of the last answer, appends one toolResult
 // per call in the order of the calls, and ends the turn. Consecutive
-// read-only calls run in parallel; a call that changes something runs
-// alone, in order. An abort cancels the calls in flight; calls not yet
+// read-only calls run in parallel, and so do consecutive task calls (up
+// to agent.subagents.maxConcurrent at once); a call that changes
+// something runs alone, in order. An abort cancels the calls in flight; calls not yet
 // started get an aborted result, so every call has its result. Once a
 // steer message is queued, the calls not started yet are skipped.
 func (r *run) toolStep(ctx workflow.Context) step {
@@ -91,8 +95,13 @@ func (r *run) toolStep(ctx workflow.Context) step {
 	r.cancelTools = cancel
 	for i := 0; i < len(calls); {
 		j := i + 1
-		if calls[i].spec.ReadOnly {
+		switch {
+		case calls[i].spec.ReadOnly:
 			for j < len(calls) && calls[j].spec.ReadOnly {
+				j++
+			}
+		case calls[i].spec.Concurrent:
+			for j < len(calls) && calls[j].spec.Concurrent && j-i < r.maxConcurrentTasks() {
 				j++
 			}
 		}
@@ -132,10 +141,13 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 		if skip && c.denial == "" && !r.aborted {
 			c.denial = SkippedForSteerMessage
 		}
+		if isTask(c) && c.denial == "" && !r.aborted {
+			c.denial = r.subAgentRefusal()
+		}
 		if r.aborted || c.denial != "" {
 			continue
 		}
-		r.startTool(tctx, c)
+		r.startTool(ctx, tctx, c)
 		r.runningTools = append(r.runningTools, c.ref.Name+" "+c.ref.ID)
 		r.toolCalls++
 	}
@@ -153,6 +165,7 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 		if err != nil {
 			r.recordToolFailure(ctx, c, err)
 		}
+		r.endSubAgent(ctx, c, err)
 		if i := slices.Index(r.runningTools, c.ref.Name+" "+c.ref.ID); i >= 0 {
 			r.runningTools = slices.Delete(r.runningTools, i, i+1)
 		}
@@ -165,7 +178,7 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 // or the tool's child workflow, which takes the same input and returns
 // the same result. Either ends as a result or as an error that
 // recordToolFailure maps.
-func (r *run) startTool(tctx workflow.Context, c *toolCall) {
+func (r *run) startTool(ctx, tctx workflow.Context, c *toolCall) {
 	if c.since.IsZero() {
 		c.since = workflow.Now(tctx)
 	}
@@ -173,6 +186,10 @@ func (r *run) startTool(tctx workflow.Context, c *toolCall) {
 		SessionID: r.in.SessionID, AssistantEntryID: r.batch.EntryID, ToolCallID: c.ref.ID,
 		ToolName: c.ref.Name, ResultEntryID: c.resultID, ParentID: c.parentID,
 		Workspace: r.workspace, Tools: r.in.Tools,
+	}
+	if isTask(c) {
+		r.startSubAgent(ctx, tctx, in, c)
+		return
 	}
 	if c.spec.Kind == tools.KindChildWorkflow {
 		c.fut = workflow.ExecuteChildWorkflow(r.childOptions(tctx, c), c.spec.Workflow, in)
@@ -208,7 +225,7 @@ func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 			r.toolHost, c.since.UTC().Format(time.RFC3339), c.ref.Name, c.ref.ID,
 			activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, r.toolHost), r.turn))
 		c.waits++
-		r.startTool(tctx, c)
+		r.startTool(ctx, tctx, c)
 	}
 }
 

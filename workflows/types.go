@@ -97,10 +97,25 @@ type PromptInput struct {
 	// Continued is set on a run that continues a prompt as new: the state
 	// carried over from the previous run. Callers never set it.
 	Continued *Carry `json:"continued,omitempty"`
+	// Parent is set on a sub-agent's prompt (SubAgent): the task call
+	// that started it. Callers never set it.
+	Parent *SubAgentParent `json:"parent,omitempty"`
 	// Origin says who sent the prompt (OriginInteractive, OriginScheduled,
 	// OriginDelegated; "": unknown, from before it existed): its model
 	// calls' task-queue priority follows it (priority.go).
 	Origin string `json:"origin,omitempty"`
+}
+
+// SubAgentParent is the task call a sub-agent's prompt runs for.
+type SubAgentParent struct {
+	SessionID  string `json:"sessionId"`
+	ToolCallID string `json:"toolCallId"`
+	// Depth is the sub-agent's depth: 1 for a sub-agent of a prompt a
+	// user started.
+	Depth int `json:"depth"`
+	// ToolHost is the parent's tool host, which holds the workspace the
+	// sub-agent works in ("": any worker).
+	ToolHost string `json:"toolHost,omitempty"`
 }
 
 // AgentSettings are the settings of the tool loop (group agent).
@@ -124,6 +139,43 @@ type AgentSettings struct {
 	// prompt builds it, later prompts' values are not used.
 	SystemPrompt       string `json:"systemPrompt,omitempty"`
 	AppendSystemPrompt string `json:"appendSystemPrompt,omitempty"`
+	// SubAgents bounds the prompt's sub-agents (the task tool); zero
+	// values are the defaults.
+	SubAgents SubAgentLimits `json:"subagents,omitempty"`
+}
+
+// SubAgentLimits are the settings group agent.subagents.
+type SubAgentLimits struct {
+	// MaxConcurrent sub-agents of a prompt run at once; the further task
+	// calls of an answer wait for a place (0: DefaultSubAgentsConcurrent).
+	MaxConcurrent int `json:"maxConcurrent,omitempty"`
+	// MaxDepth bounds the nesting: a prompt at this depth starts none
+	// (0: DefaultSubAgentsDepth).
+	MaxDepth int `json:"maxDepth,omitempty"`
+	// MaxTotal sub-agents one prompt starts in all (0:
+	// DefaultSubAgentsTotal).
+	MaxTotal int `json:"maxTotal,omitempty"`
+}
+
+// Defaults of agent.subagents.
+const (
+	DefaultSubAgentsConcurrent = 4
+	DefaultSubAgentsDepth      = 2
+	DefaultSubAgentsTotal      = 16
+)
+
+// orDefault is v, or def when v is not above 0.
+func orDefault(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// limits are the limits with the defaults filled in.
+func (l SubAgentLimits) limits() SubAgentLimits {
+	return SubAgentLimits{MaxConcurrent: orDefault(l.MaxConcurrent, DefaultSubAgentsConcurrent),
+		MaxDepth: orDefault(l.MaxDepth, DefaultSubAgentsDepth), MaxTotal: orDefault(l.MaxTotal, DefaultSubAgentsTotal)}
 }
 
 // ToolApproval is the approval policy of a prompt's tool calls.
@@ -189,6 +241,10 @@ type Carry struct {
 	Spent        *agent.Spend `json:"spent,omitempty"`
 	SessionSpent *agent.Spend `json:"sessionSpent,omitempty"`
 	StartedMs    int64        `json:"startedMs,omitempty"`
+	// ToolCalls and SubAgents count the tool calls and the sub-agents the
+	// prompt started so far (agent.subagents.maxTotal counts the latter).
+	ToolCalls int `json:"toolCalls,omitempty"`
+	SubAgents int `json:"subAgents,omitempty"`
 }
 
 // Validate reports the first problem of the input in one line.
@@ -209,6 +265,9 @@ func (in PromptInput) Validate() error {
 	errs = append(errs, settingsProblems(in.Retry, in.Compaction, in.ModelTimeoutMs, in.HeartbeatTimeoutMs, in.Tools.BashTimeoutMs)...)
 	if in.Agent.MaxTurns < 0 || in.Agent.ContinueAsNewEvents < 0 {
 		errs = append(errs, "agent.maxTurns and agent.continueAsNewEvents must be >= 0")
+	}
+	if s := in.Agent.SubAgents; s.MaxConcurrent < 0 || s.MaxDepth < 0 || s.MaxTotal < 0 {
+		errs = append(errs, "agent.subagents.maxConcurrent, maxDepth and maxTotal must be >= 0")
 	}
 	for _, m := range []struct{ key, v string }{
 		{"agent.steeringMode", in.Agent.SteeringMode}, {"agent.followUpMode", in.Agent.FollowUpMode},
@@ -287,6 +346,12 @@ type PromptResult struct {
 	// and reason (as its prompt_end event does).
 	Undelivered         []string                   `json:"undelivered,omitempty"`
 	UndeliveredMessages []agent.UndeliveredMessage `json:"undeliveredMessages,omitempty"`
+	// Usage is what the prompt's model calls spent, its sub-agents'
+	// included; Turns and ToolCalls count its turns and tool calls (a
+	// sub-agent's account to its parent).
+	Usage     *agent.Spend `json:"usage,omitempty"`
+	Turns     int          `json:"turns,omitempty"`
+	ToolCalls int          `json:"toolCalls,omitempty"`
 	// Worktree is where the branch of a --worktree session stands as the
 	// prompt ends (as on its prompt_end event); nil for other sessions.
 	Worktree *agent.BranchSummary `json:"worktree,omitempty"`

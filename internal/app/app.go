@@ -165,6 +165,8 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 			FollowUpMode:        s.Agent.FollowUpMode,
 			SystemPrompt:        s.Agent.SystemPrompt,
 			AppendSystemPrompt:  s.Agent.AppendSystemPrompt,
+			SubAgents: workflows.SubAgentLimits{MaxConcurrent: s.Agent.SubAgents.MaxConcurrent,
+				MaxDepth: s.Agent.SubAgents.MaxDepth, MaxTotal: s.Agent.SubAgents.MaxTotal},
 		},
 		Approval: workflows.ToolApproval{
 			Require:   s.Tools.RequireApproval,

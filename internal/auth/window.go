@@ -7,7 +7,7 @@ import (
 )
 
 // Rate-limit windows coordinate the backoff of every caller of one
-// credential (SPEC 17.1): when a provider answers a call with a rate limit
+// credential (SPEC 18.1): when a provider answers a call with a rate limit
 // and a retry hint, the credential's window stays open until the hint
 // expires, and callers hold their next call until then instead of each
 // finding the limit with a failed call of its own. When the window ends,

@@ -32,7 +32,7 @@ func mustAdmit(t *testing.T, s windowStore, key, holder string) Admission {
 	return a
 }
 
-// Spec 17.1: a rate limit with a hint holds every caller of the credential
+// Spec 18.1: a rate limit with a hint holds every caller of the credential
 // until the hint expires; then one caller probes while the others keep
 // holding; the probe's rate limit extends the window, its success clears
 // it.

@@ -197,7 +197,7 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// One partition per task queue: a dev server is one matching host,
 		// and with the default four a task's place in the queue is a
 		// random partition's, so priority keys (model calls of
-		// interactive prompts first, docs/spec.md 17.3) would order tasks
+		// interactive prompts first, docs/spec.md 18.3) would order tasks
 		// only roughly.
 		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
 		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,

@@ -20,6 +20,9 @@ var Default = []string{
 	"allow bash",
 	"allow write path:**",
 	"allow edit path:**",
+	// A task call only starts a sub-agent, whose own calls the policy
+	// decides in its own session.
+	"allow task",
 	"ask *",
 }
 

@@ -45,8 +45,9 @@ func TestDecide(t *testing.T) {
 		{"default: read allowed", Default, Call{Tool: "read", Path: "/etc/hosts", Workspace: ws}, Allow, 1},
 		{"default: bash allowed", Default, Call{Tool: "bash", Command: "make"}, Allow, 5},
 		{"default: write inside allowed", Default, Call{Tool: "write", Path: "a.txt", Workspace: ws}, Allow, 6},
-		{"default: edit outside asks", Default, Call{Tool: "edit", Path: "/etc/hosts", Workspace: ws}, Ask, 8},
-		{"default: unknown tool asks", Default, Call{Tool: "deploy"}, Ask, 8},
+		{"default: edit outside asks", Default, Call{Tool: "edit", Path: "/etc/hosts", Workspace: ws}, Ask, 9},
+		{"default: unknown tool asks", Default, Call{Tool: "deploy"}, Ask, 9},
+		{"default: task runs (its sub-agent asks for its own calls)", Default, Call{Tool: "task"}, Allow, 8},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -76,6 +76,9 @@ type Header struct {
 	// Worktree is set when the session was created with a git worktree
 	// of its own (starter prompt --worktree): Cwd is in Worktree.Dir.
 	Worktree *Worktree `json:"worktree,omitempty"`
+	// ParentSession is set on a sub-agent's session (the task tool): the
+	// session whose prompt started it.
+	ParentSession string `json:"parentSession,omitempty"`
 }
 
 // Worktree records a session's git worktree (internal/worktree): where it

@@ -230,7 +230,7 @@ func (s *Store) append(id string, entries []Entry, lines [][]byte, where Header)
 	var buf bytes.Buffer
 	if fresh {
 		at = 0
-		h, err := encodeLine(Header{Type: HeaderType, Version: FormatVersion, ID: id, Timestamp: time.Now().UTC(), Cwd: where.Cwd, Host: where.Host, Worktree: where.Worktree})
+		h, err := encodeLine(Header{Type: HeaderType, Version: FormatVersion, ID: id, Timestamp: time.Now().UTC(), Cwd: where.Cwd, Host: where.Host, Worktree: where.Worktree, ParentSession: where.ParentSession})
 		if err != nil {
 			return 0, Header{}, fmt.Errorf("encode header: %w", err)
 		}

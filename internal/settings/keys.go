@@ -277,7 +277,7 @@ var schema = []keyDef{
 	{key: "model.prices", scope: ScopePrompt, item: priceItem, twice: "prices this model twice",
 		desc: "Prices in US dollars per million tokens, as provider/name=input,output[,cacheRead[,cacheWrite]]; usage.cost of an unlisted model is 0."},
 	{key: "model.coordinatedBackoff", scope: ScopeWorker,
-		desc: "Worker: when a provider answers a rate limit with a retry hint, hold every call of that credential until the hint expires, then let one call probe (the windows live in the auth store, shared by the workers of one data directory; docs/spec.md 17.1)."},
+		desc: "Worker: when a provider answers a rate limit with a retry hint, hold every call of that credential until the hint expires, then let one call probe (the windows live in the auth store, shared by the workers of one data directory; docs/spec.md 18.1)."},
 	{key: "model.maxConcurrentCalls", scope: ScopeWorker, max: 100_000,
 		desc: "Worker: model calls run on a task queue per provider (<temporal.taskQueue>-model-<provider>) and this worker runs at most this many of them at once, per provider (0: on the main queue, no bound)."},
 	{key: "model.callsPerSecond", scope: ScopeWorker, strCheck: checkRate,
@@ -309,7 +309,7 @@ var schema = []keyDef{
 	{key: "codec.keyFile",
 		desc: "File with the 32-byte AES-256 key (raw or base64) that encrypts workflow payloads in Temporal; empty: the key in $DURABLE_AGENT_CODEC_KEY (base64), or no encryption."},
 	{key: "tools.enabled", scope: ScopePrompt, item: toolItem,
-		desc: "Tools the model may call: read, write, edit, bash, grep, find, ls (e.g. read;grep;find;ls for a read-only agent; empty: none)."},
+		desc: "Tools the model may call: read, write, edit, bash, grep, find, ls, and task (sub-agents; not in the default) (e.g. read;grep;find;ls for a read-only agent; empty: none)."},
 	{key: "tools.allowedRoots", scope: ScopeWorker,
 		desc: "Worker: directories a session's workspace must be in (empty: anywhere; set it on a worker that serves other people's prompts)."},
 	{key: "tools.confine", scope: ScopeWorker,
@@ -336,6 +336,12 @@ var schema = []keyDef{
 		desc: "Stop a prompt once the session's model calls, its earlier prompts included, cost this many US dollars (0: no limit)."},
 	{key: "budget.session.maxTokens", scope: ScopePrompt, max: 1e12,
 		desc: "Stop a prompt once the session's model calls, its earlier prompts included, used this many input plus output tokens (0: no limit)."},
+	{key: "agent.subagents.maxConcurrent", scope: ScopePrompt, min: 1, max: 1000,
+		desc: "Sub-agents (the task tool) of one prompt that run at once; further task calls of the same answer wait for a place."},
+	{key: "agent.subagents.maxDepth", scope: ScopePrompt, min: 1, max: 100,
+		desc: "How deep sub-agents may nest: 1 lets a prompt start sub-agents that cannot start their own; a task call past it gets an error result."},
+	{key: "agent.subagents.maxTotal", scope: ScopePrompt, min: 1, max: 100_000,
+		desc: "Sub-agents one prompt may start in all; a task call past it gets an error result."},
 	{key: "agent.continueAsNewEvents", scope: ScopePrompt, max: 50_000,
 		desc: "History length at which a long prompt continues as a new run at a turn boundary (0: 10000)."},
 	{key: "agent.steeringMode", scope: ScopePrompt, oneOf: agent.QueueModes,
@@ -461,8 +467,8 @@ func nonEmpty(it string) (any, string) {
 
 // toolItem accepts the name of a known tool.
 func toolItem(it string) (any, string) {
-	if !slices.Contains(AllTools, it) {
-		return nil, "is not a tool (known: " + strings.Join(AllTools, ", ") + ")"
+	if !slices.Contains(KnownTools, it) {
+		return nil, "is not a tool (known: " + strings.Join(KnownTools, ", ") + ")"
 	}
 	return it, ""
 }

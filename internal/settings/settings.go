@@ -3,6 +3,7 @@ package settings
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -260,6 +261,16 @@ type Agent struct {
 	// prompt (internal/sysprompt).
 	SystemPrompt       string `json:"systemPrompt"`
 	AppendSystemPrompt string `json:"appendSystemPrompt"`
+	// SubAgents bounds the sub-agents of the task tool.
+	SubAgents SubAgents `json:"subagents"`
+}
+
+// SubAgents is the `agent.subagents` group: how many sub-agents (task
+// calls) a prompt runs at once, how deep they nest, how many in all.
+type SubAgents struct {
+	MaxConcurrent int `json:"maxConcurrent"`
+	MaxDepth      int `json:"maxDepth"`
+	MaxTotal      int `json:"maxTotal"`
 }
 
 // Stream is the `stream` group: live output.
@@ -287,6 +298,10 @@ type Otel struct {
 
 // AllTools are the tools the agent has, in the terminal agent's order.
 var AllTools = []string{"read", "write", "edit", "bash", "grep", "find", "ls"}
+
+// KnownTools are the tools tools.enabled may name: AllTools, the default,
+// and task (sub-agents), which a user turns on.
+var KnownTools = append(slices.Clip(AllTools), "task")
 
 // Providers are the accepted model.provider values.
 var Providers = []string{"scripted", "anthropic", "openai"}
@@ -348,8 +363,9 @@ func defaultsFor(e environment) Settings {
 			Sandbox:           Sandbox{Mode: SandboxAuto, Network: SandboxNetworkOff},
 		},
 		Session: Session{Store: SessionStoreJSONL},
-		Agent:   Agent{SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeOneAtATime},
-		Budget:  Budget{MaxCostUsd: "0", Session: SessionBudget{MaxCostUsd: "0"}},
+		Agent: Agent{SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeOneAtATime,
+			SubAgents: SubAgents{MaxConcurrent: 4, MaxDepth: 2, MaxTotal: 16}},
+		Budget: Budget{MaxCostUsd: "0", Session: SessionBudget{MaxCostUsd: "0"}},
 	}
 }
 

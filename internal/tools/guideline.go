@@ -17,6 +17,8 @@ var guidelines = map[string]string{
 		"and bounds its output.",
 	Find: "Find files by name or path pattern with find rather than find in bash: it skips what .gitignore ignores.",
 	Ls:   "List a directory with ls rather than ls in bash.",
+	Task: "Delegate independent pieces of a large job with task, several in one answer to run them at once; " +
+		"each prompt must stand alone, and the sub-agent's answer is all you see of its work.",
 }
 
 // Guideline returns the tool's advice for the system prompt ("" for a

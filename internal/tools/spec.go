@@ -47,6 +47,10 @@ type Spec struct {
 	Kind Kind
 	// Workflow is the child workflow's registered name (KindChildWorkflow).
 	Workflow string
+	// Concurrent: calls of the tool may run in parallel with each other
+	// (each works apart: a sub-agent in a session of its own), though not
+	// with other tools' calls.
+	Concurrent bool
 	// Command: the call's main argument is a shell command (bash's
 	// "command"), not a path; the approval policy matches it so.
 	Command bool
@@ -65,8 +69,13 @@ func SpecOf(name string) Spec {
 	if t.runsOnce {
 		s.Attempts = 1
 	}
-	if name == Bash {
+	switch name {
+	case Bash:
 		s.Timeout, s.TimeoutArg, s.Command = DefaultBashTimeout, true, true
+	case Task:
+		// One attempt: a sub-agent is never started twice (its workflow
+		// ids derive from the call, so a replay finds the first).
+		s.Attempts, s.Timeout, s.Kind, s.Workflow, s.Concurrent = 1, DefaultTaskTimeout, KindChildWorkflow, TaskWorkflow, true
 	}
 	return s
 }

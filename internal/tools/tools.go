@@ -88,6 +88,7 @@ func registry() map[string]*toolDef {
 		Grep:  &grepTool,
 		Find:  &findTool,
 		Ls:    &lsTool,
+		Task:  &taskTool,
 	}
 }
 
@@ -96,7 +97,7 @@ var tools = registry()
 // All returns the names of the seven tools, in pi's order.
 func All() []string { return []string{Read, Write, Edit, Bash, Grep, Find, Ls} }
 
-// Known reports whether name is one of the tools.
+// Known reports whether name is one of the tools: the seven, or task.
 func Known(name string) bool { _, ok := tools[name]; return ok }
 
 // Specs returns the specs (name, description, JSON Schema) of the named

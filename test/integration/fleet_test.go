@@ -39,7 +39,7 @@ func (e *env) rateLimitedWorker(retryAfter time.Duration) *scripted.RateLimited 
 	return rl
 }
 
-// Spec 17.1 (coordinated backoff): N jobs on one credential meet a rate
+// Spec 18.1 (coordinated backoff): N jobs on one credential meet a rate
 // limit answered with retry-after; the first 429 opens the credential's
 // window, the other jobs hold their calls until it ends and one call
 // probes per window, so the limit costs fewer calls than there are jobs
@@ -110,7 +110,7 @@ func (o *overlap) Complete(ctx context.Context, req llm.Request) agent.Message {
 	return o.inner.Complete(ctx, req)
 }
 
-// Spec 17.2 (fleet-wide limits): with model.maxConcurrentCalls 1 the model
+// Spec 18.2 (fleet-wide limits): with model.maxConcurrentCalls 1 the model
 // calls run on the provider's model queue, one at a time: two prompts
 // started together have their calls serialised, and both complete.
 func TestIntegration_FleetMaxConcurrentCallsSerialises(t *testing.T) {
@@ -143,7 +143,7 @@ func TestIntegration_FleetMaxConcurrentCallsSerialises(t *testing.T) {
 	}
 }
 
-// Spec 17.3 (priority): when model calls wait for the same limit, an
+// Spec 18.3 (priority): when model calls wait for the same limit, an
 // interactive prompt's call goes before a scheduled one's that waited
 // longer. Priority keys need the server's priority matcher, on by
 // default in the pinned server (matching.useNewMatcher).

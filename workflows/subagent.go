@@ -1,0 +1,361 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/tools"
+)
+
+// Sub-agents (the task tool, issue 25). A task call runs as the SubAgent
+// workflow, a child of the caller's prompt; SubAgent runs the sub-agent's
+// prompt as the Prompt workflow, its own child, under the workflow id of
+// a session of its own (session-<child session>), so the sub-agent is an
+// ordinary session: steered, approved, aborted and followed by its id.
+// Both workflow ids derive from the parent's prompt and the call, so a
+// replayed or retried start finds the first child and never starts a
+// second. The parent's tool result is the sub-agent's final answer and
+// an account of its work; its usage counts in the parent's.
+
+// SubAgentWorkflowName is the registered name of the SubAgent workflow.
+const SubAgentWorkflowName = tools.TaskWorkflow
+
+// Error results of task calls the prompt does not start.
+const (
+	SubAgentDepthMessage  = "task refused: this prompt is a sub-agent at depth %d and agent.subagents.maxDepth is %d; do the work yourself"
+	SubAgentTotalMessage  = "task refused: this prompt already started %d sub-agents (agent.subagents.maxTotal); do the rest yourself or in fewer tasks"
+	SubAgentBudgetMessage = "task refused: the prompt's budget is spent (%s)"
+)
+
+// SubAgentInput is the input of the SubAgent workflow: the task call
+// (as a tool call's child workflow gets it) and the sub-agent's prompt,
+// less its message, tools and worktree, which the call's arguments give.
+type SubAgentInput struct {
+	Call   activities.RunToolInput `json:"call"`
+	Prompt PromptInput             `json:"prompt"`
+}
+
+// SubAgentSessionID is the session of the sub-agent of a task call: the
+// parent's session id, ".task-", the call id, and a hash of the three
+// (with the call's result entry, unique in the session even where a
+// provider repeats call ids), within the session id limit.
+func SubAgentSessionID(parentSession, resultEntryID, toolCallID string) string {
+	h := fnv.New32a()
+	h.Write([]byte(parentSession + "\x00" + resultEntryID + "\x00" + toolCallID))
+	call := sanitizeID(toolCallID)
+	if len(call) > 24 {
+		call = call[:24]
+	}
+	suffix := fmt.Sprintf(".task-%s-%08x", call, h.Sum32())
+	const maxLen = 128 // session.ValidateID
+	if len(parentSession)+len(suffix) > maxLen {
+		parentSession = parentSession[:maxLen-len(suffix)]
+	}
+	return parentSession + suffix
+}
+
+// SubAgent runs one task call: it reads and checks the call's arguments,
+// runs the sub-agent's prompt as a child workflow, and writes the
+// parent's tool result: the sub-agent's final answer and its account.
+// Cancelled (the parent aborted), it cancels the sub-agent, waits for it
+// to end, writes the aborted result and ends cancelled.
+func SubAgent(ctx workflow.Context, in SubAgentInput) (activities.RunToolResult, error) {
+	call := in.Call
+	var t activities.SubAgentTaskResult
+	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.SubAgentTaskName, activities.SubAgentTaskInput{
+		SessionID: call.SessionID, AssistantEntryID: call.AssistantEntryID, ToolCallID: call.ToolCallID,
+		Enabled: call.Tools.Enabled,
+	}).Get(ctx, &t)
+	if err != nil {
+		return activities.RunToolResult{}, err
+	}
+	if t.Problem != "" {
+		return recordSubAgentResult(ctx, call, t.Problem, true, nil)
+	}
+	child := in.Prompt
+	child.Message = t.Task.Prompt
+	child.Tools.Enabled = t.Task.Tools
+	if child.Parent != nil && child.Parent.Depth >= child.Agent.SubAgents.limits().MaxDepth {
+		// A sub-agent at the depth limit is not offered the task tool.
+		child.Tools.Enabled = slices.DeleteFunc(slices.Clone(child.Tools.Enabled), func(n string) bool { return n == tools.Task })
+	}
+	if t.Task.Worktree {
+		child.Worktree = activities.WorktreeRequired
+	}
+	var res PromptResult
+	err = workflow.ExecuteChildWorkflow(subAgentOptions(ctx, child.SessionID, t.Task.Description),
+		PromptWorkflowName, child).Get(ctx, &res)
+	text, isError := subAgentAnswer(child.SessionID, t.Task.Description, &res, err)
+	out, rerr := recordSubAgentResult(ctx, call, text, isError, res.Usage)
+	if rerr != nil {
+		return out, rerr
+	}
+	if ctx.Err() != nil {
+		return out, temporal.NewCanceledError(out)
+	}
+	return out, nil
+}
+
+// subAgentAnswer is the parent's tool result of a sub-agent's prompt
+// that ended with res or err: its final answer (or why it has none) and
+// an account of its work. It fills res from err's details for a prompt
+// that failed or was aborted.
+func subAgentAnswer(sessionID, description string, res *PromptResult, err error) (string, bool) {
+	var canceled *temporal.CanceledError
+	var appErr *temporal.ApplicationError
+	var started *temporal.ChildWorkflowExecutionAlreadyStartedError
+	var head string
+	switch {
+	case err == nil:
+		head = res.Text
+		if strings.TrimSpace(head) == "" {
+			head = "(the sub-agent ended without a text answer)"
+		}
+	case errors.As(err, &started):
+		return fmt.Sprintf("The sub-agent of this call (session %s) was started before and is not started again; "+
+			"read its answer with `starter events --session %s`.", sessionID, sessionID), true
+	case errors.As(err, &canceled):
+		if canceled.HasDetails() {
+			_ = canceled.Details(res)
+		}
+		head = "The sub-agent was aborted before it answered."
+	case errors.As(err, &appErr):
+		if appErr.HasDetails() {
+			_ = appErr.Details(res)
+		}
+		if res.Status == agent.StatusAborted {
+			head = "The sub-agent was aborted before it answered."
+		} else {
+			head = "The sub-agent failed: " + firstNonEmpty(res.Error, appErr.Message())
+		}
+	default:
+		head = "The sub-agent failed: " + rootMessage(err)
+	}
+	status := res.Status
+	if status == "" {
+		status = agent.StatusFailed
+	}
+	acct := fmt.Sprintf("[sub-agent %q, session %s: %s after %d turns and %d tool calls; usage %s]",
+		description, sessionID, status, res.Turns, res.ToolCalls, spendText(res.Usage))
+	return head + "\n\n" + acct, err != nil
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// spendText says what a sub-agent spent, in a few words.
+func spendText(s *agent.Spend) string {
+	if s == nil {
+		return "unknown"
+	}
+	t := fmt.Sprintf("%d input + %d output tokens", s.Input, s.Output)
+	if !s.Unpriced && s.CostUsd > 0 {
+		t += ", " + agent.FormatUsd(s.CostUsd)
+	}
+	return t
+}
+
+// recordSubAgentResult writes the task call's result entry in the
+// parent's session (even when the workflow is cancelled: the result of
+// an aborted call is decided) unless one stands there already, and
+// returns the call's result with the sub-agent's usage.
+func recordSubAgentResult(ctx workflow.Context, call activities.RunToolInput, text string, isError bool, usage *agent.Spend) (activities.RunToolResult, error) {
+	if ctx.Err() != nil {
+		ctx, _ = workflow.NewDisconnectedContext(ctx)
+	}
+	msg := agent.Message{Role: agent.RoleToolResult, ToolCallID: call.ToolCallID, ToolName: call.ToolName,
+		IsError: isError, Content: []agent.ContentBlock{{Type: "text", Text: text}}, Timestamp: workflow.Now(ctx).UnixMilli()}
+	entry := session.Entry{Type: session.TypeMessage, ID: call.ResultEntryID, ParentID: call.ParentID,
+		Timestamp: workflow.Now(ctx).UTC(), Message: &msg}
+	var rec activities.RecordEntryResult
+	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.RecordEntryName,
+		activities.RecordEntryInput{SessionID: call.SessionID, Entry: entry}).Get(ctx, &rec)
+	if err != nil {
+		return activities.RunToolResult{}, fmt.Errorf("write the result of task call %s in session %s: %s", call.ToolCallID, call.SessionID, rootMessage(err))
+	}
+	preview := shorten(text, activities.PreviewChars)
+	out := activities.RunToolResult{EntryID: call.ResultEntryID, IsError: isError, Preview: preview,
+		Bytes: len(text), Truncated: preview != text}
+	if !rec.Written && rec.Tool != nil {
+		out = *rec.Tool
+	}
+	out.Usage = usage
+	return out, nil
+}
+
+// The parent's side: limits, the sub-agent's input, events and usage.
+
+// isTask says whether the call runs as a sub-agent.
+func isTask(c *toolCall) bool {
+	return c.spec.Kind == tools.KindChildWorkflow && c.spec.Workflow == SubAgentWorkflowName
+}
+
+// depth is the prompt's sub-agent depth (0: a prompt a user started).
+func (r *run) depth() int {
+	if r.in.Parent == nil {
+		return 0
+	}
+	return r.in.Parent.Depth
+}
+
+// parentSession is the session whose task call started this prompt's
+// session ("": none).
+func (r *run) parentSession() string {
+	if r.in.Parent == nil {
+		return ""
+	}
+	return r.in.Parent.SessionID
+}
+
+// parentHost is the tool host of the parent's session ("": none, or not
+// a sub-agent).
+func (r *run) parentHost() string {
+	if r.in.Parent == nil {
+		return ""
+	}
+	return r.in.Parent.ToolHost
+}
+
+// maxConcurrentTasks is agent.subagents.maxConcurrent.
+func (r *run) maxConcurrentTasks() int { return r.in.Agent.SubAgents.limits().MaxConcurrent }
+
+// subAgentRefusal is the error result of a task call the prompt may not
+// start (agent.subagents.maxDepth, task not enabled, maxTotal, a spent
+// budget); "" if it may.
+func (r *run) subAgentRefusal() string {
+	lim := r.in.Agent.SubAgents.limits()
+	switch {
+	case r.depth() >= lim.MaxDepth:
+		return fmt.Sprintf(SubAgentDepthMessage, r.depth(), lim.MaxDepth)
+	case !slices.Contains(r.in.Tools.Enabled, tools.Task):
+		// As RunTool answers a call of a tool that is not enabled.
+		return fmt.Sprintf("Tool %q is not enabled for this session (tools.enabled: %s)", tools.Task, strings.Join(r.in.Tools.Enabled, ", "))
+	case r.subAgents >= lim.MaxTotal:
+		return fmt.Sprintf(SubAgentTotalMessage, lim.MaxTotal)
+	case r.budgetReached():
+		return fmt.Sprintf(SubAgentBudgetMessage, r.bud.reached)
+	}
+	return ""
+}
+
+// subAgentInput is the SubAgent input of a task call: the parent's prompt
+// input as the sub-agent's, less what is the parent's own (its message
+// and images, its continued state, its session grants, its fault
+// scripts), in the parent's workspace, with what is left of the parent's
+// budget.
+func (r *run) subAgentInput(ctx workflow.Context, call activities.RunToolInput, c *toolCall) SubAgentInput {
+	p := r.in
+	p.SessionID = c.subSession
+	p.Message, p.Images, p.Continued = "", nil, nil
+	p.Workspace, p.Worktree = r.workspace, ""
+	p.Model.Faults, p.Model.SummaryFaults = nil, nil
+	p.Approval.Grants = nil
+	p.Budget = r.childBudget(ctx)
+	p.Parent = &SubAgentParent{SessionID: r.in.SessionID, ToolCallID: c.ref.ID, Depth: r.depth() + 1, ToolHost: r.toolHost}
+	// Delegated work: its model calls give way to interactive prompts'
+	// (priority.go).
+	p.Origin = OriginDelegated
+	return SubAgentInput{Call: call, Prompt: p}
+}
+
+// childBudget is what is left of the prompt's budget (and of its
+// session's) as a sub-agent's prompt budget: a sub-agent stops at the
+// parent's limit, before the parent does.
+func (r *run) childBudget(ctx workflow.Context) agent.BudgetLimits {
+	if !r.bud.on {
+		return agent.BudgetLimits{}
+	}
+	lim, spent := r.in.Budget, r.bud.spent
+	all := r.bud.before.Plus(spent)
+	var out agent.BudgetLimits
+	out.MaxTokens = tighter(leftTokens(lim.MaxTokens, spent.Tokens()), leftTokens(lim.SessionMaxTokens, all.Tokens()))
+	out.MaxCostUsd = tighter(leftUsd(lim.MaxCostUsd, spent.CostUsd), leftUsd(lim.SessionMaxCostUsd, all.CostUsd))
+	if ms := lim.MaxDurationMs; ms > 0 {
+		left := r.bud.startedAt.Add(time.Duration(ms) * time.Millisecond).Sub(workflow.Now(ctx))
+		out.MaxDurationMs = max(1, left.Milliseconds())
+	}
+	return out
+}
+
+// leftTokens is what a limit leaves (0: no limit; at least 1 otherwise,
+// since 0 would lift it).
+func leftTokens(limit, spent int64) int64 {
+	if limit <= 0 {
+		return 0
+	}
+	return max(1, limit-spent)
+}
+
+func leftUsd(limit, spent float64) float64 {
+	if limit <= 0 {
+		return 0
+	}
+	return max(0.000001, limit-spent)
+}
+
+// startSubAgent starts a task call's SubAgent workflow and emits
+// subagent_start.
+func (r *run) startSubAgent(ctx, tctx workflow.Context, in activities.RunToolInput, c *toolCall) {
+	c.subSession = SubAgentSessionID(r.in.SessionID, c.resultID, c.ref.ID)
+	r.subAgents++
+	c.fut = workflow.ExecuteChildWorkflow(r.childOptions(tctx, c), c.spec.Workflow, r.subAgentInput(ctx, in, c))
+	r.emit(ctx, agent.Event{Type: agent.EventSubAgentStart, ToolCallID: c.ref.ID, SessionID: c.subSession})
+}
+
+// endSubAgent emits subagent_end for a task call that started a
+// sub-agent, and counts its usage in the prompt's: the usage and budget
+// of the parent include its sub-agents'. err is the SubAgent workflow's
+// (an aborted one carries its result in the cancellation's details).
+func (r *run) endSubAgent(ctx workflow.Context, c *toolCall, err error) {
+	if c.subSession == "" {
+		return
+	}
+	usage := c.res.Usage
+	var canceled *temporal.CanceledError
+	if err != nil && errors.As(err, &canceled) && canceled.HasDetails() {
+		var res activities.RunToolResult
+		if canceled.Details(&res) == nil {
+			usage = res.Usage
+		}
+	}
+	r.emit(ctx, agent.Event{Type: agent.EventSubAgentEnd, ToolCallID: c.ref.ID, SessionID: c.subSession,
+		IsError: c.res.IsError || err != nil, Usage: usage})
+	if usage != nil {
+		r.countChildUsage(ctx, *usage)
+	}
+}
+
+// countChildUsage adds a sub-agent's usage to the prompt's and, for a
+// prompt with a budget, emits usage_update and checks the limits: a
+// budget the children reached stops the parent before its next model
+// call.
+func (r *run) countChildUsage(ctx workflow.Context, s agent.Spend) {
+	r.bud.spent = r.bud.spent.Plus(s)
+	if !r.bud.on {
+		return
+	}
+	r.checkBudget()
+	spent := r.bud.spent
+	r.emit(ctx, agent.Event{Type: agent.EventUsage, Usage: &spent, Budget: r.budgetState()})
+}
+
+// account adds the prompt's usage, turns and tool calls to its result.
+func (r *run) account(res PromptResult) PromptResult {
+	spent := r.bud.spent
+	res.Usage, res.Turns, res.ToolCalls = &spent, r.turn, r.toolCalls
+	return res
+}
