@@ -216,3 +216,21 @@ func TestParseProtocol(t *testing.T) {
 		t.Errorf("ParseProtocol(2) error = %v", err)
 	}
 }
+
+// Issue 24: the streaming usage carries what the provider reported so
+// far (input, cache reads and writes, output) and its cost, not only the
+// output count; a later delta without a report keeps it.
+func TestBlockFramer_UsageSoFar(t *testing.T) {
+	first := delta("a", agent.DeltaText, 0, "Hel", 0, 1, "", "")
+	first.AssistantMessageEvent.Usage = &agent.Usage{Input: 1000, Output: 1, CacheRead: 2000, CacheWrite: 400, TotalTokens: 3401,
+		Cost: agent.UsageCost{Input: 0.003, CacheRead: 0.0006, CacheWrite: 0.0015, Total: 0.0051}}
+	lines := frameAll(t, ProtocolPi16, first, delta("a", agent.DeltaText, 0, "lo", 0, 7, "", ""))
+	u := lines[1]["usage"].(map[string]any)
+	cost, _ := u["cost"].(map[string]any)
+	if u["input"] != 1000.0 || u["cacheRead"] != 2000.0 || u["cacheWrite"] != 400.0 || u["output"] != 1.0 || cost["total"] != 0.0051 {
+		t.Errorf("usage of the first delta = %v, want the provider's report and its cost", u)
+	}
+	if u := lines[2]["usage"].(map[string]any); u["input"] != 1000.0 || u["output"] != 7.0 || u["totalTokens"] != 3407.0 {
+		t.Errorf("usage of the next delta = %v, want the report kept and output 7", u)
+	}
+}
