@@ -13,7 +13,8 @@
 //     "Retry succeeded on attempt N".
 //   - On auto_retry_start Esc is bound to abort_retry and the status line
 //     reads "Retrying (attempt/maxAttempts) in Ns… (esc to cancel)",
-//     counting down every second. When the wait is over (the retried call's
+//     counting down every second, and the stats line says "retry at
+//     15:04:05". When the wait is over (the retried call's
 //     agent_start) or the chain ends (auto_retry_end) the previous binding
 //     and line are back. A chain that fails shows "Retry failed after N
 //     attempts: <finalError>" in the message list.

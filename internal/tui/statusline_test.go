@@ -30,9 +30,9 @@ func TestModel_StatsLineApprovalStatusRetrySucceeded(t *testing.T) {
 	}
 
 	d.emit(agent.Event{Type: agent.EventAutoRetryStart, Attempt: 1, MaxAttempts: 3, DelayMs: 3000, ErrorMessage: "overloaded"})
-	d.shows("retry", []string{"Retrying (1/3) in 3s… (esc to cancel)"}, nil)
+	d.shows("retry", []string{"Retrying (1/3) in 3s… (esc to cancel)", "retry at " + d.m.now().Add(3*time.Second).Local().Format("15:04:05")}, nil)
 	d.emit(agent.Event{Type: agent.EventAutoRetryEnd, Success: true, Attempt: 1})
-	d.shows("retry succeeded", []string{"Retry succeeded on attempt 1"}, nil)
+	d.shows("retry succeeded", []string{"Retry succeeded on attempt 1"}, []string{"retry at"})
 
 	d.emit(agent.Event{Type: agent.EventUsage, Usage: &agent.Spend{Input: 2000, Output: 500, CostUsd: 0.42},
 		Budget: &agent.Budget{Limits: agent.BudgetLimits{MaxCostUsd: 5}}})
