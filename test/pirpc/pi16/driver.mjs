@@ -192,6 +192,10 @@ async function main() {
 	await a.setThinkingLevel(levels.at(-1));
 	assert.equal(changed, levels.at(-1), "thinking_level_changed came before the response");
 	assert.equal((await a.getState()).thinkingLevel, levels.at(-1));
+	// cycleThinkingLevel walks every available level, xhigh and max too.
+	const cycled = [];
+	for (const _ of levels) cycled.push((await a.cycleThinkingLevel()).level);
+	assert.deepEqual(cycled, levels, "cycle_thinking_level from max goes through every available level");
 
 	step = "bash streams bash_execution_update";
 	const chunks = [];
