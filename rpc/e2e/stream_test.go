@@ -94,7 +94,7 @@ func liveOf(t *testing.T, evs []agent.Event, entry string, attempt int, framed b
 			if !started || ended {
 				t.Fatalf("message_update of %s outside its message_start..message_end: %+v", entry, e)
 			}
-			if framed && a != nil && (a.Type == "start" || a.Type == "done" || a.Type == "error") {
+			if framed && a != nil && answerFrame(a.Type) {
 				answerFrames = append(answerFrames, a.Type) // the answer's frames (pi 1.6), not its blocks
 				continue
 			}
