@@ -148,9 +148,20 @@ func (k *Controller) FollowFrom(ctx context.Context, sessionID, runID string, af
 	if cur == nil {
 		cur = NewLiveCursor()
 	}
+	key := shareKey{k: k, wfID: workflows.WorkflowID(sessionID), runID: runID}
+	r, sub := subscribe(ctx, key, after, func(sink followSink) *follower {
+		return k.newFollower(sessionID, runID, after, sink)
+	})
+	d := &delivery{cur: cur, after: after, fn: fn}
+	return d.consume(ctx, r, sub)
+}
+
+// newFollower is the follower loop of a reader (see share.go) that starts
+// after seq after and passes what it reads to out.
+func (k *Controller) newFollower(sessionID, runID string, after int64, out followSink) *follower {
 	f := &follower{
 		k: k, session: sessionID, wfID: workflows.WorkflowID(sessionID), runID: runID,
-		after: after, fn: fn, live: cur,
+		after: after, out: out, live: live.NewCursor(),
 		poll: orDefault(k.PollInterval, DefaultPollInterval), stream: k.StreamInterval,
 		status:       orDefault(k.StatusInterval, DefaultStatusInterval),
 		unreachable:  orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout),
@@ -165,7 +176,7 @@ func (k *Controller) FollowFrom(ctx context.Context, sessionID, runID string, af
 	if f.dc == nil {
 		f.dc = converter.GetDefaultDataConverter()
 	}
-	return f.run(ctx)
+	return f
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -175,13 +186,16 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-// follower is one Follow call.
+// follower is the loop of one reader (share.go): the RPCs of one client
+// following a prompt.
 type follower struct {
-	k                *Controller
-	session, wfID    string
-	runID            string
-	after            int64
-	fn               func(agent.Event)
+	k             *Controller
+	session, wfID string
+	runID         string
+	after         int64
+	out           followSink
+	// live is the reader's own cursor, fed every event and snapshot it
+	// passes on: it tells which snapshots are of entries not seen yet.
 	live             *live.Cursor
 	dc               converter.DataConverter
 	now              func() time.Time
@@ -406,14 +420,10 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 			// rather than wait forever.
 			f.after = e.Seq - 1
 		}
-		for _, u := range f.live.Finish(e) { // the words after the last snapshot
-			u.Seq, u.Time = f.after, e.Time
-			f.fn(u)
-		}
 		f.after = e.Seq
 		f.live.Observe(e)
 		e = f.withUndelivered(ctx, f.runID, e)
-		f.fn(e)
+		f.out.event(e)
 		if e.Type == agent.EventPromptEnd {
 			return e, true, false, nil
 		}
@@ -735,23 +745,19 @@ func rpcText(err error) string {
 	return s
 }
 
-// emitLive passes the live events of d's snapshots to fn; of entries the
-// client got no live event of only when the events were queried after
-// the Describe (queried).
+// emitLive passes d's snapshots on; of entries no live event was made
+// of yet only when the events were queried after the Describe (queried),
+// so that they follow the entry's message_start.
 func (f *follower) emitLive(d *describeResult, queried bool) {
-	if f.stream <= 0 {
+	if f.stream <= 0 || len(d.pending) == 0 {
 		return
 	}
 	for _, p := range d.pending {
-		if !queried && !f.live.Known(p.Snapshot) {
-			continue
-		}
-		for _, e := range f.live.Diff(p.Snapshot) {
-			e.Seq = f.after
-			e.Time = p.At.UTC()
-			f.fn(e)
+		if queried || f.live.Known(p.Snapshot) {
+			f.live.Diff(p.Snapshot)
 		}
 	}
+	f.out.snapshots(d.pending, queried)
 }
 
 // previousRun is the run that continued as new into runID ("" if none).
