@@ -216,6 +216,9 @@ type follower struct {
 	backoff          time.Duration
 	// results are the results of closed runs, by run id (nil: none).
 	results map[string]*workflows.PromptResult
+	// replays answer the events query of closed runs from their
+	// replayed history, by run id (nil value: the run does not replay).
+	replays map[string]func(after int64) ([]agent.Event, error)
 }
 
 type describeResult struct {
@@ -256,7 +259,9 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			f.lastQuery = f.now()
 			var ok bool
 			if evs, ok = f.resultEvents(ctx, d); !ok {
-				evs, qerr = f.queryEvents(ctx, f.runID, f.after)
+				if evs, ok, qerr = f.replayedEvents(ctx, d); !ok {
+					evs, qerr = f.queryEvents(ctx, f.runID, f.after)
+				}
 			}
 		}
 		if ctx.Err() != nil {
