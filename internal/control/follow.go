@@ -118,6 +118,11 @@ func closedPhrase(s enumspb.WorkflowExecutionStatus) string {
 // (tool_execution_update), read from the activities' heartbeat details.
 // They carry the seq of the last workflow event delivered before them.
 //
+// The Follow calls of one Controller that follow the same run at the
+// same time share one reader (share.go): N followers make the RPCs of
+// one. A closed run's events are read with no worker: from its result,
+// or its history replayed here (replay.go).
+//
 // A workflow that closes without prompt_end (terminated, timed out, ...)
 // ends Follow with a *PromptClosedError. An ended prompt whose prompt_end
 // is at or before `after` returns that prompt_end at once (fn is not
