@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 
 	"github.com/durableagent/durableagent/agent"
@@ -114,7 +115,7 @@ func subscribe(ctx context.Context, key shareKey, after int64, start func(sink f
 	if r := readers.m[key]; r != nil && !r.done && after >= r.base {
 		for i := range r.log {
 			if r.log[i].Seq > after {
-				e := r.log[i]
+				e := cloneEvent(r.log[i])
 				sub.items = append(sub.items, followItem{event: &e})
 			}
 		}
@@ -176,9 +177,30 @@ func (r *reader) event(e agent.Event) {
 		r.base = r.log[0].Seq
 		r.log = r.log[1:]
 	}
+	first := true
 	for s := range r.subs {
-		s.push(followItem{event: &e})
+		ev := e
+		if !first {
+			ev = cloneEvent(e)
+		}
+		first = false
+		s.push(followItem{event: &ev})
 	}
+}
+
+// cloneEvent is a deep copy of e, so that followers that change the
+// events they get (their messages, results) do not share them, as they
+// did not when each decoded its own query answer.
+func cloneEvent(e agent.Event) agent.Event {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return e
+	}
+	var out agent.Event
+	if json.Unmarshal(b, &out) != nil {
+		return e
+	}
+	return out
 }
 
 // snapshots implements followSink.
