@@ -41,11 +41,20 @@ func stepEnv(b *testing.B, runner tools.Runner) *testsuite.TestActivityEnvironme
 	return env
 }
 
+// modelTurn is the pause before each step: the model's turn between two
+// tool calls (seconds in practice), in which the runner starts the
+// workspace's next sandbox ahead (the same pause as internal/sandbox's
+// BenchmarkBashTrue_SandboxedVsLocal).
+const modelTurn = 300 * time.Millisecond
+
 // BenchmarkToolStep_BashTrueSandboxedVsLocal is issue 22's cost: the
 // bash `true` tool step as the worker runs it (the RunTool activity:
 // session load, the call, heartbeats, the result written to the
-// session), in the sandbox and unsandboxed, interleaved so both see the
-// same load; it reports the ratio of their means and logs the load:
+// session), in the sandbox of the default settings, in one that starts
+// no sandbox ahead ("cold": each call starts its own) and unsandboxed,
+// interleaved so all see the same load, each after a pause for the
+// model's turn (modelTurn); it reports the ratios of their
+// means to the unsandboxed one and logs the load:
 //
 //	go test ./activities -run '^$' -bench ToolStep -benchtime 30x
 func BenchmarkToolStep_BashTrueSandboxedVsLocal(b *testing.B) {
@@ -56,9 +65,14 @@ func BenchmarkToolStep_BashTrueSandboxedVsLocal(b *testing.B) {
 	if err := r.Probe(); err != nil {
 		b.Skipf("bubblewrap unusable here: %v", err)
 	}
+	cold, err := sandbox.New(sandbox.Config{AheadIdle: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
 	ws := b.TempDir()
-	envs := map[string]*testsuite.TestActivityEnvironment{"sandboxed": stepEnv(b, r), "local": stepEnv(b, tools.Local)}
+	envs := map[string]*testsuite.TestActivityEnvironment{"sandboxed": stepEnv(b, r), "cold": stepEnv(b, cold), "local": stepEnv(b, tools.Local)}
 	step := func(kind string, i int) time.Duration {
+		time.Sleep(modelTurn)
 		start := time.Now()
 		v, err := envs[kind].ExecuteActivity(RunToolName, RunToolInput{SessionID: "s1", AssistantEntryID: "a1",
 			ToolCallID: "c1", ToolName: "bash", ResultEntryID: fmt.Sprintf("r%d", i), ParentID: "a1",
@@ -74,17 +88,21 @@ func BenchmarkToolStep_BashTrueSandboxedVsLocal(b *testing.B) {
 		return d
 	}
 	step("sandboxed", -1)
+	step("cold", -1)
 	step("local", -1)
 	b.ResetTimer()
-	var sandboxed, local time.Duration
+	var sandboxed, coldSum, local time.Duration
 	for i := 0; i < b.N; i++ {
 		sandboxed += step("sandboxed", i)
+		coldSum += step("cold", i)
 		local += step("local", i)
 	}
 	b.StopTimer()
 	load, _ := os.ReadFile("/proc/loadavg")
 	b.ReportMetric(float64(sandboxed)/float64(local), "sandboxed/local")
+	b.ReportMetric(float64(coldSum)/float64(local), "cold/local")
 	b.ReportMetric(float64(sandboxed.Microseconds())/float64(b.N)/1000, "ms/sandboxed")
+	b.ReportMetric(float64(coldSum.Microseconds())/float64(b.N)/1000, "ms/cold")
 	b.ReportMetric(float64(local.Microseconds())/float64(b.N)/1000, "ms/local")
 	b.Logf("load average: %s", strings.TrimSpace(string(load)))
 }

@@ -152,7 +152,7 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	}
 	res := BeginPromptResult{LeafID: leaf, MessageCount: len(sess.Context(leaf)), Workspace: ws,
 		Warnings: warnings, RequireApproval: a.ToolPolicy.RequireApproval, Grants: grants,
-		SystemPromptHash: promptHash}
+		SystemPromptHash: promptHash, Worktree: hdr.Worktree != nil}
 	if in.SessionUsage {
 		spent := sessionSpent(sess)
 		res.SessionSpent = &spent

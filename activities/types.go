@@ -282,6 +282,9 @@ type BeginPromptResult struct {
 	// are placed by host: tool calls go to ToolQueue(taskQueue, ToolHost).
 	// "" runs them on the prompt's task queue (any worker).
 	ToolHost string `json:"toolHost,omitempty"`
+	// Worktree: the session works in a git worktree of its own, so the
+	// prompt says where its branch stands when it ends (WorktreeSummary).
+	Worktree bool `json:"worktree,omitempty"`
 	// Warnings are problems the session reader skipped over (torn or
 	// garbage lines), for the state query and the worker log.
 	Warnings []string `json:"warnings,omitempty"`

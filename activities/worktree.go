@@ -5,8 +5,52 @@ import (
 	"errors"
 	"path/filepath"
 
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/worktree"
 )
+
+// WorktreeSummaryName is the registered name of WorktreeSummary.
+const WorktreeSummaryName = "WorktreeSummary"
+
+// maxBranchText bounds BranchSummary.Text (a commit subject may be long).
+const maxBranchText = 300
+
+// WorktreeSummaryInput names the session whose branch to describe.
+type WorktreeSummaryInput struct {
+	SessionID string `json:"sessionId"`
+}
+
+// WorktreeSummary says where the branch of a --worktree session stands
+// against its base (its commits, its uncommitted files), bounded to
+// agent.MaxRecentCommits commits, for the end of a prompt. It runs where
+// the worktree is (a tool activity: the session's host). A session
+// without a worktree gets nil.
+func (a *Activities) WorktreeSummary(ctx context.Context, in WorktreeSummaryInput) (*agent.BranchSummary, error) {
+	sess, err := a.Sessions.Load(in.SessionID)
+	if err != nil {
+		return nil, storeError("load session", err)
+	}
+	wt := sess.Header.Worktree
+	if wt == nil {
+		return nil, nil
+	}
+	sum, err := worktree.Summarize(ctx, wt.Dir, wt.Branch, wt.Base)
+	if err != nil {
+		return nil, workspaceError("%v", err)
+	}
+	// Commit subjects are the agent's words, as tool output is: redacted
+	// of the worker's secrets before they reach history.
+	red := a.outputRedactor(ctx)
+	out := &agent.BranchSummary{Branch: sum.Branch, Base: sum.Base, Commits: len(sum.Commits),
+		Uncommitted: sum.Uncommitted, Text: red.known(sum.String())}
+	if r := []rune(out.Text); len(r) > maxBranchText {
+		out.Text = string(r[:maxBranchText]) + "…"
+	}
+	for _, c := range sum.Commits[:min(len(sum.Commits), agent.MaxRecentCommits)] {
+		out.Recent = append(out.Recent, red.known(c))
+	}
+	return out, nil
+}
 
 // makeWorktree makes the git worktree of a new session (BeginPrompt) at
 // <WorktreeDir>/<session> on branch agent/<session>, from the repository

@@ -62,6 +62,9 @@ type Event struct {
 	// reader of the events has them. Undelivered stays for the clients
 	// that read only the texts.
 	UndeliveredMessages []UndeliveredMessage `json:"undeliveredMessages,omitempty"`
+	// Worktree (prompt_end) says where the branch of a --worktree
+	// session stands as the prompt ends; nil for other sessions.
+	Worktree *BranchSummary `json:"worktree,omitempty"`
 
 	// tool_execution_start / _update / _end: the call, its arguments, its
 	// (partial) result.
@@ -106,6 +109,26 @@ type UndeliveredMessage struct {
 	// "prompt aborted", ...).
 	Reason string `json:"reason"`
 }
+
+// BranchSummary is where the branch of a session's git worktree stands
+// against the commit it was made from (prompt_end, the prompt's result).
+// It is bounded: Recent holds at most MaxRecentCommits commits.
+type BranchSummary struct {
+	Branch string `json:"branch"`
+	Base   string `json:"base"`
+	// Commits counts the branch's commits since Base; Recent are the
+	// newest of them, newest first, as "<short hash> <subject>".
+	Commits int      `json:"commits"`
+	Recent  []string `json:"recent,omitempty"`
+	// Uncommitted counts the changed and untracked files not committed.
+	Uncommitted int `json:"uncommitted,omitempty"`
+	// Text is all of it on one line, as people read it ("branch
+	// agent/s1: 1 commit since 1a2b3c4 (9f8e7d6 fix parser)").
+	Text string `json:"text"`
+}
+
+// MaxRecentCommits bounds BranchSummary.Recent.
+const MaxRecentCommits = 10
 
 // UndeliveredTexts returns the texts of ms (nil when none).
 func UndeliveredTexts(ms []UndeliveredMessage) []string {
@@ -280,7 +303,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			ErrorMessage        string               `json:"errorMessage,omitempty"`
 			Undelivered         []string             `json:"undelivered,omitempty"`
 			UndeliveredMessages []UndeliveredMessage `json:"undeliveredMessages,omitempty"`
-		}{h, e.Status, e.ErrorMessage, e.Undelivered, e.UndeliveredMessages})
+			Worktree            *BranchSummary       `json:"worktree,omitempty"`
+		}{h, e.Status, e.ErrorMessage, e.Undelivered, e.UndeliveredMessages, e.Worktree})
 	case EventUsage:
 		return json.Marshal(struct {
 			eventHeader

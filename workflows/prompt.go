@@ -124,7 +124,7 @@ func (r *run) begin(ctx workflow.Context) error {
 		r.overflowRecovered = c.OverflowRecovered
 		r.workspace = c.Workspace
 		r.promptEntryID, r.faultsAt = c.PromptEntryID, c.FaultsAt
-		r.toolHost = c.ToolHost
+		r.toolHost, r.worktree = c.ToolHost, c.Worktree
 		r.steering, r.followUps, r.followUpDue = c.Steering, c.FollowUps, c.FollowUpDue
 		r.agentRunning = true
 		return nil
@@ -160,7 +160,7 @@ func (r *run) begin(ctx workflow.Context) error {
 			r.in.Model.Faults, r.in.Model.SummaryFaults = nil, nil
 		}
 		r.leafID, r.messageCount, r.workspace, r.warnings = b.LeafID, b.MessageCount, b.Workspace, b.Warnings
-		r.toolHost = b.ToolHost
+		r.toolHost, r.worktree = b.ToolHost, b.Worktree
 		if b.SessionSpent != nil {
 			r.bud.before = *b.SessionSpent
 		}
@@ -432,9 +432,10 @@ func (r *run) complete(ctx workflow.Context, text string) (PromptResult, error) 
 	workflow.SetCurrentDetails(ctx, "")
 	r.status = agent.StatusCompleted
 	back := r.handBack(ctx, ReasonPromptEnded)
-	r.emit(ctx, promptEnd(r.status, "", back))
+	wt := r.branchSummary(ctx)
+	r.emit(ctx, promptEnd(r.status, "", back, wt))
 	return PromptResult{Status: r.status, Text: text, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back}, nil
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt}, nil
 }
 
 func (r *run) fail(ctx workflow.Context, msg string) (PromptResult, error) {
@@ -447,9 +448,10 @@ func (r *run) failFor(ctx workflow.Context, msg, reason string) (PromptResult, e
 	workflow.SetCurrentDetails(ctx, "Failed: "+shorten(msg, 200))
 	r.status = agent.StatusFailed
 	back := r.handBack(ctx, reason)
-	r.emit(ctx, promptEnd(r.status, msg, back))
+	wt := r.branchSummary(ctx)
+	r.emit(ctx, promptEnd(r.status, msg, back, wt))
 	res := PromptResult{Status: r.status, Error: msg, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back}
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt}
 	return res, temporal.NewNonRetryableApplicationError(msg, ErrTypePromptFailed, nil, res)
 }
 
@@ -472,9 +474,10 @@ func (r *run) failCancelled(ctx workflow.Context, msg string) (PromptResult, err
 func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 	r.status = agent.StatusAborted
 	back := r.handBack(ctx, ReasonPromptAborted)
-	r.emit(ctx, promptEnd(r.status, "", back))
+	wt := r.branchSummary(ctx)
+	r.emit(ctx, promptEnd(r.status, "", back, wt))
 	res := PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back}
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt}
 	if ctx.Err() != nil || r.userInLoop() {
 		workflow.SetCurrentDetails(ctx, "Aborted by the user")
 		return res, temporal.NewCanceledError(res)

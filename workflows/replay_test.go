@@ -160,6 +160,16 @@ func TestReplay_JobSearchHistory(t *testing.T) {
 	}
 }
 
+// Determinism of a --worktree session's prompt ("worktree-summary" 1):
+// its end runs WorktreeSummary on the session's host and puts the branch
+// on prompt_end. Regenerate with UPDATE_REPLAY_HISTORY=1 go test -run
+// TestIntegration_WorktreePerSession ./test/integration
+func TestReplay_WorktreeSummaryHistory(t *testing.T) {
+	if err := replayFixture("testdata/prompt_worktree_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}
+
 // replayFixture replays a history file on the current Prompt workflow.
 func replayFixture(path string) error {
 	r := worker.NewWorkflowReplayer()

@@ -33,8 +33,11 @@ type run struct {
 	// tools are placed by host ("": any worker runs the tools);
 	// waitingHost is set while a tool call waits for it.
 	toolHost, waitingHost string
-	settings              retry.Settings
-	chain                 retry.Chain
+	// worktree: the session works in a git worktree of its own, so its
+	// prompt_end says where the branch stands (branchSummary).
+	worktree bool
+	settings retry.Settings
+	chain    retry.Chain
 	// version is the workflow version of this run (workflow.GetVersion
 	// of changeAgentLoop).
 	version workflow.Version

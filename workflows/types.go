@@ -163,7 +163,9 @@ type Carry struct {
 	// session: a continued run's input carries no script.
 	FaultsAt string `json:"faultsAt,omitempty"`
 	// ToolHost is the host whose task queue runs the tool calls.
-	ToolHost  string `json:"toolHost,omitempty"`
+	ToolHost string `json:"toolHost,omitempty"`
+	// Worktree: the session has a git worktree (branchSummary).
+	Worktree  bool   `json:"worktree,omitempty"`
 	PrevRunID string `json:"prevRunId,omitempty"`
 	// Runs counts the runs of this prompt before this one.
 	Runs int `json:"runs"`
@@ -278,4 +280,7 @@ type PromptResult struct {
 	// and reason (as its prompt_end event does).
 	Undelivered         []string                   `json:"undelivered,omitempty"`
 	UndeliveredMessages []agent.UndeliveredMessage `json:"undeliveredMessages,omitempty"`
+	// Worktree is where the branch of a --worktree session stands as the
+	// prompt ends (as on its prompt_end event); nil for other sessions.
+	Worktree *agent.BranchSummary `json:"worktree,omitempty"`
 }

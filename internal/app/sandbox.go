@@ -20,7 +20,8 @@ var bwrapBinary = ""
 // or fails its probe, dev (worker --dev, the demo) gets tools.Local and
 // any other worker an error that says how to choose. note is the one line
 // the worker says at start when bash runs unsandboxed, or sandboxed with
-// maxProcesses as an rlimit ("" when neither). Network allowlist needs tools.sandbox.allowHosts; its
+// maxProcesses or memoryMB as an rlimit (sandbox.Runner.StartNote; ""
+// when neither). Network allowlist needs tools.sandbox.allowHosts; its
 // proxies log to slog.Default() and its bridge is this binary, whose
 // main must call egress.MaybeRunBridge.
 func ToolRunner(s settings.Settings, dev bool) (r tools.Runner, note string, err error) {
@@ -59,7 +60,7 @@ func ToolRunner(s settings.Settings, dev bool) (r tools.Runner, note string, err
 	}
 	switch {
 	case err == nil:
-		return br, br.ProcessLimitNote(), nil // "" but for an rlimit fallback
+		return br, br.StartNote(), nil // "" but for rlimits a cgroup would do better
 	case sb.Mode == settings.SandboxBubblewrap:
 		return nil, "", fmt.Errorf("tools.sandbox.mode bubblewrap: %w", err)
 	case dev:

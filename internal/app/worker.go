@@ -148,6 +148,7 @@ func registerToolActivities(w worker.Registry, acts *activities.Activities) {
 	w.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
 	w.RegisterActivityWithOptions(acts.UserBash, activity.RegisterOptions{Name: activities.UserBashName})
 	w.RegisterActivityWithOptions(acts.DeleteSession, activity.RegisterOptions{Name: activities.DeleteSessionName})
+	w.RegisterActivityWithOptions(acts.WorktreeSummary, activity.RegisterOptions{Name: activities.WorktreeSummaryName})
 }
 
 // newToolWorker is the worker that runs the tool calls of the sessions

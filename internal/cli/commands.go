@@ -88,15 +88,7 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		}
 		return ExitOK
 	}
-	code := follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, true, withBodies(s, c.session), withoutOwnMessage())
-	if ctx.Err() == nil {
-		out := env.Stdout
-		if c.json {
-			out = env.Stderr // stdout holds events only
-		}
-		printWorktreeSummary(ctx, out, s, c.session)
-	}
-	return code
+	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, true, withBodies(s, c.session), withoutOwnMessage())
 }
 
 // FollowPrompt prints the events of a prompt until it ends (then the
@@ -124,15 +116,21 @@ func follow(ctx context.Context, env Env, cmd string, k *control.Controller, ses
 	}
 	p.stop()
 	printUndelivered(env.Stderr, end)
+	code := ExitFailed
 	if end.Status == agent.StatusCompleted {
 		if printAnswer && !asJSON {
 			if text := p.lastText; text != "" && !p.lastStreamed {
 				fmt.Fprintln(env.Stdout, text)
 			}
 		}
-		return ExitOK
+		code = ExitOK
 	}
-	return ExitFailed
+	if wt := end.Worktree; wt != nil && !asJSON {
+		// Where a --worktree job's branch stands (its prompt_end, which
+		// --json prints whole).
+		fmt.Fprintln(env.Stdout, wt.Text)
+	}
+	return code
 }
 
 // printUndelivered writes one line per message the ended prompt accepted

@@ -50,14 +50,15 @@ func (w *workspaceFlags) resolve(c *common, s settings.Settings) error {
 }
 
 // latestSessionIn is the session with the most recent activity whose
-// workspace is dir.
+// workspace is dir, or that was started in dir with a worktree (its
+// workspace is the worktree; the user stays in the repository).
 func latestSessionIn(s settings.Settings, dir string) (string, error) {
 	sums, err := summarize(s, "")
 	if err != nil {
 		return "", fmt.Errorf("--continue: %w", err)
 	}
 	for _, sum := range sums { // newest first
-		if sum.Workspace != "" && filepath.Clean(sum.Workspace) == dir {
+		if sum.Workspace != "" && filepath.Clean(sum.Workspace) == dir || sum.from != "" && filepath.Clean(sum.from) == dir {
 			return sum.ID, nil
 		}
 	}

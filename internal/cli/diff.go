@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -89,27 +88,6 @@ func worktreeHere(id string, wt *session.Worktree) error {
 		return nil
 	}
 	return fmt.Errorf("the worktree of session %s (%s, branch %s) is not on this host: run starter diff on the host of the worker that created the session", id, wt.Dir, wt.Branch)
-}
-
-// printWorktreeSummary writes where a --worktree session's branch stands
-// after a prompt (worktree.Summary: its commits since the base or its
-// uncommitted changes), or why it cannot say. Sessions without a
-// worktree print nothing.
-func printWorktreeSummary(ctx context.Context, w io.Writer, s settings.Settings, id string) {
-	wt, err := sessionWorktree(s, id)
-	if err != nil || wt == nil {
-		return // no worktree, or a store this host cannot read
-	}
-	if worktreeHere(id, wt) != nil {
-		fmt.Fprintf(w, "branch %s: worktree %s is on the worker's host (starter diff --session %s there)\n", wt.Branch, wt.Dir, id)
-		return
-	}
-	sum, err := worktree.Summarize(ctx, wt.Dir, wt.Branch, wt.Base)
-	if err != nil {
-		fmt.Fprintf(w, "branch %s: %v\n", wt.Branch, err)
-		return
-	}
-	fmt.Fprintln(w, sum.String())
 }
 
 func shortHash(h string) string {

@@ -10,12 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/schedule"
 )
 
 const scheduleUsage = `starter schedule create --id ID (--cron "0 3 * * *" | --every 6h) [--session-prefix P | --session S]
-                         [--overlap skip|buffer-one|allow-all] [--catchup 1h] [--workspace DIR] [--json] PROMPT
+                         [--overlap skip|buffer-one|allow-all] [--catchup 1h] [--workspace DIR] [--worktree] [--json] PROMPT
        starter schedule list [--json]
        starter schedule describe ID [--json]
        starter schedule pause ID [--note TEXT]
@@ -43,6 +44,7 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 	var (
 		id, cron, prefix, overlap, note, workspace string
 		every, catchup                             time.Duration
+		useWorktree                                bool
 	)
 	switch sub {
 	case "create":
@@ -53,6 +55,7 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 		c.fs.StringVar(&overlap, "overlap", schedule.DefaultOverlap, "when a run is due while the last still runs: skip, buffer-one or allow-all")
 		c.fs.DurationVar(&catchup, "catchup", schedule.DefaultCatchupWindow, "runs missed (server down) are still started within this window")
 		c.fs.StringVar(&workspace, "workspace", "", "the directory a new session's tools work in (default: the current directory)")
+		c.fs.BoolVar(&useWorktree, "worktree", false, "give each run's session a git worktree of the workspace's repository on a branch agent/<session> (with --session: that session must have one or be new)")
 	case "pause", "unpause":
 		c.fs.StringVar(&note, "note", "", "why (shown by describe and in the Temporal UI)")
 	case "list", "describe", "trigger", "delete":
@@ -65,7 +68,7 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 	}
 	if sub == "create" {
 		return scheduleCreate(ctx, env, c, schedule.Spec{ID: id, Cron: cron, Every: every, SessionPrefix: prefix,
-			Overlap: overlap, CatchupWindow: catchup}, workspace)
+			Overlap: overlap, CatchupWindow: catchup}, workspace, useWorktree)
 	}
 	if c.fs.Changed("session") {
 		return fail(env, name, errors.New("--session is a flag of schedule create"))
@@ -129,7 +132,7 @@ func scheduleManager(ctx context.Context, env Env, c *common) (*schedule.Manager
 // scheduleCreate builds the prompt as `starter prompt` does (the same
 // settings, app.PromptInput) and creates the schedule. Bad input is
 // refused before Temporal is dialled.
-func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec, workspace string) int {
+func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec, workspace string, useWorktree bool) int {
 	const name = "schedule create"
 	msg := strings.TrimSpace(strings.Join(c.fs.Args(), " "))
 	if msg == "" {
@@ -161,6 +164,12 @@ func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec,
 		}
 		in.Workspace = abs
 	}
+	if useWorktree {
+		if err := checkWorktree(s, spec.SessionID, in.Workspace); err != nil {
+			return fail(env, name, err)
+		}
+		in.Worktree = activities.WorktreeRequired
+	}
 	spec.Prompt = in
 	if err := spec.Validate(); err != nil {
 		return fail(env, name, err)
@@ -176,6 +185,9 @@ func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec,
 	where := "a fresh session per run: " + spec.SessionPrefix + "-<scheduled time, UTC>"
 	if spec.SessionID != "" {
 		where = "session " + spec.SessionID
+	}
+	if useWorktree {
+		where += ", in a worktree on branch agent/<session>"
 	}
 	when := fmt.Sprintf("cron %q", spec.Cron)
 	if spec.Cron == "" {
@@ -249,6 +261,9 @@ func printScheduleInfo(w io.Writer, info schedule.Info) {
 		fmt.Fprintf(w, "session: %s (every run)\n", info.SessionID)
 	case info.SessionPrefix != "":
 		fmt.Fprintf(w, "session: a fresh one per run, %s-<scheduled time, UTC>\n", info.SessionPrefix)
+	}
+	if info.Worktree {
+		fmt.Fprintln(w, "worktree: each session works in a git worktree on branch agent/<session>")
 	}
 	if info.Prompt != "" {
 		fmt.Fprintf(w, "prompt: %s\n", previewText(info.Prompt, 120))

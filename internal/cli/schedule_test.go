@@ -42,6 +42,17 @@ func TestCLI_ScheduleBadInput(t *testing.T) {
 	}
 }
 
+// --worktree needs the workspace to be in a git repository: said in one
+// line before Temporal is dialled.
+func TestCLI_ScheduleWorktreeNeedsRepository(t *testing.T) {
+	ws := t.TempDir()
+	code, _, stderr := run(t, nil, "schedule", "create", "--id", "n", "--every", "1h", "--worktree", "--workspace", ws, "p")
+	want := "workspace " + ws + " is not in a git repository: --worktree needs one"
+	if code != ExitUsage || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q, want %q", code, stderr, want)
+	}
+}
+
 // describe shows what a person asks of a schedule: when, the policies,
 // where the prompt runs, the counts and each recent run's outcome.
 func TestPrintScheduleInfo(t *testing.T) {
@@ -49,7 +60,7 @@ func TestPrintScheduleInfo(t *testing.T) {
 	var b bytes.Buffer
 	printScheduleInfo(&b, schedule.Info{ID: "nightly", When: `cron "0 3 * * *"`, Paused: true, Note: "maintenance",
 		Overlap: "skip", CatchupWindow: "1h0m0s", SessionPrefix: "nightly", Prompt: "update\nthe deps",
-		Actions: 3, SkippedOverlap: 1, MissedCatchup: 2,
+		Worktree: true, Actions: 3, SkippedOverlap: 1, MissedCatchup: 2,
 		Recent: []schedule.RecentRun{{ScheduledAt: at, WorkflowID: "scheduled-nightly-2026-12-04T03:00:00Z", Status: "completed", SessionID: "nightly-20261204T030000Z"}},
 		Next:   []time.Time{at.Add(24 * time.Hour), at.Add(48 * time.Hour), at.Add(72 * time.Hour), at.Add(96 * time.Hour)}})
 	for _, want := range []string{
@@ -57,6 +68,7 @@ func TestPrintScheduleInfo(t *testing.T) {
 		`when: cron "0 3 * * *"  overlap: skip  catch-up window: 1h0m0s`,
 		"session: a fresh one per run, nightly-<scheduled time, UTC>",
 		"prompt: update the deps",
+		"worktree: each session works in a git worktree on branch agent/<session>",
 		"runs: 3 started, 1 skipped (a run was still going), 2 missed (older than the catch-up window)",
 		"recent: 2026-12-04T03:00:00Z  completed scheduled-nightly-2026-12-04T03:00:00Z  session nightly-20261204T030000Z",
 		"next: 2026-12-05T03:00:00Z, 2026-12-06T03:00:00Z, 2026-12-07T03:00:00Z",

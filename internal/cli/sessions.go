@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -46,6 +47,10 @@ type sessionSummary struct {
 	LastActivity time.Time `json:"lastActivity"`
 	// Usage is what the session's model calls reported (nil: none did).
 	Usage *agent.Spend `json:"usage,omitempty"`
+	// from is the directory a worktree session was started in (its
+	// workspace's place in the repository the worktree was made from):
+	// --continue there finds it. "" without a worktree.
+	from string
 }
 
 func runSessions(ctx context.Context, env Env, args []string) int {
@@ -125,6 +130,9 @@ func summaryOf(sess *session.Session) sessionSummary {
 	sum := sessionSummary{ID: sess.Header.ID, Workspace: sess.Header.Cwd, LastActivity: sess.Header.Timestamp}
 	if wt := sess.Header.Worktree; wt != nil {
 		sum.Branch = wt.Branch
+		if rel, err := filepath.Rel(wt.Dir, sess.Header.Cwd); err == nil && wt.Repo != "" && !strings.HasPrefix(rel, "..") {
+			sum.from = filepath.Join(wt.Repo, rel)
+		}
 	}
 	var spend agent.Spend
 	metered := false

@@ -132,6 +132,52 @@ func TestContinue_LatestSessionOfTheWorkspace(t *testing.T) {
 	}
 }
 
+// A --worktree session works in its worktree, but the user started it in
+// the repository: --continue there finds it (issue 25), and a plain
+// session of the worktree's own directory is still found by that.
+func TestContinue_FindsWorktreeSessionFromTheRepository(t *testing.T) {
+	home := t.TempDir()
+	day := time.Now().Add(48 * time.Hour)
+	repo, wts := t.TempDir(), t.TempDir()
+	st, err := session.Open(filepath.Join(home, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := &session.Worktree{Dir: filepath.Join(wts, "job"), Branch: "agent/job", Base: "abc", Repo: repo}
+	if _, err := st.InitHeader("job", session.Header{Cwd: filepath.Join(wt.Dir, "pkg"), Worktree: wt}); err != nil {
+		t.Fatal(err)
+	}
+	um := agent.TextMessage(agent.RoleUser, "migrate pkg")
+	if _, err := st.Append("job", session.Entry{Type: session.TypeMessage, ID: "ju", Timestamp: day, Message: &um}); err != nil {
+		t.Fatal(err)
+	}
+	writeSession(t, home, "plain-older", filepath.Join(repo, "pkg"), "one", day.Add(-time.Hour), nil)
+	lookup := func(k string) (string, bool) {
+		if k == "DURABLE_AGENT_HOME" {
+			return home, true
+		}
+		return "", false
+	}
+	for dir, want := range map[string]string{filepath.Join(repo, "pkg"): "job", filepath.Join(wt.Dir, "pkg"): "job", repo: ""} {
+		c := newFlags("prompt", Env{})
+		w := c.addWorkspaceFlags()
+		if err := c.fs.Parse([]string{"-c", "--workspace", dir}); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := c.settings(Env{LookupEnv: lookup})
+		err := w.resolve(c, s)
+		if want == "" {
+			if err == nil {
+				t.Errorf("continue in %s: session %q, want none (no session was started there)", dir, c.session)
+			}
+			continue
+		}
+		if err != nil || c.session != want {
+			t.Errorf("continue in %s: session %q, %v; want %s", dir, c.session, err, want)
+		}
+	}
+}
+
 // A session file that cannot be read is listed as such; the others still
 // are.
 func TestSessions_UnreadableSessionDoesNotHideTheOthers(t *testing.T) {

@@ -135,11 +135,20 @@ func (c Config) args(dir, script, exe, socket string) ([]string, error) {
 	return append(append(a, "--"), cmd...), nil
 }
 
+// statusFd is the descriptor on which the limit shell (limitScript)
+// reports, after the command, `times`: its own and its children's CPU
+// time. The command does not inherit it.
+const statusFd = 4
+
 // limitScript is the sandbox's first shell: it sets the rlimits, for
 // itself and so for everything the command starts, then runs the
-// command ($1) in a shell of its own. A limit it cannot set ends the
-// call (exit 126) with the shell's reason, before the command runs.
-// Without limits it is "" and the command's shell is the first.
+// command ($1) in a shell of its own, waits for it and writes the CPU
+// time the command's processes it reaped used to statusFd (where open),
+// so that a process that the CPU limit's SIGKILL ended can be told from
+// one killed otherwise. It exits with the command's status (128+N for
+// signal N) and prints no job message of its own. A limit it cannot set
+// ends the call (exit 126) with the shell's reason, before the command
+// runs. Without limits it is "" and the command's shell is the first.
 func (c Config) limitScript(sh string) string {
 	var lim []string
 	if c.CPUSeconds > 0 {
@@ -157,6 +166,11 @@ func (c Config) limitScript(sh string) string {
 	if len(lim) == 0 {
 		return ""
 	}
-	run := `exec ` + sh + ` -c "$1"`
+	fd := strconv.Itoa(statusFd)
+	// The shell's own stderr is /dev/null while it waits (no "Killed"
+	// line of its own); the command's is the call's (fd 5, closed again
+	// for the command).
+	run := "{ " + sh + ` -c "$1" ` + fd + `>&- 2>&5 5>&-; } 5>&2 2>/dev/null; s=$?` + "\n" +
+		"{ times >&" + fd + "; } 2>/dev/null; exit $s"
 	return "{ " + strings.Join(lim, " && ") + `; } || { echo "sandbox: cannot set the tools.sandbox limits" >&2; exit 126; }` + "\n" + run
 }

@@ -9,14 +9,31 @@ import (
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
+// modelTurn is the pause before each call: the model's turn between two
+// tool calls (seconds in practice), in which the runner starts the
+// workspace's next sandbox ahead (the same pause as activities'
+// BenchmarkToolStep_BashTrueSandboxedVsLocal).
+const modelTurn = 300 * time.Millisecond
+
 // BenchmarkBashTrue_SandboxedVsLocal runs the bash tool's `true` b.N
 // times in the sandbox and b.N times unsandboxed (tools.Local),
-// interleaved so both see the same machine load, and reports the ratio
-// of their mean times (issue 22's budget: 1.3x) and the load average:
+// interleaved so both see the same machine load, each call after a
+// pause (modelTurn), and reports the ratio of their mean times (issue
+// 22's budget: 1.3x), the share of calls a sandbox started ahead ran,
+// and the load average. "defaults" is the sandbox of the default
+// settings; "cold" the same with no sandbox started ahead (each call
+// starts its own); "limits" one with tools.sandbox.cpuSeconds and
+// memoryMB set, which adds the shell that sets them:
 //
 //	go test ./internal/sandbox -run '^$' -bench BashTrue -benchtime 30x
 func BenchmarkBashTrue_SandboxedVsLocal(b *testing.B) {
-	r, err := New(Config{})
+	b.Run("defaults", func(b *testing.B) { benchBashTrue(b, Config{}) })
+	b.Run("cold", func(b *testing.B) { benchBashTrue(b, Config{AheadIdle: -1}) })
+	b.Run("limits", func(b *testing.B) { benchBashTrue(b, Config{CPUSeconds: 600, MemoryMB: 4096}) })
+}
+
+func benchBashTrue(b *testing.B, c Config) {
+	r, err := New(c)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -25,6 +42,7 @@ func BenchmarkBashTrue_SandboxedVsLocal(b *testing.B) {
 	}
 	ws := b.TempDir()
 	run := func(rn tools.Runner) time.Duration {
+		time.Sleep(modelTurn)
 		start := time.Now()
 		res := bash(b, rn, ws, "true", 0)
 		d := time.Since(start)
@@ -35,6 +53,7 @@ func BenchmarkBashTrue_SandboxedVsLocal(b *testing.B) {
 	}
 	run(r)
 	run(tools.Local)
+	served := r.spares.served.Load()
 	b.ResetTimer()
 	var sandboxed, local time.Duration
 	for i := 0; i < b.N; i++ {
@@ -46,5 +65,6 @@ func BenchmarkBashTrue_SandboxedVsLocal(b *testing.B) {
 	b.ReportMetric(float64(sandboxed)/float64(local), "sandboxed/local")
 	b.ReportMetric(float64(sandboxed.Microseconds())/float64(b.N)/1000, "ms/sandboxed")
 	b.ReportMetric(float64(local.Microseconds())/float64(b.N)/1000, "ms/local")
+	b.ReportMetric(float64(r.spares.served.Load()-served)/float64(b.N), "ahead/sandboxed")
 	b.Logf("load average: %s", strings.TrimSpace(string(load)))
 }

@@ -26,5 +26,11 @@
 // and reaches only Config.Egress.Allow. The proxy is closed and its
 // directory removed when the sandbox ends.
 //
+// When a command has ended, the runner starts the workspace's next
+// sandbox ahead (ahead.go): the same command line and environment, whose
+// shell waits for the next command's script; a Start with the same
+// command line and environment runs in it, any other in a new one. It is
+// ended after Config.AheadIdle without a command.
+//
 // Args is the exact bwrap command line; docs/security.md explains it.
 package sandbox

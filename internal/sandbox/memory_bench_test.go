@@ -13,13 +13,19 @@ import (
 
 // BenchmarkSandbox_MemoryPerIdleSandbox starts 10 sandboxes each running
 // `sleep 30`, then reports the memory of their processes (bwrap, its
-// init, the shell and sleep) per sandbox: Pss (shared pages split among
-// their users, the fair share) and Rss (shared pages counted in full):
+// init, the shell and sleep; with "limits", the shell that sets the
+// rlimits too) per sandbox: Pss (shared pages split among their users,
+// the fair share) and Rss (shared pages counted in full):
 //
 //	go test ./internal/sandbox -run '^$' -bench MemoryPerIdle -benchtime 1x
 func BenchmarkSandbox_MemoryPerIdleSandbox(b *testing.B) {
+	b.Run("defaults", func(b *testing.B) { benchMemoryPerIdle(b, Config{}) })
+	b.Run("limits", func(b *testing.B) { benchMemoryPerIdle(b, Config{CPUSeconds: 600, MemoryMB: 4096}) })
+}
+
+func benchMemoryPerIdle(b *testing.B, c Config) {
 	const n = 10
-	r, err := New(Config{})
+	r, err := New(c)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,8 +17,9 @@ import (
 
 // Runner is the bubblewrap tools.Runner of a Config.
 type Runner struct {
-	cfg Config
-	bin string
+	cfg    Config
+	bin    string
+	spares spares
 	// pids is the pids cgroup under which each sandbox gets its own
 	// (MaxProcesses set and the worker may make cgroups); noPids says
 	// why not.
@@ -73,10 +74,12 @@ func (r *Runner) Probe() error {
 	}
 	defer os.RemoveAll(dir)
 	var out strings.Builder
-	p, err := r.Start(tools.Command{Script: "true", Dir: dir, Env: []string{"PATH=/usr/bin:/bin"}, Output: &out})
+	// Not Start: no sandbox is started ahead for this workspace.
+	p, err := r.launch(dir, []string{"PATH=/usr/bin:/bin"}, "true", nil)
 	if err != nil {
 		return err
 	}
+	p.begin(&out)
 	done := make(chan struct{})
 	var exit tools.Exit
 	go func() { exit, err = p.Wait(); close(done) }()
@@ -102,10 +105,17 @@ const drainGrace = 200 * time.Millisecond
 
 type process struct {
 	cfg      Config
-	pids     *pidsGroup // nil without a pids cgroup
-	refused  int64      // forks pids.max refused
-	memory   *allocWatch
-	egress   *egressPath // nil but for network allowlist
+	runner   *Runner
+	dir      string       // the workspace
+	env      []string     // the command's environment
+	ahead    *aheadCall   // a sandbox started ahead: how its script gets in
+	idle     *time.Timer  // a spare's end when no command comes
+	next     bool         // Wait starts the workspace's next sandbox ahead
+	pids     *pidsGroup   // nil without a pids cgroup
+	refused  int64        // forks pids.max refused
+	watch    *outputWatch // nil without limits its output can show
+	status   *limitStatus // nil without the limit shell (limitScript)
+	egress   *egressPath  // nil but for network allowlist
 	cmd      *exec.Cmd
 	out      *os.File
 	readDone chan struct{}
@@ -115,22 +125,49 @@ type process struct {
 
 // Start runs c.Script in a new sandbox (see Config.Args); with network
 // allowlist, behind an egress proxy of its own that closes when the
-// sandbox ends.
+// sandbox ends. A sandbox started ahead for the same workspace and
+// environment (a spare, see ahead.go) is used when there is one; when
+// the command has ended, the next one is started ahead.
 func (r *Runner) Start(c tools.Command) (tools.Process, error) {
+	if p := r.spares.take(r, c.Dir, c.Env); p != nil {
+		if err := p.ahead.run(c.Script); err == nil {
+			p.begin(c.Output)
+			return p, nil
+		}
+		p.discard()
+	}
+	p, err := r.launch(c.Dir, c.Env, c.Script, nil)
+	if err != nil {
+		return nil, err
+	}
+	p.next = true
+	p.begin(c.Output)
+	return p, nil
+}
+
+// launch starts a sandbox in dir with environment env that runs script,
+// or, with ahead, that waits for its script (aheadCall).
+func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCall) (*process, error) {
 	var eg *egressPath
 	var args []string
 	var err error
+	if ahead != nil {
+		script = ahead.reader()
+	}
 	if r.cfg.Network == NetworkAllowlist {
 		if eg, err = startEgress(r.cfg); err != nil {
 			return nil, err
 		}
-		args, err = r.cfg.args(c.Dir, c.Script, eg.exe, eg.proxy.Path())
+		args, err = r.cfg.args(dir, script, eg.exe, eg.proxy.Path())
 	} else {
-		args, err = r.cfg.Args(c.Dir, c.Script)
+		args, err = r.cfg.Args(dir, script)
 	}
 	if err != nil {
 		eg.close()
 		return nil, err
+	}
+	if ahead != nil {
+		args = ahead.bind(args)
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -147,11 +184,28 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		return nil, err
 	}
 	argv := append([]string{r.bin, "--info-fd", "3"}, args...)
+	extra := []*os.File{iw}
+	var st *limitStatus
+	if r.cfg.limitScript(shell()) != "" {
+		// The limit shell reports on fd 4 (statusFd).
+		if st, err = newLimitStatus(); err != nil {
+			pr.Close()
+			pw.Close()
+			ir.Close()
+			iw.Close()
+			eg.close()
+			return nil, err
+		}
+		extra = append(extra, st.w)
+	}
 	var pg *pidsGroup
 	if r.pids != "" {
-		// pids.max counts bwrap and its init too (and the egress
-		// bridge's threads).
+		// pids.max counts bwrap and its init too (the limit shell, the
+		// egress bridge's threads).
 		max := r.cfg.MaxProcesses + bwrapProcesses
+		if st != nil {
+			max++
+		}
 		if eg != nil {
 			max += bridgeTasks
 		}
@@ -160,6 +214,7 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 			pw.Close()
 			ir.Close()
 			iw.Close()
+			st.close()
 			eg.close()
 			return nil, err
 		}
@@ -168,12 +223,15 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		argv = append([]string{"/bin/sh", "-c", `echo $$ >"$0" || exit 125; exec "$@"`, pg.procs()}, argv...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.ExtraFiles = []*os.File{iw}
+	cmd.ExtraFiles = extra
 	// bwrap passes its environment to the command: the call's, nothing
 	// of the worker's.
-	cmd.Env = c.Env
+	cmd.Env = env
 	if cmd.Env == nil {
 		cmd.Env = []string{}
+	}
+	if ahead != nil {
+		cmd.Stdin = ahead.stdinR
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = sysProcAttr()
@@ -182,12 +240,15 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		pw.Close()
 		ir.Close()
 		iw.Close()
+		st.close()
 		eg.close()
 		pg.remove()
 		return nil, fmt.Errorf("start bubblewrap: %w", err)
 	}
 	pw.Close()
 	iw.Close()
+	st.started()
+	ahead.started()
 	initPid := make(chan int, 1)
 	go func() {
 		defer ir.Close()
@@ -198,16 +259,8 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		_ = json.NewDecoder(ir).Decode(&info)
 		initPid <- info.ChildPid
 	}()
-	p := &process{cfg: r.cfg, pids: pg, egress: eg, cmd: cmd, out: pr, readDone: make(chan struct{}), waited: make(chan struct{})}
-	var out io.Writer = c.Output
-	if r.cfg.MemoryMB > 0 {
-		p.memory = &allocWatch{w: c.Output}
-		out = p.memory
-	}
-	go func() {
-		defer close(p.readDone)
-		_, _ = io.Copy(out, pr)
-	}()
+	p := &process{cfg: r.cfg, runner: r, dir: dir, env: env, ahead: ahead, pids: pg, status: st, egress: eg, cmd: cmd, out: pr,
+		readDone: make(chan struct{}), waited: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
 		if err := awaitInit(initPid); err != nil && p.waitErr == nil {
@@ -216,6 +269,8 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 		// The sandbox is gone, and with it every user of the proxy and
 		// every member of the cgroup.
 		p.egress.close()
+		p.status.finish()
+		p.ahead.remove()
 		if p.pids != nil {
 			p.refused = p.pids.refused()
 			p.pids.remove()
@@ -225,10 +280,27 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 	return p, nil
 }
 
+// begin passes the sandbox's output on to w (through the watch of its
+// limits' signs); the pipe holds what comes before.
+func (p *process) begin(w io.Writer) {
+	var out io.Writer = w
+	if p.watch = newOutputWatch(w, p.cfg); p.watch != nil {
+		out = p.watch
+	}
+	go func() {
+		defer close(p.readDone)
+		_, _ = io.Copy(out, p.out)
+	}()
+}
+
 // Wait waits for bwrap, which exits when the command's shell does, and
 // then for the sandbox's init, which ends only when every process of its
-// PID namespace (so of the command) is gone.
+// PID namespace (so of the command) is gone. Then the workspace's next
+// sandbox is started ahead.
 func (p *process) Wait() (tools.Exit, error) {
+	if p.next {
+		defer p.runner.spares.prepare(p.runner, p.dir, p.env)
+	}
 	<-p.waited
 	// Every writer of the pipe was in the namespace, now gone; the grace
 	// only guards against a bwrap that left one behind.
@@ -247,22 +319,34 @@ func (p *process) Wait() (tools.Exit, error) {
 }
 
 // limit names the limit that ended the command, where that can be told:
-// bwrap exits with 128+N when the shell dies of signal N, and SIGXCPU is
-// what RLIMIT_CPU sends at its soft limit; the sandbox's pids cgroup
-// counts the forks it refused; a failed command whose output reports an
-// allocation failure ran under RLIMIT_AS. (SIGKILL, a second later at
-// the CPU hard limit, or from anyone else, cannot be told apart; nor can
-// a program that fails an allocation without saying so.)
+// bwrap exits with 128+N when the shell dies of signal N; SIGXCPU is what
+// RLIMIT_CPU sends at its soft limit, SIGKILL what it sends at the hard
+// limit a second later, told from any other SIGKILL by the CPU time the
+// limit shell reports for the command; a shell reports a job SIGXCPU
+// ended in the output; the sandbox's pids cgroup counts the forks it
+// refused, and without it a fork refused under RLIMIT_NPROC or an
+// allocation refused under RLIMIT_AS shows in the output of a failed
+// command. (A program that fails an allocation or a fork without saying
+// so cannot be told.)
 func (p *process) limit(exit *tools.Exit) {
+	cpu := fmt.Sprintf("CPU time limit of %d s (tools.sandbox.cpuSeconds)", p.cfg.CPUSeconds)
 	switch sig := syscall.Signal(exit.Code - 128); {
+	case exit.Code == 0:
 	case p.cfg.CPUSeconds > 0 && sig == syscall.SIGXCPU:
 		exit.Signal = sig
-		exit.Limit = fmt.Sprintf("CPU time limit of %d s (tools.sandbox.cpuSeconds)", p.cfg.CPUSeconds)
-	case exit.Code == 0:
+		exit.Limit = cpu
+	case p.cfg.CPUSeconds > 0 && sig == syscall.SIGKILL && p.status.cpu() >= time.Duration(p.cfg.CPUSeconds)*time.Second:
+		exit.Signal = sig
+		exit.Limit = fmt.Sprintf("%s: killed (SIGKILL) after %.1f s of CPU time", cpu, p.status.cpu().Seconds())
+	case p.watch.seen(signCPU):
+		exit.Limit = fmt.Sprintf("%s: a process it ended made the command fail, exit code %d", cpu, exit.Code)
 	case p.refused > 0:
 		exit.Limit = fmt.Sprintf("process limit of %d (tools.sandbox.maxProcesses): it refused %d new processes, exit code %d",
 			p.cfg.MaxProcesses, p.refused, exit.Code)
-	case p.memory != nil && p.memory.seen():
+	case p.watch.seen(signFork):
+		exit.Limit = fmt.Sprintf("process limit of %d (tools.sandbox.maxProcesses, RLIMIT_NPROC of the worker's user): a new process was refused, exit code %d",
+			p.cfg.MaxProcesses, exit.Code)
+	case p.watch.seen(signAlloc):
 		exit.Limit = fmt.Sprintf("memory limit of %d MiB per process (tools.sandbox.memoryMB): an allocation failed, exit code %d",
 			p.cfg.MemoryMB, exit.Code)
 	}

@@ -300,3 +300,171 @@ func TestRunner_ProcessLimitNoteSaysTheFallback(t *testing.T) {
 		t.Fatalf("without maxProcesses the note is %q", got)
 	}
 }
+
+// Issue 22: a process that ignores SIGXCPU is killed (SIGKILL) at the
+// CPU limit's hard limit; the result still names the limit, and a
+// SIGKILL from anyone else does not.
+func TestSandbox_CPULimitKillIsNamed(t *testing.T) {
+	r := runner(t, Config{CPUSeconds: 1})
+	ws := t.TempDir()
+	res := bash(t, r, ws, "trap '' XCPU; while :; do :; done", 30)
+	if !res.IsError || !strings.Contains(res.Content, "CPU time limit of 1 s (tools.sandbox.cpuSeconds): killed (SIGKILL) after") {
+		t.Fatalf("want the CPU limit named for its SIGKILL: %+v", res)
+	}
+	res = bash(t, r, ws, "kill -KILL $$", 30)
+	if !res.IsError || strings.Contains(res.Content, "CPU time limit") || !strings.Contains(res.Content, "exited with code 137") {
+		t.Fatalf("a SIGKILL that is not the CPU limit's was named as it: %+v", res)
+	}
+}
+
+// Issue 22: a program that the CPU limit stops inside a longer command
+// (the command's shell goes on and fails) gets the limit named too.
+func TestSandbox_CPULimitOfAChildIsNamed(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	r := runner(t, Config{CPUSeconds: 1})
+	res := bash(t, r, t.TempDir(), "python3 -c 'while True: pass'; echo after; exit 4", 30)
+	if !res.IsError || !strings.Contains(res.Content, "after") ||
+		!strings.Contains(res.Content, "CPU time limit of 1 s (tools.sandbox.cpuSeconds): a process it ended made the command fail, exit code 4") {
+		t.Fatalf("want the CPU limit named: %+v", res)
+	}
+}
+
+// Issue 22: Python's MemoryError under tools.sandbox.memoryMB names the
+// limit; the same allocation without the limit succeeds.
+func TestSandbox_MemoryLimitOfPythonIsNamed(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	script := "python3 -c 'b = bytearray(400 * 1024 * 1024); print(len(b))'"
+	res := bash(t, runner(t, Config{MemoryMB: 128}), t.TempDir(), script, 30)
+	if !res.IsError || !strings.Contains(res.Content, "MemoryError") ||
+		!strings.Contains(res.Content, "memory limit of 128 MiB per process (tools.sandbox.memoryMB): an allocation failed, exit code 1") {
+		t.Fatalf("want the memory limit named: %+v", res)
+	}
+	if res := bash(t, runner(t, Config{}), t.TempDir(), script, 30); res.IsError || !strings.Contains(res.Content, "419430400") {
+		t.Fatalf("without a limit the allocation fails too, so the test proves nothing: %+v", res)
+	}
+}
+
+// Issue 22: where maxProcesses is RLIMIT_NPROC (no pids cgroup), a
+// refused fork names the limit. RLIMIT_NPROC does not bind root, so the
+// sandbox runs as nobody (setpriv before bwrap, which then needs
+// unprivileged user namespaces).
+func TestSandbox_ProcessRlimitIsNamed(t *testing.T) {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil || os.Getuid() != 0 {
+		t.Skip("needs root and setpriv to run the sandbox as nobody")
+	}
+	bwrap, err := (Config{}).binary()
+	if err != nil {
+		t.Skip(err)
+	}
+	// Not t.TempDir, whose parent nobody may not enter.
+	dir, err := os.MkdirTemp("", "sandbox-nproc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	wrapper := filepath.Join(dir, "bwrap-as-nobody")
+	script := fmt.Sprintf("#!/bin/sh\nexec %s --reuid 65534 --regid 65534 --clear-groups %s \"$@\"\n", setpriv, bwrap)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, ws} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := New(Config{Binary: wrapper, MaxProcesses: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fallback, as where the worker may not make cgroups.
+	r.pids, r.cfg.pidsCgroup = "", false
+	if res := bash(t, r, ws, "id -u", 10); res.IsError || strings.TrimSpace(res.Content) != "65534" {
+		t.Skipf("the sandbox does not run as nobody here: %+v", res)
+	}
+	res := bash(t, r, ws, "for i in 1 2 3 4 5 6; do sleep 1 & done; wait; exit 3", 60)
+	if !res.IsError || !strings.Contains(res.Content, "process limit of 4 (tools.sandbox.maxProcesses, RLIMIT_NPROC of the worker's user): a new process was refused, exit code ") {
+		t.Fatalf("want the process limit named: %+v", res)
+	}
+	if res := bash(t, r, ws, "sleep 0.1 & wait; exit 3", 20); strings.Contains(res.Content, "process limit") {
+		t.Fatalf("a command that stayed under the limit was said to hit it: %+v", res)
+	}
+}
+
+// Issue 22's cost: after a command the workspace's next sandbox is
+// started ahead, and the next command with the same environment runs in
+// it, as in a new one: a fresh /tmp, nothing left of the previous
+// command's processes, stdin /dev/null, its own environment. A command
+// with another environment gets a new sandbox.
+func TestSandbox_StartedAheadRunsTheNextCommandFresh(t *testing.T) {
+	r := runner(t, Config{})
+	ws := t.TempDir()
+	res := bash(t, r, ws, "echo left > /tmp/mark; (sleep 600 &); echo one", 0)
+	if res.IsError || res.Content != "one" {
+		t.Fatalf("first call: %+v", res)
+	}
+	waitSpare(t, r)
+	script := `test -e /tmp/mark && echo stale; pgrep -c sleep || true; cat; echo "$0 PATH=$PATH"; echo body > made; cat made`
+	res = bash(t, r, ws, script, 10)
+	if got, want := res.Content, "0\n"+shell()+" PATH=/usr/local/bin:/usr/bin:/bin\nbody"; res.IsError || got != want {
+		t.Fatalf("the command in the sandbox started ahead: %q, want %q (%+v)", got, want, res)
+	}
+	if n := r.spares.served.Load(); n != 1 {
+		t.Fatalf("%d commands ran in a sandbox started ahead, want 1", n)
+	}
+	waitSpare(t, r)
+	raw, _ := json.Marshal(map[string]any{"command": "echo $ONLY"})
+	res = tools.Run(context.Background(), tools.Bash, raw, tools.Options{
+		Workspace: ws, Runner: r, TempDir: t.TempDir(),
+		Env: []string{"PATH=/usr/bin:/bin", "ONLY=other-env"},
+	})
+	if res.Content != "other-env" || r.spares.served.Load() != 1 {
+		t.Fatalf("another environment: %+v, served %d", res, r.spares.served.Load())
+	}
+}
+
+// A sandbox started ahead that no command comes for is ended after
+// Config.AheadIdle, and its call directory removed.
+func TestSandbox_StartedAheadEndsWhenIdle(t *testing.T) {
+	r := runner(t, Config{AheadIdle: 300 * time.Millisecond})
+	bash(t, r, t.TempDir(), "true", 0)
+	p := waitSpare(t, r)
+	select {
+	case <-p.waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the idle sandbox started ahead is still running")
+	}
+	if _, err := os.Stat(p.ahead.dir); !os.IsNotExist(err) {
+		t.Fatalf("its call directory is left: %v", err)
+	}
+	r.spares.mu.Lock()
+	defer r.spares.mu.Unlock()
+	if len(r.spares.m) != 0 {
+		t.Fatalf("spares left: %d", len(r.spares.m))
+	}
+}
+
+// waitSpare waits until r has a sandbox started ahead, and returns it.
+func waitSpare(t *testing.T, r *Runner) *process {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		r.spares.mu.Lock()
+		for _, p := range r.spares.m {
+			if p != nil {
+				r.spares.mu.Unlock()
+				return p
+			}
+		}
+		r.spares.mu.Unlock()
+	}
+	t.Fatal("no sandbox was started ahead")
+	return nil
+}

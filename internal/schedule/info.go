@@ -31,6 +31,9 @@ type Info struct {
 	SessionPrefix string `json:"sessionPrefix,omitempty"`
 	SessionID     string `json:"sessionId,omitempty"`
 	Prompt        string `json:"prompt,omitempty"`
+	// Worktree: each run's session works in a git worktree of its own
+	// (starter schedule create --worktree).
+	Worktree bool `json:"worktree,omitempty"`
 	// Actions is how many runs the schedule started; SkippedOverlap how
 	// many it skipped because a run was still going (overlap skip);
 	// MissedCatchup how many it dropped as older than the catch-up window.
@@ -116,6 +119,7 @@ func (m *Manager) Describe(ctx context.Context, id string) (Info, error) {
 	if a, ok := d.Schedule.Action.(*client.ScheduleWorkflowAction); ok && len(a.Args) == 1 {
 		if in, ok := m.decodeInput(a.Args[0]); ok {
 			info.SessionPrefix, info.SessionID, info.Prompt = in.SessionPrefix, in.SessionID, in.Prompt.Message
+			info.Worktree = in.Prompt.Worktree != ""
 		}
 	}
 	for _, r := range d.Info.RunningWorkflows {

@@ -63,6 +63,9 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 		case e.Status == agent.StatusAborted:
 			m.note("Prompt aborted.")
 		}
+		if e.Worktree != nil {
+			m.note(e.Worktree.Text) // where a --worktree job's branch stands
+		}
 		m.endPrompt(e)
 	}
 	return nil

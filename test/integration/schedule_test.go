@@ -146,6 +146,50 @@ func TestIntegration_ScheduleNamedSessionBusy(t *testing.T) {
 	}
 }
 
+// Issue 25: a schedule made with --worktree gives each run's fresh session
+// a worktree of the repository on its own branch; the run's prompt_end
+// names the branch, and the repository's checkout is untouched.
+func TestIntegration_ScheduleWorktree(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	repo := gitRepo(t)
+	id := "wt-" + strings.ReplaceAll(e.s.Temporal.TaskQueue, "it-", "")
+	m := &schedule.Manager{Client: e.c, TaskQueue: e.s.Temporal.TaskQueue}
+	t.Cleanup(func() { _ = m.Delete(context.Background(), id) })
+	code, out, stderr := e.starter("schedule", "create", "--id", id, "--every", "1h", "--session-prefix", "nightly",
+		"--worktree", "--workspace", repo, "tidy the repository")
+	if code != cli.ExitOK || !strings.Contains(out, "in a worktree on branch agent/<session>") {
+		t.Fatalf("create: exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	if code, out, stderr = e.starter("schedule", "trigger", id); code != cli.ExitOK {
+		t.Fatalf("trigger: exit %d %s %s", code, out, stderr)
+	}
+	var info schedule.Info
+	testserver.WaitFor(t, 60*time.Second, "a completed run", func() bool {
+		info = e.describe(id)
+		return completed(info) >= 1
+	})
+	if !info.Worktree {
+		t.Fatalf("describe: %+v, want worktree", info)
+	}
+	for _, r := range info.Recent {
+		if r.Status != agent.StatusCompleted {
+			continue
+		}
+		evs := e.events(r.SessionID)
+		end := evs[len(evs)-1]
+		if end.Type != agent.EventPromptEnd || end.Worktree == nil || end.Worktree.Branch != "agent/"+r.SessionID {
+			t.Fatalf("run %s ends with %+v, want prompt_end naming branch agent/%s", r.SessionID, end, r.SessionID)
+		}
+		if got := gitIn(t, repo, "branch", "--list", "agent/"+r.SessionID); got == "" {
+			t.Fatalf("no branch agent/%s in the repository", r.SessionID)
+		}
+	}
+	if st := gitIn(t, repo, "status", "--porcelain"); st != "" {
+		t.Fatalf("the repository's checkout changed: %q", st)
+	}
+}
+
 // Bad schedules are refused in one line with exit code 2 before anything
 // is created.
 func TestIntegration_ScheduleBadInput(t *testing.T) {

@@ -9,8 +9,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/workflows"
 )
+
+// worktreeFixture is the history of a --worktree session's prompt (a tool
+// call, a commit, the branch summary at its end); workflows/replay_test.go
+// replays it. Regenerate with UPDATE_REPLAY_HISTORY=1 go test -run
+// TestIntegration_WorktreePerSession ./test/integration
+var worktreeFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_worktree_history.json")
 
 // gitRepo makes a repository with one commit of a.txt ("base").
 func gitRepo(t *testing.T) string {
@@ -88,6 +96,17 @@ func TestIntegration_WorktreePerSession(t *testing.T) {
 	if want := "branch agent/wb: no commits since " + base[:7] + ", uncommitted changes in 1 file"; !strings.Contains(got["wb"].out, want) {
 		t.Fatalf("wb's output lacks %q:\n%s", want, got["wb"].out)
 	}
+
+	// The same, on the prompt's prompt_end event (what chat, RPC and the
+	// TUI read) and in its history, which replays (one fixture of the
+	// shape).
+	evs := e.events("wa")
+	end := evs[len(evs)-1]
+	if end.Type != agent.EventPromptEnd || end.Worktree == nil || end.Worktree.Branch != "agent/wa" || end.Worktree.Commits != 1 ||
+		len(end.Worktree.Recent) != 1 || !strings.HasSuffix(end.Worktree.Recent[0], " edit by a") || end.Worktree.Base != base {
+		t.Fatalf("wa's last event %+v, want prompt_end with its branch's one commit", end)
+	}
+	exportAndReplay(t, e, workflows.WorkflowID("wa"), "", worktreeFixture)
 
 	// Each branch has its own change; the main checkout has neither.
 	wtA, wtB := filepath.Join(e.dataDir, "worktrees", "wa"), filepath.Join(e.dataDir, "worktrees", "wb")

@@ -1,0 +1,213 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A sandbox costs more to start than the command `bash true` runs in it
+// (bwrap's own start, its namespaces and mounts: docs/security.md,
+// Cost). So when a command has ended the runner starts the sandbox of
+// the workspace's next command ahead, while the model takes its turn: a
+// spare, started with the same arguments and environment a new sandbox
+// would get, whose shell waits for its script. It is fresh all the same:
+// nothing ran in it before its command. A spare that waits longer than
+// Config.AheadIdle is ended; the runner keeps at most maxSpares. With
+// network allowlist none is started: its egress proxy serves one
+// command alone.
+
+// maxSpares bounds the sandboxes waiting at once (one per workspace and
+// environment in use).
+const maxSpares = 4
+
+// defaultAheadIdle is how long a spare waits when Config.AheadIdle is 0.
+const defaultAheadIdle = time.Minute
+
+// callDir is where a spare's script appears in the sandbox.
+const callDir = "/run/call"
+
+// aheadCall is how a spare gets its script: the worker writes it to a
+// file in a directory of its own, bound read-only at callDir, then a
+// line to the sandbox's stdin, which its shell waits on.
+type aheadCall struct {
+	dir            string
+	stdinR, stdinW *os.File
+}
+
+func newAheadCall() (*aheadCall, error) {
+	dir, err := os.MkdirTemp("", "sandbox-call-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox started ahead: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("sandbox started ahead: %w", err)
+	}
+	return &aheadCall{dir: dir, stdinR: r, stdinW: w}, nil
+}
+
+// reader is the spare's command: wait for the line, then run the script
+// as a new sandbox runs it (`bash -c script`, stdin /dev/null).
+func (a *aheadCall) reader() string {
+	return `IFS= read -r _ || exit 125; exec ` + shell() + ` -c "$(<` + callDir + `/script)" </dev/null`
+}
+
+// bind adds the call directory to a bwrap command line.
+func (a *aheadCall) bind(args []string) []string {
+	for i, v := range args {
+		if v == "--" {
+			return append(append(append([]string{}, args[:i]...), "--ro-bind", a.dir, callDir), args[i:]...)
+		}
+	}
+	return args
+}
+
+// started closes the worker's copy of the read end (bwrap has its own).
+func (a *aheadCall) started() {
+	if a != nil {
+		a.stdinR.Close()
+	}
+}
+
+// run gives the spare its script.
+func (a *aheadCall) run(script string) error {
+	if err := os.WriteFile(filepath.Join(a.dir, "script"), []byte(script), 0o644); err != nil {
+		return err
+	}
+	_, err := a.stdinW.Write([]byte("\n"))
+	a.stdinW.Close()
+	return err
+}
+
+// remove closes the pipe and removes the call directory, once the
+// sandbox has ended or did not start.
+func (a *aheadCall) remove() {
+	if a != nil {
+		a.stdinR.Close()
+		a.stdinW.Close()
+		os.RemoveAll(a.dir)
+	}
+}
+
+// spares are a runner's sandboxes started ahead, by key.
+type spares struct {
+	mu sync.Mutex
+	m  map[string]*process // nil: being started
+	// served counts the commands a spare ran (tests, benchmarks).
+	served atomic.Int64
+}
+
+// key is what a spare must share with a command to run it: the bwrap
+// command line but for the script, and the environment.
+func (r *Runner) key(dir string, env []string) (string, bool) {
+	args, err := r.cfg.args(dir, "", "", "")
+	if err != nil {
+		return "", false
+	}
+	return strings.Join(args, "\x00") + "\x00\x00" + strings.Join(env, "\x00"), true
+}
+
+// aheadIdle is how long a spare waits; negative: none are started, as
+// with network allowlist, whose proxy serves one command alone.
+func (r *Runner) aheadIdle() time.Duration {
+	if r.cfg.Network == NetworkAllowlist {
+		return -1
+	}
+	if r.cfg.AheadIdle == 0 {
+		return defaultAheadIdle
+	}
+	return r.cfg.AheadIdle
+}
+
+// take removes and returns the spare for dir and env, nil when there is
+// none (or it ended).
+func (s *spares) take(r *Runner, dir string, env []string) *process {
+	if r.aheadIdle() < 0 {
+		return nil
+	}
+	k, ok := r.key(dir, env)
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	p := s.m[k]
+	if p != nil {
+		delete(s.m, k)
+	}
+	s.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	p.idle.Stop()
+	select {
+	case <-p.waited:
+		p.discard()
+		return nil
+	default:
+	}
+	s.served.Add(1)
+	p.next = true
+	return p
+}
+
+// prepare starts, in the background, a spare for dir and env unless
+// there is one, or maxSpares.
+func (s *spares) prepare(r *Runner, dir string, env []string) {
+	if r == nil || r.aheadIdle() < 0 {
+		return
+	}
+	k, ok := r.key(dir, env)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	if _, there := s.m[k]; there || len(s.m) >= maxSpares {
+		s.mu.Unlock()
+		return
+	}
+	if s.m == nil {
+		s.m = map[string]*process{}
+	}
+	s.m[k] = nil
+	s.mu.Unlock()
+	go func() {
+		a, err := newAheadCall()
+		var p *process
+		if err == nil {
+			if p, err = r.launch(dir, env, "", a); err != nil {
+				a.remove()
+			}
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if err != nil {
+			delete(s.m, k)
+			return
+		}
+		s.m[k] = p
+		p.idle = time.AfterFunc(r.aheadIdle(), func() {
+			s.mu.Lock()
+			mine := s.m[k] == p
+			if mine {
+				delete(s.m, k)
+			}
+			s.mu.Unlock()
+			if mine {
+				p.discard()
+			}
+		})
+	}()
+}
+
+// discard ends a spare that runs no command.
+func (p *process) discard() {
+	p.Kill()
+	<-p.waited
+	p.out.Close()
+}

@@ -1,0 +1,55 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/session"
+)
+
+// Issue 22: a bash call that a tools.sandbox limit ends gives the model
+// a result naming the limit and its value: the CPU limit's SIGKILL (a
+// loop that ignores SIGXCPU), an allocation RLIMIT_AS refuses (Python's
+// MemoryError), forks the process limit refuses.
+func TestSandbox_LimitsAreNamedToTheModel(t *testing.T) {
+	e := sandboxEnv(t)
+	e.s.Tools.Sandbox.CPUSeconds = 1
+	e.s.Tools.Sandbox.MemoryMB = 128
+	e.s.Tools.Sandbox.MaxProcesses = 4
+	e.startWorker()
+	cases := []struct{ session, command, want string }{
+		{"sbx-cpu", `echo END-OF-CALL; trap '' XCPU; while :; do :; done`,
+			"Command was stopped by the sandbox's CPU time limit of 1 s (tools.sandbox.cpuSeconds): killed (SIGKILL) after"},
+		{"sbx-mem", `echo END-OF-CALL; x=$(head -c 200000000 /dev/zero | tr '\0' a); echo ${#x}`,
+			"Command was stopped by the sandbox's memory limit of 128 MiB per process (tools.sandbox.memoryMB): an allocation failed"},
+		{"sbx-procs", `echo END-OF-CALL; for i in 1 2 3 4 5 6 7 8; do sleep 1 & done; wait; exit 3`,
+			"Command was stopped by the sandbox's process limit of 4 (tools.sandbox.maxProcesses"},
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		cases[1].command = `echo END-OF-CALL; python3 -c 'b = bytearray(400 * 1024 * 1024)'`
+	}
+	store, err := session.Open(filepath.Join(e.dataDir, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		hostileBash(t, e, c.session, c.command)
+		// The tool result the model reads (events carry a preview).
+		sess, err := store.Load(c.session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var result string
+		for _, en := range sess.Branch(sess.LeafID()) {
+			if m := en.Message; m != nil && m.Role == agent.RoleToolResult {
+				result = m.Text()
+			}
+		}
+		if !strings.Contains(result, c.want) {
+			t.Errorf("%s: the model read %q, want it to name the limit: %q", c.session, result, c.want)
+		}
+	}
+}
