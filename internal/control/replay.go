@@ -3,12 +3,14 @@ package control
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
@@ -47,43 +49,57 @@ func (f *follower) replay(ctx context.Context, runID string) func(after int64) (
 	if h, ok := f.replays[runID]; ok {
 		return h
 	}
-	cctx, cancel := context.WithTimeout(ctx, replayTimeout)
-	defer cancel()
-	hist := &historypb.History{}
-	it := f.k.Client.GetWorkflowHistory(cctx, f.wfID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			return nil // not remembered: read again on the next poll
-		}
-		hist.Events = append(hist.Events, ev)
-	}
-	replayed, err := workflows.EventsOfClosedRun(hist, &commonpb.WorkflowExecution{WorkflowId: f.wfID, RunId: runID}, f.dc)
-	var h func(int64) ([]agent.Event, error)
-	if err == nil {
-		// Through JSON, as a query's answer comes: the same events to the
-		// byte (times in UTC, empty fields as the query leaves them).
-		h = func(after int64) ([]agent.Event, error) {
-			evs, err := replayed(after)
-			if err != nil {
-				return nil, err
-			}
-			b, err := json.Marshal(evs)
-			if err != nil {
-				return nil, fmt.Errorf("encode replayed events: %w", err)
-			}
-			var out []agent.Event
-			if err := json.Unmarshal(b, &out); err != nil {
-				return nil, fmt.Errorf("decode replayed events: %w", err)
-			}
-			return out, nil
-		}
+	h, err := f.k.replayClosedRun(ctx, f.wfID, runID, f.dc)
+	if errors.Is(err, errHistoryUnread) {
+		return nil // not remembered: read again on the next poll
 	}
 	if f.replays == nil {
 		f.replays = map[string]func(int64) ([]agent.Event, error){}
 	}
 	f.replays[runID] = h
 	return h
+}
+
+// errHistoryUnread: the history could not be read (another try may).
+var errHistoryUnread = errors.New("history not read")
+
+// replayClosedRun is the events query of closed run runID of workflow
+// wfID answered from its history replayed here (workflows.EventsOfClosedRun);
+// an error when the history cannot be read (errHistoryUnread) or does not
+// replay on this build. dc decodes the history (nil: the default).
+func (k *Controller) replayClosedRun(ctx context.Context, wfID, runID string, dc converter.DataConverter) (func(after int64) ([]agent.Event, error), error) {
+	cctx, cancel := context.WithTimeout(ctx, replayTimeout)
+	defer cancel()
+	hist := &historypb.History{}
+	it := k.Client.GetWorkflowHistory(cctx, wfID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errHistoryUnread, err)
+		}
+		hist.Events = append(hist.Events, ev)
+	}
+	replayed, err := workflows.EventsOfClosedRun(hist, &commonpb.WorkflowExecution{WorkflowId: wfID, RunId: runID}, dc)
+	if err != nil {
+		return nil, err
+	}
+	// Through JSON, as a query's answer comes: the same events to the
+	// byte (times in UTC, empty fields as the query leaves them).
+	return func(after int64) ([]agent.Event, error) {
+		evs, err := replayed(after)
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(evs)
+		if err != nil {
+			return nil, fmt.Errorf("encode replayed events: %w", err)
+		}
+		var out []agent.Event
+		if err := json.Unmarshal(b, &out); err != nil {
+			return nil, fmt.Errorf("decode replayed events: %w", err)
+		}
+		return out, nil
+	}, nil
 }
 
 // eventsPage is a page of the events after `after` of run runID: from

@@ -205,7 +205,8 @@ func TestIntegration_LiveFollowersShareOneReader(t *testing.T) {
 // running, also when they are more than its result holds (issue 26): the
 // earlier ones come from the run's history replayed in the follower's
 // process, not from an events query only a worker answers. No query is
-// made; two followers share the reads.
+// made; two followers share the reads. `starter events` (Controller.Events)
+// reads them so too.
 func TestIntegration_LiveEndedPromptNeedsNoWorker(t *testing.T) {
 	e := newEnv(t)
 	e.s.Scripted.StreamDelayMs = 0
@@ -242,5 +243,14 @@ func TestIntegration_LiveEndedPromptNeedsNoWorker(t *testing.T) {
 	}
 	if q := cc.queries.Load(); q != 0 {
 		t.Fatalf("%d events queries for an ended prompt: want none (no worker answers them)", q)
+	}
+	// `starter events` without --follow reads them the same way.
+	ec := &countingClient{Client: e.c}
+	k := &control.Controller{Client: ec, TaskQueue: e.s.Temporal.TaskQueue}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got, err := k.Events(ctx, "ended", "", 0)
+	if err != nil || typesOf(got) != typesOf(want) || ec.queries.Load() != 0 {
+		t.Fatalf("events of the ended prompt with no worker: %v, %d queries (%s), want %s", err, ec.queries.Load(), typesOf(got), typesOf(want))
 	}
 }
