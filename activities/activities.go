@@ -161,11 +161,17 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	// The answer so far is the heartbeat's details: clients read it while
 	// the call runs (live output), and it never enters history.
 	stream := live.NewModel(in.EntryID, req.Attempt)
+	if in.Model.Cost != nil {
+		stream.SetPrice(*in.Model.Cost) // the streaming usage's cost so far
+	}
 	hb := a.startHeartbeat(ctx, stream)
 	// Hold while the credential's rate-limit window is open (backoff.go).
 	win, held := a.hold(ctx, in.Model.Provider, credID)
 	req.OnDelta = func(d llm.Delta) {
 		win.through()
+		if d.Usage != nil {
+			stream.SetUsage(*d.Usage)
+		}
 		if d.OutputTokens > 0 {
 			stream.SetOutputTokens(d.OutputTokens)
 		}

@@ -176,6 +176,11 @@ type AssistantMessageEvent struct {
 	// from the streamed bytes (about four per token). The final count is
 	// message_end's usage.
 	OutputTokens int `json:"outputTokens,omitempty"`
+	// Usage is the message's usage so far, as far as the provider's
+	// stream reported it (input, cache reads and writes; Output is
+	// OutputTokens) and priced when the model's prices are known; nil
+	// when nothing was reported. The final usage is message_end's.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // CompactionResult describes a finished compaction.

@@ -1,7 +1,7 @@
 // Command bench measures the durable agent on the embedded Temporal server
 // with the scripted model at zero latency:
 //
-//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,concurrency,journal,fleet]
+//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,fanout,concurrency,journal,fleet]
 //
 // from the repository's root (or `go run .` in bench/). The bench is a Go
 // module of its own that uses the product of this checkout (its go.mod's
@@ -32,6 +32,10 @@
 //     control.Follow's callback (target p95 <= 300 ms), heartbeat RPCs,
 //     CPU, a sweep of concurrent streaming prompts, and the history the
 //     same deltas cost as signals into a workflow (the alternative);
+//   - fanout: followers sharing one reader per prompt in a process: RPCs
+//     per prompt with 1 vs 10 followers (target: equal), 100 prompts
+//     streaming with 2 followers each (target p95 <= 300 ms), stalls
+//     longer than 5 s in 20 rounds (target 0);
 //   - concurrency: worker RSS with N prompts in backoff at once, and the
 //     throughput of N prompts started at once against N bare runs of the
 //     same shape (targets: RSS <= 300 MB at 500, throughput >= 0.9x);
@@ -63,7 +67,7 @@ import (
 )
 
 // Benchmarks, in the order they run.
-var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "concurrency", "journal", "fleet"}
+var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "fanout", "concurrency", "journal", "fleet"}
 
 // Config sizes a run.
 type Config struct {
@@ -113,6 +117,16 @@ type Config struct {
 	StreamIdle        time.Duration
 	StreamVariants    []StreamVariant
 
+	// The fanout benchmark (bench/fanout.go): FanoutRatioPrompts prompts
+	// with 1 and with 10 followers each, FanoutRounds rounds of
+	// FanoutRoundPrompts prompts with 2 followers each (stalls), and
+	// FanoutPrompts prompts with FanoutFollowers followers each.
+	FanoutRatioPrompts int
+	FanoutRounds       int
+	FanoutRoundPrompts int
+	FanoutPrompts      int
+	FanoutFollowers    int
+
 	ConcurrencyN       []int
 	ConcurrencyDelayMs int64
 	// ConcurrencyRounds is how many alternating rounds of a bare batch and
@@ -153,6 +167,7 @@ func FullConfig() Config {
 			{Name: "follow-every-poll", InProcess: true, FixedReadMs: 100, Sweep: true},
 			{Name: "interval150", IntervalMs: 150},
 		},
+		FanoutRatioPrompts: 4, FanoutRounds: 20, FanoutRoundPrompts: 16, FanoutPrompts: 100, FanoutFollowers: 2,
 		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 2, JournalN: 500,
 		FleetJobs: 200, FleetLimit: 30 * time.Second,
 	}
@@ -173,8 +188,9 @@ func QuickConfig() Config {
 		// streamed fast.
 		StreamAnswerBytes: 4096, StreamChunks: 400, StreamDelayMs: 2, StreamRuns: 1, StreamConcurrency: []int{2},
 		StreamSignals: 50, StreamIdle: 500 * time.Millisecond,
-		StreamVariants: []StreamVariant{{Name: "follow-every-poll", InProcess: true, FixedReadMs: 100, Sweep: true}},
-		ConcurrencyN:   []int{10}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 1, JournalN: 10,
+		StreamVariants:     []StreamVariant{{Name: "follow-every-poll", InProcess: true, FixedReadMs: 100, Sweep: true}},
+		FanoutRatioPrompts: 1, FanoutRounds: 2, FanoutRoundPrompts: 2, FanoutPrompts: 4, FanoutFollowers: 2,
+		ConcurrencyN: []int{10}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 1, JournalN: 10,
 		FleetJobs: 20, FleetLimit: 10 * time.Second,
 	}
 }
@@ -208,6 +224,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	only := fs.StringSlice("only", nil, "run only these benchmarks: "+strings.Join(benchmarks, ","))
 	journal := fs.String("journal", "", "the embedded server's SQLite journal: rollback (default) or wal")
 	concN := fs.IntSlice("concurrency-n", nil, "the concurrency benchmark's numbers of prompts at once (default 100,500; --quick 10)")
+	fanN := fs.Int("fanout-prompts", 0, "the fanout benchmark's number of prompts streaming at once, 2 followers each (default 100; --quick 4)")
+	fanRounds := fs.Int("fanout-rounds", 0, "the fanout benchmark's rounds of the stall count (default 20; --quick 2)")
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
 			return 0
@@ -227,6 +245,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg.Only, cfg.Log, cfg.Dir, cfg.Journal = *only, stderr, *dir, *journal
 	if len(*concN) > 0 {
 		cfg.ConcurrencyN = *concN
+	}
+	if *fanN > 0 {
+		cfg.FanoutPrompts = *fanN
+	}
+	if *fanRounds > 0 {
+		cfg.FanoutRounds = *fanRounds
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -284,6 +308,7 @@ func Run(ctx context.Context, cfg Config, args []string) (*Report, error) {
 		{"history", func() (err error) { rep.History, err = h.historyGrowth(ctx); return }},
 		{"tools", func() (err error) { rep.Tools, err = h.toolsBench(ctx); return }},
 		{"stream", func() (err error) { rep.Stream, err = h.streamBench(ctx); return }},
+		{"fanout", func() (err error) { rep.Fanout, err = h.fanoutBench(ctx); return }},
 		{"concurrency", func() (err error) { rep.Concurrency, err = h.concurrency(ctx); return }},
 		{"journal", func() (err error) { rep.JournalCompare, err = h.journalCompare(ctx, cfg.JournalN); return }},
 		{"fleet", func() (err error) { rep.Fleet, err = h.fleet(ctx); return }},

@@ -102,6 +102,7 @@ type Report struct {
 	History     *HistoryResult  `json:"history,omitempty"`
 	Tools       *ToolsResult    `json:"tools,omitempty"`
 	Stream      *StreamResult   `json:"stream,omitempty"`
+	Fanout      *FanoutResult   `json:"fanout,omitempty"`
 	Concurrency []ConcResult    `json:"concurrency,omitempty"`
 	// JournalCompare is the throughput at JournalN on a server with the
 	// other SQLite journal mode.
@@ -159,6 +160,9 @@ func (r *Report) rows() []Row {
 	}
 	if s := r.Stream; s != nil {
 		out = append(out, s.rows()...)
+	}
+	if f := r.Fanout; f != nil {
+		out = append(out, f.rows()...)
 	}
 	for _, c := range r.Concurrency {
 		out = append(out, Row{fmt.Sprintf("concurrency N=%d rss", c.N),

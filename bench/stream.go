@@ -227,17 +227,7 @@ func (h *harness) streamBench(ctx context.Context) (*StreamResult, error) {
 	}
 	pieces := streamPieces(n, k)
 	answer := strings.Join(pieces, "")
-	s := h.scenario("stream")
-	s.Scripted.Reply = answer
-	// The other benchmarks run the scripted model without pauses; this
-	// one streams at the configured pace, or the setting's default.
-	s.Scripted.StreamDelayMs = settings.Defaults().Scripted.StreamDelayMs
-	if h.cfg.StreamDelayMs > 0 {
-		s.Scripted.StreamDelayMs = h.cfg.StreamDelayMs
-	}
-	s.Scripted.LatencyMs = 0
-	s.Compaction.Enabled = false
-	s.Tools.Placement = settings.ToolPlacementAny
+	s := h.streamSettings("stream", answer)
 	res := &StreamResult{IntervalMs: app.StreamInterval(s).Milliseconds(), PollMs: control.DefaultPollInterval.Milliseconds(),
 		StreamDelayMs: s.Scripted.StreamDelayMs, AnswerBytes: len(answer)}
 	err := h.withStreamWorker(ctx, s, StreamVariant{}, func(sb *streamBatch) error {
@@ -289,6 +279,23 @@ func (h *harness) streamBench(ctx context.Context) (*StreamResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// streamSettings are the settings of a stream scenario whose scripted
+// model answers answer.
+func (h *harness) streamSettings(name, answer string) settings.Settings {
+	s := h.scenario(name)
+	s.Scripted.Reply = answer
+	// The other benchmarks run the scripted model without pauses; this
+	// one streams at the configured pace, or the setting's default.
+	s.Scripted.StreamDelayMs = settings.Defaults().Scripted.StreamDelayMs
+	if h.cfg.StreamDelayMs > 0 {
+		s.Scripted.StreamDelayMs = h.cfg.StreamDelayMs
+	}
+	s.Scripted.LatencyMs = 0
+	s.Compaction.Enabled = false
+	s.Tools.Placement = settings.ToolPlacementAny
+	return s
 }
 
 // streamQueue is the task queue of a stream worker with stream interval

@@ -23,7 +23,7 @@ import (
 	"github.com/durableagent/durableagent/workflows"
 )
 
-const promptUsage = "starter prompt [--session ID | -c] [--workspace DIR] [--worktree] [--fault TEXT]... [--detach] [--json] MESSAGE"
+const promptUsage = "starter prompt [--session ID | -c] [--workspace DIR] [--worktree] [--fault TEXT]... [--detach] [--full] [--json] MESSAGE"
 
 var promptCmd = Command{
 	Name:    "prompt",
@@ -38,6 +38,8 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	var detach bool
 	c.fs.StringArrayVar(&faults, "fault", nil, "scripted model: inject this error before answering (repeatable; e.g. \"503 Service Unavailable\", \"overflow\", \"hang:30s\")")
 	c.fs.BoolVar(&detach, "detach", false, "start the prompt and return at once (it keeps running in Temporal)")
+	var full bool
+	c.fs.BoolVar(&full, "full", false, "print each tool result whole, read from the session store (with --json: in the event), as events --full does")
 	var useWorktree bool
 	c.fs.BoolVar(&useWorktree, "worktree", false, "give the new session a git worktree of the workspace's repository on a branch agent/<session> (session.worktree; an existing session without one is an error)")
 	ws := c.addWorkspaceFlags()
@@ -88,7 +90,7 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		}
 		return ExitOK
 	}
-	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, true, withBodies(s, c.session), withoutOwnMessage())
+	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, true, withBodies(s, c.session), withoutOwnMessage(), withFull(full))
 }
 
 // FollowPrompt prints the events of a prompt until it ends (then the

@@ -65,7 +65,7 @@ func withBodies(s settings.Settings, sessionID string) printerOption {
 // just typed it (steers and follow-ups still print as delivered).
 func withoutOwnMessage() printerOption { return func(p *printer) { p.skipFirstUser = true } }
 
-// withFull prints tool results whole (events --full).
+// withFull prints tool results whole (events --full, prompt --full).
 func withFull(full bool) printerOption { return func(p *printer) { p.full = full } }
 
 // isTerminal says whether w is a terminal (not merely a character device

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/sysprompt"
 )
 
 const sessionUsage = `starter session list [--store S]
@@ -152,7 +152,12 @@ func sessionExport(env Env, s settings.Settings, kind, id, out string) int {
 		}
 		w = f
 	}
-	err = session.Write(w, sess)
+	// The kept system prompt text goes with the session (spec 7.6): an
+	// import keeps it as the source kept it.
+	text, err := st.Aside(id, session.SystemPromptKey)
+	if err == nil {
+		err = session.WriteExport(w, sess, text)
+	}
 	if f != nil {
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -173,32 +178,60 @@ func sessionExport(env Env, s settings.Settings, kind, id, out string) int {
 }
 
 // readSession parses a session file with the JSONL store's own reader:
-// bad lines are skipped with warnings, as Load does.
-func readSession(r io.Reader) (*session.Session, error) {
+// bad lines are skipped with warnings, as Load does. It returns the kept
+// system prompt text an export carries too (nil when none), checked
+// against the session's system_prompt record.
+func readSession(r io.Reader) (*session.Session, []byte, error) {
 	dir, err := os.MkdirTemp("", "starter-import-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer os.RemoveAll(dir)
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	h, err := peekHeader(data)
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	h, text, err := session.DecodeExportHeader(first)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := session.ValidateID(h.ID); err != nil {
-		return nil, fmt.Errorf("session file header: %w", err)
+		return nil, nil, fmt.Errorf("session file header: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, h.ID+".jsonl"), data, 0o600); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st, err := session.Open(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return st.Load(h.ID)
+	sess, err := st.Load(h.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkSystemPrompt(sess, text); err != nil {
+		return nil, nil, err
+	}
+	return sess, text, nil
+}
+
+// checkSystemPrompt refuses an export whose system prompt text is not
+// the one its last system_prompt record names (edited by hand, or cut):
+// the session's model calls would send a text its record does not
+// describe.
+func checkSystemPrompt(sess *session.Session, text []byte) error {
+	if text == nil {
+		return nil
+	}
+	rec, ok := sess.SystemPrompt()
+	if !ok {
+		return errors.New("the header's systemPrompt has no system_prompt record in the session to belong to")
+	}
+	if got := sysprompt.Hash(string(text)); got != rec.Hash {
+		return fmt.Errorf("the header's systemPrompt does not match the session's system_prompt record (its text hashes to %.12s…, the record names %.12s…)", got, rec.Hash)
+	}
+	return nil
 }
 
 func sessionImport(env Env, s settings.Settings, kind, file, id string, rename bool) int {
@@ -212,12 +245,15 @@ func sessionImport(env Env, s settings.Settings, kind, file, id string, rename b
 		defer f.Close()
 		r = f
 	}
-	sess, err := readSession(r)
+	sess, text, err := readSession(r)
 	if err != nil {
 		return fail(env, name, fmt.Errorf("read %s: %w", file, err))
 	}
 	for _, warn := range sess.Warnings {
 		fmt.Fprintf(env.Stderr, "starter %s: warning: %s\n", name, warn)
+	}
+	if _, recorded := sess.SystemPrompt(); recorded && text == nil {
+		fmt.Fprintf(env.Stderr, "starter %s: warning: the file has no system prompt text (exported by an older starter): the session's next prompt builds a new system prompt\n", name)
 	}
 	if !rename {
 		id = sess.Header.ID
@@ -227,6 +263,9 @@ func sessionImport(env Env, s settings.Settings, kind, file, id string, rename b
 		return fail(env, name, err)
 	}
 	n, err := putSession(st, id, sess)
+	if err == nil && text != nil {
+		err = st.PutAside(id, session.SystemPromptKey, text)
+	}
 	if err != nil {
 		return fail(env, name, err)
 	}
@@ -316,14 +355,4 @@ func missingEntries(want, got *session.Session) string {
 		}
 	}
 	return strings.Join(missing, ", ")
-}
-
-// peekHeader decodes the first line of a session file.
-func peekHeader(data []byte) (session.Header, error) {
-	first, _, _ := bytes.Cut(data, []byte("\n"))
-	var h session.Header
-	if err := json.Unmarshal(bytes.TrimSpace(first), &h); err != nil || h.Type != session.HeaderType {
-		return session.Header{}, fmt.Errorf("line 1 is not a session header (want a JSON object with \"type\":%q)", session.HeaderType)
-	}
-	return h, nil
 }

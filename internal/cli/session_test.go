@@ -12,6 +12,7 @@ import (
 	"github.com/durableagent/durableagent/internal/pgstore"
 	"github.com/durableagent/durableagent/internal/pgtest"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/sysprompt"
 )
 
 // sampleSession writes session id (workspace /work/project, on host if
@@ -225,4 +226,86 @@ func TestSession_ExportImportThroughPostgres(t *testing.T) {
 		t.Fatalf("import into jsonl: exit %d, %s%s", code, out, stderr)
 	}
 	same("back in jsonl", loadJSONL(t, back, "s1"))
+}
+
+// Spec 7.6, issue 23: an export carries the session's kept system prompt
+// text (in its header line; the session file never holds it) and an
+// import keeps it again, so the imported session's model calls send the
+// text its system_prompt record names; a text that does not match the
+// record is refused in one line, and an export without one (an older
+// starter's) imports with a warning that a new one will be built.
+func TestSession_ExportImportKeepsSystemPrompt(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()
+	sampleSession(t, src, "s1")
+	const text = "You are a coding agent working in /work/project.\nProject rules: run go vet."
+	st, err := session.Open(filepath.Join(src, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := session.SystemPromptEntry(session.SystemPromptRecord{Hash: sysprompt.Hash(text), Bytes: len(text), Sources: []string{"AGENTS.md"}}, "u2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append("s1", rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutAside("s1", session.SystemPromptKey, []byte(text)); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "s1.jsonl")
+	if code, _, stderr := run(t, map[string]string{"DURABLE_AGENT_HOME": src}, "session", "export", "--session", "s1", "--out", file); code != ExitOK {
+		t.Fatalf("export: exit %d, %s", code, stderr)
+	}
+	code, out, stderr := run(t, map[string]string{"DURABLE_AGENT_HOME": dst}, "session", "import", "--session", "s2", file)
+	if code != ExitOK || !strings.Contains(out, "5 entries written") || stderr != "" {
+		t.Fatalf("import: exit %d, %s%s", code, out, stderr)
+	}
+	dstStore, err := session.Open(filepath.Join(dst, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := dstStore.Aside("s2", session.SystemPromptKey); err != nil || string(got) != text {
+		t.Fatalf("imported kept system prompt = %q, %v; want %q", got, err, text)
+	}
+	got := loadJSONL(t, dst, "s2")
+	if r, ok := got.SystemPrompt(); !ok || r.Hash != sysprompt.Hash(text) {
+		t.Fatalf("imported system_prompt record = %+v, %v", r, ok)
+	}
+	// The session file itself never holds the text; the export's header does.
+	stored, _ := os.ReadFile(filepath.Join(dst, "sessions", "s2.jsonl"))
+	if strings.Contains(string(stored), "Project rules") {
+		t.Fatalf("the imported session file holds the system prompt text:\n%s", stored)
+	}
+
+	// An edited text is refused, naming the problem.
+	b, _ := os.ReadFile(file)
+	edited := filepath.Join(t.TempDir(), "edited.jsonl")
+	if err := os.WriteFile(edited, []byte(strings.Replace(string(b), "run go vet", "skip the tests", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = run(t, map[string]string{"DURABLE_AGENT_HOME": dst}, "session", "import", "--session", "s3", edited)
+	if code == ExitOK || !strings.Contains(stderr, "systemPrompt does not match the session's system_prompt record") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Fatalf("import of an edited text: exit %d, %q", code, stderr)
+	}
+
+	// An export without the text (an older starter's) imports with a warning.
+	old := filepath.Join(t.TempDir(), "old.jsonl")
+	var w strings.Builder
+	sess, err := st.Load("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := session.Write(&w, sess); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(old, []byte(w.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = run(t, map[string]string{"DURABLE_AGENT_HOME": dst}, "session", "import", "--session", "s4", old)
+	if code != ExitOK || !strings.Contains(stderr, "no system prompt text") {
+		t.Fatalf("import of an old export: exit %d, %q", code, stderr)
+	}
+	if got, _ := dstStore.Aside("s4", session.SystemPromptKey); got != nil {
+		t.Fatalf("old export kept a system prompt: %q", got)
+	}
 }

@@ -317,16 +317,25 @@ func StatusName(s enumspb.WorkflowExecutionStatus) string {
 // page that may have been cut (agent.PageMayContinue), up to prompt_end.
 //
 // A closed prompt whose result holds every event after seq
-// (PromptResult.LastEvents) is read from the result: a closed workflow
+// (PromptResult.LastEvents) is read from the result, and one whose result
+// does not is read from its history replayed here: a closed workflow
 // answers the query only through a worker. Spec 13.11.8.
 func (k *Controller) Events(ctx context.Context, sessionID, runID string, after int64) ([]agent.Event, error) {
-	if evs, ok := k.closedEvents(ctx, sessionID, runID, after); ok {
+	evs, ok, read := k.closedEvents(ctx, sessionID, runID, after)
+	if ok {
 		return evs, nil
+	}
+	if read == nil {
+		read = func(after int64) ([]agent.Event, error) {
+			var p []agent.Event
+			err := k.query(ctx, sessionID, runID, agent.QueryEvents, &p, after)
+			return p, err
+		}
 	}
 	var all []agent.Event
 	for {
-		var page []agent.Event
-		if err := k.query(ctx, sessionID, runID, agent.QueryEvents, &page, after); err != nil {
+		page, err := read(after)
+		if err != nil {
 			return all, err
 		}
 		all = append(all, page...)
@@ -343,28 +352,37 @@ func (k *Controller) Events(ctx context.Context, sessionID, runID string, after 
 // closedEvents are the events after seq of a run closed with a result
 // (completed, failed, cancelled) when its result's last events reach back
 // to after+1; ok is false otherwise (running, continued, terminated, an
-// older build's result, or more events than one page).
-func (k *Controller) closedEvents(ctx context.Context, sessionID, runID string, after int64) (_ []agent.Event, ok bool) {
+// older build's result, or more events than one page). page, when not
+// nil, answers the events query of the closed run from its replayed
+// history (ok false: the result did not hold them).
+func (k *Controller) closedEvents(ctx context.Context, sessionID, runID string, after int64) (_ []agent.Event, ok bool, page func(int64) ([]agent.Event, error)) {
 	status, id, err := k.RunStatus(ctx, sessionID, runID)
-	if err != nil {
-		return nil, false
+	if err != nil || status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return nil, false, nil
+	}
+	replayed := func() func(int64) ([]agent.Event, error) {
+		h, err := k.replayClosedRun(ctx, workflows.WorkflowID(sessionID), id, k.DataConverter)
+		if err != nil {
+			return nil
+		}
+		return h
 	}
 	switch status {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
 	default:
-		return nil, false
+		return nil, false, replayed()
 	}
 	cctx, cancel := context.WithTimeout(ctx, resultTimeout)
 	defer cancel()
 	res, _ := Result(cctx, k.Client.GetWorkflow(cctx, workflows.WorkflowID(sessionID), id))
 	evs := res.LastEvents
 	if len(evs) == 0 || evs[0].Seq > after+1 {
-		return nil, false
+		return nil, false, replayed()
 	}
 	for len(evs) > 0 && evs[0].Seq <= after {
 		evs = evs[1:]
 	}
-	return append([]agent.Event{}, evs...), true
+	return append([]agent.Event{}, evs...), true, nil
 }
 
 func (k *Controller) query(ctx context.Context, sessionID, runID, name string, out any, args ...any) error {

@@ -118,6 +118,11 @@ func closedPhrase(s enumspb.WorkflowExecutionStatus) string {
 // (tool_execution_update), read from the activities' heartbeat details.
 // They carry the seq of the last workflow event delivered before them.
 //
+// The Follow calls of one Controller that follow the same run at the
+// same time share one reader (share.go): N followers make the RPCs of
+// one. A closed run's events are read with no worker: from its result,
+// or its history replayed here (replay.go).
+//
 // A workflow that closes without prompt_end (terminated, timed out, ...)
 // ends Follow with a *PromptClosedError. An ended prompt whose prompt_end
 // is at or before `after` returns that prompt_end at once (fn is not
@@ -148,9 +153,20 @@ func (k *Controller) FollowFrom(ctx context.Context, sessionID, runID string, af
 	if cur == nil {
 		cur = NewLiveCursor()
 	}
+	key := shareKey{k: k, wfID: workflows.WorkflowID(sessionID), runID: runID}
+	r, sub := subscribe(ctx, key, after, func(sink followSink) *follower {
+		return k.newFollower(sessionID, runID, after, sink)
+	})
+	d := &delivery{cur: cur, after: after, fn: fn}
+	return d.consume(ctx, r, sub)
+}
+
+// newFollower is the follower loop of a reader (see share.go) that starts
+// after seq after and passes what it reads to out.
+func (k *Controller) newFollower(sessionID, runID string, after int64, out followSink) *follower {
 	f := &follower{
 		k: k, session: sessionID, wfID: workflows.WorkflowID(sessionID), runID: runID,
-		after: after, fn: fn, live: cur,
+		after: after, out: out, live: live.NewCursor(),
 		poll: orDefault(k.PollInterval, DefaultPollInterval), stream: k.StreamInterval,
 		status:       orDefault(k.StatusInterval, DefaultStatusInterval),
 		unreachable:  orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout),
@@ -165,7 +181,7 @@ func (k *Controller) FollowFrom(ctx context.Context, sessionID, runID string, af
 	if f.dc == nil {
 		f.dc = converter.GetDefaultDataConverter()
 	}
-	return f.run(ctx)
+	return f
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -175,13 +191,16 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-// follower is one Follow call.
+// follower is the loop of one reader (share.go): the RPCs of one client
+// following a prompt.
 type follower struct {
-	k                *Controller
-	session, wfID    string
-	runID            string
-	after            int64
-	fn               func(agent.Event)
+	k             *Controller
+	session, wfID string
+	runID         string
+	after         int64
+	out           followSink
+	// live is the reader's own cursor, fed every event and snapshot it
+	// passes on: it tells which snapshots are of entries not seen yet.
 	live             *live.Cursor
 	dc               converter.DataConverter
 	now              func() time.Time
@@ -202,6 +221,9 @@ type follower struct {
 	backoff          time.Duration
 	// results are the results of closed runs, by run id (nil: none).
 	results map[string]*workflows.PromptResult
+	// replays answer the events query of closed runs from their
+	// replayed history, by run id (nil value: the run does not replay).
+	replays map[string]func(after int64) ([]agent.Event, error)
 }
 
 type describeResult struct {
@@ -242,7 +264,9 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			f.lastQuery = f.now()
 			var ok bool
 			if evs, ok = f.resultEvents(ctx, d); !ok {
-				evs, qerr = f.queryEvents(ctx, f.runID, f.after)
+				if evs, ok, qerr = f.replayedEvents(ctx, d); !ok {
+					evs, qerr = f.queryEvents(ctx, f.runID, f.after)
+				}
 			}
 		}
 		if ctx.Err() != nil {
@@ -406,14 +430,10 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 			// rather than wait forever.
 			f.after = e.Seq - 1
 		}
-		for _, u := range f.live.Finish(e) { // the words after the last snapshot
-			u.Seq, u.Time = f.after, e.Time
-			f.fn(u)
-		}
 		f.after = e.Seq
 		f.live.Observe(e)
 		e = f.withUndelivered(ctx, f.runID, e)
-		f.fn(e)
+		f.out.event(e)
 		if e.Type == agent.EventPromptEnd {
 			return e, true, false, nil
 		}
@@ -735,23 +755,19 @@ func rpcText(err error) string {
 	return s
 }
 
-// emitLive passes the live events of d's snapshots to fn; of entries the
-// client got no live event of only when the events were queried after
-// the Describe (queried).
+// emitLive passes d's snapshots on; of entries no live event was made
+// of yet only when the events were queried after the Describe (queried),
+// so that they follow the entry's message_start.
 func (f *follower) emitLive(d *describeResult, queried bool) {
-	if f.stream <= 0 {
+	if f.stream <= 0 || len(d.pending) == 0 {
 		return
 	}
 	for _, p := range d.pending {
-		if !queried && !f.live.Known(p.Snapshot) {
-			continue
-		}
-		for _, e := range f.live.Diff(p.Snapshot) {
-			e.Seq = f.after
-			e.Time = p.At.UTC()
-			f.fn(e)
+		if queried || f.live.Known(p.Snapshot) {
+			f.live.Diff(p.Snapshot)
 		}
 	}
+	f.out.snapshots(d.pending, queried)
 }
 
 // previousRun is the run that continued as new into runID ("" if none).

@@ -13,7 +13,7 @@ import (
 func (f *follower) promptEnd(ctx context.Context) (agent.Event, bool) {
 	for _, after := range []int64{max(f.after-1, 0), 0} {
 		for {
-			page, err := f.queryEvents(ctx, f.runID, after)
+			page, err := f.eventsPage(ctx, f.runID, after)
 			if err != nil || len(page) == 0 {
 				break
 			}

@@ -175,7 +175,7 @@ func (s *Cursor) diffModel(snap Snapshot) []agent.Event {
 		e.have[b.Index] = end
 		ev := agent.AssistantMessageEvent{
 			Type: typ, ContentIndex: b.Index, Delta: b.Tail[start:], Attempt: snap.Attempt,
-			ToolCallID: b.ToolCallID, ToolName: b.ToolName, OutputTokens: snap.OutputTokens,
+			ToolCallID: b.ToolCallID, ToolName: b.ToolName, OutputTokens: snap.OutputTokens, Usage: snap.Usage,
 		}
 		e.keep(ev)
 		out = append(out, agent.Event{Type: agent.EventMessageUpdate, EntryID: snap.EntryID, AssistantMessageEvent: &ev})
@@ -234,7 +234,7 @@ func (s *Cursor) Finish(end agent.Event) []agent.Event {
 		out = append(out, agent.Event{
 			Type: agent.EventMessageUpdate, EntryID: end.EntryID,
 			AssistantMessageEvent: &agent.AssistantMessageEvent{Type: typ, ContentIndex: index, Delta: delta,
-				Attempt: e.attempt, ToolCallID: callID, ToolName: callName, OutputTokens: tokens},
+				Attempt: e.attempt, ToolCallID: callID, ToolName: callName, OutputTokens: tokens, Usage: m.Usage},
 		})
 	}
 	if rest, ok := strings.CutPrefix(m.Text(), got.String()); ok && rest != "" {

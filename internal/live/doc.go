@@ -13,6 +13,10 @@
 //     into message_update and tool_execution_update events (IsLive) given
 //     the workflow events delivered so far: each byte once, in order, the
 //     rest of a message completed before its message_end.
+//   - In a client process the followers of one prompt share one reader
+//     (internal/control's share.go): the Source is read once per round
+//     whatever the number of followers, and each follower's own Cursor
+//     makes its events.
 //   - Consumers build the partial assistant message those deltas make
 //     with a Partial (RPC mode's message_update, the terminal UI).
 //

@@ -11,7 +11,9 @@ import (
 // DescribeWorkflowExecution); another (one shared reader per process, a
 // push path from the worker, a channel of the store) implements Read and
 // is given to the follower (control.Controller.Live), and nothing that
-// consumes the live events changes.
+// consumes the live events changes. The followers of one prompt in a
+// process share one reader, so Read is called once per round for all of
+// them.
 type Source interface {
 	// Read returns the latest snapshot of each running call of the
 	// prompt run runID of workflow workflowID, in no particular order;

@@ -45,6 +45,11 @@ type Snapshot struct {
 	// OutputTokens), else estimated from the streamed bytes; it never
 	// goes down. The final count is the message's usage.
 	OutputTokens int `json:"outputTokens,omitempty"`
+	// Usage (model) is the usage so far: the provider's report of input
+	// and cache tokens (SetUsage), OutputTokens as Output, priced with
+	// SetPrice's prices; nil while the provider reported nothing and the
+	// prices are unknown (OutputTokens says all there is).
+	Usage *agent.Usage `json:"usage,omitempty"`
 }
 
 // Block is one content block of a streaming message. Its text
@@ -98,6 +103,11 @@ type Accumulator struct {
 	outputTokens int
 	// reportedTokens is the provider's own count, when it gave one.
 	reportedTokens int
+	// reported is the provider's latest usage report (each count the
+	// largest reported: they never go down); price, when set, prices the
+	// snapshot's usage.
+	reported agent.Usage
+	price    *agent.ModelCost
 	// streamed is the number of bytes of model output added.
 	streamed int
 	version  uint64
@@ -250,6 +260,31 @@ func (a *Accumulator) SetOutputTokens(n int) {
 	}
 }
 
+// SetUsage records the provider's usage report so far (llm.Delta
+// Usage): its input and cache counts go into the snapshots' Usage, its
+// output count as SetOutputTokens.
+func (a *Accumulator) SetUsage(u agent.Usage) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r := &a.reported
+	changed := u.Input > r.Input || u.CacheRead > r.CacheRead || u.CacheWrite > r.CacheWrite
+	r.Input, r.CacheRead, r.CacheWrite = max(r.Input, u.Input), max(r.CacheRead, u.CacheRead), max(r.CacheWrite, u.CacheWrite)
+	if u.Output > a.reportedTokens {
+		a.reportedTokens = u.Output
+	}
+	if a.updateTokens() || changed {
+		a.bump()
+	}
+}
+
+// SetPrice sets the model's prices, so the snapshots' Usage carries
+// its cost so far.
+func (a *Accumulator) SetPrice(p agent.ModelCost) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.price = &p
+}
+
 // EstimateTokens is the output token estimate of n bytes of streamed
 // text: a token is about four bytes of English or code.
 func EstimateTokens(n int) int { return (n + 3) / 4 }
@@ -286,6 +321,16 @@ func (a *Accumulator) Snapshot() Snapshot {
 	}
 	if a.kind == KindTool {
 		_, s.Output = a.output.tail(MaxSnapshotBytes)
+	}
+	if a.kind == KindModel && (a.reported != (agent.Usage{}) || a.price != nil) {
+		u := a.reported
+		u.Output = a.outputTokens
+		var price agent.ModelCost
+		if a.price != nil {
+			price = *a.price
+		}
+		u = u.Priced(price)
+		s.Usage = &u
 	}
 	if len(a.blocks) == 0 {
 		return s

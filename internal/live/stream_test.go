@@ -307,3 +307,31 @@ func TestStreamAccumulator_ChangedSignals(t *testing.T) {
 	tool.SetOutput("out")
 	<-tool.Changed()
 }
+
+// Issue 24: a model snapshot carries the usage so far: the provider's
+// input and cache counts (each the largest reported: a later report
+// that leaves them out does not take them back), the output token
+// count, and its cost at the model's prices; a cursor hands it to the
+// client with the deltas.
+func TestStreamAccumulator_UsageSoFar(t *testing.T) {
+	a := NewModel("e1", 0)
+	if s := a.Snapshot(); s.Usage != nil {
+		t.Fatalf("usage before any report: %+v", s.Usage)
+	}
+	a.SetPrice(agent.ModelCost{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75})
+	a.SetUsage(agent.Usage{Input: 1000, Output: 1, CacheRead: 2000, CacheWrite: 400})
+	a.Add(llm.Delta{Type: agent.DeltaText, Delta: "Hello"})
+	a.SetUsage(agent.Usage{Output: 100}) // message_delta: output only
+	s := a.Snapshot()
+	want := agent.Usage{Input: 1000, Output: 100, CacheRead: 2000, CacheWrite: 400}.Priced(agent.ModelCost{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75})
+	if s.Usage == nil || *s.Usage != want || s.OutputTokens != 100 {
+		t.Fatalf("snapshot usage %+v (output tokens %d), want %+v", s.Usage, s.OutputTokens, want)
+	}
+	if want.Cost.Total != 0.0066 || want.TotalTokens != 3500 {
+		t.Fatalf("priced usage %+v: want $0.0066 for 3500 tokens", want)
+	}
+	evs := NewCursor().Diff(s)
+	if len(evs) != 1 || evs[0].AssistantMessageEvent.Usage == nil || *evs[0].AssistantMessageEvent.Usage != want {
+		t.Fatalf("live events %+v, want one delta with the usage so far", evs)
+	}
+}

@@ -129,6 +129,11 @@ type Delta struct {
 	// message_delta usage, an OpenAI-compatible usage chunk). A delta that
 	// only reports usage has an empty Type and Delta.
 	OutputTokens int
+	// Usage, when set, is the provider's report of the call's usage so
+	// far, as its stream gives it (the same reports as OutputTokens):
+	// input, cache reads and writes, and output (its Output is
+	// OutputTokens). Counts a report leaves out are zero.
+	Usage *agent.Usage
 }
 
 // PurposeSummarize marks a Request that asks for a compaction summary.

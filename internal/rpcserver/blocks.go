@@ -48,6 +48,17 @@ const (
 	frameToolCallEnd   = "toolcall_end"
 )
 
+// Message frame types of message_update (pi 1.6's AssistantMessageEvent
+// start, done and error): start before the answer's first block, then
+// done (the call ended: stop, length or toolUse) or error (it failed or
+// was aborted) with the final message, right before its message_end.
+// Sent with ProtocolPi16 only: pi 0.73's RPC mode sent none of them.
+const (
+	frameStart = "start"
+	frameDone  = "done"
+	frameError = "error"
+)
+
 // updateLine is a message_update as RPC mode writes it: the event header,
 // the answer's usage so far at the top level, one block event, and (pi
 // 0.73 only) the answer so far.
@@ -58,7 +69,18 @@ type updateLine struct {
 	EntryID               string         `json:"entryId,omitempty"`
 	Message               *agent.Message `json:"message,omitempty"`
 	Usage                 agent.Usage    `json:"usage"`
-	AssistantMessageEvent blockEvent     `json:"assistantMessageEvent"`
+	AssistantMessageEvent any            `json:"assistantMessageEvent"` // a blockEvent or a messageEvent
+}
+
+// messageEvent is an assistantMessageEvent about the whole answer: start
+// (no fields), done (Reason and Message) or error (Reason and Error), as
+// pi 1.6 names them; Attempt is the product's, the call's last attempt.
+type messageEvent struct {
+	Type    string           `json:"type"`
+	Reason  agent.StopReason `json:"reason,omitempty"`
+	Message *agent.Message   `json:"message,omitempty"`
+	Error   *agent.Message   `json:"error,omitempty"`
+	Attempt int              `json:"attempt"`
 }
 
 // blockEvent is an assistantMessageEvent: a frame (*_start, *_end) or a
@@ -94,6 +116,11 @@ type framer struct {
 	// the message_start view of each (provider and model, pi 0.73).
 	open   map[string]*framedMessage
 	starts map[string]agent.Message
+	// last and lastAt are the header of the latest workflow (not live)
+	// event framed: the done or error written before a message_end
+	// carries them, as a live event carries the seq of the event before it.
+	last   int64
+	lastAt time.Time
 }
 
 type framedMessage struct {
@@ -117,10 +144,19 @@ func newFramer(p Protocol) *framer {
 // message_update its frames and its delta; for a message_end the end of
 // its open block and then e itself; any other event as it is.
 func (f *framer) frame(e agent.Event) []any {
+	prev, prevAt := f.last, f.lastAt
+	if !live.IsLive(e) {
+		f.last, f.lastAt = e.Seq, e.Time
+	}
 	switch e.Type {
 	case agent.EventMessageStart:
-		if e.Message != nil && e.Message.Role == agent.RoleAssistant {
-			f.starts[e.EntryID] = *e.Message
+		if e.Message == nil || e.Message.Role != agent.RoleAssistant {
+			break
+		}
+		f.starts[e.EntryID] = *e.Message
+		if f.protocol == ProtocolPi16 {
+			return []any{e, updateLine{Type: agent.EventMessageUpdate, Seq: e.Seq, Time: e.Time, EntryID: e.EntryID,
+				AssistantMessageEvent: messageEvent{Type: frameStart}}}
 		}
 	case agent.EventMessageUpdate:
 		if e.AssistantMessageEvent == nil {
@@ -129,16 +165,42 @@ func (f *framer) frame(e agent.Event) []any {
 		return f.update(e)
 	case agent.EventMessageEnd:
 		m := f.open[e.EntryID]
+		_, started := f.starts[e.EntryID]
 		delete(f.open, e.EntryID)
 		delete(f.starts, e.EntryID)
-		if m == nil || m.block < 0 {
-			return []any{e}
+		var out []any
+		if m != nil && m.block >= 0 {
+			last := e
+			last.Seq, last.Time = m.seq, m.at
+			out = append(out, f.end(last, m))
 		}
-		last := e
-		last.Seq, last.Time = m.seq, m.at
-		return []any{f.end(last, m), e}
+		if started && f.protocol == ProtocolPi16 && e.Message != nil && e.Message.Role == agent.RoleAssistant {
+			out = append(out, f.outcome(e, m, prev, prevAt))
+		}
+		return append(out, e)
 	}
 	return []any{e}
+}
+
+// outcome is the done or error of the answer e ends, with the header of
+// the workflow event before e.
+func (f *framer) outcome(e agent.Event, m *framedMessage, seq int64, at time.Time) updateLine {
+	msg := *e.Message
+	ev := messageEvent{Type: frameDone, Reason: msg.StopReason, Message: &msg}
+	if m != nil {
+		ev.Attempt = m.partial.Attempt
+	}
+	switch msg.StopReason {
+	case agent.StopReasonError, agent.StopReasonAborted:
+		ev.Type, ev.Message, ev.Error = frameError, nil, &msg
+	case "":
+		ev.Reason = agent.StopReasonStop
+	}
+	l := updateLine{Type: agent.EventMessageUpdate, Seq: seq, Time: at, EntryID: e.EntryID, AssistantMessageEvent: ev}
+	if msg.Usage != nil {
+		l.Usage = *msg.Usage
+	}
+	return l
 }
 
 func (f *framer) update(e agent.Event) []any {
@@ -170,10 +232,17 @@ func (f *framer) update(e agent.Event) []any {
 	}
 	m.partial.Add(d)
 	m.seq, m.at = e.Seq, e.Time
+	if d.Usage != nil {
+		// The provider's report so far (input, cache, output) and its
+		// cost, as far as the stream gave them.
+		out := max(m.usage.Output, d.Usage.Output)
+		m.usage = *d.Usage
+		m.usage.Output = out
+	}
 	if d.OutputTokens > m.usage.Output {
 		m.usage.Output = d.OutputTokens
-		m.usage.TotalTokens = m.usage.Input + m.usage.Output + m.usage.CacheRead + m.usage.CacheWrite
 	}
+	m.usage.TotalTokens = m.usage.Input + m.usage.Output + m.usage.CacheRead + m.usage.CacheWrite
 	delta := d.Delta
 	out = append(out, f.line(e, m, blockEvent{Type: d.Type, ContentIndex: d.ContentIndex, Delta: &delta,
 		ToolCallID: d.ToolCallID, ToolName: d.ToolName, Attempt: d.Attempt, OutputTokens: d.OutputTokens}))

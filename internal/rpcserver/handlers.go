@@ -59,9 +59,7 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 			return nil, c.b.ApproveTool(ctx, agent.ApproveToolPayload{ToolCallID: cmd.str["toolCallId"], Approved: cmd.enabled, Reason: cmd.str["reason"], Scope: cmd.str["scope"]})
 		})
 	case rpc.CmdGetAvailableThinkingLevels:
-		// Every model is a reasoning model here (modelObject): every level
-		// set_thinking_level takes.
-		c.respond(cmd.id, cmd.typ, rpc.ThinkingLevelsData{Levels: llm.ThinkingLevels})
+		c.respond(cmd.id, cmd.typ, rpc.ThinkingLevelsData{Levels: thinkingLevels})
 	case rpc.CmdGetCommands:
 		c.respond(cmd.id, cmd.typ, rpc.CommandsData{Commands: []any{}})
 	case rpc.CmdExportHTML:
@@ -144,7 +142,7 @@ func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd
 			if err != nil {
 				return nil, err
 			}
-			next := nextOf(cycleThinkingLevels, info.ThinkingLevel)
+			next := nextOf(thinkingLevels, info.ThinkingLevel)
 			return rpc.ThinkingLevelData{Level: next}, c.setThinkingLevel(ctx, sb, next)
 		})
 	case rpc.CmdSetSteeringMode, rpc.CmdSetFollowUpMode:
@@ -167,9 +165,12 @@ func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd
 	}
 }
 
-// cycleThinkingLevels are the levels cycle_thinking_level walks (xhigh
-// and max only with set_thinking_level: few models take them).
-var cycleThinkingLevels = []string{llm.ThinkingOff, llm.ThinkingMinimal, llm.ThinkingLow, llm.ThinkingMedium, llm.ThinkingHigh}
+// thinkingLevels are the levels a model takes, in the order
+// cycle_thinking_level walks them and get_available_thinking_levels
+// lists them: every level, xhigh and max included, since every model is
+// a reasoning model here (modelObject) and each provider maps the levels
+// it has no step for (llm.OpenAIReasoningEffort, llm.AnthropicThinkingBudget).
+var thinkingLevels = llm.ThinkingLevels
 
 // nextOf is the item after cur in list, wrapping (the first when cur is
 // not in it).

@@ -23,6 +23,7 @@ type sessionFake struct {
 	*rpcfake.Backend
 	mu       sync.Mutex
 	switched []string
+	level    string // the thinking level set ("": low)
 }
 
 func (f *sessionFake) StartPromptWith(ctx context.Context, message string, images []agent.ContentBlock) (client.Prompt, error) {
@@ -30,15 +31,26 @@ func (f *sessionFake) StartPromptWith(ctx context.Context, message string, image
 }
 func (f *sessionFake) LoadSession(context.Context, string) (*session.Session, error) { return nil, nil }
 func (f *sessionFake) Info(context.Context) (client.SessionInfo, error) {
-	return client.SessionInfo{SessionID: f.SessionID(), Model: settings.ModelID{Name: "m1", Provider: "scripted"}, ThinkingLevel: "low",
+	f.mu.Lock()
+	level := f.level
+	f.mu.Unlock()
+	if level == "" {
+		level = "low"
+	}
+	return client.SessionInfo{SessionID: f.SessionID(), Model: settings.ModelID{Name: "m1", Provider: "scripted"}, ThinkingLevel: level,
 		SteeringMode: agent.QueueModeAll, FollowUpMode: agent.QueueModeOneAtATime, File: "/d/sessions/s1.jsonl", Name: "named"}, nil
 }
 func (f *sessionFake) Settings() settings.Settings { return settings.Defaults() }
 func (f *sessionFake) Models() []settings.ModelID {
 	return []settings.ModelID{{Name: "m1", Provider: "scripted"}, {Name: "m2", Provider: "scripted"}}
 }
-func (f *sessionFake) SetModel(context.Context, string, string) error   { return nil }
-func (f *sessionFake) SetThinkingLevel(context.Context, string) error   { return nil }
+func (f *sessionFake) SetModel(context.Context, string, string) error { return nil }
+func (f *sessionFake) SetThinkingLevel(_ context.Context, level string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.level = level
+	return nil
+}
 func (f *sessionFake) SetQueueMode(context.Context, bool, string) error { return nil }
 func (f *sessionFake) SetSessionName(context.Context, string) error     { return nil }
 func (f *sessionFake) NewSession(context.Context) error                 { return f.note("new") }
@@ -110,6 +122,21 @@ func TestServe_StateAndModelsOfASessionBackend(t *testing.T) {
 	}
 	if d := decode[rpc.ThinkingLevelData](t, h.response()); d.Level != "medium" {
 		t.Errorf("cycle_thinking_level = %+v", d)
+	}
+	// Issue 24: the cycle goes through every level the model takes,
+	// xhigh and max included, as get_available_thinking_levels lists them.
+	var cycled []string
+	for range 6 {
+		h.send(`{"id":"3a","type":"cycle_thinking_level"}`)
+		h.nextRaw() // thinking_level_changed
+		cycled = append(cycled, decode[rpc.ThinkingLevelData](t, h.response()).Level)
+	}
+	if got := strings.Join(cycled, " "); got != "high xhigh max off minimal low" {
+		t.Errorf("cycle_thinking_level from medium went %s, want high xhigh max off minimal low", got)
+	}
+	h.send(`{"id":"3c","type":"get_available_thinking_levels"}`)
+	if d := decode[rpc.ThinkingLevelsData](t, h.response()); strings.Join(d.Levels, " ") != "off minimal low medium high xhigh max" {
+		t.Errorf("get_available_thinking_levels = %v", d.Levels)
 	}
 	h.send(`{"id":"3b","type":"set_session_name","name":"renamed"}`)
 	if l := h.nextRaw(); l != `{"type":"session_info_changed","name":"renamed"}` {

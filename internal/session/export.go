@@ -52,10 +52,30 @@ func NewSession(h Header, entries []Entry, warnings []string) *Session {
 // Write writes sess in the session file format (the exchange format of
 // starter session export): its header, with this package's type and
 // version, then one line per entry, as Append writes them.
-func Write(w io.Writer, sess *Session) error {
+func Write(w io.Writer, sess *Session) error { return WriteExport(w, sess, nil) }
+
+// exportHeader is the header line of an export: the session's header
+// and, when the session keeps one, its system prompt text (PutAside
+// under SystemPromptKey), which the session file itself never holds.
+// A store's Load ignores the extra field, so an export still reads as a
+// session file.
+type exportHeader struct {
+	Header
+	SystemPrompt *string `json:"systemPrompt,omitempty"`
+}
+
+// WriteExport writes sess as Write does, with the kept system prompt
+// text (nil: none) in the header line's systemPrompt field, so that an
+// imported session's model calls send the text its system_prompt record
+// names instead of building a new one (spec 7.6).
+func WriteExport(w io.Writer, sess *Session, systemPrompt []byte) error {
 	bw := bufio.NewWriter(w)
-	h := sess.Header
+	h := exportHeader{Header: sess.Header}
 	h.Type, h.Version = HeaderType, FormatVersion
+	if systemPrompt != nil {
+		text := string(systemPrompt)
+		h.SystemPrompt = &text
+	}
 	line, err := encodeLine(h)
 	if err != nil {
 		return err
@@ -68,4 +88,18 @@ func Write(w io.Writer, sess *Session) error {
 		bw.Write(line)
 	}
 	return bw.Flush()
+}
+
+// DecodeExportHeader parses the header line of a session file or an
+// export: the header, and the kept system prompt text the export carries
+// (nil when it has none).
+func DecodeExportHeader(line []byte) (Header, []byte, error) {
+	var h exportHeader
+	if err := json.Unmarshal(bytes.TrimSpace(line), &h); err != nil || h.Type != HeaderType {
+		return Header{}, nil, fmt.Errorf("line 1 is not a session header (want a JSON object with \"type\":%q)", HeaderType)
+	}
+	if h.SystemPrompt == nil {
+		return h.Header, nil, nil
+	}
+	return h.Header, []byte(*h.SystemPrompt), nil
 }

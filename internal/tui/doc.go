@@ -3,15 +3,18 @@
 // status line with a spinner while the model works.
 //
 // Contract (SPEC 10 and issue 6):
-//   - While a prompt runs the status line reads "Working… (esc to abort)"
-//     ("Waiting for your approval… (esc to abort)" while a call waits for
-//     approval) and Esc sends abort. A stats line below it shows the
+//   - While a prompt runs the status line says what it waits for, and Esc
+//     sends abort: "Calling provider/model… (esc to abort)" while a model
+//     call runs, "Running bash… (esc to abort)" while tools run, "Waiting
+//     for your approval… (esc to abort)" while a call waits for approval,
+//     "Working… (esc to abort)" in between. A stats line below it shows the
 //     prompt's model, elapsed time, turn, tokens and cost, and its budget
 //     from usage_update (issue 23). A retry chain that succeeds shows
 //     "Retry succeeded on attempt N".
 //   - On auto_retry_start Esc is bound to abort_retry and the status line
 //     reads "Retrying (attempt/maxAttempts) in Ns… (esc to cancel)",
-//     counting down every second. When the wait is over (the retried call's
+//     counting down every second, and the stats line says "retry at
+//     15:04:05". When the wait is over (the retried call's
 //     agent_start) or the chain ends (auto_retry_end) the previous binding
 //     and line are back. A chain that fails shows "Retry failed after N
 //     attempts: <finalError>" in the message list.

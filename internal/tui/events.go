@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,9 +21,19 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 		// call, as before the chain (the original restores its Esc handler
 		// here too, ahead of auto_retry_end).
 		m.retry = nil
+	case agent.EventMessageStart:
+		if p := m.prompt; p != nil && e.Message != nil && e.Message.Role == agent.RoleAssistant {
+			p.calling = "the model"
+			if e.Message.Model != "" {
+				p.calling = e.Message.Provider + "/" + e.Message.Model
+			}
+		}
 	case agent.EventMessageUpdate:
 		m.streamDelta(e)
 	case agent.EventMessageEnd:
+		if p := m.prompt; p != nil && e.Message != nil && e.Message.Role == agent.RoleAssistant {
+			p.calling = ""
+		}
 		if e.Message != nil && e.Message.Role == agent.RoleUser {
 			m.showUser(*e.Message)
 		} else {
@@ -31,11 +43,17 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 		return m.approvalRequested(e)
 	case agent.EventToolExecutionStart:
 		m.startedTools[e.ToolCallID] = true
+		if p := m.prompt; p != nil {
+			p.tools = append(p.tools, runningTool{callID: e.ToolCallID, name: e.ToolName})
+		}
 		m.approvalDecided(e.ToolCallID)
 		m.toolStart(e)
 	case agent.EventToolExecutionUpdate:
 		m.toolUpdate(e)
 	case agent.EventToolExecutionEnd:
+		if p := m.prompt; p != nil {
+			p.tools = slices.DeleteFunc(p.tools, func(t runningTool) bool { return t.callID == e.ToolCallID })
+		}
 		m.approvalDecided(e.ToolCallID)
 		return m.toolEnd(e)
 	case agent.EventAutoRetryStart, agent.EventAutoRetryEnd:
@@ -206,4 +224,24 @@ func (m *Model) retryEvent(e agent.Event) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// toolNames names the running calls for the status line: "bash", "bash
+// and read", "bash, read and 2 more".
+func toolNames(tools []runningTool) string {
+	var names []string
+	for _, t := range tools {
+		if t.name != "" && !slices.Contains(names, t.name) {
+			names = append(names, t.name)
+		}
+	}
+	switch {
+	case len(names) == 0:
+		return "a tool"
+	case len(names) == 1:
+		return names[0]
+	case len(names) == 2:
+		return names[0] + " and " + names[1]
+	}
+	return fmt.Sprintf("%s, %s and %d more", names[0], names[1], len(names)-2)
 }

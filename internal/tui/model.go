@@ -107,7 +107,16 @@ type runningPrompt struct {
 	userSeen bool
 	// first is the prompt's first run id when the watch found it.
 	first string
+	// calling is the model of the answer being called (its
+	// message_start came, its message_end not yet); tools are the calls
+	// running (tool_execution_start without its end), in start order:
+	// what the status line says the prompt waits for.
+	calling string
+	tools   []runningTool
 }
+
+// runningTool is a tool call that started and has not ended.
+type runningTool struct{ callID, name string }
 
 // retryWait is a backoff wait, counted down on screen.
 type retryWait struct {
@@ -287,6 +296,10 @@ func (m *Model) Status() (text, esc string) {
 			agent.FormatDelay(m.retry.left.Milliseconds())), agent.SignalAbortRetry
 	case m.prompt != nil && len(m.approvals) > 0:
 		return "Waiting for your approval… (esc to abort)", agent.SignalAbort
+	case m.prompt != nil && len(m.prompt.tools) > 0:
+		return "Running " + toolNames(m.prompt.tools) + "… (esc to abort)", agent.SignalAbort
+	case m.prompt != nil && m.prompt.calling != "":
+		return "Calling " + m.prompt.calling + "… (esc to abort)", agent.SignalAbort
 	case m.prompt != nil:
 		return "Working… (esc to abort)", agent.SignalAbort
 	case m.starting:

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -165,6 +166,18 @@ func TestChat_PseudoTerminalShowsLiveOutput(t *testing.T) {
 		}
 		return ""
 	})
+	// Issue 23: the status line says what the prompt waits for: the
+	// tool while it runs, with the stats line (model of the answer that
+	// asked for it, elapsed time, turn, tokens) under it.
+	s2.waitFor("the status line naming the running tool", func(screen string) string {
+		if strings.Contains(screen, "✓ bash") {
+			t.Fatalf("the bash call ended before the status line named it:\n%s", screen)
+		}
+		if strings.Contains(screen, "Running bash… (esc to abort)") && statsLine.MatchString(screen) {
+			return "running"
+		}
+		return ""
+	})
 	s2.waitText("✓ bash for i in 1 2 3 4 5 …")
 
 	// The answer shows word by word: some of it before all of it.
@@ -177,8 +190,11 @@ func TestChat_PseudoTerminalShowsLiveOutput(t *testing.T) {
 		}
 		return ""
 	})
-	if !strings.Contains(partial, "Working… (esc to abort)") {
-		t.Errorf("while the answer streams the status line is not Working…:\n%s", partial)
+	if !strings.Contains(partial, "Calling scripted/scripted-1… (esc to abort)") || strings.Contains(partial, "Running bash… (esc") {
+		t.Errorf("while the answer streams the status line does not say the model is called:\n%s", partial)
+	}
+	if m := statsLine.FindStringSubmatch(partial); m == nil || m[1] != "2" {
+		t.Errorf("while the second answer streams the stats line is not at turn 2:\n%s", partial)
 	}
 	final := s2.waitFor("the whole answer and the idle line", func(screen string) string {
 		if strings.Contains(screen, "oscar papa.") && strings.Contains(screen, "enter: send") {
@@ -198,6 +214,10 @@ func TestChat_PseudoTerminalShowsLiveOutput(t *testing.T) {
 	s2.run("send-keys", "-t", "chat", "Enter")
 	s2.waitText("chat-exited-0")
 }
+
+// statsLine is the TUI's stats line of a scripted prompt: model,
+// elapsed time, turn (the submatch), tokens.
+var statsLine = regexp.MustCompile(`scripted/scripted-1 · (?:\d+m)?\d+s · turn (\d+) · [\d.]+k? tokens`)
 
 // shellQuote quotes s for sh.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -98,6 +98,10 @@ func (m *Model) statsLine() string {
 	if s.budget != nil && s.budget.Deadline != nil && s.ended.IsZero() {
 		parts = append(parts, "time left "+max(s.budget.Deadline.Sub(m.now()), 0).Round(time.Second).String())
 	}
+	if m.retry != nil && s.ended.IsZero() {
+		// The status line counts the backoff down; this says until when.
+		parts = append(parts, "retry at "+m.retry.wake.Local().Format("15:04:05"))
+	}
 	if s.budget != nil && s.budget.Reached != "" {
 		parts = append(parts, s.budget.Reached)
 	}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -29,9 +30,9 @@ func TestModel_StatsLineApprovalStatusRetrySucceeded(t *testing.T) {
 	}
 
 	d.emit(agent.Event{Type: agent.EventAutoRetryStart, Attempt: 1, MaxAttempts: 3, DelayMs: 3000, ErrorMessage: "overloaded"})
-	d.shows("retry", []string{"Retrying (1/3) in 3s… (esc to cancel)"}, nil)
+	d.shows("retry", []string{"Retrying (1/3) in 3s… (esc to cancel)", "retry at " + d.m.now().Add(3*time.Second).Local().Format("15:04:05")}, nil)
 	d.emit(agent.Event{Type: agent.EventAutoRetryEnd, Success: true, Attempt: 1})
-	d.shows("retry succeeded", []string{"Retry succeeded on attempt 1"}, nil)
+	d.shows("retry succeeded", []string{"Retry succeeded on attempt 1"}, []string{"retry at"})
 
 	d.emit(agent.Event{Type: agent.EventUsage, Usage: &agent.Spend{Input: 2000, Output: 500, CostUsd: 0.42},
 		Budget: &agent.Budget{Limits: agent.BudgetLimits{MaxCostUsd: 5}}})
@@ -40,4 +41,50 @@ func TestModel_StatsLineApprovalStatusRetrySucceeded(t *testing.T) {
 	d.emit(agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusCompleted})
 	d.advance(time.Minute)
 	d.shows("ended: the time stops", []string{"anthropic/claude-sonnet-4-5 · 1m23s · turn 2"}, []string{"Waiting for your approval"})
+}
+
+// Issue 23: the status line says what the running prompt waits for: the
+// model while a call runs (its message_start came, its message_end not
+// yet), the tools while they run, the user while a call waits for
+// approval, the backoff while a retry waits; "Working…" only between.
+func TestModel_StatusSaysWhatThePromptWaitsFor(t *testing.T) {
+	d := newLiveDriver(t)
+	step := func(name, want string, events ...agent.Event) {
+		t.Helper()
+		d.emit(events...)
+		if got, esc := d.status(); got != want || esc != agent.SignalAbort && esc != agent.SignalAbortRetry {
+			t.Fatalf("%s: status %q (esc %q), want %q", name, got, esc, want)
+		}
+	}
+	call := func(id string) agent.Event {
+		return agent.Event{Type: agent.EventMessageStart, EntryID: id, Message: &agent.Message{Role: agent.RoleAssistant, Provider: "anthropic", Model: "claude-sonnet-4-5"}}
+	}
+	toolStart := func(id, name string) agent.Event {
+		return agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: id, ToolName: name, Args: json.RawMessage(`{}`)}
+	}
+	toolEnd := func(id, name string) agent.Event {
+		return agent.Event{Type: agent.EventToolExecutionEnd, ToolCallID: id, ToolName: name,
+			ToolResult: &agent.ToolResult{Content: []agent.ContentBlock{{Type: agent.BlockText, Text: "ok"}}}}
+	}
+	calls := textAnswer("")
+	calls.Content = []agent.ContentBlock{
+		{Type: agent.BlockToolCall, ToolCall: &agent.ToolCall{ID: "c1", Name: "bash", Arguments: json.RawMessage(`{}`)}},
+		{Type: agent.BlockToolCall, ToolCall: &agent.ToolCall{ID: "c2", Name: "read", Arguments: json.RawMessage(`{}`)}},
+		{Type: agent.BlockToolCall, ToolCall: &agent.ToolCall{ID: "c3", Name: "grep", Arguments: json.RawMessage(`{}`)}},
+	}
+	step("started", "Working… (esc to abort)", agent.Event{Type: agent.EventAgentStart})
+	step("model call", "Calling anthropic/claude-sonnet-4-5… (esc to abort)", call("e2"))
+	step("answer in", "Working… (esc to abort)", answer("e2", calls))
+	step("approval", "Waiting for your approval… (esc to abort)", approvalRequest("c1", "bash", `{}`))
+	step("one tool", "Running bash… (esc to abort)", toolStart("c1", "bash"))
+	step("two tools", "Running bash and read… (esc to abort)", toolStart("c2", "read"))
+	step("three tools", "Running bash, read and 1 more… (esc to abort)", toolStart("c3", "grep"))
+	step("bash ended", "Running read and grep… (esc to abort)", toolEnd("c1", "bash"))
+	step("tools ended", "Working… (esc to abort)", toolEnd("c2", "read"), toolEnd("c3", "grep"))
+	step("next call", "Calling anthropic/claude-sonnet-4-5… (esc to abort)", call("e6"))
+	failed := textAnswer("")
+	failed.StopReason, failed.ErrorMessage = agent.StopReasonError, "overloaded"
+	step("backoff", "Retrying (1/3) in 2s… (esc to cancel)", answer("e6", failed),
+		agent.Event{Type: agent.EventAutoRetryStart, Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: "overloaded"})
+	step("retried call", "Calling anthropic/claude-sonnet-4-5… (esc to abort)", agent.Event{Type: agent.EventAgentStart}, call("e7"))
 }

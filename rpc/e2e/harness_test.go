@@ -299,9 +299,15 @@ func contract(e agent.Event) bool {
 		return false
 	case e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleUser:
 		return false
+	case e.Type == agent.EventMessageUpdate && e.AssistantMessageEvent != nil && answerFrame(e.AssistantMessageEvent.Type):
+		// pi 1.6's start/done/error around each answer (RPC mode's
+		// framing, checked by liveOf), not the workflow's events.
+		return false
 	}
 	return true
 }
+
+func answerFrame(typ string) bool { return typ == "start" || typ == "done" || typ == "error" }
 
 func contractOnly(evs []agent.Event) []agent.Event {
 	var out []agent.Event

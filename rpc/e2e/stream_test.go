@@ -79,6 +79,7 @@ func liveOf(t *testing.T, evs []agent.Event, entry string, attempt int, framed b
 	started, ended, lastSeq, tokens := false, false, int64(0), 0
 	var b strings.Builder
 	starts, endText := 0, ""
+	var answerFrames []string
 	for _, e := range evs {
 		if !control.IsLive(e) {
 			lastSeq = e.Seq
@@ -92,6 +93,10 @@ func liveOf(t *testing.T, evs []agent.Event, entry string, attempt int, framed b
 			a := e.AssistantMessageEvent
 			if !started || ended {
 				t.Fatalf("message_update of %s outside its message_start..message_end: %+v", entry, e)
+			}
+			if framed && a != nil && answerFrame(a.Type) {
+				answerFrames = append(answerFrames, a.Type) // the answer's frames (pi 1.6), not its blocks
+				continue
 			}
 			if framed && a != nil && a.Type == "text_start" && a.Attempt == attempt && e.Seq == lastSeq {
 				starts++
@@ -117,6 +122,9 @@ func liveOf(t *testing.T, evs []agent.Event, entry string, attempt int, framed b
 	}
 	if updates > 0 && tokens == 0 {
 		t.Fatalf("message_update of %s never carried output tokens", entry)
+	}
+	if framed && (len(answerFrames) != 2 || answerFrames[0] != "start" || answerFrames[1] == "start") {
+		t.Fatalf("message_update of %s: answer frames %v, want start then done or error", entry, answerFrames)
 	}
 	if framed && updates > 0 && (starts != 1 || endText == "") {
 		t.Fatalf("message_update of %s: %d text_start and text_end %v, want one each around the deltas", entry, starts, endText != "")

@@ -86,8 +86,9 @@ func TestFaults_RPCFollowsThroughATemporalOutage(t *testing.T) {
 	if !ack.Response.Success {
 		t.Fatalf("prompt refused: %+v", *ack.Response)
 	}
-	waitLine(t, p, time.Minute, "a message_update", func(l rpc.Line) bool {
-		return l.Event != nil && l.Event.Type == agent.EventMessageUpdate
+	waitLine(t, p, time.Minute, "a message_update with text", func(l rpc.Line) bool {
+		// A delta, not the answer's start frame: the answer is streaming.
+		return l.Event != nil && l.Event.Type == agent.EventMessageUpdate && l.Event.AssistantMessageEvent != nil && l.Event.AssistantMessageEvent.Delta != ""
 	})
 	srv.kill()
 	killedAt := time.Now()

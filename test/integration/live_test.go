@@ -2,12 +2,20 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"reflect"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/control"
 )
 
 // A finished prompt's events are readable with no worker (issue 21): the
@@ -107,5 +115,142 @@ func followClosed(t *testing.T, e *env, session string, want []agent.Event, afte
 		if !reflect.DeepEqual(got, wantAfter) {
 			t.Fatalf("follow after %d: got %s\nwant %s", after, typesOf(got), typesOf(wantAfter))
 		}
+	}
+}
+
+// countingClient counts the RPCs a follower makes (the client is the real
+// one, on the embedded server).
+type countingClient struct {
+	client.Client
+	describes, queries atomic.Int64
+}
+
+func (c *countingClient) DescribeWorkflowExecution(ctx context.Context, id, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	c.describes.Add(1)
+	return c.Client.DescribeWorkflowExecution(ctx, id, runID)
+}
+
+func (c *countingClient) QueryWorkflow(ctx context.Context, id, runID, query string, args ...any) (converter.EncodedValue, error) {
+	c.queries.Add(1)
+	return c.Client.QueryWorkflow(ctx, id, runID, query, args...)
+}
+
+// liveFollow follows session with n Follow calls of one controller (on a
+// counting client) and returns what each got: its workflow event types
+// and its live text.
+func liveFollow(t *testing.T, e *env, session string, n int) (*countingClient, []string, []string) {
+	t.Helper()
+	cc := &countingClient{Client: e.c}
+	k := &control.Controller{Client: cc, TaskQueue: e.s.Temporal.TaskQueue, PollInterval: 50 * time.Millisecond,
+		StreamInterval: app.StreamInterval(e.s)}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	types, texts := make([]string, n), make([]string, n)
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			var evs []agent.Event
+			var text strings.Builder
+			_, err := k.Follow(ctx, session, "", 0, func(ev agent.Event) {
+				if ev.Type == agent.EventMessageUpdate && ev.AssistantMessageEvent.Type == agent.DeltaText {
+					text.WriteString(ev.AssistantMessageEvent.Delta)
+				} else if !control.IsLive(ev) {
+					evs = append(evs, ev)
+				}
+			})
+			types[i], texts[i] = typesOf(evs), text.String()
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatalf("follow %s: %v", session, err)
+		}
+	}
+	return cc, types, texts
+}
+
+// Followers of one prompt in one process share one reader (issue 26):
+// five Follow calls of a streaming prompt each get every event and the
+// whole answer as live text, for the Describes and events queries one
+// follower makes following the same prompt alone.
+func TestIntegration_LiveFollowersShareOneReader(t *testing.T) {
+	e := newEnv(t)
+	answer := strings.TrimSpace(strings.Repeat("streamed word ", 80))
+	e.s.Scripted.Reply = answer
+	e.s.Scripted.StreamDelayMs = 20 // 160 words: ~3 s of streaming
+	e.startWorker()
+	counts := map[int]int64{}
+	for _, n := range []int{1, 5} {
+		session := fmt.Sprintf("shared-%d", n)
+		e.prompt(session)
+		cc, types, texts := liveFollow(t, e, session, n)
+		for i := range n {
+			if types[i] != types[0] || !strings.HasSuffix(types[i], agent.EventPromptEnd) {
+				t.Fatalf("follower %d of %d got %s, follower 0 %s", i, n, types[i], types[0])
+			}
+			if texts[i] != answer {
+				t.Fatalf("follower %d of %d: live text %q, want the answer %q", i, n, texts[i], answer)
+			}
+		}
+		counts[n] = cc.describes.Load() + cc.queries.Load()
+	}
+	t.Logf("Describes and queries: 1 follower %d, 5 followers %d", counts[1], counts[5])
+	if counts[5] > counts[1]*3/2 {
+		t.Fatalf("5 followers made %d Describes and queries, 1 follower %d: want about the same (one reader)", counts[5], counts[1])
+	}
+}
+
+// A follower of an ended prompt gets all its events with no worker
+// running, also when they are more than its result holds (issue 26): the
+// earlier ones come from the run's history replayed in the follower's
+// process, not from an events query only a worker answers. No query is
+// made; two followers share the reads. `starter events` (Controller.Events)
+// reads them so too.
+func TestIntegration_LiveEndedPromptNeedsNoWorker(t *testing.T) {
+	e := newEnv(t)
+	e.s.Scripted.StreamDelayMs = 0
+	e.startWorker()
+	in := app.PromptInput(e.s, "ended", "answer, then read the follow-ups")
+	in.Model.Faults = []string{"hang:2s"}
+	run, err := e.k.StartPrompt(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 4 { // more events than one page: the result holds the last ones only
+		if err := e.k.FollowUp(context.Background(), "ended", plainMessage(100<<10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := e.result(run)
+	if err != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("result %+v %v", res.Status, err)
+	}
+	want := e.events("ended")
+	if res.LastEvents[0].Seq <= 1 {
+		t.Fatalf("the result holds every event (from seq %d): the test needs more", res.LastEvents[0].Seq)
+	}
+	e.stopWorker()
+	start := time.Now()
+	cc, types, _ := liveFollow(t, e, "ended", 2)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("following the ended prompt took %s with no worker", took)
+	}
+	for i, got := range types {
+		if got != typesOf(want) {
+			t.Fatalf("follower %d got %s\nwant %s", i, got, typesOf(want))
+		}
+	}
+	if q := cc.queries.Load(); q != 0 {
+		t.Fatalf("%d events queries for an ended prompt: want none (no worker answers them)", q)
+	}
+	// `starter events` without --follow reads them the same way.
+	ec := &countingClient{Client: e.c}
+	k := &control.Controller{Client: ec, TaskQueue: e.s.Temporal.TaskQueue}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got, err := k.Events(ctx, "ended", "", 0)
+	if err != nil || typesOf(got) != typesOf(want) || ec.queries.Load() != 0 {
+		t.Fatalf("events of the ended prompt with no worker: %v, %d queries (%s), want %s", err, ec.queries.Load(), typesOf(got), typesOf(want))
 	}
 }

@@ -264,6 +264,9 @@ async function main() {
 	step = "set_thinking_level / cycle_thinking_level";
 	await a.setThinkingLevel("high");
 	assert.equal((await a.getState()).thinkingLevel, "high");
+	// Every level the model takes, xhigh and max included (issue 24).
+	assert.deepEqual(await a.cycleThinkingLevel(), { level: "xhigh" });
+	assert.deepEqual(await a.cycleThinkingLevel(), { level: "max" });
 	assert.deepEqual(await a.cycleThinkingLevel(), { level: "off" });
 	await a.setThinkingLevel("medium");
 	assert.equal((await a.getState()).thinkingLevel, "medium");

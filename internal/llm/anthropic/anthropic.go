@@ -219,12 +219,17 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) {
 	case "message_start", "message_delta":
 		// The output token count so far (message_start's is the first
 		// token or two, message_delta's cumulative): live output shows it.
-		n := ev.Usage.OutputTokens
+		u := agent.Usage{Input: int(ev.Usage.InputTokens), Output: int(ev.Usage.OutputTokens),
+			CacheRead: int(ev.Usage.CacheReadInputTokens), CacheWrite: int(ev.Usage.CacheCreationInputTokens)}
 		if ev.Type == "message_start" {
-			n = ev.Message.Usage.OutputTokens
+			mu := ev.Message.Usage
+			u = agent.Usage{Input: int(mu.InputTokens), Output: int(mu.OutputTokens),
+				CacheRead: int(mu.CacheReadInputTokens), CacheWrite: int(mu.CacheCreationInputTokens)}
 		}
-		if n > 0 {
-			a.emit(llm.Delta{OutputTokens: int(n)})
+		if u != (agent.Usage{}) {
+			// The whole report too (input and cache so far): RPC mode's
+			// streaming usage.
+			a.emit(llm.Delta{OutputTokens: u.Output, Usage: &u})
 		}
 	case "content_block_start":
 		cb := ev.ContentBlock

@@ -412,8 +412,12 @@ func TestComplete_ReportsOutputTokens(t *testing.T) {
 	req := request()
 	var rec recorder
 	var order []string
+	var usage []agent.Usage
 	req.OnDelta = func(d llm.Delta) {
 		rec.add(d)
+		if d.Usage != nil {
+			usage = append(usage, *d.Usage)
+		}
 		if d.OutputTokens > 0 {
 			order = append(order, "tokens")
 		} else {
@@ -426,5 +430,10 @@ func TestComplete_ReportsOutputTokens(t *testing.T) {
 	}
 	if got := strings.Join(order, " "); got != "tokens text text tokens" {
 		t.Fatalf("order %q, want the counts where the wire has them", got)
+	}
+	// Issue 24: the whole report goes with the count (RPC mode's
+	// streaming usage): message_start's input and cache counts.
+	if len(usage) != 2 || usage[0] != (agent.Usage{Input: 12, Output: 1, CacheRead: 3, CacheWrite: 2}) || usage[1].Output != 5 {
+		t.Fatalf("usage reports %+v, want message_start's input 12, cache 3+2, output 1, then output 5", usage)
 	}
 }

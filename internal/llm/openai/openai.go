@@ -209,8 +209,10 @@ func (a *assembler) add(chunk sdk.ChatCompletionChunk) {
 	if chunk.JSON.Usage.Valid() {
 		u := chunk.Usage
 		a.usage = &u
-		if u.CompletionTokens > 0 { // the count so far: live output shows it
-			a.emit(llm.Delta{OutputTokens: int(u.CompletionTokens)})
+		if u.CompletionTokens > 0 || u.PromptTokens > 0 { // the counts so far: live output shows them
+			cached := int(u.PromptTokensDetails.CachedTokens)
+			a.emit(llm.Delta{OutputTokens: int(u.CompletionTokens),
+				Usage: &agent.Usage{Input: int(u.PromptTokens) - cached, Output: int(u.CompletionTokens), CacheRead: cached}})
 		}
 	}
 	for _, choice := range chunk.Choices {

@@ -366,10 +366,21 @@ func TestComplete_ReportsOutputTokens(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { stream(w, chunkHel, chunkLo, chunkUse, chunkDone) })
 	req := request()
 	var rec recorder
-	req.OnDelta = rec.add
+	var usage []agent.Usage
+	req.OnDelta = func(d llm.Delta) {
+		rec.add(d)
+		if d.Usage != nil {
+			usage = append(usage, *d.Usage)
+		}
+	}
 	m := call(t, s, req)
 	if m.Text() != "Hello" || !reflect.DeepEqual(rec.tokens, []int{2}) || len(rec.deltas) != 2 {
 		t.Fatalf("text %q, output tokens reported %v (deltas %+v), want [2]", m.Text(), rec.tokens, rec.deltas)
+	}
+	// Issue 24: the whole report goes with the count: input less the
+	// cached tokens, which are cache reads.
+	if len(usage) != 1 || usage[0] != (agent.Usage{Input: 6, Output: 2, CacheRead: 4}) {
+		t.Fatalf("usage reports %+v, want input 6, cache read 4, output 2", usage)
 	}
 	// Without a usage chunk (a server that ignores include_usage):
 	// nothing reported, the activity estimates.

@@ -67,10 +67,23 @@ async function main() {
 	assert.ok(framed.length > 0, "the streamed answers give message_update events");
 	const open = new Map(); // entryId/attempt -> {index, type, text}
 	const ended = [];
+	const answers = new Map(); // entryId -> "started" | the done or error event
 	for (const u of framed) {
 		const ev = u.assistantMessageEvent;
 		assert.equal(u.message, undefined, "a pi 1.6 update carries deltas only");
 		assert.equal(typeof u.usage?.output, "number", "a pi 1.6 update carries the usage so far");
+		if (ev.type === "start") {
+			assert.equal(answers.get(u.entryId), undefined, `a second start of ${u.entryId}`);
+			answers.set(u.entryId, "started");
+			continue;
+		}
+		if (ev.type === "done" || ev.type === "error") {
+			assert.equal(answers.get(u.entryId), "started", `${ev.type} of ${u.entryId} without its start`);
+			for (const [key] of open) assert.ok(!key.startsWith(`${u.entryId}/`), `${ev.type} while a block of ${u.entryId} is open`);
+			answers.set(u.entryId, ev);
+			continue;
+		}
+		assert.equal(answers.get(u.entryId), "started", `${ev.type} of ${u.entryId} outside its start..done`);
 		const key = `${u.entryId}/${ev.attempt}`;
 		const [kind, phase] = ev.type.split("_");
 		const cur = open.get(key);
@@ -102,6 +115,18 @@ async function main() {
 		assert.equal(call.toolName, "bash");
 	}
 	assert.equal(ended.filter((b) => b.kind === "text").at(-1).ev.content, answerText, "text_end carries the whole answer");
+	// Each answer is framed by start and done (or error, for the 503),
+	// whose message is the one its message_end carries.
+	const ends = only(evs, "message_end", (e) => e.message.role === "assistant");
+	assert.equal(answers.size, ends.length, "every answer has its start");
+	for (const end of ends) {
+		const out = answers.get(end.entryId);
+		const failed = end.message.stopReason === "error";
+		assert.equal(out?.type, failed ? "error" : "done", `the outcome of ${end.entryId} (${end.message.stopReason})`);
+		assert.equal(out.reason, end.message.stopReason);
+		assert.deepEqual(failed ? out.error : out.message, end.message, "done/error carry the final message");
+	}
+	assert.deepEqual([...answers.values()].map((a) => a.reason), ["toolUse", "error", "stop"], "the tool call, the 503, the answer");
 
 	step = "prompt() is started; waitForIdle()";
 	const idle = a.waitForIdle(45000);
@@ -167,6 +192,10 @@ async function main() {
 	await a.setThinkingLevel(levels.at(-1));
 	assert.equal(changed, levels.at(-1), "thinking_level_changed came before the response");
 	assert.equal((await a.getState()).thinkingLevel, levels.at(-1));
+	// cycleThinkingLevel walks every available level, xhigh and max too.
+	const cycled = [];
+	for (const _ of levels) cycled.push((await a.cycleThinkingLevel()).level);
+	assert.deepEqual(cycled, levels, "cycle_thinking_level from max goes through every available level");
 
 	step = "bash streams bash_execution_update";
 	const chunks = [];

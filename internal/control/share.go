@@ -1,0 +1,280 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/live"
+)
+
+// Followers share their reads (issue 26, "Live output that scales"): the
+// Follow calls of one Controller in a process that follow the same prompt
+// run (session and runID as asked) share one reader, a follower loop that
+// makes the Describes, events queries and result reads of one client.
+// The reader fans its output out to each Follow call's queue: the
+// workflow events in order, and each round of live snapshots; every call
+// applies them with its own live cursor and its own `after`, and calls
+// its fn on its own goroutine. So N followers cost Temporal what one
+// does, and a slow fn delays only its own Follow (its queue grows by
+// workflow events only: a round of snapshots not yet taken is replaced by
+// the next one, which carries the bytes of both).
+//
+// The reader keeps the workflow events it delivered (up to
+// maxShareLogBytes, the oldest dropped first), so a Follow that joins
+// later with an earlier `after` gets them from memory. A Follow whose
+// `after` is before the kept events starts a reader of its own. The
+// reader stops when its last Follow leaves (its ctx ends), and ends with
+// the prompt: a Follow that comes after that starts a new one (which
+// reads an ended prompt's events from its result, see resultEvents).
+//
+// A reader runs with the first Follow's context values but not its
+// cancellation; its waits are told to the Controller's OnWait, once for
+// all its followers.
+
+// maxShareLogBytes bounds the workflow events a reader keeps for Follow
+// calls that join later (agent.EncodedSize).
+const maxShareLogBytes = 8 << 20
+
+// shareKey names what a reader reads.
+type shareKey struct {
+	k     *Controller
+	wfID  string
+	runID string // as asked: "" is the session's current run
+}
+
+// readers are the running shared readers.
+var readers = struct {
+	sync.Mutex
+	m map[shareKey]*reader
+}{m: map[shareKey]*reader{}}
+
+// reader is one shared follower loop and its subscribers. Its fields
+// are guarded by readers' mutex.
+type reader struct {
+	key    shareKey
+	cancel context.CancelFunc
+	// base: log holds every workflow event delivered after seq base.
+	base     int64
+	log      []agent.Event
+	logBytes int
+	subs     map[*subscription]bool
+	shared   bool // registered in readers.m
+	done     bool
+}
+
+// followItem is one thing a reader passes on: a workflow event, a round
+// of live snapshots, or the end of the reader.
+type followItem struct {
+	event   *agent.Event
+	pending []live.Stamped
+	queried bool // the round's events query came after its Describe
+	final   bool
+	end     agent.Event
+	err     error
+}
+
+// subscription is one Follow call's queue.
+type subscription struct {
+	mu    sync.Mutex
+	items []followItem
+	wake  chan struct{} // a token when items were added
+}
+
+func newSubscription() *subscription { return &subscription{wake: make(chan struct{}, 1)} }
+
+func (s *subscription) push(it followItem) {
+	s.mu.Lock()
+	if n := len(s.items); it.pending != nil && n > 0 && s.items[n-1].pending != nil {
+		s.items[n-1] = it // the newer snapshots carry the older ones' bytes
+	} else {
+		s.items = append(s.items, it)
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *subscription) take() []followItem {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.items
+	s.items = nil
+	return out
+}
+
+// subscribe joins the reader of key, or starts one (start makes its
+// follower loop, for a reader that starts after seq after).
+func subscribe(ctx context.Context, key shareKey, after int64, start func(sink followSink) *follower) (*reader, *subscription) {
+	sub := newSubscription()
+	readers.Lock()
+	defer readers.Unlock()
+	if r := readers.m[key]; r != nil && !r.done && after >= r.base {
+		for i := range r.log {
+			if r.log[i].Seq > after {
+				e := cloneEvent(r.log[i])
+				sub.items = append(sub.items, followItem{event: &e})
+			}
+		}
+		r.subs[sub] = true
+		return r, sub
+	}
+	r := &reader{key: key, base: after, subs: map[*subscription]bool{sub: true}}
+	if readers.m[key] == nil {
+		readers.m[key] = r
+		r.shared = true
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancel = cancel
+	f := start(r)
+	go r.run(rctx, f)
+	return r, sub
+}
+
+// leave removes sub; the last one to leave stops the reader.
+func (r *reader) leave(sub *subscription) {
+	readers.Lock()
+	defer readers.Unlock()
+	delete(r.subs, sub)
+	if len(r.subs) == 0 && !r.done {
+		r.done = true
+		r.unregister()
+		r.cancel()
+	}
+}
+
+// unregister removes r from readers (caller holds the lock).
+func (r *reader) unregister() {
+	if r.shared && readers.m[r.key] == r {
+		delete(readers.m, r.key)
+	}
+}
+
+func (r *reader) run(ctx context.Context, f *follower) {
+	end, err := f.run(ctx)
+	readers.Lock()
+	defer readers.Unlock()
+	r.done = true
+	r.unregister()
+	r.cancel()
+	for s := range r.subs {
+		s.push(followItem{final: true, end: end, err: err})
+	}
+	r.log = nil
+}
+
+// event implements followSink.
+func (r *reader) event(e agent.Event) {
+	readers.Lock()
+	defer readers.Unlock()
+	r.log = append(r.log, e)
+	r.logBytes += agent.EncodedSize(e)
+	for r.logBytes > maxShareLogBytes && len(r.log) > 1 {
+		r.logBytes -= agent.EncodedSize(r.log[0])
+		r.base = r.log[0].Seq
+		r.log = r.log[1:]
+	}
+	first := true
+	for s := range r.subs {
+		ev := e
+		if !first {
+			ev = cloneEvent(e)
+		}
+		first = false
+		s.push(followItem{event: &ev})
+	}
+}
+
+// cloneEvent is a deep copy of e, so that followers that change the
+// events they get (their messages, results) do not share them, as they
+// did not when each decoded its own query answer.
+func cloneEvent(e agent.Event) agent.Event {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return e
+	}
+	var out agent.Event
+	if json.Unmarshal(b, &out) != nil {
+		return e
+	}
+	return out
+}
+
+// snapshots implements followSink.
+func (r *reader) snapshots(pending []live.Stamped, queried bool) {
+	readers.Lock()
+	defer readers.Unlock()
+	for s := range r.subs {
+		s.push(followItem{pending: pending, queried: queried})
+	}
+}
+
+// followSink is where a follower loop passes what it read.
+type followSink interface {
+	// event is a workflow event, in seq order.
+	event(e agent.Event)
+	// snapshots is a round of live snapshots (not empty), sorted by
+	// publication; queried says the events query ran after the Describe
+	// that read them (snapshots of entries the client has no live event
+	// of may then be passed on).
+	snapshots(pending []live.Stamped, queried bool)
+}
+
+// delivery is one Follow call's side: its cursor, its seq and its fn.
+type delivery struct {
+	cur   *live.Cursor
+	after int64
+	fn    func(agent.Event)
+}
+
+func (d *delivery) event(e agent.Event) {
+	if e.Seq <= d.after {
+		return
+	}
+	for _, u := range d.cur.Finish(e) { // the words after the last snapshot
+		u.Seq, u.Time = d.after, e.Time
+		d.fn(u)
+	}
+	d.after = e.Seq
+	d.cur.Observe(e)
+	d.fn(e)
+}
+
+func (d *delivery) snapshots(pending []live.Stamped, queried bool) {
+	for _, p := range pending {
+		if !queried && !d.cur.Known(p.Snapshot) {
+			continue
+		}
+		for _, e := range d.cur.Diff(p.Snapshot) {
+			e.Seq = d.after
+			e.Time = p.At.UTC()
+			d.fn(e)
+		}
+	}
+}
+
+// consume delivers sub's items until the reader ends (its outcome) or
+// ctx does.
+func (d *delivery) consume(ctx context.Context, r *reader, sub *subscription) (agent.Event, error) {
+	defer r.leave(sub)
+	for {
+		for _, it := range sub.take() {
+			switch {
+			case it.final:
+				return it.end, it.err
+			case it.event != nil:
+				d.event(*it.event)
+			default:
+				d.snapshots(it.pending, it.queried)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return agent.Event{}, ctx.Err()
+		case <-sub.wake:
+		}
+	}
+}
