@@ -54,6 +54,17 @@ type Activities struct {
 	Provider func(name string) (llm.Provider, error)
 	// Credentials may be nil: providers then run without a secret.
 	Credentials Credentials
+	// Windows keeps the credentials' rate-limit windows (coordinated
+	// backoff, backoff.go); nil: every call goes out at once.
+	Windows RateWindows
+	// MaxHold bounds how long one call holds for rate-limit windows
+	// (0: DefaultMaxHold); ProbeLease is a probe's lease (0:
+	// DefaultProbeLease).
+	MaxHold, ProbeLease time.Duration
+	// ModelQueues says this worker's model calls run on a task queue per
+	// provider (ModelQueue), where the fleet-wide limits apply; BeginPrompt
+	// tells each prompt.
+	ModelQueues bool
 	// ToolPolicy is where tools may act (the worker's settings).
 	ToolPolicy ToolPolicy
 	// Secrets are secret values of the worker's settings (the codec key
@@ -153,7 +164,11 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	if in.Model.Cost != nil {
 		stream.SetPrice(*in.Model.Cost) // the streaming usage's cost so far
 	}
+	hb := a.startHeartbeat(ctx, stream)
+	// Hold while the credential's rate-limit window is open (backoff.go).
+	win, held := a.hold(ctx, in.Model.Provider, credID)
 	req.OnDelta = func(d llm.Delta) {
+		win.through()
 		if d.Usage != nil {
 			stream.SetUsage(*d.Usage)
 		}
@@ -162,8 +177,8 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		}
 		stream.Add(d)
 	}
-	hb := a.startHeartbeat(ctx, stream)
 	msg := provider.Complete(ctx, req)
+	win.finish(msg)
 	parentID, err := a.continuePaused(ctx, provider, &req, in, &msg)
 	hb.stop()
 	if err != nil {
@@ -197,6 +212,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		return CallModelResult{}, storeError("write assistant message", err)
 	}
 	res := resultOf(in.EntryID, msg, credID)
+	res.HeldMs = held.Milliseconds()
 	if msg.StopReason == agent.StopReasonAborted && ctx.Err() != nil {
 		// Report the cancellation so the workflow sees a cancelled
 		// activity; the aborted message is already in the session.

@@ -35,6 +35,13 @@ type credsWorker struct {
 
 func newCredsWorker(t *testing.T, s settings.Settings, creds ...auth.Credential) *credsWorker {
 	t.Helper()
+	return newCredsWorkerWith(t, s, nil, creds...)
+}
+
+// newCredsWorkerWith is newCredsWorker with adjust applied to the
+// activities before they are registered.
+func newCredsWorkerWith(t *testing.T, s settings.Settings, adjust func(*activities.Activities), creds ...auth.Credential) *credsWorker {
+	t.Helper()
 	s.DataDir = t.TempDir()
 	c, err := app.NewCredentials(s)
 	if err != nil {
@@ -55,6 +62,9 @@ func newCredsWorker(t *testing.T, s settings.Settings, creds ...auth.Credential)
 		Provider:          func(string) (llm.Provider, error) { return prov, nil },
 		Credentials:       c,
 		HeartbeatInterval: 20 * time.Millisecond,
+	}
+	if adjust != nil {
+		adjust(acts)
 	}
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))

@@ -160,6 +160,7 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 		spent := sessionSpent(sess)
 		res.SessionSpent = &spent
 	}
+	res.ModelQueues = a.ModelQueues
 	if a.ToolHost != "" {
 		// Host placement: the session's tools run where its workspace is,
 		// the host recorded at its creation. A session created under

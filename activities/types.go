@@ -71,6 +71,9 @@ type CallModelResult struct {
 	// ToolCalls are the tool calls of the answer, in order (StopReason
 	// "toolUse"); their arguments are in the session entry.
 	ToolCalls []ToolCallRef `json:"toolCalls,omitempty"`
+	// HeldMs is how long the call held for its credential's rate-limit
+	// window before it was sent (coordinated backoff; 0: not held).
+	HeldMs int64 `json:"heldMs,omitempty"`
 }
 
 // AppendEntriesInput is the input of AppendEntries.
@@ -309,6 +312,11 @@ type BeginPromptResult struct {
 	// (its text stays in the session store, out of history); "" when
 	// BeginPrompt wrote no user message.
 	SystemPromptHash string `json:"systemPromptHash,omitempty"`
+	// ModelQueues says the worker runs model calls on a task queue per
+	// provider (ModelQueue; model.maxConcurrentCalls or
+	// model.callsPerSecond set). Recorded in history with the result, so
+	// a replay routes the calls as the run did.
+	ModelQueues bool `json:"modelQueues,omitempty"`
 }
 
 // ToolQueue is the task queue of the tool calls of sessions held by host:

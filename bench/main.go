@@ -1,7 +1,7 @@
 // Command bench measures the durable agent on the embedded Temporal server
 // with the scripted model at zero latency:
 //
-//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,fanout,concurrency]
+//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,fanout,concurrency,journal,fleet]
 //
 // from the repository's root (or `go run .` in bench/). The bench is a Go
 // module of its own that uses the product of this checkout (its go.mod's
@@ -42,7 +42,11 @@
 //   - journal: the same at N=500 on a second server whose SQLite journal
 //     is the other mode (WAL vs the default rollback journal, both
 //     synchronous=FULL), so the choice of the default is measured in the
-//     run.
+//     run;
+//   - fleet: 200 prompts on one credential while the scripted provider
+//     answers 429 with retry-after 5 for 30 s: the calls made during the
+//     limit with coordinated backoff vs without (goal: about one probe
+//     per window), all 200 completing in both (fleet.go).
 //
 // It prints a Markdown table (or JSON with --json) on stdout and progress on
 // stderr; the latest full run is kept in bench/RESULTS.md. Workers run in
@@ -63,7 +67,7 @@ import (
 )
 
 // Benchmarks, in the order they run.
-var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "fanout", "concurrency", "journal"}
+var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "fanout", "concurrency", "journal", "fleet"}
 
 // Config sizes a run.
 type Config struct {
@@ -135,6 +139,11 @@ type Config struct {
 	Journal  string
 	JournalN int
 
+	// FleetJobs prompts on one credential meet a 429 with retry-after 5
+	// for FleetLimit (the fleet benchmark, fleet.go).
+	FleetJobs  int
+	FleetLimit time.Duration
+
 	// Dir is where the run's temporary directory (the server's SQLite
 	// file, the worker's sessions) is made ("": the system's temp dir).
 	Dir string
@@ -160,6 +169,7 @@ func FullConfig() Config {
 		},
 		FanoutRatioPrompts: 4, FanoutRounds: 20, FanoutRoundPrompts: 16, FanoutPrompts: 100, FanoutFollowers: 2,
 		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 2, JournalN: 500,
+		FleetJobs: 200, FleetLimit: 30 * time.Second,
 	}
 }
 
@@ -181,6 +191,7 @@ func QuickConfig() Config {
 		StreamVariants:     []StreamVariant{{Name: "follow-every-poll", InProcess: true, FixedReadMs: 100, Sweep: true}},
 		FanoutRatioPrompts: 1, FanoutRounds: 2, FanoutRoundPrompts: 2, FanoutPrompts: 4, FanoutFollowers: 2,
 		ConcurrencyN: []int{10}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 1, JournalN: 10,
+		FleetJobs: 20, FleetLimit: 10 * time.Second,
 	}
 }
 
@@ -300,6 +311,7 @@ func Run(ctx context.Context, cfg Config, args []string) (*Report, error) {
 		{"fanout", func() (err error) { rep.Fanout, err = h.fanoutBench(ctx); return }},
 		{"concurrency", func() (err error) { rep.Concurrency, err = h.concurrency(ctx); return }},
 		{"journal", func() (err error) { rep.JournalCompare, err = h.journalCompare(ctx, cfg.JournalN); return }},
+		{"fleet", func() (err error) { rep.Fleet, err = h.fleet(ctx); return }},
 	}
 	for _, st := range steps {
 		if !cfg.runs(st.name) {

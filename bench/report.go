@@ -107,6 +107,8 @@ type Report struct {
 	// JournalCompare is the throughput at JournalN on a server with the
 	// other SQLite journal mode.
 	JournalCompare *ConcResult `json:"journalCompare,omitempty"`
+	// Fleet is the coordinated-backoff benchmark (fleet.go).
+	Fleet *FleetResult `json:"fleet,omitempty"`
 	// StartRetries counts workflow starts retried after a timeout (an
 	// overloaded server).
 	StartRetries int64             `json:"startRetries"`
@@ -171,6 +173,9 @@ func (r *Report) rows() []Row {
 	}
 	if c := r.JournalCompare; c != nil {
 		out = append(out, throughputRow(fmt.Sprintf("journal: N=%d throughput, %s journal", c.N, c.Journal), *c))
+	}
+	if f := r.Fleet; f != nil {
+		out = append(out, f.row())
 	}
 	return out
 }

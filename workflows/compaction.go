@@ -258,7 +258,7 @@ func (r *run) emitSummaryRetryEnd(ctx workflow.Context, events bool, end *retry.
 func (r *run) summarizeOnce(ctx workflow.Context, entryID string, attempt int, custom string) (res activities.SummarizeResult, fatal string) {
 	cctx, cancel := workflow.WithCancel(ctx)
 	r.cancelCall = cancel
-	cctx = modelOptions(cctx, r.in, fmt.Sprintf("compaction summary %s (attempt %d)", entryID, attempt+1))
+	cctx = modelOptions(cctx, r.in, fmt.Sprintf("compaction summary %s (attempt %d)", entryID, attempt+1), r.modelQueue(ctx))
 	err := workflow.ExecuteActivity(cctx, activities.SummarizeName, activities.SummarizeInput{
 		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: r.in.Model,
 		KeepRecentTokens: r.in.Compaction.KeepRecentTokens, CustomInstructions: custom, Attempt: attempt,

@@ -51,7 +51,8 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 		LeafID: r.leafID, MessageCount: r.messageCount, Seq: r.seq, Turn: r.turn,
 		AutoRetry: r.settings.Enabled, OverflowRecovered: r.overflowRecovered,
 		Workspace: r.workspace, PromptEntryID: r.promptEntryID, FaultsAt: r.faultsAt, ToolHost: r.toolHost, Worktree: r.worktree,
-		PrevRunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
+		ModelQueues: r.modelQueues,
+		PrevRunID:   workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
 		Steering: r.steering, FollowUps: r.followUps, FollowUpDue: r.followUpDue,
 		ToolCalls: r.toolCalls, SubAgents: r.subAgents,
 	}

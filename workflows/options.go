@@ -24,15 +24,29 @@ func policy(initial time.Duration, attempts int32, nonRetryable ...string) *temp
 
 // modelOptions are the options of a model call (CallModel, Summarize).
 // One attempt: model errors come back as data and the workflow's retry
-// policy (a durable timer) is the only retry loop.
-func modelOptions(ctx workflow.Context, in PromptInput, summary string) workflow.Context {
+// policy (a durable timer) is the only retry loop. queue is the model
+// queue of the call's provider ("": the prompt's own task queue).
+func modelOptions(ctx workflow.Context, in PromptInput, summary, queue string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           queue,
+		Priority:            priorityOf(in),
 		StartToCloseTimeout: in.modelTimeout(),
 		HeartbeatTimeout:    in.heartbeatTimeout(),
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 		WaitForCancellation: true,
 		Summary:             summary,
 	})
+}
+
+// modelQueue is the task queue of the run's next model call: the model
+// queue of its provider when BeginPrompt said the worker limits model
+// calls (a fact recorded in history, so replays route alike; runs from
+// before it never set it), else "" (the prompt's queue).
+func (r *run) modelQueue(ctx workflow.Context) string {
+	if !r.modelQueues {
+		return ""
+	}
+	return activities.ModelQueue(workflow.GetInfo(ctx).TaskQueueName, r.in.Model.Provider)
 }
 
 // storeOptions are the options of session activities run as regular

@@ -125,6 +125,7 @@ func (r *run) begin(ctx workflow.Context) error {
 		r.workspace = c.Workspace
 		r.promptEntryID, r.faultsAt = c.PromptEntryID, c.FaultsAt
 		r.toolHost, r.worktree = c.ToolHost, c.Worktree
+		r.modelQueues = c.ModelQueues
 		r.steering, r.followUps, r.followUpDue = c.Steering, c.FollowUps, c.FollowUpDue
 		r.toolCalls, r.subAgents = c.ToolCalls, c.SubAgents
 		r.agentRunning = true
@@ -163,6 +164,7 @@ func (r *run) begin(ctx workflow.Context) error {
 		}
 		r.leafID, r.messageCount, r.workspace, r.warnings = b.LeafID, b.MessageCount, b.Workspace, b.Warnings
 		r.toolHost, r.worktree = b.ToolHost, b.Worktree
+		r.modelQueues = b.ModelQueues
 		if b.SessionSpent != nil {
 			r.bud.before = *b.SessionSpent
 		}
@@ -314,7 +316,7 @@ func (r *run) callModel(ctx workflow.Context) (activities.CallModelResult, *agen
 	r.streaming = true
 	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Calling model %s/%s (turn %d, entry %s)",
 		r.in.Model.Provider, r.in.Model.Name, r.turn, entryID))
-	cctx = modelOptions(cctx, r.in, modelCallSummary(r.in.Model, r.turn, entryID))
+	cctx = modelOptions(cctx, r.in, modelCallSummary(r.in.Model, r.turn, entryID), r.modelQueue(ctx))
 	var res activities.CallModelResult
 	err := workflow.ExecuteActivity(cctx, activities.CallModelName, activities.CallModelInput{
 		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: r.in.Model,

@@ -53,6 +53,9 @@ type run struct {
 	pendingUser *agent.Event
 	// workspace is the session's workspace (from its header).
 	workspace string
+	// modelQueues: model calls go to the provider's model queue
+	// (activities.ModelQueue), as BeginPrompt said.
+	modelQueues bool
 	// warnings are the session reader's warnings, for the state query.
 	warnings []string
 	// batch is the answer whose tool calls run next; batchView its

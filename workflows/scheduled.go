@@ -106,6 +106,9 @@ func ScheduledPrompt(ctx workflow.Context, in ScheduledPromptInput) (ScheduledPr
 	res := ScheduledPromptResult{SessionID: sessionID}
 	p := in.Prompt
 	p.SessionID = sessionID
+	// Nobody waits at a terminal for it: its model calls give way to
+	// interactive prompts' (priority.go).
+	p.Origin = OriginScheduled
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            WorkflowID(sessionID),
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,

@@ -266,6 +266,9 @@ func (r *run) subAgentInput(ctx workflow.Context, call activities.RunToolInput, 
 	p.Approval.Grants = nil
 	p.Budget = r.childBudget(ctx)
 	p.Parent = &SubAgentParent{SessionID: r.in.SessionID, ToolCallID: c.ref.ID, Depth: r.depth() + 1, ToolHost: r.toolHost}
+	// Delegated work: its model calls give way to interactive prompts'
+	// (priority.go).
+	p.Origin = OriginDelegated
 	return SubAgentInput{Call: call, Prompt: p}
 }
 

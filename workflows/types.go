@@ -100,6 +100,10 @@ type PromptInput struct {
 	// Parent is set on a sub-agent's prompt (SubAgent): the task call
 	// that started it. Callers never set it.
 	Parent *SubAgentParent `json:"parent,omitempty"`
+	// Origin says who sent the prompt (OriginInteractive, OriginScheduled,
+	// OriginDelegated; "": unknown, from before it existed): its model
+	// calls' task-queue priority follows it (priority.go).
+	Origin string `json:"origin,omitempty"`
 }
 
 // SubAgentParent is the task call a sub-agent's prompt runs for.
@@ -219,6 +223,9 @@ type Carry struct {
 	// Worktree: the session has a git worktree (branchSummary).
 	Worktree  bool   `json:"worktree,omitempty"`
 	PrevRunID string `json:"prevRunId,omitempty"`
+	// ModelQueues: the model calls run on the provider's model queue
+	// (BeginPrompt's ModelQueues).
+	ModelQueues bool `json:"modelQueues,omitempty"`
 	// Runs counts the runs of this prompt before this one.
 	Runs int `json:"runs"`
 	// Steering and FollowUps are the steer and follow_up messages queued

@@ -48,10 +48,17 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 	if err != nil {
 		return nil, err
 	}
+	var windows activities.RateWindows
+	if s.Model.CoordinatedBackoff {
+		windows = creds
+	}
 	return &activities.Activities{
 		Sessions:    store,
 		Provider:    NewProviders(s, script),
 		Credentials: creds,
+		// Rate-limit windows are kept beside the credentials (auth.json),
+		// shared by the workers of this data directory.
+		Windows: windows,
 		// Running calls publish their output so far as heartbeat
 		// details, which Temporal keeps as the latest value only, never in
 		// history: a model call records its snapshot as soon as it changes
@@ -129,6 +136,9 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 	in := workflows.PromptInput{
 		SessionID: sessionID,
 		Message:   message,
+		// The programs that call this send a person's prompt; a schedule's
+		// run (ScheduledPrompt) and a delegated task set their own.
+		Origin:    workflows.OriginInteractive,
 		Workspace: wd,
 		Model: activities.ModelRef{
 			Provider:      s.Model.Provider,

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/auth"
@@ -42,12 +43,7 @@ func NewProviders(s settings.Settings, script llm.Provider) func(name string) (l
 	if s.Model.Provider == ScriptedProvider {
 		providers[ScriptedProvider] = script
 	}
-	names := make([]string, 0, len(providers))
-	for n := range providers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	served := strings.Join(names, ", ")
+	served := strings.Join(ServedProviders(s), ", ")
 	return func(name string) (llm.Provider, error) {
 		if p, ok := providers[name]; ok {
 			return p, nil
@@ -59,6 +55,17 @@ func NewProviders(s settings.Settings, script llm.Provider) func(name string) (l
 		}
 		return nil, fmt.Errorf("unknown model provider %q (this worker serves %s)", name, served)
 	}
+}
+
+// ServedProviders are the providers NewProviders serves, sorted: the real
+// ones, and the scripted fake on a worker whose model.provider is it.
+func ServedProviders(s settings.Settings) []string {
+	names := []string{"anthropic", "openai"}
+	if s.Model.Provider == ScriptedProvider {
+		names = append(names, ScriptedProvider)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // ScriptedProvider is the name of the offline fake model.
@@ -124,6 +131,24 @@ func (c *Credentials) MarkUsageLimit(provider, model, sessionID string, retryAft
 	return activities.MarkUsageLimitResult{Switched: sw.Switched, CredentialID: sw.CredentialID, Model: sw.Model}, nil
 }
 
+// Admit asks the store's rate-limit window of key whether a model call
+// may go out (coordinated backoff, activities/backoff.go).
+func (c *Credentials) Admit(key, holder string, lease time.Duration) (activities.Admission, error) {
+	a, err := c.Store.Admit(key, holder, lease)
+	return activities.Admission{Wait: a.Wait, Probe: a.Probe, Probing: a.Probing}, err
+}
+
+// RateLimited opens or extends the window of key (auth.File).
+func (c *Credentials) RateLimited(key string, retryAfterMs int64) error {
+	return c.Store.RateLimited(key, retryAfterMs)
+}
+
+// Settle reports that the provider took holder's call (auth.File).
+func (c *Credentials) Settle(key, holder string) error { return c.Store.Settle(key, holder) }
+
+// Release gives up holder's probe lease (auth.File).
+func (c *Credentials) Release(key, holder string) error { return c.Store.Release(key, holder) }
+
 // Both interfaces are checked here: a signature drift would otherwise
 // silently turn the fallback off (the activity finds ModelFallback by a
 // type assertion).
@@ -131,4 +156,5 @@ var (
 	_ activities.Credentials   = (*Credentials)(nil)
 	_ activities.ModelFallback = (*Credentials)(nil)
 	_ activities.SecretLister  = (*Credentials)(nil)
+	_ activities.RateWindows   = (*Credentials)(nil)
 )

@@ -76,6 +76,7 @@ func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.
 		o.Runner = r
 	}
 	acts.ToolPolicy.Runner = o.Runner
+	acts.ModelQueues = s.Model.ModelQueues()
 	if o.Activities != nil {
 		o.Activities(acts)
 	}
@@ -116,8 +117,9 @@ func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.
 	g.Worker = worker.New(c, s.Temporal.TaskQueue, wo)
 	Register(g.Worker, acts)
 	if acts.ToolHost != "" {
-		g.tools = newToolWorker(c, s, acts, wo)
+		g.extra = append(g.extra, newToolWorker(c, s, acts, wo))
 	}
+	g.extra = append(g.extra, newModelWorkers(c, s, acts, wo)...)
 	return g, nil
 }
 
@@ -160,6 +162,33 @@ func newToolWorker(c client.Client, s settings.Settings, acts *activities.Activi
 	w := worker.New(c, activities.ToolQueue(s.Temporal.TaskQueue, acts.ToolHost), wo)
 	registerToolActivities(w, acts)
 	return w
+}
+
+// newModelWorkers are the workers of the providers' model queues
+// (activities.ModelQueue) when model.maxConcurrentCalls or
+// model.callsPerSecond is set: each runs the model calls (CallModel,
+// Summarize) of one provider this worker serves, at most
+// maxConcurrentCalls at once on this worker, and asks the server to
+// dispatch at most callsPerSecond per second from the queue, across all
+// its pollers. None when neither is set: model calls then run on the
+// main queue, as ever.
+func newModelWorkers(c client.Client, s settings.Settings, acts *activities.Activities, wo worker.Options) []worker.Worker {
+	if !acts.ModelQueues {
+		return nil
+	}
+	wo.DisableWorkflowWorker = true
+	if s.Model.MaxConcurrentCalls > 0 {
+		wo.MaxConcurrentActivityExecutionSize = s.Model.MaxConcurrentCalls
+	}
+	wo.TaskQueueActivitiesPerSecond = s.Model.CallRate()
+	var out []worker.Worker
+	for _, p := range ServedProviders(s) {
+		w := worker.New(c, activities.ModelQueue(s.Temporal.TaskQueue, p), wo)
+		w.RegisterActivityWithOptions(acts.CallModel, activity.RegisterOptions{Name: activities.CallModelName})
+		w.RegisterActivityWithOptions(acts.Summarize, activity.RegisterOptions{Name: activities.SummarizeName})
+		out = append(out, w)
+	}
+	return out
 }
 
 // StreamInterval is stream.intervalMs as a duration.
@@ -222,12 +251,13 @@ func serveMetrics(s settings.Settings, dev bool) (*metrics.Server, error) {
 	return srv, nil
 }
 
-// group is the main worker of one NewWorker and its host's tool worker
-// (nil: none), started and stopped together, and what closes after them:
-// the metrics client and the metrics server NewWorker started (nil: none).
+// group is the main worker of one NewWorker and the workers beside it
+// (its host's tool worker, the providers' model workers), started and
+// stopped together, and what closes after them: the metrics client and
+// the metrics server NewWorker started (nil: none).
 type group struct {
 	worker.Worker
-	tools   worker.Worker
+	extra   []worker.Worker
 	close   func()
 	metrics *metrics.Server
 	traces  *tracing.Provider
@@ -240,18 +270,24 @@ func (g *group) stopMetrics() {
 }
 
 func (g *group) Start() error {
-	if g.tools != nil {
-		if err := g.tools.Start(); err != nil {
+	for i, w := range g.extra {
+		if err := w.Start(); err != nil {
+			g.stopExtra(i)
 			return err
 		}
 	}
 	if err := g.Worker.Start(); err != nil {
-		if g.tools != nil {
-			g.tools.Stop()
-		}
+		g.stopExtra(len(g.extra))
 		return err
 	}
 	return nil
+}
+
+// stopExtra stops the first n extra workers.
+func (g *group) stopExtra(n int) {
+	for _, w := range g.extra[:n] {
+		w.Stop()
+	}
 }
 
 func (g *group) Run(interruptCh <-chan interface{}) error {
@@ -265,9 +301,7 @@ func (g *group) Run(interruptCh <-chan interface{}) error {
 
 func (g *group) Stop() {
 	g.Worker.Stop()
-	if g.tools != nil {
-		g.tools.Stop()
-	}
+	g.stopExtra(len(g.extra))
 	if g.close != nil {
 		g.close()
 	}

@@ -12,7 +12,12 @@
 //     provider's retry hint expires (DefaultBlockMs without one) and says
 //     whether another credential was free; with none free and fallback
 //     models configured, the session moves to the next model instead.
-//   - File persists credentials, blocks and session assignments in
+//   - Rate-limit windows (window.go) coordinate backoff per credential:
+//     RateLimited opens a window for a provider's retry hint, Admit holds
+//     every caller until it ends and then grants one probe lease, whose
+//     outcome extends (RateLimited) or clears (Settle) the window; Release
+//     passes the lease on, and a lease lapses if its holder dies.
+//   - File persists credentials, blocks, windows and session assignments in
 //     auth.json (mode 0600, refused when group/world-readable), under an
 //     exclusive file lock per operation, so block state survives worker
 //     restarts and several worker processes on one machine agree.

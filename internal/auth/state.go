@@ -70,6 +70,9 @@ type state struct {
 	// Sessions maps "provider/session" to the credential id the session
 	// runs on, so a session keeps its credential once switched.
 	Sessions map[string]string `json:"sessions,omitempty"`
+	// Windows maps WindowKey(provider, credential) to the credential's
+	// rate-limit window (window.go).
+	Windows map[string]Window `json:"windows,omitempty"`
 }
 
 func (s *state) init() {
@@ -78,6 +81,9 @@ func (s *state) init() {
 	}
 	if s.Sessions == nil {
 		s.Sessions = map[string]string{}
+	}
+	if s.Windows == nil {
+		s.Windows = map[string]Window{}
 	}
 }
 
@@ -218,6 +224,7 @@ func (s *state) prune(now time.Time) {
 			delete(s.Sessions, key)
 		}
 	}
+	s.pruneWindows(now)
 }
 
 // Entry describes a credential without its secret (`starter auth list`).
@@ -230,6 +237,9 @@ type Entry struct {
 	Implicit bool `json:"implicit,omitempty"`
 	// BlockedUntil is set while a usage limit blocks it.
 	BlockedUntil time.Time `json:"blockedUntil,omitzero"`
+	// RateLimitedUntil is set while a rate-limit window holds its calls
+	// (window.go).
+	RateLimitedUntil time.Time `json:"rateLimitedUntil,omitzero"`
 	// Sessions counts the sessions assigned to it.
 	Sessions int `json:"sessions"`
 }
@@ -258,6 +268,9 @@ func (s *state) entries(now time.Time, env func(string) (string, bool)) []Entry 
 			}
 			if s.blocked(c.ID, now) {
 				e.BlockedUntil = s.Blocks[c.ID]
+			}
+			if w, ok := s.Windows[WindowKey(c.Provider, c.ID)]; ok && now.Before(w.Until) {
+				e.RateLimitedUntil = w.Until
 			}
 			for key, id := range s.Sessions {
 				if id == c.ID && strings.HasPrefix(key, p+"/") {

@@ -194,5 +194,12 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// waited for the next read: 50 ms per activity, a tool step 100 ms
 		// (bench/RESULTS.md, tools).
 		dynamicconfig.TransferProcessorMaxPollRPS.Key(): 1000,
+		// One partition per task queue: a dev server is one matching host,
+		// and with the default four a task's place in the queue is a
+		// random partition's, so priority keys (model calls of
+		// interactive prompts first, docs/spec.md 18.3) would order tasks
+		// only roughly.
+		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
+		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
 	}
 }

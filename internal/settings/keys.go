@@ -276,6 +276,12 @@ var schema = []keyDef{
 		desc: "Models RPC get_available_models lists and set_model/cycle_model may choose, as provider/name (model.provider/model.name is always one)."},
 	{key: "model.prices", scope: ScopePrompt, item: priceItem, twice: "prices this model twice",
 		desc: "Prices in US dollars per million tokens, as provider/name=input,output[,cacheRead[,cacheWrite]]; usage.cost of an unlisted model is 0."},
+	{key: "model.coordinatedBackoff", scope: ScopeWorker,
+		desc: "Worker: when a provider answers a rate limit with a retry hint, hold every call of that credential until the hint expires, then let one call probe (the windows live in the auth store, shared by the workers of one data directory; docs/spec.md 18.1)."},
+	{key: "model.maxConcurrentCalls", scope: ScopeWorker, max: 100_000,
+		desc: "Worker: model calls run on a task queue per provider (<temporal.taskQueue>-model-<provider>) and this worker runs at most this many of them at once, per provider (0: on the main queue, no bound)."},
+	{key: "model.callsPerSecond", scope: ScopeWorker, strCheck: checkRate,
+		desc: "Worker: model calls run on a task queue per provider and Temporal dispatches at most this many per second from it, across all workers (e.g. 2 or 0.5; 0: no limit)."},
 
 	{key: "scripted.faults", scope: ScopePrompt, item: faultItem, quiet: true,
 		desc: "Scripted provider fault script, one element per call (e.g. \"503 Service Unavailable\", \"overflow\", \"ok\")."},

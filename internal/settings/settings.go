@@ -83,7 +83,27 @@ type Model struct {
 	// Prices are "provider/name=input,output[,cacheRead[,cacheWrite]]" in
 	// US dollars per million tokens (see Price).
 	Prices []string `json:"prices,omitempty"`
+	// CoordinatedBackoff holds a credential's model calls while a rate
+	// limit's retry hint runs (the auth store's windows; one probe).
+	CoordinatedBackoff bool `json:"coordinatedBackoff"`
+	// MaxConcurrentCalls bounds the model calls one worker runs at once,
+	// per provider, on the provider's model task queue (0: no queue of
+	// their own, no bound).
+	MaxConcurrentCalls int `json:"maxConcurrentCalls"`
+	// CallsPerSecond is the server-side rate limit of each provider's
+	// model task queue, across workers ("" or "0": none; see CallRate).
+	CallsPerSecond string `json:"callsPerSecond"`
 }
+
+// CallRate is CallsPerSecond as a number (0: no limit).
+func (m Model) CallRate() float64 {
+	f, _ := parseRate(m.CallsPerSecond)
+	return f
+}
+
+// ModelQueues says whether model calls run on a task queue per provider
+// (model.maxConcurrentCalls or model.callsPerSecond set).
+func (m Model) ModelQueues() bool { return m.MaxConcurrentCalls > 0 || m.CallRate() > 0 }
 
 // Timeout is TimeoutMs as a duration.
 func (m Model) Timeout() time.Duration { return time.Duration(m.TimeoutMs) * time.Millisecond }
@@ -327,6 +347,7 @@ func defaultsFor(e environment) Settings {
 			TimeoutMs:          600000,
 			HeartbeatTimeoutMs: 20000,
 			ThinkingLevel:      "off",
+			CoordinatedBackoff: true,
 		},
 		Dev:      Dev{IP: "127.0.0.1", Port: 7233, UIPort: 8233, UI: true},
 		Codec:    Codec{KeyID: DefaultCodecKeyID},

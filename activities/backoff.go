@@ -1,0 +1,198 @@
+package activities
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/retry"
+)
+
+// Coordinated backoff (SPEC 18.1). When a provider answers a model call
+// with a rate limit and a retry hint, the credential's window (kept by
+// the auth store, shared by the workers that share it) holds every other
+// call of that credential until the hint expires; then one call probes
+// and the others keep holding until its outcome extends or clears the
+// window. The hold happens here, inside CallModel, before the request is
+// sent, heartbeating as any call does: a held call is not a failed
+// attempt, so each prompt's own retry chain (the workflow's timers) runs
+// exactly as without coordination, and the workflow's history does not
+// change. The hold is bounded (MaxHold, and half the time left before
+// the activity's deadline); past it the call goes out and meets whatever
+// the provider says.
+
+// RateWindows is the part of the auth store that keeps the rate-limit
+// windows (auth.File, auth.Memory). Keys are auth.WindowKey values;
+// holder identifies one model call.
+type RateWindows interface {
+	// Admit answers whether to call now (Wait 0, maybe holding the probe
+	// lease) or to hold for Wait before asking again.
+	Admit(key, holder string, lease time.Duration) (Admission, error)
+	// RateLimited opens or extends the window for the provider's hint.
+	RateLimited(key string, retryAfterMs int64) error
+	// Settle says the provider took holder's call (a probe's success
+	// ends the window).
+	Settle(key, holder string) error
+	// Release gives up holder's probe lease without an outcome.
+	Release(key, holder string) error
+}
+
+// Admission is RateWindows.Admit's answer (auth.Admission).
+type Admission struct {
+	// Wait is how long to hold before asking again; 0: call now.
+	Wait time.Duration
+	// Probe says this call holds the probe lease.
+	Probe bool
+	// Probing says another call holds it: ask again sooner than Wait.
+	Probing bool
+}
+
+// Defaults of the hold (Activities.MaxHold, ProbeLease).
+const (
+	// DefaultMaxHold bounds how long one call holds for windows.
+	DefaultMaxHold = 5 * time.Minute
+	// DefaultProbeLease is how long a probe holds its lease before
+	// another caller may probe: it covers the probe's time to the first
+	// streamed piece (the lease is settled then), or to its error.
+	DefaultProbeLease = 30 * time.Second
+	// maxHoldPoll bounds one pause of a caller waiting on another's probe.
+	maxHoldPoll = 500 * time.Millisecond
+)
+
+// windowKey is the store key of the window of provider's credential id
+// ("" for a call without credential). It equals auth.WindowKey, which
+// activities does not import.
+func windowKey(provider, credentialID string) string {
+	if credentialID == "" {
+		credentialID = "-"
+	}
+	return provider + "/" + credentialID
+}
+
+// callWindow is one model call's part in its credential's window.
+type callWindow struct {
+	a      *Activities
+	ctx    context.Context
+	key    string
+	holder string
+	// settleOnce reports the call's outcome once.
+	settleOnce sync.Once
+}
+
+// hold waits, heartbeating through the caller's heartbeater, until the
+// window of key lets the call go, ctx ends, or the hold's bound is
+// reached. It returns how long it held. Store errors end the hold: the
+// coordination is an optimisation, never a reason to fail a call.
+func (a *Activities) hold(ctx context.Context, provider, credID string) (*callWindow, time.Duration) {
+	if a.Windows == nil {
+		return nil, 0
+	}
+	info := activity.GetInfo(ctx)
+	cw := &callWindow{a: a, ctx: ctx, key: windowKey(provider, credID),
+		holder: info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/" + info.ActivityID}
+	lease := a.ProbeLease
+	if lease <= 0 {
+		lease = DefaultProbeLease
+	}
+	bound := a.MaxHold
+	if bound <= 0 {
+		bound = DefaultMaxHold
+	}
+	if !info.Deadline.IsZero() {
+		bound = min(bound, time.Until(info.Deadline)/2)
+	}
+	start := time.Now()
+	for {
+		adm, err := a.Windows.Admit(cw.key, cw.holder, lease)
+		if err != nil {
+			activity.GetLogger(ctx).Warn("rate-limit window: admit", "key", cw.key, "error", err)
+			return cw, time.Since(start)
+		}
+		if adm.Wait <= 0 {
+			return cw, time.Since(start)
+		}
+		left := bound - time.Since(start)
+		if left <= 0 {
+			return cw, time.Since(start)
+		}
+		// Waiting for the window's end: wake at it, spread a little so
+		// the callers do not all queue on the store's lock at once.
+		// Waiting for another call's probe: ask again soon, its outcome
+		// may come long before its lease ends.
+		wait := adm.Wait + time.Duration(rand.Int64N(int64(50*time.Millisecond)))
+		if adm.Probing {
+			wait = maxHoldPoll/2 + time.Duration(rand.Int64N(int64(maxHoldPoll/2)))
+		}
+		t := time.NewTimer(min(wait, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return cw, time.Since(start)
+		case <-t.C:
+		}
+	}
+}
+
+// through reports that the provider took the call (its first streamed
+// piece arrived): a probe's success opens the window for everyone at
+// once rather than after a long answer.
+func (cw *callWindow) through() {
+	if cw == nil {
+		return
+	}
+	cw.settleOnce.Do(func() {
+		if err := cw.a.Windows.Settle(cw.key, cw.holder); err != nil {
+			activity.GetLogger(cw.ctx).Warn("rate-limit window: settle", "key", cw.key, "error", err)
+		}
+	})
+}
+
+// finish reports the call's outcome: a rate limit with a hint opens or
+// extends the window; an aborted call gives up its probe lease; anything
+// else the provider answered settles it.
+func (cw *callWindow) finish(msg agent.Message) {
+	if cw == nil {
+		return
+	}
+	if ms, ok := rateLimitHint(msg); ok {
+		// Also after a first piece settled the call: an overload can
+		// arrive mid-stream.
+		cw.settleOnce.Do(func() {})
+		if err := cw.a.Windows.RateLimited(cw.key, ms); err != nil {
+			activity.GetLogger(cw.ctx).Warn("rate-limit window: open", "key", cw.key, "error", err)
+		}
+		return
+	}
+	if msg.StopReason == agent.StopReasonAborted {
+		cw.settleOnce.Do(func() {
+			if err := cw.a.Windows.Release(cw.key, cw.holder); err != nil {
+				activity.GetLogger(cw.ctx).Warn("rate-limit window: release", "key", cw.key, "error", err)
+			}
+		})
+		return
+	}
+	cw.through()
+}
+
+// rateLimitHint is the wait a rate-limited answer asks for: a retryable
+// error (429, 529 overloaded, 503 ...) with the provider's retry hint.
+// Usage limits are not windows: the auth store blocks the credential and
+// moves the session (MarkUsageLimitReached).
+func rateLimitHint(msg agent.Message) (int64, bool) {
+	if msg.StopReason != agent.StopReasonError {
+		return 0, false
+	}
+	c := retry.ClassifyAt(retry.Outcome{
+		StopReason: string(msg.StopReason), ErrorMessage: msg.ErrorMessage,
+		ErrorStatus: msg.ErrorStatus, ErrorType: msg.ErrorType,
+		ShouldRetry: msg.ShouldRetry, RetryAfterMs: msg.RetryAfterMs,
+	}, time.Now())
+	if c.Class != retry.ClassRetryable || !c.HasHint || c.RetryAfterMs <= 0 {
+		return 0, false
+	}
+	return c.RetryAfterMs, true
+}

@@ -1,0 +1,35 @@
+package settings
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Fleet-wide limits of model calls (model.maxConcurrentCalls,
+// model.callsPerSecond): the worker applies them to a task queue per
+// provider (internal/app).
+
+// maxRate bounds model.callsPerSecond.
+const maxRate = 100_000
+
+func checkRate(v string) string {
+	if _, ok := parseRate(v); !ok {
+		return fmt.Sprintf("must be calls per second from 0 (no limit) to %d, e.g. 2 or 0.5", maxRate)
+	}
+	return ""
+}
+
+// parseRate reads model.callsPerSecond ("" is 0).
+func parseRate(v string) (float64, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, true
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || f < 0 || f > maxRate {
+		return 0, false
+	}
+	return f, true
+}
