@@ -1,7 +1,7 @@
 // Command bench measures the durable agent on the embedded Temporal server
 // with the scripted model at zero latency:
 //
-//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,fanout,concurrency,journal,fleet]
+//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,fanout,subagents,concurrency,journal,fleet]
 //
 // from the repository's root (or `go run .` in bench/). The bench is a Go
 // module of its own that uses the product of this checkout (its go.mod's
@@ -36,6 +36,9 @@
 //     per prompt with 1 vs 10 followers (target: equal), 100 prompts
 //     streaming with 2 followers each (target p95 <= 300 ms), stalls
 //     longer than 5 s in 20 rounds (target 0);
+//   - subagents: a parent fanning out to 50 sub-agents (task calls of one
+//     answer) against 50 independent prompts at once: wall time and the
+//     history per sub-agent;
 //   - concurrency: worker RSS with N prompts in backoff at once, and the
 //     throughput of N prompts started at once against N bare runs of the
 //     same shape (targets: RSS <= 300 MB at 500, throughput >= 0.9x);
@@ -67,7 +70,7 @@ import (
 )
 
 // Benchmarks, in the order they run.
-var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "fanout", "concurrency", "journal", "fleet"}
+var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "fanout", "subagents", "concurrency", "journal", "fleet"}
 
 // Config sizes a run.
 type Config struct {
@@ -127,6 +130,10 @@ type Config struct {
 	FanoutPrompts      int
 	FanoutFollowers    int
 
+	// SubAgentsN is the subagents benchmark's number of sub-agents of one
+	// parent, and of independent prompts it is compared with.
+	SubAgentsN int
+
 	ConcurrencyN       []int
 	ConcurrencyDelayMs int64
 	// ConcurrencyRounds is how many alternating rounds of a bare batch and
@@ -168,6 +175,7 @@ func FullConfig() Config {
 			{Name: "interval150", IntervalMs: 150},
 		},
 		FanoutRatioPrompts: 4, FanoutRounds: 20, FanoutRoundPrompts: 16, FanoutPrompts: 100, FanoutFollowers: 2,
+		SubAgentsN:   50,
 		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 2, JournalN: 500,
 		FleetJobs: 200, FleetLimit: 30 * time.Second,
 	}
@@ -190,6 +198,7 @@ func QuickConfig() Config {
 		StreamSignals: 50, StreamIdle: 500 * time.Millisecond,
 		StreamVariants:     []StreamVariant{{Name: "follow-every-poll", InProcess: true, FixedReadMs: 100, Sweep: true}},
 		FanoutRatioPrompts: 1, FanoutRounds: 2, FanoutRoundPrompts: 2, FanoutPrompts: 4, FanoutFollowers: 2,
+		SubAgentsN:   4,
 		ConcurrencyN: []int{10}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 1, JournalN: 10,
 		FleetJobs: 20, FleetLimit: 10 * time.Second,
 	}
@@ -309,6 +318,7 @@ func Run(ctx context.Context, cfg Config, args []string) (*Report, error) {
 		{"tools", func() (err error) { rep.Tools, err = h.toolsBench(ctx); return }},
 		{"stream", func() (err error) { rep.Stream, err = h.streamBench(ctx); return }},
 		{"fanout", func() (err error) { rep.Fanout, err = h.fanoutBench(ctx); return }},
+		{"subagents", func() (err error) { rep.SubAgents, err = h.subagents(ctx); return }},
 		{"concurrency", func() (err error) { rep.Concurrency, err = h.concurrency(ctx); return }},
 		{"journal", func() (err error) { rep.JournalCompare, err = h.journalCompare(ctx, cfg.JournalN); return }},
 		{"fleet", func() (err error) { rep.Fleet, err = h.fleet(ctx); return }},

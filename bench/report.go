@@ -95,15 +95,16 @@ type Row struct {
 
 // Report is everything one run measured.
 type Report struct {
-	Machine     Machine         `json:"machine"`
-	Overhead    *OverheadResult `json:"overhead,omitempty"`
-	Abort       *AbortResult    `json:"abort,omitempty"`
-	Timer       *TimerResult    `json:"timer,omitempty"`
-	History     *HistoryResult  `json:"history,omitempty"`
-	Tools       *ToolsResult    `json:"tools,omitempty"`
-	Stream      *StreamResult   `json:"stream,omitempty"`
-	Fanout      *FanoutResult   `json:"fanout,omitempty"`
-	Concurrency []ConcResult    `json:"concurrency,omitempty"`
+	Machine     Machine          `json:"machine"`
+	Overhead    *OverheadResult  `json:"overhead,omitempty"`
+	Abort       *AbortResult     `json:"abort,omitempty"`
+	Timer       *TimerResult     `json:"timer,omitempty"`
+	History     *HistoryResult   `json:"history,omitempty"`
+	Tools       *ToolsResult     `json:"tools,omitempty"`
+	Stream      *StreamResult    `json:"stream,omitempty"`
+	Fanout      *FanoutResult    `json:"fanout,omitempty"`
+	SubAgents   *SubAgentsResult `json:"subagents,omitempty"`
+	Concurrency []ConcResult     `json:"concurrency,omitempty"`
 	// JournalCompare is the throughput at JournalN on a server with the
 	// other SQLite journal mode.
 	JournalCompare *ConcResult `json:"journalCompare,omitempty"`
@@ -163,6 +164,9 @@ func (r *Report) rows() []Row {
 	}
 	if f := r.Fanout; f != nil {
 		out = append(out, f.rows()...)
+	}
+	if a := r.SubAgents; a != nil {
+		out = append(out, a.rows()...)
 	}
 	for _, c := range r.Concurrency {
 		out = append(out, Row{fmt.Sprintf("concurrency N=%d rss", c.N),
