@@ -129,6 +129,18 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 		if st.Settings.Model.Provider == "scripted" {
 			fmt.Fprintln(opts.Out, "model: scripted (offline fake; set model.provider to use a real model)")
 		}
+		if m := st.Settings.Model; m.MaxConcurrentCalls > 0 || m.CallRate() > 0 {
+			// model.maxConcurrentCalls / model.callsPerSecond: the model
+			// calls' own queues (app.newModelWorkers).
+			fmt.Fprintf(opts.Out, "model calls: on %s-model-<provider>", st.Settings.Temporal.TaskQueue)
+			if m.MaxConcurrentCalls > 0 {
+				fmt.Fprintf(opts.Out, ", at most %d at once on this worker", m.MaxConcurrentCalls)
+			}
+			if r := m.CallRate(); r > 0 {
+				fmt.Fprintf(opts.Out, ", at most %g per second across workers", r)
+			}
+			fmt.Fprintln(opts.Out)
+		}
 		if st.Server != nil && st.Server.LogFile() != "" {
 			fmt.Fprintf(opts.Out, "temporal server log: %s (--dev.log prints it here)\n", st.Server.LogFile())
 		}
