@@ -33,8 +33,10 @@ type harness struct {
 	store *session.Store
 	acts  *activities.Activities
 	auth  *auth.Memory
-	// calls records every CallModel input, in order.
-	calls []activities.CallModelInput
+	// calls records every CallModel input, in order (callsMu: the model
+	// calls of concurrent sub-agents run at once).
+	calls   []activities.CallModelInput
+	callsMu sync.Mutex
 	// tools records every RunTool input, in order of start.
 	tools   []activities.RunToolInput
 	toolsMu sync.Mutex
@@ -112,16 +114,19 @@ func (h *harness) recordingRunTool(ctx context.Context, in activities.RunToolInp
 }
 
 func (h *harness) recordingCallModel(ctx context.Context, in activities.CallModelInput) (activities.CallModelResult, error) {
+	h.callsMu.Lock()
 	h.calls = append(h.calls, in)
+	n := len(h.calls)
+	h.callsMu.Unlock()
 	var res activities.CallModelResult
 	var err error
 	if h.callModel != nil {
-		res, err = h.callModel(ctx, len(h.calls), in)
+		res, err = h.callModel(ctx, n, in)
 	} else {
 		res, err = h.acts.CallModel(ctx, in)
 	}
 	if h.afterCall != nil {
-		h.afterCall(len(h.calls))
+		h.afterCall(n)
 	}
 	return res, err
 }
