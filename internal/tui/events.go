@@ -58,6 +58,10 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 		return m.toolEnd(e)
 	case agent.EventAutoRetryStart, agent.EventAutoRetryEnd:
 		return m.retryEvent(e)
+	case agent.EventSubAgentStart, agent.EventSubAgentEnd:
+		// Under the parent: each sub-agent's start (with how to follow
+		// it) and end; the stats line counts the running ones.
+		m.note(e.String())
 	case agent.EventAutoCompactionStart:
 		m.compacting = e.Reason
 		if m.compacting == "" {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,9 @@ type promptStats struct {
 	// answers' (it counts failed attempts too) and it carries the budget.
 	metered bool
 	budget  *agent.Budget
+	// subAgents are the sessions of the prompt's running sub-agents
+	// (subagent_start without its subagent_end yet), oldest first.
+	subAgents []string
 }
 
 // statsEvent updates the stats for an event of the followed prompt.
@@ -57,8 +61,15 @@ func (m *Model) statsEvent(e agent.Event) {
 		if e.Budget != nil {
 			s.budget = e.Budget
 		}
+	case agent.EventSubAgentStart:
+		if !slices.Contains(s.subAgents, e.SessionID) {
+			s.subAgents = append(s.subAgents, e.SessionID)
+		}
+	case agent.EventSubAgentEnd:
+		s.subAgents = slices.DeleteFunc(s.subAgents, func(id string) bool { return id == e.SessionID })
 	case agent.EventPromptEnd:
 		s.ended = m.now()
+		s.subAgents = nil
 	}
 }
 
@@ -101,6 +112,12 @@ func (m *Model) statsLine() string {
 	if m.retry != nil && s.ended.IsZero() {
 		// The status line counts the backoff down; this says until when.
 		parts = append(parts, "retry at "+m.retry.wake.Local().Format("15:04:05"))
+	}
+	switch n := len(s.subAgents); {
+	case n == 1:
+		parts = append(parts, "sub-agent "+s.subAgents[0]+" running")
+	case n > 1:
+		parts = append(parts, fmt.Sprintf("%d sub-agents running (latest %s)", n, s.subAgents[n-1]))
 	}
 	if s.budget != nil && s.budget.Reached != "" {
 		parts = append(parts, s.budget.Reached)

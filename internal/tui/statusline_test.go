@@ -43,6 +43,23 @@ func TestModel_StatsLineApprovalStatusRetrySucceeded(t *testing.T) {
 	d.shows("ended: the time stops", []string{"anthropic/claude-sonnet-4-5 · 1m23s · turn 2"}, []string{"Waiting for your approval"})
 }
 
+// Issue 25: a prompt's sub-agents show under it: a note when each starts
+// (naming its session and how to follow it) and ends, and the stats line
+// counts the running ones until they end.
+func TestModel_SubAgentsShowUnderTheParent(t *testing.T) {
+	d := newLiveDriver(t)
+	d.emit(agent.Event{Type: agent.EventAgentStart}, agent.Event{Type: agent.EventTurnStart, Turn: 1})
+	d.emit(agent.Event{Type: agent.EventSubAgentStart, ToolCallID: "c1", SessionID: "p.task-c1-1"},
+		agent.Event{Type: agent.EventSubAgentStart, ToolCallID: "c2", SessionID: "p.task-c2-2"})
+	d.shows("two running", []string{"Sub-agent p.task-c1-1 started for c1 (follow it: starter events --session p.task-c1-1 --follow)",
+		"2 sub-agents running (latest p.task-c2-2)"}, nil)
+	d.emit(agent.Event{Type: agent.EventSubAgentEnd, ToolCallID: "c1", SessionID: "p.task-c1-1",
+		Usage: &agent.Spend{Input: 10, Output: 5}})
+	d.shows("one ended", []string{"Sub-agent p.task-c1-1 ended", "sub-agent p.task-c2-2 running"}, []string{"2 sub-agents running"})
+	d.emit(agent.Event{Type: agent.EventSubAgentEnd, ToolCallID: "c2", SessionID: "p.task-c2-2"})
+	d.shows("none running", []string{"Sub-agent p.task-c2-2 ended"}, []string{"sub-agent p.task-c2-2 running"})
+}
+
 // Issue 23: the status line says what the running prompt waits for: the
 // model while a call runs (its message_start came, its message_end not
 // yet), the tools while they run, the user while a call waits for
