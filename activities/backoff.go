@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -91,9 +92,12 @@ func (a *Activities) hold(ctx context.Context, provider, credID string) (*callWi
 	if a.Windows == nil {
 		return nil, 0
 	}
+	// The holder is this execution of the call: its activity, attempt and
+	// a nonce, so a zombie attempt still running beside its retry (or two
+	// test environments with the same ids) never share a probe lease.
 	info := activity.GetInfo(ctx)
 	cw := &callWindow{a: a, ctx: ctx, key: windowKey(provider, credID),
-		holder: info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/" + info.ActivityID}
+		holder: fmt.Sprintf("%s/%s/%s/%d/%016x", info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID, info.Attempt, rand.Uint64())}
 	lease := a.ProbeLease
 	if lease <= 0 {
 		lease = DefaultProbeLease

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/testsuite"
+
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/auth"
@@ -26,11 +28,18 @@ func backoffWorker(t *testing.T) *credsWorker {
 
 func (w *credsWorker) call(t *testing.T, sessionID string, faults ...string) activities.CallModelResult {
 	t.Helper()
+	return w.callOn(t, w.env, sessionID, faults...)
+}
+
+// callOn is call on env (concurrent calls each take an environment of
+// their own: credsWorker.fresh).
+func (w *credsWorker) callOn(t *testing.T, env *testsuite.TestActivityEnvironment, sessionID string, faults ...string) activities.CallModelResult {
+	t.Helper()
 	user := agent.TextMessage(agent.RoleUser, "hello")
 	if _, err := w.store.Append(sessionID, session.Entry{Type: session.TypeMessage, ID: "u1", Timestamp: time.Now(), Message: &user}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := w.env.ExecuteActivity(activities.CallModelName, activities.CallModelInput{
+	v, err := env.ExecuteActivity(activities.CallModelName, activities.CallModelInput{
 		SessionID: sessionID, LeafID: "u1", EntryID: "a1",
 		Model: activities.ModelRef{Provider: "anthropic", Name: "claude-a", Faults: faults},
 	})
@@ -83,11 +92,12 @@ func TestCallModel_OneProbePerWindow(t *testing.T) {
 	results := make([]activities.CallModelResult, n)
 	for i := 0; i < n; i++ {
 		wg.Add(1)
+		env := w.fresh()
 		go func(i int) {
 			defer wg.Done()
 			// Every call's script is a rate limit: only the probes reach
 			// the provider during the windows (each 429 re-opens one).
-			results[i] = w.call(t, fmt.Sprintf("p%d", i), "[429 rate_limit_error] Too many requests, retry after 1 seconds")
+			results[i] = w.callOn(t, env, fmt.Sprintf("p%d", i), "[429 rate_limit_error] Too many requests, retry after 1 seconds")
 		}(i)
 	}
 	wg.Wait()

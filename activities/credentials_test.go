@@ -31,6 +31,10 @@ type credsWorker struct {
 	env   *testsuite.TestActivityEnvironment
 	creds *app.Credentials
 	store *session.Store
+	// fresh is another environment of the same activities: the SDK's
+	// test environment runs one activity at a time, so concurrent calls
+	// take one each.
+	fresh func() *testsuite.TestActivityEnvironment
 }
 
 func newCredsWorker(t *testing.T, s settings.Settings, creds ...auth.Credential) *credsWorker {
@@ -66,12 +70,15 @@ func newCredsWorkerWith(t *testing.T, s settings.Settings, adjust func(*activiti
 	if adjust != nil {
 		adjust(acts)
 	}
-	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(acts.CallModel, activity.RegisterOptions{Name: activities.CallModelName})
-	env.RegisterActivityWithOptions(acts.MarkUsageLimitReached, activity.RegisterOptions{Name: activities.MarkUsageLimitReachedName})
-	return &credsWorker{env: env, creds: c, store: store}
+	fresh := func() *testsuite.TestActivityEnvironment {
+		var suite testsuite.WorkflowTestSuite
+		suite.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		env := suite.NewTestActivityEnvironment()
+		env.RegisterActivityWithOptions(acts.CallModel, activity.RegisterOptions{Name: activities.CallModelName})
+		env.RegisterActivityWithOptions(acts.MarkUsageLimitReached, activity.RegisterOptions{Name: activities.MarkUsageLimitReachedName})
+		return env
+	}
+	return &credsWorker{env: fresh(), creds: c, store: store, fresh: fresh}
 }
 
 func (w *credsWorker) markUsageLimit(t *testing.T, in activities.MarkUsageLimitInput) activities.MarkUsageLimitResult {
