@@ -1,0 +1,195 @@
+package control
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/durableagent/durableagent/internal/live"
+)
+
+// The push path on the follower side (issue 26): when a running call's
+// heartbeat details name a push stream (live.Snapshot.Push: its worker
+// runs a live.Hub), the reader opens that stream, one per running call
+// and reader (so one per process for all its followers of the prompt),
+// and passes each snapshot it brings on as it arrives, through the same
+// cursors as the heartbeats'. While a stream is open the reader
+// Describes only every status interval (for the status and the next
+// call), since the heartbeats it would read are older than the stream.
+// A stream that cannot be opened, or fails, is not tried again for that
+// call: the heartbeats carry its output (every
+// activities.PushHeartbeatInterval) and the workflow events stay
+// authoritative.
+
+// pushReader holds a reader's push streams.
+type pushReader struct {
+	mu      sync.Mutex
+	streams map[string]*pushStream // by call (activity id)
+	wake    chan struct{}          // a token when a stream brought something or ended
+	// subscribe is live.Subscribe (tests replace it).
+	subscribe func(ctx context.Context, p live.Push, fn func(live.Snapshot, time.Time)) error
+}
+
+// pushStream is the stream of one call.
+type pushStream struct {
+	url    string
+	cancel context.CancelFunc
+	latest live.Stamped
+	fresh  bool // latest not taken yet
+	open   bool // a line came
+	over   bool // ended or failed
+	err    error
+}
+
+func newPushReader() *pushReader {
+	return &pushReader{streams: map[string]*pushStream{}, wake: make(chan struct{}, 1), subscribe: live.Subscribe}
+}
+
+// observe opens the streams of the running calls pending names (the
+// snapshots of one Describe) that have one, and closes those of calls
+// no longer running.
+func (p *pushReader) observe(ctx context.Context, pending []live.Stamped) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	running := map[string]bool{}
+	for _, s := range pending {
+		if s.Call == "" {
+			continue
+		}
+		running[s.Call] = true
+		if s.Push == nil {
+			continue
+		}
+		if st := p.streams[s.Call]; st != nil {
+			if st.url == s.Push.URL {
+				continue
+			}
+			st.cancel() // another attempt of the call
+		}
+		p.start(ctx, s.Call, *s.Push)
+	}
+	for call, st := range p.streams {
+		if !running[call] {
+			st.cancel()
+			delete(p.streams, call)
+		}
+	}
+}
+
+// start opens the stream of call (caller holds mu).
+func (p *pushReader) start(ctx context.Context, call string, push live.Push) {
+	sctx, cancel := context.WithCancel(ctx)
+	st := &pushStream{url: push.URL, cancel: cancel}
+	p.streams[call] = st
+	go func() {
+		err := p.subscribe(sctx, push, func(s live.Snapshot, at time.Time) {
+			p.mu.Lock()
+			st.latest = live.Stamped{Snapshot: s, Call: call, At: at}
+			st.fresh, st.open = true, true
+			p.mu.Unlock()
+			p.signal()
+		})
+		p.mu.Lock()
+		st.over, st.err = true, err
+		p.mu.Unlock()
+		cancel()
+		p.signal()
+	}()
+}
+
+func (p *pushReader) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the snapshots the streams brought since the last take
+// (the latest of each call).
+func (p *pushReader) take() []live.Stamped {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []live.Stamped
+	for _, st := range p.streams {
+		if st.fresh {
+			st.fresh = false
+			out = append(out, st.latest)
+		}
+	}
+	return out
+}
+
+// keep gives s back to take, unless its stream brought a newer one.
+func (p *pushReader) keep(s live.Stamped) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st := p.streams[s.Call]; st != nil && !st.fresh {
+		st.latest, st.fresh = s, true
+	}
+}
+
+// streaming says a stream is open: the heartbeats need not be read on
+// their beat.
+func (p *pushReader) streaming() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, st := range p.streams {
+		if st.open && !st.over {
+			return true
+		}
+	}
+	return false
+}
+
+// wakeC receives when a stream brought something (nil: never).
+func (p *pushReader) wakeC() <-chan struct{} {
+	if p == nil {
+		return nil
+	}
+	return p.wake
+}
+
+// emitPushed passes the pushed snapshots on, like emitLive: of an entry
+// no live event was made of yet only after an events query (queried);
+// until then it is kept and the query made at once.
+func (f *follower) emitPushed(pushed []live.Stamped, queried bool) {
+	if f.stream <= 0 || len(pushed) == 0 {
+		return
+	}
+	var out []live.Stamped
+	for _, p := range pushed {
+		if queried || f.live.Known(p.Snapshot) {
+			f.live.Diff(p.Snapshot)
+			out = append(out, p)
+			continue
+		}
+		f.push.keep(p)
+		f.lastQuery = time.Time{}
+	}
+	if len(out) > 0 {
+		f.out.snapshots(out, queried)
+	}
+}
+
+// pause waits d, or less when a push stream brings something; false when
+// ctx ended.
+func (f *follower) pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	case <-f.push.wakeC():
+	}
+	return true
+}
