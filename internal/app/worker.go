@@ -83,7 +83,7 @@ func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.
 	}
 	g := &group{}
 	if acts.Push == nil {
-		if g.push, err = servePush(s, o.Dev); err != nil {
+		if g.push, err = ServePush(s, o.Dev); err != nil {
 			return nil, err
 		}
 		acts.Push = g.push
@@ -259,11 +259,11 @@ func serveMetrics(s settings.Settings, dev bool) (*metrics.Server, error) {
 	return srv, nil
 }
 
-// servePush starts the live-output push hub on stream.push (nil: off).
+// ServePush starts the live-output push hub on stream.push (nil: off).
 // worker --dev pushes on loopback unless told otherwise. With a payload
 // codec the hub stays off: it would send in clear what the heartbeats
 // carry encrypted.
-func servePush(s settings.Settings, dev bool) (*live.Hub, error) {
+func ServePush(s settings.Settings, dev bool) (*live.Hub, error) {
 	addr := s.Stream.Push
 	if addr == "" && dev {
 		addr = "127.0.0.1:0"

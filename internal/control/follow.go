@@ -179,7 +179,7 @@ func (k *Controller) newFollower(sessionID, runID string, after int64, out follo
 	}
 	f.beats = newBeatClock(max(f.stream, time.Millisecond))
 	if k.Live == nil && f.stream > 0 {
-		f.push = newPushReader()
+		f.push = newPushReader(out)
 	}
 	if f.dc == nil {
 		f.dc = converter.GetDefaultDataConverter()

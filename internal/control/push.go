@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/durableagent/durableagent/internal/live"
@@ -21,11 +22,20 @@ import (
 // activities.PushHeartbeatInterval) and the workflow events stay
 // authoritative.
 
+// pushed counts the snapshots push streams brought in this process.
+var pushed atomic.Int64
+
+// PushedSnapshots is the number of snapshots push streams brought in
+// this process (the bench reports which transport served).
+func PushedSnapshots() int64 { return pushed.Load() }
+
 // pushReader holds a reader's push streams.
 type pushReader struct {
 	mu      sync.Mutex
 	streams map[string]*pushStream // by call (activity id)
 	wake    chan struct{}          // a token when a stream brought something or ended
+	// out gets each snapshot as it arrives (nil: only take does).
+	out followSink
 	// subscribe is live.Subscribe (tests replace it).
 	subscribe func(ctx context.Context, p live.Push, fn func(live.Snapshot, time.Time)) error
 }
@@ -41,8 +51,8 @@ type pushStream struct {
 	err    error
 }
 
-func newPushReader() *pushReader {
-	return &pushReader{streams: map[string]*pushStream{}, wake: make(chan struct{}, 1), subscribe: live.Subscribe}
+func newPushReader(out followSink) *pushReader {
+	return &pushReader{streams: map[string]*pushStream{}, wake: make(chan struct{}, 1), subscribe: live.Subscribe, out: out}
 }
 
 // observe opens the streams of the running calls pending names (the
@@ -86,8 +96,17 @@ func (p *pushReader) start(ctx context.Context, call string, push live.Push) {
 	p.streams[call] = st
 	go func() {
 		err := p.subscribe(sctx, push, func(s live.Snapshot, at time.Time) {
+			pushed.Add(1)
+			stamped := live.Stamped{Snapshot: s, Call: call, At: at}
+			// Straight to the followers, not behind the reader's RPCs:
+			// each passes it on only for an entry it has live events of
+			// (so after its message_start); the reader's loop passes on
+			// the first ones of an entry after its events query.
+			if p.out != nil {
+				p.out.snapshots([]live.Stamped{stamped}, false)
+			}
 			p.mu.Lock()
-			st.latest = live.Stamped{Snapshot: s, Call: call, At: at}
+			st.latest = stamped
 			st.fresh, st.open = true, true
 			p.mu.Unlock()
 			p.signal()
@@ -158,19 +177,24 @@ func (p *pushReader) wakeC() <-chan struct{} {
 	return p.wake
 }
 
-// emitPushed passes the pushed snapshots on, like emitLive: of an entry
-// no live event was made of yet only after an events query (queried);
-// until then it is kept and the query made at once.
+// emitPushed passes the pushed snapshots on after an events query
+// (queried), which lets the followers start the entries they had no live
+// event of (the streams pass the others on as they come). A snapshot of
+// an entry new to the reader is kept until then, and the query made at
+// once.
 func (f *follower) emitPushed(pushed []live.Stamped, queried bool) {
 	if f.stream <= 0 || len(pushed) == 0 {
 		return
 	}
 	var out []live.Stamped
 	for _, p := range pushed {
-		if queried || f.live.Known(p.Snapshot) {
+		switch {
+		case queried:
 			f.live.Diff(p.Snapshot)
 			out = append(out, p)
 			continue
+		case f.live.Known(p.Snapshot):
+			continue // the stream passed it on as it came
 		}
 		f.push.keep(p)
 		f.lastQuery = time.Time{}
