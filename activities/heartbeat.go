@@ -86,7 +86,14 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 		p, unpublish := a.Push.Publish(acc)
 		h.unpublish = unpublish
 		h.details = pushedDetails{acc: acc, push: p}
-		go h.onPushed(interval, pushBeat(ctx, interval))
+		first := interval
+		if acc.Snapshot().Kind == live.KindModel {
+			// A model call streams for seconds: its first beat carries
+			// the push address early, so followers get its first words
+			// from the stream rather than from a late snapshot.
+			first = min(interval, pushFirstBeat)
+		}
+		go h.onPushed(first, pushBeat(ctx, interval))
 	} else if live, ok := details.(liveDetails); ok {
 		go h.onChange(live, interval, min(max(interval/10, minRecordGap), maxRecordGap))
 	} else {
@@ -101,12 +108,17 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 // and by MaxHeartbeatInterval (an abort reaches the call at a beat).
 const PushHeartbeatInterval = MaxHeartbeatInterval
 
+// pushFirstBeat bounds the first heartbeat of a pushed model call.
+const pushFirstBeat = 50 * time.Millisecond
+
 // pushBeat is the heartbeat interval of a pushed call whose first beat is
 // after interval.
 func pushBeat(ctx context.Context, interval time.Duration) time.Duration {
 	beat := PushHeartbeatInterval
-	if t := activity.GetInfo(ctx).HeartbeatTimeout; t > 0 {
-		beat = min(beat, t/4)
+	if activity.IsActivity(ctx) {
+		if t := activity.GetInfo(ctx).HeartbeatTimeout; t > 0 {
+			beat = min(beat, t/4)
+		}
 	}
 	return max(beat, interval)
 }

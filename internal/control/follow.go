@@ -253,6 +253,9 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		// Taken before the query, like a Describe's: a call that pushed
 		// was scheduled by a workflow task the query sees.
 		pushed := f.push.take()
+		if f.push.takeEnded() { // a call ended: its events, and the next call, now
+			f.lastQuery, f.lastDescribe = time.Time{}, time.Time{}
+		}
 		// Describe before the query: an activity pending at the Describe
 		// was scheduled by a workflow task the query sees, so live events
 		// never precede their message_start; a message_end the query
@@ -405,7 +408,7 @@ func (f *follower) resultEvents(ctx context.Context, d *describeResult) (_ []age
 // untilNext is the wait until the next query or Describe is due, at least
 // a millisecond. Polls keep their rate whatever the RPCs took.
 func (f *follower) untilNext() time.Duration {
-	next := f.lastQuery.Add(f.poll)
+	next := f.lastQuery.Add(f.queryInterval())
 	if t := f.nextDescribe(); t.Before(next) {
 		next = t
 	}
@@ -414,7 +417,7 @@ func (f *follower) untilNext() time.Duration {
 
 // queryDue: the events are queried every poll interval.
 func (f *follower) queryDue() bool {
-	return !f.now().Before(f.lastQuery.Add(f.poll))
+	return !f.now().Before(f.lastQuery.Add(f.queryInterval()))
 }
 
 // deliver passes the events after f.after to fn in order. done: prompt_end

@@ -36,6 +36,8 @@ type pushReader struct {
 	wake    chan struct{}          // a token when a stream brought something or ended
 	// out gets each snapshot as it arrives (nil: only take does).
 	out followSink
+	// ended: a stream that was open ended since takeEnded.
+	ended bool
 	// subscribe is live.Subscribe (tests replace it).
 	subscribe func(ctx context.Context, p live.Push, fn func(live.Snapshot, time.Time)) error
 }
@@ -113,6 +115,7 @@ func (p *pushReader) start(ctx context.Context, call string, push live.Push) {
 		})
 		p.mu.Lock()
 		st.over, st.err = true, err
+		p.ended = p.ended || st.open
 		p.mu.Unlock()
 		cancel()
 		p.signal()
@@ -167,6 +170,34 @@ func (p *pushReader) streaming() bool {
 		}
 	}
 	return false
+}
+
+// takeEnded says whether a stream that was open ended since the last
+// call (the call ended: its message_end is due).
+func (p *pushReader) takeEnded() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.ended
+	p.ended = false
+	return e
+}
+
+// pushQueryInterval is the events query's poll while a push stream is
+// open: the call's output comes by the stream, its end is queried when
+// the stream ends, and other events (a steering message) wait up to this.
+// At 100 prompts the queries, not the deltas, were what loaded the
+// server (bench/RESULTS.md, fanout rows).
+const pushQueryInterval = time.Second
+
+// queryInterval is how often the events are queried.
+func (f *follower) queryInterval() time.Duration {
+	if f.push.streaming() {
+		return max(f.poll, pushQueryInterval)
+	}
+	return f.poll
 }
 
 // wakeC receives when a stream brought something (nil: never).
