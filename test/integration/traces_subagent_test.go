@@ -18,16 +18,31 @@ import (
 	"github.com/durableagent/durableagent/workflows"
 )
 
-// subAgentScript is the scripted model of every sub-agent's prompt (a
-// sub-agent gets none of its parent's fault script): a write of a file
-// named after its session, then an answer.
-type subAgentScript struct{ inner llm.Provider }
+// subAgentScript gives the scripted model of every sub-agent's prompt (a
+// sub-agent gets none of its parent's fault script) the script of its
+// session.
+type subAgentScript struct {
+	inner  llm.Provider
+	script func(session string) []string
+}
 
 func (p subAgentScript) Complete(ctx context.Context, req llm.Request) agent.Message {
 	if strings.Contains(req.SessionID, ".task-") && len(req.Faults) == 0 {
-		req.Faults = []string{`tool:write {"path":"` + req.SessionID + `.txt","content":"x"}`, `text:sub-agent done`}
+		req.Faults = p.script(req.SessionID)
 	}
 	return p.inner.Complete(ctx, req)
+}
+
+// scriptSubAgents starts the env's worker with script as its sub-agents'.
+func (e *env) scriptSubAgents(script func(session string) []string) {
+	e.ext.Activities = func(a *activities.Activities) {
+		inner := a.Provider
+		a.Provider = func(name string) (llm.Provider, error) {
+			p, err := inner(name)
+			return subAgentScript{p, script}, err
+		}
+	}
+	e.startWorker()
 }
 
 // Issue 26 (traces: "sub-agent, the child's trace linked to its parent's
@@ -45,14 +60,10 @@ func TestIntegration_TracesOfSubAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.ext.Interceptors = []interceptor.WorkerInterceptor{ti}
-	e.ext.Activities = func(a *activities.Activities) {
-		inner := a.Provider
-		a.Provider = func(name string) (llm.Provider, error) {
-			p, err := inner(name)
-			return subAgentScript{p}, err
-		}
-	}
-	e.startWorker()
+	// Each sub-agent writes a file named after its session, then answers.
+	e.scriptSubAgents(func(session string) []string {
+		return []string{`tool:write {"path":"` + session + `.txt","content":"x"}`, `text:sub-agent done`}
+	})
 	const parent = "traces-subagents"
 	in := app.PromptInput(e.s, parent, "delegate two writes")
 	in.Workspace = t.TempDir()
@@ -141,7 +152,7 @@ func TestIntegration_TracesOfSubAgents(t *testing.T) {
 func attr(s sdktrace.ReadOnlySpan, key string) string {
 	for _, kv := range s.Attributes() {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
