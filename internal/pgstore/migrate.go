@@ -40,6 +40,9 @@ var migrations = []string{
 	)`,
 	// 4: the session's git worktree (session.Header.Worktree; null: none).
 	`ALTER TABLE agent_sessions ADD COLUMN worktree json`,
+	// 5: the session whose prompt started this one, a sub-agent's
+	// (session.Header.ParentSession; '': none).
+	`ALTER TABLE agent_sessions ADD COLUMN parent_session text NOT NULL DEFAULT ''`,
 }
 
 // SchemaVersion is the number of migrations this build applies.

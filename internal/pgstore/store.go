@@ -3,7 +3,7 @@
 // the JSONL store (package internal/session), row for line.
 //
 //   - A session is a row of agent_sessions (the header: id, format
-//     version, creation time, cwd) and its entries are rows of
+//     version, creation time, cwd, host, worktree, parent session) and its entries are rows of
 //     agent_session_entries in insertion order (a bigserial), each entry
 //     the JSON line the JSONL store would write.
 //   - Append is idempotent by entry id: a unique constraint on (session,
@@ -189,7 +189,7 @@ func (s *Store) Init(sessionID, cwd, host string) (session.Header, error) {
 	return s.InitHeader(sessionID, session.Header{Cwd: cwd, Host: host})
 }
 
-// InitHeader is Init with where's Cwd, Host and Worktree.
+// InitHeader is Init with where's Cwd, Host, Worktree and ParentSession.
 func (s *Store) InitHeader(sessionID string, where session.Header) (session.Header, error) {
 	if err := session.ValidateID(sessionID); err != nil {
 		return session.Header{}, fmt.Errorf("init session: %w", err)
@@ -203,8 +203,8 @@ func (s *Store) InitHeader(sessionID string, where session.Header) (session.Head
 	}
 	var h session.Header
 	err := s.do(func(ctx context.Context) error {
-		if _, err := s.pool.Exec(ctx, `INSERT INTO agent_sessions (id, version, created_at, cwd, host, worktree) VALUES ($1, $2, $3, $4, $5, $6::json)
-			ON CONFLICT (id) DO NOTHING`, sessionID, session.FormatVersion, now(), where.Cwd, where.Host, nullText(wt)); err != nil {
+		if _, err := s.pool.Exec(ctx, `INSERT INTO agent_sessions (id, version, created_at, cwd, host, worktree, parent_session) VALUES ($1, $2, $3, $4, $5, $6::json, $7)
+			ON CONFLICT (id) DO NOTHING`, sessionID, session.FormatVersion, now(), where.Cwd, where.Host, nullText(wt), where.ParentSession); err != nil {
 			return err
 		}
 		// A statement of its own, so it sees a row another process
@@ -222,8 +222,8 @@ func (s *Store) InitHeader(sessionID string, where session.Header) (session.Head
 func (s *Store) header(ctx context.Context, sessionID string) (session.Header, error) {
 	h := session.Header{Type: session.HeaderType, ID: sessionID}
 	var wt *string
-	err := s.pool.QueryRow(ctx, `SELECT version, created_at, cwd, host, worktree::text FROM agent_sessions WHERE id = $1`, sessionID).
-		Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &wt)
+	err := s.pool.QueryRow(ctx, `SELECT version, created_at, cwd, host, worktree::text, parent_session FROM agent_sessions WHERE id = $1`, sessionID).
+		Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &wt, &h.ParentSession)
 	h.Timestamp = h.Timestamp.UTC()
 	if err == nil {
 		h.Worktree, err = decodeWorktree(wt)
@@ -264,7 +264,7 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 	var sess *session.Session
 	err := s.do(func(ctx context.Context) error {
 		// One statement, one snapshot: the header and the entries agree.
-		rows, err := s.pool.Query(ctx, `SELECT s.version, s.created_at, s.cwd, s.host, s.worktree::text, e.seq, e.entry::text
+		rows, err := s.pool.Query(ctx, `SELECT s.version, s.created_at, s.cwd, s.host, s.worktree::text, s.parent_session, e.seq, e.entry::text
 			FROM agent_sessions s LEFT JOIN agent_session_entries e ON e.session_id = s.id
 			WHERE s.id = $1 ORDER BY e.seq`, sessionID)
 		if err != nil {
@@ -278,7 +278,7 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 		for rows.Next() {
 			var seq *int64
 			var text, wt *string
-			if err := rows.Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &wt, &seq, &text); err != nil {
+			if err := rows.Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &wt, &h.ParentSession, &seq, &text); err != nil {
 				return err
 			}
 			if h.Worktree, err = decodeWorktree(wt); err != nil {
