@@ -18,6 +18,9 @@
 //     session.ValidateID, with the same errors as the JSONL store.
 //   - The schema is created and migrated when the store is opened, under
 //     an advisory lock, so workers may start at the same time.
+//   - The database also keeps the credentials' rate-limit windows of the
+//     workers that share it (Store.Windows, windows.go), with package
+//     auth's rules.
 //
 // Connection failures (PostgreSQL restarting, a failover) are retried
 // inside each call for up to Options.RetryFor; every operation is safe to
@@ -93,7 +96,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres session store: %w", err)
 	}
-	if err := s.retry(ctx, func(ctx context.Context) error { return migrate(ctx, s.pool) }); err != nil {
+	if err := s.retry(ctx, s.retryFor, func(ctx context.Context) error { return migrate(ctx, s.pool) }); err != nil {
 		s.pool.Close()
 		return nil, fmt.Errorf("open postgres session store at %s: %w", where(cfg.ConnConfig), err)
 	}
@@ -342,25 +345,31 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // do runs op with the store's overall timeout and connection retries.
 func (s *Store) do(op func(ctx context.Context) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), s.opTimeout)
+	return s.doWithin(s.retryFor, s.opTimeout, op)
+}
+
+// doWithin runs op with timeout in all, retrying connection errors for
+// retryFor (negative: no retries).
+func (s *Store) doWithin(retryFor, timeout time.Duration, op func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return s.retry(ctx, op)
+	return s.retry(ctx, retryFor, op)
 }
 
 // retry runs op until it succeeds, fails with an error that is not a
 // connection problem, or has failed for longer than retryFor.
-func (s *Store) retry(ctx context.Context, op func(ctx context.Context) error) error {
+func (s *Store) retry(ctx context.Context, retryFor time.Duration, op func(ctx context.Context) error) error {
 	var first time.Time
 	delay := 100 * time.Millisecond
 	for {
 		err := op(ctx)
-		if err == nil || !transient(err) || s.retryFor < 0 {
+		if err == nil || !transient(err) || retryFor < 0 {
 			return unwrapPermanent(err)
 		}
 		if first.IsZero() {
 			first = time.Now()
 		}
-		if time.Since(first)+delay > s.retryFor {
+		if time.Since(first)+delay > retryFor {
 			return err
 		}
 		select {
