@@ -439,6 +439,7 @@ func TestStore(t *testing.T) {
 		mustAppend(t, st, "old", msgEntry("a", "", agent.RoleUser, "hi"))
 		// Take the database back to schema 4, as an older build left it.
 		if _, err := st.Pool().Exec(ctx, `ALTER TABLE agent_sessions DROP COLUMN parent_session;
+			DROP TABLE agent_rate_windows;
 			DELETE FROM agent_schema_migrations WHERE version > 4`); err != nil {
 			t.Fatal(err)
 		}
