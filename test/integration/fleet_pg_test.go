@@ -50,15 +50,12 @@ func TestIntegration_FleetCoordinatedBackoffAcrossWorkersInPostgres(t *testing.T
 	var calls [2]atomic.Int32
 	withLimit := func(n *atomic.Int32) app.Extensions {
 		return app.Extensions{Activities: func(a *activities.Activities) {
-			build := a.Provider
-			a.Provider = func(name string) (llm.Provider, error) {
-				p, err := build(name)
-				if err != nil {
-					return nil, err
-				}
+			a.WrapProvider(func(p llm.Provider) llm.Provider {
+				// Both workers' scripted models answer alike: the
+				// first one built answers outside the limit.
 				inner.Do(func() { rl.Inner = p })
-				return countingProvider{rl, n}, nil
-			}
+				return countingProvider{rl, n}
+			})
 		}}
 	}
 	e.ext = withLimit(&calls[0])
