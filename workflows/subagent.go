@@ -272,9 +272,36 @@ func (r *run) subAgentInput(ctx workflow.Context, call activities.RunToolInput, 
 	return SubAgentInput{Call: call, Prompt: p}
 }
 
-// childBudget is what is left of the prompt's budget (and of its
-// session's) as a sub-agent's prompt budget: a sub-agent stops at the
-// parent's limit, before the parent does.
+// The sub-agents started together share what is left of the budget
+// (workflow.GetVersion "subagent-budget-share"): from versionSharedBudget
+// on, each of the n task calls of a group gets 1/n of the tokens and cost
+// left. Histories before it gave each the whole remainder; they replay
+// with that rule.
+const (
+	changeSubAgentBudget = "subagent-budget-share"
+	versionSharedBudget  = 1
+)
+
+// tasksStarting is how many task calls of a group start together: those
+// not denied, skipped or aborted, at most what agent.subagents.maxTotal
+// still allows; at least 1.
+func (r *run) tasksStarting(group []*toolCall, skip bool) int {
+	n := 0
+	for _, c := range group {
+		if isTask(c) && c.denial == "" && !skip && !r.aborted {
+			n++
+		}
+	}
+	return max(1, min(n, r.in.Agent.SubAgents.limits().MaxTotal-r.subAgents))
+}
+
+// childBudget is a sub-agent's prompt budget: its share of what is left
+// of the prompt's budget (and of its session's). The tokens and cost left
+// are divided among the r.taskShare sub-agents started together, so their
+// limits add up to at most what is left (a token limit is at least 1,
+// since 0 would lift it); each runs until the rest of
+// budget.maxDurationMs. A sub-agent stops at its share, before the parent
+// reaches its limit.
 func (r *run) childBudget(ctx workflow.Context) agent.BudgetLimits {
 	if !r.bud.on {
 		return agent.BudgetLimits{}
@@ -287,6 +314,13 @@ func (r *run) childBudget(ctx workflow.Context) agent.BudgetLimits {
 	if ms := lim.MaxDurationMs; ms > 0 {
 		left := r.bud.startedAt.Add(time.Duration(ms) * time.Millisecond).Sub(workflow.Now(ctx))
 		out.MaxDurationMs = max(1, left.Milliseconds())
+	}
+	if n := r.taskShare; n > 1 && (out.MaxTokens > 0 || out.MaxCostUsd > 0) &&
+		workflow.GetVersion(ctx, changeSubAgentBudget, workflow.DefaultVersion, versionSharedBudget) >= versionSharedBudget {
+		if out.MaxTokens > 0 {
+			out.MaxTokens = max(1, out.MaxTokens/int64(n))
+		}
+		out.MaxCostUsd /= float64(n)
 	}
 	return out
 }

@@ -135,6 +135,7 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 		r.awaitApprovals(ctx, group)
 		skip = r.steerQueued(ctx)
 	}
+	r.taskShare = r.tasksStarting(group, skip)
 	for _, c := range group {
 		r.emit(ctx, agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: c.ref.ID,
 			ToolName: c.ref.Name, Args: c.ref.ArgsPreview})
