@@ -74,6 +74,9 @@ type run struct {
 	toolCalls    int
 	subAgents    int
 	taskShare    int
+	// files and filesMore are the files changed (subagent.go).
+	files     []string
+	filesMore int
 	// cancelTools cancels the tool calls in flight (nil when none).
 	cancelTools workflow.CancelFunc
 

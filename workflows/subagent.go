@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -100,6 +101,11 @@ func SubAgent(ctx workflow.Context, in SubAgentInput) (activities.RunToolResult,
 	if rerr != nil {
 		return out, rerr
 	}
+	if !t.Task.Worktree {
+		// Changes in the caller's workspace are the caller's too; a
+		// worktree's are on the sub-agent's branch (its account says).
+		out.Files, out.FilesMore = res.FilesChanged, res.FilesChangedMore
+	}
 	if ctx.Err() != nil {
 		return out, temporal.NewCanceledError(out)
 	}
@@ -145,9 +151,24 @@ func subAgentAnswer(sessionID, description string, res *PromptResult, err error)
 	if status == "" {
 		status = agent.StatusFailed
 	}
-	acct := fmt.Sprintf("[sub-agent %q, session %s: %s after %d turns and %d tool calls; usage %s]",
-		description, sessionID, status, res.Turns, res.ToolCalls, spendText(res.Usage))
-	return head + "\n\n" + acct, err != nil
+	acct := fmt.Sprintf("[sub-agent %q, session %s: %s after %d turns and %d tool calls; usage %s; %s",
+		description, sessionID, status, res.Turns, res.ToolCalls, spendText(res.Usage), filesText(res.FilesChanged, res.FilesChangedMore))
+	if res.Worktree != nil {
+		acct += "; " + res.Worktree.Text
+	}
+	return head + "\n\n" + acct + "]", err != nil
+}
+
+// filesText says which files a prompt changed, in a few words.
+func filesText(files []string, more int) string {
+	if len(files) == 0 {
+		return "no files changed by write or edit"
+	}
+	t := "files changed: " + strings.Join(files, ", ")
+	if more > 0 {
+		t += fmt.Sprintf(" and %d more", more)
+	}
+	return t
 }
 
 func firstNonEmpty(a, b string) string {
@@ -366,6 +387,17 @@ func (r *run) endSubAgent(ctx workflow.Context, c *toolCall, err error) {
 			usage = res.Usage
 		}
 	}
+	files, more := c.res.Files, c.res.FilesMore
+	if err != nil && errors.As(err, &canceled) && canceled.HasDetails() {
+		var res activities.RunToolResult
+		if canceled.Details(&res) == nil {
+			files, more = res.Files, res.FilesMore
+		}
+	}
+	for _, f := range files {
+		r.addFileChanged(f)
+	}
+	r.filesMore += more
 	r.emit(ctx, agent.Event{Type: agent.EventSubAgentEnd, ToolCallID: c.ref.ID, SessionID: c.subSession,
 		IsError: c.res.IsError || err != nil, Usage: usage})
 	if usage != nil {
@@ -387,9 +419,55 @@ func (r *run) countChildUsage(ctx workflow.Context, s agent.Spend) {
 	r.emit(ctx, agent.Event{Type: agent.EventUsage, Usage: &spent, Budget: r.budgetState()})
 }
 
-// account adds the prompt's usage, turns and tool calls to its result.
+// account adds the prompt's usage, turns, tool calls and files changed
+// to its result.
 func (r *run) account(res PromptResult) PromptResult {
 	spent := r.bud.spent
 	res.Usage, res.Turns, res.ToolCalls = &spent, r.turn, r.toolCalls
+	res.FilesChanged, res.FilesChangedMore = r.files, r.filesMore
 	return res
+}
+
+// Files changed (PromptResult.FilesChanged). The workflow knows them from
+// its own tool calls, so the list is deterministic: the path argument
+// (ToolCallRef.PolicyArg, in history) of each write and edit call whose
+// result is not an error, and the lists of its sub-agents in the same
+// workspace. What bash commands change is not tracked. At most
+// MaxFilesChanged paths are kept, so history stays flat.
+
+// MaxFilesChanged bounds PromptResult.FilesChanged.
+const MaxFilesChanged = 50
+
+// noteFilesChanged notes the file a write or edit call changed.
+func (r *run) noteFilesChanged(c *toolCall, err error) {
+	if err != nil || c.denial != "" || c.res.IsError || (c.ref.Name != tools.Write && c.ref.Name != tools.Edit) || c.ref.PolicyArg == "" {
+		return
+	}
+	p := c.ref.PolicyArg
+	if c.ref.PolicyArgCut {
+		p += "…"
+	}
+	r.addFileChanged(r.workspacePath(p))
+}
+
+// workspacePath is p relative to the workspace when it lies inside it.
+func (r *run) workspacePath(p string) string {
+	if filepath.IsAbs(p) && r.workspace != "" {
+		if rel, err := filepath.Rel(r.workspace, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return rel
+		}
+	}
+	return filepath.Clean(p)
+}
+
+// addFileChanged adds a path to the files changed, once; past
+// MaxFilesChanged it counts it in filesMore.
+func (r *run) addFileChanged(p string) {
+	switch {
+	case slices.Contains(r.files, p):
+	case len(r.files) < MaxFilesChanged:
+		r.files = append(r.files, p)
+	default:
+		r.filesMore++
+	}
 }

@@ -406,6 +406,7 @@ func TestSubAgent_Worktree(t *testing.T) {
 			}
 		}
 		h.acts.WorktreeDir = t.TempDir()
+		h.env.RegisterActivityWithOptions(h.acts.WorktreeSummary, activity.RegisterOptions{Name: activities.WorktreeSummaryName})
 		res, err := h.run(worktreeTask(h))
 		if err != nil || res.Status != agent.StatusCompleted {
 			t.Fatalf("prompt: %+v %v", res, err)
@@ -422,6 +423,9 @@ func TestSubAgent_Worktree(t *testing.T) {
 		if wt == nil || wt.Branch != "agent/"+starts[0].SessionID || !strings.HasPrefix(sess.Header.Cwd, h.acts.WorktreeDir) {
 			t.Fatalf("sub-agent header %+v (worktree %+v), want a worktree of its own", sess.Header, wt)
 		}
+		if r := h.toolResultTexts(res.LeafID); len(r) != 1 || !strings.Contains(r[0], "; branch agent/"+starts[0].SessionID) {
+			t.Fatalf("tool results %q, want the account to say where the sub-agent's branch stands", r)
+		}
 	})
 	t.Run("not a repository", func(t *testing.T) {
 		h := newSubHarness(t)
@@ -435,4 +439,55 @@ func TestSubAgent_Worktree(t *testing.T) {
 			t.Fatalf("tool results %q, want the sub-agent's failure naming git", r)
 		}
 	})
+}
+
+// Issue 25 (SPEC 17.3): the account of a sub-agent names the files its
+// successful write and edit calls changed (paths inside the workspace
+// relative to it; a failed edit changes nothing), and the parent's own
+// result counts them as its changes.
+func TestSubAgent_AccountListsFilesChanged(t *testing.T) {
+	h := newSubHarness(t)
+	if err := os.WriteFile(filepath.Join(h.workspace, "b.txt"), []byte("old line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edit, _ := json.Marshal(map[string]string{"path": filepath.Join(h.workspace, "b.txt"), "oldText": "old", "newText": "new"})
+	h.scripts["change two files"] = []string{
+		`tool:write {"path":"a.txt","content":"hello\n"}`,
+		"tool:edit " + string(edit),
+		`tool:edit {"path":"missing.txt","oldText":"x","newText":"y"}`,
+		`tool:write {"path":"a.txt","content":"hello again\n"}`,
+		"text:changed them",
+	}
+	res, err := h.run(h.taskInput("change two files"))
+	if err != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("prompt: %+v %v, want it completed", res, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(h.workspace, "b.txt")); string(b) != "new line\n" {
+		t.Fatalf("b.txt holds %q, want the sub-agent's edit", b)
+	}
+	results := h.toolResultTexts(res.LeafID)
+	if len(results) != 1 || !strings.HasPrefix(results[0], "changed them\n\n") ||
+		!strings.Contains(results[0], "after 5 turns and 4 tool calls; usage ") ||
+		!strings.HasSuffix(results[0], "; files changed: a.txt, b.txt]") {
+		t.Fatalf("tool results %q, want the answer and an account naming a.txt and b.txt", results)
+	}
+	if strings.Join(res.FilesChanged, ",") != "a.txt,b.txt" || res.FilesChangedMore != 0 {
+		t.Fatalf("the parent's files changed %q (+%d), want its sub-agent's a.txt and b.txt", res.FilesChanged, res.FilesChangedMore)
+	}
+}
+
+// SPEC 17.3: past MaxFilesChanged paths the account counts the rest
+// instead of listing them, so the result stays bounded.
+func TestSubAgent_FilesChangedBounded(t *testing.T) {
+	r := &run{workspace: "/w"}
+	for i := range MaxFilesChanged + 3 {
+		r.addFileChanged(r.workspacePath(fmt.Sprintf("/w/d/f%02d.go", i)))
+		r.addFileChanged(fmt.Sprintf("d/f%02d.go", i)) // the same file, named relative
+	}
+	if len(r.files) != MaxFilesChanged || r.filesMore != 6 || r.files[0] != "d/f00.go" {
+		t.Fatalf("files %d (first %q), more %d: want %d listed and the 3 others (twice each) counted", len(r.files), r.files[0], r.filesMore, MaxFilesChanged)
+	}
+	if got := filesText(r.files[:2], 4); got != "files changed: d/f00.go, d/f01.go and 4 more" {
+		t.Fatalf("filesText = %q", got)
+	}
 }
