@@ -491,3 +491,78 @@ func TestSubAgent_FilesChangedBounded(t *testing.T) {
 		t.Fatalf("filesText = %q", got)
 	}
 }
+
+// Issue 25 (SPEC 17.6): a parent whose history is past the
+// continue-as-new threshold while its sub-agents run keeps waiting for
+// them: it continues as new only at the turn boundary, after every
+// child's result reached it, carrying its count of sub-agents and the
+// files they changed; the next run starts no child again.
+func TestSubAgent_ContinueAsNewWaitsForChildren(t *testing.T) {
+	h := newSubHarness(t)
+	h.hold = 200 * time.Millisecond
+	h.scripts["alpha"] = []string{`tool:write {"path":"alpha.txt","content":"a\n"}`, "text:answer alpha"}
+	h.scripts["beta"] = []string{"text:answer beta"}
+	h.scripts["gamma"] = []string{"text:answer gamma"}
+	in := h.taskInput("alpha", "beta", "gamma")
+	in.Agent.ContinueAsNewEvents = 20
+	h.env.SetCurrentHistoryLength(25) // past the threshold from the start
+	next := h.continued(in)
+
+	starts, ends := subAgentEvents(h.events())
+	if len(starts) != 3 || len(ends) != 3 {
+		t.Fatalf("first run: %d subagent_start, %d subagent_end, want 3 each before it continued as new", len(starts), len(ends))
+	}
+	c := next.Continued
+	if c == nil || c.SubAgents != 3 || strings.Join(c.FilesChanged, ",") != "alpha.txt" {
+		t.Fatalf("carried %+v, want 3 sub-agents and alpha.txt changed", c)
+	}
+	results := h.toolResultTexts(c.LeafID)
+	if len(results) != 3 {
+		t.Fatalf("tool results before continue-as-new %q, want 3", results)
+	}
+	for i, p := range []string{"alpha", "beta", "gamma"} {
+		if !strings.HasPrefix(results[i], "answer "+p+"\n\n") {
+			t.Errorf("tool result %d: %q, want the answer of %s", i, results[i], p)
+		}
+	}
+
+	h2 := newSubHarness(t)
+	h2.store, h2.acts.Sessions, h2.workspace = h.store, h.store, h.workspace
+	res, err := h2.run(next)
+	if err != nil || res.Status != agent.StatusCompleted || res.Text != "all done" {
+		t.Fatalf("continued run: %+v %v, want it completed", res, err)
+	}
+	if starts2, _ := subAgentEvents(h2.events()); len(starts2) != 0 {
+		t.Fatalf("the continued run started %d sub-agents, want none", len(starts2))
+	}
+	if strings.Join(res.FilesChanged, ",") != "alpha.txt" {
+		t.Fatalf("files changed %q, want alpha.txt carried", res.FilesChanged)
+	}
+	// Each child ran once: one user message and its model script once.
+	perSession := map[string]int{}
+	for _, in := range append(h.calls, h2.calls...) {
+		perSession[in.SessionID]++
+	}
+	for i, s := range starts {
+		want := 1
+		if i == 0 {
+			want = 2 // alpha's write, then its answer
+		}
+		if perSession[s.SessionID] != want {
+			t.Errorf("sub-agent %s called its model %d times, want %d", s.SessionID, perSession[s.SessionID], want)
+		}
+		sess, err := h.store.Load(s.SessionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		users := 0
+		for _, e := range sess.Entries {
+			if e.Message != nil && e.Message.Role == agent.RoleUser {
+				users++
+			}
+		}
+		if users != 1 {
+			t.Errorf("sub-agent %s has %d user messages, want 1 (started once)", s.SessionID, users)
+		}
+	}
+}
