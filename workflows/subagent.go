@@ -151,20 +151,23 @@ func subAgentAnswer(sessionID, description string, res *PromptResult, err error)
 	if status == "" {
 		status = agent.StatusFailed
 	}
-	acct := fmt.Sprintf("[sub-agent %q, session %s: %s after %d turns and %d tool calls; usage %s; %s",
-		description, sessionID, status, res.Turns, res.ToolCalls, spendText(res.Usage), filesText(res.FilesChanged, res.FilesChangedMore))
-	if res.Worktree != nil {
-		acct += "; " + res.Worktree.Text
+	files := filesText("files changed", "by write or edit", res.FilesChanged, res.FilesChangedMore)
+	if w := res.Worktree; w != nil {
+		// Its branch knows every change, bash's included.
+		files = filesText("files changed on its branch", "on its branch", w.Files, w.FilesMore) + "; " + w.Text
 	}
-	return head + "\n\n" + acct + "]", err != nil
+	acct := fmt.Sprintf("[sub-agent %q, session %s: %s after %d turns and %d tool calls; usage %s; %s]",
+		description, sessionID, status, res.Turns, res.ToolCalls, spendText(res.Usage), files)
+	return head + "\n\n" + acct, err != nil
 }
 
-// filesText says which files a prompt changed, in a few words.
-func filesText(files []string, more int) string {
+// filesText says which files a prompt changed, in a few words: "what:
+// a, b and 3 more", or "no files changed where".
+func filesText(what, where string, files []string, more int) string {
 	if len(files) == 0 {
-		return "no files changed by write or edit"
+		return "no files changed " + where
 	}
-	t := "files changed: " + strings.Join(files, ", ")
+	t := what + ": " + strings.Join(files, ", ")
 	if more > 0 {
 		t += fmt.Sprintf(" and %d more", more)
 	}

@@ -407,6 +407,7 @@ func TestSubAgent_Worktree(t *testing.T) {
 		}
 		h.acts.WorktreeDir = t.TempDir()
 		h.env.RegisterActivityWithOptions(h.acts.WorktreeSummary, activity.RegisterOptions{Name: activities.WorktreeSummaryName})
+		h.scripts["work apart"] = []string{`tool:bash {"command":"echo made > by-bash.txt"}`, "text:done apart"}
 		res, err := h.run(worktreeTask(h))
 		if err != nil || res.Status != agent.StatusCompleted {
 			t.Fatalf("prompt: %+v %v", res, err)
@@ -423,8 +424,14 @@ func TestSubAgent_Worktree(t *testing.T) {
 		if wt == nil || wt.Branch != "agent/"+starts[0].SessionID || !strings.HasPrefix(sess.Header.Cwd, h.acts.WorktreeDir) {
 			t.Fatalf("sub-agent header %+v (worktree %+v), want a worktree of its own", sess.Header, wt)
 		}
-		if r := h.toolResultTexts(res.LeafID); len(r) != 1 || !strings.Contains(r[0], "; branch agent/"+starts[0].SessionID) {
-			t.Fatalf("tool results %q, want the account to say where the sub-agent's branch stands", r)
+		// Its branch knows the file bash made there; the parent's
+		// workspace has no such change.
+		if r := h.toolResultTexts(res.LeafID); len(r) != 1 ||
+			!strings.Contains(r[0], "; files changed on its branch: by-bash.txt; branch agent/"+starts[0].SessionID+": no commits since ") {
+			t.Fatalf("tool results %q, want the account to name the branch's file and say where the branch stands", r)
+		}
+		if len(res.FilesChanged) != 0 {
+			t.Fatalf("the parent's files changed %q, want none (the sub-agent's are on its branch)", res.FilesChanged)
 		}
 	})
 	t.Run("not a repository", func(t *testing.T) {
@@ -487,7 +494,7 @@ func TestSubAgent_FilesChangedBounded(t *testing.T) {
 	if len(r.files) != MaxFilesChanged || r.filesMore != 6 || r.files[0] != "d/f00.go" {
 		t.Fatalf("files %d (first %q), more %d: want %d listed and the 3 others (twice each) counted", len(r.files), r.files[0], r.filesMore, MaxFilesChanged)
 	}
-	if got := filesText(r.files[:2], 4); got != "files changed: d/f00.go, d/f01.go and 4 more" {
+	if got := filesText("files changed", "by write or edit", r.files[:2], 4); got != "files changed: d/f00.go, d/f01.go and 4 more" {
 		t.Fatalf("filesText = %q", got)
 	}
 }
