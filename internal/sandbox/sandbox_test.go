@@ -381,7 +381,9 @@ func TestSandbox_ProcessRlimitIsNamed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := New(Config{Binary: wrapper, MaxProcesses: 4})
+	// No sandbox started ahead: its call directory is the worker's (root's),
+	// which nobody may not enter.
+	r, err := New(Config{Binary: wrapper, MaxProcesses: 4, AheadIdle: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
