@@ -126,12 +126,14 @@ type process struct {
 // Start runs c.Script in a new sandbox (see Config.Args); with network
 // allowlist, behind an egress proxy of its own that closes when the
 // sandbox ends. A sandbox started ahead for the same workspace and
-// environment (a spare, see ahead.go) is used when there is one; when
-// the command has ended, the next one is started ahead.
+// environment (a spare, see ahead.go) is used when there is one; the
+// next one is started ahead at once, and again when the command has
+// ended if it was taken meanwhile.
 func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 	if p := r.spares.take(r, c.Dir, c.Env); p != nil {
 		if err := p.ahead.run(c.Script); err == nil {
 			p.begin(c.Output)
+			r.spares.prepare(r, c.Dir, c.Env)
 			return p, nil
 		}
 		p.discard()
@@ -142,7 +144,17 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 	}
 	p.next = true
 	p.begin(c.Output)
+	r.spares.prepare(r, c.Dir, c.Env)
 	return p, nil
+}
+
+// Close ends the sandboxes started ahead, those being started included,
+// and starts none after; commands running are the callers' (their Kill
+// ends them). The runner still runs commands, each in a new sandbox.
+// The worker closes its runner when it stops.
+func (r *Runner) Close() error {
+	r.spares.close()
+	return nil
 }
 
 // launch starts a sandbox in dir with environment env that runs script,

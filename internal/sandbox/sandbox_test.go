@@ -459,10 +459,14 @@ func waitSpare(t *testing.T, r *Runner) *process {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		r.spares.mu.Lock()
-		for _, p := range r.spares.m {
-			if p != nil {
-				r.spares.mu.Unlock()
-				return p
+		for _, sp := range r.spares.m {
+			select {
+			case <-sp.ready:
+				if sp.p != nil {
+					r.spares.mu.Unlock()
+					return sp.p
+				}
+			default:
 			}
 		}
 		r.spares.mu.Unlock()
