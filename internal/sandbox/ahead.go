@@ -133,7 +133,8 @@ func (r *Runner) aheadIdle() time.Duration {
 }
 
 // take removes and returns the spare for dir and env, nil when there is
-// none (or it ended). A spare still being started is waited for: its
+// none, it ended, or dir is another directory than the one it has bound.
+// A spare still being started is waited for: its
 // start is under way, so it is ready sooner than a new one.
 func (s *spares) take(r *Runner, dir string, env []string) *process {
 	if r.aheadIdle() < 0 {
@@ -163,6 +164,12 @@ func (s *spares) take(r *Runner, dir string, env []string) *process {
 		p.discard()
 		return nil
 	default:
+	}
+	if now, err := os.Stat(dir); err != nil || p.ws == nil || !os.SameFile(p.ws, now) {
+		// The path names another directory now: the spare has the old
+		// one bound.
+		p.discard()
+		return nil
 	}
 	s.served.Add(1)
 	p.next = true

@@ -144,3 +144,33 @@ func marked(t *testing.T, mark string) []string {
 	}
 	return left
 }
+
+// A sandbox started ahead binds the workspace directory of its start; if
+// another directory has taken the path since (a fresh clone, a restore),
+// the next call runs in a new sandbox of that one, not in the old.
+func TestSandbox_StartedAheadIsNotUsedForAReplacedWorkspace(t *testing.T) {
+	r := runner(t, Config{})
+	defer r.Close()
+	parent := t.TempDir()
+	ws := filepath.Join(parent, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bash(t, r, ws, "true", 0)
+	waitSpare(t, r)
+	if err := os.Rename(ws, ws+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if res := bash(t, r, ws, "echo here > made", 0); res.IsError {
+		t.Fatalf("%+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "made")); err != nil {
+		t.Fatalf("the call did not run in the workspace now at the path: %v", err)
+	}
+	if n := r.spares.served.Load(); n != 0 {
+		t.Fatalf("the sandbox started ahead for the old directory ran the call")
+	}
+}

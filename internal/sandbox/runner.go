@@ -107,6 +107,7 @@ type process struct {
 	cfg      Config
 	runner   *Runner
 	dir      string       // the workspace
+	ws       os.FileInfo  // the workspace directory when it started
 	env      []string     // the command's environment
 	ahead    *aheadCall   // a sandbox started ahead: how its script gets in
 	idle     *time.Timer  // a spare's end when no command comes
@@ -234,6 +235,10 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 		// process of the sandbox is born in it.
 		argv = append([]string{"/bin/sh", "-c", `echo $$ >"$0" || exit 125; exec "$@"`, pg.procs()}, argv...)
 	}
+	// The workspace as it is before bwrap binds it: a spare whose
+	// workspace was replaced since (another directory at the path) is not
+	// used (spares.take).
+	ws, _ := os.Stat(dir)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.ExtraFiles = extra
 	// bwrap passes its environment to the command: the call's, nothing
@@ -271,7 +276,7 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 		_ = json.NewDecoder(ir).Decode(&info)
 		initPid <- info.ChildPid
 	}()
-	p := &process{cfg: r.cfg, runner: r, dir: dir, env: env, ahead: ahead, pids: pg, status: st, egress: eg, cmd: cmd, out: pr,
+	p := &process{cfg: r.cfg, runner: r, dir: dir, ws: ws, env: env, ahead: ahead, pids: pg, status: st, egress: eg, cmd: cmd, out: pr,
 		readDone: make(chan struct{}), waited: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
