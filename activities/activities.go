@@ -97,6 +97,21 @@ type Activities struct {
 	recordHeartbeat func(ctx context.Context, details ...any)
 }
 
+// WrapProvider puts wrap in front of every provider Provider returns: how a
+// test or a benchmark puts a fault or a recorder between the activities
+// and the real (or scripted) provider. A provider name Provider refuses
+// stays refused.
+func (a *Activities) WrapProvider(wrap func(llm.Provider) llm.Provider) {
+	inner := a.Provider
+	a.Provider = func(name string) (llm.Provider, error) {
+		p, err := inner(name)
+		if err != nil {
+			return nil, err
+		}
+		return wrap(p), nil
+	}
+}
+
 // CallModel runs one model call on the run context ending at in.LeafID and
 // writes the assistant message to the session under in.EntryID.
 func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallModelResult, error) {

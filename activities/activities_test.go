@@ -258,3 +258,29 @@ func TestCallModel_FaultScriptCountsFromThePromptsMessage(t *testing.T) {
 		t.Fatalf("call without PromptEntryID %+v, want the second element (one call since u2)", res)
 	}
 }
+
+// WrapProvider puts the wrapper between CallModel and the provider: the
+// call's answer is the wrapper's; a provider name the worker refuses
+// stays refused (the wrapper is never asked).
+func TestWrapProvider_CallsGoThroughTheWrapper(t *testing.T) {
+	f := newFixture(t, scripted.New(scripted.Options{}))
+	f.acts.WrapProvider(func(inner llm.Provider) llm.Provider {
+		return llm.ProviderFunc(func(ctx context.Context, req llm.Request) agent.Message {
+			m := inner.Complete(ctx, req)
+			m.Content = []agent.ContentBlock{{Type: agent.BlockText, Text: "wrapped"}}
+			return m
+		})
+	})
+	res, err := f.call(t, input("a1"))
+	if err != nil || res.Text != "wrapped" {
+		t.Fatalf("call through the wrapper: %+v %v", res, err)
+	}
+
+	refused := errors.New("no such provider")
+	a := &Activities{Provider: func(string) (llm.Provider, error) { return nil, refused }}
+	asked := false
+	a.WrapProvider(func(p llm.Provider) llm.Provider { asked = true; return p })
+	if _, err := a.Provider("nope"); !errors.Is(err, refused) || asked {
+		t.Fatalf("refused provider: err %v, wrapper asked %v", err, asked)
+	}
+}

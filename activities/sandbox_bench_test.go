@@ -53,8 +53,10 @@ const modelTurn = 300 * time.Millisecond
 // session), in the sandbox of the default settings, in one that starts
 // no sandbox ahead ("cold": each call starts its own) and unsandboxed,
 // interleaved so all see the same load, each after a pause for the
-// model's turn (modelTurn); it reports the ratios of their
-// means to the unsandboxed one and logs the load:
+// model's turn (modelTurn); and then back to back, with no pause (the
+// tool calls of one answer), sandboxed ("b2b") and unsandboxed
+// ("b2b-local") taking turns in runs of 5 steps. It reports the ratios
+// of their means to the unsandboxed ones and logs the load:
 //
 //	go test ./activities -run '^$' -bench ToolStep -benchtime 30x
 func BenchmarkToolStep_BashTrueSandboxedVsLocal(b *testing.B) {
@@ -65,14 +67,21 @@ func BenchmarkToolStep_BashTrueSandboxedVsLocal(b *testing.B) {
 	if err := r.Probe(); err != nil {
 		b.Skipf("bubblewrap unusable here: %v", err)
 	}
+	defer r.Close()
 	cold, err := sandbox.New(sandbox.Config{AheadIdle: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
+	b2b, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer b2b.Close()
 	ws := b.TempDir()
-	envs := map[string]*testsuite.TestActivityEnvironment{"sandboxed": stepEnv(b, r), "cold": stepEnv(b, cold), "local": stepEnv(b, tools.Local)}
-	step := func(kind string, i int) time.Duration {
-		time.Sleep(modelTurn)
+	envs := map[string]*testsuite.TestActivityEnvironment{"sandboxed": stepEnv(b, r), "cold": stepEnv(b, cold), "local": stepEnv(b, tools.Local),
+		"b2b": stepEnv(b, b2b), "b2b-local": stepEnv(b, tools.Local)}
+	step := func(kind string, i int, pause time.Duration) time.Duration {
+		time.Sleep(pause)
 		start := time.Now()
 		v, err := envs[kind].ExecuteActivity(RunToolName, RunToolInput{SessionID: "s1", AssistantEntryID: "a1",
 			ToolCallID: "c1", ToolName: "bash", ResultEntryID: fmt.Sprintf("r%d", i), ParentID: "a1",
@@ -87,22 +96,34 @@ func BenchmarkToolStep_BashTrueSandboxedVsLocal(b *testing.B) {
 		}
 		return d
 	}
-	step("sandboxed", -1)
-	step("cold", -1)
-	step("local", -1)
+	for _, kind := range []string{"sandboxed", "cold", "local", "b2b", "b2b-local"} {
+		step(kind, -1, modelTurn)
+	}
 	b.ResetTimer()
-	var sandboxed, coldSum, local time.Duration
+	var sandboxed, coldSum, local, b2bSum, b2bLocal time.Duration
 	for i := 0; i < b.N; i++ {
-		sandboxed += step("sandboxed", i)
-		coldSum += step("cold", i)
-		local += step("local", i)
+		sandboxed += step("sandboxed", i, modelTurn)
+		coldSum += step("cold", i, modelTurn)
+		local += step("local", i, modelTurn)
+	}
+	for i := 0; i < b.N; i += 5 {
+		n := min(5, b.N-i)
+		for j := 0; j < n; j++ {
+			b2bSum += step("b2b", i+j, 0)
+		}
+		for j := 0; j < n; j++ {
+			b2bLocal += step("b2b-local", i+j, 0)
+		}
 	}
 	b.StopTimer()
 	load, _ := os.ReadFile("/proc/loadavg")
 	b.ReportMetric(float64(sandboxed)/float64(local), "sandboxed/local")
 	b.ReportMetric(float64(coldSum)/float64(local), "cold/local")
+	b.ReportMetric(float64(b2bSum)/float64(b2bLocal), "b2b/b2b-local")
 	b.ReportMetric(float64(sandboxed.Microseconds())/float64(b.N)/1000, "ms/sandboxed")
 	b.ReportMetric(float64(coldSum.Microseconds())/float64(b.N)/1000, "ms/cold")
 	b.ReportMetric(float64(local.Microseconds())/float64(b.N)/1000, "ms/local")
+	b.ReportMetric(float64(b2bSum.Microseconds())/float64(b.N)/1000, "ms/b2b")
+	b.ReportMetric(float64(b2bLocal.Microseconds())/float64(b.N)/1000, "ms/b2b-local")
 	b.Logf("load average: %s", strings.TrimSpace(string(load)))
 }

@@ -358,6 +358,11 @@ type RunToolResult struct {
 	// Usage is what a sub-agent (a task call) spent, its own sub-agents
 	// included: the parent's usage and budget count it.
 	Usage *agent.Spend `json:"usage,omitempty"`
+	// Files and FilesMore are the files a sub-agent in the caller's
+	// workspace changed (workflows.PromptResult.FilesChanged): the
+	// caller counts them as its own.
+	Files     []string `json:"files,omitempty"`
+	FilesMore int      `json:"filesMore,omitempty"`
 }
 
 // RecordEntryInput is the input of RecordEntry (a local activity).

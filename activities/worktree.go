@@ -49,6 +49,10 @@ func (a *Activities) WorktreeSummary(ctx context.Context, in WorktreeSummaryInpu
 	for _, c := range sum.Commits[:min(len(sum.Commits), agent.MaxRecentCommits)] {
 		out.Recent = append(out.Recent, red.known(c))
 	}
+	for _, f := range sum.Files[:min(len(sum.Files), agent.MaxBranchFiles)] {
+		out.Files = append(out.Files, red.known(f))
+	}
+	out.FilesMore = len(sum.Files) - len(out.Files)
 	return out, nil
 }
 

@@ -126,6 +126,10 @@ type BranchSummary struct {
 	Recent  []string `json:"recent,omitempty"`
 	// Uncommitted counts the changed and untracked files not committed.
 	Uncommitted int `json:"uncommitted,omitempty"`
+	// Files are the paths that differ from Base, committed or not, at
+	// most MaxBranchFiles of them, sorted; FilesMore counts the others.
+	Files     []string `json:"files,omitempty"`
+	FilesMore int      `json:"filesMore,omitempty"`
 	// Text is all of it on one line, as people read it ("branch
 	// agent/s1: 1 commit since 1a2b3c4 (9f8e7d6 fix parser)").
 	Text string `json:"text"`
@@ -133,6 +137,9 @@ type BranchSummary struct {
 
 // MaxRecentCommits bounds BranchSummary.Recent.
 const MaxRecentCommits = 10
+
+// MaxBranchFiles bounds BranchSummary.Files.
+const MaxBranchFiles = 50
 
 // UndeliveredTexts returns the texts of ms (nil when none).
 func UndeliveredTexts(ms []UndeliveredMessage) []string {

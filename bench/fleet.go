@@ -81,15 +81,7 @@ func (h *harness) fleetRun(ctx context.Context, jobs int, limit time.Duration, c
 	s.Retry.MaxRetries = 30
 	rl := &scripted.RateLimited{RetryAfter: 5 * time.Second}
 	w, err := app.NewWorker(h.c, s, app.Extensions{Dev: true, Activities: func(a *activities.Activities) {
-		inner := a.Provider
-		a.Provider = func(p string) (llm.Provider, error) {
-			pr, err := inner(p)
-			if err != nil {
-				return nil, err
-			}
-			rl.Inner = pr
-			return rl, nil
-		}
+		a.WrapProvider(func(p llm.Provider) llm.Provider { rl.Inner = p; return rl })
 	}})
 	if err != nil {
 		return FleetRun{}, err

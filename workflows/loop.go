@@ -6,7 +6,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -30,7 +29,7 @@ func (r *run) execute(ctx workflow.Context) (PromptResult, error) {
 		return r.fail(ctx, err.Error())
 	}
 	r.startBudget(ctx)
-	metrics.Enter(workflow.GetMetricsHandler(ctx), metrics.StateRunning)
+	r.enterRunning(ctx)
 	next := stepModel
 	for next != stepDone {
 		if r.aborted && next != stepTools {
@@ -49,7 +48,7 @@ func (r *run) execute(ctx workflow.Context) (PromptResult, error) {
 			next = r.boundaryStep(ctx)
 		}
 	}
-	metrics.Leave(workflow.GetMetricsHandler(ctx), metrics.StateRunning)
+	r.leaveRunning(ctx)
 	return r.endRes, r.endErr
 }
 

@@ -67,10 +67,16 @@ type run struct {
 	lastUsage *agent.Usage
 	// runningTools names the tool calls in flight, for the state query;
 	// toolCalls counts the tool calls started in this prompt (job memo),
-	// subAgents its sub-agents (subagent.go).
+	// subAgents its sub-agents (subagent.go); taskShare is how many
+	// task calls of the group being started share the budget left
+	// (subagent.go).
 	runningTools []string
 	toolCalls    int
 	subAgents    int
+	taskShare    int
+	// files and filesMore are the files changed (subagent.go).
+	files     []string
+	filesMore int
 	// cancelTools cancels the tool calls in flight (nil when none).
 	cancelTools workflow.CancelFunc
 

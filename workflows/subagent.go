@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -100,6 +101,11 @@ func SubAgent(ctx workflow.Context, in SubAgentInput) (activities.RunToolResult,
 	if rerr != nil {
 		return out, rerr
 	}
+	if !t.Task.Worktree {
+		// Changes in the caller's workspace are the caller's too; a
+		// worktree's are on the sub-agent's branch (its account says).
+		out.Files, out.FilesMore = res.FilesChanged, res.FilesChangedMore
+	}
 	if ctx.Err() != nil {
 		return out, temporal.NewCanceledError(out)
 	}
@@ -145,9 +151,27 @@ func subAgentAnswer(sessionID, description string, res *PromptResult, err error)
 	if status == "" {
 		status = agent.StatusFailed
 	}
-	acct := fmt.Sprintf("[sub-agent %q, session %s: %s after %d turns and %d tool calls; usage %s]",
-		description, sessionID, status, res.Turns, res.ToolCalls, spendText(res.Usage))
+	files := filesText("files changed", "by write or edit", res.FilesChanged, res.FilesChangedMore)
+	if w := res.Worktree; w != nil {
+		// Its branch knows every change, bash's included.
+		files = filesText("files changed on its branch", "on its branch", w.Files, w.FilesMore) + "; " + w.Text
+	}
+	acct := fmt.Sprintf("[sub-agent %q, session %s: %s after %d turns and %d tool calls; usage %s; %s]",
+		description, sessionID, status, res.Turns, res.ToolCalls, spendText(res.Usage), files)
 	return head + "\n\n" + acct, err != nil
+}
+
+// filesText says which files a prompt changed, in a few words: "what:
+// a, b and 3 more", or "no files changed where".
+func filesText(what, where string, files []string, more int) string {
+	if len(files) == 0 {
+		return "no files changed " + where
+	}
+	t := what + ": " + strings.Join(files, ", ")
+	if more > 0 {
+		t += fmt.Sprintf(" and %d more", more)
+	}
+	return t
 }
 
 func firstNonEmpty(a, b string) string {
@@ -272,9 +296,36 @@ func (r *run) subAgentInput(ctx workflow.Context, call activities.RunToolInput, 
 	return SubAgentInput{Call: call, Prompt: p}
 }
 
-// childBudget is what is left of the prompt's budget (and of its
-// session's) as a sub-agent's prompt budget: a sub-agent stops at the
-// parent's limit, before the parent does.
+// The sub-agents started together share what is left of the budget
+// (workflow.GetVersion "subagent-budget-share"): from versionSharedBudget
+// on, each of the n task calls of a group gets 1/n of the tokens and cost
+// left. Histories before it gave each the whole remainder; they replay
+// with that rule.
+const (
+	changeSubAgentBudget = "subagent-budget-share"
+	versionSharedBudget  = 1
+)
+
+// tasksStarting is how many task calls of a group start together: those
+// not denied, skipped or aborted, at most what agent.subagents.maxTotal
+// still allows; at least 1.
+func (r *run) tasksStarting(group []*toolCall, skip bool) int {
+	n := 0
+	for _, c := range group {
+		if isTask(c) && c.denial == "" && !skip && !r.aborted {
+			n++
+		}
+	}
+	return max(1, min(n, r.in.Agent.SubAgents.limits().MaxTotal-r.subAgents))
+}
+
+// childBudget is a sub-agent's prompt budget: its share of what is left
+// of the prompt's budget (and of its session's). The tokens and cost left
+// are divided among the r.taskShare sub-agents started together, so their
+// limits add up to at most what is left (a token limit is at least 1,
+// since 0 would lift it); each runs until the rest of
+// budget.maxDurationMs. A sub-agent stops at its share, before the parent
+// reaches its limit.
 func (r *run) childBudget(ctx workflow.Context) agent.BudgetLimits {
 	if !r.bud.on {
 		return agent.BudgetLimits{}
@@ -287,6 +338,13 @@ func (r *run) childBudget(ctx workflow.Context) agent.BudgetLimits {
 	if ms := lim.MaxDurationMs; ms > 0 {
 		left := r.bud.startedAt.Add(time.Duration(ms) * time.Millisecond).Sub(workflow.Now(ctx))
 		out.MaxDurationMs = max(1, left.Milliseconds())
+	}
+	if n := r.taskShare; n > 1 && (out.MaxTokens > 0 || out.MaxCostUsd > 0) &&
+		workflow.GetVersion(ctx, changeSubAgentBudget, workflow.DefaultVersion, versionSharedBudget) >= versionSharedBudget {
+		if out.MaxTokens > 0 {
+			out.MaxTokens = max(1, out.MaxTokens/int64(n))
+		}
+		out.MaxCostUsd /= float64(n)
 	}
 	return out
 }
@@ -332,6 +390,17 @@ func (r *run) endSubAgent(ctx workflow.Context, c *toolCall, err error) {
 			usage = res.Usage
 		}
 	}
+	files, more := c.res.Files, c.res.FilesMore
+	if err != nil && errors.As(err, &canceled) && canceled.HasDetails() {
+		var res activities.RunToolResult
+		if canceled.Details(&res) == nil {
+			files, more = res.Files, res.FilesMore
+		}
+	}
+	for _, f := range files {
+		r.addFileChanged(f)
+	}
+	r.filesMore += more
 	r.emit(ctx, agent.Event{Type: agent.EventSubAgentEnd, ToolCallID: c.ref.ID, SessionID: c.subSession,
 		IsError: c.res.IsError || err != nil, Usage: usage})
 	if usage != nil {
@@ -353,9 +422,55 @@ func (r *run) countChildUsage(ctx workflow.Context, s agent.Spend) {
 	r.emit(ctx, agent.Event{Type: agent.EventUsage, Usage: &spent, Budget: r.budgetState()})
 }
 
-// account adds the prompt's usage, turns and tool calls to its result.
+// account adds the prompt's usage, turns, tool calls and files changed
+// to its result.
 func (r *run) account(res PromptResult) PromptResult {
 	spent := r.bud.spent
 	res.Usage, res.Turns, res.ToolCalls = &spent, r.turn, r.toolCalls
+	res.FilesChanged, res.FilesChangedMore = r.files, r.filesMore
 	return res
+}
+
+// Files changed (PromptResult.FilesChanged). The workflow knows them from
+// its own tool calls, so the list is deterministic: the path argument
+// (ToolCallRef.PolicyArg, in history) of each write and edit call whose
+// result is not an error, and the lists of its sub-agents in the same
+// workspace. What bash commands change is not tracked. At most
+// MaxFilesChanged paths are kept, so history stays flat.
+
+// MaxFilesChanged bounds PromptResult.FilesChanged.
+const MaxFilesChanged = 50
+
+// noteFilesChanged notes the file a write or edit call changed.
+func (r *run) noteFilesChanged(c *toolCall, err error) {
+	if err != nil || c.denial != "" || c.res.IsError || (c.ref.Name != tools.Write && c.ref.Name != tools.Edit) || c.ref.PolicyArg == "" {
+		return
+	}
+	p := c.ref.PolicyArg
+	if c.ref.PolicyArgCut {
+		p += "…"
+	}
+	r.addFileChanged(r.workspacePath(p))
+}
+
+// workspacePath is p relative to the workspace when it lies inside it.
+func (r *run) workspacePath(p string) string {
+	if filepath.IsAbs(p) && r.workspace != "" {
+		if rel, err := filepath.Rel(r.workspace, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return rel
+		}
+	}
+	return filepath.Clean(p)
+}
+
+// addFileChanged adds a path to the files changed, once; past
+// MaxFilesChanged it counts it in filesMore.
+func (r *run) addFileChanged(p string) {
+	switch {
+	case slices.Contains(r.files, p):
+	case len(r.files) < MaxFilesChanged:
+		r.files = append(r.files, p)
+	default:
+		r.filesMore++
+	}
 }

@@ -406,6 +406,8 @@ func TestSubAgent_Worktree(t *testing.T) {
 			}
 		}
 		h.acts.WorktreeDir = t.TempDir()
+		h.env.RegisterActivityWithOptions(h.acts.WorktreeSummary, activity.RegisterOptions{Name: activities.WorktreeSummaryName})
+		h.scripts["work apart"] = []string{`tool:bash {"command":"echo made > by-bash.txt"}`, "text:done apart"}
 		res, err := h.run(worktreeTask(h))
 		if err != nil || res.Status != agent.StatusCompleted {
 			t.Fatalf("prompt: %+v %v", res, err)
@@ -422,6 +424,15 @@ func TestSubAgent_Worktree(t *testing.T) {
 		if wt == nil || wt.Branch != "agent/"+starts[0].SessionID || !strings.HasPrefix(sess.Header.Cwd, h.acts.WorktreeDir) {
 			t.Fatalf("sub-agent header %+v (worktree %+v), want a worktree of its own", sess.Header, wt)
 		}
+		// Its branch knows the file bash made there; the parent's
+		// workspace has no such change.
+		if r := h.toolResultTexts(res.LeafID); len(r) != 1 ||
+			!strings.Contains(r[0], "; files changed on its branch: by-bash.txt; branch agent/"+starts[0].SessionID+": no commits since ") {
+			t.Fatalf("tool results %q, want the account to name the branch's file and say where the branch stands", r)
+		}
+		if len(res.FilesChanged) != 0 {
+			t.Fatalf("the parent's files changed %q, want none (the sub-agent's are on its branch)", res.FilesChanged)
+		}
 	})
 	t.Run("not a repository", func(t *testing.T) {
 		h := newSubHarness(t)
@@ -435,4 +446,130 @@ func TestSubAgent_Worktree(t *testing.T) {
 			t.Fatalf("tool results %q, want the sub-agent's failure naming git", r)
 		}
 	})
+}
+
+// Issue 25 (SPEC 17.3): the account of a sub-agent names the files its
+// successful write and edit calls changed (paths inside the workspace
+// relative to it; a failed edit changes nothing), and the parent's own
+// result counts them as its changes.
+func TestSubAgent_AccountListsFilesChanged(t *testing.T) {
+	h := newSubHarness(t)
+	if err := os.WriteFile(filepath.Join(h.workspace, "b.txt"), []byte("old line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edit, _ := json.Marshal(map[string]string{"path": filepath.Join(h.workspace, "b.txt"), "oldText": "old", "newText": "new"})
+	h.scripts["change two files"] = []string{
+		`tool:write {"path":"a.txt","content":"hello\n"}`,
+		"tool:edit " + string(edit),
+		`tool:edit {"path":"missing.txt","oldText":"x","newText":"y"}`,
+		`tool:write {"path":"a.txt","content":"hello again\n"}`,
+		"text:changed them",
+	}
+	res, err := h.run(h.taskInput("change two files"))
+	if err != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("prompt: %+v %v, want it completed", res, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(h.workspace, "b.txt")); string(b) != "new line\n" {
+		t.Fatalf("b.txt holds %q, want the sub-agent's edit", b)
+	}
+	results := h.toolResultTexts(res.LeafID)
+	if len(results) != 1 || !strings.HasPrefix(results[0], "changed them\n\n") ||
+		!strings.Contains(results[0], "after 5 turns and 4 tool calls; usage ") ||
+		!strings.HasSuffix(results[0], "; files changed: a.txt, b.txt]") {
+		t.Fatalf("tool results %q, want the answer and an account naming a.txt and b.txt", results)
+	}
+	if strings.Join(res.FilesChanged, ",") != "a.txt,b.txt" || res.FilesChangedMore != 0 {
+		t.Fatalf("the parent's files changed %q (+%d), want its sub-agent's a.txt and b.txt", res.FilesChanged, res.FilesChangedMore)
+	}
+}
+
+// SPEC 17.3: past MaxFilesChanged paths the account counts the rest
+// instead of listing them, so the result stays bounded.
+func TestSubAgent_FilesChangedBounded(t *testing.T) {
+	r := &run{workspace: "/w"}
+	for i := range MaxFilesChanged + 3 {
+		r.addFileChanged(r.workspacePath(fmt.Sprintf("/w/d/f%02d.go", i)))
+		r.addFileChanged(fmt.Sprintf("d/f%02d.go", i)) // the same file, named relative
+	}
+	if len(r.files) != MaxFilesChanged || r.filesMore != 6 || r.files[0] != "d/f00.go" {
+		t.Fatalf("files %d (first %q), more %d: want %d listed and the 3 others (twice each) counted", len(r.files), r.files[0], r.filesMore, MaxFilesChanged)
+	}
+	if got := filesText("files changed", "by write or edit", r.files[:2], 4); got != "files changed: d/f00.go, d/f01.go and 4 more" {
+		t.Fatalf("filesText = %q", got)
+	}
+}
+
+// Issue 25 (SPEC 17.6): a parent whose history is past the
+// continue-as-new threshold while its sub-agents run keeps waiting for
+// them: it continues as new only at the turn boundary, after every
+// child's result reached it, carrying its count of sub-agents and the
+// files they changed; the next run starts no child again.
+func TestSubAgent_ContinueAsNewWaitsForChildren(t *testing.T) {
+	h := newSubHarness(t)
+	h.hold = 200 * time.Millisecond
+	h.scripts["alpha"] = []string{`tool:write {"path":"alpha.txt","content":"a\n"}`, "text:answer alpha"}
+	h.scripts["beta"] = []string{"text:answer beta"}
+	h.scripts["gamma"] = []string{"text:answer gamma"}
+	in := h.taskInput("alpha", "beta", "gamma")
+	in.Agent.ContinueAsNewEvents = 20
+	h.env.SetCurrentHistoryLength(25) // past the threshold from the start
+	next := h.continued(in)
+
+	starts, ends := subAgentEvents(h.events())
+	if len(starts) != 3 || len(ends) != 3 {
+		t.Fatalf("first run: %d subagent_start, %d subagent_end, want 3 each before it continued as new", len(starts), len(ends))
+	}
+	c := next.Continued
+	if c == nil || c.SubAgents != 3 || strings.Join(c.FilesChanged, ",") != "alpha.txt" {
+		t.Fatalf("carried %+v, want 3 sub-agents and alpha.txt changed", c)
+	}
+	results := h.toolResultTexts(c.LeafID)
+	if len(results) != 3 {
+		t.Fatalf("tool results before continue-as-new %q, want 3", results)
+	}
+	for i, p := range []string{"alpha", "beta", "gamma"} {
+		if !strings.HasPrefix(results[i], "answer "+p+"\n\n") {
+			t.Errorf("tool result %d: %q, want the answer of %s", i, results[i], p)
+		}
+	}
+
+	h2 := newSubHarness(t)
+	h2.store, h2.acts.Sessions, h2.workspace = h.store, h.store, h.workspace
+	res, err := h2.run(next)
+	if err != nil || res.Status != agent.StatusCompleted || res.Text != "all done" {
+		t.Fatalf("continued run: %+v %v, want it completed", res, err)
+	}
+	if starts2, _ := subAgentEvents(h2.events()); len(starts2) != 0 {
+		t.Fatalf("the continued run started %d sub-agents, want none", len(starts2))
+	}
+	if strings.Join(res.FilesChanged, ",") != "alpha.txt" {
+		t.Fatalf("files changed %q, want alpha.txt carried", res.FilesChanged)
+	}
+	// Each child ran once: one user message and its model script once.
+	perSession := map[string]int{}
+	for _, in := range append(h.calls, h2.calls...) {
+		perSession[in.SessionID]++
+	}
+	for i, s := range starts {
+		want := 1
+		if i == 0 {
+			want = 2 // alpha's write, then its answer
+		}
+		if perSession[s.SessionID] != want {
+			t.Errorf("sub-agent %s called its model %d times, want %d", s.SessionID, perSession[s.SessionID], want)
+		}
+		sess, err := h.store.Load(s.SessionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		users := 0
+		for _, e := range sess.Entries {
+			if e.Message != nil && e.Message.Role == agent.RoleUser {
+				users++
+			}
+		}
+		if users != 1 {
+			t.Errorf("sub-agent %s has %d user messages, want 1 (started once)", s.SessionID, users)
+		}
+	}
 }

@@ -135,6 +135,7 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 		r.awaitApprovals(ctx, group)
 		skip = r.steerQueued(ctx)
 	}
+	r.taskShare = r.tasksStarting(group, skip)
 	for _, c := range group {
 		r.emit(ctx, agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: c.ref.ID,
 			ToolName: c.ref.Name, Args: c.ref.ArgsPreview})
@@ -165,6 +166,7 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 		if err != nil {
 			r.recordToolFailure(ctx, c, err)
 		}
+		r.noteFilesChanged(c, err)
 		r.endSubAgent(ctx, c, err)
 		if i := slices.Index(r.runningTools, c.ref.Name+" "+c.ref.ID); i >= 0 {
 			r.runningTools = slices.Delete(r.runningTools, i, i+1)

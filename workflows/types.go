@@ -245,6 +245,10 @@ type Carry struct {
 	// prompt started so far (agent.subagents.maxTotal counts the latter).
 	ToolCalls int `json:"toolCalls,omitempty"`
 	SubAgents int `json:"subAgents,omitempty"`
+	// FilesChanged and FilesChangedMore are the files changed so far
+	// (PromptResult.FilesChanged).
+	FilesChanged     []string `json:"filesChanged,omitempty"`
+	FilesChangedMore int      `json:"filesChangedMore,omitempty"`
 }
 
 // Validate reports the first problem of the input in one line.
@@ -352,6 +356,13 @@ type PromptResult struct {
 	Usage     *agent.Spend `json:"usage,omitempty"`
 	Turns     int          `json:"turns,omitempty"`
 	ToolCalls int          `json:"toolCalls,omitempty"`
+	// FilesChanged are the paths the prompt's successful write and edit
+	// calls changed in its workspace, its sub-agents' in the same
+	// workspace included, in order of first change, at most
+	// MaxFilesChanged; FilesChangedMore counts the changes past them.
+	// Changes made by bash are not tracked (subagent.go).
+	FilesChanged     []string `json:"filesChanged,omitempty"`
+	FilesChangedMore int      `json:"filesChangedMore,omitempty"`
 	// Worktree is where the branch of a --worktree session stands as the
 	// prompt ends (as on its prompt_end event); nil for other sessions.
 	Worktree *agent.BranchSummary `json:"worktree,omitempty"`

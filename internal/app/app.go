@@ -50,15 +50,13 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 	}
 	var windows activities.RateWindows
 	if s.Model.CoordinatedBackoff {
-		windows = creds
+		windows = rateWindowsOf(store, creds)
 	}
 	return &activities.Activities{
 		Sessions:    store,
 		Provider:    NewProviders(s, script),
 		Credentials: creds,
-		// Rate-limit windows are kept beside the credentials (auth.json),
-		// shared by the workers of this data directory.
-		Windows: windows,
+		Windows:     windows,
 		// Running calls publish their output so far as heartbeat
 		// details, which Temporal keeps as the latest value only, never in
 		// history: a model call records its snapshot as soon as it changes

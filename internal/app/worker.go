@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -66,6 +67,7 @@ func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.
 	if err != nil {
 		return nil, err
 	}
+	var ownRunner io.Closer // the runner made here, closed on Stop
 	if o.Runner == nil {
 		r, note, err := ToolRunner(s, o.Dev)
 		if err != nil {
@@ -75,13 +77,14 @@ func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.
 			fmt.Fprintf(os.Stderr, "worker: %s\n", note)
 		}
 		o.Runner = r
+		ownRunner, _ = r.(io.Closer) // the sandbox's: its sandboxes started ahead
 	}
 	acts.ToolPolicy.Runner = o.Runner
 	acts.ModelQueues = s.Model.ModelQueues()
 	if o.Activities != nil {
 		o.Activities(acts)
 	}
-	g := &group{}
+	g := &group{runner: ownRunner}
 	if acts.Push == nil {
 		if g.push, err = ServePush(s, o.Dev); err != nil {
 			return nil, err
@@ -294,6 +297,7 @@ type group struct {
 	worker.Worker
 	extra   []worker.Worker
 	close   func()
+	runner  io.Closer // nil, or the tool runner NewWorker made
 	metrics *metrics.Server
 	traces  *tracing.Provider
 	push    *live.Hub
@@ -342,6 +346,9 @@ func (g *group) Run(interruptCh <-chan interface{}) error {
 func (g *group) Stop() {
 	g.Worker.Stop()
 	g.stopExtra(len(g.extra))
+	if g.runner != nil {
+		_ = g.runner.Close() // no sandbox started ahead outlives the worker
+	}
 	if g.close != nil {
 		g.close()
 	}

@@ -39,9 +39,9 @@ type Admission struct {
 	Probing bool
 }
 
-// staleWindow is how long after its end a window nobody probed is kept:
+// StaleWindow is how long after its end a window nobody probed is kept:
 // past it the credential is presumed free again (pruned).
-const staleWindow = 5 * time.Minute
+const StaleWindow = 5 * time.Minute
 
 // WindowKey is the key of the window of a provider's credential; id ""
 // is a provider called without a credential (a local server, the
@@ -53,7 +53,9 @@ func WindowKey(provider, credentialID string) string {
 	return provider + "/" + credentialID
 }
 
-func checkWindowArgs(key, holder string) error {
+// CheckWindowArgs refuses a key that is not a WindowKey and an empty
+// holder, with an error naming the problem.
+func CheckWindowArgs(key, holder string) error {
 	if key == "" || !strings.Contains(key, "/") {
 		return fmt.Errorf("rate-limit window: bad key %q (want provider/credential, see WindowKey)", key)
 	}
@@ -63,74 +65,130 @@ func checkWindowArgs(key, holder string) error {
 	return nil
 }
 
-// admit answers a caller asking to call through the window of key. It
-// reports whether the state changed (a lease was granted).
-func (s *state) admit(key, holder string, lease time.Duration, now time.Time) (Admission, bool) {
-	s.init()
-	w, ok := s.Windows[key]
-	if !ok {
-		return Admission{}, false
+// The rules of a window, written once for every store that keeps windows
+// (File and Memory here, the PostgreSQL store of a cluster in
+// internal/pgstore). Each rule takes the window as stored (nil: none),
+// and returns the window to store (nil: none, delete it) and whether
+// that is a change the store must write. The store makes each call
+// atomic: it reads, applies the rule and writes under one lock.
+
+// AdmitCall answers holder asking to call through the window w. A
+// window that went stale (see Stale) is dropped and the call goes out.
+func AdmitCall(w *Window, holder string, lease time.Duration, now time.Time) (Admission, *Window, bool) {
+	if w == nil {
+		return Admission{}, nil, false
+	}
+	if w.Stale(now) {
+		return Admission{}, nil, true
 	}
 	if now.Before(w.Until) {
-		return Admission{Wait: w.Until.Sub(now)}, false
+		return Admission{Wait: w.Until.Sub(now)}, w, false
 	}
 	if w.Probe != "" && w.Probe != holder && now.Before(w.ProbeUntil) {
-		return Admission{Wait: w.ProbeUntil.Sub(now), Probing: true}, false
+		return Admission{Wait: w.ProbeUntil.Sub(now), Probing: true}, w, false
 	}
-	w.Probe, w.ProbeUntil = holder, now.Add(lease)
-	s.Windows[key] = w
-	return Admission{Probe: true}, true
+	next := *w
+	next.Probe, next.ProbeUntil = holder, now.Add(lease)
+	return Admission{Probe: true}, &next, true
 }
 
-// rateLimited opens or extends the window of key to now+retryAfterMs and
-// ends any probe lease (the probe has its outcome).
-func (s *state) rateLimited(key string, retryAfterMs int64, now time.Time) error {
+// ExtendWindow opens the window w (nil: none) or extends it to
+// now+retryAfterMs, and ends any probe lease (the probe has its outcome).
+func ExtendWindow(w *Window, retryAfterMs int64, now time.Time) (*Window, error) {
 	if retryAfterMs <= 0 {
-		return fmt.Errorf("rate-limit window %s: retry hint %dms is not positive", key, retryAfterMs)
+		return nil, fmt.Errorf("retry hint %dms is not positive", retryAfterMs)
 	}
-	s.init()
-	w := s.Windows[key]
-	if until := now.Add(time.Duration(retryAfterMs) * time.Millisecond); until.After(w.Until) {
-		w.Until = until
+	var next Window
+	if w != nil {
+		next = *w
 	}
-	w.Probe, w.ProbeUntil = "", time.Time{}
-	s.Windows[key] = w
-	return nil
+	if until := now.Add(time.Duration(retryAfterMs) * time.Millisecond); until.After(next.Until) {
+		next.Until = until
+	}
+	next.Probe, next.ProbeUntil = "", time.Time{}
+	return &next, nil
 }
 
-// settle records that the provider took holder's call: the window ends
-// when holder was the probe, or when the window was over anyway. A call
-// that was already under way when another caller's rate limit opened
-// the window leaves it open. It reports whether the state changed.
+// SettleCall records that the provider took holder's call: the window
+// ends when holder was the probe, or when the window was over anyway. A
+// call that was already under way when another caller's rate limit
+// opened the window leaves it open.
+func SettleCall(w *Window, holder string, now time.Time) (*Window, bool) {
+	if w == nil || (w.Probe != holder && now.Before(w.Until)) {
+		return w, false
+	}
+	return nil, true
+}
+
+// ReleaseLease gives up holder's probe lease without an outcome (its
+// call was cancelled): the next caller probes.
+func ReleaseLease(w *Window, holder string) (*Window, bool) {
+	if w == nil || w.Probe != holder {
+		return w, false
+	}
+	next := *w
+	next.Probe, next.ProbeUntil = "", time.Time{}
+	return &next, true
+}
+
+// Stale reports whether w ended StaleWindow ago with no live probe
+// lease: the credential is presumed free again and the window may be
+// dropped.
+func (w Window) Stale(now time.Time) bool {
+	return now.Sub(w.Until) > StaleWindow && !now.Before(w.ProbeUntil)
+}
+
+// apply runs a rule on the window of key in s and stores its result.
+func (s *state) apply(key string, rule func(w *Window) (*Window, bool)) bool {
+	s.init()
+	var cur *Window
+	if w, ok := s.Windows[key]; ok {
+		cur = &w
+	}
+	next, changed := rule(cur)
+	if !changed {
+		return false
+	}
+	if next == nil {
+		delete(s.Windows, key)
+	} else {
+		s.Windows[key] = *next
+	}
+	return true
+}
+
+func (s *state) admit(key, holder string, lease time.Duration, now time.Time) (a Admission, changed bool) {
+	changed = s.apply(key, func(w *Window) (next *Window, changed bool) {
+		a, next, changed = AdmitCall(w, holder, lease, now)
+		return next, changed
+	})
+	return a, changed
+}
+
+func (s *state) rateLimited(key string, retryAfterMs int64, now time.Time) (err error) {
+	s.apply(key, func(w *Window) (*Window, bool) {
+		next, e := ExtendWindow(w, retryAfterMs, now)
+		if e != nil {
+			err = fmt.Errorf("rate-limit window %s: %w", key, e)
+			return w, false
+		}
+		return next, true
+	})
+	return err
+}
+
 func (s *state) settle(key, holder string, now time.Time) bool {
-	s.init()
-	w, ok := s.Windows[key]
-	if !ok || (w.Probe != holder && now.Before(w.Until)) {
-		return false
-	}
-	delete(s.Windows, key)
-	return true
+	return s.apply(key, func(w *Window) (*Window, bool) { return SettleCall(w, holder, now) })
 }
 
-// release gives up holder's probe lease without an outcome (its call was
-// cancelled): the next caller probes. It reports whether the state
-// changed.
 func (s *state) release(key, holder string) bool {
-	s.init()
-	w, ok := s.Windows[key]
-	if !ok || w.Probe != holder {
-		return false
-	}
-	w.Probe, w.ProbeUntil = "", time.Time{}
-	s.Windows[key] = w
-	return true
+	return s.apply(key, func(w *Window) (*Window, bool) { return ReleaseLease(w, holder) })
 }
 
-// pruneWindows drops windows that ended staleWindow ago with no live
-// probe lease.
+// pruneWindows drops stale windows.
 func (s *state) pruneWindows(now time.Time) {
 	for key, w := range s.Windows {
-		if now.Sub(w.Until) > staleWindow && !now.Before(w.ProbeUntil) {
+		if w.Stale(now) {
 			delete(s.Windows, key)
 		}
 	}
@@ -142,7 +200,7 @@ func (s *state) pruneWindows(now time.Time) {
 // the window is over, the first caller gets the probe lease for lease
 // and calls, the others hold until the lease ends or is settled.
 func (f *File) Admit(key, holder string, lease time.Duration) (a Admission, err error) {
-	if err := checkWindowArgs(key, holder); err != nil {
+	if err := CheckWindowArgs(key, holder); err != nil {
 		return Admission{}, err
 	}
 	err = f.update(func(st *state, now time.Time) (bool, error) {
@@ -179,7 +237,7 @@ func (f *File) Release(key, holder string) error {
 
 // Admit is File.Admit in memory.
 func (m *Memory) Admit(key, holder string, lease time.Duration) (Admission, error) {
-	if err := checkWindowArgs(key, holder); err != nil {
+	if err := CheckWindowArgs(key, holder); err != nil {
 		return Admission{}, err
 	}
 	m.mu.Lock()

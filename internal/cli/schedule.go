@@ -13,10 +13,13 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/schedule"
+	"github.com/durableagent/durableagent/workflows"
 )
 
 const scheduleUsage = `starter schedule create --id ID (--cron "0 3 * * *" | --every 6h) [--session-prefix P | --session S]
                          [--overlap skip|buffer-one|allow-all] [--catchup 1h] [--workspace DIR] [--worktree] [--json] PROMPT
+       starter schedule update --id ID [--cron "0 4 * * *" | --every 12h] [--session-prefix P | --session S]
+                         [--overlap skip|buffer-one|allow-all] [--catchup 2h] [--worktree[=false]] [--json] [PROMPT]
        starter schedule list [--json]
        starter schedule describe ID [--json]
        starter schedule pause ID [--note TEXT]
@@ -29,13 +32,13 @@ const scheduleUsage = `starter schedule create --id ID (--cron "0 3 * * *" | --e
 var scheduleCmd = Command{
 	Name:    "schedule",
 	Usage:   scheduleUsage,
-	Summary: "run a prompt on a schedule (a Temporal Schedule): create, list, describe, pause, unpause, trigger, delete",
+	Summary: "run a prompt on a schedule (a Temporal Schedule): create, update, list, describe, pause, unpause, trigger, delete",
 	Run:     runSchedule,
 }
 
 func runSchedule(ctx context.Context, env Env, args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintf(env.Stderr, "starter schedule: want a subcommand: create, list, describe, pause, unpause, trigger or delete\nusage: %s\n", scheduleUsage)
+		fmt.Fprintf(env.Stderr, "starter schedule: want a subcommand: create, update, list, describe, pause, unpause, trigger or delete\nusage: %s\n", scheduleUsage)
 		return ExitUsage
 	}
 	sub, args := args[0], args[1:]
@@ -56,11 +59,19 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 		c.fs.DurationVar(&catchup, "catchup", schedule.DefaultCatchupWindow, "runs missed (server down) are still started within this window")
 		c.fs.StringVar(&workspace, "workspace", "", "the directory a new session's tools work in (default: the current directory)")
 		c.fs.BoolVar(&useWorktree, "worktree", false, "give each run's session a git worktree of the workspace's repository on a branch agent/<session> (with --session: that session must have one or be new)")
+	case "update":
+		c.fs.StringVar(&id, "id", "", "the id of the schedule to change")
+		c.fs.StringVar(&cron, "cron", "", `fire on this cron expression instead ("0 4 * * *": 04:00 UTC daily)`)
+		c.fs.DurationVar(&every, "every", 0, "fire at this interval instead (e.g. 12h)")
+		c.fs.StringVar(&prefix, "session-prefix", "", "run each prompt in a fresh session PREFIX-<scheduled time> from now on")
+		c.fs.StringVar(&overlap, "overlap", "", "the new overlap policy: skip, buffer-one or allow-all")
+		c.fs.DurationVar(&catchup, "catchup", 0, "the new catch-up window (runs missed while the server was down are still started within it)")
+		c.fs.BoolVar(&useWorktree, "worktree", false, "turn each run's git worktree on (--worktree) or off (--worktree=false)")
 	case "pause", "unpause":
 		c.fs.StringVar(&note, "note", "", "why (shown by describe and in the Temporal UI)")
 	case "list", "describe", "trigger", "delete":
 	default:
-		fmt.Fprintf(env.Stderr, "starter schedule: unknown subcommand %q (want create, list, describe, pause, unpause, trigger or delete)\n", sub)
+		fmt.Fprintf(env.Stderr, "starter schedule: unknown subcommand %q (want create, update, list, describe, pause, unpause, trigger or delete)\n", sub)
 		return ExitUsage
 	}
 	if !c.parse(env, args) {
@@ -69,6 +80,13 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 	if sub == "create" {
 		return scheduleCreate(ctx, env, c, schedule.Spec{ID: id, Cron: cron, Every: every, SessionPrefix: prefix,
 			Overlap: overlap, CatchupWindow: catchup}, workspace, useWorktree)
+	}
+	if sub == "update" {
+		ch := schedule.Change{ID: id, Cron: cron, Every: every, SessionPrefix: prefix, Overlap: overlap, CatchupWindow: catchup}
+		if c.fs.Changed("worktree") {
+			ch.Worktree = &useWorktree
+		}
+		return scheduleUpdate(ctx, env, c, ch)
 	}
 	if c.fs.Changed("session") {
 		return fail(env, name, errors.New("--session is a flag of schedule create"))
@@ -195,6 +213,57 @@ func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec,
 	}
 	printResult(env, c.json, map[string]any{"success": true, "command": "schedule_create", "id": spec.ID},
 		fmt.Sprintf("schedule %s created: %s, %s (overlap %s, catch-up window %s)", spec.ID, when, where, spec.Overlap, spec.CatchupWindow))
+	return ExitOK
+}
+
+// scheduleUpdate changes a schedule (schedule.Manager.Update). Bad input
+// is refused before Temporal is dialled; turning the worktree on checks
+// the repository as create does.
+func scheduleUpdate(ctx context.Context, env Env, c *common, ch schedule.Change) int {
+	const name = "schedule update"
+	ch.Message = strings.TrimSpace(strings.Join(c.fs.Args(), " "))
+	if c.fs.Changed("session") {
+		if c.fs.Changed("session-prefix") {
+			return fail(env, name, errors.New("give --session or --session-prefix, not both"))
+		}
+		ch.SessionID = c.session
+	}
+	if c.fs.Changed("catchup") && ch.CatchupWindow <= 0 {
+		return fail(env, name, fmt.Errorf("invalid --catchup %s: at least %s", ch.CatchupWindow, schedule.MinCatchupWindow))
+	}
+	if c.fs.Changed("every") && ch.Every <= 0 {
+		return fail(env, name, fmt.Errorf("invalid --every %s: at least %s", ch.Every, schedule.MinEvery))
+	}
+	if c.fs.Changed("session-prefix") && ch.SessionPrefix == "" {
+		return fail(env, name, errors.New("invalid --session-prefix: empty"))
+	}
+	if err := ch.Validate(); err != nil {
+		return fail(env, name, err)
+	}
+	s, ok := c.settings(env)
+	if !ok {
+		return ExitUsage
+	}
+	ch.Check = func(in workflows.ScheduledPromptInput) error {
+		if in.Prompt.Worktree == "" {
+			return nil
+		}
+		return checkWorktree(s, in.SessionID, in.Prompt.Workspace)
+	}
+	m, closeFn, ok := scheduleManager(ctx, env, c)
+	if !ok {
+		return ExitUsage
+	}
+	defer closeFn()
+	changed, err := m.Update(ctx, ch)
+	if err != nil {
+		return fail(env, name, err)
+	}
+	text := "schedule " + ch.ID + " updated: " + strings.Join(changed, "; ")
+	if len(changed) == 0 {
+		text, changed = "schedule "+ch.ID+" unchanged: it already is so", []string{}
+	}
+	printResult(env, c.json, map[string]any{"success": true, "command": "schedule_update", "id": ch.ID, "changed": changed}, text)
 	return ExitOK
 }
 

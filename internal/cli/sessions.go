@@ -42,9 +42,12 @@ type sessionSummary struct {
 	Status    string `json:"status"`
 	Workspace string `json:"workspace"`
 	// Branch is the branch of the session's git worktree ("" without one).
-	Branch       string    `json:"branch,omitempty"`
-	LastPrompt   string    `json:"lastPrompt"`
-	LastActivity time.Time `json:"lastActivity"`
+	Branch string `json:"branch,omitempty"`
+	// ParentSession is the session whose task call started this one (a
+	// sub-agent's session; "" for a session a person started).
+	ParentSession string    `json:"parentSession,omitempty"`
+	LastPrompt    string    `json:"lastPrompt"`
+	LastActivity  time.Time `json:"lastActivity"`
 	// Usage is what the session's model calls reported (nil: none did).
 	Usage *agent.Spend `json:"usage,omitempty"`
 	// from is the directory a worktree session was started in (its
@@ -127,7 +130,7 @@ func summarize(s settings.Settings, kind string) ([]sessionSummary, error) {
 // user message on one bounded line, its last entry's time and the usage
 // its assistant messages reported.
 func summaryOf(sess *session.Session) sessionSummary {
-	sum := sessionSummary{ID: sess.Header.ID, Workspace: sess.Header.Cwd, LastActivity: sess.Header.Timestamp}
+	sum := sessionSummary{ID: sess.Header.ID, Workspace: sess.Header.Cwd, LastActivity: sess.Header.Timestamp, ParentSession: sess.Header.ParentSession}
 	if wt := sess.Header.Worktree; wt != nil {
 		sum.Branch = wt.Branch
 		if rel, err := filepath.Rel(wt.Dir, sess.Header.Cwd); err == nil && wt.Repo != "" && !strings.HasPrefix(rel, "..") {
@@ -201,9 +204,9 @@ func isNotFound(err error) bool {
 	return errors.As(err, &nf)
 }
 
-// printSessions writes one line per session: id, status, last activity,
-// usage, workspace (with its worktree's branch in brackets) and last
-// prompt.
+// printSessions writes one line per session: id, status (naming the
+// parent of a sub-agent's session), last activity, usage, workspace (with
+// its worktree's branch in brackets) and last prompt.
 func printSessions(w io.Writer, sums []sessionSummary, now time.Time) {
 	if len(sums) == 0 {
 		fmt.Fprintln(w, "no sessions yet (starter prompt MESSAGE starts one)")
@@ -228,7 +231,11 @@ func printSessions(w io.Writer, sums []sessionSummary, now time.Time) {
 		if s.LastPrompt != "" {
 			prompt = fmt.Sprintf("%q", s.LastPrompt)
 		}
-		fmt.Fprintf(w, "%s  %s  %s  %s  %s  %s\n", s.ID, s.Status, activity(s.LastActivity, now), usage, ws, prompt)
+		status := s.Status
+		if s.ParentSession != "" {
+			status += " (sub-agent of " + s.ParentSession + ")"
+		}
+		fmt.Fprintf(w, "%s  %s  %s  %s  %s  %s\n", s.ID, status, activity(s.LastActivity, now), usage, ws, prompt)
 	}
 }
 

@@ -191,3 +191,50 @@ func TestSessions_UnreadableSessionDoesNotHideTheOthers(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
 }
+
+// A sub-agent's session names its parent: in the line's status and as
+// parentSession in --json; a session a person started names none.
+func TestSessions_SubAgentSessionNamesItsParent(t *testing.T) {
+	home := t.TempDir()
+	st, err := session.Open(filepath.Join(home, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.InitHeader("parent.task-1", session.Header{Cwd: "/src/a", ParentSession: "parent"}); err != nil {
+		t.Fatal(err)
+	}
+	writeSession(t, home, "parent", "/src/a", "split the work", time.Now(), nil)
+
+	code, out, stderr := run(t, map[string]string{"DURABLE_AGENT_HOME": home}, "sessions")
+	if code != ExitOK {
+		t.Fatalf("sessions: exit %d\n%s%s", code, out, stderr)
+	}
+	var child, parent string
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "parent.task-1  "):
+			child = l
+		case strings.HasPrefix(l, "parent  "):
+			parent = l
+		}
+	}
+	if !strings.HasPrefix(child, "parent.task-1  unknown (sub-agent of parent)  ") || parent == "" || strings.Contains(parent, "sub-agent") {
+		t.Fatalf("want the child's line to name its parent and the parent's none:\n%s", out)
+	}
+
+	code, out, _ = run(t, map[string]string{"DURABLE_AGENT_HOME": home}, "sessions", "--json")
+	if code != ExitOK {
+		t.Fatalf("sessions --json: exit %d", code)
+	}
+	parents := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var s sessionSummary
+		if err := json.Unmarshal([]byte(l), &s); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		parents[s.ID] = s.ParentSession
+	}
+	if len(parents) != 2 || parents["parent.task-1"] != "parent" || parents["parent"] != "" {
+		t.Fatalf("json parentSession: %v", parents)
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -85,18 +86,27 @@ func writeTop(w io.Writer, queue string, jobs []control.Job, more bool, now time
 	if more {
 		n = "the first " + n
 	}
-	fmt.Fprintf(w, "%s running prompts on task queue %s · %s\n", n, queue, now.Format(time.TimeOnly))
+	rows := topTree(jobs)
+	subs := ""
+	if k := len(jobs) - countRoots(jobs); k > 0 {
+		subs = fmt.Sprintf(" (%d sub-agents)", k)
+		if k == 1 {
+			subs = " (1 sub-agent)"
+		}
+	}
+	fmt.Fprintf(w, "%s running prompts%s on task queue %s · %s\n", n, subs, queue, now.Format(time.TimeOnly))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tSTATUS\tTURN\tTOOLS\tTOKENS\tCOST\tELAPSED\tMODEL")
-	for _, j := range jobs {
+	for _, r := range rows {
+		j := r.job
 		status, turn, tools, tokens, cost := "starting", "-", "-", "-", "-"
 		if js := j.Job; js != nil {
 			status = jobStatusText(*js, now)
 			turn, tools, tokens = fmt.Sprint(js.Turn), fmt.Sprint(js.ToolCalls), fmt.Sprint(js.Tokens)
 			cost = fmt.Sprintf("$%.4f", js.CostUsd)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.SessionID, status, turn, tools, tokens, cost,
-			elapsed(now.Sub(j.StartedAt)), j.Model)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.session(), status, turn, tools, tokens, cost,
+			elapsed(now.Sub(j.StartedAt)), cmp.Or(j.Model, "-"))
 	}
 	_ = tw.Flush()
 }
@@ -118,4 +128,79 @@ func jobStatusText(js agent.JobStatus, now time.Time) string {
 // machine and the server shows as 0s, not a negative time.
 func elapsed(d time.Duration) string {
 	return max(d, 0).Round(time.Second).String()
+}
+
+// topRow is a job in top's list: a sub-agent's prompt is under its
+// parent's, depth levels deep.
+type topRow struct {
+	job   control.Job
+	depth int
+	// orphan: a sub-agent whose parent's prompt is not in the list.
+	orphan bool
+}
+
+// session is the row's SESSION column: a sub-agent indented under its
+// parent, or naming its parent when that is not listed.
+func (r topRow) session() string {
+	switch {
+	case r.orphan:
+		return r.job.SessionID + " (sub-agent of " + r.job.ParentSession + ")"
+	case r.depth > 0:
+		return strings.Repeat("  ", r.depth-1) + "└ " + r.job.SessionID
+	}
+	return r.job.SessionID
+}
+
+// topTree orders jobs (oldest first) as a tree: each prompt a user
+// started, then its sub-agents' prompts under it, theirs under them.
+func topTree(jobs []control.Job) []topRow {
+	listed := map[string]bool{}
+	for _, j := range jobs {
+		listed[j.SessionID] = true
+	}
+	children := map[string][]control.Job{}
+	var roots []topRow
+	for _, j := range jobs {
+		if j.ParentSession != "" && listed[j.ParentSession] && j.ParentSession != j.SessionID {
+			children[j.ParentSession] = append(children[j.ParentSession], j)
+			continue
+		}
+		roots = append(roots, topRow{job: j, orphan: j.ParentSession != ""})
+	}
+	var out []topRow
+	var add func(r topRow)
+	add = func(r topRow) {
+		out = append(out, r)
+		for _, c := range children[r.job.SessionID] {
+			add(topRow{job: c, depth: r.depth + 1})
+		}
+	}
+	for _, r := range roots {
+		add(r)
+	}
+	if len(out) < len(jobs) {
+		// Parents that are each other's (never made by the product):
+		// listed still, each naming its parent.
+		shown := map[string]bool{}
+		for _, r := range out {
+			shown[r.job.SessionID] = true
+		}
+		for _, j := range jobs {
+			if !shown[j.SessionID] {
+				out = append(out, topRow{job: j, orphan: true})
+			}
+		}
+	}
+	return out
+}
+
+// countRoots counts the jobs that are not a sub-agent's.
+func countRoots(jobs []control.Job) int {
+	n := 0
+	for _, j := range jobs {
+		if j.ParentSession == "" {
+			n++
+		}
+	}
+	return n
 }

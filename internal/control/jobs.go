@@ -29,13 +29,21 @@ type Job struct {
 	// published it (a prompt started by an older release, or one whose
 	// first workflow task has not run).
 	Job *agent.JobStatus `json:"job,omitempty"`
+	// ParentSession is, for a sub-agent's prompt, the session whose task
+	// call runs it ("": a prompt a user started).
+	ParentSession string `json:"parentSession,omitempty"`
 }
 
 // Jobs lists the running prompts of the controller's task queue, oldest
 // first, from their memos: one visibility call per 100 jobs, however many
 // jobs there are (no query reaches a worker). more says MaxJobs cut it.
+// The same calls list the running SubAgent workflows, which link a
+// sub-agent's prompt (their child) to its parent's (their parent).
 func (k *Controller) Jobs(ctx context.Context) (jobs []Job, more bool, err error) {
-	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s'", workflows.PromptWorkflowName, k.TaskQueue)
+	q := fmt.Sprintf("WorkflowType IN ('%s', '%s') AND ExecutionStatus = 'Running' AND TaskQueue = '%s'",
+		workflows.PromptWorkflowName, workflows.SubAgentWorkflowName, k.TaskQueue)
+	calledBy := map[string]string{} // SubAgent workflow id → its parent prompt's
+	parentOf := map[int]string{}    // job index → its parent's workflow id
 	dc := k.DataConverter
 	if dc == nil {
 		dc = converter.GetDefaultDataConverter()
@@ -47,8 +55,15 @@ func (k *Controller) Jobs(ctx context.Context) (jobs []Job, more bool, err error
 			return nil, false, fmt.Errorf("list running prompts on task queue %s: %w", k.TaskQueue, err)
 		}
 		for _, ex := range resp.GetExecutions() {
+			if ex.GetType().GetName() == workflows.SubAgentWorkflowName {
+				calledBy[ex.GetExecution().GetWorkflowId()] = ex.GetParentExecution().GetWorkflowId()
+				continue
+			}
 			if len(jobs) == MaxJobs {
-				return sortJobs(jobs), true, nil
+				return linkSubAgents(jobs, parentOf, calledBy), true, nil
+			}
+			if p := ex.GetParentExecution(); p != nil {
+				parentOf[len(jobs)] = p.GetWorkflowId()
 			}
 			j := Job{WorkflowID: ex.GetExecution().GetWorkflowId(), RunID: ex.GetExecution().GetRunId(),
 				StartedAt: ex.GetStartTime().AsTime()}
@@ -64,9 +79,21 @@ func (k *Controller) Jobs(ctx context.Context) (jobs []Job, more bool, err error
 			jobs = append(jobs, j)
 		}
 		if token = resp.GetNextPageToken(); len(token) == 0 {
-			return sortJobs(jobs), false, nil
+			return linkSubAgents(jobs, parentOf, calledBy), false, nil
 		}
 	}
+}
+
+// linkSubAgents sets the parent session of each sub-agent's prompt (a
+// job whose parent is a SubAgent workflow: calledBy says whose prompt
+// started that), and sorts the jobs.
+func linkSubAgents(jobs []Job, parentOf map[int]string, calledBy map[string]string) []Job {
+	for i, sub := range parentOf {
+		if caller, ok := calledBy[sub]; ok && caller != "" {
+			jobs[i].ParentSession = strings.TrimPrefix(caller, workflows.WorkflowIDPrefix)
+		}
+	}
+	return sortJobs(jobs)
 }
 
 // decode reads one memo field; a missing or unreadable one is left out.

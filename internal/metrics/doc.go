@@ -1,8 +1,8 @@
 // Package metrics is the worker's Prometheus metrics: the Temporal SDK's
 // own worker metrics and the product's (model calls, retries, backoff,
-// compactions, tool calls, tokens and cost, prompts by state), through
-// the SDK's OpenTelemetry metrics handler and the OpenTelemetry
-// Prometheus exporter.
+// compactions, tool calls, tokens and cost, prompts by state, sub-agents
+// running), through the SDK's OpenTelemetry metrics handler and the
+// OpenTelemetry Prometheus exporter.
 //
 // The contract:
 //   - NewHandler is the one client.MetricsHandler the worker gives the SDK

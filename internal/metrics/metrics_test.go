@@ -40,6 +40,9 @@ func recordAll(t *testing.T) map[string]*dto.MetricFamily {
 	Enter(h, StateRunning)
 	Enter(h, StateWaitingApproval)
 	Leave(h, StateWaitingApproval)
+	EnterSubAgent(h)
+	EnterSubAgent(h)
+	LeaveSubAgent(h)
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +136,9 @@ func TestValuesAndBoundedLabels(t *testing.T) {
 	}
 	if v := find("durableagent_prompts", map[string]string{"state": "waiting_approval"}).GetGauge().GetValue(); v != 0 {
 		t.Errorf("waiting for approval after leaving = %v", v)
+	}
+	if v := find("durableagent_subagents", nil).GetGauge().GetValue(); v != 1 {
+		t.Errorf("sub-agents running after two started and one ended = %v", v)
 	}
 }
 

@@ -13,6 +13,7 @@ const (
 	ToolCalls         = "durableagent_tool_calls"
 	ToolCallDuration  = "durableagent_tool_call_duration"
 	Prompts           = "durableagent_prompts"
+	SubAgents         = "durableagent_subagents"
 )
 
 // Label names of the product's metrics.
@@ -76,8 +77,10 @@ var Specs = []Spec{
 		"Duration of a tool call attempt."},
 	{Prompts, TypeGauge, []string{LabelState},
 		"Prompts running, waiting for approval and waiting for a retry (sum it over the workers)."},
+	{SubAgents, TypeGauge, nil,
+		"Sub-agents running: task calls whose sub-agent's prompt runs, each also a running prompt (sum it over the workers)."},
 }
 
 // upDown are the instruments that go down as well as up: gauges made of
 // transitions, so that the prompts of every workflow add up.
-var upDown = map[string]bool{Prompts: true}
+var upDown = map[string]bool{Prompts: true, SubAgents: true}

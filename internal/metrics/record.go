@@ -120,6 +120,14 @@ func Enter(h client.MetricsHandler, state string) { stateCounter(h, state).Inc(1
 // Leave counts a prompt out of state (see Enter).
 func Leave(h client.MetricsHandler, state string) { stateCounter(h, state).Inc(-1) }
 
+// EnterSubAgent counts a sub-agent's prompt into the running sub-agents;
+// LeaveSubAgent counts it out. Like Enter and Leave they come in pairs,
+// from workflow code, never from a defer.
+func EnterSubAgent(h client.MetricsHandler) { h.Counter(SubAgents).Inc(1) }
+
+// LeaveSubAgent counts a sub-agent's prompt out (see EnterSubAgent).
+func LeaveSubAgent(h client.MetricsHandler) { h.Counter(SubAgents).Inc(-1) }
+
 func stateCounter(h client.MetricsHandler, state string) client.MetricsCounter {
 	return h.WithTags(map[string]string{LabelState: oneOf(state, StateRunning, StateWaitingApproval, StateWaitingRetry)}).Counter(Prompts)
 }

@@ -40,6 +40,18 @@ var migrations = []string{
 	)`,
 	// 4: the session's git worktree (session.Header.Worktree; null: none).
 	`ALTER TABLE agent_sessions ADD COLUMN worktree json`,
+	// 5: the session whose prompt started this one, a sub-agent's
+	// (session.Header.ParentSession; '': none).
+	`ALTER TABLE agent_sessions ADD COLUMN parent_session text NOT NULL DEFAULT ''`,
+	// 6: the rate-limit windows of provider credentials (Windows, SPEC
+	// 18.1), one row per auth.WindowKey; probe '' and probe_until null:
+	// no probe lease.
+	`CREATE TABLE agent_rate_windows (
+		key         text PRIMARY KEY,
+		until       timestamptz NOT NULL,
+		probe       text NOT NULL DEFAULT '',
+		probe_until timestamptz
+	)`,
 }
 
 // SchemaVersion is the number of migrations this build applies.

@@ -3,7 +3,7 @@
 // the JSONL store (package internal/session), row for line.
 //
 //   - A session is a row of agent_sessions (the header: id, format
-//     version, creation time, cwd) and its entries are rows of
+//     version, creation time, cwd, host, worktree, parent session) and its entries are rows of
 //     agent_session_entries in insertion order (a bigserial), each entry
 //     the JSON line the JSONL store would write.
 //   - Append is idempotent by entry id: a unique constraint on (session,
@@ -18,6 +18,9 @@
 //     session.ValidateID, with the same errors as the JSONL store.
 //   - The schema is created and migrated when the store is opened, under
 //     an advisory lock, so workers may start at the same time.
+//   - The database also keeps the credentials' rate-limit windows of the
+//     workers that share it (Store.Windows, windows.go), with package
+//     auth's rules.
 //
 // Connection failures (PostgreSQL restarting, a failover) are retried
 // inside each call for up to Options.RetryFor; every operation is safe to
@@ -93,7 +96,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres session store: %w", err)
 	}
-	if err := s.retry(ctx, func(ctx context.Context) error { return migrate(ctx, s.pool) }); err != nil {
+	if err := s.retry(ctx, s.retryFor, func(ctx context.Context) error { return migrate(ctx, s.pool) }); err != nil {
 		s.pool.Close()
 		return nil, fmt.Errorf("open postgres session store at %s: %w", where(cfg.ConnConfig), err)
 	}
@@ -189,7 +192,7 @@ func (s *Store) Init(sessionID, cwd, host string) (session.Header, error) {
 	return s.InitHeader(sessionID, session.Header{Cwd: cwd, Host: host})
 }
 
-// InitHeader is Init with where's Cwd, Host and Worktree.
+// InitHeader is Init with where's Cwd, Host, Worktree and ParentSession.
 func (s *Store) InitHeader(sessionID string, where session.Header) (session.Header, error) {
 	if err := session.ValidateID(sessionID); err != nil {
 		return session.Header{}, fmt.Errorf("init session: %w", err)
@@ -203,8 +206,8 @@ func (s *Store) InitHeader(sessionID string, where session.Header) (session.Head
 	}
 	var h session.Header
 	err := s.do(func(ctx context.Context) error {
-		if _, err := s.pool.Exec(ctx, `INSERT INTO agent_sessions (id, version, created_at, cwd, host, worktree) VALUES ($1, $2, $3, $4, $5, $6::json)
-			ON CONFLICT (id) DO NOTHING`, sessionID, session.FormatVersion, now(), where.Cwd, where.Host, nullText(wt)); err != nil {
+		if _, err := s.pool.Exec(ctx, `INSERT INTO agent_sessions (id, version, created_at, cwd, host, worktree, parent_session) VALUES ($1, $2, $3, $4, $5, $6::json, $7)
+			ON CONFLICT (id) DO NOTHING`, sessionID, session.FormatVersion, now(), where.Cwd, where.Host, nullText(wt), where.ParentSession); err != nil {
 			return err
 		}
 		// A statement of its own, so it sees a row another process
@@ -222,8 +225,8 @@ func (s *Store) InitHeader(sessionID string, where session.Header) (session.Head
 func (s *Store) header(ctx context.Context, sessionID string) (session.Header, error) {
 	h := session.Header{Type: session.HeaderType, ID: sessionID}
 	var wt *string
-	err := s.pool.QueryRow(ctx, `SELECT version, created_at, cwd, host, worktree::text FROM agent_sessions WHERE id = $1`, sessionID).
-		Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &wt)
+	err := s.pool.QueryRow(ctx, `SELECT version, created_at, cwd, host, worktree::text, parent_session FROM agent_sessions WHERE id = $1`, sessionID).
+		Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &wt, &h.ParentSession)
 	h.Timestamp = h.Timestamp.UTC()
 	if err == nil {
 		h.Worktree, err = decodeWorktree(wt)
@@ -264,7 +267,7 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 	var sess *session.Session
 	err := s.do(func(ctx context.Context) error {
 		// One statement, one snapshot: the header and the entries agree.
-		rows, err := s.pool.Query(ctx, `SELECT s.version, s.created_at, s.cwd, s.host, s.worktree::text, e.seq, e.entry::text
+		rows, err := s.pool.Query(ctx, `SELECT s.version, s.created_at, s.cwd, s.host, s.worktree::text, s.parent_session, e.seq, e.entry::text
 			FROM agent_sessions s LEFT JOIN agent_session_entries e ON e.session_id = s.id
 			WHERE s.id = $1 ORDER BY e.seq`, sessionID)
 		if err != nil {
@@ -278,7 +281,7 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 		for rows.Next() {
 			var seq *int64
 			var text, wt *string
-			if err := rows.Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &wt, &seq, &text); err != nil {
+			if err := rows.Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &wt, &h.ParentSession, &seq, &text); err != nil {
 				return err
 			}
 			if h.Worktree, err = decodeWorktree(wt); err != nil {
@@ -342,25 +345,31 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // do runs op with the store's overall timeout and connection retries.
 func (s *Store) do(op func(ctx context.Context) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), s.opTimeout)
+	return s.doWithin(s.retryFor, s.opTimeout, op)
+}
+
+// doWithin runs op with timeout in all, retrying connection errors for
+// retryFor (negative: no retries).
+func (s *Store) doWithin(retryFor, timeout time.Duration, op func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return s.retry(ctx, op)
+	return s.retry(ctx, retryFor, op)
 }
 
 // retry runs op until it succeeds, fails with an error that is not a
 // connection problem, or has failed for longer than retryFor.
-func (s *Store) retry(ctx context.Context, op func(ctx context.Context) error) error {
+func (s *Store) retry(ctx context.Context, retryFor time.Duration, op func(ctx context.Context) error) error {
 	var first time.Time
 	delay := 100 * time.Millisecond
 	for {
 		err := op(ctx)
-		if err == nil || !transient(err) || s.retryFor < 0 {
+		if err == nil || !transient(err) || retryFor < 0 {
 			return unwrapPermanent(err)
 		}
 		if first.IsZero() {
 			first = time.Now()
 		}
-		if time.Since(first)+delay > s.retryFor {
+		if time.Since(first)+delay > retryFor {
 			return err
 		}
 		select {

@@ -405,6 +405,54 @@ func TestStore(t *testing.T) {
 		}
 	})
 
+	// A sub-agent's session names its parent in the header (the task
+	// tool); on a cluster the header must say so as the file store's does.
+	t.Run("ParentSessionKeptInTheHeaderAsByTheFileStore", func(t *testing.T) {
+		for _, st := range []interface {
+			InitHeader(string, session.Header) (session.Header, error)
+			Load(string) (*session.Session, error)
+		}{open(t, e.url(t)), jsonl(t)} {
+			h, err := st.InitHeader("child", session.Header{Cwd: "/w", ParentSession: "parent-1"})
+			if err != nil || h.ParentSession != "parent-1" {
+				t.Fatalf("%T InitHeader = %+v, %v; want parentSession parent-1", st, h, err)
+			}
+			// A later Init of the session (its next prompt) keeps the header.
+			if h, err := st.InitHeader("child", session.Header{Cwd: "/w"}); err != nil || h.ParentSession != "parent-1" {
+				t.Fatalf("%T second InitHeader = %+v, %v; want the first parentSession kept", st, h, err)
+			}
+			sess, err := st.Load("child")
+			if err != nil || sess.Header.ParentSession != "parent-1" {
+				t.Fatalf("%T Load header = %+v, %v; want parentSession parent-1", st, sess, err)
+			}
+			if h, _ := st.InitHeader("top", session.Header{Cwd: "/w"}); h.ParentSession != "" {
+				t.Fatalf("%T: a top-level session has parent %q", st, h.ParentSession)
+			}
+		}
+	})
+
+	// Sessions written before the parent column existed read back as
+	// top-level sessions once the schema is migrated.
+	t.Run("MigrationKeepsOlderSessionsWithoutParent", func(t *testing.T) {
+		url := e.url(t)
+		st := open(t, url)
+		ctx := context.Background()
+		mustAppend(t, st, "old", msgEntry("a", "", agent.RoleUser, "hi"))
+		// Take the database back to schema 4, as an older build left it.
+		if _, err := st.Pool().Exec(ctx, `ALTER TABLE agent_sessions DROP COLUMN parent_session;
+			DROP TABLE agent_rate_windows;
+			DELETE FROM agent_schema_migrations WHERE version > 4`); err != nil {
+			t.Fatal(err)
+		}
+		st2 := open(t, url)
+		sess := mustLoad(t, st2, "old")
+		if sess.Header.ParentSession != "" || ids(sess.Entries) != "a" {
+			t.Fatalf("old session after the migration = %+v %s, want no parent and its entry", sess.Header, ids(sess.Entries))
+		}
+		if h, err := st2.InitHeader("new", session.Header{ParentSession: "old"}); err != nil || h.ParentSession != "old" {
+			t.Fatalf("InitHeader after the migration = %+v, %v", h, err)
+		}
+	})
+
 	t.Run("BadStoredRowSkippedWithWarning", func(t *testing.T) {
 		st := open(t, e.url(t))
 		mustAppend(t, st, "s", msgEntry("a", "", agent.RoleUser, "hi"))

@@ -12,14 +12,17 @@ import (
 
 // A sandbox costs more to start than the command `bash true` runs in it
 // (bwrap's own start, its namespaces and mounts: docs/security.md,
-// Cost). So when a command has ended the runner starts the sandbox of
-// the workspace's next command ahead, while the model takes its turn: a
-// spare, started with the same arguments and environment a new sandbox
-// would get, whose shell waits for its script. It is fresh all the same:
-// nothing ran in it before its command. A spare that waits longer than
-// Config.AheadIdle is ended; the runner keeps at most maxSpares. With
-// network allowlist none is started: its egress proxy serves one
-// command alone.
+// Cost). So the runner starts the sandbox of a workspace's next command
+// ahead: a spare, started with the same arguments and environment a new
+// sandbox would get (with network allowlist, its own egress proxy too),
+// whose shell waits for its script. It is fresh all the same: nothing ran
+// in it before its command. The next spare is started as soon as a
+// command takes one (or starts a sandbox of its own), so that commands
+// run one after another without a model turn between them (several tool
+// calls of one answer) find one too, and again when a command has ended.
+// A spare that waits longer than Config.AheadIdle is ended; the runner
+// keeps at most one per workspace and environment, and maxSpares in all;
+// Runner.Close ends them.
 
 // maxSpares bounds the sandboxes waiting at once (one per workspace and
 // environment in use).
@@ -97,10 +100,18 @@ func (a *aheadCall) remove() {
 
 // spares are a runner's sandboxes started ahead, by key.
 type spares struct {
-	mu sync.Mutex
-	m  map[string]*process // nil: being started
+	mu     sync.Mutex
+	m      map[string]*spare
+	closed bool // Runner.Close: none are started any more
 	// served counts the commands a spare ran (tests, benchmarks).
 	served atomic.Int64
+}
+
+// spare is one sandbox started ahead; p is set, or left nil when it
+// could not start, before ready is closed.
+type spare struct {
+	ready chan struct{}
+	p     *process
 }
 
 // key is what a spare must share with a command to run it: the bwrap
@@ -113,12 +124,8 @@ func (r *Runner) key(dir string, env []string) (string, bool) {
 	return strings.Join(args, "\x00") + "\x00\x00" + strings.Join(env, "\x00"), true
 }
 
-// aheadIdle is how long a spare waits; negative: none are started, as
-// with network allowlist, whose proxy serves one command alone.
+// aheadIdle is how long a spare waits; negative: none are started.
 func (r *Runner) aheadIdle() time.Duration {
-	if r.cfg.Network == NetworkAllowlist {
-		return -1
-	}
 	if r.cfg.AheadIdle == 0 {
 		return defaultAheadIdle
 	}
@@ -126,7 +133,9 @@ func (r *Runner) aheadIdle() time.Duration {
 }
 
 // take removes and returns the spare for dir and env, nil when there is
-// none (or it ended).
+// none, it ended, or dir is another directory than the one it has bound.
+// A spare still being started is waited for: its
+// start is under way, so it is ready sooner than a new one.
 func (s *spares) take(r *Runner, dir string, env []string) *process {
 	if r.aheadIdle() < 0 {
 		return nil
@@ -136,11 +145,16 @@ func (s *spares) take(r *Runner, dir string, env []string) *process {
 		return nil
 	}
 	s.mu.Lock()
-	p := s.m[k]
-	if p != nil {
+	sp := s.m[k]
+	if sp != nil {
 		delete(s.m, k)
 	}
 	s.mu.Unlock()
+	if sp == nil {
+		return nil
+	}
+	<-sp.ready
+	p := sp.p
 	if p == nil {
 		return nil
 	}
@@ -151,13 +165,19 @@ func (s *spares) take(r *Runner, dir string, env []string) *process {
 		return nil
 	default:
 	}
+	if now, err := os.Stat(dir); err != nil || p.ws == nil || !os.SameFile(p.ws, now) {
+		// The path names another directory now: the spare has the old
+		// one bound.
+		p.discard()
+		return nil
+	}
 	s.served.Add(1)
 	p.next = true
 	return p
 }
 
 // prepare starts, in the background, a spare for dir and env unless
-// there is one, or maxSpares.
+// there is one, or maxSpares, or the runner is closed.
 func (s *spares) prepare(r *Runner, dir string, env []string) {
 	if r == nil || r.aheadIdle() < 0 {
 		return
@@ -167,14 +187,15 @@ func (s *spares) prepare(r *Runner, dir string, env []string) {
 		return
 	}
 	s.mu.Lock()
-	if _, there := s.m[k]; there || len(s.m) >= maxSpares {
+	if _, there := s.m[k]; there || len(s.m) >= maxSpares || s.closed {
 		s.mu.Unlock()
 		return
 	}
 	if s.m == nil {
-		s.m = map[string]*process{}
+		s.m = map[string]*spare{}
 	}
-	s.m[k] = nil
+	sp := &spare{ready: make(chan struct{})}
+	s.m[k] = sp
 	s.mu.Unlock()
 	go func() {
 		a, err := newAheadCall()
@@ -186,14 +207,18 @@ func (s *spares) prepare(r *Runner, dir string, env []string) {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		defer close(sp.ready)
 		if err != nil {
-			delete(s.m, k)
+			if s.m[k] == sp {
+				delete(s.m, k)
+			}
 			return
 		}
-		s.m[k] = p
+		sp.p = p
+		// Taken or closed meanwhile: whoever took it stops the timer.
 		p.idle = time.AfterFunc(r.aheadIdle(), func() {
 			s.mu.Lock()
-			mine := s.m[k] == p
+			mine := s.m[k] == sp
 			if mine {
 				delete(s.m, k)
 			}
@@ -203,6 +228,23 @@ func (s *spares) prepare(r *Runner, dir string, env []string) {
 			}
 		})
 	}()
+}
+
+// close ends every spare, those still being started included, and starts
+// none after.
+func (s *spares) close() {
+	s.mu.Lock()
+	s.closed = true
+	m := s.m
+	s.m = nil
+	s.mu.Unlock()
+	for _, sp := range m {
+		<-sp.ready
+		if sp.p != nil {
+			sp.p.idle.Stop()
+			sp.p.discard()
+		}
+	}
 }
 
 // discard ends a spare that runs no command.

@@ -57,8 +57,7 @@ type Config struct {
 	CPUSeconds int64
 	// AheadIdle is how long a sandbox started ahead for a workspace's
 	// next command (ahead.go) waits for it before it is ended (0: one
-	// minute; negative: no sandbox is started ahead, nor ever with
-	// NetworkAllowlist).
+	// minute; negative: no sandbox is started ahead).
 	AheadIdle time.Duration
 	// Hide lists directories the command must not see even when they are
 	// inside its workspace (the worker's data dir): each is covered by an

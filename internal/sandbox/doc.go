@@ -26,11 +26,13 @@
 // and reaches only Config.Egress.Allow. The proxy is closed and its
 // directory removed when the sandbox ends.
 //
-// When a command has ended, the runner starts the workspace's next
-// sandbox ahead (ahead.go): the same command line and environment, whose
-// shell waits for the next command's script; a Start with the same
-// command line and environment runs in it, any other in a new one. It is
-// ended after Config.AheadIdle without a command.
+// When a command starts, and again when it has ended, the runner starts
+// the workspace's next sandbox ahead (ahead.go): the same command line
+// and environment (with allowlist, a proxy of its own), whose shell
+// waits for the next command's script; a Start with the same command line
+// and environment runs in it, any other in a new one. It is ended after
+// Config.AheadIdle without a command, or by Runner.Close, after which no
+// bwrap process of the runner's spares is left.
 //
 // Args is the exact bwrap command line; docs/security.md explains it.
 package sandbox

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/durableagent/durableagent/internal/line"
 	"io"
 	"os"
 	"os/exec"
@@ -12,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
@@ -107,6 +107,7 @@ type process struct {
 	cfg      Config
 	runner   *Runner
 	dir      string       // the workspace
+	ws       os.FileInfo  // the workspace directory when it started
 	env      []string     // the command's environment
 	ahead    *aheadCall   // a sandbox started ahead: how its script gets in
 	idle     *time.Timer  // a spare's end when no command comes
@@ -126,12 +127,14 @@ type process struct {
 // Start runs c.Script in a new sandbox (see Config.Args); with network
 // allowlist, behind an egress proxy of its own that closes when the
 // sandbox ends. A sandbox started ahead for the same workspace and
-// environment (a spare, see ahead.go) is used when there is one; when
-// the command has ended, the next one is started ahead.
+// environment (a spare, see ahead.go) is used when there is one; the
+// next one is started ahead at once, and again when the command has
+// ended if it was taken meanwhile.
 func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 	if p := r.spares.take(r, c.Dir, c.Env); p != nil {
 		if err := p.ahead.run(c.Script); err == nil {
 			p.begin(c.Output)
+			r.spares.prepare(r, c.Dir, c.Env)
 			return p, nil
 		}
 		p.discard()
@@ -142,7 +145,17 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 	}
 	p.next = true
 	p.begin(c.Output)
+	r.spares.prepare(r, c.Dir, c.Env)
 	return p, nil
+}
+
+// Close ends the sandboxes started ahead, those being started included,
+// and starts none after; commands running are the callers' (their Kill
+// ends them). The runner still runs commands, each in a new sandbox.
+// The worker closes its runner when it stops.
+func (r *Runner) Close() error {
+	r.spares.close()
+	return nil
 }
 
 // launch starts a sandbox in dir with environment env that runs script,
@@ -222,6 +235,10 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 		// process of the sandbox is born in it.
 		argv = append([]string{"/bin/sh", "-c", `echo $$ >"$0" || exit 125; exec "$@"`, pg.procs()}, argv...)
 	}
+	// The workspace as it is before bwrap binds it: a spare whose
+	// workspace was replaced since (another directory at the path) is not
+	// used (spares.take).
+	ws, _ := os.Stat(dir)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.ExtraFiles = extra
 	// bwrap passes its environment to the command: the call's, nothing
@@ -259,7 +276,7 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 		_ = json.NewDecoder(ir).Decode(&info)
 		initPid <- info.ChildPid
 	}()
-	p := &process{cfg: r.cfg, runner: r, dir: dir, env: env, ahead: ahead, pids: pg, status: st, egress: eg, cmd: cmd, out: pr,
+	p := &process{cfg: r.cfg, runner: r, dir: dir, ws: ws, env: env, ahead: ahead, pids: pg, status: st, egress: eg, cmd: cmd, out: pr,
 		readDone: make(chan struct{}), waited: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -324,10 +341,15 @@ func (p *process) Wait() (tools.Exit, error) {
 // limit a second later, told from any other SIGKILL by the CPU time the
 // limit shell reports for the command; a shell reports a job SIGXCPU
 // ended in the output; the sandbox's pids cgroup counts the forks it
-// refused, and without it a fork refused under RLIMIT_NPROC or an
-// allocation refused under RLIMIT_AS shows in the output of a failed
-// command. (A program that fails an allocation or a fork without saying
-// so cannot be told.)
+// refused (whether or not the program said so), and without it a fork
+// refused under RLIMIT_NPROC or an allocation refused under RLIMIT_AS
+// shows in the output of a failed command.
+//
+// A failed command with no such sign may still have hit one, silently
+// (stderr sent to /dev/null, a command substitution, a program that
+// exits without a word): maybeLimit says so where the evidence makes it
+// likely. Nothing is said without evidence: a failed command under
+// limits is most often just a failed command.
 func (p *process) limit(exit *tools.Exit) {
 	cpu := fmt.Sprintf("CPU time limit of %d s (tools.sandbox.cpuSeconds)", p.cfg.CPUSeconds)
 	switch sig := syscall.Signal(exit.Code - 128); {
@@ -341,15 +363,53 @@ func (p *process) limit(exit *tools.Exit) {
 	case p.watch.seen(signCPU):
 		exit.Limit = fmt.Sprintf("%s: a process it ended made the command fail, exit code %d", cpu, exit.Code)
 	case p.refused > 0:
-		exit.Limit = fmt.Sprintf("process limit of %d (tools.sandbox.maxProcesses): it refused %d new processes, exit code %d",
-			p.cfg.MaxProcesses, p.refused, exit.Code)
+		exit.Limit = fmt.Sprintf("process limit of %d (tools.sandbox.maxProcesses): it refused %d new %s, exit code %d",
+			p.cfg.MaxProcesses, p.refused, plural(p.refused, "process", "processes"), exit.Code)
 	case p.watch.seen(signFork):
 		exit.Limit = fmt.Sprintf("process limit of %d (tools.sandbox.maxProcesses, RLIMIT_NPROC of the worker's user): a new process was refused, exit code %d",
 			p.cfg.MaxProcesses, exit.Code)
 	case p.watch.seen(signAlloc):
 		exit.Limit = fmt.Sprintf("memory limit of %d MiB per process (tools.sandbox.memoryMB): an allocation failed, exit code %d",
 			p.cfg.MemoryMB, exit.Code)
+	default:
+		exit.MaybeLimit = p.maybeLimit(sig)
 	}
+}
+
+// crashSignals are the signals by which a program ends that the memory
+// limit may have crashed, by name.
+var crashSignals = map[syscall.Signal]string{syscall.SIGSEGV: "SIGSEGV", syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS"}
+
+// maybeLimit is the limit a failed command with no certain sign of one
+// may have hit silently, with the evidence, or "":
+//   - the CPU limit, when the CPU time of the command's processes (the
+//     limit shell's report) reached four fifths of it: RLIMIT_CPU is
+//     per process, so one of them may have been ended at it, though
+//     several under it add up the same;
+//   - the memory limit, when the command's shell died of SIGSEGV,
+//     SIGABRT or SIGBUS (or said a job did): how a program ends whose
+//     stack RLIMIT_AS does not let grow, or that aborts when an
+//     allocation fails (C++, Rust, glibc's checks); a bug does the same.
+//
+// An allocation that fails in a program that then exits quietly leaves
+// no trace the kernel keeps (no counter, no signal): it is not named.
+func (p *process) maybeLimit(sig syscall.Signal) string {
+	// RLIMIT_CPU's check and the times of reaped processes differ (a
+	// process the limit ended showed 0.92 to 1.0 of it in tests): four
+	// fifths of the limit is as good.
+	nearCPU := time.Duration(p.cfg.CPUSeconds) * time.Second * 4 / 5
+	switch {
+	case p.cfg.CPUSeconds > 0 && p.status.cpu() >= nearCPU:
+		return fmt.Sprintf("CPU time limit of %d s per process (tools.sandbox.cpuSeconds): its processes used %.1f s of CPU time",
+			p.cfg.CPUSeconds, p.status.cpu().Seconds())
+	case p.cfg.MemoryMB > 0 && crashSignals[sig] != "":
+		return fmt.Sprintf("memory limit of %d MiB per process (tools.sandbox.memoryMB): it ended by %s, as a program does whose stack or allocation the limit refuses",
+			p.cfg.MemoryMB, crashSignals[sig])
+	case p.cfg.MemoryMB > 0 && p.watch.seen(signCrash):
+		return fmt.Sprintf("memory limit of %d MiB per process (tools.sandbox.memoryMB): a process of it crashed, as a program does whose stack or allocation the limit refuses",
+			p.cfg.MemoryMB)
+	}
+	return ""
 }
 
 // Kill kills bwrap; its namespace's init dies with it (--die-with-parent)
@@ -385,4 +445,12 @@ func awaitInit(initPid <-chan int) error {
 	}
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	return sandboxGone(pid, initGrace)
+}
+
+// plural is one when n is 1, else many.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

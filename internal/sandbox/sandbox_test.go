@@ -381,7 +381,9 @@ func TestSandbox_ProcessRlimitIsNamed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := New(Config{Binary: wrapper, MaxProcesses: 4})
+	// No sandbox started ahead: its call directory is the worker's (root's),
+	// which nobody may not enter.
+	r, err := New(Config{Binary: wrapper, MaxProcesses: 4, AheadIdle: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,10 +459,14 @@ func waitSpare(t *testing.T, r *Runner) *process {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		r.spares.mu.Lock()
-		for _, p := range r.spares.m {
-			if p != nil {
-				r.spares.mu.Unlock()
-				return p
+		for _, sp := range r.spares.m {
+			select {
+			case <-sp.ready:
+				if sp.p != nil {
+					r.spares.mu.Unlock()
+					return sp.p
+				}
+			default:
 			}
 		}
 		r.spares.mu.Unlock()

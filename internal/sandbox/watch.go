@@ -18,28 +18,39 @@ const (
 	signCPU
 	// signFork: a fork failed with EAGAIN, as under RLIMIT_NPROC.
 	signFork
+	// signCrash: the shell reports a job that SIGSEGV, SIGBUS or a
+	// core dump ended (evidence of the memory limit, not proof).
+	signCrash
 	nSigns
 )
 
 // signTexts are, per sign, what programs print, lower-case:
 //   - signAlloc: bash's xmalloc, glibc's strerror(ENOMEM), Python, C++,
-//     Go, GNU sort and others;
+//     Go, GNU sort, Rust ("memory allocation of N bytes failed"), the
+//     JVM ("Could not reserve enough space", "insufficient memory") and
+//     others;
 //   - signCPU: bash's, dash's and busybox's name of SIGXCPU
 //     (strsignal), printed for a job the signal ended;
 //   - signFork: bash ("fork: retry: Resource temporarily unavailable"),
 //     dash ("Cannot fork"), Python's os.fork and subprocess (EAGAIN,
-//     errno 11).
+//     errno 11);
+//   - signCrash: the shells' names of SIGSEGV and SIGBUS, and the
+//     "(core dumped)" of a job report (SIGABRT's name, "Aborted", is
+//     too common a word).
 var signTexts = [nSigns][][]byte{
 	signAlloc: {
 		[]byte("cannot allocate memory"), []byte("cannot allocate "), []byte("memoryerror"),
 		[]byte("bad_alloc"), []byte("out of memory"), []byte("memory exhausted"),
 		[]byte("failed to allocate"), []byte("allocation failed"),
+		[]byte("memory allocation of "), []byte("could not reserve enough space"),
+		[]byte("insufficient memory"),
 	},
 	signCPU: {[]byte("cpu time limit exceeded")},
 	signFork: {
 		[]byte("fork: retry: resource temporarily unavailable"), []byte("fork: resource temporarily unavailable"),
 		[]byte("cannot fork"), []byte("can't fork"), []byte("blockingioerror: [errno 11]"),
 	},
+	signCrash: {[]byte("segmentation fault"), []byte("bus error"), []byte("(core dumped)")},
 }
 
 // outputWatch passes a command's output on and notes which of the signs
@@ -63,6 +74,7 @@ func newOutputWatch(w io.Writer, c Config) *outputWatch {
 	o.watch[signCPU] = c.CPUSeconds > 0
 	// With a pids cgroup the cgroup counts the refused forks itself.
 	o.watch[signFork] = c.MaxProcesses > 0 && !c.pidsCgroup
+	o.watch[signCrash] = c.MemoryMB > 0
 	for _, on := range o.watch {
 		if on {
 			return o

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -166,13 +167,39 @@ func (m *Manager) outcome(ctx context.Context, workflowID, runID string) (status
 // when is the schedule's spec in words: as created (memo MemoWhen; the
 // server keeps a cron expression as calendar specs), else from spec.
 func (m *Manager) when(memo *commonpb.Memo, spec *client.ScheduleSpec) string {
+	if w := when(spec); strings.HasPrefix(w, cronPrefix) {
+		return w // the expression as given, kept in its calendar's comment
+	}
 	if p := memo.GetFields()[MemoWhen]; p != nil {
 		var w string
-		if m.converter().FromPayload(p, &w) == nil && w != "" {
+		if m.converter().FromPayload(p, &w) == nil && w != "" && memoFits(w, spec) {
 			return w
 		}
 	}
 	return when(spec)
+}
+
+// cronPrefix starts the words of a cron spec (whenOf).
+const cronPrefix = `cron "`
+
+// memoFits reports whether the memo's words w (as created) still
+// describe spec: an update cannot change the memo.
+func memoFits(w string, s *client.ScheduleSpec) bool {
+	switch {
+	case s == nil:
+		return true
+	case len(s.Calendars) > 0:
+		return strings.HasPrefix(w, cronPrefix) && !strings.HasPrefix(w, cronPrefix+"@every")
+	case len(s.Intervals) == 0:
+		return true
+	}
+	d, ok := strings.CutPrefix(w, "every ")
+	if !ok {
+		d, ok = strings.CutPrefix(w, cronPrefix+"@every ")
+		d = strings.TrimSuffix(d, `"`)
+	}
+	v, err := time.ParseDuration(strings.TrimSpace(d))
+	return ok && err == nil && v == s.Intervals[0].Every
 }
 
 func (m *Manager) converter() converter.DataConverter {
@@ -199,6 +226,8 @@ func when(s *client.ScheduleSpec) string {
 		return ""
 	case len(s.CronExpressions) > 0:
 		return fmt.Sprintf("cron %q", s.CronExpressions[0])
+	case len(s.Calendars) > 0 && strings.HasPrefix(s.Calendars[0].Comment, cronPrefix):
+		return s.Calendars[0].Comment
 	case len(s.Intervals) > 0:
 		return "every " + s.Intervals[0].Every.String()
 	case len(s.Calendars) > 0:

@@ -46,8 +46,11 @@ const (
 // appends the run's scheduled time.
 const ActionIDPrefix = "scheduled-"
 
-// MemoWhen is the schedule memo field that keeps its spec as given
-// (`cron "0 3 * * *"`, "every 6h0m0s").
+// MemoWhen is the schedule memo field that keeps its spec as created
+// (`cron "0 3 * * *"`, "every 6h0m0s"). An update cannot change a
+// schedule's memo: a cron expression also carries itself as the comment
+// of the calendar the server makes of it (specOf), which Describe and
+// List read first.
 const MemoWhen = "when"
 
 // ErrNotFound: no schedule has the id.
@@ -165,19 +168,12 @@ func (m *Manager) Create(ctx context.Context, s Spec) error {
 	if catchup == 0 {
 		catchup = DefaultCatchupWindow
 	}
-	var spec client.ScheduleSpec
-	if s.Cron != "" {
-		spec.CronExpressions = []string{s.Cron}
-	} else {
-		spec.Intervals = []client.ScheduleIntervalSpec{{Every: s.Every}}
-	}
-	w := when(&spec)
 	_, err := m.Client.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID:            s.ID,
-		Spec:          spec,
+		Spec:          *specOf(s.Cron, s.Every),
 		Overlap:       overlap,
 		CatchupWindow: catchup,
-		Memo:          map[string]any{MemoWhen: w},
+		Memo:          map[string]any{MemoWhen: whenOf(s.Cron, s.Every)},
 		Action: &client.ScheduleWorkflowAction{
 			ID:            ActionIDPrefix + s.ID,
 			Workflow:      workflows.ScheduledPromptWorkflowName,
@@ -193,6 +189,30 @@ func (m *Manager) Create(ctx context.Context, s Spec) error {
 		return fmt.Errorf("create schedule %s: %w", s.ID, err)
 	}
 	return nil
+}
+
+// specOf is the schedule spec of a cron expression or an interval.
+// The server keeps a cron expression as calendar specs; its comment,
+// `cron "EXPR"`, says when it fires (when).
+func specOf(cron string, every time.Duration) *client.ScheduleSpec {
+	if cron == "" {
+		return &client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: every}}}
+	}
+	expr := strings.TrimSpace(cron)
+	if !strings.Contains(expr, "#") && !strings.HasPrefix(expr, "@every") {
+		// The server cuts the comment at the first '#': an expression
+		// with a comment of its own keeps it (and the memo says when).
+		expr += " #" + whenOf(cron, 0)
+	}
+	return &client.ScheduleSpec{CronExpressions: []string{expr}}
+}
+
+// whenOf is a spec in words as given: `cron "0 3 * * *"`, "every 6h0m0s".
+func whenOf(cron string, every time.Duration) string {
+	if cron != "" {
+		return fmt.Sprintf("cron %q", cron)
+	}
+	return "every " + every.String()
 }
 
 // Pause pauses the schedule id with note ("" : a default note).

@@ -198,7 +198,12 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	}
 	details["exitCode"] = w.exit.Code
 	if w.exit.Code != 0 {
-		return withStatus(fmt.Sprintf("Command exited with code %d", w.exit.Code))
+		status := fmt.Sprintf("Command exited with code %d", w.exit.Code)
+		if w.exit.MaybeLimit != "" {
+			details["maybeLimit"] = w.exit.MaybeLimit
+			status += "; it may have hit the sandbox's " + w.exit.MaybeLimit
+		}
+		return withStatus(status)
 	}
 	text := out.text
 	if text == "" {

@@ -58,6 +58,13 @@ type Exit struct {
 	// time limit of 5 s (tools.sandbox.cpuSeconds)"; "" when none did or
 	// the runner cannot tell.
 	Limit string
+	// MaybeLimit names a limit of the runner that the command may have
+	// hit, with the evidence, e.g. "CPU time limit of 1 s
+	// (tools.sandbox.cpuSeconds): its processes used 1.2 s of CPU time",
+	// where the evidence makes it likely but not certain (a program the
+	// limit ended without a word); "" when there is no such sign. It is
+	// "" when Limit is set.
+	MaybeLimit string
 }
 
 // ExitOf is how a command ended, from the error of its exec.Cmd.Wait:

@@ -34,7 +34,7 @@ const (
 
 var taskTool = toolDef{
 	description: "Delegate a self-contained piece of work to a sub-agent, which runs in a session of its own with its own tools and context " +
-		"and answers with its final message (plus an account of its turns, tool calls and usage). " +
+		"and answers with its final message (plus an account of its turns, tool calls, files changed and usage). " +
 		"Several task calls in one answer run at the same time; give each a complete prompt, since the sub-agent does not see this conversation.",
 	schema: `{"type":"object","properties":{` +
 		`"description":{"type":"string","description":"A short (3-10 word) description of the task"},` +

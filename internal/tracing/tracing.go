@@ -79,7 +79,8 @@ func New(tp trace.TracerProvider) *Provider { return &Provider{tp: tp} }
 // replaying. The W3C trace context travels in Temporal headers. Queries
 // get none: a follower queries a prompt's events several times a second,
 // which would bury the prompt's trace (and make a root trace per query
-// on the worker).
+// on the worker). The span of a task call's workflow is the call's
+// (task.go).
 func (p *Provider) Interceptor() (interceptor.Interceptor, error) {
 	i, err := tmotel.NewTracingInterceptor(tmotel.TracerOptions{
 		Tracer:              p.tp.Tracer(ScopeName),
@@ -89,7 +90,7 @@ func (p *Provider) Interceptor() (interceptor.Interceptor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("traces: interceptor: %w", err)
 	}
-	return i, nil
+	return withTaskSpans{i}, nil
 }
 
 // Start starts a span of the product's tracer under ctx: the starter's
@@ -198,7 +199,8 @@ func ToolCall(ctx context.Context, tool string, res tools.Result) {
 	case res.IsError:
 		outcome = "error"
 	}
-	span.SetAttributes(attribute.String("tool.name", name), attribute.String("durableagent.tool.outcome", outcome))
+	span.SetAttributes(toolAttrs(name)...)
+	span.SetAttributes(attribute.String("durableagent.tool.outcome", outcome))
 	if code, ok := res.Details["exitCode"].(int); ok {
 		span.SetAttributes(attribute.Int("process.exit.code", code))
 	}

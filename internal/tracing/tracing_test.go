@@ -97,15 +97,16 @@ func TestCaptureContent(t *testing.T) {
 	}
 }
 
-// A tool call span names the tool (a made-up name is "other"), its
-// outcome and bash's exit code.
+// A tool call span names the tool (a made-up name is "other") as the
+// GenAI conventions do, its outcome and bash's exit code.
 func TestToolCallSpan(t *testing.T) {
 	spans := underParent(t, func(ctx context.Context) {
 		ToolCall(ctx, tools.Bash, tools.Result{IsError: true, Content: "boom", Details: map[string]any{"exitCode": 2}})
 		ToolCall(ctx, "rm -rf /", tools.Result{IsError: true})
 	})
 	a := attrs(spans[0])
-	if spans[0].Name() != "execute_tool bash" || a["tool.name"].AsString() != "bash" || a["durableagent.tool.outcome"].AsString() != "error" || a["process.exit.code"].AsInt64() != 2 {
+	if spans[0].Name() != "execute_tool bash" || a["tool.name"].AsString() != "bash" || a["gen_ai.tool.name"].AsString() != "bash" ||
+		a["gen_ai.operation.name"].AsString() != "execute_tool" || a["durableagent.tool.outcome"].AsString() != "error" || a["process.exit.code"].AsInt64() != 2 {
 		t.Errorf("bash span %q %v", spans[0].Name(), a)
 	}
 	if a := attrs(spans[1]); a["tool.name"].AsString() != "other" {

@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -145,6 +146,9 @@ type Summary struct {
 	Commits []string `json:"commits,omitempty"`
 	// Uncommitted counts the changed and untracked files not committed.
 	Uncommitted int `json:"uncommitted,omitempty"`
+	// Files are the paths that differ from the base, committed or not,
+	// untracked ones included, relative to the worktree, sorted.
+	Files []string `json:"files,omitempty"`
 }
 
 // Summarize describes the branch of the worktree at dir against base.
@@ -164,6 +168,21 @@ func Summarize(ctx context.Context, dir, branch, base string) (Summary, error) {
 	if status != "" {
 		s.Uncommitted = len(strings.Split(status, "\n"))
 	}
+	changed, err := git(ctx, dir, "diff", "--no-ext-diff", "--name-only", "--no-renames", "-z", base)
+	if err != nil {
+		return s, fmt.Errorf("files of %s changed since %s: %w", dir, short(base), err)
+	}
+	untracked, err := git(ctx, dir, "ls-files", "--others", "--exclude-standard", "-z")
+	if err != nil {
+		return s, fmt.Errorf("untracked files of %s: %w", dir, err)
+	}
+	for _, f := range strings.Split(changed+"\x00"+untracked, "\x00") {
+		if f != "" {
+			s.Files = append(s.Files, f)
+		}
+	}
+	slices.Sort(s.Files)
+	s.Files = slices.Compact(s.Files)
 	return s, nil
 }
 

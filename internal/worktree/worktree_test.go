@@ -108,6 +108,9 @@ func TestCreateDiffRemove(t *testing.T) {
 	if len(s.Commits) != 1 || !strings.HasSuffix(s.Commits[0], " second") || s.Uncommitted != 2 {
 		t.Fatalf("summary = %+v", s)
 	}
+	if got := strings.Join(s.Files, ","); got != "a.txt,new.txt" {
+		t.Fatalf("summary files %q, want a.txt (committed and changed again) and the new file", got)
+	}
 	if got := s.String(); !strings.Contains(got, "1 commit since "+head[:7]) || !strings.Contains(got, "uncommitted changes in 2 files") {
 		t.Fatalf("summary line = %q", got)
 	}

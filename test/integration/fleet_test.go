@@ -25,15 +25,7 @@ func (e *env) rateLimitedWorker(retryAfter time.Duration) *scripted.RateLimited 
 	e.t.Helper()
 	rl := &scripted.RateLimited{RetryAfter: retryAfter}
 	e.ext.Activities = func(a *activities.Activities) {
-		inner := a.Provider
-		a.Provider = func(name string) (llm.Provider, error) {
-			p, err := inner(name)
-			if err != nil {
-				return nil, err
-			}
-			rl.Inner = p
-			return rl, nil
-		}
+		a.WrapProvider(func(p llm.Provider) llm.Provider { rl.Inner = p; return rl })
 	}
 	e.startWorker()
 	return rl
@@ -118,15 +110,7 @@ func TestIntegration_FleetMaxConcurrentCallsSerialises(t *testing.T) {
 	e.s.Model.MaxConcurrentCalls = 1
 	o := &overlap{delay: 700 * time.Millisecond, queues: map[string]int{}}
 	e.ext.Activities = func(a *activities.Activities) {
-		inner := a.Provider
-		a.Provider = func(name string) (llm.Provider, error) {
-			p, err := inner(name)
-			if err != nil {
-				return nil, err
-			}
-			o.inner = p
-			return o, nil
-		}
+		a.WrapProvider(func(p llm.Provider) llm.Provider { o.inner = p; return o })
 	}
 	e.startWorker()
 	runs := []client.WorkflowRun{e.prompt("serial-a"), e.prompt("serial-b")}
@@ -152,15 +136,7 @@ func TestIntegration_FleetInteractiveBeforeScheduled(t *testing.T) {
 	e.s.Model.MaxConcurrentCalls = 1
 	o := &overlap{delay: 300 * time.Millisecond, queues: map[string]int{}, slow: map[string]time.Duration{"prio-blocker": 3 * time.Second}}
 	e.ext.Activities = func(a *activities.Activities) {
-		inner := a.Provider
-		a.Provider = func(name string) (llm.Provider, error) {
-			p, err := inner(name)
-			if err != nil {
-				return nil, err
-			}
-			o.inner = p
-			return o, nil
-		}
+		a.WrapProvider(func(p llm.Provider) llm.Provider { o.inner = p; return o })
 	}
 	e.startWorker()
 	start := func(session, origin string) client.WorkflowRun {

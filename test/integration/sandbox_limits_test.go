@@ -13,7 +13,9 @@ import (
 // Issue 22: a bash call that a tools.sandbox limit ends gives the model
 // a result naming the limit and its value: the CPU limit's SIGKILL (a
 // loop that ignores SIGXCPU), an allocation RLIMIT_AS refuses (Python's
-// MemoryError), forks the process limit refuses.
+// MemoryError), forks the process limit refuses, and as likely a CPU
+// limit hit without a word. When the worker stops, no sandbox it started
+// ahead for a next call is left.
 func TestSandbox_LimitsAreNamedToTheModel(t *testing.T) {
 	e := sandboxEnv(t)
 	e.s.Tools.Sandbox.CPUSeconds = 1
@@ -27,6 +29,10 @@ func TestSandbox_LimitsAreNamedToTheModel(t *testing.T) {
 			"Command was stopped by the sandbox's memory limit of 128 MiB per process (tools.sandbox.memoryMB): an allocation failed"},
 		{"sbx-procs", `echo END-OF-CALL; for i in 1 2 3 4 5 6 7 8; do sleep 1 & done; wait; exit 3`,
 			"Command was stopped by the sandbox's process limit of 4 (tools.sandbox.maxProcesses"},
+		// Silent: the loop the CPU limit ends runs in a command
+		// substitution, of which bash reports nothing.
+		{"sbx-cpu-silent", `echo END-OF-CALL; x=$(bash -c 'while :; do :; done'); exit 4`,
+			"Command exited with code 4; it may have hit the sandbox's CPU time limit of 1 s per process (tools.sandbox.cpuSeconds): its processes used"},
 	}
 	if _, err := os.Stat("/usr/bin/python3"); err == nil {
 		cases[1].command = `echo END-OF-CALL; python3 -c 'b = bytearray(400 * 1024 * 1024)'`
@@ -52,4 +58,36 @@ func TestSandbox_LimitsAreNamedToTheModel(t *testing.T) {
 			t.Errorf("%s: the model read %q, want it to name the limit: %q", c.session, result, c.want)
 		}
 	}
+	// Every workspace of this test is under one directory, which every
+	// bwrap of its calls names on its command line.
+	root := filepath.Dir(t.TempDir())
+	if len(processesNaming(t, root)) == 0 {
+		t.Fatalf("no sandbox waits ahead for a next call while the worker runs")
+	}
+	e.stopWorker()
+	if left := processesNaming(t, root); len(left) != 0 {
+		t.Fatalf("sandboxes outlived the worker's stop: %v", left)
+	}
+}
+
+// processesNaming lists the host's bwrap processes whose command line
+// names something under dir.
+func processesNaming(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if filepath.Base(args[0]) == "bwrap" && strings.Contains(string(b), dir+"/") {
+			found = append(found, filepath.Base(filepath.Dir(f)))
+		}
+	}
+	return found
 }

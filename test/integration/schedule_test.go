@@ -240,3 +240,107 @@ func count(info schedule.Info, status string) int {
 	}
 	return n
 }
+
+// Issue 25: `starter schedule update` changes a schedule in place with the
+// SDK's read-modify-write: when it fires, the policies, the prompt and
+// where its runs go change, it stays paused with its note, and the next
+// run starts the new prompt in a session of the new prefix; a cron
+// expression shows as given in describe and list; an update that changes
+// nothing says so; an unknown id, a bad cron and a worktree without a
+// repository are one-line errors.
+func TestIntegration_ScheduleUpdate(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	id := "upd-" + strings.ReplaceAll(e.s.Temporal.TaskQueue, "it-", "")
+	m := &schedule.Manager{Client: e.c, TaskQueue: e.s.Temporal.TaskQueue}
+	t.Cleanup(func() { _ = m.Delete(context.Background(), id) })
+	ws := t.TempDir()
+	if code, out, stderr := e.starter("schedule", "create", "--id", id, "--every", "1h", "--session-prefix", "job",
+		"--workspace", ws, "the first prompt"); code != cli.ExitOK {
+		t.Fatalf("create: exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	if code, _, stderr := e.starter("schedule", "pause", id, "--note", "reworking it"); code != cli.ExitOK {
+		t.Fatalf("pause: exit %d %s", code, stderr)
+	}
+
+	code, out, stderr := e.starter("schedule", "update", "--id", id, "--every", "2s", "--overlap", "allow-all",
+		"--catchup", "2h", "--session-prefix", "upd", "the second prompt")
+	if code != cli.ExitOK {
+		t.Fatalf("update: exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	for _, want := range []string{"schedule " + id + " updated: ", "when: every 1h0m0s -> every 2s", "overlap: skip -> allow-all",
+		"catch-up window: 1h0m0s -> 2h0m0s", `prompt: "the second prompt"`, "session: fresh sessions job-<scheduled time> -> fresh sessions upd-<scheduled time>"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("update says %q, want %q", out, want)
+		}
+	}
+	info := e.describe(id)
+	if info.When != "every 2s" || info.Overlap != "allow-all" || info.CatchupWindow != "2h0m0s" || info.SessionPrefix != "upd" ||
+		info.Prompt != "the second prompt" || !info.Paused || info.Note != "reworking it" || info.Actions != 0 {
+		t.Fatalf("after update: %+v", info)
+	}
+
+	// Unpaused, it fires every 2 s with the new prompt in upd-… sessions.
+	if code, _, stderr := e.starter("schedule", "unpause", id); code != cli.ExitOK {
+		t.Fatalf("unpause: exit %d %s", code, stderr)
+	}
+	testserver.WaitFor(t, 60*time.Second, "a completed run of the updated schedule", func() bool {
+		info = e.describe(id)
+		return completed(info) >= 1
+	})
+	if code, _, stderr := e.starter("schedule", "pause", id); code != cli.ExitOK {
+		t.Fatalf("pause: exit %d %s", code, stderr)
+	}
+	for _, r := range info.Recent {
+		if r.Status != agent.StatusCompleted {
+			continue
+		}
+		if want := workflows.SessionAt("upd", r.ScheduledAt); r.SessionID != want {
+			t.Fatalf("run %+v, want session %s", r, want)
+		}
+		var users []string
+		for _, ev := range e.events(r.SessionID) {
+			if ev.Type == agent.EventMessageEnd && ev.Message != nil && ev.Message.Role == agent.RoleUser {
+				users = append(users, ev.Message.Text())
+			}
+		}
+		if len(users) != 1 || users[0] != "the second prompt" {
+			t.Fatalf("run %s was prompted %q, want the updated prompt", r.SessionID, users)
+		}
+	}
+
+	// A cron expression is shown as given, by describe and list.
+	if code, out, stderr = e.starter("schedule", "update", "--id", id, "--cron", "0 4 * * *"); code != cli.ExitOK ||
+		!strings.Contains(out, `when: every 2s -> cron "0 4 * * *"`) {
+		t.Fatalf("update cron: exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	info = e.describe(id)
+	if info.When != `cron "0 4 * * *"` || len(info.Next) == 0 || info.Next[0].UTC().Hour() != 4 || info.Next[0].Minute() != 0 {
+		t.Fatalf("after cron update: when %q next %v", info.When, info.Next)
+	}
+	testserver.WaitFor(t, 30*time.Second, "the updated schedule in the list", func() bool {
+		code, out, _ = e.starter("schedule", "list")
+		return code == cli.ExitOK && strings.Contains(out, id) && strings.Contains(out, `cron "0 4 * * *"`)
+	})
+	if code, out, _ = e.starter("schedule", "update", "--id", id, "--cron", "0 4 * * *", "--overlap", "allow-all"); code != cli.ExitOK ||
+		!strings.Contains(out, "schedule "+id+" unchanged") {
+		t.Fatalf("an update that changes nothing: exit %d %s", code, out)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--id", "no-such-schedule", "--every", "1h"}, "update no-such-schedule: schedule not found"},
+		{[]string{"--id", id, "--cron", "0 4 * * SOMEDAY"}, `invalid --cron "0 4 * * SOMEDAY": day of week field`},
+		{[]string{"--id", id, "--worktree"}, "workspace " + ws + " is not in a git repository: --worktree needs one"},
+	} {
+		code, _, stderr := e.starter(append([]string{"schedule", "update"}, tc.args...)...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("update %v: exit %d, stderr %q, want one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	if info = e.describe(id); info.Worktree || info.Prompt != "the second prompt" {
+		t.Fatalf("a refused update changed the schedule: %+v", info)
+	}
+}

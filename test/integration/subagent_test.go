@@ -2,10 +2,17 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
@@ -96,4 +103,129 @@ func TestIntegration_SubAgentRunsAChildSession(t *testing.T) {
 	}
 	exportAndReplay(t, e, run.GetID(), run.GetRunID(), subAgentParentFixture)
 	exportAndReplay(t, e, sub.GetWorkflowId(), sub.GetRunId(), subAgentFixture)
+}
+
+// Issue 25 (SPEC 17.4) on the embedded server: a second start of a task
+// call's SubAgent workflow (as a retried or re-run task would make) whose
+// sub-agent already ran is refused by the server, so the sub-agent's
+// prompt has one execution, its session one user message, and the
+// parent's session keeps the one result of the call.
+func TestIntegration_SubAgentSecondStartRefused(t *testing.T) {
+	e := newEnv(t)
+	e.s.Tools.Enabled = append(e.s.Tools.Enabled, "task")
+	e.s.Scripted.Reply = "counted once"
+	e.startWorker()
+	const parent = "subagent-second-start"
+	in := app.PromptInput(e.s, parent, "delegate the count")
+	in.Workspace = t.TempDir()
+	in.Model.Faults = []string{`tool:task {"description":"count once","prompt":"count the files"}`, `text:the parent is done`}
+	ctx := context.Background()
+	run, err := e.k.StartPrompt(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.result(run); err != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("parent: %+v %v, want it completed", res, err)
+	}
+	var child string
+	for _, ev := range e.events(parent) {
+		if ev.Type == agent.EventSubAgentStart {
+			child = ev.SessionID
+		}
+	}
+	if child == "" {
+		t.Fatal("the parent started no sub-agent")
+	}
+	first, err := e.c.DescribeWorkflowExecution(ctx, workflows.WorkflowID(child), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The SubAgent workflow's id and input, as the parent started it.
+	var subID string
+	var subIn workflows.SubAgentInput
+	iter := e.c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetWorkflowType().GetName() == workflows.SubAgentWorkflowName {
+			subID = a.GetWorkflowId()
+			if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &subIn); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if subID == "" {
+		t.Fatal("no SubAgent child in the parent's history")
+	}
+
+	again, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: subID, TaskQueue: e.s.Temporal.TaskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, workflows.SubAgentWorkflowName, subIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out activities.RunToolResult
+	if err := again.Get(ctx, &out); err != nil {
+		t.Fatalf("second SubAgent run: %v", err)
+	}
+	if out.IsError || !strings.HasPrefix(out.Preview, "counted once") {
+		t.Fatalf("second SubAgent run's result %+v, want the call's first result, which stands", out)
+	}
+	refused := false
+	iter = e.c.GetWorkflowHistory(ctx, subID, again.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := ev.GetStartChildWorkflowExecutionFailedEventAttributes(); a != nil && a.GetWorkflowId() == workflows.WorkflowID(child) &&
+			a.GetCause() == enumspb.START_CHILD_WORKFLOW_EXECUTION_FAILED_CAUSE_WORKFLOW_ALREADY_EXISTS {
+			refused = true
+		}
+	}
+	if !refused {
+		t.Fatalf("the second SubAgent run of %s has no refused start of %s", subID, workflows.WorkflowID(child))
+	}
+
+	now, err := e.c.DescribeWorkflowExecution(ctx, workflows.WorkflowID(child), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := first.GetWorkflowExecutionInfo().GetExecution().GetRunId(), now.GetWorkflowExecutionInfo().GetExecution().GetRunId(); a != b {
+		t.Fatalf("the sub-agent's prompt %s has a new run %s (first %s), want none", child, b, a)
+	}
+	q := fmt.Sprintf("WorkflowId = '%s'", workflows.WorkflowID(child))
+	resp, err := e.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q})
+	if err != nil {
+		t.Fatalf("list %s: %v", q, err)
+	}
+	if n := len(resp.GetExecutions()); n != 1 {
+		t.Fatalf("%d executions with %s, want 1", n, q)
+	}
+
+	store, err := session.Open(filepath.Join(e.dataDir, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(id string, role agent.Role) int {
+		sess, err := store.Load(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, en := range sess.Entries {
+			if en.Message != nil && en.Message.Role == role {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count(child, agent.RoleUser); n != 1 {
+		t.Fatalf("the sub-agent's session has %d user messages, want 1 (it ran once)", n)
+	}
+	if n := count(parent, agent.RoleToolResult); n != 1 {
+		t.Fatalf("the parent's session has %d tool results, want 1", n)
+	}
 }

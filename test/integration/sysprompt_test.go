@@ -61,12 +61,7 @@ func TestSystemPrompt_EveryCallOfTheSessionSendsTheOneFromItsStart(t *testing.T)
 	e := newEnv(t)
 	rec := &seen{}
 	e.ext = app.Extensions{Activities: func(a *activities.Activities) {
-		orig := a.Provider
-		a.Provider = func(name string) (llm.Provider, error) {
-			p, err := orig(name)
-			rec.next = p
-			return rec, err
-		}
+		a.WrapProvider(func(p llm.Provider) llm.Provider { rec.next = p; return rec })
 	}}
 	e.startWorker()
 

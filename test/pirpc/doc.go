@@ -8,5 +8,6 @@
 // `starter rpc` with the client's arguments. The Go tests start the
 // embedded Temporal server and a worker and run a driver under Node. The
 // 0.73.1 run is skipped when node is not installed, the 1.6.0 run when npm
-// is not; both in -short mode.
+// is not; both in -short mode. usage_test.go reads `starter rpc`'s lines
+// without Node (streaming usage), so that runs wherever the server does.
 package pirpc

@@ -59,8 +59,10 @@ func TestPiRpcClient_DrivesStarterRPC(t *testing.T) {
 // RpcClient also spawns) drives the calls whose contract moved in pi 1.6
 // (pi16/driver.mjs): promptAndWait and waitForIdle end at agent_settled,
 // prompt/steer/followUp resolve to their disposition, steer and followUp
-// while idle queue for the next prompt, clearQueue returns the queue, and
-// `await abort(); await prompt()` starts the next prompt.
+// while idle queue for the next prompt, clearQueue returns the queue,
+// `await abort(); await prompt()` starts the next prompt, and a
+// message_update before message_end carries the usage the model reported
+// mid-stream, priced at the model's prices, message_end the final usage.
 func TestPi16RpcClient_DrivesStarterRPC(t *testing.T) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("npm is not installed: this test installs Node 22 and @earendil-works/pi-coding-agent 1.6.0 from the npm registry")
@@ -78,23 +80,7 @@ func TestPi16RpcClient_DrivesStarterRPC(t *testing.T) {
 // if set, goes first in PATH: RpcClient spawns "node" from it); the
 // driver must print done.
 func runDriver(t *testing.T, node, dir, modules, pathDir, done string) {
-	dataDir := t.TempDir()
-	lookup := map[string]string{settings.EnvHome: dataDir, "HOME": dataDir}
-	s, err := settings.Load(settings.LoadOptions{Env: func(k string) (string, bool) { v, ok := lookup[k]; return v, ok }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Dev.Port, s.Dev.UI = 0, false
-	s.Temporal.TaskQueue = "pirpc"
-	s.Scripted.StreamDelayMs = 25 // a streamed answer gives message_update events
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	st, err := stack.Start(ctx, s, stack.Options{Dev: true})
-	if err != nil {
-		t.Fatalf("start server and worker: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	s = st.Settings
+	s := startStack(t)
 
 	// A run directory with the driver, the shim and the package.
 	run := t.TempDir()
@@ -150,6 +136,30 @@ func runDriver(t *testing.T, node, dir, modules, pathDir, done string) {
 	if !strings.Contains(out.String(), done) {
 		t.Fatal("the driver did not finish")
 	}
+}
+
+// startStack starts the embedded server and a worker, as rpc/e2e starts
+// them, with a data directory of the test's, and returns the settings
+// that reach them.
+func startStack(t *testing.T) settings.Settings {
+	t.Helper()
+	dataDir := t.TempDir()
+	lookup := map[string]string{settings.EnvHome: dataDir, "HOME": dataDir}
+	s, err := settings.Load(settings.LoadOptions{Env: func(k string) (string, bool) { v, ok := lookup[k]; return v, ok }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Dev.Port, s.Dev.UI = 0, false
+	s.Temporal.TaskQueue = "pirpc"
+	s.Scripted.StreamDelayMs = 25 // a streamed answer gives message_update events
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	st, err := stack.Start(ctx, s, stack.Options{Dev: true})
+	if err != nil {
+		t.Fatalf("start server and worker: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st.Settings
 }
 
 // npmPackage is a package.json and package-lock.json to install: in

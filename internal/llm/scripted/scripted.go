@@ -22,6 +22,12 @@
 //	`badtool:NAME TEXT`                   one call of tool NAME whose arguments are TEXT,
 //	                                      which is not a JSON object: a model that sent
 //	                                      invalid arguments (stored as llm.ToolArguments does)
+//	`usage:USAGE ELEMENT`                 ELEMENT (an answer: ok, text:, tool:, tools:, badtool:
+//	                                      or hang:DURATION), whose stream reports USAGE, a JSON
+//	                                      object of token counts {"input", "cacheRead",
+//	                                      "cacheWrite", "output"} (each optional, at least one
+//	                                      positive), e.g.
+//	                                      `usage:{"input":1200,"cacheRead":800,"output":40} text:Hi.`
 //
 // A tool answer is a short text ("Running bash.") followed by the
 // toolCall blocks, with StopReason "toolUse" and the call ids
@@ -37,6 +43,14 @@
 // word by word and each tool call's arguments in two or three pieces,
 // pausing Options.StreamDelay between pieces; cancelling ctx mid-stream
 // yields an aborted message. Options.Latency is waited before the answer.
+// Without a usage: element the stream reports no usage and the answer's
+// usage is an estimate (characters / 4 of the request and of the answer).
+// With one, the stream reports usage as providers do mid-stream: the
+// input and cache counts before the first piece (as Anthropic's
+// message_start) and the whole USAGE after the last (as Anthropic's
+// message_delta or an OpenAI-compatible final usage chunk), each in a
+// delta with no Type; the answer's usage is USAGE, its output the
+// estimate when USAGE leaves it out.
 //
 // A summary request (Request.Purpose == llm.PurposeSummarize, or the
 // compaction summary system prompt) replays the same kinds of faults from
@@ -97,6 +111,9 @@ type Fault struct {
 	Hang time.Duration
 	// ToolCalls are the calls of a tool answer, in order.
 	ToolCalls []ToolCall
+	// Usage, set by a usage: element, is what the answer's stream
+	// reports (nil: no report, the usage is estimated).
+	Usage *agent.Usage
 }
 
 // ToolCall is one scripted tool call: the tool's name and its arguments,
@@ -112,6 +129,7 @@ const (
 	prefixTool  = "tool:"
 	prefixTools = "tools:"
 	prefixBad   = "badtool:"
+	prefixUsage = "usage:"
 )
 
 func hasPrefixFold(s, prefix string) bool {
@@ -122,6 +140,8 @@ func hasPrefixFold(s, prefix string) bool {
 func ParseFault(s string) (Fault, error) {
 	s = strings.TrimSpace(s)
 	switch {
+	case hasPrefixFold(s, prefixUsage):
+		return parseUsage(s)
 	case hasPrefixFold(s, prefixText):
 		text := strings.TrimSpace(s[len(prefixText):])
 		if text == "" {
@@ -184,6 +204,46 @@ func ParseFault(s string) (Fault, error) {
 		return f, nil
 	}
 	return Fault{Kind: "error", Text: s}, nil
+}
+
+// scriptUsage is the JSON object of a usage: element: token counts only.
+type scriptUsage struct {
+	Input      int `json:"input"`
+	CacheRead  int `json:"cacheRead"`
+	CacheWrite int `json:"cacheWrite"`
+	Output     int `json:"output"`
+}
+
+// parseUsage parses a usage: element: the JSON object of counts, then
+// the answer element it applies to.
+func parseUsage(s string) (Fault, error) {
+	const want = `(want e.g. usage:{"input":1200,"output":40} text:Hi.)`
+	rest := strings.TrimSpace(s[len(prefixUsage):])
+	var u scriptUsage
+	dec := json.NewDecoder(strings.NewReader(rest))
+	dec.DisallowUnknownFields()
+	if !strings.HasPrefix(rest, "{") || dec.Decode(&u) != nil {
+		return Fault{}, fmt.Errorf("scripted fault %q: usage is not a JSON object of token counts input, cacheRead, cacheWrite, output %s", s, want)
+	}
+	if u.Input < 0 || u.CacheRead < 0 || u.CacheWrite < 0 || u.Output < 0 {
+		return Fault{}, fmt.Errorf("scripted fault %q: negative token count in usage", s)
+	}
+	if u == (scriptUsage{}) {
+		return Fault{}, fmt.Errorf("scripted fault %q: usage reports no tokens %s", s, want)
+	}
+	elem := strings.TrimSpace(rest[dec.InputOffset():])
+	if hasPrefixFold(elem, prefixUsage) {
+		return Fault{}, fmt.Errorf("scripted fault %q: usage given twice", s)
+	}
+	f, err := ParseFault(elem)
+	if err != nil {
+		return Fault{}, err
+	}
+	if f.Kind == "error" || f.Kind == "hang" && f.Hang == 0 {
+		return Fault{}, fmt.Errorf("scripted fault %q: usage applies to an answer (ok, text:, tool:, tools:, badtool:, hang:DURATION), not to %q", s, elem)
+	}
+	f.Usage = &agent.Usage{Input: u.Input, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Output: u.Output}
+	return f, nil
 }
 
 // parseTool parses "NAME ARGS" of a tool: element.
@@ -336,7 +396,14 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	}
 	m.Provider, m.Model = req.Provider, req.Model
 	m.Usage = &agent.Usage{Input: estimate(req.Messages), Output: outputTokens(m)}
-	if err := p.stream(ctx, req, m); err != nil {
+	if fault.Usage != nil {
+		u := *fault.Usage
+		if u.Output == 0 {
+			u.Output = m.Usage.Output
+		}
+		m.Usage = &u
+	}
+	if err := p.stream(ctx, req, m, fault.Usage != nil); err != nil {
 		return llm.AbortedMessage(req)
 	}
 	return m
@@ -381,8 +448,9 @@ func outputTokens(m agent.Message) int {
 
 // stream reports the answer's pieces to req.OnDelta: text word by word,
 // each tool call's arguments in two or three chunks, waiting StreamDelay
-// between pieces. It fails when ctx ends first.
-func (p *Provider) stream(ctx context.Context, req llm.Request, m agent.Message) error {
+// between pieces. With report, m's usage is reported too: its input and
+// cache counts first, the whole of it last. It fails when ctx ends first.
+func (p *Provider) stream(ctx context.Context, req llm.Request, m agent.Message, report bool) error {
 	var pieces []llm.Delta
 	for i, b := range m.Content {
 		switch {
@@ -401,11 +469,22 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, m agent.Message)
 			}
 		}
 	}
-	for i, d := range pieces {
-		if i > 0 {
-			if err := sleep(ctx, p.opts.StreamDelay); err != nil {
-				return err
+	if report {
+		first := agent.Usage{Input: m.Usage.Input, CacheRead: m.Usage.CacheRead, CacheWrite: m.Usage.CacheWrite}
+		last := *m.Usage
+		pieces = append(append([]llm.Delta{{Usage: &first}}, pieces...), llm.Delta{OutputTokens: last.Output, Usage: &last})
+	}
+	sent := 0 // pieces of the answer reported
+	for _, d := range pieces {
+		if d.Type != "" {
+			// The pause is between two pieces of the answer; a usage
+			// report comes with the piece next to it.
+			if sent > 0 {
+				if err := sleep(ctx, p.opts.StreamDelay); err != nil {
+					return err
+				}
 			}
+			sent++
 		}
 		if req.OnDelta != nil {
 			req.OnDelta(d)

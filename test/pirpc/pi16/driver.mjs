@@ -3,7 +3,9 @@
 // package node@22) through the calls whose contract moved in pi 1.6:
 // promptAndWait/waitForIdle (agent_settled), dispositions, steer and
 // follow_up while idle, clear_queue, abort then prompt, the thinking
-// levels, bash's bash_execution_update and excludeFromContext. Run by pirpc_test.go with PIRPC_CONFIG as for driver.mjs.
+// levels, bash's bash_execution_update and excludeFromContext, and the usage
+// so far on message_update (streaming usage, priced). Run by pirpc_test.go
+// with PIRPC_CONFIG as for driver.mjs.
 import assert from "node:assert/strict";
 import { RpcClient } from "@earendil-works/pi-coding-agent";
 
@@ -235,6 +237,47 @@ async function main() {
 	const next = c.waitForIdle(45000);
 	assert.equal(await c.prompt("next job"), "started");
 	await next;
+	await c.stop();
+
+	step = "streaming usage: message_update carries the usage the model reported mid-stream";
+	// The scripted model's usage: element reports input and cache counts
+	// before the first word (as Anthropic's message_start) and the whole
+	// usage after the last; the model is priced, so is the usage.
+	const price = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
+	const reported = { input: 1200, cacheRead: 800, cacheWrite: 50, output: 500 };
+	const u = await client("pi16-u", [
+		"--scripted.faults", `usage:${JSON.stringify(reported)} text:${answerText}`,
+		"--model.prices", `scripted/scripted-1=${price.input},${price.output},${price.cacheRead},${price.cacheWrite}`,
+	]);
+	const evsU = await u.promptAndWait("how much did that cost", undefined, 45000);
+	const endU = only(evsU, "message_end", (e) => e.message.role === "assistant");
+	assert.equal(endU.length, 1);
+	const finalU = endU[0].message.usage;
+	const priced = (x) => {
+		const per = (n, p) => Math.round(n * p / 1e6 * 1e8) / 1e8;
+		const cost = { input: per(x.input, price.input), output: per(x.output, price.output), cacheRead: per(x.cacheRead, price.cacheRead), cacheWrite: per(x.cacheWrite, price.cacheWrite) };
+		cost.total = Math.round((cost.input + cost.output + cost.cacheRead + cost.cacheWrite) * 1e8) / 1e8;
+		return { ...x, totalTokens: x.input + x.output + x.cacheRead + x.cacheWrite, cost };
+	};
+	assert.deepEqual(finalU, priced(reported), "message_end's usage is the final report, priced");
+	const updatesU = only(evsU, "message_update", (e) => e.entryId === endU[0].entryId);
+	const deltasU = updatesU.filter((e) => e.assistantMessageEvent.type === "text_delta");
+	assert.ok(deltasU.length > 1, `the answer streamed (${deltasU.length} text_delta)`);
+	for (const e of deltasU) {
+		const { input, cacheRead, cacheWrite, output } = e.usage;
+		assert.deepEqual({ input, cacheRead, cacheWrite }, { input: 1200, cacheRead: 800, cacheWrite: 50 }, "each update carries the reported input and cache counts");
+		assert.ok(output > 0 && output <= reported.output, `output so far ${output}`);
+		assert.deepEqual(e.usage, priced({ input, cacheRead, cacheWrite, output }), "the usage so far is priced at the model's prices");
+	}
+	const mid = deltasU.filter((e) => e.usage.output < reported.output);
+	assert.ok(mid.length > 0, "an update before message_end carries the usage so far, before the final output count");
+	const outs = deltasU.map((e) => e.usage.output);
+	assert.deepEqual(outs, [...outs].sort((x, y) => x - y), "output so far never goes down");
+	const doneU = updatesU.find((e) => e.assistantMessageEvent.type === "done");
+	assert.deepEqual(doneU.usage, finalU, "done carries the final usage");
+	assert.ok(evsU.indexOf(mid[0]) < evsU.indexOf(endU[0]));
+	const statsU = await u.getSessionStats();
+	assert.equal(statsU.cost, finalU.cost.total, "the session's cost is the final usage's");
 	console.log("ok: pi 1.6 RpcClient against starter rpc");
 }
 

@@ -1,0 +1,168 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/durableagent/durableagent/internal/auth"
+)
+
+// Windows keeps the rate-limit windows of provider credentials
+// (coordinated backoff, SPEC 18.1) in the store's database, so that every
+// worker of a cluster holds for the same windows and one probe lease is
+// granted per window across all of them, where auth.json shares windows
+// only between the workers of one data directory.
+//
+// The rules are package auth's (auth.AdmitCall, ExtendWindow, SettleCall,
+// ReleaseLease), applied to one row of agent_rate_windows per window key
+// in one transaction that holds the row's lock (SELECT ... FOR UPDATE),
+// so concurrent callers on any number of connections see each other's
+// outcome. A window's first write inserts its row; when two workers
+// insert at once, the loser retries under the winner's row lock.
+//
+// Calls are bounded (windowOpTimeout, connection retries for
+// windowRetryFor): the windows are an optimisation, and the model call
+// that asks goes out when the database does not answer.
+type Windows struct {
+	s   *Store
+	now func() time.Time
+}
+
+// WindowOptions tune Windows; the zero value is the defaults.
+type WindowOptions struct {
+	// Now is the windows' clock (nil: the database server's clock, one
+	// clock for every worker, so clock skew between hosts does not move
+	// a window).
+	Now func() time.Time
+}
+
+const (
+	windowRetryFor  = 2 * time.Second
+	windowOpTimeout = 5 * time.Second
+)
+
+// Windows returns the rate-limit windows kept in the store's database.
+func (s *Store) Windows(opts WindowOptions) *Windows {
+	return &Windows{s: s, now: opts.Now}
+}
+
+// Admit is auth.File.Admit: with no window open, call now; during a
+// window, hold for Wait; when it is over, the first caller gets the probe
+// lease for lease and the others hold until its outcome.
+func (w *Windows) Admit(key, holder string, lease time.Duration) (auth.Admission, error) {
+	if err := auth.CheckWindowArgs(key, holder); err != nil {
+		return auth.Admission{}, err
+	}
+	var a auth.Admission
+	err := w.update(key, func(cur *auth.Window, now time.Time) (next *auth.Window, changed bool, err error) {
+		a, next, changed = auth.AdmitCall(cur, holder, lease, now)
+		return next, changed, nil
+	})
+	return a, err
+}
+
+// RateLimited opens (or extends) the window of key for retryAfterMs.
+func (w *Windows) RateLimited(key string, retryAfterMs int64) error {
+	return w.update(key, func(cur *auth.Window, now time.Time) (*auth.Window, bool, error) {
+		next, err := auth.ExtendWindow(cur, retryAfterMs, now)
+		return next, err == nil, err
+	})
+}
+
+// Settle reports that the provider took holder's call: a probe's success
+// ends the window.
+func (w *Windows) Settle(key, holder string) error {
+	return w.update(key, func(cur *auth.Window, now time.Time) (*auth.Window, bool, error) {
+		next, changed := auth.SettleCall(cur, holder, now)
+		return next, changed, nil
+	})
+}
+
+// Release gives up holder's probe lease without an outcome.
+func (w *Windows) Release(key, holder string) error {
+	return w.update(key, func(cur *auth.Window, _ time.Time) (*auth.Window, bool, error) {
+		next, changed := auth.ReleaseLease(cur, holder)
+		return next, changed, nil
+	})
+}
+
+// errInsertRaced: another worker inserted the window's row first.
+var errInsertRaced = errors.New("window row inserted concurrently")
+
+// update applies rule to the window of key and writes its result, all in
+// one transaction under the row's lock.
+func (w *Windows) update(key string, rule func(cur *auth.Window, now time.Time) (*auth.Window, bool, error)) error {
+	retryFor := min(w.s.retryFor, windowRetryFor)
+	err := w.s.doWithin(retryFor, windowOpTimeout, func(ctx context.Context) error {
+		for attempt := 0; ; attempt++ {
+			err := pgx.BeginFunc(ctx, w.s.pool, func(tx pgx.Tx) error { return w.apply(ctx, tx, key, rule) })
+			// After a lost insert the row exists: the next attempt
+			// locks it. Deleted again in between, it may race again.
+			if !errors.Is(err, errInsertRaced) || attempt == 5 {
+				return err
+			}
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("rate-limit window %s: %w", key, err)
+	}
+	return nil
+}
+
+func (w *Windows) apply(ctx context.Context, tx pgx.Tx, key string, rule func(cur *auth.Window, now time.Time) (*auth.Window, bool, error)) error {
+	var cur *auth.Window
+	var row auth.Window
+	var probeUntil *time.Time
+	err := tx.QueryRow(ctx, `SELECT until, probe, probe_until FROM agent_rate_windows WHERE key = $1 FOR UPDATE`, key).
+		Scan(&row.Until, &row.Probe, &probeUntil)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return err
+	default:
+		if probeUntil != nil {
+			row.ProbeUntil = *probeUntil
+		}
+		cur = &row
+	}
+	var now time.Time
+	if w.now != nil {
+		now = w.now()
+	} else if err := tx.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+		// Read after the lock: the time the rule is applied at.
+		return err
+	}
+	next, changed, err := rule(cur, now)
+	if err != nil {
+		return permanent(err)
+	}
+	if !changed {
+		return nil
+	}
+	switch {
+	case next == nil && cur != nil:
+		_, err = tx.Exec(ctx, `DELETE FROM agent_rate_windows WHERE key = $1`, key)
+	case next != nil && cur != nil:
+		_, err = tx.Exec(ctx, `UPDATE agent_rate_windows SET until = $2, probe = $3, probe_until = $4 WHERE key = $1`,
+			key, next.Until, next.Probe, nullTime(next.ProbeUntil))
+	case next != nil:
+		tag, e := tx.Exec(ctx, `INSERT INTO agent_rate_windows (key, until, probe, probe_until) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (key) DO NOTHING`, key, next.Until, next.Probe, nullTime(next.ProbeUntil))
+		if err = e; err == nil && tag.RowsAffected() == 0 {
+			err = errInsertRaced
+		}
+	}
+	return err
+}
+
+// nullTime is t as a SQL parameter, null when zero.
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}

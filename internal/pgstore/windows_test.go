@@ -1,0 +1,56 @@
+package pgstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/internal/auth"
+	"github.com/durableagent/durableagent/internal/auth/windowtest"
+	"github.com/durableagent/durableagent/internal/pgstore"
+)
+
+// The rate-limit windows of a cluster keep the window contract (SPEC
+// 18.1) of auth.json: each store of a place is a connection pool of its
+// own on one database, as the workers of a cluster are; among them,
+// exactly one caller probes a window.
+func TestWindows_Contract(t *testing.T) {
+	e := newEnv(t)
+	windowtest.Run(t, func(t *testing.T, now func() time.Time) func() windowtest.Store {
+		url := e.url(t)
+		return func() windowtest.Store {
+			return open(t, url).Windows(pgstore.WindowOptions{Now: now})
+		}
+	})
+}
+
+// Without a clock of its own the windows run on the database's clock: a
+// hint holds callers of every pool for its length, then one probes.
+func TestWindows_DatabaseClock(t *testing.T) {
+	e := newEnv(t)
+	url := e.url(t)
+	a, b := open(t, url).Windows(pgstore.WindowOptions{}), open(t, url).Windows(pgstore.WindowOptions{})
+	key := auth.WindowKey("anthropic", "work")
+	if err := a.RateLimited(key, 1500); err != nil {
+		t.Fatal(err)
+	}
+	adm, err := b.Admit(key, "job", time.Minute)
+	if err != nil || adm.Wait <= 0 || adm.Wait > 1500*time.Millisecond || adm.Probe {
+		t.Fatalf("in the window: Admit = %+v, %v; want hold up to 1.5s", adm, err)
+	}
+	time.Sleep(adm.Wait)
+	if adm, err := b.Admit(key, "job", time.Minute); err != nil || !adm.Probe {
+		t.Fatalf("window over: Admit = %+v, %v; want the probe", adm, err)
+	}
+	if adm, err := a.Admit(key, "other", time.Minute); err != nil || !adm.Probing || adm.Wait <= 58*time.Second {
+		t.Fatalf("during the probe: Admit = %+v, %v; want hold for the minute's lease", adm, err)
+	}
+	// The row is the window: the probe's success deletes it.
+	if err := a.Settle(key, "job"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := open(t, url).Pool().QueryRow(context.Background(), `SELECT count(*) FROM agent_rate_windows`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("rows after the probe's success = %d, %v; want none", n, err)
+	}
+}
