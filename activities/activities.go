@@ -88,6 +88,11 @@ type Activities struct {
 	// HeartbeatInterval overrides the heartbeat ticker (0: a quarter of
 	// the activity's heartbeat timeout).
 	HeartbeatInterval time.Duration
+	// Push, when set, serves the live output of running model and tool
+	// calls to followers as it changes (internal/live's push path); their
+	// heartbeats then carry its address and beat every
+	// PushHeartbeatInterval. Nil: the heartbeats alone carry it.
+	Push *live.Hub
 	// recordHeartbeat is activity.RecordHeartbeat (tests count calls).
 	recordHeartbeat func(ctx context.Context, details ...any)
 }

@@ -33,6 +33,8 @@ type heartbeater struct {
 
 	done     chan struct{}
 	finished chan struct{}
+	// unpublish ends the call's push stream (nil: not pushed).
+	unpublish func()
 }
 
 // liveDetails are details that change while the activity runs and say
@@ -77,12 +79,80 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 	if h.record == nil {
 		h.record = activity.RecordHeartbeat
 	}
-	if live, ok := details.(liveDetails); ok {
+	if acc, ok := details.(*live.Accumulator); ok && a.Push != nil {
+		// Followers get the output from the worker's push hub as it
+		// changes; the heartbeats carry where (and the output, for a
+		// follower that cannot reach it) at a slower beat.
+		p, unpublish := a.Push.Publish(acc)
+		h.unpublish = unpublish
+		h.details = pushedDetails{acc: acc, push: p}
+		first := interval
+		if acc.Snapshot().Kind == live.KindModel {
+			// A model call streams for seconds: its first beat carries
+			// the push address early, so followers get its first words
+			// from the stream rather than from a late snapshot.
+			first = min(interval, pushFirstBeat)
+		}
+		go h.onPushed(first, pushBeat(ctx, interval))
+	} else if live, ok := details.(liveDetails); ok {
 		go h.onChange(live, interval, min(max(interval/10, minRecordGap), maxRecordGap))
 	} else {
 		go h.onTick(interval)
 	}
 	return h
+}
+
+// PushHeartbeatInterval is the heartbeat beat of a call whose output is
+// pushed (Activities.Push): a fifth of the server writes of the stream
+// interval's, bounded by a quarter of the heartbeat timeout (liveness)
+// and by MaxHeartbeatInterval (an abort reaches the call at a beat).
+const PushHeartbeatInterval = MaxHeartbeatInterval
+
+// pushFirstBeat bounds the first heartbeat of a pushed model call.
+const pushFirstBeat = 50 * time.Millisecond
+
+// pushBeat is the heartbeat interval of a pushed call whose first beat is
+// after interval.
+func pushBeat(ctx context.Context, interval time.Duration) time.Duration {
+	beat := PushHeartbeatInterval
+	if activity.IsActivity(ctx) {
+		if t := activity.GetInfo(ctx).HeartbeatTimeout; t > 0 {
+			beat = min(beat, t/4)
+		}
+	}
+	return max(beat, interval)
+}
+
+// pushedDetails are a pushed call's heartbeat details: its snapshot and
+// where it is pushed.
+type pushedDetails struct {
+	acc  *live.Accumulator
+	push live.Push
+}
+
+func (p pushedDetails) Snapshot() live.Snapshot {
+	s := p.acc.Snapshot()
+	s.Push = &p.push
+	return s
+}
+
+// onPushed records the details after first (so a follower learns the
+// push address soon), then every beat.
+func (h *heartbeater) onPushed(first, beat time.Duration) {
+	defer close(h.finished)
+	t := time.NewTimer(first)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.done:
+			return
+		case <-h.ctx.Done():
+			return
+		case <-t.C:
+			h.record(h.ctx, h.current())
+			t.Reset(beat)
+		}
+	}
 }
 
 // onTick records the details every interval.
@@ -155,6 +225,8 @@ func (h *heartbeater) current() any {
 	d := h.details
 	h.mu.Unlock()
 	switch d := d.(type) {
+	case pushedDetails:
+		return d.Snapshot()
 	case liveDetails:
 		return d.Snapshot()
 	case func() any:
@@ -167,4 +239,7 @@ func (h *heartbeater) current() any {
 func (h *heartbeater) stop() {
 	close(h.done)
 	<-h.finished
+	if h.unpublish != nil {
+		h.unpublish()
+	}
 }

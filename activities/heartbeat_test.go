@@ -149,3 +149,52 @@ func TestCallModel_HeartbeatDetailsCarryTheSnapshot(t *testing.T) {
 		t.Fatalf("json %s", b)
 	}
 }
+
+// A call whose output is pushed (Activities.Push) heartbeats a fifth as
+// often, and its details name the push stream, from which a follower
+// gets the output as it changes.
+func TestHeartbeat_PushedCallBeatsSlowerAndNamesItsStream(t *testing.T) {
+	hub, err := live.ListenHub("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hub.Close()
+	log := &beatLog{}
+	a := &Activities{HeartbeatInterval: 50 * time.Millisecond, recordHeartbeat: log.record, Push: hub}
+	acc := live.NewModel("a1", 0)
+	h := a.startHeartbeat(context.Background(), acc)
+	acc.Add(llm.Delta{Type: agent.DeltaText, Delta: "Hi"})
+	time.Sleep(100 * time.Millisecond)
+	n, first := log.get()
+	if n != 1 || first.Push == nil || !strings.HasPrefix(first.Push.URL, hub.URL()) {
+		t.Fatalf("after the first interval: %d records, push %+v", n, first.Push)
+	}
+	got := make(chan string, 1)
+	go func() {
+		var text string
+		_ = live.Subscribe(context.Background(), *first.Push, func(s live.Snapshot, _ time.Time) {
+			if len(s.Blocks) > 0 {
+				text = s.Blocks[0].Tail
+			}
+		})
+		got <- text
+	}()
+	for _, w := range []string{" there", ", pushed"} {
+		time.Sleep(20 * time.Millisecond)
+		acc.Add(llm.Delta{Type: agent.DeltaText, Delta: w})
+	}
+	time.Sleep(500 * time.Millisecond)
+	// Unpushed, 50 ms beats and three changes make ~12 records in 600 ms.
+	if n := log.count(); n > 2 {
+		t.Fatalf("%d records in 600 ms of a pushed call, want at most 2 (one a second)", n)
+	}
+	h.stop() // the call ended: its stream ends
+	select {
+	case text := <-got:
+		if text != "Hi there, pushed" {
+			t.Fatalf("the push stream brought %q", text)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the push stream did not end with the call")
+	}
+}

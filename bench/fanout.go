@@ -26,6 +26,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/control"
 )
 
 // stallDelay is a delta delay counted as a stall.
@@ -49,6 +50,9 @@ type FanoutLevel struct {
 	// timeout under load): their deltas are the last call's.
 	Retried int    `json:"retried"`
 	Load    string `json:"load"`
+	// Pushed is the snapshots the followers' push streams brought (0:
+	// the heartbeats served them all).
+	Pushed int64 `json:"pushed"`
 }
 
 // FanoutResult is the fanout benchmark.
@@ -65,6 +69,8 @@ type FanoutResult struct {
 	// the slowest delta of all rounds.
 	Rounds      []FanoutLevel `json:"rounds"`
 	StallRounds int           `json:"stallRounds"`
+	// Transport is how the worker published live output.
+	Transport string `json:"transport"`
 	// FailedRounds did not complete (Level.Error says why).
 	FailedRounds int     `json:"failedRounds"`
 	Stalls       int     `json:"stalls"`
@@ -75,7 +81,16 @@ type FanoutResult struct {
 func (h *harness) fanoutBench(ctx context.Context) (*FanoutResult, error) {
 	pieces := streamPieces(h.cfg.StreamAnswerBytes, h.cfg.StreamChunks)
 	s := h.streamSettings("fanout", strings.Join(pieces, ""))
-	res := &FanoutResult{}
+	// The worker pushes live output from loopback (the push path,
+	// docs/live.md) unless the heartbeats alone are measured.
+	s.Stream.Push = "127.0.0.1:0"
+	if h.cfg.FanoutHeartbeats {
+		s.Stream.Push = "off"
+	}
+	res := &FanoutResult{Transport: "push (stream.push " + s.Stream.Push + ", heartbeats the fallback)"}
+	if h.cfg.FanoutHeartbeats {
+		res.Transport = "heartbeats (stream.push off)"
+	}
 	err := h.withStreamWorker(ctx, s, StreamVariant{Name: "fanout", InProcess: true}, func(sb *streamBatch) error {
 		if _, err := sb.fanout(ctx, "stream-fan-warmup", 1, 1); err != nil {
 			return err
@@ -131,6 +146,7 @@ func (b *streamBatch) fanout(ctx context.Context, prefix string, n, f int) (Fano
 		calls[i].session = fmt.Sprintf("%s-%03d", prefix, i/f)
 	}
 	before := b.rpcs.snapshot()
+	pushed0 := control.PushedSnapshots()
 	server0, worker0, t0 := selfCPU(), procCPU(b.worker.cmd.Process.Pid), time.Now()
 	err := parallel(n, n, func(i int) error {
 		session := calls[i*f].session
@@ -199,7 +215,8 @@ func (b *streamBatch) fanout(ctx context.Context, prefix string, n, f int) (Fano
 		}
 		calls[i].tap = rec
 	}
-	l := FanoutLevel{Prompts: n, Followers: f, Level: b.level(n, calls, b.last), RPCs: b.last.rpcs, Load: loadAverage()}
+	l := FanoutLevel{Prompts: n, Followers: f, Level: b.level(n, calls, b.last), RPCs: b.last.rpcs, Load: loadAverage(),
+		Pushed: control.PushedSnapshots() - pushed0}
 	for i := 0; i < len(calls); i += f {
 		if calls[i].events > 1 {
 			l.Retried++
@@ -226,9 +243,9 @@ func (b *streamBatch) fanout(ctx context.Context, prefix string, n, f int) (Fano
 			}
 		}
 	}
-	b.h.logf("fanout: %d prompts x %d followers: delay p50 %.0f ms p95 %.0f ms max %.0f ms, %.1f RPCs/s per prompt (%v), %d stalls, server %.2f cores, worker %.2f, load %s",
+	b.h.logf("fanout: %d prompts x %d followers: delay p50 %.0f ms p95 %.0f ms max %.0f ms, %.1f RPCs/s per prompt (%v), %d stalls, server %.2f cores, worker %.2f, %d snapshots pushed, load %s",
 		n, f, l.Level.Delay.P50, l.Level.Delay.P95, l.Level.Delay.Max, l.RPCsPerPromptSec, l.RPCs, l.Stalls,
-		l.Level.ServerCores, l.Level.WorkerCores, l.Load)
+		l.Level.ServerCores, l.Level.WorkerCores, l.Pushed, l.Load)
 	return l, nil
 }
 
@@ -266,9 +283,9 @@ func fanoutRecorder(c *streamCall, text *strings.Builder) func(agent.Event) {
 func (r *FanoutResult) rows() []Row {
 	lvl := func(l FanoutLevel) string {
 		d := l.Level.Delay
-		return fmt.Sprintf("p50 %.1f ms, p95 %.1f ms, max %.1f ms (%d deltas of %d followers); %.1f RPCs/s per prompt (%.1f Describe, %.1f queries); CPU: bench process (embedded server + followers) %.2f cores, worker %.2f; load %s",
+		return fmt.Sprintf("p50 %.1f ms, p95 %.1f ms, max %.1f ms (%d deltas of %d followers); %.1f RPCs/s per prompt (%.1f Describe, %.1f queries); %d snapshots pushed; CPU: bench process (embedded server + followers) %.2f cores, worker %.2f; load %s",
 			d.P50, d.P95, d.Max, l.Level.Deltas, l.Level.Calls, l.RPCsPerPromptSec, l.Level.DescribesPerSec, l.Level.QueriesPerSec,
-			l.Level.ServerCores, l.Level.WorkerCores, l.Load)
+			l.Pushed, l.Level.ServerCores, l.Level.WorkerCores, l.Load)
 	}
 	perPrompt := func(l FanoutLevel) float64 {
 		total := 0
@@ -277,10 +294,11 @@ func (r *FanoutResult) rows() []Row {
 		}
 		return float64(total) / float64(max(l.Prompts, 1))
 	}
-	out := []Row{{"fanout RPCs 1 vs 10 followers",
-		fmt.Sprintf("Temporal RPCs per second per prompt while followed, %d prompts: 1 follower each %.2f, 10 followers each %.2f = %.2fx (RPCs per prompt %.0f vs %.0f; 1: %s; 10: %s)",
-			r.One.Prompts, r.One.RPCsPerPromptSec, r.Ten.RPCsPerPromptSec, r.RPCRatio, perPrompt(r.One), perPrompt(r.Ten), lvl(r.One), lvl(r.Ten)),
-		"equal (0.8x-1.25x)", verdict(r.RPCRatio >= 0.8 && r.RPCRatio <= 1.25)}}
+	out := []Row{{"fanout transport", r.Transport, "", "info"},
+		{"fanout RPCs 1 vs 10 followers",
+			fmt.Sprintf("Temporal RPCs per second per prompt while followed, %d prompts: 1 follower each %.2f, 10 followers each %.2f = %.2fx (RPCs per prompt %.0f vs %.0f; 1: %s; 10: %s)",
+				r.One.Prompts, r.One.RPCsPerPromptSec, r.Ten.RPCsPerPromptSec, r.RPCRatio, perPrompt(r.One), perPrompt(r.Ten), lvl(r.One), lvl(r.Ten)),
+			"equal (0.8x-1.25x)", verdict(r.RPCRatio >= 0.8 && r.RPCRatio <= 1.25)}}
 	if len(r.Rounds) > 0 {
 		var p95 []string
 		for _, l := range r.Rounds {

@@ -129,6 +129,9 @@ type Config struct {
 	FanoutRoundPrompts int
 	FanoutPrompts      int
 	FanoutFollowers    int
+	// FanoutHeartbeats runs the fanout benchmark's worker without the
+	// push path (stream.push off): followers read the heartbeats.
+	FanoutHeartbeats bool
 
 	// SubAgentsN is the subagents benchmark's number of sub-agents of one
 	// parent, and of independent prompts it is compared with.
@@ -234,6 +237,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	journal := fs.String("journal", "", "the embedded server's SQLite journal: rollback (default) or wal")
 	concN := fs.IntSlice("concurrency-n", nil, "the concurrency benchmark's numbers of prompts at once (default 100,500; --quick 10)")
 	fanN := fs.Int("fanout-prompts", 0, "the fanout benchmark's number of prompts streaming at once, 2 followers each (default 100; --quick 4)")
+	fanBeats := fs.Bool("fanout-heartbeats", false, "the fanout benchmark's worker without the push path (stream.push off): followers read heartbeats")
 	fanRounds := fs.Int("fanout-rounds", 0, "the fanout benchmark's rounds of the stall count (default 20; --quick 2)")
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
@@ -258,6 +262,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *fanN > 0 {
 		cfg.FanoutPrompts = *fanN
 	}
+	cfg.FanoutHeartbeats = *fanBeats
 	if *fanRounds > 0 {
 		cfg.FanoutRounds = *fanRounds
 	}

@@ -1223,6 +1223,11 @@ func newChildWorker(c client.Client, s settings.Settings) (worker.Worker, error)
 	if err != nil {
 		return nil, fmt.Errorf("open stream tap: %w", err)
 	}
+	// The push hub of stream.push, as app.NewWorker starts it (the
+	// process's exit closes it).
+	if acts.Push, err = app.ServePush(s, false); err != nil {
+		return nil, err
+	}
 	providers := acts.Provider
 	acts.Provider = func(name string) (llm.Provider, error) {
 		p, err := providers(name)

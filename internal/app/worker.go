@@ -18,6 +18,7 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/line"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/tools"
@@ -84,8 +85,15 @@ func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.
 		o.Activities(acts)
 	}
 	g := &group{runner: ownRunner}
+	if acts.Push == nil {
+		if g.push, err = ServePush(s, o.Dev); err != nil {
+			return nil, err
+		}
+		acts.Push = g.push
+	}
 	if o.MetricsHandler == nil {
 		if g.metrics, err = serveMetrics(s, o.Dev); err != nil {
+			g.stopMetrics()
 			return nil, err
 		}
 		if g.metrics != nil {
@@ -254,6 +262,33 @@ func serveMetrics(s settings.Settings, dev bool) (*metrics.Server, error) {
 	return srv, nil
 }
 
+// ServePush starts the live-output push hub on stream.push (nil: off).
+// worker --dev pushes on loopback unless told otherwise. With a payload
+// codec the hub stays off: it would send in clear what the heartbeats
+// carry encrypted.
+func ServePush(s settings.Settings, dev bool) (*live.Hub, error) {
+	addr := s.Stream.Push
+	if addr == "" && dev {
+		addr = "127.0.0.1:0"
+	}
+	if addr == "" || addr == "off" {
+		return nil, nil
+	}
+	if cdc, err := codec.FromSettings(s); err != nil || cdc != nil {
+		fmt.Fprintf(os.Stderr, "worker: stream.push is off: with a payload codec key, live output travels only in the encrypted heartbeats\n")
+		return nil, nil
+	}
+	h, err := live.ListenHub(addr)
+	if err != nil {
+		if dev && s.Stream.Push == "" {
+			fmt.Fprintf(os.Stderr, "worker: no live push: %v (followers read the heartbeats)\n", err)
+			return nil, nil
+		}
+		return nil, fmt.Errorf("stream.push: %w", err)
+	}
+	return h, nil
+}
+
 // group is the main worker of one NewWorker and the workers beside it
 // (its host's tool worker, the providers' model workers), started and
 // stopped together, and what closes after them: the metrics client and
@@ -265,11 +300,16 @@ type group struct {
 	runner  io.Closer // nil, or the tool runner NewWorker made
 	metrics *metrics.Server
 	traces  *tracing.Provider
+	push    *live.Hub
 }
 
+// stopMetrics stops the listeners NewWorker started (metrics, push).
 func (g *group) stopMetrics() {
 	if g.metrics != nil {
 		g.metrics.Close()
+	}
+	if g.push != nil {
+		g.push.Close()
 	}
 }
 

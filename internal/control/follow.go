@@ -178,6 +178,9 @@ func (k *Controller) newFollower(sessionID, runID string, after int64, out follo
 		f.stream = DefaultStreamInterval
 	}
 	f.beats = newBeatClock(max(f.stream, time.Millisecond))
+	if k.Live == nil && f.stream > 0 {
+		f.push = newPushReader(out)
+	}
 	if f.dc == nil {
 		f.dc = converter.GetDefaultDataConverter()
 	}
@@ -213,7 +216,8 @@ type follower struct {
 	lastQuery        time.Time
 	fast             bool // describe every poll: something runs or events arrive
 	beats            *beatClock
-	undecodable      bool // told OnWait that live output cannot be decoded
+	push             *pushReader // the running calls' push streams (push.go); nil: none
+	undecodable      bool        // told OnWait that live output cannot be decoded
 	walkedBack       map[string]bool
 	failingSince     time.Time // the events query fails since
 	unreachableSince time.Time // Describe fails since
@@ -246,6 +250,12 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		f.runID = d.runID
 	}
 	for {
+		// Taken before the query, like a Describe's: a call that pushed
+		// was scheduled by a workflow task the query sees.
+		pushed := f.push.take()
+		if f.push.takeEnded() { // a call ended: its events, and the next call, now
+			f.lastQuery, f.lastDescribe = time.Time{}, time.Time{}
+		}
 		// Describe before the query: an activity pending at the Describe
 		// was scheduled by a workflow task the query sees, so live events
 		// never precede their message_start; a message_end the query
@@ -307,8 +317,11 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 				f.lastDescribe, f.lastQuery = time.Time{}, time.Time{}
 				continue
 			}
-		} else if d != nil && qerr == nil {
-			f.emitLive(d, queried)
+		} else if qerr == nil {
+			if d != nil {
+				f.emitLive(d, queried)
+			}
+			f.emitPushed(pushed, queried)
 		}
 
 		if qerr != nil {
@@ -339,7 +352,7 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			f.fast = true
 		}
 		d = nil
-		if !f.sleep(ctx, f.untilNext()) {
+		if !f.pause(ctx, f.untilNext()) {
 			return agent.Event{}, ctx.Err()
 		}
 	}
@@ -395,7 +408,7 @@ func (f *follower) resultEvents(ctx context.Context, d *describeResult) (_ []age
 // untilNext is the wait until the next query or Describe is due, at least
 // a millisecond. Polls keep their rate whatever the RPCs took.
 func (f *follower) untilNext() time.Duration {
-	next := f.lastQuery.Add(f.poll)
+	next := f.lastQuery.Add(f.queryInterval())
 	if t := f.nextDescribe(); t.Before(next) {
 		next = t
 	}
@@ -404,7 +417,7 @@ func (f *follower) untilNext() time.Duration {
 
 // queryDue: the events are queried every poll interval.
 func (f *follower) queryDue() bool {
-	return !f.now().Before(f.lastQuery.Add(f.poll))
+	return !f.now().Before(f.lastQuery.Add(f.queryInterval()))
 }
 
 // deliver passes the events after f.after to fn in order. done: prompt_end
@@ -482,6 +495,9 @@ func (f *follower) describeDue() bool {
 
 // nextDescribe is when the next Describe is due.
 func (f *follower) nextDescribe() time.Time {
+	if f.push.streaming() {
+		return f.lastDescribe.Add(f.status)
+	}
 	if f.stream > 0 {
 		if t := f.beats.next(); !t.IsZero() {
 			return t
@@ -521,6 +537,9 @@ func (f *follower) snapshots(ctx context.Context, resp *workflowservice.Describe
 		var err error
 		if d.pending, err = heartbeatSnapshots(resp, f.dc); err != nil {
 			f.cannotDecode(err)
+		}
+		if d.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			f.push.observe(ctx, d.pending)
 		}
 	} else if d.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		// A failed read leaves this round without live output: the next

@@ -86,8 +86,12 @@ func newSubscription() *subscription { return &subscription{wake: make(chan stru
 
 func (s *subscription) push(it followItem) {
 	s.mu.Lock()
-	if n := len(s.items); it.pending != nil && n > 0 && s.items[n-1].pending != nil {
-		s.items[n-1] = it // the newer snapshots carry the older ones' bytes
+	if n := len(s.items); it.pending != nil && n > 0 && s.items[n-1].pending != nil &&
+		(it.queried || !s.items[n-1].queried) {
+		// The newer snapshots carry the older ones' bytes. Not over a
+		// queried round by one that is not (a push stream's): the
+		// queried one is what lets the follower start an entry.
+		s.items[n-1] = it
 	} else {
 		s.items = append(s.items, it)
 	}

@@ -4,8 +4,9 @@
 //
 //   - Worker side, an Accumulator collects what a running CallModel or
 //     RunTool activity has produced and makes bounded Snapshots of it
-//     (MaxSnapshotBytes), which the activity publishes (today: as its
-//     heartbeat details).
+//     (MaxSnapshotBytes), which the activity publishes as its heartbeat
+//     details and, when the worker runs a Hub (push.go), to the followers
+//     that Subscribe to it as they change.
 //   - Follower side, a Source reads the latest Snapshot of each running
 //     call of a prompt (today: internal/control's heartbeat reader, which
 //     reads pending activities' heartbeat details with

@@ -50,6 +50,10 @@ type Snapshot struct {
 	// SetPrice's prices; nil while the provider reported nothing and the
 	// prices are unknown (OutputTokens says all there is).
 	Usage *agent.Usage `json:"usage,omitempty"`
+	// Push (heartbeat details only) is where the worker running the call
+	// pushes its snapshots as they change (push.go); nil: read the
+	// heartbeats.
+	Push *Push `json:"push,omitempty"`
 }
 
 // Block is one content block of a streaming message. Its text
@@ -114,6 +118,9 @@ type Accumulator struct {
 	// changed gets a token (never blocking) on every change, so a
 	// heartbeat loop can publish a change at once instead of on a tick.
 	changed chan struct{}
+	// watchers get a token on every change too (Watch: a push hub's
+	// streams), each its own.
+	watchers map[chan struct{}]bool
 }
 
 type accBlock struct {
@@ -185,6 +192,30 @@ func (a *Accumulator) bump() {
 	select {
 	case a.changed <- struct{}{}:
 	default:
+	}
+	for w := range a.watchers {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Watch returns a channel that receives a value after the accumulator
+// changed (at most one pending), independent of Changed and of other
+// watchers, and the function that stops it.
+func (a *Accumulator) Watch() (<-chan struct{}, func()) {
+	w := make(chan struct{}, 1)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.watchers == nil {
+		a.watchers = map[chan struct{}]bool{}
+	}
+	a.watchers[w] = true
+	return w, func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		delete(a.watchers, w)
 	}
 }
 

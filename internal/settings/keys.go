@@ -294,6 +294,8 @@ var schema = []keyDef{
 		desc: "Scripted provider pause between streamed words in ms (0: the answer at once)."},
 	{key: "stream.intervalMs", min: 50, max: 5000, limit: "5 seconds",
 		desc: "How often a running model or tool call publishes its output so far (heartbeat details, never history) and clients read it, in ms."},
+	{key: "stream.push", scope: ScopeWorker, strCheck: checkPushListen, defText: "none (127.0.0.1:0 with worker --dev)",
+		desc: "Worker: host:port of the listener that pushes running calls' live output to followers (port 0 picks one; an address followers can reach in a cluster), heartbeats the fallback; \"off\": heartbeats only."},
 
 	{key: "dev.ip", scope: ScopeWorker, strCheck: checkIP,
 		desc: "IP address the embedded dev server binds."},
@@ -393,6 +395,14 @@ func checkMetricsListen(v string) string {
 		return "must be host:port (e.g. 127.0.0.1:9464) or off"
 	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		return "must be host:port with a port from 0 to 65535, or off"
+	}
+	return ""
+}
+
+// checkPushListen accepts "", "off" and host:port (port 0 picks one).
+func checkPushListen(v string) string {
+	if msg := checkMetricsListen(v); msg != "" {
+		return strings.Replace(msg, "127.0.0.1:9464", "127.0.0.1:7300", 1)
 	}
 	return ""
 }

@@ -278,6 +278,9 @@ type Stream struct {
 	// IntervalMs is how often a running model or tool call publishes its
 	// output so far (heartbeat details) and how often clients read it.
 	IntervalMs int64 `json:"intervalMs"`
+	// Push is the host:port the worker pushes live output from ("": none,
+	// but loopback with worker --dev; "off": none, also there).
+	Push string `json:"push"`
 }
 
 // Metrics is the `metrics` group: the worker's Prometheus metrics

@@ -1,0 +1,250 @@
+package control
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/durableagent/durableagent/internal/live"
+)
+
+// The push path on the follower side (issue 26): when a running call's
+// heartbeat details name a push stream (live.Snapshot.Push: its worker
+// runs a live.Hub), the reader opens that stream, one per running call
+// and reader (so one per process for all its followers of the prompt),
+// and passes each snapshot it brings on as it arrives, through the same
+// cursors as the heartbeats'. While a stream is open the reader
+// Describes only every status interval (for the status and the next
+// call), since the heartbeats it would read are older than the stream.
+// A stream that cannot be opened, or fails, is not tried again for that
+// call: the heartbeats carry its output (every
+// activities.PushHeartbeatInterval) and the workflow events stay
+// authoritative.
+
+// pushed counts the snapshots push streams brought in this process.
+var pushed atomic.Int64
+
+// PushedSnapshots is the number of snapshots push streams brought in
+// this process (the bench reports which transport served).
+func PushedSnapshots() int64 { return pushed.Load() }
+
+// pushReader holds a reader's push streams.
+type pushReader struct {
+	mu      sync.Mutex
+	streams map[string]*pushStream // by call (activity id)
+	wake    chan struct{}          // a token when a stream brought something or ended
+	// out gets each snapshot as it arrives (nil: only take does).
+	out followSink
+	// ended: a stream that was open ended since takeEnded.
+	ended bool
+	// subscribe is live.Subscribe (tests replace it).
+	subscribe func(ctx context.Context, p live.Push, fn func(live.Snapshot, time.Time)) error
+}
+
+// pushStream is the stream of one call.
+type pushStream struct {
+	url    string
+	cancel context.CancelFunc
+	latest live.Stamped
+	fresh  bool // latest not taken yet
+	open   bool // a line came
+	over   bool // ended or failed
+	err    error
+}
+
+func newPushReader(out followSink) *pushReader {
+	return &pushReader{streams: map[string]*pushStream{}, wake: make(chan struct{}, 1), subscribe: live.Subscribe, out: out}
+}
+
+// observe opens the streams of the running calls pending names (the
+// snapshots of one Describe) that have one, and closes those of calls
+// no longer running.
+func (p *pushReader) observe(ctx context.Context, pending []live.Stamped) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	running := map[string]bool{}
+	for _, s := range pending {
+		if s.Call == "" {
+			continue
+		}
+		running[s.Call] = true
+		if s.Push == nil {
+			continue
+		}
+		if st := p.streams[s.Call]; st != nil {
+			if st.url == s.Push.URL {
+				continue
+			}
+			st.cancel() // another attempt of the call
+		}
+		p.start(ctx, s.Call, *s.Push)
+	}
+	for call, st := range p.streams {
+		if !running[call] {
+			st.cancel()
+			delete(p.streams, call)
+		}
+	}
+}
+
+// start opens the stream of call (caller holds mu).
+func (p *pushReader) start(ctx context.Context, call string, push live.Push) {
+	sctx, cancel := context.WithCancel(ctx)
+	st := &pushStream{url: push.URL, cancel: cancel}
+	p.streams[call] = st
+	go func() {
+		err := p.subscribe(sctx, push, func(s live.Snapshot, at time.Time) {
+			pushed.Add(1)
+			stamped := live.Stamped{Snapshot: s, Call: call, At: at}
+			// Straight to the followers, not behind the reader's RPCs:
+			// each passes it on only for an entry it has live events of
+			// (so after its message_start); the reader's loop passes on
+			// the first ones of an entry after its events query.
+			if p.out != nil {
+				p.out.snapshots([]live.Stamped{stamped}, false)
+			}
+			p.mu.Lock()
+			st.latest = stamped
+			st.fresh, st.open = true, true
+			p.mu.Unlock()
+			p.signal()
+		})
+		p.mu.Lock()
+		st.over, st.err = true, err
+		p.ended = p.ended || st.open
+		p.mu.Unlock()
+		cancel()
+		p.signal()
+	}()
+}
+
+func (p *pushReader) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the snapshots the streams brought since the last take
+// (the latest of each call).
+func (p *pushReader) take() []live.Stamped {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []live.Stamped
+	for _, st := range p.streams {
+		if st.fresh {
+			st.fresh = false
+			out = append(out, st.latest)
+		}
+	}
+	return out
+}
+
+// keep gives s back to take, unless its stream brought a newer one.
+func (p *pushReader) keep(s live.Stamped) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st := p.streams[s.Call]; st != nil && !st.fresh {
+		st.latest, st.fresh = s, true
+	}
+}
+
+// streaming says a stream is open: the heartbeats need not be read on
+// their beat.
+func (p *pushReader) streaming() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, st := range p.streams {
+		if st.open && !st.over {
+			return true
+		}
+	}
+	return false
+}
+
+// takeEnded says whether a stream that was open ended since the last
+// call (the call ended: its message_end is due).
+func (p *pushReader) takeEnded() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.ended
+	p.ended = false
+	return e
+}
+
+// pushQueryInterval is the events query's poll while a push stream is
+// open: the call's output comes by the stream, its end is queried when
+// the stream ends, and other events (a steering message) wait up to this.
+// At 100 prompts the queries, not the deltas, were what loaded the
+// server (bench/RESULTS.md, fanout rows).
+const pushQueryInterval = time.Second
+
+// queryInterval is how often the events are queried.
+func (f *follower) queryInterval() time.Duration {
+	if f.push.streaming() {
+		return max(f.poll, pushQueryInterval)
+	}
+	return f.poll
+}
+
+// wakeC receives when a stream brought something (nil: never).
+func (p *pushReader) wakeC() <-chan struct{} {
+	if p == nil {
+		return nil
+	}
+	return p.wake
+}
+
+// emitPushed passes the pushed snapshots on after an events query
+// (queried), which lets the followers start the entries they had no live
+// event of (the streams pass the others on as they come). A snapshot of
+// an entry new to the reader is kept until then, and the query made at
+// once.
+func (f *follower) emitPushed(pushed []live.Stamped, queried bool) {
+	if f.stream <= 0 || len(pushed) == 0 {
+		return
+	}
+	var out []live.Stamped
+	for _, p := range pushed {
+		switch {
+		case queried:
+			f.live.Diff(p.Snapshot)
+			out = append(out, p)
+			continue
+		case f.live.Known(p.Snapshot):
+			continue // the stream passed it on as it came
+		}
+		f.push.keep(p)
+		f.lastQuery = time.Time{}
+	}
+	if len(out) > 0 {
+		f.out.snapshots(out, queried)
+	}
+}
+
+// pause waits d, or less when a push stream brings something; false when
+// ctx ended.
+func (f *follower) pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	case <-f.push.wakeC():
+	}
+	return true
+}

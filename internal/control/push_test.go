@@ -1,0 +1,80 @@
+package control
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/internal/live"
+)
+
+// A round of snapshots read after an events query (the one that lets a
+// follower start a new entry) is not replaced in a follower's queue by
+// a pushed round that came after it: the follower would never start the
+// entry, and get its text only at message_end.
+func TestSubscription_QueriedRoundNotCoalescedAway(t *testing.T) {
+	snap := []live.Stamped{{Snapshot: live.Snapshot{Kind: live.KindModel, EntryID: "a1"}}}
+	s := newSubscription()
+	s.push(followItem{pending: snap, queried: true})
+	s.push(followItem{pending: snap}) // pushed: not queried
+	s.push(followItem{pending: snap}) // coalesces with the one before
+	items := s.take()
+	if len(items) != 2 || !items[0].queried || items[1].queried {
+		t.Fatalf("queue %+v: want the queried round, then one pushed round", items)
+	}
+	s.push(followItem{pending: snap})
+	s.push(followItem{pending: snap, queried: true}) // a queried round replaces a pushed one
+	if items := s.take(); len(items) != 1 || !items[0].queried {
+		t.Fatalf("queue %+v: want the queried round alone", items)
+	}
+}
+
+// A push stream that cannot be opened leaves the reader on the
+// heartbeats: not streaming (Describes keep their beat), nothing to
+// take, and it is not tried again for the same call.
+func TestPushReader_RefusedFallsBack(t *testing.T) {
+	p := newPushReader(nil)
+	tries := 0
+	p.subscribe = func(ctx context.Context, push live.Push, fn func(live.Snapshot, time.Time)) error {
+		tries++
+		return live.ErrPushRefused
+	}
+	pending := []live.Stamped{{Snapshot: live.Snapshot{Kind: live.KindModel, EntryID: "a1",
+		Push: &live.Push{URL: "http://127.0.0.1:1/live/x"}}, Call: "5"}}
+	p.observe(context.Background(), pending)
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		p.mu.Lock()
+		over := p.streams["5"].over
+		p.mu.Unlock()
+		if over {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the refused stream did not end")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if p.streaming() || len(p.take()) != 0 {
+		t.Fatal("a refused stream counts as streaming")
+	}
+	p.observe(context.Background(), pending)
+	time.Sleep(10 * time.Millisecond)
+	p.mu.Lock()
+	n := tries
+	p.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d tries of the same refused stream", n)
+	}
+	// Another attempt of the call (a new address) is tried; a call that
+	// no longer runs has its stream dropped.
+	pending[0].Push = &live.Push{URL: "http://127.0.0.1:1/live/y"}
+	p.observe(context.Background(), pending)
+	p.observe(context.Background(), nil)
+	p.mu.Lock()
+	left := len(p.streams)
+	p.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d streams of calls no longer running", left)
+	}
+}
