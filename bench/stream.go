@@ -1225,7 +1225,7 @@ func newChildWorker(c client.Client, s settings.Settings) (worker.Worker, error)
 	}
 	// The push hub of stream.push, as app.NewWorker starts it (the
 	// process's exit closes it).
-	if acts.Push, err = app.ServePush(s, false); err != nil {
+	if acts.Push, err = app.ServePush(s); err != nil {
 		return nil, err
 	}
 	providers := acts.Provider

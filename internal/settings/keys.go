@@ -294,7 +294,7 @@ var schema = []keyDef{
 		desc: "Scripted provider pause between streamed words in ms (0: the answer at once)."},
 	{key: "stream.intervalMs", min: 50, max: 5000, limit: "5 seconds",
 		desc: "How often a running model or tool call publishes its output so far (heartbeat details, never history) and clients read it, in ms."},
-	{key: "stream.push", scope: ScopeWorker, strCheck: checkPushListen, defText: "none (127.0.0.1:0 with worker --dev)",
+	{key: "stream.push", scope: ScopeWorker, strCheck: checkPushListen, defText: "none (off)",
 		desc: "Worker: host:port of the listener that pushes running calls' live output to followers (port 0 picks one; an address followers can reach in a cluster), heartbeats the fallback; \"off\": heartbeats only."},
 
 	{key: "dev.ip", scope: ScopeWorker, strCheck: checkIP,

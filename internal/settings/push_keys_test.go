@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// stream.push is off by default (worker --dev turns it on), a worker
+// stream.push is off by default (worker --dev too), a worker
 // key, takes host:port or off, and a bad value is a one-line error
 // naming the key.
 func TestStreamPush(t *testing.T) {
