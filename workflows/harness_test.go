@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/activities"
@@ -75,6 +76,12 @@ func newHarnessWith(t *testing.T, spec func(string) tools.Spec, creds ...auth.Cr
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	h := &harness{t: t, env: suite.NewTestWorkflowEnvironment()}
+	if raceDetector {
+		// The SDK fails a workflow task that runs over 1 s as a deadlock.
+		// Under the race detector on a loaded machine the huge-message
+		// tests' tasks took longer; without it the 1 s bound stands.
+		h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 15 * time.Second})
+	}
 	store, err := session.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
