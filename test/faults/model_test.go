@@ -84,7 +84,7 @@ func TestFaults_ModelHangingForeverEndsAtTheModelTimeoutAndIsRetried(t *testing.
 	lost := fmt.Sprintf(workflows.ConnectionLostMessage, "start-to-close")
 	evs := e.events("hung")
 	checkEvents(t, evs, expectedEvents([]string{lost, ""}, 200, 3))
-	tr := &killTrial{session: "hung", res: res, events: evs, file: readSession(t, e.s.DataDir, "hung")}
+	tr := &trial{session: "hung", res: res, events: evs, file: readSession(t, e.s.DataDir, "hung")}
 	checkSessionEntries(t, tr)
 	// The session file's record of the hung call: the workflow's
 	// connection error, or what the worker wrote when the call's context
@@ -172,7 +172,7 @@ func TestFaults_ModelDroppingTheConnectionMidStreamIsRetried(t *testing.T) {
 			}
 			t.Logf("cut stream reported as %q", text)
 			checkEvents(t, all, expectedEvents([]string{text, ""}, 200, 3))
-			checkSessionEntries(t, &killTrial{session: id, res: res, events: all, file: readSession(t, e.s.DataDir, id)})
+			checkSessionEntries(t, &trial{session: id, res: res, events: all, file: readSession(t, e.s.DataDir, id)})
 			if n := calls.Load(); n != 2 {
 				t.Fatalf("the model server saw %d requests, want 2", n)
 			}

@@ -137,7 +137,7 @@ func TestFaults_ServerProcessKilledDuringBackoffAndDuringModelCall(t *testing.T)
 		run string
 		res workflows.PromptResult
 	}{{"srv-a", runA.GetRunID(), resA}, {"srv-b", runB.GetRunID(), resB}} {
-		tr := &killTrial{session: s.id, res: s.res, events: e.events(s.id), file: readSession(t, e.s.DataDir, s.id)}
+		tr := &trial{session: s.id, res: s.res, events: e.events(s.id), file: readSession(t, e.s.DataDir, s.id)}
 		checkSessionEntries(t, tr)
 		if f := workflowTaskFailures(history(t, e.c, workflows.WorkflowID(s.id), s.run)); len(f) > 0 {
 			t.Fatalf("workflow tasks of %s failed: %v", s.id, f)
@@ -189,7 +189,7 @@ func TestFaults_ServerDownLongerThanTheHeartbeatTimeoutLosesTheCallAndRetries(t 
 	if rec := file.entries[1].Message; rec.StopReason != agent.StopReasonError || rec.ErrorMessage != lost {
 		t.Fatalf("the session file records the lost call as %q %q, the events as %q", rec.StopReason, rec.ErrorMessage, lost)
 	}
-	checkSessionEntries(t, &killTrial{session: "srv-down", res: res, events: evs, file: file})
+	checkSessionEntries(t, &trial{session: "srv-down", res: res, events: evs, file: file})
 	if f := workflowTaskFailures(history(t, e.c, workflows.WorkflowID("srv-down"), run.GetRunID())); len(f) > 0 {
 		t.Fatalf("workflow tasks failed: %v", f)
 	}

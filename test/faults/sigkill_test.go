@@ -1,13 +1,8 @@
 package faults
 
 import (
-	"context"
 	"fmt"
-	"math/rand/v2"
-	"os"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +12,6 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -43,23 +37,6 @@ const (
 // heartbeatLost is the error the workflow records for the call of a
 // killed worker (workflows.ConnectionLostMessage for a heartbeat timeout).
 var heartbeatLost = fmt.Sprintf(workflows.ConnectionLostMessage, "heartbeat")
-
-// killTrial is what one trial observed.
-type killTrial struct {
-	i       int
-	session string
-	delay   time.Duration
-	noKill  bool  // the fault-free reference run
-	err     error // the trial could not run (not a finding about the product)
-	// killedLog is what the killed worker printed around its model calls.
-	killedLog []string
-	res       workflows.PromptResult
-	resErr    error
-	events    []agent.Event
-	hist      []*historypb.HistoryEvent
-	file      sessionFile
-	elapsed   time.Duration
-}
 
 // Durability under SIGKILL (issue 7): a worker process is killed at a
 // seeded random moment of a prompt with retries; a new worker starts and
@@ -91,24 +68,22 @@ type killTrial struct {
 // exactly that one call, retried through the ordinary retry policy.
 func TestFaults_WorkerSIGKILLAtRandomPointsOfARetryingPrompt(t *testing.T) {
 	skipShort(t)
-	seed := uint64(killDefaultSeed)
-	if v := os.Getenv("FAULTS_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("FAULTS_SEED=%q: %v", v, err)
-		}
-		seed = n
-	}
-	rng := rand.New(rand.NewPCG(seed, seed))
 	e := newEnv(t, sharedAddress(t))
 	e.s.Retry.BaseDelayMs = killBaseDelayMs
 	e.s.Retry.MaxRetries = 3
 	e.s.Model.HeartbeatTimeoutMs = 1000
+	p := &killPlan{name: "kill", seed: killDefaultSeed, envSeed: true, trials: killTrials, parallel: killParallel,
+		latencyMs: killLatencyMs, limit: killTrialLimit, events: true,
+		input: func(_ *testing.T, tr *trial) (workflows.PromptInput, error) {
+			in := app.PromptInput(e.s, tr.session, "fix the failing test")
+			in.Model.Faults = []string{e503, e503}
+			return in, nil
+		}}
+	p.start(t)
 
 	// The fault-free reference: its events are the sequence every trial
 	// is compared with, and its duration spreads the kill moments.
-	free := &killTrial{i: 99, session: fmt.Sprintf("kill-%d-free", seed), noKill: true}
-	runKillTrial(e, free)
+	free := p.reference(t, e)
 	if free.err != nil || free.resErr != nil || free.res.Status != agent.StatusCompleted {
 		t.Fatalf("fault-free run: %v %+v %v", free.err, free.res, free.resErr)
 	}
@@ -117,95 +92,18 @@ func TestFaults_WorkerSIGKILLAtRandomPointsOfARetryingPrompt(t *testing.T) {
 	checkSessionEntries(t, free)
 	t.Logf("fault-free run took %v: %s", free.elapsed.Round(time.Millisecond), typesOf(free.events))
 
-	trials := make([]*killTrial, killTrials)
-	for i := range trials {
-		trials[i] = &killTrial{i: i, session: fmt.Sprintf("kill-%d-%02d", seed, i),
-			delay: time.Duration(rng.Float64() * float64(free.elapsed))}
-	}
+	trials := p.draw(free.elapsed)
 	started := time.Now()
-	sem := make(chan struct{}, killParallel)
-	var wg sync.WaitGroup
-	for _, tr := range trials {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			runKillTrial(e, tr)
-		}()
-	}
-	wg.Wait()
-	t.Logf("seed %d: %d trials in %v", seed, killTrials, time.Since(started).Round(time.Millisecond))
+	p.runAll(t, e, trials)
+	t.Logf("seed %d: %d trials in %v", p.seed, killTrials, time.Since(started).Round(time.Millisecond))
 
 	inCall := 0
-	for _, tr := range trials {
-		t.Run(fmt.Sprintf("trial-%02d", tr.i), func(t *testing.T) {
-			if checkKillTrial(t, tr) {
-				inCall++
-			}
-		})
-	}
+	checkEach(t, trials, func(t *testing.T, tr *trial) {
+		if checkKillTrial(t, tr) {
+			inCall++
+		}
+	})
 	t.Logf("kills inside a model call: %d of %d", inCall, killTrials)
-}
-
-// runKillTrial runs one trial on its own task queue, so that its kill
-// concerns its prompt only. It never calls t.Fatal (it runs in its own
-// goroutine); failures to run are kept in tr.err.
-func runKillTrial(e *env, tr *killTrial) {
-	began := time.Now()
-	defer func() {
-		if !tr.noKill {
-			tr.elapsed = time.Since(began)
-		}
-	}()
-	queue := fmt.Sprintf("%s-trial-%02d", e.s.Temporal.TaskQueue, tr.i)
-	first, err := spawnChild(time.Minute, workerVars(e.s, queue, killLatencyMs)...)
-	if err != nil {
-		tr.err = err
-		return
-	}
-	defer first.kill()
-	k := &control.Controller{Client: e.c, TaskQueue: queue, PollInterval: 50 * time.Millisecond}
-	in := app.PromptInput(e.s, tr.session, "fix the failing test")
-	in.Model.Faults = []string{e503, e503}
-	ctx, cancel := context.WithTimeout(context.Background(), killTrialLimit)
-	defer cancel()
-	run, err := k.StartPrompt(ctx, in)
-	if err != nil {
-		tr.err = err
-		return
-	}
-	if tr.noKill {
-		began = time.Now() // the prompt's own duration, without the worker's start
-		tr.res, tr.resErr = control.Result(ctx, e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID()))
-		tr.elapsed = time.Since(began)
-		if tr.events, err = k.Events(ctx, tr.session, run.GetRunID(), 0); err != nil {
-			tr.err = err
-			return
-		}
-		tr.file, tr.err = loadSessionFile(e.s.DataDir, tr.session)
-		return
-	}
-	time.Sleep(tr.delay)
-	first.kill()
-	tr.killedLog = first.lines()
-
-	second, err := spawnChild(time.Minute, workerVars(e.s, queue, killLatencyMs)...)
-	if err != nil {
-		tr.err = err
-		return
-	}
-	defer second.kill()
-	tr.res, tr.resErr = control.Result(ctx, e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID()))
-	if tr.events, err = k.Events(ctx, tr.session, run.GetRunID(), 0); err != nil {
-		tr.err = err
-		return
-	}
-	if tr.hist, err = historyOf(e.c, run.GetID(), run.GetRunID()); err != nil {
-		tr.err = err
-		return
-	}
-	tr.file, tr.err = loadSessionFile(e.s.DataDir, tr.session)
 }
 
 // modelCall is one CallModel activity as history recorded it.
@@ -285,15 +183,10 @@ func killedCall(log []string) (begun []string, inside string) {
 
 // checkKillTrial checks one trial and reports whether its kill landed
 // inside a model call.
-func checkKillTrial(t *testing.T, tr *killTrial) (inCall bool) {
-	if tr.err != nil {
-		t.Fatalf("trial could not run: %v", tr.err)
-	}
-	if tr.resErr != nil || tr.res.Status != agent.StatusCompleted || tr.res.Text == "" {
-		t.Fatalf("prompt did not complete after the new worker started: %+v, %v", tr.res, tr.resErr)
-	}
-	if f := workflowTaskFailures(tr.hist); len(f) > 0 {
-		t.Fatalf("workflow tasks failed: %v", f)
+func checkKillTrial(t *testing.T, tr *trial) (inCall bool) {
+	checkCompleted(t, tr)
+	if tr.res.Text == "" {
+		t.Fatalf("prompt completed with no answer after the new worker started: %+v", tr.res)
 	}
 
 	// Where did the kill land? The killed worker's log says which model
@@ -431,7 +324,7 @@ func eventFields(e agent.Event) string {
 // entry per model call, each once, in call order, every answer and error
 // a child of the user message (errors are dropped from the run context,
 // not from the file), and the prompt's leaf is the answer.
-func checkSessionEntries(t *testing.T, tr *killTrial) {
+func checkSessionEntries(t *testing.T, tr *trial) {
 	t.Helper()
 	f := tr.file
 	if len(f.warnings) > 0 || f.lines != len(f.entries) {

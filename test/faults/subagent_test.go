@@ -3,10 +3,8 @@ package faults
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/workflows"
@@ -39,20 +36,6 @@ var subScript = []string{
 	`text:both parts done`,
 }
 
-// subTrial is what one trial observed.
-type subTrial struct {
-	i       int
-	session string
-	delay   time.Duration
-	noKill  bool
-	err     error
-	res     workflows.PromptResult
-	resErr  error
-	file    sessionFile
-	// failures are the workflow task failures in the parent's history.
-	failures []string
-}
-
 // Exactly once under SIGKILL (issue 25): a worker killed at a seeded
 // random moment of a prompt running two sub-agents; another worker
 // finishes every prompt, each task call on the parent's branch has one
@@ -61,115 +44,56 @@ type subTrial struct {
 // one run of its prompt's workflow id and of its SubAgent workflow id.
 func TestFaults_SIGKILLWhileSubAgentsRunStartsEachOnce(t *testing.T) {
 	skipShort(t)
-	rng := rand.New(rand.NewPCG(subSeed, subSeed^0x9e3779b9))
+	p := &killPlan{name: "sub", seed: subSeed, stream: 0x9e3779b9, trials: subTrials, parallel: subParallel,
+		latencyMs: subLatencyMs, limit: subTrialLimit}
+	p.start(t)
 	e := newEnv(t, sharedAddress(t))
+	p.input = func(t *testing.T, tr *trial) (workflows.PromptInput, error) {
+		ws, err := os.MkdirTemp("", "faults-sub-ws-")
+		if err != nil {
+			return workflows.PromptInput{}, err
+		}
+		t.Cleanup(func() { os.RemoveAll(ws) })
+		tr.workspace = ws
+		in := app.PromptInput(e.s, tr.session, "split the job")
+		in.Model.Faults = subScript
+		in.Workspace = ws
+		in.Tools.Enabled = append(in.Tools.Enabled, tools.Task)
+		return in, nil
+	}
 
-	free := &subTrial{i: 99, session: fmt.Sprintf("sub-%d-free", subSeed), noKill: true}
-	began := time.Now()
-	runSubTrial(t, e, free)
-	elapsed := time.Since(began)
+	// The reference's whole run, its worker's start included, spreads
+	// the kill moments.
+	free := p.reference(t, e)
 	checkSubTrial(t, e, free)
 	if t.Failed() {
 		t.FailNow()
 	}
-	t.Logf("fault-free prompt with two sub-agents took %v", elapsed.Round(time.Millisecond))
+	t.Logf("fault-free prompt with two sub-agents took %v", free.wall.Round(time.Millisecond))
 
-	trials := make([]*subTrial, subTrials)
-	for i := range trials {
-		trials[i] = &subTrial{i: i, session: fmt.Sprintf("sub-%d-%02d", subSeed, i),
-			delay: time.Duration(rng.Float64() * float64(elapsed))}
-	}
-	sem := make(chan struct{}, subParallel)
-	var wg sync.WaitGroup
-	for _, tr := range trials {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			runSubTrial(t, e, tr)
-		}()
-	}
-	wg.Wait()
+	trials := p.draw(free.wall)
+	p.runAll(t, e, trials)
 	both := 0
-	for _, tr := range trials {
-		t.Run(fmt.Sprintf("trial-%02d", tr.i), func(t *testing.T) {
-			if checkSubTrial(t, e, tr) == 2 {
-				both++
-			}
-		})
-	}
+	checkEach(t, trials, func(t *testing.T, tr *trial) {
+		if checkSubTrial(t, e, tr) == 2 {
+			both++
+		}
+	})
 	// A kill that lost the parent's first model call used up the script
 	// element of the task calls; most kills land later, among them.
-	t.Logf("seed %d: %d trials, %d ran both sub-agents", subSeed, len(trials), both)
+	t.Logf("seed %d: %d trials, %d ran both sub-agents", p.seed, len(trials), both)
 	if both < subTrials/2 {
 		t.Errorf("only %d of %d trials ran their sub-agents: the kills did not exercise them", both, subTrials)
 	}
-}
-
-// runSubTrial runs one trial on its own task queue. It runs in its own
-// goroutine: failures to run go to tr.err.
-func runSubTrial(t *testing.T, e *env, tr *subTrial) {
-	queue := fmt.Sprintf("%s-sub-%02d", e.s.Temporal.TaskQueue, tr.i)
-	ws, err := os.MkdirTemp("", "faults-sub-ws-")
-	if err != nil {
-		tr.err = err
-		return
-	}
-	t.Cleanup(func() { os.RemoveAll(ws) })
-	first, err := spawnChild(time.Minute, workerVars(e.s, queue, subLatencyMs)...)
-	if err != nil {
-		tr.err = err
-		return
-	}
-	defer first.kill()
-	k := &control.Controller{Client: e.c, TaskQueue: queue, PollInterval: 50 * time.Millisecond}
-	in := app.PromptInput(e.s, tr.session, "split the job")
-	in.Model.Faults = subScript
-	in.Workspace = ws
-	in.Tools.Enabled = append(in.Tools.Enabled, tools.Task)
-	ctx, cancel := context.WithTimeout(context.Background(), subTrialLimit)
-	defer cancel()
-	run, err := k.StartPrompt(ctx, in)
-	if err != nil {
-		tr.err = err
-		return
-	}
-	if !tr.noKill {
-		time.Sleep(tr.delay)
-		first.kill()
-		second, err := spawnChild(time.Minute, workerVars(e.s, queue, subLatencyMs)...)
-		if err != nil {
-			tr.err = err
-			return
-		}
-		defer second.kill()
-	}
-	tr.res, tr.resErr = control.Result(ctx, e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID()))
-	hist, err := historyOf(e.c, run.GetID(), run.GetRunID())
-	if err != nil {
-		tr.err = err
-		return
-	}
-	tr.failures = workflowTaskFailures(hist)
-	tr.file, tr.err = loadSessionFile(e.s.DataDir, tr.session)
 }
 
 // checkSubTrial checks one trial and returns its task calls. A parent model call lost with its
 // worker uses up its script element (the scripted model indexes its
 // script by the calls the session records), so the checks hold for the
 // task calls the branch shows.
-func checkSubTrial(t *testing.T, e *env, tr *subTrial) (taskCalls int) {
+func checkSubTrial(t *testing.T, e *env, tr *trial) (taskCalls int) {
 	t.Helper()
-	if tr.err != nil {
-		t.Fatalf("trial could not run: %v", tr.err)
-	}
-	if tr.resErr != nil || tr.res.Status != agent.StatusCompleted {
-		t.Fatalf("prompt did not complete: %+v, %v", tr.res, tr.resErr)
-	}
-	if len(tr.failures) > 0 {
-		t.Fatalf("workflow task failures: %v", tr.failures)
-	}
+	checkCompleted(t, tr)
 	sess := &session.Session{Entries: tr.file.entries}
 	results := map[string]session.Entry{}
 	var calls []agent.ToolCall

@@ -3,12 +3,9 @@ package faults
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,34 +40,6 @@ var loopScript = []string{
 	`text:all steps done`,
 }
 
-// loopTrial is what one tool-loop trial observed.
-type loopTrial struct {
-	i         int
-	session   string
-	workspace string
-	delay     time.Duration
-	noKill    bool
-	// killOn, when set, replaces delay: the worker is killed the moment
-	// the workspace shows the effect it names (file, text), that is
-	// inside the tool call, after its effect, before its result.
-	killOn *effect
-	// dieBefore makes the first worker kill itself just before it writes
-	// the result of this tool (envDieBefore).
-	dieBefore string
-	err       error
-	res       workflows.PromptResult
-	resErr    error
-	file      sessionFile
-	elapsed   time.Duration
-	failures  []string // workflow task failures in history
-	// reruns counts activities that completed on a later attempt (their
-	// first worker was killed).
-	reruns int
-}
-
-// effect is a text appearing in a workspace file.
-type effect struct{ file, text string }
-
 // Exactly once under SIGKILL (issue 10): a worker is killed at a seeded
 // random moment of a tool loop; another worker finishes every prompt, no
 // tool effect happens twice (counted in the workspace), a bash command
@@ -79,66 +48,44 @@ type effect struct{ file, text string }
 // every tool result once, with no duplicate and no lost entry.
 func TestFaults_SIGKILLDuringAToolLoopNeverRepeatsAnEffect(t *testing.T) {
 	skipShort(t)
-	seed := uint64(loopSeed)
-	if v := os.Getenv("FAULTS_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("FAULTS_SEED=%q: %v", v, err)
-		}
-		seed = n
-	}
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b9))
+	p := &killPlan{name: "loop", seed: loopSeed, stream: 0x9e3779b9, envSeed: true, trials: loopTrials,
+		parallel: loopParallel, latencyMs: loopLatencyMs, limit: loopTrialLimit}
+	p.start(t)
 	e := newEnv(t, sharedAddress(t))
 	e.s.Model.HeartbeatTimeoutMs = 1000
+	p.input = func(t *testing.T, tr *trial) (workflows.PromptInput, error) { return loopInput(t, e, tr) }
 
-	free := &loopTrial{i: 99, session: fmt.Sprintf("loop-%d-free", seed), noKill: true}
-	runLoopTrial(t, e, free)
+	free := p.reference(t, e)
 	if free.err != nil || free.resErr != nil {
 		t.Fatalf("fault-free run: %v %v", free.err, free.resErr)
 	}
 	checkLoopTrial(t, free)
 	t.Logf("fault-free tool loop took %v", free.elapsed.Round(time.Millisecond))
 
-	trials := make([]*loopTrial, loopTrials, loopTrials+2)
-	for i := range trials {
-		trials[i] = &loopTrial{i: i, session: fmt.Sprintf("loop-%d-%02d", seed, i),
-			delay: time.Duration(rng.Float64() * float64(free.elapsed))}
-	}
+	trials := p.draw(free.elapsed)
 	// Two kills placed on purpose, where random ones rarely land: inside
 	// the first bash command (after its effect, while it sleeps) and right
 	// after the edit changed the file (before its result is recorded).
-	midBash := &loopTrial{i: loopTrials, session: fmt.Sprintf("loop-%d-midbash", seed), killOn: &effect{"effects.log", "bash1\n"}}
-	midEdit := &loopTrial{i: loopTrials + 1, session: fmt.Sprintf("loop-%d-midedit", seed), dieBefore: "edit"}
+	midBash := &trial{i: loopTrials, session: p.sessionID("midbash"), killAt: killOnEffect("effects.log", "bash1\n")}
+	midEdit := &trial{i: loopTrials + 1, session: p.sessionID("midedit"),
+		workerEnv: []string{envDieBefore + "=edit"}, killAt: killedItself("edit")}
 	trials = append(trials, midBash, midEdit)
 	started := time.Now()
-	sem := make(chan struct{}, loopParallel)
-	var wg sync.WaitGroup
-	for _, tr := range trials {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			runLoopTrial(t, e, tr)
-		}()
-	}
-	wg.Wait()
+	p.runAll(t, e, trials)
 	unknown, completed := 0, 0
-	for _, tr := range trials {
-		t.Run(fmt.Sprintf("trial-%02d", tr.i), func(t *testing.T) {
-			unknown += checkLoopTrial(t, tr)
-			if !t.Failed() {
-				completed++
-			}
-		})
-	}
+	checkEach(t, trials, func(t *testing.T, tr *trial) {
+		unknown += checkLoopTrial(t, tr)
+		if !t.Failed() {
+			completed++
+		}
+	})
 	t.Logf("seed %d: %d trials in %v, %d completed; bash commands lost with their worker: %d",
-		seed, len(trials), time.Since(started).Round(time.Millisecond), completed, unknown)
+		p.seed, len(trials), time.Since(started).Round(time.Millisecond), completed, unknown)
 	if n := unknownResults(midBash); n != 1 {
 		t.Errorf("the kill inside bash1 gave %d may-or-may-not results, want 1 (the command is not run again)", n)
 	}
-	if midEdit.reruns != 1 {
-		t.Errorf("worker killed after the edit's effect: %d activities completed on a later attempt, want 1 (the edit's re-run)", midEdit.reruns)
+	if n := reruns(midEdit.hist); n != 1 {
+		t.Errorf("worker killed after the edit's effect: %d activities completed on a later attempt, want 1 (the edit's re-run)", n)
 	}
 	for _, m := range midEdit.file.messages() {
 		if m.Role == agent.RoleToolResult && m.ToolName == "edit" && (m.IsError || !strings.Contains(m.Text(), "already applied")) {
@@ -147,9 +94,58 @@ func TestFaults_SIGKILLDuringAToolLoopNeverRepeatsAnEffect(t *testing.T) {
 	}
 }
 
+// loopInput is a tool-loop trial's prompt, in a fresh workspace of its own.
+func loopInput(t *testing.T, e *env, tr *trial) (workflows.PromptInput, error) {
+	ws, err := os.MkdirTemp("", "faults-loop-ws-")
+	if err != nil {
+		return workflows.PromptInput{}, err
+	}
+	t.Cleanup(func() { os.RemoveAll(ws) })
+	tr.workspace = ws
+	if err := os.WriteFile(filepath.Join(ws, "state.txt"), []byte("step=0\n"), 0o644); err != nil {
+		return workflows.PromptInput{}, err
+	}
+	in := app.PromptInput(e.s, tr.session, "run the steps")
+	in.Model.Faults = loopScript
+	in.Workspace = ws
+	return in, nil
+}
+
+// killOnEffect kills the worker the moment the workspace shows the effect
+// (file, text), that is inside the tool call, after its effect, before
+// its result.
+func killOnEffect(file, text string) func(context.Context, *trial, *child) error {
+	return func(ctx context.Context, tr *trial, _ *child) error {
+		path := filepath.Join(tr.workspace, file)
+		for {
+			if b, _ := os.ReadFile(path); strings.Contains(string(b), text) {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("%s never showed %q", file, text)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// killedItself waits for a worker started with envDieBefore=tool to kill
+// itself just before it writes that tool's result.
+func killedItself(tool string) func(context.Context, *trial, *child) error {
+	return func(ctx context.Context, _ *trial, first *child) error {
+		for first.alive() {
+			if ctx.Err() != nil {
+				return fmt.Errorf("the worker never reached the %s result", tool)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return nil
+	}
+}
+
 // unknownResults counts a trial's tool results that say the command may
 // or may not have completed.
-func unknownResults(tr *loopTrial) int {
+func unknownResults(tr *trial) int {
 	n := 0
 	for _, m := range tr.file.messages() {
 		if m.Role == agent.RoleToolResult && strings.Contains(m.Text(), "may or may not have completed") {
@@ -157,99 +153,6 @@ func unknownResults(tr *loopTrial) int {
 		}
 	}
 	return n
-}
-
-// runLoopTrial runs one trial on its own task queue and workspace. It
-// runs in its own goroutine: failures to run go to tr.err.
-func runLoopTrial(t *testing.T, e *env, tr *loopTrial) {
-	queue := fmt.Sprintf("%s-loop-%02d", e.s.Temporal.TaskQueue, tr.i)
-	ws, err := os.MkdirTemp("", "faults-loop-ws-")
-	if err != nil {
-		tr.err = err
-		return
-	}
-	t.Cleanup(func() { os.RemoveAll(ws) })
-	tr.workspace = ws
-	if err := os.WriteFile(filepath.Join(ws, "state.txt"), []byte("step=0\n"), 0o644); err != nil {
-		tr.err = err
-		return
-	}
-	var extra []string
-	if tr.dieBefore != "" {
-		extra = append(extra, envDieBefore+"="+tr.dieBefore)
-	}
-	first, err := spawnChild(time.Minute, workerVars(e.s, queue, loopLatencyMs, extra...)...)
-	if err != nil {
-		tr.err = err
-		return
-	}
-	defer first.kill()
-	k := &control.Controller{Client: e.c, TaskQueue: queue, PollInterval: 50 * time.Millisecond}
-	in := app.PromptInput(e.s, tr.session, "run the steps")
-	in.Model.Faults = loopScript
-	in.Workspace = ws
-	ctx, cancel := context.WithTimeout(context.Background(), loopTrialLimit)
-	defer cancel()
-	began := time.Now()
-	run, err := k.StartPrompt(ctx, in)
-	if err != nil {
-		tr.err = err
-		return
-	}
-	switch {
-	case tr.dieBefore != "":
-		// The first worker kills itself; a second one takes over.
-		for first.alive() {
-			if ctx.Err() != nil {
-				tr.err = fmt.Errorf("the worker never reached the %s result", tr.dieBefore)
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		second, err := spawnChild(time.Minute, workerVars(e.s, queue, loopLatencyMs)...)
-		if err != nil {
-			tr.err = err
-			return
-		}
-		defer second.kill()
-	case !tr.noKill:
-		if tr.killOn != nil {
-			path := filepath.Join(ws, tr.killOn.file)
-			for {
-				if b, _ := os.ReadFile(path); strings.Contains(string(b), tr.killOn.text) {
-					break
-				}
-				if ctx.Err() != nil {
-					tr.err = fmt.Errorf("%s never showed %q", tr.killOn.file, tr.killOn.text)
-					return
-				}
-				time.Sleep(time.Millisecond)
-			}
-		} else {
-			time.Sleep(tr.delay)
-		}
-		first.kill()
-		second, err := spawnChild(time.Minute, workerVars(e.s, queue, loopLatencyMs)...)
-		if err != nil {
-			tr.err = err
-			return
-		}
-		defer second.kill()
-	}
-	tr.res, tr.resErr = control.Result(ctx, e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID()))
-	tr.elapsed = time.Since(began)
-	hist, err := historyOf(e.c, run.GetID(), run.GetRunID())
-	if err != nil {
-		tr.err = err
-		return
-	}
-	tr.failures = workflowTaskFailures(hist)
-	for _, ev := range hist {
-		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() > 1 {
-			tr.reruns++
-		}
-	}
-	tr.file, tr.err = loadSessionFile(e.s.DataDir, tr.session)
 }
 
 // checkLoopTrial checks one trial; it returns how many bash commands were
@@ -262,17 +165,9 @@ func runLoopTrial(t *testing.T, e *env, tr *loopTrial) {
 // the branch shows: each has exactly one result, each effect happened
 // once per call made (never twice), and an effect is missing only where
 // its result says the command may or may not have completed.
-func checkLoopTrial(t *testing.T, tr *loopTrial) (unknown int) {
+func checkLoopTrial(t *testing.T, tr *trial) (unknown int) {
 	t.Helper()
-	if tr.err != nil {
-		t.Fatalf("trial could not run: %v", tr.err)
-	}
-	if tr.resErr != nil || tr.res.Status != agent.StatusCompleted {
-		t.Fatalf("prompt did not complete: %+v, %v", tr.res, tr.resErr)
-	}
-	if len(tr.failures) > 0 {
-		t.Fatalf("workflow task failures: %v", tr.failures)
-	}
+	checkCompleted(t, tr)
 	f := tr.file
 	if len(f.warnings) > 0 || f.lines != len(f.entries) {
 		t.Fatalf("session file has %d entry lines for %d entries, warnings %q", f.lines, len(f.entries), f.warnings)
