@@ -93,11 +93,11 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 			// from the stream rather than from a late snapshot.
 			first = min(interval, pushFirstBeat)
 		}
-		go h.onPushed(first, pushBeat(ctx, interval))
+		go h.onBeat(first, pushBeat(ctx, interval))
 	} else if live, ok := details.(liveDetails); ok {
 		go h.onChange(live, interval, min(max(interval/10, minRecordGap), maxRecordGap))
 	} else {
-		go h.onTick(interval)
+		go h.onBeat(interval, interval)
 	}
 	return h
 }
@@ -136,9 +136,10 @@ func (p pushedDetails) Snapshot() live.Snapshot {
 	return s
 }
 
-// onPushed records the details after first (so a follower learns the
-// push address soon), then every beat.
-func (h *heartbeater) onPushed(first, beat time.Duration) {
+// onBeat records the details after first, then every beat (a pushed
+// call's first beat comes early, so a follower learns the push address
+// soon).
+func (h *heartbeater) onBeat(first, beat time.Duration) {
 	defer close(h.finished)
 	t := time.NewTimer(first)
 	defer t.Stop()
@@ -151,23 +152,6 @@ func (h *heartbeater) onPushed(first, beat time.Duration) {
 		case <-t.C:
 			h.record(h.ctx, h.current())
 			t.Reset(beat)
-		}
-	}
-}
-
-// onTick records the details every interval.
-func (h *heartbeater) onTick(interval time.Duration) {
-	defer close(h.finished)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-h.done:
-			return
-		case <-h.ctx.Done():
-			return
-		case <-t.C:
-			h.record(h.ctx, h.current())
 		}
 	}
 }
