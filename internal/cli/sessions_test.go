@@ -192,8 +192,8 @@ func TestSessions_UnreadableSessionDoesNotHideTheOthers(t *testing.T) {
 	}
 }
 
-// A sub-agent's session names its parent: in the line's status and as
-// parentSession in --json; a session a person started names none.
+// Spec 17.2: a sub-agent's session names its parent, in the line's status
+// and as parentSession in --json; a session a person started names none.
 func TestSessions_SubAgentSessionNamesItsParent(t *testing.T) {
 	home := t.TempDir()
 	st, err := session.Open(filepath.Join(home, "sessions"))

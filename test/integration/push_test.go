@@ -35,8 +35,8 @@ func followAll(t *testing.T, e *env, session, answer string) (describes, pushed 
 	return cc.describes.Load(), control.PushedSnapshots() - before
 }
 
-// With stream.push on, a follower gets a streaming prompt's whole text
-// from the worker's push hub (issue 26), and reads the heartbeats far
+// Spec 13.10.9: with stream.push on, a follower gets a streaming prompt's
+// whole text from the worker's push hub (issue 26), and reads the heartbeats far
 // less often than with it off (the server's heartbeat writes and the
 // follower's Describes are what the push path takes off Temporal).
 func TestIntegration_LivePushFollower(t *testing.T) {
@@ -60,8 +60,8 @@ func TestIntegration_LivePushFollower(t *testing.T) {
 	}
 }
 
-// A follower that cannot reach the worker's push address (connection
-// refused) still gets the whole text, from the heartbeats (the
+// Spec 13.10.9: a follower that cannot reach the worker's push address
+// (connection refused) still gets the whole text, from the heartbeats (the
 // fallback), and the message_end.
 func TestIntegration_LivePushRefusedFallsBack(t *testing.T) {
 	e, answer := streamingEnv(t)

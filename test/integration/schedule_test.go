@@ -241,7 +241,7 @@ func count(info schedule.Info, status string) int {
 	return n
 }
 
-// Issue 25: `starter schedule update` changes a schedule in place with the
+// Issue 25, spec 16 (Update): `starter schedule update` changes a schedule in place with the
 // SDK's read-modify-write: when it fires, the policies, the prompt and
 // where its runs go change, it stays paused with its note, and the next
 // run starts the new prompt in a session of the new prefix; a cron
