@@ -184,6 +184,7 @@ func (k *Controller) newFollower(sessionID, runID string, after int64, out follo
 	if f.dc == nil {
 		f.dc = converter.GetDefaultDataConverter()
 	}
+	f.push.decodeWith(f.dc)
 	return f
 }
 
