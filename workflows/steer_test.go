@@ -1,11 +1,14 @@
 package workflows
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 )
 
@@ -23,6 +27,45 @@ func (h *harness) signalMessage(name, msg string) {
 
 // at runs fn at virtual time d after the start.
 func (h *harness) at(d time.Duration, fn func()) { h.env.RegisterDelayedCallback(fn, d) }
+
+// signalDuringFirstTool sends each message as signal name once the
+// prompt's first tool call has started, and returns the state queried
+// after the workflow handled them, before that call goes on to run.
+//
+// A virtual-time callback (at) cannot promise "during the tool call":
+// while activities run, the test environment fires timers by wall time,
+// so under -race on a loaded machine the activities before the tool
+// outlasted a 200 ms callback; the steers then came before the tool
+// started, it was skipped, and the queue was empty again by the 500 ms
+// query.
+func (h *harness) signalDuringFirstTool(name string, msgs ...string) *agent.State {
+	during := new(agent.State)
+	var once sync.Once
+	h.runTool = func(ctx context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+		var err error
+		once.Do(func() {
+			for _, m := range msgs {
+				h.signalMessage(name, m)
+			}
+			// Posted after the signals, so it runs on the test
+			// environment's loop once the workflow has handled them.
+			queried := make(chan struct{})
+			h.env.RegisterDelayedCallback(func() { *during = h.state(); close(queried) }, 0)
+			select {
+			case <-queried:
+			case <-ctx.Done():
+				err = ctx.Err()
+			case <-time.After(time.Minute):
+				err = fmt.Errorf("the state query after %s signals did not run within a minute", name)
+			}
+		})
+		if err != nil {
+			return activities.RunToolResult{}, err
+		}
+		return h.acts.RunTool(ctx, in)
+	}
+	return during
+}
 
 // userTexts returns the texts of the user messages on the branch of leaf.
 func (h *harness) userTexts(leaf string) []string {
@@ -72,11 +115,9 @@ func exists(dir, name string) bool {
 // the loop goes on with the steering message as the next user message.
 func TestSteer_SkipsRemainingCallsAndContinues(t *testing.T) {
 	h := newHarness(t)
-	var during agent.State
-	h.at(300*time.Millisecond, func() { h.signalMessage(agent.SignalSteer, "stop, use c.txt instead") })
-	h.at(600*time.Millisecond, func() { during = h.state() })
+	during := h.signalDuringFirstTool(agent.SignalSteer, "stop, use c.txt instead")
 	res, err := h.run(h.toolInput(
-		`tools:[{"name":"bash","arguments":{"command":"sleep 1; echo a > a.txt"}},`+
+		`tools:[{"name":"bash","arguments":{"command":"echo a > a.txt"}},`+
 			`{"name":"write","arguments":{"path":"b.txt","content":"b"}},{"name":"ls","arguments":{}}]`,
 		`text:ok, c.txt it is`,
 	))
@@ -184,13 +225,8 @@ func TestQueueModes_OneAtATimeVsAll(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			var during agent.State
-			h.at(200*time.Millisecond, func() {
-				h.signalMessage(tc.signal, "first")
-				h.signalMessage(tc.signal, "second")
-			})
-			h.at(500*time.Millisecond, func() { during = h.state() })
-			in := h.toolInput(`tool:bash {"command":"sleep 1"}`, `text:a`, `text:b`, `text:c`)
+			during := h.signalDuringFirstTool(tc.signal, "first", "second")
+			in := h.toolInput(`tool:bash {"command":"true"}`, `text:a`, `text:b`, `text:c`)
 			in.Agent.SteeringMode, in.Agent.FollowUpMode = tc.mode, tc.mode
 			res, err := h.run(in)
 			if err != nil {
