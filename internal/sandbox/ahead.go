@@ -23,23 +23,25 @@ import (
 // sized from the last burst: the commands that ran one after another
 // with less than refillQuiet between them (the tool calls of one
 // answer), at most maxPerKey. A burst takes spares without starting new
-// ones, so that no sandbox start takes CPU from the burst's own
-// commands, until it takes the pool's last: then the next is started at
-// once, so a burst longer than the pool still finds one. When no command
-// of the key has run for refillQuiet (the answer's calls are done and
-// the model's turn has begun), the pool is filled up to the burst's size
-// again, and spares beyond it are ended. A spare that waits longer than
+// ones, so that no sandbox start takes CPU from its own commands; one
+// longer than the last finds the pool empty, and then each of its
+// commands starts the next spare as it comes. When no command of the key
+// has run for refillQuiet (the answer's calls are done and the model's
+// turn has begun), the pool is filled up to the burst's size again, and
+// spares beyond it are ended. A spare that waits longer than
 // Config.AheadIdle is ended; a command for the same workspace with
 // another key (its settings or environment changed) ends that
 // workspace's spares of other keys; the runner keeps at most maxSpares in
 // all, and Runner.Close ends them.
 
 // maxPerKey bounds the spares of one workspace and environment: the
-// longest burst the pool is sized for.
-const maxPerKey = 4
+// longest burst the pool is sized for. (With 4, the fifth call of an
+// answer of five waited for a sandbox started as it came, and cost 3-4
+// times the others: bench/RESULTS.md, Sandbox cost.)
+const maxPerKey = 8
 
 // maxSpares bounds the spares of a runner, all keys together.
-const maxSpares = 8
+const maxSpares = 16
 
 // refillQuiet is how long no command of a key must have run before its
 // pool is filled again: longer than the gap between two tool calls of
@@ -137,7 +139,7 @@ type pool struct {
 	spares  []*spare // oldest first
 	running int      // commands of the key running
 	burst   int      // commands since the key was last quiet
-	want    int      // the pool's size: the last burst's, 1..maxPerKey
+	want    int      // the pool's size: the last burst's, 1..Runner.maxPerKey
 	refill  *time.Timer
 }
 
@@ -157,6 +159,17 @@ func (r *Runner) key(dir string, env []string) (string, bool) {
 		return "", false
 	}
 	return strings.Join(args, "\x00") + "\x00\x00" + strings.Join(env, "\x00"), true
+}
+
+// maxPerKey is maxPerKey, or 1 where tools.sandbox.maxProcesses falls
+// back to RLIMIT_NPROC: that limit counts every process of the worker's
+// user, idle spares' too, so the runner keeps as few as it did before
+// pools.
+func (r *Runner) maxPerKey() int {
+	if r.cfg.MaxProcesses > 0 && r.pids == "" {
+		return 1
+	}
+	return maxPerKey
 }
 
 // aheadIdle is how long a spare waits; negative: none are started.
@@ -219,8 +232,10 @@ func (s *spares) begin(r *Runner, dir string, env []string) (string, *process) {
 		pl.spares = pl.spares[1:]
 		s.n--
 	}
-	if len(pl.spares) == 0 {
-		// The burst outruns the pool: its next command finds one.
+	if len(pl.spares) == 0 && pl.burst > pl.want {
+		// The burst outruns the pool: its next command finds one. (A
+		// burst no longer than the last leaves the start to fill, after
+		// it: no start takes CPU from its commands.)
 		s.start(r, k, pl)
 	}
 	s.mu.Unlock()
@@ -274,7 +289,7 @@ func (s *spares) done(r *Runner, k string) {
 }
 
 // fill sizes pool pl of key k after a burst: up to the burst's size
-// (at most maxPerKey; maxSpares in all), ending spares beyond it.
+// (at most Runner.maxPerKey; maxSpares in all), ending spares beyond it.
 func (s *spares) fill(r *Runner, k string, pl *pool) {
 	s.mu.Lock()
 	if s.pools[k] != pl || pl.running > 0 || s.closed {
@@ -283,7 +298,7 @@ func (s *spares) fill(r *Runner, k string, pl *pool) {
 	}
 	pl.refill = nil
 	if pl.burst > 0 {
-		pl.want = min(pl.burst, maxPerKey)
+		pl.want = min(pl.burst, r.maxPerKey())
 		pl.burst = 0
 	}
 	var extra []*spare

@@ -19,18 +19,19 @@ import (
 
 // Issue 22's cost back to back: the calls of one answer (one after
 // another, no model turn between them) run in sandboxes started ahead.
-// The pool of a workspace is sized from its last burst (at most 4), so
+// The pool of a workspace is sized from its last burst (at most 8), so
 // the next answer's calls find theirs ready and start none while they
-// run; a burst longer than the pool starts the next spare as it takes the
-// last; a shorter one shrinks the pool, ending the spares beyond it.
+// run; a burst longer than the last starts the next spare as it outruns
+// the pool; a shorter one shrinks the pool, ending the spares beyond it.
 func TestSandbox_BackToBackCallsRunInSandboxesStartedAhead(t *testing.T) {
 	r := runner(t, Config{})
 	defer r.Close()
 	ws := t.TempDir()
 	mark := fmt.Sprintf("SANDBOX_POOL_TEST=%d-%d", os.Getpid(), time.Now().UnixNano())
 	env := []string{"PATH=/usr/bin:/bin", mark}
-	burst := func(n int) {
+	burst := func(n int) (served, started int64) {
 		t.Helper()
+		served, started = r.spares.served.Load(), r.spares.started.Load()
 		for i := 0; i < n; i++ {
 			var out bytes.Buffer
 			p, err := r.Start(tools.Command{Script: "echo call " + strconv.Itoa(i), Dir: ws, Env: env, Output: &out})
@@ -41,31 +42,28 @@ func TestSandbox_BackToBackCallsRunInSandboxesStartedAhead(t *testing.T) {
 				t.Fatalf("call %d: %+v %v %q", i, exit, err, out.String())
 			}
 		}
+		return r.spares.served.Load() - served, r.spares.started.Load() - started
 	}
-	// The first call starts its own sandbox; the other three find one,
-	// each started as the previous call took the last.
-	burst(4)
-	if n := r.spares.served.Load(); n != 3 {
-		t.Fatalf("%d of 3 back-to-back calls ran in a sandbox started ahead", n)
+	// A new workspace's pool is one spare: the first call starts its own
+	// sandbox, and so does the second, which starts the next as the
+	// burst outruns the pool; the third and fourth find one each.
+	if served, _ := burst(4); served != 2 {
+		t.Fatalf("%d of 4 back-to-back calls of a new workspace ran in a sandbox started ahead, want 2", served)
 	}
 	// After the burst, the pool is filled to its size.
 	waitSpares(t, r, 4)
-	served, started := r.spares.served.Load(), r.spares.started.Load()
-	burst(3)
-	if n := r.spares.served.Load() - served; n != 3 {
-		t.Fatalf("%d of 3 calls of the next answer ran in a sandbox started ahead", n)
-	}
-	if n := r.spares.started.Load() - started; n != 0 {
-		t.Fatalf("the answer's calls started %d sandboxes while they ran, want 0 (the pool had 4)", n)
+	if served, started := burst(3); served != 3 || started != 0 {
+		t.Fatalf("the next answer's 3 calls: %d ran in a sandbox started ahead (want 3), %d sandboxes were started while they ran (want 0)", served, started)
 	}
 	waitSpares(t, r, 3)
-	// Longer than the pool: every call still finds one.
-	served = r.spares.served.Load()
-	burst(6)
-	if n := r.spares.served.Load() - served; n != 6 {
-		t.Fatalf("%d of 6 calls ran in a sandbox started ahead", n)
+	// Longer than the pool: the fourth call starts its own and the next
+	// spare; the fifth and sixth find one.
+	if served, _ := burst(6); served != 5 {
+		t.Fatalf("%d of 6 calls after a pool of 3 ran in a sandbox started ahead, want 5", served)
 	}
-	waitSpares(t, r, 4) // at most 4 per workspace and environment
+	waitSpares(t, r, 6)
+	burst(10)
+	waitSpares(t, r, maxPerKey) // at most maxPerKey per workspace and environment
 	// One call: the pool shrinks to one; the others' processes are gone.
 	burst(1)
 	waitSpares(t, r, 1)
@@ -76,6 +74,26 @@ func TestSandbox_BackToBackCallsRunInSandboxesStartedAhead(t *testing.T) {
 		} else if time.Now().After(deadline) {
 			t.Fatalf("the pool shrank to one spare but %d processes are left: %v", len(left), left)
 		}
+	}
+}
+
+// Where tools.sandbox.maxProcesses falls back to RLIMIT_NPROC, which
+// counts every process of the worker's user (idle spares' too), a
+// workspace keeps one spare whatever its bursts.
+func TestSandbox_OneSpareUnderTheProcessRlimit(t *testing.T) {
+	r := runner(t, Config{MaxProcesses: 64})
+	defer r.Close()
+	r.pids, r.cfg.pidsCgroup = "", false
+	ws := t.TempDir()
+	for i := 0; i < 3; i++ {
+		if res := bash(t, r, ws, "true", 0); res.IsError {
+			t.Fatalf("call %d: %+v", i, res)
+		}
+	}
+	waitSpares(t, r, 1)
+	time.Sleep(3 * refillQuiet)
+	if n := r.spares.count(); n != 1 {
+		t.Fatalf("%d spares under the RLIMIT_NPROC fallback, want 1", n)
 	}
 }
 
@@ -144,6 +162,9 @@ func TestSandbox_NetworkAllowlistStartsAheadToo(t *testing.T) {
 		if res.IsError || res.Content != "hello from allowed.test" {
 			t.Fatalf("call %d: %+v", i, res)
 		}
+		if i == 0 {
+			waitSpare(t, r) // the model's turn
+		}
 	}
 	if n := r.spares.served.Load(); n != 1 {
 		t.Fatalf("%d allowlist calls ran in a sandbox started ahead, want 1", n)
@@ -175,7 +196,9 @@ func TestRunner_CloseLeavesNoSandboxRunning(t *testing.T) {
 	}
 	run("true")
 	waitSpare(t, r)
-	// A spare taken and its successor being started as Close runs.
+	// A spare taken, then a call that outruns the pool, whose successor
+	// is being started as Close runs.
+	run("true")
 	p, err := r.Start(tools.Command{Script: "true", Dir: ws, Env: env, Output: io.Discard})
 	if err != nil {
 		t.Fatal(err)
