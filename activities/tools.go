@@ -271,6 +271,8 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 		return RunToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
 	var res tools.Result
+	var before workspaceSnapshot
+	track := in.TrackFiles && call.Name == tools.Bash
 	switch {
 	case !slices.Contains(in.Tools.Enabled, call.Name):
 		res = tools.Result{IsError: true, Content: fmt.Sprintf("Tool %q is not enabled for this session (tools.enabled: %s)",
@@ -281,6 +283,9 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	default:
 		if err := a.checkWorkspace(in.Workspace); err != nil {
 			return RunToolResult{}, err
+		}
+		if track {
+			before = snapshotWorkspace(ctx, a.ToolPolicy.Runner, a.bashEnv(), in.Workspace)
 		}
 		res = a.execute(ctx, call, in)
 	}
@@ -309,6 +314,14 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 		return RunToolResult{}, storeError("write tool result", err)
 	}
 	out := toolResultOf(in.ResultEntryID, msg, false)
+	switch {
+	case track && (before.marks != nil || before.note != ""):
+		after := snapshotWorkspace(context.WithoutCancel(ctx), a.ToolPolicy.Runner, a.bashEnv(), in.Workspace)
+		out.Files, out.FilesMore, out.FilesNote = after.changedSince(before)
+		out.FilesTracked = out.FilesNote == ""
+	case track:
+		out.FilesTracked = true // refused before it ran: nothing changed
+	}
 	if ctx.Err() != nil {
 		// Cancelled by abort: the aborted result is in the session; report
 		// the cancellation so the workflow sees it.
