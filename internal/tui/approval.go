@@ -267,14 +267,14 @@ func (m *Model) approvalView(a *approvalPrompt) string {
 	}
 	lines := []string{head}
 	if a.why != "" {
-		lines = append(lines, noteStyle.Render("  asked by "+clip(a.why, room)))
+		lines = append(lines, noteStyle.Render("  asked by "+line.Cut(a.why, room)))
 	}
 	args, shortened := a.full, false
 	if len(args) == 0 {
 		args, shortened = a.args, true
 	}
 	for _, l := range argLines(args, approvalArgLines) {
-		lines = append(lines, "  "+clip(l, room))
+		lines = append(lines, "  "+line.Cut(l, room))
 	}
 	if shortened && bytes.Contains(a.args, []byte("… (")) {
 		lines = append(lines, noteStyle.Render("  (long values shortened: the session file has the whole call)"))

@@ -207,7 +207,7 @@ func (m *Model) queueView() []string {
 		if q.followUp {
 			label = "Follow-up: "
 		}
-		lines = append(lines, noteStyle.Render(label+clip(oneLineText(q.text), room)))
+		lines = append(lines, noteStyle.Render(label+line.Cut(oneLineText(q.text), room)))
 	}
 	return lines
 }
