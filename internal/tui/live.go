@@ -266,10 +266,8 @@ type fullResultMsg struct{ callID, text string }
 
 // readFullResult looks the call's result up in the session's messages.
 func (m *Model) readFullResult(callID string) tea.Cmd {
-	ctx, b := m.ctx, m.backend
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
-		defer cancel()
+	b := m.backend
+	return m.call(func(ctx context.Context) tea.Msg {
 		msgs, err := b.Messages(ctx)
 		if err != nil {
 			return nil // the preview and its note stay
@@ -280,7 +278,7 @@ func (m *Model) readFullResult(callID string) tea.Cmd {
 			}
 		}
 		return nil
-	}
+	})
 }
 
 // fullResult puts a result's whole text in place of its preview.
