@@ -3,7 +3,6 @@ package workflows
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,32 +31,35 @@ func (h *harness) at(d time.Duration, fn func()) { h.env.RegisterDelayedCallback
 // prompt's first tool call has started, and returns the state queried
 // after the workflow handled them, before that call goes on to run.
 //
-// A virtual-time callback (at) cannot promise "during the tool call":
-// while activities run, the test environment fires timers by wall time,
-// so under -race on a loaded machine the activities before the tool
-// outlasted a 200 ms callback; the steers then came before the tool
-// started, it was skipped, and the queue was empty again by the 500 ms
-// query.
+// A virtual-time callback (at) cannot promise "during the tool call"
+// (during_test.go): under -race on a loaded machine the activities before
+// the tool outlasted a 200 ms callback; the steers then came before the
+// tool started, it was skipped, and the queue was empty again by the
+// 500 ms query.
 func (h *harness) signalDuringFirstTool(name string, msgs ...string) *agent.State {
+	return h.duringFirstTool(func() {
+		for _, m := range msgs {
+			h.signalMessage(name, m)
+		}
+	})
+}
+
+// duringFirstTool runs fn on the test environment's loop once the
+// prompt's first tool call has started, and returns the state queried
+// after the workflow handled what fn sent, before that call goes on to
+// run.
+func (h *harness) duringFirstTool(fn func()) *agent.State {
 	during := new(agent.State)
 	var once sync.Once
 	h.runTool = func(ctx context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 		var err error
 		once.Do(func() {
-			for _, m := range msgs {
-				h.signalMessage(name, m)
+			if err = h.onLoop(ctx, "the signals during the first tool call", fn); err != nil {
+				return
 			}
-			// Posted after the signals, so it runs on the test
-			// environment's loop once the workflow has handled them.
-			queried := make(chan struct{})
-			h.env.RegisterDelayedCallback(func() { *during = h.state(); close(queried) }, 0)
-			select {
-			case <-queried:
-			case <-ctx.Done():
-				err = ctx.Err()
-			case <-time.After(time.Minute):
-				err = fmt.Errorf("the state query after %s signals did not run within a minute", name)
-			}
+			// Posted after fn's signals, so it runs once the workflow
+			// has handled them.
+			err = h.onLoop(ctx, "the state query after them", func() { *during = h.state() })
 		})
 		if err != nil {
 			return activities.RunToolResult{}, err
@@ -567,17 +569,20 @@ func TestPrompt_UserCancellationClosesAsCanceled(t *testing.T) {
 // queued is delivered at its end.
 func TestSteer_QueueCarriedAcrossContinueAsNew(t *testing.T) {
 	h := newHarness(t)
-	h.at(200*time.Millisecond, func() {
+	during := h.duringFirstTool(func() {
 		h.signalMessage(agent.SignalSteer, "steer me")
 		h.signalMessage(agent.SignalFollowUp, "then this")
 	})
-	in := h.toolInput(`tool:bash {"command":"sleep 1"}`, `text:steered`, `text:followed`)
+	in := h.toolInput(`tool:bash {"command":"true"}`, `text:steered`, `text:followed`)
 	in.Agent.ContinueAsNewEvents = 20
 	h.env.SetCurrentHistoryLength(25)
 	next := h.continued(in)
 	c := next.Continued
 	if c == nil || strings.Join(c.Steering, "|") != "steer me" || strings.Join(c.FollowUps, "|") != "then this" {
 		t.Fatalf("carried %+v", c)
+	}
+	if during.PendingMessageCount != 2 || len(h.tools) != 1 {
+		t.Fatalf("pendingMessageCount during the tool call = %d, %d tool calls, want 2 and 1", during.PendingMessageCount, len(h.tools))
 	}
 	if st := h.state(); st.PendingMessageCount != 2 {
 		t.Fatalf("pendingMessageCount at continue-as-new = %d", st.PendingMessageCount)
