@@ -436,7 +436,7 @@ func TestCompaction_AbortDuringSummaryBackoff(t *testing.T) {
 	seedHistory(t, h.store)
 	in := compactInput("overflow")
 	in.Model.SummaryFaults = []string{e503}
-	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(agent.SignalAbort, nil) }, time.Second)
+	h.whenState(retrying, func() { h.env.SignalWorkflow(agent.SignalAbort, nil) })
 	_, err := h.run(in)
 	if status, _ := promptStatus(t, err); status != agent.StatusAborted {
 		t.Fatalf("status %q, want aborted", status)

@@ -90,3 +90,28 @@ func (h *harness) abortWhileToolRuns(marker string) {
 			func() { h.env.SignalWorkflow(agent.SignalAbort, nil) })
 	}
 }
+
+// whenState runs fn on the test environment's loop as soon as the
+// workflow's state satisfies ready (a retry waits, an approval is
+// pending), checked every 10 ms of virtual time. While the workflow waits
+// on a timer with no activity running, virtual time moves only through
+// these checks, so fn runs at the start of that wait whatever the
+// activities before it cost in wall time; a fixed "at 1 s" counted that
+// wall time too.
+func (h *harness) whenState(ready func(agent.State) bool, fn func()) {
+	var check func()
+	check = func() {
+		if ready(h.state()) {
+			fn()
+			return
+		}
+		h.env.RegisterDelayedCallback(check, 10*time.Millisecond)
+	}
+	h.env.RegisterDelayedCallback(check, 10*time.Millisecond)
+}
+
+// retrying is whenState's test for a retry's backoff wait.
+func retrying(st agent.State) bool { return st.PendingRetry != nil }
+
+// approvalPending is whenState's test for a call waiting for approval.
+func approvalPending(st agent.State) bool { return len(st.PendingApprovals) > 0 }

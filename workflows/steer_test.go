@@ -281,9 +281,13 @@ func TestFollowUp_UndeliveredOnFailureAreReturned(t *testing.T) {
 // each with its kind and the reason, before the prompt's last event.
 func TestSteer_AcceptedDuringRetryIsHandedBackWhenTheRetryIsCancelled(t *testing.T) {
 	h := newHarness(t)
-	h.at(500*time.Millisecond, func() { h.signalMessage(agent.SignalSteer, "use the other file") })
-	h.at(700*time.Millisecond, func() { h.signalMessage(agent.SignalFollowUp, "then run the tests") })
-	h.at(time.Second, func() { h.env.SignalWorkflow(agent.SignalAbortRetry, nil) })
+	// In the retry's wait (no activity runs, so the offsets are virtual
+	// time): a steer, a follow-up, then abort_retry.
+	h.whenState(retrying, func() {
+		h.signalMessage(agent.SignalSteer, "use the other file")
+		h.at(200*time.Millisecond, func() { h.signalMessage(agent.SignalFollowUp, "then run the tests") })
+		h.at(500*time.Millisecond, func() { h.env.SignalWorkflow(agent.SignalAbortRetry, nil) })
+	})
 	_, err := h.run(input(e503, e503))
 	var canErr *temporal.CanceledError
 	var res PromptResult
@@ -410,7 +414,7 @@ func TestApproval_DeniedCallGetsTheReason(t *testing.T) {
 func TestApproval_TimeoutDenies(t *testing.T) {
 	h := newHarness(t)
 	var during agent.State
-	h.at(time.Second, func() { during = h.state() })
+	h.whenState(approvalPending, func() { during = h.state() })
 	res, err := h.run(h.approvalInput(30000, `tool:write {"path":"w.txt","content":"x"}`, `text:gave up`))
 	if err != nil || res.Text != "gave up" {
 		t.Fatalf("prompt: %+v %v", res, err)
@@ -551,7 +555,7 @@ func TestPrompt_UserCancellationClosesAsCanceled(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			if tc.signal != "" {
-				h.at(time.Second, func() { h.env.SignalWorkflow(tc.signal, nil) })
+				h.whenState(retrying, func() { h.env.SignalWorkflow(tc.signal, nil) })
 			}
 			_, err := h.run(input(tc.script...))
 			if temporal.IsCanceledError(err) != tc.canceled {
