@@ -572,7 +572,7 @@ func TestCompact_SummaryRetriesEmitRetryEvents(t *testing.T) {
 		in := CompactInputFrom(compactInput(), "")
 		in.Compaction.KeepRecentTokens = 100
 		in.Model.SummaryFaults = []string{e503}
-		h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(agent.SignalAbortRetry, nil) }, time.Second)
+		h.whenState(retrying, func() { h.env.SignalWorkflow(agent.SignalAbortRetry, nil) })
 		h.env.ExecuteWorkflow(CompactWorkflowName, in)
 		if err := h.env.GetWorkflowError(); err == nil {
 			t.Fatal("a compaction whose retry was cancelled completed")

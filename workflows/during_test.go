@@ -97,11 +97,13 @@ func (h *harness) abortWhileToolRuns(marker string) {
 // on a timer with no activity running, virtual time moves only through
 // these checks, so fn runs at the start of that wait whatever the
 // activities before it cost in wall time; a fixed "at 1 s" counted that
-// wall time too.
+// wall time too. A check before the workflow has registered its state
+// query (its first task) counts as not ready.
 func (h *harness) whenState(ready func(agent.State) bool, fn func()) {
 	var check func()
 	check = func() {
-		if ready(h.state()) {
+		var st agent.State
+		if v, err := h.env.QueryWorkflow(agent.QueryState); err == nil && v.Get(&st) == nil && ready(st) {
 			fn()
 			return
 		}

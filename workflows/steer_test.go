@@ -183,14 +183,17 @@ func TestSteer_SkipsRemainingCallsAndContinues(t *testing.T) {
 // with it in the same agent run.
 func TestFollowUp_DeliveredWhenTheLoopWouldEnd(t *testing.T) {
 	h := newHarness(t)
-	h.at(300*time.Millisecond, func() { h.signalMessage(agent.SignalFollowUp, "now write the tests") })
+	during := h.signalDuringFirstTool(agent.SignalFollowUp, "now write the tests")
 	res, err := h.run(h.toolInput(
-		`tools:[{"name":"bash","arguments":{"command":"sleep 1; echo a > a.txt"}},{"name":"write","arguments":{"path":"b.txt","content":"b"}}]`,
+		`tools:[{"name":"bash","arguments":{"command":"echo a > a.txt"}},{"name":"write","arguments":{"path":"b.txt","content":"b"}}]`,
 		`text:fixed`,
 		`text:tests written`,
 	))
 	if err != nil || res.Text != "tests written" {
 		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	if during.PendingMessageCount != 1 {
+		t.Fatalf("pendingMessageCount during the first tool call = %d, want 1", during.PendingMessageCount)
 	}
 	if !exists(h.workspace, "a.txt") || !exists(h.workspace, "b.txt") {
 		t.Fatal("a follow-up must not skip tool calls")
@@ -261,8 +264,8 @@ func TestQueueModes_OneAtATimeVsAll(t *testing.T) {
 // (undelivered), so nothing a user sent disappears silently.
 func TestFollowUp_UndeliveredOnFailureAreReturned(t *testing.T) {
 	h := newHarness(t)
-	h.at(200*time.Millisecond, func() { h.signalMessage(agent.SignalFollowUp, "and then this") })
-	in := h.toolInput(`tool:bash {"command":"sleep 1"}`, e503)
+	h.signalDuringFirstTool(agent.SignalFollowUp, "and then this")
+	in := h.toolInput(`tool:bash {"command":"true"}`, e503)
 	in.Retry.Enabled = false
 	_, err := h.run(in)
 	var appErr *temporal.ApplicationError
