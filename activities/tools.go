@@ -460,12 +460,12 @@ func shortenValue(v any) any {
 	switch x := v.(type) {
 	case string:
 		if len(x) > argPreviewChars {
-			return fmt.Sprintf("%s… (%d bytes)", shortenText(x, argPreviewChars), len(x))
+			return fmt.Sprintf("%s (%d bytes)", shortenText(x, argPreviewChars), len(x))
 		}
 	case map[string]any, []any:
 		b, _ := json.Marshal(x)
 		if len(b) > argPreviewChars {
-			return fmt.Sprintf("%s… (%d bytes)", shortenText(string(b), argPreviewChars), len(b))
+			return fmt.Sprintf("%s (%d bytes)", shortenText(string(b), argPreviewChars), len(b))
 		}
 	}
 	return v
