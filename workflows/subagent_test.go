@@ -35,6 +35,15 @@ type subHarness struct {
 	// at once; hold is how long each one takes (real time).
 	inFlight, maxInFlight int
 	hold                  time.Duration
+	// gather, when set (gatherCalls), is how many sub-agents' model
+	// calls must have been in flight at once before any of them goes on;
+	// gathered is closed then, and the call that completed the count
+	// runs onGathered on the test environment's loop first.
+	gather      int
+	wasGathered bool
+	gathered    chan struct{}
+	gatherOnce  sync.Once
+	onGathered  func()
 	// childTools records the tools each sub-agent session was offered.
 	childTools map[string][]string
 }
@@ -63,15 +72,64 @@ func newSubHarness(t *testing.T) *subHarness {
 		h.childTools[in.SessionID] = in.Tools
 		h.inFlight++
 		h.maxInFlight = max(h.maxInFlight, h.inFlight)
+		completes := h.gather > 0 && !h.wasGathered && h.inFlight == h.gather
+		h.wasGathered = h.wasGathered || completes
 		h.mu.Unlock()
+		defer func() {
+			h.mu.Lock()
+			h.inFlight--
+			h.mu.Unlock()
+		}()
+		if err := h.awaitGathered(ctx, completes); err != nil {
+			return activities.CallModelResult{}, err
+		}
 		time.Sleep(h.hold)
-		res, err := h.acts.CallModel(ctx, in)
-		h.mu.Lock()
-		h.inFlight--
-		h.mu.Unlock()
-		return res, err
+		return h.acts.CallModel(ctx, in)
 	}
 	return h
+}
+
+// gatherCalls makes the sub-agents' model calls wait until n of them
+// are in flight at once, then runs onGathered (if set) on the test
+// environment's loop from inside the call that made n, before any goes
+// on. A fixed hold or a virtual-time callback cannot promise "at once":
+// the SDK's test environment fires timers by wall time while activities
+// run, and under -race on a loaded machine the children's first
+// activities outlast either (during_test.go). Calls that never gather
+// go on after gatherWait (running onGathered then), so a test of
+// concurrency fails on its count instead of hanging.
+func (h *subHarness) gatherCalls(n int, onGathered func()) {
+	h.gather, h.gathered, h.onGathered = n, make(chan struct{}), onGathered
+	h.env.SetTestTimeout(gatherWait + 10*time.Second)
+}
+
+// gatherWait bounds how long a sub-agent's model call waits for the
+// others of gatherCalls.
+const gatherWait = 20 * time.Second
+
+// awaitGathered is gatherCalls' wait in a sub-agent's model call;
+// completes says this call made the count.
+func (h *subHarness) awaitGathered(ctx context.Context, completes bool) error {
+	if h.gather == 0 {
+		return nil
+	}
+	if !completes {
+		select {
+		case <-h.gathered:
+			return nil
+		case <-ctx.Done():
+			return nil
+		case <-time.After(gatherWait):
+		}
+	}
+	var err error
+	h.gatherOnce.Do(func() {
+		if h.onGathered != nil {
+			err = h.onLoop(ctx, fmt.Sprintf("the callback once %d sub-agents call their model", h.gather), h.onGathered)
+		}
+		close(h.gathered)
+	})
+	return err
 }
 
 // taskInput is a prompt with task among its tools whose first answer
@@ -119,7 +177,7 @@ func (h *subHarness) toolResultTexts(leaf string) []string {
 // usage includes theirs.
 func TestSubAgent_ThreeConcurrentChildren(t *testing.T) {
 	h := newSubHarness(t)
-	h.hold = 300 * time.Millisecond
+	h.gatherCalls(3, nil)
 	for _, p := range []string{"alpha", "beta", "gamma"} {
 		h.scripts[p] = []string{"text:answer " + p}
 	}
@@ -209,10 +267,9 @@ func TestSubAgent_ParentAbortCancelsChildren(t *testing.T) {
 	for _, p := range []string{"a", "b", "c"} {
 		h.scripts[p] = []string{"hang"}
 	}
-	// The children's model calls hang (real time): the clock runs at
-	// real speed while they do.
-	h.env.SetTestTimeout(30 * time.Second)
-	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(agent.SignalAbort, nil) }, time.Second)
+	// The children's model calls hang until the abort, sent once all
+	// three are in their model call (from inside the third).
+	h.gatherCalls(3, func() { h.env.SignalWorkflow(agent.SignalAbort, nil) })
 	res, err := h.run(h.taskInput("a", "b", "c"))
 	if h.maxInFlight != 3 {
 		t.Errorf("%d sub-agents were calling their model when the abort came, want 3", h.maxInFlight)
@@ -250,6 +307,9 @@ func TestSubAgent_ParentAbortCancelsChildren(t *testing.T) {
 func TestSubAgent_Limits(t *testing.T) {
 	t.Run("maxConcurrent", func(t *testing.T) {
 		h := newSubHarness(t)
+		// The first two calls wait for each other (a third at once would
+		// make 3); the hold gives a third started with them time to show.
+		h.gatherCalls(2, nil)
 		h.hold = 300 * time.Millisecond
 		in := h.taskInput("a", "b", "c")
 		in.Agent.SubAgents.MaxConcurrent = 2
