@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -249,6 +250,28 @@ func (b *streamBatch) fanout(ctx context.Context, prefix string, n, f int) (Fano
 				l.Stalls++
 			}
 		}
+	}
+	// When each call's first heartbeat landed (the push address reaches
+	// the followers with it): beats that took a second or more were lost.
+	var firstLanded []float64
+	lostFirst := 0
+	for i := 0; i < len(calls); i += f {
+		t := calls[i].tap
+		for j, bt := range t.Beats {
+			if bt[1]-bt[0] >= int64(time.Second) {
+				if j == 0 {
+					lostFirst++
+				}
+				continue
+			}
+			firstLanded = append(firstLanded, float64(bt[1]-t.StartNs)/1e6)
+			break
+		}
+	}
+	sort.Float64s(firstLanded)
+	if len(firstLanded) > 0 {
+		b.h.logf("fanout: %d prompts: first heartbeat landed p50 %.0f ms p95 %.0f ms after the call started; %d calls' first heartbeat lost",
+			n, firstLanded[len(firstLanded)/2], firstLanded[len(firstLanded)*95/100], lostFirst)
 	}
 	b.h.logf("fanout: %d prompts x %d followers: delay p50 %.0f ms p95 %.0f ms max %.0f ms, %.1f RPCs/s per prompt (%v), %d stalls, server %.2f cores, worker %.2f, %d snapshots pushed, load %s",
 		n, f, l.Level.Delay.P50, l.Level.Delay.P95, l.Level.Delay.Max, l.RPCsPerPromptSec, l.RPCs, l.Stalls,
