@@ -270,9 +270,11 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		if d == nil && f.describeDue() {
 			d, derr = f.describe(ctx)
 		}
-		if d == nil && derr == nil && f.queryDue() && f.canSkipQueries() && !f.lastDescribe.After(f.lastQuery) {
-			// The events query is due: a Describe first says whether
-			// the history grew since the last one (nothingNew).
+		if d == nil && derr == nil && f.fast && f.queryDue() && f.canSkipQueries() && !f.lastDescribe.After(f.lastQuery) {
+			// Something runs and the events query is due: a Describe
+			// first says whether the history grew since the last one
+			// (nothingNew). Idle, the query keeps its pace and the
+			// Describe its status interval.
 			d, derr = f.describe(ctx)
 		}
 		var evs []agent.Event
@@ -439,8 +441,9 @@ func (f *follower) queryDue() bool {
 	return !f.now().Before(f.lastQuery.Add(f.queryInterval()))
 }
 
-// nothingNew: a Describe made since the last events query (one is made
-// when the query is due and none was) saw the run's
+// nothingNew: a Describe made since the last events query (while
+// something runs, one is made when the query is due and none was) saw
+// the run's
 // history as long as it was when that query was made, so the query due
 // now would bring no new event: the events are the workflow's state,
 // which only a workflow task changes, and each adds to the history. The

@@ -286,12 +286,16 @@ func TestFollow_ClosedWithoutPromptEnd(t *testing.T) {
 	}
 }
 
-// Spec 13.10.9 (issue 26): the events query, which a worker answers and
-// which at 100 prompts delayed the workflow tasks, is made only when a
-// Describe saw the run's history grow since the last one; new events
-// still arrive at the poll's pace.
+// Spec 13.10.9 (issue 26): while a call runs, the events query, which a
+// worker answers and which at 100 prompts delayed the workflow tasks, is
+// made only when a Describe saw the run's history grow since the last
+// one; new events still arrive at the poll's pace.
 func TestFollow_QueriesOnlyWhenTheHistoryGrew(t *testing.T) {
-	f := newFake(&fakeRun{id: "r1", events: evs(1, 3, ""), histLen: 10})
+	start := agent.Event{Type: agent.EventMessageStart, Seq: 4, EntryID: "a1"}
+	acc := live.NewModel("a1", 0)
+	acc.Add(llmDelta("thinking"))
+	f := newFake(&fakeRun{id: "r1", events: append(evs(1, 3, ""), start), histLen: 10,
+		pending: []live.Snapshot{acc.Snapshot()}})
 	r := &recorder{}
 	done := make(chan error, 1)
 	go func() {
@@ -305,7 +309,8 @@ func TestFollow_QueriesOnlyWhenTheHistoryGrew(t *testing.T) {
 		t.Fatalf("%d queries and %d Describes in 300 ms of an unchanged history, want 1 or 2 queries (the first) and Describes at the poll's pace", queries, describes)
 	}
 	f.do(func() {
-		f.runs["r1"].events = evs(1, 5, agent.EventPromptEnd)
+		f.runs["r1"].events = append(f.runs["r1"].events, agent.Event{Type: agent.EventPromptEnd, Seq: 5, Status: agent.StatusCompleted})
+		f.runs["r1"].pending = nil
 		f.runs["r1"].histLen = 14
 	})
 	select {
