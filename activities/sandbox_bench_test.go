@@ -53,10 +53,12 @@ const modelTurn = 300 * time.Millisecond
 // session), in the sandbox of the default settings, in one that starts
 // no sandbox ahead ("cold": each call starts its own) and unsandboxed,
 // interleaved so all see the same load, each after a pause for the
-// model's turn (modelTurn); and then back to back, with no pause (the
-// tool calls of one answer), sandboxed ("b2b") and unsandboxed
-// ("b2b-local") taking turns in runs of 5 steps. It reports the ratios
-// of their means to the unsandboxed ones and logs the load:
+// model's turn (modelTurn); then back to back, with no pause at all,
+// sandboxed ("b2b") and unsandboxed ("b2b-local") taking turns in runs of
+// 5 steps; and as the tool calls of answers run, a model turn and then 5
+// steps back to back, sandboxed ("answers") and unsandboxed
+// ("answers-local") taking turns. It reports the ratios of their means
+// to the unsandboxed ones and logs the load:
 //
 //	go test ./activities -run '^$' -bench ToolStep -benchtime 30x
 func BenchmarkToolStep_BashTrueSandboxedVsLocal(b *testing.B) {
@@ -77,9 +79,15 @@ func BenchmarkToolStep_BashTrueSandboxedVsLocal(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer b2b.Close()
+	ans, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ans.Close()
 	ws := b.TempDir()
 	envs := map[string]*testsuite.TestActivityEnvironment{"sandboxed": stepEnv(b, r), "cold": stepEnv(b, cold), "local": stepEnv(b, tools.Local),
-		"b2b": stepEnv(b, b2b), "b2b-local": stepEnv(b, tools.Local)}
+		"b2b": stepEnv(b, b2b), "b2b-local": stepEnv(b, tools.Local),
+		"answers": stepEnv(b, ans), "answers-local": stepEnv(b, tools.Local)}
 	step := func(kind string, i int, pause time.Duration) time.Duration {
 		time.Sleep(pause)
 		start := time.Now()
@@ -99,8 +107,14 @@ func BenchmarkToolStep_BashTrueSandboxedVsLocal(b *testing.B) {
 	for _, kind := range []string{"sandboxed", "cold", "local", "b2b", "b2b-local"} {
 		step(kind, -1, modelTurn)
 	}
+	// One answer first, so that its runner's pool is sized as the
+	// answers'.
+	for j := 0; j < 5; j++ {
+		step("answers", -2-j, 0)
+	}
+	time.Sleep(modelTurn)
 	b.ResetTimer()
-	var sandboxed, coldSum, local, b2bSum, b2bLocal time.Duration
+	var sandboxed, coldSum, local, b2bSum, b2bLocal, ansSum, ansLocal time.Duration
 	for i := 0; i < b.N; i++ {
 		sandboxed += step("sandboxed", i, modelTurn)
 		coldSum += step("cold", i, modelTurn)
@@ -115,15 +129,29 @@ func BenchmarkToolStep_BashTrueSandboxedVsLocal(b *testing.B) {
 			b2bLocal += step("b2b-local", i+j, 0)
 		}
 	}
+	for i := 0; i < b.N; i += 5 {
+		n := min(5, b.N-i)
+		time.Sleep(modelTurn)
+		for j := 0; j < n; j++ {
+			ansSum += step("answers", i+j, 0)
+		}
+		time.Sleep(modelTurn)
+		for j := 0; j < n; j++ {
+			ansLocal += step("answers-local", i+j, 0)
+		}
+	}
 	b.StopTimer()
 	load, _ := os.ReadFile("/proc/loadavg")
 	b.ReportMetric(float64(sandboxed)/float64(local), "sandboxed/local")
 	b.ReportMetric(float64(coldSum)/float64(local), "cold/local")
 	b.ReportMetric(float64(b2bSum)/float64(b2bLocal), "b2b/b2b-local")
+	b.ReportMetric(float64(ansSum)/float64(ansLocal), "answers/answers-local")
 	b.ReportMetric(float64(sandboxed.Microseconds())/float64(b.N)/1000, "ms/sandboxed")
 	b.ReportMetric(float64(coldSum.Microseconds())/float64(b.N)/1000, "ms/cold")
 	b.ReportMetric(float64(local.Microseconds())/float64(b.N)/1000, "ms/local")
 	b.ReportMetric(float64(b2bSum.Microseconds())/float64(b.N)/1000, "ms/b2b")
 	b.ReportMetric(float64(b2bLocal.Microseconds())/float64(b.N)/1000, "ms/b2b-local")
+	b.ReportMetric(float64(ansSum.Microseconds())/float64(b.N)/1000, "ms/answers")
+	b.ReportMetric(float64(ansLocal.Microseconds())/float64(b.N)/1000, "ms/answers-local")
 	b.Logf("load average: %s", strings.TrimSpace(string(load)))
 }

@@ -271,6 +271,8 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 		return RunToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
 	var res tools.Result
+	var before workspaceSnapshot
+	track := in.TrackFiles && call.Name == tools.Bash
 	switch {
 	case !slices.Contains(in.Tools.Enabled, call.Name):
 		res = tools.Result{IsError: true, Content: fmt.Sprintf("Tool %q is not enabled for this session (tools.enabled: %s)",
@@ -281,6 +283,9 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	default:
 		if err := a.checkWorkspace(in.Workspace); err != nil {
 			return RunToolResult{}, err
+		}
+		if track {
+			before = snapshotWorkspace(ctx, a.ToolPolicy.Runner, a.bashEnv(), in.Workspace)
 		}
 		res = a.execute(ctx, call, in)
 	}
@@ -309,6 +314,14 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 		return RunToolResult{}, storeError("write tool result", err)
 	}
 	out := toolResultOf(in.ResultEntryID, msg, false)
+	switch {
+	case track && (before.marks != nil || before.note != ""):
+		after := snapshotWorkspace(context.WithoutCancel(ctx), a.ToolPolicy.Runner, a.bashEnv(), in.Workspace)
+		out.Files, out.FilesMore, out.FilesNote = after.changedSince(before)
+		out.FilesTracked = out.FilesNote == ""
+	case track:
+		out.FilesTracked = true // refused before it ran: nothing changed
+	}
 	if ctx.Err() != nil {
 		// Cancelled by abort: the aborted result is in the session; report
 		// the cancellation so the workflow sees it.
@@ -447,12 +460,12 @@ func shortenValue(v any) any {
 	switch x := v.(type) {
 	case string:
 		if len(x) > argPreviewChars {
-			return fmt.Sprintf("%s… (%d bytes)", shortenText(x, argPreviewChars), len(x))
+			return fmt.Sprintf("%s (%d bytes)", shortenText(x, argPreviewChars), len(x))
 		}
 	case map[string]any, []any:
 		b, _ := json.Marshal(x)
 		if len(b) > argPreviewChars {
-			return fmt.Sprintf("%s… (%d bytes)", shortenText(string(b), argPreviewChars), len(b))
+			return fmt.Sprintf("%s (%d bytes)", shortenText(string(b), argPreviewChars), len(b))
 		}
 	}
 	return v

@@ -179,6 +179,10 @@ func TestArgsPreview_BoundedAndValid(t *testing.T) {
 	if invalid || json.Unmarshal(p, &m) != nil || len(p) > 400 || m["path"] != "a.txt" {
 		t.Fatalf("preview %s (invalid %t)", p, invalid)
 	}
+	// One ellipsis, then the size: "yyy… (100000 bytes)".
+	if c, _ := m["content"].(string); !strings.HasSuffix(c, "y… (100000 bytes)") {
+		t.Fatalf("content preview %q: want the cut text, one ellipsis and the size", c)
+	}
 	if _, invalid := ArgsPreview(json.RawMessage(`"not an object"`)); !invalid {
 		t.Fatal("a JSON string is reported as valid arguments")
 	}

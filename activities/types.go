@@ -339,6 +339,10 @@ type RunToolInput struct {
 	ParentID      string     `json:"parentId"`
 	Workspace     string     `json:"workspace"`
 	Tools         ToolsInput `json:"tools"`
+	// TrackFiles asks a bash call for the files that changed in the
+	// workspace while it ran (Files, FilesMore, FilesNote; bashfiles.go):
+	// set for a sub-agent working in its parent's workspace.
+	TrackFiles bool `json:"trackFiles,omitempty"`
 }
 
 // RunToolResult is what the workflow keeps of a tool result: whether it
@@ -360,9 +364,14 @@ type RunToolResult struct {
 	Usage *agent.Spend `json:"usage,omitempty"`
 	// Files and FilesMore are the files a sub-agent in the caller's
 	// workspace changed (workflows.PromptResult.FilesChanged): the
-	// caller counts them as its own.
+	// caller counts them as its own. For a bash call with TrackFiles,
+	// the files that changed in the workspace while it ran (relative to
+	// the workspace), or FilesNote says why they are not known.
 	Files     []string `json:"files,omitempty"`
 	FilesMore int      `json:"filesMore,omitempty"`
+	FilesNote string   `json:"filesNote,omitempty"`
+	// FilesTracked says Files is a bash call's list (possibly empty).
+	FilesTracked bool `json:"filesTracked,omitempty"`
 }
 
 // RecordEntryInput is the input of RecordEntry (a local activity).

@@ -17,14 +17,14 @@ const (
 	// (PageMayContinue).
 	EventsPageBytes = 384 << 10
 	// MaxEventBytes bounds the JSON of one event: the workflow shortens
-	// the texts of a bigger event when it emits it (BoundEvent), so every
+	// the texts of a bigger event when it emits it (BoundEventSized), so every
 	// page holds at least one event.
 	MaxEventBytes = 128 << 10
 	// MaxStateBytes bounds the JSON of the state query's answer.
 	MaxStateBytes = 128 << 10
 )
 
-// minTextCap is the smallest budget BoundEvent gives one text before it
+// minTextCap is the smallest budget BoundEventSized gives one text before it
 // drops tool call arguments instead.
 const minTextCap = 1 << 10
 
@@ -54,7 +54,7 @@ func PageMayContinue(page []Event) bool {
 	return size > EventsPageBytes-MaxEventBytes
 }
 
-// BoundEvent returns e with its texts shortened so that its JSON is at
+// BoundEventSized returns e with its texts shortened so that its JSON is at
 // most MaxEventBytes: the text blocks of its messages (the user's message,
 // an answer, tool results), image data, and error texts. A shortened text
 // keeps its start and ends with a note of what was left out and the
@@ -63,14 +63,8 @@ func PageMayContinue(page []Event) bool {
 // the bound, the arguments of its messages' tool calls become {} (each
 // call's arguments are in its tool_execution_start). e's messages are
 // copied, never changed in place. An event within the bound is returned
-// as it is.
-func BoundEvent(e Event) Event {
-	e, _ = BoundEventSized(e)
-	return e
-}
-
-// BoundEventSized is BoundEvent that also returns the bounded event's
-// JSON size (EncodedSize), which it has measured already.
+// as it is. It also returns the bounded event's JSON size (EncodedSize),
+// which it has measured already.
 func BoundEventSized(e Event) (Event, int) {
 	limit := MaxEventBytes / 2
 	if textOver(e, MaxEventBytes) {

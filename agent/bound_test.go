@@ -56,7 +56,7 @@ func TestBoundEvent_BigMessageBecomesAPreview(t *testing.T) {
 		t.Fatalf("bounded event is %d bytes of JSON, above %d", n, MaxEventBytes)
 	}
 	if user.Text() != text || len(user.Content) != 2 || user.Content[1].Type != BlockImage {
-		t.Fatal("BoundEvent changed the message it was given")
+		t.Fatal("BoundEventSized changed the message it was given")
 	}
 	if !strings.Contains(got.Message.Text(), "the whole message is session entry abc-001]") ||
 		!strings.Contains(got.Message.Text(), "[image/png image, 1000000 bytes of base64, left out of the event: the whole message is session entry abc-001]") {
@@ -64,7 +64,7 @@ func TestBoundEvent_BigMessageBecomesAPreview(t *testing.T) {
 	}
 
 	small := Event{Type: EventMessageEnd, Seq: 4, EntryID: "abc-001", Message: &Message{Role: RoleUser, Content: []ContentBlock{{Type: BlockText, Text: "hi"}}}}
-	if b := BoundEvent(small); b.Message != small.Message {
+	if b, _ := BoundEventSized(small); b.Message != small.Message {
 		t.Fatal("a small event was copied or changed")
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 )
 
 // FleetRun is one side of the fleet benchmark.
@@ -36,6 +37,8 @@ type FleetRun struct {
 	Calls        int     `json:"calls"`
 	Completed    int     `json:"completed"`
 	WallSec      float64 `json:"wallSec"`
+	// Trace is where the run's time went (fleettrace.go).
+	Trace FleetTrace `json:"trace"`
 }
 
 // FleetResult is the fleet benchmark.
@@ -53,7 +56,11 @@ type FleetResult struct {
 func (h *harness) fleet(ctx context.Context) (*FleetResult, error) {
 	jobs, limit := h.cfg.FleetJobs, h.cfg.FleetLimit
 	res := &FleetResult{Jobs: jobs, LimitSec: limit.Seconds(), RetryAfter: 5}
-	for _, on := range []bool{true, false} {
+	order := []bool{true, false}
+	if h.cfg.FleetOffFirst {
+		order = []bool{false, true}
+	}
+	for _, on := range order {
 		r, err := h.fleetRun(ctx, jobs, limit, on)
 		if err != nil {
 			return nil, err
@@ -62,7 +69,13 @@ func (h *harness) fleet(ctx context.Context) (*FleetResult, error) {
 		h.logf("fleet: coordinated=%v: %d limited calls, %d in all, %d/%d completed in %.1fs",
 			on, r.LimitedCalls, r.Calls, r.Completed, jobs, r.WallSec)
 	}
-	res.On, res.Off = res.Runs[0], res.Runs[1]
+	for _, r := range res.Runs {
+		if r.Coordinated {
+			res.On = r
+		} else {
+			res.Off = r
+		}
+	}
 	if res.On.LimitedCalls > 0 {
 		res.Ratio = float64(res.Off.LimitedCalls) / float64(res.On.LimitedCalls)
 	}
@@ -80,9 +93,11 @@ func (h *harness) fleetRun(ctx context.Context, jobs int, limit time.Duration, c
 	// 5 s for the whole limit).
 	s.Retry.MaxRetries = 30
 	rl := &scripted.RateLimited{RetryAfter: 5 * time.Second}
+	tr := &fleetTracer{}
 	w, err := app.NewWorker(h.c, s, app.Extensions{Dev: true, Activities: func(a *activities.Activities) {
-		a.WrapProvider(func(p llm.Provider) llm.Provider { rl.Inner = p; return rl })
-	}})
+		a.WrapProvider(func(p llm.Provider) llm.Provider { rl.Inner = p; return tr.provider(rl) })
+		a.Windows = tr.windows(a.Windows)
+	}, Interceptors: []interceptor.WorkerInterceptor{tr.interceptor()}})
 	if err != nil {
 		return FleetRun{}, err
 	}
@@ -91,6 +106,7 @@ func (h *harness) fleetRun(ctx context.Context, jobs int, limit time.Duration, c
 	}
 	defer w.Stop()
 	start := time.Now()
+	tr.start = start
 	rl.Limit(time.Hour)
 	first, err := h.startInput(ctx, s, fleetInput(s, name, 0))
 	if err != nil {
@@ -103,6 +119,7 @@ func (h *harness) fleetRun(ctx context.Context, jobs int, limit time.Duration, c
 		time.Sleep(10 * time.Millisecond)
 	}
 	rl.Limit(limit) // from the first 429
+	limitEnd := time.Since(start) + limit
 	runs := make([]client.WorkflowRun, jobs)
 	runs[0] = first
 	var (
@@ -128,6 +145,7 @@ func (h *harness) fleetRun(ctx context.Context, jobs int, limit time.Duration, c
 		}(i)
 	}
 	wg.Wait()
+	lastStart := time.Since(start)
 	if len(errs) > 0 {
 		return FleetRun{}, fmt.Errorf("fleet: %d starts failed, first: %w", len(errs), errs[0])
 	}
@@ -141,6 +159,10 @@ func (h *harness) fleetRun(ctx context.Context, jobs int, limit time.Duration, c
 	}
 	out.WallSec = time.Since(start).Seconds()
 	out.LimitedCalls, out.Calls = rl.Counts()
+	if out.Trace, err = tr.trace(ctx, h, runs, lastStart, limitEnd); err != nil {
+		return out, err
+	}
+	h.logf("fleet: coordinated=%v: %v", coordinated, out.Trace)
 	if out.Completed != jobs {
 		return out, fmt.Errorf("fleet (coordinated=%v): %d of %d jobs completed", coordinated, out.Completed, jobs)
 	}

@@ -153,6 +153,10 @@ type Config struct {
 	// for FleetLimit (the fleet benchmark, fleet.go).
 	FleetJobs  int
 	FleetLimit time.Duration
+	// FleetOffFirst runs the fleet benchmark's side without coordination
+	// first (the default runs it second), to tell an order effect (the
+	// server's state, the machine's load) from the coordination's cost.
+	FleetOffFirst bool
 
 	// Dir is where the run's temporary directory (the server's SQLite
 	// file, the worker's sessions) is made ("": the system's temp dir).
@@ -239,6 +243,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fanN := fs.Int("fanout-prompts", 0, "the fanout benchmark's number of prompts streaming at once, 2 followers each (default 100; --quick 4)")
 	fanBeats := fs.Bool("fanout-heartbeats", false, "the fanout benchmark's worker without the push path (stream.push off): followers read heartbeats")
 	fanRounds := fs.Int("fanout-rounds", 0, "the fanout benchmark's rounds of the stall count (default 20; --quick 2)")
+	fleetOffFirst := fs.Bool("fleet-off-first", false, "the fleet benchmark runs its side without coordinated backoff first")
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
 			return 0
@@ -263,6 +268,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cfg.FanoutPrompts = *fanN
 	}
 	cfg.FanoutHeartbeats = *fanBeats
+	cfg.FleetOffFirst = *fleetOffFirst
 	if *fanRounds > 0 {
 		cfg.FanoutRounds = *fanRounds
 	}

@@ -1,9 +1,6 @@
 package retry
 
-import (
-	"fmt"
-	"time"
-)
+import "fmt"
 
 // DefaultUsageLimitBlockMs is how long a credential stays blocked after a
 // usage-limit error that carried no retry hint.
@@ -75,18 +72,12 @@ func (c *Chain) end(success bool, attempt int, finalError string) *EndEvent {
 	return &EndEvent{Success: success, Attempt: attempt, FinalError: finalError}
 }
 
-// Next applies the policy to the last assistant message of an agent run
-// (the original's agent_end handler plus handleRetryableError). now is
-// the caller's clock (workflow.Now in the workflow); it only serves retry
-// hints given as an HTTP date or an epoch.
-func (c *Chain) Next(o Outcome, s Settings, now time.Time) Decision {
-	return c.Decide(o, ClassifyAt(o, now), s)
-}
-
-// Decide is Next with the classification already made: the workflow
-// classifies once and records the verdict in its history (a side
-// effect), so a replay takes the decision the run took even when a later
-// release classifies the same text differently.
+// Decide applies the policy to the last assistant message of an agent run
+// (the original's agent_end handler plus handleRetryableError), given its
+// classification (ClassifyAt): the workflow classifies once and records
+// the verdict in its history (a side effect), so a replay takes the
+// decision the run took even when a later release classifies the same
+// text differently.
 func (c *Chain) Decide(o Outcome, cls Classification, s Settings) Decision {
 	d := Decision{Classification: cls}
 	finalError := firstNonEmpty(o.ErrorMessage, cls.Pattern)

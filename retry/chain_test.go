@@ -15,6 +15,11 @@ var (
 	overflowed     = errOutcome("prompt is too long: 213462 tokens > 200000 maximum")
 )
 
+// Next classifies o at now and decides, as the workflow does in two steps.
+func (c *Chain) Next(o Outcome, s Settings, now time.Time) Decision {
+	return c.Decide(o, ClassifyAt(o, now), s)
+}
+
 // wantRetry asserts a decision that starts the given attempt with the given delay.
 func wantRetry(t *testing.T, d Decision, attempt, maxAttempts int, delayMs int64, msg string) {
 	t.Helper()

@@ -325,16 +325,6 @@ type LastAssistantTextData struct {
 	Text *string `json:"text"`
 }
 
-// CompactData is what a manual compaction gives a Backend's caller: the
-// compaction entry written, or NothingToCompact when the recent messages
-// are the whole context. RPC compact answers with Result itself (the
-// terminal agent's CompactionResult) and makes NothingToCompact an error
-// (NothingToCompactError).
-type CompactData struct {
-	Result           *agent.CompactionResult `json:"result,omitempty"`
-	NothingToCompact bool                    `json:"nothingToCompact,omitempty"`
-}
-
 // NothingToCompactError is compact's error when the recent messages are
 // the whole context (the terminal agent's wording).
 const NothingToCompactError = "Nothing to compact (session too small)"

@@ -23,7 +23,12 @@ func (h *harness) runBash(command string) (BashResult, error) {
 func (h *harness) runBashInput(in BashInput) (BashResult, error) {
 	h.t.Helper()
 	h.env.RegisterWorkflowWithOptions(Bash, workflow.RegisterOptions{Name: BashWorkflowName})
-	h.env.RegisterActivityWithOptions(h.acts.UserBash, activity.RegisterOptions{Name: activities.UserBashName})
+	h.env.RegisterActivityWithOptions(func(ctx context.Context, in activities.UserBashInput) (activities.UserBashResult, error) {
+		if h.userBash != nil {
+			return h.userBash(ctx, in)
+		}
+		return h.acts.UserBash(ctx, in)
+	}, activity.RegisterOptions{Name: activities.UserBashName})
 	h.env.ExecuteWorkflow(BashWorkflowName, in)
 	if !h.env.IsWorkflowCompleted() {
 		h.t.Fatal("workflow did not complete")
@@ -70,10 +75,16 @@ func TestBash_RecordsTheCommandInTheSession(t *testing.T) {
 func TestBash_AbortCancelsTheCommand(t *testing.T) {
 	h := newHarness(t)
 	var during agent.State
-	h.at(300*time.Millisecond, func() { during = h.state() })
-	h.at(500*time.Millisecond, func() { h.env.SignalWorkflow(agent.SignalAbort, nil) })
+	h.userBash = func(ctx context.Context, in activities.UserBashInput) (activities.UserBashResult, error) {
+		return whileRunning(h, ctx, "started",
+			func() (activities.UserBashResult, error) { return h.acts.UserBash(ctx, in) },
+			func() {
+				during = h.state()
+				h.env.SignalWorkflow(agent.SignalAbort, nil)
+			})
+	}
 	start := time.Now()
-	res, err := h.runBash("echo started; sleep 30; echo never")
+	res, err := h.runBash("echo started; touch started; sleep 30; echo never")
 	if err != nil {
 		t.Fatal(err)
 	}

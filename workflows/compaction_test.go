@@ -22,6 +22,9 @@ import (
 type compactHarness struct {
 	*harness
 	sums []activities.SummarizeInput
+	// duringSummary, when set, runs on the test environment's loop while
+	// each summary call is in flight, before it goes on to run.
+	duringSummary func()
 }
 
 func newCompactHarness(t *testing.T) *compactHarness {
@@ -29,6 +32,11 @@ func newCompactHarness(t *testing.T) *compactHarness {
 	h := &compactHarness{harness: newHarness(t)}
 	h.env.RegisterActivityWithOptions(func(ctx context.Context, in activities.SummarizeInput) (activities.SummarizeResult, error) {
 		h.sums = append(h.sums, in)
+		if h.duringSummary != nil {
+			if err := h.onLoop(ctx, "the callback during the summary call", h.duringSummary); err != nil {
+				return activities.SummarizeResult{}, err
+			}
+		}
 		return h.acts.Summarize(ctx, in)
 	}, activity.RegisterOptions{Name: activities.SummarizeName})
 	h.env.RegisterWorkflowWithOptions(Compact, workflow.RegisterOptions{Name: CompactWorkflowName})
@@ -398,10 +406,10 @@ func TestCompaction_AbortDuringCompactionCancelsIt(t *testing.T) {
 	in := compactInput("overflow")
 	in.Model.SummaryFaults = []string{"hang"}
 	var during agent.State
-	h.env.RegisterDelayedCallback(func() {
+	h.duringSummary = func() {
 		during = h.state()
 		h.env.SignalWorkflow(agent.SignalAbort, nil)
-	}, 100*time.Millisecond)
+	}
 	_, err := h.run(in)
 	if status, _ := promptStatus(t, err); status != agent.StatusAborted {
 		t.Fatalf("status %q, want aborted", status)
@@ -428,7 +436,7 @@ func TestCompaction_AbortDuringSummaryBackoff(t *testing.T) {
 	seedHistory(t, h.store)
 	in := compactInput("overflow")
 	in.Model.SummaryFaults = []string{e503}
-	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(agent.SignalAbort, nil) }, time.Second)
+	h.whenState(retrying, func() { h.env.SignalWorkflow(agent.SignalAbort, nil) })
 	_, err := h.run(in)
 	if status, _ := promptStatus(t, err); status != agent.StatusAborted {
 		t.Fatalf("status %q, want aborted", status)
@@ -564,7 +572,7 @@ func TestCompact_SummaryRetriesEmitRetryEvents(t *testing.T) {
 		in := CompactInputFrom(compactInput(), "")
 		in.Compaction.KeepRecentTokens = 100
 		in.Model.SummaryFaults = []string{e503}
-		h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(agent.SignalAbortRetry, nil) }, time.Second)
+		h.whenState(retrying, func() { h.env.SignalWorkflow(agent.SignalAbortRetry, nil) })
 		h.env.ExecuteWorkflow(CompactWorkflowName, in)
 		if err := h.env.GetWorkflowError(); err == nil {
 			t.Fatal("a compaction whose retry was cancelled completed")

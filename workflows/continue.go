@@ -56,6 +56,7 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 		Steering: r.steering, FollowUps: r.followUps, FollowUpDue: r.followUpDue,
 		ToolCalls: r.toolCalls, SubAgents: r.subAgents,
 		FilesChanged: r.files, FilesChangedMore: r.filesMore,
+		FilesByBash: r.filesByBash, FilesBashNote: r.filesBashNote,
 	}
 	r.carryBudget(next.Continued)
 	workflow.GetLogger(ctx).Info("prompt continues as new", "session", r.in.SessionID,

@@ -24,7 +24,7 @@ type eventLog struct {
 	firstSeq int64
 }
 
-// emit appends an event, bounded (agent.BoundEvent): a message too big
+// emit appends an event, bounded (agent.BoundEventSized): a message too big
 // for an events page is kept as a preview that names its session entry.
 func (l *eventLog) emit(ctx workflow.Context, e agent.Event) {
 	l.seq++

@@ -51,6 +51,8 @@ type harness struct {
 	// callModel, when set, runs in place of the real CallModel with the
 	// number of the call (from 1); it may run the real one itself.
 	callModel func(ctx context.Context, n int, in activities.CallModelInput) (activities.CallModelResult, error)
+	// userBash, when set, runs in place of the real UserBash (bash_test.go).
+	userBash func(ctx context.Context, in activities.UserBashInput) (activities.UserBashResult, error)
 }
 
 type credAdapter struct{ m *auth.Memory }

@@ -155,9 +155,9 @@ func TestLoop_RetryAtLaterTurnDoesNotRerunTools(t *testing.T) {
 // group), records the aborted result and ends the prompt as aborted.
 func TestLoop_AbortDuringBashKillsItAndRecordsTheResult(t *testing.T) {
 	h := newHarness(t)
-	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(agent.SignalAbort, nil) }, 500*time.Millisecond)
+	h.abortWhileToolRuns("started")
 	started := time.Now()
-	_, err := h.run(h.toolInput(`tool:bash {"command":"sleep 30; echo late > late.txt"}`, `text:never`))
+	_, err := h.run(h.toolInput(`tool:bash {"command":"touch started; sleep 30; echo late > late.txt"}`, `text:never`))
 	if status, _ := promptStatus(t, err); status != agent.StatusAborted {
 		t.Fatalf("status %q, want aborted", status)
 	}

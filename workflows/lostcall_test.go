@@ -210,8 +210,8 @@ func TestPrompt_BashCancelledByAFailingHeartbeatIsAnUnknownOutcome(t *testing.T)
 // aborted.
 func TestPrompt_BashAbortedByTheUserIsStillRecordedAborted(t *testing.T) {
 	h := newHarness(t)
-	h.at(500*time.Millisecond, func() { h.env.SignalWorkflow(agent.SignalAbort, nil) })
-	_, err := h.run(h.toolInput(`tool:bash {"command":"sleep 30; echo late > late.txt"}`, `text:never`))
+	h.abortWhileToolRuns("started")
+	_, err := h.run(h.toolInput(`tool:bash {"command":"touch started; sleep 30; echo late > late.txt"}`, `text:never`))
 	if status, _ := promptStatus(t, err); status != agent.StatusAborted {
 		t.Fatalf("status %q, want aborted", status)
 	}

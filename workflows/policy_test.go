@@ -171,7 +171,7 @@ func TestPolicy_AskThenAllowForSession(t *testing.T) {
 func TestPolicy_AskTimesOut(t *testing.T) {
 	h := newHarness(t)
 	var during agent.State
-	h.at(time.Second, func() { during = h.state() })
+	h.whenState(approvalPending, func() { during = h.state() })
 	res, err := h.run(h.policyInput([]string{"ask write path:*.conf"}, 30000,
 		`tool:write {"path":"app.conf","content":"x"}`, `text:gave up`))
 	if err != nil || res.Text != "gave up" {

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/auth"
 	"github.com/durableagent/durableagent/internal/session"
@@ -112,10 +114,10 @@ func TestPrompt_SuccessAfterRetriesEndsChainAndResets(t *testing.T) {
 func TestPrompt_AbortRetryDuringWaitCancels(t *testing.T) {
 	h := newHarness(t)
 	var during agent.State
-	h.env.RegisterDelayedCallback(func() {
+	h.whenState(retrying, func() {
 		during = h.state()
 		h.env.SignalWorkflow(agent.SignalAbortRetry, nil)
-	}, time.Second)
+	})
 	_, err := h.run(input(e503, e503))
 	status, msg := promptStatus(t, err)
 	if status != agent.StatusFailed || !strings.HasPrefix(msg, agent.RetryCancelledMessage) {
@@ -159,7 +161,7 @@ func TestPrompt_AbortRetryOutsideWaitIsNoOp(t *testing.T) {
 // SPEC 5: abort cancels the retry first; the prompt ends aborted.
 func TestPrompt_AbortDuringWaitCancelsRetryFirst(t *testing.T) {
 	h := newHarness(t)
-	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(agent.SignalAbort, nil) }, time.Second)
+	h.whenState(retrying, func() { h.env.SignalWorkflow(agent.SignalAbort, nil) })
 	_, err := h.run(input(e503))
 	if status, _ := promptStatus(t, err); status != agent.StatusAborted {
 		t.Fatalf("status %q, want aborted", status)
@@ -177,9 +179,16 @@ func TestPrompt_AbortDuringWaitCancelsRetryFirst(t *testing.T) {
 // aborted message, which the session keeps; a chain in progress ends.
 func TestPrompt_AbortCancelsInFlightCallAndEndsChain(t *testing.T) {
 	h := newHarness(t)
-	// Attempt 1 fails at t=0, the retry call starts at t=2s and hangs;
-	// abort arrives while it hangs.
-	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(agent.SignalAbort, nil) }, 2*time.Second+100*time.Millisecond)
+	// Attempt 1 fails, the retry call (the second) hangs; abort arrives
+	// once it has started.
+	h.callModel = func(ctx context.Context, n int, in activities.CallModelInput) (activities.CallModelResult, error) {
+		if n == 2 {
+			if err := h.onLoop(ctx, "abort during the retry call", func() { h.env.SignalWorkflow(agent.SignalAbort, nil) }); err != nil {
+				return activities.CallModelResult{}, err
+			}
+		}
+		return h.acts.CallModel(ctx, in)
+	}
 	_, err := h.run(input(e503, "hang"))
 	if status, _ := promptStatus(t, err); status != agent.StatusAborted {
 		t.Fatalf("status %q, want aborted", status)
@@ -220,9 +229,9 @@ func TestPrompt_DisabledNeverRetries(t *testing.T) {
 // it off mid-chain stops further retries and ends the chain.
 func TestPrompt_SetAutoRetrySignalMidChain(t *testing.T) {
 	h := newHarness(t)
-	h.env.RegisterDelayedCallback(func() {
+	h.whenState(retrying, func() {
 		h.env.SignalWorkflow(agent.SignalSetAutoRetry, agent.SetAutoRetryPayload{Enabled: false})
-	}, time.Second)
+	})
 	_, err := h.run(input(e503, e503, e503))
 	if status, _ := promptStatus(t, err); status != agent.StatusFailed {
 		t.Fatalf("status %q", status)
@@ -375,12 +384,12 @@ func TestPrompt_NewChainStartsAfterReset(t *testing.T) {
 func TestPrompt_CompletesOnlyAfterChainEnds(t *testing.T) {
 	h := newHarness(t)
 	var mid agent.State
-	h.env.RegisterDelayedCallback(func() { mid = h.state() }, 5*time.Second)
+	h.whenState(func(st agent.State) bool { return retrying(st) && st.RetryAttempt == 2 }, func() { mid = h.state() })
 	if _, err := h.run(input(e503, e503)); err != nil {
 		t.Fatal(err)
 	}
 	if mid.Status != agent.StatusRunning || !mid.IsRetrying || mid.RetryAttempt != 2 {
-		t.Fatalf("state at 5s (during the second wait): %+v", mid)
+		t.Fatalf("state during the second wait: %+v", mid)
 	}
 	evs := h.events()
 	wantTypes := []string{
@@ -461,7 +470,7 @@ var _ = session.TypeMessage
 // cancelled" and the run ends as cancelled.
 func TestPrompt_WorkflowCancelDuringBackoff(t *testing.T) {
 	h := newHarness(t)
-	h.env.RegisterDelayedCallback(h.env.CancelWorkflow, time.Second)
+	h.whenState(retrying, h.env.CancelWorkflow)
 	_, err := h.run(input(e503))
 	if !temporal.IsCanceledError(err) {
 		t.Fatalf("error %v, want a cancellation", err)

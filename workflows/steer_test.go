@@ -1,11 +1,13 @@
 package workflows
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 )
 
@@ -23,6 +26,48 @@ func (h *harness) signalMessage(name, msg string) {
 
 // at runs fn at virtual time d after the start.
 func (h *harness) at(d time.Duration, fn func()) { h.env.RegisterDelayedCallback(fn, d) }
+
+// signalDuringFirstTool sends each message as signal name once the
+// prompt's first tool call has started, and returns the state queried
+// after the workflow handled them, before that call goes on to run.
+//
+// A virtual-time callback (at) cannot promise "during the tool call"
+// (during_test.go): under -race on a loaded machine the activities before
+// the tool outlasted a 200 ms callback; the steers then came before the
+// tool started, it was skipped, and the queue was empty again by the
+// 500 ms query.
+func (h *harness) signalDuringFirstTool(name string, msgs ...string) *agent.State {
+	return h.duringFirstTool(func() {
+		for _, m := range msgs {
+			h.signalMessage(name, m)
+		}
+	})
+}
+
+// duringFirstTool runs fn on the test environment's loop once the
+// prompt's first tool call has started, and returns the state queried
+// after the workflow handled what fn sent, before that call goes on to
+// run.
+func (h *harness) duringFirstTool(fn func()) *agent.State {
+	during := new(agent.State)
+	var once sync.Once
+	h.runTool = func(ctx context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+		var err error
+		once.Do(func() {
+			if err = h.onLoop(ctx, "the signals during the first tool call", fn); err != nil {
+				return
+			}
+			// Posted after fn's signals, so it runs once the workflow
+			// has handled them.
+			err = h.onLoop(ctx, "the state query after them", func() { *during = h.state() })
+		})
+		if err != nil {
+			return activities.RunToolResult{}, err
+		}
+		return h.acts.RunTool(ctx, in)
+	}
+	return during
+}
 
 // userTexts returns the texts of the user messages on the branch of leaf.
 func (h *harness) userTexts(leaf string) []string {
@@ -72,11 +117,9 @@ func exists(dir, name string) bool {
 // the loop goes on with the steering message as the next user message.
 func TestSteer_SkipsRemainingCallsAndContinues(t *testing.T) {
 	h := newHarness(t)
-	var during agent.State
-	h.at(300*time.Millisecond, func() { h.signalMessage(agent.SignalSteer, "stop, use c.txt instead") })
-	h.at(600*time.Millisecond, func() { during = h.state() })
+	during := h.signalDuringFirstTool(agent.SignalSteer, "stop, use c.txt instead")
 	res, err := h.run(h.toolInput(
-		`tools:[{"name":"bash","arguments":{"command":"sleep 1; echo a > a.txt"}},`+
+		`tools:[{"name":"bash","arguments":{"command":"echo a > a.txt"}},`+
 			`{"name":"write","arguments":{"path":"b.txt","content":"b"}},{"name":"ls","arguments":{}}]`,
 		`text:ok, c.txt it is`,
 	))
@@ -140,14 +183,17 @@ func TestSteer_SkipsRemainingCallsAndContinues(t *testing.T) {
 // with it in the same agent run.
 func TestFollowUp_DeliveredWhenTheLoopWouldEnd(t *testing.T) {
 	h := newHarness(t)
-	h.at(300*time.Millisecond, func() { h.signalMessage(agent.SignalFollowUp, "now write the tests") })
+	during := h.signalDuringFirstTool(agent.SignalFollowUp, "now write the tests")
 	res, err := h.run(h.toolInput(
-		`tools:[{"name":"bash","arguments":{"command":"sleep 1; echo a > a.txt"}},{"name":"write","arguments":{"path":"b.txt","content":"b"}}]`,
+		`tools:[{"name":"bash","arguments":{"command":"echo a > a.txt"}},{"name":"write","arguments":{"path":"b.txt","content":"b"}}]`,
 		`text:fixed`,
 		`text:tests written`,
 	))
 	if err != nil || res.Text != "tests written" {
 		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	if during.PendingMessageCount != 1 {
+		t.Fatalf("pendingMessageCount during the first tool call = %d, want 1", during.PendingMessageCount)
 	}
 	if !exists(h.workspace, "a.txt") || !exists(h.workspace, "b.txt") {
 		t.Fatal("a follow-up must not skip tool calls")
@@ -184,13 +230,8 @@ func TestQueueModes_OneAtATimeVsAll(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			var during agent.State
-			h.at(200*time.Millisecond, func() {
-				h.signalMessage(tc.signal, "first")
-				h.signalMessage(tc.signal, "second")
-			})
-			h.at(500*time.Millisecond, func() { during = h.state() })
-			in := h.toolInput(`tool:bash {"command":"sleep 1"}`, `text:a`, `text:b`, `text:c`)
+			during := h.signalDuringFirstTool(tc.signal, "first", "second")
+			in := h.toolInput(`tool:bash {"command":"true"}`, `text:a`, `text:b`, `text:c`)
 			in.Agent.SteeringMode, in.Agent.FollowUpMode = tc.mode, tc.mode
 			res, err := h.run(in)
 			if err != nil {
@@ -223,8 +264,8 @@ func TestQueueModes_OneAtATimeVsAll(t *testing.T) {
 // (undelivered), so nothing a user sent disappears silently.
 func TestFollowUp_UndeliveredOnFailureAreReturned(t *testing.T) {
 	h := newHarness(t)
-	h.at(200*time.Millisecond, func() { h.signalMessage(agent.SignalFollowUp, "and then this") })
-	in := h.toolInput(`tool:bash {"command":"sleep 1"}`, e503)
+	h.signalDuringFirstTool(agent.SignalFollowUp, "and then this")
+	in := h.toolInput(`tool:bash {"command":"true"}`, e503)
 	in.Retry.Enabled = false
 	_, err := h.run(in)
 	var appErr *temporal.ApplicationError
@@ -243,9 +284,13 @@ func TestFollowUp_UndeliveredOnFailureAreReturned(t *testing.T) {
 // each with its kind and the reason, before the prompt's last event.
 func TestSteer_AcceptedDuringRetryIsHandedBackWhenTheRetryIsCancelled(t *testing.T) {
 	h := newHarness(t)
-	h.at(500*time.Millisecond, func() { h.signalMessage(agent.SignalSteer, "use the other file") })
-	h.at(700*time.Millisecond, func() { h.signalMessage(agent.SignalFollowUp, "then run the tests") })
-	h.at(time.Second, func() { h.env.SignalWorkflow(agent.SignalAbortRetry, nil) })
+	// In the retry's wait (no activity runs, so the offsets are virtual
+	// time): a steer, a follow-up, then abort_retry.
+	h.whenState(retrying, func() {
+		h.signalMessage(agent.SignalSteer, "use the other file")
+		h.at(200*time.Millisecond, func() { h.signalMessage(agent.SignalFollowUp, "then run the tests") })
+		h.at(500*time.Millisecond, func() { h.env.SignalWorkflow(agent.SignalAbortRetry, nil) })
+	})
 	_, err := h.run(input(e503, e503))
 	var canErr *temporal.CanceledError
 	var res PromptResult
@@ -372,7 +417,7 @@ func TestApproval_DeniedCallGetsTheReason(t *testing.T) {
 func TestApproval_TimeoutDenies(t *testing.T) {
 	h := newHarness(t)
 	var during agent.State
-	h.at(time.Second, func() { during = h.state() })
+	h.whenState(approvalPending, func() { during = h.state() })
 	res, err := h.run(h.approvalInput(30000, `tool:write {"path":"w.txt","content":"x"}`, `text:gave up`))
 	if err != nil || res.Text != "gave up" {
 		t.Fatalf("prompt: %+v %v", res, err)
@@ -513,7 +558,7 @@ func TestPrompt_UserCancellationClosesAsCanceled(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			if tc.signal != "" {
-				h.at(time.Second, func() { h.env.SignalWorkflow(tc.signal, nil) })
+				h.whenState(retrying, func() { h.env.SignalWorkflow(tc.signal, nil) })
 			}
 			_, err := h.run(input(tc.script...))
 			if temporal.IsCanceledError(err) != tc.canceled {
@@ -531,17 +576,20 @@ func TestPrompt_UserCancellationClosesAsCanceled(t *testing.T) {
 // queued is delivered at its end.
 func TestSteer_QueueCarriedAcrossContinueAsNew(t *testing.T) {
 	h := newHarness(t)
-	h.at(200*time.Millisecond, func() {
+	during := h.duringFirstTool(func() {
 		h.signalMessage(agent.SignalSteer, "steer me")
 		h.signalMessage(agent.SignalFollowUp, "then this")
 	})
-	in := h.toolInput(`tool:bash {"command":"sleep 1"}`, `text:steered`, `text:followed`)
+	in := h.toolInput(`tool:bash {"command":"true"}`, `text:steered`, `text:followed`)
 	in.Agent.ContinueAsNewEvents = 20
 	h.env.SetCurrentHistoryLength(25)
 	next := h.continued(in)
 	c := next.Continued
 	if c == nil || strings.Join(c.Steering, "|") != "steer me" || strings.Join(c.FollowUps, "|") != "then this" {
 		t.Fatalf("carried %+v", c)
+	}
+	if during.PendingMessageCount != 2 || len(h.tools) != 1 {
+		t.Fatalf("pendingMessageCount during the tool call = %d, %d tool calls, want 2 and 1", during.PendingMessageCount, len(h.tools))
 	}
 	if st := h.state(); st.PendingMessageCount != 2 {
 		t.Fatalf("pendingMessageCount at continue-as-new = %d", st.PendingMessageCount)

@@ -44,6 +44,10 @@ const (
 type SubAgentInput struct {
 	Call   activities.RunToolInput `json:"call"`
 	Prompt PromptInput             `json:"prompt"`
+	// Siblings are the other task calls of the parent started with this
+	// one: in one workspace, what changed while one's bash commands ran
+	// may be another's.
+	Siblings int `json:"siblings,omitempty"`
 }
 
 // SubAgentSessionID is the session of the sub-agent of a task call: the
@@ -96,7 +100,7 @@ func SubAgent(ctx workflow.Context, in SubAgentInput) (activities.RunToolResult,
 	var res PromptResult
 	err = workflow.ExecuteChildWorkflow(subAgentOptions(ctx, child.SessionID, t.Task.Description),
 		PromptWorkflowName, child).Get(ctx, &res)
-	text, isError := subAgentAnswer(child.SessionID, t.Task.Description, &res, err)
+	text, isError := subAgentAnswer(child.SessionID, t.Task.Description, &res, err, in.Siblings)
 	out, rerr := recordSubAgentResult(ctx, call, text, isError, res.Usage)
 	if rerr != nil {
 		return out, rerr
@@ -116,7 +120,7 @@ func SubAgent(ctx workflow.Context, in SubAgentInput) (activities.RunToolResult,
 // that ended with res or err: its final answer (or why it has none) and
 // an account of its work. It fills res from err's details for a prompt
 // that failed or was aborted.
-func subAgentAnswer(sessionID, description string, res *PromptResult, err error) (string, bool) {
+func subAgentAnswer(sessionID, description string, res *PromptResult, err error, siblings int) (string, bool) {
 	var canceled *temporal.CanceledError
 	var appErr *temporal.ApplicationError
 	var started *temporal.ChildWorkflowExecutionAlreadyStartedError
@@ -152,6 +156,16 @@ func subAgentAnswer(sessionID, description string, res *PromptResult, err error)
 		status = agent.StatusFailed
 	}
 	files := filesText("files changed", "by write or edit", res.FilesChanged, res.FilesChangedMore)
+	if res.FilesByBash {
+		files = filesText("files changed (by write and edit, and in the workspace while its bash commands ran)",
+			"by write, edit or while its bash commands ran", res.FilesChanged, res.FilesChangedMore)
+		if siblings > 0 {
+			files += fmt.Sprintf("; %d other sub-agents started with it may have worked in the same workspace meanwhile, so their changes may be listed here and theirs may list its", siblings)
+		}
+	}
+	if res.FilesBashNote != "" {
+		files += "; bash's changes not known: " + res.FilesBashNote
+	}
 	if w := res.Worktree; w != nil {
 		// Its branch knows every change, bash's included.
 		files = filesText("files changed on its branch", "on its branch", w.Files, w.FilesMore) + "; " + w.Text
@@ -293,7 +307,7 @@ func (r *run) subAgentInput(ctx workflow.Context, call activities.RunToolInput, 
 	// Delegated work: its model calls give way to interactive prompts'
 	// (priority.go).
 	p.Origin = OriginDelegated
-	return SubAgentInput{Call: call, Prompt: p}
+	return SubAgentInput{Call: call, Prompt: p, Siblings: max(0, r.taskShare-1)}
 }
 
 // The sub-agents started together share what is left of the budget
@@ -428,6 +442,7 @@ func (r *run) account(res PromptResult) PromptResult {
 	spent := r.bud.spent
 	res.Usage, res.Turns, res.ToolCalls = &spent, r.turn, r.toolCalls
 	res.FilesChanged, res.FilesChangedMore = r.files, r.filesMore
+	res.FilesByBash, res.FilesBashNote = r.filesByBash, r.filesBashNote
 	return res
 }
 
@@ -435,14 +450,52 @@ func (r *run) account(res PromptResult) PromptResult {
 // its own tool calls, so the list is deterministic: the path argument
 // (ToolCallRef.PolicyArg, in history) of each write and edit call whose
 // result is not an error, and the lists of its sub-agents in the same
-// workspace. What bash commands change is not tracked. At most
+// workspace. In a sub-agent working in its parent's workspace, what
+// changed there while its bash commands ran, as the bash calls' results
+// report it (activities/bashfiles.go; SPEC 17.9). At most
 // MaxFilesChanged paths are kept, so history stays flat.
 
 // MaxFilesChanged bounds PromptResult.FilesChanged.
 const MaxFilesChanged = 50
 
+// tracksBashFiles says the prompt's bash calls report what changed while
+// they ran: a sub-agent's in its parent's workspace, whose account lists
+// them (a worktree's branch summary has them anyway).
+func (r *run) tracksBashFiles() bool { return r.in.Parent != nil && r.in.Worktree == "" }
+
+// noteBashFiles notes what changed while a bash call ran, as its result
+// reports it (activities.RunToolInput.TrackFiles), or why it is not known.
+func (r *run) noteBashFiles(c *toolCall, err error) {
+	note := c.res.FilesNote
+	switch {
+	case c.denial != "":
+		return
+	case err != nil:
+		note = "a command was interrupted or failed to report"
+	case c.res.Reused:
+		note = "a command's result was found stored by a re-run"
+	case note == "" && !c.res.FilesTracked:
+		note = "a command ran on a worker that does not report them"
+	}
+	if note != "" {
+		if r.filesBashNote == "" {
+			r.filesBashNote = note
+		}
+		return
+	}
+	r.filesByBash = true
+	for _, f := range c.res.Files {
+		r.addFileChanged(f)
+	}
+	r.filesMore += c.res.FilesMore
+}
+
 // noteFilesChanged notes the file a write or edit call changed.
 func (r *run) noteFilesChanged(c *toolCall, err error) {
+	if c.ref.Name == tools.Bash && r.tracksBashFiles() {
+		r.noteBashFiles(c, err)
+		return
+	}
 	if err != nil || c.denial != "" || c.res.IsError || (c.ref.Name != tools.Write && c.ref.Name != tools.Edit) || c.ref.PolicyArg == "" {
 		return
 	}

@@ -573,3 +573,87 @@ func TestSubAgent_ContinueAsNewWaitsForChildren(t *testing.T) {
 		}
 	}
 }
+
+// SPEC 17.3: in its parent's workspace in a git repository, a sub-agent's
+// account lists what changed while its bash commands ran (git status
+// before and after each), beside its write and edit calls' files; two
+// sub-agents started together may see each other's changes, and their
+// accounts say so; outside a git repository the account says bash's
+// changes are not known.
+func TestSubAgent_AccountListsBashChanges(t *testing.T) {
+	gitRepo := func(t *testing.T, dir string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte("old line\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"init", "--quiet"}, {"add", "b.txt"}, {"commit", "--quiet", "-m", "base"}} {
+			out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+	}
+	script := []string{
+		`tool:write {"path":"a.txt","content":"hello\n"}`,
+		`tool:bash {"command":"sed -i s/old/new/ b.txt && mkdir -p gen && echo x > gen/c.txt"}`,
+		`tool:bash {"command":"echo again >> b.txt; ls > /dev/null"}`,
+		"text:changed them",
+	}
+
+	t.Run("git repository", func(t *testing.T) {
+		h := newSubHarness(t)
+		h.workspace = t.TempDir()
+		gitRepo(t, h.workspace)
+		h.scripts["change files with bash"] = script
+		res, err := h.run(h.taskInput("change files with bash"))
+		if err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("prompt: %+v %v, want it completed", res, err)
+		}
+		results := h.toolResultTexts(res.LeafID)
+		want := "; files changed (by write and edit, and in the workspace while its bash commands ran): a.txt, b.txt, gen/c.txt]"
+		if len(results) != 1 || !strings.HasSuffix(results[0], want) {
+			t.Fatalf("tool results %q, want the account ending %q", results, want)
+		}
+		if strings.Join(res.FilesChanged, ",") != "a.txt,b.txt,gen/c.txt" {
+			t.Fatalf("the parent's files changed %q, want a.txt, b.txt, gen/c.txt", res.FilesChanged)
+		}
+	})
+
+	t.Run("siblings in one workspace", func(t *testing.T) {
+		h := newSubHarness(t)
+		h.workspace = t.TempDir()
+		gitRepo(t, h.workspace)
+		h.scripts["one"] = []string{`tool:bash {"command":"echo 1 > one.txt"}`, "text:one done"}
+		h.scripts["two"] = []string{`tool:bash {"command":"echo 2 > two.txt"}`, "text:two done"}
+		res, err := h.run(h.taskInput("one", "two"))
+		if err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("prompt: %+v %v, want it completed", res, err)
+		}
+		results := h.toolResultTexts(res.LeafID)
+		if len(results) != 2 {
+			t.Fatalf("tool results %q, want two", results)
+		}
+		for i, own := range []string{"one.txt", "two.txt"} {
+			if !strings.Contains(results[i], own) || !strings.Contains(results[i], "1 other sub-agents started with it may have worked in the same workspace meanwhile") {
+				t.Fatalf("account %d = %q, want %s and the note that a sibling shared the workspace", i, results[i], own)
+			}
+		}
+	})
+
+	t.Run("not a git repository", func(t *testing.T) {
+		h := newSubHarness(t)
+		h.scripts["change files with bash"] = script[1:]
+		if err := os.WriteFile(filepath.Join(h.workspace, "b.txt"), []byte("old line\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := h.run(h.taskInput("change files with bash"))
+		if err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("prompt: %+v %v, want it completed", res, err)
+		}
+		results := h.toolResultTexts(res.LeafID)
+		want := "; no files changed by write or edit; bash's changes not known: the workspace is not in a git repository]"
+		if len(results) != 1 || !strings.HasSuffix(results[0], want) {
+			t.Fatalf("tool results %q, want the account ending %q", results, want)
+		}
+	})
+}

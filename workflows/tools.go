@@ -188,6 +188,7 @@ func (r *run) startTool(ctx, tctx workflow.Context, c *toolCall) {
 		SessionID: r.in.SessionID, AssistantEntryID: r.batch.EntryID, ToolCallID: c.ref.ID,
 		ToolName: c.ref.Name, ResultEntryID: c.resultID, ParentID: c.parentID,
 		Workspace: r.workspace, Tools: r.in.Tools,
+		TrackFiles: c.ref.Name == tools.Bash && r.tracksBashFiles(),
 	}
 	if isTask(c) {
 		r.startSubAgent(ctx, tctx, in, c)

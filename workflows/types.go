@@ -246,9 +246,12 @@ type Carry struct {
 	ToolCalls int `json:"toolCalls,omitempty"`
 	SubAgents int `json:"subAgents,omitempty"`
 	// FilesChanged and FilesChangedMore are the files changed so far
-	// (PromptResult.FilesChanged).
+	// (PromptResult.FilesChanged), FilesByBash and FilesBashNote what
+	// PromptResult says of bash's.
 	FilesChanged     []string `json:"filesChanged,omitempty"`
 	FilesChangedMore int      `json:"filesChangedMore,omitempty"`
+	FilesByBash      bool     `json:"filesByBash,omitempty"`
+	FilesBashNote    string   `json:"filesBashNote,omitempty"`
 }
 
 // Validate reports the first problem of the input in one line.
@@ -360,9 +363,13 @@ type PromptResult struct {
 	// calls changed in its workspace, its sub-agents' in the same
 	// workspace included, in order of first change, at most
 	// MaxFilesChanged; FilesChangedMore counts the changes past them.
-	// Changes made by bash are not tracked (subagent.go).
+	// In a sub-agent working in its parent's workspace, the files that
+	// changed while its bash commands ran are among them (FilesByBash),
+	// or FilesBashNote says why they are not known (subagent.go).
 	FilesChanged     []string `json:"filesChanged,omitempty"`
 	FilesChangedMore int      `json:"filesChangedMore,omitempty"`
+	FilesByBash      bool     `json:"filesByBash,omitempty"`
+	FilesBashNote    string   `json:"filesBashNote,omitempty"`
 	// Worktree is where the branch of a --worktree session stands as the
 	// prompt ends (as on its prompt_end event); nil for other sessions.
 	Worktree *agent.BranchSummary `json:"worktree,omitempty"`

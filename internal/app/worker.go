@@ -265,21 +265,22 @@ func serveMetrics(s settings.Settings, dev bool) (*metrics.Server, error) {
 // ServePush starts the live-output push hub on stream.push (nil: off,
 // the default, also under worker --dev: the push path is opt-in until it
 // meets its latency target, docs/live.md). With a payload codec the hub
-// stays off: it would send in clear what the heartbeats carry encrypted.
+// seals its lines with it, and it serves HTTPS by stream.pushTLS
+// (pushsec.go).
 func ServePush(s settings.Settings) (*live.Hub, error) {
 	addr := s.Stream.Push
 	if addr == "" || addr == "off" {
 		return nil, nil
 	}
-	if cdc, err := codec.FromSettings(s); err != nil || cdc != nil {
-		fmt.Fprintf(os.Stderr, "worker: stream.push is off: with a payload codec key, live output travels only in the encrypted heartbeats\n")
-		return nil, nil
+	o, says, err := pushHubOptions(s, addr)
+	if err != nil {
+		return nil, err
 	}
-	h, err := live.ListenHub(addr)
+	h, err := live.ListenHub(addr, o)
 	if err != nil {
 		return nil, fmt.Errorf("stream.push: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "worker: live output pushed from %s\n", h.URL())
+	fmt.Fprintf(os.Stderr, "worker: live output pushed from %s (%s)\n", h.URL(), says)
 	return h, nil
 }
 

@@ -242,9 +242,15 @@ type Entry struct {
 	RateLimitedUntil time.Time `json:"rateLimitedUntil,omitzero"`
 	// Sessions counts the sessions assigned to it.
 	Sessions int `json:"sessions"`
+	// WindowOnly marks a credential this store does not hold, known only
+	// from its open rate-limit window: one in another worker's auth.json
+	// whose windows are shared through PostgreSQL, or a provider called
+	// without a credential (ID "-", such as a local server).
+	WindowOnly bool `json:"windowOnly,omitempty"`
 }
 
-// entries lists every credential, the implicit ones of env included.
+// entries lists every credential, the implicit ones of env included,
+// without their rate-limit windows (WithWindows adds them).
 func (s *state) entries(now time.Time, env func(string) (string, bool)) []Entry {
 	s.init()
 	providers := map[string]bool{}
@@ -269,9 +275,6 @@ func (s *state) entries(now time.Time, env func(string) (string, bool)) []Entry 
 			if s.blocked(c.ID, now) {
 				e.BlockedUntil = s.Blocks[c.ID]
 			}
-			if w, ok := s.Windows[WindowKey(c.Provider, c.ID)]; ok && now.Before(w.Until) {
-				e.RateLimitedUntil = w.Until
-			}
 			for key, id := range s.Sessions {
 				if id == c.ID && strings.HasPrefix(key, p+"/") {
 					e.Sessions++
@@ -279,6 +282,37 @@ func (s *state) entries(now time.Time, env func(string) (string, bool)) []Entry 
 			}
 			out = append(out, e)
 		}
+	}
+	return out
+}
+
+// WithWindows is entries with the rate-limit windows open at now (the
+// clock of the store that keeps them): each credential's RateLimitedUntil
+// is its window's end, and a window open for a credential not among
+// entries is listed as a WindowOnly entry of its own (in key order), so
+// a listing shows every limit the workers hold calls for.
+func WithWindows(entries []Entry, windows map[string]Window, now time.Time) []Entry {
+	out := make([]Entry, 0, len(entries))
+	listed := map[string]bool{}
+	for _, e := range entries {
+		key := WindowKey(e.Provider, e.ID)
+		listed[key] = true
+		e.RateLimitedUntil = time.Time{}
+		if w, ok := windows[key]; ok && now.Before(w.Until) {
+			e.RateLimitedUntil = w.Until
+		}
+		out = append(out, e)
+	}
+	keys := make([]string, 0, len(windows))
+	for key, w := range windows {
+		if !listed[key] && now.Before(w.Until) {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		provider, id, _ := strings.Cut(key, "/")
+		out = append(out, Entry{ID: id, Provider: provider, RateLimitedUntil: windows[key].Until, WindowOnly: true})
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/auth"
+	"github.com/durableagent/durableagent/internal/pgstore"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
@@ -54,10 +55,16 @@ func runAuth(ctx context.Context, env Env, args []string) int {
 // authFlags parses the settings flags (for the data dir) plus extra ones
 // and opens the store.
 func authFlags(env Env, name string, args []string, extra func(*pflag.FlagSet)) (*auth.File, *pflag.FlagSet, bool) {
+	f, fs, _, ok := authSettings(env, name, args, extra)
+	return f, fs, ok
+}
+
+// authSettings is authFlags with the settings it loaded.
+func authSettings(env Env, name string, args []string, extra func(*pflag.FlagSet)) (*auth.File, *pflag.FlagSet, settings.Settings, bool) {
 	fs := pflag.NewFlagSet("auth "+name, pflag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	settings.AddFlags(fs)
-	hideWorkerFlags(fs, "auth")
+	hideWorkerFlags(fs, "auth "+name)
 	if extra != nil {
 		extra(fs)
 	}
@@ -65,23 +72,23 @@ func authFlags(env Env, name string, args []string, extra func(*pflag.FlagSet)) 
 		if !errors.Is(err, pflag.ErrHelp) {
 			fail(env, "auth "+name, err)
 		}
-		return nil, nil, false
+		return nil, nil, settings.Settings{}, false
 	}
-	if err := checkWorkerFlags(fs, "auth"); err != nil {
+	if err := checkWorkerFlags(fs, "auth "+name); err != nil {
 		fail(env, "auth "+name, err)
-		return nil, nil, false
+		return nil, nil, settings.Settings{}, false
 	}
 	s, err := settings.Load(settings.LoadOptions{Flags: fs, Env: env.LookupEnv})
 	if err != nil {
 		fail(env, "auth "+name, err)
-		return nil, nil, false
+		return nil, nil, settings.Settings{}, false
 	}
 	f, err := auth.OpenFile(app.AuthPath(s), auth.FileOptions{Env: env.lookupEnv()})
 	if err != nil {
 		fail(env, "auth "+name, err)
-		return nil, nil, false
+		return nil, nil, settings.Settings{}, false
 	}
-	return f, fs, true
+	return f, fs, s, true
 }
 
 // authAdd stores a credential. The secret is read from stdin (its first
@@ -158,10 +165,13 @@ func freeID(f *auth.File, provider string) (string, error) {
 	}
 }
 
-// authList prints every credential with its block state; never a secret.
+// authList prints every credential with its block and rate-limit state;
+// never a secret. The rate-limit windows are those the workers use (SPEC
+// 18.1): with session.store postgres the cluster's, in the database;
+// otherwise auth.json's.
 func authList(env Env, args []string) int {
 	var asJSON bool
-	f, fs, ok := authFlags(env, "list", args, func(fs *pflag.FlagSet) {
+	f, fs, s, ok := authSettings(env, "list", args, func(fs *pflag.FlagSet) {
 		fs.BoolVar(&asJSON, "json", false, "print JSON (one object per line)")
 	})
 	if !ok {
@@ -170,7 +180,7 @@ func authList(env Env, args []string) int {
 	if fs.NArg() != 0 {
 		return fail(env, "auth list", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
-	entries, err := f.List()
+	entries, err := authEntries(f, s)
 	if err != nil {
 		return fail(env, "auth list", err)
 	}
@@ -190,20 +200,59 @@ func authList(env Env, args []string) int {
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tPROVIDER\tKIND\tSTATE\tSESSIONS")
 	for _, e := range entries {
-		state := "ok"
+		var states []string
 		if !e.BlockedUntil.IsZero() {
-			state = "blocked until " + e.BlockedUntil.Local().Format(time.DateTime)
+			states = append(states, "blocked until "+e.BlockedUntil.Local().Format(time.DateTime))
+		}
+		if !e.RateLimitedUntil.IsZero() {
+			states = append(states, "rate-limited until "+e.RateLimitedUntil.Local().Format(time.DateTime))
+		}
+		state := "ok"
+		if len(states) > 0 {
+			state = strings.Join(states, ", ")
 		}
 		id := e.ID
-		if e.Implicit {
+		switch {
+		case e.Implicit:
 			id += " (environment)"
+		case e.WindowOnly && e.ID == "-":
+			id += " (no credential)"
+		case e.WindowOnly:
+			id += " (not in this auth.json)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", id, e.Provider, e.Kind, state, e.Sessions)
+		kind := e.Kind
+		if kind == "" {
+			kind = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", id, e.Provider, kind, state, e.Sessions)
 	}
 	if err := tw.Flush(); err != nil {
 		return fail(env, "auth list", err)
 	}
 	return ExitOK
+}
+
+// authEntries lists f's credentials with the rate-limit windows the
+// workers of settings s use: the PostgreSQL database's with session.store
+// postgres, else auth.json's.
+func authEntries(f *auth.File, s settings.Settings) ([]auth.Entry, error) {
+	if s.Session.Store != settings.SessionStorePostgres {
+		return f.List()
+	}
+	st, err := app.OpenSessionStore(s)
+	if err != nil {
+		return nil, fmt.Errorf("read the rate-limit windows: %w", err)
+	}
+	pg, ok := st.(*pgstore.Store)
+	if !ok {
+		return nil, fmt.Errorf("read the rate-limit windows: session store %T is not PostgreSQL", st)
+	}
+	defer pg.Close()
+	windows, now, err := pg.Windows(pgstore.WindowOptions{}).List()
+	if err != nil {
+		return nil, err
+	}
+	return f.ListWithWindows(windows, now)
 }
 
 // authRemove deletes a credential by id.

@@ -1,11 +1,17 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/internal/auth"
+	"github.com/durableagent/durableagent/internal/pgstore"
+	"github.com/durableagent/durableagent/internal/pgtest"
 )
 
 // starter auth add|list|remove: secrets come from stdin or a variable,
@@ -97,5 +103,96 @@ func TestAuth_Errors(t *testing.T) {
 	code, _, stderr := runIn(t, home, "", nil, "auth", "list")
 	if code != ExitUsage || !strings.Contains(stderr, "chmod 600") {
 		t.Fatalf("insecure store: exit %d stderr %q", code, stderr)
+	}
+}
+
+// SPEC 18.1: with sessions in PostgreSQL the workers keep their
+// rate-limit windows there, so `auth list` shows those (as
+// rateLimitedUntil, and in the STATE column), a window of a credential
+// another host holds as an entry of its own, and not the windows left in
+// auth.json, which those workers do not use.
+func TestAuth_ListShowsPostgresWindows(t *testing.T) {
+	url := pgtest.Start(t, pgtest.Options{}).CreateDatabase(t, "sessions")
+	home := t.TempDir()
+	for _, id := range []string{"work", "spare"} {
+		if code, _, stderr := runIn(t, home, "sk-ant-"+id+"-0123456789\n", nil, "auth", "add", "anthropic", "--id", id); code != ExitOK {
+			t.Fatalf("add %s: exit %d %s", id, code, stderr)
+		}
+	}
+	f, err := auth.OpenFile(filepath.Join(home, "auth.json"), auth.FileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.RateLimited(auth.WindowKey("anthropic", "spare"), 3_600_000); err != nil {
+		t.Fatal(err)
+	}
+	// A worker of the cluster met the limits.
+	st, err := pgstore.Open(context.Background(), url, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	w := st.Windows(pgstore.WindowOptions{})
+	for key, ms := range map[string]int64{auth.WindowKey("anthropic", "work"): 600_000, auth.WindowKey("openai", "other-host"): 300_000} {
+		if err := w.RateLimited(key, ms); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	pg := map[string]string{"DURABLE_AGENT_SESSION_STORE": "postgres", "DURABLE_AGENT_SESSION_POSTGRESURL": url}
+	code, out, stderr := runIn(t, home, "", pg, "auth", "list", "--json")
+	if code != ExitOK {
+		t.Fatalf("list --json: exit %d %s", code, stderr)
+	}
+	got := map[string]auth.Entry{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e auth.Entry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("list --json line %q: %v", line, err)
+		}
+		got[e.ID] = e
+	}
+	if until := time.Until(got["work"].RateLimitedUntil); until < 9*time.Minute || until > 11*time.Minute {
+		t.Fatalf("work's rateLimitedUntil in %v, want the cluster's 10 minutes (%s)", until, out)
+	}
+	if !got["spare"].RateLimitedUntil.IsZero() {
+		t.Fatalf("spare shows auth.json's window, which the cluster does not use: %s", out)
+	}
+	if o := got["other-host"]; !o.WindowOnly || o.Provider != "openai" || time.Until(o.RateLimitedUntil) < 4*time.Minute {
+		t.Fatalf("other host's credential = %+v, want a window-only entry for 5 minutes (%s)", o, out)
+	}
+
+	// The plain listing says the same in its STATE column; the flags
+	// name the store as well as the environment does.
+	code, out, stderr = runIn(t, home, "", nil, "auth", "list", "--session.store", "postgres", "--session.postgresUrl", url)
+	if code != ExitOK {
+		t.Fatalf("list: exit %d %s", code, stderr)
+	}
+	lines := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if fields := strings.Fields(l); len(fields) > 0 {
+			lines[fields[0]] = l
+		}
+	}
+	if !strings.Contains(lines["work"], "rate-limited until") || strings.Contains(lines["spare"], "rate-limited") ||
+		!strings.Contains(lines["other-host"], "(not in this auth.json)") || !strings.Contains(lines["other-host"], "rate-limited until") {
+		t.Fatalf("list:\n%s", out)
+	}
+	// Without the postgres store, auth.json's windows are the workers'.
+	if code, out, _ = runIn(t, home, "", nil, "auth", "list"); code != ExitOK || !strings.Contains(out, "spare") ||
+		strings.Contains(out, "other-host") || !strings.Contains(strings.SplitN(out[strings.Index(out, "spare"):], "\n", 2)[0], "rate-limited until") {
+		t.Fatalf("list with auth.json's windows:\n%s", out)
+	}
+}
+
+// A database that does not answer is a one-line error naming it.
+func TestAuth_ListPostgresUnreachable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a connection to fail (skipped with -short)")
+	}
+	code, _, stderr := runIn(t, t.TempDir(), "", map[string]string{"DURABLE_AGENT_SESSION_STORE": "postgres",
+		"DURABLE_AGENT_SESSION_POSTGRESURL": "postgres://nobody@127.0.0.1:1/sessions?connect_timeout=1"}, "auth", "list")
+	if code == ExitOK || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "rate-limit windows") {
+		t.Fatalf("exit %d, stderr %q; want a one-line error about the windows' store", code, stderr)
 	}
 }

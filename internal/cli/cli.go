@@ -131,24 +131,29 @@ func newFlags(name string, env Env) *common {
 
 // workerKeysUsed are the worker-only keys a command reads all the same:
 // `session` opens the session stores itself, `rpc` and `chat` read
-// messages through the store of session.store, and `settings` shows every
+// messages through the store of session.store, `auth list` reads the
+// rate-limit windows kept there (postgres), and `settings` shows every
 // key.
 var workerKeysUsed = map[string]func(key string) bool{
-	"session":  func(key string) bool { return strings.HasPrefix(key, "session.") },
-	"sessions": func(key string) bool { return strings.HasPrefix(key, "session.") },
-	"rpc":      func(key string) bool { return strings.HasPrefix(key, "session.") },
-	"chat":     func(key string) bool { return strings.HasPrefix(key, "session.") },
-	"settings": func(string) bool { return true },
+	"auth list": func(key string) bool { return strings.HasPrefix(key, "session.") },
+	"session":   func(key string) bool { return strings.HasPrefix(key, "session.") },
+	"sessions":  func(key string) bool { return strings.HasPrefix(key, "session.") },
+	"rpc":       func(key string) bool { return strings.HasPrefix(key, "session.") },
+	"chat":      func(key string) bool { return strings.HasPrefix(key, "session.") },
+	"settings":  func(string) bool { return true },
 }
 
-// starterIgnores says whether command cmd ("session list": session) does
-// not read key.
+// starterIgnores says whether command cmd ("auth list" itself, else
+// "session list" as session) does not read key.
 func starterIgnores(cmd string, k settings.KeyInfo) bool {
 	if k.Scope == settings.ScopeShared || k.Scope == settings.ScopePrompt {
 		return false
 	}
-	name, _, _ := strings.Cut(cmd, " ")
-	used := workerKeysUsed[name]
+	used := workerKeysUsed[cmd]
+	if used == nil {
+		name, _, _ := strings.Cut(cmd, " ")
+		used = workerKeysUsed[name]
+	}
 	return used == nil || !used(k.Key)
 }
 

@@ -336,11 +336,7 @@ func previewLine(args json.RawMessage, n int) string {
 		b.Reset()
 		b.Write(args)
 	}
-	s := strings.TrimSpace(b.String())
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n-1]) + "…"
-	}
-	return s
+	return line.Cut(strings.TrimSpace(b.String()), n)
 }
 
 var eventsCmd = Command{

@@ -12,6 +12,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/schedule"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -335,7 +336,7 @@ func printScheduleInfo(w io.Writer, info schedule.Info) {
 		fmt.Fprintln(w, "worktree: each session works in a git worktree on branch agent/<session>")
 	}
 	if info.Prompt != "" {
-		fmt.Fprintf(w, "prompt: %s\n", previewText(info.Prompt, 120))
+		fmt.Fprintf(w, "prompt: %s\n", line.Preview(info.Prompt, 120))
 	}
 	fmt.Fprintf(w, "runs: %d started, %d skipped (a run was still going), %d missed (older than the catch-up window)\n",
 		info.Actions, info.SkippedOverlap, info.MissedCatchup)
@@ -356,15 +357,6 @@ func printScheduleInfo(w io.Writer, info schedule.Info) {
 	if len(next) > 0 {
 		fmt.Fprintf(w, "next: %s\n", strings.Join(next, ", "))
 	}
-}
-
-// previewText is s on one line, at most n runes.
-func previewText(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 func orDash(s string) string {

@@ -295,7 +295,7 @@ func TestSession_ExportImportKeepsSystemPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := session.Write(&w, sess); err != nil {
+	if err := session.WriteExport(&w, sess, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(old, []byte(w.String()), 0o600); err != nil {

@@ -112,7 +112,7 @@ func summarize(s settings.Settings, kind string) ([]sessionSummary, error) {
 		sess, err := st.Load(id)
 		if err != nil {
 			// One unreadable session does not hide the others.
-			sums = append(sums, sessionSummary{ID: id, LastPrompt: "(unreadable: " + oneLine(err.Error(), lastPromptRunes) + ")"})
+			sums = append(sums, sessionSummary{ID: id, LastPrompt: "(unreadable: " + line.Preview(err.Error(), lastPromptRunes) + ")"})
 			continue
 		}
 		sums = append(sums, summaryOf(sess))
@@ -149,7 +149,7 @@ func summaryOf(sess *session.Session) sessionSummary {
 		}
 		if m.Role == agent.RoleUser {
 			if text := strings.TrimSpace(m.Text()); text != "" {
-				sum.LastPrompt = oneLine(text, lastPromptRunes)
+				sum.LastPrompt = line.Preview(text, lastPromptRunes)
 			}
 		}
 		if m.Role == agent.RoleAssistant && m.Usage != nil {
@@ -161,16 +161,6 @@ func summaryOf(sess *session.Session) sessionSummary {
 		sum.Usage = &spend
 	}
 	return sum
-}
-
-// oneLine is s with its whitespace runs folded to one space, cut to at
-// most n runes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 // statusLookup dials Temporal and returns a function that says whether a

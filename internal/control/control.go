@@ -215,21 +215,23 @@ func (k *Controller) SetAutoRetry(ctx context.Context, sessionID string, enabled
 // Steer sends steer to the session's running prompt: the message is
 // delivered after the current tool batch.
 func (k *Controller) Steer(ctx context.Context, sessionID, message string) error {
-	p := agent.UserMessagePayload{Message: message}
-	if err := k.checkPayloadSize(agent.SignalSteer, len(message), p); err != nil {
-		return err
-	}
-	return k.signal(ctx, sessionID, agent.SignalSteer, p)
+	return k.userMessage(ctx, sessionID, agent.SignalSteer, message)
 }
 
 // FollowUp sends follow_up to the session's running prompt: the message
 // is delivered when the loop would otherwise end.
 func (k *Controller) FollowUp(ctx context.Context, sessionID, message string) error {
+	return k.userMessage(ctx, sessionID, agent.SignalFollowUp, message)
+}
+
+// userMessage sends a user message signal (steer, follow_up) whose
+// payload fits in a Temporal payload.
+func (k *Controller) userMessage(ctx context.Context, sessionID, signal, message string) error {
 	p := agent.UserMessagePayload{Message: message}
-	if err := k.checkPayloadSize(agent.SignalFollowUp, len(message), p); err != nil {
+	if err := k.checkPayloadSize(signal, len(message), p); err != nil {
 		return err
 	}
-	return k.signal(ctx, sessionID, agent.SignalFollowUp, p)
+	return k.signal(ctx, sessionID, signal, p)
 }
 
 // ApproveTool decides a tool call waiting for approval with the

@@ -184,6 +184,7 @@ func (k *Controller) newFollower(sessionID, runID string, after int64, out follo
 	if f.dc == nil {
 		f.dc = converter.GetDefaultDataConverter()
 	}
+	f.push.decodeWith(f.dc)
 	return f
 }
 
@@ -363,7 +364,7 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			if d != nil {
 				f.queryFailing(qerr)
 			}
-			if !f.sleep(ctx, f.nextBackoff()) {
+			if !sleep(ctx, f.nextBackoff(), nil) {
 				return agent.Event{}, ctx.Err()
 			}
 			d = nil
@@ -634,7 +635,7 @@ func (f *follower) describeRetrying(ctx context.Context) (*describeResult, error
 		if e, stop := f.describeFailed(ctx, err); stop {
 			return nil, e
 		}
-		if !f.sleep(ctx, f.nextBackoff()) {
+		if !sleep(ctx, f.nextBackoff(), nil) {
 			return nil, ctx.Err()
 		}
 	}
@@ -718,15 +719,18 @@ func (f *follower) nextBackoff() time.Duration {
 	return f.backoff
 }
 
-func (f *follower) sleep(ctx context.Context, d time.Duration) bool {
+// sleep waits d, or less when wake (nil: never) fires; false when ctx
+// ended.
+func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
 	case <-t.C:
-		return true
+	case <-wake:
 	}
+	return true
 }
 
 // queryEvents runs the events query of one run, bounded in time.

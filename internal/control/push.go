@@ -238,13 +238,5 @@ func (f *follower) emitPushed(pushed []live.Stamped, queried bool) {
 // pause waits d, or less when a push stream brings something; false when
 // ctx ended.
 func (f *follower) pause(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-	case <-f.push.wakeC():
-	}
-	return true
+	return sleep(ctx, d, f.push.wakeC())
 }

@@ -15,12 +15,6 @@ import (
 	"github.com/durableagent/durableagent/workflows"
 )
 
-// ErrWorkflowTaskFailing: the session's running workflow cannot process a
-// signal, a query or an update, because its workflow task fails on every
-// attempt (issue 20 item 1: a command Temporal refuses, a panic in
-// workflow code, a nondeterministic replay). Only terminating it ends it.
-var ErrWorkflowTaskFailing = errors.New("workflow task failing")
-
 // maxFailureChars bounds WedgedTask.Failure.
 const maxFailureChars = 300
 

@@ -46,6 +46,37 @@ type listenPlan struct {
 
 func (p listenPlan) frontendAddr() string { return hostPort(p.reachIP, p.frontend) }
 
+// inUse returns err as a *PortInUseError (wrapping err) when it reports
+// that one of p's ports was in use, else err itself.
+func (p listenPlan) inUse(err error) error {
+	addr, ok := takenPort(err)
+	if !ok {
+		return err
+	}
+	role := p.roleOf(addr.Port)
+	if role == "" {
+		return err
+	}
+	return &PortInUseError{Port: addr.Port, IP: addr.IP.String(), Role: role, Err: err}
+}
+
+// roleOf names the listener that port belongs to ("" if none).
+func (p listenPlan) roleOf(port int) string {
+	switch port {
+	case p.frontend:
+		return roleFrontend
+	case p.http:
+		return roleFrontendHTTP
+	case p.history:
+		return roleHistory
+	case p.matching:
+		return roleMatching
+	case p.worker:
+		return roleWorker
+	}
+	return ""
+}
+
 func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
 
 // sqlConfig is the SQLite store for both execution and visibility data.

@@ -12,6 +12,7 @@ import (
 
 	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/log/tag"
+	"go.uber.org/zap/zapcore"
 )
 
 // logFileName is the default log's file in the data dir.
@@ -77,10 +78,55 @@ func mentionsCancellation(tags []tag.Tag) bool {
 }
 
 // serverLogger adapts a *slog.Logger to the server's log.Logger, filtered by
-// the Server's logGate.
+// the Server's logGate. Fatal and Panic records are also kept in fatal
+// (when set), so that Start can tell a server that could not be built.
 type serverLogger struct {
-	log  *slog.Logger
-	gate *logGate
+	log   *slog.Logger
+	gate  *logGate
+	fatal *fatalLog
+}
+
+// fatalLog keeps the first Fatal or Panic record a server logged.
+type fatalLog struct {
+	first atomic.Pointer[fatalRecord]
+}
+
+// fatalRecord is one Fatal or Panic record: its message and the error it
+// carried, if any.
+type fatalRecord struct {
+	msg string
+	err error
+}
+
+// record keeps msg and the first error among tags, unless a record is
+// kept already (later ones are most often consequences of the first).
+func (f *fatalLog) record(msg string, tags []tag.Tag) {
+	if f == nil {
+		return
+	}
+	r := &fatalRecord{msg: msg}
+	for _, t := range tags {
+		// The server's error tags are zap fields that hold the error
+		// itself; Value would give only its text.
+		if zt, ok := t.(tag.ZapTag); ok && zt.Field().Type == zapcore.ErrorType {
+			if err, ok := zt.Field().Interface.(error); ok && err != nil {
+				r.err = err
+				break
+			}
+		}
+	}
+	f.first.CompareAndSwap(nil, r)
+}
+
+// get returns the kept record, or nil.
+func (f *fatalLog) get() *fatalRecord { return f.first.Load() }
+
+// asError is the record as an error, wrapping the record's error.
+func (r *fatalRecord) asError() error {
+	if r.err == nil {
+		return fmt.Errorf("devserver: build server: %s", r.msg)
+	}
+	return fmt.Errorf("devserver: build server: %s: %w", r.msg, r.err)
 }
 
 var (
@@ -95,14 +141,23 @@ func (l serverLogger) Error(msg string, tags ...tag.Tag) { l.emit(slog.LevelErro
 
 // DPanic, Panic and Fatal only log: an embedded server must not panic or exit
 // the host program; the failure surfaces through Start or the client instead.
+// Panic and Fatal are also recorded: the server goes on past them as if
+// they had not returned (a listener that failed to bind is nil), so Start
+// must not start a server that logged one while it was built.
 func (l serverLogger) DPanic(msg string, tags ...tag.Tag) { l.emit(slog.LevelError, msg, tags) }
-func (l serverLogger) Panic(msg string, tags ...tag.Tag)  { l.emit(slog.LevelError, msg, tags) }
-func (l serverLogger) Fatal(msg string, tags ...tag.Tag)  { l.emit(slog.LevelError, msg, tags) }
+func (l serverLogger) Panic(msg string, tags ...tag.Tag) {
+	l.fatal.record(msg, tags)
+	l.emit(slog.LevelError, msg, tags)
+}
+func (l serverLogger) Fatal(msg string, tags ...tag.Tag) {
+	l.fatal.record(msg, tags)
+	l.emit(slog.LevelError, msg, tags)
+}
 
 // With returns a logger that prepends tags to every record; implementing it
 // spares the server its slower generic wrapper.
 func (l serverLogger) With(tags ...tag.Tag) log.Logger {
-	return serverLogger{log: l.log.With(tagsToArgs(tags)...), gate: l.gate}
+	return serverLogger{log: l.log.With(tagsToArgs(tags)...), gate: l.gate, fatal: l.fatal}
 }
 
 func (l serverLogger) emit(level slog.Level, msg string, tags []tag.Tag) {

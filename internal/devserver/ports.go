@@ -3,8 +3,11 @@ package devserver
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -16,7 +19,9 @@ type PortInUseError struct {
 	Port int
 	// IP is the address the bind was attempted on.
 	IP string
-	// Role says which listener it was: "frontend" or "ui".
+	// Role says which listener it was: "frontend" or "ui" for the ports
+	// a user can set, else the server's service whose port Start picked
+	// ("frontend HTTP", "history", "matching", "worker").
 	Role string
 	// Err is the error returned by the listen attempt.
 	Err error
@@ -24,10 +29,13 @@ type PortInUseError struct {
 
 // Error returns the one-line explanation shown to users.
 func (e *PortInUseError) Error() string {
-	if e.Role == roleUI {
+	switch e.Role {
+	case roleUI:
 		return fmt.Sprintf("devserver: UI port %d on %s is in use (another Temporal UI running? set dev.uiPort, or dev.ui to false)", e.Port, e.IP)
+	case roleFrontend:
+		return fmt.Sprintf("devserver: port %d on %s is in use (another Temporal server running? set dev.port)", e.Port, e.IP)
 	}
-	return fmt.Sprintf("devserver: port %d on %s is in use (another Temporal server running? set dev.port)", e.Port, e.IP)
+	return fmt.Sprintf("devserver: port %d on %s, picked for the %s service, was taken by another program before the server bound it", e.Port, e.IP, e.Role)
 }
 
 // Unwrap returns the listen error.
@@ -81,8 +89,12 @@ func listenError(ip string, port int, role string, err error) error {
 }
 
 const (
-	roleFrontend = "frontend"
-	roleUI       = "ui"
+	roleFrontend     = "frontend"
+	roleUI           = "ui"
+	roleFrontendHTTP = "frontend HTTP"
+	roleHistory      = "history"
+	roleMatching     = "matching"
+	roleWorker       = "worker"
 )
 
 // checkPortFree binds ip:port and releases it at once. A successful bind is
@@ -97,7 +109,111 @@ func checkPortFree(ip string, port int, role string) error {
 	return l.Close()
 }
 
-// freePort asks the kernel for an unused port on ip.
+// Ports that Start picks (Options.Port or UIPort 0, and every port of the
+// server's own services) come from outside the kernel's ephemeral range.
+//
+// A port is free only until the server binds it, seconds later. A port
+// picked inside the ephemeral range can be handed, in that window, to any
+// program that asks the kernel for a port: a test that picks a "free
+// port" the same way and hands it to a child process, a PostgreSQL test
+// cluster, another dev server. When one of those bound it first, the
+// server failed to listen (and, before Start caught that, panicked in a
+// goroutine). Outside the range the kernel hands no port out by itself;
+// only a program that binds that very number can take it, and Start
+// retries with fresh ports when one does (see Start).
+const (
+	// pickLow is the lowest port picked: below it are the fixed ports of
+	// well-known services (7233, 8233, 5432, 9090, ...).
+	pickLow = 10000
+	// pickMinSpan is the fewest ports a range must offer to be picked
+	// from at random; with fewer, freePort asks the kernel instead.
+	pickMinSpan = 1000
+	// pickTries bounds the random draws of one pick.
+	pickTries = 100
+	// ephemeralRangeFile holds Linux's ephemeral range, "32768\t60999".
+	ephemeralRangeFile = "/proc/sys/net/ipv4/ip_local_port_range"
+)
+
+// ephemeralRange is the range the kernel hands ports out from. Off Linux
+// (or when it cannot be read) it is taken as 32768-65535, which covers
+// Linux's default and the BSDs', macOS's and Windows' 49152-65535.
+func ephemeralRange() (lo, hi int) {
+	if b, err := os.ReadFile(ephemeralRangeFile); err == nil {
+		if lo, hi, ok := parsePortRange(string(b)); ok {
+			return lo, hi
+		}
+	}
+	return 32768, 65535
+}
+
+// parsePortRange reads "low high" (any white space between).
+func parsePortRange(s string) (lo, hi int, ok bool) {
+	f := strings.Fields(s)
+	if len(f) != 2 {
+		return 0, 0, false
+	}
+	lo, err1 := strconv.Atoi(f[0])
+	hi, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || lo < 1 || hi > 65535 || lo > hi {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
+
+// pickRange is where pickPort draws from, given the ephemeral range
+// ephLo-ephHi: the ports from pickLow up to ephLo, else those above ephHi;
+// ok is false when neither offers pickMinSpan ports.
+func pickRange(ephLo, ephHi int) (lo, hi int, ok bool) {
+	if ephLo-pickLow >= pickMinSpan {
+		return pickLow, ephLo - 1, true
+	}
+	if 65535-ephHi >= pickMinSpan {
+		return max(ephHi+1, pickLow), 65535, true
+	}
+	return 0, 0, false
+}
+
+// pickPort returns a port on ip outside the ephemeral range that is free
+// now and not in avoid (the plan's other ports). When the range leaves
+// too little room it falls back to freePort.
+func pickPort(ip string, avoid map[int]bool) (int, error) {
+	lo, hi, ok := pickRange(ephemeralRange())
+	if !ok {
+		return freePort(ip)
+	}
+	for range pickTries {
+		p := lo + rand.IntN(hi-lo+1)
+		if avoid[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", hostPort(ip, p))
+		if errors.Is(err, syscall.EADDRINUSE) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("pick a free port on %s: %w", ip, err)
+		}
+		// No connection was made, so the port is free again at once.
+		_ = l.Close()
+		return p, nil
+	}
+	// Not wrapped: this is no single port in use.
+	return 0, fmt.Errorf("pick a free port on %s: %d random ports in %d-%d were all in use", ip, pickTries, lo, hi)
+}
+
+// takenPort returns the address of a listen that failed because the
+// port was in use, from anywhere in err's chain.
+func takenPort(err error) (*net.TCPAddr, bool) {
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "listen" || !errors.Is(err, syscall.EADDRINUSE) {
+		return nil, false
+	}
+	addr, ok := op.Addr.(*net.TCPAddr)
+	return addr, ok
+}
+
+// freePort asks the kernel for an unused port on ip; pickPort uses it when
+// the ephemeral range leaves no room outside it.
 //
 // On Linux a port handed out for bind(:0) can be handed out again right after
 // it is released, so another process could race us to it before the server
@@ -130,10 +246,10 @@ func freePort(ip string) (int, error) {
 }
 
 // resolvePort returns the port to use for a listener configured as port:
-// 0 picks a free port, anything else must be free right now.
-func resolvePort(ip string, port int, role string) (int, error) {
+// 0 picks a free port not in avoid, anything else must be free right now.
+func resolvePort(ip string, port int, role string, avoid map[int]bool) (int, error) {
 	if port == 0 {
-		p, err := freePort(ip)
+		p, err := pickPort(ip, avoid)
 		if err != nil {
 			return 0, listenError(ip, 0, role, err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/primitives"
 	"go.temporal.io/server/temporal"
 )
@@ -31,6 +32,14 @@ const (
 // startTimeout bounds how long Start waits for the frontend and the UI to
 // answer once the services are up (a cold start on 2 cores takes seconds).
 const startTimeout = 60 * time.Second
+
+// bindAttempts bounds how often Start builds the server with new ports
+// after a port it picked was taken before the server bound it.
+const bindAttempts = 3
+
+// testHookPlanned, set only by tests, sees every listen plan before the
+// server binds it.
+var testHookPlanned func(listenPlan)
 
 // uiStopWait bounds how long Stop waits for the UI goroutine to return.
 const uiStopWait = 10 * time.Second
@@ -144,34 +153,39 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.frontendAddr = plan.frontendAddr()
 
 	sql := sqlConfig(dir.dbPath(), opts.Journal)
 	if err := prepareDatabase(sql, dir.dbPath(), opts.Namespace); err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("devserver: start cancelled: %w", err)
-	}
-
-	cfg := serverConfig(plan, sql)
-	opts.TLS.apply(cfg)
 	clientTLS, err := opts.TLS.clientConfig()
 	if err != nil {
 		return nil, err
 	}
-	srv, err := temporal.NewServer(
-		temporal.ForServices(temporal.DefaultServices),
-		temporal.WithConfig(cfg),
-		temporal.WithStaticHosts(staticHosts(plan)),
-		temporal.WithDynamicConfigClient(dynamicConfig()),
-		temporal.WithLogger(serverLogger{log: opts.Logger.With("component", "temporal-server"), gate: s.logGate}),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("devserver: build server: %w", err)
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("devserver: start cancelled: %w", err)
+		}
+		s.frontendAddr = plan.frontendAddr()
+		s.temporal, err = buildServer(plan, sql, opts, s.logGate)
+		if err == nil {
+			break
+		}
+		// A port Start picked was taken in the moment between the pick
+		// and the server's bind: new ports will do. A port the user set
+		// is the user's to change.
+		var inUse *PortInUseError
+		if !errors.As(err, &inUse) || (inUse.Role == roleFrontend && opts.Port != 0) {
+			return nil, err
+		}
+		if attempt == bindAttempts {
+			return nil, fmt.Errorf("%w (%d attempts, each with new ports)", err, attempt)
+		}
+		if plan, uiPort, err = planListeners(opts); err != nil {
+			return nil, err
+		}
 	}
-	s.temporal = srv
-	if err := srv.Start(); err != nil {
+	if err := s.temporal.Start(); err != nil {
 		return nil, fmt.Errorf("devserver: start server on %s: %w", s.frontendAddr, err)
 	}
 
@@ -282,15 +296,19 @@ func planListeners(o Options) (listenPlan, int, error) {
 			plan.reachIP = "::1"
 		}
 	}
+	// The fixed ports are never picked for another listener.
+	avoid := map[int]bool{o.Port: true, o.UIPort: true}
 	var err error
-	if plan.frontend, err = resolvePort(o.IP, o.Port, roleFrontend); err != nil {
+	if plan.frontend, err = resolvePort(o.IP, o.Port, roleFrontend, avoid); err != nil {
 		return plan, 0, err
 	}
+	avoid[plan.frontend] = true
 	uiPort := NoUI
 	if o.UIPort != NoUI {
-		if uiPort, err = resolvePort(o.IP, o.UIPort, roleUI); err != nil {
+		if uiPort, err = resolvePort(o.IP, o.UIPort, roleUI, avoid); err != nil {
 			return plan, 0, err
 		}
+		avoid[uiPort] = true
 	}
 	internal := []struct {
 		ip   string
@@ -302,9 +320,58 @@ func planListeners(o Options) (listenPlan, int, error) {
 		{internalIP, &plan.worker},
 	}
 	for _, l := range internal {
-		if *l.port, err = freePort(l.ip); err != nil {
+		if *l.port, err = pickPort(l.ip, avoid); err != nil {
 			return plan, 0, fmt.Errorf("devserver: %w", err)
 		}
+		avoid[*l.port] = true
+	}
+	if testHookPlanned != nil {
+		testHookPlanned(plan)
 	}
 	return plan, uiPort, nil
+}
+
+// buildServer builds (does not start) the server's services for plan.
+//
+// The server binds every gRPC listener while it is built, and a listener
+// that cannot bind makes it log Fatal and carry on with a nil listener
+// (go.temporal.io/server v1.32.0, common/rpc.createGRPCListener). Our
+// logger does not exit on Fatal, so that would panic later: at once for
+// the frontend (its HTTP API reads the listener's address), or, for
+// history, matching and the worker, on Start, in a goroutine that serves
+// the nil listener, where nothing can recover it. So a Fatal logged while
+// building fails the build, with that panic recovered, and the server is
+// never started. A port found in use is a *PortInUseError naming the
+// listener's role in plan.
+//
+// What a failed build opened (the listeners it did bind, database
+// handles, goroutines) the server offers no call to close without
+// starting it, so it stays until the process ends: about 45 goroutines
+// and 5 open files per failed build, measured on top of the 100 or so
+// goroutines a started and stopped server leaves anyway. Start builds at
+// most bindAttempts times, and only after a lost port race.
+func buildServer(plan listenPlan, sql *config.SQL, opts Options, gate *logGate) (srv temporal.Server, err error) {
+	cfg := serverConfig(plan, sql)
+	opts.TLS.apply(cfg)
+	fatal := new(fatalLog)
+	defer func() {
+		f := fatal.get()
+		if f == nil {
+			return // a panic without a Fatal before it is a bug: let it through
+		}
+		_ = recover() // the server going on past its Fatal
+		srv, err = nil, plan.inUse(f.asError())
+	}()
+	srv, err = temporal.NewServer(
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithConfig(cfg),
+		temporal.WithStaticHosts(staticHosts(plan)),
+		temporal.WithDynamicConfigClient(dynamicConfig()),
+		temporal.WithLogger(serverLogger{log: opts.Logger.With("component", "temporal-server"), gate: gate, fatal: fatal}),
+	)
+	if err != nil {
+		// The frontend's HTTP API listener fails with an error, not a Fatal.
+		return nil, plan.inUse(fmt.Errorf("devserver: build server: %w", err))
+	}
+	return srv, nil
 }

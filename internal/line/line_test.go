@@ -17,3 +17,26 @@ func TestFirstAndFold(t *testing.T) {
 		}
 	}
 }
+
+func TestCutAndPreview(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		n       int
+		cut     string
+		preview string
+	}{
+		{"", 5, "", ""},
+		{"short", 5, "short", "short"},
+		{"longer text", 5, "long…", "long…"},
+		{"été à Noël", 4, "été…", "été…"},
+		{"a\n  b\tc", 5, "a\n  …", "a b c"},
+		{"  x  ", 3, "  …", "x"},
+	} {
+		if got := Cut(c.in, c.n); got != c.cut {
+			t.Errorf("Cut(%q, %d) = %q, want %q", c.in, c.n, got, c.cut)
+		}
+		if got := Preview(c.in, c.n); got != c.preview {
+			t.Errorf("Preview(%q, %d) = %q, want %q", c.in, c.n, got, c.preview)
+		}
+	}
+}

@@ -6,7 +6,9 @@
 //     RunTool activity has produced and makes bounded Snapshots of it
 //     (MaxSnapshotBytes), which the activity publishes as its heartbeat
 //     details and, when the worker runs a Hub (push.go), to the followers
-//     that Subscribe to it as they change.
+//     that Subscribe to it as they change: over HTTPS, the follower
+//     pinning the certificate the details name (push_tls.go), and sealed
+//     with the worker's payload codec when it has one (push_codec.go).
 //   - Follower side, a Source reads the latest Snapshot of each running
 //     call of a prompt (today: internal/control's heartbeat reader, which
 //     reads pending activities' heartbeat details with

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"go.temporal.io/sdk/converter"
 )
 
 // The push path (issue 26): a worker's Hub serves the snapshots of the
@@ -36,6 +37,13 @@ import (
 type Push struct {
 	// URL is the stream's address (the hub's URL and the token).
 	URL string `json:"url"`
+	// CertSHA256 is the hex SHA-256 of the hub's TLS certificate when
+	// URL is https: the follower accepts that certificate only
+	// (push_tls.go).
+	CertSHA256 string `json:"certSha256,omitempty"`
+	// Sealed says each line is sealed with the worker's payload codec:
+	// the follower refuses lines in clear (push_codec.go).
+	Sealed bool `json:"sealed,omitempty"`
 }
 
 // PushLine is one line of a push stream.
@@ -73,6 +81,8 @@ type Hub struct {
 	ln   net.Listener
 	srv  *http.Server
 	base string
+	pin  string                  // the TLS certificate's fingerprint ("": plain HTTP)
+	dc   converter.DataConverter // seals the lines (nil: in clear)
 
 	mu      sync.Mutex
 	calls   map[string]*pushedCall // by token
@@ -90,7 +100,13 @@ type pushedCall struct {
 // ListenHub starts a hub on addr (host:port; port 0 picks one). Its URL
 // names the listener's address, or this host's name when addr's host is
 // unspecified (":0", "0.0.0.0:7300"): what followers on other hosts dial.
-func ListenHub(addr string) (*Hub, error) {
+// The last opts, if any, say whether it serves HTTPS and seals its lines
+// (push_tls.go, push_codec.go).
+func ListenHub(addr string, opts ...HubOptions) (*Hub, error) {
+	var o HubOptions
+	for _, x := range opts {
+		o = x
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("live push: listen on %s: %w", addr, err)
@@ -102,12 +118,17 @@ func ListenHub(addr string) (*Hub, error) {
 			return nil, fmt.Errorf("live push: host name to advertise for %s: %w", addr, err)
 		}
 	}
-	h := &Hub{ln: ln, base: "http://" + net.JoinHostPort(host, port) + pushPath,
+	sln, scheme, pin, err := o.secure(ln, host)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	h := &Hub{ln: sln, base: scheme + "://" + net.JoinHostPort(host, port) + pushPath, pin: pin, dc: o.Converter,
 		calls: map[string]*pushedCall{}, closing: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc(pushPath, h.serve)
 	h.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go h.srv.Serve(ln) //nolint:errcheck // ends with Close
+	go h.srv.Serve(sln) //nolint:errcheck // ends with Close
 	return h, nil
 }
 
@@ -127,7 +148,7 @@ func (h *Hub) Publish(acc *Accumulator) (Push, func()) {
 	h.calls[token] = c
 	h.mu.Unlock()
 	var once sync.Once
-	return Push{URL: h.base + token}, func() {
+	return h.pushOf(token), func() {
 		once.Do(func() {
 			h.mu.Lock()
 			delete(h.calls, token)
@@ -202,7 +223,7 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	var enc pushEncoder
 	send := func() bool {
-		line, err := json.Marshal(PushLine{AtNs: time.Now().UnixNano(), Snap: enc.next(c.acc.Snapshot())})
+		line, err := encodeLine(h.dc, PushLine{AtNs: time.Now().UnixNano(), Snap: enc.next(c.acc.Snapshot())})
 		if err != nil {
 			return false
 		}
@@ -318,6 +339,15 @@ var ErrPushRefused = errors.New("push stream refused")
 // snapshot (bounded as a heartbeat's) and when the worker took it, until
 // the call ends (nil), ctx ends or the stream fails.
 func Subscribe(ctx context.Context, p Push, fn func(Snapshot, time.Time)) error {
+	return SubscribeWith(ctx, p, nil, fn)
+}
+
+// SubscribeWith is Subscribe opening sealed lines with dc: the client's
+// data converter, with the worker's payload codec (nil: the SDK's
+// default, which opens none). A sealed line it cannot open ends the
+// stream with ErrPushSealed; a TLS certificate other than p's
+// fingerprint, with ErrPushCertMismatch.
+func SubscribeWith(ctx context.Context, p Push, dc converter.DataConverter, fn func(Snapshot, time.Time)) error {
 	if !strings.HasPrefix(p.URL, "http://") && !strings.HasPrefix(p.URL, "https://") {
 		return fmt.Errorf("push stream: address %q is not an http URL", p.URL)
 	}
@@ -325,7 +355,7 @@ func Subscribe(ctx context.Context, p Push, fn func(Snapshot, time.Time)) error 
 	if err != nil {
 		return fmt.Errorf("push stream: %w", err)
 	}
-	resp, err := PushClient.Do(req)
+	resp, err := clientFor(p).Do(req)
 	if err != nil {
 		return fmt.Errorf("push stream: %w", err)
 	}
@@ -337,9 +367,9 @@ func Subscribe(ctx context.Context, p Push, fn func(Snapshot, time.Time)) error 
 	sc.Buffer(make([]byte, 0, 64<<10), maxPushLine)
 	var d pushDecoder
 	for sc.Scan() {
-		var l PushLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return fmt.Errorf("push stream: bad line: %w", err)
+		l, err := decodeLine(sc.Bytes(), p, dc)
+		if err != nil {
+			return err
 		}
 		fn(d.next(l.Snap), time.Unix(0, l.AtNs))
 	}

@@ -90,6 +90,46 @@ func (w *Windows) Release(key, holder string) error {
 	})
 }
 
+// List returns the windows kept in the database, by key, and the time
+// they are to be read at (the windows' clock: the database's), for
+// `starter auth list`. It reads without locking rows: a listing is a
+// snapshot, and a window that changes under it is shown as it was.
+func (w *Windows) List() (map[string]auth.Window, time.Time, error) {
+	out := map[string]auth.Window{}
+	var now time.Time
+	err := w.s.doWithin(min(w.s.retryFor, windowRetryFor), windowOpTimeout, func(ctx context.Context) error {
+		clear(out)
+		if err := w.s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+			return err
+		}
+		rows, err := w.s.pool.Query(ctx, `SELECT key, until, probe, probe_until FROM agent_rate_windows`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var key string
+			var row auth.Window
+			var probeUntil *time.Time
+			if err := rows.Scan(&key, &row.Until, &row.Probe, &probeUntil); err != nil {
+				return err
+			}
+			if probeUntil != nil {
+				row.ProbeUntil = *probeUntil
+			}
+			out[key] = row
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("list rate-limit windows: %w", err)
+	}
+	if w.now != nil {
+		now = w.now()
+	}
+	return out, now, nil
+}
+
 // errInsertRaced: another worker inserted the window's row first.
 var errInsertRaced = errors.New("window row inserted concurrently")
 

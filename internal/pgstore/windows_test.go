@@ -54,3 +54,43 @@ func TestWindows_DatabaseClock(t *testing.T) {
 		t.Fatalf("rows after the probe's success = %d, %v; want none", n, err)
 	}
 }
+
+// starter auth list reads a cluster's windows (SPEC 18.1): List returns
+// every row, probe lease included, and the database's time to read them
+// at.
+func TestWindows_List(t *testing.T) {
+	e := newEnv(t)
+	url := e.url(t)
+	w := open(t, url).Windows(pgstore.WindowOptions{})
+	if got, now, err := w.List(); err != nil || len(got) != 0 || now.IsZero() {
+		t.Fatalf("List of no windows = %v, %v, %v; want none and the database's time", got, now, err)
+	}
+	limited, probed := auth.WindowKey("anthropic", "work"), auth.WindowKey("openai", "team")
+	if err := w.RateLimited(limited, 60_000); err != nil {
+		t.Fatal(err)
+	}
+	// A window that ended and has a probe out.
+	if err := w.RateLimited(probed, 100); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if a, err := w.Admit(probed, "probe-1", time.Minute); err != nil || !a.Probe {
+		t.Fatalf("Admit after the window = %+v, %v; want the probe", a, err)
+	}
+	got, now, err := w.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(now); d < -time.Minute || d > time.Minute {
+		t.Fatalf("List's time %v is not the database's now", now)
+	}
+	if lw, ok := got[limited]; !ok || lw.Until.Sub(now) < 50*time.Second || lw.Until.Sub(now) > time.Minute || lw.Probe != "" {
+		t.Fatalf("window %s = %+v (listed %v); want open a minute from %v", limited, lw, ok, now)
+	}
+	if pw := got[probed]; pw.Probe != "probe-1" || !pw.Until.Before(now) || pw.ProbeUntil.Sub(now) < 50*time.Second {
+		t.Fatalf("window %s = %+v; want ended, probe-1's lease for a minute", probed, pw)
+	}
+	if len(got) != 2 {
+		t.Fatalf("List = %v, want 2 windows", got)
+	}
+}

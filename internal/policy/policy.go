@@ -64,9 +64,6 @@ func Compile(require, rules []string) (*Policy, error) {
 	return p, nil
 }
 
-// Rules returns the policy's rules in order.
-func (p *Policy) Rules() []Rule { return append([]Rule(nil), p.rules...) }
-
 // Call is what a decision looks at.
 type Call struct {
 	Tool string

@@ -37,8 +37,6 @@ type parseError struct {
 	id, command, msg string
 }
 
-func (e *parseError) Error() string { return e.command + ": " + e.msg }
-
 // jsonKind names the JSON types a field may have.
 type jsonKind string
 

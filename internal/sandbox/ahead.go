@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,21 +13,41 @@ import (
 
 // A sandbox costs more to start than the command `bash true` runs in it
 // (bwrap's own start, its namespaces and mounts: docs/security.md,
-// Cost). So the runner starts the sandbox of a workspace's next command
-// ahead: a spare, started with the same arguments and environment a new
-// sandbox would get (with network allowlist, its own egress proxy too),
-// whose shell waits for its script. It is fresh all the same: nothing ran
-// in it before its command. The next spare is started as soon as a
-// command takes one (or starts a sandbox of its own), so that commands
-// run one after another without a model turn between them (several tool
-// calls of one answer) find one too, and again when a command has ended.
-// A spare that waits longer than Config.AheadIdle is ended; the runner
-// keeps at most one per workspace and environment, and maxSpares in all;
-// Runner.Close ends them.
+// Cost). So the runner starts the sandboxes of a workspace's next
+// commands ahead: spares, started with the same arguments and
+// environment a new sandbox would get (with network allowlist, each its
+// own egress proxy too), whose shell waits for its script. Each is fresh
+// all the same: nothing ran in it before its command.
+//
+// The spares of one command line and environment (a key) are a pool
+// sized from the last burst: the commands that ran one after another
+// with less than refillQuiet between them (the tool calls of one
+// answer), at most maxPerKey. A burst takes spares without starting new
+// ones, so that no sandbox start takes CPU from its own commands; one
+// longer than the last finds the pool empty, and then each of its
+// commands starts the next spare as it comes. When no command of the key
+// has run for refillQuiet (the answer's calls are done and the model's
+// turn has begun), the pool is filled up to the burst's size again, and
+// spares beyond it are ended. A spare that waits longer than
+// Config.AheadIdle is ended; a command for the same workspace with
+// another key (its settings or environment changed) ends that
+// workspace's spares of other keys; the runner keeps at most maxSpares in
+// all, and Runner.Close ends them.
 
-// maxSpares bounds the sandboxes waiting at once (one per workspace and
-// environment in use).
-const maxSpares = 4
+// maxPerKey bounds the spares of one workspace and environment: the
+// longest burst the pool is sized for. (With 4, the fifth call of an
+// answer of five waited for a sandbox started as it came, and cost 3-4
+// times the others: bench/RESULTS.md, Sandbox cost.)
+const maxPerKey = 8
+
+// maxSpares bounds the spares of a runner, all keys together.
+const maxSpares = 16
+
+// refillQuiet is how long no command of a key must have run before its
+// pool is filled again: longer than the gap between two tool calls of
+// one answer (the workflow scheduling the next activity), shorter than
+// a model's turn.
+const refillQuiet = 100 * time.Millisecond
 
 // defaultAheadIdle is how long a spare waits when Config.AheadIdle is 0.
 const defaultAheadIdle = time.Minute
@@ -98,17 +119,33 @@ func (a *aheadCall) remove() {
 	}
 }
 
-// spares are a runner's sandboxes started ahead, by key.
+// spares are a runner's sandboxes started ahead, in pools by key.
 type spares struct {
 	mu     sync.Mutex
-	m      map[string]*spare
+	pools  map[string]*pool
+	n      int  // spares in all pools, ready or being started
 	closed bool // Runner.Close: none are started any more
-	// served counts the commands a spare ran (tests, benchmarks).
-	served atomic.Int64
+	// ending counts the spares being ended, which Close waits for.
+	ending sync.WaitGroup
+	// served counts the commands a spare ran, started the spares
+	// started (tests, benchmarks).
+	served, started atomic.Int64
+}
+
+// pool is the spares of one key and what sizes it.
+type pool struct {
+	dir     string   // the workspace, as the commands name it
+	env     []string // their environment
+	spares  []*spare // oldest first
+	running int      // commands of the key running
+	burst   int      // commands since the key was last quiet
+	want    int      // the pool's size: the last burst's, 1..Runner.maxPerKey
+	refill  *time.Timer
 }
 
 // spare is one sandbox started ahead; p is set, or left nil when it
-// could not start, before ready is closed.
+// could not start, before ready is closed. Whoever removes it from its
+// pool owns it: waits for ready, then runs a command in p or ends it.
 type spare struct {
 	ready chan struct{}
 	p     *process
@@ -124,6 +161,17 @@ func (r *Runner) key(dir string, env []string) (string, bool) {
 	return strings.Join(args, "\x00") + "\x00\x00" + strings.Join(env, "\x00"), true
 }
 
+// maxPerKey is maxPerKey, or 1 where tools.sandbox.maxProcesses falls
+// back to RLIMIT_NPROC: that limit counts every process of the worker's
+// user, idle spares' too, so the runner keeps as few as it did before
+// pools.
+func (r *Runner) maxPerKey() int {
+	if r.cfg.MaxProcesses > 0 && r.pids == "" {
+		return 1
+	}
+	return maxPerKey
+}
+
 // aheadIdle is how long a spare waits; negative: none are started.
 func (r *Runner) aheadIdle() time.Duration {
 	if r.cfg.AheadIdle == 0 {
@@ -132,119 +180,252 @@ func (r *Runner) aheadIdle() time.Duration {
 	return r.cfg.AheadIdle
 }
 
-// take removes and returns the spare for dir and env, nil when there is
-// none, it ended, or dir is another directory than the one it has bound.
-// A spare still being started is waited for: its
-// start is under way, so it is ready sooner than a new one.
-func (s *spares) take(r *Runner, dir string, env []string) *process {
+// begin counts a command for dir and env as running and returns its key
+// ("" when no spare can serve it) and the spare it runs in: nil when
+// there is none, it ended, or dir is another directory than the one it
+// has bound. A spare still being started is waited for: its start is
+// under way, so it is ready sooner than a new one. Taking the pool's
+// last spare starts the next one. The caller calls end(key) when the
+// command has ended.
+func (s *spares) begin(r *Runner, dir string, env []string) (string, *process) {
 	if r.aheadIdle() < 0 {
-		return nil
+		return "", nil
 	}
 	k, ok := r.key(dir, env)
 	if !ok {
-		return nil
+		return "", nil
 	}
 	s.mu.Lock()
-	sp := s.m[k]
-	if sp != nil {
-		delete(s.m, k)
+	if s.closed {
+		s.mu.Unlock()
+		return "", nil
+	}
+	var stale []*spare
+	for ko, o := range s.pools {
+		// The workspace's spares of another key would serve none of its
+		// commands now: its settings or environment changed.
+		if ko != k && o.dir == dir && len(o.spares) > 0 {
+			stale = append(stale, o.spares...)
+			s.ending.Add(len(o.spares))
+			s.n -= len(o.spares)
+			o.spares = nil
+			s.forget(ko, o)
+		}
+	}
+	pl := s.pools[k]
+	if pl == nil {
+		if s.pools == nil {
+			s.pools = map[string]*pool{}
+		}
+		pl = &pool{dir: dir, env: env, want: 1}
+		s.pools[k] = pl
+	}
+	pl.running++
+	pl.burst++
+	if pl.refill != nil {
+		pl.refill.Stop()
+		pl.refill = nil
+	}
+	var sp *spare
+	if len(pl.spares) > 0 {
+		sp = pl.spares[0]
+		pl.spares = pl.spares[1:]
+		s.n--
+	}
+	if len(pl.spares) == 0 && pl.burst > pl.want {
+		// The burst outruns the pool: its next command finds one. (A
+		// burst no longer than the last leaves the start to fill, after
+		// it: no start takes CPU from its commands.)
+		s.start(r, k, pl)
 	}
 	s.mu.Unlock()
+	s.end(stale...)
 	if sp == nil {
-		return nil
+		return k, nil
 	}
 	<-sp.ready
 	p := sp.p
 	if p == nil {
-		return nil
+		return k, nil
 	}
-	p.idle.Stop()
+	if p.idle != nil {
+		p.idle.Stop()
+	}
 	select {
 	case <-p.waited:
 		p.discard()
-		return nil
+		return k, nil
 	default:
 	}
 	if now, err := os.Stat(dir); err != nil || p.ws == nil || !os.SameFile(p.ws, now) {
 		// The path names another directory now: the spare has the old
-		// one bound.
+		// one bound (each spare is checked as it is taken).
 		p.discard()
-		return nil
+		return k, nil
 	}
 	s.served.Add(1)
-	p.next = true
-	return p
+	return k, p
 }
 
-// prepare starts, in the background, a spare for dir and env unless
-// there is one, or maxSpares, or the runner is closed.
-func (s *spares) prepare(r *Runner, dir string, env []string) {
-	if r == nil || r.aheadIdle() < 0 {
-		return
-	}
-	k, ok := r.key(dir, env)
-	if !ok {
+// done counts a command of key k (begin's) as ended; when none of the
+// key runs for refillQuiet, its pool is filled again.
+func (s *spares) done(r *Runner, k string) {
+	if k == "" {
 		return
 	}
 	s.mu.Lock()
-	if _, there := s.m[k]; there || len(s.m) >= maxSpares || s.closed {
+	defer s.mu.Unlock()
+	pl := s.pools[k]
+	if pl == nil {
+		return
+	}
+	if pl.running--; pl.running > 0 || s.closed {
+		return
+	}
+	if pl.refill != nil {
+		pl.refill.Stop()
+	}
+	pl.refill = time.AfterFunc(refillQuiet, func() { s.fill(r, k, pl) })
+}
+
+// fill sizes pool pl of key k after a burst: up to the burst's size
+// (at most Runner.maxPerKey; maxSpares in all), ending spares beyond it.
+func (s *spares) fill(r *Runner, k string, pl *pool) {
+	s.mu.Lock()
+	if s.pools[k] != pl || pl.running > 0 || s.closed {
 		s.mu.Unlock()
 		return
 	}
-	if s.m == nil {
-		s.m = map[string]*spare{}
+	pl.refill = nil
+	if pl.burst > 0 {
+		pl.want = min(pl.burst, r.maxPerKey())
+		pl.burst = 0
+	}
+	var extra []*spare
+	if n := len(pl.spares) - pl.want; n > 0 {
+		extra = pl.spares[len(pl.spares)-n:]
+		pl.spares = pl.spares[:len(pl.spares)-n]
+		s.n -= n
+		s.ending.Add(n)
+	}
+	for len(pl.spares) < pl.want && s.start(r, k, pl) {
+	}
+	s.forget(k, pl)
+	s.mu.Unlock()
+	s.end(extra...)
+}
+
+// start starts, in the background, one more spare in pool pl of key k
+// unless there are maxSpares or the runner is closed; s.mu is held.
+func (s *spares) start(r *Runner, k string, pl *pool) bool {
+	if s.closed || s.n >= maxSpares {
+		return false
 	}
 	sp := &spare{ready: make(chan struct{})}
-	s.m[k] = sp
-	s.mu.Unlock()
+	pl.spares = append(pl.spares, sp)
+	s.n++
+	s.started.Add(1)
 	go func() {
 		a, err := newAheadCall()
 		var p *process
 		if err == nil {
-			if p, err = r.launch(dir, env, "", a); err != nil {
+			if p, err = r.launch(pl.dir, pl.env, "", a); err != nil {
 				a.remove()
 			}
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		defer close(sp.ready)
-		if err != nil {
-			if s.m[k] == sp {
-				delete(s.m, k)
-			}
-			return
-		}
 		sp.p = p
-		// Taken or closed meanwhile: whoever took it stops the timer.
-		p.idle = time.AfterFunc(r.aheadIdle(), func() {
-			s.mu.Lock()
-			mine := s.m[k] == sp
-			if mine {
-				delete(s.m, k)
-			}
-			s.mu.Unlock()
-			if mine {
-				p.discard()
-			}
-		})
+		switch there := slices.Contains(pl.spares, sp); {
+		case !there:
+			// Taken, or removed to be ended, meanwhile: its owner's.
+		case p == nil:
+			s.take(pl, sp)
+			s.n--
+			s.forget(k, pl)
+		default:
+			p.idle = time.AfterFunc(r.aheadIdle(), func() {
+				s.mu.Lock()
+				mine := s.take(pl, sp)
+				if mine {
+					s.n--
+					s.ending.Add(1)
+					s.forget(k, pl)
+				}
+				s.mu.Unlock()
+				if mine {
+					s.end(sp)
+				}
+			})
+		}
 	}()
+	return true
 }
 
-// close ends every spare, those still being started included, and starts
-// none after.
+// take removes sp from pool pl, reporting whether it was there (then
+// the caller owns it); s.mu is held.
+func (s *spares) take(pl *pool, sp *spare) bool {
+	if i := slices.Index(pl.spares, sp); i >= 0 {
+		pl.spares = slices.Delete(pl.spares, i, i+1)
+		return true
+	}
+	return false
+}
+
+// forget drops pool pl of key k when it holds nothing: no spare, no
+// command running, no fill due; s.mu is held.
+func (s *spares) forget(k string, pl *pool) {
+	if len(pl.spares) == 0 && pl.running == 0 && pl.refill == nil && s.pools[k] == pl {
+		delete(s.pools, k)
+	}
+}
+
+// end ends spares removed from their pools, in the background; Close
+// waits for them. The caller added them to s.ending while it held s.mu,
+// so that none is added once Close waits.
+func (s *spares) end(sps ...*spare) {
+	for _, sp := range sps {
+		go func() {
+			defer s.ending.Done()
+			<-sp.ready
+			if p := sp.p; p != nil {
+				if p.idle != nil {
+					p.idle.Stop()
+				}
+				p.discard()
+			}
+		}()
+	}
+}
+
+// close ends every spare, those still being started included, starts
+// none after, and returns when they are gone.
 func (s *spares) close() {
 	s.mu.Lock()
 	s.closed = true
-	m := s.m
-	s.m = nil
-	s.mu.Unlock()
-	for _, sp := range m {
-		<-sp.ready
-		if sp.p != nil {
-			sp.p.idle.Stop()
-			sp.p.discard()
+	var all []*spare
+	for _, pl := range s.pools {
+		all = append(all, pl.spares...)
+		s.ending.Add(len(pl.spares))
+		pl.spares = nil
+		if pl.refill != nil {
+			pl.refill.Stop()
+			pl.refill = nil
 		}
 	}
+	s.pools = nil
+	s.n = 0
+	s.mu.Unlock()
+	s.end(all...)
+	s.ending.Wait()
+}
+
+// count is the spares of all pools, ready or being started (tests).
+func (s *spares) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
 }
 
 // discard ends a spare that runs no command.

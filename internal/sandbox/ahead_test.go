@@ -17,29 +17,127 @@ import (
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
-// Issue 22's cold start: calls one after another with no model turn
-// between them (several tool calls of one answer) run in a sandbox
-// started ahead too: the next one is started as soon as a call takes
-// one, and a call waits for one still being started rather than start
-// its own.
+// Issue 22's cost back to back: the calls of one answer (one after
+// another, no model turn between them) run in sandboxes started ahead.
+// The pool of a workspace is sized from its last burst (at most 8), so
+// the next answer's calls find theirs ready and start none while they
+// run; a burst longer than the last starts the next spare as it outruns
+// the pool; a shorter one shrinks the pool, ending the spares beyond it.
 func TestSandbox_BackToBackCallsRunInSandboxesStartedAhead(t *testing.T) {
 	r := runner(t, Config{})
 	defer r.Close()
 	ws := t.TempDir()
-	for i := 0; i < 4; i++ {
-		if res := bash(t, r, ws, "echo call "+strconv.Itoa(i), 0); res.IsError || res.Content != "call "+strconv.Itoa(i) {
+	mark := fmt.Sprintf("SANDBOX_POOL_TEST=%d-%d", os.Getpid(), time.Now().UnixNano())
+	env := []string{"PATH=/usr/bin:/bin", mark}
+	burst := func(n int) (served, started int64) {
+		t.Helper()
+		served, started = r.spares.served.Load(), r.spares.started.Load()
+		for i := 0; i < n; i++ {
+			var out bytes.Buffer
+			p, err := r.Start(tools.Command{Script: "echo call " + strconv.Itoa(i), Dir: ws, Env: env, Output: &out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if exit, err := p.Wait(); err != nil || exit.Code != 0 || out.String() != "call "+strconv.Itoa(i)+"\n" {
+				t.Fatalf("call %d: %+v %v %q", i, exit, err, out.String())
+			}
+		}
+		return r.spares.served.Load() - served, r.spares.started.Load() - started
+	}
+	// A new workspace's pool is one spare: the first call starts its own
+	// sandbox, and so does the second, which starts the next as the
+	// burst outruns the pool; the third and fourth find one each.
+	if served, _ := burst(4); served != 2 {
+		t.Fatalf("%d of 4 back-to-back calls of a new workspace ran in a sandbox started ahead, want 2", served)
+	}
+	// After the burst, the pool is filled to its size.
+	waitSpares(t, r, 4)
+	if served, started := burst(3); served != 3 || started != 0 {
+		t.Fatalf("the next answer's 3 calls: %d ran in a sandbox started ahead (want 3), %d sandboxes were started while they ran (want 0)", served, started)
+	}
+	waitSpares(t, r, 3)
+	// Longer than the pool: the fourth call starts its own and the next
+	// spare; the fifth and sixth find one.
+	if served, _ := burst(6); served != 5 {
+		t.Fatalf("%d of 6 calls after a pool of 3 ran in a sandbox started ahead, want 5", served)
+	}
+	waitSpares(t, r, 6)
+	burst(10)
+	waitSpares(t, r, maxPerKey) // at most maxPerKey per workspace and environment
+	// One call: the pool shrinks to one; the others' processes are gone.
+	burst(1)
+	waitSpares(t, r, 1)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		// bwrap, the namespace's init and the waiting shell per spare.
+		if left := marked(t, mark); len(left) <= 3 {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the pool shrank to one spare but %d processes are left: %v", len(left), left)
+		}
+	}
+}
+
+// Where tools.sandbox.maxProcesses falls back to RLIMIT_NPROC, which
+// counts every process of the worker's user (idle spares' too), a
+// workspace keeps one spare whatever its bursts.
+func TestSandbox_OneSpareUnderTheProcessRlimit(t *testing.T) {
+	r := runner(t, Config{MaxProcesses: 64})
+	defer r.Close()
+	r.pids, r.cfg.pidsCgroup = "", false
+	ws := t.TempDir()
+	for i := 0; i < 3; i++ {
+		if res := bash(t, r, ws, "true", 0); res.IsError {
 			t.Fatalf("call %d: %+v", i, res)
 		}
 	}
-	// The first call starts its own sandbox; the other three find one.
-	if n := r.spares.served.Load(); n != 3 {
-		t.Fatalf("%d of 3 back-to-back calls ran in a sandbox started ahead", n)
+	waitSpares(t, r, 1)
+	time.Sleep(3 * refillQuiet)
+	if n := r.spares.count(); n != 1 {
+		t.Fatalf("%d spares under the RLIMIT_NPROC fallback, want 1", n)
 	}
-	r.spares.mu.Lock()
-	n := len(r.spares.m)
-	r.spares.mu.Unlock()
-	if n != 1 {
-		t.Fatalf("%d sandboxes wait ahead for one workspace and environment, want 1", n)
+}
+
+// A call for a workspace with another environment (or another command
+// line: the worker's sandbox settings) ends the spares started for the
+// workspace's old one: none outlives the change, and the new call runs in
+// a sandbox of its own environment.
+func TestSandbox_SparesEndWhenTheWorkspacesEnvironmentChanges(t *testing.T) {
+	r := runner(t, Config{})
+	defer r.Close()
+	ws := t.TempDir()
+	old := fmt.Sprintf("SANDBOX_OLD_ENV=%d-%d", os.Getpid(), time.Now().UnixNano())
+	run := func(env []string, script string) string {
+		t.Helper()
+		var out bytes.Buffer
+		p, err := r.Start(tools.Command{Script: script, Dir: ws, Env: env, Output: &out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exit, err := p.Wait(); err != nil || exit.Code != 0 {
+			t.Fatalf("%s: %+v %v %s", script, exit, err, out.String())
+		}
+		return out.String()
+	}
+	oldEnv := []string{"PATH=/usr/bin:/bin", old}
+	run(oldEnv, "true")
+	run(oldEnv, "true")
+	waitSpares(t, r, 2)
+	if left := marked(t, old); len(left) == 0 {
+		t.Fatal("the spares of the old environment cannot be seen")
+	}
+	served := r.spares.served.Load()
+	if out := run([]string{"PATH=/usr/bin:/bin", "NEW=1"}, `echo "$NEW ${SANDBOX_OLD_ENV:-unset}"`); out != "1 unset\n" {
+		t.Fatalf("the call with the new environment printed %q", out)
+	}
+	if r.spares.served.Load() != served {
+		t.Fatal("a spare of the old environment ran the call")
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if left := marked(t, old); len(left) == 0 {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("spares of the old environment outlived the change: %v", left)
+		}
 	}
 }
 
@@ -63,6 +161,9 @@ func TestSandbox_NetworkAllowlistStartsAheadToo(t *testing.T) {
 		res := bash(t, r, ws, `curl -sS --max-time 10 http://allowed.test/`, 30)
 		if res.IsError || res.Content != "hello from allowed.test" {
 			t.Fatalf("call %d: %+v", i, res)
+		}
+		if i == 0 {
+			waitSpare(t, r) // the model's turn
 		}
 	}
 	if n := r.spares.served.Load(); n != 1 {
@@ -95,7 +196,9 @@ func TestRunner_CloseLeavesNoSandboxRunning(t *testing.T) {
 	}
 	run("true")
 	waitSpare(t, r)
-	// A spare taken and its successor being started as Close runs.
+	// A spare taken, then a call that outruns the pool, whose successor
+	// is being started as Close runs.
+	run("true")
 	p, err := r.Start(tools.Command{Script: "true", Dir: ws, Env: env, Output: io.Discard})
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +216,7 @@ func TestRunner_CloseLeavesNoSandboxRunning(t *testing.T) {
 	if out := run("echo after"); out.Content != "after\n" {
 		t.Fatalf("a call after Close: %q", out.Content)
 	}
-	if left := marked(t, mark); len(left) != 0 || r.spares.served.Load() != served || len(r.spares.m) != 0 {
+	if left := marked(t, mark); len(left) != 0 || r.spares.served.Load() != served || r.spares.count() != 0 {
 		t.Fatalf("a call after Close left processes %v or used a spare", left)
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
@@ -172,5 +275,32 @@ func TestSandbox_StartedAheadIsNotUsedForAReplacedWorkspace(t *testing.T) {
 	}
 	if n := r.spares.served.Load(); n != 0 {
 		t.Fatalf("the sandbox started ahead for the old directory ran the call")
+	}
+}
+
+// A sandbox killed while bwrap sets it up (a spare ended as it starts:
+// Runner.Close, a pool shrinking) is gone at once: bwrap can leave its
+// init behind before --die-with-parent applies, and Kill ends that init
+// too instead of waiting out initGrace.
+func TestSandbox_KilledWhileStartingEndsAtOnce(t *testing.T) {
+	r := runner(t, Config{})
+	defer r.Close()
+	ws := t.TempDir()
+	for i := 0; i < 30; i++ {
+		a, err := newAheadCall()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := r.launch(ws, []string{"PATH=/usr/bin:/bin"}, "", a)
+		if err != nil {
+			a.remove()
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(i%15) * time.Millisecond)
+		start := time.Now()
+		p.discard()
+		if d := time.Since(start); d > initGrace/2 {
+			t.Fatalf("kill %d, %d ms after the start: the sandbox took %v to end", i, i%15, d)
+		}
 	}
 }

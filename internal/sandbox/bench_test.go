@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -28,7 +29,9 @@ const modelTurn = 300 * time.Millisecond
 // starts its own); "limits" one with tools.sandbox.cpuSeconds and
 // memoryMB set, which adds the shell that sets them; "allowlist" one
 // with network allowlist (an egress proxy per sandbox); "back-to-back"
-// ones call with no pause, as the tool calls of one answer run:
+// ones call with no pause at all, sandboxed and unsandboxed calls taking
+// turns in runs of benchRun; "answers" ones as the tool calls of answers
+// run: a model turn, then benchRun calls back to back:
 //
 //	go test ./internal/sandbox -run '^$' -bench BashTrue -benchtime 30x
 func BenchmarkBashTrue_SandboxedVsLocal(b *testing.B) {
@@ -38,20 +41,22 @@ func BenchmarkBashTrue_SandboxedVsLocal(b *testing.B) {
 	}
 	allowlist := Config{Network: NetworkAllowlist, Egress: egress.Options{Allow: allow,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
-	b.Run("defaults", func(b *testing.B) { benchBashTrue(b, Config{}, modelTurn) })
-	b.Run("cold", func(b *testing.B) { benchBashTrue(b, Config{AheadIdle: -1}, modelTurn) })
-	b.Run("limits", func(b *testing.B) { benchBashTrue(b, Config{CPUSeconds: 600, MemoryMB: 4096}, modelTurn) })
-	b.Run("allowlist", func(b *testing.B) { benchBashTrue(b, allowlist, modelTurn) })
-	b.Run("back-to-back", func(b *testing.B) { benchBashTrue(b, Config{}, 0) })
-	b.Run("back-to-back-cold", func(b *testing.B) { benchBashTrue(b, Config{AheadIdle: -1}, 0) })
-	b.Run("back-to-back-allowlist", func(b *testing.B) { benchBashTrue(b, allowlist, 0) })
+	b.Run("defaults", func(b *testing.B) { benchBashTrue(b, Config{}, modelTurn, 1) })
+	b.Run("cold", func(b *testing.B) { benchBashTrue(b, Config{AheadIdle: -1}, modelTurn, 1) })
+	b.Run("limits", func(b *testing.B) { benchBashTrue(b, Config{CPUSeconds: 600, MemoryMB: 4096}, modelTurn, 1) })
+	b.Run("allowlist", func(b *testing.B) { benchBashTrue(b, allowlist, modelTurn, 1) })
+	b.Run("back-to-back", func(b *testing.B) { benchBashTrue(b, Config{}, 0, benchRun) })
+	b.Run("back-to-back-cold", func(b *testing.B) { benchBashTrue(b, Config{AheadIdle: -1}, 0, benchRun) })
+	b.Run("back-to-back-allowlist", func(b *testing.B) { benchBashTrue(b, allowlist, 0, benchRun) })
+	b.Run("answers", func(b *testing.B) { benchBashTrue(b, Config{}, modelTurn, benchRun) })
+	b.Run("answers-cold", func(b *testing.B) { benchBashTrue(b, Config{AheadIdle: -1}, modelTurn, benchRun) })
+	b.Run("answers-allowlist", func(b *testing.B) { benchBashTrue(b, allowlist, modelTurn, benchRun) })
 }
 
 // benchBashTrue measures calls of `true` in a sandbox of c against
-// unsandboxed ones, each after pause; with no pause the sandboxed calls
-// run one after another (and so do the unsandboxed ones: the kinds take
-// turns in runs of benchRun calls).
-func benchBashTrue(b *testing.B, c Config, pause time.Duration) {
+// unsandboxed ones, in runs of burst calls one after another, each run
+// after pause; the kinds take turns run by run.
+func benchBashTrue(b *testing.B, c Config, pause time.Duration, burst int) {
 	r, err := New(c)
 	if err != nil {
 		b.Fatal(err)
@@ -62,7 +67,6 @@ func benchBashTrue(b *testing.B, c Config, pause time.Duration) {
 	defer r.Close()
 	ws := b.TempDir()
 	run := func(rn tools.Runner) time.Duration {
-		time.Sleep(pause)
 		start := time.Now()
 		res := bash(b, rn, ws, "true", 0)
 		d := time.Since(start)
@@ -71,17 +75,27 @@ func benchBashTrue(b *testing.B, c Config, pause time.Duration) {
 		}
 		return d
 	}
-	run(r)
-	run(tools.Local)
-	time.Sleep(modelTurn) // the first spare, whatever the pause
+	// One run first, so that the runner's pool is sized as the runs'.
+	for j := 0; j < burst; j++ {
+		run(r)
+	}
+	for j := 0; j < burst; j++ {
+		run(tools.Local)
+	}
+	time.Sleep(modelTurn) // the first spares, whatever the pause
 	served := r.spares.served.Load()
 	b.ResetTimer()
 	var sandboxed, local time.Duration
-	for i := 0; i < b.N; i += benchRun {
-		n := min(benchRun, b.N-i)
+	pos := make([]time.Duration, burst)
+	for i := 0; i < b.N; i += burst {
+		n := min(burst, b.N-i)
+		time.Sleep(pause)
 		for j := 0; j < n; j++ {
-			sandboxed += run(r)
+			d := run(r)
+			sandboxed += d
+			pos[j] += d
 		}
+		time.Sleep(pause)
 		for j := 0; j < n; j++ {
 			local += run(tools.Local)
 		}
@@ -92,6 +106,13 @@ func benchBashTrue(b *testing.B, c Config, pause time.Duration) {
 	b.ReportMetric(float64(sandboxed.Microseconds())/float64(b.N)/1000, "ms/sandboxed")
 	b.ReportMetric(float64(local.Microseconds())/float64(b.N)/1000, "ms/local")
 	b.ReportMetric(float64(r.spares.served.Load()-served)/float64(b.N), "ahead/sandboxed")
+	if burst > 1 {
+		ms := make([]string, burst)
+		for j, d := range pos {
+			ms[j] = fmt.Sprintf("%.1f", float64(d.Microseconds())/1000/float64((b.N+burst-1-j)/burst))
+		}
+		b.Logf("sandboxed ms by place in the run: %s", strings.Join(ms, " "))
+	}
 	b.Logf("load average: %s", strings.TrimSpace(string(load)))
 }
 

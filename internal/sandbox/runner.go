@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -106,12 +107,10 @@ const drainGrace = 200 * time.Millisecond
 type process struct {
 	cfg      Config
 	runner   *Runner
-	dir      string       // the workspace
 	ws       os.FileInfo  // the workspace directory when it started
-	env      []string     // the command's environment
 	ahead    *aheadCall   // a sandbox started ahead: how its script gets in
 	idle     *time.Timer  // a spare's end when no command comes
-	next     bool         // Wait starts the workspace's next sandbox ahead
+	key      string       // the pool its command counts in (spares.begin); "" for none
 	pids     *pidsGroup   // nil without a pids cgroup
 	refused  int64        // forks pids.max refused
 	watch    *outputWatch // nil without limits its output can show
@@ -122,30 +121,32 @@ type process struct {
 	readDone chan struct{}
 	waited   chan struct{}
 	waitErr  error
+	killed   atomic.Bool // Kill was called: the init is killed too
 }
 
 // Start runs c.Script in a new sandbox (see Config.Args); with network
 // allowlist, behind an egress proxy of its own that closes when the
 // sandbox ends. A sandbox started ahead for the same workspace and
-// environment (a spare, see ahead.go) is used when there is one; the
-// next one is started ahead at once, and again when the command has
-// ended if it was taken meanwhile.
+// environment (a spare, see ahead.go) is used when there is one; taking
+// the last one starts the next, and the pool is filled again once the
+// workspace's commands pause.
 func (r *Runner) Start(c tools.Command) (tools.Process, error) {
-	if p := r.spares.take(r, c.Dir, c.Env); p != nil {
+	k, p := r.spares.begin(r, c.Dir, c.Env)
+	if p != nil {
 		if err := p.ahead.run(c.Script); err == nil {
+			p.key = k
 			p.begin(c.Output)
-			r.spares.prepare(r, c.Dir, c.Env)
 			return p, nil
 		}
 		p.discard()
 	}
 	p, err := r.launch(c.Dir, c.Env, c.Script, nil)
 	if err != nil {
+		r.spares.done(r, k)
 		return nil, err
 	}
-	p.next = true
+	p.key = k
 	p.begin(c.Output)
-	r.spares.prepare(r, c.Dir, c.Env)
 	return p, nil
 }
 
@@ -276,11 +277,11 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 		_ = json.NewDecoder(ir).Decode(&info)
 		initPid <- info.ChildPid
 	}()
-	p := &process{cfg: r.cfg, runner: r, dir: dir, ws: ws, env: env, ahead: ahead, pids: pg, status: st, egress: eg, cmd: cmd, out: pr,
+	p := &process{cfg: r.cfg, runner: r, ws: ws, ahead: ahead, pids: pg, status: st, egress: eg, cmd: cmd, out: pr,
 		readDone: make(chan struct{}), waited: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
-		if err := awaitInit(initPid); err != nil && p.waitErr == nil {
+		if err := awaitInit(initPid, p.killed.Load()); err != nil && p.waitErr == nil {
 			p.waitErr = err
 		}
 		// The sandbox is gone, and with it every user of the proxy and
@@ -312,13 +313,11 @@ func (p *process) begin(w io.Writer) {
 
 // Wait waits for bwrap, which exits when the command's shell does, and
 // then for the sandbox's init, which ends only when every process of its
-// PID namespace (so of the command) is gone. Then the workspace's next
-// sandbox is started ahead.
+// PID namespace (so of the command) is gone. Then the command no longer
+// counts as running in its pool (ahead.go).
 func (p *process) Wait() (tools.Exit, error) {
-	if p.next {
-		defer p.runner.spares.prepare(p.runner, p.dir, p.env)
-	}
 	<-p.waited
+	p.runner.spares.done(p.runner, p.key)
 	// Every writer of the pipe was in the namespace, now gone; the grace
 	// only guards against a bwrap that left one behind.
 	select {
@@ -413,13 +412,18 @@ func (p *process) maybeLimit(sig syscall.Signal) string {
 }
 
 // Kill kills bwrap; its namespace's init dies with it (--die-with-parent)
-// and with the init every process of the command.
+// and with the init every process of the command. A bwrap killed while
+// it sets the sandbox up can leave its init behind in a session of its
+// own, before --die-with-parent applies (seen in about one start in
+// three killed within 15 ms): so the init is killed too, once bwrap has
+// told its pid (awaitInit).
 func (p *process) Kill() {
 	select {
 	case <-p.waited:
 		return
 	default:
 	}
+	p.killed.Store(true)
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	_ = p.cmd.Process.Kill()
 }
@@ -429,8 +433,9 @@ func (p *process) Kill() {
 const initGrace = 5 * time.Second
 
 // awaitInit waits until the sandbox's init (its host pid arrives on
-// initPid; 0 when bwrap exited before it started one) has exited.
-func awaitInit(initPid <-chan int) error {
+// initPid; 0 when bwrap exited before it started one) has exited; with
+// kill (the sandbox was killed), it kills the init first.
+func awaitInit(initPid <-chan int, kill bool) error {
 	var pid int
 	select {
 	case pid = <-initPid:
@@ -439,6 +444,9 @@ func awaitInit(initPid <-chan int) error {
 	}
 	if pid <= 0 {
 		return nil
+	}
+	if kill {
+		killInit(pid)
 	}
 	if sandboxGone(pid, initGrace) == nil {
 		return nil

@@ -447,10 +447,8 @@ func TestSandbox_StartedAheadEndsWhenIdle(t *testing.T) {
 	if _, err := os.Stat(p.ahead.dir); !os.IsNotExist(err) {
 		t.Fatalf("its call directory is left: %v", err)
 	}
-	r.spares.mu.Lock()
-	defer r.spares.mu.Unlock()
-	if len(r.spares.m) != 0 {
-		t.Fatalf("spares left: %d", len(r.spares.m))
+	if n := r.spares.count(); n != 0 {
+		t.Fatalf("spares left: %d", n)
 	}
 }
 
@@ -458,19 +456,43 @@ func TestSandbox_StartedAheadEndsWhenIdle(t *testing.T) {
 func waitSpare(t *testing.T, r *Runner) *process {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		r.spares.mu.Lock()
-		for _, sp := range r.spares.m {
+		if ps := readySpares(r); len(ps) > 0 {
+			return ps[0]
+		}
+	}
+	t.Fatal("no sandbox was started ahead")
+	return nil
+}
+
+// readySpares are r's sandboxes started ahead that are ready.
+func readySpares(r *Runner) []*process {
+	r.spares.mu.Lock()
+	defer r.spares.mu.Unlock()
+	var ps []*process
+	for _, pl := range r.spares.pools {
+		for _, sp := range pl.spares {
 			select {
 			case <-sp.ready:
 				if sp.p != nil {
-					r.spares.mu.Unlock()
-					return sp.p
+					ps = append(ps, sp.p)
 				}
 			default:
 			}
 		}
-		r.spares.mu.Unlock()
 	}
-	t.Fatal("no sandbox was started ahead")
+	return ps
+}
+
+// waitSpares waits until r has n sandboxes started ahead, all ready, and
+// returns them.
+func waitSpares(t *testing.T, r *Runner, n int) []*process {
+	t.Helper()
+	var ps []*process
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if ps = readySpares(r); len(ps) == n && r.spares.count() == n {
+			return ps
+		}
+	}
+	t.Fatalf("%d sandboxes ready ahead (%d in all), want %d", len(ps), r.spares.count(), n)
 	return nil
 }

@@ -48,3 +48,14 @@ func sandboxGone(pid int, limit time.Duration) error {
 		}
 	}
 }
+
+// killInit sends SIGKILL to the sandbox's init pid through a pidfd (not
+// to whatever process may have its pid once it is gone).
+func killInit(pid int) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+}

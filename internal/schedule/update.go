@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -12,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -170,7 +170,7 @@ func (m *Manager) apply(c Change, s *client.Schedule, memo *commonpb.Memo) ([]st
 	}
 	n := len(changed)
 	if before.Prompt.Message != in.Prompt.Message {
-		changed = append(changed, fmt.Sprintf("prompt: %q", previewText(in.Prompt.Message, 60)))
+		changed = append(changed, fmt.Sprintf("prompt: %q", line.Preview(in.Prompt.Message, 60)))
 	}
 	note("session", sessionWords(before), sessionWords(in))
 	note("worktree", onOff(before.Prompt.Worktree != ""), onOff(in.Prompt.Worktree != ""))
@@ -201,13 +201,4 @@ func onOff(b bool) string {
 		return "on"
 	}
 	return "off"
-}
-
-// previewText is s on one line, at most n runes.
-func previewText(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -49,11 +49,6 @@ func NewSession(h Header, entries []Entry, warnings []string) *Session {
 	return &Session{Header: h, Entries: entries, Warnings: warnings, idx: &entryIndex{}}
 }
 
-// Write writes sess in the session file format (the exchange format of
-// starter session export): its header, with this package's type and
-// version, then one line per entry, as Append writes them.
-func Write(w io.Writer, sess *Session) error { return WriteExport(w, sess, nil) }
-
 // exportHeader is the header line of an export: the session's header
 // and, when the session keeps one, its system prompt text (PutAside
 // under SystemPromptKey), which the session file itself never holds.
@@ -64,10 +59,12 @@ type exportHeader struct {
 	SystemPrompt *string `json:"systemPrompt,omitempty"`
 }
 
-// WriteExport writes sess as Write does, with the kept system prompt
-// text (nil: none) in the header line's systemPrompt field, so that an
-// imported session's model calls send the text its system_prompt record
-// names instead of building a new one (spec 7.6).
+// WriteExport writes sess in the session file format (the exchange format
+// of starter session export): its header, with this package's type and
+// version, then one line per entry, as Append writes them. The kept
+// system prompt text (nil: none) goes in the header line's systemPrompt
+// field, so that an imported session's model calls send the text its
+// system_prompt record names instead of building a new one (spec 7.6).
 func WriteExport(w io.Writer, sess *Session, systemPrompt []byte) error {
 	bw := bufio.NewWriter(w)
 	h := exportHeader{Header: sess.Header}

@@ -296,6 +296,12 @@ var schema = []keyDef{
 		desc: "How often a running model or tool call publishes its output so far (heartbeat details, never history) and clients read it, in ms."},
 	{key: "stream.push", scope: ScopeWorker, strCheck: checkPushListen, defText: "none (off)",
 		desc: "Worker: host:port of the listener that pushes running calls' live output to followers (port 0 picks one; an address followers can reach in a cluster), heartbeats the fallback; \"off\": heartbeats only."},
+	{key: "stream.pushTLS", scope: ScopeWorker, oneOf: PushTLSModes,
+		desc: "Worker: whether stream.push serves HTTPS: auto (when it listens on more than loopback, or stream.pushCertFile is set), on or off; followers accept only the certificate whose SHA-256 the heartbeat details name (docs/live.md)."},
+	{key: "stream.pushCertFile", scope: ScopeWorker,
+		desc: "Worker: PEM certificate stream.push serves HTTPS with, with stream.pushKeyFile (empty: a self-signed certificate made at start)."},
+	{key: "stream.pushKeyFile", scope: ScopeWorker,
+		desc: "Worker: PEM private key of stream.pushCertFile."},
 
 	{key: "dev.ip", scope: ScopeWorker, strCheck: checkIP,
 		desc: "IP address the embedded dev server binds."},

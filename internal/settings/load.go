@@ -157,6 +157,8 @@ func loadWithOrigins(opts LoadOptions) (Settings, map[string]Origin, error) {
 	}
 	s.DataDir = e.path(s.DataDir)
 	s.Codec.KeyFile = e.path(s.Codec.KeyFile)
+	s.Stream.PushCertFile = e.path(s.Stream.PushCertFile)
+	s.Stream.PushKeyFile = e.path(s.Stream.PushKeyFile)
 	s.file = path
 	if err := s.Validate(); err != nil {
 		var se *Error

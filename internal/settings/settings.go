@@ -281,7 +281,27 @@ type Stream struct {
 	// Push is the host:port the worker pushes live output from ("": none,
 	// but loopback with worker --dev; "off": none, also there).
 	Push string `json:"push"`
+	// PushTLS is whether the push listener serves HTTPS: PushTLSAuto
+	// (when it listens on more than loopback, or has a certificate),
+	// PushTLSOn or PushTLSOff.
+	PushTLS string `json:"pushTLS"`
+	// PushCertFile and PushKeyFile are the PEM certificate and key the
+	// push listener serves HTTPS with (both or neither; neither: a
+	// self-signed certificate made at start). Followers pin its
+	// fingerprint, which the heartbeat details carry.
+	PushCertFile string `json:"pushCertFile"`
+	PushKeyFile  string `json:"pushKeyFile"`
 }
+
+// Values of stream.pushTLS.
+const (
+	PushTLSAuto = "auto"
+	PushTLSOn   = "on"
+	PushTLSOff  = "off"
+)
+
+// PushTLSModes are the values of stream.pushTLS.
+var PushTLSModes = []string{PushTLSAuto, PushTLSOn, PushTLSOff}
 
 // Metrics is the `metrics` group: the worker's Prometheus metrics
 // (package internal/metrics).
@@ -354,7 +374,7 @@ func defaultsFor(e environment) Settings {
 		},
 		Dev:      Dev{IP: "127.0.0.1", Port: 7233, UIPort: 8233, UI: true},
 		Codec:    Codec{KeyID: DefaultCodecKeyID},
-		Stream:   Stream{IntervalMs: 200},
+		Stream:   Stream{IntervalMs: 200, PushTLS: PushTLSAuto},
 		Scripted: Scripted{StreamDelayMs: 20},
 		Tools: Tools{
 			Enabled:    append([]string(nil), AllTools...),

@@ -36,6 +36,9 @@ func (s Settings) Validate() error {
 		return (&problem{key: "dev.uiPort", value: itoa(s.Dev.UIPort),
 			reason: "must differ from dev.port"}).err("")
 	}
+	if p := checkPushTLS(s.Stream); p != nil {
+		return p.err("")
+	}
 	if fi, err := os.Stat(s.DataDir); err == nil && !fi.IsDir() {
 		return (&problem{key: "dataDir", value: s.DataDir, reason: "must be a directory, not a file"}).err("")
 	}

@@ -35,8 +35,10 @@ type Spec struct {
 	// run in parallel with each other.
 	ReadOnly bool
 	// Attempts is how many times a call may be tried. 1: the call must
-	// never run twice (RunsOnce), and a call cut before it reported may
-	// or may not have completed.
+	// never run twice, its effects cannot be recognised afterwards (bash),
+	// and a call cut before it reported may or may not have completed.
+	// Every other tool may be attempted again: it has no effect, is
+	// idempotent (write), or recognises its own change (edit).
 	Attempts int32
 	// Timeout is the start-to-close timeout of a call that names none.
 	Timeout time.Duration
@@ -79,17 +81,6 @@ func SpecOf(name string) Spec {
 	}
 	return s
 }
-
-// ReadOnly reports whether the tool has no effect on the workspace (read,
-// grep, find, ls).
-func ReadOnly(name string) bool { return SpecOf(name).ReadOnly }
-
-// RunsOnce reports whether a call of the tool must never run twice: its
-// effects cannot be recognised afterwards (bash), so it gets one attempt,
-// and a call cut before it reported may or may not have completed. Every
-// other tool may be attempted again: it has no effect, is idempotent
-// (write), or recognises its own change (edit).
-func RunsOnce(name string) bool { return SpecOf(name).Attempts == 1 }
 
 // CallTimeout is the start-to-close timeout of one call: for a tool with
 // TimeoutArg, the call's own timeout in seconds if above 0, else

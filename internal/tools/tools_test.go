@@ -23,8 +23,8 @@ func TestRegistry(t *testing.T) {
 	}
 	readOnly := map[string]bool{"read": true, "grep": true, "find": true, "ls": true}
 	for _, n := range append(want, "nope") {
-		if ReadOnly(n) != readOnly[n] {
-			t.Errorf("ReadOnly(%q) = %v", n, ReadOnly(n))
+		if SpecOf(n).ReadOnly != readOnly[n] {
+			t.Errorf("SpecOf(%q).ReadOnly = %v", n, SpecOf(n).ReadOnly)
 		}
 	}
 }
@@ -143,14 +143,15 @@ func TestRunCancelledContext(t *testing.T) {
 func TestDispatchFacts(t *testing.T) {
 	for _, name := range All() {
 		wantRO := name == Read || name == Grep || name == Find || name == Ls
-		if ReadOnly(name) != wantRO {
-			t.Errorf("ReadOnly(%s) = %v, want %v", name, ReadOnly(name), wantRO)
+		s := SpecOf(name)
+		if s.ReadOnly != wantRO {
+			t.Errorf("SpecOf(%s).ReadOnly = %v, want %v", name, s.ReadOnly, wantRO)
 		}
-		if RunsOnce(name) != (name == Bash) {
-			t.Errorf("RunsOnce(%s) = %v, want %v", name, RunsOnce(name), name == Bash)
+		if runsOnce := s.Attempts == 1; runsOnce != (name == Bash) {
+			t.Errorf("SpecOf(%s) runs once: %v, want %v", name, runsOnce, name == Bash)
 		}
 	}
-	if ReadOnly("nosuch") || RunsOnce("nosuch") {
+	if s := SpecOf("nosuch"); s.ReadOnly || s.Attempts == 1 {
 		t.Error("an unknown tool has dispatch facts")
 	}
 }

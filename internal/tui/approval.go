@@ -105,10 +105,8 @@ func (m *Model) approvalRequested(e agent.Event) tea.Cmd {
 // arguments are a preview (long strings shortened), and the person
 // deciding should see what will run.
 func (m *Model) readFullArgs(callID string) tea.Cmd {
-	ctx, b := m.ctx, m.backend
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
-		defer cancel()
+	b := m.backend
+	return m.call(func(ctx context.Context) tea.Msg {
 		msgs, err := b.Messages(ctx)
 		if err != nil {
 			return nil // the preview stays
@@ -121,7 +119,7 @@ func (m *Model) readFullArgs(callID string) tea.Cmd {
 			}
 		}
 		return nil
-	}
+	})
 }
 
 // approvalDecided drops a call from the queue: it was decided (here or
@@ -181,16 +179,14 @@ func (m *Model) approvalKey(a *approvalPrompt, msg tea.KeyMsg) tea.Cmd {
 // agent.ApprovalScopeSession).
 func (m *Model) decide(a *approvalPrompt, approved bool, reason, scope string) tea.Cmd {
 	a.sending = true
-	ctx, b := m.ctx, m.backend
+	b := m.backend
 	p := agent.ApproveToolPayload{ToolCallID: a.callID, Approved: approved, Reason: reason, Scope: scope}
 	name := a.toolName
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
-		defer cancel()
+	return m.call(func(ctx context.Context) tea.Msg {
 		err := b.ApproveTool(ctx, p)
 		return approvalSentMsg{callID: p.ToolCallID, toolName: name, approved: approved, reason: reason,
 			session: scope == agent.ApprovalScopeSession, err: err}
-	}
+	})
 }
 
 // approvalSent shows the outcome of a decision. A refused one (the call
@@ -223,13 +219,11 @@ func (m *Model) approvalSent(msg approvalSentMsg) tea.Cmd {
 
 // readState reads the session state; show puts it in the list (/state).
 func (m *Model) readState(show bool) tea.Cmd {
-	ctx, b := m.ctx, m.backend
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
-		defer cancel()
+	b := m.backend
+	return m.call(func(ctx context.Context) tea.Msg {
 		st, err := b.State(ctx)
 		return stateMsg{st: st, err: err, show: show}
-	}
+	})
 }
 
 // stateRead applies a state read: the calls it no longer lists as
@@ -267,14 +261,14 @@ func (m *Model) approvalView(a *approvalPrompt) string {
 	}
 	lines := []string{head}
 	if a.why != "" {
-		lines = append(lines, noteStyle.Render("  asked by "+clip(a.why, room)))
+		lines = append(lines, noteStyle.Render("  asked by "+line.Cut(a.why, room)))
 	}
 	args, shortened := a.full, false
 	if len(args) == 0 {
 		args, shortened = a.args, true
 	}
 	for _, l := range argLines(args, approvalArgLines) {
-		lines = append(lines, "  "+clip(l, room))
+		lines = append(lines, "  "+line.Cut(l, room))
 	}
 	if shortened && bytes.Contains(a.args, []byte("… (")) {
 		lines = append(lines, noteStyle.Render("  (long values shortened: the session file has the whole call)"))

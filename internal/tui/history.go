@@ -39,17 +39,15 @@ type historyUser struct {
 // open reads the session's messages. Until they are shown Enter waits
 // (loading), so a prompt started here is not in them.
 func (m *Model) open() tea.Cmd {
-	ctx, b := m.ctx, m.backend
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
-		defer cancel()
+	b := m.backend
+	return m.call(func(ctx context.Context) tea.Msg {
 		var latest watchedMsg
 		if w, ok := b.(client.PromptWatcher); ok {
 			latest.run, latest.ok, latest.err = w.LatestPrompt(ctx)
 		}
 		msgs, err := b.Messages(ctx)
 		return openedMsg{history: msgs, err: err, latest: latest}
-	}
+	})
 }
 
 // opened shows the history, then looks for a running prompt to follow.

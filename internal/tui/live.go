@@ -53,7 +53,7 @@ func (l liveMessage) render(width int) string {
 		case agent.DeltaThinking:
 			parts = append(parts, wrap(thinkingStyle.Render(text), width))
 		case agent.DeltaToolCall:
-			parts = append(parts, wrap(toolStyle.Render("▶ ")+noteStyle.Render(clip(oneLineText(text), lineRoom(width, 2))), width))
+			parts = append(parts, wrap(toolStyle.Render("▶ ")+noteStyle.Render(line.Cut(oneLineText(text), lineRoom(width, 2))), width))
 		}
 	}
 	return strings.Join(parts, "\n")
@@ -93,7 +93,7 @@ func (t *toolView) render(width int, expanded bool) string {
 	lines := []string{wrap(head, width)}
 	if !t.done {
 		for _, l := range lastLines(t.output, toolOutputLines) {
-			lines = append(lines, noteStyle.Render("  "+clip(l, lineRoom(width, 2))))
+			lines = append(lines, noteStyle.Render("  "+line.Cut(l, lineRoom(width, 2))))
 		}
 		return strings.Join(lines, "\n")
 	}
@@ -104,7 +104,7 @@ func (t *toolView) render(width int, expanded bool) string {
 	for _, l := range view(t.name, t.result, t.isError) {
 		text := "  " + l.Text
 		if !expanded {
-			text = "  " + clip(l.Text, lineRoom(width, 2))
+			text = "  " + line.Cut(l.Text, lineRoom(width, 2))
 		}
 		st := noteStyle
 		switch {
@@ -266,10 +266,8 @@ type fullResultMsg struct{ callID, text string }
 
 // readFullResult looks the call's result up in the session's messages.
 func (m *Model) readFullResult(callID string) tea.Cmd {
-	ctx, b := m.ctx, m.backend
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
-		defer cancel()
+	b := m.backend
+	return m.call(func(ctx context.Context) tea.Msg {
 		msgs, err := b.Messages(ctx)
 		if err != nil {
 			return nil // the preview and its note stay
@@ -280,7 +278,7 @@ func (m *Model) readFullResult(callID string) tea.Cmd {
 			}
 		}
 		return nil
-	}
+	})
 }
 
 // fullResult puts a result's whole text in place of its preview.
@@ -308,7 +306,7 @@ func toolLine(name string, args json.RawMessage, room int) string {
 	_ = json.Unmarshal(args, &m)
 	for _, k := range []string{"command", "path", "pattern"} {
 		if v, ok := m[k].(string); ok && v != "" {
-			return name + " " + clip(oneLineText(v), room-len(name)-1)
+			return name + " " + line.Cut(oneLineText(v), room-len(name)-1)
 		}
 	}
 	if len(m) == 0 {
@@ -318,7 +316,7 @@ func toolLine(name string, args json.RawMessage, room int) string {
 	if json.Compact(&b, args) != nil {
 		return name
 	}
-	return name + " " + clip(b.String(), room-len(name)-1)
+	return name + " " + line.Cut(b.String(), room-len(name)-1)
 }
 
 // lineRoom is the room on a line of width after indent (no limit when the
@@ -328,14 +326,6 @@ func lineRoom(width, indent int) int {
 		return 1 << 20
 	}
 	return max(width-indent, 10)
-}
-
-// clip cuts s to n characters, marking the cut.
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:max(n-1, 0)]) + "…"
-	}
-	return s
 }
 
 // oneLineText keeps the first line of s, marking what follows.

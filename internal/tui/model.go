@@ -405,18 +405,25 @@ func (m *Model) endPrompt(end agent.Event) {
 	}
 }
 
-// do runs a backend call as a command and shows its result or error.
-func (m *Model) do(name string, fn func(context.Context) ([]entry, error)) tea.Cmd {
+// call runs fn as a command, on a context bounded by commandTimeout.
+func (m *Model) call(fn func(context.Context) tea.Msg) tea.Cmd {
 	ctx := m.ctx
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 		defer cancel()
+		return fn(ctx)
+	}
+}
+
+// do runs a backend call as a command and shows its result or error.
+func (m *Model) do(name string, fn func(context.Context) ([]entry, error)) tea.Cmd {
+	return m.call(func(ctx context.Context) tea.Msg {
 		es, err := fn(ctx)
 		if err != nil {
 			es = append(es, entry{kind: entryError, text: name + ": " + line.First(err.Error())})
 		}
 		return resultMsg{entries: es}
-	}
+	})
 }
 
 func (m *Model) note(text string) { m.entries = append(m.entries, entry{kind: entryNote, text: text}) }

@@ -73,10 +73,8 @@ func (m *Model) sendNext() tea.Cmd {
 		return nil
 	}
 	q.sending = true
-	ctx, b, text, followUp := m.ctx, m.backend, q.text, q.followUp
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
-		defer cancel()
+	b, text, followUp := m.backend, q.text, q.followUp
+	return m.call(func(ctx context.Context) tea.Msg {
 		var err error
 		if followUp {
 			err = b.FollowUp(ctx, text)
@@ -84,7 +82,7 @@ func (m *Model) sendNext() tea.Cmd {
 			err = b.Steer(ctx, text)
 		}
 		return queueSentMsg{q: q, err: err}
-	}
+	})
 }
 
 // queueSent sends the next message; a send that failed is shown, and its
@@ -207,7 +205,7 @@ func (m *Model) queueView() []string {
 		if q.followUp {
 			label = "Follow-up: "
 		}
-		lines = append(lines, noteStyle.Render(label+clip(oneLineText(q.text), room)))
+		lines = append(lines, noteStyle.Render(label+line.Cut(oneLineText(q.text), room)))
 	}
 	return lines
 }

@@ -62,13 +62,10 @@ func (m *Model) watch() tea.Cmd {
 		return m.watchLater()
 	}
 	m.watching = true // the look is on its way
-	ctx := m.ctx
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
-		defer cancel()
+	return m.call(func(ctx context.Context) tea.Msg {
 		run, ok, err := w.LatestPrompt(ctx)
 		return watchedMsg{run: run, ok: ok, err: err}
-	}
+	})
 }
 
 // watched follows the prompt the look found when it is new to this chat:
