@@ -35,6 +35,8 @@ type heartbeater struct {
 	finished chan struct{}
 	// unpublish ends the call's push stream (nil: not pushed).
 	unpublish func()
+	// unguard ends HeartbeatGuard's keeping of the call's heartbeats.
+	unguard func()
 }
 
 // liveDetails are details that change while the activity runs and say
@@ -78,6 +80,13 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 		done: make(chan struct{}), finished: make(chan struct{})}
 	if h.record == nil {
 		h.record = activity.RecordHeartbeat
+	}
+	h.unguard = func() {}
+	if activity.IsActivity(ctx) {
+		// A heartbeat RPC that times out must not cut the call
+		// (heartbeatguard.go).
+		info := activity.GetInfo(ctx)
+		h.unguard = guardHeartbeats(info.TaskToken, info.HeartbeatTimeout)
 	}
 	if acc, ok := details.(*live.Accumulator); ok && a.Push != nil {
 		// Followers get the output from the worker's push hub as it
@@ -223,6 +232,7 @@ func (h *heartbeater) current() any {
 func (h *heartbeater) stop() {
 	close(h.done)
 	<-h.finished
+	h.unguard()
 	if h.unpublish != nil {
 		h.unpublish()
 	}

@@ -17,12 +17,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
@@ -177,6 +181,9 @@ func (b *streamBatch) fanout(ctx context.Context, prefix string, n, f int) (Fano
 					modelCalls++
 				}
 			}
+			if modelCalls > 1 {
+				b.h.logf("fanout: session %s made %d model calls: %s", session, modelCalls, strings.Join(modelCallOutcomes(evs), "; "))
+			}
 			for j := range f {
 				c := &calls[i*f+j]
 				c.slowTasks, c.closedAt = slowTaskStarts(evs), evs[len(evs)-1].GetEventTime().AsTime()
@@ -220,6 +227,7 @@ func (b *streamBatch) fanout(ctx context.Context, prefix string, n, f int) (Fano
 	for i := 0; i < len(calls); i += f {
 		if calls[i].events > 1 {
 			l.Retried++
+			b.h.logf("fanout: session %s's model calls as the worker's tap saw them: %s", calls[i].session, tapCallsOf(b.tap, calls[i].session))
 		}
 	}
 	total := 0
@@ -242,6 +250,28 @@ func (b *streamBatch) fanout(ctx context.Context, prefix string, n, f int) (Fano
 				l.Stalls++
 			}
 		}
+	}
+	// When each call's first heartbeat landed (the push address reaches
+	// the followers with it): beats that took a second or more were lost.
+	var firstLanded []float64
+	lostFirst := 0
+	for i := 0; i < len(calls); i += f {
+		t := calls[i].tap
+		for j, bt := range t.Beats {
+			if bt[1]-bt[0] >= int64(time.Second) {
+				if j == 0 {
+					lostFirst++
+				}
+				continue
+			}
+			firstLanded = append(firstLanded, float64(bt[1]-t.StartNs)/1e6)
+			break
+		}
+	}
+	sort.Float64s(firstLanded)
+	if len(firstLanded) > 0 {
+		b.h.logf("fanout: %d prompts: first heartbeat landed p50 %.0f ms p95 %.0f ms after the call started; %d calls' first heartbeat lost",
+			n, firstLanded[len(firstLanded)/2], firstLanded[len(firstLanded)*95/100], lostFirst)
 	}
 	b.h.logf("fanout: %d prompts x %d followers: delay p50 %.0f ms p95 %.0f ms max %.0f ms, %.1f RPCs/s per prompt (%v), %d stalls, server %.2f cores, worker %.2f, %d snapshots pushed, load %s",
 		n, f, l.Level.Delay.P50, l.Level.Delay.P95, l.Level.Delay.Max, l.RPCsPerPromptSec, l.RPCs, l.Stalls,
@@ -323,4 +353,77 @@ func (r *FanoutResult) rows() []Row {
 			"p95 <= 300 ms", verdict(s.Level.Delay.P95 <= streamTargetP95Ms)})
 	}
 	return out
+}
+
+// modelCallOutcomes says, for each CallModel of a history, when it was
+// scheduled, started and closed and how (a timeout's type, a failure's
+// message): why a prompt's model call was made again.
+func modelCallOutcomes(evs []*historypb.HistoryEvent) []string {
+	byID := map[int64]*historypb.HistoryEvent{}
+	started := map[int64]*historypb.HistoryEvent{}
+	at := func(ev *historypb.HistoryEvent) string {
+		return ev.GetEventTime().AsTime().UTC().Format("15:04:05.000")
+	}
+	var out []string
+	for _, ev := range evs {
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == activities.CallModelName {
+				byID[ev.GetEventId()] = ev
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			started[ev.GetActivityTaskStartedEventAttributes().GetScheduledEventId()] = ev
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED,
+			enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT, enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+			id := ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId() +
+				ev.GetActivityTaskFailedEventAttributes().GetScheduledEventId() +
+				ev.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId() +
+				ev.GetActivityTaskCanceledEventAttributes().GetScheduledEventId()
+			s := byID[id]
+			if s == nil {
+				continue
+			}
+			how := strings.TrimPrefix(ev.GetEventType().String(), "EVENT_TYPE_ACTIVITY_TASK_")
+			f := ev.GetActivityTaskFailedEventAttributes().GetFailure()
+			if t := ev.GetActivityTaskTimedOutEventAttributes().GetFailure(); t != nil {
+				f = t
+			}
+			if f != nil {
+				how += fmt.Sprintf(" (%s; timeout %s)", f.GetMessage(), f.GetTimeoutFailureInfo().GetTimeoutType())
+			}
+			st := started[id]
+			out = append(out, fmt.Sprintf("CallModel %d scheduled %s, started %s (attempt %d, %s), %s at %s",
+				id, at(s), at(st), st.GetActivityTaskStartedEventAttributes().GetAttempt(),
+				st.GetActivityTaskStartedEventAttributes().GetIdentity(), how, at(ev)))
+		}
+	}
+	return out
+}
+
+// tapCallsOf describes every model call of session the tap saw: when the
+// provider ran, and its heartbeat RPCs (the last ones' times).
+func tapCallsOf(file, session string) string {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err.Error()
+	}
+	at := func(ns int64) string { return time.Unix(0, ns).UTC().Format("15:04:05.000") }
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		var r tapRecord
+		if json.Unmarshal([]byte(line), &r) != nil || r.Session != session {
+			continue
+		}
+		var beats []string
+		for _, b := range r.Beats[max(len(r.Beats)-3, 0):] {
+			beats = append(beats, fmt.Sprintf("%s+%dms", at(b[0]), (b[1]-b[0])/1e6))
+		}
+		cut := ""
+		if r.Cut != "" {
+			cut = ", cut: " + r.Cut
+		}
+		out = append(out, fmt.Sprintf("provider %s to %s%s, %d heartbeat RPCs (last: %s), slow RPCs: [%s]",
+			at(r.StartNs), at(r.EndNs), cut, r.Heartbeats, strings.Join(beats, ", "), strings.Join(r.Slow, "; ")))
+	}
+	return strings.Join(out, " | ")
 }

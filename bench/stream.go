@@ -1190,7 +1190,10 @@ func dialCounting(ctx context.Context, s settings.Settings, c *rpcCounter, extra
 		opts.DataConverter = codec.DataConverter(nil, cdc)
 	}
 	opts.Logger = sdklog.NewStructuredLogger(quiet())
-	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(append([]grpc.UnaryClientInterceptor{c.unary}, extra...)...))
+	// As app.Dial's: the heartbeat guard, outside the counter (which
+	// counts and times what the wire did).
+	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions,
+		grpc.WithChainUnaryInterceptor(append([]grpc.UnaryClientInterceptor{activities.HeartbeatGuard, c.unary}, extra...)...))
 	cctx, cancel := context.WithTimeout(ctx, app.DialTimeout)
 	defer cancel()
 	return client.DialContext(cctx, opts)
@@ -1262,6 +1265,9 @@ type tapRecord struct {
 	Beats [][2]int64 `json:"beats,omitempty"`
 	// Slow: the worker's RPCs slower than slowRPCAfter while the provider ran.
 	Slow []string `json:"slow,omitempty"`
+	// Cut: why the call's context ended before the provider was done
+	// (context.Cause), "" when it did not.
+	Cut string `json:"cut,omitempty"`
 }
 
 // tapProvider stamps the text deltas of a provider as they leave it. In a
@@ -1303,6 +1309,9 @@ func (p *tapProvider) Complete(ctx context.Context, req llm.Request) agent.Messa
 		emit(llm.Delta{Type: agent.DeltaText, Delta: held.String()})
 	}
 	rec.EndNs = time.Now().UnixNano()
+	if ctx.Err() != nil {
+		rec.Cut = fmt.Sprintf("%v (%T)", context.Cause(ctx), context.Cause(ctx))
+	}
 	if activity.IsActivity(ctx) {
 		rec.Heartbeats = p.rpcs.heartbeatsOf(activity.GetInfo(ctx).TaskToken)
 		rec.Beats = p.rpcs.beatTimesOf(activity.GetInfo(ctx).TaskToken)

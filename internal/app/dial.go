@@ -12,7 +12,9 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
+	"google.golang.org/grpc"
 
+	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/line"
@@ -99,6 +101,11 @@ func dial(ctx context.Context, s settings.Settings, logger *slog.Logger, opts cl
 		opts.DataConverter = codec.DataConverter(nil, cdc)
 	}
 	opts.Logger = sdklog.NewStructuredLogger(logger)
+	// A heartbeat RPC that times out must not cut the activity that sent
+	// it (activities.HeartbeatGuard): a worker's client needs it; other
+	// clients send no heartbeats, and it passes their RPCs through.
+	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions,
+		grpc.WithChainUnaryInterceptor(activities.HeartbeatGuard))
 	ctx, cancel := context.WithTimeout(ctx, DialTimeout)
 	defer cancel()
 	c, err := client.DialContext(ctx, opts)

@@ -229,6 +229,10 @@ type follower struct {
 	// replays answer the events query of closed runs from their
 	// replayed history, by run id (nil value: the run does not replay).
 	replays map[string]func(after int64) ([]agent.Event, error)
+	// describedLen is the run's history length the last Describe saw (0:
+	// none of this run yet); queriedLen is describedLen when the last
+	// events query that answered was made. See nothingNew.
+	describedLen, queriedLen int64
 }
 
 type describeResult struct {
@@ -267,9 +271,21 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		if d == nil && f.describeDue() {
 			d, derr = f.describe(ctx)
 		}
+		if d == nil && derr == nil && f.fast && f.queryDue() && f.canSkipQueries() && !f.lastDescribe.After(f.lastQuery) {
+			// Something runs and the events query is due: a Describe
+			// first says whether the history grew since the last one
+			// (nothingNew). Idle, the query keeps its pace and the
+			// Describe its status interval.
+			d, derr = f.describe(ctx)
+		}
 		var evs []agent.Event
 		var qerr error
-		queried := f.queryDue() || derr != nil ||
+		due := f.queryDue()
+		if due && f.nothingNew() {
+			due = false
+			f.lastQuery = f.now()
+		}
+		queried := due || derr != nil ||
 			(d != nil && (d.unseen || d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING))
 		if queried {
 			f.lastQuery = f.now()
@@ -278,6 +294,9 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 				if evs, ok, qerr = f.replayedEvents(ctx, d); !ok {
 					evs, qerr = f.queryEvents(ctx, f.runID, f.after)
 				}
+			}
+			if qerr == nil {
+				f.queriedLen = f.describedLen
 			}
 		}
 		if ctx.Err() != nil {
@@ -293,6 +312,7 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			if moved { // to an earlier run: start over there
 				d = nil
 				f.lastDescribe, f.lastQuery = time.Time{}, time.Time{}
+				f.describedLen, f.queriedLen = 0, 0
 				continue
 			}
 			if agent.PageMayContinue(evs) {
@@ -316,6 +336,7 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			} else {
 				f.runID, d = next, nil
 				f.lastDescribe, f.lastQuery = time.Time{}, time.Time{}
+				f.describedLen, f.queriedLen = 0, 0
 				continue
 			}
 		} else if qerr == nil {
@@ -421,6 +442,28 @@ func (f *follower) queryDue() bool {
 	return !f.now().Before(f.lastQuery.Add(f.queryInterval()))
 }
 
+// nothingNew: a Describe made since the last events query (while
+// something runs, one is made when the query is due and none was) saw
+// the run's
+// history as long as it was when that query was made, so the query due
+// now would bring no new event: the events are the workflow's state,
+// which only a workflow task changes, and each adds to the history. The
+// events query is the follower's dearest RPC (it goes through the
+// worker's workflow-task pollers, where at 100 prompts the followers'
+// queries delayed the workflow tasks themselves: bench/RESULTS.md); a
+// Describe is answered by the server alone. A query that is forced (the
+// first, a page that continues, a call that ended, an entry not seen
+// yet, a closed run) is never skipped.
+func (f *follower) nothingNew() bool {
+	return f.canSkipQueries() && f.describedLen == f.queriedLen && f.lastDescribe.After(f.lastQuery)
+}
+
+// canSkipQueries: the last events query answered and is not to be
+// repeated at once, and the server reports history lengths.
+func (f *follower) canSkipQueries() bool {
+	return !f.lastQuery.IsZero() && f.queriedLen > 0
+}
+
 // deliver passes the events after f.after to fn in order. done: prompt_end
 // was delivered. moved: the events after f.after are in an earlier run,
 // which is now f.runID.
@@ -518,6 +561,9 @@ func (f *follower) describe(ctx context.Context) (*describeResult, error) {
 	resp, err := f.k.Client.DescribeWorkflowExecution(cctx, f.wfID, f.runID)
 	if err != nil {
 		return nil, err
+	}
+	if f.runID == "" || resp.GetWorkflowExecutionInfo().GetExecution().GetRunId() == f.runID {
+		f.describedLen = resp.GetWorkflowExecutionInfo().GetHistoryLength()
 	}
 	f.reachable()
 	return f.snapshots(ctx, resp, sent), nil

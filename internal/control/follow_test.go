@@ -47,6 +47,9 @@ type fakeRun struct {
 	events  []agent.Event
 	pending []live.Snapshot
 	beats   map[string]time.Time // when each pending snapshot was first seen
+	// histLen is the history length Describe reports (0: none, as a
+	// server that does not say).
+	histLen int64
 }
 
 // GetWorkflow is a run with no result (as a closed run of an older build
@@ -128,8 +131,9 @@ func (f *fakeTemporal) DescribeWorkflowExecution(ctx context.Context, workflowID
 	}
 	resp := &workflowservice.DescribeWorkflowExecutionResponse{
 		WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
-			Execution: &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: r.id},
-			Status:    r.status,
+			Execution:     &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: r.id},
+			Status:        r.status,
+			HistoryLength: r.histLen,
 		},
 	}
 	for i, s := range r.pending {
@@ -280,6 +284,44 @@ func TestFollow_ClosedWithoutPromptEnd(t *testing.T) {
 			r.checkSeqs(t, 0, 4)
 		})
 	}
+}
+
+// Spec 13.10.9 (issue 26): while a call runs, the events query, which a
+// worker answers and which at 100 prompts delayed the workflow tasks, is
+// made only when a Describe saw the run's history grow since the last
+// one; new events still arrive at the poll's pace.
+func TestFollow_QueriesOnlyWhenTheHistoryGrew(t *testing.T) {
+	start := agent.Event{Type: agent.EventMessageStart, Seq: 4, EntryID: "a1"}
+	acc := live.NewModel("a1", 0)
+	acc.Add(llmDelta("thinking"))
+	f := newFake(&fakeRun{id: "r1", events: append(evs(1, 3, ""), start), histLen: 10,
+		pending: []live.Snapshot{acc.Snapshot()}})
+	r := &recorder{}
+	done := make(chan error, 1)
+	go func() {
+		_, err := follow(t, fastController(f), "", 0, r)
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // 60 polls of 5 ms
+	var queries, describes int
+	f.do(func() { queries, describes = f.queries, f.describes })
+	if queries > 2 || describes < 10 {
+		t.Fatalf("%d queries and %d Describes in 300 ms of an unchanged history, want 1 or 2 queries (the first) and Describes at the poll's pace", queries, describes)
+	}
+	f.do(func() {
+		f.runs["r1"].events = append(f.runs["r1"].events, agent.Event{Type: agent.EventPromptEnd, Seq: 5, Status: agent.StatusCompleted})
+		f.runs["r1"].pending = nil
+		f.runs["r1"].histLen = 14
+	})
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("the events after the history grew did not arrive within 1 s")
+	}
+	r.checkSeqs(t, 0, 5)
 }
 
 // Follow of a session that never ran a prompt ends at once with
