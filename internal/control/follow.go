@@ -587,6 +587,7 @@ func (f *follower) snapshots(ctx context.Context, resp *workflowservice.Describe
 		}
 		if d.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 			f.push.observe(ctx, d.pending)
+			f.push.newest(d.pending)
 		}
 	} else if d.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		// A failed read leaves this round without live output: the next

@@ -147,6 +147,34 @@ func (p *pushReader) take() []live.Stamped {
 	return out
 }
 
+// newest puts in pending (the snapshots of one Describe) the latest
+// snapshot each call's push stream brought, where that is not older:
+// the heartbeats come once a second while a call pushes, so a Describe
+// carries an older state than the stream already passed on, and a tool's
+// rolling tail read after a newer one looks like new output (a user
+// command's update repeated its first lines). While the stream is open
+// its snapshot stands; once it ended, only when it is not older than the
+// heartbeat. The Describe's Push, Call and At stay.
+func (p *pushReader) newest(pending []live.Stamped) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, s := range pending {
+		st := p.streams[s.Call]
+		if st == nil || !st.open || st.latest.EntryID != s.EntryID || st.latest.Attempt != s.Attempt {
+			continue
+		}
+		if st.over && st.latest.At.Before(s.At) {
+			continue
+		}
+		push := s.Push
+		pending[i].Snapshot = st.latest.Snapshot
+		pending[i].Push = push
+	}
+}
+
 // keep gives s back to take, unless its stream brought a newer one.
 func (p *pushReader) keep(s live.Stamped) {
 	p.mu.Lock()

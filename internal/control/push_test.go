@@ -78,3 +78,50 @@ func TestPushReader_RefusedFallsBack(t *testing.T) {
 		t.Fatalf("%d streams of calls no longer running", left)
 	}
 }
+
+// A Describe's snapshot of a call whose push stream already brought a
+// later state is that later state: a tool's rolling tail read from the
+// heartbeats after the pushed one would look like new output to a
+// follower (a user command's bash_execution_update repeated its lines).
+// Once the stream ended, a newer heartbeat stands.
+func TestPushReader_DescribeNeverOlderThanThePush(t *testing.T) {
+	p := newPushReader(nil)
+	t0 := time.Now()
+	pushed := make(chan func(live.Snapshot, time.Time), 1)
+	end := make(chan struct{})
+	p.subscribe = func(ctx context.Context, push live.Push, fn func(live.Snapshot, time.Time)) error {
+		pushed <- fn
+		<-end
+		return nil
+	}
+	tool := func(out string, at time.Time) []live.Stamped {
+		return []live.Stamped{{Snapshot: live.Snapshot{Kind: live.KindTool, EntryID: "b1", Output: out,
+			Push: &live.Push{URL: "http://127.0.0.1:1/live/x"}}, Call: "bash-1", At: at}}
+	}
+	p.observe(context.Background(), tool("l1", t0))
+	(<-pushed)(live.Snapshot{Kind: live.KindTool, EntryID: "b1", Output: "l1\nl2\nl3\nl4"}, t0.Add(3*time.Second))
+	d := tool("l1\nl2\nl3", t0.Add(2*time.Second)) // the heartbeat lags the stream
+	p.newest(d)
+	if d[0].Output != "l1\nl2\nl3\nl4" || d[0].Push == nil || d[0].At != t0.Add(2*time.Second) {
+		t.Fatalf("describe round %+v: want the pushed output with the Describe's push address and time", d[0])
+	}
+	close(end) // the stream ends; a later heartbeat is newer than its last line
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		p.mu.Lock()
+		over := p.streams["bash-1"].over
+		p.mu.Unlock()
+		if over {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stream did not end")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	d = tool("l1\nl2\nl3\nl4\nl5", t0.Add(4*time.Second))
+	p.newest(d)
+	if d[0].Output != "l1\nl2\nl3\nl4\nl5" {
+		t.Fatalf("after the stream ended a newer heartbeat was replaced: %q", d[0].Output)
+	}
+}
