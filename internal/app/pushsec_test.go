@@ -100,3 +100,38 @@ func TestServePush_Security(t *testing.T) {
 		})
 	}
 }
+
+// Spec 13.10.9: worker --dev pushes on loopback unless stream.push says
+// otherwise; any other worker pushes only where stream.push says.
+func TestServePush_DevDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		push   string
+		dev    bool
+		pushes bool
+	}{
+		{"dev, unset: loopback", "", true, true},
+		{"dev, off", "off", true, false},
+		{"not dev, unset", "", false, false},
+		{"not dev, set", "127.0.0.1:0", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s settings.Settings
+			s.Stream.Push = tc.push
+			h, err := servePush(s, tc.dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (h != nil) != tc.pushes {
+				t.Fatalf("hub %v, want pushing %t", h, tc.pushes)
+			}
+			if h == nil {
+				return
+			}
+			defer h.Close()
+			if !strings.HasPrefix(h.URL(), "http://127.0.0.1:") {
+				t.Fatalf("hub at %s, want plain HTTP on loopback", h.URL())
+			}
+		})
+	}
+}

@@ -86,7 +86,7 @@ func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.
 	}
 	g := &group{runner: ownRunner}
 	if acts.Push == nil {
-		if g.push, err = ServePush(s); err != nil {
+		if g.push, err = servePush(s, o.Dev); err != nil {
 			return nil, err
 		}
 		acts.Push = g.push
@@ -262,11 +262,26 @@ func serveMetrics(s settings.Settings, dev bool) (*metrics.Server, error) {
 	return srv, nil
 }
 
+// servePush is ServePush with worker --dev's default: unless
+// stream.push is set, a dev worker pushes on loopback (127.0.0.1:0), the
+// transport that met the fan-out targets (docs/live.md), and goes on
+// with heartbeats alone, saying so, when it cannot listen.
+func servePush(s settings.Settings, dev bool) (*live.Hub, error) {
+	if !dev || s.Stream.Push != "" {
+		return ServePush(s)
+	}
+	s.Stream.Push = "127.0.0.1:0"
+	h, err := ServePush(s)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "worker: no live push: %v (followers read the heartbeats)\n", err)
+		return nil, nil
+	}
+	return h, nil
+}
+
 // ServePush starts the live-output push hub on stream.push (nil: off,
-// the default, also under worker --dev: the push path is opt-in until it
-// meets its latency target, docs/live.md). With a payload codec the hub
-// seals its lines with it, and it serves HTTPS by stream.pushTLS
-// (pushsec.go).
+// the default outside worker --dev). With a payload codec the hub seals
+// its lines with it, and it serves HTTPS by stream.pushTLS (pushsec.go).
 func ServePush(s settings.Settings) (*live.Hub, error) {
 	addr := s.Stream.Push
 	if addr == "" || addr == "off" {

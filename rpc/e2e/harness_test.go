@@ -299,9 +299,12 @@ func contract(e agent.Event) bool {
 		return false
 	case e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleUser:
 		return false
-	case e.Type == agent.EventMessageUpdate && e.AssistantMessageEvent != nil && answerFrame(e.AssistantMessageEvent.Type):
-		// pi 1.6's start/done/error around each answer (RPC mode's
-		// framing, checked by liveOf), not the workflow's events.
+	case e.Type == agent.EventMessageUpdate:
+		// Live lines, not the workflow's events: pi 1.6's start/done/error
+		// around each answer and the deltas between them (checked by
+		// liveOf). How many deltas a short answer shows depends on the
+		// live transport (worker --dev pushes them as they come; the
+		// heartbeats may show none), so the contract's order leaves them out.
 		return false
 	}
 	return true
