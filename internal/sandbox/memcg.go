@@ -248,3 +248,21 @@ func removeCgroup(dir string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// sweepCgroups removes the cgroups under root that a worker made and
+// left when it died before its sandboxes ended (their names carry its
+// pid: durable-agent-[mem-]PID-N), once that worker is gone: only an
+// empty cgroup can be removed, so one still in use stays.
+func sweepCgroups(root string) {
+	dirs, _ := filepath.Glob(filepath.Join(root, "durable-agent-*"))
+	for _, d := range dirs {
+		f := strings.Split(filepath.Base(d), "-")
+		pid, err := strconv.Atoi(f[len(f)-2])
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			_ = os.Remove(d)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,11 +17,11 @@ import (
 // cgroup v1 memory hierarchy (this machine's), else none, and says why.
 func TestMemoryCgroup_FindsV2ElseV1(t *testing.T) {
 	for _, tc := range []struct {
-		name, cgroup              string
-		v2Path, controllers, sub  string // the worker's v2 cgroup, "" for no v2 mount
-		v1Path                    string // the worker's v1 memory cgroup, "" for no v1 mount
-		wantV2, wantV1            bool
-		want                      string // why none
+		name, cgroup             string
+		v2Path, controllers, sub string // the worker's v2 cgroup, "" for no v2 mount
+		v1Path                   string // the worker's v1 memory cgroup, "" for no v1 mount
+		wantV2, wantV1           bool
+		want                     string // why none
 	}{
 		{name: "pure v2, delegated", cgroup: "0::/user.slice/worker\n", v2Path: "/user.slice/worker", controllers: "cpu memory pids", sub: "memory pids", wantV2: true},
 		{name: "v2, memory not in subtree_control", cgroup: "0::/w\n", v2Path: "/w", controllers: "cpu memory", sub: "cpu",
@@ -242,5 +243,32 @@ func TestSandbox_MemoryCgroupPerCommand(t *testing.T) {
 	r.Close()
 	if left := leftCgroups(t, r); len(left) != 0 {
 		t.Fatalf("memory cgroups left after Close: %v", left)
+	}
+}
+
+// Issue 22: a worker that died before its sandboxes ended (killed, so
+// Close never ran) leaves their cgroups; the next runner made removes
+// them, and none of a worker still running.
+func TestRunner_RemovesTheCgroupsOfADeadWorker(t *testing.T) {
+	r := memRunner(t, Config{MemoryMB: 64})
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(r.mem, fmt.Sprintf("durable-agent-mem-%d-7", dead.Process.Pid))
+	alive := filepath.Join(r.mem, fmt.Sprintf("durable-agent-mem-%d-7", os.Getppid()))
+	for _, d := range []string{left, alive} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.Remove(alive)
+	defer os.Remove(left)
+	memRunner(t, Config{MemoryMB: 64})
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("the cgroup of a dead worker is still there: %v", err)
+	}
+	if _, err := os.Stat(alive); err != nil {
+		t.Errorf("the cgroup of a running worker was removed: %v", err)
 	}
 }

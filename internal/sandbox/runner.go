@@ -46,10 +46,16 @@ func New(c Config) (*Runner, error) {
 	if c.MaxProcesses > 0 {
 		r.pids, r.noPids = pidsRoot()
 		r.cfg.pidsCgroup = r.pids != ""
+		if r.pids != "" {
+			sweepCgroups(r.pids)
+		}
 	}
 	if c.MemoryMB > 0 {
 		r.mem, r.memV2, r.noMem = memoryCgroup("/proc/self/cgroup", "/proc/self/mountinfo")
 		r.cfg.memCgroup = r.mem != ""
+		if r.mem != "" {
+			sweepCgroups(r.mem)
+		}
 	}
 	return r, nil
 }
