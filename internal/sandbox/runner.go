@@ -386,10 +386,11 @@ func (p *process) Wait() (tools.Exit, error) {
 // RLIMIT_CPU sends at its soft limit, SIGKILL what it sends at the hard
 // limit a second later, told from any other SIGKILL by the CPU time the
 // limit shell reports for the command; a shell reports a job SIGXCPU
-// ended in the output; the sandbox's pids cgroup counts the forks it
-// refused (whether or not the program said so), and without it a fork
-// refused under RLIMIT_NPROC or an allocation refused under RLIMIT_AS
-// shows in the output of a failed command.
+// ended in the output; the sandbox's memory cgroup counts the processes
+// its OOM killer ended and its pids cgroup the forks it refused (whether
+// or not the program said so), and without them a fork refused under
+// RLIMIT_NPROC or an allocation refused under RLIMIT_AS shows in the
+// output of a failed command.
 //
 // A failed command with no such sign may still have hit one, silently
 // (stderr sent to /dev/null, a command substitution, a program that
