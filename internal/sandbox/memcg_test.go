@@ -91,7 +91,6 @@ func memRunner(t *testing.T, c Config) *Runner {
 	if r.mem == "" {
 		t.Skip(r.MemoryLimitNote())
 	}
-	t.Cleanup(func() { r.Close() })
 	return r
 }
 

@@ -16,12 +16,16 @@ import (
 )
 
 // runner is a sandbox of c, skipping the test where bubblewrap cannot run.
+// It is closed when the test ends: its spares, and their cgroups, do not
+// outlive the test (a test binary that exits with spares waiting leaves
+// their cgroups behind).
 func runner(t *testing.T, c Config) *Runner {
 	t.Helper()
 	r, err := New(c)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	t.Cleanup(func() { r.Close() })
 	if err := r.Probe(); err != nil {
 		t.Skipf("bubblewrap unusable here: %v", err)
 	}
