@@ -29,11 +29,11 @@ import (
 // has run for refillQuiet (the answer's calls are done and the model's
 // turn has begun), the pool is filled up to the burst's size again, and
 // spares beyond it are ended; Runner.Prepare (the worker's hint that a
-// model call of the workspace started) fills it at once. A spare that waits longer than
-// Config.AheadIdle is ended; a command for the same workspace with
-// another key (its settings or environment changed) ends that
-// workspace's spares of other keys; the runner keeps at most maxSpares in
-// all, and Runner.Close ends them.
+// model call of the workspace started) fills it at once. A spare that
+// waits longer than Config.AheadIdle is ended; a command for the same
+// workspace with another key (its settings or environment changed) ends
+// that workspace's spares of other keys; the runner keeps at most
+// maxSpares in all, and Runner.Close ends them.
 
 // maxPerKey bounds the spares of one workspace and environment: the
 // longest burst the pool is sized for. (With 4, the fifth call of an
