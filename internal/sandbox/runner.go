@@ -168,6 +168,20 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 	return p, nil
 }
 
+// Prepare is a hint that commands for workspace dir with environment
+// env are coming: the worker gives it when a model call of a session in
+// dir starts, so the workspace's spares get ready during the model's
+// turn rather than refillQuiet after its last command. It fills the
+// pool of dir and env up to its size (its last burst's, 1 for a
+// workspace with none yet; at most maxPerKey, maxSpares in all) and
+// returns at once: the spares start in the background. A full pool, a
+// workspace with a command running (the pool is filled after it), a
+// path that is not a directory, or a runner that starts no spares
+// (Config.AheadIdle negative): nothing happens.
+func (r *Runner) Prepare(dir string, env []string) {
+	r.spares.prepare(r, dir, env)
+}
+
 // Close ends the sandboxes started ahead, those being started included,
 // and starts none after; commands running are the callers' (their Kill
 // ends them). The runner still runs commands, each in a new sandbox.

@@ -41,9 +41,13 @@ func bash(t testing.TB, r tools.Runner, ws, command string, timeoutSec float64) 
 	}
 	raw, _ := json.Marshal(args)
 	return tools.Run(context.Background(), tools.Bash, raw, tools.Options{
-		Workspace: ws, Runner: r, TempDir: t.TempDir(),
-		Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + ws},
+		Workspace: ws, Runner: r, TempDir: t.TempDir(), Env: benchEnv(ws),
 	})
+}
+
+// benchEnv is the environment bash gets in workspace ws (bash).
+func benchEnv(ws string) []string {
+	return []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + ws}
 }
 
 func TestSandbox_SeesTheWorkspaceAndTheSystemOnly(t *testing.T) {
