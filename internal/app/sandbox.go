@@ -20,8 +20,8 @@ var bwrapBinary = ""
 // or fails its probe, dev (worker --dev, the demo) gets tools.Local and
 // any other worker an error that says how to choose. note is the one line
 // the worker says at start when bash runs unsandboxed, or sandboxed with
-// maxProcesses or memoryMB as an rlimit (sandbox.Runner.StartNote; ""
-// when neither). Network allowlist needs tools.sandbox.allowHosts; its
+// maxProcesses as an rlimit or with memoryMB (a cgroup or an rlimit:
+// sandbox.Runner.StartNote; "" when none of these). Network allowlist needs tools.sandbox.allowHosts; its
 // proxies log to slog.Default() and its bridge is this binary, whose
 // main must call egress.MaybeRunBridge.
 func ToolRunner(s settings.Settings, dev bool) (r tools.Runner, note string, err error) {
@@ -60,7 +60,7 @@ func ToolRunner(s settings.Settings, dev bool) (r tools.Runner, note string, err
 	}
 	switch {
 	case err == nil:
-		return br, br.StartNote(), nil // "" but for rlimits a cgroup would do better
+		return br, br.StartNote(), nil // "" but for memoryMB and rlimits a cgroup would do better
 	case sb.Mode == settings.SandboxBubblewrap:
 		return nil, "", fmt.Errorf("tools.sandbox.mode bubblewrap: %w", err)
 	case dev:

@@ -455,6 +455,11 @@ func printSettings(env Env, s settings.Settings, vals []settings.Value) {
 		if v.Key == "tools.sandbox.mode" {
 			fmt.Fprintf(env.Stdout, "    effective on this machine: %s\n", sandboxEffective(s.Tools.Sandbox.Mode, ""))
 		}
+		if v.Key == "tools.sandbox.memoryMB" {
+			if e := sandboxMemoryEffective(s.Tools.Sandbox.MemoryMB); e != "" {
+				fmt.Fprintf(env.Stdout, "    effective on this machine: %s\n", e)
+			}
+		}
 	}
 	for _, v := range vals {
 		if v.Key == "retry.enabled" && v.Value == "false" && v.Kind == settings.OriginFile {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/durableagent/durableagent/internal/sandbox"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -26,4 +27,20 @@ func sandboxEffective(mode, binary string) string {
 		return fmt.Sprintf("bubblewrap → none: a worker refuses to start (%v)", err)
 	}
 	return fmt.Sprintf("auto → off (%v): worker --dev and the demo run bash unsandboxed; any other worker refuses to start", err)
+}
+
+// sandboxMemoryEffective says what tools.sandbox.memoryMB comes to on
+// this machine, as a worker started here would say it at start
+// (sandbox.Runner.MemoryLimitNote): a memory cgroup per command, or the
+// RLIMIT_AS fallback and why; "" when memoryMB is 0.
+func sandboxMemoryEffective(memoryMB int64) string {
+	if memoryMB <= 0 {
+		return ""
+	}
+	r, err := sandbox.New(sandbox.Config{MemoryMB: memoryMB})
+	if err != nil {
+		return ""
+	}
+	note, _ := strings.CutPrefix(r.MemoryLimitNote(), "sandbox: ")
+	return note
 }

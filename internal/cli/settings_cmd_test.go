@@ -136,3 +136,22 @@ func TestSettings_ShowsTheEffectiveSandbox(t *testing.T) {
 		t.Fatalf("bubblewrap without bwrap: %q", got)
 	}
 }
+
+// Issue 22: `starter settings` shows what tools.sandbox.memoryMB comes to
+// on this machine: a memory cgroup per command, or the RLIMIT_AS fallback
+// and why, as the worker says at start; nothing when it is 0.
+func TestSettings_ShowsTheEffectiveMemoryLimit(t *testing.T) {
+	if _, err := os.Stat(sandbox.DefaultBinary); err != nil {
+		t.Skip("no bubblewrap here")
+	}
+	_, out, _ := runIn(t, t.TempDir(), "", map[string]string{"DURABLE_AGENT_TOOLS_SANDBOX_MEMORYMB": "256"}, "settings")
+	cgroup := "effective on this machine: tools.sandbox.memoryMB 256 is a memory cgroup"
+	rlimit := "effective on this machine: tools.sandbox.memoryMB 256 falls back to RLIMIT_AS"
+	if !strings.Contains(out, cgroup) && !strings.Contains(out, rlimit) {
+		t.Fatalf("settings output says neither %q nor %q:\n%s", cgroup, rlimit, out)
+	}
+	_, out, _ = runIn(t, t.TempDir(), "", nil, "settings")
+	if strings.Contains(out, "tools.sandbox.memoryMB 0") {
+		t.Fatalf("memoryMB 0 has an effective line:\n%s", out)
+	}
+}

@@ -28,11 +28,12 @@ import (
 // commands starts the next spare as it comes. When no command of the key
 // has run for refillQuiet (the answer's calls are done and the model's
 // turn has begun), the pool is filled up to the burst's size again, and
-// spares beyond it are ended. A spare that waits longer than
-// Config.AheadIdle is ended; a command for the same workspace with
-// another key (its settings or environment changed) ends that
-// workspace's spares of other keys; the runner keeps at most maxSpares in
-// all, and Runner.Close ends them.
+// spares beyond it are ended; Runner.Prepare (the worker's hint that a
+// model call of the workspace started) fills it at once. A spare that
+// waits longer than Config.AheadIdle is ended; a command for the same
+// workspace with another key (its settings or environment changed) ends
+// that workspace's spares of other keys; the runner keeps at most
+// maxSpares in all, and Runner.Close ends them.
 
 // maxPerKey bounds the spares of one workspace and environment: the
 // longest burst the pool is sized for. (With 4, the fifth call of an
@@ -46,8 +47,9 @@ const maxSpares = 16
 // refillQuiet is how long no command of a key must have run before its
 // pool is filled again: longer than the gap between two tool calls of
 // one answer (the workflow scheduling the next activity), shorter than
-// a model's turn.
-const refillQuiet = 100 * time.Millisecond
+// a model's turn. (A variable: tests set it longer, to tell a fill by
+// Runner.Prepare from one after the quiet.)
+var refillQuiet = 100 * time.Millisecond
 
 // defaultAheadIdle is how long a spare waits when Config.AheadIdle is 0.
 const defaultAheadIdle = time.Minute
@@ -200,26 +202,8 @@ func (s *spares) begin(r *Runner, dir string, env []string) (string, *process) {
 		s.mu.Unlock()
 		return "", nil
 	}
-	var stale []*spare
-	for ko, o := range s.pools {
-		// The workspace's spares of another key would serve none of its
-		// commands now: its settings or environment changed.
-		if ko != k && o.dir == dir && len(o.spares) > 0 {
-			stale = append(stale, o.spares...)
-			s.ending.Add(len(o.spares))
-			s.n -= len(o.spares)
-			o.spares = nil
-			s.forget(ko, o)
-		}
-	}
-	pl := s.pools[k]
-	if pl == nil {
-		if s.pools == nil {
-			s.pools = map[string]*pool{}
-		}
-		pl = &pool{dir: dir, env: env, want: 1}
-		s.pools[k] = pl
-	}
+	stale := s.staleOf(k, dir)
+	pl := s.poolOf(k, dir, env)
 	pl.running++
 	pl.burst++
 	if pl.refill != nil {
@@ -267,6 +251,73 @@ func (s *spares) begin(r *Runner, dir string, env []string) (string, *process) {
 	return k, p
 }
 
+// staleOf removes the spares of workspace dir of keys other than k
+// from their pools, which would serve none of its commands now (its
+// settings or environment changed), and returns them, counted in
+// s.ending, for end; s.mu is held.
+func (s *spares) staleOf(k, dir string) []*spare {
+	var stale []*spare
+	for ko, o := range s.pools {
+		if ko != k && o.dir == dir && len(o.spares) > 0 {
+			stale = append(stale, o.spares...)
+			s.ending.Add(len(o.spares))
+			s.n -= len(o.spares)
+			o.spares = nil
+			s.forget(ko, o)
+		}
+	}
+	return stale
+}
+
+// poolOf is the pool of key k, a new one (sized 1) if there is none;
+// s.mu is held.
+func (s *spares) poolOf(k, dir string, env []string) *pool {
+	pl := s.pools[k]
+	if pl == nil {
+		if s.pools == nil {
+			s.pools = map[string]*pool{}
+		}
+		pl = &pool{dir: dir, env: env, want: 1}
+		s.pools[k] = pl
+	}
+	return pl
+}
+
+// prepare is Runner.Prepare: it fills the pool of dir and env now, as
+// the refill after refillQuiet would, unless a command of it runs (the
+// refill after the burst sizes it then). The spares start in the
+// background; a full pool starts none.
+func (s *spares) prepare(r *Runner, dir string, env []string) {
+	if r.aheadIdle() < 0 {
+		return
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return
+	}
+	k, ok := r.key(dir, env)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	stale := s.staleOf(k, dir)
+	pl := s.poolOf(k, dir, env)
+	var extra []*spare
+	if pl.running == 0 {
+		if pl.refill != nil {
+			pl.refill.Stop()
+			pl.refill = nil
+		}
+		extra = s.size(r, k, pl)
+	}
+	s.mu.Unlock()
+	s.end(stale...)
+	s.end(extra...)
+}
+
 // done counts a command of key k (begin's) as ended; when none of the
 // key runs for refillQuiet, its pool is filled again.
 func (s *spares) done(r *Runner, k string) {
@@ -297,6 +348,16 @@ func (s *spares) fill(r *Runner, k string, pl *pool) {
 		return
 	}
 	pl.refill = nil
+	extra := s.size(r, k, pl)
+	s.mu.Unlock()
+	s.end(extra...)
+}
+
+// size sizes pool pl of key k, whose commands are done: its size is the
+// last burst's (at most Runner.maxPerKey), it is filled up to that
+// (maxSpares in all), and the spares beyond it are returned, counted in
+// s.ending, for end; s.mu is held.
+func (s *spares) size(r *Runner, k string, pl *pool) []*spare {
 	if pl.burst > 0 {
 		pl.want = min(pl.burst, r.maxPerKey())
 		pl.burst = 0
@@ -311,8 +372,7 @@ func (s *spares) fill(r *Runner, k string, pl *pool) {
 	for len(pl.spares) < pl.want && s.start(r, k, pl) {
 	}
 	s.forget(k, pl)
-	s.mu.Unlock()
-	s.end(extra...)
+	return extra
 }
 
 // start starts, in the background, one more spare in pool pl of key k

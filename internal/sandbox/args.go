@@ -157,7 +157,7 @@ func (c Config) limitScript(sh string) string {
 		lim = append(lim, "ulimit -S -t "+strconv.FormatInt(c.CPUSeconds, 10),
 			"ulimit -H -t "+strconv.FormatInt(c.CPUSeconds+1, 10))
 	}
-	if c.MemoryMB > 0 {
+	if c.MemoryMB > 0 && !c.memCgroup {
 		lim = append(lim, "ulimit -v "+strconv.FormatInt(c.MemoryMB*1024, 10))
 	}
 	if c.MaxProcesses > 0 && !c.pidsCgroup {

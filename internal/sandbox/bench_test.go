@@ -31,7 +31,13 @@ const modelTurn = 300 * time.Millisecond
 // with network allowlist (an egress proxy per sandbox); "back-to-back"
 // ones call with no pause at all, sandboxed and unsandboxed calls taking
 // turns in runs of benchRun; "answers" ones as the tool calls of answers
-// run: a model turn, then benchRun calls back to back:
+// run: a model turn, then benchRun calls back to back; "first-call" ones
+// each run's calls in a new workspace (a new session's first answer: no
+// spare), the "-hinted" ones with the worker's hint as the model turn
+// starts (Runner.Prepare, which the CallModel activity gives), and the
+// "answers-short-allowlist" ones after a model turn of shortTurn, too
+// short for the refill after the quiet to have the spares' egress
+// proxies ready (all sandboxed runs first, then the unsandboxed ones):
 //
 //	go test ./internal/sandbox -run '^$' -bench BashTrue -benchtime 30x
 func BenchmarkBashTrue_SandboxedVsLocal(b *testing.B) {
@@ -51,12 +57,44 @@ func BenchmarkBashTrue_SandboxedVsLocal(b *testing.B) {
 	b.Run("answers", func(b *testing.B) { benchBashTrue(b, Config{}, modelTurn, benchRun) })
 	b.Run("answers-cold", func(b *testing.B) { benchBashTrue(b, Config{AheadIdle: -1}, modelTurn, benchRun) })
 	b.Run("answers-allowlist", func(b *testing.B) { benchBashTrue(b, allowlist, modelTurn, benchRun) })
+	// Spares of the workspaces done with end soon: they would hold the
+	// runner's bound (maxSpares) against the new ones.
+	fresh := Config{AheadIdle: time.Second}
+	b.Run("first-call", func(b *testing.B) { benchBashTrue(b, fresh, modelTurn, 1, benchFresh) })
+	b.Run("first-call-hinted", func(b *testing.B) { benchBashTrue(b, fresh, modelTurn, 1, benchFresh|benchHint) })
+	b.Run("first-answer", func(b *testing.B) { benchBashTrue(b, fresh, modelTurn, benchRun, benchFresh) })
+	b.Run("first-answer-hinted", func(b *testing.B) { benchBashTrue(b, fresh, modelTurn, benchRun, benchFresh|benchHint) })
+	b.Run("answers-short-allowlist", func(b *testing.B) { benchBashTrue(b, allowlist, shortTurn, benchRun, benchBlocks) })
+	b.Run("answers-short-allowlist-hinted", func(b *testing.B) {
+		benchBashTrue(b, allowlist, shortTurn, benchRun, benchBlocks|benchHint)
+	})
 }
+
+// shortTurn is a model turn just longer than refillQuiet: the refill
+// after the quiet starts within it, the spares' proxies are not ready.
+const shortTurn = 120 * time.Millisecond
+
+// benchMode is how a benchmark's sandboxed runs go: benchFresh, each in
+// a new workspace; benchHint, with the hint of a model call's start
+// (Runner.Prepare) before its model turn; benchBlocks, all of them one
+// after another (each after its pause), then the unsandboxed ones, so
+// that only a model turn lies between two sandboxed runs.
+type benchMode int
+
+const (
+	benchFresh benchMode = 1 << iota
+	benchHint
+	benchBlocks
+)
 
 // benchBashTrue measures calls of `true` in a sandbox of c against
 // unsandboxed ones, in runs of burst calls one after another, each run
 // after pause; the kinds take turns run by run.
-func benchBashTrue(b *testing.B, c Config, pause time.Duration, burst int) {
+func benchBashTrue(b *testing.B, c Config, pause time.Duration, burst int, modes ...benchMode) {
+	var mode benchMode
+	for _, m := range modes {
+		mode |= m
+	}
 	r, err := New(c)
 	if err != nil {
 		b.Fatal(err)
@@ -66,7 +104,12 @@ func benchBashTrue(b *testing.B, c Config, pause time.Duration, burst int) {
 	}
 	defer r.Close()
 	ws := b.TempDir()
+	sandboxWs := ws
 	run := func(rn tools.Runner) time.Duration {
+		ws := ws
+		if rn == r {
+			ws = sandboxWs
+		}
 		start := time.Now()
 		res := bash(b, rn, ws, "true", 0)
 		d := time.Since(start)
@@ -87,18 +130,34 @@ func benchBashTrue(b *testing.B, c Config, pause time.Duration, burst int) {
 	b.ResetTimer()
 	var sandboxed, local time.Duration
 	pos := make([]time.Duration, burst)
-	for i := 0; i < b.N; i += burst {
-		n := min(burst, b.N-i)
+	sandboxedRun := func(n int) {
+		if mode&benchFresh != 0 {
+			sandboxWs = b.TempDir()
+		}
+		if mode&benchHint != 0 {
+			r.Prepare(sandboxWs, benchEnv(sandboxWs))
+		}
 		time.Sleep(pause)
 		for j := 0; j < n; j++ {
 			d := run(r)
 			sandboxed += d
 			pos[j] += d
 		}
+	}
+	localRun := func(n int) {
 		time.Sleep(pause)
 		for j := 0; j < n; j++ {
 			local += run(tools.Local)
 		}
+	}
+	for i := 0; i < b.N; i += burst {
+		sandboxedRun(min(burst, b.N-i))
+		if mode&benchBlocks == 0 {
+			localRun(min(burst, b.N-i))
+		}
+	}
+	for i := 0; mode&benchBlocks != 0 && i < b.N; i += burst {
+		localRun(min(burst, b.N-i))
 	}
 	b.StopTimer()
 	load, _ := os.ReadFile("/proc/loadavg")

@@ -44,8 +44,11 @@ type Config struct {
 	// egress bridge; its main must call egress.MaybeRunBridge first
 	// ("": this program, os.Executable()).
 	BridgeProgram string
-	// MemoryMB bounds each process's address space (RLIMIT_AS), in MiB;
-	// 0: no limit.
+	// MemoryMB bounds the sandbox's memory, in MiB: with a memory
+	// cgroup of its own where the worker may make one (New finds out;
+	// all of its processes together, swap included, the kernel's OOM
+	// killer ending one at the limit), else each process's address space
+	// (RLIMIT_AS); 0: no limit.
 	MemoryMB int64
 	// MaxProcesses bounds the sandbox's processes: with a pids cgroup
 	// of its own where the worker may make one (New finds out), else
@@ -66,6 +69,8 @@ type Config struct {
 
 	// pidsCgroup: MaxProcesses is a cgroup's pids.max, not an rlimit.
 	pidsCgroup bool
+	// memCgroup: MemoryMB is a memory cgroup's limit, not RLIMIT_AS.
+	memCgroup bool
 }
 
 // check validates c: one-line errors naming the field.

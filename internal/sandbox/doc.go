@@ -8,9 +8,11 @@
 // workspace) read-write, a private /tmp, a /proc of its own PID namespace
 // and a minimal /dev — never the worker's home, data dir, settings,
 // credentials or other sessions' files. It runs with no capabilities,
-// in a new session, under rlimits for CPU seconds and address space and
-// a pids cgroup of its own for processes (RLIMIT_NPROC where the worker
-// may not make cgroups); a command those limits ended gets Exit.Limit
+// in a new session, under an rlimit for CPU seconds, a memory cgroup of
+// its own for memory (RLIMIT_AS per process where the worker may not
+// make one) and a pids cgroup of its own for processes (RLIMIT_NPROC
+// where the worker may not make cgroups); a command those limits ended
+// gets Exit.Limit
 // naming the limit where that can be told (Config, Runner.Start). When the command's shell exits, or Kill is called,
 // the PID namespace ends and with it every process the command started
 // (background jobs and setsid children included). The file tools keep

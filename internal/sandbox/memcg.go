@@ -1,85 +1,226 @@
 package sandbox
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
 )
 
-// memoryCgroup looks for a cgroup v2 memory controller delegated to the
-// worker: the worker's cgroup of the v2 (unified) hierarchy, read from
-// cgroupFile (/proc/self/cgroup) and mountinfoFile
-// (/proc/self/mountinfo), lists memory among its controllers and the
-// worker may make cgroups below it. It returns that cgroup's directory,
-// or "" and why not in a few words.
-//
-// The sandbox does not use it: tools.sandbox.memoryMB is RLIMIT_AS
-// everywhere. A cgroup memory limit could not be tested where this was
-// built (a cgroup v1 hybrid whose v1 hierarchy holds the memory
-// controller), so it is not built; the worker says at start which it
-// found (Runner.MemoryLimitNote).
-func memoryCgroup(cgroupFile, mountinfoFile string) (dir, why string) {
+// memoryCgroup finds the memory cgroup below which each sandbox of a
+// runner with MemoryMB gets one of its own: the worker's cgroup (read
+// from cgroupFile, /proc/self/cgroup, and mountinfoFile,
+// /proc/self/mountinfo) in the cgroup v2 hierarchy when memory is in its
+// cgroup.controllers and cgroup.subtree_control (so its children have
+// memory.max), else in the cgroup v1 memory hierarchy; either only when
+// the worker may make a cgroup there. It returns that directory and
+// whether it is v2, or "" and why neither, in a few words.
+func memoryCgroup(cgroupFile, mountinfoFile string) (dir string, v2 bool, why string) {
 	b, err := os.ReadFile(cgroupFile)
 	if err != nil {
-		return "", "cannot read " + cgroupFile
+		return "", false, "cannot read " + cgroupFile
 	}
-	path, ok := "", false
+	var v1Path, v2Path string
+	var inV1, inV2 bool
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if p, found := strings.CutPrefix(l, "0::"); found {
-			path, ok = p, true
+		parts := strings.SplitN(l, ":", 3)
+		switch {
+		case len(parts) != 3:
+		case parts[0] == "0" && parts[1] == "":
+			v2Path, inV2 = parts[2], true
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
+			v1Path, inV1 = parts[2], true
 		}
-	}
-	if !ok {
-		return "", "the worker is in no cgroup v2 hierarchy"
 	}
 	mi, err := os.ReadFile(mountinfoFile)
 	if err != nil {
-		return "", "cannot read " + mountinfoFile
+		return "", false, "cannot read " + mountinfoFile
 	}
-	mount := ""
+	var v1Mount, v1Root, v2Mount, v2Root string
 	for _, l := range strings.Split(string(mi), "\n") {
 		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER
 		pre, post, found := strings.Cut(l, " - ")
 		f, g := strings.Fields(pre), strings.Fields(post)
-		if found && len(f) >= 5 && len(g) >= 1 && g[0] == "cgroup2" {
-			mount = f[4]
-			break
+		if !found || len(f) < 5 || len(g) < 1 {
+			continue
+		}
+		switch {
+		case g[0] == "cgroup2" && v2Mount == "":
+			v2Mount, v2Root = f[4], f[3]
+		case g[0] == "cgroup" && len(g) >= 3 && slices.Contains(strings.Split(g[2], ","), "memory") && v1Mount == "":
+			v1Mount, v1Root = f[4], f[3]
 		}
 	}
-	if mount == "" {
-		return "", "no cgroup v2 hierarchy is mounted"
+	var whyV2, whyV1 string
+	switch {
+	case !inV2:
+		whyV2 = "the worker is in no cgroup v2 hierarchy"
+	case v2Mount == "":
+		whyV2 = "no cgroup v2 hierarchy is mounted"
+	default:
+		d := filepath.Join(v2Mount, below(v2Root, v2Path))
+		c, _ := os.ReadFile(filepath.Join(d, "cgroup.controllers"))
+		s, _ := os.ReadFile(filepath.Join(d, "cgroup.subtree_control"))
+		switch {
+		case !slices.Contains(strings.Fields(string(c)), "memory"):
+			whyV2 = fmt.Sprintf("the cgroup v2 hierarchy has no memory controller for %s", d)
+		case !slices.Contains(strings.Fields(string(s)), "memory"):
+			whyV2 = fmt.Sprintf("memory is not in %s", filepath.Join(d, "cgroup.subtree_control"))
+		case !canMake(d):
+			whyV2 = fmt.Sprintf("cannot make a cgroup in %s", d)
+		default:
+			return d, true, ""
+		}
 	}
-	dir = filepath.Join(mount, path)
-	c, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
-	if err != nil {
-		return "", fmt.Sprintf("cannot read %s", filepath.Join(dir, "cgroup.controllers"))
+	switch {
+	case !inV1 || v1Mount == "":
+		whyV1 = "no cgroup v1 memory hierarchy"
+	default:
+		d := filepath.Join(v1Mount, below(v1Root, v1Path))
+		switch {
+		case !exists(filepath.Join(d, "memory.limit_in_bytes")):
+			whyV1 = fmt.Sprintf("%s has no memory.limit_in_bytes", d)
+		case !canMake(d):
+			whyV1 = fmt.Sprintf("cannot make a cgroup in %s", d)
+		default:
+			return d, false, ""
+		}
 	}
-	if !slices.Contains(strings.Fields(string(c)), "memory") {
-		return "", fmt.Sprintf("the cgroup v2 hierarchy at %s has no memory controller for %s", mount, dir)
+	return "", false, whyV2 + "; " + whyV1
+}
+
+// below is the directory of cgroup path p in a hierarchy mounted from
+// its directory root (a mount of part of the hierarchy, as in a
+// container, shows p relative to root).
+func below(root, p string) string {
+	if root != "/" {
+		if rel, ok := strings.CutPrefix(p, root); ok {
+			return rel
+		}
 	}
+	return p
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// canMake tells whether the worker may make a cgroup in dir (it makes
+// one and removes it).
+func canMake(dir string) bool {
 	probe, err := os.MkdirTemp(dir, "durable-agent-probe-")
 	if err != nil {
-		return "", fmt.Sprintf("cannot make a cgroup in %s", dir)
+		return false
 	}
 	_ = os.Remove(probe)
-	return dir, ""
+	return true
+}
+
+// memGroup is one sandbox's memory cgroup (v1 or v2).
+type memGroup struct {
+	dir    string
+	v2     bool
+	shared bool // the sandbox's pids cgroup too (newMemGroup)
+}
+
+// memSeq numbers the memory cgroups of this process.
+var memSeq atomic.Int64
+
+// newMemGroup makes a cgroup under root whose memory limit is mb MiB,
+// swap included (v2 memory.max and memory.swap.max 0; v1
+// memory.limit_in_bytes and memory.memsw.limit_in_bytes, where the
+// kernel accounts swap). With shared (v2, where a process is in one
+// cgroup only, and the sandbox's pids cgroup is in the same directory
+// as root), it sets the limit in that cgroup instead, which its pids
+// group removes.
+func newMemGroup(root string, v2 bool, mb int64, shared *pidsGroup) (*memGroup, error) {
+	if shared != nil {
+		g := &memGroup{dir: shared.dir, v2: true, shared: true}
+		return g, g.limit(mb)
+	}
+	dir := filepath.Join(root, fmt.Sprintf("durable-agent-mem-%d-%d", os.Getpid(), memSeq.Add(1)))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("sandbox memory cgroup: %w", err)
+	}
+	g := &memGroup{dir: dir, v2: v2}
+	if err := g.limit(mb); err != nil {
+		g.remove()
+		return nil, err
+	}
+	return g, nil
+}
+
+// limit sets the cgroup's memory limit (newMemGroup).
+func (g *memGroup) limit(mb int64) error {
+	dir, v2 := g.dir, g.v2
+	limit := strconv.FormatInt(mb<<20, 10)
+	file, swap, swapValue := "memory.limit_in_bytes", "memory.memsw.limit_in_bytes", limit
+	if v2 {
+		file, swap, swapValue = "memory.max", "memory.swap.max", "0"
+	}
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(limit), 0o644); err != nil {
+		return fmt.Errorf("sandbox memory cgroup: %w", err)
+	}
+	if exists(filepath.Join(dir, swap)) {
+		// Without it, swap would hold what the limit does not.
+		_ = os.WriteFile(filepath.Join(dir, swap), []byte(swapValue), 0o644)
+	}
+	return nil
+}
+
+// procs is the file a process writes its pid to in order to join.
+func (g *memGroup) procs() string { return filepath.Join(g.dir, "cgroup.procs") }
+
+// oomKills is how many processes of the cgroup the kernel's OOM killer
+// killed at its limit ("oom_kill N" of v2 memory.events, of v1
+// memory.oom_control).
+func (g *memGroup) oomKills() int64 {
+	name := "memory.oom_control"
+	if g.v2 {
+		name = "memory.events"
+	}
+	f, err := os.Open(filepath.Join(g.dir, name))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if k, v, ok := strings.Cut(s.Text(), " "); ok && k == "oom_kill" {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// remove removes the cgroup (empty once the sandbox is gone).
+func (g *memGroup) remove() {
+	if g != nil && !g.shared {
+		removeCgroup(g.dir)
+	}
 }
 
 // MemoryLimitNote is the one line the worker says at start when
-// tools.sandbox.memoryMB is set: that it is RLIMIT_AS, per process, and
-// not a cgroup's memory limit, and why ("" when memoryMB is 0).
+// tools.sandbox.memoryMB is set: which limit it is, a memory cgroup per
+// command or the RLIMIT_AS fallback and why ("" when memoryMB is 0).
 func (r *Runner) MemoryLimitNote() string {
 	if r.cfg.MemoryMB <= 0 {
 		return ""
 	}
-	head := fmt.Sprintf("sandbox: tools.sandbox.memoryMB %d is RLIMIT_AS, the address space of each process, not a limit on the command's memory as a whole", r.cfg.MemoryMB)
-	dir, why := memoryCgroup("/proc/self/cgroup", "/proc/self/mountinfo")
-	if dir == "" {
-		return head + ": no delegated cgroup v2 memory controller was found (" + why + ")"
+	if r.mem != "" {
+		v := "v1"
+		if r.memV2 {
+			v = "v2"
+		}
+		return fmt.Sprintf("sandbox: tools.sandbox.memoryMB %d is a memory cgroup (%s) of each command under %s: its processes together, swap included; no RLIMIT_AS", r.cfg.MemoryMB, v, r.mem)
 	}
-	return head + ": the delegated cgroup v2 memory controller at " + dir + " is not used (docs/security.md)"
+	return fmt.Sprintf("sandbox: tools.sandbox.memoryMB %d falls back to RLIMIT_AS, the address space of each process, not the command's memory as a whole: no memory cgroup can be made (%s)", r.cfg.MemoryMB, r.noMem)
 }
 
 // StartNote is what the worker says at start about the runner's limits
@@ -93,4 +234,35 @@ func (r *Runner) StartNote() string {
 		}
 	}
 	return strings.Join(notes, "; ")
+}
+
+// removeCgroup removes a cgroup directory whose processes are gone. The
+// kernel may still count a process that has just exited (EBUSY) for a
+// moment: it tries again for up to a second.
+func removeCgroup(dir string) {
+	for i := 0; ; i++ {
+		err := os.Remove(dir)
+		if err == nil || os.IsNotExist(err) || !errors.Is(err, syscall.EBUSY) || i == 100 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// sweepCgroups removes the cgroups under root that a worker made and
+// left when it died before its sandboxes ended (their names carry its
+// pid: durable-agent-[mem-]PID-N), once that worker is gone: only an
+// empty cgroup can be removed, so one still in use stays.
+func sweepCgroups(root string) {
+	dirs, _ := filepath.Glob(filepath.Join(root, "durable-agent-*"))
+	for _, d := range dirs {
+		f := strings.Split(filepath.Base(d), "-")
+		pid, err := strconv.Atoi(f[len(f)-2])
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			_ = os.Remove(d)
+		}
+	}
 }

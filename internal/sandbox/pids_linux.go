@@ -93,9 +93,14 @@ func (g *pidsGroup) refused() int64 {
 // remove removes the cgroup (empty once the sandbox is gone).
 func (g *pidsGroup) remove() {
 	if g != nil {
-		_ = os.Remove(g.dir)
+		removeCgroup(g.dir)
 	}
 }
+
+// joinScript is the shell that starts bwrap in a sandbox's cgroups: it
+// writes its pid to each cgroup.procs file it is given, up to "--", then
+// becomes bwrap (the rest of its arguments).
+const joinScript = `while [ "$1" != -- ]; do echo $$ >"$1" || exit 125; shift; done; shift; exec "$@"`
 
 // bwrapProcesses are bwrap's own processes in a sandbox's cgroup (bwrap
 // and the PID namespace's init), added to MaxProcesses in pids.max.

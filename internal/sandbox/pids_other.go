@@ -5,7 +5,7 @@ package sandbox
 // pidsRoot: cgroups are Linux only.
 func pidsRoot() (string, string) { return "", "cgroups are Linux only" }
 
-type pidsGroup struct{}
+type pidsGroup struct{ dir string }
 
 func newPidsGroup(string, int64) (*pidsGroup, error) { return &pidsGroup{}, nil }
 func (g *pidsGroup) procs() string                   { return "" }
@@ -13,6 +13,7 @@ func (g *pidsGroup) refused() int64                  { return 0 }
 func (g *pidsGroup) remove()                         {}
 
 const (
+	joinScript     = ""
 	bwrapProcesses = 2
 	bridgeTasks    = 16
 )

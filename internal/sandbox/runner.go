@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -25,6 +26,11 @@ type Runner struct {
 	// (MaxProcesses set and the worker may make cgroups); noPids says
 	// why not.
 	pids, noPids string
+	// mem is the memory cgroup (v2 when memV2) under which each sandbox
+	// gets its own (MemoryMB set and the worker may make cgroups); noMem
+	// says why not.
+	mem, noMem string
+	memV2      bool
 }
 
 // New checks c and finds bwrap. It does not run it: Probe does.
@@ -40,6 +46,16 @@ func New(c Config) (*Runner, error) {
 	if c.MaxProcesses > 0 {
 		r.pids, r.noPids = pidsRoot()
 		r.cfg.pidsCgroup = r.pids != ""
+		if r.pids != "" {
+			sweepCgroups(r.pids)
+		}
+	}
+	if c.MemoryMB > 0 {
+		r.mem, r.memV2, r.noMem = memoryCgroup("/proc/self/cgroup", "/proc/self/mountinfo")
+		r.cfg.memCgroup = r.mem != ""
+		if r.mem != "" {
+			sweepCgroups(r.mem)
+		}
 	}
 	return r, nil
 }
@@ -113,6 +129,8 @@ type process struct {
 	key      string       // the pool its command counts in (spares.begin); "" for none
 	pids     *pidsGroup   // nil without a pids cgroup
 	refused  int64        // forks pids.max refused
+	mem      *memGroup    // nil without a memory cgroup
+	oomKills int64        // processes the memory cgroup's OOM killer killed
 	watch    *outputWatch // nil without limits its output can show
 	status   *limitStatus // nil without the limit shell (limitScript)
 	egress   *egressPath  // nil but for network allowlist
@@ -148,6 +166,20 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 	p.key = k
 	p.begin(c.Output)
 	return p, nil
+}
+
+// Prepare is a hint that commands for workspace dir with environment
+// env are coming: the worker gives it when a model call of a session in
+// dir starts, so the workspace's spares get ready during the model's
+// turn rather than refillQuiet after its last command. It fills the
+// pool of dir and env up to its size (its last burst's, 1 for a
+// workspace with none yet; at most maxPerKey, maxSpares in all) and
+// returns at once: the spares start in the background. A full pool, a
+// workspace with a command running (the pool is filled after it), a
+// path that is not a directory, or a runner that starts no spares
+// (Config.AheadIdle negative): nothing happens.
+func (r *Runner) Prepare(dir string, env []string) {
+	r.spares.prepare(r, dir, env)
 }
 
 // Close ends the sandboxes started ahead, those being started included,
@@ -212,6 +244,7 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 		}
 		extra = append(extra, st.w)
 	}
+	var join []string // the cgroup.procs files bwrap is started in
 	var pg *pidsGroup
 	if r.pids != "" {
 		// pids.max counts bwrap and its init too (the limit shell, the
@@ -232,9 +265,32 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 			eg.close()
 			return nil, err
 		}
-		// A shell that joins the cgroup, then becomes bwrap: every
-		// process of the sandbox is born in it.
-		argv = append([]string{"/bin/sh", "-c", `echo $$ >"$0" || exit 125; exec "$@"`, pg.procs()}, argv...)
+		join = append(join, pg.procs())
+	}
+	var mg *memGroup
+	if r.mem != "" {
+		var shared *pidsGroup
+		if r.memV2 && pg != nil && filepath.Clean(r.pids) == filepath.Clean(r.mem) {
+			shared = pg // cgroup v2: one cgroup for both limits
+		}
+		if mg, err = newMemGroup(r.mem, r.memV2, r.cfg.MemoryMB, shared); err != nil {
+			pr.Close()
+			pw.Close()
+			ir.Close()
+			iw.Close()
+			st.close()
+			eg.close()
+			pg.remove()
+			return nil, err
+		}
+		if shared == nil {
+			join = append(join, mg.procs())
+		}
+	}
+	if len(join) > 0 {
+		// A shell that joins the cgroups, then becomes bwrap: every
+		// process of the sandbox is born in them.
+		argv = append(append([]string{"/bin/sh", "-c", joinScript, "sh"}, join...), append([]string{"--"}, argv...)...)
 	}
 	// The workspace as it is before bwrap binds it: a spare whose
 	// workspace was replaced since (another directory at the path) is not
@@ -261,6 +317,7 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 		st.close()
 		eg.close()
 		pg.remove()
+		mg.remove()
 		return nil, fmt.Errorf("start bubblewrap: %w", err)
 	}
 	pw.Close()
@@ -277,7 +334,7 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 		_ = json.NewDecoder(ir).Decode(&info)
 		initPid <- info.ChildPid
 	}()
-	p := &process{cfg: r.cfg, runner: r, ws: ws, ahead: ahead, pids: pg, status: st, egress: eg, cmd: cmd, out: pr,
+	p := &process{cfg: r.cfg, runner: r, ws: ws, ahead: ahead, pids: pg, mem: mg, status: st, egress: eg, cmd: cmd, out: pr,
 		readDone: make(chan struct{}), waited: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -292,6 +349,10 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 		if p.pids != nil {
 			p.refused = p.pids.refused()
 			p.pids.remove()
+		}
+		if p.mem != nil {
+			p.oomKills = p.mem.oomKills()
+			p.mem.remove()
 		}
 		close(p.waited)
 	}()
@@ -339,10 +400,11 @@ func (p *process) Wait() (tools.Exit, error) {
 // RLIMIT_CPU sends at its soft limit, SIGKILL what it sends at the hard
 // limit a second later, told from any other SIGKILL by the CPU time the
 // limit shell reports for the command; a shell reports a job SIGXCPU
-// ended in the output; the sandbox's pids cgroup counts the forks it
-// refused (whether or not the program said so), and without it a fork
-// refused under RLIMIT_NPROC or an allocation refused under RLIMIT_AS
-// shows in the output of a failed command.
+// ended in the output; the sandbox's memory cgroup counts the processes
+// its OOM killer ended and its pids cgroup the forks it refused (whether
+// or not the program said so), and without them a fork refused under
+// RLIMIT_NPROC or an allocation refused under RLIMIT_AS shows in the
+// output of a failed command.
 //
 // A failed command with no such sign may still have hit one, silently
 // (stderr sent to /dev/null, a command substitution, a program that
@@ -361,13 +423,16 @@ func (p *process) limit(exit *tools.Exit) {
 		exit.Limit = fmt.Sprintf("%s: killed (SIGKILL) after %.1f s of CPU time", cpu, p.status.cpu().Seconds())
 	case p.watch.seen(signCPU):
 		exit.Limit = fmt.Sprintf("%s: a process it ended made the command fail, exit code %d", cpu, exit.Code)
+	case p.oomKills > 0:
+		exit.Limit = fmt.Sprintf("memory limit of %d MiB (tools.sandbox.memoryMB): the kernel's OOM killer ended %d %s of the command at the limit, exit code %d",
+			p.cfg.MemoryMB, p.oomKills, plural(p.oomKills, "process", "processes"), exit.Code)
 	case p.refused > 0:
 		exit.Limit = fmt.Sprintf("process limit of %d (tools.sandbox.maxProcesses): it refused %d new %s, exit code %d",
 			p.cfg.MaxProcesses, p.refused, plural(p.refused, "process", "processes"), exit.Code)
 	case p.watch.seen(signFork):
 		exit.Limit = fmt.Sprintf("process limit of %d (tools.sandbox.maxProcesses, RLIMIT_NPROC of the worker's user): a new process was refused, exit code %d",
 			p.cfg.MaxProcesses, exit.Code)
-	case p.watch.seen(signAlloc):
+	case !p.cfg.memCgroup && p.watch.seen(signAlloc):
 		exit.Limit = fmt.Sprintf("memory limit of %d MiB per process (tools.sandbox.memoryMB): an allocation failed, exit code %d",
 			p.cfg.MemoryMB, exit.Code)
 	default:
@@ -401,10 +466,10 @@ func (p *process) maybeLimit(sig syscall.Signal) string {
 	case p.cfg.CPUSeconds > 0 && p.status.cpu() >= nearCPU:
 		return fmt.Sprintf("CPU time limit of %d s per process (tools.sandbox.cpuSeconds): its processes used %.1f s of CPU time",
 			p.cfg.CPUSeconds, p.status.cpu().Seconds())
-	case p.cfg.MemoryMB > 0 && crashSignals[sig] != "":
+	case p.cfg.MemoryMB > 0 && !p.cfg.memCgroup && crashSignals[sig] != "":
 		return fmt.Sprintf("memory limit of %d MiB per process (tools.sandbox.memoryMB): it ended by %s, as a program does whose stack or allocation the limit refuses",
 			p.cfg.MemoryMB, crashSignals[sig])
-	case p.cfg.MemoryMB > 0 && p.watch.seen(signCrash):
+	case p.cfg.MemoryMB > 0 && !p.cfg.memCgroup && p.watch.seen(signCrash):
 		return fmt.Sprintf("memory limit of %d MiB per process (tools.sandbox.memoryMB): a process of it crashed, as a program does whose stack or allocation the limit refuses",
 			p.cfg.MemoryMB)
 	}

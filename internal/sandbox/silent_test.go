@@ -93,7 +93,7 @@ func TestSandbox_SilentMemoryCrashIsNamedAsLikely(t *testing.T) {
 		t.Skipf("cc: %v: %s", err, out)
 	}
 	script := `x=$(./alloc); exit $?`
-	res := bash(t, runner(t, Config{MemoryMB: 32}), ws, script, 30)
+	res := bash(t, withoutMemCgroup(runner(t, Config{MemoryMB: 32})), ws, script, 30)
 	status := oneLineStatus(t, res.Content)
 	want := "Command exited with code 139; it may have hit the sandbox's memory limit of 32 MiB per process (tools.sandbox.memoryMB): it ended by SIGSEGV"
 	if !res.IsError || !strings.HasPrefix(status, want) || res.Content != status {
@@ -104,7 +104,7 @@ func TestSandbox_SilentMemoryCrashIsNamedAsLikely(t *testing.T) {
 	}
 	// A crash under the limit that is not the limit's cannot be told
 	// apart; a failure with no crash is not named.
-	if res := bash(t, runner(t, Config{MemoryMB: 32}), ws, `x=$(exit 3); exit $?`, 30); res.Content != "Command exited with code 3" {
+	if res := bash(t, withoutMemCgroup(runner(t, Config{MemoryMB: 32})), ws, `x=$(exit 3); exit $?`, 30); res.Content != "Command exited with code 3" {
 		t.Fatalf("a failure with no sign of a limit: %+v", res)
 	}
 }
@@ -117,7 +117,7 @@ func TestSandbox_QuietAllocationFailureIsNotGuessed(t *testing.T) {
 		t.Skip("no /usr/bin/python3")
 	}
 	script := `python3 -c 'b = bytearray(400 * 1024 * 1024)' 2>/dev/null`
-	res := bash(t, runner(t, Config{MemoryMB: 128, CPUSeconds: 60}), t.TempDir(), script, 30)
+	res := bash(t, withoutMemCgroup(runner(t, Config{MemoryMB: 128, CPUSeconds: 60})), t.TempDir(), script, 30)
 	if status := oneLineStatus(t, res.Content); status != "Command exited with code 1" {
 		t.Fatalf("a quiet failure named a limit without evidence: %+v", res)
 	}

@@ -70,11 +70,11 @@ const tailKeep = 64
 // can cause, or nil when c sets none of them.
 func newOutputWatch(w io.Writer, c Config) *outputWatch {
 	o := &outputWatch{w: w}
-	o.watch[signAlloc] = c.MemoryMB > 0
+	o.watch[signAlloc] = c.MemoryMB > 0 && !c.memCgroup
 	o.watch[signCPU] = c.CPUSeconds > 0
 	// With a pids cgroup the cgroup counts the refused forks itself.
 	o.watch[signFork] = c.MaxProcesses > 0 && !c.pidsCgroup
-	o.watch[signCrash] = c.MemoryMB > 0
+	o.watch[signCrash] = c.MemoryMB > 0 && !c.memCgroup
 	for _, on := range o.watch {
 		if on {
 			return o

@@ -376,7 +376,7 @@ var schema = []keyDef{
 	{key: "tools.sandbox.network", scope: ScopeWorker, oneOf: SandboxNetworks,
 		desc: "Worker: the sandbox's network: off (none, not even the host's loopback), host (the worker's, loopback services included) or allowlist (only tools.sandbox.allowHosts, through an egress proxy per command; an empty allowHosts is refused at start)."},
 	{key: "tools.sandbox.memoryMB", scope: ScopeWorker, max: 1 << 20, limit: "1 TiB",
-		desc: "Worker: address-space limit (RLIMIT_AS) of each process in the sandbox, in MiB (0: none)."},
+		desc: "Worker: memory limit of each sandboxed command, in MiB: a memory cgroup of its own (its processes together, swap included; the kernel ends one at the limit) where the worker may make one (cgroup v2 delegated, else v1), else RLIMIT_AS, the address space of each process (the worker says which at start) (0: none)."},
 	{key: "tools.sandbox.maxProcesses", scope: ScopeWorker, max: 1 << 22, limit: "4194304",
 		desc: "Worker: process limit of each sandboxed command: a pids cgroup of its own where the worker may make one, else RLIMIT_NPROC, which counts all processes of the worker's user and exempts root (the worker says so at start) (0: none)."},
 	{key: "tools.sandbox.cpuSeconds", scope: ScopeWorker, max: 7 * 24 * 3600, limit: "7 days",

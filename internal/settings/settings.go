@@ -198,8 +198,9 @@ type Sandbox struct {
 	// Network is SandboxNetworkOff, SandboxNetworkHost or
 	// SandboxNetworkAllowlist.
 	Network string `json:"network"`
-	// MemoryMB, MaxProcesses and CPUSeconds are rlimits of every
-	// command (0: none).
+	// MemoryMB, MaxProcesses and CPUSeconds are limits of every command
+	// (0: none): cgroups where the worker may make them (memory, pids),
+	// else rlimits (package sandbox).
 	MemoryMB     int64 `json:"memoryMB"`
 	MaxProcesses int64 `json:"maxProcesses"`
 	CPUSeconds   int64 `json:"cpuSeconds"`
