@@ -2,12 +2,14 @@ package main
 
 // The subagents benchmark (issue 25, "Sub-agents as child workflows"): a
 // parent prompt whose one answer makes SubAgentsN task calls, each run as
-// a sub-agent (a SubAgent child workflow running the sub-agent's Prompt
-// as its own child), against SubAgentsN independent prompts started at
-// once on the same worker, with the scripted model. It measures the wall
-// time of each (first start to last answer) and the history a sub-agent
-// costs: the events of its Prompt and of its SubAgent workflow, against
-// an independent prompt's, and the parent's history per sub-agent.
+// a sub-agent (the sub-agent's Prompt as a child of the parent's; before
+// GetVersion "subagent-inline", a SubAgent child workflow running it as
+// its own child), against SubAgentsN independent prompts started at once
+// on the same worker, with the scripted model. It measures the wall time
+// of each (first start to last answer) and the history a sub-agent costs:
+// the events of its Prompt and of its SubAgent workflow if it has one,
+// against an independent prompt's, and the parent's history per
+// sub-agent.
 
 import (
 	"context"
@@ -29,7 +31,8 @@ type SubAgentsResult struct {
 	// Ratio is FanoutSec / IndependentSec.
 	Ratio float64 `json:"ratio"`
 	// Events of history: a sub-agent's Prompt and its SubAgent workflow
-	// (means), an independent prompt's (mean), the parent's in all.
+	// (means; 0: none, the parent ran the call's step), an independent
+	// prompt's (mean), the parent's in all.
 	ChildPromptEvents float64 `json:"childPromptEvents"`
 	SubAgentEvents    float64 `json:"subAgentEvents"`
 	IndependentEvents float64 `json:"independentEvents"`
@@ -119,7 +122,7 @@ func (h *harness) subagents(ctx context.Context) (*SubAgentsResult, error) {
 		prompts += len(evs)
 	}
 	for _, ev := range parent {
-		if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil {
+		if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetWorkflowType().GetName() == workflows.SubAgentWorkflowName {
 			evs, err := h.history(ctx, h.c.GetWorkflow(ctx, a.GetWorkflowId(), ""))
 			if err != nil {
 				return nil, err
