@@ -2,12 +2,14 @@ package main
 
 // The subagents benchmark (issue 25, "Sub-agents as child workflows"): a
 // parent prompt whose one answer makes SubAgentsN task calls, each run as
-// a sub-agent (a SubAgent child workflow running the sub-agent's Prompt
-// as its own child), against SubAgentsN independent prompts started at
-// once on the same worker, with the scripted model. It measures the wall
-// time of each (first start to last answer) and the history a sub-agent
-// costs: the events of its Prompt and of its SubAgent workflow, against
-// an independent prompt's, and the parent's history per sub-agent.
+// a sub-agent (the sub-agent's Prompt as a child of the parent's; before
+// GetVersion "subagent-inline", a SubAgent child workflow running it as
+// its own child), against SubAgentsN independent prompts started at once
+// on the same worker, with the scripted model. It measures the wall time
+// of each (first start to last answer) and the history a sub-agent costs:
+// the events of its Prompt and of its SubAgent workflow if it has one,
+// against an independent prompt's, and the parent's history per
+// sub-agent.
 
 import (
 	"context"
@@ -29,12 +31,18 @@ type SubAgentsResult struct {
 	// Ratio is FanoutSec / IndependentSec.
 	Ratio float64 `json:"ratio"`
 	// Events of history: a sub-agent's Prompt and its SubAgent workflow
-	// (means), an independent prompt's (mean), the parent's in all.
+	// (means; 0: none, the parent ran the call's step), an independent
+	// prompt's (mean), the parent's in all.
 	ChildPromptEvents float64 `json:"childPromptEvents"`
 	SubAgentEvents    float64 `json:"subAgentEvents"`
 	IndependentEvents float64 `json:"independentEvents"`
 	ParentEvents      int     `json:"parentEvents"`
-	Load              string  `json:"load"`
+	// ChildStartsSec is where the fan-out's time goes: from the parent's
+	// first child start command to the last ChildWorkflowExecutionStarted
+	// in its history (the server starts one parent's children one after
+	// another).
+	ChildStartsSec float64 `json:"childStartsSec"`
+	Load           string  `json:"load"`
 }
 
 // subagents runs the benchmark on a worker of its own.
@@ -118,8 +126,15 @@ func (h *harness) subagents(ctx context.Context) (*SubAgentsResult, error) {
 		}
 		prompts += len(evs)
 	}
+	var firstStart, lastStarted time.Time
 	for _, ev := range parent {
-		if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil {
+		if ev.GetStartChildWorkflowExecutionInitiatedEventAttributes() != nil && firstStart.IsZero() {
+			firstStart = ev.GetEventTime().AsTime()
+		}
+		if ev.GetChildWorkflowExecutionStartedEventAttributes() != nil {
+			lastStarted = ev.GetEventTime().AsTime()
+		}
+		if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetWorkflowType().GetName() == workflows.SubAgentWorkflowName {
 			evs, err := h.history(ctx, h.c.GetWorkflow(ctx, a.GetWorkflowId(), ""))
 			if err != nil {
 				return nil, err
@@ -127,6 +142,7 @@ func (h *harness) subagents(ctx context.Context) (*SubAgentsResult, error) {
 			subs += len(evs)
 		}
 	}
+	res.ChildStartsSec = lastStarted.Sub(firstStart).Seconds()
 	res.ChildPromptEvents = float64(prompts) / float64(n)
 	res.SubAgentEvents = float64(subs) / float64(n)
 	return res, nil
@@ -136,8 +152,8 @@ func (h *harness) subagents(ctx context.Context) (*SubAgentsResult, error) {
 func (r *SubAgentsResult) rows() []Row {
 	return []Row{
 		{fmt.Sprintf("subagents N=%d wall time", r.N),
-			fmt.Sprintf("a parent fanning out to %d sub-agents: %.1f s; %d independent prompts at once: %.1f s; ratio %.2fx (load %s)",
-				r.N, r.FanoutSec, r.N, r.IndependentSec, r.Ratio, r.Load),
+			fmt.Sprintf("a parent fanning out to %d sub-agents: %.1f s, of which %.1f s until the server had started its last child; %d independent prompts at once: %.1f s; ratio %.2fx (load %s)",
+				r.N, r.FanoutSec, r.ChildStartsSec, r.N, r.IndependentSec, r.Ratio, r.Load),
 			"info", "info"},
 		{fmt.Sprintf("subagents N=%d history", r.N),
 			fmt.Sprintf("per sub-agent: its Prompt %.0f events + its SubAgent workflow %.0f; an independent prompt %.0f; the parent %d in all (%.1f per sub-agent)",

@@ -217,8 +217,8 @@ func TestReplay_ScheduledPromptHistory(t *testing.T) {
 // workflow, subagent_start/_end), and of that SubAgent workflow (the
 // call's arguments read by a local activity, the sub-agent's prompt as
 // its child under session-<child>, the result written), replay on the
-// current code. Regenerate with UPDATE_REPLAY_HISTORY=1 go test -run
-// TestIntegration_SubAgent ./test/integration
+// current code. Recorded before "subagent-inline"; the code that made
+// them is gone, so they are not regenerated.
 func TestReplay_SubAgentHistories(t *testing.T) {
 	if err := replayFixture("testdata/prompt_subagent_history.json"); err != nil {
 		t.Fatalf("replay of the parent: %v", err)
@@ -227,5 +227,18 @@ func TestReplay_SubAgentHistories(t *testing.T) {
 	r.RegisterWorkflowWithOptions(SubAgent, workflow.RegisterOptions{Name: SubAgentWorkflowName})
 	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/subagent_history.json"); err != nil {
 		t.Fatalf("replay of the SubAgent workflow: %v", err)
+	}
+}
+
+// Determinism of sub-agents since "subagent-inline": a real run on the
+// embedded server of a prompt whose task call ran its step in the prompt
+// (the call's arguments read by a local activity, the sub-agent's prompt
+// started as the prompt's own child under session-<child>, the result
+// written) replays on the current code. Regenerate with
+// UPDATE_REPLAY_HISTORY=1 go test -run
+// TestIntegration_SubAgentRunsAChildSession ./test/integration
+func TestReplay_SubAgentInlineHistory(t *testing.T) {
+	if err := replayFixture("testdata/prompt_subagent_inline_history.json"); err != nil {
+		t.Fatalf("replay: %v", err)
 	}
 }

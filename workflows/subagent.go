@@ -18,18 +18,34 @@ import (
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
-// Sub-agents (the task tool, issue 25). A task call runs as the SubAgent
-// workflow, a child of the caller's prompt; SubAgent runs the sub-agent's
-// prompt as the Prompt workflow, its own child, under the workflow id of
-// a session of its own (session-<child session>), so the sub-agent is an
-// ordinary session: steered, approved, aborted and followed by its id.
-// Both workflow ids derive from the parent's prompt and the call, so a
-// replayed or retried start finds the first child and never starts a
-// second. The parent's tool result is the sub-agent's final answer and
-// an account of its work; its usage counts in the parent's.
+// Sub-agents (the task tool, issue 25). A task call runs the sub-agent's
+// prompt as the Prompt workflow, a child of the caller's prompt, under
+// the workflow id of a session of its own (session-<child session>), so
+// the sub-agent is an ordinary session: steered, approved, aborted and
+// followed by its id. The caller's prompt runs the call's step itself
+// (runSubAgent, in a coroutine of its own): it reads and checks the
+// call's arguments, starts the child, waits for it and writes the call's
+// result. Histories from before that (workflow.GetVersion
+// "subagent-inline") ran the step as the SubAgent workflow, a child of
+// the caller's prompt whose own child was the sub-agent's prompt; it
+// stays registered for them. The child's workflow id derives from the
+// parent's session and the call, so a replayed or retried start finds
+// the first child and never starts a second. The parent's tool result is
+// the sub-agent's final answer and an account of its work; its usage
+// counts in the parent's.
 
 // SubAgentWorkflowName is the registered name of the SubAgent workflow.
 const SubAgentWorkflowName = tools.TaskWorkflow
+
+// A task call's step runs in the caller's prompt (workflow.GetVersion
+// "subagent-inline"): from versionSubAgentInline on, the prompt runs
+// runSubAgent in a coroutine and starts the sub-agent's prompt as its own
+// child, one workflow per sub-agent. Histories before it started the
+// SubAgent workflow, which ran the same step; they replay with it.
+const (
+	changeSubAgentInline  = "subagent-inline"
+	versionSubAgentInline = 1
+)
 
 // Error results of task calls the prompt does not start.
 const (
@@ -38,9 +54,11 @@ const (
 	SubAgentBudgetMessage = "task refused: the prompt's budget is spent (%s)"
 )
 
-// SubAgentInput is the input of the SubAgent workflow: the task call
-// (as a tool call's child workflow gets it) and the sub-agent's prompt,
-// less its message, tools and worktree, which the call's arguments give.
+// SubAgentInput is the input of a task call's step (runSubAgent; the
+// SubAgent workflow's, in histories from before "subagent-inline"): the
+// task call (as a tool call's child workflow gets it) and the sub-agent's
+// prompt, less its message, tools and worktree, which the call's
+// arguments give.
 type SubAgentInput struct {
 	Call   activities.RunToolInput `json:"call"`
 	Prompt PromptInput             `json:"prompt"`
@@ -69,12 +87,20 @@ func SubAgentSessionID(parentSession, resultEntryID, toolCallID string) string {
 	return parentSession + suffix
 }
 
-// SubAgent runs one task call: it reads and checks the call's arguments,
-// runs the sub-agent's prompt as a child workflow, and writes the
-// parent's tool result: the sub-agent's final answer and its account.
-// Cancelled (the parent aborted), it cancels the sub-agent, waits for it
-// to end, writes the aborted result and ends cancelled.
+// SubAgent is the workflow that ran a task call's step in histories from
+// before "subagent-inline" (runSubAgent; the sub-agent's prompt was its
+// child). It stays registered for the runs in flight.
 func SubAgent(ctx workflow.Context, in SubAgentInput) (activities.RunToolResult, error) {
+	return runSubAgent(ctx, in)
+}
+
+// runSubAgent runs one task call's step: it reads and checks the call's
+// arguments, runs the sub-agent's prompt as a child workflow of the
+// workflow it runs in, and writes the parent's tool result: the
+// sub-agent's final answer and its account. Cancelled (the parent
+// aborted), it cancels the sub-agent, waits for it to end, writes the
+// aborted result and returns a cancellation carrying the call's result.
+func runSubAgent(ctx workflow.Context, in SubAgentInput) (activities.RunToolResult, error) {
 	call := in.Call
 	var t activities.SubAgentTaskResult
 	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.SubAgentTaskName, activities.SubAgentTaskInput{
@@ -379,19 +405,30 @@ func leftUsd(limit, spent float64) float64 {
 	return max(0.000001, limit-spent)
 }
 
-// startSubAgent starts a task call's SubAgent workflow and emits
-// subagent_start.
+// startSubAgent starts a task call's step and emits subagent_start: in a
+// coroutine of the prompt, cancelled with the calls in flight (tctx),
+// whose future is the call's; in histories from before
+// "subagent-inline", as the SubAgent workflow.
 func (r *run) startSubAgent(ctx, tctx workflow.Context, in activities.RunToolInput, c *toolCall) {
 	c.subSession = SubAgentSessionID(r.in.SessionID, c.resultID, c.ref.ID)
 	r.subAgents++
-	c.fut = workflow.ExecuteChildWorkflow(r.childOptions(tctx, c), c.spec.Workflow, r.subAgentInput(ctx, in, c))
+	sub := r.subAgentInput(ctx, in, c)
+	if workflow.GetVersion(ctx, changeSubAgentInline, workflow.DefaultVersion, versionSubAgentInline) < versionSubAgentInline {
+		c.fut = workflow.ExecuteChildWorkflow(r.childOptions(tctx, c), c.spec.Workflow, sub)
+	} else {
+		fut, set := workflow.NewFuture(tctx)
+		workflow.Go(tctx, func(gctx workflow.Context) {
+			set.Set(runSubAgent(gctx, sub))
+		})
+		c.fut = fut
+	}
 	r.emit(ctx, agent.Event{Type: agent.EventSubAgentStart, ToolCallID: c.ref.ID, SessionID: c.subSession})
 }
 
 // endSubAgent emits subagent_end for a task call that started a
 // sub-agent, and counts its usage in the prompt's: the usage and budget
-// of the parent include its sub-agents'. err is the SubAgent workflow's
-// (an aborted one carries its result in the cancellation's details).
+// of the parent include its sub-agents'. err is the call's step's (an
+// aborted one carries its result in the cancellation's details).
 func (r *run) endSubAgent(ctx workflow.Context, c *toolCall, err error) {
 	if c.subSession == "" {
 		return

@@ -37,8 +37,10 @@ type Job struct {
 // Jobs lists the running prompts of the controller's task queue, oldest
 // first, from their memos: one visibility call per 100 jobs, however many
 // jobs there are (no query reaches a worker). more says MaxJobs cut it.
-// The same calls list the running SubAgent workflows, which link a
-// sub-agent's prompt (their child) to its parent's (their parent).
+// A sub-agent's prompt is a child of its parent's prompt; in runs from
+// before the parent ran the task call's step itself, of a SubAgent
+// workflow, which the same calls list, and whose parent is the parent's
+// prompt.
 func (k *Controller) Jobs(ctx context.Context) (jobs []Job, more bool, err error) {
 	q := fmt.Sprintf("WorkflowType IN ('%s', '%s') AND ExecutionStatus = 'Running' AND TaskQueue = '%s'",
 		workflows.PromptWorkflowName, workflows.SubAgentWorkflowName, k.TaskQueue)
@@ -85,15 +87,33 @@ func (k *Controller) Jobs(ctx context.Context) (jobs []Job, more bool, err error
 }
 
 // linkSubAgents sets the parent session of each sub-agent's prompt (a
-// job whose parent is a SubAgent workflow: calledBy says whose prompt
-// started that), and sorts the jobs.
+// job whose parent is the prompt of the session its own derives from,
+// or a SubAgent workflow: calledBy says whose prompt started that), and
+// sorts the jobs.
 func linkSubAgents(jobs []Job, parentOf map[int]string, calledBy map[string]string) []Job {
-	for i, sub := range parentOf {
-		if caller, ok := calledBy[sub]; ok && caller != "" {
-			jobs[i].ParentSession = strings.TrimPrefix(caller, workflows.WorkflowIDPrefix)
+	for i, p := range parentOf {
+		if caller, ok := calledBy[p]; ok {
+			p = caller
+		} else if !derivesFrom(jobs[i].SessionID, strings.TrimPrefix(p, workflows.WorkflowIDPrefix)) {
+			continue
+		}
+		if p != "" {
+			jobs[i].ParentSession = strings.TrimPrefix(p, workflows.WorkflowIDPrefix)
 		}
 	}
 	return sortJobs(jobs)
+}
+
+// derivesFrom says whether sub is the session of a task call of parent
+// (workflows.SubAgentSessionID: the parent's id, cut to fit the limit,
+// then ".task-").
+func derivesFrom(sub, parent string) bool {
+	i := strings.LastIndex(sub, ".task-")
+	if i <= 0 {
+		return false
+	}
+	const maxLen = 128 // session.ValidateID; a longer parent's id is cut
+	return sub[:i] == parent || len(sub) == maxLen && strings.HasPrefix(parent, sub[:i])
 }
 
 // decode reads one memo field; a missing or unreadable one is left out.

@@ -17,12 +17,14 @@ import (
 // name it.
 const Task = "task"
 
-// TaskWorkflow is the registered name of the workflow a task call runs
-// as (workflows.SubAgent).
+// TaskWorkflow is the registered name of the workflow a task call ran as
+// (workflows.SubAgent) before the calling prompt ran the call's step
+// itself; Spec.Workflow names it so the prompt knows a task call.
 const TaskWorkflow = "SubAgent"
 
-// DefaultTaskTimeout bounds one sub-agent: its whole prompt, retries and
-// tool calls included (a budget stops it sooner).
+// DefaultTaskTimeout was the run timeout of that workflow: it bounded one
+// sub-agent, its whole prompt included. A sub-agent the prompt runs
+// itself is bounded, as any prompt, by its budget and by abort.
 const DefaultTaskTimeout = 24 * time.Hour
 
 // Bounds of a task call's arguments: the prompt travels in the child's

@@ -9,12 +9,14 @@ import (
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
-// A task tool call (a sub-agent, issue 25) is no activity: it runs as the
-// SubAgent workflow, a child of the calling prompt, whose own child is the
-// sub-agent's Prompt workflow. The SDK's interceptor carries the trace
-// context across both child starts, so a sub-agent's spans are in the
-// trace of the prompt that called it, under the SubAgent workflow's span.
-// That span is the task call's: TaskSpan names it "execute_tool task"
+// A task tool call (a sub-agent, issue 25) is no activity: it runs the
+// sub-agent's Prompt workflow as a child of the calling prompt (in runs
+// from before, as the SubAgent workflow, a child of the calling prompt,
+// whose own child was the sub-agent's prompt). The SDK's interceptor
+// carries the trace context across child starts, so a sub-agent's spans
+// are in the trace of the prompt that called it, under the span of the
+// sub-agent's prompt's first run (of the SubAgent workflow, before).
+// That span is the task call's: taskInbound names it "execute_tool task"
 // and gives it the tool attributes, the call id and the sub-agent's
 // session (an id: an attribute of a span, never a metric label).
 
@@ -22,6 +24,14 @@ import (
 // (workflows.SubAgentInput): the call's id and the sub-agent's session.
 type TaskCall interface {
 	TaskCall() (toolCallID, subAgentSession string)
+}
+
+// SubAgentPrompt is the input of a prompt (workflows.PromptInput): the
+// task call it runs for, when it is a sub-agent's prompt's first run
+// started by the calling prompt itself (parentWorkflowID its parent's
+// workflow id); "" otherwise.
+type SubAgentPrompt interface {
+	SubAgentCall(parentWorkflowID string) (toolCallID, subAgentSession string)
 }
 
 // SubAgentSessionKey is the task span's attribute naming the sub-agent's
@@ -35,25 +45,35 @@ type withTaskSpans struct {
 }
 
 func (w withTaskSpans) InterceptWorkflow(ctx workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
-	if workflow.GetInfo(ctx).WorkflowType.Name == tools.TaskWorkflow {
-		next = &taskInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}}
-	}
+	next = &taskInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}}
 	return w.Interceptor.InterceptWorkflow(ctx, next)
 }
 
-// taskInbound makes the span of a task call's workflow the call's span.
+// taskInbound makes the span of a task call's workflow (a SubAgent
+// workflow, a sub-agent's prompt started by its caller) the call's span.
 type taskInbound struct {
 	interceptor.WorkflowInboundInterceptorBase
 }
 
 func (t *taskInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
-	if span, ok := tmotel.SpanFromWorkflowContext(ctx); ok && len(in.Args) == 1 {
-		if call, ok := in.Args[0].(TaskCall); ok {
-			id, session := call.TaskCall()
-			span.SetName("execute_tool " + tools.Task)
-			span.SetAttributes(toolAttrs(tools.Task)...)
-			span.SetAttributes(attribute.String("gen_ai.tool.call.id", id), attribute.String(SubAgentSessionKey, session))
+	info := workflow.GetInfo(ctx)
+	var id, session string
+	if len(in.Args) == 1 {
+		switch call := in.Args[0].(type) {
+		case TaskCall:
+			if info.WorkflowType.Name == tools.TaskWorkflow {
+				id, session = call.TaskCall()
+			}
+		case SubAgentPrompt:
+			if p := info.ParentWorkflowExecution; p != nil {
+				id, session = call.SubAgentCall(p.ID)
+			}
 		}
+	}
+	if span, ok := tmotel.SpanFromWorkflowContext(ctx); ok && id != "" {
+		span.SetName("execute_tool " + tools.Task)
+		span.SetAttributes(toolAttrs(tools.Task)...)
+		span.SetAttributes(attribute.String("gen_ai.tool.call.id", id), attribute.String(SubAgentSessionKey, session))
 	}
 	return t.Next.ExecuteWorkflow(ctx, in)
 }

@@ -77,3 +77,61 @@ func TestOtherWorkflowSpanUnchanged(t *testing.T) {
 		t.Errorf("spans %d, want the RunWorkflow:Prompt span last", len(spans))
 	}
 }
+
+// subPromptInput stands for a sub-agent's workflows.PromptInput: its call
+// is the one of the prompt whose workflow id is Caller.
+type subPromptInput struct{ Caller, Call, Session string }
+
+func (in subPromptInput) SubAgentCall(parent string) (string, string) {
+	if parent != in.Caller {
+		return "", ""
+	}
+	return in.Call, in.Session
+}
+
+// The span of a sub-agent's prompt started by its caller's prompt is the
+// task call's, as a SubAgent workflow's was; a prompt started by another
+// workflow keeps its own.
+func TestSubAgentPromptSpan(t *testing.T) {
+	for _, tc := range []struct {
+		name, caller string
+		want         bool
+	}{
+		{"started by the caller", "default-test-workflow-id", true},
+		{"started by another workflow", "session-someone-else", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := subPromptInput{Caller: tc.caller, Call: "call_2", Session: "s1.task-call_2-0a0b0c0d"}
+			caller := func(ctx workflow.Context) error {
+				ctx = workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: "session-" + in.Session})
+				return workflow.ExecuteChildWorkflow(ctx, "Prompt", in).Get(ctx, nil)
+			}
+			rec := tracetest.NewSpanRecorder()
+			ti, err := New(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))).Interceptor()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{ti}})
+			env.RegisterWorkflowWithOptions(caller, workflow.RegisterOptions{Name: "Caller"})
+			env.RegisterWorkflowWithOptions(func(workflow.Context, subPromptInput) error { return nil }, workflow.RegisterOptions{Name: "Prompt"})
+			env.ExecuteWorkflow("Caller")
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			var task sdktrace.ReadOnlySpan
+			for _, s := range rec.Ended() {
+				if s.Name() == "execute_tool task" {
+					task = s
+				}
+			}
+			if (task != nil) != tc.want {
+				t.Fatalf("execute_tool task span %v, want one: %v", task != nil, tc.want)
+			}
+			if task != nil && (attrs(task)["gen_ai.tool.call.id"].AsString() != "call_2" || attrs(task)[SubAgentSessionKey].AsString() != in.Session) {
+				t.Errorf("task span attributes %v", attrs(task))
+			}
+		})
+	}
+}

@@ -20,7 +20,7 @@ import (
 // The sub-agent SIGKILL trials: a prompt whose first answer calls task
 // twice (two sub-agents at once) and then answers; each trial kills its
 // worker at a seeded random moment of the prompt (in the parent's model
-// calls, the SubAgent workflows, the sub-agents' prompts), and a second
+// calls, the task calls' steps, the sub-agents' prompts), and a second
 // worker finishes it.
 const (
 	subTrials     = 20
@@ -41,7 +41,7 @@ var subScript = []string{
 // finishes every prompt, each task call on the parent's branch has one
 // result carrying its sub-agent's answer, and no sub-agent was started
 // twice: its session has one prompt (one user message) and Temporal knows
-// one run of its prompt's workflow id and of its SubAgent workflow id.
+// one run of its prompt's workflow id.
 func TestFaults_SIGKILLWhileSubAgentsRunStartsEachOnce(t *testing.T) {
 	skipShort(t)
 	p := &killPlan{name: "sub", seed: subSeed, stream: 0x9e3779b9, trials: subTrials, parallel: subParallel,
@@ -136,10 +136,8 @@ func checkSubTrial(t *testing.T, e *env, tr *trial) (taskCalls int) {
 			t.Fatalf("sub-agent session %s: %d user messages, %d lines for %d entries, warnings %q; want one prompt",
 				child, users, f.lines, len(f.entries), f.warnings)
 		}
-		for _, id := range []string{workflows.WorkflowID(child), workflows.WorkflowID(tr.session) + "-tool-" + res.ID + "-" + c.ID} {
-			if n := runsOf(t, e, id); n != 1 {
-				t.Fatalf("workflow %s has %d runs, want 1: a sub-agent started twice", id, n)
-			}
+		if id := workflows.WorkflowID(child); runsOf(t, e, id) != 1 {
+			t.Fatalf("workflow %s has %d runs, want 1: a sub-agent started twice", id, runsOf(t, e, id))
 		}
 	}
 	return len(calls)

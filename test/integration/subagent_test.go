@@ -20,21 +20,21 @@ import (
 	"github.com/durableagent/durableagent/workflows"
 )
 
-// The histories of a prompt whose task call ran a sub-agent, and of the
-// SubAgent workflow that ran it; workflows/replay_test.go replays them.
-// Regenerate with UPDATE_REPLAY_HISTORY=1 go test -run
-// TestIntegration_SubAgent ./test/integration
-var (
-	subAgentParentFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_subagent_history.json")
-	subAgentFixture       = filepath.Join("..", "..", "workflows", "testdata", "subagent_history.json")
-)
+// The history of a prompt whose task call ran a sub-agent (the call's
+// step in the prompt, GetVersion "subagent-inline");
+// workflows/replay_test.go replays it. Regenerate with
+// UPDATE_REPLAY_HISTORY=1 go test -run TestIntegration_SubAgentRunsAChildSession
+// ./test/integration (the fixtures of the SubAgent workflow's shape,
+// prompt_subagent_history.json and subagent_history.json, were recorded
+// before it and are kept as they are).
+var subAgentInlineFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_subagent_inline_history.json")
 
 // Issue 25 on the embedded server: a task call runs its sub-agent as a
 // session of its own (header parentSession) whose prompt is a child
-// workflow (of the SubAgent workflow, itself a child of the prompt);
-// `starter events --session CHILD` shows the sub-agent's own events; the
-// parent's tool result and events carry the sub-agent's answer, and both
-// histories replay on the current code.
+// workflow of the calling prompt (SPEC 17.1: what the Temporal UI
+// shows); `starter events --session CHILD` shows the sub-agent's own
+// events; the parent's tool result and events carry the sub-agent's
+// answer, and the parent's history replays on the current code.
 func TestIntegration_SubAgentRunsAChildSession(t *testing.T) {
 	e := newEnv(t)
 	e.s.Tools.Enabled = append(e.s.Tools.Enabled, "task")
@@ -97,19 +97,20 @@ func TestIntegration_SubAgentRunsAChildSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub := desc.GetWorkflowExecutionInfo().GetParentExecution()
-	if sub == nil || !strings.HasPrefix(sub.GetWorkflowId(), workflows.WorkflowID(parent)+"-tool-") {
-		t.Fatalf("the sub-agent's prompt has parent %v, want the SubAgent workflow of the parent's call", sub)
+	if p := desc.GetWorkflowExecutionInfo().GetParentExecution(); p.GetWorkflowId() != run.GetID() || p.GetRunId() != run.GetRunID() {
+		t.Fatalf("the sub-agent's prompt has parent %v, want the parent's prompt %s %s", p, run.GetID(), run.GetRunID())
 	}
-	exportAndReplay(t, e, run.GetID(), run.GetRunID(), subAgentParentFixture)
-	exportAndReplay(t, e, sub.GetWorkflowId(), sub.GetRunId(), subAgentFixture)
+	exportAndReplay(t, e, run.GetID(), run.GetRunID(), subAgentInlineFixture)
 }
 
-// Issue 25 (SPEC 17.4) on the embedded server: a second start of a task
-// call's SubAgent workflow (as a retried or re-run task would make) whose
-// sub-agent already ran is refused by the server, so the sub-agent's
-// prompt has one execution, its session one user message, and the
-// parent's session keeps the one result of the call.
+// Issue 25 (SPEC 17.4) on the embedded server: a second run of a task
+// call's step (as a re-run task would make; here the SubAgent workflow,
+// which runs the step a prompt runs, with the call and the sub-agent's
+// input as the parent started it) whose sub-agent already ran: the
+// sub-agent's start is refused by the server, so the sub-agent's prompt
+// has one execution, its session one user message, and the parent's
+// session keeps the one result of the call, which the second run
+// returns.
 func TestIntegration_SubAgentSecondStartRefused(t *testing.T) {
 	e := newEnv(t)
 	e.s.Tools.Enabled = append(e.s.Tools.Enabled, "task")
@@ -127,10 +128,10 @@ func TestIntegration_SubAgentSecondStartRefused(t *testing.T) {
 	if res, err := e.result(run); err != nil || res.Status != agent.StatusCompleted {
 		t.Fatalf("parent: %+v %v, want it completed", res, err)
 	}
-	var child string
+	var child, callID string
 	for _, ev := range e.events(parent) {
 		if ev.Type == agent.EventSubAgentStart {
-			child = ev.SessionID
+			child, callID = ev.SessionID, ev.ToolCallID
 		}
 	}
 	if child == "" {
@@ -141,37 +142,57 @@ func TestIntegration_SubAgentSecondStartRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The SubAgent workflow's id and input, as the parent started it.
-	var subID string
-	var subIn workflows.SubAgentInput
+	// The sub-agent's input as the parent started it, and the call.
+	subIn := workflows.SubAgentInput{Call: activities.RunToolInput{SessionID: parent, ToolCallID: callID,
+		ToolName: "task", Workspace: in.Workspace, Tools: in.Tools}}
 	iter := e.c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
 		ev, err := iter.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetWorkflowType().GetName() == workflows.SubAgentWorkflowName {
-			subID = a.GetWorkflowId()
-			if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &subIn); err != nil {
+		if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetWorkflowId() == workflows.WorkflowID(child) {
+			if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &subIn.Prompt); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if subID == "" {
-		t.Fatal("no SubAgent child in the parent's history")
+	if subIn.Prompt.SessionID != child {
+		t.Fatalf("no start of the sub-agent's prompt %s in the parent's history", child)
+	}
+	store, err := session.Open(filepath.Join(e.dataDir, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := store.Load(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range sess.Entries {
+		switch {
+		case en.Message == nil:
+		case en.Message.Role == agent.RoleAssistant && len(en.Message.ToolCalls()) == 1 && en.Message.ToolCalls()[0].ID == callID:
+			subIn.Call.AssistantEntryID = en.ID
+		case en.Message.Role == agent.RoleToolResult && en.Message.ToolCallID == callID:
+			subIn.Call.ResultEntryID, subIn.Call.ParentID = en.ID, en.ParentID
+		}
+	}
+	if subIn.Call.AssistantEntryID == "" || subIn.Call.ResultEntryID == "" {
+		t.Fatalf("the parent's session has no task call %s and result: %+v", callID, subIn.Call)
 	}
 
-	again, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: subID, TaskQueue: e.s.Temporal.TaskQueue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, workflows.SubAgentWorkflowName, subIn)
+	subID := workflows.WorkflowID(parent) + "-again-" + callID
+	again, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: subID, TaskQueue: e.s.Temporal.TaskQueue},
+		workflows.SubAgentWorkflowName, subIn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out activities.RunToolResult
 	if err := again.Get(ctx, &out); err != nil {
-		t.Fatalf("second SubAgent run: %v", err)
+		t.Fatalf("second run of the call's step: %v", err)
 	}
 	if out.IsError || !strings.HasPrefix(out.Preview, "counted once") {
-		t.Fatalf("second SubAgent run's result %+v, want the call's first result, which stands", out)
+		t.Fatalf("second run's result %+v, want the call's first result, which stands", out)
 	}
 	refused := false
 	iter = e.c.GetWorkflowHistory(ctx, subID, again.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -186,7 +207,7 @@ func TestIntegration_SubAgentSecondStartRefused(t *testing.T) {
 		}
 	}
 	if !refused {
-		t.Fatalf("the second SubAgent run of %s has no refused start of %s", subID, workflows.WorkflowID(child))
+		t.Fatalf("the second run %s has no refused start of %s", subID, workflows.WorkflowID(child))
 	}
 
 	now, err := e.c.DescribeWorkflowExecution(ctx, workflows.WorkflowID(child), "")
@@ -205,10 +226,6 @@ func TestIntegration_SubAgentSecondStartRefused(t *testing.T) {
 		t.Fatalf("%d executions with %s, want 1", n, q)
 	}
 
-	store, err := session.Open(filepath.Join(e.dataDir, "sessions"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	count := func(id string, role agent.Role) int {
 		sess, err := store.Load(id)
 		if err != nil {
