@@ -12,8 +12,9 @@
 // its own for memory (RLIMIT_AS per process where the worker may not
 // make one) and a pids cgroup of its own for processes (RLIMIT_NPROC
 // where the worker may not make cgroups); a command those limits ended
-// gets Exit.Limit
-// naming the limit where that can be told (Config, Runner.Start). When the command's shell exits, or Kill is called,
+// gets Exit.Limit naming the limit where that can be told, and one that
+// exited 0 though its cgroups ended or refused a process of it gets
+// Exit.Hit (Config, Runner.Start). When the command's shell exits, or Kill is called,
 // the PID namespace ends and with it every process the command started
 // (background jobs and setsid children included). The file tools keep
 // the worker-side file access of tools.Local (FS), which refuses

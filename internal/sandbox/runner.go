@@ -389,8 +389,16 @@ func (p *process) Wait() (tools.Exit, error) {
 	}
 	p.out.Close()
 	exit, err := tools.ExitOf(p.waitErr)
-	if err == nil && exit.Signal == 0 {
+	switch {
+	case err != nil:
+	case exit.Signal == 0:
 		p.limit(&exit)
+	case p.oomKills > 0 && !p.killed.Load():
+		// bwrap itself died of a signal it was not sent by Kill: the OOM
+		// killer picks the largest process of the cgroup, which is bwrap
+		// (or its init) when the memory is held by none of them (files in
+		// the sandbox's /tmp, a tmpfs).
+		exit.Limit = p.oomLimit(exit.Code)
 	}
 	return exit, err
 }
@@ -404,7 +412,10 @@ func (p *process) Wait() (tools.Exit, error) {
 // its OOM killer ended and its pids cgroup the forks it refused (whether
 // or not the program said so), and without them a fork refused under
 // RLIMIT_NPROC or an allocation refused under RLIMIT_AS shows in the
-// output of a failed command.
+// output of a failed command. A command that exited 0 whose cgroups
+// ended or refused a process of it all the same gets Exit.Hit (hit); one
+// that bwrap's death by a signal ended (not Kill's) gets the memory limit
+// named in Wait when the OOM killer ended processes of it.
 //
 // A failed command with no such sign may still have hit one, silently
 // (stderr sent to /dev/null, a command substitution, a program that
@@ -415,6 +426,7 @@ func (p *process) limit(exit *tools.Exit) {
 	cpu := fmt.Sprintf("CPU time limit of %d s (tools.sandbox.cpuSeconds)", p.cfg.CPUSeconds)
 	switch sig := syscall.Signal(exit.Code - 128); {
 	case exit.Code == 0:
+		exit.Hit = p.hit()
 	case p.cfg.CPUSeconds > 0 && sig == syscall.SIGXCPU:
 		exit.Signal = sig
 		exit.Limit = cpu
@@ -424,11 +436,9 @@ func (p *process) limit(exit *tools.Exit) {
 	case p.watch.seen(signCPU):
 		exit.Limit = fmt.Sprintf("%s: a process it ended made the command fail, exit code %d", cpu, exit.Code)
 	case p.oomKills > 0:
-		exit.Limit = fmt.Sprintf("memory limit of %d MiB (tools.sandbox.memoryMB): the kernel's OOM killer ended %d %s of the command at the limit, exit code %d",
-			p.cfg.MemoryMB, p.oomKills, plural(p.oomKills, "process", "processes"), exit.Code)
+		exit.Limit = p.oomLimit(exit.Code)
 	case p.refused > 0:
-		exit.Limit = fmt.Sprintf("process limit of %d (tools.sandbox.maxProcesses): it refused %d new %s, exit code %d",
-			p.cfg.MaxProcesses, p.refused, plural(p.refused, "process", "processes"), exit.Code)
+		exit.Limit = fmt.Sprintf("%s, exit code %d", p.pidsLimit(), exit.Code)
 	case p.watch.seen(signFork):
 		exit.Limit = fmt.Sprintf("process limit of %d (tools.sandbox.maxProcesses, RLIMIT_NPROC of the worker's user): a new process was refused, exit code %d",
 			p.cfg.MaxProcesses, exit.Code)
@@ -438,6 +448,40 @@ func (p *process) limit(exit *tools.Exit) {
 	default:
 		exit.MaybeLimit = p.maybeLimit(sig)
 	}
+}
+
+// oomLimit names the memory limit whose OOM killer ended processes of a
+// command that exited with code.
+func (p *process) oomLimit(code int) string {
+	return fmt.Sprintf("%s, exit code %d", p.oomHit(), code)
+}
+
+// oomHit is what the memory cgroup's OOM killer did.
+func (p *process) oomHit() string {
+	return fmt.Sprintf("memory limit of %d MiB (tools.sandbox.memoryMB): the kernel's OOM killer ended %d %s of the command at the limit",
+		p.cfg.MemoryMB, p.oomKills, plural(p.oomKills, "process", "processes"))
+}
+
+// pidsLimit is what the pids cgroup did.
+func (p *process) pidsLimit() string {
+	return fmt.Sprintf("process limit of %d (tools.sandbox.maxProcesses): it refused %d new %s",
+		p.cfg.MaxProcesses, p.refused, plural(p.refused, "process", "processes"))
+}
+
+// hit is what the cgroups of a command that exited 0 did to it all the
+// same (tools.Exit.Hit): processes its OOM killer ended (a background
+// job, a child whose end the program shrugged off, a test runner's
+// worker), forks pids.max refused (that the program retried or did
+// without); "" for neither.
+func (p *process) hit() string {
+	var hits []string
+	if p.oomKills > 0 {
+		hits = append(hits, p.oomHit())
+	}
+	if p.refused > 0 {
+		hits = append(hits, p.pidsLimit())
+	}
+	return strings.Join(hits, "; and the sandbox's ")
 }
 
 // crashSignals are the signals by which a program ends that the memory

@@ -206,6 +206,15 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		return withStatus(status)
 	}
 	text := out.text
+	if w.exit.Hit != "" {
+		// Not an error: the command did what it did, but the model must
+		// learn that a process of it was ended (its output may not say).
+		details["limitHit"] = w.exit.Hit
+		if text != "" {
+			text += "\n\n"
+		}
+		text += "Command exited with code 0, but it hit the sandbox's " + w.exit.Hit
+	}
 	if text == "" {
 		text = "(no output)"
 	}

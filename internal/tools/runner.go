@@ -65,6 +65,13 @@ type Exit struct {
 	// limit ended without a word); "" when there is no such sign. It is
 	// "" when Limit is set.
 	MaybeLimit string
+	// Hit names a limit of the runner that a command which exited 0 hit
+	// without being ended by it, with what it did, e.g. "memory limit of
+	// 64 MiB (tools.sandbox.memoryMB): the kernel's OOM killer ended 1
+	// process of the command at the limit" (a background job or a test
+	// runner's worker killed, the command's shell going on); "" when it
+	// hit none or Code is not 0.
+	Hit string
 }
 
 // ExitOf is how a command ended, from the error of its exec.Cmd.Wait:

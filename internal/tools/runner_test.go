@@ -155,3 +155,48 @@ func TestRunner_ARefusingRunnerLeavesTheToolsNothing(t *testing.T) {
 		})
 	}
 }
+
+// hitRunner is Local whose commands that exit 0 report hit as a limit
+// they hit (Exit.Hit), as the sandbox does when its OOM killer ended a
+// child of a command that went on.
+type hitRunner struct{ hit string }
+
+func (r hitRunner) FS() FS { return Local.FS() }
+
+func (r hitRunner) Start(c Command) (Process, error) {
+	p, err := Local.Start(c)
+	return hitProcess{p, r.hit}, err
+}
+
+type hitProcess struct {
+	Process
+	hit string
+}
+
+func (p hitProcess) Wait() (Exit, error) {
+	exit, err := p.Process.Wait()
+	if err == nil && exit.Code == 0 {
+		exit.Hit = p.hit
+	}
+	return exit, err
+}
+
+// Issue 22: a limit a command hit though it exited 0 is the result's last
+// line, after its output; the result stays a success with exit code 0.
+func TestBash_LimitHitOnSuccessIsTheLastLine(t *testing.T) {
+	hit := "memory limit of 64 MiB (tools.sandbox.memoryMB): the kernel's OOM killer ended 1 process of the command at the limit"
+	o := Options{Workspace: t.TempDir(), Runner: hitRunner{hit}}
+	line := "Command exited with code 0, but it hit the sandbox's " + hit
+	for script, want := range map[string]string{"echo done": "done\n\n" + line, "true": line} {
+		res := call(t, o, "bash", map[string]any{"command": script})
+		if res.IsError || res.Content != want || res.Details["exitCode"] != 0 || res.Details["limitHit"] != hit {
+			t.Errorf("%s: got %+v, want %q", script, res, want)
+		}
+	}
+	if res := call(t, o, "bash", map[string]any{"command": "echo no; exit 3"}); !res.IsError || strings.Contains(res.Content, "hit the sandbox") {
+		t.Errorf("a failed command with no Hit: %+v", res)
+	}
+	if res := call(t, Options{Workspace: t.TempDir()}, "bash", map[string]any{"command": "echo done"}); res.Content != "done" || res.Details["limitHit"] != nil {
+		t.Errorf("without a hit: %+v", res)
+	}
+}
