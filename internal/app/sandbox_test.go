@@ -8,6 +8,7 @@ import (
 	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/sandbox"
 	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
@@ -15,7 +16,7 @@ import (
 // allowlist sandbox (its probe included) runs as its egress bridge.
 func TestMain(m *testing.M) {
 	egress.MaybeRunBridge(os.Args[1:])
-	os.Exit(m.Run())
+	os.Exit(testserver.Main(m)) // the server of pollers_test.go, stopped after the tests
 }
 
 // The worker's runner under tools.sandbox.mode: the sandbox where
