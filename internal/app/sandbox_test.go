@@ -8,7 +8,6 @@ import (
 	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/sandbox"
 	"github.com/durableagent/durableagent/internal/settings"
-	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
@@ -16,7 +15,7 @@ import (
 // allowlist sandbox (its probe included) runs as its egress bridge.
 func TestMain(m *testing.M) {
 	egress.MaybeRunBridge(os.Args[1:])
-	os.Exit(testserver.Main(m)) // the server of pollers_test.go, stopped after the tests
+	os.Exit(m.Run())
 }
 
 // The worker's runner under tools.sandbox.mode: the sandbox where

@@ -217,33 +217,7 @@ func WorkerOptions(s settings.Settings) worker.Options {
 	return worker.Options{
 		DefaultHeartbeatThrottleInterval: StreamInterval(s),
 		MaxHeartbeatThrottleInterval:     StreamInterval(s),
-		WorkflowTaskPollerBehavior:       workflowTaskPollers(),
 	}
-}
-
-// Workflow-task pollers: the SDK's autoscaling behaviour, bounded. The
-// SDK's default (two "mixed" pollers, each poll going to the sticky
-// queue while the last sticky response reported a backlog) can leave
-// every poller in a long poll on an idle sticky queue after a burst: a
-// new prompt's first workflow task (and a query buffered behind it)
-// then waits until the server hands it over, 6-10 s in the fanout bench
-// and the pollers test. The autoscaling behaviour polls the normal and
-// the sticky queue with pollers of their own, here 1-2 each: its
-// unbounded default (5 at first, up to 100 per queue) cost throughput
-// at 500 prompts (bench/RESULTS.md).
-const (
-	workflowPollersMin = 1
-	workflowPollersMax = 2
-)
-
-// workflowTaskPollers is the workflow-task poller behaviour of
-// WorkerOptions.
-func workflowTaskPollers() worker.PollerBehavior {
-	return worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{
-		InitialNumberOfPollers: workflowPollersMax,
-		MinimumNumberOfPollers: workflowPollersMin,
-		MaximumNumberOfPollers: workflowPollersMax,
-	})
 }
 
 // withMetrics is c reporting its metrics to h: a client on c's connection
