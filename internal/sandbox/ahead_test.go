@@ -29,21 +29,7 @@ func TestSandbox_BackToBackCallsRunInSandboxesStartedAhead(t *testing.T) {
 	ws := t.TempDir()
 	mark := fmt.Sprintf("SANDBOX_POOL_TEST=%d-%d", os.Getpid(), time.Now().UnixNano())
 	env := []string{"PATH=/usr/bin:/bin", mark}
-	burst := func(n int) (served, started int64) {
-		t.Helper()
-		served, started = r.spares.served.Load(), r.spares.started.Load()
-		for i := 0; i < n; i++ {
-			var out bytes.Buffer
-			p, err := r.Start(tools.Command{Script: "echo call " + strconv.Itoa(i), Dir: ws, Env: env, Output: &out})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if exit, err := p.Wait(); err != nil || exit.Code != 0 || out.String() != "call "+strconv.Itoa(i)+"\n" {
-				t.Fatalf("call %d: %+v %v %q", i, exit, err, out.String())
-			}
-		}
-		return r.spares.served.Load() - served, r.spares.started.Load() - started
-	}
+	burst := func(n int) (served, started int64) { t.Helper(); return runBurst(t, r, ws, env, n) }
 	// A new workspace's pool is one spare: the first call starts its own
 	// sandbox, and so does the second, which starts the next as the
 	// burst outruns the pool; the third and fourth find one each.
@@ -303,4 +289,24 @@ func TestSandbox_KilledWhileStartingEndsAtOnce(t *testing.T) {
 			t.Fatalf("kill %d, %d ms after the start: the sandbox took %v to end", i, i%15, d)
 		}
 	}
+}
+
+// runBurst runs n commands one after another in workspace ws with env,
+// as the calls of one answer, each checked to print its own line, and
+// says how many ran in a spare (served) and how many sandboxes the pool
+// started while they ran.
+func runBurst(t *testing.T, r *Runner, ws string, env []string, n int) (served, started int64) {
+	t.Helper()
+	served, started = r.spares.served.Load(), r.spares.started.Load()
+	for i := 0; i < n; i++ {
+		var out bytes.Buffer
+		p, err := r.Start(tools.Command{Script: "echo call " + strconv.Itoa(i), Dir: ws, Env: env, Output: &out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exit, err := p.Wait(); err != nil || exit.Code != 0 || out.String() != "call "+strconv.Itoa(i)+"\n" {
+			t.Fatalf("call %d: %+v %v %q", i, exit, err, out.String())
+		}
+	}
+	return r.spares.served.Load() - served, r.spares.started.Load() - started
 }

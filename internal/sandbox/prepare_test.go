@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -25,21 +24,7 @@ func TestSandbox_PrepareFillsThePoolForTheNextAnswer(t *testing.T) {
 	defer r.Close()
 	ws := t.TempDir()
 	env := []string{"PATH=/usr/bin:/bin", fmt.Sprintf("SANDBOX_PREPARE_TEST=%d-%d", os.Getpid(), time.Now().UnixNano())}
-	burst := func(n int) (served, started int64) {
-		t.Helper()
-		served, started = r.spares.served.Load(), r.spares.started.Load()
-		for i := 0; i < n; i++ {
-			var out bytes.Buffer
-			p, err := r.Start(tools.Command{Script: "echo call " + strconv.Itoa(i), Dir: ws, Env: env, Output: &out})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if exit, err := p.Wait(); err != nil || exit.Code != 0 || out.String() != "call "+strconv.Itoa(i)+"\n" {
-				t.Fatalf("call %d: %+v %v %q", i, exit, err, out.String())
-			}
-		}
-		return r.spares.served.Load() - served, r.spares.started.Load() - started
-	}
+	burst := func(n int) (served, started int64) { t.Helper(); return runBurst(t, r, ws, env, n) }
 	// A workspace no command ran in yet: the hint starts one spare, and
 	// the answer's first call runs in it.
 	start := time.Now()
