@@ -102,7 +102,7 @@ func (p *starterProc) wait(t *testing.T, timeout time.Duration) int {
 // exited 2 with "query events of session X: context deadline exceeded"
 // about 10 s after the worker died.)
 func TestFaults_FollowersWaitThroughAWorkerOutage(t *testing.T) {
-	skipShort(t)
+	alongside(t)
 	e := newEnv(t, sharedAddress(t))
 	w := e.spawnWorker(0)
 	const session = "outage-cli"
@@ -147,7 +147,7 @@ func TestFaults_FollowersWaitThroughAWorkerOutage(t *testing.T) {
 // past the end returns at once; Ctrl-C after a terminate does not say the
 // prompt keeps running.
 func TestFaults_TerminatedPromptEndsFollowersAndState(t *testing.T) {
-	skipShort(t)
+	alongside(t)
 	e := newEnv(t, sharedAddress(t))
 	e.startWorker()
 	const session = "term-cli"

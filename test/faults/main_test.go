@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -72,6 +73,15 @@ func TestMain(m *testing.M) {
 		os.Exit(serverChild())
 	case "starter":
 		os.Exit(starterChild())
+	}
+	// The tests marked alongside mostly wait on timeouts and killed
+	// workers: up to six run at once unless -test.parallel says otherwise
+	// (its default, GOMAXPROCS, is 2 on the CI machine).
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", "6")
 	}
 	os.Exit(testserver.Main(m))
 }
@@ -173,6 +183,19 @@ func serverChild() int {
 func skipShort(t *testing.T) {
 	t.Helper()
 	testserver.SkipShort(t)
+}
+
+// alongside marks a test that mostly waits (SIGKILL trial batches, CLI
+// followers through an outage) to run in parallel with the others marked
+// so, once the package's sequential tests are done: those watch
+// heartbeat and model timeouts of a second or two, or run a server of
+// their own, and keep the machine to themselves. Each test has its own
+// task queue, data dir and session ids on the shared server (newEnv), so
+// nothing but CPU is shared.
+func alongside(t *testing.T) {
+	t.Helper()
+	skipShort(t)
+	t.Parallel()
 }
 
 // sharedAddress is the package's shared embedded server (testserver),

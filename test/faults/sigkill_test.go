@@ -67,7 +67,7 @@ var heartbeatLost = fmt.Sprintf(workflows.ConnectionLostMessage, "heartbeat")
 // is lost, repeated or reordered, and a kill inside a model call costs
 // exactly that one call, retried through the ordinary retry policy.
 func TestFaults_WorkerSIGKILLAtRandomPointsOfARetryingPrompt(t *testing.T) {
-	skipShort(t)
+	alongside(t)
 	e := newEnv(t, sharedAddress(t))
 	e.s.Retry.BaseDelayMs = killBaseDelayMs
 	e.s.Retry.MaxRetries = 3

@@ -43,7 +43,7 @@ var subScript = []string{
 // twice: its session has one prompt (one user message) and Temporal knows
 // one run of its prompt's workflow id.
 func TestFaults_SIGKILLWhileSubAgentsRunStartsEachOnce(t *testing.T) {
-	skipShort(t)
+	alongside(t)
 	p := &killPlan{name: "sub", seed: subSeed, stream: 0x9e3779b9, trials: subTrials, parallel: subParallel,
 		latencyMs: subLatencyMs, limit: subTrialLimit}
 	p.start(t)

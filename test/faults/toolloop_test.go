@@ -47,7 +47,7 @@ var loopScript = []string{
 // (and only then may its effect be missing), and the session file has
 // every tool result once, with no duplicate and no lost entry.
 func TestFaults_SIGKILLDuringAToolLoopNeverRepeatsAnEffect(t *testing.T) {
-	skipShort(t)
+	alongside(t)
 	p := &killPlan{name: "loop", seed: loopSeed, stream: 0x9e3779b9, envSeed: true, trials: loopTrials,
 		parallel: loopParallel, latencyMs: loopLatencyMs, limit: loopTrialLimit}
 	p.start(t)
@@ -261,7 +261,7 @@ func (f sessionFile) messages() []agent.Message {
 // worker and chooses the same entry ids, so the write is idempotent: the
 // session has the user message once, and the prompt completes.
 func TestFaults_KillAfterTheUserMessageWriteKeepsOneUserMessage(t *testing.T) {
-	skipShort(t)
+	alongside(t)
 	e := newEnv(t, sharedAddress(t))
 	first := e.spawnWorker(0, envDieBefore+"="+dieAfterUser)
 	run := e.prompt("user-once", "text:done once")
