@@ -86,8 +86,10 @@ type callWindow struct {
 
 // hold waits, heartbeating through the caller's heartbeater, until the
 // window of key lets the call go, ctx ends, or the hold's bound is
-// reached. It returns how long it held. Store errors end the hold: the
-// coordination is an optimisation, never a reason to fail a call.
+// reached. It returns how long it held: 0 when the window let the call go
+// at once (the store's own round trip is not a hold). Store errors end
+// the hold: the coordination is an optimisation, never a reason to fail
+// a call.
 func (a *Activities) hold(ctx context.Context, provider, credID string) (*callWindow, time.Duration) {
 	if a.Windows == nil {
 		return nil, 0
@@ -110,19 +112,27 @@ func (a *Activities) hold(ctx context.Context, provider, credID string) (*callWi
 		bound = min(bound, time.Until(info.Deadline)/2)
 	}
 	start := time.Now()
+	var waited bool
+	heldFor := func() time.Duration {
+		if !waited {
+			return 0
+		}
+		return time.Since(start)
+	}
 	for {
 		adm, err := a.Windows.Admit(cw.key, cw.holder, lease)
 		if err != nil {
 			activity.GetLogger(ctx).Warn("rate-limit window: admit", "key", cw.key, "error", err)
-			return cw, time.Since(start)
+			return cw, heldFor()
 		}
 		if adm.Wait <= 0 {
-			return cw, time.Since(start)
+			return cw, heldFor()
 		}
 		left := bound - time.Since(start)
 		if left <= 0 {
-			return cw, time.Since(start)
+			return cw, heldFor()
 		}
+		waited = true
 		// Waiting for the window's end: wake at it, spread a little so
 		// the callers do not all queue on the store's lock at once.
 		// Waiting for another call's probe: ask again soon, its outcome
@@ -135,7 +145,7 @@ func (a *Activities) hold(ctx context.Context, provider, credID string) (*callWi
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return cw, time.Since(start)
+			return cw, heldFor()
 		case <-t.C:
 		}
 	}

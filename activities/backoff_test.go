@@ -117,3 +117,29 @@ func TestCallModel_OneProbePerWindow(t *testing.T) {
 		}
 	}
 }
+
+// slowWindows is the worker's own window store with a round trip as slow
+// as a loaded machine's (or a cluster's database's).
+type slowWindows struct {
+	activities.RateWindows
+	delay time.Duration
+}
+
+func (s slowWindows) Admit(key, holder string, lease time.Duration) (activities.Admission, error) {
+	time.Sleep(s.delay)
+	return s.RateWindows.Admit(key, holder, lease)
+}
+
+// A call that no window held reports no hold, however long the store took
+// to say so: HeldMs counts the waiting a window caused, which the fleet
+// trace and the events report as rate-limit holds.
+func TestCallModel_StoreRoundTripIsNotAHold(t *testing.T) {
+	s := settings.Defaults()
+	s.Model.Provider = "anthropic"
+	w := newCredsWorkerWith(t, s, func(a *activities.Activities) {
+		a.Windows = slowWindows{a.Credentials.(activities.RateWindows), 20 * time.Millisecond}
+	}, auth.Credential{ID: "work", Provider: "anthropic", Secret: "sk-ant-api03-BACKOFF0123456789abcdef"})
+	if res := w.call(t, "s1"); res.StopReason != agent.StopReasonStop || res.HeldMs != 0 {
+		t.Fatalf("call with no window open = %+v, want an answer with HeldMs 0", res)
+	}
+}
