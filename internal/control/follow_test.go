@@ -513,7 +513,36 @@ func llmDelta(s string) llm.Delta { return llm.Delta{Type: agent.DeltaText, Delt
 // heartbeats every 100 ms and a 500 ms poll, the follower passes a new
 // snapshot on within a fraction of the poll (a follower reading only when
 // it polls would wait 250 ms on average, and see several at once).
+//
+// A trial measures wall-clock delays, which a machine busy with other
+// test binaries stretches (CI runs several at once): up to three trials
+// run, and one that shows the follower keeping pace passes. A follower
+// that reads only at its poll fails all three.
 func TestFollow_ReadsLiveOutputAsHeartbeatsLand(t *testing.T) {
+	var failures []string
+	for range 3 {
+		delays, err := liveReadTrial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case len(delays) < 14:
+			failures = append(failures, fmt.Sprintf("only %d of 21 snapshots seen on their own", len(delays)))
+		case delays[len(delays)/2] > 100*time.Millisecond:
+			failures = append(failures, fmt.Sprintf("median delay %s from a heartbeat to its live event with a 500 ms poll, want <= 100ms (all %v)", delays[len(delays)/2], delays))
+		default:
+			return
+		}
+		t.Logf("trial %d: %s", len(failures), failures[len(failures)-1])
+	}
+	t.Fatalf("in each of 3 trials: %s", strings.Join(failures, "; "))
+}
+
+// liveReadTrial sends 30 snapshots 100 ms apart to a follower polling
+// every 500 ms, and returns the sorted delays, from a snapshot's heartbeat
+// to its live event, of the last 21 snapshots (after the follower's clock
+// locked on) that the follower saw on their own.
+func liveReadTrial() ([]time.Duration, error) {
 	start := agent.Event{Type: agent.EventMessageStart, Seq: 1, EntryID: "a1"}
 	f := newFake(&fakeRun{id: "r1", events: []agent.Event{start}})
 	k := &Controller{Client: f, PollInterval: 500 * time.Millisecond, StreamInterval: 100 * time.Millisecond,
@@ -552,7 +581,7 @@ func TestFollow_ReadsLiveOutputAsHeartbeatsLand(t *testing.T) {
 		f.runs["r1"].events = append(f.runs["r1"].events, agent.Event{Type: agent.EventPromptEnd, Seq: 2, Status: agent.StatusCompleted})
 	})
 	if err := <-done; err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -563,10 +592,5 @@ func TestFollow_ReadsLiveOutputAsHeartbeatsLand(t *testing.T) {
 		}
 	}
 	slices.Sort(delays)
-	if len(delays) < 14 {
-		t.Fatalf("only %d of 21 snapshots seen on their own", len(delays))
-	}
-	if med := delays[len(delays)/2]; med > 100*time.Millisecond {
-		t.Fatalf("median delay %s from a heartbeat to its live event with a 500 ms poll, want <= 100ms (all %v)", med, delays)
-	}
+	return delays, nil
 }
