@@ -193,10 +193,18 @@ func (r *Runner) Close() error {
 
 // launch starts a sandbox in dir with environment env that runs script,
 // or, with ahead, that waits for its script (aheadCall).
-func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCall) (*process, error) {
+func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCall) (_ *process, err error) {
+	// What the launch made so far, undone in reverse if it fails.
+	var undo []func()
+	defer func() {
+		if err != nil {
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
+			}
+		}
+	}()
 	var eg *egressPath
 	var args []string
-	var err error
 	if ahead != nil {
 		script = ahead.reader()
 	}
@@ -204,12 +212,12 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 		if eg, err = startEgress(r.cfg); err != nil {
 			return nil, err
 		}
+		undo = append(undo, eg.close)
 		args, err = r.cfg.args(dir, script, eg.exe, eg.proxy.Path())
 	} else {
 		args, err = r.cfg.Args(dir, script)
 	}
 	if err != nil {
-		eg.close()
 		return nil, err
 	}
 	if ahead != nil {
@@ -217,31 +225,25 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		eg.close()
 		return nil, err
 	}
+	undo = append(undo, func() { pr.Close(); pw.Close() })
 	// bwrap tells the host pid of the sandbox's init on fd 3 (--info-fd):
 	// Wait waits for that init, whose end is the namespace's.
 	ir, iw, err := os.Pipe()
 	if err != nil {
-		pr.Close()
-		pw.Close()
-		eg.close()
 		return nil, err
 	}
+	undo = append(undo, func() { ir.Close(); iw.Close() })
 	argv := append([]string{r.bin, "--info-fd", "3"}, args...)
 	extra := []*os.File{iw}
 	var st *limitStatus
 	if r.cfg.limitScript(shell()) != "" {
 		// The limit shell reports on fd 4 (statusFd).
 		if st, err = newLimitStatus(); err != nil {
-			pr.Close()
-			pw.Close()
-			ir.Close()
-			iw.Close()
-			eg.close()
 			return nil, err
 		}
+		undo = append(undo, st.close)
 		extra = append(extra, st.w)
 	}
 	var join []string // the cgroup.procs files bwrap is started in
@@ -257,14 +259,9 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 			max += bridgeTasks
 		}
 		if pg, err = newPidsGroup(r.pids, max); err != nil {
-			pr.Close()
-			pw.Close()
-			ir.Close()
-			iw.Close()
-			st.close()
-			eg.close()
 			return nil, err
 		}
+		undo = append(undo, pg.remove)
 		join = append(join, pg.procs())
 	}
 	var mg *memGroup
@@ -274,15 +271,9 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 			shared = pg // cgroup v2: one cgroup for both limits
 		}
 		if mg, err = newMemGroup(r.mem, r.memV2, r.cfg.MemoryMB, shared); err != nil {
-			pr.Close()
-			pw.Close()
-			ir.Close()
-			iw.Close()
-			st.close()
-			eg.close()
-			pg.remove()
 			return nil, err
 		}
+		undo = append(undo, mg.remove)
 		if shared == nil {
 			join = append(join, mg.procs())
 		}
@@ -310,14 +301,6 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
-		pr.Close()
-		pw.Close()
-		ir.Close()
-		iw.Close()
-		st.close()
-		eg.close()
-		pg.remove()
-		mg.remove()
 		return nil, fmt.Errorf("start bubblewrap: %w", err)
 	}
 	pw.Close()

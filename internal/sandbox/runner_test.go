@@ -1,0 +1,76 @@
+package sandbox
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A sandbox that cannot start leaves nothing behind: no open pipe, no
+// limit shell's status pipe, no pids cgroup, no egress bridge. A worker
+// whose bubblewrap went missing, or whose cgroup tree went away, keeps
+// answering every call with the error, and must not run out of
+// descriptors or fill the cgroup tree doing so.
+func TestLaunch_AFailedStartLeavesNothingBehind(t *testing.T) {
+	limited := func(t *testing.T) *Runner {
+		c := egressConfig(t, []string{"example.com"}, nil, nil, io.Discard)
+		c.MaxProcesses, c.MemoryMB, c.CPUSeconds = 64, 512, 60
+		return runner(t, c)
+	}
+	for _, tc := range []struct {
+		name, want string
+		break_     func(t *testing.T, r *Runner)
+	}{
+		// The last step fails: exec of bubblewrap (started directly,
+		// without a cgroup-joining shell).
+		{"bubblewrap gone", "start bubblewrap", func(t *testing.T, r *Runner) {
+			r.bin = filepath.Join(t.TempDir(), "bwrap-gone")
+			r.pids, r.mem = "", ""
+		}},
+		// A step in the middle fails, after the egress bridge, the pipes,
+		// the status pipe and the pids cgroup (where there is one) were made.
+		{"memory cgroup gone", "sandbox memory cgroup", func(t *testing.T, r *Runner) {
+			r.mem, r.memV2 = filepath.Join(t.TempDir(), "cgroup-gone"), false
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := limited(t)
+			pidsRoot := r.pids
+			tc.break_(t, r)
+			ws := t.TempDir()
+			fdsBefore, cgBefore := openFDs(t), cgroupsUnder(pidsRoot)
+			for range 20 {
+				_, err := r.launch(ws, []string{"PATH=/usr/bin:/bin"}, "true", nil)
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("launch: %v, want an error naming %q", err, tc.want)
+				}
+			}
+			if got := openFDs(t); got > fdsBefore {
+				t.Errorf("20 failed starts left %d descriptors open (%d before, %d after)", got-fdsBefore, fdsBefore, got)
+			}
+			if got := cgroupsUnder(pidsRoot); got != cgBefore {
+				t.Errorf("20 failed starts left %d pids cgroups under %s", got-cgBefore, pidsRoot)
+			}
+			t.Logf("pids cgroup root here: %q", pidsRoot)
+		})
+	}
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	return len(entries)
+}
+
+func cgroupsUnder(root string) int {
+	if root == "" {
+		return 0
+	}
+	entries, _ := filepath.Glob(filepath.Join(root, "durable-agent-*"))
+	return len(entries)
+}
