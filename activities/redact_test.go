@@ -173,7 +173,17 @@ func TestRedact_KeyShapes(t *testing.T) {
 // real error text of the classifier's corpus, as it is and with a key
 // echoed into it, the redacted text gets the class and retry hint of the
 // original, and the echoed key is gone.
+//
+// With -short (CI's race pass, where the classifier's regular expressions
+// run about sixteen times slower: 65 s against 4 s) every tenth text
+// is checked; `go test ./...` checks them all. The code under test runs
+// on one goroutine, so the race detector has nothing more to find in the
+// other nine.
 func TestRedact_KeepsClassificationOfCorpus(t *testing.T) {
+	stride := 1
+	if testing.Short() {
+		stride = 10
+	}
 	f, err := os.Open("../retry/testdata/errors.jsonl")
 	if err != nil {
 		t.Fatalf("open corpus: %v", err)
@@ -193,6 +203,9 @@ func TestRedact_KeepsClassificationOfCorpus(t *testing.T) {
 			t.Fatalf("corpus line %d: %v", line, err)
 		}
 		n++
+		if (line-1)%stride != 0 {
+			continue
+		}
 		for _, text := range []string{it.Text, it.Text + " (Authorization: Bearer " + key + ")"} {
 			classify := func(s string) retry.Classification {
 				c := retry.Classify(retry.Outcome{StopReason: "error", ErrorMessage: s, ErrorStatus: it.Status, ErrorType: it.Type})
