@@ -52,5 +52,7 @@
 //
 // Every skipped block is named in the test output. TestREADME_Directives
 // (also under -short) checks the directives and that the README's test
-// command is the one .ci/run runs.
+// command is the one .ci/run runs. TestCheckout_HoldsNoBuildOutputs (also
+// under -short) checks that no tracked file is an executable binary or
+// over 4 MB.
 package readme
