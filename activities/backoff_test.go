@@ -130,9 +130,9 @@ func (s slowWindows) Admit(key, holder string, lease time.Duration) (activities.
 	return s.RateWindows.Admit(key, holder, lease)
 }
 
-// A call that no window held reports no hold, however long the store took
-// to say so: HeldMs counts the waiting a window caused, which the fleet
-// trace and the events report as rate-limit holds.
+// Spec 18.1 (heldMs): a call that no window held reports no hold, however
+// long the store took to say so: HeldMs counts the waiting a window
+// caused, which the fleet trace counts as rate-limit holds.
 func TestCallModel_StoreRoundTripIsNotAHold(t *testing.T) {
 	s := settings.Defaults()
 	s.Model.Provider = "anthropic"
