@@ -129,6 +129,24 @@ func Queue(prefix string) string {
 	return fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), queueSeq.Add(1))
 }
 
+// Session is base the first time the test binary asks for it and base-2,
+// base-3 … after, so a test run again (go test -count=N) meets no session
+// of its earlier round on the shared server or in a shared data dir.
+func Session(base string) string {
+	sessions.Lock()
+	defer sessions.Unlock()
+	sessions.n[base]++
+	if n := sessions.n[base]; n > 1 {
+		return fmt.Sprintf("%s-%d", base, n)
+	}
+	return base
+}
+
+var sessions = struct {
+	sync.Mutex
+	n map[string]int
+}{n: map[string]int{}}
+
 // WaitFor polls cond every 20 ms until it holds, and fails the test
 // naming what it waited for once timeout has passed.
 func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/rpc"
 )
 
@@ -22,7 +23,8 @@ import (
 // order, and events reach the client within the latency target.
 func TestRPC_RetryChainExactEventSequence(t *testing.T) {
 	s := server(t)
-	c := startClient(t, s, "e2e-chain", 300, "503 Service Unavailable", "503 Service Unavailable")
+	session := testserver.Session("e2e-chain")
+	c := startClient(t, s, session, 300, "503 Service Unavailable", "503 Service Unavailable")
 	ctx := ctxFor(t, time.Minute)
 	var rec recorder
 	settled := make(chan struct{})
@@ -32,7 +34,7 @@ func TestRPC_RetryChainExactEventSequence(t *testing.T) {
 			close(settled)
 		}
 	})
-	vis := watchVisibility(&control.Controller{Client: env.stack.Client, TaskQueue: s.Temporal.TaskQueue}, "e2e-chain")
+	vis := watchVisibility(&control.Controller{Client: env.stack.Client, TaskQueue: s.Temporal.TaskQueue}, session)
 	if _, err := c.Prompt(ctx, "hello"); err != nil {
 		t.Fatalf("Prompt: %v", err)
 	}
@@ -122,7 +124,8 @@ func TestRPC_RetryChainExactEventSequence(t *testing.T) {
 // prompt fails at once, long before the 60 s timer.
 func TestRPC_AbortRetryEndsChainWithRetryCancelled(t *testing.T) {
 	s := server(t)
-	c := startClient(t, s, "e2e-abort", 60000, "503 Service Unavailable")
+	session := testserver.Session("e2e-abort")
+	c := startClient(t, s, session, 60000, "503 Service Unavailable")
 	ctx := ctxFor(t, 45*time.Second)
 	var rec recorder
 	stateCh := make(chan rpc.SessionState, 1)
@@ -152,7 +155,7 @@ func TestRPC_AbortRetryEndsChainWithRetryCancelled(t *testing.T) {
 	}
 	st := <-stateCh
 	if !st.IsRetrying || st.RetryAttempt != 1 || !st.AutoRetryEnabled || st.Status != agent.StatusRunning ||
-		st.SessionID != "e2e-abort" || st.Model == nil || st.Model.ID != s.Model.Name || st.PendingRetry == nil {
+		st.SessionID != session || st.Model == nil || st.Model.ID != s.Model.Name || st.PendingRetry == nil {
 		t.Errorf("state during backoff = %+v", st)
 	}
 	if elapsed := time.Since(began); elapsed > 30*time.Second {
@@ -175,7 +178,8 @@ func TestRPC_AbortRetryEndsChainWithRetryCancelled(t *testing.T) {
 // keeps running durably in Temporal; another client can then abort it.
 func TestRPC_StdinCloseDetachesPromptThatKeepsRunning(t *testing.T) {
 	s := server(t)
-	c := startClient(t, s, "e2e-detach", 60000, "503 Service Unavailable")
+	session := testserver.Session("e2e-detach")
+	c := startClient(t, s, session, 60000, "503 Service Unavailable")
 	ctx := ctxFor(t, 45*time.Second)
 	waiting := make(chan struct{})
 	var once sync.Once
@@ -196,12 +200,12 @@ func TestRPC_StdinCloseDetachesPromptThatKeepsRunning(t *testing.T) {
 		t.Fatalf("Close = %v, want exit 0", err)
 	}
 	k := &control.Controller{Client: env.stack.Client, TaskQueue: s.Temporal.TaskQueue}
-	st, err := k.State(ctx, "e2e-detach")
+	st, err := k.State(ctx, session)
 	if err != nil || st.Status != agent.StatusRunning || !st.IsRetrying {
 		t.Fatalf("after detach: state %+v, %v; want still running and retrying", st, err)
 	}
 	// A new RPC process for the session sees it running, and aborts it.
-	c2 := startClient(t, s, "e2e-detach", 60000)
+	c2 := startClient(t, s, session, 60000)
 	if st, err := c2.GetState(ctx); err != nil || !st.IsRetrying {
 		t.Errorf("second client: state %+v, %v", st, err)
 	}
@@ -213,7 +217,7 @@ func TestRPC_StdinCloseDetachesPromptThatKeepsRunning(t *testing.T) {
 	if err := c2.Abort(ctx); err != nil {
 		t.Fatal(err)
 	}
-	end, err := k.Follow(ctx, "e2e-detach", "", 0, func(agent.Event) {})
+	end, err := k.Follow(ctx, session, "", 0, func(agent.Event) {})
 	if err != nil || end.Status != agent.StatusAborted {
 		t.Errorf("prompt end = %+v, %v; want aborted", end, err)
 	}
@@ -226,7 +230,7 @@ func TestRPC_StdinCloseDetachesPromptThatKeepsRunning(t *testing.T) {
 // persists compaction.enabled, which get_state reports.
 func TestRPC_CompactAndSetAutoCompaction(t *testing.T) {
 	s := server(t)
-	c := startClient(t, s, "e2e-compact", 100)
+	c := startClient(t, s, testserver.Session("e2e-compact"), 100)
 	ctx := ctxFor(t, time.Minute)
 	if _, err := c.Prompt(ctx, "hello"); err != nil {
 		t.Fatal(err)
@@ -257,7 +261,7 @@ func TestRPC_CompactAndSetAutoCompaction(t *testing.T) {
 // 60 s backoff at once with the compaction failed and nothing compacted.
 func TestRPC_CompactRetriesAreEventsAndAbortRetryReachesThem(t *testing.T) {
 	s := server(t)
-	const session = "e2e-compact-retry"
+	session := testserver.Session("e2e-compact-retry")
 	keepLittle := []string{"--compaction.keepRecentTokens", "10"}
 	ctx := ctxFor(t, 90*time.Second)
 	c := startClientWith(t, s, session, keepLittle, 100)
@@ -368,7 +372,7 @@ func TestRPC_RawProtocolTranscript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"rpc", "--session", "e2e-raw"}, starterArgs(s, 500, "503 Service Unavailable", "[529 overloaded_error] Overloaded")...)
+	args := append([]string{"rpc", "--session", testserver.Session("e2e-raw")}, starterArgs(s, 500, "503 Service Unavailable", "[529 overloaded_error] Overloaded")...)
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	cmd.Stderr = testWriter{t}

@@ -16,7 +16,7 @@ import (
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/settings"
-	"github.com/durableagent/durableagent/rpc"
+	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -149,7 +149,8 @@ func assistantEnds(evs []agent.Event) []agent.Event {
 // the same answer given in one chunk: no event per delta.
 func TestRPC_StreamedAnswerAddsUpAndLeavesHistoryFlat(t *testing.T) {
 	s := streamWorker(t, "rpc-e2e-stream", streamDelay)
-	c := startClient(t, s, "e2e-stream", 100)
+	session := testserver.Session("e2e-stream")
+	c := startClient(t, s, session, 100)
 	ctx := ctxFor(t, time.Minute)
 	var rec recorder
 	c.OnEvent(rec.add)
@@ -193,7 +194,8 @@ func TestRPC_StreamedAnswerAddsUpAndLeavesHistoryFlat(t *testing.T) {
 	// The same answer in one chunk (no pause between words: it is all
 	// there before the first throttled heartbeat leaves).
 	one := streamWorker(t, "rpc-e2e-onechunk", 0)
-	c1 := startClient(t, one, "e2e-onechunk", 100)
+	oneSession := testserver.Session("e2e-onechunk")
+	c1 := startClient(t, one, oneSession, 100)
 	var rec1 recorder
 	c1.OnEvent(rec1.add)
 	if _, err := c1.Prompt(ctx, "hello"); err != nil {
@@ -202,7 +204,7 @@ func TestRPC_StreamedAnswerAddsUpAndLeavesHistoryFlat(t *testing.T) {
 	if end, err := c1.WaitForIdle(ctx); err != nil || end.Status != agent.StatusCompleted {
 		t.Fatalf("one-chunk prompt ended %+v, %v", end, err)
 	}
-	streamed, chunk := history(t, "e2e-stream"), history(t, "e2e-onechunk")
+	streamed, chunk := history(t, session), history(t, oneSession)
 	t.Logf("history: %d events streamed (%d message_update lines), %d in one chunk", len(streamed), updates, len(chunk))
 	if strings.Join(streamed, " ") != strings.Join(chunk, " ") {
 		t.Fatalf("history differs with streaming:\nstreamed %v\none chunk %v", streamed, chunk)
@@ -216,7 +218,8 @@ func TestRPC_StreamedAnswerAddsUpAndLeavesHistoryFlat(t *testing.T) {
 func TestRPC_RetrySupersedesPartialText(t *testing.T) {
 	s := streamWorker(t, "rpc-e2e-stream-retry", streamDelay)
 	const retryText = "The retry answers in full."
-	c := startClientArgs(t, s, "e2e-stream-retry", []string{"--model.timeoutMs", "2500", "--model.heartbeatTimeoutMs", "2000"}, 100, "ok", "text:"+retryText)
+	session := testserver.Session("e2e-stream-retry")
+	c := startClientWith(t, s, session, []string{"--model.timeoutMs", "2500", "--model.heartbeatTimeoutMs", "2000"}, 100, "ok", "text:"+retryText)
 	ctx := ctxFor(t, time.Minute)
 	var rec recorder
 	c.OnEvent(rec.add)
@@ -242,7 +245,7 @@ func TestRPC_RetrySupersedesPartialText(t *testing.T) {
 	// Temporal keeps the timed-out call's last heartbeat details in its
 	// timeout failure: the one snapshot that enters history, bounded.
 	hctx := ctxFor(t, 30*time.Second)
-	it := env.stack.Client.GetWorkflowHistory(hctx, workflows.WorkflowID("e2e-stream-retry"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := env.stack.Client.GetWorkflowHistory(hctx, workflows.WorkflowID(session), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	timedOut := 0
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -269,23 +272,6 @@ func TestRPC_RetrySupersedesPartialText(t *testing.T) {
 	}
 }
 
-// startClientArgs is startClient with extra starter flags.
-func startClientArgs(t *testing.T, s settings.Settings, session string, extra []string, baseDelayMs int, faults ...string) *rpc.Client {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := rpc.Start(rpc.WithStarter(exe), rpc.WithSession(session),
-		rpc.WithArgs(append(starterArgs(s, baseDelayMs, faults...), extra...)...),
-		rpc.WithEnv(append(os.Environ(), childEnv+"=1")), rpc.WithStderr(testWriter{t}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
 // `starter prompt --json` prints the live events too: message_update lines
 // between message_start and message_end that add up to the answer.
 func TestStarterPrompt_JSONIncludesMessageUpdates(t *testing.T) {
@@ -295,7 +281,7 @@ func TestStarterPrompt_JSONIncludesMessageUpdates(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := ctxFor(t, time.Minute)
-	args := append([]string{"prompt", "--json", "--session", "e2e-json"}, starterArgs(s, 100)...)
+	args := append([]string{"prompt", "--json", "--session", testserver.Session("e2e-json")}, starterArgs(s, 100)...)
 	cmd := exec.CommandContext(ctx, exe, append(args, "hello")...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	cmd.Stderr = testWriter{t}
@@ -336,7 +322,7 @@ func TestStarterPrompt_TerminalPrintsTheAnswerAsItStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{exe, "prompt", "--session", "e2e-tty"}, starterArgs(s, 100)...)
+	args := append([]string{exe, "prompt", "--session", testserver.Session("e2e-tty")}, starterArgs(s, 100)...)
 	args = append(args, "hello")
 	quoted := make([]string, len(args))
 	for i, a := range args {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/testserver"
 )
 
 // plainMessage is n bytes of letters, spaces and full stops, ending in a
@@ -78,11 +79,11 @@ func TestIntegration_HugePromptMessageCompletesAndItsEventsPrint(t *testing.T) {
 		}
 	}
 
-	check("huge-1900k", 1_900_000)
+	check(testserver.Session("huge-1900k"), 1_900_000)
 
 	// The refusal of a message past the limit says how big the prompt's
 	// input is: the largest accepted message is that much smaller.
-	const session = "huge-max"
+	session := testserver.Session("huge-max")
 	over := plainMessage(2_060_000) // past the limit, with the same length prefixes as the largest
 	code, out, stderr := e.starter("prompt", "--session", session, "--fault", "text:"+answer, over)
 	m := tooLargeRE.FindStringSubmatch(stderr)
