@@ -312,14 +312,6 @@ func (s *Server) Stop() error {
 	}
 }
 
-// Restart stops and starts the server.
-func (s *Server) Restart() error {
-	if err := s.Stop(); err != nil {
-		return err
-	}
-	return s.Start()
-}
-
 func (s *Server) logPath() string { return filepath.Join(s.Dir, "postgres.log") }
 
 // Log returns the server log so far.
