@@ -129,15 +129,16 @@ func Queue(prefix string) string {
 	return fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), queueSeq.Add(1))
 }
 
-// Session is base the first time the test binary asks for it and base-2,
-// base-3 … after, so a test run again (go test -count=N) meets no session
-// of its earlier round on the shared server or in a shared data dir.
+// Session is base the first time the test binary asks for it and base.r2,
+// base.r3 … after, so a test run again (go test -count=N) meets no session
+// of its earlier round on the shared server or in a shared data dir. (A
+// dot, not a dash: tests name related sessions base-2.)
 func Session(base string) string {
 	sessions.Lock()
 	defer sessions.Unlock()
 	sessions.n[base]++
 	if n := sessions.n[base]; n > 1 {
-		return fmt.Sprintf("%s-%d", base, n)
+		return fmt.Sprintf("%s.r%d", base, n)
 	}
 	return base
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/testserver"
 )
 
 // envStarterArgs holds the JSON list of arguments of a starter child.
@@ -105,7 +106,7 @@ func TestFaults_FollowersWaitThroughAWorkerOutage(t *testing.T) {
 	alongside(t)
 	e := newEnv(t, sharedAddress(t))
 	w := e.spawnWorker(0)
-	const session = "outage-cli"
+	session := testserver.Session("outage-cli")
 	prompt := e.starter("prompt", "--session", session, "--retry.baseDelayMs", "8000", "--fault", "503 Service Unavailable", "fix it")
 	e.waitFor(session, 60*time.Second, func(ev agent.Event) bool { return ev.Type == agent.EventAutoRetryStart })
 	events := e.starter("events", "--session", session, "--follow")
@@ -150,7 +151,7 @@ func TestFaults_TerminatedPromptEndsFollowersAndState(t *testing.T) {
 	alongside(t)
 	e := newEnv(t, sharedAddress(t))
 	e.startWorker()
-	const session = "term-cli"
+	session := testserver.Session("term-cli")
 	prompt := e.starter("prompt", "--session", session, "--retry.baseDelayMs", "60000", "--fault", "503 Service Unavailable", "fix it")
 	e.waitFor(session, 60*time.Second, func(ev agent.Event) bool { return ev.Type == agent.EventAutoRetryStart })
 	events := e.starter("events", "--session", session, "--follow")
@@ -195,7 +196,7 @@ func TestFaults_TerminatedPromptEndsFollowersAndState(t *testing.T) {
 	}
 
 	// Ctrl-C right after a terminate, before the follower noticed it.
-	const session2 = "term-cli-2"
+	session2 := testserver.Session("term-cli-2")
 	e.s.Retry.BaseDelayMs = 60_000
 	e.prompt(session2, "503 Service Unavailable")
 	e.waitFor(session2, 60*time.Second, func(ev agent.Event) bool { return ev.Type == agent.EventAutoRetryStart })
