@@ -45,9 +45,9 @@ type DeleteSessionResult struct {
 // outputs of its truncated bash calls (<workspace>/.durable-agent/tmp/<id>),
 // then the session itself from the store (the JSONL file or the
 // database rows). Both steps are idempotent, so a retry after a crash
-// finishes the job. A .durable-agent or tmp that is not a real directory
-// (a symbolic link a command in the workspace planted) is not followed:
-// nothing outside the workspace's own output directory is removed. The
+// finishes the job. The outputs are removed through the workspace's
+// os.Root: a link a command in the workspace planted is not followed out
+// of it, and nothing outside the workspace is removed. The
 // caller makes sure nothing runs in the session (the DeleteSession
 // workflow runs under the session's workflow id).
 func (a *Activities) DeleteSession(ctx context.Context, in DeleteSessionInput) (DeleteSessionResult, error) {
@@ -79,24 +79,24 @@ func (a *Activities) DeleteSession(ctx context.Context, in DeleteSessionInput) (
 }
 
 // removeSessionOutputs removes the session's full-output directory under
-// workspace and returns it ("" when there was none to remove).
+// workspace, through the workspace's os.Root, and returns it ("" when there
+// was none to remove). What a command planted in its place (a file, a
+// FIFO, a link, a parent that is a link out of the workspace) is left.
 func removeSessionOutputs(workspace, sessionID string) (string, error) {
-	dir := sessionTempDir(workspace, sessionID)
-	for _, p := range []string{filepath.Dir(filepath.Dir(dir)), filepath.Dir(dir), dir} {
-		fi, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", nil
-		}
-		if err != nil {
-			return "", fmt.Errorf("remove bash outputs: %w", err)
-		}
-		if !fi.IsDir() {
-			// Not ours (a file or a link in its place): leave it.
-			return "", nil
-		}
+	root, err := os.OpenRoot(workspace)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		return "", fmt.Errorf("remove bash outputs %s: %w", dir, err)
+	if err != nil {
+		return "", fmt.Errorf("remove bash outputs: %w", err)
 	}
-	return dir, nil
+	defer root.Close()
+	rel := sessionOutputs(sessionID)
+	if fi, err := root.Lstat(rel); err != nil || !fi.IsDir() {
+		return "", nil // none, or not ours
+	}
+	if err := root.RemoveAll(rel); err != nil {
+		return "", fmt.Errorf("remove bash outputs %s: %w", rel, err)
+	}
+	return filepath.Join(workspace, rel), nil
 }

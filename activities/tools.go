@@ -358,30 +358,43 @@ func (a *Activities) toolOptions(workspace, sessionID string, bash bool, timeout
 		DefaultTimeout: time.Duration(min(max(timeoutMs, 0), MaxBashTimeout.Milliseconds())) * time.Millisecond,
 	}
 	if bash {
-		opts.TempDir = bashTempDir(workspace, sessionID)
+		ignoreOutputs(workspace)
+		opts.OutputDir = sessionOutputs(sessionID)
 	}
 	return opts
 }
 
-// bashTempDir is where bash keeps the full output of a truncated command:
-// inside the workspace, so the read tool may open it under confinement,
-// in a directory whose own .gitignore hides it from git, grep and find;
-// one directory per session (a valid session id is a file name), which
-// the bash tool keeps within tools.KeptOutputFiles and KeptOutputBytes.
-func bashTempDir(workspace, sessionID string) string {
-	dir := filepath.Join(workspace, ".durable-agent")
-	ignore := filepath.Join(dir, ".gitignore")
-	if _, err := os.Stat(ignore); err != nil {
-		if os.MkdirAll(dir, 0o700) == nil {
-			_ = os.WriteFile(ignore, []byte("# durable-agent: full outputs of truncated bash commands\n*\n"), 0o600)
-		}
-	}
-	return sessionTempDir(workspace, sessionID)
+// outputDir is where bash keeps the full output of a truncated command,
+// relative to the workspace: inside it, so the read tool may open it under
+// confinement, in a directory whose own .gitignore hides it from git, grep
+// and find; one directory per session (a valid session id is a file name),
+// which the bash tool keeps within tools.KeptOutputFiles and
+// KeptOutputBytes. Everything the worker does there goes through the
+// workspace's os.Root: a link a command planted is not followed out.
+const outputDir = ".durable-agent"
+
+// sessionOutputs is the session's full-output directory, relative to the
+// workspace.
+func sessionOutputs(sessionID string) string {
+	return filepath.Join(outputDir, "tmp", sessionID)
 }
 
-// sessionTempDir is bashTempDir's path, without creating anything.
-func sessionTempDir(workspace, sessionID string) string {
-	return filepath.Join(workspace, ".durable-agent", "tmp", sessionID)
+// ignoreOutputs writes outputDir's .gitignore unless it is there.
+func ignoreOutputs(workspace string) {
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	if root.MkdirAll(outputDir, 0o700) != nil {
+		return
+	}
+	f, err := root.OpenFile(filepath.Join(outputDir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return // there already (or not ours to write)
+	}
+	defer f.Close()
+	_, _ = f.WriteString("# durable-agent: full outputs of truncated bash commands\n*\n")
 }
 
 func findToolCall(sess *session.Session, assistantID, callID string) (agent.ToolCall, error) {

@@ -41,7 +41,7 @@ func bash(t testing.TB, r tools.Runner, ws, command string, timeoutSec float64) 
 	}
 	raw, _ := json.Marshal(args)
 	return tools.Run(context.Background(), tools.Bash, raw, tools.Options{
-		Workspace: ws, Runner: r, TempDir: t.TempDir(), Env: benchEnv(ws),
+		Workspace: ws, Runner: r, OutputDir: "out", Env: benchEnv(ws),
 	})
 }
 
@@ -243,7 +243,7 @@ func TestSandbox_NoSwapperOutlivesItsCallToRaceTheFileTools(t *testing.T) {
 	if !strings.Contains(res.Content, "started") {
 		t.Fatalf("swapper: %+v", res)
 	}
-	opts := tools.Options{Workspace: ws, Confine: true, Runner: r, TempDir: t.TempDir()}
+	opts := tools.Options{Workspace: ws, Confine: true, Runner: r, OutputDir: "out"}
 	for i := 0; i < 300; i++ {
 		res := tools.Run(context.Background(), tools.Read, json.RawMessage(`{"path":"link"}`), opts)
 		if strings.Contains(res.Content, "outside-secret") {
@@ -433,7 +433,7 @@ func TestSandbox_StartedAheadRunsTheNextCommandFresh(t *testing.T) {
 	waitSpare(t, r)
 	raw, _ := json.Marshal(map[string]any{"command": "echo $ONLY"})
 	res = tools.Run(context.Background(), tools.Bash, raw, tools.Options{
-		Workspace: ws, Runner: r, TempDir: t.TempDir(),
+		Workspace: ws, Runner: r, OutputDir: "out",
 		Env: []string{"PATH=/usr/bin:/bin", "ONLY=other-env"},
 	})
 	if res.Content != "other-env" || r.spares.served.Load() != 1 {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -96,12 +95,10 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if len(env) == 0 {
 		env = ScrubEnv(os.Environ(), nil)
 	}
-	tempDir := opts.TempDir
-	if tempDir == "" {
-		tempDir = filepath.Join(os.TempDir(), "durable-agent-bash")
+	acc := &outputAcc{root: ws, dir: opts.OutputDir}
+	if acc.dir == "" {
+		acc.root, acc.dir = os.TempDir(), "durable-agent-bash"
 	}
-
-	acc := &outputAcc{dir: tempDir}
 	proc, err := opts.runner().Start(Command{Script: *a.Command, Dir: ws, Env: env, Output: acc})
 	if err != nil {
 		return errorf("Cannot run the command: %v", err)

@@ -2,8 +2,12 @@ package tools
 
 import (
 	"bytes"
+	"crypto/rand"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -32,12 +36,16 @@ var writingOutputs sync.Map
 
 // outputAcc accumulates a command's output: the tail in memory and, once the
 // output is over the limits, everything in a file under dir (up to
-// KeptOutputBytes).
+// KeptOutputBytes), a directory relative to root that is made, written and
+// pruned through root's os.Root: a link a command planted on the way
+// (dir itself, a parent, the file) is not followed out of root.
 type outputAcc struct {
 	mu       sync.Mutex
+	root     string
 	dir      string
-	written  int  // bytes in the file
-	cutFile  bool // the file stopped at KeptOutputBytes
+	fsys     *os.Root // open from openFile to finish
+	written  int      // bytes in the file
+	cutFile  bool     // the file stopped at KeptOutputBytes
 	tail     []byte
 	cut      bool // tail has lost the beginning of the output
 	total    int
@@ -78,16 +86,26 @@ func (a *outputAcc) Write(p []byte) (int, error) {
 }
 
 func (a *outputAcc) openFile() {
-	if err := os.MkdirAll(a.dir, 0o700); err != nil {
-		a.fileErr = err
+	a.fsys, a.fileErr = os.OpenRoot(a.root)
+	if a.fileErr != nil {
 		return
 	}
-	f, err := os.CreateTemp(a.dir, outputPrefix+"*"+outputSuffix)
-	if err != nil {
-		a.fileErr = err
+	name := filepath.Join(a.dir, outputPrefix+rand.Text()+outputSuffix)
+	err := a.fsys.MkdirAll(a.dir, 0o700)
+	var f *os.File
+	if err == nil {
+		f, err = a.fsys.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	}
+	dir := filepath.Join(a.root, a.dir)
+	switch {
+	case errors.Is(err, fs.ErrExist): // a file, a FIFO, a dangling link: not made by MkdirAll
+		a.fileErr = fmt.Errorf("%s is not a directory", dir)
+		return
+	case err != nil:
+		a.fileErr = outsideErr(dir, err)
 		return
 	}
-	a.file, a.path = f, f.Name()
+	a.file, a.path = f, filepath.Join(a.root, name)
 	writingOutputs.Store(a.path, true)
 	a.writeFile(a.tail)
 }
@@ -166,12 +184,15 @@ func (a *outputAcc) finish() finishedOutput {
 	if a.path != "" {
 		defer writingOutputs.Delete(a.path)
 	}
+	if a.fsys != nil {
+		defer a.fsys.Close()
+	}
 	tr := a.render()
 	total := a.lines()
 	truncated := tr.truncated || a.cut || total > MaxLines
 	if !truncated {
 		if a.path != "" {
-			os.Remove(a.path)
+			a.fsys.Remove(a.rel(a.path))
 		}
 		return finishedOutput{text: tr.content}
 	}
@@ -180,7 +201,7 @@ func (a *outputAcc) finish() finishedOutput {
 		where = fmt.Sprintf("Full output (cut at %s): %s", formatSize(KeptOutputBytes), a.path)
 	}
 	if a.path != "" {
-		pruneOutputs(a.dir, a.path)
+		a.prune()
 	}
 	if a.fileErr != nil || a.path == "" {
 		where = fmt.Sprintf("Full output could not be saved: %v", a.fileErr)

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,14 +13,25 @@ const (
 	outputSuffix = ".log"
 )
 
-// pruneOutputs removes the oldest full outputs in dir until the newest
-// fit in KeptOutputFiles files and KeptOutputBytes: from the newest down,
-// the first that does not fit goes with every older one. keep (the one
-// just written) and the outputs still being written stay whatever their
-// age. Only this package's files (bash-*.log) are considered; failures
-// are ignored (a file another process removed first is gone all the same).
-func pruneOutputs(dir, keep string) {
-	entries, err := os.ReadDir(dir)
+// rel is the path of an output file of a's relative to a.root.
+func (a *outputAcc) rel(path string) string {
+	return filepath.Join(a.dir, filepath.Base(path))
+}
+
+// prune removes the oldest full outputs in a.dir, through a.fsys, until
+// the newest fit in KeptOutputFiles files and KeptOutputBytes: from the
+// newest down, the first that does not fit goes with every older one. The
+// one just written (a.path) and the outputs still being written stay
+// whatever their age. Only this package's files (bash-*.log, regular
+// files) are considered; failures are ignored (a file another process
+// removed first is gone all the same).
+func (a *outputAcc) prune() {
+	d, err := a.fsys.Open(a.dir)
+	if err != nil {
+		return
+	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
 	if err != nil {
 		return
 	}
@@ -37,12 +47,12 @@ func pruneOutputs(dir, keep string) {
 		if !e.Type().IsRegular() || !strings.HasPrefix(name, outputPrefix) || !strings.HasSuffix(name, outputSuffix) {
 			continue
 		}
-		fi, err := e.Info()
-		if err != nil {
+		path := filepath.Join(a.root, a.dir, name)
+		fi, err := a.fsys.Lstat(a.rel(path))
+		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		path := filepath.Join(dir, name)
-		if _, writing := writingOutputs.Load(path); writing || path == keep {
+		if _, writing := writingOutputs.Load(path); writing || path == a.path {
 			files++
 			total += fi.Size()
 			continue
@@ -63,6 +73,6 @@ func pruneOutputs(dir, keep string) {
 			continue
 		}
 		full = true
-		_ = os.Remove(o.path)
+		_ = a.fsys.Remove(a.rel(o.path))
 	}
 }

@@ -44,7 +44,7 @@ func TestBash(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := call(t, Options{Workspace: ws, TempDir: t.TempDir()}, "bash", tc.args)
+			r := call(t, Options{Workspace: ws, OutputDir: "out"}, "bash", tc.args)
 			if r.IsError != tc.isErr {
 				t.Fatalf("IsError = %v: %s", r.IsError, r.Content)
 			}
@@ -75,8 +75,8 @@ func TestBashTailTruncation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tmp := t.TempDir()
-			r := call(t, Options{Workspace: ws, TempDir: tmp}, "bash", obj{"command": tc.command})
+			rel, tmp := outputDir(t, ws)
+			r := call(t, Options{Workspace: ws, OutputDir: rel}, "bash", obj{"command": tc.command})
 			mustOK(t, r)
 			mustContain(t, r.Content, tc.notice)
 			body, _, _ := strings.Cut(r.Content, "\n\n[")
@@ -103,8 +103,8 @@ func TestBashTailTruncation(t *testing.T) {
 	}
 
 	t.Run("small output leaves no file", func(t *testing.T) {
-		tmp := t.TempDir()
-		r := call(t, Options{Workspace: ws, TempDir: tmp}, "bash", obj{"command": "seq 1 2000"})
+		rel, tmp := outputDir(t, ws)
+		r := call(t, Options{Workspace: ws, OutputDir: rel}, "bash", obj{"command": "seq 1 2000"})
 		mustOK(t, r)
 		mustNotContain(t, r.Content, "Showing")
 		if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
@@ -113,7 +113,7 @@ func TestBashTailTruncation(t *testing.T) {
 	})
 
 	t.Run("one huge line", func(t *testing.T) {
-		r := call(t, Options{Workspace: ws, TempDir: t.TempDir()}, "bash", obj{"command": `head -c 200000 /dev/zero | tr '\0' x`})
+		r := call(t, Options{Workspace: ws, OutputDir: "out"}, "bash", obj{"command": `head -c 200000 /dev/zero | tr '\0' x`})
 		mustOK(t, r)
 		mustContain(t, r.Content, "[Showing last 50.0KB of line 1 (line is 100.0KB). Full output: ")
 	})
@@ -175,7 +175,7 @@ func TestBashTimeoutArgumentOutOfRange(t *testing.T) {
 		{"infinity as a string", "-Inf", "bash: timeout -Inf is not a finite number of seconds; call bash again with a timeout from 0 (none) to 86400 seconds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := call(t, Options{Workspace: ws, TempDir: t.TempDir()}, "bash", obj{"command": "touch ran", "timeout": tc.timeout})
+			r := call(t, Options{Workspace: ws, OutputDir: "out"}, "bash", obj{"command": "touch ran", "timeout": tc.timeout})
 			mustErr(t, r)
 			if r.Content != tc.want {
 				t.Fatalf("got %q, want %q", r.Content, tc.want)
@@ -459,6 +459,17 @@ func TestBashEndsOnlyItsOwnProcesses(t *testing.T) {
 }
 
 // outputFiles lists the full outputs kept in dir and their total size.
+// outputDir is a new directory for full outputs in ws: its path relative
+// to ws (Options.OutputDir) and its absolute path.
+func outputDir(t *testing.T, ws string) (rel, abs string) {
+	t.Helper()
+	abs, err := os.MkdirTemp(ws, "out-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Base(abs), abs
+}
+
 func outputFiles(t *testing.T, dir string) (names []string, total int64) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -477,16 +488,16 @@ func outputFiles(t *testing.T, dir string) (names []string, total int64) {
 }
 
 // TestBashFullOutputsAreBounded: the full outputs of truncated calls kept
-// in one TempDir (a session's) never exceed KeptOutputFiles files or
+// in one OutputDir (a session's) never exceed KeptOutputFiles files or
 // KeptOutputBytes; the oldest go first, the one a result names stays.
 // Spec 14.3.3.
 func TestBashFullOutputsAreBounded(t *testing.T) {
 	ws := t.TempDir()
 	t.Run("by count", func(t *testing.T) {
-		tmp := t.TempDir()
+		rel, tmp := outputDir(t, ws)
 		var paths []string
 		for i := 0; i < KeptOutputFiles+5; i++ {
-			r := call(t, Options{Workspace: ws, TempDir: tmp}, "bash", obj{"command": "seq 1 3000"})
+			r := call(t, Options{Workspace: ws, OutputDir: rel}, "bash", obj{"command": "seq 1 3000"})
 			mustOK(t, r)
 			path, _ := r.Details["fullOutputPath"].(string)
 			if _, err := os.Stat(path); err != nil {
@@ -505,11 +516,11 @@ func TestBashFullOutputsAreBounded(t *testing.T) {
 		}
 	})
 	t.Run("by size", func(t *testing.T) {
-		tmp := t.TempDir()
+		rel, tmp := outputDir(t, ws)
 		part := KeptOutputBytes/3 + 1<<20 // three do not fit
 		var paths []string
 		for i := 0; i < 3; i++ {
-			r := call(t, Options{Workspace: ws, TempDir: tmp}, "bash", obj{"command": fmt.Sprintf("head -c %d /dev/zero | tr '\\0' 'x' | fold -w 100", part)})
+			r := call(t, Options{Workspace: ws, OutputDir: rel}, "bash", obj{"command": fmt.Sprintf("head -c %d /dev/zero | tr '\\0' 'x' | fold -w 100", part)})
 			mustOK(t, r)
 			path, _ := r.Details["fullOutputPath"].(string)
 			paths = append(paths, path)
@@ -525,8 +536,8 @@ func TestBashFullOutputsAreBounded(t *testing.T) {
 		}
 	})
 	t.Run("one output larger than the bound", func(t *testing.T) {
-		tmp := t.TempDir()
-		r := call(t, Options{Workspace: ws, TempDir: tmp}, "bash", obj{"command": fmt.Sprintf("seq 1 %d", KeptOutputBytes/4)})
+		rel, tmp := outputDir(t, ws)
+		r := call(t, Options{Workspace: ws, OutputDir: rel}, "bash", obj{"command": fmt.Sprintf("seq 1 %d", KeptOutputBytes/4)})
 		mustOK(t, r)
 		mustContain(t, r.Content, fmt.Sprintf("Full output (cut at %s): ", formatSize(KeptOutputBytes)))
 		if _, total := outputFiles(t, tmp); total != KeptOutputBytes {

@@ -42,9 +42,12 @@ type Options struct {
 	// symlinks of existing path prefixes). The error names the path and the
 	// workspace.
 	Confine bool
-	// TempDir is where bash writes the full output of a truncated command
-	// ("" : os.TempDir()/durable-agent-bash).
-	TempDir string
+	// OutputDir is where bash writes the full output of a truncated
+	// command: a directory relative to Workspace, made, written and pruned
+	// through the workspace's os.Root, so that no link a command planted
+	// leads the worker outside the workspace ("": durable-agent-bash in
+	// os.TempDir()).
+	OutputDir string
 	// Env is the environment for bash (nil or empty: ScrubEnv(os.Environ(), nil)).
 	Env []string
 	// Rerun says this is a re-run of a call whose first attempt may have
