@@ -16,7 +16,7 @@ import (
 )
 
 // redacted stands where a secret was.
-const redacted = "[redacted]"
+const redacted = tools.Masked
 
 // Shapes of secrets that providers and proxies echo in error texts. Each
 // pattern's group 1 is the part that is masked.

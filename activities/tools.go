@@ -340,8 +340,9 @@ func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToo
 	red := a.outputRedactor(ctx)
 	opts := a.toolOptions(in.Workspace, in.SessionID, call.Name == tools.Bash, in.Tools.BashTimeoutMs)
 	opts.Rerun = activity.GetInfo(ctx).Attempt > 1
-	opts.OnUpdate = func(partial string) { stream.SetOutput(red.known(partial)) }
-	return red.result(ctx, tools.Run(ctx, call.Name, call.Arguments, opts))
+	opts.Secrets = red.needles()
+	opts.OnUpdate = stream.SetOutput
+	return red.result(tools.Run(ctx, call.Name, call.Arguments, opts))
 }
 
 // toolOptions is the environment of a tool call in the session's

@@ -85,8 +85,9 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 	opts := a.toolOptions(in.Workspace, in.SessionID, true, in.TimeoutMs)
 	// Redacted of the worker's secrets, as the model's bash output is.
 	red := a.outputRedactor(ctx)
-	opts.OnUpdate = func(partial string) { stream.SetOutput(red.known(partial)) }
-	res := red.result(ctx, tools.Run(ctx, tools.Bash, args, opts))
+	opts.Secrets = red.needles()
+	opts.OnUpdate = stream.SetOutput
+	res := red.result(tools.Run(ctx, tools.Bash, args, opts))
 	hb.stop()
 	if cancelledWithoutAbort(ctx) {
 		// Nobody cancelled the command (it was killed all the same): the

@@ -99,7 +99,8 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if acc.dir == "" {
 		acc.root, acc.dir = os.TempDir(), "durable-agent-bash"
 	}
-	proc, err := opts.runner().Start(Command{Script: *a.Command, Dir: ws, Env: env, Output: acc})
+	output := newMaskWriter(acc, opts.Secrets)
+	proc, err := opts.runner().Start(Command{Script: *a.Command, Dir: ws, Env: env, Output: output})
 	if err != nil {
 		return errorf("Cannot run the command: %v", err)
 	}
@@ -158,6 +159,9 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	}
 	close(stopUpdates)
 	<-updatesDone
+	if m, ok := output.(*maskWriter); ok {
+		m.Flush()
+	}
 
 	out := acc.finish()
 	details := map[string]any{}

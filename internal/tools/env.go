@@ -3,6 +3,7 @@ package tools
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -21,11 +22,13 @@ var secretSuffixes = []string{"_KEY", "_TOKEN", "_SECRET", "PASSWORD", "PASSWD",
 // (GOOGLE_PRIVATE_KEY_DATA, AWS_SECRET_ACCESS_KEY_ID).
 var secretInfixes = []string{"API_KEY", "APIKEY", "PRIVATE_KEY", "SECRET_KEY", "ACCESS_KEY"}
 
-// secretPrefixes start the names of variables withheld as a whole: the
-// model providers' and the worker's own configuration (DURABLE_AGENT_*:
-// the session database URL, the codec key, ...), which no job needs.
-// TF_TOKEN_<host> are Terraform's registry tokens.
-var secretPrefixes = []string{"ANTHROPIC_", "OPENAI_", "DURABLE_AGENT_", "TF_TOKEN_"}
+// withheldPrefixes start the names of variables withheld as a whole: the
+// model providers' and the worker's own configuration (DURABLE_AGENT_*),
+// which no job needs. Only those among them that hold a secret by the
+// other rules (DURABLE_AGENT_CODEC_KEY, ANTHROPIC_API_KEY, a database URL
+// with a password) are secrets that output is redacted of: a provider, a
+// model name or a base URL is withheld, not masked.
+var withheldPrefixes = []string{"ANTHROPIC_", "OPENAI_", "DURABLE_AGENT_"}
 
 // secretNames are withheld by name (the others, such as TEMPORAL_API_KEY,
 // DOCKER_AUTH_CONFIG or DURABLE_AGENT_CODEC_KEY, by the rules above).
@@ -51,7 +54,8 @@ func ScrubEnv(env []string, allow []string) []string {
 	for _, kv := range env {
 		name, value, _ := strings.Cut(kv, "=")
 		up := strings.ToUpper(name)
-		if isSecret(up, value) && !allowed[up] {
+		withheld := slices.ContainsFunc(withheldPrefixes, func(p string) bool { return strings.HasPrefix(up, p) })
+		if (withheld || isSecret(up, value)) && !allowed[up] {
 			continue
 		}
 		out = append(out, kv)
@@ -92,10 +96,8 @@ func isSecretName(up string) bool {
 			return true
 		}
 	}
-	for _, p := range secretPrefixes {
-		if strings.HasPrefix(up, p) {
-			return true
-		}
+	if strings.HasPrefix(up, "TF_TOKEN_") { // Terraform's registry tokens
+		return true
 	}
 	for _, in := range secretInfixes {
 		if strings.Contains(up, in) {
@@ -146,8 +148,11 @@ func keyLike(user string) bool {
 const MinSecretLen = 8
 
 // SecretEnvValues returns the secret values in env that output should be
-// redacted of: the value of every variable ScrubEnv withholds (names in
-// allow, given to bash on purpose, are left out), the passwords and
+// redacted of: the value of every variable ScrubEnv withholds as a secret
+// by its name or its URL's password (not the worker's and the providers'
+// configuration withheld by prefix alone: DURABLE_AGENT_MODEL_PROVIDER=
+// anthropic is no secret; names in allow, given to bash on purpose, are
+// left out), the passwords and
 // key-like users of the URLs in those values, and each line of a
 // multi-line value (a PEM block's body) but its ----- armour lines; each
 // at least MinSecretLen long, in env order, without duplicates. A value

@@ -144,6 +144,9 @@ func TestSecretEnvValues(t *testing.T) {
 		"TLS_PEM=-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n",
 		"HOMEPAGE=https://me@example.org/x",
 		"GOOGLE_APPLICATION_CREDENTIALS=" + os.Args[0], // a path, not a secret
+		// Withheld, but configuration, not secrets (issue 37 item 6).
+		"DURABLE_AGENT_MODEL_PROVIDER=anthropic", "ANTHROPIC_BASE_URL=http://127.0.0.1:8089/v1",
+		"DURABLE_AGENT_MODEL_NAME=claude-sonnet-4-5",
 	}
 	got := SecretEnvValues(env, []string{"github_token"})
 	want := []string{

@@ -48,6 +48,10 @@ type Options struct {
 	// leads the worker outside the workspace ("": durable-agent-bash in
 	// os.TempDir()).
 	OutputDir string
+	// Secrets are masked in bash's output (Masked) as it is written: in the
+	// output tail, OnUpdate's snapshots and the full output, also when the
+	// command printed one in pieces.
+	Secrets []string
 	// Env is the environment for bash (nil or empty: ScrubEnv(os.Environ(), nil)).
 	Env []string
 	// Rerun says this is a re-run of a call whose first attempt may have
