@@ -16,7 +16,8 @@ import (
 // so a prompt typed in project B runs its bash in B (at 1dc3898 both went
 // to one session "default", which kept project A's workspace: B/where was
 // never written); naming A's session from B, or with --workspace B, is
-// refused in one line naming A before anything starts; -c continues the
+// refused in one line naming A before anything starts (a schedule
+// naming it too); -c continues the
 // newest session of the directory; a command without --session takes the
 // newest session of the directory.
 func TestIntegration_PromptWithoutSessionStaysInItsDirectory(t *testing.T) {
@@ -76,6 +77,11 @@ func TestIntegration_PromptWithoutSessionStaysInItsDirectory(t *testing.T) {
 		if code != cli.ExitUsage || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
 			t.Fatalf("prompt %v: exit %d\nstdout %s\nstderr %q\nwant one line starting %q", args, code, out, stderr, want)
 		}
+	}
+	// A schedule that names A's session with B's workspace: refused too.
+	code, _, stderr = e.starter("schedule", "create", "--id", "where-"+idA, "--every", "1h", "--session", idA, "--workspace", b, "run there")
+	if code != cli.ExitUsage || !strings.HasPrefix(stderr, "starter schedule create: session "+idA+" works in "+a+", not "+b) {
+		t.Fatalf("schedule create --session %s --workspace B: exit %d, stderr %q", idA, code, stderr)
 	}
 	if got, _ := os.ReadFile(filepath.Join(b, "where")); strings.TrimSpace(string(got)) != b {
 		t.Fatalf("a refused prompt ran: %s/where %q", b, got)
