@@ -122,7 +122,7 @@ type common struct {
 func newFlags(name string, env Env) *common {
 	c := &common{fs: pflag.NewFlagSet(name, pflag.ContinueOnError)}
 	c.fs.SetOutput(env.Stderr)
-	c.fs.StringVar(&c.session, "session", "default", "session id")
+	c.fs.StringVar(&c.session, "session", "", "session id (default: prompt and chat start a new session; other commands take the newest session of the current directory)")
 	c.fs.BoolVar(&c.json, "json", false, "print JSON (one object per line)")
 	settings.AddFlags(c.fs)
 	hideWorkerFlags(c.fs, name)
@@ -218,7 +218,7 @@ func (c *common) parse(env Env, args []string) bool {
 		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), err)
 		return false
 	}
-	if err := session.ValidateID(c.session); err != nil {
+	if err := session.ValidateID(c.session); err != nil && c.fs.Changed("session") {
 		fmt.Fprintf(env.Stderr, "starter %s: --session: %v\n", c.fs.Name(), err)
 		return false
 	}
@@ -270,6 +270,9 @@ func unknownDashArg(fs *pflag.FlagSet, args []string) string {
 
 func (c *common) settings(env Env) (settings.Settings, bool) {
 	s, err := settings.Load(settings.LoadOptions{Flags: c.fs, Env: env.LookupEnv})
+	if err == nil {
+		err = c.impliedSession(s)
+	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), err)
 		return s, false

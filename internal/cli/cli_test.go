@@ -41,7 +41,7 @@ func TestCLI_ErrorsAreOneLineExitTwo(t *testing.T) {
 		{"bad session id", []string{"state", "--session", "../etc"}, "--session: invalid session id"},
 		{"bad fault script", []string{"prompt", "--fault", "hang:soon", "hi"}, "bad hang duration"},
 		{"unreachable temporal", []string{"state", "--session", "s1"}, "cannot reach Temporal at 127.0.0.1:1"},
-		{"abort-retry unreachable", []string{"abort-retry"}, "cannot reach Temporal at 127.0.0.1:1"},
+		{"abort-retry unreachable", []string{"abort-retry", "--session", "s1"}, "cannot reach Temporal at 127.0.0.1:1"},
 		{"set-auto-retry bad value", []string{"set-auto-retry", "maybe"}, `argument "maybe" is not on or off`},
 		{"set-auto-retry no value", []string{"set-auto-retry"}, "want exactly one argument"},
 		{"session set not a session setting", []string{"session", "set", "retry.maxRetries", "3"}, `"retry.maxRetries" is not a session setting`},

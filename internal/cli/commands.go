@@ -82,11 +82,14 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		return fail(env, "prompt", err)
 	}
 	if !c.json {
+		if ws.fresh {
+			fmt.Fprintf(env.Stderr, "new session %s in %s (continue it here: starter prompt -c MESSAGE)\n", c.session, ws.workspace)
+		}
 		fmt.Fprintf(env.Stderr, "prompt started: workflow %s run %s\n", run.GetID(), run.GetRunID())
 	}
 	if detach {
 		if c.json {
-			_ = json.NewEncoder(env.Stdout).Encode(map[string]string{"workflowId": run.GetID(), "runId": run.GetRunID()})
+			_ = json.NewEncoder(env.Stdout).Encode(map[string]string{"workflowId": run.GetID(), "runId": run.GetRunID(), "sessionId": c.session})
 		}
 		return ExitOK
 	}
@@ -239,7 +242,14 @@ func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
 		return fail(env, "set-auto-retry", err)
 	}
 	running := "no running prompt to tell"
-	if cl, err := app.DialEnv(ctx, s, nil, env.temporalEnv()); err == nil {
+	if wd, err := os.Getwd(); c.session == "" && err == nil {
+		c.session, _ = latestSessionIn(s, wd) // the setting is global; tell this directory's session
+	}
+	cl, err := app.DialEnv(ctx, s, nil, env.temporalEnv())
+	switch {
+	case err != nil:
+		running = "Temporal not reachable; " + running
+	case c.session != "":
 		k := &control.Controller{Client: cl, TaskQueue: s.Temporal.TaskQueue}
 		switch err := k.SetAutoRetry(ctx, c.session, enabled); {
 		case err == nil:
@@ -248,9 +258,9 @@ func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
 			cl.Close()
 			return fail(env, "set-auto-retry", err)
 		}
+	}
+	if err == nil {
 		cl.Close()
-	} else {
-		running = "Temporal not reachable; " + running
 	}
 	printResult(env, c.json, map[string]any{"success": true, "command": "set_auto_retry", "enabled": enabled, "settingsFile": s.File()},
 		fmt.Sprintf("retry.enabled=%t written to %s (%s)", enabled, s.File(), running))

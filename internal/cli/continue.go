@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
+	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
@@ -13,6 +18,8 @@ import (
 type workspaceFlags struct {
 	workspace string
 	cont      bool
+	// fresh: resolve named a new session (no --session, no --continue).
+	fresh bool
 }
 
 func (c *common) addWorkspaceFlags() *workspaceFlags {
@@ -23,8 +30,11 @@ func (c *common) addWorkspaceFlags() *workspaceFlags {
 }
 
 // resolve makes the workspace absolute (the current directory when not
-// given) and, with --continue, sets c.session to the most recent session
-// in it.
+// given) and chooses the session: with --continue the newest session of
+// the workspace; without --session a new one; with --session one that is
+// new or already works in this workspace. A session's workspace is fixed
+// when it starts, so a prompt that names or implies another one for it is
+// refused here, before anything starts (docs/spec.md 14.2.1).
 func (w *workspaceFlags) resolve(c *common, s settings.Settings) error {
 	if w.workspace == "" {
 		wd, err := os.Getwd()
@@ -35,32 +45,117 @@ func (w *workspaceFlags) resolve(c *common, s settings.Settings) error {
 	} else if abs, err := filepath.Abs(w.workspace); err == nil {
 		w.workspace = abs
 	}
-	if !w.cont {
+	switch {
+	case w.cont && c.fs.Changed("session"):
+		return errors.New("give --continue or --session, not both")
+	case w.cont:
+		id, err := latestSessionIn(s, w.workspace)
+		if err == nil && id == "" {
+			err = fmt.Errorf("no session in %s to continue (start one with starter prompt MESSAGE; starter sessions lists them)", w.workspace)
+		}
+		c.session = id
+		if err != nil {
+			return fmt.Errorf("--continue: %w", err)
+		}
+		return nil
+	case c.session == "":
+		c.session, w.fresh = newSessionID(w.workspace, time.Now()), true
 		return nil
 	}
-	if c.fs.Changed("session") {
-		return errors.New("give --continue or --session, not both")
-	}
-	id, err := latestSessionIn(s, w.workspace)
+	return checkWorkspace(s, c.session, w.workspace)
+}
+
+// checkWorkspace refuses dir for an existing session that works elsewhere
+// (a --worktree session is also at home in the directory it was started
+// from).
+func checkWorkspace(s settings.Settings, id, dir string) error {
+	st, _, err := openStore(s, "")
 	if err != nil {
-		return err
+		return fmt.Errorf("session %s: cannot read its workspace: %w", id, err)
+	}
+	if c, ok := st.(interface{ Close() }); ok {
+		defer c.Close()
+	}
+	sess, err := st.Load(id)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("session %s: cannot read its workspace: %w", id, err)
+	}
+	sum := summaryOf(sess)
+	if sum.Workspace == "" || filepath.Clean(sum.Workspace) == dir || sum.from != "" && filepath.Clean(sum.from) == dir {
+		return nil
+	}
+	home := sum.Workspace
+	if sum.from != "" {
+		home = sum.from
+	}
+	return fmt.Errorf("session %s works in %s, not %s: a session keeps its workspace (run it from %s, or leave out --session for a new session here)", id, home, dir, home)
+}
+
+// newSessionID names a new session after its workspace's directory and the
+// time, e.g. myproject-20261207-105301-3fa9: readable in starter sessions,
+// a valid branch name for --worktree (agent/<id>), and two prompts of one
+// second do not meet (four random hex digits).
+func newSessionID(dir string, now time.Time) string {
+	base := strings.Trim(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			return r
+		}
+		return '-'
+	}, filepath.Base(dir)), "-")
+	if len(base) > 40 {
+		base = strings.TrimRight(base[:40], "-")
+	}
+	if base == "" {
+		base = "session"
+	}
+	b := make([]byte, 2)
+	_, _ = rand.Read(b)
+	return base + "-" + now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+}
+
+// sessionFromDir are the commands that, without --session, act on the
+// newest session of the current directory, as prompt -c continues it.
+// prompt and chat start a new session instead (resolve), rpc serves
+// "default" as pi's protocol does, and session export, set and delete
+// need --session.
+var sessionFromDir = map[string]bool{
+	"abort": true, "abort-retry": true, "state": true, "events": true,
+	"steer": true, "follow-up": true, "approve": true, "compact": true, "diff": true, "show": true,
+}
+
+// impliedSession sets c.session, when --session was not given, for the
+// commands of sessionFromDir.
+func (c *common) impliedSession(s settings.Settings) error {
+	if c.session != "" || !sessionFromDir[c.fs.Name()] {
+		return nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("current directory: %w (give --session ID)", err)
+	}
+	id, err := latestSessionIn(s, wd)
+	if err == nil && id == "" {
+		err = fmt.Errorf("no session in %s: give --session ID (starter sessions lists them)", wd)
 	}
 	c.session = id
-	return nil
+	return err
 }
 
 // latestSessionIn is the session with the most recent activity whose
 // workspace is dir, or that was started in dir with a worktree (its
-// workspace is the worktree; the user stays in the repository).
+// workspace is the worktree; the user stays in the repository); "" when
+// there is none.
 func latestSessionIn(s settings.Settings, dir string) (string, error) {
 	sums, err := summarize(s, "")
 	if err != nil {
-		return "", fmt.Errorf("--continue: %w", err)
+		return "", err
 	}
 	for _, sum := range sums { // newest first
 		if sum.Workspace != "" && filepath.Clean(sum.Workspace) == dir || sum.from != "" && filepath.Clean(sum.from) == dir {
 			return sum.ID, nil
 		}
 	}
-	return "", fmt.Errorf("--continue: no session in %s to continue (start one with starter prompt MESSAGE; starter sessions lists them)", dir)
+	return "", nil
 }

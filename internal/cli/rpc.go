@@ -43,6 +43,9 @@ func runRPC(ctx context.Context, env Env, args []string) int {
 	if c.fs.NArg() > 0 {
 		return fail(env, "rpc", fmt.Errorf("unexpected argument %q (usage: %s)", c.fs.Arg(0), rpcUsage))
 	}
+	if c.session == "" {
+		c.session = "default" // as rpc.Options document it
+	}
 	b, closeFn, ok := c.backend(ctx, env, "rpc")
 	if !ok {
 		return ExitUsage

@@ -183,6 +183,11 @@ func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec,
 		}
 		in.Workspace = abs
 	}
+	if spec.SessionID != "" {
+		if err := checkWorkspace(s, spec.SessionID, in.Workspace); err != nil {
+			return fail(env, name, err)
+		}
+	}
 	if useWorktree {
 		if err := checkWorktree(s, spec.SessionID, in.Workspace); err != nil {
 			return fail(env, name, err)

@@ -140,6 +140,9 @@ func sessionExport(env Env, s settings.Settings, kind, id, out string) int {
 	if err != nil {
 		return fail(env, name, err)
 	}
+	if id == "" {
+		return fail(env, name, errors.New("--session ID is required"))
+	}
 	sess, err := st.Load(id)
 	if err != nil {
 		return fail(env, name, err)

@@ -25,6 +25,9 @@ func sessionSet(ctx context.Context, env Env, c *common) int {
 	if _, err := (workflows.SessionSettings{}).With(key, workflows.SessionSettings{}); err != nil {
 		return fail(env, name, err)
 	}
+	if c.session == "" {
+		return fail(env, name, errors.New("--session ID is required"))
+	}
 	k, s, closeFn, ok := c.controller(ctx, env)
 	if !ok {
 		return ExitUsage

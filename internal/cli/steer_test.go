@@ -21,8 +21,8 @@ func TestCLI_SteerFollowUpApproveErrors(t *testing.T) {
 		{"follow-up without message", []string{"follow-up", "  "}, "starter follow-up: missing MESSAGE"},
 		{"approve without id", []string{"approve", "--deny"}, "starter approve: want exactly one TOOLCALLID"},
 		{"approve with two ids", []string{"approve", "a", "b"}, "want exactly one TOOLCALLID"},
-		{"steer unreachable", []string{"steer", "look at main.go"}, "cannot reach Temporal at 127.0.0.1:1"},
-		{"approve unreachable", []string{"approve", "call_1_0", "--deny", "--reason", "no"}, "cannot reach Temporal at 127.0.0.1:1"},
+		{"steer unreachable", []string{"steer", "--session", "s1", "look at main.go"}, "cannot reach Temporal at 127.0.0.1:1"},
+		{"approve unreachable", []string{"approve", "--session", "s1", "call_1_0", "--deny", "--reason", "no"}, "cannot reach Temporal at 127.0.0.1:1"},
 		{"approve for the session with --deny", []string{"approve", "--for-session", "--deny", "call_1_0"}, "starter approve: --for-session allows calls: it does not go with --deny"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -136,6 +136,9 @@ type keyDef struct {
 	item     func(string) (any, string)
 	twice    string
 	quiet    bool // item's reasons show the item
+	// commas: an item may hold "," (a rule, a price, a fault text); in
+	// other lists a "," is refused as a mistaken separator.
+	commas bool
 	// scope says which programs read the key (ScopeShared: both).
 	scope string
 	// hint follows where the key takes effect (KeyInfo.TakesEffect).
@@ -274,7 +277,7 @@ var schema = []keyDef{
 		desc: "Reasoning asked of the model: off, minimal, low, medium, high, xhigh or max (Anthropic thinking budget, OpenAI reasoning_effort; docs/providers.md); RPC set_thinking_level changes it per session."},
 	{key: "model.available", scope: ScopePrompt, maxItems: maxAvailableModels, item: modelItem, twice: "is listed twice",
 		desc: "Models RPC get_available_models lists and set_model/cycle_model may choose, as provider/name (model.provider/model.name is always one)."},
-	{key: "model.prices", scope: ScopePrompt, item: priceItem, twice: "prices this model twice",
+	{key: "model.prices", scope: ScopePrompt, item: priceItem, twice: "prices this model twice", commas: true,
 		desc: "Prices in US dollars per million tokens, as provider/name=input,output[,cacheRead[,cacheWrite]]; usage.cost of an unlisted model is 0."},
 	{key: "model.coordinatedBackoff", scope: ScopeWorker,
 		desc: "Worker: when a provider answers a rate limit with a retry hint, hold every call of that credential until the hint expires, then let one call probe (the windows live in the auth store, shared by the workers of one data directory; docs/spec.md 18.1)."},
@@ -283,7 +286,7 @@ var schema = []keyDef{
 	{key: "model.callsPerSecond", scope: ScopeWorker, strCheck: checkRate,
 		desc: "Worker: model calls run on a task queue per provider and Temporal dispatches at most this many per second from it, across all workers (e.g. 2 or 0.5; 0: no limit)."},
 
-	{key: "scripted.faults", scope: ScopePrompt, item: faultItem, quiet: true,
+	{key: "scripted.faults", scope: ScopePrompt, item: faultItem, quiet: true, commas: true,
 		desc: "Scripted provider fault script, one element per call (e.g. \"503 Service Unavailable\", \"overflow\", \"ok\")."},
 	{key: "scripted.reply", scope: ScopeWorker,
 		desc: "Scripted provider answer text (empty: a deterministic default)."},
@@ -369,7 +372,7 @@ var schema = []keyDef{
 		desc: "Worker: tools whose calls wait for approval in every prompt this worker starts, whatever the prompt's own tools.requireApproval (the two lists are joined), e.g. bash on a worker that serves other people's prompts."},
 	{key: "tools.approvalTimeoutMs", scope: ScopePrompt, max: 7 * dayMs, limit: "7 days",
 		desc: "A tool call not approved within this many ms is denied, and the model reads why (default 1800000, 30 minutes; 0: wait for the decision without end)."},
-	{key: "tools.policy", scope: ScopePrompt, item: policyItem, maxItems: policy.MaxRules - len(policy.Default), quiet: true,
+	{key: "tools.policy", scope: ScopePrompt, item: policyItem, maxItems: policy.MaxRules - len(policy.Default), quiet: true, commas: true,
 		desc: "Approval policy rules, first match wins, before the default policy: ACTION TOOL [prefix:TEXT|regex:RE|path:GLOB], ACTION allow, ask or deny, e.g. deny bash prefix:git push;ask write path:/etc/** (docs/spec.md 15.3)."},
 	{key: "tools.sandbox.mode", scope: ScopeWorker, oneOf: SandboxModes,
 		desc: "Worker: where bash runs: bubblewrap (a fresh sandbox per command; the worker does not start without it), off (as the worker's own user, unsandboxed) or auto (bubblewrap where it works; where not, only worker --dev and the demo start, running bash unsandboxed). See docs/security.md."},

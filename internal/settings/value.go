@@ -66,6 +66,9 @@ func (p *problem) base() string {
 	return k
 }
 
+// commaReason says how list items are separated.
+const commaReason = `list items are separated by ";", not ","`
+
 // convert parses a raw value strictly into the key's Go type (bool, int64,
 // string or []string) and applies the key's own limits. Every layer's
 // value goes through it once, when the layer is read.
@@ -74,15 +77,25 @@ func (k *keyDef) convert(r rawValue) (any, *problem) {
 	if kd == kindList {
 		items := r.items
 		if !r.seq && strings.TrimSpace(r.text) != "" {
-			// Environment and flags: a ";"-separated list.
-			for _, it := range strings.Split(r.text, ";") {
-				items = append(items, strings.TrimSpace(it))
+			// Environment and flags: a ";"-separated list. A "," is
+			// refused where no item may hold one, and named when an item
+			// holding one is refused: "bash,edit" is most likely two.
+			for i, it := range strings.Split(r.text, ";") {
+				it = strings.TrimSpace(it)
+				if strings.Contains(it, ",") && !k.commas {
+					return nil, &problem{key: fmt.Sprintf("%s[%d]", k.key, i), value: it, reason: commaReason}
+				}
+				items = append(items, it)
 			}
 		}
 		if len(items) == 0 {
 			items = nil
 		}
-		return items, k.check(items)
+		p := k.check(items)
+		if p != nil && !r.seq && strings.Contains(p.key, "[") && strings.Contains(p.value, ",") {
+			p.reason += "; " + commaReason
+		}
+		return items, p
 	}
 	if r.seq {
 		return nil, &problem{key: k.key, value: "[" + strings.Join(r.items, ", ") + "]",

@@ -144,7 +144,7 @@ func TestIntegration_WorktreePerSession(t *testing.T) {
 	if code, out, _ := e.starter("prompt", "--session", "chat", "--workspace", repo, "hi"); code != cli.ExitOK {
 		t.Fatalf("plain session: exit %d\n%s", code, out)
 	}
-	if code, _, stderr := e.starter("prompt", "--session", "chat", "--worktree", "hi again"); code != cli.ExitUsage || strings.Count(stderr, "\n") != 1 ||
+	if code, _, stderr := e.starter("prompt", "--session", "chat", "--workspace", repo, "--worktree", "hi again"); code != cli.ExitUsage || strings.Count(stderr, "\n") != 1 ||
 		!strings.Contains(stderr, "session chat exists without a worktree") {
 		t.Fatalf("--worktree on an existing session: exit %d, stderr %q", code, stderr)
 	}
