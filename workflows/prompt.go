@@ -266,7 +266,7 @@ func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res act
 			result, err := r.finishAborted(ctx)
 			return false, result, err
 		}
-		result, err := r.failCancelled(ctx, fmt.Sprintf("%s (last error: %s)", agent.RetryCancelledMessage, res.ErrorMessage))
+		result, err := r.failCancelled(ctx, fmt.Sprintf("%s (last error: %s)", retry.CancelledMessage, res.ErrorMessage))
 		return false, result, err
 	}
 	return true, PromptResult{}, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/term"
+	"github.com/durableagent/durableagent/retry"
 )
 
 // printer renders events for people (or as JSON lines). On a terminal a
@@ -149,7 +150,7 @@ func userStopWord(e agent.Event) string {
 // it: abort, or abort_retry cancelling the retry it waited for.
 func stoppedByUser(e agent.Event) bool {
 	return e.Status == agent.StatusAborted ||
-		e.Status == agent.StatusFailed && strings.HasPrefix(e.ErrorMessage, agent.RetryCancelledMessage)
+		e.Status == agent.StatusFailed && strings.HasPrefix(e.ErrorMessage, retry.CancelledMessage)
 }
 
 // retryLine is the countdown text.
