@@ -127,7 +127,6 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		// rather than calling the model twice.
 		return resultOf(in.EntryID, *e.Message, ""), nil
 	}
-	a.prepareTools(sess, in.Tools) // the answer's bash calls' sandboxes start during the call
 	provider, err := a.Provider(in.Model.Provider)
 	if err != nil {
 		return CallModelResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)

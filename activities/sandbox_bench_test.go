@@ -42,16 +42,14 @@ func stepEnv(b *testing.B, runner tools.Runner) *testsuite.TestActivityEnvironme
 }
 
 // modelTurn is the pause before each step: the model's turn between two
-// tool calls (seconds in practice), in which the runner starts the
-// workspace's next sandbox ahead (the same pause as internal/sandbox's
+// tool calls (seconds in practice; the same pause as internal/sandbox's
 // BenchmarkBashTrue_SandboxedVsLocal).
 const modelTurn = 300 * time.Millisecond
 
 // BenchmarkToolStep_BashTrueSandboxedVsLocal is issue 22's cost: the
 // bash `true` tool step as the worker runs it (the RunTool activity:
 // session load, the call, heartbeats, the result written to the
-// session), in the sandbox of the default settings, in one that starts
-// no sandbox ahead ("cold": each call starts its own) and unsandboxed,
+// session), in the sandbox of the default settings and unsandboxed,
 // interleaved so all see the same load, each after a pause for the
 // model's turn (modelTurn); then back to back, with no pause at all,
 // sandboxed ("b2b") and unsandboxed ("b2b-local") taking turns in runs of
@@ -69,25 +67,10 @@ func BenchmarkToolStep_BashTrueSandboxedVsLocal(b *testing.B) {
 	if err := r.Probe(); err != nil {
 		b.Skipf("bubblewrap unusable here: %v", err)
 	}
-	defer r.Close()
-	cold, err := sandbox.New(sandbox.Config{AheadIdle: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b2b, err := sandbox.New(sandbox.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer b2b.Close()
-	ans, err := sandbox.New(sandbox.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ans.Close()
 	ws := b.TempDir()
-	envs := map[string]*testsuite.TestActivityEnvironment{"sandboxed": stepEnv(b, r), "cold": stepEnv(b, cold), "local": stepEnv(b, tools.Local),
-		"b2b": stepEnv(b, b2b), "b2b-local": stepEnv(b, tools.Local),
-		"answers": stepEnv(b, ans), "answers-local": stepEnv(b, tools.Local)}
+	envs := map[string]*testsuite.TestActivityEnvironment{"sandboxed": stepEnv(b, r), "local": stepEnv(b, tools.Local),
+		"b2b": stepEnv(b, r), "b2b-local": stepEnv(b, tools.Local),
+		"answers": stepEnv(b, r), "answers-local": stepEnv(b, tools.Local)}
 	step := func(kind string, i int, pause time.Duration) time.Duration {
 		time.Sleep(pause)
 		start := time.Now()
@@ -104,20 +87,10 @@ func BenchmarkToolStep_BashTrueSandboxedVsLocal(b *testing.B) {
 		}
 		return d
 	}
-	for _, kind := range []string{"sandboxed", "cold", "local", "b2b", "b2b-local"} {
-		step(kind, -1, modelTurn)
-	}
-	// One answer first, so that its runner's pool is sized as the
-	// answers'.
-	for j := 0; j < 5; j++ {
-		step("answers", -2-j, 0)
-	}
-	time.Sleep(modelTurn)
 	b.ResetTimer()
-	var sandboxed, coldSum, local, b2bSum, b2bLocal, ansSum, ansLocal time.Duration
+	var sandboxed, local, b2bSum, b2bLocal, ansSum, ansLocal time.Duration
 	for i := 0; i < b.N; i++ {
 		sandboxed += step("sandboxed", i, modelTurn)
-		coldSum += step("cold", i, modelTurn)
 		local += step("local", i, modelTurn)
 	}
 	for i := 0; i < b.N; i += 5 {
@@ -143,11 +116,9 @@ func BenchmarkToolStep_BashTrueSandboxedVsLocal(b *testing.B) {
 	b.StopTimer()
 	load, _ := os.ReadFile("/proc/loadavg")
 	b.ReportMetric(float64(sandboxed)/float64(local), "sandboxed/local")
-	b.ReportMetric(float64(coldSum)/float64(local), "cold/local")
 	b.ReportMetric(float64(b2bSum)/float64(b2bLocal), "b2b/b2b-local")
 	b.ReportMetric(float64(ansSum)/float64(ansLocal), "answers/answers-local")
 	b.ReportMetric(float64(sandboxed.Microseconds())/float64(b.N)/1000, "ms/sandboxed")
-	b.ReportMetric(float64(coldSum.Microseconds())/float64(b.N)/1000, "ms/cold")
 	b.ReportMetric(float64(local.Microseconds())/float64(b.N)/1000, "ms/local")
 	b.ReportMetric(float64(b2bSum.Microseconds())/float64(b.N)/1000, "ms/b2b")
 	b.ReportMetric(float64(b2bLocal.Microseconds())/float64(b.N)/1000, "ms/b2b-local")

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/session"
@@ -279,7 +280,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 			call.Name, strings.Join(in.Tools.Enabled, ", "))}
 	case !json.Valid(call.Arguments) || !isObject(call.Arguments):
 		res = tools.Result{IsError: true, Content: fmt.Sprintf("Invalid arguments for %s: the model sent %s, which is not a JSON object; call the tool again with valid JSON arguments",
-			call.Name, shortenText(string(call.Arguments), 200))}
+			call.Name, line.Cut(string(call.Arguments), 200))}
 	default:
 		if err := a.checkWorkspace(in.Workspace); err != nil {
 			return RunToolResult{}, err
@@ -413,7 +414,7 @@ func findToolCall(sess *session.Session, assistantID, callID string) (agent.Tool
 
 func toolResultOf(id string, m agent.Message, reused bool) RunToolResult {
 	text := m.Text()
-	preview := shortenText(text, PreviewChars)
+	preview := line.Cut(text, PreviewChars)
 	return RunToolResult{EntryID: id, IsError: m.IsError, Preview: preview,
 		Bytes: len(text), Truncated: preview != text, Reused: reused}
 }
@@ -433,7 +434,7 @@ func ToolCallRefs(m agent.Message) []ToolCallRef {
 			// pattern) before where.
 			for _, k := range []string{"command", "pattern", "path"} {
 				if v, ok := m[k].(string); ok {
-					ref.Summary = shortenText(v, 100)
+					ref.Summary = line.Cut(v, 100)
 					break
 				}
 			}
@@ -474,23 +475,15 @@ func shortenValue(v any) any {
 	switch x := v.(type) {
 	case string:
 		if len(x) > argPreviewChars {
-			return fmt.Sprintf("%s (%d bytes)", shortenText(x, argPreviewChars), len(x))
+			return fmt.Sprintf("%s (%d bytes)", line.Cut(x, argPreviewChars), len(x))
 		}
 	case map[string]any, []any:
 		b, _ := json.Marshal(x)
 		if len(b) > argPreviewChars {
-			return fmt.Sprintf("%s (%d bytes)", shortenText(string(b), argPreviewChars), len(b))
+			return fmt.Sprintf("%s (%d bytes)", line.Cut(string(b), argPreviewChars), len(b))
 		}
 	}
 	return v
-}
-
-func shortenText(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 func isObject(b json.RawMessage) bool {

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
@@ -146,5 +147,5 @@ func BashExecutionMessage(command string, res tools.Result, cancelled bool) agen
 
 func userBashResult(id string, m agent.Message) UserBashResult {
 	return UserBashResult{EntryID: id, ExitCode: m.ExitCode, Cancelled: m.Cancelled, Truncated: m.Truncated,
-		Preview: shortenText(m.Output, PreviewChars)}
+		Preview: line.Cut(m.Output, PreviewChars)}
 }

@@ -87,6 +87,3 @@ const (
 type SetAutoRetryPayload struct {
 	Enabled bool `json:"enabled"`
 }
-
-// RetryCancelledMessage is the finalError of a chain cancelled by abort_retry.
-const RetryCancelledMessage = "Retry cancelled"

@@ -10,6 +10,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/retry"
 )
 
 // AbortResult is the latency from abort_retry sent to the client seeing
@@ -100,8 +101,8 @@ func timeAbort(ctx context.Context, seen <-chan seenEvent, into time.Duration, s
 	if err != nil {
 		return 0, err
 	}
-	if end.ev.Success || end.ev.FinalError != agent.RetryCancelledMessage {
-		return 0, fmt.Errorf("auto_retry_end %+v, want finalError %q", end.ev, agent.RetryCancelledMessage)
+	if end.ev.Success || end.ev.FinalError != retry.CancelledMessage {
+		return 0, fmt.Errorf("auto_retry_end %+v, want finalError %q", end.ev, retry.CancelledMessage)
 	}
 	return end.at.Sub(t0), nil
 }

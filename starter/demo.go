@@ -17,13 +17,12 @@ import (
 // Web UI and the worker, so the starter does not have to.
 const workerPkg = "./worker"
 
-func init() {
-	cli.Register(cli.Command{
-		Name:    "demo",
-		Usage:   "starter demo [--fault TEXT]... [--workspace DIR] [--keep|--keep=false]",
-		Summary: "one command: embedded Temporal + Web UI + worker, a small tool-using job with a retry, live (runs `worker demo`)",
-		Run:     runDemo,
-	})
+// demoCmd is `starter demo`, which the starter adds to cli's commands.
+var demoCmd = cli.Command{
+	Name:    "demo",
+	Usage:   "starter demo [--fault TEXT]... [--workspace DIR] [--keep|--keep=false]",
+	Summary: "one command: embedded Temporal + Web UI + worker, a small tool-using job with a retry, live (runs `worker demo`)",
+	Run:     runDemo,
 }
 
 // runDemo finds or builds the worker binary and replaces this process

@@ -13,5 +13,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Main(os.Args[1:], cli.Env{}))
+	os.Exit(cli.Main(os.Args[1:], cli.Env{}, demoCmd))
 }

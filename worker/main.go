@@ -18,8 +18,7 @@ import (
 
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
-	// demo registers the demo command run by `worker demo`.
-	_ "github.com/durableagent/durableagent/internal/demo"
+	"github.com/durableagent/durableagent/internal/demo"
 	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -29,7 +28,7 @@ import (
 func main() {
 	egress.MaybeRunBridge(os.Args[1:]) // the sandbox runner starts this binary as its egress bridge
 	if len(os.Args) > 1 && os.Args[1] == "demo" {
-		os.Exit(cli.Main(os.Args[1:], cli.Env{}))
+		os.Exit(cli.Main(os.Args[1:], cli.Env{}, demo.Command))
 	}
 	os.Exit(run(os.Args[1:]))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
@@ -96,8 +97,8 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 	entryID := r.newID()
 	actx, cancel := workflow.WithCancel(userBashOptions(ctx, in, r.toolHost, entryID))
 	r.cancelTools = cancel
-	r.runningTools = []string{tools.Bash + " " + shorten(in.Command, 60)}
-	workflow.SetCurrentDetails(ctx, "Running user command: "+shorten(in.Command, 200))
+	r.runningTools = []string{tools.Bash + " " + line.Cut(in.Command, 60)}
+	workflow.SetCurrentDetails(ctx, "Running user command: "+line.Cut(in.Command, 200))
 	var res activities.UserBashResult
 	err = workflow.ExecuteActivity(actx, activities.UserBashName, activities.UserBashInput{
 		SessionID: in.SessionID, EntryID: entryID, ParentID: r.leafID, Command: in.Command,

@@ -226,7 +226,7 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 				return compactOutcome{aborted: true}
 			}
 			return compactOutcome{cancelled: true,
-				err: fmt.Sprintf("%s (last summary error: %s)", agent.RetryCancelledMessage, res.ErrorMessage)}
+				err: fmt.Sprintf("%s (last summary error: %s)", retry.CancelledMessage, res.ErrorMessage)}
 		}
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("Compacting the context… (summary attempt %d)", attempt+2))
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/durableagent/durableagent/compaction"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/retry"
 )
 
 // compactHarness is the prompt harness plus the Summarize activity and the
@@ -581,10 +582,10 @@ func TestCompact_SummaryRetriesEmitRetryEvents(t *testing.T) {
 		if got := strings.Join(types(evs), " "); got != "auto_retry_start auto_retry_end prompt_end" {
 			t.Fatalf("events %s", got)
 		}
-		if end := evs[1]; end.Success || end.FinalError != agent.RetryCancelledMessage {
+		if end := evs[1]; end.Success || end.FinalError != retry.CancelledMessage {
 			t.Errorf("auto_retry_end %+v, want Retry cancelled", end)
 		}
-		if pe := evs[2]; pe.Status != agent.StatusFailed || !strings.Contains(pe.ErrorMessage, agent.RetryCancelledMessage) {
+		if pe := evs[2]; pe.Status != agent.StatusFailed || !strings.Contains(pe.ErrorMessage, retry.CancelledMessage) {
 			t.Errorf("prompt_end %+v", pe)
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 )
 
 // shouldContinueAsNew reports whether this run's history is long enough
@@ -42,7 +43,7 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 	// the message, and the message and the carried queues never add up
 	// past Temporal's payload limit. Replay-safe: a continue-as-new
 	// command is matched by its type, not its input.
-	next.Message = shorten(r.in.Message, continuedMessageRunes)
+	next.Message = line.Cut(r.in.Message, continuedMessageRunes)
 	prev := 0
 	if r.in.Continued != nil {
 		prev = r.in.Continued.Runs

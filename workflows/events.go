@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 )
 
 // eventLog is the queryable event log of a session's workflow (Prompt,
@@ -91,7 +92,7 @@ func (a *eventsArg) UnmarshalJSON(b []byte) error {
 		AfterSeq *int64 `json:"afterSeq"`
 	}
 	if err := json.Unmarshal(b, &obj); err != nil || obj.AfterSeq == nil {
-		return fmt.Errorf(`events query: want a sequence number or {"afterSeq": N}, got %s`, shorten(string(b), 80))
+		return fmt.Errorf(`events query: want a sequence number or {"afterSeq": N}, got %s`, line.Cut(string(b), 80))
 	}
 	a.AfterSeq = *obj.AfterSeq
 	return nil

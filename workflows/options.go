@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
@@ -102,7 +103,7 @@ func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 		HeartbeatTimeout:    r.in.heartbeatTimeout(),
 		RetryPolicy:         policy(time.Second, c.spec.Attempts, activities.ErrTypeBadInput, activities.ErrTypeWorkspace),
 		WaitForCancellation: true,
-		Summary:             shorten(c.ref.Name+" "+c.ref.Summary, 120),
+		Summary:             line.Cut(c.ref.Name+" "+c.ref.Summary, 120),
 	}, r.toolHost, r.in.Tools.HostWaitMs)
 	if r.toolHost != "" && c.waits > 0 {
 		id += fmt.Sprintf("-wait%d", c.waits)
@@ -126,7 +127,7 @@ func (r *run) childOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 		WorkflowRunTimeout:  c.spec.CallTimeout(c.ref.TimeoutSec, r.in.Tools.BashTimeoutMs),
 		RetryPolicy:         policy(time.Second, c.spec.Attempts, activities.ErrTypeBadInput, activities.ErrTypeWorkspace),
 		WaitForCancellation: true,
-		StaticSummary:       shorten(c.ref.Name+" "+c.ref.Summary, 120),
+		StaticSummary:       line.Cut(c.ref.Name+" "+c.ref.Summary, 120),
 		// A parent that closes (terminated, timed out) asks the child to
 		// cancel; an id used before is refused, so a second start never
 		// runs the call again.
@@ -145,7 +146,7 @@ func subAgentOptions(ctx workflow.Context, sessionID, description string) workfl
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		WaitForCancellation:   true,
-		StaticSummary:         shorten("sub-agent: "+description, 120),
+		StaticSummary:         line.Cut("sub-agent: "+description, 120),
 	})
 }
 
@@ -159,7 +160,7 @@ func userBashOptions(ctx workflow.Context, in BashInput, host, entryID string) w
 		HeartbeatTimeout:    PromptInput{HeartbeatTimeoutMs: in.HeartbeatTimeoutMs}.heartbeatTimeout(),
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 		WaitForCancellation: true,
-		Summary:             shorten(tools.Bash+" "+in.Command, 120),
+		Summary:             line.Cut(tools.Bash+" "+in.Command, 120),
 	}, host, in.HostWaitMs))
 }
 

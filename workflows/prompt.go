@@ -11,6 +11,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
@@ -266,7 +267,7 @@ func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res act
 			result, err := r.finishAborted(ctx)
 			return false, result, err
 		}
-		result, err := r.failCancelled(ctx, fmt.Sprintf("%s (last error: %s)", agent.RetryCancelledMessage, res.ErrorMessage))
+		result, err := r.failCancelled(ctx, fmt.Sprintf("%s (last error: %s)", retry.CancelledMessage, res.ErrorMessage))
 		return false, result, err
 	}
 	return true, PromptResult{}, nil
@@ -283,7 +284,7 @@ func (r *run) waitBackoff(ctx workflow.Context, st retry.StartEvent) (cancelled 
 	r.cancelTimer = cancel
 	r.pending = &agent.PendingRetry{Attempt: st.Attempt, MaxAttempts: st.MaxAttempts,
 		DelayMs: st.DelayMs, WakeAt: workflow.Now(ctx).Add(d).UTC()}
-	summary := fmt.Sprintf("retry %d/%d after %s", st.Attempt, st.MaxAttempts, shorten(st.ErrorMessage, 80))
+	summary := fmt.Sprintf("retry %d/%d after %s", st.Attempt, st.MaxAttempts, line.Cut(st.ErrorMessage, 80))
 	// The details stay as written for the whole wait, so they say when
 	// the retry wakes up rather than a countdown that goes stale.
 	// The UI renders details as Markdown: the command is a code span, so
@@ -291,7 +292,7 @@ func (r *run) waitBackoff(ctx workflow.Context, st retry.StartEvent) (cancelled 
 	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Retry %d/%d waits until %s (%s after the error): %s\n"+
 		"Cancel the retry: signal abort_retry (`starter abort-retry --session %s`)",
 		st.Attempt, st.MaxAttempts, r.pending.WakeAt.Format(time.RFC3339), agent.FormatDelay(st.DelayMs),
-		shorten(st.ErrorMessage, 200), r.in.SessionID))
+		line.Cut(st.ErrorMessage, 200), r.in.SessionID))
 	metrics.Enter(workflow.GetMetricsHandler(ctx), metrics.StateWaitingRetry)
 	err := workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: summary}).Get(ctx, nil)
 	metrics.Waited(workflow.GetMetricsHandler(ctx), metrics.StateWaitingRetry, workflow.Now(ctx).Sub(r.pending.WakeAt.Add(-d)))
@@ -451,7 +452,7 @@ func (r *run) fail(ctx workflow.Context, msg string) (PromptResult, error) {
 // failFor ends a failed prompt; reason says why its queued messages were
 // not delivered.
 func (r *run) failFor(ctx workflow.Context, msg, reason string) (PromptResult, error) {
-	workflow.SetCurrentDetails(ctx, "Failed: "+shorten(msg, 200))
+	workflow.SetCurrentDetails(ctx, "Failed: "+line.Cut(msg, 200))
 	r.status = agent.StatusFailed
 	back := r.handBack(ctx, reason)
 	wt := r.branchSummary(ctx)
@@ -470,7 +471,7 @@ func (r *run) failCancelled(ctx workflow.Context, msg string) (PromptResult, err
 	if !r.userInLoop() {
 		return res, err
 	}
-	workflow.SetCurrentDetails(ctx, "Cancelled by the user: "+shorten(msg, 200))
+	workflow.SetCurrentDetails(ctx, "Cancelled by the user: "+line.Cut(msg, 200))
 	return res, temporal.NewCanceledError(res)
 }
 
@@ -489,14 +490,6 @@ func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 		return res, temporal.NewCanceledError(res)
 	}
 	return res, temporal.NewNonRetryableApplicationError("prompt aborted", ErrTypePromptAborted, nil, res)
-}
-
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 // modelCallSummary labels a model call in the Temporal Web UI with its

@@ -13,6 +13,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/auth"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/retry"
 )
 
 const e503 = "503 Service Unavailable"
@@ -120,7 +121,7 @@ func TestPrompt_AbortRetryDuringWaitCancels(t *testing.T) {
 	})
 	_, err := h.run(input(e503, e503))
 	status, msg := promptStatus(t, err)
-	if status != agent.StatusFailed || !strings.HasPrefix(msg, agent.RetryCancelledMessage) {
+	if status != agent.StatusFailed || !strings.HasPrefix(msg, retry.CancelledMessage) {
 		t.Fatalf("status %q error %q", status, msg)
 	}
 	if !during.IsRetrying || during.RetryAttempt != 1 || during.PendingRetry == nil || during.PendingRetry.DelayMs != 2000 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 )
@@ -251,7 +252,7 @@ func recordSubAgentResult(ctx workflow.Context, call activities.RunToolInput, te
 	if err != nil {
 		return activities.RunToolResult{}, fmt.Errorf("write the result of task call %s in session %s: %s", call.ToolCallID, call.SessionID, rootMessage(err))
 	}
-	preview := shorten(text, activities.PreviewChars)
+	preview := line.Cut(text, activities.PreviewChars)
 	out := activities.RunToolResult{EntryID: call.ResultEntryID, IsError: isError, Preview: preview,
 		Bytes: len(text), Truncated: preview != text}
 	if !rec.Written && rec.Tool != nil {

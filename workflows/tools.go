@@ -13,6 +13,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 )
@@ -311,7 +312,7 @@ func hostWait(first time.Duration, waits int) time.Duration {
 func (r *run) setToolDetails(ctx workflow.Context, group []*toolCall) {
 	names := make([]string, 0, len(group))
 	for _, c := range group {
-		names = append(names, c.ref.Name+" "+shorten(c.ref.Summary, 60))
+		names = append(names, c.ref.Name+" "+line.Cut(c.ref.Summary, 60))
 	}
 	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Running %s (turn %d)", strings.Join(names, ", "), r.turn))
 }

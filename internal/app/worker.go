@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -67,7 +66,6 @@ func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.
 	if err != nil {
 		return nil, err
 	}
-	var ownRunner io.Closer // the runner made here, closed on Stop
 	if o.Runner == nil {
 		r, note, err := ToolRunner(s, o.Dev)
 		if err != nil {
@@ -77,14 +75,13 @@ func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.
 			fmt.Fprintf(os.Stderr, "worker: %s\n", note)
 		}
 		o.Runner = r
-		ownRunner, _ = r.(io.Closer) // the sandbox's: its sandboxes started ahead
 	}
 	acts.ToolPolicy.Runner = o.Runner
 	acts.ModelQueues = s.Model.ModelQueues()
 	if o.Activities != nil {
 		o.Activities(acts)
 	}
-	g := &group{runner: ownRunner}
+	g := &group{}
 	if acts.Push == nil {
 		if g.push, err = servePush(s, o.Dev); err != nil {
 			return nil, err
@@ -307,7 +304,6 @@ type group struct {
 	worker.Worker
 	extra   []worker.Worker
 	close   func()
-	runner  io.Closer // nil, or the tool runner NewWorker made
 	metrics *metrics.Server
 	traces  *tracing.Provider
 	push    *live.Hub
@@ -356,9 +352,6 @@ func (g *group) Run(interruptCh <-chan interface{}) error {
 func (g *group) Stop() {
 	g.Worker.Stop()
 	g.stopExtra(len(g.extra))
-	if g.runner != nil {
-		_ = g.runner.Close() // no sandbox started ahead outlives the worker
-	}
 	if g.close != nil {
 		g.close()
 	}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -53,23 +54,17 @@ type Command struct {
 	Run     func(ctx context.Context, env Env, args []string) int
 }
 
-// commands is the command tree: the list below, rpcCmd (rpc.go) and what
-// mains add.
-var commands = map[string]Command{}
-
-// Register adds a command (used by mains that add heavier commands, such
-// as the demo with its embedded server).
-func Register(c Command) { commands[c.Name] = c }
-
-func init() {
-	for _, c := range []Command{promptCmd, abortRetryCmd, abortCmd, setAutoRetryCmd, stateCmd, eventsCmd, settingsCmd,
-		steerCmd, followUpCmd, approveCmd, compactCmd, sessionCmd, sessionsCmd, topCmd, authCmd, classifyCmd, chatCmd, showCmd, scheduleCmd, diffCmd} {
-		Register(c)
-	}
+// commands is the command tree (an explicit list, no registry), by name.
+func commands() []Command {
+	return []Command{abortCmd, abortRetryCmd, approveCmd, authCmd, chatCmd, classifyCmd, compactCmd, diffCmd, eventsCmd,
+		followUpCmd, promptCmd, rpcCmd, scheduleCmd, sessionCmd, sessionsCmd, setAutoRetryCmd, settingsCmd, showCmd,
+		stateCmd, steerCmd, topCmd}
 }
 
-// Main runs the starter with args (without the program name).
-func Main(args []string, env Env) int {
+// Main runs the starter with args (without the program name): the command
+// tree plus extra, the commands a main adds (the demo, which links the
+// embedded server).
+func Main(args []string, env Env, extra ...Command) int {
 	if env.Stdout == nil {
 		env.Stdout = os.Stdout
 	}
@@ -79,32 +74,29 @@ func Main(args []string, env Env) int {
 	if env.Stdin == nil {
 		env.Stdin = os.Stdin
 	}
+	all := append(commands(), extra...)
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(env.Stderr)
+		usage(env.Stderr, all)
 		if len(args) == 0 {
 			return ExitUsage
 		}
 		return ExitOK
 	}
-	c, ok := commands[args[0]]
-	if !ok {
+	i := slices.IndexFunc(all, func(c Command) bool { return c.Name == args[0] })
+	if i < 0 {
 		fmt.Fprintf(env.Stderr, "starter: unknown command %q (run 'starter help')\n", args[0])
 		return ExitUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return c.Run(ctx, env, args[1:])
+	return all[i].Run(ctx, env, args[1:])
 }
 
-func usage(w io.Writer) {
+func usage(w io.Writer, all []Command) {
 	fmt.Fprintln(w, "usage: starter <command> [flags]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-15s %s\n", n, commands[n].Summary)
+	for _, c := range all {
+		fmt.Fprintf(w, "  %-15s %s\n", c.Name, c.Summary)
 	}
 	fmt.Fprintln(w, "\nEvery command takes the settings flags (--config FILE, --data-dir DIR, --temporal.address ...); run 'starter settings' for the list.")
 }

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/term"
+	"github.com/durableagent/durableagent/retry"
 )
 
 // printer renders events for people (or as JSON lines). On a terminal a
@@ -149,7 +151,7 @@ func userStopWord(e agent.Event) string {
 // it: abort, or abort_retry cancelling the retry it waited for.
 func stoppedByUser(e agent.Event) bool {
 	return e.Status == agent.StatusAborted ||
-		e.Status == agent.StatusFailed && strings.HasPrefix(e.ErrorMessage, agent.RetryCancelledMessage)
+		e.Status == agent.StatusFailed && strings.HasPrefix(e.ErrorMessage, retry.CancelledMessage)
 }
 
 // retryLine is the countdown text.
@@ -212,17 +214,12 @@ func toolLine(name string, args json.RawMessage) string {
 	return name
 }
 
+// clipLine is s's first line (" …" when more follow), cut to n runes.
 func clipLine(s string, n int) string {
-	for i, r := range s {
-		if r == '\n' {
-			s = s[:i] + " …"
-			break
-		}
+	if first := line.First(s); first != s {
+		s = first + " …"
 	}
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
+	return line.Cut(s, n)
 }
 
 // streamDelta prints the assistant's text as it streams: at once on a

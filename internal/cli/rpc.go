@@ -22,8 +22,6 @@ var rpcCmd = Command{
 	Run:     runRPC,
 }
 
-func init() { Register(rpcCmd) }
-
 // runRPC serves one session until stdin closes. Stdout carries protocol
 // only; notes and errors go to stderr. Closing stdin (or SIGINT) detaches a
 // running prompt, which keeps running in Temporal, and exits 0.

@@ -52,13 +52,12 @@ var demoFiles = map[string]string{
 	"test.sh":  "#!/bin/sh\n# The test of greet.sh.\nout=$(sh greet.sh world)\nif [ \"$out\" = \"Hello, world!\" ]; then echo PASS; else echo \"FAIL: got '$out'\"; exit 1; fi\n",
 }
 
-func init() {
-	cli.Register(cli.Command{
-		Name:    "demo",
-		Usage:   "starter demo [--fault TEXT]... [--workspace DIR] [--keep|--keep=false]",
-		Summary: "one command: embedded Temporal + Web UI + worker, a small tool-using job with a retry, live",
-		Run:     run,
-	})
+// Command is the demo command that `worker demo` runs (cli.Main's extra).
+var Command = cli.Command{
+	Name:    "demo",
+	Usage:   "starter demo [--fault TEXT]... [--workspace DIR] [--keep|--keep=false]",
+	Summary: "one command: embedded Temporal + Web UI + worker, a small tool-using job with a retry, live",
+	Run:     run,
 }
 
 func run(ctx context.Context, env cli.Env, args []string) int {

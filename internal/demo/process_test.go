@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(100)
 		}
-		os.Exit(cli.Main(args, cli.Env{}))
+		os.Exit(cli.Main(args, cli.Env{}, Command))
 	}
 	os.Exit(testserver.Main(m))
 }

@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/retry"
 )
 
 // Options configure a provider that speaks HTTP (anthropic, openai). The
@@ -170,7 +171,7 @@ func AbortedMessage(req Request) agent.Message {
 		Provider:     req.Provider,
 		Model:        req.Model,
 		StopReason:   agent.StopReasonAborted,
-		ErrorMessage: "Request was aborted",
+		ErrorMessage: retry.AbortedMessage,
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/retry"
 	"github.com/durableagent/durableagent/rpc"
 )
 
@@ -90,5 +91,5 @@ func manualStart() any {
 
 func manualEnd(res *agent.CompactionResult, errMsg string) manualCompactionEnd {
 	return manualCompactionEnd{Type: eventCompactionEnd, Reason: reasonManual, Result: res, ErrorMessage: errMsg,
-		Aborted: strings.Contains(errMsg, agent.RetryCancelledMessage) || strings.Contains(errMsg, "aborted")}
+		Aborted: strings.Contains(errMsg, retry.CancelledMessage) || strings.Contains(errMsg, "aborted")}
 }

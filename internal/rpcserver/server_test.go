@@ -13,6 +13,7 @@ import (
 	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/rpcserver"
 	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
+	"github.com/durableagent/durableagent/retry"
 	"github.com/durableagent/durableagent/rpc"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -387,7 +388,7 @@ func TestServe_Compact(t *testing.T) {
 				}
 				got = append(got, "compact")
 			case l.Event != nil:
-				if e := *l.Event; e.Type == "summarization_retry_finished" && (e.Success || e.FinalError != agent.RetryCancelledMessage) ||
+				if e := *l.Event; e.Type == "summarization_retry_finished" && (e.Success || e.FinalError != retry.CancelledMessage) ||
 					e.Type == "compaction_end" && !e.Aborted {
 					t.Errorf("event = %+v, want summarization_retry_finished Retry cancelled, then compaction_end aborted", e)
 				}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
 
 	"github.com/durableagent/durableagent/internal/egress"
 )
@@ -58,10 +57,6 @@ type Config struct {
 	// CPUSeconds bounds each process's CPU time (RLIMIT_CPU: SIGXCPU at
 	// the limit, SIGKILL a second later); 0: no limit.
 	CPUSeconds int64
-	// AheadIdle is how long a sandbox started ahead for a workspace's
-	// next command (ahead.go) waits for it before it is ended (0: one
-	// minute; negative: no sandbox is started ahead).
-	AheadIdle time.Duration
 	// Hide lists directories the command must not see even when they are
 	// inside its workspace (the worker's data dir): each is covered by an
 	// empty tmpfs.

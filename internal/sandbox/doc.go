@@ -29,16 +29,5 @@
 // and reaches only Config.Egress.Allow. The proxy is closed and its
 // directory removed when the sandbox ends.
 //
-// The runner starts a workspace's next sandboxes ahead (ahead.go): the
-// same command line and environment (with allowlist, each a proxy of its
-// own), whose shell waits for the next command's script; a Start with the
-// same command line and environment runs in one, any other in a new one
-// (and ends the workspace's spares of the old). The spares of a
-// workspace are a pool sized from its last burst of commands (the tool
-// calls of one answer, at most 8), filled once its commands pause, so a
-// burst starts no sandbox while it runs. A spare is ended after
-// Config.AheadIdle without a command, or by Runner.Close, after which no
-// bwrap process of the runner's spares is left.
-//
 // Args is the exact bwrap command line; docs/security.md explains it.
 package sandbox

@@ -120,9 +120,6 @@ func TestSandbox_NetworkAllowlistReachesOnlyAllowedHosts(t *testing.T) {
 			t.Errorf("proxy log lacks %q:\n%s", want, log.String())
 		}
 	}
-	// The next call's sandbox, started ahead with a proxy of its own,
-	// ends with the runner.
-	r.Close()
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("the call's proxy directory outlived it: %v", left)
 	}
@@ -173,7 +170,6 @@ func TestSandbox_NetworkAllowlistKilledCallLeavesNothing(t *testing.T) {
 	if left := processesRunning(t, marker); left != "" {
 		t.Fatalf("processes outlived the killed call:\n%s", left)
 	}
-	r.Close()
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("the killed call's proxy directory outlived it: %v", left)
 	}

@@ -184,14 +184,20 @@ func (g *memGroup) oomKills() int64 {
 	if g.v2 {
 		name = "memory.events"
 	}
-	f, err := os.Open(filepath.Join(g.dir, name))
+	return cgroupCount(filepath.Join(g.dir, name), "oom_kill")
+}
+
+// cgroupCount is the number on the line "key N" of a cgroup's flat keyed
+// file (memory.events, pids.events); 0 when there is none.
+func cgroupCount(file, key string) int64 {
+	f, err := os.Open(file)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if k, v, ok := strings.Cut(s.Text(), " "); ok && k == "oom_kill" {
+		if k, v, ok := strings.Cut(s.Text(), " "); ok && k == key {
 			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			return n
 		}

@@ -158,7 +158,6 @@ func TestSandbox_MemoryCgroupLimitIsNamed(t *testing.T) {
 	if res := bash(t, runner(t, Config{}), ws, twiceTheLimit, 60); res.IsError || res.Content != "128000000" {
 		t.Fatalf("without the limit the command fails too, so the test proves nothing: %+v", res)
 	}
-	r.Close() // its spares too
 	if left := leftCgroups(t, r); len(left) != 0 {
 		t.Fatalf("memory cgroups left after the calls: %v", left)
 	}
@@ -191,22 +190,19 @@ func TestSandbox_MemoryCgroupCountsForkedChildren(t *testing.T) {
 		t.Fatalf("50 + 1 MiB under a limit of 96 MiB: %+v", res)
 	}
 	fallback := withoutMemCgroup(runner(t, Config{MemoryMB: 96}))
-	defer fallback.Close()
 	if res := bash(t, fallback, ws, strings.Replace(forkedAllocation, "%d", "50", 1), 60); res.IsError || res.Content != "child 50\nparent 50" {
 		t.Fatalf("under RLIMIT_AS each process is bounded alone: %+v", res)
 	}
 }
 
-// Issue 22: each command has a memory cgroup of its own, the sandboxes
-// started ahead (the pool) included: two commands at once that each hold
+// Issue 22: each command has a memory cgroup of its own: two commands at once that each hold
 // 40 MB (about 80 MB at bash's peak) under a limit of 128 MiB both run,
 // where one cgroup shared would end one. While they run there are two
-// cgroups; after, and after Close, none.
+// cgroups; after, none.
 func TestSandbox_MemoryCgroupPerCommand(t *testing.T) {
 	r := memRunner(t, Config{MemoryMB: 128})
 	ws := t.TempDir()
 	script := `x=$(head -c 40000000 /dev/zero | tr '\0' a); sleep 1; echo ${#x}`
-	// One burst of two first, so that the pool holds two spares.
 	var wg sync.WaitGroup
 	burst := func() []string {
 		out := make([]string, 2)
@@ -223,25 +219,18 @@ func TestSandbox_MemoryCgroupPerCommand(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 		if n := len(leftCgroups(t, r)); n < 2 {
-			t.Errorf("%d memory cgroups while two commands run, want one each (and the spares')", n)
+			t.Errorf("%d memory cgroups while two commands run, want one each", n)
 		}
 		wg.Wait()
 		return out
 	}
-	burst()
-	time.Sleep(time.Second) // the pool is filled once the commands pause
-	served := r.spares.served.Load()
 	for i, out := range burst() {
 		if out != "40000000" {
 			t.Errorf("command %d of two at once: %q", i, out)
 		}
 	}
-	if r.spares.served.Load()-served != 2 {
-		t.Errorf("%d of the two commands ran in spares, want 2", r.spares.served.Load()-served)
-	}
-	r.Close()
 	if left := leftCgroups(t, r); len(left) != 0 {
-		t.Fatalf("memory cgroups left after Close: %v", left)
+		t.Fatalf("memory cgroups left after the commands: %v", left)
 	}
 }
 

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -75,19 +74,7 @@ func (g *pidsGroup) procs() string { return filepath.Join(g.dir, "cgroup.procs")
 
 // refused is how many forks pids.max refused ("max N" of pids.events).
 func (g *pidsGroup) refused() int64 {
-	f, err := os.Open(filepath.Join(g.dir, "pids.events"))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if k, v, ok := strings.Cut(s.Text(), " "); ok && k == "max" {
-			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return n
-		}
-	}
-	return 0
+	return cgroupCount(filepath.Join(g.dir, "pids.events"), "max")
 }
 
 // remove removes the cgroup (empty once the sandbox is gone).

@@ -19,9 +19,8 @@ import (
 
 // Runner is the bubblewrap tools.Runner of a Config.
 type Runner struct {
-	cfg    Config
-	bin    string
-	spares spares
+	cfg Config
+	bin string
 	// pids is the pids cgroup under which each sandbox gets its own
 	// (MaxProcesses set and the worker may make cgroups); noPids says
 	// why not.
@@ -91,8 +90,7 @@ func (r *Runner) Probe() error {
 	}
 	defer os.RemoveAll(dir)
 	var out strings.Builder
-	// Not Start: no sandbox is started ahead for this workspace.
-	p, err := r.launch(dir, []string{"PATH=/usr/bin:/bin"}, "true", nil)
+	p, err := r.launch(dir, []string{"PATH=/usr/bin:/bin"}, "true")
 	if err != nil {
 		return err
 	}
@@ -122,11 +120,6 @@ const drainGrace = 200 * time.Millisecond
 
 type process struct {
 	cfg      Config
-	runner   *Runner
-	ws       os.FileInfo  // the workspace directory when it started
-	ahead    *aheadCall   // a sandbox started ahead: how its script gets in
-	idle     *time.Timer  // a spare's end when no command comes
-	key      string       // the pool its command counts in (spares.begin); "" for none
 	pids     *pidsGroup   // nil without a pids cgroup
 	refused  int64        // forks pids.max refused
 	mem      *memGroup    // nil without a memory cgroup
@@ -144,56 +137,18 @@ type process struct {
 
 // Start runs c.Script in a new sandbox (see Config.Args); with network
 // allowlist, behind an egress proxy of its own that closes when the
-// sandbox ends. A sandbox started ahead for the same workspace and
-// environment (a spare, see ahead.go) is used when there is one; taking
-// the last one starts the next, and the pool is filled again once the
-// workspace's commands pause.
+// sandbox ends.
 func (r *Runner) Start(c tools.Command) (tools.Process, error) {
-	k, p := r.spares.begin(r, c.Dir, c.Env)
-	if p != nil {
-		if err := p.ahead.run(c.Script); err == nil {
-			p.key = k
-			p.begin(c.Output)
-			return p, nil
-		}
-		p.discard()
-	}
-	p, err := r.launch(c.Dir, c.Env, c.Script, nil)
+	p, err := r.launch(c.Dir, c.Env, c.Script)
 	if err != nil {
-		r.spares.done(r, k)
 		return nil, err
 	}
-	p.key = k
 	p.begin(c.Output)
 	return p, nil
 }
 
-// Prepare is a hint that commands for workspace dir with environment
-// env are coming: the worker gives it when a model call of a session in
-// dir starts, so the workspace's spares get ready during the model's
-// turn rather than refillQuiet after its last command. It fills the
-// pool of dir and env up to its size (its last burst's, 1 for a
-// workspace with none yet; at most maxPerKey, maxSpares in all) and
-// returns at once: the spares start in the background. A full pool, a
-// workspace with a command running (the pool is filled after it), a
-// path that is not a directory, or a runner that starts no spares
-// (Config.AheadIdle negative): nothing happens.
-func (r *Runner) Prepare(dir string, env []string) {
-	r.spares.prepare(r, dir, env)
-}
-
-// Close ends the sandboxes started ahead, those being started included,
-// and starts none after; commands running are the callers' (their Kill
-// ends them). The runner still runs commands, each in a new sandbox.
-// The worker closes its runner when it stops.
-func (r *Runner) Close() error {
-	r.spares.close()
-	return nil
-}
-
-// launch starts a sandbox in dir with environment env that runs script,
-// or, with ahead, that waits for its script (aheadCall).
-func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCall) (_ *process, err error) {
+// launch starts a sandbox in dir with environment env that runs script.
+func (r *Runner) launch(dir string, env []string, script string) (_ *process, err error) {
 	// What the launch made so far, undone in reverse if it fails.
 	var undo []func()
 	defer func() {
@@ -205,9 +160,6 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 	}()
 	var eg *egressPath
 	var args []string
-	if ahead != nil {
-		script = ahead.reader()
-	}
 	if r.cfg.Network == NetworkAllowlist {
 		if eg, err = startEgress(r.cfg); err != nil {
 			return nil, err
@@ -219,9 +171,6 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 	}
 	if err != nil {
 		return nil, err
-	}
-	if ahead != nil {
-		args = ahead.bind(args)
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -283,10 +232,6 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 		// process of the sandbox is born in them.
 		argv = append(append([]string{"/bin/sh", "-c", joinScript, "sh"}, join...), append([]string{"--"}, argv...)...)
 	}
-	// The workspace as it is before bwrap binds it: a spare whose
-	// workspace was replaced since (another directory at the path) is not
-	// used (spares.take).
-	ws, _ := os.Stat(dir)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.ExtraFiles = extra
 	// bwrap passes its environment to the command: the call's, nothing
@@ -294,9 +239,6 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 	cmd.Env = env
 	if cmd.Env == nil {
 		cmd.Env = []string{}
-	}
-	if ahead != nil {
-		cmd.Stdin = ahead.stdinR
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = sysProcAttr()
@@ -306,7 +248,6 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 	pw.Close()
 	iw.Close()
 	st.started()
-	ahead.started()
 	initPid := make(chan int, 1)
 	go func() {
 		defer ir.Close()
@@ -317,7 +258,7 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 		_ = json.NewDecoder(ir).Decode(&info)
 		initPid <- info.ChildPid
 	}()
-	p := &process{cfg: r.cfg, runner: r, ws: ws, ahead: ahead, pids: pg, mem: mg, status: st, egress: eg, cmd: cmd, out: pr,
+	p := &process{cfg: r.cfg, pids: pg, mem: mg, status: st, egress: eg, cmd: cmd, out: pr,
 		readDone: make(chan struct{}), waited: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -328,7 +269,6 @@ func (r *Runner) launch(dir string, env []string, script string, ahead *aheadCal
 		// every member of the cgroup.
 		p.egress.close()
 		p.status.finish()
-		p.ahead.remove()
 		if p.pids != nil {
 			p.refused = p.pids.refused()
 			p.pids.remove()
@@ -357,11 +297,9 @@ func (p *process) begin(w io.Writer) {
 
 // Wait waits for bwrap, which exits when the command's shell does, and
 // then for the sandbox's init, which ends only when every process of its
-// PID namespace (so of the command) is gone. Then the command no longer
-// counts as running in its pool (ahead.go).
+// PID namespace (so of the command) is gone.
 func (p *process) Wait() (tools.Exit, error) {
 	<-p.waited
-	p.runner.spares.done(p.runner, p.key)
 	// Every writer of the pipe was in the namespace, now gone; the grace
 	// only guards against a bwrap that left one behind.
 	select {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A sandbox that cannot start leaves nothing behind: no open pipe, no
@@ -43,7 +44,7 @@ func TestLaunch_AFailedStartLeavesNothingBehind(t *testing.T) {
 			ws := t.TempDir()
 			fdsBefore, cgBefore := openFDs(t), cgroupsUnder(pidsRoot)
 			for range 20 {
-				_, err := r.launch(ws, []string{"PATH=/usr/bin:/bin"}, "true", nil)
+				_, err := r.launch(ws, []string{"PATH=/usr/bin:/bin"}, "true")
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("launch: %v, want an error naming %q", err, tc.want)
 				}
@@ -79,4 +80,27 @@ func cgroupsUnder(root string) int {
 	}
 	entries, _ := filepath.Glob(filepath.Join(root, fmt.Sprintf("durable-agent-%d-*", os.Getpid())))
 	return len(entries)
+}
+
+// A sandbox killed while bwrap sets it up (a call cancelled as it
+// starts) is gone at once: bwrap can leave its init behind before
+// --die-with-parent applies, and Kill ends that init too instead of
+// waiting out initGrace.
+func TestSandbox_KilledWhileStartingEndsAtOnce(t *testing.T) {
+	r := runner(t, Config{})
+	ws := t.TempDir()
+	for i := 0; i < 30; i++ {
+		p, err := r.launch(ws, []string{"PATH=/usr/bin:/bin"}, "sleep 60")
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(i%15) * time.Millisecond)
+		start := time.Now()
+		p.Kill()
+		<-p.waited
+		p.out.Close()
+		if d := time.Since(start); d > initGrace/2 {
+			t.Fatalf("kill %d, %d ms after the start: the sandbox took %v to end", i, i%15, d)
+		}
+	}
 }

@@ -16,16 +16,12 @@ import (
 )
 
 // runner is a sandbox of c, skipping the test where bubblewrap cannot run.
-// It is closed when the test ends: its spares, and their cgroups, do not
-// outlive the test (a test binary that exits with spares waiting leaves
-// their cgroups behind).
 func runner(t *testing.T, c Config) *Runner {
 	t.Helper()
 	r, err := New(c)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() { r.Close() })
 	if err := r.Probe(); err != nil {
 		t.Skipf("bubblewrap unusable here: %v", err)
 	}
@@ -389,9 +385,7 @@ func TestSandbox_ProcessRlimitIsNamed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// No sandbox started ahead: its call directory is the worker's (root's),
-	// which nobody may not enter.
-	r, err := New(Config{Binary: wrapper, MaxProcesses: 4, AheadIdle: -1})
+	r, err := New(Config{Binary: wrapper, MaxProcesses: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,100 +401,4 @@ func TestSandbox_ProcessRlimitIsNamed(t *testing.T) {
 	if res := bash(t, r, ws, "sleep 0.1 & wait; exit 3", 20); strings.Contains(res.Content, "process limit") {
 		t.Fatalf("a command that stayed under the limit was said to hit it: %+v", res)
 	}
-}
-
-// Issue 22's cost: after a command the workspace's next sandbox is
-// started ahead, and the next command with the same environment runs in
-// it, as in a new one: a fresh /tmp, nothing left of the previous
-// command's processes, stdin /dev/null, its own environment. A command
-// with another environment gets a new sandbox.
-func TestSandbox_StartedAheadRunsTheNextCommandFresh(t *testing.T) {
-	r := runner(t, Config{})
-	ws := t.TempDir()
-	res := bash(t, r, ws, "echo left > /tmp/mark; (sleep 600 &); echo one", 0)
-	if res.IsError || res.Content != "one" {
-		t.Fatalf("first call: %+v", res)
-	}
-	waitSpare(t, r)
-	script := `test -e /tmp/mark && echo stale; pgrep -c sleep || true; cat; echo "$0 PATH=$PATH"; echo body > made; cat made`
-	res = bash(t, r, ws, script, 10)
-	if got, want := res.Content, "0\n"+shell()+" PATH=/usr/local/bin:/usr/bin:/bin\nbody"; res.IsError || got != want {
-		t.Fatalf("the command in the sandbox started ahead: %q, want %q (%+v)", got, want, res)
-	}
-	if n := r.spares.served.Load(); n != 1 {
-		t.Fatalf("%d commands ran in a sandbox started ahead, want 1", n)
-	}
-	waitSpare(t, r)
-	raw, _ := json.Marshal(map[string]any{"command": "echo $ONLY"})
-	res = tools.Run(context.Background(), tools.Bash, raw, tools.Options{
-		Workspace: ws, Runner: r, OutputDir: "out",
-		Env: []string{"PATH=/usr/bin:/bin", "ONLY=other-env"},
-	})
-	if res.Content != "other-env" || r.spares.served.Load() != 1 {
-		t.Fatalf("another environment: %+v, served %d", res, r.spares.served.Load())
-	}
-}
-
-// A sandbox started ahead that no command comes for is ended after
-// Config.AheadIdle, and its call directory removed.
-func TestSandbox_StartedAheadEndsWhenIdle(t *testing.T) {
-	r := runner(t, Config{AheadIdle: 300 * time.Millisecond})
-	bash(t, r, t.TempDir(), "true", 0)
-	p := waitSpare(t, r)
-	select {
-	case <-p.waited:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the idle sandbox started ahead is still running")
-	}
-	if _, err := os.Stat(p.ahead.dir); !os.IsNotExist(err) {
-		t.Fatalf("its call directory is left: %v", err)
-	}
-	if n := r.spares.count(); n != 0 {
-		t.Fatalf("spares left: %d", n)
-	}
-}
-
-// waitSpare waits until r has a sandbox started ahead, and returns it.
-func waitSpare(t *testing.T, r *Runner) *process {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if ps := readySpares(r); len(ps) > 0 {
-			return ps[0]
-		}
-	}
-	t.Fatal("no sandbox was started ahead")
-	return nil
-}
-
-// readySpares are r's sandboxes started ahead that are ready.
-func readySpares(r *Runner) []*process {
-	r.spares.mu.Lock()
-	defer r.spares.mu.Unlock()
-	var ps []*process
-	for _, pl := range r.spares.pools {
-		for _, sp := range pl.spares {
-			select {
-			case <-sp.ready:
-				if sp.p != nil {
-					ps = append(ps, sp.p)
-				}
-			default:
-			}
-		}
-	}
-	return ps
-}
-
-// waitSpares waits until r has n sandboxes started ahead, all ready, and
-// returns them.
-func waitSpares(t *testing.T, r *Runner, n int) []*process {
-	t.Helper()
-	var ps []*process
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if ps = readySpares(r); len(ps) == n && r.spares.count() == n {
-			return ps
-		}
-	}
-	t.Fatalf("%d sandboxes ready ahead (%d in all), want %d", len(ps), r.spares.count(), n)
-	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/gofrs/flock"
 )
 
 // Delete removes a session: its file, what was kept beside it
@@ -33,17 +35,15 @@ func (s *Store) Delete(sessionID string) error {
 	if err := os.RemoveAll(s.asideDir(sessionID)); err != nil {
 		return fmt.Errorf("delete session %q: %w", sessionID, err)
 	}
-	f, err := os.Open(path)
+	lock := flock.New(path, flock.SetFlag(os.O_RDONLY))
+	err := lock.Lock()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("delete session %q: %w", sessionID, err)
 	}
-	defer f.Close()
-	if err := lockFile(f, true); err != nil {
-		return fmt.Errorf("delete session %q: %w", sessionID, err)
-	}
+	defer lock.Close()
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("delete session %q: %w", sessionID, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gofrs/flock"
 )
 
 // ErrPermanent is wrapped by errors about a session file that retrying
@@ -209,14 +211,18 @@ func (s *Store) append(id string, entries []Entry, lines [][]byte, where Header)
 	if err := statRegular(path); err != nil {
 		return 0, Header{}, err
 	}
+	// An exclusive flock(2) on the file (a descriptor of its own, made
+	// 0600 when the file is new), waited for; the caller names the session.
+	lock := flock.New(path)
+	if err := lock.Lock(); err != nil {
+		return 0, Header{}, err
+	}
+	defer lock.Close()
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return 0, Header{}, err
 	}
-	defer f.Close() // also releases the lock
-	if err := lockFile(f, true); err != nil {
-		return 0, Header{}, err
-	}
+	defer f.Close()
 	if err := c.sync(f); err != nil {
 		return 0, Header{}, err
 	}
@@ -369,7 +375,15 @@ func (s *Store) Load(sessionID string) (*Session, error) {
 	if err := statRegular(path); err != nil {
 		return nil, fmt.Errorf("load session %q: %w", sessionID, err)
 	}
-	f, err := os.Open(path)
+	// A shared flock(2) on the file, waited for; then the file, which a
+	// Delete that held the lock may have removed.
+	lock := flock.New(path, flock.SetFlag(os.O_RDONLY))
+	err := lock.RLock()
+	var f *os.File
+	if err == nil {
+		defer lock.Close()
+		f, err = os.Open(path)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		c.reset()
 		s.forget(sessionID, c)
@@ -379,9 +393,6 @@ func (s *Store) Load(sessionID string) (*Session, error) {
 		return nil, fmt.Errorf("load session %q: %w", sessionID, err)
 	}
 	defer f.Close()
-	if err := lockFile(f, false); err != nil {
-		return nil, fmt.Errorf("load session %q: %w", sessionID, err)
-	}
 	if err := c.sync(f); err != nil {
 		return nil, fmt.Errorf("load session %q: %w", sessionID, err)
 	}

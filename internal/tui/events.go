@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/retry"
 )
 
 // handleEvent updates the screen for one event of the followed prompt.
@@ -76,7 +77,7 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 		}
 	case agent.EventPromptEnd:
 		switch {
-		case e.Status == agent.StatusFailed && strings.HasPrefix(e.ErrorMessage, agent.RetryCancelledMessage):
+		case e.Status == agent.StatusFailed && strings.HasPrefix(e.ErrorMessage, retry.CancelledMessage):
 			// The user stopped it (abort_retry): one word for a user's
 			// stop, as for abort (issue 23).
 			m.note("Prompt aborted: " + e.ErrorMessage)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
+	"github.com/durableagent/durableagent/retry"
 )
 
 // runes types text without pressing Enter.
@@ -134,7 +135,7 @@ func TestModel_EscWhileApprovalPending(t *testing.T) {
 	d.shows("both", []string{"Approve bash call_1", "Retrying (1/3) in 30s… (esc to cancel)"}, nil)
 	d.key(tea.KeyEsc)
 	d.until("abort_retry", func() bool { return slices.Contains(d.fake.Calls(), "abort_retry") })
-	d.emit(agent.Event{Type: agent.EventAutoRetryEnd, Attempt: 1, FinalError: agent.RetryCancelledMessage})
+	d.emit(agent.Event{Type: agent.EventAutoRetryEnd, Attempt: 1, FinalError: retry.CancelledMessage})
 	d.shows("retry cancelled", []string{"Approve bash call_1", "Waiting for your approval… (esc to abort)"}, nil)
 	d.key(tea.KeyEsc)
 	d.until("abort", func() bool { return slices.Contains(d.fake.Calls(), "abort") })
@@ -302,7 +303,7 @@ func TestModel_HandedBackSteerReturnsWithItsReason(t *testing.T) {
 	d.emit(ownUser(t, d.fake), agent.Event{Type: agent.EventAgentStart})
 	d.typeLine("use the other file")
 	d.until("sent", func() bool { return len(d.fake.Calls()) == 2 })
-	d.emit(agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusFailed, ErrorMessage: agent.RetryCancelledMessage + " (last error: 503)",
+	d.emit(agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusFailed, ErrorMessage: retry.CancelledMessage + " (last error: 503)",
 		UndeliveredMessages: []agent.UndeliveredMessage{
 			{Kind: agent.SignalSteer, Text: "use the other file", Reason: "retry cancelled"},
 			{Kind: agent.SignalFollowUp, Text: "and from elsewhere", Reason: "retry cancelled"},

@@ -15,6 +15,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/testserver"
+	"github.com/durableagent/durableagent/retry"
 	"github.com/durableagent/durableagent/rpc"
 )
 
@@ -166,7 +167,7 @@ func TestRPC_AbortRetryEndsChainWithRetryCancelled(t *testing.T) {
 		t.Fatalf("events: %s", got)
 	}
 	evs = contractOnly(evs)
-	if re := evs[4]; re.Success || re.Attempt != 1 || re.FinalError != agent.RetryCancelledMessage {
+	if re := evs[4]; re.Success || re.Attempt != 1 || re.FinalError != retry.CancelledMessage {
 		t.Errorf("auto_retry_end = %+v", re)
 	}
 	if end.Status != agent.StatusFailed || end.ErrorMessage != "Retry cancelled (last error: 503 Service Unavailable)" {
@@ -332,7 +333,7 @@ func TestRPC_CompactRetriesAreEventsAndAbortRetryReachesThem(t *testing.T) {
 	if st := evs[0]; st.Attempt != 1 || st.DelayMs < 60000 || !strings.Contains(st.ErrorMessage, "503") {
 		t.Errorf("summarization_retry_scheduled = %+v", st)
 	}
-	if end := evs[1]; end.Success || end.FinalError != agent.RetryCancelledMessage {
+	if end := evs[1]; end.Success || end.FinalError != retry.CancelledMessage {
 		t.Errorf("auto_retry_end = %+v", end)
 	}
 	if msgs, err := c.GetMessages(ctx); err != nil || len(msgs) != 4 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/retry"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -33,7 +34,7 @@ func TestIntegration_RetryChainWithDurableTimersAndAbortRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := e.result(run)
-	if err == nil || res.Status != agent.StatusFailed || !strings.HasPrefix(res.Error, agent.RetryCancelledMessage) {
+	if err == nil || res.Status != agent.StatusFailed || !strings.HasPrefix(res.Error, retry.CancelledMessage) {
 		t.Fatalf("result %+v, err %v; want failed with Retry cancelled", res, err)
 	}
 	evs := e.events("chain")
@@ -50,7 +51,7 @@ func TestIntegration_RetryChainWithDurableTimersAndAbortRetry(t *testing.T) {
 	if len(starts) != 2 || starts[0].DelayMs != 500 || starts[1].DelayMs != 1000 {
 		t.Fatalf("auto_retry_start events %+v, want delays 500 then 1000", starts)
 	}
-	if end.Success || end.Attempt != 2 || end.FinalError != agent.RetryCancelledMessage {
+	if end.Success || end.Attempt != 2 || end.FinalError != retry.CancelledMessage {
 		t.Fatalf("auto_retry_end %+v", end)
 	}
 	// The first backoff really waited on the server's timer.
@@ -97,7 +98,7 @@ func TestIntegration_CLICompatibleSignalAndQueryNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, _ := e.result(run)
-	if !strings.HasPrefix(res.Error, agent.RetryCancelledMessage) {
+	if !strings.HasPrefix(res.Error, retry.CancelledMessage) {
 		t.Fatalf("result %+v, want Retry cancelled (a 60 s timer was pending)", res)
 	}
 	v, err := e.c.QueryWorkflow(context.Background(), id, "", "state")

@@ -10,6 +10,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/retry"
 )
 
 // starter runs the starter's command tree against the env's server.
@@ -86,7 +87,7 @@ func TestIntegration_SecondPromptInSessionIsBusy(t *testing.T) {
 	if err := e.k.AbortRetry(context.Background(), "busy"); err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := e.result(run); !strings.HasPrefix(res.Error, agent.RetryCancelledMessage) {
+	if res, _ := e.result(run); !strings.HasPrefix(res.Error, retry.CancelledMessage) {
 		t.Fatalf("first prompt %+v", res)
 	}
 	// Once it has ended, the session takes a new prompt.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/retry"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -68,13 +69,13 @@ func RetryChain(c Chain) Script {
 			r.Emit(agent.Event{Type: agent.EventAutoRetryStart, Attempt: attempt, MaxAttempts: c.MaxRetries,
 				DelayMs: delay.Milliseconds(), ErrorMessage: errText})
 			if sig := r.wait(delay); sig != "" {
-				r.Emit(agent.Event{Type: agent.EventAutoRetryEnd, Attempt: attempt, FinalError: agent.RetryCancelledMessage})
+				r.Emit(agent.Event{Type: agent.EventAutoRetryEnd, Attempt: attempt, FinalError: retry.CancelledMessage})
 				if sig == agent.SignalAbort {
 					r.Emit(agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusAborted})
 					return
 				}
 				r.Emit(agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusFailed,
-					ErrorMessage: fmt.Sprintf("%s (last error: %s)", agent.RetryCancelledMessage, errText)})
+					ErrorMessage: fmt.Sprintf("%s (last error: %s)", retry.CancelledMessage, errText)})
 				return
 			}
 		}
@@ -114,7 +115,7 @@ func SummaryRetryUntilAborted(b *Backend, err string, delayMs int64) func(contex
 		case <-ctx.Done():
 			return workflows.CompactResult{}, ctx.Err()
 		}
-		onRetry(agent.Event{Type: agent.EventAutoRetryEnd, Attempt: 1, FinalError: agent.RetryCancelledMessage})
-		return workflows.CompactResult{}, fmt.Errorf("compaction of session %s failed: %s (last error: %s)", b.SessionID(), agent.RetryCancelledMessage, err)
+		onRetry(agent.Event{Type: agent.EventAutoRetryEnd, Attempt: 1, FinalError: retry.CancelledMessage})
+		return workflows.CompactResult{}, fmt.Errorf("compaction of session %s failed: %s (last error: %s)", b.SessionID(), retry.CancelledMessage, err)
 	}
 }
