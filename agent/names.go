@@ -90,3 +90,9 @@ type SetAutoRetryPayload struct {
 
 // RetryCancelledMessage is the finalError of a chain cancelled by abort_retry.
 const RetryCancelledMessage = "Retry cancelled"
+
+// Version is the release of this build, what `starter --version` and
+// `worker --version` print. v0.1.0 is the baseline: the first release,
+// whose workflow histories later releases replay (docs/spec.md,
+// "Upgrades").
+const Version = "v0.1.0"

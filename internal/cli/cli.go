@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/interceptor"
 
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/line"
@@ -86,6 +87,10 @@ func Main(args []string, env Env) int {
 		}
 		return ExitOK
 	}
+	if args[0] == "--version" || args[0] == "version" {
+		fmt.Fprintln(env.Stdout, "starter", agent.Version)
+		return ExitOK
+	}
 	c, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(env.Stderr, "starter: unknown command %q (run 'starter help')\n", args[0])
@@ -97,7 +102,7 @@ func Main(args []string, env Env) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: starter <command> [flags]\n\ncommands:")
+	fmt.Fprintln(w, "usage: starter <command> [flags]\n       starter --version\n\ncommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
