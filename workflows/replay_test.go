@@ -38,6 +38,7 @@ var replayFixtures = map[string]string{
 	"delete_session_history.json":          "SessionDeleteRemovesSessionAndOutputs: `starter session delete` with full bash outputs",
 	"session_write_history.json":           "SessionWriteWithoutWorkerLandsLater: set_model on an idle session",
 	"scheduled_prompt_history.json":        "ScheduleFiresAndSkipsOverlap: one ScheduledPrompt run and its child prompt",
+	"bash_history.json":                    "BashHistoryReplaysOnCurrentCode: a command the user ran in a session (RPC bash)",
 }
 
 // Determinism: every recorded history replays on the current code, and

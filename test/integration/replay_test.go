@@ -162,6 +162,7 @@ func exportAndReplay(t *testing.T, e *env, workflowID, runID, fixture string) {
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(workflows.Prompt, workflow.RegisterOptions{Name: workflows.PromptWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.Compact, workflow.RegisterOptions{Name: workflows.CompactWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.Bash, workflow.RegisterOptions{Name: workflows.BashWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.DeleteSession, workflow.RegisterOptions{Name: workflows.DeleteSessionWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.SessionWrite, workflow.RegisterOptions{Name: workflows.SessionWriteWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ScheduledPrompt, workflow.RegisterOptions{Name: workflows.ScheduledPromptWorkflowName})
