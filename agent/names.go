@@ -87,3 +87,9 @@ const (
 type SetAutoRetryPayload struct {
 	Enabled bool `json:"enabled"`
 }
+
+// Version is the release of this build, what `starter --version` and
+// `worker --version` print. v0.1.0 is the baseline: the first release,
+// whose workflow histories later releases replay (docs/spec.md,
+// "Upgrades").
+const Version = "v0.1.0"

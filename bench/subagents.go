@@ -2,14 +2,12 @@ package main
 
 // The subagents benchmark (issue 25, "Sub-agents as child workflows"): a
 // parent prompt whose one answer makes SubAgentsN task calls, each run as
-// a sub-agent (the sub-agent's Prompt as a child of the parent's; before
-// GetVersion "subagent-inline", a SubAgent child workflow running it as
-// its own child), against SubAgentsN independent prompts started at once
-// on the same worker, with the scripted model. It measures the wall time
-// of each (first start to last answer) and the history a sub-agent costs:
-// the events of its Prompt and of its SubAgent workflow if it has one,
-// against an independent prompt's, and the parent's history per
-// sub-agent.
+// a sub-agent (the sub-agent's Prompt as a child of the parent's),
+// against SubAgentsN independent prompts started at once on the same
+// worker, with the scripted model. It measures the wall time of each
+// (first start to last answer) and the history a sub-agent costs: the
+// events of its Prompt against an independent prompt's, and the parent's
+// history per sub-agent.
 
 import (
 	"context"
@@ -30,11 +28,9 @@ type SubAgentsResult struct {
 	IndependentSec float64 `json:"independentSec"`
 	// Ratio is FanoutSec / IndependentSec.
 	Ratio float64 `json:"ratio"`
-	// Events of history: a sub-agent's Prompt and its SubAgent workflow
-	// (means; 0: none, the parent ran the call's step), an independent
+	// Events of history: a sub-agent's Prompt (mean), an independent
 	// prompt's (mean), the parent's in all.
 	ChildPromptEvents float64 `json:"childPromptEvents"`
-	SubAgentEvents    float64 `json:"subAgentEvents"`
 	IndependentEvents float64 `json:"independentEvents"`
 	ParentEvents      int     `json:"parentEvents"`
 	// ChildStartsSec is where the fan-out's time goes: from the parent's
@@ -118,7 +114,7 @@ func (h *harness) subagents(ctx context.Context) (*SubAgentsResult, error) {
 	if len(children) != n {
 		return nil, fmt.Errorf("the parent started %d sub-agents, want %d", len(children), n)
 	}
-	var prompts, subs int
+	var prompts int
 	for _, child := range children {
 		evs, err := h.history(ctx, h.c.GetWorkflow(ctx, workflows.WorkflowID(child), ""))
 		if err != nil {
@@ -134,17 +130,9 @@ func (h *harness) subagents(ctx context.Context) (*SubAgentsResult, error) {
 		if ev.GetChildWorkflowExecutionStartedEventAttributes() != nil {
 			lastStarted = ev.GetEventTime().AsTime()
 		}
-		if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetWorkflowType().GetName() == workflows.SubAgentWorkflowName {
-			evs, err := h.history(ctx, h.c.GetWorkflow(ctx, a.GetWorkflowId(), ""))
-			if err != nil {
-				return nil, err
-			}
-			subs += len(evs)
-		}
 	}
 	res.ChildStartsSec = lastStarted.Sub(firstStart).Seconds()
 	res.ChildPromptEvents = float64(prompts) / float64(n)
-	res.SubAgentEvents = float64(subs) / float64(n)
 	return res, nil
 }
 
@@ -156,8 +144,8 @@ func (r *SubAgentsResult) rows() []Row {
 				r.N, r.FanoutSec, r.ChildStartsSec, r.N, r.IndependentSec, r.Ratio, r.Load),
 			"info", "info"},
 		{fmt.Sprintf("subagents N=%d history", r.N),
-			fmt.Sprintf("per sub-agent: its Prompt %.0f events + its SubAgent workflow %.0f; an independent prompt %.0f; the parent %d in all (%.1f per sub-agent)",
-				r.ChildPromptEvents, r.SubAgentEvents, r.IndependentEvents, r.ParentEvents, float64(r.ParentEvents)/float64(r.N)),
+			fmt.Sprintf("per sub-agent: its Prompt %.0f events; an independent prompt %.0f; the parent %d in all (%.1f per sub-agent)",
+				r.ChildPromptEvents, r.IndependentEvents, r.ParentEvents, float64(r.ParentEvents)/float64(r.N)),
 			"info", "info"},
 	}
 }

@@ -516,19 +516,21 @@ func Classify(o Outcome) Classification {
 // the provider's structured hint (Outcome.RetryAfterMs) first, the error
 // text (ParseRetryHint) when there is none.
 func ClassifyAt(o Outcome, now time.Time) Classification {
-	return classifyAt(o, now, true)
-}
-
-// ClassifyAtWithoutFamilies is ClassifyAt without the families
-// (families.go), their veto and the bound on the text read: the workflow
-// replays histories recorded before it recorded its verdicts (workflows:
-// "retry-verdict") with it, so that they take the decisions they took
-// when they ran. The specific wordings are this release's; the ones added
-// with the families (round 10's input_ids overflow, a Bedrock max-tokens
-// spelling) change no verdict those histories can hold but a transformers
-// or Bedrock error text.
-func ClassifyAtWithoutFamilies(o Outcome, now time.Time) Classification {
-	return classifyAt(o, now, false)
+	if o.StopReason != "error" {
+		if o.StopReason != "aborted" && silentOverflow(o) {
+			return Classification{Class: ClassContextOverflow, Pattern: "silent overflow"}
+		}
+		return Classification{Class: ClassNone}
+	}
+	text := o
+	text.ErrorMessage = classifiedText(o.ErrorMessage)
+	c := classifyError(text)
+	c.RetryAfterMs, c.HasHint = outcomeHint(o, now)
+	if c.Class == ClassRetryable && c.HasHint && c.RetryAfterMs >= UsageLimitHintMs {
+		c.Class = ClassUsageLimit
+		c.Pattern += fmt.Sprintf(", retry hint %dms >= %dms", c.RetryAfterMs, UsageLimitHintMs)
+	}
+	return c
 }
 
 // MaxClassifiedBytes bounds the part of an error text the patterns read:
@@ -554,28 +556,8 @@ func classifiedText(text string) string {
 	return text[:head] + "\n" + text[from:]
 }
 
-func classifyAt(o Outcome, now time.Time, families bool) Classification {
-	if o.StopReason != "error" {
-		if o.StopReason != "aborted" && silentOverflow(o) {
-			return Classification{Class: ClassContextOverflow, Pattern: "silent overflow"}
-		}
-		return Classification{Class: ClassNone}
-	}
-	text := o
-	if families {
-		text.ErrorMessage = classifiedText(o.ErrorMessage)
-	}
-	c := classifyError(text, families)
-	c.RetryAfterMs, c.HasHint = outcomeHint(o, now)
-	if c.Class == ClassRetryable && c.HasHint && c.RetryAfterMs >= UsageLimitHintMs {
-		c.Class = ClassUsageLimit
-		c.Pattern += fmt.Sprintf(", retry hint %dms >= %dms", c.RetryAfterMs, UsageLimitHintMs)
-	}
-	return c
-}
-
-func classifyError(o Outcome, families bool) Classification {
-	if p, ok := overflow(o, families); ok {
+func classifyError(o Outcome) Classification {
+	if p, ok := overflow(o); ok {
 		return Classification{Class: ClassContextOverflow, Pattern: p}
 	}
 	typ := strings.ToLower(strings.TrimSpace(o.ErrorType))
@@ -630,12 +612,12 @@ func classifyError(o Outcome, families bool) Classification {
 		return c
 	}
 	if p, ok := firstMatch(retryablePatterns, text); ok {
-		if v, fatal := vetoed(text); fatal && families {
+		if v, fatal := vetoed(text); fatal {
 			return Classification{Class: ClassFatal, Pattern: p + ", but " + v}
 		}
 		return Classification{Class: ClassRetryable, Pattern: p}
 	}
-	if c, ok := familyVerdict(text); ok && families {
+	if c, ok := familyVerdict(text); ok {
 		return c
 	}
 	return Classification{Class: ClassFatal, Pattern: "no retryable pattern"}
@@ -691,7 +673,7 @@ func maxTokensError(text string) (string, bool) {
 }
 
 // overflow applies rule 2 to an error outcome and names what matched.
-func overflow(o Outcome, families bool) (string, bool) {
+func overflow(o Outcome) (string, bool) {
 	if silentOverflow(o) {
 		return "silent overflow", true
 	}
@@ -707,16 +689,11 @@ func overflow(o Outcome, families bool) (string, bool) {
 	if _, ok := firstMatch(throttlePatterns, o.ErrorMessage); ok {
 		return "", false
 	}
-	if families {
-		if _, ok := firstMatch(tokenThrottleFamily, o.ErrorMessage); ok {
-			return "", false
-		}
+	if _, ok := firstMatch(tokenThrottleFamily, o.ErrorMessage); ok {
+		return "", false
 	}
 	if p, ok := firstMatch(overflowPatterns, o.ErrorMessage); ok {
 		return p, true
-	}
-	if !families {
-		return "", false
 	}
 	return overflowByFamily(o.ErrorMessage)
 }

@@ -38,9 +38,6 @@ import (
 //   - familyVerdict comes last, just before the fatal default (rule 11):
 //     usageFamily, strongRetryable, htmlBody, weakRetryable, each behind
 //     its veto.
-//
-// Histories recorded before the workflow recorded its verdicts replay
-// without the families (ClassifyAtWithoutFamilies).
 
 // overflowFamily: something the request carries (prompt, input,
 // conversation, messages, context, tokens) is too long for, or exceeds,

@@ -3,7 +3,6 @@ package retry
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 // docs/spec.md 2.8 (families): a text no specific wording
@@ -117,29 +116,6 @@ func TestFamilies_UnknownTextStaysFatal(t *testing.T) {
 	} {
 		if got := Classify(Outcome{StopReason: "error", ErrorMessage: text}); got.Class != ClassFatal {
 			t.Errorf("Classify(%q) = %s (pattern %q), want fatal", text, got.Class, got.Pattern)
-		}
-	}
-}
-
-// docs/spec.md 2.9: histories recorded before the workflow recorded its verdicts replay
-// with the classifier as it was (workflows: "retry-verdict"): no
-// families, no veto of a retryable wording.
-func TestClassifyAtWithoutFamilies_IsTheClassifierBeforeFamilies(t *testing.T) {
-	for _, tc := range []struct {
-		text          string
-		with, without Class
-	}{
-		{"HTTP/1.1 507 Insufficient Storage", ClassRetryable, ClassFatal},
-		{"Error: context window is full, cannot continue", ClassContextOverflow, ClassFatal},
-		{"Request blocked by our safety policy; please try again later with a different prompt.", ClassFatal, ClassRetryable},
-		{"503 Service Unavailable", ClassRetryable, ClassRetryable},
-	} {
-		o := Outcome{StopReason: "error", ErrorMessage: tc.text}
-		if got := ClassifyAt(o, time.Time{}); got.Class != tc.with {
-			t.Errorf("ClassifyAt(%q) = %s (%q), want %s", tc.text, got.Class, got.Pattern, tc.with)
-		}
-		if got := ClassifyAtWithoutFamilies(o, time.Time{}); got.Class != tc.without {
-			t.Errorf("ClassifyAtWithoutFamilies(%q) = %s (%q), want %s", tc.text, got.Class, got.Pattern, tc.without)
 		}
 	}
 }

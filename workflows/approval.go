@@ -27,14 +27,6 @@ const (
 	ToolBudgetStopMessage = "Tool call not run: %s while it waited for approval"
 )
 
-// A budget reached during an approval wait ends it (workflow.GetVersion
-// "budget-ends-approval", asked only when a wait meets a reached budget):
-// before, the wait went on until a decision or its timeout.
-const (
-	changeBudgetEndsApproval  = "budget-ends-approval"
-	versionBudgetEndsApproval = 1
-)
-
 // ApproveToolResult is the result of the approve_tool update.
 type ApproveToolResult struct {
 	ToolCallID string `json:"toolCallId"`
@@ -79,12 +71,8 @@ func (r *run) joinApprovalFloor(floor []string) {
 	}
 }
 
-// registerApprovalHandler installs the approve_tool update (runs of
-// versionUserInLoop only: earlier histories have no such update).
+// registerApprovalHandler installs the approve_tool update.
 func (r *run) registerApprovalHandler(ctx workflow.Context) error {
-	if !r.userInLoop() {
-		return nil
-	}
 	return workflow.SetUpdateHandlerWithOptions(ctx, agent.UpdateApproveTool, r.approveTool,
 		workflow.UpdateHandlerOptions{
 			Validator:   r.validateApproval,
@@ -201,9 +189,6 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 	}
 	now := workflow.Now(ctx)
 	for _, c := range group {
-		if !r.userInLoop() {
-			continue
-		}
 		ask, grant := r.decide(ctx, c)
 		if !ask {
 			continue
@@ -222,7 +207,7 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 	}
 	r.setApprovalDetails(ctx)
 	if r.bud.timeUp {
-		r.endApprovalWait(ctx) // maxDuration passed in an earlier group of this step
+		r.endApprovalWait() // maxDuration passed in an earlier group of this step
 	}
 	done := func() bool {
 		if r.aborted || len(r.steering) > 0 || r.bud.endsWait {
@@ -283,17 +268,11 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 	workflow.SetCurrentDetails(ctx, "")
 }
 
-// endApprovalWait ends a pending approval wait for the reached budget
-// (histories of versionBudgetEndsApproval; earlier ones kept waiting).
-func (r *run) endApprovalWait(ctx workflow.Context) {
-	waiting := slices.ContainsFunc(r.approvals, func(a *approval) bool { return !a.decided })
-	if r.bud.endsWait || !waiting {
-		return
+// endApprovalWait ends a pending approval wait for the reached budget.
+func (r *run) endApprovalWait() {
+	if slices.ContainsFunc(r.approvals, func(a *approval) bool { return !a.decided }) {
+		r.bud.endsWait = true
 	}
-	if workflow.GetVersion(ctx, changeBudgetEndsApproval, workflow.DefaultVersion, versionBudgetEndsApproval) < versionBudgetEndsApproval {
-		return
-	}
-	r.bud.endsWait = true
 }
 
 // approvalWait says a wait of ms as a person would: 30m, 2h, 45s.

@@ -79,7 +79,6 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 	}
 	r := newRun(ctx, PromptInput{SessionID: in.SessionID, Retry: retry.DefaultSettings(), HeartbeatTimeoutMs: in.HeartbeatTimeoutMs})
 	r.idPrefix = stableIDPrefix(ctx)
-	r.version = versionStableIDs // a new workflow type: no older histories to replay
 	if err := r.registerHandlers(ctx); err != nil {
 		return BashResult{}, err
 	}

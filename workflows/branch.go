@@ -9,26 +9,15 @@ import (
 	"github.com/durableagent/durableagent/agent"
 )
 
-// The end of a --worktree session's prompt says where its branch stands
-// (workflow.GetVersion "worktree-summary"): from versionBranchSummary on,
-// the WorktreeSummary activity runs as the prompt ends and its answer
-// goes on prompt_end and into the result. Histories before it end with
-// no such activity.
-const (
-	changeBranchSummary  = "worktree-summary"
-	versionBranchSummary = 1
-)
-
 // branchSummary is where the session's branch stands, for a session with
-// a worktree; nil for the others and when it cannot be read (the prompt
+// a worktree (the WorktreeSummary activity, run as the prompt ends; its
+// answer goes on prompt_end and into the result); nil for the others and
+// when it cannot be read (the prompt
 // ends all the same, and says so in the worker log). It runs on the
 // session's host, where the worktree is, in a context an abort does not
 // cancel: an aborted job's branch is the one a person wants to see.
 func (r *run) branchSummary(ctx workflow.Context) *agent.BranchSummary {
 	if !r.worktree {
-		return nil
-	}
-	if workflow.GetVersion(ctx, changeBranchSummary, workflow.DefaultVersion, versionBranchSummary) < versionBranchSummary {
 		return nil
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)

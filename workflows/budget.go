@@ -20,18 +20,9 @@ import (
 // names the limit and fails with it, so the user continues the session
 // with a new prompt that carries a raised limit.
 
-// The budget's commands (workflow.GetVersion "budget"): the durable timer
-// of budget.maxDurationMs and the final assistant message. A prompt
-// without a budget asks for no version, so histories written before
-// budgets existed replay unchanged.
-const (
-	changeBudget  = "budget"
-	versionBudget = 1
-)
-
 // budget is a run's budget state.
 type budget struct {
-	// on: the prompt has a budget (a limit set and versionBudget).
+	// on: the prompt has a budget (a limit set).
 	on bool
 	// spent is this prompt's usage (carried across continue-as-new);
 	// before is the session's earlier prompts (BeginPrompt).
@@ -64,7 +55,7 @@ func (r *run) startBudget(ctx workflow.Context) {
 		}
 	}
 	lim := r.in.Budget
-	if !lim.Any() || workflow.GetVersion(ctx, changeBudget, workflow.DefaultVersion, versionBudget) < versionBudget {
+	if !lim.Any() {
 		return
 	}
 	r.bud.on = true
@@ -88,7 +79,7 @@ func (r *run) startBudget(ctx workflow.Context) {
 			r.bud.reached = r.durationReached(ctx)
 			r.abortRetry() // a retry backoff stops now; a model or tool call finishes
 		}
-		r.endApprovalWait(ctx) // so does a wait for approval, whatever limit came first
+		r.endApprovalWait() // so does a wait for approval, whatever limit came first
 	})
 }
 

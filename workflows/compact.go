@@ -103,7 +103,7 @@ func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
 		SessionID: in.SessionID, Model: in.Model, Retry: in.Retry, Compaction: in.Compaction,
 		ModelTimeoutMs: in.ModelTimeoutMs, HeartbeatTimeoutMs: in.HeartbeatTimeoutMs,
 	})
-	r.idPrefix = entryIDPrefix(ctx)
+	r.idPrefix = stableIDPrefix(ctx)
 	r.manualCompaction = true
 	if err := r.registerHandlers(ctx); err != nil {
 		return CompactResult{}, err

@@ -168,7 +168,8 @@ func compactionResult(res activities.SummarizeResult) *agent.CompactionResult {
 // prompt's auto_compaction_start / auto_compaction_end tell the
 // compaction). In a Compact workflow, whose events are otherwise only
 // prompt_end, each wait is told by auto_retry_start and closed by
-// auto_retry_end since versionSummaryRetryEvents.
+// auto_retry_end, so a client following a manual compaction (`starter
+// events --follow`, RPC) sees the wait and can abort_retry it.
 func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 	r.compacting = true
 	workflow.SetCurrentDetails(ctx, "Compacting the context…")
@@ -178,7 +179,7 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 	}()
 	entryID := r.newID()
 	var chain retry.Chain
-	events := false // summary retries emit events (changeSummaryRetryEvents)
+	events := false // from the first failed attempt of a Compact workflow on
 	for attempt := 0; ; attempt++ {
 		if r.aborted {
 			r.emitSummaryRetryEnd(ctx, events, chain.Decide(retry.Outcome{StopReason: string(agent.StopReasonAborted)}, retry.Classification{}, r.settings).End)
@@ -205,9 +206,7 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 			ErrorType: res.ErrorType, ShouldRetry: res.ShouldRetry, RetryAfterMs: res.RetryAfterMs,
 		}
 		d := chain.Decide(o, r.classify(ctx, o), r.settings)
-		if !events && r.manualCompaction {
-			events = workflow.GetVersion(ctx, changeSummaryRetryEvents, workflow.DefaultVersion, versionSummaryRetryEvents) >= versionSummaryRetryEvents
-		}
+		events = r.manualCompaction
 		if !d.Retry {
 			r.emitSummaryRetryEnd(ctx, events, d.End)
 			msg := res.ErrorMessage
@@ -232,19 +231,8 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 	}
 }
 
-// The retries of a summary call (workflow.GetVersion
-// "summary-retry-events"): from versionSummaryRetryEvents on they emit
-// auto_retry_start and auto_retry_end in a Compact workflow, as a model
-// call's do, so a client following a manual compaction (`starter events
-// --follow`, RPC) sees the wait and can abort_retry it. Histories recorded
-// before kept the retry in the state query only.
-const (
-	changeSummaryRetryEvents  = "summary-retry-events"
-	versionSummaryRetryEvents = 1
-)
-
 // emitSummaryRetryEnd emits auto_retry_end for a summary call's chain
-// when the run's version emits summary retry events.
+// when its retries emit events.
 func (r *run) emitSummaryRetryEnd(ctx workflow.Context, events bool, end *retry.EndEvent) {
 	if events {
 		r.emitRetryEnd(ctx, end)

@@ -9,10 +9,9 @@ import (
 
 // shouldContinueAsNew reports whether this run's history is long enough
 // to move on to a new run at this turn boundary: Temporal suggests it, or
-// the history reached agent.continueAsNewEvents. Runs recorded before the
-// tool loop never continue as new.
+// the history reached agent.continueAsNewEvents.
 func (r *run) shouldContinueAsNew(ctx workflow.Context) bool {
-	if r.version == workflow.DefaultVersion || r.aborted || len(r.approvals) > 0 {
+	if r.aborted || len(r.approvals) > 0 {
 		return false
 	}
 	info := workflow.GetInfo(ctx)

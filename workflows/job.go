@@ -10,21 +10,12 @@ import (
 	"github.com/durableagent/durableagent/agent"
 )
 
-// The job memo (workflow.GetVersion "job-memo"): from versionJobMemo on, a
-// prompt keeps agent.JobStatus in its memo (agent.MemoJob), so a list of
-// running workflows shows what every job does. Histories recorded before
-// have no memo upserts and replay without them.
-//
-// From versionJobSearch on, a prompt also sets the search attributes
-// agent.SearchAttr* with each memo, when its worker found them registered
-// (SetSearchAttributesReady; recorded once per run in a side effect, so a
-// replay takes the same path): an attribute its namespace lacks would fail
-// the workflow task.
-const (
-	changeJobMemo    = "job-memo"
-	versionJobMemo   = 1
-	versionJobSearch = 2
-)
+// The job memo: a prompt keeps agent.JobStatus in its memo
+// (agent.MemoJob), so a list of running workflows shows what every job
+// does. It also sets the search attributes agent.SearchAttr* with each
+// memo, when its worker found them registered (SetSearchAttributesReady;
+// recorded once per run in a side effect, so a replay takes the same
+// path): an attribute its namespace lacks would fail the workflow task.
 
 // The job's search attributes (agent.SearchAttr*).
 var (
@@ -89,16 +80,10 @@ func (r *run) waitingApproval() bool {
 // tool calls, a backoff, an approval), and the changes between two waits
 // make one upsert: a few history records per model call at most.
 func (r *run) publishJob(ctx workflow.Context) {
-	v := workflow.GetVersion(ctx, changeJobMemo, workflow.DefaultVersion, versionJobSearch)
-	if v < versionJobMemo {
-		return
-	}
 	var search bool
-	if v >= versionJobSearch {
-		ready := workflow.SideEffect(ctx, func(workflow.Context) any { return searchAttributesReady.Load() })
-		if err := ready.Get(&search); err != nil {
-			search = false
-		}
+	ready := workflow.SideEffect(ctx, func(workflow.Context) any { return searchAttributesReady.Load() })
+	if err := ready.Get(&search); err != nil {
+		search = false
 	}
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		var last jobKey

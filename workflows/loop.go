@@ -88,9 +88,8 @@ func (r *run) modelStep(ctx workflow.Context) step {
 	// so no call is ever left without its result.
 	// An abort that lands while such an answer completes still goes
 	// through the tool step, which gives every call an aborted result
-	// (before versionStableIDs the calls were left without results, and
-	// providers refuse a session whose tool call has no result).
-	hasTools := len(res.ToolCalls) > 0 && (!r.aborted || r.version >= versionStableIDs) &&
+	// (providers refuse a session whose tool call has no result).
+	hasTools := len(res.ToolCalls) > 0 &&
 		res.StopReason != agent.StopReasonError && res.StopReason != agent.StopReasonAborted
 
 	if hasTools {

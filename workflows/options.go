@@ -107,36 +107,13 @@ func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 	}, r.toolHost, r.in.Tools.HostWaitMs)
 	if r.toolHost != "" && c.waits > 0 {
 		id += fmt.Sprintf("-wait%d", c.waits)
-		if workflow.GetVersion(ctx, changeHostWait, workflow.DefaultVersion, versionHostWaitBackoff) >= versionHostWaitBackoff {
-			opts.ScheduleToStartTimeout = hostWait(opts.ScheduleToStartTimeout, c.waits)
-		}
+		opts.ScheduleToStartTimeout = hostWait(opts.ScheduleToStartTimeout, c.waits)
 	}
 	opts.ActivityID = id
 	return workflow.WithActivityOptions(ctx, opts)
 }
 
-// childOptions are the options of a tool call run as a child workflow
-// (tools.KindChildWorkflow): a workflow id derived from the prompt and the
-// call, the tool's timeout and attempts, and cancellation that waits for
-// the child to end, as a tool activity's does.
-func (r *run) childOptions(ctx workflow.Context, c *toolCall) workflow.Context {
-	return workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		// The prompt's id from its session, not from GetInfo: the same in a
-		// run, and a replayer (which names every run alike) finds it too.
-		WorkflowID:          WorkflowID(r.in.SessionID) + "-tool-" + c.resultID + "-" + sanitizeID(c.ref.ID),
-		WorkflowRunTimeout:  c.spec.CallTimeout(c.ref.TimeoutSec, r.in.Tools.BashTimeoutMs),
-		RetryPolicy:         policy(time.Second, c.spec.Attempts, activities.ErrTypeBadInput, activities.ErrTypeWorkspace),
-		WaitForCancellation: true,
-		StaticSummary:       line.Cut(c.ref.Name+" "+c.ref.Summary, 120),
-		// A parent that closes (terminated, timed out) asks the child to
-		// cancel; an id used before is refused, so a second start never
-		// runs the call again.
-		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	})
-}
-
-// subAgentOptions are the options of a sub-agent's prompt (SubAgent): the
+// subAgentOptions are the options of a sub-agent's prompt: the
 // workflow id of its session, so it is an ordinary session's prompt; an
 // id used before is refused (the sub-agent never runs twice); cancelled
 // with its parent, which waits for it to end.

@@ -24,13 +24,6 @@ import (
 // names the rule.
 const ToolPolicyDeniedMessage = "Tool call denied by the approval policy (%s)"
 
-// Recording a session grant is a local activity (workflow.GetVersion
-// "session-grant"): histories before it never recorded one.
-const (
-	changeSessionGrant  = "session-grant"
-	versionSessionGrant = 1
-)
-
 // policyState is the run's approval-policy state.
 type policyState struct {
 	compiled *toolpolicy.Policy
@@ -147,9 +140,6 @@ func (r *run) grantForSession(ctx workflow.Context, g toolpolicy.Grant) {
 			workflow.GetLogger(ctx).Warn("session grant not kept: the session has the most grants it may",
 				"session", r.in.SessionID, "grant", g.String(), "max", activities.MaxSessionGrants)
 		}
-		return
-	}
-	if workflow.GetVersion(ctx, changeSessionGrant, workflow.DefaultVersion, versionSessionGrant) < versionSessionGrant {
 		return
 	}
 	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.RecordGrantName,

@@ -266,16 +266,6 @@ func TestPolicy_GrantCarriedAcrossContinueAsNew(t *testing.T) {
 	}
 }
 
-// Determinism of the approval policy: a real run's history whose asked
-// bash call was approved for the session ("session-grant" 1, the
-// RecordGrant local activity) replays on the current code. Regenerate
-// with UPDATE_REPLAY_HISTORY=1 go test -run PolicyAllowForSession ./test/integration
-func TestReplay_PolicyGrantHistory(t *testing.T) {
-	if err := replayFixture("testdata/prompt_policy_grant_history.json"); err != nil {
-		t.Fatalf("replay: %v", err)
-	}
-}
-
 // Policy (issue 22): a call of a tool the prompt has not enabled (a model
 // naming a tool it was never given) cannot run, so the default policy's
 // "ask *" does not make it wait for a person: it gets its "not enabled"

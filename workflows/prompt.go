@@ -48,12 +48,7 @@ func prompt(ctx workflow.Context, in PromptInput, spec func(string) tools.Spec) 
 	}
 	r := newRun(ctx, in)
 	r.spec = spec
-	r.version = workflow.GetVersion(ctx, changeAgentLoop, workflow.DefaultVersion, versionStableIDs)
-	if r.version >= versionStableIDs {
-		r.idPrefix = stableIDPrefix(ctx)
-	} else {
-		r.idPrefix = entryIDPrefix(ctx)
-	}
+	r.idPrefix = stableIDPrefix(ctx)
 	if err := r.registerHandlers(ctx); err != nil {
 		return PromptResult{}, err
 	}
@@ -62,47 +57,16 @@ func prompt(ctx workflow.Context, in PromptInput, spec func(string) tools.Spec) 
 	return r.execute(ctx)
 }
 
-// Workflow versions (workflow.GetVersion). Histories written before the
-// tool loop (DefaultVersion) replay on the same code: they read and write
-// the session through regular activities and never continue as new.
-// Histories of versionAgentLoop ignore steer, follow_up and approve_tool
-// and close an aborted prompt as Failed; versionUserInLoop handles them
-// and closes a prompt the user cancelled as Canceled. versionStableIDs
-// derives the entry-id prefix from the run itself instead of a side
-// effect: the first workflow task writes the user message through a local
-// activity, and when that task is lost (worker killed) its retry must
-// choose the same ids, or the message is written twice. It also runs the
-// tool step of an answer whose tool calls complete as an abort arrives,
-// so each call gets its aborted result.
-const (
-	changeAgentLoop   = "agent-loop"
-	versionAgentLoop  = 1
-	versionUserInLoop = 2
-	versionStableIDs  = 3
-)
-
-// The retry verdict of a failed model call (workflow.GetVersion
-// "retry-verdict"): from versionRecordedVerdict on, the classification of
-// an error is made once, in a side effect, so the history carries it and
-// a replay takes the decision the run took even when a later release's
-// classifier reads the same text differently (every corpus round changes
-// some verdicts). Histories recorded before replay with the classifier as
-// it was then (retry.ClassifyAtWithoutFamilies).
-const (
-	changeRetryVerdict     = "retry-verdict"
-	versionRecordedVerdict = 1
-)
-
-// classify is the retry classification of o: for an error, the recorded
-// verdict (changeRetryVerdict); anything else (a success that may be a
-// silent overflow, an abort) depends only on numbers in the history.
+// classify is the retry classification of o. For an error it is made
+// once, in a side effect, so the history carries the verdict and a replay
+// takes the decision the run took even when a later release's classifier
+// reads the same text differently (every corpus round changes some
+// verdicts); anything else (a success that may be a silent overflow, an
+// abort) depends only on numbers in the history.
 func (r *run) classify(ctx workflow.Context, o retry.Outcome) retry.Classification {
 	now := workflow.Now(ctx)
 	if o.StopReason != string(agent.StopReasonError) {
 		return retry.ClassifyAt(o, now)
-	}
-	if workflow.GetVersion(ctx, changeRetryVerdict, workflow.DefaultVersion, versionRecordedVerdict) == workflow.DefaultVersion {
-		return retry.ClassifyAtWithoutFamilies(o, now)
 	}
 	var cls retry.Classification
 	verdict := workflow.SideEffect(ctx, func(workflow.Context) any { return retry.ClassifyAt(o, now) })
@@ -140,68 +104,41 @@ func (r *run) begin(ctx workflow.Context) error {
 	user.Timestamp = workflow.Now(ctx).UnixMilli()
 	userID := r.newID()
 	r.promptEntryID = userID
-	if r.version == workflow.DefaultVersion {
-		if err := r.beginV0(ctx, userID, user); err != nil {
-			return err
-		}
-	} else {
-		var b activities.BeginPromptResult
-		err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
-			SessionID: r.in.SessionID, Workspace: r.in.Workspace, Worktree: r.in.Worktree, UserEntryID: userID,
-			ParentSession: r.parentSession(), ToolHost: r.parentHost(),
-			Message: r.in.Message, Images: r.in.Images, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
-			Faults: r.in.Model.Faults, SummaryFaults: r.in.Model.SummaryFaults,
-			// Always: the session's recorded budget (adoptSessionSettings)
-			// may set a cap the sender's input does not have.
-			SessionUsage: true,
-			Tools:        r.in.Tools.Enabled, SystemPrompt: r.in.Agent.SystemPrompt, AppendSystemPrompt: r.in.Agent.AppendSystemPrompt,
-		}).Get(ctx, &b)
-		if err != nil {
-			return fmt.Errorf("start prompt in session %s: %s", r.in.SessionID, rootMessage(err))
-		}
-		if len(r.in.Model.Faults)+len(r.in.Model.SummaryFaults) > 0 {
-			// Kept beside the session now: model calls and the next
-			// run's input name them rather than carry them.
-			r.faultsAt = userID
-			r.in.Model.Faults, r.in.Model.SummaryFaults = nil, nil
-		}
-		r.leafID, r.messageCount, r.workspace, r.warnings = b.LeafID, b.MessageCount, b.Workspace, b.Warnings
-		r.toolHost, r.worktree = b.ToolHost, b.Worktree
-		r.modelQueues = b.ModelQueues
-		if b.SessionSpent != nil {
-			r.bud.before = *b.SessionSpent
-		}
-		if err := r.adoptSessionSettings(ctx); err != nil {
-			return err
-		}
-		r.joinApprovalFloor(b.RequireApproval)
-		r.joinSessionGrants(b.Grants)
-		for _, w := range b.Warnings {
-			workflow.GetLogger(ctx).Warn("session file problem", "session", r.in.SessionID, "warning", w)
-		}
-	}
-	r.pendingUser = &agent.Event{Type: agent.EventMessageEnd, EntryID: userID, Message: &user}
-	return nil
-}
-
-// beginV0 is begin as histories before the tool loop recorded it.
-func (r *run) beginV0(ctx workflow.Context, userID string, user agent.Message) error {
-	var loaded activities.LoadSessionResult
-	err := workflow.ExecuteActivity(storeOptions(ctx), activities.LoadSessionName,
-		activities.LoadSessionInput{SessionID: r.in.SessionID}).Get(ctx, &loaded)
+	var b activities.BeginPromptResult
+	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
+		SessionID: r.in.SessionID, Workspace: r.in.Workspace, Worktree: r.in.Worktree, UserEntryID: userID,
+		ParentSession: r.parentSession(), ToolHost: r.parentHost(),
+		Message: r.in.Message, Images: r.in.Images, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
+		Faults: r.in.Model.Faults, SummaryFaults: r.in.Model.SummaryFaults,
+		// Always: the session's recorded budget (adoptSessionSettings)
+		// may set a cap the sender's input does not have.
+		SessionUsage: true,
+		Tools:        r.in.Tools.Enabled, SystemPrompt: r.in.Agent.SystemPrompt, AppendSystemPrompt: r.in.Agent.AppendSystemPrompt,
+	}).Get(ctx, &b)
 	if err != nil {
-		return fmt.Errorf("load session %s: %s", r.in.SessionID, rootMessage(err))
+		return fmt.Errorf("start prompt in session %s: %s", r.in.SessionID, rootMessage(err))
 	}
-	r.leafID, r.messageCount = loaded.LeafID, loaded.MessageCount
-	userEntry := session.Entry{
-		Type: session.TypeMessage, ID: userID, ParentID: r.leafID,
-		Timestamp: workflow.Now(ctx).UTC(), Message: &user,
+	if len(r.in.Model.Faults)+len(r.in.Model.SummaryFaults) > 0 {
+		// Kept beside the session now: model calls and the next
+		// run's input name them rather than carry them.
+		r.faultsAt = userID
+		r.in.Model.Faults, r.in.Model.SummaryFaults = nil, nil
 	}
-	if _, err := r.record(ctx, userEntry); err != nil {
+	r.leafID, r.messageCount, r.workspace, r.warnings = b.LeafID, b.MessageCount, b.Workspace, b.Warnings
+	r.toolHost, r.worktree = b.ToolHost, b.Worktree
+	r.modelQueues = b.ModelQueues
+	if b.SessionSpent != nil {
+		r.bud.before = *b.SessionSpent
+	}
+	if err := r.adoptSessionSettings(ctx); err != nil {
 		return err
 	}
-	r.leafID = userID
-	r.messageCount++
+	r.joinApprovalFloor(b.RequireApproval)
+	r.joinSessionGrants(b.Grants)
+	for _, w := range b.Warnings {
+		workflow.GetLogger(ctx).Warn("session file problem", "session", r.in.SessionID, "warning", w)
+	}
+	r.pendingUser = &agent.Event{Type: agent.EventMessageEnd, EntryID: userID, Message: &user}
 	return nil
 }
 
@@ -374,8 +311,7 @@ func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activ
 	if werr != nil {
 		return res, werr
 	}
-	if !rec.Written && rec.Model != nil && (res.StopReason != agent.StopReasonAborted ||
-		r.version >= versionStableIDs && len(rec.Model.ToolCalls) > 0) {
+	if !rec.Written && rec.Model != nil && (res.StopReason != agent.StopReasonAborted || len(rec.Model.ToolCalls) > 0) {
 		// The activity wrote its answer before its worker was lost (or
 		// before an abort reached it): the session's record stands, and
 		// the workflow uses it, so the file and the events agree (the
@@ -389,24 +325,16 @@ func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activ
 
 // record writes an entry to the session unless one with its id is there
 // already, and describes the entry that stands. It survives a cancelled
-// workflow context so an abort never loses what was already decided.
-// Before the tool loop (DefaultVersion) it was the AppendEntries activity;
-// since, it is the RecordEntry local activity (session writes are short,
-// idempotent and local to the worker, so they need no task of their own).
+// workflow context so an abort never loses what was already decided. It
+// is the RecordEntry local activity (session writes are short, idempotent
+// and local to the worker, so they need no task of their own).
 func (r *run) record(ctx workflow.Context, entry session.Entry) (activities.RecordEntryResult, error) {
 	if ctx.Err() != nil {
 		ctx, _ = workflow.NewDisconnectedContext(ctx)
 	}
 	var rec activities.RecordEntryResult
-	var err error
-	if r.version == workflow.DefaultVersion {
-		err = workflow.ExecuteActivity(storeOptions(ctx), activities.AppendEntriesName,
-			activities.AppendEntriesInput{SessionID: r.in.SessionID, Entries: []session.Entry{entry}}).Get(ctx, nil)
-		rec.Written = err == nil
-	} else {
-		err = workflow.ExecuteLocalActivity(localOptions(ctx), activities.RecordEntryName,
-			activities.RecordEntryInput{SessionID: r.in.SessionID, Entry: entry}).Get(ctx, &rec)
-	}
+	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.RecordEntryName,
+		activities.RecordEntryInput{SessionID: r.in.SessionID, Entry: entry}).Get(ctx, &rec)
 	if err != nil {
 		return rec, fmt.Errorf("write session %s: %s", r.in.SessionID, rootMessage(err))
 	}
@@ -463,21 +391,17 @@ func (r *run) failFor(ctx workflow.Context, msg, reason string) (PromptResult, e
 }
 
 // failCancelled ends a prompt the user stopped with abort_retry: the
-// result is a failed prompt ("Retry cancelled ..."), and since
-// versionUserInLoop the run closes as Canceled, so the Temporal UI tells
-// it from a real failure.
+// result is a failed prompt ("Retry cancelled ..."), and the run closes
+// as Canceled, so the Temporal UI tells it from a real failure.
 func (r *run) failCancelled(ctx workflow.Context, msg string) (PromptResult, error) {
-	res, err := r.failFor(ctx, msg, ReasonRetryCancelled)
-	if !r.userInLoop() {
-		return res, err
-	}
+	res, _ := r.failFor(ctx, msg, ReasonRetryCancelled)
 	workflow.SetCurrentDetails(ctx, "Cancelled by the user: "+line.Cut(msg, 200))
 	return res, temporal.NewCanceledError(res)
 }
 
-// finishAborted ends an aborted prompt. It closes as Canceled when
-// cancelled through Temporal (UI, `temporal workflow cancel`) and, since
-// versionUserInLoop, after the abort signal too; before, as Failed.
+// finishAborted ends an aborted prompt. It closes as Canceled, whether
+// cancelled through Temporal (UI, `temporal workflow cancel`) or by the
+// abort signal.
 func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 	r.status = agent.StatusAborted
 	back := r.handBack(ctx, ReasonPromptAborted)
@@ -485,11 +409,8 @@ func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 	r.emit(ctx, promptEnd(r.status, "", back, wt))
 	res := r.account(PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
 		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
-	if ctx.Err() != nil || r.userInLoop() {
-		workflow.SetCurrentDetails(ctx, "Aborted by the user")
-		return res, temporal.NewCanceledError(res)
-	}
-	return res, temporal.NewNonRetryableApplicationError("prompt aborted", ErrTypePromptAborted, nil, res)
+	workflow.SetCurrentDetails(ctx, "Aborted by the user")
+	return res, temporal.NewCanceledError(res)
 }
 
 // modelCallSummary labels a model call in the Temporal Web UI with its

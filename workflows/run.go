@@ -38,9 +38,6 @@ type run struct {
 	worktree bool
 	settings retry.Settings
 	chain    retry.Chain
-	// version is the workflow version of this run (workflow.GetVersion
-	// of changeAgentLoop).
-	version workflow.Version
 
 	eventLog
 
@@ -137,25 +134,11 @@ func newRun(ctx workflow.Context, in PromptInput) *run {
 	}
 }
 
-// entryIDPrefix makes the prefix of this prompt's entry ids: the start of
-// the run id (so an entry points at its workflow run) plus four random hex
-// digits recorded once in history by a side effect (so ids stay unique
-// even where run ids repeat, as in the test environment). Replays read the
-// recorded value, so ids are identical on replay.
-func entryIDPrefix(ctx workflow.Context) string {
-	prefix := runIDStart(workflow.GetInfo(ctx).WorkflowExecution.RunID)
-	var suffix string
-	enc := workflow.SideEffect(ctx, func(workflow.Context) any { return randomHex(2) })
-	if err := enc.Get(&suffix); err != nil || suffix == "" {
-		suffix = "0000"
-	}
-	return prefix + suffix
-}
-
-// stableIDPrefix makes the prefix of a prompt run's entry ids from facts
-// every attempt of its first workflow task sees alike: the start of the run
-// id plus eight hex digits hashed from the run id and the run's start time
-// (the test environment reuses one run id; its start times differ). No
+// stableIDPrefix makes the prefix of a run's entry ids (Prompt, Compact,
+// Bash) from facts every attempt of its first workflow task sees alike: the
+// start of the run id plus eight hex digits hashed from the run id and the
+// run's start time (the test environment reuses one run id; its start
+// times differ). No
 // side effect: a retried first task, whose lost attempt may already have
 // written entries through a local activity, chooses the same ids, so those
 // writes stay idempotent. Not the workflow id: the SDK's replayer replays
@@ -230,13 +213,11 @@ func (r *run) fullState() agent.State {
 	if len(r.runningTools) > 0 {
 		st.RunningTools = append([]string(nil), r.runningTools...)
 	}
-	if r.userInLoop() {
-		st.PendingMessageCount = r.pendingMessageCount()
-		st.SteeringMode = queueMode(r.in.Agent.SteeringMode)
-		st.FollowUpMode = queueMode(r.in.Agent.FollowUpMode)
-		st.PendingApprovals = r.pendingApprovals()
-		st.ToolDecisions = r.pol.stateDecisions()
-	}
+	st.PendingMessageCount = r.pendingMessageCount()
+	st.SteeringMode = queueMode(r.in.Agent.SteeringMode)
+	st.FollowUpMode = queueMode(r.in.Agent.FollowUpMode)
+	st.PendingApprovals = r.pendingApprovals()
+	st.ToolDecisions = r.pol.stateDecisions()
 	if r.pending != nil {
 		p := *r.pending
 		st.PendingRetry = &p
@@ -290,10 +271,8 @@ func (r *run) signalHandlers(ctx workflow.Context) []signalHandler {
 			return true
 		}},
 	}
-	if r.userInLoop() {
-		for _, name := range []string{agent.SignalSteer, agent.SignalFollowUp} {
-			hs = append(hs, signalHandler{name, func(c workflow.ReceiveChannel) bool { return r.receiveMessage(ctx, c, name) }})
-		}
+	for _, name := range []string{agent.SignalSteer, agent.SignalFollowUp} {
+		hs = append(hs, signalHandler{name, func(c workflow.ReceiveChannel) bool { return r.receiveMessage(ctx, c, name) }})
 	}
 	return hs
 }

@@ -43,20 +43,10 @@ func ApplySessionSettings(s SessionSettings, in *PromptInput) {
 	in.Budget.SessionMaxCostUsd = s.SessionMaxCostUsd
 }
 
-// Session settings are a local activity after BeginPrompt
-// (workflow.GetVersion): histories before them have none.
-const (
-	changeSessionSettings  = "session-settings"
-	versionSessionSettings = 1
-)
-
 // adoptSessionSettings records the prompt's settings as the session's
 // when it has none (its first prompt), else runs the prompt with the
 // session's, saying in an event which of the sender's were not used.
 func (r *run) adoptSessionSettings(ctx workflow.Context) error {
-	if workflow.GetVersion(ctx, changeSessionSettings, workflow.DefaultVersion, versionSessionSettings) < versionSessionSettings {
-		return nil
-	}
 	own := SessionSettingsOf(r.in)
 	var res activities.SessionSettingsResult
 	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.SessionSettingsName, activities.SessionSettingsInput{

@@ -113,16 +113,6 @@ func approveWhenAsked(h *harness) {
 	})
 }
 
-// Determinism of session settings ("session-settings" 1): a real prompt
-// that ran with its session's settings, not its sender's, replays on the
-// current code. Regenerate with UPDATE_REPLAY_HISTORY=1
-// go test -run SessionOwnsItsSettings ./test/integration
-func TestReplay_SessionSettingsHistory(t *testing.T) {
-	if err := replayFixture("testdata/prompt_session_settings_history.json"); err != nil {
-		t.Fatalf("replay: %v", err)
-	}
-}
-
 // Issue 23: a model call's row in the Temporal Web UI names its model and
 // turn, bounded to 200 bytes however long the model's name.
 func TestModelCallSummary_NamesModelAndTurn(t *testing.T) {

@@ -27,10 +27,6 @@ const SkippedForSteerMessage = "Skipped due to queued user message."
 // its result, each with the reason (handBack), so nothing a user sent
 // disappears.
 
-// userInLoop reports whether this run handles steer, follow_up and
-// approve_tool (histories before versionUserInLoop ignore them).
-func (r *run) userInLoop() bool { return r.version >= versionUserInLoop }
-
 // receiveMessage moves one signal of a steer or follow_up channel into
 // its queue; it reports whether the channel had one.
 func (r *run) receiveMessage(ctx workflow.Context, c workflow.ReceiveChannel, name string) bool {
@@ -53,9 +49,6 @@ func (r *run) receiveMessage(ctx workflow.Context, c workflow.ReceiveChannel, na
 // drainMessages applies the steer and follow_up signals still waiting in
 // their channels.
 func (r *run) drainMessages(ctx workflow.Context) {
-	if !r.userInLoop() {
-		return
-	}
 	for _, name := range []string{agent.SignalSteer, agent.SignalFollowUp} {
 		ch := workflow.GetSignalChannel(ctx, name)
 		for r.receiveMessage(ctx, ch, name) {
@@ -66,9 +59,6 @@ func (r *run) drainMessages(ctx workflow.Context) {
 // steerQueued reports (after draining the signal channels) whether a
 // steer message waits: the tool calls not started yet are skipped.
 func (r *run) steerQueued(ctx workflow.Context) bool {
-	if !r.userInLoop() {
-		return false
-	}
 	r.drainSignals(ctx)
 	return len(r.steering) > 0
 }
@@ -78,9 +68,6 @@ func (r *run) steerQueued(ctx workflow.Context) bool {
 // not lost), a queued steer message, else a queued follow-up, makes the
 // prompt go on with another turn.
 func (r *run) queuedTurnDue(ctx workflow.Context) bool {
-	if !r.userInLoop() {
-		return false
-	}
 	r.drainSignals(ctx)
 	switch {
 	case r.aborted:
@@ -152,9 +139,6 @@ func queueMode(mode string) string {
 // end of the run context. Their message events follow the turn's
 // turn_start (openTurn).
 func (r *run) deliverQueued(ctx workflow.Context) error {
-	if !r.userInLoop() {
-		return nil
-	}
 	r.drainMessages(ctx)
 	queue, mode := &r.steering, r.in.Agent.SteeringMode
 	if len(r.steering) == 0 {

@@ -26,27 +26,11 @@ import (
 // followed by its id. The caller's prompt runs the call's step itself
 // (runSubAgent, in a coroutine of its own): it reads and checks the
 // call's arguments, starts the child, waits for it and writes the call's
-// result. Histories from before that (workflow.GetVersion
-// "subagent-inline") ran the step as the SubAgent workflow, a child of
-// the caller's prompt whose own child was the sub-agent's prompt; it
-// stays registered for them. The child's workflow id derives from the
-// parent's session and the call, so a replayed or retried start finds
-// the first child and never starts a second. The parent's tool result is
-// the sub-agent's final answer and an account of its work; its usage
-// counts in the parent's.
-
-// SubAgentWorkflowName is the registered name of the SubAgent workflow.
-const SubAgentWorkflowName = tools.TaskWorkflow
-
-// A task call's step runs in the caller's prompt (workflow.GetVersion
-// "subagent-inline"): from versionSubAgentInline on, the prompt runs
-// runSubAgent in a coroutine and starts the sub-agent's prompt as its own
-// child, one workflow per sub-agent. Histories before it started the
-// SubAgent workflow, which ran the same step; they replay with it.
-const (
-	changeSubAgentInline  = "subagent-inline"
-	versionSubAgentInline = 1
-)
+// result. The child's workflow id derives from the parent's session and
+// the call, so a replayed or retried start finds the first child and
+// never starts a second. The parent's tool result is the sub-agent's
+// final answer and an account of its work; its usage counts in the
+// parent's.
 
 // Error results of task calls the prompt does not start.
 const (
@@ -55,11 +39,9 @@ const (
 	SubAgentBudgetMessage = "task refused: the prompt's budget is spent (%s)"
 )
 
-// SubAgentInput is the input of a task call's step (runSubAgent; the
-// SubAgent workflow's, in histories from before "subagent-inline"): the
-// task call (as a tool call's child workflow gets it) and the sub-agent's
-// prompt, less its message, tools and worktree, which the call's
-// arguments give.
+// SubAgentInput is the input of a task call's step (runSubAgent): the
+// task call (as the RunTool activity gets it) and the sub-agent's prompt,
+// less its message, tools and worktree, which the call's arguments give.
 type SubAgentInput struct {
 	Call   activities.RunToolInput `json:"call"`
 	Prompt PromptInput             `json:"prompt"`
@@ -86,13 +68,6 @@ func SubAgentSessionID(parentSession, resultEntryID, toolCallID string) string {
 		parentSession = parentSession[:maxLen-len(suffix)]
 	}
 	return parentSession + suffix
-}
-
-// SubAgent is the workflow that ran a task call's step in histories from
-// before "subagent-inline" (runSubAgent; the sub-agent's prompt was its
-// child). It stays registered for the runs in flight.
-func SubAgent(ctx workflow.Context, in SubAgentInput) (activities.RunToolResult, error) {
-	return runSubAgent(ctx, in)
 }
 
 // runSubAgent runs one task call's step: it reads and checks the call's
@@ -265,9 +240,7 @@ func recordSubAgentResult(ctx workflow.Context, call activities.RunToolInput, te
 // The parent's side: limits, the sub-agent's input, events and usage.
 
 // isTask says whether the call runs as a sub-agent.
-func isTask(c *toolCall) bool {
-	return c.spec.Kind == tools.KindChildWorkflow && c.spec.Workflow == SubAgentWorkflowName
-}
+func isTask(c *toolCall) bool { return c.spec.Kind == tools.KindSubAgent }
 
 // depth is the prompt's sub-agent depth (0: a prompt a user started).
 func (r *run) depth() int {
@@ -337,16 +310,6 @@ func (r *run) subAgentInput(ctx workflow.Context, call activities.RunToolInput, 
 	return SubAgentInput{Call: call, Prompt: p, Siblings: max(0, r.taskShare-1)}
 }
 
-// The sub-agents started together share what is left of the budget
-// (workflow.GetVersion "subagent-budget-share"): from versionSharedBudget
-// on, each of the n task calls of a group gets 1/n of the tokens and cost
-// left. Histories before it gave each the whole remainder; they replay
-// with that rule.
-const (
-	changeSubAgentBudget = "subagent-budget-share"
-	versionSharedBudget  = 1
-)
-
 // tasksStarting is how many task calls of a group start together: those
 // not denied, skipped or aborted, at most what agent.subagents.maxTotal
 // still allows; at least 1.
@@ -380,8 +343,7 @@ func (r *run) childBudget(ctx workflow.Context) agent.BudgetLimits {
 		left := r.bud.startedAt.Add(time.Duration(ms) * time.Millisecond).Sub(workflow.Now(ctx))
 		out.MaxDurationMs = max(1, left.Milliseconds())
 	}
-	if n := r.taskShare; n > 1 && (out.MaxTokens > 0 || out.MaxCostUsd > 0) &&
-		workflow.GetVersion(ctx, changeSubAgentBudget, workflow.DefaultVersion, versionSharedBudget) >= versionSharedBudget {
+	if n := r.taskShare; n > 1 && (out.MaxTokens > 0 || out.MaxCostUsd > 0) {
 		if out.MaxTokens > 0 {
 			out.MaxTokens = max(1, out.MaxTokens/int64(n))
 		}
@@ -408,21 +370,16 @@ func leftUsd(limit, spent float64) float64 {
 
 // startSubAgent starts a task call's step and emits subagent_start: in a
 // coroutine of the prompt, cancelled with the calls in flight (tctx),
-// whose future is the call's; in histories from before
-// "subagent-inline", as the SubAgent workflow.
+// whose future is the call's.
 func (r *run) startSubAgent(ctx, tctx workflow.Context, in activities.RunToolInput, c *toolCall) {
 	c.subSession = SubAgentSessionID(r.in.SessionID, c.resultID, c.ref.ID)
 	r.subAgents++
 	sub := r.subAgentInput(ctx, in, c)
-	if workflow.GetVersion(ctx, changeSubAgentInline, workflow.DefaultVersion, versionSubAgentInline) < versionSubAgentInline {
-		c.fut = workflow.ExecuteChildWorkflow(r.childOptions(tctx, c), c.spec.Workflow, sub)
-	} else {
-		fut, set := workflow.NewFuture(tctx)
-		workflow.Go(tctx, func(gctx workflow.Context) {
-			set.Set(runSubAgent(gctx, sub))
-		})
-		c.fut = fut
-	}
+	fut, set := workflow.NewFuture(tctx)
+	workflow.Go(tctx, func(gctx workflow.Context) {
+		set.Set(runSubAgent(gctx, sub))
+	})
+	c.fut = fut
 	r.emit(ctx, agent.Event{Type: agent.EventSubAgentStart, ToolCallID: c.ref.ID, SessionID: c.subSession})
 }
 

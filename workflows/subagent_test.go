@@ -15,14 +15,13 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
-// subHarness is the harness with the SubAgent workflow registered and
+// subHarness is the harness with the SubAgentTask activity registered and
 // the scripted model answering each sub-agent's session from its own
 // script (children: by the text of its prompt, since the session id is
 // derived).
@@ -50,7 +49,6 @@ type subHarness struct {
 
 func newSubHarness(t *testing.T) *subHarness {
 	h := &subHarness{harness: newHarness(t), scripts: map[string][]string{}, childTools: map[string][]string{}}
-	h.env.RegisterWorkflowWithOptions(SubAgent, workflow.RegisterOptions{Name: SubAgentWorkflowName})
 	h.env.RegisterActivityWithOptions(h.acts.SubAgentTask, activity.RegisterOptions{Name: activities.SubAgentTaskName})
 	h.callModel = func(ctx context.Context, n int, in activities.CallModelInput) (activities.CallModelResult, error) {
 		if in.SessionID == "s1" {
@@ -716,4 +714,15 @@ func TestSubAgent_AccountListsBashChanges(t *testing.T) {
 			t.Fatalf("tool results %q, want the account ending %q", results, want)
 		}
 	})
+}
+
+// toolEnds returns the tool_execution_end events.
+func toolEnds(evs []agent.Event) []agent.Event {
+	var out []agent.Event
+	for _, e := range evs {
+		if e.Type == agent.EventToolExecutionEnd {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -177,9 +177,9 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 	workflow.SetCurrentDetails(ctx, "")
 }
 
-// startTool dispatches the call by its tool's spec: the RunTool activity,
-// or the tool's child workflow, which takes the same input and returns
-// the same result. Either ends as a result or as an error that
+// startTool dispatches the call by its tool's spec (tools.Kind): the
+// RunTool activity, or a sub-agent (startSubAgent), whose future gives the
+// same result. Either ends as a result or as an error that
 // recordToolFailure maps.
 func (r *run) startTool(ctx, tctx workflow.Context, c *toolCall) {
 	if c.since.IsZero() {
@@ -191,15 +191,12 @@ func (r *run) startTool(ctx, tctx workflow.Context, c *toolCall) {
 		Workspace: r.workspace, Tools: r.in.Tools,
 		TrackFiles: c.ref.Name == tools.Bash && r.tracksBashFiles(),
 	}
-	if isTask(c) {
+	switch c.spec.Kind {
+	case tools.KindSubAgent:
 		r.startSubAgent(ctx, tctx, in, c)
-		return
+	default:
+		c.fut = workflow.ExecuteActivity(r.toolOptions(tctx, c), activities.RunToolName, in)
 	}
-	if c.spec.Kind == tools.KindChildWorkflow {
-		c.fut = workflow.ExecuteChildWorkflow(r.childOptions(tctx, c), c.spec.Workflow, in)
-		return
-	}
-	c.fut = workflow.ExecuteActivity(r.toolOptions(tctx, c), activities.RunToolName, in)
 }
 
 // awaitTool waits for the call's result. A call of a host-placed session
@@ -281,22 +278,14 @@ func toolResultView(c *toolCall) agent.Message {
 		IsError: c.res.IsError, Content: []agent.ContentBlock{{Type: "text", Text: c.res.Preview}}}
 }
 
-// The host wait's re-checks back off (workflow.GetVersion): before
-// versionHostWaitBackoff every re-check waited tools.hostWaitMs, a few
-// events per 10 s for as long as the host was gone, so a host away for a
-// day or so filled the history to Temporal's limit.
-const (
-	changeHostWait         = "host-wait-backoff"
-	versionHostWaitBackoff = 1
-)
-
 // hostWait is the schedule-to-start timeout of a host-placed call's
 // re-check after waits timed-out schedules: the first wait doubled per
 // re-check, capped at MaxHostRecheck (or at the first wait, if that is
 // longer). Waiting longer costs no latency — a worker of the host picks
 // the queued call up the moment it polls — only the re-checks add
 // history: with the 10 s default, 8 re-checks in the first 43 minutes,
-// then 2 an hour.
+// then 2 an hour (a wait of tools.hostWaitMs each time filled a history
+// to Temporal's limit in a day or so).
 func hostWait(first time.Duration, waits int) time.Duration {
 	limit := max(MaxHostRecheck, first)
 	d := first

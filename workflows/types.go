@@ -27,9 +27,8 @@ func WorkflowID(sessionID string) string { return WorkflowIDPrefix + sessionID }
 // Error types of a prompt that did not complete
 // (temporal.ApplicationError.Type(); details hold the PromptResult).
 const (
-	ErrTypePromptFailed  = "PromptFailed"
-	ErrTypePromptAborted = "PromptAborted"
-	ErrTypeBadInput      = "BadPromptInput"
+	ErrTypePromptFailed = "PromptFailed"
+	ErrTypeBadInput     = "BadPromptInput"
 )
 
 // Default activity timeouts of the model call.
@@ -97,7 +96,7 @@ type PromptInput struct {
 	// Continued is set on a run that continues a prompt as new: the state
 	// carried over from the previous run. Callers never set it.
 	Continued *Carry `json:"continued,omitempty"`
-	// Parent is set on a sub-agent's prompt (SubAgent): the task call
+	// Parent is set on a sub-agent's prompt: the task call
 	// that started it. Callers never set it.
 	Parent *SubAgentParent `json:"parent,omitempty"`
 	// Origin says who sent the prompt (OriginInteractive, OriginScheduled,
@@ -328,8 +327,8 @@ func (in PromptInput) heartbeatTimeout() time.Duration {
 }
 
 // PromptResult is the result of a prompt. A completed prompt returns it;
-// a failed or aborted one returns an ApplicationError of type
-// ErrTypePromptFailed / ErrTypePromptAborted whose details hold it.
+// a failed one returns an ApplicationError of type ErrTypePromptFailed,
+// an aborted or cancelled one a CanceledError, whose details hold it.
 type PromptResult struct {
 	// Status is agent.StatusCompleted, StatusFailed or StatusAborted.
 	Status string `json:"status"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
@@ -25,6 +26,7 @@ import (
 func WorkerMain(args []string, fs *pflag.FlagSet, noArgs string, reads func(settings.KeyInfo) bool, needsProvider func() bool,
 	start func(ctx context.Context, s settings.Settings) (stop func() error, err error)) int {
 	settings.AddFlags(fs)
+	version := fs.Bool("version", false, "print the version and exit")
 	fail := func(err error) int {
 		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
 		return 2
@@ -37,6 +39,10 @@ func WorkerMain(args []string, fs *pflag.FlagSet, noArgs string, reads func(sett
 	}
 	if fs.NArg() > 0 {
 		return fail(fmt.Errorf("unexpected argument %q%s", fs.Arg(0), noArgs))
+	}
+	if *version {
+		fmt.Println(fs.Name(), agent.Version)
+		return 0
 	}
 	opts := settings.LoadOptions{Flags: fs}
 	s, err := settings.Load(opts)

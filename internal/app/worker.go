@@ -135,7 +135,6 @@ func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.
 // what a worker runs.
 func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.Prompt, workflow.RegisterOptions{Name: workflows.PromptWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.SubAgent, workflow.RegisterOptions{Name: workflows.SubAgentWorkflowName})
 	w.RegisterActivityWithOptions(acts.SubAgentTask, activity.RegisterOptions{Name: activities.SubAgentTaskName})
 	w.RegisterActivityWithOptions(acts.CallModel, activity.RegisterOptions{Name: activities.CallModelName})
 	w.RegisterActivityWithOptions(acts.AppendEntries, activity.RegisterOptions{Name: activities.AppendEntriesName})

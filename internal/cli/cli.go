@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/interceptor"
 
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/line"
@@ -83,6 +84,10 @@ func Main(args []string, env Env, extra ...Command) int {
 		}
 		return ExitOK
 	}
+	if args[0] == "--version" || args[0] == "version" {
+		fmt.Fprintln(env.Stdout, "starter", agent.Version)
+		return ExitOK
+	}
 	i := slices.IndexFunc(all, func(c Command) bool { return c.Name == args[0] })
 	if i < 0 {
 		fmt.Fprintf(env.Stderr, "starter: unknown command %q (run 'starter help')\n", args[0])
@@ -94,7 +99,7 @@ func Main(args []string, env Env, extra ...Command) int {
 }
 
 func usage(w io.Writer, all []Command) {
-	fmt.Fprintln(w, "usage: starter <command> [flags]\n\ncommands:")
+	fmt.Fprintln(w, "usage: starter <command> [flags]\n       starter --version\n\ncommands:")
 	for _, c := range all {
 		fmt.Fprintf(w, "  %-15s %s\n", c.Name, c.Summary)
 	}

@@ -37,15 +37,11 @@ type Job struct {
 // Jobs lists the running prompts of the controller's task queue, oldest
 // first, from their memos: one visibility call per 100 jobs, however many
 // jobs there are (no query reaches a worker). more says MaxJobs cut it.
-// A sub-agent's prompt is a child of its parent's prompt; in runs from
-// before the parent ran the task call's step itself, of a SubAgent
-// workflow, which the same calls list, and whose parent is the parent's
-// prompt.
+// A sub-agent's prompt is a child of its parent's prompt.
 func (k *Controller) Jobs(ctx context.Context) (jobs []Job, more bool, err error) {
-	q := fmt.Sprintf("WorkflowType IN ('%s', '%s') AND ExecutionStatus = 'Running' AND TaskQueue = '%s'",
-		workflows.PromptWorkflowName, workflows.SubAgentWorkflowName, k.TaskQueue)
-	calledBy := map[string]string{} // SubAgent workflow id → its parent prompt's
-	parentOf := map[int]string{}    // job index → its parent's workflow id
+	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s'",
+		workflows.PromptWorkflowName, k.TaskQueue)
+	parentOf := map[int]string{} // job index → its parent's workflow id
 	dc := k.DataConverter
 	if dc == nil {
 		dc = converter.GetDefaultDataConverter()
@@ -57,12 +53,8 @@ func (k *Controller) Jobs(ctx context.Context) (jobs []Job, more bool, err error
 			return nil, false, fmt.Errorf("list running prompts on task queue %s: %w", k.TaskQueue, err)
 		}
 		for _, ex := range resp.GetExecutions() {
-			if ex.GetType().GetName() == workflows.SubAgentWorkflowName {
-				calledBy[ex.GetExecution().GetWorkflowId()] = ex.GetParentExecution().GetWorkflowId()
-				continue
-			}
 			if len(jobs) == MaxJobs {
-				return linkSubAgents(jobs, parentOf, calledBy), true, nil
+				return linkSubAgents(jobs, parentOf), true, nil
 			}
 			if p := ex.GetParentExecution(); p != nil {
 				parentOf[len(jobs)] = p.GetWorkflowId()
@@ -81,24 +73,18 @@ func (k *Controller) Jobs(ctx context.Context) (jobs []Job, more bool, err error
 			jobs = append(jobs, j)
 		}
 		if token = resp.GetNextPageToken(); len(token) == 0 {
-			return linkSubAgents(jobs, parentOf, calledBy), false, nil
+			return linkSubAgents(jobs, parentOf), false, nil
 		}
 	}
 }
 
 // linkSubAgents sets the parent session of each sub-agent's prompt (a
-// job whose parent is the prompt of the session its own derives from,
-// or a SubAgent workflow: calledBy says whose prompt started that), and
-// sorts the jobs.
-func linkSubAgents(jobs []Job, parentOf map[int]string, calledBy map[string]string) []Job {
+// job whose parent is the prompt of the session its own derives from),
+// and sorts the jobs.
+func linkSubAgents(jobs []Job, parentOf map[int]string) []Job {
 	for i, p := range parentOf {
-		if caller, ok := calledBy[p]; ok {
-			p = caller
-		} else if !derivesFrom(jobs[i].SessionID, strings.TrimPrefix(p, workflows.WorkflowIDPrefix)) {
-			continue
-		}
-		if p != "" {
-			jobs[i].ParentSession = strings.TrimPrefix(p, workflows.WorkflowIDPrefix)
+		if parent := strings.TrimPrefix(p, workflows.WorkflowIDPrefix); derivesFrom(jobs[i].SessionID, parent) {
+			jobs[i].ParentSession = parent
 		}
 	}
 	return sortJobs(jobs)

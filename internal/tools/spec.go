@@ -9,11 +9,12 @@ const (
 	// KindActivity: the call is the RunTool activity on a worker (every
 	// tool of this package).
 	KindActivity Kind = iota
-	// KindChildWorkflow: the call is a child workflow (Spec.Workflow) that
-	// takes the call's RunToolInput and returns its RunToolResult, having
-	// written the call's result entry as RunTool does: the door for tools
-	// that are agents themselves.
-	KindChildWorkflow
+	// KindSubAgent: the call runs a sub-agent (the task tool): the
+	// calling prompt reads the call's arguments, starts the sub-agent's
+	// prompt as its child workflow in a session of its own, and writes the
+	// call's result entry as RunTool does: the door for tools that are
+	// agents themselves.
+	KindSubAgent
 )
 
 // Default timeouts of a tool call.
@@ -45,10 +46,8 @@ type Spec struct {
 	// TimeoutArg: the call's own timeout argument, or else the prompt's
 	// default (tools.bashTimeoutMs), bounds the call (CallTimeout).
 	TimeoutArg bool
-	// Kind says whether a call is an activity or a child workflow.
+	// Kind says whether a call is an activity or a sub-agent.
 	Kind Kind
-	// Workflow is the child workflow's registered name (KindChildWorkflow).
-	Workflow string
 	// Concurrent: calls of the tool may run in parallel with each other
 	// (each works apart: a sub-agent in a session of its own), though not
 	// with other tools' calls.
@@ -76,8 +75,8 @@ func SpecOf(name string) Spec {
 		s.Timeout, s.TimeoutArg, s.Command = DefaultBashTimeout, true, true
 	case Task:
 		// One attempt: a sub-agent is never started twice (its workflow
-		// ids derive from the call, so a replay finds the first).
-		s.Attempts, s.Timeout, s.Kind, s.Workflow, s.Concurrent = 1, DefaultTaskTimeout, KindChildWorkflow, TaskWorkflow, true
+		// id derives from the call, so a replay finds the first).
+		s.Attempts, s.Kind, s.Concurrent = 1, KindSubAgent, true
 	}
 	return s
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Task is the tool that delegates a piece of work to a sub-agent: a
@@ -16,16 +15,6 @@ import (
 // and events. It is not one of the seven tools of All: tools.enabled must
 // name it.
 const Task = "task"
-
-// TaskWorkflow is the registered name of the workflow a task call ran as
-// (workflows.SubAgent) before the calling prompt ran the call's step
-// itself; Spec.Workflow names it so the prompt knows a task call.
-const TaskWorkflow = "SubAgent"
-
-// DefaultTaskTimeout was the run timeout of that workflow: it bounded one
-// sub-agent, its whole prompt included. A sub-agent the prompt runs
-// itself is bounded, as any prompt, by its budget and by abort.
-const DefaultTaskTimeout = 24 * time.Hour
 
 // Bounds of a task call's arguments: the prompt travels in the child's
 // workflow input, which Temporal caps at 2 MiB.

@@ -47,11 +47,11 @@ func TestParseTask(t *testing.T) {
 	}
 }
 
-// task is a child-workflow tool whose calls run concurrently with each
+// task is a sub-agent tool whose calls run concurrently with each
 // other, once each; it is offered to the model only when enabled.
 func TestTaskSpec(t *testing.T) {
 	s := SpecOf(Task)
-	if s.Kind != KindChildWorkflow || s.Workflow != TaskWorkflow || !s.Concurrent || s.Attempts != 1 || s.ReadOnly {
+	if s.Kind != KindSubAgent || !s.Concurrent || s.Attempts != 1 || s.ReadOnly {
 		t.Fatalf("SpecOf(task) = %+v", s)
 	}
 	if SpecOf(Bash).Concurrent || SpecOf(Read).Concurrent {

@@ -9,8 +9,8 @@
 //     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set: no exporter, no cost.
 //   - ModelCall and ToolCall are one-line calls from the activities. They
 //     record under the activity's span and do nothing without one.
-//   - A task tool call (a sub-agent) is the span of its SubAgent workflow,
-//     named "execute_tool task", in the calling prompt's trace; the
+//   - A task tool call (a sub-agent) is the span of the sub-agent's
+//     prompt's first run, named "execute_tool task", in the calling prompt's trace; the
 //     sub-agent's own spans are its descendants (task.go).
 //   - No secret, prompt text or tool output is a span attribute unless
 //     otel.captureContent is true (SetCapture), and then

@@ -10,21 +10,13 @@ import (
 )
 
 // A task tool call (a sub-agent, issue 25) is no activity: it runs the
-// sub-agent's Prompt workflow as a child of the calling prompt (in runs
-// from before, as the SubAgent workflow, a child of the calling prompt,
-// whose own child was the sub-agent's prompt). The SDK's interceptor
-// carries the trace context across child starts, so a sub-agent's spans
-// are in the trace of the prompt that called it, under the span of the
-// sub-agent's prompt's first run (of the SubAgent workflow, before).
-// That span is the task call's: taskInbound names it "execute_tool task"
-// and gives it the tool attributes, the call id and the sub-agent's
-// session (an id: an attribute of a span, never a metric label).
-
-// TaskCall is the input of the workflow that runs a task tool call
-// (workflows.SubAgentInput): the call's id and the sub-agent's session.
-type TaskCall interface {
-	TaskCall() (toolCallID, subAgentSession string)
-}
+// sub-agent's Prompt workflow as a child of the calling prompt. The SDK's
+// interceptor carries the trace context across child starts, so a
+// sub-agent's spans are in the trace of the prompt that called it, under
+// the span of the sub-agent's prompt's first run. That span is the task
+// call's: taskInbound names it "execute_tool task" and gives it the tool
+// attributes, the call id and the sub-agent's session (an id: an
+// attribute of a span, never a metric label).
 
 // SubAgentPrompt is the input of a prompt (workflows.PromptInput): the
 // task call it runs for, when it is a sub-agent's prompt's first run
@@ -49,8 +41,8 @@ func (w withTaskSpans) InterceptWorkflow(ctx workflow.Context, next interceptor.
 	return w.Interceptor.InterceptWorkflow(ctx, next)
 }
 
-// taskInbound makes the span of a task call's workflow (a SubAgent
-// workflow, a sub-agent's prompt started by its caller) the call's span.
+// taskInbound makes the span of a task call's workflow (a sub-agent's
+// prompt started by its caller) the call's span.
 type taskInbound struct {
 	interceptor.WorkflowInboundInterceptorBase
 }
@@ -59,15 +51,8 @@ func (t *taskInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.Exec
 	info := workflow.GetInfo(ctx)
 	var id, session string
 	if len(in.Args) == 1 {
-		switch call := in.Args[0].(type) {
-		case TaskCall:
-			if info.WorkflowType.Name == tools.TaskWorkflow {
-				id, session = call.TaskCall()
-			}
-		case SubAgentPrompt:
-			if p := info.ParentWorkflowExecution; p != nil {
-				id, session = call.SubAgentCall(p.ID)
-			}
+		if call, ok := in.Args[0].(SubAgentPrompt); ok && info.ParentWorkflowExecution != nil {
+			id, session = call.SubAgentCall(info.ParentWorkflowExecution.ID)
 		}
 	}
 	if span, ok := tmotel.SpanFromWorkflowContext(ctx); ok && id != "" {

@@ -11,8 +11,7 @@ import (
 )
 
 // budgetApprovalFixture is the history of a prompt whose
-// budget.maxDurationMs ended an approval wait, behind GetVersion
-// "budget-ends-approval". Regenerate with UPDATE_REPLAY_HISTORY=1 go test
+// budget.maxDurationMs ended an approval wait. Regenerate with UPDATE_REPLAY_HISTORY=1 go test
 // -run BudgetEndsAnApprovalWaitAndReplays ./test/integration
 var budgetApprovalFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_budget_approval_history.json")
 

@@ -13,8 +13,7 @@ import (
 )
 
 // budgetFixture is the history of a prompt its budget stopped: the
-// duration timer, a retried 503 and the final message, behind
-// GetVersion "budget". Regenerate with UPDATE_REPLAY_HISTORY=1 go test
+// duration timer, a retried 503 and the final message. Regenerate with UPDATE_REPLAY_HISTORY=1 go test
 // -run BudgetStopsAPromptAndReplays ./test/integration
 var budgetFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_budget_history.json")
 

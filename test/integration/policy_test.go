@@ -39,9 +39,9 @@ func TestIntegration_PolicyAllowForSession(t *testing.T) {
 	if end := e.ended("granted"); end.Status != agent.StatusCompleted {
 		t.Fatalf("first prompt_end %+v", end)
 	}
-	// Its history (the "session-grant" marker, the RecordGrant local
-	// activity) replays; UPDATE_REPLAY_HISTORY=1 writes the fixture that
-	// workflows' TestReplay_PolicyGrantHistory replays.
+	// Its history (the RecordGrant local activity) replays;
+	// UPDATE_REPLAY_HISTORY=1 writes the fixture that workflows'
+	// TestReplay_Fixtures replays.
 	exportAndReplay(t, e, workflows.WorkflowID("granted"), "", policyGrantFixture)
 
 	// A later prompt of the same session: the touch runs at once.

@@ -14,7 +14,7 @@ import (
 )
 
 // sessionSettingsFixture is the history of a prompt run with its
-// session's settings (GetVersion "session-settings"). Regenerate with
+// session's settings. Regenerate with
 // UPDATE_REPLAY_HISTORY=1 go test -run SessionOwnsItsSettings ./test/integration
 var sessionSettingsFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_session_settings_history.json")
 

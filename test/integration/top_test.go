@@ -130,7 +130,7 @@ func TestIntegration_TopShowsWhatEachJobDoes(t *testing.T) {
 	exportAndReplay(t, e, approvalRun.GetID(), approvalRun.GetRunID(), jobMemoFixture)
 }
 
-// jobMemoFixture is a prompt recorded at version "job-memo" 2 (memo and
-// search attributes). Regenerate
+// jobMemoFixture is a prompt that published its job in its memo and
+// search attributes. Regenerate
 // with UPDATE_REPLAY_HISTORY=1 go test -run TopShowsWhatEachJobDoes ./test/integration
 var jobMemoFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_job_memo_history.json")
