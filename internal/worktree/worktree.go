@@ -96,18 +96,9 @@ func GitDirRecord(dir string) string { return dir + ".gitdir" }
 // what remains of git's rules is: no "..", no component starting with
 // '.', no name ending with '.' or ".lock".
 func CheckBranch(sessionID string) error {
-	for _, bad := range []struct {
-		ok     bool
-		reason string
-	}{
-		{!strings.Contains(sessionID, ".."), `contains ".."`},
-		{!strings.HasPrefix(sessionID, "."), `starts with "."`},
-		{!strings.HasSuffix(sessionID, "."), `ends with "."`},
-		{!strings.HasSuffix(sessionID, ".lock"), `ends with ".lock"`},
-	} {
-		if !bad.ok {
-			return fmt.Errorf("session id %q cannot name a git branch (%s%s): it %s; choose another session id for --worktree", sessionID, BranchPrefix, sessionID, bad.reason)
-		}
+	if strings.Contains(sessionID, "..") || strings.HasPrefix(sessionID, ".") || strings.HasSuffix(sessionID, ".") || strings.HasSuffix(sessionID, ".lock") {
+		return fmt.Errorf(`session id %q cannot name a git branch (%s%s): git refuses "..", a leading or trailing "." and a trailing ".lock"; choose another session id for --worktree`,
+			sessionID, BranchPrefix, sessionID)
 	}
 	return nil
 }
@@ -333,9 +324,14 @@ func (g Git) Remove(ctx context.Context, repo, dir, branch string, force bool) (
 	}
 	if statErr == nil {
 		if _, err := hostGit(ctx, repo, nil, "worktree", "remove", "--force", "--force", dir); err != nil {
-			return Removed{}, fmt.Errorf("remove worktree %s: %w", dir, err)
+			// git refuses a worktree whose .git the agent rewrote; the
+			// directory is the worker's to remove (no link is followed).
+			if err := os.RemoveAll(dir); err != nil {
+				return Removed{}, fmt.Errorf("remove worktree %s: %w", dir, err)
+			}
 		}
-	} else if _, err := hostGit(ctx, repo, nil, "worktree", "prune"); err != nil {
+	}
+	if _, err := hostGit(ctx, repo, nil, "worktree", "prune"); err != nil {
 		return Removed{}, fmt.Errorf("prune worktrees of %s: %w", repo, err)
 	}
 	os.Remove(GitDirRecord(dir))

@@ -97,6 +97,15 @@ func TestEscape_GitFileBindsNothing(t *testing.T) {
 		}
 	}
 
+	// The worktree whose .git the model rewrote is deleted all the same.
+	wt := filepath.Join(e.dataDir, "worktrees", "esc-wt-0")
+	if code, out, stderr := e.starter("session", "delete", "--session", "esc-wt-0", "--force"); code != cli.ExitOK || !strings.Contains(out, "removed its worktree "+wt) {
+		t.Fatalf("delete --force of the worktree with a rewritten .git: exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	if _, err := os.Stat(wt); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("worktree %s after delete: %v", wt, err)
+	}
+
 	// A --worktree session commits on its branch from the sandbox.
 	outs, res := bashCalls(t, e, "esc-commit", repo, true,
 		`echo changed > a.txt && git -c user.name=agent -c user.email=agent@example.com commit -qam 'agent commit' && echo COMMITTED`)
