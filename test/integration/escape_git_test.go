@@ -123,8 +123,9 @@ func TestEscape_GitFileBindsNothing(t *testing.T) {
 // Issue 37, 2: from inside a --worktree sandbox the model plants a clean
 // filter for every file (.git/config and .gitattributes) and an fsmonitor
 // hook, each of which would write a marker outside the workspace. The
-// worker's git at the prompt's end (the branch summary) and starter diff
-// run neither on the host; the summary and the diff are still right.
+// worker's git at the prompt's end (the branch summary), starter diff and
+// session delete's check run neither on the host; the summary, the diff
+// and the check are still right.
 func TestEscape_GitConfigRunsNothingOnTheHost(t *testing.T) {
 	e := sandboxEnv(t)
 	e.startWorker()
@@ -139,6 +140,10 @@ func TestEscape_GitConfigRunsNothingOnTheHost(t *testing.T) {
 		t.Fatalf("the model's call did not plant the filter: %s", outs[0])
 	}
 	code, diff, stderr := e.starter("diff", "--session", "esc-filter")
+	// The delete's check for unsaved work reads the worktree too.
+	if code, _, stderr := e.starter("session", "delete", "--session", "esc-filter"); code == cli.ExitOK || !strings.Contains(stderr, "uncommitted changes in 4 files") {
+		t.Errorf("delete without --force: exit %d, stderr %q", code, stderr)
+	}
 	for _, m := range []string{clean, fsmon} {
 		if _, err := os.Stat(m); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("a command the model planted in the repository ran on the host: %s exists (%v)", m, err)
