@@ -120,7 +120,7 @@ func (g Git) Create(ctx context.Context, workspace, dir, branch string) (Info, e
 	if err := CheckBranch(strings.TrimPrefix(branch, BranchPrefix)); err != nil {
 		return Info{}, err
 	}
-	top, err := hostGit(ctx, ws, nil, "rev-parse", "--show-toplevel")
+	top, err := hostGit(ctx, ws, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return Info{}, fmt.Errorf("workspace %s: %w: --worktree needs a workspace inside a git repository", ws, ErrNotRepo)
 	}
@@ -134,7 +134,7 @@ func (g Git) Create(ctx context.Context, workspace, dir, branch string) (Info, e
 		rel = "."
 	}
 	info := Info{Dir: dir, Workspace: filepath.Join(dir, rel), Branch: branch, Repo: top}
-	common, err := hostGit(ctx, top, nil, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	common, err := hostGit(ctx, top, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err == nil {
 		common, err = filepath.EvalSymlinks(common)
 	}
@@ -142,20 +142,20 @@ func (g Git) Create(ctx context.Context, workspace, dir, branch string) (Info, e
 		return Info{}, fmt.Errorf("git directory of %s: %w", top, err)
 	}
 	if _, err := os.Stat(dir); err == nil {
-		head, err := hostGit(ctx, dir, nil, "rev-parse", "--abbrev-ref", "HEAD")
+		head, err := hostGit(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD")
 		if err != nil || head != branch {
 			return Info{}, fmt.Errorf("worktree %s exists and is not on branch %s", dir, branch)
 		}
 		// A re-run: nothing ran in the worktree yet, so the branch's
 		// commit is the base.
-		if info.Base, err = hostGit(ctx, dir, nil, "rev-parse", "--verify", branch+"^{commit}"); err != nil {
+		if info.Base, err = hostGit(ctx, dir, "rev-parse", "--verify", branch+"^{commit}"); err != nil {
 			return Info{}, fmt.Errorf("worktree %s: %w", dir, err)
 		}
 	} else {
-		if info.Base, err = hostGit(ctx, top, nil, "rev-parse", "--verify", "HEAD^{commit}"); err != nil {
+		if info.Base, err = hostGit(ctx, top, "rev-parse", "--verify", "HEAD^{commit}"); err != nil {
 			return Info{}, fmt.Errorf("repository %s has no commit to branch from: commit something first", top)
 		}
-		if _, err := hostGit(ctx, top, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
+		if _, err := hostGit(ctx, top, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
 			return Info{}, fmt.Errorf("branch %s already exists in %s: delete it (git branch -D %s) or use another session id", branch, top, branch)
 		}
 		if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
@@ -163,7 +163,7 @@ func (g Git) Create(ctx context.Context, workspace, dir, branch string) (Info, e
 		}
 		// No checkout here: it would run the repository's smudge filters
 		// on the host. The files are checked out in the sandbox below.
-		if _, err := hostGit(ctx, top, nil, "worktree", "add", "--quiet", "--no-checkout", "-b", branch, dir, info.Base); err != nil {
+		if _, err := hostGit(ctx, top, "worktree", "add", "--quiet", "--no-checkout", "-b", branch, dir, info.Base); err != nil {
 			return Info{}, fmt.Errorf("create worktree %s of %s: %w", dir, top, err)
 		}
 	}
@@ -293,9 +293,9 @@ func (g Git) Remove(ctx context.Context, repo, dir, branch string, force bool) (
 	}
 	var rm Removed
 	ref := "refs/heads/" + branch
-	tip, err := hostGit(ctx, repo, nil, "rev-parse", "--verify", "--quiet", ref)
+	tip, err := hostGit(ctx, repo, "rev-parse", "--verify", "--quiet", ref)
 	if err == nil {
-		count, err := hostGit(ctx, repo, nil, "rev-list", "--count", ref, "--not", "--exclude="+branch, "--branches")
+		count, err := hostGit(ctx, repo, "rev-list", "--count", ref, "--not", "--exclude="+branch, "--branches")
 		if err != nil {
 			return Removed{}, fmt.Errorf("commits of %s: %w", branch, err)
 		}
@@ -323,7 +323,7 @@ func (g Git) Remove(ctx context.Context, repo, dir, branch string, force bool) (
 		}
 	}
 	if statErr == nil {
-		if _, err := hostGit(ctx, repo, nil, "worktree", "remove", "--force", "--force", dir); err != nil {
+		if _, err := hostGit(ctx, repo, "worktree", "remove", "--force", "--force", dir); err != nil {
 			// git refuses a worktree whose .git the agent rewrote; the
 			// directory is the worker's to remove (no link is followed).
 			if err := os.RemoveAll(dir); err != nil {
@@ -331,14 +331,14 @@ func (g Git) Remove(ctx context.Context, repo, dir, branch string, force bool) (
 			}
 		}
 	}
-	if _, err := hostGit(ctx, repo, nil, "worktree", "prune"); err != nil {
+	if _, err := hostGit(ctx, repo, "worktree", "prune"); err != nil {
 		return Removed{}, fmt.Errorf("prune worktrees of %s: %w", repo, err)
 	}
 	os.Remove(GitDirRecord(dir))
 	if rm.Tip == "" {
 		return Removed{}, nil // already deleted
 	}
-	if _, err := hostGit(ctx, repo, nil, "branch", "-D", branch); err != nil {
+	if _, err := hostGit(ctx, repo, "branch", "-D", branch); err != nil {
 		return Removed{}, fmt.Errorf("delete branch %s: %w", branch, err)
 	}
 	if rm.Unmerged == 0 {
@@ -380,13 +380,12 @@ var gitEnv = []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "G
 	"GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}
 
 // hostGit runs git in dir on the host (hardened, with only PATH and
-// TMPDIR of the worker's environment besides gitEnv and env, never its
-// keys) and returns its output trimmed; a failure's error is git's own
+// TMPDIR of the worker's environment besides gitEnv, never its keys) and returns its output trimmed; a failure's error is git's own
 // first line. It is the only git the worker and the starter run outside
 // a sandbox: never a command that reads a worktree's files.
-func hostGit(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+func hostGit(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append(append([]string{"-C", dir}, hardened...), args...)...)
-	cmd.Env = append(slices.Clone(gitEnv), env...)
+	cmd.Env = slices.Clone(gitEnv)
 	for _, k := range []string{"PATH", "TMPDIR"} {
 		if v, ok := os.LookupEnv(k); ok {
 			cmd.Env = append(cmd.Env, k+"="+v)
@@ -468,6 +467,6 @@ func shellQuote(args []string) string {
 
 // InRepo reports whether dir is inside a git work tree.
 func InRepo(dir string) bool {
-	out, err := hostGit(context.Background(), dir, nil, "rev-parse", "--is-inside-work-tree")
+	out, err := hostGit(context.Background(), dir, "rev-parse", "--is-inside-work-tree")
 	return err == nil && out == "true"
 }
