@@ -70,4 +70,18 @@ func TestSandbox_GitCommitsInALinkedWorktree(t *testing.T) {
 	if c.worktreeGitDir(plain) != "" || (Config{}).worktreeGitDir(wt) != "" {
 		t.Fatal("a directory that is no worktree of the worker's has no git dir to bind")
 	}
+	// A record that names a path through a symbolic link (a .git swapped
+	// for a link), or the root, binds nothing.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink("/etc", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range []string{link, "/"} {
+		if err := os.WriteFile(worktree.GitDirRecord(wt), []byte(rec+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if gd := c.worktreeGitDir(wt); gd != "" {
+			t.Fatalf("record %s: worktreeGitDir = %q, want none", rec, gd)
+		}
+	}
 }
