@@ -23,6 +23,9 @@ type DeleteSessionInput struct {
 	// Workspace is the session's workspace (from its header; "" for a
 	// session without one).
 	Workspace string `json:"workspace,omitempty"`
+	// Force deletes a worktree session whose worktree has uncommitted
+	// changes or whose branch has commits no other branch has.
+	Force bool `json:"force,omitempty"`
 }
 
 // DeleteSessionResult says what DeleteSession removed.
@@ -31,17 +34,20 @@ type DeleteSessionResult struct {
 	// that was removed ("" when there was none).
 	OutputsDir string `json:"outputsDir,omitempty"`
 	// Worktree is the session's git worktree that was removed ("" when it
-	// had none), Branch its branch. BranchKept: the branch had commits
-	// beyond its base and was left in the repository; a branch without
-	// commits is deleted with the worktree.
-	Worktree   string `json:"worktree,omitempty"`
-	Branch     string `json:"branch,omitempty"`
-	BranchKept bool   `json:"branchKept,omitempty"`
+	// had none), Branch its branch, deleted with it, Repo its repository.
+	// Unmerged counts the commits of the branch that no other branch had
+	// (a forced delete), Tip the commit it pointed at: git branch Branch
+	// Tip in Repo brings it back.
+	Worktree string `json:"worktree,omitempty"`
+	Branch   string `json:"branch,omitempty"`
+	Repo     string `json:"repo,omitempty"`
+	Unmerged int    `json:"unmerged,omitempty"`
+	Tip      string `json:"tip,omitempty"`
 }
 
 // DeleteSession removes a session from the worker: first its git
-// worktree if it has one (worktree.Remove: the branch goes too unless it
-// has commits), then the full
+// worktree if it has one (worktree.Git.Remove: with its branch; refused
+// without in.Force when that loses work), then the full
 // outputs of its truncated bash calls (<workspace>/.durable-agent/tmp/<id>),
 // then the session itself from the store (the JSONL file or the
 // database rows). Both steps are idempotent, so a retry after a crash
@@ -59,11 +65,14 @@ func (a *Activities) DeleteSession(ctx context.Context, in DeleteSessionInput) (
 	// after a crash finds it again (removing is idempotent).
 	if sess, err := a.Sessions.Load(in.SessionID); err == nil && sess.Header.Worktree != nil {
 		wt := sess.Header.Worktree
-		rm, err := worktree.Remove(ctx, wt.Repo, wt.Dir, wt.Branch, wt.Base)
+		rm, err := a.worktreeGit().Remove(ctx, wt.Repo, wt.Dir, wt.Branch, in.Force)
+		if errors.Is(err, worktree.ErrUnsaved) {
+			return DeleteSessionResult{}, workspaceError("%v", err)
+		}
 		if err != nil {
 			return DeleteSessionResult{}, fmt.Errorf("delete session %s: %w", in.SessionID, err)
 		}
-		res.Worktree, res.Branch, res.BranchKept = wt.Dir, wt.Branch, rm.BranchKept
+		res.Worktree, res.Branch, res.Repo, res.Unmerged, res.Tip = wt.Dir, wt.Branch, wt.Repo, rm.Unmerged, rm.Tip
 	}
 	if in.Workspace != "" && filepath.IsAbs(in.Workspace) {
 		dir, err := removeSessionOutputs(in.Workspace, in.SessionID)

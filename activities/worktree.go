@@ -34,7 +34,7 @@ func (a *Activities) WorktreeSummary(ctx context.Context, in WorktreeSummaryInpu
 	if wt == nil {
 		return nil, nil
 	}
-	sum, err := worktree.Summarize(ctx, wt.Dir, wt.Branch, wt.Base)
+	sum, err := a.worktreeGit().Summarize(ctx, wt.Dir, wt.Branch, wt.Base)
 	if err != nil {
 		return nil, workspaceError("%v", err)
 	}
@@ -69,7 +69,7 @@ func (a *Activities) makeWorktree(ctx context.Context, sessionID, ws string) (wo
 	if err := a.checkWorkspace(ws); err != nil {
 		return worktree.Info{}, err
 	}
-	info, err := worktree.Create(ctx, ws, filepath.Join(a.WorktreeDir, sessionID), worktree.Branch(sessionID))
+	info, err := a.worktreeGit().Create(ctx, ws, filepath.Join(a.WorktreeDir, sessionID), worktree.Branch(sessionID))
 	if err != nil {
 		if errors.Is(err, worktree.ErrNotRepo) || ctx.Err() == nil {
 			// Not a repository, no commit, a branch in the way: the
@@ -79,4 +79,10 @@ func (a *Activities) makeWorktree(ctx context.Context, sessionID, ws string) (wo
 		return worktree.Info{}, err
 	}
 	return info, nil
+}
+
+// worktreeGit runs the git of sessions' worktrees where their bash calls
+// run (the worker's sandbox), with their environment.
+func (a *Activities) worktreeGit() worktree.Git {
+	return worktree.Git{Runner: a.ToolPolicy.Runner, Env: a.bashEnv()}
 }

@@ -31,6 +31,9 @@ type DeleteSessionInput struct {
 	// HostWaitMs is how long the deletion waits for the session's tool
 	// host to take it (tools.hostWaitMs; 0: DefaultHostWait).
 	HostWaitMs int64 `json:"hostWaitMs,omitempty"`
+	// Force deletes a worktree session whose work is not saved
+	// (activities.DeleteSessionInput.Force).
+	Force bool `json:"force,omitempty"`
 }
 
 // Validate reports the first problem of the input in one line.
@@ -53,11 +56,13 @@ type DeleteSessionResult struct {
 	// ("" when the session had none).
 	OutputsDir string `json:"outputsDir,omitempty"`
 	// Worktree is the session's git worktree that was removed, Branch its
-	// branch, BranchKept set when the branch had commits and was kept
-	// (activities.DeleteSessionResult).
-	Worktree   string `json:"worktree,omitempty"`
-	Branch     string `json:"branch,omitempty"`
-	BranchKept bool   `json:"branchKept,omitempty"`
+	// branch, deleted with it, Repo, Unmerged and Tip what brings a
+	// forced delete's branch back (activities.DeleteSessionResult).
+	Worktree string `json:"worktree,omitempty"`
+	Branch   string `json:"branch,omitempty"`
+	Repo     string `json:"repo,omitempty"`
+	Unmerged int    `json:"unmerged,omitempty"`
+	Tip      string `json:"tip,omitempty"`
 }
 
 // DeleteSession deletes a session (`starter session delete`): the full
@@ -96,10 +101,10 @@ func DeleteSession(ctx workflow.Context, in DeleteSessionInput) (DeleteSessionRe
 
 	var res activities.DeleteSessionResult
 	if err := workflow.ExecuteActivity(deleteOptions(ctx, loaded.Host, in.HostWaitMs), activities.DeleteSessionName,
-		activities.DeleteSessionInput{SessionID: in.SessionID, Workspace: loaded.Workspace}).Get(ctx, &res); err != nil {
+		activities.DeleteSessionInput{SessionID: in.SessionID, Workspace: loaded.Workspace, Force: in.Force}).Get(ctx, &res); err != nil {
 		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("delete session %s: %s", in.SessionID, rootMessage(err)), ErrTypeDeleteFailed, nil)
 	}
 	return DeleteSessionResult{SessionID: in.SessionID, Workspace: loaded.Workspace, OutputsDir: res.OutputsDir,
-		Worktree: res.Worktree, Branch: res.Branch, BranchKept: res.BranchKept}, nil
+		Worktree: res.Worktree, Branch: res.Branch, Repo: res.Repo, Unmerged: res.Unmerged, Tip: res.Tip}, nil
 }

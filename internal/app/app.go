@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -72,7 +71,7 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 		},
 		Secrets:     SettingsSecrets(s),
 		ToolHost:    ToolHost(s),
-		WorktreeDir: filepath.Join(s.DataDir, "worktrees"),
+		WorktreeDir: worktreeDir(s),
 		NeedsCredential: func(provider string) bool {
 			return provider != "scripted" && !(provider == s.Model.Provider && s.Model.BaseURL != "")
 		},

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/sandbox"
@@ -39,6 +40,8 @@ func ToolRunner(s settings.Settings, dev bool) (r tools.Runner, note string, err
 		// directory) must not show the credentials, settings, sessions
 		// and Temporal's files in it.
 		Hide: []string{s.DataDir},
+		// The worker's worktrees, whose git directories it recorded.
+		Worktrees: worktreeDir(s),
 	}
 	if sb.Network == settings.SandboxNetworkAllowlist {
 		// An allow-list that allows nothing is a mistake, not a choice:
@@ -68,3 +71,6 @@ func ToolRunner(s settings.Settings, dev bool) (r tools.Runner, note string, err
 	}
 	return nil, "", fmt.Errorf("refusing to run tools unsandboxed: %v; install bubblewrap or set tools.sandbox.mode off on purpose (docs/security.md)", err)
 }
+
+// worktreeDir is where the worker makes sessions' git worktrees.
+func worktreeDir(s settings.Settings) string { return filepath.Join(s.DataDir, "worktrees") }

@@ -10,6 +10,7 @@ import (
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/internal/worktree"
 )
 
@@ -49,7 +50,16 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 	if err := worktreeHere(c.session, wt); err != nil {
 		return fail(env, "diff", err)
 	}
-	d, err := worktree.Diff(ctx, wt.Dir, wt.Base)
+	// The worktree's git runs where the session's bash calls do: in the
+	// sandbox this machine's worker would use (worktree.Git).
+	r, _, err := app.ToolRunner(s, false)
+	if err != nil {
+		return fail(env, "diff", err)
+	}
+	if c, ok := r.(interface{ Close() error }); ok {
+		defer c.Close()
+	}
+	d, err := worktree.Git{Runner: r, Env: tools.ScrubEnv(os.Environ(), s.Tools.EnvAllow)}.Diff(ctx, wt.Dir, wt.Base)
 	if err != nil {
 		return fail(env, "diff", err)
 	}
@@ -100,9 +110,13 @@ func shortHash(h string) string {
 // checkWorktree refuses --worktree before anything starts where this
 // host can tell: for a session in the store that has no worktree (a
 // session keeps its workspace), and for a new session's workspace that is
-// here and not inside a git repository. The rest is the worker's to check
+// here and not inside a git repository, and for a session id git would
+// refuse in a branch name. The rest is the worker's to check
 // (the prompt then fails saying why).
 func checkWorktree(s settings.Settings, id, ws string) error {
+	if err := worktree.CheckBranch(id); err != nil {
+		return err
+	}
 	if st, err := app.OpenSessionStore(s); err == nil {
 		sess, err := st.Load(id)
 		if c, ok := st.(interface{ Close() }); ok {

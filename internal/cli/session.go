@@ -20,7 +20,7 @@ const sessionUsage = `starter session list [--store S]
        starter session export [--session ID] [--store S] [--out FILE]
        starter session import [--session ID] [--store S] FILE|-
        starter session copy (--session ID | --all) --from S --to S
-       starter session delete --session ID [--json]
+       starter session delete --session ID [--force] [--json]
        starter session set KEY VALUE --session ID [--json]
 S is a session store, jsonl or postgres (default: session.store)`
 
@@ -44,9 +44,11 @@ var sessionCmd = Command{
 		c := newFlags("session "+sub, env)
 		store := c.fs.String("store", "", "session store: jsonl or postgres (default: session.store)")
 		var out, from, to *string
-		var all *bool
+		var all, force *bool
 		switch sub {
-		case "list", "import", "delete", "set":
+		case "delete":
+			force = c.fs.Bool("force", false, "delete a --worktree session whose worktree has uncommitted changes or whose branch has commits no other branch has")
+		case "list", "import", "set":
 		case "export":
 			out = c.fs.String("out", "", "write the session to `FILE` (default: stdout)")
 		case "copy":
@@ -69,7 +71,7 @@ var sessionCmd = Command{
 		case "set":
 			return sessionSet(ctx, env, c)
 		case "delete":
-			return sessionDelete(ctx, env, c, *store)
+			return sessionDelete(ctx, env, c, *store, *force)
 		case "list":
 			return sessionList(env, s, *store)
 		case "export":

@@ -16,7 +16,7 @@ import (
 // a prompt, a compaction or a user command is busy and nothing is
 // deleted. --session is required: deleting the default session by
 // omission would be a surprise.
-func sessionDelete(ctx context.Context, env Env, c *common, store string) int {
+func sessionDelete(ctx context.Context, env Env, c *common, store string, force bool) int {
 	const name = "session delete"
 	if store != "" {
 		return fail(env, name, errors.New("--store does not apply: the workers delete the session from their own store (session.store)"))
@@ -25,14 +25,14 @@ func sessionDelete(ctx context.Context, env Env, c *common, store string) int {
 		return fail(env, name, errors.New("--session ID is required"))
 	}
 	if c.fs.NArg() > 0 {
-		return fail(env, name, fmt.Errorf("unexpected argument %q (usage: starter session delete --session ID [--json])", c.fs.Arg(0)))
+		return fail(env, name, fmt.Errorf("unexpected argument %q (usage: starter session delete --session ID [--force] [--json])", c.fs.Arg(0)))
 	}
 	k, s, closeFn, ok := c.controller(ctx, env)
 	if !ok {
 		return ExitUsage
 	}
 	defer closeFn()
-	res, err := k.DeleteSession(ctx, workflows.DeleteSessionInput{SessionID: c.session, HostWaitMs: s.Tools.HostWaitMs})
+	res, err := k.DeleteSession(ctx, workflows.DeleteSessionInput{SessionID: c.session, HostWaitMs: s.Tools.HostWaitMs, Force: force})
 	if err != nil {
 		return fail(env, name, err)
 	}
@@ -44,11 +44,11 @@ func sessionDelete(ctx context.Context, env Env, c *common, store string) int {
 	if res.OutputsDir != "" {
 		msg += " and its full bash outputs in " + res.OutputsDir
 	}
-	switch {
-	case res.Worktree != "" && res.BranchKept:
-		msg += ", removed its worktree " + res.Worktree + " and kept branch " + res.Branch + " (it has commits; git branch -D " + res.Branch + " deletes it)"
-	case res.Worktree != "":
-		msg += ", removed its worktree " + res.Worktree + " and branch " + res.Branch + " (no commits)"
+	if res.Worktree != "" {
+		msg += ", removed its worktree " + res.Worktree + " and branch " + res.Branch
+	}
+	if res.Unmerged > 0 {
+		msg += fmt.Sprintf(" with %d commit(s) no other branch has; git -C %s branch %s %s brings it back (until git gc prunes them)", res.Unmerged, res.Repo, res.Branch, res.Tip)
 	}
 	fmt.Fprintln(env.Stdout, msg)
 	return ExitOK

@@ -43,8 +43,8 @@ func shell() string {
 
 // Args is the bwrap command line (without the program) that runs script
 // with working directory dir under c. The workspace dir is bound
-// read-write (with, for a linked git worktree, its repository's git
-// directory: worktreeGitDir); it must be absolute and not the root directory. Network
+// read-write (with, for a worktree the worker made, its repository's
+// git directory: worktreeGitDir); it must be absolute and not the root directory. Network
 // allowlist needs a proxy's socket: Runner.Start gives one (args).
 func (c Config) Args(dir, script string) ([]string, error) {
 	if c.Network == NetworkAllowlist {
@@ -102,7 +102,7 @@ func (c Config) args(dir, script, exe, socket string) ([]string, error) {
 		a = append(a, "--tmpfs", "/run")
 	}
 	a = append(a, "--bind", real, dir)
-	if gd := worktreeGitDir(real); gd != "" {
+	if gd := c.worktreeGitDir(real); gd != "" {
 		a = append(a, "--bind", gd, gd)
 	}
 	if c.Network == NetworkAllowlist {

@@ -61,6 +61,10 @@ type Config struct {
 	// inside its workspace (the worker's data dir): each is covered by an
 	// empty tmpfs.
 	Hide []string
+	// Worktrees is the directory the worker makes sessions' git worktrees
+	// in (<dataDir>/worktrees): a workspace in one of them gets the git
+	// directory the worker recorded when it made it (worktreeGitDir).
+	Worktrees string
 
 	// pidsCgroup: MaxProcesses is a cgroup's pids.max, not an rlimit.
 	pidsCgroup bool

@@ -4,46 +4,47 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/durableagent/durableagent/internal/worktree"
 )
 
-// worktreeGitDir is the git directory a workspace that is a linked git
-// worktree (its .git a file "gitdir: <repo>/.git/worktrees/<name>", as
-// starter prompt --worktree makes) needs besides itself: the
-// repository's common git directory, which holds its objects, refs and
-// the worktree's own index and HEAD. Bound read-write, it lets git in the
-// sandbox read and commit on the worktree's branch. "" for any other
-// workspace (a .git directory is inside the workspace already).
-func worktreeGitDir(workspace string) string {
-	dotgit := filepath.Join(workspace, ".git")
-	fi, err := os.Lstat(dotgit)
-	if err != nil || !fi.Mode().IsRegular() {
+// worktreeGitDir is the git directory a workspace in one of the worker's
+// worktrees (starter prompt --worktree: <Worktrees>/<session>) needs
+// besides itself: the repository's common git directory, which holds its
+// objects, refs and the worktree's own index and HEAD. Bound read-write,
+// it lets git in the sandbox commit on the worktree's branch. It is read
+// from the record the worker wrote when it made the worktree
+// (worktree.GitDirRecord, beside the worktree, out of the sandbox's
+// reach), never from the workspace's .git file, which a command can
+// rewrite to name any directory. "" for any other workspace, and for a
+// record that names a path through a symbolic link (a component swapped
+// by someone who can write the repository) or no directory.
+func (c Config) worktreeGitDir(workspace string) string {
+	if c.Worktrees == "" {
 		return ""
 	}
-	b, err := os.ReadFile(dotgit)
+	root, err := filepath.EvalSymlinks(c.Worktrees)
 	if err != nil {
 		return ""
 	}
-	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-	if !ok || gitdir == "" {
+	rel, err := filepath.Rel(root, workspace)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 		return ""
 	}
-	if !filepath.IsAbs(gitdir) {
-		gitdir = filepath.Join(workspace, gitdir)
-	}
-	common := gitdir
-	if c, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
-		if p := strings.TrimSpace(string(c)); filepath.IsAbs(p) {
-			common = p
-		} else {
-			common = filepath.Join(gitdir, p)
-		}
-	}
-	real, err := filepath.EvalSymlinks(filepath.Clean(common))
-	if err != nil || real == "/" {
+	name, _, _ := strings.Cut(rel, string(filepath.Separator))
+	b, err := os.ReadFile(worktree.GitDirRecord(filepath.Join(root, name)))
+	if err != nil {
 		return ""
 	}
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+	gd := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(gd) || filepath.Clean(gd) == "/" {
 		return ""
 	}
-	return real
+	if real, err := filepath.EvalSymlinks(gd); err != nil || real != filepath.Clean(gd) {
+		return ""
+	}
+	if fi, err := os.Stat(gd); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return filepath.Clean(gd)
 }

@@ -13,9 +13,11 @@
 //   - Diff is the job's change against its base: commits on the branch,
 //     staged, unstaged and untracked (not ignored) files alike. It never
 //     changes the worktree or its index.
-//   - Remove removes the worktree and deletes the branch when it holds no
-//     commit beyond the base; a branch with commits is kept (the work is
-//     the user's), and Remove says so.
+//   - Remove removes the worktree and deletes its branch; without force it
+//     refuses when that would lose work (uncommitted changes, commits no
+//     other branch has) and says how to keep it.
+//   - No git run here executes the repository's configuration outside the
+//     sandbox (Git, hostGit).
 //
 // Every operation runs the git command line; nothing here is workflow code.
 package worktree
@@ -23,6 +25,8 @@ package worktree
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,6 +36,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/durableagent/durableagent/internal/tools"
 )
 
 // BranchPrefix starts the branch of every session's worktree.
@@ -59,11 +65,49 @@ type Info struct {
 	Repo string `json:"repo"`
 }
 
+// Git runs the git commands of sessions' worktrees for the worker and
+// the starter. The repository's git directory and the worktree are
+// written by the model's bash calls, so git's configuration there (a
+// clean or smudge filter, a diff driver, fsmonitor, hooks, an include
+// naming any of them) is the model's. Commands that read or write the
+// worktree's files, which is where filters and drivers run (Create's
+// checkout, Diff, Summarize, Remove's check for unsaved work), run
+// through Runner, the runner of the session's bash calls: in its
+// sandbox, whatever the repository makes git run has the model's reach
+// and no more. The others (rev-parse, rev-list, worktree add
+// --no-checkout and remove, branch -D) read refs and objects only and
+// run on the host, through hostGit.
+type Git struct {
+	// Runner runs the worktree's git (nil: tools.Local, as bash without
+	// a sandbox); Env is the environment it gets (the bash tool's).
+	Runner tools.Runner
+	Env    []string
+}
+
+// GitDirRecord is where Create records the repository's git directory
+// that the worktree at dir needs besides itself: beside dir, never in
+// it, so nothing run in the worktree can change it. The sandbox binds
+// that directory, and only it, into the worktree's sandboxes.
+func GitDirRecord(dir string) string { return dir + ".gitdir" }
+
+// CheckBranch refuses a session id that git would refuse in a branch
+// name agent/<id> (git check-ref-format --branch), in one line. Session
+// ids are letters, digits, '.', '_' and '-' (session.ValidateID), so
+// what remains of git's rules is: no "..", no component starting with
+// '.', no name ending with '.' or ".lock".
+func CheckBranch(sessionID string) error {
+	if strings.Contains(sessionID, "..") || strings.HasPrefix(sessionID, ".") || strings.HasSuffix(sessionID, ".") || strings.HasSuffix(sessionID, ".lock") {
+		return fmt.Errorf(`session id %q cannot name a git branch (%s%s): git refuses "..", a leading or trailing "." and a trailing ".lock"; choose another session id for --worktree`,
+			sessionID, BranchPrefix, sessionID)
+	}
+	return nil
+}
+
 // Create makes a worktree of the repository holding workspace at dir on a
 // new branch made from the repository's HEAD. If dir already is that
 // worktree (a re-run), Create describes it. A branch of that name that
 // exists without the worktree is an error: it may hold someone's work.
-func Create(ctx context.Context, workspace, dir, branch string) (Info, error) {
+func (g Git) Create(ctx context.Context, workspace, dir, branch string) (Info, error) {
 	ws, err := filepath.Abs(workspace)
 	if err != nil {
 		return Info{}, fmt.Errorf("worktree of %s: %w", workspace, err)
@@ -73,7 +117,10 @@ func Create(ctx context.Context, workspace, dir, branch string) (Info, error) {
 	} else if !fi.IsDir() {
 		return Info{}, fmt.Errorf("worktree of %s: not a directory", ws)
 	}
-	top, err := git(ctx, ws, "rev-parse", "--show-toplevel")
+	if err := CheckBranch(strings.TrimPrefix(branch, BranchPrefix)); err != nil {
+		return Info{}, err
+	}
+	top, err := hostGit(ctx, ws, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return Info{}, fmt.Errorf("workspace %s: %w: --worktree needs a workspace inside a git repository", ws, ErrNotRepo)
 	}
@@ -87,29 +134,44 @@ func Create(ctx context.Context, workspace, dir, branch string) (Info, error) {
 		rel = "."
 	}
 	info := Info{Dir: dir, Workspace: filepath.Join(dir, rel), Branch: branch, Repo: top}
+	common, err := hostGit(ctx, top, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err == nil {
+		common, err = filepath.EvalSymlinks(common)
+	}
+	if err != nil {
+		return Info{}, fmt.Errorf("git directory of %s: %w", top, err)
+	}
 	if _, err := os.Stat(dir); err == nil {
-		head, err := git(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD")
+		head, err := hostGit(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD")
 		if err != nil || head != branch {
 			return Info{}, fmt.Errorf("worktree %s exists and is not on branch %s", dir, branch)
 		}
 		// A re-run: nothing ran in the worktree yet, so the branch's
 		// commit is the base.
-		if info.Base, err = git(ctx, dir, "rev-parse", "--verify", branch+"^{commit}"); err != nil {
+		if info.Base, err = hostGit(ctx, dir, "rev-parse", "--verify", branch+"^{commit}"); err != nil {
 			return Info{}, fmt.Errorf("worktree %s: %w", dir, err)
 		}
-		return info, nil
+	} else {
+		if info.Base, err = hostGit(ctx, top, "rev-parse", "--verify", "HEAD^{commit}"); err != nil {
+			return Info{}, fmt.Errorf("repository %s has no commit to branch from: commit something first", top)
+		}
+		if _, err := hostGit(ctx, top, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
+			return Info{}, fmt.Errorf("branch %s already exists in %s: delete it (git branch -D %s) or use another session id", branch, top, branch)
+		}
+		if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+			return Info{}, fmt.Errorf("worktree %s: %w", dir, err)
+		}
+		// No checkout here: it would run the repository's smudge filters
+		// on the host. The files are checked out in the sandbox below.
+		if _, err := hostGit(ctx, top, "worktree", "add", "--quiet", "--no-checkout", "-b", branch, dir, info.Base); err != nil {
+			return Info{}, fmt.Errorf("create worktree %s of %s: %w", dir, top, err)
+		}
 	}
-	if info.Base, err = git(ctx, top, "rev-parse", "--verify", "HEAD^{commit}"); err != nil {
-		return Info{}, fmt.Errorf("repository %s has no commit to branch from: commit something first", top)
+	if err := os.WriteFile(GitDirRecord(dir), []byte(common+"\n"), 0o600); err != nil {
+		return Info{}, fmt.Errorf("create worktree %s: %w", dir, err)
 	}
-	if _, err := git(ctx, top, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
-		return Info{}, fmt.Errorf("branch %s already exists in %s: delete it (git branch -D %s) or use another session id", branch, top, branch)
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-		return Info{}, fmt.Errorf("worktree %s: %w", dir, err)
-	}
-	if _, err := git(ctx, top, "worktree", "add", "--quiet", "-b", branch, dir, info.Base); err != nil {
-		return Info{}, fmt.Errorf("create worktree %s of %s: %w", dir, top, err)
+	if _, err := g.inWorktree(ctx, dir, "", []string{"reset", "--hard", "--quiet"}); err != nil {
+		return Info{}, fmt.Errorf("check out worktree %s: %w", dir, err)
 	}
 	return info, nil
 }
@@ -117,24 +179,15 @@ func Create(ctx context.Context, workspace, dir, branch string) (Info, error) {
 // Diff returns the worktree's change against base: what `git diff base`
 // shows plus untracked files that are not ignored. It reads the worktree
 // through a temporary index, so the worktree's own index is untouched.
-func Diff(ctx context.Context, dir, base string) (string, error) {
-	idx, err := os.CreateTemp("", "durable-agent-index-*")
-	if err != nil {
-		return "", fmt.Errorf("diff of %s: %w", dir, err)
-	}
-	idx.Close()
+func (g Git) Diff(ctx context.Context, dir, base string) (string, error) {
 	// git wants a missing or valid index file, not an empty one.
-	os.Remove(idx.Name())
-	defer os.Remove(idx.Name())
-	env := []string{"GIT_INDEX_FILE=" + idx.Name()}
-	if _, err := gitEnv(ctx, dir, env, "add", "--all", "."); err != nil {
-		return "", fmt.Errorf("diff of %s: %w", dir, err)
-	}
-	out, err := gitEnv(ctx, dir, env, "diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", base)
+	const tmpIndex = `GIT_INDEX_FILE=$(mktemp -u) && export GIT_INDEX_FILE && trap 'rm -f "$GIT_INDEX_FILE"' EXIT`
+	out, err := g.inWorktree(ctx, dir, tmpIndex, []string{"add", "--all", "."},
+		[]string{"diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", base})
 	if err != nil {
 		return "", fmt.Errorf("diff of %s against %s: %w", dir, short(base), err)
 	}
-	return out, nil
+	return strings.TrimRight(out[1], "\n"), nil
 }
 
 // Summary is where a worktree's branch stands against its base.
@@ -152,31 +205,19 @@ type Summary struct {
 }
 
 // Summarize describes the branch of the worktree at dir against base.
-func Summarize(ctx context.Context, dir, branch, base string) (Summary, error) {
+func (g Git) Summarize(ctx context.Context, dir, branch, base string) (Summary, error) {
 	s := Summary{Branch: branch, Base: base}
-	log, err := git(ctx, dir, "log", "--format=%h %s", base+"..HEAD")
+	out, err := g.inWorktree(ctx, dir, "",
+		[]string{"log", "--no-color", "--format=%h %s", base + "..HEAD"},
+		statusArgs,
+		[]string{"diff", "--no-ext-diff", "--no-textconv", "--name-only", "--no-renames", "-z", base},
+		[]string{"ls-files", "--others", "--exclude-standard", "-z"})
 	if err != nil {
-		return s, fmt.Errorf("commits of %s since %s: %w", dir, short(base), err)
+		return s, fmt.Errorf("branch of %s since %s: %w", dir, short(base), err)
 	}
-	if log != "" {
-		s.Commits = strings.Split(log, "\n")
-	}
-	status, err := git(ctx, dir, "status", "--porcelain", "--untracked-files=all")
-	if err != nil {
-		return s, fmt.Errorf("status of %s: %w", dir, err)
-	}
-	if status != "" {
-		s.Uncommitted = len(strings.Split(status, "\n"))
-	}
-	changed, err := git(ctx, dir, "diff", "--no-ext-diff", "--name-only", "--no-renames", "-z", base)
-	if err != nil {
-		return s, fmt.Errorf("files of %s changed since %s: %w", dir, short(base), err)
-	}
-	untracked, err := git(ctx, dir, "ls-files", "--others", "--exclude-standard", "-z")
-	if err != nil {
-		return s, fmt.Errorf("untracked files of %s: %w", dir, err)
-	}
-	for _, f := range strings.Split(changed+"\x00"+untracked, "\x00") {
+	s.Commits = lines(out[0])
+	s.Uncommitted = len(lines(out[1]))
+	for _, f := range strings.Split(out[2]+"\x00"+out[3], "\x00") {
 		if f != "" {
 			s.Files = append(s.Files, f)
 		}
@@ -184,6 +225,16 @@ func Summarize(ctx context.Context, dir, branch, base string) (Summary, error) {
 	slices.Sort(s.Files)
 	s.Files = slices.Compact(s.Files)
 	return s, nil
+}
+
+// statusArgs lists a worktree's uncommitted files, one a line.
+var statusArgs = []string{"status", "--porcelain", "--untracked-files=all", "--no-renames"}
+
+func lines(s string) []string {
+	if s = strings.TrimRight(s, "\n"); s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
 }
 
 // String is the summary on one line, e.g. "branch agent/s1: 2 commits
@@ -212,48 +263,95 @@ func (s Summary) String() string {
 	return b.String()
 }
 
+// ErrUnsaved is returned (wrapped, saying what would be lost) by Remove
+// without force for a worktree with uncommitted changes or a branch
+// with commits no other branch has.
+var ErrUnsaved = errors.New("unsaved work")
+
 // Removed says what Remove did.
 type Removed struct {
-	// BranchKept is set when the branch holds commits beyond the base and
-	// was left in the repository.
-	BranchKept bool `json:"branchKept,omitempty"`
-	// Commits counts the branch's commits beyond the base.
-	Commits int `json:"commits,omitempty"`
+	// Unmerged counts the commits of the deleted branch that no other
+	// branch has (force only); Tip is the commit it pointed at, from
+	// which `git branch <branch> <tip>` brings it back.
+	Unmerged int    `json:"unmerged,omitempty"`
+	Tip      string `json:"tip,omitempty"`
 }
 
-// Remove removes the worktree at dir (uncommitted changes with it) and
-// deletes its branch from repo when the branch has no commit beyond base.
-// A worktree or branch already gone is not an error, so a retry finishes
-// the job; a repository gone leaves only the directory to remove.
-func Remove(ctx context.Context, repo, dir, branch, base string) (Removed, error) {
+// Remove removes the worktree at dir and deletes its branch from repo.
+// Without force it refuses (ErrUnsaved) when that would lose work: the
+// worktree has uncommitted changes, or the branch has commits that no
+// other branch of repo has. A worktree or branch already gone is not an
+// error, so a retry finishes the job; a repository gone leaves only the
+// directory to remove.
+func (g Git) Remove(ctx context.Context, repo, dir, branch string, force bool) (Removed, error) {
 	if _, err := os.Stat(repo); errors.Is(err, fs.ErrNotExist) {
 		if err := os.RemoveAll(dir); err != nil {
 			return Removed{}, fmt.Errorf("remove worktree %s: %w", dir, err)
 		}
+		os.Remove(GitDirRecord(dir))
 		return Removed{}, nil
 	}
-	if _, err := os.Stat(dir); err == nil {
-		if _, err := git(ctx, repo, "worktree", "remove", "--force", "--force", dir); err != nil {
-			return Removed{}, fmt.Errorf("remove worktree %s: %w", dir, err)
+	var rm Removed
+	ref := "refs/heads/" + branch
+	tip, err := hostGit(ctx, repo, "rev-parse", "--verify", "--quiet", ref)
+	if err == nil {
+		count, err := hostGit(ctx, repo, "rev-list", "--count", ref, "--not", "--exclude="+branch, "--branches")
+		if err != nil {
+			return Removed{}, fmt.Errorf("commits of %s: %w", branch, err)
 		}
-	} else if _, err := git(ctx, repo, "worktree", "prune"); err != nil {
+		rm.Unmerged, _ = strconv.Atoi(count)
+		rm.Tip = tip
+	}
+	_, statErr := os.Stat(dir)
+	if !force {
+		var lost []string
+		if statErr == nil {
+			out, err := g.inWorktree(ctx, dir, "", statusArgs)
+			if err != nil {
+				return Removed{}, fmt.Errorf("status of %s: %w", dir, err)
+			}
+			if n := len(lines(out[0])); n > 0 {
+				lost = append(lost, fmt.Sprintf("uncommitted changes in %s", plural(n, "file")))
+			}
+		}
+		if rm.Unmerged > 0 {
+			lost = append(lost, fmt.Sprintf("%s on branch %s that no other branch has", plural(rm.Unmerged, "commit"), branch))
+		}
+		if len(lost) > 0 {
+			return Removed{}, fmt.Errorf("%w: worktree %s has %s: commit them and merge the branch, or delete with --force (the branch's commits can then be brought back with git -C %s branch %s %s, until git gc prunes them)",
+				ErrUnsaved, dir, strings.Join(lost, " and "), repo, branch, short(tip))
+		}
+	}
+	if statErr == nil {
+		if _, err := hostGit(ctx, repo, "worktree", "remove", "--force", "--force", dir); err != nil {
+			// git refuses a worktree whose .git the agent rewrote; the
+			// directory is the worker's to remove (no link is followed).
+			if err := os.RemoveAll(dir); err != nil {
+				return Removed{}, fmt.Errorf("remove worktree %s: %w", dir, err)
+			}
+		}
+	}
+	if _, err := hostGit(ctx, repo, "worktree", "prune"); err != nil {
 		return Removed{}, fmt.Errorf("prune worktrees of %s: %w", repo, err)
 	}
-	if _, err := git(ctx, repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err != nil {
+	os.Remove(GitDirRecord(dir))
+	if rm.Tip == "" {
 		return Removed{}, nil // already deleted
 	}
-	count, err := git(ctx, repo, "rev-list", "--count", base+".."+"refs/heads/"+branch)
-	if err != nil {
-		return Removed{}, fmt.Errorf("commits of %s: %w", branch, err)
-	}
-	n, _ := strconv.Atoi(count)
-	if n > 0 {
-		return Removed{BranchKept: true, Commits: n}, nil
-	}
-	if _, err := git(ctx, repo, "branch", "-D", branch); err != nil {
+	if _, err := hostGit(ctx, repo, "branch", "-D", branch); err != nil {
 		return Removed{}, fmt.Errorf("delete branch %s: %w", branch, err)
 	}
-	return Removed{}, nil
+	if rm.Unmerged == 0 {
+		rm.Tip = ""
+	}
+	return rm, nil
+}
+
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + one + "s"
 }
 
 func short(hash string) string {
@@ -263,24 +361,32 @@ func short(hash string) string {
 	return hash
 }
 
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	return gitEnv(ctx, dir, nil, args...)
-}
+// hardened are the options of every git the worker and the starter run:
+// the repository's hooks (post-checkout, reference-transaction, …),
+// fsmonitor command, pager, signature check (gpg.program), automatic gc
+// and transports (ext::, a submodule's fetch) switched off, whatever its
+// configuration says. With hostGit's environment (no system or global
+// configuration or attributes) what is left that runs a program is a
+// filter or diff driver named by the repository's own configuration and
+// attributes; that is why commands that read the worktree's files run in
+// the sandbox (Git).
+var hardened = []string{"--no-pager", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+	"-c", "core.pager=cat", "-c", "log.showSignature=false", "-c", "color.ui=false", "-c", "gc.auto=0",
+	"-c", "maintenance.auto=false", "-c", "protocol.allow=never", "-c", "submodule.recurse=false"}
 
-// gitEnv runs git in dir and returns its output trimmed; a failure's
-// error is git's own first line.
-//
-// git runs here as the worker, outside the sandbox, on a repository whose
-// .git the agent can write from inside it: the repository's hooks and
-// fsmonitor command are switched off, and git gets only PATH, HOME and
-// TMPDIR of the worker's environment, never its keys. (A clean or smudge
-// filter named by the repository's own attributes and config still runs;
-// docs/security.md says so.)
-func gitEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	safe := []string{"-C", dir, "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}
-	cmd := exec.CommandContext(ctx, "git", append(safe, args...)...)
-	cmd.Env = append([]string{"GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}, env...)
-	for _, k := range []string{"PATH", "HOME", "TMPDIR"} {
+// gitEnv is the environment hostGit gives git, and Git's commands
+// besides the bash tool's.
+var gitEnv = []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
+	"GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}
+
+// hostGit runs git in dir on the host (hardened, with only PATH and
+// TMPDIR of the worker's environment besides gitEnv, never its keys) and returns its output trimmed; a failure's error is git's own
+// first line. It is the only git the worker and the starter run outside
+// a sandbox: never a command that reads a worktree's files.
+func hostGit(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append(append([]string{"-C", dir}, hardened...), args...)...)
+	cmd.Env = slices.Clone(gitEnv)
+	for _, k := range []string{"PATH", "TMPDIR"} {
 		if v, ok := os.LookupEnv(k); ok {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
@@ -288,10 +394,7 @@ func gitEnv(ctx context.Context, dir string, env []string, args ...string) (stri
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if i := strings.IndexByte(msg, '\n'); i >= 0 {
-			msg = msg[:i]
-		}
+		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
 		if msg == "" {
 			msg = err.Error()
 		}
@@ -300,8 +403,70 @@ func gitEnv(ctx context.Context, dir string, env []string, args ...string) (stri
 	return strings.TrimRight(out.String(), "\n"), nil
 }
 
+// inWorktree runs the git commands cmds one after another in dir through
+// g.Runner (hardened, with gitEnv, after the shell line prelude) and
+// returns the standard output of each; the first that fails ends the run
+// and its error is git's first line. The outputs are parted by a random
+// mark that no file name or commit subject in the worktree can forge.
+func (g Git) inWorktree(ctx context.Context, dir, prelude string, cmds ...[]string) ([]string, error) {
+	var m [12]byte
+	if _, err := rand.Read(m[:]); err != nil {
+		return nil, err
+	}
+	mark := "\n" + hex.EncodeToString(m[:]) + "\n"
+	var b strings.Builder
+	if prelude != "" {
+		b.WriteString(prelude + " || exit 1\n")
+	}
+	// Each command's stdout is the call's output, its stderr kept for
+	// the error.
+	b.WriteString("exec 3>&1\n")
+	for _, c := range cmds {
+		fmt.Fprintf(&b, "e=$(%s git %s 2>&1 >&3) || { printf %s \"$e\"; exit 1; }; printf %s\n",
+			strings.Join(gitEnv, " "), shellQuote(append(slices.Clone(hardened), c...)), shellQuote([]string{mark + "git " + c[0] + ": %s\n"}), shellQuote([]string{mark}))
+	}
+	runner := g.Runner
+	if runner == nil {
+		runner = tools.Local
+	}
+	var out bytes.Buffer
+	p, err := runner.Start(tools.Command{Script: b.String(), Dir: dir, Env: g.Env, Output: &out})
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, p.Kill)
+	exit, err := p.Wait()
+	stop()
+	if err != nil {
+		return nil, err
+	}
+	parts := strings.Split(out.String(), mark)
+	if exit.Code != 0 || len(parts) != len(cmds)+1 {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		msg, _, _ := strings.Cut(strings.TrimSpace(parts[len(parts)-1]), "\n")
+		if exit.Limit != "" {
+			msg = "stopped by the " + exit.Limit
+		} else if msg == "" {
+			msg = fmt.Sprintf("exit code %d", exit.Code)
+		}
+		return nil, errors.New(msg)
+	}
+	return parts[:len(cmds)], nil
+}
+
+// shellQuote quotes each of args for sh, joined by spaces.
+func shellQuote(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
 // InRepo reports whether dir is inside a git work tree.
 func InRepo(dir string) bool {
-	out, err := git(context.Background(), dir, "rev-parse", "--is-inside-work-tree")
+	out, err := hostGit(context.Background(), dir, "rev-parse", "--is-inside-work-tree")
 	return err == nil && out == "true"
 }

@@ -43,6 +43,9 @@ func write(t *testing.T, path, text string) {
 	}
 }
 
+// g runs the worktrees' git without a sandbox (tools.Local).
+var g worktree.Git
+
 func read(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -57,7 +60,7 @@ func TestCreateDiffRemove(t *testing.T) {
 	r := repo(t)
 	head := run(t, r, "rev-parse", "HEAD")
 	dir := filepath.Join(t.TempDir(), "worktrees", "s1")
-	info, err := worktree.Create(ctx, r, dir, worktree.Branch("s1"))
+	info, err := g.Create(ctx, r, dir, worktree.Branch("s1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,12 +71,12 @@ func TestCreateDiffRemove(t *testing.T) {
 		t.Fatalf("worktree is on %q", got)
 	}
 	// A re-run describes the same worktree.
-	again, err := worktree.Create(ctx, r, dir, worktree.Branch("s1"))
+	again, err := g.Create(ctx, r, dir, worktree.Branch("s1"))
 	if err != nil || again != info {
 		t.Fatalf("re-run: %+v, %v; want %+v", again, err, info)
 	}
 
-	s, err := worktree.Summarize(ctx, dir, info.Branch, info.Base)
+	s, err := g.Summarize(ctx, dir, info.Branch, info.Base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +89,7 @@ func TestCreateDiffRemove(t *testing.T) {
 	run(t, dir, "commit", "--quiet", "-am", "second")
 	write(t, filepath.Join(dir, "a.txt"), "three\n")
 	write(t, filepath.Join(dir, "new.txt"), "fresh\n")
-	d, err := worktree.Diff(ctx, dir, info.Base)
+	d, err := g.Diff(ctx, dir, info.Base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +104,7 @@ func TestCreateDiffRemove(t *testing.T) {
 	if got := read(t, filepath.Join(r, "a.txt")); got != "one\n" {
 		t.Errorf("main checkout changed: a.txt = %q", got)
 	}
-	s, err = worktree.Summarize(ctx, dir, info.Branch, info.Base)
+	s, err = g.Summarize(ctx, dir, info.Branch, info.Base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,46 +118,59 @@ func TestCreateDiffRemove(t *testing.T) {
 		t.Fatalf("summary line = %q", got)
 	}
 
-	// The branch has a commit: the worktree goes, the branch stays.
-	rm, err := worktree.Remove(ctx, r, dir, info.Branch, info.Base)
-	if err != nil {
-		t.Fatal(err)
+	// Uncommitted changes and a commit no other branch has: refused
+	// without force, saying what would be lost and how to keep it.
+	tip := run(t, dir, "rev-parse", "HEAD")
+	_, err = g.Remove(ctx, r, dir, info.Branch, false)
+	if !errors.Is(err, worktree.ErrUnsaved) || !strings.Contains(err.Error(), "uncommitted changes in 2 files and 1 commit on branch agent/s1") ||
+		!strings.Contains(err.Error(), "git -C "+r+" branch agent/s1 "+tip[:7]) {
+		t.Fatalf("remove without force: %v", err)
 	}
-	if !rm.BranchKept || rm.Commits != 1 {
-		t.Fatalf("remove = %+v, want the branch kept with 1 commit", rm)
+	if _, err := os.Stat(filepath.Join(dir, "new.txt")); err != nil {
+		t.Fatalf("a refused remove touched the worktree: %v", err)
+	}
+	// Forced: both go; the tip brings the branch back.
+	rm, err := g.Remove(ctx, r, dir, info.Branch, true)
+	if err != nil || rm.Unmerged != 1 || rm.Tip != tip {
+		t.Fatalf("remove --force = %+v, %v; want 1 unmerged commit at %s", rm, err, tip)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("worktree dir still there: %v", err)
 	}
-	if got := run(t, r, "branch", "--list", "agent/s1"); got == "" {
-		t.Fatal("branch with a commit was deleted")
+	if got := run(t, r, "branch", "--list", "agent/s1"); got != "" {
+		t.Fatalf("branch still there: %q", got)
 	}
 	// Removing again is harmless.
-	if _, err := worktree.Remove(ctx, r, dir, info.Branch, info.Base); err != nil {
+	if _, err := g.Remove(ctx, r, dir, info.Branch, false); err != nil {
 		t.Fatalf("second remove: %v", err)
 	}
-	// The kept branch blocks a new worktree of the same name, clearly.
-	_, err = worktree.Create(ctx, r, dir, worktree.Branch("s1"))
+	run(t, r, "branch", "agent/s1", tip)
+	if got := run(t, r, "log", "--format=%s", "-1", "agent/s1"); got != "second" {
+		t.Fatalf("branch brought back at %q", got)
+	}
+	// The branch blocks a new worktree of the same name, clearly.
+	_, err = g.Create(ctx, r, dir, worktree.Branch("s1"))
 	if err == nil || !strings.Contains(err.Error(), "branch agent/s1 already exists") {
 		t.Fatalf("create over a kept branch: %v", err)
 	}
 }
 
-func TestRemoveDeletesBranchWithoutCommits(t *testing.T) {
+// A branch whose commits another branch has, and no uncommitted change:
+// removed without force.
+func TestRemoveDeletesMergedBranch(t *testing.T) {
 	ctx := context.Background()
 	r := repo(t)
 	dir := filepath.Join(t.TempDir(), "s2")
-	info, err := worktree.Create(ctx, r, dir, worktree.Branch("s2"))
+	info, err := g.Create(ctx, r, dir, worktree.Branch("s2"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(dir, "a.txt"), "dirty\n") // uncommitted: removed with the worktree
-	rm, err := worktree.Remove(ctx, r, dir, info.Branch, info.Base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rm.BranchKept {
-		t.Fatalf("remove = %+v, want the branch deleted", rm)
+	write(t, filepath.Join(dir, "a.txt"), "two\n")
+	run(t, dir, "commit", "--quiet", "-am", "second")
+	run(t, r, "merge", "--quiet", "--ff-only", info.Branch)
+	rm, err := g.Remove(ctx, r, dir, info.Branch, false)
+	if err != nil || rm.Unmerged != 0 {
+		t.Fatalf("remove = %+v, %v; want the branch deleted", rm, err)
 	}
 	if got := run(t, r, "branch", "--list", "agent/s2"); got != "" {
 		t.Fatalf("branch still there: %q", got)
@@ -171,7 +187,7 @@ func TestCreateInSubdirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "s3")
-	info, err := worktree.Create(context.Background(), sub, dir, worktree.Branch("s3"))
+	info, err := g.Create(context.Background(), sub, dir, worktree.Branch("s3"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +201,7 @@ func TestCreateInSubdirectory(t *testing.T) {
 
 func TestCreateNotARepository(t *testing.T) {
 	ws := t.TempDir()
-	_, err := worktree.Create(context.Background(), ws, filepath.Join(t.TempDir(), "s4"), worktree.Branch("s4"))
+	_, err := g.Create(context.Background(), ws, filepath.Join(t.TempDir(), "s4"), worktree.Branch("s4"))
 	if !errors.Is(err, worktree.ErrNotRepo) {
 		t.Fatalf("err = %v, want ErrNotRepo", err)
 	}
@@ -194,9 +210,10 @@ func TestCreateNotARepository(t *testing.T) {
 	}
 }
 
-// git runs as the worker, outside the sandbox, on a .git the agent can
-// write: a post-checkout hook and an fsmonitor command planted there run
-// on none of Create, Diff, Summarize and Remove.
+// The host's git (hostGit) runs on a .git the agent can write: a
+// post-checkout hook and an fsmonitor command planted there run on none
+// of Create, Diff, Summarize and Remove. (Without a sandbox, tools.Local:
+// Git's worktree commands are hardened the same way.)
 func TestRepositoryCommandsDoNotRun(t *testing.T) {
 	ctx := context.Background()
 	r := repo(t)
@@ -213,18 +230,33 @@ func TestRepositoryCommandsDoNotRun(t *testing.T) {
 	}
 	run(t, r, "config", "core.fsmonitor", fsmon)
 	dir := filepath.Join(t.TempDir(), "worktrees", "s1")
-	info, err := worktree.Create(ctx, r, dir, worktree.Branch("s1"))
+	info, err := g.Create(ctx, r, dir, worktree.Branch("s1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(info.Dir, "a.txt"), "two\n")
-	if _, err := worktree.Diff(ctx, info.Dir, info.Base); err != nil {
+	if _, err := g.Diff(ctx, info.Dir, info.Base); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := worktree.Summarize(ctx, info.Dir, info.Branch, info.Base); err != nil {
+	if _, err := g.Summarize(ctx, info.Dir, info.Branch, info.Base); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(marker); err == nil {
 		t.Fatalf("a command from the repository's .git ran as the worker: %s", b)
+	}
+}
+
+// CheckBranch refuses exactly the valid session ids that git refuses in
+// agent/<id> (git check-ref-format --branch).
+func TestCheckBranchAgreesWithGit(t *testing.T) {
+	for _, id := range []string{"s1", "a..b", "a.lock", "a.", ".a", "a.b", "a_b-c", "x.lockx", "a.lock.b", "-a", "a...", "lock", "v1.2.3"} {
+		gitOK := exec.Command("git", "check-ref-format", "--branch", worktree.Branch(id)).Run() == nil
+		err := worktree.CheckBranch(id)
+		if (err == nil) != gitOK {
+			t.Errorf("CheckBranch(%q) = %v; git check-ref-format accepts it: %v", id, err, gitOK)
+		}
+		if err != nil && (strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), id)) {
+			t.Errorf("CheckBranch(%q) = %q: want one line naming the id", id, err)
+		}
 	}
 }

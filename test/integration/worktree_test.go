@@ -52,8 +52,8 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 // uncommitted change; starter diff prints each job's change; starter
 // sessions shows the branches; --worktree on an existing session without
 // one and on a directory outside git are one-line errors with exit 2;
-// session delete removes the worktree (and the branch that has no
-// commits, keeping the one that has).
+// session delete removes the worktree and its branch, refusing without
+// --force when that loses work.
 // Spec: "A git branch per job".
 func TestIntegration_WorktreePerSession(t *testing.T) {
 	e := newEnv(t)
@@ -152,11 +152,21 @@ func TestIntegration_WorktreePerSession(t *testing.T) {
 		t.Fatalf("diff without a worktree: exit %d, stderr %q", code, stderr)
 	}
 
-	// Delete: the worktrees go; wa's branch has a commit and stays, wb's goes.
-	for id, want := range map[string]string{"wa": "kept branch agent/wa", "wb": "removed its worktree " + wtB + " and branch agent/wb"} {
-		code, out, stderr := e.starter("session", "delete", "--session", id)
+	// Delete (issue 37, 9): wa's branch has a commit no other branch has,
+	// wb's worktree an uncommitted change; each is refused in one line
+	// saying so, until --force, whose output says how to bring wa's
+	// branch back.
+	tipA := gitIn(t, repo, "rev-parse", "agent/wa")
+	for id, want := range map[string]string{"wa": "1 commit on branch agent/wa that no other branch has", "wb": "uncommitted changes in 1 file"} {
+		code, _, stderr := e.starter("session", "delete", "--session", id)
+		if code == cli.ExitOK || !strings.Contains(stderr, want) || !strings.Contains(stderr, "--force") || strings.Count(stderr, "\n") != 1 {
+			t.Fatalf("delete %s without --force: exit %d, stderr %q", id, code, stderr)
+		}
+	}
+	for id, want := range map[string]string{"wa": "git -C " + repo + " branch agent/wa " + tipA + " brings it back", "wb": "removed its worktree " + wtB + " and branch agent/wb"} {
+		code, out, stderr := e.starter("session", "delete", "--session", id, "--force")
 		if code != cli.ExitOK || !strings.Contains(out, want) {
-			t.Fatalf("delete %s: exit %d\nstdout %s\nstderr %s", id, code, out, stderr)
+			t.Fatalf("delete %s --force: exit %d\nstdout %s\nstderr %s", id, code, out, stderr)
 		}
 	}
 	for _, dir := range []string{wtA, wtB} {
@@ -164,7 +174,11 @@ func TestIntegration_WorktreePerSession(t *testing.T) {
 			t.Fatalf("worktree %s after delete: %v", dir, err)
 		}
 	}
-	if branches := gitIn(t, repo, "branch", "--list", "agent/*"); branches != "agent/wa" {
-		t.Fatalf("branches after delete: %q, want only agent/wa", branches)
+	if branches := gitIn(t, repo, "branch", "--list", "agent/*"); branches != "" {
+		t.Fatalf("branches after delete: %q, want none", branches)
+	}
+	gitIn(t, repo, "branch", "agent/wa", tipA)
+	if got := gitIn(t, repo, "show", "agent/wa:a.txt"); got != "from-a" {
+		t.Fatalf("branch agent/wa brought back holds a.txt %q", got)
 	}
 }
