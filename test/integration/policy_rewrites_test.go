@@ -127,7 +127,8 @@ func TestIntegration_PolicyWrapperGrantIsExact(t *testing.T) {
 		t.Fatalf("approve --for-session: exit %d\n%s%s", code, out, stderr)
 	}
 	next := e.waitEvent("wrapper", 30*time.Second, func(ev agent.Event) bool {
-		return (ev.Type == agent.EventToolApprovalRequest || ev.Type == agent.EventToolExecutionEnd) && strings.Contains(string(ev.Args), "pwned")
+		return ev.ToolCallID != first.ToolCallID && ev.ToolCallID != "" &&
+			(ev.Type == agent.EventToolApprovalRequest || ev.Type == agent.EventToolExecutionEnd)
 	})
 	if next.Type != agent.EventToolApprovalRequest {
 		t.Fatalf("env sh -c ran under the grant of env true: %+v", next)
