@@ -209,3 +209,19 @@ func TestGrant_RunnersCoverOnlyTheExactCommand(t *testing.T) {
 		})
 	}
 }
+
+// A command the policy cannot read (too long, not parsed) is denied with
+// a reason the model can act on.
+func TestDecide_BlindDenySaysWhy(t *testing.T) {
+	p, err := Parse([]string{"deny bash prefix:git push", "allow bash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Decide(Call{Tool: "bash", Command: "cat > f <<EOF\n" + strings.Repeat("x", 1010), Cut: true})
+	if d.Action != Deny || !strings.Contains(d.Why(), "too long (over 1024 bytes)") {
+		t.Fatalf("%s by %s", d.Action, d.Why())
+	}
+	if d := p.Decide(Call{Tool: "bash", Command: "git push"}); d.Why() != `rule 1 "deny bash prefix:git push"` {
+		t.Fatalf("a read command's why %q", d.Why())
+	}
+}

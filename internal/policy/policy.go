@@ -86,6 +86,9 @@ type Decision struct {
 	Index int
 	// Rule is the matching rule's text ("" when none matched).
 	Rule string
+	// Blind says the rule matched a call it could not read: a command
+	// that cannot be parsed, or an argument cut to fit history.
+	Blind bool
 }
 
 // Why says which rule decided, for events, state and a denied call's
@@ -94,7 +97,11 @@ func (d Decision) Why() string {
 	if d.Index < 0 {
 		return "no rule matched"
 	}
-	return fmt.Sprintf("rule %d %q", d.Index+1, d.Rule)
+	why := fmt.Sprintf("rule %d %q", d.Index+1, d.Rule)
+	if d.Blind {
+		why += ", which matches every command too long (over 1024 bytes) or too odd to parse"
+	}
+	return why
 }
 
 // Decide returns the decision of the first rule that matches c.
@@ -106,7 +113,8 @@ func (p *Policy) Decide(c Call) Decision {
 		}
 		for i, r := range p.rules {
 			if r.matches(c, sc) {
-				return Decision{Action: r.Action, Index: i, Rule: r.String()}
+				blind := r.Kind != "" && (c.Cut || sc != nil && sc.opaque)
+				return Decision{Action: r.Action, Index: i, Rule: r.String(), Blind: blind}
 			}
 		}
 	}
