@@ -3,6 +3,7 @@ package policy
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Issue 37 item 4 (docs/spec.md 15.3.2): ask and deny rules match every
@@ -137,7 +138,8 @@ func TestDecide_PathRulesCoverWalks(t *testing.T) {
 		{"read of .env", Call{Tool: "read", Path: "app/.env"}, true},
 		{"read of .env through ..", Call{Tool: "read", Path: "app/../.env"}, true},
 		{"grep of the directory holding .env", Call{Tool: "grep", Path: "app"}, true},
-		{"grep of the workspace", Call{Tool: "grep", Path: ""}, true},
+		{"grep of the workspace (no path)", Call{Tool: "grep"}, true},
+		{"find in .", Call{Tool: "find", Path: "."}, false},
 		{"grep of .env itself", Call{Tool: "grep", Path: ".env"}, true},
 		{"ls of a directory above secrets", Call{Tool: "ls", Path: "."}, true},
 		{"ls of secrets", Call{Tool: "ls", Path: "secrets"}, true},
@@ -152,9 +154,6 @@ func TestDecide_PathRulesCoverWalks(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.call.Workspace = ws
-			if tc.call.Path == "" {
-				tc.call.Path = "."
-			}
 			if d := p.Decide(tc.call); (d.Action == Deny) != tc.deny {
 				t.Fatalf("%s %q: %s by %s, want deny %t", tc.call.Tool, tc.call.Path, d.Action, d.Why(), tc.deny)
 			}
@@ -223,5 +222,20 @@ func TestDecide_BlindDenySaysWhy(t *testing.T) {
 	}
 	if d := p.Decide(Call{Tool: "bash", Command: "git push"}); d.Why() != `rule 1 "deny bash prefix:git push"` {
 		t.Fatalf("a read command's why %q", d.Why())
+	}
+}
+
+// A command built to make the matcher work hard (wrappers within find
+// -exec within wrappers …) is decided at once, as opaque.
+func TestDecide_NestedWrappersStayCheap(t *testing.T) {
+	p, err := Parse([]string{"deny bash prefix:git push", "allow bash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := strings.Repeat("env find -exec ", 68) + "true"
+	start := time.Now()
+	d := p.Decide(Call{Tool: "bash", Command: cmd})
+	if took := time.Since(start); took > time.Second || d.Action != Deny {
+		t.Fatalf("%s by %s in %v, want a deny within a second", d.Action, d.Why(), took)
 	}
 }

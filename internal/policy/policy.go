@@ -141,13 +141,17 @@ func (r Rule) matches(c Call, sc *script) bool {
 	case MatchRegex:
 		return sc != nil && sc.matchRegex(r.re, narrow)
 	}
-	if c.Path == "" || (c.Cut && narrow) {
+	p := c.Path
+	if p == "" && !narrow && walkers[c.Tool] {
+		p = "." // a walk of the workspace
+	}
+	if p == "" || (c.Cut && narrow) {
 		return false
 	}
-	if c.Cut || pathMatches(r.Pattern, c.Path, c.Workspace, false) {
+	if c.Cut || pathMatches(r.Pattern, p, c.Workspace, false) {
 		return true
 	}
-	return !narrow && walkers[c.Tool] && pathMatches(r.Pattern, c.Path, c.Workspace, true)
+	return !narrow && walkers[c.Tool] && pathMatches(r.Pattern, p, c.Workspace, true)
 }
 
 // pathMatches matches an absolute glob against the absolute path, a

@@ -24,11 +24,13 @@ import (
 // it matches any word of an ask or deny rule and none of an allow rule.
 const dyn = "\x00"
 
-// maxNesting bounds nested scripts (bash -c inside eval inside …), and
-// maxParses the scripts parsed for one command.
+// maxNesting bounds nested scripts (bash -c inside eval inside …),
+// maxParses the scripts parsed for one command and maxCmds the simple
+// commands (wrapper suffixes included) kept of it; past them it is opaque.
 const (
 	maxNesting = 8
 	maxParses  = 64
+	maxCmds    = 4096
 )
 
 // wrappers run the command their arguments name.
@@ -172,6 +174,10 @@ func wordText(w *syntax.Word) string {
 
 // command adds one simple command and what it runs in turn.
 func (s *script) command(args []string, depth int) {
+	if len(s.cmds) >= maxCmds {
+		s.opaque = true
+		return
+	}
 	s.cmds = append(s.cmds, args)
 	prog := path.Base(args[0])
 	switch {
