@@ -40,6 +40,7 @@ require (
 	google.golang.org/grpc v1.83.2
 	google.golang.org/protobuf v1.36.11
 	modernc.org/sqlite v1.51.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

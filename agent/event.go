@@ -79,6 +79,9 @@ type Event struct {
 	// rule or session grant that decided it; empty without a policy.
 	Policy string `json:"policy,omitempty"`
 	Why    string `json:"why,omitempty"`
+	// SessionScope (tool_approval_request) says what approving the call
+	// for the session allows (internal/policy.Grant.Scope).
+	SessionScope string `json:"sessionScope,omitempty"`
 
 	// turn_end: the tool results of the turn, in the order of the calls.
 	ToolResults []Message `json:"toolResults,omitempty"`
@@ -274,12 +277,13 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventToolExecutionStart, EventToolApprovalRequest:
 		return json.Marshal(struct {
 			eventHeader
-			ToolCallID string          `json:"toolCallId"`
-			ToolName   string          `json:"toolName"`
-			Args       json.RawMessage `json:"args"`
-			Policy     string          `json:"policy,omitempty"`
-			Why        string          `json:"why,omitempty"`
-		}{h, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args), e.Policy, e.Why})
+			ToolCallID   string          `json:"toolCallId"`
+			ToolName     string          `json:"toolName"`
+			Args         json.RawMessage `json:"args"`
+			Policy       string          `json:"policy,omitempty"`
+			Why          string          `json:"why,omitempty"`
+			SessionScope string          `json:"sessionScope,omitempty"`
+		}{h, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args), e.Policy, e.Why, e.SessionScope})
 	case EventToolExecutionUpdate:
 		return json.Marshal(struct {
 			eventHeader
@@ -420,6 +424,9 @@ func (e Event) String() string {
 			e.ToolName, e.ToolCallID, rawOrEmpty(e.Args), e.ToolCallID)
 		if e.Why != "" {
 			s += ": asked by " + e.Why
+		}
+		if e.SessionScope != "" {
+			s += "; --for-session allows " + e.SessionScope
 		}
 		return s
 	case EventUsage:

@@ -80,8 +80,10 @@ type PendingApproval struct {
 	// ExpiresAt is when the call is denied unless decided (unset:
 	// tools.approvalTimeoutMs is 0, the wait has no end).
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
-	// Why names the policy rule that asked (tools.policy).
-	Why string `json:"why,omitempty"`
+	// Why names the policy rule that asked (tools.policy); SessionScope
+	// says what approving the call for the session allows.
+	Why          string `json:"why,omitempty"`
+	SessionScope string `json:"sessionScope,omitempty"`
 }
 
 // ToolDecision is the approval policy's decision of one tool call: its

@@ -200,7 +200,7 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 		}
 		r.approvals = append(r.approvals, a)
 		r.emit(ctx, agent.Event{Type: agent.EventToolApprovalRequest, ToolCallID: c.ref.ID,
-			ToolName: c.ref.Name, Args: c.ref.ArgsPreview, Policy: c.policy, Why: c.why})
+			ToolName: c.ref.Name, Args: c.ref.ArgsPreview, Policy: c.policy, Why: c.why, SessionScope: sessionScope(grant)})
 	}
 	if len(r.approvals) == 0 {
 		return
@@ -311,7 +311,8 @@ func (r *run) pendingApprovals() []agent.PendingApproval {
 		if a.decided {
 			continue
 		}
-		p := agent.PendingApproval{ToolCallID: a.call.ref.ID, ToolName: a.call.ref.Name, Args: a.call.ref.ArgsPreview, Why: a.call.why}
+		p := agent.PendingApproval{ToolCallID: a.call.ref.ID, ToolName: a.call.ref.Name, Args: a.call.ref.ArgsPreview, Why: a.call.why,
+			SessionScope: sessionScope(a.grant)}
 		if a.expiresAt != nil {
 			t := *a.expiresAt
 			p.ExpiresAt = &t

@@ -103,6 +103,16 @@ func (r *run) decide(ctx workflow.Context, c *toolCall) (ask bool, grant *toolpo
 	return false, nil
 }
 
+// sessionScope is what approving a call for the session allows
+// (toolpolicy.Grant.Scope), for the approval request's event and state,
+// so every client (CLI, TUI, RPC) shows the same words.
+func sessionScope(g *toolpolicy.Grant) string {
+	if g == nil {
+		return "nothing: a command that chains commands is approved once only"
+	}
+	return g.Scope()
+}
+
 // stateDecisions is the state query's copy of the latest decisions.
 func (p *policyState) stateDecisions() []agent.ToolDecision {
 	if len(p.decisions) == 0 {

@@ -325,6 +325,9 @@ func printState(w io.Writer, st agent.State, now time.Time) {
 		if p.Why != "" {
 			fmt.Fprintf(w, " (asked by %s)", p.Why)
 		}
+		if p.SessionScope != "" {
+			fmt.Fprintf(w, "\n  --for-session allows %s", p.SessionScope)
+		}
 		fmt.Fprintf(w, "\n  starter approve --session %s %s [--deny --reason TEXT] [--for-session]\n", st.SessionID, p.ToolCallID)
 	}
 	for _, d := range st.ToolDecisions {

@@ -12,18 +12,26 @@
 // ACTION is allow, ask or deny; TOOL a tool name or * (any tool); MATCH,
 // optional, one of
 //
-//	prefix:TEXT   the bash command starts with TEXT (leading spaces ignored)
+//	prefix:WORDS  the bash command runs a command that starts with WORDS
 //	regex:RE      the bash command matches the Go regular expression RE
 //	path:GLOB     the call's path argument matches GLOB (doublestar: ** spans
 //	              directories); a relative GLOB matches paths inside the
 //	              workspace, relative to it; an absolute one the absolute path
 //
+// A bash command is parsed as bash reads it (shell.go) into simple
+// commands. An allow rule with a match is narrow: it matches only a plain
+// command (one simple command of known words: no ; & | newline,
+// redirection, assignment or $ expansion), prefix: word by word, regex:
+// against its words joined by spaces. An ask or deny rule with a match is
+// wide: it matches when any simple command matches (wrappers such as env
+// or sudo looked through, git's global options skipped, short options
+// compared as a set, the scripts of bash -c, eval and trap read), regex:
+// also against the command as written; and it matches every command that
+// cannot be parsed or was cut to fit history. A path: rule of ask or deny
+// also matches a grep, find or ls whose walk may reach a matching path,
+// and a read rule's path applies to grep too.
+//
 // Contract:
-//   - an allow rule with prefix: never matches a command holding a shell
-//     control character (; & | ` $( < > or a newline), so "allow bash
-//     prefix:git status" does not allow "git status; rm -rf ~";
-//   - an allow rule with a MATCH never matches an argument that was cut
-//     to fit history (Call.Cut); ask and deny rules match its kept start;
 //   - a call no rule matches is allowed (an empty policy allows all,
 //     the behaviour before policies): Default ends with "ask *";
 //   - Compile puts tools.requireApproval (and the worker's floor) first as
@@ -33,5 +41,8 @@
 //
 // A Grant is a person's "allow for this session" of an asked call: later
 // calls of the same tool that the same ask rule matches (for bash, with
-// the same first word) are allowed without asking.
+// the same program) are allowed without asking. A command that runs other
+// programs (a shell, an interpreter given code, env, xargs, find -exec …)
+// is granted as that exact command only; one that is not one plain
+// command (chained, redirected) gets no grant.
 package policy

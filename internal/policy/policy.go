@@ -35,7 +35,8 @@ type Policy struct {
 // and text, and says the problem, in one line.
 func Parse(rules []string) (*Policy, error) {
 	if len(rules) > MaxRules {
-		return nil, fmt.Errorf("tools.policy has %d rules, more than %d", len(rules), MaxRules)
+		return nil, fmt.Errorf("the policy has %d rules, more than %d (tools.policy at most %d, then the default policy's %d)",
+			len(rules), MaxRules, MaxRules-len(Default), len(Default))
 	}
 	p := &Policy{rules: make([]Rule, 0, len(rules))}
 	for i, text := range rules {
@@ -85,6 +86,9 @@ type Decision struct {
 	Index int
 	// Rule is the matching rule's text ("" when none matched).
 	Rule string
+	// Blind says the rule matched a call it could not read: a command
+	// that cannot be parsed, or an argument cut to fit history.
+	Blind bool
 }
 
 // Why says which rule decided, for events, state and a denied call's
@@ -93,56 +97,67 @@ func (d Decision) Why() string {
 	if d.Index < 0 {
 		return "no rule matched"
 	}
-	return fmt.Sprintf("rule %d %q", d.Index+1, d.Rule)
+	why := fmt.Sprintf("rule %d %q", d.Index+1, d.Rule)
+	if d.Blind {
+		why += ", which matches every command too long (over 1024 bytes) or too odd to parse"
+	}
+	return why
 }
 
 // Decide returns the decision of the first rule that matches c.
 func (p *Policy) Decide(c Call) Decision {
 	if p != nil {
+		var sc *script
+		if c.Tool == "bash" {
+			sc = parseScript(c.Command, c.Cut)
+		}
 		for i, r := range p.rules {
-			if r.matches(c) {
-				return Decision{Action: r.Action, Index: i, Rule: r.String()}
+			if r.matches(c, sc) {
+				blind := r.Kind != "" && (c.Cut || sc != nil && sc.opaque)
+				return Decision{Action: r.Action, Index: i, Rule: r.String(), Blind: blind}
 			}
 		}
 	}
 	return Decision{Action: Allow, Index: -1}
 }
 
-// shellControl are the characters that chain or redirect commands.
-const shellControl = ";&|`<>\n\r"
+// walkers are the tools that walk the tree below their path; grep also
+// reads the files it reaches, so a read rule's path applies to it.
+var walkers = set("grep", "find", "ls")
 
-func (r Rule) matches(c Call) bool {
-	if r.Tool != AnyTool && r.Tool != c.Tool {
-		return false
-	}
-	if r.Kind == "" {
-		return true
-	}
-	if c.Cut && r.Action == Allow {
+// matches reports whether r matches c; sc is c's parsed command (bash).
+// An allow rule with a match is narrow, an ask or deny rule wide (doc.go).
+func (r Rule) matches(c Call, sc *script) bool {
+	narrow := r.Action == Allow
+	readRule := r.Tool == "read" && c.Tool == "grep" && r.Kind == MatchPath && !narrow
+	if r.Tool != AnyTool && r.Tool != c.Tool && !readRule {
 		return false
 	}
 	switch r.Kind {
+	case "":
+		return true
 	case MatchPrefix:
-		if c.Tool != "bash" {
-			return false
-		}
-		cmd := strings.TrimLeft(c.Command, " \t")
-		if r.Action == Allow && (strings.ContainsAny(cmd, shellControl) || strings.Contains(cmd, "$(")) {
-			return false
-		}
-		return strings.HasPrefix(cmd, r.Pattern)
+		return sc != nil && sc.matchPrefix(r.words, r.exact, narrow)
 	case MatchRegex:
-		return c.Tool == "bash" && r.re.MatchString(c.Command)
-	case MatchPath:
-		return c.Path != "" && pathMatches(r.Pattern, c.Path, c.Workspace)
+		return sc != nil && sc.matchRegex(r.re, narrow)
 	}
-	return false
+	p := c.Path
+	if p == "" && !narrow && walkers[c.Tool] {
+		p = "." // a walk of the workspace
+	}
+	if p == "" || (c.Cut && narrow) {
+		return false
+	}
+	if c.Cut || pathMatches(r.Pattern, p, c.Workspace, false) {
+		return true
+	}
+	return !narrow && walkers[c.Tool] && pathMatches(r.Pattern, p, c.Workspace, true)
 }
 
 // pathMatches matches an absolute glob against the absolute path, a
 // relative one against the path relative to the workspace (never a path
-// outside it).
-func pathMatches(glob, p, workspace string) bool {
+// outside it); below says a path under it matching is enough.
+func pathMatches(glob, p, workspace string, below bool) bool {
 	abs := p
 	if !path.IsAbs(abs) {
 		if workspace == "" {
@@ -151,25 +166,49 @@ func pathMatches(glob, p, workspace string) bool {
 		abs = path.Join(workspace, p)
 	}
 	abs = path.Clean(abs)
-	if path.IsAbs(glob) {
-		ok, _ := doublestar.Match(glob, abs)
-		return ok
+	if !path.IsAbs(glob) {
+		ws := strings.TrimSuffix(path.Clean(workspace), "/")
+		switch {
+		case workspace == "" || (abs != ws && !strings.HasPrefix(abs, ws+"/")):
+			return false
+		case abs == ws:
+			abs = "."
+		default:
+			abs = strings.TrimPrefix(abs, ws+"/")
+		}
 	}
-	if workspace == "" {
-		return false
+	if below {
+		return reaches(glob, abs)
 	}
-	ws := path.Clean(workspace)
-	var rel string
-	switch {
-	case abs == ws:
-		rel = "."
-	case strings.HasPrefix(abs, strings.TrimSuffix(ws, "/")+"/"):
-		rel = strings.TrimPrefix(abs, strings.TrimSuffix(ws, "/")+"/")
-	default:
-		return false
-	}
-	ok, _ := doublestar.Match(glob, rel)
+	ok, _ := doublestar.Match(glob, abs)
 	return ok
+}
+
+// reaches reports whether glob may match p or a path below it: p's
+// segments match the glob's first ones (** any number of them), and the
+// rest of the glob may match what lies below.
+func reaches(glob, p string) bool {
+	gs, ps := strings.Split(glob, "/"), strings.Split(p, "/")
+	if p == "." {
+		ps = nil
+	}
+	// ok[i][j]: gs[i:] may match ps[j:] followed by anything.
+	ok := make([][]bool, len(gs)+1)
+	for i := range ok {
+		ok[i] = make([]bool, len(ps)+1)
+		ok[i][len(ps)] = true
+	}
+	for i := len(gs) - 1; i >= 0; i-- {
+		for j := len(ps) - 1; j >= 0; j-- {
+			if gs[i] == "**" {
+				ok[i][j] = ok[i+1][j] || ok[i][j+1]
+			} else {
+				m, _ := doublestar.Match(gs[i], ps[j])
+				ok[i][j] = m && ok[i+1][j+1]
+			}
+		}
+	}
+	return ok[0][0]
 }
 
 func shorten(s string) string {

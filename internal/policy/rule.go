@@ -29,8 +29,9 @@ const (
 // AnyTool is the tool name of a rule that matches every tool.
 const AnyTool = "*"
 
-// MaxRuleBytes bounds one rule's text; MaxRules the rules of a policy
-// (the prompt's input carries them, so history stays bounded).
+// MaxRuleBytes bounds one rule's text; MaxRules the rules of a prompt's
+// policy, the default policy's included (the prompt's input carries them,
+// so history stays bounded): tools.policy holds MaxRules-len(Default).
 const (
 	MaxRuleBytes = 512
 	MaxRules     = 100
@@ -46,6 +47,10 @@ type Rule struct {
 	Kind    string
 	Pattern string
 	re      *regexp.Regexp
+	// words are a prefix's words as the shell reads them; exact says
+	// the pattern ends in a blank (its last word is whole).
+	words []string
+	exact bool
 }
 
 // String is the rule's canonical text (what ParseRule reads back).
@@ -102,6 +107,13 @@ func ParseRule(text string) (Rule, error) {
 	case MatchPrefix, MatchRegex:
 		if tool != "bash" && tool != AnyTool {
 			return Rule{}, fmt.Errorf("%s: matches a bash command, and the tool is %s", kind, tool)
+		}
+		if kind == MatchPrefix {
+			sc := parseScript(pattern, false)
+			if sc.plain == nil {
+				return Rule{}, fmt.Errorf("the prefix: pattern %q is not a command's words (no ; & | < > $ or backquote)", pattern)
+			}
+			r.words, r.exact = sc.plain, strings.TrimRight(pattern, " \t") != pattern
 		}
 		if kind == MatchRegex {
 			re, err := regexp.Compile(pattern)

@@ -104,7 +104,7 @@ func TestLoad_InvalidInputRejectedWithKeyAndValue(t *testing.T) {
 		{name: "duplicate fallback model in env", env: map[string]string{"DURABLE_AGENT_RETRY_FALLBACKMODELS": "gpt-b;gpt-c; gpt-b"},
 			want: []string{`retry.fallbackModels[2]: repeats retry.fallbackModels[0], got "gpt-b"`, "environment DURABLE_AGENT_RETRY_FALLBACKMODELS"}},
 		{name: "more than ten fallback models in a flag", args: []string{"--retry.fallbackModels=m1;m2;m3;m4;m5;m6;m7;m8;m9;m10;m11"},
-			want: []string{"retry.fallbackModels: must hold at most 10 models, has 11", "m11", "flag --retry.fallbackModels"}},
+			want: []string{"retry.fallbackModels: must hold at most 10 items, has 11 (from flag --retry.fallbackModels"}},
 		{name: "dataDir is a file", env: map[string]string{"DURABLE_AGENT_DATADIR": aFile},
 			want: []string{"dataDir", aFile, "not a file", "DURABLE_AGENT_DATADIR"}},
 		{name: "negative maxRetries in env", env: map[string]string{"DURABLE_AGENT_RETRY_MAXRETRIES": "-1"},

@@ -158,8 +158,7 @@ func (k *keyDef) check(v any) *problem {
 		}
 	case []string:
 		if k.maxItems > 0 && len(x) > k.maxItems {
-			return &problem{key: k.key, value: strings.Join(x, ";"),
-				reason: fmt.Sprintf("must hold at most %d models, has %d", k.maxItems, len(x))}
+			return &problem{key: k.key, reason: fmt.Sprintf("must hold at most %d items, has %d", k.maxItems, len(x)), quiet: true}
 		}
 		seen := map[any]int{}
 		for i, it := range x {

@@ -31,8 +31,9 @@ const approvalArgLines = 12
 // approvalPrompt is a tool call waiting for approval.
 type approvalPrompt struct {
 	callID, toolName string
-	// why names the policy rule that asked ("" without a policy).
-	why string
+	// why names the policy rule that asked ("" without a policy); scope
+	// what "allow for this session" allows.
+	why, scope string
 	// seq is the tool_approval_request's seq: a state read at or after it
 	// that does not list the call means it was decided elsewhere.
 	seq int64
@@ -95,7 +96,7 @@ func (m *Model) approvalRequested(e agent.Event) tea.Cmd {
 			return nil
 		}
 	}
-	m.approvals = append(m.approvals, &approvalPrompt{callID: e.ToolCallID, toolName: e.ToolName, why: e.Why, seq: e.Seq, args: e.Args})
+	m.approvals = append(m.approvals, &approvalPrompt{callID: e.ToolCallID, toolName: e.ToolName, why: e.Why, scope: e.SessionScope, seq: e.Seq, args: e.Args})
 	t := m.toolEntry(e.ToolCallID, e.ToolName)
 	t.waiting = true
 	return m.readFullArgs(e.ToolCallID)
@@ -280,6 +281,9 @@ func (m *Model) approvalView(a *approvalPrompt) string {
 		lines = append(lines, statusStyle.Render("Deny: why? (optional, the model sees it)"), m.reason.View())
 	default:
 		lines = append(lines, statusStyle.Render("y: approve · n: deny (with an optional reason) · a: allow for this session"))
+		if a.scope != "" {
+			lines = append(lines, noteStyle.Render("  a allows "+line.Cut(a.scope, room)))
+		}
 	}
 	return inputStyle.Width(m.width).Render(strings.Join(lines, "\n"))
 }
