@@ -74,10 +74,12 @@ type promptWait struct {
 	err  error
 }
 
-// Start starts the RPC process; by default `starter rpc --session
-// default` (see the options). It returns once the process runs; a process
-// that cannot serve (Temporal unreachable, bad flags) exits, and the
-// first request returns its error (ErrExited with the end of its stderr).
+// Start starts the RPC process; by default `starter rpc`, which serves a
+// new session in the process's working directory (see the options). It
+// returns once the process runs; a process that cannot serve (Temporal
+// unreachable, bad flags, a session that works in another directory)
+// exits, and the first request returns its error (ErrExited with the end
+// of its stderr).
 func Start(opts ...Option) (*Client, error) {
 	o := defaultOptions()
 	for _, opt := range opts {

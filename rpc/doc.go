@@ -1,5 +1,5 @@
 // Package rpc is the RPC mode of the durable agent: the wire protocol of
-// `starter rpc --session ID` and Client, a Go client that spawns that
+// `starter rpc [--session ID]` and Client, a Go client that spawns that
 // process and speaks the protocol.
 //
 // The protocol is the terminal agent's (@mariozechner/pi-coding-agent

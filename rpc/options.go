@@ -29,7 +29,7 @@ type options struct {
 }
 
 func defaultOptions() options {
-	return options{path: "starter", session: "default", requestTimeout: DefaultRequestTimeout, closeTimeout: DefaultCloseTimeout}
+	return options{path: "starter", requestTimeout: DefaultRequestTimeout, closeTimeout: DefaultCloseTimeout}
 }
 
 // argv is the command line to run.
@@ -37,11 +37,17 @@ func (o options) argv() (string, []string) {
 	if o.args != nil {
 		return o.path, o.args
 	}
-	return o.path, append([]string{"rpc", "--session", o.session}, o.extra...)
+	args := []string{"rpc"}
+	if o.session != "" {
+		args = append(args, "--session", o.session)
+	}
+	return o.path, append(args, o.extra...)
 }
 
 // WithSession sets the session of the default command line
-// (`starter rpc --session ID`; default "default").
+// (`starter rpc --session ID`). Without it the process starts a new
+// session in its working directory (WithDir), whose id GetState reports;
+// WithArgs("-c") continues the newest session of that directory instead.
 func WithSession(id string) Option { return func(o *options) { o.session = id } }
 
 // WithStarter sets the starter binary of the default command line

@@ -14,7 +14,7 @@ import (
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
-// workspaceFlags are --workspace and --continue of prompt and chat.
+// workspaceFlags are --workspace and --continue of prompt, chat and rpc.
 type workspaceFlags struct {
 	workspace string
 	cont      bool
@@ -117,9 +117,8 @@ func newSessionID(dir string, now time.Time) string {
 
 // sessionFromDir are the commands that, without --session, act on the
 // newest session of the current directory, as prompt -c continues it.
-// prompt and chat start a new session instead (resolve), rpc serves
-// "default" as pi's protocol does, and session export, set and delete
-// need --session.
+// prompt, chat and rpc start a new session instead (resolve), and
+// session export, set and delete need --session.
 var sessionFromDir = map[string]bool{
 	"abort": true, "abort-retry": true, "state": true, "events": true,
 	"steer": true, "follow-up": true, "approve": true, "compact": true, "diff": true, "show": true,

@@ -13,7 +13,7 @@ import (
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
-const rpcUsage = "starter rpc [--session ID] [--mode rpc] [--protocol 1.6|0.73] [--provider P] [--model [P/]NAME[:LEVEL]] [settings flags]"
+const rpcUsage = "starter rpc [--session ID | -c] [--workspace DIR] [--mode rpc] [--protocol 1.6|0.73] [--provider P] [--model [P/]NAME[:LEVEL]] [settings flags]"
 
 var rpcCmd = Command{
 	Name:    "rpc",
@@ -22,11 +22,14 @@ var rpcCmd = Command{
 	Run:     runRPC,
 }
 
-// runRPC serves one session until stdin closes. Stdout carries protocol
+// runRPC serves one session until stdin closes: as prompt chooses it
+// (resolve), so without --session or -c a new one in the current
+// directory, as the terminal agent's RPC mode does. Stdout carries protocol
 // only; notes and errors go to stderr. Closing stdin (or SIGINT) detaches a
 // running prompt, which keeps running in Temporal, and exits 0.
 func runRPC(ctx context.Context, env Env, args []string) int {
 	c := newFlags("rpc", env)
+	ws := c.addWorkspaceFlags()
 	args, protocol, err := protocolArg(args)
 	if err != nil {
 		return fail(env, "rpc", err)
@@ -41,14 +44,17 @@ func runRPC(ctx context.Context, env Env, args []string) int {
 	if c.fs.NArg() > 0 {
 		return fail(env, "rpc", fmt.Errorf("unexpected argument %q (usage: %s)", c.fs.Arg(0), rpcUsage))
 	}
-	if c.session == "" {
-		c.session = "default" // as rpc.Options document it
+	if s, ok := c.settings(env); !ok {
+		return ExitUsage
+	} else if err := ws.resolve(c, s); err != nil {
+		return fail(env, "rpc", err)
 	}
 	b, closeFn, ok := c.backend(ctx, env, "rpc")
 	if !ok {
 		return ExitUsage
 	}
 	defer closeFn()
+	b.Workspace = ws.workspace
 	srv := &rpcserver.Server{Backend: b, Protocol: protocol, Logf: func(format string, a ...any) {
 		fmt.Fprintf(env.Stderr, "starter "+format+"\n", a...)
 	}}
