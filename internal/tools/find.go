@@ -89,8 +89,5 @@ func runFind(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		limitNote = fmt.Sprintf("%d results limit reached. Use limit=%d for more, or refine pattern", limit, limit*2)
 		details["resultLimitReached"] = limit
 	}
-	if ruled > 0 {
-		details["ruled"] = ruled
-	}
 	return listing(found, details, limitNote, ruledNote(ruled))
 }

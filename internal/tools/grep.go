@@ -153,9 +153,6 @@ func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		linesNote = fmt.Sprintf("Some lines truncated to %d chars. Use read tool to see full lines", GrepMaxLineLength)
 		details["linesTruncated"] = true
 	}
-	if ruled > 0 {
-		details["ruled"] = ruled
-	}
 	return listing(st.out, details, limitNote, linesNote, ruledNote(ruled))
 }
 

@@ -90,8 +90,5 @@ func runLs(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		limitNote = fmt.Sprintf("%d entries limit reached. Use limit=%d for more", limit, limit*2)
 		details["entryLimitReached"] = limit
 	}
-	if ruled > 0 {
-		details["ruled"] = ruled
-	}
 	return listing(names, details, limitNote, ruledNote(ruled))
 }
