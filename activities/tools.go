@@ -343,6 +343,13 @@ func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToo
 	opts.Rerun = activity.GetInfo(ctx).Attempt > 1
 	opts.Secrets = red.needles()
 	opts.OnUpdate = stream.SetOutput
+	if in.PathRules != nil {
+		rule, err := in.PathRules.Refusal(call.Name, in.Workspace)
+		if err != nil { // the workflow parsed them: not reached
+			return tools.Result{IsError: true, Content: err.Error()}
+		}
+		opts.PathRule = rule
+	}
 	return red.result(tools.Run(ctx, call.Name, call.Arguments, opts))
 }
 

@@ -343,6 +343,11 @@ type RunToolInput struct {
 	// workspace while it ran (Files, FilesMore, FilesNote; bashfiles.go):
 	// set for a sub-agent working in its parent's workspace.
 	TrackFiles bool `json:"trackFiles,omitempty"`
+	// PathRules are the approval policy's path rules the tool applies to
+	// the real locations its call reaches (symbolic links resolved, the
+	// files of a walk; tools.Options.PathRule): only the rules of the
+	// call's tool, nil when none could refuse a path.
+	PathRules *policy.PathRules `json:"pathRules,omitempty"`
 }
 
 // RunToolResult is what the workflow keeps of a tool result: whether it

@@ -9,6 +9,7 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	toolpolicy "github.com/durableagent/durableagent/internal/policy"
+	"github.com/durableagent/durableagent/internal/tools"
 )
 
 // The approval policy (internal/policy) decides each tool call of a
@@ -71,6 +72,9 @@ func (r *run) decide(ctx workflow.Context, c *toolCall) (ask bool, grant *toolpo
 	}
 	pc := r.policyCall(c)
 	d := r.policy(ctx).Decide(pc)
+	if c.spec.Kind == tools.KindActivity {
+		c.pathRules = r.policy(ctx).PathRules(pc, d)
+	}
 	action, why := d.Action, ""
 	if d.Index >= 0 {
 		why = d.Why()

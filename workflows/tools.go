@@ -14,6 +14,7 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
+	toolpolicy "github.com/durableagent/durableagent/internal/policy"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 )
@@ -71,8 +72,10 @@ type toolCall struct {
 	// denial is the error result of a call that does not run: denied or
 	// not approved in time, or skipped for a steer message.
 	denial string
-	// policy and why are the approval policy's decision (policy.go).
+	// policy and why are the approval policy's decision (policy.go);
+	// pathRules the rules the tool host applies to the paths it reaches.
 	policy, why string
+	pathRules   *toolpolicy.PathRules
 	// subSession is the session of a task call's sub-agent, once started
 	// (subagent.go).
 	subSession string
@@ -190,6 +193,7 @@ func (r *run) startTool(ctx, tctx workflow.Context, c *toolCall) {
 		ToolName: c.ref.Name, ResultEntryID: c.resultID, ParentID: c.parentID,
 		Workspace: r.workspace, Tools: r.in.Tools,
 		TrackFiles: c.ref.Name == tools.Bash && r.tracksBashFiles(),
+		PathRules:  c.pathRules,
 	}
 	switch c.spec.Kind {
 	case tools.KindSubAgent:

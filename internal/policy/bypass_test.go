@@ -126,9 +126,11 @@ func TestDecide_AllowIsNarrow(t *testing.T) {
 	}
 }
 
-// Path rules: a grep, find or ls whose walk may reach a denied path is
-// denied; a read rule's path also covers grep, which reads files.
-func TestDecide_PathRulesCoverWalks(t *testing.T) {
+// Path rules (docs/spec.md 15.3.2): the workflow decides a call by its
+// path argument as written; a read rule's path also covers grep, which
+// reads files. What a walk reaches and where a link leads the tool host
+// decides (PathRules).
+func TestDecide_PathRulesSeeTheArgument(t *testing.T) {
 	rules := []string{"deny read path:**/.env", "deny ls path:secrets/**", "allow *"}
 	cases := []struct {
 		name string
@@ -137,13 +139,11 @@ func TestDecide_PathRulesCoverWalks(t *testing.T) {
 	}{
 		{"read of .env", Call{Tool: "read", Path: "app/.env"}, true},
 		{"read of .env through ..", Call{Tool: "read", Path: "app/../.env"}, true},
-		{"grep of the directory holding .env", Call{Tool: "grep", Path: "app"}, true},
-		{"grep of the workspace (no path)", Call{Tool: "grep"}, true},
-		{"find in .", Call{Tool: "find", Path: "."}, false},
 		{"grep of .env itself", Call{Tool: "grep", Path: ".env"}, true},
-		{"ls of a directory above secrets", Call{Tool: "ls", Path: "."}, true},
-		{"ls of secrets", Call{Tool: "ls", Path: "secrets"}, true},
-		{"ls elsewhere runs", Call{Tool: "ls", Path: "src"}, false},
+		{"ls of secrets", Call{Tool: "ls", Path: "secrets/x"}, true},
+		{"grep of the directory holding .env runs (the host passes over .env)", Call{Tool: "grep", Path: "app"}, false},
+		{"grep of the workspace runs", Call{Tool: "grep"}, false},
+		{"ls of a directory above secrets runs", Call{Tool: "ls", Path: "."}, false},
 		{"grep outside the workspace runs", Call{Tool: "grep", Path: "/usr/share"}, false},
 		{"read of another file runs", Call{Tool: "read", Path: "app/main.go"}, false},
 	}
@@ -156,6 +156,54 @@ func TestDecide_PathRulesCoverWalks(t *testing.T) {
 			tc.call.Workspace = ws
 			if d := p.Decide(tc.call); (d.Action == Deny) != tc.deny {
 				t.Fatalf("%s %q: %s by %s, want deny %t", tc.call.Tool, tc.call.Path, d.Action, d.Why(), tc.deny)
+			}
+		})
+	}
+}
+
+// The tool host's path rules (docs/spec.md 15.3.2): only the rules of the
+// call's tool go (none when none could refuse), and the host refuses a
+// real location that a deny or ask rule decides unless the same rule
+// decided the call's path argument.
+func TestPathRules_HostRefusesWhatTheArgumentHid(t *testing.T) {
+	p, err := Compile(nil, append([]string{"deny read path:**/.env", "ask read path:keys/**", "deny find path:**/.env"}, Default...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"bash", "ls"} {
+		c := Call{Tool: tool, Path: "x", Workspace: ws}
+		if pr := p.PathRules(c, p.Decide(c)); pr != nil {
+			t.Errorf("%s: path rules %+v, want none (no deny or ask path rule of %s)", tool, pr, tool)
+		}
+	}
+	cases := []struct {
+		name, tool, arg, real, want string
+	}{
+		{"a link to .env", "read", "x", ws + "/app/.env", `denies (rule 1 "deny read path:**/.env")`},
+		{"grep reaches .env", "grep", "", ws + "/.env", `denies (rule 1 "deny read path:**/.env")`},
+		{"a link into keys asks", "read", "x", ws + "/keys/k", `asks a person for (rule 2 "ask read path:keys/**")`},
+		{"keys approved by its rule", "read", "keys/a", ws + "/keys/b", ""},
+		{"another file", "grep", "", ws + "/main.go", ""},
+		{"find passes over .env", "find", "", ws + "/a/.env", `denies (rule 3 "deny find path:**/.env")`},
+		{"a write through a link out of the workspace asks", "write", "x", "/etc/passwd", `asks a person for (rule 12 "ask *")`},
+		{"a write inside", "write", "x", ws + "/y", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Call{Tool: tc.tool, Path: tc.arg, Workspace: ws}
+			pr := p.PathRules(c, p.Decide(c))
+			if pr == nil {
+				t.Fatal("no path rules")
+			}
+			if len(pr.Rules) > 3 {
+				t.Errorf("path rules %q: more than the tool's", pr.Rules)
+			}
+			refusal, err := pr.Refusal(tc.tool, ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := refusal(tc.real); !strings.Contains(got, tc.want) || (got == "") != (tc.want == "") {
+				t.Errorf("%s reaching %s: %q, want %q", tc.tool, tc.real, got, tc.want)
 			}
 		})
 	}

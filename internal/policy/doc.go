@@ -27,9 +27,11 @@
 // or sudo looked through, git's global options skipped, short options
 // compared as a set, the scripts of bash -c, eval and trap read), regex:
 // also against the command as written; and it matches every command that
-// cannot be parsed or was cut to fit history. A path: rule of ask or deny
-// also matches a grep, find or ls whose walk may reach a matching path,
-// and a read rule's path applies to grep too.
+// cannot be parsed or was cut to fit history. A path: rule sees the
+// path argument as written (a read rule's path applies to grep too);
+// PathRules hands the tool host the rules it applies where the file
+// system is: to the real location of the path (symbolic links resolved)
+// and to each file a grep, find or ls walk reaches (paths.go).
 //
 // Contract:
 //   - a call no rule matches is allowed (an empty policy allows all,

@@ -121,16 +121,25 @@ func (p *Policy) Decide(c Call) Decision {
 	return Decision{Action: Allow, Index: -1}
 }
 
-// walkers are the tools that walk the tree below their path; grep also
-// reads the files it reaches, so a read rule's path applies to it.
+// walkers are the tools that walk the tree below their path: without a
+// path argument they walk the workspace.
 var walkers = set("grep", "find", "ls")
+
+// appliesTo reports whether r may decide a call of tool: a rule of the
+// tool or of any tool, and a read rule's path for grep, which reads the
+// files it reaches (an ask or deny rule: allow stays narrow).
+func (r Rule) appliesTo(tool string) bool {
+	return r.Tool == AnyTool || r.Tool == tool ||
+		r.Tool == "read" && tool == "grep" && r.Kind == MatchPath && r.Action != Allow
+}
 
 // matches reports whether r matches c; sc is c's parsed command (bash).
 // An allow rule with a match is narrow, an ask or deny rule wide (doc.go).
+// A path rule sees the path argument as written; the tool host applies
+// the path rules to what it resolves to and walks (PathRules).
 func (r Rule) matches(c Call, sc *script) bool {
 	narrow := r.Action == Allow
-	readRule := r.Tool == "read" && c.Tool == "grep" && r.Kind == MatchPath && !narrow
-	if r.Tool != AnyTool && r.Tool != c.Tool && !readRule {
+	if !r.appliesTo(c.Tool) {
 		return false
 	}
 	switch r.Kind {
@@ -148,16 +157,13 @@ func (r Rule) matches(c Call, sc *script) bool {
 	if p == "" || (c.Cut && narrow) {
 		return false
 	}
-	if c.Cut || pathMatches(r.Pattern, p, c.Workspace, false) {
-		return true
-	}
-	return !narrow && walkers[c.Tool] && pathMatches(r.Pattern, p, c.Workspace, true)
+	return c.Cut || pathMatches(r.Pattern, p, c.Workspace)
 }
 
 // pathMatches matches an absolute glob against the absolute path, a
 // relative one against the path relative to the workspace (never a path
-// outside it); below says a path under it matching is enough.
-func pathMatches(glob, p, workspace string, below bool) bool {
+// outside it).
+func pathMatches(glob, p, workspace string) bool {
 	abs := p
 	if !path.IsAbs(abs) {
 		if workspace == "" {
@@ -177,38 +183,8 @@ func pathMatches(glob, p, workspace string, below bool) bool {
 			abs = strings.TrimPrefix(abs, ws+"/")
 		}
 	}
-	if below {
-		return reaches(glob, abs)
-	}
 	ok, _ := doublestar.Match(glob, abs)
 	return ok
-}
-
-// reaches reports whether glob may match p or a path below it: p's
-// segments match the glob's first ones (** any number of them), and the
-// rest of the glob may match what lies below.
-func reaches(glob, p string) bool {
-	gs, ps := strings.Split(glob, "/"), strings.Split(p, "/")
-	if p == "." {
-		ps = nil
-	}
-	// ok[i][j]: gs[i:] may match ps[j:] followed by anything.
-	ok := make([][]bool, len(gs)+1)
-	for i := range ok {
-		ok[i] = make([]bool, len(ps)+1)
-		ok[i][len(ps)] = true
-	}
-	for i := len(gs) - 1; i >= 0; i-- {
-		for j := len(ps) - 1; j >= 0; j-- {
-			if gs[i] == "**" {
-				ok[i][j] = ok[i+1][j] || ok[i][j+1]
-			} else {
-				m, _ := doublestar.Match(gs[i], ps[j])
-				ok[i][j] = m && ok[i+1][j+1]
-			}
-		}
-	}
-	return ok[0][0]
 }
 
 func shorten(s string) string {

@@ -44,6 +44,9 @@ func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if err != nil {
 		return errorf("%v", err)
 	}
+	if abs, err = opts.ruled(Edit, abs, shown); err != nil {
+		return errorf("%v", err)
+	}
 	fi, err := opts.fs().Stat(abs)
 	if err != nil {
 		return fileError(shown, err)

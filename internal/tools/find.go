@@ -53,7 +53,7 @@ func runFind(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 
 	var found []string
 	limitHit := false
-	err := walkTree(ctx, opts, root, func(abs string, d fs.DirEntry) error {
+	ruled, err := walkTree(ctx, opts, root, func(abs string, d fs.DirEntry) error {
 		rel, _ := filepath.Rel(root, abs)
 		cand := filepath.ToSlash(rel)
 		if !g.hasSlash() {
@@ -80,7 +80,7 @@ func runFind(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		return errorf("find failed: %v", err)
 	}
 	if len(found) == 0 {
-		return Result{Content: "No files found matching pattern"}
+		return listing([]string{"No files found matching pattern"}, map[string]any{}, "", ruledNote(ruled))
 	}
 	sort.Strings(found)
 	details := map[string]any{"count": len(found)}
@@ -89,5 +89,5 @@ func runFind(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		limitNote = fmt.Sprintf("%d results limit reached. Use limit=%d for more, or refine pattern", limit, limit*2)
 		details["resultLimitReached"] = limit
 	}
-	return listing(found, details, limitNote, "")
+	return listing(found, details, limitNote, ruledNote(ruled))
 }

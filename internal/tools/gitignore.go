@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -138,9 +139,30 @@ type visitFunc func(abs string, d fs.DirEntry) error
 // the workspace) and every one met on the way. Directories are entered after
 // fn has seen them; symbolic links are never followed. fn returning
 // errStopWalk ends the walk; a cancelled ctx ends it with ctx's error.
-func walkTree(ctx context.Context, opts *Options, root string, fn visitFunc) error {
+//
+// A file (not a directory) whose real location an approval-policy path
+// rule refuses (Options.PathRule) is passed over: fn does not see it, and
+// ruled counts it.
+func walkTree(ctx context.Context, opts *Options, root string, fn visitFunc) (ruled int, err error) {
 	var stack []*ignoreFile
 	ws, fsys := opts.workspace(), opts.fs()
+	if rule := opts.ruleOn(); rule != nil {
+		realRoot, rerr := realPath(fsys, root)
+		if rerr != nil {
+			realRoot = root
+		}
+		visit := fn
+		fn = func(abs string, d fs.DirEntry) error {
+			if !d.IsDir() {
+				rel, _ := filepath.Rel(root, abs)
+				if why, _ := rule(filepath.Join(realRoot, rel)); why != "" {
+					ruled++
+					return nil
+				}
+			}
+			return visit(abs, d)
+		}
+	}
 	if within(ws, root) {
 		if f := loadIgnoreFile(fsys, ws, filepath.Join(ws, ".git", "info", "exclude")); f != nil {
 			stack = append(stack, f)
@@ -153,11 +175,22 @@ func walkTree(ctx context.Context, opts *Options, root string, fn visitFunc) err
 			dir = filepath.Join(dir, strings.Split(filepath.ToSlash(rel), "/")[0])
 		}
 	}
-	err := walkDir(ctx, fsys, root, stack, fn)
+	err = walkDir(ctx, fsys, root, stack, fn)
 	if errors.Is(err, errStopWalk) {
-		return nil
+		err = nil
 	}
-	return err
+	return ruled, err
+}
+
+// ruledNote is the notice of n files a walk passed over for a path rule.
+func ruledNote(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "1 file passed over: a path rule of the approval policy covers it"
+	}
+	return fmt.Sprintf("%d files passed over: path rules of the approval policy cover them", n)
 }
 
 func walkDir(ctx context.Context, fsys FS, dir string, stack []*ignoreFile, fn visitFunc) error {

@@ -81,10 +81,15 @@ func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	given := deref(a.Path)
 	st := &grepState{fs: opts.fs(), re: re, context: max(0, a.Context.int(0)), limit: max(1, a.Limit.int(grepDefaultLimit))}
 
+	ruled := 0
 	if !fi.IsDir() {
 		// A file named by the model: what keeps it from being searched is
 		// said, not passed over.
-		err = st.searchFile(opts.relOut(filepath.Dir(root), root), root)
+		real, rerr := opts.ruled(Grep, root, displayPath(given))
+		if rerr != nil {
+			return errorf("%v", rerr)
+		}
+		err = st.searchFile(opts.relOut(filepath.Dir(root), root), real)
 		if r, ok := notRegular(Grep, displayPath(given), err); ok {
 			return r
 		}
@@ -107,7 +112,7 @@ func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 				return errorf("grep: %v", filter.err)
 			}
 		}
-		err = walkTree(ctx, opts, root, func(abs string, d fs.DirEntry) error {
+		ruled, err = walkTree(ctx, opts, root, func(abs string, d fs.DirEntry) error {
 			if !d.Type().IsRegular() {
 				return nil // directories are walked; symlinks are not followed
 			}
@@ -136,7 +141,7 @@ func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		return errorf("grep failed: %v", err)
 	}
 	if st.matches == 0 {
-		return Result{Content: "No matches found"}
+		return listing([]string{"No matches found"}, map[string]any{}, "", ruledNote(ruled))
 	}
 	details := map[string]any{"matches": st.matches}
 	limitNote, linesNote := "", ""
@@ -148,7 +153,7 @@ func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		linesNote = fmt.Sprintf("Some lines truncated to %d chars. Use read tool to see full lines", GrepMaxLineLength)
 		details["linesTruncated"] = true
 	}
-	return listing(st.out, details, limitNote, linesNote)
+	return listing(st.out, details, limitNote, linesNote, ruledNote(ruled))
 }
 
 // searchFile appends the matches of one file (shown as rel). It returns

@@ -50,9 +50,21 @@ func runLs(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		return ni < nj
 	})
 	names := make([]string, 0, len(entries))
+	rule, realDir, ruled := opts.ruleOn(), dir, 0
+	if rule != nil {
+		if real, err := realPath(opts.fs(), dir); err == nil {
+			realDir = real
+		}
+	}
 	for _, e := range entries {
 		name := e.Name()
 		isDir := e.IsDir()
+		if rule != nil && !isDir {
+			if why, _ := rule(filepath.Join(realDir, name)); why != "" {
+				ruled++
+				continue
+			}
+		}
 		if e.Type()&os.ModeSymlink != 0 {
 			// A link to a directory lists as one.
 			if st, err := opts.fs().Stat(filepath.Join(dir, name)); err == nil && st.IsDir() {
@@ -65,7 +77,7 @@ func runLs(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		names = append(names, name)
 	}
 	if len(names) == 0 {
-		return Result{Content: "(empty directory)"}
+		return listing([]string{"(empty directory)"}, map[string]any{}, "", ruledNote(ruled))
 	}
 	limit := max(1, a.Limit.int(lsDefaultLimit))
 	limitHit := len(names) > limit
@@ -78,5 +90,5 @@ func runLs(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		limitNote = fmt.Sprintf("%d entries limit reached. Use limit=%d for more", limit, limit*2)
 		details["entryLimitReached"] = limit
 	}
-	return listing(names, details, limitNote, "")
+	return listing(names, details, limitNote, ruledNote(ruled))
 }

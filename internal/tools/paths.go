@@ -82,6 +82,46 @@ func (o *Options) resolveTarget(given string) (string, error) {
 	return real, nil
 }
 
+// ruleOn returns PathRule for real locations (nil without one): a path
+// below the workspace's real location is shown to it under the workspace
+// as given, as the workflow saw the path argument. shown is the path
+// relative to the workspace, or absolute outside it.
+func (o *Options) ruleOn() func(real string) (why, shown string) {
+	if o.PathRule == nil {
+		return nil
+	}
+	ws := o.workspace()
+	wsReal, err := realPath(o.fs(), ws)
+	if err != nil {
+		wsReal = ws
+	}
+	return func(real string) (string, string) {
+		if !within(wsReal, real) {
+			return o.PathRule(real), real
+		}
+		rel, _ := filepath.Rel(wsReal, real)
+		return o.PathRule(filepath.Join(ws, rel)), filepath.ToSlash(rel)
+	}
+}
+
+// ruled returns the real location of abs (the path shown as given), or
+// the one-line error of a call of tool whose path a rule refuses there.
+// Without rules it returns abs.
+func (o *Options) ruled(tool, abs, shown string) (string, error) {
+	rule := o.ruleOn()
+	if rule == nil {
+		return abs, nil
+	}
+	real, err := realPath(o.fs(), abs)
+	if err != nil {
+		return "", fmt.Errorf("cannot resolve path %s: %v", shown, err)
+	}
+	if why, at := rule(real); why != "" {
+		return "", fmt.Errorf("%s: %s resolves to %s, %s", tool, shown, at, why)
+	}
+	return real, nil
+}
+
 // checkInside fails when the real location of abs lies outside the
 // workspace. shown is the path named in the error.
 func (o *Options) checkInside(abs, shown string) error {

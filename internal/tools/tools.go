@@ -65,6 +65,13 @@ type Options struct {
 	DefaultTimeout time.Duration
 	// Runner runs the call's commands and file accesses (nil: Local).
 	Runner Runner
+	// PathRule says why the approval policy refuses a path the call
+	// reaches ("": it does not), given its real location: absolute, every
+	// symbolic link resolved, under Workspace as given when inside it.
+	// read, write, edit and a grep of one file refuse such a path in one
+	// line; grep, find and ls pass over such a file of their walk and say
+	// how many they passed over. nil: no rule applies.
+	PathRule func(abs string) string
 }
 
 // Result is the outcome of one tool call.

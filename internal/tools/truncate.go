@@ -123,16 +123,16 @@ func truncateLine(line string, max int) (string, bool) {
 }
 
 // listing is the result of grep, find or ls: lines, cut at MaxBytes, then
-// the notices of the limits hit (limitNote, the byte limit, linesNote; ""
-// for none), which details also records.
-func listing(lines []string, details map[string]any, limitNote, linesNote string) Result {
+// the notices (limitNote, the byte limit's, then notes; "" for none),
+// which details also records.
+func listing(lines []string, details map[string]any, limitNote string, notes ...string) Result {
 	tr := truncateHead(strings.Join(lines, "\n"), math.MaxInt, MaxBytes)
 	byteNote := ""
 	if tr.truncated {
 		byteNote = formatSize(MaxBytes) + " limit reached"
 		details["truncated"] = true
 	}
-	notices := slices.DeleteFunc([]string{limitNote, byteNote, linesNote}, func(s string) bool { return s == "" })
+	notices := slices.DeleteFunc(append([]string{limitNote, byteNote}, notes...), func(s string) bool { return s == "" })
 	if len(notices) == 0 {
 		return Result{Content: tr.content, Details: details}
 	}

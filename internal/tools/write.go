@@ -37,6 +37,9 @@ func runWrite(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if err != nil {
 		return errorf("%v", err)
 	}
+	if abs, err = opts.ruled(Write, abs, shown); err != nil {
+		return errorf("%v", err)
+	}
 	if fi, err := opts.fs().Stat(abs); err == nil && fi.IsDir() {
 		return errorf("%s is a directory; cannot write a file there.", shown)
 	}
