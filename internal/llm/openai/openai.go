@@ -210,9 +210,7 @@ func (a *assembler) add(chunk sdk.ChatCompletionChunk) {
 		u := chunk.Usage
 		a.usage = &u
 		if u.CompletionTokens > 0 || u.PromptTokens > 0 { // the counts so far: live output shows them
-			cached := int(u.PromptTokensDetails.CachedTokens)
-			a.emit(llm.Delta{OutputTokens: int(u.CompletionTokens),
-				Usage: &agent.Usage{Input: int(u.PromptTokens) - cached, Output: int(u.CompletionTokens), CacheRead: cached}})
+			a.emit(llm.Delta{OutputTokens: int(u.CompletionTokens), Usage: usageOf(u)})
 		}
 	}
 	for _, choice := range chunk.Choices {
@@ -325,15 +323,9 @@ func reasoning(d sdk.ChatCompletionChunkChoiceDelta) (text, field string) {
 // message converts the assembled answer.
 func (a *assembler) message(req llm.Request) agent.Message {
 	m := agent.Message{Role: agent.RoleAssistant, Provider: req.Provider, Model: req.Model}
-	if u := a.usage; u != nil {
-		cached := int(u.PromptTokensDetails.CachedTokens)
-		m.Usage = &agent.Usage{
-			Input:     int(u.PromptTokens) - cached,
-			Output:    int(u.CompletionTokens),
-			CacheRead: cached,
-		}
-	} else {
-		m.Usage = &agent.Usage{}
+	m.Usage = &agent.Usage{}
+	if a.usage != nil {
+		m.Usage = usageOf(*a.usage)
 	}
 	if !a.sawChoice {
 		// No choice at all: the stream was cut before any delta.
@@ -378,6 +370,13 @@ func (a *assembler) message(req llm.Request) agent.Message {
 		m.Content = llm.WithoutToolCalls(m.Content)
 	}
 	return m
+}
+
+// usageOf is a usage report in the project's terms: cached prompt tokens
+// are cache reads, not input.
+func usageOf(u sdk.CompletionUsage) *agent.Usage {
+	cached := int(u.PromptTokensDetails.CachedTokens)
+	return &agent.Usage{Input: int(u.PromptTokens) - cached, Output: int(u.CompletionTokens), CacheRead: cached}
 }
 
 // failure reports a failed call as data (package doc).
@@ -431,12 +430,7 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error, resp
 const ErrorTypeToolUseFailed = "tool_use_failed"
 
 func isNumber(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return s != ""
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // readBody reads (part of) an error response's body; the SDK puts the
@@ -451,14 +445,10 @@ func readBody(resp *http.Response) []byte {
 
 // snippet is the start of a body for an error text.
 func snippet(b []byte) string {
-	const max = 2000
 	if len(b) == 0 {
 		return ""
 	}
-	if len(b) > max {
-		b = b[:max]
-	}
-	return ": " + string(b)
+	return ": " + string(b[:min(len(b), 2000)])
 }
 
 // messages converts the run context, system prompt first. Tool-call
