@@ -112,7 +112,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	stream := client.Messages.NewStreaming(ctx, params)
 	defer stream.Close()
 	var acc sdk.Message
-	asm := assembler{onDelta: req.OnDelta}
+	asm := assembler{emit: req.Emit}
 	for stream.Next() {
 		ev := stream.Current()
 		if err := acc.Accumulate(ev); err != nil {
@@ -188,8 +188,8 @@ func inputSchema(raw json.RawMessage) sdk.ToolInputSchemaParam {
 // the deltas (package doc). Blocks are kept by their position in the final
 // message; index maps the stream's block index to it (-1: not kept).
 type assembler struct {
-	onDelta func(llm.Delta)
-	blocks  []agent.ContentBlock
+	emit   func(llm.Delta) // req.Emit
+	blocks []agent.ContentBlock
 	// Per kept block: a tool call's argument text so far, its input from
 	// the start event, whether a non-empty argument delta was sent, and
 	// whether the block is finished.
@@ -198,12 +198,6 @@ type assembler struct {
 	argSent []bool
 	done    []bool
 	index   []int
-}
-
-func (a *assembler) emit(d llm.Delta) {
-	if a.onDelta != nil {
-		a.onDelta(d)
-	}
 }
 
 // kept returns the position of the stream's block i (-1: not kept).

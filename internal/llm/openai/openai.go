@@ -128,7 +128,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	var resp *http.Response
 	stream := svc.NewStreaming(ctx, params, option.WithResponseInto(&resp))
 	defer stream.Close()
-	asm := assembler{onDelta: req.OnDelta, tools: map[int64]int{}}
+	asm := assembler{emit: req.Emit, tools: map[int64]int{}}
 	for stream.Next() {
 		asm.add(stream.Current())
 	}
@@ -178,8 +178,8 @@ func parameters(raw json.RawMessage) sdk.FunctionParameters {
 // assembler builds the answer from the stream's chunks (the first choice
 // only: one answer is asked for) and reports the deltas (package doc).
 type assembler struct {
-	onDelta func(llm.Delta)
-	blocks  []agent.ContentBlock
+	emit   func(llm.Delta) // req.Emit
+	blocks []agent.ContentBlock
 	// text and thinking are 1 + the positions of the text and thinking
 	// blocks (0: not seen yet).
 	text, thinking int
@@ -197,12 +197,6 @@ type assembler struct {
 	usage     *sdk.CompletionUsage
 	// details merges the reasoning_details entries (OpenRouter).
 	details reasoningDetails
-}
-
-func (a *assembler) emit(d llm.Delta) {
-	if a.onDelta != nil {
-		a.onDelta(d)
-	}
 }
 
 func (a *assembler) add(chunk sdk.ChatCompletionChunk) {
