@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -50,12 +51,8 @@ func FileOps(items []Item) (read, modified []string) {
 			read = append(read, p)
 		}
 	}
-	for p := range modSet {
-		modified = append(modified, p)
-	}
 	slices.Sort(read)
-	slices.Sort(modified)
-	return read, modified
+	return read, slices.Sorted(maps.Keys(modSet))
 }
 
 // callPaths is the file path a tool call names: its first non-empty path

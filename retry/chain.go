@@ -1,6 +1,9 @@
 package retry
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+)
 
 // DefaultUsageLimitBlockMs is how long a credential stays blocked after a
 // usage-limit error that carried no retry hint.
@@ -80,11 +83,11 @@ func (c *Chain) end(success bool, attempt int, finalError string) *EndEvent {
 // text differently.
 func (c *Chain) Decide(o Outcome, cls Classification, s Settings) Decision {
 	d := Decision{Classification: cls}
-	finalError := firstNonEmpty(o.ErrorMessage, cls.Pattern)
+	finalError := cmp.Or(o.ErrorMessage, cls.Pattern)
 	switch {
 	case o.StopReason == "aborted":
 		// [fix] an abort mid-chain ends the chain with an event.
-		d.End = c.end(false, c.Attempt, firstNonEmpty(o.ErrorMessage, AbortedMessage))
+		d.End = c.end(false, c.Attempt, cmp.Or(o.ErrorMessage, AbortedMessage))
 		return d
 	case o.StopReason != "error":
 		// The first successful message after retries began ends the chain
@@ -150,11 +153,4 @@ func (c *Chain) Decide(o Outcome, cls Classification, s Settings) Decision {
 // a no-op (SPEC 5), which is the caller's check.
 func (c *Chain) Cancel() *EndEvent {
 	return c.end(false, c.Attempt, CancelledMessage)
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -154,17 +154,9 @@ func scaledValue(v string, factor float64) (float64, bool) {
 // httpDateValue reads an HTTP date ("Wed, 21 Oct 2015 07:28:00 GMT") as
 // the wait from now; without a clock it is no hint.
 func httpDateValue(v string, now time.Time) (float64, bool) {
-	if now.IsZero() {
-		return 0, false
-	}
 	// Collapse runs of spaces and fold case: Go matches day and month
 	// names case-insensitively but the literal "GMT" exactly.
-	norm := strings.ToUpper(strings.Join(strings.Fields(v), " "))
-	at, err := time.Parse(httpDateLayout, norm)
-	if err != nil {
-		return 0, false
-	}
-	return float64(at.Sub(now)) / float64(time.Millisecond), true
+	return timeValue(httpDateLayout, strings.ToUpper(strings.Join(strings.Fields(v), " ")), now)
 }
 
 // resetValue reads x-ratelimit-reset: seconds, or above epochThresholdSec
@@ -195,11 +187,14 @@ func durationValue(v string) (float64, bool) {
 // rfc3339Value reads an RFC 3339 time (anthropic-ratelimit-*-reset) as
 // the wait from now; without a clock it is no hint.
 func rfc3339Value(v string, now time.Time) (float64, bool) {
-	if now.IsZero() {
-		return 0, false
-	}
-	at, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
-	if err != nil {
+	return timeValue(time.RFC3339, strings.TrimSpace(v), now)
+}
+
+// timeValue reads v in layout as the wait from now in milliseconds;
+// without a clock it is no hint.
+func timeValue(layout, v string, now time.Time) (float64, bool) {
+	at, err := time.Parse(layout, v)
+	if now.IsZero() || err != nil {
 		return 0, false
 	}
 	return float64(at.Sub(now)) / float64(time.Millisecond), true

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -120,10 +121,8 @@ func (f *File) Add(c Credential) error {
 		return fmt.Errorf("add credential %q: kind %q is not %s or %s", c.ID, c.Kind, KindAPIKey, KindOAuth)
 	}
 	return f.update(func(st *state, now time.Time) (bool, error) {
-		for _, old := range st.Credentials {
-			if old.ID == c.ID {
-				return false, fmt.Errorf("add credential: id %q already exists (remove it first)", c.ID)
-			}
+		if slices.ContainsFunc(st.Credentials, func(old Credential) bool { return old.ID == c.ID }) {
+			return false, fmt.Errorf("add credential: id %q already exists (remove it first)", c.ID)
 		}
 		if c.Added.IsZero() {
 			c.Added = now.UTC()
@@ -253,22 +252,19 @@ func (f *File) write(d fileData) error {
 		return fmt.Errorf("auth store %s: %w", f.path, err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("auth store %s: %w", f.path, err)
+	if err = tmp.Chmod(0o600); err == nil {
+		_, err = tmp.Write(append(b, '\n'))
 	}
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("auth store %s: %w", f.path, err)
+	if err == nil {
+		err = tmp.Sync()
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("auth store %s: %w", f.path, err)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("auth store %s: %w", f.path, err)
+	if err == nil {
+		err = os.Rename(tmp.Name(), f.path)
 	}
-	if err := os.Rename(tmp.Name(), f.path); err != nil {
+	if err != nil {
 		return fmt.Errorf("auth store %s: %w", f.path, err)
 	}
 	return nil

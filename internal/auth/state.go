@@ -3,6 +3,8 @@ package auth
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -115,12 +117,7 @@ func (s *state) secrets(env func(string) (string, bool)) []string {
 		out = append(out, c.Secret)
 	}
 	if env != nil {
-		names := make([]string, 0, len(EnvVars))
-		for _, name := range EnvVars {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
+		for _, name := range slices.Sorted(maps.Values(EnvVars)) {
 			if v, ok := env(name); ok && strings.TrimSpace(v) != "" {
 				out = append(out, strings.TrimSpace(v))
 			}
@@ -260,13 +257,8 @@ func (s *state) entries(now time.Time, env func(string) (string, bool)) []Entry 
 	for p := range EnvVars {
 		providers[p] = true
 	}
-	names := make([]string, 0, len(providers))
-	for p := range providers {
-		names = append(names, p)
-	}
-	sort.Strings(names)
 	var out []Entry
-	for _, p := range names {
+	for _, p := range slices.Sorted(maps.Keys(providers)) {
 		for _, c := range s.of(p, env) {
 			e := Entry{ID: c.ID, Provider: c.Provider, Kind: c.Kind, Added: c.Added, Implicit: strings.HasPrefix(c.ID, "env:")}
 			if e.Kind == "" {

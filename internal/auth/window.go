@@ -2,6 +2,7 @@ package auth
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 )
@@ -187,11 +188,7 @@ func (s *state) release(key, holder string) bool {
 
 // pruneWindows drops stale windows.
 func (s *state) pruneWindows(now time.Time) {
-	for key, w := range s.Windows {
-		if w.Stale(now) {
-			delete(s.Windows, key)
-		}
-	}
+	maps.DeleteFunc(s.Windows, func(_ string, w Window) bool { return w.Stale(now) })
 }
 
 // Admit asks to make a call on the credential of key (WindowKey) as

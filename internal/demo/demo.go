@@ -13,9 +13,10 @@ import (
 	"hash/crc32"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -200,13 +201,8 @@ func snapshot(dir string) map[string]string {
 
 // printChanges shows what the job changed in the workspace, line by line.
 func printChanges(env cli.Env, before, after map[string]string) {
-	names := make([]string, 0, len(after))
-	for n := range after {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	changed := false
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(after)) {
 		old, existed := before[n]
 		if existed && old == after[n] {
 			continue

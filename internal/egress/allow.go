@@ -3,6 +3,7 @@ package egress
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -159,26 +160,18 @@ func (a AllowList) Patterns() []string {
 // AllowsName reports whether the host name (already normalName'd) on
 // port is listed by a name or wildcard entry.
 func (a AllowList) AllowsName(name string, port int) bool {
-	for _, p := range a.patterns {
-		if p.Name == "" || (p.Port != 0 && p.Port != port) {
-			continue
-		}
-		if p.Wildcard && strings.HasSuffix(name, "."+p.Name) || !p.Wildcard && name == p.Name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(a.patterns, func(p Pattern) bool {
+		return p.Name != "" && (p.Port == 0 || p.Port == port) &&
+			(p.Wildcard && strings.HasSuffix(name, "."+p.Name) || !p.Wildcard && name == p.Name)
+	})
 }
 
 // ListsAddr reports whether ip on port is listed by an IP entry.
 func (a AllowList) ListsAddr(ip netip.Addr, port int) bool {
 	ip = ip.Unmap()
-	for _, p := range a.patterns {
-		if p.IP.IsValid() && p.IP == ip && (p.Port == 0 || p.Port == port) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(a.patterns, func(p Pattern) bool {
+		return p.IP.IsValid() && p.IP == ip && (p.Port == 0 || p.Port == port)
+	})
 }
 
 // sharedSpace is RFC 6598's carrier-grade NAT range, private in effect.

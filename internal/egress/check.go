@@ -17,8 +17,6 @@ type refusal struct {
 	line   string
 }
 
-func (r *refusal) Error() string { return r.line }
-
 // splitTarget splits a CONNECT target "host:port" ("[v6]:port").
 func splitTarget(hostport string) (string, int, *refusal) {
 	host, portText, err := net.SplitHostPort(hostport)

@@ -69,12 +69,7 @@ type bufferedConn struct {
 func (c *bufferedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
 // CloseWrite passes a half-close on to the connection beneath.
-func (c *bufferedConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return c.Conn.Close()
-}
+func (c *bufferedConn) CloseWrite() error { return closeWrite(c.Conn) }
 
 func withBuffered(c net.Conn, br *bufio.Reader) net.Conn {
 	if br == nil || br.Buffered() == 0 {

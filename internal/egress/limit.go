@@ -51,9 +51,4 @@ func (c *limitConn) Close() error {
 }
 
 // CloseWrite half-closes the connection beneath.
-func (c *limitConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return c.Conn.Close()
-}
+func (c *limitConn) CloseWrite() error { return closeWrite(c.Conn) }

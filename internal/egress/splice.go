@@ -78,9 +78,14 @@ func copyHalf(wg *sync.WaitGroup, last *atomic.Int64, dst, src net.Conn) {
 			break
 		}
 	}
-	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-		cw.CloseWrite()
-		return
+	closeWrite(dst)
+}
+
+// closeWrite half-closes c when it can (the other way may still carry
+// data), else closes it.
+func closeWrite(c net.Conn) error {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
 	}
-	dst.Close()
+	return c.Close()
 }

@@ -137,6 +137,13 @@ type Delta struct {
 	Usage *agent.Usage
 }
 
+// Emit passes d to OnDelta, when it is set.
+func (r Request) Emit(d Delta) {
+	if r.OnDelta != nil {
+		r.OnDelta(d)
+	}
+}
+
 // PurposeSummarize marks a Request that asks for a compaction summary.
 const PurposeSummarize = "summarize"
 

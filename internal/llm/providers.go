@@ -45,13 +45,9 @@ func FailureMessage(req Request, f Failure, now time.Time) agent.Message {
 	if ms, ok := retry.ParseRetryHintHeaders(f.Header.Get, now); ok {
 		m.RetryAfterMs = &ms
 	}
-	switch strings.ToLower(strings.TrimSpace(f.Header.Get("x-should-retry"))) {
-	case "true":
-		t := true
-		m.ShouldRetry = &t
-	case "false":
-		t := false
-		m.ShouldRetry = &t
+	switch v := strings.ToLower(strings.TrimSpace(f.Header.Get("x-should-retry"))); v {
+	case "true", "false":
+		m.ShouldRetry = new(v == "true")
 	}
 	return m
 }
@@ -148,11 +144,7 @@ func ToolArguments(raw string) json.RawMessage {
 	if IsArgumentsObject(trimmed) {
 		return json.RawMessage(raw)
 	}
-	s, err := json.Marshal(raw)
-	if err != nil {
-		// json.Marshal of a string does not fail; be safe anyway.
-		return json.RawMessage("{}")
-	}
+	s, _ := json.Marshal(raw) // a string always marshals
 	return json.RawMessage(s)
 }
 

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/durableagent/durableagent/agent"
@@ -29,13 +30,8 @@ var ThinkingLevels = []string{ThinkingOff, ThinkingMinimal, ThinkingLow, Thinkin
 // CheckThinkingLevel reports a level that is not one of ThinkingLevels in
 // one line ("" is off).
 func CheckThinkingLevel(level string) error {
-	if level == "" {
+	if level == "" || slices.Contains(ThinkingLevels, level) {
 		return nil
-	}
-	for _, l := range ThinkingLevels {
-		if l == level {
-			return nil
-		}
 	}
 	return fmt.Errorf("invalid thinking level %q (want one of %s)", level, strings.Join(ThinkingLevels, ", "))
 }

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -149,10 +150,8 @@ func Compaction(h client.MetricsHandler, reason string, end agent.Event) {
 
 // oneOf is v when it is one of the values, else "other".
 func oneOf(v string, values ...string) string {
-	for _, x := range values {
-		if v == x {
-			return v
-		}
+	if slices.Contains(values, v) {
+		return v
 	}
 	return "other"
 }

@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -162,21 +163,15 @@ func (s *Store) Append(sessionID string, entries ...session.Entry) (int, error) 
 				ON CONFLICT (session_id, entry_id) DO NOTHING`, sessionID, r.id, r.json)
 		}
 		res := s.pool.SendBatch(ctx, b)
-		if _, err := res.Exec(); err != nil {
-			res.Close()
-			return err
-		}
-		if _, err := res.Exec(); err != nil {
-			res.Close()
-			return err
-		}
-		for range rows {
+		defer res.Close()
+		for i := range len(rows) + 2 { // the session row, its lock, then the entries
 			tag, err := res.Exec()
 			if err != nil {
-				res.Close()
 				return err
 			}
-			written += int(tag.RowsAffected())
+			if i >= 2 {
+				written += int(tag.RowsAffected())
+			}
 		}
 		return res.Close()
 	})
@@ -391,17 +386,11 @@ func transient(err error) bool {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch {
-		case strings.HasPrefix(pgErr.Code, "08"): // connection exception
-			return true
-		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // admin/crash shutdown, cannot connect now
-			return true
-		case pgErr.Code == "40001", pgErr.Code == "40P01": // serialization failure, deadlock
-			return true
-		case pgErr.Code == "53300": // too many connections
-			return true
-		}
-		return false
+		// 08: connection exception; 57P01-3: admin or crash shutdown,
+		// cannot connect now; 40001, 40P01: serialization failure,
+		// deadlock; 53300: too many connections.
+		return strings.HasPrefix(pgErr.Code, "08") ||
+			slices.Contains([]string{"57P01", "57P02", "57P03", "40001", "40P01", "53300"}, pgErr.Code)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return false

@@ -27,15 +27,9 @@ type lineReader struct {
 	max int
 }
 
-func newLineReader(in io.Reader, max int) *lineReader {
-	size := 64 << 10
-	if max < size {
-		size = max
-	}
-	if size < 16 {
-		size = 16 // bufio's minimum
-	}
-	return &lineReader{r: bufio.NewReaderSize(in, size), max: max}
+func newLineReader(in io.Reader, limit int) *lineReader {
+	size := max(min(64<<10, limit), 16) // 16: bufio's minimum
+	return &lineReader{r: bufio.NewReaderSize(in, size), max: limit}
 }
 
 // next returns the next line; io.EOF after the last one. A last line

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -254,25 +254,17 @@ func kindOf(raw []byte) jsonKind {
 	return "a number"
 }
 
+// unknownField is the first, by name, of obj's fields that specs do not
+// list (the same one every time), "" when there is none.
 func unknownField(obj map[string]json.RawMessage, specs []fieldSpec) string {
-	var names []string
+	first := ""
 	for name := range obj {
-		if name == "id" || name == "type" {
-			continue
-		}
-		found := false
-		for _, f := range specs {
-			found = found || f.name == name
-		}
-		if !found {
-			names = append(names, name)
+		known := name == "id" || name == "type" || slices.ContainsFunc(specs, func(f fieldSpec) bool { return f.name == name })
+		if !known && (first == "" || name < first) {
+			first = name
 		}
 	}
-	if len(names) == 0 {
-		return ""
-	}
-	sort.Strings(names) // report the same one every time
-	return names[0]
+	return first
 }
 
 func fieldNames(specs []fieldSpec) string {

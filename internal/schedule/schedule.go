@@ -14,6 +14,7 @@
 package schedule
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -134,7 +135,7 @@ func (s Spec) Validate() error {
 	case s.Every < MinEvery:
 		return fmt.Errorf("invalid --every %s: at least %s", s.Every, MinEvery)
 	}
-	if _, err := ParseOverlap(cmp(s.Overlap, DefaultOverlap)); err != nil {
+	if _, err := ParseOverlap(cmp.Or(s.Overlap, DefaultOverlap)); err != nil {
 		return err
 	}
 	if s.CatchupWindow < 0 || s.CatchupWindow > 0 && s.CatchupWindow < MinCatchupWindow {
@@ -163,7 +164,7 @@ func (m *Manager) Create(ctx context.Context, s Spec) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	overlap, _ := ParseOverlap(cmp(s.Overlap, DefaultOverlap))
+	overlap, _ := ParseOverlap(cmp.Or(s.Overlap, DefaultOverlap))
 	catchup := s.CatchupWindow
 	if catchup == 0 {
 		catchup = DefaultCatchupWindow
@@ -264,11 +265,4 @@ func ValidateID(id string) error {
 		return fmt.Errorf("invalid schedule id: %w", err)
 	}
 	return nil
-}
-
-func cmp(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -175,12 +175,9 @@ func (s *Session) RunContext(leafID string) RunContext {
 		return RunContext{After: messageEntries(path)}
 	}
 	c := path[last]
-	first := last
-	for i := 0; i < last; i++ {
-		if path[i].ID == c.FirstKeptEntryID {
-			first = i
-			break
-		}
+	first := slices.IndexFunc(path[:last], func(e Entry) bool { return e.ID == c.FirstKeptEntryID })
+	if first < 0 {
+		first = last
 	}
 	return RunContext{Compaction: &c, Kept: messageEntries(path[first:last]), After: messageEntries(path[last+1:])}
 }

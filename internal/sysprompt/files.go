@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -88,11 +89,8 @@ func dirsFromRoot(fsys Files, workspace string) []string {
 		}
 		dir = parent
 	}
-	dirs := make([]string, 0, len(up))
-	for i := len(up) - 1; i >= 0; i-- {
-		dirs = append(dirs, up[i])
-	}
-	return dirs
+	slices.Reverse(up)
+	return up
 }
 
 // readBounded reads at most limit bytes of the file at p. ok is false

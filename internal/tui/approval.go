@@ -2,10 +2,12 @@ package tui
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/textinput"
@@ -91,10 +93,8 @@ func (m *Model) approvalRequested(e agent.Event) tea.Cmd {
 	if e.ToolCallID == "" || m.endedTools[e.ToolCallID] || m.startedTools[e.ToolCallID] {
 		return nil
 	}
-	for _, a := range m.approvals {
-		if a.callID == e.ToolCallID {
-			return nil
-		}
+	if slices.ContainsFunc(m.approvals, func(a *approvalPrompt) bool { return a.callID == e.ToolCallID }) {
+		return nil
 	}
 	m.approvals = append(m.approvals, &approvalPrompt{callID: e.ToolCallID, toolName: e.ToolName, why: e.Why, scope: e.SessionScope, seq: e.Seq, args: e.Args})
 	t := m.toolEntry(e.ToolCallID, e.ToolName)
@@ -205,16 +205,16 @@ func (m *Model) approvalSent(msg approvalSentMsg) tea.Cmd {
 		return m.readState(false)
 	}
 	m.approvalDecided(msg.callID)
+	text := fmt.Sprintf("Denied %s %s.", msg.toolName, msg.callID)
 	switch {
 	case msg.approved && msg.session:
-		m.note(fmt.Sprintf("Approved %s %s, and its like for the rest of the session.", msg.toolName, msg.callID))
+		text = fmt.Sprintf("Approved %s %s, and its like for the rest of the session.", msg.toolName, msg.callID)
 	case msg.approved:
-		m.note(fmt.Sprintf("Approved %s %s.", msg.toolName, msg.callID))
+		text = fmt.Sprintf("Approved %s %s.", msg.toolName, msg.callID)
 	case msg.reason != "":
-		m.note(fmt.Sprintf("Denied %s %s: %s", msg.toolName, msg.callID, msg.reason))
-	default:
-		m.note(fmt.Sprintf("Denied %s %s.", msg.toolName, msg.callID))
+		text = fmt.Sprintf("Denied %s %s: %s", msg.toolName, msg.callID, msg.reason)
 	}
+	m.note(text)
 	return nil
 }
 
@@ -298,16 +298,9 @@ func argLines(args json.RawMessage, n int) []string {
 	if json.Unmarshal(args, &fields) != nil || fields == nil {
 		lines = splitLines(string(args))
 	} else {
-		keys := make([]string, 0, len(fields))
-		for k := range fields {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool {
-			ri, rj := argRank(keys[i]), argRank(keys[j])
-			if ri != rj {
-				return ri < rj
-			}
-			return keys[i] < keys[j]
+		keys := slices.Collect(maps.Keys(fields))
+		slices.SortFunc(keys, func(a, b string) int {
+			return cmp.Or(cmp.Compare(argRank(a), argRank(b)), strings.Compare(a, b))
 		})
 		for _, k := range keys {
 			v := fields[k]

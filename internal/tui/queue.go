@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -107,12 +108,7 @@ func (m *Model) queueSent(msg queueSentMsg) tea.Cmd {
 
 // unqueue removes q from the queue.
 func (m *Model) unqueue(q *queuedMessage) {
-	for i, x := range m.queued {
-		if x == q {
-			m.queued = append(m.queued[:i], m.queued[i+1:]...)
-			return
-		}
-	}
+	m.queued = slices.DeleteFunc(m.queued, func(x *queuedMessage) bool { return x == q })
 }
 
 // delivered removes the queued message with this text (a steer message
@@ -140,7 +136,9 @@ func (m *Model) undelivered(end agent.Event) {
 	others := append([]agent.UndeliveredMessage(nil), end.UndeliveredMessages...)
 	reason := ""
 	for _, q := range m.queued {
-		if i := matchUndelivered(others, q); i >= 0 {
+		if i := slices.IndexFunc(others, func(u agent.UndeliveredMessage) bool {
+			return u.Text == q.text && (u.Kind == agent.SignalFollowUp) == q.followUp
+		}); i >= 0 {
 			reason = others[i].Reason
 			others = append(others[:i], others[i+1:]...)
 		}
@@ -164,17 +162,6 @@ func (m *Model) undelivered(end agent.Event) {
 		}
 		m.note(fmt.Sprintf("Not delivered (%s from another client, %s): %s", kind, u.Reason, oneLineText(u.Text)))
 	}
-}
-
-// matchUndelivered is the index in us of the handed-back message q sent,
-// or -1.
-func matchUndelivered(us []agent.UndeliveredMessage, q *queuedMessage) int {
-	for i, u := range us {
-		if u.Text == q.text && (u.Kind == agent.SignalFollowUp) == q.followUp {
-			return i
-		}
-	}
-	return -1
 }
 
 // undeliveredNote says which messages were not delivered and puts them

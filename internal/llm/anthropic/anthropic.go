@@ -112,7 +112,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	stream := client.Messages.NewStreaming(ctx, params)
 	defer stream.Close()
 	var acc sdk.Message
-	asm := assembler{onDelta: req.OnDelta}
+	asm := assembler{emit: req.Emit}
 	for stream.Next() {
 		ev := stream.Current()
 		if err := acc.Accumulate(ev); err != nil {
@@ -188,8 +188,8 @@ func inputSchema(raw json.RawMessage) sdk.ToolInputSchemaParam {
 // the deltas (package doc). Blocks are kept by their position in the final
 // message; index maps the stream's block index to it (-1: not kept).
 type assembler struct {
-	onDelta func(llm.Delta)
-	blocks  []agent.ContentBlock
+	emit   func(llm.Delta) // req.Emit
+	blocks []agent.ContentBlock
 	// Per kept block: a tool call's argument text so far, its input from
 	// the start event, whether a non-empty argument delta was sent, and
 	// whether the block is finished.
@@ -198,12 +198,6 @@ type assembler struct {
 	argSent []bool
 	done    []bool
 	index   []int
-}
-
-func (a *assembler) emit(d llm.Delta) {
-	if a.onDelta != nil {
-		a.onDelta(d)
-	}
 }
 
 // kept returns the position of the stream's block i (-1: not kept).
@@ -222,9 +216,7 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) {
 		u := agent.Usage{Input: int(ev.Usage.InputTokens), Output: int(ev.Usage.OutputTokens),
 			CacheRead: int(ev.Usage.CacheReadInputTokens), CacheWrite: int(ev.Usage.CacheCreationInputTokens)}
 		if ev.Type == "message_start" {
-			mu := ev.Message.Usage
-			u = agent.Usage{Input: int(mu.InputTokens), Output: int(mu.OutputTokens),
-				CacheRead: int(mu.CacheReadInputTokens), CacheWrite: int(mu.CacheCreationInputTokens)}
+			u = usageOf(ev.Message.Usage)
 		}
 		if u != (agent.Usage{}) {
 			// The whole report too (input and cache so far): RPC mode's
@@ -457,13 +449,8 @@ func ownThinking(m agent.Message) bool {
 // assistant converts the accumulated answer: content as the assembler
 // built it, usage and stop reason from the accumulated message.
 func assistant(req llm.Request, acc sdk.Message, content []agent.ContentBlock) agent.Message {
-	m := agent.Message{Role: agent.RoleAssistant, Provider: req.Provider, Model: req.Model, Content: content}
-	m.Usage = &agent.Usage{
-		Input:      int(acc.Usage.InputTokens),
-		Output:     int(acc.Usage.OutputTokens),
-		CacheRead:  int(acc.Usage.CacheReadInputTokens),
-		CacheWrite: int(acc.Usage.CacheCreationInputTokens),
-	}
+	u := usageOf(acc.Usage)
+	m := agent.Message{Role: agent.RoleAssistant, Provider: req.Provider, Model: req.Model, Content: content, Usage: &u}
 	switch acc.StopReason {
 	case sdk.StopReasonRefusal:
 		// The model declined: an error no retry changes, with the API's
@@ -496,4 +483,9 @@ func assistant(req llm.Request, acc sdk.Message, content []agent.ContentBlock) a
 		m.Content = llm.WithoutToolCalls(m.Content)
 	}
 	return m
+}
+
+func usageOf(u sdk.Usage) agent.Usage {
+	return agent.Usage{Input: int(u.InputTokens), Output: int(u.OutputTokens),
+		CacheRead: int(u.CacheReadInputTokens), CacheWrite: int(u.CacheCreationInputTokens)}
 }

@@ -128,7 +128,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	var resp *http.Response
 	stream := svc.NewStreaming(ctx, params, option.WithResponseInto(&resp))
 	defer stream.Close()
-	asm := assembler{onDelta: req.OnDelta, tools: map[int64]int{}}
+	asm := assembler{emit: req.Emit, tools: map[int64]int{}}
 	for stream.Next() {
 		asm.add(stream.Current())
 	}
@@ -178,8 +178,8 @@ func parameters(raw json.RawMessage) sdk.FunctionParameters {
 // assembler builds the answer from the stream's chunks (the first choice
 // only: one answer is asked for) and reports the deltas (package doc).
 type assembler struct {
-	onDelta func(llm.Delta)
-	blocks  []agent.ContentBlock
+	emit   func(llm.Delta) // req.Emit
+	blocks []agent.ContentBlock
 	// text and thinking are 1 + the positions of the text and thinking
 	// blocks (0: not seen yet).
 	text, thinking int
@@ -199,20 +199,12 @@ type assembler struct {
 	details reasoningDetails
 }
 
-func (a *assembler) emit(d llm.Delta) {
-	if a.onDelta != nil {
-		a.onDelta(d)
-	}
-}
-
 func (a *assembler) add(chunk sdk.ChatCompletionChunk) {
 	if chunk.JSON.Usage.Valid() {
 		u := chunk.Usage
 		a.usage = &u
 		if u.CompletionTokens > 0 || u.PromptTokens > 0 { // the counts so far: live output shows them
-			cached := int(u.PromptTokensDetails.CachedTokens)
-			a.emit(llm.Delta{OutputTokens: int(u.CompletionTokens),
-				Usage: &agent.Usage{Input: int(u.PromptTokens) - cached, Output: int(u.CompletionTokens), CacheRead: cached}})
+			a.emit(llm.Delta{OutputTokens: int(u.CompletionTokens), Usage: usageOf(u)})
 		}
 	}
 	for _, choice := range chunk.Choices {
@@ -325,15 +317,9 @@ func reasoning(d sdk.ChatCompletionChunkChoiceDelta) (text, field string) {
 // message converts the assembled answer.
 func (a *assembler) message(req llm.Request) agent.Message {
 	m := agent.Message{Role: agent.RoleAssistant, Provider: req.Provider, Model: req.Model}
-	if u := a.usage; u != nil {
-		cached := int(u.PromptTokensDetails.CachedTokens)
-		m.Usage = &agent.Usage{
-			Input:     int(u.PromptTokens) - cached,
-			Output:    int(u.CompletionTokens),
-			CacheRead: cached,
-		}
-	} else {
-		m.Usage = &agent.Usage{}
+	m.Usage = &agent.Usage{}
+	if a.usage != nil {
+		m.Usage = usageOf(*a.usage)
 	}
 	if !a.sawChoice {
 		// No choice at all: the stream was cut before any delta.
@@ -378,6 +364,13 @@ func (a *assembler) message(req llm.Request) agent.Message {
 		m.Content = llm.WithoutToolCalls(m.Content)
 	}
 	return m
+}
+
+// usageOf is a usage report in the project's terms: cached prompt tokens
+// are cache reads, not input.
+func usageOf(u sdk.CompletionUsage) *agent.Usage {
+	cached := int(u.PromptTokensDetails.CachedTokens)
+	return &agent.Usage{Input: int(u.PromptTokens) - cached, Output: int(u.CompletionTokens), CacheRead: cached}
 }
 
 // failure reports a failed call as data (package doc).
@@ -431,12 +424,7 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error, resp
 const ErrorTypeToolUseFailed = "tool_use_failed"
 
 func isNumber(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return s != ""
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // readBody reads (part of) an error response's body; the SDK puts the
@@ -451,14 +439,10 @@ func readBody(resp *http.Response) []byte {
 
 // snippet is the start of a body for an error text.
 func snippet(b []byte) string {
-	const max = 2000
 	if len(b) == 0 {
 		return ""
 	}
-	if len(b) > max {
-		b = b[:max]
-	}
-	return ": " + string(b)
+	return ": " + string(b[:min(len(b), 2000)])
 }
 
 // messages converts the run context, system prompt first. Tool-call

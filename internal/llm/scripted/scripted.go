@@ -486,9 +486,7 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, m agent.Message,
 			}
 			sent++
 		}
-		if req.OnDelta != nil {
-			req.OnDelta(d)
-		}
+		req.Emit(d)
 	}
 	return ctx.Err()
 }
