@@ -115,11 +115,11 @@ func (h *harness) scenario(name string) settings.Settings {
 	return s
 }
 
-func (h *harness) controller(s settings.Settings, poll time.Duration) *control.Controller {
+func (h *harness) controller(s settings.Settings) *control.Controller {
 	// A follower that has to wait (a query that is not answered, Temporal
 	// out of reach) says so in the log, with the time, so a stall in a
 	// round shows its cause.
-	return &control.Controller{Client: h.c, TaskQueue: s.Temporal.TaskQueue, PollInterval: poll,
+	return &control.Controller{Client: h.c, TaskQueue: s.Temporal.TaskQueue,
 		OnWait: func(msg string) { h.logf("follow: %s", msg) }}
 }
 
@@ -141,7 +141,7 @@ func (h *harness) startPrompt(ctx context.Context, s settings.Settings, sess, ms
 // like startPrompt.
 func (h *harness) startInput(ctx context.Context, s settings.Settings, in workflows.PromptInput) (client.WorkflowRun, error) {
 	sess := in.SessionID
-	k := h.controller(s, 0)
+	k := h.controller(s)
 	for attempt := 1; ; attempt++ {
 		run, err := k.StartPrompt(ctx, in)
 		switch {
@@ -214,7 +214,7 @@ func historyBytes(evs []*historypb.HistoryEvent) int {
 
 // events queries a prompt's events (the run may be closed).
 func (h *harness) events(ctx context.Context, s settings.Settings, sess, runID string) ([]agent.Event, error) {
-	return h.controller(s, 0).Events(ctx, sess, runID, 0)
+	return h.controller(s).Events(ctx, sess, runID, 0)
 }
 
 // parallel runs fn(0..n-1) on at most width goroutines and returns the

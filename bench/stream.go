@@ -228,7 +228,7 @@ func (h *harness) streamBench(ctx context.Context) (*StreamResult, error) {
 	pieces := streamPieces(n, k)
 	answer := strings.Join(pieces, "")
 	s := h.streamSettings("stream", answer)
-	res := &StreamResult{IntervalMs: app.StreamInterval(s).Milliseconds(), PollMs: control.DefaultPollInterval.Milliseconds(),
+	res := &StreamResult{IntervalMs: app.StreamInterval(s).Milliseconds(), PollMs: abortPoll.Milliseconds(),
 		StreamDelayMs: s.Scripted.StreamDelayMs, AnswerBytes: len(answer)}
 	err := h.withStreamWorker(ctx, s, StreamVariant{}, func(sb *streamBatch) error {
 		return sb.main(ctx, res, pieces)
@@ -321,11 +321,7 @@ func (h *harness) withStreamWorker(ctx context.Context, s settings.Settings, v S
 	defer w.stop()
 	sb := &streamBatch{h: h, s: s, rpcs: &rpcCounter{}, worker: w, tap: tap, answer: s.Scripted.Reply, inProcess: v.InProcess}
 	if v.InProcess {
-		var extra []grpc.UnaryClientInterceptor
-		if v.FixedReadMs > 0 {
-			extra = append(extra, hideHeartbeatTimes)
-		}
-		fc, err := dialCounting(ctx, s, sb.rpcs, extra...)
+		fc, err := dialCounting(ctx, s, sb.rpcs)
 		if err != nil {
 			return err
 		}
@@ -335,9 +331,6 @@ func (h *harness) withStreamWorker(ctx context.Context, s settings.Settings, v S
 		}
 		// As h.controller's: a follower that waits says so in the log.
 		sb.k.OnWait = func(msg string) { h.logf("follow: %s", msg) }
-		if v.FixedReadMs > 0 {
-			sb.k.PollInterval = time.Duration(v.FixedReadMs) * time.Millisecond
-		}
 	} else {
 		if sb.proxy, err = startCountingProxy(s.Temporal.Address, sb.rpcs); err != nil {
 			return err

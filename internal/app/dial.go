@@ -179,7 +179,7 @@ func describeDialError(err error, opts client.Options) string {
 // task queue, decoding live output (heartbeat details) with the same
 // payload codec the client encrypts with.
 func NewController(c client.Client, s settings.Settings) (*control.Controller, error) {
-	k := &control.Controller{Client: c, TaskQueue: s.Temporal.TaskQueue, StreamInterval: StreamInterval(s)}
+	k := &control.Controller{Client: c, TaskQueue: s.Temporal.TaskQueue}
 	cdc, err := codec.FromSettings(s)
 	if err != nil {
 		return nil, err

@@ -17,7 +17,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -30,36 +29,15 @@ var ErrNoRunningPrompt = errors.New("no running prompt")
 // ErrNoPrompt: the session never ran a prompt.
 var ErrNoPrompt = errors.New("no prompt")
 
-// DefaultPollInterval is how often Follow asks for new events. Queries
-// are answered from the worker's cache, so this is cheap; it bounds the
-// latency from emission to display.
-const DefaultPollInterval = 100 * time.Millisecond
-
 // Controller drives prompts on one Temporal namespace and task queue.
 type Controller struct {
 	Client    client.Client
 	TaskQueue string
-	// PollInterval for Follow (0: DefaultPollInterval).
-	PollInterval time.Duration
-	// StreamInterval is the workers' stream interval (stream.intervalMs:
-	// their heartbeat throttle), the period Follow expects between two
-	// heartbeats of a running model or tool call; Follow reads each with
-	// DescribeWorkflowExecution just after it lands (0:
-	// DefaultStreamInterval; negative: no live events, the workflow
-	// status is still checked every StatusInterval).
-	StreamInterval time.Duration
-	// StatusInterval is how often Follow checks the workflow's status when
-	// nothing new happens, so a terminated or timed-out prompt is noticed
-	// (0: DefaultStatusInterval).
-	StatusInterval time.Duration
 	// DataConverter decodes the heartbeat details of running activities
 	// (nil: converter.GetDefaultDataConverter()). A client dialled with a
 	// payload codec (internal/codec) must pass the same converter here,
 	// or live output cannot be decrypted (and is skipped).
 	DataConverter converter.DataConverter
-	// Live, when set, is where Follow reads live output (nil: the
-	// heartbeat details of the Describe it makes anyway, see Heartbeats).
-	Live live.Source
 	// OnWait, when set, is told (once each) when Follow starts waiting for
 	// a worker or for Temporal, and when it resumes.
 	OnWait func(msg string)
@@ -70,6 +48,10 @@ type Controller struct {
 	// QueryTimeout bounds one events query (0: DefaultQueryTimeout); a
 	// query that runs out doubles it for the next try, up to 15 s.
 	QueryTimeout time.Duration
+
+	// poll and status replace pollInterval and statusInterval in the
+	// package's tests (0: those).
+	poll, status time.Duration
 }
 
 // StartPrompt starts the prompt workflow of in.SessionID. A session runs

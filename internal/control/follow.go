@@ -23,12 +23,13 @@ import (
 
 // Follow defaults.
 const (
-	// DefaultStreamInterval is how often Follow reads the heartbeat
-	// details of a running model or tool call.
-	DefaultStreamInterval = 200 * time.Millisecond
-	// DefaultStatusInterval is how often Follow checks the workflow status
-	// while nothing runs and nothing new happens.
-	DefaultStatusInterval = time.Second
+	// pollInterval is how often Follow queries the events, and reads the
+	// running calls' heartbeat details while no push stream brings their
+	// output (the fallback: a fixed interval, docs/live.md).
+	pollInterval = 100 * time.Millisecond
+	// statusInterval is how often Follow checks the workflow status while
+	// nothing runs and nothing new happens, or a push stream is open.
+	statusInterval = time.Second
 	// DefaultUnreachableTimeout is how long Follow survives Temporal not
 	// answering at all.
 	DefaultUnreachableTimeout = 30 * time.Second
@@ -167,19 +168,12 @@ func (k *Controller) newFollower(sessionID, runID string, after int64, out follo
 	f := &follower{
 		k: k, session: sessionID, wfID: workflows.WorkflowID(sessionID), runID: runID,
 		after: after, out: out, live: live.NewCursor(),
-		poll: orDefault(k.PollInterval, DefaultPollInterval), stream: k.StreamInterval,
-		status:       orDefault(k.StatusInterval, DefaultStatusInterval),
+		poll: orDefault(k.poll, pollInterval), status: orDefault(k.status, statusInterval),
+		push:         newPushReader(out),
 		unreachable:  orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout),
 		queryTimeout: orDefault(k.QueryTimeout, DefaultQueryTimeout),
 		dc:           k.DataConverter,
 		now:          time.Now,
-	}
-	if f.stream == 0 {
-		f.stream = DefaultStreamInterval
-	}
-	f.beats = newBeatClock(max(f.stream, time.Millisecond))
-	if k.Live == nil && f.stream > 0 {
-		f.push = newPushReader(out)
 	}
 	if f.dc == nil {
 		f.dc = converter.GetDefaultDataConverter()
@@ -208,16 +202,14 @@ type follower struct {
 	live             *live.Cursor
 	dc               converter.DataConverter
 	now              func() time.Time
-	poll, stream     time.Duration
-	status           time.Duration
+	poll, status     time.Duration
 	unreachable      time.Duration
 	queryTimeout     time.Duration
 	curQueryTimeout  time.Duration
 	lastDescribe     time.Time
 	lastQuery        time.Time
-	fast             bool // describe every poll: something runs or events arrive
-	beats            *beatClock
-	push             *pushReader // the running calls' push streams (push.go); nil: none
+	fast             bool        // describe every poll: something runs or events arrive
+	push             *pushReader // the running calls' push streams (push.go)
 	undecodable      bool        // told OnWait that live output cannot be decoded
 	walkedBack       map[string]bool
 	failingSince     time.Time // the events query fails since
@@ -370,7 +362,7 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			d = nil
 			continue
 		}
-		if progressed && f.stream > 0 {
+		if progressed {
 			f.fast = true
 		}
 		d = nil
@@ -529,10 +521,9 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 	return agent.Event{}, "", &PromptClosedError{SessionID: f.session, WorkflowID: f.wfID, RunID: f.runID, Status: d.status}
 }
 
-// describeDue: the status is checked every status interval. While an
-// activity streams, Describe follows its heartbeats (beatClock: just after
-// the next one should have landed), else every poll while something runs
-// or events arrive.
+// describeDue: the status is checked every status interval, and every
+// poll while something runs or events arrive and no push stream is open
+// (the heartbeat fallback).
 func (f *follower) describeDue() bool {
 	return !f.now().Before(f.nextDescribe())
 }
@@ -542,11 +533,6 @@ func (f *follower) nextDescribe() time.Time {
 	if f.push.streaming() {
 		return f.lastDescribe.Add(f.status)
 	}
-	if f.stream > 0 {
-		if t := f.beats.next(); !t.IsZero() {
-			return t
-		}
-	}
 	if f.fast {
 		return f.lastDescribe.Add(f.poll)
 	}
@@ -554,8 +540,7 @@ func (f *follower) nextDescribe() time.Time {
 }
 
 func (f *follower) describe(ctx context.Context) (*describeResult, error) {
-	sent := f.now()
-	f.lastDescribe = sent
+	f.lastDescribe = f.now()
 	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
 	defer cancel()
 	resp, err := f.k.Client.DescribeWorkflowExecution(cctx, f.wfID, f.runID)
@@ -566,47 +551,32 @@ func (f *follower) describe(ctx context.Context) (*describeResult, error) {
 		f.describedLen = resp.GetWorkflowExecutionInfo().GetHistoryLength()
 	}
 	f.reachable()
-	return f.snapshots(ctx, resp, sent), nil
+	return f.snapshots(ctx, resp), nil
 }
 
-// snapshots reads the live output of the run a Describe sent at sent saw
-// (resp): from the Controller's live.Source when it has one, else from
-// the pending activities' heartbeat details in resp (the heartbeat
-// reader, without another RPC). It tells the beat clock when each call
-// published.
-func (f *follower) snapshots(ctx context.Context, resp *workflowservice.DescribeWorkflowExecutionResponse, sent time.Time) *describeResult {
+// snapshots reads the live output of the run a Describe saw (resp): the
+// pending activities' heartbeat details, which name each call's push
+// stream (push.go) and are the fallback when no stream can be read.
+func (f *follower) snapshots(ctx context.Context, resp *workflowservice.DescribeWorkflowExecutionResponse) *describeResult {
 	info := resp.GetWorkflowExecutionInfo()
 	d := &describeResult{status: info.GetStatus(), runID: info.GetExecution().GetRunId()}
-	if f.stream <= 0 {
-		return d
+	var err error
+	if d.pending, err = heartbeatSnapshots(resp, f.dc); err != nil {
+		f.cannotDecode(err)
 	}
-	if f.k.Live == nil {
-		var err error
-		if d.pending, err = heartbeatSnapshots(resp, f.dc); err != nil {
-			f.cannotDecode(err)
-		}
-		if d.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-			f.push.observe(ctx, d.pending)
-			f.push.newest(d.pending)
-		}
-	} else if d.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		// A failed read leaves this round without live output: the next
-		// read brings it, and the workflow events stay authoritative.
-		d.pending, _ = f.k.Live.Read(ctx, f.wfID, d.runID)
+	if d.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		f.push.observe(ctx, d.pending)
+		f.push.newest(d.pending)
 	}
-	f.fast = len(d.pending) > 0 || (f.k.Live == nil && len(resp.GetPendingActivities()) > 0)
-	beats := map[string]time.Time{}
+	f.fast = len(resp.GetPendingActivities()) > 0
 	for i, p := range d.pending {
 		if p.At.IsZero() {
 			d.pending[i].At = f.now()
-		} else if p.Call != "" {
-			beats[p.Call] = p.At
 		}
 		if !f.live.Known(p.Snapshot) {
 			d.unseen = true
 		}
 	}
-	f.beats.observe(sent, f.now(), beats)
 	sort.SliceStable(d.pending, func(i, j int) bool { return d.pending[i].At.Before(d.pending[j].At) })
 	return d
 }
@@ -829,7 +799,7 @@ func rpcText(err error) string {
 // of yet only when the events were queried after the Describe (queried),
 // so that they follow the entry's message_start.
 func (f *follower) emitLive(d *describeResult, queried bool) {
-	if f.stream <= 0 || len(d.pending) == 0 {
+	if len(d.pending) == 0 {
 		return
 	}
 	for _, p := range d.pending {

@@ -93,7 +93,7 @@ func TestFollow_ReadsPagesAtOnceAndFindsPromptEndPastThem(t *testing.T) {
 	// Poll and status intervals of an hour: a follower that waited one
 	// between pages would not end within follow's 10 s bound. No wall-clock
 	// threshold, so a loaded machine cannot fail it.
-	k.PollInterval, k.StatusInterval = time.Hour, time.Hour
+	k.poll, k.status = time.Hour, time.Hour
 	var r recorder
 	end, err := follow(t, k, "", 0, &r)
 	if err != nil || end.Type != agent.EventPromptEnd {
@@ -101,7 +101,7 @@ func TestFollow_ReadsPagesAtOnceAndFindsPromptEndPastThem(t *testing.T) {
 	}
 	r.checkSeqs(t, 0, 20)
 
-	k.PollInterval, k.StatusInterval = 5*time.Millisecond, 30*time.Millisecond
+	k.poll, k.status = 5*time.Millisecond, 30*time.Millisecond
 	var past recorder
 	end, err = follow(t, k, "", 25, &past)
 	if err != nil || end.Type != agent.EventPromptEnd || end.Seq != 20 {

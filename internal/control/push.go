@@ -242,7 +242,7 @@ func (p *pushReader) wakeC() <-chan struct{} {
 // an entry new to the reader is kept until then, and the query made at
 // once.
 func (f *follower) emitPushed(pushed []live.Stamped, queried bool) {
-	if f.stream <= 0 || len(pushed) == 0 {
+	if len(pushed) == 0 {
 		return
 	}
 	var out []live.Stamped

@@ -225,7 +225,7 @@ func newEnv(t *testing.T, addr string) *env {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
 	e.c = c
-	e.k = &control.Controller{Client: c, TaskQueue: e.s.Temporal.TaskQueue, PollInterval: 50 * time.Millisecond}
+	e.k = &control.Controller{Client: c, TaskQueue: e.s.Temporal.TaskQueue}
 	t.Cleanup(c.Close)
 	return e
 }

@@ -146,7 +146,7 @@ func (p *killPlan) run(t *testing.T, e *env, tr *trial) {
 		return
 	}
 	defer first.kill()
-	k := &control.Controller{Client: e.c, TaskQueue: queue, PollInterval: 50 * time.Millisecond}
+	k := &control.Controller{Client: e.c, TaskQueue: queue}
 	ctx, cancel := context.WithTimeout(context.Background(), p.limit)
 	defer cancel()
 	started := time.Now()

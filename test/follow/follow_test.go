@@ -46,11 +46,9 @@ func newEnv(t *testing.T, opts client.Options) *env {
 	return e
 }
 
-// controller follows the env's workflows; its stream interval is the
-// worker's heartbeat throttle (as app.NewController sets it from
-// stream.intervalMs).
+// controller follows the env's workflows.
 func (e *env) controller() *control.Controller {
-	return &control.Controller{Client: e.cc, TaskQueue: e.queue, QueryTimeout: 2 * time.Second, StreamInterval: heartbeatThrottle}
+	return &control.Controller{Client: e.cc, TaskQueue: e.queue, QueryTimeout: 2 * time.Second}
 }
 
 func (e *env) start(session string, s script, opts ...func(*client.StartWorkflowOptions)) client.WorkflowRun {
@@ -260,8 +258,8 @@ func (m *measured) rate(from, to string) (float64, time.Duration) {
 // Item 2: the live text of a model call arrives as message_update deltas
 // between message_start and message_end, and adds up to the message (the
 // last words come right before message_end); the Describe cost is
-// measured while it streams (about one per heartbeat: Follow reads just
-// after each lands) and while nothing runs.
+// measured while it streams (about one per poll: the heartbeat fallback
+// reads at a fixed interval) and while nothing runs.
 func TestFollow_LiveOutputAndDescribeCost(t *testing.T) {
 	e := newEnv(t, client.Options{})
 	pieces, final := wordPieces(40)
@@ -306,17 +304,16 @@ func TestFollow_LiveOutputAndDescribeCost(t *testing.T) {
 	if idle > 2.5 {
 		t.Errorf("idle: %.1f Describe/s, want about 1", idle)
 	}
-	// The worker sends a heartbeat every throttle interval (100 ms) plus
-	// its RPC: about 9 a second.
+	// The follower reads the heartbeats every poll (100 ms) plus its
+	// RPCs: about 9 a second.
 	if streaming < 4 || streaming > 16 {
-		t.Errorf("streaming: %.1f Describe/s, want about one per heartbeat (~9/s)", streaming)
+		t.Errorf("streaming: %.1f Describe/s, want about one per poll (~9/s)", streaming)
 	}
 }
 
 // With a payload codec, live output is read only with the client's data
 // converter (Controller.DataConverter); without it the snapshots are
-// skipped, and the workflow events still arrive. A Controller.Live source
-// (the heartbeat reader as a live.Source) brings the same live output.
+// skipped, and the workflow events still arrive.
 func TestFollow_LiveOutputWithCodec(t *testing.T) {
 	key, err := codec.NewKey("follow-test", bytes.Repeat([]byte{7}, codec.KeySize))
 	if err != nil {
@@ -329,15 +326,11 @@ func TestFollow_LiveOutputWithCodec(t *testing.T) {
 		session  string
 		withDC   bool
 		wantLive bool
-		source   bool
-	}{{"codec-off", false, false, false}, {"codec-on", true, true, false}, {"codec-source", true, true, true}} {
+	}{{"codec-off", false, false}, {"codec-on", true, true}} {
 		e.start(c.session, script{Stream: append(pieces, pieces...), PieceMs: 150})
 		k := e.controller()
 		if c.withDC {
 			k.DataConverter = dc
-		}
-		if c.source { // live output through the live.Source door
-			k.Live = control.Heartbeats{Client: e.c, DataConverter: dc}
 		}
 		r := &recorder{}
 		if _, err := follow(context.Background(), k, c.session, "", 0, r); err != nil {
@@ -392,7 +385,7 @@ func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
 		t.Fatalf("controller with the codec: %v", err)
 	}
 	raw := dial(t, client.Options{})
-	noKey := &control.Controller{Client: wc, TaskQueue: s.Temporal.TaskQueue, StreamInterval: app.StreamInterval(s)}
+	noKey := &control.Controller{Client: wc, TaskQueue: s.Temporal.TaskQueue}
 	var waitsMu sync.Mutex
 	var waits []string
 	noKey.OnWait = func(msg string) {

@@ -90,7 +90,7 @@ func TestIntegration_SessionWriteNeverInterleavesWithAnotherClientsPrompt(t *tes
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	kb := &control.Controller{Client: hc, TaskQueue: e.s.Temporal.TaskQueue, PollInterval: 50 * time.Millisecond}
+	kb := &control.Controller{Client: hc, TaskQueue: e.s.Temporal.TaskQueue}
 	b, err := client.Open(kb, e.s, id)
 	if err != nil {
 		t.Fatal(err)

@@ -111,7 +111,7 @@ func (e *env) startServer() {
 		e.t.Fatalf("dial: %v", err)
 	}
 	e.c = c
-	e.k = &control.Controller{Client: c, TaskQueue: e.s.Temporal.TaskQueue, PollInterval: 50 * time.Millisecond}
+	e.k = &control.Controller{Client: c, TaskQueue: e.s.Temporal.TaskQueue}
 }
 
 func (e *env) startWorker() {

@@ -141,8 +141,7 @@ func (c *countingClient) QueryWorkflow(ctx context.Context, id, runID, query str
 func liveFollow(t *testing.T, e *env, session string, n int) (*countingClient, []string, []string) {
 	t.Helper()
 	cc := &countingClient{Client: e.c}
-	k := &control.Controller{Client: cc, TaskQueue: e.s.Temporal.TaskQueue, PollInterval: 50 * time.Millisecond,
-		StreamInterval: app.StreamInterval(e.s)}
+	k := &control.Controller{Client: cc, TaskQueue: e.s.Temporal.TaskQueue}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	types, texts := make([]string, n), make([]string, n)

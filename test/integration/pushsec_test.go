@@ -86,7 +86,6 @@ func followWithCodec(t *testing.T, e *env, session string) (string, int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k.PollInterval = 50 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	before := control.PushedSnapshots()
