@@ -300,25 +300,27 @@ func StatusName(s enumspb.WorkflowExecutionStatus) string {
 // every page of the events query: it asks again after the last seq of a
 // page that may have been cut (agent.PageMayContinue), up to prompt_end.
 //
-// A closed prompt whose result holds every event after seq
-// (PromptResult.LastEvents) is read from the result, and one whose result
-// does not is read from its history replayed here: a closed workflow
-// answers the query only through a worker. Spec 13.11.8.
+// A finished prompt's events are read from its result alone
+// (PromptResult.LastEvents: its last page; none of a run closed without
+// a result): a closed workflow answers the query only through a worker.
+// docs/live.md says what is not read so. Spec 13.11.8.
 func (k *Controller) Events(ctx context.Context, sessionID, runID string, after int64) ([]agent.Event, error) {
-	evs, ok, read := k.closedEvents(ctx, sessionID, runID, after)
-	if ok {
-		return evs, nil
-	}
-	if read == nil {
-		read = func(after int64) ([]agent.Event, error) {
-			var p []agent.Event
-			err := k.query(ctx, sessionID, runID, agent.QueryEvents, &p, after)
-			return p, err
+	if status, id, err := k.RunStatus(ctx, sessionID, runID); err == nil && finished(status) {
+		cctx, cancel := context.WithTimeout(ctx, resultTimeout)
+		defer cancel()
+		res, _ := Result(cctx, k.Client.GetWorkflow(cctx, workflows.WorkflowID(sessionID), id))
+		evs := []agent.Event{}
+		for _, e := range res.LastEvents {
+			if e.Seq > after {
+				evs = append(evs, e)
+			}
 		}
+		return evs, nil
 	}
 	var all []agent.Event
 	for {
-		page, err := read(after)
+		var page []agent.Event
+		err := k.query(ctx, sessionID, runID, agent.QueryEvents, &page, after)
 		if err != nil {
 			return all, err
 		}
@@ -331,42 +333,6 @@ func (k *Controller) Events(ctx context.Context, sessionID, runID string, after 
 		}
 		after = page[len(page)-1].Seq
 	}
-}
-
-// closedEvents are the events after seq of a run closed with a result
-// (completed, failed, cancelled) when its result's last events reach back
-// to after+1; ok is false otherwise (running, continued, terminated, an
-// older build's result, or more events than one page). page, when not
-// nil, answers the events query of the closed run from its replayed
-// history (ok false: the result did not hold them).
-func (k *Controller) closedEvents(ctx context.Context, sessionID, runID string, after int64) (_ []agent.Event, ok bool, page func(int64) ([]agent.Event, error)) {
-	status, id, err := k.RunStatus(ctx, sessionID, runID)
-	if err != nil || status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return nil, false, nil
-	}
-	replayed := func() func(int64) ([]agent.Event, error) {
-		h, err := k.replayClosedRun(ctx, workflows.WorkflowID(sessionID), id, k.DataConverter)
-		if err != nil {
-			return nil
-		}
-		return h
-	}
-	switch status {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-	default:
-		return nil, false, replayed()
-	}
-	cctx, cancel := context.WithTimeout(ctx, resultTimeout)
-	defer cancel()
-	res, _ := Result(cctx, k.Client.GetWorkflow(cctx, workflows.WorkflowID(sessionID), id))
-	evs := res.LastEvents
-	if len(evs) == 0 || evs[0].Seq > after+1 {
-		return nil, false, replayed()
-	}
-	for len(evs) > 0 && evs[0].Seq <= after {
-		evs = evs[1:]
-	}
-	return append([]agent.Event{}, evs...), true, nil
 }
 
 func (k *Controller) query(ctx context.Context, sessionID, runID, name string, out any, args ...any) error {

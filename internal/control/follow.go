@@ -121,8 +121,9 @@ func closedPhrase(s enumspb.WorkflowExecutionStatus) string {
 //
 // The Follow calls of one Controller that follow the same run at the
 // same time share one reader (share.go): N followers make the RPCs of
-// one. A closed run's events are read with no worker: from its result,
-// or its history replayed here (replay.go).
+// one. A finished prompt's events are read with no worker, from its
+// result (PromptResult.LastEvents, the last page: docs/live.md says what
+// is not read so).
 //
 // A workflow that closes without prompt_end (terminated, timed out, ...)
 // ends Follow with a *PromptClosedError. An ended prompt whose prompt_end
@@ -218,9 +219,6 @@ type follower struct {
 	backoff          time.Duration
 	// results are the results of closed runs, by run id (nil: none).
 	results map[string]*workflows.PromptResult
-	// replays answer the events query of closed runs from their
-	// replayed history, by run id (nil value: the run does not replay).
-	replays map[string]func(after int64) ([]agent.Event, error)
 	// describedLen is the run's history length the last Describe saw (0:
 	// none of this run yet); queriedLen is describedLen when the last
 	// events query that answered was made. See nothingNew.
@@ -281,11 +279,10 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			(d != nil && (d.unseen || d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING))
 		if queried {
 			f.lastQuery = f.now()
-			var ok bool
-			if evs, ok = f.resultEvents(ctx, d); !ok {
-				if evs, ok, qerr = f.replayedEvents(ctx, d); !ok {
-					evs, qerr = f.queryEvents(ctx, f.runID, f.after)
-				}
+			if d != nil && finished(d.status) {
+				evs = f.resultEvents(ctx)
+			} else {
+				evs, qerr = f.queryEvents(ctx, f.runID, f.after)
 			}
 			if qerr == nil {
 				f.queriedLen = f.describedLen
@@ -392,31 +389,29 @@ func (f *follower) result(ctx context.Context, runID string) *workflows.PromptRe
 	return &res
 }
 
-// resultEvents returns the events after f.after of a run d saw closed
-// with a result (completed, failed, cancelled), read from the result's
-// last events instead of an events query a closed run answers only
-// through a worker (the follower stall of bench/RESULTS.md). ok is false
-// when the run is not closed so, or its result does not reach back to
-// f.after+1 (a bounded page): the events query reads those, page by
-// page, and the result the rest.
-func (f *follower) resultEvents(ctx context.Context, d *describeResult) (_ []agent.Event, ok bool) {
-	if d == nil {
-		return nil, false
-	}
-	switch d.status {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-	default:
-		return nil, false
-	}
+// finished says a run with status s is a finished prompt: it closed
+// other than by continuing as new, so no worker runs it any more. Its
+// events are read from its result alone, never with the events query,
+// which a closed workflow answers only through a worker (the follower
+// stall of bench/RESULTS.md).
+func finished(s enumspb.WorkflowExecutionStatus) bool {
+	return s != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && s != enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
+}
+
+// resultEvents returns the events after f.after that the result of the
+// finished run f.runID holds: its last page (PromptResult.LastEvents).
+// Earlier events are not read (deliver goes on past the gap), nor any of
+// a run closed without a result (terminated, timed out): docs/live.md.
+func (f *follower) resultEvents(ctx context.Context) []agent.Event {
 	res := f.result(ctx, f.runID)
-	if res == nil || len(res.LastEvents) == 0 || res.LastEvents[0].Seq > f.after+1 {
-		return nil, false
+	if res == nil {
+		return nil
 	}
 	evs := res.LastEvents
 	for len(evs) > 0 && evs[0].Seq <= f.after {
 		evs = evs[1:]
 	}
-	return evs, true
+	return evs
 }
 
 // untilNext is the wait until the next query or Describe is due, at least
@@ -513,9 +508,6 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 		// past the end): return it at once.
 		if res := f.result(ctx, f.runID); res != nil && len(res.LastEvents) > 0 && res.LastEvents[len(res.LastEvents)-1].Type == agent.EventPromptEnd {
 			return f.withUndelivered(ctx, f.runID, res.LastEvents[len(res.LastEvents)-1]), "", nil
-		}
-		if e, ok := f.promptEnd(ctx); ok {
-			return f.withUndelivered(ctx, f.runID, e), "", nil
 		}
 	}
 	return agent.Event{}, "", &PromptClosedError{SessionID: f.session, WorkflowID: f.wfID, RunID: f.runID, Status: d.status}

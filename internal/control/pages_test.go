@@ -64,7 +64,7 @@ func bigEvents(n int64) []agent.Event {
 // events, in order, up to prompt_end.
 // Spec 10.4.
 func TestEvents_ReadsEveryPageOfTheEventsQuery(t *testing.T) {
-	f := newFake(&fakeRun{id: "r1", status: enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, events: bigEvents(20)})
+	f := newFake(&fakeRun{id: "r1", events: bigEvents(20)})
 	k := fastController(f)
 	k.Client = pagingTemporal{f}
 	got, err := k.Events(context.Background(), "s", "", 0)
@@ -84,10 +84,10 @@ func TestEvents_ReadsEveryPageOfTheEventsQuery(t *testing.T) {
 // Issue 20 item 8: a follower reads the next page at once after one the
 // page bound cut, not a poll interval later, and an `events --follow
 // --after N` past the end of a prompt whose events fill several pages
-// still finds its prompt_end.
+// finds its prompt_end in its result.
 // Spec 10.4.
 func TestFollow_ReadsPagesAtOnceAndFindsPromptEndPastThem(t *testing.T) {
-	f := newFake(&fakeRun{id: "r1", status: enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, events: bigEvents(20)})
+	f := newFake(&fakeRun{id: "r1", events: bigEvents(20)})
 	k := fastController(f)
 	k.Client = pagingTemporal{f}
 	// Poll and status intervals of an hour: a follower that waited one
@@ -102,6 +102,7 @@ func TestFollow_ReadsPagesAtOnceAndFindsPromptEndPastThem(t *testing.T) {
 	r.checkSeqs(t, 0, 20)
 
 	k.poll, k.status = 5*time.Millisecond, 30*time.Millisecond
+	f.do(func() { f.runs["r1"].status = enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED })
 	var past recorder
 	end, err = follow(t, k, "", 25, &past)
 	if err != nil || end.Type != agent.EventPromptEnd || end.Seq != 20 {
