@@ -344,7 +344,7 @@ type PromptResult struct {
 	// LastEvents are the run's last events, as many as fit in one events
 	// page (agent.EventsPageBytes, the bound of the history this adds):
 	// a follower reads a closed prompt's last events here, with no worker
-	// to answer a query (internal/control).
+	// to answer a query (internal/client).
 	LastEvents []agent.Event `json:"lastEvents,omitempty"`
 	// Undelivered holds the texts of the steer and follow_up messages
 	// still queued when the prompt ended (failed, aborted, its retry

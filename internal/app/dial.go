@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/client"
+	client "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
@@ -16,7 +16,6 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/codec"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/settings"
 )
@@ -173,19 +172,4 @@ func describeDialError(err error, opts client.Options) string {
 		return msg + " (the server may require TLS: set TEMPORAL_TLS=true, or a CA with TEMPORAL_TLS_SERVER_CA_CERT_PATH)"
 	}
 	return msg
-}
-
-// NewController returns the client side of prompts on c for the settings'
-// task queue, decoding live output (heartbeat details) with the same
-// payload codec the client encrypts with.
-func NewController(c client.Client, s settings.Settings) (*control.Controller, error) {
-	k := &control.Controller{Client: c, TaskQueue: s.Temporal.TaskQueue}
-	cdc, err := codec.FromSettings(s)
-	if err != nil {
-		return nil, err
-	}
-	if cdc != nil {
-		k.DataConverter = codec.DataConverter(nil, cdc)
-	}
-	return k, nil
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -174,7 +174,7 @@ func statusLookup(ctx context.Context, env Env, s settings.Settings) (func(conte
 	if err != nil {
 		return unknown, func() {}, fmt.Errorf("temporal at %s: %w", s.Temporal.Address, err)
 	}
-	k := &control.Controller{Client: cl, TaskQueue: s.Temporal.TaskQueue}
+	k := &client.Controller{Client: cl, TaskQueue: s.Temporal.TaskQueue}
 	return func(ctx context.Context, id string) string {
 		status, _, err := k.RunStatus(ctx, id, "")
 		switch {

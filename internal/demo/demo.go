@@ -23,6 +23,7 @@ import (
 
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -119,7 +120,7 @@ func run(ctx context.Context, env cli.Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "workspace: %s\n", ws)
 	}
 
-	k, err := app.NewController(st.Client, st.Settings)
+	k, err := client.NewController(st.Client, st.Settings)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
 		return cli.ExitUsage

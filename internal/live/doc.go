@@ -17,7 +17,7 @@
 //     the workflow events delivered so far: each byte once, in order, the
 //     rest of a message completed before its message_end.
 //   - In a client process the followers of one prompt share one reader
-//     (internal/control's share.go): the snapshots are read once
+//     (internal/client's share.go): the snapshots are read once
 //     whatever the number of followers, and each follower's own Cursor
 //     makes its events.
 //   - Consumers build the partial assistant message those deltas make

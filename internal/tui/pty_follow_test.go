@@ -32,7 +32,7 @@ func TestChat_PseudoTerminalFollowsAPromptStartedElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	k, err := app.NewController(cl, tm.server)
+	k, err := client.NewController(cl, tm.server)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func runTemporalChild() int {
 		return fail(err)
 	}
 	defer cl.Close()
-	k, err := app.NewController(cl, s)
+	k, err := client.NewController(cl, s)
 	if err != nil {
 		return fail(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -271,7 +271,7 @@ func TestFaults_KillAfterTheUserMessageWriteKeepsOneUserMessage(t *testing.T) {
 	e.spawnWorker(0)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, err := control.Result(ctx, e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID()))
+	res, err := client.Result(ctx, e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID()))
 	if err != nil || res.Status != agent.StatusCompleted || res.Text != "done once" {
 		t.Fatalf("prompt: %+v %v", res, err)
 	}

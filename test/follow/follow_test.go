@@ -12,28 +12,28 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
 
 type env struct {
 	t     *testing.T
-	c     client.Client
+	c     sdkclient.Client
 	cc    *countingClient
 	queue string
 	w     worker.Worker
 }
 
-func newEnv(t *testing.T, opts client.Options) *env {
+func newEnv(t *testing.T, opts sdkclient.Options) *env {
 	t.Helper()
 	c := dial(t, opts)
 	e := &env{t: t, c: c, cc: &countingClient{Client: c}, queue: newQueue()}
@@ -47,13 +47,13 @@ func newEnv(t *testing.T, opts client.Options) *env {
 }
 
 // controller follows the env's workflows.
-func (e *env) controller() *control.Controller {
-	return &control.Controller{Client: e.cc, TaskQueue: e.queue, QueryTimeout: 2 * time.Second}
+func (e *env) controller() *client.Controller {
+	return &client.Controller{Client: e.cc, TaskQueue: e.queue, QueryTimeout: 2 * time.Second}
 }
 
-func (e *env) start(session string, s script, opts ...func(*client.StartWorkflowOptions)) client.WorkflowRun {
+func (e *env) start(session string, s script, opts ...func(*sdkclient.StartWorkflowOptions)) sdkclient.WorkflowRun {
 	e.t.Helper()
-	o := client.StartWorkflowOptions{ID: workflows.WorkflowID(session), TaskQueue: e.queue}
+	o := sdkclient.StartWorkflowOptions{ID: workflows.WorkflowID(session), TaskQueue: e.queue}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -80,7 +80,7 @@ func (r *recorder) workflowEvents() []agent.Event {
 	defer r.mu.Unlock()
 	var out []agent.Event
 	for _, e := range r.evs {
-		if !control.IsLive(e) {
+		if !client.IsLive(e) {
 			out = append(out, e)
 		}
 	}
@@ -103,7 +103,7 @@ func (r *recorder) checkSeqs(t *testing.T, after, last int64) {
 	}
 }
 
-func follow(ctx context.Context, k *control.Controller, session, runID string, after int64, r *recorder) (agent.Event, error) {
+func follow(ctx context.Context, k *client.Controller, session, runID string, after int64, r *recorder) (agent.Event, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	return k.Follow(ctx, session, runID, after, r.fn)
@@ -114,7 +114,7 @@ func follow(ctx context.Context, k *control.Controller, session, runID string, a
 // continue-as-new (only a query of the closed run shows them); a late
 // follower from seq 0 starts in the first run.
 func TestFollow_AcrossContinueAsNew(t *testing.T) {
-	e := newEnv(t, client.Options{})
+	e := newEnv(t, sdkclient.Options{})
 	// 1 agent_start, turns 1..2 (+turn_end 2) in run 1; turns 3..4 and
 	// prompt_end in run 2: 7 events.
 	run := e.start("can", script{Turns: 4, SleepMs: 300, ContinueAfter: 2})
@@ -151,7 +151,7 @@ func TestFollow_AcrossContinueAsNew(t *testing.T) {
 // prompt_end; `--after N` past the end of a terminated prompt returns at
 // once.
 func TestFollow_TerminatedAndTimedOut(t *testing.T) {
-	e := newEnv(t, client.Options{})
+	e := newEnv(t, sdkclient.Options{})
 	run := e.start("term", script{Turns: 1, SleepMs: 10, Wait: true})
 	r := &recorder{}
 	done := make(chan error, 1)
@@ -167,7 +167,7 @@ func TestFollow_TerminatedAndTimedOut(t *testing.T) {
 	err := <-done
 	noticed := time.Since(terminated)
 	want := fmt.Sprintf("prompt in session term was terminated (workflow session-term run %s)", run.GetRunID())
-	if !errors.Is(err, control.ErrPromptTerminated) || err.Error() != want {
+	if !errors.Is(err, client.ErrPromptTerminated) || err.Error() != want {
 		t.Fatalf("err %v, want %q", err, want)
 	}
 	if noticed > 3*time.Second {
@@ -177,13 +177,13 @@ func TestFollow_TerminatedAndTimedOut(t *testing.T) {
 	r.checkSeqs(t, 0, 2)
 
 	start := time.Now()
-	if _, err := follow(context.Background(), e.controller(), "term", "", 5, &recorder{}); !errors.Is(err, control.ErrPromptTerminated) || time.Since(start) > 5*time.Second {
+	if _, err := follow(context.Background(), e.controller(), "term", "", 5, &recorder{}); !errors.Is(err, client.ErrPromptTerminated) || time.Since(start) > 5*time.Second {
 		t.Fatalf("after the end of a terminated prompt: %v after %s", err, time.Since(start))
 	}
 
-	e.start("timeout", script{Wait: true}, func(o *client.StartWorkflowOptions) { o.WorkflowRunTimeout = 2 * time.Second })
+	e.start("timeout", script{Wait: true}, func(o *sdkclient.StartWorkflowOptions) { o.WorkflowRunTimeout = 2 * time.Second })
 	r = &recorder{}
-	if _, err := follow(context.Background(), e.controller(), "timeout", "", 0, r); !errors.Is(err, control.ErrPromptTimedOut) ||
+	if _, err := follow(context.Background(), e.controller(), "timeout", "", 0, r); !errors.Is(err, client.ErrPromptTimedOut) ||
 		!strings.Contains(err.Error(), "prompt in session timeout timed out") {
 		t.Fatalf("timed out: %v", err)
 	}
@@ -193,7 +193,7 @@ func TestFollow_TerminatedAndTimedOut(t *testing.T) {
 // Item 5: the worker goes away mid-prompt and comes back: Follow waits,
 // says so once and once when it resumes, and delivers every event.
 func TestFollow_WorkerOutage(t *testing.T) {
-	e := newEnv(t, client.Options{})
+	e := newEnv(t, sdkclient.Options{})
 	e.start("outage", script{Turns: 6, SleepMs: 700})
 	k := e.controller()
 	k.QueryTimeout = time.Second
@@ -238,7 +238,7 @@ func (m *measured) fn(e agent.Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.evs = append(m.evs, e)
-	if control.IsLive(e) {
+	if client.IsLive(e) {
 		return
 	}
 	key := e.Type
@@ -261,7 +261,7 @@ func (m *measured) rate(from, to string) (float64, time.Duration) {
 // measured while it streams (about one per poll: the heartbeat fallback
 // reads at a fixed interval) and while nothing runs.
 func TestFollow_LiveOutputAndDescribeCost(t *testing.T) {
-	e := newEnv(t, client.Options{})
+	e := newEnv(t, sdkclient.Options{})
 	pieces, final := wordPieces(40)
 	// agent_start, three idle turns 1 s apart (nothing runs: only a
 	// durable timer), message_start, a 2 s model call, message_end,
@@ -282,7 +282,7 @@ func TestFollow_LiveOutputAndDescribeCost(t *testing.T) {
 			state = "streaming"
 		case ev.Type == agent.EventMessageEnd:
 			state = "after"
-		case control.IsLive(ev):
+		case client.IsLive(ev):
 			live++
 			if state != "streaming" || ev.EntryID != "a1" || ev.Seq != 5 || ev.AssistantMessageEvent.Type != "text_delta" {
 				t.Fatalf("live event %+v while %s", ev, state)
@@ -320,7 +320,7 @@ func TestFollow_LiveOutputWithCodec(t *testing.T) {
 		t.Fatal(err)
 	}
 	dc := codec.DataConverter(nil, codec.New(key))
-	e := newEnv(t, client.Options{DataConverter: dc})
+	e := newEnv(t, sdkclient.Options{DataConverter: dc})
 	pieces := []string{"secret ", "text ", "streams ", "encrypted ", "through ", "heartbeats"}
 	for _, c := range []struct {
 		session  string
@@ -344,9 +344,9 @@ func TestFollow_LiveOutputWithCodec(t *testing.T) {
 }
 
 // The product's CallModel with the payload codec on (app.Dial, app.NewWorker,
-// app.NewController with codec.keyFile): the heartbeat details a Describe
+// client.NewController with codec.keyFile): the heartbeat details a Describe
 // returns while the call streams are sealed (encoding binary/encrypted,
-// the key id, no plaintext); app.NewController's controller streams the
+// the key id, no plaintext); client.NewController's controller streams the
 // answer; one on the same client but without the codec's data converter
 // (Describe returns the details undecoded, unlike a query's result) says
 // once through OnWait that it cannot decode the live output, and still
@@ -380,12 +380,12 @@ func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	withKey, err := app.NewController(wc, s)
+	withKey, err := client.NewController(wc, s)
 	if err != nil || withKey.DataConverter == nil {
 		t.Fatalf("controller with the codec: %v", err)
 	}
-	raw := dial(t, client.Options{})
-	noKey := &control.Controller{Client: wc, TaskQueue: s.Temporal.TaskQueue}
+	raw := dial(t, sdkclient.Options{})
+	noKey := &client.Controller{Client: wc, TaskQueue: s.Temporal.TaskQueue}
 	var waitsMu sync.Mutex
 	var waits []string
 	noKey.OnWait = func(msg string) {
@@ -402,7 +402,7 @@ func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
 		err error
 	}
 	results := make(chan result, 2)
-	for _, k := range []*control.Controller{withKey, noKey} {
+	for _, k := range []*client.Controller{withKey, noKey} {
 		go func() {
 			r := &recorder{}
 			_, err := follow(ctx, k, "sealed", run.GetRunID(), 0, r)
@@ -478,11 +478,11 @@ func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
 // same seq gets the running call's text from its start, which is what the
 // RPC server used to avoid by dropping live events after a resume.
 func TestFollow_ResumedWithTheCursorContinuesTheLiveText(t *testing.T) {
-	e := newEnv(t, client.Options{})
+	e := newEnv(t, sdkclient.Options{})
 	pieces, final := wordPieces(40)
 	e.start("resume-live", script{Turns: 1, Stream: pieces, PieceMs: 50})
 	k := e.controller()
-	cur := control.NewLiveCursor()
+	cur := client.NewLiveCursor()
 
 	var first strings.Builder
 	var last int64
@@ -490,7 +490,7 @@ func TestFollow_ResumedWithTheCursorContinuesTheLiveText(t *testing.T) {
 	ctx1, cancel1 := context.WithCancel(context.Background())
 	defer cancel1()
 	_, err := k.FollowFrom(ctx1, "resume-live", "", 0, cur, func(ev agent.Event) {
-		if !control.IsLive(ev) {
+		if !client.IsLive(ev) {
 			last = ev.Seq
 			return
 		}
@@ -512,7 +512,7 @@ func TestFollow_ResumedWithTheCursorContinuesTheLiveText(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		_, err := k.Follow(ctx, "resume-live", "", last, func(ev agent.Event) {
-			if control.IsLive(ev) {
+			if client.IsLive(ev) {
 				fresh.WriteString(ev.AssistantMessageEvent.Delta)
 			}
 		})
@@ -523,7 +523,7 @@ func TestFollow_ResumedWithTheCursorContinuesTheLiveText(t *testing.T) {
 	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel2()
 	end, err := k.FollowFrom(ctx2, "resume-live", "", last, cur, func(ev agent.Event) {
-		if control.IsLive(ev) {
+		if client.IsLive(ev) {
 			rest.WriteString(ev.AssistantMessageEvent.Delta)
 		}
 	})

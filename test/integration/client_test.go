@@ -15,7 +15,6 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -90,7 +89,7 @@ func TestIntegration_SessionWriteNeverInterleavesWithAnotherClientsPrompt(t *tes
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	kb := &control.Controller{Client: hc, TaskQueue: e.s.Temporal.TaskQueue}
+	kb := &client.Controller{Client: hc, TaskQueue: e.s.Temporal.TaskQueue}
 	b, err := client.Open(kb, e.s, id)
 	if err != nil {
 		t.Fatal(err)
@@ -102,12 +101,12 @@ func TestIntegration_SessionWriteNeverInterleavesWithAnotherClientsPrompt(t *tes
 		t.Fatal(err)
 	}
 	switch {
-	case errors.Is(startErr, control.ErrSessionBusy):
+	case errors.Is(startErr, client.ErrSessionBusy):
 		// Refused with a clear error while B's write held the session:
 		// A starts again once it is done.
 		runA, startErr = e.k.StartPrompt(ctx, promptIn(e, id, e503))
 	case startErr != nil:
-		t.Fatalf("client A's prompt: %v, want success or %v", startErr, control.ErrSessionBusy)
+		t.Fatalf("client A's prompt: %v, want success or %v", startErr, client.ErrSessionBusy)
 	}
 	if startErr != nil {
 		t.Fatalf("client A's prompt after B's write: %v", startErr)
@@ -174,7 +173,7 @@ func TestIntegration_SessionWriteWithoutWorkerLandsLater(t *testing.T) {
 	if err := b.SetSessionName(ctx, "later"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.StartPrompt(ctx, "hi"); !errors.Is(err, control.ErrSessionBusy) || !strings.Contains(err.Error(), "a session write") {
+	if _, err := b.StartPrompt(ctx, "hi"); !errors.Is(err, client.ErrSessionBusy) || !strings.Contains(err.Error(), "a session write") {
 		t.Fatalf("prompt while the write waits for a worker: %v", err)
 	}
 	e.startWorker()

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // A finished prompt's events are readable with no worker (issue 21): the
@@ -121,7 +121,7 @@ func followClosed(t *testing.T, e *env, session string, want []agent.Event, afte
 // countingClient counts the RPCs a follower makes (the client is the real
 // one, on the embedded server).
 type countingClient struct {
-	client.Client
+	sdkclient.Client
 	describes, queries atomic.Int64
 }
 
@@ -141,7 +141,7 @@ func (c *countingClient) QueryWorkflow(ctx context.Context, id, runID, query str
 func liveFollow(t *testing.T, e *env, session string, n int) (*countingClient, []string, []string) {
 	t.Helper()
 	cc := &countingClient{Client: e.c}
-	k := &control.Controller{Client: cc, TaskQueue: e.s.Temporal.TaskQueue}
+	k := &client.Controller{Client: cc, TaskQueue: e.s.Temporal.TaskQueue}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	types, texts := make([]string, n), make([]string, n)
@@ -153,7 +153,7 @@ func liveFollow(t *testing.T, e *env, session string, n int) (*countingClient, [
 			_, err := k.Follow(ctx, session, "", 0, func(ev agent.Event) {
 				if ev.Type == agent.EventMessageUpdate && ev.AssistantMessageEvent.Type == agent.DeltaText {
 					text.WriteString(ev.AssistantMessageEvent.Delta)
-				} else if !control.IsLive(ev) {
+				} else if !client.IsLive(ev) {
 					evs = append(evs, ev)
 				}
 			})
@@ -250,7 +250,7 @@ func TestIntegration_LiveEndedPromptNeedsNoWorker(t *testing.T) {
 	}
 	// `starter events` without --follow reads them the same way.
 	ec := &countingClient{Client: e.c}
-	k := &control.Controller{Client: ec, TaskQueue: e.s.Temporal.TaskQueue}
+	k := &client.Controller{Client: ec, TaskQueue: e.s.Temporal.TaskQueue}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	got, err := k.Events(ctx, "ended", "", 0)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -100,7 +100,7 @@ func TestIntegration_CompactHistoryReplaysOnCurrentCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := control.CompactResult(ctx, run)
+	res, err := client.CompactResult(ctx, run)
 	if err != nil || res.Status != agent.StatusCompleted || res.Result == nil {
 		t.Fatalf("compact: %+v %v", res, err)
 	}

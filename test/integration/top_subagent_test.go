@@ -13,7 +13,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/testserver"
 )
 
@@ -40,13 +40,13 @@ func TestIntegration_TopShowsSubAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var child control.Job
+	var child client.Job
 	testserver.WaitFor(t, 30*time.Second, "top --json listing the sub-agent waiting for approval", func() bool {
 		code, out, stderr := e.starter("top", "--json")
 		if code != cli.ExitOK {
 			t.Fatalf("top --json: exit %d: %s", code, stderr)
 		}
-		var list []control.Job
+		var list []client.Job
 		if err := json.Unmarshal([]byte(out), &list); err != nil {
 			t.Fatalf("top --json printed %q: %v", out, err)
 		}

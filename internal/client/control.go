@@ -1,7 +1,4 @@
-// Package control is the client side of a prompt: start it, signal it,
-// query its state and follow its events. The starter CLI, RPC mode and the
-// terminal UI all drive prompts through it.
-package control
+package client
 
 import (
 	"context"
@@ -17,6 +14,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/codec"
+	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -401,4 +400,19 @@ func (k *Controller) FollowCompactRetries(ctx context.Context, sessionID, runID 
 		cancel()
 		<-done
 	}
+}
+
+// NewController returns the client side of prompts on c for the settings'
+// task queue, decoding live output (heartbeat details) with the same
+// payload codec the client encrypts with.
+func NewController(c client.Client, s settings.Settings) (*Controller, error) {
+	k := &Controller{Client: c, TaskQueue: s.Temporal.TaskQueue}
+	cdc, err := codec.FromSettings(s)
+	if err != nil {
+		return nil, err
+	}
+	if cdc != nil {
+		k.DataConverter = codec.DataConverter(nil, cdc)
+	}
+	return k, nil
 }
