@@ -18,7 +18,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/devserver"
@@ -81,7 +80,7 @@ func newHarness(ctx context.Context, cfg Config) (*harness, error) {
 	if cdc, err := codec.FromSettings(s); err == nil && cdc != nil {
 		h.codec = true
 	}
-	c, err := app.Dial(sctx, s, quiet())
+	c, err := client.Dial(sctx, s, quiet())
 	if err != nil {
 		h.close()
 		return nil, err
@@ -132,7 +131,7 @@ const startAttempts = 5
 // timed out may still have happened: a retry that finds the session busy
 // takes that run.
 func (h *harness) startPrompt(ctx context.Context, s settings.Settings, sess, msg string, faults ...string) (sdkclient.WorkflowRun, error) {
-	in := app.PromptInput(s, sess, msg)
+	in := client.PromptInput(s, sess, msg)
 	in.Model.Faults = faults
 	return h.startInput(ctx, s, in)
 }

@@ -1170,10 +1170,10 @@ func (c *rpcCounter) beatTimesOf(token []byte) [][2]int64 {
 	return slices.Clone(c.beatTimes[string(token)])
 }
 
-// dialCounting dials like app.Dial (client profile, settings, payload
+// dialCounting dials like client.Dial (client profile, settings, payload
 // codec) with c counting the RPCs, and the extra interceptors after it.
 func dialCounting(ctx context.Context, s settings.Settings, c *rpcCounter, extra ...grpc.UnaryClientInterceptor) (sdkclient.Client, error) {
-	opts, err := app.ClientOptions(s, nil)
+	opts, err := client.ClientOptions(s, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -1183,11 +1183,11 @@ func dialCounting(ctx context.Context, s settings.Settings, c *rpcCounter, extra
 		opts.DataConverter = codec.DataConverter(nil, cdc)
 	}
 	opts.Logger = sdklog.NewStructuredLogger(quiet())
-	// As app.Dial's: the heartbeat guard, outside the counter (which
+	// As client.Dial's: the heartbeat guard, outside the counter (which
 	// counts and times what the wire did).
 	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions,
 		grpc.WithChainUnaryInterceptor(append([]grpc.UnaryClientInterceptor{activities.HeartbeatGuard, c.unary}, extra...)...))
-	cctx, cancel := context.WithTimeout(ctx, app.DialTimeout)
+	cctx, cancel := context.WithTimeout(ctx, client.DialTimeout)
 	defer cancel()
 	return sdkclient.DialContext(cctx, opts)
 }
@@ -1201,7 +1201,7 @@ func dialChild(s settings.Settings) (sdkclient.Client, error) {
 	if strings.HasPrefix(s.Temporal.TaskQueue, streamTaskQueue) {
 		return dialCounting(context.Background(), s, &childRPCs)
 	}
-	return app.Dial(context.Background(), s, quiet())
+	return client.Dial(context.Background(), s, quiet())
 }
 
 // newChildWorker is the child's worker: app.NewWorker, except on a

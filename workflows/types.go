@@ -62,7 +62,7 @@ type PromptInput struct {
 	Retry  retry.Settings       `json:"retry"`
 	// Compaction is the compaction settings group. Its zero value
 	// disables compaction (histories written before it existed replay
-	// unchanged); app.PromptInput fills it from the settings.
+	// unchanged); client.PromptInput fills it from the settings.
 	Compaction compaction.Settings `json:"compaction"`
 	// ModelTimeoutMs is the model call's start-to-close timeout
 	// (0: DefaultModelTimeout).

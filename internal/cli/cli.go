@@ -21,7 +21,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/interceptor"
 
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
@@ -288,7 +287,7 @@ func (c *common) controller(ctx context.Context, env Env) (*client.Controller, s
 		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))
 		return nil, s, nil, false
 	}
-	cl, err := app.DialEnv(ctx, s, nil, env.temporalEnv(), ics...)
+	cl, err := client.DialEnv(ctx, s, nil, env.temporalEnv(), ics...)
 	if err != nil {
 		c.traces.Shutdown()
 		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))

@@ -15,7 +15,6 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
@@ -69,7 +68,7 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	defer closeFn()
 	ctx, span := c.span(ctx, env, "prompt "+c.session)
 	defer span.End() // before closeFn, which flushes it
-	in := app.PromptInput(s, c.session, msg)
+	in := client.PromptInput(s, c.session, msg)
 	in.Workspace = ws.workspace
 	if useWorktree {
 		in.Worktree = activities.WorktreeRequired
@@ -239,7 +238,7 @@ func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
 		return fail(env, "set-auto-retry", err)
 	}
 	running := "no running prompt to tell"
-	if cl, err := app.DialEnv(ctx, s, nil, env.temporalEnv()); err == nil {
+	if cl, err := client.DialEnv(ctx, s, nil, env.temporalEnv()); err == nil {
 		k := &client.Controller{Client: cl, TaskQueue: s.Temporal.TaskQueue}
 		switch err := k.SetAutoRetry(ctx, c.session, enabled); {
 		case err == nil:

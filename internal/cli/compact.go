@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/workflows"
@@ -43,7 +42,7 @@ func runCompact(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	}
 	defer closeFn()
-	in := workflows.CompactInputFrom(app.PromptInput(s, c.session, ""), instructions)
+	in := workflows.CompactInputFrom(client.PromptInput(s, c.session, ""), instructions)
 	if len(faults) > 0 {
 		in.Model.SummaryFaults = faults
 	}

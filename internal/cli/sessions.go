@@ -15,7 +15,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
@@ -170,7 +169,7 @@ func statusLookup(ctx context.Context, env Env, s settings.Settings) (func(conte
 	unknown := func(context.Context, string) string { return "unknown" }
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	cl, err := app.DialEnv(dctx, s, nil, env.temporalEnv())
+	cl, err := client.DialEnv(dctx, s, nil, env.temporalEnv())
 	if err != nil {
 		return unknown, func() {}, fmt.Errorf("temporal at %s: %w", s.Temporal.Address, err)
 	}

@@ -59,8 +59,9 @@ var ErrPromptTerminated = errors.New("prompt terminated")
 // timeout.
 var ErrPromptTimedOut = errors.New("prompt timed out")
 
-// ErrTemporalUnreachable: Temporal did not answer for longer than
-// Controller.UnreachableTimeout while following.
+// ErrTemporalUnreachable: Temporal did not answer: a dial that failed
+// (Dial), or no answer for longer than Controller.UnreachableTimeout while
+// following.
 var ErrTemporalUnreachable = errors.New("cannot reach Temporal")
 
 // PromptClosedError says a followed prompt's workflow closed without a

@@ -18,7 +18,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
@@ -92,7 +91,7 @@ func Open(k *Controller, s settings.Settings, sessionID string) (*Session, error
 	if err := session.ValidateID(sessionID); err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	store, err := app.OpenSessionStore(s)
+	store, err := OpenSessionStore(s)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
@@ -134,7 +133,7 @@ func (t *Session) Settings() settings.Settings {
 	return t.s
 }
 
-// promptInput is app.PromptInput with the session's current choices: its
+// promptInput is PromptInput with the session's current choices: its
 // model (and that model's price), thinking level, own settings (tools,
 // approval) and queue modes. The session's are read afresh
 // (refreshChoicesLocked): another terminal may have changed them since
@@ -144,7 +143,7 @@ func (t *Session) promptInput(message string) workflows.PromptInput {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	kept := t.refreshChoicesLocked()
-	in := app.PromptInput(s, t.session, message)
+	in := PromptInput(s, t.session, message)
 	if kept != nil {
 		// The session's budget caps are the workflow's to join with the
 		// sender's (the tighter wins); the rest is the session's.
@@ -157,7 +156,7 @@ func (t *Session) promptInput(message string) workflows.PromptInput {
 	}
 	if t.model != nil {
 		in.Model.Provider, in.Model.Name = t.model.Provider, t.model.Name
-		in.Model.Cost = app.ModelCost(s, t.model.Provider, t.model.Name)
+		in.Model.Cost = ModelCost(s, t.model.Provider, t.model.Name)
 	}
 	if t.thinking != "" {
 		in.Model.ThinkingLevel = t.thinking

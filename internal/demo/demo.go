@@ -21,7 +21,6 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
@@ -125,7 +124,7 @@ func run(ctx context.Context, env cli.Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
 		return cli.ExitUsage
 	}
-	in := app.PromptInput(st.Settings, *sessionID, DemoMessage)
+	in := client.PromptInput(st.Settings, *sessionID, DemoMessage)
 	in.Model.Faults = *faults
 	in.Workspace = ws
 	runHandle, err := k.StartPrompt(ctx, in)
@@ -258,7 +257,7 @@ func isTerminal(f *os.File) bool {
 func ownQueueIfServed(ctx context.Context, s *settings.Settings) string {
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	c, err := app.DialLocal(pctx, *s, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c, err := client.DialLocal(pctx, *s, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return "" // no server there: the demo starts its own
 	}

@@ -109,7 +109,7 @@ func workerChild() int {
 	if ms, err := strconv.ParseInt(os.Getenv(envLatencyMs), 10, 64); err == nil {
 		s.Scripted.LatencyMs = ms
 	}
-	c, err := app.Dial(context.Background(), s, quiet())
+	c, err := client.Dial(context.Background(), s, quiet())
 	if err != nil {
 		return fail("dial", err)
 	}
@@ -220,7 +220,7 @@ func newEnv(t *testing.T, addr string) *env {
 	e.s.Model.HeartbeatTimeoutMs = 1000
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := app.Dial(ctx, e.s, quiet())
+	c, err := client.Dial(ctx, e.s, quiet())
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
@@ -247,7 +247,7 @@ func (e *env) startWorker() {
 // heartbeat and model timeouts.
 func (e *env) prompt(sessionID string, faults ...string) sdkclient.WorkflowRun {
 	e.t.Helper()
-	in := app.PromptInput(e.s, sessionID, "fix the failing test")
+	in := client.PromptInput(e.s, sessionID, "fix the failing test")
 	in.Model.Faults = faults
 	run, err := e.k.StartPrompt(context.Background(), in)
 	if err != nil {

@@ -343,7 +343,7 @@ func TestFollow_LiveOutputWithCodec(t *testing.T) {
 	}
 }
 
-// The product's CallModel with the payload codec on (app.Dial, app.NewWorker,
+// The product's CallModel with the payload codec on (client.Dial, app.NewWorker,
 // client.NewController with codec.keyFile): the heartbeat details a Describe
 // returns while the call streams are sealed (encoding binary/encrypted,
 // the key id, no plaintext); client.NewController's controller streams the
@@ -367,7 +367,7 @@ func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
 	s.Tools.Placement = settings.ToolPlacementAny
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	wc, err := app.Dial(ctx, s, quiet())
+	wc, err := client.Dial(ctx, s, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +393,7 @@ func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
 		waits = append(waits, msg)
 		waitsMu.Unlock()
 	}
-	run, err := withKey.StartPrompt(ctx, app.PromptInput(s, "sealed", "hello"))
+	run, err := withKey.StartPrompt(ctx, client.PromptInput(s, "sealed", "hello"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	temporal "go.temporal.io/sdk/client"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/workflows"
@@ -42,7 +41,7 @@ func (c *hookedClient) ExecuteWorkflow(ctx context.Context, opts temporal.StartW
 
 // promptIn is a prompt of session id with the scripted model's faults.
 func promptIn(e *env, id string, faults ...string) workflows.PromptInput {
-	in := app.PromptInput(e.s, id, "fix the bug")
+	in := client.PromptInput(e.s, id, "fix the bug")
 	in.Model.Faults = faults
 	return in
 }

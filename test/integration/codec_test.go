@@ -39,7 +39,7 @@ func TestIntegration_CodecEncryptsHistoryAtRest(t *testing.T) {
 	e.s.Codec.KeyFile, e.s.Codec.KeyID = keyFile, "it-key"
 
 	ctx := context.Background()
-	cc, err := app.Dial(ctx, e.s, quiet()) // with the codec
+	cc, err := client.Dial(ctx, e.s, quiet()) // with the codec
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestIntegration_CodecEncryptsHistoryAtRest(t *testing.T) {
 
 	const marker = "PLAINTEXT-MARKER-7f3a: rotate the production database password"
 	k := &client.Controller{Client: cc, TaskQueue: e.s.Temporal.TaskQueue}
-	in := app.PromptInput(e.s, "enc", marker)
+	in := client.PromptInput(e.s, "enc", marker)
 	in.Model.Faults = []string{e503} // a retry too: the timer's summary is a payload
 	run, err := k.StartPrompt(ctx, in)
 	if err != nil {

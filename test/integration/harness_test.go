@@ -50,7 +50,7 @@ func runWorkerProcess() int {
 	if m := os.Getenv(envSandboxMode); m != "" {
 		s.Tools.Sandbox.Mode = m
 	}
-	c, err := app.Dial(context.Background(), s, quiet())
+	c, err := client.Dial(context.Background(), s, quiet())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -106,7 +106,7 @@ func (e *env) startServer() {
 	e.s.Temporal.Address = testserver.Address(e.t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c, err := app.Dial(ctx, e.s, quiet())
+	c, err := client.Dial(ctx, e.s, quiet())
 	if err != nil {
 		e.t.Fatalf("dial: %v", err)
 	}
@@ -162,7 +162,7 @@ func (e *env) close() {
 
 func (e *env) prompt(session string, faults ...string) sdkclient.WorkflowRun {
 	e.t.Helper()
-	in := app.PromptInput(e.s, session, "fix the bug")
+	in := client.PromptInput(e.s, session, "fix the bug")
 	in.Model.Faults = faults
 	run, err := e.k.StartPrompt(context.Background(), in)
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
 )
 
@@ -54,7 +53,7 @@ func TestIntegration_FinishedPromptPagesPastItsResult(t *testing.T) {
 	e := newEnv(t)
 	e.s.Scripted.StreamDelayMs = 0
 	e.startWorker()
-	in := app.PromptInput(e.s, "big", "answer, then read the follow-ups")
+	in := client.PromptInput(e.s, "big", "answer, then read the follow-ups")
 	in.Model.Faults = []string{"hang:2s"}
 	run, err := e.k.StartPrompt(context.Background(), in)
 	if err != nil {
@@ -210,7 +209,7 @@ func TestIntegration_LiveEndedPromptNeedsNoWorker(t *testing.T) {
 	e := newEnv(t)
 	e.s.Scripted.StreamDelayMs = 0
 	e.startWorker()
-	in := app.PromptInput(e.s, "ended", "answer, then read the follow-ups")
+	in := client.PromptInput(e.s, "ended", "answer, then read the follow-ups")
 	in.Model.Faults = []string{"hang:2s"}
 	run, err := e.k.StartPrompt(context.Background(), in)
 	if err != nil {

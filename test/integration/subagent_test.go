@@ -9,13 +9,13 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -41,7 +41,7 @@ func TestIntegration_SubAgentRunsAChildSession(t *testing.T) {
 	e.s.Scripted.Reply = "the sub-agent counted 42 files"
 	e.startWorker()
 	const parent = "subagent-parent"
-	in := app.PromptInput(e.s, parent, "delegate the count")
+	in := client.PromptInput(e.s, parent, "delegate the count")
 	in.Workspace = t.TempDir()
 	in.Model.Faults = []string{`tool:task {"description":"count files","prompt":"count the files"}`, `text:the parent is done`}
 	run, err := e.k.StartPrompt(context.Background(), in)
@@ -117,7 +117,7 @@ func TestIntegration_SubAgentSecondStartRefused(t *testing.T) {
 	e.s.Scripted.Reply = "counted once"
 	e.startWorker()
 	const parent = "subagent-second-start"
-	in := app.PromptInput(e.s, parent, "delegate the count")
+	in := client.PromptInput(e.s, parent, "delegate the count")
 	in.Workspace = t.TempDir()
 	in.Model.Faults = []string{`tool:task {"description":"count once","prompt":"count the files"}`, `text:the parent is done`}
 	ctx := context.Background()
@@ -182,7 +182,7 @@ func TestIntegration_SubAgentSecondStartRefused(t *testing.T) {
 	}
 
 	subID := workflows.WorkflowID(parent) + "-again-" + callID
-	again, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: subID, TaskQueue: e.s.Temporal.TaskQueue},
+	again, err := e.c.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: subID, TaskQueue: e.s.Temporal.TaskQueue},
 		workflows.SubAgentWorkflowName, subIn)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/testserver"
@@ -31,7 +30,7 @@ func TestIntegration_TopShowsSubAgents(t *testing.T) {
 	})
 	ctx := context.Background()
 	const parent = "top-subagents"
-	in := app.PromptInput(e.s, parent, "delegate it")
+	in := client.PromptInput(e.s, parent, "delegate it")
 	in.Workspace = t.TempDir()
 	in.Approval.Require = []string{"bash"} // the sub-agent inherits it
 	in.Model.Faults = []string{`tool:task {"description":"echo","prompt":"echo something"}`, `text:parent done`}

@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
 	"github.com/durableagent/durableagent/internal/client"
 )
@@ -27,12 +26,12 @@ func TestIntegration_TopShowsWhatEachJobDoes(t *testing.T) {
 	e.startWorker()
 	ctx := context.Background()
 
-	backoff := app.PromptInput(e.s, "top-backoff", "wait for it")
+	backoff := client.PromptInput(e.s, "top-backoff", "wait for it")
 	backoff.Model.Faults = []string{e503}
 	if _, err := e.k.StartPrompt(ctx, backoff); err != nil {
 		t.Fatal(err)
 	}
-	approval := app.PromptInput(e.s, "top-approval", "run it")
+	approval := client.PromptInput(e.s, "top-approval", "run it")
 	approval.Workspace = t.TempDir()
 	approval.Approval.Require = []string{"bash"}
 	approval.Model.Faults = []string{`tool:read {"path":"missing.txt"}`, `tool:bash {"command":"echo hi"}`, `text:done`}

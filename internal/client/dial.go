@@ -1,10 +1,10 @@
-package app
+package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -22,9 +22,6 @@ import (
 
 // DialTimeout bounds how long Dial waits for Temporal to answer.
 const DialTimeout = 5 * time.Second
-
-// ErrUnreachable wraps a failure to reach the Temporal frontend.
-var ErrUnreachable = errors.New("cannot reach Temporal")
 
 // Dial connects to the Temporal server of the settings the way every
 // Temporal program does (see ClientOptions: temporal.toml, TEMPORAL_*
@@ -90,7 +87,7 @@ func ClientOptions(s settings.Settings, env envconfig.EnvLookup) (client.Options
 
 func dial(ctx context.Context, s settings.Settings, logger *slog.Logger, opts client.Options) (client.Client, error) {
 	if logger == nil {
-		logger = warnLogger()
+		logger = WarnLogger()
 	}
 	// With a codec key configured, every payload is encrypted before it
 	// reaches Temporal (worker and starter alike, as both dial here).
@@ -109,7 +106,7 @@ func dial(ctx context.Context, s settings.Settings, logger *slog.Logger, opts cl
 	defer cancel()
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%w at %s (namespace %q%s): %s", ErrUnreachable, opts.HostPort, opts.Namespace,
+		return nil, fmt.Errorf("%w at %s (namespace %q%s): %s", ErrTemporalUnreachable, opts.HostPort, opts.Namespace,
 			security(opts), describeDialError(err, opts))
 	}
 	return c, nil
@@ -172,4 +169,10 @@ func describeDialError(err error, opts client.Options) string {
 		return msg + " (the server may require TLS: set TEMPORAL_TLS=true, or a CA with TEMPORAL_TLS_SERVER_CA_CERT_PATH)"
 	}
 	return msg
+}
+
+// WarnLogger logs warnings and above to stderr: the SDK's logger unless a
+// caller gives one.
+func WarnLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
