@@ -380,8 +380,8 @@ func (f *follower) result(ctx context.Context, runID string) *workflows.PromptRe
 	cctx, cancel := context.WithTimeout(ctx, resultTimeout)
 	defer cancel()
 	res, _ := Result(cctx, f.k.Client.GetWorkflow(cctx, f.wfID, runID))
-	if res.Status == "" {
-		return nil // not a result: the events query reads the events
+	if res.Status == "" && res.LastEvents == nil {
+		return nil // no result: no events to read
 	}
 	if f.results == nil {
 		f.results = map[string]*workflows.PromptResult{}
