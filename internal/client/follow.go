@@ -171,7 +171,6 @@ func (k *Controller) newFollower(sessionID, runID string, after int64, out follo
 		k: k, session: sessionID, wfID: workflows.WorkflowID(sessionID), runID: runID,
 		after: after, out: out, live: live.NewCursor(),
 		poll: orDefault(k.poll, pollInterval), status: orDefault(k.status, statusInterval),
-		push:         newPushReader(out),
 		unreachable:  orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout),
 		queryTimeout: orDefault(k.QueryTimeout, DefaultQueryTimeout),
 		dc:           k.DataConverter,
@@ -180,7 +179,7 @@ func (k *Controller) newFollower(sessionID, runID string, after int64, out follo
 	if f.dc == nil {
 		f.dc = converter.GetDefaultDataConverter()
 	}
-	f.push.decodeWith(f.dc)
+	f.push = newPushReader(out, f.dc)
 	return f
 }
 
