@@ -304,10 +304,16 @@ func StatusName(s enumspb.WorkflowExecutionStatus) string {
 // a result): a closed workflow answers the query only through a worker.
 // docs/live.md says what is not read so. Spec 13.11.8.
 func (k *Controller) Events(ctx context.Context, sessionID, runID string, after int64) ([]agent.Event, error) {
-	if status, id, err := k.RunStatus(ctx, sessionID, runID); err == nil && finished(status) {
+	dctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	d, err := k.Client.DescribeWorkflowExecution(dctx, workflows.WorkflowID(sessionID), runID)
+	cancel()
+	if info := d.GetWorkflowExecutionInfo(); err == nil && finished(info.GetStatus()) {
+		if info.GetType().GetName() == workflows.DeleteSessionWorkflowName {
+			return nil, fmt.Errorf("%w %s: it was deleted", ErrUnknownSession, sessionID)
+		}
 		cctx, cancel := context.WithTimeout(ctx, resultTimeout)
 		defer cancel()
-		res, _ := Result(cctx, k.Client.GetWorkflow(cctx, workflows.WorkflowID(sessionID), id))
+		res, _ := Result(cctx, k.Client.GetWorkflow(cctx, workflows.WorkflowID(sessionID), info.GetExecution().GetRunId()))
 		evs := []agent.Event{}
 		for _, e := range res.LastEvents {
 			if e.Seq > after {
