@@ -41,6 +41,8 @@ const (
 	maxQueryTimeout  = 15 * time.Second
 	describeTimeout  = 5 * time.Second
 	maxFollowBackoff = 2 * time.Second
+	// resultTimeout bounds the read of a finished run's result.
+	resultTimeout = 5 * time.Second
 	// waitReportDelay: a failing query is reported through OnWait when the
 	// failure lasts this long (a brand-new run may not answer for a moment).
 	waitReportDelay = time.Second
@@ -476,7 +478,6 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 		}
 		f.after = e.Seq
 		f.live.Observe(e)
-		e = f.withUndelivered(ctx, f.runID, e)
 		f.out.event(e)
 		if e.Type == agent.EventPromptEnd {
 			return e, true, false, nil
@@ -507,7 +508,7 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 		// Its prompt_end is at or before f.after (an `events --after N`
 		// past the end): return it at once.
 		if res := f.result(ctx, f.runID); res != nil && len(res.LastEvents) > 0 && res.LastEvents[len(res.LastEvents)-1].Type == agent.EventPromptEnd {
-			return f.withUndelivered(ctx, f.runID, res.LastEvents[len(res.LastEvents)-1]), "", nil
+			return res.LastEvents[len(res.LastEvents)-1], "", nil
 		}
 	}
 	return agent.Event{}, "", &PromptClosedError{SessionID: f.session, WorkflowID: f.wfID, RunID: f.runID, Status: d.status}
