@@ -172,7 +172,7 @@ func TestHeartbeat_PushedCallBeatsSlowerAndNamesItsStream(t *testing.T) {
 	got := make(chan string, 1)
 	go func() {
 		var text string
-		_ = live.Subscribe(context.Background(), *first.Push, func(s live.Snapshot, _ time.Time) {
+		_ = live.Subscribe(context.Background(), *first.Push, nil, func(s live.Snapshot, _ time.Time) {
 			if len(s.Blocks) > 0 {
 				text = s.Blocks[0].Tail
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/auth"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/retry"
@@ -288,7 +289,7 @@ func TestSlowFirstTokenOutlivesHeartbeatTimeout(t *testing.T) {
 }
 
 // SPEC 4 [beyond], end to end: retry.respectRetryAfter and retry.maxDelayMs
-// go from the settings (app.PromptInput) through the workflow to the
+// go from the settings (client.PromptInput) through the workflow to the
 // wait; the hint comes from the provider's retry-after header, which the
 // OpenAI-compatible client carries as data (agent.Message.RetryAfterMs,
 // CallModelResult.RetryAfterMs, retry.Outcome.RetryAfterMs), not as text.
@@ -324,7 +325,7 @@ func TestRetryHint_OptInSettingsEndToEnd(t *testing.T) {
 			st := settings.Defaults()
 			st.Model.Provider, st.Model.Name = "openai", "gpt-test"
 			st.Retry.RespectRetryAfter, st.Retry.MaxDelayMs = tc.respect, tc.maxDelay
-			res, evs, err := s.run(t, app.PromptInput(st, "s-hint", "go"))
+			res, evs, err := s.run(t, client.PromptInput(st, "s-hint", "go"))
 			var starts []agent.Event
 			for _, e := range evs {
 				if e.Type == agent.EventAutoRetryStart {

@@ -12,7 +12,7 @@ import (
 // ratios measure this product's overhead rather than Temporal's. Only the
 // bench's workers register these names (registerBare); the product's
 // worker does not. (The names keep their exported spelling: the product's
-// one-door test, internal/control, allows the bench's ExecuteWorkflow of
+// one-door test, internal/client, allows the bench's ExecuteWorkflow of
 // BareWorkflowName by that name.)
 const (
 	// BareWorkflowName is the registered name of Bare.

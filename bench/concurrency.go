@@ -89,7 +89,7 @@ func (h *harness) concurrencyAt(ctx context.Context, n int) (ConcResult, error) 
 	if err != nil {
 		return res, err
 	}
-	k := h.controller(hold, 0)
+	k := h.controller(hold)
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
 		var mu sync.Mutex

@@ -4,10 +4,10 @@ package main
 // of live output whose cost does not grow with their number. The stream
 // benchmark's worker and answer (4096 B in 400 words at 20 ms a word, 8.2
 // s per call), with the prompts followed in this process by
-// control.Follow on one controller, whose client counts its RPCs (every
+// client.Follow on one controller, whose client counts its RPCs (every
 // RPC on it is a follower's: the prompts are started and their histories
 // read on the harness's client). Followers of one prompt share one reader
-// (internal/control, share.go). It measures:
+// (internal/client, share.go). It measures:
 //   - the RPCs per second per prompt attributable to following, with 1
 //     and with 10 followers per prompt (target: equal);
 //   - delta-to-callback delay with FanoutPrompts prompts streaming at once,
@@ -30,7 +30,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // stallDelay is a delta delay counted as a stall.
@@ -150,7 +150,7 @@ func (b *streamBatch) fanout(ctx context.Context, prefix string, n, f int) (Fano
 		calls[i].session = fmt.Sprintf("%s-%03d", prefix, i/f)
 	}
 	before := b.rpcs.snapshot()
-	pushed0 := control.PushedSnapshots()
+	pushed0 := client.PushedSnapshots()
 	server0, worker0, t0 := selfCPU(), procCPU(b.worker.cmd.Process.Pid), time.Now()
 	err := parallel(n, n, func(i int) error {
 		session := calls[i*f].session
@@ -223,7 +223,7 @@ func (b *streamBatch) fanout(ctx context.Context, prefix string, n, f int) (Fano
 		calls[i].tap = rec
 	}
 	l := FanoutLevel{Prompts: n, Followers: f, Level: b.level(n, calls, b.last), RPCs: b.last.rpcs, Load: loadAverage(),
-		Pushed: control.PushedSnapshots() - pushed0}
+		Pushed: client.PushedSnapshots() - pushed0}
 	for i := 0; i < len(calls); i += f {
 		if calls[i].events > 1 {
 			l.Retried++
@@ -349,7 +349,7 @@ func (r *FanoutResult) rows() []Row {
 			"did not complete: " + s.Level.Error + "; load " + s.Load, "p95 <= 300 ms", "missed"})
 	} else if s.Prompts > 0 {
 		out = append(out, Row{fmt.Sprintf("fanout %d prompts x %d followers", s.Prompts, s.Followers),
-			"delta to the control.Follow callback (in process) " + lvl(s),
+			"delta to the client.Follow callback (in process) " + lvl(s),
 			"p95 <= 300 ms", verdict(s.Level.Delay.P95 <= streamTargetP95Ms)})
 	}
 	return out

@@ -20,11 +20,12 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 )
 
@@ -120,7 +121,7 @@ func (h *harness) fleetRun(ctx context.Context, jobs int, limit time.Duration, c
 	}
 	rl.Limit(limit) // from the first 429
 	limitEnd := time.Since(start) + limit
-	runs := make([]client.WorkflowRun, jobs)
+	runs := make([]sdkclient.WorkflowRun, jobs)
 	runs[0] = first
 	var (
 		wg   sync.WaitGroup
@@ -173,7 +174,7 @@ func (h *harness) fleetRun(ctx context.Context, jobs int, limit time.Duration, c
 // credential (the scripted provider has none: its calls share one
 // window, as the callers of one key do).
 func fleetInput(s settings.Settings, name string, i int) workflows.PromptInput {
-	return app.PromptInput(s, fmt.Sprintf("%s-%d", name, i), "answer")
+	return client.PromptInput(s, fmt.Sprintf("%s-%d", name, i), "answer")
 }
 
 // row is the fleet benchmark's line: the goal is at most about one probe

@@ -14,13 +14,12 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/devserver"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
@@ -37,7 +36,7 @@ type harness struct {
 	dir   string
 	srv   *devserver.Server
 	base  settings.Settings
-	c     client.Client
+	c     sdkclient.Client
 	codec bool
 	logw  io.Writer
 	// startRetries counts start requests that were retried.
@@ -81,7 +80,7 @@ func newHarness(ctx context.Context, cfg Config) (*harness, error) {
 	if cdc, err := codec.FromSettings(s); err == nil && cdc != nil {
 		h.codec = true
 	}
-	c, err := app.Dial(sctx, s, quiet())
+	c, err := client.Dial(sctx, s, quiet())
 	if err != nil {
 		h.close()
 		return nil, err
@@ -115,11 +114,11 @@ func (h *harness) scenario(name string) settings.Settings {
 	return s
 }
 
-func (h *harness) controller(s settings.Settings, poll time.Duration) *control.Controller {
+func (h *harness) controller(s settings.Settings) *client.Controller {
 	// A follower that has to wait (a query that is not answered, Temporal
 	// out of reach) says so in the log, with the time, so a stall in a
 	// round shows its cause.
-	return &control.Controller{Client: h.c, TaskQueue: s.Temporal.TaskQueue, PollInterval: poll,
+	return &client.Controller{Client: h.c, TaskQueue: s.Temporal.TaskQueue,
 		OnWait: func(msg string) { h.logf("follow: %s", msg) }}
 }
 
@@ -131,25 +130,25 @@ const startAttempts = 5
 // startPrompt starts a prompt of settings s in session sess. A start that
 // timed out may still have happened: a retry that finds the session busy
 // takes that run.
-func (h *harness) startPrompt(ctx context.Context, s settings.Settings, sess, msg string, faults ...string) (client.WorkflowRun, error) {
-	in := app.PromptInput(s, sess, msg)
+func (h *harness) startPrompt(ctx context.Context, s settings.Settings, sess, msg string, faults ...string) (sdkclient.WorkflowRun, error) {
+	in := client.PromptInput(s, sess, msg)
 	in.Model.Faults = faults
 	return h.startInput(ctx, s, in)
 }
 
 // startInput starts a prompt of input in on the task queue of s, retried
 // like startPrompt.
-func (h *harness) startInput(ctx context.Context, s settings.Settings, in workflows.PromptInput) (client.WorkflowRun, error) {
+func (h *harness) startInput(ctx context.Context, s settings.Settings, in workflows.PromptInput) (sdkclient.WorkflowRun, error) {
 	sess := in.SessionID
-	k := h.controller(s, 0)
+	k := h.controller(s)
 	for attempt := 1; ; attempt++ {
 		run, err := k.StartPrompt(ctx, in)
 		switch {
 		case err == nil:
 			return run, nil
-		case attempt > 1 && errors.Is(err, control.ErrSessionBusy):
+		case attempt > 1 && errors.Is(err, client.ErrSessionBusy):
 			return h.c.GetWorkflow(ctx, workflows.WorkflowID(sess), ""), nil
-		case attempt == startAttempts || ctx.Err() != nil || errors.Is(err, control.ErrSessionBusy):
+		case attempt == startAttempts || ctx.Err() != nil || errors.Is(err, client.ErrSessionBusy):
 			return nil, err
 		}
 		h.startRetries.Add(1)
@@ -158,8 +157,8 @@ func (h *harness) startInput(ctx context.Context, s settings.Settings, in workfl
 }
 
 // promptDone waits for a prompt and checks it ended with status want.
-func promptDone(ctx context.Context, run client.WorkflowRun, want string) error {
-	res, err := control.Result(ctx, run)
+func promptDone(ctx context.Context, run sdkclient.WorkflowRun, want string) error {
+	res, err := client.Result(ctx, run)
 	if res.Status != want {
 		return fmt.Errorf("prompt %s ended %q (%v), want %s", run.GetID(), res.Status, err, want)
 	}
@@ -168,9 +167,9 @@ func promptDone(ctx context.Context, run client.WorkflowRun, want string) error 
 
 // startBare starts the baseline workflow (retried like startPrompt; a
 // second start of a running id returns that run).
-func (h *harness) startBare(ctx context.Context, s settings.Settings, id string, in BareInput) (client.WorkflowRun, error) {
+func (h *harness) startBare(ctx context.Context, s settings.Settings, id string, in BareInput) (sdkclient.WorkflowRun, error) {
 	for attempt := 1; ; attempt++ {
-		run, err := h.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.Temporal.TaskQueue},
+		run, err := h.c.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: id, TaskQueue: s.Temporal.TaskQueue},
 			BareWorkflowName, in)
 		if err == nil || attempt == startAttempts || ctx.Err() != nil {
 			return run, err
@@ -180,7 +179,7 @@ func (h *harness) startBare(ctx context.Context, s settings.Settings, id string,
 	}
 }
 
-func bareDone(ctx context.Context, run client.WorkflowRun) error {
+func bareDone(ctx context.Context, run sdkclient.WorkflowRun) error {
 	var out string
 	if err := run.Get(ctx, &out); err != nil {
 		return fmt.Errorf("bare workflow %s: %w", run.GetID(), err)
@@ -189,7 +188,7 @@ func bareDone(ctx context.Context, run client.WorkflowRun) error {
 }
 
 // history reads a run's whole history.
-func (h *harness) history(ctx context.Context, run client.WorkflowRun) ([]*historypb.HistoryEvent, error) {
+func (h *harness) history(ctx context.Context, run sdkclient.WorkflowRun) ([]*historypb.HistoryEvent, error) {
 	iter := h.c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	var evs []*historypb.HistoryEvent
 	for iter.HasNext() {
@@ -214,7 +213,7 @@ func historyBytes(evs []*historypb.HistoryEvent) int {
 
 // events queries a prompt's events (the run may be closed).
 func (h *harness) events(ctx context.Context, s settings.Settings, sess, runID string) ([]agent.Event, error) {
-	return h.controller(s, 0).Events(ctx, sess, runID, 0)
+	return h.controller(s).Events(ctx, sess, runID, 0)
 }
 
 // parallel runs fn(0..n-1) on at most width goroutines and returns the

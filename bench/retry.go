@@ -21,10 +21,9 @@ type AbortResult struct {
 	PollMs    int64 `json:"pollMs"`
 }
 
-// abortPoll is how often the benchmark's client polls the events query:
-// small, so the figure is the system's latency rather than the poll
-// interval's (the CLI's default is control.DefaultPollInterval).
-const abortPoll = 10 * time.Millisecond
+// abortPoll is how often the client polls the events query (the
+// follower's fixed poll).
+const abortPoll = 100 * time.Millisecond
 
 type seenEvent struct {
 	ev agent.Event
@@ -43,7 +42,7 @@ func (h *harness) abort(ctx context.Context) (*AbortResult, error) {
 		return nil, err
 	}
 	defer w.stop()
-	k := h.controller(s, abortPoll)
+	k := h.controller(s)
 	var lat []float64
 	for i := 0; i < h.cfg.AbortRuns; i++ {
 		sess := fmt.Sprintf("abort-%d", i)

@@ -13,7 +13,7 @@ package main
 // through a counting gRPC proxy (their Describe and query RPCs), a gRPC
 // interceptor on the worker's client counts its heartbeat RPCs, and their
 // CPU is read from /proc apart from the bench process's (the embedded
-// server). Variants may follow in this process with control.Follow.
+// server). Variants may follow in this process with client.Follow.
 
 import (
 	"bufio"
@@ -36,7 +36,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -46,8 +46,8 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/rpc"
@@ -78,7 +78,7 @@ type StreamLevel struct {
 	Calls int `json:"calls"`
 	// Via is how the prompts were followed: "rpc" (a `starter rpc`
 	// process each; the delay ends when the bench reads the line) or
-	// "follow" (control.Follow in the bench process; the delay ends at
+	// "follow" (client.Follow in the bench process; the delay ends at
 	// its callback).
 	Via string `json:"via"`
 	// Delay is from a delta leaving the provider to the client receiving
@@ -196,7 +196,7 @@ type StreamVariant struct {
 	// IntervalMs is stream.intervalMs: the worker's heartbeat throttle and
 	// the period the follower expects between heartbeats.
 	IntervalMs int64 `json:"intervalMs,omitempty"`
-	// InProcess follows with control.Follow in the bench process instead
+	// InProcess follows with client.Follow in the bench process instead
 	// of a `starter rpc` process per prompt.
 	InProcess bool `json:"inProcess,omitempty"`
 	// FixedReadMs (in process) reads the live output at this fixed
@@ -228,7 +228,7 @@ func (h *harness) streamBench(ctx context.Context) (*StreamResult, error) {
 	pieces := streamPieces(n, k)
 	answer := strings.Join(pieces, "")
 	s := h.streamSettings("stream", answer)
-	res := &StreamResult{IntervalMs: app.StreamInterval(s).Milliseconds(), PollMs: control.DefaultPollInterval.Milliseconds(),
+	res := &StreamResult{IntervalMs: app.StreamInterval(s).Milliseconds(), PollMs: abortPoll.Milliseconds(),
 		StreamDelayMs: s.Scripted.StreamDelayMs, AnswerBytes: len(answer)}
 	err := h.withStreamWorker(ctx, s, StreamVariant{}, func(sb *streamBatch) error {
 		return sb.main(ctx, res, pieces)
@@ -321,23 +321,16 @@ func (h *harness) withStreamWorker(ctx context.Context, s settings.Settings, v S
 	defer w.stop()
 	sb := &streamBatch{h: h, s: s, rpcs: &rpcCounter{}, worker: w, tap: tap, answer: s.Scripted.Reply, inProcess: v.InProcess}
 	if v.InProcess {
-		var extra []grpc.UnaryClientInterceptor
-		if v.FixedReadMs > 0 {
-			extra = append(extra, hideHeartbeatTimes)
-		}
-		fc, err := dialCounting(ctx, s, sb.rpcs, extra...)
+		fc, err := dialCounting(ctx, s, sb.rpcs)
 		if err != nil {
 			return err
 		}
 		defer fc.Close()
-		if sb.k, err = app.NewController(fc, s); err != nil {
+		if sb.k, err = client.NewController(fc, s); err != nil {
 			return err
 		}
 		// As h.controller's: a follower that waits says so in the log.
 		sb.k.OnWait = func(msg string) { h.logf("follow: %s", msg) }
-		if v.FixedReadMs > 0 {
-			sb.k.PollInterval = time.Duration(v.FixedReadMs) * time.Millisecond
-		}
 	} else {
 		if sb.proxy, err = startCountingProxy(s.Temporal.Address, sb.rpcs); err != nil {
 			return err
@@ -438,7 +431,7 @@ type streamBatch struct {
 	// inProcess follows with k; otherwise each prompt has a `starter rpc`
 	// process, dialling proxy.
 	inProcess bool
-	k         *control.Controller
+	k         *client.Controller
 	proxy     *countingProxy
 	// last is the resource use of the latest run.
 	last usage
@@ -546,7 +539,7 @@ func (b *streamBatch) follow(ctx context.Context, c *streamCall) error {
 			}
 		}
 	}
-	var run client.WorkflowRun
+	var run sdkclient.WorkflowRun
 	var err error
 	if b.inProcess {
 		run, err = b.followInProcess(ctx, c, on)
@@ -626,8 +619,8 @@ func slowTaskStarts(evs []*historypb.HistoryEvent) []string {
 	return out
 }
 
-// followInProcess starts a prompt and follows it with control.Follow.
-func (b *streamBatch) followInProcess(ctx context.Context, c *streamCall, on func(agent.Event)) (client.WorkflowRun, error) {
+// followInProcess starts a prompt and follows it with client.Follow.
+func (b *streamBatch) followInProcess(ctx context.Context, c *streamCall, on func(agent.Event)) (sdkclient.WorkflowRun, error) {
 	run, err := b.h.startPrompt(ctx, b.s, c.session, "stream the answer")
 	if err != nil {
 		return nil, err
@@ -640,7 +633,7 @@ func (b *streamBatch) followInProcess(ctx context.Context, c *streamCall, on fun
 
 // followRPC runs a prompt through a `starter rpc` process of its own and
 // reads its events from its stdout.
-func (b *streamBatch) followRPC(ctx context.Context, c *streamCall, on func(agent.Event)) (client.WorkflowRun, error) {
+func (b *streamBatch) followRPC(ctx context.Context, c *streamCall, on func(agent.Event)) (sdkclient.WorkflowRun, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -884,7 +877,7 @@ func (b *streamBatch) signals(ctx context.Context, pieces []string) (StreamSigna
 	res := StreamSignals{Signals: len(pieces)}
 	pace := time.Duration(b.s.Scripted.StreamDelayMs) * time.Millisecond
 	measure := func(id string, pieces []string) (bytes, events, tasks int, err error) {
-		run, err := b.h.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: b.s.Temporal.TaskQueue},
+		run, err := b.h.c.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: id, TaskQueue: b.s.Temporal.TaskQueue},
 			streamSignalsWorkflowName, len(pieces))
 		if err != nil {
 			return 0, 0, 0, err
@@ -993,7 +986,7 @@ func (l StreamLevel) describe() string {
 		fmt.Sprintf("bench process (embedded server + proxy) %.2f cores, starter processes %.2f cores, worker %.2f cores",
 			l.ServerCores, l.FollowerCores, l.WorkerCores)
 	if l.Via == "follow" {
-		to, cpu = "the control.Follow callback (in process)",
+		to, cpu = "the client.Follow callback (in process)",
 			fmt.Sprintf("bench process (embedded server + followers) %.2f cores, worker %.2f cores", l.ServerCores, l.WorkerCores)
 	}
 	return fmt.Sprintf("provider delta to %s p50 %.1f ms, p95 %.1f ms, max %.1f ms (%d deltas of %d calls; %d in message_update: p50 %.1f / p95 %.1f ms; %d only in message_end: p50 %.1f / p95 %.1f ms; %.0f%% of the text as message_update); "+
@@ -1177,10 +1170,10 @@ func (c *rpcCounter) beatTimesOf(token []byte) [][2]int64 {
 	return slices.Clone(c.beatTimes[string(token)])
 }
 
-// dialCounting dials like app.Dial (client profile, settings, payload
+// dialCounting dials like client.Dial (client profile, settings, payload
 // codec) with c counting the RPCs, and the extra interceptors after it.
-func dialCounting(ctx context.Context, s settings.Settings, c *rpcCounter, extra ...grpc.UnaryClientInterceptor) (client.Client, error) {
-	opts, err := app.ClientOptions(s, nil)
+func dialCounting(ctx context.Context, s settings.Settings, c *rpcCounter, extra ...grpc.UnaryClientInterceptor) (sdkclient.Client, error) {
+	opts, err := client.ClientOptions(s, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -1190,13 +1183,13 @@ func dialCounting(ctx context.Context, s settings.Settings, c *rpcCounter, extra
 		opts.DataConverter = codec.DataConverter(nil, cdc)
 	}
 	opts.Logger = sdklog.NewStructuredLogger(quiet())
-	// As app.Dial's: the heartbeat guard, outside the counter (which
+	// As client.Dial's: the heartbeat guard, outside the counter (which
 	// counts and times what the wire did).
 	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions,
 		grpc.WithChainUnaryInterceptor(append([]grpc.UnaryClientInterceptor{activities.HeartbeatGuard, c.unary}, extra...)...))
-	cctx, cancel := context.WithTimeout(ctx, app.DialTimeout)
+	cctx, cancel := context.WithTimeout(ctx, client.DialTimeout)
 	defer cancel()
-	return client.DialContext(cctx, opts)
+	return sdkclient.DialContext(cctx, opts)
 }
 
 // childRPCs counts the RPCs of the stream worker's client.
@@ -1204,17 +1197,17 @@ var childRPCs rpcCounter
 
 // dialChild is the child worker's client: the product's, counting RPCs
 // on a stream queue.
-func dialChild(s settings.Settings) (client.Client, error) {
+func dialChild(s settings.Settings) (sdkclient.Client, error) {
 	if strings.HasPrefix(s.Temporal.TaskQueue, streamTaskQueue) {
 		return dialCounting(context.Background(), s, &childRPCs)
 	}
-	return app.Dial(context.Background(), s, quiet())
+	return client.Dial(context.Background(), s, quiet())
 }
 
 // newChildWorker is the child's worker: app.NewWorker, except on a
 // stream queue, where the scripted provider is tapped and the signals
 // workflow is registered too.
-func newChildWorker(c client.Client, s settings.Settings) (worker.Worker, error) {
+func newChildWorker(c sdkclient.Client, s settings.Settings) (worker.Worker, error) {
 	if !strings.HasPrefix(s.Temporal.TaskQueue, streamTaskQueue) {
 		return app.NewWorker(c, s)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
@@ -239,7 +239,7 @@ func (h *harness) toolsBench(ctx context.Context) (*ToolsResult, error) {
 // session of its own, and measures its whole continue-as-new chain.
 func (h *harness) toolsPrompt(ctx context.Context, s settings.Settings, workspace, sess string, n, out int) (ToolsPoint, error) {
 	pt := ToolsPoint{Calls: n, OutputBytes: out}
-	in := app.PromptInput(s, sess, fmt.Sprintf("run %d commands", n))
+	in := client.PromptInput(s, sess, fmt.Sprintf("run %d commands", n))
 	in.Workspace = workspace
 	in.Model.Faults = toolsScript(n, out)
 	script, err := json.Marshal(in.Model.Faults)

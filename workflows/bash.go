@@ -63,6 +63,9 @@ type BashResult struct {
 	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`
 	activities.UserBashResult
+	// LastEvents are the run's last events, as PromptResult.LastEvents:
+	// where a client reads a finished command's events.
+	LastEvents []agent.Event `json:"lastEvents,omitempty"`
 }
 
 // Bash runs a command the user typed (RPC bash) in the session's
@@ -138,6 +141,7 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 func (r *run) endBash(ctx workflow.Context, res BashResult) (BashResult, error) {
 	r.status = res.Status
 	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: res.Status, ErrorMessage: res.Error})
+	res.LastEvents = r.lastEvents()
 	if res.Status == agent.StatusFailed {
 		return res, temporal.NewNonRetryableApplicationError(res.Error, ErrTypeBashFailed, nil, res)
 	}

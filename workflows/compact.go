@@ -88,6 +88,9 @@ type CompactResult struct {
 	LeafID string `json:"leafId"`
 	// Events is the number of events the workflow emitted.
 	Events int64 `json:"events"`
+	// LastEvents are the run's last events, as PromptResult.LastEvents:
+	// where a client reads a finished compaction's events.
+	LastEvents []agent.Event `json:"lastEvents,omitempty"`
 }
 
 // Compact compacts a session now, outside a prompt (`starter compact`).
@@ -140,7 +143,7 @@ func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
 func (r *run) endCompact(ctx workflow.Context, res CompactResult) (CompactResult, error) {
 	r.status = res.Status
 	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: res.Status, ErrorMessage: res.Error})
-	res.LeafID, res.Events = r.leafID, r.seq
+	res.LeafID, res.Events, res.LastEvents = r.leafID, r.seq, r.lastEvents()
 	switch res.Status {
 	case agent.StatusFailed:
 		return res, temporal.NewNonRetryableApplicationError(res.Error, ErrTypeCompactFailed, nil, res)

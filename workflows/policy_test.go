@@ -16,7 +16,7 @@ import (
 )
 
 // policyInput is a tool prompt decided by rules followed by the default
-// policy, as app.PromptInput sends it.
+// policy, as client.PromptInput sends it.
 func (h *harness) policyInput(rules []string, timeoutMs int64, script ...string) PromptInput {
 	in := h.toolInput(script...)
 	in.Approval = ToolApproval{Rules: append(rules, toolpolicy.Default...), TimeoutMs: timeoutMs}

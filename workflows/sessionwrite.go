@@ -65,6 +65,9 @@ func (in SessionWriteInput) Validate() error {
 // tool host) gets none, and the caller keeps them for later.
 type SessionWriteResult struct {
 	Written bool `json:"written"`
+	// LastEvents are the run's events, as PromptResult.LastEvents: where
+	// a client reads a finished write's events.
+	LastEvents []agent.Event `json:"lastEvents,omitempty"`
 }
 
 // SessionWrite appends entries after the session's leaf, chained. It
@@ -96,6 +99,7 @@ func SessionWrite(ctx workflow.Context, in SessionWriteInput) (SessionWriteResul
 		st.Status, end.Status, end.ErrorMessage = agent.StatusFailed, agent.StatusFailed, err.Error()
 	}
 	log.emit(ctx, end)
+	res.LastEvents = log.lastEvents()
 	return res, err
 }
 

@@ -61,7 +61,7 @@ type PromptInput struct {
 	Retry  retry.Settings       `json:"retry"`
 	// Compaction is the compaction settings group. Its zero value
 	// disables compaction (histories written before it existed replay
-	// unchanged); app.PromptInput fills it from the settings.
+	// unchanged); client.PromptInput fills it from the settings.
 	Compaction compaction.Settings `json:"compaction"`
 	// ModelTimeoutMs is the model call's start-to-close timeout
 	// (0: DefaultModelTimeout).
@@ -343,7 +343,7 @@ type PromptResult struct {
 	// LastEvents are the run's last events, as many as fit in one events
 	// page (agent.EventsPageBytes, the bound of the history this adds):
 	// a follower reads a closed prompt's last events here, with no worker
-	// to answer a query (internal/control).
+	// to answer a query (internal/client).
 	LastEvents []agent.Event `json:"lastEvents,omitempty"`
 	// Undelivered holds the texts of the steer and follow_up messages
 	// still queued when the prompt ended (failed, aborted, its retry

@@ -7,7 +7,7 @@
 //
 // It connects the way every Temporal program does (temporal.toml and the
 // TEMPORAL_* variables: address, namespace, API key, TLS; see
-// internal/app.ClientOptions) and refuses to start without a configured
+// internal/client.ClientOptions) and refuses to start without a configured
 // model provider (model.provider: scripted is the explicit opt-in to the
 // offline fake). Sessions go to session.store: postgres for workers on
 // several machines.
@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/settings"
 )
@@ -39,7 +40,7 @@ func run(args []string) int {
 	return app.WorkerMain(args, fs, " (this worker has no --dev: run ./worker --dev for the embedded server)", clusterReads,
 		func() bool { return true },
 		func(ctx context.Context, s settings.Settings) (func() error, error) {
-			c, err := app.Dial(ctx, s, nil)
+			c, err := client.Dial(ctx, s, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -62,7 +63,7 @@ func run(args []string) int {
 			if srv != nil {
 				fmt.Printf("codec server: %s\n", srv.URL())
 			}
-			opt, _ := app.ClientOptions(s, nil)
+			opt, _ := client.ClientOptions(s, nil)
 			fmt.Printf("temporal: %s (namespace %s)  task queue: %s  sessions: %s  model: %s\n",
 				opt.HostPort, opt.Namespace, s.Temporal.TaskQueue, sessionsWhere(s), s.Model.Provider)
 			return func() error {

@@ -1,28 +1,26 @@
-// Package app wires settings into the product's runtime pieces: the
-// Temporal client, the worker with its workflow and activities, and the
-// prompt inputs the starter sends. Both mains (worker, starter) and the
-// integration tests build on it, so the wiring exists once.
+// Package app is the worker's composition root: it wires settings into
+// the worker with its workflows and activities (NewWorker, NewActivities,
+// the providers, the sandbox, the push hub). Every program that runs a
+// worker builds it here; clients dial and build prompts with package
+// client.
 package app
 
 import (
 	"fmt"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/durableagent/durableagent/activities"
-	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
-	"github.com/durableagent/durableagent/internal/policy"
 	"github.com/durableagent/durableagent/internal/procsec"
 	"github.com/durableagent/durableagent/internal/settings"
-	"github.com/durableagent/durableagent/workflows"
 )
 
 // NewActivities builds the activities of the settings: the session store
-// of session.store (see OpenSessionStore), the providers and the
+// of session.store (see client.OpenSessionStore), the providers and the
 // credentials.
 //
 // Every worker process builds its activities here (worker, worker --dev,
@@ -34,7 +32,7 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 	if err := procsec.DisableDumps(); err != nil {
 		return nil, fmt.Errorf("harden the worker process: %w", err)
 	}
-	store, err := OpenSessionStore(s)
+	store, err := client.OpenSessionStore(s)
 	if err != nil {
 		return nil, err
 	}
@@ -114,66 +112,4 @@ func ToolHost(s settings.Settings) string {
 		return "localhost"
 	}
 	return h
-}
-
-// ModelCost is the price of a model from model.prices (nil when it has
-// none: its usage costs 0).
-func ModelCost(s settings.Settings, provider, name string) *agent.ModelCost {
-	if c, ok := s.Model.Price(settings.ModelID{Provider: provider, Name: name}); ok {
-		return &c
-	}
-	return nil
-}
-
-// PromptInput builds the workflow input of a prompt from the settings.
-// A new session's workspace is the current directory (callers may set
-// another); an existing session keeps its own.
-func PromptInput(s settings.Settings, sessionID, message string) workflows.PromptInput {
-	wd, _ := os.Getwd()
-	in := workflows.PromptInput{
-		SessionID: sessionID,
-		Message:   message,
-		// The programs that call this send a person's prompt; a schedule's
-		// run (ScheduledPrompt) and a delegated task set their own.
-		Origin:    workflows.OriginInteractive,
-		Workspace: wd,
-		Model: activities.ModelRef{
-			Provider:      s.Model.Provider,
-			Name:          s.Model.Name,
-			ContextWindow: s.Model.ContextWindow,
-			MaxTokens:     s.Model.MaxTokens,
-			Faults:        s.Scripted.Faults,
-			ThinkingLevel: s.Model.ThinkingLevel,
-			Cost:          ModelCost(s, s.Model.Provider, s.Model.Name),
-		},
-		Retry:              s.Retry.Settings,
-		Compaction:         s.Compaction.Settings,
-		ModelTimeoutMs:     int64(s.Model.TimeoutMs),
-		HeartbeatTimeoutMs: int64(s.Model.HeartbeatTimeoutMs),
-		Tools: activities.ToolsInput{
-			Enabled:       s.Tools.Enabled,
-			BashTimeoutMs: s.Tools.BashTimeoutMs,
-			HostWaitMs:    s.Tools.HostWaitMs,
-		},
-		Agent: workflows.AgentSettings{
-			MaxTurns:            s.Agent.MaxTurns,
-			ContinueAsNewEvents: s.Agent.ContinueAsNewEvents,
-			SteeringMode:        s.Agent.SteeringMode,
-			FollowUpMode:        s.Agent.FollowUpMode,
-			SystemPrompt:        s.Agent.SystemPrompt,
-			AppendSystemPrompt:  s.Agent.AppendSystemPrompt,
-			SubAgents: workflows.SubAgentLimits{MaxConcurrent: s.Agent.SubAgents.MaxConcurrent,
-				MaxDepth: s.Agent.SubAgents.MaxDepth, MaxTotal: s.Agent.SubAgents.MaxTotal},
-		},
-		Approval: workflows.ToolApproval{
-			Require:   s.Tools.RequireApproval,
-			TimeoutMs: s.Tools.ApprovalTimeoutMs,
-			Rules:     append(slices.Clip(s.Tools.Policy), policy.Default...),
-		},
-		Budget: s.Budget.Limits(),
-	}
-	if s.Session.Worktree {
-		in.Worktree = activities.WorktreeNew
-	}
-	return in
 }

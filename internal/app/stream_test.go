@@ -9,9 +9,8 @@ import (
 
 // Live output's cadence comes from stream.intervalMs everywhere: the
 // worker's heartbeat throttle (default and max: one heartbeat RPC per
-// interval per running call), the activities' liveness interval, and the
-// period the controller expects between two heartbeats.
-func TestStreamInterval_WorkerActivitiesAndController(t *testing.T) {
+// interval per running call) and the activities' liveness interval.
+func TestStreamInterval_WorkerAndActivities(t *testing.T) {
 	cases := []struct {
 		name       string
 		intervalMs int64
@@ -36,10 +35,6 @@ func TestStreamInterval_WorkerActivitiesAndController(t *testing.T) {
 			}
 			if acts.HeartbeatInterval != c.want {
 				t.Fatalf("activities heartbeat interval %s, want %s", acts.HeartbeatInterval, c.want)
-			}
-			k, err := NewController(nil, s)
-			if err != nil || k.StreamInterval != c.want {
-				t.Fatalf("controller stream interval %s (%v), want %s", k.StreamInterval, err, c.want)
 			}
 		})
 	}

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/live"
@@ -48,7 +49,7 @@ type Extensions struct {
 	Dev bool
 	// MetricsHandler receives the SDK's metrics of this worker's polls,
 	// tasks and calls (nil: the client's; Dial sets none).
-	MetricsHandler client.MetricsHandler
+	MetricsHandler sdkclient.MetricsHandler
 }
 
 // NewWorker is the one worker constructor: every main (worker,
@@ -57,7 +58,7 @@ type Extensions struct {
 // the workflows and activities of Register and, with tools.placement
 // host, the tool worker of this host beside it (newToolWorker),
 // started and stopped together. The caller starts and stops it.
-func NewWorker(c client.Client, s settings.Settings, ext ...Extensions) (worker.Worker, error) {
+func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (worker.Worker, error) {
 	var o Extensions
 	for _, x := range ext {
 		o = x
@@ -165,7 +166,7 @@ func registerToolActivities(w worker.Registry, acts *activities.Activities) {
 // newToolWorker is the worker that runs the tool calls of the sessions
 // this host holds (tools.placement host): the tool activities on
 // activities.ToolQueue(taskQueue, host).
-func newToolWorker(c client.Client, s settings.Settings, acts *activities.Activities, wo worker.Options) worker.Worker {
+func newToolWorker(c sdkclient.Client, s settings.Settings, acts *activities.Activities, wo worker.Options) worker.Worker {
 	w := worker.New(c, activities.ToolQueue(s.Temporal.TaskQueue, acts.ToolHost), wo)
 	registerToolActivities(w, acts)
 	return w
@@ -179,7 +180,7 @@ func newToolWorker(c client.Client, s settings.Settings, acts *activities.Activi
 // dispatch at most callsPerSecond per second from the queue, across all
 // its pollers. None when neither is set: model calls then run on the
 // main queue, as ever.
-func newModelWorkers(c client.Client, s settings.Settings, acts *activities.Activities, wo worker.Options) []worker.Worker {
+func newModelWorkers(c sdkclient.Client, s settings.Settings, acts *activities.Activities, wo worker.Options) []worker.Worker {
 	if !acts.ModelQueues {
 		return nil
 	}
@@ -218,12 +219,12 @@ func WorkerOptions(s settings.Settings) worker.Options {
 
 // withMetrics is c reporting its metrics to h: a client on c's connection
 // with the namespace and codec Dial gives it.
-func withMetrics(c client.Client, s settings.Settings, h client.MetricsHandler) (client.Client, error) {
+func withMetrics(c sdkclient.Client, s settings.Settings, h sdkclient.MetricsHandler) (sdkclient.Client, error) {
 	ns := s.Temporal.Namespace
-	if opts, err := ClientOptions(s, nil); err == nil && opts.Namespace != "" {
+	if opts, err := client.ClientOptions(s, nil); err == nil && opts.Namespace != "" {
 		ns = opts.Namespace
 	}
-	opts := client.Options{Namespace: ns, MetricsHandler: h, Logger: sdklog.NewStructuredLogger(warnLogger())}
+	opts := sdkclient.Options{Namespace: ns, MetricsHandler: h, Logger: sdklog.NewStructuredLogger(client.WarnLogger())}
 	cdc, err := codec.FromSettings(s)
 	if err != nil {
 		return nil, err
@@ -231,7 +232,7 @@ func withMetrics(c client.Client, s settings.Settings, h client.MetricsHandler) 
 	if cdc != nil {
 		opts.DataConverter = codec.DataConverter(nil, cdc)
 	}
-	mc, err := client.NewClientFromExisting(c, opts)
+	mc, err := sdkclient.NewClientFromExisting(c, opts)
 	if err != nil {
 		return nil, fmt.Errorf("worker metrics client: %w", err)
 	}
@@ -360,12 +361,6 @@ func (g *group) Stop() {
 	}
 }
 
-// warnLogger logs warnings and above to stderr: the SDK's logger unless a
-// caller gives one.
-func warnLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
 // CodecServerOff is the ServeCodec address that disables the codec server.
 const CodecServerOff = "off"
 
@@ -410,7 +405,7 @@ func ServeCodec(s settings.Settings, addr string, byDefault bool, origins []stri
 // tells the Prompt workflow whether it may set them. A worker that may not
 // add them (Temporal Cloud, a role without operator rights) says so once:
 // its prompts keep their memo only (starter top works from it).
-func ensureJobSearch(c client.Client, namespace string) {
+func ensureJobSearch(c sdkclient.Client, namespace string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := visibility.Ensure(ctx, c, namespace, visibility.Jobs)

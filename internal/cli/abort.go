@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 )
 
@@ -43,7 +43,7 @@ func runAbort(ctx context.Context, env Env, args []string) int {
 		return fail(env, "abort", err)
 	}
 	w, err := k.Wedged(ctx, c.session)
-	if err != nil && !errors.Is(err, control.ErrNoRunningPrompt) {
+	if err != nil && !errors.Is(err, client.ErrNoRunningPrompt) {
 		fmt.Fprintf(env.Stderr, "starter abort: sent abort, but could not check that the prompt can process it: %s\n", line.First(err.Error()))
 	}
 	if w == nil {

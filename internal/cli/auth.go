@@ -15,6 +15,7 @@ import (
 
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/auth"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/pgstore"
 	"github.com/durableagent/durableagent/internal/settings"
 )
@@ -239,7 +240,7 @@ func authEntries(f *auth.File, s settings.Settings) ([]auth.Entry, error) {
 	if s.Session.Store != settings.SessionStorePostgres {
 		return f.List()
 	}
-	st, err := app.OpenSessionStore(s)
+	st, err := client.OpenSessionStore(s)
 	if err != nil {
 		return nil, fmt.Errorf("read the rate-limit windows: %w", err)
 	}

@@ -23,8 +23,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -278,7 +277,7 @@ func (c *common) settings(env Env) (settings.Settings, bool) {
 }
 
 // controller loads the settings and dials Temporal.
-func (c *common) controller(ctx context.Context, env Env) (*control.Controller, settings.Settings, func(), bool) {
+func (c *common) controller(ctx context.Context, env Env) (*client.Controller, settings.Settings, func(), bool) {
 	s, ok := c.settings(env)
 	if !ok {
 		return nil, s, nil, false
@@ -288,14 +287,14 @@ func (c *common) controller(ctx context.Context, env Env) (*control.Controller, 
 		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))
 		return nil, s, nil, false
 	}
-	cl, err := app.DialEnv(ctx, s, nil, env.temporalEnv(), ics...)
+	cl, err := client.DialEnv(ctx, s, nil, env.temporalEnv(), ics...)
 	if err != nil {
 		c.traces.Shutdown()
 		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))
 		return nil, s, nil, false
 	}
 	closeFn := func() { cl.Close(); c.traces.Shutdown() }
-	k, err := app.NewController(cl, s)
+	k, err := client.NewController(cl, s)
 	if err != nil {
 		closeFn()
 		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))

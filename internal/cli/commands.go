@@ -15,8 +15,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -69,7 +68,7 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	defer closeFn()
 	ctx, span := c.span(ctx, env, "prompt "+c.session)
 	defer span.End() // before closeFn, which flushes it
-	in := app.PromptInput(s, c.session, msg)
+	in := client.PromptInput(s, c.session, msg)
 	in.Workspace = ws.workspace
 	if useWorktree {
 		in.Worktree = activities.WorktreeRequired
@@ -98,13 +97,13 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 
 // FollowPrompt prints the events of a prompt until it ends (then the
 // answer) and returns the exit code of its outcome.
-func FollowPrompt(ctx context.Context, env Env, k *control.Controller, sessionID, runID string, asJSON bool) int {
+func FollowPrompt(ctx context.Context, env Env, k *client.Controller, sessionID, runID string, asJSON bool) int {
 	return follow(ctx, env, "prompt", k, sessionID, runID, 0, asJSON, true, withoutOwnMessage())
 }
 
 // follow prints the events of a prompt until it ends and returns the exit
 // code of its outcome.
-func follow(ctx context.Context, env Env, cmd string, k *control.Controller, sessionID, runID string, after int64, asJSON, printAnswer bool, opts ...printerOption) int {
+func follow(ctx context.Context, env Env, cmd string, k *client.Controller, sessionID, runID string, after int64, asJSON, printAnswer bool, opts ...printerOption) int {
 	p := newPrinter(env.Stdout, asJSON, sessionID, opts...)
 	defer p.stop()
 	end, err := k.Follow(ctx, sessionID, runID, after, p.print)
@@ -113,7 +112,7 @@ func follow(ctx context.Context, env Env, cmd string, k *control.Controller, ses
 			fmt.Fprintf(env.Stderr, "starter: stopped following; %s\n", stillRuns(k, sessionID))
 			return ExitFailed
 		}
-		if errors.Is(err, control.ErrPromptClosed) { // terminated, timed out, ...: the prompt ended unfinished
+		if errors.Is(err, client.ErrPromptClosed) { // terminated, timed out, ...: the prompt ended unfinished
 			fmt.Fprintf(env.Stderr, "starter %s: %s\n", cmd, line.First(err.Error()))
 			return ExitFailed
 		}
@@ -169,7 +168,7 @@ func printUndelivered(w io.Writer, end agent.Event) {
 
 // stillRuns says, after the user stopped following, whether the prompt
 // keeps running in Temporal (asked afresh: it may have been terminated).
-func stillRuns(k *control.Controller, sessionID string) string {
+func stillRuns(k *client.Controller, sessionID string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	status, run, err := k.RunStatus(ctx, sessionID, "") // the latest run: a continued prompt goes on in it
@@ -177,7 +176,7 @@ func stillRuns(k *control.Controller, sessionID string) string {
 	case err == nil && status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		return fmt.Sprintf("the prompt has ended (starter events --session %s)", sessionID)
 	case err == nil && status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		return (&control.PromptClosedError{SessionID: sessionID, WorkflowID: workflows.WorkflowID(sessionID), RunID: run, Status: status}).Error()
+		return (&client.PromptClosedError{SessionID: sessionID, WorkflowID: workflows.WorkflowID(sessionID), RunID: run, Status: status}).Error()
 	}
 	return fmt.Sprintf("the prompt keeps running in Temporal (starter events --session %s --follow)", sessionID)
 }
@@ -187,11 +186,11 @@ var abortRetryCmd = Command{
 	Usage:   "starter abort-retry [--session ID]",
 	Summary: "cancel the pending retry of the session's running prompt (signal abort_retry)",
 	Run: func(ctx context.Context, env Env, args []string) int {
-		return signalCommand(ctx, env, "abort-retry", args, func(k *control.Controller, id string) error { return k.AbortRetry(ctx, id) })
+		return signalCommand(ctx, env, "abort-retry", args, func(k *client.Controller, id string) error { return k.AbortRetry(ctx, id) })
 	},
 }
 
-func signalCommand(ctx context.Context, env Env, name string, args []string, send func(*control.Controller, string) error) int {
+func signalCommand(ctx context.Context, env Env, name string, args []string, send func(*client.Controller, string) error) int {
 	c := newFlags(name, env)
 	if !c.parse(env, args) {
 		return ExitUsage
@@ -245,16 +244,16 @@ func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
 	if wd, err := os.Getwd(); c.session == "" && err == nil {
 		c.session, _ = latestSessionIn(s, wd) // the setting is global; tell this directory's session
 	}
-	cl, err := app.DialEnv(ctx, s, nil, env.temporalEnv())
+	cl, err := client.DialEnv(ctx, s, nil, env.temporalEnv())
 	switch {
 	case err != nil:
 		running = "Temporal not reachable; " + running
 	case c.session != "":
-		k := &control.Controller{Client: cl, TaskQueue: s.Temporal.TaskQueue}
+		k := &client.Controller{Client: cl, TaskQueue: s.Temporal.TaskQueue}
 		switch err := k.SetAutoRetry(ctx, c.session, enabled); {
 		case err == nil:
 			running = "running prompt told"
-		case !errors.Is(err, control.ErrNoRunningPrompt):
+		case !errors.Is(err, client.ErrNoRunningPrompt):
 			cl.Close()
 			return fail(env, "set-auto-retry", err)
 		}

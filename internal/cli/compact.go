@@ -6,8 +6,7 @@ import (
 	"fmt"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -43,7 +42,7 @@ func runCompact(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	}
 	defer closeFn()
-	in := workflows.CompactInputFrom(app.PromptInput(s, c.session, ""), instructions)
+	in := workflows.CompactInputFrom(client.PromptInput(s, c.session, ""), instructions)
 	if len(faults) > 0 {
 		in.Model.SummaryFaults = faults
 	}
@@ -52,7 +51,7 @@ func runCompact(ctx context.Context, env Env, args []string) int {
 		return fail(env, "compact", err)
 	}
 	stopRetries := printRetries(ctx, env, k, c.session, run.GetRunID())
-	res, err := control.CompactResult(ctx, run)
+	res, err := client.CompactResult(ctx, run)
 	stopRetries()
 	if err != nil && res.Status == "" {
 		if ctx.Err() != nil {
@@ -76,7 +75,7 @@ func runCompact(ctx context.Context, env Env, args []string) int {
 // (auto_retry_start with the abort-retry hint, and auto_retry_end) to
 // stderr while the command waits, so a wait on a 503 or a usage limit is
 // not silent. The returned func stops it once the result is in.
-func printRetries(ctx context.Context, env Env, k *control.Controller, sessionID, runID string) (stop func()) {
+func printRetries(ctx context.Context, env Env, k *client.Controller, sessionID, runID string) (stop func()) {
 	p := newPrinter(env.Stderr, false, sessionID)
 	stopFollow := k.FollowCompactRetries(ctx, sessionID, runID, p.print)
 	return func() {

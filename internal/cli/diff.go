@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/tools"
@@ -74,7 +75,7 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 // sessionWorktree reads the worktree of a session from the session store
 // (nil: the session has none).
 func sessionWorktree(s settings.Settings, id string) (*session.Worktree, error) {
-	st, err := app.OpenSessionStore(s)
+	st, err := client.OpenSessionStore(s)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +118,7 @@ func checkWorktree(s settings.Settings, id, ws string) error {
 	if err := worktree.CheckBranch(id); err != nil {
 		return err
 	}
-	if st, err := app.OpenSessionStore(s); err == nil {
+	if st, err := client.OpenSessionStore(s); err == nil {
 		sess, err := st.Load(id)
 		if c, ok := st.(interface{ Close() }); ok {
 			c.Close()

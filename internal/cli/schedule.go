@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/activities"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/schedule"
 	"github.com/durableagent/durableagent/workflows"
@@ -149,7 +149,7 @@ func scheduleManager(ctx context.Context, env Env, c *common) (*schedule.Manager
 }
 
 // scheduleCreate builds the prompt as `starter prompt` does (the same
-// settings, app.PromptInput) and creates the schedule. Bad input is
+// settings, client.PromptInput) and creates the schedule. Bad input is
 // refused before Temporal is dialled.
 func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec, workspace string, useWorktree bool) int {
 	const name = "schedule create"
@@ -175,7 +175,7 @@ func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec,
 	if !ok {
 		return ExitUsage
 	}
-	in := app.PromptInput(s, "", msg)
+	in := client.PromptInput(s, "", msg)
 	if workspace != "" {
 		abs, err := filepath.Abs(workspace)
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/sysprompt"
@@ -110,7 +110,7 @@ func openStore(s settings.Settings, kind string) (sessionStore, string, error) {
 		return nil, "", fmt.Errorf("unknown session store %q (want %s or %s)", kind, settings.SessionStoreJSONL, settings.SessionStorePostgres)
 	}
 	s.Session.Store = kind
-	st, err := app.OpenSessionStore(s)
+	st, err := client.OpenSessionStore(s)
 	if err != nil {
 		return nil, "", err
 	}

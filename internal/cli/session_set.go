@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -39,7 +39,7 @@ func sessionSet(ctx context.Context, env Env, c *common) int {
 	if err := s.Validate(); err != nil {
 		return fail(env, name, err)
 	}
-	from := workflows.SessionSettingsOf(app.PromptInput(s, c.session, "session set"))
+	from := workflows.SessionSettingsOf(client.PromptInput(s, c.session, "session set"))
 	err := k.SetSessionSetting(ctx, c.session, workflows.SessionSettingChange{Key: key, Value: value, From: from})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {

@@ -15,8 +15,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -170,11 +169,11 @@ func statusLookup(ctx context.Context, env Env, s settings.Settings) (func(conte
 	unknown := func(context.Context, string) string { return "unknown" }
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	cl, err := app.DialEnv(dctx, s, nil, env.temporalEnv())
+	cl, err := client.DialEnv(dctx, s, nil, env.temporalEnv())
 	if err != nil {
 		return unknown, func() {}, fmt.Errorf("temporal at %s: %w", s.Temporal.Address, err)
 	}
-	k := &control.Controller{Client: cl, TaskQueue: s.Temporal.TaskQueue}
+	k := &client.Controller{Client: cl, TaskQueue: s.Temporal.TaskQueue}
 	return func(ctx context.Context, id string) string {
 		status, _, err := k.RunStatus(ctx, id, "")
 		switch {

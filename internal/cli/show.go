@@ -8,7 +8,7 @@ import (
 	"io"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 )
 
@@ -36,7 +36,7 @@ func runShow(ctx context.Context, env Env, args []string) int {
 	if !ok {
 		return ExitUsage
 	}
-	st, err := app.OpenSessionStore(s)
+	st, err := client.OpenSessionStore(s)
 	if err != nil {
 		return fail(env, "show", err)
 	}

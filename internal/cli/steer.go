@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // Messages into a running prompt and tool approval: steer, follow-up and
@@ -25,7 +25,7 @@ var steerCmd = Command{
 	Usage:   steerUsage,
 	Summary: "steer the running prompt: after its current tool batch (the calls not started are skipped) it goes on with MESSAGE (signal steer)",
 	Run: func(ctx context.Context, env Env, args []string) int {
-		return messageCommand(ctx, env, "steer", steerUsage, args, func(k *control.Controller, id, msg string) error { return k.Steer(ctx, id, msg) })
+		return messageCommand(ctx, env, "steer", steerUsage, args, func(k *client.Controller, id, msg string) error { return k.Steer(ctx, id, msg) })
 	},
 }
 
@@ -34,7 +34,7 @@ var followUpCmd = Command{
 	Usage:   followUpUsage,
 	Summary: "queue MESSAGE for the running prompt: delivered when it would otherwise end (signal follow_up)",
 	Run: func(ctx context.Context, env Env, args []string) int {
-		return messageCommand(ctx, env, "follow-up", followUpUsage, args, func(k *control.Controller, id, msg string) error { return k.FollowUp(ctx, id, msg) })
+		return messageCommand(ctx, env, "follow-up", followUpUsage, args, func(k *client.Controller, id, msg string) error { return k.FollowUp(ctx, id, msg) })
 	},
 }
 
@@ -46,7 +46,7 @@ var approveCmd = Command{
 }
 
 // messageCommand sends MESSAGE (the arguments joined by spaces) with send.
-func messageCommand(ctx context.Context, env Env, name, usage string, args []string, send func(*control.Controller, string, string) error) int {
+func messageCommand(ctx context.Context, env Env, name, usage string, args []string, send func(*client.Controller, string, string) error) int {
 	c := newFlags(name, env)
 	if !c.parse(env, args) {
 		return ExitUsage

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/toolview"
@@ -161,7 +161,7 @@ func storeBodies(s settings.Settings, sessionID string) func(entryID string) (st
 		}
 		if st == nil {
 			var err error
-			if st, err = app.OpenSessionStore(s); err != nil {
+			if st, err = client.OpenSessionStore(s); err != nil {
 				dead = true
 				return "", false
 			}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 const topUsage = "starter top [--once] [--interval 2s] [--json]"
@@ -53,7 +53,7 @@ func runTop(ctx context.Context, env Env, args []string) int {
 		}
 		if c.json {
 			if jobs == nil {
-				jobs = []control.Job{}
+				jobs = []client.Job{}
 			}
 			_ = json.NewEncoder(env.Stdout).Encode(jobs)
 			return ExitOK
@@ -77,7 +77,7 @@ func runTop(ctx context.Context, env Env, args []string) int {
 }
 
 // writeTop prints one refresh of the running prompts.
-func writeTop(w io.Writer, queue string, jobs []control.Job, more bool, now time.Time) {
+func writeTop(w io.Writer, queue string, jobs []client.Job, more bool, now time.Time) {
 	if len(jobs) == 0 {
 		fmt.Fprintf(w, "no running prompts on task queue %s · %s\n", queue, now.Format(time.TimeOnly))
 		return
@@ -133,7 +133,7 @@ func elapsed(d time.Duration) string {
 // topRow is a job in top's list: a sub-agent's prompt is under its
 // parent's, depth levels deep.
 type topRow struct {
-	job   control.Job
+	job   client.Job
 	depth int
 	// orphan: a sub-agent whose parent's prompt is not in the list.
 	orphan bool
@@ -153,12 +153,12 @@ func (r topRow) session() string {
 
 // topTree orders jobs (oldest first) as a tree: each prompt a user
 // started, then its sub-agents' prompts under it, theirs under them.
-func topTree(jobs []control.Job) []topRow {
+func topTree(jobs []client.Job) []topRow {
 	listed := map[string]bool{}
 	for _, j := range jobs {
 		listed[j.SessionID] = true
 	}
-	children := map[string][]control.Job{}
+	children := map[string][]client.Job{}
 	var roots []topRow
 	for _, j := range jobs {
 		if j.ParentSession != "" && listed[j.ParentSession] && j.ParentSession != j.SessionID {
@@ -195,7 +195,7 @@ func topTree(jobs []control.Job) []topRow {
 }
 
 // countRoots counts the jobs that are not a sub-agent's.
-func countRoots(jobs []control.Job) int {
+func countRoots(jobs []client.Job) int {
 	n := 0
 	for _, j := range jobs {
 		if j.ParentSession == "" {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // starter top lists each sub-agent's prompt right under its parent's
@@ -17,7 +17,7 @@ func TestWriteTop_SubAgentsUnderTheirParent(t *testing.T) {
 	now := time.Date(2026, 12, 4, 18, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return now.Add(time.Duration(s-100) * time.Second) }
 	job := &agent.JobStatus{Status: agent.JobModel, Since: at(90), Turn: 1}
-	jobs := []control.Job{ // oldest first, as control.Jobs lists them
+	jobs := []client.Job{ // oldest first, as client.Jobs lists them
 		{SessionID: "p", StartedAt: at(1), Job: job},
 		{SessionID: "other", StartedAt: at(2), Job: job},
 		{SessionID: "p.task-a", ParentSession: "p", StartedAt: at(3), Job: job},

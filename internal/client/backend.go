@@ -1,11 +1,11 @@
-// Package client is the one client of the product: it starts, signals,
-// queries and follows a session's prompts and serves the session commands
-// (switching, forking, model and thinking choices, queue modes, user
-// commands, manual compaction), in the product's types (agent, session,
-// settings, workflows). The CLI's chat and rpc commands, the RPC server
-// (package rpcserver, the protocol only) and the terminal UI (package tui)
-// sit on it. Temporal mechanics (start options, queries, following) are
-// package control's.
+// Package client is the one client of the product: it dials Temporal,
+// starts, signals, queries and follows a session's prompts (Controller:
+// start options, queries, the shared follower of live output) and serves
+// the session commands (switching, forking, model and thinking choices,
+// queue modes, user commands, manual compaction), in the product's types
+// (agent, session, settings, workflows). The CLI, the RPC server (package
+// rpcserver, the protocol only) and the terminal UI (package tui) sit on
+// it.
 //
 // Contract: a session entry written from outside a prompt (set_model,
 // set_thinking_level, set_session_name) goes through the SessionWrite
@@ -31,14 +31,14 @@ type Backend interface {
 	SessionID() string
 	// StartPrompt starts a prompt and returns once its workflow runs. A
 	// session runs one prompt at a time: when one runs, the error wraps
-	// control.ErrSessionBusy.
+	// ErrSessionBusy.
 	StartPrompt(ctx context.Context, message string) (Prompt, error)
 	// Follow calls fn with every event of the prompt runID ("": the
 	// session's latest prompt) after seq `after`, in order and once each,
 	// until prompt_end (returned) or ctx ends (ctx.Err()).
 	Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error)
 	// Abort sends abort to the running prompt; AbortRetry sends abort_retry.
-	// Without a running prompt both fail with control.ErrNoRunningPrompt.
+	// Without a running prompt both fail with ErrNoRunningPrompt.
 	Abort(ctx context.Context) error
 	AbortRetry(ctx context.Context) error
 	// SetAutoRetry persists retry.enabled and tells the running prompt, if
@@ -55,7 +55,7 @@ type Backend interface {
 	Messages(ctx context.Context) ([]agent.Message, error)
 	// Compact compacts the session's context now (manual compaction) and
 	// returns when it is done; while a prompt runs it fails with
-	// control.ErrSessionBusy. A compaction that fails or is aborted is an
+	// ErrSessionBusy. A compaction that fails or is aborted is an
 	// error. While it waits, the summary call's auto_retry_start and
 	// auto_retry_end events go to onRetry (abort_retry reaches the retry
 	// as a prompt's).
@@ -64,7 +64,7 @@ type Backend interface {
 	// delivered after the current tool batch, whose calls not started yet
 	// are skipped. FollowUp queues it for when the prompt would otherwise
 	// end (signal follow_up). Without a running prompt both fail with
-	// control.ErrNoRunningPrompt.
+	// ErrNoRunningPrompt.
 	Steer(ctx context.Context, message string) error
 	FollowUp(ctx context.Context, message string) error
 	// ApproveTool decides a tool call waiting for approval (update

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/control"
 )
 
 // DefaultFollowGiveUp is how long following a prompt survives a failing
@@ -18,7 +17,7 @@ const DefaultFollowGiveUp = 2 * time.Minute
 // followRetryPause is the wait between two attempts to resume following.
 const followRetryPause = 500 * time.Millisecond
 
-// followFunc follows a prompt's events after a seq (control.Controller.Follow
+// followFunc follows a prompt's events after a seq (Controller.Follow
 // bound to one run).
 type followFunc func(ctx context.Context, after int64, fn func(agent.Event)) (agent.Event, error)
 
@@ -28,18 +27,18 @@ type followFunc func(ctx context.Context, after int64, fn func(agent.Event)) (ag
 // or closed without prompt_end) and when failures last giveUp without an
 // event delivered in between.
 //
-// control.Controller.Follow already waits through a missing worker and
+// Controller.Follow already waits through a missing worker and
 // short Temporal outages; this only resumes after it gave up on Temporal.
-// Live events (control.IsLive) always pass through: follow must resume
+// Live events (IsLive) always pass through: follow must resume
 // the live output where the client has it (Session.Follow shares
-// one control.LiveCursor across its follows), not from the start of the
+// one LiveCursor across its follows), not from the start of the
 // running call.
 func followResuming(ctx context.Context, follow followFunc, after int64, fn func(agent.Event), giveUp, pause time.Duration) (agent.Event, error) {
 	var failingSince time.Time
 	for {
 		progressed := false
 		end, err := follow(ctx, after, func(e agent.Event) {
-			if control.IsLive(e) {
+			if IsLive(e) {
 				fn(e)
 				return
 			}
@@ -54,7 +53,7 @@ func followResuming(ctx context.Context, follow followFunc, after int64, fn func
 			return end, nil
 		case ctx.Err() != nil:
 			return agent.Event{}, ctx.Err()
-		case errors.Is(err, control.ErrNoPrompt), errors.Is(err, control.ErrPromptClosed):
+		case errors.Is(err, ErrNoPrompt), errors.Is(err, ErrPromptClosed):
 			return agent.Event{}, err
 		}
 		if progressed || failingSince.IsZero() {

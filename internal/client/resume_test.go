@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/control"
 )
 
 // flakyFollow serves a fixed event log and fails according to a plan: the
@@ -70,7 +69,7 @@ func TestFollowResuming_NoEventLostOrDuplicated(t *testing.T) {
 		{"no failure", nil, transient, time.Minute, 8, nil, 1},
 		{"fails twice mid-stream", []int{3, 2}, transient, time.Minute, 8, nil, 3},
 		{"fails before any event", []int{0, 0, 0}, transient, time.Minute, 8, nil, 4},
-		{"prompt does not exist", []int{0}, fmt.Errorf("%w in session s", control.ErrNoPrompt), time.Minute, 0, control.ErrNoPrompt, 1},
+		{"prompt does not exist", []int{0}, fmt.Errorf("%w in session s", ErrNoPrompt), time.Minute, 0, ErrNoPrompt, 1},
 		{"failure lasts past give-up", []int{2, 0, 0, 0}, transient, 0, 2, transient, 1},
 	}
 	for _, c := range cases {
@@ -111,7 +110,7 @@ func TestFollowResuming_StopsOnCancel(t *testing.T) {
 }
 
 // docs/spec.md 13.10.7: live events after a resume are delivered, not dropped until the next
-// workflow event: the backend's follows share one control.LiveCursor, so
+// workflow event: the backend's follows share one LiveCursor, so
 // a resumed follow sends only the text past what the client has.
 func TestFollowResuming_LiveEventsAfterAResumePassThrough(t *testing.T) {
 	live := func(delta string) agent.Event {
@@ -133,7 +132,7 @@ func TestFollowResuming_LiveEventsAfterAResumePassThrough(t *testing.T) {
 	}
 	var text string
 	end, err := followResuming(context.Background(), follow, 0, func(e agent.Event) {
-		if control.IsLive(e) {
+		if IsLive(e) {
 			text += e.AssistantMessageEvent.Delta
 		}
 	}, time.Minute, time.Microsecond)

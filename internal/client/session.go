@@ -18,8 +18,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
@@ -29,14 +27,14 @@ import (
 
 // Session is the real Backend and SessionBackend: prompts, manual
 // compactions and user commands are workflows reached through a
-// control.Controller; settings changes are written to the settings file;
+// Controller; settings changes are written to the settings file;
 // sessions are read (and the entries of set_model, set_thinking_level and
 // set_session_name written) through the session store of session.store,
 // the one the workers use: JSONL files under <dataDir>/sessions (the RPC
 // process must then share the data dir with the workers: same machine,
 // or a shared filesystem) or PostgreSQL (anywhere).
 type Session struct {
-	k     *control.Controller
+	k     *Controller
 	store session.Backend
 	// files is the JSONL store (nil with PostgreSQL): it gives session
 	// files their paths.
@@ -89,11 +87,11 @@ var (
 
 // Open returns the client of one session, reading sessions through the
 // store of session.store.
-func Open(k *control.Controller, s settings.Settings, sessionID string) (*Session, error) {
+func Open(k *Controller, s settings.Settings, sessionID string) (*Session, error) {
 	if err := session.ValidateID(sessionID); err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	store, err := app.OpenSessionStore(s)
+	store, err := OpenSessionStore(s)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
@@ -135,7 +133,7 @@ func (t *Session) Settings() settings.Settings {
 	return t.s
 }
 
-// promptInput is app.PromptInput with the session's current choices: its
+// promptInput is PromptInput with the session's current choices: its
 // model (and that model's price), thinking level, own settings (tools,
 // approval) and queue modes. The session's are read afresh
 // (refreshChoicesLocked): another terminal may have changed them since
@@ -145,7 +143,7 @@ func (t *Session) promptInput(message string) workflows.PromptInput {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	kept := t.refreshChoicesLocked()
-	in := app.PromptInput(s, t.session, message)
+	in := PromptInput(s, t.session, message)
 	if kept != nil {
 		// The session's budget caps are the workflow's to join with the
 		// sender's (the tighter wins); the rest is the session's.
@@ -158,7 +156,7 @@ func (t *Session) promptInput(message string) workflows.PromptInput {
 	}
 	if t.model != nil {
 		in.Model.Provider, in.Model.Name = t.model.Provider, t.model.Name
-		in.Model.Cost = app.ModelCost(s, t.model.Provider, t.model.Name)
+		in.Model.Cost = ModelCost(s, t.model.Provider, t.model.Name)
 	}
 	if t.thinking != "" {
 		in.Model.ThinkingLevel = t.thinking
@@ -202,7 +200,7 @@ func (t *Session) Follow(ctx context.Context, runID string, after int64, fn func
 	// One cursor across the resumed follows: the client has the live
 	// output the earlier ones sent, and a resumed follow sends only what
 	// comes after it.
-	cur := control.NewLiveCursor()
+	cur := NewLiveCursor()
 	follow := func(ctx context.Context, after int64, fn func(agent.Event)) (agent.Event, error) {
 		return t.k.FollowFrom(ctx, id, runID, after, cur, fn)
 	}
@@ -247,7 +245,7 @@ func (t *Session) SetAutoRetry(ctx context.Context, enabled bool) error {
 	if err != nil {
 		return err
 	}
-	if err := t.k.SetAutoRetry(ctx, id, enabled); err != nil && !errors.Is(err, control.ErrNoRunningPrompt) {
+	if err := t.k.SetAutoRetry(ctx, id, enabled); err != nil && !errors.Is(err, ErrNoRunningPrompt) {
 		return fmt.Errorf("retry.enabled=%t saved in %s, but the running prompt was not told: %w", enabled, file, err)
 	}
 	return nil
@@ -276,7 +274,7 @@ func (t *Session) State(ctx context.Context) (agent.State, error) {
 	}
 	if running {
 		st, err := t.k.State(ctx, id)
-		if !errors.Is(err, control.ErrNoPrompt) {
+		if !errors.Is(err, ErrNoPrompt) {
 			return st, err
 		}
 	}
@@ -377,7 +375,7 @@ func (t *Session) Compact(ctx context.Context, customInstructions string, onRetr
 		stop = t.k.FollowCompactRetries(ctx, t.SessionID(), run.GetRunID(), onRetry)
 	}
 	defer stop()
-	return control.CompactResult(ctx, run)
+	return CompactResult(ctx, run)
 }
 
 // Info implements SessionBackend.
@@ -492,7 +490,7 @@ func (t *Session) record(ctx context.Context, e session.Entry) {
 const writeWait = 5 * time.Second
 
 // flush writes the session's pending entries after its leaf, chained,
-// with the SessionWrite workflow (control.Controller.StartSessionWrite),
+// with the SessionWrite workflow (Controller.StartSessionWrite),
 // so they never interleave with a prompt: while a workflow of the session
 // runs, or before the session has a file (a new session gets its file,
 // with its workspace and tool host, from its first prompt), they stay
@@ -728,7 +726,7 @@ func (t *Session) Bash(ctx context.Context, command string, opts BashOptions) (a
 		return agent.Message{}, err
 	}
 	streamed := t.streamBash(ctx, id, run.GetRunID(), opts.OnOutput)
-	res, err := control.BashResult(ctx, run)
+	res, err := BashResult(ctx, run)
 	streamed()
 	if err != nil {
 		return agent.Message{}, err
@@ -807,7 +805,7 @@ func (t *Session) AbortBash(ctx context.Context) error {
 // IdleOK makes abort and abort_retry without a running prompt a harmless
 // no-op (SPEC 5: "outside a wait it is a harmless no-op").
 func IdleOK(err error) error {
-	if errors.Is(err, control.ErrNoRunningPrompt) {
+	if errors.Is(err, ErrNoRunningPrompt) {
 		return nil
 	}
 	return err

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/pgstore"
 	"github.com/durableagent/durableagent/internal/pgtest"
 	"github.com/durableagent/durableagent/internal/session"
@@ -30,7 +29,7 @@ func loadSettings(t *testing.T, dataDir string) settings.Settings {
 // a later Load (the next prompt, another process) reads it.
 func TestSession_SetAutoCompactionPersists(t *testing.T) {
 	dir := t.TempDir()
-	b, err := Open(&control.Controller{}, loadSettings(t, dir), "s1")
+	b, err := Open(&Controller{}, loadSettings(t, dir), "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +50,7 @@ func TestSession_SetAutoCompactionPersists(t *testing.T) {
 // writes: a failed answer dropped before its retry is not on the branch.
 func TestSession_MessagesFromSessionFile(t *testing.T) {
 	dir := t.TempDir()
-	b, err := Open(&control.Controller{}, loadSettings(t, dir), "s1")
+	b, err := Open(&Controller{}, loadSettings(t, dir), "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +90,7 @@ func TestSession_ReadsThePostgresStore(t *testing.T) {
 	dir := t.TempDir()
 	s := loadSettings(t, dir)
 	s.Session.Store, s.Session.PostgresURL = settings.SessionStorePostgres, srv.CreateDatabase(t, "sessions")
-	b, err := Open(&control.Controller{}, s, "pg1")
+	b, err := Open(&Controller{}, s, "pg1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +154,7 @@ func TestSession_NextPromptTakesTheSessionsCurrentChoices(t *testing.T) {
 	}
 	s := loadSettings(t, dir)
 	s.Tools.Enabled = []string{"read", "bash"}
-	chat, err := Open(&control.Controller{}, s, "s1")
+	chat, err := Open(&Controller{}, s, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,8 +22,8 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -119,12 +119,12 @@ func run(ctx context.Context, env cli.Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "workspace: %s\n", ws)
 	}
 
-	k, err := app.NewController(st.Client, st.Settings)
+	k, err := client.NewController(st.Client, st.Settings)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
 		return cli.ExitUsage
 	}
-	in := app.PromptInput(st.Settings, *sessionID, DemoMessage)
+	in := client.PromptInput(st.Settings, *sessionID, DemoMessage)
 	in.Model.Faults = *faults
 	in.Workspace = ws
 	runHandle, err := k.StartPrompt(ctx, in)
@@ -252,7 +252,7 @@ func isTerminal(f *os.File) bool {
 func ownQueueIfServed(ctx context.Context, s *settings.Settings) string {
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	c, err := app.DialLocal(pctx, *s, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c, err := client.DialLocal(pctx, *s, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return "" // no server there: the demo starts its own
 	}

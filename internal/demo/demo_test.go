@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
@@ -65,7 +65,7 @@ func TestDemoSettings_IgnorePersistedFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := app.PromptInput(s, "demo-1", DemoMessage)
+			in := client.PromptInput(s, "demo-1", DemoMessage)
 			if in.Retry.Enabled != tc.retry || in.Retry.BaseDelayMs != tc.baseMs || !in.Compaction.Enabled ||
 				in.Model.Provider != "scripted" || len(s.Tools.AllowedRoots) != 0 {
 				t.Fatalf("demo prompt input %+v, tools %+v: the persisted file leaked in", in, s.Tools)

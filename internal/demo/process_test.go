@@ -19,6 +19,7 @@ import (
 
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/testserver"
 )
@@ -133,7 +134,7 @@ func TestDemo_RunningServerWithAnotherWorkersDataDir(t *testing.T) {
 	queue := fmt.Sprintf("demo-test-%d", os.Getpid())
 	s := settings.Defaults()
 	s.DataDir, s.Temporal.Address, s.Temporal.TaskQueue = other, addr, queue
-	c, err := app.DialLocal(ctx, s, testserver.Quiet())
+	c, err := client.DialLocal(ctx, s, testserver.Quiet())
 	if err != nil {
 		t.Fatal(err)
 	}

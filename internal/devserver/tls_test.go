@@ -22,6 +22,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 )
@@ -142,7 +143,7 @@ server_ca_cert_path = "`+p.caFile+`"
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 			defer cancel()
-			c, err := app.DialEnv(ctx, c.s, quietLogger(), c.env)
+			c, err := client.DialEnv(ctx, c.s, quietLogger(), c.env)
 			if err != nil {
 				t.Fatalf("DialEnv: %v", err)
 			}
@@ -164,7 +165,7 @@ server_ca_cert_path = "`+p.caFile+`"
 		s.Temporal.TaskQueue = "tls-e2e"
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		defer cancel()
-		c, err := app.DialEnv(ctx, s, quietLogger(), mtls)
+		c, err := client.DialEnv(ctx, s, quietLogger(), mtls)
 		if err != nil {
 			t.Fatalf("worker dial over mTLS: %v", err)
 		}
@@ -230,7 +231,7 @@ server_ca_cert_path = "`+p.caFile+`"
 		"no TLS at all": {mapEnv{"TEMPORAL_ADDRESS": addr}, []string{"the server may require TLS"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := app.DialEnv(context.Background(), base, quietLogger(), c.env)
+			_, err := client.DialEnv(context.Background(), base, quietLogger(), c.env)
 			if err == nil {
 				t.Fatal("DialEnv succeeded")
 			}

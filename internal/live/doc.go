@@ -9,15 +9,15 @@
 //     that Subscribe to it as they change: over HTTPS, the follower
 //     pinning the certificate the details name (push_tls.go), and sealed
 //     with the worker's payload codec when it has one (push_codec.go).
-//   - Follower side, a Source reads the latest Snapshot of each running
-//     call of a prompt (today: internal/control's heartbeat reader, which
-//     reads pending activities' heartbeat details with
-//     DescribeWorkflowExecution), and a Cursor turns successive snapshots
+//   - Follower side, the follower reads the latest Snapshot of each
+//     running call of a prompt from its push stream (Subscribe), or, the
+//     fallback, from the pending activities' heartbeat details
+//     (DescribeWorkflowExecution), and a Cursor turns successive snapshots
 //     into message_update and tool_execution_update events (IsLive) given
 //     the workflow events delivered so far: each byte once, in order, the
 //     rest of a message completed before its message_end.
 //   - In a client process the followers of one prompt share one reader
-//     (internal/control's share.go): the Source is read once per round
+//     (internal/client's share.go): the snapshots are read once
 //     whatever the number of followers, and each follower's own Cursor
 //     makes its events.
 //   - Consumers build the partial assistant message those deltas make

@@ -337,17 +337,12 @@ var ErrPushRefused = errors.New("push stream refused")
 
 // Subscribe reads the snapshots pushed at p, calling fn with each whole
 // snapshot (bounded as a heartbeat's) and when the worker took it, until
-// the call ends (nil), ctx ends or the stream fails.
-func Subscribe(ctx context.Context, p Push, fn func(Snapshot, time.Time)) error {
-	return SubscribeWith(ctx, p, nil, fn)
-}
-
-// SubscribeWith is Subscribe opening sealed lines with dc: the client's
-// data converter, with the worker's payload codec (nil: the SDK's
-// default, which opens none). A sealed line it cannot open ends the
-// stream with ErrPushSealed; a TLS certificate other than p's
+// the call ends (nil), ctx ends or the stream fails. It opens sealed lines
+// with dc: the client's data converter, with the worker's payload codec
+// (nil: the SDK's default, which opens none). A sealed line it cannot open
+// ends the stream with ErrPushSealed; a TLS certificate other than p's
 // fingerprint, with ErrPushCertMismatch.
-func SubscribeWith(ctx context.Context, p Push, dc converter.DataConverter, fn func(Snapshot, time.Time)) error {
+func Subscribe(ctx context.Context, p Push, dc converter.DataConverter, fn func(Snapshot, time.Time)) error {
 	if !strings.HasPrefix(p.URL, "http://") && !strings.HasPrefix(p.URL, "https://") {
 		return fmt.Errorf("push stream: address %q is not an http URL", p.URL)
 	}

@@ -81,7 +81,7 @@ func streamWords(t *testing.T, h *Hub, n int, follow func(Push) (string, error))
 func followWith(dc converter.DataConverter) func(Push) (string, error) {
 	return func(p Push) (string, error) {
 		var got strings.Builder
-		err := SubscribeWith(context.Background(), p, dc, func(s Snapshot, _ time.Time) {
+		err := Subscribe(context.Background(), p, dc, func(s Snapshot, _ time.Time) {
 			off, tail := textOf(s)
 			if have := got.Len(); off+len(tail) > have && off <= have {
 				got.WriteString(tail[have-off:])

@@ -40,7 +40,7 @@ func textOf(s Snapshot) (int, string) {
 func collect(ctx context.Context, p Push) (string, []Snapshot, error) {
 	var got strings.Builder
 	var snaps []Snapshot
-	err := Subscribe(ctx, p, func(s Snapshot, _ time.Time) {
+	err := Subscribe(ctx, p, nil, func(s Snapshot, _ time.Time) {
 		snaps = append(snaps, s)
 		off, tail := textOf(s)
 		if have := got.Len(); off+len(tail) > have && off <= have {
@@ -128,12 +128,12 @@ func TestPush_TokenRefused(t *testing.T) {
 	h := newTestHub(t)
 	acc := NewModel("e1", 0)
 	p, unpublish := h.Publish(acc)
-	err := Subscribe(context.Background(), Push{URL: h.URL() + "0123456789abcdef0123456789abcdef"}, func(Snapshot, time.Time) {})
+	err := Subscribe(context.Background(), Push{URL: h.URL() + "0123456789abcdef0123456789abcdef"}, nil, func(Snapshot, time.Time) {})
 	if !errors.Is(err, ErrPushRefused) {
 		t.Fatalf("guessed token: %v", err)
 	}
 	unpublish()
-	if err := Subscribe(context.Background(), p, func(Snapshot, time.Time) {}); !errors.Is(err, ErrPushRefused) {
+	if err := Subscribe(context.Background(), p, nil, func(Snapshot, time.Time) {}); !errors.Is(err, ErrPushRefused) {
 		t.Fatalf("ended call: %v", err)
 	}
 	if p2, _ := h.Publish(acc); p2.URL == p.URL {
@@ -202,7 +202,7 @@ func TestPush_DisconnectFreesStream(t *testing.T) {
 	got := make(chan struct{}, 1)
 	errc := make(chan error, 1)
 	go func() {
-		errc <- Subscribe(ctx, p, func(Snapshot, time.Time) {
+		errc <- Subscribe(ctx, p, nil, func(Snapshot, time.Time) {
 			select {
 			case got <- struct{}{}:
 			default:

@@ -9,7 +9,6 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/rpc"
@@ -301,7 +300,7 @@ func (c *conn) prompt(ctx context.Context, cmd command) {
 	}
 	if busy != nil {
 		c.fail(cmd.id, cmd.typ, fmt.Sprintf("%v: session %s is running prompt %s (run %s); wait for its prompt_end, abort it, or send the prompt with streamingBehavior steer or followUp",
-			control.ErrSessionBusy, c.b.SessionID(), busy.prompt.WorkflowID, busy.prompt.RunID))
+			client.ErrSessionBusy, c.b.SessionID(), busy.prompt.WorkflowID, busy.prompt.RunID))
 		return
 	}
 	sb, isSB := c.b.(client.SessionBackend)
@@ -318,7 +317,7 @@ func (c *conn) prompt(ctx context.Context, cmd command) {
 		p, err = c.b.StartPrompt(sctx, cmd.message)
 	}
 	cancel()
-	if errors.Is(err, control.ErrSessionBusy) && cmd.streamingBehavior != "" {
+	if errors.Is(err, client.ErrSessionBusy) && cmd.streamingBehavior != "" {
 		// Another client's prompt runs: queue into it.
 		c.queue(ctx, cmd, cmd.streamingBehavior == rpc.StreamingSteer)
 		return
@@ -364,7 +363,7 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 	names := &compactionNamer{}
 	frames := newFramer(c.s.Protocol)
 	_, err := c.b.Follow(ctx, f.prompt.RunID, 0, func(e agent.Event) {
-		if !control.IsLive(e) {
+		if !client.IsLive(e) {
 			if e.Seq <= last {
 				return // never twice, whatever the backend does
 			}
@@ -396,7 +395,7 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 		return // ended with prompt_end, or detached, or stdout is gone
 	}
 	c.release(f)
-	if errors.Is(err, control.ErrPromptClosed) {
+	if errors.Is(err, client.ErrPromptClosed) {
 		// Terminated, timed out, ...: Temporal closed the prompt without
 		// its prompt_end; say so, not that it may still run.
 		c.fail(f.id, rpc.CmdPrompt, fmt.Sprintf("%s; its events end at seq %d", errText(err), last))
@@ -459,7 +458,7 @@ func (c *conn) bash(sb client.SessionBackend, cmd command) {
 func (c *conn) background(cmd command, fn func(context.Context) (any, error)) {
 	if busy := c.activeFollower(); busy != nil {
 		c.fail(cmd.id, cmd.typ, fmt.Sprintf("%v: session %s is running prompt %s; %s after its prompt_end",
-			control.ErrSessionBusy, c.b.SessionID(), busy.prompt.WorkflowID, cmd.typ))
+			client.ErrSessionBusy, c.b.SessionID(), busy.prompt.WorkflowID, cmd.typ))
 		return
 	}
 	c.wg.Add(1)

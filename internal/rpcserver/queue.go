@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/rpc"
 )
 
@@ -33,7 +33,7 @@ func (c *conn) queue(ctx context.Context, cmd command, steer bool) {
 		} else {
 			err = c.b.FollowUp(ctx, cmd.message)
 		}
-		if errors.Is(err, control.ErrNoRunningPrompt) && c.activeFollower() == nil {
+		if errors.Is(err, client.ErrNoRunningPrompt) && c.activeFollower() == nil {
 			c.hold(cmd.message, steer)
 			return rpc.PromptData{Disposition: rpc.DispositionQueued}, nil
 		}

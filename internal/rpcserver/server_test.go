@@ -10,7 +10,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/rpcserver"
 	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
 	"github.com/durableagent/durableagent/retry"
@@ -294,7 +294,7 @@ type terminatedFollow struct{ *rpcfake.Backend }
 
 func (b terminatedFollow) Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
 	fn(agent.Event{Type: agent.EventAgentStart, Seq: after + 1})
-	return agent.Event{}, &control.PromptClosedError{SessionID: "s1", WorkflowID: "session-s1", RunID: runID,
+	return agent.Event{}, &client.PromptClosedError{SessionID: "s1", WorkflowID: "session-s1", RunID: runID,
 		Status: enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED}
 }
 

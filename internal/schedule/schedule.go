@@ -10,7 +10,7 @@
 // Info.SkippedOverlap), the catch-up window 1 h by default (runs missed
 // while the server was down longer than that are dropped, counted in
 // Info.MissedCatchup). The prompt input is built by the caller exactly as
-// `starter prompt` builds it (app.PromptInput).
+// `starter prompt` builds it (client.PromptInput).
 package schedule
 
 import (
@@ -24,7 +24,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
@@ -152,7 +152,7 @@ func (s Spec) input() workflows.ScheduledPromptInput {
 // Manager manages the schedules of one namespace; the runs go to
 // TaskQueue.
 type Manager struct {
-	Client    client.Client
+	Client    sdkclient.Client
 	TaskQueue string
 	// DataConverter decodes the action's input on Describe (nil: the
 	// default; a client with a payload codec passes its converter).
@@ -169,13 +169,13 @@ func (m *Manager) Create(ctx context.Context, s Spec) error {
 	if catchup == 0 {
 		catchup = DefaultCatchupWindow
 	}
-	_, err := m.Client.ScheduleClient().Create(ctx, client.ScheduleOptions{
+	_, err := m.Client.ScheduleClient().Create(ctx, sdkclient.ScheduleOptions{
 		ID:            s.ID,
 		Spec:          *specOf(s.Cron, s.Every),
 		Overlap:       overlap,
 		CatchupWindow: catchup,
 		Memo:          map[string]any{MemoWhen: whenOf(s.Cron, s.Every)},
-		Action: &client.ScheduleWorkflowAction{
+		Action: &sdkclient.ScheduleWorkflowAction{
 			ID:            ActionIDPrefix + s.ID,
 			Workflow:      workflows.ScheduledPromptWorkflowName,
 			Args:          []any{s.input()},
@@ -195,9 +195,9 @@ func (m *Manager) Create(ctx context.Context, s Spec) error {
 // specOf is the schedule spec of a cron expression or an interval.
 // The server keeps a cron expression as calendar specs; its comment,
 // `cron "EXPR"`, says when it fires (when).
-func specOf(cron string, every time.Duration) *client.ScheduleSpec {
+func specOf(cron string, every time.Duration) *sdkclient.ScheduleSpec {
 	if cron == "" {
-		return &client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: every}}}
+		return &sdkclient.ScheduleSpec{Intervals: []sdkclient.ScheduleIntervalSpec{{Every: every}}}
 	}
 	expr := strings.TrimSpace(cron)
 	if !strings.Contains(expr, "#") && !strings.HasPrefix(expr, "@every") {
@@ -205,7 +205,7 @@ func specOf(cron string, every time.Duration) *client.ScheduleSpec {
 		// with a comment of its own keeps it (and the memo says when).
 		expr += " #" + whenOf(cron, 0)
 	}
-	return &client.ScheduleSpec{CronExpressions: []string{expr}}
+	return &sdkclient.ScheduleSpec{CronExpressions: []string{expr}}
 }
 
 // whenOf is a spec in words as given: `cron "0 3 * * *"`, "every 6h0m0s".
@@ -218,32 +218,32 @@ func whenOf(cron string, every time.Duration) string {
 
 // Pause pauses the schedule id with note ("" : a default note).
 func (m *Manager) Pause(ctx context.Context, id, note string) error {
-	return m.handle(ctx, id, "pause", func(h client.ScheduleHandle) error {
-		return h.Pause(ctx, client.SchedulePauseOptions{Note: note})
+	return m.handle(ctx, id, "pause", func(h sdkclient.ScheduleHandle) error {
+		return h.Pause(ctx, sdkclient.SchedulePauseOptions{Note: note})
 	})
 }
 
 // Unpause resumes the schedule id.
 func (m *Manager) Unpause(ctx context.Context, id, note string) error {
-	return m.handle(ctx, id, "unpause", func(h client.ScheduleHandle) error {
-		return h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: note})
+	return m.handle(ctx, id, "unpause", func(h sdkclient.ScheduleHandle) error {
+		return h.Unpause(ctx, sdkclient.ScheduleUnpauseOptions{Note: note})
 	})
 }
 
 // Trigger starts a run of the schedule id now, under its overlap policy
 // (with skip, nothing starts while a run is going).
 func (m *Manager) Trigger(ctx context.Context, id string) error {
-	return m.handle(ctx, id, "trigger", func(h client.ScheduleHandle) error {
-		return h.Trigger(ctx, client.ScheduleTriggerOptions{})
+	return m.handle(ctx, id, "trigger", func(h sdkclient.ScheduleHandle) error {
+		return h.Trigger(ctx, sdkclient.ScheduleTriggerOptions{})
 	})
 }
 
 // Delete deletes the schedule id; runs it started keep running.
 func (m *Manager) Delete(ctx context.Context, id string) error {
-	return m.handle(ctx, id, "delete", func(h client.ScheduleHandle) error { return h.Delete(ctx) })
+	return m.handle(ctx, id, "delete", func(h sdkclient.ScheduleHandle) error { return h.Delete(ctx) })
 }
 
-func (m *Manager) handle(ctx context.Context, id, what string, do func(client.ScheduleHandle) error) error {
+func (m *Manager) handle(ctx context.Context, id, what string, do func(sdkclient.ScheduleHandle) error) error {
 	if err := ValidateID(id); err != nil {
 		return err
 	}

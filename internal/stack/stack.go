@@ -11,10 +11,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/devserver"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -25,7 +26,7 @@ import (
 type Stack struct {
 	Settings settings.Settings
 	Server   *devserver.Server // nil when an existing server is used
-	Client   client.Client
+	Client   sdkclient.Client
 	Worker   worker.Worker
 	Codec    *codec.Server // nil when no codec server runs
 }
@@ -58,7 +59,7 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 		reused := false
 		if opts.ReuseServer {
 			pctx, cancel := context.WithTimeout(ctx, time.Second)
-			if c, err := app.DialLocal(pctx, s, quiet()); err == nil {
+			if c, err := client.DialLocal(pctx, s, quiet()); err == nil {
 				st.Client, reused = c, true
 			}
 			cancel()
@@ -92,9 +93,9 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 	if st.Client == nil {
 		// The embedded server is plaintext on loopback; a real cluster is
 		// dialled with the client profile (TLS, API key).
-		dial := app.Dial
+		dial := client.Dial
 		if opts.Dev {
-			dial = app.DialLocal
+			dial = client.DialLocal
 		}
 		c, err := dial(ctx, st.Settings, opts.Logger)
 		if err != nil {

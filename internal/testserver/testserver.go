@@ -26,10 +26,10 @@ import (
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/devserver"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/visibility"
@@ -176,7 +176,7 @@ func Quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // TerminateOpen terminates the workflows still running on taskQueue: a
 // test's leftovers, which a later test reusing a session id (so a
 // workflow id) would otherwise join on the shared server.
-func TerminateOpen(t testing.TB, c client.Client, taskQueue string) {
+func TerminateOpen(t testing.TB, c sdkclient.Client, taskQueue string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -197,7 +197,7 @@ func TerminateOpen(t testing.TB, c client.Client, taskQueue string) {
 
 // WaitEvent polls the events query of session through k until an event
 // matches, and returns it; the test fails once timeout has passed.
-func WaitEvent(t testing.TB, k *control.Controller, session string, timeout time.Duration, match func(agent.Event) bool) agent.Event {
+func WaitEvent(t testing.TB, k *client.Controller, session string, timeout time.Duration, match func(agent.Event) bool) agent.Event {
 	t.Helper()
 	var found agent.Event
 	WaitFor(t, timeout, "a matching event in session "+session, func() bool {

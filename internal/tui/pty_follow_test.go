@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/settings"
 )
@@ -27,12 +26,12 @@ func TestChat_PseudoTerminalFollowsAPromptStartedElsewhere(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cl, err := app.Dial(ctx, tm.server, nil)
+	cl, err := client.Dial(ctx, tm.server, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	k, err := app.NewController(cl, tm.server)
+	k, err := client.NewController(cl, tm.server)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/stack"
@@ -54,12 +53,12 @@ func runTemporalChild() int {
 		return fail(err)
 	}
 	ctx := context.Background()
-	cl, err := app.Dial(ctx, s, nil)
+	cl, err := client.Dial(ctx, s, nil)
 	if err != nil {
 		return fail(err)
 	}
 	defer cl.Close()
-	k, err := app.NewController(cl, s)
+	k, err := client.NewController(cl, s)
 	if err != nil {
 		return fail(err)
 	}

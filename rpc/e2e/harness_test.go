@@ -12,7 +12,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/cli"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/stack"
 	"github.com/durableagent/durableagent/internal/testserver"
@@ -211,7 +211,7 @@ type visibility struct {
 	done  chan struct{}
 }
 
-func watchVisibility(k *control.Controller, session string) *visibility {
+func watchVisibility(k *client.Controller, session string) *visibility {
 	ctx, cancel := context.WithCancel(context.Background())
 	v := &visibility{first: map[int64]time.Time{}, stop: cancel, done: make(chan struct{})}
 	go func() {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/retry"
 	"github.com/durableagent/durableagent/rpc"
@@ -35,7 +35,7 @@ func TestRPC_RetryChainExactEventSequence(t *testing.T) {
 			close(settled)
 		}
 	})
-	vis := watchVisibility(&control.Controller{Client: env.stack.Client, TaskQueue: s.Temporal.TaskQueue}, session)
+	vis := watchVisibility(&client.Controller{Client: env.stack.Client, TaskQueue: s.Temporal.TaskQueue}, session)
 	if _, err := c.Prompt(ctx, "hello"); err != nil {
 		t.Fatalf("Prompt: %v", err)
 	}
@@ -64,7 +64,7 @@ func TestRPC_RetryChainExactEventSequence(t *testing.T) {
 	evs = evs[:len(evs)-1]
 	var seq int64
 	for i, e := range evs {
-		if control.IsLive(e) {
+		if client.IsLive(e) {
 			// Live lines (the answers' start/done/error frames, deltas)
 			// carry the seq of the workflow event before them.
 			if e.Seq != seq {
@@ -200,7 +200,7 @@ func TestRPC_StdinCloseDetachesPromptThatKeepsRunning(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatalf("Close = %v, want exit 0", err)
 	}
-	k := &control.Controller{Client: env.stack.Client, TaskQueue: s.Temporal.TaskQueue}
+	k := &client.Controller{Client: env.stack.Client, TaskQueue: s.Temporal.TaskQueue}
 	st, err := k.State(ctx, session)
 	if err != nil || st.Status != agent.StatusRunning || !st.IsRetrying {
 		t.Fatalf("after detach: state %+v, %v; want still running and retrying", st, err)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/workflows"
@@ -81,7 +81,7 @@ func liveOf(t *testing.T, evs []agent.Event, entry string, attempt int, framed b
 	starts, endText := 0, ""
 	var answerFrames []string
 	for _, e := range evs {
-		if !control.IsLive(e) {
+		if !client.IsLive(e) {
 			lastSeq = e.Seq
 		}
 		switch {

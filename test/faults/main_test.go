@@ -21,13 +21,13 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/devserver"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -109,7 +109,7 @@ func workerChild() int {
 	if ms, err := strconv.ParseInt(os.Getenv(envLatencyMs), 10, 64); err == nil {
 		s.Scripted.LatencyMs = ms
 	}
-	c, err := app.Dial(context.Background(), s, quiet())
+	c, err := client.Dial(context.Background(), s, quiet())
 	if err != nil {
 		return fail("dial", err)
 	}
@@ -206,8 +206,8 @@ func sharedAddress(t *testing.T) string { return testserver.Address(t) }
 type env struct {
 	t *testing.T
 	s settings.Settings
-	c client.Client
-	k *control.Controller
+	c sdkclient.Client
+	k *client.Controller
 }
 
 // newEnv points fresh settings (own task queue and data dir) at addr.
@@ -220,12 +220,12 @@ func newEnv(t *testing.T, addr string) *env {
 	e.s.Model.HeartbeatTimeoutMs = 1000
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := app.Dial(ctx, e.s, quiet())
+	c, err := client.Dial(ctx, e.s, quiet())
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
 	e.c = c
-	e.k = &control.Controller{Client: c, TaskQueue: e.s.Temporal.TaskQueue, PollInterval: 50 * time.Millisecond}
+	e.k = &client.Controller{Client: c, TaskQueue: e.s.Temporal.TaskQueue}
 	t.Cleanup(c.Close)
 	return e
 }
@@ -245,9 +245,9 @@ func (e *env) startWorker() {
 
 // prompt starts a prompt with a fault script and the settings' retry,
 // heartbeat and model timeouts.
-func (e *env) prompt(sessionID string, faults ...string) client.WorkflowRun {
+func (e *env) prompt(sessionID string, faults ...string) sdkclient.WorkflowRun {
 	e.t.Helper()
-	in := app.PromptInput(e.s, sessionID, "fix the failing test")
+	in := client.PromptInput(e.s, sessionID, "fix the failing test")
 	in.Model.Faults = faults
 	run, err := e.k.StartPrompt(context.Background(), in)
 	if err != nil {
@@ -257,10 +257,10 @@ func (e *env) prompt(sessionID string, faults ...string) client.WorkflowRun {
 }
 
 // result waits for a prompt to end.
-func (e *env) result(run client.WorkflowRun, timeout time.Duration) (workflows.PromptResult, error) {
+func (e *env) result(run sdkclient.WorkflowRun, timeout time.Duration) (workflows.PromptResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return control.Result(ctx, e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID()))
+	return client.Result(ctx, e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID()))
 }
 
 func (e *env) events(sessionID string) []agent.Event {
@@ -292,7 +292,7 @@ func (e *env) waitStreaming(sessionID string, timeout time.Duration) {
 }
 
 // historyOf returns a workflow's history events.
-func historyOf(c client.Client, workflowID, runID string) ([]*historypb.HistoryEvent, error) {
+func historyOf(c sdkclient.Client, workflowID, runID string) ([]*historypb.HistoryEvent, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	iter := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -307,7 +307,7 @@ func historyOf(c client.Client, workflowID, runID string) ([]*historypb.HistoryE
 	return out, nil
 }
 
-func history(t *testing.T, c client.Client, workflowID, runID string) []*historypb.HistoryEvent {
+func history(t *testing.T, c sdkclient.Client, workflowID, runID string) []*historypb.HistoryEvent {
 	t.Helper()
 	evs, err := historyOf(c, workflowID, runID)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -75,7 +75,7 @@ func TestFaults_WorkerSIGKILLAtRandomPointsOfARetryingPrompt(t *testing.T) {
 	p := &killPlan{name: "kill", seed: killDefaultSeed, envSeed: true, trials: killTrials, parallel: killParallel,
 		latencyMs: killLatencyMs, limit: killTrialLimit, events: true,
 		input: func(_ *testing.T, tr *trial) (workflows.PromptInput, error) {
-			in := app.PromptInput(e.s, tr.session, "fix the failing test")
+			in := client.PromptInput(e.s, tr.session, "fix the failing test")
 			in.Model.Faults = []string{e503, e503}
 			return in, nil
 		}}

@@ -11,6 +11,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // issue 7: signals with wrong payloads, sent by name with the plain client
@@ -26,7 +27,7 @@ func TestFaults_SignalsWithWrongPayloadsAreIgnoredWithoutFailingTheWorkflow(t *t
 	logs := &syncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	wc, err := app.Dial(ctx, e.s, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	wc, err := client.Dial(ctx, e.s, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		t.Fatal(err)
 	}

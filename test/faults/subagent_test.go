@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/workflows"
@@ -55,7 +55,7 @@ func TestFaults_SIGKILLWhileSubAgentsRunStartsEachOnce(t *testing.T) {
 		}
 		t.Cleanup(func() { os.RemoveAll(ws) })
 		tr.workspace = ws
-		in := app.PromptInput(e.s, tr.session, "split the job")
+		in := client.PromptInput(e.s, tr.session, "split the job")
 		in.Model.Faults = subScript
 		in.Workspace = ws
 		in.Tools.Enabled = append(in.Tools.Enabled, tools.Task)

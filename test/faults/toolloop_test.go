@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -105,7 +104,7 @@ func loopInput(t *testing.T, e *env, tr *trial) (workflows.PromptInput, error) {
 	if err := os.WriteFile(filepath.Join(ws, "state.txt"), []byte("step=0\n"), 0o644); err != nil {
 		return workflows.PromptInput{}, err
 	}
-	in := app.PromptInput(e.s, tr.session, "run the steps")
+	in := client.PromptInput(e.s, tr.session, "run the steps")
 	in.Model.Faults = loopScript
 	in.Workspace = ws
 	return in, nil
@@ -271,7 +270,7 @@ func TestFaults_KillAfterTheUserMessageWriteKeepsOneUserMessage(t *testing.T) {
 	e.spawnWorker(0)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, err := control.Result(ctx, e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID()))
+	res, err := client.Result(ctx, e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID()))
 	if err != nil || res.Status != agent.StatusCompleted || res.Text != "done once" {
 		t.Fatalf("prompt: %+v %v", res, err)
 	}

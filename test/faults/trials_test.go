@@ -13,7 +13,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -146,7 +146,7 @@ func (p *killPlan) run(t *testing.T, e *env, tr *trial) {
 		return
 	}
 	defer first.kill()
-	k := &control.Controller{Client: e.c, TaskQueue: queue, PollInterval: 50 * time.Millisecond}
+	k := &client.Controller{Client: e.c, TaskQueue: queue}
 	ctx, cancel := context.WithTimeout(context.Background(), p.limit)
 	defer cancel()
 	started := time.Now()
@@ -174,7 +174,7 @@ func (p *killPlan) run(t *testing.T, e *env, tr *trial) {
 		}
 		defer second.kill()
 	}
-	tr.res, tr.resErr = control.Result(ctx, e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID()))
+	tr.res, tr.resErr = client.Result(ctx, e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID()))
 	tr.elapsed = time.Since(started)
 	if p.events {
 		if tr.events, err = k.Events(ctx, tr.session, run.GetRunID(), 0); err != nil {

@@ -12,28 +12,28 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
 
 type env struct {
 	t     *testing.T
-	c     client.Client
+	c     sdkclient.Client
 	cc    *countingClient
 	queue string
 	w     worker.Worker
 }
 
-func newEnv(t *testing.T, opts client.Options) *env {
+func newEnv(t *testing.T, opts sdkclient.Options) *env {
 	t.Helper()
 	c := dial(t, opts)
 	e := &env{t: t, c: c, cc: &countingClient{Client: c}, queue: newQueue()}
@@ -46,16 +46,14 @@ func newEnv(t *testing.T, opts client.Options) *env {
 	return e
 }
 
-// controller follows the env's workflows; its stream interval is the
-// worker's heartbeat throttle (as app.NewController sets it from
-// stream.intervalMs).
-func (e *env) controller() *control.Controller {
-	return &control.Controller{Client: e.cc, TaskQueue: e.queue, QueryTimeout: 2 * time.Second, StreamInterval: heartbeatThrottle}
+// controller follows the env's workflows.
+func (e *env) controller() *client.Controller {
+	return &client.Controller{Client: e.cc, TaskQueue: e.queue, QueryTimeout: 2 * time.Second}
 }
 
-func (e *env) start(session string, s script, opts ...func(*client.StartWorkflowOptions)) client.WorkflowRun {
+func (e *env) start(session string, s script, opts ...func(*sdkclient.StartWorkflowOptions)) sdkclient.WorkflowRun {
 	e.t.Helper()
-	o := client.StartWorkflowOptions{ID: workflows.WorkflowID(session), TaskQueue: e.queue}
+	o := sdkclient.StartWorkflowOptions{ID: workflows.WorkflowID(session), TaskQueue: e.queue}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -82,7 +80,7 @@ func (r *recorder) workflowEvents() []agent.Event {
 	defer r.mu.Unlock()
 	var out []agent.Event
 	for _, e := range r.evs {
-		if !control.IsLive(e) {
+		if !client.IsLive(e) {
 			out = append(out, e)
 		}
 	}
@@ -105,7 +103,7 @@ func (r *recorder) checkSeqs(t *testing.T, after, last int64) {
 	}
 }
 
-func follow(ctx context.Context, k *control.Controller, session, runID string, after int64, r *recorder) (agent.Event, error) {
+func follow(ctx context.Context, k *client.Controller, session, runID string, after int64, r *recorder) (agent.Event, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	return k.Follow(ctx, session, runID, after, r.fn)
@@ -116,7 +114,7 @@ func follow(ctx context.Context, k *control.Controller, session, runID string, a
 // continue-as-new (only a query of the closed run shows them); a late
 // follower from seq 0 starts in the first run.
 func TestFollow_AcrossContinueAsNew(t *testing.T) {
-	e := newEnv(t, client.Options{})
+	e := newEnv(t, sdkclient.Options{})
 	// 1 agent_start, turns 1..2 (+turn_end 2) in run 1; turns 3..4 and
 	// prompt_end in run 2: 7 events.
 	run := e.start("can", script{Turns: 4, SleepMs: 300, ContinueAfter: 2})
@@ -153,7 +151,7 @@ func TestFollow_AcrossContinueAsNew(t *testing.T) {
 // prompt_end; `--after N` past the end of a terminated prompt returns at
 // once.
 func TestFollow_TerminatedAndTimedOut(t *testing.T) {
-	e := newEnv(t, client.Options{})
+	e := newEnv(t, sdkclient.Options{})
 	run := e.start("term", script{Turns: 1, SleepMs: 10, Wait: true})
 	r := &recorder{}
 	done := make(chan error, 1)
@@ -169,7 +167,7 @@ func TestFollow_TerminatedAndTimedOut(t *testing.T) {
 	err := <-done
 	noticed := time.Since(terminated)
 	want := fmt.Sprintf("prompt in session term was terminated (workflow session-term run %s)", run.GetRunID())
-	if !errors.Is(err, control.ErrPromptTerminated) || err.Error() != want {
+	if !errors.Is(err, client.ErrPromptTerminated) || err.Error() != want {
 		t.Fatalf("err %v, want %q", err, want)
 	}
 	if noticed > 3*time.Second {
@@ -179,13 +177,13 @@ func TestFollow_TerminatedAndTimedOut(t *testing.T) {
 	r.checkSeqs(t, 0, 2)
 
 	start := time.Now()
-	if _, err := follow(context.Background(), e.controller(), "term", "", 5, &recorder{}); !errors.Is(err, control.ErrPromptTerminated) || time.Since(start) > 5*time.Second {
+	if _, err := follow(context.Background(), e.controller(), "term", "", 5, &recorder{}); !errors.Is(err, client.ErrPromptTerminated) || time.Since(start) > 5*time.Second {
 		t.Fatalf("after the end of a terminated prompt: %v after %s", err, time.Since(start))
 	}
 
-	e.start("timeout", script{Wait: true}, func(o *client.StartWorkflowOptions) { o.WorkflowRunTimeout = 2 * time.Second })
+	e.start("timeout", script{Wait: true}, func(o *sdkclient.StartWorkflowOptions) { o.WorkflowRunTimeout = 2 * time.Second })
 	r = &recorder{}
-	if _, err := follow(context.Background(), e.controller(), "timeout", "", 0, r); !errors.Is(err, control.ErrPromptTimedOut) ||
+	if _, err := follow(context.Background(), e.controller(), "timeout", "", 0, r); !errors.Is(err, client.ErrPromptTimedOut) ||
 		!strings.Contains(err.Error(), "prompt in session timeout timed out") {
 		t.Fatalf("timed out: %v", err)
 	}
@@ -195,7 +193,7 @@ func TestFollow_TerminatedAndTimedOut(t *testing.T) {
 // Item 5: the worker goes away mid-prompt and comes back: Follow waits,
 // says so once and once when it resumes, and delivers every event.
 func TestFollow_WorkerOutage(t *testing.T) {
-	e := newEnv(t, client.Options{})
+	e := newEnv(t, sdkclient.Options{})
 	e.start("outage", script{Turns: 6, SleepMs: 700})
 	k := e.controller()
 	k.QueryTimeout = time.Second
@@ -240,7 +238,7 @@ func (m *measured) fn(e agent.Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.evs = append(m.evs, e)
-	if control.IsLive(e) {
+	if client.IsLive(e) {
 		return
 	}
 	key := e.Type
@@ -260,10 +258,10 @@ func (m *measured) rate(from, to string) (float64, time.Duration) {
 // Item 2: the live text of a model call arrives as message_update deltas
 // between message_start and message_end, and adds up to the message (the
 // last words come right before message_end); the Describe cost is
-// measured while it streams (about one per heartbeat: Follow reads just
-// after each lands) and while nothing runs.
+// measured while it streams (about one per poll: the heartbeat fallback
+// reads at a fixed interval) and while nothing runs.
 func TestFollow_LiveOutputAndDescribeCost(t *testing.T) {
-	e := newEnv(t, client.Options{})
+	e := newEnv(t, sdkclient.Options{})
 	pieces, final := wordPieces(40)
 	// agent_start, three idle turns 1 s apart (nothing runs: only a
 	// durable timer), message_start, a 2 s model call, message_end,
@@ -284,7 +282,7 @@ func TestFollow_LiveOutputAndDescribeCost(t *testing.T) {
 			state = "streaming"
 		case ev.Type == agent.EventMessageEnd:
 			state = "after"
-		case control.IsLive(ev):
+		case client.IsLive(ev):
 			live++
 			if state != "streaming" || ev.EntryID != "a1" || ev.Seq != 5 || ev.AssistantMessageEvent.Type != "text_delta" {
 				t.Fatalf("live event %+v while %s", ev, state)
@@ -306,38 +304,33 @@ func TestFollow_LiveOutputAndDescribeCost(t *testing.T) {
 	if idle > 2.5 {
 		t.Errorf("idle: %.1f Describe/s, want about 1", idle)
 	}
-	// The worker sends a heartbeat every throttle interval (100 ms) plus
-	// its RPC: about 9 a second.
+	// The follower reads the heartbeats every poll (100 ms) plus its
+	// RPCs: about 9 a second.
 	if streaming < 4 || streaming > 16 {
-		t.Errorf("streaming: %.1f Describe/s, want about one per heartbeat (~9/s)", streaming)
+		t.Errorf("streaming: %.1f Describe/s, want about one per poll (~9/s)", streaming)
 	}
 }
 
 // With a payload codec, live output is read only with the client's data
 // converter (Controller.DataConverter); without it the snapshots are
-// skipped, and the workflow events still arrive. A Controller.Live source
-// (the heartbeat reader as a live.Source) brings the same live output.
+// skipped, and the workflow events still arrive.
 func TestFollow_LiveOutputWithCodec(t *testing.T) {
 	key, err := codec.NewKey("follow-test", bytes.Repeat([]byte{7}, codec.KeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dc := codec.DataConverter(nil, codec.New(key))
-	e := newEnv(t, client.Options{DataConverter: dc})
+	e := newEnv(t, sdkclient.Options{DataConverter: dc})
 	pieces := []string{"secret ", "text ", "streams ", "encrypted ", "through ", "heartbeats"}
 	for _, c := range []struct {
 		session  string
 		withDC   bool
 		wantLive bool
-		source   bool
-	}{{"codec-off", false, false, false}, {"codec-on", true, true, false}, {"codec-source", true, true, true}} {
+	}{{"codec-off", false, false}, {"codec-on", true, true}} {
 		e.start(c.session, script{Stream: append(pieces, pieces...), PieceMs: 150})
 		k := e.controller()
 		if c.withDC {
 			k.DataConverter = dc
-		}
-		if c.source { // live output through the live.Source door
-			k.Live = control.Heartbeats{Client: e.c, DataConverter: dc}
 		}
 		r := &recorder{}
 		if _, err := follow(context.Background(), k, c.session, "", 0, r); err != nil {
@@ -350,10 +343,10 @@ func TestFollow_LiveOutputWithCodec(t *testing.T) {
 	}
 }
 
-// The product's CallModel with the payload codec on (app.Dial, app.NewWorker,
-// app.NewController with codec.keyFile): the heartbeat details a Describe
+// The product's CallModel with the payload codec on (client.Dial, app.NewWorker,
+// client.NewController with codec.keyFile): the heartbeat details a Describe
 // returns while the call streams are sealed (encoding binary/encrypted,
-// the key id, no plaintext); app.NewController's controller streams the
+// the key id, no plaintext); client.NewController's controller streams the
 // answer; one on the same client but without the codec's data converter
 // (Describe returns the details undecoded, unlike a query's result) says
 // once through OnWait that it cannot decode the live output, and still
@@ -374,7 +367,7 @@ func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
 	s.Tools.Placement = settings.ToolPlacementAny
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	wc, err := app.Dial(ctx, s, quiet())
+	wc, err := client.Dial(ctx, s, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,12 +380,12 @@ func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	withKey, err := app.NewController(wc, s)
+	withKey, err := client.NewController(wc, s)
 	if err != nil || withKey.DataConverter == nil {
 		t.Fatalf("controller with the codec: %v", err)
 	}
-	raw := dial(t, client.Options{})
-	noKey := &control.Controller{Client: wc, TaskQueue: s.Temporal.TaskQueue, StreamInterval: app.StreamInterval(s)}
+	raw := dial(t, sdkclient.Options{})
+	noKey := &client.Controller{Client: wc, TaskQueue: s.Temporal.TaskQueue}
 	var waitsMu sync.Mutex
 	var waits []string
 	noKey.OnWait = func(msg string) {
@@ -400,7 +393,7 @@ func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
 		waits = append(waits, msg)
 		waitsMu.Unlock()
 	}
-	run, err := withKey.StartPrompt(ctx, app.PromptInput(s, "sealed", "hello"))
+	run, err := withKey.StartPrompt(ctx, client.PromptInput(s, "sealed", "hello"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +402,7 @@ func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
 		err error
 	}
 	results := make(chan result, 2)
-	for _, k := range []*control.Controller{withKey, noKey} {
+	for _, k := range []*client.Controller{withKey, noKey} {
 		go func() {
 			r := &recorder{}
 			_, err := follow(ctx, k, "sealed", run.GetRunID(), 0, r)
@@ -485,11 +478,11 @@ func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
 // same seq gets the running call's text from its start, which is what the
 // RPC server used to avoid by dropping live events after a resume.
 func TestFollow_ResumedWithTheCursorContinuesTheLiveText(t *testing.T) {
-	e := newEnv(t, client.Options{})
+	e := newEnv(t, sdkclient.Options{})
 	pieces, final := wordPieces(40)
 	e.start("resume-live", script{Turns: 1, Stream: pieces, PieceMs: 50})
 	k := e.controller()
-	cur := control.NewLiveCursor()
+	cur := client.NewLiveCursor()
 
 	var first strings.Builder
 	var last int64
@@ -497,7 +490,7 @@ func TestFollow_ResumedWithTheCursorContinuesTheLiveText(t *testing.T) {
 	ctx1, cancel1 := context.WithCancel(context.Background())
 	defer cancel1()
 	_, err := k.FollowFrom(ctx1, "resume-live", "", 0, cur, func(ev agent.Event) {
-		if !control.IsLive(ev) {
+		if !client.IsLive(ev) {
 			last = ev.Seq
 			return
 		}
@@ -519,7 +512,7 @@ func TestFollow_ResumedWithTheCursorContinuesTheLiveText(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		_, err := k.Follow(ctx, "resume-live", "", last, func(ev agent.Event) {
-			if control.IsLive(ev) {
+			if client.IsLive(ev) {
 				fresh.WriteString(ev.AssistantMessageEvent.Delta)
 			}
 		})
@@ -530,7 +523,7 @@ func TestFollow_ResumedWithTheCursorContinuesTheLiveText(t *testing.T) {
 	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel2()
 	end, err := k.FollowFrom(ctx2, "resume-live", "", last, cur, func(ev agent.Event) {
-		if control.IsLive(ev) {
+		if client.IsLive(ev) {
 			rest.WriteString(ev.AssistantMessageEvent.Delta)
 		}
 	})

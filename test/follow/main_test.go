@@ -28,6 +28,7 @@ import (
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/testserver"
+	"github.com/durableagent/durableagent/workflows"
 )
 
 func TestMain(m *testing.M) {
@@ -108,7 +109,9 @@ type script struct {
 	Turn      int   `json:"turn"`
 }
 
-func scriptWorkflow(ctx workflow.Context, s script) error {
+// scriptWorkflow's result carries its events as a prompt's does
+// (PromptResult.LastEvents): a follower reads a finished run from there.
+func scriptWorkflow(ctx workflow.Context, s script) (workflows.PromptResult, error) {
 	var events []agent.Event
 	seq := s.Seq
 	emit := func(e agent.Event) {
@@ -125,21 +128,21 @@ func scriptWorkflow(ctx workflow.Context, s script) error {
 		}
 		return out, nil
 	}); err != nil {
-		return err
+		return workflows.PromptResult{}, err
 	}
 	if !s.Continued {
 		emit(agent.Event{Type: agent.EventAgentStart})
 	}
 	for s.Turn < s.Turns {
 		if err := workflow.Sleep(ctx, time.Duration(s.SleepMs)*time.Millisecond); err != nil {
-			return err
+			return workflows.PromptResult{}, err
 		}
 		s.Turn++
 		emit(agent.Event{Type: agent.EventTurnStart, Turn: s.Turn})
 		if !s.Continued && s.Turn == s.ContinueAfter {
 			emit(agent.Event{Type: agent.EventTurnEnd, Turn: s.Turn})
 			s.Seq, s.Continued = seq, true
-			return workflow.NewContinueAsNewError(ctx, scriptWorkflowName, s)
+			return workflows.PromptResult{}, workflow.NewContinueAsNewError(ctx, scriptWorkflowName, s)
 		}
 	}
 	if len(s.Stream) > 0 {
@@ -150,7 +153,7 @@ func scriptWorkflow(ctx workflow.Context, s script) error {
 		})
 		var text string
 		if err := workflow.ExecuteActivity(actx, streamActivityName, s.Stream, s.PieceMs).Get(ctx, &text); err != nil {
-			return err
+			return workflows.PromptResult{}, err
 		}
 		msg := agent.TextMessage(agent.RoleAssistant, text)
 		msg.StopReason = agent.StopReasonStop
@@ -158,11 +161,11 @@ func scriptWorkflow(ctx workflow.Context, s script) error {
 	}
 	if s.Wait {
 		if err := workflow.Await(ctx, func() bool { return false }); err != nil {
-			return err
+			return workflows.PromptResult{}, err
 		}
 	}
 	emit(agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusCompleted})
-	return nil
+	return workflows.PromptResult{Status: agent.StatusCompleted, LastEvents: events}, nil
 }
 
 // streamActivity is a model call that streams pieces, heartbeating the

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // Issue 12 (durable approval): a tool call waiting for approve_tool
@@ -24,7 +24,7 @@ func TestIntegration_ApprovalSurvivesServerRestartAndIsDecidedByName(t *testing.
 	e.s.Tools.RequireApproval = []string{"bash"}
 	e.startWorker()
 	ws := t.TempDir()
-	in := app.PromptInput(e.s, "approve-restart", "make the marker")
+	in := client.PromptInput(e.s, "approve-restart", "make the marker")
 	in.Workspace = ws
 	in.Model.Faults = []string{`tool:bash {"command":"echo approved > marker.txt"}`, `text:marker made`}
 	run, err := e.k.StartPrompt(context.Background(), in)
@@ -43,10 +43,10 @@ func TestIntegration_ApprovalSurvivesServerRestartAndIsDecidedByName(t *testing.
 	if err != nil || len(st.PendingApprovals) != 1 || st.PendingApprovals[0].ToolCallID != req.ToolCallID {
 		t.Fatalf("state after the server restart: %+v %v", st, err)
 	}
-	h, err := e.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+	h, err := e.c.UpdateWorkflow(ctx, sdkclient.UpdateWorkflowOptions{
 		WorkflowID: "session-approve-restart", UpdateName: "approve_tool",
 		Args:         []any{map[string]any{"toolCallId": req.ToolCallID, "approved": true}},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
+		WaitForStage: sdkclient.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
 		t.Fatalf("approve_tool by name: %v", err)

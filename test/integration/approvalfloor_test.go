@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 )
 
@@ -27,7 +27,7 @@ func TestIntegration_WorkerApprovalFloorAndBoundedDenyReason(t *testing.T) {
 	e.s.Tools.WorkerRequireApproval = []string{"bash"}
 	e.startWorker()
 	ws := t.TempDir()
-	in := app.PromptInput(e.s, "floor", "clean up")
+	in := client.PromptInput(e.s, "floor", "clean up")
 	in.Workspace = ws
 	if len(in.Approval.Require) != 0 {
 		t.Fatalf("the prompt asks for approval itself: %+v", in.Approval)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -28,7 +28,7 @@ func TestIntegration_BashHistoryReplaysOnCurrentCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := control.BashResult(ctx, run)
+	res, err := client.BashResult(ctx, run)
 	if err != nil || res.Status != agent.StatusCompleted || res.ExitCode == nil || *res.ExitCode != 0 || !strings.Contains(res.Preview, "replayed") {
 		t.Fatalf("bash: %+v %v, want echo's output and exit 0", res, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // budgetApprovalFixture is the history of a prompt whose
@@ -24,7 +24,7 @@ func TestIntegration_BudgetEndsAnApprovalWaitAndReplays(t *testing.T) {
 	e.s.Budget.MaxDurationMs = 3000
 	e.s.Tools.Policy = []string{"ask write path:*.conf"}
 	e.startWorker()
-	in := app.PromptInput(e.s, "budget-approval", "write the config")
+	in := client.PromptInput(e.s, "budget-approval", "write the config")
 	in.Workspace = t.TempDir()
 	in.Model.Faults = []string{`tool:write {"path":"app.conf","content":"x"}`, `text:never`}
 	run, err := e.k.StartPrompt(context.Background(), in)

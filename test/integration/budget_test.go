@@ -9,7 +9,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // budgetFixture is the history of a prompt its budget stopped: the
@@ -27,7 +27,7 @@ func TestIntegration_BudgetStopsAPromptAndReplays(t *testing.T) {
 	e.s.Budget.MaxTokens = 1
 	e.s.Budget.MaxDurationMs = 3_600_000
 	e.startWorker()
-	in := app.PromptInput(e.s, "budget", "write a note")
+	in := client.PromptInput(e.s, "budget", "write a note")
 	in.Workspace = t.TempDir()
 	in.Model.Faults = []string{e503, `tool:write {"path":"note.txt","content":"hi"}`, `text:never`}
 	run, err := e.k.StartPrompt(context.Background(), in)

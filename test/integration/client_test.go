@@ -13,9 +13,7 @@ import (
 	temporal "go.temporal.io/sdk/client"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -43,7 +41,7 @@ func (c *hookedClient) ExecuteWorkflow(ctx context.Context, opts temporal.StartW
 
 // promptIn is a prompt of session id with the scripted model's faults.
 func promptIn(e *env, id string, faults ...string) workflows.PromptInput {
-	in := app.PromptInput(e.s, id, "fix the bug")
+	in := client.PromptInput(e.s, id, "fix the bug")
 	in.Model.Faults = faults
 	return in
 }
@@ -90,7 +88,7 @@ func TestIntegration_SessionWriteNeverInterleavesWithAnotherClientsPrompt(t *tes
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	kb := &control.Controller{Client: hc, TaskQueue: e.s.Temporal.TaskQueue, PollInterval: 50 * time.Millisecond}
+	kb := &client.Controller{Client: hc, TaskQueue: e.s.Temporal.TaskQueue}
 	b, err := client.Open(kb, e.s, id)
 	if err != nil {
 		t.Fatal(err)
@@ -102,12 +100,12 @@ func TestIntegration_SessionWriteNeverInterleavesWithAnotherClientsPrompt(t *tes
 		t.Fatal(err)
 	}
 	switch {
-	case errors.Is(startErr, control.ErrSessionBusy):
+	case errors.Is(startErr, client.ErrSessionBusy):
 		// Refused with a clear error while B's write held the session:
 		// A starts again once it is done.
 		runA, startErr = e.k.StartPrompt(ctx, promptIn(e, id, e503))
 	case startErr != nil:
-		t.Fatalf("client A's prompt: %v, want success or %v", startErr, control.ErrSessionBusy)
+		t.Fatalf("client A's prompt: %v, want success or %v", startErr, client.ErrSessionBusy)
 	}
 	if startErr != nil {
 		t.Fatalf("client A's prompt after B's write: %v", startErr)
@@ -174,7 +172,7 @@ func TestIntegration_SessionWriteWithoutWorkerLandsLater(t *testing.T) {
 	if err := b.SetSessionName(ctx, "later"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.StartPrompt(ctx, "hi"); !errors.Is(err, control.ErrSessionBusy) || !strings.Contains(err.Error(), "a session write") {
+	if _, err := b.StartPrompt(ctx, "hi"); !errors.Is(err, client.ErrSessionBusy) || !strings.Contains(err.Error(), "a session write") {
 		t.Fatalf("prompt while the write waits for a worker: %v", err)
 	}
 	e.startWorker()

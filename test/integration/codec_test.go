@@ -20,8 +20,8 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
-	"github.com/durableagent/durableagent/internal/control"
 )
 
 // Security: with a codec key configured, the prompt's payloads are
@@ -39,7 +39,7 @@ func TestIntegration_CodecEncryptsHistoryAtRest(t *testing.T) {
 	e.s.Codec.KeyFile, e.s.Codec.KeyID = keyFile, "it-key"
 
 	ctx := context.Background()
-	cc, err := app.Dial(ctx, e.s, quiet()) // with the codec
+	cc, err := client.Dial(ctx, e.s, quiet()) // with the codec
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,14 +54,14 @@ func TestIntegration_CodecEncryptsHistoryAtRest(t *testing.T) {
 	defer w.Stop()
 
 	const marker = "PLAINTEXT-MARKER-7f3a: rotate the production database password"
-	k := &control.Controller{Client: cc, TaskQueue: e.s.Temporal.TaskQueue}
-	in := app.PromptInput(e.s, "enc", marker)
+	k := &client.Controller{Client: cc, TaskQueue: e.s.Temporal.TaskQueue}
+	in := client.PromptInput(e.s, "enc", marker)
 	in.Model.Faults = []string{e503} // a retry too: the timer's summary is a payload
 	run, err := k.StartPrompt(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := control.Result(ctx, run)
+	res, err := client.Result(ctx, run)
 	if err != nil || res.Status != agent.StatusCompleted || !strings.Contains(res.Text, marker) {
 		t.Fatalf("result with the key: %+v, %v; want completed, quoting the message", res, err)
 	}

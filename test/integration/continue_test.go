@@ -8,7 +8,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // Issue 10 (long jobs) end to end: a prompt that continues as new several
@@ -21,7 +21,7 @@ func TestIntegration_FollowersSeeOneStreamAcrossContinueAsNew(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker()
 	const calls = 12
-	in := app.PromptInput(e.s, "long", "list the workspace again and again")
+	in := client.PromptInput(e.s, "long", "list the workspace again and again")
 	in.Workspace = t.TempDir()
 	in.Agent.ContinueAsNewEvents = 40
 	for i := 0; i < calls; i++ {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -30,7 +30,7 @@ func TestIntegration_SessionDeleteRemovesSessionAndOutputs(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker()
 	ws := t.TempDir()
-	in := app.PromptInput(e.s, "doomed", "print a lot")
+	in := client.PromptInput(e.s, "doomed", "print a lot")
 	in.Workspace = ws
 	in.Model.Faults = []string{`tool:bash {"command":"seq 1 200000"}`, `text:printed`}
 	run, err := e.k.StartPrompt(context.Background(), in)

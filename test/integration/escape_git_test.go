@@ -14,8 +14,8 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -27,7 +27,7 @@ import (
 // worktree), and returns each call's result text and the prompt's end.
 func bashCalls(t *testing.T, e *env, session, workspace string, worktree bool, cmds ...string) ([]string, workflows.PromptResult) {
 	t.Helper()
-	in := app.PromptInput(e.s, session, "run them")
+	in := client.PromptInput(e.s, session, "run them")
 	in.Workspace = workspace
 	if worktree {
 		in.Worktree = activities.WorktreeRequired

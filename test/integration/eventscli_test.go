@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -23,7 +23,7 @@ func TestIntegration_EventsFollowPrintsTheAnswer(t *testing.T) {
 	e.s.Scripted.StreamDelayMs = 0 // the answer at once: no message_update
 	e.startWorker()
 	const answer = "Short answer: 42."
-	in := app.PromptInput(e.s, "follow-answer", "what is the answer?")
+	in := client.PromptInput(e.s, "follow-answer", "what is the answer?")
 	in.Model.Faults = []string{e503, "text:" + answer}
 	run, err := e.k.StartPrompt(context.Background(), in)
 	if err != nil {

@@ -10,13 +10,13 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/workflows"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 )
 
 // rateLimitedWorker starts the env's worker with the scripted model behind
@@ -43,7 +43,7 @@ func TestIntegration_FleetCoordinatedBackoff(t *testing.T) {
 	rl := e.rateLimitedWorker(time.Second)
 	const n = 8
 	rl.Limit(time.Hour)
-	runs := []client.WorkflowRun{e.prompt("fleet-0")}
+	runs := []sdkclient.WorkflowRun{e.prompt("fleet-0")}
 	// The first job meets the limit, which lasts 3 s from then; the
 	// others come while its window is open.
 	testserver.WaitFor(t, 30*time.Second, "the first 429", func() bool { l, _ := rl.Counts(); return l >= 1 })
@@ -113,7 +113,7 @@ func TestIntegration_FleetMaxConcurrentCallsSerialises(t *testing.T) {
 		a.WrapProvider(func(p llm.Provider) llm.Provider { o.inner = p; return o })
 	}
 	e.startWorker()
-	runs := []client.WorkflowRun{e.prompt("serial-a"), e.prompt("serial-b")}
+	runs := []sdkclient.WorkflowRun{e.prompt("serial-a"), e.prompt("serial-b")}
 	for i, run := range runs {
 		if res, err := e.result(run); err != nil || res.Status != agent.StatusCompleted {
 			t.Fatalf("prompt %d: %+v, %v", i, res, err)
@@ -139,8 +139,8 @@ func TestIntegration_FleetInteractiveBeforeScheduled(t *testing.T) {
 		a.WrapProvider(func(p llm.Provider) llm.Provider { o.inner = p; return o })
 	}
 	e.startWorker()
-	start := func(session, origin string) client.WorkflowRun {
-		in := app.PromptInput(e.s, session, "fix the bug")
+	start := func(session, origin string) sdkclient.WorkflowRun {
+		in := client.PromptInput(e.s, session, "fix the bug")
 		in.Origin = origin
 		run, err := e.k.StartPrompt(context.Background(), in)
 		if err != nil {
@@ -148,7 +148,7 @@ func TestIntegration_FleetInteractiveBeforeScheduled(t *testing.T) {
 		}
 		return run
 	}
-	runs := []client.WorkflowRun{start("prio-blocker", workflows.OriginInteractive)}
+	runs := []sdkclient.WorkflowRun{start("prio-blocker", workflows.OriginInteractive)}
 	testserver.WaitFor(t, 30*time.Second, "the blocker's call", func() bool { o.mu.Lock(); defer o.mu.Unlock(); return o.running == 1 })
 	runs = append(runs, start("prio-scheduled", workflows.OriginScheduled))
 	time.Sleep(700 * time.Millisecond) // its call waits in the queue first

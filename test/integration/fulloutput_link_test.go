@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 )
 
@@ -52,7 +52,7 @@ func TestFullOutput_PlantedLinkLeadsNowhere(t *testing.T) {
 			}
 			before := listDir(t, outside)
 			ws := t.TempDir()
-			in := app.PromptInput(e.s, session, "print a lot")
+			in := client.PromptInput(e.s, session, "print a lot")
 			in.Workspace = ws
 			plant, _ := json.Marshal(map[string]string{"command": fmt.Sprintf(tc.plant, session, outside) + " && ls -la .durable-agent"})
 			long, _ := json.Marshal(map[string]string{"command": "seq 1 5000; echo END-OF-CALL"})

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/testserver"
@@ -50,7 +50,7 @@ func runWorkerProcess() int {
 	if m := os.Getenv(envSandboxMode); m != "" {
 		s.Tools.Sandbox.Mode = m
 	}
-	c, err := app.Dial(context.Background(), s, quiet())
+	c, err := client.Dial(context.Background(), s, quiet())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -80,8 +80,8 @@ type env struct {
 	t       *testing.T
 	dataDir string
 	s       settings.Settings
-	c       client.Client
-	k       *control.Controller
+	c       sdkclient.Client
+	k       *client.Controller
 	w       worker.Worker
 	// ext are the extensions startWorker builds the worker with.
 	ext app.Extensions
@@ -106,12 +106,12 @@ func (e *env) startServer() {
 	e.s.Temporal.Address = testserver.Address(e.t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c, err := app.Dial(ctx, e.s, quiet())
+	c, err := client.Dial(ctx, e.s, quiet())
 	if err != nil {
 		e.t.Fatalf("dial: %v", err)
 	}
 	e.c = c
-	e.k = &control.Controller{Client: c, TaskQueue: e.s.Temporal.TaskQueue, PollInterval: 50 * time.Millisecond}
+	e.k = &client.Controller{Client: c, TaskQueue: e.s.Temporal.TaskQueue}
 }
 
 func (e *env) startWorker() {
@@ -160,9 +160,9 @@ func (e *env) close() {
 	}
 }
 
-func (e *env) prompt(session string, faults ...string) client.WorkflowRun {
+func (e *env) prompt(session string, faults ...string) sdkclient.WorkflowRun {
 	e.t.Helper()
-	in := app.PromptInput(e.s, session, "fix the bug")
+	in := client.PromptInput(e.s, session, "fix the bug")
 	in.Model.Faults = faults
 	run, err := e.k.StartPrompt(context.Background(), in)
 	if err != nil {
@@ -182,12 +182,12 @@ func isType(typ string) func(agent.Event) bool {
 }
 
 // result waits for a prompt's result.
-func (e *env) result(run client.WorkflowRun) (workflows.PromptResult, error) {
+func (e *env) result(run sdkclient.WorkflowRun) (workflows.PromptResult, error) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	r := e.c.GetWorkflow(ctx, run.GetID(), run.GetRunID())
-	return control.Result(ctx, r)
+	return client.Result(ctx, r)
 }
 
 func (e *env) events(session string) []agent.Event {

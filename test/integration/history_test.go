@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/durableagent/durableagent/activities"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // README ("Conversation bodies live in the session file"): without a
@@ -41,7 +41,7 @@ func TestIntegration_HistoryHoldsWhatTheREADMESays(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := func(msg string, faults ...string) (workflowID, runID string) {
-		in := app.PromptInput(e.s, "hist", msg)
+		in := client.PromptInput(e.s, "hist", msg)
 		in.Workspace = ws
 		in.Model.Faults = faults
 		run, err := e.k.StartPrompt(context.Background(), in)

@@ -10,12 +10,11 @@ import (
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // A finished prompt's events are readable with no worker (issue 21): the
@@ -46,15 +45,15 @@ func TestIntegration_FinishedPromptReadableWithoutWorker(t *testing.T) {
 }
 
 // The result's events are bounded (one events page): when a prompt's
-// events do not all fit, the follower reads the earlier ones with the
-// events query, page by page, and the rest from the result; every event
-// once, in order. With no worker, the events the result holds are still
-// read at once. Spec 13.11.8.
-func TestIntegration_FinishedPromptPagesPastItsResult(t *testing.T) {
+// events do not all fit, a finished prompt is still read from its result
+// alone (issue 38: one way), with or without a worker: the follower gets
+// the result's events, every one once and in order, and not the earlier
+// ones (docs/live.md). Spec 13.11.8.
+func TestIntegration_FinishedPromptReadsOnlyItsResultPage(t *testing.T) {
 	e := newEnv(t)
 	e.s.Scripted.StreamDelayMs = 0
 	e.startWorker()
-	in := app.PromptInput(e.s, "big", "answer, then read the follow-ups")
+	in := client.PromptInput(e.s, "big", "answer, then read the follow-ups")
 	in.Model.Faults = []string{"hang:2s"}
 	run, err := e.k.StartPrompt(context.Background(), in)
 	if err != nil {
@@ -81,9 +80,10 @@ func TestIntegration_FinishedPromptPagesPastItsResult(t *testing.T) {
 	if size > agent.EventsPageBytes {
 		t.Fatalf("result events of %d bytes, bound %d", size, agent.EventsPageBytes)
 	}
-	followClosed(t, e, "big", want, 0) // the query pages, the result ends
+	tail := want[len(want)-len(res.LastEvents):]
+	followClosed(t, e, "big", tail, 0) // a worker runs: still no events query
 	e.stopWorker()
-	followClosed(t, e, "big", want, first-1)
+	followClosed(t, e, "big", tail, 0, first-1)
 }
 
 // followClosed follows a closed prompt from each after and wants the
@@ -121,7 +121,7 @@ func followClosed(t *testing.T, e *env, session string, want []agent.Event, afte
 // countingClient counts the RPCs a follower makes (the client is the real
 // one, on the embedded server).
 type countingClient struct {
-	client.Client
+	sdkclient.Client
 	describes, queries atomic.Int64
 }
 
@@ -141,8 +141,7 @@ func (c *countingClient) QueryWorkflow(ctx context.Context, id, runID, query str
 func liveFollow(t *testing.T, e *env, session string, n int) (*countingClient, []string, []string) {
 	t.Helper()
 	cc := &countingClient{Client: e.c}
-	k := &control.Controller{Client: cc, TaskQueue: e.s.Temporal.TaskQueue, PollInterval: 50 * time.Millisecond,
-		StreamInterval: app.StreamInterval(e.s)}
+	k := &client.Controller{Client: cc, TaskQueue: e.s.Temporal.TaskQueue}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	types, texts := make([]string, n), make([]string, n)
@@ -154,7 +153,7 @@ func liveFollow(t *testing.T, e *env, session string, n int) (*countingClient, [
 			_, err := k.Follow(ctx, session, "", 0, func(ev agent.Event) {
 				if ev.Type == agent.EventMessageUpdate && ev.AssistantMessageEvent.Type == agent.DeltaText {
 					text.WriteString(ev.AssistantMessageEvent.Delta)
-				} else if !control.IsLive(ev) {
+				} else if !client.IsLive(ev) {
 					evs = append(evs, ev)
 				}
 			})
@@ -201,17 +200,17 @@ func TestIntegration_LiveFollowersShareOneReader(t *testing.T) {
 	}
 }
 
-// A follower of an ended prompt gets all its events with no worker
-// running, also when they are more than its result holds (issue 26): the
-// earlier ones come from the run's history replayed in the follower's
-// process, not from an events query only a worker answers. No query is
-// made; two followers share the reads. `starter events` (Controller.Events)
-// reads them so too.
+// A follower of an ended prompt gets its events with no worker running
+// (issue 26), from its result alone (issue 38): the last page of them,
+// PromptResult.LastEvents, when they are more than it holds (the earlier
+// ones are not read: docs/live.md). No events query is made, which only a
+// worker answers; two followers share the reads. `starter events`
+// (Controller.Events) reads them so too.
 func TestIntegration_LiveEndedPromptNeedsNoWorker(t *testing.T) {
 	e := newEnv(t)
 	e.s.Scripted.StreamDelayMs = 0
 	e.startWorker()
-	in := app.PromptInput(e.s, "ended", "answer, then read the follow-ups")
+	in := client.PromptInput(e.s, "ended", "answer, then read the follow-ups")
 	in.Model.Faults = []string{"hang:2s"}
 	run, err := e.k.StartPrompt(context.Background(), in)
 	if err != nil {
@@ -226,9 +225,14 @@ func TestIntegration_LiveEndedPromptNeedsNoWorker(t *testing.T) {
 	if err != nil || res.Status != agent.StatusCompleted {
 		t.Fatalf("result %+v %v", res.Status, err)
 	}
-	want := e.events("ended")
 	if res.LastEvents[0].Seq <= 1 {
 		t.Fatalf("the result holds every event (from seq %d): the test needs more", res.LastEvents[0].Seq)
+	}
+	var want []agent.Event
+	for _, ev := range e.events("ended") {
+		if ev.Seq >= res.LastEvents[0].Seq {
+			want = append(want, ev)
+		}
 	}
 	e.stopWorker()
 	start := time.Now()
@@ -246,7 +250,7 @@ func TestIntegration_LiveEndedPromptNeedsNoWorker(t *testing.T) {
 	}
 	// `starter events` without --follow reads them the same way.
 	ec := &countingClient{Client: e.c}
-	k := &control.Controller{Client: ec, TaskQueue: e.s.Temporal.TaskQueue}
+	k := &client.Controller{Client: ec, TaskQueue: e.s.Temporal.TaskQueue}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	got, err := k.Events(ctx, "ended", "", 0)

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // Issue 26 (metrics) against the real thing: a real Prometheus scrapes a
@@ -29,7 +29,7 @@ func TestIntegration_MetricsScrapedByPrometheus(t *testing.T) {
 	e.startWorker()
 	prom := startPrometheus(t, bin, e.s.Metrics.Listen)
 
-	in := app.PromptInput(e.s, "metrics", "write a note")
+	in := client.PromptInput(e.s, "metrics", "write a note")
 	in.Workspace = t.TempDir()
 	in.Model.Faults = []string{e503, `tool:write {"path":"note.txt","content":"hi"}`, `text:done`}
 	run, err := e.k.StartPrompt(context.Background(), in)

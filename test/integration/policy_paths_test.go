@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // Issue 37 item 4 (docs/spec.md 15.3.2), with a real worker and
@@ -35,7 +35,7 @@ func TestIntegration_PolicyPathsResolved(t *testing.T) {
 		b, _ := json.Marshal(args)
 		return "tool:" + tool + " " + string(b)
 	}
-	in := app.PromptInput(e.s, "paths", "look for the password")
+	in := client.PromptInput(e.s, "paths", "look for the password")
 	in.Workspace = ws
 	in.Model.Faults = []string{
 		bashCall("ln -s .env notes.txt && echo linked"),

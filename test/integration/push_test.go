@@ -6,7 +6,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/live"
 )
 
@@ -24,7 +24,7 @@ func streamingEnv(t *testing.T) (*env, string) {
 // the snapshots push streams brought meanwhile.
 func followAll(t *testing.T, e *env, session, answer string) (describes, pushed int64) {
 	t.Helper()
-	before := control.PushedSnapshots()
+	before := client.PushedSnapshots()
 	cc, types, texts := liveFollow(t, e, session, 1)
 	if !strings.HasSuffix(types[0], agent.EventPromptEnd) {
 		t.Fatalf("%s: follower got %s", session, types[0])
@@ -32,7 +32,7 @@ func followAll(t *testing.T, e *env, session, answer string) (describes, pushed 
 	if texts[0] != answer {
 		t.Fatalf("%s: live text %q, want the answer %q", session, texts[0], answer)
 	}
-	return cc.describes.Load(), control.PushedSnapshots() - before
+	return cc.describes.Load(), client.PushedSnapshots() - before
 }
 
 // Spec 13.10.9: with stream.push on, a follower gets a streaming prompt's

@@ -13,9 +13,8 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/settings"
 )
@@ -82,14 +81,13 @@ func withCodecKey(t *testing.T, e *env) {
 // the live text it got and the snapshots push streams brought.
 func followWithCodec(t *testing.T, e *env, session string) (string, int64) {
 	t.Helper()
-	k, err := app.NewController(e.c, e.s)
+	k, err := client.NewController(e.c, e.s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k.PollInterval = 50 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	before := control.PushedSnapshots()
+	before := client.PushedSnapshots()
 	var text strings.Builder
 	var ended bool
 	if _, err := k.Follow(ctx, session, "", 0, func(ev agent.Event) {
@@ -102,7 +100,7 @@ func followWithCodec(t *testing.T, e *env, session string) (string, int64) {
 	}); err != nil || !ended {
 		t.Fatalf("follow %s: %v (prompt_end seen: %v)", session, err, ended)
 	}
-	return text.String(), control.PushedSnapshots() - before
+	return text.String(), client.PushedSnapshots() - before
 }
 
 // Spec 13.10.9: with a payload codec key, the worker still pushes live

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // Issue 37 item 6b: only secrets are redacted. With the worker's
@@ -32,7 +32,7 @@ func TestRedact_ConfigurationIsNoSecret(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", key)
 	e.startWorker()
 
-	in := app.PromptInput(e.s, "config-words", "read the client")
+	in := client.PromptInput(e.s, "config-words", "read the client")
 	in.Workspace = t.TempDir()
 	src := "// The " + provider + " client: model " + model + " at " + baseURL + ".\nconst key = \"" + key + "\"\n"
 	if err := os.WriteFile(filepath.Join(in.Workspace, "client.go"), []byte(src), 0o600); err != nil {

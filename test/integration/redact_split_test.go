@@ -12,9 +12,8 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/auth"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // Issue 37 item 6a: a key that a command prints in two writes, a second
@@ -37,7 +36,7 @@ func TestRedact_KeyPrintedInTwoWritesIsRedactedWhole(t *testing.T) {
 	}
 	e.startWorker()
 
-	in := app.PromptInput(e.s, "split-key", "print it")
+	in := client.PromptInput(e.s, "split-key", "print it")
 	in.Workspace = t.TempDir()
 	// The key is in a workspace file, so the model's command (which the
 	// session file keeps) does not spell it.
@@ -56,8 +55,7 @@ func TestRedact_KeyPrintedInTwoWritesIsRedactedWhole(t *testing.T) {
 	var live []string
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	k := &control.Controller{Client: e.c, TaskQueue: e.s.Temporal.TaskQueue, PollInterval: 50 * time.Millisecond,
-		StreamInterval: app.StreamInterval(e.s)}
+	k := &client.Controller{Client: e.c, TaskQueue: e.s.Temporal.TaskQueue}
 	if _, err := k.Follow(ctx, "split-key", "", 0, func(ev agent.Event) {
 		if ev.Type == agent.EventToolExecutionUpdate && ev.PartialResult != nil {
 			mu.Lock()

@@ -15,8 +15,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -54,7 +53,7 @@ func TestIntegration_ToolLoopHistoryReplaysOnCurrentCode(t *testing.T) {
 	e.s.Model.ContextWindow = 1000 // every answer is past the threshold
 	e.s.Compaction.KeepRecentTokens = 10
 	e.startWorker()
-	in := app.PromptInput(e.s, "replay-loop", "write and read a note")
+	in := client.PromptInput(e.s, "replay-loop", "write and read a note")
 	in.Workspace = t.TempDir()
 	in.Model.Faults = []string{`tool:write {"path":"note.txt","content":"hi"}`, e503,
 		`tool:read {"path":"note.txt"}`, `text:done`}
@@ -87,7 +86,7 @@ func TestIntegration_ToolLoopHistoryReplaysOnCurrentCode(t *testing.T) {
 // (its verdict recorded) replays on the current code.
 func TestIntegration_CompactHistoryReplaysOnCurrentCode(t *testing.T) {
 	e := compactableSession(t, "replay-compact")
-	in := workflows.CompactInputFrom(app.PromptInput(e.s, "replay-compact", ""), "")
+	in := workflows.CompactInputFrom(client.PromptInput(e.s, "replay-compact", ""), "")
 	in.Model.SummaryFaults = []string{e503}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -95,7 +94,7 @@ func TestIntegration_CompactHistoryReplaysOnCurrentCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := control.CompactResult(ctx, run)
+	res, err := client.CompactResult(ctx, run)
 	if err != nil || res.Status != agent.StatusCompleted || res.Result == nil {
 		t.Fatalf("compact: %+v %v", res, err)
 	}

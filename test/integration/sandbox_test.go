@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
@@ -46,7 +46,7 @@ func sandboxEnv(t *testing.T) *env {
 // fresh workspace, and returns the call's result text and the run.
 func hostileBash(t *testing.T, e *env, session, command string) (string, string, string) {
 	t.Helper()
-	in := app.PromptInput(e.s, session, "run it")
+	in := client.PromptInput(e.s, session, "run it")
 	in.Workspace = t.TempDir()
 	args, _ := json.Marshal(map[string]any{"command": command, "timeout": 60})
 	in.Model.Faults = []string{"tool:bash " + string(args), "text:done"}

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/auth"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
@@ -46,7 +46,7 @@ func TestIntegration_BashPrintingTheWorkersSecretsStoresThemRedacted(t *testing.
 	e.spawnWorker()
 
 	ws := t.TempDir()
-	in := app.PromptInput(e.s, "secrets", "show me the keys")
+	in := client.PromptInput(e.s, "secrets", "show me the keys")
 	in.Workspace = ws
 	cmd := fmt.Sprintf(`grep -o 'sk-it[^"]*' %s; grep -o 'sk-it[^"]*' %[1]s | tr -d '\n' | base64; tr '\0' '\n' < /proc/$PPID/environ | grep %s; echo end`,
 		filepath.Join(e.dataDir, auth.FileName), envName)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -30,7 +30,7 @@ func TestIntegration_SessionOwnsItsSettings(t *testing.T) {
 	ws := t.TempDir()
 	const sid = "owned"
 
-	first := app.PromptInput(e.s, sid, "one")
+	first := client.PromptInput(e.s, sid, "one")
 	first.Workspace = ws
 	first.Approval.Require = []string{"bash"}
 	first.Model.Faults = []string{`tool:bash {"command":"echo 1 > one.txt"}`, `text:one done`}
@@ -47,7 +47,7 @@ func TestIntegration_SessionOwnsItsSettings(t *testing.T) {
 	}
 
 	// Another terminal: its settings ask for no approval.
-	other := app.PromptInput(e.s, sid, "two")
+	other := client.PromptInput(e.s, sid, "two")
 	other.Workspace = ws
 	if len(other.Approval.Require) != 0 {
 		t.Fatalf("the other client asks for approval itself: %+v", other.Approval)
@@ -84,7 +84,7 @@ func TestIntegration_SessionOwnsItsSettings(t *testing.T) {
 	if !strings.Contains(set.Reason, `tools.requireApproval set to ""`) {
 		t.Fatalf("the change's event says %q", set.Reason)
 	}
-	third := app.PromptInput(e.s, sid, "three")
+	third := client.PromptInput(e.s, sid, "three")
 	third.Workspace = ws
 	third.Model.Faults = []string{`tool:bash {"command":"echo 3 > three.txt"}`, `text:three done`}
 	run, err = e.k.StartPrompt(ctx, third)
@@ -104,7 +104,7 @@ func TestIntegration_SessionOwnsItsSettings(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `budget.session.maxTokens set to "1"`) {
 		t.Fatalf("starter session set budget.session.maxTokens: exit %d\n%s%s", code, out, stderr)
 	}
-	fourth := app.PromptInput(e.s, sid, "four")
+	fourth := client.PromptInput(e.s, sid, "four")
 	fourth.Workspace = ws
 	fourth.Model.Faults = []string{`text:never`}
 	run, err = e.k.StartPrompt(ctx, fourth)

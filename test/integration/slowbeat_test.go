@@ -19,6 +19,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // Spec 13.10.9 (issue 26): a heartbeat RPC that the server does not
@@ -34,7 +35,7 @@ func TestIntegration_SlowHeartbeatDoesNotRepeatTheModelCall(t *testing.T) {
 	ws.Temporal.Address = p.addr()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	wc, err := app.Dial(ctx, ws, quiet()) // the worker's client, as the product dials it
+	wc, err := client.Dial(ctx, ws, quiet()) // the worker's client, as the product dials it
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,15 +9,15 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/workflows"
 )
 
 // startIn starts a prompt in session with its workspace and fault script.
 func (e *env) startIn(session, ws, message string, faults ...string) {
 	e.t.Helper()
-	in := app.PromptInput(e.s, session, message)
+	in := client.PromptInput(e.s, session, message)
 	in.Workspace = ws
 	in.Model.Faults = faults
 	if _, err := e.k.StartPrompt(context.Background(), in); err != nil {

@@ -11,7 +11,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -29,7 +29,7 @@ func TestIntegration_ApprovalSurvivesWorkerRestartAndSteerSkipsBatch(t *testing.
 	e.s.Tools.RequireApproval = []string{"write"}
 	e.startWorker()
 	ws := t.TempDir()
-	in := app.PromptInput(e.s, "steer", "write a note, then look around")
+	in := client.PromptInput(e.s, "steer", "write a note, then look around")
 	in.Workspace = ws
 	in.Model.Faults = []string{
 		`tool:write {"path":"note.txt","content":"hi"}`,

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -29,7 +29,7 @@ func TestIntegration_SubAgentRunsAChildSession(t *testing.T) {
 	e.s.Scripted.Reply = "the sub-agent counted 42 files"
 	e.startWorker()
 	const parent = "subagent-parent"
-	in := app.PromptInput(e.s, parent, "delegate the count")
+	in := client.PromptInput(e.s, parent, "delegate the count")
 	in.Workspace = t.TempDir()
 	in.Model.Faults = []string{`tool:task {"description":"count files","prompt":"count the files"}`, `text:the parent is done`}
 	run, err := e.k.StartPrompt(context.Background(), in)

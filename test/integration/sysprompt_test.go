@@ -16,6 +16,7 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/session"
@@ -74,7 +75,7 @@ func TestSystemPrompt_EveryCallOfTheSessionSendsTheOneFromItsStart(t *testing.T)
 		t.Fatal(err)
 	}
 	promptIn := func(msg string, faults ...string) workflows.PromptInput {
-		in := app.PromptInput(e.s, "sysprompt", msg)
+		in := client.PromptInput(e.s, "sysprompt", msg)
 		in.Workspace, in.Model.Faults = ws, faults
 		return in
 	}

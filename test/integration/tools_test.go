@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -22,7 +22,7 @@ func TestIntegration_BashInterruptedByWorkerShutdownIsNotRunAgain(t *testing.T) 
 	e := newEnv(t)
 	e.startWorker()
 	ws := t.TempDir()
-	in := app.PromptInput(e.s, "interrupt", "run the slow build")
+	in := client.PromptInput(e.s, "interrupt", "run the slow build")
 	in.Workspace = ws
 	in.Model.Faults = []string{
 		`tool:bash {"command":"echo started >> effect.txt; sleep 20; echo finished >> effect.txt"}`,

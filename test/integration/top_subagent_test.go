@@ -11,9 +11,8 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/testserver"
 )
 
@@ -31,7 +30,7 @@ func TestIntegration_TopShowsSubAgents(t *testing.T) {
 	})
 	ctx := context.Background()
 	const parent = "top-subagents"
-	in := app.PromptInput(e.s, parent, "delegate it")
+	in := client.PromptInput(e.s, parent, "delegate it")
 	in.Workspace = t.TempDir()
 	in.Approval.Require = []string{"bash"} // the sub-agent inherits it
 	in.Model.Faults = []string{`tool:task {"description":"echo","prompt":"echo something"}`, `text:parent done`}
@@ -40,13 +39,13 @@ func TestIntegration_TopShowsSubAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var child control.Job
+	var child client.Job
 	testserver.WaitFor(t, 30*time.Second, "top --json listing the sub-agent waiting for approval", func() bool {
 		code, out, stderr := e.starter("top", "--json")
 		if code != cli.ExitOK {
 			t.Fatalf("top --json: exit %d: %s", code, stderr)
 		}
-		var list []control.Job
+		var list []client.Job
 		if err := json.Unmarshal([]byte(out), &list); err != nil {
 			t.Fatalf("top --json printed %q: %v", out, err)
 		}

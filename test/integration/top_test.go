@@ -12,9 +12,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
-	"github.com/durableagent/durableagent/internal/control"
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // Issue 26: `starter top` lists the running prompts of the task queue with
@@ -27,12 +26,12 @@ func TestIntegration_TopShowsWhatEachJobDoes(t *testing.T) {
 	e.startWorker()
 	ctx := context.Background()
 
-	backoff := app.PromptInput(e.s, "top-backoff", "wait for it")
+	backoff := client.PromptInput(e.s, "top-backoff", "wait for it")
 	backoff.Model.Faults = []string{e503}
 	if _, err := e.k.StartPrompt(ctx, backoff); err != nil {
 		t.Fatal(err)
 	}
-	approval := app.PromptInput(e.s, "top-approval", "run it")
+	approval := client.PromptInput(e.s, "top-approval", "run it")
 	approval.Workspace = t.TempDir()
 	approval.Approval.Require = []string{"bash"}
 	approval.Model.Faults = []string{`tool:read {"path":"missing.txt"}`, `tool:bash {"command":"echo hi"}`, `text:done`}
@@ -41,18 +40,18 @@ func TestIntegration_TopShowsWhatEachJobDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var jobs map[string]control.Job
+	var jobs map[string]client.Job
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		code, out, stderr := e.starter("top", "--json")
 		if code != cli.ExitOK {
 			t.Fatalf("top --json: exit %d: %s", code, stderr)
 		}
-		var list []control.Job
+		var list []client.Job
 		if err := json.Unmarshal([]byte(out), &list); err != nil {
 			t.Fatalf("top --json printed %q: %v", out, err)
 		}
-		jobs = map[string]control.Job{}
+		jobs = map[string]client.Job{}
 		for _, j := range list {
 			jobs[j.SessionID] = j
 		}

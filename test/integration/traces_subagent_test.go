@@ -12,7 +12,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/tracing"
 	"github.com/durableagent/durableagent/workflows"
@@ -65,7 +65,7 @@ func TestIntegration_TracesOfSubAgents(t *testing.T) {
 		return []string{`tool:write {"path":"` + session + `.txt","content":"x"}`, `text:sub-agent done`}
 	})
 	const parent = "traces-subagents"
-	in := app.PromptInput(e.s, parent, "delegate two writes")
+	in := client.PromptInput(e.s, parent, "delegate two writes")
 	in.Workspace = t.TempDir()
 	in.Model.Faults = []string{
 		`tools:[{"name":"task","arguments":{"description":"first","prompt":"write one file"}},` +

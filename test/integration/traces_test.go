@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/tracing"
 )
 
@@ -29,7 +29,7 @@ func TestIntegration_TracesOfAPrompt(t *testing.T) {
 	}
 	e.ext.Interceptors = []interceptor.WorkerInterceptor{ti}
 	e.startWorker()
-	in := app.PromptInput(e.s, "traces", "write a note")
+	in := client.PromptInput(e.s, "traces", "write a note")
 	in.Workspace = t.TempDir()
 	in.Model.Faults = []string{e503, `tool:write {"path":"note.txt","content":"hi"}`, `text:done`}
 	run, err := e.k.StartPrompt(context.Background(), in)

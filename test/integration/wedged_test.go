@@ -9,13 +9,13 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -29,7 +29,7 @@ func TestIntegration_BashTimeoutAboveTheMaximumDoesNotWedgeThePrompt(t *testing.
 	e := newEnv(t)
 	e.startWorker()
 	ws := t.TempDir()
-	in := app.PromptInput(e.s, "huge-timeout", "run it")
+	in := client.PromptInput(e.s, "huge-timeout", "run it")
 	in.Workspace = ws
 	in.Model.Faults = []string{`tool:bash {"command":"touch ran","timeout":9.3e9}`, `text:corrected`}
 	run, err := e.k.StartPrompt(context.Background(), in)
@@ -75,7 +75,7 @@ func TestIntegration_AbortSaysHowToEndAPromptWhoseWorkflowTaskKeepsFailing(t *te
 	}
 	defer w.Stop()
 	id := workflows.WorkflowID("wedged")
-	if _, err := e.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: queue}, "WedgedPrompt"); err != nil {
+	if _, err := e.c.ExecuteWorkflow(context.Background(), sdkclient.StartWorkflowOptions{ID: id, TaskQueue: queue}, "WedgedPrompt"); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)

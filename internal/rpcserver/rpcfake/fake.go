@@ -7,7 +7,7 @@
 // fake keeps the State the way the workflow does (isStreaming between
 // agent_start and agent_end, isRetrying between auto_retry_start and
 // auto_retry_end, ...), refuses a second prompt while one runs, and
-// answers signals without a running prompt with control.ErrNoRunningPrompt,
+// answers signals without a running prompt with client.ErrNoRunningPrompt,
 // as the real backend does.
 package rpcfake
 
@@ -19,7 +19,6 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -176,7 +175,7 @@ func (b *Backend) StartPrompt(ctx context.Context, message string) (client.Promp
 	b.calls = append(b.calls, "prompt:"+message)
 	if b.state.Status == agent.StatusRunning {
 		b.mu.Unlock()
-		return client.Prompt{}, fmt.Errorf("%w: session %s is running a prompt", control.ErrSessionBusy, b.session)
+		return client.Prompt{}, fmt.Errorf("%w: session %s is running a prompt", client.ErrSessionBusy, b.session)
 	}
 	r := &Run{b: b, ID: fmt.Sprintf("run-%d", len(b.runs)+1), Message: message,
 		changed: make(chan struct{}), signals: make(chan string, 16)}
@@ -213,7 +212,7 @@ func (b *Backend) Started(ctx context.Context) (*Run, error) {
 func (b *Backend) Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
 	r := b.run(runID)
 	if r == nil {
-		return agent.Event{}, fmt.Errorf("%w: run %s", control.ErrNoPrompt, runID)
+		return agent.Event{}, fmt.Errorf("%w: run %s", client.ErrNoPrompt, runID)
 	}
 	for {
 		r.mu.Lock()
@@ -268,7 +267,7 @@ func (b *Backend) signal(name string) error {
 	case compacting != nil:
 		compacting <- name
 	default:
-		return fmt.Errorf("%w in session %s", control.ErrNoRunningPrompt, b.session)
+		return fmt.Errorf("%w in session %s", client.ErrNoRunningPrompt, b.session)
 	}
 	return nil
 }
@@ -303,7 +302,7 @@ func (b *Backend) queue(name, message string) error {
 	defer b.mu.Unlock()
 	b.calls = append(b.calls, name+":"+message)
 	if b.running() == nil {
-		return fmt.Errorf("%w in session %s", control.ErrNoRunningPrompt, b.session)
+		return fmt.Errorf("%w in session %s", client.ErrNoRunningPrompt, b.session)
 	}
 	b.state.PendingMessageCount++
 	return nil
@@ -322,7 +321,7 @@ func (b *Backend) ApproveTool(ctx context.Context, p agent.ApproveToolPayload) e
 	}
 	b.calls = append(b.calls, call)
 	if b.running() == nil {
-		return fmt.Errorf("%w in session %s", control.ErrNoRunningPrompt, b.session)
+		return fmt.Errorf("%w in session %s", client.ErrNoRunningPrompt, b.session)
 	}
 	for _, a := range b.state.PendingApprovals {
 		if a.ToolCallID == p.ToolCallID {
@@ -390,7 +389,7 @@ func (b *Backend) Compact(ctx context.Context, instructions string, onRetry func
 	}
 	b.mu.Unlock()
 	if running {
-		return workflows.CompactResult{}, fmt.Errorf("%w: session %s is running a prompt", control.ErrSessionBusy, b.session)
+		return workflows.CompactResult{}, fmt.Errorf("%w: session %s is running a prompt", client.ErrSessionBusy, b.session)
 	}
 	if fn == nil {
 		return workflows.CompactResult{NothingToCompact: true}, nil

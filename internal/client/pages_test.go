@@ -1,4 +1,4 @@
-package control
+package client
 
 import (
 	"context"
@@ -64,7 +64,7 @@ func bigEvents(n int64) []agent.Event {
 // events, in order, up to prompt_end.
 // Spec 10.4.
 func TestEvents_ReadsEveryPageOfTheEventsQuery(t *testing.T) {
-	f := newFake(&fakeRun{id: "r1", status: enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, events: bigEvents(20)})
+	f := newFake(&fakeRun{id: "r1", events: bigEvents(20)})
 	k := fastController(f)
 	k.Client = pagingTemporal{f}
 	got, err := k.Events(context.Background(), "s", "", 0)
@@ -84,16 +84,16 @@ func TestEvents_ReadsEveryPageOfTheEventsQuery(t *testing.T) {
 // Issue 20 item 8: a follower reads the next page at once after one the
 // page bound cut, not a poll interval later, and an `events --follow
 // --after N` past the end of a prompt whose events fill several pages
-// still finds its prompt_end.
+// finds its prompt_end in its result.
 // Spec 10.4.
 func TestFollow_ReadsPagesAtOnceAndFindsPromptEndPastThem(t *testing.T) {
-	f := newFake(&fakeRun{id: "r1", status: enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, events: bigEvents(20)})
+	f := newFake(&fakeRun{id: "r1", events: bigEvents(20)})
 	k := fastController(f)
 	k.Client = pagingTemporal{f}
 	// Poll and status intervals of an hour: a follower that waited one
 	// between pages would not end within follow's 10 s bound. No wall-clock
 	// threshold, so a loaded machine cannot fail it.
-	k.PollInterval, k.StatusInterval = time.Hour, time.Hour
+	k.poll, k.status = time.Hour, time.Hour
 	var r recorder
 	end, err := follow(t, k, "", 0, &r)
 	if err != nil || end.Type != agent.EventPromptEnd {
@@ -101,7 +101,8 @@ func TestFollow_ReadsPagesAtOnceAndFindsPromptEndPastThem(t *testing.T) {
 	}
 	r.checkSeqs(t, 0, 20)
 
-	k.PollInterval, k.StatusInterval = 5*time.Millisecond, 30*time.Millisecond
+	k.poll, k.status = 5*time.Millisecond, 30*time.Millisecond
+	f.do(func() { f.runs["r1"].status = enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED })
 	var past recorder
 	end, err = follow(t, k, "", 25, &past)
 	if err != nil || end.Type != agent.EventPromptEnd || end.Seq != 20 {

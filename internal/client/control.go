@@ -1,7 +1,4 @@
-// Package control is the client side of a prompt: start it, signal it,
-// query its state and follow its events. The starter CLI, RPC mode and the
-// terminal UI all drive prompts through it.
-package control
+package client
 
 import (
 	"context"
@@ -17,7 +14,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/live"
+	"github.com/durableagent/durableagent/internal/codec"
+	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -30,36 +28,15 @@ var ErrNoRunningPrompt = errors.New("no running prompt")
 // ErrNoPrompt: the session never ran a prompt.
 var ErrNoPrompt = errors.New("no prompt")
 
-// DefaultPollInterval is how often Follow asks for new events. Queries
-// are answered from the worker's cache, so this is cheap; it bounds the
-// latency from emission to display.
-const DefaultPollInterval = 100 * time.Millisecond
-
 // Controller drives prompts on one Temporal namespace and task queue.
 type Controller struct {
 	Client    client.Client
 	TaskQueue string
-	// PollInterval for Follow (0: DefaultPollInterval).
-	PollInterval time.Duration
-	// StreamInterval is the workers' stream interval (stream.intervalMs:
-	// their heartbeat throttle), the period Follow expects between two
-	// heartbeats of a running model or tool call; Follow reads each with
-	// DescribeWorkflowExecution just after it lands (0:
-	// DefaultStreamInterval; negative: no live events, the workflow
-	// status is still checked every StatusInterval).
-	StreamInterval time.Duration
-	// StatusInterval is how often Follow checks the workflow's status when
-	// nothing new happens, so a terminated or timed-out prompt is noticed
-	// (0: DefaultStatusInterval).
-	StatusInterval time.Duration
 	// DataConverter decodes the heartbeat details of running activities
 	// (nil: converter.GetDefaultDataConverter()). A client dialled with a
 	// payload codec (internal/codec) must pass the same converter here,
 	// or live output cannot be decrypted (and is skipped).
 	DataConverter converter.DataConverter
-	// Live, when set, is where Follow reads live output (nil: the
-	// heartbeat details of the Describe it makes anyway, see Heartbeats).
-	Live live.Source
 	// OnWait, when set, is told (once each) when Follow starts waiting for
 	// a worker or for Temporal, and when it resumes.
 	OnWait func(msg string)
@@ -70,6 +47,10 @@ type Controller struct {
 	// QueryTimeout bounds one events query (0: DefaultQueryTimeout); a
 	// query that runs out doubles it for the next try, up to 15 s.
 	QueryTimeout time.Duration
+
+	// poll and status replace pollInterval and statusInterval in the
+	// package's tests (0: those).
+	poll, status time.Duration
 }
 
 // StartPrompt starts the prompt workflow of in.SessionID. A session runs
@@ -318,25 +299,33 @@ func StatusName(s enumspb.WorkflowExecutionStatus) string {
 // every page of the events query: it asks again after the last seq of a
 // page that may have been cut (agent.PageMayContinue), up to prompt_end.
 //
-// A closed prompt whose result holds every event after seq
-// (PromptResult.LastEvents) is read from the result, and one whose result
-// does not is read from its history replayed here: a closed workflow
-// answers the query only through a worker. Spec 13.11.8.
+// A finished prompt's events are read from its result alone
+// (PromptResult.LastEvents: its last page; none of a run closed without
+// a result): a closed workflow answers the query only through a worker.
+// docs/live.md says what is not read so. Spec 13.11.8.
 func (k *Controller) Events(ctx context.Context, sessionID, runID string, after int64) ([]agent.Event, error) {
-	evs, ok, read := k.closedEvents(ctx, sessionID, runID, after)
-	if ok {
-		return evs, nil
-	}
-	if read == nil {
-		read = func(after int64) ([]agent.Event, error) {
-			var p []agent.Event
-			err := k.query(ctx, sessionID, runID, agent.QueryEvents, &p, after)
-			return p, err
+	dctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	d, err := k.Client.DescribeWorkflowExecution(dctx, workflows.WorkflowID(sessionID), runID)
+	cancel()
+	if info := d.GetWorkflowExecutionInfo(); err == nil && finished(info.GetStatus()) {
+		if info.GetType().GetName() == workflows.DeleteSessionWorkflowName {
+			return nil, fmt.Errorf("%w %s: it was deleted", ErrUnknownSession, sessionID)
 		}
+		cctx, cancel := context.WithTimeout(ctx, resultTimeout)
+		defer cancel()
+		res, _ := Result(cctx, k.Client.GetWorkflow(cctx, workflows.WorkflowID(sessionID), info.GetExecution().GetRunId()))
+		evs := []agent.Event{}
+		for _, e := range res.LastEvents {
+			if e.Seq > after {
+				evs = append(evs, e)
+			}
+		}
+		return evs, nil
 	}
 	var all []agent.Event
 	for {
-		page, err := read(after)
+		var page []agent.Event
+		err := k.query(ctx, sessionID, runID, agent.QueryEvents, &page, after)
 		if err != nil {
 			return all, err
 		}
@@ -349,42 +338,6 @@ func (k *Controller) Events(ctx context.Context, sessionID, runID string, after 
 		}
 		after = page[len(page)-1].Seq
 	}
-}
-
-// closedEvents are the events after seq of a run closed with a result
-// (completed, failed, cancelled) when its result's last events reach back
-// to after+1; ok is false otherwise (running, continued, terminated, an
-// older build's result, or more events than one page). page, when not
-// nil, answers the events query of the closed run from its replayed
-// history (ok false: the result did not hold them).
-func (k *Controller) closedEvents(ctx context.Context, sessionID, runID string, after int64) (_ []agent.Event, ok bool, page func(int64) ([]agent.Event, error)) {
-	status, id, err := k.RunStatus(ctx, sessionID, runID)
-	if err != nil || status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return nil, false, nil
-	}
-	replayed := func() func(int64) ([]agent.Event, error) {
-		h, err := k.replayClosedRun(ctx, workflows.WorkflowID(sessionID), id, k.DataConverter)
-		if err != nil {
-			return nil
-		}
-		return h
-	}
-	switch status {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-	default:
-		return nil, false, replayed()
-	}
-	cctx, cancel := context.WithTimeout(ctx, resultTimeout)
-	defer cancel()
-	res, _ := Result(cctx, k.Client.GetWorkflow(cctx, workflows.WorkflowID(sessionID), id))
-	evs := res.LastEvents
-	if len(evs) == 0 || evs[0].Seq > after+1 {
-		return nil, false, replayed()
-	}
-	for len(evs) > 0 && evs[0].Seq <= after {
-		evs = evs[1:]
-	}
-	return append([]agent.Event{}, evs...), true, nil
 }
 
 func (k *Controller) query(ctx context.Context, sessionID, runID, name string, out any, args ...any) error {
@@ -453,4 +406,19 @@ func (k *Controller) FollowCompactRetries(ctx context.Context, sessionID, runID 
 		cancel()
 		<-done
 	}
+}
+
+// NewController returns the client side of prompts on c for the settings'
+// task queue, decoding live output (heartbeat details) with the same
+// payload codec the client encrypts with.
+func NewController(c client.Client, s settings.Settings) (*Controller, error) {
+	k := &Controller{Client: c, TaskQueue: s.Temporal.TaskQueue}
+	cdc, err := codec.FromSettings(s)
+	if err != nil {
+		return nil, err
+	}
+	if cdc != nil {
+		k.DataConverter = codec.DataConverter(nil, cdc)
+	}
+	return k, nil
 }

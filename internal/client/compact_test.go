@@ -1,4 +1,4 @@
-package control
+package client
 
 import (
 	"context"
@@ -215,7 +215,7 @@ func TestOneDoor_WorkflowStartsOnlyInControl(t *testing.T) {
 				return true
 			}
 			switch {
-			case dir == "internal/control":
+			case dir == "internal/client":
 			case isNext(sel.X):
 				// A workflow interceptor hands the execution of a
 				// workflow that runs to the next one: it starts none.
@@ -223,7 +223,7 @@ func TestOneDoor_WorkflowStartsOnlyInControl(t *testing.T) {
 				// The benchmark's own baselines (a bare workflow, the
 				// signals alternative to live output) are not sessions.
 			default:
-				t.Errorf("%s: ExecuteWorkflow outside internal/control; start session workflows with control.Controller", fset.Position(call.Pos()))
+				t.Errorf("%s: ExecuteWorkflow outside internal/client; start session workflows with Controller", fset.Position(call.Pos()))
 			}
 			return true
 		})

@@ -1,4 +1,4 @@
-package control
+package client
 
 import (
 	"context"
@@ -23,12 +23,13 @@ import (
 
 // Follow defaults.
 const (
-	// DefaultStreamInterval is how often Follow reads the heartbeat
-	// details of a running model or tool call.
-	DefaultStreamInterval = 200 * time.Millisecond
-	// DefaultStatusInterval is how often Follow checks the workflow status
-	// while nothing runs and nothing new happens.
-	DefaultStatusInterval = time.Second
+	// pollInterval is how often Follow queries the events, and reads the
+	// running calls' heartbeat details while no push stream brings their
+	// output (the fallback: a fixed interval, docs/live.md).
+	pollInterval = 100 * time.Millisecond
+	// statusInterval is how often Follow checks the workflow status while
+	// nothing runs and nothing new happens, or a push stream is open.
+	statusInterval = time.Second
 	// DefaultUnreachableTimeout is how long Follow survives Temporal not
 	// answering at all.
 	DefaultUnreachableTimeout = 30 * time.Second
@@ -40,6 +41,8 @@ const (
 	maxQueryTimeout  = 15 * time.Second
 	describeTimeout  = 5 * time.Second
 	maxFollowBackoff = 2 * time.Second
+	// resultTimeout bounds the read of a finished run's result.
+	resultTimeout = 5 * time.Second
 	// waitReportDelay: a failing query is reported through OnWait when the
 	// failure lasts this long (a brand-new run may not answer for a moment).
 	waitReportDelay = time.Second
@@ -58,8 +61,9 @@ var ErrPromptTerminated = errors.New("prompt terminated")
 // timeout.
 var ErrPromptTimedOut = errors.New("prompt timed out")
 
-// ErrTemporalUnreachable: Temporal did not answer for longer than
-// Controller.UnreachableTimeout while following.
+// ErrTemporalUnreachable: Temporal did not answer: a dial that failed
+// (Dial), or no answer for longer than Controller.UnreachableTimeout while
+// following.
 var ErrTemporalUnreachable = errors.New("cannot reach Temporal")
 
 // PromptClosedError says a followed prompt's workflow closed without a
@@ -120,8 +124,9 @@ func closedPhrase(s enumspb.WorkflowExecutionStatus) string {
 //
 // The Follow calls of one Controller that follow the same run at the
 // same time share one reader (share.go): N followers make the RPCs of
-// one. A closed run's events are read with no worker: from its result,
-// or its history replayed here (replay.go).
+// one. A finished prompt's events are read with no worker, from its
+// result (PromptResult.LastEvents, the last page: docs/live.md says what
+// is not read so).
 //
 // A workflow that closes without prompt_end (terminated, timed out, ...)
 // ends Follow with a *PromptClosedError. An ended prompt whose prompt_end
@@ -167,24 +172,16 @@ func (k *Controller) newFollower(sessionID, runID string, after int64, out follo
 	f := &follower{
 		k: k, session: sessionID, wfID: workflows.WorkflowID(sessionID), runID: runID,
 		after: after, out: out, live: live.NewCursor(),
-		poll: orDefault(k.PollInterval, DefaultPollInterval), stream: k.StreamInterval,
-		status:       orDefault(k.StatusInterval, DefaultStatusInterval),
+		poll: orDefault(k.poll, pollInterval), status: orDefault(k.status, statusInterval),
 		unreachable:  orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout),
 		queryTimeout: orDefault(k.QueryTimeout, DefaultQueryTimeout),
 		dc:           k.DataConverter,
 		now:          time.Now,
 	}
-	if f.stream == 0 {
-		f.stream = DefaultStreamInterval
-	}
-	f.beats = newBeatClock(max(f.stream, time.Millisecond))
-	if k.Live == nil && f.stream > 0 {
-		f.push = newPushReader(out)
-	}
 	if f.dc == nil {
 		f.dc = converter.GetDefaultDataConverter()
 	}
-	f.push.decodeWith(f.dc)
+	f.push = newPushReader(out, f.dc)
 	return f
 }
 
@@ -208,16 +205,14 @@ type follower struct {
 	live             *live.Cursor
 	dc               converter.DataConverter
 	now              func() time.Time
-	poll, stream     time.Duration
-	status           time.Duration
+	poll, status     time.Duration
 	unreachable      time.Duration
 	queryTimeout     time.Duration
 	curQueryTimeout  time.Duration
 	lastDescribe     time.Time
 	lastQuery        time.Time
-	fast             bool // describe every poll: something runs or events arrive
-	beats            *beatClock
-	push             *pushReader // the running calls' push streams (push.go); nil: none
+	fast             bool        // describe every poll: something runs or events arrive
+	push             *pushReader // the running calls' push streams (push.go)
 	undecodable      bool        // told OnWait that live output cannot be decoded
 	walkedBack       map[string]bool
 	failingSince     time.Time // the events query fails since
@@ -226,9 +221,6 @@ type follower struct {
 	backoff          time.Duration
 	// results are the results of closed runs, by run id (nil: none).
 	results map[string]*workflows.PromptResult
-	// replays answer the events query of closed runs from their
-	// replayed history, by run id (nil value: the run does not replay).
-	replays map[string]func(after int64) ([]agent.Event, error)
 	// describedLen is the run's history length the last Describe saw (0:
 	// none of this run yet); queriedLen is describedLen when the last
 	// events query that answered was made. See nothingNew.
@@ -289,11 +281,10 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			(d != nil && (d.unseen || d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING))
 		if queried {
 			f.lastQuery = f.now()
-			var ok bool
-			if evs, ok = f.resultEvents(ctx, d); !ok {
-				if evs, ok, qerr = f.replayedEvents(ctx, d); !ok {
-					evs, qerr = f.queryEvents(ctx, f.runID, f.after)
-				}
+			if d != nil && finished(d.status) {
+				evs = f.resultEvents(ctx)
+			} else {
+				evs, qerr = f.queryEvents(ctx, f.runID, f.after)
 			}
 			if qerr == nil {
 				f.queriedLen = f.describedLen
@@ -370,7 +361,7 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			d = nil
 			continue
 		}
-		if progressed && f.stream > 0 {
+		if progressed {
 			f.fast = true
 		}
 		d = nil
@@ -390,8 +381,8 @@ func (f *follower) result(ctx context.Context, runID string) *workflows.PromptRe
 	cctx, cancel := context.WithTimeout(ctx, resultTimeout)
 	defer cancel()
 	res, _ := Result(cctx, f.k.Client.GetWorkflow(cctx, f.wfID, runID))
-	if res.Status == "" {
-		return nil // not a result: the events query reads the events
+	if res.Status == "" && res.LastEvents == nil {
+		return nil // no result: no events to read
 	}
 	if f.results == nil {
 		f.results = map[string]*workflows.PromptResult{}
@@ -400,31 +391,29 @@ func (f *follower) result(ctx context.Context, runID string) *workflows.PromptRe
 	return &res
 }
 
-// resultEvents returns the events after f.after of a run d saw closed
-// with a result (completed, failed, cancelled), read from the result's
-// last events instead of an events query a closed run answers only
-// through a worker (the follower stall of bench/RESULTS.md). ok is false
-// when the run is not closed so, or its result does not reach back to
-// f.after+1 (a bounded page): the events query reads those, page by
-// page, and the result the rest.
-func (f *follower) resultEvents(ctx context.Context, d *describeResult) (_ []agent.Event, ok bool) {
-	if d == nil {
-		return nil, false
-	}
-	switch d.status {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-	default:
-		return nil, false
-	}
+// finished says a run with status s is a finished prompt: it closed
+// other than by continuing as new, so no worker runs it any more. Its
+// events are read from its result alone, never with the events query,
+// which a closed workflow answers only through a worker (the follower
+// stall of bench/RESULTS.md).
+func finished(s enumspb.WorkflowExecutionStatus) bool {
+	return s != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && s != enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
+}
+
+// resultEvents returns the events after f.after that the result of the
+// finished run f.runID holds: its last page (PromptResult.LastEvents).
+// Earlier events are not read (deliver goes on past the gap), nor any of
+// a run closed without a result (terminated, timed out): docs/live.md.
+func (f *follower) resultEvents(ctx context.Context) []agent.Event {
 	res := f.result(ctx, f.runID)
-	if res == nil || len(res.LastEvents) == 0 || res.LastEvents[0].Seq > f.after+1 {
-		return nil, false
+	if res == nil {
+		return nil
 	}
 	evs := res.LastEvents
 	for len(evs) > 0 && evs[0].Seq <= f.after {
 		evs = evs[1:]
 	}
-	return evs, true
+	return evs
 }
 
 // untilNext is the wait until the next query or Describe is due, at least
@@ -489,7 +478,6 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 		}
 		f.after = e.Seq
 		f.live.Observe(e)
-		e = f.withUndelivered(ctx, f.runID, e)
 		f.out.event(e)
 		if e.Type == agent.EventPromptEnd {
 			return e, true, false, nil
@@ -520,19 +508,15 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 		// Its prompt_end is at or before f.after (an `events --after N`
 		// past the end): return it at once.
 		if res := f.result(ctx, f.runID); res != nil && len(res.LastEvents) > 0 && res.LastEvents[len(res.LastEvents)-1].Type == agent.EventPromptEnd {
-			return f.withUndelivered(ctx, f.runID, res.LastEvents[len(res.LastEvents)-1]), "", nil
-		}
-		if e, ok := f.promptEnd(ctx); ok {
-			return f.withUndelivered(ctx, f.runID, e), "", nil
+			return res.LastEvents[len(res.LastEvents)-1], "", nil
 		}
 	}
 	return agent.Event{}, "", &PromptClosedError{SessionID: f.session, WorkflowID: f.wfID, RunID: f.runID, Status: d.status}
 }
 
-// describeDue: the status is checked every status interval. While an
-// activity streams, Describe follows its heartbeats (beatClock: just after
-// the next one should have landed), else every poll while something runs
-// or events arrive.
+// describeDue: the status is checked every status interval, and every
+// poll while something runs or events arrive and no push stream is open
+// (the heartbeat fallback).
 func (f *follower) describeDue() bool {
 	return !f.now().Before(f.nextDescribe())
 }
@@ -542,11 +526,6 @@ func (f *follower) nextDescribe() time.Time {
 	if f.push.streaming() {
 		return f.lastDescribe.Add(f.status)
 	}
-	if f.stream > 0 {
-		if t := f.beats.next(); !t.IsZero() {
-			return t
-		}
-	}
 	if f.fast {
 		return f.lastDescribe.Add(f.poll)
 	}
@@ -554,8 +533,7 @@ func (f *follower) nextDescribe() time.Time {
 }
 
 func (f *follower) describe(ctx context.Context) (*describeResult, error) {
-	sent := f.now()
-	f.lastDescribe = sent
+	f.lastDescribe = f.now()
 	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
 	defer cancel()
 	resp, err := f.k.Client.DescribeWorkflowExecution(cctx, f.wfID, f.runID)
@@ -566,47 +544,32 @@ func (f *follower) describe(ctx context.Context) (*describeResult, error) {
 		f.describedLen = resp.GetWorkflowExecutionInfo().GetHistoryLength()
 	}
 	f.reachable()
-	return f.snapshots(ctx, resp, sent), nil
+	return f.snapshots(ctx, resp), nil
 }
 
-// snapshots reads the live output of the run a Describe sent at sent saw
-// (resp): from the Controller's live.Source when it has one, else from
-// the pending activities' heartbeat details in resp (the heartbeat
-// reader, without another RPC). It tells the beat clock when each call
-// published.
-func (f *follower) snapshots(ctx context.Context, resp *workflowservice.DescribeWorkflowExecutionResponse, sent time.Time) *describeResult {
+// snapshots reads the live output of the run a Describe saw (resp): the
+// pending activities' heartbeat details, which name each call's push
+// stream (push.go) and are the fallback when no stream can be read.
+func (f *follower) snapshots(ctx context.Context, resp *workflowservice.DescribeWorkflowExecutionResponse) *describeResult {
 	info := resp.GetWorkflowExecutionInfo()
 	d := &describeResult{status: info.GetStatus(), runID: info.GetExecution().GetRunId()}
-	if f.stream <= 0 {
-		return d
+	var err error
+	if d.pending, err = heartbeatSnapshots(resp, f.dc); err != nil {
+		f.cannotDecode(err)
 	}
-	if f.k.Live == nil {
-		var err error
-		if d.pending, err = heartbeatSnapshots(resp, f.dc); err != nil {
-			f.cannotDecode(err)
-		}
-		if d.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-			f.push.observe(ctx, d.pending)
-			f.push.newest(d.pending)
-		}
-	} else if d.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		// A failed read leaves this round without live output: the next
-		// read brings it, and the workflow events stay authoritative.
-		d.pending, _ = f.k.Live.Read(ctx, f.wfID, d.runID)
+	if d.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		f.push.observe(ctx, d.pending)
+		f.push.newest(d.pending)
 	}
-	f.fast = len(d.pending) > 0 || (f.k.Live == nil && len(resp.GetPendingActivities()) > 0)
-	beats := map[string]time.Time{}
+	f.fast = len(resp.GetPendingActivities()) > 0
 	for i, p := range d.pending {
 		if p.At.IsZero() {
 			d.pending[i].At = f.now()
-		} else if p.Call != "" {
-			beats[p.Call] = p.At
 		}
 		if !f.live.Known(p.Snapshot) {
 			d.unseen = true
 		}
 	}
-	f.beats.observe(sent, f.now(), beats)
 	sort.SliceStable(d.pending, func(i, j int) bool { return d.pending[i].At.Before(d.pending[j].At) })
 	return d
 }
@@ -829,7 +792,7 @@ func rpcText(err error) string {
 // of yet only when the events were queried after the Describe (queried),
 // so that they follow the entry's message_start.
 func (f *follower) emitLive(d *describeResult, queried bool) {
-	if f.stream <= 0 || len(d.pending) == 0 {
+	if len(d.pending) == 0 {
 		return
 	}
 	for _, p := range d.pending {

@@ -1,14 +1,14 @@
-package app
+package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/client"
+	client "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
@@ -16,16 +16,12 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/codec"
-	"github.com/durableagent/durableagent/internal/control"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
 // DialTimeout bounds how long Dial waits for Temporal to answer.
 const DialTimeout = 5 * time.Second
-
-// ErrUnreachable wraps a failure to reach the Temporal frontend.
-var ErrUnreachable = errors.New("cannot reach Temporal")
 
 // Dial connects to the Temporal server of the settings the way every
 // Temporal program does (see ClientOptions: temporal.toml, TEMPORAL_*
@@ -91,7 +87,7 @@ func ClientOptions(s settings.Settings, env envconfig.EnvLookup) (client.Options
 
 func dial(ctx context.Context, s settings.Settings, logger *slog.Logger, opts client.Options) (client.Client, error) {
 	if logger == nil {
-		logger = warnLogger()
+		logger = WarnLogger()
 	}
 	// With a codec key configured, every payload is encrypted before it
 	// reaches Temporal (worker and starter alike, as both dial here).
@@ -110,7 +106,7 @@ func dial(ctx context.Context, s settings.Settings, logger *slog.Logger, opts cl
 	defer cancel()
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%w at %s (namespace %q%s): %s", ErrUnreachable, opts.HostPort, opts.Namespace,
+		return nil, fmt.Errorf("%w at %s (namespace %q%s): %s", ErrTemporalUnreachable, opts.HostPort, opts.Namespace,
 			security(opts), describeDialError(err, opts))
 	}
 	return c, nil
@@ -175,17 +171,8 @@ func describeDialError(err error, opts client.Options) string {
 	return msg
 }
 
-// NewController returns the client side of prompts on c for the settings'
-// task queue, decoding live output (heartbeat details) with the same
-// payload codec the client encrypts with.
-func NewController(c client.Client, s settings.Settings) (*control.Controller, error) {
-	k := &control.Controller{Client: c, TaskQueue: s.Temporal.TaskQueue, StreamInterval: StreamInterval(s)}
-	cdc, err := codec.FromSettings(s)
-	if err != nil {
-		return nil, err
-	}
-	if cdc != nil {
-		k.DataConverter = codec.DataConverter(nil, cdc)
-	}
-	return k, nil
+// WarnLogger logs warnings and above to stderr: the SDK's logger unless a
+// caller gives one.
+func WarnLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }

@@ -1,4 +1,4 @@
-package control
+package client
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/converter"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/codec"
@@ -66,12 +68,11 @@ func TestPushReader_PinnedSealedOrFallsBack(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newPushReader(nil)
+			var key converter.DataConverter
 			if tc.key {
-				r.decodeWith(dc)
-			} else {
-				r.decodeWith(nil)
+				key = dc
 			}
+			r := newPushReader(nil, key)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			r.observe(ctx, []live.Stamped{{Snapshot: live.Snapshot{Kind: live.KindModel, EntryID: "a1", Push: &tc.push}, Call: "5"}})

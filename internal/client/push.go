@@ -1,10 +1,12 @@
-package control
+package client
 
 import (
 	"context"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.temporal.io/sdk/converter"
 
 	"github.com/durableagent/durableagent/internal/live"
 )
@@ -53,17 +55,23 @@ type pushStream struct {
 	err    error
 }
 
-func newPushReader(out followSink) *pushReader {
-	return &pushReader{streams: map[string]*pushStream{}, wake: make(chan struct{}, 1), subscribe: live.Subscribe, out: out}
+// newPushReader passes what its streams bring to out. Its streams open
+// sealed lines with dc, the converter the heartbeat details are decoded
+// with (the client's payload codec): a worker with a codec key seals what
+// it pushes (spec 13.10.9). A line that does not open ends its stream,
+// and the reader stays on the heartbeats.
+func newPushReader(out followSink, dc converter.DataConverter) *pushReader {
+	p := &pushReader{streams: map[string]*pushStream{}, wake: make(chan struct{}, 1), out: out}
+	p.subscribe = func(ctx context.Context, push live.Push, fn func(live.Snapshot, time.Time)) error {
+		return live.Subscribe(ctx, push, dc, fn)
+	}
+	return p
 }
 
 // observe opens the streams of the running calls pending names (the
 // snapshots of one Describe) that have one, and closes those of calls
 // no longer running.
 func (p *pushReader) observe(ctx context.Context, pending []live.Stamped) {
-	if p == nil {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	running := map[string]bool{}
@@ -132,9 +140,6 @@ func (p *pushReader) signal() {
 // take returns the snapshots the streams brought since the last take
 // (the latest of each call).
 func (p *pushReader) take() []live.Stamped {
-	if p == nil {
-		return nil
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []live.Stamped
@@ -156,9 +161,6 @@ func (p *pushReader) take() []live.Stamped {
 // its snapshot stands; once it ended, only when it is not older than the
 // heartbeat. The Describe's Push, Call and At stay.
 func (p *pushReader) newest(pending []live.Stamped) {
-	if p == nil {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, s := range pending {
@@ -187,9 +189,6 @@ func (p *pushReader) keep(s live.Stamped) {
 // streaming says a stream is open: the heartbeats need not be read on
 // their beat.
 func (p *pushReader) streaming() bool {
-	if p == nil {
-		return false
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, st := range p.streams {
@@ -203,9 +202,6 @@ func (p *pushReader) streaming() bool {
 // takeEnded says whether a stream that was open ended since the last
 // call (the call ended: its message_end is due).
 func (p *pushReader) takeEnded() bool {
-	if p == nil {
-		return false
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e := p.ended
@@ -228,21 +224,13 @@ func (f *follower) queryInterval() time.Duration {
 	return f.poll
 }
 
-// wakeC receives when a stream brought something (nil: never).
-func (p *pushReader) wakeC() <-chan struct{} {
-	if p == nil {
-		return nil
-	}
-	return p.wake
-}
-
 // emitPushed passes the pushed snapshots on after an events query
 // (queried), which lets the followers start the entries they had no live
 // event of (the streams pass the others on as they come). A snapshot of
 // an entry new to the reader is kept until then, and the query made at
 // once.
 func (f *follower) emitPushed(pushed []live.Stamped, queried bool) {
-	if f.stream <= 0 || len(pushed) == 0 {
+	if len(pushed) == 0 {
 		return
 	}
 	var out []live.Stamped
@@ -266,5 +254,5 @@ func (f *follower) emitPushed(pushed []live.Stamped, queried bool) {
 // pause waits d, or less when a push stream brings something; false when
 // ctx ended.
 func (f *follower) pause(ctx context.Context, d time.Duration) bool {
-	return sleep(ctx, d, f.push.wakeC())
+	return sleep(ctx, d, f.push.wake)
 }
