@@ -20,9 +20,6 @@ import (
 // replaces one key and shows in events.
 type SessionSettings = session.Settings
 
-// SessionSettingKeys are the keys of SessionSettings.
-var SessionSettingKeys = session.SettingKeys
-
 // SessionSettingsOf takes a prompt input's session-owned settings.
 func SessionSettingsOf(in PromptInput) SessionSettings {
 	return SessionSettings{
@@ -64,7 +61,8 @@ func (r *run) adoptSessionSettings(ctx workflow.Context) error {
 	// sender's tighter limit applies to its prompt as well.
 	r.in.Budget.SessionMaxTokens = tighter(kept.SessionMaxTokens, own.SessionMaxTokens)
 	r.in.Budget.SessionMaxCostUsd = tighter(kept.SessionMaxCostUsd, own.SessionMaxCostUsd)
-	if diff := own.Differences(SessionSettingsOf(r.in)); len(diff) > 0 {
+	diff := own.Differences(SessionSettingsOf(r.in)) //workflowcheck:ignore reflection over the struct's fields
+	if len(diff) > 0 {
 		r.sessionSettingsNote = "this prompt runs with the session's " + strings.Join(diff, ", ") +
 			" (starter session set KEY VALUE changes them), not its sender's"
 	}
