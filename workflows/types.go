@@ -86,7 +86,7 @@ type PromptInput struct {
 	// Tools says which tools the model may call (none: a chat).
 	Tools activities.ToolsInput `json:"tools,omitempty"`
 	// Agent holds the loop's own settings.
-	Agent AgentSettings `json:"agent,omitempty"`
+	Agent agent.Settings `json:"agent,omitempty"`
 	// Approval names the tool calls that wait for approve_tool before
 	// they run (tools.requireApproval, tools.approvalTimeoutMs).
 	Approval ToolApproval `json:"approval,omitempty"`
@@ -115,66 +115,6 @@ type SubAgentParent struct {
 	// ToolHost is the parent's tool host, which holds the workspace the
 	// sub-agent works in ("": any worker).
 	ToolHost string `json:"toolHost,omitempty"`
-}
-
-// AgentSettings are the settings of the tool loop (group agent).
-type AgentSettings struct {
-	// MaxTurns stops a prompt whose model still asks for tools after this
-	// many turns (0: no limit).
-	MaxTurns int `json:"maxTurns,omitempty"`
-	// ContinueAsNewEvents is the history length at which a prompt
-	// continues as new at the next turn boundary (0:
-	// DefaultContinueAsNewEvents). Temporal's own suggestion is honoured
-	// too.
-	ContinueAsNewEvents int `json:"continueAsNewEvents,omitempty"`
-	// SteeringMode is how many queued steer messages one delivery takes:
-	// agent.QueueModeOneAtATime ("": the default) or agent.QueueModeAll.
-	SteeringMode string `json:"steeringMode,omitempty"`
-	// FollowUpMode is the same for follow_up messages.
-	FollowUpMode string `json:"followUpMode,omitempty"`
-	// SystemPrompt and AppendSystemPrompt are the user's additions to the
-	// session's system prompt (agent.systemPrompt replaces its preamble,
-	// agent.appendSystemPrompt is added at its end); the session's first
-	// prompt builds it, later prompts' values are not used.
-	SystemPrompt       string `json:"systemPrompt,omitempty"`
-	AppendSystemPrompt string `json:"appendSystemPrompt,omitempty"`
-	// SubAgents bounds the prompt's sub-agents (the task tool); zero
-	// values are the defaults.
-	SubAgents SubAgentLimits `json:"subagents,omitempty"`
-}
-
-// SubAgentLimits are the settings group agent.subagents.
-type SubAgentLimits struct {
-	// MaxConcurrent sub-agents of a prompt run at once; the further task
-	// calls of an answer wait for a place (0: DefaultSubAgentsConcurrent).
-	MaxConcurrent int `json:"maxConcurrent,omitempty"`
-	// MaxDepth bounds the nesting: a prompt at this depth starts none
-	// (0: DefaultSubAgentsDepth).
-	MaxDepth int `json:"maxDepth,omitempty"`
-	// MaxTotal sub-agents one prompt starts in all (0:
-	// DefaultSubAgentsTotal).
-	MaxTotal int `json:"maxTotal,omitempty"`
-}
-
-// Defaults of agent.subagents.
-const (
-	DefaultSubAgentsConcurrent = 4
-	DefaultSubAgentsDepth      = 2
-	DefaultSubAgentsTotal      = 16
-)
-
-// orDefault is v, or def when v is not above 0.
-func orDefault(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
-// limits are the limits with the defaults filled in.
-func (l SubAgentLimits) limits() SubAgentLimits {
-	return SubAgentLimits{MaxConcurrent: orDefault(l.MaxConcurrent, DefaultSubAgentsConcurrent),
-		MaxDepth: orDefault(l.MaxDepth, DefaultSubAgentsDepth), MaxTotal: orDefault(l.MaxTotal, DefaultSubAgentsTotal)}
 }
 
 // ToolApproval is the approval policy of a prompt's tool calls.

@@ -155,16 +155,7 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 			BashTimeoutMs: s.Tools.BashTimeoutMs,
 			HostWaitMs:    s.Tools.HostWaitMs,
 		},
-		Agent: workflows.AgentSettings{
-			MaxTurns:            s.Agent.MaxTurns,
-			ContinueAsNewEvents: s.Agent.ContinueAsNewEvents,
-			SteeringMode:        s.Agent.SteeringMode,
-			FollowUpMode:        s.Agent.FollowUpMode,
-			SystemPrompt:        s.Agent.SystemPrompt,
-			AppendSystemPrompt:  s.Agent.AppendSystemPrompt,
-			SubAgents: workflows.SubAgentLimits{MaxConcurrent: s.Agent.SubAgents.MaxConcurrent,
-				MaxDepth: s.Agent.SubAgents.MaxDepth, MaxTotal: s.Agent.SubAgents.MaxTotal},
-		},
+		Agent: s.Agent,
 		Approval: workflows.ToolApproval{
 			Require:   s.Tools.RequireApproval,
 			TimeoutMs: s.Tools.ApprovalTimeoutMs,

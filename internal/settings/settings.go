@@ -16,21 +16,21 @@ import (
 type Settings struct {
 	// DataDir holds sessions, credentials, the dev server database and the
 	// default settings file.
-	DataDir    string     `json:"dataDir"`
-	Retry      Retry      `json:"retry"`
-	Compaction Compaction `json:"compaction"`
-	Temporal   Temporal   `json:"temporal"`
-	Model      Model      `json:"model"`
-	Scripted   Scripted   `json:"scripted"`
-	Dev        Dev        `json:"dev"`
-	Codec      Codec      `json:"codec"`
-	Session    Session    `json:"session"`
-	Tools      Tools      `json:"tools"`
-	Agent      Agent      `json:"agent"`
-	Budget     Budget     `json:"budget"`
-	Stream     Stream     `json:"stream"`
-	Metrics    Metrics    `json:"metrics"`
-	Otel       Otel       `json:"otel"`
+	DataDir    string         `json:"dataDir"`
+	Retry      Retry          `json:"retry"`
+	Compaction Compaction     `json:"compaction"`
+	Temporal   Temporal       `json:"temporal"`
+	Model      Model          `json:"model"`
+	Scripted   Scripted       `json:"scripted"`
+	Dev        Dev            `json:"dev"`
+	Codec      Codec          `json:"codec"`
+	Session    Session        `json:"session"`
+	Tools      Tools          `json:"tools"`
+	Agent      agent.Settings `json:"agent"`
+	Budget     Budget         `json:"budget"`
+	Stream     Stream         `json:"stream"`
+	Metrics    Metrics        `json:"metrics"`
+	Otel       Otel           `json:"otel"`
 
 	// file is the settings file Load used (or would create).
 	file string
@@ -244,36 +244,6 @@ const (
 // ToolPlacements lists the values of tools.placement.
 var ToolPlacements = []string{ToolPlacementHost, ToolPlacementAny}
 
-// Agent is the `agent` group: the tool loop's limits.
-type Agent struct {
-	// MaxTurns stops a prompt still calling tools after this many turns
-	// (0: no limit).
-	MaxTurns int `json:"maxTurns"`
-	// ContinueAsNewEvents is the history length at which a prompt
-	// continues as new at a turn boundary (0: the workflow's default).
-	ContinueAsNewEvents int `json:"continueAsNewEvents"`
-	// SteeringMode and FollowUpMode are agent.QueueModeOneAtATime or
-	// agent.QueueModeAll: how many queued steer / follow_up messages one
-	// delivery takes.
-	SteeringMode string `json:"steeringMode"`
-	FollowUpMode string `json:"followUpMode"`
-	// SystemPrompt replaces the system prompt's preamble and
-	// AppendSystemPrompt is added at its end, in a session's first
-	// prompt (internal/sysprompt).
-	SystemPrompt       string `json:"systemPrompt"`
-	AppendSystemPrompt string `json:"appendSystemPrompt"`
-	// SubAgents bounds the sub-agents of the task tool.
-	SubAgents SubAgents `json:"subagents"`
-}
-
-// SubAgents is the `agent.subagents` group: how many sub-agents (task
-// calls) a prompt runs at once, how deep they nest, how many in all.
-type SubAgents struct {
-	MaxConcurrent int `json:"maxConcurrent"`
-	MaxDepth      int `json:"maxDepth"`
-	MaxTotal      int `json:"maxTotal"`
-}
-
 // Stream is the `stream` group: live output.
 type Stream struct {
 	// IntervalMs is how often a running model or tool call publishes its
@@ -387,8 +357,8 @@ func defaultsFor(e environment) Settings {
 			Sandbox:           Sandbox{Mode: SandboxAuto, Network: SandboxNetworkOff},
 		},
 		Session: Session{Store: SessionStoreJSONL},
-		Agent: Agent{SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeOneAtATime,
-			SubAgents: SubAgents{MaxConcurrent: 4, MaxDepth: 2, MaxTotal: 16}},
+		Agent: agent.Settings{SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeOneAtATime,
+			SubAgents: agent.DefaultSubAgentLimits},
 		Budget: Budget{MaxCostUsd: "0", Session: SessionBudget{MaxCostUsd: "0"}},
 	}
 }
