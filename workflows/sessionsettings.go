@@ -23,8 +23,7 @@ type SessionSettings = session.Settings
 // SessionSettingsOf takes a prompt input's session-owned settings.
 func SessionSettingsOf(in PromptInput) SessionSettings {
 	return SessionSettings{
-		Tools: slices.Clone(in.Tools.Enabled), RequireApproval: slices.Clone(in.Approval.Require),
-		Policy: slices.Clone(in.Approval.Rules), ApprovalTimeoutMs: in.Approval.TimeoutMs,
+		Tools: slices.Clone(in.Tools.Enabled), Approval: in.Approval.Approval,
 		SessionMaxTokens: in.Budget.SessionMaxTokens, SessionMaxCostUsd: in.Budget.SessionMaxCostUsd,
 	}
 }
@@ -33,9 +32,7 @@ func SessionSettingsOf(in PromptInput) SessionSettings {
 // (the workflow does, and a client that starts a prompt in the session).
 func ApplySessionSettings(s SessionSettings, in *PromptInput) {
 	in.Tools.Enabled = slices.Clone(s.Tools)
-	in.Approval.Require = slices.Clone(s.RequireApproval)
-	in.Approval.Rules = slices.Clone(s.Policy)
-	in.Approval.TimeoutMs = s.ApprovalTimeoutMs
+	in.Approval.Approval = s.Approval
 	in.Budget.SessionMaxTokens = s.SessionMaxTokens
 	in.Budget.SessionMaxCostUsd = s.SessionMaxCostUsd
 }

@@ -117,19 +117,11 @@ type SubAgentParent struct {
 	ToolHost string `json:"toolHost,omitempty"`
 }
 
-// ToolApproval is the approval policy of a prompt's tool calls.
+// ToolApproval is the approval policy of a prompt's tool calls: the
+// sender's settings (Policy ends with policy.Default; none: only
+// RequireApproval asks, every other call runs) and the grants in force.
 type ToolApproval struct {
-	// Require names the tools whose calls wait for approve_tool (none:
-	// every call runs at once).
-	Require []string `json:"require,omitempty"`
-	// TimeoutMs denies a call not decided within this long (0: the wait
-	// has no end).
-	TimeoutMs int64 `json:"timeoutMs,omitempty"`
-	// Rules is the approval policy (internal/policy, first match wins)
-	// after Require's asks: tools.policy then policy.Default as the
-	// sender's settings give them. None: only Require asks, every other
-	// call runs (inputs written before policies).
-	Rules []string `json:"rules,omitempty"`
+	agent.Approval
 	// Grants are the "allow for this session" grants in force: the
 	// session's (BeginPrompt) and those approve_tool gave in this prompt;
 	// a continued run carries them. Callers leave it empty.
@@ -225,10 +217,10 @@ func (in PromptInput) Validate() error {
 	if err := in.Budget.Validate(); err != nil {
 		errs = append(errs, err.Error())
 	}
-	if in.Approval.TimeoutMs < 0 {
+	if in.Approval.ApprovalTimeoutMs < 0 {
 		errs = append(errs, "tools.approvalTimeoutMs must be >= 0")
 	}
-	if _, err := toolpolicy.Compile(in.Approval.Require, in.Approval.Rules); err != nil {
+	if _, err := toolpolicy.Compile(in.Approval.RequireApproval, in.Approval.Policy); err != nil {
 		errs = append(errs, err.Error())
 	}
 	if len(errs) > 0 {

@@ -156,11 +156,8 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 			HostWaitMs:    s.Tools.HostWaitMs,
 		},
 		Agent: s.Agent,
-		Approval: workflows.ToolApproval{
-			Require:   s.Tools.RequireApproval,
-			TimeoutMs: s.Tools.ApprovalTimeoutMs,
-			Rules:     append(slices.Clip(s.Tools.Policy), policy.Default...),
-		},
+		Approval: workflows.ToolApproval{Approval: agent.Approval{RequireApproval: s.Tools.RequireApproval,
+			ApprovalTimeoutMs: s.Tools.ApprovalTimeoutMs, Policy: append(slices.Clip(s.Tools.Policy), policy.Default...)}},
 		Budget: s.Budget.Limits(),
 	}
 	if s.Session.Worktree {

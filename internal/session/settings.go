@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
@@ -26,10 +27,8 @@ const CustomSettingsChange = "session_settings_change"
 // and thinking level are the session's through its model_change and
 // thinking_level_change entries.
 type Settings struct {
-	Tools             []string `json:"tools" key:"tools.enabled"`
-	RequireApproval   []string `json:"requireApproval" key:"tools.requireApproval"`
-	Policy            []string `json:"policy" key:"tools.policy"`
-	ApprovalTimeoutMs int64    `json:"approvalTimeoutMs,omitempty" key:"tools.approvalTimeoutMs"`
+	Tools []string `json:"tools" key:"tools.enabled"`
+	agent.Approval
 	// SessionMaxTokens and SessionMaxCostUsd are the session's budget
 	// (budget.session.*): a prompt from another terminal cannot raise it.
 	SessionMaxTokens  int64   `json:"sessionMaxTokens,omitempty" key:"budget.session.maxTokens"`
@@ -46,10 +45,11 @@ type SettingsChange struct {
 // field is the field of s that holds key; the zero Value for a key that
 // is not a session setting.
 func (s *Settings) field(key string) reflect.Value {
-	v := reflect.ValueOf(s).Elem()
-	for i := range v.NumField() {
-		if v.Type().Field(i).Tag.Get("key") == key && slices.Contains(settings.SessionKeys(), key) {
-			return v.Field(i)
+	for _, v := range []reflect.Value{reflect.ValueOf(s).Elem(), reflect.ValueOf(&s.Approval).Elem()} {
+		for i := range v.NumField() {
+			if v.Type().Field(i).Tag.Get("key") == key && slices.Contains(settings.SessionKeys(), key) {
+				return v.Field(i)
+			}
 		}
 	}
 	return reflect.Value{}

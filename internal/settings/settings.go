@@ -128,18 +128,16 @@ type Codec struct {
 // they may act. Enabled and BashTimeoutMs travel with each prompt; the
 // rest is the worker's policy.
 type Tools struct {
-	Enabled               []string `json:"enabled"`
-	AllowedRoots          []string `json:"allowedRoots"`
-	Confine               bool     `json:"confine"`
-	EnvAllow              []string `json:"envAllow,omitempty"`
-	BashTimeoutMs         int64    `json:"bashTimeoutMs"`
-	Placement             string   `json:"placement"`
-	Host                  string   `json:"host,omitempty"`
-	HostWaitMs            int64    `json:"hostWaitMs"`
-	RequireApproval       []string `json:"requireApproval,omitempty"`
+	Enabled       []string `json:"enabled"`
+	AllowedRoots  []string `json:"allowedRoots"`
+	Confine       bool     `json:"confine"`
+	EnvAllow      []string `json:"envAllow,omitempty"`
+	BashTimeoutMs int64    `json:"bashTimeoutMs"`
+	Placement     string   `json:"placement"`
+	Host          string   `json:"host,omitempty"`
+	HostWaitMs    int64    `json:"hostWaitMs"`
+	agent.Approval
 	WorkerRequireApproval []string `json:"workerRequireApproval,omitempty"`
-	ApprovalTimeoutMs     int64    `json:"approvalTimeoutMs"`
-	Policy                []string `json:"policy,omitempty"`
 	Sandbox               Sandbox  `json:"sandbox"`
 }
 
@@ -282,8 +280,8 @@ func defaultsFor(e environment) Settings {
 			Placement:  ToolPlacementHost,
 			HostWaitMs: 10_000,
 			// An unattended job's asked call ends denied, not waiting.
-			ApprovalTimeoutMs: DefaultApprovalTimeoutMs,
-			Sandbox:           Sandbox{Mode: SandboxAuto, Network: SandboxNetworkOff},
+			Approval: agent.Approval{ApprovalTimeoutMs: DefaultApprovalTimeoutMs},
+			Sandbox:  Sandbox{Mode: SandboxAuto, Network: SandboxNetworkOff},
 		},
 		Session: Session{Store: SessionStoreJSONL},
 		Agent: agent.Settings{SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeOneAtATime,
