@@ -23,9 +23,7 @@ type SessionSettings = session.Settings
 // SessionSettingsOf takes a prompt input's session-owned settings.
 func SessionSettingsOf(in PromptInput) SessionSettings {
 	return SessionSettings{
-		Tools: slices.Clone(in.Tools.Enabled), Approval: in.Approval.Approval,
-		SessionMaxTokens: in.Budget.SessionMaxTokens, SessionMaxCostUsd: in.Budget.SessionMaxCostUsd,
-	}
+		Tools: slices.Clone(in.Tools.Enabled), Approval: in.Approval.Approval, SessionLimits: in.Budget.SessionLimits}
 }
 
 // ApplySessionSettings puts the session's settings into a prompt input
@@ -33,8 +31,7 @@ func SessionSettingsOf(in PromptInput) SessionSettings {
 func ApplySessionSettings(s SessionSettings, in *PromptInput) {
 	in.Tools.Enabled = slices.Clone(s.Tools)
 	in.Approval.Approval = s.Approval
-	in.Budget.SessionMaxTokens = s.SessionMaxTokens
-	in.Budget.SessionMaxCostUsd = s.SessionMaxCostUsd
+	in.Budget.SessionLimits = s.SessionLimits
 }
 
 // adoptSessionSettings records the prompt's settings as the session's

@@ -29,10 +29,7 @@ const CustomSettingsChange = "session_settings_change"
 type Settings struct {
 	Tools []string `json:"tools" key:"tools.enabled"`
 	agent.Approval
-	// SessionMaxTokens and SessionMaxCostUsd are the session's budget
-	// (budget.session.*): a prompt from another terminal cannot raise it.
-	SessionMaxTokens  int64   `json:"sessionMaxTokens,omitempty" key:"budget.session.maxTokens"`
-	SessionMaxCostUsd float64 `json:"sessionMaxCostUsd,omitempty" key:"budget.session.maxCostUsd"`
+	agent.SessionLimits // another terminal's prompt cannot raise them
 }
 
 // SettingsChange is an explicit change of one session setting, as the
@@ -45,11 +42,10 @@ type SettingsChange struct {
 // field is the field of s that holds key; the zero Value for a key that
 // is not a session setting.
 func (s *Settings) field(key string) reflect.Value {
-	for _, v := range []reflect.Value{reflect.ValueOf(s).Elem(), reflect.ValueOf(&s.Approval).Elem()} {
-		for i := range v.NumField() {
-			if v.Type().Field(i).Tag.Get("key") == key && slices.Contains(settings.SessionKeys(), key) {
-				return v.Field(i)
-			}
+	v := reflect.ValueOf(s).Elem()
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		if f.Tag.Get("key") == key && slices.Contains(settings.SessionKeys(), key) {
+			return v.FieldByIndex(f.Index)
 		}
 	}
 	return reflect.Value{}

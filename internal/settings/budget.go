@@ -59,6 +59,6 @@ func (b Budget) Limits() agent.BudgetLimits {
 	sessionCost, _ := parseUsd(b.Session.MaxCostUsd)
 	return agent.BudgetLimits{
 		MaxCostUsd: cost, MaxTokens: b.MaxTokens, MaxDurationMs: b.MaxDurationMs,
-		SessionMaxCostUsd: sessionCost, SessionMaxTokens: b.Session.MaxTokens,
+		SessionLimits: agent.SessionLimits{SessionMaxCostUsd: sessionCost, SessionMaxTokens: b.Session.MaxTokens},
 	}
 }
