@@ -12,23 +12,21 @@ import (
 	"github.com/durableagent/durableagent/internal/session"
 )
 
-// SessionSettings are the settings that decide what the model may do in
-// a session (session.Settings): the session's first prompt records its
-// own (activities.SessionSettings keeps them beside the session); every
-// later prompt, from any terminal, runs with the recorded ones; an
-// explicit change (SessionWrite with Change, `starter session set`)
-// replaces one key and shows in events.
-type SessionSettings = session.Settings
+// A session's own settings (session.Settings): the session's first
+// prompt records its own (activities.SessionSettings keeps them beside the
+// session); every later prompt, from any terminal, runs with the recorded
+// ones; an explicit change (SessionWrite with Change, `starter session
+// set`) replaces one key and shows in events.
 
 // SessionSettingsOf takes a prompt input's session-owned settings.
-func SessionSettingsOf(in PromptInput) SessionSettings {
-	return SessionSettings{
+func SessionSettingsOf(in PromptInput) session.Settings {
+	return session.Settings{
 		Tools: slices.Clone(in.Tools.Enabled), Approval: in.Approval.Approval, SessionLimits: in.Budget.SessionLimits}
 }
 
 // ApplySessionSettings puts the session's settings into a prompt input
 // (the workflow does, and a client that starts a prompt in the session).
-func ApplySessionSettings(s SessionSettings, in *PromptInput) {
+func ApplySessionSettings(s session.Settings, in *PromptInput) {
 	in.Tools.Enabled = slices.Clone(s.Tools)
 	in.Approval.Approval = s.Approval
 	in.Budget.SessionLimits = s.SessionLimits

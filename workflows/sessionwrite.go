@@ -25,7 +25,7 @@ type SessionWriteInput struct {
 	SessionID string          `json:"sessionId"`
 	Entries   []session.Entry `json:"entries"`
 	// Change, when set, changes one of the session's own settings
-	// (SessionSettings) after the entries are written.
+	// (session.Settings) after the entries are written.
 	Change *SessionSettingChange `json:"change,omitempty"`
 }
 
@@ -38,7 +38,7 @@ type SessionSettingChange struct {
 	Value string `json:"value"`
 	// From holds the new value at Key: the session settings of a prompt
 	// input built with it (the other keys are not read).
-	From SessionSettings `json:"from"`
+	From session.Settings `json:"from"`
 }
 
 // Validate reports the first problem of the input in one line.
@@ -50,7 +50,7 @@ func (in SessionWriteInput) Validate() error {
 		return errors.New("invalid session write input: no entries")
 	}
 	if in.Change != nil {
-		_, err := (SessionSettings{}).With(in.Change.Key, in.Change.From) //workflowcheck:ignore reflection over the struct's fields
+		_, err := (session.Settings{}).With(in.Change.Key, in.Change.From) //workflowcheck:ignore reflection over the struct's fields
 		if err != nil {
 			return fmt.Errorf("invalid session write input: %w", err)
 		}

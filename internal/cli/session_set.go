@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -22,7 +23,7 @@ func sessionSet(ctx context.Context, env Env, c *common) int {
 		return fail(env, name, fmt.Errorf("want two arguments: KEY VALUE, KEY one of %s", strings.Join(settings.SessionKeys(), ", ")))
 	}
 	key, value := c.fs.Arg(0), c.fs.Arg(1)
-	if _, err := (workflows.SessionSettings{}).With(key, workflows.SessionSettings{}); err != nil {
+	if _, err := (session.Settings{}).With(key, session.Settings{}); err != nil {
 		return fail(env, name, err)
 	}
 	if c.session == "" {
