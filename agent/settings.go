@@ -51,3 +51,18 @@ func (l SubAgentLimits) Limits() SubAgentLimits {
 	return SubAgentLimits{MaxConcurrent: cmp.Or(l.MaxConcurrent, d.MaxConcurrent),
 		MaxDepth: cmp.Or(l.MaxDepth, d.MaxDepth), MaxTotal: cmp.Or(l.MaxTotal, d.MaxTotal)}
 }
+
+// Tools are the tool settings a prompt carries (tools.enabled,
+// tools.bashTimeoutMs, tools.hostWaitMs), one shape in the settings group
+// tools, a prompt's input and a tool call's. Where a tool may act is the
+// worker's policy (activities.ToolPolicy), not the prompt's.
+type Tools struct {
+	// Enabled names the tools offered to the model (nil: none, a chat).
+	Enabled []string `json:"enabled"`
+	// BashTimeoutMs bounds a bash call that names no timeout (0: none).
+	BashTimeoutMs int64 `json:"bashTimeoutMs"`
+	// HostWaitMs is how long a tool call of a host-placed session waits
+	// for its host before the prompt reports that it waits (it keeps
+	// waiting); 0: the workflow's default.
+	HostWaitMs int64 `json:"hostWaitMs"`
+}

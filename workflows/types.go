@@ -84,7 +84,7 @@ type PromptInput struct {
 	// "": none.
 	Worktree string `json:"worktree,omitempty"`
 	// Tools says which tools the model may call (none: a chat).
-	Tools activities.ToolsInput `json:"tools,omitempty"`
+	Tools agent.Tools `json:"tools,omitempty"`
 	// Agent holds the loop's own settings.
 	Agent agent.Settings `json:"agent,omitempty"`
 	// Approval names the tool calls that wait for approve_tool before

@@ -128,14 +128,12 @@ type Codec struct {
 // they may act. Enabled and BashTimeoutMs travel with each prompt; the
 // rest is the worker's policy.
 type Tools struct {
-	Enabled       []string `json:"enabled"`
-	AllowedRoots  []string `json:"allowedRoots"`
-	Confine       bool     `json:"confine"`
-	EnvAllow      []string `json:"envAllow,omitempty"`
-	BashTimeoutMs int64    `json:"bashTimeoutMs"`
-	Placement     string   `json:"placement"`
-	Host          string   `json:"host,omitempty"`
-	HostWaitMs    int64    `json:"hostWaitMs"`
+	agent.Tools
+	AllowedRoots []string `json:"allowedRoots"`
+	Confine      bool     `json:"confine"`
+	EnvAllow     []string `json:"envAllow,omitempty"`
+	Placement    string   `json:"placement"`
+	Host         string   `json:"host,omitempty"`
 	agent.Approval
 	WorkerRequireApproval []string `json:"workerRequireApproval,omitempty"`
 	Sandbox               Sandbox  `json:"sandbox"`
@@ -275,10 +273,9 @@ func defaultsFor(e environment) Settings {
 		Stream:   Stream{IntervalMs: 200, PushTLS: PushTLSAuto},
 		Scripted: Scripted{StreamDelayMs: 20},
 		Tools: Tools{
-			Enabled:    append([]string(nil), AllTools...),
-			Confine:    true,
-			Placement:  ToolPlacementHost,
-			HostWaitMs: 10_000,
+			Tools:     agent.Tools{Enabled: append([]string(nil), AllTools...), HostWaitMs: 10_000},
+			Confine:   true,
+			Placement: ToolPlacementHost,
 			// An unattended job's asked call ends denied, not waiting.
 			Approval: agent.Approval{ApprovalTimeoutMs: DefaultApprovalTimeoutMs},
 			Sandbox:  Sandbox{Mode: SandboxAuto, Network: SandboxNetworkOff},
