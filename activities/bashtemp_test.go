@@ -28,7 +28,7 @@ func TestRunTool_FullOutputsAreKeptPerSession(t *testing.T) {
 	for _, id := range []string{"s1", "s2"} {
 		_, err := f.env.ExecuteActivity(RunToolName, RunToolInput{SessionID: id, AssistantEntryID: "a1",
 			ToolCallID: "c1", ToolName: "bash", ResultEntryID: "r1", ParentID: "a1", Workspace: ws,
-			Tools: ToolsInput{Enabled: []string{"bash"}}})
+			Tools: agent.Tools{Enabled: []string{"bash"}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -76,7 +76,7 @@ func BenchmarkToolStep_BashTrueSandboxedVsLocal(b *testing.B) {
 		start := time.Now()
 		v, err := envs[kind].ExecuteActivity(RunToolName, RunToolInput{SessionID: "s1", AssistantEntryID: "a1",
 			ToolCallID: "c1", ToolName: "bash", ResultEntryID: fmt.Sprintf("r%d", i), ParentID: "a1",
-			Workspace: ws, Tools: ToolsInput{Enabled: []string{"bash"}}})
+			Workspace: ws, Tools: agent.Tools{Enabled: []string{"bash"}}})
 		d := time.Since(start)
 		var res RunToolResult
 		if err == nil {

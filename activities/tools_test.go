@@ -39,7 +39,7 @@ func (f *fixture) runTool(t *testing.T, ws, callID, name, resultID string) (RunT
 	t.Helper()
 	v, err := f.env.ExecuteActivity(RunToolName, RunToolInput{SessionID: "s1", AssistantEntryID: "a1",
 		ToolCallID: callID, ToolName: name, ResultEntryID: resultID, ParentID: "a1", Workspace: ws,
-		Tools: ToolsInput{Enabled: []string{"read", "write", "edit", "bash", "grep", "find", "ls"}}})
+		Tools: agent.Tools{Enabled: []string{"read", "write", "edit", "bash", "grep", "find", "ls"}}})
 	var res RunToolResult
 	if err == nil {
 		if gerr := v.Get(&res); gerr != nil {

@@ -210,21 +210,6 @@ type ToolCallRef struct {
 // call stays bounded.
 const MaxPolicyArgBytes = 1024
 
-// ToolsInput is the tool configuration of a prompt: which tools the model
-// sees and how long a bash command may run. Where a tool may act (allowed
-// roots, confinement, the environment of bash) is the worker's policy
-// (ToolPolicy), not the prompt's.
-type ToolsInput struct {
-	// Enabled names the tools offered to the model (nil: none, a chat).
-	Enabled []string `json:"enabled,omitempty"`
-	// BashTimeoutMs bounds a bash call that names no timeout (0: none).
-	BashTimeoutMs int64 `json:"bashTimeoutMs,omitempty"`
-	// HostWaitMs is how long a tool call of a host-placed session waits
-	// for its host before the prompt reports that it waits (it keeps
-	// waiting); 0: the workflow's default.
-	HostWaitMs int64 `json:"hostWaitMs,omitempty"`
-}
-
 // Values of BeginPromptInput.Worktree.
 const (
 	// WorktreeNew gives a new session a worktree; an existing session
@@ -335,10 +320,10 @@ type RunToolInput struct {
 	// ResultEntryID is the entry the toolResult message is written under,
 	// ParentID its parent (the previous result of the batch, or the
 	// assistant entry): results chain in the order of the calls.
-	ResultEntryID string     `json:"resultEntryId"`
-	ParentID      string     `json:"parentId"`
-	Workspace     string     `json:"workspace"`
-	Tools         ToolsInput `json:"tools"`
+	ResultEntryID string      `json:"resultEntryId"`
+	ParentID      string      `json:"parentId"`
+	Workspace     string      `json:"workspace"`
+	Tools         agent.Tools `json:"tools"`
 	// TrackFiles asks a bash call for the files that changed in the
 	// workspace while it ran (Files, FilesMore, FilesNote; bashfiles.go):
 	// set for a sub-agent working in its parent's workspace.

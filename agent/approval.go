@@ -27,3 +27,14 @@ func (p ApproveToolPayload) Bounded() ApproveToolPayload {
 	p.Reason = p.Reason[:keep] + note
 	return p
 }
+
+// Approval is the approval policy of tool calls, one shape for the
+// settings group tools, a prompt's input (workflows.ToolApproval) and a
+// session's own settings (session.Settings); a key tag names each key.
+// Policy is tools.policy, followed by policy.Default in a prompt's input
+// and a session's settings; ApprovalTimeoutMs 0 waits without end.
+type Approval struct {
+	RequireApproval   []string `json:"requireApproval,omitempty" key:"tools.requireApproval"`
+	ApprovalTimeoutMs int64    `json:"approvalTimeoutMs" key:"tools.approvalTimeoutMs"`
+	Policy            []string `json:"policy,omitempty" key:"tools.policy"`
+}

@@ -79,10 +79,14 @@ type BudgetLimits struct {
 	// MaxDurationMs stops the prompt this long (wall time, a durable
 	// timer) after it started.
 	MaxDurationMs int64 `json:"maxDurationMs,omitempty"`
-	// SessionMaxCostUsd and SessionMaxTokens are the same limits on the
-	// session: its earlier prompts count too.
-	SessionMaxCostUsd float64 `json:"sessionMaxCostUsd,omitempty"`
-	SessionMaxTokens  int64   `json:"sessionMaxTokens,omitempty"`
+	SessionLimits
+}
+
+// SessionLimits are the limits on the session, its earlier prompts
+// counted too: the session keeps them (session.Settings).
+type SessionLimits struct {
+	SessionMaxCostUsd float64 `json:"sessionMaxCostUsd,omitempty" key:"budget.session.maxCostUsd"`
+	SessionMaxTokens  int64   `json:"sessionMaxTokens,omitempty" key:"budget.session.maxTokens"`
 }
 
 // Any reports whether a limit is set.

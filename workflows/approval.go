@@ -65,8 +65,8 @@ type approval struct {
 // then on: a continued run carries it in its input.
 func (r *run) joinApprovalFloor(floor []string) {
 	for _, t := range floor {
-		if !slices.Contains(r.in.Approval.Require, t) {
-			r.in.Approval.Require = append(slices.Clip(r.in.Approval.Require), t)
+		if !slices.Contains(r.in.Approval.RequireApproval, t) {
+			r.in.Approval.RequireApproval = append(slices.Clip(r.in.Approval.RequireApproval), t)
 		}
 	}
 }
@@ -184,7 +184,7 @@ func (r *run) approveTool(ctx workflow.Context, p agent.ApproveToolPayload) (App
 // the caller (skipped for the steer message, or aborted).
 func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 	var timeout time.Duration
-	if ms := r.in.Approval.TimeoutMs; ms > 0 {
+	if ms := r.in.Approval.ApprovalTimeoutMs; ms > 0 {
 		timeout = time.Duration(ms) * time.Millisecond
 	}
 	now := workflow.Now(ctx)
@@ -226,7 +226,7 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 	if timeout > 0 {
 		var ok bool
 		ok, err = workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: timeout,
-			TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("approval timeout (%s)", agent.FormatDelay(r.in.Approval.TimeoutMs))}}, done)
+			TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("approval timeout (%s)", agent.FormatDelay(r.in.Approval.ApprovalTimeoutMs))}}, done)
 		timedOut = err == nil && !ok
 	} else {
 		err = workflow.Await(ctx, done)
@@ -261,7 +261,7 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 			a.call.denial = fmt.Sprintf(ToolBudgetStopMessage, r.bud.reached)
 		case timedOut:
 			r.decided[id] = "not approved in time"
-			a.call.denial = fmt.Sprintf(ToolApprovalTimeoutMessage, approvalWait(r.in.Approval.TimeoutMs))
+			a.call.denial = fmt.Sprintf(ToolApprovalTimeoutMessage, approvalWait(r.in.Approval.ApprovalTimeoutMs))
 		}
 	}
 	r.approvals = nil

@@ -96,7 +96,7 @@ func TestApproval_WorkerFloorApplies(t *testing.T) {
 		}
 	})
 	in := h.toolInput(`tool:read {"path":"a.txt"}`, `tool:bash {"command":"echo hi > hi.txt"}`, `text:done`)
-	if len(in.Approval.Require) != 0 {
+	if len(in.Approval.RequireApproval) != 0 {
 		t.Fatalf("the prompt asks for approval itself: %+v", in.Approval)
 	}
 	res, err := h.run(in)
@@ -136,11 +136,11 @@ func TestApproval_WorkerFloorCarriedAcrossContinueAsNew(t *testing.T) {
 	h := newHarness(t)
 	h.acts.ToolPolicy.RequireApproval = []string{"bash", "write"}
 	in := h.toolInput(`tool:read {"path":"a.txt"}`, `text:done`)
-	in.Approval.Require = []string{"edit", "bash"}
+	in.Approval.RequireApproval = []string{"edit", "bash"}
 	in.Agent.ContinueAsNewEvents = 20
 	h.env.SetCurrentHistoryLength(25)
 	next := h.continued(in)
-	if got := strings.Join(next.Approval.Require, ","); got != "edit,bash,write" {
+	if got := strings.Join(next.Approval.RequireApproval, ","); got != "edit,bash,write" {
 		t.Fatalf("carried approval list %q, want edit,bash,write", got)
 	}
 }

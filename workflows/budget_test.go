@@ -337,7 +337,7 @@ func TestBudget_StopBeforeAnyCallEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := h.toolInput(`text:never`)
-	in.Budget = agent.BudgetLimits{SessionMaxTokens: 1}
+	in.Budget = agent.BudgetLimits{SessionLimits: agent.SessionLimits{SessionMaxTokens: 1}}
 	_, err := h.run(in)
 	if status, _ := promptStatus(t, err); status != agent.StatusFailed || len(h.calls) != 0 {
 		t.Fatalf("status %s after %d calls, want failed before any", status, len(h.calls))

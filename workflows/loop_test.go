@@ -12,7 +12,6 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/compaction"
 	"github.com/durableagent/durableagent/internal/session"
@@ -23,7 +22,7 @@ import (
 func (h *harness) toolInput(script ...string) PromptInput {
 	in := input(script...)
 	in.Workspace = h.workspace
-	in.Tools = activities.ToolsInput{Enabled: []string{"read", "write", "edit", "bash", "grep", "find", "ls"}}
+	in.Tools = agent.Tools{Enabled: []string{"read", "write", "edit", "bash", "grep", "find", "ls"}}
 	return in
 }
 

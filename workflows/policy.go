@@ -15,7 +15,7 @@ import (
 // The approval policy (internal/policy) decides each tool call of a
 // prompt: allow runs it, deny gives it ToolPolicyDeniedMessage without
 // running it, ask takes the approval path (approval.go). The policy is
-// the prompt's input (ToolApproval: Require's asks, then Rules), so a
+// the prompt's input (ToolApproval: RequireApproval's asks, then Policy), so a
 // replay decides the same. An approve_tool with scope "session" adds a
 // grant that allows the later calls the same rule asks for; the grant is
 // kept in the input (a continued run carries it) and beside the session
@@ -28,7 +28,7 @@ const ToolPolicyDeniedMessage = "Tool call denied by the approval policy (%s)"
 // policyState is the run's approval-policy state.
 type policyState struct {
 	compiled *toolpolicy.Policy
-	// asks is the length of Approval.Require compiled (the worker's floor
+	// asks is the length of Approval.RequireApproval compiled (the worker's floor
 	// joins it after the start).
 	asks      int
 	decisions []agent.ToolDecision
@@ -37,13 +37,13 @@ type policyState struct {
 // policy is the prompt's compiled policy.
 func (r *run) policy(ctx workflow.Context) *toolpolicy.Policy {
 	a := r.in.Approval
-	if r.pol.compiled == nil || r.pol.asks != len(a.Require) {
-		p, err := toolpolicy.Compile(a.Require, a.Rules)
+	if r.pol.compiled == nil || r.pol.asks != len(a.RequireApproval) {
+		p, err := toolpolicy.Compile(a.RequireApproval, a.Policy)
 		if err != nil { // Validate parsed the rules: not reached
 			workflow.GetLogger(ctx).Error("approval policy", "error", err)
-			p, _ = toolpolicy.Compile(a.Require, nil)
+			p, _ = toolpolicy.Compile(a.RequireApproval, nil)
 		}
-		r.pol.compiled, r.pol.asks = p, len(a.Require)
+		r.pol.compiled, r.pol.asks = p, len(a.RequireApproval)
 	}
 	return r.pol.compiled
 }

@@ -19,7 +19,7 @@ import (
 // policy, as client.PromptInput sends it.
 func (h *harness) policyInput(rules []string, timeoutMs int64, script ...string) PromptInput {
 	in := h.toolInput(script...)
-	in.Approval = ToolApproval{Rules: append(rules, toolpolicy.Default...), TimeoutMs: timeoutMs}
+	in.Approval = ToolApproval{Approval: agent.Approval{Policy: append(rules, toolpolicy.Default...), ApprovalTimeoutMs: timeoutMs}}
 	return in
 }
 
@@ -293,8 +293,8 @@ func TestPolicy_DefaultSettingsEndAnUnattendedAsk(t *testing.T) {
 	d := settings.Defaults()
 	outside := filepath.Join(t.TempDir(), "app.conf")
 	in := h.toolInput(`tool:write {"path":"`+outside+`","content":"x"}`, `text:gave up`)
-	in.Approval = ToolApproval{Require: d.Tools.RequireApproval, TimeoutMs: d.Tools.ApprovalTimeoutMs,
-		Rules: append(d.Tools.Policy, toolpolicy.Default...)}
+	in.Approval = ToolApproval{Approval: d.Tools.Approval}
+	in.Approval.Policy = append(d.Tools.Policy, toolpolicy.Default...)
 	var during agent.State
 	h.at(time.Minute, func() { during = h.state() })
 	res, err := h.run(in)

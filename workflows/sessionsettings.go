@@ -12,35 +12,24 @@ import (
 	"github.com/durableagent/durableagent/internal/session"
 )
 
-// SessionSettings are the settings that decide what the model may do in
-// a session (session.Settings): the session's first prompt records its
-// own (activities.SessionSettings keeps them beside the session); every
-// later prompt, from any terminal, runs with the recorded ones; an
-// explicit change (SessionWrite with Change, `starter session set`)
-// replaces one key and shows in events.
-type SessionSettings = session.Settings
-
-// SessionSettingKeys are the keys of SessionSettings.
-var SessionSettingKeys = session.SettingKeys
+// A session's own settings (session.Settings): the session's first
+// prompt records its own (activities.SessionSettings keeps them beside the
+// session); every later prompt, from any terminal, runs with the recorded
+// ones; an explicit change (SessionWrite with Change, `starter session
+// set`) replaces one key and shows in events.
 
 // SessionSettingsOf takes a prompt input's session-owned settings.
-func SessionSettingsOf(in PromptInput) SessionSettings {
-	return SessionSettings{
-		Tools: slices.Clone(in.Tools.Enabled), RequireApproval: slices.Clone(in.Approval.Require),
-		Policy: slices.Clone(in.Approval.Rules), ApprovalTimeoutMs: in.Approval.TimeoutMs,
-		SessionMaxTokens: in.Budget.SessionMaxTokens, SessionMaxCostUsd: in.Budget.SessionMaxCostUsd,
-	}
+func SessionSettingsOf(in PromptInput) session.Settings {
+	return session.Settings{
+		Tools: slices.Clone(in.Tools.Enabled), Approval: in.Approval.Approval, SessionLimits: in.Budget.SessionLimits}
 }
 
 // ApplySessionSettings puts the session's settings into a prompt input
 // (the workflow does, and a client that starts a prompt in the session).
-func ApplySessionSettings(s SessionSettings, in *PromptInput) {
+func ApplySessionSettings(s session.Settings, in *PromptInput) {
 	in.Tools.Enabled = slices.Clone(s.Tools)
-	in.Approval.Require = slices.Clone(s.RequireApproval)
-	in.Approval.Rules = slices.Clone(s.Policy)
-	in.Approval.TimeoutMs = s.ApprovalTimeoutMs
-	in.Budget.SessionMaxTokens = s.SessionMaxTokens
-	in.Budget.SessionMaxCostUsd = s.SessionMaxCostUsd
+	in.Approval.Approval = s.Approval
+	in.Budget.SessionLimits = s.SessionLimits
 }
 
 // adoptSessionSettings records the prompt's settings as the session's
@@ -64,7 +53,8 @@ func (r *run) adoptSessionSettings(ctx workflow.Context) error {
 	// sender's tighter limit applies to its prompt as well.
 	r.in.Budget.SessionMaxTokens = tighter(kept.SessionMaxTokens, own.SessionMaxTokens)
 	r.in.Budget.SessionMaxCostUsd = tighter(kept.SessionMaxCostUsd, own.SessionMaxCostUsd)
-	if diff := own.Differences(SessionSettingsOf(r.in)); len(diff) > 0 {
+	diff := own.Differences(SessionSettingsOf(r.in)) //workflowcheck:ignore reflection over the struct's fields
+	if len(diff) > 0 {
 		r.sessionSettingsNote = "this prompt runs with the session's " + strings.Join(diff, ", ") +
 			" (starter session set KEY VALUE changes them), not its sender's"
 	}

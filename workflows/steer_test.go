@@ -334,7 +334,7 @@ func (h *harness) approveCall(id, updateID string, approved bool, reason string,
 // approvalInput is a prompt whose bash calls need approval.
 func (h *harness) approvalInput(timeoutMs int64, script ...string) PromptInput {
 	in := h.toolInput(script...)
-	in.Approval = ToolApproval{Require: []string{"bash", "write"}, TimeoutMs: timeoutMs}
+	in.Approval = ToolApproval{Approval: agent.Approval{RequireApproval: []string{"bash", "write"}, ApprovalTimeoutMs: timeoutMs}}
 	return in
 }
 
@@ -472,7 +472,7 @@ func TestApproval_ValidatorRejectsUnknownAndDecidedIDs(t *testing.T) {
 		}
 	})
 	in := h.toolInput(`tools:[{"name":"read","arguments":{"path":"a.txt"}},{"name":"read","arguments":{"path":"b.txt"}}]`, `text:read both`)
-	in.Approval.Require = []string{"read"}
+	in.Approval.RequireApproval = []string{"read"}
 	res, err := h.run(in)
 	if err != nil || res.Text != "read both" {
 		t.Fatalf("prompt: %+v %v", res, err)

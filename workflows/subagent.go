@@ -92,7 +92,7 @@ func runSubAgent(ctx workflow.Context, in SubAgentInput) (activities.RunToolResu
 	child := in.Prompt
 	child.Message = t.Task.Prompt
 	child.Tools.Enabled = t.Task.Tools
-	if child.Parent != nil && child.Parent.Depth >= child.Agent.SubAgents.limits().MaxDepth {
+	if child.Parent != nil && child.Parent.Depth >= child.Agent.SubAgents.Limits().MaxDepth {
 		// A sub-agent at the depth limit is not offered the task tool.
 		child.Tools.Enabled = slices.DeleteFunc(slices.Clone(child.Tools.Enabled), func(n string) bool { return n == tools.Task })
 	}
@@ -269,13 +269,13 @@ func (r *run) parentHost() string {
 }
 
 // maxConcurrentTasks is agent.subagents.maxConcurrent.
-func (r *run) maxConcurrentTasks() int { return r.in.Agent.SubAgents.limits().MaxConcurrent }
+func (r *run) maxConcurrentTasks() int { return r.in.Agent.SubAgents.Limits().MaxConcurrent }
 
 // subAgentRefusal is the error result of a task call the prompt may not
 // start (agent.subagents.maxDepth, task not enabled, maxTotal, a spent
 // budget); "" if it may.
 func (r *run) subAgentRefusal() string {
-	lim := r.in.Agent.SubAgents.limits()
+	lim := r.in.Agent.SubAgents.Limits()
 	switch {
 	case r.depth() >= lim.MaxDepth:
 		return fmt.Sprintf(SubAgentDepthMessage, r.depth(), lim.MaxDepth)
@@ -320,7 +320,7 @@ func (r *run) tasksStarting(group []*toolCall, skip bool) int {
 			n++
 		}
 	}
-	return max(1, min(n, r.in.Agent.SubAgents.limits().MaxTotal-r.subAgents))
+	return max(1, min(n, r.in.Agent.SubAgents.Limits().MaxTotal-r.subAgents))
 }
 
 // childBudget is a sub-agent's prompt budget: its share of what is left

@@ -84,9 +84,9 @@ type PromptInput struct {
 	// "": none.
 	Worktree string `json:"worktree,omitempty"`
 	// Tools says which tools the model may call (none: a chat).
-	Tools activities.ToolsInput `json:"tools,omitempty"`
+	Tools agent.Tools `json:"tools,omitempty"`
 	// Agent holds the loop's own settings.
-	Agent AgentSettings `json:"agent,omitempty"`
+	Agent agent.Settings `json:"agent,omitempty"`
 	// Approval names the tool calls that wait for approve_tool before
 	// they run (tools.requireApproval, tools.approvalTimeoutMs).
 	Approval ToolApproval `json:"approval,omitempty"`
@@ -117,79 +117,11 @@ type SubAgentParent struct {
 	ToolHost string `json:"toolHost,omitempty"`
 }
 
-// AgentSettings are the settings of the tool loop (group agent).
-type AgentSettings struct {
-	// MaxTurns stops a prompt whose model still asks for tools after this
-	// many turns (0: no limit).
-	MaxTurns int `json:"maxTurns,omitempty"`
-	// ContinueAsNewEvents is the history length at which a prompt
-	// continues as new at the next turn boundary (0:
-	// DefaultContinueAsNewEvents). Temporal's own suggestion is honoured
-	// too.
-	ContinueAsNewEvents int `json:"continueAsNewEvents,omitempty"`
-	// SteeringMode is how many queued steer messages one delivery takes:
-	// agent.QueueModeOneAtATime ("": the default) or agent.QueueModeAll.
-	SteeringMode string `json:"steeringMode,omitempty"`
-	// FollowUpMode is the same for follow_up messages.
-	FollowUpMode string `json:"followUpMode,omitempty"`
-	// SystemPrompt and AppendSystemPrompt are the user's additions to the
-	// session's system prompt (agent.systemPrompt replaces its preamble,
-	// agent.appendSystemPrompt is added at its end); the session's first
-	// prompt builds it, later prompts' values are not used.
-	SystemPrompt       string `json:"systemPrompt,omitempty"`
-	AppendSystemPrompt string `json:"appendSystemPrompt,omitempty"`
-	// SubAgents bounds the prompt's sub-agents (the task tool); zero
-	// values are the defaults.
-	SubAgents SubAgentLimits `json:"subagents,omitempty"`
-}
-
-// SubAgentLimits are the settings group agent.subagents.
-type SubAgentLimits struct {
-	// MaxConcurrent sub-agents of a prompt run at once; the further task
-	// calls of an answer wait for a place (0: DefaultSubAgentsConcurrent).
-	MaxConcurrent int `json:"maxConcurrent,omitempty"`
-	// MaxDepth bounds the nesting: a prompt at this depth starts none
-	// (0: DefaultSubAgentsDepth).
-	MaxDepth int `json:"maxDepth,omitempty"`
-	// MaxTotal sub-agents one prompt starts in all (0:
-	// DefaultSubAgentsTotal).
-	MaxTotal int `json:"maxTotal,omitempty"`
-}
-
-// Defaults of agent.subagents.
-const (
-	DefaultSubAgentsConcurrent = 4
-	DefaultSubAgentsDepth      = 2
-	DefaultSubAgentsTotal      = 16
-)
-
-// orDefault is v, or def when v is not above 0.
-func orDefault(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
-// limits are the limits with the defaults filled in.
-func (l SubAgentLimits) limits() SubAgentLimits {
-	return SubAgentLimits{MaxConcurrent: orDefault(l.MaxConcurrent, DefaultSubAgentsConcurrent),
-		MaxDepth: orDefault(l.MaxDepth, DefaultSubAgentsDepth), MaxTotal: orDefault(l.MaxTotal, DefaultSubAgentsTotal)}
-}
-
-// ToolApproval is the approval policy of a prompt's tool calls.
+// ToolApproval is the approval policy of a prompt's tool calls: the
+// sender's settings (Policy ends with policy.Default; none: only
+// RequireApproval asks, every other call runs) and the grants in force.
 type ToolApproval struct {
-	// Require names the tools whose calls wait for approve_tool (none:
-	// every call runs at once).
-	Require []string `json:"require,omitempty"`
-	// TimeoutMs denies a call not decided within this long (0: the wait
-	// has no end).
-	TimeoutMs int64 `json:"timeoutMs,omitempty"`
-	// Rules is the approval policy (internal/policy, first match wins)
-	// after Require's asks: tools.policy then policy.Default as the
-	// sender's settings give them. None: only Require asks, every other
-	// call runs (inputs written before policies).
-	Rules []string `json:"rules,omitempty"`
+	agent.Approval
 	// Grants are the "allow for this session" grants in force: the
 	// session's (BeginPrompt) and those approve_tool gave in this prompt;
 	// a continued run carries them. Callers leave it empty.
@@ -285,10 +217,10 @@ func (in PromptInput) Validate() error {
 	if err := in.Budget.Validate(); err != nil {
 		errs = append(errs, err.Error())
 	}
-	if in.Approval.TimeoutMs < 0 {
+	if in.Approval.ApprovalTimeoutMs < 0 {
 		errs = append(errs, "tools.approvalTimeoutMs must be >= 0")
 	}
-	if _, err := toolpolicy.Compile(in.Approval.Require, in.Approval.Rules); err != nil {
+	if _, err := toolpolicy.Compile(in.Approval.RequireApproval, in.Approval.Policy); err != nil {
 		errs = append(errs, err.Error())
 	}
 	if len(errs) > 0 {

@@ -7,22 +7,23 @@ import (
 	"strings"
 
 	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
 
 // sessionSet changes one of a session's own settings (what the model
-// may do: workflows.SessionSettingKeys). The session's first prompt
+// may do: settings.SessionKeys). The session's first prompt
 // recorded them; every later prompt, from any terminal, runs with them
 // until this changes one. The change is written by the SessionWrite
 // workflow and shows in the session's events.
 func sessionSet(ctx context.Context, env Env, c *common) int {
 	const name = "session set"
 	if c.fs.NArg() != 2 {
-		return fail(env, name, fmt.Errorf("want two arguments: KEY VALUE, KEY one of %s", strings.Join(workflows.SessionSettingKeys, ", ")))
+		return fail(env, name, fmt.Errorf("want two arguments: KEY VALUE, KEY one of %s", strings.Join(settings.SessionKeys(), ", ")))
 	}
 	key, value := c.fs.Arg(0), c.fs.Arg(1)
-	if _, err := (workflows.SessionSettings{}).With(key, workflows.SessionSettings{}); err != nil {
+	if _, err := (session.Settings{}).With(key, session.Settings{}); err != nil {
 		return fail(env, name, err)
 	}
 	if c.session == "" {

@@ -45,26 +45,10 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 		Compaction:         s.Compaction.Settings,
 		ModelTimeoutMs:     int64(s.Model.TimeoutMs),
 		HeartbeatTimeoutMs: int64(s.Model.HeartbeatTimeoutMs),
-		Tools: activities.ToolsInput{
-			Enabled:       s.Tools.Enabled,
-			BashTimeoutMs: s.Tools.BashTimeoutMs,
-			HostWaitMs:    s.Tools.HostWaitMs,
-		},
-		Agent: workflows.AgentSettings{
-			MaxTurns:            s.Agent.MaxTurns,
-			ContinueAsNewEvents: s.Agent.ContinueAsNewEvents,
-			SteeringMode:        s.Agent.SteeringMode,
-			FollowUpMode:        s.Agent.FollowUpMode,
-			SystemPrompt:        s.Agent.SystemPrompt,
-			AppendSystemPrompt:  s.Agent.AppendSystemPrompt,
-			SubAgents: workflows.SubAgentLimits{MaxConcurrent: s.Agent.SubAgents.MaxConcurrent,
-				MaxDepth: s.Agent.SubAgents.MaxDepth, MaxTotal: s.Agent.SubAgents.MaxTotal},
-		},
-		Approval: workflows.ToolApproval{
-			Require:   s.Tools.RequireApproval,
-			TimeoutMs: s.Tools.ApprovalTimeoutMs,
-			Rules:     append(slices.Clip(s.Tools.Policy), policy.Default...),
-		},
+		Tools:              s.Tools.Tools,
+		Agent:              s.Agent,
+		Approval: workflows.ToolApproval{Approval: agent.Approval{RequireApproval: s.Tools.RequireApproval,
+			ApprovalTimeoutMs: s.Tools.ApprovalTimeoutMs, Policy: append(slices.Clip(s.Tools.Policy), policy.Default...)}},
 		Budget: s.Budget.Limits(),
 	}
 	if s.Session.Worktree {

@@ -177,8 +177,8 @@ func TestSession_NextPromptTakesTheSessionsCurrentChoices(t *testing.T) {
 	if in.Model.Provider != "openai" || in.Model.Name != "gpt-x" || in.Model.ThinkingLevel != "high" {
 		t.Errorf("next prompt's model %s/%s thinking %q, want the session's openai/gpt-x high", in.Model.Provider, in.Model.Name, in.Model.ThinkingLevel)
 	}
-	if !slices.Equal(in.Tools.Enabled, []string{"read"}) || !slices.Equal(in.Approval.Require, []string{"bash"}) {
-		t.Errorf("next prompt's tools %v approval %v, want the session's [read] and [bash]", in.Tools.Enabled, in.Approval.Require)
+	if !slices.Equal(in.Tools.Enabled, []string{"read"}) || !slices.Equal(in.Approval.RequireApproval, []string{"bash"}) {
+		t.Errorf("next prompt's tools %v approval %v, want the session's [read] and [bash]", in.Tools.Enabled, in.Approval.RequireApproval)
 	}
 
 	// This chat's own choice, not written yet (the session is busy),

@@ -13,7 +13,7 @@ import (
 var ErrNoSessionFile = errors.New("session has no prompt yet")
 
 // SetSessionSetting changes one of the session's own settings
-// (workflows.SessionSettings) with the SessionWrite workflow, so it never
+// (session.Settings) with the SessionWrite workflow, so it never
 // interleaves with a prompt and shows in its events, and waits for it.
 func (k *Controller) SetSessionSetting(ctx context.Context, sessionID string, c workflows.SessionSettingChange) error {
 	run, err := k.StartSessionWrite(ctx, workflows.SessionWriteInput{SessionID: sessionID, Change: &c})

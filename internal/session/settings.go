@@ -2,8 +2,12 @@ package session
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/settings"
 )
 
 // SettingsKey is the aside key of a session's own settings (Settings):
@@ -17,19 +21,15 @@ const SettingsKey = "session-settings"
 const CustomSettingsChange = "session_settings_change"
 
 // Settings are the settings that decide what the model may do in a
-// session (tools enabled, approval policy): they belong
-// to the session, not to whoever sends a prompt. The model and thinking
-// level are the session's through its model_change and
+// session (tools enabled, approval policy): they belong to the session,
+// not to whoever sends a prompt. The key table marks them
+// (settings.SessionKeys); each field's key tag names its key. The model
+// and thinking level are the session's through its model_change and
 // thinking_level_change entries.
 type Settings struct {
-	Tools             []string `json:"tools"`
-	RequireApproval   []string `json:"requireApproval"`
-	Policy            []string `json:"policy"`
-	ApprovalTimeoutMs int64    `json:"approvalTimeoutMs,omitempty"`
-	// SessionMaxTokens and SessionMaxCostUsd are the session's budget
-	// (budget.session.*): a prompt from another terminal cannot raise it.
-	SessionMaxTokens  int64   `json:"sessionMaxTokens,omitempty"`
-	SessionMaxCostUsd float64 `json:"sessionMaxCostUsd,omitempty"`
+	Tools []string `json:"tools" key:"tools.enabled"`
+	agent.Approval
+	agent.SessionLimits // another terminal's prompt cannot raise them
 }
 
 // SettingsChange is an explicit change of one session setting, as the
@@ -39,44 +39,36 @@ type SettingsChange struct {
 	Value string `json:"value"`
 }
 
-// SettingKeys are the settings keys a session owns, in the order
-// differences are named.
-var SettingKeys = []string{
-	"tools.enabled", "tools.requireApproval", "tools.policy", "tools.approvalTimeoutMs",
-	"budget.session.maxTokens", "budget.session.maxCostUsd",
+// field is the field of s that holds key; the zero Value for a key that
+// is not a session setting.
+func (s *Settings) field(key string) reflect.Value {
+	v := reflect.ValueOf(s).Elem()
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		if f.Tag.Get("key") == key && slices.Contains(settings.SessionKeys(), key) {
+			return v.FieldByIndex(f.Index)
+		}
+	}
+	return reflect.Value{}
 }
 
 // With returns s with key's value taken from from (the settings of a
 // prompt built with the new value); an unknown key is an error.
 func (s Settings) With(key string, from Settings) (Settings, error) {
-	switch key {
-	case "tools.enabled":
-		s.Tools = slices.Clone(from.Tools)
-	case "tools.requireApproval":
-		s.RequireApproval = slices.Clone(from.RequireApproval)
-	case "tools.policy":
-		s.Policy = slices.Clone(from.Policy)
-	case "tools.approvalTimeoutMs":
-		s.ApprovalTimeoutMs = from.ApprovalTimeoutMs
-	case "budget.session.maxTokens":
-		s.SessionMaxTokens = from.SessionMaxTokens
-	case "budget.session.maxCostUsd":
-		s.SessionMaxCostUsd = from.SessionMaxCostUsd
-	default:
-		return s, fmt.Errorf("%q is not a session setting (one of %s)", key, strings.Join(SettingKeys, ", "))
+	f := s.field(key)
+	if !f.IsValid() {
+		return s, fmt.Errorf("%q is not a session setting (one of %s)", key, strings.Join(settings.SessionKeys(), ", "))
 	}
+	f.Set(from.field(key))
 	return s, nil
 }
 
-// Differences names the keys whose values differ between s and o.
+// Differences names the keys whose values differ between s and o (an
+// empty list equals none).
 func (s Settings) Differences(o Settings) []string {
 	var keys []string
-	for _, k := range SettingKeys {
-		x, _ := Settings{}.With(k, s)
-		y, _ := Settings{}.With(k, o)
-		if !slices.Equal(x.Tools, y.Tools) || !slices.Equal(x.RequireApproval, y.RequireApproval) ||
-			!slices.Equal(x.Policy, y.Policy) || x.ApprovalTimeoutMs != y.ApprovalTimeoutMs ||
-			x.SessionMaxTokens != y.SessionMaxTokens || x.SessionMaxCostUsd != y.SessionMaxCostUsd {
+	for _, k := range settings.SessionKeys() {
+		x, y := s.field(k), o.field(k)
+		if !(x.Kind() == reflect.Slice && x.Len() == 0 && y.Len() == 0) && !reflect.DeepEqual(x.Interface(), y.Interface()) {
 			keys = append(keys, k)
 		}
 	}

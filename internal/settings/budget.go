@@ -38,12 +38,16 @@ func checkUsd(v string) string {
 }
 
 func parseUsd(v string) (float64, bool) {
-	v = strings.TrimPrefix(strings.TrimSpace(v), "$")
+	return parseAmount(strings.TrimPrefix(strings.TrimSpace(v), "$"), maxUsd)
+}
+
+// parseAmount reads a number from 0 to max ("" is 0).
+func parseAmount(v string, max float64) (float64, bool) {
 	if v == "" {
 		return 0, true
 	}
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || f < 0 || f > maxUsd {
+	if err != nil || math.IsNaN(f) || f < 0 || f > max {
 		return 0, false
 	}
 	return f, true
@@ -55,6 +59,6 @@ func (b Budget) Limits() agent.BudgetLimits {
 	sessionCost, _ := parseUsd(b.Session.MaxCostUsd)
 	return agent.BudgetLimits{
 		MaxCostUsd: cost, MaxTokens: b.MaxTokens, MaxDurationMs: b.MaxDurationMs,
-		SessionMaxCostUsd: sessionCost, SessionMaxTokens: b.Session.MaxTokens,
+		SessionLimits: agent.SessionLimits{SessionMaxCostUsd: sessionCost, SessionMaxTokens: b.Session.MaxTokens},
 	}
 }

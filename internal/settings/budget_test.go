@@ -28,7 +28,7 @@ func TestBudgetKeys(t *testing.T) {
 		"DURABLE_AGENT_BUDGET_SESSION_MAXCOSTUSD": "$20",
 		"DURABLE_AGENT_BUDGET_SESSION_MAXTOKENS":  "1000000",
 	})
-	want := agent.BudgetLimits{MaxCostUsd: 5.25, MaxTokens: 200000, MaxDurationMs: 3600000, SessionMaxCostUsd: 20, SessionMaxTokens: 1000000}
+	want := agent.BudgetLimits{MaxCostUsd: 5.25, MaxTokens: 200000, MaxDurationMs: 3600000, SessionLimits: agent.SessionLimits{SessionMaxCostUsd: 20, SessionMaxTokens: 1000000}}
 	if err != nil || s.Budget.Limits() != want {
 		t.Fatalf("load: %+v %v, want %+v", s.Budget.Limits(), err, want)
 	}
@@ -38,7 +38,7 @@ func TestBudgetKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err = load(map[string]string{"DURABLE_AGENT_CONFIG": file})
-	if err != nil || s.Budget.Limits() != (agent.BudgetLimits{MaxCostUsd: 0.5, SessionMaxTokens: 70}) {
+	if err != nil || s.Budget.Limits() != (agent.BudgetLimits{MaxCostUsd: 0.5, SessionLimits: agent.SessionLimits{SessionMaxTokens: 70}}) {
 		t.Fatalf("file: %+v %v", s.Budget.Limits(), err)
 	}
 

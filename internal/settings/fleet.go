@@ -2,8 +2,6 @@ package settings
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 )
 
@@ -22,14 +20,4 @@ func checkRate(v string) string {
 }
 
 // parseRate reads model.callsPerSecond ("" is 0).
-func parseRate(v string) (float64, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, true
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || f < 0 || f > maxRate {
-		return 0, false
-	}
-	return f, true
-}
+func parseRate(v string) (float64, bool) { return parseAmount(strings.TrimSpace(v), maxRate) }

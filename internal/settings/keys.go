@@ -139,8 +139,10 @@ type keyDef struct {
 	// commas: an item may hold "," (a rule, a price, a fault text); in
 	// other lists a "," is refused as a mistaken separator.
 	commas bool
-	// scope says which programs read the key (ScopeShared: both).
-	scope string
+	// scope says which programs read the key (ScopeShared: both);
+	// session: the key is one of a session's own settings (SessionKeys).
+	scope   string
+	session bool
 	// hint follows where the key takes effect (KeyInfo.TakesEffect).
 	hint string
 }
@@ -319,7 +321,7 @@ var schema = []keyDef{
 
 	{key: "codec.keyFile",
 		desc: "File with the 32-byte AES-256 key (raw or base64) that encrypts workflow payloads in Temporal; empty: the key in $DURABLE_AGENT_CODEC_KEY (base64), or no encryption."},
-	{key: "tools.enabled", scope: ScopePrompt, item: toolItem,
+	{key: "tools.enabled", scope: ScopePrompt, session: true, item: toolItem,
 		desc: "Tools the model may call: read, write, edit, bash, grep, find, ls, and task (sub-agents; not in the default) (e.g. read;grep;find;ls for a read-only agent; empty: none)."},
 	{key: "tools.allowedRoots", scope: ScopeWorker,
 		desc: "Worker: directories a session's workspace must be in (empty: anywhere; set it on a worker that serves other people's prompts)."},
@@ -343,9 +345,9 @@ var schema = []keyDef{
 		desc: "Stop a prompt once its model calls used this many input plus output tokens (0: no limit)."},
 	{key: "budget.maxDurationMs", scope: ScopePrompt, max: 30 * dayMs, limit: "30 days",
 		desc: "Stop a prompt this many ms of wall time after it started, on a durable timer; a retry backoff stops at once, a running tool call finishes (0: no limit)."},
-	{key: "budget.session.maxCostUsd", scope: ScopePrompt, strCheck: checkUsd,
+	{key: "budget.session.maxCostUsd", scope: ScopePrompt, session: true, strCheck: checkUsd,
 		desc: "Stop a prompt once the session's model calls, its earlier prompts included, cost this many US dollars (0: no limit)."},
-	{key: "budget.session.maxTokens", scope: ScopePrompt, max: 1e12,
+	{key: "budget.session.maxTokens", scope: ScopePrompt, session: true, max: 1e12,
 		desc: "Stop a prompt once the session's model calls, its earlier prompts included, used this many input plus output tokens (0: no limit)."},
 	{key: "agent.subagents.maxConcurrent", scope: ScopePrompt, min: 1, max: 1000,
 		desc: "Sub-agents (the task tool) of one prompt that run at once; further task calls of the same answer wait for a place."},
@@ -365,14 +367,14 @@ var schema = []keyDef{
 	{key: "agent.appendSystemPrompt", scope: ScopePrompt, strCheck: checkSystemPromptText,
 		hint: "only a session's first prompt builds its system prompt: the value counts in a new session",
 		desc: "Text added at the end of the system prompt (empty: nothing)."},
-	{key: "tools.requireApproval", scope: ScopePrompt, item: toolItem,
+	{key: "tools.requireApproval", scope: ScopePrompt, session: true, item: toolItem,
 		hint: "a list every prompt on a worker waits for, whatever its own, is the worker's tools.workerRequireApproval",
 		desc: "Tools whose calls wait for approval (starter approve, RPC approve_tool, update approve_tool) before they run, e.g. bash;write;edit (empty: none); the worker's tools.workerRequireApproval is added to it."},
 	{key: "tools.workerRequireApproval", scope: ScopeWorker, item: toolItem,
 		desc: "Worker: tools whose calls wait for approval in every prompt this worker starts, whatever the prompt's own tools.requireApproval (the two lists are joined), e.g. bash on a worker that serves other people's prompts."},
-	{key: "tools.approvalTimeoutMs", scope: ScopePrompt, max: 7 * dayMs, limit: "7 days",
+	{key: "tools.approvalTimeoutMs", scope: ScopePrompt, session: true, max: 7 * dayMs, limit: "7 days",
 		desc: "A tool call not approved within this many ms is denied, and the model reads why (default 1800000, 30 minutes; 0: wait for the decision without end)."},
-	{key: "tools.policy", scope: ScopePrompt, item: policyItem, maxItems: policy.MaxRules - len(policy.Default), quiet: true, commas: true,
+	{key: "tools.policy", scope: ScopePrompt, session: true, item: policyItem, maxItems: policy.MaxRules - len(policy.Default), quiet: true, commas: true,
 		desc: "Approval policy rules, first match wins, before the default policy: ACTION TOOL [prefix:TEXT|regex:RE|path:GLOB], ACTION allow, ask or deny, e.g. deny bash prefix:git push;ask write path:/etc/** (docs/spec.md 15.3)."},
 	{key: "tools.sandbox.mode", scope: ScopeWorker, oneOf: SandboxModes,
 		desc: "Worker: where bash runs: bubblewrap (a fresh sandbox per command; the worker does not start without it), off (as the worker's own user, unsandboxed) or auto (bubblewrap where it works; where not, only worker --dev and the demo start, running bash unsandboxed). See docs/security.md."},

@@ -8,15 +8,9 @@ import (
 
 // Session is the `session` group: where the worker keeps sessions.
 type Session struct {
-	// Store is one of SessionStores.
-	Store string `json:"store"`
-	// PostgresURL is the database of the postgres store: a postgres://
-	// URL or a libpq key=value string; "" takes the PG* environment
-	// variables, as libpq does.
+	Store       string `json:"store"`
 	PostgresURL string `json:"postgresUrl"`
-	// Worktree gives each new session a git worktree of its workspace's
-	// repository on a branch agent/<session> (starter prompt --worktree).
-	Worktree bool `json:"worktree"`
+	Worktree    bool   `json:"worktree"`
 }
 
 // Session stores (session.store).

@@ -18,3 +18,16 @@ func SetText(s *Settings, key, text string) error {
 	k.set(s, v)
 	return nil
 }
+
+// SessionKeys are the keys a session owns (session.Settings), in table
+// order: its first prompt records them, `starter session set` changes
+// them.
+func SessionKeys() []string {
+	var keys []string
+	for i := range schema {
+		if schema[i].session {
+			keys = append(keys, schema[i].key)
+		}
+	}
+	return keys
+}

@@ -12,25 +12,25 @@ import (
 	"github.com/durableagent/durableagent/retry"
 )
 
-// Settings is the whole schema. JSON names equal the dotted key names.
+// Settings is the whole schema. JSON names equal the dotted key names; a
+// field's meaning, limits and default are its key's row in the key table
+// (keys.go), which `starter settings` and the README show.
 type Settings struct {
-	// DataDir holds sessions, credentials, the dev server database and the
-	// default settings file.
-	DataDir    string     `json:"dataDir"`
-	Retry      Retry      `json:"retry"`
-	Compaction Compaction `json:"compaction"`
-	Temporal   Temporal   `json:"temporal"`
-	Model      Model      `json:"model"`
-	Scripted   Scripted   `json:"scripted"`
-	Dev        Dev        `json:"dev"`
-	Codec      Codec      `json:"codec"`
-	Session    Session    `json:"session"`
-	Tools      Tools      `json:"tools"`
-	Agent      Agent      `json:"agent"`
-	Budget     Budget     `json:"budget"`
-	Stream     Stream     `json:"stream"`
-	Metrics    Metrics    `json:"metrics"`
-	Otel       Otel       `json:"otel"`
+	DataDir    string         `json:"dataDir"`
+	Retry      Retry          `json:"retry"`
+	Compaction Compaction     `json:"compaction"`
+	Temporal   Temporal       `json:"temporal"`
+	Model      Model          `json:"model"`
+	Scripted   Scripted       `json:"scripted"`
+	Dev        Dev            `json:"dev"`
+	Codec      Codec          `json:"codec"`
+	Session    Session        `json:"session"`
+	Tools      Tools          `json:"tools"`
+	Agent      agent.Settings `json:"agent"`
+	Budget     Budget         `json:"budget"`
+	Stream     Stream         `json:"stream"`
+	Metrics    Metrics        `json:"metrics"`
+	Otel       Otel           `json:"otel"`
 
 	// file is the settings file Load used (or would create).
 	file string
@@ -41,8 +41,6 @@ type Settings struct {
 // store applies them when a usage limit leaves no credential).
 type Retry struct {
 	retry.Settings
-	// FallbackModels is retry.fallbackModels: models of model.provider to
-	// move a session to, in order, when a usage limit leaves no credential.
 	FallbackModels []string `json:"fallbackModels,omitempty"`
 }
 
@@ -63,36 +61,20 @@ type Temporal struct {
 // Model is the `model` group: which provider and model answer, and the LLM
 // activity's timeouts.
 type Model struct {
-	// Provider is one of Providers.
-	Provider string `json:"provider"`
-	Name     string `json:"name"`
-	// BaseURL overrides the provider's endpoint ("": the provider's own).
-	BaseURL string `json:"baseUrl"`
-	// Credential is a credential id in the auth store ("": let it choose).
-	Credential    string `json:"credential"`
-	ContextWindow int    `json:"contextWindow"`
-	MaxTokens     int    `json:"maxTokens"`
-	// TimeoutMs is the LLM activity's start-to-close timeout.
-	TimeoutMs          int64 `json:"timeoutMs"`
-	HeartbeatTimeoutMs int64 `json:"heartbeatTimeoutMs"`
-	// ThinkingLevel is the default reasoning level (llm.ThinkingLevels).
-	ThinkingLevel string `json:"thinkingLevel"`
-	// Available lists the models RPC mode may switch to, "provider/name"
-	// (see AvailableModels).
-	Available []string `json:"available,omitempty"`
-	// Prices are "provider/name=input,output[,cacheRead[,cacheWrite]]" in
-	// US dollars per million tokens (see Price).
-	Prices []string `json:"prices,omitempty"`
-	// CoordinatedBackoff holds a credential's model calls while a rate
-	// limit's retry hint runs (the auth store's windows; one probe).
-	CoordinatedBackoff bool `json:"coordinatedBackoff"`
-	// MaxConcurrentCalls bounds the model calls one worker runs at once,
-	// per provider, on the provider's model task queue (0: no queue of
-	// their own, no bound).
-	MaxConcurrentCalls int `json:"maxConcurrentCalls"`
-	// CallsPerSecond is the server-side rate limit of each provider's
-	// model task queue, across workers ("" or "0": none; see CallRate).
-	CallsPerSecond string `json:"callsPerSecond"`
+	Provider           string   `json:"provider"`
+	Name               string   `json:"name"`
+	BaseURL            string   `json:"baseUrl"`
+	Credential         string   `json:"credential"`
+	ContextWindow      int      `json:"contextWindow"`
+	MaxTokens          int      `json:"maxTokens"`
+	TimeoutMs          int64    `json:"timeoutMs"`
+	HeartbeatTimeoutMs int64    `json:"heartbeatTimeoutMs"`
+	ThinkingLevel      string   `json:"thinkingLevel"`
+	Available          []string `json:"available,omitempty"`
+	Prices             []string `json:"prices,omitempty"`
+	CoordinatedBackoff bool     `json:"coordinatedBackoff"`
+	MaxConcurrentCalls int      `json:"maxConcurrentCalls"`
+	CallsPerSecond     string   `json:"callsPerSecond"`
 }
 
 // CallRate is CallsPerSecond as a number (0: no limit).
@@ -115,13 +97,10 @@ func (m Model) HeartbeatTimeout() time.Duration {
 
 // Scripted is the `scripted` group: the deterministic fake provider.
 type Scripted struct {
-	// Faults is the fault script (see package internal/llm/scripted).
-	Faults []string `json:"faults,omitempty"`
-	// Reply is the answer text ("": a deterministic default).
-	Reply     string `json:"reply"`
-	LatencyMs int64  `json:"latencyMs"`
-	// StreamDelayMs is the pause between the streamed words of an answer.
-	StreamDelayMs int64 `json:"streamDelayMs"`
+	Faults        []string `json:"faults,omitempty"`
+	Reply         string   `json:"reply"`
+	LatencyMs     int64    `json:"latencyMs"`
+	StreamDelayMs int64    `json:"streamDelayMs"`
 }
 
 // Latency is LatencyMs as a duration.
@@ -133,9 +112,7 @@ type Dev struct {
 	Port   int    `json:"port"`
 	UIPort int    `json:"uiPort"`
 	UI     bool   `json:"ui"`
-	// Log prints the embedded server's own log on the terminal instead
-	// of <dataDir>/temporal/server.log.
-	Log bool `json:"log"`
+	Log    bool   `json:"log"`
 }
 
 // Codec is the `codec` group: encryption of workflow payloads at rest in
@@ -143,70 +120,33 @@ type Dev struct {
 // it never shows up in `starter settings` or a settings file: it is read
 // from KeyFile, or from the EnvCodecKey variable.
 type Codec struct {
-	// KeyFile is a file holding the 32-byte AES-256 key, raw or base64
-	// ("": the key comes from EnvCodecKey, or payloads stay plain).
 	KeyFile string `json:"keyFile"`
-	// KeyID is written in every encrypted payload's metadata, so a payload
-	// names the key that decrypts it and keys can rotate.
-	KeyID string `json:"keyId"`
+	KeyID   string `json:"keyId"`
 }
 
 // Tools is the `tools` group: which tools the model may call and where
 // they may act. Enabled and BashTimeoutMs travel with each prompt; the
 // rest is the worker's policy.
 type Tools struct {
-	// Enabled names the tools offered to the model.
-	Enabled []string `json:"enabled"`
-	// AllowedRoots are the directories a session's workspace must be in
-	// (empty: anywhere).
+	agent.Tools
 	AllowedRoots []string `json:"allowedRoots"`
-	// Confine keeps file tools inside the workspace.
-	Confine bool `json:"confine"`
-	// EnvAllow names secret-looking environment variables bash may see.
-	EnvAllow []string `json:"envAllow,omitempty"`
-	// BashTimeoutMs bounds a bash call that names no timeout (0: none).
-	BashTimeoutMs int64 `json:"bashTimeoutMs"`
-	// Placement is ToolPlacementHost or ToolPlacementAny.
-	Placement string `json:"placement"`
-	// Host names this worker's host for host placement ("": os.Hostname).
-	Host string `json:"host,omitempty"`
-	// HostWaitMs is how long a tool call waits for its host before the
-	// prompt reports that it waits.
-	HostWaitMs int64 `json:"hostWaitMs"`
-	// RequireApproval names the tools whose calls wait for approve_tool
-	// (each prompt carries it).
-	RequireApproval []string `json:"requireApproval,omitempty"`
-	// WorkerRequireApproval is the worker's floor: tools whose calls wait
-	// for approve_tool in every prompt the worker starts, joined to the
-	// prompt's own RequireApproval.
+	Confine      bool     `json:"confine"`
+	EnvAllow     []string `json:"envAllow,omitempty"`
+	Placement    string   `json:"placement"`
+	Host         string   `json:"host,omitempty"`
+	agent.Approval
 	WorkerRequireApproval []string `json:"workerRequireApproval,omitempty"`
-	// ApprovalTimeoutMs denies a call not decided in time (0: no end;
-	// default DefaultApprovalTimeoutMs, so an unattended job never waits
-	// for ever).
-	ApprovalTimeoutMs int64 `json:"approvalTimeoutMs"`
-	// Policy is the approval policy's rules (internal/policy), placed
-	// before policy.Default in each prompt.
-	Policy []string `json:"policy,omitempty"`
-	// Sandbox is where bash commands run (tools.sandbox.*).
-	Sandbox Sandbox `json:"sandbox"`
+	Sandbox               Sandbox  `json:"sandbox"`
 }
 
 // Sandbox is the `tools.sandbox` group: the worker's bash sandbox.
 type Sandbox struct {
-	// Mode is SandboxAuto, SandboxBubblewrap or SandboxOff.
-	Mode string `json:"mode"`
-	// Network is SandboxNetworkOff, SandboxNetworkHost or
-	// SandboxNetworkAllowlist.
-	Network string `json:"network"`
-	// MemoryMB, MaxProcesses and CPUSeconds are limits of every command
-	// (0: none): cgroups where the worker may make them (memory, pids),
-	// else rlimits (package sandbox).
-	MemoryMB     int64 `json:"memoryMB"`
-	MaxProcesses int64 `json:"maxProcesses"`
-	CPUSeconds   int64 `json:"cpuSeconds"`
-	// AllowHosts are the egress proxy's allow-list entries (see
-	// egress.ParsePattern) for network allowlist.
-	AllowHosts []string `json:"allowHosts,omitempty"`
+	Mode         string   `json:"mode"`
+	Network      string   `json:"network"`
+	MemoryMB     int64    `json:"memoryMB"`
+	MaxProcesses int64    `json:"maxProcesses"`
+	CPUSeconds   int64    `json:"cpuSeconds"`
+	AllowHosts   []string `json:"allowHosts,omitempty"`
 }
 
 // Sandbox modes (tools.sandbox.mode).
@@ -244,52 +184,11 @@ const (
 // ToolPlacements lists the values of tools.placement.
 var ToolPlacements = []string{ToolPlacementHost, ToolPlacementAny}
 
-// Agent is the `agent` group: the tool loop's limits.
-type Agent struct {
-	// MaxTurns stops a prompt still calling tools after this many turns
-	// (0: no limit).
-	MaxTurns int `json:"maxTurns"`
-	// ContinueAsNewEvents is the history length at which a prompt
-	// continues as new at a turn boundary (0: the workflow's default).
-	ContinueAsNewEvents int `json:"continueAsNewEvents"`
-	// SteeringMode and FollowUpMode are agent.QueueModeOneAtATime or
-	// agent.QueueModeAll: how many queued steer / follow_up messages one
-	// delivery takes.
-	SteeringMode string `json:"steeringMode"`
-	FollowUpMode string `json:"followUpMode"`
-	// SystemPrompt replaces the system prompt's preamble and
-	// AppendSystemPrompt is added at its end, in a session's first
-	// prompt (internal/sysprompt).
-	SystemPrompt       string `json:"systemPrompt"`
-	AppendSystemPrompt string `json:"appendSystemPrompt"`
-	// SubAgents bounds the sub-agents of the task tool.
-	SubAgents SubAgents `json:"subagents"`
-}
-
-// SubAgents is the `agent.subagents` group: how many sub-agents (task
-// calls) a prompt runs at once, how deep they nest, how many in all.
-type SubAgents struct {
-	MaxConcurrent int `json:"maxConcurrent"`
-	MaxDepth      int `json:"maxDepth"`
-	MaxTotal      int `json:"maxTotal"`
-}
-
 // Stream is the `stream` group: live output.
 type Stream struct {
-	// IntervalMs is how often a running model or tool call publishes its
-	// output so far (heartbeat details) and how often clients read it.
-	IntervalMs int64 `json:"intervalMs"`
-	// Push is the host:port the worker pushes live output from ("": none,
-	// but loopback with worker --dev; "off": none, also there).
-	Push string `json:"push"`
-	// PushTLS is whether the push listener serves HTTPS: PushTLSAuto
-	// (when it listens on more than loopback, or has a certificate),
-	// PushTLSOn or PushTLSOff.
-	PushTLS string `json:"pushTLS"`
-	// PushCertFile and PushKeyFile are the PEM certificate and key the
-	// push listener serves HTTPS with (both or neither; neither: a
-	// self-signed certificate made at start). Followers pin its
-	// fingerprint, which the heartbeat details carry.
+	IntervalMs   int64  `json:"intervalMs"`
+	Push         string `json:"push"`
+	PushTLS      string `json:"pushTLS"`
 	PushCertFile string `json:"pushCertFile"`
 	PushKeyFile  string `json:"pushKeyFile"`
 }
@@ -307,16 +206,12 @@ var PushTLSModes = []string{PushTLSAuto, PushTLSOn, PushTLSOff}
 // Metrics is the `metrics` group: the worker's Prometheus metrics
 // (package internal/metrics).
 type Metrics struct {
-	// Listen is the host:port the worker serves /metrics on ("": none,
-	// but 127.0.0.1:9464 under worker --dev; "off": none, also there).
 	Listen string `json:"listen"`
 }
 
 // Otel is the `otel` group: the worker's OpenTelemetry traces (package
 // internal/tracing; exported when OTEL_EXPORTER_OTLP_ENDPOINT is set).
 type Otel struct {
-	// CaptureContent puts the model's answers and the tools' output,
-	// bounded, on the spans (default false: never).
 	CaptureContent bool `json:"captureContent"`
 }
 
@@ -378,17 +273,16 @@ func defaultsFor(e environment) Settings {
 		Stream:   Stream{IntervalMs: 200, PushTLS: PushTLSAuto},
 		Scripted: Scripted{StreamDelayMs: 20},
 		Tools: Tools{
-			Enabled:    append([]string(nil), AllTools...),
-			Confine:    true,
-			Placement:  ToolPlacementHost,
-			HostWaitMs: 10_000,
+			Tools:     agent.Tools{Enabled: append([]string(nil), AllTools...), HostWaitMs: 10_000},
+			Confine:   true,
+			Placement: ToolPlacementHost,
 			// An unattended job's asked call ends denied, not waiting.
-			ApprovalTimeoutMs: DefaultApprovalTimeoutMs,
-			Sandbox:           Sandbox{Mode: SandboxAuto, Network: SandboxNetworkOff},
+			Approval: agent.Approval{ApprovalTimeoutMs: DefaultApprovalTimeoutMs},
+			Sandbox:  Sandbox{Mode: SandboxAuto, Network: SandboxNetworkOff},
 		},
 		Session: Session{Store: SessionStoreJSONL},
-		Agent: Agent{SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeOneAtATime,
-			SubAgents: SubAgents{MaxConcurrent: 4, MaxDepth: 2, MaxTotal: 16}},
+		Agent: agent.Settings{SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeOneAtATime,
+			SubAgents: agent.DefaultSubAgentLimits},
 		Budget: Budget{MaxCostUsd: "0", Session: SessionBudget{MaxCostUsd: "0"}},
 	}
 }

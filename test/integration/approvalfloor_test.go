@@ -29,7 +29,7 @@ func TestIntegration_WorkerApprovalFloorAndBoundedDenyReason(t *testing.T) {
 	ws := t.TempDir()
 	in := client.PromptInput(e.s, "floor", "clean up")
 	in.Workspace = ws
-	if len(in.Approval.Require) != 0 {
+	if len(in.Approval.RequireApproval) != 0 {
 		t.Fatalf("the prompt asks for approval itself: %+v", in.Approval)
 	}
 	in.Model.Faults = []string{`tool:bash {"command":"echo gone > gone.txt"}`, `text:left it alone`}

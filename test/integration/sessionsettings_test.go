@@ -32,7 +32,7 @@ func TestIntegration_SessionOwnsItsSettings(t *testing.T) {
 
 	first := client.PromptInput(e.s, sid, "one")
 	first.Workspace = ws
-	first.Approval.Require = []string{"bash"}
+	first.Approval.RequireApproval = []string{"bash"}
 	first.Model.Faults = []string{`tool:bash {"command":"echo 1 > one.txt"}`, `text:one done`}
 	run, err := e.k.StartPrompt(ctx, first)
 	if err != nil {
@@ -49,7 +49,7 @@ func TestIntegration_SessionOwnsItsSettings(t *testing.T) {
 	// Another terminal: its settings ask for no approval.
 	other := client.PromptInput(e.s, sid, "two")
 	other.Workspace = ws
-	if len(other.Approval.Require) != 0 {
+	if len(other.Approval.RequireApproval) != 0 {
 		t.Fatalf("the other client asks for approval itself: %+v", other.Approval)
 	}
 	other.Model.Faults = []string{`tool:bash {"command":"echo 2 > two.txt"}`, `text:two done`}

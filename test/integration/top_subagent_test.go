@@ -32,7 +32,7 @@ func TestIntegration_TopShowsSubAgents(t *testing.T) {
 	const parent = "top-subagents"
 	in := client.PromptInput(e.s, parent, "delegate it")
 	in.Workspace = t.TempDir()
-	in.Approval.Require = []string{"bash"} // the sub-agent inherits it
+	in.Approval.RequireApproval = []string{"bash"} // the sub-agent inherits it
 	in.Model.Faults = []string{`tool:task {"description":"echo","prompt":"echo something"}`, `text:parent done`}
 	run, err := e.k.StartPrompt(ctx, in)
 	if err != nil {

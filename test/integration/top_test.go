@@ -33,7 +33,7 @@ func TestIntegration_TopShowsWhatEachJobDoes(t *testing.T) {
 	}
 	approval := client.PromptInput(e.s, "top-approval", "run it")
 	approval.Workspace = t.TempDir()
-	approval.Approval.Require = []string{"bash"}
+	approval.Approval.RequireApproval = []string{"bash"}
 	approval.Model.Faults = []string{`tool:read {"path":"missing.txt"}`, `tool:bash {"command":"echo hi"}`, `text:done`}
 	approvalRun, err := e.k.StartPrompt(ctx, approval)
 	if err != nil {
