@@ -298,7 +298,7 @@ var schema = []keyDef{
 	{key: "scripted.streamDelayMs", scope: ScopeWorker, max: 60000, limit: "1 minute",
 		desc: "Scripted provider pause between streamed words in ms (0: the answer at once)."},
 	{key: "stream.intervalMs", min: 50, max: 5000, limit: "5 seconds",
-		desc: "How often a running model or tool call publishes its output so far (heartbeat details, never history) and clients read it, in ms."},
+		desc: "How often a running model or tool call publishes its output so far as heartbeat details (never history), in ms; followers read them at their own fixed interval only when push cannot reach the worker."},
 	{key: "stream.push", scope: ScopeWorker, strCheck: checkPushListen, defText: "none (off)",
 		desc: "Worker: host:port of the listener that pushes running calls' live output to followers (port 0 picks one; an address followers can reach in a cluster), heartbeats the fallback; \"off\": heartbeats only."},
 	{key: "stream.pushTLS", scope: ScopeWorker, oneOf: PushTLSModes,
