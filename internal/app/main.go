@@ -70,7 +70,13 @@ func WorkerMain(args []string, fs *pflag.FlagSet, noArgs string, reads func(sett
 	if err != nil {
 		return fail(err)
 	}
-	fmt.Println("worker running; Ctrl-C to stop")
+	// Which queue this worker takes work from, so that a person running
+	// several can tell them apart (a session's tool calls go to its host).
+	host := ""
+	if h := ToolHost(s); h != "" {
+		host = ", tool host " + h
+	}
+	fmt.Printf("worker running on task queue %s%s; Ctrl-C to stop\n", s.Temporal.TaskQueue, host)
 	<-ctx.Done()
 	fmt.Println("worker: stopping")
 	if err := stop(); err != nil {

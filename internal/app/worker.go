@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
@@ -122,7 +124,10 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (work
 		g.traces = tp
 	}
 	tracing.SetCapture(s.Otel.CaptureContent)
-	ensureJobSearch(c, s.Temporal.Namespace)
+	if err := ensureJobSearch(c, s.Temporal.Namespace); err != nil {
+		g.stopMetrics()
+		return nil, err
+	}
 	g.Worker = worker.New(c, s.Temporal.TaskQueue, wo)
 	Register(g.Worker, acts)
 	if acts.ToolHost != "" {
@@ -404,13 +409,20 @@ func ServeCodec(s settings.Settings, addr string, byDefault bool, origins []stri
 // namespace lacks them, so the Temporal UI can filter jobs by status, and
 // tells the Prompt workflow whether it may set them. A worker that may not
 // add them (Temporal Cloud, a role without operator rights) says so once:
-// its prompts keep their memo only (starter top works from it).
-func ensureJobSearch(c sdkclient.Client, namespace string) {
+// its prompts keep their memo only (starter top works from it). A
+// namespace that does not exist is the error, naming the step that makes
+// it.
+func ensureJobSearch(c sdkclient.Client, namespace string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := visibility.Ensure(ctx, c, namespace, visibility.Jobs)
+	var missing *serviceerror.NamespaceNotFound
+	if errors.As(err, &missing) {
+		return fmt.Errorf("namespace %q does not exist on this Temporal server: create it with `starter cluster init` (or temporal operator namespace create --namespace %s)", namespace, namespace)
+	}
 	workflows.SetSearchAttributesReady(err == nil)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "worker: jobs are not filterable by status in the Temporal UI: %s\n", line.First(err.Error()))
 	}
+	return nil
 }

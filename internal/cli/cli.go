@@ -56,7 +56,7 @@ type Command struct {
 
 // commands is the command tree (an explicit list, no registry), by name.
 func commands() []Command {
-	return []Command{abortCmd, abortRetryCmd, approveCmd, authCmd, chatCmd, classifyCmd, compactCmd, diffCmd, eventsCmd,
+	return []Command{abortCmd, abortRetryCmd, approveCmd, authCmd, chatCmd, classifyCmd, clusterCmd, compactCmd, diffCmd, eventsCmd,
 		followUpCmd, promptCmd, rpcCmd, scheduleCmd, sessionCmd, sessionsCmd, setAutoRetryCmd, settingsCmd, showCmd,
 		stateCmd, steerCmd, topCmd}
 }

@@ -100,7 +100,8 @@ func TestREADME_ClusterStepsAreTheComposeFiles(t *testing.T) {
 	if got := find("$sql "); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("README schema lines:\n%s\nwant the compose job's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	flags := strings.Replace(strings.TrimSpace(strings.TrimPrefix(composeTool, "temporal-sql-tool")), "--ep postgresql", "--ep 127.0.0.1", 1)
+	flags := strings.TrimSpace(strings.TrimPrefix(composeTool, "temporal-sql-tool"))
+	flags = strings.NewReplacer("--ep postgresql", "--ep 127.0.0.1", "-p 5432", "-p $PGPORT").Replace(flags)
 	if got := find(`sql=`); len(got) != 1 || got[0] != `sql="$bin/sql `+flags+`"` {
 		t.Errorf("README defines the SQL tool as %q, want the compose job's flags with --ep 127.0.0.1: %s", got, flags)
 	}
@@ -119,7 +120,7 @@ func TestREADME_ClusterStepsAreTheComposeFiles(t *testing.T) {
 		t.Fatal(`README does not start "$bin/server" start`)
 	}
 	got := assignments(server)
-	local := map[string]string{"POSTGRES_SEEDS": "127.0.0.1", "BIND_ON_IP": "127.0.0.1"}
+	local := map[string]string{"POSTGRES_SEEDS": "127.0.0.1", "BIND_ON_IP": "127.0.0.1", "DB_PORT": "$PGPORT"}
 	for k, v := range service(t, c, "temporal").Environment {
 		if l, ok := local[k]; ok {
 			v = l
@@ -146,13 +147,13 @@ func TestREADME_ClusterStepsAreTheComposeFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.Host = "127.0.0.1:5432"
+	sessionsURL := strings.Replace(u.String(), "@"+u.Host+"/", "@127.0.0.1:$PGPORT/", 1)
 	for k, v := range map[string]string{
-		"TEMPORAL_ADDRESS":                  strings.Replace(w["TEMPORAL_ADDRESS"], "temporal:", "127.0.0.1:", 1),
+		"TEMPORAL_ADDRESS":                  strings.Replace(w["TEMPORAL_ADDRESS"], "temporal:7233", "127.0.0.1:$FRONTEND_GRPC_PORT", 1),
 		"TEMPORAL_NAMESPACE":                w["TEMPORAL_NAMESPACE"],
 		"PGPASSWORD":                        w["PGPASSWORD"],
 		"DURABLE_AGENT_SESSION_STORE":       w["DURABLE_AGENT_SESSION_STORE"],
-		"DURABLE_AGENT_SESSION_POSTGRESURL": u.String(),
+		"DURABLE_AGENT_SESSION_POSTGRESURL": sessionsURL,
 	} {
 		if exports[k] != v {
 			t.Errorf("README exports %s=%q, want %q (compose worker)", k, exports[k], v)
