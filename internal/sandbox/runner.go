@@ -120,9 +120,9 @@ const drainGrace = 200 * time.Millisecond
 
 type process struct {
 	cfg      Config
-	pids     *pidsGroup   // nil without a pids cgroup
+	pids     *cgroup      // nil without a pids cgroup
 	refused  int64        // forks pids.max refused
-	mem      *memGroup    // nil without a memory cgroup
+	mem      *cgroup      // nil without a memory cgroup
 	oomKills int64        // processes the memory cgroup's OOM killer killed
 	watch    *outputWatch // nil without limits its output can show
 	status   *limitStatus // nil without the limit shell (limitScript)
@@ -196,7 +196,7 @@ func (r *Runner) launch(dir string, env []string, script string) (_ *process, er
 		extra = append(extra, st.w)
 	}
 	var join []string // the cgroup.procs files bwrap is started in
-	var pg *pidsGroup
+	var pg *cgroup
 	if r.pids != "" {
 		// pids.max counts bwrap and its init too (the limit shell, the
 		// egress bridge's threads).
@@ -213,9 +213,9 @@ func (r *Runner) launch(dir string, env []string, script string) (_ *process, er
 		undo = append(undo, pg.remove)
 		join = append(join, pg.procs())
 	}
-	var mg *memGroup
+	var mg *cgroup
 	if r.mem != "" {
-		var shared *pidsGroup
+		var shared *cgroup
 		if r.memV2 && pg != nil && filepath.Clean(r.pids) == filepath.Clean(r.mem) {
 			shared = pg // cgroup v2: one cgroup for both limits
 		}

@@ -14,6 +14,47 @@ import (
 	"time"
 )
 
+// pidsRoot is the pids cgroup (v1 controller or v2 unified hierarchy)
+// the worker is in, when the worker may make cgroups below it: the
+// directory, or "" and why not. Each sandbox with MaxProcesses gets a
+// cgroup of its own there whose pids.max bounds the sandbox's
+// processes, whatever user runs them (RLIMIT_NPROC counts the user's
+// processes and never binds root).
+func pidsRoot() (string, string) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", "cannot read /proc/self/cgroup"
+	}
+	var dir string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(l, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		switch {
+		case slices.Contains(strings.Split(parts[1], ","), "pids"):
+			dir = filepath.Join("/sys/fs/cgroup/pids", parts[2])
+		case parts[0] == "0" && parts[1] == "" && dir == "":
+			if c, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers"); err == nil && slices.Contains(strings.Fields(string(c)), "pids") {
+				dir = filepath.Join("/sys/fs/cgroup", parts[2])
+			}
+		}
+	}
+	if dir == "" {
+		return "", "no pids cgroup controller"
+	}
+	probe, err := os.MkdirTemp(dir, "durable-agent-probe-")
+	if err != nil {
+		return "", fmt.Sprintf("cannot make a cgroup in %s", dir)
+	}
+	_, err = os.Stat(filepath.Join(probe, "pids.max"))
+	_ = os.Remove(probe)
+	if err != nil {
+		return "", fmt.Sprintf("%s has no pids.max", dir)
+	}
+	return dir, ""
+}
+
 // memoryCgroup finds the memory cgroup below which each sandbox of a
 // runner with MemoryMB gets one of its own: the worker's cgroup (read
 // from cgroupFile, /proc/self/cgroup, and mountinfoFile,
@@ -121,15 +162,39 @@ func canMake(dir string) bool {
 	return true
 }
 
-// memGroup is one sandbox's memory cgroup (v1 or v2).
-type memGroup struct {
+// cgroup is one sandbox's pids cgroup or memory cgroup (v1 or v2), or
+// both in one (v2, where a process is in one cgroup only).
+type cgroup struct {
 	dir    string
 	v2     bool
-	shared bool // the sandbox's pids cgroup too (newMemGroup)
+	shared bool // a memory limit set in the sandbox's pids cgroup (newMemGroup)
 }
 
-// memSeq numbers the memory cgroups of this process.
-var memSeq atomic.Int64
+// cgroupSeq numbers the cgroups of this process.
+var cgroupSeq atomic.Int64
+
+// newCgroup makes the cgroup durable-agent-<kind><pid>-<n> under root
+// (the names sweepCgroups knows); what names its limit in errors.
+func newCgroup(root, kind, what string, v2 bool) (*cgroup, error) {
+	dir := filepath.Join(root, fmt.Sprintf("durable-agent-%s%d-%d", kind, os.Getpid(), cgroupSeq.Add(1)))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("sandbox %s cgroup: %w", what, err)
+	}
+	return &cgroup{dir: dir, v2: v2}, nil
+}
+
+// newPidsGroup makes a cgroup under root whose pids.max is max.
+func newPidsGroup(root string, max int64) (*cgroup, error) {
+	g, err := newCgroup(root, "", "pids", false)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(g.dir, "pids.max"), []byte(strconv.FormatInt(max, 10)), 0o644); err != nil {
+		g.remove()
+		return nil, fmt.Errorf("sandbox pids cgroup: %w", err)
+	}
+	return g, nil
+}
 
 // newMemGroup makes a cgroup under root whose memory limit is mb MiB,
 // swap included (v2 memory.max and memory.swap.max 0; v1
@@ -138,16 +203,15 @@ var memSeq atomic.Int64
 // cgroup only, and the sandbox's pids cgroup is in the same directory
 // as root), it sets the limit in that cgroup instead, which its pids
 // group removes.
-func newMemGroup(root string, v2 bool, mb int64, shared *pidsGroup) (*memGroup, error) {
+func newMemGroup(root string, v2 bool, mb int64, shared *cgroup) (*cgroup, error) {
 	if shared != nil {
-		g := &memGroup{dir: shared.dir, v2: true, shared: true}
+		g := &cgroup{dir: shared.dir, v2: true, shared: true}
 		return g, g.limit(mb)
 	}
-	dir := filepath.Join(root, fmt.Sprintf("durable-agent-mem-%d-%d", os.Getpid(), memSeq.Add(1)))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("sandbox memory cgroup: %w", err)
+	g, err := newCgroup(root, "mem-", "memory", v2)
+	if err != nil {
+		return nil, err
 	}
-	g := &memGroup{dir: dir, v2: v2}
 	if err := g.limit(mb); err != nil {
 		g.remove()
 		return nil, err
@@ -156,7 +220,7 @@ func newMemGroup(root string, v2 bool, mb int64, shared *pidsGroup) (*memGroup, 
 }
 
 // limit sets the cgroup's memory limit (newMemGroup).
-func (g *memGroup) limit(mb int64) error {
+func (g *cgroup) limit(mb int64) error {
 	dir, v2 := g.dir, g.v2
 	limit := strconv.FormatInt(mb<<20, 10)
 	file, swap, swapValue := "memory.limit_in_bytes", "memory.memsw.limit_in_bytes", limit
@@ -174,12 +238,17 @@ func (g *memGroup) limit(mb int64) error {
 }
 
 // procs is the file a process writes its pid to in order to join.
-func (g *memGroup) procs() string { return filepath.Join(g.dir, "cgroup.procs") }
+func (g *cgroup) procs() string { return filepath.Join(g.dir, "cgroup.procs") }
+
+// refused is how many forks pids.max refused ("max N" of pids.events).
+func (g *cgroup) refused() int64 {
+	return cgroupCount(filepath.Join(g.dir, "pids.events"), "max")
+}
 
 // oomKills is how many processes of the cgroup the kernel's OOM killer
 // killed at its limit ("oom_kill N" of v2 memory.events, of v1
 // memory.oom_control).
-func (g *memGroup) oomKills() int64 {
+func (g *cgroup) oomKills() int64 {
 	name := "memory.oom_control"
 	if g.v2 {
 		name = "memory.events"
@@ -205,8 +274,9 @@ func cgroupCount(file, key string) int64 {
 	return 0
 }
 
-// remove removes the cgroup (empty once the sandbox is gone).
-func (g *memGroup) remove() {
+// remove removes the cgroup (empty once the sandbox is gone); a shared
+// one goes with its pids group.
+func (g *cgroup) remove() {
 	if g != nil && !g.shared {
 		removeCgroup(g.dir)
 	}
@@ -272,3 +342,17 @@ func sweepCgroups(root string) {
 		}
 	}
 }
+
+// joinScript is the shell that starts bwrap in a sandbox's cgroups: it
+// writes its pid to each cgroup.procs file it is given, up to "--", then
+// becomes bwrap (the rest of its arguments).
+const joinScript = `while [ "$1" != -- ]; do echo $$ >"$1" || exit 125; shift; done; shift; exec "$@"`
+
+// bwrapProcesses are bwrap's own processes in a sandbox's cgroup (bwrap
+// and the PID namespace's init), added to MaxProcesses in pids.max.
+const bwrapProcesses = 2
+
+// bridgeTasks is the room left in pids.max for the egress bridge of
+// network allowlist (the worker binary: a Go program, several threads,
+// and pids.max counts threads).
+const bridgeTasks = 16
