@@ -135,7 +135,7 @@ type process struct {
 	killed   atomic.Bool // Kill was called: the init is killed too
 }
 
-// Start runs c.Script in a new sandbox (see Config.Args); with network
+// Start runs c.Script in a new sandbox (see Config.args); with network
 // allowlist, behind an egress proxy of its own that closes when the
 // sandbox ends.
 func (r *Runner) Start(c tools.Command) (tools.Process, error) {
@@ -159,16 +159,15 @@ func (r *Runner) launch(dir string, env []string, script string) (_ *process, er
 		}
 	}()
 	var eg *egressPath
-	var args []string
+	exe, socket := "", ""
 	if r.cfg.Network == NetworkAllowlist {
 		if eg, err = startEgress(r.cfg); err != nil {
 			return nil, err
 		}
 		undo = append(undo, eg.close)
-		args, err = r.cfg.args(dir, script, eg.exe, eg.proxy.Path())
-	} else {
-		args, err = r.cfg.Args(dir, script)
+		exe, socket = eg.exe, eg.proxy.Path()
 	}
+	args, err := r.cfg.args(dir, script, exe, socket)
 	if err != nil {
 		return nil, err
 	}
