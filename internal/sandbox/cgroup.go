@@ -14,56 +14,20 @@ import (
 	"time"
 )
 
-// pidsRoot is the pids cgroup (v1 controller or v2 unified hierarchy)
-// the worker is in, when the worker may make cgroups below it: the
-// directory, or "" and why not. Each sandbox with MaxProcesses gets a
-// cgroup of its own there whose pids.max bounds the sandbox's
-// processes, whatever user runs them (RLIMIT_NPROC counts the user's
-// processes and never binds root).
-func pidsRoot() (string, string) {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return "", "cannot read /proc/self/cgroup"
-	}
-	var dir string
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		parts := strings.SplitN(l, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		switch {
-		case slices.Contains(strings.Split(parts[1], ","), "pids"):
-			dir = filepath.Join("/sys/fs/cgroup/pids", parts[2])
-		case parts[0] == "0" && parts[1] == "" && dir == "":
-			if c, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers"); err == nil && slices.Contains(strings.Fields(string(c)), "pids") {
-				dir = filepath.Join("/sys/fs/cgroup", parts[2])
-			}
-		}
-	}
-	if dir == "" {
-		return "", "no pids cgroup controller"
-	}
-	probe, err := os.MkdirTemp(dir, "durable-agent-probe-")
-	if err != nil {
-		return "", fmt.Sprintf("cannot make a cgroup in %s", dir)
-	}
-	_, err = os.Stat(filepath.Join(probe, "pids.max"))
-	_ = os.Remove(probe)
-	if err != nil {
-		return "", fmt.Sprintf("%s has no pids.max", dir)
-	}
-	return dir, ""
-}
-
-// memoryCgroup finds the memory cgroup below which each sandbox of a
-// runner with MemoryMB gets one of its own: the worker's cgroup (read
+// cgroupRoot finds the cgroup below which each sandbox gets a cgroup of
+// controller ("pids" for MaxProcesses, "memory" for MemoryMB) of its
+// own, whose limit binds the sandbox's processes together, whatever user
+// runs them (RLIMIT_NPROC counts the user's processes and never binds
+// root; RLIMIT_AS binds each process apart): the worker's cgroup (read
 // from cgroupFile, /proc/self/cgroup, and mountinfoFile,
-// /proc/self/mountinfo) in the cgroup v2 hierarchy when memory is in its
-// cgroup.controllers and cgroup.subtree_control (so its children have
-// memory.max), else in the cgroup v1 memory hierarchy; either only when
-// the worker may make a cgroup there. It returns that directory and
-// whether it is v2, or "" and why neither, in a few words.
-func memoryCgroup(cgroupFile, mountinfoFile string) (dir string, v2 bool, why string) {
+// /proc/self/mountinfo) in the cgroup v2 hierarchy when controller is in
+// its cgroup.controllers and cgroup.subtree_control (so its children
+// have the controller's files), else in the controller's cgroup v1
+// hierarchy when v1File, the limit's file, is in that cgroup or in one
+// made below it (a v1 root cgroup has no pids.max); either only when the
+// worker may make a cgroup there. It returns that directory and whether
+// it is v2, or "" and why neither, in a few words.
+func cgroupRoot(controller, v1File, cgroupFile, mountinfoFile string) (dir string, v2 bool, why string) {
 	b, err := os.ReadFile(cgroupFile)
 	if err != nil {
 		return "", false, "cannot read " + cgroupFile
@@ -76,7 +40,7 @@ func memoryCgroup(cgroupFile, mountinfoFile string) (dir string, v2 bool, why st
 		case len(parts) != 3:
 		case parts[0] == "0" && parts[1] == "":
 			v2Path, inV2 = parts[2], true
-		case slices.Contains(strings.Split(parts[1], ","), "memory"):
+		case slices.Contains(strings.Split(parts[1], ","), controller):
 			v1Path, inV1 = parts[2], true
 		}
 	}
@@ -95,7 +59,7 @@ func memoryCgroup(cgroupFile, mountinfoFile string) (dir string, v2 bool, why st
 		switch {
 		case g[0] == "cgroup2" && v2Mount == "":
 			v2Mount, v2Root = f[4], f[3]
-		case g[0] == "cgroup" && len(g) >= 3 && slices.Contains(strings.Split(g[2], ","), "memory") && v1Mount == "":
+		case g[0] == "cgroup" && len(g) >= 3 && slices.Contains(strings.Split(g[2], ","), controller) && v1Mount == "":
 			v1Mount, v1Root = f[4], f[3]
 		}
 	}
@@ -110,10 +74,10 @@ func memoryCgroup(cgroupFile, mountinfoFile string) (dir string, v2 bool, why st
 		c, _ := os.ReadFile(filepath.Join(d, "cgroup.controllers"))
 		s, _ := os.ReadFile(filepath.Join(d, "cgroup.subtree_control"))
 		switch {
-		case !slices.Contains(strings.Fields(string(c)), "memory"):
-			whyV2 = fmt.Sprintf("the cgroup v2 hierarchy has no memory controller for %s", d)
-		case !slices.Contains(strings.Fields(string(s)), "memory"):
-			whyV2 = fmt.Sprintf("memory is not in %s", filepath.Join(d, "cgroup.subtree_control"))
+		case !slices.Contains(strings.Fields(string(c)), controller):
+			whyV2 = fmt.Sprintf("the cgroup v2 hierarchy has no %s controller for %s", controller, d)
+		case !slices.Contains(strings.Fields(string(s)), controller):
+			whyV2 = fmt.Sprintf("%s is not in %s", controller, filepath.Join(d, "cgroup.subtree_control"))
 		case !canMake(d):
 			whyV2 = fmt.Sprintf("cannot make a cgroup in %s", d)
 		default:
@@ -122,12 +86,12 @@ func memoryCgroup(cgroupFile, mountinfoFile string) (dir string, v2 bool, why st
 	}
 	switch {
 	case !inV1 || v1Mount == "":
-		whyV1 = "no cgroup v1 memory hierarchy"
+		whyV1 = fmt.Sprintf("no cgroup v1 %s hierarchy", controller)
 	default:
 		d := filepath.Join(v1Mount, below(v1Root, v1Path))
 		switch {
-		case !exists(filepath.Join(d, "memory.limit_in_bytes")):
-			whyV1 = fmt.Sprintf("%s has no memory.limit_in_bytes", d)
+		case !exists(filepath.Join(d, v1File)) && !canMake(d, v1File):
+			whyV1 = fmt.Sprintf("%s has no %s", d, v1File)
 		case !canMake(d):
 			whyV1 = fmt.Sprintf("cannot make a cgroup in %s", d)
 		default:
@@ -151,14 +115,19 @@ func below(root, p string) string {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// canMake tells whether the worker may make a cgroup in dir (it makes
-// one and removes it).
-func canMake(dir string) bool {
+// canMake tells whether the worker may make a cgroup in dir that has
+// the files named (it makes one and removes it).
+func canMake(dir string, files ...string) bool {
 	probe, err := os.MkdirTemp(dir, "durable-agent-probe-")
 	if err != nil {
 		return false
 	}
-	_ = os.Remove(probe)
+	defer os.Remove(probe)
+	for _, f := range files {
+		if !exists(filepath.Join(probe, f)) {
+			return false
+		}
+	}
 	return true
 }
 

@@ -43,14 +43,14 @@ func New(c Config) (*Runner, error) {
 	}
 	r := &Runner{cfg: c, bin: bin}
 	if c.MaxProcesses > 0 {
-		r.pids, r.noPids = pidsRoot()
+		r.pids, _, r.noPids = cgroupRoot("pids", "pids.max", "/proc/self/cgroup", "/proc/self/mountinfo")
 		r.cfg.pidsCgroup = r.pids != ""
 		if r.pids != "" {
 			sweepCgroups(r.pids)
 		}
 	}
 	if c.MemoryMB > 0 {
-		r.mem, r.memV2, r.noMem = memoryCgroup("/proc/self/cgroup", "/proc/self/mountinfo")
+		r.mem, r.memV2, r.noMem = cgroupRoot("memory", "memory.limit_in_bytes", "/proc/self/cgroup", "/proc/self/mountinfo")
 		r.cfg.memCgroup = r.mem != ""
 		if r.mem != "" {
 			sweepCgroups(r.mem)
