@@ -84,11 +84,10 @@ func MaybeRunBridge(args []string) {
 
 // RunBridge is the bridge command: --socket PATH (the proxy's socket as
 // the sandbox sees it) and --listen ADDR (default DefaultBridgeAddr),
-// then optionally "--" and a command. With a command it listens, runs the
-// command with ProxyEnv added to the environment and signals passed on,
-// and returns its exit status when it ends; without one it serves until
-// SIGINT or SIGTERM. Problems go to stderr on one line; the status is 2
-// for bad arguments and 127 for a command that cannot start.
+// then "--" and a command. It listens, runs the command with ProxyEnv
+// added to the environment and signals passed on, and returns its exit
+// status when it ends. Problems go to stderr on one line; the status is
+// 2 for bad arguments and 127 for a command that cannot start.
 func RunBridge(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet(BridgeCommand, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -107,6 +106,9 @@ func RunBridge(args []string, stderr io.Writer) int {
 	if host, _, err := net.SplitHostPort(*listen); err != nil || !isLoopbackHost(host) {
 		return fail(2, "--listen %q must be a loopback host:port", *listen)
 	}
+	if fs.NArg() == 0 {
+		return fail(2, "a command is required after --")
+	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fail(2, "listen on %s: %v", *listen, err)
@@ -119,15 +121,6 @@ func RunBridge(args []string, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	if fs.NArg() == 0 {
-		select {
-		case <-sigs:
-			return 0
-		case err := <-served:
-			served <- err
-			return fail(1, "%v", err)
-		}
-	}
 	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), ProxyEnv(ln.Addr().String())...)

@@ -51,7 +51,7 @@ func (p *Proxy) check(ctx context.Context, host string, port int) ([]netip.Addr,
 	if !allow.AllowsName(name, port) {
 		return nil, notListed
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.opts.DialTimeout)
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	addrs, err := p.opts.Resolve(ctx, name)
 	if err != nil {
@@ -76,9 +76,9 @@ func (p *Proxy) check(ctx context.Context, host string, port int) ([]netip.Addr,
 	return ok, nil
 }
 
-// dial connects to the first of addrs that answers, within DialTimeout.
+// dial connects to the first of addrs that answers, within dialTimeout.
 func (p *Proxy) dial(ctx context.Context, addrs []netip.Addr, port int) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.opts.DialTimeout)
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	var first error
 	for _, a := range addrs {

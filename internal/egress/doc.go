@@ -25,7 +25,7 @@
 //     tools.sandbox.allowHosts; every request is logged in one slog line
 //     (host, port, allowed, and the reason when denied).
 //   - Bounded: request headers must arrive within HeaderTimeout and fit in
-//     64 KiB, dials give up after DialTimeout, a tunnel idle in both
+//     64 KiB, dials give up after 15 s, a tunnel idle in both
 //     directions for IdleTimeout is closed, at most MaxConns client
 //     connections are served at once, and bytes are copied through fixed
 //     32 KiB buffers (nothing is buffered without bound).

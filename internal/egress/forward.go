@@ -30,7 +30,7 @@ func newForwarder(p *Proxy) *forwarder {
 	f.transport = &http.Transport{
 		Proxy:                  nil, // never the worker's own proxy settings
 		DialContext:            f.dialChecked,
-		ResponseHeaderTimeout:  p.opts.ResponseTimeout,
+		ResponseHeaderTimeout:  responseTimeout,
 		IdleConnTimeout:        30 * time.Second,
 		MaxIdleConns:           16,
 		MaxResponseHeaderBytes: 64 << 10,

@@ -13,6 +13,13 @@ import (
 	"time"
 )
 
+// dialTimeout bounds a name lookup plus the dials; responseTimeout the
+// wait for a forwarded HTTP request's response header.
+const (
+	dialTimeout     = 15 * time.Second
+	responseTimeout = 2 * time.Minute
+)
+
 // Options configure a Proxy; every zero value has a documented default.
 type Options struct {
 	// Allow is the allow-list (zero: every request is denied).
@@ -25,16 +32,11 @@ type Options struct {
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 	// Dial connects to a checked address "ip:port" (nil: a net.Dialer).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// DialTimeout bounds a name lookup plus the dials (0: 15s).
-	DialTimeout time.Duration
 	// HeaderTimeout bounds reading a request's header (0: 15s).
 	HeaderTimeout time.Duration
 	// IdleTimeout closes a tunnel or a kept-alive client connection on
 	// which nothing moved for this long (0: 5 minutes).
 	IdleTimeout time.Duration
-	// ResponseTimeout bounds the wait for a forwarded HTTP request's
-	// response header (0: 2 minutes).
-	ResponseTimeout time.Duration
 	// MaxConns is how many client connections are served at once; more
 	// wait to be accepted (0: 256).
 	MaxConns int
@@ -58,10 +60,8 @@ func (o *Options) defaults() {
 			*d = v
 		}
 	}
-	def(&o.DialTimeout, 15*time.Second)
 	def(&o.HeaderTimeout, 15*time.Second)
 	def(&o.IdleTimeout, 5*time.Minute)
-	def(&o.ResponseTimeout, 2*time.Minute)
 	if o.MaxConns <= 0 {
 		o.MaxConns = 256
 	}

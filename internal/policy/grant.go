@@ -1,6 +1,10 @@
 package policy
 
-import "path"
+import (
+	"path"
+
+	"github.com/durableagent/durableagent/internal/line"
+)
 
 // Grant is an "allow for this session" given when a person approved an
 // asked call: it allows later calls the same ask rule matches, of the
@@ -61,7 +65,7 @@ func (g Grant) String() string {
 	s := "allowed for this session (" + g.Tool
 	switch {
 	case g.Command != "":
-		s += " " + shorten(g.Command) + " exactly"
+		s += " " + line.Cut(g.Command, 81) + " exactly"
 	case g.Program != "":
 		s += " " + g.Program + " …"
 	}

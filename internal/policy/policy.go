@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/durableagent/durableagent/internal/line"
 )
 
 // Default is the policy for a job nobody watches inside the sandbox:
@@ -42,7 +44,7 @@ func Parse(rules []string) (*Policy, error) {
 	for i, text := range rules {
 		r, err := ParseRule(text)
 		if err != nil {
-			return nil, fmt.Errorf("tools.policy rule %d %q: %w", i+1, shorten(text), err)
+			return nil, fmt.Errorf("tools.policy rule %d %q: %w", i+1, line.Cut(text, 81), err)
 		}
 		p.rules = append(p.rules, r)
 	}
@@ -185,11 +187,4 @@ func pathMatches(glob, p, workspace string) bool {
 	}
 	ok, _ := doublestar.Match(glob, abs)
 	return ok
-}
-
-func shorten(s string) string {
-	if len(s) <= 80 {
-		return s
-	}
-	return s[:80] + "…"
 }

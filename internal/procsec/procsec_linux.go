@@ -15,12 +15,3 @@ func DisableDumps() error {
 	}
 	return nil
 }
-
-// Dumpable reports the process's dumpable attribute (PR_GET_DUMPABLE).
-func Dumpable() (bool, error) {
-	v, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
-	if err != nil {
-		return false, fmt.Errorf("prctl PR_GET_DUMPABLE: %w", err)
-	}
-	return v != 0, nil
-}

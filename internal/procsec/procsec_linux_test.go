@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -123,4 +125,13 @@ func TestDisableDumps_HidesTheEnvironmentFromTheUsersOtherProcesses(t *testing.T
 	if _, err := os.ReadFile(environ); !errors.Is(err, fs.ErrPermission) {
 		t.Fatalf("read %s from another process of the same user: %v, want a permission error", environ, err)
 	}
+}
+
+// Dumpable reports the process's dumpable attribute (PR_GET_DUMPABLE).
+func Dumpable() (bool, error) {
+	v, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
+	if err != nil {
+		return false, fmt.Errorf("prctl PR_GET_DUMPABLE: %w", err)
+	}
+	return v != 0, nil
 }

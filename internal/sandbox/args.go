@@ -41,21 +41,13 @@ func shell() string {
 	return "/bin/sh"
 }
 
-// Args is the bwrap command line (without the program) that runs script
+// args is the bwrap command line (without the program) that runs script
 // with working directory dir under c. The workspace dir is bound
 // read-write (with, for a worktree the worker made, its repository's
-// git directory: worktreeGitDir); it must be absolute and not the root directory. Network
-// allowlist needs a proxy's socket: Runner.Start gives one (args).
-func (c Config) Args(dir, script string) ([]string, error) {
-	if c.Network == NetworkAllowlist {
-		return nil, fmt.Errorf("sandbox network allowlist: the command line needs the egress proxy's socket, which Runner.Start makes")
-	}
-	return c.args(dir, script, "", "")
-}
-
-// args is Args with, for network allowlist, the bridge program exe and
-// the egress proxy's socket bound in and the command run behind the
-// bridge.
+// git directory: worktreeGitDir); it must be absolute and not the root
+// directory. For network allowlist the bridge program exe and the
+// egress proxy's socket are bound in and the command runs behind the
+// bridge (Runner.Start makes the proxy); otherwise they are "".
 func (c Config) args(dir, script, exe, socket string) ([]string, error) {
 	if !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("sandbox workspace %q is not an absolute path", dir)

@@ -39,10 +39,6 @@ type Config struct {
 	// not be empty), Logger (its request lines) and the rest as
 	// egress.Options documents.
 	Egress egress.Options
-	// BridgeProgram is the program bound into an allowlist sandbox as the
-	// egress bridge; its main must call egress.MaybeRunBridge first
-	// ("": this program, os.Executable()).
-	BridgeProgram string
 	// MemoryMB bounds the sandbox's memory, in MiB: with a memory
 	// cgroup of its own where the worker may make one (New finds out;
 	// all of its processes together, swap included, the kernel's OOM
@@ -109,16 +105,4 @@ func (c Config) binary() (string, error) {
 		return "", errors.New("bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)")
 	}
 	return p, nil
-}
-
-// bridgeProgram is the bridge program of an allowlist sandbox.
-func (c Config) bridgeProgram() (string, error) {
-	if c.BridgeProgram != "" {
-		return c.BridgeProgram, nil
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("sandbox egress bridge: %w", err)
-	}
-	return exe, nil
 }

@@ -29,5 +29,5 @@
 // and reaches only Config.Egress.Allow. The proxy is closed and its
 // directory removed when the sandbox ends.
 //
-// Args is the exact bwrap command line; docs/security.md explains it.
+// args.go builds the exact bwrap command line; docs/security.md explains it.
 package sandbox

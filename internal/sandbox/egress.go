@@ -20,9 +20,10 @@ type egressPath struct {
 
 // startEgress starts the proxy of one sandbox of c.
 func startEgress(c Config) (*egressPath, error) {
-	exe, err := c.bridgeProgram()
+	// The bridge is this program: its main calls egress.MaybeRunBridge.
+	exe, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sandbox egress bridge: %w", err)
 	}
 	// MkdirTemp makes the directory 0700.
 	dir, err := os.MkdirTemp("", "egress-")

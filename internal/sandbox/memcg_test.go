@@ -52,7 +52,7 @@ func TestMemoryCgroup_FindsV2ElseV1(t *testing.T) {
 			mi += "38 30 0:35 / " + filepath.Join(root, "pids") + " rw,relatime - cgroup cgroup rw,pids\n"
 			write(t, filepath.Join(root, "cgroup"), tc.cgroup)
 			write(t, filepath.Join(root, "mountinfo"), mi)
-			dir, v2, why := memoryCgroup(filepath.Join(root, "cgroup"), filepath.Join(root, "mountinfo"))
+			dir, v2, why := cgroupRoot("memory", "memory.limit_in_bytes", filepath.Join(root, "cgroup"), filepath.Join(root, "mountinfo"))
 			switch {
 			case tc.wantV2 && (dir != v2Dir || !v2):
 				t.Fatalf("dir %q v2 %v (%s), want v2 %q", dir, v2, why, v2Dir)

@@ -43,14 +43,14 @@ func New(c Config) (*Runner, error) {
 	}
 	r := &Runner{cfg: c, bin: bin}
 	if c.MaxProcesses > 0 {
-		r.pids, r.noPids = pidsRoot()
+		r.pids, _, r.noPids = cgroupRoot("pids", "pids.max", "/proc/self/cgroup", "/proc/self/mountinfo")
 		r.cfg.pidsCgroup = r.pids != ""
 		if r.pids != "" {
 			sweepCgroups(r.pids)
 		}
 	}
 	if c.MemoryMB > 0 {
-		r.mem, r.memV2, r.noMem = memoryCgroup("/proc/self/cgroup", "/proc/self/mountinfo")
+		r.mem, r.memV2, r.noMem = cgroupRoot("memory", "memory.limit_in_bytes", "/proc/self/cgroup", "/proc/self/mountinfo")
 		r.cfg.memCgroup = r.mem != ""
 		if r.mem != "" {
 			sweepCgroups(r.mem)
@@ -120,9 +120,9 @@ const drainGrace = 200 * time.Millisecond
 
 type process struct {
 	cfg      Config
-	pids     *pidsGroup   // nil without a pids cgroup
+	pids     *cgroup      // nil without a pids cgroup
 	refused  int64        // forks pids.max refused
-	mem      *memGroup    // nil without a memory cgroup
+	mem      *cgroup      // nil without a memory cgroup
 	oomKills int64        // processes the memory cgroup's OOM killer killed
 	watch    *outputWatch // nil without limits its output can show
 	status   *limitStatus // nil without the limit shell (limitScript)
@@ -135,7 +135,7 @@ type process struct {
 	killed   atomic.Bool // Kill was called: the init is killed too
 }
 
-// Start runs c.Script in a new sandbox (see Config.Args); with network
+// Start runs c.Script in a new sandbox (see Config.args); with network
 // allowlist, behind an egress proxy of its own that closes when the
 // sandbox ends.
 func (r *Runner) Start(c tools.Command) (tools.Process, error) {
@@ -159,16 +159,15 @@ func (r *Runner) launch(dir string, env []string, script string) (_ *process, er
 		}
 	}()
 	var eg *egressPath
-	var args []string
+	exe, socket := "", ""
 	if r.cfg.Network == NetworkAllowlist {
 		if eg, err = startEgress(r.cfg); err != nil {
 			return nil, err
 		}
 		undo = append(undo, eg.close)
-		args, err = r.cfg.args(dir, script, eg.exe, eg.proxy.Path())
-	} else {
-		args, err = r.cfg.Args(dir, script)
+		exe, socket = eg.exe, eg.proxy.Path()
 	}
+	args, err := r.cfg.args(dir, script, exe, socket)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +195,7 @@ func (r *Runner) launch(dir string, env []string, script string) (_ *process, er
 		extra = append(extra, st.w)
 	}
 	var join []string // the cgroup.procs files bwrap is started in
-	var pg *pidsGroup
+	var pg *cgroup
 	if r.pids != "" {
 		// pids.max counts bwrap and its init too (the limit shell, the
 		// egress bridge's threads).
@@ -213,9 +212,9 @@ func (r *Runner) launch(dir string, env []string, script string) (_ *process, er
 		undo = append(undo, pg.remove)
 		join = append(join, pg.procs())
 	}
-	var mg *memGroup
+	var mg *cgroup
 	if r.mem != "" {
-		var shared *pidsGroup
+		var shared *cgroup
 		if r.memV2 && pg != nil && filepath.Clean(r.pids) == filepath.Clean(r.mem) {
 			shared = pg // cgroup v2: one cgroup for both limits
 		}

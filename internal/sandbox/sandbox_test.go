@@ -208,7 +208,7 @@ func TestConfig_BadValuesAreRefused(t *testing.T) {
 			t.Errorf("New(%+v) = %v, want one line with %q", tc.c, err, tc.want)
 		}
 	}
-	if _, err := (Config{}).Args("/", "true"); err == nil {
+	if _, err := (Config{}).args("/", "true", "", ""); err == nil {
 		t.Errorf("the root directory was accepted as a workspace")
 	}
 	if _, err := New(Config{Binary: "/nonexistent/bwrap"}); err != nil {

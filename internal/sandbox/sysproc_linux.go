@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/durableagent/durableagent/internal/tools"
 )
 
 // sysProcAttr puts bwrap in a process group of its own (Kill signals the
@@ -30,23 +32,14 @@ func sandboxGone(pid int, limit time.Duration) error {
 		return fmt.Errorf("watch sandbox init %d: %w", pid, err)
 	}
 	defer unix.Close(fd)
-	deadline := time.Now().Add(limit)
-	for {
-		ms := int(time.Until(deadline) / time.Millisecond)
-		if ms <= 0 {
-			return fmt.Errorf("sandbox init %d still running %s after bubblewrap exited", pid, limit)
-		}
-		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, ms)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("watch sandbox init %d: %w", pid, err)
-		}
-		if n > 0 {
-			return nil
-		}
+	exited, err := tools.AwaitPidfds([]int{fd}, limit)
+	switch {
+	case err != nil:
+		return fmt.Errorf("watch sandbox init %d: %w", pid, err)
+	case !exited:
+		return fmt.Errorf("sandbox init %d still running %s after bubblewrap exited", pid, limit)
 	}
+	return nil
 }
 
 // killInit sends SIGKILL to the sandbox's init pid through a pidfd (not

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -43,7 +42,7 @@ func (localRunner) Start(c Command) (Process, error) {
 	shell := findShell()
 	cmd := exec.Command(shell, "-c", c.Script)
 	cmd.Dir = c.Dir
-	token := newCallToken()
+	token := rand.Text() // a value no other call has
 	cmd.Env = withCallMarker(c.Env, token)
 	cmd.Stdout, cmd.Stderr = w, w // merged; stdin stays /dev/null
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -118,13 +117,6 @@ func findShell() string {
 		}
 	}
 	return "/bin/sh"
-}
-
-// newCallToken returns a value for CallMarkerEnv that no other call has.
-func newCallToken() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // crypto/rand.Read does not fail (Go 1.24+)
-	return hex.EncodeToString(b)
 }
 
 // withCallMarker returns env with CallMarkerEnv set to token (replacing a

@@ -76,7 +76,13 @@ func endCallProcesses(token string, shell int) {
 			break
 		}
 	}
-	awaitExit(ended, exitWait)
+	var fds []int
+	for _, e := range ended {
+		if e.fd >= 0 {
+			fds = append(fds, e.fd)
+		}
+	}
+	_, _ = AwaitPidfds(fds, exitWait)
 	for _, e := range ended {
 		reap(e)
 	}
@@ -151,24 +157,23 @@ func endProc(p procInfo) *endedProc {
 	return &endedProc{info: p, fd: fd}
 }
 
-// awaitExit waits until every ended process has exited (its pidfd turns
-// readable), or for at most d.
-func awaitExit(ended map[int]*endedProc, d time.Duration) {
-	var pending []unix.PollFd
-	for _, e := range ended {
-		if e.fd >= 0 {
-			pending = append(pending, unix.PollFd{Fd: int32(e.fd), Events: unix.POLLIN})
-		}
+// AwaitPidfds waits until every process the pidfds name has exited (its
+// pidfd turns readable), for at most d; exited is false when one still
+// runs then, err a failure to wait.
+func AwaitPidfds(fds []int, d time.Duration) (exited bool, err error) {
+	pending := make([]unix.PollFd, len(fds))
+	for i, fd := range fds {
+		pending[i] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
 	}
 	deadline := time.Now().Add(d)
 	for len(pending) > 0 {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return
+			return false, nil
 		}
 		_, err := unix.Poll(pending, int(left/time.Millisecond)+1)
 		if err != nil && !errors.Is(err, unix.EINTR) {
-			return
+			return false, err
 		}
 		n := 0
 		for _, p := range pending {
@@ -180,6 +185,7 @@ func awaitExit(ended map[int]*endedProc, d time.Duration) {
 		}
 		pending = pending[:n]
 	}
+	return true, nil
 }
 
 // reap waits for e when it is the worker's child, and releases its pidfd.

@@ -39,13 +39,9 @@ func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	case a.NewText == nil:
 		return missing(Edit, "newText")
 	}
-	shown := cleanArg(*a.Path)
-	abs, err := opts.resolveTarget(*a.Path)
-	if err != nil {
-		return errorf("%v", err)
-	}
-	if abs, err = opts.ruled(Edit, abs, shown); err != nil {
-		return errorf("%v", err)
+	abs, shown, fail := opts.target(Edit, *a.Path, true)
+	if fail != nil {
+		return *fail
 	}
 	fi, err := opts.fs().Stat(abs)
 	if err != nil {

@@ -122,6 +122,26 @@ func (o *Options) ruled(tool, abs, shown string) (string, error) {
 	return real, nil
 }
 
+// target resolves the path argument of read, write or edit (given, not
+// empty): its location to operate on (for write and edit, replace, the
+// real location: resolveTarget), checked against the path rules, and
+// the path as shown; fail is the call's error result.
+func (o *Options) target(tool, given string, replace bool) (abs, shown string, fail *Result) {
+	shown = cleanArg(given)
+	resolve := o.resolvePath
+	if replace {
+		resolve = o.resolveTarget
+	}
+	abs, err := resolve(given)
+	if err == nil {
+		abs, err = o.ruled(tool, abs, shown)
+	}
+	if err != nil {
+		return "", "", new(errorf("%v", err))
+	}
+	return abs, shown, nil
+}
+
 // checkInside fails when the real location of abs lies outside the
 // workspace. shown is the path named in the error.
 func (o *Options) checkInside(abs, shown string) error {

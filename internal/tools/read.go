@@ -39,13 +39,9 @@ func runRead(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if a.Path == nil || cleanArg(*a.Path) == "" {
 		return missing(Read, "path")
 	}
-	shown := cleanArg(*a.Path)
-	abs, err := opts.resolvePath(*a.Path)
-	if err != nil {
-		return errorf("%v", err)
-	}
-	if abs, err = opts.ruled(Read, abs, shown); err != nil {
-		return errorf("%v", err)
+	abs, shown, fail := opts.target(Read, *a.Path, false)
+	if fail != nil {
+		return *fail
 	}
 	fi, err := opts.fs().Stat(abs)
 	if err != nil {

@@ -11,58 +11,75 @@ import (
 	"syscall"
 )
 
-// confinedFS is the local file system of a call with tools.confine: an
-// operation on a path inside the workspace runs through an os.Root opened
-// on the workspace, so every component of the path is resolved beneath
-// it (os.Root: openat one component at a time from the workspace's
-// descriptor, a link followed only when it stays beneath). A symbolic link
-// swapped in after checkInside looked at the path cannot lead the
-// operation out: it fails with errOutside. Paths outside the workspace
-// (the components above it that realPath walks) are the local file
-// system's; checkInside has refused them as operation targets.
-type confinedFS struct {
-	// dirs are the workspace as given and its real location.
-	dirs [2]string
+// osFS is the local file system (Local's FS). With dirs (confine: the
+// workspace as given and its real location) an operation on a path
+// inside the workspace runs through an os.Root opened on the workspace,
+// so every component of the path is resolved beneath it (os.Root: openat
+// one component at a time from the workspace's descriptor, a link
+// followed only when it stays beneath). A symbolic link swapped in after
+// checkInside looked at the path cannot lead the operation out: it fails
+// with errOutside. Paths outside the workspace (the components above it
+// that realPath walks) are the local file system's; checkInside has
+// refused them as operation targets.
+type osFS struct {
+	dirs []string
 }
 
 // errOutside is the error of an operation a symbolic link would have led
 // out of the workspace.
 var errOutside = errors.New("a symbolic link in the path leads outside the workspace")
 
+// confine is the local file system with every path inside ws resolved
+// beneath it.
 func confine(ws string) FS {
-	c := confinedFS{dirs: [2]string{ws, ws}}
-	if real, err := realPath(localFS{}, ws); err == nil {
+	c := osFS{dirs: []string{ws, ws}}
+	if real, err := realPath(osFS{}, ws); err == nil {
 		c.dirs[1] = real
 	}
 	return c
 }
 
-// root opens the root holding p and returns p's name in it; ok is false
-// for a path outside the workspace.
-func (c confinedFS) root(p string) (r *os.Root, name string, ok bool, err error) {
+// fileOps are the file operations of osFS, on absolute paths (osOps) or
+// on names inside an os.Root (*os.Root itself).
+type fileOps interface {
+	Stat(string) (fs.FileInfo, error)
+	Lstat(string) (fs.FileInfo, error)
+	Readlink(string) (string, error)
+	OpenFile(string, int, fs.FileMode) (*os.File, error)
+	MkdirAll(string, fs.FileMode) error
+	Rename(string, string) error
+	Remove(string) error
+}
+
+type osOps struct{}
+
+func (osOps) Stat(p string) (fs.FileInfo, error)  { return os.Stat(p) }
+func (osOps) Lstat(p string) (fs.FileInfo, error) { return os.Lstat(p) }
+func (osOps) Readlink(p string) (string, error)   { return os.Readlink(p) }
+func (osOps) OpenFile(p string, flag int, perm fs.FileMode) (*os.File, error) {
+	return os.OpenFile(p, flag, perm)
+}
+func (osOps) MkdirAll(p string, perm fs.FileMode) error { return os.MkdirAll(p, perm) }
+func (osOps) Rename(a, b string) error                  { return os.Rename(a, b) }
+func (osOps) Remove(p string) error                     { return os.Remove(p) }
+
+// in runs op on p: in the workspace's root when p is inside it, else on
+// the local file system.
+func in[T any](c osFS, p string, op func(fileOps, string) (T, error)) (T, error) {
 	for _, d := range c.dirs {
 		if within(d, p) {
 			rel, _ := filepath.Rel(d, p)
 			r, err := os.OpenRoot(d)
-			return r, rel, true, err
+			if err != nil {
+				var zero T
+				return zero, err
+			}
+			defer r.Close()
+			v, err := op(r, rel)
+			return v, outsideErr(p, err)
 		}
 	}
-	return nil, "", false, nil
-}
-
-// inside runs op on p in the workspace's root, or local on p outside it.
-func inside[T any](c confinedFS, p string, op func(*os.Root, string) (T, error), local func(string) (T, error)) (T, error) {
-	r, name, ok, err := c.root(p)
-	if !ok {
-		return local(p)
-	}
-	var zero T
-	if err != nil {
-		return zero, err
-	}
-	defer r.Close()
-	v, err := op(r, name)
-	return v, outsideErr(p, err)
+	return op(osOps{}, p)
 }
 
 // outsideErr names an escape the root refused (os has no exported error
@@ -74,21 +91,17 @@ func outsideErr(p string, err error) error {
 	return err
 }
 
-func (c confinedFS) Stat(p string) (fs.FileInfo, error) {
-	return inside(c, p, (*os.Root).Stat, os.Stat)
-}
+// none adapts an operation without a value to in.
+func none(err error) (struct{}, error) { return struct{}{}, err }
 
-func (c confinedFS) Lstat(p string) (fs.FileInfo, error) {
-	return inside(c, p, (*os.Root).Lstat, os.Lstat)
-}
+func (c osFS) Stat(p string) (fs.FileInfo, error)  { return in(c, p, fileOps.Stat) }
+func (c osFS) Lstat(p string) (fs.FileInfo, error) { return in(c, p, fileOps.Lstat) }
+func (c osFS) Readlink(p string) (string, error)   { return in(c, p, fileOps.Readlink) }
 
-func (c confinedFS) Readlink(p string) (string, error) {
-	return inside(c, p, (*os.Root).Readlink, os.Readlink)
-}
-
-func (c confinedFS) ReadDir(p string) ([]fs.DirEntry, error) {
-	return inside(c, p, func(r *os.Root, name string) ([]fs.DirEntry, error) {
-		d, err := r.Open(name)
+// ReadDir lists p sorted by name, as os.ReadDir does.
+func (c osFS) ReadDir(p string) ([]fs.DirEntry, error) {
+	return in(c, p, func(ops fileOps, name string) ([]fs.DirEntry, error) {
+		d, err := ops.OpenFile(name, os.O_RDONLY, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -96,26 +109,21 @@ func (c confinedFS) ReadDir(p string) ([]fs.DirEntry, error) {
 		entries, err := d.ReadDir(-1)
 		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 		return entries, err
-	}, os.ReadDir)
+	})
 }
 
-func (c confinedFS) MkdirAll(p string, perm fs.FileMode) error {
-	_, err := inside(c, p, func(r *os.Root, name string) (struct{}, error) {
-		return struct{}{}, r.MkdirAll(name, perm)
-	}, func(p string) (struct{}, error) { return struct{}{}, os.MkdirAll(p, perm) })
+func (c osFS) MkdirAll(p string, perm fs.FileMode) error {
+	_, err := in(c, p, func(ops fileOps, name string) (struct{}, error) { return none(ops.MkdirAll(name, perm)) })
 	return err
 }
 
-func (c confinedFS) OpenRegular(p string) (io.ReadCloser, fs.FileInfo, error) {
+func (c osFS) OpenRegular(p string) (io.ReadCloser, fs.FileInfo, error) {
 	type opened struct {
 		f  *os.File
 		fi fs.FileInfo
 	}
-	o, err := inside(c, p, func(r *os.Root, name string) (opened, error) {
-		f, fi, err := openRegularIn(rootOps{r}, name)
-		return opened{f, fi}, err
-	}, func(p string) (opened, error) {
-		f, fi, err := openRegular(p)
+	o, err := in(c, p, func(ops fileOps, name string) (opened, error) {
+		f, fi, err := openRegular(ops, name)
 		return opened{f, fi}, err
 	})
 	if err != nil {
@@ -124,47 +132,17 @@ func (c confinedFS) OpenRegular(p string) (io.ReadCloser, fs.FileInfo, error) {
 	return o.f, o.fi, nil
 }
 
-func (c confinedFS) ReplaceFile(p string, data []byte) error {
-	_, err := inside(c, p, func(r *os.Root, name string) (struct{}, error) {
-		return struct{}{}, replaceFileIn(rootOps{r}, name, data)
-	}, func(p string) (struct{}, error) { return struct{}{}, replaceFile(p, data) })
+func (c osFS) ReplaceFile(p string, data []byte) error {
+	_, err := in(c, p, func(ops fileOps, name string) (struct{}, error) { return none(replaceFile(ops, name, data)) })
 	return err
 }
 
-// fileOps are the file operations replaceFileIn and openRegularIn need,
-// on absolute paths (osOps) or names inside an os.Root (rootOps).
-type fileOps interface {
-	Stat(string) (fs.FileInfo, error)
-	Lstat(string) (fs.FileInfo, error)
-	OpenFile(string, int, fs.FileMode) (*os.File, error)
-	Rename(string, string) error
-	Remove(string) error
-}
-
-type osOps struct{}
-
-func (osOps) Stat(p string) (fs.FileInfo, error)  { return os.Stat(p) }
-func (osOps) Lstat(p string) (fs.FileInfo, error) { return os.Lstat(p) }
-func (osOps) OpenFile(p string, flag int, perm fs.FileMode) (*os.File, error) {
-	return os.OpenFile(p, flag, perm)
-}
-func (osOps) Rename(a, b string) error { return os.Rename(a, b) }
-func (osOps) Remove(p string) error    { return os.Remove(p) }
-
-type rootOps struct{ r *os.Root }
-
-func (o rootOps) Stat(p string) (fs.FileInfo, error)  { return o.r.Stat(p) }
-func (o rootOps) Lstat(p string) (fs.FileInfo, error) { return o.r.Lstat(p) }
-func (o rootOps) OpenFile(p string, flag int, perm fs.FileMode) (*os.File, error) {
-	return o.r.OpenFile(p, flag, perm)
-}
-func (o rootOps) Rename(a, b string) error { return o.r.Rename(a, b) }
-func (o rootOps) Remove(p string) error    { return o.r.Remove(p) }
-
-// openRegularIn is openRegular through ops: refuse a non-regular file
-// before opening it, open without blocking, refuse again on the opened
-// file's fstat, and return it in blocking mode.
-func openRegularIn(ops fileOps, p string) (*os.File, fs.FileInfo, error) {
+// openRegular opens p for reading only when it is a regular file. Any
+// other kind is refused with a *NotRegularError before it is opened
+// (opening a device can have effects; opening a FIFO blocks until a
+// writer comes), and again after by openNoBlock, so a FIFO swapped in
+// between the check and the open is refused too. fi is the opened file's.
+func openRegular(ops fileOps, p string) (*os.File, fs.FileInfo, error) {
 	fi, err := ops.Stat(p)
 	if err != nil {
 		return nil, nil, err
@@ -172,11 +150,19 @@ func openRegularIn(ops fileOps, p string) (*os.File, fs.FileInfo, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, nil, &NotRegularError{Kind: fileKind(fi.Mode())}
 	}
+	return openNoBlock(ops, p)
+}
+
+// openNoBlock is openRegular's open: it does not block (O_NONBLOCK), the
+// opened file's fstat refuses anything but a regular file, and the file
+// is returned in blocking mode.
+func openNoBlock(ops fileOps, p string) (*os.File, fs.FileInfo, error) {
 	f, err := ops.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	if fi, err = f.Stat(); err == nil && !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
 		err = &NotRegularError{Kind: fileKind(fi.Mode())}
 	}
 	if err == nil {

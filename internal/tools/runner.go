@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"os/exec"
 	"syscall"
 )
@@ -118,23 +117,7 @@ var Local Runner = localRunner{}
 
 type localRunner struct{}
 
-func (localRunner) FS() FS { return localFS{} }
-
-type localFS struct{}
-
-func (localFS) Stat(name string) (fs.FileInfo, error)        { return os.Stat(name) }
-func (localFS) Lstat(name string) (fs.FileInfo, error)       { return os.Lstat(name) }
-func (localFS) Readlink(name string) (string, error)         { return os.Readlink(name) }
-func (localFS) ReadDir(name string) ([]fs.DirEntry, error)   { return os.ReadDir(name) }
-func (localFS) MkdirAll(name string, perm fs.FileMode) error { return os.MkdirAll(name, perm) }
-func (localFS) ReplaceFile(name string, data []byte) error   { return replaceFile(name, data) }
-func (localFS) OpenRegular(name string) (io.ReadCloser, fs.FileInfo, error) {
-	f, fi, err := openRegular(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, fi, nil
-}
+func (localRunner) FS() FS { return osFS{} }
 
 // runner returns the call's Runner (Local when none is set).
 func (o *Options) runner() Runner {
@@ -145,10 +128,10 @@ func (o *Options) runner() Runner {
 }
 
 // fs returns the call's file system: with Confine, the local one
-// resolves paths inside the workspace beneath it (confinedFS).
+// resolves paths inside the workspace beneath it (confine).
 func (o *Options) fs() FS {
 	f := o.runner().FS()
-	if _, local := f.(localFS); local && o.Confine {
+	if _, local := f.(osFS); local && o.Confine {
 		return confine(o.workspace())
 	}
 	return f

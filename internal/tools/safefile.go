@@ -74,53 +74,6 @@ func isSpecial(m fs.FileMode) bool {
 // errTooLarge: the file holds more than the caller's limit.
 var errTooLarge = errors.New("file is larger than the limit")
 
-// openRegular opens path for reading only when it is a regular file. Any
-// other kind is refused with a *NotRegularError before it is opened (opening
-// a device can have effects; opening a FIFO blocks until a writer comes), and
-// again after: the open does not block (O_NONBLOCK) and the opened file is
-// checked, so a FIFO swapped in between the check and the open is refused
-// too. The returned file is in blocking mode; fi is its fstat.
-func openRegular(path string) (*os.File, fs.FileInfo, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, nil, &NotRegularError{Kind: fileKind(fi.Mode())}
-	}
-	return openNoBlock(path)
-}
-
-// openNoBlock is openRegular's open: non-blocking, then fstat on the opened
-// descriptor, refusing anything but a regular file.
-func openNoBlock(path string) (*os.File, fs.FileInfo, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	if err := unix.SetNonblock(fd, false); err != nil {
-		unix.Close(fd)
-		return nil, nil, &fs.PathError{Op: "fcntl", Path: path, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), path)
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = &NotRegularError{Kind: fileKind(fi.Mode())}
-	}
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, fi, nil
-}
-
 // readRegular reads the whole of the regular file at path, at most limit
 // bytes of it: a larger file (by its size, or by what reading it yields, as
 // for /proc files that report size 0) is errTooLarge and is not held in
@@ -155,11 +108,8 @@ func readRegular(fsys FS, path string, limit int64) ([]byte, error) {
 // directory entry, so a hard link at path is replaced, not written through.
 // An existing path that is not a regular file is refused with a
 // *NotRegularError, one this process may not open for writing with that
-// error; a new file gets mode 0644 less the umask.
-func replaceFile(path string, data []byte) error { return replaceFileIn(osOps{}, path, data) }
-
-// replaceFileIn is replaceFile through ops (path: a name in ops).
-func replaceFileIn(ops fileOps, path string, data []byte) (err error) {
+// error; a new file gets mode 0644 less the umask. path is a name in ops.
+func replaceFile(ops fileOps, path string, data []byte) (err error) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	var old fs.FileInfo
 	switch fi, err := ops.Lstat(path); {

@@ -186,7 +186,7 @@ func TestSpecialFileSwappedInIsRefused(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		f, _, err := openNoBlock(p)
+		f, _, err := openNoBlock(osOps{}, p)
 		if err == nil {
 			f.Close()
 		}

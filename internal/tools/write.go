@@ -32,13 +32,9 @@ func runWrite(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if a.Content == nil {
 		return missing(Write, "content")
 	}
-	shown := cleanArg(*a.Path)
-	abs, err := opts.resolveTarget(*a.Path)
-	if err != nil {
-		return errorf("%v", err)
-	}
-	if abs, err = opts.ruled(Write, abs, shown); err != nil {
-		return errorf("%v", err)
+	abs, shown, fail := opts.target(Write, *a.Path, true)
+	if fail != nil {
+		return *fail
 	}
 	if fi, err := opts.fs().Stat(abs); err == nil && fi.IsDir() {
 		return errorf("%s is a directory; cannot write a file there.", shown)

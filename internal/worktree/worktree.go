@@ -26,7 +26,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -409,11 +408,7 @@ func hostGit(ctx context.Context, dir string, args ...string) (string, error) {
 // and its error is git's first line. The outputs are parted by a random
 // mark that no file name or commit subject in the worktree can forge.
 func (g Git) inWorktree(ctx context.Context, dir, prelude string, cmds ...[]string) ([]string, error) {
-	var m [12]byte
-	if _, err := rand.Read(m[:]); err != nil {
-		return nil, err
-	}
-	mark := "\n" + hex.EncodeToString(m[:]) + "\n"
+	mark := "\n" + rand.Text() + "\n"
 	var b strings.Builder
 	if prelude != "" {
 		b.WriteString(prelude + " || exit 1\n")

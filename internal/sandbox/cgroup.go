@@ -14,15 +14,20 @@ import (
 	"time"
 )
 
-// memoryCgroup finds the memory cgroup below which each sandbox of a
-// runner with MemoryMB gets one of its own: the worker's cgroup (read
+// cgroupRoot finds the cgroup below which each sandbox gets a cgroup of
+// controller ("pids" for MaxProcesses, "memory" for MemoryMB) of its
+// own, whose limit binds the sandbox's processes together, whatever user
+// runs them (RLIMIT_NPROC counts the user's processes and never binds
+// root; RLIMIT_AS binds each process apart): the worker's cgroup (read
 // from cgroupFile, /proc/self/cgroup, and mountinfoFile,
-// /proc/self/mountinfo) in the cgroup v2 hierarchy when memory is in its
-// cgroup.controllers and cgroup.subtree_control (so its children have
-// memory.max), else in the cgroup v1 memory hierarchy; either only when
-// the worker may make a cgroup there. It returns that directory and
-// whether it is v2, or "" and why neither, in a few words.
-func memoryCgroup(cgroupFile, mountinfoFile string) (dir string, v2 bool, why string) {
+// /proc/self/mountinfo) in the cgroup v2 hierarchy when controller is in
+// its cgroup.controllers and cgroup.subtree_control (so its children
+// have the controller's files), else in the controller's cgroup v1
+// hierarchy when v1File, the limit's file, is in that cgroup or in one
+// made below it (a v1 root cgroup has no pids.max); either only when the
+// worker may make a cgroup there. It returns that directory and whether
+// it is v2, or "" and why neither, in a few words.
+func cgroupRoot(controller, v1File, cgroupFile, mountinfoFile string) (dir string, v2 bool, why string) {
 	b, err := os.ReadFile(cgroupFile)
 	if err != nil {
 		return "", false, "cannot read " + cgroupFile
@@ -35,7 +40,7 @@ func memoryCgroup(cgroupFile, mountinfoFile string) (dir string, v2 bool, why st
 		case len(parts) != 3:
 		case parts[0] == "0" && parts[1] == "":
 			v2Path, inV2 = parts[2], true
-		case slices.Contains(strings.Split(parts[1], ","), "memory"):
+		case slices.Contains(strings.Split(parts[1], ","), controller):
 			v1Path, inV1 = parts[2], true
 		}
 	}
@@ -54,7 +59,7 @@ func memoryCgroup(cgroupFile, mountinfoFile string) (dir string, v2 bool, why st
 		switch {
 		case g[0] == "cgroup2" && v2Mount == "":
 			v2Mount, v2Root = f[4], f[3]
-		case g[0] == "cgroup" && len(g) >= 3 && slices.Contains(strings.Split(g[2], ","), "memory") && v1Mount == "":
+		case g[0] == "cgroup" && len(g) >= 3 && slices.Contains(strings.Split(g[2], ","), controller) && v1Mount == "":
 			v1Mount, v1Root = f[4], f[3]
 		}
 	}
@@ -69,10 +74,10 @@ func memoryCgroup(cgroupFile, mountinfoFile string) (dir string, v2 bool, why st
 		c, _ := os.ReadFile(filepath.Join(d, "cgroup.controllers"))
 		s, _ := os.ReadFile(filepath.Join(d, "cgroup.subtree_control"))
 		switch {
-		case !slices.Contains(strings.Fields(string(c)), "memory"):
-			whyV2 = fmt.Sprintf("the cgroup v2 hierarchy has no memory controller for %s", d)
-		case !slices.Contains(strings.Fields(string(s)), "memory"):
-			whyV2 = fmt.Sprintf("memory is not in %s", filepath.Join(d, "cgroup.subtree_control"))
+		case !slices.Contains(strings.Fields(string(c)), controller):
+			whyV2 = fmt.Sprintf("the cgroup v2 hierarchy has no %s controller for %s", controller, d)
+		case !slices.Contains(strings.Fields(string(s)), controller):
+			whyV2 = fmt.Sprintf("%s is not in %s", controller, filepath.Join(d, "cgroup.subtree_control"))
 		case !canMake(d):
 			whyV2 = fmt.Sprintf("cannot make a cgroup in %s", d)
 		default:
@@ -81,12 +86,12 @@ func memoryCgroup(cgroupFile, mountinfoFile string) (dir string, v2 bool, why st
 	}
 	switch {
 	case !inV1 || v1Mount == "":
-		whyV1 = "no cgroup v1 memory hierarchy"
+		whyV1 = fmt.Sprintf("no cgroup v1 %s hierarchy", controller)
 	default:
 		d := filepath.Join(v1Mount, below(v1Root, v1Path))
 		switch {
-		case !exists(filepath.Join(d, "memory.limit_in_bytes")):
-			whyV1 = fmt.Sprintf("%s has no memory.limit_in_bytes", d)
+		case !exists(filepath.Join(d, v1File)) && !canMake(d, v1File):
+			whyV1 = fmt.Sprintf("%s has no %s", d, v1File)
 		case !canMake(d):
 			whyV1 = fmt.Sprintf("cannot make a cgroup in %s", d)
 		default:
@@ -110,26 +115,55 @@ func below(root, p string) string {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// canMake tells whether the worker may make a cgroup in dir (it makes
-// one and removes it).
-func canMake(dir string) bool {
+// canMake tells whether the worker may make a cgroup in dir that has
+// the files named (it makes one and removes it).
+func canMake(dir string, files ...string) bool {
 	probe, err := os.MkdirTemp(dir, "durable-agent-probe-")
 	if err != nil {
 		return false
 	}
-	_ = os.Remove(probe)
+	defer os.Remove(probe)
+	for _, f := range files {
+		if !exists(filepath.Join(probe, f)) {
+			return false
+		}
+	}
 	return true
 }
 
-// memGroup is one sandbox's memory cgroup (v1 or v2).
-type memGroup struct {
+// cgroup is one sandbox's pids cgroup or memory cgroup (v1 or v2), or
+// both in one (v2, where a process is in one cgroup only).
+type cgroup struct {
 	dir    string
 	v2     bool
-	shared bool // the sandbox's pids cgroup too (newMemGroup)
+	shared bool // a memory limit set in the sandbox's pids cgroup (newMemGroup)
 }
 
-// memSeq numbers the memory cgroups of this process.
-var memSeq atomic.Int64
+// cgroupSeq numbers the cgroups of this process.
+var cgroupSeq atomic.Int64
+
+// newCgroup makes the cgroup durable-agent-<kind><pid>-<n> under root
+// (the names sweepCgroups knows); what names its limit in errors.
+func newCgroup(root, kind, what string, v2 bool) (*cgroup, error) {
+	dir := filepath.Join(root, fmt.Sprintf("durable-agent-%s%d-%d", kind, os.Getpid(), cgroupSeq.Add(1)))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("sandbox %s cgroup: %w", what, err)
+	}
+	return &cgroup{dir: dir, v2: v2}, nil
+}
+
+// newPidsGroup makes a cgroup under root whose pids.max is max.
+func newPidsGroup(root string, max int64) (*cgroup, error) {
+	g, err := newCgroup(root, "", "pids", false)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(g.dir, "pids.max"), []byte(strconv.FormatInt(max, 10)), 0o644); err != nil {
+		g.remove()
+		return nil, fmt.Errorf("sandbox pids cgroup: %w", err)
+	}
+	return g, nil
+}
 
 // newMemGroup makes a cgroup under root whose memory limit is mb MiB,
 // swap included (v2 memory.max and memory.swap.max 0; v1
@@ -138,16 +172,15 @@ var memSeq atomic.Int64
 // cgroup only, and the sandbox's pids cgroup is in the same directory
 // as root), it sets the limit in that cgroup instead, which its pids
 // group removes.
-func newMemGroup(root string, v2 bool, mb int64, shared *pidsGroup) (*memGroup, error) {
+func newMemGroup(root string, v2 bool, mb int64, shared *cgroup) (*cgroup, error) {
 	if shared != nil {
-		g := &memGroup{dir: shared.dir, v2: true, shared: true}
+		g := &cgroup{dir: shared.dir, v2: true, shared: true}
 		return g, g.limit(mb)
 	}
-	dir := filepath.Join(root, fmt.Sprintf("durable-agent-mem-%d-%d", os.Getpid(), memSeq.Add(1)))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("sandbox memory cgroup: %w", err)
+	g, err := newCgroup(root, "mem-", "memory", v2)
+	if err != nil {
+		return nil, err
 	}
-	g := &memGroup{dir: dir, v2: v2}
 	if err := g.limit(mb); err != nil {
 		g.remove()
 		return nil, err
@@ -156,7 +189,7 @@ func newMemGroup(root string, v2 bool, mb int64, shared *pidsGroup) (*memGroup, 
 }
 
 // limit sets the cgroup's memory limit (newMemGroup).
-func (g *memGroup) limit(mb int64) error {
+func (g *cgroup) limit(mb int64) error {
 	dir, v2 := g.dir, g.v2
 	limit := strconv.FormatInt(mb<<20, 10)
 	file, swap, swapValue := "memory.limit_in_bytes", "memory.memsw.limit_in_bytes", limit
@@ -174,12 +207,17 @@ func (g *memGroup) limit(mb int64) error {
 }
 
 // procs is the file a process writes its pid to in order to join.
-func (g *memGroup) procs() string { return filepath.Join(g.dir, "cgroup.procs") }
+func (g *cgroup) procs() string { return filepath.Join(g.dir, "cgroup.procs") }
+
+// refused is how many forks pids.max refused ("max N" of pids.events).
+func (g *cgroup) refused() int64 {
+	return cgroupCount(filepath.Join(g.dir, "pids.events"), "max")
+}
 
 // oomKills is how many processes of the cgroup the kernel's OOM killer
 // killed at its limit ("oom_kill N" of v2 memory.events, of v1
 // memory.oom_control).
-func (g *memGroup) oomKills() int64 {
+func (g *cgroup) oomKills() int64 {
 	name := "memory.oom_control"
 	if g.v2 {
 		name = "memory.events"
@@ -205,8 +243,9 @@ func cgroupCount(file, key string) int64 {
 	return 0
 }
 
-// remove removes the cgroup (empty once the sandbox is gone).
-func (g *memGroup) remove() {
+// remove removes the cgroup (empty once the sandbox is gone); a shared
+// one goes with its pids group.
+func (g *cgroup) remove() {
 	if g != nil && !g.shared {
 		removeCgroup(g.dir)
 	}
@@ -272,3 +311,17 @@ func sweepCgroups(root string) {
 		}
 	}
 }
+
+// joinScript is the shell that starts bwrap in a sandbox's cgroups: it
+// writes its pid to each cgroup.procs file it is given, up to "--", then
+// becomes bwrap (the rest of its arguments).
+const joinScript = `while [ "$1" != -- ]; do echo $$ >"$1" || exit 125; shift; done; shift; exec "$@"`
+
+// bwrapProcesses are bwrap's own processes in a sandbox's cgroup (bwrap
+// and the PID namespace's init), added to MaxProcesses in pids.max.
+const bwrapProcesses = 2
+
+// bridgeTasks is the room left in pids.max for the egress bridge of
+// network allowlist (the worker binary: a Go program, several threads,
+// and pids.max counts threads).
+const bridgeTasks = 16
