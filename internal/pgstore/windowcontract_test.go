@@ -34,7 +34,7 @@ func TestWindows_Contract(t *testing.T) {
 	runWindowContract(t, func(t *testing.T, now func() time.Time) func() windowStore {
 		url := e.url(t)
 		return func() windowStore {
-			return open(t, url).Windows(pgstore.WindowOptions{Now: now})
+			return pgstore.WindowsAt(open(t, url), now)
 		}
 	})
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/internal/auth"
-	"github.com/durableagent/durableagent/internal/pgstore"
 )
 
 // Without a clock of its own the windows run on the database's clock: a
@@ -14,7 +13,7 @@ import (
 func TestWindows_DatabaseClock(t *testing.T) {
 	e := newEnv(t)
 	url := e.url(t)
-	a, b := open(t, url).Windows(pgstore.WindowOptions{}), open(t, url).Windows(pgstore.WindowOptions{})
+	a, b := open(t, url).Windows(), open(t, url).Windows()
 	key := auth.WindowKey("anthropic", "work")
 	if err := a.RateLimited(key, 1500); err != nil {
 		t.Fatal(err)
@@ -46,7 +45,7 @@ func TestWindows_DatabaseClock(t *testing.T) {
 func TestWindows_List(t *testing.T) {
 	e := newEnv(t)
 	url := e.url(t)
-	w := open(t, url).Windows(pgstore.WindowOptions{})
+	w := open(t, url).Windows()
 	if got, now, err := w.List(); err != nil || len(got) != 0 || now.IsZero() {
 		t.Fatalf("List of no windows = %v, %v, %v; want none and the database's time", got, now, err)
 	}
