@@ -27,7 +27,7 @@ import (
 // the provider says.
 
 // RateWindows is the part of the auth store that keeps the rate-limit
-// windows (auth.File, auth.Memory). Keys are auth.WindowKey values;
+// windows (auth.File, pgstore.Windows). Keys are auth.WindowKey values;
 // holder identifies one model call.
 type RateWindows interface {
 	// Admit answers whether to call now (Wait 0, maybe holding the probe

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -159,10 +160,17 @@ func TestMarkUsageLimitReached_FallsBackToNextModel(t *testing.T) {
 // credential-only report: the session's credential is blocked and the
 // switch, if any, is to another credential.
 func TestMarkUsageLimitReached_WithoutModelFallback(t *testing.T) {
-	mem := auth.NewMemory(auth.Credential{ID: "a", Provider: "scripted", Secret: "sk-aaaaaaaaaaaaaaaa"},
-		auth.Credential{ID: "b", Provider: "scripted", Secret: "sk-bbbbbbbbbbbbbbbb"})
-	mem.SetFallbackModels(map[string][]string{"scripted": {"scripted-2"}})
-	acts := &activities.Activities{Credentials: memoryOnly{mem}}
+	f, err := auth.OpenFile(filepath.Join(t.TempDir(), auth.FileName), auth.FileOptions{
+		Env: func(string) (string, bool) { return "", false }, FallbackModels: map[string][]string{"scripted": {"scripted-2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []auth.Credential{{ID: "a", Provider: "scripted", Secret: "sk-aaaaaaaaaaaaaaaa"}, {ID: "b", Provider: "scripted", Secret: "sk-bbbbbbbbbbbbbbbb"}} {
+		if err := f.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acts := &activities.Activities{Credentials: credentialsOnly{f}}
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivityWithOptions(acts.MarkUsageLimitReached, activity.RegisterOptions{Name: activities.MarkUsageLimitReachedName})
@@ -187,16 +195,16 @@ func TestMarkUsageLimitReached_WithoutModelFallback(t *testing.T) {
 	}
 }
 
-// memoryOnly exposes only activities.Credentials of an auth.Memory.
-type memoryOnly struct{ m *auth.Memory }
+// credentialsOnly exposes only activities.Credentials of an auth.File.
+type credentialsOnly struct{ f *auth.File }
 
-func (c memoryOnly) Select(p, s string) (string, string, bool, error) {
-	cr, ok := c.m.Select(p, s)
-	return cr.ID, cr.Secret, ok, nil
+func (c credentialsOnly) Select(p, s string) (string, string, bool, error) {
+	cr, ok, err := c.f.Select(p, s)
+	return cr.ID, cr.Secret, ok, err
 }
 
-func (c memoryOnly) MarkUsageLimitReached(p, s string, ms int64) (bool, string, error) {
-	return c.m.MarkUsageLimitReached(p, s, ms)
+func (c credentialsOnly) MarkUsageLimitReached(p, s string, ms int64) (bool, string, error) {
+	return c.f.MarkUsageLimitReached(p, s, ms)
 }
 
 // An auth store that cannot be read fails the model call with a

@@ -126,6 +126,8 @@ var throttlePatterns = patterns(
 	`please wait before trying again`,
 	`throttlingexception`,
 	`per minute limit exceeded`, // Cerebras "Tokens per minute limit exceeded - too many tokens processed"
+	// the specific overflow wording "too many tokens" of a per-time throttle
+	`too many (?:input |output )?tokens (?:per|a|each) (?:minute|min|second|sec|hour|day)\b`,
 )
 
 // maxTokensPatterns are requests whose answer budget (max_tokens) is
@@ -687,9 +689,6 @@ func overflow(o Outcome) (string, bool) {
 		return "type " + typ, true
 	}
 	if _, ok := firstMatch(throttlePatterns, o.ErrorMessage); ok {
-		return "", false
-	}
-	if _, ok := firstMatch(tokenThrottleFamily, o.ErrorMessage); ok {
 		return "", false
 	}
 	if p, ok := firstMatch(overflowPatterns, o.ErrorMessage); ok {

@@ -82,15 +82,6 @@ var overflowFamily = patterns(
 	`컨텍스트[^.\n]{0,20}?(?:초과|한도)`,
 )
 
-// tokenThrottleFamily: a per-time token throttle worded like the
-// specific overflow wording "too many tokens" ("too many tokens per
-// minute"). Waiting helps, compaction does not. It is a family (used only
-// with the families) so that histories replayed without them keep their
-// verdicts.
-var tokenThrottleFamily = patterns(
-	`too many (?:input |output )?tokens (?:per|a|each) (?:minute|min|second|sec|hour|day)\b`,
-)
-
 // overflowFamilyVeto: texts the broad overflow family must leave alone.
 // An answer budget (max_tokens, max_new_tokens, output or completion
 // tokens) is a setting, a per-minute or per-day token throttle is a rate

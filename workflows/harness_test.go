@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ type harness struct {
 	env   *testsuite.TestWorkflowEnvironment
 	store *session.Store
 	acts  *activities.Activities
-	auth  *auth.Memory
+	auth  *auth.File
 	// calls records every CallModel input, in order (callsMu: the model
 	// calls of concurrent sub-agents run at once).
 	calls   []activities.CallModelInput
@@ -53,17 +54,6 @@ type harness struct {
 	callModel func(ctx context.Context, n int, in activities.CallModelInput) (activities.CallModelResult, error)
 	// userBash, when set, runs in place of the real UserBash (bash_test.go).
 	userBash func(ctx context.Context, in activities.UserBashInput) (activities.UserBashResult, error)
-}
-
-type credAdapter struct{ m *auth.Memory }
-
-func (c credAdapter) Select(p, s string) (string, string, bool, error) {
-	cr, ok := c.m.Select(p, s)
-	return cr.ID, cr.Secret, ok, nil
-}
-
-func (c credAdapter) MarkUsageLimitReached(p, s string, ms int64) (bool, string, error) {
-	return c.m.MarkUsageLimitReached(p, s, ms)
 }
 
 func newHarness(t *testing.T, creds ...auth.Credential) *harness {
@@ -89,12 +79,20 @@ func newHarnessWith(t *testing.T, spec func(string) tools.Spec, creds ...auth.Cr
 		t.Fatal(err)
 	}
 	h.store = store
-	h.auth = auth.NewMemory(creds...)
+	h.auth, err = auth.OpenFile(filepath.Join(t.TempDir(), auth.FileName), auth.FileOptions{Env: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range creds {
+		if err := h.auth.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
 	prov := scripted.New(scripted.Options{Reply: "done"})
 	h.acts = &activities.Activities{
 		Sessions:          store,
 		Provider:          func(string) (llm.Provider, error) { return prov, nil },
-		Credentials:       credAdapter{h.auth},
+		Credentials:       fileCreds{h.auth},
 		HeartbeatInterval: 50 * time.Millisecond,
 	}
 	h.env.RegisterWorkflowWithOptions(PromptWith(spec), workflow.RegisterOptions{Name: PromptWorkflowName})

@@ -14,7 +14,7 @@ import (
 // credentials in auth.json, shared by the workers of the data directory.
 func rateWindowsOf(store session.Backend, creds *Credentials) activities.RateWindows {
 	if pg, ok := store.(*pgstore.Store); ok {
-		return pgWindows{pg.Windows(pgstore.WindowOptions{})}
+		return pgWindows{pg.Windows()}
 	}
 	return creds
 }

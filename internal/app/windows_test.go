@@ -42,12 +42,12 @@ func TestNewActivities_RateWindowsFollowTheSessionStore(t *testing.T) {
 		}
 		t.Cleanup(acts.Sessions.(*pgstore.Store).Close)
 		// Another worker of the cluster meets the rate limit.
-		other, err := pgstore.Open(context.Background(), s.Session.PostgresURL, pgstore.Options{})
+		other, err := pgstore.Open(context.Background(), s.Session.PostgresURL)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer other.Close()
-		if err := other.Windows(pgstore.WindowOptions{}).RateLimited(key, 60_000); err != nil {
+		if err := other.Windows().RateLimited(key, 60_000); err != nil {
 			t.Fatal(err)
 		}
 		if a, err := acts.Windows.Admit(key, "job", time.Second); err != nil || a.Wait <= 50*time.Second {

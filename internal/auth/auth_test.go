@@ -338,13 +338,13 @@ func TestMarkUsageLimit_FallbackModels(t *testing.T) {
 			t.Fatalf("MarkUsageLimit(model %s) = %+v, %v; want %+v", tc.model, got, err, tc.want)
 		}
 	}
-	m := NewMemory(key("x", "openai"), key("y", "openai"))
-	m.SetFallbackModels(map[string][]string{"openai": {"gpt-b"}})
-	if sw, _ := m.MarkUsageLimit("openai", "gpt-a", "s", 0); !sw.Switched || sw.CredentialID == "" || sw.Model != "" {
-		t.Fatalf("Memory with a free credential = %+v, want a credential switch", sw)
+	two := openTemp(t, FileOptions{FallbackModels: map[string][]string{"openai": {"gpt-b"}}})
+	mustAdd(t, two, key("x", "openai"), key("y", "openai"))
+	if sw, _ := two.MarkUsageLimit("openai", "gpt-a", "s", 0); !sw.Switched || sw.CredentialID == "" || sw.Model != "" {
+		t.Fatalf("with a free credential = %+v, want a credential switch", sw)
 	}
-	if sw, _ := m.MarkUsageLimit("openai", "gpt-a", "s", 0); sw != (Switch{Switched: true, Model: "gpt-b"}) {
-		t.Fatalf("Memory with no credential left = %+v, want the fallback model", sw)
+	if sw, _ := two.MarkUsageLimit("openai", "gpt-a", "s", 0); sw != (Switch{Switched: true, Model: "gpt-b"}) {
+		t.Fatalf("with no credential left = %+v, want the fallback model", sw)
 	}
 }
 
@@ -377,8 +377,5 @@ func TestFile_SecretsAreReadAtCallTime(t *testing.T) {
 	}
 	if got, _ := f.Secrets(); !reflect.DeepEqual(got, want[1:]) {
 		t.Fatalf("after removing a: Secrets() = %q, want %q", got, want[1:])
-	}
-	if got := NewMemory(key("m", "openai")).Secrets(); len(got) != 1 || got[0] == "" {
-		t.Fatalf("Memory.Secrets() = %q, want its one secret", got)
 	}
 }

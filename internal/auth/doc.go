@@ -19,8 +19,8 @@
 //     passes the lease on, and a lease lapses if its holder dies. The
 //     rules are pure functions (AdmitCall, ExtendWindow, SettleCall,
 //     ReleaseLease, Window.Stale) that every window store applies under
-//     its own lock: File and Memory here, the PostgreSQL windows of a
-//     cluster in internal/pgstore. Package windowtest is their contract.
+//     its own lock: File here, the PostgreSQL windows of a cluster in
+//     internal/pgstore, whose tests run their one contract against both.
 //   - File persists credentials, blocks, windows and session assignments in
 //     auth.json (mode 0600, refused when group/world-readable), under an
 //     exclusive file lock per operation, so block state survives worker
@@ -28,6 +28,4 @@
 //   - With no stored credential for a provider, the environment variable
 //     of EnvVars (ANTHROPIC_API_KEY, OPENAI_API_KEY) is an implicit
 //     credential with id "env:<provider>".
-//
-// Memory has the same selection rules without persistence.
 package auth

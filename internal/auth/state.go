@@ -63,8 +63,8 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// state is the selection and blocking logic shared by Memory and File:
-// plain data, so File can persist it as it is.
+// state is the selection and blocking logic of File: plain data, so
+// File can persist it as it is.
 type state struct {
 	Credentials []Credential `json:"credentials"`
 	// Blocks maps credential id to the end of its block.

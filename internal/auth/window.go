@@ -67,10 +67,10 @@ func CheckWindowArgs(key, holder string) error {
 }
 
 // The rules of a window, written once for every store that keeps windows
-// (File and Memory here, the PostgreSQL store of a cluster in
-// internal/pgstore). Each rule takes the window as stored (nil: none),
-// and returns the window to store (nil: none, delete it) and whether
-// that is a change the store must write. The store makes each call
+// (File here, the PostgreSQL store of a cluster in internal/pgstore).
+// Each rule takes the window as stored (nil: none), and returns the
+// window to store (nil: none, delete it) and whether that is a change
+// the store must write. The store makes each call
 // atomic: it reads, applies the rule and writes under one lock.
 
 // AdmitCall answers holder asking to call through the window w. A
@@ -230,38 +230,4 @@ func (f *File) Release(key, holder string) error {
 	return f.update(func(st *state, now time.Time) (bool, error) {
 		return st.release(key, holder), nil
 	})
-}
-
-// Admit is File.Admit in memory.
-func (m *Memory) Admit(key, holder string, lease time.Duration) (Admission, error) {
-	if err := CheckWindowArgs(key, holder); err != nil {
-		return Admission{}, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a, _ := m.st.admit(key, holder, lease, m.now())
-	return a, nil
-}
-
-// RateLimited is File.RateLimited in memory.
-func (m *Memory) RateLimited(key string, retryAfterMs int64) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.st.rateLimited(key, retryAfterMs, m.now())
-}
-
-// Settle is File.Settle in memory.
-func (m *Memory) Settle(key, holder string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.st.settle(key, holder, m.now())
-	return nil
-}
-
-// Release is File.Release in memory.
-func (m *Memory) Release(key, holder string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.st.release(key, holder)
-	return nil
 }

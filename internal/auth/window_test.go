@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// The rules of windows are tested by their contract
-// (window_contract_test.go, package windowtest); here is what only the
-// file store does.
+// The rules of windows are tested by their contract, which
+// internal/pgstore's windowcontract_test.go runs against auth.File and
+// the PostgreSQL windows; here is what only the file store does.
 
 // A window is visible in `auth list` while open, and once stale the
 // next write of auth.json prunes it.

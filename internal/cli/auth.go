@@ -249,7 +249,7 @@ func authEntries(f *auth.File, s settings.Settings) ([]auth.Entry, error) {
 		return nil, fmt.Errorf("read the rate-limit windows: session store %T is not PostgreSQL", st)
 	}
 	defer pg.Close()
-	windows, now, err := pg.Windows(pgstore.WindowOptions{}).List()
+	windows, now, err := pg.Windows().List()
 	if err != nil {
 		return nil, err
 	}

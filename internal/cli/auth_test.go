@@ -127,12 +127,12 @@ func TestAuth_ListShowsPostgresWindows(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A worker of the cluster met the limits.
-	st, err := pgstore.Open(context.Background(), url, pgstore.Options{})
+	st, err := pgstore.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	w := st.Windows(pgstore.WindowOptions{})
+	w := st.Windows()
 	for key, ms := range map[string]int64{auth.WindowKey("anthropic", "work"): 600_000, auth.WindowKey("openai", "other-host"): 300_000} {
 		if err := w.RateLimited(key, ms); err != nil {
 			t.Fatal(err)

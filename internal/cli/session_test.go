@@ -140,7 +140,7 @@ func TestSession_CopyBetweenJSONLAndPostgres(t *testing.T) {
 			t.Fatalf("copy %d: exit %d\n%s%s", i, code, out, stderr)
 		}
 	}
-	st, err := pgstore.Open(t.Context(), url, pgstore.Options{})
+	st, err := pgstore.Open(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestSession_ExportImportThroughPostgres(t *testing.T) {
 			t.Fatalf("import into postgres %d: exit %d, %s%s", i, code, out, stderr)
 		}
 	}
-	st, err := pgstore.Open(t.Context(), url, pgstore.Options{})
+	st, err := pgstore.Open(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}

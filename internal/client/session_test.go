@@ -99,7 +99,7 @@ func TestSession_ReadsThePostgresStore(t *testing.T) {
 	if msgs, err := b.Messages(ctx); err != nil || len(msgs) != 0 {
 		t.Fatalf("no session yet: %v, %v", msgs, err)
 	}
-	store, err := pgstore.Open(ctx, s.Session.PostgresURL, pgstore.Options{})
+	store, err := pgstore.Open(ctx, s.Session.PostgresURL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func OpenSessionStore(s settings.Settings) (session.Backend, error) {
 	case settings.SessionStorePostgres:
 		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 		defer cancel()
-		st, err := pgstore.Open(ctx, s.Session.PostgresURL, pgstore.Options{})
+		st, err := pgstore.Open(ctx, s.Session.PostgresURL)
 		if err != nil {
 			return nil, err
 		}

@@ -23,7 +23,7 @@
 //     auth's rules.
 //
 // Connection failures (PostgreSQL restarting, a failover) are retried
-// inside each call for up to Options.RetryFor; every operation is safe to
+// inside each call for up to RetryFor; every operation is safe to
 // repeat, because Append skips ids already written.
 package pgstore
 
@@ -45,39 +45,35 @@ import (
 	"github.com/durableagent/durableagent/internal/session"
 )
 
-// Defaults of Options.
 const (
-	// DefaultRetryFor stays below the 10 s start-to-close timeout of the
-	// workflow's session activities and the model call's heartbeat
-	// timeout (default 20 s), so a retried call still reports in time.
-	DefaultRetryFor   = 8 * time.Second
-	DefaultOpTimeout  = 15 * time.Second
+	// RetryFor bounds how long one call keeps retrying after connection
+	// errors before it returns the error. It stays below the 10 s
+	// start-to-close timeout of the workflow's session activities and the
+	// model call's heartbeat timeout (default 20 s), since CallModel loads
+	// the session before its first heartbeat: a retried call still reports
+	// in time.
+	RetryFor = 8 * time.Second
+	// opTimeout bounds one call in all.
+	opTimeout         = 15 * time.Second
 	defaultConnectTTL = 5 * time.Second
 )
-
-// Options tune a Store; the zero value is the defaults.
-type Options struct {
-	// RetryFor bounds how long one call keeps retrying after connection
-	// errors before it returns the error (0: DefaultRetryFor; negative:
-	// no retries). It must stay below the model call's heartbeat timeout,
-	// since CallModel loads the session before its first heartbeat.
-	RetryFor time.Duration
-	// OpTimeout bounds one call in all (0: DefaultOpTimeout).
-	OpTimeout time.Duration
-}
 
 // Store is a session store in one PostgreSQL database. It is safe for
 // concurrent use, and any number of processes may share the database.
 type Store struct {
-	pool      *pgxpool.Pool
-	retryFor  time.Duration
-	opTimeout time.Duration
+	pool *pgxpool.Pool
+	// retryFor is RetryFor; negative (tests only): no retries.
+	retryFor time.Duration
 }
 
 // Open connects to the database of url (a postgres:// URL or a libpq
 // key=value string; "" takes everything from the PG* environment variables
 // as libpq does), creates or migrates the schema, and returns the store.
-func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+func Open(ctx context.Context, url string) (*Store, error) {
+	return open(ctx, url, RetryFor)
+}
+
+func open(ctx context.Context, url string, retryFor time.Duration) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx masks the password in the text it quotes.
@@ -86,13 +82,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTTL
 	}
-	s := &Store{retryFor: opts.RetryFor, opTimeout: opts.OpTimeout}
-	if s.retryFor == 0 {
-		s.retryFor = DefaultRetryFor
-	}
-	if s.opTimeout == 0 {
-		s.opTimeout = DefaultOpTimeout
-	}
+	s := &Store{retryFor: retryFor}
 	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres session store: %w", err)
@@ -340,7 +330,7 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // do runs op with the store's overall timeout and connection retries.
 func (s *Store) do(op func(ctx context.Context) error) error {
-	return s.doWithin(s.retryFor, s.opTimeout, op)
+	return s.doWithin(s.retryFor, opTimeout, op)
 }
 
 // doWithin runs op with timeout in all, retrying connection errors for

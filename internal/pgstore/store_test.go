@@ -70,7 +70,7 @@ func (e *env) url(t *testing.T) string {
 
 func open(t *testing.T, url string) *pgstore.Store {
 	t.Helper()
-	st, err := pgstore.Open(context.Background(), url, pgstore.Options{})
+	st, err := pgstore.Open(context.Background(), url)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -492,7 +492,7 @@ func TestStore(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				st, err := pgstore.Open(context.Background(), url, pgstore.Options{})
+				st, err := pgstore.Open(context.Background(), url)
 				if err == nil {
 					st.Close()
 				}
@@ -522,18 +522,18 @@ func TestStore(t *testing.T) {
 		if _, err := st.Pool().Exec(context.Background(), `INSERT INTO agent_schema_migrations (version) VALUES (999)`); err != nil {
 			t.Fatal(err)
 		}
-		_, err := pgstore.Open(context.Background(), url, pgstore.Options{})
+		_, err := pgstore.Open(context.Background(), url)
 		if err == nil || !strings.Contains(err.Error(), "newer than this build") {
 			t.Fatalf("Open = %v, want a newer-schema error", err)
 		}
 	})
 
 	t.Run("OpenErrorHidesPassword", func(t *testing.T) {
-		_, err := pgstore.Open(context.Background(), "postgres://u:s3cret@127.0.0.1:1/db?connect_timeout=1", pgstore.Options{RetryFor: -1})
+		_, err := pgstore.OpenWithoutRetries(context.Background(), "postgres://u:s3cret@127.0.0.1:1/db?connect_timeout=1")
 		if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "127.0.0.1:1/db") {
 			t.Fatalf("Open = %v, want an error naming 127.0.0.1:1/db without the password", err)
 		}
-		_, err = pgstore.Open(context.Background(), "postgres://u:s3cret@host:notaport/db", pgstore.Options{})
+		_, err = pgstore.Open(context.Background(), "postgres://u:s3cret@host:notaport/db")
 		if err == nil || strings.Contains(err.Error(), "s3cret") {
 			t.Fatalf("Open = %v, want a parse error without the password", err)
 		}
@@ -541,7 +541,7 @@ func TestStore(t *testing.T) {
 }
 
 // A PostgreSQL restart while a worker runs costs no write: calls during
-// the outage wait for the server (Options.RetryFor) and then succeed.
+// the outage wait for the server (RetryFor) and then succeed.
 func TestStore_SurvivesPostgresRestart(t *testing.T) {
 	srv := pgtest.Start(t, pgtest.Options{})
 	st := open(t, srv.CreateDatabase(t, "sessions"))
@@ -569,7 +569,7 @@ func TestStore_SurvivesPostgresRestart(t *testing.T) {
 	}
 
 	// Without retries an outage is an error naming the operation.
-	quick, err := pgstore.Open(context.Background(), srv.URL("sessions"), pgstore.Options{RetryFor: -1})
+	quick, err := pgstore.OpenWithoutRetries(context.Background(), srv.URL("sessions"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,16 +28,11 @@ import (
 // windowRetryFor): the windows are an optimisation, and the model call
 // that asks goes out when the database does not answer.
 type Windows struct {
-	s   *Store
+	s *Store
+	// now is the windows' clock, set by tests only; nil is the database
+	// server's clock, one clock for every worker, so clock skew between
+	// hosts does not move a window.
 	now func() time.Time
-}
-
-// WindowOptions tune Windows; the zero value is the defaults.
-type WindowOptions struct {
-	// Now is the windows' clock (nil: the database server's clock, one
-	// clock for every worker, so clock skew between hosts does not move
-	// a window).
-	Now func() time.Time
 }
 
 const (
@@ -46,8 +41,8 @@ const (
 )
 
 // Windows returns the rate-limit windows kept in the store's database.
-func (s *Store) Windows(opts WindowOptions) *Windows {
-	return &Windows{s: s, now: opts.Now}
+func (s *Store) Windows() *Windows {
+	return &Windows{s: s}
 }
 
 // Admit is auth.File.Admit: with no window open, call now; during a

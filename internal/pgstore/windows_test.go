@@ -6,30 +6,14 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/internal/auth"
-	"github.com/durableagent/durableagent/internal/auth/windowtest"
-	"github.com/durableagent/durableagent/internal/pgstore"
 )
-
-// The rate-limit windows of a cluster keep the window contract (SPEC
-// 18.1) of auth.json: each store of a place is a connection pool of its
-// own on one database, as the workers of a cluster are; among them,
-// exactly one caller probes a window.
-func TestWindows_Contract(t *testing.T) {
-	e := newEnv(t)
-	windowtest.Run(t, func(t *testing.T, now func() time.Time) func() windowtest.Store {
-		url := e.url(t)
-		return func() windowtest.Store {
-			return open(t, url).Windows(pgstore.WindowOptions{Now: now})
-		}
-	})
-}
 
 // Without a clock of its own the windows run on the database's clock: a
 // hint holds callers of every pool for its length, then one probes.
 func TestWindows_DatabaseClock(t *testing.T) {
 	e := newEnv(t)
 	url := e.url(t)
-	a, b := open(t, url).Windows(pgstore.WindowOptions{}), open(t, url).Windows(pgstore.WindowOptions{})
+	a, b := open(t, url).Windows(), open(t, url).Windows()
 	key := auth.WindowKey("anthropic", "work")
 	if err := a.RateLimited(key, 1500); err != nil {
 		t.Fatal(err)
@@ -61,7 +45,7 @@ func TestWindows_DatabaseClock(t *testing.T) {
 func TestWindows_List(t *testing.T) {
 	e := newEnv(t)
 	url := e.url(t)
-	w := open(t, url).Windows(pgstore.WindowOptions{})
+	w := open(t, url).Windows()
 	if got, now, err := w.List(); err != nil || len(got) != 0 || now.IsZero() {
 		t.Fatalf("List of no windows = %v, %v, %v; want none and the database's time", got, now, err)
 	}

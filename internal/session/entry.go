@@ -202,9 +202,10 @@ func idByte(c byte) bool {
 		c == '.' || c == '_' || c == '-'
 }
 
-// validateEntry checks what Append requires of an entry before it may reach
-// the file.
-func validateEntry(e Entry) error {
+// ValidateEntry checks what Append requires of an entry before it may be
+// stored: an id, a known type, a message on message entries, and no entry
+// that names itself as its parent.
+func ValidateEntry(e Entry) error {
 	if e.ID == "" {
 		return fmt.Errorf("entry of type %q has an empty id", e.Type)
 	}

@@ -13,11 +13,6 @@ import (
 // stores accept, reject and read entries alike and hand the workflow a
 // *Session whose Context, Branch and LeafID are the ones implemented here.
 
-// ValidateEntry checks what Append requires of an entry before it may be
-// stored: an id, a known type, a message on message entries, and no entry
-// that names itself as its parent.
-func ValidateEntry(e Entry) error { return validateEntry(e) }
-
 // EncodeEntry renders an entry as Append writes it: one line of JSON
 // without the newline, HTML characters left unescaped.
 func EncodeEntry(e Entry) ([]byte, error) {

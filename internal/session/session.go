@@ -98,47 +98,19 @@ func (s *Session) LeafID() string {
 // of the retried answer, not its parent.
 func (s *Session) Branch(leafID string) []Entry {
 	idx := s.index()
-	leaf, ok := idx[leafID]
-	if !ok {
-		return nil
-	}
-	// Count the path first so the result is allocated once, root first, with
-	// no visited set: a walk longer than the session itself has met a cycle.
-	n := 0
-	for i := leaf; ; {
-		n++
-		if n > len(s.Entries) {
-			return s.branchWithCycle(leaf)
-		}
-		p := s.Entries[i].ParentID
-		if p == "" {
-			break
-		}
-		if i, ok = idx[p]; !ok {
-			break
-		}
-	}
-	path := make([]Entry, n)
-	for i, k := leaf, n-1; k >= 0; k-- {
-		path[k] = s.Entries[i]
-		i = idx[s.Entries[i].ParentID]
-	}
-	return path
-}
-
-// branchWithCycle is Branch for a damaged file whose parent links loop: the
-// walk stops before the first entry it would visit twice.
-func (s *Session) branchWithCycle(leaf int) []Entry {
-	idx := s.index()
 	var path []Entry
 	visited := make(map[string]struct{})
-	for i, ok := leaf, true; ok; i, ok = idx[s.Entries[i].ParentID] {
+	for i, ok := idx[leafID]; ok; {
 		e := s.Entries[i]
 		if _, seen := visited[e.ID]; seen {
-			break
+			break // a damaged file whose parent links loop
 		}
 		visited[e.ID] = struct{}{}
 		path = append(path, e)
+		if e.ParentID == "" {
+			break
+		}
+		i, ok = idx[e.ParentID]
 	}
 	slices.Reverse(path)
 	return path

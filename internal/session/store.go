@@ -143,7 +143,7 @@ func (s *Store) Append(sessionID string, entries ...Entry) (written int, err err
 	// leaves no trace (not even an empty file) and the lock is held briefly.
 	lines := make([][]byte, len(entries))
 	for i, e := range entries {
-		if err := validateEntry(e); err != nil {
+		if err := ValidateEntry(e); err != nil {
 			return 0, fmt.Errorf("append to session %q: %w", sessionID, err)
 		}
 		line, err := encodeLine(e)

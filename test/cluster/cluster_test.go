@@ -283,7 +283,7 @@ func (c *cluster) loadSession(t *testing.T, id string) *session.Session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := pgstore.Open(ctx, c.sessionsURL, pgstore.Options{})
+	st, err := pgstore.Open(ctx, c.sessionsURL)
 	if err != nil {
 		t.Fatal(err)
 	}

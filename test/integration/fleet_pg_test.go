@@ -71,7 +71,7 @@ func TestIntegration_FleetCoordinatedBackoffAcrossWorkersInPostgres(t *testing.T
 	}
 	t.Cleanup(w2.Stop)
 
-	db, err := pgstore.Open(context.Background(), e.s.Session.PostgresURL, pgstore.Options{})
+	db, err := pgstore.Open(context.Background(), e.s.Session.PostgresURL)
 	if err != nil {
 		t.Fatal(err)
 	}

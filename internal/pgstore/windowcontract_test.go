@@ -1,7 +1,8 @@
-// Package windowtest is the contract of a rate-limit window store (SPEC
-// 18.1), written once and run against every implementation: auth.File
-// and auth.Memory (internal/auth) and the PostgreSQL windows of a
-// cluster (internal/pgstore).
+package pgstore_test
+
+// The contract of a rate-limit window store (SPEC 18.1), written once and
+// run against both implementations: the auth.json of one data directory
+// (auth.File) and the PostgreSQL windows of a cluster (pgstore.Windows).
 //
 // A store is opened on a place (one auth.json, one database); every store
 // opened on the same place shares its windows, as the worker processes
@@ -11,50 +12,80 @@
 // probe lease; its rate limit extends the window, its success clears it,
 // its release or its lapse passes the lease on; a window nobody settles
 // is dropped once stale; bad input is refused.
-package windowtest
 
 import (
 	"fmt"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/durableagent/durableagent/internal/auth"
+	"github.com/durableagent/durableagent/internal/pgstore"
 )
 
-// Store is the window API every implementation has.
-type Store interface {
+// The rate-limit windows of a cluster keep the window contract: each
+// store of a place is a connection pool of its own on one database, as
+// the workers of a cluster are; among them, exactly one caller probes a
+// window.
+func TestWindows_Contract(t *testing.T) {
+	e := newEnv(t)
+	runWindowContract(t, func(t *testing.T, now func() time.Time) func() windowStore {
+		url := e.url(t)
+		return func() windowStore {
+			return pgstore.WindowsAt(open(t, url), now)
+		}
+	})
+}
+
+// The window contract holds for the stores of one auth.json, each store
+// a worker process of the data directory.
+func TestWindows_FileContract(t *testing.T) {
+	runWindowContract(t, func(t *testing.T, now func() time.Time) func() windowStore {
+		path := filepath.Join(t.TempDir(), auth.FileName)
+		return func() windowStore {
+			f, err := auth.OpenFile(path, auth.FileOptions{Now: now, Env: func(string) (string, bool) { return "", false }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+	})
+}
+
+// windowStore is the window API every implementation has.
+type windowStore interface {
 	Admit(key, holder string, lease time.Duration) (auth.Admission, error)
 	RateLimited(key string, retryAfterMs int64) error
 	Settle(key, holder string) error
 	Release(key, holder string) error
 }
 
-// Place makes a fresh place for one subtest, whose stores read the time
+// windowPlace makes a fresh place for one subtest, whose stores read the time
 // from now, and returns a function that opens a store on it (each call
 // another store: another process, another connection pool).
-type Place func(t *testing.T, now func() time.Time) (open func() Store)
+type windowPlace func(t *testing.T, now func() time.Time) (open func() windowStore)
 
-// Clock is a settable clock, safe for concurrent use.
-type Clock struct {
+// clock is a settable clock, safe for concurrent use.
+type clock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-// NewClock returns a clock at a fixed time.
-func NewClock() *Clock { return &Clock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)} }
+// newClock returns a clock at a fixed time.
+func newClock() *clock { return &clock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)} }
 
 // Now is the clock's time.
-func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
 // Add moves the clock on.
-func (c *Clock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.t = c.t.Add(d) }
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.t = c.t.Add(d) }
 
 const lease = 30 * time.Second
 
-// Run runs the contract against the stores of place.
-func Run(t *testing.T, place Place) {
+// runWindowContract runs the contract against the stores of place.
+func runWindowContract(t *testing.T, place windowPlace) {
 	t.Run("HoldProbeExtendClear", func(t *testing.T) { holdProbeExtendClear(t, place) })
 	t.Run("LeaseReleasedOrLapsed", func(t *testing.T) { leaseReleasedOrLapsed(t, place) })
 	t.Run("StaleWindowDropped", func(t *testing.T) { staleWindowDropped(t, place) })
@@ -62,7 +93,7 @@ func Run(t *testing.T, place Place) {
 	t.Run("OneProbeAcrossStores", func(t *testing.T) { oneProbeAcrossStores(t, place) })
 }
 
-func mustAdmit(t *testing.T, s Store, key, holder string) auth.Admission {
+func mustAdmit(t *testing.T, s windowStore, key, holder string) auth.Admission {
 	t.Helper()
 	a, err := s.Admit(key, holder, lease)
 	if err != nil {
@@ -82,8 +113,8 @@ func must(t *testing.T, err error) {
 // until the hint expires; then one caller probes while the others keep
 // holding; the probe's rate limit extends the window, its success clears
 // it. Two stores on one place take turns: what one writes the other sees.
-func holdProbeExtendClear(t *testing.T, place Place) {
-	clk := NewClock()
+func holdProbeExtendClear(t *testing.T, place windowPlace) {
+	clk := newClock()
 	open := place(t, clk.Now)
 	s, other := open(), open()
 	key := auth.WindowKey("anthropic", "work")
@@ -141,8 +172,8 @@ func holdProbeExtendClear(t *testing.T, place Place) {
 
 // A released or lapsed probe lease passes to the next caller: a probe
 // whose call was cancelled, or whose worker died, holds nobody forever.
-func leaseReleasedOrLapsed(t *testing.T, place Place) {
-	clk := NewClock()
+func leaseReleasedOrLapsed(t *testing.T, place windowPlace) {
+	clk := newClock()
 	s := place(t, clk.Now)()
 	key := auth.WindowKey("openai", "k")
 	must(t, s.RateLimited(key, 1000))
@@ -166,8 +197,8 @@ func leaseReleasedOrLapsed(t *testing.T, place Place) {
 
 // A window whose probe never reported (every worker gone) is dropped once
 // stale: the next caller calls without holding anyone behind a probe.
-func staleWindowDropped(t *testing.T, place Place) {
-	clk := NewClock()
+func staleWindowDropped(t *testing.T, place windowPlace) {
+	clk := newClock()
 	s := place(t, clk.Now)()
 	key := auth.WindowKey("anthropic", "idle")
 	must(t, s.RateLimited(key, 1000))
@@ -188,8 +219,8 @@ func staleWindowDropped(t *testing.T, place Place) {
 }
 
 // Bad input is refused with an error naming it.
-func badInput(t *testing.T, place Place) {
-	s := place(t, NewClock().Now)()
+func badInput(t *testing.T, place windowPlace) {
+	s := place(t, newClock().Now)()
 	if _, err := s.Admit("nokey", "h", time.Second); err == nil {
 		t.Fatal("a key without provider/credential was accepted")
 	}
@@ -204,11 +235,11 @@ func badInput(t *testing.T, place Place) {
 // Several stores on one place (worker processes on one auth.json, pools
 // on one database) admitting callers concurrently when a window ends
 // grant exactly one probe lease; the others hold until its outcome.
-func oneProbeAcrossStores(t *testing.T, place Place) {
-	clk := NewClock()
+func oneProbeAcrossStores(t *testing.T, place windowPlace) {
+	clk := newClock()
 	open := place(t, clk.Now)
 	const procs, callers = 4, 25
-	stores := make([]Store, procs)
+	stores := make([]windowStore, procs)
 	for p := range stores {
 		stores[p] = open()
 	}
