@@ -26,11 +26,8 @@ var abortCmd = Command{
 func runAbort(ctx context.Context, env Env, args []string) int {
 	c := newFlags("abort", env)
 	terminate := c.fs.Bool("terminate", false, "terminate the prompt's workflow if its workflow task keeps failing (it cannot process the abort)")
-	if !c.parse(env, args) {
+	if !c.parseNoArgs(env, args, "") {
 		return ExitUsage
-	}
-	if c.fs.NArg() > 0 {
-		return fail(env, "abort", fmt.Errorf("unexpected argument %q", c.fs.Arg(0)))
 	}
 	k, _, closeFn, ok := c.controller(ctx, env)
 	if !ok {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/durableagent/durableagent/internal/term"
@@ -25,11 +24,8 @@ var chatCmd = Command{
 func runChat(ctx context.Context, env Env, args []string) int {
 	c := newFlags("chat", env)
 	ws := c.addWorkspaceFlags()
-	if !c.parse(env, args) {
+	if !c.parseNoArgs(env, args, chatUsage) {
 		return ExitUsage
-	}
-	if c.fs.NArg() > 0 {
-		return fail(env, "chat", fmt.Errorf("unexpected argument %q (usage: %s)", c.fs.Arg(0), chatUsage))
 	}
 	if s, ok := c.settings(env); !ok {
 		return ExitUsage

@@ -221,6 +221,23 @@ func (c *common) parse(env Env, args []string) bool {
 	return true
 }
 
+// parseNoArgs is parse for a command that takes no arguments besides
+// its flags; usage, when not "", is named in the error.
+func (c *common) parseNoArgs(env Env, args []string, usage string) bool {
+	if !c.parse(env, args) {
+		return false
+	}
+	if c.fs.NArg() == 0 {
+		return true
+	}
+	msg := fmt.Sprintf("unexpected argument %q", c.fs.Arg(0))
+	if usage != "" {
+		msg += " (usage: " + usage + ")"
+	}
+	fmt.Fprintf(env.Stderr, "starter %s: %s\n", c.fs.Name(), msg)
+	return false
+}
+
 // askedForHelp: -h or --help is one of args (before "--").
 func askedForHelp(args []string) bool {
 	for _, a := range args {

@@ -92,20 +92,20 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		}
 		return ExitOK
 	}
-	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, true, withBodies(s, c.session), withoutOwnMessage(), withFull(full))
+	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, withBodies(s, c.session), withoutOwnMessage(), withFull(full))
 }
 
 // FollowPrompt prints the events of a prompt until it ends (then the
 // answer) and returns the exit code of its outcome.
 func FollowPrompt(ctx context.Context, env Env, k *client.Controller, sessionID, runID string, asJSON bool) int {
-	return follow(ctx, env, "prompt", k, sessionID, runID, 0, asJSON, true, withoutOwnMessage())
+	return follow(ctx, env, "prompt", k, sessionID, runID, 0, asJSON, withoutOwnMessage())
 }
 
 // follow prints the events of a prompt until it ends and returns the exit
 // code of its outcome.
-func follow(ctx context.Context, env Env, cmd string, k *client.Controller, sessionID, runID string, after int64, asJSON, printAnswer bool, opts ...printerOption) int {
+func follow(ctx context.Context, env Env, cmd string, k *client.Controller, sessionID, runID string, after int64, asJSON bool, opts ...printerOption) int {
 	p := newPrinter(env.Stdout, asJSON, sessionID, opts...)
-	defer p.stop()
+	defer p.stopCountdown()
 	end, err := k.Follow(ctx, sessionID, runID, after, p.print)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -118,14 +118,12 @@ func follow(ctx context.Context, env Env, cmd string, k *client.Controller, sess
 		}
 		return fail(env, cmd, err)
 	}
-	p.stop()
+	p.stopCountdown()
 	printUndelivered(env.Stderr, end)
 	code := ExitFailed
 	if end.Status == agent.StatusCompleted {
-		if printAnswer && !asJSON {
-			if text := p.lastText; text != "" && !p.lastStreamed {
-				fmt.Fprintln(env.Stdout, text)
-			}
+		if text := p.lastText; !asJSON && text != "" && !p.lastStreamed {
+			fmt.Fprintln(env.Stdout, text)
 		}
 		code = ExitOK
 	}
@@ -192,11 +190,8 @@ var abortRetryCmd = Command{
 
 func signalCommand(ctx context.Context, env Env, name string, args []string, send func(*client.Controller, string) error) int {
 	c := newFlags(name, env)
-	if !c.parse(env, args) {
+	if !c.parseNoArgs(env, args, "") {
 		return ExitUsage
-	}
-	if c.fs.NArg() > 0 {
-		return fail(env, name, fmt.Errorf("unexpected argument %q", c.fs.Arg(0)))
 	}
 	k, _, closeFn, ok := c.controller(ctx, env)
 	if !ok {
@@ -373,7 +368,7 @@ var eventsCmd = Command{
 		if followFlag {
 			// The answer too: a short answer that no live snapshot caught
 			// arrives only with its message_end, which prints nothing.
-			return follow(ctx, env, "events", k, c.session, "", after, c.json, true, withBodies(s, c.session), withFull(full))
+			return follow(ctx, env, "events", k, c.session, "", after, c.json, withBodies(s, c.session), withFull(full))
 		}
 		evs, err := k.Events(ctx, c.session, "", after)
 		if err != nil {

@@ -199,8 +199,6 @@ func (p *printer) stopCountdown() {
 	}
 }
 
-func (p *printer) stop() { p.stopCountdown() }
-
 // toolLine shows a tool call the way a person recognises it: the tool and
 // its main argument.
 func toolLine(name string, args json.RawMessage) string {

@@ -59,11 +59,8 @@ func runSessions(ctx context.Context, env Env, args []string) int {
 	c := newFlags("sessions", env)
 	store := c.fs.String("store", "", "session store: jsonl or postgres (default: session.store)")
 	_ = c.fs.MarkHidden("session")
-	if !c.parse(env, args) {
+	if !c.parseNoArgs(env, args, sessionsUsage) {
 		return ExitUsage
-	}
-	if c.fs.NArg() > 0 {
-		return fail(env, "sessions", fmt.Errorf("unexpected argument %q (usage: %s)", c.fs.Arg(0), sessionsUsage))
 	}
 	s, ok := c.settings(env)
 	if !ok {
