@@ -184,25 +184,21 @@ var abortRetryCmd = Command{
 	Usage:   "starter abort-retry [--session ID]",
 	Summary: "cancel the pending retry of the session's running prompt (signal abort_retry)",
 	Run: func(ctx context.Context, env Env, args []string) int {
-		return signalCommand(ctx, env, "abort-retry", args, func(k *client.Controller, id string) error { return k.AbortRetry(ctx, id) })
+		c := newFlags("abort-retry", env)
+		if !c.parseNoArgs(env, args, "") {
+			return ExitUsage
+		}
+		k, _, closeFn, ok := c.controller(ctx, env)
+		if !ok {
+			return ExitUsage
+		}
+		defer closeFn()
+		if err := k.AbortRetry(ctx, c.session); err != nil {
+			return fail(env, "abort-retry", err)
+		}
+		printResult(env, c.json, map[string]any{"success": true, "command": "abort-retry", "sessionId": c.session}, "sent abort_retry to session "+c.session)
+		return ExitOK
 	},
-}
-
-func signalCommand(ctx context.Context, env Env, name string, args []string, send func(*client.Controller, string) error) int {
-	c := newFlags(name, env)
-	if !c.parseNoArgs(env, args, "") {
-		return ExitUsage
-	}
-	k, _, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	if err := send(k, c.session); err != nil {
-		return fail(env, name, err)
-	}
-	printResult(env, c.json, map[string]any{"success": true, "command": name, "sessionId": c.session}, "sent "+strings.ReplaceAll(name, "-", "_")+" to session "+c.session)
-	return ExitOK
 }
 
 var setAutoRetryCmd = Command{

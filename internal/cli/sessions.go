@@ -176,18 +176,11 @@ func statusLookup(ctx context.Context, env Env, s settings.Settings) (func(conte
 		switch {
 		case err == nil && status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 			return "running"
-		case err == nil || isNotFound(err):
+		case err == nil || errors.As(err, new(*serviceerror.NotFound)): // no workflow (never ran one, or its history is gone)
 			return "idle"
 		}
 		return "unknown"
 	}, cl.Close, nil
-}
-
-// isNotFound: Temporal has no workflow of the session (it never ran one,
-// or its history is gone).
-func isNotFound(err error) bool {
-	var nf *serviceerror.NotFound
-	return errors.As(err, &nf)
 }
 
 // printSessions writes one line per session: id, status (naming the
