@@ -20,7 +20,6 @@ const workerPkg = "./worker"
 // demoCmd is `starter demo`, which the starter adds to cli's commands.
 var demoCmd = cli.Command{
 	Name:    "demo",
-	Usage:   "starter demo [--fault TEXT]... [--workspace DIR] [--keep|--keep=false]",
 	Summary: "one command: embedded Temporal + Web UI + worker, a small tool-using job with a retry, live (runs `worker demo`)",
 	Run:     runDemo,
 }

@@ -10,8 +10,7 @@ import (
 )
 
 var abortCmd = Command{
-	Name:  "abort",
-	Usage: "starter abort [--session ID] [--terminate]",
+	Name: "abort",
 	Summary: "abort the session's running prompt: its retry first, then the model call (signal abort); " +
 		"--terminate ends a prompt whose workflow task keeps failing, which cannot process the abort",
 	Run: runAbort,

@@ -26,7 +26,6 @@ const authUsage = `starter auth add PROVIDER [--id ID] [--kind api_key|oauth] [-
 
 var authCmd = Command{
 	Name:    "auth",
-	Usage:   authUsage,
 	Summary: "manage provider credentials in <dataDir>/auth.json (add, list, remove)",
 	Run:     runAuth,
 }

@@ -14,7 +14,6 @@ const chatUsage = "starter chat [--session ID | -c] [--workspace DIR] [settings 
 
 var chatCmd = Command{
 	Name:    "chat",
-	Usage:   chatUsage,
 	Summary: "chat with the agent in a terminal UI: live output, tool approval (y/n), steer (Enter) and follow-up (Alt+Enter) while it runs, live retry countdown, esc cancels a retry (docs/tui.md)",
 	Run:     runChat,
 }

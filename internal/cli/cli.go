@@ -49,7 +49,6 @@ type Env struct {
 // Command is one starter subcommand.
 type Command struct {
 	Name    string
-	Usage   string
 	Summary string
 	Run     func(ctx context.Context, env Env, args []string) int
 }

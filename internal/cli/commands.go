@@ -26,7 +26,6 @@ const promptUsage = "starter prompt [--session ID | -c] [--workspace DIR] [--wor
 
 var promptCmd = Command{
 	Name:    "prompt",
-	Usage:   promptUsage,
 	Summary: "run a prompt in a session and print its events live until it ends",
 	Run:     runPrompt,
 }
@@ -181,7 +180,6 @@ func stillRuns(k *client.Controller, sessionID string) string {
 
 var abortRetryCmd = Command{
 	Name:    "abort-retry",
-	Usage:   "starter abort-retry [--session ID]",
 	Summary: "cancel the pending retry of the session's running prompt (signal abort_retry)",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		c := newFlags("abort-retry", env)
@@ -203,7 +201,6 @@ var abortRetryCmd = Command{
 
 var setAutoRetryCmd = Command{
 	Name:    "set-auto-retry",
-	Usage:   "starter set-auto-retry on|off [--session ID]",
 	Summary: "persist retry.enabled in the settings file and tell the running prompt (signal set_auto_retry)",
 	Run:     runSetAutoRetry,
 }
@@ -259,7 +256,6 @@ func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
 
 var stateCmd = Command{
 	Name:    "state",
-	Usage:   "starter state [--session ID] [--json]",
 	Summary: "show the state of the session's latest prompt (autoRetryEnabled, isRetrying, ...)",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		c := newFlags("state", env)
@@ -344,7 +340,6 @@ func previewLine(args json.RawMessage, n int) string {
 
 var eventsCmd = Command{
 	Name:    "events",
-	Usage:   "starter events [--session ID] [--after N] [--follow] [--full] [--json]",
 	Summary: "print the events of the session's latest prompt (--follow: until it ends)",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		c := newFlags("events", env)
@@ -389,7 +384,6 @@ const settingsUsage = "starter settings [init] [--json]"
 
 var settingsCmd = Command{
 	Name:    "settings",
-	Usage:   settingsUsage,
 	Summary: "show every setting's effective value and where it came from (flag, env, file, default); 'init' writes a commented settings file",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		c := newFlags("settings", env)

@@ -15,7 +15,6 @@ const compactUsage = "starter compact [--session ID] [--instructions TEXT] [--fa
 
 var compactCmd = Command{
 	Name:    "compact",
-	Usage:   compactUsage,
 	Summary: "compact the session now: summarise older messages, keep the recent ones (Compact workflow)",
 	Run:     runCompact,
 }

@@ -23,7 +23,6 @@ const diffUsage = "starter diff [--session ID]"
 // Temporal.
 var diffCmd = Command{
 	Name:    "diff",
-	Usage:   diffUsage,
 	Summary: "print the diff of a --worktree session's job against its base commit (committed and uncommitted; run on the worker's host)",
 	Run:     runDiff,
 }

@@ -17,7 +17,6 @@ const rpcUsage = "starter rpc [--session ID | -c] [--workspace DIR] [--mode rpc]
 
 var rpcCmd = Command{
 	Name:    "rpc",
-	Usage:   rpcUsage,
 	Summary: "serve the RPC protocol on stdin/stdout: JSON commands in, responses and live events out (docs/rpc.md)",
 	Run:     runRPC,
 }

@@ -32,7 +32,6 @@ const scheduleUsage = `starter schedule create --id ID (--cron "0 3 * * *" | --e
 // a prompt (internal/schedule).
 var scheduleCmd = Command{
 	Name:    "schedule",
-	Usage:   scheduleUsage,
 	Summary: "run a prompt on a schedule (a Temporal Schedule): create, update, list, describe, pause, unpause, trigger, delete",
 	Run:     runSchedule,
 }

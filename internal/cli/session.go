@@ -33,7 +33,6 @@ S is a session store, jsonl or postgres (default: session.store)`
 // is missing.
 var sessionCmd = Command{
 	Name:    "session",
-	Usage:   sessionUsage,
 	Summary: "list, export, import, copy and delete sessions (jsonl and postgres stores)",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		if len(args) == 0 || strings.HasPrefix(args[0], "-") {

@@ -28,7 +28,6 @@ const lastPromptRunes = 60
 
 var sessionsCmd = Command{
 	Name:    "sessions",
-	Usage:   sessionsUsage,
 	Summary: "list sessions, newest first: status, workspace and branch, last prompt, last activity and usage",
 	Run:     runSessions,
 }

@@ -18,7 +18,6 @@ const showUsage = "starter show [--session ID] [--json] ENTRY"
 // store has the bodies. It needs no Temporal.
 var showCmd = Command{
 	Name:    "show",
-	Usage:   showUsage,
 	Summary: "print one entry of the session whole (a tool result's full output, a message), read from the session store",
 	Run:     runShow,
 }

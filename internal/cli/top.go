@@ -18,7 +18,6 @@ const topUsage = "starter top [--once] [--interval 2s] [--json]"
 
 var topCmd = Command{
 	Name:    "top",
-	Usage:   topUsage,
 	Summary: "the running prompts of this task queue: what each does now (model call, tools, backoff until T, approval), turn, tool calls, usage, elapsed; refreshing",
 	Run:     runTop,
 }
