@@ -138,28 +138,17 @@ func follow(ctx context.Context, env Env, cmd string, k *client.Controller, sess
 // and did not deliver (a steer or follow_up queued when it failed, was
 // aborted or its retry was cancelled), with its kind and the reason, so
 // the user can send it again; line breaks in a message show as ⏎ (the
-// prompt_end of --json output has the exact texts). Prompts that predate
-// the kinds and reasons name only the prompt's status.
+// prompt_end of --json output has the exact texts). The workflow sets
+// UndeliveredMessages on every prompt_end that has Undelivered (since the
+// v0.1.0 baseline), so the texts alone are not read.
 func printUndelivered(w io.Writer, end agent.Event) {
-	oneLine := func(m string) string {
-		return strings.ReplaceAll(strings.ReplaceAll(m, "\r\n", "\n"), "\n", " ⏎ ")
-	}
-	if len(end.UndeliveredMessages) > 0 {
-		for _, m := range end.UndeliveredMessages {
-			kind := "steer"
-			if m.Kind == agent.SignalFollowUp {
-				kind = "follow-up"
-			}
-			fmt.Fprintf(w, "not delivered (%s, %s): %s\n", kind, m.Reason, oneLine(m.Text))
+	for _, m := range end.UndeliveredMessages {
+		kind := "steer"
+		if m.Kind == agent.SignalFollowUp {
+			kind = "follow-up"
 		}
-		return
-	}
-	status := end.Status
-	if stoppedByUser(end) {
-		status = agent.StatusAborted
-	}
-	for _, m := range end.Undelivered {
-		fmt.Fprintf(w, "not delivered (prompt %s): %s\n", status, oneLine(m))
+		text := strings.ReplaceAll(strings.ReplaceAll(m.Text, "\r\n", "\n"), "\n", " ⏎ ")
+		fmt.Fprintf(w, "not delivered (%s, %s): %s\n", kind, m.Reason, text)
 	}
 }
 
