@@ -110,7 +110,7 @@ type common struct {
 	session string
 	json    bool
 	// traces exports the starter's spans (OTEL_EXPORTER_OTLP_ENDPOINT set;
-	// nil otherwise), set by controller.
+	// nil otherwise), set by dial.
 	traces *tracing.Provider
 }
 
