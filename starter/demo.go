@@ -20,7 +20,6 @@ const workerPkg = "./worker"
 // demoCmd is `starter demo`, which the starter adds to cli's commands.
 var demoCmd = cli.Command{
 	Name:    "demo",
-	Usage:   "starter demo [--fault TEXT]... [--workspace DIR] [--keep|--keep=false]",
 	Summary: "one command: embedded Temporal + Web UI + worker, a small tool-using job with a retry, live (runs `worker demo`)",
 	Run:     runDemo,
 }
@@ -57,15 +56,21 @@ type build struct {
 func thisBuild() build {
 	var b build
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		b.modPath, b.version, b.sum = bi.Main.Path, bi.Main.Version, bi.Main.Sum
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				b.revision = s.Value
-			}
-		}
+		b = buildOf(bi)
 	}
 	if _, file, _, ok := runtime.Caller(0); ok {
 		b.root = moduleRoot(file, b.modPath)
+	}
+	return b
+}
+
+// buildOf is the module, version, sum and VCS revision a binary records.
+func buildOf(bi *debug.BuildInfo) build {
+	b := build{modPath: bi.Main.Path, version: bi.Main.Version, sum: bi.Main.Sum}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			b.revision = s.Value
+		}
 	}
 	return b
 }

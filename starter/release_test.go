@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/mod/modfile"
 )
 
 // releaseConfig is the part of .goreleaser.yaml the test checks.
@@ -113,8 +114,8 @@ func TestGoMod_InstallableAtVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if modulePath(string(b)) != "github.com/durableagent/durableagent" {
-		t.Fatalf("module path %q: update the go install lines of README.md and docs/install.md", modulePath(string(b)))
+	if modfile.ModulePath(b) != "github.com/durableagent/durableagent" {
+		t.Fatalf("module path %q: update the go install lines of README.md and docs/install.md", modfile.ModulePath(b))
 	}
 	for i, l := range strings.Split(string(b), "\n") {
 		if f := strings.Fields(l); len(f) > 0 && (f[0] == "replace" || f[0] == "exclude") {

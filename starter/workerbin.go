@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/mod/modfile"
+
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
@@ -88,7 +90,7 @@ func moduleRoot(file, modPath string) string {
 	}
 	for dir := filepath.Dir(file); ; dir = filepath.Dir(dir) {
 		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
-			if modulePath(string(b)) != modPath {
+			if modfile.ModulePath(b) != modPath {
 				return ""
 			}
 			return dir
@@ -97,16 +99,6 @@ func moduleRoot(file, modPath string) string {
 			return ""
 		}
 	}
-}
-
-// modulePath reads the module directive of a go.mod text.
-func modulePath(gomod string) string {
-	for _, l := range strings.Split(gomod, "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "module" {
-			return strings.Trim(f[1], `"`)
-		}
-	}
-	return ""
 }
 
 // sourceKey names a build of the tree at root: a module installed with
@@ -287,18 +279,10 @@ func installedWorker(self build) string {
 		cands = append(cands, p)
 	}
 	for _, c := range cands {
-		bi, err := buildinfo.ReadFile(c)
-		if err != nil || bi.Main.Path != self.modPath || bi.Main.Version != self.version {
-			continue
-		}
-		rev := ""
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				rev = s.Value
+		if bi, err := buildinfo.ReadFile(c); err == nil {
+			if b := buildOf(bi); b.modPath == self.modPath && b.version == self.version && b.revision == self.revision {
+				return c
 			}
-		}
-		if rev == self.revision {
-			return c
 		}
 	}
 	return ""

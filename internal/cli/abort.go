@@ -10,8 +10,7 @@ import (
 )
 
 var abortCmd = Command{
-	Name:  "abort",
-	Usage: "starter abort [--session ID] [--terminate]",
+	Name: "abort",
 	Summary: "abort the session's running prompt: its retry first, then the model call (signal abort); " +
 		"--terminate ends a prompt whose workflow task keeps failing, which cannot process the abort",
 	Run: runAbort,
@@ -26,11 +25,8 @@ var abortCmd = Command{
 func runAbort(ctx context.Context, env Env, args []string) int {
 	c := newFlags("abort", env)
 	terminate := c.fs.Bool("terminate", false, "terminate the prompt's workflow if its workflow task keeps failing (it cannot process the abort)")
-	if !c.parse(env, args) {
+	if !c.parseNoArgs(env, args, "") {
 		return ExitUsage
-	}
-	if c.fs.NArg() > 0 {
-		return fail(env, "abort", fmt.Errorf("unexpected argument %q", c.fs.Arg(0)))
 	}
 	k, _, closeFn, ok := c.controller(ctx, env)
 	if !ok {

@@ -26,7 +26,6 @@ const authUsage = `starter auth add PROVIDER [--id ID] [--kind api_key|oauth] [-
 
 var authCmd = Command{
 	Name:    "auth",
-	Usage:   authUsage,
 	Summary: "manage provider credentials in <dataDir>/auth.json (add, list, remove)",
 	Run:     runAuth,
 }
@@ -53,41 +52,35 @@ func runAuth(ctx context.Context, env Env, args []string) int {
 	return fail(env, "auth", fmt.Errorf("unknown subcommand %q (usage: %s)", args[0], authUsage))
 }
 
-// authFlags parses the settings flags (for the data dir) plus extra ones
-// and opens the store.
-func authFlags(env Env, name string, args []string, extra func(*pflag.FlagSet)) (*auth.File, *pflag.FlagSet, bool) {
-	f, fs, _, ok := authSettings(env, name, args, extra)
-	return f, fs, ok
-}
-
-// authSettings is authFlags with the settings it loaded.
+// authSettings parses the settings flags (for the data dir) plus extra
+// ones, loads the settings and opens the store.
 func authSettings(env Env, name string, args []string, extra func(*pflag.FlagSet)) (*auth.File, *pflag.FlagSet, settings.Settings, bool) {
-	fs := pflag.NewFlagSet("auth "+name, pflag.ContinueOnError)
+	name = "auth " + name
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	settings.AddFlags(fs)
-	hideWorkerFlags(fs, "auth "+name)
+	hideWorkerFlags(fs, name)
 	if extra != nil {
 		extra(fs)
 	}
-	if err := fs.Parse(args); err != nil {
-		if !errors.Is(err, pflag.ErrHelp) {
-			fail(env, "auth "+name, err)
-		}
-		return nil, nil, settings.Settings{}, false
+	var s settings.Settings
+	var f *auth.File
+	err := fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		return nil, nil, s, false
 	}
-	if err := checkWorkerFlags(fs, "auth "+name); err != nil {
-		fail(env, "auth "+name, err)
-		return nil, nil, settings.Settings{}, false
+	if err == nil {
+		err = checkWorkerFlags(fs, name)
 	}
-	s, err := settings.Load(settings.LoadOptions{Flags: fs, Env: env.LookupEnv})
+	if err == nil {
+		s, err = settings.Load(settings.LoadOptions{Flags: fs, Env: env.LookupEnv})
+	}
+	if err == nil {
+		f, err = auth.OpenFile(app.AuthPath(s), auth.FileOptions{Env: env.lookupEnv()})
+	}
 	if err != nil {
-		fail(env, "auth "+name, err)
-		return nil, nil, settings.Settings{}, false
-	}
-	f, err := auth.OpenFile(app.AuthPath(s), auth.FileOptions{Env: env.lookupEnv()})
-	if err != nil {
-		fail(env, "auth "+name, err)
-		return nil, nil, settings.Settings{}, false
+		fail(env, name, err)
+		return nil, nil, s, false
 	}
 	return f, fs, s, true
 }
@@ -97,7 +90,7 @@ func authSettings(env Env, name string, args []string, extra func(*pflag.FlagSet
 // where shells and process lists would keep it.
 func authAdd(env Env, args []string) int {
 	var id, kind, fromEnv string
-	f, fs, ok := authFlags(env, "add", args, func(fs *pflag.FlagSet) {
+	f, fs, _, ok := authSettings(env, "add", args, func(fs *pflag.FlagSet) {
 		fs.StringVar(&id, "id", "", "credential id (default: PROVIDER-N)")
 		fs.StringVar(&kind, "kind", auth.KindAPIKey, "api_key or oauth (an OAuth access token, kept as an opaque secret)")
 		fs.StringVar(&fromEnv, "from-env", "", "read the secret from this environment variable instead of stdin")
@@ -258,7 +251,7 @@ func authEntries(f *auth.File, s settings.Settings) ([]auth.Entry, error) {
 
 // authRemove deletes a credential by id.
 func authRemove(env Env, args []string) int {
-	f, fs, ok := authFlags(env, "remove", args, nil)
+	f, fs, _, ok := authSettings(env, "remove", args, nil)
 	if !ok {
 		return ExitUsage
 	}

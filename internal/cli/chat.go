@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/durableagent/durableagent/internal/term"
@@ -15,7 +14,6 @@ const chatUsage = "starter chat [--session ID | -c] [--workspace DIR] [settings 
 
 var chatCmd = Command{
 	Name:    "chat",
-	Usage:   chatUsage,
 	Summary: "chat with the agent in a terminal UI: live output, tool approval (y/n), steer (Enter) and follow-up (Alt+Enter) while it runs, live retry countdown, esc cancels a retry (docs/tui.md)",
 	Run:     runChat,
 }
@@ -25,11 +23,8 @@ var chatCmd = Command{
 func runChat(ctx context.Context, env Env, args []string) int {
 	c := newFlags("chat", env)
 	ws := c.addWorkspaceFlags()
-	if !c.parse(env, args) {
+	if !c.parseNoArgs(env, args, chatUsage) {
 		return ExitUsage
-	}
-	if c.fs.NArg() > 0 {
-		return fail(env, "chat", fmt.Errorf("unexpected argument %q (usage: %s)", c.fs.Arg(0), chatUsage))
 	}
 	if s, ok := c.settings(env); !ok {
 		return ExitUsage

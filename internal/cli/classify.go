@@ -18,7 +18,6 @@ const classifyUsage = "starter classify [--jsonl] < errors"
 
 var classifyCmd = Command{
 	Name:    "classify",
-	Usage:   classifyUsage,
 	Summary: "classify error texts from stdin with the retry policy (one JSON line each)",
 	Run:     runClassify,
 }

@@ -49,7 +49,6 @@ type Env struct {
 // Command is one starter subcommand.
 type Command struct {
 	Name    string
-	Usage   string
 	Summary string
 	Run     func(ctx context.Context, env Env, args []string) int
 }
@@ -111,7 +110,7 @@ type common struct {
 	session string
 	json    bool
 	// traces exports the starter's spans (OTEL_EXPORTER_OTLP_ENDPOINT set;
-	// nil otherwise), set by controller.
+	// nil otherwise), set by dial.
 	traces *tracing.Provider
 }
 
@@ -221,6 +220,23 @@ func (c *common) parse(env Env, args []string) bool {
 	return true
 }
 
+// parseNoArgs is parse for a command that takes no arguments besides
+// its flags; usage, when not "", is named in the error.
+func (c *common) parseNoArgs(env Env, args []string, usage string) bool {
+	if !c.parse(env, args) {
+		return false
+	}
+	if c.fs.NArg() == 0 {
+		return true
+	}
+	msg := fmt.Sprintf("unexpected argument %q", c.fs.Arg(0))
+	if usage != "" {
+		msg += " (usage: " + usage + ")"
+	}
+	fmt.Fprintf(env.Stderr, "starter %s: %s\n", c.fs.Name(), msg)
+	return false
+}
+
 // askedForHelp: -h or --help is one of args (before "--").
 func askedForHelp(args []string) bool {
 	for _, a := range args {
@@ -282,44 +298,44 @@ func (c *common) controller(ctx context.Context, env Env) (*client.Controller, s
 	if !ok {
 		return nil, s, nil, false
 	}
-	ics, err := c.startTracing(ctx, env)
+	k, err := c.dial(ctx, env, s)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))
-		return nil, s, nil, false
-	}
-	cl, err := client.DialEnv(ctx, s, nil, env.temporalEnv(), ics...)
-	if err != nil {
-		c.traces.Shutdown()
-		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))
-		return nil, s, nil, false
-	}
-	closeFn := func() { cl.Close(); c.traces.Shutdown() }
-	k, err := client.NewController(cl, s)
-	if err != nil {
-		closeFn()
 		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))
 		return nil, s, nil, false
 	}
 	// A follower waits through a worker outage; say so once, on stderr.
 	k.OnWait = func(msg string) { fmt.Fprintf(env.Stderr, "starter: %s\n", msg) }
-	return k, s, closeFn, true
+	return k, s, func() { k.Client.Close(); c.traces.Shutdown() }, true
 }
 
-// startTracing sets c.traces when OTEL_EXPORTER_OTLP_ENDPOINT (or
-// _TRACES_ENDPOINT) is set, and returns the client interceptor that
-// carries the trace context into the workflows the starter starts.
-func (c *common) startTracing(ctx context.Context, env Env) ([]interceptor.ClientInterceptor, error) {
+// dial dials Temporal. When OTEL_EXPORTER_OTLP_ENDPOINT (or
+// _TRACES_ENDPOINT) is set it first sets c.traces and dials with the
+// client interceptor that carries the trace context into the workflows
+// the starter starts.
+func (c *common) dial(ctx context.Context, env Env, s settings.Settings) (*client.Controller, error) {
+	var ics []interceptor.ClientInterceptor
 	tp, err := tracing.FromLookup(ctx, "durable-agent-starter", env.lookupEnv())
-	if err != nil || tp == nil {
-		return nil, err
-	}
-	ti, err := tp.Interceptor()
 	if err != nil {
-		tp.Shutdown()
 		return nil, err
 	}
-	c.traces = tp
-	return []interceptor.ClientInterceptor{ti}, nil
+	if tp != nil {
+		ti, err := tp.Interceptor()
+		if err != nil {
+			tp.Shutdown()
+			return nil, err
+		}
+		c.traces, ics = tp, []interceptor.ClientInterceptor{ti}
+	}
+	cl, err := client.DialEnv(ctx, s, nil, env.temporalEnv(), ics...)
+	if err == nil {
+		var k *client.Controller
+		if k, err = client.NewController(cl, s); err == nil {
+			return k, nil
+		}
+		cl.Close()
+	}
+	c.traces.Shutdown()
+	return nil, err
 }
 
 // span starts the command's root span when tracing is on and says its

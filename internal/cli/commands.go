@@ -26,7 +26,6 @@ const promptUsage = "starter prompt [--session ID | -c] [--workspace DIR] [--wor
 
 var promptCmd = Command{
 	Name:    "prompt",
-	Usage:   promptUsage,
 	Summary: "run a prompt in a session and print its events live until it ends",
 	Run:     runPrompt,
 }
@@ -92,20 +91,20 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		}
 		return ExitOK
 	}
-	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, true, withBodies(s, c.session), withoutOwnMessage(), withFull(full))
+	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, withBodies(s, c.session), withoutOwnMessage(), withFull(full))
 }
 
 // FollowPrompt prints the events of a prompt until it ends (then the
 // answer) and returns the exit code of its outcome.
 func FollowPrompt(ctx context.Context, env Env, k *client.Controller, sessionID, runID string, asJSON bool) int {
-	return follow(ctx, env, "prompt", k, sessionID, runID, 0, asJSON, true, withoutOwnMessage())
+	return follow(ctx, env, "prompt", k, sessionID, runID, 0, asJSON, withoutOwnMessage())
 }
 
 // follow prints the events of a prompt until it ends and returns the exit
 // code of its outcome.
-func follow(ctx context.Context, env Env, cmd string, k *client.Controller, sessionID, runID string, after int64, asJSON, printAnswer bool, opts ...printerOption) int {
+func follow(ctx context.Context, env Env, cmd string, k *client.Controller, sessionID, runID string, after int64, asJSON bool, opts ...printerOption) int {
 	p := newPrinter(env.Stdout, asJSON, sessionID, opts...)
-	defer p.stop()
+	defer p.stopCountdown()
 	end, err := k.Follow(ctx, sessionID, runID, after, p.print)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -118,14 +117,12 @@ func follow(ctx context.Context, env Env, cmd string, k *client.Controller, sess
 		}
 		return fail(env, cmd, err)
 	}
-	p.stop()
+	p.stopCountdown()
 	printUndelivered(env.Stderr, end)
 	code := ExitFailed
 	if end.Status == agent.StatusCompleted {
-		if printAnswer && !asJSON {
-			if text := p.lastText; text != "" && !p.lastStreamed {
-				fmt.Fprintln(env.Stdout, text)
-			}
+		if text := p.lastText; !asJSON && text != "" && !p.lastStreamed {
+			fmt.Fprintln(env.Stdout, text)
 		}
 		code = ExitOK
 	}
@@ -141,28 +138,17 @@ func follow(ctx context.Context, env Env, cmd string, k *client.Controller, sess
 // and did not deliver (a steer or follow_up queued when it failed, was
 // aborted or its retry was cancelled), with its kind and the reason, so
 // the user can send it again; line breaks in a message show as ⏎ (the
-// prompt_end of --json output has the exact texts). Prompts that predate
-// the kinds and reasons name only the prompt's status.
+// prompt_end of --json output has the exact texts). The workflow sets
+// UndeliveredMessages on every prompt_end that has Undelivered (since the
+// v0.1.0 baseline), so the texts alone are not read.
 func printUndelivered(w io.Writer, end agent.Event) {
-	oneLine := func(m string) string {
-		return strings.ReplaceAll(strings.ReplaceAll(m, "\r\n", "\n"), "\n", " ⏎ ")
-	}
-	if len(end.UndeliveredMessages) > 0 {
-		for _, m := range end.UndeliveredMessages {
-			kind := "steer"
-			if m.Kind == agent.SignalFollowUp {
-				kind = "follow-up"
-			}
-			fmt.Fprintf(w, "not delivered (%s, %s): %s\n", kind, m.Reason, oneLine(m.Text))
+	for _, m := range end.UndeliveredMessages {
+		kind := "steer"
+		if m.Kind == agent.SignalFollowUp {
+			kind = "follow-up"
 		}
-		return
-	}
-	status := end.Status
-	if stoppedByUser(end) {
-		status = agent.StatusAborted
-	}
-	for _, m := range end.Undelivered {
-		fmt.Fprintf(w, "not delivered (prompt %s): %s\n", status, oneLine(m))
+		text := strings.ReplaceAll(strings.ReplaceAll(m.Text, "\r\n", "\n"), "\n", " ⏎ ")
+		fmt.Fprintf(w, "not delivered (%s, %s): %s\n", kind, m.Reason, text)
 	}
 }
 
@@ -183,36 +169,27 @@ func stillRuns(k *client.Controller, sessionID string) string {
 
 var abortRetryCmd = Command{
 	Name:    "abort-retry",
-	Usage:   "starter abort-retry [--session ID]",
 	Summary: "cancel the pending retry of the session's running prompt (signal abort_retry)",
 	Run: func(ctx context.Context, env Env, args []string) int {
-		return signalCommand(ctx, env, "abort-retry", args, func(k *client.Controller, id string) error { return k.AbortRetry(ctx, id) })
+		c := newFlags("abort-retry", env)
+		if !c.parseNoArgs(env, args, "") {
+			return ExitUsage
+		}
+		k, _, closeFn, ok := c.controller(ctx, env)
+		if !ok {
+			return ExitUsage
+		}
+		defer closeFn()
+		if err := k.AbortRetry(ctx, c.session); err != nil {
+			return fail(env, "abort-retry", err)
+		}
+		printResult(env, c.json, map[string]any{"success": true, "command": "abort-retry", "sessionId": c.session}, "sent abort_retry to session "+c.session)
+		return ExitOK
 	},
-}
-
-func signalCommand(ctx context.Context, env Env, name string, args []string, send func(*client.Controller, string) error) int {
-	c := newFlags(name, env)
-	if !c.parse(env, args) {
-		return ExitUsage
-	}
-	if c.fs.NArg() > 0 {
-		return fail(env, name, fmt.Errorf("unexpected argument %q", c.fs.Arg(0)))
-	}
-	k, _, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	if err := send(k, c.session); err != nil {
-		return fail(env, name, err)
-	}
-	printResult(env, c.json, map[string]any{"success": true, "command": name, "sessionId": c.session}, "sent "+strings.ReplaceAll(name, "-", "_")+" to session "+c.session)
-	return ExitOK
 }
 
 var setAutoRetryCmd = Command{
 	Name:    "set-auto-retry",
-	Usage:   "starter set-auto-retry on|off [--session ID]",
 	Summary: "persist retry.enabled in the settings file and tell the running prompt (signal set_auto_retry)",
 	Run:     runSetAutoRetry,
 }
@@ -268,7 +245,6 @@ func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
 
 var stateCmd = Command{
 	Name:    "state",
-	Usage:   "starter state [--session ID] [--json]",
 	Summary: "show the state of the session's latest prompt (autoRetryEnabled, isRetrying, ...)",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		c := newFlags("state", env)
@@ -353,7 +329,6 @@ func previewLine(args json.RawMessage, n int) string {
 
 var eventsCmd = Command{
 	Name:    "events",
-	Usage:   "starter events [--session ID] [--after N] [--follow] [--full] [--json]",
 	Summary: "print the events of the session's latest prompt (--follow: until it ends)",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		c := newFlags("events", env)
@@ -373,7 +348,7 @@ var eventsCmd = Command{
 		if followFlag {
 			// The answer too: a short answer that no live snapshot caught
 			// arrives only with its message_end, which prints nothing.
-			return follow(ctx, env, "events", k, c.session, "", after, c.json, true, withBodies(s, c.session), withFull(full))
+			return follow(ctx, env, "events", k, c.session, "", after, c.json, withBodies(s, c.session), withFull(full))
 		}
 		evs, err := k.Events(ctx, c.session, "", after)
 		if err != nil {
@@ -398,7 +373,6 @@ const settingsUsage = "starter settings [init] [--json]"
 
 var settingsCmd = Command{
 	Name:    "settings",
-	Usage:   settingsUsage,
 	Summary: "show every setting's effective value and where it came from (flag, env, file, default); 'init' writes a commented settings file",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		c := newFlags("settings", env)

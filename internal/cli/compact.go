@@ -15,7 +15,6 @@ const compactUsage = "starter compact [--session ID] [--instructions TEXT] [--fa
 
 var compactCmd = Command{
 	Name:    "compact",
-	Usage:   compactUsage,
 	Summary: "compact the session now: summarise older messages, keep the recent ones (Compact workflow)",
 	Run:     runCompact,
 }
@@ -28,11 +27,8 @@ func runCompact(ctx context.Context, env Env, args []string) int {
 	var faults []string
 	c.fs.StringVar(&instructions, "instructions", "", "extra instructions for the summary (e.g. \"keep the SQL schema\")")
 	c.fs.StringArrayVar(&faults, "fault", nil, "scripted model: inject this error into the summary call (repeatable; e.g. \"503 Service Unavailable\")")
-	if !c.parse(env, args) {
+	if !c.parseNoArgs(env, args, compactUsage) {
 		return ExitUsage
-	}
-	if c.fs.NArg() > 0 {
-		return fail(env, "compact", fmt.Errorf("unexpected argument %q (usage: %s)", c.fs.Arg(0), compactUsage))
 	}
 	if err := scripted.ValidateScript(faults); err != nil {
 		return fail(env, "compact", err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 )
@@ -69,14 +70,7 @@ func (w *workspaceFlags) resolve(c *common, s settings.Settings) error {
 // (a --worktree session is also at home in the directory it was started
 // from).
 func checkWorkspace(s settings.Settings, id, dir string) error {
-	st, _, err := openStore(s, "")
-	if err != nil {
-		return fmt.Errorf("session %s: cannot read its workspace: %w", id, err)
-	}
-	if c, ok := st.(interface{ Close() }); ok {
-		defer c.Close()
-	}
-	sess, err := st.Load(id)
+	sess, err := loadSession(s, id)
 	if errors.Is(err, session.ErrNotFound) {
 		return nil
 	} else if err != nil {
@@ -91,6 +85,19 @@ func checkWorkspace(s settings.Settings, id, dir string) error {
 		home = sum.from
 	}
 	return fmt.Errorf("session %s works in %s, not %s: a session keeps its workspace (run it from %s, or leave out --session for a new session here)", id, home, dir, home)
+}
+
+// loadSession reads session id from the session store of s (an error
+// that is session.ErrNotFound when the store has no such session).
+func loadSession(s settings.Settings, id string) (*session.Session, error) {
+	st, err := client.OpenSessionStore(s)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := st.(interface{ Close() }); ok {
+		defer c.Close()
+	}
+	return st.Load(id)
 }
 
 // newSessionID names a new session after its workspace's directory and the

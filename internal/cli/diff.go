@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/tools"
@@ -24,18 +23,14 @@ const diffUsage = "starter diff [--session ID]"
 // Temporal.
 var diffCmd = Command{
 	Name:    "diff",
-	Usage:   diffUsage,
 	Summary: "print the diff of a --worktree session's job against its base commit (committed and uncommitted; run on the worker's host)",
 	Run:     runDiff,
 }
 
 func runDiff(ctx context.Context, env Env, args []string) int {
 	c := newFlags("diff", env)
-	if !c.parse(env, args) {
+	if !c.parseNoArgs(env, args, diffUsage) {
 		return ExitUsage
-	}
-	if c.fs.NArg() > 0 {
-		return fail(env, "diff", fmt.Errorf("unexpected argument %q (usage: %s)", c.fs.Arg(0), diffUsage))
 	}
 	s, ok := c.settings(env)
 	if !ok {
@@ -75,14 +70,7 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 // sessionWorktree reads the worktree of a session from the session store
 // (nil: the session has none).
 func sessionWorktree(s settings.Settings, id string) (*session.Worktree, error) {
-	st, err := client.OpenSessionStore(s)
-	if err != nil {
-		return nil, err
-	}
-	if c, ok := st.(interface{ Close() }); ok {
-		defer c.Close()
-	}
-	sess, err := st.Load(id)
+	sess, err := loadSession(s, id)
 	if errors.Is(err, session.ErrNotFound) {
 		return nil, fmt.Errorf("no session %q in the session store %s (%s): run this on the worker's host or with its session.store", id, s.Session.Store, filepath.Join(s.DataDir, "sessions"))
 	}
@@ -118,17 +106,11 @@ func checkWorktree(s settings.Settings, id, ws string) error {
 	if err := worktree.CheckBranch(id); err != nil {
 		return err
 	}
-	if st, err := client.OpenSessionStore(s); err == nil {
-		sess, err := st.Load(id)
-		if c, ok := st.(interface{ Close() }); ok {
-			c.Close()
+	if sess, err := loadSession(s, id); err == nil {
+		if sess.Header.Worktree == nil {
+			return fmt.Errorf("session %s exists without a worktree (workspace %s): --worktree gives a new session one; start a new session or drop --worktree", id, sess.Header.Cwd)
 		}
-		if err == nil {
-			if sess.Header.Worktree == nil {
-				return fmt.Errorf("session %s exists without a worktree (workspace %s): --worktree gives a new session one; start a new session or drop --worktree", id, sess.Header.Cwd)
-			}
-			return nil // it keeps its worktree
-		}
+		return nil // it keeps its worktree
 	}
 	if ws == "" {
 		return nil

@@ -154,11 +154,6 @@ func stoppedByUser(e agent.Event) bool {
 		e.Status == agent.StatusFailed && strings.HasPrefix(e.ErrorMessage, retry.CancelledMessage)
 }
 
-// retryLine is the countdown text.
-func retryLine(attempt, max int, delayMs int64) string {
-	return fmt.Sprintf("Retrying (%d/%d) in %s…", attempt, max, agent.FormatDelay(delayMs))
-}
-
 // startCountdown rewrites a countdown line each second (caller holds mu).
 func (p *printer) startCountdown(e agent.Event) {
 	stop, done := make(chan struct{}), make(chan struct{})
@@ -176,12 +171,9 @@ func (p *printer) startCountdown(e agent.Event) {
 				p.mu.Unlock()
 				return
 			case <-t.C:
-				left := time.Until(wake).Milliseconds()
-				if left < 0 {
-					left = 0
-				}
+				left := max(time.Until(wake).Milliseconds(), 0)
 				p.mu.Lock()
-				fmt.Fprintf(p.w, "\r\033[K  %s", retryLine(e.Attempt, e.MaxAttempts, left))
+				fmt.Fprintf(p.w, "\r\033[K  Retrying (%d/%d) in %s…", e.Attempt, e.MaxAttempts, agent.FormatDelay(left))
 				p.mu.Unlock()
 			}
 		}
@@ -198,8 +190,6 @@ func (p *printer) stopCountdown() {
 		<-done
 	}
 }
-
-func (p *printer) stop() { p.stopCountdown() }
 
 // toolLine shows a tool call the way a person recognises it: the tool and
 // its main argument.

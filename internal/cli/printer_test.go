@@ -43,7 +43,7 @@ func TestPrinter_StreamedAnswerPrintedOnce(t *testing.T) {
 			final.StopReason = agent.StopReasonStop
 			p.print(agent.Event{Type: agent.EventMessageEnd, EntryID: "e2", Message: &final})
 			p.print(agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusCompleted})
-			p.stop()
+			p.stopCountdown()
 			if p.lastStreamed != tc.streamed {
 				t.Fatalf("lastStreamed %t, want %t", p.lastStreamed, tc.streamed)
 			}

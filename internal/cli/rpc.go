@@ -17,7 +17,6 @@ const rpcUsage = "starter rpc [--session ID | -c] [--workspace DIR] [--mode rpc]
 
 var rpcCmd = Command{
 	Name:    "rpc",
-	Usage:   rpcUsage,
 	Summary: "serve the RPC protocol on stdin/stdout: JSON commands in, responses and live events out (docs/rpc.md)",
 	Run:     runRPC,
 }
@@ -30,19 +29,12 @@ var rpcCmd = Command{
 func runRPC(ctx context.Context, env Env, args []string) int {
 	c := newFlags("rpc", env)
 	ws := c.addWorkspaceFlags()
-	args, protocol, err := protocolArg(args)
+	args, protocol, err := piArgs(args)
 	if err != nil {
 		return fail(env, "rpc", err)
 	}
-	args, err = piArgs(args)
-	if err != nil {
-		return fail(env, "rpc", err)
-	}
-	if !c.parse(env, args) {
+	if !c.parseNoArgs(env, args, rpcUsage) {
 		return ExitUsage
-	}
-	if c.fs.NArg() > 0 {
-		return fail(env, "rpc", fmt.Errorf("unexpected argument %q (usage: %s)", c.fs.Arg(0), rpcUsage))
 	}
 	if s, ok := c.settings(env); !ok {
 		return ExitUsage
@@ -64,56 +56,37 @@ func runRPC(ctx context.Context, env Env, args []string) int {
 	return ExitOK
 }
 
-// protocolArg takes --protocol (the pi RPC protocol generation the client
-// speaks: rpcserver.ParseProtocol) out of args.
-func protocolArg(args []string) ([]string, rpcserver.Protocol, error) {
+// piArgs takes --protocol (the pi RPC protocol generation the client
+// speaks: rpcserver.ParseProtocol) out of args and turns the terminal
+// agent's flags, which its RpcClient passes (`--mode rpc`, `--provider
+// P`, `--model [P/]NAME[:LEVEL]`), into ours (--model.provider,
+// --model.name, --model.thinkingLevel), so the client can start `starter
+// rpc` through a one-line cliPath shim unchanged.
+func piArgs(args []string) ([]string, rpcserver.Protocol, error) {
 	out := make([]string, 0, len(args))
-	value := ""
-	for i := 0; i < len(args); i++ {
-		name, v, inline := strings.Cut(args[i], "=")
-		if name != "--protocol" && name != "-protocol" {
-			out = append(out, args[i])
-			continue
-		}
-		if !inline {
-			if i+1 >= len(args) {
-				return nil, "", fmt.Errorf("flag --protocol needs a value (usage: %s)", rpcUsage)
-			}
-			i++
-			v = args[i]
-		}
-		value = v
-	}
-	p, err := rpcserver.ParseProtocol(value)
-	if err != nil {
-		return nil, "", fmt.Errorf("--protocol: %w", err)
-	}
-	return out, p, nil
-}
-
-// piArgs turns the terminal agent's flags, which its RpcClient passes
-// (`--mode rpc`, `--provider P`, `--model [P/]NAME[:LEVEL]`), into ours
-// (--model.provider, --model.name, --model.thinkingLevel), so the client
-// can start `starter rpc` through a one-line cliPath shim unchanged.
-func piArgs(args []string) ([]string, error) {
-	out := make([]string, 0, len(args))
+	protocol := ""
 	for i := 0; i < len(args); i++ {
 		name, value, inline := strings.Cut(args[i], "=")
-		if name != "--mode" && name != "--provider" && name != "--model" {
+		if name == "-protocol" {
+			name = "--protocol"
+		}
+		if name != "--mode" && name != "--provider" && name != "--model" && name != "--protocol" {
 			out = append(out, args[i])
 			continue
 		}
 		if !inline {
 			if i+1 >= len(args) {
-				return nil, fmt.Errorf("flag %s needs a value (usage: %s)", name, rpcUsage)
+				return nil, "", fmt.Errorf("flag %s needs a value (usage: %s)", name, rpcUsage)
 			}
 			i++
 			value = args[i]
 		}
 		switch name {
+		case "--protocol":
+			protocol = value
 		case "--mode":
 			if value != "rpc" {
-				return nil, fmt.Errorf("--mode %q: starter rpc serves mode rpc only", value)
+				return nil, "", fmt.Errorf("--mode %q: starter rpc serves mode rpc only", value)
 			}
 		case "--provider":
 			out = append(out, "--model.provider", value)
@@ -129,7 +102,11 @@ func piArgs(args []string) ([]string, error) {
 			out = append(out, "--model.name", value)
 		}
 	}
-	return out, nil
+	p, err := rpcserver.ParseProtocol(protocol)
+	if err != nil {
+		return nil, "", fmt.Errorf("--protocol: %w", err)
+	}
+	return out, p, nil
 }
 
 // backend loads the settings, dials Temporal and returns the session's

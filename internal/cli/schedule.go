@@ -32,7 +32,6 @@ const scheduleUsage = `starter schedule create --id ID (--cron "0 3 * * *" | --e
 // a prompt (internal/schedule).
 var scheduleCmd = Command{
 	Name:    "schedule",
-	Usage:   scheduleUsage,
 	Summary: "run a prompt on a schedule (a Temporal Schedule): create, update, list, describe, pause, unpause, trigger, delete",
 	Run:     runSchedule,
 }
@@ -157,19 +156,13 @@ func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec,
 	if msg == "" {
 		return fail(env, name, errors.New("missing PROMPT (usage: "+strings.SplitN(scheduleUsage, "\n       ", 2)[0]+")"))
 	}
+	if err := checkScheduleFlags(c, spec.CatchupWindow, spec.Every); err != nil {
+		return fail(env, name, err)
+	}
 	if c.fs.Changed("session") {
-		if c.fs.Changed("session-prefix") {
-			return fail(env, name, errors.New("give --session or --session-prefix, not both"))
-		}
 		spec.SessionID = c.session
 	} else if spec.SessionPrefix == "" {
 		spec.SessionPrefix = spec.ID
-	}
-	if c.fs.Changed("catchup") && spec.CatchupWindow == 0 {
-		return fail(env, name, fmt.Errorf("invalid --catchup 0s: at least %s", schedule.MinCatchupWindow))
-	}
-	if c.fs.Changed("every") && spec.Every <= 0 {
-		return fail(env, name, fmt.Errorf("invalid --every %s: at least %s", spec.Every, schedule.MinEvery))
 	}
 	s, ok := c.settings(env)
 	if !ok {
@@ -222,6 +215,21 @@ func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec,
 	return ExitOK
 }
 
+// checkScheduleFlags refuses what create and update both refuse before
+// their own checks: --session with --session-prefix, and a --catchup or
+// --every given as zero or less.
+func checkScheduleFlags(c *common, catchup, every time.Duration) error {
+	switch {
+	case c.fs.Changed("session") && c.fs.Changed("session-prefix"):
+		return errors.New("give --session or --session-prefix, not both")
+	case c.fs.Changed("catchup") && catchup <= 0:
+		return fmt.Errorf("invalid --catchup %s: at least %s", catchup, schedule.MinCatchupWindow)
+	case c.fs.Changed("every") && every <= 0:
+		return fmt.Errorf("invalid --every %s: at least %s", every, schedule.MinEvery)
+	}
+	return nil
+}
+
 // scheduleUpdate changes a schedule (schedule.Manager.Update). Bad input
 // is refused before Temporal is dialled; turning the worktree on checks
 // the repository as create does.
@@ -229,21 +237,16 @@ func scheduleUpdate(ctx context.Context, env Env, c *common, ch schedule.Change)
 	const name = "schedule update"
 	ch.Message = strings.TrimSpace(strings.Join(c.fs.Args(), " "))
 	if c.fs.Changed("session") {
-		if c.fs.Changed("session-prefix") {
-			return fail(env, name, errors.New("give --session or --session-prefix, not both"))
-		}
 		ch.SessionID = c.session
 	}
-	if c.fs.Changed("catchup") && ch.CatchupWindow <= 0 {
-		return fail(env, name, fmt.Errorf("invalid --catchup %s: at least %s", ch.CatchupWindow, schedule.MinCatchupWindow))
+	err := checkScheduleFlags(c, ch.CatchupWindow, ch.Every)
+	if err == nil && c.fs.Changed("session-prefix") && ch.SessionPrefix == "" {
+		err = errors.New("invalid --session-prefix: empty")
 	}
-	if c.fs.Changed("every") && ch.Every <= 0 {
-		return fail(env, name, fmt.Errorf("invalid --every %s: at least %s", ch.Every, schedule.MinEvery))
+	if err == nil {
+		err = ch.Validate()
 	}
-	if c.fs.Changed("session-prefix") && ch.SessionPrefix == "" {
-		return fail(env, name, errors.New("invalid --session-prefix: empty"))
-	}
-	if err := ch.Validate(); err != nil {
+	if err != nil {
 		return fail(env, name, err)
 	}
 	s, ok := c.settings(env)

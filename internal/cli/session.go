@@ -33,7 +33,6 @@ S is a session store, jsonl or postgres (default: session.store)`
 // is missing.
 var sessionCmd = Command{
 	Name:    "session",
-	Usage:   sessionUsage,
 	Summary: "list, export, import, copy and delete sessions (jsonl and postgres stores)",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
@@ -267,10 +266,7 @@ func sessionImport(env Env, s settings.Settings, kind, file, id string, rename b
 	if err != nil {
 		return fail(env, name, err)
 	}
-	n, err := putSession(st, id, sess)
-	if err == nil && text != nil {
-		err = st.PutAside(id, session.SystemPromptKey, text)
-	}
+	n, err := putSession(st, id, sess, text)
 	if err != nil {
 		return fail(env, name, err)
 	}
@@ -279,9 +275,10 @@ func sessionImport(env Env, s settings.Settings, kind, file, id string, rename b
 }
 
 // putSession creates the session with the source's workspace (and
-// worktree) and appends its entries in order, in batches; it returns how
-// many were new.
-func putSession(st session.Backend, id string, sess *session.Session) (int, error) {
+// worktree), appends its entries in order, in batches, and keeps its
+// system prompt text beside it (spec 7.6; nil: none); it returns how
+// many entries were new.
+func putSession(st session.Backend, id string, sess *session.Session, systemPrompt []byte) (int, error) {
 	if _, err := st.InitHeader(id, sess.Header); err != nil {
 		return 0, err
 	}
@@ -293,6 +290,9 @@ func putSession(st session.Backend, id string, sess *session.Session) (int, erro
 			return written, err
 		}
 		written += n
+	}
+	if systemPrompt != nil {
+		return written, st.PutAside(id, session.SystemPromptKey, systemPrompt)
 	}
 	return written, nil
 }
@@ -318,13 +318,14 @@ func sessionCopy(env Env, s settings.Settings, from, to, id string, all bool) in
 	}
 	for _, id := range ids {
 		sess, err := src.Load(id)
+		var text []byte
+		if err == nil {
+			text, err = src.Aside(id, session.SystemPromptKey)
+		}
 		if err != nil {
 			return fail(env, name, err)
 		}
-		n, err := putSession(dst, id, sess)
-		if err == nil {
-			err = copySystemPrompt(src, dst, id)
-		}
+		n, err := putSession(dst, id, sess, text)
 		if err != nil {
 			return fail(env, name, err)
 		}
@@ -340,16 +341,6 @@ func sessionCopy(env Env, s settings.Settings, from, to, id string, all bool) in
 			id, from, to, n, len(sess.Entries)-n)
 	}
 	return ExitOK
-}
-
-// copySystemPrompt copies the session's kept system prompt text (spec
-// 7.6), so the copy's model calls send the one its record names.
-func copySystemPrompt(src, dst session.Backend, id string) error {
-	text, err := src.Aside(id, session.SystemPromptKey)
-	if err != nil || text == nil {
-		return err
-	}
-	return dst.PutAside(id, session.SystemPromptKey, text)
 }
 
 func missingEntries(want, got *session.Session) string {

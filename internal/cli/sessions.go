@@ -28,7 +28,6 @@ const lastPromptRunes = 60
 
 var sessionsCmd = Command{
 	Name:    "sessions",
-	Usage:   sessionsUsage,
 	Summary: "list sessions, newest first: status, workspace and branch, last prompt, last activity and usage",
 	Run:     runSessions,
 }
@@ -59,11 +58,8 @@ func runSessions(ctx context.Context, env Env, args []string) int {
 	c := newFlags("sessions", env)
 	store := c.fs.String("store", "", "session store: jsonl or postgres (default: session.store)")
 	_ = c.fs.MarkHidden("session")
-	if !c.parse(env, args) {
+	if !c.parseNoArgs(env, args, sessionsUsage) {
 		return ExitUsage
-	}
-	if c.fs.NArg() > 0 {
-		return fail(env, "sessions", fmt.Errorf("unexpected argument %q (usage: %s)", c.fs.Arg(0), sessionsUsage))
 	}
 	s, ok := c.settings(env)
 	if !ok {
@@ -179,18 +175,11 @@ func statusLookup(ctx context.Context, env Env, s settings.Settings) (func(conte
 		switch {
 		case err == nil && status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 			return "running"
-		case err == nil || isNotFound(err):
+		case err == nil || errors.As(err, new(*serviceerror.NotFound)): // no workflow (never ran one, or its history is gone)
 			return "idle"
 		}
 		return "unknown"
 	}, cl.Close, nil
-}
-
-// isNotFound: Temporal has no workflow of the session (it never ran one,
-// or its history is gone).
-func isNotFound(err error) bool {
-	var nf *serviceerror.NotFound
-	return errors.As(err, &nf)
 }
 
 // printSessions writes one line per session: id, status (naming the

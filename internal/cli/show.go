@@ -8,7 +8,6 @@ import (
 	"io"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 )
 
@@ -19,7 +18,6 @@ const showUsage = "starter show [--session ID] [--json] ENTRY"
 // store has the bodies. It needs no Temporal.
 var showCmd = Command{
 	Name:    "show",
-	Usage:   showUsage,
 	Summary: "print one entry of the session whole (a tool result's full output, a message), read from the session store",
 	Run:     runShow,
 }
@@ -36,11 +34,7 @@ func runShow(ctx context.Context, env Env, args []string) int {
 	if !ok {
 		return ExitUsage
 	}
-	st, err := client.OpenSessionStore(s)
-	if err != nil {
-		return fail(env, "show", err)
-	}
-	sess, err := st.Load(c.session)
+	sess, err := loadSession(s, c.session)
 	if errors.Is(err, session.ErrNotFound) {
 		return fail(env, "show", fmt.Errorf("no session %q in the session store %s", c.session, s.Session.Store))
 	}

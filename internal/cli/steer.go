@@ -22,7 +22,6 @@ const (
 
 var steerCmd = Command{
 	Name:    "steer",
-	Usage:   steerUsage,
 	Summary: "steer the running prompt: after its current tool batch (the calls not started are skipped) it goes on with MESSAGE (signal steer)",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		return messageCommand(ctx, env, "steer", steerUsage, args, func(k *client.Controller, id, msg string) error { return k.Steer(ctx, id, msg) })
@@ -31,7 +30,6 @@ var steerCmd = Command{
 
 var followUpCmd = Command{
 	Name:    "follow-up",
-	Usage:   followUpUsage,
 	Summary: "queue MESSAGE for the running prompt: delivered when it would otherwise end (signal follow_up)",
 	Run: func(ctx context.Context, env Env, args []string) int {
 		return messageCommand(ctx, env, "follow-up", followUpUsage, args, func(k *client.Controller, id, msg string) error { return k.FollowUp(ctx, id, msg) })
@@ -40,7 +38,6 @@ var followUpCmd = Command{
 
 var approveCmd = Command{
 	Name:    "approve",
-	Usage:   approveUsage,
 	Summary: "approve (or --deny) a tool call waiting for approval in the running prompt (update approve_tool)",
 	Run:     runApprove,
 }

@@ -18,7 +18,6 @@ const topUsage = "starter top [--once] [--interval 2s] [--json]"
 
 var topCmd = Command{
 	Name:    "top",
-	Usage:   topUsage,
 	Summary: "the running prompts of this task queue: what each does now (model call, tools, backoff until T, approval), turn, tool calls, usage, elapsed; refreshing",
 	Run:     runTop,
 }
@@ -28,11 +27,8 @@ func runTop(ctx context.Context, env Env, args []string) int {
 	once := c.fs.Bool("once", false, "print the list once and exit (--json implies it)")
 	interval := c.fs.Duration("interval", 2*time.Second, "time between two refreshes")
 	_ = c.fs.MarkHidden("session")
-	if !c.parse(env, args) {
+	if !c.parseNoArgs(env, args, topUsage) {
 		return ExitUsage
-	}
-	if c.fs.NArg() > 0 {
-		return fail(env, "top", fmt.Errorf("unexpected argument %q (usage: %s)", c.fs.Arg(0), topUsage))
 	}
 	if *interval < 200*time.Millisecond {
 		return fail(env, "top", fmt.Errorf("--interval %s is too short: at least 200ms", *interval))

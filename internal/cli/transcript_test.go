@@ -96,9 +96,8 @@ func TestPrinter_UserStopIsAborted(t *testing.T) {
 		end  agent.Event
 		want string
 	}{
-		{agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusFailed, ErrorMessage: "Retry cancelled (last error: 503 Service Unavailable)",
-			Undelivered: []string{"then say bye"}},
-			"prompt aborted: Retry cancelled (last error: 503 Service Unavailable)\nnot delivered (prompt aborted): then say bye\n"},
+		{agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusFailed, ErrorMessage: "Retry cancelled (last error: 503 Service Unavailable)"},
+			"prompt aborted: Retry cancelled (last error: 503 Service Unavailable)\n"},
 		{agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusFailed, ErrorMessage: "Retry cancelled (last error: 503 Service Unavailable)",
 			Undelivered: []string{"use b.go", "then say\nbye"}, UndeliveredMessages: []agent.UndeliveredMessage{
 				{Kind: agent.SignalSteer, Text: "use b.go", Reason: "retry cancelled"},

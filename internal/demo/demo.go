@@ -56,7 +56,6 @@ var demoFiles = map[string]string{
 // Command is the demo command that `worker demo` runs (cli.Main's extra).
 var Command = cli.Command{
 	Name:    "demo",
-	Usage:   "starter demo [--fault TEXT]... [--workspace DIR] [--keep|--keep=false]",
 	Summary: "one command: embedded Temporal + Web UI + worker, a small tool-using job with a retry, live",
 	Run:     run,
 }
