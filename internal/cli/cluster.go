@@ -31,7 +31,6 @@ const clusterUsage = `starter cluster wait [--timeout 2m]
 // product registers. The temporal CLI can do the same; it is not needed.
 var clusterCmd = Command{
 	Name:    "cluster",
-	Usage:   clusterUsage,
 	Summary: "prepare a Temporal cluster: wait until it serves (wait), create or check the namespace (init)",
 	Run:     runCluster,
 }
