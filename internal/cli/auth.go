@@ -79,7 +79,7 @@ func authSettings(env Env, name string, args []string, extra func(*pflag.FlagSet
 		fail(env, "auth "+name, err)
 		return nil, nil, settings.Settings{}, false
 	}
-	s, err := settings.Load(settings.LoadOptions{Flags: fs, Env: env.LookupEnv})
+	s, err := settings.Load(settings.LoadOptions{Flags: fs})
 	if err != nil {
 		fail(env, "auth "+name, err)
 		return nil, nil, settings.Settings{}, false
