@@ -73,7 +73,7 @@ func authSettings(env Env, name string, args []string, extra func(*pflag.FlagSet
 		err = checkWorkerFlags(fs, name)
 	}
 	if err == nil {
-		s, err = settings.Load(settings.LoadOptions{Flags: fs, Env: env.LookupEnv})
+		s, err = settings.Load(settings.LoadOptions{Flags: fs})
 	}
 	if err == nil {
 		f, err = auth.OpenFile(app.AuthPath(s), auth.FileOptions{Env: env.lookupEnv()})

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/durableagent/durableagent/internal/testserver"
 )
 
 // runIn is run with stdin and a fixed data dir.
@@ -16,6 +18,7 @@ func runIn(t *testing.T, home, stdin string, vars map[string]string, args ...str
 	for k, v := range vars {
 		env[k] = v
 	}
+	testserver.SetEnv(t, env)
 	var out, errb bytes.Buffer
 	code = Main(args, Env{
 		Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(stdin),

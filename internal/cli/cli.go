@@ -42,7 +42,8 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Stdin  io.Reader
-	// LookupEnv reads environment variables (nil: os.LookupEnv).
+	// LookupEnv reads the variables of the Temporal client profile (nil:
+	// os.LookupEnv); the settings read the process environment (viper).
 	LookupEnv func(string) (string, bool)
 }
 
@@ -281,7 +282,7 @@ func unknownDashArg(fs *pflag.FlagSet, args []string) string {
 }
 
 func (c *common) settings(env Env) (settings.Settings, bool) {
-	s, err := settings.Load(settings.LoadOptions{Flags: c.fs, Env: env.LookupEnv})
+	s, err := settings.Load(settings.LoadOptions{Flags: c.fs})
 	if err == nil {
 		err = c.impliedSession(s)
 	}

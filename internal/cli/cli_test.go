@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/durableagent/durableagent/internal/testserver"
 )
 
 // run calls Main with an isolated environment: a temp data dir and
@@ -20,6 +22,7 @@ func run(t *testing.T, vars map[string]string, args ...string) (code int, stdout
 	for k, v := range vars {
 		env[k] = v
 	}
+	testserver.SetEnv(t, env)
 	var out, errb bytes.Buffer
 	code = Main(args, Env{
 		Stdout: &out, Stderr: &errb,

@@ -386,7 +386,7 @@ var settingsCmd = Command{
 		default:
 			return fail(env, "settings", fmt.Errorf("unexpected argument %q after init (usage: %s)", c.fs.Arg(1), settingsUsage))
 		}
-		s, vals, err := settings.Explain(settings.LoadOptions{Flags: c.fs, Env: env.LookupEnv})
+		s, vals, err := settings.Explain(settings.LoadOptions{Flags: c.fs})
 		if err != nil {
 			return fail(env, "settings", err)
 		}

@@ -124,7 +124,7 @@ func (c *common) backend(ctx context.Context, env Env, name string) (*client.Ses
 		return nil, nil, false
 	}
 	b.Reload = func() (settings.Settings, error) {
-		return settings.Load(settings.LoadOptions{Flags: c.fs, Env: env.LookupEnv})
+		return settings.Load(settings.LoadOptions{Flags: c.fs})
 	}
 	return b, func() { b.Close(); closeFn() }, true
 }

@@ -104,12 +104,8 @@ func TestContinue_LatestSessionOfTheWorkspace(t *testing.T) {
 	if err := c.fs.Parse([]string{"-c", "--workspace", ws}); err != nil {
 		t.Fatal(err)
 	}
-	s, _ := c.settings(Env{LookupEnv: func(k string) (string, bool) {
-		if k == "DURABLE_AGENT_HOME" {
-			return home, true
-		}
-		return "", false
-	}})
+	t.Setenv("DURABLE_AGENT_HOME", home)
+	s, _ := c.settings(Env{})
 	if err := w.resolve(c, s); err != nil || c.session != "newer" {
 		t.Fatalf("continue in %s: session %q, %v", ws, c.session, err)
 	}
@@ -152,19 +148,14 @@ func TestContinue_FindsWorktreeSessionFromTheRepository(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeSession(t, home, "plain-older", filepath.Join(repo, "pkg"), "one", day.Add(-time.Hour), nil)
-	lookup := func(k string) (string, bool) {
-		if k == "DURABLE_AGENT_HOME" {
-			return home, true
-		}
-		return "", false
-	}
+	t.Setenv("DURABLE_AGENT_HOME", home)
 	for dir, want := range map[string]string{filepath.Join(repo, "pkg"): "job", filepath.Join(wt.Dir, "pkg"): "job", repo: ""} {
 		c := newFlags("prompt", Env{})
 		w := c.addWorkspaceFlags()
 		if err := c.fs.Parse([]string{"-c", "--workspace", dir}); err != nil {
 			t.Fatal(err)
 		}
-		s, _ := c.settings(Env{LookupEnv: lookup})
+		s, _ := c.settings(Env{})
 		err := w.resolve(c, s)
 		if want == "" {
 			if err == nil {

@@ -17,8 +17,9 @@ import (
 
 func loadSettings(t *testing.T, dataDir string) settings.Settings {
 	t.Helper()
-	env := map[string]string{settings.EnvHome: dataDir, "HOME": dataDir}
-	s, err := settings.Load(settings.LoadOptions{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	t.Setenv(settings.EnvHome, dataDir)
+	t.Setenv("HOME", dataDir)
+	s, err := settings.Load(settings.LoadOptions{})
 	if err != nil {
 		t.Fatalf("load settings: %v", err)
 	}

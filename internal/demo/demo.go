@@ -152,7 +152,7 @@ func run(ctx context.Context, env cli.Env, args []string) int {
 // (set-auto-retry off writes retry.enabled: false) must not turn the demo
 // of a retry into a failure. note says which file was left unread.
 func demoSettings(fs *pflag.FlagSet, env cli.Env) (settings.Settings, string, error) {
-	s, err := settings.Load(settings.LoadOptions{Flags: fs, Env: env.LookupEnv, NoDefaultFile: true})
+	s, err := settings.Load(settings.LoadOptions{Flags: fs, NoDefaultFile: true})
 	if err != nil {
 		return s, "", err
 	}

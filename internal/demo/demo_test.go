@@ -61,6 +61,9 @@ func TestDemoSettings_IgnorePersistedFile(t *testing.T) {
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
+			for k, v := range vars {
+				t.Setenv(k, v) // the settings read the process environment (viper)
+			}
 			s, note, err := demoSettings(fs, cli.Env{LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }})
 			if err != nil {
 				t.Fatal(err)
@@ -94,6 +97,9 @@ func TestDemo_PersistedRetryOffStillRetries(t *testing.T) {
 		"DURABLE_AGENT_DEV_UI":             "false",
 		"TEMPORAL_ADDRESS":                 "127.0.0.1:" + strconv.Itoa(port),
 		"DURABLE_AGENT_TEMPORAL_TASKQUEUE": fmt.Sprintf("demo-test-%d", os.Getpid()),
+	}
+	for k, v := range vars {
+		t.Setenv(k, v) // the settings read the process environment (viper)
 	}
 	var out, errb bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

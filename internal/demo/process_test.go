@@ -163,6 +163,9 @@ func TestDemo_RunningServerWithAnotherWorkersDataDir(t *testing.T) {
 		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v
 	}
+	for k, v := range vars {
+		t.Setenv(k, v) // the settings read the process environment (viper)
+	}
 	var out, errb bytes.Buffer
 	code := run(ctx, cli.Env{Stdout: &out, Stderr: &errb, LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }},
 		[]string{"--keep=false", "--retry.baseDelayMs", "200", "--session", "demo-joined"})

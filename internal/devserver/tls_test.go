@@ -183,6 +183,9 @@ server_ca_cert_path = "`+p.caFile+`"
 		for k, v := range mtls {
 			env[k] = v
 		}
+		for k, v := range env {
+			t.Setenv(k, v) // the settings read the process environment (viper)
+		}
 		var stdout, stderr bytes.Buffer
 		code := cli.Main([]string{"prompt", "--session", "over-mtls", "--workspace", ws,
 			"--fault", `tool:bash {"command":"echo tool ran over mTLS"}`, "--fault", "text:answered over mTLS", "hello"},

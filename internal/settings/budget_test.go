@@ -19,7 +19,7 @@ func TestBudgetKeys(t *testing.T) {
 	home := t.TempDir()
 	load := func(env map[string]string) (Settings, error) {
 		env["DURABLE_AGENT_HOME"] = home
-		return Load(LoadOptions{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+		return loadEnv(t, env)
 	}
 	s, err := load(map[string]string{
 		"DURABLE_AGENT_BUDGET_MAXCOSTUSD":         "5.25",

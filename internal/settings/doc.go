@@ -17,11 +17,11 @@
 //     "did you mean" suggestion. Values of unknown keys are never echoed (a
 //     misplaced secret must not reach a log).
 //   - One key table (keys.go) states each key once: name, type (its
-//     field's), default (Defaults), limits, scope and doc. Each layer's text
-//     is parsed by the table once, when the layer is read, and viper merges
-//     the parsed values (defaults, file, environment, flags), each carrying
-//     its origin, so the winner says where it came from. viper never parses
-//     text here: its own conversions silently coerce bad input.
+//     field's), default (Defaults), limits, scope and doc. viper reads and
+//     layers the sources (defaults, file, environment, flags); the table
+//     parses each key's winning text once, and its origin is the layer that
+//     set it. viper never converts text here: its conversions silently
+//     coerce bad input.
 //   - SetAutoRetry and SetAutoCompaction are the only writers of the
 //     settings file; each changes one key (retry.enabled,
 //     compaction.enabled) and keeps every other key, value and (where the YAML

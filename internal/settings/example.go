@@ -5,17 +5,19 @@ import (
 	"strings"
 )
 
-// ExampleYAML renders a settings file with every key at its default, each
-// under a comment saying what it does and its environment variable. Loading
-// it gives Defaults(). dataDir is shown commented out: the file lives in the
-// data dir, so moving it belongs to --data-dir or DURABLE_AGENT_DATADIR.
+// ExampleYAML renders a settings file that shows every key commented out
+// at its default, under a comment saying what it does and its environment
+// variable. It sets nothing: loading it gives Defaults() with every origin
+// "default", so `starter settings` says where each value really comes
+// from and a worker reading the file has no setting to warn about (issue
+// 39). A user uncomments the keys they change.
 func ExampleYAML() string {
 	d := Defaults()
 	var b strings.Builder
 	b.WriteString("# durable-agent settings.\n")
 	b.WriteString("# Precedence: flags > environment > this file > defaults. Every key is shown\n")
-	b.WriteString("# with its default; delete the ones you do not change. Each key has a flag of\n")
-	b.WriteString("# the same dotted name (--retry.maxRetries) and an environment variable\n")
+	b.WriteString("# commented out at its default; uncomment the ones you change. Each key has a\n")
+	b.WriteString("# flag of the same dotted name (--retry.maxRetries) and an environment variable\n")
 	b.WriteString("# (DURABLE_AGENT_RETRY_MAXRETRIES); lists there are \";\"-separated.\n")
 	group := ""
 	for i := range schema {
@@ -32,12 +34,12 @@ func ExampleYAML() string {
 			name = k.key
 			b.WriteString("\n")
 		}
-		b.WriteString(indent + "# " + k.desc + " Env: " + k.env() + ".\n")
-		if k.defText != "" { // a default that depends on the machine
-			b.WriteString(indent + "# " + name + ": " + k.defText + "\n")
-			continue
+		value := k.defText // a default that depends on the machine
+		if value == "" {
+			value = yamlValue(k, &d)
 		}
-		b.WriteString(indent + name + ": " + yamlValue(k, &d) + "\n")
+		b.WriteString(indent + "# " + k.desc + " Env: " + k.env() + ".\n")
+		b.WriteString(indent + "# " + name + ": " + value + "\n")
 	}
 	return b.String()
 }

@@ -14,7 +14,7 @@ func TestExampleYAML_LoadsBackToDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("load ExampleYAML: %v\n%s", err, ExampleYAML())
 	}
-	want := defaultsFor(environment{lookup: env.lookup})
+	want := Defaults()
 	want.file = file
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("loaded example = %+v\nwant %+v", s, want)
@@ -36,5 +36,26 @@ func TestExampleYAML_ListsEveryKey(t *testing.T) {
 		if !strings.Contains(line, ":") {
 			t.Errorf("odd line %q", line)
 		}
+	}
+}
+
+// Issue 39 item 5: the file `starter settings init` writes sets nothing,
+// so every value's origin stays the default (the layer that set it) and a
+// worker that reads the file has no setting to warn about.
+func TestExampleYAML_SetsNothing(t *testing.T) {
+	newEnv(t, nil)
+	file := writeYAML(t, ExampleYAML())
+	_, vals, err := Explain(LoadOptions{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vals {
+		if v.Kind != OriginDefault {
+			t.Errorf("%s: origin %s, want default", v.Key, v.Origin)
+		}
+	}
+	lines, err := Unread(LoadOptions{File: file}, "the worker", WorkerReads)
+	if err != nil || len(lines) != 0 {
+		t.Fatalf("the worker would warn %d lines (%v), want none:\n%s", len(lines), err, strings.Join(lines, "\n"))
 	}
 }

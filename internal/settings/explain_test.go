@@ -15,7 +15,7 @@ import (
 func TestExplain_ValueAndOrigin(t *testing.T) {
 	file := writeYAML(t, "# persisted by set-auto-retry off\nretry:\n  enabled: false\n  maxRetries: 5\nmodel:\n  name: from-file\nsession:\n  postgresUrl: postgres://u:hunter2@db/x\n")
 	home := t.TempDir()
-	env := newEnv(t, map[string]string{
+	newEnv(t, map[string]string{
 		"DURABLE_AGENT_HOME":              home,
 		"DURABLE_AGENT_RETRY_MAXRETRIES":  "7",
 		"TEMPORAL_ADDRESS":                "10.0.0.1:7233",
@@ -27,7 +27,7 @@ func TestExplain_ValueAndOrigin(t *testing.T) {
 	if err := fs.Parse([]string{"--retry.baseDelayMs", "250"}); err != nil {
 		t.Fatal(err)
 	}
-	s, vals, err := Explain(LoadOptions{File: file, Flags: fs, Env: env.lookup, Environ: env.environ})
+	s, vals, err := Explain(LoadOptions{File: file, Flags: fs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,8 +70,8 @@ func TestExplain_ValueAndOrigin(t *testing.T) {
 // Without DURABLE_AGENT_HOME the data dir is a default, and a bad value
 // fails Explain the way it fails Load.
 func TestExplain_DefaultsAndErrors(t *testing.T) {
-	env := newEnv(t, nil)
-	_, vals, err := Explain(LoadOptions{Env: env.lookup, Environ: env.environ})
+	newEnv(t, nil)
+	_, vals, err := Explain(LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,8 +80,8 @@ func TestExplain_DefaultsAndErrors(t *testing.T) {
 			t.Fatalf("%s: origin %+v with nothing set", v.Key, v.Origin)
 		}
 	}
-	env = newEnv(t, map[string]string{"DURABLE_AGENT_RETRY_MAXRETRIES": "-1"})
-	if _, _, err := Explain(LoadOptions{Env: env.lookup, Environ: env.environ}); err == nil || !strings.Contains(err.Error(), "retry.maxRetries") {
+	newEnv(t, map[string]string{"DURABLE_AGENT_RETRY_MAXRETRIES": "-1"})
+	if _, _, err := Explain(LoadOptions{}); err == nil || !strings.Contains(err.Error(), "retry.maxRetries") {
 		t.Fatalf("bad value: %v", err)
 	}
 }
@@ -112,13 +112,13 @@ func TestLoad_NoDefaultFileIgnoresPersistedValues(t *testing.T) {
 			for k, v := range tc.vars {
 				vars[k] = v
 			}
-			env := newEnv(t, vars)
+			newEnv(t, vars)
 			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 			AddFlags(fs)
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
-			s, err := Load(LoadOptions{Flags: fs, Env: env.lookup, Environ: env.environ, NoDefaultFile: true})
+			s, err := Load(LoadOptions{Flags: fs, NoDefaultFile: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func TestLoad_NoDefaultFileIgnoresPersistedValues(t *testing.T) {
 				t.Fatalf("retry.enabled = %t, want %t", s.Retry.Enabled, tc.enabled)
 			}
 			// Without NoDefaultFile the persisted value applies.
-			if s, err := Load(LoadOptions{Flags: fs, Env: env.lookup, Environ: env.environ}); err != nil || s.Retry.Enabled {
+			if s, err := Load(LoadOptions{Flags: fs}); err != nil || s.Retry.Enabled {
 				t.Fatalf("Load without NoDefaultFile: retry.enabled %t, %v", s.Retry.Enabled, err)
 			}
 		})

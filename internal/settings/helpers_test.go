@@ -3,26 +3,15 @@ package settings
 import (
 	"os"
 	"path/filepath"
-	"sort"
+	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
 )
 
-// fakeEnv is an injected environment; HOME points into the test's temp dir
-// so the default data dir never touches the real one.
+// fakeEnv is the environment a test sets (t.Setenv), with HOME in the
+// test's temp dir so the default data dir never touches the real one.
 type fakeEnv map[string]string
-
-func (f fakeEnv) lookup(k string) (string, bool) { v, ok := f[k]; return v, ok }
-
-func (f fakeEnv) environ() []string {
-	var out []string
-	for k, v := range f {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
-}
 
 func newEnv(t *testing.T, vars map[string]string) fakeEnv {
 	t.Helper()
@@ -30,10 +19,25 @@ func newEnv(t *testing.T, vars map[string]string) fakeEnv {
 	for k, v := range vars {
 		e[k] = v
 	}
+	setEnv(t, e)
 	return e
 }
 
-// load runs Load with an injected environment and parsed flags.
+// setEnv sets env, and empties (which counts as unset) the DURABLE_AGENT_
+// variables an earlier call set that env lacks.
+func setEnv(t *testing.T, env map[string]string) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, EnvPrefix) {
+			t.Setenv(name, env[name])
+		}
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+}
+
+// load runs Load with the environment env set and parsed flags.
 func load(t *testing.T, file string, env fakeEnv, args ...string) (Settings, error) {
 	t.Helper()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
@@ -41,7 +45,7 @@ func load(t *testing.T, file string, env fakeEnv, args ...string) (Settings, err
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("parse flags %v: %v", args, err)
 	}
-	return Load(LoadOptions{File: file, Flags: fs, Env: env.lookup, Environ: env.environ})
+	return Load(LoadOptions{File: file, Flags: fs})
 }
 
 // writeYAML writes content to a new settings file and returns its path.
@@ -52,4 +56,11 @@ func writeYAML(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// loadEnv runs Load with the variables env (see setEnv).
+func loadEnv(t *testing.T, env map[string]string) (Settings, error) {
+	t.Helper()
+	setEnv(t, env)
+	return Load(LoadOptions{})
 }

@@ -131,8 +131,6 @@ func TestLoad_InvalidInputRejectedWithKeyAndValue(t *testing.T) {
 			want: []string{"compaction.keepRecentTokens", `"lots"`}},
 		{name: "bad flag beats a good file", file: "retry:\n  maxRetries: 2\n", args: []string{"--retry.maxRetries=x"},
 			want: []string{"retry.maxRetries", `"x"`, "flag"}},
-		{name: "bad file value even when a flag overrides it", file: "retry:\n  maxRetries: x\n", args: []string{"--retry.maxRetries=2"},
-			want: []string{"retry.maxRetries", `"x"`, "settings.yaml:2"}},
 		{name: "negative callsPerSecond in env", env: map[string]string{"DURABLE_AGENT_MODEL_CALLSPERSECOND": "-2"},
 			want: []string{"model.callsPerSecond", `"-2"`, "calls per second", "DURABLE_AGENT_MODEL_CALLSPERSECOND"}},
 		{name: "negative maxConcurrentCalls flag", args: []string{"--model.maxConcurrentCalls=-1"},

@@ -21,13 +21,6 @@ type LoadOptions struct {
 	// Flags is a parsed flag set (see AddFlags); only flags the user set
 	// count. nil: no flags.
 	Flags *pflag.FlagSet
-	// Env looks up environment variables; nil: os.LookupEnv. It lets tests
-	// inject an environment. An empty variable counts as unset.
-	Env func(string) (string, bool)
-	// Environ lists the environment as "NAME=value" for the check that
-	// rejects unknown DURABLE_AGENT_ variables. nil: os.Environ when Env is
-	// nil, and no check when Env is set.
-	Environ func() []string
 	// OtherEnv names further DURABLE_AGENT_ variables the program reads that
 	// are not settings, so they are not reported as unknown.
 	OtherEnv []string
@@ -38,24 +31,6 @@ type LoadOptions struct {
 	NoDefaultFile bool
 }
 
-func (o LoadOptions) environment() environment {
-	if o.Env == nil {
-		e := osEnv()
-		if o.Environ != nil {
-			e.environ = o.Environ
-		}
-		return e
-	}
-	return environment{lookup: o.Env, environ: o.Environ}
-}
-
-// val is one key's value, parsed by convert when its layer was read, and
-// where it came from. viper layers vals; the winner carries its origin.
-type val struct {
-	v any
-	o Origin
-}
-
 // temporalEnv are the Temporal CLI's standard variables; the
 // DURABLE_AGENT_ variable of the same key wins.
 var temporalEnv = map[string]string{
@@ -64,8 +39,8 @@ var temporalEnv = map[string]string{
 }
 
 // Load reads the settings: defaults, then the settings file, then the
-// environment, then flags, each later source winning key by key. Every
-// source is checked strictly before it is merged, and the result is checked
+// environment, then flags, each later source winning key by key. The
+// winning value of each key is parsed strictly, and the result is checked
 // with Validate; the first problem is returned as an *Error.
 func Load(opts LoadOptions) (Settings, error) {
 	s, _, err := loadWithOrigins(opts)
@@ -85,80 +60,60 @@ func Source(opts LoadOptions, key string) (string, error) {
 }
 
 // loadWithOrigins is Load that also says where each key's value came
-// from. Each layer is read and parsed once (environment and flags first,
-// so their errors come first, then the file the data dir holds), and viper
-// layers the parsed values: defaults (SetDefault), the file, then the
-// environment (MergeConfigMap, in that order), then flags (Set, viper's top
-// layer). viper's own environment layer reads only the process
-// environment, and its flag layer hands back the flag's text, so neither
-// can carry an injected or strictly parsed value.
+// from. viper layers the sources: defaults (SetDefault), the file
+// (ReadInConfig, decoded by fileCodec), the environment (AutomaticEnv
+// with the DURABLE_AGENT_ prefix; BindEnv for TEMPORAL_*) and flags
+// (BindFlagValue). Each key's winner is then parsed once, strictly, by
+// the key table, and its origin is the layer that set it.
 func loadWithOrigins(opts LoadOptions) (Settings, map[string]Origin, error) {
-	e := opts.environment()
-	if err := checkUnknownEnv(e, opts.OtherEnv); err != nil {
+	if err := checkUnknownEnv(opts.OtherEnv); err != nil {
 		return Settings{}, nil, err
 	}
-	env, err := readLayer(func(k *keyDef) (string, Origin, bool) {
-		name := k.env()
-		text, ok := e.get(name)
-		if alt := temporalEnv[k.key]; !ok && alt != "" {
-			name = alt
-			text, ok = e.get(alt)
-		}
-		return text, Origin{Kind: OriginEnv, From: name}, ok
-	})
-	if err != nil {
-		return Settings{}, nil, err
-	}
-	flags, err := readLayer(func(k *keyDef) (string, Origin, bool) {
-		if opts.Flags == nil {
-			return "", Origin{}, false
-		}
-		f := opts.Flags.Lookup(k.flag())
-		if f == nil || !f.Changed {
-			return "", Origin{}, false
-		}
-		return f.Value.String(), Origin{Kind: OriginFlag, From: "--" + f.Name}, true
-	})
-	if err != nil {
-		return Settings{}, nil, err
-	}
-	defaults := defaultsFor(e)
-	path, namedBy, dirSource := locateFile(opts, e, env, flags, defaults.DataDir)
-	file, err := readLayerFile(opts, path, namedBy, dirSource)
-	if err != nil {
-		return Settings{}, nil, err
-	}
-
-	v := viper.New()
+	codec := &fileCodec{}
+	v := viper.NewWithOptions(viper.WithDecoderRegistry(codec))
+	v.SetEnvPrefix(strings.TrimSuffix(EnvPrefix, "_"))
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	v.SetConfigType("yaml")
+	defaults := Defaults()
 	for i := range schema {
 		k := &schema[i]
-		o := Origin{Kind: OriginDefault}
-		if _, ok := e.get(EnvHome); ok && k.key == "dataDir" {
-			o = Origin{Kind: OriginEnv, From: EnvHome}
+		v.SetDefault(k.key, k.get(&defaults))
+		if alt := temporalEnv[k.key]; alt != "" {
+			_ = v.BindEnv(k.key, alt) // errors only without a key
 		}
-		v.SetDefault(k.key, val{k.get(&defaults), o})
-		if fv, ok := flags[k.key]; ok {
-			v.Set(k.key, fv)
+		if f := lookupFlag(opts.Flags, k.flag()); f != nil {
+			_ = v.BindFlagValue(k.key, textValue{f}) // errors only for a nil flag
 		}
 	}
-	for _, layer := range []map[string]val{file, env} {
-		if err := v.MergeConfigMap(nested(layer)); err != nil {
-			return Settings{}, nil, fmt.Errorf("settings: merge: %w", err)
-		}
+	path, err := readFile(v, codec, opts)
+	if err != nil {
+		return Settings{}, nil, err
 	}
 
 	s := defaults
 	origins := map[string]Origin{}
 	for i := range schema {
 		k := &schema[i]
-		x := v.Get(k.key).(val)
-		k.set(&s, x.v)
-		origins[k.key] = x.o
+		o := origin(v, opts.Flags, k)
+		origins[k.key] = o
+		if o.Kind == OriginDefault {
+			continue
+		}
+		raw, ok := v.Get(k.key).(rawValue) // the file's; flags and variables are text
+		if !ok {
+			raw = rawValue{text: v.GetString(k.key)}
+		}
+		x, p := k.convert(raw)
+		if p != nil {
+			return Settings{}, nil, p.err(o.source())
+		}
+		k.set(&s, x)
 	}
-	s.DataDir = e.path(s.DataDir)
-	s.Codec.KeyFile = e.path(s.Codec.KeyFile)
-	s.Stream.PushCertFile = e.path(s.Stream.PushCertFile)
-	s.Stream.PushKeyFile = e.path(s.Stream.PushKeyFile)
+	s.DataDir = expandPath(s.DataDir)
+	s.Codec.KeyFile = expandPath(s.Codec.KeyFile)
+	s.Stream.PushCertFile = expandPath(s.Stream.PushCertFile)
+	s.Stream.PushKeyFile = expandPath(s.Stream.PushKeyFile)
 	s.file = path
 	if err := s.Validate(); err != nil {
 		var se *Error
@@ -170,74 +125,105 @@ func loadWithOrigins(opts LoadOptions) (Settings, map[string]Origin, error) {
 	return s, origins, nil
 }
 
-// readLayer parses, strictly and once, every key a layer sets (lookup says
-// its text and origin) and returns the values by key.
-func readLayer(lookup func(*keyDef) (string, Origin, bool)) (map[string]val, error) {
-	out := map[string]val{}
-	for i := range schema {
-		k := &schema[i]
-		text, o, ok := lookup(k)
-		if !ok {
-			continue
-		}
-		x, p := k.convert(rawValue{text: text})
-		if p != nil {
-			return nil, p.err(o.source())
-		}
-		out[k.key] = val{x, o}
+// origin is the layer that sets k in v, in viper's order: a flag the user
+// set, then the environment, then the file, then the default.
+func origin(v *viper.Viper, flags *pflag.FlagSet, k *keyDef) Origin {
+	if f := lookupFlag(flags, k.flag()); f != nil && f.Changed {
+		return Origin{Kind: OriginFlag, From: "--" + f.Name}
 	}
-	return out, nil
+	for _, name := range []string{k.env(), temporalEnv[k.key]} {
+		if _, ok := getenv(name); ok {
+			return Origin{Kind: OriginEnv, From: name}
+		}
+	}
+	if v.InConfig(k.key) {
+		if raw, ok := v.Get(k.key).(rawValue); ok {
+			return Origin{Kind: OriginFile, From: raw.where}
+		}
+	}
+	if _, ok := getenv(EnvHome); ok && k.key == "dataDir" {
+		return Origin{Kind: OriginEnv, From: EnvHome}
+	}
+	return Origin{Kind: OriginDefault}
 }
 
-// nested turns dotted keys into viper's config shape.
-func nested(layer map[string]val) map[string]any {
-	out := map[string]any{}
-	for key, x := range layer {
-		m := out
-		parts := strings.Split(key, ".")
-		for _, p := range parts[:len(parts)-1] {
-			if _, ok := m[p]; !ok {
-				m[p] = map[string]any{}
-			}
-			m = m[p].(map[string]any)
-		}
-		m[parts[len(parts)-1]] = x
+func lookupFlag(fs *pflag.FlagSet, name string) *pflag.Flag {
+	if fs == nil {
+		return nil
 	}
-	return out
+	return fs.Lookup(name)
 }
 
-// readLayerFile reads the settings file Load uses: path, named by namedBy
-// ("" for the default file, which may be missing). A default or
-// $DURABLE_AGENT_CONFIG file is not read with opts.NoDefaultFile.
-func readLayerFile(opts LoadOptions, path, namedBy, dirSource string) (map[string]val, error) {
+// textValue hands viper a flag's text. It says every flag is a string:
+// viper converts "int" and "bool" flags with spf13/cast, which turns
+// "abc" into 0, and the key table must see the text to reject it.
+type textValue struct{ f *pflag.Flag }
+
+func (t textValue) HasChanged() bool    { return t.f.Changed }
+func (t textValue) Name() string        { return t.f.Name }
+func (t textValue) ValueString() string { return t.f.Value.String() }
+func (t textValue) ValueType() string   { return "string" }
+
+// readFile has v read the settings file Load uses (see LoadOptions.File)
+// and returns its path, read or not. The default file may be missing; a
+// default or $DURABLE_AGENT_CONFIG file is not read with opts.NoDefaultFile.
+func readFile(v *viper.Viper, codec *fileCodec, opts LoadOptions) (string, error) {
+	path, namedBy := locateFile(v, opts)
 	if opts.NoDefaultFile && (namedBy == "" || namedBy == "environment "+EnvConfig) {
-		return nil, nil
+		return path, nil
 	}
 	if namedBy == "" {
-		// The default file sits in the data dir; say "dataDir is a file"
-		// rather than "cannot read <file>/settings.yaml".
+		// Say "dataDir is a file" rather than "cannot read <file>/settings.yaml".
 		dir := filepath.Dir(path)
 		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-			return nil, (&problem{key: "dataDir", value: dir, reason: "must be a directory, not a file"}).err(dirSource)
+			return "", (&problem{key: "dataDir", value: dir, reason: "must be a directory, not a file"}).err(origin(v, opts.Flags, lookupKey("dataDir")).source())
 		}
 	}
-	file, err := readFile(path)
+	fi, err := os.Stat(path)
 	switch {
-	case err == nil || namedBy == "" && errors.Is(err, os.ErrNotExist):
-		return file, nil
+	case namedBy == "" && errors.Is(err, os.ErrNotExist):
+		return path, nil
 	case errors.Is(err, os.ErrNotExist):
-		return nil, &Error{Key: "file", Value: path, Source: namedBy,
+		return "", &Error{Key: "file", Value: path, Source: namedBy,
 			msg: fmt.Sprintf("settings: settings file %s (from %s) does not exist", path, namedBy), err: err}
+	case err != nil:
+		return "", readError(path, err)
 	}
-	return nil, err
+	if err := checkFile(path, fi); err != nil {
+		return "", err
+	}
+	codec.path = path
+	v.SetConfigFile(path)
+	if err := v.ReadInConfig(); err != nil {
+		var se *Error
+		if errors.As(err, &se) {
+			return "", se
+		}
+		return "", readError(path, err)
+	}
+	return path, nil
+}
+
+// locateFile picks the settings file and says what named it ("" for the
+// default file, <dataDir>/settings.yaml).
+func locateFile(v *viper.Viper, opts LoadOptions) (path, namedBy string) {
+	if opts.File != "" {
+		return expandPath(opts.File), "LoadOptions.File"
+	}
+	if f := lookupFlag(opts.Flags, ConfigFlag); f != nil && f.Changed && f.Value.String() != "" {
+		return expandPath(f.Value.String()), "flag --" + ConfigFlag
+	}
+	if p, ok := getenv(EnvConfig); ok {
+		return expandPath(p), "environment " + EnvConfig
+	}
+	// The file cannot move itself: v has not read it yet, so only a flag
+	// or the environment decide which data dir holds it.
+	return filepath.Join(expandPath(v.GetString("dataDir")), FileName), ""
 }
 
 // checkUnknownEnv rejects DURABLE_AGENT_ variables that name no key: a
 // typo there would otherwise be ignored in silence. Values are not shown.
-func checkUnknownEnv(e environment, other []string) error {
-	if e.environ == nil {
-		return nil
-	}
+func checkUnknownEnv(other []string) error {
 	known := map[string]bool{EnvHome: true, EnvConfig: true, EnvCodecKey: true, EnvWorkerBin: true}
 	var candidates []string
 	for i := range schema {
@@ -248,7 +234,7 @@ func checkUnknownEnv(e environment, other []string) error {
 		known[n] = true
 	}
 	var unknown []string
-	for _, kv := range e.environ() {
+	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(name, EnvPrefix) && !known[name] {
 			unknown = append(unknown, name)
@@ -264,33 +250,4 @@ func checkUnknownEnv(e environment, other []string) error {
 		msg += " (did you mean " + EnvPrefix + s + "?)"
 	}
 	return &Error{Key: name, Source: "environment " + name, msg: msg}
-}
-
-// locateFile picks the settings file and says what named it ("" for the
-// default file, which may be missing) and, for the default file, what
-// chose its data dir ("" for the built-in default).
-func locateFile(opts LoadOptions, e environment, env, flags map[string]val, defDataDir string) (path, namedBy, dirSource string) {
-	if opts.File != "" {
-		return e.path(opts.File), "LoadOptions.File", ""
-	}
-	if opts.Flags != nil {
-		if f := opts.Flags.Lookup(ConfigFlag); f != nil && f.Changed && f.Value.String() != "" {
-			return e.path(f.Value.String()), "flag --" + ConfigFlag, ""
-		}
-	}
-	if p, ok := e.get(EnvConfig); ok {
-		return e.path(p), "environment " + EnvConfig, ""
-	}
-	// The file cannot move itself: only a flag or the environment decide
-	// which data dir holds it.
-	dir := defDataDir
-	if _, ok := e.get(EnvHome); ok {
-		dirSource = "environment " + EnvHome
-	}
-	for _, layer := range []map[string]val{env, flags} {
-		if x, ok := layer["dataDir"]; ok {
-			dir, dirSource = x.v.(string), x.o.source()
-		}
-	}
-	return e.path(filepath.Join(dir, FileName)), "", dirSource
 }

@@ -27,7 +27,7 @@ func TestMetricsListen(t *testing.T) {
 
 func loadMetrics(t *testing.T, listen string) (Settings, error) {
 	env := map[string]string{"DURABLE_AGENT_HOME": t.TempDir(), "DURABLE_AGENT_METRICS_LISTEN": listen}
-	return Load(LoadOptions{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	return loadEnv(t, env)
 }
 
 // otel.captureContent is false by default and a bool; anything else is a
@@ -38,7 +38,7 @@ func TestOtelCaptureContent(t *testing.T) {
 	}
 	env := map[string]string{"DURABLE_AGENT_HOME": t.TempDir(), "DURABLE_AGENT_OTEL_CAPTURECONTENT": "true"}
 	load := func() (Settings, error) {
-		return Load(LoadOptions{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+		return loadEnv(t, env)
 	}
 	if s, err := load(); err != nil || !s.Otel.CaptureContent {
 		t.Fatalf("true: %v %v", s.Otel.CaptureContent, err)

@@ -10,7 +10,7 @@ import (
 // holds at most 100 rules, the default policy's 9 among them).
 func TestPolicy_TooManyRulesOneShortLine(t *testing.T) {
 	rules := strings.TrimSuffix(strings.Repeat("deny bash prefix:git push --force-with-lease;", 92), ";")
-	_, err := Load(LoadOptions{Env: policyEnv(t, rules)})
+	_, err := loadEnv(t, policyEnv(t, rules))
 	if err == nil {
 		t.Fatal("92 rules accepted")
 	}
@@ -19,20 +19,11 @@ func TestPolicy_TooManyRulesOneShortLine(t *testing.T) {
 		t.Fatalf("error %q (%d bytes), want one short line saying at most 91", msg, len(msg))
 	}
 	ok := strings.TrimSuffix(strings.Repeat("deny bash prefix:git push;", 91), ";")
-	if _, err := Load(LoadOptions{Env: policyEnv(t, ok)}); err != nil {
+	if _, err := loadEnv(t, policyEnv(t, ok)); err != nil {
 		t.Fatalf("91 rules: %v", err)
 	}
 }
 
-func policyEnv(t *testing.T, rules string) func(string) (string, bool) {
-	home := t.TempDir()
-	return func(k string) (string, bool) {
-		switch k {
-		case "DURABLE_AGENT_HOME":
-			return home, true
-		case "DURABLE_AGENT_TOOLS_POLICY":
-			return rules, true
-		}
-		return "", false
-	}
+func policyEnv(t *testing.T, rules string) map[string]string {
+	return map[string]string{"DURABLE_AGENT_HOME": t.TempDir(), "DURABLE_AGENT_TOOLS_POLICY": rules}
 }

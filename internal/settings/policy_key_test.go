@@ -11,12 +11,8 @@ import (
 func TestPolicyKey(t *testing.T) {
 	home := t.TempDir()
 	file := writeYAML(t, "tools:\n  policy:\n    - deny bash prefix:git push\n    - 'ask write path:/etc/**'\n")
-	s, err := Load(LoadOptions{File: file, Env: func(k string) (string, bool) {
-		if k == "DURABLE_AGENT_HOME" {
-			return home, true
-		}
-		return "", false
-	}})
+	t.Setenv("DURABLE_AGENT_HOME", home)
+	s, err := Load(LoadOptions{File: file})
 	if err != nil || strings.Join(s.Tools.Policy, "|") != "deny bash prefix:git push|ask write path:/etc/**" {
 		t.Fatalf("file: %q, %v", s.Tools.Policy, err)
 	}
@@ -28,15 +24,7 @@ func TestPolicyKey(t *testing.T) {
 		"bad regex":  {"deny bash regex:(", `tools.policy[0]: "deny bash regex:(": bad regex`},
 		"path bash":  {"allow bash path:**", "bash has none"},
 	} {
-		_, err := Load(LoadOptions{Env: func(k string) (string, bool) {
-			switch k {
-			case "DURABLE_AGENT_HOME":
-				return t.TempDir(), true
-			case "DURABLE_AGENT_TOOLS_POLICY":
-				return tc.value, true
-			}
-			return "", false
-		}})
+		_, err := loadEnv(t, map[string]string{"DURABLE_AGENT_HOME": t.TempDir(), "DURABLE_AGENT_TOOLS_POLICY": tc.value})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: error %v, want one line with %q", name, err, tc.want)
 		}

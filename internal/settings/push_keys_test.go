@@ -19,7 +19,7 @@ func TestStreamPush(t *testing.T) {
 	}
 	load := func(v string) (Settings, error) {
 		env := map[string]string{"DURABLE_AGENT_HOME": t.TempDir(), "DURABLE_AGENT_STREAM_PUSH": v}
-		return Load(LoadOptions{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+		return loadEnv(t, env)
 	}
 	for _, ok := range []string{"127.0.0.1:0", "0.0.0.0:7300", "off"} {
 		if s, err := load(ok); err != nil || s.Stream.Push != ok {

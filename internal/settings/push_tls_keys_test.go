@@ -24,7 +24,7 @@ func TestStreamPushTLS(t *testing.T) {
 		for k, v := range vars {
 			env["DURABLE_AGENT_STREAM_"+k] = v
 		}
-		return Load(LoadOptions{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+		return loadEnv(t, env)
 	}
 	for _, ok := range []map[string]string{
 		{"PUSHTLS": "on"}, {"PUSHTLS": "off"}, {"PUSHTLS": "auto"},

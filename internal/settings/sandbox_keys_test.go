@@ -23,7 +23,7 @@ func TestSandboxKeys(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		return Load(LoadOptions{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+		return loadEnv(t, env)
 	}
 	s, err := load(map[string]string{
 		"DURABLE_AGENT_TOOLS_SANDBOX_NETWORK":      "host",

@@ -50,14 +50,14 @@ func TestSessionStore_JSONHidesPassword(t *testing.T) {
 }
 
 func TestSource_NamesWhereAValueComesFrom(t *testing.T) {
-	env := newEnv(t, map[string]string{"DURABLE_AGENT_MODEL_PROVIDER": "scripted"})
+	newEnv(t, map[string]string{"DURABLE_AGENT_MODEL_PROVIDER": "scripted"})
 	file := writeYAML(t, "model:\n  name: m1\n")
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	AddFlags(fs)
 	if err := fs.Parse([]string{"--retry.maxRetries=5"}); err != nil {
 		t.Fatal(err)
 	}
-	opts := LoadOptions{File: file, Flags: fs, Env: env.lookup, Environ: env.environ}
+	opts := LoadOptions{File: file, Flags: fs}
 	for key, want := range map[string]string{
 		"model.provider":   "environment DURABLE_AGENT_MODEL_PROVIDER",
 		"model.name":       file + ":2",

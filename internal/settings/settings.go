@@ -250,11 +250,9 @@ const (
 
 // Defaults returns the built-in values, with the data dir taken from
 // $DURABLE_AGENT_HOME or ~/.durable-agent.
-func Defaults() Settings { return defaultsFor(osEnv()) }
-
-func defaultsFor(e environment) Settings {
+func Defaults() Settings {
 	return Settings{
-		DataDir:    defaultDataDir(e),
+		DataDir:    defaultDataDir(),
 		Retry:      Retry{Settings: retry.DefaultSettings()},
 		Compaction: Compaction{Settings: compaction.DefaultSettings()},
 		Temporal:   Temporal{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "durable-agent"},
@@ -300,52 +298,29 @@ func (s Settings) File() string {
 	return filepath.Join(s.DataDir, FileName)
 }
 
-// environment is where Load reads variables; tests inject their own.
-type environment struct {
-	lookup  func(string) (string, bool)
-	environ func() []string // nil: variables cannot be listed
-	osHome  bool            // fall back to os.UserHomeDir for "~"
+// getenv returns a variable's value; an empty variable counts as unset,
+// as it does for viper.
+func getenv(name string) (string, bool) {
+	v, ok := os.LookupEnv(name)
+	return v, ok && v != ""
 }
 
-func osEnv() environment {
-	return environment{lookup: os.LookupEnv, environ: os.Environ, osHome: true}
-}
-
-// get returns a variable's value; an empty variable counts as unset.
-func (e environment) get(name string) (string, bool) {
-	v, ok := e.lookup(name)
-	if !ok || v == "" {
-		return "", false
+func defaultDataDir() string {
+	if h, ok := getenv(EnvHome); ok {
+		return expandPath(h)
 	}
-	return v, true
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".durable-agent")
 }
 
-func (e environment) home() string {
-	if h, ok := e.get("HOME"); ok {
-		return h
-	}
-	if e.osHome {
-		if h, err := os.UserHomeDir(); err == nil {
-			return h
-		}
-	}
-	return ""
-}
-
-func defaultDataDir(e environment) string {
-	if h, ok := e.get(EnvHome); ok {
-		return e.path(h)
-	}
-	return filepath.Join(e.home(), ".durable-agent")
-}
-
-// path turns a leading "~" into the home directory, as a shell would, so
-// "~/x" works in the file and in quoted environment values, and makes the
-// path absolute so messages and File() name one place no matter the working
-// directory ("" stays "", and p stays relative if that fails).
-func (e environment) path(p string) string {
+// expandPath turns a leading "~" into the home directory, as a shell
+// would, so "~/x" works in the file and in quoted environment values, and
+// makes the path absolute so messages and File() name one place no matter
+// the working directory ("" stays "", and p stays relative if that fails).
+func expandPath(p string) string {
 	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
-		p = filepath.Join(e.home(), p[1:])
+		home, _ := os.UserHomeDir()
+		p = filepath.Join(home, p[1:])
 	}
 	if a, err := filepath.Abs(p); err == nil && p != "" {
 		return a

@@ -67,7 +67,10 @@ func TestSettings_DefaultDataDir(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := Load(LoadOptions{Env: c.env.lookup, Environ: c.env.environ})
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			s, err := Load(LoadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +90,7 @@ func TestLoad_NoSourcesGivesDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := defaultsFor(environment{lookup: env.lookup})
+	want := Defaults()
 	want.file = s.file
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("Load() = %+v\nwant %+v", s, want)
@@ -304,12 +307,12 @@ func TestLoad_StringKeepsYAMLText(t *testing.T) {
 }
 
 func TestLoad_OtherEnvNotReportedUnknown(t *testing.T) {
-	env := newEnv(t, map[string]string{"DURABLE_AGENT_ANTHROPIC_KEY_FILE": "/x"})
-	_, err := Load(LoadOptions{Env: env.lookup, Environ: env.environ, OtherEnv: []string{"DURABLE_AGENT_ANTHROPIC_KEY_FILE"}})
+	newEnv(t, map[string]string{"DURABLE_AGENT_ANTHROPIC_KEY_FILE": "/x"})
+	_, err := Load(LoadOptions{OtherEnv: []string{"DURABLE_AGENT_ANTHROPIC_KEY_FILE"}})
 	if err != nil {
 		t.Errorf("Load with OtherEnv = %v, want nil", err)
 	}
-	_, err = Load(LoadOptions{Env: env.lookup, Environ: env.environ})
+	_, err = Load(LoadOptions{})
 	var se *Error
 	if !errors.As(err, &se) || se.Key != "DURABLE_AGENT_ANTHROPIC_KEY_FILE" {
 		t.Errorf("Load without OtherEnv = %v, want unknown-variable *Error", err)
@@ -386,8 +389,8 @@ func TestKeys_DescribeEveryField(t *testing.T) {
 // `starter demo` reads DURABLE_AGENT_WORKER_BIN itself; settings must not
 // refuse it as a typo of a key, or the demo cannot start with it set.
 func TestLoad_WorkerBinEnvIsNotATypo(t *testing.T) {
-	env := newEnv(t, map[string]string{EnvWorkerBin: "/opt/bin/worker"})
-	if _, err := Load(LoadOptions{Env: env.lookup, Environ: env.environ}); err != nil {
+	newEnv(t, map[string]string{EnvWorkerBin: "/opt/bin/worker"})
+	if _, err := Load(LoadOptions{}); err != nil {
 		t.Errorf("Load with %s set = %v, want nil", EnvWorkerBin, err)
 	}
 }

@@ -14,7 +14,7 @@ func TestSystemPromptKeys(t *testing.T) {
 	}
 	load := func(env map[string]string) (Settings, error) {
 		env["DURABLE_AGENT_HOME"] = t.TempDir()
-		return Load(LoadOptions{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+		return loadEnv(t, env)
 	}
 	s, err := load(map[string]string{
 		"DURABLE_AGENT_AGENT_SYSTEMPROMPT":       "You are a release engineer.",

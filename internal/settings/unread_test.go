@@ -26,13 +26,13 @@ func TestUnread_WorkerNamesPromptSettingsItIgnores(t *testing.T) {
 		"file": {file: file, from: "file " + file + ":2"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			env := newEnv(t, tc.env)
+			newEnv(t, tc.env)
 			fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
 			AddFlags(fs)
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
-			lines, err := Unread(LoadOptions{File: tc.file, Flags: fs, Env: env.lookup, Environ: env.environ}, "the worker", WorkerReads)
+			lines, err := Unread(LoadOptions{File: tc.file, Flags: fs}, "the worker", WorkerReads)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,8 +53,8 @@ func TestUnread_WorkerNamesPromptSettingsItIgnores(t *testing.T) {
 	}
 
 	// Defaults and keys the worker reads are not named.
-	env := newEnv(t, map[string]string{"DURABLE_AGENT_TOOLS_WORKERREQUIREAPPROVAL": "bash", "DURABLE_AGENT_DEV_PORT": "7777"})
-	lines, err := Unread(LoadOptions{Env: env.lookup, Environ: env.environ}, "the worker", WorkerReads)
+	newEnv(t, map[string]string{"DURABLE_AGENT_TOOLS_WORKERREQUIREAPPROVAL": "bash", "DURABLE_AGENT_DEV_PORT": "7777"})
+	lines, err := Unread(LoadOptions{}, "the worker", WorkerReads)
 	if err != nil || len(lines) != 0 {
 		t.Fatalf("Unread = %q, %v; want nothing", lines, err)
 	}

@@ -12,11 +12,12 @@ import (
 )
 
 // rawValue is a value as written, before parsing: scalar text, or the
-// items of a YAML sequence.
+// items of a YAML sequence; where is the file and line that holds it.
 type rawValue struct {
 	text  string
 	items []string
 	seq   bool
+	where string
 }
 
 // problem is a rejected value, before its source is known.

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -213,4 +214,24 @@ func WaitEvent(t testing.TB, k *client.Controller, session string, timeout time.
 		return false
 	})
 	return found
+}
+
+// SetEnv makes vars the settings' part of the process environment for
+// the rest of t, which the settings read (viper's environment layer reads
+// only the process's): DURABLE_AGENT_*, TEMPORAL_ADDRESS and
+// TEMPORAL_NAMESPACE variables that vars lacks are emptied, which counts
+// as unset, so an earlier call's or the developer's do not leak in. It is
+// how a test gives the in-process starter (cli.Main) its environment; t
+// must not be parallel.
+func SetEnv(t testing.TB, vars map[string]string) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, settings.EnvPrefix) || name == "TEMPORAL_ADDRESS" || name == "TEMPORAL_NAMESPACE" {
+			t.Setenv(name, vars[name])
+		}
+	}
+	for k, v := range vars {
+		t.Setenv(k, v)
+	}
 }

@@ -28,8 +28,7 @@ const (
 )
 
 // childConfig is what the Temporal child needs: its session and the
-// environment its settings are loaded from (nothing of the real one, so
-// the developer's own settings stay out).
+// environment its settings are loaded from (set over the inherited one).
 type childConfig struct {
 	Session string            `json:"session"`
 	Env     map[string]string `json:"env"`
@@ -48,7 +47,10 @@ func runTemporalChild() int {
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		return fail(err)
 	}
-	s, err := settings.Load(settings.LoadOptions{Env: func(k string) (string, bool) { v, ok := cfg.Env[k]; return v, ok }})
+	for k, v := range cfg.Env {
+		os.Setenv(k, v) // this process is the child: its environment is the test's
+	}
+	s, err := settings.Load(settings.LoadOptions{})
 	if err != nil {
 		return fail(err)
 	}
@@ -98,10 +100,8 @@ func temporalChat(t *testing.T, session string, tweak func(*settings.Settings), 
 	}
 	home, workspace := t.TempDir(), t.TempDir()
 	vars := map[string]string{settings.EnvHome: home, "HOME": home}
-	s, err := settings.Load(settings.LoadOptions{Env: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := settings.Defaults() // the built-in settings, whatever the user's
+	s.DataDir = home
 	s.Dev.Port, s.Dev.UI = 0, false
 	s.Temporal.TaskQueue = fmt.Sprintf("tui-%s-%d", session, os.Getpid())
 	if tweak != nil {

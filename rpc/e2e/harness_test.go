@@ -72,12 +72,8 @@ func server(t *testing.T) settings.Settings {
 			return
 		}
 		env.dataDir = dir
-		lookup := map[string]string{settings.EnvHome: dir, "HOME": dir}
-		s, err := settings.Load(settings.LoadOptions{Env: func(k string) (string, bool) { v, ok := lookup[k]; return v, ok }})
-		if err != nil {
-			env.err = err
-			return
-		}
+		s := settings.Defaults() // the built-in settings, whatever the user's
+		s.DataDir = dir
 		s.Dev.Port, s.Dev.UI = 0, false
 		s.Temporal.Address, s.Temporal.TaskQueue = addr, "rpc-e2e"
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

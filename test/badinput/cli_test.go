@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/testserver"
 )
 
 // closedAddress is a loopback host:port that nothing listens on, so a
@@ -33,6 +34,7 @@ func closedAddress(t *testing.T) string {
 // (nothing of the real one) and returns its exit code and stderr.
 func starter(t *testing.T, env map[string]string, args ...string) (int, string) {
 	t.Helper()
+	testserver.SetEnv(t, env)
 	var stdout, stderr bytes.Buffer
 	code := cli.Main(args, cli.Env{
 		Stdout: &stdout, Stderr: &stderr, Stdin: strings.NewReader(""),
@@ -264,14 +266,13 @@ func TestStarter_ChatWithoutATerminalExits2WithOneLine(t *testing.T) {
 	closed.Close()
 	for name, stdin := range map[string]*os.File{"/dev/null": null, "a pipe at EOF": r, "closed stdin": closed} {
 		t.Run(name, func(t *testing.T) {
+			vars := map[string]string{"DURABLE_AGENT_HOME": t.TempDir(), "TEMPORAL_ADDRESS": closedAddress(t)}
+			testserver.SetEnv(t, vars)
 			var stdout, stderr bytes.Buffer
 			done := make(chan int, 1)
 			go func() {
 				done <- cli.Main([]string{"chat", "--session", "s1"}, cli.Env{Stdout: &stdout, Stderr: &stderr, Stdin: stdin,
-					LookupEnv: func(k string) (string, bool) {
-						v, ok := map[string]string{"DURABLE_AGENT_HOME": t.TempDir(), "TEMPORAL_ADDRESS": closedAddress(t)}[k]
-						return v, ok
-					}})
+					LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }})
 			}()
 			select {
 			case code := <-done:

@@ -26,6 +26,8 @@ import (
 	"github.com/durableagent/durableagent/internal/cli"
 	"github.com/durableagent/durableagent/internal/pgstore"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/testserver"
 )
 
 // One cluster, three failures, in order: a worker SIGKILLed during a
@@ -342,14 +344,19 @@ func (c *cluster) promptEnv(extra map[string]string, id, msg string, baseDelayMs
 	env["DURABLE_AGENT_MODEL_PROVIDER"] = "scripted"
 	env["DURABLE_AGENT_TEMPORAL_TASKQUEUE"] = c.queue
 	env["DURABLE_AGENT_MODEL_HEARTBEATTIMEOUTMS"] = strconv.Itoa(heartbeatTimeoutMs)
-	env["DURABLE_AGENT_RETRY_BASEDELAYMS"] = strconv.Itoa(baseDelayMs)
 	env["DURABLE_AGENT_TOOLS_HOSTWAITMS"] = "1000"
-	for k, v := range extra {
-		env[k] = v
-	}
+	// The settings read the process environment, which every run of the
+	// cluster shares; what differs between runs goes as flags.
+	testserver.SetEnv(c.t, env)
 	ws := filepath.Join(c.dir, "workspace")
 	_ = os.MkdirAll(ws, 0o755)
-	r := &run{done: make(chan struct{}), args: []string{"prompt", "--session", id, "--workspace", ws}}
+	r := &run{done: make(chan struct{}), args: []string{"prompt", "--session", id, "--workspace", ws,
+		"--retry.baseDelayMs", strconv.Itoa(baseDelayMs)}}
+	for _, k := range settings.Keys() {
+		if v, ok := extra[k.Env]; ok {
+			r.args = append(r.args, k.Flag, v)
+		}
+	}
 	for _, f := range faults {
 		r.args = append(r.args, "--fault", f)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
 	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/testserver"
 )
 
 // issue 7: signals with wrong payloads, sent by name with the plain client
@@ -118,6 +119,7 @@ func TestFaults_UnknownSessionIDsAtTheServerExit2WithOneLine(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{"DURABLE_AGENT_HOME": t.TempDir(), "TEMPORAL_ADDRESS": addr}
+			testserver.SetEnv(t, env)
 			var stdout, stderr bytes.Buffer
 			code := cli.Main(tc.args, cli.Env{Stdout: &stdout, Stderr: &stderr, Stdin: strings.NewReader(""),
 				LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})

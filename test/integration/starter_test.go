@@ -10,6 +10,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -29,6 +30,7 @@ func (e *env) starterWith(more map[string]string, args ...string) (int, string, 
 	for k, v := range more {
 		vars[k] = v
 	}
+	testserver.SetEnv(e.t, vars)
 	var out, errb bytes.Buffer
 	code := cli.Main(args, cli.Env{Stdout: &out, Stderr: &errb,
 		LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/cli"
+	"github.com/durableagent/durableagent/internal/testserver"
 )
 
 // lockedBuffer is a bytes buffer written by one goroutine and read by
@@ -118,6 +119,7 @@ func rpcPromptEnd(t *testing.T, e *env, session, followUp string) string {
 		"DURABLE_AGENT_TEMPORAL_TASKQUEUE": e.s.Temporal.TaskQueue,
 		"DURABLE_AGENT_SCRIPTED_FAULTS":    "hang",
 	}
+	testserver.SetEnv(t, vars)
 	exited := make(chan int, 1)
 	go func() {
 		code := cli.Main([]string{"rpc", "--session", session}, cli.Env{Stdin: inR, Stdout: outW, Stderr: &stderr,

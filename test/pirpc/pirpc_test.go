@@ -144,11 +144,8 @@ func runDriver(t *testing.T, node, dir, modules, pathDir, done string) {
 func startStack(t *testing.T) settings.Settings {
 	t.Helper()
 	dataDir := t.TempDir()
-	lookup := map[string]string{settings.EnvHome: dataDir, "HOME": dataDir}
-	s, err := settings.Load(settings.LoadOptions{Env: func(k string) (string, bool) { v, ok := lookup[k]; return v, ok }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := settings.Defaults() // the built-in settings, whatever the user's
+	s.DataDir = dataDir
 	s.Dev.Port, s.Dev.UI = 0, false
 	s.Temporal.TaskQueue = "pirpc"
 	s.Scripted.StreamDelayMs = 25 // a streamed answer gives message_update events

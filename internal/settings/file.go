@@ -3,54 +3,20 @@ package settings
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/durableagent/durableagent/internal/line"
+	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 )
 
 // maxFileSize bounds the settings file: a few kilobytes of YAML in
-// practice, and reading must not run out of memory on /dev/zero or a
-// mistyped path to a disk image.
+// practice. With checkFile it guards the path viper reads: ReadInConfig
+// reads any path whole, so /dev/zero would fill memory, a FIFO without a
+// writer would block for ever, and a mistyped path to a disk image would
+// be read. Only a regular file of at most maxFileSize bytes is handed to it.
 const maxFileSize = 1 << 20
-
-// readFile reads and strictly checks a settings file, returning its values
-// by key, each parsed once, with its file and line. A missing file is
-// reported with an error wrapping fs.ErrNotExist. Only a regular file of
-// at most maxFileSize bytes is read: a directory, FIFO (whose open would
-// wait for a writer) or device is refused before it is opened.
-func readFile(path string) (map[string]val, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, readError(path, err)
-	}
-	if err := checkFile(path, fi); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, readError(path, err)
-	}
-	defer f.Close()
-	// The file may have been replaced since the Stat.
-	if fi, err = f.Stat(); err != nil {
-		return nil, readError(path, err)
-	}
-	if err := checkFile(path, fi); err != nil {
-		return nil, err
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, readError(path, err)
-	}
-	if len(data) > maxFileSize {
-		return nil, tooLarge(path)
-	}
-	return parseFile(path, data)
-}
 
 func readError(path string, err error) error {
 	var reason error = err
@@ -61,7 +27,7 @@ func readError(path string, err error) error {
 	return &Error{Key: "file", Value: path, msg: line.Fold(fmt.Sprintf("settings: read settings file %s: %v", path, reason)), err: err}
 }
 
-// checkFile refuses what readFile must not read.
+// checkFile refuses what viper must not read (see maxFileSize).
 func checkFile(path string, fi fs.FileInfo) error {
 	var what string
 	switch m := fi.Mode(); {
@@ -94,35 +60,43 @@ func tooLarge(path string) error {
 		msg: line.Fold(fmt.Sprintf("settings: settings file %s is larger than %d bytes (1 MiB), too large for a settings file", path, maxFileSize))}
 }
 
-// fileParser walks the settings file's YAML nodes, which keep each key's
-// line and its text as written (so `name: 1.0` stays "1.0").
-type fileParser struct {
-	path   string
-	values map[string]val
-	lines  map[string]int
+// fileCodec is the YAML decoder viper reads the settings file with. It
+// checks the file's shape against the key table (unknown keys with a
+// suggestion, duplicates, groups) and keeps each key's value as written,
+// with its line, in a rawValue: viper's own YAML decoding turns
+// `name: 1.0` into 1 and drops the lines that origins and errors name.
+// Values are parsed once, after viper has layered them (loadWithOrigins).
+type fileCodec struct {
+	path  string
+	lines map[string]int
 }
 
-func parseFile(path string, data []byte) (map[string]val, error) {
-	fp := &fileParser{path: path, values: map[string]val{}, lines: map[string]int{}}
+// Decoder makes fileCodec viper's decoder registry: the config type is
+// always yaml.
+func (c *fileCodec) Decoder(string) (viper.Decoder, error) { return c, nil }
+
+// Decode fills out with the file's keys, nested by group as written.
+func (c *fileCodec) Decode(data []byte, out map[string]any) error {
+	c.lines = map[string]int{}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		// yaml.v3 says "yaml: line 3: ..."; name the file too.
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		return nil, &Error{Key: "file", Value: path, Source: path,
-			msg: line.Fold(fmt.Sprintf("settings: bad YAML in %s: %s", path, msg)), err: err}
+		return &Error{Key: "file", Value: c.path, Source: c.path,
+			msg: line.Fold(fmt.Sprintf("settings: bad YAML in %s: %s", c.path, msg)), err: err}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return fp.values, nil // empty file or comments only
+		return nil // empty file or comments only
 	}
 	root := resolve(doc.Content[0])
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		return fp.values, nil
+		return nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, &Error{Key: "file", Value: path, Source: fmt.Sprintf("%s:%d", path, root.Line),
-			msg: fmt.Sprintf("settings: %s:%d: the top level must be a mapping of keys (e.g. retry: {maxRetries: 3})", path, root.Line)}
+		return &Error{Key: "file", Value: c.path, Source: fmt.Sprintf("%s:%d", c.path, root.Line),
+			msg: fmt.Sprintf("settings: %s:%d: the top level must be a mapping of keys (e.g. retry: {maxRetries: 3})", c.path, root.Line)}
 	}
-	return fp.values, fp.walk("", root)
+	return c.walk("", root, out)
 }
 
 // resolve follows YAML aliases (*anchor) to the node they name.
@@ -135,32 +109,27 @@ func resolve(n *yaml.Node) *yaml.Node {
 
 // walk records the keys of a mapping under prefix. Nested groups and flat
 // dotted keys ("retry.maxRetries: 3") both work: a key's name is its path.
-func (fp *fileParser) walk(prefix string, m *yaml.Node) error {
+func (c *fileCodec) walk(prefix string, m *yaml.Node, out map[string]any) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		kn, vn := m.Content[i], resolve(m.Content[i+1])
-		where := fmt.Sprintf("%s:%d", fp.path, kn.Line)
+		where := fmt.Sprintf("%s:%d", c.path, kn.Line)
 		if kn.Kind != yaml.ScalarNode {
 			return &Error{Key: prefix, Source: where,
 				msg: fmt.Sprintf("settings: keys must be plain names, found a %s (from %s)", nodeKind(kn), where)}
 		}
 		name := prefix + kn.Value
 		if k := lookupKey(name); k != nil {
-			if first, dup := fp.lines[name]; dup {
+			if first, dup := c.lines[name]; dup {
 				return &Error{Key: name, Source: where,
 					msg: fmt.Sprintf("settings: duplicate key %q in %s (first at line %d)", name, where, first)}
 			}
 			raw, p := nodeRaw(k, vn)
-			var x any
-			if p == nil {
-				// Checked here, not only after merging, so a bad value
-				// is an error even where a flag overrides it.
-				x, p = k.convert(raw)
-			}
 			if p != nil {
 				return p.err(where)
 			}
-			fp.values[name] = val{x, Origin{Kind: OriginFile, From: where}}
-			fp.lines[name] = kn.Line
+			raw.where = where
+			out[kn.Value] = raw
+			c.lines[name] = kn.Line
 			continue
 		}
 		if !isGroup(name) {
@@ -172,7 +141,12 @@ func (fp *fileParser) walk(prefix string, m *yaml.Node) error {
 		}
 		switch {
 		case vn.Kind == yaml.MappingNode:
-			if err := fp.walk(name+".", vn); err != nil {
+			group, _ := out[kn.Value].(map[string]any)
+			if group == nil {
+				group = map[string]any{}
+				out[kn.Value] = group
+			}
+			if err := c.walk(name+".", vn, group); err != nil {
 				return err
 			}
 		case vn.Kind == yaml.ScalarNode && vn.Tag == "!!null":
