@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -25,11 +24,9 @@ import (
 // the heartbeat that leaves at the end of a throttle window carries a
 // snapshot at most recordGap old instead of up to a whole tick.
 type heartbeater struct {
-	ctx    context.Context
-	record func(ctx context.Context, details ...any)
-
-	mu      sync.Mutex
-	details any
+	ctx     context.Context
+	record  func(ctx context.Context, details ...any)
+	details any // set before the loop starts
 
 	done     chan struct{}
 	finished chan struct{}
@@ -37,13 +34,6 @@ type heartbeater struct {
 	unpublish func()
 	// unguard ends HeartbeatGuard's keeping of the call's heartbeats.
 	unguard func()
-}
-
-// liveDetails are details that change while the activity runs and say
-// when (a *live.Accumulator).
-type liveDetails interface {
-	Snapshot() live.Snapshot
-	Changed() <-chan struct{}
 }
 
 // Heartbeat loop bounds.
@@ -56,9 +46,9 @@ const (
 	maxRecordGap = 50 * time.Millisecond
 )
 
-// startHeartbeat starts recording heartbeats with details: a liveDetails
-// (recorded on change), a func() any (asked on every tick), or a value
-// (sent as it is). Nothing is recorded during the first interval: the SDK
+// startHeartbeat starts recording heartbeats with details: a
+// *live.Accumulator (its snapshot, recorded on change) or a value (sent
+// as it is). Nothing is recorded during the first interval: the SDK
 // sends a first heartbeat at once, and a heartbeat is a write of the
 // workflow's mutable state on the server, so a call that ends within the
 // interval (most tool calls, a fast or failing model call) costs the
@@ -88,7 +78,9 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 		info := activity.GetInfo(ctx)
 		h.unguard = guardHeartbeats(info.TaskToken, info.HeartbeatTimeout)
 	}
-	if acc, ok := details.(*live.Accumulator); ok && a.Push != nil {
+	acc, _ := details.(*live.Accumulator)
+	switch {
+	case acc != nil && a.Push != nil:
 		// Followers get the output from the worker's push hub as it
 		// changes; the heartbeats carry where (and the output, for a
 		// follower that cannot reach it) at a slower beat.
@@ -103,9 +95,10 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 			first = min(interval, pushFirstBeat)
 		}
 		go h.onBeat(first, pushBeat(ctx, interval))
-	} else if live, ok := details.(liveDetails); ok {
-		go h.onChange(live, interval, min(max(interval/10, minRecordGap), maxRecordGap))
-	} else {
+	case acc != nil:
+		changed, unwatch := acc.Watch()
+		go h.onChange(acc, changed, unwatch, interval, min(max(interval/10, minRecordGap), maxRecordGap))
+	default:
 		go h.onBeat(interval, interval)
 	}
 	return h
@@ -165,10 +158,11 @@ func (h *heartbeater) onBeat(first, beat time.Duration) {
 	}
 }
 
-// onChange records live's snapshot when it changed (then pauses gap, so a
+// onChange records acc's snapshot when it changed (then pauses gap, so a
 // burst of changes costs one record) and every interval without a change.
-func (h *heartbeater) onChange(live liveDetails, interval, gap time.Duration) {
+func (h *heartbeater) onChange(acc *live.Accumulator, changed <-chan struct{}, unwatch func(), interval, gap time.Duration) {
 	defer close(h.finished)
+	defer unwatch()
 	idle := time.NewTimer(interval)
 	defer idle.Stop()
 	pause := time.NewTimer(0)
@@ -184,10 +178,10 @@ func (h *heartbeater) onChange(live liveDetails, interval, gap time.Duration) {
 	case <-idle.C:
 	}
 	select { // the changes so far are in this record
-	case <-live.Changed():
+	case <-changed:
 	default:
 	}
-	h.record(h.ctx, live.Snapshot())
+	h.record(h.ctx, acc.Snapshot())
 	idle.Reset(interval)
 	for {
 		select {
@@ -195,10 +189,10 @@ func (h *heartbeater) onChange(live liveDetails, interval, gap time.Duration) {
 			return
 		case <-h.ctx.Done():
 			return
-		case <-live.Changed():
+		case <-changed:
 		case <-idle.C:
 		}
-		h.record(h.ctx, live.Snapshot())
+		h.record(h.ctx, acc.Snapshot())
 		idle.Reset(interval)
 		pause.Reset(gap)
 		select {
@@ -211,21 +205,13 @@ func (h *heartbeater) onChange(live liveDetails, interval, gap time.Duration) {
 	}
 }
 
-// current is the details to send: a liveDetails' snapshot, a func() any
-// asked each time, anything else as it is.
+// current is the details to send: a pushed call's snapshot, anything
+// else as it is.
 func (h *heartbeater) current() any {
-	h.mu.Lock()
-	d := h.details
-	h.mu.Unlock()
-	switch d := d.(type) {
-	case pushedDetails:
+	if d, ok := h.details.(pushedDetails); ok {
 		return d.Snapshot()
-	case liveDetails:
-		return d.Snapshot()
-	case func() any:
-		return d()
 	}
-	return d
+	return h.details
 }
 
 // stop ends the loop and waits for it.

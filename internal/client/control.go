@@ -9,6 +9,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -106,9 +107,7 @@ func (k *Controller) startSessionWorkflow(ctx context.Context, opts client.Start
 // runningWhat names what the session's running workflow does (a prompt,
 // a compaction, a bash command), read from its type.
 func (k *Controller) runningWhat(ctx context.Context, workflowID, runID string) string {
-	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
-	defer cancel()
-	resp, err := k.Client.DescribeWorkflowExecution(cctx, workflowID, runID)
+	resp, err := k.describe(ctx, workflowID, runID)
 	if err != nil {
 		return "a prompt, a compaction or a bash command"
 	}
@@ -226,8 +225,7 @@ func (k *Controller) ApproveTool(ctx context.Context, sessionID string, p agent.
 		WorkflowID: workflows.WorkflowID(sessionID), UpdateName: agent.UpdateApproveTool,
 		Args: []any{p}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	if isNotFound(err) {
 		return fmt.Errorf("%w in session %s", ErrNoRunningPrompt, sessionID)
 	}
 	if err != nil {
@@ -241,8 +239,7 @@ func (k *Controller) ApproveTool(ctx context.Context, sessionID string, p agent.
 
 func (k *Controller) signal(ctx context.Context, sessionID, name string, arg any) error {
 	err := k.Client.SignalWorkflow(ctx, workflows.WorkflowID(sessionID), "", name, arg)
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	if isNotFound(err) {
 		return fmt.Errorf("%w in session %s", ErrNoRunningPrompt, sessionID)
 	}
 	if err != nil {
@@ -278,14 +275,25 @@ func (k *Controller) State(ctx context.Context, sessionID string) (agent.State, 
 // RunStatus is Temporal's status of a run of the session's workflow
 // (runID "": the latest) and that run's id.
 func (k *Controller) RunStatus(ctx context.Context, sessionID, runID string) (enumspb.WorkflowExecutionStatus, string, error) {
-	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
-	defer cancel()
-	resp, err := k.Client.DescribeWorkflowExecution(cctx, workflows.WorkflowID(sessionID), runID)
+	resp, err := k.describe(ctx, workflows.WorkflowID(sessionID), runID)
 	if err != nil {
 		return 0, "", err
 	}
 	info := resp.GetWorkflowExecutionInfo()
 	return info.GetStatus(), info.GetExecution().GetRunId(), nil
+}
+
+// describe is DescribeWorkflowExecution bounded by describeTimeout.
+func (k *Controller) describe(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	defer cancel()
+	return k.Client.DescribeWorkflowExecution(cctx, workflowID, runID)
+}
+
+// isNotFound: Temporal has no such workflow (or run).
+func isNotFound(err error) bool {
+	var nf *serviceerror.NotFound
+	return errors.As(err, &nf)
 }
 
 // StatusName is a workflow status as State reports it, Temporal's name in
@@ -304,21 +312,14 @@ func StatusName(s enumspb.WorkflowExecutionStatus) string {
 // a result): a closed workflow answers the query only through a worker.
 // docs/live.md says what is not read so. Spec 13.11.8.
 func (k *Controller) Events(ctx context.Context, sessionID, runID string, after int64) ([]agent.Event, error) {
-	dctx, cancel := context.WithTimeout(ctx, describeTimeout)
-	d, err := k.Client.DescribeWorkflowExecution(dctx, workflows.WorkflowID(sessionID), runID)
-	cancel()
+	d, err := k.describe(ctx, workflows.WorkflowID(sessionID), runID)
 	if info := d.GetWorkflowExecutionInfo(); err == nil && finished(info.GetStatus()) {
 		if info.GetType().GetName() == workflows.DeleteSessionWorkflowName {
 			return nil, fmt.Errorf("%w %s: it was deleted", ErrUnknownSession, sessionID)
 		}
-		cctx, cancel := context.WithTimeout(ctx, resultTimeout)
-		defer cancel()
-		res, _ := Result(cctx, k.Client.GetWorkflow(cctx, workflows.WorkflowID(sessionID), info.GetExecution().GetRunId()))
 		evs := []agent.Event{}
-		for _, e := range res.LastEvents {
-			if e.Seq > after {
-				evs = append(evs, e)
-			}
+		if res := k.result(ctx, workflows.WorkflowID(sessionID), info.GetExecution().GetRunId()); res != nil {
+			evs = append(evs, eventsAfter(res.LastEvents, after)...)
 		}
 		return evs, nil
 	}
@@ -342,8 +343,7 @@ func (k *Controller) Events(ctx context.Context, sessionID, runID string, after 
 
 func (k *Controller) query(ctx context.Context, sessionID, runID, name string, out any, args ...any) error {
 	v, err := k.Client.QueryWorkflow(ctx, workflows.WorkflowID(sessionID), runID, name, args...)
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	if isNotFound(err) {
 		return fmt.Errorf("%w in session %s", ErrNoPrompt, sessionID)
 	}
 	if err != nil {

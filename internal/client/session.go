@@ -15,7 +15,6 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/live"
@@ -301,15 +300,14 @@ func QueueMode(m string) string {
 
 // running reports whether a workflow of the session runs.
 func (t *Session) running(ctx context.Context, id string) (bool, error) {
-	d, err := t.k.Client.DescribeWorkflowExecution(ctx, workflows.WorkflowID(id), "")
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	status, _, err := t.k.RunStatus(ctx, id, "")
+	if isNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("describe workflow %s: %w", workflows.WorkflowID(id), err)
 	}
-	return d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
+	return status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
 }
 
 // LatestPrompt implements PromptWatcher with one
@@ -317,8 +315,7 @@ func (t *Session) running(ctx context.Context, id string) (bool, error) {
 func (t *Session) LatestPrompt(ctx context.Context) (PromptRun, bool, error) {
 	id := workflows.WorkflowID(t.SessionID())
 	d, err := t.k.Client.DescribeWorkflowExecution(ctx, id, "")
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	if isNotFound(err) {
 		return PromptRun{}, false, nil
 	}
 	if err != nil {
