@@ -135,45 +135,31 @@ func closedPhrase(s enumspb.WorkflowExecutionStatus) string {
 // OnWait; it fails only when Temporal itself stays unreachable for
 // UnreachableTimeout, or ctx ends.
 func (k *Controller) Follow(ctx context.Context, sessionID, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
-	return k.FollowFrom(ctx, sessionID, runID, after, nil, fn)
+	return k.follow(ctx, sessionID, runID, after, 0, fn)
 }
 
 // IsLive reports whether e is a live event (live.IsLive).
 func IsLive(e agent.Event) bool { return live.IsLive(e) }
 
-// LiveCursor is what a client already has of the live output of running
-// calls (per message and content block, the bytes it got). A client that
-// follows again after a failure passes the cursor of its previous Follow
-// to FollowFrom: the new Follow then sends only the text past what the
-// client has, instead of the running call's text from its start again.
-type LiveCursor = live.Cursor
-
-// NewLiveCursor is the cursor of a client that has no live output yet.
-func NewLiveCursor() *LiveCursor { return live.NewCursor() }
-
-// FollowFrom is Follow for a client that already has the live output
-// cur records (nil: none). Follow calls must not share a cursor at the
-// same time.
-func (k *Controller) FollowFrom(ctx context.Context, sessionID, runID string, after int64, cur *LiveCursor, fn func(agent.Event)) (agent.Event, error) {
-	if cur == nil {
-		cur = NewLiveCursor()
-	}
+// follow is Follow surviving Temporal not answering for unreachable (0:
+// UnreachableTimeout).
+func (k *Controller) follow(ctx context.Context, sessionID, runID string, after int64, unreachable time.Duration, fn func(agent.Event)) (agent.Event, error) {
 	key := shareKey{k: k, wfID: workflows.WorkflowID(sessionID), runID: runID}
 	r, sub := subscribe(ctx, key, after, func(out *reader) *follower {
-		return k.newFollower(sessionID, runID, after, out)
+		return k.newFollower(sessionID, runID, after, unreachable, out)
 	})
-	d := &delivery{cur: cur, after: after, fn: fn}
+	d := &delivery{cur: live.NewCursor(), after: after, fn: fn}
 	return d.consume(ctx, r, sub)
 }
 
 // newFollower is the follower loop of a reader (see share.go) that starts
 // after seq after and passes what it reads to out.
-func (k *Controller) newFollower(sessionID, runID string, after int64, out *reader) *follower {
+func (k *Controller) newFollower(sessionID, runID string, after int64, unreachable time.Duration, out *reader) *follower {
 	f := &follower{
 		k: k, session: sessionID, wfID: workflows.WorkflowID(sessionID), runID: runID,
 		after: after, out: out, live: live.NewCursor(),
 		poll: orDefault(k.poll, pollInterval), status: orDefault(k.status, statusInterval),
-		unreachable:  orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout),
+		unreachable:  orDefault(unreachable, orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout)),
 		queryTimeout: orDefault(k.QueryTimeout, DefaultQueryTimeout),
 		dc:           k.DataConverter,
 		now:          time.Now,

@@ -38,9 +38,6 @@ type Session struct {
 	// files is the JSONL store (nil with PostgreSQL): it gives session
 	// files their paths.
 	files *session.Store
-	// FollowGiveUp is how long Follow survives a failing events query
-	// (0: DefaultFollowGiveUp).
-	FollowGiveUp time.Duration
 	// Reload, when set, re-reads the settings before a prompt starts and
 	// before an idle state is built, so a change made by another process
 	// (`starter set-auto-retry off`) is seen.
@@ -187,23 +184,18 @@ func (t *Session) StartPromptWith(ctx context.Context, message string, images []
 	return Prompt{WorkflowID: run.GetID(), RunID: run.GetRunID()}, nil
 }
 
-// Follow implements Backend with the events query, resuming after query
-// failures (see DefaultFollowGiveUp). It follows the session served when
-// it is called.
+// FollowGiveUp is how long a Session's Follow survives Temporal not
+// answering (a Temporal restart): RPC mode and the terminal UI keep
+// their stream through it, where `starter events --follow` gives up
+// after DefaultUnreachableTimeout. A missing worker is waited for as
+// long as ctx lasts (Controller.Follow).
+const FollowGiveUp = 2 * time.Minute
+
+// Follow implements Backend with Controller.Follow, surviving Temporal
+// not answering for FollowGiveUp. It follows the session served when it
+// is called.
 func (t *Session) Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
-	giveUp := t.FollowGiveUp
-	if giveUp <= 0 {
-		giveUp = DefaultFollowGiveUp
-	}
-	id := t.SessionID()
-	// One cursor across the resumed follows: the client has the live
-	// output the earlier ones sent, and a resumed follow sends only what
-	// comes after it.
-	cur := NewLiveCursor()
-	follow := func(ctx context.Context, after int64, fn func(agent.Event)) (agent.Event, error) {
-		return t.k.FollowFrom(ctx, id, runID, after, cur, fn)
-	}
-	return followResuming(ctx, follow, after, fn, giveUp, followRetryPause)
+	return t.k.follow(ctx, t.SessionID(), runID, after, FollowGiveUp, fn)
 }
 
 // Abort implements Backend.
@@ -754,7 +746,7 @@ func (t *Session) streamBash(ctx context.Context, id, runID string, onOutput fun
 	go func() {
 		defer close(done)
 		prev := ""
-		_, _ = t.k.FollowFrom(fctx, id, runID, 0, nil, func(e agent.Event) {
+		_, _ = t.k.Follow(fctx, id, runID, 0, func(e agent.Event) {
 			if e.Type != agent.EventToolExecutionUpdate || e.PartialResult == nil {
 				return
 			}
