@@ -63,19 +63,23 @@ func (k *Controller) StartPrompt(ctx context.Context, in workflows.PromptInput) 
 	if err := k.checkPayloadSize("prompt", len(in.Message), in); err != nil {
 		return nil, err
 	}
-	opts := k.sessionStartOptions(in.SessionID, Summary("prompt: ", in.Message))
-	opts.Memo = map[string]any{
+	memo := map[string]any{
 		"sessionId": in.SessionID,
 		"model":     in.Model.Provider + "/" + in.Model.Name,
 	}
-	return k.startSessionWorkflow(ctx, opts, in.SessionID, "prompt in", workflows.PromptWorkflowName, in)
+	return k.startSessionWorkflow(ctx, in.SessionID, Summary("prompt: ", in.Message), "prompt in", workflows.PromptWorkflowName, in, memo)
 }
 
-// sessionStartOptions are the start options of every workflow that runs
-// under a session's workflow id (Prompt, Compact): one at a time per
-// session, a finished one may be followed by a new one.
-func (k *Controller) sessionStartOptions(sessionID, summary string) client.StartWorkflowOptions {
-	return client.StartWorkflowOptions{
+// startSessionWorkflow starts a workflow under the session's workflow id
+// (its input validated first), with its static summary and memo: one at
+// a time per session, a finished one may be followed by a new one; a
+// running one makes it fail with ErrSessionBusy. what names the start in
+// errors ("prompt in", "compaction of").
+func (k *Controller) startSessionWorkflow(ctx context.Context, sessionID, summary, what, workflowName string, in interface{ Validate() error }, memo map[string]any) (client.WorkflowRun, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	opts := client.StartWorkflowOptions{
 		ID:                       workflows.WorkflowID(sessionID),
 		TaskQueue:                k.TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
@@ -85,13 +89,8 @@ func (k *Controller) sessionStartOptions(sessionID, summary string) client.Start
 		// would silently follow the running prompt.
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		StaticSummary:                            summary,
+		Memo:                                     memo,
 	}
-}
-
-// startSessionWorkflow starts a workflow under the session's workflow id;
-// a running one makes it fail with ErrSessionBusy. what names the start
-// in errors ("prompt in", "compaction of").
-func (k *Controller) startSessionWorkflow(ctx context.Context, opts client.StartWorkflowOptions, sessionID, what, workflowName string, in any) (client.WorkflowRun, error) {
 	run, err := k.Client.ExecuteWorkflow(ctx, opts, workflowName, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
@@ -132,11 +131,7 @@ func (k *Controller) runningWhat(ctx context.Context, workflowID, runID string) 
 // cannot race a prompt: a running one makes it fail with ErrSessionBusy.
 // Abort reaches it like a prompt.
 func (k *Controller) StartCompact(ctx context.Context, in workflows.CompactInput) (client.WorkflowRun, error) {
-	if err := in.Validate(); err != nil {
-		return nil, err
-	}
-	opts := k.sessionStartOptions(in.SessionID, "compact session "+in.SessionID)
-	return k.startSessionWorkflow(ctx, opts, in.SessionID, "compaction of", workflows.CompactWorkflowName, in)
+	return k.startSessionWorkflow(ctx, in.SessionID, "compact session "+in.SessionID, "compaction of", workflows.CompactWorkflowName, in, nil)
 }
 
 // CompactResult waits for a Compact workflow and returns its result. A

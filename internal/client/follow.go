@@ -161,11 +161,8 @@ func (k *Controller) newFollower(sessionID, runID string, after int64, unreachab
 		poll: orDefault(k.poll, pollInterval), status: orDefault(k.status, statusInterval),
 		unreachable:  orDefault(unreachable, orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout)),
 		queryTimeout: orDefault(k.QueryTimeout, DefaultQueryTimeout),
-		dc:           k.DataConverter,
+		dc:           k.dataConverter(),
 		now:          time.Now,
-	}
-	if f.dc == nil {
-		f.dc = converter.GetDefaultDataConverter()
 	}
 	f.push = newPushReader(out, f.dc)
 	return f

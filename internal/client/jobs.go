@@ -42,10 +42,7 @@ func (k *Controller) Jobs(ctx context.Context) (jobs []Job, more bool, err error
 	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s'",
 		workflows.PromptWorkflowName, k.TaskQueue)
 	parentOf := map[int]string{} // job index → its parent's workflow id
-	dc := k.DataConverter
-	if dc == nil {
-		dc = converter.GetDefaultDataConverter()
-	}
+	dc := k.dataConverter()
 	var token []byte
 	for {
 		resp, err := k.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, PageSize: 100, NextPageToken: token})

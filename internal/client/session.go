@@ -518,7 +518,8 @@ type TerminalError string
 
 func (e TerminalError) Error() string { return string(e) }
 
-// newEntryID is 8 random hex digits, as the terminal agent's entry ids.
+// newEntryID is 8 random hex digits, as the terminal agent's entry ids
+// (and the random part of a new or forked session's id).
 func newEntryID() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
@@ -529,9 +530,7 @@ func newEntryID() string {
 // appears with its first prompt (in this process's directory as
 // workspace). The model and thinking level chosen carry over.
 func (t *Session) NewSession(ctx context.Context) error {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	id := "rpc-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+	id := "rpc-" + time.Now().UTC().Format("20060102-150405") + "-" + newEntryID()
 	t.mu.Lock()
 	t.session = id
 	model, thinking := t.model, t.thinking
@@ -665,11 +664,10 @@ func (t *Session) Fork(ctx context.Context, entryID string, at bool) (string, er
 	if !at {
 		target, text = e.ParentID, e.Message.Text()
 	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	id := src + "-fork-" + hex.EncodeToString(b)
+	random := newEntryID()
+	id := src + "-fork-" + random
 	if len(id) > 128 {
-		id = "fork-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+		id = "fork-" + time.Now().UTC().Format("20060102-150405") + "-" + random
 	}
 	if _, err := t.store.Init(id, sess.Header.Cwd, sess.Header.Host); err != nil {
 		return "", err

@@ -233,35 +233,30 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		return rc.Flush() == nil
 	}
+	gap := time.NewTimer(pushGap)
+	defer gap.Stop()
+	// over waits for a change or the gap's end (false), or the end of
+	// the stream (true: the call's end sends its last bytes first).
+	over := func(change <-chan struct{}, gapEnd <-chan time.Time) bool {
+		select {
+		case <-r.Context().Done():
+		case <-h.closing:
+		case <-c.done:
+			send()
+		case <-change:
+			return false
+		case <-gapEnd:
+			return false
+		}
+		return true
+	}
 	if !send() {
 		return
 	}
-	gap := time.NewTimer(pushGap)
-	defer gap.Stop()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-h.closing:
-			return
-		case <-c.done:
-			send() // the last bytes
-			return
-		case <-changed:
-		}
-		if !send() {
-			return
-		}
+	for !over(changed, nil) && send() {
 		gap.Reset(pushGap)
-		select {
-		case <-r.Context().Done():
+		if over(nil, gap.C) {
 			return
-		case <-h.closing:
-			return
-		case <-c.done:
-			send()
-			return
-		case <-gap.C:
 		}
 	}
 }
