@@ -30,8 +30,9 @@ type heartbeater struct {
 
 	done     chan struct{}
 	finished chan struct{}
-	// unpublish ends the call's push stream (nil: not pushed).
-	unpublish func()
+	// unpublish ends the call's push stream, unwatch the watch of its
+	// changes (nil: none).
+	unpublish, unwatch func()
 	// unguard ends HeartbeatGuard's keeping of the call's heartbeats.
 	unguard func()
 }
@@ -94,12 +95,13 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 			// from the stream rather than from a late snapshot.
 			first = min(interval, pushFirstBeat)
 		}
-		go h.onBeat(first, pushBeat(ctx, interval))
+		go h.beat(first, pushBeat(ctx, interval), nil, 0)
 	case acc != nil:
 		changed, unwatch := acc.Watch()
-		go h.onChange(acc, changed, unwatch, interval, min(max(interval/10, minRecordGap), maxRecordGap))
+		h.unwatch = unwatch
+		go h.beat(interval, interval, changed, min(max(interval/10, minRecordGap), maxRecordGap))
 	default:
-		go h.onBeat(interval, interval)
+		go h.beat(interval, interval, nil, 0)
 	}
 	return h
 }
@@ -138,77 +140,60 @@ func (p pushedDetails) Snapshot() live.Snapshot {
 	return s
 }
 
-// onBeat records the details after first, then every beat (a pushed
+// beat records the details after first, then every beat (a pushed
 // call's first beat comes early, so a follower learns the push address
-// soon).
-func (h *heartbeater) onBeat(first, beat time.Duration) {
+// soon). With changed (a stream's changes) it also records as soon as
+// they change, then pauses gap, so a burst of changes costs one record.
+func (h *heartbeater) beat(first, beat time.Duration, changed <-chan struct{}, gap time.Duration) {
 	defer close(h.finished)
 	t := time.NewTimer(first)
 	defer t.Stop()
-	for {
-		select {
-		case <-h.done:
-			return
-		case <-h.ctx.Done():
-			return
-		case <-t.C:
-			h.record(h.ctx, h.current())
-			t.Reset(beat)
-		}
-	}
-}
-
-// onChange records acc's snapshot when it changed (then pauses gap, so a
-// burst of changes costs one record) and every interval without a change.
-func (h *heartbeater) onChange(acc *live.Accumulator, changed <-chan struct{}, unwatch func(), interval, gap time.Duration) {
-	defer close(h.finished)
-	defer unwatch()
-	idle := time.NewTimer(interval)
-	defer idle.Stop()
 	pause := time.NewTimer(0)
 	defer pause.Stop()
 	<-pause.C
-	// The first interval: no record (see startHeartbeat); at its end the
-	// snapshot so far is recorded, changes or not.
-	select {
-	case <-h.done:
+	if !h.wait(t.C, nil) { // the first interval: no record (see startHeartbeat)
 		return
-	case <-h.ctx.Done():
-		return
-	case <-idle.C:
 	}
-	select { // the changes so far are in this record
-	case <-changed:
-	default:
-	}
-	h.record(h.ctx, acc.Snapshot())
-	idle.Reset(interval)
-	for {
-		select {
-		case <-h.done:
-			return
-		case <-h.ctx.Done():
-			return
+	for n := 0; ; n++ {
+		select { // the changes so far are in this record
 		case <-changed:
-		case <-idle.C:
+		default:
 		}
-		h.record(h.ctx, acc.Snapshot())
-		idle.Reset(interval)
-		pause.Reset(gap)
-		select {
-		case <-h.done:
+		h.record(h.ctx, h.current())
+		t.Reset(beat)
+		if changed != nil && n > 0 {
+			pause.Reset(gap)
+			if !h.wait(pause.C, nil) {
+				return
+			}
+		}
+		if !h.wait(t.C, changed) {
 			return
-		case <-h.ctx.Done():
-			return
-		case <-pause.C:
 		}
 	}
 }
 
-// current is the details to send: a pushed call's snapshot, anything
-// else as it is.
+// wait waits for c or changed (nil: never): false when the heartbeats
+// stop first.
+func (h *heartbeater) wait(c <-chan time.Time, changed <-chan struct{}) bool {
+	select {
+	case <-h.done:
+		return false
+	case <-h.ctx.Done():
+		return false
+	case <-c:
+	case <-changed:
+	}
+	return true
+}
+
+// current is the details to send: a stream's snapshot (a pushed call's
+// with its push address), anything else as it is.
 func (h *heartbeater) current() any {
-	if d, ok := h.details.(pushedDetails); ok {
+	switch d := h.details.(type) {
+	case pushedDetails:
+		return d.Snapshot()
+	case *live.Accumulator:
 		return d.Snapshot()
 	}
 	return h.details
@@ -221,5 +206,8 @@ func (h *heartbeater) stop() {
 	h.unguard()
 	if h.unpublish != nil {
 		h.unpublish()
+	}
+	if h.unwatch != nil {
+		h.unwatch()
 	}
 }
