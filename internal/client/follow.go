@@ -106,7 +106,7 @@ func closedPhrase(s enumspb.WorkflowExecutionStatus) string {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		return "completed without a prompt_end event"
 	}
-	return "closed (" + strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_")) + ")"
+	return "closed (" + StatusName(s) + ")"
 }
 
 // Follow calls fn with every event of a prompt after seq `after`, in order

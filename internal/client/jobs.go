@@ -84,7 +84,8 @@ func linkSubAgents(jobs []Job, parentOf map[int]string) []Job {
 			jobs[i].ParentSession = parent
 		}
 	}
-	return sortJobs(jobs)
+	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].StartedAt.Before(jobs[j].StartedAt) })
+	return jobs
 }
 
 // derivesFrom says whether sub is the session of a task call of parent
@@ -102,9 +103,4 @@ func derivesFrom(sub, parent string) bool {
 // decode reads one memo field; a missing or unreadable one is left out.
 func decode(dc converter.DataConverter, p *commonpb.Payload, v any) bool {
 	return p != nil && dc.FromPayload(p, v) == nil
-}
-
-func sortJobs(jobs []Job) []Job {
-	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].StartedAt.Before(jobs[j].StartedAt) })
-	return jobs
 }
