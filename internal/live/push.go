@@ -100,13 +100,9 @@ type pushedCall struct {
 // ListenHub starts a hub on addr (host:port; port 0 picks one). Its URL
 // names the listener's address, or this host's name when addr's host is
 // unspecified (":0", "0.0.0.0:7300"): what followers on other hosts dial.
-// The last opts, if any, say whether it serves HTTPS and seals its lines
-// (push_tls.go, push_codec.go).
-func ListenHub(addr string, opts ...HubOptions) (*Hub, error) {
-	var o HubOptions
-	for _, x := range opts {
-		o = x
-	}
+// o says whether it serves HTTPS and seals its lines (push_tls.go,
+// push_codec.go).
+func ListenHub(addr string, o HubOptions) (*Hub, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("live push: listen on %s: %w", addr, err)
