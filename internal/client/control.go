@@ -381,18 +381,26 @@ const compactRetriesGrace = 2 * time.Second
 // Events that cannot be read are not an error here: the result, which
 // the caller waits for anyway, tells what happened.
 func (k *Controller) FollowCompactRetries(ctx context.Context, sessionID, runID string, fn func(agent.Event)) (stop func()) {
+	return k.followAside(ctx, sessionID, runID, compactRetriesGrace, func(e agent.Event) {
+		if e.Type == agent.EventAutoRetryStart || e.Type == agent.EventAutoRetryEnd {
+			fn(e)
+		}
+	})
+}
+
+// followAside follows run runID of the session from its start on a
+// goroutine of its own, passing its events to fn, while the caller waits
+// for the run's result. Call the returned stop once the result is in: it
+// lets the follower reach prompt_end for up to grace, then stops it.
+func (k *Controller) followAside(ctx context.Context, sessionID, runID string, grace time.Duration, fn func(agent.Event)) (stop func()) {
 	fctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = k.Follow(fctx, sessionID, runID, 0, func(e agent.Event) {
-			if e.Type == agent.EventAutoRetryStart || e.Type == agent.EventAutoRetryEnd {
-				fn(e)
-			}
-		})
+		_, _ = k.Follow(fctx, sessionID, runID, 0, fn)
 	}()
 	return func() {
-		t := time.NewTimer(compactRetriesGrace)
+		t := time.NewTimer(grace)
 		defer t.Stop()
 		select {
 		case <-done:

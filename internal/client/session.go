@@ -739,33 +739,20 @@ func (t *Session) streamBash(ctx context.Context, id, runID string, onOutput fun
 	if onOutput == nil {
 		return func() {}
 	}
-	fctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		prev := ""
-		_, _ = t.k.Follow(fctx, id, runID, 0, func(e agent.Event) {
-			if e.Type != agent.EventToolExecutionUpdate || e.PartialResult == nil {
-				return
-			}
-			var cur strings.Builder
-			for _, b := range e.PartialResult.Content {
-				cur.WriteString(b.Text)
-			}
-			if d := live.TailDelta(prev, cur.String()); d != "" {
-				onOutput(d)
-			}
-			prev = cur.String()
-		})
-	}()
-	return func() {
-		select {
-		case <-done:
-		case <-time.After(bashStreamDrain):
+	prev := ""
+	return t.k.followAside(ctx, id, runID, bashStreamDrain, func(e agent.Event) {
+		if e.Type != agent.EventToolExecutionUpdate || e.PartialResult == nil {
+			return
 		}
-		stop()
-		<-done
-	}
+		var cur strings.Builder
+		for _, b := range e.PartialResult.Content {
+			cur.WriteString(b.Text)
+		}
+		if d := live.TailDelta(prev, cur.String()); d != "" {
+			onOutput(d)
+		}
+		prev = cur.String()
+	})
 }
 
 // AbortBash implements SessionBackend: it aborts the user command this
