@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -25,25 +24,17 @@ import (
 // the heartbeat that leaves at the end of a throttle window carries a
 // snapshot at most recordGap old instead of up to a whole tick.
 type heartbeater struct {
-	ctx    context.Context
-	record func(ctx context.Context, details ...any)
-
-	mu      sync.Mutex
-	details any
+	ctx     context.Context
+	record  func(ctx context.Context, details ...any)
+	details any // set before the loop starts
 
 	done     chan struct{}
 	finished chan struct{}
-	// unpublish ends the call's push stream (nil: not pushed).
-	unpublish func()
+	// unpublish ends the call's push stream, unwatch the watch of its
+	// changes (nil: none).
+	unpublish, unwatch func()
 	// unguard ends HeartbeatGuard's keeping of the call's heartbeats.
 	unguard func()
-}
-
-// liveDetails are details that change while the activity runs and say
-// when (a *live.Accumulator).
-type liveDetails interface {
-	Snapshot() live.Snapshot
-	Changed() <-chan struct{}
 }
 
 // Heartbeat loop bounds.
@@ -56,9 +47,9 @@ const (
 	maxRecordGap = 50 * time.Millisecond
 )
 
-// startHeartbeat starts recording heartbeats with details: a liveDetails
-// (recorded on change), a func() any (asked on every tick), or a value
-// (sent as it is). Nothing is recorded during the first interval: the SDK
+// startHeartbeat starts recording heartbeats with details: a
+// *live.Accumulator (its snapshot, recorded on change) or a value (sent
+// as it is). Nothing is recorded during the first interval: the SDK
 // sends a first heartbeat at once, and a heartbeat is a write of the
 // workflow's mutable state on the server, so a call that ends within the
 // interval (most tool calls, a fast or failing model call) costs the
@@ -88,7 +79,9 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 		info := activity.GetInfo(ctx)
 		h.unguard = guardHeartbeats(info.TaskToken, info.HeartbeatTimeout)
 	}
-	if acc, ok := details.(*live.Accumulator); ok && a.Push != nil {
+	acc, _ := details.(*live.Accumulator)
+	switch {
+	case acc != nil && a.Push != nil:
 		// Followers get the output from the worker's push hub as it
 		// changes; the heartbeats carry where (and the output, for a
 		// follower that cannot reach it) at a slower beat.
@@ -102,11 +95,13 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 			// from the stream rather than from a late snapshot.
 			first = min(interval, pushFirstBeat)
 		}
-		go h.onBeat(first, pushBeat(ctx, interval))
-	} else if live, ok := details.(liveDetails); ok {
-		go h.onChange(live, interval, min(max(interval/10, minRecordGap), maxRecordGap))
-	} else {
-		go h.onBeat(interval, interval)
+		go h.beat(first, pushBeat(ctx, interval), nil, 0)
+	case acc != nil:
+		changed, unwatch := acc.Watch()
+		h.unwatch = unwatch
+		go h.beat(interval, interval, changed, min(max(interval/10, minRecordGap), maxRecordGap))
+	default:
+		go h.beat(interval, interval, nil, 0)
 	}
 	return h
 }
@@ -145,87 +140,63 @@ func (p pushedDetails) Snapshot() live.Snapshot {
 	return s
 }
 
-// onBeat records the details after first, then every beat (a pushed
+// beat records the details after first, then every beat (a pushed
 // call's first beat comes early, so a follower learns the push address
-// soon).
-func (h *heartbeater) onBeat(first, beat time.Duration) {
+// soon). With changed (a stream's changes) it also records as soon as
+// they change, then pauses gap, so a burst of changes costs one record.
+func (h *heartbeater) beat(first, beat time.Duration, changed <-chan struct{}, gap time.Duration) {
 	defer close(h.finished)
 	t := time.NewTimer(first)
 	defer t.Stop()
-	for {
-		select {
-		case <-h.done:
-			return
-		case <-h.ctx.Done():
-			return
-		case <-t.C:
-			h.record(h.ctx, h.current())
-			t.Reset(beat)
-		}
-	}
-}
-
-// onChange records live's snapshot when it changed (then pauses gap, so a
-// burst of changes costs one record) and every interval without a change.
-func (h *heartbeater) onChange(live liveDetails, interval, gap time.Duration) {
-	defer close(h.finished)
-	idle := time.NewTimer(interval)
-	defer idle.Stop()
 	pause := time.NewTimer(0)
 	defer pause.Stop()
 	<-pause.C
-	// The first interval: no record (see startHeartbeat); at its end the
-	// snapshot so far is recorded, changes or not.
-	select {
-	case <-h.done:
+	if !h.wait(t.C, nil) { // the first interval: no record (see startHeartbeat)
 		return
-	case <-h.ctx.Done():
-		return
-	case <-idle.C:
 	}
-	select { // the changes so far are in this record
-	case <-live.Changed():
-	default:
-	}
-	h.record(h.ctx, live.Snapshot())
-	idle.Reset(interval)
-	for {
-		select {
-		case <-h.done:
-			return
-		case <-h.ctx.Done():
-			return
-		case <-live.Changed():
-		case <-idle.C:
+	for n := 0; ; n++ {
+		select { // the changes so far are in this record
+		case <-changed:
+		default:
 		}
-		h.record(h.ctx, live.Snapshot())
-		idle.Reset(interval)
-		pause.Reset(gap)
-		select {
-		case <-h.done:
+		h.record(h.ctx, h.current())
+		t.Reset(beat)
+		if changed != nil && n > 0 {
+			pause.Reset(gap)
+			if !h.wait(pause.C, nil) {
+				return
+			}
+		}
+		if !h.wait(t.C, changed) {
 			return
-		case <-h.ctx.Done():
-			return
-		case <-pause.C:
 		}
 	}
 }
 
-// current is the details to send: a liveDetails' snapshot, a func() any
-// asked each time, anything else as it is.
+// wait waits for c or changed (nil: never): false when the heartbeats
+// stop first.
+func (h *heartbeater) wait(c <-chan time.Time, changed <-chan struct{}) bool {
+	select {
+	case <-h.done:
+		return false
+	case <-h.ctx.Done():
+		return false
+	case <-c:
+	case <-changed:
+	}
+	return true
+}
+
+// current is the details to send: a stream's snapshot (a pushed call's
+// with its push address), anything else as it is.
 func (h *heartbeater) current() any {
-	h.mu.Lock()
-	d := h.details
-	h.mu.Unlock()
-	switch d := d.(type) {
+	switch d := h.details.(type) {
 	case pushedDetails:
 		return d.Snapshot()
-	case liveDetails:
+	case *live.Accumulator:
 		return d.Snapshot()
-	case func() any:
-		return d()
 	}
-	return d
+	return h.details
 }
 
 // stop ends the loop and waits for it.
@@ -235,5 +206,8 @@ func (h *heartbeater) stop() {
 	h.unguard()
 	if h.unpublish != nil {
 		h.unpublish()
+	}
+	if h.unwatch != nil {
+		h.unwatch()
 	}
 }

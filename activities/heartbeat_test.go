@@ -154,7 +154,7 @@ func TestCallModel_HeartbeatDetailsCarryTheSnapshot(t *testing.T) {
 // often, and its details name the push stream, from which a follower
 // gets the output as it changes.
 func TestHeartbeat_PushedCallBeatsSlowerAndNamesItsStream(t *testing.T) {
-	hub, err := live.ListenHub("127.0.0.1:0")
+	hub, err := live.ListenHub("127.0.0.1:0", live.HubOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

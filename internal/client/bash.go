@@ -14,11 +14,7 @@ import (
 // id, so it cannot race a prompt: a running one makes it fail with
 // ErrSessionBusy. Abort stops the command.
 func (k *Controller) StartBash(ctx context.Context, in workflows.BashInput) (client.WorkflowRun, error) {
-	if err := in.Validate(); err != nil {
-		return nil, err
-	}
-	opts := k.sessionStartOptions(in.SessionID, Summary("bash: ", in.Command))
-	return k.startSessionWorkflow(ctx, opts, in.SessionID, "bash in", workflows.BashWorkflowName, in)
+	return k.startSessionWorkflow(ctx, in.SessionID, Summary("bash: ", in.Command), "bash in", workflows.BashWorkflowName, in, nil)
 }
 
 // BashResult waits for a Bash workflow and returns its result. A command

@@ -9,6 +9,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -62,19 +63,23 @@ func (k *Controller) StartPrompt(ctx context.Context, in workflows.PromptInput) 
 	if err := k.checkPayloadSize("prompt", len(in.Message), in); err != nil {
 		return nil, err
 	}
-	opts := k.sessionStartOptions(in.SessionID, Summary("prompt: ", in.Message))
-	opts.Memo = map[string]any{
+	memo := map[string]any{
 		"sessionId": in.SessionID,
 		"model":     in.Model.Provider + "/" + in.Model.Name,
 	}
-	return k.startSessionWorkflow(ctx, opts, in.SessionID, "prompt in", workflows.PromptWorkflowName, in)
+	return k.startSessionWorkflow(ctx, in.SessionID, Summary("prompt: ", in.Message), "prompt in", workflows.PromptWorkflowName, in, memo)
 }
 
-// sessionStartOptions are the start options of every workflow that runs
-// under a session's workflow id (Prompt, Compact): one at a time per
-// session, a finished one may be followed by a new one.
-func (k *Controller) sessionStartOptions(sessionID, summary string) client.StartWorkflowOptions {
-	return client.StartWorkflowOptions{
+// startSessionWorkflow starts a workflow under the session's workflow id
+// (its input validated first), with its static summary and memo: one at
+// a time per session, a finished one may be followed by a new one; a
+// running one makes it fail with ErrSessionBusy. what names the start in
+// errors ("prompt in", "compaction of").
+func (k *Controller) startSessionWorkflow(ctx context.Context, sessionID, summary, what, workflowName string, in interface{ Validate() error }, memo map[string]any) (client.WorkflowRun, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	opts := client.StartWorkflowOptions{
 		ID:                       workflows.WorkflowID(sessionID),
 		TaskQueue:                k.TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
@@ -84,13 +89,8 @@ func (k *Controller) sessionStartOptions(sessionID, summary string) client.Start
 		// would silently follow the running prompt.
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		StaticSummary:                            summary,
+		Memo:                                     memo,
 	}
-}
-
-// startSessionWorkflow starts a workflow under the session's workflow id;
-// a running one makes it fail with ErrSessionBusy. what names the start
-// in errors ("prompt in", "compaction of").
-func (k *Controller) startSessionWorkflow(ctx context.Context, opts client.StartWorkflowOptions, sessionID, what, workflowName string, in any) (client.WorkflowRun, error) {
 	run, err := k.Client.ExecuteWorkflow(ctx, opts, workflowName, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
@@ -106,9 +106,7 @@ func (k *Controller) startSessionWorkflow(ctx context.Context, opts client.Start
 // runningWhat names what the session's running workflow does (a prompt,
 // a compaction, a bash command), read from its type.
 func (k *Controller) runningWhat(ctx context.Context, workflowID, runID string) string {
-	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
-	defer cancel()
-	resp, err := k.Client.DescribeWorkflowExecution(cctx, workflowID, runID)
+	resp, err := k.describe(ctx, workflowID, runID)
 	if err != nil {
 		return "a prompt, a compaction or a bash command"
 	}
@@ -133,11 +131,7 @@ func (k *Controller) runningWhat(ctx context.Context, workflowID, runID string) 
 // cannot race a prompt: a running one makes it fail with ErrSessionBusy.
 // Abort reaches it like a prompt.
 func (k *Controller) StartCompact(ctx context.Context, in workflows.CompactInput) (client.WorkflowRun, error) {
-	if err := in.Validate(); err != nil {
-		return nil, err
-	}
-	opts := k.sessionStartOptions(in.SessionID, "compact session "+in.SessionID)
-	return k.startSessionWorkflow(ctx, opts, in.SessionID, "compaction of", workflows.CompactWorkflowName, in)
+	return k.startSessionWorkflow(ctx, in.SessionID, "compact session "+in.SessionID, "compaction of", workflows.CompactWorkflowName, in, nil)
 }
 
 // CompactResult waits for a Compact workflow and returns its result. A
@@ -226,8 +220,7 @@ func (k *Controller) ApproveTool(ctx context.Context, sessionID string, p agent.
 		WorkflowID: workflows.WorkflowID(sessionID), UpdateName: agent.UpdateApproveTool,
 		Args: []any{p}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	if isNotFound(err) {
 		return fmt.Errorf("%w in session %s", ErrNoRunningPrompt, sessionID)
 	}
 	if err != nil {
@@ -241,8 +234,7 @@ func (k *Controller) ApproveTool(ctx context.Context, sessionID string, p agent.
 
 func (k *Controller) signal(ctx context.Context, sessionID, name string, arg any) error {
 	err := k.Client.SignalWorkflow(ctx, workflows.WorkflowID(sessionID), "", name, arg)
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	if isNotFound(err) {
 		return fmt.Errorf("%w in session %s", ErrNoRunningPrompt, sessionID)
 	}
 	if err != nil {
@@ -278,14 +270,25 @@ func (k *Controller) State(ctx context.Context, sessionID string) (agent.State, 
 // RunStatus is Temporal's status of a run of the session's workflow
 // (runID "": the latest) and that run's id.
 func (k *Controller) RunStatus(ctx context.Context, sessionID, runID string) (enumspb.WorkflowExecutionStatus, string, error) {
-	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
-	defer cancel()
-	resp, err := k.Client.DescribeWorkflowExecution(cctx, workflows.WorkflowID(sessionID), runID)
+	resp, err := k.describe(ctx, workflows.WorkflowID(sessionID), runID)
 	if err != nil {
 		return 0, "", err
 	}
 	info := resp.GetWorkflowExecutionInfo()
 	return info.GetStatus(), info.GetExecution().GetRunId(), nil
+}
+
+// describe is DescribeWorkflowExecution bounded by describeTimeout.
+func (k *Controller) describe(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	defer cancel()
+	return k.Client.DescribeWorkflowExecution(cctx, workflowID, runID)
+}
+
+// isNotFound: Temporal has no such workflow (or run).
+func isNotFound(err error) bool {
+	var nf *serviceerror.NotFound
+	return errors.As(err, &nf)
 }
 
 // StatusName is a workflow status as State reports it, Temporal's name in
@@ -304,21 +307,14 @@ func StatusName(s enumspb.WorkflowExecutionStatus) string {
 // a result): a closed workflow answers the query only through a worker.
 // docs/live.md says what is not read so. Spec 13.11.8.
 func (k *Controller) Events(ctx context.Context, sessionID, runID string, after int64) ([]agent.Event, error) {
-	dctx, cancel := context.WithTimeout(ctx, describeTimeout)
-	d, err := k.Client.DescribeWorkflowExecution(dctx, workflows.WorkflowID(sessionID), runID)
-	cancel()
+	d, err := k.describe(ctx, workflows.WorkflowID(sessionID), runID)
 	if info := d.GetWorkflowExecutionInfo(); err == nil && finished(info.GetStatus()) {
 		if info.GetType().GetName() == workflows.DeleteSessionWorkflowName {
 			return nil, fmt.Errorf("%w %s: it was deleted", ErrUnknownSession, sessionID)
 		}
-		cctx, cancel := context.WithTimeout(ctx, resultTimeout)
-		defer cancel()
-		res, _ := Result(cctx, k.Client.GetWorkflow(cctx, workflows.WorkflowID(sessionID), info.GetExecution().GetRunId()))
 		evs := []agent.Event{}
-		for _, e := range res.LastEvents {
-			if e.Seq > after {
-				evs = append(evs, e)
-			}
+		if res := k.result(ctx, workflows.WorkflowID(sessionID), info.GetExecution().GetRunId()); res != nil {
+			evs = append(evs, eventsAfter(res.LastEvents, after)...)
 		}
 		return evs, nil
 	}
@@ -342,8 +338,7 @@ func (k *Controller) Events(ctx context.Context, sessionID, runID string, after 
 
 func (k *Controller) query(ctx context.Context, sessionID, runID, name string, out any, args ...any) error {
 	v, err := k.Client.QueryWorkflow(ctx, workflows.WorkflowID(sessionID), runID, name, args...)
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	if isNotFound(err) {
 		return fmt.Errorf("%w in session %s", ErrNoPrompt, sessionID)
 	}
 	if err != nil {
@@ -386,18 +381,26 @@ const compactRetriesGrace = 2 * time.Second
 // Events that cannot be read are not an error here: the result, which
 // the caller waits for anyway, tells what happened.
 func (k *Controller) FollowCompactRetries(ctx context.Context, sessionID, runID string, fn func(agent.Event)) (stop func()) {
+	return k.followAside(ctx, sessionID, runID, compactRetriesGrace, func(e agent.Event) {
+		if e.Type == agent.EventAutoRetryStart || e.Type == agent.EventAutoRetryEnd {
+			fn(e)
+		}
+	})
+}
+
+// followAside follows run runID of the session from its start on a
+// goroutine of its own, passing its events to fn, while the caller waits
+// for the run's result. Call the returned stop once the result is in: it
+// lets the follower reach prompt_end for up to grace, then stops it.
+func (k *Controller) followAside(ctx context.Context, sessionID, runID string, grace time.Duration, fn func(agent.Event)) (stop func()) {
 	fctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = k.Follow(fctx, sessionID, runID, 0, func(e agent.Event) {
-			if e.Type == agent.EventAutoRetryStart || e.Type == agent.EventAutoRetryEnd {
-				fn(e)
-			}
-		})
+		_, _ = k.Follow(fctx, sessionID, runID, 0, fn)
 	}()
 	return func() {
-		t := time.NewTimer(compactRetriesGrace)
+		t := time.NewTimer(grace)
 		defer t.Stop()
 		select {
 		case <-done:

@@ -20,11 +20,7 @@ var ErrUnknownSession = errors.New("unknown session")
 // deletes nothing then; a session that does not exist gives
 // ErrUnknownSession.
 func (k *Controller) DeleteSession(ctx context.Context, in workflows.DeleteSessionInput) (workflows.DeleteSessionResult, error) {
-	if err := in.Validate(); err != nil {
-		return workflows.DeleteSessionResult{}, err
-	}
-	opts := k.sessionStartOptions(in.SessionID, "delete session "+in.SessionID)
-	run, err := k.startSessionWorkflow(ctx, opts, in.SessionID, "deletion of", workflows.DeleteSessionWorkflowName, in)
+	run, err := k.startSessionWorkflow(ctx, in.SessionID, "delete session "+in.SessionID, "deletion of", workflows.DeleteSessionWorkflowName, in, nil)
 	if err != nil {
 		return workflows.DeleteSessionResult{}, err
 	}

@@ -106,7 +106,7 @@ func closedPhrase(s enumspb.WorkflowExecutionStatus) string {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		return "completed without a prompt_end event"
 	}
-	return "closed (" + strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_")) + ")"
+	return "closed (" + StatusName(s) + ")"
 }
 
 // Follow calls fn with every event of a prompt after seq `after`, in order
@@ -135,51 +135,34 @@ func closedPhrase(s enumspb.WorkflowExecutionStatus) string {
 // OnWait; it fails only when Temporal itself stays unreachable for
 // UnreachableTimeout, or ctx ends.
 func (k *Controller) Follow(ctx context.Context, sessionID, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
-	return k.FollowFrom(ctx, sessionID, runID, after, nil, fn)
+	return k.follow(ctx, sessionID, runID, after, 0, fn)
 }
 
 // IsLive reports whether e is a live event (live.IsLive).
 func IsLive(e agent.Event) bool { return live.IsLive(e) }
 
-// LiveCursor is what a client already has of the live output of running
-// calls (per message and content block, the bytes it got). A client that
-// follows again after a failure passes the cursor of its previous Follow
-// to FollowFrom: the new Follow then sends only the text past what the
-// client has, instead of the running call's text from its start again.
-type LiveCursor = live.Cursor
-
-// NewLiveCursor is the cursor of a client that has no live output yet.
-func NewLiveCursor() *LiveCursor { return live.NewCursor() }
-
-// FollowFrom is Follow for a client that already has the live output
-// cur records (nil: none). Follow calls must not share a cursor at the
-// same time.
-func (k *Controller) FollowFrom(ctx context.Context, sessionID, runID string, after int64, cur *LiveCursor, fn func(agent.Event)) (agent.Event, error) {
-	if cur == nil {
-		cur = NewLiveCursor()
-	}
+// follow is Follow surviving Temporal not answering for unreachable (0:
+// UnreachableTimeout).
+func (k *Controller) follow(ctx context.Context, sessionID, runID string, after int64, unreachable time.Duration, fn func(agent.Event)) (agent.Event, error) {
 	key := shareKey{k: k, wfID: workflows.WorkflowID(sessionID), runID: runID}
-	r, sub := subscribe(ctx, key, after, func(sink followSink) *follower {
-		return k.newFollower(sessionID, runID, after, sink)
+	r, sub := subscribe(ctx, key, after, func(out *reader) *follower {
+		return k.newFollower(sessionID, runID, after, unreachable, out)
 	})
-	d := &delivery{cur: cur, after: after, fn: fn}
+	d := &delivery{cur: live.NewCursor(), after: after, fn: fn}
 	return d.consume(ctx, r, sub)
 }
 
 // newFollower is the follower loop of a reader (see share.go) that starts
 // after seq after and passes what it reads to out.
-func (k *Controller) newFollower(sessionID, runID string, after int64, out followSink) *follower {
+func (k *Controller) newFollower(sessionID, runID string, after int64, unreachable time.Duration, out *reader) *follower {
 	f := &follower{
 		k: k, session: sessionID, wfID: workflows.WorkflowID(sessionID), runID: runID,
 		after: after, out: out, live: live.NewCursor(),
 		poll: orDefault(k.poll, pollInterval), status: orDefault(k.status, statusInterval),
-		unreachable:  orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout),
+		unreachable:  orDefault(unreachable, orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout)),
 		queryTimeout: orDefault(k.QueryTimeout, DefaultQueryTimeout),
-		dc:           k.DataConverter,
+		dc:           k.dataConverter(),
 		now:          time.Now,
-	}
-	if f.dc == nil {
-		f.dc = converter.GetDefaultDataConverter()
 	}
 	f.push = newPushReader(out, f.dc)
 	return f
@@ -199,7 +182,7 @@ type follower struct {
 	session, wfID string
 	runID         string
 	after         int64
-	out           followSink
+	out           *reader
 	// live is the reader's own cursor, fed every event and snapshot it
 	// passes on: it tells which snapshots are of entries not seen yet.
 	live             *live.Cursor
@@ -371,24 +354,41 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 	}
 }
 
-// result is the result of run runID, read once: nil when the run closed
-// without one (terminated, timed out) or it cannot be read. Reading a
-// closed run's result needs no worker.
+// result is the result of the closed run runID of workflowID: nil when
+// the run closed without one (terminated, timed out) or it cannot be
+// read. Reading a closed run's result needs no worker.
+func (k *Controller) result(ctx context.Context, workflowID, runID string) *workflows.PromptResult {
+	cctx, cancel := context.WithTimeout(ctx, resultTimeout)
+	defer cancel()
+	res, _ := Result(cctx, k.Client.GetWorkflow(cctx, workflowID, runID))
+	if res.Status == "" && res.LastEvents == nil {
+		return nil // no result: no events to read
+	}
+	return &res
+}
+
+// eventsAfter is the events of evs (in seq order) after seq after.
+func eventsAfter(evs []agent.Event, after int64) []agent.Event {
+	for len(evs) > 0 && evs[0].Seq <= after {
+		evs = evs[1:]
+	}
+	return evs
+}
+
+// result is the result of run runID (Controller.result), read once
+// when there is one.
 func (f *follower) result(ctx context.Context, runID string) *workflows.PromptResult {
 	if res, ok := f.results[runID]; ok {
 		return res
 	}
-	cctx, cancel := context.WithTimeout(ctx, resultTimeout)
-	defer cancel()
-	res, _ := Result(cctx, f.k.Client.GetWorkflow(cctx, f.wfID, runID))
-	if res.Status == "" && res.LastEvents == nil {
-		return nil // no result: no events to read
+	res := f.k.result(ctx, f.wfID, runID)
+	if res != nil {
+		if f.results == nil {
+			f.results = map[string]*workflows.PromptResult{}
+		}
+		f.results[runID] = res
 	}
-	if f.results == nil {
-		f.results = map[string]*workflows.PromptResult{}
-	}
-	f.results[runID] = &res
-	return &res
+	return res
 }
 
 // finished says a run with status s is a finished prompt: it closed
@@ -405,15 +405,10 @@ func finished(s enumspb.WorkflowExecutionStatus) bool {
 // Earlier events are not read (deliver goes on past the gap), nor any of
 // a run closed without a result (terminated, timed out): docs/live.md.
 func (f *follower) resultEvents(ctx context.Context) []agent.Event {
-	res := f.result(ctx, f.runID)
-	if res == nil {
-		return nil
+	if res := f.result(ctx, f.runID); res != nil {
+		return eventsAfter(res.LastEvents, f.after)
 	}
-	evs := res.LastEvents
-	for len(evs) > 0 && evs[0].Seq <= f.after {
-		evs = evs[1:]
-	}
-	return evs
+	return nil
 }
 
 // untilNext is the wait until the next query or Describe is due, at least
@@ -534,9 +529,7 @@ func (f *follower) nextDescribe() time.Time {
 
 func (f *follower) describe(ctx context.Context) (*describeResult, error) {
 	f.lastDescribe = f.now()
-	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
-	defer cancel()
-	resp, err := f.k.Client.DescribeWorkflowExecution(cctx, f.wfID, f.runID)
+	resp, err := f.k.describe(ctx, f.wfID, f.runID)
 	if err != nil {
 		return nil, err
 	}
@@ -611,8 +604,7 @@ func (f *follower) describeFailed(ctx context.Context, err error) (_ error, stop
 	if ctx.Err() != nil {
 		return ctx.Err(), true
 	}
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	if isNotFound(err) {
 		return fmt.Errorf("%w in session %s (workflow %s)", ErrNoPrompt, f.session, f.wfID), true
 	}
 	if isPermanentRPC(err) {
@@ -707,8 +699,7 @@ func (f *follower) queryEvents(ctx context.Context, runID string, after int64) (
 	defer cancel()
 	v, err := f.k.Client.QueryWorkflow(cctx, f.wfID, runID, agent.QueryEvents, after)
 	if err != nil {
-		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) {
+		if isNotFound(err) {
 			return nil, &queryError{err: fmt.Errorf("%w in session %s (workflow %s run %s)", ErrNoPrompt, f.session, f.wfID, runID), permanent: true}
 		}
 		if isDeadline(err) && ctx.Err() == nil {

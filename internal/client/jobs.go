@@ -42,10 +42,7 @@ func (k *Controller) Jobs(ctx context.Context) (jobs []Job, more bool, err error
 	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s'",
 		workflows.PromptWorkflowName, k.TaskQueue)
 	parentOf := map[int]string{} // job index → its parent's workflow id
-	dc := k.DataConverter
-	if dc == nil {
-		dc = converter.GetDefaultDataConverter()
-	}
+	dc := k.dataConverter()
 	var token []byte
 	for {
 		resp, err := k.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, PageSize: 100, NextPageToken: token})
@@ -87,7 +84,8 @@ func linkSubAgents(jobs []Job, parentOf map[int]string) []Job {
 			jobs[i].ParentSession = parent
 		}
 	}
-	return sortJobs(jobs)
+	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].StartedAt.Before(jobs[j].StartedAt) })
+	return jobs
 }
 
 // derivesFrom says whether sub is the session of a task call of parent
@@ -105,9 +103,4 @@ func derivesFrom(sub, parent string) bool {
 // decode reads one memo field; a missing or unreadable one is left out.
 func decode(dc converter.DataConverter, p *commonpb.Payload, v any) bool {
 	return p != nil && dc.FromPayload(p, v) == nil
-}
-
-func sortJobs(jobs []Job) []Job {
-	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].StartedAt.Before(jobs[j].StartedAt) })
-	return jobs
 }

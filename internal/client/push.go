@@ -37,7 +37,7 @@ type pushReader struct {
 	streams map[string]*pushStream // by call (activity id)
 	wake    chan struct{}          // a token when a stream brought something or ended
 	// out gets each snapshot as it arrives (nil: only take does).
-	out followSink
+	out *reader
 	// ended: a stream that was open ended since takeEnded.
 	ended bool
 	// subscribe is live.Subscribe (tests replace it).
@@ -60,7 +60,7 @@ type pushStream struct {
 // with (the client's payload codec): a worker with a codec key seals what
 // it pushes (spec 13.10.9). A line that does not open ends its stream,
 // and the reader stays on the heartbeats.
-func newPushReader(out followSink, dc converter.DataConverter) *pushReader {
+func newPushReader(out *reader, dc converter.DataConverter) *pushReader {
 	p := &pushReader{streams: map[string]*pushStream{}, wake: make(chan struct{}, 1), out: out}
 	p.subscribe = func(ctx context.Context, push live.Push, fn func(live.Snapshot, time.Time)) error {
 		return live.Subscribe(ctx, push, dc, fn)
@@ -112,9 +112,7 @@ func (p *pushReader) start(ctx context.Context, call string, push live.Push) {
 			// each passes it on only for an entry it has live events of
 			// (so after its message_start); the reader's loop passes on
 			// the first ones of an entry after its events query.
-			if p.out != nil {
-				p.out.snapshots([]live.Stamped{stamped}, false)
-			}
+			p.out.snapshots([]live.Stamped{stamped}, false)
 			p.mu.Lock()
 			st.latest = stamped
 			st.fresh, st.open = true, true

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/live"
@@ -39,9 +38,6 @@ type Session struct {
 	// files is the JSONL store (nil with PostgreSQL): it gives session
 	// files their paths.
 	files *session.Store
-	// FollowGiveUp is how long Follow survives a failing events query
-	// (0: DefaultFollowGiveUp).
-	FollowGiveUp time.Duration
 	// Reload, when set, re-reads the settings before a prompt starts and
 	// before an idle state is built, so a change made by another process
 	// (`starter set-auto-retry off`) is seen.
@@ -188,23 +184,18 @@ func (t *Session) StartPromptWith(ctx context.Context, message string, images []
 	return Prompt{WorkflowID: run.GetID(), RunID: run.GetRunID()}, nil
 }
 
-// Follow implements Backend with the events query, resuming after query
-// failures (see DefaultFollowGiveUp). It follows the session served when
-// it is called.
+// FollowGiveUp is how long a Session's Follow survives Temporal not
+// answering (a Temporal restart): RPC mode and the terminal UI keep
+// their stream through it, where `starter events --follow` gives up
+// after DefaultUnreachableTimeout. A missing worker is waited for as
+// long as ctx lasts (Controller.Follow).
+const FollowGiveUp = 2 * time.Minute
+
+// Follow implements Backend with Controller.Follow, surviving Temporal
+// not answering for FollowGiveUp. It follows the session served when it
+// is called.
 func (t *Session) Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
-	giveUp := t.FollowGiveUp
-	if giveUp <= 0 {
-		giveUp = DefaultFollowGiveUp
-	}
-	id := t.SessionID()
-	// One cursor across the resumed follows: the client has the live
-	// output the earlier ones sent, and a resumed follow sends only what
-	// comes after it.
-	cur := NewLiveCursor()
-	follow := func(ctx context.Context, after int64, fn func(agent.Event)) (agent.Event, error) {
-		return t.k.FollowFrom(ctx, id, runID, after, cur, fn)
-	}
-	return followResuming(ctx, follow, after, fn, giveUp, followRetryPause)
+	return t.k.follow(ctx, t.SessionID(), runID, after, FollowGiveUp, fn)
 }
 
 // Abort implements Backend.
@@ -301,15 +292,14 @@ func QueueMode(m string) string {
 
 // running reports whether a workflow of the session runs.
 func (t *Session) running(ctx context.Context, id string) (bool, error) {
-	d, err := t.k.Client.DescribeWorkflowExecution(ctx, workflows.WorkflowID(id), "")
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	status, _, err := t.k.RunStatus(ctx, id, "")
+	if isNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("describe workflow %s: %w", workflows.WorkflowID(id), err)
 	}
-	return d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
+	return status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
 }
 
 // LatestPrompt implements PromptWatcher with one
@@ -317,8 +307,7 @@ func (t *Session) running(ctx context.Context, id string) (bool, error) {
 func (t *Session) LatestPrompt(ctx context.Context) (PromptRun, bool, error) {
 	id := workflows.WorkflowID(t.SessionID())
 	d, err := t.k.Client.DescribeWorkflowExecution(ctx, id, "")
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	if isNotFound(err) {
 		return PromptRun{}, false, nil
 	}
 	if err != nil {
@@ -529,7 +518,8 @@ type TerminalError string
 
 func (e TerminalError) Error() string { return string(e) }
 
-// newEntryID is 8 random hex digits, as the terminal agent's entry ids.
+// newEntryID is 8 random hex digits, as the terminal agent's entry ids
+// (and the random part of a new or forked session's id).
 func newEntryID() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
@@ -540,9 +530,7 @@ func newEntryID() string {
 // appears with its first prompt (in this process's directory as
 // workspace). The model and thinking level chosen carry over.
 func (t *Session) NewSession(ctx context.Context) error {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	id := "rpc-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+	id := "rpc-" + time.Now().UTC().Format("20060102-150405") + "-" + newEntryID()
 	t.mu.Lock()
 	t.session = id
 	model, thinking := t.model, t.thinking
@@ -676,11 +664,10 @@ func (t *Session) Fork(ctx context.Context, entryID string, at bool) (string, er
 	if !at {
 		target, text = e.ParentID, e.Message.Text()
 	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	id := src + "-fork-" + hex.EncodeToString(b)
+	random := newEntryID()
+	id := src + "-fork-" + random
 	if len(id) > 128 {
-		id = "fork-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+		id = "fork-" + time.Now().UTC().Format("20060102-150405") + "-" + random
 	}
 	if _, err := t.store.Init(id, sess.Header.Cwd, sess.Header.Host); err != nil {
 		return "", err
@@ -752,33 +739,20 @@ func (t *Session) streamBash(ctx context.Context, id, runID string, onOutput fun
 	if onOutput == nil {
 		return func() {}
 	}
-	fctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		prev := ""
-		_, _ = t.k.FollowFrom(fctx, id, runID, 0, nil, func(e agent.Event) {
-			if e.Type != agent.EventToolExecutionUpdate || e.PartialResult == nil {
-				return
-			}
-			var cur strings.Builder
-			for _, b := range e.PartialResult.Content {
-				cur.WriteString(b.Text)
-			}
-			if d := live.TailDelta(prev, cur.String()); d != "" {
-				onOutput(d)
-			}
-			prev = cur.String()
-		})
-	}()
-	return func() {
-		select {
-		case <-done:
-		case <-time.After(bashStreamDrain):
+	prev := ""
+	return t.k.followAside(ctx, id, runID, bashStreamDrain, func(e agent.Event) {
+		if e.Type != agent.EventToolExecutionUpdate || e.PartialResult == nil {
+			return
 		}
-		stop()
-		<-done
-	}
+		var cur strings.Builder
+		for _, b := range e.PartialResult.Content {
+			cur.WriteString(b.Text)
+		}
+		if d := live.TailDelta(prev, cur.String()); d != "" {
+			onOutput(d)
+		}
+		prev = cur.String()
+	})
 }
 
 // AbortBash implements SessionBackend: it aborts the user command this

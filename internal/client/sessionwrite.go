@@ -17,9 +17,6 @@ import (
 // with one. Once started the write is durable: it lands when a worker
 // runs it.
 func (k *Controller) StartSessionWrite(ctx context.Context, in workflows.SessionWriteInput) (client.WorkflowRun, error) {
-	if err := in.Validate(); err != nil {
-		return nil, err
-	}
-	opts := k.sessionStartOptions(in.SessionID, fmt.Sprintf("write %d entries to session %s", len(in.Entries), in.SessionID))
-	return k.startSessionWorkflow(ctx, opts, in.SessionID, "session write of", workflows.SessionWriteWorkflowName, in)
+	return k.startSessionWorkflow(ctx, in.SessionID, fmt.Sprintf("write %d entries to session %s", len(in.Entries), in.SessionID),
+		"session write of", workflows.SessionWriteWorkflowName, in, nil)
 }

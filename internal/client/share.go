@@ -112,7 +112,7 @@ func (s *subscription) take() []followItem {
 
 // subscribe joins the reader of key, or starts one (start makes its
 // follower loop, for a reader that starts after seq after).
-func subscribe(ctx context.Context, key shareKey, after int64, start func(sink followSink) *follower) (*reader, *subscription) {
+func subscribe(ctx context.Context, key shareKey, after int64, start func(out *reader) *follower) (*reader, *subscription) {
 	sub := newSubscription()
 	readers.Lock()
 	defer readers.Unlock()
@@ -170,7 +170,7 @@ func (r *reader) run(ctx context.Context, f *follower) {
 	r.log = nil
 }
 
-// event implements followSink.
+// event passes on a workflow event, in seq order.
 func (r *reader) event(e agent.Event) {
 	readers.Lock()
 	defer readers.Unlock()
@@ -207,24 +207,20 @@ func cloneEvent(e agent.Event) agent.Event {
 	return out
 }
 
-// snapshots implements followSink.
+// snapshots passes on a round of live snapshots (not empty), sorted by
+// publication; queried says the events query ran after the Describe
+// that read them (snapshots of entries the client has no live event of
+// may then be passed on). A nil reader passes nothing (a pushReader's
+// tests).
 func (r *reader) snapshots(pending []live.Stamped, queried bool) {
+	if r == nil {
+		return
+	}
 	readers.Lock()
 	defer readers.Unlock()
 	for s := range r.subs {
 		s.push(followItem{pending: pending, queried: queried})
 	}
-}
-
-// followSink is where a follower loop passes what it read.
-type followSink interface {
-	// event is a workflow event, in seq order.
-	event(e agent.Event)
-	// snapshots is a round of live snapshots (not empty), sorted by
-	// publication; queried says the events query ran after the Describe
-	// that read them (snapshots of entries the client has no live event
-	// of may then be passed on).
-	snapshots(pending []live.Stamped, queried bool)
 }
 
 // delivery is one Follow call's side: its cursor, its seq and its fn.

@@ -34,15 +34,19 @@ func (e *MessageTooLargeError) Error() string {
 // Is matches ErrMessageTooLarge.
 func (e *MessageTooLargeError) Is(target error) bool { return target == ErrMessageTooLarge }
 
+// dataConverter is DataConverter, or the SDK's default.
+func (k *Controller) dataConverter() converter.DataConverter {
+	if k.DataConverter == nil {
+		return converter.GetDefaultDataConverter()
+	}
+	return k.DataConverter
+}
+
 // checkPayloadSize refuses v (a workflow input or a signal's payload
 // carrying a message of messageBytes) when its encoding with the
 // controller's converter is above workflows.MaxInputBytes.
 func (k *Controller) checkPayloadSize(what string, messageBytes int, v any) error {
-	dc := k.DataConverter
-	if dc == nil {
-		dc = converter.GetDefaultDataConverter()
-	}
-	p, err := dc.ToPayloads(v)
+	p, err := k.dataConverter().ToPayloads(v)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", what, err)
 	}

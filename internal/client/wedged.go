@@ -2,14 +2,12 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/serviceerror"
 
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/workflows"
@@ -40,12 +38,9 @@ type WedgedTask struct {
 // and processes signals once a worker takes it: not wedged). nil when
 // the workflow is healthy; ErrNoRunningPrompt when none runs.
 func (k *Controller) Wedged(ctx context.Context, sessionID string) (*WedgedTask, error) {
-	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
-	defer cancel()
 	id := workflows.WorkflowID(sessionID)
-	resp, err := k.Client.DescribeWorkflowExecution(cctx, id, "")
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	resp, err := k.describe(ctx, id, "")
+	if isNotFound(err) {
 		return nil, fmt.Errorf("%w in session %s", ErrNoRunningPrompt, sessionID)
 	}
 	if err != nil {

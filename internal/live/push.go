@@ -100,13 +100,9 @@ type pushedCall struct {
 // ListenHub starts a hub on addr (host:port; port 0 picks one). Its URL
 // names the listener's address, or this host's name when addr's host is
 // unspecified (":0", "0.0.0.0:7300"): what followers on other hosts dial.
-// The last opts, if any, say whether it serves HTTPS and seals its lines
-// (push_tls.go, push_codec.go).
-func ListenHub(addr string, opts ...HubOptions) (*Hub, error) {
-	var o HubOptions
-	for _, x := range opts {
-		o = x
-	}
+// o says whether it serves HTTPS and seals its lines (push_tls.go,
+// push_codec.go).
+func ListenHub(addr string, o HubOptions) (*Hub, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("live push: listen on %s: %w", addr, err)
@@ -233,35 +229,30 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		return rc.Flush() == nil
 	}
+	gap := time.NewTimer(pushGap)
+	defer gap.Stop()
+	// over waits for a change or the gap's end (false), or the end of
+	// the stream (true: the call's end sends its last bytes first).
+	over := func(change <-chan struct{}, gapEnd <-chan time.Time) bool {
+		select {
+		case <-r.Context().Done():
+		case <-h.closing:
+		case <-c.done:
+			send()
+		case <-change:
+			return false
+		case <-gapEnd:
+			return false
+		}
+		return true
+	}
 	if !send() {
 		return
 	}
-	gap := time.NewTimer(pushGap)
-	defer gap.Stop()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-h.closing:
-			return
-		case <-c.done:
-			send() // the last bytes
-			return
-		case <-changed:
-		}
-		if !send() {
-			return
-		}
+	for !over(changed, nil) && send() {
 		gap.Reset(pushGap)
-		select {
-		case <-r.Context().Done():
+		if over(nil, gap.C) {
 			return
-		case <-h.closing:
-			return
-		case <-c.done:
-			send()
-			return
-		case <-gap.C:
 		}
 	}
 }

@@ -19,7 +19,7 @@ import (
 
 func newTestHub(t *testing.T) *Hub {
 	t.Helper()
-	h, err := ListenHub("127.0.0.1:0")
+	h, err := ListenHub("127.0.0.1:0", HubOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

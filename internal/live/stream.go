@@ -114,12 +114,9 @@ type Accumulator struct {
 	price    *agent.ModelCost
 	// streamed is the number of bytes of model output added.
 	streamed int
-	version  uint64
-	// changed gets a token (never blocking) on every change, so a
-	// heartbeat loop can publish a change at once instead of on a tick.
-	changed chan struct{}
-	// watchers get a token on every change too (Watch: a push hub's
-	// streams), each its own.
+	// watchers get a token (never blocking) on every change, each its
+	// own (Watch: the heartbeat loop, a push hub's streams), so a change
+	// is published at once instead of on a tick.
 	watchers map[chan struct{}]bool
 }
 
@@ -171,28 +168,17 @@ func (t *tailBuffer) tail(n int) (offset int, s string) {
 // write entryID; attempt is the number of model calls already made for the
 // turn.
 func NewModel(entryID string, attempt int) *Accumulator {
-	return &Accumulator{kind: KindModel, entryID: entryID, attempt: attempt, changed: make(chan struct{}, 1)}
+	return &Accumulator{kind: KindModel, entryID: entryID, attempt: attempt}
 }
 
 // NewTool returns the accumulator of a RunTool call that will write
 // entryID.
 func NewTool(entryID, toolCallID, toolName string) *Accumulator {
-	return &Accumulator{kind: KindTool, entryID: entryID, toolCallID: toolCallID, toolName: toolName,
-		changed: make(chan struct{}, 1)}
+	return &Accumulator{kind: KindTool, entryID: entryID, toolCallID: toolCallID, toolName: toolName}
 }
-
-// Changed receives a value after the accumulator changed (at most one is
-// pending: several changes in a row leave one). Nil for an accumulator not
-// made by NewModel or NewTool.
-func (a *Accumulator) Changed() <-chan struct{} { return a.changed }
 
 // bump records a change (caller holds mu).
 func (a *Accumulator) bump() {
-	a.version++
-	select {
-	case a.changed <- struct{}{}:
-	default:
-	}
 	for w := range a.watchers {
 		select {
 		case w <- struct{}{}:
@@ -202,8 +188,8 @@ func (a *Accumulator) bump() {
 }
 
 // Watch returns a channel that receives a value after the accumulator
-// changed (at most one pending), independent of Changed and of other
-// watchers, and the function that stops it.
+// changed (at most one is pending: several changes in a row leave one),
+// independent of other watchers, and the function that stops it.
 func (a *Accumulator) Watch() (<-chan struct{}, func()) {
 	w := make(chan struct{}, 1)
 	a.mu.Lock()
@@ -329,14 +315,6 @@ func (a *Accumulator) updateTokens() bool {
 	}
 	a.outputTokens = n
 	return true
-}
-
-// Version counts the changes; a heartbeat loop can skip a snapshot when it
-// has not changed since the last one it sent.
-func (a *Accumulator) Version() uint64 {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.version
 }
 
 // Snapshot returns the output so far, bounded by MaxSnapshotBytes: the

@@ -225,7 +225,6 @@ func TestStreamAccumulator_Concurrent(t *testing.T) {
 					return
 				}
 				last = b.End()
-				_ = a.Version()
 			}
 		})
 	}
@@ -280,32 +279,36 @@ func TestStreamAccumulator_OutputTokens(t *testing.T) {
 	}
 }
 
-// Every change is signalled on Changed, and a burst leaves one signal.
+// Every change is signalled to a watcher, and a burst leaves one signal.
 func TestStreamAccumulator_ChangedSignals(t *testing.T) {
 	a := NewModel("a1", 0)
+	changed, stop := a.Watch()
+	defer stop()
 	select {
-	case <-a.Changed():
+	case <-changed:
 		t.Fatal("signal before any change")
 	default:
 	}
 	for range 5 {
 		a.Add(llm.Delta{Type: agent.DeltaText, Delta: "x"})
 	}
-	<-a.Changed()
+	<-changed
 	select {
-	case <-a.Changed():
+	case <-changed:
 		t.Fatal("a burst left more than one signal")
 	default:
 	}
 	a.Add(llm.Delta{Type: "unknown", Delta: "x"})
 	select {
-	case <-a.Changed():
+	case <-changed:
 		t.Fatal("an ignored delta signalled a change")
 	default:
 	}
 	tool := NewTool("r1", "c1", "bash")
+	toolChanged, stopTool := tool.Watch()
+	defer stopTool()
 	tool.SetOutput("out")
-	<-tool.Changed()
+	<-toolChanged
 }
 
 // Issue 24: a model snapshot carries the usage so far: the provider's

@@ -65,7 +65,7 @@ func TestIntegration_LivePushFollower(t *testing.T) {
 // fallback), and the message_end.
 func TestIntegration_LivePushRefusedFallsBack(t *testing.T) {
 	e, answer := streamingEnv(t)
-	hub, err := live.ListenHub("127.0.0.1:0")
+	hub, err := live.ListenHub("127.0.0.1:0", live.HubOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
