@@ -2,6 +2,7 @@ package devserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -70,11 +71,16 @@ type Options struct {
 	// LogToStderr, to stderr.
 	Logger      *slog.Logger
 	LogToStderr bool
-	// TLS serves the frontend over TLS (nil: plaintext).
-	TLS *TLS
 	// Journal is the SQLite journal mode: JournalRollback (also "") or
 	// JournalWAL. Both commit durably; see sqlConfig.
 	Journal string
+
+	// tlsServer and tlsClient, set only by tests (tls_test.go), make the
+	// frontend serve TLS so that clients' TLS settings can be tested
+	// against a real frontend: tlsServer edits the server configuration,
+	// tlsClient is the TLS of the server's own readiness client.
+	tlsServer func(*config.Config)
+	tlsClient *tls.Config
 }
 
 // SQLite journal modes of Options.Journal.
@@ -158,10 +164,6 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := prepareDatabase(sql, dir.dbPath(), opts.Namespace); err != nil {
 		return nil, err
 	}
-	clientTLS, err := opts.TLS.clientConfig()
-	if err != nil {
-		return nil, err
-	}
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("devserver: start cancelled: %w", err)
@@ -190,7 +192,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 
 	if uiPort != NoUI {
-		s.ui = newUI(plan.ip, uiPort, s.frontendAddr, opts.Namespace, opts.TLS)
+		s.ui = newUI(plan.ip, uiPort, s.frontendAddr, opts.Namespace)
 		s.uiDone = runUI(s.ui)
 		s.uiAddr = "http://" + hostPort(plan.reachIP, uiPort)
 	}
@@ -198,7 +200,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	waitCtx, cancel := context.WithTimeoutCause(ctx, startTimeout,
 		fmt.Errorf("not ready after %s", startTimeout))
 	defer cancel()
-	if err := awaitFrontend(waitCtx, s.frontendAddr, opts.Namespace, opts.SearchAttributes, clientTLS); err != nil {
+	if err := awaitFrontend(waitCtx, s.frontendAddr, opts.Namespace, opts.SearchAttributes, opts.tlsClient); err != nil {
 		return nil, err
 	}
 	if s.ui != nil {
@@ -277,11 +279,6 @@ func (o *Options) normalize() error {
 	if o.Namespace == primitives.SystemLocalNamespace {
 		return fmt.Errorf("devserver: namespace %q is reserved by the server", o.Namespace)
 	}
-	if o.TLS != nil {
-		if err := o.TLS.check(); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -352,7 +349,9 @@ func planListeners(o Options) (listenPlan, int, error) {
 // most bindAttempts times, and only after a lost port race.
 func buildServer(plan listenPlan, sql *config.SQL, opts Options, gate *logGate) (srv temporal.Server, err error) {
 	cfg := serverConfig(plan, sql)
-	opts.TLS.apply(cfg)
+	if opts.tlsServer != nil {
+		opts.tlsServer(cfg)
+	}
 	fatal := new(fatalLog)
 	defer func() {
 		f := fatal.get()
