@@ -21,6 +21,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"golang.org/x/term"
 
 	"github.com/durableagent/durableagent/internal/cli"
 	"github.com/durableagent/durableagent/internal/client"
@@ -28,7 +29,6 @@ import (
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/stack"
-	"github.com/durableagent/durableagent/internal/term"
 	"github.com/durableagent/durableagent/workflows"
 	"github.com/spf13/pflag"
 )
@@ -67,7 +67,7 @@ func run(ctx context.Context, env cli.Env, args []string) int {
 	sessionID := fs.String("session", fmt.Sprintf("demo-%d", time.Now().Unix()), "session id")
 	faults := fs.StringArray("fault", DefaultScript, "the scripted model's script, one element per model call (repeatable; see docs/tools.md)")
 	workspace := fs.String("workspace", "", "the job's workspace (default: a new temporary directory with the demo's files)")
-	keep := fs.Bool("keep", isTerminal(os.Stdin), "keep the server and UI running after the prompt until Ctrl-C (default: when run from a terminal)")
+	keep := fs.Bool("keep", term.IsTerminal(int(os.Stdin.Fd())), "keep the server and UI running after the prompt until Ctrl-C (default: when run from a terminal)")
 	settings.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
@@ -235,12 +235,6 @@ func line(lines []string, i int) string {
 		return lines[i]
 	}
 	return ""
-}
-
-// isTerminal says whether f is a terminal (not merely a character device
-// such as /dev/null).
-func isTerminal(f *os.File) bool {
-	return term.IsTerminal(f)
 }
 
 // ownQueueIfServed: when a server already runs at temporal.address and a
