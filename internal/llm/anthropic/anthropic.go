@@ -43,6 +43,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -68,7 +69,7 @@ type Provider struct {
 
 // New returns a provider.
 func New(opts Options) *Provider {
-	return &Provider{opts: opts.WithDefaults()}
+	return &Provider{opts: opts}
 }
 
 // Complete implements llm.Provider.
@@ -80,7 +81,6 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 		option.WithoutEnvironmentDefaults(),
 		option.WithAPIKey(req.Secret),
 		option.WithMaxRetries(0),
-		option.WithHTTPClient(p.opts.HTTPClient),
 	}
 	if p.opts.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(p.opts.BaseURL))
@@ -347,7 +347,7 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error) agen
 			f.Header = apiErr.Response.Header
 		}
 	}
-	return llm.FailureMessage(req, f, p.opts.Now())
+	return llm.FailureMessage(req, f, time.Now())
 }
 
 // messages converts the run context. Thinking blocks go back with their
