@@ -47,9 +47,6 @@ type Extensions struct {
 	// unsandboxed where bubblewrap does not work (worker --dev, the
 	// demo), saying so on stderr, instead of refusing to start.
 	Dev bool
-	// MetricsHandler receives the SDK's metrics of this worker's polls,
-	// tasks and calls (nil: the client's; Dial sets none).
-	MetricsHandler sdkclient.MetricsHandler
 }
 
 // NewWorker is the one worker constructor: every main (worker,
@@ -89,17 +86,13 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (work
 		}
 		acts.Push = g.push
 	}
-	if o.MetricsHandler == nil {
-		if g.metrics, err = serveMetrics(s, o.Dev); err != nil {
-			g.stopMetrics()
-			return nil, err
-		}
-		if g.metrics != nil {
-			o.MetricsHandler = g.metrics.Handler
-		}
+	if g.metrics, err = serveMetrics(s, o.Dev); err != nil {
+		g.stopMetrics()
+		return nil, err
 	}
-	if o.MetricsHandler != nil {
-		if c, err = withMetrics(c, s, o.MetricsHandler); err != nil {
+	if g.metrics != nil {
+		// The SDK's metrics of this worker's polls, tasks and calls.
+		if c, err = withMetrics(c, s, g.metrics.Handler); err != nil {
 			g.stopMetrics()
 			return nil, err
 		}

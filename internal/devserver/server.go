@@ -18,12 +18,9 @@ import (
 	"go.temporal.io/server/temporal"
 )
 
-// Defaults that a caller's settings should use for the options. The ports are
-// not applied to a zero Options.Port / UIPort: zero there asks for a free port.
+// Defaults of Options.IP and Options.Namespace.
 const (
 	DefaultIP        = "127.0.0.1"
-	DefaultPort      = 7233
-	DefaultUIPort    = 8233
 	DefaultNamespace = "default"
 
 	// NoUI as Options.UIPort disables the Web UI.
@@ -54,10 +51,10 @@ type Options struct {
 	// DefaultIP (127.0.0.1): the dev server has no authentication, so it
 	// stays on loopback unless told otherwise. "localhost" means 127.0.0.1.
 	IP string
-	// Port is the frontend gRPC port, normally DefaultPort (7233).
+	// Port is the frontend gRPC port, normally 7233 (dev.port).
 	// 0 picks a free port (tests).
 	Port int
-	// UIPort is the Web UI port, normally DefaultUIPort (8233).
+	// UIPort is the Web UI port, normally 8233 (dev.uiPort).
 	// 0 picks a free port; NoUI (-1) runs no UI.
 	UIPort int
 	// Namespace is created on first start if missing. Empty means
