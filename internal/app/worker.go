@@ -17,13 +17,11 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
-	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/internal/tracing"
-	"github.com/durableagent/durableagent/internal/visibility"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -391,19 +389,4 @@ func ServeCodec(s settings.Settings, addr string, byDefault bool, origins []stri
 		return nil, nil
 	}
 	return srv, err
-}
-
-// ensureJobSearch registers the job's search attributes where the
-// namespace lacks them, so the Temporal UI can filter jobs by status, and
-// tells the Prompt workflow whether it may set them. A worker that may not
-// add them (Temporal Cloud, a role without operator rights) says so once:
-// its prompts keep their memo only (starter top works from it).
-func ensureJobSearch(c sdkclient.Client, namespace string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := visibility.Ensure(ctx, c, namespace, visibility.Jobs)
-	workflows.SetSearchAttributesReady(err == nil)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "worker: jobs are not filterable by status in the Temporal UI: %s\n", line.First(err.Error()))
-	}
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/primitives"
 	"go.temporal.io/server/temporal"
@@ -60,9 +59,6 @@ type Options struct {
 	// Namespace is created on first start if missing. Empty means
 	// DefaultNamespace. New namespaces keep closed workflows for 7 days.
 	Namespace string
-	// SearchAttributes are custom search attributes registered in Namespace
-	// at start when missing; an existing one with another type is an error.
-	SearchAttributes map[string]enumspb.IndexedValueType
 	// Logger receives the server's logs at Warn and above. Nil writes them
 	// to the file <DataDir>/server.log (Server.LogFile), or, with
 	// LogToStderr, to stderr.
@@ -197,7 +193,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	waitCtx, cancel := context.WithTimeoutCause(ctx, startTimeout,
 		fmt.Errorf("not ready after %s", startTimeout))
 	defer cancel()
-	if err := awaitFrontend(waitCtx, s.frontendAddr, opts.Namespace, opts.SearchAttributes, opts.tlsClient); err != nil {
+	if err := awaitFrontend(waitCtx, s.frontendAddr, opts.Namespace, opts.tlsClient); err != nil {
 		return nil, err
 	}
 	if s.ui != nil {

@@ -19,7 +19,6 @@ import (
 	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/devserver"
 	"github.com/durableagent/durableagent/internal/settings"
-	"github.com/durableagent/durableagent/internal/visibility"
 )
 
 // Stack is a running worker, with the embedded server when it started one.
@@ -75,10 +74,7 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 				Port:      s.Dev.Port,
 				UIPort:    uiPort,
 				Namespace: s.Temporal.Namespace,
-				// The job's search attributes exist before any worker
-				// starts a prompt (a worker adds them too, elsewhere).
-				SearchAttributes: visibility.Jobs,
-				Logger:           opts.Logger,
+				Logger:    opts.Logger,
 				// Its routine warnings stay off the terminal unless
 				// dev.log asks for them; the banner names the file.
 				LogToStderr: s.Dev.Log,

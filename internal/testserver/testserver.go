@@ -32,7 +32,6 @@ import (
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/devserver"
 	"github.com/durableagent/durableagent/internal/settings"
-	"github.com/durableagent/durableagent/internal/visibility"
 )
 
 // startTimeout bounds a server start (a cold start on 2 busy cores takes
@@ -107,7 +106,6 @@ func start(dir string, port int) (*devserver.Server, error) {
 	defer cancel()
 	return devserver.Start(ctx, devserver.Options{
 		DataDir: filepath.Join(dir, "temporal"), Port: port, UIPort: devserver.NoUI, Logger: Quiet(),
-		SearchAttributes: visibility.Jobs,
 	})
 }
 
