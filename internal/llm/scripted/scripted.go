@@ -52,12 +52,11 @@
 // delta with no Type; the answer's usage is USAGE, its output the
 // estimate when USAGE leaves it out.
 //
-// A summary request (Request.Purpose == llm.PurposeSummarize, or the
-// compaction summary system prompt) replays the same kinds of faults from
-// its own script (the activity passes the model's summary fault script as
-// Request.Faults) and then answers with a short deterministic summary in
-// the compaction format, built from the number of messages in the
-// transcript it was given (see SummaryReply).
+// A summary request (Request.Purpose == llm.PurposeSummarize) replays the
+// same kinds of faults from its own script (the activity passes the
+// model's summary fault script as Request.Faults) and then answers with a
+// short deterministic summary in the compaction format, built from the
+// number of messages in the transcript it was given (see SummaryReply).
 package scripted
 
 import (
