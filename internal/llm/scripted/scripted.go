@@ -318,18 +318,9 @@ func objectArguments(name string, args json.RawMessage) (json.RawMessage, error)
 	}
 	var buf bytes.Buffer
 	if args[0] != '{' || json.Compact(&buf, args) != nil {
-		return nil, fmt.Errorf("arguments of %s are not a JSON object: %s", name, argsPreview(args))
+		return nil, fmt.Errorf("arguments of %s are not a JSON object: %s", name, line.Preview(string(args), 60))
 	}
 	return json.RawMessage(buf.Bytes()), nil
-}
-
-// oneLine shortens text for an error message.
-func argsPreview(b []byte) string {
-	s := line.Fold(string(b))
-	if len(s) > 60 {
-		s = s[:57] + "..."
-	}
-	return s
 }
 
 // ValidateScript checks every element of a fault script.
