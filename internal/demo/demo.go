@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -246,7 +245,7 @@ func line(lines []string, i int) string {
 func ownQueueIfServed(ctx context.Context, s *settings.Settings) string {
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	c, err := client.DialLocal(pctx, *s, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c, err := client.DialLocal(pctx, *s, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return "" // no server there: the demo starts its own
 	}

@@ -58,7 +58,7 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 		reused := false
 		if opts.ReuseServer {
 			pctx, cancel := context.WithTimeout(ctx, time.Second)
-			if c, err := client.DialLocal(pctx, s, quiet()); err == nil {
+			if c, err := client.DialLocal(pctx, s, slog.New(slog.DiscardHandler)); err == nil {
 				st.Client, reused = c, true
 			}
 			cancel()
@@ -190,8 +190,4 @@ func (st *Stack) Close() error {
 		return err
 	}
 	return nil
-}
-
-func quiet() *slog.Logger {
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }

@@ -14,7 +14,6 @@ package testserver
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -169,7 +168,7 @@ func SkipShort(t testing.TB) {
 
 // Quiet is a logger that drops everything (the server's and the SDK's
 // logs in tests).
-func Quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func Quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // TerminateOpen terminates the workflows still running on taskQueue: a
 // test's leftovers, which a later test reusing a session id (so a
