@@ -53,7 +53,7 @@ func newCredsWorkerWith(t *testing.T, s settings.Settings, adjust func(*activiti
 		t.Fatal(err)
 	}
 	for _, cr := range creds {
-		if err := c.Store.Add(cr); err != nil {
+		if err := c.File.Add(cr); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -221,7 +221,7 @@ func TestCallModel_UnreadableAuthStoreFailsWithCredentialsError(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The file's mode changes under the running worker.
-	if err := os.Chmod(w.creds.Store.Path(), 0o644); err != nil {
+	if err := os.Chmod(w.creds.File.Path(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 

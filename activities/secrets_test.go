@@ -113,7 +113,7 @@ func newProviderStack(t *testing.T, provider string, handler http.HandlerFunc, h
 	acts := &activities.Activities{
 		Sessions:          store,
 		Provider:          app.NewProviders(settingsFor(provider, srv.URL), nil),
-		Credentials:       &app.Credentials{Store: f},
+		Credentials:       &app.Credentials{File: f},
 		HeartbeatInterval: heartbeatInterval,
 	}
 

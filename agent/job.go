@@ -8,7 +8,7 @@ import "time"
 const MemoJob = "job"
 
 // Search attributes a prompt sets beside its memo when the namespace has
-// them (internal/visibility registers them): the Temporal UI's list and
+// them (internal/app/jobsearch.go registers them): the Temporal UI's list and
 // `temporal workflow list --query` filter jobs by them, e.g.
 // DurableAgentStatus = 'approval'.
 const (

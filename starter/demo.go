@@ -8,8 +8,9 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"golang.org/x/term"
+
 	"github.com/durableagent/durableagent/internal/cli"
-	"github.com/durableagent/durableagent/internal/term"
 )
 
 // workerPkg is the package, relative to the module root, of the binary
@@ -29,7 +30,7 @@ var demoCmd = cli.Command{
 // the embedded server.
 func runDemo(ctx context.Context, env cli.Env, args []string) int {
 	self := thisBuild()
-	bin, err := demoBinary(ctx, self, env.Stderr, term.IsTerminal(os.Stderr))
+	bin, err := demoBinary(ctx, self, env.Stderr, term.IsTerminal(int(os.Stderr.Fd())))
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
 		return cli.ExitUsage

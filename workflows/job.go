@@ -25,7 +25,7 @@ var (
 )
 
 // searchAttributesReady is set by the worker once its namespace has the
-// job's search attributes (internal/visibility).
+// job's search attributes (internal/app/jobsearch.go).
 var searchAttributesReady atomic.Bool
 
 // SetSearchAttributesReady says whether the namespace of this process's

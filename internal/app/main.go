@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -49,10 +48,16 @@ func WorkerMain(args []string, fs *pflag.FlagSet, noArgs string, reads func(sett
 	if err != nil {
 		return fail(err)
 	}
-	// A setting the worker does not read (one each prompt carries, such
-	// as tools.requireApproval) is named once, not ignored in silence.
-	if err := warnUnread(os.Stderr, opts, reads); err != nil {
+	// A setting the worker was given (flag, environment or settings file)
+	// and does not read (one each prompt carries, such as
+	// tools.requireApproval) is named once with where it takes effect,
+	// not ignored in silence.
+	unread, err := settings.Unread(opts, "the worker", reads)
+	if err != nil {
 		return fail(err)
+	}
+	for _, l := range unread {
+		fmt.Fprintf(os.Stderr, "worker: warning: %s\n", l)
 	}
 	if needsProvider() {
 		// Outside --dev the scripted fake must be asked for by name.
@@ -84,20 +89,4 @@ func WorkerMain(args []string, fs *pflag.FlagSet, noArgs string, reads func(sett
 		return 1
 	}
 	return 0
-}
-
-// warnUnread writes to w, one line each ("worker: warning: ..."), the
-// settings a worker was given by flag, environment or settings file and
-// does not read (settings.Unread with reads, e.g. settings.WorkerReads):
-// a prompt setting such as tools.requireApproval is named with where it
-// takes effect, not ignored in silence. The error is settings.Load's.
-func warnUnread(w io.Writer, opts settings.LoadOptions, reads func(settings.KeyInfo) bool) error {
-	lines, err := settings.Unread(opts, "the worker", reads)
-	if err != nil {
-		return err
-	}
-	for _, l := range lines {
-		fmt.Fprintf(w, "worker: warning: %s\n", l)
-	}
-	return nil
 }

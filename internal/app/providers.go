@@ -90,14 +90,17 @@ func NewCredentials(s settings.Settings) (*Credentials, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open auth store: %w", err)
 	}
-	return &Credentials{Store: f}, nil
+	return &Credentials{File: f}, nil
 }
 
-// Credentials adapts the file store to activities.Credentials and
-// activities.ModelFallback. Secrets leave it only towards the provider
-// call.
+// Credentials adapts the file store to activities.Credentials,
+// activities.ModelFallback, activities.SecretLister and
+// activities.RateWindows: the store's own methods where their shapes
+// agree (Secrets, MarkUsageLimitReached, RateLimited, Settle, Release),
+// and the three below where the activities want their own types.
+// Secrets leave it only towards the provider call.
 type Credentials struct {
-	Store *auth.File
+	*auth.File
 }
 
 // Select returns the session's credential id and secret. A store that
@@ -105,26 +108,17 @@ type Credentials struct {
 // error: the model call then fails with a CredentialsError naming the
 // store's problem, instead of running without the credential.
 func (c *Credentials) Select(provider, sessionID string) (id, secret string, ok bool, err error) {
-	cred, ok, err := c.Store.Select(provider, sessionID)
+	cred, ok, err := c.File.Select(provider, sessionID)
 	if err != nil {
 		return "", "", false, err
 	}
 	return cred.ID, cred.Secret, ok, nil
 }
 
-// Secrets lists the store's secrets, read now, for the redaction of tool
-// output (activities.SecretLister).
-func (c *Credentials) Secrets() ([]string, error) { return c.Store.Secrets() }
-
-// MarkUsageLimitReached blocks the session's credential (see auth.File).
-func (c *Credentials) MarkUsageLimitReached(provider, sessionID string, retryAfterMs int64) (bool, string, error) {
-	return c.Store.MarkUsageLimitReached(provider, sessionID, retryAfterMs)
-}
-
 // MarkUsageLimit is MarkUsageLimitReached knowing the session's model, so
 // that with no credential left the session can move to a fallback model.
 func (c *Credentials) MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (activities.MarkUsageLimitResult, error) {
-	sw, err := c.Store.MarkUsageLimit(provider, model, sessionID, retryAfterMs)
+	sw, err := c.File.MarkUsageLimit(provider, model, sessionID, retryAfterMs)
 	if err != nil {
 		return activities.MarkUsageLimitResult{}, err
 	}
@@ -134,20 +128,9 @@ func (c *Credentials) MarkUsageLimit(provider, model, sessionID string, retryAft
 // Admit asks the store's rate-limit window of key whether a model call
 // may go out (coordinated backoff, activities/backoff.go).
 func (c *Credentials) Admit(key, holder string, lease time.Duration) (activities.Admission, error) {
-	a, err := c.Store.Admit(key, holder, lease)
+	a, err := c.File.Admit(key, holder, lease)
 	return activities.Admission{Wait: a.Wait, Probe: a.Probe, Probing: a.Probing}, err
 }
-
-// RateLimited opens or extends the window of key (auth.File).
-func (c *Credentials) RateLimited(key string, retryAfterMs int64) error {
-	return c.Store.RateLimited(key, retryAfterMs)
-}
-
-// Settle reports that the provider took holder's call (auth.File).
-func (c *Credentials) Settle(key, holder string) error { return c.Store.Settle(key, holder) }
-
-// Release gives up holder's probe lease (auth.File).
-func (c *Credentials) Release(key, holder string) error { return c.Store.Release(key, holder) }
 
 // Both interfaces are checked here: a signature drift would otherwise
 // silently turn the fallback off (the activity finds ModelFallback by a

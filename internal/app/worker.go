@@ -2,13 +2,11 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"time"
 
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
@@ -19,13 +17,11 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
-	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/internal/tracing"
-	"github.com/durableagent/durableagent/internal/visibility"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -49,9 +45,6 @@ type Extensions struct {
 	// unsandboxed where bubblewrap does not work (worker --dev, the
 	// demo), saying so on stderr, instead of refusing to start.
 	Dev bool
-	// MetricsHandler receives the SDK's metrics of this worker's polls,
-	// tasks and calls (nil: the client's; Dial sets none).
-	MetricsHandler sdkclient.MetricsHandler
 }
 
 // NewWorker is the one worker constructor: every main (worker,
@@ -91,23 +84,19 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (work
 		}
 		acts.Push = g.push
 	}
-	if o.MetricsHandler == nil {
-		if g.metrics, err = serveMetrics(s, o.Dev); err != nil {
-			g.stopMetrics()
-			return nil, err
-		}
-		if g.metrics != nil {
-			o.MetricsHandler = g.metrics.Handler
-		}
+	if g.metrics, err = serveMetrics(s, o.Dev); err != nil {
+		g.stopMetrics()
+		return nil, err
 	}
-	if o.MetricsHandler != nil {
-		if c, err = withMetrics(c, s, o.MetricsHandler); err != nil {
+	if g.metrics != nil {
+		// The SDK's metrics of this worker's polls, tasks and calls.
+		if c, err = withMetrics(c, s, g.metrics.Handler); err != nil {
 			g.stopMetrics()
 			return nil, err
 		}
 		g.close = c.Close
 	}
-	tp, err := tracing.FromEnv(context.Background(), "durable-agent-worker")
+	tp, err := tracing.FromLookup(context.Background(), "durable-agent-worker", os.LookupEnv)
 	if err != nil {
 		g.stopMetrics()
 		return nil, err
@@ -403,26 +392,4 @@ func ServeCodec(s settings.Settings, addr string, byDefault bool, origins []stri
 		return nil, nil
 	}
 	return srv, err
-}
-
-// ensureJobSearch registers the job's search attributes where the
-// namespace lacks them, so the Temporal UI can filter jobs by status, and
-// tells the Prompt workflow whether it may set them. A worker that may not
-// add them (Temporal Cloud, a role without operator rights) says so once:
-// its prompts keep their memo only (starter top works from it). A
-// namespace that does not exist is the error, naming the step that makes
-// it.
-func ensureJobSearch(c sdkclient.Client, namespace string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := visibility.Ensure(ctx, c, namespace, visibility.Jobs)
-	var missing *serviceerror.NamespaceNotFound
-	if errors.As(err, &missing) {
-		return fmt.Errorf("namespace %q does not exist on this Temporal server: create it with `starter cluster init` (or temporal operator namespace create --namespace %s)", namespace, namespace)
-	}
-	workflows.SetSearchAttributesReady(err == nil)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "worker: jobs are not filterable by status in the Temporal UI: %s\n", line.First(err.Error()))
-	}
-	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"os"
 
-	"github.com/durableagent/durableagent/internal/term"
+	"golang.org/x/term"
 
 	"github.com/durableagent/durableagent/internal/tui"
 )
@@ -33,7 +33,7 @@ func runChat(ctx context.Context, env Env, args []string) int {
 	}
 	// Before Temporal is dialled: without a terminal the UI cannot run
 	// (/dev/null fails in epoll, a pipe would never end at EOF).
-	if f, isFile := env.Stdin.(*os.File); !isFile || !term.IsTerminal(f) {
+	if f, isFile := env.Stdin.(*os.File); !isFile || !term.IsTerminal(int(f.Fd())) {
 		return fail(env, "chat", errors.New("needs a terminal: stdin is not one (for scripts use starter prompt, or starter rpc for a JSON protocol)"))
 	}
 	b, closeFn, ok := c.backend(ctx, env, "chat")

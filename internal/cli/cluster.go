@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,10 +13,10 @@ import (
 	sdkclient "go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/settings"
-	"github.com/durableagent/durableagent/internal/visibility"
 )
 
 const clusterUsage = `starter cluster wait [--timeout 2m]
@@ -118,7 +116,7 @@ func waitServing(ctx context.Context, env Env, s settings.Settings, addr string)
 
 // initNamespace registers namespace with retention unless it exists, waits
 // until the server serves it, and adds the product's search attributes it
-// lacks (visibility.Jobs, which a worker also adds on start when it may).
+// lacks (app.EnsureJobSearch, which a worker also runs on start).
 func initNamespace(ctx context.Context, env Env, cl sdkclient.Client, addr, namespace string, retention time.Duration) error {
 	_, err := cl.WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
 		Namespace: namespace, WorkflowExecutionRetentionPeriod: durationpb.New(retention)})
@@ -133,14 +131,14 @@ func initNamespace(ctx context.Context, env Env, cl sdkclient.Client, addr, name
 		var desc *workflowservice.DescribeNamespaceResponse
 		desc, err = cl.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: namespace})
 		if err == nil {
-			if err = visibility.Ensure(ctx, cl, namespace, visibility.Jobs); err == nil {
+			if err = app.EnsureJobSearch(ctx, cl, namespace); err == nil {
 				kept := desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration()
 				verb := "exists"
 				if created {
 					verb = "created"
 				}
 				fmt.Fprintf(env.Stdout, "namespace %s %s at %s (retention %s; search attributes %s)\n",
-					namespace, verb, addr, kept, strings.Join(slices.Sorted(maps.Keys(visibility.Jobs)), ", "))
+					namespace, verb, addr, kept, strings.Join(app.JobSearchAttributes(), ", "))
 				return nil
 			}
 		}

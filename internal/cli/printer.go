@@ -9,10 +9,11 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/settings"
-	"github.com/durableagent/durableagent/internal/term"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -74,7 +75,7 @@ func withFull(full bool) printerOption { return func(p *printer) { p.full = full
 // such as /dev/null).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(f)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func (p *printer) print(e agent.Event) {

@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"golang.org/x/term"
 
 	"github.com/durableagent/durableagent/internal/cli"
 	"github.com/durableagent/durableagent/internal/client"
@@ -28,7 +28,6 @@ import (
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/stack"
-	"github.com/durableagent/durableagent/internal/term"
 	"github.com/durableagent/durableagent/workflows"
 	"github.com/spf13/pflag"
 )
@@ -66,7 +65,7 @@ func run(ctx context.Context, env cli.Env, args []string) int {
 	sessionID := fs.String("session", fmt.Sprintf("demo-%d", time.Now().Unix()), "session id")
 	faults := fs.StringArray("fault", DefaultScript, "the scripted model's script, one element per model call (repeatable; see docs/tools.md)")
 	workspace := fs.String("workspace", "", "the job's workspace (default: a new temporary directory with the demo's files)")
-	keep := fs.Bool("keep", isTerminal(os.Stdin), "keep the server and UI running after the prompt until Ctrl-C (default: when run from a terminal)")
+	keep := fs.Bool("keep", term.IsTerminal(int(os.Stdin.Fd())), "keep the server and UI running after the prompt until Ctrl-C (default: when run from a terminal)")
 	settings.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
@@ -236,12 +235,6 @@ func line(lines []string, i int) string {
 	return ""
 }
 
-// isTerminal says whether f is a terminal (not merely a character device
-// such as /dev/null).
-func isTerminal(f *os.File) bool {
-	return term.IsTerminal(f)
-}
-
 // ownQueueIfServed: when a server already runs at temporal.address and a
 // worker polls the demo's task queue there, that worker (of any data dir)
 // would take the job's activities and write the session under its own
@@ -251,7 +244,7 @@ func isTerminal(f *os.File) bool {
 func ownQueueIfServed(ctx context.Context, s *settings.Settings) string {
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	c, err := client.DialLocal(pctx, *s, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c, err := client.DialLocal(pctx, *s, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return "" // no server there: the demo starts its own
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/durableagent/durableagent/internal/cli"
 	"github.com/durableagent/durableagent/internal/client"
@@ -25,8 +26,8 @@ func TestIsTerminal_DevNullIsNotATerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer null.Close()
-	if isTerminal(null) {
-		t.Fatalf("isTerminal(%s) = true: --keep would default on with stdin from /dev/null", os.DevNull)
+	if term.IsTerminal(int(null.Fd())) {
+		t.Fatalf("term.IsTerminal(%s) = true: --keep would default on with stdin from /dev/null", os.DevNull)
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -114,12 +113,7 @@ func waitForEvent(ctx context.Context, t *testing.T, c client.Client, id, runID 
 // workflow.NewTimer completes through a real worker.
 func TestDevServer_StartsAndRunsWorkflowWithDurableTimer(t *testing.T) {
 	skipShort(t)
-	const attr = "DevServerTestAttempt"
-	s := startServer(t, Options{
-		DataDir:          t.TempDir(),
-		UIPort:           NoUI,
-		SearchAttributes: map[string]enumspb.IndexedValueType{attr: enumspb.INDEXED_VALUE_TYPE_INT},
-	})
+	s := startServer(t, Options{DataDir: t.TempDir(), UIPort: NoUI})
 	if host, _, err := net.SplitHostPort(s.FrontendAddress()); err != nil || host != "127.0.0.1" {
 		t.Errorf("FrontendAddress() = %q, want loopback host:port", s.FrontendAddress())
 	}
@@ -148,15 +142,6 @@ func TestDevServer_StartsAndRunsWorkflowWithDurableTimer(t *testing.T) {
 	}
 	// The wait was a server timer, not something the worker did alone.
 	waitForEvent(ctx, t, c, run.GetID(), run.GetRunID(), enumspb.EVENT_TYPE_TIMER_FIRED)
-
-	attrs, err := c.OperatorService().ListSearchAttributes(ctx,
-		&operatorservice.ListSearchAttributesRequest{Namespace: s.Namespace()})
-	if err != nil {
-		t.Fatalf("list search attributes: %v", err)
-	}
-	if typ := attrs.GetCustomAttributes()[attr]; typ != enumspb.INDEXED_VALUE_TYPE_INT {
-		t.Errorf("search attribute %s has type %s, want Int", attr, typ)
-	}
 }
 
 // State survives a restart: a workflow blocked on a pending 3s durable timer

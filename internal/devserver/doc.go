@@ -15,8 +15,9 @@
 //     internal history, matching and worker services always listen on
 //     127.0.0.1 on free ports, so they are never exposed.
 //   - The ports Start picks (internal services, Port or UIPort 0) lie
-//     outside the kernel's ephemeral range, so no program asking for "any
-//     free port" is handed one before the server binds it. If another
+//     outside the kernel's ephemeral range (unless it leaves no room), so
+//     no program asking for "any free port" is handed one before the
+//     server binds it. If another
 //     program binds one first anyway, Start builds the server again on new
 //     ports (up to 3 builds in all) and never panics; a port the user set
 //     that is taken is a *PortInUseError at once.

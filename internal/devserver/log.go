@@ -161,18 +161,10 @@ func (l serverLogger) With(tags ...tag.Tag) log.Logger {
 }
 
 func (l serverLogger) emit(level slog.Level, msg string, tags []tag.Tag) {
-	if !l.gate.allows(level, tags) {
-		return
-	}
 	ctx := context.Background()
-	if !l.log.Enabled(ctx, level) {
-		return
+	if l.gate.allows(level, tags) && l.log.Enabled(ctx, level) {
+		l.log.Log(ctx, level, msg, tagsToArgs(tags)...)
 	}
-	attrs := make([]slog.Attr, len(tags))
-	for i, t := range tags {
-		attrs[i] = slog.Any(t.Key(), t.Value())
-	}
-	l.log.LogAttrs(ctx, level, msg, attrs...)
 }
 
 func tagsToArgs(tags []tag.Tag) []any {

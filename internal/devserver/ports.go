@@ -125,8 +125,8 @@ const (
 	// pickLow is the lowest port picked: below it are the fixed ports of
 	// well-known services (7233, 8233, 5432, 9090, ...).
 	pickLow = 10000
-	// pickMinSpan is the fewest ports a range must offer to be picked
-	// from at random; with fewer, freePort asks the kernel instead.
+	// pickMinSpan is the fewest ports a range beside the ephemeral one
+	// must offer to be picked from (see pickRange).
 	pickMinSpan = 1000
 	// pickTries bounds the random draws of one pick.
 	pickTries = 100
@@ -161,26 +161,24 @@ func parsePortRange(s string) (lo, hi int, ok bool) {
 }
 
 // pickRange is where pickPort draws from, given the ephemeral range
-// ephLo-ephHi: the ports from pickLow up to ephLo, else those above ephHi;
-// ok is false when neither offers pickMinSpan ports.
-func pickRange(ephLo, ephHi int) (lo, hi int, ok bool) {
+// ephLo-ephHi: the ports from pickLow up to ephLo, else those above ephHi.
+// When neither offers pickMinSpan ports (a range configured to cover
+// nearly everything) it is every port from pickLow: no port is then safe
+// from the kernel, and Start's retry with new ports covers a lost race.
+func pickRange(ephLo, ephHi int) (lo, hi int) {
 	if ephLo-pickLow >= pickMinSpan {
-		return pickLow, ephLo - 1, true
+		return pickLow, ephLo - 1
 	}
 	if 65535-ephHi >= pickMinSpan {
-		return max(ephHi+1, pickLow), 65535, true
+		return max(ephHi+1, pickLow), 65535
 	}
-	return 0, 0, false
+	return pickLow, 65535
 }
 
-// pickPort returns a port on ip outside the ephemeral range that is free
-// now and not in avoid (the plan's other ports). When the range leaves
-// too little room it falls back to freePort.
+// pickPort returns a port on ip from pickRange that is free now and not
+// in avoid (the plan's other ports).
 func pickPort(ip string, avoid map[int]bool) (int, error) {
-	lo, hi, ok := pickRange(ephemeralRange())
-	if !ok {
-		return freePort(ip)
-	}
+	lo, hi := pickRange(ephemeralRange())
 	for range pickTries {
 		p := lo + rand.IntN(hi-lo+1)
 		if avoid[p] {
@@ -210,39 +208,6 @@ func takenPort(err error) (*net.TCPAddr, bool) {
 	}
 	addr, ok := op.Addr.(*net.TCPAddr)
 	return addr, ok
-}
-
-// freePort asks the kernel for an unused port on ip; pickPort uses it when
-// the ephemeral range leaves no room outside it.
-//
-// On Linux a port handed out for bind(:0) can be handed out again right after
-// it is released, so another process could race us to it before the server
-// binds. To make that unlikely the port is left in TIME_WAIT: a connection is
-// made to it and closed from the accepting side first. The kernel then does
-// not give the port to other bind(:0) callers for a while, while the server,
-// which binds it explicitly with SO_REUSEADDR, still can.
-func freePort(ip string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("pick a free port on %s: %w", ip, err)
-	}
-	defer l.Close()
-	addr := l.Addr().(*net.TCPAddr)
-
-	client, err := net.DialTCP("tcp", nil, addr)
-	if err != nil {
-		// Without the TIME_WAIT trick the port is still free, just less reserved.
-		return addr.Port, nil
-	}
-	defer client.Close()
-	accepted, err := l.Accept()
-	if err != nil {
-		return addr.Port, nil
-	}
-	// Closing the accepted side first puts that side, which owns the port,
-	// into TIME_WAIT.
-	_ = accepted.Close()
-	return addr.Port, nil
 }
 
 // resolvePort returns the port to use for a listener configured as port:

@@ -2,6 +2,7 @@ package devserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,18 +12,14 @@ import (
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/primitives"
 	"go.temporal.io/server/temporal"
 )
 
-// Defaults that a caller's settings should use for the options. The ports are
-// not applied to a zero Options.Port / UIPort: zero there asks for a free port.
+// Defaults of Options.IP and Options.Namespace.
 const (
 	DefaultIP        = "127.0.0.1"
-	DefaultPort      = 7233
-	DefaultUIPort    = 8233
 	DefaultNamespace = "default"
 
 	// NoUI as Options.UIPort disables the Web UI.
@@ -53,28 +50,30 @@ type Options struct {
 	// DefaultIP (127.0.0.1): the dev server has no authentication, so it
 	// stays on loopback unless told otherwise. "localhost" means 127.0.0.1.
 	IP string
-	// Port is the frontend gRPC port, normally DefaultPort (7233).
+	// Port is the frontend gRPC port, normally 7233 (dev.port).
 	// 0 picks a free port (tests).
 	Port int
-	// UIPort is the Web UI port, normally DefaultUIPort (8233).
+	// UIPort is the Web UI port, normally 8233 (dev.uiPort).
 	// 0 picks a free port; NoUI (-1) runs no UI.
 	UIPort int
 	// Namespace is created on first start if missing. Empty means
 	// DefaultNamespace. New namespaces keep closed workflows for 7 days.
 	Namespace string
-	// SearchAttributes are custom search attributes registered in Namespace
-	// at start when missing; an existing one with another type is an error.
-	SearchAttributes map[string]enumspb.IndexedValueType
 	// Logger receives the server's logs at Warn and above. Nil writes them
 	// to the file <DataDir>/server.log (Server.LogFile), or, with
 	// LogToStderr, to stderr.
 	Logger      *slog.Logger
 	LogToStderr bool
-	// TLS serves the frontend over TLS (nil: plaintext).
-	TLS *TLS
 	// Journal is the SQLite journal mode: JournalRollback (also "") or
 	// JournalWAL. Both commit durably; see sqlConfig.
 	Journal string
+
+	// tlsServer and tlsClient, set only by tests (tls_test.go), make the
+	// frontend serve TLS so that clients' TLS settings can be tested
+	// against a real frontend: tlsServer edits the server configuration,
+	// tlsClient is the TLS of the server's own readiness client.
+	tlsServer func(*config.Config)
+	tlsClient *tls.Config
 }
 
 // SQLite journal modes of Options.Journal.
@@ -158,10 +157,6 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := prepareDatabase(sql, dir.dbPath(), opts.Namespace); err != nil {
 		return nil, err
 	}
-	clientTLS, err := opts.TLS.clientConfig()
-	if err != nil {
-		return nil, err
-	}
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("devserver: start cancelled: %w", err)
@@ -190,7 +185,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 
 	if uiPort != NoUI {
-		s.ui = newUI(plan.ip, uiPort, s.frontendAddr, opts.Namespace, opts.TLS)
+		s.ui = newUI(plan.ip, uiPort, s.frontendAddr, opts.Namespace)
 		s.uiDone = runUI(s.ui)
 		s.uiAddr = "http://" + hostPort(plan.reachIP, uiPort)
 	}
@@ -198,7 +193,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	waitCtx, cancel := context.WithTimeoutCause(ctx, startTimeout,
 		fmt.Errorf("not ready after %s", startTimeout))
 	defer cancel()
-	if err := awaitFrontend(waitCtx, s.frontendAddr, opts.Namespace, opts.SearchAttributes, clientTLS); err != nil {
+	if err := awaitFrontend(waitCtx, s.frontendAddr, opts.Namespace, opts.tlsClient); err != nil {
 		return nil, err
 	}
 	if s.ui != nil {
@@ -277,11 +272,6 @@ func (o *Options) normalize() error {
 	if o.Namespace == primitives.SystemLocalNamespace {
 		return fmt.Errorf("devserver: namespace %q is reserved by the server", o.Namespace)
 	}
-	if o.TLS != nil {
-		if err := o.TLS.check(); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -352,7 +342,9 @@ func planListeners(o Options) (listenPlan, int, error) {
 // most bindAttempts times, and only after a lost port race.
 func buildServer(plan listenPlan, sql *config.SQL, opts Options, gate *logGate) (srv temporal.Server, err error) {
 	cfg := serverConfig(plan, sql)
-	opts.TLS.apply(cfg)
+	if opts.tlsServer != nil {
+		opts.tlsServer(cfg)
+	}
 	fatal := new(fatalLog)
 	defer func() {
 		f := fatal.get()

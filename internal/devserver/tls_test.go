@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/server/common/config"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
@@ -81,6 +83,32 @@ func (p pki) write(t *testing.T, name, typ string, der []byte) string {
 	return path
 }
 
+// mutualTLS is o with a frontend that serves TLS with p's server
+// certificate and requires a client certificate of p's CA; the server's
+// own clients (its system worker, the readiness check) present p's client
+// certificate.
+func (p pki) mutualTLS(t *testing.T, o Options) Options {
+	t.Helper()
+	client := config.ClientTLS{RootCAFiles: []string{p.caFile}}
+	o.tlsServer = func(c *config.Config) {
+		c.Global.TLS.Frontend = config.GroupTLS{Client: client, Server: config.ServerTLS{
+			CertFile: p.certFile, KeyFile: p.keyFile, RequireClientAuth: true, ClientCAFiles: []string{p.caFile}}}
+		c.Global.TLS.SystemWorker = config.WorkerTLS{CertFile: p.cliCert, KeyFile: p.cliKey, Client: client}
+	}
+	ca, err := os.ReadFile(p.caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	cert, err := tls.LoadX509KeyPair(p.cliCert, p.cliKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.tlsClient = &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	return o
+}
+
 // mapEnv is an environment for envconfig and the settings.
 type mapEnv map[string]string
 
@@ -100,11 +128,7 @@ func (m mapEnv) Environ() []string {
 func TestTLS_MutualTLSByEnvironmentAndProfile(t *testing.T) {
 	skipShort(t)
 	p := newPKI(t, "cluster")
-	srv := startServer(t, Options{
-		DataDir: t.TempDir(), UIPort: NoUI,
-		TLS: &TLS{CertFile: p.certFile, KeyFile: p.keyFile, CAFile: p.caFile,
-			ClientCAFile: p.caFile, ClientCertFile: p.cliCert, ClientKeyFile: p.cliKey},
-	})
+	srv := startServer(t, p.mutualTLS(t, Options{DataDir: t.TempDir(), UIPort: NoUI}))
 	addr := srv.FrontendAddress()
 	base := settings.Defaults()
 	base.DataDir = t.TempDir()

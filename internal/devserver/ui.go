@@ -15,12 +15,11 @@ import (
 // newUI builds the Web UI server for the frontend at frontendAddr. It is
 // served from the assets embedded in the ui-server module, so it works
 // offline.
-func newUI(ip string, port int, frontendAddr, namespace string, t *TLS) *uiserver.Server {
+func newUI(ip string, port int, frontendAddr, namespace string) *uiserver.Server {
 	return uiserver.NewServer(uioptions.WithConfigProvider(&uiconfig.Config{
 		Host:                ip,
 		Port:                port,
 		TemporalGRPCAddress: frontendAddr,
-		TLS:                 t.uiConfig(),
 		EnableUI:            true,
 		DefaultNamespace:    namespace,
 		// Plain HTTP on a local port: a Secure CSRF cookie would never be

@@ -34,36 +34,20 @@ package llm
 
 import (
 	"context"
-	"net/http"
-	"time"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/retry"
 )
 
 // Options configure a provider that speaks HTTP (anthropic, openai). The
-// zero value talks to the provider's public API with a plain http.Client.
+// zero value talks to the provider's public API with the SDK's default
+// http.Client, which has no total timeout: a streamed answer may
+// legitimately take minutes, and the activity's start-to-close timeout
+// bounds the call.
 type Options struct {
 	// BaseURL overrides the provider's endpoint (model.baseUrl), e.g.
 	// "https://openrouter.ai/api/v1" or "http://127.0.0.1:11434/v1".
 	BaseURL string
-	// HTTPClient is used for every call (nil: a client without a total
-	// timeout, since a streamed answer may legitimately take minutes; the
-	// activity's start-to-close timeout bounds the call).
-	HTTPClient *http.Client
-	// Now is the clock for HTTP-date retry hints (nil: time.Now).
-	Now func() time.Time
-}
-
-// WithDefaults fills the zero fields of o (a plain http.Client, time.Now).
-func (o Options) WithDefaults() Options {
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	return o
 }
 
 // Request is one model call.

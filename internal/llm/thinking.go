@@ -43,22 +43,15 @@ func CheckThinkingLevel(level string) error {
 // leaves the answer its default 8192 tokens (anthropic.DefaultMaxTokens)
 // within 64000 output tokens, the largest output limit of Claude's
 // current models (a model with a lower limit refuses it: use xhigh).
-func AnthropicThinkingBudget(level string) int {
-	switch level {
-	case ThinkingMinimal:
-		return 1024
-	case ThinkingLow:
-		return 2048
-	case ThinkingMedium:
-		return 8192
-	case ThinkingHigh:
-		return 16384
-	case ThinkingXHigh:
-		return 32768
-	case ThinkingMax:
-		return AnthropicMaxThinkingBudget
-	}
-	return 0
+func AnthropicThinkingBudget(level string) int { return anthropicBudgets[level] }
+
+var anthropicBudgets = map[string]int{
+	ThinkingMinimal: 1024,
+	ThinkingLow:     2048,
+	ThinkingMedium:  8192,
+	ThinkingHigh:    16384,
+	ThinkingXHigh:   32768,
+	ThinkingMax:     AnthropicMaxThinkingBudget,
 }
 
 // AnthropicMaxThinkingBudget is the budget of ThinkingMax: 64000 output

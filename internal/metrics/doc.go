@@ -6,7 +6,7 @@
 //
 // The contract:
 //   - NewHandler is the one client.MetricsHandler the worker gives the SDK
-//     (app.Extensions.MetricsHandler); Serve serves it on /metrics.
+//     (app.NewWorker puts it on its client); Serve serves it on /metrics.
 //   - Workflow code records through workflow.GetMetricsHandler (the SDK
 //     drops what is recorded while a workflow replays), activity code
 //     through the activity's context (ModelCall, ToolCall). Recording is

@@ -4,8 +4,8 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/metric"
 	"go.temporal.io/sdk/activity"
@@ -165,11 +165,7 @@ func bound(v string) string {
 	if len(v) <= MaxLabelLen {
 		return v
 	}
-	v = v[:MaxLabelLen]
-	for !utf8.ValidString(v) {
-		v = v[:len(v)-1]
-	}
-	return v
+	return strings.ToValidUTF8(v[:MaxLabelLen], "")
 }
 
 // Waited counts a prompt out of state after waiting d there; the wait of

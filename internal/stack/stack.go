@@ -19,7 +19,6 @@ import (
 	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/devserver"
 	"github.com/durableagent/durableagent/internal/settings"
-	"github.com/durableagent/durableagent/internal/visibility"
 )
 
 // Stack is a running worker, with the embedded server when it started one.
@@ -59,7 +58,7 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 		reused := false
 		if opts.ReuseServer {
 			pctx, cancel := context.WithTimeout(ctx, time.Second)
-			if c, err := client.DialLocal(pctx, s, quiet()); err == nil {
+			if c, err := client.DialLocal(pctx, s, slog.New(slog.DiscardHandler)); err == nil {
 				st.Client, reused = c, true
 			}
 			cancel()
@@ -75,10 +74,7 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 				Port:      s.Dev.Port,
 				UIPort:    uiPort,
 				Namespace: s.Temporal.Namespace,
-				// The job's search attributes exist before any worker
-				// starts a prompt (a worker adds them too, elsewhere).
-				SearchAttributes: visibility.Jobs,
-				Logger:           opts.Logger,
+				Logger:    opts.Logger,
 				// Its routine warnings stay off the terminal unless
 				// dev.log asks for them; the banner names the file.
 				LogToStderr: s.Dev.Log,
@@ -194,8 +190,4 @@ func (st *Stack) Close() error {
 		return err
 	}
 	return nil
-}
-
-func quiet() *slog.Logger {
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }

@@ -14,7 +14,6 @@ package testserver
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -33,7 +32,6 @@ import (
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/devserver"
 	"github.com/durableagent/durableagent/internal/settings"
-	"github.com/durableagent/durableagent/internal/visibility"
 )
 
 // startTimeout bounds a server start (a cold start on 2 busy cores takes
@@ -108,7 +106,6 @@ func start(dir string, port int) (*devserver.Server, error) {
 	defer cancel()
 	return devserver.Start(ctx, devserver.Options{
 		DataDir: filepath.Join(dir, "temporal"), Port: port, UIPort: devserver.NoUI, Logger: Quiet(),
-		SearchAttributes: visibility.Jobs,
 	})
 }
 
@@ -172,7 +169,7 @@ func SkipShort(t testing.TB) {
 
 // Quiet is a logger that drops everything (the server's and the SDK's
 // logs in tests).
-func Quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func Quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // TerminateOpen terminates the workflows still running on taskQueue: a
 // test's leftovers, which a later test reusing a session id (so a

@@ -3,7 +3,6 @@ package tracing
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -36,17 +35,12 @@ type Provider struct {
 	shutdown func(context.Context) error
 }
 
-// FromEnv is an OTLP/gRPC exporting Provider when the standard
-// OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) variable is set, nil
-// otherwise. The exporter reads the other OTEL_EXPORTER_OTLP_* variables
-// (headers, insecure, timeout) itself.
-func FromEnv(ctx context.Context, service string) (*Provider, error) {
-	return FromLookup(ctx, service, os.LookupEnv)
-}
-
-// FromLookup is FromEnv with the endpoint read through lookup (the
-// starter's environment, which tests give in-process). An endpoint URL
-// with the http scheme is plaintext, as OTLP specifies.
+// FromLookup is an OTLP/gRPC exporting Provider when the standard
+// OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) variable is set in
+// lookup (os.LookupEnv, or the starter's environment, which tests give
+// in-process), nil otherwise. The exporter reads the other
+// OTEL_EXPORTER_OTLP_* variables (headers, insecure, timeout) itself. An
+// endpoint URL with the http scheme is plaintext, as OTLP specifies.
 func FromLookup(ctx context.Context, service string, lookup func(string) (string, bool)) (*Provider, error) {
 	endpoint, _ := lookup("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 	if endpoint == "" {

@@ -43,9 +43,11 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/llm"
@@ -68,7 +70,7 @@ type Provider struct {
 
 // New returns a provider.
 func New(opts Options) *Provider {
-	return &Provider{opts: opts.WithDefaults()}
+	return &Provider{opts: opts}
 }
 
 // Complete implements llm.Provider.
@@ -80,7 +82,6 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 		option.WithoutEnvironmentDefaults(),
 		option.WithAPIKey(req.Secret),
 		option.WithMaxRetries(0),
-		option.WithHTTPClient(p.opts.HTTPClient),
 	}
 	if p.opts.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(p.opts.BaseURL))
@@ -145,43 +146,21 @@ func tools(specs []agent.ToolSpec) []sdk.ToolUnionParam {
 	return out
 }
 
-// inputSchema splits a JSON Schema object into the SDK's input_schema
-// (properties, required, the rest as extra fields; type is always
-// "object"). A missing or malformed schema is an object without
-// properties. Properties is never left empty: the SDK would drop the
-// whole input_schema, which the API requires.
+// inputSchema is a tool's JSON Schema as the input_schema sent as is,
+// with type "object" and properties (the API requires both; {} when
+// missing). A missing or malformed schema is an object without
+// properties. Numbers decode as float64: the SDK's encoder writes a
+// json.Number as a string.
 func inputSchema(raw json.RawMessage) sdk.ToolInputSchemaParam {
-	schema := sdk.ToolInputSchemaParam{}
 	var fields map[string]any
-	// Numbers decode as float64: the SDK's encoder writes a json.Number
-	// as a string.
-	if json.Unmarshal(raw, &fields) != nil {
-		fields = nil
+	if json.Unmarshal(raw, &fields) != nil || fields == nil {
+		fields = map[string]any{}
 	}
-	for k, v := range fields {
-		switch k {
-		case "type":
-		case "properties":
-			schema.Properties = v
-		case "required":
-			if list, ok := v.([]any); ok {
-				for _, r := range list {
-					if name, ok := r.(string); ok {
-						schema.Required = append(schema.Required, name)
-					}
-				}
-			}
-		default:
-			if schema.ExtraFields == nil {
-				schema.ExtraFields = map[string]any{}
-			}
-			schema.ExtraFields[k] = v
-		}
+	fields["type"] = "object"
+	if fields["properties"] == nil {
+		fields["properties"] = map[string]any{}
 	}
-	if schema.Properties == nil {
-		schema.Properties = map[string]any{}
-	}
-	return schema
+	return param.Override[sdk.ToolInputSchemaParam](fields)
 }
 
 // assembler builds the content blocks from the stream events and reports
@@ -347,7 +326,7 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error) agen
 			f.Header = apiErr.Response.Header
 		}
 	}
-	return llm.FailureMessage(req, f, p.opts.Now())
+	return llm.FailureMessage(req, f, time.Now())
 }
 
 // messages converts the run context. Thinking blocks go back with their

@@ -52,6 +52,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -78,7 +79,7 @@ type Provider struct {
 
 // New returns a provider.
 func New(opts Options) *Provider {
-	return &Provider{opts: opts.WithDefaults()}
+	return &Provider{opts: opts}
 }
 
 // Complete implements llm.Provider. OpenAI itself needs a key; a server
@@ -98,7 +99,6 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	opts := []option.RequestOption{
 		option.WithBaseURL(base),
 		option.WithMaxRetries(0),
-		option.WithHTTPClient(p.opts.HTTPClient),
 	}
 	if req.Secret != "" {
 		opts = append(opts, option.WithAPIKey(req.Secret))
@@ -407,7 +407,7 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error, resp
 		f.Text = fmt.Sprintf("%s (HTTP %d %s%s)", err.Error(), resp.StatusCode, http.StatusText(resp.StatusCode), snippet(body))
 		f.Type = llm.ErrorTypeOf(body)
 	}
-	m := llm.FailureMessage(req, f, p.opts.Now())
+	m := llm.FailureMessage(req, f, time.Now())
 	if streamErr != nil && f.Type == ErrorTypeToolUseFailed {
 		// Groq checks a tool call against its schema while streaming and
 		// ends the stream with this error (HTTP status 400 inside the

@@ -52,12 +52,11 @@
 // delta with no Type; the answer's usage is USAGE, its output the
 // estimate when USAGE leaves it out.
 //
-// A summary request (Request.Purpose == llm.PurposeSummarize, or the
-// compaction summary system prompt) replays the same kinds of faults from
-// its own script (the activity passes the model's summary fault script as
-// Request.Faults) and then answers with a short deterministic summary in
-// the compaction format, built from the number of messages in the
-// transcript it was given (see SummaryReply).
+// A summary request (Request.Purpose == llm.PurposeSummarize) replays the
+// same kinds of faults from its own script (the activity passes the
+// model's summary fault script as Request.Faults) and then answers with a
+// short deterministic summary in the compaction format, built from the
+// number of messages in the transcript it was given (see SummaryReply).
 package scripted
 
 import (
@@ -319,18 +318,9 @@ func objectArguments(name string, args json.RawMessage) (json.RawMessage, error)
 	}
 	var buf bytes.Buffer
 	if args[0] != '{' || json.Compact(&buf, args) != nil {
-		return nil, fmt.Errorf("arguments of %s are not a JSON object: %s", name, argsPreview(args))
+		return nil, fmt.Errorf("arguments of %s are not a JSON object: %s", name, line.Preview(string(args), 60))
 	}
 	return json.RawMessage(buf.Bytes()), nil
-}
-
-// oneLine shortens text for an error message.
-func argsPreview(b []byte) string {
-	s := line.Fold(string(b))
-	if len(s) > 60 {
-		s = s[:57] + "..."
-	}
-	return s
 }
 
 // ValidateScript checks every element of a fault script.

@@ -84,7 +84,6 @@ func TestComplete_SummaryRequestGetsDeterministicSummary(t *testing.T) {
 	p := New(Options{Reply: "not a summary"})
 	for _, req := range []llm.Request{
 		{Purpose: llm.PurposeSummarize, Messages: userMsgs(prompt)},
-		{System: compaction.SummarySystemPrompt, Messages: userMsgs(prompt)},
 	} {
 		m := p.Complete(context.Background(), req)
 		text := m.Text()
