@@ -18,7 +18,6 @@ import (
 
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/cli"
-	"github.com/durableagent/durableagent/internal/demo"
 	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -28,7 +27,7 @@ import (
 func main() {
 	egress.MaybeRunBridge(os.Args[1:]) // the sandbox runner starts this binary as its egress bridge
 	if len(os.Args) > 1 && os.Args[1] == "demo" {
-		os.Exit(cli.Main(os.Args[1:], cli.Env{}, demo.Command))
+		os.Exit(cli.Main(os.Args[1:], cli.Env{}, demoCommand))
 	}
 	os.Exit(run(os.Args[1:]))
 }

@@ -1,4 +1,4 @@
-package demo
+package main
 
 import (
 	"bytes"
@@ -105,7 +105,7 @@ func TestDemo_PersistedRetryOffStillRetries(t *testing.T) {
 	var out, errb bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	code := run(ctx, cli.Env{Stdout: &out, Stderr: &errb, LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }},
+	code := runDemo(ctx, cli.Env{Stdout: &out, Stderr: &errb, LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }},
 		[]string{"--keep=false", "--retry.baseDelayMs", "200"})
 	if code != cli.ExitOK {
 		t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())

@@ -1,11 +1,13 @@
-// Package demo is `starter demo`: the whole product in one command. It
+// The demo (`worker demo`, which `starter demo` execs) is the whole
+// product in one command. It
 // starts (or reuses) the embedded Temporal server with its Web UI, starts
 // a worker in this process, and runs a small real job in a temporary
 // workspace: the scripted model reads a file, edits it, hits a 503 (a
 // retry on a durable timer), runs a test with bash and sums up. It prints
 // the tool calls and retry events live, what changed, and the link to the
-// workflow in the UI.
-package demo
+// workflow in the UI. It lives in the worker's main, its only user.
+
+package main
 
 import (
 	"context"
@@ -52,14 +54,14 @@ var demoFiles = map[string]string{
 	"test.sh":  "#!/bin/sh\n# The test of greet.sh.\nout=$(sh greet.sh world)\nif [ \"$out\" = \"Hello, world!\" ]; then echo PASS; else echo \"FAIL: got '$out'\"; exit 1; fi\n",
 }
 
-// Command is the demo command that `worker demo` runs (cli.Main's extra).
-var Command = cli.Command{
+// demoCommand is the demo command that `worker demo` runs (cli.Main's extra).
+var demoCommand = cli.Command{
 	Name:    "demo",
 	Summary: "one command: embedded Temporal + Web UI + worker, a small tool-using job with a retry, live",
-	Run:     run,
+	Run:     runDemo,
 }
 
-func run(ctx context.Context, env cli.Env, args []string) int {
+func runDemo(ctx context.Context, env cli.Env, args []string) int {
 	fs := pflag.NewFlagSet("demo", pflag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	sessionID := fs.String("session", fmt.Sprintf("demo-%d", time.Now().Unix()), "session id")

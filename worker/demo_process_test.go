@@ -1,4 +1,4 @@
-package demo
+package main
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(100)
 		}
-		os.Exit(cli.Main(args, cli.Env{}, Command))
+		os.Exit(cli.Main(args, cli.Env{}, demoCommand))
 	}
 	os.Exit(testserver.Main(m))
 }
@@ -167,7 +167,7 @@ func TestDemo_RunningServerWithAnotherWorkersDataDir(t *testing.T) {
 		t.Setenv(k, v) // the settings read the process environment (viper)
 	}
 	var out, errb bytes.Buffer
-	code := run(ctx, cli.Env{Stdout: &out, Stderr: &errb, LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }},
+	code := runDemo(ctx, cli.Env{Stdout: &out, Stderr: &errb, LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }},
 		[]string{"--keep=false", "--retry.baseDelayMs", "200", "--session", "demo-joined"})
 	if code != cli.ExitOK {
 		t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
