@@ -5,12 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"testing"
 	"time"
 
+	sdkclient "go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/rpcserver"
-	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
+	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/rpc"
 )
 
@@ -154,8 +159,38 @@ func decode[T any](t *testing.T, r rpc.Response) T {
 	return v
 }
 
-func newFake(script rpcfake.Script) *rpcfake.Backend {
-	b := rpcfake.New("s1")
-	b.Script = script
+// offline is the real backend of session s1 with its data in a temporary
+// directory and Temporal at an address where nothing listens: what
+// `starter rpc` serves when the server is down. Commands that need no
+// Temporal (bad lines, get_available_models, get_commands) are answered;
+// the others fail with the connection's error within the command
+// timeout. The commands of a running prompt are tested against a real
+// server in rpc/e2e.
+func offline(t testing.TB) *client.Session {
+	t.Helper()
+	return offlineAt(t, "127.0.0.1:1")
+}
+
+// offlineAt is offline with Temporal at addr.
+func offlineAt(t testing.TB, addr string) *client.Session {
+	t.Helper()
+	s := settings.Defaults()
+	s.DataDir = t.TempDir()
+	s.Temporal.Address = addr
+	c, err := sdkclient.NewLazyClient(sdkclient.Options{HostPort: s.Temporal.Address, Namespace: s.Temporal.Namespace,
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	k, err := client.NewController(c, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := client.Open(k, s, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
 	return b
 }

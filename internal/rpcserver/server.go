@@ -23,7 +23,7 @@ const DefaultCommandTimeout = 30 * time.Second
 // Server serves the RPC protocol. The zero value of every field but
 // Backend is a working default.
 type Server struct {
-	Backend client.Backend
+	Backend client.SessionBackend
 	// MaxLineBytes bounds an input line (0: DefaultMaxLineBytes).
 	MaxLineBytes int
 	// CommandTimeout bounds each command's backend call (0:
@@ -113,7 +113,7 @@ func (s *Server) logf(format string, args ...any) {
 // conn is the state of one Serve call.
 type conn struct {
 	s   *Server
-	b   client.Backend
+	b   client.SessionBackend
 	out *lineWriter
 	// bg is the context of work that outlives its command (following a
 	// prompt, compacting); cancelled when Serve returns.
