@@ -52,16 +52,6 @@ const (
 	CmdGetTree                    = "get_tree"
 )
 
-// CommandTypes lists every command type, in documentation order.
-var CommandTypes = []string{
-	CmdPrompt, CmdSteer, CmdFollowUp, CmdAbort, CmdNewSession, CmdGetState, CmdSetModel, CmdCycleModel,
-	CmdGetAvailableModels, CmdSetThinkingLevel, CmdCycleThinkingLevel, CmdSetSteeringMode, CmdSetFollowUpMode,
-	CmdCompact, CmdSetAutoCompaction, CmdSetAutoRetry, CmdAbortRetry, CmdBash, CmdAbortBash, CmdGetSessionStats,
-	CmdExportHTML, CmdSwitchSession, CmdFork, CmdClone, CmdGetForkMessages, CmdGetLastAssistantText,
-	CmdSetSessionName, CmdGetMessages, CmdGetCommands, CmdApproveTool,
-	CmdClearQueue, CmdGetAvailableThinkingLevels, CmdGetEntries, CmdGetTree,
-}
-
 // ParseCommand is the Response.Command of a line that has no usable
 // command type (not JSON, not an object, no "type").
 const ParseCommand = "parse"

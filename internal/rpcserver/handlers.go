@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/rpc"
-	"github.com/durableagent/durableagent/workflows"
 )
 
 // null is the data of a response whose result is null (cycle_model with
@@ -58,7 +56,7 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 			return nil, c.b.ApproveTool(ctx, agent.ApproveToolPayload{ToolCallID: cmd.str["toolCallId"], Approved: cmd.enabled, Reason: cmd.str["reason"], Scope: cmd.str["scope"]})
 		})
 	case rpc.CmdGetAvailableThinkingLevels:
-		c.respond(cmd.id, cmd.typ, rpc.ThinkingLevelsData{Levels: thinkingLevels})
+		c.respond(cmd.id, cmd.typ, rpc.ThinkingLevelsData{Levels: llm.ThinkingLevels})
 	case rpc.CmdGetCommands:
 		c.respond(cmd.id, cmd.typ, rpc.CommandsData{Commands: []any{}})
 	case rpc.CmdExportHTML:
@@ -128,7 +126,7 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 			if err != nil {
 				return nil, err
 			}
-			next := nextOf(thinkingLevels, info.ThinkingLevel)
+			next := nextOf(llm.ThinkingLevels, info.ThinkingLevel)
 			return rpc.ThinkingLevelData{Level: next}, c.setThinkingLevel(ctx, next)
 		})
 	case rpc.CmdSetSteeringMode, rpc.CmdSetFollowUpMode:
@@ -150,13 +148,6 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 		c.fail(cmd.id, cmd.typ, fmt.Sprintf("command %q has no handler", cmd.typ))
 	}
 }
-
-// thinkingLevels are the levels a model takes, in the order
-// cycle_thinking_level walks them and get_available_thinking_levels
-// lists them: every level, xhigh and max included, since every model is
-// a reasoning model here (modelObject) and each provider maps the levels
-// it has no step for (llm.OpenAIReasoningEffort, llm.AnthropicThinkingBudget).
-var thinkingLevels = llm.ThinkingLevels
 
 // nextOf is the item after cur in list, wrapping (the first when cur is
 // not in it).
@@ -268,8 +259,7 @@ func (c *conn) detach() {
 	f.stop()
 	<-f.done
 	c.release(f)
-	c.s.logf("rpc: detached from prompt %s (run %s); it keeps running in Temporal (follow it: starter events --session %s --follow)",
-		f.prompt.WorkflowID, f.prompt.RunID, strings.TrimPrefix(f.prompt.WorkflowID, workflows.WorkflowIDPrefix))
+	c.detached(f)
 }
 
 // prompt starts a prompt, acknowledges it, and streams its events in the

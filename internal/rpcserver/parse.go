@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -52,8 +53,8 @@ type fieldSpec struct {
 	required bool
 }
 
-// commandFields are the fields each command type accepts besides "id" and
-// "type": those of the terminal agent's RpcCommand (so its RpcClient is
+// commandFields are the command types and the fields each accepts besides
+// "id" and "type": those of the terminal agent's RpcCommand (so its RpcClient is
 // served unchanged) and approve_tool's. A field that is not listed is
 // rejected, so a typo such as {"type":"set_auto_retry","enable":false}
 // fails loudly instead of doing something else.
@@ -119,7 +120,7 @@ func parseCommand(line []byte) (command, *parseError) {
 	}
 	raw, ok := obj["type"]
 	if !ok {
-		return c, &parseError{id: c.id, command: rpc.ParseCommand, msg: `missing field "type" (one of ` + strings.Join(rpc.CommandTypes, ", ") + ")"}
+		return c, &parseError{id: c.id, command: rpc.ParseCommand, msg: `missing field "type" (one of ` + strings.Join(slices.Sorted(maps.Keys(commandFields)), ", ") + ")"}
 	}
 	if kindOf(raw) != kindString {
 		return c, &parseError{id: c.id, command: rpc.ParseCommand, msg: fmt.Sprintf(`field "type" must be %s, got %s`, kindString, kindOf(raw))}
