@@ -14,7 +14,7 @@
 //     follow in seq order, each exactly once, up to prompt_end, also when
 //     the event query fails for a while (the follower resumes after the last
 //     seq it wrote, and the live text of a running call where the client
-//     has it: control.LiveCursor), completed from the session (whole messages, agent_end's
+//     has it: client.LiveCursor), completed from the session (whole messages, agent_end's
 //     messages) and message_update framed as pi 1.6 frames it (framer; with
 //     Protocol ProtocolPi073 also the answer so far). A prompt whose stream
 //     cannot be followed gets an error response with its id after its last

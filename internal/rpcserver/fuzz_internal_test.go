@@ -61,12 +61,12 @@ func FuzzParseCommand(f *testing.F) {
 		if !slices.Contains(commandTypes, c.typ) {
 			t.Fatalf("parseCommand(%q) accepted unknown type %q", line, c.typ)
 		}
-		if (c.typ == rpc.CmdPrompt || c.typ == rpc.CmdSteer || c.typ == rpc.CmdFollowUp) && strings.TrimSpace(c.message) == "" {
+		if (c.typ == rpc.CmdPrompt || c.typ == rpc.CmdSteer || c.typ == rpc.CmdFollowUp) && strings.TrimSpace(c.str["message"]) == "" {
 			t.Fatalf("parseCommand(%q) accepted a blank message", line)
 		}
 		// Round trip through the client's encoding of the same command.
-		out := rpc.Command{ID: c.id, Type: c.typ, Message: c.message, CustomInstructions: c.customInstructions,
-			Images: c.images, StreamingBehavior: c.streamingBehavior,
+		out := rpc.Command{ID: c.id, Type: c.typ, Message: c.str["message"], CustomInstructions: c.str["customInstructions"],
+			Images: c.images, StreamingBehavior: c.str["streamingBehavior"],
 			ParentSession: c.str["parentSession"], Provider: c.str["provider"], ModelID: c.str["modelId"],
 			Level: c.str["level"], Mode: c.str["mode"], Command: c.str["command"], OutputPath: c.str["outputPath"],
 			SessionPath: c.str["sessionPath"], EntryID: c.str["entryId"], Name: c.str["name"],

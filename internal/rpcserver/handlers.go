@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/rpc"
@@ -151,13 +153,8 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 
 // nextOf is the item after cur in list, wrapping (the first when cur is
 // not in it).
-func nextOf(list []string, cur string) string {
-	for i, v := range list {
-		if v == cur {
-			return list[(i+1)%len(list)]
-		}
-	}
-	return list[0]
+func nextOf[T comparable](list []T, cur T) T {
+	return list[(slices.Index(list, cur)+1)%len(list)]
 }
 
 // cycleModel moves to the next available model (null with one).
@@ -170,12 +167,7 @@ func cycleModel(ctx context.Context, sb client.SessionBackend) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	next := models[0]
-	for i, m := range models {
-		if m == info.Model {
-			next = models[(i+1)%len(models)]
-		}
-	}
+	next := nextOf(models, info.Model)
 	m, err := setModel(ctx, sb, next.Provider, next.Name)
 	return rpc.CycleModelData{Model: m, ThinkingLevel: info.ThinkingLevel}, err
 }
@@ -186,7 +178,7 @@ func (c *conn) call(ctx context.Context, cmd command, fn func(context.Context) (
 	defer cancel()
 	data, err := fn(ctx)
 	if err != nil {
-		c.fail(cmd.id, cmd.typ, errText(err))
+		c.fail(cmd.id, cmd.typ, line.First(err.Error()))
 		return
 	}
 	c.respond(cmd.id, cmd.typ, data)
@@ -267,8 +259,9 @@ func (c *conn) detach() {
 // followUp is queued into it; without, it is refused as "session busy".
 func (c *conn) prompt(ctx context.Context, cmd command) {
 	busy := c.activeFollower()
-	if busy != nil && cmd.streamingBehavior != "" {
-		c.queue(ctx, cmd, cmd.streamingBehavior == rpc.StreamingSteer)
+	behavior := cmd.str["streamingBehavior"]
+	if busy != nil && behavior != "" {
+		c.queue(ctx, cmd, behavior == rpc.StreamingSteer)
 		return
 	}
 	if busy != nil {
@@ -277,15 +270,15 @@ func (c *conn) prompt(ctx context.Context, cmd command) {
 		return
 	}
 	sctx, cancel := context.WithTimeout(ctx, c.s.timeout())
-	p, err := c.b.StartPromptWith(sctx, cmd.message, cmd.images)
+	p, err := c.b.StartPromptWith(sctx, cmd.str["message"], cmd.images)
 	cancel()
-	if errors.Is(err, client.ErrSessionBusy) && cmd.streamingBehavior != "" {
+	if errors.Is(err, client.ErrSessionBusy) && behavior != "" {
 		// Another client's prompt runs: queue into it.
-		c.queue(ctx, cmd, cmd.streamingBehavior == rpc.StreamingSteer)
+		c.queue(ctx, cmd, behavior == rpc.StreamingSteer)
 		return
 	}
 	if err != nil {
-		c.fail(cmd.id, cmd.typ, errText(err))
+		c.fail(cmd.id, cmd.typ, line.First(err.Error()))
 		return
 	}
 	fctx, stop := context.WithCancel(c.bg)
@@ -355,12 +348,12 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 	if errors.Is(err, client.ErrPromptClosed) {
 		// Terminated, timed out, ...: Temporal closed the prompt without
 		// its prompt_end; say so, not that it may still run.
-		c.fail(f.id, rpc.CmdPrompt, fmt.Sprintf("%s; its events end at seq %d", errText(err), last))
+		c.fail(f.id, rpc.CmdPrompt, fmt.Sprintf("%s; its events end at seq %d", line.First(err.Error()), last))
 		c.settled(false)
 		return
 	}
 	c.fail(f.id, rpc.CmdPrompt, fmt.Sprintf("follow events of prompt %s (run %s) after seq %d: %s; the prompt may still be running (get_state)",
-		f.prompt.WorkflowID, f.prompt.RunID, last, errText(err)))
+		f.prompt.WorkflowID, f.prompt.RunID, last, line.First(err.Error())))
 }
 
 func (c *conn) release(f *follower) {
@@ -380,14 +373,14 @@ func (c *conn) release(f *follower) {
 func (c *conn) compact(cmd command) {
 	c.background(cmd, func(ctx context.Context) (any, error) {
 		_ = c.out.write(manualStart())
-		res, err := c.b.Compact(ctx, cmd.customInstructions, func(e agent.Event) {
+		res, err := c.b.Compact(ctx, cmd.str["customInstructions"], func(e agent.Event) {
 			if ctx.Err() == nil {
 				_ = c.out.write(summaryRetryLine(e))
 			}
 		})
 		switch {
 		case err != nil:
-			_ = c.out.write(manualEnd(nil, errText(err)))
+			_ = c.out.write(manualEnd(nil, line.First(err.Error())))
 			return nil, err
 		case res.NothingToCompact || res.Result == nil:
 			_ = c.out.write(manualEnd(nil, rpc.NothingToCompactError))
@@ -426,7 +419,7 @@ func (c *conn) background(cmd command, fn func(context.Context) (any, error)) {
 			return // detached: the work keeps running in Temporal
 		}
 		if err != nil {
-			c.fail(cmd.id, cmd.typ, errText(err))
+			c.fail(cmd.id, cmd.typ, line.First(err.Error()))
 			return
 		}
 		c.respond(cmd.id, cmd.typ, data)

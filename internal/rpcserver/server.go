@@ -180,12 +180,3 @@ type response struct {
 	Data    any    `json:"data,omitempty"`
 	Error   string `json:"error,omitempty"`
 }
-
-// errText is an error in one line (gRPC errors can span several).
-func errText(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
-}
