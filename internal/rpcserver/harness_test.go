@@ -12,7 +12,6 @@ import (
 	sdkclient "go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
-	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/rpcserver"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -89,21 +88,6 @@ func (h *harness) next() rpc.Line {
 	return rpc.Line{}
 }
 
-// nextRaw returns the next output line as written.
-func (h *harness) nextRaw() string {
-	h.t.Helper()
-	select {
-	case _, ok := <-h.lines:
-		if !ok {
-			h.t.Fatal("output ended")
-		}
-		return <-h.raw
-	case <-time.After(waitTimeout):
-		h.t.Fatal("no output line within the timeout")
-	}
-	return ""
-}
-
 // response returns the next line, which must be a response.
 func (h *harness) response() rpc.Response {
 	h.t.Helper()
@@ -112,29 +96,6 @@ func (h *harness) response() rpc.Response {
 		h.t.Fatalf("want a response, got event %+v", *l.Event)
 	}
 	return *l.Response
-}
-
-// event returns the next line, which must be an event.
-func (h *harness) event() agent.Event {
-	h.t.Helper()
-	l := h.next()
-	if l.Event == nil {
-		h.t.Fatalf("want an event, got response %+v", *l.Response)
-	}
-	return *l.Event
-}
-
-// eventsUntil collects events up to and including one of type typ.
-func (h *harness) eventsUntil(typ string) []agent.Event {
-	h.t.Helper()
-	var evs []agent.Event
-	for {
-		e := h.event()
-		evs = append(evs, e)
-		if e.Type == typ {
-			return evs
-		}
-	}
 }
 
 // closeInput closes stdin and waits for Serve to return.
