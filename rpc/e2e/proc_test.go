@@ -25,15 +25,16 @@ const lineTimeout = 90 * time.Second
 // goroutine and read as far as they need.
 type proc struct {
 	t      *testing.T
-	cmd    *exec.Cmd
+	kill   func()
 	stdin  io.WriteCloser
 	in     chan timedLine
 	exited chan error
 	nextID int
 	// lines are the lines read so far; mark is where the next waitEvent
-	// starts looking.
+	// starts looking; taken are the responses returned.
 	lines []timedLine
 	mark  int
+	taken map[int]bool
 	trace lockedBuffer
 }
 
@@ -64,7 +65,13 @@ func startProc(t *testing.T, dir string, args ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{t: t, cmd: cmd, stdin: stdin, in: make(chan timedLine, 1024), exited: make(chan error, 1)}
+	return newProc(t, stdin, stdout, cmd.Wait, func() { _ = cmd.Process.Kill() })
+}
+
+// newProc drives a server of the protocol on stdin and stdout; wait
+// returns its end, kill ends it.
+func newProc(t *testing.T, stdin io.WriteCloser, stdout io.Reader, wait func() error, kill func()) *proc {
+	p := &proc{t: t, kill: kill, stdin: stdin, in: make(chan timedLine, 1024), exited: make(chan error, 1), taken: map[int]bool{}}
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(nil, 16<<20)
@@ -78,7 +85,7 @@ func startProc(t *testing.T, dir string, args ...string) *proc {
 			p.in <- timedLine{raw, l, time.Now()}
 		}
 		close(p.in)
-		p.exited <- cmd.Wait()
+		p.exited <- wait()
 	}()
 	t.Cleanup(func() {
 		_ = p.close()
@@ -131,18 +138,17 @@ func (p *proc) next() timedLine {
 	return timedLine{}
 }
 
-// response returns the response with id, reading up to it when it has
-// not come yet.
+// response returns the first response with id not returned yet,
+// reading up to it when it has not come yet.
 func (p *proc) response(id string) rpc.Response {
 	p.t.Helper()
-	for i := len(p.lines) - 1; i >= 0; i-- {
-		if r := p.lines[i].Response; r != nil && r.ID == id {
-			return *r
+	for i := 0; ; i++ {
+		if i == len(p.lines) {
+			p.next()
 		}
-	}
-	for {
-		if l := p.next(); l.Response != nil && l.Response.ID == id {
-			return *l.Response
+		if r := p.lines[i].Response; r != nil && r.ID == id && !p.taken[i] {
+			p.taken[i] = true
+			return *r
 		}
 	}
 }
@@ -223,7 +229,7 @@ func (p *proc) close() error {
 				return err
 			}
 		case <-time.After(lineTimeout):
-			_ = p.cmd.Process.Kill()
+			p.kill()
 			return fmt.Errorf("starter rpc did not exit after stdin closed")
 		}
 	}

@@ -1,11 +1,17 @@
 package e2e
 
 import (
+	"fmt"
+	"io"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/rpcserver"
 	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/rpc"
 )
@@ -223,5 +229,109 @@ func TestRPC_StateModelsAndThinkingLevels(t *testing.T) {
 	}
 	if d := decode[rpc.ModelsData](t, c.ok(rpc.Command{Type: rpc.CmdGetAvailableModels})); len(d.Models) != 2 {
 		t.Errorf("models = %+v", d)
+	}
+}
+
+// Issue 6: "a later failure is an error response with the same id": when
+// the prompt's events cannot be followed any more (here the connection to
+// Temporal is cut for longer than the follower waits), the stream ends
+// with an error response for the prompt, naming the last seq written and
+// that the prompt may still run.
+func TestRPC_BrokenEventStreamIsErrorResponseWithPromptID(t *testing.T) {
+	s := server(t)
+	session := testserver.Session("e2e-broken")
+	cut := tcpProxy(t, s.Temporal.Address)
+	cs := s
+	cs.Temporal.Address = cut.addr
+	// Backoffs of 60 s and 120 s: the prompt still runs when the follower
+	// gives up (its events query retries each attempt for a while: about
+	// 90 s in all).
+	cs.Scripted.Faults, cs.Retry.BaseDelayMs = []string{"503 Service Unavailable", "503 Service Unavailable", "503 Service Unavailable"}, 60000
+	ctx := ctxFor(t, 2*time.Minute)
+	cl, err := client.Dial(ctx, cs, testserver.Quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	k, err := client.NewController(cl, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := client.Open(k, cs, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.FollowGiveUp = 2 * time.Second
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		err := (&rpcserver.Server{Backend: b}).Serve(ctx, inR, outW)
+		outW.Close()
+		served <- err
+	}()
+	c := newProc(t, inW, outR, func() error { return <-served }, func() { inR.Close() })
+
+	c.ok(rpc.Command{ID: "p", Type: rpc.CmdPrompt, Message: "hello"})
+	last := c.waitEvent(agent.EventAutoRetryStart)
+	cut.close()
+	began := time.Now()
+	r := c.response("p")
+	t.Logf("the follower gave up %s after the cut", time.Since(began).Round(time.Second))
+	if r.Success || r.Command != rpc.CmdPrompt || !strings.Contains(r.Error, fmt.Sprintf("after seq %d", last.Seq)) ||
+		!strings.Contains(r.Error, "may still be running") {
+		t.Errorf("response = %+v, want the follow error for prompt p after seq %d", r, last.Seq)
+	}
+	ok := &client.Controller{Client: env.stack.Client, TaskQueue: s.Temporal.TaskQueue}
+	if err := ok.Abort(ctx, session); err != nil {
+		t.Errorf("abort the prompt left running: %v", err)
+	}
+}
+
+// proxy forwards TCP connections to a target until closed.
+type proxy struct {
+	addr  string
+	l     net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+// tcpProxy forwards connections on a loopback address to target.
+func tcpProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{addr: l.Addr().String(), l: l}
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, in, out)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(out, in); out.Close() }()
+			go func() { _, _ = io.Copy(in, out); in.Close() }()
+		}
+	}()
+	t.Cleanup(p.close)
+	return p
+}
+
+// close stops accepting and cuts every forwarded connection.
+func (p *proxy) close() {
+	p.l.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
 	}
 }
