@@ -1,6 +1,9 @@
-// Package rpc is the RPC mode of the durable agent: the wire protocol of
-// `starter rpc [--session ID]` and Client, a Go client that spawns that
-// process and speaks the protocol.
+// Package rpc is the wire protocol of the durable agent's RPC mode,
+// `starter rpc [--session ID]`: its commands, responses, the events it
+// adds, the data of each response, and DecodeLine for a line it writes.
+// The server is package rpcserver; the client is the terminal agent's
+// own RpcClient (test/pirpc), or any program that writes and reads these
+// lines (rpc/e2e does).
 //
 // The protocol is the terminal agent's (@mariozechner/pi-coding-agent
 // 0.73.1, whose own RpcClient drives `starter rpc` unchanged through a

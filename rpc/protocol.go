@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 )
 
 // Command types: the terminal agent's (@mariozechner/pi-coding-agent
@@ -51,16 +52,6 @@ const (
 	CmdGetEntries                 = "get_entries"
 	CmdGetTree                    = "get_tree"
 )
-
-// CommandTypes lists every command type, in documentation order.
-var CommandTypes = []string{
-	CmdPrompt, CmdSteer, CmdFollowUp, CmdAbort, CmdNewSession, CmdGetState, CmdSetModel, CmdCycleModel,
-	CmdGetAvailableModels, CmdSetThinkingLevel, CmdCycleThinkingLevel, CmdSetSteeringMode, CmdSetFollowUpMode,
-	CmdCompact, CmdSetAutoCompaction, CmdSetAutoRetry, CmdAbortRetry, CmdBash, CmdAbortBash, CmdGetSessionStats,
-	CmdExportHTML, CmdSwitchSession, CmdFork, CmdClone, CmdGetForkMessages, CmdGetLastAssistantText,
-	CmdSetSessionName, CmdGetMessages, CmdGetCommands, CmdApproveTool,
-	CmdClearQueue, CmdGetAvailableThinkingLevels, CmdGetEntries, CmdGetTree,
-}
 
 // ParseCommand is the Response.Command of a line that has no usable
 // command type (not JSON, not an object, no "type").
@@ -417,30 +408,21 @@ func DecodeLine(b []byte) (Line, error) {
 		Type string `json:"type"`
 	}
 	if err := json.Unmarshal(b, &head); err != nil {
-		return Line{}, fmt.Errorf("rpc: decode line %q: %w", clip(b), err)
+		return Line{}, fmt.Errorf("rpc: decode line %q: %w", line.Cut(string(b), 121), err)
 	}
 	if head.Type == "" {
-		return Line{}, fmt.Errorf("rpc: decode line %q: no type", clip(b))
+		return Line{}, fmt.Errorf("rpc: decode line %q: no type", line.Cut(string(b), 121))
 	}
 	if head.Type == ResponseType {
 		var r Response
 		if err := json.Unmarshal(b, &r); err != nil {
-			return Line{}, fmt.Errorf("rpc: decode response %q: %w", clip(b), err)
+			return Line{}, fmt.Errorf("rpc: decode response %q: %w", line.Cut(string(b), 121), err)
 		}
 		return Line{Response: &r}, nil
 	}
 	var e agent.Event
 	if err := json.Unmarshal(b, &e); err != nil {
-		return Line{}, fmt.Errorf("rpc: decode event %q: %w", clip(b), err)
+		return Line{}, fmt.Errorf("rpc: decode event %q: %w", line.Cut(string(b), 121), err)
 	}
 	return Line{Event: &e}, nil
-}
-
-// clip shortens a line for an error message.
-func clip(b []byte) string {
-	const n = 120
-	if len(b) <= n {
-		return string(b)
-	}
-	return string(b[:n]) + "…"
 }

@@ -224,7 +224,8 @@ func (f *framer) update(e agent.Event) []any {
 			out = append(out, f.end(e, m))
 		}
 		m.block = d.ContentIndex
-		start := blockEvent{Type: startOf(d.Type), ContentIndex: d.ContentIndex, Attempt: d.Attempt}
+		start := blockEvent{ContentIndex: d.ContentIndex, Attempt: d.Attempt}
+		start.Type, _ = blockFrames(d.Type)
 		if d.Type == agent.DeltaToolCall {
 			start.ID, start.ToolName = d.ToolCallID, d.ToolName
 		}
@@ -265,7 +266,7 @@ func (f *framer) end(e agent.Event, m *framedMessage) updateLine {
 			}
 			ev.ToolCall = &agent.ContentBlock{Type: agent.BlockToolCall, ToolCall: &tc}
 		default:
-			ev.Type = endOf(b.Type)
+			_, ev.Type = blockFrames(b.Type)
 			text := b.Text()
 			ev.Content = &text
 		}
@@ -290,22 +291,14 @@ func (f *framer) line(e agent.Event, m *framedMessage, ev blockEvent) updateLine
 	return l
 }
 
-func startOf(delta string) string {
+// blockFrames are the frames that open and close a block of this delta
+// type (a text block's for any other).
+func blockFrames(delta string) (start, end string) {
 	switch delta {
 	case agent.DeltaThinking:
-		return frameThinkingStart
+		return frameThinkingStart, frameThinkingEnd
 	case agent.DeltaToolCall:
-		return frameToolCallStart
+		return frameToolCallStart, frameToolCallEnd
 	}
-	return frameTextStart
-}
-
-func endOf(delta string) string {
-	switch delta {
-	case agent.DeltaThinking:
-		return frameThinkingEnd
-	case agent.DeltaToolCall:
-		return frameToolCallEnd
-	}
-	return frameTextEnd
+	return frameTextStart, frameTextEnd
 }

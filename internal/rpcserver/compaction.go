@@ -9,15 +9,9 @@ import (
 	"github.com/durableagent/durableagent/rpc"
 )
 
-// pi's names (0.73.1 and 1.6 agree) for the product's compaction events,
-// and pi 1.6's for a compaction summary call's retries.
-const (
-	eventCompactionStart        = rpc.EventCompactionStart
-	eventCompactionEnd          = rpc.EventCompactionEnd
-	eventSummarizationScheduled = rpc.EventSummarizationRetryScheduled
-	eventSummarizationFinished  = rpc.EventSummarizationRetryFinished
-	reasonManual                = "manual"
-)
+// reasonManual is the reason of a manual compact's compaction_start and
+// compaction_end.
+const reasonManual = "manual"
 
 // compactionNamer renames a prompt's auto_compaction_start/_end to
 // compaction_start/_end, giving the end the reason of its start.
@@ -27,9 +21,9 @@ func (n *compactionNamer) line(e agent.Event) (any, bool) {
 	switch e.Type {
 	case agent.EventAutoCompactionStart:
 		n.reason = e.Reason
-		return renamed{e, eventCompactionStart, nil}, true
+		return renamed{e, rpc.EventCompactionStart, nil}, true
 	case agent.EventAutoCompactionEnd:
-		return renamed{e, eventCompactionEnd, map[string]any{"reason": n.reason}}, true
+		return renamed{e, rpc.EventCompactionEnd, map[string]any{"reason": n.reason}}, true
 	}
 	return e, false
 }
@@ -41,14 +35,15 @@ func (n *compactionNamer) line(e agent.Event) (any, bool) {
 func summaryRetryLine(e agent.Event) any {
 	switch e.Type {
 	case agent.EventAutoRetryStart:
-		return renamed{e, eventSummarizationScheduled, nil}
+		return renamed{e, rpc.EventSummarizationRetryScheduled, nil}
 	case agent.EventAutoRetryEnd:
-		return renamed{e, eventSummarizationFinished, nil}
+		return renamed{e, rpc.EventSummarizationRetryFinished, nil}
 	}
 	return e
 }
 
-// renamed is an event written under another type, with extra fields.
+// renamed is an event written under another type (or its own), with
+// extra fields.
 type renamed struct {
 	e     agent.Event
 	typ   string
@@ -86,10 +81,10 @@ func manualStart() any {
 	return struct {
 		Type   string `json:"type"`
 		Reason string `json:"reason"`
-	}{eventCompactionStart, reasonManual}
+	}{rpc.EventCompactionStart, reasonManual}
 }
 
 func manualEnd(res *agent.CompactionResult, errMsg string) manualCompactionEnd {
-	return manualCompactionEnd{Type: eventCompactionEnd, Reason: reasonManual, Result: res, ErrorMessage: errMsg,
+	return manualCompactionEnd{Type: rpc.EventCompactionEnd, Reason: reasonManual, Result: res, ErrorMessage: errMsg,
 		Aborted: strings.Contains(errMsg, retry.CancelledMessage) || strings.Contains(errMsg, "aborted")}
 }

@@ -13,8 +13,8 @@ import (
 // whole message from the session entry it names (message_start of user
 // and tool results, message_end, turn_end, tool_execution_end), fills
 // agent_end's messages with the run's (framer shapes message_update).
-// Without a session to read (a backend that is no SessionBackend) the
-// views stay.
+// Without a session to read (load nil, or an entry not found) the views
+// stay.
 type completer struct {
 	ctx  context.Context
 	load func(ctx context.Context) (*session.Session, error)

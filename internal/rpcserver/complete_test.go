@@ -76,3 +76,54 @@ func TestCompleter_WithoutSessionKeepsViews(t *testing.T) {
 		t.Errorf("agent_end = %+v", ae)
 	}
 }
+
+// pi 1.6: tool_execution_end has durationMs, the time since the call's
+// tool_execution_start (event times).
+func TestToolTimer_EndHasDurationMs(t *testing.T) {
+	at := time.Date(2026, 12, 4, 7, 0, 0, 0, time.UTC)
+	tt := toolTimer{}
+	tt.line(agent.Event{Type: agent.EventToolExecutionStart, Time: at, ToolCallID: "c1", ToolName: "bash", Args: []byte(`{}`)})
+	end := tt.line(agent.Event{Type: agent.EventToolExecutionEnd, Time: at.Add(1234 * time.Millisecond), ToolCallID: "c1", ToolName: "bash",
+		ToolResult: &agent.ToolResult{Content: []agent.ContentBlock{{Type: "text", Text: "ok"}}}})
+	b, err := json.Marshal(end)
+	var got struct {
+		Type       string `json:"type"`
+		ToolCallID string `json:"toolCallId"`
+		DurationMs *int64 `json:"durationMs"`
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &got)
+	}
+	if err != nil || got.Type != agent.EventToolExecutionEnd || got.ToolCallID != "c1" || got.DurationMs == nil || *got.DurationMs != 1234 {
+		t.Errorf("tool_execution_end = %s, %v", b, err)
+	}
+}
+
+// pi's names for a prompt's compaction: compaction_start {reason} and
+// compaction_end with the same reason.
+func TestCompactionNamer_PiNamesAndReason(t *testing.T) {
+	n := &compactionNamer{}
+	decode := func(v any) agent.Event {
+		t.Helper()
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e agent.Event
+		if err := json.Unmarshal(b, &e); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	s, _ := n.line(agent.Event{Type: agent.EventAutoCompactionStart, Reason: "overflow"})
+	e, _ := n.line(agent.Event{Type: agent.EventAutoCompactionEnd, WillRetry: true, Result: &agent.CompactionResult{Summary: "s", TokensBefore: 9}})
+	if start := decode(s); start.Type != "compaction_start" || start.Reason != "overflow" {
+		t.Errorf("start = %+v", start)
+	}
+	if end := decode(e); end.Type != "compaction_end" || end.Reason != "overflow" || !end.WillRetry || end.Result == nil || end.Result.Summary != "s" {
+		t.Errorf("end = %+v", end)
+	}
+	if _, renamed := n.line(agent.Event{Type: agent.EventAgentStart}); renamed {
+		t.Error("agent_start renamed")
+	}
+}

@@ -1,8 +1,6 @@
 package rpcserver
 
 import (
-	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
@@ -24,25 +22,7 @@ func (tt toolTimer) line(e agent.Event) any {
 			return e
 		}
 		delete(tt, e.ToolCallID)
-		ms := max(e.Time.Sub(began).Milliseconds(), 0)
-		return timedEnd{e, ms}
+		return renamed{e, e.Type, map[string]any{"durationMs": max(e.Time.Sub(began).Milliseconds(), 0)}}
 	}
 	return e
-}
-
-// timedEnd is a tool_execution_end with durationMs.
-type timedEnd struct {
-	e  agent.Event
-	ms int64
-}
-
-func (t timedEnd) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(t.e)
-	if err != nil || len(b) < 2 {
-		return b, err
-	}
-	out := append([]byte{}, b[:len(b)-1]...)
-	out = append(out, `,"durationMs":`...)
-	out = strconv.AppendInt(out, t.ms, 10)
-	return append(out, '}'), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
@@ -33,7 +34,7 @@ func entries(ctx context.Context, sb client.SessionBackend, since string) (any, 
 	}
 	all := sess.Entries
 	if since != "" {
-		i := indexOf(all, since)
+		i := slices.IndexFunc(all, func(e session.Entry) bool { return e.ID == since })
 		if i < 0 {
 			return nil, entryNotFound(since)
 		}
@@ -48,15 +49,6 @@ func entries(ctx context.Context, sb client.SessionBackend, since string) (any, 
 	}
 	out.LeafID = sess.LeafID()
 	return out, nil
-}
-
-func indexOf(es []session.Entry, id string) int {
-	for i, e := range es {
-		if e.ID == id {
-			return i
-		}
-	}
-	return -1
 }
 
 // tree is get_tree (pi 1.6): the entries as a tree by parentId, roots and

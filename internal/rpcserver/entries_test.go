@@ -1,7 +1,6 @@
 package rpcserver_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -11,26 +10,20 @@ import (
 	"github.com/durableagent/durableagent/internal/session"
 )
 
-// entriesFake is a session backend whose session has a fork: a, b, then
-// c and d both children of b.
-type entriesFake struct{ *sessionFake }
-
-func (f entriesFake) LoadSession(context.Context, string) (*session.Session, error) {
+// pi 1.6's get_entries (with since) and get_tree.
+func TestServe_GetEntriesAndTree(t *testing.T) {
+	// A session with a fork: a, b, then c and d both children of b.
 	at := time.Date(2026, 12, 4, 7, 0, 0, 0, time.UTC)
 	msg := func(text string) *agent.Message {
 		return &agent.Message{Role: agent.RoleUser, Content: []agent.ContentBlock{{Type: "text", Text: text}}}
 	}
-	return &session.Session{Entries: []session.Entry{
-		{Type: session.TypeMessage, ID: "a", Timestamp: at, Message: msg("one")},
-		{Type: session.TypeMessage, ID: "b", ParentID: "a", Timestamp: at, Message: msg("two")},
-		{Type: session.TypeMessage, ID: "c", ParentID: "b", Timestamp: at, Message: msg("three")},
-		{Type: session.TypeMessage, ID: "d", ParentID: "b", Timestamp: at, Message: msg("other three")},
-	}}, nil
-}
-
-// pi 1.6's get_entries (with since) and get_tree.
-func TestServe_GetEntriesAndTree(t *testing.T) {
-	h := serve(t, &rpcserver.Server{Backend: entriesFake{&sessionFake{Backend: newFake(nil)}}})
+	b := offline(t)
+	sessionFile(t, b,
+		session.Entry{Type: session.TypeMessage, ID: "a", Timestamp: at, Message: msg("one")},
+		session.Entry{Type: session.TypeMessage, ID: "b", ParentID: "a", Timestamp: at, Message: msg("two")},
+		session.Entry{Type: session.TypeMessage, ID: "c", ParentID: "b", Timestamp: at, Message: msg("three")},
+		session.Entry{Type: session.TypeMessage, ID: "d", ParentID: "b", Timestamp: at, Message: msg("other three")})
+	h := serve(t, &rpcserver.Server{Backend: b})
 	ids := func(raw string) string {
 		var out []string
 		for _, part := range strings.Split(raw, `"id":"`)[1:] {

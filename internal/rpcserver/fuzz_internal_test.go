@@ -2,6 +2,7 @@ package rpcserver
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -57,15 +58,15 @@ func FuzzParseCommand(f *testing.F) {
 		if !utf8.Valid(line) || !json.Valid(line) {
 			t.Fatalf("parseCommand accepted %q, which is not valid UTF-8 JSON", line)
 		}
-		if !slices.Contains(rpc.CommandTypes, c.typ) {
+		if !slices.Contains(commandTypes, c.typ) {
 			t.Fatalf("parseCommand(%q) accepted unknown type %q", line, c.typ)
 		}
-		if (c.typ == rpc.CmdPrompt || c.typ == rpc.CmdSteer || c.typ == rpc.CmdFollowUp) && strings.TrimSpace(c.message) == "" {
+		if (c.typ == rpc.CmdPrompt || c.typ == rpc.CmdSteer || c.typ == rpc.CmdFollowUp) && strings.TrimSpace(c.str["message"]) == "" {
 			t.Fatalf("parseCommand(%q) accepted a blank message", line)
 		}
 		// Round trip through the client's encoding of the same command.
-		out := rpc.Command{ID: c.id, Type: c.typ, Message: c.message, CustomInstructions: c.customInstructions,
-			Images: c.images, StreamingBehavior: c.streamingBehavior,
+		out := rpc.Command{ID: c.id, Type: c.typ, Message: c.str["message"], CustomInstructions: c.str["customInstructions"],
+			Images: c.images, StreamingBehavior: c.str["streamingBehavior"],
 			ParentSession: c.str["parentSession"], Provider: c.str["provider"], ModelID: c.str["modelId"],
 			Level: c.str["level"], Mode: c.str["mode"], Command: c.str["command"], OutputPath: c.str["outputPath"],
 			SessionPath: c.str["sessionPath"], EntryID: c.str["entryId"], Name: c.str["name"],
@@ -101,4 +102,22 @@ func normalized(c command) command {
 		c.images = nil
 	}
 	return c
+}
+
+// commandTypes lists every command type of docs/rpc.md, in its order.
+var commandTypes = []string{
+	rpc.CmdPrompt, rpc.CmdSteer, rpc.CmdFollowUp, rpc.CmdAbort, rpc.CmdNewSession, rpc.CmdGetState, rpc.CmdSetModel, rpc.CmdCycleModel,
+	rpc.CmdGetAvailableModels, rpc.CmdSetThinkingLevel, rpc.CmdCycleThinkingLevel, rpc.CmdSetSteeringMode, rpc.CmdSetFollowUpMode,
+	rpc.CmdCompact, rpc.CmdSetAutoCompaction, rpc.CmdSetAutoRetry, rpc.CmdAbortRetry, rpc.CmdBash, rpc.CmdAbortBash, rpc.CmdGetSessionStats,
+	rpc.CmdExportHTML, rpc.CmdSwitchSession, rpc.CmdFork, rpc.CmdClone, rpc.CmdGetForkMessages, rpc.CmdGetLastAssistantText,
+	rpc.CmdSetSessionName, rpc.CmdGetMessages, rpc.CmdGetCommands, rpc.CmdApproveTool,
+	rpc.CmdClearQueue, rpc.CmdGetAvailableThinkingLevels, rpc.CmdGetEntries, rpc.CmdGetTree,
+}
+
+// The parser serves exactly the documented command types.
+func TestCommandFields_EveryDocumentedType(t *testing.T) {
+	got, want := slices.Sorted(maps.Keys(commandFields)), slices.Sorted(slices.Values(commandTypes))
+	if !slices.Equal(got, want) {
+		t.Errorf("parsed types %v, documented %v", got, want)
+	}
 }

@@ -9,22 +9,22 @@ import (
 	"unicode/utf8"
 
 	"github.com/durableagent/durableagent/internal/rpcserver"
-	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
 	"github.com/durableagent/durableagent/rpc"
 )
 
-// maxFuzzLines bounds the commands of one input: the fake backend buffers
-// 16 signals for a running prompt that nobody reads.
+// maxFuzzLines bounds the commands of one input: each that reaches the
+// offline backend waits for the command timeout.
 const maxFuzzLines = 8
 
 // FuzzServe runs the whole RPC loop (line reader, decoder, dispatch) on
-// arbitrary input against the fake backend, followed by one get_state.
+// arbitrary input against the offline backend (Temporal unreachable),
+// followed by one get_available_models.
 // Fuzz it with (docs/reliability.md):
 //
 //	go test -run='^$' -fuzz='^FuzzServe$' -fuzztime=30s ./internal/rpcserver/
 //
 // Whatever the input, Serve must return without error at its end, every
-// output line must be a valid UTF-8 protocol line, and the get_state after
+// output line must be a valid UTF-8 protocol line, and the command after
 // the input must be answered: bad input never ends the loop.
 func FuzzServe(f *testing.F) {
 	for _, seed := range []string{
@@ -36,6 +36,7 @@ func FuzzServe(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
+	b := offline(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Split(data, []byte("\n"))
 		if len(lines) > maxFuzzLines {
@@ -45,9 +46,9 @@ func FuzzServe(f *testing.F) {
 		for bytes.Contains(data, []byte(id)) {
 			id += "+"
 		}
-		in := append(bytes.Join(lines, []byte("\n")), "\n"+`{"id":"`+id+`","type":"get_state"}`+"\n"...)
+		in := append(bytes.Join(lines, []byte("\n")), "\n"+`{"id":"`+id+`","type":"get_available_models"}`+"\n"...)
 		var out bytes.Buffer
-		srv := &rpcserver.Server{Backend: rpcfake.New("s"), MaxLineBytes: 512, CommandTimeout: 5 * time.Second}
+		srv := &rpcserver.Server{Backend: b, MaxLineBytes: 512, CommandTimeout: 100 * time.Millisecond}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		if err := srv.Serve(ctx, bytes.NewReader(in), &out); err != nil {
@@ -63,11 +64,11 @@ func FuzzServe(f *testing.F) {
 				t.Fatalf("output line %q: %v", l, err)
 			}
 			if r := dl.Response; r != nil && r.ID == id {
-				answered = r.Success && r.Command == rpc.CmdGetState
+				answered = r.Success && r.Command == rpc.CmdGetAvailableModels
 			}
 		}
 		if !answered {
-			t.Fatalf("get_state after %q not answered; output:\n%s", data, out.Bytes())
+			t.Fatalf("get_available_models after %q not answered; output:\n%s", data, out.Bytes())
 		}
 	})
 }

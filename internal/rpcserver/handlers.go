@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"slices"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/rpc"
-	"github.com/durableagent/durableagent/workflows"
 )
 
 // null is the data of a response whose result is null (cycle_model with
@@ -58,54 +58,41 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 			return nil, c.b.ApproveTool(ctx, agent.ApproveToolPayload{ToolCallID: cmd.str["toolCallId"], Approved: cmd.enabled, Reason: cmd.str["reason"], Scope: cmd.str["scope"]})
 		})
 	case rpc.CmdGetAvailableThinkingLevels:
-		c.respond(cmd.id, cmd.typ, rpc.ThinkingLevelsData{Levels: thinkingLevels})
+		c.respond(cmd.id, cmd.typ, rpc.ThinkingLevelsData{Levels: llm.ThinkingLevels})
 	case rpc.CmdGetCommands:
 		c.respond(cmd.id, cmd.typ, rpc.CommandsData{Commands: []any{}})
 	case rpc.CmdExportHTML:
 		c.fail(cmd.id, cmd.typ, "export_html is not supported: this agent renders no HTML; read the conversation with get_messages or `starter session export`")
-	default:
-		sb, ok := c.b.(client.SessionBackend)
-		if !ok {
-			c.fail(cmd.id, cmd.typ, fmt.Sprintf("%s is not supported by this backend", cmd.typ))
-			return
-		}
-		c.sessionCommand(ctx, sb, cmd)
-	}
-}
-
-// sessionCommand serves the commands of a SessionBackend.
-func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd command) {
-	switch cmd.typ {
 	case rpc.CmdNewSession:
 		c.detach()
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return rpc.CancelledData{}, sb.NewSession(ctx) })
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return rpc.CancelledData{}, c.b.NewSession(ctx) })
 	case rpc.CmdSwitchSession:
 		c.detach()
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			return rpc.CancelledData{}, sb.SwitchSession(ctx, cmd.str["sessionPath"])
+			return rpc.CancelledData{}, c.b.SwitchSession(ctx, cmd.str["sessionPath"])
 		})
 	case rpc.CmdFork:
 		c.detach()
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			text, err := sb.Fork(ctx, cmd.str["entryId"], false)
+			text, err := c.b.Fork(ctx, cmd.str["entryId"], false)
 			return rpc.ForkData{Text: text}, err
 		})
 	case rpc.CmdClone:
 		c.detach()
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			sess, err := sb.LoadSession(ctx, sb.SessionID())
+			sess, err := c.b.LoadSession(ctx, c.b.SessionID())
 			if err != nil {
 				return nil, err
 			}
 			if sess == nil || sess.LeafID() == "" {
 				return nil, errors.New("cannot clone session: it has no entries yet")
 			}
-			_, err = sb.Fork(ctx, sess.LeafID(), true)
+			_, err = c.b.Fork(ctx, sess.LeafID(), true)
 			return rpc.CancelledData{}, err
 		})
 	case rpc.CmdGetForkMessages:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			sess, err := sb.LoadSession(ctx, sb.SessionID())
+			sess, err := c.b.LoadSession(ctx, c.b.SessionID())
 			out := rpc.ForkMessagesData{Messages: []rpc.ForkMessage{}}
 			if sess == nil || err != nil {
 				return out, err
@@ -119,7 +106,7 @@ func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd
 		})
 	case rpc.CmdSetSessionName:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			if err := sb.SetSessionName(ctx, cmd.str["name"]); err != nil {
+			if err := c.b.SetSessionName(ctx, cmd.str["name"]); err != nil {
 				return nil, err
 			}
 			_ = c.out.write(rpc.SessionInfoEvent{Type: rpc.EventSessionInfoChanged, Name: cmd.str["name"]})
@@ -127,59 +114,47 @@ func (c *conn) sessionCommand(ctx context.Context, sb client.SessionBackend, cmd
 		})
 	case rpc.CmdSetModel:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			return setModel(ctx, sb, cmd.str["provider"], cmd.str["modelId"])
+			return setModel(ctx, c.b, cmd.str["provider"], cmd.str["modelId"])
 		})
 	case rpc.CmdCycleModel:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return cycleModel(ctx, sb) })
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return cycleModel(ctx, c.b) })
 	case rpc.CmdGetAvailableModels:
-		c.respond(cmd.id, cmd.typ, rpc.ModelsData{Models: models(sb)})
+		c.respond(cmd.id, cmd.typ, rpc.ModelsData{Models: models(c.b)})
 	case rpc.CmdSetThinkingLevel:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, c.setThinkingLevel(ctx, sb, cmd.str["level"]) })
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, c.setThinkingLevel(ctx, cmd.str["level"]) })
 	case rpc.CmdCycleThinkingLevel:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			info, err := sb.Info(ctx)
+			info, err := c.b.Info(ctx)
 			if err != nil {
 				return nil, err
 			}
-			next := nextOf(thinkingLevels, info.ThinkingLevel)
-			return rpc.ThinkingLevelData{Level: next}, c.setThinkingLevel(ctx, sb, next)
+			next := nextOf(llm.ThinkingLevels, info.ThinkingLevel)
+			return rpc.ThinkingLevelData{Level: next}, c.setThinkingLevel(ctx, next)
 		})
 	case rpc.CmdSetSteeringMode, rpc.CmdSetFollowUpMode:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			return nil, sb.SetQueueMode(ctx, cmd.typ == rpc.CmdSetSteeringMode, cmd.str["mode"])
+			return nil, c.b.SetQueueMode(ctx, cmd.typ == rpc.CmdSetSteeringMode, cmd.str["mode"])
 		})
 	case rpc.CmdGetSessionStats:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return sessionStats(ctx, sb) })
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return sessionStats(ctx, c.b) })
 	case rpc.CmdBash:
-		c.bash(sb, cmd)
+		c.bash(cmd)
 	case rpc.CmdAbortBash:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, sb.AbortBash(ctx) })
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, c.b.AbortBash(ctx) })
 	case rpc.CmdGetEntries:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return entries(ctx, sb, cmd.str["since"]) })
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return entries(ctx, c.b, cmd.str["since"]) })
 	case rpc.CmdGetTree:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return tree(ctx, sb) })
+		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return tree(ctx, c.b) })
 	default:
 		// parseCommand knows every type; this is a programming error.
 		c.fail(cmd.id, cmd.typ, fmt.Sprintf("command %q has no handler", cmd.typ))
 	}
 }
 
-// thinkingLevels are the levels a model takes, in the order
-// cycle_thinking_level walks them and get_available_thinking_levels
-// lists them: every level, xhigh and max included, since every model is
-// a reasoning model here (modelObject) and each provider maps the levels
-// it has no step for (llm.OpenAIReasoningEffort, llm.AnthropicThinkingBudget).
-var thinkingLevels = llm.ThinkingLevels
-
 // nextOf is the item after cur in list, wrapping (the first when cur is
 // not in it).
-func nextOf(list []string, cur string) string {
-	for i, v := range list {
-		if v == cur {
-			return list[(i+1)%len(list)]
-		}
-	}
-	return list[0]
+func nextOf[T comparable](list []T, cur T) T {
+	return list[(slices.Index(list, cur)+1)%len(list)]
 }
 
 // cycleModel moves to the next available model (null with one).
@@ -192,12 +167,7 @@ func cycleModel(ctx context.Context, sb client.SessionBackend) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	next := models[0]
-	for i, m := range models {
-		if m == info.Model {
-			next = models[(i+1)%len(models)]
-		}
-	}
+	next := nextOf(models, info.Model)
 	m, err := setModel(ctx, sb, next.Provider, next.Name)
 	return rpc.CycleModelData{Model: m, ThinkingLevel: info.ThinkingLevel}, err
 }
@@ -208,7 +178,7 @@ func (c *conn) call(ctx context.Context, cmd command, fn func(context.Context) (
 	defer cancel()
 	data, err := fn(ctx)
 	if err != nil {
-		c.fail(cmd.id, cmd.typ, errText(err))
+		c.fail(cmd.id, cmd.typ, line.First(err.Error()))
 		return
 	}
 	c.respond(cmd.id, cmd.typ, data)
@@ -243,15 +213,11 @@ func (c *conn) state(ctx context.Context) (any, error) {
 	c.mu.Lock()
 	out.PendingMessageCount += c.idle.len()
 	c.mu.Unlock()
-	sb, ok := c.b.(client.SessionBackend)
-	if !ok {
-		return out, nil
-	}
-	info, err := sb.Info(ctx)
+	info, err := c.b.Info(ctx)
 	if err != nil {
 		return nil, err
 	}
-	m := modelObject(sb.Settings(), info.Model)
+	m := modelObject(c.b.Settings(), info.Model)
 	out.Model, out.ThinkingLevel = &m, info.ThinkingLevel
 	out.SessionFile, out.SessionName = info.File, info.Name
 	if st.SteeringMode == "" {
@@ -285,8 +251,7 @@ func (c *conn) detach() {
 	f.stop()
 	<-f.done
 	c.release(f)
-	c.s.logf("rpc: detached from prompt %s (run %s); it keeps running in Temporal (follow it: starter events --session %s --follow)",
-		f.prompt.WorkflowID, f.prompt.RunID, strings.TrimPrefix(f.prompt.WorkflowID, workflows.WorkflowIDPrefix))
+	c.detached(f)
 }
 
 // prompt starts a prompt, acknowledges it, and streams its events in the
@@ -294,8 +259,9 @@ func (c *conn) detach() {
 // followUp is queued into it; without, it is refused as "session busy".
 func (c *conn) prompt(ctx context.Context, cmd command) {
 	busy := c.activeFollower()
-	if busy != nil && cmd.streamingBehavior != "" {
-		c.queue(ctx, cmd, cmd.streamingBehavior == rpc.StreamingSteer)
+	behavior := cmd.str["streamingBehavior"]
+	if busy != nil && behavior != "" {
+		c.queue(ctx, cmd, behavior == rpc.StreamingSteer)
 		return
 	}
 	if busy != nil {
@@ -303,27 +269,16 @@ func (c *conn) prompt(ctx context.Context, cmd command) {
 			client.ErrSessionBusy, c.b.SessionID(), busy.prompt.WorkflowID, busy.prompt.RunID))
 		return
 	}
-	sb, isSB := c.b.(client.SessionBackend)
-	if len(cmd.images) > 0 && !isSB {
-		c.fail(cmd.id, cmd.typ, "images are not supported by this backend")
-		return
-	}
 	sctx, cancel := context.WithTimeout(ctx, c.s.timeout())
-	var p client.Prompt
-	var err error
-	if isSB {
-		p, err = sb.StartPromptWith(sctx, cmd.message, cmd.images)
-	} else {
-		p, err = c.b.StartPrompt(sctx, cmd.message)
-	}
+	p, err := c.b.StartPromptWith(sctx, cmd.str["message"], cmd.images)
 	cancel()
-	if errors.Is(err, client.ErrSessionBusy) && cmd.streamingBehavior != "" {
+	if errors.Is(err, client.ErrSessionBusy) && behavior != "" {
 		// Another client's prompt runs: queue into it.
-		c.queue(ctx, cmd, cmd.streamingBehavior == rpc.StreamingSteer)
+		c.queue(ctx, cmd, behavior == rpc.StreamingSteer)
 		return
 	}
 	if err != nil {
-		c.fail(cmd.id, cmd.typ, errText(err))
+		c.fail(cmd.id, cmd.typ, line.First(err.Error()))
 		return
 	}
 	fctx, stop := context.WithCancel(c.bg)
@@ -335,13 +290,8 @@ func (c *conn) prompt(ctx context.Context, cmd command) {
 	// precedes every event of the prompt.
 	c.respond(cmd.id, cmd.typ, rpc.PromptData{Disposition: rpc.DispositionStarted, WorkflowID: p.WorkflowID, RunID: p.RunID})
 	c.deliverQueue(ctx)
-	var comp *completer
-	if isSB {
-		id := sb.SessionID()
-		comp = newCompleter(fctx, func(ctx context.Context) (*session.Session, error) { return sb.LoadSession(ctx, id) })
-	} else {
-		comp = newCompleter(fctx, nil)
-	}
+	id := c.b.SessionID()
+	comp := newCompleter(fctx, func(ctx context.Context) (*session.Session, error) { return c.b.LoadSession(ctx, id) })
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -398,12 +348,12 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 	if errors.Is(err, client.ErrPromptClosed) {
 		// Terminated, timed out, ...: Temporal closed the prompt without
 		// its prompt_end; say so, not that it may still run.
-		c.fail(f.id, rpc.CmdPrompt, fmt.Sprintf("%s; its events end at seq %d", errText(err), last))
+		c.fail(f.id, rpc.CmdPrompt, fmt.Sprintf("%s; its events end at seq %d", line.First(err.Error()), last))
 		c.settled(false)
 		return
 	}
 	c.fail(f.id, rpc.CmdPrompt, fmt.Sprintf("follow events of prompt %s (run %s) after seq %d: %s; the prompt may still be running (get_state)",
-		f.prompt.WorkflowID, f.prompt.RunID, last, errText(err)))
+		f.prompt.WorkflowID, f.prompt.RunID, last, line.First(err.Error())))
 }
 
 func (c *conn) release(f *follower) {
@@ -423,14 +373,14 @@ func (c *conn) release(f *follower) {
 func (c *conn) compact(cmd command) {
 	c.background(cmd, func(ctx context.Context) (any, error) {
 		_ = c.out.write(manualStart())
-		res, err := c.b.Compact(ctx, cmd.customInstructions, func(e agent.Event) {
+		res, err := c.b.Compact(ctx, cmd.str["customInstructions"], func(e agent.Event) {
 			if ctx.Err() == nil {
 				_ = c.out.write(summaryRetryLine(e))
 			}
 		})
 		switch {
 		case err != nil:
-			_ = c.out.write(manualEnd(nil, errText(err)))
+			_ = c.out.write(manualEnd(nil, line.First(err.Error())))
 			return nil, err
 		case res.NothingToCompact || res.Result == nil:
 			_ = c.out.write(manualEnd(nil, rpc.NothingToCompactError))
@@ -443,9 +393,9 @@ func (c *conn) compact(cmd command) {
 
 // bash runs a user command in the background (abort_bash is served while
 // it runs) and answers with its BashResult.
-func (c *conn) bash(sb client.SessionBackend, cmd command) {
+func (c *conn) bash(cmd command) {
 	c.background(cmd, func(ctx context.Context) (any, error) {
-		m, err := sb.Bash(ctx, cmd.str["command"], client.BashOptions{ExcludeFromContext: cmd.enabled,
+		m, err := c.b.Bash(ctx, cmd.str["command"], client.BashOptions{ExcludeFromContext: cmd.enabled,
 			OnOutput: func(delta string) {
 				_ = c.out.write(rpc.BashUpdateEvent{Type: rpc.EventBashExecutionUpdate, ID: cmd.id, Delta: delta})
 			}})
@@ -469,7 +419,7 @@ func (c *conn) background(cmd command, fn func(context.Context) (any, error)) {
 			return // detached: the work keeps running in Temporal
 		}
 		if err != nil {
-			c.fail(cmd.id, cmd.typ, errText(err))
+			c.fail(cmd.id, cmd.typ, line.First(err.Error()))
 			return
 		}
 		c.respond(cmd.id, cmd.typ, data)
@@ -478,8 +428,8 @@ func (c *conn) background(cmd command, fn func(context.Context) (any, error)) {
 
 // setThinkingLevel sets the level and says so (pi 1.6's
 // thinking_level_changed, before the response).
-func (c *conn) setThinkingLevel(ctx context.Context, sb client.SessionBackend, level string) error {
-	if err := sb.SetThinkingLevel(ctx, level); err != nil {
+func (c *conn) setThinkingLevel(ctx context.Context, level string) error {
+	if err := c.b.SetThinkingLevel(ctx, level); err != nil {
 		return err
 	}
 	_ = c.out.write(rpc.ThinkingLevelEvent{Type: rpc.EventThinkingLevelChanged, Level: level})

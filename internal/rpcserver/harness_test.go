@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/durableagent/durableagent/agent"
+	sdkclient "go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/rpcserver"
-	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
+	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/rpc"
 )
 
@@ -84,21 +88,6 @@ func (h *harness) next() rpc.Line {
 	return rpc.Line{}
 }
 
-// nextRaw returns the next output line as written.
-func (h *harness) nextRaw() string {
-	h.t.Helper()
-	select {
-	case _, ok := <-h.lines:
-		if !ok {
-			h.t.Fatal("output ended")
-		}
-		return <-h.raw
-	case <-time.After(waitTimeout):
-		h.t.Fatal("no output line within the timeout")
-	}
-	return ""
-}
-
 // response returns the next line, which must be a response.
 func (h *harness) response() rpc.Response {
 	h.t.Helper()
@@ -107,29 +96,6 @@ func (h *harness) response() rpc.Response {
 		h.t.Fatalf("want a response, got event %+v", *l.Event)
 	}
 	return *l.Response
-}
-
-// event returns the next line, which must be an event.
-func (h *harness) event() agent.Event {
-	h.t.Helper()
-	l := h.next()
-	if l.Event == nil {
-		h.t.Fatalf("want an event, got response %+v", *l.Response)
-	}
-	return *l.Event
-}
-
-// eventsUntil collects events up to and including one of type typ.
-func (h *harness) eventsUntil(typ string) []agent.Event {
-	h.t.Helper()
-	var evs []agent.Event
-	for {
-		e := h.event()
-		evs = append(evs, e)
-		if e.Type == typ {
-			return evs
-		}
-	}
 }
 
 // closeInput closes stdin and waits for Serve to return.
@@ -154,8 +120,38 @@ func decode[T any](t *testing.T, r rpc.Response) T {
 	return v
 }
 
-func newFake(script rpcfake.Script) *rpcfake.Backend {
-	b := rpcfake.New("s1")
-	b.Script = script
+// offline is the real backend of session s1 with its data in a temporary
+// directory and Temporal at an address where nothing listens: what
+// `starter rpc` serves when the server is down. Commands that need no
+// Temporal (bad lines, get_available_models, get_commands) are answered;
+// the others fail with the connection's error within the command
+// timeout. The commands of a running prompt are tested against a real
+// server in rpc/e2e.
+func offline(t testing.TB) *client.Session {
+	t.Helper()
+	return offlineAt(t, "127.0.0.1:1")
+}
+
+// offlineAt is offline with Temporal at addr.
+func offlineAt(t testing.TB, addr string) *client.Session {
+	t.Helper()
+	s := settings.Defaults()
+	s.DataDir = t.TempDir()
+	s.Temporal.Address = addr
+	c, err := sdkclient.NewLazyClient(sdkclient.Options{HostPort: s.Temporal.Address, Namespace: s.Temporal.Namespace,
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	k, err := client.NewController(c, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := client.Open(k, s, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
 	return b
 }

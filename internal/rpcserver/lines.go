@@ -81,16 +81,13 @@ type lineWriter struct {
 	err error
 }
 
-// write marshals every value and writes them as consecutive lines in one
-// call, so no other line can come between them.
-func (lw *lineWriter) write(vs ...any) error {
+// write marshals v (without escaping HTML) and writes it as one line.
+func (lw *lineWriter) write(v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	for _, v := range vs {
-		if err := enc.Encode(v); err != nil {
-			return err
-		}
+	if err := enc.Encode(v); err != nil {
+		return err
 	}
 	lw.mu.Lock()
 	defer lw.mu.Unlock()

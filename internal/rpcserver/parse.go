@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -16,17 +17,14 @@ import (
 
 // command is a decoded, checked command line.
 type command struct {
-	id                string
-	typ               string
-	message           string
-	images            []agent.ContentBlock
-	streamingBehavior string
+	id, typ string
+	images  []agent.ContentBlock
 	// enabled is the boolean field of the command (enabled, approved,
 	// excludeFromContext).
-	enabled            bool
-	customInstructions string
-	// str holds the command's other string fields by name (provider,
-	// modelId, level, mode, command, sessionPath, entryId, name, ...).
+	enabled bool
+	// str holds the command's string fields by name (message,
+	// streamingBehavior, customInstructions, provider, modelId, level,
+	// mode, command, sessionPath, entryId, name, ...).
 	str map[string]string
 }
 
@@ -52,8 +50,8 @@ type fieldSpec struct {
 	required bool
 }
 
-// commandFields are the fields each command type accepts besides "id" and
-// "type": those of the terminal agent's RpcCommand (so its RpcClient is
+// commandFields are the command types and the fields each accepts besides
+// "id" and "type": those of the terminal agent's RpcCommand (so its RpcClient is
 // served unchanged) and approve_tool's. A field that is not listed is
 // rejected, so a typo such as {"type":"set_auto_retry","enable":false}
 // fails loudly instead of doing something else.
@@ -119,7 +117,7 @@ func parseCommand(line []byte) (command, *parseError) {
 	}
 	raw, ok := obj["type"]
 	if !ok {
-		return c, &parseError{id: c.id, command: rpc.ParseCommand, msg: `missing field "type" (one of ` + strings.Join(rpc.CommandTypes, ", ") + ")"}
+		return c, &parseError{id: c.id, command: rpc.ParseCommand, msg: `missing field "type" (one of ` + strings.Join(slices.Sorted(maps.Keys(commandFields)), ", ") + ")"}
 	}
 	if kindOf(raw) != kindString {
 		return c, &parseError{id: c.id, command: rpc.ParseCommand, msg: fmt.Sprintf(`field "type" must be %s, got %s`, kindString, kindOf(raw))}
@@ -151,16 +149,10 @@ func parseCommand(line []byte) (command, *parseError) {
 			return fail("field %q must be %s, got %s", f.name, f.kind, got)
 		}
 		var err error
-		switch f.name {
-		case "message":
-			err = json.Unmarshal(raw, &c.message)
-		case "enabled", "approved", "excludeFromContext":
+		switch f.kind {
+		case kindBool:
 			err = json.Unmarshal(raw, &c.enabled)
-		case "customInstructions":
-			err = json.Unmarshal(raw, &c.customInstructions)
-		case "streamingBehavior":
-			err = json.Unmarshal(raw, &c.streamingBehavior)
-		case "images":
+		case kindArray:
 			c.images, err = parseImages(raw)
 		default:
 			var v string
@@ -182,10 +174,10 @@ func parseCommand(line []byte) (command, *parseError) {
 func checkValues(c command) string {
 	switch c.typ {
 	case rpc.CmdPrompt, rpc.CmdSteer, rpc.CmdFollowUp:
-		if strings.TrimSpace(c.message) == "" {
+		if strings.TrimSpace(c.str["message"]) == "" {
 			return `field "message" is empty`
 		}
-		if b := c.streamingBehavior; b != "" && b != rpc.StreamingSteer && b != rpc.StreamingFollowUp {
+		if b := c.str["streamingBehavior"]; b != "" && b != rpc.StreamingSteer && b != rpc.StreamingFollowUp {
 			return fmt.Sprintf(`field "streamingBehavior" is %q, want %q or %q`, b, rpc.StreamingSteer, rpc.StreamingFollowUp)
 		}
 		if err := workflows.CheckImages(c.images); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/rpc"
 )
 
@@ -29,12 +30,12 @@ func (c *conn) queue(ctx context.Context, cmd command, steer bool) {
 	c.call(ctx, cmd, func(ctx context.Context) (any, error) {
 		var err error
 		if steer {
-			err = c.b.Steer(ctx, cmd.message)
+			err = c.b.Steer(ctx, cmd.str["message"])
 		} else {
-			err = c.b.FollowUp(ctx, cmd.message)
+			err = c.b.FollowUp(ctx, cmd.str["message"])
 		}
 		if errors.Is(err, client.ErrNoRunningPrompt) && c.activeFollower() == nil {
-			c.hold(cmd.message, steer)
+			c.hold(cmd.str["message"], steer)
 			return rpc.PromptData{Disposition: rpc.DispositionQueued}, nil
 		}
 		if err != nil {
@@ -78,12 +79,12 @@ func (c *conn) deliverQueue(ctx context.Context) {
 	defer cancel()
 	for _, m := range q.steering {
 		if err := c.b.Steer(ctx, m); err != nil {
-			c.s.logf("rpc: queued steer message not delivered: %s: %q", errText(err), m)
+			c.s.logf("rpc: queued steer message not delivered: %s: %q", line.First(err.Error()), m)
 		}
 	}
 	for _, m := range q.followUp {
 		if err := c.b.FollowUp(ctx, m); err != nil {
-			c.s.logf("rpc: queued follow_up message not delivered: %s: %q", errText(err), m)
+			c.s.logf("rpc: queued follow_up message not delivered: %s: %q", line.First(err.Error()), m)
 		}
 	}
 	_ = c.out.write(queueEvent(idleQueue{}))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/rpc"
+	"github.com/durableagent/durableagent/workflows"
 )
 
 // DefaultCommandTimeout bounds each command's backend call (a prompt's
@@ -23,7 +24,7 @@ const DefaultCommandTimeout = 30 * time.Second
 // Server serves the RPC protocol. The zero value of every field but
 // Backend is a working default.
 type Server struct {
-	Backend client.Backend
+	Backend client.SessionBackend
 	// MaxLineBytes bounds an input line (0: DefaultMaxLineBytes).
 	MaxLineBytes int
 	// CommandTimeout bounds each command's backend call (0:
@@ -113,7 +114,7 @@ func (s *Server) logf(format string, args ...any) {
 // conn is the state of one Serve call.
 type conn struct {
 	s   *Server
-	b   client.Backend
+	b   client.SessionBackend
 	out *lineWriter
 	// bg is the context of work that outlives its command (following a
 	// prompt, compacting); cancelled when Serve returns.
@@ -133,9 +134,14 @@ func (c *conn) shutdown(stop context.CancelFunc) {
 	stop()
 	c.wg.Wait()
 	if f != nil {
-		c.s.logf("rpc: detached from prompt %s (run %s); it keeps running in Temporal (follow it: starter events --session %s --follow)",
-			f.prompt.WorkflowID, f.prompt.RunID, c.b.SessionID())
+		c.detached(f)
 	}
+}
+
+// detached says that this connection stopped following f's prompt.
+func (c *conn) detached(f *follower) {
+	c.s.logf("rpc: detached from prompt %s (run %s); it keeps running in Temporal (follow it: starter events --session %s --follow)",
+		f.prompt.WorkflowID, f.prompt.RunID, strings.TrimPrefix(f.prompt.WorkflowID, workflows.WorkflowIDPrefix))
 }
 
 func (c *conn) serveLine(ctx context.Context, l inputLine) {
@@ -156,16 +162,16 @@ func (c *conn) serveLine(ctx context.Context, l inputLine) {
 
 // respond writes a success response; data nil means plain success.
 func (c *conn) respond(id, command string, data any) {
-	r := response{ID: id, Type: rpc.ResponseType, Command: command, Success: true, Data: data}
-	_ = c.out.write(r)
+	_ = c.out.write(response{ID: id, Type: rpc.ResponseType, Command: command, Success: true, Data: data})
 }
 
 // fail writes an error response.
 func (c *conn) fail(id, command, msg string) {
-	_ = c.out.write(errorResponse(id, command, msg))
+	_ = c.out.write(response{ID: id, Type: rpc.ResponseType, Command: command, Error: msg})
 }
 
-// response is rpc.Response with data not yet marshalled.
+// response is rpc.Response with data not yet marshalled (the line writer
+// marshals it without escaping HTML).
 type response struct {
 	ID      string `json:"id,omitempty"`
 	Type    string `json:"type"`
@@ -173,17 +179,4 @@ type response struct {
 	Success bool   `json:"success"`
 	Data    any    `json:"data,omitempty"`
 	Error   string `json:"error,omitempty"`
-}
-
-func errorResponse(id, command, msg string) response {
-	return response{ID: id, Type: rpc.ResponseType, Command: command, Error: msg}
-}
-
-// errText is an error in one line (gRPC errors can span several).
-func errText(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }

@@ -62,12 +62,10 @@ func sessionStats(ctx context.Context, sb client.SessionBackend) (rpc.SessionSta
 // no answer has reported one since.
 func contextUsage(sess *session.Session, window int) *rpc.ContextUsage {
 	u := &rpc.ContextUsage{ContextWindow: window}
-	if sess == nil {
-		zero, pct := 0, 0.0
-		u.Tokens, u.Percent = &zero, &pct
-		return u
+	var branch []session.Entry
+	if sess != nil {
+		branch = sess.Branch(sess.LeafID())
 	}
-	branch := sess.Branch(sess.LeafID())
 	compacted := false
 	for i := len(branch) - 1; i >= 0; i-- {
 		e := branch[i]

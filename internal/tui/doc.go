@@ -54,7 +54,8 @@
 //     /steer, /followup, /help, /quit. Ctrl+C quits too. Quitting detaches
 //     a running prompt, which keeps running in Temporal.
 //
-// The model talks to a client.Backend, the same interface RPC mode
-// serves, so tests drive it with the fake backend (package rpcfake)
-// without a terminal or a Temporal server.
+// The model talks to a client.Backend (client.Session, which RPC mode
+// serves too). Tests run it without a terminal: events given as plain
+// values to a Model on a session whose Temporal cannot be reached, and
+// the chat's calls against the embedded server (server_test.go).
 package tui

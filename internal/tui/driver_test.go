@@ -2,14 +2,19 @@ package tui
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	sdkclient "go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 
-	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
+	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/settings"
 )
 
 // driver runs a Model the way bubbletea does, without a terminal: every
@@ -19,7 +24,7 @@ import (
 type driver struct {
 	t     *testing.T
 	m     *Model
-	fake  *rpcfake.Backend
+	b     *client.Session
 	msgs  chan tea.Msg
 	clock *fakeClock
 	quit  bool
@@ -47,15 +52,15 @@ func (c *fakeClock) Tick(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
 	return nil
 }
 
-func newDriver(t *testing.T, fake *rpcfake.Backend) *driver {
+func newDriver(t *testing.T, b *client.Session) *driver {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	// Far from the fake's event times, so the countdown starts from the
-	// fake clock's now.
+	// Far from the events' times, so the countdown starts from the fake
+	// clock's now.
 	clock := &fakeClock{now: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
-	d := &driver{t: t, fake: fake, msgs: make(chan tea.Msg, 256), clock: clock,
-		m: New(ctx, fake, Options{Now: clock.Now, Tick: clock.Tick})}
+	d := &driver{t: t, b: b, msgs: make(chan tea.Msg, 256), clock: clock,
+		m: New(ctx, b, Options{Now: clock.Now, Tick: clock.Tick})}
 	d.run(d.m.Init())
 	d.send(tea.WindowSizeMsg{Width: 100, Height: 30})
 	d.until("the session's messages", func() bool { return !d.m.loading })
@@ -132,3 +137,37 @@ func (d *driver) advance(by time.Duration) {
 }
 
 func (d *driver) status() (string, string) { return d.m.Status() }
+
+// offline is the real backend of session s1 with its data in a temporary
+// directory and Temporal at an address where nothing listens: the
+// session file is read (history, whole messages), every call to Temporal
+// fails at once. The tests that feed a Model events as plain values
+// (liveDriver) use it; those of the chat's calls run against a server
+// (server_test.go).
+func offline(t *testing.T) *client.Session {
+	t.Helper()
+	s := settings.Defaults()
+	s.DataDir, s.Temporal.Address = t.TempDir(), "127.0.0.1:1"
+	c, err := sdkclient.NewLazyClient(sdkclient.Options{HostPort: s.Temporal.Address,
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return open(t, c, s, "s1")
+}
+
+// open is the client of session id on c.
+func open(t *testing.T, c sdkclient.Client, s settings.Settings, id string) *client.Session {
+	t.Helper()
+	k, err := client.NewController(c, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := client.Open(k, s, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}

@@ -42,9 +42,7 @@ func (m *Model) open() tea.Cmd {
 	b := m.backend
 	return m.call(func(ctx context.Context) tea.Msg {
 		var latest watchedMsg
-		if w, ok := b.(client.PromptWatcher); ok {
-			latest.run, latest.ok, latest.err = w.LatestPrompt(ctx)
-		}
+		latest.run, latest.ok, latest.err = b.LatestPrompt(ctx)
 		msgs, err := b.Messages(ctx)
 		return openedMsg{history: msgs, err: err, latest: latest}
 	})

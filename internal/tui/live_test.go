@@ -4,47 +4,99 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
+	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/session"
 )
 
-// liveDriver is a driver on a prompt whose events the test emits itself.
+// liveDriver is a driver on a prompt of its own ("hello", started as
+// Enter starts one) whose events the test gives the Model as plain
+// values, numbered in order, as the follower delivers them; a
+// message_end's message is written to the session file first, as the
+// worker writes its entry before the event. The backend is offline.
 type liveDriver struct {
 	*driver
-	run *rpcfake.Run
+	events chan tea.Msg
+	seq    int64
+	store  *session.Store
+	leaf   string
 }
 
 func newLiveDriver(t *testing.T) *liveDriver {
 	t.Helper()
-	fake := rpcfake.New("s1")
-	d := newDriver(t, fake)
-	d.typeLine("hello")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	run, err := fake.Started(ctx)
+	d := newStoreDriver(t, nil)
+	d.startedHere("hello")
+	return d
+}
+
+// newStoreDriver is a liveDriver before its prompt starts, on a session
+// whose file holds the history (id, message pairs: the messages of
+// earlier prompts) when the chat opens.
+func newStoreDriver(t *testing.T, history func(record func(id string, m agent.Message))) *liveDriver {
+	t.Helper()
+	b := offline(t)
+	store, err := session.Open(filepath.Join(b.Settings().DataDir, "sessions"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &liveDriver{driver: d, run: run}
+	if _, err := store.Init("s1", t.TempDir(), ""); err != nil {
+		t.Fatal(err)
+	}
+	d := &liveDriver{events: make(chan tea.Msg, 256), store: store}
+	if history != nil {
+		history(func(id string, m agent.Message) { d.record(t, id, m) })
+	}
+	d.driver = newDriver(t, b)
+	return d
 }
 
-// emit emits events and waits until the model has shown the last one.
+// startedHere is what Enter on text does once the backend started its
+// prompt.
+func (d *liveDriver) startedHere(text string) {
+	d.m.entries = append(d.m.entries, entry{kind: entryUser, text: text})
+	d.send(promptStartedMsg{prompt: client.Prompt{WorkflowID: "session-s1", RunID: "run-1"}, events: d.events, message: text})
+}
+
+// record writes a message as a session entry.
+func (d *liveDriver) record(t *testing.T, id string, m agent.Message) {
+	t.Helper()
+	if _, err := d.store.Append("s1", session.Entry{Type: session.TypeMessage, ID: id, ParentID: d.leaf, Timestamp: time.Now().UTC(), Message: &m}); err != nil {
+		t.Fatal(err)
+	}
+	d.leaf = id
+}
+
+// emit gives the Model events and waits until it has shown the last one;
+// after prompt_end the stream ends, as the follower's does.
 func (d *liveDriver) emit(events ...agent.Event) {
 	d.t.Helper()
 	for _, e := range events {
-		d.run.Emit(e)
+		d.seq++
+		e.Seq = d.seq
+		if e.Time.IsZero() {
+			e.Time = time.Now().UTC()
+		}
+		if e.Type == agent.EventMessageEnd && e.Message != nil && e.EntryID != "" {
+			d.record(d.t, e.EntryID, *e.Message)
+		}
+		d.events <- eventMsg{event: e}
+		if e.Type == agent.EventPromptEnd {
+			d.events <- streamEndMsg{}
+		}
 	}
-	evs := d.run.Events()
-	last := evs[len(evs)-1].Seq
+	last := d.seq
 	d.until(fmt.Sprintf("event %d shown", last), func() bool { return d.m.lastSeq == last })
 }
 
 // shows fails unless the screen holds every want, and none of the nots.
-func (d *liveDriver) shows(step string, want []string, not []string) {
+func (d *driver) shows(step string, want []string, not []string) {
 	d.t.Helper()
 	screen := d.m.View()
 	for _, w := range want {
@@ -197,32 +249,20 @@ func TestModel_UnfinishedStreamDroppedAtPromptEnd(t *testing.T) {
 // start-up sees that prompt running) follows it once: no "Attached" note,
 // no event shown twice.
 func TestModel_AttachSeesOwnPromptFollowsOnce(t *testing.T) {
-	fake := rpcfake.New("s1")
-	release, asked := make(chan struct{}), make(chan struct{}, 1)
-	fake.StateHook = func(ctx context.Context) error {
-		select {
-		case asked <- struct{}{}:
-		default:
-		}
-		<-release
-		return nil
+	d := newLiveDriver(t)
+	d.emit(agent.Event{Type: agent.EventAgentStart}, answer("e2", textAnswer("only once")))
+	// The start-up attach's answer comes now: the same prompt, from its
+	// first event.
+	late := make(chan tea.Msg, 8)
+	for _, e := range []agent.Event{{Type: agent.EventAgentStart, Seq: 1}, {Type: agent.EventMessageEnd, Seq: 2, EntryID: "e2", Message: &agent.Message{}}} {
+		late <- eventMsg{event: e}
 	}
-	d := newDriver(t, fake)
-	<-asked // the start-up attach waits in State
-	d.typeLine("hello")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	run, err := fake.Started(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ld := &liveDriver{driver: d, run: run}
-	ld.emit(agent.Event{Type: agent.EventAgentStart}, answer("e2", textAnswer("only once")))
-	close(release) // the attach now finds the prompt running
-	ld.drain(300 * time.Millisecond)
-	ld.emit(agent.Event{Type: agent.EventAgentEnd}, agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusCompleted})
-	ld.drain(100 * time.Millisecond)
-	ld.shows("prompt end", []string{"only once"}, []string{"Attached to the prompt"})
+	_, stop := context.WithCancel(context.Background())
+	d.send(promptStartedMsg{prompt: client.Prompt{}, events: late, attached: true, stop: stop})
+	d.drain(300 * time.Millisecond)
+	d.emit(agent.Event{Type: agent.EventAgentEnd}, agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusCompleted})
+	d.drain(100 * time.Millisecond)
+	d.shows("prompt end", []string{"only once"}, []string{"Attached to the prompt"})
 	if n := strings.Count(d.m.View(), "only once"); n != 1 {
 		t.Errorf("the answer shows %d times, want once:\n%s", n, d.m.View())
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/testserver"
 )
 
 // childEnv makes the test binary run the chat UI on its terminal, for the
@@ -21,7 +22,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == childTemporal {
 		os.Exit(runTemporalChild())
 	}
-	os.Exit(m.Run())
+	code := testserver.Main(m)
+	closeWorker()
+	os.Exit(code)
 }
 
 // tmuxSession runs a command in a detached tmux session on a private

@@ -14,8 +14,8 @@ import (
 )
 
 // endWithBody emits a tool call whose result is longer than the event's
-// 160-character preview: the whole result is stored first (the fake's
-// Messages are the message_ends it saw; the worker writes the session
+// 160-character preview: the whole result is stored first (emit writes a
+// message_end's message to the session file, as the worker writes the
 // entry before the event), then the call runs and ends with the preview.
 func (d *liveDriver) endWithBody(callID, tool, args, body string, isError bool) {
 	d.t.Helper()

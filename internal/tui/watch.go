@@ -12,13 +12,13 @@ import (
 // A chat follows its session, not only the prompts it started (issue 23):
 // while it is idle it asks, every watchInterval, for its session's latest
 // prompt (one DescribeWorkflowExecution per interval: the backend's
-// client.PromptWatcher). A prompt it has not seen (started by `starter
+// LatestPrompt). A prompt it has not seen (started by `starter
 // prompt --session S`, another chat, RPC) is followed like one it
 // attached to at start-up, running or already ended (a short one can
 // end between two looks): its user message, output and answer show. The
 // look made as the chat opens, before it reads the history, only notes
 // the latest prompt (the history shows it; the start-up attach follows
-// it if it runs). A backend without PromptWatcher is not watched.
+// it if it runs).
 
 // watchInterval is how often an idle chat looks for a prompt started
 // elsewhere in its session.
@@ -36,9 +36,9 @@ type (
 )
 
 // watchLater schedules the next look, unless one is scheduled or on its
-// way, or the backend cannot tell.
+// way.
 func (m *Model) watchLater() tea.Cmd {
-	if _, ok := m.backend.(client.PromptWatcher); !ok || m.watching || m.quitting {
+	if m.watching || m.quitting {
 		return nil
 	}
 	m.watching = true
@@ -54,8 +54,7 @@ func (m *Model) idle() bool {
 // it waits for the next turn).
 func (m *Model) watch() tea.Cmd {
 	m.watching = false
-	w, ok := m.backend.(client.PromptWatcher)
-	if !ok || m.quitting {
+	if m.quitting {
 		return nil
 	}
 	if !m.idle() {
@@ -63,7 +62,7 @@ func (m *Model) watch() tea.Cmd {
 	}
 	m.watching = true // the look is on its way
 	return m.call(func(ctx context.Context) tea.Msg {
-		run, ok, err := w.LatestPrompt(ctx)
+		run, ok, err := m.backend.LatestPrompt(ctx)
 		return watchedMsg{run: run, ok: ok, err: err}
 	})
 }

@@ -102,32 +102,17 @@ func starterArgs(s settings.Settings, baseDelayMs int, faults ...string) []strin
 	}
 }
 
-func startClient(t *testing.T, s settings.Settings, session string, baseDelayMs int, faults ...string) *rpc.Client {
+// startClient runs `starter rpc --session session` with the test
+// server's settings (starterArgs).
+func startClient(t *testing.T, s settings.Settings, session string, baseDelayMs int, faults ...string) *proc {
 	t.Helper()
 	return startClientWith(t, s, session, nil, baseDelayMs, faults...)
 }
 
 // startClientWith is startClient with more settings flags (extra).
-func startClientWith(t *testing.T, s settings.Settings, session string, extra []string, baseDelayMs int, faults ...string) *rpc.Client {
+func startClientWith(t *testing.T, s settings.Settings, session string, extra []string, baseDelayMs int, faults ...string) *proc {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	trace := &lockedBuffer{}
-	c, err := rpc.Start(rpc.WithStarter(exe), rpc.WithSession(session),
-		rpc.WithArgs(append(starterArgs(s, baseDelayMs, faults...), extra...)...),
-		rpc.WithEnv(append(os.Environ(), childEnv+"=1")), rpc.WithStderr(testWriter{t}), rpc.WithTrace(trace))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = c.Close()
-		if testing.Verbose() {
-			t.Logf("protocol trace of session %s:\n%s", session, trace.String())
-		}
-	})
-	return c
+	return startProc(t, "", append(append([]string{"--session", session}, starterArgs(s, baseDelayMs, faults...)...), extra...)...)
 }
 
 type lockedBuffer struct {
@@ -154,44 +139,14 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// timed is an event and when the client received it.
-type timed struct {
-	e  agent.Event
-	at time.Time
-}
-
-type recorder struct {
-	mu  sync.Mutex
-	evs []timed
-}
-
-func (r *recorder) add(e agent.Event) {
-	now := time.Now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.evs = append(r.evs, timed{e, now})
-}
-
-func (r *recorder) events() []agent.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]agent.Event, len(r.evs))
-	for i, x := range r.evs {
-		out[i] = x.e
-	}
-	return out
-}
-
 // latencies are receive time minus event time. The event time is the
 // workflow task's start (workflow.Now), which precedes the emission, so
 // this over-estimates the emission→stdout latency.
-func (r *recorder) latencies() []time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+func (p *proc) latencies() []time.Duration {
 	var out []time.Duration
-	for _, x := range r.evs {
-		if !rpc.ConnectionEvent(x.e.Type) { // the connection's own events have no workflow time
-			out = append(out, x.at.Sub(x.e.Time))
+	for _, l := range p.lines {
+		if l.Event != nil && !rpc.ConnectionEvent(l.Event.Type) { // the connection's own events have no workflow time
+			out = append(out, l.at.Sub(l.Event.Time))
 		}
 	}
 	return out
@@ -237,21 +192,19 @@ func watchVisibility(k *client.Controller, session string) *visibility {
 // pipeline is, per received event, its receive time minus the time it
 // became queryable: the latency of the RPC path itself (events query poll,
 // stdout, client), to within the 20 ms sampling.
-func (v *visibility) pipeline(r *recorder) []time.Duration {
+func (v *visibility) pipeline(p *proc) []time.Duration {
 	v.stop()
 	<-v.done
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var out []time.Duration
-	for _, x := range r.evs {
-		if rpc.ConnectionEvent(x.e.Type) {
+	for _, l := range p.lines {
+		if l.Event == nil || rpc.ConnectionEvent(l.Event.Type) {
 			continue
 		}
 		var d time.Duration
-		if first, ok := v.first[x.e.Seq]; ok {
-			d = max(x.at.Sub(first), 0)
+		if first, ok := v.first[l.Event.Seq]; ok {
+			d = max(l.at.Sub(first), 0)
 		}
 		out = append(out, d)
 	}

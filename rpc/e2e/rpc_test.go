@@ -1,14 +1,8 @@
 package e2e
 
 import (
-	"bufio"
-	"errors"
-	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,32 +20,12 @@ func TestRPC_RetryChainExactEventSequence(t *testing.T) {
 	s := server(t)
 	session := testserver.Session("e2e-chain")
 	c := startClient(t, s, session, 300, "503 Service Unavailable", "503 Service Unavailable")
-	ctx := ctxFor(t, time.Minute)
-	var rec recorder
-	settled := make(chan struct{})
-	c.OnEvent(func(e agent.Event) {
-		rec.add(e)
-		if e.Type == rpc.EventAgentSettled {
-			close(settled)
-		}
-	})
 	vis := watchVisibility(&client.Controller{Client: env.stack.Client, TaskQueue: s.Temporal.TaskQueue}, session)
-	if _, err := c.Prompt(ctx, "hello"); err != nil {
-		t.Fatalf("Prompt: %v", err)
-	}
-	end, err := c.WaitForIdle(ctx)
-	if err != nil {
-		t.Fatalf("WaitForIdle: %v", err)
-	}
-	if end.Status != agent.StatusCompleted {
+	c.prompt("hello")
+	if end := c.waitIdle(); end.Status != agent.StatusCompleted {
 		t.Fatalf("prompt ended %+v", end)
 	}
-	select { // listeners run on the client's dispatcher, after WaitForIdle may return
-	case <-settled:
-	case <-ctx.Done():
-		t.Fatalf("no %s after prompt_end", rpc.EventAgentSettled)
-	}
-	evs := rec.events()
+	evs := c.events()
 	want := "agent_start message_end agent_end auto_retry_start " +
 		"agent_start message_end agent_end auto_retry_start " +
 		"agent_start message_end agent_end auto_retry_end prompt_end"
@@ -103,7 +77,7 @@ func TestRPC_RetryChainExactEventSequence(t *testing.T) {
 	// includes the task's own processing) to the client's listener. RPC
 	// path: from the moment the event first answered the events query to
 	// the listener.
-	endToEnd, path := rec.latencies(), vis.pipeline(&rec)
+	endToEnd, path := c.latencies(), vis.pipeline(c)
 	eMin, eMed, eMax := spread(endToEnd)
 	pMin, pMed, pMax := spread(path)
 	t.Logf("latency over %d events: end to end min %s median %s max %s; RPC path min %s median %s max %s",
@@ -127,42 +101,20 @@ func TestRPC_AbortRetryEndsChainWithRetryCancelled(t *testing.T) {
 	s := server(t)
 	session := testserver.Session("e2e-abort")
 	c := startClient(t, s, session, 60000, "503 Service Unavailable")
-	ctx := ctxFor(t, 45*time.Second)
-	var rec recorder
-	stateCh := make(chan rpc.SessionState, 1)
-	errCh := make(chan error, 1)
-	c.OnEvent(func(e agent.Event) {
-		rec.add(e)
-		if e.Type != agent.EventAutoRetryStart {
-			return
-		}
-		st, err := c.GetState(ctx)
-		stateCh <- st
-		if err == nil {
-			err = c.AbortRetry(ctx)
-		}
-		errCh <- err
-	})
 	began := time.Now()
-	if _, err := c.Prompt(ctx, "hello"); err != nil {
-		t.Fatal(err)
-	}
-	end, err := c.WaitForIdle(ctx)
-	if err != nil {
-		t.Fatalf("WaitForIdle: %v", err)
-	}
-	if err := <-errCh; err != nil {
-		t.Fatalf("get_state/abort_retry: %v", err)
-	}
-	st := <-stateCh
+	c.prompt("hello")
+	c.waitEvent(agent.EventAutoRetryStart)
+	st := c.state()
 	if !st.IsRetrying || st.RetryAttempt != 1 || !st.AutoRetryEnabled || st.Status != agent.StatusRunning ||
 		st.SessionID != session || st.Model == nil || st.Model.ID != s.Model.Name || st.PendingRetry == nil {
 		t.Errorf("state during backoff = %+v", st)
 	}
+	c.ok(rpc.Command{Type: rpc.CmdAbortRetry})
+	end := c.waitIdle()
 	if elapsed := time.Since(began); elapsed > 30*time.Second {
 		t.Errorf("prompt took %s: the 60 s timer was not cancelled", elapsed)
 	}
-	evs := rec.events()
+	evs := c.events()
 	if got := types(evs); got != "agent_start message_end agent_end auto_retry_start auto_retry_end prompt_end" {
 		t.Fatalf("events: %s", got)
 	}
@@ -182,23 +134,10 @@ func TestRPC_StdinCloseDetachesPromptThatKeepsRunning(t *testing.T) {
 	session := testserver.Session("e2e-detach")
 	c := startClient(t, s, session, 60000, "503 Service Unavailable")
 	ctx := ctxFor(t, 45*time.Second)
-	waiting := make(chan struct{})
-	var once sync.Once
-	c.OnEvent(func(e agent.Event) {
-		if e.Type == agent.EventAutoRetryStart {
-			once.Do(func() { close(waiting) })
-		}
-	})
-	if _, err := c.Prompt(ctx, "hello"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-waiting:
-	case <-ctx.Done():
-		t.Fatal("no auto_retry_start")
-	}
-	if err := c.Close(); err != nil {
-		t.Fatalf("Close = %v, want exit 0", err)
+	c.prompt("hello")
+	c.waitEvent(agent.EventAutoRetryStart)
+	if err := c.close(); err != nil {
+		t.Fatalf("close = %v, want exit 0", err)
 	}
 	k := &client.Controller{Client: env.stack.Client, TaskQueue: s.Temporal.TaskQueue}
 	st, err := k.State(ctx, session)
@@ -207,23 +146,20 @@ func TestRPC_StdinCloseDetachesPromptThatKeepsRunning(t *testing.T) {
 	}
 	// A new RPC process for the session sees it running, and aborts it.
 	c2 := startClient(t, s, session, 60000)
-	if st, err := c2.GetState(ctx); err != nil || !st.IsRetrying {
-		t.Errorf("second client: state %+v, %v", st, err)
+	if st := c2.state(); !st.IsRetrying {
+		t.Errorf("second client: state %+v", st)
 	}
 	// Another prompt in the session is refused while this one runs.
-	var ce *rpc.CommandError
-	if _, err := c2.Prompt(ctx, "second"); !errors.As(err, &ce) || !strings.HasPrefix(ce.Message, "session busy") {
-		t.Errorf("prompt while the detached one runs: %v, want session busy", err)
+	if r := c2.request(rpc.Command{Type: rpc.CmdPrompt, Message: "second"}); r.Success || !strings.HasPrefix(r.Error, "session busy") {
+		t.Errorf("prompt while the detached one runs: %+v, want session busy", r)
 	}
-	if err := c2.Abort(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c2.ok(rpc.Command{Type: rpc.CmdAbort})
 	end, err := k.Follow(ctx, session, "", 0, func(agent.Event) {})
 	if err != nil || end.Status != agent.StatusAborted {
 		t.Errorf("prompt end = %+v, %v; want aborted", end, err)
 	}
-	if st, err := c2.GetState(ctx); err != nil || st.Status != rpc.StatusIdle || st.MessageCount == 0 {
-		t.Errorf("idle state after the prompt = %+v, %v", st, err)
+	if st := c2.state(); st.Status != rpc.StatusIdle || st.MessageCount == 0 {
+		t.Errorf("idle state after the prompt = %+v", st)
 	}
 }
 
@@ -232,25 +168,17 @@ func TestRPC_StdinCloseDetachesPromptThatKeepsRunning(t *testing.T) {
 func TestRPC_CompactAndSetAutoCompaction(t *testing.T) {
 	s := server(t)
 	c := startClient(t, s, testserver.Session("e2e-compact"), 100)
-	ctx := ctxFor(t, time.Minute)
-	if _, err := c.Prompt(ctx, "hello"); err != nil {
-		t.Fatal(err)
+	c.prompt("hello")
+	if end := c.waitIdle(); end.Status != agent.StatusCompleted {
+		t.Fatalf("prompt: %+v", end)
 	}
-	if end, err := c.WaitForIdle(ctx); err != nil || end.Status != agent.StatusCompleted {
-		t.Fatalf("prompt: %+v, %v", end, err)
-	}
-	d, err := c.Compact(ctx, "keep the greeting")
-	var ce *rpc.CommandError
-	if !errors.As(err, &ce) || ce.Message != rpc.NothingToCompactError {
-		t.Errorf("compact of a two-message session = %+v, %v; want %q", d, err, rpc.NothingToCompactError)
+	if r := c.request(rpc.Command{Type: rpc.CmdCompact, CustomInstructions: "keep the greeting"}); r.Success || r.Error != rpc.NothingToCompactError {
+		t.Errorf("compact of a two-message session = %+v; want %q", r, rpc.NothingToCompactError)
 	}
 	for _, enabled := range []bool{false, true} {
-		if err := c.SetAutoCompaction(ctx, enabled); err != nil {
-			t.Fatal(err)
-		}
-		st, err := c.GetState(ctx)
-		if err != nil || st.AutoCompactionEnabled != enabled || st.Status != rpc.StatusIdle || st.MessageCount != 2 {
-			t.Errorf("state after set_auto_compaction %t = %+v, %v", enabled, st, err)
+		c.ok(rpc.Command{Type: rpc.CmdSetAutoCompaction, Enabled: &enabled})
+		if st := c.state(); st.AutoCompactionEnabled != enabled || st.Status != rpc.StatusIdle || st.MessageCount != 2 {
+			t.Errorf("state after set_auto_compaction %t = %+v", enabled, st)
 		}
 	}
 }
@@ -264,68 +192,36 @@ func TestRPC_CompactRetriesAreEventsAndAbortRetryReachesThem(t *testing.T) {
 	s := server(t)
 	session := testserver.Session("e2e-compact-retry")
 	keepLittle := []string{"--compaction.keepRecentTokens", "10"}
-	ctx := ctxFor(t, 90*time.Second)
 	c := startClientWith(t, s, session, keepLittle, 100)
 	for _, msg := range []string{"hello", "again"} {
-		if _, err := c.Prompt(ctx, msg); err != nil {
-			t.Fatal(err)
-		}
-		if end, err := c.WaitForIdle(ctx); err != nil || end.Status != agent.StatusCompleted {
-			t.Fatalf("prompt %q: %+v, %v", msg, end, err)
+		c.prompt(msg)
+		if end := c.waitIdle(); end.Status != agent.StatusCompleted {
+			t.Fatalf("prompt %q: %+v", msg, end)
 		}
 	}
-	if err := c.Close(); err != nil {
+	if err := c.close(); err != nil {
 		t.Fatal(err)
 	}
 
 	// A 503 and a 60 s backoff, cancelled by abort_retry.
 	c = startClientWith(t, s, session, keepLittle, 60000, "503 Service Unavailable")
-	var rec recorder
-	aborted := make(chan error, 1)
-	c.OnEvent(func(e agent.Event) {
-		rec.add(e)
-		if e.Type == rpc.EventSummarizationRetryScheduled {
-			aborted <- c.AbortRetry(ctx)
-		}
-	})
-	// Events reach listeners on the client's dispatcher, after the
-	// response may have returned: wait for the compaction's last event.
-	compactionEnded := func(c *rpc.Client) <-chan struct{} {
-		ch := make(chan struct{})
-		var once sync.Once
-		c.OnEvent(func(e agent.Event) {
-			if e.Type == rpc.EventCompactionEnd {
-				once.Do(func() { close(ch) })
-			}
-		})
-		return ch
-	}
-	waitEnd := func(ch <-chan struct{}) {
-		t.Helper()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			t.Fatal("no compaction_end")
-		}
-	}
-	ended := compactionEnded(c)
 	began := time.Now()
-	_, err := c.Compact(ctx, "")
-	var ce *rpc.CommandError
-	if !errors.As(err, &ce) || !strings.Contains(ce.Message, "Retry cancelled") {
-		t.Fatalf("compact with its retry cancelled = %v, want an error naming the cancelled retry", err)
+	compact := c.send(rpc.Command{Type: rpc.CmdCompact})
+	c.waitEvent(rpc.EventSummarizationRetryScheduled)
+	if r := c.request(rpc.Command{Type: rpc.CmdAbortRetry}); !r.Success {
+		t.Errorf("abort_retry during the compaction's backoff: %+v", r)
+	}
+	if r := c.response(compact); r.Success || !strings.Contains(r.Error, "Retry cancelled") {
+		t.Fatalf("compact with its retry cancelled = %+v, want an error naming the cancelled retry", r)
 	}
 	if elapsed := time.Since(began); elapsed > 30*time.Second {
 		t.Errorf("compact took %s: the 60 s timer was not cancelled", elapsed)
 	}
-	if err := <-aborted; err != nil {
-		t.Errorf("abort_retry during the compaction's backoff: %v", err)
-	}
-	waitEnd(ended)
-	// pi 1.6: a manual compact is framed by compaction_start/_end, and
-	// its summary call's retries are summarization_retry_* events.
+	// pi 1.6: a manual compact is framed by compaction_start/_end (before
+	// its response), and its summary call's retries are
+	// summarization_retry_* events.
 	const chain = "compaction_start summarization_retry_scheduled summarization_retry_finished compaction_end"
-	evs := rec.events()
+	evs := c.events()
 	if got := types(evs); got != chain {
 		t.Fatalf("events of the compaction: %s, want %s", got, chain)
 	}
@@ -336,24 +232,20 @@ func TestRPC_CompactRetriesAreEventsAndAbortRetryReachesThem(t *testing.T) {
 	if end := evs[1]; end.Success || end.FinalError != retry.CancelledMessage {
 		t.Errorf("auto_retry_end = %+v", end)
 	}
-	if msgs, err := c.GetMessages(ctx); err != nil || len(msgs) != 4 {
-		t.Errorf("context after the cancelled compaction: %d messages, %v; want the 4 messages, nothing compacted", len(msgs), err)
+	if msgs := decode[rpc.MessagesData](t, c.ok(rpc.Command{Type: rpc.CmdGetMessages})).Messages; len(msgs) != 4 {
+		t.Errorf("context after the cancelled compaction: %d messages; want the 4 messages, nothing compacted", len(msgs))
 	}
-	if err := c.Close(); err != nil {
+	if err := c.close(); err != nil {
 		t.Fatal(err)
 	}
 
 	// A 503 retried after 100 ms: the events, then the result.
 	c = startClientWith(t, s, session, keepLittle, 100, "503 Service Unavailable")
-	var rec2 recorder
-	c.OnEvent(rec2.add)
-	ended = compactionEnded(c)
-	res, err := c.Compact(ctx, "")
-	if err != nil || res.Summary == "" || res.TokensBefore == 0 {
-		t.Fatalf("compact retried once = %+v, %v", res, err)
+	res := decode[agent.CompactionResult](t, c.ok(rpc.Command{Type: rpc.CmdCompact}))
+	if res.Summary == "" || res.TokensBefore == 0 {
+		t.Fatalf("compact retried once = %+v", res)
 	}
-	waitEnd(ended)
-	evs = rec2.events()
+	evs = c.events()
 	if got := types(evs); got != chain {
 		t.Fatalf("events of the retried compaction: %s, want %s", got, chain)
 	}
@@ -369,51 +261,11 @@ func TestRPC_CompactRetriesAreEventsAndAbortRetryReachesThem(t *testing.T) {
 // shows one).
 func TestRPC_RawProtocolTranscript(t *testing.T) {
 	s := server(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"rpc", "--session", testserver.Session("e2e-raw")}, starterArgs(s, 500, "503 Service Unavailable", "[529 overloaded_error] Overloaded")...)
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	cmd.Stderr = testWriter{t}
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 64)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var transcript strings.Builder
-	send := func(l string) {
-		fmt.Fprintf(&transcript, "> %s\n", l)
-		if _, err := io.WriteString(stdin, l+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c := startClient(t, s, testserver.Session("e2e-raw"), 500, "503 Service Unavailable", "[529 overloaded_error] Overloaded")
+	send := c.sendRaw
 	recv := func() rpc.Line {
 		t.Helper()
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatal("stdout ended")
-			}
-			fmt.Fprintf(&transcript, "< %s\n", l)
-			dl, err := rpc.DecodeLine([]byte(l))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return dl
-		case <-time.After(30 * time.Second):
-			t.Fatal("no line from starter rpc")
-		}
-		return rpc.Line{}
+		return c.next().Line
 	}
 	send(`this is not json`)
 	if r := recv().Response; r == nil || r.Success || r.Command != "parse" {
@@ -452,9 +304,8 @@ func TestRPC_RawProtocolTranscript(t *testing.T) {
 	if r := recv().Response; r == nil || !r.Success || !strings.Contains(string(r.Data), `"text":"`) {
 		t.Fatalf("get_last_assistant_text answered %+v", r)
 	}
-	stdin.Close()
-	if err := cmd.Wait(); err != nil {
+	if err := c.close(); err != nil {
 		t.Errorf("starter rpc after EOF: %v, want exit status 0", err)
 	}
-	t.Logf("transcript:\n%s", transcript.String())
+	t.Logf("transcript:\n%s", c.trace.String())
 }

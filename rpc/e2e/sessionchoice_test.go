@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/cli"
@@ -29,37 +28,24 @@ func TestRPC_WithoutSessionStaysInItsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := t.TempDir(), t.TempDir()
-	ctx := ctxFor(t, 90*time.Second)
-	start := func(dir string, extra ...string) *rpc.Client {
+	start := func(dir string, extra ...string) *proc {
 		t.Helper()
-		c, err := rpc.Start(rpc.WithStarter(exe), rpc.WithDir(dir),
-			rpc.WithArgs(append(starterArgs(s, 100, `tool:bash {"command":"pwd > where"}`, "text:ok"), extra...)...),
-			rpc.WithEnv(append(os.Environ(), childEnv+"=1")), rpc.WithStderr(testWriter{t}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		return c
+		return startProc(t, dir, append(starterArgs(s, 100, `tool:bash {"command":"pwd > where"}`, "text:ok"), extra...)...)
 	}
 	// run prompts a client started in dir without a session and returns
 	// the session get_state reports.
 	run := func(dir string) rpc.SessionState {
 		t.Helper()
 		c := start(dir)
-		if _, err := c.Prompt(ctx, "where am I"); err != nil {
-			t.Fatalf("prompt in %s: %v", dir, err)
+		c.prompt("where am I")
+		if end := c.waitIdle(); end.Status != agent.StatusCompleted {
+			t.Fatalf("prompt in %s: end %+v", dir, end)
 		}
-		if end, err := c.WaitForIdle(ctx); err != nil || end.Status != agent.StatusCompleted {
-			t.Fatalf("prompt in %s: end %+v, %v", dir, end, err)
-		}
-		st, err := c.GetState(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := c.state()
 		if got, err := os.ReadFile(filepath.Join(dir, "where")); err != nil || strings.TrimSpace(string(got)) != dir {
 			t.Errorf("an rpc client started in %s ran its bash elsewhere (session %s): %s/where %q, %v", dir, st.SessionID, dir, got, err)
 		}
-		if err := c.Close(); err != nil {
+		if err := c.close(); err != nil {
 			t.Fatalf("close: %v", err)
 		}
 		return st
@@ -92,7 +78,7 @@ func TestRPC_WithoutSessionStaysInItsDirectory(t *testing.T) {
 	}
 
 	// -c serves A's session again.
-	if st, err := start(a, "-c").GetState(ctx); err != nil || st.SessionID != idA {
-		t.Errorf("rpc -c in A: get_state %+v, %v; want session %s", st, err, idA)
+	if st := start(a, "-c").state(); st.SessionID != idA {
+		t.Errorf("rpc -c in A: get_state %+v; want session %s", st, idA)
 	}
 }

@@ -151,16 +151,11 @@ func TestRPC_StreamedAnswerAddsUpAndLeavesHistoryFlat(t *testing.T) {
 	s := streamWorker(t, "rpc-e2e-stream", streamDelay)
 	session := testserver.Session("e2e-stream")
 	c := startClient(t, s, session, 100)
-	ctx := ctxFor(t, time.Minute)
-	var rec recorder
-	c.OnEvent(rec.add)
-	if _, err := c.Prompt(ctx, "hello"); err != nil {
-		t.Fatal(err)
+	c.prompt("hello")
+	if end := c.waitIdle(); end.Status != agent.StatusCompleted {
+		t.Fatalf("prompt ended %+v", end)
 	}
-	if end, err := c.WaitForIdle(ctx); err != nil || end.Status != agent.StatusCompleted {
-		t.Fatalf("prompt ended %+v, %v", end, err)
-	}
-	evs := rec.events()
+	evs := c.events()
 	ends := assistantEnds(evs)
 	if len(ends) != 1 || ends[0].Message.Text() != streamReply {
 		t.Fatalf("assistant message_end %+v, want one with the reply", ends)
@@ -177,16 +172,14 @@ func TestRPC_StreamedAnswerAddsUpAndLeavesHistoryFlat(t *testing.T) {
 	// Streaming, not a burst at the end: the first delta reached the
 	// client well before message_end.
 	var first, end time.Time
-	rec.mu.Lock()
-	for _, x := range rec.evs {
-		if x.e.Type == agent.EventMessageUpdate && first.IsZero() {
-			first = x.at
+	for _, l := range c.lines {
+		if l.Event != nil && l.Event.Type == agent.EventMessageUpdate && first.IsZero() {
+			first = l.at
 		}
-		if x.e.Type == agent.EventMessageEnd && x.e.EntryID == ends[0].EntryID {
-			end = x.at
+		if l.Event != nil && l.Event.Type == agent.EventMessageEnd && l.Event.EntryID == ends[0].EntryID {
+			end = l.at
 		}
 	}
-	rec.mu.Unlock()
 	if gap := end.Sub(first); gap < 2*time.Second {
 		t.Fatalf("first delta %s before message_end, want the answer streaming over its 4 s", gap)
 	}
@@ -196,13 +189,9 @@ func TestRPC_StreamedAnswerAddsUpAndLeavesHistoryFlat(t *testing.T) {
 	one := streamWorker(t, "rpc-e2e-onechunk", 0)
 	oneSession := testserver.Session("e2e-onechunk")
 	c1 := startClient(t, one, oneSession, 100)
-	var rec1 recorder
-	c1.OnEvent(rec1.add)
-	if _, err := c1.Prompt(ctx, "hello"); err != nil {
-		t.Fatal(err)
-	}
-	if end, err := c1.WaitForIdle(ctx); err != nil || end.Status != agent.StatusCompleted {
-		t.Fatalf("one-chunk prompt ended %+v, %v", end, err)
+	c1.prompt("hello")
+	if end := c1.waitIdle(); end.Status != agent.StatusCompleted {
+		t.Fatalf("one-chunk prompt ended %+v", end)
 	}
 	streamed, chunk := history(t, session), history(t, oneSession)
 	t.Logf("history: %d events streamed (%d message_update lines), %d in one chunk", len(streamed), updates, len(chunk))
@@ -220,16 +209,11 @@ func TestRPC_RetrySupersedesPartialText(t *testing.T) {
 	const retryText = "The retry answers in full."
 	session := testserver.Session("e2e-stream-retry")
 	c := startClientWith(t, s, session, []string{"--model.timeoutMs", "2500", "--model.heartbeatTimeoutMs", "2000"}, 100, "ok", "text:"+retryText)
-	ctx := ctxFor(t, time.Minute)
-	var rec recorder
-	c.OnEvent(rec.add)
-	if _, err := c.Prompt(ctx, "hello"); err != nil {
-		t.Fatal(err)
+	c.prompt("hello")
+	if end := c.waitIdle(); end.Status != agent.StatusCompleted {
+		t.Fatalf("prompt ended %+v", end)
 	}
-	if end, err := c.WaitForIdle(ctx); err != nil || end.Status != agent.StatusCompleted {
-		t.Fatalf("prompt ended %+v, %v", end, err)
-	}
-	evs := rec.events()
+	evs := c.events()
 	ends := assistantEnds(evs)
 	if len(ends) != 2 || ends[0].Message.StopReason != agent.StopReasonError || ends[1].Message.Text() != retryText {
 		t.Fatalf("assistant message_ends %+v, want a timed-out call then the retry's answer", ends)

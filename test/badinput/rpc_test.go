@@ -4,17 +4,24 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	sdkclient "go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/rpcserver"
-	"github.com/durableagent/durableagent/internal/rpcserver/rpcfake"
+	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/rpc"
 )
 
 // rpcLoop is one RPC server loop (Serve on pipes, as `starter rpc` runs
-// it on stdin and stdout) with the fake backend.
+// it on stdin and stdout) with the real backend, its data in a temporary
+// directory and Temporal at an address where nothing listens: bad lines
+// never reach it, and the probe (get_available_models) needs no server.
 type rpcLoop struct {
 	t    *testing.T
 	in   *io.PipeWriter
@@ -27,9 +34,25 @@ func startRPC(t *testing.T) *rpcLoop {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	l := &rpcLoop{t: t, in: inW, out: bufio.NewReaderSize(outR, 1<<16), done: make(chan error, 1)}
+	s := settings.Defaults()
+	s.DataDir, s.Temporal.Address = t.TempDir(), "127.0.0.1:1"
+	c, err := sdkclient.NewLazyClient(sdkclient.Options{HostPort: s.Temporal.Address,
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	k, err := client.NewController(c, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := client.Open(k, s, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		err := (&rpcserver.Server{Backend: rpcfake.New("s1")}).Serve(ctx, inR, outW)
+		err := (&rpcserver.Server{Backend: b}).Serve(ctx, inR, outW)
 		outW.Close()
 		l.done <- err
 	}()
@@ -70,7 +93,7 @@ func (l *rpcLoop) response() rpc.Response {
 
 // issue 7: bad RPC lines get an error response naming the problem (echoing
 // the id when one could be read), and the loop keeps serving: after every
-// bad line, a get_state is answered.
+// bad line, a get_available_models is answered.
 func TestRPC_BadLinesAnsweredAndLoopKeepsServing(t *testing.T) {
 	tenMB := `{"type":"prompt","message":"` + strings.Repeat("x", 10<<20) + `"}`
 	cases := []struct {
@@ -116,9 +139,9 @@ func TestRPC_BadLinesAnsweredAndLoopKeepsServing(t *testing.T) {
 				t.Errorf("response %+v; want an error for %q with id %q naming %q", r, tc.command, tc.id, tc.want)
 			}
 			t.Logf("error: %.160s", r.Error)
-			l.send(`{"id":"probe","type":"get_state"}`)
+			l.send(`{"id":"probe","type":"get_available_models"}`)
 			if p := l.response(); !p.Success || p.ID != "probe" {
-				t.Fatalf("get_state after the bad line: %+v", p)
+				t.Fatalf("get_available_models after the bad line: %+v", p)
 			}
 		})
 	}
