@@ -45,6 +45,9 @@ type Session struct {
 	// Workspace, when set, is the directory a new session's tools work in
 	// (prompts and user commands); "" is the current directory.
 	Workspace string
+	// FollowGiveUp bounds how long Follow outlasts Temporal not answering
+	// (0: DefaultFollowGiveUp); tests shorten it.
+	FollowGiveUp time.Duration
 
 	// flushMu serialises flush.
 	flushMu sync.Mutex
@@ -184,18 +187,22 @@ func (t *Session) StartPromptWith(ctx context.Context, message string, images []
 	return Prompt{WorkflowID: run.GetID(), RunID: run.GetRunID()}, nil
 }
 
-// FollowGiveUp is how long a Session's Follow survives Temporal not
-// answering (a Temporal restart): RPC mode and the terminal UI keep
+// DefaultFollowGiveUp is how long a Session's Follow survives Temporal
+// not answering (a Temporal restart): RPC mode and the terminal UI keep
 // their stream through it, where `starter events --follow` gives up
 // after DefaultUnreachableTimeout. A missing worker is waited for as
 // long as ctx lasts (Controller.Follow).
-const FollowGiveUp = 2 * time.Minute
+const DefaultFollowGiveUp = 2 * time.Minute
 
 // Follow implements Backend with Controller.Follow, surviving Temporal
-// not answering for FollowGiveUp. It follows the session served when it
-// is called.
+// not answering for FollowGiveUp (DefaultFollowGiveUp when 0). It
+// follows the session served when it is called.
 func (t *Session) Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
-	return t.k.follow(ctx, t.SessionID(), runID, after, FollowGiveUp, fn)
+	giveUp := t.FollowGiveUp
+	if giveUp <= 0 {
+		giveUp = DefaultFollowGiveUp
+	}
+	return t.k.follow(ctx, t.SessionID(), runID, after, giveUp, fn)
 }
 
 // Abort implements Backend.
