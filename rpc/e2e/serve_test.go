@@ -244,8 +244,7 @@ func TestRPC_BrokenEventStreamIsErrorResponseWithPromptID(t *testing.T) {
 	cs := s
 	cs.Temporal.Address = cut.addr
 	// Backoffs of 60 s and 120 s: the prompt still runs when the follower
-	// gives up (its events query retries each attempt for a while: about
-	// 90 s in all).
+	// gives up (FollowGiveUp after the cut: about 10 s in all here).
 	cs.Scripted.Faults, cs.Retry.BaseDelayMs = []string{"503 Service Unavailable", "503 Service Unavailable", "503 Service Unavailable"}, 60000
 	ctx := ctxFor(t, 2*time.Minute)
 	cl, err := client.Dial(ctx, cs, testserver.Quiet())
