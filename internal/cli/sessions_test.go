@@ -152,6 +152,11 @@ func TestContinue_FindsWorktreeSessionFromTheRepository(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeSession(t, home, "plain-older", filepath.Join(repo, "pkg"), "one", day.Add(-time.Hour), nil)
+	for _, d := range []string{filepath.Join(repo, "pkg"), filepath.Join(wt.Dir, "pkg")} {
+		if err := os.MkdirAll(d, 0o755); err != nil { // --workspace must exist (Temporal on loopback)
+			t.Fatal(err)
+		}
+	}
 	lookup := func(k string) (string, bool) {
 		if k == "DURABLE_AGENT_HOME" {
 			return home, true
