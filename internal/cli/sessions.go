@@ -226,18 +226,13 @@ func jobOutcome(ctx context.Context, k *client.Controller, id string) (status, e
 		return agent.StatusRunning, ""
 	case info.GetType().GetName() != workflows.PromptWorkflowName:
 		return "idle", ""
-	case st == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return agent.StatusCompleted, ""
-	case st != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED && st != enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+	case st == enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED: // abort, abort_retry, a cancel in the Temporal UI
+		return agent.StatusAborted, ""
+	case st != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED: // completed, terminated, timed_out
 		return client.StatusName(st), ""
 	}
 	res, err := client.Result(ctx, k.Client.GetWorkflow(ctx, workflows.WorkflowID(id), info.GetExecution().GetRunId()))
-	switch {
-	case res.Status == agent.StatusAborted || res.Status == "" && st == enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		return agent.StatusAborted, ""
-	case err == nil:
-		return client.StatusName(st), ""
-	case budgetStop(res.Error):
+	if budgetStop(res.Error) {
 		return statusBudgetStop, line.First(res.Error)
 	}
 	return agent.StatusFailed, line.First(err.Error())
