@@ -225,6 +225,11 @@ func TestClassify_RetryablePatterns(t *testing.T) {
 		{"timed out", errOutcome("request timed out"), ClassRetryable},
 		{"ETIMEDOUT", errOutcome("connect ETIMEDOUT"), ClassRetryable},
 		{"client timeout", errOutcome("net/http: request canceled (Client.Timeout exceeded while awaiting headers)"), ClassRetryable},
+		// pi 1.6.0's additions to what it retries, as it words them.
+		{"pi: connection closed", errOutcome("Connection closed."), ClassRetryable},
+		{"pi: read ECONNRESET", errOutcome("read ECONNRESET"), ClassRetryable},
+		{"pi: write EPIPE", errOutcome("write EPIPE"), ClassRetryable},
+		{"pi: connect ETIMEDOUT", errOutcome("connect ETIMEDOUT 104.18.6.192:443"), ClassRetryable},
 	})
 }
 

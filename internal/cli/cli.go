@@ -89,12 +89,25 @@ func Main(args []string, env Env, extra ...Command) int {
 	}
 	i := slices.IndexFunc(all, func(c Command) bool { return c.Name == args[0] })
 	if i < 0 {
-		fmt.Fprintf(env.Stderr, "starter: unknown command %q (run 'starter help')\n", args[0])
+		var names []string
+		for _, c := range all {
+			names = append(names, c.Name)
+		}
+		fmt.Fprintf(env.Stderr, "starter: unknown command %q%s (run 'starter help')\n", args[0], didYouMean("", args[0], names))
 		return ExitUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return all[i].Run(ctx, env, args[1:])
+}
+
+// didYouMean is " (did you mean PREFIX+NAME?)" for the name of names
+// that name most likely misspells, "" when none is close.
+func didYouMean(prefix, name string, names []string) string {
+	if s := settings.Suggest(name, names); s != "" {
+		return " (did you mean " + prefix + s + "?)"
+	}
+	return ""
 }
 
 func usage(w io.Writer, all []Command) {
@@ -201,7 +214,15 @@ func (c *common) parse(env Env, args []string) bool {
 		msg := err.Error()
 		// A single-dash word (pflag: "unknown shorthand flag: 'x' in
 		// -xyz", raw bytes and all) is most likely a message.
-		if arg := unknownDashArg(c.fs, args); arg != "" && !strings.HasPrefix(arg, "--") {
+		if flag, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+			var names []string
+			c.fs.VisitAll(func(f *pflag.Flag) {
+				if !f.Hidden {
+					names = append(names, f.Name)
+				}
+			})
+			msg += didYouMean("--", flag, names)
+		} else if arg := unknownDashArg(c.fs, args); arg != "" && !strings.HasPrefix(arg, "--") {
 			msg = fmt.Sprintf("unknown flag %q", arg)
 			if messageCommands[name] {
 				msg += fmt.Sprintf(`; a message that starts with "-" goes after --: starter %s [flags] -- %q`, name, arg)

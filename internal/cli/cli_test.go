@@ -31,7 +31,8 @@ func run(t *testing.T, vars map[string]string, args ...string) (code int, stdout
 	return code, out.String(), errb.String()
 }
 
-// Errors are one clear line on stderr with exit code 2 (issue 2 item 6).
+// Errors are one clear line on stderr with exit code 2 (issue 2 item 6);
+// a mistyped command or flag names the one meant (issue 39 item 6).
 func TestCLI_ErrorsAreOneLineExitTwo(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -39,7 +40,8 @@ func TestCLI_ErrorsAreOneLineExitTwo(t *testing.T) {
 		want string
 	}{
 		{"no command", nil, "usage: starter"},
-		{"unknown command", []string{"promt"}, `unknown command "promt"`},
+		{"unknown command", []string{"promt"}, `unknown command "promt" (did you mean prompt?)`},
+		{"unknown command, none close", []string{"xyzzy"}, `unknown command "xyzzy" (run 'starter help')`},
 		{"prompt without message", []string{"prompt"}, "missing MESSAGE"},
 		{"bad session id", []string{"state", "--session", "../etc"}, "--session: invalid session id"},
 		{"bad fault script", []string{"prompt", "--fault", "hang:soon", "hi"}, "bad hang duration"},
@@ -49,9 +51,12 @@ func TestCLI_ErrorsAreOneLineExitTwo(t *testing.T) {
 		{"set-auto-retry no value", []string{"set-auto-retry"}, "want exactly one argument"},
 		{"session set not a session setting", []string{"session", "set", "retry.maxRetries", "3"}, `"retry.maxRetries" is not a session setting`},
 		{"session set without value", []string{"session", "set", "tools.enabled"}, "want two arguments: KEY VALUE"},
-		{"unknown flag", []string{"state", "--sesion", "x"}, "unknown flag: --sesion"},
+		{"unknown flag", []string{"state", "--sesion", "x"}, "unknown flag: --sesion (did you mean --session?)"},
+		{"unknown setting flag", []string{"prompt", "--retry.enabld=false", "x"}, "unknown flag: --retry.enabld (did you mean --retry.enabled?)"},
+		{"unknown flag of a command", []string{"sessions", "--faild"}, "unknown flag: --faild (did you mean --failed?)"},
 		{"bad setting value", []string{"state", "--retry.maxRetries", "-1"}, "retry.maxRetries"},
 		{"unexpected argument", []string{"abort", "now"}, `unexpected argument "now"`},
+		{"missing workspace, Temporal on loopback", []string{"prompt", "--workspace", "/nonexistent-i39", "hi"}, "--workspace /nonexistent-i39 is not a directory on this machine"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := run(t, nil, tc.args...)

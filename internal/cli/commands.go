@@ -293,7 +293,7 @@ func printState(w io.Writer, st agent.State, now time.Time) {
 		fmt.Fprintf(w, "waiting for host %s: no worker of it has picked up the tool call\n", st.WaitingForHost)
 	}
 	for _, p := range st.PendingApprovals {
-		fmt.Fprintf(w, "waiting for approval: %s %s %s", p.ToolName, p.ToolCallID, previewLine(p.Args, 120))
+		fmt.Fprintf(w, "waiting for approval: %s (%s)", callLine(p.ToolName, p.Args), p.ToolCallID)
 		if p.ExpiresAt != nil {
 			fmt.Fprintf(w, " (denied at %s unless decided)", p.ExpiresAt.Local().Format("15:04:05"))
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 )
@@ -45,6 +46,14 @@ func (w *workspaceFlags) resolve(c *common, s settings.Settings) error {
 		w.workspace = wd
 	} else if abs, err := filepath.Abs(w.workspace); err == nil {
 		w.workspace = abs
+	}
+	// A server on this machine (worker --dev, the demo) has its workers
+	// here too, which would fail the prompt for a missing workspace; a
+	// remote one's workers may have it (docs/cluster.md).
+	if _, err := codec.LoopbackAddress(s.Temporal.Address); err == nil {
+		if fi, err := os.Stat(w.workspace); err != nil || !fi.IsDir() {
+			return fmt.Errorf("--workspace %s is not a directory on this machine, where the workers of the Temporal server at %s run", w.workspace, s.Temporal.Address)
+		}
 	}
 	switch {
 	case w.cont && c.fs.Changed("session"):

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -44,8 +45,12 @@ type printer struct {
 	// body reads a tool result's whole text from the session store by
 	// entry id (nil, or ok false: only the event's preview is known).
 	body func(entryID string) (text string, ok bool)
-	// full prints whole tool results instead of their collapsed view.
+	// full prints whole tool results instead of their collapsed view, and
+	// a model error's raw text.
 	full bool
+	// modelErr is the last model error printed: a prompt_end that failed
+	// with it does not print it again.
+	modelErr string
 }
 
 func newPrinter(w io.Writer, asJSON bool, sessionID string, opts ...printerOption) *printer {
@@ -119,8 +124,19 @@ func (p *printer) print(e agent.Event) {
 		return
 	case agent.EventAgentEnd:
 		if e.StopReason == agent.StopReasonError {
-			fmt.Fprintf(p.w, "✗ model error: %s\n", e.ErrorMessage)
+			p.modelErr = e.ErrorMessage
+			fmt.Fprintf(p.w, "✗ model error: %s\n", p.errorText(e.ErrorMessage))
 		}
+		return
+	case agent.EventToolApprovalRequest:
+		fmt.Fprintf(p.w, "? waiting for approval: %s (%s)", callLine(e.ToolName, e.Args), e.ToolCallID)
+		if e.Why != "" {
+			fmt.Fprintf(p.w, ", asked by %s", e.Why)
+		}
+		if e.SessionScope != "" {
+			fmt.Fprintf(p.w, "; --for-session allows %s", e.SessionScope)
+		}
+		fmt.Fprintf(p.w, "\n  starter approve --session %s %s [--deny | --for-session]\n", p.session, e.ToolCallID)
 		return
 	case agent.EventAutoRetryStart:
 		fmt.Fprintf(p.w, "↻ Retrying (%d/%d) in %s… (cancel: starter abort-retry --session %s)\n", e.Attempt, e.MaxAttempts, agent.FormatDelay(e.DelayMs), p.session)
@@ -130,6 +146,9 @@ func (p *printer) print(e agent.Event) {
 		return
 	case agent.EventPromptEnd:
 		if e.Status != agent.StatusCompleted {
+			if e.ErrorMessage == p.modelErr {
+				e.ErrorMessage = "" // printed above
+			}
 			fmt.Fprintf(p.w, "%s\n", userStopWord(e))
 		}
 		return
@@ -192,17 +211,58 @@ func (p *printer) stopCountdown() {
 	}
 }
 
+// errorText is a model error on one readable line: an HTTP error's JSON
+// body replaced by its type and message ("400 Bad Request:
+// invalid_request_error: ..."), the request's method and URL left out;
+// with --full the raw text.
+func (p *printer) errorText(msg string) string {
+	i := strings.IndexByte(msg, '{')
+	var body struct {
+		Error struct{ Type, Message string }
+	}
+	if p.full || i < 0 || json.NewDecoder(strings.NewReader(msg[i:])).Decode(&body) != nil || body.Error.Message == "" {
+		if p.full {
+			return msg
+		}
+		return clipLine(msg, 300)
+	}
+	head := strings.TrimSpace(msg[:i])
+	if _, rest, ok := strings.Cut(head, `": `); ok && strings.HasPrefix(head, "POST ") {
+		head = rest // the SDK's POST "URL": 400 Bad Request
+	}
+	parts := []string{head, body.Error.Type, clipLine(body.Error.Message, 300)}
+	return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), ": ")
+}
+
 // toolLine shows a tool call the way a person recognises it: the tool and
 // its main argument.
 func toolLine(name string, args json.RawMessage) string {
+	if v := mainArg(args); v != "" {
+		return name + " " + clipLine(v, 100)
+	}
+	return name
+}
+
+// callLine shows a call waiting for approval: the tool and its main
+// argument as written (a command whole, up to 2000 runes), else its
+// arguments' JSON.
+func callLine(name string, args json.RawMessage) string {
+	if v := mainArg(args); v != "" {
+		return name + " " + line.Cut(v, 2000)
+	}
+	return name + " " + previewLine(args, 120)
+}
+
+// mainArg is a call's command, path or pattern ("" without one).
+func mainArg(args json.RawMessage) string {
 	var m map[string]any
 	_ = json.Unmarshal(args, &m)
 	for _, k := range []string{"command", "path", "pattern"} {
 		if v, ok := m[k].(string); ok && v != "" {
-			return name + " " + clipLine(v, 100)
+			return v
 		}
 	}
-	return name
+	return ""
 }
 
 // clipLine is s's first line (" …" when more follow), cut to n runes.

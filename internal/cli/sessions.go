@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,31 +14,39 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/workflows"
 )
 
-const sessionsUsage = "starter sessions [--store S] [--json]"
+const sessionsUsage = "starter sessions [--store S] [--failed | --running] [--json]"
 
 // lastPromptRunes bounds the last prompt's text in a sessions line.
 const lastPromptRunes = 60
 
 var sessionsCmd = Command{
 	Name:    "sessions",
-	Summary: "list sessions, newest first: status, workspace and branch, last prompt, last activity and usage",
+	Summary: "list sessions, newest first: how the last job ended (or what it waits for), workspace and branch, last prompt, last activity and usage",
 	Run:     runSessions,
 }
 
 // sessionSummary is one line of `starter sessions`.
 type sessionSummary struct {
 	ID string `json:"id"`
-	// Status is "running" (a workflow of the session runs), "idle", or
+	// Status is how the session's last job ended or what it does:
+	// "running", "waiting for approval", "completed", "failed", "budget
+	// stop", "aborted" (or Temporal's name of another close: "terminated",
+	// "timed_out"); "idle" when no prompt of it is known to Temporal,
 	// "unknown" when Temporal could not be asked.
-	Status    string `json:"status"`
+	Status string `json:"status"`
+	// Error is the first line of a failed job's error (a budget stop's
+	// names the limit).
+	Error     string `json:"error,omitempty"`
 	Workspace string `json:"workspace"`
 	// Branch is the branch of the session's git worktree ("" without one).
 	Branch string `json:"branch,omitempty"`
@@ -57,6 +66,8 @@ type sessionSummary struct {
 func runSessions(ctx context.Context, env Env, args []string) int {
 	c := newFlags("sessions", env)
 	store := c.fs.String("store", "", "session store: jsonl or postgres (default: session.store)")
+	failed := c.fs.Bool("failed", false, "only sessions whose last job failed (budget stops included)")
+	running := c.fs.Bool("running", false, "only sessions with a running job (waiting for approval included)")
 	_ = c.fs.MarkHidden("session")
 	if !c.parseNoArgs(env, args, sessionsUsage) {
 		return ExitUsage
@@ -74,9 +85,17 @@ func runSessions(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "starter sessions: status unknown: %s\n", line.First(err.Error()))
 	}
 	defer closeFn()
-	for i := range sums {
-		sums[i].Status = status(ctx, sums[i].ID)
+	kept := sums[:0]
+	for _, sum := range sums {
+		sum.Status, sum.Error = status(ctx, sum.ID)
+		switch {
+		case *failed && sum.Status != agent.StatusFailed && sum.Status != statusBudgetStop,
+			*running && sum.Status != agent.StatusRunning && sum.Status != statusApproval:
+			continue
+		}
+		kept = append(kept, sum)
 	}
+	sums = kept
 	if c.json {
 		enc := json.NewEncoder(env.Stdout)
 		for _, sum := range sums {
@@ -158,28 +177,72 @@ func summaryOf(sess *session.Session) sessionSummary {
 	return sum
 }
 
-// statusLookup dials Temporal and returns a function that says whether a
-// session's workflow runs. When Temporal cannot be reached every status
-// is "unknown" and the error says why.
-func statusLookup(ctx context.Context, env Env, s settings.Settings) (func(context.Context, string) string, func(), error) {
-	unknown := func(context.Context, string) string { return "unknown" }
+// Statuses of `starter sessions` besides the prompt's own.
+const (
+	statusApproval   = "waiting for approval"
+	statusBudgetStop = "budget stop"
+)
+
+// statusLookup dials Temporal and returns a function that says how a
+// session's last job ended or what it does, with a failed one's error.
+// When Temporal cannot be reached every status is "unknown" and the
+// error says why.
+func statusLookup(ctx context.Context, env Env, s settings.Settings) (func(context.Context, string) (string, string), func(), error) {
+	unknown := func(context.Context, string) (string, string) { return "unknown", "" }
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	cl, err := client.DialEnv(dctx, s, nil, env.temporalEnv())
 	if err != nil {
 		return unknown, func() {}, fmt.Errorf("temporal at %s: %w", s.Temporal.Address, err)
 	}
-	k := &client.Controller{Client: cl, TaskQueue: s.Temporal.TaskQueue}
-	return func(ctx context.Context, id string) string {
-		status, _, err := k.RunStatus(ctx, id, "")
-		switch {
-		case err == nil && status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-			return "running"
-		case err == nil || errors.As(err, new(*serviceerror.NotFound)): // no workflow (never ran one, or its history is gone)
-			return "idle"
+	k, err := client.NewController(cl, s)
+	if err != nil {
+		cl.Close()
+		return unknown, func() {}, err
+	}
+	return func(ctx context.Context, id string) (string, string) { return jobOutcome(ctx, k, id) }, cl.Close, nil
+}
+
+// jobOutcome is the status of session id's latest workflow run: what a
+// running prompt does (its memo, as starter top reads it), how a closed
+// one ended (its result); a session workflow that is not a prompt
+// (compact, bash) shows as running or idle.
+func jobOutcome(ctx context.Context, k *client.Controller, id string) (status, errLine string) {
+	d, err := k.Client.DescribeWorkflowExecution(ctx, workflows.WorkflowID(id), "")
+	if errors.As(err, new(*serviceerror.NotFound)) { // never ran one, or its history is gone
+		return "idle", ""
+	}
+	if err != nil {
+		return "unknown", ""
+	}
+	info := d.GetWorkflowExecutionInfo()
+	st := info.GetStatus()
+	switch {
+	case st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		dc, js := cmp.Or(k.DataConverter, converter.GetDefaultDataConverter()), agent.JobStatus{}
+		if p := info.GetMemo().GetFields()[agent.MemoJob]; p != nil && dc.FromPayload(p, &js) == nil && js.Status == agent.JobApproval {
+			return statusApproval, ""
 		}
-		return "unknown"
-	}, cl.Close, nil
+		return agent.StatusRunning, ""
+	case info.GetType().GetName() != workflows.PromptWorkflowName:
+		return "idle", ""
+	case st == enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED: // abort, abort_retry, a cancel in the Temporal UI
+		return agent.StatusAborted, ""
+	case st != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED: // completed, terminated, timed_out
+		return client.StatusName(st), ""
+	}
+	res, err := client.Result(ctx, k.Client.GetWorkflow(ctx, workflows.WorkflowID(id), info.GetExecution().GetRunId()))
+	if budgetStop(res.Error) {
+		return statusBudgetStop, line.First(res.Error)
+	}
+	return agent.StatusFailed, line.First(err.Error())
+}
+
+// budgetStop says whether a failed prompt's error is a budget stop's
+// ("budget.maxTokens 1 reached: ...", workflows/budget.go).
+func budgetStop(msg string) bool {
+	limit, _, ok := strings.Cut(msg, " ")
+	return ok && strings.HasPrefix(limit, "budget.") && strings.Contains(msg, " reached")
 }
 
 // printSessions writes one line per session: id, status (naming the
@@ -210,6 +273,9 @@ func printSessions(w io.Writer, sums []sessionSummary, now time.Time) {
 			prompt = fmt.Sprintf("%q", s.LastPrompt)
 		}
 		status := s.Status
+		if s.Error != "" {
+			status += " (" + line.Preview(s.Error, lastPromptRunes) + ")"
+		}
 		if s.ParentSession != "" {
 			status += " (sub-agent of " + s.ParentSession + ")"
 		}

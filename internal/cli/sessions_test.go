@@ -149,6 +149,11 @@ func TestContinue_FindsWorktreeSessionFromTheRepository(t *testing.T) {
 	}
 	writeSession(t, home, "plain-older", filepath.Join(repo, "pkg"), "one", day.Add(-time.Hour), nil)
 	t.Setenv("DURABLE_AGENT_HOME", home)
+	for _, d := range []string{filepath.Join(repo, "pkg"), filepath.Join(wt.Dir, "pkg")} {
+		if err := os.MkdirAll(d, 0o755); err != nil { // --workspace must exist (Temporal on loopback)
+			t.Fatal(err)
+		}
+	}
 	for dir, want := range map[string]string{filepath.Join(repo, "pkg"): "job", filepath.Join(wt.Dir, "pkg"): "job", repo: ""} {
 		c := newFlags("prompt", Env{})
 		w := c.addWorkspaceFlags()

@@ -36,8 +36,8 @@ func TestCLI_SteerFollowUpApproveErrors(t *testing.T) {
 
 // Issue 12: `starter state` without --json shows what the prompt waits
 // for: queued messages, running tools, its host, the retry's wake-up and
-// each pending approval with its arguments and the command that decides
-// it.
+// each pending approval with its arguments (a command as written, issue
+// 39 item 7) and the command that decides it.
 func TestPrintState_WhatThePromptWaitsFor(t *testing.T) {
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	expires := now.Add(90 * time.Second)
@@ -67,7 +67,7 @@ func TestPrintState_WhatThePromptWaitsFor(t *testing.T) {
 				"pendingMessageCount 2  steeringMode one-at-a-time  followUpMode all",
 				"running tools: read call_1_0",
 				"waiting for host build-box",
-				`waiting for approval: bash call_1_1 {"command":"rm -rf build > log"} (denied at ` + expires.Local().Format("15:04:05") + " unless decided)",
+				`waiting for approval: bash rm -rf build > log (call_1_1) (denied at ` + expires.Local().Format("15:04:05") + " unless decided)",
 				` unless decided) (asked by rule 1 "ask bash prefix:rm")`,
 				"  starter approve --session s1 call_1_1 [--deny --reason TEXT] [--for-session]",
 				`policy: allow read call_1_0 by rule 2 "allow read"`,

@@ -53,13 +53,25 @@ func (p *printer) printToolEnd(e agent.Event) {
 		fmt.Fprintln(p.w, head)
 		return
 	}
+	// The first cut of a result known whole says how to see the rest.
+	hint := ""
+	if whole && e.EntryID != "" {
+		hint = fmt.Sprintf(" (all: --full, or starter show --session %s %s)", p.session, e.EntryID)
+	}
+	show := func(l toolview.Line) string {
+		s := p.resultLine(l.Text)
+		if l.Kind == toolview.Elided || s != l.Text {
+			s, hint = s+hint, ""
+		}
+		return s
+	}
 	if lines[0].Kind != toolview.Elided {
-		head += ": " + p.resultLine(lines[0].Text)
+		head += ": " + show(lines[0])
 		lines = lines[1:]
 	}
 	fmt.Fprintln(p.w, head)
 	for _, l := range lines {
-		fmt.Fprintf(p.w, "    %s\n", p.resultLine(l.Text))
+		fmt.Fprintf(p.w, "    %s\n", show(l))
 	}
 }
 

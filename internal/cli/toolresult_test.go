@@ -57,7 +57,8 @@ func goTestOutput() string {
 // session store when the event's preview is cut: an edit's diff with its
 // + lines, a failing command's last lines and exit code, an error message
 // whole (issue 23: each was a 100-character prefix of a 160-character
-// preview).
+// preview); the cut says how to see the rest, with the entry id (issue 39
+// item 7).
 func TestPrinter_ToolResultsAsTerminalAgentsShowThem(t *testing.T) {
 	diff := "Successfully replaced text in greet.go.\n\n" +
 		"  9 func Greet(name string) string {\n 10 \t// The greeting a caller prints for its user; kept short.\n" +
@@ -71,7 +72,7 @@ func TestPrinter_ToolResultsAsTerminalAgentsShowThem(t *testing.T) {
 		{"edit", "edit", diff, false,
 			[]string{"  ✓ edit: Successfully replaced text in greet.go.", "    -11 \treturn \"Helo, \" + name + \"!\"", "    +11 \treturn \"Hello, \" + name + \"!\""}, nil},
 		{"failing command", "bash", goTestOutput(), true,
-			[]string{"  ✗ bash", "    … 34 earlier lines", "    --- FAIL: TestGreeting (0.00s)", "    FAIL\texample.com/greet\t0.004s", "    Command exited with code 1"},
+			[]string{"  ✗ bash", "    … 34 earlier lines (all: --full, or starter show --session s1 e7)", "    --- FAIL: TestGreeting (0.00s)", "    FAIL\texample.com/greet\t0.004s", "    Command exited with code 1"},
 			[]string{"case_01", "case_34\n"}},
 		{"message", "bash", interrupted, true, []string{"  ✗ bash: " + interrupted}, nil},
 	} {

@@ -116,3 +116,39 @@ func TestPrinter_UserStopIsAborted(t *testing.T) {
 		}
 	}
 }
+
+// Issue 39 items 6 and 7: a provider's error prints once, on one line,
+// its JSON body read (--full: the raw text); a call waiting for approval
+// shows its command as written and the approve command with the real
+// session id.
+func TestPrinter_ModelErrorOnceAndApprovalHint(t *testing.T) {
+	raw := `POST "https://api.anthropic.com/v1/messages": 400 Bad Request {"type":"error","error":{"type":"invalid_request_error","message":"messages.1: unexpected tool_use_id"},"request_id":"req_1"}`
+	evs := []agent.Event{
+		{Type: agent.EventAgentEnd, StopReason: agent.StopReasonError, ErrorMessage: raw},
+		{Type: agent.EventPromptEnd, Status: agent.StatusFailed, ErrorMessage: raw},
+	}
+	for _, tc := range []struct {
+		full bool
+		want string
+	}{
+		{false, "✗ model error: 400 Bad Request: invalid_request_error: messages.1: unexpected tool_use_id\nprompt failed\n"},
+		{true, "✗ model error: " + raw + "\nprompt failed\n"},
+	} {
+		var out bytes.Buffer
+		p := newPrinter(&out, false, "s1", withFull(tc.full))
+		for _, e := range evs {
+			p.print(e)
+		}
+		if out.String() != tc.want {
+			t.Errorf("full %t: printed %q, want %q", tc.full, out.String(), tc.want)
+		}
+	}
+
+	var out bytes.Buffer
+	newPrinter(&out, false, "job-7").print(agent.Event{Type: agent.EventToolApprovalRequest, ToolName: "bash", ToolCallID: "call_1",
+		Args: []byte(`{"command":"echo \"a b\" | grep 'a'"}`), Why: `rule 1 "ask bash"`})
+	want := "? waiting for approval: bash echo \"a b\" | grep 'a' (call_1), asked by rule 1 \"ask bash\"\n  starter approve --session job-7 call_1 [--deny | --for-session]\n"
+	if out.String() != want {
+		t.Errorf("approval printed %q, want %q", out.String(), want)
+	}
+}

@@ -134,7 +134,7 @@ func (c *fileCodec) walk(prefix string, m *yaml.Node, out map[string]any) error 
 		}
 		if !isGroup(name) {
 			msg := fmt.Sprintf("settings: unknown key %q in %s", name, where)
-			if s := suggest(name, allNames()); s != "" {
+			if s := Suggest(name, allNames()); s != "" {
 				msg += " (did you mean " + s + "?)"
 			}
 			return &Error{Key: name, Source: where, msg: line.Fold(msg)}

@@ -208,8 +208,8 @@ func TestSuggest(t *testing.T) {
 		{"something.else", ""},
 	}
 	for _, c := range cases {
-		if got := suggest(c.in, names); got != c.want {
-			t.Errorf("suggest(%q) = %q, want %q", c.in, got, c.want)
+		if got := Suggest(c.in, names); got != c.want {
+			t.Errorf("Suggest(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

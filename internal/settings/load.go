@@ -246,7 +246,7 @@ func checkUnknownEnv(other []string) error {
 	sort.Strings(unknown)
 	name := unknown[0]
 	msg := fmt.Sprintf("settings: unknown environment variable %s", name)
-	if s := suggest(strings.TrimPrefix(name, EnvPrefix), candidates); s != "" {
+	if s := Suggest(strings.TrimPrefix(name, EnvPrefix), candidates); s != "" {
 		msg += " (did you mean " + EnvPrefix + s + "?)"
 	}
 	return &Error{Key: name, Source: "environment " + name, msg: msg}

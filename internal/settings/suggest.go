@@ -2,11 +2,11 @@ package settings
 
 import "strings"
 
-// suggest returns the candidate a misspelt name most likely meant, or "".
+// Suggest returns the candidate a misspelt name most likely meant, or "".
 // It tries, in order: the same name in another case, the same last segment
 // in another group (a key written at the wrong level), and the closest
 // spelling within a small edit distance.
-func suggest(name string, candidates []string) string {
+func Suggest(name string, candidates []string) string {
 	lower := strings.ToLower(name)
 	for _, c := range candidates {
 		if strings.ToLower(c) == lower {

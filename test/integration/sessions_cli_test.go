@@ -13,12 +13,12 @@ import (
 
 // sessionLine is what this test reads of a `starter sessions --json` line.
 type sessionLine struct {
-	ID, Status, Workspace, LastPrompt string
+	ID, Status, Workspace, LastPrompt, Error string
 }
 
-func (e *env) sessions(t *testing.T) []sessionLine {
+func (e *env) sessions(t *testing.T, flags ...string) []sessionLine {
 	t.Helper()
-	code, out, stderr := e.starter("sessions", "--json")
+	code, out, stderr := e.starter(append([]string{"sessions", "--json"}, flags...)...)
 	if code != cli.ExitOK || stderr != "" {
 		t.Fatalf("sessions: exit %d\n%s%s", code, out, stderr)
 	}
@@ -34,8 +34,11 @@ func (e *env) sessions(t *testing.T) []sessionLine {
 }
 
 // `starter prompt -c` continues the most recent session of its workspace,
-// and `starter sessions` shows it first, idle, with that prompt; a
-// session whose prompt runs shows as running.
+// and `starter sessions` shows it first, completed, with that prompt; a
+// session whose prompt runs shows as running, one whose prompt waits for
+// an approval as waiting for approval, and an ended one how it ended:
+// failed with its error's first line, budget stop naming the limit,
+// aborted; --failed and --running keep those (issue 39 item 4).
 func TestIntegration_SessionsAndContinue(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker()
@@ -50,7 +53,7 @@ func TestIntegration_SessionsAndContinue(t *testing.T) {
 		t.Fatalf("prompt -c: exit %d\n%s%s", code, out, stderr)
 	}
 	got := e.sessions(t)
-	if len(got) != 2 || got[0] != (sessionLine{"s1", "idle", w1, "again"}) || got[1] != (sessionLine{"s2", "idle", w2, "second"}) {
+	if len(got) != 2 || got[0] != (sessionLine{"s1", "completed", w1, "again", ""}) || got[1] != (sessionLine{"s2", "completed", w2, "second", ""}) {
 		t.Fatalf("sessions after prompt -c in %s: %+v", w1, got)
 	}
 
@@ -63,6 +66,44 @@ func TestIntegration_SessionsAndContinue(t *testing.T) {
 		t.Fatalf("sessions while s3 runs: %+v", got)
 	}
 	if code, _, stderr := e.starter("abort", "--session", "s3"); code != cli.ExitOK {
+		t.Fatalf("abort: exit %d %s", code, stderr)
+	}
+	e.ended("s3")
+
+	if code, out, stderr := e.starter("prompt", "--session", "s4", "--workspace", w2, "--fault", "400 bad request: messages.0 is malformed\nsecond line", "x"); code != cli.ExitFailed {
+		t.Fatalf("failing prompt: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, out, stderr := e.starter("prompt", "--session", "s5", "--workspace", w2, "--budget.maxTokens", "1", "--fault", "tool:ls {}", "y"); code != cli.ExitFailed {
+		t.Fatalf("budget prompt: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, out, stderr := e.starter("prompt", "--session", "s6", "--workspace", w2, "--detach", "--tools.requireApproval", "bash",
+		"--fault", `tool:bash {"command":"true"}`, "z"); code != cli.ExitOK {
+		t.Fatalf("approval prompt: exit %d\n%s%s", code, out, stderr)
+	}
+	e.waitEvent("s6", 30*time.Second, isType(agent.EventToolApprovalRequest))
+	byID := map[string]sessionLine{}
+	for _, s := range e.sessions(t) {
+		byID[s.ID] = s
+	}
+	if s := byID["s3"]; s.Status != "aborted" {
+		t.Fatalf("aborted session: %+v", s)
+	}
+	if s := byID["s4"]; s.Status != "failed" || !strings.Contains(s.Error, "messages.0 is malformed") || strings.Contains(s.Error, "second line") {
+		t.Fatalf("failed session: %+v, want its error's first line", s)
+	}
+	if s := byID["s5"]; s.Status != "budget stop" || !strings.HasPrefix(s.Error, "budget.maxTokens 1 reached") {
+		t.Fatalf("budget-stopped session: %+v", s)
+	}
+	if s := byID["s6"]; s.Status != "waiting for approval" {
+		t.Fatalf("session waiting for approval: %+v", s)
+	}
+	if got := e.sessions(t, "--failed"); len(got) != 2 || got[0].ID != "s5" || got[1].ID != "s4" {
+		t.Fatalf("sessions --failed: %+v", got)
+	}
+	if got := e.sessions(t, "--running"); len(got) != 1 || got[0].ID != "s6" {
+		t.Fatalf("sessions --running: %+v", got)
+	}
+	if code, _, stderr := e.starter("abort", "--session", "s6"); code != cli.ExitOK {
 		t.Fatalf("abort: exit %d %s", code, stderr)
 	}
 }
