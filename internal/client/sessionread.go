@@ -34,7 +34,7 @@ const DefaultReadWait = 15 * time.Second
 func (k *Controller) SessionSummaries(ctx context.Context) ([]session.Summary, error) {
 	var sums []session.Summary
 	for after := 0; ; {
-		page, err := k.readPage(ctx, activities.ReadSessionInput{After: after}, "list sessions")
+		page, err := k.readPage(ctx, activities.ReadSessionInput{After: after})
 		if err != nil {
 			return nil, err
 		}
@@ -45,22 +45,17 @@ func (k *Controller) SessionSummaries(ctx context.Context) ([]session.Summary, e
 	}
 }
 
-// ReadSession loads a session from the workers' store, page by page; an
-// error wrapping session.ErrNotFound when the store has no such session.
+// ReadSession loads a session from the workers' store, page by page. The
+// reads of a session fail with an error wrapping session.ErrNotFound when
+// the store has no such session.
 func (k *Controller) ReadSession(ctx context.Context, id string) (*session.Session, error) {
 	var sess *session.Session
 	for after := 0; ; {
-		page, err := k.readPage(ctx, activities.ReadSessionInput{SessionID: id, After: after}, "read session "+id)
+		page, err := k.readPage(ctx, activities.ReadSessionInput{SessionID: id, After: after})
 		if err != nil {
 			return nil, err
 		}
-		if !page.Found {
-			return nil, fmt.Errorf("read session %s: %w", id, session.ErrNotFound)
-		}
 		if sess == nil {
-			if page.Header == nil {
-				return nil, fmt.Errorf("read session %s: the first page has no header", id)
-			}
 			sess = session.NewSession(*page.Header, nil, page.Warnings)
 		}
 		sess.Entries = append(sess.Entries, page.Entries...)
@@ -70,31 +65,21 @@ func (k *Controller) ReadSession(ctx context.Context, id string) (*session.Sessi
 	}
 }
 
-// ReadHeader reads a session's header from the workers' store (an error
-// wrapping session.ErrNotFound when the store has no such session).
+// ReadHeader reads a session's header from the workers' store.
 func (k *Controller) ReadHeader(ctx context.Context, id string) (session.Header, error) {
-	page, err := k.readPage(ctx, activities.ReadSessionInput{SessionID: id, HeaderOnly: true}, "read session "+id)
-	switch {
-	case err != nil:
+	page, err := k.readPage(ctx, activities.ReadSessionInput{SessionID: id, HeaderOnly: true})
+	if err != nil {
 		return session.Header{}, err
-	case !page.Found || page.Header == nil:
-		return session.Header{}, fmt.Errorf("read session %s: %w", id, session.ErrNotFound)
 	}
 	return *page.Header, nil
 }
 
 // ReadEntry reads one entry of a session from the workers' store (ok
-// false when the session has no such entry; an error wrapping
-// session.ErrNotFound when the store has no such session).
+// false when the session has no such entry).
 func (k *Controller) ReadEntry(ctx context.Context, id, entryID string) (e session.Entry, ok bool, err error) {
-	page, err := k.readPage(ctx, activities.ReadSessionInput{SessionID: id, EntryID: entryID}, "read session "+id)
-	switch {
-	case err != nil:
+	page, err := k.readPage(ctx, activities.ReadSessionInput{SessionID: id, EntryID: entryID})
+	if err != nil || len(page.Entries) == 0 {
 		return e, false, err
-	case !page.Found:
-		return e, false, fmt.Errorf("read session %s: %w", id, session.ErrNotFound)
-	case len(page.Entries) == 0:
-		return e, false, nil
 	}
 	return page.Entries[0], true, nil
 }
@@ -102,16 +87,20 @@ func (k *Controller) ReadEntry(ctx context.Context, id, entryID string) (e sessi
 // ReadSessionAside reads what the workers' store keeps beside a session
 // under key (nil when nothing).
 func (k *Controller) ReadSessionAside(ctx context.Context, id, key string) ([]byte, error) {
-	page, err := k.readPage(ctx, activities.ReadSessionInput{SessionID: id, AsideKey: key}, "read session "+id)
+	page, err := k.readPage(ctx, activities.ReadSessionInput{SessionID: id, AsideKey: key})
 	return page.Aside, err
 }
 
 // readPage runs one SessionRead and waits for its page up to
-// DefaultReadWait. what names the read in errors.
-func (k *Controller) readPage(ctx context.Context, in activities.ReadSessionInput, what string) (activities.ReadSessionResult, error) {
+// DefaultReadWait.
+func (k *Controller) readPage(ctx context.Context, in activities.ReadSessionInput) (activities.ReadSessionResult, error) {
 	var out activities.ReadSessionResult
 	if err := in.Validate(); err != nil {
 		return out, err
+	}
+	what := "list sessions"
+	if in.SessionID != "" {
+		what = "read session " + in.SessionID
 	}
 	opts := client.StartWorkflowOptions{
 		ID:        "session-read-" + newEntryID() + newEntryID(),
@@ -128,15 +117,16 @@ func (k *Controller) readPage(ctx context.Context, in activities.ReadSessionInpu
 	defer cancel()
 	err = run.Get(wctx, &out)
 	var timeout *temporal.TimeoutError
-	if errors.As(err, &timeout) || wctx.Err() != nil && ctx.Err() == nil {
-		return out, fmt.Errorf("%s: %w within %s: %s", what, ErrNoWorker, DefaultReadWait, k.pollers(ctx))
-	}
 	var app *temporal.ApplicationError
-	if errors.As(err, &app) {
+	switch {
+	case errors.As(err, &timeout) || wctx.Err() != nil && ctx.Err() == nil:
+		return out, fmt.Errorf("%s: %w within %s: %s", what, ErrNoWorker, DefaultReadWait, k.pollers(ctx))
+	case errors.As(err, &app):
 		return out, fmt.Errorf("%s: %s", what, app.Message())
-	}
-	if err != nil {
+	case err != nil:
 		return out, fmt.Errorf("%s: %w", what, err)
+	case in.SessionID != "" && !out.Found: // a found session's first page and header read have its header
+		return out, fmt.Errorf("%s: %w", what, session.ErrNotFound)
 	}
 	return out, nil
 }
