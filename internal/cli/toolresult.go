@@ -142,17 +142,21 @@ func resultBody(e agent.Event) string {
 }
 
 // storeBodies reads tool results through the workers (SessionRead), one
-// entry at a time. After a read fails for another reason than a missing
-// session (no worker answers) it stops trying, so the rest of the events
-// print their previews at once.
+// entry at a time. With no worker polling, or after a read fails for
+// another reason than a missing session, it stops trying: a finished
+// prompt's events print their previews at once without a worker.
 func storeBodies(k *client.Controller, sessionID string) func(entryID string) (string, bool) {
 	var (
-		mu   sync.Mutex
-		dead bool
+		mu          sync.Mutex
+		asked, dead bool
 	)
 	return func(entryID string) (string, bool) {
 		mu.Lock()
 		defer mu.Unlock()
+		if !asked {
+			n, err := k.Polled(context.Background())
+			asked, dead = true, err != nil || n == 0
+		}
 		if dead {
 			return "", false
 		}

@@ -131,17 +131,25 @@ func (k *Controller) readPage(ctx context.Context, in activities.ReadSessionInpu
 	return out, nil
 }
 
-// pollers says who polls the task queue: sessions are read by the
-// workers, so a read with none fails naming the queue.
-func (k *Controller) pollers(ctx context.Context) string {
+// Polled is how many workers polled the task queue lately (Temporal
+// keeps a poller for a few minutes): with none, a read nobody can answer
+// is known before it waits. err is why Temporal could not say.
+func (k *Controller) Polled(ctx context.Context) (int, error) {
 	dctx, cancel := context.WithTimeout(ctx, describeTimeout)
 	defer cancel()
 	resp, err := k.Client.DescribeTaskQueue(dctx, k.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	return len(resp.GetPollers()), err
+}
+
+// pollers says who polls the task queue: sessions are read by the
+// workers, so a read with none fails naming the queue.
+func (k *Controller) pollers(ctx context.Context) string {
+	n, err := k.Polled(ctx)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("task queue %q could not be described: %v", k.TaskQueue, err)
-	case len(resp.GetPollers()) == 0:
+	case n == 0:
 		return fmt.Sprintf("no worker polls task queue %q (sessions are read through the workers: start one)", k.TaskQueue)
 	}
-	return fmt.Sprintf("%d workers poll task queue %q but none ran the read", len(resp.GetPollers()), k.TaskQueue)
+	return fmt.Sprintf("%d workers poll task queue %q but none ran the read", n, k.TaskQueue)
 }
