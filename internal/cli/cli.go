@@ -326,6 +326,14 @@ func (c *common) reader(ctx context.Context, s settings.Settings) (*client.Contr
 	return c.k, nil
 }
 
+// closeReader closes the client reader dialled, if it did (the commands
+// that read without calling controller).
+func (c *common) closeReader() {
+	if c.k != nil {
+		c.k.Client.Close()
+	}
+}
+
 // dial dials Temporal. When OTEL_EXPORTER_OTLP_ENDPOINT (or
 // _TRACES_ENDPOINT) is set it first sets c.traces and dials with the
 // client interceptor that carries the trace context into the workflows

@@ -35,6 +35,7 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 	if !ok {
 		return ExitUsage
 	}
+	defer c.closeReader()
 	wt, err := c.sessionWorktree(s, c.session)
 	if err != nil {
 		return fail(env, "diff", err)

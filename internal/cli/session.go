@@ -73,8 +73,10 @@ var sessionCmd = Command{
 		case "delete":
 			return sessionDelete(ctx, env, c, *store, *force)
 		case "list":
+			defer c.closeReader()
 			return sessionList(ctx, env, c, s, *store)
 		case "export":
+			defer c.closeReader()
 			return sessionExport(ctx, env, c, s, *store, c.session, *out)
 		case "import":
 			if c.fs.NArg() != 1 {

@@ -34,11 +34,11 @@ func runShow(ctx context.Context, env Env, args []string) int {
 	if !ok {
 		return ExitUsage
 	}
+	defer c.closeReader()
 	k, err := c.reader(ctx, s)
 	if err != nil {
 		return fail(env, "show", err)
 	}
-	defer k.Client.Close()
 	id := c.fs.Arg(0)
 	en, ok, err := k.ReadEntry(ctx, c.session, id)
 	if errors.Is(err, session.ErrNotFound) {
