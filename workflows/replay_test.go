@@ -19,7 +19,7 @@ import (
 // with the integration test that records it. All of them are re-recorded
 // with
 //
-//	UPDATE_REPLAY_HISTORY=1 go test -run 'HistoryReplaysOnCurrentCode|BudgetEndsAnApprovalWaitAndReplays|BudgetStopsAPromptAndReplays|SessionWriteWithoutWorkerLandsLater|SessionDeleteRemovesSessionAndOutputs|PolicyAllowForSession|ScheduleFiresAndSkipsOverlap|SessionOwnsItsSettings|ApprovalSurvivesWorkerRestartAndSteerSkipsBatch|SubAgentRunsAChildSession|TopShowsWhatEachJobDoes|WorktreePerSession' ./test/integration
+//	UPDATE_REPLAY_HISTORY=1 go test -run 'HistoryReplaysOnCurrentCode|BudgetEndsAnApprovalWaitAndReplays|BudgetStopsAPromptAndReplays|SessionWriteWithoutWorkerLandsLater|SessionDeleteRemovesSessionAndOutputs|PolicyAllowForSession|ScheduleFiresAndSkipsOverlap|SessionOwnsItsSettings|ApprovalSurvivesWorkerRestartAndSteerSkipsBatch|SubAgentRunsAChildSession|TopShowsWhatEachJobDoes|WorktreePerSession|FullResults' ./test/integration
 //
 // after an intended change of a workflow's commands that no running
 // prompt can meet (docs/spec.md, "Upgrades").
@@ -39,6 +39,7 @@ var replayFixtures = map[string]string{
 	"session_write_history.json":           "SessionWriteWithoutWorkerLandsLater: set_model on an idle session",
 	"scheduled_prompt_history.json":        "ScheduleFiresAndSkipsOverlap: one ScheduledPrompt run and its child prompt",
 	"bash_history.json":                    "BashHistoryReplaysOnCurrentCode: a command the user ran in a session (RPC bash)",
+	"session_read_history.json":            "FullResultsInPromptEventsAndShow: one entry read through the workers (SessionRead)",
 }
 
 // Determinism: every recorded history replays on the current code, and
@@ -78,6 +79,7 @@ func replayFixture(path string) error {
 	r.RegisterWorkflowWithOptions(DeleteSession, workflow.RegisterOptions{Name: DeleteSessionWorkflowName})
 	r.RegisterWorkflowWithOptions(SessionWrite, workflow.RegisterOptions{Name: SessionWriteWorkflowName})
 	r.RegisterWorkflowWithOptions(ScheduledPrompt, workflow.RegisterOptions{Name: ScheduledPromptWorkflowName})
+	r.RegisterWorkflowWithOptions(SessionRead, workflow.RegisterOptions{Name: SessionReadWorkflowName})
 	return r.ReplayWorkflowHistoryFromJSONFile(nil, path)
 }
 

@@ -145,6 +145,8 @@ func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.DeleteSession, workflow.RegisterOptions{Name: workflows.DeleteSessionWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.SessionWrite, workflow.RegisterOptions{Name: workflows.SessionWriteWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.ScheduledPrompt, workflow.RegisterOptions{Name: workflows.ScheduledPromptWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.SessionRead, workflow.RegisterOptions{Name: workflows.SessionReadWorkflowName})
+	w.RegisterActivityWithOptions(acts.ReadSession, activity.RegisterOptions{Name: activities.ReadSessionName})
 	registerToolActivities(w, acts)
 }
 

@@ -126,10 +126,14 @@ type common struct {
 	// traces exports the starter's spans (OTEL_EXPORTER_OTLP_ENDPOINT set;
 	// nil otherwise), set by dial.
 	traces *tracing.Provider
+	// env is the command's; k is its Temporal client once dialled (by
+	// controller, or by reader for a read before it).
+	env Env
+	k   *client.Controller
 }
 
 func newFlags(name string, env Env) *common {
-	c := &common{fs: pflag.NewFlagSet(name, pflag.ContinueOnError)}
+	c := &common{fs: pflag.NewFlagSet(name, pflag.ContinueOnError), env: env}
 	c.fs.SetOutput(env.Stderr)
 	c.fs.StringVar(&c.session, "session", "", "session id (default: prompt and chat start a new session; other commands take the newest session of the current directory)")
 	c.fs.BoolVar(&c.json, "json", false, "print JSON (one object per line)")
@@ -320,7 +324,7 @@ func (c *common) controller(ctx context.Context, env Env) (*client.Controller, s
 	if !ok {
 		return nil, s, nil, false
 	}
-	k, err := c.dial(ctx, env, s)
+	k, err := c.reader(ctx, s)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))
 		return nil, s, nil, false
@@ -328,6 +332,28 @@ func (c *common) controller(ctx context.Context, env Env) (*client.Controller, s
 	// A follower waits through a worker outage; say so once, on stderr.
 	k.OnWait = func(msg string) { fmt.Fprintf(env.Stderr, "starter: %s\n", msg) }
 	return k, s, func() { k.Client.Close(); c.traces.Shutdown() }, true
+}
+
+// reader is the command's Temporal client, dialled at the first need:
+// sessions are read through the workers (client.Controller.ReadSession),
+// so a command that reads one before it starts anything dials first.
+func (c *common) reader(ctx context.Context, s settings.Settings) (*client.Controller, error) {
+	if c.k == nil {
+		k, err := c.dial(ctx, c.env, s)
+		if err != nil {
+			return nil, err
+		}
+		c.k = k
+	}
+	return c.k, nil
+}
+
+// closeReader closes the client reader dialled, if it did (the commands
+// that read without calling controller).
+func (c *common) closeReader() {
+	if c.k != nil {
+		c.k.Client.Close()
+	}
 }
 
 // dial dials Temporal. When OTEL_EXPORTER_OTLP_ENDPOINT (or

@@ -37,7 +37,7 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	c.fs.StringArrayVar(&faults, "fault", nil, "scripted model: inject this error before answering (repeatable; e.g. \"503 Service Unavailable\", \"overflow\", \"hang:30s\")")
 	c.fs.BoolVar(&detach, "detach", false, "start the prompt and return at once (it keeps running in Temporal)")
 	var full bool
-	c.fs.BoolVar(&full, "full", false, "print each tool result whole, read from the session store (with --json: in the event), as events --full does")
+	c.fs.BoolVar(&full, "full", false, "print each tool result whole, read through the workers (with --json: in the event), as events --full does")
 	var useWorktree bool
 	c.fs.BoolVar(&useWorktree, "worktree", false, "give the new session a git worktree of the workspace's repository on a branch agent/<session> (session.worktree; an existing session without one is an error)")
 	ws := c.addWorkspaceFlags()
@@ -56,7 +56,7 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	} else if err := ws.resolve(c, s); err != nil {
 		return fail(env, "prompt", err)
 	} else if useWorktree {
-		if err := checkWorktree(s, c.session, ws.workspace); err != nil {
+		if err := c.checkWorktree(s, c.session, ws.workspace); err != nil {
 			return fail(env, "prompt", err)
 		}
 	}
@@ -91,7 +91,7 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		}
 		return ExitOK
 	}
-	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, withBodies(s, c.session), withoutOwnMessage(), withFull(full))
+	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, withBodies(k, c.session), withoutOwnMessage(), withFull(full))
 }
 
 // FollowPrompt prints the events of a prompt until it ends (then the
@@ -218,25 +218,24 @@ func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
 		return fail(env, "set-auto-retry", err)
 	}
 	running := "no running prompt to tell"
-	if wd, err := os.Getwd(); c.session == "" && err == nil {
-		c.session, _ = latestSessionIn(s, wd) // the setting is global; tell this directory's session
+	k, err := c.reader(ctx, s)
+	if wd, werr := os.Getwd(); err == nil && c.session == "" && werr == nil {
+		c.session, _ = c.latestSessionIn(s, wd) // the setting is global; tell this directory's session
 	}
-	cl, err := client.DialEnv(ctx, s, nil, env.temporalEnv())
 	switch {
 	case err != nil:
 		running = "Temporal not reachable; " + running
 	case c.session != "":
-		k := &client.Controller{Client: cl, TaskQueue: s.Temporal.TaskQueue}
 		switch err := k.SetAutoRetry(ctx, c.session, enabled); {
 		case err == nil:
 			running = "running prompt told"
 		case !errors.Is(err, client.ErrNoRunningPrompt):
-			cl.Close()
+			k.Client.Close()
 			return fail(env, "set-auto-retry", err)
 		}
 	}
 	if err == nil {
-		cl.Close()
+		k.Client.Close()
 	}
 	printResult(env, c.json, map[string]any{"success": true, "command": "set_auto_retry", "enabled": enabled, "settingsFile": s.File()},
 		fmt.Sprintf("retry.enabled=%t written to %s (%s)", enabled, s.File(), running))
@@ -340,7 +339,7 @@ var eventsCmd = Command{
 		if !c.parse(env, args) {
 			return ExitUsage
 		}
-		k, s, closeFn, ok := c.controller(ctx, env)
+		k, _, closeFn, ok := c.controller(ctx, env)
 		if !ok {
 			return ExitUsage
 		}
@@ -348,13 +347,13 @@ var eventsCmd = Command{
 		if followFlag {
 			// The answer too: a short answer that no live snapshot caught
 			// arrives only with its message_end, which prints nothing.
-			return follow(ctx, env, "events", k, c.session, "", after, c.json, withBodies(s, c.session), withFull(full))
+			return follow(ctx, env, "events", k, c.session, "", after, c.json, withBodies(k, c.session), withFull(full))
 		}
 		evs, err := k.Events(ctx, c.session, "", after)
 		if err != nil {
 			return fail(env, "events", err)
 		}
-		p := newPrinter(env.Stdout, c.json, c.session, withBodies(s, c.session), withFull(full))
+		p := newPrinter(env.Stdout, c.json, c.session, withBodies(k, c.session), withFull(full))
 		p.noCountdown = true
 		for _, e := range evs {
 			p.print(e)

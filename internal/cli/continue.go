@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -59,7 +60,7 @@ func (w *workspaceFlags) resolve(c *common, s settings.Settings) error {
 	case w.cont && c.fs.Changed("session"):
 		return errors.New("give --continue or --session, not both")
 	case w.cont:
-		id, err := latestSessionIn(s, w.workspace)
+		id, err := c.latestSessionIn(s, w.workspace)
 		if err == nil && id == "" {
 			err = fmt.Errorf("no session in %s to continue (start one with starter prompt MESSAGE; starter sessions lists them)", w.workspace)
 		}
@@ -72,20 +73,21 @@ func (w *workspaceFlags) resolve(c *common, s settings.Settings) error {
 		c.session, w.fresh = newSessionID(w.workspace, time.Now()), true
 		return nil
 	}
-	return checkWorkspace(s, c.session, w.workspace)
+	return c.checkWorkspace(s, c.session, w.workspace)
 }
 
 // checkWorkspace refuses dir for an existing session that works elsewhere
 // (a --worktree session is also at home in the directory it was started
-// from).
-func checkWorkspace(s settings.Settings, id, dir string) error {
-	sess, err := loadSession(s, id)
-	if errors.Is(err, session.ErrNotFound) {
+// from). The session is read through the workers; when none answers the
+// check is left to the session, which keeps its workspace anyway.
+func (c *common) checkWorkspace(s settings.Settings, id, dir string) error {
+	h, err := c.readHeader(s, id)
+	if errors.Is(err, session.ErrNotFound) || errors.Is(err, client.ErrNoWorker) {
 		return nil
 	} else if err != nil {
 		return fmt.Errorf("session %s: cannot read its workspace: %w", id, err)
 	}
-	sum := summaryOf(sess)
+	sum := summaryOf(session.Summary{Header: h})
 	if sum.Workspace == "" || filepath.Clean(sum.Workspace) == dir || sum.from != "" && filepath.Clean(sum.from) == dir {
 		return nil
 	}
@@ -96,17 +98,15 @@ func checkWorkspace(s settings.Settings, id, dir string) error {
 	return fmt.Errorf("session %s works in %s, not %s: a session keeps its workspace (run it from %s, or leave out --session for a new session here)", id, home, dir, home)
 }
 
-// loadSession reads session id from the session store of s (an error
-// that is session.ErrNotFound when the store has no such session).
-func loadSession(s settings.Settings, id string) (*session.Session, error) {
-	st, err := client.OpenSessionStore(s)
+// readHeader reads the header of session id through the workers (an
+// error that is session.ErrNotFound when their store has no such
+// session).
+func (c *common) readHeader(s settings.Settings, id string) (session.Header, error) {
+	k, err := c.reader(context.Background(), s)
 	if err != nil {
-		return nil, err
+		return session.Header{}, err
 	}
-	if c, ok := st.(interface{ Close() }); ok {
-		defer c.Close()
-	}
-	return st.Load(id)
+	return k.ReadHeader(context.Background(), id)
 }
 
 // newSessionID names a new session after its workspace's directory and the
@@ -150,7 +150,7 @@ func (c *common) impliedSession(s settings.Settings) error {
 	if err != nil {
 		return fmt.Errorf("current directory: %w (give --session ID)", err)
 	}
-	id, err := latestSessionIn(s, wd)
+	id, err := c.latestSessionIn(s, wd)
 	if err == nil && id == "" {
 		err = fmt.Errorf("no session in %s: give --session ID (starter sessions lists them)", wd)
 	}
@@ -162,15 +162,24 @@ func (c *common) impliedSession(s settings.Settings) error {
 // workspace is dir, or that was started in dir with a worktree (its
 // workspace is the worktree; the user stays in the repository); "" when
 // there is none.
-func latestSessionIn(s settings.Settings, dir string) (string, error) {
-	sums, err := summarize(s, "")
+func (c *common) latestSessionIn(s settings.Settings, dir string) (string, error) {
+	k, err := c.reader(context.Background(), s)
 	if err != nil {
 		return "", err
 	}
-	for _, sum := range sums { // newest first
+	sums, err := summarize(context.Background(), k)
+	if err != nil {
+		return "", err
+	}
+	return latestIn(sums, dir), nil
+}
+
+// latestIn is the first session of sums (newest first) of dir.
+func latestIn(sums []sessionSummary, dir string) string {
+	for _, sum := range sums {
 		if sum.Workspace != "" && filepath.Clean(sum.Workspace) == dir || sum.from != "" && filepath.Clean(sum.from) == dir {
-			return sum.ID, nil
+			return sum.ID
 		}
 	}
-	return "", nil
+	return ""
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/session"
@@ -19,8 +18,8 @@ const diffUsage = "starter diff [--session ID]"
 // diffCmd prints the change of a session's job: `git diff <base>` in its
 // worktree, untracked files included (worktree.Diff). The worktree is on
 // the worker host that created the session, so diff runs there: on
-// another host it says so instead of printing nothing. It needs no
-// Temporal.
+// another host it says so instead of printing nothing. The worktree's
+// place is read through the workers.
 var diffCmd = Command{
 	Name:    "diff",
 	Summary: "print the diff of a --worktree session's job against its base commit (committed and uncommitted; run on the worker's host)",
@@ -36,7 +35,8 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 	if !ok {
 		return ExitUsage
 	}
-	wt, err := sessionWorktree(s, c.session)
+	defer c.closeReader()
+	wt, err := c.sessionWorktree(s, c.session)
 	if err != nil {
 		return fail(env, "diff", err)
 	}
@@ -67,17 +67,17 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 	return ExitOK
 }
 
-// sessionWorktree reads the worktree of a session from the session store
+// sessionWorktree reads the worktree of a session through the workers
 // (nil: the session has none).
-func sessionWorktree(s settings.Settings, id string) (*session.Worktree, error) {
-	sess, err := loadSession(s, id)
+func (c *common) sessionWorktree(s settings.Settings, id string) (*session.Worktree, error) {
+	h, err := c.readHeader(s, id)
 	if errors.Is(err, session.ErrNotFound) {
-		return nil, fmt.Errorf("no session %q in the session store %s (%s): run this on the worker's host or with its session.store", id, s.Session.Store, filepath.Join(s.DataDir, "sessions"))
+		return nil, fmt.Errorf("no session %q in the workers' session store", id)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return sess.Header.Worktree, nil
+	return h.Worktree, nil
 }
 
 // worktreeHere refuses a worktree that is not on this host: it lives on
@@ -102,13 +102,13 @@ func shortHash(h string) string {
 // here and not inside a git repository, and for a session id git would
 // refuse in a branch name. The rest is the worker's to check
 // (the prompt then fails saying why).
-func checkWorktree(s settings.Settings, id, ws string) error {
+func (c *common) checkWorktree(s settings.Settings, id, ws string) error {
 	if err := worktree.CheckBranch(id); err != nil {
 		return err
 	}
-	if sess, err := loadSession(s, id); err == nil {
-		if sess.Header.Worktree == nil {
-			return fmt.Errorf("session %s exists without a worktree (workspace %s): --worktree gives a new session one; start a new session or drop --worktree", id, sess.Header.Cwd)
+	if h, err := c.readHeader(s, id); err == nil {
+		if h.Worktree == nil {
+			return fmt.Errorf("session %s exists without a worktree (workspace %s): --worktree gives a new session one; start a new session or drop --worktree", id, h.Cwd)
 		}
 		return nil // it keeps its worktree
 	}

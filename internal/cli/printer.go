@@ -13,8 +13,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
-	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -64,9 +64,9 @@ func newPrinter(w io.Writer, asJSON bool, sessionID string, opts ...printerOptio
 // printerOption sets how a printer shows tool results.
 type printerOption func(*printer)
 
-// withBodies reads whole tool results from the session store of s.
-func withBodies(s settings.Settings, sessionID string) printerOption {
-	return func(p *printer) { p.body = storeBodies(s, sessionID) }
+// withBodies reads whole tool results through the workers.
+func withBodies(k *client.Controller, sessionID string) printerOption {
+	return func(p *printer) { p.body = storeBodies(k, sessionID) }
 }
 
 // withoutOwnMessage leaves the prompt's own user message out: the user

@@ -177,12 +177,12 @@ func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec,
 		in.Workspace = abs
 	}
 	if spec.SessionID != "" {
-		if err := checkWorkspace(s, spec.SessionID, in.Workspace); err != nil {
+		if err := c.checkWorkspace(s, spec.SessionID, in.Workspace); err != nil {
 			return fail(env, name, err)
 		}
 	}
 	if useWorktree {
-		if err := checkWorktree(s, spec.SessionID, in.Workspace); err != nil {
+		if err := c.checkWorktree(s, spec.SessionID, in.Workspace); err != nil {
 			return fail(env, name, err)
 		}
 		in.Worktree = activities.WorktreeRequired
@@ -257,7 +257,7 @@ func scheduleUpdate(ctx context.Context, env Env, c *common, ch schedule.Change)
 		if in.Prompt.Worktree == "" {
 			return nil
 		}
-		return checkWorktree(s, in.SessionID, in.Prompt.Workspace)
+		return c.checkWorktree(s, in.SessionID, in.Prompt.Workspace)
 	}
 	m, closeFn, ok := scheduleManager(ctx, env, c)
 	if !ok {

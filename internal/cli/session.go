@@ -22,7 +22,8 @@ const sessionUsage = `starter session list [--store S]
        starter session copy (--session ID | --all) --from S --to S
        starter session delete --session ID [--force] [--json]
        starter session set KEY VALUE --session ID [--json]
-S is a session store, jsonl or postgres (default: session.store)`
+S is a session store, jsonl or postgres, read or written directly with its settings;
+list and export without --store read the workers' store through them`
 
 // sessionCmd moves sessions between the stores: the JSONL files of one
 // machine and the PostgreSQL database of a cluster. The exchange format
@@ -72,9 +73,11 @@ var sessionCmd = Command{
 		case "delete":
 			return sessionDelete(ctx, env, c, *store, *force)
 		case "list":
-			return sessionList(env, s, *store)
+			defer c.closeReader()
+			return sessionList(ctx, env, c, s, *store)
 		case "export":
-			return sessionExport(env, s, *store, c.session, *out)
+			defer c.closeReader()
+			return sessionExport(ctx, env, c, s, *store, c.session, *out)
 		case "import":
 			if c.fs.NArg() != 1 {
 				return fail(env, name, errors.New("want exactly one argument: the session file, or - for stdin"))
@@ -120,8 +123,50 @@ func openStore(s settings.Settings, kind string) (sessionStore, string, error) {
 	return ls, kind, nil
 }
 
-func sessionList(env Env, s settings.Settings, kind string) int {
-	st, _, err := openStore(s, kind)
+// sessionSource is where list and export read: the store --store names,
+// read directly (moving sessions between stores is the point of these
+// commands, so they take the store's settings), or without --store the
+// workers' store, read through them (SessionRead) like every other
+// read of the starter.
+type sessionSource interface {
+	List() ([]string, error)
+	Load(id string) (*session.Session, error)
+	Aside(id, key string) ([]byte, error)
+}
+
+// workerStore reads the workers' store through them.
+type workerStore struct {
+	ctx context.Context
+	k   *client.Controller
+}
+
+func (w workerStore) Load(id string) (*session.Session, error) { return w.k.ReadSession(w.ctx, id) }
+func (w workerStore) Aside(id, key string) ([]byte, error) {
+	return w.k.ReadSessionAside(w.ctx, id, key)
+}
+func (w workerStore) List() ([]string, error) {
+	sums, err := w.k.SessionSummaries(w.ctx)
+	ids := make([]string, len(sums))
+	for i, sum := range sums {
+		ids[i] = sum.Header.ID
+	}
+	return ids, err
+}
+
+// openSource opens store kind, or ("") the workers' store.
+func openSource(ctx context.Context, c *common, s settings.Settings, kind string) (sessionSource, string, error) {
+	if kind != "" {
+		return openStore(s, kind)
+	}
+	k, err := c.reader(ctx, s)
+	if err != nil {
+		return nil, "", err
+	}
+	return workerStore{ctx, k}, "the workers' store", nil
+}
+
+func sessionList(ctx context.Context, env Env, c *common, s settings.Settings, kind string) int {
+	st, _, err := openSource(ctx, c, s, kind)
 	if err != nil {
 		return fail(env, "session list", err)
 	}
@@ -135,9 +180,9 @@ func sessionList(env Env, s settings.Settings, kind string) int {
 	return ExitOK
 }
 
-func sessionExport(env Env, s settings.Settings, kind, id, out string) int {
+func sessionExport(ctx context.Context, env Env, c *common, s settings.Settings, kind, id, out string) int {
 	const name = "session export"
-	st, kind, err := openStore(s, kind)
+	st, kind, err := openSource(ctx, c, s, kind)
 	if err != nil {
 		return fail(env, name, err)
 	}

@@ -62,7 +62,7 @@ func TestSession_ExportImportRoundTrip(t *testing.T) {
 	src, dst := t.TempDir(), t.TempDir()
 	want := sampleSession(t, src, "s1")
 	file := filepath.Join(t.TempDir(), "s1.jsonl")
-	code, _, stderr := run(t, map[string]string{"DURABLE_AGENT_HOME": src}, "session", "export", "--session", "s1", "--out", file)
+	code, _, stderr := run(t, map[string]string{"DURABLE_AGENT_HOME": src}, "session", "export", "--store", "jsonl", "--session", "s1", "--out", file)
 	if code != ExitOK || !strings.Contains(stderr, "exported session s1 from jsonl: 4 entries") {
 		t.Fatalf("export: exit %d, %s", code, stderr)
 	}
@@ -84,7 +84,7 @@ func TestSession_ExportImportRoundTrip(t *testing.T) {
 	if code, out, stderr := run(t, map[string]string{"DURABLE_AGENT_HOME": dst}, "session", "import", "--session", "s2", file); code != ExitOK || !strings.Contains(out, "session s2") {
 		t.Fatalf("import as s2: %d %s%s", code, out, stderr)
 	}
-	if code, out, _ := run(t, map[string]string{"DURABLE_AGENT_HOME": dst}, "session", "list"); code != ExitOK || out != "s1\ns2\n" {
+	if code, out, _ := run(t, map[string]string{"DURABLE_AGENT_HOME": dst}, "session", "list", "--store", "jsonl"); code != ExitOK || out != "s1\ns2\n" {
 		t.Fatalf("list: %d %q", code, out)
 	}
 }
@@ -98,7 +98,7 @@ func TestSession_ErrorsAreOneLine(t *testing.T) {
 	}{
 		{[]string{"session"}, "want a subcommand"},
 		{[]string{"session", "move"}, `unknown subcommand "move"`},
-		{[]string{"session", "export", "--session", "nope"}, `load session "nope": session not found`},
+		{[]string{"session", "export", "--store", "jsonl", "--session", "nope"}, `load session "nope": session not found`},
 		{[]string{"session", "export", "--store", "sqlite"}, `unknown session store "sqlite"`},
 		{[]string{"session", "import"}, "want exactly one argument"},
 		{[]string{"session", "import", notSession}, "line 1 is not a session header"},
@@ -161,9 +161,10 @@ func TestSession_CopyBetweenJSONLAndPostgres(t *testing.T) {
 	if got := loadJSONL(t, back, "b"); !reflect.DeepEqual(got.Entries, want["b"].Entries) {
 		t.Fatalf("back in jsonl: %+v", got.Entries)
 	}
-	// session.store postgres is the default store of the subcommands.
+	// --store postgres lists the database itself (without --store, list
+	// asks the workers).
 	code, out, stderr = run(t, map[string]string{"DURABLE_AGENT_HOME": back, "DURABLE_AGENT_SESSION_STORE": "postgres",
-		"DURABLE_AGENT_SESSION_POSTGRESURL": url}, "session", "list")
+		"DURABLE_AGENT_SESSION_POSTGRESURL": url}, "session", "list", "--store", "postgres")
 	if code != ExitOK || out != "a\nb\n" {
 		t.Fatalf("list postgres: exit %d, %q (want a and b)\n%s", code, out, stderr)
 	}
@@ -253,7 +254,7 @@ func TestSession_ExportImportKeepsSystemPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "s1.jsonl")
-	if code, _, stderr := run(t, map[string]string{"DURABLE_AGENT_HOME": src}, "session", "export", "--session", "s1", "--out", file); code != ExitOK {
+	if code, _, stderr := run(t, map[string]string{"DURABLE_AGENT_HOME": src}, "session", "export", "--store", "jsonl", "--session", "s1", "--out", file); code != ExitOK {
 		t.Fatalf("export: exit %d, %s", code, stderr)
 	}
 	code, out, stderr := run(t, map[string]string{"DURABLE_AGENT_HOME": dst}, "session", "import", "--session", "s2", file)

@@ -20,14 +20,13 @@ import (
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
-	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
 
-const sessionsUsage = "starter sessions [--store S] [--failed | --running] [--json]"
+const sessionsUsage = "starter sessions [--failed | --running] [--json]"
 
 // lastPromptRunes bounds the last prompt's text in a sessions line.
-const lastPromptRunes = 60
+const lastPromptRunes = session.SummaryPromptRunes
 
 var sessionsCmd = Command{
 	Name:    "sessions",
@@ -65,29 +64,24 @@ type sessionSummary struct {
 
 func runSessions(ctx context.Context, env Env, args []string) int {
 	c := newFlags("sessions", env)
-	store := c.fs.String("store", "", "session store: jsonl or postgres (default: session.store)")
 	failed := c.fs.Bool("failed", false, "only sessions whose last job failed (budget stops included)")
 	running := c.fs.Bool("running", false, "only sessions with a running job (waiting for approval included)")
 	_ = c.fs.MarkHidden("session")
 	if !c.parseNoArgs(env, args, sessionsUsage) {
 		return ExitUsage
 	}
-	s, ok := c.settings(env)
+	k, _, closeFn, ok := c.controller(ctx, env)
 	if !ok {
 		return ExitUsage
 	}
-	sums, err := summarize(s, *store)
+	defer closeFn()
+	sums, err := summarize(ctx, k)
 	if err != nil {
 		return fail(env, "sessions", err)
 	}
-	status, closeFn, err := statusLookup(ctx, env, s)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "starter sessions: status unknown: %s\n", line.First(err.Error()))
-	}
-	defer closeFn()
 	kept := sums[:0]
 	for _, sum := range sums {
-		sum.Status, sum.Error = status(ctx, sum.ID)
+		sum.Status, sum.Error = jobOutcome(ctx, k, sum.ID)
 		switch {
 		case *failed && sum.Status != agent.StatusFailed && sum.Status != statusBudgetStop,
 			*running && sum.Status != agent.StatusRunning && sum.Status != statusApproval:
@@ -107,29 +101,26 @@ func runSessions(ctx context.Context, env Env, args []string) int {
 	return ExitOK
 }
 
-// summarize reads every session of the store and returns their
-// summaries, newest activity first (Status not set).
-func summarize(s settings.Settings, kind string) ([]sessionSummary, error) {
-	st, _, err := openStore(s, kind)
+// summarize reads the summaries of every session of the workers' store
+// and returns them newest activity first (Status not set).
+func summarize(ctx context.Context, k *client.Controller) ([]sessionSummary, error) {
+	all, err := k.SessionSummaries(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := st.(interface{ Close() }); ok {
-		defer c.Close()
-	}
-	ids, err := st.List()
-	if err != nil {
-		return nil, err
-	}
-	sums := make([]sessionSummary, 0, len(ids))
-	for _, id := range ids {
-		sess, err := st.Load(id)
-		if err != nil {
+	return sessionLines(all), nil
+}
+
+// sessionLines are the lines of the summaries, newest activity first.
+func sessionLines(all []session.Summary) []sessionSummary {
+	sums := make([]sessionSummary, 0, len(all))
+	for _, sum := range all {
+		if sum.Unreadable != "" {
 			// One unreadable session does not hide the others.
-			sums = append(sums, sessionSummary{ID: id, LastPrompt: "(unreadable: " + line.Preview(err.Error(), lastPromptRunes) + ")"})
+			sums = append(sums, sessionSummary{ID: sum.Header.ID, LastPrompt: "(unreadable: " + line.Preview(sum.Unreadable, lastPromptRunes) + ")"})
 			continue
 		}
-		sums = append(sums, summaryOf(sess))
+		sums = append(sums, summaryOf(sum))
 	}
 	sort.SliceStable(sums, func(i, j int) bool {
 		if !sums[i].LastActivity.Equal(sums[j].LastActivity) {
@@ -137,44 +128,22 @@ func summarize(s settings.Settings, kind string) ([]sessionSummary, error) {
 		}
 		return sums[i].ID < sums[j].ID
 	})
-	return sums, nil
+	return sums
 }
 
-// summaryOf is a session's summary: its workspace, the text of its last
-// user message on one bounded line, its last entry's time and the usage
-// its assistant messages reported.
-func summaryOf(sess *session.Session) sessionSummary {
-	sum := sessionSummary{ID: sess.Header.ID, Workspace: sess.Header.Cwd, LastActivity: sess.Header.Timestamp, ParentSession: sess.Header.ParentSession}
-	if wt := sess.Header.Worktree; wt != nil {
-		sum.Branch = wt.Branch
-		if rel, err := filepath.Rel(wt.Dir, sess.Header.Cwd); err == nil && wt.Repo != "" && !strings.HasPrefix(rel, "..") {
-			sum.from = filepath.Join(wt.Repo, rel)
+// summaryOf is a session's line: its workspace (and worktree), the text
+// of its last user message, its last entry's time and its usage.
+func summaryOf(sum session.Summary) sessionSummary {
+	h := sum.Header
+	out := sessionSummary{ID: h.ID, Workspace: h.Cwd, LastActivity: sum.LastActivity, ParentSession: h.ParentSession,
+		LastPrompt: sum.LastPrompt, Usage: sum.Usage}
+	if wt := h.Worktree; wt != nil {
+		out.Branch = wt.Branch
+		if rel, err := filepath.Rel(wt.Dir, h.Cwd); err == nil && wt.Repo != "" && !strings.HasPrefix(rel, "..") {
+			out.from = filepath.Join(wt.Repo, rel)
 		}
 	}
-	var spend agent.Spend
-	metered := false
-	for _, e := range sess.Entries {
-		if e.Timestamp.After(sum.LastActivity) {
-			sum.LastActivity = e.Timestamp
-		}
-		m := e.Message
-		if m == nil {
-			continue
-		}
-		if m.Role == agent.RoleUser {
-			if text := strings.TrimSpace(m.Text()); text != "" {
-				sum.LastPrompt = line.Preview(text, lastPromptRunes)
-			}
-		}
-		if m.Role == agent.RoleAssistant && m.Usage != nil {
-			spend.AddSpent(m)
-			metered = true
-		}
-	}
-	if metered {
-		sum.Usage = &spend
-	}
-	return sum
+	return out
 }
 
 // Statuses of `starter sessions` besides the prompt's own.
@@ -182,26 +151,6 @@ const (
 	statusApproval   = "waiting for approval"
 	statusBudgetStop = "budget stop"
 )
-
-// statusLookup dials Temporal and returns a function that says how a
-// session's last job ended or what it does, with a failed one's error.
-// When Temporal cannot be reached every status is "unknown" and the
-// error says why.
-func statusLookup(ctx context.Context, env Env, s settings.Settings) (func(context.Context, string) (string, string), func(), error) {
-	unknown := func(context.Context, string) (string, string) { return "unknown", "" }
-	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	cl, err := client.DialEnv(dctx, s, nil, env.temporalEnv())
-	if err != nil {
-		return unknown, func() {}, fmt.Errorf("temporal at %s: %w", s.Temporal.Address, err)
-	}
-	k, err := client.NewController(cl, s)
-	if err != nil {
-		cl.Close()
-		return unknown, func() {}, err
-	}
-	return func(ctx context.Context, id string) (string, string) { return jobOutcome(ctx, k, id) }, cl.Close, nil
-}
 
 // jobOutcome is the status of session id's latest workflow run: what a
 // running prompt does (its memo, as starter top reads it), how a closed

@@ -15,10 +15,10 @@ const showUsage = "starter show [--session ID] [--json] ENTRY"
 
 // showCmd prints one entry of a session whole: the events and history
 // carry 160-character previews of tool results (issue 23); the session
-// store has the bodies. It needs no Temporal.
+// store has the bodies, and the workers read it (SessionRead).
 var showCmd = Command{
 	Name:    "show",
-	Summary: "print one entry of the session whole (a tool result's full output, a message), read from the session store",
+	Summary: "print one entry of the session whole (a tool result's full output, a message), read through the workers",
 	Run:     runShow,
 }
 
@@ -34,15 +34,19 @@ func runShow(ctx context.Context, env Env, args []string) int {
 	if !ok {
 		return ExitUsage
 	}
-	sess, err := loadSession(s, c.session)
-	if errors.Is(err, session.ErrNotFound) {
-		return fail(env, "show", fmt.Errorf("no session %q in the session store %s", c.session, s.Session.Store))
-	}
+	defer c.closeReader()
+	k, err := c.reader(ctx, s)
 	if err != nil {
 		return fail(env, "show", err)
 	}
 	id := c.fs.Arg(0)
-	en, ok := sess.Get(id)
+	en, ok, err := k.ReadEntry(ctx, c.session, id)
+	if errors.Is(err, session.ErrNotFound) {
+		return fail(env, "show", fmt.Errorf("no session %q in the workers' session store", c.session))
+	}
+	if err != nil {
+		return fail(env, "show", err)
+	}
 	if !ok {
 		return fail(env, "show", fmt.Errorf("session %s has no entry %q (entry ids are in the events: entryId)", c.session, id))
 	}

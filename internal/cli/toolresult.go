@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,7 +10,6 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
-	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/toolview"
 )
 
@@ -153,53 +153,32 @@ func resultBody(e agent.Event) string {
 	return b.String()
 }
 
-// storeBodies reads tool results from the session store of the settings:
-// the store is opened at the first need and the session read again when
-// an entry is not in it yet (the file grows while the prompt runs). It
-// reports ok false when the store cannot be read (a cluster's worker keeps
-// it on another machine).
-func storeBodies(s settings.Settings, sessionID string) func(entryID string) (string, bool) {
+// storeBodies reads tool results through the workers (SessionRead), one
+// entry at a time. With no worker polling, or after a read fails for
+// another reason than a missing session, it stops trying: a finished
+// prompt's events print their previews at once without a worker.
+func storeBodies(k *client.Controller, sessionID string) func(entryID string) (string, bool) {
 	var (
-		mu   sync.Mutex
-		st   session.Backend
-		sess *session.Session
-		dead bool
+		mu          sync.Mutex
+		asked, dead bool
 	)
 	return func(entryID string) (string, bool) {
 		mu.Lock()
 		defer mu.Unlock()
+		if !asked {
+			n, err := k.Polled(context.Background())
+			asked, dead = true, err != nil || n == 0
+		}
 		if dead {
 			return "", false
 		}
-		if st == nil {
-			var err error
-			if st, err = client.OpenSessionStore(s); err != nil {
-				dead = true
-				return "", false
-			}
+		en, ok, err := k.ReadEntry(context.Background(), sessionID, entryID)
+		if err != nil && !errors.Is(err, session.ErrNotFound) {
+			dead = true
 		}
-		if sess != nil {
-			if text, ok := entryText(sess, entryID); ok {
-				return text, true
-			}
-		}
-		fresh, err := st.Load(sessionID)
-		if err != nil {
-			if !errors.Is(err, session.ErrNotFound) {
-				dead = true
-			}
+		if !ok || en.Message == nil {
 			return "", false
 		}
-		sess = fresh
-		return entryText(sess, entryID)
+		return en.Message.Text(), true
 	}
-}
-
-// entryText is the text of a message entry.
-func entryText(sess *session.Session, entryID string) (string, bool) {
-	en, ok := sess.Get(entryID)
-	if !ok || en.Message == nil {
-		return "", false
-	}
-	return en.Message.Text(), true
 }

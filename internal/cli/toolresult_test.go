@@ -10,12 +10,12 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/session"
-	"github.com/durableagent/durableagent/internal/settings"
 )
 
 // storeResult writes a tool result entry to the JSONL store under home,
-// as the worker does, and returns the settings that read it.
-func storeResult(t *testing.T, home, sessionID, entryID, tool, text string, isError bool) settings.Settings {
+// as the worker does, and returns the printer option that reads it (as
+// the workers' ReadSession does; the starter reads through them).
+func storeResult(t *testing.T, home, sessionID, entryID, tool, text string, isError bool) printerOption {
 	t.Helper()
 	st, err := session.Open(filepath.Join(home, "sessions"))
 	if err != nil {
@@ -29,7 +29,16 @@ func storeResult(t *testing.T, home, sessionID, entryID, tool, text string, isEr
 	if _, err := st.Append(sessionID, session.Entry{Type: session.TypeMessage, ID: entryID, Timestamp: time.Now(), Message: &m}); err != nil {
 		t.Fatal(err)
 	}
-	return settings.Settings{DataDir: home}
+	return func(p *printer) {
+		p.body = func(entryID string) (string, bool) {
+			sess, err := st.Load(sessionID)
+			if err != nil {
+				return "", false
+			}
+			en, ok := sess.Get(entryID)
+			return en.Message.Text(), ok
+		}
+	}
 }
 
 // toolEnd is the tool_execution_end the workflow emits: a preview of
@@ -78,9 +87,9 @@ func TestPrinter_ToolResultsAsTerminalAgentsShowThem(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := t.TempDir()
-			s := storeResult(t, home, "s1", "e7", tc.tool, tc.text, tc.isError)
+			bodies := storeResult(t, home, "s1", "e7", tc.tool, tc.text, tc.isError)
 			var out bytes.Buffer
-			p := newPrinter(&out, false, "s1", withBodies(s, "s1"))
+			p := newPrinter(&out, false, "s1", bodies)
 			p.print(toolEnd("e7", tc.tool, tc.text, tc.isError))
 			got := out.String()
 			lines := strings.Split(got, "\n")
@@ -106,7 +115,7 @@ func TestPrinter_ToolResultsAsTerminalAgentsShowThem(t *testing.T) {
 // the preview prints with the command that shows the whole result.
 func TestPrinter_PreviewNamesShowWhenStoreUnreadable(t *testing.T) {
 	var out bytes.Buffer
-	p := newPrinter(&out, false, "s1", withBodies(settings.Settings{DataDir: t.TempDir()}, "s1"))
+	p := newPrinter(&out, false, "s1", func(p *printer) { p.body = func(string) (string, bool) { return "", false } })
 	p.print(toolEnd("e7", "bash", goTestOutput(), true))
 	if !strings.Contains(out.String(), "starter show --session s1 e7") || !strings.Contains(out.String(), "case_01") {
 		t.Fatalf("output:\n%s", out.String())
@@ -116,9 +125,9 @@ func TestPrinter_PreviewNamesShowWhenStoreUnreadable(t *testing.T) {
 // --full prints every line of the result, as text or in the JSON event.
 func TestPrinter_FullPrintsWholeResult(t *testing.T) {
 	home := t.TempDir()
-	s := storeResult(t, home, "s1", "e7", "bash", goTestOutput(), true)
+	bodies := storeResult(t, home, "s1", "e7", "bash", goTestOutput(), true)
 	var out bytes.Buffer
-	p := newPrinter(&out, false, "s1", withBodies(s, "s1"), withFull(true))
+	p := newPrinter(&out, false, "s1", bodies, withFull(true))
 	p.print(toolEnd("e7", "bash", goTestOutput(), true))
 	for _, want := range []string{"case_01", "case_40", "Command exited with code 1"} {
 		if !strings.Contains(out.String(), want) {
@@ -126,41 +135,26 @@ func TestPrinter_FullPrintsWholeResult(t *testing.T) {
 		}
 	}
 	out.Reset()
-	p = newPrinter(&out, true, "s1", withBodies(s, "s1"), withFull(true))
+	p = newPrinter(&out, true, "s1", bodies, withFull(true))
 	p.print(toolEnd("e7", "bash", goTestOutput(), true))
 	if !strings.Contains(out.String(), "case_01") || !strings.Contains(out.String(), `FAIL\texample.com/greet`) || strings.Contains(out.String(), `"truncated"`) {
 		t.Fatalf("--full --json event:\n%s", out.String())
 	}
 }
 
-// `starter show --session S ENTRY` prints a tool result whole from the
-// session store, without Temporal; a wrong entry is one clear line.
+// `starter show` prints a tool result entry whole; a missing entry
+// argument is one clear line (the reads through the workers, and their
+// errors, are TestIntegration_FullResultsInPromptEventsAndShow's).
 func TestShow_PrintsEntryWhole(t *testing.T) {
-	home := t.TempDir()
-	storeResult(t, home, "s1", "e7", "bash", goTestOutput(), true)
-	vars := map[string]string{"DURABLE_AGENT_HOME": home}
-	code, out, errOut := run(t, vars, "show", "--session", "s1", "e7")
-	if code != ExitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
+	m := agent.Message{Role: agent.RoleToolResult, ToolCallID: "c-e7", ToolName: "bash", IsError: true,
+		Content: []agent.ContentBlock{{Type: agent.BlockText, Text: goTestOutput()}}}
+	var out bytes.Buffer
+	printEntry(&out, session.Entry{Type: session.TypeMessage, ID: "e7", Message: &m})
+	if want := "✗ bash (c-e7)\n" + goTestOutput() + "\n"; out.String() != want {
+		t.Fatalf("show printed\n%s\nwant\n%s", out.String(), want)
 	}
-	if want := "✗ bash (c-e7)\n" + goTestOutput() + "\n"; out != want {
-		t.Fatalf("show printed\n%s\nwant\n%s", out, want)
-	}
-	code, out, _ = run(t, vars, "show", "--session", "s1", "--json", "e7")
-	if code != ExitOK || !strings.Contains(out, `"id":"e7"`) || !strings.Contains(out, "case_01") {
-		t.Fatalf("show --json: exit %d %s", code, out)
-	}
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"show", "--session", "s1", "e9"}, `session s1 has no entry "e9"`},
-		{[]string{"show", "--session", "s2", "e7"}, `no session "s2"`},
-		{[]string{"show", "--session", "s1"}, "want exactly one argument: the entry id"},
-	} {
-		code, _, errOut := run(t, vars, tc.args...)
-		if code != ExitUsage || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
-			t.Fatalf("%v: exit %d, stderr %q; want one line with %q", tc.args, code, errOut, tc.want)
-		}
+	code, _, errOut := run(t, map[string]string{"DURABLE_AGENT_HOME": t.TempDir()}, "show", "--session", "s1")
+	if code != ExitUsage || !strings.Contains(errOut, "want exactly one argument: the entry id") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }

@@ -83,7 +83,7 @@ func TestCLI_SharedAndUsedWorkerFlagsAccepted(t *testing.T) {
 	}{
 		{[]string{"state", "--session", "s1", "--retry.enabled=false", "--scripted.faults", "ok", "--stream.intervalMs", "100"}, ExitUsage, "", "cannot reach Temporal"},
 		{[]string{"prompt", "--compaction.keepRecentTokens", "100", "--tools.requireApproval", "bash", "hi"}, ExitUsage, "", "cannot reach Temporal"},
-		{[]string{"session", "list", "--session.store", "jsonl"}, ExitOK, "", ""},
+		{[]string{"session", "list", "--store", "jsonl", "--session.store", "jsonl"}, ExitOK, "", ""},
 		{[]string{"settings", "--dev.port", "9999", "--scripted.reply", "hi"}, ExitOK, "flag --dev.port", ""},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

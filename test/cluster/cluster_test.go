@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -137,6 +138,56 @@ func TestCluster_WorkersDieAndPostgresRestarts(t *testing.T) {
 		t.Logf("PostgreSQL was down for %.1fs during the backoff", time.Since(restart).Seconds())
 		r.wait(t)
 		c.checkSession(t, tc, id, msg, 1, "503")
+	})
+
+	t.Run("StarterWithOnlyTheTemporalAddress", func(t *testing.T) {
+		start := time.Now()
+		defer c.mark("laptop-reads", start)
+		const id = "laptop"
+		c.prompt(id, "count to forty", 500, `tool:bash {"command":"seq -f line%g 1 40"}`, "text:counted").wait(t)
+		// A laptop: the starter binary with the cluster's address and
+		// namespace (and the test's task queue), an empty home, no
+		// session store or PostgreSQL variable.
+		laptop := func(args ...string) (int, string, string) {
+			t.Helper()
+			home := t.TempDir()
+			cmd := exec.Command(filepath.Join(c.bin, "starter"), args...)
+			cmd.Dir = home
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "DURABLE_AGENT_HOME=" + home,
+				"TEMPORAL_ADDRESS=" + c.frontend, "TEMPORAL_NAMESPACE=" + c.namespace, "DURABLE_AGENT_TEMPORAL_TASKQUEUE=" + c.queue}
+			var out, errOut bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			_ = cmd.Run()
+			return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
+		}
+		code, out, errOut := laptop("sessions")
+		if code != 0 || !regexp.MustCompile(`(?m)^laptop  idle  .*"count to forty"$`).MatchString(out) {
+			t.Fatalf("starter sessions: exit %d, want the cluster's sessions\n%s%s", code, out, errOut)
+		}
+		code, out, errOut = laptop("events", "--session", id, "--full")
+		if code != 0 || !strings.Contains(out, "line1\n") || !strings.Contains(out, "line40\n") || strings.Contains(out, "a preview") {
+			t.Fatalf("starter events --full: exit %d, want the whole tool result\n%s%s", code, out, errOut)
+		}
+		_, out, _ = laptop("events", "--session", id, "--json")
+		entry := regexp.MustCompile(`"type":"tool_execution_end".*?"entryId":"([^"]+)"`).FindStringSubmatch(out)
+		if entry == nil {
+			t.Fatalf("no tool_execution_end with an entryId in the events:\n%s", out)
+		}
+		code, out, errOut = laptop("show", "--session", id, entry[1])
+		if code != 0 || !strings.HasPrefix(out, "✓ bash (") || !strings.Contains(out, "line1\nline2\n") || !strings.Contains(out, "line40") {
+			t.Fatalf("starter show %s: exit %d\n%s%s", entry[1], code, out, errOut)
+		}
+		code, out, errOut = laptop("session", "export", "--session", id)
+		if code != 0 || !strings.HasPrefix(out, `{"type":"session"`) || !strings.Contains(out, "line40") {
+			t.Fatalf("starter session export: exit %d\n%s%s", code, out, errOut)
+		}
+		// No worker on the queue: one line naming it, in bounded time.
+		begin := time.Now()
+		code, _, errOut = laptop("sessions", "--temporal.taskQueue", c.queue+"-nobody")
+		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, `no worker polls task queue "`+c.queue+`-nobody"`) || time.Since(begin) > 30*time.Second {
+			t.Fatalf("sessions without a worker: exit %d after %s, stderr %q", code, time.Since(begin), errOut)
+		}
+		t.Logf("a read nobody answers: %s", strings.TrimSpace(errOut))
 	})
 
 	// Tool placement. Each worker below names itself in AGENT_WORKER

@@ -142,8 +142,8 @@ func startCluster(t *testing.T) *cluster {
 	return c
 }
 
-// build compiles the Temporal server's main, its SQL tool and the cluster
-// worker from this module (the versions go.mod pins).
+// build compiles the Temporal server's main, its SQL tool, the cluster
+// worker and the starter from this module (the versions go.mod pins).
 func (c *cluster) build() {
 	c.t.Helper()
 	// Read the worker's main so that a change to it invalidates a cached
@@ -152,7 +152,7 @@ func (c *cluster) build() {
 		c.t.Fatal(err)
 	}
 	cmd := exec.Command("go", "build", "-o", c.bin+string(filepath.Separator),
-		"go.temporal.io/server/cmd/server", "go.temporal.io/server/cmd/tools/sql", "./cmd/worker-cluster")
+		"go.temporal.io/server/cmd/server", "go.temporal.io/server/cmd/tools/sql", "./cmd/worker-cluster", "./starter")
 	cmd.Dir = RepoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		c.t.Fatalf("build: %v\n%s", err, out)

@@ -165,6 +165,7 @@ func exportAndReplay(t *testing.T, e *env, workflowID, runID, fixture string) {
 	r.RegisterWorkflowWithOptions(workflows.DeleteSession, workflow.RegisterOptions{Name: workflows.DeleteSessionWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.SessionWrite, workflow.RegisterOptions{Name: workflows.SessionWriteWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ScheduledPrompt, workflow.RegisterOptions{Name: workflows.ScheduledPromptWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.SessionRead, workflow.RegisterOptions{Name: workflows.SessionReadWorkflowName})
 	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, path); err != nil {
 		t.Fatalf("replay of a fresh history: %v", err)
 	}

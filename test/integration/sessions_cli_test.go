@@ -38,7 +38,8 @@ func (e *env) sessions(t *testing.T, flags ...string) []sessionLine {
 // session whose prompt runs shows as running, one whose prompt waits for
 // an approval as waiting for approval, and an ended one how it ended:
 // failed with its error's first line, budget stop naming the limit,
-// aborted; --failed and --running keep those (issue 39 item 4).
+// aborted; --failed and --running keep those (issue 39 item 4);
+// --continue where no session works says so in one line.
 func TestIntegration_SessionsAndContinue(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker()
@@ -55,6 +56,16 @@ func TestIntegration_SessionsAndContinue(t *testing.T) {
 	got := e.sessions(t)
 	if len(got) != 2 || got[0] != (sessionLine{"s1", "completed", w1, "again", ""}) || got[1] != (sessionLine{"s2", "completed", w2, "second", ""}) {
 		t.Fatalf("sessions after prompt -c in %s: %+v", w1, got)
+	}
+
+	// --continue where no session works is one line naming the directory.
+	empty := t.TempDir()
+	for _, args := range [][]string{{"prompt", "--continue", "--workspace", empty, "hi"}, {"chat", "--continue", "--workspace", empty}} {
+		code, _, stderr := e.starter(args...)
+		want := "starter " + args[0] + ": --continue: no session in " + empty + " to continue"
+		if code != cli.ExitUsage || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+			t.Fatalf("%s: exit %d, stderr %q", args[0], code, stderr)
+		}
 	}
 
 	if code, out, stderr := e.starter("prompt", "--session", "s3", "--workspace", w2, "--detach", "--fault", "hang:60s", "slow"); code != cli.ExitOK {

@@ -1,0 +1,57 @@
+package session
+
+import (
+	"strings"
+	"time"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
+)
+
+// SummaryPromptRunes bounds a summary's last prompt.
+const SummaryPromptRunes = 60
+
+// Summary is what a list of sessions shows of one (`starter sessions`):
+// small enough that a worker returns hundreds in one read.
+type Summary struct {
+	Header Header `json:"header"`
+	// LastPrompt is the text of the last user message on one line of at
+	// most SummaryPromptRunes runes.
+	LastPrompt string `json:"lastPrompt,omitempty"`
+	// LastActivity is the time of the last entry (the header's without
+	// entries).
+	LastActivity time.Time `json:"lastActivity"`
+	// Usage is what the session's model calls reported (nil: none did).
+	Usage *agent.Spend `json:"usage,omitempty"`
+	// Unreadable is why the session could not be read ("" when it was).
+	Unreadable string `json:"unreadable,omitempty"`
+}
+
+// Summarize is sess's summary.
+func Summarize(sess *Session) Summary {
+	sum := Summary{Header: sess.Header, LastActivity: sess.Header.Timestamp}
+	var spend agent.Spend
+	metered := false
+	for _, e := range sess.Entries {
+		if e.Timestamp.After(sum.LastActivity) {
+			sum.LastActivity = e.Timestamp
+		}
+		m := e.Message
+		if m == nil {
+			continue
+		}
+		if m.Role == agent.RoleUser {
+			if text := strings.TrimSpace(m.Text()); text != "" {
+				sum.LastPrompt = line.Preview(text, SummaryPromptRunes)
+			}
+		}
+		if m.Role == agent.RoleAssistant && m.Usage != nil {
+			spend.AddSpent(m)
+			metered = true
+		}
+	}
+	if metered {
+		sum.Usage = &spend
+	}
+	return sum
+}
