@@ -20,26 +20,25 @@ import (
 )
 
 // Credentials is the part of the auth store the activities use. Secrets
-// leave it only into provider requests.
+// leave it only into provider requests and the redaction of tool output.
 type Credentials interface {
 	// Select returns the session's credential for provider; ok is false
 	// when the provider has none configured. err means the store could not
 	// be read: the call then fails rather than run without the credential.
 	// Its text must not contain a secret.
 	Select(provider, sessionID string) (id, secret string, ok bool, err error)
-	// MarkUsageLimitReached blocks the session's current credential and
-	// reports whether the session was switched to another one.
-	MarkUsageLimitReached(provider, sessionID string, retryAfterMs int64) (switched bool, credentialID string, err error)
-}
-
-// ModelFallback is implemented by Credentials that know the models a
-// session may fall back to (settings retry.fallbackModels). With it,
-// MarkUsageLimitReached passes the session's model, and when no credential
-// is left the store answers with the next model (Switched, Model set),
-// which the workflow runs at once (SPEC 3 step 7). The result type is
-// this package's, so the activities need no import of the auth store.
-type ModelFallback interface {
+	// MarkUsageLimit blocks the session's current credential and reports
+	// whether the session was switched to another one or, when no
+	// credential is left, to the next model it may fall back to (settings
+	// retry.fallbackModels: Switched, Model set), which the workflow runs
+	// at once (SPEC 3 step 7). The result type is this package's, so the
+	// activities need no import of the auth store.
 	MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (MarkUsageLimitResult, error)
+	// Secrets returns every secret the store holds now (read at call
+	// time: a credential added while the worker runs is included), so that
+	// tool output is redacted of them. An error's text must not contain a
+	// secret.
+	Secrets() ([]string, error)
 }
 
 // MaxHeartbeatInterval bounds the heartbeat ticker of CallModel. The
@@ -377,22 +376,15 @@ func (a *Activities) LoadSession(ctx context.Context, in LoadSessionInput) (Load
 }
 
 // MarkUsageLimitReached tells the auth store that the session's credential
-// hit its usage limit. A store implementing ModelFallback also hears the
-// session's model and may switch the session to a fallback model.
+// hit its usage limit; the store may switch the session to another
+// credential or a fallback model.
 func (a *Activities) MarkUsageLimitReached(ctx context.Context, in MarkUsageLimitInput) (MarkUsageLimitResult, error) {
 	if a.Credentials == nil {
 		return MarkUsageLimitResult{}, nil
 	}
-	if fb, ok := a.Credentials.(ModelFallback); ok {
-		res, err := fb.MarkUsageLimit(in.Provider, in.Model, in.SessionID, in.RetryAfterMs)
-		if err != nil {
-			return MarkUsageLimitResult{}, fmt.Errorf("mark usage limit reached for %s model %s: %w", in.Provider, in.Model, err)
-		}
-		return res, nil
-	}
-	switched, id, err := a.Credentials.MarkUsageLimitReached(in.Provider, in.SessionID, in.RetryAfterMs)
+	res, err := a.Credentials.MarkUsageLimit(in.Provider, in.Model, in.SessionID, in.RetryAfterMs)
 	if err != nil {
-		return MarkUsageLimitResult{}, fmt.Errorf("mark usage limit reached for %s: %w", in.Provider, err)
+		return MarkUsageLimitResult{}, fmt.Errorf("mark usage limit reached for %s model %s: %w", in.Provider, in.Model, err)
 	}
-	return MarkUsageLimitResult{Switched: switched, CredentialID: id}, nil
+	return res, nil
 }

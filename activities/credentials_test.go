@@ -155,50 +155,6 @@ func TestMarkUsageLimitReached_FallsBackToNextModel(t *testing.T) {
 	}
 }
 
-// A store that knows nothing of models (no ModelFallback) keeps the
-// credential-only report: the session's credential is blocked and the
-// switch, if any, is to another credential.
-func TestMarkUsageLimitReached_WithoutModelFallback(t *testing.T) {
-	mem := auth.NewMemory(auth.Credential{ID: "a", Provider: "scripted", Secret: "sk-aaaaaaaaaaaaaaaa"},
-		auth.Credential{ID: "b", Provider: "scripted", Secret: "sk-bbbbbbbbbbbbbbbb"})
-	mem.SetFallbackModels(map[string][]string{"scripted": {"scripted-2"}})
-	acts := &activities.Activities{Credentials: memoryOnly{mem}}
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(acts.MarkUsageLimitReached, activity.RegisterOptions{Name: activities.MarkUsageLimitReachedName})
-	var results []activities.MarkUsageLimitResult
-	for range 2 {
-		v, err := env.ExecuteActivity(activities.MarkUsageLimitReachedName,
-			activities.MarkUsageLimitInput{Provider: "scripted", Model: "scripted-1", SessionID: "s1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var res activities.MarkUsageLimitResult
-		if err := v.Get(&res); err != nil {
-			t.Fatal(err)
-		}
-		results = append(results, res)
-	}
-	if !results[0].Switched || results[0].CredentialID == "" || results[0].Model != "" {
-		t.Fatalf("first report %+v, want a switch to the other credential", results[0])
-	}
-	if results[1] != (activities.MarkUsageLimitResult{}) {
-		t.Fatalf("second report %+v, want no switch (both blocked, and this store cannot change models)", results[1])
-	}
-}
-
-// memoryOnly exposes only activities.Credentials of an auth.Memory.
-type memoryOnly struct{ m *auth.Memory }
-
-func (c memoryOnly) Select(p, s string) (string, string, bool, error) {
-	cr, ok := c.m.Select(p, s)
-	return cr.ID, cr.Secret, ok, nil
-}
-
-func (c memoryOnly) MarkUsageLimitReached(p, s string, ms int64) (bool, string, error) {
-	return c.m.MarkUsageLimitReached(p, s, ms)
-}
-
 // An auth store that cannot be read fails the model call with a
 // non-retryable CredentialsError naming the store's problem, instead of
 // calling the model without the credential; the secret is not in the

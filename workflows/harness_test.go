@@ -62,9 +62,12 @@ func (c credAdapter) Select(p, s string) (string, string, bool, error) {
 	return cr.ID, cr.Secret, ok, nil
 }
 
-func (c credAdapter) MarkUsageLimitReached(p, s string, ms int64) (bool, string, error) {
-	return c.m.MarkUsageLimitReached(p, s, ms)
+func (c credAdapter) MarkUsageLimit(p, model, s string, ms int64) (activities.MarkUsageLimitResult, error) {
+	sw, err := c.m.MarkUsageLimit(p, model, s, ms)
+	return activities.MarkUsageLimitResult{Switched: sw.Switched, CredentialID: sw.CredentialID, Model: sw.Model}, err
 }
+
+func (c credAdapter) Secrets() ([]string, error) { return c.m.Secrets(), nil }
 
 func newHarness(t *testing.T, creds ...auth.Credential) *harness {
 	t.Helper()

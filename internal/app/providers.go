@@ -93,8 +93,7 @@ func NewCredentials(s settings.Settings) (*Credentials, error) {
 	return &Credentials{Store: f}, nil
 }
 
-// Credentials adapts the file store to activities.Credentials and
-// activities.ModelFallback. Secrets leave it only towards the provider
+// Credentials adapts the file store to activities.Credentials. Secrets leave it only towards the provider
 // call.
 type Credentials struct {
 	Store *auth.File
@@ -113,16 +112,12 @@ func (c *Credentials) Select(provider, sessionID string) (id, secret string, ok 
 }
 
 // Secrets lists the store's secrets, read now, for the redaction of tool
-// output (activities.SecretLister).
+// output.
 func (c *Credentials) Secrets() ([]string, error) { return c.Store.Secrets() }
 
-// MarkUsageLimitReached blocks the session's credential (see auth.File).
-func (c *Credentials) MarkUsageLimitReached(provider, sessionID string, retryAfterMs int64) (bool, string, error) {
-	return c.Store.MarkUsageLimitReached(provider, sessionID, retryAfterMs)
-}
-
-// MarkUsageLimit is MarkUsageLimitReached knowing the session's model, so
-// that with no credential left the session can move to a fallback model.
+// MarkUsageLimit blocks the session's credential knowing the session's
+// model, so that with no credential left the session can move to a
+// fallback model (see auth.File).
 func (c *Credentials) MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (activities.MarkUsageLimitResult, error) {
 	sw, err := c.Store.MarkUsageLimit(provider, model, sessionID, retryAfterMs)
 	if err != nil {
@@ -149,12 +144,7 @@ func (c *Credentials) Settle(key, holder string) error { return c.Store.Settle(k
 // Release gives up holder's probe lease (auth.File).
 func (c *Credentials) Release(key, holder string) error { return c.Store.Release(key, holder) }
 
-// Both interfaces are checked here: a signature drift would otherwise
-// silently turn the fallback off (the activity finds ModelFallback by a
-// type assertion).
 var (
-	_ activities.Credentials   = (*Credentials)(nil)
-	_ activities.ModelFallback = (*Credentials)(nil)
-	_ activities.SecretLister  = (*Credentials)(nil)
-	_ activities.RateWindows   = (*Credentials)(nil)
+	_ activities.Credentials = (*Credentials)(nil)
+	_ activities.RateWindows = (*Credentials)(nil)
 )
