@@ -54,9 +54,7 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 		ModelQueues: r.modelQueues,
 		PrevRunID:   workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
 		Steering: r.steering, FollowUps: r.followUps, FollowUpDue: r.followUpDue,
-		ToolCalls: r.toolCalls, SubAgents: r.subAgents,
-		FilesChanged: r.files, FilesChangedMore: r.filesMore,
-		FilesByBash: r.filesByBash, FilesBashNote: r.filesBashNote,
+		ToolCalls: r.toolCalls, SubAgents: r.subAgents, FileChanges: r.FileChanges,
 	}
 	r.carryBudget(next.Continued)
 	workflow.GetLogger(ctx).Info("prompt continues as new", "session", r.in.SessionID,

@@ -93,8 +93,7 @@ func (r *run) begin(ctx workflow.Context) error {
 		r.modelQueues = c.ModelQueues
 		r.steering, r.followUps, r.followUpDue = c.Steering, c.FollowUps, c.FollowUpDue
 		r.toolCalls, r.subAgents = c.ToolCalls, c.SubAgents
-		r.files, r.filesMore = c.FilesChanged, c.FilesChangedMore
-		r.filesByBash, r.filesBashNote = c.FilesByBash, c.FilesBashNote
+		r.FileChanges = c.FileChanges
 		r.agentRunning = true
 		return nil
 	}

@@ -71,13 +71,8 @@ type run struct {
 	toolCalls    int
 	subAgents    int
 	taskShare    int
-	// files and filesMore are the files changed (subagent.go);
-	// filesByBash says bash calls' changes are among them, filesBashNote
-	// why some bash call's are not known.
-	files         []string
-	filesMore     int
-	filesByBash   bool
-	filesBashNote string
+	// FileChanges are the files changed (subagent.go).
+	FileChanges
 	// cancelTools cancels the tool calls in flight (nil when none).
 	cancelTools workflow.CancelFunc
 

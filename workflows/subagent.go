@@ -391,25 +391,19 @@ func (r *run) endSubAgent(ctx workflow.Context, c *toolCall, err error) {
 	if c.subSession == "" {
 		return
 	}
-	usage := c.res.Usage
+	res := c.res // an aborted call's result is in the cancellation
 	var canceled *temporal.CanceledError
 	if err != nil && errors.As(err, &canceled) && canceled.HasDetails() {
-		var res activities.RunToolResult
-		if canceled.Details(&res) == nil {
-			usage = res.Usage
+		var d activities.RunToolResult
+		if canceled.Details(&d) == nil {
+			res = d
 		}
 	}
-	files, more := c.res.Files, c.res.FilesMore
-	if err != nil && errors.As(err, &canceled) && canceled.HasDetails() {
-		var res activities.RunToolResult
-		if canceled.Details(&res) == nil {
-			files, more = res.Files, res.FilesMore
-		}
-	}
-	for _, f := range files {
+	usage := res.Usage
+	for _, f := range res.Files {
 		r.addFileChanged(f)
 	}
-	r.filesMore += more
+	r.FilesChangedMore += res.FilesMore
 	r.emit(ctx, agent.Event{Type: agent.EventSubAgentEnd, ToolCallID: c.ref.ID, SessionID: c.subSession,
 		IsError: c.res.IsError || err != nil, Usage: usage})
 	if usage != nil {
@@ -436,8 +430,7 @@ func (r *run) countChildUsage(ctx workflow.Context, s agent.Spend) {
 func (r *run) account(res PromptResult) PromptResult {
 	spent := r.bud.spent
 	res.Usage, res.Turns, res.ToolCalls = &spent, r.turn, r.toolCalls
-	res.FilesChanged, res.FilesChangedMore = r.files, r.filesMore
-	res.FilesByBash, res.FilesBashNote = r.filesByBash, r.filesBashNote
+	res.FileChanges = r.FileChanges
 	return res
 }
 
@@ -473,16 +466,16 @@ func (r *run) noteBashFiles(c *toolCall, err error) {
 		note = "a command ran on a worker that does not report them"
 	}
 	if note != "" {
-		if r.filesBashNote == "" {
-			r.filesBashNote = note
+		if r.FilesBashNote == "" {
+			r.FilesBashNote = note
 		}
 		return
 	}
-	r.filesByBash = true
+	r.FilesByBash = true
 	for _, f := range c.res.Files {
 		r.addFileChanged(f)
 	}
-	r.filesMore += c.res.FilesMore
+	r.FilesChangedMore += c.res.FilesMore
 }
 
 // noteFilesChanged notes the file a write or edit call changed.
@@ -512,13 +505,13 @@ func (r *run) workspacePath(p string) string {
 }
 
 // addFileChanged adds a path to the files changed, once; past
-// MaxFilesChanged it counts it in filesMore.
+// MaxFilesChanged it counts it in FilesChangedMore.
 func (r *run) addFileChanged(p string) {
 	switch {
-	case slices.Contains(r.files, p):
-	case len(r.files) < MaxFilesChanged:
-		r.files = append(r.files, p)
+	case slices.Contains(r.FilesChanged, p):
+	case len(r.FilesChanged) < MaxFilesChanged:
+		r.FilesChanged = append(r.FilesChanged, p)
 	default:
-		r.filesMore++
+		r.FilesChangedMore++
 	}
 }

@@ -176,13 +176,8 @@ type Carry struct {
 	// prompt started so far (agent.subagents.maxTotal counts the latter).
 	ToolCalls int `json:"toolCalls,omitempty"`
 	SubAgents int `json:"subAgents,omitempty"`
-	// FilesChanged and FilesChangedMore are the files changed so far
-	// (PromptResult.FilesChanged), FilesByBash and FilesBashNote what
-	// PromptResult says of bash's.
-	FilesChanged     []string `json:"filesChanged,omitempty"`
-	FilesChangedMore int      `json:"filesChangedMore,omitempty"`
-	FilesByBash      bool     `json:"filesByBash,omitempty"`
-	FilesBashNote    string   `json:"filesBashNote,omitempty"`
+	// FileChanges are the files changed so far.
+	FileChanges
 }
 
 // Validate reports the first problem of the input in one line.
@@ -290,18 +285,23 @@ type PromptResult struct {
 	Usage     *agent.Spend `json:"usage,omitempty"`
 	Turns     int          `json:"turns,omitempty"`
 	ToolCalls int          `json:"toolCalls,omitempty"`
+	FileChanges
+	// Worktree is where the branch of a --worktree session stands as the
+	// prompt ends (as on its prompt_end event); nil for other sessions.
+	Worktree *agent.BranchSummary `json:"worktree,omitempty"`
+}
+
+// FileChanges are the files a prompt changed (subagent.go).
+type FileChanges struct {
 	// FilesChanged are the paths the prompt's successful write and edit
 	// calls changed in its workspace, its sub-agents' in the same
 	// workspace included, in order of first change, at most
 	// MaxFilesChanged; FilesChangedMore counts the changes past them.
 	// In a sub-agent working in its parent's workspace, the files that
 	// changed while its bash commands ran are among them (FilesByBash),
-	// or FilesBashNote says why they are not known (subagent.go).
+	// or FilesBashNote says why they are not known.
 	FilesChanged     []string `json:"filesChanged,omitempty"`
 	FilesChangedMore int      `json:"filesChangedMore,omitempty"`
 	FilesByBash      bool     `json:"filesByBash,omitempty"`
 	FilesBashNote    string   `json:"filesBashNote,omitempty"`
-	// Worktree is where the branch of a --worktree session stands as the
-	// prompt ends (as on its prompt_end event); nil for other sessions.
-	Worktree *agent.BranchSummary `json:"worktree,omitempty"`
 }
