@@ -210,7 +210,7 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 		r.endApprovalWait() // maxDuration passed in an earlier group of this step
 	}
 	done := func() bool {
-		if r.aborted || len(r.steering) > 0 || r.bud.endsWait {
+		if r.aborted || len(r.Steering) > 0 || r.bud.endsWait {
 			return true
 		}
 		for _, a := range r.approvals {
@@ -254,7 +254,7 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 			}
 		case r.aborted:
 			r.decided[id] = "aborted"
-		case len(r.steering) > 0:
+		case len(r.Steering) > 0:
 			r.decided[id] = "skipped for a steer message"
 		case r.bud.endsWait:
 			r.decided[id] = "not run: the budget was reached"
@@ -301,7 +301,7 @@ func (r *run) setApprovalDetails(ctx workflow.Context) {
 		return
 	}
 	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Waiting for approval of %s (turn %d): approve_tool {\"toolCallId\": ..., \"approved\": true|false}",
-		strings.Join(names, ", "), r.turn))
+		strings.Join(names, ", "), r.Turn))
 }
 
 // pendingApprovals is the state query's list of calls waiting.

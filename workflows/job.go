@@ -45,7 +45,7 @@ type jobKey struct {
 // jobKey is what the prompt does now (agent.Job* statuses), and its
 // counts. It reads fields only: Await evaluates it at every wait.
 func (r *run) jobKey() jobKey {
-	k := jobKey{status: agent.JobRunning, turn: r.turn, toolCalls: r.toolCalls,
+	k := jobKey{status: agent.JobRunning, turn: r.Turn, toolCalls: r.ToolCalls,
 		tokens: r.bud.spent.Tokens(), cost: r.bud.spent.CostUsd}
 	switch {
 	case r.compacting:

@@ -44,7 +44,7 @@ func modelOptions(ctx workflow.Context, in PromptInput, summary, queue string) w
 // calls (a fact recorded in history, so replays route alike; runs from
 // before it never set it), else "" (the prompt's queue).
 func (r *run) modelQueue(ctx workflow.Context) string {
-	if !r.modelQueues {
+	if !r.ModelQueues {
 		return ""
 	}
 	return activities.ModelQueue(workflow.GetInfo(ctx).TaskQueueName, r.in.Model.Provider)
@@ -104,8 +104,8 @@ func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 		RetryPolicy:         policy(time.Second, c.spec.Attempts, activities.ErrTypeBadInput, activities.ErrTypeWorkspace),
 		WaitForCancellation: true,
 		Summary:             line.Cut(c.ref.Name+" "+c.ref.Summary, 120),
-	}, r.toolHost, r.in.Tools.HostWaitMs)
-	if r.toolHost != "" && c.waits > 0 {
+	}, r.ToolHost, r.in.Tools.HostWaitMs)
+	if r.ToolHost != "" && c.waits > 0 {
 		id += fmt.Sprintf("-wait%d", c.waits)
 		opts.ScheduleToStartTimeout = hostWait(opts.ScheduleToStartTimeout, c.waits)
 	}

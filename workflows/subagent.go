@@ -282,7 +282,7 @@ func (r *run) subAgentRefusal() string {
 	case !slices.Contains(r.in.Tools.Enabled, tools.Task):
 		// As RunTool answers a call of a tool that is not enabled.
 		return fmt.Sprintf("Tool %q is not enabled for this session (tools.enabled: %s)", tools.Task, strings.Join(r.in.Tools.Enabled, ", "))
-	case r.subAgents >= lim.MaxTotal:
+	case r.SubAgents >= lim.MaxTotal:
 		return fmt.Sprintf(SubAgentTotalMessage, lim.MaxTotal)
 	case r.budgetReached():
 		return fmt.Sprintf(SubAgentBudgetMessage, r.bud.reached)
@@ -299,11 +299,11 @@ func (r *run) subAgentInput(ctx workflow.Context, call activities.RunToolInput, 
 	p := r.in
 	p.SessionID = c.subSession
 	p.Message, p.Images, p.Continued = "", nil, nil
-	p.Workspace, p.Worktree = r.workspace, ""
+	p.Workspace, p.Worktree = r.Workspace, ""
 	p.Model.Faults, p.Model.SummaryFaults = nil, nil
 	p.Approval.Grants = nil
 	p.Budget = r.childBudget(ctx)
-	p.Parent = &SubAgentParent{SessionID: r.in.SessionID, ToolCallID: c.ref.ID, Depth: r.depth() + 1, ToolHost: r.toolHost}
+	p.Parent = &SubAgentParent{SessionID: r.in.SessionID, ToolCallID: c.ref.ID, Depth: r.depth() + 1, ToolHost: r.ToolHost}
 	// Delegated work: its model calls give way to interactive prompts'
 	// (priority.go).
 	p.Origin = OriginDelegated
@@ -320,7 +320,7 @@ func (r *run) tasksStarting(group []*toolCall, skip bool) int {
 			n++
 		}
 	}
-	return max(1, min(n, r.in.Agent.SubAgents.Limits().MaxTotal-r.subAgents))
+	return max(1, min(n, r.in.Agent.SubAgents.Limits().MaxTotal-r.SubAgents))
 }
 
 // childBudget is a sub-agent's prompt budget: its share of what is left
@@ -373,7 +373,7 @@ func leftUsd(limit, spent float64) float64 {
 // whose future is the call's.
 func (r *run) startSubAgent(ctx, tctx workflow.Context, in activities.RunToolInput, c *toolCall) {
 	c.subSession = SubAgentSessionID(r.in.SessionID, c.resultID, c.ref.ID)
-	r.subAgents++
+	r.SubAgents++
 	sub := r.subAgentInput(ctx, in, c)
 	fut, set := workflow.NewFuture(tctx)
 	workflow.Go(tctx, func(gctx workflow.Context) {
@@ -429,7 +429,7 @@ func (r *run) countChildUsage(ctx workflow.Context, s agent.Spend) {
 // to its result.
 func (r *run) account(res PromptResult) PromptResult {
 	spent := r.bud.spent
-	res.Usage, res.Turns, res.ToolCalls = &spent, r.turn, r.toolCalls
+	res.Usage, res.Turns, res.ToolCalls = &spent, r.Turn, r.ToolCalls
 	res.FileChanges = r.FileChanges
 	return res
 }
@@ -496,8 +496,8 @@ func (r *run) noteFilesChanged(c *toolCall, err error) {
 
 // workspacePath is p relative to the workspace when it lies inside it.
 func (r *run) workspacePath(p string) string {
-	if filepath.IsAbs(p) && r.workspace != "" {
-		if rel, err := filepath.Rel(r.workspace, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if filepath.IsAbs(p) && r.Workspace != "" {
+		if rel, err := filepath.Rel(r.Workspace, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return rel
 		}
 	}

@@ -544,7 +544,7 @@ func TestSubAgent_AccountListsFilesChanged(t *testing.T) {
 // SPEC 17.3: past MaxFilesChanged paths the account counts the rest
 // instead of listing them, so the result stays bounded.
 func TestSubAgent_FilesChangedBounded(t *testing.T) {
-	r := &run{workspace: "/w"}
+	r := &run{loop: loop{Workspace: "/w"}}
 	for i := range MaxFilesChanged + 3 {
 		r.addFileChanged(r.workspacePath(fmt.Sprintf("/w/d/f%02d.go", i)))
 		r.addFileChanged(fmt.Sprintf("d/f%02d.go", i)) // the same file, named relative

@@ -133,50 +133,67 @@ type ToolApproval struct {
 const DefaultContinueAsNewEvents = 10000
 
 // Carry is the state a prompt carries into its next run when it continues
-// as new: where the conversation ends, the event sequence, the turn and
-// the settings changed by signals. The events themselves stay queryable
-// on the previous run (PrevRunID).
+// as new: the loop's state, the event sequence and the settings changed by
+// signals. The events themselves stay queryable on the previous run
+// (PrevRunID).
 type Carry struct {
-	LeafID            string `json:"leafId"`
-	MessageCount      int    `json:"messageCount"`
-	Seq               int64  `json:"seq"`
-	Turn              int    `json:"turn"`
-	AutoRetry         bool   `json:"autoRetry"`
-	OverflowRecovered bool   `json:"overflowRecovered,omitempty"`
-	Workspace         string `json:"workspace,omitempty"`
-	// PromptEntryID is the user message that started the prompt.
-	PromptEntryID string `json:"promptEntryId,omitempty"`
-	// FaultsAt is where the prompt's fault scripts are kept beside the
-	// session: a continued run's input carries no script.
-	FaultsAt string `json:"faultsAt,omitempty"`
-	// ToolHost is the host whose task queue runs the tool calls.
-	ToolHost string `json:"toolHost,omitempty"`
-	// Worktree: the session has a git worktree (branchSummary).
-	Worktree  bool   `json:"worktree,omitempty"`
+	loop
+	Seq       int64  `json:"seq"`
+	AutoRetry bool   `json:"autoRetry"`
 	PrevRunID string `json:"prevRunId,omitempty"`
-	// ModelQueues: the model calls run on the provider's model queue
-	// (BeginPrompt's ModelQueues).
-	ModelQueues bool `json:"modelQueues,omitempty"`
 	// Runs counts the runs of this prompt before this one.
 	Runs int `json:"runs"`
-	// Steering and FollowUps are the steer and follow_up messages queued
-	// and not delivered yet, oldest first.
-	Steering  []string `json:"steering,omitempty"`
-	FollowUps []string `json:"followUps,omitempty"`
-	// FollowUpDue: the previous run's loop would have ended, so the next
-	// model step delivers follow-ups.
-	FollowUpDue bool `json:"followUpDue,omitempty"`
 	// Spent is the prompt's usage so far, SessionSpent the session's
 	// earlier prompts' (budget.go); StartedMs is when the prompt's first
 	// run started (budget.maxDurationMs counts from it).
 	Spent        *agent.Spend `json:"spent,omitempty"`
 	SessionSpent *agent.Spend `json:"sessionSpent,omitempty"`
 	StartedMs    int64        `json:"startedMs,omitempty"`
+}
+
+// loop is the state of a prompt's loop that its runs carry from one to
+// the next (Carry): the run holds it, and a continued run starts from it.
+type loop struct {
+	// LeafID is the session entry the run context ends at, MessageCount
+	// the number of its messages.
+	LeafID       string `json:"leafId"`
+	MessageCount int    `json:"messageCount"`
+	// Turn numbers the model turns of the prompt from 1.
+	Turn int `json:"turn"`
+	// OverflowRecovered is set by an overflow compaction and cleared by a
+	// successful answer: a second overflow in between fails the prompt.
+	OverflowRecovered bool `json:"overflowRecovered,omitempty"`
+	// Workspace is the session's workspace (from its header).
+	Workspace string `json:"workspace,omitempty"`
+	// PromptEntryID is the user message that started the prompt.
+	PromptEntryID string `json:"promptEntryId,omitempty"`
+	// FaultsAt is where BeginPrompt keeps the prompt's fault scripts
+	// beside the session ("": none kept): a continued run's input carries
+	// no script.
+	FaultsAt string `json:"faultsAt,omitempty"`
+	// ToolHost is the worker host that holds the session's workspace when
+	// tools are placed by host: its task queue runs the tool calls ("":
+	// any worker runs them).
+	ToolHost string `json:"toolHost,omitempty"`
+	// Worktree: the session works in a git worktree of its own, so its
+	// prompt_end says where the branch stands (branchSummary).
+	Worktree bool `json:"worktree,omitempty"`
+	// ModelQueues: the model calls run on the provider's model queue
+	// (activities.ModelQueue), as BeginPrompt said.
+	ModelQueues bool `json:"modelQueues,omitempty"`
+	// Steering and FollowUps are the steer and follow_up messages queued
+	// and not delivered yet, oldest first (steer.go).
+	Steering  []string `json:"steering,omitempty"`
+	FollowUps []string `json:"followUps,omitempty"`
+	// FollowUpDue: the loop would have ended, so the next model step
+	// delivers follow-ups.
+	FollowUpDue bool `json:"followUpDue,omitempty"`
 	// ToolCalls and SubAgents count the tool calls and the sub-agents the
-	// prompt started so far (agent.subagents.maxTotal counts the latter).
+	// prompt started so far (job memo; agent.subagents.maxTotal counts
+	// the latter).
 	ToolCalls int `json:"toolCalls,omitempty"`
 	SubAgents int `json:"subAgents,omitempty"`
-	// FileChanges are the files changed so far.
+	// FileChanges are the files changed so far (subagent.go).
 	FileChanges
 }
 
