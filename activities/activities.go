@@ -146,8 +146,8 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		return CallModelResult{}, err
 	}
 	if in.FaultsAt != "" {
-		kept, err := a.keptFaults(in.SessionID, in.FaultsAt)
-		if err != nil {
+		var kept faultScripts
+		if err := a.readAside(in.SessionID, in.FaultsAt, "fault script", &kept); err != nil {
 			return CallModelResult{}, err
 		}
 		req.Faults = kept.Faults
@@ -279,35 +279,36 @@ func boundForHistory(s string, max int, entryID string) string {
 }
 
 // faultScripts are a prompt's fault scripts as BeginPrompt keeps them
-// beside the session.
+// beside the session (keepAside, under the prompt's user entry id).
 type faultScripts struct {
 	Faults        []string `json:"faults,omitempty"`
 	SummaryFaults []string `json:"summaryFaults,omitempty"`
 }
 
-// keepFaults keeps a prompt's fault scripts beside the session under key.
-func (a *Activities) keepFaults(sessionID, key string, f faultScripts) error {
-	b, err := json.Marshal(f)
+// keepAside keeps v as JSON beside the session under key (what names
+// it in an error).
+func (a *Activities) keepAside(sessionID, key, what string, v any) error {
+	b, err := json.Marshal(v)
 	if err == nil {
 		err = a.Sessions.PutAside(sessionID, key, b)
 	}
 	if err != nil {
-		return storeError("keep fault script", err)
+		return storeError("keep "+what, err)
 	}
 	return nil
 }
 
-// keptFaults reads the fault scripts keepFaults kept under key.
-func (a *Activities) keptFaults(sessionID, key string) (faultScripts, error) {
-	var f faultScripts
+// readAside reads into v what keepAside kept under key (v is left alone
+// when nothing is).
+func (a *Activities) readAside(sessionID, key, what string, v any) error {
 	b, err := a.Sessions.Aside(sessionID, key)
 	if err == nil && b != nil {
-		err = json.Unmarshal(b, &f)
+		err = json.Unmarshal(b, v)
 	}
 	if err != nil {
-		return f, storeError("read fault script", err)
+		return storeError("read "+what, err)
 	}
-	return f, nil
+	return nil
 }
 
 // lastUserID is the id of the user message that opens the current turn

@@ -74,8 +74,8 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 		Purpose:   llm.PurposeSummarize,
 	}
 	if in.FaultsAt != "" {
-		kept, err := a.keptFaults(in.SessionID, in.FaultsAt)
-		if err != nil {
+		var kept faultScripts
+		if err := a.readAside(in.SessionID, in.FaultsAt, "fault script", &kept); err != nil {
 			return SummarizeResult{}, err
 		}
 		base.Faults = kept.SummaryFaults

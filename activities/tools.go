@@ -18,6 +18,7 @@ import (
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/metrics"
+	"github.com/durableagent/durableagent/internal/policy"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/internal/tracing"
@@ -109,7 +110,7 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	}
 	if in.UserEntryID != "" && len(in.Faults)+len(in.SummaryFaults) > 0 {
 		f := faultScripts{Faults: in.Faults, SummaryFaults: in.SummaryFaults}
-		if err := a.keepFaults(in.SessionID, in.UserEntryID, f); err != nil {
+		if err := a.keepAside(in.SessionID, in.UserEntryID, "fault script", f); err != nil {
 			return BeginPromptResult{}, err
 		}
 	}
@@ -150,8 +151,8 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	for _, w := range warnings {
 		activity.GetLogger(ctx).Warn("session file problem", "session", in.SessionID, "warning", w)
 	}
-	grants, err := a.sessionGrants(in.SessionID)
-	if err != nil {
+	var grants []policy.Grant
+	if err := a.readAside(in.SessionID, grantsKey, "session grants", &grants); err != nil {
 		return BeginPromptResult{}, err
 	}
 	res := BeginPromptResult{LeafID: leaf, MessageCount: len(sess.Context(leaf)), Workspace: ws,
