@@ -241,19 +241,10 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 }
 
 func resultOf(id string, m agent.Message, credID string) CallModelResult {
-	return CallModelResult{
-		EntryID:      id,
-		StopReason:   m.StopReason,
-		ErrorMessage: boundForHistory(m.ErrorMessage, MaxErrorInHistory, id),
-		ErrorStatus:  m.ErrorStatus,
-		ErrorType:    m.ErrorType,
-		ShouldRetry:  m.ShouldRetry,
-		RetryAfterMs: m.RetryAfterMs,
-		Usage:        m.Usage,
-		Text:         boundForHistory(m.Text(), MaxAnswerInHistory, id),
-		CredentialID: credID,
-		ToolCalls:    ToolCallRefs(m),
-	}
+	res := CallModelResult{EntryID: id, StopReason: m.StopReason, ModelError: ModelErrorOf(m), Usage: m.Usage,
+		Text: boundForHistory(m.Text(), MaxAnswerInHistory, id), CredentialID: credID, ToolCalls: ToolCallRefs(m)}
+	res.ErrorMessage = boundForHistory(m.ErrorMessage, MaxErrorInHistory, id)
+	return res
 }
 
 // Bounds of what a model call's result carries into Temporal history: an

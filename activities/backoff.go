@@ -200,11 +200,7 @@ func rateLimitHint(msg agent.Message) (int64, bool) {
 	if msg.StopReason != agent.StopReasonError {
 		return 0, false
 	}
-	c := retry.ClassifyAt(retry.Outcome{
-		StopReason: string(msg.StopReason), ErrorMessage: msg.ErrorMessage,
-		ErrorStatus: msg.ErrorStatus, ErrorType: msg.ErrorType,
-		ShouldRetry: msg.ShouldRetry, RetryAfterMs: msg.RetryAfterMs,
-	}, time.Now())
+	c := retry.ClassifyAt(ModelErrorOf(msg).Outcome(msg.StopReason), time.Now())
 	if c.Class != retry.ClassRetryable || !c.HasHint || c.RetryAfterMs <= 0 {
 		return 0, false
 	}

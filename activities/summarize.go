@@ -96,15 +96,12 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 	hb.stop()
 	usage := spent.priced(in.Model.Cost)
 	if ctx.Err() != nil {
-		return SummarizeResult{StopReason: agent.StopReasonAborted, ErrorMessage: llm.AbortedMessage(base).ErrorMessage, Usage: usage}, ctx.Err()
+		return SummarizeResult{StopReason: agent.StopReasonAborted, ModelError: ModelErrorOf(llm.AbortedMessage(base)), Usage: usage}, ctx.Err()
 	}
 	if failed != nil {
-		return SummarizeResult{
-			TokensBefore: tokensBefore, StopReason: failed.StopReason,
-			ErrorMessage: Redact(failed.ErrorMessage, base.Secret),
-			ErrorStatus:  failed.ErrorStatus, ErrorType: failed.ErrorType, ShouldRetry: failed.ShouldRetry,
-			RetryAfterMs: failed.RetryAfterMs, Usage: usage,
-		}, nil
+		res := SummarizeResult{TokensBefore: tokensBefore, StopReason: failed.StopReason, ModelError: ModelErrorOf(*failed), Usage: usage}
+		res.ErrorMessage = Redact(failed.ErrorMessage, base.Secret)
+		return res, nil
 	}
 
 	entry := session.Entry{

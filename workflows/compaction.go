@@ -201,10 +201,7 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 			r.emitSummaryRetryEnd(ctx, events, chain.Decide(retry.Outcome{StopReason: string(agent.StopReasonAborted)}, retry.Classification{}, r.settings).End)
 			return compactOutcome{aborted: true}
 		}
-		o := retry.Outcome{
-			StopReason: string(res.StopReason), ErrorMessage: res.ErrorMessage, ErrorStatus: res.ErrorStatus,
-			ErrorType: res.ErrorType, ShouldRetry: res.ShouldRetry, RetryAfterMs: res.RetryAfterMs,
-		}
+		o := res.Outcome(res.StopReason)
 		d := chain.Decide(o, r.classify(ctx, o), r.settings)
 		events = r.manualCompaction
 		if !d.Retry {
@@ -258,5 +255,5 @@ func (r *run) summarizeOnce(ctx workflow.Context, entryID string, attempt int, c
 		return res, ""
 	}
 	stop, msg, fatal := r.modelFailure(ctx, err, "summary call")
-	return activities.SummarizeResult{StopReason: stop, ErrorMessage: msg}, fatal
+	return activities.SummarizeResult{StopReason: stop, ModelError: activities.ModelError{ErrorMessage: msg}}, fatal
 }

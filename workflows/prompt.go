@@ -338,15 +338,8 @@ func (r *run) advance(entryID string) {
 }
 
 func (r *run) outcome(res activities.CallModelResult) retry.Outcome {
-	o := retry.Outcome{
-		StopReason:    string(res.StopReason),
-		ErrorMessage:  res.ErrorMessage,
-		ErrorStatus:   res.ErrorStatus,
-		ErrorType:     res.ErrorType,
-		ShouldRetry:   res.ShouldRetry,
-		RetryAfterMs:  res.RetryAfterMs,
-		ContextWindow: r.in.Model.ContextWindow,
-	}
+	o := res.Outcome(res.StopReason)
+	o.ContextWindow = r.in.Model.ContextWindow
 	if res.Usage != nil {
 		o.InputTokens, o.CacheReadTokens = res.Usage.Input, res.Usage.CacheRead
 	}
