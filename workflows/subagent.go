@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -148,7 +149,7 @@ func subAgentAnswer(sessionID, description string, res *PromptResult, err error,
 		if res.Status == agent.StatusAborted {
 			head = "The sub-agent was aborted before it answered."
 		} else {
-			head = "The sub-agent failed: " + firstNonEmpty(res.Error, appErr.Message())
+			head = "The sub-agent failed: " + cmp.Or(res.Error, appErr.Message())
 		}
 	default:
 		head = "The sub-agent failed: " + rootMessage(err)
@@ -188,13 +189,6 @@ func filesText(what, where string, files []string, more int) string {
 		t += fmt.Sprintf(" and %d more", more)
 	}
 	return t
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // spendText says what a sub-agent spent, in a few words.
