@@ -56,10 +56,6 @@ type Activities struct {
 	// Windows keeps the credentials' rate-limit windows (coordinated
 	// backoff, backoff.go); nil: every call goes out at once.
 	Windows RateWindows
-	// MaxHold bounds how long one call holds for rate-limit windows
-	// (0: DefaultMaxHold); ProbeLease is a probe's lease (0:
-	// DefaultProbeLease).
-	MaxHold, ProbeLease time.Duration
 	// ModelQueues says this worker's model calls run on a task queue per
 	// provider (ModelQueue), where the fleet-wide limits apply; BeginPrompt
 	// tells each prompt.
