@@ -354,12 +354,7 @@ func (a *Activities) LoadSession(ctx context.Context, in LoadSessionInput) (Load
 		return LoadSessionResult{}, storeError("load session", err)
 	}
 	leaf := sess.LeafID()
-	msgs := sess.Context(leaf)
-	chars := 0
-	for _, m := range msgs {
-		chars += len(m.Text())
-	}
-	return LoadSessionResult{Exists: true, LeafID: leaf, MessageCount: len(msgs), ContextTokens: (chars + 3) / 4,
+	return LoadSessionResult{Exists: true, LeafID: leaf, MessageCount: len(sess.Context(leaf)),
 		Workspace: sess.Header.Cwd, Host: sess.Header.Host}, nil
 }
 

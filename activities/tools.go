@@ -435,7 +435,7 @@ func ToolCallRefs(m agent.Message) []ToolCallRef {
 	var out []ToolCallRef
 	for _, tc := range m.ToolCalls() {
 		ref := ToolCallRef{ID: tc.ID, Name: tc.Name}
-		ref.ArgsPreview, ref.ArgsInvalid = ArgsPreview(tc.Arguments)
+		ref.ArgsPreview = ArgsPreview(tc.Arguments)
 		var m map[string]any
 		if json.Unmarshal(tc.Arguments, &m) == nil {
 			// A search shows what it looks for (grep's and find's
@@ -463,20 +463,20 @@ func ToolCallRefs(m agent.Message) []ToolCallRef {
 
 // ArgsPreview shortens the string values of a tool call's arguments so
 // the preview stays small whatever the model wrote (a write's content),
-// and stays a JSON object. invalid says the arguments are not an object.
-func ArgsPreview(args json.RawMessage) (preview json.RawMessage, invalid bool) {
+// and stays a JSON object ({} for arguments that are not one).
+func ArgsPreview(args json.RawMessage) json.RawMessage {
 	var m map[string]any
 	if err := json.Unmarshal(args, &m); err != nil || m == nil {
-		return json.RawMessage("{}"), true
+		return json.RawMessage("{}")
 	}
 	for k, v := range m {
 		m[k] = shortenValue(v)
 	}
 	b, err := json.Marshal(m)
 	if err != nil || len(b) > 4*argPreviewChars*4 {
-		return json.RawMessage("{}"), false
+		return json.RawMessage("{}")
 	}
-	return b, false
+	return b
 }
 
 func shortenValue(v any) any {

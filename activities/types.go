@@ -114,10 +114,9 @@ type LoadSessionInput struct {
 
 // LoadSessionResult describes the session's current run context.
 type LoadSessionResult struct {
-	Exists        bool   `json:"exists"`
-	LeafID        string `json:"leafId,omitempty"`
-	MessageCount  int    `json:"messageCount"`
-	ContextTokens int    `json:"contextTokens"`
+	Exists       bool   `json:"exists"`
+	LeafID       string `json:"leafId,omitempty"`
+	MessageCount int    `json:"messageCount"`
 	// Workspace and Host are the session header's cwd and host.
 	Workspace string `json:"workspace,omitempty"`
 	Host      string `json:"host,omitempty"`
@@ -203,10 +202,8 @@ type ToolCallRef struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	// ArgsPreview is the arguments with long string values shortened
-	// (ArgsPreview), always a JSON object; ArgsInvalid says the model sent
-	// arguments that are not a JSON object.
+	// (ArgsPreview), always a JSON object.
 	ArgsPreview json.RawMessage `json:"argsPreview,omitempty"`
-	ArgsInvalid bool            `json:"argsInvalid,omitempty"`
 	// Summary is the argument a person recognises the call by (a bash
 	// command, a path, a pattern), shortened.
 	Summary string `json:"summary,omitempty"`
