@@ -135,12 +135,11 @@ const DefaultContinueAsNewEvents = 10000
 // Carry is the state a prompt carries into its next run when it continues
 // as new: the loop's state, the event sequence and the settings changed by
 // signals. The events themselves stay queryable on the previous run
-// (PrevRunID).
+// (Temporal records its run id in the next run's start).
 type Carry struct {
 	loop
-	Seq       int64  `json:"seq"`
-	AutoRetry bool   `json:"autoRetry"`
-	PrevRunID string `json:"prevRunId,omitempty"`
+	Seq       int64 `json:"seq"`
+	AutoRetry bool  `json:"autoRetry"`
 	// Runs counts the runs of this prompt before this one.
 	Runs int `json:"runs"`
 	// Spent is the prompt's usage so far, SessionSpent the session's
