@@ -236,30 +236,13 @@ func recordSubAgentResult(ctx workflow.Context, call activities.RunToolInput, te
 // isTask says whether the call runs as a sub-agent.
 func isTask(c *toolCall) bool { return c.spec.Kind == tools.KindSubAgent }
 
-// depth is the prompt's sub-agent depth (0: a prompt a user started).
-func (r *run) depth() int {
+// parent is the task call this prompt runs for (zero: a prompt a user
+// started, at depth 0, with no parent session or host).
+func (r *run) parent() SubAgentParent {
 	if r.in.Parent == nil {
-		return 0
+		return SubAgentParent{}
 	}
-	return r.in.Parent.Depth
-}
-
-// parentSession is the session whose task call started this prompt's
-// session ("": none).
-func (r *run) parentSession() string {
-	if r.in.Parent == nil {
-		return ""
-	}
-	return r.in.Parent.SessionID
-}
-
-// parentHost is the tool host of the parent's session ("": none, or not
-// a sub-agent).
-func (r *run) parentHost() string {
-	if r.in.Parent == nil {
-		return ""
-	}
-	return r.in.Parent.ToolHost
+	return *r.in.Parent
 }
 
 // maxConcurrentTasks is agent.subagents.maxConcurrent.
@@ -271,8 +254,8 @@ func (r *run) maxConcurrentTasks() int { return r.in.Agent.SubAgents.Limits().Ma
 func (r *run) subAgentRefusal() string {
 	lim := r.in.Agent.SubAgents.Limits()
 	switch {
-	case r.depth() >= lim.MaxDepth:
-		return fmt.Sprintf(SubAgentDepthMessage, r.depth(), lim.MaxDepth)
+	case r.parent().Depth >= lim.MaxDepth:
+		return fmt.Sprintf(SubAgentDepthMessage, r.parent().Depth, lim.MaxDepth)
 	case !slices.Contains(r.in.Tools.Enabled, tools.Task):
 		// As RunTool answers a call of a tool that is not enabled.
 		return fmt.Sprintf("Tool %q is not enabled for this session (tools.enabled: %s)", tools.Task, strings.Join(r.in.Tools.Enabled, ", "))
@@ -297,7 +280,7 @@ func (r *run) subAgentInput(ctx workflow.Context, call activities.RunToolInput, 
 	p.Model.Faults, p.Model.SummaryFaults = nil, nil
 	p.Approval.Grants = nil
 	p.Budget = r.childBudget(ctx)
-	p.Parent = &SubAgentParent{SessionID: r.in.SessionID, ToolCallID: c.ref.ID, Depth: r.depth() + 1, ToolHost: r.ToolHost}
+	p.Parent = &SubAgentParent{SessionID: r.in.SessionID, ToolCallID: c.ref.ID, Depth: r.parent().Depth + 1, ToolHost: r.ToolHost}
 	// Delegated work: its model calls give way to interactive prompts'
 	// (priority.go).
 	p.Origin = OriginDelegated
@@ -331,8 +314,8 @@ func (r *run) childBudget(ctx workflow.Context) agent.BudgetLimits {
 	lim, spent := r.in.Budget, r.bud.spent
 	all := r.bud.before.Plus(spent)
 	var out agent.BudgetLimits
-	out.MaxTokens = tighter(leftTokens(lim.MaxTokens, spent.Tokens()), leftTokens(lim.SessionMaxTokens, all.Tokens()))
-	out.MaxCostUsd = tighter(leftUsd(lim.MaxCostUsd, spent.CostUsd), leftUsd(lim.SessionMaxCostUsd, all.CostUsd))
+	out.MaxTokens = tighter(remaining(lim.MaxTokens, spent.Tokens(), 1), remaining(lim.SessionMaxTokens, all.Tokens(), 1))
+	out.MaxCostUsd = tighter(remaining(lim.MaxCostUsd, spent.CostUsd, 0.000001), remaining(lim.SessionMaxCostUsd, all.CostUsd, 0.000001))
 	if ms := lim.MaxDurationMs; ms > 0 {
 		left := r.bud.startedAt.Add(time.Duration(ms) * time.Millisecond).Sub(workflow.Now(ctx))
 		out.MaxDurationMs = max(1, left.Milliseconds())
@@ -346,20 +329,13 @@ func (r *run) childBudget(ctx workflow.Context) agent.BudgetLimits {
 	return out
 }
 
-// leftTokens is what a limit leaves (0: no limit; at least 1 otherwise,
+// remaining is what a limit leaves (0: no limit; at least least otherwise,
 // since 0 would lift it).
-func leftTokens(limit, spent int64) int64 {
+func remaining[T int64 | float64](limit, spent, least T) T {
 	if limit <= 0 {
 		return 0
 	}
-	return max(1, limit-spent)
-}
-
-func leftUsd(limit, spent float64) float64 {
-	if limit <= 0 {
-		return 0
-	}
-	return max(0.000001, limit-spent)
+	return max(least, limit-spent)
 }
 
 // startSubAgent starts a task call's step and emits subagent_start: in a
