@@ -31,8 +31,8 @@ func modelOptions(ctx workflow.Context, in PromptInput, summary, queue string) w
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           queue,
 		Priority:            priorityOf(in),
-		StartToCloseTimeout: in.modelTimeout(),
-		HeartbeatTimeout:    in.heartbeatTimeout(),
+		StartToCloseTimeout: msOr(in.ModelTimeoutMs, DefaultModelTimeout),
+		HeartbeatTimeout:    msOr(in.HeartbeatTimeoutMs, DefaultHeartbeatTimeout),
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 		WaitForCancellation: true,
 		Summary:             summary,
@@ -78,17 +78,17 @@ func localOptions(ctx workflow.Context) workflow.Context {
 func placed(ctx workflow.Context, opts workflow.ActivityOptions, host string, waitMs int64) workflow.ActivityOptions {
 	if host != "" {
 		opts.TaskQueue = activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, host)
-		opts.ScheduleToStartTimeout = hostWaitOf(waitMs)
+		opts.ScheduleToStartTimeout = msOr(waitMs, DefaultHostWait)
 	}
 	return opts
 }
 
-// hostWaitOf is tools.hostWaitMs or its default.
-func hostWaitOf(ms int64) time.Duration {
+// msOr is a duration setting of ms milliseconds, or def when it is 0.
+func msOr(ms int64, def time.Duration) time.Duration {
 	if ms > 0 {
 		return time.Duration(ms) * time.Millisecond
 	}
-	return DefaultHostWait
+	return def
 }
 
 // toolOptions are the activity options of one tool call: a deterministic
@@ -100,7 +100,7 @@ func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
 	id := "tool-" + c.resultID + "-" + sanitizeID(c.ref.ID)
 	opts := placed(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: c.spec.CallTimeout(c.ref.TimeoutSec, r.in.Tools.BashTimeoutMs),
-		HeartbeatTimeout:    r.in.heartbeatTimeout(),
+		HeartbeatTimeout:    msOr(r.in.HeartbeatTimeoutMs, DefaultHeartbeatTimeout),
 		RetryPolicy:         policy(time.Second, c.spec.Attempts, activities.ErrTypeBadInput, activities.ErrTypeWorkspace),
 		WaitForCancellation: true,
 		Summary:             line.Cut(c.ref.Name+" "+c.ref.Summary, 120),
@@ -134,7 +134,7 @@ func userBashOptions(ctx workflow.Context, in BashInput, host, entryID string) w
 	return workflow.WithActivityOptions(ctx, placed(ctx, workflow.ActivityOptions{
 		ActivityID:          "bash-" + entryID,
 		StartToCloseTimeout: tools.SpecOf(tools.Bash).CallTimeout(0, in.TimeoutMs),
-		HeartbeatTimeout:    PromptInput{HeartbeatTimeoutMs: in.HeartbeatTimeoutMs}.heartbeatTimeout(),
+		HeartbeatTimeout:    msOr(in.HeartbeatTimeoutMs, DefaultHeartbeatTimeout),
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 		WaitForCancellation: true,
 		Summary:             line.Cut(tools.Bash+" "+in.Command, 120),

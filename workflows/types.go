@@ -255,20 +255,6 @@ func settingsProblems(r retry.Settings, c compaction.Settings, timeoutsMs ...int
 	return errs
 }
 
-func (in PromptInput) modelTimeout() time.Duration {
-	if in.ModelTimeoutMs > 0 {
-		return time.Duration(in.ModelTimeoutMs) * time.Millisecond
-	}
-	return DefaultModelTimeout
-}
-
-func (in PromptInput) heartbeatTimeout() time.Duration {
-	if in.HeartbeatTimeoutMs > 0 {
-		return time.Duration(in.HeartbeatTimeoutMs) * time.Millisecond
-	}
-	return DefaultHeartbeatTimeout
-}
-
 // PromptResult is the result of a prompt. A completed prompt returns it;
 // a failed one returns an ApplicationError of type ErrTypePromptFailed,
 // an aborted or cancelled one a CanceledError, whose details hold it.
