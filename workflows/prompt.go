@@ -346,14 +346,25 @@ func (r *run) outcome(res activities.CallModelResult) retry.Outcome {
 	return o
 }
 
+// closePrompt ends the prompt with status: it hands back the messages
+// still queued (reason says why they were not delivered), emits prompt_end
+// (with errMsg, for people and clients) and returns the result, with
+// where a --worktree session's branch stands.
+func (r *run) closePrompt(ctx workflow.Context, status, errMsg, reason string) PromptResult {
+	r.status = status
+	back := r.handBack(ctx, reason)
+	wt := r.branchSummary(ctx)
+	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: status, ErrorMessage: errMsg,
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
+	return r.account(PromptResult{Status: status, Error: errMsg, LeafID: r.LeafID, Events: r.seq, LastEvents: r.lastEvents(),
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
+}
+
 func (r *run) complete(ctx workflow.Context, text string) (PromptResult, error) {
 	workflow.SetCurrentDetails(ctx, "")
-	r.status = agent.StatusCompleted
-	back := r.handBack(ctx, ReasonPromptEnded)
-	wt := r.branchSummary(ctx)
-	r.emit(ctx, promptEnd(r.status, "", back, wt))
-	return r.account(PromptResult{Status: r.status, Text: text, LeafID: r.LeafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt}), nil
+	res := r.closePrompt(ctx, agent.StatusCompleted, "", ReasonPromptEnded)
+	res.Text = text
+	return res, nil
 }
 
 func (r *run) fail(ctx workflow.Context, msg string) (PromptResult, error) {
@@ -364,12 +375,7 @@ func (r *run) fail(ctx workflow.Context, msg string) (PromptResult, error) {
 // not delivered.
 func (r *run) failFor(ctx workflow.Context, msg, reason string) (PromptResult, error) {
 	workflow.SetCurrentDetails(ctx, "Failed: "+line.Cut(msg, 200))
-	r.status = agent.StatusFailed
-	back := r.handBack(ctx, reason)
-	wt := r.branchSummary(ctx)
-	r.emit(ctx, promptEnd(r.status, msg, back, wt))
-	res := r.account(PromptResult{Status: r.status, Error: msg, LeafID: r.LeafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
+	res := r.closePrompt(ctx, agent.StatusFailed, msg, reason)
 	return res, temporal.NewNonRetryableApplicationError(msg, ErrTypePromptFailed, nil, res)
 }
 
@@ -386,12 +392,8 @@ func (r *run) failCancelled(ctx workflow.Context, msg string) (PromptResult, err
 // cancelled through Temporal (UI, `temporal workflow cancel`) or by the
 // abort signal.
 func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
-	r.status = agent.StatusAborted
-	back := r.handBack(ctx, ReasonPromptAborted)
-	wt := r.branchSummary(ctx)
-	r.emit(ctx, promptEnd(r.status, "", back, wt))
-	res := r.account(PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.LeafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
+	res := r.closePrompt(ctx, agent.StatusAborted, "", ReasonPromptAborted)
+	res.Error = "prompt aborted"
 	workflow.SetCurrentDetails(ctx, "Aborted by the user")
 	return res, temporal.NewCanceledError(res)
 }

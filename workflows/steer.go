@@ -117,13 +117,6 @@ func (r *run) handBack(ctx workflow.Context, reason string) []agent.UndeliveredM
 	return out
 }
 
-// promptEnd is the prompt_end event of status carrying undelivered and,
-// for a --worktree session, where its branch stands.
-func promptEnd(status, errMsg string, undelivered []agent.UndeliveredMessage, wt *agent.BranchSummary) agent.Event {
-	return agent.Event{Type: agent.EventPromptEnd, Status: status, ErrorMessage: errMsg,
-		Undelivered: agent.UndeliveredTexts(undelivered), UndeliveredMessages: undelivered, Worktree: wt}
-}
-
 // queueMode returns mode or its default, one-at-a-time (as the terminal
 // agent).
 func queueMode(mode string) string {
