@@ -50,7 +50,7 @@ func (r *run) jobKey() jobKey {
 	switch {
 	case r.compacting:
 		k.status = agent.JobCompacting
-	case r.waitingApproval():
+	case len(r.waiting()) > 0:
 		k.status = agent.JobApproval
 	case r.pending != nil:
 		k.status, k.until = agent.JobBackoff, r.pending.WakeAt
@@ -62,16 +62,6 @@ func (r *run) jobKey() jobKey {
 		k.status = agent.JobModel
 	}
 	return k
-}
-
-// waitingApproval says whether a tool call waits for approve_tool.
-func (r *run) waitingApproval() bool {
-	for _, a := range r.approvals {
-		if !a.decided {
-			return true
-		}
-	}
-	return false
 }
 
 // publishJob keeps the prompt's job memo current from a coroutine of its
