@@ -97,7 +97,7 @@ func msOr(ms int64, def time.Duration) time.Duration {
 // A call that waited out its host wait is scheduled again under a new id
 // and a longer wait (hostWait).
 func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
-	id := "tool-" + c.resultID + "-" + sanitizeID(c.ref.ID)
+	id := "tool-" + c.resultID + "-" + idChars(c.ref.ID, 64, "_-")
 	opts := placed(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: c.spec.CallTimeout(c.ref.TimeoutSec, r.in.Tools.BashTimeoutMs),
 		HeartbeatTimeout:    msOr(r.in.HeartbeatTimeoutMs, DefaultHeartbeatTimeout),

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
-	"strings"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -110,21 +109,7 @@ func stableIDPrefix(ctx workflow.Context) string {
 	info := workflow.GetInfo(ctx)
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(info.WorkflowExecution.RunID + "\x00" + strconv.FormatInt(info.WorkflowStartTime.UnixNano(), 10)))
-	return runIDStart(info.WorkflowExecution.RunID) + fmt.Sprintf("%08x", h.Sum32())
-}
-
-// runIDStart returns the first eight letters and digits of a run id.
-func runIDStart(runID string) string {
-	var b strings.Builder
-	for _, r := range runID {
-		if b.Len() == 8 {
-			break
-		}
-		if (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return idChars(info.WorkflowExecution.RunID, 8, "") + fmt.Sprintf("%08x", h.Sum32())
 }
 
 // newID returns the next entry id of this prompt run (deterministic),

@@ -59,7 +59,7 @@ type SubAgentInput struct {
 func SubAgentSessionID(parentSession, resultEntryID, toolCallID string) string {
 	h := fnv.New32a()
 	h.Write([]byte(parentSession + "\x00" + resultEntryID + "\x00" + toolCallID))
-	call := sanitizeID(toolCallID)
+	call := idChars(toolCallID, 64, "_-")
 	if len(call) > 24 {
 		call = call[:24]
 	}

@@ -310,15 +310,16 @@ func (r *run) setToolDetails(ctx workflow.Context, group []*toolCall) {
 	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Running %s (turn %d)", strings.Join(names, ", "), r.Turn))
 }
 
-// sanitizeID keeps an activity id readable: model tool-call ids are
-// printable, but bounded here all the same.
-func sanitizeID(id string) string {
+// idChars keeps the first n characters of s that are ASCII letters,
+// digits or in extra: an id made of s stays readable and bounded (model
+// tool-call ids are printable, but bounded here all the same).
+func idChars(s string, n int, extra string) string {
 	var b strings.Builder
-	for _, c := range id {
-		if b.Len() >= 64 {
+	for _, c := range s {
+		if b.Len() >= n {
 			break
 		}
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune(extra, c) {
 			b.WriteRune(c)
 		}
 	}
