@@ -20,26 +20,25 @@ import (
 )
 
 // Credentials is the part of the auth store the activities use. Secrets
-// leave it only into provider requests.
+// leave it only into provider requests and the redaction of tool output.
 type Credentials interface {
 	// Select returns the session's credential for provider; ok is false
 	// when the provider has none configured. err means the store could not
 	// be read: the call then fails rather than run without the credential.
 	// Its text must not contain a secret.
 	Select(provider, sessionID string) (id, secret string, ok bool, err error)
-	// MarkUsageLimitReached blocks the session's current credential and
-	// reports whether the session was switched to another one.
-	MarkUsageLimitReached(provider, sessionID string, retryAfterMs int64) (switched bool, credentialID string, err error)
-}
-
-// ModelFallback is implemented by Credentials that know the models a
-// session may fall back to (settings retry.fallbackModels). With it,
-// MarkUsageLimitReached passes the session's model, and when no credential
-// is left the store answers with the next model (Switched, Model set),
-// which the workflow runs at once (SPEC 3 step 7). The result type is
-// this package's, so the activities need no import of the auth store.
-type ModelFallback interface {
+	// MarkUsageLimit blocks the session's current credential and reports
+	// whether the session was switched to another one or, when no
+	// credential is left, to the next model it may fall back to (settings
+	// retry.fallbackModels: Switched, Model set), which the workflow runs
+	// at once (SPEC 3 step 7). The result type is this package's, so the
+	// activities need no import of the auth store.
 	MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (MarkUsageLimitResult, error)
+	// Secrets returns every secret the store holds now (read at call
+	// time: a credential added while the worker runs is included), so that
+	// tool output is redacted of them. An error's text must not contain a
+	// secret.
+	Secrets() ([]string, error)
 }
 
 // MaxHeartbeatInterval bounds the heartbeat ticker of CallModel. The
@@ -57,10 +56,6 @@ type Activities struct {
 	// Windows keeps the credentials' rate-limit windows (coordinated
 	// backoff, backoff.go); nil: every call goes out at once.
 	Windows RateWindows
-	// MaxHold bounds how long one call holds for rate-limit windows
-	// (0: DefaultMaxHold); ProbeLease is a probe's lease (0:
-	// DefaultProbeLease).
-	MaxHold, ProbeLease time.Duration
 	// ModelQueues says this worker's model calls run on a task queue per
 	// provider (ModelQueue), where the fleet-wide limits apply; BeginPrompt
 	// tells each prompt.
@@ -147,8 +142,8 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		return CallModelResult{}, err
 	}
 	if in.FaultsAt != "" {
-		kept, err := a.keptFaults(in.SessionID, in.FaultsAt)
-		if err != nil {
+		var kept faultScripts
+		if err := a.readAside(in.SessionID, in.FaultsAt, "fault script", &kept); err != nil {
 			return CallModelResult{}, err
 		}
 		req.Faults = kept.Faults
@@ -242,19 +237,10 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 }
 
 func resultOf(id string, m agent.Message, credID string) CallModelResult {
-	return CallModelResult{
-		EntryID:      id,
-		StopReason:   m.StopReason,
-		ErrorMessage: boundForHistory(m.ErrorMessage, MaxErrorInHistory, id),
-		ErrorStatus:  m.ErrorStatus,
-		ErrorType:    m.ErrorType,
-		ShouldRetry:  m.ShouldRetry,
-		RetryAfterMs: m.RetryAfterMs,
-		Usage:        m.Usage,
-		Text:         boundForHistory(m.Text(), MaxAnswerInHistory, id),
-		CredentialID: credID,
-		ToolCalls:    ToolCallRefs(m),
-	}
+	res := CallModelResult{EntryID: id, StopReason: m.StopReason, ModelError: ModelErrorOf(m), Usage: m.Usage,
+		Text: boundForHistory(m.Text(), MaxAnswerInHistory, id), CredentialID: credID, ToolCalls: ToolCallRefs(m)}
+	res.ErrorMessage = boundForHistory(m.ErrorMessage, MaxErrorInHistory, id)
+	return res
 }
 
 // Bounds of what a model call's result carries into Temporal history: an
@@ -280,35 +266,36 @@ func boundForHistory(s string, max int, entryID string) string {
 }
 
 // faultScripts are a prompt's fault scripts as BeginPrompt keeps them
-// beside the session.
+// beside the session (keepAside, under the prompt's user entry id).
 type faultScripts struct {
 	Faults        []string `json:"faults,omitempty"`
 	SummaryFaults []string `json:"summaryFaults,omitempty"`
 }
 
-// keepFaults keeps a prompt's fault scripts beside the session under key.
-func (a *Activities) keepFaults(sessionID, key string, f faultScripts) error {
-	b, err := json.Marshal(f)
+// keepAside keeps v as JSON beside the session under key (what names
+// it in an error).
+func (a *Activities) keepAside(sessionID, key, what string, v any) error {
+	b, err := json.Marshal(v)
 	if err == nil {
 		err = a.Sessions.PutAside(sessionID, key, b)
 	}
 	if err != nil {
-		return storeError("keep fault script", err)
+		return storeError("keep "+what, err)
 	}
 	return nil
 }
 
-// keptFaults reads the fault scripts keepFaults kept under key.
-func (a *Activities) keptFaults(sessionID, key string) (faultScripts, error) {
-	var f faultScripts
+// readAside reads into v what keepAside kept under key (v is left alone
+// when nothing is).
+func (a *Activities) readAside(sessionID, key, what string, v any) error {
 	b, err := a.Sessions.Aside(sessionID, key)
 	if err == nil && b != nil {
-		err = json.Unmarshal(b, &f)
+		err = json.Unmarshal(b, v)
 	}
 	if err != nil {
-		return f, storeError("read fault script", err)
+		return storeError("read "+what, err)
 	}
-	return f, nil
+	return nil
 }
 
 // lastUserID is the id of the user message that opens the current turn
@@ -367,32 +354,20 @@ func (a *Activities) LoadSession(ctx context.Context, in LoadSessionInput) (Load
 		return LoadSessionResult{}, storeError("load session", err)
 	}
 	leaf := sess.LeafID()
-	msgs := sess.Context(leaf)
-	chars := 0
-	for _, m := range msgs {
-		chars += len(m.Text())
-	}
-	return LoadSessionResult{Exists: true, LeafID: leaf, MessageCount: len(msgs), ContextTokens: (chars + 3) / 4,
+	return LoadSessionResult{Exists: true, LeafID: leaf, MessageCount: len(sess.Context(leaf)),
 		Workspace: sess.Header.Cwd, Host: sess.Header.Host}, nil
 }
 
 // MarkUsageLimitReached tells the auth store that the session's credential
-// hit its usage limit. A store implementing ModelFallback also hears the
-// session's model and may switch the session to a fallback model.
+// hit its usage limit; the store may switch the session to another
+// credential or a fallback model.
 func (a *Activities) MarkUsageLimitReached(ctx context.Context, in MarkUsageLimitInput) (MarkUsageLimitResult, error) {
 	if a.Credentials == nil {
 		return MarkUsageLimitResult{}, nil
 	}
-	if fb, ok := a.Credentials.(ModelFallback); ok {
-		res, err := fb.MarkUsageLimit(in.Provider, in.Model, in.SessionID, in.RetryAfterMs)
-		if err != nil {
-			return MarkUsageLimitResult{}, fmt.Errorf("mark usage limit reached for %s model %s: %w", in.Provider, in.Model, err)
-		}
-		return res, nil
-	}
-	switched, id, err := a.Credentials.MarkUsageLimitReached(in.Provider, in.SessionID, in.RetryAfterMs)
+	res, err := a.Credentials.MarkUsageLimit(in.Provider, in.Model, in.SessionID, in.RetryAfterMs)
 	if err != nil {
-		return MarkUsageLimitResult{}, fmt.Errorf("mark usage limit reached for %s: %w", in.Provider, err)
+		return MarkUsageLimitResult{}, fmt.Errorf("mark usage limit reached for %s model %s: %w", in.Provider, in.Model, err)
 	}
-	return MarkUsageLimitResult{Switched: switched, CredentialID: id}, nil
+	return res, nil
 }

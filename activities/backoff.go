@@ -22,7 +22,7 @@ import (
 // sent, heartbeating as any call does: a held call is not a failed
 // attempt, so each prompt's own retry chain (the workflow's timers) runs
 // exactly as without coordination, and the workflow's history does not
-// change. The hold is bounded (MaxHold, and half the time left before
+// change. The hold is bounded (maxHold, and half the time left before
 // the activity's deadline); past it the call goes out and meets whatever
 // the provider says.
 
@@ -52,14 +52,14 @@ type Admission struct {
 	Probing bool
 }
 
-// Defaults of the hold (Activities.MaxHold, ProbeLease).
+// Bounds of the hold.
 const (
-	// DefaultMaxHold bounds how long one call holds for windows.
-	DefaultMaxHold = 5 * time.Minute
-	// DefaultProbeLease is how long a probe holds its lease before
+	// maxHold bounds how long one call holds for windows.
+	maxHold = 5 * time.Minute
+	// probeLease is how long a probe holds its lease before
 	// another caller may probe: it covers the probe's time to the first
 	// streamed piece (the lease is settled then), or to its error.
-	DefaultProbeLease = 30 * time.Second
+	probeLease = 30 * time.Second
 	// maxHoldPoll bounds one pause of a caller waiting on another's probe.
 	maxHoldPoll = 500 * time.Millisecond
 )
@@ -100,14 +100,7 @@ func (a *Activities) hold(ctx context.Context, provider, credID string) (*callWi
 	info := activity.GetInfo(ctx)
 	cw := &callWindow{a: a, ctx: ctx, key: windowKey(provider, credID),
 		holder: fmt.Sprintf("%s/%s/%s/%d/%016x", info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID, info.Attempt, rand.Uint64())}
-	lease := a.ProbeLease
-	if lease <= 0 {
-		lease = DefaultProbeLease
-	}
-	bound := a.MaxHold
-	if bound <= 0 {
-		bound = DefaultMaxHold
-	}
+	bound := maxHold
 	if !info.Deadline.IsZero() {
 		bound = min(bound, time.Until(info.Deadline)/2)
 	}
@@ -120,7 +113,7 @@ func (a *Activities) hold(ctx context.Context, provider, credID string) (*callWi
 		return time.Since(start)
 	}
 	for {
-		adm, err := a.Windows.Admit(cw.key, cw.holder, lease)
+		adm, err := a.Windows.Admit(cw.key, cw.holder, probeLease)
 		if err != nil {
 			activity.GetLogger(ctx).Warn("rate-limit window: admit", "key", cw.key, "error", err)
 			return cw, heldFor()
@@ -200,11 +193,7 @@ func rateLimitHint(msg agent.Message) (int64, bool) {
 	if msg.StopReason != agent.StopReasonError {
 		return 0, false
 	}
-	c := retry.ClassifyAt(retry.Outcome{
-		StopReason: string(msg.StopReason), ErrorMessage: msg.ErrorMessage,
-		ErrorStatus: msg.ErrorStatus, ErrorType: msg.ErrorType,
-		ShouldRetry: msg.ShouldRetry, RetryAfterMs: msg.RetryAfterMs,
-	}, time.Now())
+	c := retry.ClassifyAt(ModelErrorOf(msg).Outcome(msg.StopReason), time.Now())
 	if c.Class != retry.ClassRetryable || !c.HasHint || c.RetryAfterMs <= 0 {
 		return 0, false
 	}

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -107,7 +108,7 @@ func snapshotWorkspace(ctx context.Context, runner tools.Runner, env []string, w
 // why it cannot.
 func (after workspaceSnapshot) changedSince(before workspaceSnapshot) (files []string, more int, note string) {
 	if before.marks == nil || after.marks == nil {
-		return nil, 0, cmpOr(before.note, after.note)
+		return nil, 0, cmp.Or(before.note, after.note)
 	}
 	var all []string
 	for p, m := range after.marks {
@@ -129,13 +130,6 @@ func (after workspaceSnapshot) changedSince(before workspaceSnapshot) (files []s
 
 // MaxBashFiles bounds RunToolResult.Files of a bash call.
 const MaxBashFiles = 50
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
 
 // cappedBuffer keeps at most max bytes and says when it dropped some.
 type cappedBuffer struct {

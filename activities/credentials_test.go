@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -154,57 +153,6 @@ func TestMarkUsageLimitReached_FallsBackToNextModel(t *testing.T) {
 			}
 		})
 	}
-}
-
-// A store that knows nothing of models (no ModelFallback) keeps the
-// credential-only report: the session's credential is blocked and the
-// switch, if any, is to another credential.
-func TestMarkUsageLimitReached_WithoutModelFallback(t *testing.T) {
-	f, err := auth.OpenFile(filepath.Join(t.TempDir(), auth.FileName), auth.FileOptions{
-		Env: func(string) (string, bool) { return "", false }, FallbackModels: map[string][]string{"scripted": {"scripted-2"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []auth.Credential{{ID: "a", Provider: "scripted", Secret: "sk-aaaaaaaaaaaaaaaa"}, {ID: "b", Provider: "scripted", Secret: "sk-bbbbbbbbbbbbbbbb"}} {
-		if err := f.Add(c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	acts := &activities.Activities{Credentials: credentialsOnly{f}}
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(acts.MarkUsageLimitReached, activity.RegisterOptions{Name: activities.MarkUsageLimitReachedName})
-	var results []activities.MarkUsageLimitResult
-	for range 2 {
-		v, err := env.ExecuteActivity(activities.MarkUsageLimitReachedName,
-			activities.MarkUsageLimitInput{Provider: "scripted", Model: "scripted-1", SessionID: "s1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var res activities.MarkUsageLimitResult
-		if err := v.Get(&res); err != nil {
-			t.Fatal(err)
-		}
-		results = append(results, res)
-	}
-	if !results[0].Switched || results[0].CredentialID == "" || results[0].Model != "" {
-		t.Fatalf("first report %+v, want a switch to the other credential", results[0])
-	}
-	if results[1] != (activities.MarkUsageLimitResult{}) {
-		t.Fatalf("second report %+v, want no switch (both blocked, and this store cannot change models)", results[1])
-	}
-}
-
-// credentialsOnly exposes only activities.Credentials of an auth.File.
-type credentialsOnly struct{ f *auth.File }
-
-func (c credentialsOnly) Select(p, s string) (string, string, bool, error) {
-	cr, ok, err := c.f.Select(p, s)
-	return cr.ID, cr.Secret, ok, err
-}
-
-func (c credentialsOnly) MarkUsageLimitReached(p, s string, ms int64) (bool, string, error) {
-	return c.f.MarkUsageLimitReached(p, s, ms)
 }
 
 // An auth store that cannot be read fails the model call with a

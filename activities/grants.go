@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"unicode/utf8"
@@ -39,8 +38,8 @@ func (a *Activities) RecordGrant(_ context.Context, in RecordGrantInput) error {
 	if err := session.ValidateID(in.SessionID); err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
-	grants, err := a.sessionGrants(in.SessionID)
-	if err != nil {
+	var grants []policy.Grant
+	if err := a.readAside(in.SessionID, grantsKey, "session grants", &grants); err != nil {
 		return err
 	}
 	if slices.Contains(grants, in.Grant) {
@@ -50,27 +49,7 @@ func (a *Activities) RecordGrant(_ context.Context, in RecordGrantInput) error {
 		msg := fmt.Sprintf("session %s keeps %d grants already, the most it may", in.SessionID, MaxSessionGrants)
 		return temporal.NewNonRetryableApplicationError(msg, ErrTypeBadInput, nil)
 	}
-	b, err := json.Marshal(append(grants, in.Grant))
-	if err == nil {
-		err = a.Sessions.PutAside(in.SessionID, grantsKey, b)
-	}
-	if err != nil {
-		return storeError("keep session grant", err)
-	}
-	return nil
-}
-
-// sessionGrants reads the grants RecordGrant kept (none: nil).
-func (a *Activities) sessionGrants(sessionID string) ([]policy.Grant, error) {
-	var grants []policy.Grant
-	b, err := a.Sessions.Aside(sessionID, grantsKey)
-	if err == nil && b != nil {
-		err = json.Unmarshal(b, &grants)
-	}
-	if err != nil {
-		return nil, storeError("read session grants", err)
-	}
-	return grants, nil
+	return a.keepAside(in.SessionID, grantsKey, "session grant", append(grants, in.Grant))
 }
 
 // policyArg is what the approval policy matches of a call's arguments: a

@@ -33,9 +33,10 @@ type staticCreds struct{ id, secret string }
 func (c staticCreds) Select(string, string) (string, string, bool, error) {
 	return c.id, c.secret, true, nil
 }
-func (c staticCreds) MarkUsageLimitReached(string, string, int64) (bool, string, error) {
-	return false, "", nil
+func (c staticCreds) MarkUsageLimit(string, string, string, int64) (MarkUsageLimitResult, error) {
+	return MarkUsageLimitResult{}, nil
 }
+func (c staticCreds) Secrets() ([]string, error) { return []string{c.secret}, nil }
 
 func readFile(path string) (string, error) {
 	b, err := os.ReadFile(path)

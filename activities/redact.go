@@ -324,7 +324,8 @@ func (r *messageRedactor) json(raw json.RawMessage) json.RawMessage {
 		if err := json.Unmarshal(lit, &s); err == nil {
 			if red := r.text(s); red != s {
 				out = append(out, raw[last:i]...)
-				out = append(out, encodeJSONString(red)...)
+				lit, _ := agent.MarshalPlain(red) // a string always encodes
+				out = append(out, lit...)
 				last = end
 			}
 		}
@@ -348,12 +349,4 @@ func stringEnd(raw []byte, start int) int {
 		}
 	}
 	return len(raw)
-}
-
-func encodeJSONString(s string) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }

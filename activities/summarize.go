@@ -74,8 +74,8 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 		Purpose:   llm.PurposeSummarize,
 	}
 	if in.FaultsAt != "" {
-		kept, err := a.keptFaults(in.SessionID, in.FaultsAt)
-		if err != nil {
+		var kept faultScripts
+		if err := a.readAside(in.SessionID, in.FaultsAt, "fault script", &kept); err != nil {
 			return SummarizeResult{}, err
 		}
 		base.Faults = kept.SummaryFaults
@@ -96,15 +96,12 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 	hb.stop()
 	usage := spent.priced(in.Model.Cost)
 	if ctx.Err() != nil {
-		return SummarizeResult{StopReason: agent.StopReasonAborted, ErrorMessage: llm.AbortedMessage(base).ErrorMessage, Usage: usage}, ctx.Err()
+		return SummarizeResult{StopReason: agent.StopReasonAborted, ModelError: ModelErrorOf(llm.AbortedMessage(base)), Usage: usage}, ctx.Err()
 	}
 	if failed != nil {
-		return SummarizeResult{
-			TokensBefore: tokensBefore, StopReason: failed.StopReason,
-			ErrorMessage: Redact(failed.ErrorMessage, base.Secret),
-			ErrorStatus:  failed.ErrorStatus, ErrorType: failed.ErrorType, ShouldRetry: failed.ShouldRetry,
-			RetryAfterMs: failed.RetryAfterMs, Usage: usage,
-		}, nil
+		res := SummarizeResult{TokensBefore: tokensBefore, StopReason: failed.StopReason, ModelError: ModelErrorOf(*failed), Usage: usage}
+		res.ErrorMessage = Redact(failed.ErrorMessage, base.Secret)
+		return res, nil
 	}
 
 	entry := session.Entry{

@@ -44,9 +44,10 @@ type fixedCreds struct{ secret string }
 func (c fixedCreds) Select(string, string) (string, string, bool, error) {
 	return "cred-1", c.secret, true, nil
 }
-func (c fixedCreds) MarkUsageLimitReached(string, string, int64) (bool, string, error) {
-	return false, "", nil
+func (c fixedCreds) MarkUsageLimit(string, string, string, int64) (MarkUsageLimitResult, error) {
+	return MarkUsageLimitResult{}, nil
 }
+func (c fixedCreds) Secrets() ([]string, error) { return []string{c.secret}, nil }
 
 func newActs(t *testing.T, p llm.Provider) *Activities {
 	t.Helper()

@@ -18,6 +18,7 @@ import (
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/metrics"
+	"github.com/durableagent/durableagent/internal/policy"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/internal/tracing"
@@ -109,7 +110,7 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	}
 	if in.UserEntryID != "" && len(in.Faults)+len(in.SummaryFaults) > 0 {
 		f := faultScripts{Faults: in.Faults, SummaryFaults: in.SummaryFaults}
-		if err := a.keepFaults(in.SessionID, in.UserEntryID, f); err != nil {
+		if err := a.keepAside(in.SessionID, in.UserEntryID, "fault script", f); err != nil {
 			return BeginPromptResult{}, err
 		}
 	}
@@ -150,8 +151,8 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	for _, w := range warnings {
 		activity.GetLogger(ctx).Warn("session file problem", "session", in.SessionID, "warning", w)
 	}
-	grants, err := a.sessionGrants(in.SessionID)
-	if err != nil {
+	var grants []policy.Grant
+	if err := a.readAside(in.SessionID, grantsKey, "session grants", &grants); err != nil {
 		return BeginPromptResult{}, err
 	}
 	res := BeginPromptResult{LeafID: leaf, MessageCount: len(sess.Context(leaf)), Workspace: ws,
@@ -434,7 +435,7 @@ func ToolCallRefs(m agent.Message) []ToolCallRef {
 	var out []ToolCallRef
 	for _, tc := range m.ToolCalls() {
 		ref := ToolCallRef{ID: tc.ID, Name: tc.Name}
-		ref.ArgsPreview, ref.ArgsInvalid = ArgsPreview(tc.Arguments)
+		ref.ArgsPreview = ArgsPreview(tc.Arguments)
 		var m map[string]any
 		if json.Unmarshal(tc.Arguments, &m) == nil {
 			// A search shows what it looks for (grep's and find's
@@ -462,20 +463,20 @@ func ToolCallRefs(m agent.Message) []ToolCallRef {
 
 // ArgsPreview shortens the string values of a tool call's arguments so
 // the preview stays small whatever the model wrote (a write's content),
-// and stays a JSON object. invalid says the arguments are not an object.
-func ArgsPreview(args json.RawMessage) (preview json.RawMessage, invalid bool) {
+// and stays a JSON object ({} for arguments that are not one).
+func ArgsPreview(args json.RawMessage) json.RawMessage {
 	var m map[string]any
 	if err := json.Unmarshal(args, &m); err != nil || m == nil {
-		return json.RawMessage("{}"), true
+		return json.RawMessage("{}")
 	}
 	for k, v := range m {
 		m[k] = shortenValue(v)
 	}
 	b, err := json.Marshal(m)
 	if err != nil || len(b) > 4*argPreviewChars*4 {
-		return json.RawMessage("{}"), false
+		return json.RawMessage("{}")
 	}
-	return b, false
+	return b
 }
 
 func shortenValue(v any) any {

@@ -174,17 +174,17 @@ func TestRunTool_ResultIsBoundedWhateverTheOutput(t *testing.T) {
 // arguments are shortened in the preview and it stays a JSON object.
 func TestArgsPreview_BoundedAndValid(t *testing.T) {
 	args, _ := json.Marshal(map[string]any{"path": "a.txt", "content": strings.Repeat("y", 100000)})
-	p, invalid := ArgsPreview(args)
+	p := ArgsPreview(args)
 	var m map[string]any
-	if invalid || json.Unmarshal(p, &m) != nil || len(p) > 400 || m["path"] != "a.txt" {
-		t.Fatalf("preview %s (invalid %t)", p, invalid)
+	if json.Unmarshal(p, &m) != nil || len(p) > 400 || m["path"] != "a.txt" {
+		t.Fatalf("preview %s", p)
 	}
 	// One ellipsis, then the size: "yyy… (100000 bytes)".
 	if c, _ := m["content"].(string); !strings.HasSuffix(c, "y… (100000 bytes)") {
 		t.Fatalf("content preview %q: want the cut text, one ellipsis and the size", c)
 	}
-	if _, invalid := ArgsPreview(json.RawMessage(`"not an object"`)); !invalid {
-		t.Fatal("a JSON string is reported as valid arguments")
+	if p := ArgsPreview(json.RawMessage(`"not an object"`)); string(p) != "{}" {
+		t.Fatalf("preview of a JSON string %s, want {}", p)
 	}
 }
 

@@ -9,26 +9,17 @@ import (
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
-// SecretLister is implemented by Credentials that can list the secrets
-// they hold, so that tool output is redacted of them.
-type SecretLister interface {
-	// Secrets returns every secret the store holds now (read at call
-	// time: a credential added while the worker runs is included). An
-	// error's text must not contain a secret.
-	Secrets() ([]string, error)
-}
-
 // knownSecrets returns every secret value this worker knows, read at call
-// time: the credential store's (when Credentials is a SecretLister), the
-// values of the environment variables withheld from bash
+// time: the credential store's, the values of the environment variables
+// withheld from bash
 // (tools.SecretEnvValues: provider keys, the codec key, database URLs and
 // their passwords, tokens; a name in tools.envAllow is given to bash on
 // purpose and left out) and a.Secrets (the worker's settings).
 func (a *Activities) knownSecrets(ctx context.Context) []string {
 	out := append([]string(nil), a.Secrets...)
 	out = append(out, tools.SecretEnvValues(os.Environ(), a.ToolPolicy.EnvAllow)...)
-	if l, ok := a.Credentials.(SecretLister); ok {
-		s, err := l.Secrets()
+	if a.Credentials != nil {
+		s, err := a.Credentials.Secrets()
 		if err != nil {
 			// The store cannot be read now: redact what else is known.
 			activity.GetLogger(ctx).Warn("tool output: list the credential store's secrets to redact them", "error", err)

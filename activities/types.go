@@ -7,6 +7,7 @@ import (
 	"github.com/durableagent/durableagent/internal/policy"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
+	"github.com/durableagent/durableagent/retry"
 )
 
 // ModelRef names the model of a prompt. It never carries a secret.
@@ -55,17 +56,11 @@ type CallModelInput struct {
 // CallModelResult is what the workflow needs of the assistant message; the
 // whole message is in the session file under EntryID.
 type CallModelResult struct {
-	EntryID      string           `json:"entryId"`
-	StopReason   agent.StopReason `json:"stopReason"`
-	ErrorMessage string           `json:"errorMessage,omitempty"`
-	ErrorStatus  int              `json:"errorStatus,omitempty"`
-	ErrorType    string           `json:"errorType,omitempty"`
-	ShouldRetry  *bool            `json:"shouldRetry,omitempty"`
-	// RetryAfterMs is the provider's structured retry hint
-	// (agent.Message.RetryAfterMs); nil when it sent none.
-	RetryAfterMs *int64       `json:"retryAfterMs,omitempty"`
-	Usage        *agent.Usage `json:"usage,omitempty"`
-	Text         string       `json:"text,omitempty"`
+	EntryID    string           `json:"entryId"`
+	StopReason agent.StopReason `json:"stopReason"`
+	ModelError
+	Usage *agent.Usage `json:"usage,omitempty"`
+	Text  string       `json:"text,omitempty"`
 	// CredentialID is the id (never the secret) of the credential used.
 	CredentialID string `json:"credentialId,omitempty"`
 	// ToolCalls are the tool calls of the answer, in order (StopReason
@@ -74,6 +69,31 @@ type CallModelResult struct {
 	// HeldMs is how long the call held for its credential's rate-limit
 	// window before it was sent (coordinated backoff; 0: not held).
 	HeldMs int64 `json:"heldMs,omitempty"`
+}
+
+// ModelError is what a provider reported of a failed model call (the
+// error fields of agent.Message), as the workflow's retry policy reads it.
+type ModelError struct {
+	ErrorMessage string `json:"errorMessage,omitempty"`
+	ErrorStatus  int    `json:"errorStatus,omitempty"`
+	ErrorType    string `json:"errorType,omitempty"`
+	ShouldRetry  *bool  `json:"shouldRetry,omitempty"`
+	// RetryAfterMs is the provider's structured retry hint
+	// (agent.Message.RetryAfterMs); nil when it sent none.
+	RetryAfterMs *int64 `json:"retryAfterMs,omitempty"`
+}
+
+// ModelErrorOf is the error of m.
+func ModelErrorOf(m agent.Message) ModelError {
+	return ModelError{ErrorMessage: m.ErrorMessage, ErrorStatus: m.ErrorStatus, ErrorType: m.ErrorType,
+		ShouldRetry: m.ShouldRetry, RetryAfterMs: m.RetryAfterMs}
+}
+
+// Outcome is what the retry policy sees of a call that stopped for stop
+// with this error.
+func (e ModelError) Outcome(stop agent.StopReason) retry.Outcome {
+	return retry.Outcome{StopReason: string(stop), ErrorMessage: e.ErrorMessage, ErrorStatus: e.ErrorStatus,
+		ErrorType: e.ErrorType, ShouldRetry: e.ShouldRetry, RetryAfterMs: e.RetryAfterMs}
 }
 
 // AppendEntriesInput is the input of AppendEntries.
@@ -94,10 +114,9 @@ type LoadSessionInput struct {
 
 // LoadSessionResult describes the session's current run context.
 type LoadSessionResult struct {
-	Exists        bool   `json:"exists"`
-	LeafID        string `json:"leafId,omitempty"`
-	MessageCount  int    `json:"messageCount"`
-	ContextTokens int    `json:"contextTokens"`
+	Exists       bool   `json:"exists"`
+	LeafID       string `json:"leafId,omitempty"`
+	MessageCount int    `json:"messageCount"`
 	// Workspace and Host are the session header's cwd and host.
 	Workspace string `json:"workspace,omitempty"`
 	Host      string `json:"host,omitempty"`
@@ -162,15 +181,9 @@ type SummarizeResult struct {
 	// was made and no entry written.
 	NothingToCompact bool `json:"nothingToCompact,omitempty"`
 	// StopReason is "stop" on success, "error" when the summary call
-	// failed (ErrorMessage and the structured fields say why).
-	StopReason   agent.StopReason `json:"stopReason,omitempty"`
-	ErrorMessage string           `json:"errorMessage,omitempty"`
-	ErrorStatus  int              `json:"errorStatus,omitempty"`
-	ErrorType    string           `json:"errorType,omitempty"`
-	ShouldRetry  *bool            `json:"shouldRetry,omitempty"`
-	// RetryAfterMs is the provider's structured retry hint
-	// (agent.Message.RetryAfterMs); nil when it sent none.
-	RetryAfterMs *int64 `json:"retryAfterMs,omitempty"`
+	// failed (ModelError says why).
+	StopReason agent.StopReason `json:"stopReason,omitempty"`
+	ModelError
 	// Usage is what the summary calls of this attempt reported, priced as
 	// the prompt's model calls are (nil: none reported any): a prompt's
 	// budget counts it.
@@ -189,10 +202,8 @@ type ToolCallRef struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	// ArgsPreview is the arguments with long string values shortened
-	// (ArgsPreview), always a JSON object; ArgsInvalid says the model sent
-	// arguments that are not a JSON object.
+	// (ArgsPreview), always a JSON object.
 	ArgsPreview json.RawMessage `json:"argsPreview,omitempty"`
-	ArgsInvalid bool            `json:"argsInvalid,omitempty"`
 	// Summary is the argument a person recognises the call by (a bash
 	// command, a path, a pattern), shortened.
 	Summary string `json:"summary,omitempty"`

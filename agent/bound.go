@@ -97,40 +97,48 @@ func BoundEventSized(e Event) (Event, int) {
 // above limit bytes of JSON.
 func textOver(e Event, limit int) bool {
 	over := false
-	check := func(s string) {
+	check := func(s *string, _ string) {
 		// len(s) bounds from below what jsonLen would find.
-		if !over && len(s) > limit/6 && (len(s) > limit || jsonLen(s) > limit) {
+		if !over && len(*s) > limit/6 && (len(*s) > limit || jsonLen(*s) > limit) {
 			over = true
 		}
 	}
-	checkMsg := func(m *Message) {
-		if m == nil {
-			return
+	eachText(&e, check, func(blocks []ContentBlock, _ string) {
+		for i := range blocks {
+			check(&blocks[i].Text, "")
+			check(&blocks[i].Data, "")
 		}
-		check(m.ErrorMessage)
-		check(m.Output)
-		for _, b := range m.Content {
-			check(b.Text)
-			check(b.Data)
+	})
+	return over
+}
+
+// eachText calls text with every text of e that may be long and blocks
+// with every list of content blocks, each with the session entry that
+// holds the whole message: e.EntryID for e's own message and result, ""
+// for the tool results of a turn_end (entries of their own) and the
+// messages of an agent_end.
+func eachText(e *Event, text func(s *string, entryID string), blocks func(b []ContentBlock, entryID string)) {
+	text(&e.ErrorMessage, e.EntryID)
+	text(&e.FinalError, "")
+	message := func(m *Message, entryID string) {
+		if m != nil {
+			text(&m.ErrorMessage, entryID)
+			text(&m.Output, entryID)
+			blocks(m.Content, entryID)
 		}
 	}
-	check(e.ErrorMessage)
-	check(e.FinalError)
-	checkMsg(e.Message)
+	message(e.Message, e.EntryID)
 	for i := range e.ToolResults {
-		checkMsg(&e.ToolResults[i])
+		message(&e.ToolResults[i], "")
 	}
 	for i := range e.Messages {
-		checkMsg(&e.Messages[i])
+		message(&e.Messages[i], "")
 	}
 	for _, r := range []*ToolResult{e.ToolResult, e.PartialResult} {
 		if r != nil {
-			for _, b := range r.Content {
-				check(b.Text)
-			}
+			blocks(r.Content, e.EntryID)
 		}
 	}
-	return over
 }
 
 // copyMessages gives e its own copies of the messages and results it
@@ -169,33 +177,11 @@ func copyMessage(m Message) Message {
 	return m
 }
 
-// shortenTexts cuts every text of e to at most limit bytes of JSON. The
-// notes name e.EntryID where it is the entry of the text: e's own message
-// and result, not the tool results of a turn_end (entries of their own).
+// shortenTexts cuts every text of e to at most limit bytes of JSON
+// (eachText).
 func shortenTexts(e *Event, limit int) {
-	e.ErrorMessage = ShortenText(e.ErrorMessage, limit, e.EntryID)
-	e.FinalError = ShortenText(e.FinalError, limit, "")
-	shortenMessage(e.Message, limit, e.EntryID)
-	for i := range e.ToolResults {
-		shortenMessage(&e.ToolResults[i], limit, "")
-	}
-	for i := range e.Messages {
-		shortenMessage(&e.Messages[i], limit, "")
-	}
-	for _, r := range []*ToolResult{e.ToolResult, e.PartialResult} {
-		if r != nil {
-			shortenBlocks(r.Content, limit, e.EntryID)
-		}
-	}
-}
-
-func shortenMessage(m *Message, limit int, entryID string) {
-	if m == nil {
-		return
-	}
-	m.ErrorMessage = ShortenText(m.ErrorMessage, limit, entryID)
-	m.Output = ShortenText(m.Output, limit, entryID)
-	shortenBlocks(m.Content, limit, entryID)
+	eachText(e, func(s *string, entryID string) { *s = ShortenText(*s, limit, entryID) },
+		func(b []ContentBlock, entryID string) { shortenBlocks(b, limit, entryID) })
 }
 
 // shortenBlocks cuts the texts of blocks in place; an image whose data is

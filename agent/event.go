@@ -3,6 +3,8 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 	"time"
 )
 
@@ -201,146 +203,104 @@ type CompactionResult struct {
 	EntryID          string `json:"entryId,omitempty"`
 }
 
-type eventHeader struct {
-	Type string    `json:"type"`
-	Seq  int64     `json:"seq"`
-	Time time.Time `json:"time"`
+// eventKeys are the JSON keys each event type writes after "type", "seq"
+// and "time", in order (SPEC section 10): a key ending in "?" is left out
+// when its value is empty, as omitempty leaves it out.
+var eventKeys = map[string][]string{
+	EventAutoRetryStart:      {"attempt", "maxAttempts", "delayMs", "errorMessage"},
+	EventAutoRetryEnd:        {"success", "attempt", "finalError?"},
+	EventAgentStart:          {},
+	EventAgentEnd:            {"messages", "willRetry", "stopReason?", "errorMessage?"},
+	EventMessageStart:        {"entryId?", "message?"},
+	EventMessageEnd:          {"entryId?", "message?"},
+	EventMessageUpdate:       {"entryId?", "message?", "assistantMessageEvent"},
+	EventTurnStart:           {"turn"},
+	EventTurnEnd:             {"turn", "entryId?", "message?", "toolResults"},
+	EventToolExecutionStart:  {"toolCallId", "toolName", "args", "policy?", "why?", "sessionScope?"},
+	EventToolApprovalRequest: {"toolCallId", "toolName", "args", "policy?", "why?", "sessionScope?"},
+	EventToolExecutionUpdate: {"toolCallId", "toolName", "args", "partialResult"},
+	EventToolExecutionEnd:    {"entryId?", "toolCallId", "toolName", "result", "isError", "policy?", "why?"},
+	EventAutoCompactionStart: {"reason"},
+	EventSessionSettings:     {"reason"},
+	EventAutoCompactionEnd:   {"result?", "aborted", "willRetry", "errorMessage?"},
+	EventPromptEnd:           {"status", "errorMessage?", "undelivered?", "undeliveredMessages?", "worktree?"},
+	EventUsage:               {"usage", "budget?"},
+	EventSubAgentStart:       {"toolCallId", "sessionId", "isError?", "usage?"},
+	EventSubAgentEnd:         {"toolCallId", "sessionId", "isError?", "usage?"},
 }
 
-// MarshalJSON writes only the fields that belong to e.Type.
-func (e Event) MarshalJSON() ([]byte, error) {
-	h := eventHeader{e.Type, e.Seq, e.Time}
-	switch e.Type {
-	case EventAutoRetryStart:
-		return json.Marshal(struct {
-			eventHeader
-			Attempt      int    `json:"attempt"`
-			MaxAttempts  int    `json:"maxAttempts"`
-			DelayMs      int64  `json:"delayMs"`
-			ErrorMessage string `json:"errorMessage"`
-		}{h, e.Attempt, e.MaxAttempts, e.DelayMs, e.ErrorMessage})
-	case EventAutoRetryEnd:
-		return json.Marshal(struct {
-			eventHeader
-			Success    bool   `json:"success"`
-			Attempt    int    `json:"attempt"`
-			FinalError string `json:"finalError,omitempty"`
-		}{h, e.Success, e.Attempt, e.FinalError})
-	case EventAgentStart:
-		return json.Marshal(h)
-	case EventAgentEnd:
-		if e.Messages != nil {
-			return json.Marshal(struct {
-				eventHeader
-				Messages     []Message  `json:"messages"`
-				WillRetry    bool       `json:"willRetry"`
-				StopReason   StopReason `json:"stopReason,omitempty"`
-				ErrorMessage string     `json:"errorMessage,omitempty"`
-			}{h, e.Messages, e.WillRetry, e.StopReason, e.ErrorMessage})
-		}
-		return json.Marshal(struct {
-			eventHeader
-			WillRetry    bool       `json:"willRetry"`
-			StopReason   StopReason `json:"stopReason,omitempty"`
-			ErrorMessage string     `json:"errorMessage,omitempty"`
-		}{h, e.WillRetry, e.StopReason, e.ErrorMessage})
-	case EventMessageStart, EventMessageEnd:
-		return json.Marshal(struct {
-			eventHeader
-			EntryID string   `json:"entryId,omitempty"`
-			Message *Message `json:"message,omitempty"`
-		}{h, e.EntryID, e.Message})
-	case EventMessageUpdate:
-		return json.Marshal(struct {
-			eventHeader
-			EntryID               string                 `json:"entryId,omitempty"`
-			Message               *Message               `json:"message,omitempty"`
-			AssistantMessageEvent *AssistantMessageEvent `json:"assistantMessageEvent"`
-		}{h, e.EntryID, e.Message, e.AssistantMessageEvent})
-	case EventTurnStart:
-		return json.Marshal(struct {
-			eventHeader
-			Turn int `json:"turn"`
-		}{h, e.Turn})
-	case EventTurnEnd:
-		results := e.ToolResults
-		if results == nil {
-			results = []Message{}
-		}
-		return json.Marshal(struct {
-			eventHeader
-			Turn        int       `json:"turn"`
-			EntryID     string    `json:"entryId,omitempty"`
-			Message     *Message  `json:"message,omitempty"`
-			ToolResults []Message `json:"toolResults"`
-		}{h, e.Turn, e.EntryID, e.Message, results})
-	case EventToolExecutionStart, EventToolApprovalRequest:
-		return json.Marshal(struct {
-			eventHeader
-			ToolCallID   string          `json:"toolCallId"`
-			ToolName     string          `json:"toolName"`
-			Args         json.RawMessage `json:"args"`
-			Policy       string          `json:"policy,omitempty"`
-			Why          string          `json:"why,omitempty"`
-			SessionScope string          `json:"sessionScope,omitempty"`
-		}{h, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args), e.Policy, e.Why, e.SessionScope})
-	case EventToolExecutionUpdate:
-		return json.Marshal(struct {
-			eventHeader
-			ToolCallID    string          `json:"toolCallId"`
-			ToolName      string          `json:"toolName"`
-			Args          json.RawMessage `json:"args"`
-			PartialResult *ToolResult     `json:"partialResult"`
-		}{h, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args), e.PartialResult})
-	case EventToolExecutionEnd:
-		return json.Marshal(struct {
-			eventHeader
-			EntryID    string      `json:"entryId,omitempty"`
-			ToolCallID string      `json:"toolCallId"`
-			ToolName   string      `json:"toolName"`
-			Result     *ToolResult `json:"result"`
-			IsError    bool        `json:"isError"`
-			Policy     string      `json:"policy,omitempty"`
-			Why        string      `json:"why,omitempty"`
-		}{h, e.EntryID, e.ToolCallID, e.ToolName, e.ToolResult, e.IsError, e.Policy, e.Why})
-	case EventAutoCompactionStart, EventSessionSettings:
-		return json.Marshal(struct {
-			eventHeader
-			Reason string `json:"reason"`
-		}{h, e.Reason})
-	case EventAutoCompactionEnd:
-		return json.Marshal(struct {
-			eventHeader
-			Result       *CompactionResult `json:"result,omitempty"`
-			Aborted      bool              `json:"aborted"`
-			WillRetry    bool              `json:"willRetry"`
-			ErrorMessage string            `json:"errorMessage,omitempty"`
-		}{h, e.Result, e.Aborted, e.WillRetry, e.ErrorMessage})
-	case EventPromptEnd:
-		return json.Marshal(struct {
-			eventHeader
-			Status              string               `json:"status"`
-			ErrorMessage        string               `json:"errorMessage,omitempty"`
-			Undelivered         []string             `json:"undelivered,omitempty"`
-			UndeliveredMessages []UndeliveredMessage `json:"undeliveredMessages,omitempty"`
-			Worktree            *BranchSummary       `json:"worktree,omitempty"`
-		}{h, e.Status, e.ErrorMessage, e.Undelivered, e.UndeliveredMessages, e.Worktree})
-	case EventUsage:
-		return json.Marshal(struct {
-			eventHeader
-			Usage  *Spend  `json:"usage"`
-			Budget *Budget `json:"budget,omitempty"`
-		}{h, e.Usage, e.Budget})
-	case EventSubAgentStart, EventSubAgentEnd:
-		return json.Marshal(struct {
-			eventHeader
-			ToolCallID string `json:"toolCallId"`
-			SessionID  string `json:"sessionId"`
-			IsError    bool   `json:"isError,omitempty"`
-			Usage      *Spend `json:"usage,omitempty"`
-		}{h, e.ToolCallID, e.SessionID, e.IsError, e.Usage})
+// eventField is the index of the Event field of each JSON key (its json
+// tag), so a key is named once.
+var eventField = func() map[string]int {
+	m := map[string]int{}
+	t := reflect.TypeFor[Event]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		m[name] = i
 	}
-	return nil, fmt.Errorf("marshal event: unknown type %q", e.Type)
+	return m
+}()
+
+// value is the value of key on the wire; nil leaves the key out.
+func (e *Event) value(key string) any {
+	switch key {
+	case "result": // two fields, by the event's type
+		if e.Type == EventToolExecutionEnd {
+			return e.ToolResult
+		}
+		return e.Result
+	case "args":
+		return rawOrEmpty(e.Args)
+	case "toolResults":
+		if e.ToolResults == nil {
+			return []Message{}
+		}
+	case "messages":
+		if e.Messages == nil {
+			return nil // written only when RPC mode filled it
+		}
+	}
+	return reflect.ValueOf(e).Elem().Field(eventField[key]).Interface()
+}
+
+// MarshalJSON writes only the fields that belong to e.Type (eventKeys).
+func (e Event) MarshalJSON() ([]byte, error) {
+	keys, ok := eventKeys[e.Type]
+	if !ok {
+		return nil, fmt.Errorf("marshal event: unknown type %q", e.Type)
+	}
+	b, err := json.Marshal(struct {
+		Type string    `json:"type"`
+		Seq  int64     `json:"seq"`
+		Time time.Time `json:"time"`
+	}{e.Type, e.Seq, e.Time})
+	if err != nil {
+		return nil, err
+	}
+	b = b[:len(b)-1] // the closing brace
+	for _, key := range keys {
+		key, optional := strings.CutSuffix(key, "?")
+		v := e.value(key)
+		if v == nil || optional && isEmpty(v) {
+			continue
+		}
+		val, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		b = fmt.Appendf(b, ",%q:%s", key, val)
+	}
+	return append(b, '}'), nil
+}
+
+// isEmpty is what omitempty leaves out: false, 0, "", a nil pointer, an
+// empty list.
+func isEmpty(v any) bool {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Slice || rv.Kind() == reflect.String {
+		return rv.Len() == 0
+	}
+	return rv.IsZero()
 }
 
 // UnmarshalJSON reads any event shape written by MarshalJSON. "result"

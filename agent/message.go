@@ -91,12 +91,12 @@ type ToolCall struct {
 func (b ContentBlock) MarshalJSON() ([]byte, error) {
 	switch b.Type {
 	case BlockText:
-		return marshalPlain(struct {
+		return MarshalPlain(struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}{b.Type, b.Text})
 	case BlockThinking:
-		return marshalPlain(struct {
+		return MarshalPlain(struct {
 			Type      string `json:"type"`
 			Thinking  string `json:"thinking"`
 			Signature string `json:"thinkingSignature,omitempty"`
@@ -111,20 +111,20 @@ func (b ContentBlock) MarshalJSON() ([]byte, error) {
 		if len(args) == 0 {
 			args = json.RawMessage("{}") // invalid JSON stays an error
 		}
-		return marshalPlain(struct {
+		return MarshalPlain(struct {
 			Type      string          `json:"type"`
 			ID        string          `json:"id"`
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
 		}{b.Type, tc.ID, tc.Name, args})
 	case BlockImage:
-		return marshalPlain(struct {
+		return MarshalPlain(struct {
 			Type     string `json:"type"`
 			Data     string `json:"data"`
 			MimeType string `json:"mimeType"`
 		}{b.Type, b.Data, b.MimeType})
 	}
-	return marshalPlain(struct {
+	return MarshalPlain(struct {
 		Type string `json:"type"`
 		Text string `json:"text,omitempty"`
 	}{b.Type, b.Text})
@@ -291,25 +291,25 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	switch m.Role {
 	case RoleToolResult:
 		if len(m.Content) == 0 {
-			return marshalPlain(struct {
+			return MarshalPlain(struct {
 				messageFields
 				IsError bool           `json:"isError"`
 				Content []ContentBlock `json:"content"`
 			}{messageFields(m), m.IsError, []ContentBlock{}})
 		}
-		return marshalPlain(struct {
+		return MarshalPlain(struct {
 			messageFields
 			IsError bool `json:"isError"`
 		}{messageFields(m), m.IsError})
 	case RoleBashExecution:
-		return marshalPlain(struct {
+		return MarshalPlain(struct {
 			messageFields
 			Output    string `json:"output"`
 			Cancelled bool   `json:"cancelled"`
 			Truncated bool   `json:"truncated"`
 		}{messageFields(m), m.Output, m.Cancelled, m.Truncated})
 	case RoleSummary:
-		return marshalPlain(struct {
+		return MarshalPlain(struct {
 			messageFields
 			Summary      string `json:"summary"`
 			TokensBefore int    `json:"tokensBefore"`
@@ -318,12 +318,12 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	if len(m.Content) == 0 && m.Role != "" {
 		// The terminal agent's messages always have content: an answer
 		// that failed before any text has "content":[].
-		return marshalPlain(struct {
+		return MarshalPlain(struct {
 			messageFields
 			Content []ContentBlock `json:"content"`
 		}{messageFields(m), []ContentBlock{}})
 	}
-	return marshalPlain(messageFields(m))
+	return MarshalPlain(messageFields(m))
 }
 
 // Text joins the message's text blocks.
@@ -385,9 +385,9 @@ func APIOf(provider string) string {
 	return provider
 }
 
-// marshalPlain is json.Marshal without HTML escaping: code in messages
+// MarshalPlain is json.Marshal without HTML escaping: code in messages
 // stays readable in session files ("<", ">" and "&" as they are).
-func marshalPlain(v any) ([]byte, error) {
+func MarshalPlain(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -80,12 +80,16 @@ func (r *run) registerApprovalHandler(ctx workflow.Context) error {
 		})
 }
 
+// waiting are the calls of the group still waiting for their decision.
+func (r *run) waiting() []*approval {
+	return slices.DeleteFunc(slices.Clone(r.approvals), func(a *approval) bool { return a.decided })
+}
+
 // pendingApproval returns the undecided approval of id (nil when none).
 func (r *run) pendingApproval(id string) *approval {
-	for _, a := range r.approvals {
-		if a.call.ref.ID == id && !a.decided {
-			return a
-		}
+	w := r.waiting()
+	if i := slices.IndexFunc(w, func(a *approval) bool { return a.call.ref.ID == id }); i >= 0 {
+		return w[i]
 	}
 	return nil
 }
@@ -139,11 +143,9 @@ func (r *run) validateDecision(p agent.ApproveToolPayload) error {
 	if outcome, ok := r.decided[id]; ok {
 		return fmt.Errorf("approve_tool: tool call %s was already decided (%s)", id, outcome)
 	}
-	waiting := make([]string, 0, len(r.approvals))
-	for _, a := range r.approvals {
-		if !a.decided {
-			waiting = append(waiting, a.call.ref.ID)
-		}
+	var waiting []string
+	for _, a := range r.waiting() {
+		waiting = append(waiting, a.call.ref.ID)
 	}
 	if len(waiting) == 0 {
 		return fmt.Errorf("approve_tool: tool call %s is not waiting for approval (no call is)", id)
@@ -210,15 +212,7 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 		r.endApprovalWait() // maxDuration passed in an earlier group of this step
 	}
 	done := func() bool {
-		if r.aborted || len(r.steering) > 0 || r.bud.endsWait {
-			return true
-		}
-		for _, a := range r.approvals {
-			if !a.decided {
-				return false
-			}
-		}
-		return true
+		return r.aborted || len(r.Steering) > 0 || r.bud.endsWait || len(r.waiting()) == 0
 	}
 	metrics.Enter(workflow.GetMetricsHandler(ctx), metrics.StateWaitingApproval)
 	var err error
@@ -254,7 +248,7 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 			}
 		case r.aborted:
 			r.decided[id] = "aborted"
-		case len(r.steering) > 0:
+		case len(r.Steering) > 0:
 			r.decided[id] = "skipped for a steer message"
 		case r.bud.endsWait:
 			r.decided[id] = "not run: the budget was reached"
@@ -270,7 +264,7 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 
 // endApprovalWait ends a pending approval wait for the reached budget.
 func (r *run) endApprovalWait() {
-	if slices.ContainsFunc(r.approvals, func(a *approval) bool { return !a.decided }) {
+	if len(r.waiting()) > 0 {
 		r.bud.endsWait = true
 	}
 }
@@ -291,26 +285,21 @@ func approvalWait(ms int64) string {
 // (Temporal UI, `temporal workflow metadata`).
 func (r *run) setApprovalDetails(ctx workflow.Context) {
 	var names []string
-	for _, a := range r.approvals {
-		if !a.decided {
-			names = append(names, a.call.ref.Name+" "+a.call.ref.ID)
-		}
+	for _, a := range r.waiting() {
+		names = append(names, a.call.ref.Name+" "+a.call.ref.ID)
 	}
 	if len(names) == 0 {
 		workflow.SetCurrentDetails(ctx, "")
 		return
 	}
 	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Waiting for approval of %s (turn %d): approve_tool {\"toolCallId\": ..., \"approved\": true|false}",
-		strings.Join(names, ", "), r.turn))
+		strings.Join(names, ", "), r.Turn))
 }
 
 // pendingApprovals is the state query's list of calls waiting.
 func (r *run) pendingApprovals() []agent.PendingApproval {
 	var out []agent.PendingApproval
-	for _, a := range r.approvals {
-		if a.decided {
-			continue
-		}
+	for _, a := range r.waiting() {
 		p := agent.PendingApproval{ToolCallID: a.call.ref.ID, ToolName: a.call.ref.Name, Args: a.call.ref.ArgsPreview, Why: a.call.why,
 			SessionScope: sessionScope(a.grant)}
 		if a.expiresAt != nil {

@@ -94,17 +94,17 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 	if err != nil {
 		return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: fmt.Sprintf("bash in session %s: %s", in.SessionID, rootMessage(err))})
 	}
-	r.leafID, r.messageCount, r.workspace, r.toolHost = b.LeafID, b.MessageCount, b.Workspace, b.ToolHost
+	r.LeafID, r.MessageCount, r.Workspace, r.ToolHost = b.LeafID, b.MessageCount, b.Workspace, b.ToolHost
 
 	entryID := r.newID()
-	actx, cancel := workflow.WithCancel(userBashOptions(ctx, in, r.toolHost, entryID))
+	actx, cancel := workflow.WithCancel(userBashOptions(ctx, in, r.ToolHost, entryID))
 	r.cancelTools = cancel
 	r.runningTools = []string{tools.Bash + " " + line.Cut(in.Command, 60)}
 	workflow.SetCurrentDetails(ctx, "Running user command: "+line.Cut(in.Command, 200))
 	var res activities.UserBashResult
 	err = workflow.ExecuteActivity(actx, activities.UserBashName, activities.UserBashInput{
-		SessionID: in.SessionID, EntryID: entryID, ParentID: r.leafID, Command: in.Command,
-		Workspace: r.workspace, TimeoutMs: in.TimeoutMs, ExcludeFromContext: in.ExcludeFromContext,
+		SessionID: in.SessionID, EntryID: entryID, ParentID: r.LeafID, Command: in.Command,
+		Workspace: r.Workspace, TimeoutMs: in.TimeoutMs, ExcludeFromContext: in.ExcludeFromContext,
 	}).Get(ctx, &res)
 	r.cancelTools, r.runningTools = nil, nil
 	cancel()
@@ -116,7 +116,7 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 	switch {
 	case err == nil:
 		r.advance(entryID)
-		r.messageCount++
+		r.MessageCount++
 		return r.endBash(ctx, BashResult{Status: agent.StatusCompleted, UserBashResult: res})
 	case cut == cutAborted || r.aborted:
 		// abort_bash: the activity recorded the output so far as
@@ -125,12 +125,12 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 		// id wins, so the activity's record stays).
 		msg := agent.Message{Role: agent.RoleBashExecution, Command: in.Command, Cancelled: true,
 			ExcludeFromContext: in.ExcludeFromContext, Timestamp: workflow.Now(ctx).UnixMilli()}
-		if _, rerr := r.record(ctx, session.Entry{Type: session.TypeMessage, ID: entryID, ParentID: r.leafID,
+		if _, rerr := r.record(ctx, session.Entry{Type: session.TypeMessage, ID: entryID, ParentID: r.LeafID,
 			Timestamp: workflow.Now(ctx).UTC(), Message: &msg}); rerr != nil {
 			return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: rerr.Error()})
 		}
 		r.advance(entryID)
-		r.messageCount++
+		r.MessageCount++
 		return r.endBash(ctx, BashResult{Status: agent.StatusCompleted,
 			UserBashResult: activities.UserBashResult{EntryID: entryID, Cancelled: true}})
 	}

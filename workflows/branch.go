@@ -17,16 +17,16 @@ import (
 // session's host, where the worktree is, in a context an abort does not
 // cancel: an aborted job's branch is the one a person wants to see.
 func (r *run) branchSummary(ctx workflow.Context) *agent.BranchSummary {
-	if !r.worktree {
+	if !r.Worktree {
 		return nil
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	actx := workflow.WithActivityOptions(dctx, placed(dctx, workflow.ActivityOptions{
-		ActivityID:          "branch-" + r.promptEntryID,
+		ActivityID:          "branch-" + r.PromptEntryID,
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         policy(time.Second, 3, activities.ErrTypeWorkspace),
 		Summary:             "worktree summary",
-	}, r.toolHost, r.in.Tools.HostWaitMs))
+	}, r.ToolHost, r.in.Tools.HostWaitMs))
 	var sum *agent.BranchSummary
 	if err := workflow.ExecuteActivity(actx, activities.WorktreeSummaryName, activities.WorktreeSummaryInput{SessionID: r.in.SessionID}).Get(dctx, &sum); err != nil {
 		workflow.GetLogger(ctx).Warn("branch of the worktree not summarised", "session", r.in.SessionID, "error", err.Error())

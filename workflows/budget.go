@@ -166,7 +166,7 @@ func (r *run) stopForBudget(ctx workflow.Context) step {
 	id := r.newID()
 	r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: id,
 		Message: &agent.Message{Role: agent.RoleAssistant, Provider: msg.Provider, Model: msg.Model}})
-	entry := session.Entry{Type: session.TypeMessage, ID: id, ParentID: r.leafID,
+	entry := session.Entry{Type: session.TypeMessage, ID: id, ParentID: r.LeafID,
 		Timestamp: workflow.Now(ctx).UTC(), Message: &msg}
 	if _, err := r.record(ctx, entry); err != nil {
 		return r.end(r.fail(ctx, err.Error()))

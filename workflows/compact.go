@@ -120,7 +120,7 @@ func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
 		return r.endCompact(ctx, CompactResult{Status: agent.StatusFailed,
 			Error: fmt.Sprintf("load session %s: %s", in.SessionID, rootMessage(err))})
 	}
-	r.leafID, r.messageCount = loaded.LeafID, loaded.MessageCount
+	r.LeafID, r.MessageCount = loaded.LeafID, loaded.MessageCount
 	if !loaded.Exists || loaded.LeafID == "" {
 		return r.endCompact(ctx, CompactResult{Status: agent.StatusCompleted, NothingToCompact: true})
 	}
@@ -143,7 +143,7 @@ func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
 func (r *run) endCompact(ctx workflow.Context, res CompactResult) (CompactResult, error) {
 	r.status = res.Status
 	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: res.Status, ErrorMessage: res.Error})
-	res.LeafID, res.Events, res.LastEvents = r.leafID, r.seq, r.lastEvents()
+	res.LeafID, res.Events, res.LastEvents = r.LeafID, r.seq, r.lastEvents()
 	switch res.Status {
 	case agent.StatusFailed:
 		return res, temporal.NewNonRetryableApplicationError(res.Error, ErrTypeCompactFailed, nil, res)

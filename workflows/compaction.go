@@ -32,7 +32,7 @@ func (r *run) compactionEnabled() bool { return r.in.Compaction.Enabled }
 // on, auto-continue is on, and this is not the overflow right after an
 // overflow compaction.
 func (r *run) overflowRecoveryPossible() bool {
-	return r.in.Compaction.Enabled && r.in.Compaction.AutoContinue && !r.overflowRecovered
+	return r.in.Compaction.Enabled && r.in.Compaction.AutoContinue && !r.OverflowRecovered
 }
 
 // checkCompaction is the overflow path of SPEC 1 and 9, reached only when
@@ -48,10 +48,10 @@ func (r *run) checkCompaction(ctx workflow.Context, res activities.CallModelResu
 	switch {
 	case !r.in.Compaction.Enabled:
 		return stop(compaction.OverflowCompactionDisabled)
-	case r.overflowRecovered:
+	case r.OverflowRecovered:
 		return stop(compaction.OverflowRecoveryFailed)
 	}
-	r.overflowRecovered = true
+	r.OverflowRecovered = true
 	// The error leaves the run context by not advancing the leaf; the
 	// session file keeps it. The compaction entry becomes its sibling.
 	willRetry := r.in.Compaction.AutoContinue
@@ -84,7 +84,7 @@ func (r *run) checkCompaction(ctx workflow.Context, res activities.CallModelResu
 // follow-up message that arrived meanwhile starts a new agent run
 // instead: nothing queued is lost at the end.
 func (r *run) completeTurn(ctx workflow.Context, res activities.CallModelResult) step {
-	r.overflowRecovered = false
+	r.OverflowRecovered = false
 	if r.thresholdReached(res.Usage) {
 		if out := r.compact(ctx, CompactionReasonThreshold, false); out.aborted {
 			return r.end(r.finishAborted(ctx))
@@ -94,7 +94,7 @@ func (r *run) completeTurn(ctx workflow.Context, res activities.CallModelResult)
 	// arrives later makes Temporal reject the completion and run the
 	// workflow task again with it.
 	if r.queuedTurnDue(ctx) {
-		r.turn++
+		r.Turn++
 		return stepModel
 	}
 	return r.end(r.complete(ctx, res.Text))
@@ -150,8 +150,8 @@ func (r *run) compact(ctx workflow.Context, reason string, willRetry bool) compa
 
 // applyCompaction makes the compaction entry the end of the run context.
 func (r *run) applyCompaction(res activities.SummarizeResult) {
-	r.leafID = res.EntryID
-	r.messageCount = res.MessageCount
+	r.LeafID = res.EntryID
+	r.MessageCount = res.MessageCount
 }
 
 func compactionResult(res activities.SummarizeResult) *agent.CompactionResult {
@@ -201,10 +201,7 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 			r.emitSummaryRetryEnd(ctx, events, chain.Decide(retry.Outcome{StopReason: string(agent.StopReasonAborted)}, retry.Classification{}, r.settings).End)
 			return compactOutcome{aborted: true}
 		}
-		o := retry.Outcome{
-			StopReason: string(res.StopReason), ErrorMessage: res.ErrorMessage, ErrorStatus: res.ErrorStatus,
-			ErrorType: res.ErrorType, ShouldRetry: res.ShouldRetry, RetryAfterMs: res.RetryAfterMs,
-		}
+		o := res.Outcome(res.StopReason)
 		d := chain.Decide(o, r.classify(ctx, o), r.settings)
 		events = r.manualCompaction
 		if !d.Retry {
@@ -248,9 +245,9 @@ func (r *run) summarizeOnce(ctx workflow.Context, entryID string, attempt int, c
 	r.cancelCall = cancel
 	cctx = modelOptions(cctx, r.in, fmt.Sprintf("compaction summary %s (attempt %d)", entryID, attempt+1), r.modelQueue(ctx))
 	err := workflow.ExecuteActivity(cctx, activities.SummarizeName, activities.SummarizeInput{
-		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: r.in.Model,
+		SessionID: r.in.SessionID, LeafID: r.LeafID, EntryID: entryID, Model: r.in.Model,
 		KeepRecentTokens: r.in.Compaction.KeepRecentTokens, CustomInstructions: custom, Attempt: attempt,
-		FaultsAt: r.faultsAt,
+		FaultsAt: r.FaultsAt,
 	}).Get(ctx, &res)
 	r.cancelCall = nil
 	cancel()
@@ -258,5 +255,5 @@ func (r *run) summarizeOnce(ctx workflow.Context, entryID string, attempt int, c
 		return res, ""
 	}
 	stop, msg, fatal := r.modelFailure(ctx, err, "summary call")
-	return activities.SummarizeResult{StopReason: stop, ErrorMessage: msg}, fatal
+	return activities.SummarizeResult{StopReason: stop, ModelError: activities.ModelError{ErrorMessage: msg}}, fatal
 }

@@ -47,20 +47,10 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 	if r.in.Continued != nil {
 		prev = r.in.Continued.Runs
 	}
-	next.Continued = &Carry{
-		LeafID: r.leafID, MessageCount: r.messageCount, Seq: r.seq, Turn: r.turn,
-		AutoRetry: r.settings.Enabled, OverflowRecovered: r.overflowRecovered,
-		Workspace: r.workspace, PromptEntryID: r.promptEntryID, FaultsAt: r.faultsAt, ToolHost: r.toolHost, Worktree: r.worktree,
-		ModelQueues: r.modelQueues,
-		PrevRunID:   workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
-		Steering: r.steering, FollowUps: r.followUps, FollowUpDue: r.followUpDue,
-		ToolCalls: r.toolCalls, SubAgents: r.subAgents,
-		FilesChanged: r.files, FilesChangedMore: r.filesMore,
-		FilesByBash: r.filesByBash, FilesBashNote: r.filesBashNote,
-	}
+	next.Continued = &Carry{loop: r.loop, Seq: r.seq, AutoRetry: r.settings.Enabled, Runs: prev + 1}
 	r.carryBudget(next.Continued)
 	workflow.GetLogger(ctx).Info("prompt continues as new", "session", r.in.SessionID,
-		"historyLength", workflow.GetInfo(ctx).GetCurrentHistoryLength(), "seq", r.seq, "turn", r.turn)
+		"historyLength", workflow.GetInfo(ctx).GetCurrentHistoryLength(), "seq", r.seq, "turn", r.Turn)
 	return PromptResult{}, workflow.NewContinueAsNewError(ctx, PromptWorkflowName, next)
 }
 

@@ -52,17 +52,8 @@ type DeleteSessionResult struct {
 	SessionID string `json:"sessionId"`
 	// Workspace is the deleted session's workspace (left in place).
 	Workspace string `json:"workspace,omitempty"`
-	// OutputsDir is the directory of full bash outputs that was removed
-	// ("" when the session had none).
-	OutputsDir string `json:"outputsDir,omitempty"`
-	// Worktree is the session's git worktree that was removed, Branch its
-	// branch, deleted with it, Repo, Unmerged and Tip what brings a
-	// forced delete's branch back (activities.DeleteSessionResult).
-	Worktree string `json:"worktree,omitempty"`
-	Branch   string `json:"branch,omitempty"`
-	Repo     string `json:"repo,omitempty"`
-	Unmerged int    `json:"unmerged,omitempty"`
-	Tip      string `json:"tip,omitempty"`
+	// The outputs directory, worktree and branch that were removed.
+	activities.DeleteSessionResult
 }
 
 // DeleteSession deletes a session (`starter session delete`): the full
@@ -99,12 +90,11 @@ func DeleteSession(ctx workflow.Context, in DeleteSessionInput) (DeleteSessionRe
 			fmt.Sprintf("unknown session %s", in.SessionID), ErrTypeUnknownSession, nil)
 	}
 
-	var res activities.DeleteSessionResult
+	res := DeleteSessionResult{SessionID: in.SessionID, Workspace: loaded.Workspace}
 	if err := workflow.ExecuteActivity(deleteOptions(ctx, loaded.Host, in.HostWaitMs), activities.DeleteSessionName,
-		activities.DeleteSessionInput{SessionID: in.SessionID, Workspace: loaded.Workspace, Force: in.Force}).Get(ctx, &res); err != nil {
+		activities.DeleteSessionInput{SessionID: in.SessionID, Workspace: loaded.Workspace, Force: in.Force}).Get(ctx, &res.DeleteSessionResult); err != nil {
 		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("delete session %s: %s", in.SessionID, rootMessage(err)), ErrTypeDeleteFailed, nil)
 	}
-	return DeleteSessionResult{SessionID: in.SessionID, Workspace: loaded.Workspace, OutputsDir: res.OutputsDir,
-		Worktree: res.Worktree, Branch: res.Branch, Repo: res.Repo, Unmerged: res.Unmerged, Tip: res.Tip}, nil
+	return res, nil
 }

@@ -19,9 +19,7 @@ func (c fileCreds) Select(p, s string) (string, string, bool, error) {
 	return cr.ID, cr.Secret, ok, err
 }
 
-func (c fileCreds) MarkUsageLimitReached(p, s string, ms int64) (bool, string, error) {
-	return c.f.MarkUsageLimitReached(p, s, ms)
-}
+func (c fileCreds) Secrets() ([]string, error) { return c.f.Secrets() }
 
 func (c fileCreds) MarkUsageLimit(p, model, s string, ms int64) (activities.MarkUsageLimitResult, error) {
 	sw, err := c.f.MarkUsageLimit(p, model, s, ms)

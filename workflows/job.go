@@ -45,12 +45,12 @@ type jobKey struct {
 // jobKey is what the prompt does now (agent.Job* statuses), and its
 // counts. It reads fields only: Await evaluates it at every wait.
 func (r *run) jobKey() jobKey {
-	k := jobKey{status: agent.JobRunning, turn: r.turn, toolCalls: r.toolCalls,
+	k := jobKey{status: agent.JobRunning, turn: r.Turn, toolCalls: r.ToolCalls,
 		tokens: r.bud.spent.Tokens(), cost: r.bud.spent.CostUsd}
 	switch {
 	case r.compacting:
 		k.status = agent.JobCompacting
-	case r.waitingApproval():
+	case len(r.waiting()) > 0:
 		k.status = agent.JobApproval
 	case r.pending != nil:
 		k.status, k.until = agent.JobBackoff, r.pending.WakeAt
@@ -62,16 +62,6 @@ func (r *run) jobKey() jobKey {
 		k.status = agent.JobModel
 	}
 	return k
-}
-
-// waitingApproval says whether a tool call waits for approve_tool.
-func (r *run) waitingApproval() bool {
-	for _, a := range r.approvals {
-		if !a.decided {
-			return true
-		}
-	}
-	return false
 }
 
 // publishJob keeps the prompt's job memo current from a coroutine of its

@@ -99,7 +99,7 @@ func (r *run) modelStep(ctx workflow.Context) step {
 		r.lastUsage = res.Usage
 		return stepTools
 	}
-	r.emit(ctx, agent.Event{Type: agent.EventTurnEnd, Turn: r.turn, EntryID: res.EntryID, Message: view})
+	r.emit(ctx, agent.Event{Type: agent.EventTurnEnd, Turn: r.Turn, EntryID: res.EntryID, Message: view})
 	answered := !d.Retry && !overflow && !r.aborted &&
 		res.StopReason != agent.StopReasonAborted && res.StopReason != agent.StopReasonError
 	if answered && r.queuedTurnDue(ctx) {
@@ -156,7 +156,7 @@ func (r *run) modelStep(ctx workflow.Context) step {
 // compaction threshold (checked after every answer, so a long job runs
 // past the context window), and continue-as-new for long histories.
 func (r *run) boundaryStep(ctx workflow.Context) step {
-	r.overflowRecovered = false
+	r.OverflowRecovered = false
 	afterAnswer := r.answered
 	r.answered = false
 	if r.budgetReached() {
@@ -166,11 +166,11 @@ func (r *run) boundaryStep(ctx workflow.Context) step {
 	}
 	// agent.maxTurns stops a model that keeps calling tools; a turn that
 	// answers a steer or follow-up message is the user's.
-	if max := r.in.Agent.MaxTurns; max > 0 && r.turn >= max && !afterAnswer && len(r.steering) == 0 {
+	if max := r.in.Agent.MaxTurns; max > 0 && r.Turn >= max && !afterAnswer && len(r.Steering) == 0 {
 		r.closeAgent(ctx, false, agent.StopReasonToolUse, "")
 		return r.end(r.fail(ctx, fmt.Sprintf(MaxTurnsMessage, max)))
 	}
-	r.turn++
+	r.Turn++
 	if r.thresholdReached(r.lastUsage) {
 		if out := r.compact(ctx, CompactionReasonThreshold, true); out.aborted {
 			r.closeAgent(ctx, false, agent.StopReasonAborted, "")

@@ -31,8 +31,8 @@ func modelOptions(ctx workflow.Context, in PromptInput, summary, queue string) w
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           queue,
 		Priority:            priorityOf(in),
-		StartToCloseTimeout: in.modelTimeout(),
-		HeartbeatTimeout:    in.heartbeatTimeout(),
+		StartToCloseTimeout: msOr(in.ModelTimeoutMs, DefaultModelTimeout),
+		HeartbeatTimeout:    msOr(in.HeartbeatTimeoutMs, DefaultHeartbeatTimeout),
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 		WaitForCancellation: true,
 		Summary:             summary,
@@ -44,7 +44,7 @@ func modelOptions(ctx workflow.Context, in PromptInput, summary, queue string) w
 // calls (a fact recorded in history, so replays route alike; runs from
 // before it never set it), else "" (the prompt's queue).
 func (r *run) modelQueue(ctx workflow.Context) string {
-	if !r.modelQueues {
+	if !r.ModelQueues {
 		return ""
 	}
 	return activities.ModelQueue(workflow.GetInfo(ctx).TaskQueueName, r.in.Model.Provider)
@@ -78,17 +78,17 @@ func localOptions(ctx workflow.Context) workflow.Context {
 func placed(ctx workflow.Context, opts workflow.ActivityOptions, host string, waitMs int64) workflow.ActivityOptions {
 	if host != "" {
 		opts.TaskQueue = activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, host)
-		opts.ScheduleToStartTimeout = hostWaitOf(waitMs)
+		opts.ScheduleToStartTimeout = msOr(waitMs, DefaultHostWait)
 	}
 	return opts
 }
 
-// hostWaitOf is tools.hostWaitMs or its default.
-func hostWaitOf(ms int64) time.Duration {
+// msOr is a duration setting of ms milliseconds, or def when it is 0.
+func msOr(ms int64, def time.Duration) time.Duration {
 	if ms > 0 {
 		return time.Duration(ms) * time.Millisecond
 	}
-	return DefaultHostWait
+	return def
 }
 
 // toolOptions are the activity options of one tool call: a deterministic
@@ -97,15 +97,15 @@ func hostWaitOf(ms int64) time.Duration {
 // A call that waited out its host wait is scheduled again under a new id
 // and a longer wait (hostWait).
 func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
-	id := "tool-" + c.resultID + "-" + sanitizeID(c.ref.ID)
+	id := "tool-" + c.resultID + "-" + idChars(c.ref.ID, 64, "_-")
 	opts := placed(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: c.spec.CallTimeout(c.ref.TimeoutSec, r.in.Tools.BashTimeoutMs),
-		HeartbeatTimeout:    r.in.heartbeatTimeout(),
+		HeartbeatTimeout:    msOr(r.in.HeartbeatTimeoutMs, DefaultHeartbeatTimeout),
 		RetryPolicy:         policy(time.Second, c.spec.Attempts, activities.ErrTypeBadInput, activities.ErrTypeWorkspace),
 		WaitForCancellation: true,
 		Summary:             line.Cut(c.ref.Name+" "+c.ref.Summary, 120),
-	}, r.toolHost, r.in.Tools.HostWaitMs)
-	if r.toolHost != "" && c.waits > 0 {
+	}, r.ToolHost, r.in.Tools.HostWaitMs)
+	if r.ToolHost != "" && c.waits > 0 {
 		id += fmt.Sprintf("-wait%d", c.waits)
 		opts.ScheduleToStartTimeout = hostWait(opts.ScheduleToStartTimeout, c.waits)
 	}
@@ -134,7 +134,7 @@ func userBashOptions(ctx workflow.Context, in BashInput, host, entryID string) w
 	return workflow.WithActivityOptions(ctx, placed(ctx, workflow.ActivityOptions{
 		ActivityID:          "bash-" + entryID,
 		StartToCloseTimeout: tools.SpecOf(tools.Bash).CallTimeout(0, in.TimeoutMs),
-		HeartbeatTimeout:    PromptInput{HeartbeatTimeoutMs: in.HeartbeatTimeoutMs}.heartbeatTimeout(),
+		HeartbeatTimeout:    msOr(in.HeartbeatTimeoutMs, DefaultHeartbeatTimeout),
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 		WaitForCancellation: true,
 		Summary:             line.Cut(tools.Bash+" "+in.Command, 120),

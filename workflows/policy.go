@@ -50,7 +50,7 @@ func (r *run) policy(ctx workflow.Context) *toolpolicy.Policy {
 
 // policyCall is what the policy sees of a call.
 func (r *run) policyCall(c *toolCall) toolpolicy.Call {
-	pc := toolpolicy.Call{Tool: c.ref.Name, Workspace: r.workspace, Cut: c.ref.PolicyArgCut}
+	pc := toolpolicy.Call{Tool: c.ref.Name, Workspace: r.Workspace, Cut: c.ref.PolicyArgCut}
 	if c.spec.Command {
 		pc.Command = c.ref.PolicyArg
 	} else {

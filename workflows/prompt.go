@@ -83,31 +83,21 @@ func (r *run) classify(ctx workflow.Context, o retry.Outcome) retry.Classificati
 // carried state instead.
 func (r *run) begin(ctx workflow.Context) error {
 	if c := r.in.Continued; c != nil {
-		r.leafID, r.messageCount, r.seq, r.turn = c.LeafID, c.MessageCount, c.Seq, c.Turn
-		r.firstSeq = c.Seq
+		r.loop, r.seq, r.firstSeq = c.loop, c.Seq, c.Seq
 		r.settings.Enabled = c.AutoRetry
-		r.overflowRecovered = c.OverflowRecovered
-		r.workspace = c.Workspace
-		r.promptEntryID, r.faultsAt = c.PromptEntryID, c.FaultsAt
-		r.toolHost, r.worktree = c.ToolHost, c.Worktree
-		r.modelQueues = c.ModelQueues
-		r.steering, r.followUps, r.followUpDue = c.Steering, c.FollowUps, c.FollowUpDue
-		r.toolCalls, r.subAgents = c.ToolCalls, c.SubAgents
-		r.files, r.filesMore = c.FilesChanged, c.FilesChangedMore
-		r.filesByBash, r.filesBashNote = c.FilesByBash, c.FilesBashNote
 		r.agentRunning = true
 		return nil
 	}
-	r.turn = 1
+	r.Turn = 1
 	user := agent.TextMessage(agent.RoleUser, r.in.Message)
 	user.Content = append(user.Content, r.in.Images...)
 	user.Timestamp = workflow.Now(ctx).UnixMilli()
 	userID := r.newID()
-	r.promptEntryID = userID
+	r.PromptEntryID = userID
 	var b activities.BeginPromptResult
 	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
 		SessionID: r.in.SessionID, Workspace: r.in.Workspace, Worktree: r.in.Worktree, UserEntryID: userID,
-		ParentSession: r.parentSession(), ToolHost: r.parentHost(),
+		ParentSession: r.parent().SessionID, ToolHost: r.parent().ToolHost,
 		Message: r.in.Message, Images: r.in.Images, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
 		Faults: r.in.Model.Faults, SummaryFaults: r.in.Model.SummaryFaults,
 		// Always: the session's recorded budget (adoptSessionSettings)
@@ -121,12 +111,12 @@ func (r *run) begin(ctx workflow.Context) error {
 	if len(r.in.Model.Faults)+len(r.in.Model.SummaryFaults) > 0 {
 		// Kept beside the session now: model calls and the next
 		// run's input name them rather than carry them.
-		r.faultsAt = userID
+		r.FaultsAt = userID
 		r.in.Model.Faults, r.in.Model.SummaryFaults = nil, nil
 	}
-	r.leafID, r.messageCount, r.workspace, r.warnings = b.LeafID, b.MessageCount, b.Workspace, b.Warnings
-	r.toolHost, r.worktree = b.ToolHost, b.Worktree
-	r.modelQueues = b.ModelQueues
+	r.LeafID, r.MessageCount, r.Workspace, r.warnings = b.LeafID, b.MessageCount, b.Workspace, b.Warnings
+	r.ToolHost, r.Worktree = b.ToolHost, b.Worktree
+	r.ModelQueues = b.ModelQueues
 	if b.SessionSpent != nil {
 		r.bud.before = *b.SessionSpent
 	}
@@ -150,7 +140,7 @@ func (r *run) openTurn(ctx workflow.Context) {
 		r.agentRunning = true
 		r.emit(ctx, agent.Event{Type: agent.EventAgentStart})
 	}
-	r.emit(ctx, agent.Event{Type: agent.EventTurnStart, Turn: r.turn})
+	r.emit(ctx, agent.Event{Type: agent.EventTurnStart, Turn: r.Turn})
 	if u := r.pendingUser; u != nil {
 		r.pendingUser = nil
 		r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: u.EntryID, Message: u.Message})
@@ -255,12 +245,12 @@ func (r *run) callModel(ctx workflow.Context) (activities.CallModelResult, *agen
 	r.cancelCall = cancel
 	r.streaming = true
 	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Calling model %s/%s (turn %d, entry %s)",
-		r.in.Model.Provider, r.in.Model.Name, r.turn, entryID))
-	cctx = modelOptions(cctx, r.in, modelCallSummary(r.in.Model, r.turn, entryID), r.modelQueue(ctx))
+		r.in.Model.Provider, r.in.Model.Name, r.Turn, entryID))
+	cctx = modelOptions(cctx, r.in, modelCallSummary(r.in.Model, r.Turn, entryID), r.modelQueue(ctx))
 	var res activities.CallModelResult
 	err := workflow.ExecuteActivity(cctx, activities.CallModelName, activities.CallModelInput{
-		SessionID: r.in.SessionID, LeafID: r.leafID, EntryID: entryID, Model: r.in.Model,
-		Tools: r.in.Tools.Enabled, PromptEntryID: r.promptEntryID, FaultsAt: r.faultsAt,
+		SessionID: r.in.SessionID, LeafID: r.LeafID, EntryID: entryID, Model: r.in.Model,
+		Tools: r.in.Tools.Enabled, PromptEntryID: r.PromptEntryID, FaultsAt: r.FaultsAt,
 	}).Get(ctx, &res)
 	r.cancelCall, r.streaming = nil, false
 	cancel()
@@ -305,7 +295,7 @@ func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activ
 	}
 	msg := agent.Message{Role: agent.RoleAssistant, Provider: r.in.Model.Provider, Model: r.in.Model.Name,
 		StopReason: res.StopReason, ErrorMessage: res.ErrorMessage, Timestamp: workflow.Now(ctx).UnixMilli()}
-	entry := session.Entry{Type: session.TypeMessage, ID: entryID, ParentID: r.leafID,
+	entry := session.Entry{Type: session.TypeMessage, ID: entryID, ParentID: r.LeafID,
 		Timestamp: workflow.Now(ctx).UTC(), Message: &msg}
 	rec, werr := r.record(ctx, entry)
 	if werr != nil {
@@ -343,34 +333,38 @@ func (r *run) record(ctx workflow.Context, entry session.Entry) (activities.Reco
 
 // advance makes entryID the end of the run context.
 func (r *run) advance(entryID string) {
-	r.leafID = entryID
-	r.messageCount++
+	r.LeafID = entryID
+	r.MessageCount++
 }
 
 func (r *run) outcome(res activities.CallModelResult) retry.Outcome {
-	o := retry.Outcome{
-		StopReason:    string(res.StopReason),
-		ErrorMessage:  res.ErrorMessage,
-		ErrorStatus:   res.ErrorStatus,
-		ErrorType:     res.ErrorType,
-		ShouldRetry:   res.ShouldRetry,
-		RetryAfterMs:  res.RetryAfterMs,
-		ContextWindow: r.in.Model.ContextWindow,
-	}
+	o := res.Outcome(res.StopReason)
+	o.ContextWindow = r.in.Model.ContextWindow
 	if res.Usage != nil {
 		o.InputTokens, o.CacheReadTokens = res.Usage.Input, res.Usage.CacheRead
 	}
 	return o
 }
 
+// closePrompt ends the prompt with status: it hands back the messages
+// still queued (reason says why they were not delivered), emits prompt_end
+// (with errMsg, for people and clients) and returns the result, with
+// where a --worktree session's branch stands.
+func (r *run) closePrompt(ctx workflow.Context, status, errMsg, reason string) PromptResult {
+	r.status = status
+	back := r.handBack(ctx, reason)
+	wt := r.branchSummary(ctx)
+	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: status, ErrorMessage: errMsg,
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
+	return r.account(PromptResult{Status: status, Error: errMsg, LeafID: r.LeafID, Events: r.seq, LastEvents: r.lastEvents(),
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
+}
+
 func (r *run) complete(ctx workflow.Context, text string) (PromptResult, error) {
 	workflow.SetCurrentDetails(ctx, "")
-	r.status = agent.StatusCompleted
-	back := r.handBack(ctx, ReasonPromptEnded)
-	wt := r.branchSummary(ctx)
-	r.emit(ctx, promptEnd(r.status, "", back, wt))
-	return r.account(PromptResult{Status: r.status, Text: text, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt}), nil
+	res := r.closePrompt(ctx, agent.StatusCompleted, "", ReasonPromptEnded)
+	res.Text = text
+	return res, nil
 }
 
 func (r *run) fail(ctx workflow.Context, msg string) (PromptResult, error) {
@@ -381,12 +375,7 @@ func (r *run) fail(ctx workflow.Context, msg string) (PromptResult, error) {
 // not delivered.
 func (r *run) failFor(ctx workflow.Context, msg, reason string) (PromptResult, error) {
 	workflow.SetCurrentDetails(ctx, "Failed: "+line.Cut(msg, 200))
-	r.status = agent.StatusFailed
-	back := r.handBack(ctx, reason)
-	wt := r.branchSummary(ctx)
-	r.emit(ctx, promptEnd(r.status, msg, back, wt))
-	res := r.account(PromptResult{Status: r.status, Error: msg, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
+	res := r.closePrompt(ctx, agent.StatusFailed, msg, reason)
 	return res, temporal.NewNonRetryableApplicationError(msg, ErrTypePromptFailed, nil, res)
 }
 
@@ -403,12 +392,8 @@ func (r *run) failCancelled(ctx workflow.Context, msg string) (PromptResult, err
 // cancelled through Temporal (UI, `temporal workflow cancel`) or by the
 // abort signal.
 func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
-	r.status = agent.StatusAborted
-	back := r.handBack(ctx, ReasonPromptAborted)
-	wt := r.branchSummary(ctx)
-	r.emit(ctx, promptEnd(r.status, "", back, wt))
-	res := r.account(PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
+	res := r.closePrompt(ctx, agent.StatusAborted, "", ReasonPromptAborted)
+	res.Error = "prompt aborted"
 	workflow.SetCurrentDetails(ctx, "Aborted by the user")
 	return res, temporal.NewCanceledError(res)
 }

@@ -491,9 +491,11 @@ func (brokenCreds) Select(string, string) (string, string, bool, error) {
 	return "", "", false, errors.New("auth.json is readable by others; run chmod 600")
 }
 
-func (brokenCreds) MarkUsageLimitReached(string, string, int64) (bool, string, error) {
-	return false, "", nil
+func (brokenCreds) MarkUsageLimit(string, string, string, int64) (activities.MarkUsageLimitResult, error) {
+	return activities.MarkUsageLimitResult{}, nil
 }
+
+func (brokenCreds) Secrets() ([]string, error) { return nil, nil }
 
 // An unusable credential store is not a network failure: the prompt fails
 // at once with the store's message instead of retrying.

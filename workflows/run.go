@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
-	"strings"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -20,39 +19,23 @@ type run struct {
 	in PromptInput
 	// spec gives the spec of a tool by name (the tool-call dispatch).
 	spec func(string) tools.Spec
-	// promptEntryID is the user message that started the prompt (carried
-	// across continue-as-new).
-	promptEntryID string
+	// loop is the state a continued run carries (Carry).
+	loop
 	// sessionSettingsNote says which of the sender's settings the
 	// session's replaced (adoptSessionSettings), until emitted.
 	sessionSettingsNote string
-	// faultsAt is where BeginPrompt keeps the prompt's fault scripts
-	// beside the session ("": none kept; carried across continue-as-new).
-	faultsAt string
-	// toolHost is the worker host that holds the session's workspace when
-	// tools are placed by host ("": any worker runs the tools);
-	// waitingHost is set while a tool call waits for it.
-	toolHost, waitingHost string
-	// worktree: the session works in a git worktree of its own, so its
-	// prompt_end says where the branch stands (branchSummary).
-	worktree bool
-	settings retry.Settings
-	chain    retry.Chain
+	// waitingHost is set while a tool call waits for ToolHost.
+	waitingHost string
+	settings    retry.Settings
+	chain       retry.Chain
 
 	eventLog
 
-	// turn numbers the model turns of the prompt from 1.
-	turn int
 	// agentRunning is true between agent_start and agent_end.
 	agentRunning bool
 	// pendingUser is the user message's message_end, emitted once the
 	// first turn has started.
 	pendingUser *agent.Event
-	// workspace is the session's workspace (from its header).
-	workspace string
-	// modelQueues: model calls go to the provider's model queue
-	// (activities.ModelQueue), as BeginPrompt said.
-	modelQueues bool
 	// warnings are the session reader's warnings, for the state query.
 	warnings []string
 	// batch is the answer whose tool calls run next; batchView its
@@ -63,35 +46,22 @@ type run struct {
 	// threshold check between turns).
 	lastUsage *agent.Usage
 	// runningTools names the tool calls in flight, for the state query;
-	// toolCalls counts the tool calls started in this prompt (job memo),
-	// subAgents its sub-agents (subagent.go); taskShare is how many
-	// task calls of the group being started share the budget left
-	// (subagent.go).
+	// taskShare is how many task calls of the group being started share
+	// the budget left (subagent.go).
 	runningTools []string
-	toolCalls    int
-	subAgents    int
 	taskShare    int
-	// files and filesMore are the files changed (subagent.go);
-	// filesByBash says bash calls' changes are among them, filesBashNote
-	// why some bash call's are not known.
-	files         []string
-	filesMore     int
-	filesByBash   bool
-	filesBashNote string
 	// cancelTools cancels the tool calls in flight (nil when none).
 	cancelTools workflow.CancelFunc
 
 	endRes PromptResult
 	endErr error
 
-	leafID       string
-	idPrefix     string
-	nextID       int
-	messageCount int
-	status       string
-	streaming    bool
-	compacting   bool
-	pending      *agent.PendingRetry
+	idPrefix   string
+	nextID     int
+	status     string
+	streaming  bool
+	compacting bool
+	pending    *agent.PendingRetry
 	// manualCompaction: the run is a Compact workflow, whose summary
 	// retries emit auto_retry events (changeSummaryRetryEvents).
 	manualCompaction bool
@@ -101,20 +71,12 @@ type run struct {
 	cancelTimer workflow.CancelFunc
 	cancelCall  workflow.CancelFunc
 	aborted     bool
-	// overflowRecovered is set by an overflow compaction and cleared by a
-	// successful answer: a second overflow in between fails the prompt.
-	overflowRecovered bool
 
-	// steering and followUps are the queued steer and follow_up messages,
-	// oldest first (steer.go). followUpDue says the loop would have ended:
-	// the next model step delivers follow-ups. answered says the next
-	// turn boundary follows an answer, not tool calls (agent.maxTurns
-	// does not apply). deliveredUsers are the message_end events of the
-	// messages delivered for the next turn.
-	steering, followUps []string
-	followUpDue         bool
-	answered            bool
-	deliveredUsers      []agent.Event
+	// answered says the next turn boundary follows an answer, not tool
+	// calls (agent.maxTurns does not apply). deliveredUsers are the
+	// message_end events of the messages delivered for the next turn.
+	answered       bool
+	deliveredUsers []agent.Event
 	// approvals are the calls of the running group that asked for
 	// approval (approval.go); decided maps the ids decided in this run to
 	// their outcome, so a late approve_tool is told what happened.
@@ -147,21 +109,7 @@ func stableIDPrefix(ctx workflow.Context) string {
 	info := workflow.GetInfo(ctx)
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(info.WorkflowExecution.RunID + "\x00" + strconv.FormatInt(info.WorkflowStartTime.UnixNano(), 10)))
-	return runIDStart(info.WorkflowExecution.RunID) + fmt.Sprintf("%08x", h.Sum32())
-}
-
-// runIDStart returns the first eight letters and digits of a run id.
-func runIDStart(runID string) string {
-	var b strings.Builder
-	for _, r := range runID {
-		if b.Len() == 8 {
-			break
-		}
-		if (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return idChars(info.WorkflowExecution.RunID, 8, "") + fmt.Sprintf("%08x", h.Sum32())
 }
 
 // newID returns the next entry id of this prompt run (deterministic),
@@ -202,11 +150,11 @@ func (r *run) fullState() agent.State {
 		RetryAttempt:          r.chain.Attempt,
 		IsStreaming:           r.streaming,
 		IsCompacting:          r.compacting,
-		MessageCount:          r.messageCount,
+		MessageCount:          r.MessageCount,
 		LastSeq:               r.seq,
-		Turn:                  r.turn,
-		Workspace:             r.workspace,
-		ToolHost:              r.toolHost,
+		Turn:                  r.Turn,
+		Workspace:             r.Workspace,
+		ToolHost:              r.ToolHost,
 		WaitingForHost:        r.waitingHost,
 		Warnings:              r.warnings,
 	}

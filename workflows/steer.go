@@ -39,9 +39,9 @@ func (r *run) receiveMessage(ctx workflow.Context, c workflow.ReceiveChannel, na
 		return true
 	}
 	if name == agent.SignalSteer {
-		r.steering = append(r.steering, p.Message)
+		r.Steering = append(r.Steering, p.Message)
 	} else {
-		r.followUps = append(r.followUps, p.Message)
+		r.FollowUps = append(r.FollowUps, p.Message)
 	}
 	return true
 }
@@ -60,7 +60,7 @@ func (r *run) drainMessages(ctx workflow.Context) {
 // steer message waits: the tool calls not started yet are skipped.
 func (r *run) steerQueued(ctx workflow.Context) bool {
 	r.drainSignals(ctx)
-	return len(r.steering) > 0
+	return len(r.Steering) > 0
 }
 
 // queuedTurnDue is asked when the loop would end with an answer: after
@@ -72,17 +72,17 @@ func (r *run) queuedTurnDue(ctx workflow.Context) bool {
 	switch {
 	case r.aborted:
 		return false
-	case len(r.steering) > 0:
+	case len(r.Steering) > 0:
 		return true
-	case len(r.followUps) > 0:
-		r.followUpDue = true
+	case len(r.FollowUps) > 0:
+		r.FollowUpDue = true
 		return true
 	}
 	return false
 }
 
 // pendingMessageCount is the state query's pendingMessageCount.
-func (r *run) pendingMessageCount() int { return len(r.steering) + len(r.followUps) }
+func (r *run) pendingMessageCount() int { return len(r.Steering) + len(r.FollowUps) }
 
 // Why a queued message did not reach the model (UndeliveredMessage.Reason).
 const (
@@ -105,23 +105,16 @@ func (r *run) handBack(ctx workflow.Context, reason string) []agent.UndeliveredM
 	for _, q := range []struct {
 		kind string
 		msgs []string
-	}{{agent.SignalSteer, r.steering}, {agent.SignalFollowUp, r.followUps}} {
+	}{{agent.SignalSteer, r.Steering}, {agent.SignalFollowUp, r.FollowUps}} {
 		for _, text := range q.msgs {
 			out = append(out, agent.UndeliveredMessage{Kind: q.kind, Text: text, Reason: reason})
 		}
 	}
-	r.steering, r.followUps, r.followUpDue = nil, nil, false
+	r.Steering, r.FollowUps, r.FollowUpDue = nil, nil, false
 	if len(out) > 0 {
 		workflow.GetLogger(ctx).Warn("prompt ended with queued messages not delivered", "session", r.in.SessionID, "count", len(out), "reason", reason)
 	}
 	return out
-}
-
-// promptEnd is the prompt_end event of status carrying undelivered and,
-// for a --worktree session, where its branch stands.
-func promptEnd(status, errMsg string, undelivered []agent.UndeliveredMessage, wt *agent.BranchSummary) agent.Event {
-	return agent.Event{Type: agent.EventPromptEnd, Status: status, ErrorMessage: errMsg,
-		Undelivered: agent.UndeliveredTexts(undelivered), UndeliveredMessages: undelivered, Worktree: wt}
 }
 
 // queueMode returns mode or its default, one-at-a-time (as the terminal
@@ -140,14 +133,14 @@ func queueMode(mode string) string {
 // turn_start (openTurn).
 func (r *run) deliverQueued(ctx workflow.Context) error {
 	r.drainMessages(ctx)
-	queue, mode := &r.steering, r.in.Agent.SteeringMode
-	if len(r.steering) == 0 {
-		if !r.followUpDue {
+	queue, mode := &r.Steering, r.in.Agent.SteeringMode
+	if len(r.Steering) == 0 {
+		if !r.FollowUpDue {
 			return nil
 		}
-		queue, mode = &r.followUps, r.in.Agent.FollowUpMode
+		queue, mode = &r.FollowUps, r.in.Agent.FollowUpMode
 	}
-	r.followUpDue = false
+	r.FollowUpDue = false
 	n := len(*queue)
 	if queueMode(mode) == agent.QueueModeOneAtATime && n > 1 {
 		n = 1
@@ -156,7 +149,7 @@ func (r *run) deliverQueued(ctx workflow.Context) error {
 		user := agent.TextMessage(agent.RoleUser, (*queue)[0])
 		user.Timestamp = workflow.Now(ctx).UnixMilli()
 		id := r.newID()
-		entry := session.Entry{Type: session.TypeMessage, ID: id, ParentID: r.leafID,
+		entry := session.Entry{Type: session.TypeMessage, ID: id, ParentID: r.LeafID,
 			Timestamp: workflow.Now(ctx).UTC(), Message: &user}
 		if _, err := r.record(ctx, entry); err != nil {
 			return err

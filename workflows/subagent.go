@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -58,7 +59,7 @@ type SubAgentInput struct {
 func SubAgentSessionID(parentSession, resultEntryID, toolCallID string) string {
 	h := fnv.New32a()
 	h.Write([]byte(parentSession + "\x00" + resultEntryID + "\x00" + toolCallID))
-	call := sanitizeID(toolCallID)
+	call := idChars(toolCallID, 64, "_-")
 	if len(call) > 24 {
 		call = call[:24]
 	}
@@ -148,7 +149,7 @@ func subAgentAnswer(sessionID, description string, res *PromptResult, err error,
 		if res.Status == agent.StatusAborted {
 			head = "The sub-agent was aborted before it answered."
 		} else {
-			head = "The sub-agent failed: " + firstNonEmpty(res.Error, appErr.Message())
+			head = "The sub-agent failed: " + cmp.Or(res.Error, appErr.Message())
 		}
 	default:
 		head = "The sub-agent failed: " + rootMessage(err)
@@ -188,13 +189,6 @@ func filesText(what, where string, files []string, more int) string {
 		t += fmt.Sprintf(" and %d more", more)
 	}
 	return t
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // spendText says what a sub-agent spent, in a few words.
@@ -242,30 +236,13 @@ func recordSubAgentResult(ctx workflow.Context, call activities.RunToolInput, te
 // isTask says whether the call runs as a sub-agent.
 func isTask(c *toolCall) bool { return c.spec.Kind == tools.KindSubAgent }
 
-// depth is the prompt's sub-agent depth (0: a prompt a user started).
-func (r *run) depth() int {
+// parent is the task call this prompt runs for (zero: a prompt a user
+// started, at depth 0, with no parent session or host).
+func (r *run) parent() SubAgentParent {
 	if r.in.Parent == nil {
-		return 0
+		return SubAgentParent{}
 	}
-	return r.in.Parent.Depth
-}
-
-// parentSession is the session whose task call started this prompt's
-// session ("": none).
-func (r *run) parentSession() string {
-	if r.in.Parent == nil {
-		return ""
-	}
-	return r.in.Parent.SessionID
-}
-
-// parentHost is the tool host of the parent's session ("": none, or not
-// a sub-agent).
-func (r *run) parentHost() string {
-	if r.in.Parent == nil {
-		return ""
-	}
-	return r.in.Parent.ToolHost
+	return *r.in.Parent
 }
 
 // maxConcurrentTasks is agent.subagents.maxConcurrent.
@@ -277,12 +254,12 @@ func (r *run) maxConcurrentTasks() int { return r.in.Agent.SubAgents.Limits().Ma
 func (r *run) subAgentRefusal() string {
 	lim := r.in.Agent.SubAgents.Limits()
 	switch {
-	case r.depth() >= lim.MaxDepth:
-		return fmt.Sprintf(SubAgentDepthMessage, r.depth(), lim.MaxDepth)
+	case r.parent().Depth >= lim.MaxDepth:
+		return fmt.Sprintf(SubAgentDepthMessage, r.parent().Depth, lim.MaxDepth)
 	case !slices.Contains(r.in.Tools.Enabled, tools.Task):
 		// As RunTool answers a call of a tool that is not enabled.
 		return fmt.Sprintf("Tool %q is not enabled for this session (tools.enabled: %s)", tools.Task, strings.Join(r.in.Tools.Enabled, ", "))
-	case r.subAgents >= lim.MaxTotal:
+	case r.SubAgents >= lim.MaxTotal:
 		return fmt.Sprintf(SubAgentTotalMessage, lim.MaxTotal)
 	case r.budgetReached():
 		return fmt.Sprintf(SubAgentBudgetMessage, r.bud.reached)
@@ -299,11 +276,11 @@ func (r *run) subAgentInput(ctx workflow.Context, call activities.RunToolInput, 
 	p := r.in
 	p.SessionID = c.subSession
 	p.Message, p.Images, p.Continued = "", nil, nil
-	p.Workspace, p.Worktree = r.workspace, ""
+	p.Workspace, p.Worktree = r.Workspace, ""
 	p.Model.Faults, p.Model.SummaryFaults = nil, nil
 	p.Approval.Grants = nil
 	p.Budget = r.childBudget(ctx)
-	p.Parent = &SubAgentParent{SessionID: r.in.SessionID, ToolCallID: c.ref.ID, Depth: r.depth() + 1, ToolHost: r.toolHost}
+	p.Parent = &SubAgentParent{SessionID: r.in.SessionID, ToolCallID: c.ref.ID, Depth: r.parent().Depth + 1, ToolHost: r.ToolHost}
 	// Delegated work: its model calls give way to interactive prompts'
 	// (priority.go).
 	p.Origin = OriginDelegated
@@ -320,7 +297,7 @@ func (r *run) tasksStarting(group []*toolCall, skip bool) int {
 			n++
 		}
 	}
-	return max(1, min(n, r.in.Agent.SubAgents.Limits().MaxTotal-r.subAgents))
+	return max(1, min(n, r.in.Agent.SubAgents.Limits().MaxTotal-r.SubAgents))
 }
 
 // childBudget is a sub-agent's prompt budget: its share of what is left
@@ -337,8 +314,8 @@ func (r *run) childBudget(ctx workflow.Context) agent.BudgetLimits {
 	lim, spent := r.in.Budget, r.bud.spent
 	all := r.bud.before.Plus(spent)
 	var out agent.BudgetLimits
-	out.MaxTokens = tighter(leftTokens(lim.MaxTokens, spent.Tokens()), leftTokens(lim.SessionMaxTokens, all.Tokens()))
-	out.MaxCostUsd = tighter(leftUsd(lim.MaxCostUsd, spent.CostUsd), leftUsd(lim.SessionMaxCostUsd, all.CostUsd))
+	out.MaxTokens = tighter(remaining(lim.MaxTokens, spent.Tokens(), 1), remaining(lim.SessionMaxTokens, all.Tokens(), 1))
+	out.MaxCostUsd = tighter(remaining(lim.MaxCostUsd, spent.CostUsd, 0.000001), remaining(lim.SessionMaxCostUsd, all.CostUsd, 0.000001))
 	if ms := lim.MaxDurationMs; ms > 0 {
 		left := r.bud.startedAt.Add(time.Duration(ms) * time.Millisecond).Sub(workflow.Now(ctx))
 		out.MaxDurationMs = max(1, left.Milliseconds())
@@ -352,20 +329,13 @@ func (r *run) childBudget(ctx workflow.Context) agent.BudgetLimits {
 	return out
 }
 
-// leftTokens is what a limit leaves (0: no limit; at least 1 otherwise,
+// remaining is what a limit leaves (0: no limit; at least least otherwise,
 // since 0 would lift it).
-func leftTokens(limit, spent int64) int64 {
+func remaining[T int64 | float64](limit, spent, least T) T {
 	if limit <= 0 {
 		return 0
 	}
-	return max(1, limit-spent)
-}
-
-func leftUsd(limit, spent float64) float64 {
-	if limit <= 0 {
-		return 0
-	}
-	return max(0.000001, limit-spent)
+	return max(least, limit-spent)
 }
 
 // startSubAgent starts a task call's step and emits subagent_start: in a
@@ -373,7 +343,7 @@ func leftUsd(limit, spent float64) float64 {
 // whose future is the call's.
 func (r *run) startSubAgent(ctx, tctx workflow.Context, in activities.RunToolInput, c *toolCall) {
 	c.subSession = SubAgentSessionID(r.in.SessionID, c.resultID, c.ref.ID)
-	r.subAgents++
+	r.SubAgents++
 	sub := r.subAgentInput(ctx, in, c)
 	fut, set := workflow.NewFuture(tctx)
 	workflow.Go(tctx, func(gctx workflow.Context) {
@@ -391,25 +361,19 @@ func (r *run) endSubAgent(ctx workflow.Context, c *toolCall, err error) {
 	if c.subSession == "" {
 		return
 	}
-	usage := c.res.Usage
+	res := c.res // an aborted call's result is in the cancellation
 	var canceled *temporal.CanceledError
 	if err != nil && errors.As(err, &canceled) && canceled.HasDetails() {
-		var res activities.RunToolResult
-		if canceled.Details(&res) == nil {
-			usage = res.Usage
+		var d activities.RunToolResult
+		if canceled.Details(&d) == nil {
+			res = d
 		}
 	}
-	files, more := c.res.Files, c.res.FilesMore
-	if err != nil && errors.As(err, &canceled) && canceled.HasDetails() {
-		var res activities.RunToolResult
-		if canceled.Details(&res) == nil {
-			files, more = res.Files, res.FilesMore
-		}
-	}
-	for _, f := range files {
+	usage := res.Usage
+	for _, f := range res.Files {
 		r.addFileChanged(f)
 	}
-	r.filesMore += more
+	r.FilesChangedMore += res.FilesMore
 	r.emit(ctx, agent.Event{Type: agent.EventSubAgentEnd, ToolCallID: c.ref.ID, SessionID: c.subSession,
 		IsError: c.res.IsError || err != nil, Usage: usage})
 	if usage != nil {
@@ -435,9 +399,8 @@ func (r *run) countChildUsage(ctx workflow.Context, s agent.Spend) {
 // to its result.
 func (r *run) account(res PromptResult) PromptResult {
 	spent := r.bud.spent
-	res.Usage, res.Turns, res.ToolCalls = &spent, r.turn, r.toolCalls
-	res.FilesChanged, res.FilesChangedMore = r.files, r.filesMore
-	res.FilesByBash, res.FilesBashNote = r.filesByBash, r.filesBashNote
+	res.Usage, res.Turns, res.ToolCalls = &spent, r.Turn, r.ToolCalls
+	res.FileChanges = r.FileChanges
 	return res
 }
 
@@ -473,16 +436,16 @@ func (r *run) noteBashFiles(c *toolCall, err error) {
 		note = "a command ran on a worker that does not report them"
 	}
 	if note != "" {
-		if r.filesBashNote == "" {
-			r.filesBashNote = note
+		if r.FilesBashNote == "" {
+			r.FilesBashNote = note
 		}
 		return
 	}
-	r.filesByBash = true
+	r.FilesByBash = true
 	for _, f := range c.res.Files {
 		r.addFileChanged(f)
 	}
-	r.filesMore += c.res.FilesMore
+	r.FilesChangedMore += c.res.FilesMore
 }
 
 // noteFilesChanged notes the file a write or edit call changed.
@@ -503,8 +466,8 @@ func (r *run) noteFilesChanged(c *toolCall, err error) {
 
 // workspacePath is p relative to the workspace when it lies inside it.
 func (r *run) workspacePath(p string) string {
-	if filepath.IsAbs(p) && r.workspace != "" {
-		if rel, err := filepath.Rel(r.workspace, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if filepath.IsAbs(p) && r.Workspace != "" {
+		if rel, err := filepath.Rel(r.Workspace, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return rel
 		}
 	}
@@ -512,13 +475,13 @@ func (r *run) workspacePath(p string) string {
 }
 
 // addFileChanged adds a path to the files changed, once; past
-// MaxFilesChanged it counts it in filesMore.
+// MaxFilesChanged it counts it in FilesChangedMore.
 func (r *run) addFileChanged(p string) {
 	switch {
-	case slices.Contains(r.files, p):
-	case len(r.files) < MaxFilesChanged:
-		r.files = append(r.files, p)
+	case slices.Contains(r.FilesChanged, p):
+	case len(r.FilesChanged) < MaxFilesChanged:
+		r.FilesChanged = append(r.FilesChanged, p)
 	default:
-		r.filesMore++
+		r.FilesChangedMore++
 	}
 }

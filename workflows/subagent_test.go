@@ -544,15 +544,15 @@ func TestSubAgent_AccountListsFilesChanged(t *testing.T) {
 // SPEC 17.3: past MaxFilesChanged paths the account counts the rest
 // instead of listing them, so the result stays bounded.
 func TestSubAgent_FilesChangedBounded(t *testing.T) {
-	r := &run{workspace: "/w"}
+	r := &run{loop: loop{Workspace: "/w"}}
 	for i := range MaxFilesChanged + 3 {
 		r.addFileChanged(r.workspacePath(fmt.Sprintf("/w/d/f%02d.go", i)))
 		r.addFileChanged(fmt.Sprintf("d/f%02d.go", i)) // the same file, named relative
 	}
-	if len(r.files) != MaxFilesChanged || r.filesMore != 6 || r.files[0] != "d/f00.go" {
-		t.Fatalf("files %d (first %q), more %d: want %d listed and the 3 others (twice each) counted", len(r.files), r.files[0], r.filesMore, MaxFilesChanged)
+	if len(r.FilesChanged) != MaxFilesChanged || r.FilesChangedMore != 6 || r.FilesChanged[0] != "d/f00.go" {
+		t.Fatalf("files %d (first %q), more %d: want %d listed and the 3 others (twice each) counted", len(r.FilesChanged), r.FilesChanged[0], r.FilesChangedMore, MaxFilesChanged)
 	}
-	if got := filesText("files changed", "by write or edit", r.files[:2], 4); got != "files changed: d/f00.go, d/f01.go and 4 more" {
+	if got := filesText("files changed", "by write or edit", r.FilesChanged[:2], 4); got != "files changed: d/f00.go, d/f01.go and 4 more" {
 		t.Fatalf("filesText = %q", got)
 	}
 }

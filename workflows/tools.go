@@ -119,9 +119,9 @@ func (r *run) toolStep(ctx workflow.Context) step {
 	for i, c := range calls {
 		results[i] = toolResultView(c)
 	}
-	r.leafID = parent
-	r.messageCount += len(calls)
-	r.emit(ctx, agent.Event{Type: agent.EventTurnEnd, Turn: r.turn, EntryID: r.batch.EntryID,
+	r.LeafID = parent
+	r.MessageCount += len(calls)
+	r.emit(ctx, agent.Event{Type: agent.EventTurnEnd, Turn: r.Turn, EntryID: r.batch.EntryID,
 		Message: r.batchView, ToolResults: results})
 	if r.aborted {
 		r.closeAgent(ctx, false, agent.StopReasonAborted, "")
@@ -154,7 +154,7 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 		}
 		r.startTool(ctx, tctx, c)
 		r.runningTools = append(r.runningTools, c.ref.Name+" "+c.ref.ID)
-		r.toolCalls++
+		r.ToolCalls++
 	}
 	r.setToolDetails(ctx, group)
 	for _, c := range group {
@@ -191,7 +191,7 @@ func (r *run) startTool(ctx, tctx workflow.Context, c *toolCall) {
 	in := activities.RunToolInput{
 		SessionID: r.in.SessionID, AssistantEntryID: r.batch.EntryID, ToolCallID: c.ref.ID,
 		ToolName: c.ref.Name, ResultEntryID: c.resultID, ParentID: c.parentID,
-		Workspace: r.workspace, Tools: r.in.Tools,
+		Workspace: r.Workspace, Tools: r.in.Tools,
 		TrackFiles: c.ref.Name == tools.Bash && r.tracksBashFiles(),
 		PathRules:  c.pathRules,
 	}
@@ -214,7 +214,7 @@ func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 	for {
 		err := c.fut.Get(ctx, &c.res)
 		var timeoutErr *temporal.TimeoutError
-		if err == nil || r.toolHost == "" || !errors.As(err, &timeoutErr) ||
+		if err == nil || r.ToolHost == "" || !errors.As(err, &timeoutErr) ||
 			timeoutErr.TimeoutType() != enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START || tctx.Err() != nil {
 			if r.waitingHost != "" {
 				r.waitingHost = ""
@@ -223,12 +223,12 @@ func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 			return err
 		}
 		if r.waitingHost == "" {
-			workflow.GetLogger(ctx).Warn("waiting for workspace host", "host", r.toolHost, "toolCallId", c.ref.ID)
+			workflow.GetLogger(ctx).Warn("waiting for workspace host", "host", r.ToolHost, "toolCallId", c.ref.ID)
 		}
-		r.waitingHost = r.toolHost
+		r.waitingHost = r.ToolHost
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("Waiting for workspace host %s since %s: %s %s is queued on %s (turn %d)",
-			r.toolHost, c.since.UTC().Format(time.RFC3339), c.ref.Name, c.ref.ID,
-			activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, r.toolHost), r.turn))
+			r.ToolHost, c.since.UTC().Format(time.RFC3339), c.ref.Name, c.ref.ID,
+			activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, r.ToolHost), r.Turn))
 		c.waits++
 		r.startTool(ctx, tctx, c)
 	}
@@ -307,18 +307,19 @@ func (r *run) setToolDetails(ctx workflow.Context, group []*toolCall) {
 	for _, c := range group {
 		names = append(names, c.ref.Name+" "+line.Cut(c.ref.Summary, 60))
 	}
-	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Running %s (turn %d)", strings.Join(names, ", "), r.turn))
+	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Running %s (turn %d)", strings.Join(names, ", "), r.Turn))
 }
 
-// sanitizeID keeps an activity id readable: model tool-call ids are
-// printable, but bounded here all the same.
-func sanitizeID(id string) string {
+// idChars keeps the first n characters of s that are ASCII letters,
+// digits or in extra: an id made of s stays readable and bounded (model
+// tool-call ids are printable, but bounded here all the same).
+func idChars(s string, n int, extra string) string {
 	var b strings.Builder
-	for _, c := range id {
-		if b.Len() >= 64 {
+	for _, c := range s {
+		if b.Len() >= n {
 			break
 		}
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune(extra, c) {
 			b.WriteRune(c)
 		}
 	}

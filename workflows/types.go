@@ -133,56 +133,67 @@ type ToolApproval struct {
 const DefaultContinueAsNewEvents = 10000
 
 // Carry is the state a prompt carries into its next run when it continues
-// as new: where the conversation ends, the event sequence, the turn and
-// the settings changed by signals. The events themselves stay queryable
-// on the previous run (PrevRunID).
+// as new: the loop's state, the event sequence and the settings changed by
+// signals. The events themselves stay queryable on the previous run
+// (Temporal records its run id in the next run's start).
 type Carry struct {
-	LeafID            string `json:"leafId"`
-	MessageCount      int    `json:"messageCount"`
-	Seq               int64  `json:"seq"`
-	Turn              int    `json:"turn"`
-	AutoRetry         bool   `json:"autoRetry"`
-	OverflowRecovered bool   `json:"overflowRecovered,omitempty"`
-	Workspace         string `json:"workspace,omitempty"`
-	// PromptEntryID is the user message that started the prompt.
-	PromptEntryID string `json:"promptEntryId,omitempty"`
-	// FaultsAt is where the prompt's fault scripts are kept beside the
-	// session: a continued run's input carries no script.
-	FaultsAt string `json:"faultsAt,omitempty"`
-	// ToolHost is the host whose task queue runs the tool calls.
-	ToolHost string `json:"toolHost,omitempty"`
-	// Worktree: the session has a git worktree (branchSummary).
-	Worktree  bool   `json:"worktree,omitempty"`
-	PrevRunID string `json:"prevRunId,omitempty"`
-	// ModelQueues: the model calls run on the provider's model queue
-	// (BeginPrompt's ModelQueues).
-	ModelQueues bool `json:"modelQueues,omitempty"`
+	loop
+	Seq       int64 `json:"seq"`
+	AutoRetry bool  `json:"autoRetry"`
 	// Runs counts the runs of this prompt before this one.
 	Runs int `json:"runs"`
-	// Steering and FollowUps are the steer and follow_up messages queued
-	// and not delivered yet, oldest first.
-	Steering  []string `json:"steering,omitempty"`
-	FollowUps []string `json:"followUps,omitempty"`
-	// FollowUpDue: the previous run's loop would have ended, so the next
-	// model step delivers follow-ups.
-	FollowUpDue bool `json:"followUpDue,omitempty"`
 	// Spent is the prompt's usage so far, SessionSpent the session's
 	// earlier prompts' (budget.go); StartedMs is when the prompt's first
 	// run started (budget.maxDurationMs counts from it).
 	Spent        *agent.Spend `json:"spent,omitempty"`
 	SessionSpent *agent.Spend `json:"sessionSpent,omitempty"`
 	StartedMs    int64        `json:"startedMs,omitempty"`
+}
+
+// loop is the state of a prompt's loop that its runs carry from one to
+// the next (Carry): the run holds it, and a continued run starts from it.
+type loop struct {
+	// LeafID is the session entry the run context ends at, MessageCount
+	// the number of its messages.
+	LeafID       string `json:"leafId"`
+	MessageCount int    `json:"messageCount"`
+	// Turn numbers the model turns of the prompt from 1.
+	Turn int `json:"turn"`
+	// OverflowRecovered is set by an overflow compaction and cleared by a
+	// successful answer: a second overflow in between fails the prompt.
+	OverflowRecovered bool `json:"overflowRecovered,omitempty"`
+	// Workspace is the session's workspace (from its header).
+	Workspace string `json:"workspace,omitempty"`
+	// PromptEntryID is the user message that started the prompt.
+	PromptEntryID string `json:"promptEntryId,omitempty"`
+	// FaultsAt is where BeginPrompt keeps the prompt's fault scripts
+	// beside the session ("": none kept): a continued run's input carries
+	// no script.
+	FaultsAt string `json:"faultsAt,omitempty"`
+	// ToolHost is the worker host that holds the session's workspace when
+	// tools are placed by host: its task queue runs the tool calls ("":
+	// any worker runs them).
+	ToolHost string `json:"toolHost,omitempty"`
+	// Worktree: the session works in a git worktree of its own, so its
+	// prompt_end says where the branch stands (branchSummary).
+	Worktree bool `json:"worktree,omitempty"`
+	// ModelQueues: the model calls run on the provider's model queue
+	// (activities.ModelQueue), as BeginPrompt said.
+	ModelQueues bool `json:"modelQueues,omitempty"`
+	// Steering and FollowUps are the steer and follow_up messages queued
+	// and not delivered yet, oldest first (steer.go).
+	Steering  []string `json:"steering,omitempty"`
+	FollowUps []string `json:"followUps,omitempty"`
+	// FollowUpDue: the loop would have ended, so the next model step
+	// delivers follow-ups.
+	FollowUpDue bool `json:"followUpDue,omitempty"`
 	// ToolCalls and SubAgents count the tool calls and the sub-agents the
-	// prompt started so far (agent.subagents.maxTotal counts the latter).
+	// prompt started so far (job memo; agent.subagents.maxTotal counts
+	// the latter).
 	ToolCalls int `json:"toolCalls,omitempty"`
 	SubAgents int `json:"subAgents,omitempty"`
-	// FilesChanged and FilesChangedMore are the files changed so far
-	// (PromptResult.FilesChanged), FilesByBash and FilesBashNote what
-	// PromptResult says of bash's.
-	FilesChanged     []string `json:"filesChanged,omitempty"`
-	FilesChangedMore int      `json:"filesChangedMore,omitempty"`
-	FilesByBash      bool     `json:"filesByBash,omitempty"`
-	FilesBashNote    string   `json:"filesBashNote,omitempty"`
+	// FileChanges are the files changed so far (subagent.go).
+	FileChanges
 }
 
 // Validate reports the first problem of the input in one line.
@@ -244,20 +255,6 @@ func settingsProblems(r retry.Settings, c compaction.Settings, timeoutsMs ...int
 	return errs
 }
 
-func (in PromptInput) modelTimeout() time.Duration {
-	if in.ModelTimeoutMs > 0 {
-		return time.Duration(in.ModelTimeoutMs) * time.Millisecond
-	}
-	return DefaultModelTimeout
-}
-
-func (in PromptInput) heartbeatTimeout() time.Duration {
-	if in.HeartbeatTimeoutMs > 0 {
-		return time.Duration(in.HeartbeatTimeoutMs) * time.Millisecond
-	}
-	return DefaultHeartbeatTimeout
-}
-
 // PromptResult is the result of a prompt. A completed prompt returns it;
 // a failed one returns an ApplicationError of type ErrTypePromptFailed,
 // an aborted or cancelled one a CanceledError, whose details hold it.
@@ -290,18 +287,23 @@ type PromptResult struct {
 	Usage     *agent.Spend `json:"usage,omitempty"`
 	Turns     int          `json:"turns,omitempty"`
 	ToolCalls int          `json:"toolCalls,omitempty"`
+	FileChanges
+	// Worktree is where the branch of a --worktree session stands as the
+	// prompt ends (as on its prompt_end event); nil for other sessions.
+	Worktree *agent.BranchSummary `json:"worktree,omitempty"`
+}
+
+// FileChanges are the files a prompt changed (subagent.go).
+type FileChanges struct {
 	// FilesChanged are the paths the prompt's successful write and edit
 	// calls changed in its workspace, its sub-agents' in the same
 	// workspace included, in order of first change, at most
 	// MaxFilesChanged; FilesChangedMore counts the changes past them.
 	// In a sub-agent working in its parent's workspace, the files that
 	// changed while its bash commands ran are among them (FilesByBash),
-	// or FilesBashNote says why they are not known (subagent.go).
+	// or FilesBashNote says why they are not known.
 	FilesChanged     []string `json:"filesChanged,omitempty"`
 	FilesChangedMore int      `json:"filesChangedMore,omitempty"`
 	FilesByBash      bool     `json:"filesByBash,omitempty"`
 	FilesBashNote    string   `json:"filesBashNote,omitempty"`
-	// Worktree is where the branch of a --worktree session stands as the
-	// prompt ends (as on its prompt_end event); nil for other sessions.
-	Worktree *agent.BranchSummary `json:"worktree,omitempty"`
 }

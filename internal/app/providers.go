@@ -93,12 +93,11 @@ func NewCredentials(s settings.Settings) (*Credentials, error) {
 	return &Credentials{File: f}, nil
 }
 
-// Credentials adapts the file store to activities.Credentials,
-// activities.ModelFallback, activities.SecretLister and
+// Credentials adapts the file store to activities.Credentials and
 // activities.RateWindows: the store's own methods where their shapes
-// agree (Secrets, MarkUsageLimitReached, RateLimited, Settle, Release),
-// and the three below where the activities want their own types.
-// Secrets leave it only towards the provider call.
+// agree (Secrets, RateLimited, Settle, Release), and the ones below where
+// the activities want their own types. Secrets leave it only towards the
+// provider call.
 type Credentials struct {
 	*auth.File
 }
@@ -115,8 +114,9 @@ func (c *Credentials) Select(provider, sessionID string) (id, secret string, ok 
 	return cred.ID, cred.Secret, ok, nil
 }
 
-// MarkUsageLimit is MarkUsageLimitReached knowing the session's model, so
-// that with no credential left the session can move to a fallback model.
+// MarkUsageLimit blocks the session's credential knowing the session's
+// model, so that with no credential left the session can move to a
+// fallback model (see auth.File).
 func (c *Credentials) MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (activities.MarkUsageLimitResult, error) {
 	sw, err := c.File.MarkUsageLimit(provider, model, sessionID, retryAfterMs)
 	if err != nil {
@@ -132,12 +132,7 @@ func (c *Credentials) Admit(key, holder string, lease time.Duration) (activities
 	return activities.Admission{Wait: a.Wait, Probe: a.Probe, Probing: a.Probing}, err
 }
 
-// Both interfaces are checked here: a signature drift would otherwise
-// silently turn the fallback off (the activity finds ModelFallback by a
-// type assertion).
 var (
-	_ activities.Credentials   = (*Credentials)(nil)
-	_ activities.ModelFallback = (*Credentials)(nil)
-	_ activities.SecretLister  = (*Credentials)(nil)
-	_ activities.RateWindows   = (*Credentials)(nil)
+	_ activities.Credentials = (*Credentials)(nil)
+	_ activities.RateWindows = (*Credentials)(nil)
 )
