@@ -90,7 +90,7 @@ func TestIntegration_StarterSteerFollowUpApprove(t *testing.T) {
 	}
 	code, out, stderr = e.starter("state", "--session", "doors")
 	for _, want := range []string{"pendingMessageCount 1",
-		"waiting for approval: bash " + first.ToolCallID + ` {"command":"echo one > one.txt"}`,
+		"waiting for approval: bash echo one > one.txt (" + first.ToolCallID + ")",
 		"starter approve --session doors " + first.ToolCallID + " [--deny --reason TEXT]"} {
 		if code != cli.ExitOK || !strings.Contains(out, want) {
 			t.Errorf("state: exit %d, output lacks %q:\n%s%s", code, want, out, stderr)
