@@ -275,6 +275,24 @@ func TestBudget_BadLimitsAreOneLineErrors(t *testing.T) {
 	}
 }
 
+// Issue 39: a budget in dollars on a model without a price refuses to
+// start, in one line naming the setting to add (before, the prompt ran
+// and its usage said "no price for this model: cost not counted").
+func TestBudget_CostLimitNeedsAPrice(t *testing.T) {
+	for _, b := range []agent.BudgetLimits{{MaxCostUsd: 5}, {SessionLimits: agent.SessionLimits{SessionMaxCostUsd: 5}}} {
+		in := input()
+		in.Model.Cost, in.Budget = nil, b
+		err := in.Validate()
+		if err == nil || !strings.Contains(err.Error(), "add model.prices "+in.Model.Provider+"/"+in.Model.Name+"=input,output") || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("budget %+v: error %v, want one line naming model.prices", b, err)
+		}
+		in.Model.Cost = &agent.ModelCost{Input: 1, Output: 2}
+		if err := in.Validate(); err != nil {
+			t.Fatalf("priced model: %v", err)
+		}
+	}
+}
+
 // sameSession is a new harness (a new prompt) on h's session.
 func sameSession(t *testing.T, h *harness) *harness {
 	next := newHarness(t)
