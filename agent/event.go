@@ -100,7 +100,8 @@ type Event struct {
 	// task call, ToolCallID; its usage on subagent_end, Usage).
 	SessionID string `json:"sessionId,omitempty"`
 
-	// usage_update: the prompt's usage so far and its budget.
+	// usage_update: the prompt's usage so far and its budget; prompt_end:
+	// the prompt's usage (Budget unset).
 	Usage  *Spend  `json:"usage,omitempty"`
 	Budget *Budget `json:"budget,omitempty"`
 }
@@ -324,7 +325,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			Undelivered         []string             `json:"undelivered,omitempty"`
 			UndeliveredMessages []UndeliveredMessage `json:"undeliveredMessages,omitempty"`
 			Worktree            *BranchSummary       `json:"worktree,omitempty"`
-		}{h, e.Status, e.ErrorMessage, e.Undelivered, e.UndeliveredMessages, e.Worktree})
+			Usage               *Spend               `json:"usage,omitempty"`
+		}{h, e.Status, e.ErrorMessage, e.Undelivered, e.UndeliveredMessages, e.Worktree, e.Usage})
 	case EventUsage:
 		return json.Marshal(struct {
 			eventHeader

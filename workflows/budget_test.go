@@ -252,6 +252,22 @@ func TestBudget_AFailedAttemptReachesTheLimit(t *testing.T) {
 	}
 }
 
+// Issue 39: prompt_end carries the prompt's usage, cache reads and
+// writes with the rest, and its cost by the model's price (before, it
+// had no usage).
+func TestBudget_PromptEndCarriesUsage(t *testing.T) {
+	h := newHarness(t)
+	in := input(`usage:{"input":1200,"cacheRead":800,"cacheWrite":100,"output":40} text:Hi.`)
+	in.Model.Cost = &agent.ModelCost{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}
+	if _, err := h.run(in); err != nil {
+		t.Fatal(err)
+	}
+	end, _ := lastOf(h.events(), agent.EventPromptEnd)
+	if u := end.Usage; u == nil || u.Input != 1200 || u.CacheRead != 800 || u.CacheWrite != 100 || u.Output != 40 || u.CostUsd != 0.004815 {
+		t.Fatalf("prompt_end usage %+v, want 1200 input, 800 cache reads, 100 writes, 40 output, $0.004815", end.Usage)
+	}
+}
+
 // Attempts without usage count nothing but are counted as unmetered.
 func TestBudget_AnAttemptWithoutUsageIsUnmetered(t *testing.T) {
 	h := newHarness(t)

@@ -368,7 +368,7 @@ func (r *run) complete(ctx workflow.Context, text string) (PromptResult, error) 
 	r.status = agent.StatusCompleted
 	back := r.handBack(ctx, ReasonPromptEnded)
 	wt := r.branchSummary(ctx)
-	r.emit(ctx, promptEnd(r.status, "", back, wt))
+	r.emit(ctx, r.promptEnd("", back, wt))
 	return r.account(PromptResult{Status: r.status, Text: text, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
 		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt}), nil
 }
@@ -384,7 +384,7 @@ func (r *run) failFor(ctx workflow.Context, msg, reason string) (PromptResult, e
 	r.status = agent.StatusFailed
 	back := r.handBack(ctx, reason)
 	wt := r.branchSummary(ctx)
-	r.emit(ctx, promptEnd(r.status, msg, back, wt))
+	r.emit(ctx, r.promptEnd(msg, back, wt))
 	res := r.account(PromptResult{Status: r.status, Error: msg, LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
 		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
 	return res, temporal.NewNonRetryableApplicationError(msg, ErrTypePromptFailed, nil, res)
@@ -406,7 +406,7 @@ func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 	r.status = agent.StatusAborted
 	back := r.handBack(ctx, ReasonPromptAborted)
 	wt := r.branchSummary(ctx)
-	r.emit(ctx, promptEnd(r.status, "", back, wt))
+	r.emit(ctx, r.promptEnd("", back, wt))
 	res := r.account(PromptResult{Status: r.status, Error: "prompt aborted", LeafID: r.leafID, Events: r.seq, LastEvents: r.lastEvents(),
 		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
 	workflow.SetCurrentDetails(ctx, "Aborted by the user")

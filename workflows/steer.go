@@ -117,10 +117,12 @@ func (r *run) handBack(ctx workflow.Context, reason string) []agent.UndeliveredM
 	return out
 }
 
-// promptEnd is the prompt_end event of status carrying undelivered and,
-// for a --worktree session, where its branch stands.
-func promptEnd(status, errMsg string, undelivered []agent.UndeliveredMessage, wt *agent.BranchSummary) agent.Event {
-	return agent.Event{Type: agent.EventPromptEnd, Status: status, ErrorMessage: errMsg,
+// promptEnd is the prompt_end event of the prompt's status and usage
+// (cache reads and writes too), carrying undelivered and, for a
+// --worktree session, where its branch stands.
+func (r *run) promptEnd(errMsg string, undelivered []agent.UndeliveredMessage, wt *agent.BranchSummary) agent.Event {
+	spent := r.bud.spent
+	return agent.Event{Type: agent.EventPromptEnd, Status: r.status, ErrorMessage: errMsg, Usage: &spent,
 		Undelivered: agent.UndeliveredTexts(undelivered), UndeliveredMessages: undelivered, Worktree: wt}
 }
 
