@@ -30,8 +30,8 @@
 // (system message, tools, earlier messages, byte for byte:
 // TestPrefixIsStable), and OpenAI's own API gets the session id as
 // prompt_cache_key, which routes a session's requests to the same cache.
-// Cached prompt tokens (prompt_tokens_details.cached_tokens, DeepSeek's
-// prompt_cache_hit_tokens) are reported as cache reads.
+// Cached prompt tokens (prompt_tokens_details.cached_tokens, which
+// DeepSeek sends too) are reported as cache reads.
 //
 // Request.OnDelta gets every content chunk, every reasoning chunk (the
 // reasoning_content or reasoning field compatible servers such as vLLM,
@@ -384,9 +384,6 @@ func (a *assembler) message(req llm.Request) agent.Message {
 // are cache reads, not input.
 func usageOf(u sdk.CompletionUsage) *agent.Usage {
 	cached := int(u.PromptTokensDetails.CachedTokens)
-	if f, ok := u.JSON.ExtraFields["prompt_cache_hit_tokens"]; ok && cached == 0 {
-		_ = json.Unmarshal([]byte(f.Raw()), &cached) // DeepSeek's
-	}
 	return &agent.Usage{Input: int(u.PromptTokens) - cached, Output: int(u.CompletionTokens), CacheRead: cached}
 }
 
