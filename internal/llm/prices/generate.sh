@@ -1,8 +1,8 @@
 #!/bin/sh
 # Regenerates prices.json, the price table of the models of the supported
 # providers (anthropic, openai), from the model list pi-ai generates and
-# publishes on npm (@mariozechner/pi-ai, dist/models.generated.js; pi-ai
-# builds it from models.dev and the providers' own lists).
+# publishes on npm (@mariozechner/pi-ai, dist/models.generated.js, which
+# its scripts/generate-models.ts writes).
 #
 #   internal/llm/prices/generate.sh [VERSION]    # default: the latest
 #
