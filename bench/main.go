@@ -1,7 +1,7 @@
 // Command bench measures the durable agent on the embedded Temporal server
 // with the scripted model at zero latency:
 //
-//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,fanout,subagents,concurrency,journal,fleet]
+//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,fanout,subagents,concurrency,journal,fleet,caching]
 //
 // from the repository's root (or `go run .` in bench/). The bench is a Go
 // module of its own that uses the product of this checkout (its go.mod's
@@ -49,7 +49,10 @@
 //   - fleet: 200 prompts on one credential while the scripted provider
 //     answers 429 with retry-after 5 for 30 s: the calls made during the
 //     limit with coordinated backoff vs without (goal: about one probe
-//     per window), all 200 completing in both (fleet.go).
+//     per window), all 200 completing in both (fleet.go);
+//   - caching: the input tokens billed over a 30-turn job with the
+//     Anthropic wire format, with and without prompt caching, by
+//     Anthropic's cache accounting (caching.go).
 //
 // It prints a Markdown table (or JSON with --json) on stdout and progress on
 // stderr; the latest full run is kept in bench/RESULTS.md. Workers run in
@@ -70,7 +73,7 @@ import (
 )
 
 // Benchmarks, in the order they run.
-var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "fanout", "subagents", "concurrency", "journal", "fleet"}
+var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "fanout", "subagents", "concurrency", "journal", "fleet", "caching"}
 
 // Config sizes a run.
 type Config struct {
@@ -333,6 +336,7 @@ func Run(ctx context.Context, cfg Config, args []string) (*Report, error) {
 		{"concurrency", func() (err error) { rep.Concurrency, err = h.concurrency(ctx); return }},
 		{"journal", func() (err error) { rep.JournalCompare, err = h.journalCompare(ctx, cfg.JournalN); return }},
 		{"fleet", func() (err error) { rep.Fleet, err = h.fleet(ctx); return }},
+		{"caching", func() (err error) { rep.Caching, err = h.cachingBench(ctx); return }},
 	}
 	for _, st := range steps {
 		if !cfg.runs(st.name) {

@@ -101,6 +101,7 @@ type Report struct {
 	Timer       *TimerResult     `json:"timer,omitempty"`
 	History     *HistoryResult   `json:"history,omitempty"`
 	Tools       *ToolsResult     `json:"tools,omitempty"`
+	Caching     *CachingResult   `json:"caching,omitempty"`
 	Stream      *StreamResult    `json:"stream,omitempty"`
 	Fanout      *FanoutResult    `json:"fanout,omitempty"`
 	SubAgents   *SubAgentsResult `json:"subagents,omitempty"`
@@ -158,6 +159,9 @@ func (r *Report) rows() []Row {
 	}
 	if t := r.Tools; t != nil {
 		out = append(out, t.rows()...)
+	}
+	if c := r.Caching; c != nil {
+		out = append(out, c.rows()...)
 	}
 	if s := r.Stream; s != nil {
 		out = append(out, s.rows()...)

@@ -252,6 +252,22 @@ func TestBudget_AFailedAttemptReachesTheLimit(t *testing.T) {
 	}
 }
 
+// Issue 39: prompt_end carries the prompt's usage, cache reads and
+// writes with the rest, and its cost by the model's price (before, it
+// had no usage).
+func TestBudget_PromptEndCarriesUsage(t *testing.T) {
+	h := newHarness(t)
+	in := input(`usage:{"input":1200,"cacheRead":800,"cacheWrite":100,"output":40} text:Hi.`)
+	in.Model.Cost = &agent.ModelCost{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}
+	if _, err := h.run(in); err != nil {
+		t.Fatal(err)
+	}
+	end, _ := lastOf(h.events(), agent.EventPromptEnd)
+	if u := end.Usage; u == nil || u.Input != 1200 || u.CacheRead != 800 || u.CacheWrite != 100 || u.Output != 40 || u.CostUsd != 0.004815 {
+		t.Fatalf("prompt_end usage %+v, want 1200 input, 800 cache reads, 100 writes, 40 output, $0.004815", end.Usage)
+	}
+}
+
 // Attempts without usage count nothing but are counted as unmetered.
 func TestBudget_AnAttemptWithoutUsageIsUnmetered(t *testing.T) {
 	h := newHarness(t)
@@ -272,6 +288,24 @@ func TestBudget_BadLimitsAreOneLineErrors(t *testing.T) {
 	err := in.Validate()
 	if err == nil || !strings.Contains(err.Error(), "budget.maxCostUsd, budget.maxDurationMs must be >= 0") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("error %v, want one line naming both keys", err)
+	}
+}
+
+// Issue 39: a budget in dollars on a model without a price refuses to
+// start, in one line naming the setting to add (before, the prompt ran
+// and its usage said "no price for this model: cost not counted").
+func TestBudget_CostLimitNeedsAPrice(t *testing.T) {
+	for _, b := range []agent.BudgetLimits{{MaxCostUsd: 5}, {SessionLimits: agent.SessionLimits{SessionMaxCostUsd: 5}}} {
+		in := input()
+		in.Model.Cost, in.Budget = nil, b
+		err := in.Validate()
+		if err == nil || !strings.Contains(err.Error(), "add model.prices "+in.Model.Provider+"/"+in.Model.Name+"=input,output") || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("budget %+v: error %v, want one line naming model.prices", b, err)
+		}
+		in.Model.Cost = &agent.ModelCost{Input: 1, Output: 2}
+		if err := in.Validate(); err != nil {
+			t.Fatalf("priced model: %v", err)
+		}
 	}
 }
 

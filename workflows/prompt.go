@@ -354,7 +354,8 @@ func (r *run) closePrompt(ctx workflow.Context, status, errMsg, reason string) P
 	r.status = status
 	back := r.handBack(ctx, reason)
 	wt := r.branchSummary(ctx)
-	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: status, ErrorMessage: errMsg,
+	spent := r.bud.spent // the prompt's usage, cache reads and writes too
+	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: status, ErrorMessage: errMsg, Usage: &spent,
 		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
 	return r.account(PromptResult{Status: status, Error: errMsg, LeafID: r.LeafID, Events: r.seq, LastEvents: r.lastEvents(),
 		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})

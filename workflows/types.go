@@ -228,6 +228,11 @@ func (in PromptInput) Validate() error {
 	if err := in.Budget.Validate(); err != nil {
 		errs = append(errs, err.Error())
 	}
+	if in.Model.Cost == nil && (in.Budget.MaxCostUsd > 0 || in.Budget.SessionMaxCostUsd > 0) {
+		// A limit in dollars on a model without a price would never stop.
+		id := in.Model.Provider + "/" + in.Model.Name
+		errs = append(errs, fmt.Sprintf("a budget in US dollars needs a price for %s, which has none: add model.prices %s=input,output[,cacheRead[,cacheWrite]] (dollars per million tokens)", id, id))
+	}
 	if in.Approval.ApprovalTimeoutMs < 0 {
 		errs = append(errs, "tools.approvalTimeoutMs must be >= 0")
 	}

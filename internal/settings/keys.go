@@ -280,7 +280,7 @@ var schema = []keyDef{
 	{key: "model.available", scope: ScopePrompt, maxItems: maxAvailableModels, item: modelItem, twice: "is listed twice",
 		desc: "Models RPC get_available_models lists and set_model/cycle_model may choose, as provider/name (model.provider/model.name is always one)."},
 	{key: "model.prices", scope: ScopePrompt, item: priceItem, twice: "prices this model twice", commas: true,
-		desc: "Prices in US dollars per million tokens, as provider/name=input,output[,cacheRead[,cacheWrite]]; usage.cost of an unlisted model is 0."},
+		desc: "Prices in US dollars per million tokens, as provider/name=input,output[,cacheRead[,cacheWrite]]; they override the table of known models shipped with the program (internal/llm/prices); usage.cost of a model in neither is 0."},
 	{key: "model.coordinatedBackoff", scope: ScopeWorker,
 		desc: "Worker: when a provider answers a rate limit with a retry hint, hold every call of that credential until the hint expires, then let one call probe (the windows live in the auth store, shared by the workers of one data directory; docs/spec.md 18.1)."},
 	{key: "model.maxConcurrentCalls", scope: ScopeWorker, max: 100_000,

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/llm/prices"
 )
 
 // ModelID names a model: its provider and its name.
@@ -81,8 +82,9 @@ func (m Model) AvailableModels() []ModelID {
 	return out
 }
 
-// Price is the price of a model from model.prices; ok is false for a
-// model without one (its usage costs 0).
+// Price is the price of a model: model.prices, else the table of known
+// models (package prices); ok is false for a model without one (its
+// usage costs 0).
 func (m Model) Price(id ModelID) (cost agent.ModelCost, ok bool) {
 	for _, it := range m.Prices {
 		pid, c, reason := parsePrice(it)
@@ -90,5 +92,5 @@ func (m Model) Price(id ModelID) (cost agent.ModelCost, ok bool) {
 			return c, true
 		}
 	}
-	return agent.ModelCost{}, false
+	return prices.Of(id.Provider, id.Name)
 }

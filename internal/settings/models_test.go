@@ -29,6 +29,18 @@ func TestModelKeys(t *testing.T) {
 	if c, ok := s.Model.Price(ModelID{"openai", "or/deep"}); ok || c != (agent.ModelCost{}) {
 		t.Fatalf("unlisted price = %+v, %t", c, ok)
 	}
+	// Issue 39: a known model is priced without model.prices (before:
+	// $0), and model.prices overrides the table.
+	if c, ok := s.Model.Price(ModelID{"anthropic", "claude-sonnet-4-5"}); !ok || c != (agent.ModelCost{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}) {
+		t.Fatalf("known model's price = %+v, %t", c, ok)
+	}
+	over, err := load(t, "", env, "--model.prices", "anthropic/claude-sonnet-4-5=1,2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := over.Model.Price(ModelID{"anthropic", "claude-sonnet-4-5"}); !ok || c != (agent.ModelCost{Input: 1, Output: 2}) {
+		t.Fatalf("overridden price = %+v, %t", c, ok)
+	}
 	if s.Model.ThinkingLevel != "high" || Defaults().Model.ThinkingLevel != "off" {
 		t.Fatalf("thinking level %q, default %q", s.Model.ThinkingLevel, Defaults().Model.ThinkingLevel)
 	}

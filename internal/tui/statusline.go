@@ -100,6 +100,9 @@ func (m *Model) statsLine() string {
 		tokens += " of " + formatTokens(lim.MaxTokens)
 	}
 	parts = append(parts, tokens)
+	if sp := s.spend; sp.CacheRead+sp.CacheWrite > 0 {
+		parts = append(parts, "cache "+formatTokens(int64(sp.CacheRead))+" read, "+formatTokens(int64(sp.CacheWrite))+" written")
+	}
 	switch {
 	case lim.MaxCostUsd > 0:
 		parts = append(parts, "$"+agent.FormatUsd(s.spend.CostUsd)+" of $"+agent.FormatUsd(lim.MaxCostUsd))

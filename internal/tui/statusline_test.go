@@ -34,9 +34,10 @@ func TestModel_StatsLineApprovalStatusRetrySucceeded(t *testing.T) {
 	d.emit(agent.Event{Type: agent.EventAutoRetryEnd, Success: true, Attempt: 1})
 	d.shows("retry succeeded", []string{"Retry succeeded on attempt 1"}, []string{"retry at"})
 
-	d.emit(agent.Event{Type: agent.EventUsage, Usage: &agent.Spend{Input: 2000, Output: 500, CostUsd: 0.42},
+	// Cache reads and writes are shown beside the tokens (issue 39).
+	d.emit(agent.Event{Type: agent.EventUsage, Usage: &agent.Spend{Input: 2000, Output: 500, CacheRead: 12000, CacheWrite: 1000, CostUsd: 0.42},
 		Budget: &agent.Budget{Limits: agent.BudgetLimits{MaxCostUsd: 5}}})
-	d.shows("budget", []string{"2.5k tokens · $0.42 of $5.00"}, nil)
+	d.shows("budget", []string{"2.5k tokens · cache 12.0k read, 1.0k written · $0.42 of $5.00"}, nil)
 
 	d.emit(agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusCompleted})
 	d.advance(time.Minute)

@@ -24,6 +24,17 @@
 // consecutive tool results become tool_result blocks of ONE user message,
 // as the API requires.
 //
+// Prompt caching: each request carries three cache_control breakpoints
+// (the API allows four): on the system prompt, which caches the tools
+// before it too, and on the last block of the last two user messages.
+// The latest one writes the conversation so far to the cache; the one
+// before is where the previous request wrote, so each request reads the
+// previous one's cache (usage cache_read_input_tokens) and pays the full
+// input price only for the turn's new messages. That needs a prefix that
+// does not change between the requests of a session: the system prompt
+// is the session's (kept at its start), the tools come in the same order
+// and the messages convert the same way every time (TestPrefixIsStable).
+//
 // Request.OnDelta gets every text_delta, thinking_delta and
 // input_json_delta as it arrives, indexed by the block's position in the
 // final message (blocks the project does not keep, such as server tool
@@ -109,6 +120,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 		params.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
 	params.Tools = tools(req.Tools)
+	cacheBreakpoints(&params)
 
 	stream := client.Messages.NewStreaming(ctx, params)
 	defer stream.Close()
@@ -144,6 +156,28 @@ func tools(specs []agent.ToolSpec) []sdk.ToolUnionParam {
 		out = append(out, sdk.ToolUnionParam{OfTool: &t})
 	}
 	return out
+}
+
+// cacheBreakpoints marks the prompt-cache breakpoints (package doc).
+// Without a system prompt the last tool carries the first one.
+func cacheBreakpoints(params *sdk.MessageNewParams) {
+	cc := sdk.NewCacheControlEphemeralParam()
+	if n := len(params.System); n > 0 {
+		params.System[n-1].CacheControl = cc
+	} else if n := len(params.Tools); n > 0 {
+		params.Tools[n-1].OfTool.CacheControl = cc
+	}
+	marked := 0
+	for i := len(params.Messages) - 1; i >= 0 && marked < 2; i-- {
+		u := params.Messages[i].OfUser
+		if u == nil || len(u.Content) == 0 {
+			continue
+		}
+		if p := u.Content[len(u.Content)-1].GetCacheControl(); p != nil {
+			*p = cc
+			marked++
+		}
+	}
 }
 
 // inputSchema is a tool's JSON Schema as the input_schema sent as is,

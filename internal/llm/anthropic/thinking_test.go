@@ -95,7 +95,8 @@ func TestComplete_ThinkingSignatureRoundTrip(t *testing.T) {
 
 // Images of a user message reach the API as base64 image blocks after
 // the text; a bash execution the user ran goes as the user message the
-// terminal agent sends.
+// terminal agent sends. Both are the last block of one of the last two
+// user messages: each carries a cache breakpoint.
 func TestComplete_SendsImagesAndBashExecutions(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		stream(w, evStart, evBlockStart, evHello, evEnd)
@@ -119,10 +120,10 @@ func TestComplete_SendsImagesAndBashExecutions(t *testing.T) {
 	if len(body.Messages) != 2 || body.Messages[0].Role != "user" || body.Messages[1].Role != "user" {
 		t.Fatalf("messages = %s", s.bodies[0])
 	}
-	if !jsonEqual(t, body.Messages[0].Content[0], `{"type":"text","text":"Ran `+"`make`"+`\n`+"```"+`\nboom\n`+"```"+`\n\nCommand exited with code 2"}`) {
+	if !jsonEqual(t, body.Messages[0].Content[0], `{"type":"text","text":"Ran `+"`make`"+`\n`+"```"+`\nboom\n`+"```"+`\n\nCommand exited with code 2","cache_control":{"type":"ephemeral"}}`) {
 		t.Fatalf("bash execution sent as %s", body.Messages[0].Content[0])
 	}
-	if len(body.Messages[1].Content) != 2 || !jsonEqual(t, body.Messages[1].Content[1], `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}`) {
+	if len(body.Messages[1].Content) != 2 || !jsonEqual(t, body.Messages[1].Content[1], `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="},"cache_control":{"type":"ephemeral"}}`) {
 		t.Fatalf("image sent as %s", s.bodies[0])
 	}
 }

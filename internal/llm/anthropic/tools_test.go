@@ -322,8 +322,8 @@ func TestComplete_SendsToolResultsBack(t *testing.T) {
 		{"type":"tool_result","tool_use_id":"toolu_01","is_error":false,"content":[{"type":"text","text":"package anthropic"}]},
 		{"type":"tool_result","tool_use_id":"toolu_02","is_error":true,"content":[{"type":"text","text":"exit status 1"}]}]},
 	{"role":"assistant","content":[{"type":"tool_use","id":"toolu_03","name":"bash","input":{"command":"true"}}]},
-	{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_03","is_error":false}]},
-	{"role":"user","content":[{"type":"text","text":"and now?"}]}]`
+	{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_03","is_error":false,"cache_control":{"type":"ephemeral"}}]},
+	{"role":"user","content":[{"type":"text","text":"and now?","cache_control":{"type":"ephemeral"}}]}]`
 	if !jsonEqual(t, body.Messages, want) {
 		t.Fatalf("messages = %s\nwant %s", body.Messages, want)
 	}

@@ -25,6 +25,14 @@
 // tool_calls and tool results become role "tool" messages with their
 // tool_call_id.
 //
+// Prompt caching is the server's (OpenAI and DeepSeek cache a repeated
+// prefix on their own): the requests of a session keep the same prefix
+// (system message, tools, earlier messages, byte for byte:
+// TestPrefixIsStable), and OpenAI's own API gets the session id as
+// prompt_cache_key, which routes a session's requests to the same cache.
+// Cached prompt tokens (prompt_tokens_details.cached_tokens, which
+// DeepSeek sends too) are reported as cache reads.
+//
 // Request.OnDelta gets every content chunk, every reasoning chunk (the
 // reasoning_content or reasoning field compatible servers such as vLLM,
 // llama.cpp, DeepSeek, OpenRouter and Ollama send; it becomes a thinking
@@ -75,11 +83,14 @@ type Options = llm.Options
 // Provider calls Chat Completions.
 type Provider struct {
 	opts Options
+	// cacheKey: the endpoint is OpenAI's, which takes prompt_cache_key
+	// (compatible servers may refuse a field they do not know).
+	cacheKey bool
 }
 
 // New returns a provider.
 func New(opts Options) *Provider {
-	return &Provider{opts: opts}
+	return &Provider{opts: opts, cacheKey: opts.BaseURL == "" || strings.Contains(opts.BaseURL, "://api.openai.com/")}
 }
 
 // Complete implements llm.Provider. OpenAI itself needs a key; a server
@@ -121,6 +132,9 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	}
 
 	params.Tools = tools(req.Tools)
+	if p.cacheKey && req.SessionID != "" {
+		params.PromptCacheKey = sdk.String(req.SessionID)
+	}
 	if effort := llm.OpenAIReasoningEffort(req.ThinkingLevel); effort != "" {
 		params.ReasoningEffort = shared.ReasoningEffort(effort)
 	}
