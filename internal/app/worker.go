@@ -145,6 +145,7 @@ func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.DeleteSession, workflow.RegisterOptions{Name: workflows.DeleteSessionWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.SessionWrite, workflow.RegisterOptions{Name: workflows.SessionWriteWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.ScheduledPrompt, workflow.RegisterOptions{Name: workflows.ScheduledPromptWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.ProbeHosts, workflow.RegisterOptions{Name: workflows.ProbeHostsWorkflowName})
 	registerToolActivities(w, acts)
 }
 
@@ -155,6 +156,7 @@ func registerToolActivities(w worker.Registry, acts *activities.Activities) {
 	w.RegisterActivityWithOptions(acts.UserBash, activity.RegisterOptions{Name: activities.UserBashName})
 	w.RegisterActivityWithOptions(acts.DeleteSession, activity.RegisterOptions{Name: activities.DeleteSessionName})
 	w.RegisterActivityWithOptions(acts.WorktreeSummary, activity.RegisterOptions{Name: activities.WorktreeSummaryName})
+	w.RegisterActivityWithOptions(acts.CheckWorkspace, activity.RegisterOptions{Name: activities.CheckWorkspaceName})
 }
 
 // newToolWorker is the worker that runs the tool calls of the sessions
@@ -205,10 +207,17 @@ func StreamInterval(s settings.Settings) time.Duration {
 // leave the worker at the stream interval: they carry the live output of
 // running calls to clients and cancellations (abort) back to the calls.
 func WorkerOptions(s settings.Settings) worker.Options {
-	return worker.Options{
+	o := worker.Options{
 		DefaultHeartbeatThrottleInterval: StreamInterval(s),
 		MaxHeartbeatThrottleInterval:     StreamInterval(s),
 	}
+	if h := ToolHost(s); h != "" {
+		// The pollers of the task queue name the tool hosts, where a
+		// starter looks for one that has a new session's workspace.
+		m, _ := os.Hostname()
+		o.Identity = activities.HostIdentity(fmt.Sprintf("%d@%s@", os.Getpid(), m), h)
+	}
+	return o
 }
 
 // withMetrics is c reporting its metrics to h: a client on c's connection
