@@ -215,7 +215,7 @@ func WorkerOptions(s settings.Settings) worker.Options {
 		// The pollers of the task queue name the tool hosts, where a
 		// starter looks for one that has a new session's workspace.
 		m, _ := os.Hostname()
-		o.Identity = activities.HostIdentity(fmt.Sprintf("%d@%s@", os.Getpid(), m), h)
+		o.Identity = fmt.Sprintf("%d@%s@%s%s", os.Getpid(), m, activities.HostMark, h)
 	}
 	return o
 }

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,18 +15,12 @@ import (
 	"github.com/durableagent/durableagent/workflows"
 )
 
-// hostCheckTimeout bounds the ProbeHosts workflow: a cluster with no
-// worker to run it refuses the prompt rather than wait.
-const hostCheckTimeout = 30 * time.Second
-
 // PlaceSession is the tool host a new session working in dir is created
 // on (docs/cluster.md): host when given, refused in one line naming it
 // when its workers lack dir; else the first host, by name, whose workers
-// have dir. "" when no host is given and at most one polls the task
-// queue (one machine, or tools.placement any) or none of them answers
-// (the pollers Temporal lists include workers gone in the last minutes):
-// the session goes to the worker that begins its prompt, as it always
-// did.
+// have dir. "" when no host is given and fewer than two poll the task
+// queue (one machine, or tools.placement any) or none of them answers:
+// the session goes to the worker that begins its prompt.
 func (k *Controller) PlaceSession(ctx context.Context, host, dir string) (string, error) {
 	hosts := []string{host}
 	if host == "" {
@@ -37,12 +30,10 @@ func (k *Controller) PlaceSession(ctx context.Context, host, dir string) (string
 		}
 		hosts = nil
 		for _, p := range resp.GetPollers() {
-			// A live worker polls again within a long poll (a minute);
-			// Temporal lists a gone one for minutes.
-			if time.Since(p.GetLastAccessTime().AsTime()) > 90*time.Second {
-				continue
-			}
-			if h := activities.IdentityHost(p.GetIdentity()); h != "" && !slices.Contains(hosts, h) {
+			// A live worker polls again within a minute; Temporal lists a
+			// gone one for minutes.
+			_, h, _ := strings.Cut(p.GetIdentity(), activities.HostMark)
+			if h != "" && !slices.Contains(hosts, h) && time.Since(p.GetLastAccessTime().AsTime()) < 90*time.Second {
 				hosts = append(hosts, h)
 			}
 		}
@@ -51,13 +42,11 @@ func (k *Controller) PlaceSession(ctx context.Context, host, dir string) (string
 		}
 		slices.Sort(hosts)
 	}
-	id := make([]byte, 6)
-	_, _ = rand.Read(id)
-	ctx, cancel := context.WithTimeout(ctx, hostCheckTimeout)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second) // no worker to run the check: refused, not waited for
 	defer cancel()
-	in := workflows.ProbeHostsInput{Hosts: hosts, Workspace: dir}
-	run, err := k.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "probe-hosts-" + hex.EncodeToString(id),
-		TaskQueue: k.TaskQueue, WorkflowExecutionTimeout: hostCheckTimeout}, workflows.ProbeHostsWorkflowName, in)
+	run, err := k.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "probe-hosts-" + rand.Text(),
+		TaskQueue: k.TaskQueue, WorkflowExecutionTimeout: 30 * time.Second},
+		workflows.ProbeHostsWorkflowName, workflows.ProbeHostsInput{Hosts: hosts, Workspace: dir})
 	var probes []workflows.HostProbe
 	if err == nil {
 		err = run.Get(ctx, &probes)
