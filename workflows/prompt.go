@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -97,7 +98,7 @@ func (r *run) begin(ctx workflow.Context) error {
 	var b activities.BeginPromptResult
 	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.BeginPromptName, activities.BeginPromptInput{
 		SessionID: r.in.SessionID, Workspace: r.in.Workspace, Worktree: r.in.Worktree, UserEntryID: userID,
-		ParentSession: r.parent().SessionID, ToolHost: r.parent().ToolHost,
+		ParentSession: r.parent().SessionID, ToolHost: cmp.Or(r.parent().ToolHost, r.in.Host),
 		Message: r.in.Message, Images: r.in.Images, TimestampMs: user.Timestamp, NeedWorkspace: len(r.in.Tools.Enabled) > 0,
 		Faults: r.in.Model.Faults, SummaryFaults: r.in.Model.SummaryFaults,
 		// Always: the session's recorded budget (adoptSessionSettings)

@@ -83,6 +83,11 @@ type PromptInput struct {
 	// --worktree, which also refuses an existing session without one);
 	// "": none.
 	Worktree string `json:"worktree,omitempty"`
+	// Host is the tool host a new session is created on (starter prompt
+	// --host, or the host the starter found with its workspace); "": the
+	// host of the worker that begins the prompt. An existing session
+	// keeps its own.
+	Host string `json:"host,omitempty"`
 	// Tools says which tools the model may call (none: a chat).
 	Tools agent.Tools `json:"tools,omitempty"`
 	// Agent holds the loop's own settings.

@@ -147,6 +147,7 @@ func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.ScheduledPrompt, workflow.RegisterOptions{Name: workflows.ScheduledPromptWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.SessionRead, workflow.RegisterOptions{Name: workflows.SessionReadWorkflowName})
 	w.RegisterActivityWithOptions(acts.ReadSession, activity.RegisterOptions{Name: activities.ReadSessionName})
+	w.RegisterWorkflowWithOptions(workflows.ProbeHosts, workflow.RegisterOptions{Name: workflows.ProbeHostsWorkflowName})
 	registerToolActivities(w, acts)
 }
 
@@ -157,6 +158,7 @@ func registerToolActivities(w worker.Registry, acts *activities.Activities) {
 	w.RegisterActivityWithOptions(acts.UserBash, activity.RegisterOptions{Name: activities.UserBashName})
 	w.RegisterActivityWithOptions(acts.DeleteSession, activity.RegisterOptions{Name: activities.DeleteSessionName})
 	w.RegisterActivityWithOptions(acts.WorktreeSummary, activity.RegisterOptions{Name: activities.WorktreeSummaryName})
+	w.RegisterActivityWithOptions(acts.CheckWorkspace, activity.RegisterOptions{Name: activities.CheckWorkspaceName})
 }
 
 // newToolWorker is the worker that runs the tool calls of the sessions
@@ -207,10 +209,17 @@ func StreamInterval(s settings.Settings) time.Duration {
 // leave the worker at the stream interval: they carry the live output of
 // running calls to clients and cancellations (abort) back to the calls.
 func WorkerOptions(s settings.Settings) worker.Options {
-	return worker.Options{
+	o := worker.Options{
 		DefaultHeartbeatThrottleInterval: StreamInterval(s),
 		MaxHeartbeatThrottleInterval:     StreamInterval(s),
 	}
+	if h := ToolHost(s); h != "" {
+		// The pollers of the task queue name the tool hosts, where a
+		// starter looks for one that has a new session's workspace.
+		m, _ := os.Hostname()
+		o.Identity = fmt.Sprintf("%d@%s@%s%s", os.Getpid(), m, activities.HostMark, h)
+	}
+	return o
 }
 
 // withMetrics is c reporting its metrics to h: a client on c's connection

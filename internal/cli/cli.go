@@ -130,6 +130,10 @@ type common struct {
 	// controller, or by reader for a read before it).
 	env Env
 	k   *client.Controller
+	// header is readHeader's answer for headerOf, read once per command.
+	header    *session.Header
+	headerOf  string
+	headerErr error
 }
 
 func newFlags(name string, env Env) *common {

@@ -22,7 +22,7 @@ import (
 	"github.com/durableagent/durableagent/workflows"
 )
 
-const promptUsage = "starter prompt [--session ID | -c] [--workspace DIR] [--worktree] [--fault TEXT]... [--detach] [--full] [--json] MESSAGE"
+const promptUsage = "starter prompt [--session ID | -c] [--workspace DIR] [--host HOST] [--worktree] [--fault TEXT]... [--detach] [--full] [--json] MESSAGE"
 
 var promptCmd = Command{
 	Name:    "prompt",
@@ -40,6 +40,8 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	c.fs.BoolVar(&full, "full", false, "print each tool result whole, read through the workers (with --json: in the event), as events --full does")
 	var useWorktree bool
 	c.fs.BoolVar(&useWorktree, "worktree", false, "give the new session a git worktree of the workspace's repository on a branch agent/<session> (session.worktree; an existing session without one is an error)")
+	var host string
+	c.fs.StringVar(&host, "host", "", "the tool host (a worker's tools.host) a new session is created on, refused when it lacks the workspace (default: session.host, else a host that has it)")
 	ws := c.addWorkspaceFlags()
 	if !c.parse(env, args) {
 		return ExitUsage
@@ -74,6 +76,9 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	}
 	if len(faults) > 0 {
 		in.Model.Faults = faults
+	}
+	if err := c.placeSession(ctx, k, s, host, ws.fresh, &in); err != nil {
+		return fail(env, "prompt", err)
 	}
 	run, err := k.StartPrompt(ctx, in)
 	if err != nil {

@@ -102,11 +102,16 @@ func (c *common) checkWorkspace(s settings.Settings, id, dir string) error {
 // error that is session.ErrNotFound when their store has no such
 // session).
 func (c *common) readHeader(s settings.Settings, id string) (session.Header, error) {
+	if c.header != nil && c.headerOf == id {
+		return *c.header, c.headerErr
+	}
 	k, err := c.reader(context.Background(), s)
 	if err != nil {
 		return session.Header{}, err
 	}
-	return k.ReadHeader(context.Background(), id)
+	h, err := k.ReadHeader(context.Background(), id)
+	c.header, c.headerOf, c.headerErr = &h, id, err
+	return h, err
 }
 
 // newSessionID names a new session after its workspace's directory and the

@@ -258,6 +258,8 @@ var schema = []keyDef{
 		desc: "Worker: PostgreSQL database of session.store postgres, a postgres:// URL or libpq key=value string (empty: the PG* environment variables); keep the password in PGPASSWORD or ~/.pgpass."},
 	{key: "session.worktree", scope: ScopePrompt,
 		desc: "Give each new session a git worktree of its workspace's repository on a new branch agent/<session>, made under the worker's dataDir/worktrees; the session works there (starter prompt --worktree; starter diff shows the job's change)."},
+	{key: "session.host", scope: ScopePrompt, strCheck: checkHostName,
+		desc: "The tool host (a worker's tools.host) a new session is created on, refused before it starts when that host lacks the workspace (starter prompt --host; empty: a host whose workers have the workspace)."},
 
 	{key: "model.provider", oneOf: Providers,
 		desc: "Model provider: scripted (offline fake), anthropic or openai."},

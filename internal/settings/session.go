@@ -11,6 +11,7 @@ type Session struct {
 	Store       string `json:"store"`
 	PostgresURL string `json:"postgresUrl"`
 	Worktree    bool   `json:"worktree"`
+	Host        string `json:"host,omitempty"`
 }
 
 // Session stores (session.store).

@@ -262,6 +262,15 @@ func TestCluster_WorkersDieAndPostgresRestarts(t *testing.T) {
 			t.Errorf("tool results %q, want any-1's then any-2's", got)
 		}
 	})
+	for _, w := range c.workers {
+		c.stop(w, syscall.SIGKILL)
+	}
+
+	t.Run("NewSessionGoesToTheHostWithItsWorkspace", func(t *testing.T) {
+		start := time.Now()
+		defer c.mark("placement-choice", start)
+		testNewSessionPlacement(t, c, tc, bash)
+	})
 }
 
 // startWorkerEnv starts a cluster worker with extra environment.
@@ -406,6 +415,11 @@ func (c *cluster) promptEnv(extra map[string]string, id, msg string, baseDelayMs
 	for _, k := range settings.Keys() {
 		if v, ok := extra[k.Env]; ok {
 			r.args = append(r.args, k.Flag, v)
+		}
+	}
+	for k, v := range extra { // starter flags: --host, another --workspace
+		if strings.HasPrefix(k, "--") {
+			r.args = append(r.args, k, v)
 		}
 	}
 	for _, f := range faults {

@@ -51,7 +51,11 @@ type cluster struct {
 	workers     []*proc
 	// extraEnv is added to the environment of the next worker started.
 	extraEnv map[string]string
-	timings  []string
+	// hide is a directory the next worker started does not see (an
+	// empty tmpfs over it in a mount namespace of its own): a host
+	// without what is there.
+	hide    string
+	timings []string
 }
 
 // proc is a child process with its output in a log file.
@@ -366,7 +370,11 @@ func (c *cluster) startWorker(name string) *proc {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		c.t.Fatal(err)
 	}
-	p := c.spawn(name, filepath.Join(c.bin, "worker-cluster"), nil, c.workerEnv(home), home)
+	path, args := filepath.Join(c.bin, "worker-cluster"), []string(nil)
+	if c.hide != "" {
+		path, args = "unshare", []string{"--mount", "sh", "-c", `mount -t tmpfs none "$1" && exec "$2"`, "sh", c.hide, path}
+	}
+	p := c.spawn(name, path, args, c.workerEnv(home), home)
 	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(p.tail(50), "worker running") {
 		if p.exited() || time.Now().After(deadline) {
