@@ -70,7 +70,7 @@ func (a *Activities) continuePaused(ctx context.Context, provider llm.Provider, 
 			}
 		}
 		req.Messages = append(req.Messages, paused)
-		*msg = provider.Complete(ctx, *req)
+		*msg = complete(ctx, provider, *req)
 	}
 	return parent, nil
 }

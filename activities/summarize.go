@@ -181,7 +181,7 @@ func summarizeCut(ctx context.Context, p llm.Provider, base llm.Request, cut com
 func summaryCall(ctx context.Context, p llm.Provider, base llm.Request, prompt string, spent *usageSum) (string, *agent.Message) {
 	req := base
 	req.Messages = []agent.Message{agent.TextMessage(agent.RoleUser, prompt)}
-	msg := p.Complete(ctx, req)
+	msg := complete(ctx, p, req)
 	spent.add(msg.Usage)
 	if msg.StopReason == agent.StopReasonError || msg.StopReason == agent.StopReasonAborted {
 		return "", &msg

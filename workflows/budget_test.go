@@ -436,3 +436,37 @@ func TestBudget_SummaryCallsAreCounted(t *testing.T) {
 		t.Fatalf("last usage_update %+v, want %d tokens and the limit reached by the summary", u, st.Usage.Tokens())
 	}
 }
+
+// billedThenFails is the scripted model, except that its first call
+// reports usage as its stream starts (as Anthropic's message_start does)
+// and then fails with a message that carries none, as the providers
+// build a failed call's message.
+type billedThenFails struct{}
+
+func (billedThenFails) Complete(ctx context.Context, req llm.Request) agent.Message {
+	if req.Attempt > 0 {
+		return scripted.New(scripted.Options{Reply: "done"}).Complete(ctx, req)
+	}
+	req.Emit(llm.Delta{Usage: &agent.Usage{Input: 900}})
+	req.Emit(llm.Delta{Usage: &agent.Usage{Output: 30}}) // a later report may leave input out
+	return llm.ErrorMessage(req, "stream error: connection reset by peer")
+}
+
+// Issue 39: a call that failed after its stream reported usage was
+// billed: the budget counts that usage (it stops instead of retrying) and
+// message_end shows it (before, the attempt was unmetered and retried).
+// TestIntegration_AnAbortedCallKeepsTheUsageItWasBilled covers an abort.
+func TestBudget_UsageReportedBeforeAFailureCounts(t *testing.T) {
+	h := newHarness(t)
+	h.acts.Provider = func(string) (llm.Provider, error) { return billedThenFails{}, nil }
+	in := input()
+	in.Budget.MaxTokens = 930
+	res, err := h.run(in)
+	checkBudgetStop(t, h, res, err, "budget.maxTokens 930 reached: spent 930 tokens")
+	if st := h.state(); st.Usage == nil || st.Usage.Input != 900 || st.Usage.Output != 30 || st.Usage.Unmetered != 0 {
+		t.Fatalf("state usage %+v, want the 900+30 reported before the call failed", st.Usage)
+	}
+	if s := spentIn(h.events()); s.Tokens() != 930 {
+		t.Fatalf("message_end usage %+v, want 930 tokens", s)
+	}
+}

@@ -301,6 +301,9 @@ func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activ
 	if werr != nil {
 		return res, werr
 	}
+	if !rec.Written && rec.Model != nil {
+		res.Usage = rec.Model.Usage // an aborted call the provider billed
+	}
 	if !rec.Written && rec.Model != nil && (res.StopReason != agent.StopReasonAborted || len(rec.Model.ToolCalls) > 0) {
 		// The activity wrote its answer before its worker was lost (or
 		// before an abort reached it): the session's record stands, and
