@@ -194,7 +194,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	}
 	msg := complete(ctx, provider, req)
 	win.finish(msg)
-	parentID, err := a.continuePaused(ctx, provider, &req, in, &msg)
+	parentID, billed, err := a.continuePaused(ctx, provider, &req, in, &msg)
 	hb.stop()
 	if err != nil {
 		return CallModelResult{}, err
@@ -229,7 +229,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		return CallModelResult{}, storeError("write assistant message", err)
 	}
 	res := resultOf(in.EntryID, msg, credID)
-	res.HeldMs = held.Milliseconds()
+	res.HeldMs, res.Billed = held.Milliseconds(), billed
 	if msg.StopReason == agent.StopReasonAborted && ctx.Err() != nil {
 		// Report the cancellation so the workflow sees a cancelled
 		// activity; the aborted message is already in the session.

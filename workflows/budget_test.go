@@ -470,3 +470,30 @@ func TestBudget_UsageReportedBeforeAFailureCounts(t *testing.T) {
 		t.Fatalf("message_end usage %+v, want 930 tokens", s)
 	}
 }
+
+// Issue 39: a paused turn (pause_turn, continued inside one CallModel) is
+// billed for every answer: the budget counts the paused one's usage too,
+// as the session file does (before, only the last answer's counted).
+func TestBudget_APausedTurnCountsEveryAnswer(t *testing.T) {
+	h := newHarness(t)
+	h.acts.Provider = func(string) (llm.Provider, error) {
+		return llm.ProviderFunc(func(ctx context.Context, req llm.Request) agent.Message {
+			m := agent.TextMessage(agent.RoleAssistant, "Done")
+			m.StopReason, m.Usage = agent.StopReasonStop, &agent.Usage{Input: 100, Output: 10}
+			if req.Messages[len(req.Messages)-1].Role == agent.RoleUser {
+				m = agent.TextMessage(agent.RoleAssistant, "Searching")
+				m.StopReason, m.Usage = agent.StopReasonContinue, &agent.Usage{Input: 5000, Output: 50}
+			}
+			return m
+		}), nil
+	}
+	in := input()
+	in.Budget.MaxTokens = 1 << 40
+	res, err := h.run(in)
+	if err != nil || res.Text != "Done" {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	if st := h.state(); st.Usage == nil || st.Usage.Input != 5100 || st.Usage.Output != 60 {
+		t.Fatalf("state usage %+v, want both answers' 5100+60", st.Usage)
+	}
+}
