@@ -106,7 +106,7 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 
 	entry := session.Entry{
 		Type: session.TypeCompaction, ID: in.EntryID, ParentID: in.LeafID, Timestamp: time.Now().UTC(),
-		Summary: summary, FirstKeptEntryID: cut.FirstKeptID, TokensBefore: tokensBefore,
+		Summary: summary, FirstKeptEntryID: cut.FirstKeptID, TokensBefore: tokensBefore, Usage: usage,
 	}
 	if _, err := a.Sessions.Append(in.SessionID, entry); err != nil {
 		return SummarizeResult{}, storeError("write compaction entry", err)

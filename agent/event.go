@@ -102,7 +102,8 @@ type Event struct {
 	// task call, ToolCallID; its usage on subagent_end, Usage).
 	SessionID string `json:"sessionId,omitempty"`
 
-	// usage_update: the prompt's usage so far and its budget.
+	// usage_update: the prompt's usage so far and its budget; prompt_end:
+	// its usage, the figure its budget compared.
 	Usage  *Spend  `json:"usage,omitempty"`
 	Budget *Budget `json:"budget,omitempty"`
 }
@@ -223,7 +224,7 @@ var eventKeys = map[string][]string{
 	EventAutoCompactionStart: {"reason"},
 	EventSessionSettings:     {"reason"},
 	EventAutoCompactionEnd:   {"result?", "aborted", "willRetry", "errorMessage?"},
-	EventPromptEnd:           {"status", "errorMessage?", "undelivered?", "undeliveredMessages?", "worktree?"},
+	EventPromptEnd:           {"status", "errorMessage?", "undelivered?", "undeliveredMessages?", "worktree?", "usage?"},
 	EventUsage:               {"usage", "budget?"},
 	EventSubAgentStart:       {"toolCallId", "sessionId", "isError?", "usage?"},
 	EventSubAgentEnd:         {"toolCallId", "sessionId", "isError?", "usage?"},
@@ -407,10 +408,14 @@ func (e Event) String() string {
 		}
 		return s
 	case EventPromptEnd:
+		s := "prompt " + e.Status
 		if e.ErrorMessage != "" {
-			return fmt.Sprintf("prompt %s: %s", e.Status, e.ErrorMessage)
+			s += ": " + e.ErrorMessage
 		}
-		return "prompt " + e.Status
+		if e.Usage != nil {
+			s += "; " + usageLine(*e.Usage, nil)
+		}
+		return s
 	}
 	return e.Type
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
+	"github.com/durableagent/durableagent/internal/session"
 )
 
 // spentIn sums the usage of the assistant message_end events: what the
@@ -412,6 +413,15 @@ func TestBudget_MaxDurationEndsAnApprovalWait(t *testing.T) {
 func TestBudget_SummaryCallsAreCounted(t *testing.T) {
 	h := newCompactHarness(t)
 	seedHistory(t, h.store)
+	sessionSpent := func() agent.Spend {
+		sess, err := h.store.Load("s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := session.Spent(sess)
+		return s
+	}
+	seeded := sessionSpent()
 	in := compactInput()
 	in.Model.ContextWindow = 475 // the answer's 404 tokens are one above the threshold
 	in.Budget.MaxTokens = 405
@@ -434,6 +444,14 @@ func TestBudget_SummaryCallsAreCounted(t *testing.T) {
 	u, ok := lastOf(evs, agent.EventUsage)
 	if !ok || u.Usage.Tokens() != st.Usage.Tokens() || u.Budget == nil || !strings.HasPrefix(u.Budget.Reached, "budget.maxTokens 405 reached") {
 		t.Fatalf("last usage_update %+v, want %d tokens and the limit reached by the summary", u, st.Usage.Tokens())
+	}
+	if end, _ := lastOf(evs, agent.EventPromptEnd); end.Usage == nil || *end.Usage != *st.Usage || *res.Usage != *st.Usage {
+		t.Fatalf("prompt_end usage %+v, result %+v: want the state's %+v (issue 39: one figure)", end.Usage, res.Usage, st.Usage)
+	}
+	// The session's figure (starter sessions, the next prompt's
+	// budget.session.*) counts the summary call too.
+	if added := sessionSpent().Tokens() - seeded.Tokens(); added != st.Usage.Tokens() {
+		t.Fatalf("the session's figure grew by %d tokens, want the prompt's %d", added, st.Usage.Tokens())
 	}
 }
 

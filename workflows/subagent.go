@@ -213,6 +213,9 @@ func recordSubAgentResult(ctx workflow.Context, call activities.RunToolInput, te
 	}
 	msg := agent.Message{Role: agent.RoleToolResult, ToolCallID: call.ToolCallID, ToolName: call.ToolName,
 		IsError: isError, Content: []agent.ContentBlock{{Type: "text", Text: text}}, Timestamp: workflow.Now(ctx).UnixMilli()}
+	if usage != nil {
+		msg.Usage = usage.Usage() // the session's figure counts its sub-agents
+	}
 	entry := session.Entry{Type: session.TypeMessage, ID: call.ResultEntryID, ParentID: call.ParentID,
 		Timestamp: workflow.Now(ctx).UTC(), Message: &msg}
 	var rec activities.RecordEntryResult
