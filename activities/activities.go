@@ -192,9 +192,9 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		}
 		stream.Add(d)
 	}
-	msg := provider.Complete(ctx, req)
+	msg := complete(ctx, provider, req)
 	win.finish(msg)
-	parentID, err := a.continuePaused(ctx, provider, &req, in, &msg)
+	parentID, billed, err := a.continuePaused(ctx, provider, &req, in, &msg)
 	hb.stop()
 	if err != nil {
 		return CallModelResult{}, err
@@ -214,7 +214,9 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		return CallModelResult{}, ctx.Err()
 	}
 	if ctx.Err() != nil && msg.StopReason != agent.StopReasonAborted {
+		u := msg.Usage // billed all the same
 		msg = llm.AbortedMessage(req)
+		msg.Usage = u
 	}
 	finishMessage(&msg, in.Model, req.Secret)
 	metrics.ModelCall(ctx, in.Model.Provider, in.Model.Name, msg)
@@ -227,13 +229,35 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		return CallModelResult{}, storeError("write assistant message", err)
 	}
 	res := resultOf(in.EntryID, msg, credID)
-	res.HeldMs = held.Milliseconds()
+	res.HeldMs, res.Billed = held.Milliseconds(), billed
 	if msg.StopReason == agent.StopReasonAborted && ctx.Err() != nil {
 		// Report the cancellation so the workflow sees a cancelled
 		// activity; the aborted message is already in the session.
 		return res, ctx.Err()
 	}
 	return res, nil
+}
+
+// complete calls the model. A call that failed or was aborted after its
+// stream reported usage (a provider bills the tokens it processed) keeps
+// that usage, though the provider's message has none: budgets count it.
+func complete(ctx context.Context, p llm.Provider, req llm.Request) agent.Message {
+	var seen agent.Usage // each report's counts so far; a count it leaves out is 0
+	next := req.OnDelta
+	req.OnDelta = func(d llm.Delta) {
+		if u := d.Usage; u != nil {
+			seen = agent.Usage{Input: max(seen.Input, u.Input), Output: max(seen.Output, u.Output),
+				CacheRead: max(seen.CacheRead, u.CacheRead), CacheWrite: max(seen.CacheWrite, u.CacheWrite)}
+		}
+		if next != nil {
+			next(d)
+		}
+	}
+	m := p.Complete(ctx, req)
+	if m.Usage == nil && seen != (agent.Usage{}) {
+		m.Usage = &seen
+	}
+	return m
 }
 
 func resultOf(id string, m agent.Message, credID string) CallModelResult {

@@ -42,10 +42,12 @@ func finishMessage(msg *agent.Message, model ModelRef, secret string) {
 // The workflow sees one call: its result is the last answer's, whose usage
 // is what the context holds now (a paused answer's input tokens add up
 // the server tools' internal rounds, and are no context size). The paused
-// answers' usage is in their entries. Live deltas of a continuation are
+// answers' usage is in their entries, and in billed with the last
+// answer's (nil without a pause), which the budget counts. Live deltas of a continuation are
 // numbered after the blocks before it.
-func (a *Activities) continuePaused(ctx context.Context, provider llm.Provider, req *llm.Request, in CallModelInput, msg *agent.Message) (string, error) {
-	parent := in.LeafID
+func (a *Activities) continuePaused(ctx context.Context, provider llm.Provider, req *llm.Request, in CallModelInput, msg *agent.Message) (parent string, billed *agent.Usage, err error) {
+	parent = in.LeafID
+	var sum usageSum
 	onDelta := req.OnDelta
 	blocks := 0
 	for n := 1; msg.StopReason == agent.StopReasonContinue && ctx.Err() == nil; n++ {
@@ -58,8 +60,9 @@ func (a *Activities) continuePaused(ctx context.Context, provider llm.Provider, 
 		id := fmt.Sprintf("%s-pause%d", in.EntryID, n)
 		entry := session.Entry{Type: session.TypeMessage, ID: id, ParentID: parent, Timestamp: time.Now().UTC(), Message: &paused}
 		if _, err := a.Sessions.Append(in.SessionID, entry); err != nil {
-			return "", storeError("write paused assistant message", err)
+			return "", nil, storeError("write paused assistant message", err)
 		}
+		sum.add(paused.Usage)
 		parent = id
 		blocks += len(paused.Content)
 		if onDelta != nil {
@@ -70,7 +73,11 @@ func (a *Activities) continuePaused(ctx context.Context, provider llm.Provider, 
 			}
 		}
 		req.Messages = append(req.Messages, paused)
-		*msg = provider.Complete(ctx, *req)
+		*msg = complete(ctx, provider, *req)
 	}
-	return parent, nil
+	if parent != in.LeafID {
+		sum.add(msg.Usage)
+		billed = sum.priced(in.Model.Cost)
+	}
+	return parent, billed, nil
 }

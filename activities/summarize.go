@@ -106,7 +106,7 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 
 	entry := session.Entry{
 		Type: session.TypeCompaction, ID: in.EntryID, ParentID: in.LeafID, Timestamp: time.Now().UTC(),
-		Summary: summary, FirstKeptEntryID: cut.FirstKeptID, TokensBefore: tokensBefore,
+		Summary: summary, FirstKeptEntryID: cut.FirstKeptID, TokensBefore: tokensBefore, Usage: usage,
 	}
 	if _, err := a.Sessions.Append(in.SessionID, entry); err != nil {
 		return SummarizeResult{}, storeError("write compaction entry", err)
@@ -181,7 +181,7 @@ func summarizeCut(ctx context.Context, p llm.Provider, base llm.Request, cut com
 func summaryCall(ctx context.Context, p llm.Provider, base llm.Request, prompt string, spent *usageSum) (string, *agent.Message) {
 	req := base
 	req.Messages = []agent.Message{agent.TextMessage(agent.RoleUser, prompt)}
-	msg := p.Complete(ctx, req)
+	msg := complete(ctx, p, req)
 	spent.add(msg.Usage)
 	if msg.StopReason == agent.StopReasonError || msg.StopReason == agent.StopReasonAborted {
 		return "", &msg

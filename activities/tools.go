@@ -159,7 +159,7 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 		Warnings: warnings, RequireApproval: a.ToolPolicy.RequireApproval, Grants: grants,
 		SystemPromptHash: promptHash, Worktree: hdr.Worktree != nil}
 	if in.SessionUsage {
-		spent := sessionSpent(sess)
+		spent, _ := session.Spent(sess)
 		res.SessionSpent = &spent
 	}
 	res.ModelQueues = a.ModelQueues
@@ -499,12 +499,3 @@ func isObject(b json.RawMessage) bool {
 	return strings.HasPrefix(s, "{")
 }
 
-// sessionSpent sums the usage of the session's assistant messages, failed
-// attempts and other branches included: what the session has spent.
-func sessionSpent(sess *session.Session) agent.Spend {
-	var s agent.Spend
-	for _, e := range sess.Entries {
-		s.AddSpent(e.Message)
-	}
-	return s
-}

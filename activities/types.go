@@ -60,7 +60,11 @@ type CallModelResult struct {
 	StopReason agent.StopReason `json:"stopReason"`
 	ModelError
 	Usage *agent.Usage `json:"usage,omitempty"`
-	Text  string       `json:"text,omitempty"`
+	// Billed is what all the answers of a paused turn (continuePaused)
+	// were billed, the last one's included; nil for one answer, whose
+	// Usage it is. Usage stays the last answer's: the context's size.
+	Billed *agent.Usage `json:"billed,omitempty"`
+	Text   string       `json:"text,omitempty"`
 	// CredentialID is the id (never the secret) of the credential used.
 	CredentialID string `json:"credentialId,omitempty"`
 	// ToolCalls are the tool calls of the answer, in order (StopReason

@@ -48,12 +48,11 @@ func (s *Spend) Add(u *Usage) {
 	s.CostUsd = roundCost(s.CostUsd + u.Cost.Total)
 }
 
-// AddSpent counts the usage of m when it is an assistant message that
-// reported one (a session's spend: answers and failed attempts alike).
-func (s *Spend) AddSpent(m *Message) {
-	if m != nil && m.Role == RoleAssistant && m.Usage != nil {
-		s.Add(m.Usage)
-	}
+// Usage is s as the usage of one message (a sub-agent's, on its task
+// call's result: session.Spent counts it).
+func (s Spend) Usage() *Usage {
+	return &Usage{Input: s.Input, Output: s.Output, CacheRead: s.CacheRead, CacheWrite: s.CacheWrite,
+		TotalTokens: s.Input + s.Output + s.CacheRead + s.CacheWrite, Cost: UsageCost{Total: s.CostUsd}}
 }
 
 // Plus is s and o together (a session's earlier prompts and this one).

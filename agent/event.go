@@ -103,7 +103,7 @@ type Event struct {
 	SessionID string `json:"sessionId,omitempty"`
 
 	// usage_update: the prompt's usage so far and its budget; prompt_end:
-	// the prompt's usage (Budget unset).
+	// its usage, the figure its budget compared.
 	Usage  *Spend  `json:"usage,omitempty"`
 	Budget *Budget `json:"budget,omitempty"`
 }
@@ -408,10 +408,14 @@ func (e Event) String() string {
 		}
 		return s
 	case EventPromptEnd:
+		s := "prompt " + e.Status
 		if e.ErrorMessage != "" {
-			return fmt.Sprintf("prompt %s: %s", e.Status, e.ErrorMessage)
+			s += ": " + e.ErrorMessage
 		}
-		return "prompt " + e.Status
+		if e.Usage != nil {
+			s += "; " + usageLine(*e.Usage, nil)
+		}
+		return s
 	}
 	return e.Type
 }

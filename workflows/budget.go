@@ -88,10 +88,20 @@ func (r *run) durationReached(ctx workflow.Context) string {
 	return fmt.Sprintf("budget.maxDurationMs %d reached: ran %s", r.in.Budget.MaxDurationMs, ran)
 }
 
-// countUsage adds a model attempt's usage and, for a prompt with a
-// budget, emits usage_update and checks the limits.
+// countUsage counts a model attempt's usage (nil: it reported none).
 func (r *run) countUsage(ctx workflow.Context, u *agent.Usage) {
-	r.bud.spent.Add(u)
+	var s agent.Spend
+	s.Add(u)
+	r.countSpend(ctx, s)
+}
+
+// countSpend adds s to the prompt's usage (the one figure its budget
+// compares and its events show: a model or summary call's, a
+// sub-agent's) and, for a prompt with a budget, checks the limits and
+// emits usage_update: a limit reached stops the prompt before its next
+// model call.
+func (r *run) countSpend(ctx workflow.Context, s agent.Spend) {
+	r.bud.spent = r.bud.spent.Plus(s)
 	if !r.bud.on {
 		return
 	}

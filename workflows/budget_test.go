@@ -12,6 +12,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
+	"github.com/durableagent/durableagent/internal/session"
 )
 
 // spentIn sums the usage of the assistant message_end events: what the
@@ -446,6 +447,15 @@ func TestBudget_MaxDurationEndsAnApprovalWait(t *testing.T) {
 func TestBudget_SummaryCallsAreCounted(t *testing.T) {
 	h := newCompactHarness(t)
 	seedHistory(t, h.store)
+	sessionSpent := func() agent.Spend {
+		sess, err := h.store.Load("s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := session.Spent(sess)
+		return s
+	}
+	seeded := sessionSpent()
 	in := compactInput()
 	in.Model.ContextWindow = 475 // the answer's 404 tokens are one above the threshold
 	in.Budget.MaxTokens = 405
@@ -468,5 +478,74 @@ func TestBudget_SummaryCallsAreCounted(t *testing.T) {
 	u, ok := lastOf(evs, agent.EventUsage)
 	if !ok || u.Usage.Tokens() != st.Usage.Tokens() || u.Budget == nil || !strings.HasPrefix(u.Budget.Reached, "budget.maxTokens 405 reached") {
 		t.Fatalf("last usage_update %+v, want %d tokens and the limit reached by the summary", u, st.Usage.Tokens())
+	}
+	if end, _ := lastOf(evs, agent.EventPromptEnd); end.Usage == nil || *end.Usage != *st.Usage || *res.Usage != *st.Usage {
+		t.Fatalf("prompt_end usage %+v, result %+v: want the state's %+v (issue 39: one figure)", end.Usage, res.Usage, st.Usage)
+	}
+	// The session's figure (starter sessions, the next prompt's
+	// budget.session.*) counts the summary call too.
+	if added := sessionSpent().Tokens() - seeded.Tokens(); added != st.Usage.Tokens() {
+		t.Fatalf("the session's figure grew by %d tokens, want the prompt's %d", added, st.Usage.Tokens())
+	}
+}
+
+// billedThenFails is the scripted model, except that its first call
+// reports usage as its stream starts (as Anthropic's message_start does)
+// and then fails with a message that carries none, as the providers
+// build a failed call's message.
+type billedThenFails struct{}
+
+func (billedThenFails) Complete(ctx context.Context, req llm.Request) agent.Message {
+	if req.Attempt > 0 {
+		return scripted.New(scripted.Options{Reply: "done"}).Complete(ctx, req)
+	}
+	req.Emit(llm.Delta{Usage: &agent.Usage{Input: 900}})
+	req.Emit(llm.Delta{Usage: &agent.Usage{Output: 30}}) // a later report may leave input out
+	return llm.ErrorMessage(req, "stream error: connection reset by peer")
+}
+
+// Issue 39: a call that failed after its stream reported usage was
+// billed: the budget counts that usage (it stops instead of retrying) and
+// message_end shows it (before, the attempt was unmetered and retried).
+// TestIntegration_AnAbortedCallKeepsTheUsageItWasBilled covers an abort.
+func TestBudget_UsageReportedBeforeAFailureCounts(t *testing.T) {
+	h := newHarness(t)
+	h.acts.Provider = func(string) (llm.Provider, error) { return billedThenFails{}, nil }
+	in := input()
+	in.Budget.MaxTokens = 930
+	res, err := h.run(in)
+	checkBudgetStop(t, h, res, err, "budget.maxTokens 930 reached: spent 930 tokens")
+	if st := h.state(); st.Usage == nil || st.Usage.Input != 900 || st.Usage.Output != 30 || st.Usage.Unmetered != 0 {
+		t.Fatalf("state usage %+v, want the 900+30 reported before the call failed", st.Usage)
+	}
+	if s := spentIn(h.events()); s.Tokens() != 930 {
+		t.Fatalf("message_end usage %+v, want 930 tokens", s)
+	}
+}
+
+// Issue 39: a paused turn (pause_turn, continued inside one CallModel) is
+// billed for every answer: the budget counts the paused one's usage too,
+// as the session file does (before, only the last answer's counted).
+func TestBudget_APausedTurnCountsEveryAnswer(t *testing.T) {
+	h := newHarness(t)
+	h.acts.Provider = func(string) (llm.Provider, error) {
+		return llm.ProviderFunc(func(ctx context.Context, req llm.Request) agent.Message {
+			m := agent.TextMessage(agent.RoleAssistant, "Done")
+			m.StopReason, m.Usage = agent.StopReasonStop, &agent.Usage{Input: 100, Output: 10}
+			if req.Messages[len(req.Messages)-1].Role == agent.RoleUser {
+				m = agent.TextMessage(agent.RoleAssistant, "Searching")
+				m.StopReason, m.Usage = agent.StopReasonContinue, &agent.Usage{Input: 5000, Output: 50}
+			}
+			return m
+		}), nil
+	}
+	in := input()
+	in.Budget.MaxTokens = 1 << 40
+	res, err := h.run(in)
+	if err != nil || res.Text != "Done" {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	if st := h.state(); st.Usage == nil || st.Usage.Input != 5100 || st.Usage.Output != 60 {
+		t.Fatalf("state usage %+v, want both answers' 5100+60", st.Usage)
 	}
 }

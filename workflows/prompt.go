@@ -302,6 +302,9 @@ func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activ
 	if werr != nil {
 		return res, werr
 	}
+	if !rec.Written && rec.Model != nil {
+		res.Usage = rec.Model.Usage // an aborted call the provider billed
+	}
 	if !rec.Written && rec.Model != nil && (res.StopReason != agent.StopReasonAborted || len(rec.Model.ToolCalls) > 0) {
 		// The activity wrote its answer before its worker was lost (or
 		// before an abort reached it): the session's record stands, and
@@ -349,15 +352,15 @@ func (r *run) outcome(res activities.CallModelResult) retry.Outcome {
 
 // closePrompt ends the prompt with status: it hands back the messages
 // still queued (reason says why they were not delivered), emits prompt_end
-// (with errMsg, for people and clients) and returns the result, with
+// (with errMsg and its usage, for people and clients) and returns the result, with
 // where a --worktree session's branch stands.
 func (r *run) closePrompt(ctx workflow.Context, status, errMsg, reason string) PromptResult {
 	r.status = status
 	back := r.handBack(ctx, reason)
 	wt := r.branchSummary(ctx)
-	spent := r.bud.spent // the prompt's usage, cache reads and writes too
-	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: status, ErrorMessage: errMsg, Usage: &spent,
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
+	spent := r.bud.spent // the figure the budget compared (cache reads and writes too)
+	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: status, ErrorMessage: errMsg,
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt, Usage: &spent})
 	return r.account(PromptResult{Status: status, Error: errMsg, LeafID: r.LeafID, Events: r.seq, LastEvents: r.lastEvents(),
 		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
 }

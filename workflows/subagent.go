@@ -213,6 +213,9 @@ func recordSubAgentResult(ctx workflow.Context, call activities.RunToolInput, te
 	}
 	msg := agent.Message{Role: agent.RoleToolResult, ToolCallID: call.ToolCallID, ToolName: call.ToolName,
 		IsError: isError, Content: []agent.ContentBlock{{Type: "text", Text: text}}, Timestamp: workflow.Now(ctx).UnixMilli()}
+	if usage != nil {
+		msg.Usage = usage.Usage() // the session's figure counts its sub-agents
+	}
 	entry := session.Entry{Type: session.TypeMessage, ID: call.ResultEntryID, ParentID: call.ParentID,
 		Timestamp: workflow.Now(ctx).UTC(), Message: &msg}
 	var rec activities.RecordEntryResult
@@ -377,22 +380,8 @@ func (r *run) endSubAgent(ctx workflow.Context, c *toolCall, err error) {
 	r.emit(ctx, agent.Event{Type: agent.EventSubAgentEnd, ToolCallID: c.ref.ID, SessionID: c.subSession,
 		IsError: c.res.IsError || err != nil, Usage: usage})
 	if usage != nil {
-		r.countChildUsage(ctx, *usage)
+		r.countSpend(ctx, *usage)
 	}
-}
-
-// countChildUsage adds a sub-agent's usage to the prompt's and, for a
-// prompt with a budget, emits usage_update and checks the limits: a
-// budget the children reached stops the parent before its next model
-// call.
-func (r *run) countChildUsage(ctx workflow.Context, s agent.Spend) {
-	r.bud.spent = r.bud.spent.Plus(s)
-	if !r.bud.on {
-		return
-	}
-	r.checkBudget()
-	spent := r.bud.spent
-	r.emit(ctx, agent.Event{Type: agent.EventUsage, Usage: &spent, Budget: r.budgetState()})
 }
 
 // account adds the prompt's usage, turns, tool calls and files changed

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -58,6 +59,11 @@ func TestSubAgent_ConcurrentChildrenShareBudget(t *testing.T) {
 		end, ok := lastOf(h.events(), agent.EventPromptEnd)
 		if !ok || !strings.Contains(end.ErrorMessage, "budget.maxTokens 1000 reached") {
 			t.Fatalf("prompt_end %+v, want it to name budget.maxTokens 1000", end)
+		}
+		// Issue 39: prompt_end shows the figure the budget compared,
+		// the sub-agents' usage included.
+		if end.Usage == nil || end.Usage.Tokens() != spent || !strings.Contains(end.ErrorMessage, fmt.Sprintf("spent %d tokens", spent)) {
+			t.Fatalf("prompt_end usage %+v, want the %d tokens the budget compared", end.Usage, spent)
 		}
 		// Each child got a third of the 900 tokens left after the
 		// parent's first call and stopped there.

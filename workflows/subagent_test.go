@@ -18,6 +18,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
@@ -222,6 +223,15 @@ func TestSubAgent_ThreeConcurrentChildren(t *testing.T) {
 	own := res.Usage.Tokens() - childUsage.Tokens()
 	if own <= 0 || childUsage.Tokens() <= 0 {
 		t.Fatalf("usage %+v, children %+v: want the parent's own calls and its children's both counted", res.Usage, childUsage)
+	}
+	// Issue 39: the session's figure (starter sessions, the next prompt's
+	// budget.session.*) is the prompt's, its sub-agents' included.
+	sess, err := h.store.Load("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spent, _ := session.Spent(sess); spent.Tokens() != res.Usage.Tokens() {
+		t.Fatalf("session s1 spent %+v, want the prompt's %+v", spent, res.Usage)
 	}
 }
 

@@ -26,9 +26,7 @@ func sessionStats(ctx context.Context, sb client.SessionBackend) (rpc.SessionSta
 	var msgs []agent.Message
 	if sess != nil {
 		msgs = sess.Context(sess.LeafID())
-		for _, e := range sess.Entries {
-			st.Usage.AddSpent(e.Message)
-		}
+		st.Usage, _ = session.Spent(sess)
 	}
 	st.TotalMessages = len(msgs)
 	for _, m := range msgs {

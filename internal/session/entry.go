@@ -112,6 +112,8 @@ type Entry struct {
 	Summary          string `json:"summary,omitempty"`
 	FirstKeptEntryID string `json:"firstKeptEntryId,omitempty"`
 	TokensBefore     int    `json:"tokensBefore,omitempty"`
+	// Usage is what a compaction's summary calls were billed (Spent).
+	Usage *agent.Usage `json:"usage,omitempty"`
 
 	// Provider and ModelID are set on model_change entries.
 	Provider string `json:"provider,omitempty"`

@@ -21,7 +21,8 @@ type Summary struct {
 	// LastActivity is the time of the last entry (the header's without
 	// entries).
 	LastActivity time.Time `json:"lastActivity"`
-	// Usage is what the session's model calls reported (nil: none did).
+	// Usage is what the session spent, as its budgets count it (Spent;
+	// nil: nothing reported usage).
 	Usage *agent.Spend `json:"usage,omitempty"`
 	// Unreadable is why the session could not be read ("" when it was).
 	Unreadable string `json:"unreadable,omitempty"`
@@ -30,8 +31,6 @@ type Summary struct {
 // Summarize is sess's summary.
 func Summarize(sess *Session) Summary {
 	sum := Summary{Header: sess.Header, LastActivity: sess.Header.Timestamp}
-	var spend agent.Spend
-	metered := false
 	for _, e := range sess.Entries {
 		if e.Timestamp.After(sum.LastActivity) {
 			sum.LastActivity = e.Timestamp
@@ -45,13 +44,28 @@ func Summarize(sess *Session) Summary {
 				sum.LastPrompt = line.Preview(text, SummaryPromptRunes)
 			}
 		}
-		if m.Role == agent.RoleAssistant && m.Usage != nil {
-			spend.AddSpent(m)
-			metered = true
-		}
 	}
-	if metered {
+	if spend, ok := Spent(sess); ok {
 		sum.Usage = &spend
 	}
 	return sum
+}
+
+// Spent is what the session's model calls were billed, as its prompts'
+// budgets count them: the usage of every assistant message (answers,
+// failed, aborted and paused attempts, on any branch), of each task
+// call's result (its sub-agent's, theirs included) and of each
+// compaction entry (its summary calls). ok: something reported usage.
+func Spent(sess *Session) (s agent.Spend, ok bool) {
+	for _, e := range sess.Entries {
+		u := e.Usage
+		if e.Message != nil {
+			u = e.Message.Usage
+		}
+		if u != nil {
+			s.Add(u)
+			ok = true
+		}
+	}
+	return s, ok
 }

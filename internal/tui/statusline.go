@@ -51,8 +51,8 @@ func (m *Model) statsEvent(e agent.Event) {
 		if msg.Model != "" {
 			s.model = msg.Provider + "/" + msg.Model
 		}
-		if !s.metered {
-			s.spend.AddSpent(msg)
+		if !s.metered && msg.Usage != nil {
+			s.spend.Add(msg.Usage)
 		}
 	case agent.EventUsage:
 		if e.Usage != nil {
@@ -70,6 +70,9 @@ func (m *Model) statsEvent(e agent.Event) {
 	case agent.EventPromptEnd:
 		s.ended = m.now()
 		s.subAgents = nil
+		if e.Usage != nil { // the prompt's figure: summary calls and sub-agents too
+			s.spend = *e.Usage
+		}
 	}
 }
 

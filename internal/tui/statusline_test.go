@@ -59,6 +59,10 @@ func TestModel_SubAgentsShowUnderTheParent(t *testing.T) {
 	d.shows("one ended", []string{"Sub-agent p.task-c1-1 ended", "sub-agent p.task-c2-2 running"}, []string{"2 sub-agents running"})
 	d.emit(agent.Event{Type: agent.EventSubAgentEnd, ToolCallID: "c2", SessionID: "p.task-c2-2"})
 	d.shows("none running", []string{"Sub-agent p.task-c2-2 ended"}, []string{"sub-agent p.task-c2-2 running"})
+	// Issue 39: prompt_end's usage is the prompt's figure, its
+	// sub-agents' and summary calls' included: the line ends with it.
+	d.emit(agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusCompleted, Usage: &agent.Spend{Input: 4000, Output: 1000, CostUsd: 0.5}})
+	d.shows("ended", []string{"5.0k tokens · $0.50"}, nil)
 }
 
 // Issue 23: the status line says what the running prompt waits for: the

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 
@@ -67,4 +68,31 @@ func TestIntegration_BudgetStopsAPromptAndReplays(t *testing.T) {
 		t.Fatalf("%d timers, want the budget's and the retry's", timers)
 	}
 	exportAndReplay(t, e, run.GetID(), run.GetRunID(), budgetFixture)
+}
+
+// Issue 39 on the embedded server: a model call aborted mid-stream, after
+// its stream reported the input it was billed for, keeps that usage: in
+// its session entry, its message_end and the prompt's usage (before, the
+// aborted message had none and the attempt counted nothing).
+func TestIntegration_AnAbortedCallKeepsTheUsageItWasBilled(t *testing.T) {
+	e := newEnv(t)
+	e.s.Scripted.StreamDelayMs = 100
+	e.startWorker()
+	run := e.prompt("billed", `usage:{"input":900} text:`+strings.Repeat("word ", 150))
+	e.waitStreaming("billed")
+	time.Sleep(2 * time.Second) // the usage report comes before the first word
+	if err := e.k.Abort(context.Background(), "billed"); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := e.result(run)
+	end, entry := e.firstAnswer("billed")
+	if res.Status != agent.StatusAborted || entry.Message.StopReason != agent.StopReasonAborted {
+		t.Fatalf("result %+v, entry %+v: want aborted mid-stream", res, entry.Message)
+	}
+	if u := entry.Message.Usage; u == nil || u.Input != 900 || end.Message.Usage == nil || end.Message.Usage.Input != 900 {
+		t.Fatalf("aborted call: entry usage %+v, message_end usage %+v; want the 900 input tokens reported", u, end.Message.Usage)
+	}
+	if res.Usage == nil || res.Usage.Input != 900 || res.Usage.Unmetered != 0 {
+		t.Fatalf("prompt usage %+v, want the aborted call's 900 input tokens", res.Usage)
+	}
 }
