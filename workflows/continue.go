@@ -53,7 +53,7 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 		Workspace: r.workspace, PromptEntryID: r.promptEntryID, FaultsAt: r.faultsAt, ToolHost: r.toolHost, Worktree: r.worktree,
 		ModelQueues: r.modelQueues,
 		PrevRunID:   workflow.GetInfo(ctx).WorkflowExecution.RunID, Runs: prev + 1,
-		Steering: r.steering, FollowUps: r.followUps, FollowUpDue: r.followUpDue,
+		Queue: r.queued(), QueueSeq: r.queueSeq, FollowUpDue: r.followUpDue,
 		ToolCalls: r.toolCalls, SubAgents: r.subAgents,
 		FilesChanged: r.files, FilesChangedMore: r.filesMore,
 		FilesByBash: r.filesByBash, FilesBashNote: r.filesBashNote,

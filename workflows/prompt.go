@@ -91,7 +91,8 @@ func (r *run) begin(ctx workflow.Context) error {
 		r.promptEntryID, r.faultsAt = c.PromptEntryID, c.FaultsAt
 		r.toolHost, r.worktree = c.ToolHost, c.Worktree
 		r.modelQueues = c.ModelQueues
-		r.steering, r.followUps, r.followUpDue = c.Steering, c.FollowUps, c.FollowUpDue
+		r.restoreQueue(ctx, c)
+		r.followUpDue = c.FollowUpDue
 		r.toolCalls, r.subAgents = c.ToolCalls, c.SubAgents
 		r.files, r.filesMore = c.FilesChanged, c.FilesChangedMore
 		r.filesByBash, r.filesBashNote = c.FilesByBash, c.FilesBashNote

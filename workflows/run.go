@@ -111,8 +111,12 @@ type run struct {
 	// turn boundary follows an answer, not tool calls (agent.maxTurns
 	// does not apply). deliveredUsers are the message_end events of the
 	// messages delivered for the next turn.
-	steering, followUps []string
+	steering, followUps []agent.QueuedMessage
 	followUpDue         bool
+	// queueSeq numbers the queued messages' ids; queueGone says why an
+	// id left the queue (queue.go).
+	queueSeq  int
+	queueGone map[string]string
 	answered            bool
 	deliveredUsers      []agent.Event
 	// approvals are the calls of the running group that asked for
@@ -229,9 +233,12 @@ func (r *run) fullState() agent.State {
 	return st
 }
 
-// registerHandlers installs the queries and the approve_tool update.
+// registerHandlers installs the queries and the updates.
 func (r *run) registerHandlers(ctx workflow.Context) error {
 	if err := r.serveQueries(ctx, r.state); err != nil {
+		return err
+	}
+	if err := r.registerQueueHandlers(ctx); err != nil {
 		return err
 	}
 	return r.registerApprovalHandler(ctx)

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"slices"
 	"strings"
 
 	"go.temporal.io/sdk/workflow"
@@ -38,11 +39,11 @@ func (r *run) receiveMessage(ctx workflow.Context, c workflow.ReceiveChannel, na
 		workflow.GetLogger(ctx).Warn(name+` ignored: want {"message": "..."} with a non-empty message`, "session", r.in.SessionID)
 		return true
 	}
-	if name == agent.SignalSteer {
-		r.steering = append(r.steering, p.Message)
-	} else {
-		r.followUps = append(r.followUps, p.Message)
+	if err := CheckImages(p.Images); err != nil {
+		workflow.GetLogger(ctx).Warn(name+" ignored: "+err.Error(), "session", r.in.SessionID)
+		return true
 	}
+	r.enqueue(ctx, name, p)
 	return true
 }
 
@@ -102,14 +103,10 @@ const (
 func (r *run) handBack(ctx workflow.Context, reason string) []agent.UndeliveredMessage {
 	r.drainMessages(ctx)
 	var out []agent.UndeliveredMessage
-	for _, q := range []struct {
-		kind string
-		msgs []string
-	}{{agent.SignalSteer, r.steering}, {agent.SignalFollowUp, r.followUps}} {
-		for _, text := range q.msgs {
-			out = append(out, agent.UndeliveredMessage{Kind: q.kind, Text: text, Reason: reason})
-		}
+	for _, m := range r.queued() {
+		out = append(out, agent.UndeliveredMessage{Kind: m.Kind, Text: m.Text, Reason: reason})
 	}
+	r.forget(r.queued(), "handed back: "+reason)
 	r.steering, r.followUps, r.followUpDue = nil, nil, false
 	if len(out) > 0 {
 		workflow.GetLogger(ctx).Warn("prompt ended with queued messages not delivered", "session", r.in.SessionID, "count", len(out), "reason", reason)
@@ -152,17 +149,21 @@ func (r *run) deliverQueued(ctx workflow.Context) error {
 	if queueMode(mode) == agent.QueueModeOneAtATime && n > 1 {
 		n = 1
 	}
-	for i := 0; i < n; i++ {
-		user := agent.TextMessage(agent.RoleUser, (*queue)[0])
+	// Taken out before the session write: an edit_queue that comes
+	// while it runs finds the message delivered (queue.go).
+	taken := slices.Clone((*queue)[:n])
+	*queue = (*queue)[n:]
+	r.forget(taken, "delivered")
+	for i, m := range taken {
+		user := userMessage(m)
 		user.Timestamp = workflow.Now(ctx).UnixMilli()
 		id := r.newID()
 		entry := session.Entry{Type: session.TypeMessage, ID: id, ParentID: r.leafID,
 			Timestamp: workflow.Now(ctx).UTC(), Message: &user}
 		if _, err := r.record(ctx, entry); err != nil {
+			*queue = append(taken[i:], *queue...) // not delivered: handed back
 			return err
 		}
-		// Signals only append, so the oldest message is still first.
-		*queue = (*queue)[1:]
 		r.advance(id)
 		r.deliveredUsers = append(r.deliveredUsers, agent.Event{Type: agent.EventMessageEnd, EntryID: id, Message: &user})
 	}

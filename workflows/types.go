@@ -159,9 +159,12 @@ type Carry struct {
 	ModelQueues bool `json:"modelQueues,omitempty"`
 	// Runs counts the runs of this prompt before this one.
 	Runs int `json:"runs"`
-	// Steering and FollowUps are the steer and follow_up messages queued
-	// and not delivered yet, oldest first.
-	Steering  []string `json:"steering,omitempty"`
+	// Queue is the queue (queue.go), QueueSeq the number of its last id.
+	// Steering and FollowUps are the queued texts a run of an older
+	// build carried (read, never written).
+	Queue     []agent.QueuedMessage `json:"queue,omitempty"`
+	QueueSeq  int                   `json:"queueSeq,omitempty"`
+	Steering  []string              `json:"steering,omitempty"`
 	FollowUps []string `json:"followUps,omitempty"`
 	// FollowUpDue: the previous run's loop would have ended, so the next
 	// model step delivers follow-ups.
