@@ -61,9 +61,15 @@ func TestIntegration_QueueListEditRemoveAndRaceDelivery(t *testing.T) {
 	if _, err := e.k.EditQueue(ctx, "queue", agent.EditQueuePayload{Action: agent.QueueEdit, ID: "m1", Text: "a edited"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.k.EditQueue(ctx, "queue", agent.EditQueuePayload{Action: agent.QueueRemove, ID: "m2"})
-	if err != nil || describe(res.Removed) != "m2 follow_up b 0" || describe(res.Queue) != "m3 steer c 1|m1 follow_up a edited 0" {
-		t.Fatalf("remove m2: %+v %v", res, err)
+	// starter queue lists; starter queue rm removes.
+	if code, out, errOut := e.starter("queue", "--session", "queue"); code != 0 || !strings.Contains(out, "m3 steer") || !strings.Contains(out, "c [1 image(s)]") || !strings.Contains(out, "m1 follow_up") {
+		t.Fatalf("starter queue: exit %d, %q %q", code, out, errOut)
+	}
+	if code, out, errOut := e.starter("queue", "rm", "--session", "queue", "m2"); code != 0 || !strings.Contains(out, "removed m2 follow_up: b") || strings.Count(out, "m2") != 1 {
+		t.Fatalf("starter queue rm m2: exit %d, %q %q", code, out, errOut)
+	}
+	if code, _, errOut := e.starter("queue", "edit", "--session", "queue", "m2", "again"); code != 2 || !strings.Contains(errOut, "message m2 was already removed") {
+		t.Fatalf("starter queue edit m2 after its removal: exit %d, %q", code, errOut)
 	}
 	for p, want := range map[agent.EditQueuePayload]string{
 		{Action: "promote", ID: "m1"}:                     `action is "promote"`,
