@@ -115,10 +115,10 @@ type run struct {
 	followUpDue         bool
 	// queueSeq numbers the queued messages' ids; queueGone says why an
 	// id left the queue (queue.go).
-	queueSeq  int
-	queueGone map[string]string
-	answered            bool
-	deliveredUsers      []agent.Event
+	queueSeq       int
+	queueGone      map[string]string
+	answered       bool
+	deliveredUsers []agent.Event
 	// approvals are the calls of the running group that asked for
 	// approval (approval.go); decided maps the ids decided in this run to
 	// their outcome, so a late approve_tool is told what happened.

@@ -165,7 +165,7 @@ type Carry struct {
 	Queue     []agent.QueuedMessage `json:"queue,omitempty"`
 	QueueSeq  int                   `json:"queueSeq,omitempty"`
 	Steering  []string              `json:"steering,omitempty"`
-	FollowUps []string `json:"followUps,omitempty"`
+	FollowUps []string              `json:"followUps,omitempty"`
 	// FollowUpDue: the previous run's loop would have ended, so the next
 	// model step delivers follow-ups.
 	FollowUpDue bool `json:"followUpDue,omitempty"`
