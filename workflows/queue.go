@@ -23,11 +23,10 @@ import (
 // enqueue queues a received steer or follow_up message.
 func (r *run) enqueue(ctx workflow.Context, kind string, p agent.UserMessagePayload) {
 	r.queueSeq++
-	m := agent.QueuedMessage{ID: fmt.Sprintf("m%d", r.queueSeq), Kind: kind, Text: p.Message, Images: p.Images, SentAt: p.SentAt}
-	if m.SentAt.IsZero() {
-		m.SentAt = workflow.Now(ctx).UTC()
+	if p.SentAt.IsZero() {
+		p.SentAt = workflow.Now(ctx).UTC()
 	}
-	r.pushQueued(m)
+	r.pushQueued(agent.QueuedMessage{ID: fmt.Sprintf("m%d", r.queueSeq), Kind: kind, Text: p.Message, Images: p.Images, SentAt: p.SentAt})
 }
 
 func (r *run) pushQueued(m agent.QueuedMessage) {
@@ -88,21 +87,13 @@ func (r *run) validateQueueEdit(p agent.EditQueuePayload) error {
 			return errors.New("edit_queue: edit needs a non-empty text or a kind")
 		}
 	}
-	q := r.queued()
-	if slices.ContainsFunc(q, func(m agent.QueuedMessage) bool { return m.ID == p.ID }) {
+	switch {
+	case slices.ContainsFunc(r.queued(), func(m agent.QueuedMessage) bool { return m.ID == p.ID }):
 		return nil
+	case r.queueGone[p.ID] != "":
+		return fmt.Errorf("edit_queue: message %s was already %s", p.ID, r.queueGone[p.ID])
 	}
-	if why := r.queueGone[p.ID]; why != "" {
-		return fmt.Errorf("edit_queue: message %s was already %s", p.ID, why)
-	}
-	ids := make([]string, len(q))
-	for i, m := range q {
-		ids[i] = m.ID
-	}
-	if len(ids) == 0 {
-		return fmt.Errorf("edit_queue: message %s is not queued (the queue is empty)", p.ID)
-	}
-	return fmt.Errorf("edit_queue: message %s is not queued (queued: %s)", p.ID, strings.Join(ids, ", "))
+	return fmt.Errorf("edit_queue: message %q is not queued (the queue query lists the ids)", p.ID)
 }
 
 // editQueue applies a validated edit_queue. An edited message keeps

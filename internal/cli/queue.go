@@ -31,15 +31,9 @@ func runQueue(ctx context.Context, env Env, args []string) int {
 	}
 	rest := c.fs.Args()
 	p := agent.EditQueuePayload{Action: map[string]string{"edit": agent.QueueEdit, "rm": agent.QueueRemove, "clear": agent.QueueClear}[action], Kind: kind}
-	switch {
-	case action == "" && len(rest) > 0:
-		return fail(env, "queue", fmt.Errorf("unknown subcommand %q (usage: %s)", rest[0], queueUsage))
-	case action == "edit" && (len(rest) == 0 || len(rest) == 1 && kind == ""):
-		return fail(env, "queue", errors.New("edit wants ID and a new TEXT, or --kind (usage: "+queueUsage+")"))
-	case action == "rm" && len(rest) != 1:
-		return fail(env, "queue", errors.New("rm wants exactly one ID (usage: "+queueUsage+")"))
-	case action == "clear" && len(rest) != 0:
-		return fail(env, "queue", errors.New("clear takes no arguments (usage: "+queueUsage+")"))
+	want := map[string]bool{"": len(rest) == 0, "clear": len(rest) == 0, "rm": len(rest) == 1, "edit": len(rest) > 1 || len(rest) == 1 && kind != ""}
+	if !want[action] {
+		return fail(env, "queue", errors.New("wrong arguments (usage: "+queueUsage+")"))
 	}
 	if len(rest) > 0 {
 		p.ID, p.Text = rest[0], strings.TrimSpace(strings.Join(rest[1:], " "))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
@@ -19,24 +20,19 @@ import (
 // that changes the workflow's queue is said once.
 type idleQueue struct {
 	msgs []agent.QueuedMessage
-	last *rpc.QueueEvent
+	last rpc.QueueEvent
 }
 
 // queue sends a message into the running prompt as steer or follow_up,
 // or, with none running, holds it for the next prompt; either way the
 // response's disposition is "queued" and a queue_update follows.
 func (c *conn) queue(ctx context.Context, cmd command, steer bool) {
-	kind := agent.SignalFollowUp
+	kind, send := agent.SignalFollowUp, c.b.FollowUp
 	if steer {
-		kind = agent.SignalSteer
+		kind, send = agent.SignalSteer, c.b.Steer
 	}
 	c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-		var err error
-		if steer {
-			err = c.b.Steer(ctx, cmd.str["message"], cmd.images...)
-		} else {
-			err = c.b.FollowUp(ctx, cmd.str["message"], cmd.images...)
-		}
+		err := send(ctx, cmd.str["message"], cmd.images...)
 		switch {
 		case errors.Is(err, client.ErrNoRunningPrompt) && c.activeFollower() == nil:
 			c.mu.Lock()
@@ -58,12 +54,8 @@ func (c *conn) queueChanged(q []agent.QueuedMessage) {
 	steering, followUp := agent.QueueTexts(q)
 	ev := rpc.QueueEvent{Type: rpc.EventQueueUpdate, Steering: steering, FollowUp: followUp}
 	c.mu.Lock()
-	last := c.idle.last
-	if last == nil {
-		last = &rpc.QueueEvent{} // nothing was queued
-	}
-	same := slices.Equal(last.Steering, steering) && slices.Equal(last.FollowUp, followUp)
-	c.idle.last = &ev
+	same := slices.Equal(c.idle.last.Steering, steering) && slices.Equal(c.idle.last.FollowUp, followUp)
+	c.idle.last = ev
 	c.mu.Unlock()
 	if !same {
 		_ = c.out.write(ev)
@@ -96,18 +88,14 @@ func (c *conn) deliverQueue(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.s.timeout())
 	defer cancel()
-	for _, steer := range []bool{true, false} {
-		for _, m := range q {
-			if (m.Kind == agent.SignalSteer) != steer {
-				continue
-			}
-			send := c.b.FollowUp
-			if steer {
-				send = c.b.Steer
-			}
-			if err := send(ctx, m.Text, m.Images...); err != nil {
-				c.s.logf("rpc: queued %s message not delivered: %s: %q", m.Kind, line.First(err.Error()), m.Text)
-			}
+	slices.SortStableFunc(q, func(a, b agent.QueuedMessage) int { return strings.Compare(a.Kind, b.Kind) }) // steer first
+	for _, m := range q {
+		send := c.b.FollowUp
+		if m.Kind == agent.SignalSteer {
+			send = c.b.Steer
+		}
+		if err := send(ctx, m.Text, m.Images...); err != nil {
+			c.s.logf("rpc: queued %s message not delivered: %s: %q", m.Kind, line.First(err.Error()), m.Text)
 		}
 	}
 	c.refreshQueue(ctx)
@@ -140,7 +128,7 @@ func (c *conn) clearQueue(ctx context.Context, cmd command) {
 // queued here since.
 func (c *conn) queueAfter(ctx context.Context, e agent.Event) {
 	c.mu.Lock()
-	pending := c.idle.last != nil && len(c.idle.last.Steering)+len(c.idle.last.FollowUp) > 0
+	pending := len(c.idle.last.Steering)+len(c.idle.last.FollowUp) > 0
 	idle := c.idle.msgs
 	c.mu.Unlock()
 	switch {
