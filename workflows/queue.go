@@ -61,17 +61,20 @@ func (r *run) registerQueueHandlers(ctx workflow.Context) error {
 	); err != nil {
 		return err
 	}
+	steer, followUp := workflow.GetSignalChannel(ctx, agent.SignalSteer), workflow.GetSignalChannel(ctx, agent.SignalFollowUp)
 	return workflow.SetUpdateHandlerWithOptions(ctx, agent.UpdateEditQueue, r.editQueue,
 		workflow.UpdateHandlerOptions{
-			Validator:   r.validateQueueEdit,
+			Validator: func(p agent.EditQueuePayload) error { return r.validateQueueEdit(p, steer, followUp) },
 			Description: `change the queue: {"action": "edit", "id": "m1", "text": "...", "kind": "steer"|"follow_up"}, {"action": "remove", "id": "m1"} or {"action": "clear"}`,
 		})
 }
 
 // validateQueueEdit refuses, in one line, an edit the queue cannot take:
 // an unknown action or kind, an edit without a change, and an id that is
-// not queued (delivered, removed, or never sent).
-func (r *run) validateQueueEdit(p agent.EditQueuePayload) error {
+// not queued (delivered, removed, or never sent). While steer or
+// follow_up signals wait in their channels (sent in the same moment) the
+// handler decides, after taking them in.
+func (r *run) validateQueueEdit(p agent.EditQueuePayload, signals ...workflow.ReceiveChannel) error {
 	switch p.Action {
 	case agent.QueueClear:
 		return nil
@@ -87,19 +90,31 @@ func (r *run) validateQueueEdit(p agent.EditQueuePayload) error {
 			return errors.New("edit_queue: edit needs a non-empty text or a kind")
 		}
 	}
-	switch {
-	case slices.ContainsFunc(r.queued(), func(m agent.QueuedMessage) bool { return m.ID == p.ID }):
-		return nil
-	case r.queueGone[p.ID] != "":
-		return fmt.Errorf("edit_queue: message %s was already %s", p.ID, r.queueGone[p.ID])
+	if err := r.findQueued(p.ID); err != nil && signals[0].Len()+signals[1].Len() == 0 {
+		return err
 	}
-	return fmt.Errorf("edit_queue: message %q is not queued (the queue query lists the ids)", p.ID)
+	return nil
+}
+
+// findQueued says why id is not queued (nil when it is).
+func (r *run) findQueued(id string) error {
+	switch {
+	case slices.ContainsFunc(r.queued(), func(m agent.QueuedMessage) bool { return m.ID == id }):
+		return nil
+	case r.queueGone[id] != "":
+		return fmt.Errorf("edit_queue: message %s was already %s", id, r.queueGone[id])
+	}
+	return fmt.Errorf("edit_queue: message %q is not queued (the queue query lists the ids)", id)
 }
 
 // editQueue applies a validated edit_queue. An edited message keeps
 // its place; one whose kind changes goes last in the other queue.
 func (r *run) editQueue(ctx workflow.Context, p agent.EditQueuePayload) (agent.EditQueueResult, error) {
 	res := agent.EditQueueResult{Removed: []agent.QueuedMessage{}}
+	r.drainMessages(ctx)
+	if err := r.findQueued(p.ID); err != nil && p.Action != agent.QueueClear {
+		return res, err
+	}
 	for _, q := range []*[]agent.QueuedMessage{&r.steering, &r.followUps} {
 		i := slices.IndexFunc(*q, func(m agent.QueuedMessage) bool { return m.ID == p.ID })
 		switch {
