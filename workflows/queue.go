@@ -64,7 +64,7 @@ func (r *run) registerQueueHandlers(ctx workflow.Context) error {
 	steer, followUp := workflow.GetSignalChannel(ctx, agent.SignalSteer), workflow.GetSignalChannel(ctx, agent.SignalFollowUp)
 	return workflow.SetUpdateHandlerWithOptions(ctx, agent.UpdateEditQueue, r.editQueue,
 		workflow.UpdateHandlerOptions{
-			Validator: func(p agent.EditQueuePayload) error { return r.validateQueueEdit(p, steer, followUp) },
+			Validator:   func(p agent.EditQueuePayload) error { return r.validateQueueEdit(p, steer, followUp) },
 			Description: `change the queue: {"action": "edit", "id": "m1", "text": "...", "kind": "steer"|"follow_up"}, {"action": "remove", "id": "m1"} or {"action": "clear"}`,
 		})
 }
