@@ -1,5 +1,7 @@
 package agent
 
+import "time"
+
 // Signal names. They equal the RPC command names so that
 // `temporal workflow signal --name abort_retry` works by hand.
 const (
@@ -27,6 +29,10 @@ const (
 // UserMessagePayload is the payload of the steer and follow_up signals.
 type UserMessagePayload struct {
 	Message string `json:"message"`
+	// Images go with the message (the rules of a prompt's images).
+	Images []ContentBlock `json:"images,omitempty"`
+	// SentAt is when the sender sent it (QueuedMessage.SentAt).
+	SentAt time.Time `json:"sentAt,omitempty"`
 }
 
 // ApproveToolPayload is the argument of the approve_tool update.

@@ -212,7 +212,7 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 		r.endApprovalWait() // maxDuration passed in an earlier group of this step
 	}
 	done := func() bool {
-		return r.aborted || len(r.Steering) > 0 || r.bud.endsWait || len(r.waiting()) == 0
+		return r.aborted || len(r.steering) > 0 || r.bud.endsWait || len(r.waiting()) == 0
 	}
 	metrics.Enter(workflow.GetMetricsHandler(ctx), metrics.StateWaitingApproval)
 	var err error
@@ -248,7 +248,7 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 			}
 		case r.aborted:
 			r.decided[id] = "aborted"
-		case len(r.Steering) > 0:
+		case len(r.steering) > 0:
 			r.decided[id] = "skipped for a steer message"
 		case r.bud.endsWait:
 			r.decided[id] = "not run: the budget was reached"

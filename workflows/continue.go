@@ -47,7 +47,8 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 	if r.in.Continued != nil {
 		prev = r.in.Continued.Runs
 	}
-	next.Continued = &Carry{loop: r.loop, Seq: r.seq, AutoRetry: r.settings.Enabled, Runs: prev + 1}
+	next.Continued = &Carry{loop: r.loop, Seq: r.seq, AutoRetry: r.settings.Enabled, Runs: prev + 1,
+		Queue: r.queued(), QueueSeq: r.queueSeq}
 	r.carryBudget(next.Continued)
 	workflow.GetLogger(ctx).Info("prompt continues as new", "session", r.in.SessionID,
 		"historyLength", workflow.GetInfo(ctx).GetCurrentHistoryLength(), "seq", r.seq, "turn", r.Turn)

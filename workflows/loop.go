@@ -167,7 +167,7 @@ func (r *run) boundaryStep(ctx workflow.Context) step {
 	}
 	// agent.maxTurns stops a model that keeps calling tools; a turn that
 	// answers a steer or follow-up message is the user's.
-	if max := r.in.Agent.MaxTurns; max > 0 && r.Turn >= max && !afterAnswer && len(r.Steering) == 0 {
+	if max := r.in.Agent.MaxTurns; max > 0 && r.Turn >= max && !afterAnswer && len(r.steering) == 0 {
 		r.closeAgent(ctx, false, agent.StopReasonToolUse, "")
 		return r.end(r.fail(ctx, fmt.Sprintf(MaxTurnsMessage, max)))
 	}

@@ -86,6 +86,7 @@ func (r *run) begin(ctx workflow.Context) error {
 	if c := r.in.Continued; c != nil {
 		r.loop, r.seq, r.firstSeq = c.loop, c.Seq, c.Seq
 		r.settings.Enabled = c.AutoRetry
+		r.restoreQueue(ctx, c)
 		r.agentRunning = true
 		return nil
 	}

@@ -72,9 +72,15 @@ type run struct {
 	cancelCall  workflow.CancelFunc
 	aborted     bool
 
-	// answered says the next turn boundary follows an answer, not tool
-	// calls (agent.maxTurns does not apply). deliveredUsers are the
-	// message_end events of the messages delivered for the next turn.
+	// steering and followUps are the queued steer and follow_up messages,
+	// oldest first (steer.go); queueSeq numbers their ids; queueGone says
+	// why an id left the queue (queue.go). answered says the next turn
+	// boundary follows an answer, not tool calls (agent.maxTurns does not
+	// apply). deliveredUsers are the message_end events of the messages
+	// delivered for the next turn.
+	steering, followUps []agent.QueuedMessage
+	queueSeq            int
+	queueGone           map[string]string
 	answered       bool
 	deliveredUsers []agent.Event
 	// approvals are the calls of the running group that asked for
@@ -177,9 +183,12 @@ func (r *run) fullState() agent.State {
 	return st
 }
 
-// registerHandlers installs the queries and the approve_tool update.
+// registerHandlers installs the queries and the updates.
 func (r *run) registerHandlers(ctx workflow.Context) error {
 	if err := r.serveQueries(ctx, r.state); err != nil {
+		return err
+	}
+	if err := r.registerQueueHandlers(ctx); err != nil {
 		return err
 	}
 	return r.registerApprovalHandler(ctx)

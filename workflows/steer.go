@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"slices"
 	"strings"
 
 	"go.temporal.io/sdk/workflow"
@@ -38,11 +39,11 @@ func (r *run) receiveMessage(ctx workflow.Context, c workflow.ReceiveChannel, na
 		workflow.GetLogger(ctx).Warn(name+` ignored: want {"message": "..."} with a non-empty message`, "session", r.in.SessionID)
 		return true
 	}
-	if name == agent.SignalSteer {
-		r.Steering = append(r.Steering, p.Message)
-	} else {
-		r.FollowUps = append(r.FollowUps, p.Message)
+	if err := CheckImages(p.Images); err != nil {
+		workflow.GetLogger(ctx).Warn(name+" ignored: "+err.Error(), "session", r.in.SessionID)
+		return true
 	}
+	r.enqueue(ctx, name, p)
 	return true
 }
 
@@ -60,7 +61,7 @@ func (r *run) drainMessages(ctx workflow.Context) {
 // steer message waits: the tool calls not started yet are skipped.
 func (r *run) steerQueued(ctx workflow.Context) bool {
 	r.drainSignals(ctx)
-	return len(r.Steering) > 0
+	return len(r.steering) > 0
 }
 
 // queuedTurnDue is asked when the loop would end with an answer: after
@@ -72,9 +73,9 @@ func (r *run) queuedTurnDue(ctx workflow.Context) bool {
 	switch {
 	case r.aborted:
 		return false
-	case len(r.Steering) > 0:
+	case len(r.steering) > 0:
 		return true
-	case len(r.FollowUps) > 0:
+	case len(r.followUps) > 0:
 		r.FollowUpDue = true
 		return true
 	}
@@ -82,7 +83,7 @@ func (r *run) queuedTurnDue(ctx workflow.Context) bool {
 }
 
 // pendingMessageCount is the state query's pendingMessageCount.
-func (r *run) pendingMessageCount() int { return len(r.Steering) + len(r.FollowUps) }
+func (r *run) pendingMessageCount() int { return len(r.steering) + len(r.followUps) }
 
 // Why a queued message did not reach the model (UndeliveredMessage.Reason).
 const (
@@ -102,15 +103,11 @@ const (
 func (r *run) handBack(ctx workflow.Context, reason string) []agent.UndeliveredMessage {
 	r.drainMessages(ctx)
 	var out []agent.UndeliveredMessage
-	for _, q := range []struct {
-		kind string
-		msgs []string
-	}{{agent.SignalSteer, r.Steering}, {agent.SignalFollowUp, r.FollowUps}} {
-		for _, text := range q.msgs {
-			out = append(out, agent.UndeliveredMessage{Kind: q.kind, Text: text, Reason: reason})
-		}
+	for _, m := range r.queued() {
+		out = append(out, agent.UndeliveredMessage{Kind: m.Kind, Text: m.Text, Reason: reason})
 	}
-	r.Steering, r.FollowUps, r.FollowUpDue = nil, nil, false
+	r.forget(r.queued(), "handed back: "+reason)
+	r.steering, r.followUps, r.FollowUpDue = nil, nil, false
 	if len(out) > 0 {
 		workflow.GetLogger(ctx).Warn("prompt ended with queued messages not delivered", "session", r.in.SessionID, "count", len(out), "reason", reason)
 	}
@@ -133,29 +130,33 @@ func queueMode(mode string) string {
 // turn_start (openTurn).
 func (r *run) deliverQueued(ctx workflow.Context) error {
 	r.drainMessages(ctx)
-	queue, mode := &r.Steering, r.in.Agent.SteeringMode
-	if len(r.Steering) == 0 {
+	queue, mode := &r.steering, r.in.Agent.SteeringMode
+	if len(r.steering) == 0 {
 		if !r.FollowUpDue {
 			return nil
 		}
-		queue, mode = &r.FollowUps, r.in.Agent.FollowUpMode
+		queue, mode = &r.followUps, r.in.Agent.FollowUpMode
 	}
 	r.FollowUpDue = false
 	n := len(*queue)
 	if queueMode(mode) == agent.QueueModeOneAtATime && n > 1 {
 		n = 1
 	}
-	for i := 0; i < n; i++ {
-		user := agent.TextMessage(agent.RoleUser, (*queue)[0])
+	// Taken out before the session write: an edit_queue that comes
+	// while it runs finds the message delivered (queue.go).
+	taken := slices.Clone((*queue)[:n])
+	*queue = (*queue)[n:]
+	r.forget(taken, "delivered")
+	for i, m := range taken {
+		user := userMessage(m)
 		user.Timestamp = workflow.Now(ctx).UnixMilli()
 		id := r.newID()
 		entry := session.Entry{Type: session.TypeMessage, ID: id, ParentID: r.LeafID,
 			Timestamp: workflow.Now(ctx).UTC(), Message: &user}
 		if _, err := r.record(ctx, entry); err != nil {
+			*queue = append(taken[i:], *queue...) // not delivered: handed back
 			return err
 		}
-		// Signals only append, so the oldest message is still first.
-		*queue = (*queue)[1:]
 		r.advance(id)
 		r.deliveredUsers = append(r.deliveredUsers, agent.Event{Type: agent.EventMessageEnd, EntryID: id, Message: &user})
 	}

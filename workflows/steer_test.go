@@ -585,7 +585,7 @@ func TestSteer_QueueCarriedAcrossContinueAsNew(t *testing.T) {
 	h.env.SetCurrentHistoryLength(25)
 	next := h.continued(in)
 	c := next.Continued
-	if c == nil || strings.Join(c.Steering, "|") != "steer me" || strings.Join(c.FollowUps, "|") != "then this" {
+	if c == nil || len(c.Queue) != 2 || c.Queue[0].Text != "steer me" || c.Queue[0].ID != "m1" || c.Queue[1].Kind != agent.SignalFollowUp || c.Queue[1].Text != "then this" || c.QueueSeq != 2 {
 		t.Fatalf("carried %+v", c)
 	}
 	if during.PendingMessageCount != 2 || len(h.tools) != 1 {

@@ -147,6 +147,9 @@ type Carry struct {
 	AutoRetry bool  `json:"autoRetry"`
 	// Runs counts the runs of this prompt before this one.
 	Runs int `json:"runs"`
+	// Queue is the queue (queue.go), QueueSeq the number of its last id.
+	Queue    []agent.QueuedMessage `json:"queue,omitempty"`
+	QueueSeq int                   `json:"queueSeq,omitempty"`
 	// Spent is the prompt's usage so far, SessionSpent the session's
 	// earlier prompts' (budget.go); StartedMs is when the prompt's first
 	// run started (budget.maxDurationMs counts from it).
@@ -185,8 +188,8 @@ type loop struct {
 	// ModelQueues: the model calls run on the provider's model queue
 	// (activities.ModelQueue), as BeginPrompt said.
 	ModelQueues bool `json:"modelQueues,omitempty"`
-	// Steering and FollowUps are the steer and follow_up messages queued
-	// and not delivered yet, oldest first (steer.go).
+	// Steering and FollowUps are the queued texts a run of an older build
+	// carried (restoreQueue reads them; Carry.Queue replaced them).
 	Steering  []string `json:"steering,omitempty"`
 	FollowUps []string `json:"followUps,omitempty"`
 	// FollowUpDue: the loop would have ended, so the next model step

@@ -58,7 +58,7 @@ type Command struct {
 func commands() []Command {
 	return []Command{abortCmd, abortRetryCmd, approveCmd, authCmd, chatCmd, classifyCmd, clusterCmd, compactCmd, diffCmd, eventsCmd,
 		followUpCmd, promptCmd, rpcCmd, scheduleCmd, sessionCmd, sessionsCmd, setAutoRetryCmd, settingsCmd, showCmd,
-		stateCmd, steerCmd, topCmd}
+		queueCmd, stateCmd, steerCmd, topCmd}
 }
 
 // Main runs the starter with args (without the program name): the command

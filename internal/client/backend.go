@@ -65,8 +65,13 @@ type Backend interface {
 	// are skipped. FollowUp queues it for when the prompt would otherwise
 	// end (signal follow_up). Without a running prompt both fail with
 	// ErrNoRunningPrompt.
-	Steer(ctx context.Context, message string) error
-	FollowUp(ctx context.Context, message string) error
+	Steer(ctx context.Context, message string, images ...agent.ContentBlock) error
+	FollowUp(ctx context.Context, message string, images ...agent.ContentBlock) error
+	// Queue lists the running prompt's queued messages in delivery
+	// order; EditQueue edits, removes or clears them (update edit_queue;
+	// a message already delivered is an error saying so).
+	Queue(ctx context.Context) ([]agent.QueuedMessage, error)
+	EditQueue(ctx context.Context, p agent.EditQueuePayload) (agent.EditQueueResult, error)
 	// ApproveTool decides a tool call waiting for approval (update
 	// approve_tool); an unknown or already decided id is an error.
 	ApproveTool(ctx context.Context, p agent.ApproveToolPayload) error

@@ -189,20 +189,23 @@ func (k *Controller) SetAutoRetry(ctx context.Context, sessionID string, enabled
 
 // Steer sends steer to the session's running prompt: the message is
 // delivered after the current tool batch.
-func (k *Controller) Steer(ctx context.Context, sessionID, message string) error {
-	return k.userMessage(ctx, sessionID, agent.SignalSteer, message)
+func (k *Controller) Steer(ctx context.Context, sessionID, message string, images ...agent.ContentBlock) error {
+	return k.userMessage(ctx, sessionID, agent.SignalSteer, message, images)
 }
 
 // FollowUp sends follow_up to the session's running prompt: the message
 // is delivered when the loop would otherwise end.
-func (k *Controller) FollowUp(ctx context.Context, sessionID, message string) error {
-	return k.userMessage(ctx, sessionID, agent.SignalFollowUp, message)
+func (k *Controller) FollowUp(ctx context.Context, sessionID, message string, images ...agent.ContentBlock) error {
+	return k.userMessage(ctx, sessionID, agent.SignalFollowUp, message, images)
 }
 
 // userMessage sends a user message signal (steer, follow_up) whose
-// payload fits in a Temporal payload.
-func (k *Controller) userMessage(ctx context.Context, sessionID, signal, message string) error {
-	p := agent.UserMessagePayload{Message: message}
+// payload fits in a Temporal payload, its images the rules of a prompt's.
+func (k *Controller) userMessage(ctx context.Context, sessionID, signal, message string, images []agent.ContentBlock) error {
+	if err := workflows.CheckImages(images); err != nil {
+		return fmt.Errorf("%s: %w", signal, err)
+	}
+	p := agent.UserMessagePayload{Message: message, Images: images, SentAt: time.Now().UTC()}
 	if err := k.checkPayloadSize(signal, len(message), p); err != nil {
 		return err
 	}

@@ -214,13 +214,13 @@ func (t *Session) AbortRetry(ctx context.Context) error {
 }
 
 // Steer implements Backend.
-func (t *Session) Steer(ctx context.Context, message string) error {
-	return t.k.Steer(ctx, t.SessionID(), message)
+func (t *Session) Steer(ctx context.Context, message string, images ...agent.ContentBlock) error {
+	return t.k.Steer(ctx, t.SessionID(), message, images...)
 }
 
 // FollowUp implements Backend.
-func (t *Session) FollowUp(ctx context.Context, message string) error {
-	return t.k.FollowUp(ctx, t.SessionID(), message)
+func (t *Session) FollowUp(ctx context.Context, message string, images ...agent.ContentBlock) error {
+	return t.k.FollowUp(ctx, t.SessionID(), message, images...)
 }
 
 // ApproveTool implements Backend.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
@@ -32,7 +34,7 @@ func (c *conn) dispatch(ctx context.Context, cmd command) {
 	case rpc.CmdAbort:
 		c.abort(ctx, cmd)
 	case rpc.CmdClearQueue:
-		c.clearQueue(cmd)
+		c.clearQueue(ctx, cmd)
 	case rpc.CmdAbortRetry:
 		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, client.IdleOK(c.b.AbortRetry(ctx)) })
 	case rpc.CmdSetAutoRetry:
@@ -211,7 +213,7 @@ func (c *conn) state(ctx context.Context) (any, error) {
 		Model: &rpc.Model{ID: st.Model, Name: st.Model, Provider: st.Provider, API: agent.APIOf(st.Provider),
 			Input: []string{"text"}}}
 	c.mu.Lock()
-	out.PendingMessageCount += c.idle.len()
+	out.PendingMessageCount += len(c.idle.msgs)
 	c.mu.Unlock()
 	info, err := c.b.Info(ctx)
 	if err != nil {
@@ -337,6 +339,7 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 				return
 			}
 		}
+		c.queueAfter(ctx, e)
 		if e.Type == agent.EventPromptEnd {
 			c.settled(e.Status == agent.StatusAborted)
 		}
@@ -392,13 +395,27 @@ func (c *conn) compact(cmd command) {
 }
 
 // bash runs a user command in the background (abort_bash is served while
-// it runs) and answers with its BashResult.
+// it runs) and answers with its BashResult. Its output goes out as
+// bash_execution_update as the live output brings it; what a short
+// command printed before any of it was read goes out before the
+// response, as pi sends it.
 func (c *conn) bash(cmd command) {
 	c.background(cmd, func(ctx context.Context) (any, error) {
-		m, err := c.b.Bash(ctx, cmd.str["command"], client.BashOptions{ExcludeFromContext: cmd.enabled,
-			OnOutput: func(delta string) {
-				_ = c.out.write(rpc.BashUpdateEvent{Type: rpc.EventBashExecutionUpdate, ID: cmd.id, Delta: delta})
-			}})
+		var mu sync.Mutex
+		var sent strings.Builder
+		update := func(delta string) {
+			mu.Lock()
+			defer mu.Unlock()
+			sent.WriteString(delta)
+			_ = c.out.write(rpc.BashUpdateEvent{Type: rpc.EventBashExecutionUpdate, ID: cmd.id, Delta: delta})
+		}
+		m, err := c.b.Bash(ctx, cmd.str["command"], client.BashOptions{ExcludeFromContext: cmd.enabled, OnOutput: update})
+		mu.Lock()
+		rest, ok := strings.CutPrefix(m.Output, sent.String())
+		mu.Unlock()
+		if ok && rest != "" && err == nil {
+			update(rest)
+		}
 		return rpc.BashResult{Output: m.Output, ExitCode: m.ExitCode, Cancelled: m.Cancelled, Truncated: m.Truncated, FullOutputPath: m.FullOutputPath}, err
 	})
 }

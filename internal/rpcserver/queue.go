@@ -3,8 +3,10 @@ package rpcserver
 import (
 	"context"
 	"errors"
-	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/rpc"
@@ -12,106 +14,127 @@ import (
 
 // idleQueue holds the steer and follow_up messages sent while no prompt
 // runs (pi 1.6 queues them too): the next prompt this connection starts
-// receives them, steering first, as steer and follow_up signals.
+// receives them, steering first, as steer and follow_up signals. While a
+// prompt runs, its queue is in its workflow (query queue, update
+// edit_queue); last is the queue_update written last, so a delivery
+// that changes the workflow's queue is said once.
 type idleQueue struct {
-	steering, followUp []string
+	msgs []agent.QueuedMessage
+	last rpc.QueueEvent
 }
-
-func (q idleQueue) len() int { return len(q.steering) + len(q.followUp) }
 
 // queue sends a message into the running prompt as steer or follow_up,
 // or, with none running, holds it for the next prompt; either way the
-// response's disposition is "queued".
+// response's disposition is "queued" and a queue_update follows.
 func (c *conn) queue(ctx context.Context, cmd command, steer bool) {
-	if len(cmd.images) > 0 {
-		c.fail(cmd.id, cmd.typ, "images are not supported in a queued message (steer, follow_up, or a prompt with streamingBehavior): send them with a prompt of their own")
-		return
+	kind, send := agent.SignalFollowUp, c.b.FollowUp
+	if steer {
+		kind, send = agent.SignalSteer, c.b.Steer
 	}
 	c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-		var err error
-		if steer {
-			err = c.b.Steer(ctx, cmd.str["message"])
-		} else {
-			err = c.b.FollowUp(ctx, cmd.str["message"])
-		}
-		if errors.Is(err, client.ErrNoRunningPrompt) && c.activeFollower() == nil {
-			c.hold(cmd.str["message"], steer)
-			return rpc.PromptData{Disposition: rpc.DispositionQueued}, nil
-		}
-		if err != nil {
+		err := send(ctx, cmd.str["message"], cmd.images...)
+		switch {
+		case errors.Is(err, client.ErrNoRunningPrompt) && c.activeFollower() == nil:
+			c.mu.Lock()
+			c.idle.msgs = append(c.idle.msgs, agent.QueuedMessage{Kind: kind, Text: cmd.str["message"], Images: cmd.images})
+			q := c.idle.msgs
+			c.mu.Unlock()
+			c.queueChanged(q)
+		case err != nil:
 			return nil, err
+		default:
+			c.refreshQueue(ctx)
 		}
 		return rpc.PromptData{Disposition: rpc.DispositionQueued}, nil
 	})
 }
 
-// hold queues a message for the next prompt and says so (queue_update).
-func (c *conn) hold(message string, steer bool) {
+// queueChanged writes queue_update for q unless it was the last written.
+func (c *conn) queueChanged(q []agent.QueuedMessage) {
+	steering, followUp := agent.QueueTexts(q)
+	ev := rpc.QueueEvent{Type: rpc.EventQueueUpdate, Steering: steering, FollowUp: followUp}
 	c.mu.Lock()
-	if steer {
-		c.idle.steering = append(c.idle.steering, message)
-	} else {
-		c.idle.followUp = append(c.idle.followUp, message)
-	}
-	ev := queueEvent(c.idle)
+	same := slices.Equal(c.idle.last.Steering, steering) && slices.Equal(c.idle.last.FollowUp, followUp)
+	c.idle.last = ev
 	c.mu.Unlock()
-	_ = c.out.write(ev)
+	if !same {
+		_ = c.out.write(ev)
+	}
 }
 
-// takeQueue empties the idle queue and returns what it held; changed
-// reports whether it held anything.
-func (c *conn) takeQueue() (q idleQueue, changed bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	q, c.idle = c.idle, idleQueue{}
-	return q, q.len() > 0
+// refreshQueue reads the running prompt's queue and says when it
+// changed; a prompt that ended has none left (it handed them back).
+func (c *conn) refreshQueue(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, c.s.timeout())
+	defer cancel()
+	q, err := c.b.Queue(ctx)
+	if err != nil {
+		c.s.logf("rpc: queue of the running prompt: %s", line.First(err.Error()))
+		return
+	}
+	c.queueChanged(q)
 }
 
 // deliverQueue sends the messages held while idle into the prompt just
 // started. A message the prompt refuses is logged (it is not lost: the
 // log names it) and the rest are still sent.
 func (c *conn) deliverQueue(ctx context.Context) {
-	q, changed := c.takeQueue()
-	if !changed {
+	c.mu.Lock()
+	q := c.idle.msgs
+	c.idle.msgs = nil
+	c.mu.Unlock()
+	if len(q) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.s.timeout())
 	defer cancel()
-	for _, m := range q.steering {
-		if err := c.b.Steer(ctx, m); err != nil {
-			c.s.logf("rpc: queued steer message not delivered: %s: %q", line.First(err.Error()), m)
+	slices.SortStableFunc(q, func(a, b agent.QueuedMessage) int { return strings.Compare(a.Kind, b.Kind) }) // steer first
+	for _, m := range q {
+		send := c.b.FollowUp
+		if m.Kind == agent.SignalSteer {
+			send = c.b.Steer
+		}
+		if err := send(ctx, m.Text, m.Images...); err != nil {
+			c.s.logf("rpc: queued %s message not delivered: %s: %q", m.Kind, line.First(err.Error()), m.Text)
 		}
 	}
-	for _, m := range q.followUp {
-		if err := c.b.FollowUp(ctx, m); err != nil {
-			c.s.logf("rpc: queued follow_up message not delivered: %s: %q", line.First(err.Error()), m)
+	c.refreshQueue(ctx)
+}
+
+// clearQueue is clear_queue: it empties the queue, the running prompt's
+// (update edit_queue) or the one held while idle, and returns its texts.
+func (c *conn) clearQueue(ctx context.Context, cmd command) {
+	c.call(ctx, cmd, func(ctx context.Context) (any, error) {
+		c.mu.Lock()
+		removed := c.idle.msgs
+		c.idle.msgs = nil
+		c.mu.Unlock()
+		if c.activeFollower() != nil {
+			res, err := c.b.EditQueue(ctx, agent.EditQueuePayload{Action: agent.QueueClear})
+			if err != nil && !errors.Is(err, client.ErrNoRunningPrompt) {
+				return nil, err
+			}
+			removed = append(removed, res.Removed...)
 		}
-	}
-	_ = c.out.write(queueEvent(idleQueue{}))
+		c.queueChanged(nil)
+		steering, followUp := agent.QueueTexts(removed)
+		return rpc.QueueData{Steering: steering, FollowUp: followUp}, nil
+	})
 }
 
-// clearQueue is clear_queue: it empties the idle queue and returns its
-// texts. The queue of a running prompt is in its workflow, which has no
-// signal to clear it: that is an error naming what to do instead.
-func (c *conn) clearQueue(cmd command) {
-	if f := c.activeFollower(); f != nil {
-		c.fail(cmd.id, cmd.typ, fmt.Sprintf("clear_queue while prompt %s runs is not supported: its queued messages are in its workflow; abort it (prompt_end lists the undelivered ones)", f.prompt.WorkflowID))
-		return
+// queueAfter says what an event of the followed prompt did to the
+// queue: a delivered user message took one out (read the workflow's
+// queue again); prompt_end handed the rest back, leaving the messages
+// queued here since.
+func (c *conn) queueAfter(ctx context.Context, e agent.Event) {
+	c.mu.Lock()
+	pending := len(c.idle.last.Steering)+len(c.idle.last.FollowUp) > 0
+	idle := c.idle.msgs
+	c.mu.Unlock()
+	switch {
+	case e.Type == agent.EventPromptEnd:
+		c.queueChanged(idle)
+	case pending && e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleUser:
+		c.refreshQueue(ctx)
 	}
-	q, changed := c.takeQueue()
-	if changed {
-		_ = c.out.write(queueEvent(idleQueue{}))
-	}
-	c.respond(cmd.id, cmd.typ, rpc.QueueData{Steering: nonNil(q.steering), FollowUp: nonNil(q.followUp)})
-}
-
-func queueEvent(q idleQueue) rpc.QueueEvent {
-	return rpc.QueueEvent{Type: rpc.EventQueueUpdate, Steering: nonNil(append([]string(nil), q.steering...)), FollowUp: nonNil(append([]string(nil), q.followUp...))}
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

@@ -46,7 +46,8 @@
 //     while a prompt runs Enter sends steer and Alt+Enter follow_up
 //     (also /steer TEXT, /followup TEXT). Queued messages show above the
 //     status line until their user message_end; those the prompt ends
-//     without delivering go back into the input.
+//     without delivering go back into the input, and Alt+Up takes the
+//     newest back from the prompt's queue (issue 40) to edit or drop.
 //   - Reopening a session shows its earlier messages (the backend's
 //     Messages) before following a running prompt from its first event;
 //     the running prompt's own messages show once, from its events.

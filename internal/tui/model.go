@@ -221,6 +221,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.Type == tea.KeyEnter {
 			return m, m.submit(msg.Alt)
 		}
+		if msg.Type == tea.KeyUp && msg.Alt && m.prompt != nil {
+			return m, m.takeBack()
+		}
 		var cmd tea.Cmd
 		m.input, cmd = m.input.Update(msg)
 		return m, cmd
@@ -275,6 +278,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case queueSentMsg:
 		return m, m.queueSent(msg)
+	case takenBackMsg:
+		m.takenBack(msg)
+		return m, nil
 	case watchMsg:
 		return m, m.watch()
 	case watchedMsg:

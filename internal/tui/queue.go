@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,7 +21,8 @@ import (
 // terminals that do not send Alt+Enter. A queued message shows above the
 // status line until its user message_end comes (then it is in the list
 // like any user message); one the prompt ended without delivering goes
-// back into the input box.
+// back into the input box, and Alt+Up takes the newest one back from the
+// prompt's queue before it is delivered (takeBack).
 
 // queuedMessage is a steer or follow-up sent and not delivered yet.
 type queuedMessage struct {
@@ -195,4 +197,54 @@ func (m *Model) queueView() []string {
 		lines = append(lines, noteStyle.Render(label+line.Cut(oneLineText(q.text), room)))
 	}
 	return lines
+}
+
+// takenBackMsg is the outcome of taking a queued message back.
+type takenBackMsg struct {
+	q   *queuedMessage
+	err error
+}
+
+// takeBack is Alt+Up while a prompt runs: the newest queued message
+// leaves the prompt's queue (edit_queue remove) and goes back into the
+// input, to be edited and sent again (Enter, Alt+Enter) or dropped. One
+// the prompt delivered first stays delivered: the workflow refuses.
+func (m *Model) takeBack() tea.Cmd {
+	var q *queuedMessage
+	for _, x := range m.queued {
+		if x.sent {
+			q = x
+		}
+	}
+	if q == nil {
+		m.note("No queued message to take back.")
+		return nil
+	}
+	b := m.backend
+	return m.call(func(ctx context.Context) tea.Msg {
+		list, err := b.Queue(ctx)
+		id := ""
+		for _, x := range list {
+			if x.Text == q.text && (x.Kind == agent.SignalFollowUp) == q.followUp {
+				id = x.ID
+			}
+		}
+		if err == nil && id == "" {
+			err = errors.New("it was already delivered")
+		}
+		if err == nil {
+			_, err = b.EditQueue(ctx, agent.EditQueuePayload{Action: agent.QueueRemove, ID: id})
+		}
+		return takenBackMsg{q: q, err: err}
+	})
+}
+
+// takenBack puts a message taken back into the input.
+func (m *Model) takenBack(msg takenBackMsg) {
+	if msg.err != nil {
+		m.errorf("Could not take back %q: %s", line.Cut(oneLineText(msg.q.text), 40), line.First(msg.err.Error()))
+		return
+	}
+	m.unqueue(msg.q)
+	m.restoreInput([]string{msg.q.text})
 }

@@ -246,6 +246,27 @@ func TestServer_HandedBackSteerReturnsWithItsReason(t *testing.T) {
 	}
 }
 
+// Issue 40: Alt+Up takes the newest queued message back from the
+// prompt's queue into the input, before it is delivered; the prompt's
+// queue no longer holds it.
+func TestServer_AltUpTakesAQueuedMessageBack(t *testing.T) {
+	session := testserver.Session("tui-takeback")
+	d := newDriver(t, served(t, session, faults(60000, "503 Service Unavailable")))
+	d.typeLine("hello")
+	d.untilScreen("Retrying (1/3)")
+	d.typeLine("use the other file")
+	d.untilScreen("Steering: use the other file")
+	d.until("the steer sent", func() bool { return len(d.m.queued) == 1 && d.m.queued[0].sent })
+	d.send(tea.KeyMsg{Type: tea.KeyUp, Alt: true})
+	d.until("the steer back in the input", func() bool { return d.m.input.Value() == "use the other file" })
+	d.shows("taken back", nil, []string{"Steering:"})
+	q, err := served(t, session, nil).Queue(context.Background())
+	if err != nil || len(q) != 0 {
+		t.Fatalf("the prompt's queue after Alt+Up: %+v %v, want empty", q, err)
+	}
+	d.key(tea.KeyEsc)
+}
+
 // A chat opened on a session whose prompt runs (detached earlier, or
 // started by RPC) attaches to it: the retry in progress shows with its
 // countdown and Esc cancels it.

@@ -19,8 +19,8 @@ import (
 // Design note of issue 6, pi 1.6: while a prompt runs, a prompt with
 // streamingBehavior (steer or followUp), steer and follow_up are queued
 // into it ("queued"); a prompt without it is "session busy", and so are
-// compact and bash; images cannot be queued; clear_queue names what to do
-// instead. get_state during the backoff has every RpcSessionState field
+// compact and bash; a queued message carries images (issue 40).
+// get_state during the backoff has every RpcSessionState field
 // and ours (SPEC 8). abort is answered once the prompt ended (its
 // prompt_end and agent_settled first), so a prompt right after it starts.
 func TestRPC_PromptWhileRunning(t *testing.T) {
@@ -53,11 +53,9 @@ func TestRPC_PromptWhileRunning(t *testing.T) {
 		{`{"id":"s2","type":"steer","message":"faster"}`, "steer", true, ""},
 		{`{"id":"f2","type":"follow_up","message":"and docs"}`, "follow_up", true, ""},
 		{`{"id":"b","type":"prompt","message":"two"}`, "prompt", false, "session busy"},
-		{`{"id":"i","type":"steer","message":"see","images":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`, "steer", false,
-			"images are not supported in a queued message"},
+		{`{"id":"i","type":"steer","message":"see","images":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`, "steer", true, ""},
 		{`{"id":"c","type":"compact"}`, "compact", false, "session busy"},
 		{`{"id":"x","type":"bash","command":"ls"}`, "bash", false, "bash after its prompt_end"},
-		{`{"id":"q","type":"clear_queue"}`, "clear_queue", false, "clear_queue while prompt"},
 	} {
 		id := tc.line[len(`{"id":"`):strings.Index(tc.line, `","type"`)]
 		c.sendRaw(tc.line)
@@ -66,8 +64,16 @@ func TestRPC_PromptWhileRunning(t *testing.T) {
 			t.Errorf("%s → %+v", tc.line, r)
 		}
 	}
-	if st := c.state(); st.PendingMessageCount != 4 {
-		t.Errorf("pendingMessageCount = %d, want 4", st.PendingMessageCount)
+	if st := c.state(); st.PendingMessageCount != 5 {
+		t.Errorf("pendingMessageCount = %d, want 5", st.PendingMessageCount)
+	}
+	// Issue 40: clear_queue empties the running prompt's queue.
+	r = c.ok(rpc.Command{Type: rpc.CmdClearQueue})
+	if q := decode[rpc.QueueData](t, r); strings.Join(q.Steering, "|") != "go left|faster|see" || strings.Join(q.FollowUp, "|") != "then tests|and docs" {
+		t.Errorf("clear_queue while the prompt runs = %s", r.Data)
+	}
+	if st := c.state(); st.PendingMessageCount != 0 {
+		t.Errorf("pendingMessageCount after clear_queue = %d, want 0", st.PendingMessageCount)
 	}
 
 	abort := c.send(rpc.Command{Type: rpc.CmdAbort})

@@ -47,6 +47,9 @@ const users = (evs) => only(evs, "message_end", (e) => e.message.role === "user"
 
 // A long answer, so the scripted model streams it over several reads of
 // its live output (message_update).
+// A 1x1 PNG.
+const image = { type: "image", data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==", mimeType: "image/png" };
+
 const answerText = "done after a retry: " + Array.from({ length: 30 }, (_, i) => `word${i}`).join(" ") + ".";
 
 async function main() {
@@ -210,6 +213,14 @@ async function main() {
 	const streamedOut = chunks.map((e) => e.delta).join("");
 	assert.ok(streamedOut.startsWith("line1\n") && (br.output + "\n").startsWith(streamedOut), `streamed ${JSON.stringify(streamedOut)}`);
 
+	step = "bash of a short command: bash_execution_update before the response";
+	const short = [];
+	const offShort = a.onEvent((e) => e.type === "bash_execution_update" && short.push(e.delta));
+	const hi = await a.bash("echo hi");
+	offShort();
+	assert.equal(hi.output, "hi");
+	assert.ok(short.length > 0 && short.join("").startsWith("hi"), `updates before the response: ${JSON.stringify(short)}`);
+
 	step = "bash excludeFromContext";
 	const hidden = await a.send({ type: "bash", command: "echo kept from the model", excludeFromContext: true });
 	assert.equal(hidden.success, true, hidden.error);
@@ -223,10 +234,22 @@ async function main() {
 	const answering = waitFor(c, (e) => e.type === "message_start" && e.message.role === "assistant", "the answer's message_start");
 	assert.equal(await c.prompt("a long job"), "started");
 	await answering;
+	const queued = [];
+	c.onEvent((e) => e.type === "queue_update" && queued.push({ steering: e.steering, followUp: e.followUp }));
 	assert.equal(await c.steer("also this"), "queued");
 	assert.equal(await c.followUp("then that"), "queued");
 	assert.equal(await c.prompt("and this", undefined, "followUp"), "queued");
+	assert.equal(await c.steer("look at this", [image]), "queued");
 	await assert.rejects(c.prompt("not queued"), /session busy/);
+	// Each queue_update came before its command's response.
+	assert.deepEqual(queued, [
+		{ steering: ["also this"], followUp: [] },
+		{ steering: ["also this"], followUp: ["then that"] },
+		{ steering: ["also this"], followUp: ["then that", "and this"] },
+		{ steering: ["also this", "look at this"], followUp: ["then that", "and this"] },
+	]);
+	assert.deepEqual(await c.clearQueue(), { steering: ["also this", "look at this"], followUp: ["then that", "and this"] });
+	assert.deepEqual(queued.at(-1), { steering: [], followUp: [] });
 	let settled;
 	c.onEvent((e) => e.type === "agent_settled" && (settled = e));
 	const began = Date.now();
@@ -238,6 +261,20 @@ async function main() {
 	assert.equal(await c.prompt("next job"), "started");
 	await next;
 	await c.stop();
+
+	step = "a steer with an image reaches the model";
+	const d = await client("pi16-d", ["--scripted.faults", `tool:bash {"command":"sleep 2"};text:seen it`]);
+	const running = waitFor(d, (e) => e.type === "tool_execution_start", "the bash call's start");
+	const evsD = d.collectEvents(45000);
+	assert.equal(await d.prompt("run something"), "started");
+	await running;
+	assert.equal(await d.steer("what is in this picture", [image]), "queued");
+	const steered = only(await evsD, "message_end", (e) => e.message.role === "user" && textOf(e.message) === "what is in this picture");
+	assert.equal(steered.length, 1);
+	assert.deepEqual(steered[0].message.content.filter((b) => b.type === "image"), [image]);
+	const ctxD = (await d.getMessages()).filter((m) => m.role === "user").at(-1);
+	assert.deepEqual(ctxD.content.filter((b) => b.type === "image"), [image], "the session (the model's context) holds the image");
+	await d.stop();
 
 	step = "streaming usage: message_update carries the usage the model reported mid-stream";
 	// The scripted model's usage: element reports input and cache counts

@@ -1,0 +1,50 @@
+package client
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/workflows"
+)
+
+// Queue returns the queued steer and follow_up messages of the session's
+// running prompt, in delivery order (query queue).
+func (k *Controller) Queue(ctx context.Context, sessionID string) ([]agent.QueuedMessage, error) {
+	var q []agent.QueuedMessage
+	err := k.query(ctx, sessionID, "", agent.QueryQueue, &q)
+	return q, err
+}
+
+// EditQueue edits, removes or clears queued messages of the session's
+// running prompt (update edit_queue); the workflow's validator refuses,
+// in one line, a message already delivered or removed.
+func (k *Controller) EditQueue(ctx context.Context, sessionID string, p agent.EditQueuePayload) (agent.EditQueueResult, error) {
+	var res agent.EditQueueResult
+	h, err := k.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: workflows.WorkflowID(sessionID), UpdateName: agent.UpdateEditQueue,
+		Args: []any{p}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, &res)
+	}
+	switch {
+	case isNotFound(err):
+		return res, fmt.Errorf("%w in session %s", ErrNoRunningPrompt, sessionID)
+	case err != nil:
+		return res, fmt.Errorf("session %s: %w", sessionID, err)
+	}
+	return res, nil
+}
+
+// Queue implements Backend.
+func (t *Session) Queue(ctx context.Context) ([]agent.QueuedMessage, error) {
+	return t.k.Queue(ctx, t.SessionID())
+}
+
+// EditQueue implements Backend.
+func (t *Session) EditQueue(ctx context.Context, p agent.EditQueuePayload) (agent.EditQueueResult, error) {
+	return t.k.EditQueue(ctx, t.SessionID(), p)
+}

@@ -1,0 +1,172 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durableagent/durableagent/agent"
+)
+
+// The queue a user sees and changes (docs/spec.md 15.1.7): the queue
+// query lists r.steering then r.followUps, and the edit_queue update
+// edits, removes or clears them. Delivery (deliverQueued) takes a
+// message out of its queue before it writes it to the session, and an
+// update runs only while the main coroutine waits, so a message is
+// either edited or delivered, never both: history holds the accepted
+// update or the session write that delivered it. A refused update never
+// reaches history (the validator only reads state).
+
+// enqueue queues a received steer or follow_up message.
+func (r *run) enqueue(ctx workflow.Context, kind string, p agent.UserMessagePayload) {
+	r.queueSeq++
+	if p.SentAt.IsZero() {
+		p.SentAt = workflow.Now(ctx).UTC()
+	}
+	r.pushQueued(agent.QueuedMessage{ID: fmt.Sprintf("m%d", r.queueSeq), Kind: kind, Text: p.Message, Images: p.Images, SentAt: p.SentAt})
+}
+
+func (r *run) pushQueued(m agent.QueuedMessage) {
+	if m.Kind == agent.SignalSteer {
+		r.steering = append(r.steering, m)
+	} else {
+		r.followUps = append(r.followUps, m)
+	}
+}
+
+// queued returns the queue in delivery order: steering first.
+func (r *run) queued() []agent.QueuedMessage {
+	return append(append([]agent.QueuedMessage{}, r.steering...), r.followUps...)
+}
+
+// forget records why id left the queue, so a late edit is told.
+func (r *run) forget(ms []agent.QueuedMessage, why string) {
+	if r.queueGone == nil {
+		r.queueGone = map[string]string{}
+	}
+	for _, m := range ms {
+		r.queueGone[m.ID] = why
+	}
+}
+
+// registerQueueHandlers installs the queue query and the edit_queue
+// update.
+func (r *run) registerQueueHandlers(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandlerWithOptions(ctx, agent.QueryQueue,
+		func() ([]agent.QueuedMessage, error) { return r.queued(), nil },
+		workflow.QueryHandlerOptions{Description: "the queued steer and follow_up messages, in delivery order: [{id, kind, text, images, sentAt}]"},
+	); err != nil {
+		return err
+	}
+	steer, followUp := workflow.GetSignalChannel(ctx, agent.SignalSteer), workflow.GetSignalChannel(ctx, agent.SignalFollowUp)
+	return workflow.SetUpdateHandlerWithOptions(ctx, agent.UpdateEditQueue, r.editQueue,
+		workflow.UpdateHandlerOptions{
+			Validator:   func(p agent.EditQueuePayload) error { return r.validateQueueEdit(p, steer, followUp) },
+			Description: `change the queue: {"action": "edit", "id": "m1", "text": "...", "kind": "steer"|"follow_up"}, {"action": "remove", "id": "m1"} or {"action": "clear"}`,
+		})
+}
+
+// validateQueueEdit refuses, in one line, an edit the queue cannot take:
+// an unknown action or kind, an edit without a change, and an id that is
+// not queued (delivered, removed, or never sent). While steer or
+// follow_up signals wait in their channels (sent in the same moment) the
+// handler decides, after taking them in.
+func (r *run) validateQueueEdit(p agent.EditQueuePayload, signals ...workflow.ReceiveChannel) error {
+	switch p.Action {
+	case agent.QueueClear:
+		return nil
+	case agent.QueueEdit, agent.QueueRemove:
+	default:
+		return fmt.Errorf("edit_queue: action is %q, want edit, remove or clear", p.Action)
+	}
+	if p.Action == agent.QueueEdit {
+		if p.Kind != "" && p.Kind != agent.SignalSteer && p.Kind != agent.SignalFollowUp {
+			return fmt.Errorf("edit_queue: kind is %q, want steer or follow_up", p.Kind)
+		}
+		if strings.TrimSpace(p.Text) == "" && p.Kind == "" {
+			return errors.New("edit_queue: edit needs a non-empty text or a kind")
+		}
+	}
+	if err := r.findQueued(p.ID); err != nil && signals[0].Len()+signals[1].Len() == 0 {
+		return err
+	}
+	return nil
+}
+
+// findQueued says why id is not queued (nil when it is).
+func (r *run) findQueued(id string) error {
+	switch {
+	case slices.ContainsFunc(r.queued(), func(m agent.QueuedMessage) bool { return m.ID == id }):
+		return nil
+	case r.queueGone[id] != "":
+		return fmt.Errorf("edit_queue: message %s was already %s", id, r.queueGone[id])
+	}
+	return fmt.Errorf("edit_queue: message %q is not queued (the queue query lists the ids)", id)
+}
+
+// editQueue applies a validated edit_queue. An edited message keeps
+// its place; one whose kind changes goes last in the other queue.
+func (r *run) editQueue(ctx workflow.Context, p agent.EditQueuePayload) (agent.EditQueueResult, error) {
+	res := agent.EditQueueResult{Removed: []agent.QueuedMessage{}}
+	r.drainMessages(ctx)
+	if err := r.findQueued(p.ID); err != nil && p.Action != agent.QueueClear {
+		return res, err
+	}
+	for _, q := range []*[]agent.QueuedMessage{&r.steering, &r.followUps} {
+		i := slices.IndexFunc(*q, func(m agent.QueuedMessage) bool { return m.ID == p.ID })
+		switch {
+		case p.Action == agent.QueueClear:
+			res.Removed = append(res.Removed, *q...)
+			*q = nil
+			continue
+		case i < 0:
+			continue
+		case p.Action == agent.QueueRemove:
+			res.Removed = append(res.Removed, (*q)[i])
+			*q = slices.Delete(*q, i, i+1)
+		default:
+			m := (*q)[i]
+			if strings.TrimSpace(p.Text) != "" {
+				m.Text = p.Text
+			}
+			if p.Kind == "" || p.Kind == m.Kind {
+				(*q)[i] = m
+				break
+			}
+			*q = slices.Delete(*q, i, i+1)
+			m.Kind = p.Kind
+			r.pushQueued(m)
+		}
+		break
+	}
+	r.forget(res.Removed, "removed")
+	workflow.GetLogger(ctx).Info("queue edited", "session", r.in.SessionID, "action", p.Action, "id", p.ID, "removed", len(res.Removed))
+	res.Queue = r.queued()
+	return res, nil
+}
+
+// userMessage is the session's user message of a delivered message.
+func userMessage(m agent.QueuedMessage) agent.Message {
+	user := agent.TextMessage(agent.RoleUser, m.Text)
+	user.Content = append(user.Content, m.Images...)
+	return user
+}
+
+// restoreQueue takes the queue a continued run carries (and the texts a
+// run of an older build carried).
+func (r *run) restoreQueue(ctx workflow.Context, c *Carry) {
+	r.queueSeq = c.QueueSeq
+	for _, m := range c.Queue {
+		r.pushQueued(m)
+	}
+	for _, t := range c.Steering {
+		r.enqueue(ctx, agent.SignalSteer, agent.UserMessagePayload{Message: t})
+	}
+	for _, t := range c.FollowUps {
+		r.enqueue(ctx, agent.SignalFollowUp, agent.UserMessagePayload{Message: t})
+	}
+	r.loop.Steering, r.loop.FollowUps = nil, nil // now in the queue: never carried twice
+}
