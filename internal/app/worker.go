@@ -225,9 +225,7 @@ func withMetrics(c sdkclient.Client, s settings.Settings, h sdkclient.MetricsHan
 	if err != nil {
 		return nil, err
 	}
-	if cdc != nil {
-		opts.DataConverter = codec.DataConverter(nil, cdc)
-	}
+	opts.DataConverter = cdc.DataConverter()
 	mc, err := sdkclient.NewClientFromExisting(c, opts)
 	if err != nil {
 		return nil, fmt.Errorf("worker metrics client: %w", err)
