@@ -96,7 +96,7 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (work
 		}
 		g.close = c.Close
 	}
-	tp, err := tracing.FromLookup(context.Background(), "durable-agent-worker", os.LookupEnv)
+	tp, err := tracing.FromEnv(context.Background(), "durable-agent-worker")
 	if err != nil {
 		g.stopMetrics()
 		return nil, err
