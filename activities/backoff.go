@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/auth"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -32,7 +33,7 @@ import (
 type RateWindows interface {
 	// Admit answers whether to call now (Wait 0, maybe holding the probe
 	// lease) or to hold for Wait before asking again.
-	Admit(key, holder string, lease time.Duration) (Admission, error)
+	Admit(key, holder string, lease time.Duration) (auth.Admission, error)
 	// RateLimited opens or extends the window for the provider's hint.
 	RateLimited(key string, retryAfterMs int64) error
 	// Settle says the provider took holder's call (a probe's success
@@ -40,16 +41,6 @@ type RateWindows interface {
 	Settle(key, holder string) error
 	// Release gives up holder's probe lease without an outcome.
 	Release(key, holder string) error
-}
-
-// Admission is RateWindows.Admit's answer (auth.Admission).
-type Admission struct {
-	// Wait is how long to hold before asking again; 0: call now.
-	Wait time.Duration
-	// Probe says this call holds the probe lease.
-	Probe bool
-	// Probing says another call holds it: ask again sooner than Wait.
-	Probing bool
 }
 
 // Bounds of the hold.

@@ -125,7 +125,7 @@ type slowWindows struct {
 	delay time.Duration
 }
 
-func (s slowWindows) Admit(key, holder string, lease time.Duration) (activities.Admission, error) {
+func (s slowWindows) Admit(key, holder string, lease time.Duration) (auth.Admission, error) {
 	time.Sleep(s.delay)
 	return s.RateWindows.Admit(key, holder, lease)
 }

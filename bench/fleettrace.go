@@ -24,6 +24,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/auth"
 	"github.com/durableagent/durableagent/internal/llm"
 )
 
@@ -179,7 +180,7 @@ type tracedWindows struct {
 	t *fleetTracer
 }
 
-func (w tracedWindows) Admit(key, holder string, lease time.Duration) (activities.Admission, error) {
+func (w tracedWindows) Admit(key, holder string, lease time.Duration) (auth.Admission, error) {
 	t0 := time.Now()
 	a, err := w.RateWindows.Admit(key, holder, lease)
 	d := time.Since(t0).Nanoseconds()

@@ -1177,11 +1177,11 @@ func dialCounting(ctx context.Context, s settings.Settings, c *rpcCounter, extra
 	if err != nil {
 		return nil, err
 	}
-	if cdc, err := codec.FromSettings(s); err != nil {
+	cdc, err := codec.FromSettings(s)
+	if err != nil {
 		return nil, err
-	} else if cdc != nil {
-		opts.DataConverter = codec.DataConverter(nil, cdc)
 	}
+	opts.DataConverter = cdc.DataConverter()
 	opts.Logger = sdklog.NewStructuredLogger(quiet())
 	// As client.Dial's: the heartbeat guard, outside the counter (which
 	// counts and times what the wire did).

@@ -167,7 +167,7 @@ func TestDemo_RunningServerWithAnotherWorkersDataDir(t *testing.T) {
 		t.Setenv(k, v) // the settings read the process environment (viper)
 	}
 	var out, errb bytes.Buffer
-	code := runDemo(ctx, cli.Env{Stdout: &out, Stderr: &errb, LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }},
+	code := runDemo(ctx, cli.Env{Stdout: &out, Stderr: &errb},
 		[]string{"--keep=false", "--retry.baseDelayMs", "200", "--session", "demo-joined"})
 	if code != cli.ExitOK {
 		t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())

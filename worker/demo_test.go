@@ -65,7 +65,7 @@ func TestDemoSettings_IgnorePersistedFile(t *testing.T) {
 			for k, v := range vars {
 				t.Setenv(k, v) // the settings read the process environment (viper)
 			}
-			s, note, err := demoSettings(fs, cli.Env{LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }})
+			s, note, err := demoSettings(fs, cli.Env{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +105,7 @@ func TestDemo_PersistedRetryOffStillRetries(t *testing.T) {
 	var out, errb bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	code := runDemo(ctx, cli.Env{Stdout: &out, Stderr: &errb, LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }},
+	code := runDemo(ctx, cli.Env{Stdout: &out, Stderr: &errb},
 		[]string{"--keep=false", "--retry.baseDelayMs", "200"})
 	if code != cli.ExitOK {
 		t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())

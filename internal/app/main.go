@@ -43,8 +43,7 @@ func WorkerMain(args []string, fs *pflag.FlagSet, noArgs string, reads func(sett
 		fmt.Println(fs.Name(), agent.Version)
 		return 0
 	}
-	opts := settings.LoadOptions{Flags: fs}
-	s, err := settings.Load(opts)
+	s, values, err := settings.Explain(settings.LoadOptions{Flags: fs})
 	if err != nil {
 		return fail(err)
 	}
@@ -52,16 +51,12 @@ func WorkerMain(args []string, fs *pflag.FlagSet, noArgs string, reads func(sett
 	// and does not read (one each prompt carries, such as
 	// tools.requireApproval) is named once with where it takes effect,
 	// not ignored in silence.
-	unread, err := settings.Unread(opts, "the worker", reads)
-	if err != nil {
-		return fail(err)
-	}
-	for _, l := range unread {
+	for _, l := range settings.Unread(values, "the worker", reads) {
 		fmt.Fprintf(os.Stderr, "worker: warning: %s\n", l)
 	}
 	if needsProvider() {
 		// Outside --dev the scripted fake must be asked for by name.
-		src, err := settings.Source(opts, "model.provider")
+		src, err := settings.Source(values, "model.provider")
 		if err == nil {
 			err = CheckModelProvider(s, src)
 		}

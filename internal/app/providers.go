@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/auth"
@@ -95,7 +94,7 @@ func NewCredentials(s settings.Settings) (*Credentials, error) {
 
 // Credentials adapts the file store to activities.Credentials and
 // activities.RateWindows: the store's own methods where their shapes
-// agree (Secrets, RateLimited, Settle, Release), and the ones below where
+// agree (Secrets, Admit, RateLimited, Settle, Release), and the ones below where
 // the activities want their own types. Secrets leave it only towards the
 // provider call.
 type Credentials struct {
@@ -123,13 +122,6 @@ func (c *Credentials) MarkUsageLimit(provider, model, sessionID string, retryAft
 		return activities.MarkUsageLimitResult{}, err
 	}
 	return activities.MarkUsageLimitResult{Switched: sw.Switched, CredentialID: sw.CredentialID, Model: sw.Model}, nil
-}
-
-// Admit asks the store's rate-limit window of key whether a model call
-// may go out (coordinated backoff, activities/backoff.go).
-func (c *Credentials) Admit(key, holder string, lease time.Duration) (activities.Admission, error) {
-	a, err := c.File.Admit(key, holder, lease)
-	return activities.Admission{Wait: a.Wait, Probe: a.Probe, Probing: a.Probing}, err
 }
 
 var (

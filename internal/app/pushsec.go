@@ -26,7 +26,7 @@ func pushHubOptions(s settings.Settings, addr string) (live.HubOptions, string, 
 		return o, "", err
 	}
 	if cdc != nil {
-		o.Converter = codec.DataConverter(nil, cdc)
+		o.Converter = cdc.DataConverter()
 		says = append(says, "lines sealed with the payload codec, key id "+cdc.KeyID())
 	}
 	st := s.Stream

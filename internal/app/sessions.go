@@ -1,8 +1,6 @@
 package app
 
 import (
-	"time"
-
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/pgstore"
 	"github.com/durableagent/durableagent/internal/session"
@@ -14,18 +12,7 @@ import (
 // credentials in auth.json, shared by the workers of the data directory.
 func rateWindowsOf(store session.Backend, creds *Credentials) activities.RateWindows {
 	if pg, ok := store.(*pgstore.Store); ok {
-		return pgWindows{pg.Windows()}
+		return pg.Windows()
 	}
 	return creds
 }
-
-// pgWindows is pgstore.Windows as activities.RateWindows.
-type pgWindows struct{ *pgstore.Windows }
-
-// Admit is pgstore.Windows.Admit with the activities' Admission.
-func (w pgWindows) Admit(key, holder string, lease time.Duration) (activities.Admission, error) {
-	a, err := w.Windows.Admit(key, holder, lease)
-	return activities.Admission{Wait: a.Wait, Probe: a.Probe, Probing: a.Probing}, err
-}
-
-var _ activities.RateWindows = pgWindows{}

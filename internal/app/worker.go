@@ -96,7 +96,7 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (work
 		}
 		g.close = c.Close
 	}
-	tp, err := tracing.FromLookup(context.Background(), "durable-agent-worker", os.LookupEnv)
+	tp, err := tracing.FromEnv(context.Background(), "durable-agent-worker")
 	if err != nil {
 		g.stopMetrics()
 		return nil, err
@@ -234,9 +234,7 @@ func withMetrics(c sdkclient.Client, s settings.Settings, h sdkclient.MetricsHan
 	if err != nil {
 		return nil, err
 	}
-	if cdc != nil {
-		opts.DataConverter = codec.DataConverter(nil, cdc)
-	}
+	opts.DataConverter = cdc.DataConverter()
 	mc, err := sdkclient.NewClientFromExisting(c, opts)
 	if err != nil {
 		return nil, fmt.Errorf("worker metrics client: %w", err)

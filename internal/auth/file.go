@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/google/renameio/v2"
 )
 
 // FileName is the store's file inside the data directory.
@@ -247,23 +248,7 @@ func (f *File) write(d fileData) error {
 	if err != nil {
 		return fmt.Errorf("auth store %s: %w", f.path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(f.path), ".auth-*.json")
-	if err != nil {
-		return fmt.Errorf("auth store %s: %w", f.path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err = tmp.Chmod(0o600); err == nil {
-		_, err = tmp.Write(append(b, '\n'))
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), f.path)
-	}
+	err = renameio.WriteFile(f.path, append(b, '\n'), 0o600, renameio.WithTempDir(filepath.Dir(f.path)), renameio.IgnoreUmask())
 	if err != nil {
 		return fmt.Errorf("auth store %s: %w", f.path, err)
 	}

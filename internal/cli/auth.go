@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -76,7 +77,7 @@ func authSettings(env Env, name string, args []string, extra func(*pflag.FlagSet
 		s, err = settings.Load(settings.LoadOptions{Flags: fs})
 	}
 	if err == nil {
-		f, err = auth.OpenFile(app.AuthPath(s), auth.FileOptions{Env: env.lookupEnv()})
+		f, err = auth.OpenFile(app.AuthPath(s), auth.FileOptions{})
 	}
 	if err != nil {
 		fail(env, name, err)
@@ -123,7 +124,7 @@ func authAdd(env Env, args []string) int {
 
 func readSecret(env Env, fromEnv string) (string, error) {
 	if fromEnv != "" {
-		v, ok := env.lookupEnv()(fromEnv)
+		v, ok := os.LookupEnv(fromEnv)
 		if !ok || strings.TrimSpace(v) == "" {
 			return "", fmt.Errorf("environment variable %s is not set", fromEnv)
 		}

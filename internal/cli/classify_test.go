@@ -22,7 +22,6 @@ func runIn(t *testing.T, home, stdin string, vars map[string]string, args ...str
 	var out, errb bytes.Buffer
 	code = Main(args, Env{
 		Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(stdin),
-		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 	})
 	return code, out.String(), errb.String()
 }

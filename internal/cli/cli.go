@@ -42,9 +42,6 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Stdin  io.Reader
-	// LookupEnv reads the variables of the Temporal client profile (nil:
-	// os.LookupEnv); the settings read the process environment (viper).
-	LookupEnv func(string) (string, bool)
 }
 
 // Command is one starter subcommand.
@@ -366,7 +363,7 @@ func (c *common) closeReader() {
 // the starter starts.
 func (c *common) dial(ctx context.Context, env Env, s settings.Settings) (*client.Controller, error) {
 	var ics []interceptor.ClientInterceptor
-	tp, err := tracing.FromLookup(ctx, "durable-agent-starter", env.lookupEnv())
+	tp, err := tracing.FromEnv(ctx, "durable-agent-starter")
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +375,7 @@ func (c *common) dial(ctx context.Context, env Env, s settings.Settings) (*clien
 		}
 		c.traces, ics = tp, []interceptor.ClientInterceptor{ti}
 	}
-	cl, err := client.DialEnv(ctx, s, nil, env.temporalEnv(), ics...)
+	cl, err := client.DialEnv(ctx, s, nil, nil, ics...)
 	if err == nil {
 		var k *client.Controller
 		if k, err = client.NewController(cl, s); err == nil {

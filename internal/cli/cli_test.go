@@ -26,7 +26,6 @@ func run(t *testing.T, vars map[string]string, args ...string) (code int, stdout
 	var out, errb bytes.Buffer
 	code = Main(args, Env{
 		Stdout: &out, Stderr: &errb,
-		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 	})
 	return code, out.String(), errb.String()
 }

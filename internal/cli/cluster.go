@@ -59,7 +59,7 @@ func runCluster(ctx context.Context, env Env, args []string) int {
 	if !ok {
 		return ExitUsage
 	}
-	opts, err := client.ClientOptions(s, env.temporalEnv())
+	opts, err := client.ClientOptions(s, nil)
 	if err != nil {
 		return fail(env, name, err)
 	}
@@ -88,7 +88,7 @@ func waitServing(ctx context.Context, env Env, s settings.Settings, addr string)
 	var last error
 	quiet := slog.New(slog.DiscardHandler)
 	for {
-		cl, err := client.DialEnv(ctx, s, quiet, env.temporalEnv())
+		cl, err := client.Dial(ctx, s, quiet)
 		if err == nil {
 			_, err = cl.CheckHealth(ctx, &sdkclient.CheckHealthRequest{})
 			if err == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
+	"github.com/durableagent/durableagent/internal/toolview"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -117,7 +118,8 @@ func (p *printer) print(e agent.Event) {
 		p.printOutput(e)
 		return
 	case agent.EventToolExecutionStart:
-		fmt.Fprintf(p.w, "▶ %s\n", toolLine(e.ToolName, e.Args))
+		// The main argument is cut to 100 runes.
+		fmt.Fprintf(p.w, "▶ %s\n", toolview.CallLine(e.ToolName, e.Args, len(e.ToolName)+101))
 		return
 	case agent.EventToolExecutionEnd:
 		p.printToolEnd(e)
@@ -234,35 +236,14 @@ func (p *printer) errorText(msg string) string {
 	return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), ": ")
 }
 
-// toolLine shows a tool call the way a person recognises it: the tool and
-// its main argument.
-func toolLine(name string, args json.RawMessage) string {
-	if v := mainArg(args); v != "" {
-		return name + " " + clipLine(v, 100)
-	}
-	return name
-}
-
 // callLine shows a call waiting for approval: the tool and its main
 // argument as written (a command whole, up to 2000 runes), else its
 // arguments' JSON.
 func callLine(name string, args json.RawMessage) string {
-	if v := mainArg(args); v != "" {
+	if v := toolview.MainArg(args); v != "" {
 		return name + " " + line.Cut(v, 2000)
 	}
 	return name + " " + previewLine(args, 120)
-}
-
-// mainArg is a call's command, path or pattern ("" without one).
-func mainArg(args json.RawMessage) string {
-	var m map[string]any
-	_ = json.Unmarshal(args, &m)
-	for _, k := range []string{"command", "path", "pattern"} {
-		if v, ok := m[k].(string); ok && v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // clipLine is s's first line (" …" when more follow), cut to n runes.

@@ -423,8 +423,6 @@ func NewController(c client.Client, s settings.Settings) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cdc != nil {
-		k.DataConverter = codec.DataConverter(nil, cdc)
-	}
+	k.DataConverter = cdc.DataConverter()
 	return k, nil
 }

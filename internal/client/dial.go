@@ -91,11 +91,11 @@ func dial(ctx context.Context, s settings.Settings, logger *slog.Logger, opts cl
 	}
 	// With a codec key configured, every payload is encrypted before it
 	// reaches Temporal (worker and starter alike, as both dial here).
-	if cdc, err := codec.FromSettings(s); err != nil {
+	cdc, err := codec.FromSettings(s)
+	if err != nil {
 		return nil, err
-	} else if cdc != nil {
-		opts.DataConverter = codec.DataConverter(nil, cdc)
 	}
+	opts.DataConverter = cdc.DataConverter()
 	opts.Logger = sdklog.NewStructuredLogger(logger)
 	// A heartbeat RPC that times out must not cut the activity that sent
 	// it (activities.HeartbeatGuard): a worker's client needs it; other

@@ -45,7 +45,7 @@ func TestPushReader_PinnedSealedOrFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dc := codec.DataConverter(nil, codec.New(k))
+	dc := codec.New(k).DataConverter()
 	hub, err := live.ListenHub("127.0.0.1:0", live.HubOptions{TLS: true, Converter: dc})
 	if err != nil {
 		t.Fatal(err)

@@ -131,11 +131,12 @@ func (c *Codec) ids() string {
 	return "key ids " + strings.Join(ids, ", ")
 }
 
-// DataConverter wraps parent (nil: the SDK's default) so every payload
-// it makes is encrypted by c and every payload it reads is decrypted.
-func DataConverter(parent converter.DataConverter, c *Codec) converter.DataConverter {
-	if parent == nil {
-		parent = converter.GetDefaultDataConverter()
+// DataConverter is the SDK's default data converter with every payload it
+// makes encrypted by c and every payload it reads decrypted. A nil c (no
+// key configured, see FromSettings) gives nil: the SDK's default.
+func (c *Codec) DataConverter() converter.DataConverter {
+	if c == nil {
+		return nil
 	}
-	return converter.NewCodecDataConverter(parent, c)
+	return converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), c)
 }

@@ -151,7 +151,7 @@ func TestCodec_OlderKeysStillDecrypt(t *testing.T) {
 // Through the SDK's CodecDataConverter, values round-trip and the
 // converted payload is sealed.
 func TestDataConverter_RoundTrip(t *testing.T) {
-	dc := DataConverter(nil, New(mustKey(t, "k1", 1)))
+	dc := New(mustKey(t, "k1", 1)).DataConverter()
 	p, err := dc.ToPayload(map[string]string{"message": "top secret prompt"})
 	if err != nil {
 		t.Fatal(err)

@@ -213,8 +213,7 @@ server_ca_cert_path = "`+p.caFile+`"
 		var stdout, stderr bytes.Buffer
 		code := cli.Main([]string{"prompt", "--session", "over-mtls", "--workspace", ws,
 			"--fault", `tool:bash {"command":"echo tool ran over mTLS"}`, "--fault", "text:answered over mTLS", "hello"},
-			cli.Env{Stdout: &stdout, Stderr: &stderr, Stdin: strings.NewReader(""),
-				LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+			cli.Env{Stdout: &stdout, Stderr: &stderr, Stdin: strings.NewReader("")})
 		if code != cli.ExitOK || !strings.Contains(stdout.String(), "answered over mTLS") {
 			t.Fatalf("starter prompt over mTLS: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 		}

@@ -28,7 +28,7 @@ func codecConverter(t *testing.T, id string, b byte) converter.DataConverter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return codec.DataConverter(nil, codec.New(k))
+	return codec.New(k).DataConverter()
 }
 
 func newHubWith(t *testing.T, o HubOptions) *Hub {

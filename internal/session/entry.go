@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -143,17 +142,13 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 	if e.Type == TypeSessionInfo {
 		name = &e.Name
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	err := enc.Encode(struct {
+	return agent.MarshalPlain(struct {
 		Type     string  `json:"type"`
 		ID       string  `json:"id"`
 		ParentID *string `json:"parentId"`
 		entryFields
 		Name *string `json:"name,omitempty"`
 	}{e.Type, e.ID, parent, entryFields(e), name})
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
 }
 
 // UnmarshalJSON reads an entry; a null parentId is a root.

@@ -47,16 +47,18 @@ func Load(opts LoadOptions) (Settings, error) {
 	return s, err
 }
 
-// Source says where Load(opts) takes key's value from: "flag --name",
-// "environment NAME", "<file>:<line>", or "" when the built-in default
-// applies. Programs use it to tell a value chosen on purpose from a
-// default, e.g. the worker's opt-in to the scripted model outside --dev.
-func Source(opts LoadOptions, key string) (string, error) {
-	if lookupKey(key) == nil {
-		return "", fmt.Errorf("settings: unknown key %q", key)
+// Source says where key's value among values (Explain's) comes from:
+// "flag --name", "environment NAME", "<file>:<line>", or "" when the
+// built-in default applies. Programs use it to tell a value chosen on
+// purpose from a default, e.g. the worker's opt-in to the scripted model
+// outside --dev.
+func Source(values []Value, key string) (string, error) {
+	for _, v := range values {
+		if v.Key == key {
+			return v.source(), nil
+		}
 	}
-	_, origins, err := loadWithOrigins(opts)
-	return origins[key].source(), err
+	return "", fmt.Errorf("settings: unknown key %q", key)
 }
 
 // loadWithOrigins is Load that also says where each key's value came

@@ -57,18 +57,21 @@ func TestSource_NamesWhereAValueComesFrom(t *testing.T) {
 	if err := fs.Parse([]string{"--retry.maxRetries=5"}); err != nil {
 		t.Fatal(err)
 	}
-	opts := LoadOptions{File: file, Flags: fs}
+	_, vals, err := Explain(LoadOptions{File: file, Flags: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for key, want := range map[string]string{
 		"model.provider":   "environment DURABLE_AGENT_MODEL_PROVIDER",
 		"model.name":       file + ":2",
 		"retry.maxRetries": "flag --retry.maxRetries",
 		"retry.enabled":    "",
 	} {
-		if got, err := Source(opts, key); err != nil || got != want {
+		if got, err := Source(vals, key); err != nil || got != want {
 			t.Errorf("Source(%s) = %q, %v; want %q", key, got, err, want)
 		}
 	}
-	if _, err := Source(opts, "nope"); err == nil {
+	if _, err := Source(vals, "nope"); err == nil {
 		t.Error("Source of an unknown key: no error")
 	}
 }

@@ -32,10 +32,11 @@ func TestUnread_WorkerNamesPromptSettingsItIgnores(t *testing.T) {
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
-			lines, err := Unread(LoadOptions{File: tc.file, Flags: fs}, "the worker", WorkerReads)
+			_, vals, err := Explain(LoadOptions{File: tc.file, Flags: fs})
 			if err != nil {
 				t.Fatal(err)
 			}
+			lines := Unread(vals, "the worker", WorkerReads)
 			if len(lines) != 1 {
 				t.Fatalf("lines %q, want one (tools.allowedRoots is the worker's)", lines)
 			}
@@ -54,9 +55,12 @@ func TestUnread_WorkerNamesPromptSettingsItIgnores(t *testing.T) {
 
 	// Defaults and keys the worker reads are not named.
 	newEnv(t, map[string]string{"DURABLE_AGENT_TOOLS_WORKERREQUIREAPPROVAL": "bash", "DURABLE_AGENT_DEV_PORT": "7777"})
-	lines, err := Unread(LoadOptions{}, "the worker", WorkerReads)
-	if err != nil || len(lines) != 0 {
-		t.Fatalf("Unread = %q, %v; want nothing", lines, err)
+	_, vals, err := Explain(LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := Unread(vals, "the worker", WorkerReads); len(lines) != 0 {
+		t.Fatalf("Unread = %q; want nothing", lines)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/google/renameio/v2"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -37,16 +38,8 @@ func persistBool(file, group, key string, v bool) error {
 	if target, err := filepath.EvalSymlinks(file); err == nil {
 		file = target // rename must replace the real file, not the link
 	}
-	mode := fs.FileMode(0o600)
 	data, err := os.ReadFile(file)
-	switch {
-	case err == nil:
-		if fi, err := os.Stat(file); err == nil {
-			mode = fi.Mode().Perm()
-		}
-	case errors.Is(err, fs.ErrNotExist):
-		data = nil
-	default:
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("settings: set %s in %s: %w", name, file, err)
 	}
 	var doc yaml.Node
@@ -79,7 +72,16 @@ func persistBool(file, group, key string, v bool) error {
 	if err != nil {
 		return fmt.Errorf("settings: set %s in %s: encode: %w", name, file, err)
 	}
-	return writeAtomic(file, buf.Bytes(), mode)
+	// Replaced atomically (a temporary file in the same directory, then
+	// rename), keeping the file's mode; a new file is 0600.
+	dir := filepath.Dir(file)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("settings: write %s: %w", file, err)
+	}
+	if err := renameio.WriteFile(file, buf.Bytes(), 0o600, renameio.WithTempDir(dir), renameio.IgnoreUmask()); err != nil {
+		return fmt.Errorf("settings: write %s: %w", file, err)
+	}
+	return nil
 }
 
 // setBool sets group.key in a mapping: a flat "group.key" entry if the
@@ -120,40 +122,6 @@ func mapValue(m *yaml.Node, key string) *yaml.Node {
 		if m.Content[i].Kind == yaml.ScalarNode && m.Content[i].Value == key {
 			return m.Content[i+1]
 		}
-	}
-	return nil
-}
-
-// writeAtomic replaces file with data: readers see the old or the new
-// file, never a mix.
-func writeAtomic(file string, data []byte, mode fs.FileMode) (err error) {
-	dir := filepath.Dir(file)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("settings: write %s: %w", file, err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(file)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("settings: write %s: %w", file, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err == nil {
-		err = tmp.Chmod(mode)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("settings: write %s: %w", file, err)
-	}
-	if err = os.Rename(tmp.Name(), file); err != nil {
-		return fmt.Errorf("settings: write %s: %w", file, err)
 	}
 	return nil
 }

@@ -213,19 +213,19 @@ func WaitEvent(t testing.TB, k *client.Controller, session string, timeout time.
 	return found
 }
 
-// SetEnv makes vars the settings' part of the process environment for
-// the rest of t, which the settings read (viper's environment layer reads
-// only the process's): DURABLE_AGENT_*, TEMPORAL_ADDRESS and
-// TEMPORAL_NAMESPACE variables that vars lacks are emptied, which counts
-// as unset, so an earlier call's or the developer's do not leak in. It is
-// how a test gives the in-process starter (cli.Main) its environment; t
-// must not be parallel.
+// SetEnv makes vars the starter's part of the process environment for
+// the rest of t, which the settings (viper), the Temporal client profile
+// and the auth store read: DURABLE_AGENT_* and TEMPORAL_* variables that
+// vars lacks are unset, so an earlier call's or the developer's do not
+// leak in. It is how a test gives the in-process starter (cli.Main) its
+// environment; t must not be parallel.
 func SetEnv(t testing.TB, vars map[string]string) {
 	t.Helper()
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, settings.EnvPrefix) || name == "TEMPORAL_ADDRESS" || name == "TEMPORAL_NAMESPACE" {
-			t.Setenv(name, vars[name])
+		if _, ok := vars[name]; !ok && (strings.HasPrefix(name, settings.EnvPrefix) || strings.HasPrefix(name, "TEMPORAL_")) {
+			t.Setenv(name, "") // restored when t ends
+			os.Unsetenv(name)
 		}
 	}
 	for k, v := range vars {

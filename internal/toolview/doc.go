@@ -6,6 +6,9 @@
 // shows every line. Lines carry a Kind so a terminal UI can colour a
 // diff's added and removed lines; plain printers ignore it.
 //
+// CallLine is the one-line view of a call itself (the tool and its main
+// argument), shown before its result.
+//
 // It works on the whole result text as the session stores it (the
 // events carry only a preview) and is pure: no I/O.
 package toolview

@@ -5,7 +5,7 @@
 // per tool call.
 //
 // The contract:
-//   - FromLookup is nil unless OTEL_EXPORTER_OTLP_ENDPOINT (or
+//   - FromEnv is nil unless OTEL_EXPORTER_OTLP_ENDPOINT (or
 //     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set: no exporter, no cost.
 //   - ModelCall and ToolCall are one-line calls from the activities. They
 //     record under the activity's span and do nothing without one.

@@ -1,8 +1,10 @@
 package tracing
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -35,17 +37,13 @@ type Provider struct {
 	shutdown func(context.Context) error
 }
 
-// FromLookup is an OTLP/gRPC exporting Provider when the standard
+// FromEnv is an OTLP/gRPC exporting Provider when the standard
 // OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) variable is set in
-// lookup (os.LookupEnv, or the starter's environment, which tests give
-// in-process), nil otherwise. The exporter reads the other
+// the process environment, nil otherwise. The exporter reads the other
 // OTEL_EXPORTER_OTLP_* variables (headers, insecure, timeout) itself. An
 // endpoint URL with the http scheme is plaintext, as OTLP specifies.
-func FromLookup(ctx context.Context, service string, lookup func(string) (string, bool)) (*Provider, error) {
-	endpoint, _ := lookup("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-	if endpoint == "" {
-		endpoint, _ = lookup("OTEL_EXPORTER_OTLP_ENDPOINT")
-	}
+func FromEnv(ctx context.Context, service string) (*Provider, error) {
+	endpoint := cmp.Or(os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))
 	if endpoint == "" {
 		return nil, nil
 	}

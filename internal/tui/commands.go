@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/toolview"
 )
 
 // slashHelp lists the slash commands.
@@ -123,7 +124,7 @@ func stateText(st agent.State) string {
 		text += " · waiting for host " + st.WaitingForHost
 	}
 	for _, p := range st.PendingApprovals {
-		text += fmt.Sprintf("\nwaiting for approval: %s (%s)", toolLine(p.ToolName, p.Args, 80), p.ToolCallID)
+		text += fmt.Sprintf("\nwaiting for approval: %s (%s)", toolview.CallLine(p.ToolName, p.Args, 80), p.ToolCallID)
 	}
 	return text
 }

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -83,7 +82,7 @@ func (t *toolView) render(width int, expanded bool) string {
 	case t.done:
 		mark, style = "✓", okStyle
 	}
-	head := style.Render(mark) + " " + toolLine(t.name, t.args, lineRoom(width, 2))
+	head := style.Render(mark) + " " + toolview.CallLine(t.name, t.args, lineRoom(width, 2))
 	switch {
 	case t.waiting && !t.running && !t.done:
 		head += approveStyle.Render(" (waiting for approval)")
@@ -297,26 +296,6 @@ func resultText(r *agent.ToolResult) string {
 		b.WriteString(c.Text)
 	}
 	return b.String()
-}
-
-// toolLine shows a call the way a person recognises it: the tool and its
-// main argument, or its arguments as compact JSON.
-func toolLine(name string, args json.RawMessage, room int) string {
-	var m map[string]any
-	_ = json.Unmarshal(args, &m)
-	for _, k := range []string{"command", "path", "pattern"} {
-		if v, ok := m[k].(string); ok && v != "" {
-			return name + " " + line.Cut(oneLineText(v), room-len(name)-1)
-		}
-	}
-	if len(m) == 0 {
-		return name
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, args) != nil {
-		return name
-	}
-	return name + " " + line.Cut(b.String(), room-len(name)-1)
 }
 
 // lineRoom is the room on a line of width after indent (no limit when the

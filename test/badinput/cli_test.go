@@ -38,10 +38,6 @@ func starter(t *testing.T, env map[string]string, args ...string) (int, string) 
 	var stdout, stderr bytes.Buffer
 	code := cli.Main(args, cli.Env{
 		Stdout: &stdout, Stderr: &stderr, Stdin: strings.NewReader(""),
-		LookupEnv: func(k string) (string, bool) {
-			v, ok := env[k]
-			return v, ok && v != ""
-		},
 	})
 	return code, stderr.String()
 }
@@ -271,8 +267,7 @@ func TestStarter_ChatWithoutATerminalExits2WithOneLine(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			done := make(chan int, 1)
 			go func() {
-				done <- cli.Main([]string{"chat", "--session", "s1"}, cli.Env{Stdout: &stdout, Stderr: &stderr, Stdin: stdin,
-					LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }})
+				done <- cli.Main([]string{"chat", "--session", "s1"}, cli.Env{Stdout: &stdout, Stderr: &stderr, Stdin: stdin})
 			}()
 			select {
 			case code := <-done:

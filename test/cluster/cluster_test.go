@@ -428,8 +428,7 @@ func (c *cluster) promptEnv(extra map[string]string, id, msg string, baseDelayMs
 	r.args = append(r.args, msg)
 	go func() {
 		defer close(r.done)
-		r.code = cli.Main(r.args, cli.Env{Stdout: &r.out, Stderr: &r.err, Stdin: strings.NewReader(""),
-			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok && v != "" }})
+		r.code = cli.Main(r.args, cli.Env{Stdout: &r.out, Stderr: &r.err, Stdin: strings.NewReader("")})
 	}()
 	return r
 }

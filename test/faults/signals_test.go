@@ -121,8 +121,7 @@ func TestFaults_UnknownSessionIDsAtTheServerExit2WithOneLine(t *testing.T) {
 			env := map[string]string{"DURABLE_AGENT_HOME": t.TempDir(), "TEMPORAL_ADDRESS": addr}
 			testserver.SetEnv(t, env)
 			var stdout, stderr bytes.Buffer
-			code := cli.Main(tc.args, cli.Env{Stdout: &stdout, Stderr: &stderr, Stdin: strings.NewReader(""),
-				LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+			code := cli.Main(tc.args, cli.Env{Stdout: &stdout, Stderr: &stderr, Stdin: strings.NewReader("")})
 			t.Logf("exit %d: %s", code, strings.TrimSpace(stderr.String()))
 			if code != cli.ExitUsage || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), tc.want) {
 				t.Fatalf("exit %d, stderr %q; want 2 and one line with %q", code, stderr.String(), tc.want)

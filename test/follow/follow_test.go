@@ -319,7 +319,7 @@ func TestFollow_LiveOutputWithCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dc := codec.DataConverter(nil, codec.New(key))
+	dc := codec.New(key).DataConverter()
 	e := newEnv(t, sdkclient.Options{DataConverter: dc})
 	pieces := []string{"secret ", "text ", "streams ", "encrypted ", "through ", "heartbeats"}
 	for _, c := range []struct {

@@ -32,8 +32,7 @@ func (e *env) starterWith(more map[string]string, args ...string) (int, string, 
 	}
 	testserver.SetEnv(e.t, vars)
 	var out, errb bytes.Buffer
-	code := cli.Main(args, cli.Env{Stdout: &out, Stderr: &errb,
-		LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }})
+	code := cli.Main(args, cli.Env{Stdout: &out, Stderr: &errb})
 	return code, out.String(), errb.String()
 }
 

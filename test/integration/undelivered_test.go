@@ -122,8 +122,7 @@ func rpcPromptEnd(t *testing.T, e *env, session, followUp string) string {
 	testserver.SetEnv(t, vars)
 	exited := make(chan int, 1)
 	go func() {
-		code := cli.Main([]string{"rpc", "--session", session}, cli.Env{Stdin: inR, Stdout: outW, Stderr: &stderr,
-			LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }})
+		code := cli.Main([]string{"rpc", "--session", session}, cli.Env{Stdin: inR, Stdout: outW, Stderr: &stderr})
 		outW.Close()
 		exited <- code
 	}()
