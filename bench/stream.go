@@ -20,7 +20,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -640,34 +642,55 @@ func (b *streamBatch) followRPC(ctx context.Context, c *streamCall, on func(agen
 	}
 	home := filepath.Join(b.h.dir, "starter-home")
 	pid := &starterPID{}
-	cl, err := rpc.Start(rpc.WithStarter(exe), rpc.WithSession(c.session),
-		rpc.WithArgs(
-			"--data-dir", b.s.DataDir,
-			"--temporal.address", b.proxy.Addr(),
-			"--temporal.namespace", b.s.Temporal.Namespace,
-			"--temporal.taskQueue", b.s.Temporal.TaskQueue,
-			"--stream.intervalMs", strconv.FormatInt(b.s.Stream.IntervalMs, 10),
-			"--compaction.enabled=false",
-		),
-		rpc.WithEnv(append(os.Environ(), envStarter+"=1", settings.EnvHome+"="+home, "HOME="+home)),
-		rpc.WithStderr(pid))
+	cmd := exec.CommandContext(ctx, exe, "rpc", "--session", c.session,
+		"--data-dir", b.s.DataDir,
+		"--temporal.address", b.proxy.Addr(),
+		"--temporal.namespace", b.s.Temporal.Namespace,
+		"--temporal.taskQueue", b.s.Temporal.TaskQueue,
+		"--stream.intervalMs", strconv.FormatInt(b.s.Stream.IntervalMs, 10),
+		"--compaction.enabled=false")
+	cmd.Env = append(os.Environ(), envStarter+"=1", settings.EnvHome+"="+home, "HOME="+home)
+	cmd.Stderr = pid
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start starter rpc for session %s: %w", c.session, err)
 	}
-	defer cl.Close()
-	cl.OnEvent(on)
+	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
 	var cpu0 time.Duration
 	if p := pid.wait(ctx); p > 0 {
 		cpu0 = procCPU(p)
 		defer func() { c.followerCPU = procCPU(p) - cpu0 }()
 	}
-	if _, err := cl.Prompt(ctx, "stream the answer"); err != nil {
+	if _, err := io.WriteString(stdin, `{"id":"p","type":"prompt","message":"stream the answer"}`+"\n"); err != nil {
 		return nil, fmt.Errorf("rpc prompt in session %s: %w", c.session, err)
 	}
-	if _, err := cl.WaitForIdle(ctx); err != nil {
-		return nil, fmt.Errorf("rpc session %s: %w", c.session, err)
+	// The protocol's lines, read as a client reads them: events to on,
+	// until the prompt's end (or a failed response).
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		l, err := rpc.DecodeLine(sc.Bytes())
+		if err != nil {
+			return nil, err
+		}
+		if r := l.Response; r != nil && !r.Success {
+			return nil, fmt.Errorf("rpc session %s: %s", c.session, r.Error)
+		}
+		if e := l.Event; e != nil {
+			on(*e)
+			if e.Type == agent.EventPromptEnd {
+				return b.h.c.GetWorkflow(ctx, workflows.WorkflowID(c.session), ""), nil
+			}
+		}
 	}
-	return b.h.c.GetWorkflow(ctx, workflows.WorkflowID(c.session), ""), nil
+	return nil, fmt.Errorf("rpc session %s: starter rpc ended before the prompt did (%v)", c.session, sc.Err())
 }
 
 // envStarter makes this binary `starter` (cli.Main): the bench's RPC
