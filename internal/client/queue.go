@@ -39,12 +39,15 @@ func (k *Controller) EditQueue(ctx context.Context, sessionID string, p agent.Ed
 	return res, nil
 }
 
-// Queue implements Backend.
+// Queue lists the running prompt's queued messages in delivery order;
+// EditQueue edits, removes or clears them (update edit_queue; a message
+// already delivered is an error saying so).
 func (t *Session) Queue(ctx context.Context) ([]agent.QueuedMessage, error) {
 	return t.k.Queue(ctx, t.SessionID())
 }
 
-// EditQueue implements Backend.
+// EditQueue edits, removes or clears the running prompt's queued messages
+// (update edit_queue; a message already delivered is an error saying so).
 func (t *Session) EditQueue(ctx context.Context, p agent.EditQueuePayload) (agent.EditQueueResult, error) {
 	return t.k.EditQueue(ctx, t.SessionID(), p)
 }

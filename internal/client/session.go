@@ -24,7 +24,7 @@ import (
 	"github.com/durableagent/durableagent/workflows"
 )
 
-// Session is the real Backend and SessionBackend: prompts, manual
+// Session is one session as RPC mode and the terminal UI drive it: prompts, manual
 // compactions and user commands are workflows reached through a
 // Controller; settings changes are written to the settings file;
 // sessions are read (and the entries of set_model, set_thinking_level and
@@ -79,11 +79,6 @@ type bashRun struct {
 	ok      bool
 }
 
-var (
-	_ SessionBackend = (*Session)(nil)
-	_ PromptWatcher  = (*Session)(nil)
-)
-
 // Open returns the client of one session, reading sessions through the
 // store of session.store.
 func Open(k *Controller, s settings.Settings, sessionID string) (*Session, error) {
@@ -111,16 +106,17 @@ func (t *Session) Close() {
 	}
 }
 
-// SessionID implements Backend: the session served now (new_session,
-// switch_session and fork change it).
+// SessionID is the session this backend serves. The session served now
+// (new_session, switch_session and fork change it).
 func (t *Session) SessionID() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.session
 }
 
-// Settings implements SessionBackend: the current settings, reloaded
-// when Reload is set (a failed reload keeps the last good ones).
+// Settings are the settings in force (reloaded when the Session's Reload
+// is set). The current settings, reloaded when Reload is set (a failed
+// reload keeps the last good ones).
 func (t *Session) Settings() settings.Settings {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -169,13 +165,15 @@ func (t *Session) promptInput(message string) workflows.PromptInput {
 	return in
 }
 
-// StartPrompt implements Backend.
+// StartPrompt starts a prompt and returns once its workflow runs. A
+// session runs one prompt at a time: when one runs, the error wraps
+// ErrSessionBusy.
 func (t *Session) StartPrompt(ctx context.Context, message string) (Prompt, error) {
 	return t.StartPromptWith(ctx, message, nil)
 }
 
-// StartPromptWith implements SessionBackend. Entries recorded while the
-// session was busy go in first, so the prompt follows them.
+// StartPromptWith is StartPrompt with images sent along. Entries recorded
+// while the session was busy go in first, so the prompt follows them.
 func (t *Session) StartPromptWith(ctx context.Context, message string, images []agent.ContentBlock) (Prompt, error) {
 	t.flush(ctx, t.SessionID())
 	in := t.promptInput(message)
@@ -194,9 +192,12 @@ func (t *Session) StartPromptWith(ctx context.Context, message string, images []
 // long as ctx lasts (Controller.Follow).
 const DefaultFollowGiveUp = 2 * time.Minute
 
-// Follow implements Backend with Controller.Follow, surviving Temporal
-// not answering for FollowGiveUp (DefaultFollowGiveUp when 0). It
-// follows the session served when it is called.
+// Follow calls fn with every event of the prompt runID ("": the session's
+// latest prompt) after seq `after`, in order and once each, until
+// prompt_end (returned) or ctx ends (ctx.Err()). It works with
+// Controller.Follow, surviving Temporal not answering for FollowGiveUp
+// (DefaultFollowGiveUp when 0). It follows the session served when it is
+// called.
 func (t *Session) Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
 	giveUp := t.FollowGiveUp
 	if giveUp <= 0 {
@@ -205,32 +206,41 @@ func (t *Session) Follow(ctx context.Context, runID string, after int64, fn func
 	return t.k.follow(ctx, t.SessionID(), runID, after, giveUp, fn)
 }
 
-// Abort implements Backend.
+// Abort sends abort to the running prompt; AbortRetry sends abort_retry.
+// Without a running prompt both fail with ErrNoRunningPrompt.
 func (t *Session) Abort(ctx context.Context) error { return t.k.Abort(ctx, t.SessionID()) }
 
-// AbortRetry implements Backend.
+// AbortRetry sends abort_retry to the running prompt (Abort).
 func (t *Session) AbortRetry(ctx context.Context) error {
 	return t.k.AbortRetry(ctx, t.SessionID())
 }
 
-// Steer implements Backend.
+// Steer queues message for the running prompt (signal steer): it is
+// delivered after the current tool batch, whose calls not started yet are
+// skipped. FollowUp queues it for when the prompt would otherwise end
+// (signal follow_up). Without a running prompt both fail with
+// ErrNoRunningPrompt.
 func (t *Session) Steer(ctx context.Context, message string, images ...agent.ContentBlock) error {
 	return t.k.Steer(ctx, t.SessionID(), message, images...)
 }
 
-// FollowUp implements Backend.
+// FollowUp queues message for when the running prompt would otherwise end
+// (signal follow_up); without a running prompt it fails with
+// ErrNoRunningPrompt.
 func (t *Session) FollowUp(ctx context.Context, message string, images ...agent.ContentBlock) error {
 	return t.k.FollowUp(ctx, t.SessionID(), message, images...)
 }
 
-// ApproveTool implements Backend.
+// ApproveTool decides a tool call waiting for approval (update
+// approve_tool); an unknown or already decided id is an error.
 func (t *Session) ApproveTool(ctx context.Context, p agent.ApproveToolPayload) error {
 	return t.k.ApproveTool(ctx, t.SessionID(), p)
 }
 
-// SetAutoRetry implements Backend: retry.enabled goes to the settings file
-// first (so the next prompt has it), then to the running prompt as the
-// set_auto_retry signal (SPEC 8).
+// SetAutoRetry persists retry.enabled and tells the running prompt, if
+// any. Retry.enabled goes to the settings file first (so the next prompt
+// has it), then to the running prompt as the set_auto_retry signal (SPEC
+// 8).
 func (t *Session) SetAutoRetry(ctx context.Context, enabled bool) error {
 	t.mu.Lock()
 	file := t.s.File()
@@ -249,8 +259,9 @@ func (t *Session) SetAutoRetry(ctx context.Context, enabled bool) error {
 	return nil
 }
 
-// SetAutoCompaction implements Backend: compaction.enabled goes to the
-// settings file and applies from the next prompt.
+// SetAutoCompaction persists compaction.enabled (used by the next prompt).
+// Compaction.enabled goes to the settings file and applies from the next
+// prompt.
 func (t *Session) SetAutoCompaction(ctx context.Context, enabled bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -261,9 +272,11 @@ func (t *Session) SetAutoCompaction(ctx context.Context, enabled bool) error {
 	return nil
 }
 
-// State implements Backend. A running prompt answers the state query; with
-// none running (so also with no worker up) the state comes from the
-// settings and the session.
+// State is the running prompt's state, or, with no prompt running, the
+// session's state from the settings and the session file (Status
+// StatusIdle). A running prompt answers the state query; with none running
+// (so also with no worker up) the state comes from the settings and the
+// session.
 func (t *Session) State(ctx context.Context) (agent.State, error) {
 	id := t.SessionID()
 	running, err := t.running(ctx, id)
@@ -309,7 +322,9 @@ func (t *Session) running(ctx context.Context, id string) (bool, error) {
 	return status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
 }
 
-// LatestPrompt implements PromptWatcher with one
+// LatestPrompt returns the session's latest prompt, running or closed (ok
+// false when the session's workflow has no run yet, or its latest run is a
+// compaction or a user command). It works with one
 // DescribeWorkflowExecution of the session's workflow id.
 func (t *Session) LatestPrompt(ctx context.Context) (PromptRun, bool, error) {
 	id := workflows.WorkflowID(t.SessionID())
@@ -333,7 +348,8 @@ func (t *Session) LatestPrompt(ctx context.Context) (PromptRun, bool, error) {
 		Running: info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING}, true, nil
 }
 
-// LoadSession implements SessionBackend.
+// LoadSession reads a session from the configured store (nil, nil when it
+// has no entries yet). Events are completed from it.
 func (t *Session) LoadSession(ctx context.Context, id string) (*session.Session, error) {
 	sess, err := t.store.Load(id)
 	if errors.Is(err, session.ErrNotFound) {
@@ -342,8 +358,9 @@ func (t *Session) LoadSession(ctx context.Context, id string) (*session.Session,
 	return sess, err
 }
 
-// Messages implements Backend: the run context at the end of the session
-// (a session without entries has no messages).
+// Messages is the session's run context as stored in the session file. The
+// run context at the end of the session (a session without entries has no
+// messages).
 func (t *Session) Messages(ctx context.Context) ([]agent.Message, error) {
 	sess, err := t.LoadSession(ctx, t.SessionID())
 	if err != nil || sess == nil {
@@ -352,12 +369,16 @@ func (t *Session) Messages(ctx context.Context) ([]agent.Message, error) {
 	return sess.Context(sess.LeafID()), nil
 }
 
-// Compact implements Backend: it runs the Compact workflow under the
-// session's workflow id (so it cannot race a prompt: a running one makes it
-// fail with "session busy") and waits for its result, following its retry
-// events meanwhile. Abort and abort_retry reach it like a prompt, through
-// the session's workflow id. When ctx ends first the compaction keeps
-// running in Temporal.
+// Compact compacts the session's context now (manual compaction) and
+// returns when it is done; while a prompt runs it fails with
+// ErrSessionBusy. A compaction that fails or is aborted is an error. While
+// it waits, the summary call's auto_retry_start and auto_retry_end events
+// go to onRetry (abort_retry reaches the retry as a prompt's). It runs the
+// Compact workflow under the session's workflow id (so it cannot race a
+// prompt: a running one makes it fail with "session busy") and waits for
+// its result, following its retry events meanwhile. Abort and abort_retry
+// reach it like a prompt, through the session's workflow id. When ctx ends
+// first the compaction keeps running in Temporal.
 func (t *Session) Compact(ctx context.Context, customInstructions string, onRetry func(agent.Event)) (workflows.CompactResult, error) {
 	t.flush(ctx, t.SessionID())
 	in := workflows.CompactInputFrom(t.promptInput(""), customInstructions)
@@ -374,7 +395,7 @@ func (t *Session) Compact(ctx context.Context, customInstructions string, onRetr
 	return CompactResult(ctx, run)
 }
 
-// Info implements SessionBackend.
+// Info is what get_state adds to the workflow's state.
 func (t *Session) Info(ctx context.Context) (SessionInfo, error) {
 	id := t.SessionID()
 	t.flush(ctx, id)
@@ -414,11 +435,13 @@ func thinkingLevel(l string) string {
 	return l
 }
 
-// Models implements SessionBackend: model.provider/model.name and
-// model.available.
+// Models are the models set_model may choose (get_available_models).
+// Model.provider/model.name and model.available.
 func (t *Session) Models() []settings.ModelID { return t.Settings().Model.AvailableModels() }
 
-// SetModel implements SessionBackend.
+// SetModel chooses the session's model for its next prompts and records a
+// model_change entry; a model that is not available is an error ("Model
+// not found: provider/id").
 func (t *Session) SetModel(ctx context.Context, provider, modelID string) error {
 	want := settings.ModelID{Provider: provider, Name: modelID}
 	if !slices.Contains(t.Models(), want) {
@@ -431,7 +454,8 @@ func (t *Session) SetModel(ctx context.Context, provider, modelID string) error 
 	return nil
 }
 
-// SetThinkingLevel implements SessionBackend.
+// SetThinkingLevel chooses the thinking level of the next prompts and
+// records a thinking_level_change entry.
 func (t *Session) SetThinkingLevel(ctx context.Context, level string) error {
 	if err := llm.CheckThinkingLevel(level); err != nil || level == "" {
 		return fmt.Errorf("invalid thinking level %q (want one of %s)", level, strings.Join(llm.ThinkingLevels, ", "))
@@ -443,8 +467,9 @@ func (t *Session) SetThinkingLevel(ctx context.Context, level string) error {
 	return nil
 }
 
-// SetQueueMode implements SessionBackend: the mode applies to the prompts
-// this process starts from now on (a running prompt keeps its own).
+// SetQueueMode sets the steering (steer true) or follow-up mode of the
+// next prompts. The mode applies to the prompts this process starts from
+// now on (a running prompt keeps its own).
 func (t *Session) SetQueueMode(ctx context.Context, steer bool, mode string) error {
 	if mode != agent.QueueModeAll && mode != agent.QueueModeOneAtATime {
 		return fmt.Errorf("invalid mode %q (want %s or %s)", mode, agent.QueueModeAll, agent.QueueModeOneAtATime)
@@ -459,7 +484,7 @@ func (t *Session) SetQueueMode(ctx context.Context, steer bool, mode string) err
 	return nil
 }
 
-// SetSessionName implements SessionBackend.
+// SetSessionName records a session_info entry.
 func (t *Session) SetSessionName(ctx context.Context, name string) error {
 	name = strings.TrimSpace(name)
 	if name == "" {
@@ -533,7 +558,7 @@ func newEntryID() string {
 	return hex.EncodeToString(b)
 }
 
-// NewSession implements SessionBackend: a new session id; its file
+// NewSession switches to a new, empty session. A new session id; its file
 // appears with its first prompt (in this process's directory as
 // workspace). The model and thinking level chosen carry over.
 func (t *Session) NewSession(ctx context.Context) error {
@@ -551,8 +576,9 @@ func (t *Session) NewSession(ctx context.Context) error {
 	return nil
 }
 
-// SwitchSession implements SessionBackend. ref is a session id or, with
-// JSONL sessions, a session file of the store's directory.
+// SwitchSession switches to an existing session, named by its id or its
+// file. Ref is a session id or, with JSONL sessions, a session file of the
+// store's directory.
 func (t *Session) SwitchSession(ctx context.Context, ref string) error {
 	id, err := t.resolve(ref)
 	if err != nil {
@@ -650,9 +676,11 @@ func (t *Session) chooseFromSessionLocked(id string) error {
 	return nil
 }
 
-// Fork implements SessionBackend: the new session gets the branch's
-// entries (same ids, so compactions keep their first kept entry) and the
-// source's workspace and tool host.
+// Fork switches to a new session holding the current one's branch up to
+// entryID: before it (a user message, whose text it returns) or, with at,
+// including it (clone). The new session gets the branch's entries (same
+// ids, so compactions keep their first kept entry) and the source's
+// workspace and tool host.
 func (t *Session) Fork(ctx context.Context, entryID string, at bool) (string, error) {
 	src := t.SessionID()
 	sess, err := t.LoadSession(ctx, src)
@@ -690,9 +718,11 @@ func (t *Session) Fork(ctx context.Context, entryID string, at bool) (string, er
 	return text, t.chooseFromSessionLocked(id)
 }
 
-// Bash implements SessionBackend: the Bash workflow runs the command on
-// the session's tool host and records it; the output comes from the
-// entry it wrote.
+// Bash runs a user command in the session's workspace and records it (it
+// waits for the command) and returns its bashExecution message; AbortBash
+// stops the one running. The Bash workflow runs the command on the
+// session's tool host and records it; the output comes from the entry it
+// wrote.
 func (t *Session) Bash(ctx context.Context, command string, opts BashOptions) (agent.Message, error) {
 	id := t.SessionID()
 	t.flush(ctx, id)
@@ -762,9 +792,9 @@ func (t *Session) streamBash(ctx context.Context, id, runID string, onOutput fun
 	})
 }
 
-// AbortBash implements SessionBackend: it aborts the user command this
-// backend runs (waiting for its workflow to start if it is starting);
-// without one it does nothing (a prompt is not touched).
+// AbortBash aborts the user command this session runs (waiting for its
+// workflow to start if it is starting); without one it does nothing (a
+// prompt is not touched).
 func (t *Session) AbortBash(ctx context.Context) error {
 	t.mu.Lock()
 	b := t.bash

@@ -23,6 +23,6 @@
 //     it and returns, and the prompt keeps running durably in Temporal.
 //
 // The server is the protocol only: it parses commands, dispatches them to
-// a client.SessionBackend (client.Session, which the terminal UI drives
+// a client.Session (which the terminal UI drives
 // too) and converts the product's types to package rpc's.
 package rpcserver

@@ -20,7 +20,7 @@ func entryNotFound(id string) error {
 // entries is get_entries (pi 1.6): the session's entries in append order,
 // in the session file's shape, only those after since when it is set;
 // an unknown since is pi's "Entry not found".
-func entries(ctx context.Context, sb client.SessionBackend, since string) (any, error) {
+func entries(ctx context.Context, sb *client.Session, since string) (any, error) {
 	sess, err := sb.LoadSession(ctx, sb.SessionID())
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func entries(ctx context.Context, sb client.SessionBackend, since string) (any, 
 
 // tree is get_tree (pi 1.6): the entries as a tree by parentId, roots and
 // children in append order.
-func tree(ctx context.Context, sb client.SessionBackend) (any, error) {
+func tree(ctx context.Context, sb *client.Session) (any, error) {
 	sess, err := sb.LoadSession(ctx, sb.SessionID())
 	if err != nil {
 		return nil, err

@@ -160,7 +160,7 @@ func nextOf[T comparable](list []T, cur T) T {
 }
 
 // cycleModel moves to the next available model (null with one).
-func cycleModel(ctx context.Context, sb client.SessionBackend) (any, error) {
+func cycleModel(ctx context.Context, sb *client.Session) (any, error) {
 	models := sb.Models()
 	if len(models) < 2 {
 		return null, nil

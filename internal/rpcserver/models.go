@@ -11,7 +11,7 @@ import (
 
 // models is get_available_models: model.provider/model.name and
 // model.available as Model objects.
-func models(sb client.SessionBackend) []rpc.Model {
+func models(sb *client.Session) []rpc.Model {
 	s := sb.Settings()
 	ids := sb.Models()
 	out := make([]rpc.Model, len(ids))
@@ -22,7 +22,7 @@ func models(sb client.SessionBackend) []rpc.Model {
 }
 
 // setModel is set_model: it answers with the chosen model's object.
-func setModel(ctx context.Context, sb client.SessionBackend, provider, modelID string) (rpc.Model, error) {
+func setModel(ctx context.Context, sb *client.Session, provider, modelID string) (rpc.Model, error) {
 	if err := sb.SetModel(ctx, provider, modelID); err != nil {
 		return rpc.Model{}, err
 	}

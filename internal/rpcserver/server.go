@@ -24,7 +24,7 @@ const DefaultCommandTimeout = 30 * time.Second
 // Server serves the RPC protocol. The zero value of every field but
 // Backend is a working default.
 type Server struct {
-	Backend client.SessionBackend
+	Backend *client.Session
 	// MaxLineBytes bounds an input line (0: DefaultMaxLineBytes).
 	MaxLineBytes int
 	// CommandTimeout bounds each command's backend call (0:
@@ -114,7 +114,7 @@ func (s *Server) logf(format string, args ...any) {
 // conn is the state of one Serve call.
 type conn struct {
 	s   *Server
-	b   client.SessionBackend
+	b   *client.Session
 	out *lineWriter
 	// bg is the context of work that outlives its command (following a
 	// prompt, compacting); cancelled when Serve returns.

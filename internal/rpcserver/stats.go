@@ -13,7 +13,7 @@ import (
 // sessionStats is get_session_stats: message counts and usage of the run
 // context (as the terminal agent counts its agent's messages), and the
 // context window's use.
-func sessionStats(ctx context.Context, sb client.SessionBackend) (rpc.SessionStats, error) {
+func sessionStats(ctx context.Context, sb *client.Session) (rpc.SessionStats, error) {
 	info, err := sb.Info(ctx)
 	if err != nil {
 		return rpc.SessionStats{}, err

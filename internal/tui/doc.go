@@ -55,7 +55,7 @@
 //     /steer, /followup, /help, /quit. Ctrl+C quits too. Quitting detaches
 //     a running prompt, which keeps running in Temporal.
 //
-// The model talks to a client.Backend (client.Session, which RPC mode
+// The model talks to a client.Session (which RPC mode
 // serves too). Tests run it without a terminal: events given as plain
 // values to a Model on a session whose Temporal cannot be reached, and
 // the chat's calls against the embedded server (server_test.go).

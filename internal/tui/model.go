@@ -34,12 +34,9 @@ type Options struct {
 	Tick func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
 }
 
-// Backend is what the chat needs of its session (client.Session): its
-// prompts, and which prompt it ran last, whoever started it.
-type Backend interface {
-	client.Backend
-	client.PromptWatcher
-}
+// Backend is the chat's session (its prompts, and which prompt it ran
+// last, whoever started it).
+type Backend = *client.Session
 
 // Model is the chat screen. It implements tea.Model; Update and View run
 // on bubbletea's goroutine only, and backend calls run in tea.Cmds.

@@ -28,7 +28,7 @@ func (m *Model) startPrompt(text string) tea.Cmd {
 
 // follow sends every event of p, then a streamEndMsg, and closes ch. It
 // stops when ctx ends (the UI quit): the prompt keeps running.
-func follow(ctx context.Context, b client.Backend, p client.Prompt, ch chan<- tea.Msg) {
+func follow(ctx context.Context, b *client.Session, p client.Prompt, ch chan<- tea.Msg) {
 	defer close(ch)
 	send := func(msg tea.Msg) {
 		select {
