@@ -36,8 +36,8 @@
 //	<!-- readme-test: needs PROGRAM -->
 //	    run it only when PROGRAM is on PATH, else skip. For `temporal`
 //	    there is always one: without the real CLI on PATH, the test puts
-//	    first on the blocks' PATH a stand-in it builds from
-//	    test/readme/temporalcli, which runs the equivalents of the
+//	    first on the blocks' PATH a stand-in: the test binary itself
+//	    (temporalcli_test.go, through TestMain), which runs the equivalents of the
 //	    README's `temporal workflow signal`, `query` and `metadata` through
 //	    the Go SDK against the same server (and refuses any other command).
 //	    The real CLI is not built instead: no release builds from the Go

@@ -1,4 +1,4 @@
-// Command temporalcli stands in for the `temporal` CLI in the README test
+// The `temporal` CLI stand-in of the README test
 // on machines without it. It runs, through the Go SDK against the same
 // server, the equivalents of the only commands the README shows:
 //
@@ -18,7 +18,7 @@
 // replace directive to a nested module the proxy does not serve, and the
 // older v1.5.1 pins api v1.53.0 and another server, which would mean
 // compiling a second Temporal server.
-package main
+package readme
 
 import (
 	"context"
@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -34,11 +35,18 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+// envTemporalStandIn makes this test binary the `temporal` stand-in
+// (TestMain): the README test puts a `temporal` on PATH that runs it so.
+const envTemporalStandIn = "READMETEST_TEMPORAL_STANDIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envTemporalStandIn) != "" {
+		os.Exit(temporalStandIn(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+func temporalStandIn(args []string, stdout, stderr io.Writer) int {
 	if len(args) < 2 || args[0] != "workflow" {
 		fmt.Fprintf(stderr, "temporal (README test stand-in): unsupported command %q: only workflow signal, query and metadata\n", args)
 		return 2
@@ -92,9 +100,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, "Signal workflow succeeded")
 		}
 	case "query":
-		err = query(ctx, c, *id, *runID, *queryType, arg, stdout)
+		err = standInQuery(ctx, c, *id, *runID, *queryType, arg, stdout)
 	case "metadata":
-		err = metadata(ctx, c, *id, *runID, stdout)
+		err = standInMetadata(ctx, c, *id, *runID, stdout)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "temporal workflow %s: %v\n", sub, err)
@@ -103,8 +111,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// query prints the query's result as JSON.
-func query(ctx context.Context, c client.Client, id, runID, queryType string, arg []any, w io.Writer) error {
+// standInQuery prints the query's result as JSON.
+func standInQuery(ctx context.Context, c client.Client, id, runID, queryType string, arg []any, w io.Writer) error {
 	v, err := c.QueryWorkflow(ctx, id, runID, queryType, arg...)
 	if err != nil {
 		return err
@@ -117,9 +125,9 @@ func query(ctx context.Context, c client.Client, id, runID, queryType string, ar
 	return nil
 }
 
-// metadata prints the workflow's current details, as `temporal workflow
+// standInMetadata prints the workflow's current details, as `temporal workflow
 // metadata` does (describe does not show them).
-func metadata(ctx context.Context, c client.Client, id, runID string, w io.Writer) error {
+func standInMetadata(ctx context.Context, c client.Client, id, runID string, w io.Writer) error {
 	v, err := c.QueryWorkflow(ctx, id, runID, "__temporal_workflow_metadata")
 	if err != nil {
 		return err
