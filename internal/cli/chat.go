@@ -26,15 +26,18 @@ func runChat(ctx context.Context, env Env, args []string) int {
 	if !c.parseNoArgs(env, args, chatUsage) {
 		return ExitUsage
 	}
-	if s, ok := c.settings(env); !ok {
+	s, ok := c.settings(env)
+	if !ok {
 		return ExitUsage
-	} else if err := ws.resolve(c, s); err != nil {
-		return fail(env, "chat", err)
 	}
-	// Before Temporal is dialled: without a terminal the UI cannot run
-	// (/dev/null fails in epoll, a pipe would never end at EOF).
+	// Before Temporal is dialled (the workspace check reads the session
+	// through it): without a terminal the UI cannot run (/dev/null fails
+	// in epoll, a pipe would never end at EOF).
 	if f, isFile := env.Stdin.(*os.File); !isFile || !term.IsTerminal(int(f.Fd())) {
 		return fail(env, "chat", errors.New("needs a terminal: stdin is not one (for scripts use starter prompt, or starter rpc for a JSON protocol)"))
+	}
+	if err := ws.resolve(c, s); err != nil {
+		return fail(env, "chat", err)
 	}
 	b, closeFn, ok := c.backend(ctx, env, "chat")
 	if !ok {
