@@ -357,6 +357,16 @@ func (a *Activities) AppendEntries(ctx context.Context, in AppendEntriesInput) (
 	if err := session.ValidateID(in.SessionID); err != nil {
 		return AppendEntriesResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
+	if in.ForkFrom != "" {
+		src, err := a.Sessions.Load(in.ForkFrom)
+		if err == nil {
+			_, err = a.Sessions.Init(in.SessionID, src.Header.Cwd, src.Header.Host)
+		}
+		if err != nil {
+			return AppendEntriesResult{}, storeError("fork session "+in.ForkFrom, err)
+		}
+		in.Entries = append(src.Branch(in.ForkThrough), in.Entries...)
+	}
 	n, err := a.Sessions.Append(in.SessionID, in.Entries...)
 	if err != nil {
 		return AppendEntriesResult{}, storeError("append to session", err)

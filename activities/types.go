@@ -104,6 +104,11 @@ func (e ModelError) Outcome(stop agent.StopReason) retry.Outcome {
 type AppendEntriesInput struct {
 	SessionID string          `json:"sessionId"`
 	Entries   []session.Entry `json:"entries"`
+	// ForkFrom, when set, first creates the session as a fork of that
+	// session: its workspace and tool host, and its branch up to
+	// ForkThrough ("": no entries) with the same entry ids.
+	ForkFrom    string `json:"forkFrom,omitempty"`
+	ForkThrough string `json:"forkThrough,omitempty"`
 }
 
 // AppendEntriesResult reports how many entries were new.

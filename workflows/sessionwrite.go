@@ -27,6 +27,11 @@ type SessionWriteInput struct {
 	// Change, when set, changes one of the session's own settings
 	// (session.Settings) after the entries are written.
 	Change *SessionSettingChange `json:"change,omitempty"`
+	// ForkFrom, when set, first creates the session as a fork of that
+	// session: its workspace, tool host and branch up to ForkThrough ("":
+	// no entries).
+	ForkFrom    string `json:"forkFrom,omitempty"`
+	ForkThrough string `json:"forkThrough,omitempty"`
 }
 
 // SessionSettingChange is an explicit change of one session setting.
@@ -46,8 +51,11 @@ func (in SessionWriteInput) Validate() error {
 	if err := session.ValidateID(in.SessionID); err != nil {
 		return fmt.Errorf("invalid session write input: %w", err)
 	}
-	if len(in.Entries) == 0 && in.Change == nil {
+	if len(in.Entries) == 0 && in.Change == nil && in.ForkFrom == "" {
 		return errors.New("invalid session write input: no entries")
+	}
+	if err := session.ValidateID(in.ForkFrom); in.ForkFrom != "" && err != nil {
+		return fmt.Errorf("invalid session write input: fork: %w", err)
 	}
 	if in.Change != nil {
 		_, err := (session.Settings{}).With(in.Change.Key, in.Change.From) //workflowcheck:ignore reflection over the struct's fields
@@ -87,7 +95,17 @@ func SessionWrite(ctx workflow.Context, in SessionWriteInput) (SessionWriteResul
 	if err := log.serveQueries(ctx, func() agent.State { st.LastSeq = log.seq; return st }); err != nil {
 		return SessionWriteResult{}, err
 	}
-	res, err := writeEntries(ctx, in)
+	var err error
+	if in.ForkFrom != "" {
+		if err = workflow.ExecuteActivity(storeOptions(ctx), activities.AppendEntriesName, activities.AppendEntriesInput{
+			SessionID: in.SessionID, ForkFrom: in.ForkFrom, ForkThrough: in.ForkThrough}).Get(ctx, nil); err != nil {
+			err = fmt.Errorf("fork session %s: %s", in.ForkFrom, rootMessage(err))
+		}
+	}
+	var res SessionWriteResult
+	if err == nil {
+		res, err = writeEntries(ctx, in)
+	}
 	if err == nil && res.Written && in.Change != nil {
 		if err = changeSetting(ctx, in.SessionID, *in.Change); err == nil {
 			log.emit(ctx, agent.Event{Type: agent.EventSessionSettings,

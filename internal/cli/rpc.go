@@ -126,5 +126,5 @@ func (c *common) backend(ctx context.Context, env Env, name string) (*client.Ses
 	b.Reload = func() (settings.Settings, error) {
 		return settings.Load(settings.LoadOptions{Flags: c.fs})
 	}
-	return b, func() { b.Close(); closeFn() }, true
+	return b, closeFn, true
 }

@@ -27,17 +27,12 @@ import (
 // Session is one session as RPC mode and the terminal UI drive it: prompts, manual
 // compactions and user commands are workflows reached through a
 // Controller; settings changes are written to the settings file;
-// sessions are read (and the entries of set_model, set_thinking_level and
-// set_session_name written) through the session store of session.store,
-// the one the workers use: JSONL files under <dataDir>/sessions (the RPC
-// process must then share the data dir with the workers: same machine,
-// or a shared filesystem) or PostgreSQL (anywhere).
+// sessions are read through the workers (SessionRead) and the entries of
+// set_model, set_thinking_level, set_session_name and fork written with
+// the SessionWrite workflow, so the RPC process needs only Temporal, as
+// every starter command does.
 type Session struct {
-	k     *Controller
-	store session.Backend
-	// files is the JSONL store (nil with PostgreSQL): it gives session
-	// files their paths.
-	files *session.Store
+	k *Controller
 	// Reload, when set, re-reads the settings before a prompt starts and
 	// before an idle state is built, so a change made by another process
 	// (`starter set-auto-retry off`) is seen.
@@ -66,6 +61,10 @@ type Session struct {
 	// ran a prompt (or had no file yet): they are appended after its leaf
 	// once it is idle, so they never split the branch a prompt writes.
 	pending map[string][]session.Entry
+	// fresh holds the sessions known to have no entries yet (new_session,
+	// or a write that found none): their pending entries wait for the
+	// first prompt, and nothing is read or written for them before.
+	fresh map[string]bool
 	// bash is the user command (Bash) being started or run, nil when
 	// none.
 	bash *bashRun
@@ -79,31 +78,13 @@ type bashRun struct {
 	ok      bool
 }
 
-// Open returns the client of one session, reading sessions through the
-// store of session.store.
+// Open returns the client of one session. Nothing is read yet: the
+// session's choices are read when a prompt starts or its state is asked.
 func Open(k *Controller, s settings.Settings, sessionID string) (*Session, error) {
 	if err := session.ValidateID(sessionID); err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	store, err := OpenSessionStore(s)
-	if err != nil {
-		return nil, fmt.Errorf("client: %w", err)
-	}
-	t := &Session{k: k, store: store, s: s, session: sessionID, pending: map[string][]session.Entry{}}
-	t.files, _ = store.(*session.Store)
-	t.mu.Lock()
-	// A session that cannot be read follows the settings; the commands
-	// that read it report the problem.
-	_ = t.chooseFromSessionLocked(sessionID)
-	t.mu.Unlock()
-	return t, nil
-}
-
-// Close releases the session store's connections (PostgreSQL).
-func (t *Session) Close() {
-	if c, ok := t.store.(interface{ Close() }); ok {
-		c.Close()
-	}
+	return &Session{k: k, s: s, session: sessionID, pending: map[string][]session.Entry{}, fresh: map[string]bool{}}, nil
 }
 
 // SessionID is the session this backend serves. The session served now
@@ -130,14 +111,20 @@ func (t *Session) Settings() settings.Settings {
 
 // promptInput is PromptInput with the session's current choices: its
 // model (and that model's price), thinking level, own settings (tools,
-// approval) and queue modes. The session's are read afresh
-// (refreshChoicesLocked): another terminal may have changed them since
-// this client opened the session.
-func (t *Session) promptInput(message string) workflows.PromptInput {
+// approval) and queue modes. The session's are read afresh (read):
+// another terminal may have changed them since this client opened the
+// session.
+func (t *Session) promptInput(ctx context.Context, message string) workflows.PromptInput {
+	_, kept, _ := t.read(ctx)
+	return t.promptInputWith(kept, message)
+}
+
+// promptInputWith is promptInput with the session's own settings kept
+// (nil: none) and its choices as last read.
+func (t *Session) promptInputWith(kept *session.Settings, message string) workflows.PromptInput {
 	s := t.Settings()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	kept := t.refreshChoicesLocked()
 	in := PromptInput(s, t.session, message)
 	if kept != nil {
 		// The session's budget caps are the workflow's to join with the
@@ -176,12 +163,13 @@ func (t *Session) StartPrompt(ctx context.Context, message string) (Prompt, erro
 // while the session was busy go in first, so the prompt follows them.
 func (t *Session) StartPromptWith(ctx context.Context, message string, images []agent.ContentBlock) (Prompt, error) {
 	t.flush(ctx, t.SessionID())
-	in := t.promptInput(message)
+	in := t.promptInput(ctx, message)
 	in.Images = images
 	run, err := t.k.StartPrompt(ctx, in)
 	if err != nil {
 		return Prompt{}, err
 	}
+	t.started(in.SessionID)
 	return Prompt{WorkflowID: run.GetID(), RunID: run.GetRunID()}, nil
 }
 
@@ -272,11 +260,10 @@ func (t *Session) SetAutoCompaction(ctx context.Context, enabled bool) error {
 	return nil
 }
 
-// State is the running prompt's state, or, with no prompt running, the
-// session's state from the settings and the session file (Status
-// StatusIdle). A running prompt answers the state query; with none running
-// (so also with no worker up) the state comes from the settings and the
-// session.
+// State is the running prompt's state (the state query), or, with no
+// prompt running, the session's state (Status StatusIdle) from the
+// settings and the session, read through a worker: with none up it fails
+// after DefaultReadWait.
 func (t *Session) State(ctx context.Context) (agent.State, error) {
 	id := t.SessionID()
 	running, err := t.running(ctx, id)
@@ -290,14 +277,14 @@ func (t *Session) State(ctx context.Context) (agent.State, error) {
 		}
 	}
 	t.flush(ctx, id)
-	in := t.promptInput("")
-	msgs, err := t.Messages(ctx)
+	sess, kept, err := t.read(ctx)
 	if err != nil {
 		return agent.State{}, err
 	}
+	in := t.promptInputWith(kept, "")
 	return agent.State{
 		SessionID: id, Model: in.Model.Name, Provider: in.Model.Provider, Status: StatusIdle,
-		AutoRetryEnabled: in.Retry.Enabled, AutoCompactionEnabled: in.Compaction.Enabled, MessageCount: len(msgs),
+		AutoRetryEnabled: in.Retry.Enabled, AutoCompactionEnabled: in.Compaction.Enabled, MessageCount: len(runContext(sess)),
 		SteeringMode: QueueMode(in.Agent.SteeringMode), FollowUpMode: QueueMode(in.Agent.FollowUpMode),
 	}, nil
 }
@@ -348,25 +335,35 @@ func (t *Session) LatestPrompt(ctx context.Context) (PromptRun, bool, error) {
 		Running: info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING}, true, nil
 }
 
-// LoadSession reads a session from the configured store (nil, nil when it
-// has no entries yet). Events are completed from it.
+// LoadSession reads a session through the workers (nil, nil when it has
+// no entries yet). Events are completed from it.
 func (t *Session) LoadSession(ctx context.Context, id string) (*session.Session, error) {
-	sess, err := t.store.Load(id)
+	t.mu.Lock()
+	fresh := t.fresh[id]
+	t.mu.Unlock()
+	if fresh {
+		return nil, nil
+	}
+	sess, err := t.k.ReadSession(ctx, id)
 	if errors.Is(err, session.ErrNotFound) {
 		return nil, nil
 	}
 	return sess, err
 }
 
-// Messages is the session's run context as stored in the session file. The
-// run context at the end of the session (a session without entries has no
-// messages).
+// Messages is the session's run context: the run context at the end of
+// the session (a session without entries has no messages).
 func (t *Session) Messages(ctx context.Context) ([]agent.Message, error) {
 	sess, err := t.LoadSession(ctx, t.SessionID())
-	if err != nil || sess == nil {
-		return []agent.Message{}, err
+	return runContext(sess), err
+}
+
+// runContext is the run context at the end of sess (none when nil).
+func runContext(sess *session.Session) []agent.Message {
+	if sess == nil {
+		return []agent.Message{}
 	}
-	return sess.Context(sess.LeafID()), nil
+	return sess.Context(sess.LeafID())
 }
 
 // Compact compacts the session's context now (manual compaction) and
@@ -381,7 +378,7 @@ func (t *Session) Messages(ctx context.Context) ([]agent.Message, error) {
 // first the compaction keeps running in Temporal.
 func (t *Session) Compact(ctx context.Context, customInstructions string, onRetry func(agent.Event)) (workflows.CompactResult, error) {
 	t.flush(ctx, t.SessionID())
-	in := workflows.CompactInputFrom(t.promptInput(""), customInstructions)
+	in := workflows.CompactInputFrom(t.promptInput(ctx, ""), customInstructions)
 	in.Model.ThinkingLevel = "" // a summary needs no reasoning
 	run, err := t.k.StartCompact(ctx, in)
 	if err != nil {
@@ -399,11 +396,11 @@ func (t *Session) Compact(ctx context.Context, customInstructions string, onRetr
 func (t *Session) Info(ctx context.Context) (SessionInfo, error) {
 	id := t.SessionID()
 	t.flush(ctx, id)
-	sess, err := t.LoadSession(ctx, id)
+	sess, kept, err := t.read(ctx)
 	if err != nil {
 		return SessionInfo{}, err
 	}
-	in := t.promptInput("")
+	in := t.promptInputWith(kept, "")
 	info := SessionInfo{
 		SessionID:     id,
 		Model:         settings.ModelID{Provider: in.Model.Provider, Name: in.Model.Name},
@@ -412,8 +409,8 @@ func (t *Session) Info(ctx context.Context) (SessionInfo, error) {
 		FollowUpMode:  QueueMode(in.Agent.FollowUpMode),
 		ContextWindow: t.Settings().Model.ContextWindow,
 	}
-	if t.files != nil {
-		info.File = t.files.Path(id)
+	if dir := t.sessionsDir(); dir != "" {
+		info.File = filepath.Join(dir, id+".jsonl")
 	}
 	if sess != nil {
 		info.Name = sess.Name()
@@ -511,22 +508,20 @@ func (t *Session) record(ctx context.Context, e session.Entry) {
 const writeWait = 5 * time.Second
 
 // flush writes the session's pending entries after its leaf, chained,
-// with the SessionWrite workflow (Controller.StartSessionWrite),
-// so they never interleave with a prompt: while a workflow of the session
-// runs, or before the session has a file (a new session gets its file,
-// with its workspace and tool host, from its first prompt), they stay
-// pending and a later call writes them. Once the workflow started they
-// are its to write; flush waits for it up to writeWait.
+// with the SessionWrite workflow (Controller.StartSessionWrite), so they
+// never interleave with a prompt: while a workflow of the session runs
+// they stay pending and a later call writes them. Once the workflow
+// started they are its to write; flush waits for it up to writeWait. A
+// session without entries yet (a new session gets its file, with its
+// workspace and tool host, from its first prompt) writes none: they are
+// pending again until its first prompt starts (started).
 func (t *Session) flush(ctx context.Context, id string) {
 	t.flushMu.Lock()
 	defer t.flushMu.Unlock()
 	t.mu.Lock()
-	entries := t.pending[id]
+	entries, fresh := t.pending[id], t.fresh[id]
 	t.mu.Unlock()
-	if len(entries) == 0 {
-		return
-	}
-	if sess, err := t.LoadSession(ctx, id); err != nil || sess == nil {
+	if len(entries) == 0 || fresh {
 		return
 	}
 	run, err := t.k.StartSessionWrite(ctx, workflows.SessionWriteInput{SessionID: id, Entries: entries})
@@ -540,7 +535,20 @@ func (t *Session) flush(ctx context.Context, id string) {
 	t.mu.Unlock()
 	wctx, cancel := context.WithTimeout(ctx, writeWait)
 	defer cancel()
-	_ = run.Get(wctx, nil)
+	var res workflows.SessionWriteResult
+	if run.Get(wctx, &res) == nil && !res.Written {
+		t.mu.Lock()
+		t.pending[id], t.fresh[id] = append(entries, t.pending[id]...), true
+		t.mu.Unlock()
+	}
+}
+
+// started notes that a workflow that creates the session's file (a
+// prompt, a user command) started: its pending entries go after it.
+func (t *Session) started(id string) {
+	t.mu.Lock()
+	delete(t.fresh, id)
+	t.mu.Unlock()
 }
 
 // TerminalError is an error in the terminal agent's words, which start
@@ -563,8 +571,9 @@ func newEntryID() string {
 // workspace). The model and thinking level chosen carry over.
 func (t *Session) NewSession(ctx context.Context) error {
 	id := "rpc-" + time.Now().UTC().Format("20060102-150405") + "-" + newEntryID()
+	_, _, _ = t.read(ctx) // the current session's choices, which carry over
 	t.mu.Lock()
-	t.session = id
+	t.session, t.fresh[id] = id, true
 	model, thinking := t.model, t.thinking
 	t.mu.Unlock()
 	if model != nil {
@@ -594,7 +603,19 @@ func (t *Session) SwitchSession(ctx context.Context, ref string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.session = id
-	return t.chooseFromSessionLocked(id)
+	t.chooseLocked(sess.BranchSettings(sess.LeafID()))
+	return nil
+}
+
+// sessionsDir is the directory of the workers' session files, from the
+// settings ("" when sessions live in PostgreSQL).
+func (t *Session) sessionsDir() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.s.Session.Store == settings.SessionStorePostgres {
+		return ""
+	}
+	return filepath.Join(t.s.DataDir, "sessions")
 }
 
 // resolve turns a switch_session reference into a session id.
@@ -602,14 +623,14 @@ func (t *Session) resolve(ref string) (string, error) {
 	if !strings.ContainsRune(ref, filepath.Separator) && !strings.HasSuffix(ref, ".jsonl") {
 		return ref, session.ValidateID(ref)
 	}
-	if t.files == nil {
+	dir := t.sessionsDir()
+	if dir == "" {
 		return "", fmt.Errorf("sessions live in PostgreSQL (session.store postgres): give switch_session a session id, not the path %q", ref)
 	}
 	abs, err := filepath.Abs(ref)
 	if err != nil {
 		return "", err
 	}
-	dir := t.files.Dir()
 	if d, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
 		if real, err := filepath.EvalSymlinks(dir); err == nil && d == real {
 			abs = filepath.Join(dir, filepath.Base(abs))
@@ -622,20 +643,37 @@ func (t *Session) resolve(ref string) (string, error) {
 	return id, session.ValidateID(id)
 }
 
-// refreshChoicesLocked re-reads the session's model and thinking level
-// (its model_change and thinking_level_change entries, which another
-// client may have written) and returns its own settings (nil when it has
-// none yet: its first prompt records the settings'). Entries this client
+// read reads the session served through the workers (nil when it has no
+// entries yet) and its own settings (nil when it has none yet: its first
+// prompt records the settings'), and takes the session's model and
+// thinking level from its model_change and thinking_level_change
+// entries, which another client may have written; entries this client
 // recorded and has not written yet (pending) win. A session that cannot
-// be read keeps the choices this client had. The cost is one read of the
-// session (and of its settings) per prompt start, state and info. t.mu
-// is held.
-func (t *Session) refreshChoicesLocked() *session.Settings {
-	id := t.session
-	model, thinking := t.model, t.thinking
-	if err := t.chooseFromSessionLocked(id); err != nil {
-		t.model, t.thinking = model, thinking
-		return nil
+// be read keeps the choices this client had. The cost is one or two
+// reads (SessionRead) per prompt start, state and info.
+func (t *Session) read(ctx context.Context) (*session.Session, *session.Settings, error) {
+	id := t.SessionID()
+	sess, err := t.LoadSession(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	var kept *session.Settings
+	if sess != nil {
+		if data, err := t.k.ReadSessionAside(ctx, id, session.SettingsKey); err == nil && data != nil && json.Unmarshal(data, &kept) != nil {
+			kept = nil
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if id != t.session {
+		return sess, kept, nil
+	}
+	var b session.BranchSettings
+	if sess != nil {
+		b = sess.BranchSettings(sess.LeafID())
+	}
+	if !t.fresh[id] {
+		t.chooseLocked(b)
 	}
 	for _, e := range t.pending[id] {
 		switch e.Type {
@@ -645,42 +683,24 @@ func (t *Session) refreshChoicesLocked() *session.Settings {
 			t.thinking = e.ThinkingLevel
 		}
 	}
-	data, err := t.store.Aside(id, session.SettingsKey)
-	if err != nil || data == nil {
-		return nil
-	}
-	var kept session.Settings
-	if json.Unmarshal(data, &kept) != nil {
-		return nil
-	}
-	return &kept
+	return sess, kept, nil
 }
 
-// chooseFromSessionLocked takes the model and thinking level from the
-// session's model_change and thinking_level_change entries (none: the
-// settings'). t.mu is held.
-func (t *Session) chooseFromSessionLocked(id string) error {
-	t.model, t.thinking = nil, ""
-	sess, err := t.store.Load(id)
-	if errors.Is(err, session.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	b := sess.BranchSettings(sess.LeafID())
+// chooseLocked takes the model and thinking level of a branch's
+// model_change and thinking_level_change entries (none: the settings').
+// t.mu is held.
+func (t *Session) chooseLocked(b session.BranchSettings) {
+	t.model, t.thinking = nil, b.ThinkingLevel
 	if b.Provider != "" && b.Model != "" {
 		t.model = &settings.ModelID{Provider: b.Provider, Name: b.Model}
 	}
-	t.thinking = b.ThinkingLevel
-	return nil
 }
 
 // Fork switches to a new session holding the current one's branch up to
 // entryID: before it (a user message, whose text it returns) or, with at,
-// including it (clone). The new session gets the branch's entries (same
-// ids, so compactions keep their first kept entry) and the source's
-// workspace and tool host.
+// including it (clone). The SessionWrite workflow creates the new session
+// on a worker with the branch's entries (same ids, so compactions keep
+// their first kept entry) and the source's workspace and tool host.
 func (t *Session) Fork(ctx context.Context, entryID string, at bool) (string, error) {
 	src := t.SessionID()
 	sess, err := t.LoadSession(ctx, src)
@@ -695,27 +715,29 @@ func (t *Session) Fork(ctx context.Context, entryID string, at bool) (string, er
 	if !ok || (!at && (e.Message == nil || e.Message.Role != agent.RoleUser)) {
 		return "", TerminalError(fmt.Sprintf("Invalid entry ID for forking: %q is not a user message of session %s (get_fork_messages lists them)", entryID, src))
 	}
-	target, text := entryID, ""
+	through, text := entryID, ""
 	if !at {
-		target, text = e.ParentID, e.Message.Text()
+		through, text = e.ParentID, e.Message.Text()
 	}
 	random := newEntryID()
 	id := src + "-fork-" + random
 	if len(id) > 128 {
 		id = "fork-" + time.Now().UTC().Format("20060102-150405") + "-" + random
 	}
-	if _, err := t.store.Init(id, sess.Header.Cwd, sess.Header.Host); err != nil {
+	run, err := t.k.StartSessionWrite(ctx, workflows.SessionWriteInput{SessionID: id, ForkFrom: src, ForkThrough: through})
+	if err != nil {
 		return "", err
 	}
-	if target != "" {
-		if _, err := t.store.Append(id, sess.Branch(target)...); err != nil {
-			return "", err
-		}
+	wctx, cancel := context.WithTimeout(ctx, DefaultReadWait)
+	defer cancel()
+	if err := run.Get(wctx, nil); err != nil {
+		return "", fmt.Errorf("fork session %s into %s: %w", src, id, err)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.session = id
-	return text, t.chooseFromSessionLocked(id)
+	t.chooseLocked(sess.BranchSettings(through))
+	return text, nil
 }
 
 // Bash runs a user command in the session's workspace and records it (it
@@ -749,16 +771,15 @@ func (t *Session) Bash(ctx context.Context, command string, opts BashOptions) (a
 	if err != nil {
 		return agent.Message{}, err
 	}
+	t.started(id)
 	streamed := t.streamBash(ctx, id, run.GetRunID(), opts.OnOutput)
 	res, err := BashResult(ctx, run)
 	streamed()
 	if err != nil {
 		return agent.Message{}, err
 	}
-	if sess, err := t.LoadSession(ctx, id); err == nil && sess != nil {
-		if e, ok := sess.Get(res.EntryID); ok && e.Message != nil {
-			return *e.Message, nil
-		}
+	if e, ok, err := t.k.ReadEntry(ctx, id, res.EntryID); err == nil && ok && e.Message != nil {
+		return *e.Message, nil
 	}
 	return agent.Message{Role: agent.RoleBashExecution, Command: command, ExitCode: res.ExitCode, Cancelled: res.Cancelled, ExcludeFromContext: opts.ExcludeFromContext,
 		Truncated: res.Truncated, Output: res.Preview}, nil

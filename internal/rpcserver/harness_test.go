@@ -3,7 +3,6 @@ package rpcserver_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"testing"
@@ -111,15 +110,6 @@ func (h *harness) closeInput() error {
 	return nil
 }
 
-func decode[T any](t *testing.T, r rpc.Response) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal(r.Data, &v); err != nil {
-		t.Fatalf("decode data of %s: %v (%s)", r.Command, err, r.Data)
-	}
-	return v
-}
-
 // offline is the real backend of session s1 with its data in a temporary
 // directory and Temporal at an address where nothing listens: what
 // `starter rpc` serves when the server is down. Commands that need no
@@ -152,6 +142,5 @@ func offlineAt(t testing.TB, addr string) *client.Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(b.Close)
 	return b
 }

@@ -2,8 +2,6 @@ package tui
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -11,7 +9,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	sdkclient "go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -138,25 +135,6 @@ func (d *driver) advance(by time.Duration) {
 
 func (d *driver) status() (string, string) { return d.m.Status() }
 
-// offline is the real backend of session s1 with its data in a temporary
-// directory and Temporal at an address where nothing listens: the
-// session file is read (history, whole messages), every call to Temporal
-// fails at once. The tests that feed a Model events as plain values
-// (liveDriver) use it; those of the chat's calls run against a server
-// (server_test.go).
-func offline(t *testing.T) *client.Session {
-	t.Helper()
-	s := settings.Defaults()
-	s.DataDir, s.Temporal.Address = t.TempDir(), "127.0.0.1:1"
-	c, err := sdkclient.NewLazyClient(sdkclient.Options{HostPort: s.Temporal.Address,
-		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return open(t, c, s, "s1")
-}
-
 // open is the client of session id on c.
 func open(t *testing.T, c sdkclient.Client, s settings.Settings, id string) *client.Session {
 	t.Helper()
@@ -168,6 +146,5 @@ func open(t *testing.T, c sdkclient.Client, s settings.Settings, id string) *cli
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(b.Close)
 	return b
 }

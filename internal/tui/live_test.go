@@ -14,18 +14,22 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/testserver"
 )
 
 // liveDriver is a driver on a prompt of its own ("hello", started as
 // Enter starts one) whose events the test gives the Model as plain
 // values, numbered in order, as the follower delivers them; a
 // message_end's message is written to the session file first, as the
-// worker writes its entry before the event. The backend is offline.
+// worker writes its entry before the event. The backend reads the
+// session through the package's worker (served), whose store the test
+// writes; the session's id is the test's own.
 type liveDriver struct {
 	*driver
 	events chan tea.Msg
 	seq    int64
 	store  *session.Store
+	id     string
 	leaf   string
 }
 
@@ -41,15 +45,16 @@ func newLiveDriver(t *testing.T) *liveDriver {
 // earlier prompts) when the chat opens.
 func newStoreDriver(t *testing.T, history func(record func(id string, m agent.Message))) *liveDriver {
 	t.Helper()
-	b := offline(t)
+	id := testserver.Session("live")
+	b := served(t, id, nil)
 	store, err := session.Open(filepath.Join(b.Settings().DataDir, "sessions"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Init("s1", t.TempDir(), ""); err != nil {
+	if _, err := store.Init(id, t.TempDir(), ""); err != nil {
 		t.Fatal(err)
 	}
-	d := &liveDriver{events: make(chan tea.Msg, 256), store: store}
+	d := &liveDriver{events: make(chan tea.Msg, 256), store: store, id: id}
 	if history != nil {
 		history(func(id string, m agent.Message) { d.record(t, id, m) })
 	}
@@ -61,13 +66,13 @@ func newStoreDriver(t *testing.T, history func(record func(id string, m agent.Me
 // prompt.
 func (d *liveDriver) startedHere(text string) {
 	d.m.entries = append(d.m.entries, entry{kind: entryUser, text: text})
-	d.send(promptStartedMsg{prompt: client.Prompt{WorkflowID: "session-s1", RunID: "run-1"}, events: d.events, message: text})
+	d.send(promptStartedMsg{prompt: client.Prompt{WorkflowID: "session-" + d.id, RunID: "run-1"}, events: d.events, message: text})
 }
 
 // record writes a message as a session entry.
 func (d *liveDriver) record(t *testing.T, id string, m agent.Message) {
 	t.Helper()
-	if _, err := d.store.Append("s1", session.Entry{Type: session.TypeMessage, ID: id, ParentID: d.leaf, Timestamp: time.Now().UTC(), Message: &m}); err != nil {
+	if _, err := d.store.Append(d.id, session.Entry{Type: session.TypeMessage, ID: id, ParentID: d.leaf, Timestamp: time.Now().UTC(), Message: &m}); err != nil {
 		t.Fatal(err)
 	}
 	d.leaf = id

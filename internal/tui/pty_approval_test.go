@@ -22,8 +22,7 @@ func TestChat_PseudoTerminalApprovesToolCallAndQueuesFollowUp(t *testing.T) {
 	ran := filepath.Join(workspace, "ran.txt")
 
 	tm.waitText("Session approve1.")
-	tm.run("send-keys", "-t", "chat", "-l", "make a file")
-	tm.run("send-keys", "-t", "chat", "Enter")
+	tm.submitFirst("make a file")
 	asked := tm.waitFor("the approval question", func(screen string) string {
 		if strings.Contains(screen, "y: approve · n: deny") {
 			return screen
@@ -79,8 +78,7 @@ func TestChat_PseudoTerminalReopenShowsHistoryAndAsksAgain(t *testing.T) {
 	send := func(keys ...string) { tm.run(append([]string{"send-keys", "-t", "chat"}, keys...)...) }
 
 	tm.waitText("Session reopen1.")
-	send("-l", "make a file")
-	send("Enter")
+	tm.submitFirst("make a file")
 	tm.waitText("y: approve · n: deny")
 	send("y")
 	tm.waitText("done with it")

@@ -39,7 +39,6 @@ func TestChat_PseudoTerminalFollowsAPromptStartedElsewhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer other.Close()
 	if _, err := other.StartPrompt(ctx, asked); err != nil {
 		t.Fatalf("start the other terminal's prompt: %v", err)
 	}

@@ -152,8 +152,7 @@ func TestChat_PseudoTerminalShowsLiveOutput(t *testing.T) {
 	}, map[string]string{"DURABLE_AGENT_SCRIPTED_FAULTS": "tool:bash " + command})
 
 	s2.waitText("Session live1.")
-	s2.run("send-keys", "-t", "chat", "-l", "run the loop")
-	s2.run("send-keys", "-t", "chat", "Enter")
+	s2.submitFirst("run the loop")
 
 	// The call's output shows while it runs: before its ✓.
 	s2.waitFor("live bash output", func(screen string) string {

@@ -84,6 +84,22 @@ func (s *tmuxSession) waitFor(what string, match func(screen string) string) str
 	}
 }
 
+// submitFirst types the chat's first message and presses Enter until
+// it leaves the input: the chat reads the session's history through a
+// worker when it opens, and Enter waits for that ("Busy: wait for the
+// session to load", the text staying in the input).
+func (s *tmuxSession) submitFirst(text string) {
+	s.t.Helper()
+	s.run("send-keys", "-t", "chat", "-l", text)
+	for deadline := time.Now().Add(s.timeout); ; {
+		s.run("send-keys", "-t", "chat", "Enter")
+		time.Sleep(300 * time.Millisecond)
+		if !strings.Contains(s.screen(), "> "+text) || time.Now().After(deadline) {
+			return
+		}
+	}
+}
+
 func (s *tmuxSession) waitText(text string) {
 	s.t.Helper()
 	s.waitFor(strconv.Quote(text), func(screen string) string {
@@ -107,8 +123,7 @@ func TestChat_PseudoTerminalCountdownAndEscCancelsRetry(t *testing.T) {
 	})
 
 	s.waitText("Session retry1.")
-	s.run("send-keys", "-t", "chat", "-l", "hello")
-	s.run("send-keys", "-t", "chat", "Enter")
+	s.submitFirst("hello")
 	first := s.waitFor("the retry loader", func(screen string) string {
 		if m := retryLine.FindStringSubmatch(screen); m != nil {
 			return m[1]

@@ -148,11 +148,12 @@ func TestCluster_WorkersDieAndPostgresRestarts(t *testing.T) {
 		// A laptop: the starter binary with the cluster's address and
 		// namespace (and the test's task queue), an empty home, no
 		// session store or PostgreSQL variable.
+		stdin := ""
 		laptop := func(args ...string) (int, string, string) {
 			t.Helper()
 			home := t.TempDir()
 			cmd := exec.Command(filepath.Join(c.bin, "starter"), args...)
-			cmd.Dir = home
+			cmd.Dir, cmd.Stdin = home, strings.NewReader(stdin)
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "DURABLE_AGENT_HOME=" + home,
 				"TEMPORAL_ADDRESS=" + c.frontend, "TEMPORAL_NAMESPACE=" + c.namespace, "DURABLE_AGENT_TEMPORAL_TASKQUEUE=" + c.queue}
 			var out, errOut bytes.Buffer
@@ -161,7 +162,7 @@ func TestCluster_WorkersDieAndPostgresRestarts(t *testing.T) {
 			return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
 		}
 		code, out, errOut := laptop("sessions")
-		if code != 0 || !regexp.MustCompile(`(?m)^laptop  idle  .*"count to forty"$`).MatchString(out) {
+		if code != 0 || !regexp.MustCompile(`(?m)^laptop  completed  .*"count to forty"$`).MatchString(out) {
 			t.Fatalf("starter sessions: exit %d, want the cluster's sessions\n%s%s", code, out, errOut)
 		}
 		code, out, errOut = laptop("events", "--session", id, "--full")
@@ -181,6 +182,15 @@ func TestCluster_WorkersDieAndPostgresRestarts(t *testing.T) {
 		if code != 0 || !strings.HasPrefix(out, `{"type":"session"`) || !strings.Contains(out, "line40") {
 			t.Fatalf("starter session export: exit %d\n%s%s", code, out, errOut)
 		}
+		// RPC mode (and chat) reads the session through the workers too:
+		// before, it opened an empty JSONL store of its own home and
+		// answered no messages.
+		stdin = `{"id":"m","type":"get_messages"}` + "\n"
+		code, out, errOut = laptop("rpc", "--session", id, "--workspace", filepath.Join(c.dir, "workspace"))
+		if code != 0 || !strings.Contains(out, `"id":"m"`) || !strings.Contains(out, "count to forty") || !strings.Contains(out, "line40") {
+			t.Fatalf("starter rpc get_messages: exit %d, want the session's messages\n%s%s", code, out, errOut)
+		}
+		stdin = ""
 		// No worker on the queue: one line naming it, in bounded time.
 		begin := time.Now()
 		code, _, errOut = laptop("sessions", "--temporal.taskQueue", c.queue+"-nobody")

@@ -93,7 +93,6 @@ func TestIntegration_SessionWriteNeverInterleavesWithAnotherClientsPrompt(t *tes
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(b.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := b.SetSessionName(ctx, "named by B"); err != nil {
@@ -166,7 +165,6 @@ func TestIntegration_SessionWriteWithoutWorkerLandsLater(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(b.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := b.SetSessionName(ctx, "later"); err != nil {
