@@ -8,10 +8,9 @@ import (
 	"testing"
 )
 
-// readmeClusterSteps returns the commands of the first sh block in the
-// README's "Beyond one machine" section, continuation lines joined and
-// comments dropped.
-func readmeClusterSteps(t *testing.T) []string {
+// readmeClusterBlock is the README's "Beyond one machine" sh block as
+// written, and its first line (the export of the directory and ports).
+func readmeClusterBlock(t *testing.T) (block, first string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(RepoRoot(), "README.md"))
 	if err != nil {
@@ -22,16 +21,23 @@ func readmeClusterSteps(t *testing.T) []string {
 	if i < 0 {
 		t.Fatal(`README has no "## Beyond one machine" section`)
 	}
-	s = s[i+1:]
-	if j := strings.Index(s[3:], "\n## "); j >= 0 {
-		s = s[:j+3]
-	}
+	s = s[i:]
 	start := strings.Index(s, "```sh\n")
 	if start < 0 {
 		t.Fatal("the README's Beyond one machine section has no sh block")
 	}
-	block := s[start+len("```sh\n"):]
+	block = s[start+len("```sh\n"):]
 	block = block[:strings.Index(block, "```")]
+	first, _, _ = strings.Cut(block, "\n")
+	return block, first
+}
+
+// readmeClusterSteps returns the commands of the first sh block in the
+// README's "Beyond one machine" section, continuation lines joined and
+// comments dropped.
+func readmeClusterSteps(t *testing.T) []string {
+	t.Helper()
+	block, _ := readmeClusterBlock(t)
 	var cmds []string
 	cur := ""
 	for _, line := range strings.Split(block, "\n") {

@@ -15,30 +15,6 @@ import (
 	"time"
 )
 
-// readmeClusterBlock is the README's "Beyond one machine" sh block as
-// written, and its first line (the export of the directory and ports).
-func readmeClusterBlock(t *testing.T) (block, first string) {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(RepoRoot(), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	i := strings.Index(s, "\n## Beyond one machine\n")
-	if i < 0 {
-		t.Fatal(`README has no "## Beyond one machine" section`)
-	}
-	s = s[i:]
-	start := strings.Index(s, "```sh\n")
-	if start < 0 {
-		t.Fatal("the README's Beyond one machine section has no sh block")
-	}
-	block = s[start+len("```sh\n"):]
-	block = block[:strings.Index(block, "```")]
-	first, _, _ = strings.Cut(block, "\n")
-	return block, first
-}
-
 // The README's cluster path, run line by line as a person would (as root,
 // with Debian's postgresql package and the Go toolchain), reaches a
 // finished job: its own PostgreSQL (initdb as the postgres user), the
