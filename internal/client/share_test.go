@@ -150,10 +150,12 @@ func TestFollow_SharedReaderKeepsEachCursor(t *testing.T) {
 	start(1, 2)
 	var answer string
 	done := make(chan struct{})
-	go func() { answer = streamFor(f, 600*time.Millisecond); close(done) }()
-	time.Sleep(300 * time.Millisecond)
+	// A 3 s stream and a join at 500 ms: a loaded machine (CI runs many
+	// test binaries at once) still has the late follower join mid-call.
+	go func() { answer = streamFor(f, 3*time.Second); close(done) }()
+	time.Sleep(500 * time.Millisecond)
 	if f.rpcs() == 0 {
-		t.Fatal("no RPC after 300 ms")
+		t.Fatal("no RPC after 500 ms")
 	}
 	start(2, 0) // late: the reader has delivered seqs 1 and 2 already
 	<-done
