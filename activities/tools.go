@@ -498,4 +498,3 @@ func isObject(b json.RawMessage) bool {
 	s := strings.TrimSpace(string(b))
 	return strings.HasPrefix(s, "{")
 }
-

@@ -81,8 +81,8 @@ type run struct {
 	steering, followUps []agent.QueuedMessage
 	queueSeq            int
 	queueGone           map[string]string
-	answered       bool
-	deliveredUsers []agent.Event
+	answered            bool
+	deliveredUsers      []agent.Event
 	// approvals are the calls of the running group that asked for
 	// approval (approval.go); decided maps the ids decided in this run to
 	// their outcome, so a late approve_tool is told what happened.
