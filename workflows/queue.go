@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.temporal.io/sdk/workflow"
@@ -72,7 +73,9 @@ func (r *run) registerQueueHandlers(ctx workflow.Context) error {
 // validateQueueEdit refuses, in one line, an edit the queue cannot take:
 // an unknown action or kind, an edit without a change, and an id that is
 // not queued (delivered, removed, or never sent). While steer or
-// follow_up signals wait in their channels (sent in the same moment) the
+// follow_up signals wait in their channels, or the id is one not given
+// yet (its signal may be in this very task, already handed to the main
+// coroutine's selector, which has not run: updates run first), the
 // handler decides, after taking them in.
 func (r *run) validateQueueEdit(p agent.EditQueuePayload, signals ...workflow.ReceiveChannel) error {
 	switch p.Action {
@@ -90,10 +93,17 @@ func (r *run) validateQueueEdit(p agent.EditQueuePayload, signals ...workflow.Re
 			return errors.New("edit_queue: edit needs a non-empty text or a kind")
 		}
 	}
-	if err := r.findQueued(p.ID); err != nil && signals[0].Len()+signals[1].Len() == 0 {
+	if err := r.findQueued(p.ID); err != nil && signals[0].Len()+signals[1].Len() == 0 && !r.notYetGiven(p.ID) {
 		return err
 	}
 	return nil
+}
+
+// notYetGiven reports whether id has the form of a queue id not handed
+// out yet (m<n>, n beyond the last one given).
+func (r *run) notYetGiven(id string) bool {
+	n, err := strconv.Atoi(strings.TrimPrefix(id, "m"))
+	return err == nil && strings.HasPrefix(id, "m") && n > r.queueSeq
 }
 
 // findQueued says why id is not queued (nil when it is).
@@ -112,6 +122,14 @@ func (r *run) findQueued(id string) error {
 func (r *run) editQueue(ctx workflow.Context, p agent.EditQueuePayload) (agent.EditQueueResult, error) {
 	res := agent.EditQueueResult{Removed: []agent.QueuedMessage{}}
 	r.drainMessages(ctx)
+	if r.findQueued(p.ID) != nil && r.notYetGiven(p.ID) {
+		// Its signal may sit in the main coroutine's selector: let that
+		// coroutine run once (no command; only when the id is unknown, so
+		// an update accepted before this change replays the same).
+		yielded := false
+		_ = workflow.Await(ctx, func() bool { defer func() { yielded = true }(); return yielded })
+		r.drainMessages(ctx)
+	}
 	if err := r.findQueued(p.ID); err != nil && p.Action != agent.QueueClear {
 		return res, err
 	}
