@@ -88,8 +88,7 @@ type Result struct {
 type toolDef struct {
 	description string
 	schema      string
-	readOnly    bool
-	runsOnce    bool
+	spec        Spec
 	run         func(ctx context.Context, args json.RawMessage, opts *Options) Result
 }
 
