@@ -115,9 +115,6 @@ func (r *Runner) Probe() error {
 	return nil
 }
 
-// drainGrace is how long output is still read after bwrap exits.
-const drainGrace = 200 * time.Millisecond
-
 type process struct {
 	cfg      Config
 	pids     *cgroup      // nil without a pids cgroup
@@ -301,13 +298,7 @@ func (p *process) Wait() (tools.Exit, error) {
 	<-p.waited
 	// Every writer of the pipe was in the namespace, now gone; the grace
 	// only guards against a bwrap that left one behind.
-	select {
-	case <-p.readDone:
-	case <-time.After(drainGrace):
-		_ = p.out.SetReadDeadline(time.Now())
-		<-p.readDone
-	}
-	p.out.Close()
+	tools.FinishRead(p.out, p.readDone)
 	exit, err := tools.ExitOf(p.waitErr)
 	switch {
 	case err != nil:
