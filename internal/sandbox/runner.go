@@ -115,9 +115,6 @@ func (r *Runner) Probe() error {
 	return nil
 }
 
-// drainGrace is how long output is still read after bwrap exits.
-const drainGrace = 200 * time.Millisecond
-
 type process struct {
 	cfg      Config
 	pids     *cgroup      // nil without a pids cgroup
@@ -301,13 +298,7 @@ func (p *process) Wait() (tools.Exit, error) {
 	<-p.waited
 	// Every writer of the pipe was in the namespace, now gone; the grace
 	// only guards against a bwrap that left one behind.
-	select {
-	case <-p.readDone:
-	case <-time.After(drainGrace):
-		_ = p.out.SetReadDeadline(time.Now())
-		<-p.readDone
-	}
-	p.out.Close()
+	tools.FinishRead(p.out, p.readDone)
 	exit, err := tools.ExitOf(p.waitErr)
 	switch {
 	case err != nil:
@@ -323,25 +314,12 @@ func (p *process) Wait() (tools.Exit, error) {
 	return exit, err
 }
 
-// limit names the limit that ended the command, where that can be told:
-// bwrap exits with 128+N when the shell dies of signal N; SIGXCPU is what
-// RLIMIT_CPU sends at its soft limit, SIGKILL what it sends at the hard
-// limit a second later, told from any other SIGKILL by the CPU time the
-// limit shell reports for the command; a shell reports a job SIGXCPU
-// ended in the output; the sandbox's memory cgroup counts the processes
-// its OOM killer ended and its pids cgroup the forks it refused (whether
-// or not the program said so), and without them a fork refused under
-// RLIMIT_NPROC or an allocation refused under RLIMIT_AS shows in the
-// output of a failed command. A command that exited 0 whose cgroups
-// ended or refused a process of it all the same gets Exit.Hit (hit); one
-// that bwrap's death by a signal ended (not Kill's) gets the memory limit
-// named in Wait when the OOM killer ended processes of it.
-//
-// A failed command with no such sign may still have hit one, silently
-// (stderr sent to /dev/null, a command substitution, a program that
-// exits without a word): maybeLimit says so where the evidence makes it
-// likely. Nothing is said without evidence: a failed command under
-// limits is most often just a failed command.
+// limit names the limit that ended the command where its evidence tells
+// (docs/security.md: the shell's signal, the CPU time the limit shell
+// reports, the cgroups' counts, the output's signs); a command that
+// exited 0 whose cgroups ended or refused a process of it gets Exit.Hit.
+// A failed command with no such sign gets maybeLimit's guess, or nothing:
+// a failed command under limits is most often just a failed command.
 func (p *process) limit(exit *tools.Exit) {
 	cpu := fmt.Sprintf("CPU time limit of %d s (tools.sandbox.cpuSeconds)", p.cfg.CPUSeconds)
 	switch sig := syscall.Signal(exit.Code - 128); {
@@ -409,18 +387,10 @@ func (p *process) hit() string {
 var crashSignals = map[syscall.Signal]string{syscall.SIGSEGV: "SIGSEGV", syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS"}
 
 // maybeLimit is the limit a failed command with no certain sign of one
-// may have hit silently, with the evidence, or "":
-//   - the CPU limit, when the CPU time of the command's processes (the
-//     limit shell's report) reached four fifths of it: RLIMIT_CPU is
-//     per process, so one of them may have been ended at it, though
-//     several under it add up the same;
-//   - the memory limit, when the command's shell died of SIGSEGV,
-//     SIGABRT or SIGBUS (or said a job did): how a program ends whose
-//     stack RLIMIT_AS does not let grow, or that aborts when an
-//     allocation fails (C++, Rust, glibc's checks); a bug does the same.
-//
-// An allocation that fails in a program that then exits quietly leaves
-// no trace the kernel keeps (no counter, no signal): it is not named.
+// may have hit silently, with the evidence, or "": the CPU limit when its
+// processes used four fifths of it (RLIMIT_CPU is per process), the
+// RLIMIT_AS fallback when the shell died of SIGSEGV, SIGABRT or SIGBUS or
+// said a job crashed. A quiet failed allocation leaves no trace: not named.
 func (p *process) maybeLimit(sig syscall.Signal) string {
 	// RLIMIT_CPU's check and the times of reaped processes differ (a
 	// process the limit ended showed 0.92 to 1.0 of it in tests): four

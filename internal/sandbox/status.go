@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/durableagent/durableagent/internal/tools"
 )
 
 // limitStatus is the worker's end of statusFd: what the limit shell
@@ -47,13 +49,7 @@ func (s *limitStatus) finish() {
 	if s == nil {
 		return
 	}
-	select {
-	case <-s.done:
-	case <-time.After(drainGrace):
-		_ = s.r.SetReadDeadline(time.Now())
-		<-s.done
-	}
-	s.r.Close()
+	tools.FinishRead(s.r, s.done)
 	s.cpuTime = childrenCPU(string(s.report))
 }
 

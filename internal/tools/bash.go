@@ -17,8 +17,8 @@ var bashTool = toolDef{
 		`"command":{"type":"string","description":"Bash command to execute"},` +
 		`"timeout":{"type":"number","description":"Timeout in seconds (optional, no default timeout)"}},` +
 		`"required":["command"]}`,
-	runsOnce: true,
-	run:      runBash,
+	spec: Spec{Attempts: 1, Timeout: DefaultBashTimeout, TimeoutArg: true, Command: true},
+	run:  runBash,
 }
 
 type bashArgs struct {

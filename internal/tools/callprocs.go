@@ -19,9 +19,22 @@ import (
 // are killed (see endCallProcesses).
 const CallMarkerEnv = "DURABLE_AGENT_CALL"
 
-// drainGrace is how long output is still read after the shell exits,
-// while background processes may hold the pipe open.
-const drainGrace = 200 * time.Millisecond
+// DrainGrace is how long a command's output is still read after its
+// shell exits, while background processes may hold the pipe open.
+const DrainGrace = 200 * time.Millisecond
+
+// FinishRead waits for done, the end of a read of r, at most DrainGrace;
+// then it cuts the read short (a writer left behind holds the pipe open)
+// and waits for it. It closes r.
+func FinishRead(r *os.File, done <-chan struct{}) {
+	select {
+	case <-done:
+	case <-time.After(DrainGrace):
+		_ = r.SetReadDeadline(time.Now())
+		<-done
+	}
+	r.Close()
+}
 
 // localProcess is a command of Local: a child of the worker in its own
 // process group, its processes marked with token.
@@ -68,21 +81,14 @@ func (p *localProcess) Wait() (Exit, error) {
 	<-p.waited
 	select {
 	case <-p.readDone:
-	case <-time.After(drainGrace):
+	case <-time.After(DrainGrace):
 	}
 	// Whatever the command left running (`cmd &`, setsid, nohup) ends
 	// with the call, after its output had drainGrace to arrive. (The
 	// shell is reaped: its group is no longer addressed by its number.)
 	// Its writers dead, the pipe's last bytes are read to its end.
 	endCallProcesses(p.token, p.cmd.Process.Pid)
-	select {
-	case <-p.readDone:
-	case <-time.After(drainGrace):
-		// A process that escaped endCallProcesses holds the pipe open.
-		_ = p.out.SetReadDeadline(time.Now())
-		<-p.readDone
-	}
-	p.out.Close()
+	FinishRead(p.out, p.readDone)
 	return ExitOf(p.waitErr)
 }
 

@@ -40,20 +40,12 @@ type endedProc struct {
 }
 
 // endCallProcesses kills every process of the call whose marker is token
-// and whose shell is shell, except the shell itself (its exec.Cmd's to
-// kill and wait for: when it is still running, its pid and group are
-// still its own), waits briefly for them to exit, and reaps those that
-// are the worker's children (a worker that is PID 1 of a container, or a
-// subreaper, inherits the orphans of its commands): nothing the call
-// started outlives it.
-//
-// A process is the call's when its environment carries the call's marker,
+// and whose shell is shell, except the shell itself (its exec.Cmd's),
+// waits briefly for them to exit, and reaps, by pidfd, those that are the
+// worker's children (docs/tools.md, "What a bash call leaves behind"). A
+// process is the call's when its environment carries the call's marker,
 // when it is in the shell's process group and carries no other call's
-// marker, or when its parent is the call's. Another call's processes
-// carry another marker and descend from another shell: they are never
-// touched. Only the processes identified here are waited for, by pidfd,
-// so no exit status is taken from another exec.Cmd of the worker; the
-// shell itself is left to its exec.Cmd.
+// marker, or when its parent is the call's.
 func endCallProcesses(token string, shell int) {
 	self := os.Getpid()
 	mine := CallMarkerEnv + "=" + token

@@ -15,7 +15,8 @@ var editTool = toolDef{
 		`"oldText":{"type":"string","description":"Exact text to find and replace (must match exactly)"},` +
 		`"newText":{"type":"string","description":"New text to replace the old text with"}},` +
 		`"required":["path","oldText","newText"]}`,
-	run: runEdit,
+	spec: fileSpec,
+	run:  runEdit,
 }
 
 type editArgs struct {

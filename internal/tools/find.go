@@ -19,8 +19,8 @@ var findTool = toolDef{
 		`"path":{"type":"string","description":"Directory to search in (default: current directory)"},` +
 		`"limit":{"type":"integer","description":"Maximum number of results (default: 1000)"}},` +
 		`"required":["pattern"]}`,
-	readOnly: true,
-	run:      runFind,
+	spec: readOnlySpec,
+	run:  runFind,
 }
 
 type findArgs struct {

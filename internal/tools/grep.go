@@ -28,8 +28,8 @@ var grepTool = toolDef{
 		`"context":{"type":"integer","description":"Number of lines to show before and after each match (default: 0)"},` +
 		`"limit":{"type":"integer","description":"Maximum number of matches to return (default: 100)"}},` +
 		`"required":["pattern"]}`,
-	readOnly: true,
-	run:      runGrep,
+	spec: readOnlySpec,
+	run:  runGrep,
 }
 
 type grepArgs struct {

@@ -17,8 +17,8 @@ var lsTool = toolDef{
 	schema: `{"type":"object","properties":{` +
 		`"path":{"type":"string","description":"Directory to list (default: current directory)"},` +
 		`"limit":{"type":"integer","description":"Maximum number of entries to return (default: 500)"}}}`,
-	readOnly: true,
-	run:      runLs,
+	spec: readOnlySpec,
+	run:  runLs,
 }
 
 type lsArgs struct {

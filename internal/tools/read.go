@@ -21,8 +21,8 @@ var readTool = toolDef{
 		`"offset":{"type":"integer","description":"Line number to start reading from (1-indexed)"},` +
 		`"limit":{"type":"integer","description":"Maximum number of lines to read"}},` +
 		`"required":["path"]}`,
-	readOnly: true,
-	run:      runRead,
+	spec: readOnlySpec,
+	run:  runRead,
 }
 
 type readArgs struct {

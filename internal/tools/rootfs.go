@@ -13,14 +13,11 @@ import (
 
 // osFS is the local file system (Local's FS). With dirs (confine: the
 // workspace as given and its real location) an operation on a path
-// inside the workspace runs through an os.Root opened on the workspace,
-// so every component of the path is resolved beneath it (os.Root: openat
-// one component at a time from the workspace's descriptor, a link
-// followed only when it stays beneath). A symbolic link swapped in after
-// checkInside looked at the path cannot lead the operation out: it fails
-// with errOutside. Paths outside the workspace (the components above it
-// that realPath walks) are the local file system's; checkInside has
-// refused them as operation targets.
+// inside the workspace runs through an os.Root opened on the workspace
+// (docs/security.md), so a symbolic link swapped in after checkInside
+// looked at the path cannot lead the operation out: it fails with
+// errOutside. Paths outside the workspace are the local file system's;
+// checkInside has refused them as operation targets.
 type osFS struct {
 	dirs []string
 }

@@ -97,18 +97,13 @@ func readRegular(fsys FS, path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// replaceFile makes data the content of the file at path, crash-safely: it
-// writes a temporary file in the same directory, syncs it, gives it the
-// replaced file's mode and (when the process may) owner, renames it over
-// path and syncs the directory. A kill at any moment leaves path with its
-// old content or the new one, in full; the temporary file is hidden
-// (".name.<pid>-*.tmp"), removed on error, and removed by the next
-// replacement of the same file when its process was killed. path must be the resolved location
-// (no symbolic link in it, see resolveTarget): the rename replaces the
-// directory entry, so a hard link at path is replaced, not written through.
-// An existing path that is not a regular file is refused with a
-// *NotRegularError, one this process may not open for writing with that
-// error; a new file gets mode 0644 less the umask. path is a name in ops.
+// replaceFile makes data the content of the file at path (a name in ops,
+// its resolved location: see resolveTarget) crash-safely, as docs/tools.md
+// says: a hidden temporary file beside it, synced, given the old mode and
+// owner, renamed over path, the directory synced. An existing path that
+// is not a regular file is refused with a *NotRegularError, one this
+// process may not open for writing with that error; a new file gets mode
+// 0644 less the umask.
 func replaceFile(ops fileOps, path string, data []byte) (err error) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	var old fs.FileInfo

@@ -57,28 +57,21 @@ type Spec struct {
 	Command bool
 }
 
-// SpecOf returns the spec of a tool. A name no tool has gets the default
-// spec: its call runs as an activity, which answers that the tool is
-// unknown.
+// fileSpec is the spec of a tool that may be attempted again (it has no
+// effect, is idempotent or recognises its own change); readOnlySpec of
+// one that has no effect. A name no tool has gets fileSpec: its call runs
+// as an activity, which answers that the tool is unknown.
+var (
+	fileSpec     = Spec{Attempts: 3, Timeout: DefaultTimeout}
+	readOnlySpec = Spec{ReadOnly: true, Attempts: 3, Timeout: DefaultTimeout}
+)
+
+// SpecOf returns the spec of a tool (fileSpec for a name no tool has).
 func SpecOf(name string) Spec {
-	s := Spec{Attempts: 3, Timeout: DefaultTimeout}
-	t, ok := tools[name]
-	if !ok {
-		return s
+	if t, ok := tools[name]; ok {
+		return t.spec
 	}
-	s.ReadOnly = t.readOnly
-	if t.runsOnce {
-		s.Attempts = 1
-	}
-	switch name {
-	case Bash:
-		s.Timeout, s.TimeoutArg, s.Command = DefaultBashTimeout, true, true
-	case Task:
-		// One attempt: a sub-agent is never started twice (its workflow
-		// id derives from the call, so a replay finds the first).
-		s.Attempts, s.Kind, s.Concurrent = 1, KindSubAgent, true
-	}
-	return s
+	return fileSpec
 }
 
 // CallTimeout is the start-to-close timeout of one call: for a tool with

@@ -33,17 +33,12 @@ var taskTool = toolDef{
 		`"tools":{"type":"array","items":{"type":"string"},"description":"Tools the sub-agent may call, a subset of yours (default: all of yours)"},` +
 		`"worktree":{"type":"boolean","description":"Run the sub-agent in a git worktree of its own, on a branch made from your workspace's (default: false, your workspace)"}},` +
 		`"required":["description","prompt"]}`,
+	// One attempt: a sub-agent is never started twice (its workflow id
+	// derives from the call, so a replay finds the first).
+	spec: Spec{Attempts: 1, Timeout: DefaultTimeout, Kind: KindSubAgent, Concurrent: true},
 	run: func(context.Context, json.RawMessage, *Options) Result {
 		return errorf("%s runs as a sub-agent workflow, not as a tool activity; this worker's Prompt workflow does not dispatch it", Task)
 	},
-}
-
-// TaskArgs are the arguments of a task call.
-type TaskArgs struct {
-	Description string   `json:"description"`
-	Prompt      string   `json:"prompt"`
-	Tools       []string `json:"tools"`
-	Worktree    optBool  `json:"worktree"`
 }
 
 // TaskCall is a task call's arguments, checked: the sub-agent's prompt,
@@ -60,7 +55,12 @@ type TaskCall struct {
 // tools when the call names none. The error is one line naming the
 // problem, for the call's error result.
 func ParseTask(args json.RawMessage, enabled []string) (TaskCall, error) {
-	var a TaskArgs
+	var a struct {
+		Description string   `json:"description"`
+		Prompt      string   `json:"prompt"`
+		Tools       []string `json:"tools"`
+		Worktree    optBool  `json:"worktree"`
+	}
 	if r := decodeArgs(Task, args, &a); r != nil {
 		return TaskCall{}, errors.New(r.Content)
 	}

@@ -88,25 +88,20 @@ type Result struct {
 type toolDef struct {
 	description string
 	schema      string
-	readOnly    bool
-	runsOnce    bool
+	spec        Spec
 	run         func(ctx context.Context, args json.RawMessage, opts *Options) Result
 }
 
-func registry() map[string]*toolDef {
-	return map[string]*toolDef{
-		Read:  &readTool,
-		Write: &writeTool,
-		Edit:  &editTool,
-		Bash:  &bashTool,
-		Grep:  &grepTool,
-		Find:  &findTool,
-		Ls:    &lsTool,
-		Task:  &taskTool,
-	}
+var tools = map[string]*toolDef{
+	Read:  &readTool,
+	Write: &writeTool,
+	Edit:  &editTool,
+	Bash:  &bashTool,
+	Grep:  &grepTool,
+	Find:  &findTool,
+	Ls:    &lsTool,
+	Task:  &taskTool,
 }
-
-var tools = registry()
 
 // All returns the names of the seven tools, in pi's order.
 func All() []string { return []string{Read, Write, Edit, Bash, Grep, Find, Ls} }

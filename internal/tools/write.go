@@ -13,7 +13,8 @@ var writeTool = toolDef{
 		`"path":{"type":"string","description":"Path to the file to write (relative or absolute)"},` +
 		`"content":{"type":"string","description":"Content to write to the file"}},` +
 		`"required":["path","content"]}`,
-	run: runWrite,
+	spec: fileSpec,
+	run:  runWrite,
 }
 
 type writeArgs struct {

@@ -65,17 +65,12 @@ type Info struct {
 }
 
 // Git runs the git commands of sessions' worktrees for the worker and
-// the starter. The repository's git directory and the worktree are
-// written by the model's bash calls, so git's configuration there (a
-// clean or smudge filter, a diff driver, fsmonitor, hooks, an include
-// naming any of them) is the model's. Commands that read or write the
-// worktree's files, which is where filters and drivers run (Create's
-// checkout, Diff, Summarize, Remove's check for unsaved work), run
-// through Runner, the runner of the session's bash calls: in its
-// sandbox, whatever the repository makes git run has the model's reach
-// and no more. The others (rev-parse, rev-list, worktree add
-// --no-checkout and remove, branch -D) read refs and objects only and
-// run on the host, through hostGit.
+// the starter (docs/security.md, "Git and worktrees"). The repository's
+// configuration is the model's, so the commands that read or write the
+// worktree's files, where filters and drivers run (Create's checkout,
+// Diff, Summarize, Remove's check for unsaved work), run through Runner,
+// the runner of the session's bash calls; the others read refs and
+// objects only and run on the host, through hostGit.
 type Git struct {
 	// Runner runs the worktree's git (nil: tools.Local, as bash without
 	// a sandbox); Env is the environment it gets (the bash tool's).
@@ -361,14 +356,11 @@ func short(hash string) string {
 }
 
 // hardened are the options of every git the worker and the starter run:
-// the repository's hooks (post-checkout, reference-transaction, …),
-// fsmonitor command, pager, signature check (gpg.program), automatic gc
-// and transports (ext::, a submodule's fetch) switched off, whatever its
-// configuration says. With hostGit's environment (no system or global
-// configuration or attributes) what is left that runs a program is a
-// filter or diff driver named by the repository's own configuration and
-// attributes; that is why commands that read the worktree's files run in
-// the sandbox (Git).
+// the repository's hooks, fsmonitor, pager, signature check, automatic gc
+// and transports switched off, whatever its configuration says. What is
+// left that runs a program (a filter or diff driver the repository
+// names) is why commands that read the worktree's files run in the
+// sandbox (Git).
 var hardened = []string{"--no-pager", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
 	"-c", "core.pager=cat", "-c", "log.showSignature=false", "-c", "color.ui=false", "-c", "gc.auto=0",
 	"-c", "maintenance.auto=false", "-c", "protocol.allow=never", "-c", "submodule.recurse=false"}
