@@ -83,25 +83,14 @@ func (f *File) Select(provider, sessionID string) (c Credential, ok bool, err er
 	return c, ok, err
 }
 
-// MarkUsageLimitReached blocks the session's current credential for
-// retryAfterMs (0: DefaultBlockMs) and reports whether the session moved to
-// another unblocked credential of the provider.
-func (f *File) MarkUsageLimitReached(provider, sessionID string, retryAfterMs int64) (switched bool, credentialID string, err error) {
-	sw, err := f.markUsageLimit(provider, "", sessionID, retryAfterMs, nil)
-	return sw.Switched, sw.CredentialID, err
-}
-
-// MarkUsageLimit is MarkUsageLimitReached for a session running model:
-// with no credential left, the session moves to the next of the
-// provider's fallback models, which also counts as a switch.
-func (f *File) MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (Switch, error) {
-	return f.markUsageLimit(provider, model, sessionID, retryAfterMs, f.opts.FallbackModels[provider])
-}
-
-func (f *File) markUsageLimit(provider, model, sessionID string, retryAfterMs int64, fallback []string) (sw Switch, err error) {
+// MarkUsageLimit blocks the session's current credential for
+// retryAfterMs (0: DefaultBlockMs) and reports whether the session moved
+// to another unblocked credential of the provider or, with none left, to
+// the next of the provider's fallback models (model: the session's).
+func (f *File) MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (sw Switch, err error) {
 	err = f.update(func(st *state, now time.Time) (bool, error) {
 		var merr error
-		sw, merr = st.markUsageLimit(provider, model, sessionID, retryAfterMs, fallback, now, f.opts.Env)
+		sw, merr = st.markUsageLimit(provider, model, sessionID, retryAfterMs, f.opts.FallbackModels[provider], now, f.opts.Env)
 		return merr == nil, merr
 	})
 	return sw, err
