@@ -67,11 +67,12 @@ func startServer(t *testing.T, opts Options) *Server {
 	return s
 }
 
-func dial(t *testing.T, s *Server) client.Client {
+// dial dials namespace on s ("default" when Options.Namespace was empty).
+func dial(t *testing.T, s *Server, namespace string) client.Client {
 	t.Helper()
 	c, err := client.Dial(client.Options{
 		HostPort:  s.FrontendAddress(),
-		Namespace: s.Namespace(),
+		Namespace: namespace,
 		Logger:    sdklog.NewStructuredLogger(quietLogger()),
 	})
 	if err != nil {
@@ -117,14 +118,11 @@ func TestDevServer_StartsAndRunsWorkflowWithDurableTimer(t *testing.T) {
 	if host, _, err := net.SplitHostPort(s.FrontendAddress()); err != nil || host != "127.0.0.1" {
 		t.Errorf("FrontendAddress() = %q, want loopback host:port", s.FrontendAddress())
 	}
-	if got := s.Namespace(); got != "default" {
-		t.Errorf("Namespace() = %q, want default", got)
-	}
 	if got := s.UIAddress(); got != "" {
 		t.Errorf("UIAddress() = %q with UI disabled, want empty", got)
 	}
 
-	c := dial(t, s)
+	c := dial(t, s, "default")
 	startWorker(t, c)
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	defer cancel()
@@ -157,7 +155,7 @@ func TestDevServer_StateSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("first Start: %v", err)
 	}
-	c1, err := client.Dial(client.Options{HostPort: first.FrontendAddress(), Namespace: first.Namespace(),
+	c1, err := client.Dial(client.Options{HostPort: first.FrontendAddress(), Namespace: opts.Namespace,
 		Logger: sdklog.NewStructuredLogger(quietLogger())})
 	if err != nil {
 		t.Fatalf("dial first server: %v", err)
@@ -189,7 +187,7 @@ func TestDevServer_StateSurvivesRestart(t *testing.T) {
 	assertSQLiteIntact(t, filepath.Join(dataDir, dbFileName))
 
 	second := startServer(t, opts)
-	c2 := dial(t, second)
+	c2 := dial(t, second, opts.Namespace)
 	startWorker(t, c2)
 	var got string
 	if err := c2.GetWorkflow(ctx, run.GetID(), run.GetRunID()).Get(ctx, &got); err != nil {

@@ -126,7 +126,7 @@ func TestStart_PickedPortTakenBeforeBindIsRetried(t *testing.T) {
 			if *plans != 2 || len(*taken) != 1 {
 				t.Fatalf("%d plans, ports taken %v; want a second plan after the first lost its port", *plans, *taken)
 			}
-			c := dial(t, s)
+			c := dial(t, s, "default")
 			if _, err := c.CheckHealth(t.Context(), nil); err != nil {
 				t.Fatalf("server after the retry: %v", err)
 			}
@@ -260,11 +260,11 @@ func TestFatalListen_IsPortInUseOfThePlan(t *testing.T) {
 	l := serverLogger{log: slog.New(slog.DiscardHandler), gate: gate, fatal: fatal}
 	l.With(tag.NewStringTag("service", "worker")).Fatal("Failed to start gRPC listener", tag.Error(listenErr))
 	l.Fatal("a later consequence")
-	f := fatal.get()
-	if f == nil || f.msg != "Failed to start gRPC listener" {
-		t.Fatalf("recorded %+v, want the first Fatal", f)
+	f := fatal.err()
+	if f == nil || !strings.HasPrefix(f.Error(), "devserver: build server: Failed to start gRPC listener: ") {
+		t.Fatalf("recorded %v, want the first Fatal", f)
 	}
-	err = listenPlan{frontend: 1, http: 2, history: 3, matching: 4, worker: port}.inUse(f.asError())
+	err = listenPlan{frontend: 1, http: 2, history: 3, matching: 4, worker: port}.inUse(f)
 	var inUse *PortInUseError
 	if !errors.As(err, &inUse) || inUse.Role != roleWorker || inUse.Port != port || inUse.IP != "127.0.0.1" {
 		t.Fatalf("error %v (%T), want *PortInUseError for the worker's port %d", err, err, port)

@@ -87,7 +87,6 @@ const (
 type Server struct {
 	frontendAddr string
 	uiAddr       string
-	namespace    string
 
 	temporal temporal.Server
 	ui       *uiserver.Server
@@ -119,9 +118,6 @@ func (s *Server) LogFile() string {
 	return s.logFile.Name()
 }
 
-// Namespace is the namespace that Start created or found.
-func (s *Server) Namespace() string { return s.namespace }
-
 // Start runs the server and returns once the frontend serves the namespace
 // and the UI (if enabled) answers HTTP. ctx bounds only the start; the
 // server runs until Stop. On error nothing is left running and the data dir
@@ -134,7 +130,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{namespace: opts.Namespace, dir: dir, logGate: new(logGate)}
+	s := &Server{dir: dir, logGate: new(logGate)}
 	s.logGate.level.Set(slog.LevelWarn)
 	started := false
 	defer func() {
@@ -347,12 +343,12 @@ func buildServer(plan listenPlan, sql *config.SQL, opts Options, gate *logGate) 
 	}
 	fatal := new(fatalLog)
 	defer func() {
-		f := fatal.get()
+		f := fatal.err()
 		if f == nil {
 			return // a panic without a Fatal before it is a bug: let it through
 		}
 		_ = recover() // the server going on past its Fatal
-		srv, err = nil, plan.inUse(f.asError())
+		srv, err = nil, plan.inUse(f)
 	}()
 	srv, err = temporal.NewServer(
 		temporal.ForServices(temporal.DefaultServices),
