@@ -46,7 +46,7 @@ type listenPlan struct {
 
 func (p listenPlan) frontendAddr() string { return hostPort(p.reachIP, p.frontend) }
 
-// inUse returns err as a *PortInUseError (wrapping err) when it reports
+// inUse returns err as a *ListenError (wrapping err) when it reports
 // that one of p's ports was in use, else err itself.
 func (p listenPlan) inUse(err error) error {
 	addr, ok := takenPort(err)
@@ -57,7 +57,7 @@ func (p listenPlan) inUse(err error) error {
 	if role == "" {
 		return err
 	}
-	return &PortInUseError{Port: addr.Port, IP: addr.IP.String(), Role: role, Err: err}
+	return &ListenError{Port: addr.Port, IP: addr.IP.String(), Role: role, Err: err}
 }
 
 // roleOf names the listener that port belongs to ("" if none).

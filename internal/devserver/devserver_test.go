@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -293,12 +294,12 @@ func TestDevServer_PortInUseIsClearError(t *testing.T) {
 				_ = s.Stop()
 				t.Fatal("Start succeeded on a taken port")
 			}
-			var inUse *PortInUseError
-			if !errors.As(err, &inUse) {
-				t.Fatalf("Start error %v (%T), want *PortInUseError", err, err)
+			var inUse *ListenError
+			if !errors.As(err, &inUse) || !errors.Is(err, syscall.EADDRINUSE) {
+				t.Fatalf("Start error %v (%T), want a *ListenError wrapping EADDRINUSE", err, err)
 			}
 			if inUse.Port != port || inUse.Role != tt.wantRole {
-				t.Errorf("PortInUseError{Port: %d, Role: %q}, want {%d, %q}", inUse.Port, inUse.Role, port, tt.wantRole)
+				t.Errorf("ListenError{Port: %d, Role: %q}, want {%d, %q}", inUse.Port, inUse.Role, port, tt.wantRole)
 			}
 			if err.Error() != tt.wantMsg {
 				t.Errorf("error = %q\nwant    %q", err, tt.wantMsg)

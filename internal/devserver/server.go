@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
@@ -165,8 +166,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		// A port Start picked was taken in the moment between the pick
 		// and the server's bind: new ports will do. A port the user set
 		// is the user's to change.
-		var inUse *PortInUseError
-		if !errors.As(err, &inUse) || (inUse.Role == roleFrontend && opts.Port != 0) {
+		var inUse *ListenError
+		if !errors.As(err, &inUse) || !errors.Is(err, syscall.EADDRINUSE) || (inUse.Role == roleFrontend && opts.Port != 0) {
 			return nil, err
 		}
 		if attempt == bindAttempts {
@@ -327,7 +328,7 @@ func planListeners(o Options) (listenPlan, int, error) {
 // history, matching and the worker, on Start, in a goroutine that serves
 // the nil listener, where nothing can recover it. So a Fatal logged while
 // building fails the build, with that panic recovered, and the server is
-// never started. A port found in use is a *PortInUseError naming the
+// never started. A port found in use is a *ListenError naming the
 // listener's role in plan.
 //
 // What a failed build opened (the listeners it did bind, database
