@@ -138,22 +138,18 @@ func (f *File) Remove(id string) error {
 
 // List describes every credential, implicit ones included, without
 // secrets, with the rate-limit windows of auth.json (WithWindows).
-func (f *File) List() ([]Entry, error) {
-	var out []Entry
-	err := f.update(func(st *state, now time.Time) (bool, error) {
-		out = WithWindows(st.entries(now, f.opts.Env), st.Windows, now)
-		return false, nil
-	})
-	return out, err
-}
+func (f *File) List() ([]Entry, error) { return f.ListWithWindows(nil, time.Time{}) }
 
 // ListWithWindows is List with the rate-limit windows of another store
 // (the PostgreSQL windows of a cluster: pgstore.Windows.List) read at now
 // on that store's clock, in place of auth.json's, which the workers of
-// such a cluster do not use.
+// such a cluster do not use. Nil windows are auth.json's.
 func (f *File) ListWithWindows(windows map[string]Window, now time.Time) ([]Entry, error) {
 	var out []Entry
 	err := f.update(func(st *state, stNow time.Time) (bool, error) {
+		if windows == nil {
+			windows, now = st.Windows, stNow
+		}
 		out = WithWindows(st.entries(stNow, f.opts.Env), windows, now)
 		return false, nil
 	})
