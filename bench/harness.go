@@ -69,7 +69,7 @@ func newHarness(ctx context.Context, cfg Config) (*harness, error) {
 	s := settings.Defaults()
 	s.DataDir = filepath.Join(dir, "worker")
 	s.Temporal.Address = srv.FrontendAddress()
-	s.Temporal.Namespace = srv.Namespace()
+	s.Temporal.Namespace = devserver.DefaultNamespace
 	// Zero latency: no wait before the answer and no pause between its
 	// streamed words (the default 20 ms per word, there for the demo,
 	// added 120 ms to every prompt of the overhead benchmark).

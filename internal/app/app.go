@@ -15,7 +15,9 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
+	"github.com/durableagent/durableagent/internal/pgstore"
 	"github.com/durableagent/durableagent/internal/procsec"
+	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
@@ -74,6 +76,17 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 			return provider != "scripted" && !(provider == s.Model.Provider && s.Model.BaseURL != "")
 		},
 	}, nil
+}
+
+// rateWindowsOf is where a worker keeps the rate-limit windows of
+// coordinated backoff (SPEC 18.1): with sessions in PostgreSQL, in that
+// database, shared by every worker of the cluster; otherwise beside the
+// credentials in auth.json, shared by the workers of the data directory.
+func rateWindowsOf(store session.Backend, creds *Credentials) activities.RateWindows {
+	if pg, ok := store.(*pgstore.Store); ok {
+		return pg.Windows()
+	}
+	return creds
 }
 
 // SettingsSecrets are the secret values of the settings that tool output

@@ -53,27 +53,17 @@ func ensureJobSearch(c sdkclient.Client, namespace string) error {
 }
 
 // EnsureJobSearch adds the job's search attributes that namespace lacks
-// (the worker at start, and `starter cluster init`).
+// (the worker at start, and `starter cluster init`), and fails, naming
+// the attribute, when one exists with another type or is a system
+// attribute.
 func EnsureJobSearch(ctx context.Context, c sdkclient.Client, namespace string) error {
-	return addSearchAttributes(ctx, c, namespace, jobSearchAttributes)
-}
-
-// JobSearchAttributes are the names of the job's search attributes, sorted.
-func JobSearchAttributes() []string {
-	return slices.Sorted(maps.Keys(jobSearchAttributes))
-}
-
-// addSearchAttributes adds the attributes of want that namespace lacks,
-// and fails, naming the attribute, when one exists with another type or
-// is a system attribute.
-func addSearchAttributes(ctx context.Context, c sdkclient.Client, namespace string, want map[string]enumspb.IndexedValueType) error {
 	have, err := c.OperatorService().ListSearchAttributes(ctx,
 		&operatorservice.ListSearchAttributesRequest{Namespace: namespace})
 	if err != nil {
 		return fmt.Errorf("list search attributes of namespace %q: %w", namespace, err)
 	}
 	missing := make(map[string]enumspb.IndexedValueType)
-	for name, typ := range want {
+	for name, typ := range jobSearchAttributes {
 		if _, ok := have.GetSystemAttributes()[name]; ok {
 			return fmt.Errorf("search attribute %q is a system attribute", name)
 		}
@@ -96,4 +86,9 @@ func addSearchAttributes(ctx context.Context, c sdkclient.Client, namespace stri
 		return fmt.Errorf("add search attributes to namespace %q: %w", namespace, err)
 	}
 	return nil
+}
+
+// JobSearchAttributes are the names of the job's search attributes, sorted.
+func JobSearchAttributes() []string {
+	return slices.Sorted(maps.Keys(jobSearchAttributes))
 }

@@ -53,7 +53,7 @@ type Extensions struct {
 // the workflows and activities of Register and, with tools.placement
 // host, the tool worker of this host beside it (newToolWorker),
 // started and stopped together. The caller starts and stops it.
-func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (worker.Worker, error) {
+func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (_ worker.Worker, err error) {
 	var o Extensions
 	for _, x := range ext {
 		o = x
@@ -78,6 +78,11 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (work
 		o.Activities(acts)
 	}
 	g := &group{}
+	defer func() {
+		if err != nil {
+			g.stopMetrics()
+		}
+	}()
 	if acts.Push == nil {
 		if g.push, err = servePush(s, o.Dev); err != nil {
 			return nil, err
@@ -85,20 +90,17 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (work
 		acts.Push = g.push
 	}
 	if g.metrics, err = serveMetrics(s, o.Dev); err != nil {
-		g.stopMetrics()
 		return nil, err
 	}
 	if g.metrics != nil {
 		// The SDK's metrics of this worker's polls, tasks and calls.
 		if c, err = withMetrics(c, s, g.metrics.Handler); err != nil {
-			g.stopMetrics()
 			return nil, err
 		}
 		g.close = c.Close
 	}
 	tp, err := tracing.FromEnv(context.Background(), "durable-agent-worker")
 	if err != nil {
-		g.stopMetrics()
 		return nil, err
 	}
 	wo := WorkerOptions(s)
@@ -106,7 +108,6 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (work
 	if tp != nil {
 		ti, err := tp.Interceptor()
 		if err != nil {
-			g.stopMetrics()
 			return nil, err
 		}
 		wo.Interceptors = append([]interceptor.WorkerInterceptor{ti}, o.Interceptors...)
@@ -114,7 +115,6 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (work
 	}
 	tracing.SetCapture(s.Otel.CaptureContent)
 	if err := ensureJobSearch(c, s.Temporal.Namespace); err != nil {
-		g.stopMetrics()
 		return nil, err
 	}
 	g.Worker = worker.New(c, s.Temporal.TaskQueue, wo)

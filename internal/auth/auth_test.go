@@ -101,17 +101,18 @@ func TestMarkUsageLimit_SwitchesAndExpires(t *testing.T) {
 	mustAdd(t, f, key("a", "anthropic"), key("b", "anthropic"))
 	cur := mustSelect(t, f, "anthropic", "s1")
 
-	switched, next, err := f.MarkUsageLimitReached("anthropic", "s1", 30_000)
-	if err != nil || !switched || next == cur.ID || next == "" {
-		t.Fatalf("MarkUsageLimitReached = %v %q %v, want a switch away from %s", switched, next, err, cur.ID)
+	sw, err := f.MarkUsageLimit("anthropic", "", "s1", 30_000)
+	next := sw.CredentialID
+	if err != nil || !sw.Switched || next == cur.ID || next == "" {
+		t.Fatalf("MarkUsageLimit = %+v %v, want a switch away from %s", sw, err, cur.ID)
 	}
 	if c := mustSelect(t, f, "anthropic", "s1"); c.ID != next {
 		t.Fatalf("session runs on %s after the switch, want %s", c.ID, next)
 	}
 	// The other credential hits its limit too: nothing left to switch to.
-	switched, _, err = f.MarkUsageLimitReached("anthropic", "s1", 0)
-	if err != nil || switched {
-		t.Fatalf("second MarkUsageLimitReached = %v %v, want no switch", switched, err)
+	sw, err = f.MarkUsageLimit("anthropic", "", "s1", 0)
+	if err != nil || sw.Switched {
+		t.Fatalf("second MarkUsageLimit = %+v %v, want no switch", sw, err)
 	}
 	entries, _ := f.List()
 	for _, e := range entries {
@@ -132,7 +133,7 @@ func TestMarkUsageLimit_SwitchesAndExpires(t *testing.T) {
 			t.Fatalf("entry %+v still blocked after the default %dms", e, DefaultBlockMs)
 		}
 	}
-	if _, _, err := f.MarkUsageLimitReached("anthropic", "s1", -1); err == nil {
+	if _, err := f.MarkUsageLimit("anthropic", "", "s1", -1); err == nil {
 		t.Fatal("a negative hint was accepted")
 	}
 }
@@ -144,7 +145,7 @@ func TestFile_BlocksSurviveRestart(t *testing.T) {
 	f := openTemp(t, FileOptions{Now: clk.now})
 	mustAdd(t, f, key("a", "openai"), key("b", "openai"))
 	first := mustSelect(t, f, "openai", "s1")
-	if _, _, err := f.MarkUsageLimitReached("openai", "s1", 120_000); err != nil {
+	if _, err := f.MarkUsageLimit("openai", "", "s1", 120_000); err != nil {
 		t.Fatal(err)
 	}
 	restarted, err := OpenFile(f.Path(), FileOptions{Now: clk.now, Env: noEnv})
@@ -189,7 +190,7 @@ func TestFile_ConcurrentStoresLoseNothing(t *testing.T) {
 				if err := f.Add(key(fmt.Sprintf("w%d-%d", w, i), "anthropic")); err != nil {
 					errs <- err
 				}
-				if _, _, err := f.MarkUsageLimitReached("anthropic", fmt.Sprintf("s%d-%d", w, i), 60_000); err != nil {
+				if _, err := f.MarkUsageLimit("anthropic", "", fmt.Sprintf("s%d-%d", w, i), 60_000); err != nil {
 					errs <- err
 				}
 			}

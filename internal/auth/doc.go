@@ -8,7 +8,7 @@
 //     kept as opaque secrets). A session keeps one credential, chosen by a
 //     stable hash of its id, until a usage limit blocks it; then it moves to
 //     the next unblocked credential and stays there.
-//   - MarkUsageLimitReached blocks the session's credential until the
+//   - MarkUsageLimit blocks the session's credential until the
 //     provider's retry hint expires (DefaultBlockMs without one) and says
 //     whether another credential was free; with none free and fallback
 //     models configured, the session moves to the next model instead.

@@ -83,25 +83,14 @@ func (f *File) Select(provider, sessionID string) (c Credential, ok bool, err er
 	return c, ok, err
 }
 
-// MarkUsageLimitReached blocks the session's current credential for
-// retryAfterMs (0: DefaultBlockMs) and reports whether the session moved to
-// another unblocked credential of the provider.
-func (f *File) MarkUsageLimitReached(provider, sessionID string, retryAfterMs int64) (switched bool, credentialID string, err error) {
-	sw, err := f.markUsageLimit(provider, "", sessionID, retryAfterMs, nil)
-	return sw.Switched, sw.CredentialID, err
-}
-
-// MarkUsageLimit is MarkUsageLimitReached for a session running model:
-// with no credential left, the session moves to the next of the
-// provider's fallback models, which also counts as a switch.
-func (f *File) MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (Switch, error) {
-	return f.markUsageLimit(provider, model, sessionID, retryAfterMs, f.opts.FallbackModels[provider])
-}
-
-func (f *File) markUsageLimit(provider, model, sessionID string, retryAfterMs int64, fallback []string) (sw Switch, err error) {
+// MarkUsageLimit blocks the session's current credential for
+// retryAfterMs (0: DefaultBlockMs) and reports whether the session moved
+// to another unblocked credential of the provider or, with none left, to
+// the next of the provider's fallback models (model: the session's).
+func (f *File) MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (sw Switch, err error) {
 	err = f.update(func(st *state, now time.Time) (bool, error) {
 		var merr error
-		sw, merr = st.markUsageLimit(provider, model, sessionID, retryAfterMs, fallback, now, f.opts.Env)
+		sw, merr = st.markUsageLimit(provider, model, sessionID, retryAfterMs, f.opts.FallbackModels[provider], now, f.opts.Env)
 		return merr == nil, merr
 	})
 	return sw, err
@@ -149,22 +138,18 @@ func (f *File) Remove(id string) error {
 
 // List describes every credential, implicit ones included, without
 // secrets, with the rate-limit windows of auth.json (WithWindows).
-func (f *File) List() ([]Entry, error) {
-	var out []Entry
-	err := f.update(func(st *state, now time.Time) (bool, error) {
-		out = WithWindows(st.entries(now, f.opts.Env), st.Windows, now)
-		return false, nil
-	})
-	return out, err
-}
+func (f *File) List() ([]Entry, error) { return f.ListWithWindows(nil, time.Time{}) }
 
 // ListWithWindows is List with the rate-limit windows of another store
 // (the PostgreSQL windows of a cluster: pgstore.Windows.List) read at now
 // on that store's clock, in place of auth.json's, which the workers of
-// such a cluster do not use.
+// such a cluster do not use. Nil windows are auth.json's.
 func (f *File) ListWithWindows(windows map[string]Window, now time.Time) ([]Entry, error) {
 	var out []Entry
 	err := f.update(func(st *state, stNow time.Time) (bool, error) {
+		if windows == nil {
+			windows, now = st.Windows, stNow
+		}
 		out = WithWindows(st.entries(stNow, f.opts.Env), windows, now)
 		return false, nil
 	})

@@ -139,53 +139,6 @@ func (w Window) Stale(now time.Time) bool {
 	return now.Sub(w.Until) > StaleWindow && !now.Before(w.ProbeUntil)
 }
 
-// apply runs a rule on the window of key in s and stores its result.
-func (s *state) apply(key string, rule func(w *Window) (*Window, bool)) bool {
-	s.init()
-	var cur *Window
-	if w, ok := s.Windows[key]; ok {
-		cur = &w
-	}
-	next, changed := rule(cur)
-	if !changed {
-		return false
-	}
-	if next == nil {
-		delete(s.Windows, key)
-	} else {
-		s.Windows[key] = *next
-	}
-	return true
-}
-
-func (s *state) admit(key, holder string, lease time.Duration, now time.Time) (a Admission, changed bool) {
-	changed = s.apply(key, func(w *Window) (next *Window, changed bool) {
-		a, next, changed = AdmitCall(w, holder, lease, now)
-		return next, changed
-	})
-	return a, changed
-}
-
-func (s *state) rateLimited(key string, retryAfterMs int64, now time.Time) (err error) {
-	s.apply(key, func(w *Window) (*Window, bool) {
-		next, e := ExtendWindow(w, retryAfterMs, now)
-		if e != nil {
-			err = fmt.Errorf("rate-limit window %s: %w", key, e)
-			return w, false
-		}
-		return next, true
-	})
-	return err
-}
-
-func (s *state) settle(key, holder string, now time.Time) bool {
-	return s.apply(key, func(w *Window) (*Window, bool) { return SettleCall(w, holder, now) })
-}
-
-func (s *state) release(key, holder string) bool {
-	return s.apply(key, func(w *Window) (*Window, bool) { return ReleaseLease(w, holder) })
-}
-
 // pruneWindows drops stale windows.
 func (s *state) pruneWindows(now time.Time) {
 	maps.DeleteFunc(s.Windows, func(_ string, w Window) bool { return w.Stale(now) })
@@ -200,10 +153,9 @@ func (f *File) Admit(key, holder string, lease time.Duration) (a Admission, err 
 	if err := CheckWindowArgs(key, holder); err != nil {
 		return Admission{}, err
 	}
-	err = f.update(func(st *state, now time.Time) (bool, error) {
-		var changed bool
-		a, changed = st.admit(key, holder, lease, now)
-		return changed, nil
+	err = f.window(key, func(w *Window, now time.Time) (next *Window, changed bool, err error) {
+		a, next, changed = AdmitCall(w, holder, lease, now)
+		return next, changed, nil
 	})
 	return a, err
 }
@@ -211,23 +163,49 @@ func (f *File) Admit(key, holder string, lease time.Duration) (a Admission, err 
 // RateLimited opens (or extends) the window of key for retryAfterMs:
 // the provider answered a call with a rate limit and that hint.
 func (f *File) RateLimited(key string, retryAfterMs int64) error {
-	return f.update(func(st *state, now time.Time) (bool, error) {
-		err := st.rateLimited(key, retryAfterMs, now)
-		return err == nil, err
+	return f.window(key, func(w *Window, now time.Time) (*Window, bool, error) {
+		next, err := ExtendWindow(w, retryAfterMs, now)
+		if err != nil {
+			return w, false, fmt.Errorf("rate-limit window %s: %w", key, err)
+		}
+		return next, true, nil
 	})
 }
 
 // Settle reports that the provider took holder's call (any answer but a
 // rate limit): a probe's success ends the window.
 func (f *File) Settle(key, holder string) error {
-	return f.update(func(st *state, now time.Time) (bool, error) {
-		return st.settle(key, holder, now), nil
+	return f.window(key, func(w *Window, now time.Time) (*Window, bool, error) {
+		next, changed := SettleCall(w, holder, now)
+		return next, changed, nil
 	})
 }
 
 // Release gives up holder's probe lease without an outcome.
 func (f *File) Release(key, holder string) error {
+	return f.window(key, func(w *Window, _ time.Time) (*Window, bool, error) {
+		next, changed := ReleaseLease(w, holder)
+		return next, changed, nil
+	})
+}
+
+// window applies rule to the window of key in auth.json and stores its
+// result, under the file's lock.
+func (f *File) window(key string, rule func(w *Window, now time.Time) (*Window, bool, error)) error {
 	return f.update(func(st *state, now time.Time) (bool, error) {
-		return st.release(key, holder), nil
+		var cur *Window
+		if w, ok := st.Windows[key]; ok {
+			cur = &w
+		}
+		next, changed, err := rule(cur, now)
+		if err != nil || !changed {
+			return false, err
+		}
+		if next == nil {
+			delete(st.Windows, key)
+		} else {
+			st.Windows[key] = *next
+		}
+		return true, nil
 	})
 }

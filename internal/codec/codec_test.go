@@ -189,7 +189,7 @@ func TestParseKey(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			k, err := ParseKey("id", []byte(tc.text))
 			if tc.ok {
-				if err != nil || k.ID() != "id" {
+				if err != nil || k.id != "id" {
 					t.Fatalf("ParseKey = %v, %v", k, err)
 				}
 				return
@@ -261,8 +261,8 @@ func TestLoadKey_Sources(t *testing.T) {
 			if err != nil || (k != nil) != tc.wantKey {
 				t.Fatalf("LoadKey = %v, %v; want key %v", k, err, tc.wantKey)
 			}
-			if k != nil && k.ID() != "default" {
-				t.Errorf("key id %q, want default", k.ID())
+			if k != nil && k.id != "default" {
+				t.Errorf("key id %q, want default", k.id)
 			}
 		})
 	}

@@ -62,9 +62,6 @@ func ParseKey(id string, text []byte) (Key, error) {
 		id, ErrBadKey, KeySize, len(text))
 }
 
-// ID is the key id written in payload metadata.
-func (k Key) ID() string { return k.id }
-
 // String names the key by id only.
 func (k Key) String() string { return "codec key " + k.id }
 

@@ -46,7 +46,7 @@ type listenPlan struct {
 
 func (p listenPlan) frontendAddr() string { return hostPort(p.reachIP, p.frontend) }
 
-// inUse returns err as a *PortInUseError (wrapping err) when it reports
+// inUse returns err as a *ListenError (wrapping err) when it reports
 // that one of p's ports was in use, else err itself.
 func (p listenPlan) inUse(err error) error {
 	addr, ok := takenPort(err)
@@ -57,7 +57,7 @@ func (p listenPlan) inUse(err error) error {
 	if role == "" {
 		return err
 	}
-	return &PortInUseError{Port: addr.Port, IP: addr.IP.String(), Role: role, Err: err}
+	return &ListenError{Port: addr.Port, IP: addr.IP.String(), Role: role, Err: err}
 }
 
 // roleOf names the listener that port belongs to ("" if none).
@@ -87,11 +87,7 @@ func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.
 //   - JournalWAL: write-ahead log, readers do not wait for the writer, so
 //     the plugin gets a small pool of connections.
 //
-// bench's "journal" benchmark measures the other mode on a second server
-// in the same run. Four full runs on this machine (2 cores, 500 prompts in
-// backoff) gave WAL between -22% and +18% prompt throughput against
-// rollback, noise either way; no latency benchmark moved. WAL did not earn
-// the default (bench/RESULTS.md).
+// WAL measured no better than noise (bench's "journal", bench/RESULTS.md).
 func sqlConfig(dbPath, journal string) *config.SQL {
 	c := &config.SQL{
 		PluginName:        sqliteplugin.PluginName,
@@ -152,7 +148,6 @@ func serverConfig(plan listenPlan, sql *config.SQL) *config.Config {
 	c.Persistence.DataStores = map[string]config.DataStore{store: {SQL: sql}}
 
 	c.ClusterMetadata = &cluster.Config{
-		EnableGlobalNamespace:    false,
 		FailoverVersionIncrement: 10,
 		MasterClusterName:        clusterName,
 		CurrentClusterName:       clusterName,
@@ -169,7 +164,6 @@ func serverConfig(plan listenPlan, sql *config.SQL) *config.Config {
 			},
 		},
 	}
-	c.DCRedirectionPolicy.Policy = "noop"
 
 	c.Services = map[string]config.Service{
 		string(primitives.FrontendService): {RPC: config.RPC{GRPCPort: plan.frontend, HTTPPort: plan.http, BindOnIP: plan.ip}},
@@ -178,10 +172,8 @@ func serverConfig(plan listenPlan, sql *config.SQL) *config.Config {
 		string(primitives.WorkerService):   {RPC: config.RPC{GRPCPort: plan.worker, BindOnIP: internalIP}},
 	}
 
-	c.Archival.History.State = "disabled"
-	c.Archival.Visibility.State = "disabled"
-	c.NamespaceDefaults.Archival.History.State = "disabled"
-	c.NamespaceDefaults.Archival.Visibility.State = "disabled"
+	// Left at their zero values: no global namespaces, no redirection
+	// between clusters ("" is noop) and no archival ("" is disabled).
 
 	// The worker service (schedules, batch operations) is a client of the
 	// frontend like any other.

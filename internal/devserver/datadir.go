@@ -50,15 +50,9 @@ func openDataDir(dir string) (*dataDir, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("devserver: data dir %s is not writable: %w", abs, err)
 	}
-	// MkdirAll succeeds on an existing read-only directory; only a real
-	// write shows whether SQLite will be able to create its files there.
-	probe, err := os.CreateTemp(abs, ".write-probe-*")
-	if err != nil {
-		return nil, fmt.Errorf("devserver: data dir %s is not writable: %w", abs, err)
-	}
-	_ = probe.Close()
-	_ = os.Remove(probe.Name())
-
+	// MkdirAll succeeds on an existing read-only directory: creating the
+	// lock file is the write that shows whether SQLite can create its
+	// files there.
 	lock, err := lockDir(abs)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -67,11 +68,12 @@ func startServer(t *testing.T, opts Options) *Server {
 	return s
 }
 
-func dial(t *testing.T, s *Server) client.Client {
+// dial dials namespace on s ("default" when Options.Namespace was empty).
+func dial(t *testing.T, s *Server, namespace string) client.Client {
 	t.Helper()
 	c, err := client.Dial(client.Options{
 		HostPort:  s.FrontendAddress(),
-		Namespace: s.Namespace(),
+		Namespace: namespace,
 		Logger:    sdklog.NewStructuredLogger(quietLogger()),
 	})
 	if err != nil {
@@ -117,14 +119,11 @@ func TestDevServer_StartsAndRunsWorkflowWithDurableTimer(t *testing.T) {
 	if host, _, err := net.SplitHostPort(s.FrontendAddress()); err != nil || host != "127.0.0.1" {
 		t.Errorf("FrontendAddress() = %q, want loopback host:port", s.FrontendAddress())
 	}
-	if got := s.Namespace(); got != "default" {
-		t.Errorf("Namespace() = %q, want default", got)
-	}
 	if got := s.UIAddress(); got != "" {
 		t.Errorf("UIAddress() = %q with UI disabled, want empty", got)
 	}
 
-	c := dial(t, s)
+	c := dial(t, s, "default")
 	startWorker(t, c)
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	defer cancel()
@@ -157,7 +156,7 @@ func TestDevServer_StateSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("first Start: %v", err)
 	}
-	c1, err := client.Dial(client.Options{HostPort: first.FrontendAddress(), Namespace: first.Namespace(),
+	c1, err := client.Dial(client.Options{HostPort: first.FrontendAddress(), Namespace: opts.Namespace,
 		Logger: sdklog.NewStructuredLogger(quietLogger())})
 	if err != nil {
 		t.Fatalf("dial first server: %v", err)
@@ -189,7 +188,7 @@ func TestDevServer_StateSurvivesRestart(t *testing.T) {
 	assertSQLiteIntact(t, filepath.Join(dataDir, dbFileName))
 
 	second := startServer(t, opts)
-	c2 := dial(t, second)
+	c2 := dial(t, second, opts.Namespace)
 	startWorker(t, c2)
 	var got string
 	if err := c2.GetWorkflow(ctx, run.GetID(), run.GetRunID()).Get(ctx, &got); err != nil {
@@ -295,12 +294,12 @@ func TestDevServer_PortInUseIsClearError(t *testing.T) {
 				_ = s.Stop()
 				t.Fatal("Start succeeded on a taken port")
 			}
-			var inUse *PortInUseError
-			if !errors.As(err, &inUse) {
-				t.Fatalf("Start error %v (%T), want *PortInUseError", err, err)
+			var inUse *ListenError
+			if !errors.As(err, &inUse) || !errors.Is(err, syscall.EADDRINUSE) {
+				t.Fatalf("Start error %v (%T), want a *ListenError wrapping EADDRINUSE", err, err)
 			}
 			if inUse.Port != port || inUse.Role != tt.wantRole {
-				t.Errorf("PortInUseError{Port: %d, Role: %q}, want {%d, %q}", inUse.Port, inUse.Role, port, tt.wantRole)
+				t.Errorf("ListenError{Port: %d, Role: %q}, want {%d, %q}", inUse.Port, inUse.Role, port, tt.wantRole)
 			}
 			if err.Error() != tt.wantMsg {
 				t.Errorf("error = %q\nwant    %q", err, tt.wantMsg)

@@ -20,7 +20,7 @@
 //     server binds it. If another
 //     program binds one first anyway, Start builds the server again on new
 //     ports (up to 3 builds in all) and never panics; a port the user set
-//     that is taken is a *PortInUseError at once.
+//     that is taken is a *ListenError at once.
 //   - One DataDir is used by at most one running Server (a lock file in the
 //     directory enforces it on Unix systems).
 //   - Stop shuts the UI and every server service down and releases the data

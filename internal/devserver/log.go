@@ -86,47 +86,38 @@ type serverLogger struct {
 	fatal *fatalLog
 }
 
-// fatalLog keeps the first Fatal or Panic record a server logged.
+// fatalLog keeps, as an error, the first Fatal or Panic record a server
+// logged (later ones are most often consequences of the first).
 type fatalLog struct {
-	first atomic.Pointer[fatalRecord]
+	first atomic.Pointer[error]
 }
 
-// fatalRecord is one Fatal or Panic record: its message and the error it
-// carried, if any.
-type fatalRecord struct {
-	msg string
-	err error
-}
-
-// record keeps msg and the first error among tags, unless a record is
-// kept already (later ones are most often consequences of the first).
+// record keeps msg, wrapping the first error among tags, unless a record
+// is kept already.
 func (f *fatalLog) record(msg string, tags []tag.Tag) {
 	if f == nil {
 		return
 	}
-	r := &fatalRecord{msg: msg}
+	err := fmt.Errorf("devserver: build server: %s", msg)
 	for _, t := range tags {
 		// The server's error tags are zap fields that hold the error
 		// itself; Value would give only its text.
 		if zt, ok := t.(tag.ZapTag); ok && zt.Field().Type == zapcore.ErrorType {
-			if err, ok := zt.Field().Interface.(error); ok && err != nil {
-				r.err = err
+			if e, ok := zt.Field().Interface.(error); ok && e != nil {
+				err = fmt.Errorf("devserver: build server: %s: %w", msg, e)
 				break
 			}
 		}
 	}
-	f.first.CompareAndSwap(nil, r)
+	f.first.CompareAndSwap(nil, &err)
 }
 
-// get returns the kept record, or nil.
-func (f *fatalLog) get() *fatalRecord { return f.first.Load() }
-
-// asError is the record as an error, wrapping the record's error.
-func (r *fatalRecord) asError() error {
-	if r.err == nil {
-		return fmt.Errorf("devserver: build server: %s", r.msg)
+// err returns the kept record's error, or nil.
+func (f *fatalLog) err() error {
+	if p := f.first.Load(); p != nil {
+		return *p
 	}
-	return fmt.Errorf("devserver: build server: %s: %w", r.msg, r.err)
+	return nil
 }
 
 var (

@@ -11,11 +11,14 @@ import (
 	"syscall"
 )
 
-// PortInUseError reports that a port the dev server must listen on is taken.
-// Its message is one line that names the port, the address and the setting
-// to change; Unwrap gives the underlying listen error.
-type PortInUseError struct {
-	// Port is the port that could not be bound.
+// ListenError reports that the dev server cannot listen on an address:
+// the port is in use (errors.Is(err, syscall.EADDRINUSE)), or another
+// reason, most often an IP that is not an address of this machine
+// (EADDRNOTAVAIL, "cannot assign requested address"). Its message is one
+// line that names the port or the address and the setting to change;
+// Unwrap gives the listen error.
+type ListenError struct {
+	// Port is the port that could not be bound (0: any free port).
 	Port int
 	// IP is the address the bind was attempted on.
 	IP string
@@ -28,38 +31,16 @@ type PortInUseError struct {
 }
 
 // Error returns the one-line explanation shown to users.
-func (e *PortInUseError) Error() string {
-	switch e.Role {
-	case roleUI:
-		return fmt.Sprintf("devserver: UI port %d on %s is in use (another Temporal UI running? set dev.uiPort, or dev.ui to false)", e.Port, e.IP)
-	case roleFrontend:
-		return fmt.Sprintf("devserver: port %d on %s is in use (another Temporal server running? set dev.port)", e.Port, e.IP)
-	}
-	return fmt.Sprintf("devserver: port %d on %s, picked for the %s service, was taken by another program before the server bound it", e.Port, e.IP, e.Role)
-}
-
-// Unwrap returns the listen error.
-func (e *PortInUseError) Unwrap() error { return e.Err }
-
-// ListenError reports that the dev server cannot listen on an address
-// for a reason other than the port being in use: most often an IP that is
-// not an address of this machine (EADDRNOTAVAIL, "cannot assign requested
-// address"). Its message is one line that names the address and gives the
-// operating system's reason; Unwrap gives the listen error.
-type ListenError struct {
-	// Port is the port that could not be bound (0: any free port).
-	Port int
-	// IP is the address the bind was attempted on.
-	IP string
-	// Role says which listener it was: "frontend", "ui" or "" for the
-	// server's internal listeners.
-	Role string
-	// Err is the error returned by the listen attempt.
-	Err error
-}
-
-// Error returns the one-line explanation shown to users.
 func (e *ListenError) Error() string {
+	if errors.Is(e.Err, syscall.EADDRINUSE) {
+		switch e.Role {
+		case roleUI:
+			return fmt.Sprintf("devserver: UI port %d on %s is in use (another Temporal UI running? set dev.uiPort, or dev.ui to false)", e.Port, e.IP)
+		case roleFrontend:
+			return fmt.Sprintf("devserver: port %d on %s is in use (another Temporal server running? set dev.port)", e.Port, e.IP)
+		}
+		return fmt.Sprintf("devserver: port %d on %s, picked for the %s service, was taken by another program before the server bound it", e.Port, e.IP, e.Role)
+	}
 	addr := net.JoinHostPort(e.IP, strconv.Itoa(e.Port))
 	if e.Port == 0 {
 		addr = e.IP + " (any free port)"
@@ -79,15 +60,6 @@ func (e *ListenError) Error() string {
 // Unwrap returns the listen error.
 func (e *ListenError) Unwrap() error { return e.Err }
 
-// listenError says why listening on ip:port failed: *PortInUseError only
-// when the port is taken.
-func listenError(ip string, port int, role string, err error) error {
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return &PortInUseError{Port: port, IP: ip, Role: role, Err: err}
-	}
-	return &ListenError{Port: port, IP: ip, Role: role, Err: err}
-}
-
 const (
 	roleFrontend     = "frontend"
 	roleUI           = "ui"
@@ -104,7 +76,7 @@ const (
 func checkPortFree(ip string, port int, role string) error {
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
 	if err != nil {
-		return listenError(ip, port, role, err)
+		return &ListenError{Port: port, IP: ip, Role: role, Err: err}
 	}
 	return l.Close()
 }
@@ -216,7 +188,7 @@ func resolvePort(ip string, port int, role string, avoid map[int]bool) (int, err
 	if port == 0 {
 		p, err := pickPort(ip, avoid)
 		if err != nil {
-			return 0, listenError(ip, 0, role, err)
+			return 0, &ListenError{IP: ip, Role: role, Err: err}
 		}
 		return p, nil
 	}

@@ -40,8 +40,7 @@ func TestStart_AddressNotOfThisMachineIsNotPortInUse(t *testing.T) {
 					_ = s.Stop()
 					t.Fatalf("Start on %s succeeded", ip)
 				}
-				var inUse *PortInUseError
-				if errors.As(err, &inUse) || strings.Contains(err.Error(), "in use") {
+				if errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "in use") {
 					t.Fatalf("Start error %q (%T) says the port is in use; it is the address", err, err)
 				}
 				var le *ListenError
@@ -71,9 +70,9 @@ func TestCheckPortFree_InUseIsStillPortInUse(t *testing.T) {
 	defer busy.Close()
 	port := busy.Addr().(*net.TCPAddr).Port
 	err = checkPortFree("127.0.0.1", port, roleFrontend)
-	var inUse *PortInUseError
-	if !errors.As(err, &inUse) || inUse.Port != port {
-		t.Fatalf("checkPortFree on a taken port = %v (%T), want *PortInUseError", err, err)
+	var inUse *ListenError
+	if !errors.As(err, &inUse) || !errors.Is(err, syscall.EADDRINUSE) || inUse.Port != port {
+		t.Fatalf("checkPortFree on a taken port = %v (%T), want a *ListenError wrapping EADDRINUSE", err, err)
 	}
 }
 
@@ -126,7 +125,7 @@ func TestStart_PickedPortTakenBeforeBindIsRetried(t *testing.T) {
 			if *plans != 2 || len(*taken) != 1 {
 				t.Fatalf("%d plans, ports taken %v; want a second plan after the first lost its port", *plans, *taken)
 			}
-			c := dial(t, s)
+			c := dial(t, s, "default")
 			if _, err := c.CheckHealth(t.Context(), nil); err != nil {
 				t.Fatalf("server after the retry: %v", err)
 			}
@@ -171,9 +170,9 @@ func TestStart_PortTakenBeforeBindIsClearError(t *testing.T) {
 				_ = s.Stop()
 				t.Fatal("Start succeeded with its port taken")
 			}
-			var inUse *PortInUseError
+			var inUse *ListenError
 			if !errors.As(err, &inUse) || inUse.Role != tc.wantRole || !errors.Is(err, syscall.EADDRINUSE) {
-				t.Fatalf("Start error %v (%T), want *PortInUseError for %q wrapping EADDRINUSE", err, err, tc.wantRole)
+				t.Fatalf("Start error %v (%T), want a *ListenError for %q wrapping EADDRINUSE", err, err, tc.wantRole)
 			}
 			last := (*taken)[len(*taken)-1]
 			if *plans != tc.wantPlans || inUse.Port != last {
@@ -243,7 +242,7 @@ func TestPickPort_FreeDistinctOutsideEphemeralRange(t *testing.T) {
 }
 
 // A Fatal the server logs while it is built, about a listener whose port
-// is in use, reads as a *PortInUseError naming the plan's service.
+// is in use, reads as a *ListenError naming the plan's service.
 func TestFatalListen_IsPortInUseOfThePlan(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -260,14 +259,14 @@ func TestFatalListen_IsPortInUseOfThePlan(t *testing.T) {
 	l := serverLogger{log: slog.New(slog.DiscardHandler), gate: gate, fatal: fatal}
 	l.With(tag.NewStringTag("service", "worker")).Fatal("Failed to start gRPC listener", tag.Error(listenErr))
 	l.Fatal("a later consequence")
-	f := fatal.get()
-	if f == nil || f.msg != "Failed to start gRPC listener" {
-		t.Fatalf("recorded %+v, want the first Fatal", f)
+	f := fatal.err()
+	if f == nil || !strings.HasPrefix(f.Error(), "devserver: build server: Failed to start gRPC listener: ") {
+		t.Fatalf("recorded %v, want the first Fatal", f)
 	}
-	err = listenPlan{frontend: 1, http: 2, history: 3, matching: 4, worker: port}.inUse(f.asError())
-	var inUse *PortInUseError
-	if !errors.As(err, &inUse) || inUse.Role != roleWorker || inUse.Port != port || inUse.IP != "127.0.0.1" {
-		t.Fatalf("error %v (%T), want *PortInUseError for the worker's port %d", err, err, port)
+	err = listenPlan{frontend: 1, http: 2, history: 3, matching: 4, worker: port}.inUse(f)
+	var inUse *ListenError
+	if !errors.As(err, &inUse) || !errors.Is(err, syscall.EADDRINUSE) || inUse.Role != roleWorker || inUse.Port != port || inUse.IP != "127.0.0.1" {
+		t.Fatalf("error %v (%T), want a *ListenError for the worker's port %d", err, err, port)
 	}
 	want := fmt.Sprintf("devserver: port %d on 127.0.0.1, picked for the worker service, was taken by another program before the server bound it", port)
 	if err.Error() != want {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
@@ -87,7 +88,6 @@ const (
 type Server struct {
 	frontendAddr string
 	uiAddr       string
-	namespace    string
 
 	temporal temporal.Server
 	ui       *uiserver.Server
@@ -119,9 +119,6 @@ func (s *Server) LogFile() string {
 	return s.logFile.Name()
 }
 
-// Namespace is the namespace that Start created or found.
-func (s *Server) Namespace() string { return s.namespace }
-
 // Start runs the server and returns once the frontend serves the namespace
 // and the UI (if enabled) answers HTTP. ctx bounds only the start; the
 // server runs until Stop. On error nothing is left running and the data dir
@@ -134,7 +131,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{namespace: opts.Namespace, dir: dir, logGate: new(logGate)}
+	s := &Server{dir: dir, logGate: new(logGate)}
 	s.logGate.level.Set(slog.LevelWarn)
 	started := false
 	defer func() {
@@ -169,8 +166,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		// A port Start picked was taken in the moment between the pick
 		// and the server's bind: new ports will do. A port the user set
 		// is the user's to change.
-		var inUse *PortInUseError
-		if !errors.As(err, &inUse) || (inUse.Role == roleFrontend && opts.Port != 0) {
+		var inUse *ListenError
+		if !errors.As(err, &inUse) || !errors.Is(err, syscall.EADDRINUSE) || (inUse.Role == roleFrontend && opts.Port != 0) {
 			return nil, err
 		}
 		if attempt == bindAttempts {
@@ -331,7 +328,7 @@ func planListeners(o Options) (listenPlan, int, error) {
 // history, matching and the worker, on Start, in a goroutine that serves
 // the nil listener, where nothing can recover it. So a Fatal logged while
 // building fails the build, with that panic recovered, and the server is
-// never started. A port found in use is a *PortInUseError naming the
+// never started. A port found in use is a *ListenError naming the
 // listener's role in plan.
 //
 // What a failed build opened (the listeners it did bind, database
@@ -347,12 +344,12 @@ func buildServer(plan listenPlan, sql *config.SQL, opts Options, gate *logGate) 
 	}
 	fatal := new(fatalLog)
 	defer func() {
-		f := fatal.get()
+		f := fatal.err()
 		if f == nil {
 			return // a panic without a Fatal before it is a bug: let it through
 		}
 		_ = recover() // the server going on past its Fatal
-		srv, err = nil, plan.inUse(f.asError())
+		srv, err = nil, plan.inUse(f)
 	}()
 	srv, err = temporal.NewServer(
 		temporal.ForServices(temporal.DefaultServices),

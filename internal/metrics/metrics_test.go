@@ -172,7 +172,7 @@ func TestServe(t *testing.T) {
 			t.Errorf("/metrics lacks %q:\n%s", want, body)
 		}
 	}
-	if _, err := Serve(s.Addr()); err == nil || !strings.Contains(err.Error(), "metrics.listen") {
+	if _, err := Serve(s.ln.Addr().String()); err == nil || !strings.Contains(err.Error(), "metrics.listen") {
 		t.Errorf("second Serve on a taken address: %v", err)
 	}
 }

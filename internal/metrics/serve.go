@@ -60,9 +60,6 @@ func Serve(addr string) (*Server, error) {
 // URL is the address of the metrics page.
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() + "/metrics" }
 
-// Addr is the address the server listens on (host:port).
-func (s *Server) Addr() string { return s.ln.Addr().String() }
-
 // Close stops serving.
 func (s *Server) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -45,8 +45,6 @@ type Options struct {
 	// User is the superuser's name (default DefaultUser). Authentication
 	// is "trust": any password is accepted.
 	User string
-	// Settings are extra server settings (postgres -c name=value).
-	Settings map[string]string
 }
 
 // Server is a running PostgreSQL cluster. Its methods are not safe for
@@ -58,9 +56,8 @@ type Server struct {
 	Port int
 	User string
 
-	bin      string
-	settings map[string]string
-	cred     *credential
+	bin  string
+	cred *credential
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -155,7 +152,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if err != nil {
 		unavailable(t, fmt.Sprintf("cannot run PostgreSQL: %v", err))
 	}
-	s := &Server{User: opts.User, bin: bin, settings: opts.Settings, cred: cred}
+	s := &Server{User: opts.User, bin: bin, cred: cred}
 	if s.User == "" {
 		s.User = DefaultUser
 	}
@@ -244,9 +241,6 @@ func (s *Server) Start() error {
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 		// The Temporal server alone opens a pool per service and store.
 		"-c", "max_connections=400", "-c", "shared_buffers=32MB"}
-	for k, v := range s.settings {
-		args = append(args, "-c", k+"="+v)
-	}
 	logf, err := os.OpenFile(s.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err

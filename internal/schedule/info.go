@@ -9,7 +9,6 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -97,16 +96,12 @@ func (m *Manager) List(ctx context.Context) ([]ListEntry, error) {
 
 // Describe describes the schedule id, with the outcome of its recent runs.
 func (m *Manager) Describe(ctx context.Context, id string) (Info, error) {
-	if err := ValidateID(id); err != nil {
+	var d *client.ScheduleDescription
+	if err := m.handle(ctx, id, "describe", func(h client.ScheduleHandle) (err error) {
+		d, err = h.Describe(ctx)
+		return err
+	}); err != nil {
 		return Info{}, err
-	}
-	d, err := m.Client.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return Info{}, fmt.Errorf("describe %s: %w (starter schedule list shows the schedules)", id, ErrNotFound)
-	}
-	if err != nil {
-		return Info{}, fmt.Errorf("describe schedule %s: %w", id, err)
 	}
 	info := Info{ID: id, When: m.when(d.Memo, d.Schedule.Spec), Actions: d.Info.NumActions,
 		SkippedOverlap: d.Info.NumActionsSkippedOverlap, MissedCatchup: d.Info.NumActionsMissedCatchupWindow,

@@ -119,29 +119,43 @@ type Spec struct {
 
 // Validate reports the first problem of the spec in one line.
 func (s Spec) Validate() error {
-	if s.ID == "" {
+	if err := validate(s.ID, s.Cron, s.Every, cmp.Or(s.Overlap, DefaultOverlap), s.CatchupWindow, true); err != nil {
+		return err
+	}
+	return s.input().Validate()
+}
+
+// validate reports the first problem of the fields a new schedule and a
+// change share; empty ones are not checked, but for id, and for cron
+// and every when one of them is required.
+func validate(id, cron string, every time.Duration, overlap string, catchup time.Duration, requireWhen bool) error {
+	if id == "" {
 		return errors.New("missing --id")
 	}
-	if err := ValidateID(s.ID); err != nil {
+	if err := ValidateID(id); err != nil {
 		return err
 	}
 	switch {
-	case (s.Cron == "") == (s.Every == 0):
+	case requireWhen && (cron == "") == (every == 0):
 		return errors.New("give --cron or --every, not both or neither")
-	case s.Cron != "":
-		if err := ValidateCron(s.Cron); err != nil {
+	case cron != "" && every != 0:
+		return errors.New("give --cron or --every, not both")
+	case cron != "":
+		if err := ValidateCron(cron); err != nil {
 			return err
 		}
-	case s.Every < MinEvery:
-		return fmt.Errorf("invalid --every %s: at least %s", s.Every, MinEvery)
+	case every != 0 && every < MinEvery:
+		return fmt.Errorf("invalid --every %s: at least %s", every, MinEvery)
 	}
-	if _, err := ParseOverlap(cmp.Or(s.Overlap, DefaultOverlap)); err != nil {
-		return err
+	if overlap != "" {
+		if _, err := ParseOverlap(overlap); err != nil {
+			return err
+		}
 	}
-	if s.CatchupWindow < 0 || s.CatchupWindow > 0 && s.CatchupWindow < MinCatchupWindow {
-		return fmt.Errorf("invalid --catchup %s: at least %s", s.CatchupWindow, MinCatchupWindow)
+	if catchup != 0 && catchup < MinCatchupWindow {
+		return fmt.Errorf("invalid --catchup %s: at least %s", catchup, MinCatchupWindow)
 	}
-	return s.input().Validate()
+	return nil
 }
 
 // input is the ScheduledPrompt input of the schedule's action.

@@ -42,29 +42,8 @@ type Change struct {
 
 // Validate reports the first problem of the change in one line.
 func (c Change) Validate() error {
-	if c.ID == "" {
-		return errors.New("missing --id")
-	}
-	if err := ValidateID(c.ID); err != nil {
+	if err := validate(c.ID, c.Cron, c.Every, c.Overlap, c.CatchupWindow, false); err != nil {
 		return err
-	}
-	switch {
-	case c.Cron != "" && c.Every != 0:
-		return errors.New("give --cron or --every, not both")
-	case c.Cron != "":
-		if err := ValidateCron(c.Cron); err != nil {
-			return err
-		}
-	case c.Every != 0 && c.Every < MinEvery:
-		return fmt.Errorf("invalid --every %s: at least %s", c.Every, MinEvery)
-	}
-	if c.Overlap != "" {
-		if _, err := ParseOverlap(c.Overlap); err != nil {
-			return err
-		}
-	}
-	if c.CatchupWindow != 0 && c.CatchupWindow < MinCatchupWindow {
-		return fmt.Errorf("invalid --catchup %s: at least %s", c.CatchupWindow, MinCatchupWindow)
 	}
 	if c.SessionPrefix != "" && c.SessionID != "" {
 		return errors.New("give --session or --session-prefix, not both")

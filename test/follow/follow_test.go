@@ -21,6 +21,7 @@ import (
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
+	"github.com/durableagent/durableagent/internal/devserver"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -361,7 +362,7 @@ func TestFollow_CallModelHeartbeatIsEncrypted(t *testing.T) {
 	}
 	s := settings.Defaults()
 	s.DataDir = dir
-	s.Temporal.Address, s.Temporal.Namespace, s.Temporal.TaskQueue = srv.FrontendAddress(), srv.Namespace(), newQueue()
+	s.Temporal.Address, s.Temporal.Namespace, s.Temporal.TaskQueue = srv.FrontendAddress(), devserver.DefaultNamespace, newQueue()
 	s.Codec.KeyFile = keyFile
 	s.Scripted.Reply, s.Scripted.StreamDelayMs, s.Scripted.LatencyMs = reply, 200, 0
 	s.Tools.Placement = settings.ToolPlacementAny

@@ -48,7 +48,7 @@ func server(t *testing.T) *devserver.Server {
 func dial(t *testing.T, opts client.Options) client.Client {
 	t.Helper()
 	s := server(t)
-	opts.HostPort, opts.Namespace = s.FrontendAddress(), s.Namespace()
+	opts.HostPort, opts.Namespace = s.FrontendAddress(), devserver.DefaultNamespace
 	opts.Logger = sdklog.NewStructuredLogger(quiet())
 	c, err := client.Dial(opts)
 	if err != nil {
