@@ -103,10 +103,7 @@ func (r *run) validateApproval(p agent.ApproveToolPayload) error {
 		return fmt.Errorf("approve_tool: reason is %d bytes, more than %d: shorten it (starter approve and RPC approve_tool cut it to fit)",
 			n, agent.MaxApprovalReasonBytes)
 	}
-	if err := r.validateDecision(p); err != nil {
-		return err
-	}
-	return r.validateScope(p)
+	return r.validateDecision(p)
 }
 
 // validateScope rejects a scope other than "" and session, a session
@@ -126,14 +123,15 @@ func (r *run) validateScope(p agent.ApproveToolPayload) error {
 	return nil
 }
 
-// validateDecision rejects an approve_tool for a call that is not waiting.
+// validateDecision rejects an approve_tool for a call that is not
+// waiting, or with a scope the call cannot take (validateScope).
 func (r *run) validateDecision(p agent.ApproveToolPayload) error {
 	id := p.ToolCallID
 	if strings.TrimSpace(id) == "" {
 		return errors.New("approve_tool: toolCallId is empty")
 	}
 	if r.pendingApproval(id) != nil {
-		return nil
+		return r.validateScope(p)
 	}
 	for _, a := range r.approvals {
 		if a.call.ref.ID == id {
@@ -167,9 +165,6 @@ func (r *run) approveTool(ctx workflow.Context, p agent.ApproveToolPayload) (App
 	// not checked again but cut: a history accepted before the bound
 	// replays to the same decision.)
 	if err := r.validateDecision(p); err != nil {
-		return ApproveToolResult{}, err
-	}
-	if err := r.validateScope(p); err != nil {
 		return ApproveToolResult{}, err
 	}
 	a := r.pendingApproval(p.ToolCallID)

@@ -11,7 +11,6 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
-	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
 )
@@ -124,9 +123,8 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 		// record says the command was cancelled (the first write of an
 		// id wins, so the activity's record stays).
 		msg := agent.Message{Role: agent.RoleBashExecution, Command: in.Command, Cancelled: true,
-			ExcludeFromContext: in.ExcludeFromContext, Timestamp: workflow.Now(ctx).UnixMilli()}
-		if _, rerr := r.record(ctx, session.Entry{Type: session.TypeMessage, ID: entryID, ParentID: r.LeafID,
-			Timestamp: workflow.Now(ctx).UTC(), Message: &msg}); rerr != nil {
+			ExcludeFromContext: in.ExcludeFromContext}
+		if _, rerr := r.record(ctx, entryID, r.LeafID, msg); rerr != nil {
 			return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: rerr.Error()})
 		}
 		r.advance(entryID)

@@ -47,9 +47,10 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 	if r.in.Continued != nil {
 		prev = r.in.Continued.Runs
 	}
+	spent, before := r.bud.spent, r.bud.before
 	next.Continued = &Carry{loop: r.loop, Seq: r.seq, AutoRetry: r.settings.Enabled, Runs: prev + 1,
-		Queue: r.queued(), QueueSeq: r.queueSeq}
-	r.carryBudget(next.Continued)
+		Queue: r.queued(), QueueSeq: r.queueSeq,
+		Spent: &spent, SessionSpent: &before, StartedMs: r.bud.startedAt.UnixMilli()}
 	workflow.GetLogger(ctx).Info("prompt continues as new", "session", r.in.SessionID,
 		"historyLength", workflow.GetInfo(ctx).GetCurrentHistoryLength(), "seq", r.seq, "turn", r.Turn)
 	return PromptResult{}, workflow.NewContinueAsNewError(ctx, PromptWorkflowName, next)

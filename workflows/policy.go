@@ -117,22 +117,6 @@ func sessionScope(g *toolpolicy.Grant) string {
 	return g.Scope()
 }
 
-// stateDecisions is the state query's copy of the latest decisions.
-func (p *policyState) stateDecisions() []agent.ToolDecision {
-	if len(p.decisions) == 0 {
-		return nil
-	}
-	return append([]agent.ToolDecision(nil), p.decisions...)
-}
-
-// joinSessionGrants adds the session's grants (BeginPrompt) to the
-// prompt's, at most activities.MaxSessionGrants in all.
-func (r *run) joinSessionGrants(grants []toolpolicy.Grant) {
-	for _, g := range grants {
-		r.addGrant(g)
-	}
-}
-
 // addGrant adds g to the grants in force; false when it was there or
 // the grants are full.
 func (r *run) addGrant(g toolpolicy.Grant) bool {

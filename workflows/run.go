@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 
 	"go.temporal.io/sdk/workflow"
@@ -151,7 +152,7 @@ func (r *run) fullState() agent.State {
 		Provider:              r.in.Model.Provider,
 		Status:                r.status,
 		AutoRetryEnabled:      r.settings.Enabled,
-		AutoCompactionEnabled: r.compactionEnabled(),
+		AutoCompactionEnabled: r.in.Compaction.Enabled,
 		IsRetrying:            r.chain.IsRetrying(),
 		RetryAttempt:          r.chain.Attempt,
 		IsStreaming:           r.streaming,
@@ -163,15 +164,15 @@ func (r *run) fullState() agent.State {
 		ToolHost:              r.ToolHost,
 		WaitingForHost:        r.waitingHost,
 		Warnings:              r.warnings,
+		PendingMessageCount:   len(r.steering) + len(r.followUps),
+		SteeringMode:          queueMode(r.in.Agent.SteeringMode),
+		FollowUpMode:          queueMode(r.in.Agent.FollowUpMode),
+		PendingApprovals:      r.pendingApprovals(),
+		ToolDecisions:         slices.Clone(r.pol.decisions),
 	}
 	if len(r.runningTools) > 0 {
 		st.RunningTools = append([]string(nil), r.runningTools...)
 	}
-	st.PendingMessageCount = r.pendingMessageCount()
-	st.SteeringMode = queueMode(r.in.Agent.SteeringMode)
-	st.FollowUpMode = queueMode(r.in.Agent.FollowUpMode)
-	st.PendingApprovals = r.pendingApprovals()
-	st.ToolDecisions = r.pol.stateDecisions()
 	if r.pending != nil {
 		p := *r.pending
 		st.PendingRetry = &p
@@ -197,21 +198,18 @@ func (r *run) registerHandlers(ctx workflow.Context) error {
 // signalHandlers are the signals the run serves, in the order a drain
 // applies them; receive takes one signal of the channel if there is one.
 func (r *run) signalHandlers(ctx workflow.Context) []signalHandler {
+	bare := func(apply func()) func(workflow.ReceiveChannel) bool {
+		return func(c workflow.ReceiveChannel) bool {
+			ok := c.ReceiveAsync(nil)
+			if ok {
+				apply()
+			}
+			return ok
+		}
+	}
 	hs := []signalHandler{
-		{agent.SignalAbortRetry, func(c workflow.ReceiveChannel) bool {
-			ok := c.ReceiveAsync(nil)
-			if ok {
-				r.abortRetry()
-			}
-			return ok
-		}},
-		{agent.SignalAbort, func(c workflow.ReceiveChannel) bool {
-			ok := c.ReceiveAsync(nil)
-			if ok {
-				r.abort()
-			}
-			return ok
-		}},
+		{agent.SignalAbortRetry, bare(r.abortRetry)},
+		{agent.SignalAbort, bare(r.abort)},
 		{agent.SignalSetAutoRetry, func(c workflow.ReceiveChannel) bool {
 			// A payload that does not decode is dropped (and logged) by
 			// the SDK; one without "enabled" is ignored here. Neither

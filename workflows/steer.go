@@ -7,7 +7,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/session"
 )
 
 // SkippedForSteerMessage is the result of a tool call that had not started
@@ -82,9 +81,6 @@ func (r *run) queuedTurnDue(ctx workflow.Context) bool {
 	return false
 }
 
-// pendingMessageCount is the state query's pendingMessageCount.
-func (r *run) pendingMessageCount() int { return len(r.steering) + len(r.followUps) }
-
 // Why a queued message did not reach the model (UndeliveredMessage.Reason).
 const (
 	ReasonPromptAborted  = "prompt aborted"
@@ -151,9 +147,7 @@ func (r *run) deliverQueued(ctx workflow.Context) error {
 		user := userMessage(m)
 		user.Timestamp = workflow.Now(ctx).UnixMilli()
 		id := r.newID()
-		entry := session.Entry{Type: session.TypeMessage, ID: id, ParentID: r.LeafID,
-			Timestamp: workflow.Now(ctx).UTC(), Message: &user}
-		if _, err := r.record(ctx, entry); err != nil {
+		if _, err := r.record(ctx, id, r.LeafID, user); err != nil {
 			*queue = append(taken[i:], *queue...) // not delivered: handed back
 			return err
 		}
@@ -167,8 +161,7 @@ func (r *run) deliverQueued(ctx workflow.Context) error {
 // deliverQueued wrote, after the turn's turn_start.
 func (r *run) emitDelivered(ctx workflow.Context) {
 	for _, u := range r.deliveredUsers {
-		r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: u.EntryID, Message: u.Message})
-		r.emit(ctx, u)
+		r.emitMessage(ctx, u)
 	}
 	r.deliveredUsers = nil
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
 	toolpolicy "github.com/durableagent/durableagent/internal/policy"
-	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
@@ -105,7 +104,7 @@ func (r *run) toolStep(ctx workflow.Context) step {
 				j++
 			}
 		case calls[i].spec.Concurrent:
-			for j < len(calls) && calls[j].spec.Concurrent && j-i < r.maxConcurrentTasks() {
+			for j < len(calls) && calls[j].spec.Concurrent && j-i < r.in.Agent.SubAgents.Limits().MaxConcurrent {
 				j++
 			}
 		}
@@ -247,13 +246,9 @@ func (r *run) recordToolFailure(ctx workflow.Context, c *toolCall, err error) {
 // recordToolError writes an error result with text for a call (unless the
 // activity wrote the call's result first: that one stands).
 func (r *run) recordToolError(ctx workflow.Context, c *toolCall, text string) {
-	msg := agent.Message{Role: agent.RoleToolResult, ToolCallID: c.ref.ID, ToolName: c.ref.Name,
-		IsError: true, Content: []agent.ContentBlock{{Type: "text", Text: text}},
-		Timestamp: workflow.Now(ctx).UnixMilli()}
-	entry := session.Entry{Type: session.TypeMessage, ID: c.resultID, ParentID: c.parentID,
-		Timestamp: workflow.Now(ctx).UTC(), Message: &msg}
 	c.res = activities.RunToolResult{EntryID: c.resultID, IsError: true, Preview: text, Bytes: len(text)}
-	rec, werr := r.record(ctx, entry)
+	rec, werr := r.record(ctx, c.resultID, c.parentID, agent.Message{Role: agent.RoleToolResult, ToolCallID: c.ref.ID,
+		ToolName: c.ref.Name, IsError: true, Content: []agent.ContentBlock{{Type: "text", Text: text}}})
 	switch {
 	case werr != nil:
 		workflow.GetLogger(ctx).Error("tool result not recorded", "toolCallId", c.ref.ID, "error", werr.Error())
@@ -273,8 +268,7 @@ func (r *run) emitToolEnd(ctx workflow.Context, c *toolCall) {
 	}
 	r.emit(ctx, agent.Event{Type: agent.EventToolExecutionEnd, EntryID: c.res.EntryID, ToolCallID: c.ref.ID,
 		ToolName: c.ref.Name, ToolResult: result, IsError: c.res.IsError, Policy: c.policy, Why: c.why})
-	r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: c.res.EntryID, Message: &view})
-	r.emit(ctx, agent.Event{Type: agent.EventMessageEnd, EntryID: c.res.EntryID, Message: &view})
+	r.emitMessage(ctx, agent.Event{Type: agent.EventMessageEnd, EntryID: c.res.EntryID, Message: &view})
 }
 
 func toolResultView(c *toolCall) agent.Message {

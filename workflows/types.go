@@ -188,10 +188,6 @@ type loop struct {
 	// ModelQueues: the model calls run on the provider's model queue
 	// (activities.ModelQueue), as BeginPrompt said.
 	ModelQueues bool `json:"modelQueues,omitempty"`
-	// Steering and FollowUps are the queued texts a run of an older build
-	// carried (restoreQueue reads them; Carry.Queue replaced them).
-	Steering  []string `json:"steering,omitempty"`
-	FollowUps []string `json:"followUps,omitempty"`
 	// FollowUpDue: the loop would have ended, so the next model step
 	// delivers follow-ups.
 	FollowUpDue bool `json:"followUpDue,omitempty"`
