@@ -148,20 +148,7 @@ func copyMessages(e Event) Event {
 		m := copyMessage(*e.Message)
 		e.Message = &m
 	}
-	if e.ToolResults != nil {
-		rs := make([]Message, len(e.ToolResults))
-		for i, m := range e.ToolResults {
-			rs[i] = copyMessage(m)
-		}
-		e.ToolResults = rs
-	}
-	if e.Messages != nil {
-		ms := make([]Message, len(e.Messages))
-		for i, m := range e.Messages {
-			ms[i] = copyMessage(m)
-		}
-		e.Messages = ms
-	}
+	e.ToolResults, e.Messages = copyList(e.ToolResults), copyList(e.Messages)
 	for _, r := range []**ToolResult{&e.ToolResult, &e.PartialResult} {
 		if *r != nil {
 			c := **r
@@ -175,6 +162,17 @@ func copyMessages(e Event) Event {
 func copyMessage(m Message) Message {
 	m.Content = append([]ContentBlock(nil), m.Content...)
 	return m
+}
+
+func copyList(ms []Message) []Message {
+	if ms == nil {
+		return nil
+	}
+	out := make([]Message, len(ms))
+	for i, m := range ms {
+		out[i] = copyMessage(m)
+	}
+	return out
 }
 
 // shortenTexts cuts every text of e to at most limit bytes of JSON

@@ -354,10 +354,11 @@ func (e Event) String() string {
 		}
 		return fmt.Sprintf("Retry failed after %s: %s", attempts(e.Attempt), e.FinalError)
 	case EventAgentEnd:
+		s := fmt.Sprintf("agent_end (%s, willRetry=%t)", e.StopReason, e.WillRetry)
 		if e.ErrorMessage != "" {
-			return fmt.Sprintf("agent_end (%s, willRetry=%t): %s", e.StopReason, e.WillRetry, e.ErrorMessage)
+			s += ": " + e.ErrorMessage
 		}
-		return fmt.Sprintf("agent_end (%s, willRetry=%t)", e.StopReason, e.WillRetry)
+		return s
 	case EventAutoCompactionStart:
 		if e.Reason == "overflow" {
 			return "Context overflow detected, auto-compacting…"

@@ -37,14 +37,9 @@ type ApproveToolResult struct {
 	Scope string `json:"scope,omitempty"`
 }
 
-// Durable tool approval (docs/spec.md). A call the approval policy asks
-// for (policy.go; tools.requireApproval asks first) emits
-// tool_approval_request and waits, on
-// workflow state only (workflow.Await, plus a durable timer when
-// tools.approvalTimeoutMs is set), for the approve_tool update. The wait
-// survives worker restarts: the update is in history. Calls of one
-// parallel group ask together and wait together. An abort, a steer
-// message or the timeout ends the wait; every call still gets a result.
+// Durable tool approval (docs/spec.md 15.2): a call the policy asks for
+// waits on workflow state only (plus a durable timer for the timeout) for
+// the approve_tool update, which history keeps across worker restarts.
 
 // approval is one call waiting for its decision.
 type approval struct {

@@ -67,14 +67,11 @@ type BashResult struct {
 	LastEvents []agent.Event `json:"lastEvents,omitempty"`
 }
 
-// Bash runs a command the user typed (RPC bash) in the session's
-// workspace, as the UserBash activity on the session's tool host, and
-// records it in the session as a bashExecution message after the leaf.
-// It runs under the session's workflow id, so it cannot race a prompt (a
-// running one makes it fail with "session busy"), and serves the same
-// queries and signals: abort (RPC abort_bash) stops the command, which is
-// then recorded as cancelled. It emits prompt_end when done, so clients
-// that follow events stop as for a prompt.
+// Bash runs a command the user typed (RPC bash) as the UserBash activity
+// on the session's tool host and records it as a bashExecution message,
+// under the session's workflow id, serving a prompt's queries and signals
+// (abort stops the command, recorded as cancelled) and ending its events
+// with prompt_end.
 func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 	if err := in.Validate(); err != nil {
 		return BashResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)

@@ -11,13 +11,9 @@ import (
 	"github.com/durableagent/durableagent/retry"
 )
 
-// Budgets (settings group budget, PromptInput.Budget): the prompt counts
-// the usage of every model attempt that reported one, and once a limit is
-// reached it stops at the next point where no work is cut in half: before
-// the next model call (after the tool calls of the answer that reached
-// it), or instead of a retry. It writes a final assistant message that
-// names the limit and fails with it, so the user continues the session
-// with a new prompt that carries a raised limit.
+// Budgets (settings group budget): once a limit is reached the prompt
+// stops where no work is cut in half, before the next model call or
+// instead of a retry, with a final message that names the limit.
 
 // budget is a run's budget state.
 type budget struct {

@@ -158,15 +158,10 @@ func compactionResult(res activities.SummarizeResult) *agent.CompactionResult {
 
 // summarize runs the Summarize activity on the run context until it
 // succeeds, says there is nothing to compact, fails for good or is
-// aborted. Failed summary calls are retried by the retry policy (its own
-// chain, the same retry settings, a durable timer that abort_retry and
-// abort cancel), bounded by retry.maxRetries. Inside a prompt they emit
-// no auto_retry events, which belong to the turn's model calls (the
-// prompt's auto_compaction_start / auto_compaction_end tell the
-// compaction). In a Compact workflow, whose events are otherwise only
-// prompt_end, each wait is told by auto_retry_start and closed by
-// auto_retry_end, so a client following a manual compaction (`starter
-// events --follow`, RPC) sees the wait and can abort_retry it.
+// aborted, retrying failed calls with the retry policy (its own chain).
+// Only a Compact workflow tells those waits with auto_retry events (inside
+// a prompt they belong to the turn's model calls), so its follower can
+// abort_retry them.
 func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 	r.compacting = true
 	workflow.SetCurrentDetails(ctx, "Compacting the context…")

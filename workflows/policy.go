@@ -12,14 +12,9 @@ import (
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
-// The approval policy (internal/policy) decides each tool call of a
-// prompt: allow runs it, deny gives it ToolPolicyDeniedMessage without
-// running it, ask takes the approval path (approval.go). The policy is
-// the prompt's input (ToolApproval: RequireApproval's asks, then Policy), so a
-// replay decides the same. An approve_tool with scope "session" adds a
-// grant that allows the later calls the same rule asks for; the grant is
-// kept in the input (a continued run carries it) and beside the session
-// (RecordGrant; BeginPrompt hands it to the session's later prompts).
+// The approval policy (internal/policy; docs/spec.md 15.3) decides each
+// tool call from the prompt's input, so a replay decides the same; a
+// session grant is kept in the input and beside the session.
 
 // ToolPolicyDeniedMessage is the result of a call the policy denies; %s
 // names the rule.

@@ -103,15 +103,11 @@ func newRun(ctx workflow.Context, in PromptInput) *run {
 	}
 }
 
-// stableIDPrefix makes the prefix of a run's entry ids (Prompt, Compact,
-// Bash) from facts every attempt of its first workflow task sees alike: the
-// start of the run id plus eight hex digits hashed from the run id and the
-// run's start time (the test environment reuses one run id; its start
-// times differ). No
-// side effect: a retried first task, whose lost attempt may already have
-// written entries through a local activity, chooses the same ids, so those
-// writes stay idempotent. Not the workflow id: the SDK's replayer replays
-// a history under another one.
+// stableIDPrefix makes the prefix of a run's entry ids from facts every
+// attempt of its first workflow task sees alike (the run id, and its start
+// time, since the test environment reuses one run id), so a retried first
+// task writes the same ids. Not the workflow id: the SDK's replayer
+// replays a history under another one.
 func stableIDPrefix(ctx workflow.Context) string {
 	info := workflow.GetInfo(ctx)
 	h := fnv.New32a()
@@ -120,9 +116,7 @@ func stableIDPrefix(ctx workflow.Context) string {
 }
 
 // newID returns the next entry id of this prompt run (deterministic),
-// its number with at least three digits: 001, 999, 1000, 123456. Every
-// number gets its own id (an earlier scheme gave every n above 999 the
-// same one, and the store then dropped those entries as duplicates).
+// its number with at least three digits: 001, 999, 1000, 123456.
 func (r *run) newID() string {
 	r.nextID++
 	return fmt.Sprintf("%s-%03d", r.idPrefix, r.nextID)

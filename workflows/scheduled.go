@@ -84,17 +84,11 @@ type ScheduledPromptResult struct {
 	Prompt *PromptResult `json:"prompt,omitempty"`
 }
 
-// ScheduledPrompt runs one firing of a schedule: it derives the session
-// id (the named one, or prefix + the run's scheduled time: a fresh
-// session each run, the same id when the run's task is replayed) and
-// starts the Prompt workflow as a child under the session's workflow id,
-// so the prompt is one like any other: `starter events --session`, abort
-// and steer reach it. The child cannot simply be the schedule's action: a
-// schedule appends a timestamp to its action's workflow id. A session
-// that runs a workflow already gives a skipped result, not a failure. A
-// prompt that fails or is aborted fails this workflow with the prompt's
-// error type and this result in its details, so the schedule's recent
-// actions show it.
+// ScheduledPrompt runs one firing of a schedule (docs/spec.md 16): the
+// prompt as a child under its session's workflow id (a schedule's own
+// action would get a timestamp appended to its id). A busy session gives
+// a skipped result; a prompt that fails or is aborted fails this workflow
+// with the prompt's error type and this result in its details.
 func ScheduledPrompt(ctx workflow.Context, in ScheduledPromptInput) (ScheduledPromptResult, error) {
 	if err := in.Validate(); err != nil {
 		return ScheduledPromptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)

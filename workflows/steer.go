@@ -14,18 +14,10 @@ import (
 // of the batch is skipped (the terminal agent's wording).
 const SkippedForSteerMessage = "Skipped due to queued user message."
 
-// Messages into a running prompt (docs/spec.md, "Steering, follow-ups and
-// tool approval"). steer and follow_up signals queue a message in the
-// run's state; the loop delivers it at a turn boundary: a steer message
-// before the next model call (a tool batch in flight first finishes, its
-// calls not started yet are skipped), a follow-up when the loop would
-// otherwise end. A delivered message is written to the session as a user
-// entry and shown with message_start/message_end after the turn_start of
-// the turn it opens. The queues are carried across continue-as-new; a
-// prompt that ends any other way with messages still queued (failed,
-// aborted, its retry cancelled) hands them back on its prompt_end and in
-// its result, each with the reason (handBack), so nothing a user sent
-// disappears.
+// Messages into a running prompt (docs/spec.md 15.1): steer and
+// follow_up signals queue a message; the loop delivers it at a turn
+// boundary, and a prompt that ends with messages still queued hands them
+// back (handBack), so nothing a user sent disappears.
 
 // receiveMessage moves one signal of a steer or follow_up channel into
 // its queue; it reports whether the channel had one.

@@ -19,18 +19,10 @@ import (
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
-// Sub-agents (the task tool, issue 25). A task call runs the sub-agent's
-// prompt as the Prompt workflow, a child of the caller's prompt, under
-// the workflow id of a session of its own (session-<child session>), so
-// the sub-agent is an ordinary session: steered, approved, aborted and
-// followed by its id. The caller's prompt runs the call's step itself
-// (runSubAgent, in a coroutine of its own): it reads and checks the
-// call's arguments, starts the child, waits for it and writes the call's
-// result. The child's workflow id derives from the parent's session and
-// the call, so a replayed or retried start finds the first child and
-// never starts a second. The parent's tool result is the sub-agent's
-// final answer and an account of its work; its usage counts in the
-// parent's.
+// Sub-agents (the task tool; docs/spec.md section 17): a task call runs
+// the sub-agent's prompt as a child Prompt workflow in a session of its
+// own, whose workflow id derives from the parent's session and the call,
+// so a replayed or retried start never starts a second child.
 
 // Error results of task calls the prompt does not start.
 const (

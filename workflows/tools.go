@@ -278,12 +278,8 @@ func toolResultView(c *toolCall) agent.Message {
 
 // hostWait is the schedule-to-start timeout of a host-placed call's
 // re-check after waits timed-out schedules: the first wait doubled per
-// re-check, capped at MaxHostRecheck (or at the first wait, if that is
-// longer). Waiting longer costs no latency — a worker of the host picks
-// the queued call up the moment it polls — only the re-checks add
-// history: with the 10 s default, 8 re-checks in the first 43 minutes,
-// then 2 an hour (a wait of tools.hostWaitMs each time filled a history
-// to Temporal's limit in a day or so).
+// re-check, capped at MaxHostRecheck (or at the first wait, if longer).
+// Waiting longer costs no latency, and fewer re-checks keep history flat.
 func hostWait(first time.Duration, waits int) time.Duration {
 	limit := max(MaxHostRecheck, first)
 	d := first

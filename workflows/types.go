@@ -59,9 +59,8 @@ type PromptInput struct {
 	Images []agent.ContentBlock `json:"images,omitempty"`
 	Model  activities.ModelRef  `json:"model"`
 	Retry  retry.Settings       `json:"retry"`
-	// Compaction is the compaction settings group. Its zero value
-	// disables compaction (histories written before it existed replay
-	// unchanged); client.PromptInput fills it from the settings.
+	// Compaction is the compaction settings group (zero: disabled);
+	// client.PromptInput fills it from the settings.
 	Compaction compaction.Settings `json:"compaction"`
 	// ModelTimeoutMs is the model call's start-to-close timeout
 	// (0: DefaultModelTimeout).
@@ -105,8 +104,8 @@ type PromptInput struct {
 	// that started it. Callers never set it.
 	Parent *SubAgentParent `json:"parent,omitempty"`
 	// Origin says who sent the prompt (OriginInteractive, OriginScheduled,
-	// OriginDelegated; "": unknown, from before it existed): its model
-	// calls' task-queue priority follows it (priority.go).
+	// OriginDelegated; "": unknown): its model calls' task-queue priority
+	// follows it (priority.go).
 	Origin string `json:"origin,omitempty"`
 }
 
