@@ -54,15 +54,10 @@ type Event struct {
 	Status string `json:"status,omitempty"`
 	// Undelivered (prompt_end) are the texts of the steer and follow_up
 	// messages the prompt accepted and did not deliver, so a client can
-	// send them again. Prompts before UndeliveredMessages left it nil on
-	// the event (it was in their PromptResult); clients fill it from the
-	// result then (control.Follow).
-	Undelivered []string `json:"undelivered,omitempty"`
-	// UndeliveredMessages (prompt_end) are the same messages with their
-	// kind and why they did not reach the model; the workflow sets them
-	// (and Undelivered) on prompt_end when the prompt ends, so every
-	// reader of the events has them. Undelivered stays for the clients
-	// that read only the texts.
+	// send them again; UndeliveredMessages are the same messages with
+	// their kind and why they did not reach the model. Undelivered stays
+	// for the clients that read only the texts.
+	Undelivered         []string             `json:"undelivered,omitempty"`
 	UndeliveredMessages []UndeliveredMessage `json:"undeliveredMessages,omitempty"`
 	// Worktree (prompt_end) says where the branch of a --worktree
 	// session stands as the prompt ends; nil for other sessions.

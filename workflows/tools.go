@@ -80,13 +80,10 @@ type toolCall struct {
 	subSession string
 }
 
-// toolStep runs the tool calls of the last answer, appends one toolResult
-// per call in the order of the calls, and ends the turn. Consecutive
-// read-only calls run in parallel, and so do consecutive task calls (up
-// to agent.subagents.maxConcurrent at once); a call that changes
-// something runs alone, in order. An abort cancels the calls in flight; calls not yet
-// started get an aborted result, so every call has its result. Once a
-// steer message is queued, the calls not started yet are skipped.
+// toolStep runs the tool calls of the last answer (docs/spec.md 13.3-13.5):
+// consecutive read-only calls in parallel, consecutive task calls up to
+// agent.subagents.maxConcurrent at once, any other call alone, in order;
+// every call gets its result, in call order, even when aborted or skipped.
 func (r *run) toolStep(ctx workflow.Context) step {
 	calls := make([]*toolCall, len(r.batch.ToolCalls))
 	parent := r.batch.EntryID
@@ -203,12 +200,9 @@ func (r *run) startTool(ctx, tctx workflow.Context, c *toolCall) {
 }
 
 // awaitTool waits for the call's result. A call of a host-placed session
-// that no worker of its host picked up within the host wait timed out
-// before it started (nothing ran): the prompt says it waits for that host
-// (state, current details) and schedules the call again, for as long as
-// it takes; tools never run elsewhere. Each re-check waits twice as long
-// as the last, up to MaxHostRecheck (hostWait), so a long wait adds a
-// bounded number of events per hour to the history.
+// that no worker of its host took within the host wait never ran: the
+// prompt says it waits for that host and schedules the call again
+// (hostWait), for as long as it takes; tools never run elsewhere.
 func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 	for {
 		err := c.fut.Get(ctx, &c.res)
@@ -234,10 +228,8 @@ func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 }
 
 // recordToolFailure writes the result of a call whose activity did not
-// report one: aborted, cut (cutOf: lost with its worker, stopped by a
-// worker shutdown, cancelled by the SDK without an abort), or failed
-// (toolCutText words it). If the activity managed to write its own result first, that
-// one stands (RecordEntry reports it) and the workflow uses it.
+// report one, as cutOf and toolCutText see it; a result the activity
+// managed to write first stands (recordToolError).
 func (r *run) recordToolFailure(ctx workflow.Context, c *toolCall, err error) {
 	cut, detail := cutOf(ctx, err)
 	r.recordToolError(ctx, c, toolCutText(cut, detail, c.spec.Attempts == 1))

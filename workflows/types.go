@@ -43,9 +43,7 @@ const (
 // a payload above 2 MiB, and the rest is room for what a continued run
 // adds to the input (Carry) and for a payload codec. The client refuses a
 // bigger message in one line before it starts anything
-// (control.ErrMessageTooLarge). With the default settings and a plain
-// text message that is a message of about 2,030,000 bytes; JSON escapes
-// (quotes, newlines, "<", control characters) count as written.
+// (client.ErrMessageTooLarge).
 const MaxInputBytes = 2<<20 - 64<<10
 
 // PromptInput is the input of the Prompt workflow. It carries names, ids
