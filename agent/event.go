@@ -313,22 +313,15 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	}
 	*e = Event(p.plain)
 	e.Result, e.ToolResult = nil, nil
-	if len(p.RawResult) > 0 && string(p.RawResult) != "null" {
-		if e.Type == EventToolExecutionEnd {
-			var r ToolResult
-			if err := json.Unmarshal(p.RawResult, &r); err != nil {
-				return err
-			}
-			e.ToolResult = &r
-		} else {
-			var r CompactionResult
-			if err := json.Unmarshal(p.RawResult, &r); err != nil {
-				return err
-			}
-			e.Result = &r
-		}
+	switch {
+	case len(p.RawResult) == 0 || string(p.RawResult) == "null":
+		return nil
+	case e.Type == EventToolExecutionEnd:
+		e.ToolResult = new(ToolResult)
+		return json.Unmarshal(p.RawResult, e.ToolResult)
 	}
-	return nil
+	e.Result = new(CompactionResult)
+	return json.Unmarshal(p.RawResult, e.Result)
 }
 
 func rawOrEmpty(r json.RawMessage) json.RawMessage {
