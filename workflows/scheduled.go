@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
 )
 
@@ -109,7 +110,7 @@ func ScheduledPrompt(ctx workflow.Context, in ScheduledPromptInput) (ScheduledPr
 		// Cancelling (or terminating) the scheduled run aborts its
 		// prompt, which records the abort in its session.
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-		StaticSummary:     "scheduled prompt (" + in.ScheduleID + "): " + firstLine(p.Message, 200),
+		StaticSummary:     "scheduled prompt (" + in.ScheduleID + "): " + firstLine(p.Message, 201),
 		Memo:              map[string]any{"sessionId": sessionID, "model": p.Model.Provider + "/" + p.Model.Name, "scheduleId": in.ScheduleID},
 	})
 	child := workflow.ExecuteChildWorkflow(cctx, PromptWorkflowName, p)
@@ -132,7 +133,7 @@ func ScheduledPrompt(ctx workflow.Context, in ScheduledPromptInput) (ScheduledPr
 	if errors.As(err, &appErr) && appErr.HasDetails() && appErr.Details(&pr) == nil {
 		res.Status, res.Prompt = pr.Status, &pr
 		return res, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("scheduled prompt in session %s %s: %s", sessionID, pr.Status, firstLine(pr.Error, 500)), appErr.Type(), nil, res)
+			fmt.Sprintf("scheduled prompt in session %s %s: %s", sessionID, pr.Status, firstLine(pr.Error, 501)), appErr.Type(), nil, res)
 	}
 	res.Status = agent.StatusFailed
 	return res, temporal.NewNonRetryableApplicationError(
@@ -150,11 +151,5 @@ func scheduledTime(ctx workflow.Context) time.Time {
 	return workflow.GetInfo(ctx).WorkflowStartTime
 }
 
-// firstLine is s up to its first line break, at most n runes.
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n]) + "…"
-	}
-	return s
-}
+// firstLine is s up to its first line break, at most n runes (line.Cut).
+func firstLine(s string, n int) string { return line.Cut(line.First(strings.TrimSpace(s)), n) }
