@@ -30,8 +30,11 @@ const minTextCap = 1 << 10
 
 // EncodedSize is the size of e as the events query answers it (the JSON
 // Temporal's default converter writes, HTML escapes included).
-func EncodedSize(e Event) int {
-	b, err := json.Marshal(e)
+func EncodedSize(e Event) int { return jsonSize(e) }
+
+// jsonSize is the size of v's JSON (0 when it has none).
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return 0
 	}
@@ -148,20 +151,7 @@ func copyMessages(e Event) Event {
 		m := copyMessage(*e.Message)
 		e.Message = &m
 	}
-	if e.ToolResults != nil {
-		rs := make([]Message, len(e.ToolResults))
-		for i, m := range e.ToolResults {
-			rs[i] = copyMessage(m)
-		}
-		e.ToolResults = rs
-	}
-	if e.Messages != nil {
-		ms := make([]Message, len(e.Messages))
-		for i, m := range e.Messages {
-			ms[i] = copyMessage(m)
-		}
-		e.Messages = ms
-	}
+	e.ToolResults, e.Messages = copyList(e.ToolResults), copyList(e.Messages)
 	for _, r := range []**ToolResult{&e.ToolResult, &e.PartialResult} {
 		if *r != nil {
 			c := **r
@@ -175,6 +165,17 @@ func copyMessages(e Event) Event {
 func copyMessage(m Message) Message {
 	m.Content = append([]ContentBlock(nil), m.Content...)
 	return m
+}
+
+func copyList(ms []Message) []Message {
+	if ms == nil {
+		return nil
+	}
+	out := make([]Message, len(ms))
+	for i, m := range ms {
+		out[i] = copyMessage(m)
+	}
+	return out
 }
 
 // shortenTexts cuts every text of e to at most limit bytes of JSON
@@ -284,7 +285,7 @@ const maxStateWarnings = 20
 // announced by its tool_approval_request event). A state within the
 // bound is returned as it is.
 func BoundState(st State) State {
-	if stateSize(st) <= MaxStateBytes {
+	if jsonSize(st) <= MaxStateBytes {
 		return st
 	}
 	if n := len(st.Warnings); n > 0 {
@@ -297,21 +298,13 @@ func BoundState(st State) State {
 		}
 		st.Warnings = ws
 	}
-	for len(st.RunningTools) > 1 && stateSize(st) > MaxStateBytes {
+	for len(st.RunningTools) > 1 && jsonSize(st) > MaxStateBytes {
 		st.RunningTools = st.RunningTools[:len(st.RunningTools)/2]
 	}
-	for len(st.PendingApprovals) > 0 && stateSize(st) > MaxStateBytes {
+	for len(st.PendingApprovals) > 0 && jsonSize(st) > MaxStateBytes {
 		keep := len(st.PendingApprovals) / 2
 		st.OmittedApprovals += len(st.PendingApprovals) - keep
 		st.PendingApprovals = st.PendingApprovals[:keep]
 	}
 	return st
-}
-
-func stateSize(st State) int {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return 0
-	}
-	return len(b)
 }

@@ -41,11 +41,7 @@ func (s *Spend) Add(u *Usage) {
 		s.Unmetered++
 		return
 	}
-	s.Input += u.Input
-	s.Output += u.Output
-	s.CacheRead += u.CacheRead
-	s.CacheWrite += u.CacheWrite
-	s.CostUsd = roundCost(s.CostUsd + u.Cost.Total)
+	*s = s.Plus(Spend{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, CostUsd: u.Cost.Total})
 }
 
 // Usage is s as the usage of one message (a sub-agent's, on its task

@@ -54,15 +54,10 @@ type Event struct {
 	Status string `json:"status,omitempty"`
 	// Undelivered (prompt_end) are the texts of the steer and follow_up
 	// messages the prompt accepted and did not deliver, so a client can
-	// send them again. Prompts before UndeliveredMessages left it nil on
-	// the event (it was in their PromptResult); clients fill it from the
-	// result then (control.Follow).
-	Undelivered []string `json:"undelivered,omitempty"`
-	// UndeliveredMessages (prompt_end) are the same messages with their
-	// kind and why they did not reach the model; the workflow sets them
-	// (and Undelivered) on prompt_end when the prompt ends, so every
-	// reader of the events has them. Undelivered stays for the clients
-	// that read only the texts.
+	// send them again; UndeliveredMessages are the same messages with
+	// their kind and why they did not reach the model. Undelivered stays
+	// for the clients that read only the texts.
+	Undelivered         []string             `json:"undelivered,omitempty"`
 	UndeliveredMessages []UndeliveredMessage `json:"undeliveredMessages,omitempty"`
 	// Worktree (prompt_end) says where the branch of a --worktree
 	// session stands as the prompt ends; nil for other sessions.
@@ -318,22 +313,15 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	}
 	*e = Event(p.plain)
 	e.Result, e.ToolResult = nil, nil
-	if len(p.RawResult) > 0 && string(p.RawResult) != "null" {
-		if e.Type == EventToolExecutionEnd {
-			var r ToolResult
-			if err := json.Unmarshal(p.RawResult, &r); err != nil {
-				return err
-			}
-			e.ToolResult = &r
-		} else {
-			var r CompactionResult
-			if err := json.Unmarshal(p.RawResult, &r); err != nil {
-				return err
-			}
-			e.Result = &r
-		}
+	switch {
+	case len(p.RawResult) == 0 || string(p.RawResult) == "null":
+		return nil
+	case e.Type == EventToolExecutionEnd:
+		e.ToolResult = new(ToolResult)
+		return json.Unmarshal(p.RawResult, e.ToolResult)
 	}
-	return nil
+	e.Result = new(CompactionResult)
+	return json.Unmarshal(p.RawResult, e.Result)
 }
 
 func rawOrEmpty(r json.RawMessage) json.RawMessage {
@@ -354,10 +342,11 @@ func (e Event) String() string {
 		}
 		return fmt.Sprintf("Retry failed after %s: %s", attempts(e.Attempt), e.FinalError)
 	case EventAgentEnd:
+		s := fmt.Sprintf("agent_end (%s, willRetry=%t)", e.StopReason, e.WillRetry)
 		if e.ErrorMessage != "" {
-			return fmt.Sprintf("agent_end (%s, willRetry=%t): %s", e.StopReason, e.WillRetry, e.ErrorMessage)
+			s += ": " + e.ErrorMessage
 		}
-		return fmt.Sprintf("agent_end (%s, willRetry=%t)", e.StopReason, e.WillRetry)
+		return s
 	case EventAutoCompactionStart:
 		if e.Reason == "overflow" {
 			return "Context overflow detected, auto-compacting…"

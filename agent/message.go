@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math"
 )
@@ -155,12 +156,7 @@ func (b *ContentBlock) UnmarshalJSON(data []byte) error {
 			b.Text = *w.Thinking
 		}
 	case BlockToolCall:
-		switch {
-		case w.ToolCall != nil:
-			b.ToolCall = w.ToolCall
-		default:
-			b.ToolCall = &ToolCall{ID: w.ID, Name: w.Name, Arguments: w.Arguments}
-		}
+		b.ToolCall = cmp.Or(w.ToolCall, &ToolCall{ID: w.ID, Name: w.Name, Arguments: w.Arguments})
 		if string(b.ToolCall.Arguments) == "null" {
 			b.ToolCall.Arguments = nil
 		}

@@ -37,14 +37,9 @@ type ApproveToolResult struct {
 	Scope string `json:"scope,omitempty"`
 }
 
-// Durable tool approval (docs/spec.md). A call the approval policy asks
-// for (policy.go; tools.requireApproval asks first) emits
-// tool_approval_request and waits, on
-// workflow state only (workflow.Await, plus a durable timer when
-// tools.approvalTimeoutMs is set), for the approve_tool update. The wait
-// survives worker restarts: the update is in history. Calls of one
-// parallel group ask together and wait together. An abort, a steer
-// message or the timeout ends the wait; every call still gets a result.
+// Durable tool approval (docs/spec.md 15.2): a call the policy asks for
+// waits on workflow state only (plus a durable timer for the timeout) for
+// the approve_tool update, which history keeps across worker restarts.
 
 // approval is one call waiting for its decision.
 type approval struct {
@@ -103,10 +98,7 @@ func (r *run) validateApproval(p agent.ApproveToolPayload) error {
 		return fmt.Errorf("approve_tool: reason is %d bytes, more than %d: shorten it (starter approve and RPC approve_tool cut it to fit)",
 			n, agent.MaxApprovalReasonBytes)
 	}
-	if err := r.validateDecision(p); err != nil {
-		return err
-	}
-	return r.validateScope(p)
+	return r.validateDecision(p)
 }
 
 // validateScope rejects a scope other than "" and session, a session
@@ -126,14 +118,15 @@ func (r *run) validateScope(p agent.ApproveToolPayload) error {
 	return nil
 }
 
-// validateDecision rejects an approve_tool for a call that is not waiting.
+// validateDecision rejects an approve_tool for a call that is not
+// waiting, or with a scope the call cannot take (validateScope).
 func (r *run) validateDecision(p agent.ApproveToolPayload) error {
 	id := p.ToolCallID
 	if strings.TrimSpace(id) == "" {
 		return errors.New("approve_tool: toolCallId is empty")
 	}
 	if r.pendingApproval(id) != nil {
-		return nil
+		return r.validateScope(p)
 	}
 	for _, a := range r.approvals {
 		if a.call.ref.ID == id {
@@ -167,9 +160,6 @@ func (r *run) approveTool(ctx workflow.Context, p agent.ApproveToolPayload) (App
 	// not checked again but cut: a history accepted before the bound
 	// replays to the same decision.)
 	if err := r.validateDecision(p); err != nil {
-		return ApproveToolResult{}, err
-	}
-	if err := r.validateScope(p); err != nil {
 		return ApproveToolResult{}, err
 	}
 	a := r.pendingApproval(p.ToolCallID)

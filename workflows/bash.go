@@ -11,7 +11,6 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
-	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
 )
@@ -68,14 +67,11 @@ type BashResult struct {
 	LastEvents []agent.Event `json:"lastEvents,omitempty"`
 }
 
-// Bash runs a command the user typed (RPC bash) in the session's
-// workspace, as the UserBash activity on the session's tool host, and
-// records it in the session as a bashExecution message after the leaf.
-// It runs under the session's workflow id, so it cannot race a prompt (a
-// running one makes it fail with "session busy"), and serves the same
-// queries and signals: abort (RPC abort_bash) stops the command, which is
-// then recorded as cancelled. It emits prompt_end when done, so clients
-// that follow events stop as for a prompt.
+// Bash runs a command the user typed (RPC bash) as the UserBash activity
+// on the session's tool host and records it as a bashExecution message,
+// under the session's workflow id, serving a prompt's queries and signals
+// (abort stops the command, recorded as cancelled) and ending its events
+// with prompt_end.
 func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 	if err := in.Validate(); err != nil {
 		return BashResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
@@ -124,9 +120,8 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 		// record says the command was cancelled (the first write of an
 		// id wins, so the activity's record stays).
 		msg := agent.Message{Role: agent.RoleBashExecution, Command: in.Command, Cancelled: true,
-			ExcludeFromContext: in.ExcludeFromContext, Timestamp: workflow.Now(ctx).UnixMilli()}
-		if _, rerr := r.record(ctx, session.Entry{Type: session.TypeMessage, ID: entryID, ParentID: r.LeafID,
-			Timestamp: workflow.Now(ctx).UTC(), Message: &msg}); rerr != nil {
+			ExcludeFromContext: in.ExcludeFromContext}
+		if _, rerr := r.record(ctx, entryID, r.LeafID, msg); rerr != nil {
 			return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: rerr.Error()})
 		}
 		r.advance(entryID)

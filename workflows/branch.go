@@ -9,13 +9,10 @@ import (
 	"github.com/durableagent/durableagent/agent"
 )
 
-// branchSummary is where the session's branch stands, for a session with
-// a worktree (the WorktreeSummary activity, run as the prompt ends; its
-// answer goes on prompt_end and into the result); nil for the others and
-// when it cannot be read (the prompt
-// ends all the same, and says so in the worker log). It runs on the
-// session's host, where the worktree is, in a context an abort does not
-// cancel: an aborted job's branch is the one a person wants to see.
+// branchSummary is where a worktree session's branch stands as the prompt
+// ends (the WorktreeSummary activity on the session's host), nil for other
+// sessions and when it cannot be read. An abort does not cancel it: an
+// aborted job's branch is the one a person wants to see.
 func (r *run) branchSummary(ctx workflow.Context) *agent.BranchSummary {
 	if !r.Worktree {
 		return nil

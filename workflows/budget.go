@@ -8,17 +8,12 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/retry"
 )
 
-// Budgets (settings group budget, PromptInput.Budget): the prompt counts
-// the usage of every model attempt that reported one, and once a limit is
-// reached it stops at the next point where no work is cut in half: before
-// the next model call (after the tool calls of the answer that reached
-// it), or instead of a retry. It writes a final assistant message that
-// names the limit and fails with it, so the user continues the session
-// with a new prompt that carries a raised limit.
+// Budgets (settings group budget): once a limit is reached the prompt
+// stops where no work is cut in half, before the next model call or
+// instead of a retry, with a final message that names the limit.
 
 // budget is a run's budget state.
 type budget struct {
@@ -158,27 +153,18 @@ const BudgetStopMessage = "Stopped: %s. Raise the limit and send a follow-up pro
 // assistant message, agent_end, and a failed prompt_end that names the
 // limit. The caller has finished the step it was in.
 func (r *run) stopForBudget(ctx workflow.Context) step {
-	if u := r.pendingUser; u != nil {
+	if r.pendingUser != nil {
 		// Stopped before its first model call (the session was past its
 		// limit): the agent run and the user message, no turn.
-		r.pendingUser = nil
-		if !r.agentRunning {
-			r.agentRunning = true
-			r.emit(ctx, agent.Event{Type: agent.EventAgentStart})
-		}
-		r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: u.EntryID, Message: u.Message})
-		r.emit(ctx, *u)
-		r.emitSessionSettingsNote(ctx) // the session's cap may be why it stops
+		r.startAgent(ctx)
+		r.emitPendingUser(ctx) // with the session settings note: the session's cap may be why it stops
 	}
 	msg := agent.TextMessage(agent.RoleAssistant, fmt.Sprintf(BudgetStopMessage, r.bud.reached))
 	msg.Provider, msg.Model, msg.StopReason = r.in.Model.Provider, r.in.Model.Name, agent.StopReasonStop
-	msg.Timestamp = workflow.Now(ctx).UnixMilli()
 	id := r.newID()
 	r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: id,
 		Message: &agent.Message{Role: agent.RoleAssistant, Provider: msg.Provider, Model: msg.Model}})
-	entry := session.Entry{Type: session.TypeMessage, ID: id, ParentID: r.LeafID,
-		Timestamp: workflow.Now(ctx).UTC(), Message: &msg}
-	if _, err := r.record(ctx, entry); err != nil {
+	if _, err := r.record(ctx, id, r.LeafID, msg); err != nil {
 		return r.end(r.fail(ctx, err.Error()))
 	}
 	r.advance(id)
@@ -188,13 +174,6 @@ func (r *run) stopForBudget(ctx workflow.Context) step {
 		r.closeAgent(ctx, false, agent.StopReasonStop, "")
 	}
 	return r.end(r.fail(ctx, r.bud.reached))
-}
-
-// carryBudget is the budget state a continued run carries.
-func (r *run) carryBudget(c *Carry) {
-	spent, before := r.bud.spent, r.bud.before
-	c.Spent, c.SessionSpent = &spent, &before
-	c.StartedMs = r.bud.startedAt.UnixMilli()
 }
 
 // budgetEnd is the auto_retry_end of a chain the budget ended: its final

@@ -93,11 +93,9 @@ type CompactResult struct {
 	LastEvents []agent.Event `json:"lastEvents,omitempty"`
 }
 
-// Compact compacts a session now, outside a prompt (`starter compact`).
-// It runs under the session's workflow id (WorkflowID), so it cannot race
-// a running prompt, and serves the same queries and signals: state shows
-// isCompacting, abort cancels the summary call. It emits prompt_end when
-// done, so clients that follow events stop as for a prompt.
+// Compact compacts a session now, outside a prompt (`starter compact`),
+// under the session's workflow id, serving a prompt's queries and signals
+// and ending its events with prompt_end.
 func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
 	if err := in.Validate(); err != nil {
 		return CompactResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)

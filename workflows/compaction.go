@@ -24,9 +24,6 @@ const (
 const OverflowNotContinuedMessage = "context overflow: the session was compacted but compaction.autoContinue is false, " +
 	"so the turn was not retried; send the prompt again to continue"
 
-// compactionEnabled reports compaction.enabled for the state query.
-func (r *run) compactionEnabled() bool { return r.in.Compaction.Enabled }
-
 // overflowRecoveryPossible reports whether an overflow error will be
 // followed by compact-and-continue (agent_end's willRetry): compaction is
 // on, auto-continue is on, and this is not the overflow right after an
@@ -161,15 +158,10 @@ func compactionResult(res activities.SummarizeResult) *agent.CompactionResult {
 
 // summarize runs the Summarize activity on the run context until it
 // succeeds, says there is nothing to compact, fails for good or is
-// aborted. Failed summary calls are retried by the retry policy (its own
-// chain, the same retry settings, a durable timer that abort_retry and
-// abort cancel), bounded by retry.maxRetries. Inside a prompt they emit
-// no auto_retry events, which belong to the turn's model calls (the
-// prompt's auto_compaction_start / auto_compaction_end tell the
-// compaction). In a Compact workflow, whose events are otherwise only
-// prompt_end, each wait is told by auto_retry_start and closed by
-// auto_retry_end, so a client following a manual compaction (`starter
-// events --follow`, RPC) sees the wait and can abort_retry it.
+// aborted, retrying failed calls with the retry policy (its own chain).
+// Only a Compact workflow tells those waits with auto_retry events (inside
+// a prompt they belong to the turn's model calls), so its follower can
+// abort_retry them.
 func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 	r.compacting = true
 	workflow.SetCurrentDetails(ctx, "Compacting the context…")
@@ -180,9 +172,19 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 	entryID := r.newID()
 	var chain retry.Chain
 	events := false // from the first failed attempt of a Compact workflow on
+	// endChain emits auto_retry_end for the summary's chain when its
+	// retries emit events; ended is the end of a chain the call ended.
+	endChain := func(end *retry.EndEvent) {
+		if events {
+			r.emitRetryEnd(ctx, end)
+		}
+	}
+	ended := func(stop agent.StopReason) *retry.EndEvent {
+		return chain.Decide(retry.Outcome{StopReason: string(stop)}, retry.Classification{}, r.settings).End
+	}
 	for attempt := 0; ; attempt++ {
 		if r.aborted {
-			r.emitSummaryRetryEnd(ctx, events, chain.Decide(retry.Outcome{StopReason: string(agent.StopReasonAborted)}, retry.Classification{}, r.settings).End)
+			endChain(ended(agent.StopReasonAborted))
 			return compactOutcome{aborted: true}
 		}
 		res, fatal := r.summarizeOnce(ctx, entryID, attempt, custom)
@@ -195,17 +197,17 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 		case res.StopReason != agent.StopReasonError && res.StopReason != agent.StopReasonAborted:
 			// Done, even if an abort raced the end of the call: the
 			// entry is written, so the run context must use it.
-			r.emitSummaryRetryEnd(ctx, events, chain.Decide(retry.Outcome{StopReason: string(res.StopReason)}, retry.Classification{}, r.settings).End)
+			endChain(ended(res.StopReason))
 			return compactOutcome{res: res}
 		case r.aborted:
-			r.emitSummaryRetryEnd(ctx, events, chain.Decide(retry.Outcome{StopReason: string(agent.StopReasonAborted)}, retry.Classification{}, r.settings).End)
+			endChain(ended(agent.StopReasonAborted))
 			return compactOutcome{aborted: true}
 		}
 		o := res.Outcome(res.StopReason)
 		d := chain.Decide(o, r.classify(ctx, o), r.settings)
 		events = r.manualCompaction
 		if !d.Retry {
-			r.emitSummaryRetryEnd(ctx, events, d.End)
+			endChain(d.End)
 			msg := res.ErrorMessage
 			if d.End != nil && d.End.FinalError != "" {
 				msg = d.End.FinalError
@@ -217,7 +219,7 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 				MaxAttempts: d.Start.MaxAttempts, DelayMs: d.Start.DelayMs, ErrorMessage: d.Start.ErrorMessage})
 		}
 		if r.waitBackoff(ctx, d.Start) {
-			r.emitSummaryRetryEnd(ctx, events, chain.Cancel())
+			endChain(chain.Cancel())
 			if r.aborted {
 				return compactOutcome{aborted: true}
 			}
@@ -225,14 +227,6 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 				err: fmt.Sprintf("%s (last summary error: %s)", retry.CancelledMessage, res.ErrorMessage)}
 		}
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("Compacting the context… (summary attempt %d)", attempt+2))
-	}
-}
-
-// emitSummaryRetryEnd emits auto_retry_end for a summary call's chain
-// when its retries emit events.
-func (r *run) emitSummaryRetryEnd(ctx workflow.Context, events bool, end *retry.EndEvent) {
-	if events {
-		r.emitRetryEnd(ctx, end)
 	}
 }
 

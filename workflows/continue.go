@@ -22,12 +22,9 @@ func (r *run) shouldContinueAsNew(ctx workflow.Context) bool {
 	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
 }
 
-// continueAsNew ends this run and starts the next one of the same prompt
-// (same workflow id), carrying the state the loop needs: where the
-// conversation ends, the event sequence (the next run's events continue
-// at seq+1; the earlier ones stay queryable on this run), the turn, and
-// the settings signals changed. Signals that arrived but were not handled
-// yet are applied first, so none is lost.
+// continueAsNew ends this run and starts the next one of the same prompt,
+// carrying the state the loop needs (Carry; docs/spec.md 13.9). Signals
+// that arrived but were not handled yet are applied first, so none is lost.
 func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 	r.drainSignals(ctx)
 	if r.aborted {
@@ -47,9 +44,10 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 	if r.in.Continued != nil {
 		prev = r.in.Continued.Runs
 	}
+	spent, before := r.bud.spent, r.bud.before
 	next.Continued = &Carry{loop: r.loop, Seq: r.seq, AutoRetry: r.settings.Enabled, Runs: prev + 1,
-		Queue: r.queued(), QueueSeq: r.queueSeq}
-	r.carryBudget(next.Continued)
+		Queue: r.queued(), QueueSeq: r.queueSeq,
+		Spent: &spent, SessionSpent: &before, StartedMs: r.bud.startedAt.UnixMilli()}
 	workflow.GetLogger(ctx).Info("prompt continues as new", "session", r.in.SessionID,
 		"historyLength", workflow.GetInfo(ctx).GetCurrentHistoryLength(), "seq", r.seq, "turn", r.Turn)
 	return PromptResult{}, workflow.NewContinueAsNewError(ctx, PromptWorkflowName, next)

@@ -56,17 +56,11 @@ type DeleteSessionResult struct {
 	activities.DeleteSessionResult
 }
 
-// DeleteSession deletes a session (`starter session delete`): the full
-// outputs of its truncated bash calls in its workspace, then the session
-// from the store, with the DeleteSession activity on a worker (which has
-// the store and, on the session's tool host when tools are placed by
-// host, the workspace). It runs under the session's workflow id
-// (WorkflowID), so it cannot run while a prompt, a compaction or a user
-// command does, and none can start while it runs: "session busy" is
-// decided by Temporal. A session that does not exist fails with
-// ErrTypeUnknownSession and nothing is touched. Afterwards the state and
-// events queries, which clients send to the session's latest workflow,
-// answer that the session was deleted.
+// DeleteSession deletes a session (`starter session delete`) with the
+// DeleteSession activity, on the session's tool host when it has one,
+// under the session's workflow id, so nothing else of the session runs
+// meanwhile. An unknown session fails with ErrTypeUnknownSession; once
+// deleted, the state and events queries answer that it was.
 func DeleteSession(ctx workflow.Context, in DeleteSessionInput) (DeleteSessionResult, error) {
 	if err := in.Validate(); err != nil {
 		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
@@ -79,22 +73,23 @@ func DeleteSession(ctx workflow.Context, in DeleteSessionInput) (DeleteSessionRe
 		return DeleteSessionResult{}, err
 	}
 
+	failed := func(err error) (DeleteSessionResult, error) {
+		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("delete session %s: %s", in.SessionID, rootMessage(err)), ErrTypeDeleteFailed, nil)
+	}
 	var loaded activities.LoadSessionResult
 	if err := workflow.ExecuteActivity(storeOptions(ctx), activities.LoadSessionName,
 		activities.LoadSessionInput{SessionID: in.SessionID}).Get(ctx, &loaded); err != nil {
-		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("delete session %s: %s", in.SessionID, rootMessage(err)), ErrTypeDeleteFailed, nil)
+		return failed(err)
 	}
 	if !loaded.Exists {
 		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("unknown session %s", in.SessionID), ErrTypeUnknownSession, nil)
 	}
-
 	res := DeleteSessionResult{SessionID: in.SessionID, Workspace: loaded.Workspace}
 	if err := workflow.ExecuteActivity(deleteOptions(ctx, loaded.Host, in.HostWaitMs), activities.DeleteSessionName,
 		activities.DeleteSessionInput{SessionID: in.SessionID, Workspace: loaded.Workspace, Force: in.Force}).Get(ctx, &res.DeleteSessionResult); err != nil {
-		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("delete session %s: %s", in.SessionID, rootMessage(err)), ErrTypeDeleteFailed, nil)
+		return failed(err)
 	}
 	return res, nil
 }

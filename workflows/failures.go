@@ -1,9 +1,11 @@
 package workflows
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.temporal.io/sdk/temporal"
@@ -15,7 +17,7 @@ import (
 )
 
 // callCut is how a tool call's activity ended without reporting its
-// result (spec 13.4.7, issue 20 item 5).
+// result (spec 13.4.7).
 type callCut int
 
 const (
@@ -104,6 +106,7 @@ func commandCutText(cut callCut, detail string) string {
 // the credentials are broken), whose message comes back as fatal.
 func (r *run) modelFailure(ctx workflow.Context, err error, what string) (stop agent.StopReason, msg, fatal string) {
 	var timeoutErr *temporal.TimeoutError
+	var appErr *temporal.ApplicationError
 	switch {
 	case temporal.IsCanceledError(err) || ctx.Err() != nil:
 		if ctx.Err() != nil {
@@ -112,37 +115,21 @@ func (r *run) modelFailure(ctx workflow.Context, err error, what string) (stop a
 		return agent.StopReasonAborted, retry.AbortedMessage, ""
 	case errors.As(err, &timeoutErr):
 		return agent.StopReasonError, fmt.Sprintf(ConnectionLostMessage, timeoutName(timeoutErr)), ""
-	case permanentActivityError(err):
+	case errors.As(err, &appErr) && slices.Contains(permanentErrorTypes, appErr.Type()):
 		return "", "", rootMessage(err)
 	}
 	return agent.StopReasonError, "connection error: " + what + " failed: " + rootMessage(err), ""
 }
 
-// permanentActivityError reports an activity failure that no retry can
-// fix (the session store, the input or the credentials are broken): the
-// prompt fails with its message instead of retrying a "connection error".
-func permanentActivityError(err error) bool {
-	var appErr *temporal.ApplicationError
-	if !errors.As(err, &appErr) {
-		return false
-	}
-	switch appErr.Type() {
-	case activities.ErrTypeSessionStore, activities.ErrTypeBadInput, activities.ErrTypeCredentials:
-		return true
-	}
-	return false
-}
+// permanentErrorTypes are the activity failures no retry can fix (the
+// session store, the input or the credentials are broken): the prompt
+// fails with their message instead of retrying a "connection error".
+var permanentErrorTypes = []string{activities.ErrTypeSessionStore, activities.ErrTypeBadInput, activities.ErrTypeCredentials}
 
+// timeoutName names a timeout as the texts for people do.
 func timeoutName(te *temporal.TimeoutError) string {
-	switch te.TimeoutType().String() {
-	case "Heartbeat":
-		return "heartbeat"
-	case "StartToClose":
-		return "start-to-close"
-	case "ScheduleToClose":
-		return "schedule-to-close"
-	}
-	return "activity"
+	return cmp.Or(map[string]string{"Heartbeat": "heartbeat", "StartToClose": "start-to-close",
+		"ScheduleToClose": "schedule-to-close"}[te.TimeoutType().String()], "activity")
 }
 
 // rootMessage is the activity's own error text: the message of the first

@@ -10,12 +10,9 @@ import (
 	"github.com/durableagent/durableagent/agent"
 )
 
-// The job memo: a prompt keeps agent.JobStatus in its memo
-// (agent.MemoJob), so a list of running workflows shows what every job
-// does. It also sets the search attributes agent.SearchAttr* with each
-// memo, when its worker found them registered (SetSearchAttributesReady;
-// recorded once per run in a side effect, so a replay takes the same
-// path): an attribute its namespace lacks would fail the workflow task.
+// The job memo (agent.MemoJob; docs/operating.md) and, when the worker
+// found them registered, the search attributes agent.SearchAttr*: an
+// attribute the namespace lacks would fail the workflow task.
 
 // The job's search attributes (agent.SearchAttr*).
 var (

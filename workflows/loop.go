@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -187,3 +188,22 @@ func (r *run) boundaryStep(ctx workflow.Context) step {
 // MaxTurnsMessage fails a prompt stopped by agent.maxTurns.
 const MaxTurnsMessage = "stopped after %d turns (agent.maxTurns): the model was still calling tools; " +
 	"send a follow-up prompt to let it continue, or raise agent.maxTurns"
+
+// enterRunning counts the prompt into the running prompts and, a
+// sub-agent's prompt, into the running sub-agents (metrics; no command).
+func (r *run) enterRunning(ctx workflow.Context) {
+	h := workflow.GetMetricsHandler(ctx)
+	metrics.Enter(h, metrics.StateRunning)
+	if r.in.Parent != nil {
+		metrics.EnterSubAgent(h)
+	}
+}
+
+// leaveRunning counts the prompt out of what enterRunning counted it in.
+func (r *run) leaveRunning(ctx workflow.Context) {
+	h := workflow.GetMetricsHandler(ctx)
+	metrics.Leave(h, metrics.StateRunning)
+	if r.in.Parent != nil {
+		metrics.LeaveSubAgent(h)
+	}
+}

@@ -41,8 +41,8 @@ func modelOptions(ctx workflow.Context, in PromptInput, summary, queue string) w
 
 // modelQueue is the task queue of the run's next model call: the model
 // queue of its provider when BeginPrompt said the worker limits model
-// calls (a fact recorded in history, so replays route alike; runs from
-// before it never set it), else "" (the prompt's queue).
+// calls (a fact recorded in history, so replays route alike), else ""
+// (the prompt's queue).
 func (r *run) modelQueue(ctx workflow.Context) string {
 	if !r.ModelQueues {
 		return ""
@@ -51,11 +51,8 @@ func (r *run) modelQueue(ctx workflow.Context) string {
 }
 
 // storeOptions are the options of session activities run as regular
-// activities (the Compact and DeleteSession workflows, and prompts
-// recorded before the tool loop). Session writes take milliseconds; a
-// short timeout bounds what a worker killed mid-write costs before
-// another one re-runs it. They are idempotent, so Temporal may retry
-// them; permanent failures (read-only or full disk) are non-retryable.
+// activities: a short timeout (a write takes milliseconds) and retries,
+// since they are idempotent.
 func storeOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Second,

@@ -12,14 +12,9 @@ import (
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
-// The approval policy (internal/policy) decides each tool call of a
-// prompt: allow runs it, deny gives it ToolPolicyDeniedMessage without
-// running it, ask takes the approval path (approval.go). The policy is
-// the prompt's input (ToolApproval: RequireApproval's asks, then Policy), so a
-// replay decides the same. An approve_tool with scope "session" adds a
-// grant that allows the later calls the same rule asks for; the grant is
-// kept in the input (a continued run carries it) and beside the session
-// (RecordGrant; BeginPrompt hands it to the session's later prompts).
+// The approval policy (internal/policy; docs/spec.md 15.3) decides each
+// tool call from the prompt's input, so a replay decides the same; a
+// session grant is kept in the input and beside the session.
 
 // ToolPolicyDeniedMessage is the result of a call the policy denies; %s
 // names the rule.
@@ -115,22 +110,6 @@ func sessionScope(g *toolpolicy.Grant) string {
 		return "nothing: a command that chains commands is approved once only"
 	}
 	return g.Scope()
-}
-
-// stateDecisions is the state query's copy of the latest decisions.
-func (p *policyState) stateDecisions() []agent.ToolDecision {
-	if len(p.decisions) == 0 {
-		return nil
-	}
-	return append([]agent.ToolDecision(nil), p.decisions...)
-}
-
-// joinSessionGrants adds the session's grants (BeginPrompt) to the
-// prompt's, at most activities.MaxSessionGrants in all.
-func (r *run) joinSessionGrants(grants []toolpolicy.Grant) {
-	for _, g := range grants {
-		r.addGrant(g)
-	}
 }
 
 // addGrant adds g to the grants in force; false when it was there or

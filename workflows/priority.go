@@ -30,8 +30,7 @@ const maxFairnessKey = 64
 // where the server balances fairness (matching.enableFairness) one busy
 // session cannot starve the others of its priority level. Both are
 // derived from the input, so a replay schedules alike; a prompt of no
-// origin (every history from before origins) gets the zero Priority, as
-// it always had.
+// origin gets the zero Priority.
 func priorityOf(in PromptInput) temporal.Priority {
 	var key int
 	switch in.Origin {

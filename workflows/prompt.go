@@ -86,7 +86,7 @@ func (r *run) begin(ctx workflow.Context) error {
 	if c := r.in.Continued; c != nil {
 		r.loop, r.seq, r.firstSeq = c.loop, c.Seq, c.Seq
 		r.settings.Enabled = c.AutoRetry
-		r.restoreQueue(ctx, c)
+		r.restoreQueue(c)
 		r.agentRunning = true
 		return nil
 	}
@@ -126,7 +126,9 @@ func (r *run) begin(ctx workflow.Context) error {
 		return err
 	}
 	r.joinApprovalFloor(b.RequireApproval)
-	r.joinSessionGrants(b.Grants)
+	for _, g := range b.Grants { // the session's, at most activities.MaxSessionGrants in all
+		r.addGrant(g)
+	}
 	for _, w := range b.Warnings {
 		workflow.GetLogger(ctx).Warn("session file problem", "session", r.in.SessionID, "warning", w)
 	}
@@ -138,18 +140,35 @@ func (r *run) begin(ctx workflow.Context) error {
 // start, or the continuation after a retry or a compaction), turn_start,
 // and the user message of the prompt the first time.
 func (r *run) openTurn(ctx workflow.Context) {
+	r.startAgent(ctx)
+	r.emit(ctx, agent.Event{Type: agent.EventTurnStart, Turn: r.Turn})
+	r.emitPendingUser(ctx)
+	r.emitDelivered(ctx)
+}
+
+// startAgent emits agent_start unless an agent run is open.
+func (r *run) startAgent(ctx workflow.Context) {
 	if !r.agentRunning {
 		r.agentRunning = true
 		r.emit(ctx, agent.Event{Type: agent.EventAgentStart})
 	}
-	r.emit(ctx, agent.Event{Type: agent.EventTurnStart, Turn: r.Turn})
+}
+
+// emitPendingUser emits the prompt's user message, once, and the note of
+// adoptSessionSettings.
+func (r *run) emitPendingUser(ctx workflow.Context) {
 	if u := r.pendingUser; u != nil {
 		r.pendingUser = nil
-		r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: u.EntryID, Message: u.Message})
-		r.emit(ctx, *u)
+		r.emitMessage(ctx, *u)
 		r.emitSessionSettingsNote(ctx)
 	}
-	r.emitDelivered(ctx)
+}
+
+// emitMessage emits the message_start of end's message, then end (its
+// message_end).
+func (r *run) emitMessage(ctx workflow.Context, end agent.Event) {
+	r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: end.EntryID, Message: end.Message})
+	r.emit(ctx, end)
 }
 
 // closeAgent emits agent_end: the agent run stopped (an answer without
@@ -295,11 +314,8 @@ func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activ
 	if res.StopReason, res.ErrorMessage, fatal = r.modelFailure(ctx, err, "model call"); fatal != "" {
 		return res, errors.New(fatal)
 	}
-	msg := agent.Message{Role: agent.RoleAssistant, Provider: r.in.Model.Provider, Model: r.in.Model.Name,
-		StopReason: res.StopReason, ErrorMessage: res.ErrorMessage, Timestamp: workflow.Now(ctx).UnixMilli()}
-	entry := session.Entry{Type: session.TypeMessage, ID: entryID, ParentID: r.LeafID,
-		Timestamp: workflow.Now(ctx).UTC(), Message: &msg}
-	rec, werr := r.record(ctx, entry)
+	rec, werr := r.record(ctx, entryID, r.LeafID, agent.Message{Role: agent.RoleAssistant, Provider: r.in.Model.Provider,
+		Model: r.in.Model.Name, StopReason: res.StopReason, ErrorMessage: res.ErrorMessage})
 	if werr != nil {
 		return res, werr
 	}
@@ -318,18 +334,27 @@ func (r *run) synthesize(ctx workflow.Context, entryID string, err error) (activ
 	return res, nil
 }
 
-// record writes an entry to the session unless one with its id is there
-// already, and describes the entry that stands. It survives a cancelled
-// workflow context so an abort never loses what was already decided. It
-// is the RecordEntry local activity (session writes are short, idempotent
-// and local to the worker, so they need no task of their own).
-func (r *run) record(ctx workflow.Context, entry session.Entry) (activities.RecordEntryResult, error) {
+// recordMessage writes msg, stamped now, to a session as entry id after
+// parent, unless an entry with its id is there already, and describes the
+// entry that stands. It survives a cancelled workflow context so an abort
+// never loses what was already decided. It is the RecordEntry local
+// activity (session writes are short, idempotent and local to the worker,
+// so they need no task of their own).
+func recordMessage(ctx workflow.Context, sessionID, id, parent string, msg agent.Message) (activities.RecordEntryResult, error) {
 	if ctx.Err() != nil {
 		ctx, _ = workflow.NewDisconnectedContext(ctx)
 	}
+	msg.Timestamp = workflow.Now(ctx).UnixMilli()
+	entry := session.Entry{Type: session.TypeMessage, ID: id, ParentID: parent, Timestamp: workflow.Now(ctx).UTC(), Message: &msg}
 	var rec activities.RecordEntryResult
 	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.RecordEntryName,
-		activities.RecordEntryInput{SessionID: r.in.SessionID, Entry: entry}).Get(ctx, &rec)
+		activities.RecordEntryInput{SessionID: sessionID, Entry: entry}).Get(ctx, &rec)
+	return rec, err
+}
+
+// record is recordMessage in the run's session.
+func (r *run) record(ctx workflow.Context, id, parent string, msg agent.Message) (activities.RecordEntryResult, error) {
+	rec, err := recordMessage(ctx, r.in.SessionID, id, parent, msg)
 	if err != nil {
 		return rec, fmt.Errorf("write session %s: %s", r.in.SessionID, rootMessage(err))
 	}

@@ -173,18 +173,10 @@ func userMessage(m agent.QueuedMessage) agent.Message {
 	return user
 }
 
-// restoreQueue takes the queue a continued run carries (and the texts a
-// run of an older build carried).
-func (r *run) restoreQueue(ctx workflow.Context, c *Carry) {
+// restoreQueue takes the queue a continued run carries.
+func (r *run) restoreQueue(c *Carry) {
 	r.queueSeq = c.QueueSeq
 	for _, m := range c.Queue {
 		r.pushQueued(m)
 	}
-	for _, t := range c.Steering {
-		r.enqueue(ctx, agent.SignalSteer, agent.UserMessagePayload{Message: t})
-	}
-	for _, t := range c.FollowUps {
-		r.enqueue(ctx, agent.SignalFollowUp, agent.UserMessagePayload{Message: t})
-	}
-	r.loop.Steering, r.loop.FollowUps = nil, nil // now in the queue: never carried twice
 }

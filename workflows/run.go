@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 
 	"go.temporal.io/sdk/workflow"
@@ -102,15 +103,11 @@ func newRun(ctx workflow.Context, in PromptInput) *run {
 	}
 }
 
-// stableIDPrefix makes the prefix of a run's entry ids (Prompt, Compact,
-// Bash) from facts every attempt of its first workflow task sees alike: the
-// start of the run id plus eight hex digits hashed from the run id and the
-// run's start time (the test environment reuses one run id; its start
-// times differ). No
-// side effect: a retried first task, whose lost attempt may already have
-// written entries through a local activity, chooses the same ids, so those
-// writes stay idempotent. Not the workflow id: the SDK's replayer replays
-// a history under another one.
+// stableIDPrefix makes the prefix of a run's entry ids from facts every
+// attempt of its first workflow task sees alike (the run id, and its start
+// time, since the test environment reuses one run id), so a retried first
+// task writes the same ids. Not the workflow id: the SDK's replayer
+// replays a history under another one.
 func stableIDPrefix(ctx workflow.Context) string {
 	info := workflow.GetInfo(ctx)
 	h := fnv.New32a()
@@ -119,9 +116,7 @@ func stableIDPrefix(ctx workflow.Context) string {
 }
 
 // newID returns the next entry id of this prompt run (deterministic),
-// its number with at least three digits: 001, 999, 1000, 123456. Every
-// number gets its own id (an earlier scheme gave every n above 999 the
-// same one, and the store then dropped those entries as duplicates).
+// its number with at least three digits: 001, 999, 1000, 123456.
 func (r *run) newID() string {
 	r.nextID++
 	return fmt.Sprintf("%s-%03d", r.idPrefix, r.nextID)
@@ -151,7 +146,7 @@ func (r *run) fullState() agent.State {
 		Provider:              r.in.Model.Provider,
 		Status:                r.status,
 		AutoRetryEnabled:      r.settings.Enabled,
-		AutoCompactionEnabled: r.compactionEnabled(),
+		AutoCompactionEnabled: r.in.Compaction.Enabled,
 		IsRetrying:            r.chain.IsRetrying(),
 		RetryAttempt:          r.chain.Attempt,
 		IsStreaming:           r.streaming,
@@ -163,15 +158,15 @@ func (r *run) fullState() agent.State {
 		ToolHost:              r.ToolHost,
 		WaitingForHost:        r.waitingHost,
 		Warnings:              r.warnings,
+		PendingMessageCount:   len(r.steering) + len(r.followUps),
+		SteeringMode:          queueMode(r.in.Agent.SteeringMode),
+		FollowUpMode:          queueMode(r.in.Agent.FollowUpMode),
+		PendingApprovals:      r.pendingApprovals(),
+		ToolDecisions:         slices.Clone(r.pol.decisions),
 	}
 	if len(r.runningTools) > 0 {
 		st.RunningTools = append([]string(nil), r.runningTools...)
 	}
-	st.PendingMessageCount = r.pendingMessageCount()
-	st.SteeringMode = queueMode(r.in.Agent.SteeringMode)
-	st.FollowUpMode = queueMode(r.in.Agent.FollowUpMode)
-	st.PendingApprovals = r.pendingApprovals()
-	st.ToolDecisions = r.pol.stateDecisions()
 	if r.pending != nil {
 		p := *r.pending
 		st.PendingRetry = &p
@@ -197,21 +192,18 @@ func (r *run) registerHandlers(ctx workflow.Context) error {
 // signalHandlers are the signals the run serves, in the order a drain
 // applies them; receive takes one signal of the channel if there is one.
 func (r *run) signalHandlers(ctx workflow.Context) []signalHandler {
+	bare := func(apply func()) func(workflow.ReceiveChannel) bool {
+		return func(c workflow.ReceiveChannel) bool {
+			ok := c.ReceiveAsync(nil)
+			if ok {
+				apply()
+			}
+			return ok
+		}
+	}
 	hs := []signalHandler{
-		{agent.SignalAbortRetry, func(c workflow.ReceiveChannel) bool {
-			ok := c.ReceiveAsync(nil)
-			if ok {
-				r.abortRetry()
-			}
-			return ok
-		}},
-		{agent.SignalAbort, func(c workflow.ReceiveChannel) bool {
-			ok := c.ReceiveAsync(nil)
-			if ok {
-				r.abort()
-			}
-			return ok
-		}},
+		{agent.SignalAbortRetry, bare(r.abortRetry)},
+		{agent.SignalAbort, bare(r.abort)},
 		{agent.SignalSetAutoRetry, func(c workflow.ReceiveChannel) bool {
 			// A payload that does not decode is dropped (and logged) by
 			// the SDK; one without "enabled" is ignored here. Neither

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
 )
 
@@ -84,17 +85,11 @@ type ScheduledPromptResult struct {
 	Prompt *PromptResult `json:"prompt,omitempty"`
 }
 
-// ScheduledPrompt runs one firing of a schedule: it derives the session
-// id (the named one, or prefix + the run's scheduled time: a fresh
-// session each run, the same id when the run's task is replayed) and
-// starts the Prompt workflow as a child under the session's workflow id,
-// so the prompt is one like any other: `starter events --session`, abort
-// and steer reach it. The child cannot simply be the schedule's action: a
-// schedule appends a timestamp to its action's workflow id. A session
-// that runs a workflow already gives a skipped result, not a failure. A
-// prompt that fails or is aborted fails this workflow with the prompt's
-// error type and this result in its details, so the schedule's recent
-// actions show it.
+// ScheduledPrompt runs one firing of a schedule (docs/spec.md 16): the
+// prompt as a child under its session's workflow id (a schedule's own
+// action would get a timestamp appended to its id). A busy session gives
+// a skipped result; a prompt that fails or is aborted fails this workflow
+// with the prompt's error type and this result in its details.
 func ScheduledPrompt(ctx workflow.Context, in ScheduledPromptInput) (ScheduledPromptResult, error) {
 	if err := in.Validate(); err != nil {
 		return ScheduledPromptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
@@ -115,7 +110,7 @@ func ScheduledPrompt(ctx workflow.Context, in ScheduledPromptInput) (ScheduledPr
 		// Cancelling (or terminating) the scheduled run aborts its
 		// prompt, which records the abort in its session.
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-		StaticSummary:     "scheduled prompt (" + in.ScheduleID + "): " + firstLine(p.Message, 200),
+		StaticSummary:     "scheduled prompt (" + in.ScheduleID + "): " + firstLine(p.Message, 201),
 		Memo:              map[string]any{"sessionId": sessionID, "model": p.Model.Provider + "/" + p.Model.Name, "scheduleId": in.ScheduleID},
 	})
 	child := workflow.ExecuteChildWorkflow(cctx, PromptWorkflowName, p)
@@ -138,7 +133,7 @@ func ScheduledPrompt(ctx workflow.Context, in ScheduledPromptInput) (ScheduledPr
 	if errors.As(err, &appErr) && appErr.HasDetails() && appErr.Details(&pr) == nil {
 		res.Status, res.Prompt = pr.Status, &pr
 		return res, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("scheduled prompt in session %s %s: %s", sessionID, pr.Status, firstLine(pr.Error, 500)), appErr.Type(), nil, res)
+			fmt.Sprintf("scheduled prompt in session %s %s: %s", sessionID, pr.Status, firstLine(pr.Error, 501)), appErr.Type(), nil, res)
 	}
 	res.Status = agent.StatusFailed
 	return res, temporal.NewNonRetryableApplicationError(
@@ -156,11 +151,5 @@ func scheduledTime(ctx workflow.Context) time.Time {
 	return workflow.GetInfo(ctx).WorkflowStartTime
 }
 
-// firstLine is s up to its first line break, at most n runes.
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n]) + "…"
-	}
-	return s
-}
+// firstLine is s up to its first line break, at most n runes (line.Cut).
+func firstLine(s string, n int) string { return line.Cut(line.First(strings.TrimSpace(s)), n) }

@@ -14,13 +14,8 @@ import (
 // workflow.
 const SessionReadWorkflowName = "SessionRead"
 
-// SessionRead reads one page of the session store for a client (the
-// starter, RPC mode): the store is the workers' (JSONL files on their
-// machine, or a PostgreSQL database), so a client needs only the
-// Temporal address to see the sessions. One local activity, so a read is
-// one workflow task on any worker and its history stays a few events;
-// the page is bounded (activities.MaxReadPageBytes) and a client reads
-// a long session with one SessionRead per page.
+// SessionRead reads one bounded page of the workers' session store for a
+// client (docs/architecture.md, "Session reads"), in one local activity.
 func SessionRead(ctx workflow.Context, in activities.ReadSessionInput) (activities.ReadSessionResult, error) {
 	if err := in.Validate(); err != nil {
 		return activities.ReadSessionResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)

@@ -12,11 +12,8 @@ import (
 	"github.com/durableagent/durableagent/internal/session"
 )
 
-// A session's own settings (session.Settings): the session's first
-// prompt records its own (activities.SessionSettings keeps them beside the
-// session); every later prompt, from any terminal, runs with the recorded
-// ones; an explicit change (SessionWrite with Change, `starter session
-// set`) replaces one key and shows in events.
+// A session's own settings (session.Settings; docs/spec.md 14.2): its
+// first prompt records them, later prompts run with them.
 
 // SessionSettingsOf takes a prompt input's session-owned settings.
 func SessionSettingsOf(in PromptInput) session.Settings {

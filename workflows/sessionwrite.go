@@ -79,13 +79,10 @@ type SessionWriteResult struct {
 	LastEvents []agent.Event `json:"lastEvents,omitempty"`
 }
 
-// SessionWrite appends entries after the session's leaf, chained. It
-// runs under the session's workflow id (WorkflowID), as a prompt does, so
-// it never interleaves with one: while a prompt, a compaction, a user
-// command or a deletion runs it cannot start ("session busy"), and none
-// of them can start until it is done. Like Bash and Compact it answers
-// the state query and ends its events with prompt_end, so a client
-// following the session's latest workflow ends cleanly.
+// SessionWrite appends entries after the session's leaf, chained, under
+// the session's workflow id, so it never interleaves with a prompt
+// (docs/architecture.md, "Session writes"). Like Bash and Compact it
+// answers the state query and ends its events with prompt_end.
 func SessionWrite(ctx workflow.Context, in SessionWriteInput) (SessionWriteResult, error) {
 	if err := in.Validate(); err != nil {
 		return SessionWriteResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)

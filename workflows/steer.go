@@ -7,7 +7,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/session"
 )
 
 // SkippedForSteerMessage is the result of a tool call that had not started
@@ -15,18 +14,10 @@ import (
 // of the batch is skipped (the terminal agent's wording).
 const SkippedForSteerMessage = "Skipped due to queued user message."
 
-// Messages into a running prompt (docs/spec.md, "Steering, follow-ups and
-// tool approval"). steer and follow_up signals queue a message in the
-// run's state; the loop delivers it at a turn boundary: a steer message
-// before the next model call (a tool batch in flight first finishes, its
-// calls not started yet are skipped), a follow-up when the loop would
-// otherwise end. A delivered message is written to the session as a user
-// entry and shown with message_start/message_end after the turn_start of
-// the turn it opens. The queues are carried across continue-as-new; a
-// prompt that ends any other way with messages still queued (failed,
-// aborted, its retry cancelled) hands them back on its prompt_end and in
-// its result, each with the reason (handBack), so nothing a user sent
-// disappears.
+// Messages into a running prompt (docs/spec.md 15.1): steer and
+// follow_up signals queue a message; the loop delivers it at a turn
+// boundary, and a prompt that ends with messages still queued hands them
+// back (handBack), so nothing a user sent disappears.
 
 // receiveMessage moves one signal of a steer or follow_up channel into
 // its queue; it reports whether the channel had one.
@@ -81,9 +72,6 @@ func (r *run) queuedTurnDue(ctx workflow.Context) bool {
 	}
 	return false
 }
-
-// pendingMessageCount is the state query's pendingMessageCount.
-func (r *run) pendingMessageCount() int { return len(r.steering) + len(r.followUps) }
 
 // Why a queued message did not reach the model (UndeliveredMessage.Reason).
 const (
@@ -151,9 +139,7 @@ func (r *run) deliverQueued(ctx workflow.Context) error {
 		user := userMessage(m)
 		user.Timestamp = workflow.Now(ctx).UnixMilli()
 		id := r.newID()
-		entry := session.Entry{Type: session.TypeMessage, ID: id, ParentID: r.LeafID,
-			Timestamp: workflow.Now(ctx).UTC(), Message: &user}
-		if _, err := r.record(ctx, entry); err != nil {
+		if _, err := r.record(ctx, id, r.LeafID, user); err != nil {
 			*queue = append(taken[i:], *queue...) // not delivered: handed back
 			return err
 		}
@@ -167,8 +153,7 @@ func (r *run) deliverQueued(ctx workflow.Context) error {
 // deliverQueued wrote, after the turn's turn_start.
 func (r *run) emitDelivered(ctx workflow.Context) {
 	for _, u := range r.deliveredUsers {
-		r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: u.EntryID, Message: u.Message})
-		r.emit(ctx, u)
+		r.emitMessage(ctx, u)
 	}
 	r.deliveredUsers = nil
 }

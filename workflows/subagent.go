@@ -16,22 +16,13 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
-	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
-// Sub-agents (the task tool, issue 25). A task call runs the sub-agent's
-// prompt as the Prompt workflow, a child of the caller's prompt, under
-// the workflow id of a session of its own (session-<child session>), so
-// the sub-agent is an ordinary session: steered, approved, aborted and
-// followed by its id. The caller's prompt runs the call's step itself
-// (runSubAgent, in a coroutine of its own): it reads and checks the
-// call's arguments, starts the child, waits for it and writes the call's
-// result. The child's workflow id derives from the parent's session and
-// the call, so a replayed or retried start finds the first child and
-// never starts a second. The parent's tool result is the sub-agent's
-// final answer and an account of its work; its usage counts in the
-// parent's.
+// Sub-agents (the task tool; docs/spec.md section 17): a task call runs
+// the sub-agent's prompt as a child Prompt workflow in a session of its
+// own, whose workflow id derives from the parent's session and the call,
+// so a replayed or retried start never starts a second child.
 
 // Error results of task calls the prompt does not start.
 const (
@@ -69,6 +60,17 @@ func SubAgentSessionID(parentSession, resultEntryID, toolCallID string) string {
 		parentSession = parentSession[:maxLen-len(suffix)]
 	}
 	return parentSession + suffix
+}
+
+// SubAgentCall is the task call a sub-agent's prompt runs for, on its
+// first run when the calling prompt started it (its parent is the
+// caller's prompt): the worker's tracing interceptor makes its span the
+// call's (tracing.SubAgentPrompt). ("", "") for any other prompt.
+func (in PromptInput) SubAgentCall(parentWorkflowID string) (toolCallID, subAgentSession string) {
+	if in.Parent == nil || in.Continued != nil || parentWorkflowID != WorkflowID(in.Parent.SessionID) {
+		return "", ""
+	}
+	return in.Parent.ToolCallID, in.SessionID
 }
 
 // runSubAgent runs one task call's step: it reads and checks the call's
@@ -208,19 +210,12 @@ func spendText(s *agent.Spend) string {
 // an aborted call is decided) unless one stands there already, and
 // returns the call's result with the sub-agent's usage.
 func recordSubAgentResult(ctx workflow.Context, call activities.RunToolInput, text string, isError bool, usage *agent.Spend) (activities.RunToolResult, error) {
-	if ctx.Err() != nil {
-		ctx, _ = workflow.NewDisconnectedContext(ctx)
-	}
 	msg := agent.Message{Role: agent.RoleToolResult, ToolCallID: call.ToolCallID, ToolName: call.ToolName,
-		IsError: isError, Content: []agent.ContentBlock{{Type: "text", Text: text}}, Timestamp: workflow.Now(ctx).UnixMilli()}
+		IsError: isError, Content: []agent.ContentBlock{{Type: "text", Text: text}}}
 	if usage != nil {
 		msg.Usage = usage.Usage() // the session's figure counts its sub-agents
 	}
-	entry := session.Entry{Type: session.TypeMessage, ID: call.ResultEntryID, ParentID: call.ParentID,
-		Timestamp: workflow.Now(ctx).UTC(), Message: &msg}
-	var rec activities.RecordEntryResult
-	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.RecordEntryName,
-		activities.RecordEntryInput{SessionID: call.SessionID, Entry: entry}).Get(ctx, &rec)
+	rec, err := recordMessage(ctx, call.SessionID, call.ResultEntryID, call.ParentID, msg)
 	if err != nil {
 		return activities.RunToolResult{}, fmt.Errorf("write the result of task call %s in session %s: %s", call.ToolCallID, call.SessionID, rootMessage(err))
 	}
@@ -247,9 +242,6 @@ func (r *run) parent() SubAgentParent {
 	}
 	return *r.in.Parent
 }
-
-// maxConcurrentTasks is agent.subagents.maxConcurrent.
-func (r *run) maxConcurrentTasks() int { return r.in.Agent.SubAgents.Limits().MaxConcurrent }
 
 // subAgentRefusal is the error result of a task call the prompt may not
 // start (agent.subagents.maxDepth, task not enabled, maxTotal, a spent

@@ -15,7 +15,6 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
 	toolpolicy "github.com/durableagent/durableagent/internal/policy"
-	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
@@ -81,13 +80,10 @@ type toolCall struct {
 	subSession string
 }
 
-// toolStep runs the tool calls of the last answer, appends one toolResult
-// per call in the order of the calls, and ends the turn. Consecutive
-// read-only calls run in parallel, and so do consecutive task calls (up
-// to agent.subagents.maxConcurrent at once); a call that changes
-// something runs alone, in order. An abort cancels the calls in flight; calls not yet
-// started get an aborted result, so every call has its result. Once a
-// steer message is queued, the calls not started yet are skipped.
+// toolStep runs the tool calls of the last answer (docs/spec.md 13.3-13.5):
+// consecutive read-only calls in parallel, consecutive task calls up to
+// agent.subagents.maxConcurrent at once, any other call alone, in order;
+// every call gets its result, in call order, even when aborted or skipped.
 func (r *run) toolStep(ctx workflow.Context) step {
 	calls := make([]*toolCall, len(r.batch.ToolCalls))
 	parent := r.batch.EntryID
@@ -105,7 +101,7 @@ func (r *run) toolStep(ctx workflow.Context) step {
 				j++
 			}
 		case calls[i].spec.Concurrent:
-			for j < len(calls) && calls[j].spec.Concurrent && j-i < r.maxConcurrentTasks() {
+			for j < len(calls) && calls[j].spec.Concurrent && j-i < r.in.Agent.SubAgents.Limits().MaxConcurrent {
 				j++
 			}
 		}
@@ -204,12 +200,9 @@ func (r *run) startTool(ctx, tctx workflow.Context, c *toolCall) {
 }
 
 // awaitTool waits for the call's result. A call of a host-placed session
-// that no worker of its host picked up within the host wait timed out
-// before it started (nothing ran): the prompt says it waits for that host
-// (state, current details) and schedules the call again, for as long as
-// it takes; tools never run elsewhere. Each re-check waits twice as long
-// as the last, up to MaxHostRecheck (hostWait), so a long wait adds a
-// bounded number of events per hour to the history.
+// that no worker of its host took within the host wait never ran: the
+// prompt says it waits for that host and schedules the call again
+// (hostWait), for as long as it takes; tools never run elsewhere.
 func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 	for {
 		err := c.fut.Get(ctx, &c.res)
@@ -235,10 +228,8 @@ func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 }
 
 // recordToolFailure writes the result of a call whose activity did not
-// report one: aborted, cut (cutOf: lost with its worker, stopped by a
-// worker shutdown, cancelled by the SDK without an abort), or failed
-// (toolCutText words it). If the activity managed to write its own result first, that
-// one stands (RecordEntry reports it) and the workflow uses it.
+// report one, as cutOf and toolCutText see it; a result the activity
+// managed to write first stands (recordToolError).
 func (r *run) recordToolFailure(ctx workflow.Context, c *toolCall, err error) {
 	cut, detail := cutOf(ctx, err)
 	r.recordToolError(ctx, c, toolCutText(cut, detail, c.spec.Attempts == 1))
@@ -247,13 +238,9 @@ func (r *run) recordToolFailure(ctx workflow.Context, c *toolCall, err error) {
 // recordToolError writes an error result with text for a call (unless the
 // activity wrote the call's result first: that one stands).
 func (r *run) recordToolError(ctx workflow.Context, c *toolCall, text string) {
-	msg := agent.Message{Role: agent.RoleToolResult, ToolCallID: c.ref.ID, ToolName: c.ref.Name,
-		IsError: true, Content: []agent.ContentBlock{{Type: "text", Text: text}},
-		Timestamp: workflow.Now(ctx).UnixMilli()}
-	entry := session.Entry{Type: session.TypeMessage, ID: c.resultID, ParentID: c.parentID,
-		Timestamp: workflow.Now(ctx).UTC(), Message: &msg}
 	c.res = activities.RunToolResult{EntryID: c.resultID, IsError: true, Preview: text, Bytes: len(text)}
-	rec, werr := r.record(ctx, entry)
+	rec, werr := r.record(ctx, c.resultID, c.parentID, agent.Message{Role: agent.RoleToolResult, ToolCallID: c.ref.ID,
+		ToolName: c.ref.Name, IsError: true, Content: []agent.ContentBlock{{Type: "text", Text: text}}})
 	switch {
 	case werr != nil:
 		workflow.GetLogger(ctx).Error("tool result not recorded", "toolCallId", c.ref.ID, "error", werr.Error())
@@ -273,8 +260,7 @@ func (r *run) emitToolEnd(ctx workflow.Context, c *toolCall) {
 	}
 	r.emit(ctx, agent.Event{Type: agent.EventToolExecutionEnd, EntryID: c.res.EntryID, ToolCallID: c.ref.ID,
 		ToolName: c.ref.Name, ToolResult: result, IsError: c.res.IsError, Policy: c.policy, Why: c.why})
-	r.emit(ctx, agent.Event{Type: agent.EventMessageStart, EntryID: c.res.EntryID, Message: &view})
-	r.emit(ctx, agent.Event{Type: agent.EventMessageEnd, EntryID: c.res.EntryID, Message: &view})
+	r.emitMessage(ctx, agent.Event{Type: agent.EventMessageEnd, EntryID: c.res.EntryID, Message: &view})
 }
 
 func toolResultView(c *toolCall) agent.Message {
@@ -284,12 +270,8 @@ func toolResultView(c *toolCall) agent.Message {
 
 // hostWait is the schedule-to-start timeout of a host-placed call's
 // re-check after waits timed-out schedules: the first wait doubled per
-// re-check, capped at MaxHostRecheck (or at the first wait, if that is
-// longer). Waiting longer costs no latency — a worker of the host picks
-// the queued call up the moment it polls — only the re-checks add
-// history: with the 10 s default, 8 re-checks in the first 43 minutes,
-// then 2 an hour (a wait of tools.hostWaitMs each time filled a history
-// to Temporal's limit in a day or so).
+// re-check, capped at MaxHostRecheck (or at the first wait, if longer).
+// Waiting longer costs no latency, and fewer re-checks keep history flat.
 func hostWait(first time.Duration, waits int) time.Duration {
 	limit := max(MaxHostRecheck, first)
 	d := first

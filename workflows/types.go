@@ -43,9 +43,7 @@ const (
 // a payload above 2 MiB, and the rest is room for what a continued run
 // adds to the input (Carry) and for a payload codec. The client refuses a
 // bigger message in one line before it starts anything
-// (control.ErrMessageTooLarge). With the default settings and a plain
-// text message that is a message of about 2,030,000 bytes; JSON escapes
-// (quotes, newlines, "<", control characters) count as written.
+// (client.ErrMessageTooLarge).
 const MaxInputBytes = 2<<20 - 64<<10
 
 // PromptInput is the input of the Prompt workflow. It carries names, ids
@@ -59,9 +57,8 @@ type PromptInput struct {
 	Images []agent.ContentBlock `json:"images,omitempty"`
 	Model  activities.ModelRef  `json:"model"`
 	Retry  retry.Settings       `json:"retry"`
-	// Compaction is the compaction settings group. Its zero value
-	// disables compaction (histories written before it existed replay
-	// unchanged); client.PromptInput fills it from the settings.
+	// Compaction is the compaction settings group (zero: disabled);
+	// client.PromptInput fills it from the settings.
 	Compaction compaction.Settings `json:"compaction"`
 	// ModelTimeoutMs is the model call's start-to-close timeout
 	// (0: DefaultModelTimeout).
@@ -105,8 +102,8 @@ type PromptInput struct {
 	// that started it. Callers never set it.
 	Parent *SubAgentParent `json:"parent,omitempty"`
 	// Origin says who sent the prompt (OriginInteractive, OriginScheduled,
-	// OriginDelegated; "": unknown, from before it existed): its model
-	// calls' task-queue priority follows it (priority.go).
+	// OriginDelegated; "": unknown): its model calls' task-queue priority
+	// follows it (priority.go).
 	Origin string `json:"origin,omitempty"`
 }
 
@@ -188,10 +185,6 @@ type loop struct {
 	// ModelQueues: the model calls run on the provider's model queue
 	// (activities.ModelQueue), as BeginPrompt said.
 	ModelQueues bool `json:"modelQueues,omitempty"`
-	// Steering and FollowUps are the queued texts a run of an older build
-	// carried (restoreQueue reads them; Carry.Queue replaced them).
-	Steering  []string `json:"steering,omitempty"`
-	FollowUps []string `json:"followUps,omitempty"`
 	// FollowUpDue: the loop would have ended, so the next model step
 	// delivers follow-ups.
 	FollowUpDue bool `json:"followUpDue,omitempty"`
