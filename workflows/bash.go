@@ -112,7 +112,6 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 	switch {
 	case err == nil:
 		r.advance(entryID)
-		r.MessageCount++
 		return r.endBash(ctx, BashResult{Status: agent.StatusCompleted, UserBashResult: res})
 	case cut == cutAborted || r.aborted:
 		// abort_bash: the activity recorded the output so far as
@@ -125,7 +124,6 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 			return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: rerr.Error()})
 		}
 		r.advance(entryID)
-		r.MessageCount++
 		return r.endBash(ctx, BashResult{Status: agent.StatusCompleted,
 			UserBashResult: activities.UserBashResult{EntryID: entryID, Cancelled: true}})
 	}

@@ -68,6 +68,10 @@ func TestBash_RecordsTheCommandInTheSession(t *testing.T) {
 	if evs := h.events(); len(evs) != 1 || evs[0].Type != agent.EventPromptEnd || evs[0].Status != agent.StatusCompleted {
 		t.Fatalf("events = %+v", evs)
 	}
+	// The one entry is one message in the state's count (pi's get_state).
+	if n := h.state().MessageCount; n != len(sess.Context(sess.LeafID())) {
+		t.Fatalf("state messageCount %d, session context %d messages", n, len(sess.Context(sess.LeafID())))
+	}
 }
 
 // abort (RPC abort_bash) stops the command: the entry records it as
