@@ -12,12 +12,6 @@ import (
 
 const chatUsage = "starter chat [--session ID | -c] [--workspace DIR] [settings flags]"
 
-var chatCmd = Command{
-	Name:    "chat",
-	Summary: "chat with the agent in a terminal UI: live output, tool approval (y/n), steer (Enter) and follow-up (Alt+Enter) while it runs, live retry countdown, esc cancels a retry (docs/tui.md)",
-	Run:     runChat,
-}
-
 // runChat runs the terminal UI on one session until the user quits. A
 // running prompt is detached on quit; it keeps running in Temporal.
 func runChat(ctx context.Context, env Env, args []string) int {

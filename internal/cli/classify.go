@@ -16,12 +16,6 @@ import (
 
 const classifyUsage = "starter classify [--jsonl] < errors"
 
-var classifyCmd = Command{
-	Name:    "classify",
-	Summary: "classify error texts from stdin with the retry policy (one JSON line each)",
-	Run:     runClassify,
-}
-
 // classifyInput is one --jsonl input line. "text" is accepted for
 // "message" so the classifier's corpus (retry/testdata/errors.jsonl) can
 // be piped in as it is.

@@ -13,12 +13,6 @@ import (
 
 const compactUsage = "starter compact [--session ID] [--instructions TEXT] [--fault TEXT]... [--json]"
 
-var compactCmd = Command{
-	Name:    "compact",
-	Summary: "compact the session now: summarise older messages, keep the recent ones (Compact workflow)",
-	Run:     runCompact,
-}
-
 // runCompact runs the Compact workflow under the session's workflow id,
 // so it fails with "session busy" while a prompt runs, and waits for it.
 func runCompact(ctx context.Context, env Env, args []string) int {

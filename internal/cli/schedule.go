@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,14 +29,8 @@ const scheduleUsage = `starter schedule create --id ID (--cron "0 3 * * *" | --e
        starter schedule trigger ID
        starter schedule delete ID`
 
-// scheduleCmd manages scheduled jobs: Temporal Schedules whose runs start
+// runSchedule manages scheduled jobs: Temporal Schedules whose runs start
 // a prompt (internal/schedule).
-var scheduleCmd = Command{
-	Name:    "schedule",
-	Summary: "run a prompt on a schedule (a Temporal Schedule): create, update, list, describe, pause, unpause, trigger, delete",
-	Run:     runSchedule,
-}
-
 func runSchedule(ctx context.Context, env Env, args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintf(env.Stderr, "starter schedule: want a subcommand: create, update, list, describe, pause, unpause, trigger or delete\nusage: %s\n", scheduleUsage)
@@ -352,7 +347,7 @@ func printScheduleInfo(w io.Writer, info schedule.Info) {
 		fmt.Fprintf(w, "running: %s\n", r)
 	}
 	for _, r := range info.Recent {
-		fmt.Fprintf(w, "recent: %s  %-9s %s", r.ScheduledAt.UTC().Format(time.RFC3339), orDash(r.Status), r.WorkflowID)
+		fmt.Fprintf(w, "recent: %s  %-9s %s", r.ScheduledAt.UTC().Format(time.RFC3339), cmp.Or(r.Status, "-"), r.WorkflowID)
 		if r.SessionID != "" {
 			fmt.Fprintf(w, "  session %s", r.SessionID)
 		}
@@ -365,11 +360,4 @@ func printScheduleInfo(w io.Writer, info schedule.Info) {
 	if len(next) > 0 {
 		fmt.Fprintf(w, "next: %s\n", strings.Join(next, ", "))
 	}
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

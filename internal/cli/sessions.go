@@ -28,12 +28,6 @@ const sessionsUsage = "starter sessions [--failed | --running] [--json]"
 // lastPromptRunes bounds the last prompt's text in a sessions line.
 const lastPromptRunes = session.SummaryPromptRunes
 
-var sessionsCmd = Command{
-	Name:    "sessions",
-	Summary: "list sessions, newest first: how the last job ended (or what it waits for), workspace and branch, last prompt, last activity and usage",
-	Run:     runSessions,
-}
-
 // sessionSummary is one line of `starter sessions`.
 type sessionSummary struct {
 	ID string `json:"id"`
