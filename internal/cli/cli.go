@@ -314,15 +314,10 @@ func (c *common) parseNoArgs(env Env, args []string, usage string) bool {
 
 // askedForHelp: -h or --help is one of args (before "--").
 func askedForHelp(args []string) bool {
-	for _, a := range args {
-		switch a {
-		case "--":
-			return false
-		case "-h", "--help":
-			return true
-		}
+	if i := slices.Index(args, "--"); i >= 0 {
+		args = args[:i]
 	}
-	return false
+	return slices.Contains(args, "-h") || slices.Contains(args, "--help")
 }
 
 // unknownDashArg is the first of args (before "--") that looks like a

@@ -160,20 +160,13 @@ func (p *printer) print(e agent.Event) {
 
 // userStopWord is a prompt_end as a line, with one word for a prompt the
 // user stopped (issue 23): aborted, the status of `starter abort`, also
-// when abort_retry ended it (the event says failed: "Retry cancelled …";
-// Temporal says Canceled for both).
+// when abort_retry ended it by cancelling the retry it waited for (the
+// event says failed: "Retry cancelled …"; Temporal says Canceled for both).
 func userStopWord(e agent.Event) string {
-	if stoppedByUser(e) {
+	if e.Status == agent.StatusFailed && strings.HasPrefix(e.ErrorMessage, retry.CancelledMessage) {
 		e.Status = agent.StatusAborted
 	}
 	return e.String()
-}
-
-// stoppedByUser says whether the prompt ended because its user stopped
-// it: abort, or abort_retry cancelling the retry it waited for.
-func stoppedByUser(e agent.Event) bool {
-	return e.Status == agent.StatusAborted ||
-		e.Status == agent.StatusFailed && strings.HasPrefix(e.ErrorMessage, retry.CancelledMessage)
 }
 
 // startCountdown rewrites a countdown line each second (caller holds mu).

@@ -86,18 +86,13 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 	if c.fs.Changed("session") {
 		return fail(env, name, errors.New("--session is a flag of schedule create"))
 	}
-	want := 1
-	if sub == "list" {
-		want = 0
-	}
-	if c.fs.NArg() != want {
-		if want == 0 {
-			return fail(env, name, fmt.Errorf("unexpected argument %q", c.fs.Arg(0)))
-		}
-		return fail(env, name, fmt.Errorf("want exactly one argument: the schedule id (usage: starter %s ID)", name))
-	}
 	id = c.fs.Arg(0)
-	if sub != "list" {
+	switch {
+	case sub == "list" && c.fs.NArg() > 0:
+		return fail(env, name, fmt.Errorf("unexpected argument %q", id))
+	case sub != "list" && c.fs.NArg() != 1:
+		return fail(env, name, fmt.Errorf("want exactly one argument: the schedule id (usage: starter %s ID)", name))
+	case sub != "list":
 		if err := schedule.ValidateID(id); err != nil {
 			return fail(env, name, err)
 		}
