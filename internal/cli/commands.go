@@ -91,19 +91,23 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		}
 		return ExitOK
 	}
-	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, withBodies(k, c.session), withoutOwnMessage(), withFull(full))
+	p := newPrinter(env.Stdout, c.json, c.session)
+	p.body, p.skipFirstUser, p.full = storeBodies(k, c.session), true, full
+	return follow(ctx, env, "prompt", k, p, run.GetRunID(), 0)
 }
 
 // FollowPrompt prints the events of a prompt until it ends (then the
 // answer) and returns the exit code of its outcome.
 func FollowPrompt(ctx context.Context, env Env, k *client.Controller, sessionID, runID string, asJSON bool) int {
-	return follow(ctx, env, "prompt", k, sessionID, runID, 0, asJSON, withoutOwnMessage())
+	p := newPrinter(env.Stdout, asJSON, sessionID)
+	p.skipFirstUser = true
+	return follow(ctx, env, "prompt", k, p, runID, 0)
 }
 
-// follow prints the events of a prompt until it ends and returns the exit
-// code of its outcome.
-func follow(ctx context.Context, env Env, cmd string, k *client.Controller, sessionID, runID string, after int64, asJSON bool, opts ...printerOption) int {
-	p := newPrinter(env.Stdout, asJSON, sessionID, opts...)
+// follow prints the events of p's session's prompt with p until it ends
+// and returns the exit code of its outcome.
+func follow(ctx context.Context, env Env, cmd string, k *client.Controller, p *printer, runID string, after int64) int {
+	sessionID := p.session
 	defer p.stopCountdown()
 	end, err := k.Follow(ctx, sessionID, runID, after, p.print)
 	if err != nil {
@@ -119,7 +123,7 @@ func follow(ctx context.Context, env Env, cmd string, k *client.Controller, sess
 	}
 	p.stopCountdown()
 	p.ended(env, end)
-	if wt := end.Worktree; wt != nil && !asJSON {
+	if wt := end.Worktree; wt != nil && !p.json {
 		// Where a --worktree job's branch stands (its prompt_end, which
 		// --json prints whole).
 		fmt.Fprintln(env.Stdout, wt.Text)
@@ -329,16 +333,17 @@ func runEvents(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	}
 	defer closeFn()
+	p := newPrinter(env.Stdout, c.json, c.session)
+	p.body, p.full = storeBodies(k, c.session), full
 	if followFlag {
 		// The answer too: a short answer that no live snapshot caught
 		// arrives only with its message_end, which prints nothing.
-		return follow(ctx, env, "events", k, c.session, "", after, c.json, withBodies(k, c.session), withFull(full))
+		return follow(ctx, env, "events", k, p, "", after)
 	}
 	evs, err := k.Events(ctx, c.session, "", after)
 	if err != nil {
 		return fail(env, "events", err)
 	}
-	p := newPrinter(env.Stdout, c.json, c.session, withBodies(k, c.session), withFull(full))
 	p.noCountdown = true
 	for _, e := range evs {
 		p.print(e)

@@ -13,7 +13,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/toolview"
 	"github.com/durableagent/durableagent/retry"
@@ -40,42 +39,25 @@ type printer struct {
 	// (transcript.go).
 	live map[string]*liveOutput
 	// usersSeen counts the user messages printed; skipFirstUser leaves
-	// out the prompt's own message (the user just typed it).
+	// out the prompt's own message (the user just typed it; steers and
+	// follow-ups still print as delivered).
 	usersSeen     int
 	skipFirstUser bool
 	// body reads a tool result's whole text from the session store by
-	// entry id (nil, or ok false: only the event's preview is known).
+	// entry id (storeBodies; nil, or ok false: only the event's preview
+	// is known).
 	body func(entryID string) (text string, ok bool)
 	// full prints whole tool results instead of their collapsed view, and
-	// a model error's raw text.
+	// a model error's raw text (events --full, prompt --full).
 	full bool
 	// modelErr is the last model error printed: a prompt_end that failed
 	// with it does not print it again.
 	modelErr string
 }
 
-func newPrinter(w io.Writer, asJSON bool, sessionID string, opts ...printerOption) *printer {
-	p := &printer{w: w, json: asJSON, session: sessionID, noCountdown: !isTerminal(w)}
-	for _, o := range opts {
-		o(p)
-	}
-	return p
+func newPrinter(w io.Writer, asJSON bool, sessionID string) *printer {
+	return &printer{w: w, json: asJSON, session: sessionID, noCountdown: !isTerminal(w)}
 }
-
-// printerOption sets how a printer shows tool results.
-type printerOption func(*printer)
-
-// withBodies reads whole tool results through the workers.
-func withBodies(k *client.Controller, sessionID string) printerOption {
-	return func(p *printer) { p.body = storeBodies(k, sessionID) }
-}
-
-// withoutOwnMessage leaves the prompt's own user message out: the user
-// just typed it (steers and follow-ups still print as delivered).
-func withoutOwnMessage() printerOption { return func(p *printer) { p.skipFirstUser = true } }
-
-// withFull prints tool results whole (events --full, prompt --full).
-func withFull(full bool) printerOption { return func(p *printer) { p.full = full } }
 
 // isTerminal says whether w is a terminal (not merely a character device
 // such as /dev/null).
