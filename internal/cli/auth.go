@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -198,11 +199,7 @@ func authList(env Env, args []string) int {
 		case e.WindowOnly:
 			id += " (not in this auth.json)"
 		}
-		kind := e.Kind
-		if kind == "" {
-			kind = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", id, e.Provider, kind, state, e.Sessions)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", id, e.Provider, cmp.Or(e.Kind, "-"), state, e.Sessions)
 	}
 	if err := tw.Flush(); err != nil {
 		return fail(env, "auth list", err)

@@ -109,10 +109,7 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 	case "describe":
 		return scheduleDescribe(ctx, env, c, m, id)
 	case "pause":
-		if note == "" {
-			note = "paused with starter schedule pause"
-		}
-		err = m.Pause(ctx, id, note)
+		err = m.Pause(ctx, id, cmp.Or(note, "paused with starter schedule pause"))
 	case "unpause":
 		err = m.Unpause(ctx, id, note)
 	case "trigger":

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -214,11 +215,7 @@ func sessionExport(ctx context.Context, env Env, c *common, s settings.Settings,
 	for _, warn := range sess.Warnings {
 		fmt.Fprintf(env.Stderr, "starter %s: warning: %s\n", name, warn)
 	}
-	dest := "stdout"
-	if out != "" {
-		dest = out
-	}
-	fmt.Fprintf(env.Stderr, "exported session %s from %s: %d entries to %s\n", id, kind, len(sess.Entries), dest)
+	fmt.Fprintf(env.Stderr, "exported session %s from %s: %d entries to %s\n", id, kind, len(sess.Entries), cmp.Or(out, "stdout"))
 	return ExitOK
 }
 

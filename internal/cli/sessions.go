@@ -204,10 +204,7 @@ func printSessions(w io.Writer, sums []sessionSummary, now time.Time) {
 				usage += " $" + agent.FormatUsd(u.CostUsd)
 			}
 		}
-		ws := s.Workspace
-		if ws == "" {
-			ws = "-"
-		}
+		ws := cmp.Or(s.Workspace, "-")
 		if s.Branch != "" {
 			ws += " [" + s.Branch + "]"
 		}
