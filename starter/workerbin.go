@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"debug/buildinfo"
@@ -60,10 +61,7 @@ func installHint(self build) string {
 	if v == "" || v == "(devel)" || strings.HasSuffix(v, "+dirty") {
 		v = "latest"
 	}
-	mod := self.modPath
-	if mod == "" {
-		mod = "github.com/durableagent/durableagent"
-	}
+	mod := cmp.Or(self.modPath, "github.com/durableagent/durableagent")
 	return fmt.Sprintf("the demo runs in the worker binary (it links the embedded Temporal server and UI), and this starter has no source tree to build it from and finds no worker of its version next to it or on PATH; install it (about 10 minutes of compiling on 2 cores with empty Go caches) and run starter demo again: go install %s/worker@%s", mod, v)
 }
 

@@ -59,10 +59,10 @@ func newPrinter(w io.Writer, asJSON bool, sessionID string) *printer {
 	return &printer{w: w, json: asJSON, session: sessionID, noCountdown: !isTerminal(w)}
 }
 
-// isTerminal says whether w is a terminal (not merely a character device
-// such as /dev/null).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal says whether stream (a writer or stdin) is a terminal (not
+// merely a character device such as /dev/null).
+func isTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
