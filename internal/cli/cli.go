@@ -201,8 +201,12 @@ func bareFlags(name string, env Env) *common {
 // rate-limit windows kept there (postgres), and `settings` shows every
 // key.
 var workerKeysUsed = map[string]string{
-	"auth list": "session.", "session": "session.", "sessions": "session.", "rpc": "session.", "chat": "session.",
-	"settings": "",
+	"auth list": "session.",
+	"session":   "session.",
+	"sessions":  "session.",
+	"rpc":       "session.",
+	"chat":      "session.",
+	"settings":  "",
 }
 
 // starterIgnores says whether command cmd ("auth list" itself, else
