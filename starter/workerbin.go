@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"debug/buildinfo"
@@ -34,39 +35,24 @@ const compileNote = "compiling the embedded Temporal server and UI once (the wor
 // needed), or an installed worker of the same version next to the starter
 // or on PATH. Without either it says how to install one.
 func demoBinary(ctx context.Context, self build, w io.Writer, tty bool) (string, error) {
-	if bin := os.Getenv(WorkerBinEnv); bin != "" {
+	if bin := os.Getenv(settings.EnvWorkerBin); bin != "" {
 		if _, err := os.Stat(bin); err != nil {
-			return "", fmt.Errorf("%s names a worker binary that cannot be used: %w", WorkerBinEnv, err)
+			return "", fmt.Errorf("%s names a worker binary that cannot be used: %w", settings.EnvWorkerBin, err)
 		}
 		return bin, nil
 	}
-	if self.root != "" {
-		goBin, err := exec.LookPath("go")
-		if err == nil {
-			dir, err := binCacheDir()
-			if err != nil {
-				return "", err
-			}
-			return cachedWorker(ctx, goBin, self, dir, w, tty)
+	if goBin, err := exec.LookPath("go"); err == nil && self.root != "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("no cache dir for the worker binary: %w", err)
 		}
+		// Built workers are kept in os.UserCacheDir()/durable-agent/bin.
+		return cachedWorker(ctx, goBin, self, filepath.Join(base, "durable-agent", "bin"), w, tty)
 	}
 	if bin := installedWorker(self); bin != "" {
 		return bin, nil
 	}
 	return "", errors.New(installHint(self))
-}
-
-// WorkerBinEnv names a worker binary for `starter demo` to run instead of
-// finding or building one (a worker built or installed by other means).
-const WorkerBinEnv = settings.EnvWorkerBin
-
-// binCacheDir is where built workers are kept: os.UserCacheDir()/durable-agent/bin.
-func binCacheDir() (string, error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no cache dir for the worker binary: %w", err)
-	}
-	return filepath.Join(base, "durable-agent", "bin"), nil
 }
 
 // installHint is the one-line way out when no worker can be built or found.
@@ -75,10 +61,7 @@ func installHint(self build) string {
 	if v == "" || v == "(devel)" || strings.HasSuffix(v, "+dirty") {
 		v = "latest"
 	}
-	mod := self.modPath
-	if mod == "" {
-		mod = "github.com/durableagent/durableagent"
-	}
+	mod := cmp.Or(self.modPath, "github.com/durableagent/durableagent")
 	return fmt.Sprintf("the demo runs in the worker binary (it links the embedded Temporal server and UI), and this starter has no source tree to build it from and finds no worker of its version next to it or on PATH; install it (about 10 minutes of compiling on 2 cores with empty Go caches) and run starter demo again: go install %s/worker@%s", mod, v)
 }
 

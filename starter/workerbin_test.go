@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/durableagent/durableagent/internal/settings"
 )
 
 // Issue 23/24: the client is a normal-sized binary; it must not link the
@@ -155,14 +157,14 @@ func TestDemoBinary_WorkerBinEnvWins(t *testing.T) {
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(WorkerBinEnv, bin)
+	t.Setenv(settings.EnvWorkerBin, bin)
 	got, err := demoBinary(context.Background(), build{root: "/nonexistent"}, io.Discard, false)
 	if err != nil || got != bin {
 		t.Fatalf("demoBinary = %q, %v; want %q", got, err, bin)
 	}
-	t.Setenv(WorkerBinEnv, bin+"-missing")
+	t.Setenv(settings.EnvWorkerBin, bin+"-missing")
 	_, err = demoBinary(context.Background(), build{root: "/nonexistent"}, io.Discard, false)
-	if err == nil || !strings.Contains(err.Error(), WorkerBinEnv) || strings.Contains(err.Error(), "\n") {
-		t.Fatalf("a missing binary: err = %v, want one line naming %s", err, WorkerBinEnv)
+	if err == nil || !strings.Contains(err.Error(), settings.EnvWorkerBin) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a missing binary: err = %v, want one line naming %s", err, settings.EnvWorkerBin)
 	}
 }

@@ -69,22 +69,22 @@ func runDemo(ctx context.Context, env cli.Env, args []string) int {
 	workspace := fs.String("workspace", "", "the job's workspace (default: a new temporary directory with the demo's files)")
 	keep := fs.Bool("keep", term.IsTerminal(int(os.Stdin.Fd())), "keep the server and UI running after the prompt until Ctrl-C (default: when run from a terminal)")
 	settings.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	fail := func(err error) int {
 		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
 		return cli.ExitUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		return fail(err)
 	}
 	if err := session.ValidateID(*sessionID); err != nil {
-		fmt.Fprintf(env.Stderr, "starter demo: --session: %v\n", err)
-		return cli.ExitUsage
+		return fail(fmt.Errorf("--session: %w", err))
 	}
 	if err := scripted.ValidateScript(*faults); err != nil {
-		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
-		return cli.ExitUsage
+		return fail(err)
 	}
 	s, note, err := demoSettings(fs, env)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
-		return cli.ExitUsage
+		return fail(err)
 	}
 	if note != "" {
 		fmt.Fprintln(env.Stderr, "starter demo: "+note)
@@ -99,15 +99,13 @@ func runDemo(ctx context.Context, env cli.Env, args []string) int {
 	fmt.Fprintln(env.Stdout, "starting the embedded Temporal server, its Web UI and a worker…")
 	st, err := stack.Start(ctx, s, stack.Options{Dev: true, ReuseServer: true, Out: env.Stdout})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
-		return cli.ExitUsage
+		return fail(err)
 	}
 	defer st.Close()
 
 	ws, err := demoWorkspace(*workspace)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
-		return cli.ExitUsage
+		return fail(err)
 	}
 	before := snapshot(ws)
 	if *workspace == "" {
@@ -121,16 +119,14 @@ func runDemo(ctx context.Context, env cli.Env, args []string) int {
 
 	k, err := client.NewController(st.Client, st.Settings)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
-		return cli.ExitUsage
+		return fail(err)
 	}
 	in := client.PromptInput(st.Settings, *sessionID, DemoMessage)
 	in.Model.Faults = *faults
 	in.Workspace = ws
 	runHandle, err := k.StartPrompt(ctx, in)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "starter demo: %v\n", err)
-		return cli.ExitUsage
+		return fail(err)
 	}
 	fmt.Fprintf(env.Stdout, "prompt: %q\nworkflow %s  run %s\n", DemoMessage, runHandle.GetID(), runHandle.GetRunID())
 	fmt.Fprintf(env.Stdout, "the scripted model reads, edits, hits a 503 and runs the test; cancel a pending retry with: go run ./starter abort-retry --session %s\n\n", *sessionID)

@@ -9,13 +9,6 @@ import (
 	"github.com/durableagent/durableagent/internal/line"
 )
 
-var abortCmd = Command{
-	Name: "abort",
-	Summary: "abort the session's running prompt: its retry first, then the model call (signal abort); " +
-		"--terminate ends a prompt whose workflow task keeps failing, which cannot process the abort",
-	Run: runAbort,
-}
-
 // runAbort sends abort to the session's running prompt. A prompt whose
 // workflow task fails on every attempt cannot process it (issue 20 item
 // 1): the command says so in one line and names the way out, and with

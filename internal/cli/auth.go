@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,12 +25,6 @@ import (
 const authUsage = `starter auth add PROVIDER [--id ID] [--kind api_key|oauth] [--from-env VAR]   (secret on stdin)
        starter auth list [--json]
        starter auth remove ID`
-
-var authCmd = Command{
-	Name:    "auth",
-	Summary: "manage provider credentials in <dataDir>/auth.json (add, list, remove)",
-	Run:     runAuth,
-}
 
 // authProviders are the providers whose credentials the store holds.
 var authProviders = []string{"anthropic", "openai"}
@@ -56,34 +51,23 @@ func runAuth(ctx context.Context, env Env, args []string) int {
 // authSettings parses the settings flags (for the data dir) plus extra
 // ones, loads the settings and opens the store.
 func authSettings(env Env, name string, args []string, extra func(*pflag.FlagSet)) (*auth.File, *pflag.FlagSet, settings.Settings, bool) {
-	name = "auth " + name
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	settings.AddFlags(fs)
-	hideWorkerFlags(fs, name)
+	c := bareFlags("auth "+name, env)
 	if extra != nil {
-		extra(fs)
+		extra(c.fs)
 	}
-	var s settings.Settings
-	var f *auth.File
-	err := fs.Parse(args)
-	if errors.Is(err, pflag.ErrHelp) {
+	if !c.parse(env, args) {
+		return nil, nil, settings.Settings{}, false
+	}
+	s, ok := c.settings(env)
+	if !ok {
 		return nil, nil, s, false
 	}
-	if err == nil {
-		err = checkWorkerFlags(fs, name)
-	}
-	if err == nil {
-		s, err = settings.Load(settings.LoadOptions{Flags: fs})
-	}
-	if err == nil {
-		f, err = auth.OpenFile(app.AuthPath(s), auth.FileOptions{})
-	}
+	f, err := auth.OpenFile(app.AuthPath(s), auth.FileOptions{})
 	if err != nil {
-		fail(env, name, err)
+		fail(env, c.fs.Name(), err)
 		return nil, nil, s, false
 	}
-	return f, fs, s, true
+	return f, c.fs, s, true
 }
 
 // authAdd stores a credential. The secret is read from stdin (its first
@@ -215,11 +199,7 @@ func authList(env Env, args []string) int {
 		case e.WindowOnly:
 			id += " (not in this auth.json)"
 		}
-		kind := e.Kind
-		if kind == "" {
-			kind = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", id, e.Provider, kind, state, e.Sessions)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", id, e.Provider, cmp.Or(e.Kind, "-"), state, e.Sessions)
 	}
 	if err := tw.Flush(); err != nil {
 		return fail(env, "auth list", err)

@@ -3,20 +3,11 @@ package cli
 import (
 	"context"
 	"errors"
-	"os"
-
-	"golang.org/x/term"
 
 	"github.com/durableagent/durableagent/internal/tui"
 )
 
 const chatUsage = "starter chat [--session ID | -c] [--workspace DIR] [settings flags]"
-
-var chatCmd = Command{
-	Name:    "chat",
-	Summary: "chat with the agent in a terminal UI: live output, tool approval (y/n), steer (Enter) and follow-up (Alt+Enter) while it runs, live retry countdown, esc cancels a retry (docs/tui.md)",
-	Run:     runChat,
-}
 
 // runChat runs the terminal UI on one session until the user quits. A
 // running prompt is detached on quit; it keeps running in Temporal.
@@ -33,7 +24,7 @@ func runChat(ctx context.Context, env Env, args []string) int {
 	// Before Temporal is dialled (the workspace check reads the session
 	// through it): without a terminal the UI cannot run (/dev/null fails
 	// in epoll, a pipe would never end at EOF).
-	if f, isFile := env.Stdin.(*os.File); !isFile || !term.IsTerminal(int(f.Fd())) {
+	if !isTerminal(env.Stdin) {
 		return fail(env, "chat", errors.New("needs a terminal: stdin is not one (for scripts use starter prompt, or starter rpc for a JSON protocol)"))
 	}
 	if err := ws.resolve(c, s); err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,12 +16,6 @@ import (
 )
 
 const classifyUsage = "starter classify [--jsonl] < errors"
-
-var classifyCmd = Command{
-	Name:    "classify",
-	Summary: "classify error texts from stdin with the retry policy (one JSON line each)",
-	Run:     runClassify,
-}
 
 // classifyInput is one --jsonl input line. "text" is accepted for
 // "message" so the classifier's corpus (retry/testdata/errors.jsonl) can
@@ -74,10 +69,7 @@ func runClassify(ctx context.Context, env Env, args []string) int {
 			if err := json.Unmarshal([]byte(raw), &in); err != nil {
 				return fail(env, "classify", fmt.Errorf("line %d: not a JSON object: %w", line, err))
 			}
-			o.ErrorMessage = in.Message
-			if o.ErrorMessage == "" {
-				o.ErrorMessage = in.Text
-			}
+			o.ErrorMessage = cmp.Or(in.Message, in.Text)
 			o.ErrorStatus, o.ErrorType, o.ShouldRetry = in.Status, in.Type, in.ShouldRetry
 		}
 		c := retry.ClassifyAt(o, time.Now())

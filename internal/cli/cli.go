@@ -51,11 +51,57 @@ type Command struct {
 	Run     func(ctx context.Context, env Env, args []string) int
 }
 
-// commands is the command tree (an explicit list, no registry), by name.
+// commands is the command tree (an explicit list, no registry): name,
+// the summary usage prints, and the function that runs it.
 func commands() []Command {
-	return []Command{abortCmd, abortRetryCmd, approveCmd, authCmd, chatCmd, classifyCmd, clusterCmd, compactCmd, diffCmd, eventsCmd,
-		followUpCmd, promptCmd, rpcCmd, scheduleCmd, sessionCmd, sessionsCmd, setAutoRetryCmd, settingsCmd, showCmd,
-		queueCmd, stateCmd, steerCmd, topCmd}
+	return []Command{
+		{"abort", "abort the session's running prompt: its retry first, then the model call (signal abort); --terminate ends a prompt whose workflow task keeps failing, which cannot process the abort",
+			runAbort},
+		{"abort-retry", "cancel the pending retry of the session's running prompt (signal abort_retry)",
+			runAbortRetry},
+		{"approve", "approve (or --deny) a tool call waiting for approval in the running prompt (update approve_tool)",
+			runApprove},
+		{"auth", "manage provider credentials in <dataDir>/auth.json (add, list, remove)",
+			runAuth},
+		{"chat", "chat with the agent in a terminal UI: live output, tool approval (y/n), steer (Enter) and follow-up (Alt+Enter) while it runs, live retry countdown, esc cancels a retry (docs/tui.md)",
+			runChat},
+		{"classify", "classify error texts from stdin with the retry policy (one JSON line each)",
+			runClassify},
+		{"cluster", "prepare a Temporal cluster: wait until it serves (wait), create or check the namespace (init)",
+			runCluster},
+		{"compact", "compact the session now: summarise older messages, keep the recent ones (Compact workflow)",
+			runCompact},
+		{"diff", "print the diff of a --worktree session's job against its base commit (committed and uncommitted; run on the worker's host)",
+			runDiff},
+		{"events", "print the events of the session's latest prompt (--follow: until it ends)",
+			runEvents},
+		{"follow-up", "queue MESSAGE for the running prompt: delivered when it would otherwise end (signal follow_up)",
+			runFollowUp},
+		{"prompt", "run a prompt in a session and print its events live until it ends",
+			runPrompt},
+		{"queue", "list the running prompt's queued steer and follow-up messages, or edit, rm or clear them before they are delivered (query queue, update edit_queue)",
+			runQueue},
+		{"rpc", "serve the RPC protocol on stdin/stdout: JSON commands in, responses and live events out (docs/rpc.md)",
+			runRPC},
+		{"schedule", "run a prompt on a schedule (a Temporal Schedule): create, update, list, describe, pause, unpause, trigger, delete",
+			runSchedule},
+		{"session", "list, export, import, copy and delete sessions (jsonl and postgres stores)",
+			runSession},
+		{"sessions", "list sessions, newest first: how the last job ended (or what it waits for), workspace and branch, last prompt, last activity and usage",
+			runSessions},
+		{"set-auto-retry", "persist retry.enabled in the settings file and tell the running prompt (signal set_auto_retry)",
+			runSetAutoRetry},
+		{"settings", "show every setting's effective value and where it came from (flag, env, file, default); 'init' writes a commented settings file",
+			runSettings},
+		{"show", "print one entry of the session whole (a tool result's full output, a message), read through the workers",
+			runShow},
+		{"state", "show the state of the session's latest prompt (autoRetryEnabled, isRetrying, ...)",
+			runState},
+		{"steer", "steer the running prompt: after its current tool batch (the calls not started are skipped) it goes on with MESSAGE (signal steer)",
+			runSteer},
+		{"top", "the running prompts of this task queue: what each does now (model call, tools, backoff until T, approval), turn, tool calls, usage, elapsed; refreshing",
+			runTop},
+	}
 }
 
 // Main runs the starter with args (without the program name): the command
@@ -134,27 +180,33 @@ type common struct {
 }
 
 func newFlags(name string, env Env) *common {
-	c := &common{fs: pflag.NewFlagSet(name, pflag.ContinueOnError), env: env}
-	c.fs.SetOutput(env.Stderr)
+	c := bareFlags(name, env)
 	c.fs.StringVar(&c.session, "session", "", "session id (default: prompt and chat start a new session; other commands take the newest session of the current directory)")
 	c.fs.BoolVar(&c.json, "json", false, "print JSON (one object per line)")
+	return c
+}
+
+// bareFlags are the settings flags alone (auth, which takes no session).
+func bareFlags(name string, env Env) *common {
+	c := &common{fs: pflag.NewFlagSet(name, pflag.ContinueOnError), env: env}
+	c.fs.SetOutput(env.Stderr)
 	settings.AddFlags(c.fs)
 	hideWorkerFlags(c.fs, name)
 	return c
 }
 
-// workerKeysUsed are the worker-only keys a command reads all the same:
-// `session` opens the session stores itself, `rpc` and `chat` read
-// messages through the store of session.store, `auth list` reads the
+// workerKeysUsed are the worker-only keys a command reads all the same,
+// by prefix: `session` opens the session stores itself, `rpc` and `chat`
+// read messages through the store of session.store, `auth list` reads the
 // rate-limit windows kept there (postgres), and `settings` shows every
 // key.
-var workerKeysUsed = map[string]func(key string) bool{
-	"auth list": func(key string) bool { return strings.HasPrefix(key, "session.") },
-	"session":   func(key string) bool { return strings.HasPrefix(key, "session.") },
-	"sessions":  func(key string) bool { return strings.HasPrefix(key, "session.") },
-	"rpc":       func(key string) bool { return strings.HasPrefix(key, "session.") },
-	"chat":      func(key string) bool { return strings.HasPrefix(key, "session.") },
-	"settings":  func(string) bool { return true },
+var workerKeysUsed = map[string]string{
+	"auth list": "session.",
+	"session":   "session.",
+	"sessions":  "session.",
+	"rpc":       "session.",
+	"chat":      "session.",
+	"settings":  "",
 }
 
 // starterIgnores says whether command cmd ("auth list" itself, else
@@ -163,12 +215,12 @@ func starterIgnores(cmd string, k settings.KeyInfo) bool {
 	if k.Scope == settings.ScopeShared || k.Scope == settings.ScopePrompt {
 		return false
 	}
-	used := workerKeysUsed[cmd]
-	if used == nil {
+	prefix, ok := workerKeysUsed[cmd]
+	if !ok {
 		name, _, _ := strings.Cut(cmd, " ")
-		used = workerKeysUsed[name]
+		prefix, ok = workerKeysUsed[name]
 	}
-	return used == nil || !used(k.Key)
+	return !ok || !strings.HasPrefix(k.Key, prefix)
 }
 
 // hideWorkerFlags keeps the flags of keys cmd ignores out of its usage;
@@ -266,15 +318,10 @@ func (c *common) parseNoArgs(env Env, args []string, usage string) bool {
 
 // askedForHelp: -h or --help is one of args (before "--").
 func askedForHelp(args []string) bool {
-	for _, a := range args {
-		switch a {
-		case "--":
-			return false
-		case "-h", "--help":
-			return true
-		}
+	if i := slices.Index(args, "--"); i >= 0 {
+		args = args[:i]
 	}
-	return false
+	return slices.Contains(args, "-h") || slices.Contains(args, "--help")
 }
 
 // unknownDashArg is the first of args (before "--") that looks like a

@@ -22,20 +22,14 @@ import (
 const clusterUsage = `starter cluster wait [--timeout 2m]
        starter cluster init [--retention 168h] [--timeout 2m]`
 
-// clusterCmd does the two things a new cluster needs before its workers
+// clusterRetry is how often wait and init try again.
+const clusterRetry = time.Second
+
+// runCluster does the two things a new cluster needs before its workers
 // start, through the SDK and the same connection settings as every
 // command (TEMPORAL_ADDRESS, TLS, API key): wait until the server serves,
 // and create (or check) the namespace with the search attributes the
 // product registers. The temporal CLI can do the same; it is not needed.
-var clusterCmd = Command{
-	Name:    "cluster",
-	Summary: "prepare a Temporal cluster: wait until it serves (wait), create or check the namespace (init)",
-	Run:     runCluster,
-}
-
-// clusterRetry is how often wait and init try again.
-const clusterRetry = time.Second
-
 func runCluster(ctx context.Context, env Env, args []string) int {
 	if len(args) == 0 || (args[0] != "wait" && args[0] != "init") {
 		fmt.Fprintf(env.Stderr, "starter cluster: want a subcommand: wait or init\nusage: %s\n", clusterUsage)

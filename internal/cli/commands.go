@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,12 +24,6 @@ import (
 )
 
 const promptUsage = "starter prompt [--session ID | -c] [--workspace DIR] [--host HOST] [--worktree] [--fault TEXT]... [--detach] [--full] [--json] MESSAGE"
-
-var promptCmd = Command{
-	Name:    "prompt",
-	Summary: "run a prompt in a session and print its events live until it ends",
-	Run:     runPrompt,
-}
 
 func runPrompt(ctx context.Context, env Env, args []string) int {
 	c := newFlags("prompt", env)
@@ -96,19 +91,23 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		}
 		return ExitOK
 	}
-	return follow(ctx, env, "prompt", k, c.session, run.GetRunID(), 0, c.json, withBodies(k, c.session), withoutOwnMessage(), withFull(full))
+	p := newPrinter(env.Stdout, c.json, c.session)
+	p.body, p.skipFirstUser, p.full = storeBodies(k, c.session), true, full
+	return follow(ctx, env, "prompt", k, p, run.GetRunID(), 0)
 }
 
 // FollowPrompt prints the events of a prompt until it ends (then the
 // answer) and returns the exit code of its outcome.
 func FollowPrompt(ctx context.Context, env Env, k *client.Controller, sessionID, runID string, asJSON bool) int {
-	return follow(ctx, env, "prompt", k, sessionID, runID, 0, asJSON, withoutOwnMessage())
+	p := newPrinter(env.Stdout, asJSON, sessionID)
+	p.skipFirstUser = true
+	return follow(ctx, env, "prompt", k, p, runID, 0)
 }
 
-// follow prints the events of a prompt until it ends and returns the exit
-// code of its outcome.
-func follow(ctx context.Context, env Env, cmd string, k *client.Controller, sessionID, runID string, after int64, asJSON bool, opts ...printerOption) int {
-	p := newPrinter(env.Stdout, asJSON, sessionID, opts...)
+// follow prints the events of p's session's prompt with p until it ends
+// and returns the exit code of its outcome.
+func follow(ctx context.Context, env Env, cmd string, k *client.Controller, p *printer, runID string, after int64) int {
+	sessionID := p.session
 	defer p.stopCountdown()
 	end, err := k.Follow(ctx, sessionID, runID, after, p.print)
 	if err != nil {
@@ -123,20 +122,25 @@ func follow(ctx context.Context, env Env, cmd string, k *client.Controller, sess
 		return fail(env, cmd, err)
 	}
 	p.stopCountdown()
-	printUndelivered(env.Stderr, end)
-	code := ExitFailed
-	if end.Status == agent.StatusCompleted {
-		if text := p.lastText; !asJSON && text != "" && !p.lastStreamed {
-			fmt.Fprintln(env.Stdout, text)
-		}
-		code = ExitOK
-	}
-	if wt := end.Worktree; wt != nil && !asJSON {
+	p.ended(env, end)
+	if wt := end.Worktree; wt != nil && !p.json {
 		// Where a --worktree job's branch stands (its prompt_end, which
 		// --json prints whole).
 		fmt.Fprintln(env.Stdout, wt.Text)
 	}
-	return code
+	if end.Status != agent.StatusCompleted {
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// ended prints, after a prompt_end, the answer when it did not stream
+// and the messages the prompt did not deliver.
+func (p *printer) ended(env Env, end agent.Event) {
+	printUndelivered(env.Stderr, end)
+	if end.Status == agent.StatusCompleted && !p.json && p.lastText != "" && !p.lastStreamed {
+		fmt.Fprintln(env.Stdout, p.lastText)
+	}
 }
 
 // printUndelivered writes one line per message the ended prompt accepted
@@ -172,31 +176,21 @@ func stillRuns(k *client.Controller, sessionID string) string {
 	return fmt.Sprintf("the prompt keeps running in Temporal (starter events --session %s --follow)", sessionID)
 }
 
-var abortRetryCmd = Command{
-	Name:    "abort-retry",
-	Summary: "cancel the pending retry of the session's running prompt (signal abort_retry)",
-	Run: func(ctx context.Context, env Env, args []string) int {
-		c := newFlags("abort-retry", env)
-		if !c.parseNoArgs(env, args, "") {
-			return ExitUsage
-		}
-		k, _, closeFn, ok := c.controller(ctx, env)
-		if !ok {
-			return ExitUsage
-		}
-		defer closeFn()
-		if err := k.AbortRetry(ctx, c.session); err != nil {
-			return fail(env, "abort-retry", err)
-		}
-		printResult(env, c.json, map[string]any{"success": true, "command": "abort-retry", "sessionId": c.session}, "sent abort_retry to session "+c.session)
-		return ExitOK
-	},
-}
-
-var setAutoRetryCmd = Command{
-	Name:    "set-auto-retry",
-	Summary: "persist retry.enabled in the settings file and tell the running prompt (signal set_auto_retry)",
-	Run:     runSetAutoRetry,
+func runAbortRetry(ctx context.Context, env Env, args []string) int {
+	c := newFlags("abort-retry", env)
+	if !c.parseNoArgs(env, args, "") {
+		return ExitUsage
+	}
+	k, _, closeFn, ok := c.controller(ctx, env)
+	if !ok {
+		return ExitUsage
+	}
+	defer closeFn()
+	if err := k.AbortRetry(ctx, c.session); err != nil {
+		return fail(env, "abort-retry", err)
+	}
+	printResult(env, c.json, map[string]any{"success": true, "command": "abort-retry", "sessionId": c.session}, "sent abort_retry to session "+c.session)
+	return ExitOK
 }
 
 func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
@@ -223,6 +217,7 @@ func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
 		return fail(env, "set-auto-retry", err)
 	}
 	running := "no running prompt to tell"
+	defer c.closeReader()
 	k, err := c.reader(ctx, s)
 	if wd, werr := os.Getwd(); err == nil && c.session == "" && werr == nil {
 		c.session, _ = c.latestSessionIn(s, wd) // the setting is global; tell this directory's session
@@ -235,42 +230,34 @@ func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
 		case err == nil:
 			running = "running prompt told"
 		case !errors.Is(err, client.ErrNoRunningPrompt):
-			k.Client.Close()
 			return fail(env, "set-auto-retry", err)
 		}
-	}
-	if err == nil {
-		k.Client.Close()
 	}
 	printResult(env, c.json, map[string]any{"success": true, "command": "set_auto_retry", "enabled": enabled, "settingsFile": s.File()},
 		fmt.Sprintf("retry.enabled=%t written to %s (%s)", enabled, s.File(), running))
 	return ExitOK
 }
 
-var stateCmd = Command{
-	Name:    "state",
-	Summary: "show the state of the session's latest prompt (autoRetryEnabled, isRetrying, ...)",
-	Run: func(ctx context.Context, env Env, args []string) int {
-		c := newFlags("state", env)
-		if !c.parse(env, args) {
-			return ExitUsage
-		}
-		k, _, closeFn, ok := c.controller(ctx, env)
-		if !ok {
-			return ExitUsage
-		}
-		defer closeFn()
-		st, err := k.State(ctx, c.session)
-		if err != nil {
-			return fail(env, "state", err)
-		}
-		if c.json {
-			_ = json.NewEncoder(env.Stdout).Encode(st)
-			return ExitOK
-		}
-		printState(env.Stdout, st, time.Now())
+func runState(ctx context.Context, env Env, args []string) int {
+	c := newFlags("state", env)
+	if !c.parse(env, args) {
+		return ExitUsage
+	}
+	k, _, closeFn, ok := c.controller(ctx, env)
+	if !ok {
+		return ExitUsage
+	}
+	defer closeFn()
+	st, err := k.State(ctx, c.session)
+	if err != nil {
+		return fail(env, "state", err)
+	}
+	if c.json {
+		_ = json.NewEncoder(env.Stdout).Encode(st)
 		return ExitOK
-	},
+	}
+	printState(env.Stdout, st, time.Now())
+	return ExitOK
 }
 
 // printState writes the human form of `starter state`: the status line,
@@ -331,87 +318,77 @@ func previewLine(args json.RawMessage, n int) string {
 	return line.Cut(strings.TrimSpace(b.String()), n)
 }
 
-var eventsCmd = Command{
-	Name:    "events",
-	Summary: "print the events of the session's latest prompt (--follow: until it ends)",
-	Run: func(ctx context.Context, env Env, args []string) int {
-		c := newFlags("events", env)
-		var after int64
-		var followFlag, full bool
-		c.fs.Int64Var(&after, "after", 0, "only events with seq greater than this")
-		c.fs.BoolVar(&followFlag, "follow", false, "keep printing until the prompt ends")
-		c.fs.BoolVar(&full, "full", false, "print each tool result whole, read from the session store (with --json: in the event)")
-		if !c.parse(env, args) {
-			return ExitUsage
-		}
-		k, _, closeFn, ok := c.controller(ctx, env)
-		if !ok {
-			return ExitUsage
-		}
-		defer closeFn()
-		if followFlag {
-			// The answer too: a short answer that no live snapshot caught
-			// arrives only with its message_end, which prints nothing.
-			return follow(ctx, env, "events", k, c.session, "", after, c.json, withBodies(k, c.session), withFull(full))
-		}
-		evs, err := k.Events(ctx, c.session, "", after)
-		if err != nil {
-			return fail(env, "events", err)
-		}
-		p := newPrinter(env.Stdout, c.json, c.session, withBodies(k, c.session), withFull(full))
-		p.noCountdown = true
-		for _, e := range evs {
-			p.print(e)
-		}
-		if n := len(evs); n > 0 && !c.json && evs[n-1].Type == agent.EventPromptEnd && evs[n-1].Status == agent.StatusCompleted && p.lastText != "" && !p.lastStreamed {
-			fmt.Fprintln(env.Stdout, p.lastText)
-		}
-		if n := len(evs); n > 0 && !c.json && evs[n-1].Type == agent.EventPromptEnd {
-			printUndelivered(env.Stderr, evs[n-1])
-		}
-		return ExitOK
-	},
+func runEvents(ctx context.Context, env Env, args []string) int {
+	c := newFlags("events", env)
+	var after int64
+	var followFlag, full bool
+	c.fs.Int64Var(&after, "after", 0, "only events with seq greater than this")
+	c.fs.BoolVar(&followFlag, "follow", false, "keep printing until the prompt ends")
+	c.fs.BoolVar(&full, "full", false, "print each tool result whole, read from the session store (with --json: in the event)")
+	if !c.parse(env, args) {
+		return ExitUsage
+	}
+	k, _, closeFn, ok := c.controller(ctx, env)
+	if !ok {
+		return ExitUsage
+	}
+	defer closeFn()
+	p := newPrinter(env.Stdout, c.json, c.session)
+	p.body, p.full = storeBodies(k, c.session), full
+	if followFlag {
+		// The answer too: a short answer that no live snapshot caught
+		// arrives only with its message_end, which prints nothing.
+		return follow(ctx, env, "events", k, p, "", after)
+	}
+	evs, err := k.Events(ctx, c.session, "", after)
+	if err != nil {
+		return fail(env, "events", err)
+	}
+	p.noCountdown = true
+	for _, e := range evs {
+		p.print(e)
+	}
+	if n := len(evs); n > 0 && !c.json && evs[n-1].Type == agent.EventPromptEnd {
+		p.ended(env, evs[n-1])
+	}
+	return ExitOK
 }
 
 const settingsUsage = "starter settings [init] [--json]"
 
-var settingsCmd = Command{
-	Name:    "settings",
-	Summary: "show every setting's effective value and where it came from (flag, env, file, default); 'init' writes a commented settings file",
-	Run: func(ctx context.Context, env Env, args []string) int {
-		c := newFlags("settings", env)
-		if !c.parse(env, args) {
-			return ExitUsage
-		}
-		switch {
-		case c.fs.NArg() == 0 || c.fs.NArg() == 1 && c.fs.Arg(0) == "init":
-		case c.fs.Arg(0) != "init":
-			return fail(env, "settings", fmt.Errorf("unknown settings subcommand %q (usage: %s)", c.fs.Arg(0), settingsUsage))
-		default:
-			return fail(env, "settings", fmt.Errorf("unexpected argument %q after init (usage: %s)", c.fs.Arg(1), settingsUsage))
-		}
-		s, vals, err := settings.Explain(settings.LoadOptions{Flags: c.fs})
-		if err != nil {
+func runSettings(ctx context.Context, env Env, args []string) int {
+	c := newFlags("settings", env)
+	if !c.parse(env, args) {
+		return ExitUsage
+	}
+	switch {
+	case c.fs.NArg() == 0 || c.fs.NArg() == 1 && c.fs.Arg(0) == "init":
+	case c.fs.Arg(0) != "init":
+		return fail(env, "settings", fmt.Errorf("unknown settings subcommand %q (usage: %s)", c.fs.Arg(0), settingsUsage))
+	default:
+		return fail(env, "settings", fmt.Errorf("unexpected argument %q after init (usage: %s)", c.fs.Arg(1), settingsUsage))
+	}
+	s, vals, err := settings.Explain(settings.LoadOptions{Flags: c.fs})
+	if err != nil {
+		return fail(env, "settings", err)
+	}
+	if c.fs.Arg(0) == "init" {
+		if err := writeNewFile(s.File(), settings.ExampleYAML()); err != nil {
 			return fail(env, "settings", err)
 		}
-		if c.fs.Arg(0) == "init" {
-			if err := writeNewFile(s.File(), settings.ExampleYAML()); err != nil {
-				return fail(env, "settings", err)
-			}
-			fmt.Fprintf(env.Stdout, "wrote %s\n", s.File())
-			return ExitOK
-		}
-		if c.json {
-			origins := make(map[string]settings.Origin, len(vals))
-			for _, v := range vals {
-				origins[v.Key] = v.Origin
-			}
-			_ = json.NewEncoder(env.Stdout).Encode(settingsJSON{Settings: s, File: s.File(), Origins: origins})
-			return ExitOK
-		}
-		printSettings(env, s, vals)
+		fmt.Fprintf(env.Stdout, "wrote %s\n", s.File())
 		return ExitOK
-	},
+	}
+	if c.json {
+		origins := make(map[string]settings.Origin, len(vals))
+		for _, v := range vals {
+			origins[v.Key] = v.Origin
+		}
+		_ = json.NewEncoder(env.Stdout).Encode(settingsJSON{Settings: s, File: s.File(), Origins: origins})
+		return ExitOK
+	}
+	printSettings(env, s, vals)
+	return ExitOK
 }
 
 // settingsJSON is `starter settings --json`: the effective settings, the
@@ -437,11 +414,7 @@ func printSettings(env Env, s settings.Settings, vals []settings.Value) {
 	}
 	for _, v := range vals {
 		k := info[v.Key]
-		value := v.Value
-		if value == "" {
-			value = `""`
-		}
-		fmt.Fprintf(env.Stdout, "%-28s %-24s %s\n    %s (%s, default %s)\n", v.Key, value, v.Origin, k.Description, k.Env, orEmpty(k.Default))
+		fmt.Fprintf(env.Stdout, "%-28s %-24s %s\n    %s (%s, default %s)\n", v.Key, cmp.Or(v.Value, `""`), v.Origin, k.Description, k.Env, cmp.Or(k.Default, `""`))
 		if v.Key == "tools.sandbox.mode" {
 			fmt.Fprintf(env.Stdout, "    effective on this machine: %s\n", sandboxEffective(s.Tools.Sandbox.Mode, ""))
 		}
@@ -456,13 +429,6 @@ func printSettings(env Env, s settings.Settings, vals []settings.Value) {
 			fmt.Fprintf(env.Stdout, "\nretry is off for every prompt: retry.enabled is false in %s (set-auto-retry off writes it; 'starter set-auto-retry on' switches it back)\n", v.From)
 		}
 	}
-}
-
-func orEmpty(s string) string {
-	if s == "" {
-		return `""`
-	}
-	return s
 }
 
 func printResult(env Env, asJSON bool, v map[string]any, text string) {

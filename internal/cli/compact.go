@@ -13,12 +13,6 @@ import (
 
 const compactUsage = "starter compact [--session ID] [--instructions TEXT] [--fault TEXT]... [--json]"
 
-var compactCmd = Command{
-	Name:    "compact",
-	Summary: "compact the session now: summarise older messages, keep the recent ones (Compact workflow)",
-	Run:     runCompact,
-}
-
 // runCompact runs the Compact workflow under the session's workflow id,
 // so it fails with "session busy" while a prompt runs, and waits for it.
 func runCompact(ctx context.Context, env Env, args []string) int {
@@ -46,9 +40,14 @@ func runCompact(ctx context.Context, env Env, args []string) int {
 	if err != nil {
 		return fail(env, "compact", err)
 	}
-	stopRetries := printRetries(ctx, env, k, c.session, run.GetRunID())
+	// The summary call's retries (auto_retry_start with the abort-retry
+	// hint, and auto_retry_end) print on stderr while the command waits,
+	// so a wait on a 503 or a usage limit is not silent.
+	p := newPrinter(env.Stderr, false, c.session)
+	stopFollow := k.FollowCompactRetries(ctx, c.session, run.GetRunID(), p.print)
 	res, err := client.CompactResult(ctx, run)
-	stopRetries()
+	stopFollow()
+	p.stopCountdown()
 	if err != nil && res.Status == "" {
 		if ctx.Err() != nil {
 			fmt.Fprintf(env.Stderr, "starter compact: stopped waiting; the compaction keeps running in Temporal (starter state --session %s)\n", c.session)
@@ -65,19 +64,6 @@ func runCompact(ctx context.Context, env Env, args []string) int {
 		return ExitFailed
 	}
 	return ExitOK
-}
-
-// printRetries prints the compaction's summary call retries
-// (auto_retry_start with the abort-retry hint, and auto_retry_end) to
-// stderr while the command waits, so a wait on a 503 or a usage limit is
-// not silent. The returned func stops it once the result is in.
-func printRetries(ctx context.Context, env Env, k *client.Controller, sessionID, runID string) (stop func()) {
-	p := newPrinter(env.Stderr, false, sessionID)
-	stopFollow := k.FollowCompactRetries(ctx, sessionID, runID, p.print)
-	return func() {
-		stopFollow()
-		p.stopCountdown()
-	}
 }
 
 func printCompactResult(env Env, sessionID string, res workflows.CompactResult) {

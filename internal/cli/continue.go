@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -128,12 +129,9 @@ func newSessionID(dir string, now time.Time) string {
 	if len(base) > 40 {
 		base = strings.TrimRight(base[:40], "-")
 	}
-	if base == "" {
-		base = "session"
-	}
 	b := make([]byte, 2)
 	_, _ = rand.Read(b)
-	return base + "-" + now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+	return cmp.Or(base, "session") + "-" + now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
 }
 
 // sessionFromDir are the commands that, without --session, act on the

@@ -15,17 +15,11 @@ import (
 
 const diffUsage = "starter diff [--session ID]"
 
-// diffCmd prints the change of a session's job: `git diff <base>` in its
+// runDiff prints the change of a session's job: `git diff <base>` in its
 // worktree, untracked files included (worktree.Diff). The worktree is on
 // the worker host that created the session, so diff runs there: on
 // another host it says so instead of printing nothing. The worktree's
 // place is read through the workers.
-var diffCmd = Command{
-	Name:    "diff",
-	Summary: "print the diff of a --worktree session's job against its base commit (committed and uncommitted; run on the worker's host)",
-	Run:     runDiff,
-}
-
 func runDiff(ctx context.Context, env Env, args []string) int {
 	c := newFlags("diff", env)
 	if !c.parseNoArgs(env, args, diffUsage) {
@@ -60,7 +54,7 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 		return fail(env, "diff", err)
 	}
 	if d == "" {
-		fmt.Fprintf(env.Stderr, "starter diff: no changes on branch %s since %s\n", wt.Branch, shortHash(wt.Base))
+		fmt.Fprintf(env.Stderr, "starter diff: no changes on branch %s since %s\n", wt.Branch, wt.Base[:min(7, len(wt.Base))])
 		return ExitOK
 	}
 	fmt.Fprintln(env.Stdout, d)
@@ -87,13 +81,6 @@ func worktreeHere(id string, wt *session.Worktree) error {
 		return nil
 	}
 	return fmt.Errorf("the worktree of session %s (%s, branch %s) is not on this host: run starter diff on the host of the worker that created the session", id, wt.Dir, wt.Branch)
-}
-
-func shortHash(h string) string {
-	if len(h) > 7 {
-		return h[:7]
-	}
-	return h
 }
 
 // checkWorktree refuses --worktree before anything starts where this

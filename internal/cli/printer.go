@@ -13,7 +13,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/toolview"
 	"github.com/durableagent/durableagent/retry"
@@ -40,47 +39,30 @@ type printer struct {
 	// (transcript.go).
 	live map[string]*liveOutput
 	// usersSeen counts the user messages printed; skipFirstUser leaves
-	// out the prompt's own message (the user just typed it).
+	// out the prompt's own message (the user just typed it; steers and
+	// follow-ups still print as delivered).
 	usersSeen     int
 	skipFirstUser bool
 	// body reads a tool result's whole text from the session store by
-	// entry id (nil, or ok false: only the event's preview is known).
+	// entry id (storeBodies; nil, or ok false: only the event's preview
+	// is known).
 	body func(entryID string) (text string, ok bool)
 	// full prints whole tool results instead of their collapsed view, and
-	// a model error's raw text.
+	// a model error's raw text (events --full, prompt --full).
 	full bool
 	// modelErr is the last model error printed: a prompt_end that failed
 	// with it does not print it again.
 	modelErr string
 }
 
-func newPrinter(w io.Writer, asJSON bool, sessionID string, opts ...printerOption) *printer {
-	p := &printer{w: w, json: asJSON, session: sessionID, noCountdown: !isTerminal(w)}
-	for _, o := range opts {
-		o(p)
-	}
-	return p
+func newPrinter(w io.Writer, asJSON bool, sessionID string) *printer {
+	return &printer{w: w, json: asJSON, session: sessionID, noCountdown: !isTerminal(w)}
 }
 
-// printerOption sets how a printer shows tool results.
-type printerOption func(*printer)
-
-// withBodies reads whole tool results through the workers.
-func withBodies(k *client.Controller, sessionID string) printerOption {
-	return func(p *printer) { p.body = storeBodies(k, sessionID) }
-}
-
-// withoutOwnMessage leaves the prompt's own user message out: the user
-// just typed it (steers and follow-ups still print as delivered).
-func withoutOwnMessage() printerOption { return func(p *printer) { p.skipFirstUser = true } }
-
-// withFull prints tool results whole (events --full, prompt --full).
-func withFull(full bool) printerOption { return func(p *printer) { p.full = full } }
-
-// isTerminal says whether w is a terminal (not merely a character device
-// such as /dev/null).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal says whether stream (a writer or stdin) is a terminal (not
+// merely a character device such as /dev/null).
+func isTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -160,20 +142,13 @@ func (p *printer) print(e agent.Event) {
 
 // userStopWord is a prompt_end as a line, with one word for a prompt the
 // user stopped (issue 23): aborted, the status of `starter abort`, also
-// when abort_retry ended it (the event says failed: "Retry cancelled …";
-// Temporal says Canceled for both).
+// when abort_retry ended it by cancelling the retry it waited for (the
+// event says failed: "Retry cancelled …"; Temporal says Canceled for both).
 func userStopWord(e agent.Event) string {
-	if stoppedByUser(e) {
+	if e.Status == agent.StatusFailed && strings.HasPrefix(e.ErrorMessage, retry.CancelledMessage) {
 		e.Status = agent.StatusAborted
 	}
 	return e.String()
-}
-
-// stoppedByUser says whether the prompt ended because its user stopped
-// it: abort, or abort_retry cancelling the retry it waited for.
-func stoppedByUser(e agent.Event) bool {
-	return e.Status == agent.StatusAborted ||
-		e.Status == agent.StatusFailed && strings.HasPrefix(e.ErrorMessage, retry.CancelledMessage)
 }
 
 // startCountdown rewrites a countdown line each second (caller holds mu).

@@ -12,12 +12,6 @@ import (
 
 const queueUsage = "starter queue [--session ID] [--json] | queue edit [--kind steer|follow_up] ID [TEXT] | queue rm ID | queue clear"
 
-var queueCmd = Command{
-	Name:    "queue",
-	Summary: "list the running prompt's queued steer and follow-up messages, or edit, rm or clear them before they are delivered (query queue, update edit_queue)",
-	Run:     runQueue,
-}
-
 func runQueue(ctx context.Context, env Env, args []string) int {
 	action := ""
 	if len(args) > 0 && slices.Contains([]string{"edit", "rm", "clear"}, args[0]) {

@@ -15,12 +15,6 @@ import (
 
 const rpcUsage = "starter rpc [--session ID | -c] [--workspace DIR] [--mode rpc] [--protocol 1.6|0.73] [--provider P] [--model [P/]NAME[:LEVEL]] [settings flags]"
 
-var rpcCmd = Command{
-	Name:    "rpc",
-	Summary: "serve the RPC protocol on stdin/stdout: JSON commands in, responses and live events out (docs/rpc.md)",
-	Run:     runRPC,
-}
-
 // runRPC serves one session until stdin closes: as prompt chooses it
 // (resolve), so without --session or -c a new one in the current
 // directory, as the terminal agent's RPC mode does. Stdout carries protocol

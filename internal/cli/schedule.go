@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,14 +29,8 @@ const scheduleUsage = `starter schedule create --id ID (--cron "0 3 * * *" | --e
        starter schedule trigger ID
        starter schedule delete ID`
 
-// scheduleCmd manages scheduled jobs: Temporal Schedules whose runs start
+// runSchedule manages scheduled jobs: Temporal Schedules whose runs start
 // a prompt (internal/schedule).
-var scheduleCmd = Command{
-	Name:    "schedule",
-	Summary: "run a prompt on a schedule (a Temporal Schedule): create, update, list, describe, pause, unpause, trigger, delete",
-	Run:     runSchedule,
-}
-
 func runSchedule(ctx context.Context, env Env, args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintf(env.Stderr, "starter schedule: want a subcommand: create, update, list, describe, pause, unpause, trigger or delete\nusage: %s\n", scheduleUsage)
@@ -91,18 +86,13 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 	if c.fs.Changed("session") {
 		return fail(env, name, errors.New("--session is a flag of schedule create"))
 	}
-	want := 1
-	if sub == "list" {
-		want = 0
-	}
-	if c.fs.NArg() != want {
-		if want == 0 {
-			return fail(env, name, fmt.Errorf("unexpected argument %q", c.fs.Arg(0)))
-		}
-		return fail(env, name, fmt.Errorf("want exactly one argument: the schedule id (usage: starter %s ID)", name))
-	}
 	id = c.fs.Arg(0)
-	if sub != "list" {
+	switch {
+	case sub == "list" && c.fs.NArg() > 0:
+		return fail(env, name, fmt.Errorf("unexpected argument %q", id))
+	case sub != "list" && c.fs.NArg() != 1:
+		return fail(env, name, fmt.Errorf("want exactly one argument: the schedule id (usage: starter %s ID)", name))
+	case sub != "list":
 		if err := schedule.ValidateID(id); err != nil {
 			return fail(env, name, err)
 		}
@@ -119,10 +109,7 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 	case "describe":
 		return scheduleDescribe(ctx, env, c, m, id)
 	case "pause":
-		if note == "" {
-			note = "paused with starter schedule pause"
-		}
-		err = m.Pause(ctx, id, note)
+		err = m.Pause(ctx, id, cmp.Or(note, "paused with starter schedule pause"))
 	case "unpause":
 		err = m.Unpause(ctx, id, note)
 	case "trigger":
@@ -352,7 +339,7 @@ func printScheduleInfo(w io.Writer, info schedule.Info) {
 		fmt.Fprintf(w, "running: %s\n", r)
 	}
 	for _, r := range info.Recent {
-		fmt.Fprintf(w, "recent: %s  %-9s %s", r.ScheduledAt.UTC().Format(time.RFC3339), orDash(r.Status), r.WorkflowID)
+		fmt.Fprintf(w, "recent: %s  %-9s %s", r.ScheduledAt.UTC().Format(time.RFC3339), cmp.Or(r.Status, "-"), r.WorkflowID)
 		if r.SessionID != "" {
 			fmt.Fprintf(w, "  session %s", r.SessionID)
 		}
@@ -365,11 +352,4 @@ func printScheduleInfo(w io.Writer, info schedule.Info) {
 	if len(next) > 0 {
 		fmt.Fprintf(w, "next: %s\n", strings.Join(next, ", "))
 	}
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

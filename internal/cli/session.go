@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,74 +26,70 @@ const sessionUsage = `starter session list [--store S]
 S is a session store, jsonl or postgres, read or written directly with its settings;
 list and export without --store read the workers' store through them`
 
-// sessionCmd moves sessions between the stores: the JSONL files of one
+// runSession moves sessions between the stores: the JSONL files of one
 // machine and the PostgreSQL database of a cluster. The exchange format
 // is the JSONL session file itself (a header line, then one entry per
 // line), so an export can be read, diffed, archived or dropped into a
 // sessions directory as it is. Writes are idempotent by entry id: an
 // import or copy repeated, or resumed after a failure, writes only what
 // is missing.
-var sessionCmd = Command{
-	Name:    "session",
-	Summary: "list, export, import, copy and delete sessions (jsonl and postgres stores)",
-	Run: func(ctx context.Context, env Env, args []string) int {
-		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(env.Stderr, "starter session: want a subcommand: list, export, import, copy, delete or set\nusage: %s\n", sessionUsage)
-			return ExitUsage
+func runSession(ctx context.Context, env Env, args []string) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(env.Stderr, "starter session: want a subcommand: list, export, import, copy, delete or set\nusage: %s\n", sessionUsage)
+		return ExitUsage
+	}
+	sub, args := args[0], args[1:]
+	c := newFlags("session "+sub, env)
+	store := c.fs.String("store", "", "session store: jsonl or postgres (default: session.store)")
+	var out, from, to *string
+	var all, force *bool
+	switch sub {
+	case "delete":
+		force = c.fs.Bool("force", false, "delete a --worktree session whose worktree has uncommitted changes or whose branch has commits no other branch has")
+	case "list", "import", "set":
+	case "export":
+		out = c.fs.String("out", "", "write the session to `FILE` (default: stdout)")
+	case "copy":
+		from = c.fs.String("from", "", "store to copy from: jsonl or postgres")
+		to = c.fs.String("to", "", "store to copy to: jsonl or postgres")
+		all = c.fs.Bool("all", false, "copy every session of --from")
+	default:
+		fmt.Fprintf(env.Stderr, "starter session: unknown subcommand %q (want list, export, import, copy, delete or set)\n", sub)
+		return ExitUsage
+	}
+	if !c.parse(env, args) {
+		return ExitUsage
+	}
+	s, ok := c.settings(env)
+	if !ok {
+		return ExitUsage
+	}
+	name := "session " + sub
+	switch sub {
+	case "set":
+		return sessionSet(ctx, env, c)
+	case "delete":
+		return sessionDelete(ctx, env, c, *store, *force)
+	case "list":
+		defer c.closeReader()
+		return sessionList(ctx, env, c, s, *store)
+	case "export":
+		defer c.closeReader()
+		return sessionExport(ctx, env, c, s, *store, c.session, *out)
+	case "import":
+		if c.fs.NArg() != 1 {
+			return fail(env, name, errors.New("want exactly one argument: the session file, or - for stdin"))
 		}
-		sub, args := args[0], args[1:]
-		c := newFlags("session "+sub, env)
-		store := c.fs.String("store", "", "session store: jsonl or postgres (default: session.store)")
-		var out, from, to *string
-		var all, force *bool
-		switch sub {
-		case "delete":
-			force = c.fs.Bool("force", false, "delete a --worktree session whose worktree has uncommitted changes or whose branch has commits no other branch has")
-		case "list", "import", "set":
-		case "export":
-			out = c.fs.String("out", "", "write the session to `FILE` (default: stdout)")
-		case "copy":
-			from = c.fs.String("from", "", "store to copy from: jsonl or postgres")
-			to = c.fs.String("to", "", "store to copy to: jsonl or postgres")
-			all = c.fs.Bool("all", false, "copy every session of --from")
-		default:
-			fmt.Fprintf(env.Stderr, "starter session: unknown subcommand %q (want list, export, import, copy, delete or set)\n", sub)
-			return ExitUsage
+		return sessionImport(env, s, *store, c.fs.Arg(0), c.session, c.fs.Changed("session"))
+	default:
+		if *from == "" || *to == "" {
+			return fail(env, name, errors.New("--from and --to are required"))
 		}
-		if !c.parse(env, args) {
-			return ExitUsage
+		if *all == c.fs.Changed("session") {
+			return fail(env, name, errors.New("give either --session ID or --all"))
 		}
-		s, ok := c.settings(env)
-		if !ok {
-			return ExitUsage
-		}
-		name := "session " + sub
-		switch sub {
-		case "set":
-			return sessionSet(ctx, env, c)
-		case "delete":
-			return sessionDelete(ctx, env, c, *store, *force)
-		case "list":
-			defer c.closeReader()
-			return sessionList(ctx, env, c, s, *store)
-		case "export":
-			defer c.closeReader()
-			return sessionExport(ctx, env, c, s, *store, c.session, *out)
-		case "import":
-			if c.fs.NArg() != 1 {
-				return fail(env, name, errors.New("want exactly one argument: the session file, or - for stdin"))
-			}
-			return sessionImport(env, s, *store, c.fs.Arg(0), c.session, c.fs.Changed("session"))
-		default:
-			if *from == "" || *to == "" {
-				return fail(env, name, errors.New("--from and --to are required"))
-			}
-			if *all == c.fs.Changed("session") {
-				return fail(env, name, errors.New("give either --session ID or --all"))
-			}
-			return sessionCopy(env, s, *from, *to, c.session, *all)
-		}
-	},
+		return sessionCopy(env, s, *from, *to, c.session, *all)
+	}
 }
 
 // sessionStore is what the subcommands need of a store.
@@ -218,11 +215,7 @@ func sessionExport(ctx context.Context, env Env, c *common, s settings.Settings,
 	for _, warn := range sess.Warnings {
 		fmt.Fprintf(env.Stderr, "starter %s: warning: %s\n", name, warn)
 	}
-	dest := "stdout"
-	if out != "" {
-		dest = out
-	}
-	fmt.Fprintf(env.Stderr, "exported session %s from %s: %d entries to %s\n", id, kind, len(sess.Entries), dest)
+	fmt.Fprintf(env.Stderr, "exported session %s from %s: %d entries to %s\n", id, kind, len(sess.Entries), cmp.Or(out, "stdout"))
 	return ExitOK
 }
 

@@ -28,12 +28,6 @@ const sessionsUsage = "starter sessions [--failed | --running] [--json]"
 // lastPromptRunes bounds the last prompt's text in a sessions line.
 const lastPromptRunes = session.SummaryPromptRunes
 
-var sessionsCmd = Command{
-	Name:    "sessions",
-	Summary: "list sessions, newest first: how the last job ended (or what it waits for), workspace and branch, last prompt, last activity and usage",
-	Run:     runSessions,
-}
-
 // sessionSummary is one line of `starter sessions`.
 type sessionSummary struct {
 	ID string `json:"id"`
@@ -210,10 +204,7 @@ func printSessions(w io.Writer, sums []sessionSummary, now time.Time) {
 				usage += " $" + agent.FormatUsd(u.CostUsd)
 			}
 		}
-		ws := s.Workspace
-		if ws == "" {
-			ws = "-"
-		}
+		ws := cmp.Or(s.Workspace, "-")
 		if s.Branch != "" {
 			ws += " [" + s.Branch + "]"
 		}

@@ -13,15 +13,9 @@ import (
 
 const showUsage = "starter show [--session ID] [--json] ENTRY"
 
-// showCmd prints one entry of a session whole: the events and history
+// runShow prints one entry of a session whole: the events and history
 // carry 160-character previews of tool results (issue 23); the session
 // store has the bodies, and the workers read it (SessionRead).
-var showCmd = Command{
-	Name:    "show",
-	Summary: "print one entry of the session whole (a tool result's full output, a message), read through the workers",
-	Run:     runShow,
-}
-
 func runShow(ctx context.Context, env Env, args []string) int {
 	c := newFlags("show", env)
 	if !c.parse(env, args) {

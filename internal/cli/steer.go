@@ -20,26 +20,12 @@ const (
 	approveUsage  = "starter approve [--session ID] [--deny] [--reason TEXT] [--for-session] [--json] TOOLCALLID"
 )
 
-var steerCmd = Command{
-	Name:    "steer",
-	Summary: "steer the running prompt: after its current tool batch (the calls not started are skipped) it goes on with MESSAGE (signal steer)",
-	Run: func(ctx context.Context, env Env, args []string) int {
-		return messageCommand(ctx, env, "steer", steerUsage, args, func(k *client.Controller, id, msg string) error { return k.Steer(ctx, id, msg) })
-	},
+func runSteer(ctx context.Context, env Env, args []string) int {
+	return messageCommand(ctx, env, "steer", steerUsage, args, func(k *client.Controller, id, msg string) error { return k.Steer(ctx, id, msg) })
 }
 
-var followUpCmd = Command{
-	Name:    "follow-up",
-	Summary: "queue MESSAGE for the running prompt: delivered when it would otherwise end (signal follow_up)",
-	Run: func(ctx context.Context, env Env, args []string) int {
-		return messageCommand(ctx, env, "follow-up", followUpUsage, args, func(k *client.Controller, id, msg string) error { return k.FollowUp(ctx, id, msg) })
-	},
-}
-
-var approveCmd = Command{
-	Name:    "approve",
-	Summary: "approve (or --deny) a tool call waiting for approval in the running prompt (update approve_tool)",
-	Run:     runApprove,
+func runFollowUp(ctx context.Context, env Env, args []string) int {
+	return messageCommand(ctx, env, "follow-up", followUpUsage, args, func(k *client.Controller, id, msg string) error { return k.FollowUp(ctx, id, msg) })
 }
 
 // messageCommand sends MESSAGE (the arguments joined by spaces) with send.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/toolview"
 )
@@ -94,15 +95,8 @@ func (p *printer) endLive(e agent.Event, mark, text string, whole bool) bool {
 		}
 		out = append(out, l.Text)
 	}
-	all := strings.Join(out, "\n") + "\n"
-	var rest string
-	switch {
-	case strings.HasPrefix(all, lo.printed):
-		rest = all[len(lo.printed):]
-	case strings.Contains("\n"+all, "\n"+lo.lastLine+"\n"):
-		i := strings.LastIndex("\n"+all, "\n"+lo.lastLine+"\n")
-		rest = all[i+len(lo.lastLine)+1:]
-	default:
+	rest, ok := lo.rest(strings.Join(out, "\n") + "\n")
+	if !ok {
 		return false
 	}
 	for _, l := range splitOutput(rest) {
@@ -120,10 +114,7 @@ func (p *printer) resultLine(s string) string {
 	if p.full {
 		return s
 	}
-	if r := []rune(s); len(r) > maxResultLineRunes {
-		return string(r[:maxResultLineRunes]) + "…"
-	}
-	return s
+	return line.Cut(s, maxResultLineRunes+1)
 }
 
 // wholeResult is e with its tool result's whole text from the session

@@ -15,7 +15,7 @@ import (
 // storeResult writes a tool result entry to the JSONL store under home,
 // as the worker does, and returns the printer option that reads it (as
 // the workers' ReadSession does; the starter reads through them).
-func storeResult(t *testing.T, home, sessionID, entryID, tool, text string, isError bool) printerOption {
+func storeResult(t *testing.T, home, sessionID, entryID, tool, text string, isError bool) func(entryID string) (string, bool) {
 	t.Helper()
 	st, err := session.Open(filepath.Join(home, "sessions"))
 	if err != nil {
@@ -29,15 +29,13 @@ func storeResult(t *testing.T, home, sessionID, entryID, tool, text string, isEr
 	if _, err := st.Append(sessionID, session.Entry{Type: session.TypeMessage, ID: entryID, Timestamp: time.Now(), Message: &m}); err != nil {
 		t.Fatal(err)
 	}
-	return func(p *printer) {
-		p.body = func(entryID string) (string, bool) {
-			sess, err := st.Load(sessionID)
-			if err != nil {
-				return "", false
-			}
-			en, ok := sess.Get(entryID)
-			return en.Message.Text(), ok
+	return func(entryID string) (string, bool) {
+		sess, err := st.Load(sessionID)
+		if err != nil {
+			return "", false
 		}
+		en, ok := sess.Get(entryID)
+		return en.Message.Text(), ok
 	}
 }
 
@@ -89,7 +87,8 @@ func TestPrinter_ToolResultsAsTerminalAgentsShowThem(t *testing.T) {
 			home := t.TempDir()
 			bodies := storeResult(t, home, "s1", "e7", tc.tool, tc.text, tc.isError)
 			var out bytes.Buffer
-			p := newPrinter(&out, false, "s1", bodies)
+			p := newPrinter(&out, false, "s1")
+			p.body = bodies
 			p.print(toolEnd("e7", tc.tool, tc.text, tc.isError))
 			got := out.String()
 			lines := strings.Split(got, "\n")
@@ -115,7 +114,8 @@ func TestPrinter_ToolResultsAsTerminalAgentsShowThem(t *testing.T) {
 // the preview prints with the command that shows the whole result.
 func TestPrinter_PreviewNamesShowWhenStoreUnreadable(t *testing.T) {
 	var out bytes.Buffer
-	p := newPrinter(&out, false, "s1", func(p *printer) { p.body = func(string) (string, bool) { return "", false } })
+	p := newPrinter(&out, false, "s1")
+	p.body = func(string) (string, bool) { return "", false }
 	p.print(toolEnd("e7", "bash", goTestOutput(), true))
 	if !strings.Contains(out.String(), "starter show --session s1 e7") || !strings.Contains(out.String(), "case_01") {
 		t.Fatalf("output:\n%s", out.String())
@@ -127,7 +127,8 @@ func TestPrinter_FullPrintsWholeResult(t *testing.T) {
 	home := t.TempDir()
 	bodies := storeResult(t, home, "s1", "e7", "bash", goTestOutput(), true)
 	var out bytes.Buffer
-	p := newPrinter(&out, false, "s1", bodies, withFull(true))
+	p := newPrinter(&out, false, "s1")
+	p.body, p.full = bodies, true
 	p.print(toolEnd("e7", "bash", goTestOutput(), true))
 	for _, want := range []string{"case_01", "case_40", "Command exited with code 1"} {
 		if !strings.Contains(out.String(), want) {
@@ -135,7 +136,8 @@ func TestPrinter_FullPrintsWholeResult(t *testing.T) {
 		}
 	}
 	out.Reset()
-	p = newPrinter(&out, true, "s1", bodies, withFull(true))
+	p = newPrinter(&out, true, "s1")
+	p.body, p.full = bodies, true
 	p.print(toolEnd("e7", "bash", goTestOutput(), true))
 	if !strings.Contains(out.String(), "case_01") || !strings.Contains(out.String(), `FAIL\texample.com/greet`) || strings.Contains(out.String(), `"truncated"`) {
 		t.Fatalf("--full --json event:\n%s", out.String())

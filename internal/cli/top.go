@@ -16,12 +16,6 @@ import (
 
 const topUsage = "starter top [--once] [--interval 2s] [--json]"
 
-var topCmd = Command{
-	Name:    "top",
-	Summary: "the running prompts of this task queue: what each does now (model call, tools, backoff until T, approval), turn, tool calls, usage, elapsed; refreshing",
-	Run:     runTop,
-}
-
 func runTop(ctx context.Context, env Env, args []string) int {
 	c := newFlags("top", env)
 	once := c.fs.Bool("once", false, "print the list once and exit (--json implies it)")
@@ -83,8 +77,13 @@ func writeTop(w io.Writer, queue string, jobs []client.Job, more bool, now time.
 		n = "the first " + n
 	}
 	rows := topTree(jobs)
-	subs := ""
-	if k := len(jobs) - countRoots(jobs); k > 0 {
+	subs, k := "", 0
+	for _, j := range jobs {
+		if j.ParentSession != "" {
+			k++
+		}
+	}
+	if k > 0 {
 		subs = fmt.Sprintf(" (%d sub-agents)", k)
 		if k == 1 {
 			subs = " (1 sub-agent)"
@@ -188,15 +187,4 @@ func topTree(jobs []client.Job) []topRow {
 		}
 	}
 	return out
-}
-
-// countRoots counts the jobs that are not a sub-agent's.
-func countRoots(jobs []client.Job) int {
-	n := 0
-	for _, j := range jobs {
-		if j.ParentSession == "" {
-			n++
-		}
-	}
-	return n
 }

@@ -82,14 +82,8 @@ func (p *printer) printOutput(e agent.Event) {
 		lo = &liveOutput{}
 		p.live[e.ToolCallID] = lo
 	}
-	var fresh string
-	switch {
-	case strings.HasPrefix(text, lo.printed):
-		fresh = text[len(lo.printed):]
-	case lo.lastLine != "" && strings.Contains("\n"+text, "\n"+lo.lastLine+"\n"):
-		i := strings.LastIndex("\n"+text, "\n"+lo.lastLine+"\n")
-		fresh = text[i+len(lo.lastLine)+1:]
-	default:
+	fresh, ok := lo.rest(text)
+	if !ok {
 		fmt.Fprintln(p.w, "  │ …")
 		fresh = text
 	}
@@ -99,6 +93,19 @@ func (p *printer) printOutput(e agent.Event) {
 		lo.lastLine = l
 		lo.lines++
 	}
+}
+
+// rest is what of text follows the output printed: after the printed
+// prefix, else after the last line printed; ok is false when neither is
+// found (the snapshot moved past both).
+func (lo *liveOutput) rest(text string) (string, bool) {
+	if strings.HasPrefix(text, lo.printed) {
+		return text[len(lo.printed):], true
+	}
+	if i := strings.LastIndex("\n"+text, "\n"+lo.lastLine+"\n"); i >= 0 && lo.lastLine != "" {
+		return text[i+len(lo.lastLine)+1:], true
+	}
+	return "", false
 }
 
 func splitOutput(s string) []string {

@@ -26,7 +26,8 @@ func userEnd(text string) agent.Event {
 // (the user just typed it).
 func TestPrinter_TranscriptLiveOutputSteersEveryMessage(t *testing.T) {
 	var out bytes.Buffer
-	p := newPrinter(&out, false, "s1", withoutOwnMessage())
+	p := newPrinter(&out, false, "s1")
+	p.skipFirstUser = true
 	p.noCountdown = true
 	running := agent.Message{Role: agent.RoleAssistant, StopReason: agent.StopReasonToolUse, Content: []agent.ContentBlock{
 		{Type: agent.BlockText, Text: "Running the tests."},
@@ -135,7 +136,8 @@ func TestPrinter_ModelErrorOnceAndApprovalHint(t *testing.T) {
 		{true, "✗ model error: " + raw + "\nprompt failed\n"},
 	} {
 		var out bytes.Buffer
-		p := newPrinter(&out, false, "s1", withFull(tc.full))
+		p := newPrinter(&out, false, "s1")
+		p.full = tc.full
 		for _, e := range evs {
 			p.print(e)
 		}
