@@ -8,8 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
@@ -111,7 +109,7 @@ func (a *Activities) WrapProvider(wrap func(llm.Provider) llm.Provider) {
 // writes the assistant message to the session under in.EntryID.
 func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallModelResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return CallModelResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return CallModelResult{}, badInput(err)
 	}
 	sess, err := a.Sessions.Load(in.SessionID)
 	if err != nil {
@@ -124,7 +122,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	}
 	provider, err := a.Provider(in.Model.Provider)
 	if err != nil {
-		return CallModelResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return CallModelResult{}, badInput(err)
 	}
 	req := llm.Request{
 		SessionID: in.SessionID,
@@ -355,7 +353,7 @@ func callsAfter(sess *session.Session, userID string) int {
 // skipped, so re-running it is harmless.
 func (a *Activities) AppendEntries(ctx context.Context, in AppendEntriesInput) (AppendEntriesResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return AppendEntriesResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return AppendEntriesResult{}, badInput(err)
 	}
 	if in.ForkFrom != "" {
 		src, err := a.Sessions.Load(in.ForkFrom)
@@ -378,7 +376,7 @@ func (a *Activities) AppendEntries(ctx context.Context, in AppendEntriesInput) (
 // a new, empty one).
 func (a *Activities) LoadSession(ctx context.Context, in LoadSessionInput) (LoadSessionResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return LoadSessionResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return LoadSessionResult{}, badInput(err)
 	}
 	sess, err := a.Sessions.Load(in.SessionID)
 	if errors.Is(err, session.ErrNotFound) {

@@ -55,16 +55,6 @@ const (
 	maxHoldPoll = 500 * time.Millisecond
 )
 
-// windowKey is the store key of the window of provider's credential id
-// ("" for a call without credential). It equals auth.WindowKey, which
-// activities does not import.
-func windowKey(provider, credentialID string) string {
-	if credentialID == "" {
-		credentialID = "-"
-	}
-	return provider + "/" + credentialID
-}
-
 // callWindow is one model call's part in its credential's window.
 type callWindow struct {
 	a      *Activities
@@ -89,7 +79,7 @@ func (a *Activities) hold(ctx context.Context, provider, credID string) (*callWi
 	// a nonce, so a zombie attempt still running beside its retry (or two
 	// test environments with the same ids) never share a probe lease.
 	info := activity.GetInfo(ctx)
-	cw := &callWindow{a: a, ctx: ctx, key: windowKey(provider, credID),
+	cw := &callWindow{a: a, ctx: ctx, key: auth.WindowKey(provider, credID),
 		holder: fmt.Sprintf("%s/%s/%s/%d/%016x", info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID, info.Attempt, rand.Uint64())}
 	bound := maxHold
 	if !info.Deadline.IsZero() {

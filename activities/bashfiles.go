@@ -54,9 +54,6 @@ type workspaceSnapshot struct {
 
 // snapshotWorkspace takes a snapshot of workspace through runner.
 func snapshotWorkspace(ctx context.Context, runner tools.Runner, env []string, workspace string) workspaceSnapshot {
-	if runner == nil {
-		runner = tools.Local
-	}
 	out := &cappedBuffer{max: bashFilesMaxOutput}
 	p, err := runner.Start(tools.Command{Script: bashFilesScript, Dir: workspace,
 		Env: append(slices.Clone(env), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C"), Output: out})

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/worktree"
 )
@@ -58,7 +56,7 @@ type DeleteSessionResult struct {
 // workflow runs under the session's workflow id).
 func (a *Activities) DeleteSession(ctx context.Context, in DeleteSessionInput) (DeleteSessionResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return DeleteSessionResult{}, badInput(err)
 	}
 	var res DeleteSessionResult
 	// The worktree first: its header is the record of it, so a retry

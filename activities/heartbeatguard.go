@@ -117,14 +117,3 @@ func transientBeatFailure(err error) bool {
 	}
 	return false
 }
-
-// lostBeats is the number of heartbeat failures of the call with token
-// that HeartbeatGuard answered as successes (tests).
-func lostBeats(token []byte) int {
-	guarded.Lock()
-	defer guarded.Unlock()
-	if c := guarded.m[string(token)]; c != nil {
-		return c.lost
-	}
-	return 0
-}

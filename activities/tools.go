@@ -59,7 +59,7 @@ type ToolPolicy struct {
 // entry's id is the workflow's.
 func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (BeginPromptResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return BeginPromptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return BeginPromptResult{}, badInput(err)
 	}
 	ws := in.Workspace
 	if ws != "" {
@@ -222,7 +222,7 @@ func workspaceError(format string, args ...any) error {
 // can use what an activity wrote before its worker was lost.
 func (a *Activities) RecordEntry(ctx context.Context, in RecordEntryInput) (RecordEntryResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return RecordEntryResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return RecordEntryResult{}, badInput(err)
 	}
 	n, err := a.Sessions.Append(in.SessionID, in.Entry)
 	if err != nil {
@@ -259,7 +259,7 @@ func (a *Activities) RecordEntry(ctx context.Context, in RecordEntryInput) (Reco
 // carries ids only.
 func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return RunToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return RunToolResult{}, badInput(err)
 	}
 	sess, err := a.Sessions.Load(in.SessionID)
 	if err != nil {
@@ -287,7 +287,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 			return RunToolResult{}, err
 		}
 		if track {
-			before = snapshotWorkspace(ctx, a.ToolPolicy.Runner, a.bashEnv(), in.Workspace)
+			before = snapshotWorkspace(ctx, a.runner(), a.bashEnv(), in.Workspace)
 		}
 		res = a.execute(ctx, call, in)
 	}
@@ -318,7 +318,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	out := toolResultOf(in.ResultEntryID, msg, false)
 	switch {
 	case track && (before.marks != nil || before.note != ""):
-		after := snapshotWorkspace(context.WithoutCancel(ctx), a.ToolPolicy.Runner, a.bashEnv(), in.Workspace)
+		after := snapshotWorkspace(context.WithoutCancel(ctx), a.runner(), a.bashEnv(), in.Workspace)
 		out.Files, out.FilesMore, out.FilesNote = after.changedSince(before)
 		out.FilesTracked = out.FilesNote == ""
 	case track:
@@ -363,7 +363,7 @@ func (a *Activities) toolOptions(workspace, sessionID string, bash bool, timeout
 	opts := tools.Options{
 		Workspace:      workspace,
 		Confine:        a.ToolPolicy.Confine,
-		Env:            tools.ScrubEnv(os.Environ(), a.ToolPolicy.EnvAllow),
+		Env:            a.bashEnv(),
 		Runner:         a.ToolPolicy.Runner,
 		DefaultTimeout: time.Duration(min(max(timeoutMs, 0), MaxBashTimeout.Milliseconds())) * time.Millisecond,
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/live"
@@ -59,11 +57,10 @@ type UserBashResult struct {
 // output so far as cancelled.
 func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return UserBashResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return UserBashResult{}, badInput(err)
 	}
 	if strings.TrimSpace(in.Command) == "" || in.EntryID == "" {
-		err := errors.New("user bash: empty command or entry id")
-		return UserBashResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return UserBashResult{}, badInput(errors.New("user bash: empty command or entry id"))
 	}
 	sess, err := a.Sessions.Load(in.SessionID)
 	if err != nil && !errors.Is(err, session.ErrNotFound) {
