@@ -103,7 +103,8 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	}
 	// The workspace is checked where it lives: here, unless the session
 	// is held by another host (its tool calls check it there).
-	if in.NeedWorkspace && (hdr.Host == "" || a.ToolHost == "" || hdr.Host == a.ToolHost) {
+	wsHere := hdr.Host == "" || a.ToolHost == "" || hdr.Host == a.ToolHost
+	if in.NeedWorkspace && wsHere {
 		if err := a.checkWorkspace(ws); err != nil {
 			return BeginPromptResult{}, err
 		}
@@ -121,7 +122,6 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	leaf := sess.LeafID()
 	var promptHash string
 	if in.UserEntryID != "" {
-		wsHere := hdr.Host == "" || a.ToolHost == "" || hdr.Host == a.ToolHost
 		if leaf, promptHash, err = a.beginSystemPrompt(in, sess, ws, wsHere, leaf); err != nil {
 			return BeginPromptResult{}, err
 		}
@@ -332,18 +332,10 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	return out, nil
 }
 
-// execute runs the tool with heartbeats; bash publishes its output tail.
+// execute runs the model's tool call (runTool).
 func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToolInput) tools.Result {
-	stream := live.NewTool(in.ResultEntryID, call.ID, call.Name)
-	hb := a.startHeartbeat(ctx, stream) // records the output tail as it changes
-	defer hb.stop()
-	// The worker's secrets leave no tool's output: not the stored result,
-	// its preview in history, the live tail or bash's full-output file.
-	red := a.outputRedactor(ctx)
 	opts := a.toolOptions(in.Workspace, in.SessionID, call.Name == tools.Bash, in.Tools.BashTimeoutMs)
 	opts.Rerun = activity.GetInfo(ctx).Attempt > 1
-	opts.Secrets = red.needles()
-	opts.OnUpdate = stream.SetOutput
 	if in.PathRules != nil {
 		rule, err := in.PathRules.Refusal(call.Name, in.Workspace)
 		if err != nil { // the workflow parsed them: not reached
@@ -351,7 +343,21 @@ func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToo
 		}
 		opts.PathRule = rule
 	}
-	return red.result(tools.Run(ctx, call.Name, call.Arguments, opts))
+	return a.runTool(ctx, live.NewTool(in.ResultEntryID, call.ID, call.Name), call.Name, call.Arguments, opts)
+}
+
+// runTool runs a tool (a model's call, or the user's bash command) with
+// heartbeats, which carry an abort to it and publish stream, its output
+// tail, as it changes. The worker's secrets leave no tool's output: not
+// the stored result, its preview in history, the live tail or bash's
+// full-output file.
+func (a *Activities) runTool(ctx context.Context, stream *live.Accumulator, name string, args json.RawMessage, opts tools.Options) tools.Result {
+	hb := a.startHeartbeat(ctx, stream)
+	defer hb.stop()
+	red := a.outputRedactor(ctx)
+	opts.Secrets = red.needles()
+	opts.OnUpdate = stream.SetOutput
+	return red.result(tools.Run(ctx, name, args, opts))
 }
 
 // toolOptions is the environment of a tool call in the session's
@@ -365,7 +371,7 @@ func (a *Activities) toolOptions(workspace, sessionID string, bash bool, timeout
 		Confine:        a.ToolPolicy.Confine,
 		Env:            a.bashEnv(),
 		Runner:         a.ToolPolicy.Runner,
-		DefaultTimeout: time.Duration(min(max(timeoutMs, 0), MaxBashTimeout.Milliseconds())) * time.Millisecond,
+		DefaultTimeout: time.Duration(min(max(timeoutMs, 0), tools.MaxBashTimeout.Milliseconds())) * time.Millisecond,
 	}
 	if bash {
 		ignoreOutputs(workspace)

@@ -74,19 +74,11 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 	if err := a.checkWorkspace(in.Workspace); err != nil {
 		return UserBashResult{}, err
 	}
-	// The heartbeats carry abort_bash to the command and publish its
-	// output tail (live output, as a bash tool call's; RPC
-	// bash_execution_update).
-	stream := live.NewTool(in.EntryID, "", tools.Bash)
-	hb := a.startHeartbeat(ctx, stream)
+	// As a bash tool call: abort_bash reaches it at a heartbeat, its
+	// output tail is live output (RPC bash_execution_update).
 	args, _ := json.Marshal(map[string]string{"command": in.Command})
-	opts := a.toolOptions(in.Workspace, in.SessionID, true, in.TimeoutMs)
-	// Redacted of the worker's secrets, as the model's bash output is.
-	red := a.outputRedactor(ctx)
-	opts.Secrets = red.needles()
-	opts.OnUpdate = stream.SetOutput
-	res := red.result(tools.Run(ctx, tools.Bash, args, opts))
-	hb.stop()
+	res := a.runTool(ctx, live.NewTool(in.EntryID, "", tools.Bash), tools.Bash, args,
+		a.toolOptions(in.Workspace, in.SessionID, true, in.TimeoutMs))
 	if cancelledWithoutAbort(ctx) {
 		// Nobody cancelled the command (it was killed all the same): the
 		// worker shuts down, heartbeats failed (the server unreachable, or
