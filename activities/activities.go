@@ -199,16 +199,10 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	}
 
 	if cancelledWithoutAbort(ctx) {
-		// Only the workflow aborts a call. Anything else that ended the
-		// context is not an abort: the worker shutting down (SIGTERM,
-		// Ctrl-C), the start-to-close deadline, heartbeats that failed
-		// (the server unreachable) or that the server no longer knows
-		// (the call timed out already), a pause or a reset. Write
-		// nothing, so the workflow's record of the lost call (a
-		// retryable connection error) is the one that stands: writing
-		// "aborted" first would make the session file contradict the
-		// events (the first write of an id wins), and the workflow,
-		// finding that stored record, would end the prompt as aborted.
+		// Not an abort (cancel.go): write nothing, so the workflow's
+		// record of the lost call (a retryable connection error) stands;
+		// a stored "aborted" would win (the first write of an id does)
+		// and end the prompt as aborted.
 		return CallModelResult{}, ctx.Err()
 	}
 	if ctx.Err() != nil && msg.StopReason != agent.StopReasonAborted {

@@ -294,17 +294,10 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	metrics.ToolCall(ctx, call.Name, res.IsError)
 	tracing.ToolCall(ctx, call.Name, res)
 	if cancelledWithoutAbort(ctx) {
-		// Nobody aborted the call (the command, if any, was killed all
-		// the same): write nothing, so the workflow's record stands. On a
-		// worker shutdown a read-only tool runs again elsewhere and an
-		// interrupted bash command is reported as such, never run twice.
-		// After heartbeats that failed (a starved worker, the server
-		// unreachable or no longer knowing the call) or the deadline,
-		// either the server times the call out or it takes this typed
-		// failure (cutError); the workflow records either as lost (for
-		// bash: its outcome unknown), never as "context canceled".
-		// Writing "aborted" here would be found and used by the workflow,
-		// telling the model the user aborted the call.
+		// Not an abort (the command, if any, was killed all the same):
+		// write nothing, so the workflow's record of the lost call stands
+		// (cutError); a stored "aborted" would tell the model the user
+		// aborted it.
 		return RunToolResult{}, cutError(ctx, call.Name)
 	}
 	msg := agent.Message{Role: agent.RoleToolResult, ToolCallID: call.ID, ToolName: call.Name,

@@ -80,9 +80,7 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 	res := a.runTool(ctx, live.NewTool(in.EntryID, "", tools.Bash), tools.Bash, args,
 		a.toolOptions(in.Workspace, in.SessionID, true, in.TimeoutMs))
 	if cancelledWithoutAbort(ctx) {
-		// Nobody cancelled the command (it was killed all the same): the
-		// worker shuts down, heartbeats failed (the server unreachable, or
-		// no longer knowing the call) or the deadline passed. Write
+		// Not an abort (the command was killed all the same): write
 		// nothing; the workflow reports the command's fate unknown.
 		return UserBashResult{}, cutError(ctx, "bash")
 	}
