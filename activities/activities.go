@@ -133,6 +133,9 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		Attempt:   callsAfter(sess, lastUserID(sess, in.LeafID)),
 		Faults:    in.Model.Faults,
 		Tools:     tools.Specs(in.Tools),
+		// The thinking level asked for (RPC set_thinking_level,
+		// model.thinkingLevel).
+		ThinkingLevel: in.Model.ThinkingLevel,
 	}
 	// The session's system prompt, kept at its start (BeginPrompt): every
 	// call of the session sends the same one, whichever worker makes it.
@@ -150,9 +153,6 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		// Steer and follow-up messages restart Attempt, not the script.
 		req.FaultOffset = callsAfter(sess, in.PromptEntryID) - req.Attempt
 	}
-	// The thinking level asked for (RPC set_thinking_level,
-	// model.thinkingLevel).
-	req.ThinkingLevel = in.Model.ThinkingLevel
 	var credID string
 	if a.Credentials != nil {
 		id, secret, ok, err := a.Credentials.Select(in.Model.Provider, in.SessionID)
