@@ -8,8 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
@@ -111,7 +109,7 @@ func (a *Activities) WrapProvider(wrap func(llm.Provider) llm.Provider) {
 // writes the assistant message to the session under in.EntryID.
 func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallModelResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return CallModelResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return CallModelResult{}, badInput(err)
 	}
 	sess, err := a.Sessions.Load(in.SessionID)
 	if err != nil {
@@ -124,7 +122,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	}
 	provider, err := a.Provider(in.Model.Provider)
 	if err != nil {
-		return CallModelResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return CallModelResult{}, badInput(err)
 	}
 	req := llm.Request{
 		SessionID: in.SessionID,
@@ -135,6 +133,9 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		Attempt:   callsAfter(sess, lastUserID(sess, in.LeafID)),
 		Faults:    in.Model.Faults,
 		Tools:     tools.Specs(in.Tools),
+		// The thinking level asked for (RPC set_thinking_level,
+		// model.thinkingLevel).
+		ThinkingLevel: in.Model.ThinkingLevel,
 	}
 	// The session's system prompt, kept at its start (BeginPrompt): every
 	// call of the session sends the same one, whichever worker makes it.
@@ -152,9 +153,6 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		// Steer and follow-up messages restart Attempt, not the script.
 		req.FaultOffset = callsAfter(sess, in.PromptEntryID) - req.Attempt
 	}
-	// The thinking level asked for (RPC set_thinking_level,
-	// model.thinkingLevel).
-	req.ThinkingLevel = in.Model.ThinkingLevel
 	var credID string
 	if a.Credentials != nil {
 		id, secret, ok, err := a.Credentials.Select(in.Model.Provider, in.SessionID)
@@ -201,16 +199,10 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	}
 
 	if cancelledWithoutAbort(ctx) {
-		// Only the workflow aborts a call. Anything else that ended the
-		// context is not an abort: the worker shutting down (SIGTERM,
-		// Ctrl-C), the start-to-close deadline, heartbeats that failed
-		// (the server unreachable) or that the server no longer knows
-		// (the call timed out already), a pause or a reset. Write
-		// nothing, so the workflow's record of the lost call (a
-		// retryable connection error) is the one that stands: writing
-		// "aborted" first would make the session file contradict the
-		// events (the first write of an id wins), and the workflow,
-		// finding that stored record, would end the prompt as aborted.
+		// Not an abort (cancel.go): write nothing, so the workflow's
+		// record of the lost call (a retryable connection error) stands;
+		// a stored "aborted" would win (the first write of an id does)
+		// and end the prompt as aborted.
 		return CallModelResult{}, ctx.Err()
 	}
 	if ctx.Err() != nil && msg.StopReason != agent.StopReasonAborted {
@@ -355,7 +347,7 @@ func callsAfter(sess *session.Session, userID string) int {
 // skipped, so re-running it is harmless.
 func (a *Activities) AppendEntries(ctx context.Context, in AppendEntriesInput) (AppendEntriesResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return AppendEntriesResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return AppendEntriesResult{}, badInput(err)
 	}
 	if in.ForkFrom != "" {
 		src, err := a.Sessions.Load(in.ForkFrom)
@@ -378,7 +370,7 @@ func (a *Activities) AppendEntries(ctx context.Context, in AppendEntriesInput) (
 // a new, empty one).
 func (a *Activities) LoadSession(ctx context.Context, in LoadSessionInput) (LoadSessionResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return LoadSessionResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return LoadSessionResult{}, badInput(err)
 	}
 	sess, err := a.Sessions.Load(in.SessionID)
 	if errors.Is(err, session.ErrNotFound) {

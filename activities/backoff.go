@@ -14,18 +14,13 @@ import (
 	"github.com/durableagent/durableagent/retry"
 )
 
-// Coordinated backoff (SPEC 18.1). When a provider answers a model call
-// with a rate limit and a retry hint, the credential's window (kept by
-// the auth store, shared by the workers that share it) holds every other
-// call of that credential until the hint expires; then one call probes
-// and the others keep holding until its outcome extends or clears the
-// window. The hold happens here, inside CallModel, before the request is
-// sent, heartbeating as any call does: a held call is not a failed
-// attempt, so each prompt's own retry chain (the workflow's timers) runs
-// exactly as without coordination, and the workflow's history does not
-// change. The hold is bounded (maxHold, and half the time left before
-// the activity's deadline); past it the call goes out and meets whatever
-// the provider says.
+// Coordinated backoff (docs/spec.md 18.1): a rate limit with a retry
+// hint opens a window on the credential (kept by the auth store, shared
+// by the workers that share it), and CallModel holds every other call of
+// that credential before sending it, heartbeating, until one probe's
+// outcome clears the window. A held call is not a failed attempt: the
+// workflow's retry chain and history are as without coordination. The
+// hold is bounded (maxHold, and half the time left before the deadline).
 
 // RateWindows is the part of the auth store that keeps the rate-limit
 // windows (auth.File, pgstore.Windows). Keys are auth.WindowKey values;
@@ -55,16 +50,6 @@ const (
 	maxHoldPoll = 500 * time.Millisecond
 )
 
-// windowKey is the store key of the window of provider's credential id
-// ("" for a call without credential). It equals auth.WindowKey, which
-// activities does not import.
-func windowKey(provider, credentialID string) string {
-	if credentialID == "" {
-		credentialID = "-"
-	}
-	return provider + "/" + credentialID
-}
-
 // callWindow is one model call's part in its credential's window.
 type callWindow struct {
 	a      *Activities
@@ -89,7 +74,7 @@ func (a *Activities) hold(ctx context.Context, provider, credID string) (*callWi
 	// a nonce, so a zombie attempt still running beside its retry (or two
 	// test environments with the same ids) never share a probe lease.
 	info := activity.GetInfo(ctx)
-	cw := &callWindow{a: a, ctx: ctx, key: windowKey(provider, credID),
+	cw := &callWindow{a: a, ctx: ctx, key: auth.WindowKey(provider, credID),
 		holder: fmt.Sprintf("%s/%s/%s/%d/%016x", info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID, info.Attempt, rand.Uint64())}
 	bound := maxHold
 	if !info.Deadline.IsZero() {

@@ -15,17 +15,10 @@ import (
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
-// The files a bash command changed (SPEC 17.3), for the account of a
-// sub-agent that works in its parent's workspace: when the workspace is in
-// a git repository, RunTool snapshots `git status` (with each listed
-// path's size and modification time, so a file that was dirty already and
-// is edited again counts) before and after the command, through the
-// call's runner, and returns the paths that differ. The list is what
-// changed in the workspace while the command ran: another writer of the
-// workspace (a sibling sub-agent, a person) at the same time is in it
-// too, and ignored files are not. Each snapshot is bounded
-// (bashFilesTimeout, bashFilesMaxEntries); past a bound, or outside a git
-// repository, nothing is listed and the result says why.
+// The files a bash command changed while it ran, for the account of a
+// sub-agent that works in its parent's workspace (docs/spec.md 17.9): a
+// bounded `git status` snapshot before and after the command, through
+// the call's runner, compared path by path.
 
 const (
 	bashFilesTimeout    = 2 * time.Second
@@ -54,9 +47,6 @@ type workspaceSnapshot struct {
 
 // snapshotWorkspace takes a snapshot of workspace through runner.
 func snapshotWorkspace(ctx context.Context, runner tools.Runner, env []string, workspace string) workspaceSnapshot {
-	if runner == nil {
-		runner = tools.Local
-	}
 	out := &cappedBuffer{max: bashFilesMaxOutput}
 	p, err := runner.Start(tools.Command{Script: bashFilesScript, Dir: workspace,
 		Env: append(slices.Clone(env), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C"), Output: out})

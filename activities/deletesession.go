@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/worktree"
 )
@@ -45,20 +43,17 @@ type DeleteSessionResult struct {
 	Tip      string `json:"tip,omitempty"`
 }
 
-// DeleteSession removes a session from the worker: first its git
-// worktree if it has one (worktree.Git.Remove: with its branch; refused
-// without in.Force when that loses work), then the full
-// outputs of its truncated bash calls (<workspace>/.durable-agent/tmp/<id>),
-// then the session itself from the store (the JSONL file or the
-// database rows). Both steps are idempotent, so a retry after a crash
-// finishes the job. The outputs are removed through the workspace's
-// os.Root: a link a command in the workspace planted is not followed out
-// of it, and nothing outside the workspace is removed. The
-// caller makes sure nothing runs in the session (the DeleteSession
-// workflow runs under the session's workflow id).
+// DeleteSession removes a session from the worker (docs/spec.md
+// 14.2a.8): first its git worktree if it has one (worktree.Git.Remove:
+// with its branch; refused without in.Force when that loses work), then
+// the full outputs of its truncated bash calls (removeSessionOutputs),
+// then the session itself from the store. Each step is idempotent, so a
+// retry after a crash finishes the job. The caller makes sure nothing
+// runs in the session (the DeleteSession workflow runs under the
+// session's workflow id).
 func (a *Activities) DeleteSession(ctx context.Context, in DeleteSessionInput) (DeleteSessionResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return DeleteSessionResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return DeleteSessionResult{}, badInput(err)
 	}
 	var res DeleteSessionResult
 	// The worktree first: its header is the record of it, so a retry

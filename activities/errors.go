@@ -36,3 +36,8 @@ func storeError(op string, err error) error {
 	}
 	return temporal.NewApplicationErrorWithCause(msg, ErrTypeSessionStore, err)
 }
+
+// badInput is the non-retryable failure of an invalid activity input.
+func badInput(err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+}

@@ -36,7 +36,7 @@ type RecordGrantInput struct {
 // is not added twice, so a re-run is harmless).
 func (a *Activities) RecordGrant(_ context.Context, in RecordGrantInput) error {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return badInput(err)
 	}
 	var grants []policy.Grant
 	if err := a.readAside(in.SessionID, grantsKey, "session grants", &grants); err != nil {

@@ -14,33 +14,17 @@ import (
 
 // A heartbeat RPC that fails must not end the call (issue 26: under load
 // 22 of 100 model calls were made twice). The SDK (v1.50) gives each
-// heartbeat RPC max(throttle interval, 1 s) — 1 s here, as the throttle
-// is the 200 ms stream interval — and cancels the activity's context
-// when the RPC fails with what it takes for a transient error, on the
-// assumption that it was retried for the whole heartbeat timeout
-// (sdk-go issue 437). A deadline counts: the SDK's
-// *serviceerror.DeadlineExceeded has no GRPCStatus, so status.Convert
-// reads it as codes.Unknown, which is retryable. So one heartbeat that a
-// saturated server did not answer within a second cut the model call
-// ("context canceled", cause DeadlineExceeded), and the workflow made it
-// again: a second bill for the same answer.
-//
-// HeartbeatGuard, a client interceptor on the worker's connection
-// (internal/app installs it; it runs inside the SDK's own interceptors,
-// so it sees each attempt's status and a failure it answers is never
-// retried or converted by them), answers such a failure of a call's
-// heartbeat as a success while the call's last heartbeat that landed is
-// younger than its heartbeat timeout: the beat is lost (the next one,
-// within a second, carries newer details), the call goes on, and the
-// server's heartbeat timeout stays what decides that a call is lost.
-// After that long without a landed heartbeat the failure goes through
-// and the SDK cancels the call, as it meant to. Answers that are not
-// transient (NotFound: the server timed the call out already; a
-// cancellation) always go through. Only the heartbeats of calls that
-// registered (startHeartbeat: their token and heartbeat timeout) are
-// guarded. sdk v1.51 fixes the cause, but it cannot be built with any
-// server release yet; why, and when to delete this guard:
-// docs/development.md, "The SDK stays at v1.50.0".
+// heartbeat RPC max(throttle interval, 1 s) and cancels the activity's
+// context when the RPC fails with what it takes for a transient error,
+// a deadline included (sdk-go issue 437). HeartbeatGuard, a client
+// interceptor on the worker's connection (internal/app installs it),
+// answers such a failure of a registered call's heartbeat as a success
+// while its last landed heartbeat is younger than its heartbeat timeout;
+// after that, and for answers that are not transient (NotFound, a
+// cancellation), the failure goes through. The measurement and the test
+// are in docs/live.md ("A heartbeat that times out does not cut the
+// call"); sdk v1.51 fixes the cause, and why the SDK stays and when to
+// delete this guard is docs/development.md, "The SDK stays at v1.50.0".
 
 // guarded are the running calls whose heartbeats HeartbeatGuard keeps,
 // by task token.
@@ -116,15 +100,4 @@ func transientBeatFailure(err error) bool {
 		return true
 	}
 	return false
-}
-
-// lostBeats is the number of heartbeat failures of the call with token
-// that HeartbeatGuard answered as successes (tests).
-func lostBeats(token []byte) int {
-	guarded.Lock()
-	defer guarded.Unlock()
-	if c := guarded.m[string(token)]; c != nil {
-		return c.lost
-	}
-	return 0
 }

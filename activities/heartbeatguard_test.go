@@ -91,3 +91,14 @@ func TestHeartbeatGuard_NoTimeoutNoGuard(t *testing.T) {
 		t.Fatal("a call without a heartbeat timeout was guarded")
 	}
 }
+
+// lostBeats is the number of heartbeat failures of the call with token
+// that HeartbeatGuard answered as successes.
+func lostBeats(token []byte) int {
+	guarded.Lock()
+	defer guarded.Unlock()
+	if c := guarded.m[string(token)]; c != nil {
+		return c.lost
+	}
+	return 0
+}

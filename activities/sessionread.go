@@ -78,7 +78,7 @@ type ReadSessionResult struct {
 // reads, so Temporal may run it again.
 func (a *Activities) ReadSession(_ context.Context, in ReadSessionInput) (ReadSessionResult, error) {
 	if err := in.Validate(); err != nil {
-		return ReadSessionResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return ReadSessionResult{}, badInput(err)
 	}
 	switch {
 	case in.SessionID == "":

@@ -56,7 +56,7 @@ type SessionSettingsResult struct {
 // finds what the first run wrote.
 func (a *Activities) SessionSettings(_ context.Context, in SessionSettingsInput) (SessionSettingsResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return SessionSettingsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return SessionSettingsResult{}, badInput(err)
 	}
 	proposed, err := json.Marshal(in.Proposed)
 	if err != nil || len(proposed) > MaxSessionSettingsBytes {

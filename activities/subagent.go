@@ -37,7 +37,7 @@ type SubAgentTaskResult struct {
 // entry is a non-retryable error.
 func (a *Activities) SubAgentTask(ctx context.Context, in SubAgentTaskInput) (SubAgentTaskResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return SubAgentTaskResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return SubAgentTaskResult{}, badInput(err)
 	}
 	sess, err := a.Sessions.Load(in.SessionID)
 	if err != nil {

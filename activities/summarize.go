@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/compaction"
 	"github.com/durableagent/durableagent/internal/llm"
@@ -34,11 +32,10 @@ const EmptySummaryMessage = "summary model returned an empty summary"
 // Cancellation returns the context's error with nothing written.
 func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (SummarizeResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return SummarizeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return SummarizeResult{}, badInput(err)
 	}
 	if in.EntryID == "" {
-		err := errors.New("summarize: empty compaction entry id")
-		return SummarizeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return SummarizeResult{}, badInput(errors.New("summarize: empty compaction entry id"))
 	}
 	sess, err := a.Sessions.Load(in.SessionID)
 	if errors.Is(err, session.ErrNotFound) {
@@ -61,7 +58,7 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 
 	provider, err := a.Provider(in.Model.Provider)
 	if err != nil {
-		return SummarizeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return SummarizeResult{}, badInput(err)
 	}
 	base := llm.Request{
 		SessionID: in.SessionID,

@@ -10,16 +10,11 @@ import (
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
-// beginSystemPrompt makes sure the session has its system prompt: the
-// first prompt of a session builds it (internal/sysprompt) from the
-// session's workspace, this worker's OS and shell, the prompt's date and
-// tools, the project's instruction files and the user's additions,
-// records its hash and sources in the session file as the child of leaf,
-// and keeps the text beside the session, where every model call of the
-// session reads it (CallModel). Later prompts find it kept and change
-// nothing, even when AGENTS.md or the settings changed since: one session
-// talks to its model under one system prompt, whichever worker makes the
-// call. It returns the leaf the user message goes under and the hash.
+// beginSystemPrompt makes sure the session has its system prompt
+// (docs/spec.md 7.6): the session's first prompt builds it, records its
+// hash and sources in the session file as the child of leaf, and keeps
+// the text beside the session; later prompts find it kept and change
+// nothing. It returns the leaf the user message goes under and the hash.
 //
 // The record is written before the text is kept: a worker lost between
 // the two builds the text again on the re-run, and its record (the same

@@ -59,7 +59,7 @@ type ToolPolicy struct {
 // entry's id is the workflow's.
 func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (BeginPromptResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return BeginPromptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return BeginPromptResult{}, badInput(err)
 	}
 	ws := in.Workspace
 	if ws != "" {
@@ -103,7 +103,8 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	}
 	// The workspace is checked where it lives: here, unless the session
 	// is held by another host (its tool calls check it there).
-	if in.NeedWorkspace && (hdr.Host == "" || a.ToolHost == "" || hdr.Host == a.ToolHost) {
+	wsHere := hdr.Host == "" || a.ToolHost == "" || hdr.Host == a.ToolHost
+	if in.NeedWorkspace && wsHere {
 		if err := a.checkWorkspace(ws); err != nil {
 			return BeginPromptResult{}, err
 		}
@@ -121,7 +122,6 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	leaf := sess.LeafID()
 	var promptHash string
 	if in.UserEntryID != "" {
-		wsHere := hdr.Host == "" || a.ToolHost == "" || hdr.Host == a.ToolHost
 		if leaf, promptHash, err = a.beginSystemPrompt(in, sess, ws, wsHere, leaf); err != nil {
 			return BeginPromptResult{}, err
 		}
@@ -222,7 +222,7 @@ func workspaceError(format string, args ...any) error {
 // can use what an activity wrote before its worker was lost.
 func (a *Activities) RecordEntry(ctx context.Context, in RecordEntryInput) (RecordEntryResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return RecordEntryResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return RecordEntryResult{}, badInput(err)
 	}
 	n, err := a.Sessions.Append(in.SessionID, in.Entry)
 	if err != nil {
@@ -259,7 +259,7 @@ func (a *Activities) RecordEntry(ctx context.Context, in RecordEntryInput) (Reco
 // carries ids only.
 func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return RunToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return RunToolResult{}, badInput(err)
 	}
 	sess, err := a.Sessions.Load(in.SessionID)
 	if err != nil {
@@ -287,24 +287,17 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 			return RunToolResult{}, err
 		}
 		if track {
-			before = snapshotWorkspace(ctx, a.ToolPolicy.Runner, a.bashEnv(), in.Workspace)
+			before = snapshotWorkspace(ctx, a.runner(), a.bashEnv(), in.Workspace)
 		}
 		res = a.execute(ctx, call, in)
 	}
 	metrics.ToolCall(ctx, call.Name, res.IsError)
 	tracing.ToolCall(ctx, call.Name, res)
 	if cancelledWithoutAbort(ctx) {
-		// Nobody aborted the call (the command, if any, was killed all
-		// the same): write nothing, so the workflow's record stands. On a
-		// worker shutdown a read-only tool runs again elsewhere and an
-		// interrupted bash command is reported as such, never run twice.
-		// After heartbeats that failed (a starved worker, the server
-		// unreachable or no longer knowing the call) or the deadline,
-		// either the server times the call out or it takes this typed
-		// failure (cutError); the workflow records either as lost (for
-		// bash: its outcome unknown), never as "context canceled".
-		// Writing "aborted" here would be found and used by the workflow,
-		// telling the model the user aborted the call.
+		// Not an abort (the command, if any, was killed all the same):
+		// write nothing, so the workflow's record of the lost call stands
+		// (cutError); a stored "aborted" would tell the model the user
+		// aborted it.
 		return RunToolResult{}, cutError(ctx, call.Name)
 	}
 	msg := agent.Message{Role: agent.RoleToolResult, ToolCallID: call.ID, ToolName: call.Name,
@@ -318,7 +311,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	out := toolResultOf(in.ResultEntryID, msg, false)
 	switch {
 	case track && (before.marks != nil || before.note != ""):
-		after := snapshotWorkspace(context.WithoutCancel(ctx), a.ToolPolicy.Runner, a.bashEnv(), in.Workspace)
+		after := snapshotWorkspace(context.WithoutCancel(ctx), a.runner(), a.bashEnv(), in.Workspace)
 		out.Files, out.FilesMore, out.FilesNote = after.changedSince(before)
 		out.FilesTracked = out.FilesNote == ""
 	case track:
@@ -332,18 +325,10 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	return out, nil
 }
 
-// execute runs the tool with heartbeats; bash publishes its output tail.
+// execute runs the model's tool call (runTool).
 func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToolInput) tools.Result {
-	stream := live.NewTool(in.ResultEntryID, call.ID, call.Name)
-	hb := a.startHeartbeat(ctx, stream) // records the output tail as it changes
-	defer hb.stop()
-	// The worker's secrets leave no tool's output: not the stored result,
-	// its preview in history, the live tail or bash's full-output file.
-	red := a.outputRedactor(ctx)
 	opts := a.toolOptions(in.Workspace, in.SessionID, call.Name == tools.Bash, in.Tools.BashTimeoutMs)
 	opts.Rerun = activity.GetInfo(ctx).Attempt > 1
-	opts.Secrets = red.needles()
-	opts.OnUpdate = stream.SetOutput
 	if in.PathRules != nil {
 		rule, err := in.PathRules.Refusal(call.Name, in.Workspace)
 		if err != nil { // the workflow parsed them: not reached
@@ -351,7 +336,21 @@ func (a *Activities) execute(ctx context.Context, call agent.ToolCall, in RunToo
 		}
 		opts.PathRule = rule
 	}
-	return red.result(tools.Run(ctx, call.Name, call.Arguments, opts))
+	return a.runTool(ctx, live.NewTool(in.ResultEntryID, call.ID, call.Name), call.Name, call.Arguments, opts)
+}
+
+// runTool runs a tool (a model's call, or the user's bash command) with
+// heartbeats, which carry an abort to it and publish stream, its output
+// tail, as it changes. The worker's secrets leave no tool's output: not
+// the stored result, its preview in history, the live tail or bash's
+// full-output file.
+func (a *Activities) runTool(ctx context.Context, stream *live.Accumulator, name string, args json.RawMessage, opts tools.Options) tools.Result {
+	hb := a.startHeartbeat(ctx, stream)
+	defer hb.stop()
+	red := a.outputRedactor(ctx)
+	opts.Secrets = red.needles()
+	opts.OnUpdate = stream.SetOutput
+	return red.result(tools.Run(ctx, name, args, opts))
 }
 
 // toolOptions is the environment of a tool call in the session's
@@ -363,9 +362,9 @@ func (a *Activities) toolOptions(workspace, sessionID string, bash bool, timeout
 	opts := tools.Options{
 		Workspace:      workspace,
 		Confine:        a.ToolPolicy.Confine,
-		Env:            tools.ScrubEnv(os.Environ(), a.ToolPolicy.EnvAllow),
+		Env:            a.bashEnv(),
 		Runner:         a.ToolPolicy.Runner,
-		DefaultTimeout: time.Duration(min(max(timeoutMs, 0), MaxBashTimeout.Milliseconds())) * time.Millisecond,
+		DefaultTimeout: time.Duration(min(max(timeoutMs, 0), tools.MaxBashTimeout.Milliseconds())) * time.Millisecond,
 	}
 	if bash {
 		ignoreOutputs(workspace)

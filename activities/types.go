@@ -6,7 +6,6 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/policy"
 	"github.com/durableagent/durableagent/internal/session"
-	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -199,11 +198,6 @@ type SummarizeResult struct {
 	Usage *agent.Usage `json:"usage,omitempty"`
 }
 
-// MaxBashTimeout is the longest timeout a bash call may ask for and the
-// upper limit of tools.bashTimeoutMs (tools.MaxBashTimeout); the workflow
-// caps the call's activity timeout with it.
-const MaxBashTimeout = tools.MaxBashTimeout
-
 // ToolCallRef is what the workflow knows of one tool call the model asked
 // for: its id, its tool, and a bounded preview of its arguments (the
 // whole arguments stay in the session entry of the assistant message).
@@ -217,7 +211,7 @@ type ToolCallRef struct {
 	// command, a path, a pattern), shortened.
 	Summary string `json:"summary,omitempty"`
 	// TimeoutSec is the call's own timeout argument (bash), 0 if none or
-	// if the tool refuses it (ToolCallRefs); at most MaxBashTimeout.
+	// if the tool refuses it (ToolCallRefs); at most tools.MaxBashTimeout.
 	TimeoutSec float64 `json:"timeoutSec,omitempty"`
 	// PolicyArg is the argument the approval policy matches: a bash
 	// call's command, another tool's path; at most MaxPolicyArgBytes of

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/live"
@@ -59,11 +57,10 @@ type UserBashResult struct {
 // output so far as cancelled.
 func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
-		return UserBashResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return UserBashResult{}, badInput(err)
 	}
 	if strings.TrimSpace(in.Command) == "" || in.EntryID == "" {
-		err := errors.New("user bash: empty command or entry id")
-		return UserBashResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return UserBashResult{}, badInput(errors.New("user bash: empty command or entry id"))
 	}
 	sess, err := a.Sessions.Load(in.SessionID)
 	if err != nil && !errors.Is(err, session.ErrNotFound) {
@@ -77,23 +74,13 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 	if err := a.checkWorkspace(in.Workspace); err != nil {
 		return UserBashResult{}, err
 	}
-	// The heartbeats carry abort_bash to the command and publish its
-	// output tail (live output, as a bash tool call's; RPC
-	// bash_execution_update).
-	stream := live.NewTool(in.EntryID, "", tools.Bash)
-	hb := a.startHeartbeat(ctx, stream)
+	// As a bash tool call: abort_bash reaches it at a heartbeat, its
+	// output tail is live output (RPC bash_execution_update).
 	args, _ := json.Marshal(map[string]string{"command": in.Command})
-	opts := a.toolOptions(in.Workspace, in.SessionID, true, in.TimeoutMs)
-	// Redacted of the worker's secrets, as the model's bash output is.
-	red := a.outputRedactor(ctx)
-	opts.Secrets = red.needles()
-	opts.OnUpdate = stream.SetOutput
-	res := red.result(tools.Run(ctx, tools.Bash, args, opts))
-	hb.stop()
+	res := a.runTool(ctx, live.NewTool(in.EntryID, "", tools.Bash), tools.Bash, args,
+		a.toolOptions(in.Workspace, in.SessionID, true, in.TimeoutMs))
 	if cancelledWithoutAbort(ctx) {
-		// Nobody cancelled the command (it was killed all the same): the
-		// worker shuts down, heartbeats failed (the server unreachable, or
-		// no longer knowing the call) or the deadline passed. Write
+		// Not an abort (the command was killed all the same): write
 		// nothing; the workflow reports the command's fate unknown.
 		return UserBashResult{}, cutError(ctx, "bash")
 	}

@@ -186,3 +186,20 @@ func TestSummarySystemPrompt_ForbidsContinuingTheConversation(t *testing.T) {
 		}
 	}
 }
+
+// SummarySections are the headings of a summary (summaryInstructions), in order; "Progress" has
+// the subsections ProgressSubsections.
+var SummarySections = []string{
+	"Goal",
+	"Constraints & Preferences",
+	"Progress",
+	"Key Decisions",
+	"Next Steps",
+	"Critical Context",
+}
+
+// ProgressSubsections are the subsections of the Progress section.
+var ProgressSubsections = []string{"Done", "In Progress", "Blocked"}
+
+// TurnPrefixSections are the headings of a split-turn prefix summary.
+var TurnPrefixSections = []string{"Original Request", "Early Progress", "Context for Suffix"}

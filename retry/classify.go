@@ -423,42 +423,40 @@ var retryablePatterns = patterns(
 // status names: UNAVAILABLE, INTERNAL, DEADLINE_EXCEEDED,
 // RESOURCE_EXHAUSTED, UNAUTHENTICATED, PERMISSION_DENIED, NOT_FOUND,
 // INVALID_ARGUMENT. llama.cpp: exceed_context_size_error.
-var (
-	overflowTypes  = set("request_too_large", "context_length_exceeded", "exceed_context_size_error")
-	retryableTypes = set("overloaded_error", "rate_limit_error", "rate_limit_exceeded",
+var errorTypes = classes(map[Class][]string{
+	ClassContextOverflow: {"request_too_large", "context_length_exceeded", "exceed_context_size_error"},
+	ClassRetryable: {"overloaded_error", "rate_limit_error", "rate_limit_exceeded",
 		"api_error", "server_error", "timeout_error", "timeout", "unavailable",
-		"internal", "deadline_exceeded", "service_unavailable")
-	usageLimitTypes = set("insufficient_quota", "usage_limit_reached", "quota_exceeded",
-		"billing_error", "billing_hard_limit_reached", "resource_exhausted")
-	// weakUsageLimitTypes are quota statuses that are often per-minute
-	// ones: a transient wording in the text makes them retryable.
-	weakUsageLimitTypes = set("resource_exhausted")
-	fatalTypes          = set("authentication_error", "permission_error", "not_found_error",
+		"internal", "deadline_exceeded", "service_unavailable"},
+	ClassUsageLimit: {"insufficient_quota", "usage_limit_reached", "quota_exceeded",
+		"billing_error", "billing_hard_limit_reached", "resource_exhausted"},
+	ClassFatal: {"authentication_error", "permission_error", "not_found_error",
 		"invalid_request_error", "invalid_api_key", "model_not_found",
-		"unauthenticated", "permission_denied", "not_found", "invalid_argument")
-	// weakFatalTypes are the catch-all "bad request" types, which some
-	// providers also use for capacity trouble: a transient wording in the
-	// text makes them retryable.
-	weakFatalTypes = set("invalid_request_error", "invalid_argument")
-)
+		"unauthenticated", "permission_denied", "not_found", "invalid_argument"},
+})
 
-// HTTP statuses with a fixed meaning. Statuses in none of these sets
-// (200 with an error event mid-stream, 418, ...) fall through to the text.
-var (
+// weakTypes give way to a transient wording in the text, which makes them
+// retryable: a quota status that is often a per-minute one, and the
+// catch-all "bad request" types, which some providers also use for
+// capacity trouble.
+var weakTypes = map[string]bool{"resource_exhausted": true, "invalid_request_error": true, "invalid_argument": true}
+
+// HTTP statuses with a fixed meaning. Statuses not here (200 with an
+// error event mid-stream, 418, ...) fall through to the text.
+var errorStatuses = map[int]Class{
 	// 408 request timeout, 409 conflict (a lock timeout at the provider;
 	// the vendor SDKs retry it), 429, the 5xx gateway/server classes, and
 	// Anthropic's 529 overloaded.
-	retryableStatuses = map[int]bool{408: true, 409: true, 429: true, 500: true,
-		502: true, 503: true, 504: true, 529: true}
+	408: ClassRetryable, 409: ClassRetryable, 429: ClassRetryable, 500: ClassRetryable,
+	502: ClassRetryable, 503: ClassRetryable, 504: ClassRetryable, 529: ClassRetryable,
 	// 402 payment required: the credential's credit or plan ran out, which
 	// another credential may not share.
-	usageLimitStatuses = map[int]bool{402: true}
+	402: ClassUsageLimit,
 	// Client errors that the same request can never get past. 400 is here
 	// so a number in its text ("max_tokens must be <= 500") cannot read as
 	// a server error; 400 "(no body)" is an overflow and matched earlier.
-	fatalStatuses = map[int]bool{400: true, 401: true, 403: true, 404: true,
-		405: true, 422: true}
-)
+	400: ClassFatal, 401: ClassFatal, 403: ClassFatal, 404: ClassFatal, 405: ClassFatal, 422: ClassFatal,
+}
 
 // UsageLimitHintMs is the retry hint from which a rate limit counts as a
 // usage limit: a provider that asks to wait ten minutes or more (Azure's
@@ -466,10 +464,13 @@ var (
 // a backoff of seconds cannot ride out but another credential may avoid.
 const UsageLimitHintMs int64 = 10 * 60 * 1000
 
-func set(xs ...string) map[string]bool {
-	m := make(map[string]bool, len(xs))
-	for _, x := range xs {
-		m[x] = true
+// classes turns lists of names by class into a class by name.
+func classes(byClass map[Class][]string) map[string]Class {
+	m := map[string]Class{}
+	for c, names := range byClass {
+		for _, n := range names {
+			m[n] = c
+		}
 	}
 	return m
 }
@@ -588,26 +589,22 @@ func classifyError(o Outcome) Classification {
 	if typ != "" {
 		p := "type " + typ
 		transient, isTransient := firstMatch(transientPatterns, text)
-		switch {
-		case weakUsageLimitTypes[typ] && isTransient, weakFatalTypes[typ] && isTransient:
+		switch c := errorTypes[typ]; {
+		case weakTypes[typ] && isTransient:
 			return Classification{Class: ClassRetryable, Pattern: p + ", " + transient}
-		case usageLimitTypes[typ]:
-			return Classification{Class: ClassUsageLimit, Pattern: p}
-		case retryableTypes[typ]:
+		case c == ClassRetryable:
 			return retryable(o, typ, p)
-		case fatalTypes[typ]:
-			return Classification{Class: ClassFatal, Pattern: p}
+		case c == ClassUsageLimit, c == ClassFatal:
+			return Classification{Class: c, Pattern: p}
 		}
 	}
 	if s := o.ErrorStatus; s != 0 {
 		p := fmt.Sprintf("status %d", s)
-		switch {
-		case usageLimitStatuses[s]:
-			return Classification{Class: ClassUsageLimit, Pattern: p}
-		case retryableStatuses[s]:
+		switch c := errorStatuses[s]; c {
+		case ClassRetryable:
 			return retryable(o, typ, p)
-		case fatalStatuses[s]:
-			return Classification{Class: ClassFatal, Pattern: p}
+		case ClassUsageLimit, ClassFatal:
+			return Classification{Class: c, Pattern: p}
 		}
 	}
 	if c, ok := quota(text); ok {
@@ -628,8 +625,8 @@ func classifyError(o Outcome) Classification {
 // retryable is a structured retryable verdict, refined to the usage-limit
 // branch when the type or the text says the limit is a usage limit.
 func retryable(o Outcome, typ, pattern string) Classification {
-	if usageLimitTypes[typ] {
-		if _, transient := firstMatch(transientPatterns, o.ErrorMessage); !weakUsageLimitTypes[typ] || !transient {
+	if errorTypes[typ] == ClassUsageLimit {
+		if _, transient := firstMatch(transientPatterns, o.ErrorMessage); !weakTypes[typ] || !transient {
 			return Classification{Class: ClassUsageLimit, Pattern: pattern + ", type " + typ}
 		}
 	}
@@ -685,7 +682,7 @@ func overflow(o Outcome) (string, bool) {
 	if o.ErrorStatus == 413 {
 		return "status 413", true
 	}
-	if typ := strings.ToLower(strings.TrimSpace(o.ErrorType)); overflowTypes[typ] {
+	if typ := strings.ToLower(strings.TrimSpace(o.ErrorType)); errorTypes[typ] == ClassContextOverflow {
 		return "type " + typ, true
 	}
 	if _, ok := firstMatch(throttlePatterns, o.ErrorMessage); ok {

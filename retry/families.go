@@ -6,29 +6,16 @@ import (
 )
 
 // Families: the classifier's second line, for texts no specific wording
-// above matched.
-//
-// The specific patterns in classify.go each answer a wording seen in a
-// real error (retry/testdata/errors.jsonl). They generalise poorly: a
-// transport drop worded by a runtime the corpus never had, a CDN page
-// with no body, a rate limit in Japanese, a local server's own way of
-// saying the window is full all fell through to the fatal default.
-//
-// The families below are written from the vocabularies themselves, not
-// from the corpus: the error names and codes the runtimes and HTTP
-// clients document (Node's system errors and undici's error codes,
-// Python's requests / urllib3 / httpx / aiohttp exceptions, Go's net and
-// net/http errors, OkHttp and java.net, .NET's HttpClient, Rust's hyper
-// and reqwest), the HTTP status reason phrases of RFC 9110 and
-// Cloudflare's 52x pages, gRPC status names, and the plain words
-// "busy", "try again later", "rate limit", "quota", "too long" in the
-// languages coding agents are used in. Each family is broad on purpose;
-// what keeps it from retrying an error no wait can fix are the vetoes: a
-// text that names a ban or a refused content (bannedEvidence), or a
-// problem with the key, the model or the request (accountEvidence; a 4xx
-// status or "invalid" as requestEvidence for the weaker words), takes no
-// retryable family verdict and stays fatal, as before. The same vetoes
-// override a specific retryable wording (classifyError, rule 10).
+// in classify.go matched (docs/spec.md 2.8). The specific patterns each
+// answer a wording seen in a real error (retry/testdata/errors.jsonl);
+// the families are written from the vocabularies themselves (the error
+// names of runtimes and HTTP clients, RFC 9110 reason phrases and
+// Cloudflare's 52x pages, gRPC status names, "busy", "try again later",
+// "quota", "too long" in the languages coding agents are used in) and
+// are broad on purpose. What keeps them from retrying an error no wait
+// can fix are the vetoes (bannedEvidence, accountEvidence, and
+// requestEvidence for the weaker words), which also override a specific
+// retryable wording (classifyError, rule 10).
 //
 // Order of use (ClassifyAt's precedence):
 //   - overflowFamily is part of rule 2 (an overflow wins over a status

@@ -36,15 +36,32 @@ const (
 	hintDate     = `([a-z]{3},\s+\d{1,2}\s+[a-z]{3}\s+\d{4}\s+\d{2}:\d{2}:\d{2}\s+gmt)`
 )
 
+// hintForm is one way a provider names its hint: a response header
+// (ParseRetryHintHeaders; "" for a form only texts have) and the form in
+// an error text (ParseRetryHint), with the parser of its value.
+type hintForm struct {
+	header string
+	re     *regexp.Regexp
+	parse  func(v string, now time.Time) (float64, bool)
+}
+
+func form(header, name, value string, parse func(string, time.Time) (float64, bool)) hintForm {
+	return hintForm{header: header, re: regexp.MustCompile(`(?i)\b` + name + hintSep + value), parse: parse}
+}
+
+// hintForms in the order they are tried: the first valid one wins. A
+// header may have several (retry-after: seconds, or an HTTP date).
+var hintForms = []hintForm{
+	form("retry-after-ms", `retry-after-ms`, hintNum, millisValue),
+	form("retry-after", `retry-after`, hintNum, secondsValue),
+	form("retry-after", `retry-after`, hintDate, httpDateValue),
+	form("x-ratelimit-reset-ms", `x-ratelimit-reset-ms`, hintNum, millisValue),
+	form("x-ratelimit-reset", `x-ratelimit-reset`, hintNum, resetValue),
+	form("", `x-ratelimit-reset(?:-requests|-tokens)?`, hintDuration, durationValue),
+	form("", `retry_?delay`, hintDuration, durationValue), // Gemini's RetryInfo: "retryDelay": "37s"
+}
+
 var (
-	reRetryAfterMs     = regexp.MustCompile(`(?i)\bretry-after-ms` + hintSep + hintNum)
-	reRetryAfterSec    = regexp.MustCompile(`(?i)\bretry-after` + hintSep + hintNum)
-	reRetryAfterDate   = regexp.MustCompile(`(?i)\bretry-after` + hintSep + hintDate)
-	reRateResetMs      = regexp.MustCompile(`(?i)\bx-ratelimit-reset-ms` + hintSep + hintNum)
-	reRateReset        = regexp.MustCompile(`(?i)\bx-ratelimit-reset` + hintSep + hintNum)
-	reRateResetKindDur = regexp.MustCompile(`(?i)\bx-ratelimit-reset(?:-requests|-tokens)?` + hintSep + hintDuration)
-	// Gemini's RetryInfo detail: "retryDelay": "37s".
-	reRetryDelay = regexp.MustCompile(`(?i)\bretry_?delay` + hintSep + hintDuration)
 	// Prose: "Please try again in 20s", "Please retry in 3.5s",
 	// "retry after 30 seconds", "try again in ~1 hour 5 minutes".
 	reProse = regexp.MustCompile(`(?i)\b(?:try again|retry)\s+(?:in|after)\s+(?:about\s+|approximately\s+|~\s*)?`)
@@ -84,21 +101,9 @@ func ParseRetryHint(text string, now time.Time) (ms int64, ok bool) {
 	if text == "" {
 		return 0, false
 	}
-	forms := []struct {
-		re    *regexp.Regexp
-		value func(string) (float64, bool)
-	}{
-		{reRetryAfterMs, func(v string) (float64, bool) { return scaledValue(v, 1) }},
-		{reRetryAfterSec, func(v string) (float64, bool) { return scaledValue(v, 1000) }},
-		{reRetryAfterDate, func(v string) (float64, bool) { return httpDateValue(v, now) }},
-		{reRateResetMs, func(v string) (float64, bool) { return scaledValue(v, 1) }},
-		{reRateReset, func(v string) (float64, bool) { return resetValue(v, now) }},
-		{reRateResetKindDur, durationValue},
-		{reRetryDelay, durationValue},
-	}
-	for _, f := range forms {
+	for _, f := range hintForms {
 		if m := f.re.FindStringSubmatch(text); m != nil {
-			if v, found := f.value(m[1]); found {
+			if v, found := f.parse(m[1], now); found {
 				if ms, valid := hintMs(v); valid {
 					return ms, true
 				}
@@ -175,8 +180,13 @@ func resetValue(v string, now time.Time) (float64, bool) {
 	return sec*1000 - float64(now.UnixMilli()), true
 }
 
+// millisValue and secondsValue read a plain decimal of milliseconds or
+// of seconds.
+func millisValue(v string, _ time.Time) (float64, bool)  { return scaledValue(v, 1) }
+func secondsValue(v string, _ time.Time) (float64, bool) { return scaledValue(v, 1000) }
+
 // durationValue reads a Go-style duration such as "6m0s".
-func durationValue(v string) (float64, bool) {
+func durationValue(v string, _ time.Time) (float64, bool) {
 	d, err := time.ParseDuration(strings.ToLower(strings.TrimSpace(v)))
 	if err != nil {
 		return 0, false
@@ -230,26 +240,11 @@ func ParseRetryHintHeaders(header func(name string) string, now time.Time) (ms i
 	if header == nil {
 		return 0, false
 	}
-	forms := []struct {
-		name  string
-		parse func(string) (float64, bool)
-	}{
-		{"retry-after-ms", func(v string) (float64, bool) { return scaledValue(v, 1) }},
-		{"retry-after", func(v string) (float64, bool) {
-			if f, ok := scaledValue(v, 1000); ok {
-				return f, true
-			}
-			return httpDateValue(v, now)
-		}},
-		{"x-ratelimit-reset-ms", func(v string) (float64, bool) { return scaledValue(v, 1) }},
-		{"x-ratelimit-reset", func(v string) (float64, bool) { return resetValue(v, now) }},
-	}
-	for _, f := range forms {
-		v := header(f.name)
-		if strings.TrimSpace(v) == "" {
+	for _, f := range hintForms {
+		if f.header == "" || strings.TrimSpace(header(f.header)) == "" {
 			continue
 		}
-		if raw, found := f.parse(v); found {
+		if raw, found := f.parse(header(f.header), now); found {
 			if ms, valid := hintMs(raw); valid {
 				return ms, true
 			}
@@ -263,7 +258,7 @@ func ParseRetryHintHeaders(header func(name string) string, now time.Time) (ms i
 	}
 	for _, name := range resetDurationHeaders {
 		v := header(name)
-		if raw, ok := durationValue(v); ok {
+		if raw, ok := durationValue(v, now); ok {
 			consider(raw, true)
 		} else {
 			consider(scaledValue(v, 1000))
