@@ -252,7 +252,7 @@ func (s *Store) append(id string, entries []Entry, lines [][]byte, where Header)
 			continue
 		}
 		seen[e.ID] = struct{}{}
-		if written == 0 && !fresh && c.end == endNone {
+		if written == 0 && !fresh && c.lastByte != '\n' && c.lastByte != '\r' {
 			// The last line is complete but has no newline: add it.
 			buf.WriteByte('\n')
 		}
@@ -333,6 +333,11 @@ func syncDir(dir string) error {
 func (c *sessionCache) afterWrite(f *os.File, written []byte, fresh bool) error {
 	if fresh {
 		c.reset()
+	} else if c.lastByte != '\n' && c.lastByte != '\r' {
+		// written begins with the line break of a last line that had
+		// none, which consume cannot start with: read the file again.
+		c.reset()
+		return nil
 	}
 	err := c.consume(written)
 	if err == nil {
