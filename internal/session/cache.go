@@ -199,9 +199,9 @@ func headerLen(b []byte) int {
 }
 
 func (c *sessionCache) readHeader(text, raw []byte) error {
-	var h Header
-	if err := json.Unmarshal(bytes.TrimSpace(text), &h); err != nil || h.Type != HeaderType {
-		return permanentf("line 1 is not a session header (want a JSON object with \"type\":%q)", HeaderType)
+	h, _, err := DecodeExportHeader(text)
+	if err != nil {
+		return &permanentError{err}
 	}
 	switch {
 	case h.Version > FormatVersion:
@@ -224,12 +224,8 @@ func (c *sessionCache) readEntry(lineNo int, line []byte) {
 	if len(trimmed) == 0 {
 		return
 	}
-	var e Entry
-	if err := json.Unmarshal(trimmed, &e); err != nil {
-		c.warnings = append(c.warnings, fmt.Sprintf("line %d: %s, skipped", lineNo, describeJSONError(err)))
-		return
-	}
-	if err := checkLoaded(e); err != nil {
+	e, err := DecodeEntry(trimmed)
+	if err != nil {
 		c.warnings = append(c.warnings, fmt.Sprintf("line %d: %v, skipped", lineNo, err))
 		return
 	}
