@@ -79,15 +79,9 @@ func Open(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("open session store: empty directory path")
 	}
+	// MkdirAll fails with "not a directory" when dir is a file.
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open session store: %w", err)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("open session store: %w", err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("open session store: %s is not a directory", dir)
 	}
 	return &Store{dir: dir, caches: make(map[string]*sessionCache)}, nil
 }
