@@ -19,7 +19,14 @@ type sessionCache struct {
 	id string
 	// lastUse orders caches for eviction; guarded by Store.mu.
 	lastUse uint64
+	// bytesRead counts the file bytes parsed by sync, so tests can tell an
+	// incremental read from a full one.
+	bytesRead int64
+	fileRead
+}
 
+// fileRead is what was read of the file, all of which reset forgets.
+type fileRead struct {
 	valid   bool
 	info    os.FileInfo // identity of the file read (os.SameFile)
 	size    int64       // file size when last read, torn tail included
@@ -36,26 +43,10 @@ type sessionCache struct {
 	ids        map[string]struct{}
 	warnings   []string // skipped complete lines, permanent
 	tail       string   // warning about an incomplete last line, if any
-
-	// bytesRead counts the file bytes parsed by sync, so tests can tell an
-	// incremental read from a full one.
-	bytesRead int64
 }
 
 // reset forgets everything read so far.
-func (c *sessionCache) reset() {
-	c.valid = false
-	c.info = nil
-	c.size, c.parsed, c.lines = 0, 0, 0
-	c.lastByte = 0
-	c.modTime = time.Time{}
-	c.header = Header{}
-	c.headerLine = nil
-	c.entries = nil
-	c.ids = make(map[string]struct{})
-	c.warnings = nil
-	c.tail = ""
-}
+func (c *sessionCache) reset() { c.fileRead = fileRead{ids: map[string]struct{}{}} }
 
 // sync brings the cache up to date with f, which the caller has opened and
 // locked. It reads only the bytes after the last complete line when the file
