@@ -153,18 +153,13 @@ func (s *Store) Append(sessionID string, entries ...Entry) (written int, err err
 	return n, nil
 }
 
-// Init creates the session if it has no file yet, recording cwd (the
-// session's workspace) and host (the worker host that holds it, "" for
-// any) in its header, and returns the header in force: a session's
-// workspace is fixed when it is created, so an existing session keeps the
-// cwd and host it was created with.
-func (s *Store) Init(sessionID, cwd, host string) (Header, error) {
-	return s.InitHeader(sessionID, Header{Cwd: cwd, Host: host})
-}
-
-// InitHeader is Init with where's Cwd, Host and Worktree for a new
-// session's header (its other fields are the store's).
-func (s *Store) InitHeader(sessionID string, where Header) (Header, error) {
+// Init creates the session if it has no file yet, recording where's Cwd
+// (the session's workspace), Host (the worker host that holds it, "" for
+// any), Worktree and ParentSession in its header (its other fields are the
+// store's), and returns the header in force: a session's workspace is
+// fixed when it is created, so an existing session keeps the header it was
+// created with.
+func (s *Store) Init(sessionID string, where Header) (Header, error) {
 	if err := ValidateID(sessionID); err != nil {
 		return Header{}, fmt.Errorf("init session: %w", err)
 	}
