@@ -352,7 +352,7 @@ func (a *Activities) AppendEntries(ctx context.Context, in AppendEntriesInput) (
 	if in.ForkFrom != "" {
 		src, err := a.Sessions.Load(in.ForkFrom)
 		if err == nil {
-			_, err = a.Sessions.Init(in.SessionID, src.Header.Cwd, src.Header.Host)
+			_, err = a.Sessions.Init(in.SessionID, session.Header{Cwd: src.Header.Cwd, Host: src.Header.Host})
 		}
 		if err != nil {
 			return AppendEntriesResult{}, storeError("fork session "+in.ForkFrom, err)

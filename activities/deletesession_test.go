@@ -34,7 +34,7 @@ func deleteSession(t *testing.T, store *session.Store, in DeleteSessionInput) (D
 // Spec 14.3.3.
 func TestDeleteSession_RemovesOutputsAndSession(t *testing.T) {
 	store, ws := userBashStore(t)
-	if _, err := store.Init("s2", ws, ""); err != nil {
+	if _, err := store.Init("s2", session.Header{Cwd: ws}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"s1", "s2"} {

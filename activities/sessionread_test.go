@@ -20,7 +20,7 @@ func TestReadSession_BoundedPagesAndSingleReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	acts := &Activities{Sessions: store}
-	if _, err := store.Init("s1", "/ws", "host-a"); err != nil {
+	if _, err := store.Init("s1", session.Header{Cwd: "/ws", Host: "host-a"}); err != nil {
 		t.Fatal(err)
 	}
 	big := strings.Repeat("x", MaxReadPageBytes/2)

@@ -226,7 +226,7 @@ func TestBeginPrompt_ForkedSessionKeepsItsBranch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.acts.Sessions.Init("fork", ws, ""); err != nil {
+	if _, err := p.acts.Sessions.Init("fork", session.Header{Cwd: ws}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.acts.Sessions.Append("fork", src.Branch(p.leaf)...); err != nil {

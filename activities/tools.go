@@ -94,7 +94,7 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 			where.Cwd, where.Worktree = wt.Workspace, &session.Worktree{Dir: wt.Dir, Branch: wt.Branch, Base: wt.Base, Repo: wt.Repo}
 		}
 	}
-	hdr, err := a.Sessions.InitHeader(in.SessionID, where)
+	hdr, err := a.Sessions.Init(in.SessionID, where)
 	if err != nil {
 		return BeginPromptResult{}, storeError("open session", err)
 	}

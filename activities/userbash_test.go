@@ -47,7 +47,7 @@ func userBashStore(t *testing.T) (*session.Store, string) {
 		t.Fatal(err)
 	}
 	ws := t.TempDir()
-	if _, err := store.Init("s1", ws, ""); err != nil {
+	if _, err := store.Init("s1", session.Header{Cwd: ws}); err != nil {
 		t.Fatal(err)
 	}
 	return store, ws

@@ -317,7 +317,7 @@ func sessionImport(env Env, s settings.Settings, kind, file, id string, rename b
 // system prompt text beside it (spec 7.6; nil: none); it returns how
 // many entries were new.
 func putSession(st session.Backend, id string, sess *session.Session, systemPrompt []byte) (int, error) {
-	if _, err := st.InitHeader(id, sess.Header); err != nil {
+	if _, err := st.Init(id, sess.Header); err != nil {
 		return 0, err
 	}
 	const batch = 256

@@ -28,7 +28,7 @@ func sampleSession(t *testing.T, dir, id string, host ...string) *session.Sessio
 		m := agent.TextMessage(role, text)
 		return session.Entry{Type: session.TypeMessage, ID: id, ParentID: parent, Timestamp: ts, Message: &m}
 	}
-	if _, err := st.Init(id, "/work/project", strings.Join(host, "")); err != nil {
+	if _, err := st.Init(id, session.Header{Cwd: "/work/project", Host: strings.Join(host, "")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Append(id, msg("u1", "", agent.RoleUser, "hi <there> & \"you\""), msg("a1", "u1", agent.RoleAssistant, "hello"),

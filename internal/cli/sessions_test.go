@@ -24,7 +24,7 @@ func writeSession(t *testing.T, home, id, cwd, text string, ts time.Time, u *age
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Init(id, cwd, ""); err != nil {
+	if _, err := st.Init(id, session.Header{Cwd: cwd}); err != nil {
 		t.Fatal(err)
 	}
 	um := agent.TextMessage(agent.RoleUser, text)
@@ -143,7 +143,7 @@ func TestContinue_FindsWorktreeSessionFromTheRepository(t *testing.T) {
 		t.Fatal(err)
 	}
 	wt := &session.Worktree{Dir: filepath.Join(wts, "job"), Branch: "agent/job", Base: "abc", Repo: repo}
-	if _, err := st.InitHeader("job", session.Header{Cwd: filepath.Join(wt.Dir, "pkg"), Worktree: wt}); err != nil {
+	if _, err := st.Init("job", session.Header{Cwd: filepath.Join(wt.Dir, "pkg"), Worktree: wt}); err != nil {
 		t.Fatal(err)
 	}
 	um := agent.TextMessage(agent.RoleUser, "migrate pkg")
@@ -180,7 +180,7 @@ func TestSessions_SubAgentSessionNamesItsParent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.InitHeader("parent.task-1", session.Header{Cwd: "/src/a", ParentSession: "parent"}); err != nil {
+	if _, err := st.Init("parent.task-1", session.Header{Cwd: "/src/a", ParentSession: "parent"}); err != nil {
 		t.Fatal(err)
 	}
 	writeSession(t, home, "parent", "/src/a", "split the work", time.Now(), nil)

@@ -21,7 +21,7 @@ func storeResult(t *testing.T, home, sessionID, entryID, tool, text string, isEr
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Init(sessionID, home, ""); err != nil {
+	if _, err := st.Init(sessionID, session.Header{Cwd: home}); err != nil {
 		t.Fatal(err)
 	}
 	m := agent.Message{Role: agent.RoleToolResult, ToolCallID: "c-" + entryID, ToolName: tool, IsError: isError,

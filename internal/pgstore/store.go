@@ -171,14 +171,10 @@ func (s *Store) Append(sessionID string, entries ...session.Entry) (int, error) 
 	return written, nil
 }
 
-// Init creates the session with cwd as its workspace if it does not exist
-// and returns the header in force: an existing session keeps its cwd.
-func (s *Store) Init(sessionID, cwd, host string) (session.Header, error) {
-	return s.InitHeader(sessionID, session.Header{Cwd: cwd, Host: host})
-}
-
-// InitHeader is Init with where's Cwd, Host, Worktree and ParentSession.
-func (s *Store) InitHeader(sessionID string, where session.Header) (session.Header, error) {
+// Init creates the session with where's Cwd, Host, Worktree and
+// ParentSession if it does not exist and returns the header in force: an
+// existing session keeps its own.
+func (s *Store) Init(sessionID string, where session.Header) (session.Header, error) {
 	if err := session.ValidateID(sessionID); err != nil {
 		return session.Header{}, fmt.Errorf("init session: %w", err)
 	}

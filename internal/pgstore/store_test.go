@@ -23,7 +23,7 @@ import (
 type sessionStore interface {
 	Load(sessionID string) (*session.Session, error)
 	Append(sessionID string, entries ...session.Entry) (int, error)
-	Init(sessionID, cwd, host string) (session.Header, error)
+	Init(sessionID string, where session.Header) (session.Header, error)
 	Delete(sessionID string) error
 }
 
@@ -341,8 +341,8 @@ func TestStore(t *testing.T) {
 			_, ef := fs.Append(id)
 			_, lp := pg.Load(id)
 			_, lf := fs.Load(id)
-			_, ip := pg.Init(id, "/w", "")
-			_, iff := fs.Init(id, "/w", "")
+			_, ip := pg.Init(id, session.Header{Cwd: "/w"})
+			_, iff := fs.Init(id, session.Header{Cwd: "/w"})
 			for _, pair := range [][2]error{{ep, ef}, {lp, lf}, {ip, iff}} {
 				if pair[0] == nil || pair[1] == nil || pair[0].Error() != pair[1].Error() {
 					t.Errorf("id %q: pg %v, jsonl %v; want the same error", id, pair[0], pair[1])
@@ -366,11 +366,11 @@ func TestStore(t *testing.T) {
 
 	t.Run("InitKeepsTheFirstCwd", func(t *testing.T) {
 		st := open(t, e.url(t))
-		h1, err := st.Init("s", "/work/one", "")
+		h1, err := st.Init("s", session.Header{Cwd: "/work/one"})
 		if err != nil || h1.Cwd != "/work/one" || h1.ID != "s" || h1.Version != session.FormatVersion {
 			t.Fatalf("Init = %+v, %v", h1, err)
 		}
-		h2, err := st.Init("s", "/work/two", "")
+		h2, err := st.Init("s", session.Header{Cwd: "/work/two"})
 		if err != nil || h2 != h1 {
 			t.Fatalf("second Init = %+v, %v; want the first header %+v", h2, err, h1)
 		}
@@ -380,7 +380,7 @@ func TestStore(t *testing.T) {
 		}
 		// A session created by Append has no cwd, and Init keeps that.
 		mustAppend(t, st, "t")
-		if h, _ := st.Init("t", "/late", ""); h.Cwd != "" {
+		if h, _ := st.Init("t", session.Header{Cwd: "/late"}); h.Cwd != "" {
 			t.Fatalf("Init after Append: cwd %q, want empty", h.Cwd)
 		}
 	})
@@ -388,18 +388,18 @@ func TestStore(t *testing.T) {
 	t.Run("WorktreeKeptInTheHeaderAsByTheFileStore", func(t *testing.T) {
 		wt := &session.Worktree{Dir: "/data/worktrees/w", Branch: "agent/w", Base: "0123abcd", Repo: "/src/repo"}
 		for _, st := range []interface {
-			InitHeader(string, session.Header) (session.Header, error)
+			Init(string, session.Header) (session.Header, error)
 			Load(string) (*session.Session, error)
 		}{open(t, e.url(t)), jsonl(t)} {
-			h, err := st.InitHeader("w", session.Header{Cwd: "/data/worktrees/w", Worktree: wt})
+			h, err := st.Init("w", session.Header{Cwd: "/data/worktrees/w", Worktree: wt})
 			if err != nil || h.Worktree == nil || *h.Worktree != *wt || h.Cwd != "/data/worktrees/w" {
-				t.Fatalf("%T InitHeader = %+v, %v; want the worktree %+v", st, h, err, wt)
+				t.Fatalf("%T Init = %+v, %v; want the worktree %+v", st, h, err, wt)
 			}
 			sess, err := st.Load("w")
 			if err != nil || sess.Header.Worktree == nil || *sess.Header.Worktree != *wt {
 				t.Fatalf("%T Load header = %+v, %v; want the worktree", st, sess, err)
 			}
-			if h, _ := st.InitHeader("plain", session.Header{Cwd: "/w"}); h.Worktree != nil {
+			if h, _ := st.Init("plain", session.Header{Cwd: "/w"}); h.Worktree != nil {
 				t.Fatalf("%T: a session without a worktree has %+v", st, h.Worktree)
 			}
 		}
@@ -409,22 +409,22 @@ func TestStore(t *testing.T) {
 	// tool); on a cluster the header must say so as the file store's does.
 	t.Run("ParentSessionKeptInTheHeaderAsByTheFileStore", func(t *testing.T) {
 		for _, st := range []interface {
-			InitHeader(string, session.Header) (session.Header, error)
+			Init(string, session.Header) (session.Header, error)
 			Load(string) (*session.Session, error)
 		}{open(t, e.url(t)), jsonl(t)} {
-			h, err := st.InitHeader("child", session.Header{Cwd: "/w", ParentSession: "parent-1"})
+			h, err := st.Init("child", session.Header{Cwd: "/w", ParentSession: "parent-1"})
 			if err != nil || h.ParentSession != "parent-1" {
-				t.Fatalf("%T InitHeader = %+v, %v; want parentSession parent-1", st, h, err)
+				t.Fatalf("%T Init = %+v, %v; want parentSession parent-1", st, h, err)
 			}
 			// A later Init of the session (its next prompt) keeps the header.
-			if h, err := st.InitHeader("child", session.Header{Cwd: "/w"}); err != nil || h.ParentSession != "parent-1" {
-				t.Fatalf("%T second InitHeader = %+v, %v; want the first parentSession kept", st, h, err)
+			if h, err := st.Init("child", session.Header{Cwd: "/w"}); err != nil || h.ParentSession != "parent-1" {
+				t.Fatalf("%T second Init = %+v, %v; want the first parentSession kept", st, h, err)
 			}
 			sess, err := st.Load("child")
 			if err != nil || sess.Header.ParentSession != "parent-1" {
 				t.Fatalf("%T Load header = %+v, %v; want parentSession parent-1", st, sess, err)
 			}
-			if h, _ := st.InitHeader("top", session.Header{Cwd: "/w"}); h.ParentSession != "" {
+			if h, _ := st.Init("top", session.Header{Cwd: "/w"}); h.ParentSession != "" {
 				t.Fatalf("%T: a top-level session has parent %q", st, h.ParentSession)
 			}
 		}
@@ -448,8 +448,8 @@ func TestStore(t *testing.T) {
 		if sess.Header.ParentSession != "" || ids(sess.Entries) != "a" {
 			t.Fatalf("old session after the migration = %+v %s, want no parent and its entry", sess.Header, ids(sess.Entries))
 		}
-		if h, err := st2.InitHeader("new", session.Header{ParentSession: "old"}); err != nil || h.ParentSession != "old" {
-			t.Fatalf("InitHeader after the migration = %+v, %v", h, err)
+		if h, err := st2.Init("new", session.Header{ParentSession: "old"}); err != nil || h.ParentSession != "old" {
+			t.Fatalf("Init after the migration = %+v, %v", h, err)
 		}
 	})
 

@@ -8,11 +8,10 @@ package session
 type Backend interface {
 	Load(sessionID string) (*Session, error)
 	Append(sessionID string, entries ...Entry) (int, error)
-	// Init creates the session with cwd as its workspace if it does not
-	// exist and returns its header (an existing session keeps its cwd).
-	Init(sessionID, cwd, host string) (Header, error)
-	// InitHeader is Init with the Cwd, Host and Worktree of where.
-	InitHeader(sessionID string, where Header) (Header, error)
+	// Init creates the session with where's Cwd, Host, Worktree and
+	// ParentSession if it does not exist and returns its header (an
+	// existing session keeps its own).
+	Init(sessionID string, where Header) (Header, error)
 	// Delete removes the session; a missing one is not an error.
 	Delete(sessionID string) error
 	// PutAside keeps data under key beside the session (Aside reads it,

@@ -19,16 +19,22 @@ type sessionCache struct {
 	id string
 	// lastUse orders caches for eviction; guarded by Store.mu.
 	lastUse uint64
+	// bytesRead counts the file bytes parsed by sync, so tests can tell an
+	// incremental read from a full one.
+	bytesRead int64
+	fileRead
+}
 
+// fileRead is what was read of the file, all of which reset forgets.
+type fileRead struct {
 	valid   bool
 	info    os.FileInfo // identity of the file read (os.SameFile)
 	size    int64       // file size when last read, torn tail included
 	modTime time.Time   // modification time when last read
 	parsed  int64       // offset just past the last complete line
 	lines   int         // complete lines consumed, header included
-	// end is how the last complete line ended, lastByte its last byte
-	// (the check that the parsed prefix is still in place).
-	end      lineEnd
+	// lastByte is the last byte of the last complete line: its line
+	// break, or the line itself when it has none.
 	lastByte byte
 
 	header     Header
@@ -37,26 +43,10 @@ type sessionCache struct {
 	ids        map[string]struct{}
 	warnings   []string // skipped complete lines, permanent
 	tail       string   // warning about an incomplete last line, if any
-
-	// bytesRead counts the file bytes parsed by sync, so tests can tell an
-	// incremental read from a full one.
-	bytesRead int64
 }
 
 // reset forgets everything read so far.
-func (c *sessionCache) reset() {
-	c.valid = false
-	c.info = nil
-	c.size, c.parsed, c.lines = 0, 0, 0
-	c.end, c.lastByte = endBreak, 0
-	c.modTime = time.Time{}
-	c.header = Header{}
-	c.headerLine = nil
-	c.entries = nil
-	c.ids = make(map[string]struct{})
-	c.warnings = nil
-	c.tail = ""
-}
+func (c *sessionCache) reset() { c.fileRead = fileRead{ids: map[string]struct{}{}} }
 
 // sync brings the cache up to date with f, which the caller has opened and
 // locked. It reads only the bytes after the last complete line when the file
@@ -75,12 +65,13 @@ func (c *sessionCache) sync(f *os.File) error {
 	full := !c.valid || !os.SameFile(c.info, fi) || fi.Size() < c.size ||
 		(fi.Size() == c.size && !fi.ModTime().Equal(c.modTime))
 	if !full {
-		intact, err := c.prefixIntact(f, fi.Size())
+		intact, err := c.prefixIntact(f)
 		if err != nil {
 			c.reset()
 			return err
 		}
-		full = !intact
+		// New bytes continue the parsed ones only after a "\n" (see consume).
+		full = !intact || fi.Size() > c.size && c.lastByte != '\n'
 	}
 	if full {
 		c.reset()
@@ -111,144 +102,50 @@ func (c *sessionCache) sync(f *os.File) error {
 // ones read: same header line (it holds the id and a creation timestamp, so
 // a re-created file differs) and the same byte where the last parsed line
 // ended. Size and modification time alone miss a file deleted and
-// re-created with the same inode number. A last line parsed without a line
-// break must be followed by one, or it was longer than what was parsed.
-func (c *sessionCache) prefixIntact(f *os.File, size int64) (bool, error) {
+// re-created with the same inode number.
+func (c *sessionCache) prefixIntact(f *os.File) (bool, error) {
 	if c.parsed == 0 {
 		return true, nil
 	}
-	got := make([]byte, len(c.headerLine))
-	if _, err := f.ReadAt(got, 0); err != nil {
-		if err == io.EOF {
-			return false, nil
-		}
+	got := make([]byte, len(c.headerLine)+1)
+	_, err := f.ReadAt(got[:len(c.headerLine)], 0)
+	if err == nil {
+		_, err = f.ReadAt(got[len(c.headerLine):], c.parsed-1)
+	}
+	switch {
+	case err == io.EOF:
+		return false, nil
+	case err != nil:
 		return false, fmt.Errorf("read %s: %w", f.Name(), err)
 	}
-	if !bytes.Equal(got, c.headerLine) {
-		return false, nil
-	}
-	var b [1]byte
-	if _, err := f.ReadAt(b[:], c.parsed-1); err != nil {
-		if err == io.EOF {
-			return false, nil
-		}
-		return false, fmt.Errorf("read %s: %w", f.Name(), err)
-	}
-	if b[0] != c.lastByte {
-		return false, nil
-	}
-	if c.end == endNone && size > c.parsed {
-		if _, err := f.ReadAt(b[:], c.parsed); err != nil {
-			if err == io.EOF {
-				return false, nil
-			}
-			return false, fmt.Errorf("read %s: %w", f.Name(), err)
-		}
-		return b[0] == '\n' || b[0] == '\r', nil
-	}
-	return true, nil
+	return bytes.Equal(got, append(bytes.Clone(c.headerLine), c.lastByte)), nil
 }
 
-// lineEnd is how the last line consumed ended.
-type lineEnd uint8
-
-const (
-	// endBreak: a complete line break ("\n", "\r\n", or "\r" followed by
-	// more data).
-	endBreak lineEnd = iota
-	// endCR: a "\r" at the end of the data read; a "\n" right after it
-	// belongs to the same line break.
-	endCR
-	// endNone: no line break, the line was complete because it parsed as
-	// JSON. The next byte, if any, must be a line break.
-	endNone
-)
-
-// errPrefixChanged reports data that does not continue the line consumed
-// last; sync never lets it happen.
-var errPrefixChanged = errors.New("file changed while it was read")
-
-// consume parses data, the file's bytes from offset c.parsed on. Lines end
-// with "\n", "\r\n" or a lone "\r". Complete lines advance c.parsed. The
-// bytes after the last line break are a complete last line if they parse
-// as JSON (a file whose writer left out the final newline); otherwise they
-// are an incomplete (torn) line left by a crash, reported in c.tail and
-// not parsed.
+// consume parses data, the file's bytes from offset c.parsed on, which is
+// the start of a line. Lines end with "\n", "\r\n" or a lone "\r".
+// Complete lines advance c.parsed. The bytes after the last line break are
+// a complete last line if they parse as JSON (a file whose writer left out
+// the final newline); otherwise they are an incomplete (torn) line left by
+// a crash, reported in c.tail and not parsed. When the last line does not
+// end in "\n" (no line break, or a "\r" a "\n" may follow), sync reads a
+// file that grew from the start.
 func (c *sessionCache) consume(data []byte) error {
 	c.tail = ""
-	if len(data) == 0 {
-		return nil
-	}
-	// Finish the line break the previous read ended in.
-	switch c.end {
-	case endCR:
-		if data[0] == '\n' {
-			c.skip(data[:1])
-			data = data[1:]
+	for len(data) > 0 {
+		brk := bytes.IndexAny(data, "\r\n")
+		if brk < 0 {
+			return c.lastLine(data)
 		}
-		c.end = endBreak
-	case endNone:
-		n := 0
-		switch {
-		case data[0] == '\n':
-			n, c.end = 1, endBreak
-		case data[0] == '\r' && len(data) == 1:
-			n, c.end = 1, endCR
-		case data[0] == '\r' && data[1] == '\n':
-			n, c.end = 2, endBreak
-		case data[0] == '\r':
-			n, c.end = 1, endBreak
-		default:
-			return errPrefixChanged
+		next := brk + 1
+		if data[brk] == '\r' && next < len(data) && data[next] == '\n' {
+			next++
 		}
-		c.skip(data[:n])
-		data = data[n:]
-	}
-	nl := -1 // index in data of the next "\n" at or after off, -1 for none
-	if len(data) > 0 {
-		nl = bytes.IndexByte(data, '\n')
-	}
-	for off := 0; off < len(data); {
-		if nl >= 0 && nl < off {
-			if nl = bytes.IndexByte(data[off:], '\n'); nl >= 0 {
-				nl += off
-			}
-		}
-		// The line ends at the first "\r" or "\n". Looking for "\r" only
-		// up to the next "\n" keeps a long file linear.
-		stop := len(data)
-		if nl >= 0 {
-			stop = nl
-		}
-		brk := stop
-		if i := bytes.IndexByte(data[off:stop], '\r'); i >= 0 {
-			brk = off + i
-		}
-		if brk == len(data) {
-			return c.lastLine(data[off:])
-		}
-		next, end := brk+1, endBreak
-		if data[brk] == '\r' {
-			switch {
-			case next == len(data):
-				end = endCR
-			case data[next] == '\n':
-				next++
-			}
-		}
-		if err := c.line(data[off:brk], data[off:next]); err != nil {
+		if err := c.line(data[:brk], data[:next]); err != nil {
 			return err
 		}
-		c.end = end
-		off = next
+		data = data[next:]
 	}
 	return nil
-}
-
-// skip consumes the rest of a line break.
-func (c *sessionCache) skip(b []byte) {
-	c.parsed += int64(len(b))
-	c.lastByte = b[len(b)-1]
 }
 
 // line consumes one line: text without its line break, raw with it.
@@ -270,11 +167,7 @@ func (c *sessionCache) line(text, raw []byte) error {
 func (c *sessionCache) lastLine(rest []byte) error {
 	if json.Valid(bytes.TrimSpace(rest)) {
 		// A complete value: the line is whole, only its newline is missing.
-		if err := c.line(rest, rest); err != nil {
-			return err
-		}
-		c.end = endNone
-		return nil
+		return c.line(rest, rest)
 	}
 	if n := headerLen(rest); c.lines == 0 && n > 0 {
 		// Never mistake a session for a torn first write and start it over.
@@ -297,9 +190,9 @@ func headerLen(b []byte) int {
 }
 
 func (c *sessionCache) readHeader(text, raw []byte) error {
-	var h Header
-	if err := json.Unmarshal(bytes.TrimSpace(text), &h); err != nil || h.Type != HeaderType {
-		return permanentf("line 1 is not a session header (want a JSON object with \"type\":%q)", HeaderType)
+	h, _, err := DecodeExportHeader(text)
+	if err != nil {
+		return &permanentError{err}
 	}
 	switch {
 	case h.Version > FormatVersion:
@@ -322,12 +215,8 @@ func (c *sessionCache) readEntry(lineNo int, line []byte) {
 	if len(trimmed) == 0 {
 		return
 	}
-	var e Entry
-	if err := json.Unmarshal(trimmed, &e); err != nil {
-		c.warnings = append(c.warnings, fmt.Sprintf("line %d: %s, skipped", lineNo, describeJSONError(err)))
-		return
-	}
-	if err := checkLoaded(e); err != nil {
+	e, err := DecodeEntry(trimmed)
+	if err != nil {
 		c.warnings = append(c.warnings, fmt.Sprintf("line %d: %v, skipped", lineNo, err))
 		return
 	}

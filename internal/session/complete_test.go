@@ -115,7 +115,7 @@ func TestAppend_HeaderWithoutNewlineIsNeverRewritten(t *testing.T) {
 	if !s.Header.Timestamp.Equal(t0) || len(s.Entries) != 0 || len(s.Warnings) != 0 {
 		t.Fatalf("loaded header %+v entries %s warnings %q, want the file's header", s.Header, ids(s.Entries), s.Warnings)
 	}
-	if h, err := st.Init("s", "/elsewhere", ""); err != nil || !h.Timestamp.Equal(t0) || h.Cwd != "" {
+	if h, err := st.Init("s", Header{Cwd: "/elsewhere"}); err != nil || !h.Timestamp.Equal(t0) || h.Cwd != "" {
 		t.Fatalf("Init = %+v, %v; want the existing header", h, err)
 	}
 	a := msgEntry("a", "", agent.RoleUser, "hi")
@@ -281,7 +281,7 @@ func TestLoad_BadHeaderLineIsPermanentError(t *testing.T) {
 			checkPermanent(t, "Load", err, st.Path("s"), "line 1 is not a session header")
 			_, err = st.Append("s", msgEntry("a", "", agent.RoleUser, "hi"))
 			checkPermanent(t, "Append", err, st.Path("s"), "line 1 is not a session header")
-			_, err = st.Init("s", "/w", "")
+			_, err = st.Init("s", Header{Cwd: "/w"})
 			checkPermanent(t, "Init", err, st.Path("s"), "line 1 is not a session header")
 		})
 	}
@@ -312,7 +312,7 @@ func TestLoad_DirectoryInPlaceOfFileIsPermanentError(t *testing.T) {
 	checkPermanent(t, "Load", err, st.Path("s"), "is a directory")
 	_, err = st.Append("s", msgEntry("a", "", agent.RoleUser, "hi"))
 	checkPermanent(t, "Append", err, st.Path("s"), "is a directory")
-	_, err = st.Init("s", "/w", "")
+	_, err = st.Init("s", Header{Cwd: "/w"})
 	checkPermanent(t, "Init", err, st.Path("s"), "is a directory")
 }
 

@@ -15,7 +15,7 @@ import (
 // session_info entry types with its field names.
 func TestStore_WritesTheTerminalAgentsFormat(t *testing.T) {
 	st := openStore(t)
-	if _, err := st.Init("s", "/work", ""); err != nil {
+	if _, err := st.Init("s", Header{Cwd: "/work"}); err != nil {
 		t.Fatal(err)
 	}
 	entries := []Entry{

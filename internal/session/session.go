@@ -12,8 +12,8 @@ import (
 // "line 7: not JSON, skipped").
 //
 // Get, Branch and Context index Entries on first use; modify Entries only
-// before calling them. A Session built as a literal works too (without the
-// index Get scans).
+// before calling them. A Session built as a literal works too (it indexes
+// on every call).
 type Session struct {
 	Header   Header
 	Entries  []Entry
@@ -48,14 +48,6 @@ func (s *Session) index() map[string]int {
 
 // Get returns the entry with the given id.
 func (s *Session) Get(id string) (Entry, bool) {
-	if s.idx == nil {
-		for _, e := range s.Entries {
-			if e.ID == id {
-				return e, true
-			}
-		}
-		return Entry{}, false
-	}
 	i, ok := s.index()[id]
 	if !ok {
 		return Entry{}, false

@@ -79,15 +79,9 @@ func Open(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("open session store: empty directory path")
 	}
+	// MkdirAll fails with "not a directory" when dir is a file.
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open session store: %w", err)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("open session store: %w", err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("open session store: %s is not a directory", dir)
 	}
 	return &Store{dir: dir, caches: make(map[string]*sessionCache)}, nil
 }
@@ -159,18 +153,13 @@ func (s *Store) Append(sessionID string, entries ...Entry) (written int, err err
 	return n, nil
 }
 
-// Init creates the session if it has no file yet, recording cwd (the
-// session's workspace) and host (the worker host that holds it, "" for
-// any) in its header, and returns the header in force: a session's
-// workspace is fixed when it is created, so an existing session keeps the
-// cwd and host it was created with.
-func (s *Store) Init(sessionID, cwd, host string) (Header, error) {
-	return s.InitHeader(sessionID, Header{Cwd: cwd, Host: host})
-}
-
-// InitHeader is Init with where's Cwd, Host and Worktree for a new
-// session's header (its other fields are the store's).
-func (s *Store) InitHeader(sessionID string, where Header) (Header, error) {
+// Init creates the session if it has no file yet, recording where's Cwd
+// (the session's workspace), Host (the worker host that holds it, "" for
+// any), Worktree and ParentSession in its header (its other fields are the
+// store's), and returns the header in force: a session's workspace is
+// fixed when it is created, so an existing session keeps the header it was
+// created with.
+func (s *Store) Init(sessionID string, where Header) (Header, error) {
 	if err := ValidateID(sessionID); err != nil {
 		return Header{}, fmt.Errorf("init session: %w", err)
 	}
@@ -252,7 +241,7 @@ func (s *Store) append(id string, entries []Entry, lines [][]byte, where Header)
 			continue
 		}
 		seen[e.ID] = struct{}{}
-		if written == 0 && !fresh && c.end == endNone {
+		if written == 0 && !fresh && c.lastByte != '\n' && c.lastByte != '\r' {
 			// The last line is complete but has no newline: add it.
 			buf.WriteByte('\n')
 		}
@@ -333,6 +322,11 @@ func syncDir(dir string) error {
 func (c *sessionCache) afterWrite(f *os.File, written []byte, fresh bool) error {
 	if fresh {
 		c.reset()
+	} else if c.lastByte != '\n' && c.lastByte != '\r' {
+		// written begins with the line break of a last line that had
+		// none, which consume cannot start with: read the file again.
+		c.reset()
+		return nil
 	}
 	err := c.consume(written)
 	if err == nil {

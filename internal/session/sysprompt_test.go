@@ -12,7 +12,7 @@ import (
 // it never enters the run context the model is sent.
 func TestSystemPromptRecord(t *testing.T) {
 	st := openStore(t)
-	if _, err := st.Init("s", "/ws", ""); err != nil {
+	if _, err := st.Init("s", Header{Cwd: "/ws"}); err != nil {
 		t.Fatal(err)
 	}
 	u := agent.TextMessage(agent.RoleUser, "hi")

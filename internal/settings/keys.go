@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/policy"
@@ -533,3 +534,40 @@ func checkIP(v string) string {
 	}
 	return ""
 }
+
+// allowHostItem accepts a tools.sandbox.allowHosts entry; repeats are
+// judged by its normal form (Example.COM and example.com are one).
+func allowHostItem(it string) (any, string) {
+	p, err := egress.ParsePattern(it)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return p.String(), ""
+}
+
+// MaxSystemPromptSetting bounds agent.systemPrompt and
+// agent.appendSystemPrompt: they travel in each prompt's workflow input,
+// which Temporal history keeps.
+const MaxSystemPromptSetting = 16 << 10
+
+// checkSystemPromptText keeps a system prompt setting within
+// MaxSystemPromptSetting bytes.
+func checkSystemPromptText(v string) string {
+	if len(v) > MaxSystemPromptSetting {
+		return fmt.Sprintf("is %d bytes, at most %d allowed (put long project rules in AGENTS.md instead)", len(v), MaxSystemPromptSetting)
+	}
+	return ""
+}
+
+// maxRate bounds model.callsPerSecond.
+const maxRate = 100_000
+
+func checkRate(v string) string {
+	if _, ok := parseRate(v); !ok {
+		return fmt.Sprintf("must be calls per second from 0 (no limit) to %d, e.g. 2 or 0.5", maxRate)
+	}
+	return ""
+}
+
+// parseRate reads model.callsPerSecond ("" is 0).
+func parseRate(v string) (float64, bool) { return parseAmount(strings.TrimSpace(v), maxRate) }

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/compaction"
@@ -87,14 +86,6 @@ func (m Model) CallRate() float64 {
 // (model.maxConcurrentCalls or model.callsPerSecond set).
 func (m Model) ModelQueues() bool { return m.MaxConcurrentCalls > 0 || m.CallRate() > 0 }
 
-// Timeout is TimeoutMs as a duration.
-func (m Model) Timeout() time.Duration { return time.Duration(m.TimeoutMs) * time.Millisecond }
-
-// HeartbeatTimeout is HeartbeatTimeoutMs as a duration.
-func (m Model) HeartbeatTimeout() time.Duration {
-	return time.Duration(m.HeartbeatTimeoutMs) * time.Millisecond
-}
-
 // Scripted is the `scripted` group: the deterministic fake provider.
 type Scripted struct {
 	Faults        []string `json:"faults,omitempty"`
@@ -102,9 +93,6 @@ type Scripted struct {
 	LatencyMs     int64    `json:"latencyMs"`
 	StreamDelayMs int64    `json:"streamDelayMs"`
 }
-
-// Latency is LatencyMs as a duration.
-func (s Scripted) Latency() time.Duration { return time.Duration(s.LatencyMs) * time.Millisecond }
 
 // Dev is the `dev` group: the embedded Temporal dev server and its UI.
 type Dev struct {

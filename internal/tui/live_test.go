@@ -51,7 +51,7 @@ func newStoreDriver(t *testing.T, history func(record func(id string, m agent.Me
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Init(id, t.TempDir(), ""); err != nil {
+	if _, err := store.Init(id, session.Header{Cwd: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	d := &liveDriver{events: make(chan tea.Msg, 256), store: store, id: id}

@@ -30,7 +30,7 @@ func sessionServer(t *testing.T, name string, entries ...session.Entry) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Init(id, t.TempDir(), ""); err != nil {
+	if _, err := store.Init(id, session.Header{Cwd: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := store.Append(id, entries...); err != nil {

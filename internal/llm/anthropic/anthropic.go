@@ -1,52 +1,31 @@
 // Package anthropic is the Anthropic Messages API provider
-// (github.com/anthropics/anthropic-sdk-go/v2), streaming.
+// (github.com/anthropics/anthropic-sdk-go/v2), streaming. It keeps the
+// package llm contract (errors as data, no retries of its own, deltas,
+// tool calls); docs/providers.md says what the API needs.
 //
-// Contract (see package llm): a failed call comes back as an assistant
-// message with StopReason "error", the SDK's error text unchanged, the
-// response headers' retry hint as RetryAfterMs (llm.FailureMessage), the
-// HTTP status, the error type from the body (overloaded_error, rate_limit_error,
-// ...) and x-should-retry. An error event inside a 200 stream (Anthropic
-// sends overloaded_error that way) is reported with status 0 and its type.
-// The SDK's own retries are off: the workflow owns the one retry loop.
-// Cancelling ctx cancels the HTTP request and yields an aborted message.
+// Specific to this API: an error event inside a 200 stream (Anthropic
+// sends overloaded_error that way) has status 0 and its type. Tools go out
+// as custom tools with input_schema; a streamed tool_use block becomes a
+// "toolCall" block. stop_reason refusal is an error of type "refusal"
+// (shouldRetry false) with the API's explanation; pause_turn is StopReason
+// "continue". redacted_thinking blocks are kept (agent.ContentBlock.Redacted)
+// and sent back as they came; thinking blocks of another API are not sent.
+// Consecutive tool results become the tool_result blocks of ONE user
+// message, as the API requires.
 //
-// Tools (Request.Tools) go out as custom tools with their JSON Schema as
-// input_schema; none are sent when there are none. A streamed tool_use
-// block (input_json_delta chunks) becomes a "toolCall" content block and
-// stop_reason tool_use becomes StopReason "toolUse". Input that is not a
-// JSON object is kept as a JSON string of the model's raw text, meaning
-// "invalid JSON from the model" (llm.ToolArguments); it is sent back as {}.
-// stop_reason refusal is an error of type "refusal" (shouldRetry false)
-// with the API's explanation; pause_turn is StopReason "continue".
-// redacted_thinking blocks are kept (agent.ContentBlock.Redacted) and sent
-// back as they came; thinking blocks of another API are not sent.
-// In the run context, assistant tool calls become tool_use blocks and
-// consecutive tool results become tool_result blocks of ONE user message,
-// as the API requires.
+// Prompt caching: three cache_control breakpoints, on the system prompt
+// (which caches the tools before it) and on the last block of the last two
+// user messages, so each request reads the previous one's cache. That
+// needs a prefix that does not change between the requests of a session
+// (TestPrefixIsStable).
 //
-// Prompt caching: each request carries three cache_control breakpoints
-// (the API allows four): on the system prompt, which caches the tools
-// before it too, and on the last block of the last two user messages.
-// The latest one writes the conversation so far to the cache; the one
-// before is where the previous request wrote, so each request reads the
-// previous one's cache (usage cache_read_input_tokens) and pays the full
-// input price only for the turn's new messages. That needs a prefix that
-// does not change between the requests of a session: the system prompt
-// is the session's (kept at its start), the tools come in the same order
-// and the messages convert the same way every time (TestPrefixIsStable).
+// Deltas are indexed by the block's position in the final message: blocks
+// the project does not keep (server tool uses and their results) take no
+// index; a redacted_thinking block sends none. A tool call is announced by
+// an empty delta carrying its id and name; a call whose input came with no
+// delta gets one delta with the whole input when its block stops.
 //
-// Request.OnDelta gets every text_delta, thinking_delta and
-// input_json_delta as it arrives, indexed by the block's position in the
-// final message (blocks the project does not keep, such as server tool
-// uses and their results, are skipped and take no index; a
-// redacted_thinking block is kept as a thinking block with no text and
-// Redacted set, and sends no delta). A tool call is
-// announced by an empty delta carrying its id and name when its block
-// starts; a call whose input came with no delta gets one delta with the
-// whole input when its block stops.
-//
-// The package imports no Temporal code; the activity heartbeats on its
-// own ticker, so a slow first token is fine.
+// The package imports no Temporal code.
 package anthropic
 
 import (

@@ -1,55 +1,24 @@
 // Package openai is the OpenAI-compatible Chat Completions provider
 // (github.com/openai/openai-go/v3), streaming. With a base URL it talks to
 // any server of that protocol: OpenRouter, Groq, vLLM, llama.cpp, Ollama,
-// LM Studio.
+// LM Studio. It keeps the package llm contract (errors as data, no
+// retries of its own, deltas, tool calls); what each compatible server
+// needs is in docs/providers.md.
 //
-// Contract (see package llm): a failed call comes back as an assistant
-// message with StopReason "error", the SDK's error text unchanged, the
-// response headers' retry hint as RetryAfterMs (llm.FailureMessage), the
-// HTTP status, the error code or type from the body (insufficient_quota,
-// context_length_exceeded, ...) and x-should-retry. An error object sent
-// inside a 200 stream is reported with status 0 and its type. The SDK's
-// own retries are off: the workflow owns the one retry loop. Cancelling
-// ctx cancels the HTTP request and yields an aborted message.
+// Specific to this protocol: the error code or type comes from the body
+// (insufficient_quota, context_length_exceeded); an error object inside a
+// 200 stream has status 0. Streamed tool calls are keyed by their index
+// (several per answer) and become "toolCall" blocks in the order they
+// first appeared; finish_reason tool_calls, or "stop" with tool calls
+// (some compatible servers), is StopReason "toolUse"; a call without an
+// id gets "call_<n>", n its position in the message. Tool results go back
+// as role "tool" messages. Reasoning in reasoning_content or reasoning
+// becomes a thinking block whose signature names the field (see
+// FieldReasoningContent). OpenAI's own endpoint gets the session id as
+// prompt_cache_key; cached prompt tokens are reported as cache reads.
+// A call that streamed no argument text gets a final "{}" delta.
 //
-// Tools (Request.Tools) go out as function tools with their JSON Schema
-// as parameters; none are sent when there are none. Streamed tool calls
-// (delta.tool_calls[i].function.arguments chunks, keyed by index, several
-// per answer) become "toolCall" content blocks in order, and
-// finish_reason tool_calls becomes StopReason "toolUse" (so does "stop"
-// with tool calls, which some compatible servers send). Arguments that are
-// not a JSON object are kept as a JSON string of the model's raw text,
-// meaning "invalid JSON from the model" (llm.ToolArguments); they are sent
-// back as {}. A call without an id gets "call_<n>", n its position in the
-// message. In the run context, assistant tool calls become the message's
-// tool_calls and tool results become role "tool" messages with their
-// tool_call_id.
-//
-// Prompt caching is the server's (OpenAI and DeepSeek cache a repeated
-// prefix on their own): the requests of a session keep the same prefix
-// (system message, tools, earlier messages, byte for byte:
-// TestPrefixIsStable), and OpenAI's own API gets the session id as
-// prompt_cache_key, which routes a session's requests to the same cache.
-// Cached prompt tokens (prompt_tokens_details.cached_tokens, which
-// DeepSeek sends too) are reported as cache reads.
-//
-// Request.OnDelta gets every content chunk, every reasoning chunk (the
-// reasoning_content or reasoning field compatible servers such as vLLM,
-// llama.cpp, DeepSeek, OpenRouter and Ollama send; it becomes a thinking
-// block whose signature names the field, and reasoning_content goes back
-// with tool calls: see FieldReasoningContent; OpenRouter's
-// reasoning_details are merged and sent back; Magistral's content parts
-// are read as text and thinking; a length stop followed by an error chunk
-// stays a length stop; Groq's in-stream tool_use_failed is retried) and
-// every tool-call argument chunk, indexed by the
-// block's position in the final message, which is the order in which the
-// blocks first appeared. The first delta of a tool call carries its id and
-// name (possibly with empty arguments); a call that streamed no argument
-// text gets a final "{}" delta, so the deltas always concatenate to the
-// argument text.
-//
-// The package imports no Temporal code; the activity heartbeats on its
-// own ticker, so a slow first token is fine.
+// The package imports no Temporal code.
 package openai
 
 import (

@@ -39,18 +39,13 @@
 // it. Any other element is an error text. Calls past the end of the
 // script answer normally.
 //
-// Answers stream: with Request.OnDelta set the provider reports its text
-// word by word and each tool call's arguments in two or three pieces,
-// pausing Options.StreamDelay between pieces; cancelling ctx mid-stream
-// yields an aborted message. Options.Latency is waited before the answer.
-// Without a usage: element the stream reports no usage and the answer's
-// usage is an estimate (characters / 4 of the request and of the answer).
-// With one, the stream reports usage as providers do mid-stream: the
-// input and cache counts before the first piece (as Anthropic's
-// message_start) and the whole USAGE after the last (as Anthropic's
-// message_delta or an OpenAI-compatible final usage chunk), each in a
-// delta with no Type; the answer's usage is USAGE, its output the
-// estimate when USAGE leaves it out.
+// Answers stream (docs/tools.md, "Scripting the offline model"): with
+// Request.OnDelta set, text goes word by word and each tool call's
+// arguments in two or three pieces, Options.StreamDelay apart, after
+// Options.Latency; cancelling ctx mid-stream yields an aborted message. A
+// usage: element's USAGE is reported the way providers report usage
+// mid-stream and is the answer's usage (its output estimated when left
+// out); without one the answer's usage is an estimate (characters / 4).
 //
 // A summary request (Request.Purpose == llm.PurposeSummarize) replays the
 // same kinds of faults from its own script (the activity passes the
