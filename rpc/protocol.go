@@ -109,6 +109,8 @@ type Command struct {
 	SessionPath string `json:"sessionPath,omitempty"`
 	// EntryID of fork.
 	EntryID string `json:"entryId,omitempty"`
+	// Since of get_entries: only the entries after this one.
+	Since string `json:"since,omitempty"`
 	// Name of set_session_name.
 	Name string `json:"name,omitempty"`
 	// ToolCallID, Approved, Reason and Scope ("session": allow for this
