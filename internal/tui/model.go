@@ -136,8 +136,6 @@ type (
 		events   <-chan tea.Msg
 		message  string // the text of a prompt started here
 		attached bool   // a prompt that was already running
-		// stop ends the follower of an attach that came too late.
-		stop context.CancelFunc
 		// elsewhere: the idle chat found it started from another
 		// terminal (watch.go).
 		elsewhere bool
@@ -337,12 +335,6 @@ func (m *Model) escape() tea.Cmd {
 // started follows a prompt this chat started, or one the start-up found
 // running (attached).
 func (m *Model) started(msg promptStartedMsg) tea.Cmd {
-	if msg.attached && (m.prompt != nil || m.starting || (msg.prompt.RunID != "" && m.endedRuns[msg.prompt.RunID])) {
-		// The running prompt the attach found is the one being
-		// started (or followed) here: one follower is enough.
-		msg.stop()
-		return nil
-	}
 	m.starting = false
 	m.endedEntries, m.endedTools, m.startedTools = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	m.prompt = &runningPrompt{prompt: msg.prompt, events: msg.events, message: msg.message, attached: msg.attached}
