@@ -14,12 +14,9 @@ import (
 	"github.com/durableagent/durableagent/internal/toolview"
 )
 
-// Live output (issue 11). message_update events carry the pieces of the
-// assistant message being streamed; tool_execution_update events carry
-// the output so far of a running tool (accumulated: each replaces the
-// last). Both are made by the follower from the running activity's
-// heartbeat details and are for display only: message_end and
-// tool_execution_end are authoritative and replace what was streamed.
+// Live output (docs/tui.md "Live output"): message_update and
+// tool_execution_update are for display only; message_end and
+// tool_execution_end replace what streamed.
 
 // toolOutputLines bounds the output lines a tool entry shows (the latest
 // while it runs, the first of its result after).
