@@ -30,7 +30,7 @@ type Options struct {
 	// Now reads the clock (nil: time.Now).
 	Now func() time.Time
 	// Tick schedules fn's message after d (nil: tea.Tick). Tests replace
-	// Now and Tick to run the countdown without waiting.
+	// Now and Tick to run the countdown and the watch without waiting.
 	Tick func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
 }
 
@@ -57,7 +57,6 @@ type Model struct {
 	prompt     *runningPrompt // the prompt being followed
 	retry      *retryWait     // set during a backoff wait
 	compacting string         // "" or the compaction's reason ("overflow", "threshold", "manual")
-	countdown  int            // generation of the countdown ticks
 	lastSeq    int64          // seq of the last event shown
 	// endedEntries and endedTools are the messages and tool calls of the
 	// followed prompt whose end event came: live events of theirs are
@@ -122,12 +121,15 @@ type runningPrompt struct {
 // runningTool is a tool call that started and has not ended.
 type runningTool struct{ callID, name string }
 
-// retryWait is a backoff wait, counted down on screen.
+// retryWait is a backoff wait, counted down on screen: the status line
+// is drawn again on every spinner tick, from the time left until wake.
 type retryWait struct {
 	attempt, max int
 	wake         time.Time
-	left         time.Duration
 }
+
+// retryLeft is the time left of the backoff wait.
+func (m *Model) retryLeft() time.Duration { return max(m.retry.wake.Sub(m.now()), 0) }
 
 // Messages of the model.
 type (
@@ -149,7 +151,6 @@ type (
 		ch    <-chan tea.Msg
 	}
 	streamEndMsg struct{ err error }
-	countdownMsg struct{ gen int }
 	// resultMsg carries what a slash command or Esc has to show.
 	resultMsg struct {
 		entries     []entry
@@ -248,8 +249,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.errorf("Lost the prompt's events: %s (it may still be running; /state tells)", line.First(msg.err.Error()))
 		}
 		return m, nil
-	case countdownMsg:
-		return m, m.countDown(msg.gen)
 	case resultMsg:
 		if msg.endsCompact && m.compacting == "manual" {
 			m.compacting, m.retry = "", nil
@@ -292,7 +291,7 @@ func (m *Model) Status() (text, esc string) {
 	switch {
 	case m.compacting == "manual" && m.retry != nil:
 		return fmt.Sprintf("Compacting: summary retry (%d/%d) in %s… (esc to cancel the retry)", m.retry.attempt, m.retry.max,
-			agent.FormatDelay(m.retry.left.Milliseconds())), agent.SignalAbortRetry
+			agent.FormatDelay(m.retryLeft().Milliseconds())), agent.SignalAbortRetry
 	case m.compacting == "manual":
 		return "Compacting… (esc to cancel)", agent.SignalAbort
 	case m.compacting == "overflow":
@@ -301,7 +300,7 @@ func (m *Model) Status() (text, esc string) {
 		return "Auto-compacting… (esc to cancel)", agent.SignalAbort
 	case m.retry != nil:
 		return fmt.Sprintf("Retrying (%d/%d) in %s… (esc to cancel)", m.retry.attempt, m.retry.max,
-			agent.FormatDelay(m.retry.left.Milliseconds())), agent.SignalAbortRetry
+			agent.FormatDelay(m.retryLeft().Milliseconds())), agent.SignalAbortRetry
 	case m.prompt != nil && len(m.approvals) > 0:
 		return "Waiting for your approval… (esc to abort)", agent.SignalAbort
 	case m.prompt != nil && len(m.prompt.tools) > 0:
