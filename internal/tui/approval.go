@@ -100,17 +100,10 @@ func (m *Model) approvalRequested(e agent.Event) tea.Cmd {
 // arguments are a preview (long strings shortened), and the person
 // deciding should see what will run.
 func (m *Model) readFullArgs(callID string) tea.Cmd {
-	b := m.backend
-	return m.call(func(ctx context.Context) tea.Msg {
-		msgs, err := b.Messages(ctx)
-		if err != nil {
-			return nil // the preview stays
-		}
-		for i := len(msgs) - 1; i >= 0; i-- {
-			for _, tc := range msgs[i].ToolCalls() {
-				if tc.ID == callID && len(tc.Arguments) > 0 {
-					return fullArgsMsg{callID: callID, args: tc.Arguments}
-				}
+	return m.fromMessages(func(msg agent.Message) tea.Msg {
+		for _, tc := range msg.ToolCalls() {
+			if tc.ID == callID && len(tc.Arguments) > 0 {
+				return fullArgsMsg{callID: callID, args: tc.Arguments}
 			}
 		}
 		return nil
