@@ -355,10 +355,7 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 	frames := newFramer(c.s.Protocol)
 	_, err := c.b.Follow(ctx, f.prompt.RunID, 0, func(e agent.Event) {
 		if !client.IsLive(e) {
-			if e.Seq <= last {
-				return // never twice, whatever the backend does
-			}
-			last = e.Seq
+			last = e.Seq // Follow delivers each event once, in order
 		}
 		if e.Type == agent.EventPromptEnd {
 			// Idle before the client can read prompt_end, so a prompt sent
