@@ -34,15 +34,11 @@ type Options struct {
 	Tick func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
 }
 
-// Backend is the chat's session (its prompts, and which prompt it ran
-// last, whoever started it).
-type Backend = *client.Session
-
 // Model is the chat screen. It implements tea.Model; Update and View run
 // on bubbletea's goroutine only, and backend calls run in tea.Cmds.
 type Model struct {
 	ctx     context.Context
-	backend Backend
+	backend *client.Session
 	now     func() time.Time
 	tick    func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 
@@ -160,7 +156,7 @@ type (
 
 // New returns the chat model of backend's session. ctx ends the prompt
 // followers (cancel it when the program exits).
-func New(ctx context.Context, backend Backend, opts Options) *Model {
+func New(ctx context.Context, backend *client.Session, opts Options) *Model {
 	in := textinput.New()
 	in.Prompt = "> "
 	in.Placeholder = placeholderIdle
