@@ -247,20 +247,16 @@ func (c *conn) state(ctx context.Context, _ rpc.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := rpc.SessionState{State: st, ThinkingLevel: llm.ThinkingOff,
-		SteeringMode: client.QueueMode(st.SteeringMode), FollowUpMode: client.QueueMode(st.FollowUpMode),
-		Model: &rpc.Model{ID: st.Model, Name: st.Model, Provider: st.Provider, API: agent.APIOf(st.Provider),
-			Input: []string{"text"}}}
-	c.mu.Lock()
-	out.PendingMessageCount += len(c.idle.msgs)
-	c.mu.Unlock()
 	info, err := c.b.Info(ctx)
 	if err != nil {
 		return nil, err
 	}
 	m := modelObject(c.b.Settings(), info.Model)
-	out.Model, out.ThinkingLevel = &m, info.ThinkingLevel
-	out.SessionFile, out.SessionName = info.File, info.Name
+	out := rpc.SessionState{State: st, Model: &m, ThinkingLevel: info.ThinkingLevel, SessionFile: info.File, SessionName: info.Name,
+		SteeringMode: client.QueueMode(st.SteeringMode), FollowUpMode: client.QueueMode(st.FollowUpMode)}
+	c.mu.Lock()
+	out.PendingMessageCount += len(c.idle.msgs)
+	c.mu.Unlock()
 	if st.SteeringMode == "" {
 		out.SteeringMode, out.FollowUpMode = info.SteeringMode, info.FollowUpMode
 	}
@@ -485,6 +481,6 @@ func (c *conn) setThinkingLevel(ctx context.Context, level string) error {
 	if err := c.b.SetThinkingLevel(ctx, level); err != nil {
 		return err
 	}
-	_ = c.out.write(rpc.ThinkingLevelEvent{Type: rpc.EventThinkingLevelChanged, Level: level})
+	_ = c.out.write(rpc.ThinkingLevelEvent{Type: rpc.EventThinkingLevelChanged, ThinkingLevelData: rpc.ThinkingLevelData{Level: level}})
 	return nil
 }

@@ -52,7 +52,7 @@ func (c *conn) queue(ctx context.Context, cmd rpc.Command, steer bool) {
 // queueChanged writes queue_update for q unless it was the last written.
 func (c *conn) queueChanged(q []agent.QueuedMessage) {
 	steering, followUp := agent.QueueTexts(q)
-	ev := rpc.QueueEvent{Type: rpc.EventQueueUpdate, Steering: steering, FollowUp: followUp}
+	ev := rpc.QueueEvent{Type: rpc.EventQueueUpdate, QueueData: rpc.QueueData{Steering: steering, FollowUp: followUp}}
 	c.mu.Lock()
 	same := slices.Equal(c.idle.last.Steering, steering) && slices.Equal(c.idle.last.FollowUp, followUp)
 	c.idle.last = ev
