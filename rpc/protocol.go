@@ -109,6 +109,8 @@ type Command struct {
 	SessionPath string `json:"sessionPath,omitempty"`
 	// EntryID of fork.
 	EntryID string `json:"entryId,omitempty"`
+	// Since of get_entries: only the entries after this one.
+	Since string `json:"since,omitempty"`
 	// Name of set_session_name.
 	Name string `json:"name,omitempty"`
 	// ToolCallID, Approved, Reason and Scope ("session": allow for this
@@ -192,8 +194,8 @@ func ConnectionEvent(typ string) bool {
 
 // ThinkingLevelEvent is thinking_level_changed.
 type ThinkingLevelEvent struct {
-	Type  string `json:"type"`
-	Level string `json:"level"`
+	Type string `json:"type"`
+	ThinkingLevelData
 }
 
 // SessionInfoEvent is session_info_changed.
@@ -220,9 +222,8 @@ type SettledEvent struct {
 
 // QueueEvent is queue_update: the texts of the queued messages.
 type QueueEvent struct {
-	Type     string   `json:"type"`
-	Steering []string `json:"steering"`
-	FollowUp []string `json:"followUp"`
+	Type string `json:"type"`
+	QueueData
 }
 
 // ThinkingLevelsData is the data of get_available_thinking_levels.

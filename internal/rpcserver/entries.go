@@ -21,54 +21,32 @@ func entryNotFound(id string) error {
 // in the session file's shape, only those after since when it is set;
 // an unknown since is pi's "Entry not found".
 func entries(ctx context.Context, sb *client.Session, since string) (any, error) {
-	sess, err := sb.LoadSession(ctx, sb.SessionID())
+	sess, raw, err := sessionEntries(ctx, sb)
 	if err != nil {
 		return nil, err
 	}
-	out := rpc.EntriesData{Entries: []json.RawMessage{}}
-	if sess == nil {
-		if since != "" {
-			return nil, entryNotFound(since)
-		}
-		return out, nil
-	}
-	all := sess.Entries
+	out := rpc.EntriesData{Entries: raw, LeafID: sess.LeafID()}
 	if since != "" {
-		i := slices.IndexFunc(all, func(e session.Entry) bool { return e.ID == since })
+		i := slices.IndexFunc(sess.Entries, func(e session.Entry) bool { return e.ID == since })
 		if i < 0 {
 			return nil, entryNotFound(since)
 		}
-		all = all[i+1:]
+		out.Entries = raw[i+1:]
 	}
-	for _, e := range all {
-		b, err := json.Marshal(e)
-		if err != nil {
-			return nil, fmt.Errorf("get_entries: entry %s: %w", e.ID, err)
-		}
-		out.Entries = append(out.Entries, b)
-	}
-	out.LeafID = sess.LeafID()
 	return out, nil
 }
 
 // tree is get_tree (pi 1.6): the entries as a tree by parentId, roots and
 // children in append order.
 func tree(ctx context.Context, sb *client.Session) (any, error) {
-	sess, err := sb.LoadSession(ctx, sb.SessionID())
+	sess, raw, err := sessionEntries(ctx, sb)
 	if err != nil {
 		return nil, err
 	}
-	out := rpc.TreeData{Tree: []*rpc.TreeNode{}}
-	if sess == nil {
-		return out, nil
-	}
+	out := rpc.TreeData{Tree: []*rpc.TreeNode{}, LeafID: sess.LeafID()}
 	nodes := make(map[string]*rpc.TreeNode, len(sess.Entries))
-	for _, e := range sess.Entries {
-		b, err := json.Marshal(e)
-		if err != nil {
-			return nil, fmt.Errorf("get_tree: entry %s: %w", e.ID, err)
-		}
-		nodes[e.ID] = &rpc.TreeNode{Entry: b, Children: []*rpc.TreeNode{}}
+	for i, e := range sess.Entries {
+		nodes[e.ID] = &rpc.TreeNode{Entry: raw[i], Children: []*rpc.TreeNode{}}
 	}
 	for _, e := range sess.Entries {
 		n := nodes[e.ID]
@@ -78,6 +56,24 @@ func tree(ctx context.Context, sb *client.Session) (any, error) {
 		}
 		out.Tree = append(out.Tree, n)
 	}
-	out.LeafID = sess.LeafID()
 	return out, nil
+}
+
+// sessionEntries reads the session (empty when it has no file yet) and
+// its entries in the session file's shape.
+func sessionEntries(ctx context.Context, sb *client.Session) (*session.Session, []json.RawMessage, error) {
+	sess, err := sb.LoadSession(ctx, sb.SessionID())
+	if err != nil {
+		return nil, nil, err
+	}
+	if sess == nil {
+		sess = &session.Session{}
+	}
+	raw := make([]json.RawMessage, len(sess.Entries))
+	for i, e := range sess.Entries {
+		if raw[i], err = json.Marshal(e); err != nil {
+			return nil, nil, fmt.Errorf("entry %s: %w", e.ID, err)
+		}
+	}
+	return sess, raw, nil
 }

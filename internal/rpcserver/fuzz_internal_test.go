@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/rpc"
 )
 
@@ -58,26 +59,14 @@ func FuzzParseCommand(f *testing.F) {
 		if !utf8.Valid(line) || !json.Valid(line) {
 			t.Fatalf("parseCommand accepted %q, which is not valid UTF-8 JSON", line)
 		}
-		if !slices.Contains(commandTypes, c.typ) {
-			t.Fatalf("parseCommand(%q) accepted unknown type %q", line, c.typ)
+		if !slices.Contains(commandTypes, c.Type) {
+			t.Fatalf("parseCommand(%q) accepted unknown type %q", line, c.Type)
 		}
-		if (c.typ == rpc.CmdPrompt || c.typ == rpc.CmdSteer || c.typ == rpc.CmdFollowUp) && strings.TrimSpace(c.str["message"]) == "" {
+		if (c.Type == rpc.CmdPrompt || c.Type == rpc.CmdSteer || c.Type == rpc.CmdFollowUp) && strings.TrimSpace(c.Message) == "" {
 			t.Fatalf("parseCommand(%q) accepted a blank message", line)
 		}
 		// Round trip through the client's encoding of the same command.
-		out := rpc.Command{ID: c.id, Type: c.typ, Message: c.str["message"], CustomInstructions: c.str["customInstructions"],
-			Images: c.images, StreamingBehavior: c.str["streamingBehavior"],
-			ParentSession: c.str["parentSession"], Provider: c.str["provider"], ModelID: c.str["modelId"],
-			Level: c.str["level"], Mode: c.str["mode"], Command: c.str["command"], OutputPath: c.str["outputPath"],
-			SessionPath: c.str["sessionPath"], EntryID: c.str["entryId"], Name: c.str["name"],
-			ToolCallID: c.str["toolCallId"], Reason: c.str["reason"]}
-		switch c.typ {
-		case rpc.CmdSetAutoRetry, rpc.CmdSetAutoCompaction:
-			out.Enabled = &c.enabled
-		case rpc.CmdApproveTool:
-			out.Approved = &c.enabled
-		}
-		b, err := json.Marshal(out)
+		b, err := json.Marshal(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,18 +77,14 @@ func FuzzParseCommand(f *testing.F) {
 	})
 }
 
-// normalized drops what the client's encoding leaves out: empty optional
-// strings, an empty image list.
-func normalized(c command) command {
-	str := map[string]string{}
-	for k, v := range c.str {
-		if v != "" {
-			str[k] = v
-		}
+// normalized drops what the client's encoding leaves out: an empty image
+// list, and what an image block does not carry.
+func normalized(c rpc.Command) rpc.Command {
+	if len(c.Images) == 0 {
+		c.Images = nil
 	}
-	c.str = str
-	if len(c.images) == 0 {
-		c.images = nil
+	for i, img := range c.Images {
+		c.Images[i] = agent.ContentBlock{Type: img.Type, Data: img.Data, MimeType: img.MimeType}
 	}
 	return c
 }
@@ -115,8 +100,8 @@ var commandTypes = []string{
 }
 
 // The parser serves exactly the documented command types.
-func TestCommandFields_EveryDocumentedType(t *testing.T) {
-	got, want := slices.Sorted(maps.Keys(commandFields)), slices.Sorted(slices.Values(commandTypes))
+func TestCommands_EveryDocumentedType(t *testing.T) {
+	got, want := slices.Sorted(maps.Keys(commands)), slices.Sorted(slices.Values(commandTypes))
 	if !slices.Equal(got, want) {
 		t.Errorf("parsed types %v, documented %v", got, want)
 	}

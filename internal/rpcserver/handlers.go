@@ -21,136 +21,175 @@ import (
 // one model), written as "data":null.
 var null = json.RawMessage("null")
 
-// dispatch runs one checked command. Commands are served in input order;
-// only the lasting part of prompt (following its events), compact and
-// bash run in the background, so abort, abort_retry, steer and abort_bash
-// are served while they run.
-func (c *conn) dispatch(ctx context.Context, cmd command) {
-	switch cmd.typ {
-	case rpc.CmdPrompt:
-		c.prompt(ctx, cmd)
-	case rpc.CmdSteer, rpc.CmdFollowUp:
-		c.queue(ctx, cmd, cmd.typ == rpc.CmdSteer)
-	case rpc.CmdAbort:
-		c.abort(ctx, cmd)
-	case rpc.CmdClearQueue:
-		c.clearQueue(ctx, cmd)
-	case rpc.CmdAbortRetry:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, client.IdleOK(c.b.AbortRetry(ctx)) })
-	case rpc.CmdSetAutoRetry:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, c.b.SetAutoRetry(ctx, cmd.enabled) })
-	case rpc.CmdSetAutoCompaction:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, c.b.SetAutoCompaction(ctx, cmd.enabled) })
-	case rpc.CmdGetState:
-		c.call(ctx, cmd, c.state)
-	case rpc.CmdGetMessages:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			msgs, err := c.b.Messages(ctx)
-			return rpc.MessagesData{Messages: piMessages(msgs)}, err
-		})
-	case rpc.CmdGetLastAssistantText:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			msgs, err := c.b.Messages(ctx)
-			return rpc.LastAssistantTextData{Text: lastAssistantText(msgs)}, err
-		})
-	case rpc.CmdCompact:
-		c.compact(cmd)
-	case rpc.CmdApproveTool:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			return nil, c.b.ApproveTool(ctx, agent.ApproveToolPayload{ToolCallID: cmd.str["toolCallId"], Approved: cmd.enabled, Reason: cmd.str["reason"], Scope: cmd.str["scope"]})
-		})
-	case rpc.CmdGetAvailableThinkingLevels:
-		c.respond(cmd.id, cmd.typ, rpc.ThinkingLevelsData{Levels: llm.ThinkingLevels})
-	case rpc.CmdGetCommands:
-		c.respond(cmd.id, cmd.typ, rpc.CommandsData{Commands: []any{}})
-	case rpc.CmdExportHTML:
-		c.fail(cmd.id, cmd.typ, "export_html is not supported: this agent renders no HTML; read the conversation with get_messages or `starter session export`")
-	case rpc.CmdNewSession:
-		c.detach()
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return rpc.CancelledData{}, c.b.NewSession(ctx) })
-	case rpc.CmdSwitchSession:
-		c.detach()
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			return rpc.CancelledData{}, c.b.SwitchSession(ctx, cmd.str["sessionPath"])
-		})
-	case rpc.CmdFork:
-		c.detach()
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			text, err := c.b.Fork(ctx, cmd.str["entryId"], false)
+// commandSpec is a command type: the fields it accepts besides "id" and
+// "type", and how it is served.
+type commandSpec struct {
+	fields []fieldSpec
+	// call is a short backend call, answered with its result (conn.call).
+	call func(c *conn, ctx context.Context, cmd rpc.Command) (any, error)
+	// serve, set instead of call, answers by itself: a prompt, work in
+	// the background, a queued message.
+	serve func(c *conn, ctx context.Context, cmd rpc.Command)
+	// detach: the command leaves the session the followed prompt runs in
+	// (it keeps running in Temporal).
+	detach bool
+}
+
+var (
+	messageField = fieldSpec{"message", kindString, true}
+	imagesField  = fieldSpec{"images", kindArray, false}
+)
+
+// commands are the command types: the terminal agent's RpcCommand (so its
+// RpcClient is served unchanged) and approve_tool. A field a type does
+// not list is rejected, so a typo such as
+// {"type":"set_auto_retry","enable":false} fails loudly instead of doing
+// something else. Commands are served in input order; only the lasting
+// part of prompt (following its events), compact and bash run in the
+// background, so abort, abort_retry, steer and abort_bash are served while
+// they run.
+var commands = map[string]commandSpec{
+	rpc.CmdPrompt: {fields: []fieldSpec{messageField, imagesField, {"streamingBehavior", kindString, false}}, serve: (*conn).prompt},
+	rpc.CmdSteer: {fields: []fieldSpec{messageField, imagesField},
+		serve: func(c *conn, ctx context.Context, cmd rpc.Command) { c.queue(ctx, cmd, true) }},
+	rpc.CmdFollowUp: {fields: []fieldSpec{messageField, imagesField},
+		serve: func(c *conn, ctx context.Context, cmd rpc.Command) { c.queue(ctx, cmd, false) }},
+	rpc.CmdAbort:      {call: (*conn).abort},
+	rpc.CmdClearQueue: {call: (*conn).clearQueue},
+	rpc.CmdAbortRetry: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) {
+		return nil, client.IdleOK(c.b.AbortRetry(ctx))
+	}},
+	rpc.CmdSetAutoRetry: {fields: []fieldSpec{{"enabled", kindBool, true}}, call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
+		return nil, c.b.SetAutoRetry(ctx, *cmd.Enabled)
+	}},
+	rpc.CmdSetAutoCompaction: {fields: []fieldSpec{{"enabled", kindBool, true}}, call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
+		return nil, c.b.SetAutoCompaction(ctx, *cmd.Enabled)
+	}},
+	rpc.CmdGetState: {call: (*conn).state},
+	rpc.CmdGetMessages: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) {
+		msgs, err := c.b.Messages(ctx)
+		return rpc.MessagesData{Messages: piMessages(msgs)}, err
+	}},
+	rpc.CmdGetLastAssistantText: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) {
+		msgs, err := c.b.Messages(ctx)
+		return rpc.LastAssistantTextData{Text: lastAssistantText(msgs)}, err
+	}},
+	rpc.CmdCompact: {fields: []fieldSpec{{"customInstructions", kindString, false}}, serve: (*conn).compact},
+	rpc.CmdApproveTool: {fields: []fieldSpec{{"toolCallId", kindString, true}, {"approved", kindBool, true}, {"reason", kindString, false}, {"scope", kindString, false}},
+		call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
+			return nil, c.b.ApproveTool(ctx, agent.ApproveToolPayload{ToolCallID: cmd.ToolCallID, Approved: *cmd.Approved, Reason: cmd.Reason, Scope: cmd.Scope})
+		}},
+	rpc.CmdGetAvailableThinkingLevels: {call: func(*conn, context.Context, rpc.Command) (any, error) {
+		return rpc.ThinkingLevelsData{Levels: llm.ThinkingLevels}, nil
+	}},
+	rpc.CmdGetCommands: {call: func(*conn, context.Context, rpc.Command) (any, error) {
+		return rpc.CommandsData{Commands: []any{}}, nil
+	}},
+	rpc.CmdExportHTML: {fields: []fieldSpec{{"outputPath", kindString, false}}, call: func(*conn, context.Context, rpc.Command) (any, error) {
+		return nil, errors.New("export_html is not supported: this agent renders no HTML; read the conversation with get_messages or `starter session export`")
+	}},
+	rpc.CmdNewSession: {fields: []fieldSpec{{"parentSession", kindString, false}}, detach: true,
+		call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) {
+			return rpc.CancelledData{}, c.b.NewSession(ctx)
+		}},
+	rpc.CmdSwitchSession: {fields: []fieldSpec{{"sessionPath", kindString, true}}, detach: true,
+		call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
+			return rpc.CancelledData{}, c.b.SwitchSession(ctx, cmd.SessionPath)
+		}},
+	rpc.CmdFork: {fields: []fieldSpec{{"entryId", kindString, true}}, detach: true,
+		call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
+			text, err := c.b.Fork(ctx, cmd.EntryID, false)
 			return rpc.ForkData{Text: text}, err
-		})
-	case rpc.CmdClone:
+		}},
+	rpc.CmdClone:           {detach: true, call: (*conn).clone},
+	rpc.CmdGetForkMessages: {call: (*conn).forkMessages},
+	rpc.CmdSetSessionName:  {fields: []fieldSpec{{"name", kindString, true}}, call: (*conn).setSessionName},
+	rpc.CmdSetModel: {fields: []fieldSpec{{"provider", kindString, true}, {"modelId", kindString, true}},
+		call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
+			return setModel(ctx, c.b, cmd.Provider, cmd.ModelID)
+		}},
+	rpc.CmdCycleModel: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) { return cycleModel(ctx, c.b) }},
+	rpc.CmdGetAvailableModels: {call: func(c *conn, _ context.Context, _ rpc.Command) (any, error) {
+		return rpc.ModelsData{Models: models(c.b)}, nil
+	}},
+	rpc.CmdSetThinkingLevel: {fields: []fieldSpec{{"level", kindString, true}}, call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
+		return nil, c.setThinkingLevel(ctx, cmd.Level)
+	}},
+	rpc.CmdCycleThinkingLevel: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) {
+		info, err := c.b.Info(ctx)
+		if err != nil {
+			return nil, err
+		}
+		next := nextOf(llm.ThinkingLevels, info.ThinkingLevel)
+		return rpc.ThinkingLevelData{Level: next}, c.setThinkingLevel(ctx, next)
+	}},
+	rpc.CmdSetSteeringMode: {fields: []fieldSpec{{"mode", kindString, true}}, call: setQueueMode},
+	rpc.CmdSetFollowUpMode: {fields: []fieldSpec{{"mode", kindString, true}}, call: setQueueMode},
+	rpc.CmdGetSessionStats: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) { return sessionStats(ctx, c.b) }},
+	rpc.CmdBash:            {fields: []fieldSpec{{"command", kindString, true}, {"excludeFromContext", kindBool, false}}, serve: (*conn).bash},
+	rpc.CmdAbortBash: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) {
+		return nil, c.b.AbortBash(ctx)
+	}},
+	rpc.CmdGetEntries: {fields: []fieldSpec{{"since", kindString, false}}, call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
+		return entries(ctx, c.b, cmd.Since)
+	}},
+	rpc.CmdGetTree: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) { return tree(ctx, c.b) }},
+}
+
+// dispatch serves one checked command.
+func (c *conn) dispatch(ctx context.Context, cmd rpc.Command) {
+	spec := commands[cmd.Type]
+	if spec.detach {
 		c.detach()
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			sess, err := c.b.LoadSession(ctx, c.b.SessionID())
-			if err != nil {
-				return nil, err
-			}
-			if sess == nil || sess.LeafID() == "" {
-				return nil, errors.New("cannot clone session: it has no entries yet")
-			}
-			_, err = c.b.Fork(ctx, sess.LeafID(), true)
-			return rpc.CancelledData{}, err
-		})
-	case rpc.CmdGetForkMessages:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			sess, err := c.b.LoadSession(ctx, c.b.SessionID())
-			out := rpc.ForkMessagesData{Messages: []rpc.ForkMessage{}}
-			if sess == nil || err != nil {
-				return out, err
-			}
-			for _, e := range sess.Entries {
-				if e.Message != nil && e.Message.Role == agent.RoleUser && e.Message.Text() != "" {
-					out.Messages = append(out.Messages, rpc.ForkMessage{EntryID: e.ID, Text: e.Message.Text()})
-				}
-			}
-			return out, nil
-		})
-	case rpc.CmdSetSessionName:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			if err := c.b.SetSessionName(ctx, cmd.str["name"]); err != nil {
-				return nil, err
-			}
-			_ = c.out.write(rpc.SessionInfoEvent{Type: rpc.EventSessionInfoChanged, Name: cmd.str["name"]})
-			return nil, nil
-		})
-	case rpc.CmdSetModel:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			return setModel(ctx, c.b, cmd.str["provider"], cmd.str["modelId"])
-		})
-	case rpc.CmdCycleModel:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return cycleModel(ctx, c.b) })
-	case rpc.CmdGetAvailableModels:
-		c.respond(cmd.id, cmd.typ, rpc.ModelsData{Models: models(c.b)})
-	case rpc.CmdSetThinkingLevel:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, c.setThinkingLevel(ctx, cmd.str["level"]) })
-	case rpc.CmdCycleThinkingLevel:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			info, err := c.b.Info(ctx)
-			if err != nil {
-				return nil, err
-			}
-			next := nextOf(llm.ThinkingLevels, info.ThinkingLevel)
-			return rpc.ThinkingLevelData{Level: next}, c.setThinkingLevel(ctx, next)
-		})
-	case rpc.CmdSetSteeringMode, rpc.CmdSetFollowUpMode:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-			return nil, c.b.SetQueueMode(ctx, cmd.typ == rpc.CmdSetSteeringMode, cmd.str["mode"])
-		})
-	case rpc.CmdGetSessionStats:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return sessionStats(ctx, c.b) })
-	case rpc.CmdBash:
-		c.bash(cmd)
-	case rpc.CmdAbortBash:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return nil, c.b.AbortBash(ctx) })
-	case rpc.CmdGetEntries:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return entries(ctx, c.b, cmd.str["since"]) })
-	case rpc.CmdGetTree:
-		c.call(ctx, cmd, func(ctx context.Context) (any, error) { return tree(ctx, c.b) })
-	default:
-		// parseCommand knows every type; this is a programming error.
-		c.fail(cmd.id, cmd.typ, fmt.Sprintf("command %q has no handler", cmd.typ))
 	}
+	if spec.serve != nil {
+		spec.serve(c, ctx, cmd)
+		return
+	}
+	c.call(ctx, cmd, func(ctx context.Context) (any, error) { return spec.call(c, ctx, cmd) })
+}
+
+// clone is clone: a new session with this one's entries up to its leaf.
+func (c *conn) clone(ctx context.Context, _ rpc.Command) (any, error) {
+	sess, err := c.b.LoadSession(ctx, c.b.SessionID())
+	if err != nil {
+		return nil, err
+	}
+	if sess == nil || sess.LeafID() == "" {
+		return nil, errors.New("cannot clone session: it has no entries yet")
+	}
+	_, err = c.b.Fork(ctx, sess.LeafID(), true)
+	return rpc.CancelledData{}, err
+}
+
+// forkMessages is get_fork_messages: the user messages fork may start from.
+func (c *conn) forkMessages(ctx context.Context, _ rpc.Command) (any, error) {
+	sess, err := c.b.LoadSession(ctx, c.b.SessionID())
+	out := rpc.ForkMessagesData{Messages: []rpc.ForkMessage{}}
+	if sess == nil || err != nil {
+		return out, err
+	}
+	for _, e := range sess.Entries {
+		if e.Message != nil && e.Message.Role == agent.RoleUser && e.Message.Text() != "" {
+			out.Messages = append(out.Messages, rpc.ForkMessage{EntryID: e.ID, Text: e.Message.Text()})
+		}
+	}
+	return out, nil
+}
+
+// setSessionName is set_session_name; it says so (session_info_changed,
+// before the response).
+func (c *conn) setSessionName(ctx context.Context, cmd rpc.Command) (any, error) {
+	if err := c.b.SetSessionName(ctx, cmd.Name); err != nil {
+		return nil, err
+	}
+	_ = c.out.write(rpc.SessionInfoEvent{Type: rpc.EventSessionInfoChanged, Name: cmd.Name})
+	return nil, nil
+}
+
+// setQueueMode is set_steering_mode and set_follow_up_mode.
+func setQueueMode(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
+	return nil, c.b.SetQueueMode(ctx, cmd.Type == rpc.CmdSetSteeringMode, cmd.Mode)
 }
 
 // nextOf is the item after cur in list, wrapping (the first when cur is
@@ -175,15 +214,15 @@ func cycleModel(ctx context.Context, sb *client.Session) (any, error) {
 }
 
 // call runs a short backend call under the command timeout and answers.
-func (c *conn) call(ctx context.Context, cmd command, fn func(context.Context) (any, error)) {
+func (c *conn) call(ctx context.Context, cmd rpc.Command, fn func(context.Context) (any, error)) {
 	ctx, cancel := context.WithTimeout(ctx, c.s.timeout())
 	defer cancel()
 	data, err := fn(ctx)
 	if err != nil {
-		c.fail(cmd.id, cmd.typ, line.First(err.Error()))
+		c.fail(cmd.ID, cmd.Type, line.First(err.Error()))
 		return
 	}
-	c.respond(cmd.id, cmd.typ, data)
+	c.respond(cmd.ID, cmd.Type, data)
 }
 
 // lastAssistantText is the text of the last assistant message that did
@@ -203,25 +242,21 @@ func lastAssistantText(msgs []agent.Message) *string {
 
 // state is get_state: the workflow's state with the terminal agent's
 // RpcSessionState fields on top.
-func (c *conn) state(ctx context.Context) (any, error) {
+func (c *conn) state(ctx context.Context, _ rpc.Command) (any, error) {
 	st, err := c.b.State(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := rpc.SessionState{State: st, ThinkingLevel: llm.ThinkingOff,
-		SteeringMode: client.QueueMode(st.SteeringMode), FollowUpMode: client.QueueMode(st.FollowUpMode),
-		Model: &rpc.Model{ID: st.Model, Name: st.Model, Provider: st.Provider, API: agent.APIOf(st.Provider),
-			Input: []string{"text"}}}
-	c.mu.Lock()
-	out.PendingMessageCount += len(c.idle.msgs)
-	c.mu.Unlock()
 	info, err := c.b.Info(ctx)
 	if err != nil {
 		return nil, err
 	}
 	m := modelObject(c.b.Settings(), info.Model)
-	out.Model, out.ThinkingLevel = &m, info.ThinkingLevel
-	out.SessionFile, out.SessionName = info.File, info.Name
+	out := rpc.SessionState{State: st, Model: &m, ThinkingLevel: info.ThinkingLevel, SessionFile: info.File, SessionName: info.Name,
+		SteeringMode: client.QueueMode(st.SteeringMode), FollowUpMode: client.QueueMode(st.FollowUpMode)}
+	c.mu.Lock()
+	out.PendingMessageCount += len(c.idle.msgs)
+	c.mu.Unlock()
 	if st.SteeringMode == "" {
 		out.SteeringMode, out.FollowUpMode = info.SteeringMode, info.FollowUpMode
 	}
@@ -259,20 +294,20 @@ func (c *conn) detach() {
 // prompt starts a prompt, acknowledges it, and streams its events in the
 // background. While one runs, a prompt with streamingBehavior steer or
 // followUp is queued into it; without, it is refused as "session busy".
-func (c *conn) prompt(ctx context.Context, cmd command) {
+func (c *conn) prompt(ctx context.Context, cmd rpc.Command) {
 	busy := c.activeFollower()
-	behavior := cmd.str["streamingBehavior"]
+	behavior := cmd.StreamingBehavior
 	if busy != nil && behavior != "" {
 		c.queue(ctx, cmd, behavior == rpc.StreamingSteer)
 		return
 	}
 	if busy != nil {
-		c.fail(cmd.id, cmd.typ, fmt.Sprintf("%v: session %s is running prompt %s (run %s); wait for its prompt_end, abort it, or send the prompt with streamingBehavior steer or followUp",
+		c.fail(cmd.ID, cmd.Type, fmt.Sprintf("%v: session %s is running prompt %s (run %s); wait for its prompt_end, abort it, or send the prompt with streamingBehavior steer or followUp",
 			client.ErrSessionBusy, c.b.SessionID(), busy.prompt.WorkflowID, busy.prompt.RunID))
 		return
 	}
 	sctx, cancel := context.WithTimeout(ctx, c.s.timeout())
-	p, err := c.b.StartPromptWith(sctx, cmd.str["message"], cmd.images)
+	p, err := c.b.StartPromptWith(sctx, cmd.Message, cmd.Images)
 	cancel()
 	if errors.Is(err, client.ErrSessionBusy) && behavior != "" {
 		// Another client's prompt runs: queue into it.
@@ -280,17 +315,17 @@ func (c *conn) prompt(ctx context.Context, cmd command) {
 		return
 	}
 	if err != nil {
-		c.fail(cmd.id, cmd.typ, line.First(err.Error()))
+		c.fail(cmd.ID, cmd.Type, line.First(err.Error()))
 		return
 	}
 	fctx, stop := context.WithCancel(c.bg)
-	f := &follower{id: cmd.id, prompt: p, stop: stop, done: make(chan struct{})}
+	f := &follower{id: cmd.ID, prompt: p, stop: stop, done: make(chan struct{})}
 	c.mu.Lock()
 	c.active = f
 	c.mu.Unlock()
 	// The acknowledgement is written before the follower starts, so it
 	// precedes every event of the prompt.
-	c.respond(cmd.id, cmd.typ, rpc.PromptData{Disposition: rpc.DispositionStarted, WorkflowID: p.WorkflowID, RunID: p.RunID})
+	c.respond(cmd.ID, cmd.Type, rpc.PromptData{Disposition: rpc.DispositionStarted, WorkflowID: p.WorkflowID, RunID: p.RunID})
 	c.deliverQueue(ctx)
 	id := c.b.SessionID()
 	comp := newCompleter(fctx, func(ctx context.Context) (*session.Session, error) { return c.b.LoadSession(ctx, id) })
@@ -316,10 +351,7 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 	frames := newFramer(c.s.Protocol)
 	_, err := c.b.Follow(ctx, f.prompt.RunID, 0, func(e agent.Event) {
 		if !client.IsLive(e) {
-			if e.Seq <= last {
-				return // never twice, whatever the backend does
-			}
-			last = e.Seq
+			last = e.Seq // Follow delivers each event once, in order
 		}
 		if e.Type == agent.EventPromptEnd {
 			// Idle before the client can read prompt_end, so a prompt sent
@@ -373,10 +405,10 @@ func (c *conn) release(f *follower) {
 // retries are written as auto_retry_start / auto_retry_end events before
 // the response, as a prompt's are, so a client shows the wait and can
 // send abort_retry.
-func (c *conn) compact(cmd command) {
+func (c *conn) compact(_ context.Context, cmd rpc.Command) {
 	c.background(cmd, func(ctx context.Context) (any, error) {
 		_ = c.out.write(manualStart())
-		res, err := c.b.Compact(ctx, cmd.str["customInstructions"], func(e agent.Event) {
+		res, err := c.b.Compact(ctx, cmd.CustomInstructions, func(e agent.Event) {
 			if ctx.Err() == nil {
 				_ = c.out.write(summaryRetryLine(e))
 			}
@@ -399,7 +431,7 @@ func (c *conn) compact(cmd command) {
 // bash_execution_update as the live output brings it; what a short
 // command printed before any of it was read goes out before the
 // response, as pi sends it.
-func (c *conn) bash(cmd command) {
+func (c *conn) bash(_ context.Context, cmd rpc.Command) {
 	c.background(cmd, func(ctx context.Context) (any, error) {
 		var mu sync.Mutex
 		var sent strings.Builder
@@ -407,9 +439,9 @@ func (c *conn) bash(cmd command) {
 			mu.Lock()
 			defer mu.Unlock()
 			sent.WriteString(delta)
-			_ = c.out.write(rpc.BashUpdateEvent{Type: rpc.EventBashExecutionUpdate, ID: cmd.id, Delta: delta})
+			_ = c.out.write(rpc.BashUpdateEvent{Type: rpc.EventBashExecutionUpdate, ID: cmd.ID, Delta: delta})
 		}
-		m, err := c.b.Bash(ctx, cmd.str["command"], client.BashOptions{ExcludeFromContext: cmd.enabled, OnOutput: update})
+		m, err := c.b.Bash(ctx, cmd.Command, client.BashOptions{ExcludeFromContext: cmd.ExcludeFromContext, OnOutput: update})
 		mu.Lock()
 		rest, ok := strings.CutPrefix(m.Output, sent.String())
 		mu.Unlock()
@@ -422,10 +454,10 @@ func (c *conn) bash(cmd command) {
 
 // background runs fn after the prompt this connection follows (refusing
 // when one runs) and answers when it ends.
-func (c *conn) background(cmd command, fn func(context.Context) (any, error)) {
+func (c *conn) background(cmd rpc.Command, fn func(context.Context) (any, error)) {
 	if busy := c.activeFollower(); busy != nil {
-		c.fail(cmd.id, cmd.typ, fmt.Sprintf("%v: session %s is running prompt %s; %s after its prompt_end",
-			client.ErrSessionBusy, c.b.SessionID(), busy.prompt.WorkflowID, cmd.typ))
+		c.fail(cmd.ID, cmd.Type, fmt.Sprintf("%v: session %s is running prompt %s; %s after its prompt_end",
+			client.ErrSessionBusy, c.b.SessionID(), busy.prompt.WorkflowID, cmd.Type))
 		return
 	}
 	c.wg.Add(1)
@@ -436,10 +468,10 @@ func (c *conn) background(cmd command, fn func(context.Context) (any, error)) {
 			return // detached: the work keeps running in Temporal
 		}
 		if err != nil {
-			c.fail(cmd.id, cmd.typ, line.First(err.Error()))
+			c.fail(cmd.ID, cmd.Type, line.First(err.Error()))
 			return
 		}
-		c.respond(cmd.id, cmd.typ, data)
+		c.respond(cmd.ID, cmd.Type, data)
 	}()
 }
 
@@ -449,6 +481,6 @@ func (c *conn) setThinkingLevel(ctx context.Context, level string) error {
 	if err := c.b.SetThinkingLevel(ctx, level); err != nil {
 		return err
 	}
-	_ = c.out.write(rpc.ThinkingLevelEvent{Type: rpc.EventThinkingLevelChanged, Level: level})
+	_ = c.out.write(rpc.ThinkingLevelEvent{Type: rpc.EventThinkingLevelChanged, ThinkingLevelData: rpc.ThinkingLevelData{Level: level}})
 	return nil
 }

@@ -3,10 +3,11 @@ package rpcserver
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/durableagent/durableagent/agent"
 )
 
 // DefaultMaxLineBytes bounds one input line (1 MiB). A longer line is
@@ -83,10 +84,8 @@ type lineWriter struct {
 
 // write marshals v (without escaping HTML) and writes it as one line.
 func (lw *lineWriter) write(v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := agent.MarshalPlain(v)
+	if err != nil {
 		return err
 	}
 	lw.mu.Lock()
@@ -94,7 +93,7 @@ func (lw *lineWriter) write(v any) error {
 	if lw.err != nil {
 		return lw.err
 	}
-	if _, err := lw.w.Write(buf.Bytes()); err != nil {
+	if _, err := lw.w.Write(append(b, '\n')); err != nil {
 		lw.err = err
 	}
 	return lw.err

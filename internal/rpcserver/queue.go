@@ -26,17 +26,17 @@ type idleQueue struct {
 // queue sends a message into the running prompt as steer or follow_up,
 // or, with none running, holds it for the next prompt; either way the
 // response's disposition is "queued" and a queue_update follows.
-func (c *conn) queue(ctx context.Context, cmd command, steer bool) {
+func (c *conn) queue(ctx context.Context, cmd rpc.Command, steer bool) {
 	kind, send := agent.SignalFollowUp, c.b.FollowUp
 	if steer {
 		kind, send = agent.SignalSteer, c.b.Steer
 	}
 	c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-		err := send(ctx, cmd.str["message"], cmd.images...)
+		err := send(ctx, cmd.Message, cmd.Images...)
 		switch {
 		case errors.Is(err, client.ErrNoRunningPrompt) && c.activeFollower() == nil:
 			c.mu.Lock()
-			c.idle.msgs = append(c.idle.msgs, agent.QueuedMessage{Kind: kind, Text: cmd.str["message"], Images: cmd.images})
+			c.idle.msgs = append(c.idle.msgs, agent.QueuedMessage{Kind: kind, Text: cmd.Message, Images: cmd.Images})
 			q := c.idle.msgs
 			c.mu.Unlock()
 			c.queueChanged(q)
@@ -52,7 +52,7 @@ func (c *conn) queue(ctx context.Context, cmd command, steer bool) {
 // queueChanged writes queue_update for q unless it was the last written.
 func (c *conn) queueChanged(q []agent.QueuedMessage) {
 	steering, followUp := agent.QueueTexts(q)
-	ev := rpc.QueueEvent{Type: rpc.EventQueueUpdate, Steering: steering, FollowUp: followUp}
+	ev := rpc.QueueEvent{Type: rpc.EventQueueUpdate, QueueData: rpc.QueueData{Steering: steering, FollowUp: followUp}}
 	c.mu.Lock()
 	same := slices.Equal(c.idle.last.Steering, steering) && slices.Equal(c.idle.last.FollowUp, followUp)
 	c.idle.last = ev
@@ -103,23 +103,21 @@ func (c *conn) deliverQueue(ctx context.Context) {
 
 // clearQueue is clear_queue: it empties the queue, the running prompt's
 // (update edit_queue) or the one held while idle, and returns its texts.
-func (c *conn) clearQueue(ctx context.Context, cmd command) {
-	c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-		c.mu.Lock()
-		removed := c.idle.msgs
-		c.idle.msgs = nil
-		c.mu.Unlock()
-		if c.activeFollower() != nil {
-			res, err := c.b.EditQueue(ctx, agent.EditQueuePayload{Action: agent.QueueClear})
-			if err != nil && !errors.Is(err, client.ErrNoRunningPrompt) {
-				return nil, err
-			}
-			removed = append(removed, res.Removed...)
+func (c *conn) clearQueue(ctx context.Context, _ rpc.Command) (any, error) {
+	c.mu.Lock()
+	removed := c.idle.msgs
+	c.idle.msgs = nil
+	c.mu.Unlock()
+	if c.activeFollower() != nil {
+		res, err := c.b.EditQueue(ctx, agent.EditQueuePayload{Action: agent.QueueClear})
+		if err != nil && !errors.Is(err, client.ErrNoRunningPrompt) {
+			return nil, err
 		}
-		c.queueChanged(nil)
-		steering, followUp := agent.QueueTexts(removed)
-		return rpc.QueueData{Steering: steering, FollowUp: followUp}, nil
-	})
+		removed = append(removed, res.Removed...)
+	}
+	c.queueChanged(nil)
+	steering, followUp := agent.QueueTexts(removed)
+	return rpc.QueueData{Steering: steering, FollowUp: followUp}, nil
 }
 
 // queueAfter says what an event of the followed prompt did to the

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/rpc"
 	"github.com/durableagent/durableagent/workflows"
@@ -162,21 +163,18 @@ func (c *conn) serveLine(ctx context.Context, l inputLine) {
 
 // respond writes a success response; data nil means plain success.
 func (c *conn) respond(id, command string, data any) {
-	_ = c.out.write(response{ID: id, Type: rpc.ResponseType, Command: command, Success: true, Data: data})
+	r := rpc.Response{ID: id, Type: rpc.ResponseType, Command: command, Success: true}
+	if data != nil {
+		var err error
+		if r.Data, err = agent.MarshalPlain(data); err != nil {
+			c.fail(id, command, "encode the response: "+err.Error())
+			return
+		}
+	}
+	_ = c.out.write(r)
 }
 
 // fail writes an error response.
 func (c *conn) fail(id, command, msg string) {
-	_ = c.out.write(response{ID: id, Type: rpc.ResponseType, Command: command, Error: msg})
-}
-
-// response is rpc.Response with data not yet marshalled (the line writer
-// marshals it without escaping HTML).
-type response struct {
-	ID      string `json:"id,omitempty"`
-	Type    string `json:"type"`
-	Command string `json:"command"`
-	Success bool   `json:"success"`
-	Data    any    `json:"data,omitempty"`
-	Error   string `json:"error,omitempty"`
+	_ = c.out.write(rpc.Response{ID: id, Type: rpc.ResponseType, Command: command, Error: msg})
 }

@@ -19,17 +19,15 @@ func (c *conn) settled(aborted bool) {
 // only once it has ended (its prompt_end and agent_settled are written
 // first), as pi 1.6 does, so `abort` then `prompt` is not "session busy".
 // A prompt that does not end within the command timeout is an error.
-func (c *conn) abort(ctx context.Context, cmd command) {
+func (c *conn) abort(ctx context.Context, _ rpc.Command) (any, error) {
 	f := c.activeFollower()
-	c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-		if err := client.IdleOK(c.b.Abort(ctx)); err != nil || f == nil {
-			return nil, err
-		}
-		select {
-		case <-f.done:
-			return nil, nil
-		case <-ctx.Done():
-			return nil, fmt.Errorf("abort sent, but prompt %s (run %s) has not ended within %s; watch for its prompt_end", f.prompt.WorkflowID, f.prompt.RunID, c.s.timeout())
-		}
-	})
+	if err := client.IdleOK(c.b.Abort(ctx)); err != nil || f == nil {
+		return nil, err
+	}
+	select {
+	case <-f.done:
+		return nil, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("abort sent, but prompt %s (run %s) has not ended within %s; watch for its prompt_end", f.prompt.WorkflowID, f.prompt.RunID, c.s.timeout())
+	}
 }

@@ -17,15 +17,9 @@ import (
 	"github.com/durableagent/durableagent/internal/line"
 )
 
-// Durable tool approval (issue 12). A tool_approval_request event puts the
-// call in m.approvals; the first one is asked on screen in place of the
-// input box: y approves, a approves for the session (approve_tool scope
-// session: later calls the same policy rule asks for run without asking),
-// n asks for an optional reason and Enter then denies, through the
-// approve_tool update. The question names the policy rule that asked. A call decided elsewhere (its
-// tool_execution_start or _end, a state without it, the prompt's end)
-// leaves the list. Esc keeps its binding (abort, or abort_retry during a
-// backoff); Ctrl+C still quits.
+// Tool approval (docs/tui.md "Tool approval"): a tool_approval_request
+// puts the call in m.approvals, and the first is asked about in place of
+// the input box until it is decided, here (approve_tool) or elsewhere.
 
 // approvalArgLines bounds the argument lines the question shows.
 const approvalArgLines = 12
@@ -106,17 +100,10 @@ func (m *Model) approvalRequested(e agent.Event) tea.Cmd {
 // arguments are a preview (long strings shortened), and the person
 // deciding should see what will run.
 func (m *Model) readFullArgs(callID string) tea.Cmd {
-	b := m.backend
-	return m.call(func(ctx context.Context) tea.Msg {
-		msgs, err := b.Messages(ctx)
-		if err != nil {
-			return nil // the preview stays
-		}
-		for i := len(msgs) - 1; i >= 0; i-- {
-			for _, tc := range msgs[i].ToolCalls() {
-				if tc.ID == callID && len(tc.Arguments) > 0 {
-					return fullArgsMsg{callID: callID, args: tc.Arguments}
-				}
+	return m.fromMessages(func(msg agent.Message) tea.Msg {
+		for _, tc := range msg.ToolCalls() {
+			if tc.ID == callID && len(tc.Arguments) > 0 {
+				return fullArgsMsg{callID: callID, args: tc.Arguments}
 			}
 		}
 		return nil

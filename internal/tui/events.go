@@ -183,43 +183,14 @@ func retryBase(e agent.Event, now time.Time) time.Time {
 	return e.Time
 }
 
-// countDown refreshes the retry line on a tick of the current generation.
-func (m *Model) countDown(gen int) tea.Cmd {
-	if gen != m.countdown || m.retry == nil {
-		return nil // a tick of an earlier wait
-	}
-	m.retry.left = max(m.retry.wake.Sub(m.now()), 0)
-	if m.retry.left == 0 {
-		return nil
-	}
-	return m.nextTick()
-}
-
-// nextTick schedules the next refresh when the shown number of seconds
-// changes (the line shows whole seconds, rounded up).
-func (m *Model) nextTick() tea.Cmd {
-	if m.retry == nil || m.retry.left <= 0 {
-		return nil
-	}
-	d := m.retry.left % time.Second
-	if d == 0 {
-		d = time.Second
-	}
-	gen := m.countdown
-	return m.tick(d, func(time.Time) tea.Msg { return countdownMsg{gen: gen} })
-}
-
 // retryEvent shows auto_retry_start (the countdown; Esc sends
 // abort_retry) and auto_retry_end, of a prompt's model call or of a
 // manual compaction's summary call.
 func (m *Model) retryEvent(e agent.Event) tea.Cmd {
 	switch e.Type {
 	case agent.EventAutoRetryStart:
-		now := m.now()
-		wake := retryBase(e, now).Add(time.Duration(e.DelayMs) * time.Millisecond)
-		m.retry = &retryWait{attempt: e.Attempt, max: e.MaxAttempts, wake: wake, left: max(wake.Sub(now), 0)}
-		m.countdown++
-		return m.nextTick()
+		wake := retryBase(e, m.now()).Add(time.Duration(e.DelayMs) * time.Millisecond)
+		m.retry = &retryWait{attempt: e.Attempt, max: e.MaxAttempts, wake: wake}
 	case agent.EventAutoRetryEnd:
 		m.retry = nil
 		if e.Success {

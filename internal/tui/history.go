@@ -6,19 +6,13 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 )
 
-// Reopening a session (issue 12): the chat first shows the session's
-// earlier messages, read through the backend (the session file of the
-// configured store): user messages, the assistant's thinking, text and
-// tool calls, each call with its result (✓ or ✗ and the first lines).
-// Then, when a prompt is running, it follows it from its first event
-// (attach);
-// that prompt's own messages are in the file already, so the history
-// from its user message on is dropped when the replayed user message_end
-// arrives (matched by text and timestamp), and the replay draws them.
+// Reopening a session (docs/tui.md "Reopening a session"): the session's
+// earlier messages first; a running prompt is then followed from its
+// first event, and the history from its user message on gives way to the
+// replay (cutHistory), so each message shows once.
 
 // openedMsg carries the history.
 type openedMsg struct {
@@ -48,7 +42,8 @@ func (m *Model) open() tea.Cmd {
 	})
 }
 
-// opened shows the history, then looks for a running prompt to follow.
+// opened shows the history, then follows the latest prompt from its
+// first event if it runs (attach).
 func (m *Model) opened(msg openedMsg) tea.Cmd {
 	m.loading = false
 	if msg.err != nil {
@@ -56,32 +51,17 @@ func (m *Model) opened(msg openedMsg) tea.Cmd {
 	} else {
 		m.showHistory(msg.history)
 	}
+	var attach tea.Cmd
 	if msg.latest.err == nil {
 		m.looked = true
-		if msg.latest.ok {
-			m.seenRun = msg.latest.run.FirstRunID
+		if run := msg.latest.run; msg.latest.ok {
+			m.seenRun = run.FirstRunID
+			if run.Running {
+				attach = m.followRun(run, false)
+			}
 		}
 	}
-	return tea.Batch(m.attach(), m.watchLater())
-}
-
-// attach follows the session's running prompt, if there is one, from its
-// first event.
-func (m *Model) attach() tea.Cmd {
-	ctx, b := m.ctx, m.backend
-	return func() tea.Msg {
-		sctx, cancel := context.WithTimeout(ctx, commandTimeout)
-		st, err := b.State(sctx)
-		cancel()
-		if err != nil || st.Status != agent.StatusRunning {
-			return nil
-		}
-		ch := make(chan tea.Msg, 64)
-		p := client.Prompt{} // RunID "": the session's latest run
-		fctx, stop := context.WithCancel(ctx)
-		go follow(fctx, b, p, ch)
-		return promptStartedMsg{prompt: p, events: ch, attached: true, stop: stop}
-	}
+	return tea.Batch(attach, m.watchLater())
 }
 
 // showHistory puts the messages in the list after the welcome line

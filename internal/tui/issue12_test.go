@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -165,8 +164,7 @@ func TestModel_ReopenShowsHistory(t *testing.T) {
 // (its messages are in the session file and in the replay).
 func TestModel_ReopenWhileRunningShowsEachMessageOnce(t *testing.T) {
 	d := newStoreDriver(t, playedPrompt("list the files"))
-	_, stop := context.WithCancel(context.Background())
-	d.send(promptStartedMsg{prompt: client.Prompt{}, events: d.events, attached: true, stop: stop})
+	d.send(promptStartedMsg{prompt: client.Prompt{}, events: d.events, attached: true})
 	user := agent.TextMessage(agent.RoleUser, "now run the tests")
 	d.emit(agent.Event{Type: agent.EventMessageEnd, EntryID: "u3", Message: &user}, agent.Event{Type: agent.EventAgentStart},
 		answer("a3", toolCallsAnswer(agent.ToolCall{ID: "call_1_0", Name: "bash", Arguments: json.RawMessage(`{"command":"go test ./..."}`)})),

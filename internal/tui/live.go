@@ -14,12 +14,9 @@ import (
 	"github.com/durableagent/durableagent/internal/toolview"
 )
 
-// Live output (issue 11). message_update events carry the pieces of the
-// assistant message being streamed; tool_execution_update events carry
-// the output so far of a running tool (accumulated: each replaces the
-// last). Both are made by the follower from the running activity's
-// heartbeat details and are for display only: message_end and
-// tool_execution_end are authoritative and replace what was streamed.
+// Live output (docs/tui.md "Live output"): message_update and
+// tool_execution_update are for display only; message_end and
+// tool_execution_end replace what streamed.
 
 // toolOutputLines bounds the output lines a tool entry shows (the latest
 // while it runs, the first of its result after).
@@ -265,15 +262,27 @@ type fullResultMsg struct{ callID, text string }
 
 // readFullResult looks the call's result up in the session's messages.
 func (m *Model) readFullResult(callID string) tea.Cmd {
+	return m.fromMessages(func(msg agent.Message) tea.Msg {
+		if msg.Role == agent.RoleToolResult && msg.ToolCallID == callID {
+			return fullResultMsg{callID: callID, text: msg.Text()}
+		}
+		return nil
+	})
+}
+
+// fromMessages reads the session's messages and returns what find makes
+// of the newest one it makes something of; nothing when they cannot be
+// read (the preview stays).
+func (m *Model) fromMessages(find func(agent.Message) tea.Msg) tea.Cmd {
 	b := m.backend
 	return m.call(func(ctx context.Context) tea.Msg {
 		msgs, err := b.Messages(ctx)
 		if err != nil {
-			return nil // the preview and its note stay
+			return nil
 		}
 		for i := len(msgs) - 1; i >= 0; i-- {
-			if msgs[i].Role == agent.RoleToolResult && msgs[i].ToolCallID == callID {
-				return fullResultMsg{callID: callID, text: msgs[i].Text()}
+			if msg := find(msgs[i]); msg != nil {
+				return msg
 			}
 		}
 		return nil

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -248,40 +247,4 @@ func TestModel_UnfinishedStreamDroppedAtPromptEnd(t *testing.T) {
 	d.shows("streaming", []string{"half an answ"}, nil)
 	d.emit(agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusFailed, ErrorMessage: "prompt terminated"})
 	d.shows("prompt end", []string{"Prompt failed: prompt terminated"}, []string{"half an answ"})
-}
-
-// A chat that opens while its own first prompt starts (the attach at
-// start-up sees that prompt running) follows it once: no "Attached" note,
-// no event shown twice.
-func TestModel_AttachSeesOwnPromptFollowsOnce(t *testing.T) {
-	d := newLiveDriver(t)
-	d.emit(agent.Event{Type: agent.EventAgentStart}, answer("e2", textAnswer("only once")))
-	// The start-up attach's answer comes now: the same prompt, from its
-	// first event.
-	late := make(chan tea.Msg, 8)
-	for _, e := range []agent.Event{{Type: agent.EventAgentStart, Seq: 1}, {Type: agent.EventMessageEnd, Seq: 2, EntryID: "e2", Message: &agent.Message{}}} {
-		late <- eventMsg{event: e}
-	}
-	_, stop := context.WithCancel(context.Background())
-	d.send(promptStartedMsg{prompt: client.Prompt{}, events: late, attached: true, stop: stop})
-	d.drain(300 * time.Millisecond)
-	d.emit(agent.Event{Type: agent.EventAgentEnd}, agent.Event{Type: agent.EventPromptEnd, Status: agent.StatusCompleted})
-	d.drain(100 * time.Millisecond)
-	d.shows("prompt end", []string{"only once"}, []string{"Attached to the prompt"})
-	if n := strings.Count(d.m.View(), "only once"); n != 1 {
-		t.Errorf("the answer shows %d times, want once:\n%s", n, d.m.View())
-	}
-}
-
-// drain feeds command results to Update for a while.
-func (d *driver) drain(dur time.Duration) {
-	stop := time.After(dur)
-	for {
-		select {
-		case msg := <-d.msgs:
-			d.send(msg)
-		case <-stop:
-			return
-		}
-	}
 }

@@ -30,19 +30,15 @@ type Options struct {
 	// Now reads the clock (nil: time.Now).
 	Now func() time.Time
 	// Tick schedules fn's message after d (nil: tea.Tick). Tests replace
-	// Now and Tick to run the countdown without waiting.
+	// Now and Tick to run the countdown and the watch without waiting.
 	Tick func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
 }
-
-// Backend is the chat's session (its prompts, and which prompt it ran
-// last, whoever started it).
-type Backend = *client.Session
 
 // Model is the chat screen. It implements tea.Model; Update and View run
 // on bubbletea's goroutine only, and backend calls run in tea.Cmds.
 type Model struct {
 	ctx     context.Context
-	backend Backend
+	backend *client.Session
 	now     func() time.Time
 	tick    func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 
@@ -57,7 +53,6 @@ type Model struct {
 	prompt     *runningPrompt // the prompt being followed
 	retry      *retryWait     // set during a backoff wait
 	compacting string         // "" or the compaction's reason ("overflow", "threshold", "manual")
-	countdown  int            // generation of the countdown ticks
 	lastSeq    int64          // seq of the last event shown
 	// endedEntries and endedTools are the messages and tool calls of the
 	// followed prompt whose end event came: live events of theirs are
@@ -122,12 +117,15 @@ type runningPrompt struct {
 // runningTool is a tool call that started and has not ended.
 type runningTool struct{ callID, name string }
 
-// retryWait is a backoff wait, counted down on screen.
+// retryWait is a backoff wait, counted down on screen: the status line
+// is drawn again on every spinner tick, from the time left until wake.
 type retryWait struct {
 	attempt, max int
 	wake         time.Time
-	left         time.Duration
 }
+
+// retryLeft is the time left of the backoff wait.
+func (m *Model) retryLeft() time.Duration { return max(m.retry.wake.Sub(m.now()), 0) }
 
 // Messages of the model.
 type (
@@ -136,8 +134,6 @@ type (
 		events   <-chan tea.Msg
 		message  string // the text of a prompt started here
 		attached bool   // a prompt that was already running
-		// stop ends the follower of an attach that came too late.
-		stop context.CancelFunc
 		// elsewhere: the idle chat found it started from another
 		// terminal (watch.go).
 		elsewhere bool
@@ -151,7 +147,6 @@ type (
 		ch    <-chan tea.Msg
 	}
 	streamEndMsg struct{ err error }
-	countdownMsg struct{ gen int }
 	// resultMsg carries what a slash command or Esc has to show.
 	resultMsg struct {
 		entries     []entry
@@ -161,7 +156,7 @@ type (
 
 // New returns the chat model of backend's session. ctx ends the prompt
 // followers (cancel it when the program exits).
-func New(ctx context.Context, backend Backend, opts Options) *Model {
+func New(ctx context.Context, backend *client.Session, opts Options) *Model {
 	in := textinput.New()
 	in.Prompt = "> "
 	in.Placeholder = placeholderIdle
@@ -250,8 +245,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.errorf("Lost the prompt's events: %s (it may still be running; /state tells)", line.First(msg.err.Error()))
 		}
 		return m, nil
-	case countdownMsg:
-		return m, m.countDown(msg.gen)
 	case resultMsg:
 		if msg.endsCompact && m.compacting == "manual" {
 			m.compacting, m.retry = "", nil
@@ -294,7 +287,7 @@ func (m *Model) Status() (text, esc string) {
 	switch {
 	case m.compacting == "manual" && m.retry != nil:
 		return fmt.Sprintf("Compacting: summary retry (%d/%d) in %s… (esc to cancel the retry)", m.retry.attempt, m.retry.max,
-			agent.FormatDelay(m.retry.left.Milliseconds())), agent.SignalAbortRetry
+			agent.FormatDelay(m.retryLeft().Milliseconds())), agent.SignalAbortRetry
 	case m.compacting == "manual":
 		return "Compacting… (esc to cancel)", agent.SignalAbort
 	case m.compacting == "overflow":
@@ -303,7 +296,7 @@ func (m *Model) Status() (text, esc string) {
 		return "Auto-compacting… (esc to cancel)", agent.SignalAbort
 	case m.retry != nil:
 		return fmt.Sprintf("Retrying (%d/%d) in %s… (esc to cancel)", m.retry.attempt, m.retry.max,
-			agent.FormatDelay(m.retry.left.Milliseconds())), agent.SignalAbortRetry
+			agent.FormatDelay(m.retryLeft().Milliseconds())), agent.SignalAbortRetry
 	case m.prompt != nil && len(m.approvals) > 0:
 		return "Waiting for your approval… (esc to abort)", agent.SignalAbort
 	case m.prompt != nil && len(m.prompt.tools) > 0:
@@ -337,12 +330,6 @@ func (m *Model) escape() tea.Cmd {
 // started follows a prompt this chat started, or one the start-up found
 // running (attached).
 func (m *Model) started(msg promptStartedMsg) tea.Cmd {
-	if msg.attached && (m.prompt != nil || m.starting || (msg.prompt.RunID != "" && m.endedRuns[msg.prompt.RunID])) {
-		// The running prompt the attach found is the one being
-		// started (or followed) here: one follower is enough.
-		msg.stop()
-		return nil
-	}
 	m.starting = false
 	m.endedEntries, m.endedTools, m.startedTools = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	m.prompt = &runningPrompt{prompt: msg.prompt, events: msg.events, message: msg.message, attached: msg.attached}

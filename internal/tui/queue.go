@@ -13,16 +13,10 @@ import (
 	"github.com/durableagent/durableagent/internal/line"
 )
 
-// Messages into the running prompt (issue 12), bound as in the terminal
-// agent: while a prompt runs, Enter sends the typed text as steer
-// (delivered after the current tool batch; the calls not started yet are
-// skipped) and Alt+Enter as follow_up (delivered when the prompt would
-// otherwise end). /steer TEXT and /followup TEXT do the same for
-// terminals that do not send Alt+Enter. A queued message shows above the
-// status line until its user message_end comes (then it is in the list
-// like any user message); one the prompt ended without delivering goes
-// back into the input box, and Alt+Up takes the newest one back from the
-// prompt's queue before it is delivered (takeBack).
+// Steer and follow-up (docs/tui.md "Steer and follow-up"): a message
+// typed while a prompt runs shows above the status line until its user
+// message_end; one the prompt ends without delivering goes back into the
+// input.
 
 // queuedMessage is a steer or follow-up sent and not delivered yet.
 type queuedMessage struct {

@@ -7,13 +7,15 @@ import (
 	"io"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/durableagent/durableagent/internal/client"
 )
 
 // Run shows the chat of backend's session on a terminal (in and out are
 // normally stdin and stdout) until the user quits or ctx ends. A prompt
 // still running is detached: it keeps running in Temporal, and Run says so
 // on out after leaving the screen.
-func Run(ctx context.Context, backend Backend, in io.Reader, out io.Writer) error {
+func Run(ctx context.Context, backend *client.Session, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := New(ctx, backend, Options{})

@@ -10,15 +10,10 @@ import (
 )
 
 // A chat follows its session, not only the prompts it started (issue 23):
-// while it is idle it asks, every watchInterval, for its session's latest
-// prompt (one DescribeWorkflowExecution per interval: the backend's
-// LatestPrompt). A prompt it has not seen (started by `starter
-// prompt --session S`, another chat, RPC) is followed like one it
-// attached to at start-up, running or already ended (a short one can
-// end between two looks): its user message, output and answer show. The
-// look made as the chat opens, before it reads the history, only notes
-// the latest prompt (the history shows it; the start-up attach follows
-// it if it runs).
+// while idle it asks for the session's latest prompt every watchInterval
+// (client.Session.LatestPrompt) and follows one it has not seen, running
+// or already ended. The first look, made as the chat opens, only notes the
+// latest prompt (the history shows it; opened follows it if it runs).
 
 // watchInterval is how often an idle chat looks for a prompt started
 // elsewhere in its session.
@@ -84,12 +79,16 @@ func (m *Model) watched(msg watchedMsg) tea.Cmd {
 		return m.watchLater()
 	}
 	m.seenRun = id
+	return tea.Batch(m.followRun(msg.run, true), m.watchLater())
+}
+
+// followRun follows a prompt this chat did not start, from its first
+// event: the one running when the chat opened, or one started elsewhere
+// while it was idle.
+func (m *Model) followRun(run client.PromptRun, elsewhere bool) tea.Cmd {
 	ch := make(chan tea.Msg, 64)
-	fctx, stop := context.WithCancel(m.ctx)
-	go follow(fctx, m.backend, msg.run.Prompt, ch)
-	cmd := m.started(promptStartedMsg{prompt: msg.run.Prompt, events: ch, attached: true, elsewhere: true, stop: stop})
-	if m.prompt != nil {
-		m.prompt.first = id
-	}
-	return tea.Batch(cmd, m.watchLater())
+	go follow(m.ctx, m.backend, run.Prompt, ch)
+	cmd := m.started(promptStartedMsg{prompt: run.Prompt, events: ch, attached: true, elsewhere: elsewhere})
+	m.prompt.first = run.FirstRunID
+	return cmd
 }

@@ -1,6 +1,7 @@
-// Package e2e holds the end-to-end tests of RPC mode: the Go client
-// (package rpc) drives `starter rpc` against the embedded Temporal server
-// and a real worker with the scripted model. They live apart from the
-// client's unit tests so that only they link the server (its dependency
-// tree is large), and they are skipped under -short.
+// Package e2e holds the end-to-end tests of RPC mode: they write package
+// rpc's command lines to `starter rpc` against the embedded Temporal
+// server and a real worker with the scripted model, and read its lines
+// back. They live apart from the protocol package so that only they link
+// the server (its dependency tree is large), and they are skipped under
+// -short.
 package e2e
