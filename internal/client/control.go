@@ -139,31 +139,34 @@ func (k *Controller) StartCompact(ctx context.Context, in workflows.CompactInput
 // set) along with an error; an error with an empty Status means no result
 // arrived (ctx ended, the workflow was terminated, Temporal failed).
 func CompactResult(ctx context.Context, run client.WorkflowRun) (workflows.CompactResult, error) {
-	var res workflows.CompactResult
-	err := run.Get(ctx, &res)
-	if err == nil {
+	res, err := runResult[workflows.CompactResult](ctx, run)
+	switch {
+	case err == nil:
 		return res, nil
-	}
-	res = workflows.CompactResult{}
-	if decodeResultDetails(err, &res) && res.Status != "" {
+	case res.Status != "":
 		return res, fmt.Errorf("compaction of session %s %s: %s", workflowSession(run), res.Status, res.Error)
 	}
 	return workflows.CompactResult{}, fmt.Errorf("compaction of session %s: %w", workflowSession(run), err)
 }
 
-// decodeResultDetails decodes the result a failed workflow carries in its
-// error's details: an ApplicationError (failed, or aborted by a signal) or
-// a CanceledError (cancelled through Temporal).
-func decodeResultDetails(err error, out any) bool {
+// runResult waits for run's result. A workflow that failed (or was
+// aborted by a signal) carries its result in its ApplicationError's
+// details, one cancelled through Temporal in its CanceledError's: on
+// error, res is what those details hold (zero when none decode).
+func runResult[T any](ctx context.Context, run client.WorkflowRun) (res T, err error) {
+	if err = run.Get(ctx, &res); err == nil {
+		return res, nil
+	}
+	res = *new(T)
 	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.HasDetails() {
-		return appErr.Details(out) == nil
-	}
 	var canErr *temporal.CanceledError
-	if errors.As(err, &canErr) && canErr.HasDetails() {
-		return canErr.Details(out) == nil
+	switch {
+	case errors.As(err, &appErr) && appErr.HasDetails():
+		_ = appErr.Details(&res)
+	case errors.As(err, &canErr) && canErr.HasDetails():
+		_ = canErr.Details(&res)
 	}
-	return false
+	return res, err
 }
 
 // workflowSession is the session id of a run started under
@@ -356,15 +359,8 @@ func (k *Controller) query(ctx context.Context, sessionID, runID, name string, o
 // Result waits for a prompt and returns its result; a failed, aborted or
 // cancelled prompt returns its PromptResult along with the error.
 func Result(ctx context.Context, run client.WorkflowRun) (workflows.PromptResult, error) {
-	var res workflows.PromptResult
-	err := run.Get(ctx, &res)
-	if err == nil {
-		return res, nil
-	}
-	// A failed prompt carries its PromptResult in the ApplicationError's
-	// details; one the user cancelled (abort, abort_retry) closes as
-	// Canceled with it in the CanceledError's.
-	if decodeResultDetails(err, &res) && res.Status != "" {
+	res, err := runResult[workflows.PromptResult](ctx, run)
+	if err != nil && res.Status != "" {
 		return res, errors.New(res.Error)
 	}
 	return res, err

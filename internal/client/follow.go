@@ -117,16 +117,11 @@ func closedPhrase(s enumspb.WorkflowExecutionStatus) string {
 // the old one was delivered; when the events after `after` are in an
 // earlier run (a late attach to a continued prompt), it starts there.
 //
-// Between workflow events, fn also gets live events (IsLive): the text of
-// a running model call (message_update) and the output of a running tool
-// (tool_execution_update), read from the activities' heartbeat details.
-// They carry the seq of the last workflow event delivered before them.
-//
-// The Follow calls of one Controller that follow the same run at the
-// same time share one reader (share.go): N followers make the RPCs of
-// one. A finished prompt's events are read with no worker, from its
-// result (PromptResult.LastEvents, the last page: docs/live.md says what
-// is not read so).
+// Between workflow events, fn also gets live events (IsLive: the output of
+// running calls), which carry the seq of the last workflow event delivered
+// before them. The Follow calls of one Controller that follow the same
+// run share one reader (share.go). docs/live.md says how live output
+// travels and what a finished prompt's result does not hold.
 //
 // A workflow that closes without prompt_end (terminated, timed out, ...)
 // ends Follow with a *PromptClosedError. An ended prompt whose prompt_end
@@ -162,7 +157,6 @@ func (k *Controller) newFollower(sessionID, runID string, after int64, unreachab
 		unreachable:  orDefault(unreachable, orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout)),
 		queryTimeout: orDefault(k.QueryTimeout, DefaultQueryTimeout),
 		dc:           k.dataConverter(),
-		now:          time.Now,
 	}
 	f.push = newPushReader(out, f.dc)
 	return f
@@ -187,7 +181,6 @@ type follower struct {
 	// passes on: it tells which snapshots are of entries not seen yet.
 	live             *live.Cursor
 	dc               converter.DataConverter
-	now              func() time.Time
 	poll, status     time.Duration
 	unreachable      time.Duration
 	queryTimeout     time.Duration
@@ -241,16 +234,12 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		// never precede their message_start; a message_end the query
 		// returns silences the Describe's stale snapshot of the entry.
 		// Between two polls a Describe alone may pass on the live output
-		// of entries already streaming (see describeDue).
+		// of entries already streaming (see describeDue). While something
+		// runs and the query is due, a Describe first says whether the
+		// history grew since the last one (nothingNew); idle, the query
+		// keeps its pace and the Describe its status interval.
 		var derr error
-		if d == nil && f.describeDue() {
-			d, derr = f.describe(ctx)
-		}
-		if d == nil && derr == nil && f.fast && f.queryDue() && f.canSkipQueries() && !f.lastDescribe.After(f.lastQuery) {
-			// Something runs and the events query is due: a Describe
-			// first says whether the history grew since the last one
-			// (nothingNew). Idle, the query keeps its pace and the
-			// Describe its status interval.
+		if d == nil && (f.describeDue() || f.fast && f.queryDue() && f.canSkipQueries() && !f.lastDescribe.After(f.lastQuery)) {
 			d, derr = f.describe(ctx)
 		}
 		var evs []agent.Event
@@ -258,12 +247,12 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		due := f.queryDue()
 		if due && f.nothingNew() {
 			due = false
-			f.lastQuery = f.now()
+			f.lastQuery = time.Now()
 		}
 		queried := due || derr != nil ||
 			(d != nil && (d.unseen || d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING))
 		if queried {
-			f.lastQuery = f.now()
+			f.lastQuery = time.Now()
 			if d != nil && finished(d.status) {
 				evs = f.resultEvents(ctx)
 			} else {
@@ -285,8 +274,7 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			}
 			if moved { // to an earlier run: start over there
 				d = nil
-				f.lastDescribe, f.lastQuery = time.Time{}, time.Time{}
-				f.describedLen, f.queriedLen = 0, 0
+				f.restart()
 				continue
 			}
 			if agent.PageMayContinue(evs) {
@@ -302,17 +290,15 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 
 		if d != nil && d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 			end, next, err := f.closed(ctx, d, qerr)
-			if next == "" {
-				if err != nil || end.Type != "" {
-					return end, err
-				}
-				// closed, events not readable yet: wait like an outage
-			} else {
+			if next != "" {
 				f.runID, d = next, nil
-				f.lastDescribe, f.lastQuery = time.Time{}, time.Time{}
-				f.describedLen, f.queriedLen = 0, 0
+				f.restart()
 				continue
 			}
+			if err != nil || end.Type != "" {
+				return end, err
+			}
+			// closed, events not readable yet: wait like an outage
 		} else if qerr == nil {
 			if d != nil {
 				f.emitLive(d, queried)
@@ -352,6 +338,13 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			return agent.Event{}, ctx.Err()
 		}
 	}
+}
+
+// restart makes the next round read the run afresh (another run, or the
+// same from an earlier seq).
+func (f *follower) restart() {
+	f.lastDescribe, f.lastQuery = time.Time{}, time.Time{}
+	f.describedLen, f.queriedLen = 0, 0
 }
 
 // result is the result of the closed run runID of workflowID: nil when
@@ -418,26 +411,21 @@ func (f *follower) untilNext() time.Duration {
 	if t := f.nextDescribe(); t.Before(next) {
 		next = t
 	}
-	return max(next.Sub(f.now()), time.Millisecond)
+	return max(next.Sub(time.Now()), time.Millisecond)
 }
 
 // queryDue: the events are queried every poll interval.
 func (f *follower) queryDue() bool {
-	return !f.now().Before(f.lastQuery.Add(f.queryInterval()))
+	return !time.Now().Before(f.lastQuery.Add(f.queryInterval()))
 }
 
-// nothingNew: a Describe made since the last events query (while
-// something runs, one is made when the query is due and none was) saw
-// the run's
+// nothingNew: a Describe made since the last events query saw the run's
 // history as long as it was when that query was made, so the query due
-// now would bring no new event: the events are the workflow's state,
-// which only a workflow task changes, and each adds to the history. The
-// events query is the follower's dearest RPC (it goes through the
-// worker's workflow-task pollers, where at 100 prompts the followers'
-// queries delayed the workflow tasks themselves: bench/RESULTS.md); a
-// Describe is answered by the server alone. A query that is forced (the
-// first, a page that continues, a call that ended, an entry not seen
-// yet, a closed run) is never skipped.
+// now would bring no new event (only a workflow task changes the events,
+// and each adds to the history). The query is the dearest read
+// (docs/live.md, the push path, 3); a forced one (the first, a page that
+// continues, a call that ended, an entry not seen yet, a closed run) is
+// never skipped.
 func (f *follower) nothingNew() bool {
 	return f.canSkipQueries() && f.describedLen == f.queriedLen && f.lastDescribe.After(f.lastQuery)
 }
@@ -489,11 +477,8 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (end agent.Event, next string, err error) {
 	switch d.status {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
-		if qerr != nil {
-			return agent.Event{}, "", nil
-		}
-		if next = f.nextRun(ctx, f.runID); next == "" {
-			return agent.Event{}, "", nil // retried on the next poll
+		if qerr == nil {
+			next = f.nextRun(ctx, f.runID) // "": retried on the next poll
 		}
 		return agent.Event{}, next, nil
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
@@ -513,7 +498,7 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 // poll while something runs or events arrive and no push stream is open
 // (the heartbeat fallback).
 func (f *follower) describeDue() bool {
-	return !f.now().Before(f.nextDescribe())
+	return !time.Now().Before(f.nextDescribe())
 }
 
 // nextDescribe is when the next Describe is due.
@@ -528,7 +513,7 @@ func (f *follower) nextDescribe() time.Time {
 }
 
 func (f *follower) describe(ctx context.Context) (*describeResult, error) {
-	f.lastDescribe = f.now()
+	f.lastDescribe = time.Now()
 	resp, err := f.k.describe(ctx, f.wfID, f.runID)
 	if err != nil {
 		return nil, err
@@ -557,7 +542,7 @@ func (f *follower) snapshots(ctx context.Context, resp *workflowservice.Describe
 	f.fast = len(resp.GetPendingActivities()) > 0
 	for i, p := range d.pending {
 		if p.At.IsZero() {
-			d.pending[i].At = f.now()
+			d.pending[i].At = time.Now()
 		}
 		if !f.live.Known(p.Snapshot) {
 			d.unseen = true
@@ -611,9 +596,9 @@ func (f *follower) describeFailed(ctx context.Context, err error) (_ error, stop
 		return fmt.Errorf("describe workflow %s: %s", f.wfID, rpcText(err)), true
 	}
 	if f.unreachableSince.IsZero() {
-		f.unreachableSince = f.now()
+		f.unreachableSince = time.Now()
 	}
-	if f.now().Sub(f.unreachableSince) >= f.unreachable {
+	if time.Now().Sub(f.unreachableSince) >= f.unreachable {
 		return fmt.Errorf("%w for %s while following session %s (workflow %s, after seq %d): %s",
 			ErrTemporalUnreachable, f.unreachable.Round(time.Second), f.session, f.wfID, f.after, rpcText(err)), true
 	}
@@ -630,9 +615,9 @@ func (f *follower) reachable() { f.unreachableSince = time.Time{} }
 // they last.
 func (f *follower) queryFailing(qerr error) {
 	if f.failingSince.IsZero() {
-		f.failingSince = f.now()
+		f.failingSince = time.Now()
 	}
-	if f.now().Sub(f.failingSince) < waitReportDelay && !isDeadline(qerr) {
+	if time.Now().Sub(f.failingSince) < waitReportDelay && !isDeadline(qerr) {
 		return
 	}
 	var q *queryError
