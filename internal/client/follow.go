@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -141,32 +142,18 @@ func IsLive(e agent.Event) bool { return live.IsLive(e) }
 func (k *Controller) follow(ctx context.Context, sessionID, runID string, after int64, unreachable time.Duration, fn func(agent.Event)) (agent.Event, error) {
 	key := shareKey{k: k, wfID: workflows.WorkflowID(sessionID), runID: runID}
 	r, sub := subscribe(ctx, key, after, func(out *reader) *follower {
-		return k.newFollower(sessionID, runID, after, unreachable, out)
+		dc := k.dataConverter()
+		return &follower{
+			k: k, session: sessionID, wfID: key.wfID, runID: runID,
+			after: after, out: out, live: live.NewCursor(),
+			poll: cmp.Or(k.poll, pollInterval), status: cmp.Or(k.status, statusInterval),
+			unreachable:  cmp.Or(unreachable, k.UnreachableTimeout, DefaultUnreachableTimeout),
+			queryTimeout: cmp.Or(k.QueryTimeout, DefaultQueryTimeout),
+			dc:           dc, push: newPushReader(out, dc),
+		}
 	})
 	d := &delivery{cur: live.NewCursor(), after: after, fn: fn}
 	return d.consume(ctx, r, sub)
-}
-
-// newFollower is the follower loop of a reader (see share.go) that starts
-// after seq after and passes what it reads to out.
-func (k *Controller) newFollower(sessionID, runID string, after int64, unreachable time.Duration, out *reader) *follower {
-	f := &follower{
-		k: k, session: sessionID, wfID: workflows.WorkflowID(sessionID), runID: runID,
-		after: after, out: out, live: live.NewCursor(),
-		poll: orDefault(k.poll, pollInterval), status: orDefault(k.status, statusInterval),
-		unreachable:  orDefault(unreachable, orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout)),
-		queryTimeout: orDefault(k.QueryTimeout, DefaultQueryTimeout),
-		dc:           k.dataConverter(),
-	}
-	f.push = newPushReader(out, f.dc)
-	return f
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
 }
 
 // follower is the loop of one reader (share.go): the RPCs of one client
@@ -234,12 +221,12 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		// never precede their message_start; a message_end the query
 		// returns silences the Describe's stale snapshot of the entry.
 		// Between two polls a Describe alone may pass on the live output
-		// of entries already streaming (see describeDue). While something
+		// of entries already streaming (see nextDescribe). While something
 		// runs and the query is due, a Describe first says whether the
 		// history grew since the last one (nothingNew); idle, the query
 		// keeps its pace and the Describe its status interval.
 		var derr error
-		if d == nil && (f.describeDue() || f.fast && f.queryDue() && f.canSkipQueries() && !f.lastDescribe.After(f.lastQuery)) {
+		if d == nil && (!time.Now().Before(f.nextDescribe()) || f.fast && f.queryDue() && f.canSkipQueries() && !f.lastDescribe.After(f.lastQuery)) {
 			d, derr = f.describe(ctx)
 		}
 		var evs []agent.Event
@@ -254,7 +241,12 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		if queried {
 			f.lastQuery = time.Now()
 			if d != nil && finished(d.status) {
-				evs = f.resultEvents(ctx)
+				// Its last page (PromptResult.LastEvents); earlier events
+				// are not read (deliver goes on past the gap), nor any of
+				// a run closed without a result: docs/live.md.
+				if res := f.result(ctx, f.runID); res != nil {
+					evs = eventsAfter(res.LastEvents, f.after)
+				}
 			} else {
 				evs, qerr = f.queryEvents(ctx, f.runID, f.after)
 			}
@@ -268,9 +260,9 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		progressed := false
 		if qerr == nil {
 			f.queryOK()
-			end, done, moved, err := f.deliver(ctx, evs)
-			if done || err != nil {
-				return end, err
+			end, done, moved := f.deliver(ctx, evs)
+			if done {
+				return end, nil
 			}
 			if moved { // to an earlier run: start over there
 				d = nil
@@ -284,7 +276,7 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 				continue
 			}
 			progressed = len(evs) > 0
-		} else if permanentQueryError(qerr) {
+		} else if q := (*queryError)(nil); errors.As(qerr, &q) && q.permanent {
 			return agent.Event{}, qerr
 		}
 
@@ -334,7 +326,7 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			f.fast = true
 		}
 		d = nil
-		if !f.pause(ctx, f.untilNext()) {
+		if !sleep(ctx, f.untilNext(), f.push.wake) { // a push stream brought something
 			return agent.Event{}, ctx.Err()
 		}
 	}
@@ -393,17 +385,6 @@ func finished(s enumspb.WorkflowExecutionStatus) bool {
 	return s != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && s != enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
 }
 
-// resultEvents returns the events after f.after that the result of the
-// finished run f.runID holds: its last page (PromptResult.LastEvents).
-// Earlier events are not read (deliver goes on past the gap), nor any of
-// a run closed without a result (terminated, timed out): docs/live.md.
-func (f *follower) resultEvents(ctx context.Context) []agent.Event {
-	if res := f.result(ctx, f.runID); res != nil {
-		return eventsAfter(res.LastEvents, f.after)
-	}
-	return nil
-}
-
 // untilNext is the wait until the next query or Describe is due, at least
 // a millisecond. Polls keep their rate whatever the RPCs took.
 func (f *follower) untilNext() time.Duration {
@@ -439,7 +420,7 @@ func (f *follower) canSkipQueries() bool {
 // deliver passes the events after f.after to fn in order. done: prompt_end
 // was delivered. moved: the events after f.after are in an earlier run,
 // which is now f.runID.
-func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Event, done, moved bool, err error) {
+func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Event, done, moved bool) {
 	for _, e := range evs {
 		if e.Seq <= f.after {
 			continue
@@ -452,7 +433,7 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 				f.walkedBack[f.runID] = true
 				if prev := f.previousRun(ctx, f.runID); prev != "" {
 					f.runID = prev
-					return agent.Event{}, false, true, nil
+					return agent.Event{}, false, true
 				}
 			}
 			// No earlier run holds them: they are gone; go on from here
@@ -463,10 +444,10 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 		f.live.Observe(e)
 		f.out.event(e)
 		if e.Type == agent.EventPromptEnd {
-			return e, true, false, nil
+			return e, true, false
 		}
 	}
-	return agent.Event{}, false, false, nil
+	return agent.Event{}, false, false
 }
 
 // closed handles a closed run: qerr is the result of the events query made
@@ -494,14 +475,9 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 	return agent.Event{}, "", &PromptClosedError{SessionID: f.session, WorkflowID: f.wfID, RunID: f.runID, Status: d.status}
 }
 
-// describeDue: the status is checked every status interval, and every
-// poll while something runs or events arrive and no push stream is open
-// (the heartbeat fallback).
-func (f *follower) describeDue() bool {
-	return !time.Now().Before(f.nextDescribe())
-}
-
-// nextDescribe is when the next Describe is due.
+// nextDescribe is when the next Describe is due: every status interval,
+// and every poll while something runs or events arrive and no push stream
+// is open (the heartbeat fallback).
 func (f *follower) nextDescribe() time.Time {
 	if f.push.streaming() {
 		return f.lastDescribe.Add(f.status)
@@ -521,7 +497,7 @@ func (f *follower) describe(ctx context.Context) (*describeResult, error) {
 	if f.runID == "" || resp.GetWorkflowExecutionInfo().GetExecution().GetRunId() == f.runID {
 		f.describedLen = resp.GetWorkflowExecutionInfo().GetHistoryLength()
 	}
-	f.reachable()
+	f.unreachableSince = time.Time{}
 	return f.snapshots(ctx, resp), nil
 }
 
@@ -606,8 +582,6 @@ func (f *follower) describeFailed(ctx context.Context, err error) (_ error, stop
 		f.session, rpcText(err), f.unreachable.Round(time.Second)))
 	return nil, false
 }
-
-func (f *follower) reachable() { f.unreachableSince = time.Time{} }
 
 // queryFailing: Temporal answers, the events query does not. Either no
 // worker answers it, or a worker answered it with a failure (a transient
@@ -714,11 +688,6 @@ type queryError struct {
 
 func (e *queryError) Error() string { return e.err.Error() }
 func (e *queryError) Unwrap() error { return e.err }
-
-func permanentQueryError(err error) bool {
-	var q *queryError
-	return errors.As(err, &q) && q.permanent
-}
 
 // isPermanentRPC: errors that another try will not fix (the workflow does
 // not have this query at all, bad arguments, no access, no namespace). A

@@ -17,21 +17,15 @@ import (
 	"go.temporal.io/sdk/converter"
 )
 
-// The push path (issue 26): a worker's Hub serves the snapshots of the
-// calls it runs, as they change, over one streaming HTTP GET per call and
-// follower process, so that followers need not read them from Temporal
-// (each heartbeat is a write of the workflow's mutable state on the
-// server). A running call's heartbeat details carry its Push (the hub's
-// URL and an unguessable token of this attempt); a follower that cannot
-// reach it reads the heartbeats as before (the fallback).
-//
-// The stream is NDJSON, one PushLine per change: the first carries the
-// whole snapshot, later ones each block's bytes past what the stream
-// already sent (Subscribe rebuilds the whole snapshots). Nothing goes
-// through it that a follower could not read in the heartbeat details.
-// A slow client does not slow the call: its stream sends the latest
-// snapshot when it can write again (the bytes between come in it), and a
-// client that cannot take a line within PushWriteTimeout is dropped.
+// The push path (docs/live.md, "The push path"): a worker's Hub serves
+// the snapshots of the calls it runs, as they change, over one streaming
+// HTTP GET per call and follower process; a running call's heartbeat
+// details carry its Push. The stream is NDJSON, one PushLine per change:
+// the first the whole snapshot, later ones each block's bytes past what
+// the stream sent (Subscribe rebuilds whole snapshots). It carries
+// nothing a follower could not read in the heartbeat details. A slow
+// client gets the latest snapshot when it can write again, and is dropped
+// after PushWriteTimeout without taking a line.
 
 // Push is where a running call's snapshots are pushed.
 type Push struct {
