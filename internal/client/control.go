@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,6 +104,14 @@ func (k *Controller) startSessionWorkflow(ctx context.Context, sessionID, summar
 	return run, nil
 }
 
+// sessionWorkflowWhat names what a workflow under a session's workflow id
+// does, by its type.
+var sessionWorkflowWhat = map[string]string{
+	workflows.PromptWorkflowName: "a prompt", workflows.CompactWorkflowName: "a compaction",
+	workflows.BashWorkflowName: "a bash command", workflows.DeleteSessionWorkflowName: "a deletion",
+	workflows.SessionWriteWorkflowName: "a session write",
+}
+
 // runningWhat names what the session's running workflow does (a prompt,
 // a compaction, a bash command), read from its type.
 func (k *Controller) runningWhat(ctx context.Context, workflowID, runID string) string {
@@ -110,20 +119,8 @@ func (k *Controller) runningWhat(ctx context.Context, workflowID, runID string) 
 	if err != nil {
 		return "a prompt, a compaction or a bash command"
 	}
-	switch name := resp.GetWorkflowExecutionInfo().GetType().GetName(); name {
-	case workflows.PromptWorkflowName:
-		return "a prompt"
-	case workflows.CompactWorkflowName:
-		return "a compaction"
-	case workflows.BashWorkflowName:
-		return "a bash command"
-	case workflows.DeleteSessionWorkflowName:
-		return "a deletion"
-	case workflows.SessionWriteWorkflowName:
-		return "a session write"
-	default:
-		return "workflow type " + name
-	}
+	name := resp.GetWorkflowExecutionInfo().GetType().GetName()
+	return cmp.Or(sessionWorkflowWhat[name], "workflow type "+name)
 }
 
 // StartCompact starts the Compact workflow of in.SessionID (a manual

@@ -261,11 +261,11 @@ func (t *Session) SetAutoCompaction(ctx context.Context, enabled bool) error {
 // after DefaultReadWait.
 func (t *Session) State(ctx context.Context) (agent.State, error) {
 	id := t.SessionID()
-	running, err := t.running(ctx, id)
-	if err != nil {
-		return agent.State{}, err
+	status, _, err := t.k.RunStatus(ctx, id, "")
+	if err != nil && !isNotFound(err) {
+		return agent.State{}, fmt.Errorf("describe workflow %s: %w", workflows.WorkflowID(id), err)
 	}
-	if running {
+	if err == nil && status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		st, err := t.k.State(ctx, id)
 		if !errors.Is(err, ErrNoPrompt) {
 			return st, err
@@ -290,18 +290,6 @@ func QueueMode(m string) string {
 		return agent.QueueModeOneAtATime
 	}
 	return m
-}
-
-// running reports whether a workflow of the session runs.
-func (t *Session) running(ctx context.Context, id string) (bool, error) {
-	status, _, err := t.k.RunStatus(ctx, id, "")
-	if isNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("describe workflow %s: %w", workflows.WorkflowID(id), err)
-	}
-	return status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
 }
 
 // LatestPrompt returns the session's latest prompt, running or closed (ok
