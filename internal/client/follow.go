@@ -431,7 +431,7 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 					f.walkedBack = map[string]bool{}
 				}
 				f.walkedBack[f.runID] = true
-				if prev := f.previousRun(ctx, f.runID); prev != "" {
+				if prev := f.linkedRun(ctx, false); prev != "" {
 					f.runID = prev
 					return agent.Event{}, false, true
 				}
@@ -459,7 +459,7 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 	switch d.status {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
 		if qerr == nil {
-			next = f.nextRun(ctx, f.runID) // "": retried on the next poll
+			next = f.linkedRun(ctx, true) // "": retried on the next poll
 		}
 		return agent.Event{}, next, nil
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
@@ -748,46 +748,28 @@ func (f *follower) emitLive(d *describeResult, queried bool) {
 	f.out.snapshots(d.pending, queried)
 }
 
-// previousRun is the run that continued as new into runID ("" if none).
-func (f *follower) previousRun(ctx context.Context, runID string) string {
+// linkedRun is the run f.runID continued as new into (next; "" if not
+// known yet), or the run that continued as new into it (not next; "" if
+// none): its close or its first history event says.
+func (f *follower) linkedRun(ctx context.Context, next bool) string {
 	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
 	defer cancel()
-	it := f.k.Client.GetWorkflowHistory(cctx, f.wfID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	filter := enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT
+	if next {
+		filter = enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT
+	}
+	it := f.k.Client.GetWorkflowHistory(cctx, f.wfID, f.runID, false, filter)
 	if !it.HasNext() {
 		return ""
 	}
 	ev, err := it.Next()
-	if err != nil {
+	switch a := ev.GetWorkflowExecutionStartedEventAttributes(); {
+	case err != nil:
 		return ""
-	}
-	a := ev.GetWorkflowExecutionStartedEventAttributes()
-	if a.GetInitiator() != enumspb.CONTINUE_AS_NEW_INITIATOR_WORKFLOW {
-		return ""
-	}
-	return a.GetContinuedExecutionRunId()
-}
-
-// nextRun is the run runID continued as new into ("" if not known yet).
-func (f *follower) nextRun(ctx context.Context, runID string) string {
-	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
-	defer cancel()
-	it := f.k.Client.GetWorkflowHistory(cctx, f.wfID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			break
-		}
-		if next := ev.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId(); next != "" {
-			return next
-		}
-	}
-	// Fall back on the workflow id's current run.
-	resp, err := f.k.Client.DescribeWorkflowExecution(cctx, f.wfID, "")
-	if err != nil {
-		return ""
-	}
-	if next := resp.GetWorkflowExecutionInfo().GetExecution().GetRunId(); next != runID {
-		return next
+	case next:
+		return ev.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()
+	case a.GetInitiator() == enumspb.CONTINUE_AS_NEW_INITIATOR_WORKFLOW:
+		return a.GetContinuedExecutionRunId()
 	}
 	return ""
 }
