@@ -24,17 +24,6 @@ import (
 // ends with the prompt. It runs with the first Follow's context values
 // but not its cancellation; its waits are told to OnWait once.
 
-// maxShareLogBytes, the oldest dropped first), so a Follow that joins
-// later with an earlier `after` gets them from memory. A Follow whose
-// `after` is before the kept events starts a reader of its own. The
-// reader stops when its last Follow leaves (its ctx ends), and ends with
-// the prompt: a Follow that comes after that starts a new one (which
-// reads an ended prompt's events from its result, see follower.run).
-//
-// A reader runs with the first Follow's context values but not its
-// cancellation; its waits are told to the Controller's OnWait, once for
-// all its followers.
-
 // maxShareLogBytes bounds the workflow events a reader keeps for Follow
 // calls that join later (agent.EncodedSize).
 const maxShareLogBytes = 8 << 20
