@@ -321,18 +321,14 @@ func (k *Controller) Events(ctx context.Context, sessionID, runID string, after 
 		}
 		return evs, nil
 	}
-	var all []agent.Event
+	all := []agent.Event{}
 	for {
 		var page []agent.Event
-		err := k.query(ctx, sessionID, runID, agent.QueryEvents, &page, after)
-		if err != nil {
+		if err := k.query(ctx, sessionID, runID, agent.QueryEvents, &page, after); err != nil {
 			return all, err
 		}
 		all = append(all, page...)
-		if len(page) == 0 || page[len(page)-1].Type == agent.EventPromptEnd || !agent.PageMayContinue(page) {
-			if all == nil {
-				all = []agent.Event{}
-			}
+		if !agent.PageMayContinue(page) || page[len(page)-1].Type == agent.EventPromptEnd {
 			return all, nil
 		}
 		after = page[len(page)-1].Seq

@@ -162,9 +162,7 @@ func (p *pushReader) newest(pending []live.Stamped) {
 		if st.over && st.latest.At.Before(s.At) {
 			continue
 		}
-		push := s.Push
-		pending[i].Snapshot = st.latest.Snapshot
-		pending[i].Push = push
+		pending[i].Snapshot, pending[i].Push = st.latest.Snapshot, s.Push
 	}
 }
 
