@@ -359,10 +359,10 @@ func Result(ctx context.Context, run client.WorkflowRun) (workflows.PromptResult
 	return res, err
 }
 
-// compactRetriesGrace is how long FollowCompactRetries' stop lets the
-// follower reach prompt_end once the result is in (the workflow writes
-// prompt_end before its result, so the last auto_retry_end is not lost).
-const compactRetriesGrace = 2 * time.Second
+// asideGrace is how long followAside's stop lets the follower reach
+// prompt_end once the result is in (the workflow writes prompt_end before
+// its result, so its last events are not lost).
+const asideGrace = 2 * time.Second
 
 // FollowCompactRetries follows a Compact workflow's run and passes its
 // summary call's auto_retry_start and auto_retry_end events to fn while
@@ -373,7 +373,7 @@ const compactRetriesGrace = 2 * time.Second
 // Events that cannot be read are not an error here: the result, which
 // the caller waits for anyway, tells what happened.
 func (k *Controller) FollowCompactRetries(ctx context.Context, sessionID, runID string, fn func(agent.Event)) (stop func()) {
-	return k.followAside(ctx, sessionID, runID, compactRetriesGrace, func(e agent.Event) {
+	return k.followAside(ctx, sessionID, runID, func(e agent.Event) {
 		if e.Type == agent.EventAutoRetryStart || e.Type == agent.EventAutoRetryEnd {
 			fn(e)
 		}
@@ -383,8 +383,8 @@ func (k *Controller) FollowCompactRetries(ctx context.Context, sessionID, runID 
 // followAside follows run runID of the session from its start on a
 // goroutine of its own, passing its events to fn, while the caller waits
 // for the run's result. Call the returned stop once the result is in: it
-// lets the follower reach prompt_end for up to grace, then stops it.
-func (k *Controller) followAside(ctx context.Context, sessionID, runID string, grace time.Duration, fn func(agent.Event)) (stop func()) {
+// lets the follower reach prompt_end for up to asideGrace, then stops it.
+func (k *Controller) followAside(ctx context.Context, sessionID, runID string, fn func(agent.Event)) (stop func()) {
 	fctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -392,7 +392,7 @@ func (k *Controller) followAside(ctx context.Context, sessionID, runID string, g
 		_, _ = k.Follow(fctx, sessionID, runID, 0, fn)
 	}()
 	return func() {
-		t := time.NewTimer(grace)
+		t := time.NewTimer(asideGrace)
 		defer t.Stop()
 		select {
 		case <-done:

@@ -3,6 +3,7 @@ package client
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -502,24 +503,40 @@ func (f *follower) describe(ctx context.Context) (*describeResult, error) {
 }
 
 // snapshots reads the live output of the run a Describe saw (resp): the
-// pending activities' heartbeat details, which name each call's push
-// stream (push.go) and are the fallback when no stream can be read.
+// stream snapshots in its pending activities' heartbeat details (an
+// activity without one has none; details that are not a snapshot are
+// another activity's), which name each call's push stream (push.go) and
+// are the fallback when no stream can be read. Details that do not decode
+// at all (another payload codec key, or none) are told to OnWait.
 func (f *follower) snapshots(ctx context.Context, resp *workflowservice.DescribeWorkflowExecutionResponse) *describeResult {
 	info := resp.GetWorkflowExecutionInfo()
 	d := &describeResult{status: info.GetStatus(), runID: info.GetExecution().GetRunId()}
-	var err error
-	if d.pending, err = heartbeatSnapshots(resp, f.dc); err != nil {
-		f.cannotDecode(err)
+	for _, pa := range resp.GetPendingActivities() {
+		details := pa.GetHeartbeatDetails()
+		if len(details.GetPayloads()) == 0 {
+			continue
+		}
+		var raw json.RawMessage
+		if err := f.dc.FromPayloads(details, &raw); err != nil {
+			f.cannotDecode(err)
+			continue
+		}
+		var snap live.Snapshot
+		if json.Unmarshal(raw, &snap) != nil || (snap.Kind != live.KindModel && snap.Kind != live.KindTool) {
+			continue
+		}
+		s := live.Stamped{Snapshot: snap, Call: pa.GetActivityId(), At: time.Now()}
+		if t := pa.GetLastHeartbeatTime(); t != nil {
+			s.At = t.AsTime()
+		}
+		d.pending = append(d.pending, s)
 	}
 	if d.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		f.push.observe(ctx, d.pending)
 		f.push.newest(d.pending)
 	}
 	f.fast = len(resp.GetPendingActivities()) > 0
-	for i, p := range d.pending {
-		if p.At.IsZero() {
-			d.pending[i].At = time.Now()
-		}
+	for _, p := range d.pending {
 		if !f.live.Known(p.Snapshot) {
 			d.unseen = true
 		}

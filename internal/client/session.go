@@ -763,20 +763,16 @@ func (t *Session) Bash(ctx context.Context, command string, opts BashOptions) (a
 		Truncated: res.Truncated, Output: res.Preview}, nil
 }
 
-// bashStreamDrain bounds how long Bash waits, after the command's result,
-// for the live output read before it to be delivered.
-const bashStreamDrain = 2 * time.Second
-
 // streamBash follows the Bash run's live output (the UserBash activity's
 // output tail, as tool_execution_update) and passes what each read adds
 // to onOutput, until the run's prompt_end; the returned func waits for
-// that (at most bashStreamDrain) and stops it. Nothing without onOutput.
+// that (at most asideGrace) and stops it. Nothing without onOutput.
 func (t *Session) streamBash(ctx context.Context, id, runID string, onOutput func(string)) func() {
 	if onOutput == nil {
 		return func() {}
 	}
 	prev := ""
-	return t.k.followAside(ctx, id, runID, bashStreamDrain, func(e agent.Event) {
+	return t.k.followAside(ctx, id, runID, func(e agent.Event) {
 		if e.Type != agent.EventToolExecutionUpdate || e.PartialResult == nil {
 			return
 		}
