@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -728,9 +729,7 @@ func (t *Session) Bash(ctx context.Context, command string, opts BashOptions) (a
 	t.flush(ctx, id)
 	s := t.Settings()
 	wd, _ := os.Getwd()
-	if t.Workspace != "" {
-		wd = t.Workspace
-	}
+	wd = cmp.Or(t.Workspace, wd)
 	b := &bashRun{session: id, started: make(chan struct{})}
 	t.mu.Lock()
 	t.bash = b

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -130,9 +129,7 @@ func (h *Hub) URL() string { return h.base }
 // names a fresh token: only who reads this call's heartbeat details
 // learns it.
 func (h *Hub) Publish(acc *Accumulator) (Push, func()) {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // never fails (crypto/rand)
-	token := hex.EncodeToString(b)
+	token := rand.Text()
 	c := &pushedCall{acc: acc, done: make(chan struct{})}
 	h.mu.Lock()
 	h.calls[token] = c
