@@ -743,11 +743,7 @@ func rpcText(err error) string {
 	if isDeadline(err) {
 		return "no answer in time"
 	}
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
+	return line.First(err.Error())
 }
 
 // emitLive passes d's snapshots on; of entries no live event was made
