@@ -79,7 +79,8 @@ type PromptClosedError struct {
 }
 
 func (e *PromptClosedError) Error() string {
-	return fmt.Sprintf("prompt in session %s %s (workflow %s run %s)", e.SessionID, closedPhrase(e.Status), e.WorkflowID, e.RunID)
+	phrase := cmp.Or(closedPhrases[e.Status], "closed ("+StatusName(e.Status)+")")
+	return fmt.Sprintf("prompt in session %s %s (workflow %s run %s)", e.SessionID, phrase, e.WorkflowID, e.RunID)
 }
 
 // Is matches ErrPromptClosed, and the sentinel of the status.
@@ -95,20 +96,13 @@ func (e *PromptClosedError) Is(target error) bool {
 	return false
 }
 
-func closedPhrase(s enumspb.WorkflowExecutionStatus) string {
-	switch s {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
-		return "was terminated"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-		return "timed out"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
-		return "failed without a prompt_end event"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		return "was cancelled"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return "completed without a prompt_end event"
-	}
-	return "closed (" + StatusName(s) + ")"
+// closedPhrases say how a prompt closed, by status.
+var closedPhrases = map[enumspb.WorkflowExecutionStatus]string{
+	enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED: "was terminated",
+	enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:  "timed out",
+	enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:     "failed without a prompt_end event",
+	enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:   "was cancelled",
+	enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:  "completed without a prompt_end event",
 }
 
 // Follow calls fn with every event of a prompt after seq `after`, in order
