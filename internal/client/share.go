@@ -51,7 +51,6 @@ type reader struct {
 	log      []agent.Event
 	logBytes int
 	subs     map[*subscription]bool
-	shared   bool // registered in readers.m
 	done     bool
 }
 
@@ -120,7 +119,6 @@ func subscribe(ctx context.Context, key shareKey, after int64, start func(out *r
 	r := &reader{key: key, base: after, subs: map[*subscription]bool{sub: true}}
 	if readers.m[key] == nil {
 		readers.m[key] = r
-		r.shared = true
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
@@ -143,7 +141,7 @@ func (r *reader) leave(sub *subscription) {
 
 // unregister removes r from readers (caller holds the lock).
 func (r *reader) unregister() {
-	if r.shared && readers.m[r.key] == r {
+	if readers.m[r.key] == r {
 		delete(readers.m, r.key)
 	}
 }
