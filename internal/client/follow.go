@@ -221,11 +221,14 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		// history grew since the last one (nothingNew); idle, the query
 		// keeps its pace and the Describe its status interval.
 		var derr error
-		if d == nil && (!time.Now().Before(f.nextDescribe()) || f.fast && f.queryDue() && f.canSkipQueries() && !f.lastDescribe.After(f.lastQuery)) {
+		describeDue := !time.Now().Before(f.nextDescribe())
+		growthDue := f.fast && f.queryDue() && f.canSkipQueries() && !f.lastDescribe.After(f.lastQuery)
+		if d == nil && (describeDue || growthDue) {
 			d, derr = f.describe(ctx)
 		}
 		var evs []agent.Event
 		var qerr error
+		var qe *queryError
 		due := f.queryDue()
 		if due && f.nothingNew() {
 			due = false
@@ -271,7 +274,7 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 				continue
 			}
 			progressed = len(evs) > 0
-		} else if q := (*queryError)(nil); errors.As(qerr, &q) && q.permanent {
+		} else if errors.As(qerr, &qe) && qe.permanent {
 			return agent.Event{}, qerr
 		}
 
@@ -387,7 +390,7 @@ func (f *follower) untilNext() time.Duration {
 	if t := f.nextDescribe(); t.Before(next) {
 		next = t
 	}
-	return max(next.Sub(time.Now()), time.Millisecond)
+	return max(time.Until(next), time.Millisecond)
 }
 
 // queryDue: the events are queried every poll interval.
