@@ -588,7 +588,7 @@ func (f *follower) describeFailed(ctx context.Context, err error) (_ error, stop
 	if f.unreachableSince.IsZero() {
 		f.unreachableSince = time.Now()
 	}
-	if time.Now().Sub(f.unreachableSince) >= f.unreachable {
+	if time.Since(f.unreachableSince) >= f.unreachable {
 		return fmt.Errorf("%w for %s while following session %s (workflow %s, after seq %d): %s",
 			ErrTemporalUnreachable, f.unreachable.Round(time.Second), f.session, f.wfID, f.after, rpcText(err)), true
 	}
@@ -605,7 +605,7 @@ func (f *follower) queryFailing(qerr error) {
 	if f.failingSince.IsZero() {
 		f.failingSince = time.Now()
 	}
-	if time.Now().Sub(f.failingSince) < waitReportDelay && !isDeadline(qerr) {
+	if time.Since(f.failingSince) < waitReportDelay && !isDeadline(qerr) {
 		return
 	}
 	var q *queryError
