@@ -177,8 +177,9 @@ type follower struct {
 	unreachableSince time.Time // Describe fails since
 	reported         string    // the wait message given to OnWait, "" when none
 	backoff          time.Duration
-	// results are the results of closed runs, by run id (nil: none).
-	results map[string]*workflows.PromptResult
+	// res is the result of the finished run resRun (nil: none read yet).
+	res    *workflows.PromptResult
+	resRun string
 	// describedLen is the run's history length the last Describe saw (0:
 	// none of this run yet); queriedLen is describedLen when the last
 	// events query that answered was made. See nothingNew.
@@ -242,7 +243,7 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 				// Its last page (PromptResult.LastEvents); earlier events
 				// are not read (deliver goes on past the gap), nor any of
 				// a run closed without a result: docs/live.md.
-				if res := f.result(ctx, f.runID); res != nil {
+				if res := f.result(ctx); res != nil {
 					evs = eventsAfter(res.LastEvents, f.after)
 				}
 			} else {
@@ -358,20 +359,13 @@ func eventsAfter(evs []agent.Event, after int64) []agent.Event {
 	return evs
 }
 
-// result is the result of run runID (Controller.result), read once
-// when there is one.
-func (f *follower) result(ctx context.Context, runID string) *workflows.PromptResult {
-	if res, ok := f.results[runID]; ok {
-		return res
+// result is the result of the finished run f.runID (Controller.result),
+// read once when there is one.
+func (f *follower) result(ctx context.Context) *workflows.PromptResult {
+	if f.res == nil || f.resRun != f.runID {
+		f.res, f.resRun = f.k.result(ctx, f.wfID, f.runID), f.runID
 	}
-	res := f.k.result(ctx, f.wfID, runID)
-	if res != nil {
-		if f.results == nil {
-			f.results = map[string]*workflows.PromptResult{}
-		}
-		f.results[runID] = res
-	}
-	return res
+	return f.res
 }
 
 // finished says a run with status s is a finished prompt: it closed
@@ -466,7 +460,7 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 		}
 		// Its prompt_end is at or before f.after (an `events --after N`
 		// past the end): return it at once.
-		if res := f.result(ctx, f.runID); res != nil && len(res.LastEvents) > 0 && res.LastEvents[len(res.LastEvents)-1].Type == agent.EventPromptEnd {
+		if res := f.result(ctx); res != nil && len(res.LastEvents) > 0 && res.LastEvents[len(res.LastEvents)-1].Type == agent.EventPromptEnd {
 			return res.LastEvents[len(res.LastEvents)-1], "", nil
 		}
 	}
