@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.temporal.io/sdk/client"
@@ -21,14 +22,12 @@ func (k *Controller) StartBash(ctx context.Context, in workflows.BashInput) (cli
 // that could not be run returns its BashResult (Status failed) with an
 // error. When ctx ends first the command keeps running in Temporal.
 func BashResult(ctx context.Context, run client.WorkflowRun) (workflows.BashResult, error) {
-	var res workflows.BashResult
-	err := run.Get(ctx, &res)
-	if err == nil {
+	res, err := runResult[workflows.BashResult](ctx, run)
+	switch {
+	case err == nil:
 		return res, nil
-	}
-	res = workflows.BashResult{}
-	if decodeResultDetails(err, &res) && res.Status != "" {
-		return res, fmt.Errorf("%s", res.Error)
+	case res.Status != "":
+		return res, errors.New(res.Error)
 	}
 	return workflows.BashResult{}, fmt.Errorf("bash in session %s: %w", workflowSession(run), err)
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,6 +104,14 @@ func (k *Controller) startSessionWorkflow(ctx context.Context, sessionID, summar
 	return run, nil
 }
 
+// sessionWorkflowWhat names what a workflow under a session's workflow id
+// does, by its type.
+var sessionWorkflowWhat = map[string]string{
+	workflows.PromptWorkflowName: "a prompt", workflows.CompactWorkflowName: "a compaction",
+	workflows.BashWorkflowName: "a bash command", workflows.DeleteSessionWorkflowName: "a deletion",
+	workflows.SessionWriteWorkflowName: "a session write",
+}
+
 // runningWhat names what the session's running workflow does (a prompt,
 // a compaction, a bash command), read from its type.
 func (k *Controller) runningWhat(ctx context.Context, workflowID, runID string) string {
@@ -110,20 +119,8 @@ func (k *Controller) runningWhat(ctx context.Context, workflowID, runID string) 
 	if err != nil {
 		return "a prompt, a compaction or a bash command"
 	}
-	switch name := resp.GetWorkflowExecutionInfo().GetType().GetName(); name {
-	case workflows.PromptWorkflowName:
-		return "a prompt"
-	case workflows.CompactWorkflowName:
-		return "a compaction"
-	case workflows.BashWorkflowName:
-		return "a bash command"
-	case workflows.DeleteSessionWorkflowName:
-		return "a deletion"
-	case workflows.SessionWriteWorkflowName:
-		return "a session write"
-	default:
-		return "workflow type " + name
-	}
+	name := resp.GetWorkflowExecutionInfo().GetType().GetName()
+	return cmp.Or(sessionWorkflowWhat[name], "workflow type "+name)
 }
 
 // StartCompact starts the Compact workflow of in.SessionID (a manual
@@ -139,31 +136,34 @@ func (k *Controller) StartCompact(ctx context.Context, in workflows.CompactInput
 // set) along with an error; an error with an empty Status means no result
 // arrived (ctx ended, the workflow was terminated, Temporal failed).
 func CompactResult(ctx context.Context, run client.WorkflowRun) (workflows.CompactResult, error) {
-	var res workflows.CompactResult
-	err := run.Get(ctx, &res)
-	if err == nil {
+	res, err := runResult[workflows.CompactResult](ctx, run)
+	switch {
+	case err == nil:
 		return res, nil
-	}
-	res = workflows.CompactResult{}
-	if decodeResultDetails(err, &res) && res.Status != "" {
+	case res.Status != "":
 		return res, fmt.Errorf("compaction of session %s %s: %s", workflowSession(run), res.Status, res.Error)
 	}
 	return workflows.CompactResult{}, fmt.Errorf("compaction of session %s: %w", workflowSession(run), err)
 }
 
-// decodeResultDetails decodes the result a failed workflow carries in its
-// error's details: an ApplicationError (failed, or aborted by a signal) or
-// a CanceledError (cancelled through Temporal).
-func decodeResultDetails(err error, out any) bool {
+// runResult waits for run's result. A workflow that failed (or was
+// aborted by a signal) carries its result in its ApplicationError's
+// details, one cancelled through Temporal in its CanceledError's: on
+// error, res is what those details hold (zero when none decode).
+func runResult[T any](ctx context.Context, run client.WorkflowRun) (res T, err error) {
+	if err = run.Get(ctx, &res); err == nil {
+		return res, nil
+	}
+	res = *new(T)
 	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.HasDetails() {
-		return appErr.Details(out) == nil
-	}
 	var canErr *temporal.CanceledError
-	if errors.As(err, &canErr) && canErr.HasDetails() {
-		return canErr.Details(out) == nil
+	switch {
+	case errors.As(err, &appErr) && appErr.HasDetails():
+		_ = appErr.Details(&res)
+	case errors.As(err, &canErr) && canErr.HasDetails():
+		_ = canErr.Details(&res)
 	}
-	return false
+	return res, err
 }
 
 // workflowSession is the session id of a run started under
@@ -321,18 +321,14 @@ func (k *Controller) Events(ctx context.Context, sessionID, runID string, after 
 		}
 		return evs, nil
 	}
-	var all []agent.Event
+	all := []agent.Event{}
 	for {
 		var page []agent.Event
-		err := k.query(ctx, sessionID, runID, agent.QueryEvents, &page, after)
-		if err != nil {
+		if err := k.query(ctx, sessionID, runID, agent.QueryEvents, &page, after); err != nil {
 			return all, err
 		}
 		all = append(all, page...)
-		if len(page) == 0 || page[len(page)-1].Type == agent.EventPromptEnd || !agent.PageMayContinue(page) {
-			if all == nil {
-				all = []agent.Event{}
-			}
+		if !agent.PageMayContinue(page) || page[len(page)-1].Type == agent.EventPromptEnd {
 			return all, nil
 		}
 		after = page[len(page)-1].Seq
@@ -356,24 +352,17 @@ func (k *Controller) query(ctx context.Context, sessionID, runID, name string, o
 // Result waits for a prompt and returns its result; a failed, aborted or
 // cancelled prompt returns its PromptResult along with the error.
 func Result(ctx context.Context, run client.WorkflowRun) (workflows.PromptResult, error) {
-	var res workflows.PromptResult
-	err := run.Get(ctx, &res)
-	if err == nil {
-		return res, nil
-	}
-	// A failed prompt carries its PromptResult in the ApplicationError's
-	// details; one the user cancelled (abort, abort_retry) closes as
-	// Canceled with it in the CanceledError's.
-	if decodeResultDetails(err, &res) && res.Status != "" {
+	res, err := runResult[workflows.PromptResult](ctx, run)
+	if err != nil && res.Status != "" {
 		return res, errors.New(res.Error)
 	}
 	return res, err
 }
 
-// compactRetriesGrace is how long FollowCompactRetries' stop lets the
-// follower reach prompt_end once the result is in (the workflow writes
-// prompt_end before its result, so the last auto_retry_end is not lost).
-const compactRetriesGrace = 2 * time.Second
+// asideGrace is how long followAside's stop lets the follower reach
+// prompt_end once the result is in (the workflow writes prompt_end before
+// its result, so its last events are not lost).
+const asideGrace = 2 * time.Second
 
 // FollowCompactRetries follows a Compact workflow's run and passes its
 // summary call's auto_retry_start and auto_retry_end events to fn while
@@ -384,7 +373,7 @@ const compactRetriesGrace = 2 * time.Second
 // Events that cannot be read are not an error here: the result, which
 // the caller waits for anyway, tells what happened.
 func (k *Controller) FollowCompactRetries(ctx context.Context, sessionID, runID string, fn func(agent.Event)) (stop func()) {
-	return k.followAside(ctx, sessionID, runID, compactRetriesGrace, func(e agent.Event) {
+	return k.followAside(ctx, sessionID, runID, func(e agent.Event) {
 		if e.Type == agent.EventAutoRetryStart || e.Type == agent.EventAutoRetryEnd {
 			fn(e)
 		}
@@ -394,8 +383,8 @@ func (k *Controller) FollowCompactRetries(ctx context.Context, sessionID, runID 
 // followAside follows run runID of the session from its start on a
 // goroutine of its own, passing its events to fn, while the caller waits
 // for the run's result. Call the returned stop once the result is in: it
-// lets the follower reach prompt_end for up to grace, then stops it.
-func (k *Controller) followAside(ctx context.Context, sessionID, runID string, grace time.Duration, fn func(agent.Event)) (stop func()) {
+// lets the follower reach prompt_end for up to asideGrace, then stops it.
+func (k *Controller) followAside(ctx context.Context, sessionID, runID string, fn func(agent.Event)) (stop func()) {
 	fctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -403,7 +392,7 @@ func (k *Controller) followAside(ctx context.Context, sessionID, runID string, g
 		_, _ = k.Follow(fctx, sessionID, runID, 0, fn)
 	}()
 	return func() {
-		t := time.NewTimer(grace)
+		t := time.NewTimer(asideGrace)
 		defer t.Stop()
 		select {
 		case <-done:

@@ -1,7 +1,9 @@
 package client
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -77,7 +79,8 @@ type PromptClosedError struct {
 }
 
 func (e *PromptClosedError) Error() string {
-	return fmt.Sprintf("prompt in session %s %s (workflow %s run %s)", e.SessionID, closedPhrase(e.Status), e.WorkflowID, e.RunID)
+	phrase := cmp.Or(closedPhrases[e.Status], "closed ("+StatusName(e.Status)+")")
+	return fmt.Sprintf("prompt in session %s %s (workflow %s run %s)", e.SessionID, phrase, e.WorkflowID, e.RunID)
 }
 
 // Is matches ErrPromptClosed, and the sentinel of the status.
@@ -93,20 +96,13 @@ func (e *PromptClosedError) Is(target error) bool {
 	return false
 }
 
-func closedPhrase(s enumspb.WorkflowExecutionStatus) string {
-	switch s {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
-		return "was terminated"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-		return "timed out"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
-		return "failed without a prompt_end event"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		return "was cancelled"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return "completed without a prompt_end event"
-	}
-	return "closed (" + StatusName(s) + ")"
+// closedPhrases say how a prompt closed, by status.
+var closedPhrases = map[enumspb.WorkflowExecutionStatus]string{
+	enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED: "was terminated",
+	enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:  "timed out",
+	enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:     "failed without a prompt_end event",
+	enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:   "was cancelled",
+	enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:  "completed without a prompt_end event",
 }
 
 // Follow calls fn with every event of a prompt after seq `after`, in order
@@ -117,16 +113,11 @@ func closedPhrase(s enumspb.WorkflowExecutionStatus) string {
 // the old one was delivered; when the events after `after` are in an
 // earlier run (a late attach to a continued prompt), it starts there.
 //
-// Between workflow events, fn also gets live events (IsLive): the text of
-// a running model call (message_update) and the output of a running tool
-// (tool_execution_update), read from the activities' heartbeat details.
-// They carry the seq of the last workflow event delivered before them.
-//
-// The Follow calls of one Controller that follow the same run at the
-// same time share one reader (share.go): N followers make the RPCs of
-// one. A finished prompt's events are read with no worker, from its
-// result (PromptResult.LastEvents, the last page: docs/live.md says what
-// is not read so).
+// Between workflow events, fn also gets live events (IsLive: the output of
+// running calls), which carry the seq of the last workflow event delivered
+// before them. The Follow calls of one Controller that follow the same
+// run share one reader (share.go). docs/live.md says how live output
+// travels and what a finished prompt's result does not hold.
 //
 // A workflow that closes without prompt_end (terminated, timed out, ...)
 // ends Follow with a *PromptClosedError. An ended prompt whose prompt_end
@@ -146,33 +137,18 @@ func IsLive(e agent.Event) bool { return live.IsLive(e) }
 func (k *Controller) follow(ctx context.Context, sessionID, runID string, after int64, unreachable time.Duration, fn func(agent.Event)) (agent.Event, error) {
 	key := shareKey{k: k, wfID: workflows.WorkflowID(sessionID), runID: runID}
 	r, sub := subscribe(ctx, key, after, func(out *reader) *follower {
-		return k.newFollower(sessionID, runID, after, unreachable, out)
+		dc := k.dataConverter()
+		return &follower{
+			k: k, session: sessionID, wfID: key.wfID, runID: runID,
+			after: after, out: out, live: live.NewCursor(),
+			poll: cmp.Or(k.poll, pollInterval), status: cmp.Or(k.status, statusInterval),
+			unreachable:  cmp.Or(unreachable, k.UnreachableTimeout, DefaultUnreachableTimeout),
+			queryTimeout: cmp.Or(k.QueryTimeout, DefaultQueryTimeout),
+			dc:           dc, push: newPushReader(out, dc),
+		}
 	})
 	d := &delivery{cur: live.NewCursor(), after: after, fn: fn}
 	return d.consume(ctx, r, sub)
-}
-
-// newFollower is the follower loop of a reader (see share.go) that starts
-// after seq after and passes what it reads to out.
-func (k *Controller) newFollower(sessionID, runID string, after int64, unreachable time.Duration, out *reader) *follower {
-	f := &follower{
-		k: k, session: sessionID, wfID: workflows.WorkflowID(sessionID), runID: runID,
-		after: after, out: out, live: live.NewCursor(),
-		poll: orDefault(k.poll, pollInterval), status: orDefault(k.status, statusInterval),
-		unreachable:  orDefault(unreachable, orDefault(k.UnreachableTimeout, DefaultUnreachableTimeout)),
-		queryTimeout: orDefault(k.QueryTimeout, DefaultQueryTimeout),
-		dc:           k.dataConverter(),
-		now:          time.Now,
-	}
-	f.push = newPushReader(out, f.dc)
-	return f
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
 }
 
 // follower is the loop of one reader (share.go): the RPCs of one client
@@ -187,7 +163,6 @@ type follower struct {
 	// passes on: it tells which snapshots are of entries not seen yet.
 	live             *live.Cursor
 	dc               converter.DataConverter
-	now              func() time.Time
 	poll, status     time.Duration
 	unreachable      time.Duration
 	queryTimeout     time.Duration
@@ -202,8 +177,9 @@ type follower struct {
 	unreachableSince time.Time // Describe fails since
 	reported         string    // the wait message given to OnWait, "" when none
 	backoff          time.Duration
-	// results are the results of closed runs, by run id (nil: none).
-	results map[string]*workflows.PromptResult
+	// res is the result of the finished run resRun (nil: none read yet).
+	res    *workflows.PromptResult
+	resRun string
 	// describedLen is the run's history length the last Describe saw (0:
 	// none of this run yet); queriedLen is describedLen when the last
 	// events query that answered was made. See nothingNew.
@@ -241,31 +217,35 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		// never precede their message_start; a message_end the query
 		// returns silences the Describe's stale snapshot of the entry.
 		// Between two polls a Describe alone may pass on the live output
-		// of entries already streaming (see describeDue).
+		// of entries already streaming (see nextDescribe). While something
+		// runs and the query is due, a Describe first says whether the
+		// history grew since the last one (nothingNew); idle, the query
+		// keeps its pace and the Describe its status interval.
 		var derr error
-		if d == nil && f.describeDue() {
-			d, derr = f.describe(ctx)
-		}
-		if d == nil && derr == nil && f.fast && f.queryDue() && f.canSkipQueries() && !f.lastDescribe.After(f.lastQuery) {
-			// Something runs and the events query is due: a Describe
-			// first says whether the history grew since the last one
-			// (nothingNew). Idle, the query keeps its pace and the
-			// Describe its status interval.
+		describeDue := !time.Now().Before(f.nextDescribe())
+		growthDue := f.fast && f.queryDue() && f.canSkipQueries() && !f.lastDescribe.After(f.lastQuery)
+		if d == nil && (describeDue || growthDue) {
 			d, derr = f.describe(ctx)
 		}
 		var evs []agent.Event
 		var qerr error
+		var qe *queryError
 		due := f.queryDue()
 		if due && f.nothingNew() {
 			due = false
-			f.lastQuery = f.now()
+			f.lastQuery = time.Now()
 		}
 		queried := due || derr != nil ||
 			(d != nil && (d.unseen || d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING))
 		if queried {
-			f.lastQuery = f.now()
+			f.lastQuery = time.Now()
 			if d != nil && finished(d.status) {
-				evs = f.resultEvents(ctx)
+				// Its last page (PromptResult.LastEvents); earlier events
+				// are not read (deliver goes on past the gap), nor any of
+				// a run closed without a result: docs/live.md.
+				if res := f.result(ctx); res != nil {
+					evs = eventsAfter(res.LastEvents, f.after)
+				}
 			} else {
 				evs, qerr = f.queryEvents(ctx, f.runID, f.after)
 			}
@@ -279,14 +259,13 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		progressed := false
 		if qerr == nil {
 			f.queryOK()
-			end, done, moved, err := f.deliver(ctx, evs)
-			if done || err != nil {
-				return end, err
+			end, done, moved := f.deliver(ctx, evs)
+			if done {
+				return end, nil
 			}
 			if moved { // to an earlier run: start over there
 				d = nil
-				f.lastDescribe, f.lastQuery = time.Time{}, time.Time{}
-				f.describedLen, f.queriedLen = 0, 0
+				f.restart()
 				continue
 			}
 			if agent.PageMayContinue(evs) {
@@ -296,23 +275,21 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 				continue
 			}
 			progressed = len(evs) > 0
-		} else if permanentQueryError(qerr) {
+		} else if errors.As(qerr, &qe) && qe.permanent {
 			return agent.Event{}, qerr
 		}
 
 		if d != nil && d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 			end, next, err := f.closed(ctx, d, qerr)
-			if next == "" {
-				if err != nil || end.Type != "" {
-					return end, err
-				}
-				// closed, events not readable yet: wait like an outage
-			} else {
+			if next != "" {
 				f.runID, d = next, nil
-				f.lastDescribe, f.lastQuery = time.Time{}, time.Time{}
-				f.describedLen, f.queriedLen = 0, 0
+				f.restart()
 				continue
 			}
+			if err != nil || end.Type != "" {
+				return end, err
+			}
+			// closed, events not readable yet: wait like an outage
 		} else if qerr == nil {
 			if d != nil {
 				f.emitLive(d, queried)
@@ -348,10 +325,17 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			f.fast = true
 		}
 		d = nil
-		if !f.pause(ctx, f.untilNext()) {
+		if !sleep(ctx, f.untilNext(), f.push.wake) { // a push stream brought something
 			return agent.Event{}, ctx.Err()
 		}
 	}
+}
+
+// restart makes the next round read the run afresh (another run, or the
+// same from an earlier seq).
+func (f *follower) restart() {
+	f.lastDescribe, f.lastQuery = time.Time{}, time.Time{}
+	f.describedLen, f.queriedLen = 0, 0
 }
 
 // result is the result of the closed run runID of workflowID: nil when
@@ -375,20 +359,13 @@ func eventsAfter(evs []agent.Event, after int64) []agent.Event {
 	return evs
 }
 
-// result is the result of run runID (Controller.result), read once
-// when there is one.
-func (f *follower) result(ctx context.Context, runID string) *workflows.PromptResult {
-	if res, ok := f.results[runID]; ok {
-		return res
+// result is the result of the finished run f.runID (Controller.result),
+// read once when there is one.
+func (f *follower) result(ctx context.Context) *workflows.PromptResult {
+	if f.res == nil || f.resRun != f.runID {
+		f.res, f.resRun = f.k.result(ctx, f.wfID, f.runID), f.runID
 	}
-	res := f.k.result(ctx, f.wfID, runID)
-	if res != nil {
-		if f.results == nil {
-			f.results = map[string]*workflows.PromptResult{}
-		}
-		f.results[runID] = res
-	}
-	return res
+	return f.res
 }
 
 // finished says a run with status s is a finished prompt: it closed
@@ -400,17 +377,6 @@ func finished(s enumspb.WorkflowExecutionStatus) bool {
 	return s != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && s != enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
 }
 
-// resultEvents returns the events after f.after that the result of the
-// finished run f.runID holds: its last page (PromptResult.LastEvents).
-// Earlier events are not read (deliver goes on past the gap), nor any of
-// a run closed without a result (terminated, timed out): docs/live.md.
-func (f *follower) resultEvents(ctx context.Context) []agent.Event {
-	if res := f.result(ctx, f.runID); res != nil {
-		return eventsAfter(res.LastEvents, f.after)
-	}
-	return nil
-}
-
 // untilNext is the wait until the next query or Describe is due, at least
 // a millisecond. Polls keep their rate whatever the RPCs took.
 func (f *follower) untilNext() time.Duration {
@@ -418,26 +384,21 @@ func (f *follower) untilNext() time.Duration {
 	if t := f.nextDescribe(); t.Before(next) {
 		next = t
 	}
-	return max(next.Sub(f.now()), time.Millisecond)
+	return max(time.Until(next), time.Millisecond)
 }
 
 // queryDue: the events are queried every poll interval.
 func (f *follower) queryDue() bool {
-	return !f.now().Before(f.lastQuery.Add(f.queryInterval()))
+	return !time.Now().Before(f.lastQuery.Add(f.queryInterval()))
 }
 
-// nothingNew: a Describe made since the last events query (while
-// something runs, one is made when the query is due and none was) saw
-// the run's
+// nothingNew: a Describe made since the last events query saw the run's
 // history as long as it was when that query was made, so the query due
-// now would bring no new event: the events are the workflow's state,
-// which only a workflow task changes, and each adds to the history. The
-// events query is the follower's dearest RPC (it goes through the
-// worker's workflow-task pollers, where at 100 prompts the followers'
-// queries delayed the workflow tasks themselves: bench/RESULTS.md); a
-// Describe is answered by the server alone. A query that is forced (the
-// first, a page that continues, a call that ended, an entry not seen
-// yet, a closed run) is never skipped.
+// now would bring no new event (only a workflow task changes the events,
+// and each adds to the history). The query is the dearest read
+// (docs/live.md, the push path, 3); a forced one (the first, a page that
+// continues, a call that ended, an entry not seen yet, a closed run) is
+// never skipped.
 func (f *follower) nothingNew() bool {
 	return f.canSkipQueries() && f.describedLen == f.queriedLen && f.lastDescribe.After(f.lastQuery)
 }
@@ -451,7 +412,7 @@ func (f *follower) canSkipQueries() bool {
 // deliver passes the events after f.after to fn in order. done: prompt_end
 // was delivered. moved: the events after f.after are in an earlier run,
 // which is now f.runID.
-func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Event, done, moved bool, err error) {
+func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Event, done, moved bool) {
 	for _, e := range evs {
 		if e.Seq <= f.after {
 			continue
@@ -462,9 +423,9 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 					f.walkedBack = map[string]bool{}
 				}
 				f.walkedBack[f.runID] = true
-				if prev := f.previousRun(ctx, f.runID); prev != "" {
+				if prev := f.linkedRun(ctx, false); prev != "" {
 					f.runID = prev
-					return agent.Event{}, false, true, nil
+					return agent.Event{}, false, true
 				}
 			}
 			// No earlier run holds them: they are gone; go on from here
@@ -475,10 +436,10 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 		f.live.Observe(e)
 		f.out.event(e)
 		if e.Type == agent.EventPromptEnd {
-			return e, true, false, nil
+			return e, true, false
 		}
 	}
-	return agent.Event{}, false, false, nil
+	return agent.Event{}, false, false
 }
 
 // closed handles a closed run: qerr is the result of the events query made
@@ -489,11 +450,8 @@ func (f *follower) deliver(ctx context.Context, evs []agent.Event) (end agent.Ev
 func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (end agent.Event, next string, err error) {
 	switch d.status {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
-		if qerr != nil {
-			return agent.Event{}, "", nil
-		}
-		if next = f.nextRun(ctx, f.runID); next == "" {
-			return agent.Event{}, "", nil // retried on the next poll
+		if qerr == nil {
+			next = f.linkedRun(ctx, true) // "": retried on the next poll
 		}
 		return agent.Event{}, next, nil
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
@@ -502,21 +460,16 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 		}
 		// Its prompt_end is at or before f.after (an `events --after N`
 		// past the end): return it at once.
-		if res := f.result(ctx, f.runID); res != nil && len(res.LastEvents) > 0 && res.LastEvents[len(res.LastEvents)-1].Type == agent.EventPromptEnd {
+		if res := f.result(ctx); res != nil && len(res.LastEvents) > 0 && res.LastEvents[len(res.LastEvents)-1].Type == agent.EventPromptEnd {
 			return res.LastEvents[len(res.LastEvents)-1], "", nil
 		}
 	}
 	return agent.Event{}, "", &PromptClosedError{SessionID: f.session, WorkflowID: f.wfID, RunID: f.runID, Status: d.status}
 }
 
-// describeDue: the status is checked every status interval, and every
-// poll while something runs or events arrive and no push stream is open
-// (the heartbeat fallback).
-func (f *follower) describeDue() bool {
-	return !f.now().Before(f.nextDescribe())
-}
-
-// nextDescribe is when the next Describe is due.
+// nextDescribe is when the next Describe is due: every status interval,
+// and every poll while something runs or events arrive and no push stream
+// is open (the heartbeat fallback).
 func (f *follower) nextDescribe() time.Time {
 	if f.push.streaming() {
 		return f.lastDescribe.Add(f.status)
@@ -528,7 +481,7 @@ func (f *follower) nextDescribe() time.Time {
 }
 
 func (f *follower) describe(ctx context.Context) (*describeResult, error) {
-	f.lastDescribe = f.now()
+	f.lastDescribe = time.Now()
 	resp, err := f.k.describe(ctx, f.wfID, f.runID)
 	if err != nil {
 		return nil, err
@@ -536,29 +489,45 @@ func (f *follower) describe(ctx context.Context) (*describeResult, error) {
 	if f.runID == "" || resp.GetWorkflowExecutionInfo().GetExecution().GetRunId() == f.runID {
 		f.describedLen = resp.GetWorkflowExecutionInfo().GetHistoryLength()
 	}
-	f.reachable()
+	f.unreachableSince = time.Time{}
 	return f.snapshots(ctx, resp), nil
 }
 
 // snapshots reads the live output of the run a Describe saw (resp): the
-// pending activities' heartbeat details, which name each call's push
-// stream (push.go) and are the fallback when no stream can be read.
+// stream snapshots in its pending activities' heartbeat details (an
+// activity without one has none; details that are not a snapshot are
+// another activity's), which name each call's push stream (push.go) and
+// are the fallback when no stream can be read. Details that do not decode
+// at all (another payload codec key, or none) are told to OnWait.
 func (f *follower) snapshots(ctx context.Context, resp *workflowservice.DescribeWorkflowExecutionResponse) *describeResult {
 	info := resp.GetWorkflowExecutionInfo()
 	d := &describeResult{status: info.GetStatus(), runID: info.GetExecution().GetRunId()}
-	var err error
-	if d.pending, err = heartbeatSnapshots(resp, f.dc); err != nil {
-		f.cannotDecode(err)
+	for _, pa := range resp.GetPendingActivities() {
+		details := pa.GetHeartbeatDetails()
+		if len(details.GetPayloads()) == 0 {
+			continue
+		}
+		var raw json.RawMessage
+		if err := f.dc.FromPayloads(details, &raw); err != nil {
+			f.cannotDecode(err)
+			continue
+		}
+		var snap live.Snapshot
+		if json.Unmarshal(raw, &snap) != nil || (snap.Kind != live.KindModel && snap.Kind != live.KindTool) {
+			continue
+		}
+		s := live.Stamped{Snapshot: snap, Call: pa.GetActivityId(), At: time.Now()}
+		if t := pa.GetLastHeartbeatTime(); t != nil {
+			s.At = t.AsTime()
+		}
+		d.pending = append(d.pending, s)
 	}
 	if d.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		f.push.observe(ctx, d.pending)
 		f.push.newest(d.pending)
 	}
 	f.fast = len(resp.GetPendingActivities()) > 0
-	for i, p := range d.pending {
-		if p.At.IsZero() {
-			d.pending[i].At = f.now()
-		}
+	for _, p := range d.pending {
 		if !f.live.Known(p.Snapshot) {
 			d.unseen = true
 		}
@@ -611,9 +580,9 @@ func (f *follower) describeFailed(ctx context.Context, err error) (_ error, stop
 		return fmt.Errorf("describe workflow %s: %s", f.wfID, rpcText(err)), true
 	}
 	if f.unreachableSince.IsZero() {
-		f.unreachableSince = f.now()
+		f.unreachableSince = time.Now()
 	}
-	if f.now().Sub(f.unreachableSince) >= f.unreachable {
+	if time.Since(f.unreachableSince) >= f.unreachable {
 		return fmt.Errorf("%w for %s while following session %s (workflow %s, after seq %d): %s",
 			ErrTemporalUnreachable, f.unreachable.Round(time.Second), f.session, f.wfID, f.after, rpcText(err)), true
 	}
@@ -622,17 +591,15 @@ func (f *follower) describeFailed(ctx context.Context, err error) (_ error, stop
 	return nil, false
 }
 
-func (f *follower) reachable() { f.unreachableSince = time.Time{} }
-
 // queryFailing: Temporal answers, the events query does not. Either no
 // worker answers it, or a worker answered it with a failure (a transient
 // one: see failedQuery); both are waited out, told to OnWait once when
 // they last.
 func (f *follower) queryFailing(qerr error) {
 	if f.failingSince.IsZero() {
-		f.failingSince = f.now()
+		f.failingSince = time.Now()
 	}
-	if f.now().Sub(f.failingSince) < waitReportDelay && !isDeadline(qerr) {
+	if time.Since(f.failingSince) < waitReportDelay && !isDeadline(qerr) {
 		return
 	}
 	var q *queryError
@@ -730,11 +697,6 @@ type queryError struct {
 func (e *queryError) Error() string { return e.err.Error() }
 func (e *queryError) Unwrap() error { return e.err }
 
-func permanentQueryError(err error) bool {
-	var q *queryError
-	return errors.As(err, &q) && q.permanent
-}
-
 // isPermanentRPC: errors that another try will not fix (the workflow does
 // not have this query at all, bad arguments, no access, no namespace). A
 // query that failed on the worker otherwise is not one: the SDK fails a
@@ -772,11 +734,7 @@ func rpcText(err error) string {
 	if isDeadline(err) {
 		return "no answer in time"
 	}
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
+	return line.First(err.Error())
 }
 
 // emitLive passes d's snapshots on; of entries no live event was made
@@ -794,46 +752,28 @@ func (f *follower) emitLive(d *describeResult, queried bool) {
 	f.out.snapshots(d.pending, queried)
 }
 
-// previousRun is the run that continued as new into runID ("" if none).
-func (f *follower) previousRun(ctx context.Context, runID string) string {
+// linkedRun is the run f.runID continued as new into (next; "" if not
+// known yet), or the run that continued as new into it (not next; "" if
+// none): its close or its first history event says.
+func (f *follower) linkedRun(ctx context.Context, next bool) string {
 	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
 	defer cancel()
-	it := f.k.Client.GetWorkflowHistory(cctx, f.wfID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	filter := enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT
+	if next {
+		filter = enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT
+	}
+	it := f.k.Client.GetWorkflowHistory(cctx, f.wfID, f.runID, false, filter)
 	if !it.HasNext() {
 		return ""
 	}
 	ev, err := it.Next()
-	if err != nil {
+	switch a := ev.GetWorkflowExecutionStartedEventAttributes(); {
+	case err != nil:
 		return ""
-	}
-	a := ev.GetWorkflowExecutionStartedEventAttributes()
-	if a.GetInitiator() != enumspb.CONTINUE_AS_NEW_INITIATOR_WORKFLOW {
-		return ""
-	}
-	return a.GetContinuedExecutionRunId()
-}
-
-// nextRun is the run runID continued as new into ("" if not known yet).
-func (f *follower) nextRun(ctx context.Context, runID string) string {
-	cctx, cancel := context.WithTimeout(ctx, describeTimeout)
-	defer cancel()
-	it := f.k.Client.GetWorkflowHistory(cctx, f.wfID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			break
-		}
-		if next := ev.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId(); next != "" {
-			return next
-		}
-	}
-	// Fall back on the workflow id's current run.
-	resp, err := f.k.Client.DescribeWorkflowExecution(cctx, f.wfID, "")
-	if err != nil {
-		return ""
-	}
-	if next := resp.GetWorkflowExecutionInfo().GetExecution().GetRunId(); next != runID {
-		return next
+	case next:
+		return ev.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()
+	case a.GetInitiator() == enumspb.CONTINUE_AS_NEW_INITIATOR_WORKFLOW:
+		return a.GetContinuedExecutionRunId()
 	}
 	return ""
 }

@@ -11,18 +11,11 @@ import (
 	"github.com/durableagent/durableagent/internal/live"
 )
 
-// The push path on the follower side (issue 26): when a running call's
-// heartbeat details name a push stream (live.Snapshot.Push: its worker
-// runs a live.Hub), the reader opens that stream, one per running call
-// and reader (so one per process for all its followers of the prompt),
-// and passes each snapshot it brings on as it arrives, through the same
-// cursors as the heartbeats'. While a stream is open the reader
-// Describes only every status interval (for the status and the next
-// call), since the heartbeats it would read are older than the stream.
-// A stream that cannot be opened, or fails, is not tried again for that
-// call: the heartbeats carry its output (every
-// activities.PushHeartbeatInterval) and the workflow events stay
-// authoritative.
+// The push path on the follower side (docs/live.md, "The push path"): the
+// reader opens the push stream a running call's heartbeat details name,
+// one per call and reader, and passes each snapshot on as it arrives; a
+// stream that cannot be opened or fails is not tried again for that call
+// (the heartbeats carry its output).
 
 // pushed counts the snapshots push streams brought in this process.
 var pushed atomic.Int64
@@ -169,9 +162,7 @@ func (p *pushReader) newest(pending []live.Stamped) {
 		if st.over && st.latest.At.Before(s.At) {
 			continue
 		}
-		push := s.Push
-		pending[i].Snapshot = st.latest.Snapshot
-		pending[i].Push = push
+		pending[i].Snapshot, pending[i].Push = st.latest.Snapshot, s.Push
 	}
 }
 
@@ -247,10 +238,4 @@ func (f *follower) emitPushed(pushed []live.Stamped, queried bool) {
 	if len(out) > 0 {
 		f.out.snapshots(out, queried)
 	}
-}
-
-// pause waits d, or less when a push stream brings something; false when
-// ctx ended.
-func (f *follower) pause(ctx context.Context, d time.Duration) bool {
-	return sleep(ctx, d, f.push.wake)
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -87,17 +88,16 @@ func Open(k *Controller, s settings.Settings, sessionID string) (*Session, error
 	return &Session{k: k, s: s, session: sessionID, pending: map[string][]session.Entry{}, fresh: map[string]bool{}}, nil
 }
 
-// SessionID is the session this backend serves. The session served now
-// (new_session, switch_session and fork change it).
+// SessionID is the session served now (new_session, switch_session and
+// fork change it).
 func (t *Session) SessionID() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.session
 }
 
-// Settings are the settings in force (reloaded when the Session's Reload
-// is set). The current settings, reloaded when Reload is set (a failed
-// reload keeps the last good ones).
+// Settings are the settings in force, reloaded when Reload is set (a
+// failed reload keeps the last good ones).
 func (t *Session) Settings() settings.Settings {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -205,9 +205,7 @@ func (t *Session) AbortRetry(ctx context.Context) error {
 
 // Steer queues message for the running prompt (signal steer): it is
 // delivered after the current tool batch, whose calls not started yet are
-// skipped. FollowUp queues it for when the prompt would otherwise end
-// (signal follow_up). Without a running prompt both fail with
-// ErrNoRunningPrompt.
+// skipped. Without a running prompt it fails with ErrNoRunningPrompt.
 func (t *Session) Steer(ctx context.Context, message string, images ...agent.ContentBlock) error {
 	return t.k.Steer(ctx, t.SessionID(), message, images...)
 }
@@ -225,10 +223,9 @@ func (t *Session) ApproveTool(ctx context.Context, p agent.ApproveToolPayload) e
 	return t.k.ApproveTool(ctx, t.SessionID(), p)
 }
 
-// SetAutoRetry persists retry.enabled and tells the running prompt, if
-// any. Retry.enabled goes to the settings file first (so the next prompt
-// has it), then to the running prompt as the set_auto_retry signal (SPEC
-// 8).
+// SetAutoRetry persists retry.enabled in the settings file first (so the
+// next prompt has it), then tells the running prompt, if any, with the
+// set_auto_retry signal (SPEC 8).
 func (t *Session) SetAutoRetry(ctx context.Context, enabled bool) error {
 	t.mu.Lock()
 	file := t.s.File()
@@ -247,9 +244,8 @@ func (t *Session) SetAutoRetry(ctx context.Context, enabled bool) error {
 	return nil
 }
 
-// SetAutoCompaction persists compaction.enabled (used by the next prompt).
-// Compaction.enabled goes to the settings file and applies from the next
-// prompt.
+// SetAutoCompaction persists compaction.enabled in the settings file; it
+// applies from the next prompt.
 func (t *Session) SetAutoCompaction(ctx context.Context, enabled bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -266,11 +262,11 @@ func (t *Session) SetAutoCompaction(ctx context.Context, enabled bool) error {
 // after DefaultReadWait.
 func (t *Session) State(ctx context.Context) (agent.State, error) {
 	id := t.SessionID()
-	running, err := t.running(ctx, id)
-	if err != nil {
-		return agent.State{}, err
+	status, _, err := t.k.RunStatus(ctx, id, "")
+	if err != nil && !isNotFound(err) {
+		return agent.State{}, fmt.Errorf("describe workflow %s: %w", workflows.WorkflowID(id), err)
 	}
-	if running {
+	if err == nil && status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		st, err := t.k.State(ctx, id)
 		if !errors.Is(err, ErrNoPrompt) {
 			return st, err
@@ -295,18 +291,6 @@ func QueueMode(m string) string {
 		return agent.QueueModeOneAtATime
 	}
 	return m
-}
-
-// running reports whether a workflow of the session runs.
-func (t *Session) running(ctx context.Context, id string) (bool, error) {
-	status, _, err := t.k.RunStatus(ctx, id, "")
-	if isNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("describe workflow %s: %w", workflows.WorkflowID(id), err)
-	}
-	return status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
 }
 
 // LatestPrompt returns the session's latest prompt, running or closed (ok
@@ -351,8 +335,8 @@ func (t *Session) LoadSession(ctx context.Context, id string) (*session.Session,
 	return sess, err
 }
 
-// Messages is the session's run context: the run context at the end of
-// the session (a session without entries has no messages).
+// Messages is the run context at the end of the session (a session
+// without entries has no messages).
 func (t *Session) Messages(ctx context.Context) ([]agent.Message, error) {
 	sess, err := t.LoadSession(ctx, t.SessionID())
 	return runContext(sess), err
@@ -366,16 +350,13 @@ func runContext(sess *session.Session) []agent.Message {
 	return sess.Context(sess.LeafID())
 }
 
-// Compact compacts the session's context now (manual compaction) and
-// returns when it is done; while a prompt runs it fails with
-// ErrSessionBusy. A compaction that fails or is aborted is an error. While
-// it waits, the summary call's auto_retry_start and auto_retry_end events
-// go to onRetry (abort_retry reaches the retry as a prompt's). It runs the
-// Compact workflow under the session's workflow id (so it cannot race a
-// prompt: a running one makes it fail with "session busy") and waits for
-// its result, following its retry events meanwhile. Abort and abort_retry
-// reach it like a prompt, through the session's workflow id. When ctx ends
-// first the compaction keeps running in Temporal.
+// Compact compacts the session's context now (manual compaction: the
+// Compact workflow under the session's workflow id) and returns when it is
+// done; while a prompt runs it fails with ErrSessionBusy. A compaction
+// that fails or is aborted is an error. While it waits, the summary
+// call's auto_retry_start and auto_retry_end events go to onRetry; abort
+// and abort_retry reach it like a prompt. When ctx ends first the
+// compaction keeps running in Temporal.
 func (t *Session) Compact(ctx context.Context, customInstructions string, onRetry func(agent.Event)) (workflows.CompactResult, error) {
 	t.flush(ctx, t.SessionID())
 	in := workflows.CompactInputFrom(t.promptInput(ctx, ""), customInstructions)
@@ -432,8 +413,8 @@ func thinkingLevel(l string) string {
 	return l
 }
 
-// Models are the models set_model may choose (get_available_models).
-// Model.provider/model.name and model.available.
+// Models are the models set_model may choose (get_available_models):
+// model.provider/model.name and model.available.
 func (t *Session) Models() []settings.ModelID { return t.Settings().Model.AvailableModels() }
 
 // SetModel chooses the session's model for its next prompts and records a
@@ -566,9 +547,9 @@ func newEntryID() string {
 	return hex.EncodeToString(b)
 }
 
-// NewSession switches to a new, empty session. A new session id; its file
-// appears with its first prompt (in this process's directory as
-// workspace). The model and thinking level chosen carry over.
+// NewSession switches to a new, empty session, whose file appears with its
+// first prompt (workspace: Workspace, else this process's directory). The
+// model and thinking level chosen carry over.
 func (t *Session) NewSession(ctx context.Context) error {
 	id := "rpc-" + time.Now().UTC().Format("20060102-150405") + "-" + newEntryID()
 	_, _, _ = t.read(ctx) // the current session's choices, which carry over
@@ -585,9 +566,8 @@ func (t *Session) NewSession(ctx context.Context) error {
 	return nil
 }
 
-// SwitchSession switches to an existing session, named by its id or its
-// file. Ref is a session id or, with JSONL sessions, a session file of the
-// store's directory.
+// SwitchSession switches to an existing session: ref is a session id or,
+// with JSONL sessions, a session file of the store's directory.
 func (t *Session) SwitchSession(ctx context.Context, ref string) error {
 	id, err := t.resolve(ref)
 	if err != nil {
@@ -740,19 +720,16 @@ func (t *Session) Fork(ctx context.Context, entryID string, at bool) (string, er
 	return text, nil
 }
 
-// Bash runs a user command in the session's workspace and records it (it
-// waits for the command) and returns its bashExecution message; AbortBash
-// stops the one running. The Bash workflow runs the command on the
-// session's tool host and records it; the output comes from the entry it
-// wrote.
+// Bash runs a user command in the session's workspace on its tool host
+// (the Bash workflow, which records it), waits for it and returns its
+// bashExecution message, read from the entry it wrote; AbortBash stops
+// the one running.
 func (t *Session) Bash(ctx context.Context, command string, opts BashOptions) (agent.Message, error) {
 	id := t.SessionID()
 	t.flush(ctx, id)
 	s := t.Settings()
 	wd, _ := os.Getwd()
-	if t.Workspace != "" {
-		wd = t.Workspace
-	}
+	wd = cmp.Or(t.Workspace, wd)
 	b := &bashRun{session: id, started: make(chan struct{})}
 	t.mu.Lock()
 	t.bash = b
@@ -785,20 +762,16 @@ func (t *Session) Bash(ctx context.Context, command string, opts BashOptions) (a
 		Truncated: res.Truncated, Output: res.Preview}, nil
 }
 
-// bashStreamDrain bounds how long Bash waits, after the command's result,
-// for the live output read before it to be delivered.
-const bashStreamDrain = 2 * time.Second
-
 // streamBash follows the Bash run's live output (the UserBash activity's
 // output tail, as tool_execution_update) and passes what each read adds
 // to onOutput, until the run's prompt_end; the returned func waits for
-// that (at most bashStreamDrain) and stops it. Nothing without onOutput.
+// that (at most asideGrace) and stops it. Nothing without onOutput.
 func (t *Session) streamBash(ctx context.Context, id, runID string, onOutput func(string)) func() {
 	if onOutput == nil {
 		return func() {}
 	}
 	prev := ""
-	return t.k.followAside(ctx, id, runID, bashStreamDrain, func(e agent.Event) {
+	return t.k.followAside(ctx, id, runID, func(e agent.Event) {
 		if e.Type != agent.EventToolExecutionUpdate || e.PartialResult == nil {
 			return
 		}

@@ -9,29 +9,20 @@ import (
 	"github.com/durableagent/durableagent/internal/live"
 )
 
-// Followers share their reads (issue 26, "Live output that scales"): the
-// Follow calls of one Controller in a process that follow the same prompt
-// run (session and runID as asked) share one reader, a follower loop that
-// makes the Describes, events queries and result reads of one client.
-// The reader fans its output out to each Follow call's queue: the
-// workflow events in order, and each round of live snapshots; every call
-// applies them with its own live cursor and its own `after`, and calls
-// its fn on its own goroutine. So N followers cost Temporal what one
-// does, and a slow fn delays only its own Follow (its queue grows by
-// workflow events only: a round of snapshots not yet taken is replaced by
-// the next one, which carries the bytes of both).
+// Followers share their reads (docs/live.md, "The path", 2-3): the Follow
+// calls of one Controller that follow the same prompt run (session and
+// runID as asked) share one reader, a follower loop making the RPCs of
+// one client, which fans the workflow events and each round of live
+// snapshots out to each call's queue; each call applies them with its own
+// cursor and `after` on its own goroutine, so a slow fn delays only its
+// own Follow (a round of snapshots not taken yet is replaced by the next,
+// which carries the bytes of both).
 //
-// The reader keeps the workflow events it delivered (up to
-// maxShareLogBytes, the oldest dropped first), so a Follow that joins
-// later with an earlier `after` gets them from memory. A Follow whose
-// `after` is before the kept events starts a reader of its own. The
-// reader stops when its last Follow leaves (its ctx ends), and ends with
-// the prompt: a Follow that comes after that starts a new one (which
-// reads an ended prompt's events from its result, see resultEvents).
-//
-// A reader runs with the first Follow's context values but not its
-// cancellation; its waits are told to the Controller's OnWait, once for
-// all its followers.
+// The reader keeps the events it delivered (up to maxShareLogBytes) for a
+// Follow that joins later; one whose `after` is before them starts a
+// reader of its own. The reader stops when its last Follow leaves, and
+// ends with the prompt. It runs with the first Follow's context values
+// but not its cancellation; its waits are told to OnWait once.
 
 // maxShareLogBytes bounds the workflow events a reader keeps for Follow
 // calls that join later (agent.EncodedSize).
@@ -60,7 +51,6 @@ type reader struct {
 	log      []agent.Event
 	logBytes int
 	subs     map[*subscription]bool
-	shared   bool // registered in readers.m
 	done     bool
 }
 
@@ -129,7 +119,6 @@ func subscribe(ctx context.Context, key shareKey, after int64, start func(out *r
 	r := &reader{key: key, base: after, subs: map[*subscription]bool{sub: true}}
 	if readers.m[key] == nil {
 		readers.m[key] = r
-		r.shared = true
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
@@ -152,7 +141,7 @@ func (r *reader) leave(sub *subscription) {
 
 // unregister removes r from readers (caller holds the lock).
 func (r *reader) unregister() {
-	if r.shared && readers.m[r.key] == r {
+	if readers.m[r.key] == r {
 		delete(readers.m, r.key)
 	}
 }

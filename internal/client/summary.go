@@ -1,10 +1,10 @@
 package client
 
 import (
-	"strings"
 	"unicode/utf8"
 
 	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/internal/line"
 )
 
 // MaxSummaryBytes bounds a workflow's static summary (the Temporal Web
@@ -15,7 +15,7 @@ const MaxSummaryBytes = 200
 // anything shaped like a key or a bearer token masked, cut on a rune
 // boundary to at most MaxSummaryBytes with "…".
 func Summary(prefix, text string) string {
-	s := prefix + strings.Join(strings.Fields(activities.Redact(text, "")), " ")
+	s := prefix + line.Fold(activities.Redact(text, ""))
 	if len(s) <= MaxSummaryBytes {
 		return s
 	}

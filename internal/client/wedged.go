@@ -13,7 +13,7 @@ import (
 	"github.com/durableagent/durableagent/workflows"
 )
 
-// maxFailureChars bounds WedgedTask.Failure.
+// maxFailureChars bounds WedgedTask.Failure (in runes).
 const maxFailureChars = 300
 
 // historyTimeout bounds the read of a run's history by Wedged.
@@ -64,10 +64,7 @@ func (k *Controller) Wedged(ctx context.Context, sessionID string) (*WedgedTask,
 	if failed == nil {
 		return nil, nil
 	}
-	w.Failure = line.First(failed.GetFailure().GetMessage())
-	if r := []rune(w.Failure); len(r) > maxFailureChars {
-		w.Failure = string(r[:maxFailureChars]) + "…"
-	}
+	w.Failure = line.Cut(line.First(failed.GetFailure().GetMessage()), maxFailureChars)
 	if w.Failure == "" {
 		w.Failure = strings.ToLower(strings.TrimPrefix(failed.GetCause().String(), "WORKFLOW_TASK_FAILED_CAUSE_"))
 	}

@@ -117,11 +117,17 @@ func (s *Cursor) Observe(e agent.Event) {
 // its end event): its next live events may go out without a fresh events
 // query.
 func (s *Cursor) Known(snap Snapshot) bool {
-	key := snap.EntryID
-	if snap.Kind == KindTool && key == "" {
-		key = toolKey(snap.ToolCallID)
-	}
+	key := snap.key()
 	return s.ended[key] || s.entries[key] != nil
+}
+
+// key is the cursor's key of snap's entry: its entry id, or for a tool
+// call without one, toolKey of its call id.
+func (snap Snapshot) key() string {
+	if snap.Kind == KindTool && snap.EntryID == "" {
+		return toolKey(snap.ToolCallID)
+	}
+	return snap.EntryID
 }
 
 // Diff returns the live events that bring the client from what it has to
@@ -263,10 +269,7 @@ func (s *Cursor) Finish(end agent.Event) []agent.Event {
 }
 
 func (s *Cursor) diffTool(snap Snapshot) []agent.Event {
-	key := snap.EntryID
-	if key == "" {
-		key = toolKey(snap.ToolCallID)
-	}
+	key := snap.key()
 	if key == toolKey("") || s.ended[key] || (snap.ToolCallID != "" && s.ended[toolKey(snap.ToolCallID)]) {
 		return nil
 	}

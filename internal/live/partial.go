@@ -1,8 +1,10 @@
 package live
 
 import (
+	"cmp"
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/durableagent/durableagent/agent"
@@ -56,12 +58,7 @@ func (p *Partial) Add(d agent.AssistantMessageEvent) {
 
 // Blocks are the blocks in content order.
 func (p *Partial) Blocks() []*PartialBlock {
-	out := make([]*PartialBlock, 0, len(p.blocks))
-	for _, b := range p.blocks {
-		out = append(out, b)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
-	return out
+	return slices.SortedFunc(maps.Values(p.blocks), func(a, b *PartialBlock) int { return cmp.Compare(a.Index, b.Index) })
 }
 
 // Message is the partial message: one content block per index up to the

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -17,21 +16,15 @@ import (
 	"go.temporal.io/sdk/converter"
 )
 
-// The push path (issue 26): a worker's Hub serves the snapshots of the
-// calls it runs, as they change, over one streaming HTTP GET per call and
-// follower process, so that followers need not read them from Temporal
-// (each heartbeat is a write of the workflow's mutable state on the
-// server). A running call's heartbeat details carry its Push (the hub's
-// URL and an unguessable token of this attempt); a follower that cannot
-// reach it reads the heartbeats as before (the fallback).
-//
-// The stream is NDJSON, one PushLine per change: the first carries the
-// whole snapshot, later ones each block's bytes past what the stream
-// already sent (Subscribe rebuilds the whole snapshots). Nothing goes
-// through it that a follower could not read in the heartbeat details.
-// A slow client does not slow the call: its stream sends the latest
-// snapshot when it can write again (the bytes between come in it), and a
-// client that cannot take a line within PushWriteTimeout is dropped.
+// The push path (docs/live.md, "The push path"): a worker's Hub serves
+// the snapshots of the calls it runs, as they change, over one streaming
+// HTTP GET per call and follower process; a running call's heartbeat
+// details carry its Push. The stream is NDJSON, one PushLine per change:
+// the first the whole snapshot, later ones each block's bytes past what
+// the stream sent (Subscribe rebuilds whole snapshots). It carries
+// nothing a follower could not read in the heartbeat details. A slow
+// client gets the latest snapshot when it can write again, and is dropped
+// after PushWriteTimeout without taking a line.
 
 // Push is where a running call's snapshots are pushed.
 type Push struct {
@@ -136,9 +129,7 @@ func (h *Hub) URL() string { return h.base }
 // names a fresh token: only who reads this call's heartbeat details
 // learns it.
 func (h *Hub) Publish(acc *Accumulator) (Push, func()) {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // never fails (crypto/rand)
-	token := hex.EncodeToString(b)
+	token := rand.Text()
 	c := &pushedCall{acc: acc, done: make(chan struct{})}
 	h.mu.Lock()
 	h.calls[token] = c

@@ -10,17 +10,12 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Sealed lines (spec 13.10.9): a hub with a Converter (the worker's data
-// converter, with its payload codec) sends each PushLine as a Temporal
-// payload made by that converter, {"sealed":"<base64 of the payload's
-// protobuf>"}, and its Push says so (Sealed). The follower opens each
-// line with its own converter (the client's, with the same codec key) and
-// refuses a line in clear on a sealed stream. So the stream carries
-// nothing in clear that the heartbeats carry encrypted, and with the
-// codec's AEAD a line nobody with the key made does not open. A follower
-// without the key gets one error naming the problem and reads the
-// heartbeats instead, which it cannot open either: the events stay
-// authoritative.
+// Sealed lines (spec 13.10.9, docs/live.md "Security"): a hub with a
+// Converter sends each PushLine as a Temporal payload of that converter,
+// {"sealed":"<base64 of the payload's protobuf>"}, and its Push says so.
+// The follower opens each line with its own converter and refuses a line
+// in clear on a sealed stream: the stream carries nothing in clear that
+// the heartbeats carry encrypted.
 
 // wireLine is a line as it travels: a PushLine in clear, or sealed.
 type wireLine struct {

@@ -20,14 +20,11 @@ import (
 	"go.temporal.io/sdk/converter"
 )
 
-// TLS on the push path (spec 13.10.9): a hub may serve HTTPS, with a
-// configured certificate or with a self-signed one made at start. Either
-// way the SHA-256 fingerprint of its certificate travels in the call's
-// heartbeat details next to the token (Push.CertSHA256), and the follower
-// accepts that certificate and no other: the heartbeat details come
-// through Temporal, so they authenticate the hub without a CA. A
-// certificate that does not match fails the stream, and the follower
-// reads the heartbeats (the fallback).
+// TLS on the push path (spec 13.10.9, docs/live.md "Security"): a hub may
+// serve HTTPS with a configured or self-signed certificate; its SHA-256
+// fingerprint travels in the heartbeat details (Push.CertSHA256), which
+// come through Temporal, and the follower accepts that certificate and no
+// other.
 
 // HubOptions are a hub's security options. The zero value serves plain
 // HTTP and sends each line in clear JSON.

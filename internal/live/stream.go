@@ -1,7 +1,8 @@
 package live
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"sync"
 	"unicode/utf8"
 
@@ -229,27 +230,11 @@ func (a *Accumulator) Add(d llm.Delta) {
 
 // block returns the block of index, made with typ if new (caller holds mu).
 func (a *Accumulator) block(index int, typ string) *accBlock {
-	i := sort.Search(len(a.blocks), func(i int) bool { return a.blocks[i].index >= index })
-	if i < len(a.blocks) && a.blocks[i].index == index {
-		return a.blocks[i]
+	i, ok := slices.BinarySearchFunc(a.blocks, index, func(b *accBlock, index int) int { return cmp.Compare(b.index, index) })
+	if !ok {
+		a.blocks = slices.Insert(a.blocks, i, &accBlock{index: index, typ: typ})
 	}
-	b := &accBlock{index: index, typ: typ}
-	a.blocks = append(a.blocks, nil)
-	copy(a.blocks[i+1:], a.blocks[i:])
-	a.blocks[i] = b
-	return b
-}
-
-// AddOutput appends tool output; snapshots carry its last
-// MaxSnapshotBytes.
-func (a *Accumulator) AddOutput(s string) {
-	if s == "" {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.output.add(s)
-	a.bump()
+	return a.blocks[i]
 }
 
 // SetOutput replaces the tool output with s, the tool's own rolling tail

@@ -166,8 +166,8 @@ func TestStreamAccumulator_ToolOutputTail(t *testing.T) {
 	for i := range 5000 {
 		line := strings.Repeat("ö", i%13) + " output line\n"
 		all.WriteString(line)
-		a.AddOutput(line)
 	}
+	a.SetOutput(all.String())
 	s := a.Snapshot()
 	if len(s.Output) > MaxSnapshotBytes || len(s.Output) < MaxSnapshotBytes-utf8.UTFMax {
 		t.Fatalf("output tail %d bytes", len(s.Output))
