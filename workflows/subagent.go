@@ -16,6 +16,7 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
+	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
@@ -55,9 +56,8 @@ func SubAgentSessionID(parentSession, resultEntryID, toolCallID string) string {
 		call = call[:24]
 	}
 	suffix := fmt.Sprintf(".task-%s-%08x", call, h.Sum32())
-	const maxLen = 128 // session.ValidateID
-	if len(parentSession)+len(suffix) > maxLen {
-		parentSession = parentSession[:maxLen-len(suffix)]
+	if len(parentSession)+len(suffix) > session.MaxIDLen {
+		parentSession = parentSession[:session.MaxIDLen-len(suffix)]
 	}
 	return parentSession + suffix
 }

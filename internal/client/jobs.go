@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -96,8 +97,7 @@ func derivesFrom(sub, parent string) bool {
 	if i <= 0 {
 		return false
 	}
-	const maxLen = 128 // session.ValidateID; a longer parent's id is cut
-	return sub[:i] == parent || len(sub) == maxLen && strings.HasPrefix(parent, sub[:i])
+	return sub[:i] == parent || len(sub) == session.MaxIDLen && strings.HasPrefix(parent, sub[:i]) // a longer parent's id is cut
 }
 
 // decode reads one memo field; a missing or unreadable one is left out.

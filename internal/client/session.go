@@ -701,7 +701,7 @@ func (t *Session) Fork(ctx context.Context, entryID string, at bool) (string, er
 	}
 	random := newEntryID()
 	id := src + "-fork-" + random
-	if len(id) > 128 {
+	if len(id) > session.MaxIDLen {
 		id = "fork-" + time.Now().UTC().Format("20060102-150405") + "-" + random
 	}
 	run, err := t.k.StartSessionWrite(ctx, workflows.SessionWriteInput{SessionID: id, ForkFrom: src, ForkThrough: through})

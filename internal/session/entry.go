@@ -49,9 +49,9 @@ const HeaderType = "session"
 // rather than misread.
 const FormatVersion = 3
 
-// maxIDLen bounds session ids so that <id>.jsonl fits any filesystem's name
+// MaxIDLen bounds session ids so that <id>.jsonl fits any filesystem's name
 // limit with room to spare.
-const maxIDLen = 128
+const MaxIDLen = 128
 
 // ErrNotFound is returned (wrapped with the session id) by Load when the
 // session has no file or no complete header yet.
@@ -179,9 +179,9 @@ func ValidateID(sessionID string) error {
 	switch {
 	case sessionID == "":
 		return errors.New("invalid session id: empty")
-	case len(sessionID) > maxIDLen:
+	case len(sessionID) > MaxIDLen:
 		return fmt.Errorf("invalid session id %q: %d characters, at most %d allowed",
-			sessionID[:32]+"...", len(sessionID), maxIDLen)
+			sessionID[:32]+"...", len(sessionID), MaxIDLen)
 	case sessionID == "." || sessionID == "..":
 		return fmt.Errorf("invalid session id %q: not a file name", sessionID)
 	}
