@@ -5,8 +5,11 @@ import (
 	"time"
 )
 
-// Prompt statuses, reported by State.Status and the prompt_end event.
+// Prompt statuses, reported by State.Status and the prompt_end event;
+// StatusIdle is State.Status when the session runs no prompt (get_state
+// answered from the settings and the session file).
 const (
+	StatusIdle      = "idle"
 	StatusRunning   = "running"
 	StatusCompleted = "completed"
 	StatusFailed    = "failed"

@@ -61,10 +61,6 @@ const ParseCommand = "parse"
 // stdout is an event.
 const ResponseType = "response"
 
-// StatusIdle is SessionState.Status when the session runs no prompt
-// (get_state answered from the settings and the session file).
-const StatusIdle = "idle"
-
 // Streaming behaviours of a prompt sent while one runs.
 const (
 	StreamingSteer    = "steer"

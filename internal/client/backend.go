@@ -17,9 +17,6 @@ import (
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
-// StatusIdle is State's Status when the session runs no prompt.
-const StatusIdle = "idle"
-
 // Prompt identifies a started prompt.
 type Prompt struct {
 	WorkflowID string

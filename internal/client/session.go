@@ -257,7 +257,7 @@ func (t *Session) SetAutoCompaction(ctx context.Context, enabled bool) error {
 }
 
 // State is the running prompt's state (the state query), or, with no
-// prompt running, the session's state (Status StatusIdle) from the
+// prompt running, the session's state (Status agent.StatusIdle) from the
 // settings and the session, read through a worker: with none up it fails
 // after DefaultReadWait.
 func (t *Session) State(ctx context.Context) (agent.State, error) {
@@ -279,7 +279,7 @@ func (t *Session) State(ctx context.Context) (agent.State, error) {
 	}
 	in := t.promptInputWith(kept, "")
 	return agent.State{
-		SessionID: id, Model: in.Model.Name, Provider: in.Model.Provider, Status: StatusIdle,
+		SessionID: id, Model: in.Model.Name, Provider: in.Model.Provider, Status: agent.StatusIdle,
 		AutoRetryEnabled: in.Retry.Enabled, AutoCompactionEnabled: in.Compaction.Enabled, MessageCount: len(runContext(sess)),
 		SteeringMode: QueueMode(in.Agent.SteeringMode), FollowUpMode: QueueMode(in.Agent.FollowUpMode),
 	}, nil

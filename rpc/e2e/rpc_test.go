@@ -158,7 +158,7 @@ func TestRPC_StdinCloseDetachesPromptThatKeepsRunning(t *testing.T) {
 	if err != nil || end.Status != agent.StatusAborted {
 		t.Errorf("prompt end = %+v, %v; want aborted", end, err)
 	}
-	if st := c2.state(); st.Status != rpc.StatusIdle || st.MessageCount == 0 {
+	if st := c2.state(); st.Status != agent.StatusIdle || st.MessageCount == 0 {
 		t.Errorf("idle state after the prompt = %+v", st)
 	}
 }
@@ -177,7 +177,7 @@ func TestRPC_CompactAndSetAutoCompaction(t *testing.T) {
 	}
 	for _, enabled := range []bool{false, true} {
 		c.ok(rpc.Command{Type: rpc.CmdSetAutoCompaction, Enabled: &enabled})
-		if st := c.state(); st.AutoCompactionEnabled != enabled || st.Status != rpc.StatusIdle || st.MessageCount != 2 {
+		if st := c.state(); st.AutoCompactionEnabled != enabled || st.Status != agent.StatusIdle || st.MessageCount != 2 {
 			t.Errorf("state after set_auto_compaction %t = %+v", enabled, st)
 		}
 	}

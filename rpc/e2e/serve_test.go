@@ -120,7 +120,7 @@ func TestRPC_ControlsAndMessages(t *testing.T) {
 			t.Errorf("%s → %+v, want plain success", line, r)
 		}
 	}
-	if st := c.state(); st.AutoRetryEnabled || st.AutoCompactionEnabled || st.SessionID != session || st.Status != rpc.StatusIdle {
+	if st := c.state(); st.AutoRetryEnabled || st.AutoCompactionEnabled || st.SessionID != session || st.Status != agent.StatusIdle {
 		t.Errorf("state = %+v, want both automatics off, idle session %s", st, session)
 	}
 	on := true
@@ -200,7 +200,7 @@ func TestRPC_StateModelsAndThinkingLevels(t *testing.T) {
 	c := startClientWith(t, s, session, []string{"--model.available", "scripted/scripted-2"}, 100)
 	st := c.state()
 	if st.Model == nil || st.Model.ID != "scripted-1" || st.ThinkingLevel != "off" || !strings.HasSuffix(st.SessionFile, "/"+session+".jsonl") ||
-		st.SteeringMode != agent.QueueModeOneAtATime || st.Status != rpc.StatusIdle || st.SessionID != session {
+		st.SteeringMode != agent.QueueModeOneAtATime || st.Status != agent.StatusIdle || st.SessionID != session {
 		t.Errorf("state = %+v", st)
 	}
 	if d := decode[rpc.CycleModelData](t, c.ok(rpc.Command{Type: rpc.CmdCycleModel})); d.Model.ID != "scripted-2" || d.ThinkingLevel != "off" || d.IsScoped {
