@@ -152,16 +152,11 @@ func (t *Session) promptInputWith(kept *session.Settings, message string) workfl
 	return in
 }
 
-// StartPrompt starts a prompt and returns once its workflow runs. A
-// session runs one prompt at a time: when one runs, the error wraps
-// ErrSessionBusy.
-func (t *Session) StartPrompt(ctx context.Context, message string) (Prompt, error) {
-	return t.StartPromptWith(ctx, message, nil)
-}
-
-// StartPromptWith is StartPrompt with images sent along. Entries recorded
-// while the session was busy go in first, so the prompt follows them.
-func (t *Session) StartPromptWith(ctx context.Context, message string, images []agent.ContentBlock) (Prompt, error) {
+// StartPrompt starts a prompt, with its images, and returns once its
+// workflow runs. A session runs one prompt at a time: when one runs, the
+// error wraps ErrSessionBusy. Entries recorded while the session was busy
+// go in first, so the prompt follows them.
+func (t *Session) StartPrompt(ctx context.Context, message string, images ...agent.ContentBlock) (Prompt, error) {
 	t.flush(ctx, t.SessionID())
 	in := t.promptInput(ctx, message)
 	in.Images = images

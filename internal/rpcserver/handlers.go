@@ -307,7 +307,7 @@ func (c *conn) prompt(ctx context.Context, cmd rpc.Command) {
 		return
 	}
 	sctx, cancel := context.WithTimeout(ctx, c.s.timeout())
-	p, err := c.b.StartPromptWith(sctx, cmd.Message, cmd.Images)
+	p, err := c.b.StartPrompt(sctx, cmd.Message, cmd.Images...)
 	cancel()
 	if errors.Is(err, client.ErrSessionBusy) && behavior != "" {
 		// Another client's prompt runs: queue into it.
