@@ -185,9 +185,6 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		if d.Usage != nil {
 			stream.SetUsage(*d.Usage)
 		}
-		if d.OutputTokens > 0 {
-			stream.SetOutputTokens(d.OutputTokens)
-		}
 		stream.Add(d)
 	}
 	msg := complete(ctx, provider, req)

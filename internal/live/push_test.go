@@ -160,7 +160,7 @@ func TestPush_SlowClientDoesNotSlowTheCall(t *testing.T) {
 	start := time.Now()
 	for range 2000 {
 		acc.Add(llm.Delta{Type: agent.DeltaText, Delta: big})
-		acc.SetOutputTokens(1) // another change
+		acc.SetUsage(agent.Usage{Output: 1}) // another change
 	}
 	acc.Add(llm.Delta{Type: agent.DeltaText, Delta: "THE END"})
 	if d := time.Since(start); d > 2*time.Second {

@@ -247,24 +247,12 @@ func (a *Accumulator) SetOutput(s string) {
 	a.bump()
 }
 
-// SetOutputTokens records the provider's output token count so far (a
-// usage report on the wire). Until a provider reports one, and while its
-// report lags behind the text, snapshots estimate the count from the
-// streamed bytes (EstimateTokens); the count never goes down.
-func (a *Accumulator) SetOutputTokens(n int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if n > a.reportedTokens {
-		a.reportedTokens = n
-	}
-	if a.updateTokens() {
-		a.bump()
-	}
-}
-
 // SetUsage records the provider's usage report so far (llm.Delta
-// Usage): its input and cache counts go into the snapshots' Usage, its
-// output count as SetOutputTokens.
+// Usage): its input and cache counts go into the snapshots' Usage; its
+// output count is the snapshots' OutputTokens. Until a provider reports
+// one, and while its report lags behind the text, snapshots estimate the
+// count from the streamed bytes (EstimateTokens); the count never goes
+// down.
 func (a *Accumulator) SetUsage(u agent.Usage) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

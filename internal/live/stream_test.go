@@ -119,7 +119,7 @@ func TestStreamAccumulator_OffsetsAcrossBlocks(t *testing.T) {
 		a.Add(d)
 	}
 	a.Add(llm.Delta{Type: "unknown_delta", ContentIndex: 9, Delta: "ignored"})
-	a.SetOutputTokens(9000) // the provider's count, above the estimate
+	a.SetUsage(agent.Usage{Output: 9000}) // the provider's count, above the estimate
 
 	s = a.Snapshot()
 	if len(s.Blocks) != 3 || s.OutputTokens != 9000 {
@@ -236,7 +236,7 @@ func TestStreamAccumulator_Concurrent(t *testing.T) {
 	})
 	adders.Go(func() {
 		for i := range 1000 {
-			a.SetOutputTokens(i)
+			a.SetUsage(agent.Usage{Output: i})
 		}
 	})
 	adders.Wait()
@@ -269,7 +269,7 @@ func TestStreamAccumulator_OutputTokens(t *testing.T) {
 				case string:
 					a.Add(llm.Delta{Type: agent.DeltaText, Delta: v})
 				case int:
-					a.SetOutputTokens(v)
+					a.SetUsage(agent.Usage{Output: v})
 				}
 			}
 			if got := a.Snapshot().OutputTokens; got != c.want {

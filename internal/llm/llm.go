@@ -109,15 +109,11 @@ type Delta struct {
 	// tool call (and may be repeated on later ones).
 	ToolCallID string
 	ToolName   string
-	// OutputTokens, when positive, is the provider's count of output
-	// tokens so far, as its stream reports it (Anthropic message_start and
-	// message_delta usage, an OpenAI-compatible usage chunk). A delta that
-	// only reports usage has an empty Type and Delta.
-	OutputTokens int
 	// Usage, when set, is the provider's report of the call's usage so
-	// far, as its stream gives it (the same reports as OutputTokens):
-	// input, cache reads and writes, and output (its Output is
-	// OutputTokens). Counts a report leaves out are zero.
+	// far, as its stream gives it (Anthropic message_start and
+	// message_delta usage, an OpenAI-compatible usage chunk): input, cache
+	// reads and writes, and output. Counts a report leaves out are zero. A
+	// delta that only reports usage has an empty Type and Delta.
 	Usage *agent.Usage
 }
 

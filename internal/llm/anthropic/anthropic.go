@@ -213,7 +213,7 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) {
 		if u != (agent.Usage{}) {
 			// The whole report too (input and cache so far): RPC mode's
 			// streaming usage.
-			a.emit(llm.Delta{OutputTokens: u.Output, Usage: &u})
+			a.emit(llm.Delta{Usage: &u})
 		}
 	case "content_block_start":
 		cb := ev.ContentBlock

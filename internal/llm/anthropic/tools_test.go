@@ -84,8 +84,8 @@ type recorder struct {
 }
 
 func (r *recorder) add(d llm.Delta) {
-	if d.Type == "" && d.Delta == "" && d.OutputTokens > 0 {
-		r.tokens = append(r.tokens, d.OutputTokens)
+	if d.Type == "" && d.Delta == "" && d.Usage != nil && d.Usage.Output > 0 {
+		r.tokens = append(r.tokens, d.Usage.Output)
 		return
 	}
 	r.deltas = append(r.deltas, d)
@@ -418,7 +418,7 @@ func TestComplete_ReportsOutputTokens(t *testing.T) {
 		if d.Usage != nil {
 			usage = append(usage, *d.Usage)
 		}
-		if d.OutputTokens > 0 {
+		if d.Usage != nil && d.Usage.Output > 0 {
 			order = append(order, "tokens")
 		} else {
 			order = append(order, "text")

@@ -187,7 +187,7 @@ func (a *assembler) add(chunk sdk.ChatCompletionChunk) {
 		u := chunk.Usage
 		a.usage = &u
 		if u.CompletionTokens > 0 || u.PromptTokens > 0 { // the counts so far: live output shows them
-			a.emit(llm.Delta{OutputTokens: int(u.CompletionTokens), Usage: usageOf(u)})
+			a.emit(llm.Delta{Usage: usageOf(u)})
 		}
 	}
 	for _, choice := range chunk.Choices {

@@ -57,8 +57,8 @@ type recorder struct {
 }
 
 func (r *recorder) add(d llm.Delta) {
-	if d.Type == "" && d.Delta == "" && d.OutputTokens > 0 {
-		r.tokens = append(r.tokens, d.OutputTokens)
+	if d.Type == "" && d.Delta == "" && d.Usage != nil && d.Usage.Output > 0 {
+		r.tokens = append(r.tokens, d.Usage.Output)
 		return
 	}
 	r.deltas = append(r.deltas, d)

@@ -457,7 +457,7 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, m agent.Message,
 	if report {
 		first := agent.Usage{Input: m.Usage.Input, CacheRead: m.Usage.CacheRead, CacheWrite: m.Usage.CacheWrite}
 		last := *m.Usage
-		pieces = append(append([]llm.Delta{{Usage: &first}}, pieces...), llm.Delta{OutputTokens: last.Output, Usage: &last})
+		pieces = append(append([]llm.Delta{{Usage: &first}}, pieces...), llm.Delta{Usage: &last})
 	}
 	sent := 0 // pieces of the answer reported
 	for _, d := range pieces {
