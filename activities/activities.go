@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/auth"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/metrics"
@@ -24,14 +25,13 @@ type Credentials interface {
 	// when the provider has none configured. err means the store could not
 	// be read: the call then fails rather than run without the credential.
 	// Its text must not contain a secret.
-	Select(provider, sessionID string) (id, secret string, ok bool, err error)
+	Select(provider, sessionID string) (c auth.Credential, ok bool, err error)
 	// MarkUsageLimit blocks the session's current credential and reports
 	// whether the session was switched to another one or, when no
 	// credential is left, to the next model it may fall back to (settings
 	// retry.fallbackModels: Switched, Model set), which the workflow runs
-	// at once (SPEC 3 step 7). The result type is this package's, so the
-	// activities need no import of the auth store.
-	MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (MarkUsageLimitResult, error)
+	// at once (SPEC 3 step 7).
+	MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (auth.Switch, error)
 	// Secrets returns every secret the store holds now (read at call
 	// time: a credential added while the worker runs is included), so that
 	// tool output is redacted of them. An error's text must not contain a
@@ -155,12 +155,12 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 	}
 	var credID string
 	if a.Credentials != nil {
-		id, secret, ok, err := a.Credentials.Select(in.Model.Provider, in.SessionID)
+		cred, ok, err := a.Credentials.Select(in.Model.Provider, in.SessionID)
 		if err != nil {
 			return CallModelResult{}, credentialsError(in.Model.Provider, err)
 		}
 		if ok {
-			credID, req.Secret = id, secret
+			credID, req.Secret = cred.ID, cred.Secret
 		}
 		if !ok && a.NeedsCredential != nil && a.NeedsCredential(in.Model.Provider) {
 			// The prompt names a provider this worker has no key for: say
@@ -388,9 +388,9 @@ func (a *Activities) MarkUsageLimitReached(ctx context.Context, in MarkUsageLimi
 	if a.Credentials == nil {
 		return MarkUsageLimitResult{}, nil
 	}
-	res, err := a.Credentials.MarkUsageLimit(in.Provider, in.Model, in.SessionID, in.RetryAfterMs)
+	sw, err := a.Credentials.MarkUsageLimit(in.Provider, in.Model, in.SessionID, in.RetryAfterMs)
 	if err != nil {
 		return MarkUsageLimitResult{}, fmt.Errorf("mark usage limit reached for %s model %s: %w", in.Provider, in.Model, err)
 	}
-	return res, nil
+	return MarkUsageLimitResult{Switched: sw.Switched, CredentialID: sw.CredentialID, Model: sw.Model}, nil
 }

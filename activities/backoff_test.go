@@ -63,7 +63,7 @@ func TestCallModel_HoldsForTheCredentialsRateLimitWindow(t *testing.T) {
 	if first.StopReason != agent.StopReasonError || first.HeldMs != 0 {
 		t.Fatalf("first call = %+v, want the scripted 429, not held", first)
 	}
-	entries, err := w.creds.File.List()
+	entries, err := w.creds.List()
 	if err != nil || len(entries) != 1 || entries[0].RateLimitedUntil.IsZero() {
 		t.Fatalf("after the 429 the credential is %+v (%v), want a rate-limit window", entries, err)
 	}
@@ -84,7 +84,7 @@ func TestCallModel_HoldsForTheCredentialsRateLimitWindow(t *testing.T) {
 func TestCallModel_OneProbePerWindow(t *testing.T) {
 	w := backoffWorker(t)
 	key := auth.WindowKey("anthropic", "work")
-	if err := w.creds.File.RateLimited(key, 300); err != nil {
+	if err := w.creds.RateLimited(key, 300); err != nil {
 		t.Fatal(err)
 	}
 	const n = 5

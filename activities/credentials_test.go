@@ -29,7 +29,7 @@ import (
 // environment, with the scripted model for every provider.
 type credsWorker struct {
 	env   *testsuite.TestActivityEnvironment
-	creds *app.Credentials
+	creds *auth.File
 	store *session.Store
 	// fresh is another environment of the same activities: the SDK's
 	// test environment runs one activity at a time, so concurrent calls
@@ -52,7 +52,7 @@ func newCredsWorkerWith(t *testing.T, s settings.Settings, adjust func(*activiti
 		t.Fatal(err)
 	}
 	for _, cr := range creds {
-		if err := c.File.Add(cr); err != nil {
+		if err := c.Add(cr); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -169,7 +169,7 @@ func TestCallModel_UnreadableAuthStoreFailsWithCredentialsError(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The file's mode changes under the running worker.
-	if err := os.Chmod(w.creds.File.Path(), 0o644); err != nil {
+	if err := os.Chmod(w.creds.Path(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 

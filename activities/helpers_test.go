@@ -7,6 +7,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
+
+	"github.com/durableagent/durableagent/internal/auth"
 )
 
 // cancelsNobodyAskedFor are the causes with which an activity's context
@@ -30,11 +32,11 @@ func workerOptionsWithContext(ctx context.Context) worker.Options {
 
 type staticCreds struct{ id, secret string }
 
-func (c staticCreds) Select(string, string) (string, string, bool, error) {
-	return c.id, c.secret, true, nil
+func (c staticCreds) Select(string, string) (auth.Credential, bool, error) {
+	return auth.Credential{ID: c.id, Secret: c.secret}, true, nil
 }
-func (c staticCreds) MarkUsageLimit(string, string, string, int64) (MarkUsageLimitResult, error) {
-	return MarkUsageLimitResult{}, nil
+func (c staticCreds) MarkUsageLimit(string, string, string, int64) (auth.Switch, error) {
+	return auth.Switch{}, nil
 }
 func (c staticCreds) Secrets() ([]string, error) { return []string{c.secret}, nil }
 

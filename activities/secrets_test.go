@@ -113,7 +113,7 @@ func newProviderStack(t *testing.T, provider string, handler http.HandlerFunc, h
 	acts := &activities.Activities{
 		Sessions:          store,
 		Provider:          app.NewProviders(settingsFor(provider, srv.URL), nil),
-		Credentials:       &app.Credentials{File: f},
+		Credentials:       f,
 		HeartbeatInterval: heartbeatInterval,
 	}
 

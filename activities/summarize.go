@@ -78,12 +78,12 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 		base.Faults = kept.SummaryFaults
 	}
 	if a.Credentials != nil {
-		_, secret, ok, err := a.Credentials.Select(in.Model.Provider, in.SessionID)
+		cred, ok, err := a.Credentials.Select(in.Model.Provider, in.SessionID)
 		if err != nil {
 			return SummarizeResult{}, credentialsError(in.Model.Provider, err)
 		}
 		if ok {
-			base.Secret = secret
+			base.Secret = cred.Secret
 		}
 	}
 

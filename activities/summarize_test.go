@@ -39,16 +39,6 @@ func answer(text string) func(llm.Request) agent.Message {
 	}
 }
 
-type fixedCreds struct{ secret string }
-
-func (c fixedCreds) Select(string, string) (string, string, bool, error) {
-	return "cred-1", c.secret, true, nil
-}
-func (c fixedCreds) MarkUsageLimit(string, string, string, int64) (MarkUsageLimitResult, error) {
-	return MarkUsageLimitResult{}, nil
-}
-func (c fixedCreds) Secrets() ([]string, error) { return []string{c.secret}, nil }
-
 func newActs(t *testing.T, p llm.Provider) *Activities {
 	t.Helper()
 	store, err := session.Open(t.TempDir())
@@ -295,7 +285,7 @@ func TestSummarize_ModelErrorIsDataAndWritesNothing(t *testing.T) {
 		return m
 	}}
 	a := newActs(t, p)
-	a.Credentials = fixedCreds{secret}
+	a.Credentials = staticCreds{id: "cred-1", secret: secret}
 	seed(t, a, history()...)
 	res, err := runSummarize(t, a, SummarizeInput{SessionID: "s1", LeafID: "u3", EntryID: "c1", KeepRecentTokens: 150, Model: ModelRef{Provider: "fake"}})
 	if err != nil {

@@ -35,7 +35,7 @@ func newPromptEnv(t *testing.T) *promptEnv {
 	t.Helper()
 	rec := &recorder{reply: answer("done")}
 	acts := newActs(t, rec)
-	acts.Credentials = fixedCreds{secret: "sk-credential-sysprompt-0123456789"}
+	acts.Credentials = staticCreds{id: "cred-1", secret: "sk-credential-sysprompt-0123456789"}
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	env := suite.NewTestActivityEnvironment()

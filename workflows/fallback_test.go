@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/auth"
 )
@@ -12,20 +11,6 @@ import (
 // fileCreds adapts the persistent auth store to activities.Credentials and
 // activities.ModelFallback, as internal/app does for the worker (the
 // workflows package cannot import internal/app, which imports it).
-type fileCreds struct{ f *auth.File }
-
-func (c fileCreds) Select(p, s string) (string, string, bool, error) {
-	cr, ok, err := c.f.Select(p, s)
-	return cr.ID, cr.Secret, ok, err
-}
-
-func (c fileCreds) Secrets() ([]string, error) { return c.f.Secrets() }
-
-func (c fileCreds) MarkUsageLimit(p, model, s string, ms int64) (activities.MarkUsageLimitResult, error) {
-	sw, err := c.f.MarkUsageLimit(p, model, s, ms)
-	return activities.MarkUsageLimitResult{Switched: sw.Switched, CredentialID: sw.CredentialID, Model: sw.Model}, err
-}
-
 // SPEC 3 step 7 (model fallback): a usage limit on the only credential,
 // with retry.fallbackModels ["scripted-2"], switches the session to the
 // fallback model; the switch succeeded, so the retry waits 0 ms, and the
@@ -59,7 +44,7 @@ func TestPrompt_UsageLimitFallsBackToNextModel(t *testing.T) {
 			if err := f.Add(auth.Credential{ID: "only", Provider: "scripted", Secret: "sk-onlyonlyonly"}); err != nil {
 				t.Fatal(err)
 			}
-			h.acts.Credentials = fileCreds{f}
+			h.acts.Credentials = f
 
 			res, err := h.run(input(limit))
 			if err != nil || res.Status != agent.StatusCompleted {

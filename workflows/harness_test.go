@@ -92,7 +92,7 @@ func newHarnessWith(t *testing.T, spec func(string) tools.Spec, creds ...auth.Cr
 	h.acts = &activities.Activities{
 		Sessions:          store,
 		Provider:          func(string) (llm.Provider, error) { return prov, nil },
-		Credentials:       fileCreds{h.auth},
+		Credentials:       h.auth,
 		HeartbeatInterval: 50 * time.Millisecond,
 	}
 	h.env.RegisterWorkflowWithOptions(PromptWith(spec), workflow.RegisterOptions{Name: PromptWorkflowName})

@@ -487,12 +487,12 @@ func TestPrompt_WorkflowCancelDuringBackoff(t *testing.T) {
 
 type brokenCreds struct{}
 
-func (brokenCreds) Select(string, string) (string, string, bool, error) {
-	return "", "", false, errors.New("auth.json is readable by others; run chmod 600")
+func (brokenCreds) Select(string, string) (auth.Credential, bool, error) {
+	return auth.Credential{}, false, errors.New("auth.json is readable by others; run chmod 600")
 }
 
-func (brokenCreds) MarkUsageLimit(string, string, string, int64) (activities.MarkUsageLimitResult, error) {
-	return activities.MarkUsageLimitResult{}, nil
+func (brokenCreds) MarkUsageLimit(string, string, string, int64) (auth.Switch, error) {
+	return auth.Switch{}, nil
 }
 
 func (brokenCreds) Secrets() ([]string, error) { return nil, nil }

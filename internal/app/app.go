@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/internal/auth"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/pgstore"
@@ -82,7 +83,7 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 // coordinated backoff (SPEC 18.1): with sessions in PostgreSQL, in that
 // database, shared by every worker of the cluster; otherwise beside the
 // credentials in auth.json, shared by the workers of the data directory.
-func rateWindowsOf(store session.Backend, creds *Credentials) activities.RateWindows {
+func rateWindowsOf(store session.Backend, creds *auth.File) activities.RateWindows {
 	if pg, ok := store.(*pgstore.Store); ok {
 		return pg.Windows()
 	}

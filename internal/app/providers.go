@@ -77,10 +77,14 @@ var ErrScriptedNotServed = errors.New("model provider scripted (the offline fake
 // AuthPath is the auth store of the settings: <dataDir>/auth.json.
 func AuthPath(s settings.Settings) string { return filepath.Join(s.DataDir, auth.FileName) }
 
-// NewCredentials opens the auth store of the settings for the activities,
-// with retry.fallbackModels as the fallback models of model.provider. A
-// group- or world-readable auth.json fails here, at worker start.
-func NewCredentials(s settings.Settings) (*Credentials, error) {
+// NewCredentials opens the auth store of the settings for the activities
+// (activities.Credentials and activities.RateWindows), with
+// retry.fallbackModels as the fallback models of model.provider. A
+// group- or world-readable auth.json fails here, at worker start. A
+// store that later cannot be read (its permissions changed under a
+// running worker) fails the model call with a CredentialsError naming
+// the problem, instead of running without the credential.
+func NewCredentials(s settings.Settings) (*auth.File, error) {
 	var opts auth.FileOptions
 	if len(s.Retry.FallbackModels) > 0 {
 		opts.FallbackModels = map[string][]string{s.Model.Provider: s.Retry.FallbackModels}
@@ -89,42 +93,10 @@ func NewCredentials(s settings.Settings) (*Credentials, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open auth store: %w", err)
 	}
-	return &Credentials{File: f}, nil
-}
-
-// Credentials adapts the file store to activities.Credentials and
-// activities.RateWindows: the store's own methods where their shapes
-// agree (Secrets, Admit, RateLimited, Settle, Release), and the ones below where
-// the activities want their own types. Secrets leave it only towards the
-// provider call.
-type Credentials struct {
-	*auth.File
-}
-
-// Select returns the session's credential id and secret. A store that
-// cannot be read (its permissions changed under a running worker) is an
-// error: the model call then fails with a CredentialsError naming the
-// store's problem, instead of running without the credential.
-func (c *Credentials) Select(provider, sessionID string) (id, secret string, ok bool, err error) {
-	cred, ok, err := c.File.Select(provider, sessionID)
-	if err != nil {
-		return "", "", false, err
-	}
-	return cred.ID, cred.Secret, ok, nil
-}
-
-// MarkUsageLimit blocks the session's credential knowing the session's
-// model, so that with no credential left the session can move to a
-// fallback model (see auth.File).
-func (c *Credentials) MarkUsageLimit(provider, model, sessionID string, retryAfterMs int64) (activities.MarkUsageLimitResult, error) {
-	sw, err := c.File.MarkUsageLimit(provider, model, sessionID, retryAfterMs)
-	if err != nil {
-		return activities.MarkUsageLimitResult{}, err
-	}
-	return activities.MarkUsageLimitResult{Switched: sw.Switched, CredentialID: sw.CredentialID, Model: sw.Model}, nil
+	return f, nil
 }
 
 var (
-	_ activities.Credentials = (*Credentials)(nil)
-	_ activities.RateWindows = (*Credentials)(nil)
+	_ activities.Credentials = (*auth.File)(nil)
+	_ activities.RateWindows = (*auth.File)(nil)
 )
