@@ -1,0 +1,200 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durableagent/durableagent/activities"
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/llm"
+)
+
+// mcpModulesEnv names a node_modules directory holding the servers of
+// testdata/mcp/package-lock.json (CI may `npm ci` there once); unset,
+// the test installs them into the user cache, once per lock file.
+const mcpModulesEnv = "MCP_TEST_NODE_MODULES"
+
+// mcpModules returns a node_modules directory holding the MCP servers of
+// testdata/mcp, skipping the test without node or npm.
+func mcpModules(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: this test runs MCP servers from npm (install Node 20 or later)")
+	}
+	if dir := os.Getenv(mcpModulesEnv); dir != "" {
+		return dir
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not installed: this test installs MCP servers from npm")
+	}
+	var lock []byte
+	for _, f := range []string{"package.json", "package-lock.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "mcp", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lock = append(lock, b...)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	sum := sha256.Sum256(lock)
+	dir := filepath.Join(cache, "durable-agent", "mcp-"+hex.EncodeToString(sum[:8]))
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol")); err == nil {
+		return filepath.Join(dir, "node_modules")
+	}
+	// Installed beside, then moved into place: a concurrent run never
+	// sees half an install.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	for _, f := range []string{"package.json", "package-lock.json"} {
+		b, _ := os.ReadFile(filepath.Join("testdata", "mcp", f))
+		if err := os.WriteFile(filepath.Join(tmp, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund")
+	cmd.Dir = tmp
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci of test/integration/testdata/mcp (needs the npm registry once; or set %s): %v\n%s", mcpModulesEnv, err, out)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "node_modules")
+}
+
+// mcpWorkspace is a workspace holding a copy of the servers' modules: a
+// stdio server runs in the sandbox, which binds the workspace only.
+func mcpWorkspace(t *testing.T) string {
+	t.Helper()
+	ws := t.TempDir()
+	if out, err := exec.Command("cp", "-a", mcpModules(t), filepath.Join(ws, "node_modules")).CombinedOutput(); err != nil {
+		t.Fatalf("copy node_modules: %v %s", err, out)
+	}
+	return ws
+}
+
+// Issue 41: a scripted job calls tools of two real MCP servers from npm
+// (server-everything, server-filesystem), run by a real worker in the
+// bubblewrap sandbox; the model is offered their tools with their
+// schemas, the results (text, structured content, an image's line)
+// reach the next model call and the session file, the file server's
+// write lands in the workspace, the server's environment holds none of
+// the worker's secrets, and a server that does not start is a one-line
+// error result after which the session goes on.
+func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
+	const secret = "sk-mcp-worker-secret-Zq81Lm4Pt6"
+	t.Setenv("DA_MCP_IT_API_KEY", secret)
+	e := sandboxEnv(t)
+	ws := mcpWorkspace(t)
+	e.s.MCP.Servers = `{"everything": {"command": "node", "args": ["node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"]},
+		"fs": {"command": "node", "args": ["node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", "."]},
+		"bad": {"command": "no-such-mcp-server"}}`
+	e.s.Tools.Enabled = append(e.s.Tools.Enabled, "mcp__everything__*", "mcp__fs__*", "mcp__bad__*")
+	e.s.Tools.Policy = []string{"allow mcp__everything__*", "allow mcp__fs__*", "allow mcp__bad__*"}
+	rec := &seen{}
+	e.ext = app.Extensions{Activities: func(a *activities.Activities) {
+		a.WrapProvider(func(p llm.Provider) llm.Provider { rec.next = p; return rec })
+	}}
+	e.startWorker()
+
+	in := client.PromptInput(e.s, "mcp-real", "use the MCP tools")
+	in.Workspace = ws
+	in.Model.Faults = []string{
+		`tool:mcp__everything__echo {"message":"hello from the job"}`,
+		`tool:mcp__everything__get-structured-content {"location":"Chicago"}`,
+		`tool:mcp__everything__get-tiny-image {}`,
+		`tool:mcp__everything__get-env {}`,
+		`tool:mcp__fs__write_file {"path":"notes.txt","content":"written by the fs server"}`,
+		`tool:mcp__fs__read_text_file {"path":"notes.txt"}`,
+		`tool:mcp__bad__anything {}`,
+		`text:done`,
+	}
+	run, err := e.k.StartPrompt(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.result(run); err != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("prompt: %+v, %v", res, err)
+	}
+
+	rec.mu.Lock()
+	reqs := slices.Clone(rec.reqs)
+	rec.mu.Unlock()
+	var offered []string
+	for _, spec := range reqs[0].Tools {
+		offered = append(offered, spec.Name)
+		if spec.Name == "mcp__fs__write_file" && !bytes.Contains(spec.Parameters, []byte(`"content"`)) {
+			t.Errorf("write_file's schema is not the server's: %s", spec.Parameters)
+		}
+	}
+	for _, want := range []string{"read", "mcp__everything__echo", "mcp__everything__get-env", "mcp__fs__write_file", "mcp__fs__read_text_file"} {
+		if !slices.Contains(offered, want) {
+			t.Errorf("the model was not offered %s: %v", want, offered)
+		}
+	}
+	results := map[string]agent.Message{}
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == agent.RoleToolResult {
+			results[m.ToolName] = m
+		}
+	}
+	for tool, want := range map[string]string{
+		"mcp__everything__echo":                   "Echo: hello from the job",
+		"mcp__everything__get-structured-content": `"temperature":`,
+		"mcp__everything__get-tiny-image":         "[image image/png,",
+		"mcp__everything__get-env":                "PATH",
+		"mcp__fs__write_file":                     "notes.txt",
+		"mcp__fs__read_text_file":                 "written by the fs server",
+		"mcp__bad__anything":                      "MCP server bad did not start:",
+	} {
+		m, ok := results[tool]
+		if !ok || !strings.Contains(m.Text(), want) || m.IsError != (tool == "mcp__bad__anything") {
+			t.Errorf("%s: the model read %+v, want %q", tool, m, want)
+		}
+	}
+	if bad := results["mcp__bad__anything"].Text(); strings.Contains(bad, "\n") {
+		t.Errorf("the failed start is not one line: %q", bad)
+	}
+	if env := results["mcp__everything__get-env"].Text(); strings.Contains(env, secret) || strings.Contains(env, "DA_MCP_IT_API_KEY") {
+		t.Errorf("the server's environment holds the worker's secret: %.500s", env)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "notes.txt")); err != nil || string(b) != "written by the fs server" {
+		t.Errorf("the fs server's write: %q, %v", b, err)
+	}
+	file := readTree(t, filepath.Join(e.dataDir, "sessions"))
+	for _, want := range []string{"Echo: hello from the job", "written by the fs server", "MCP server bad did not start"} {
+		if !bytes.Contains(file, []byte(want)) {
+			t.Errorf("the session file lacks %q", want)
+		}
+	}
+	if bytes.Contains(file, []byte(secret)) {
+		t.Error("the session file holds the worker's secret")
+	}
+	// The model call's result in history says which MCP tools it offered.
+	if h := history(t, e, run.GetID(), run.GetRunID()); !bytes.Contains(h.results[activities.CallModelName], []byte(`"mcpTools":["mcp__everything__echo"`)) {
+		t.Errorf("no model call's result in history records the MCP tools offered: %.300s", h.results[activities.CallModelName])
+	}
+}
