@@ -64,7 +64,15 @@ type conn struct {
 	proc   tools.Process // a stdio server's sandbox
 	closed chan struct{} // closed when the session ends
 	stderr tailWriter
+	// failed is the last failed start and when: a model call lists no
+	// tools of a server that failed within failedFor (its calls say why).
+	failed   error
+	failedAt time.Time
 }
+
+// failedFor is how long a model call leaves out a server that failed to
+// start, rather than wait for it again on every call.
+const failedFor = time.Minute
 
 // Specs returns the specs of the MCP tools tools.enabled (enabled)
 // enables, and their names, starting the servers it names in workspace;
@@ -76,6 +84,13 @@ func (m *Manager) Specs(ctx context.Context, workspace string, env, enabled []st
 			continue
 		}
 		c := m.conn(srv, workspace)
+		c.mu.Lock()
+		failed := c.sess == nil && time.Since(c.failedAt) < failedFor
+		c.mu.Unlock()
+		if failed {
+			problems = append(problems, c.failed.Error())
+			continue
+		}
 		if _, err := c.session(ctx, m.runner, workspace, env); err != nil {
 			problems = append(problems, err.Error())
 			continue
@@ -204,7 +219,9 @@ func (c *conn) session(ctx context.Context, runner tools.Runner, workspace strin
 		if cctx.Err() != nil && ctx.Err() == nil {
 			err = fmt.Errorf("no answer within %s (timeoutMs)", timeout)
 		}
-		return nil, fmt.Errorf("MCP server %s did not start: %s%s", c.srv.Name, line.Cut(err.Error(), 300), c.stderr.note())
+		c.failed = fmt.Errorf("MCP server %s did not start: %s%s", c.srv.Name, line.Cut(err.Error(), 300), c.stderr.note())
+		c.failedAt = time.Now()
+		return nil, c.failed
 	}
 	return c.sess, nil
 }
