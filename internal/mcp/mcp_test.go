@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +43,11 @@ func serve(mode string) {
 		fmt.Fprintln(os.Stderr, "boom: no config")
 		os.Exit(2)
 	}
+	_ = testServer().Run(context.Background(), &sdk.StdioTransport{})
+}
+
+// testServer is the server of mode tools.
+func testServer() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "faults", Version: "1"}, nil)
 	type in struct {
 		Text string `json:"text"`
@@ -68,7 +75,7 @@ func serve(mode string) {
 		return "done after a crash", nil
 	})
 	add("fails", nil, func(in) (string, error) { return "", fmt.Errorf("no such issue") })
-	_ = s.Run(context.Background(), &sdk.StdioTransport{})
+	return s
 }
 
 // manager is a Manager of this binary as the server "t" in mode, with
@@ -137,4 +144,28 @@ func TestCall_FaultsAreOneLineResults(t *testing.T) {
 		t.Fatalf("the silent server took %s", d)
 	}
 	check("not a server", New(nil, nil).Call(context.Background(), ws, nil, "mcp__gh__x", nil), true, `MCP server "gh" is not one of this worker's mcp.servers`)
+}
+
+// A streamable HTTP server gets the headers of its settings, $VARIABLEs
+// taken from the worker's environment; without them it does not start.
+func TestCall_HTTPServerWithHeaders(t *testing.T) {
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return testServer() }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer tok-123" {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	t.Setenv("MCP_TEST_TOKEN", "tok-123")
+	args := json.RawMessage(`{"text":"over http"}`)
+	for name, hdr := range map[string]string{"with the token": "Bearer $MCP_TEST_TOKEN", "without": "Bearer $MCP_TEST_NONE"} {
+		m := New([]settings.MCPServer{{Name: "h", URL: srv.URL, Headers: map[string]string{"Authorization": hdr}, TimeoutMs: 5000}}, nil)
+		r := m.Call(context.Background(), "", nil, "mcp__h__echo", args)
+		m.Close()
+		if ok := !r.IsError && strings.HasPrefix(r.Content, "echo: over http"); ok != (name == "with the token") || (r.IsError && !strings.Contains(r.Content, "MCP server h did not start:")) {
+			t.Errorf("%s: %+v", name, r)
+		}
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,9 +98,37 @@ func mcpWorkspace(t *testing.T) string {
 	return ws
 }
 
+// httpEverything starts server-everything over streamable HTTP on a free
+// port of the host and returns its endpoint.
+func httpEverything(t *testing.T, ws string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command("node", "node_modules/@modelcontextprotocol/server-everything/dist/index.js", "streamableHttp")
+	cmd.Dir, cmd.Env = ws, append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("server-everything did not listen over HTTP within 30s")
+		}
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+}
+
 // Issue 41: a scripted job calls tools of two real MCP servers from npm
 // (server-everything, server-filesystem), run by a real worker in the
-// bubblewrap sandbox; the model is offered their tools with their
+// bubblewrap sandbox, and of server-everything over streamable HTTP; the model is offered their tools with their
 // schemas, the results (text, structured content, an image's line)
 // reach the next model call and the session file, the file server's
 // write lands in the workspace, the server's environment holds none of
@@ -109,11 +139,13 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 	t.Setenv("DA_MCP_IT_API_KEY", secret)
 	e := sandboxEnv(t)
 	ws := mcpWorkspace(t)
+	web := httpEverything(t, ws)
 	e.s.MCP.Servers = `{"everything": {"command": "node", "args": ["node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"]},
 		"fs": {"command": "node", "args": ["node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", "."]},
+		"web": {"url": "` + web + `"},
 		"bad": {"command": "no-such-mcp-server"}}`
-	e.s.Tools.Enabled = append(e.s.Tools.Enabled, "mcp__everything__*", "mcp__fs__*", "mcp__bad__*")
-	e.s.Tools.Policy = []string{"allow mcp__everything__*", "allow mcp__fs__*", "allow mcp__bad__*"}
+	e.s.Tools.Enabled = append(e.s.Tools.Enabled, "mcp__everything__*", "mcp__fs__*", "mcp__web__get-sum", "mcp__bad__*")
+	e.s.Tools.Policy = []string{"allow mcp__everything__*", "allow mcp__fs__*", "allow mcp__web__*", "allow mcp__bad__*"}
 	rec := &seen{}
 	e.ext = app.Extensions{Activities: func(a *activities.Activities) {
 		a.WrapProvider(func(p llm.Provider) llm.Provider { rec.next = p; return rec })
@@ -129,6 +161,7 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 		`tool:mcp__everything__get-env {}`,
 		`tool:mcp__fs__write_file {"path":"notes.txt","content":"written by the fs server"}`,
 		`tool:mcp__fs__read_text_file {"path":"notes.txt"}`,
+		`tool:mcp__web__get-sum {"a":2,"b":3}`,
 		`tool:mcp__bad__anything {}`,
 		`text:done`,
 	}
@@ -150,7 +183,7 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 			t.Errorf("write_file's schema is not the server's: %s", spec.Parameters)
 		}
 	}
-	for _, want := range []string{"read", "mcp__everything__echo", "mcp__everything__get-env", "mcp__fs__write_file", "mcp__fs__read_text_file"} {
+	for _, want := range []string{"read", "mcp__everything__echo", "mcp__everything__get-env", "mcp__fs__write_file", "mcp__fs__read_text_file", "mcp__web__get-sum"} {
 		if !slices.Contains(offered, want) {
 			t.Errorf("the model was not offered %s: %v", want, offered)
 		}
@@ -168,6 +201,7 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 		"mcp__everything__get-env":                "PATH",
 		"mcp__fs__write_file":                     "notes.txt",
 		"mcp__fs__read_text_file":                 "written by the fs server",
+		"mcp__web__get-sum":                       "The sum of 2 and 3 is 5.",
 		"mcp__bad__anything":                      "MCP server bad did not start:",
 	} {
 		m, ok := results[tool]
