@@ -145,7 +145,9 @@ func (m *Manager) Call(ctx context.Context, workspace string, env []string, name
 		}
 		// A transport failure or a hang: the call may have reached the
 		// server. The connection is made again on the next call.
+		c.mu.Lock()
 		c.reset(sess)
+		c.mu.Unlock()
 		if timedOut {
 			return errorf("MCP server %s did not answer the call of %s within %s (timeoutMs): the call may or may not have completed. Check its effects before calling it again.",
 				srvName, tool, timeout)
@@ -230,7 +232,7 @@ func (c *conn) session(ctx context.Context, runner tools.Runner, workspace strin
 // server started by runner in workspace, speaking on its stdin and stdout.
 func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string, env []string) error {
 	var t sdk.Transport
-	c.stderr = tailWriter{}
+	c.stderr.reset()
 	if c.srv.URL != "" {
 		h := http.Header{}
 		for k, v := range c.srv.Headers {
@@ -371,6 +373,12 @@ func (w *tailWriter) Write(p []byte) (int, error) {
 		w.b = w.b[len(w.b)-2048:]
 	}
 	return len(p), nil
+}
+
+func (w *tailWriter) reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b = nil
 }
 
 // note is "; its stderr: <last line>" or "".

@@ -112,7 +112,7 @@ func TestCall_FaultsAreOneLineResults(t *testing.T) {
 			}
 		}
 	}
-	m := manager(t, "tools", 3000)
+	m := manager(t, "tools", 30000)
 	specs, names, problems := m.Specs(context.Background(), ws, nil, []string{"read", "mcp__t__e*", "mcp__t__big"})
 	if len(problems) > 0 || strings.Join(names, ",") != "mcp__t__big,mcp__t__echo" || len(specs) != 2 ||
 		!strings.Contains(string(specs[1].Parameters), `"text"`) {
@@ -130,12 +130,13 @@ func TestCall_FaultsAreOneLineResults(t *testing.T) {
 	check("crash mid-call", call(m, ws, "crash", ""), true, "MCP server t lost its connection during the call of crash", "may or may not have completed")
 	check("after the crash", call(m, ws, "echo", "again"), false, "echo: again")
 	check("idempotent tool retried after a crash", call(m, ws, "crashOnce", filepath.Join(ws, "crashed")), false, "done after a crash")
+	hung := manager(t, "tools", 2000)
 	began := time.Now()
-	check("hang mid-call", call(m, ws, "slow", ""), true, "MCP server t did not answer the call of slow within 3s (timeoutMs): the call may or may not have completed")
+	check("hang mid-call", call(hung, ws, "slow", ""), true, "MCP server t did not answer the call of slow within 2s (timeoutMs): the call may or may not have completed")
 	if d := time.Since(began); d > 10*time.Second {
 		t.Fatalf("the hung call took %s", d)
 	}
-	check("after the hang", call(m, ws, "echo", "back"), false, "echo: back")
+	check("after the hang", call(hung, ws, "echo", "back"), false, "echo: back")
 
 	check("exits at start", call(manager(t, "exit", 3000), ws, "echo", ""), true, "MCP server t did not start:", "its stderr: boom: no config")
 	began = time.Now()
