@@ -128,12 +128,13 @@ func httpEverything(t *testing.T, ws string) string {
 
 // Issue 41: a scripted job calls tools of two real MCP servers from npm
 // (server-everything, server-filesystem), run by a real worker in the
-// bubblewrap sandbox, and of server-everything over streamable HTTP; the model is offered their tools with their
-// schemas, the results (text, structured content, an image's line)
-// reach the next model call and the session file, the file server's
-// write lands in the workspace, the server's environment holds none of
-// the worker's secrets, and a server that does not start is a one-line
-// error result after which the session goes on.
+// bubblewrap sandbox, and of server-everything over streamable HTTP: the
+// model is offered their tools with their schemas, the results (text,
+// structured content, an image's line) reach the next model call and the
+// session file, the file server's write lands in the workspace, the
+// server's environment holds none of the worker's secrets, a result is
+// redacted of them, and a server that does not start is a one-line error
+// result after which the session goes on.
 func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 	const secret = "sk-mcp-worker-secret-Zq81Lm4Pt6"
 	t.Setenv("DA_MCP_IT_API_KEY", secret)
@@ -144,7 +145,7 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 		"fs": {"command": "node", "args": ["node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", "."]},
 		"web": {"url": "` + web + `"},
 		"bad": {"command": "no-such-mcp-server"}}`
-	e.s.Tools.Enabled = append(e.s.Tools.Enabled, "mcp__everything__*", "mcp__fs__*", "mcp__web__get-sum", "mcp__bad__*")
+	e.s.Tools.Enabled = append(e.s.Tools.Enabled, "mcp__everything__*", "mcp__fs__*", "mcp__web__get-sum", "mcp__web__echo", "mcp__bad__*")
 	e.s.Tools.Policy = []string{"allow mcp__everything__*", "allow mcp__fs__*", "allow mcp__web__*", "allow mcp__bad__*"}
 	rec := &seen{}
 	e.ext = app.Extensions{Activities: func(a *activities.Activities) {
@@ -162,6 +163,7 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 		`tool:mcp__fs__write_file {"path":"notes.txt","content":"written by the fs server"}`,
 		`tool:mcp__fs__read_text_file {"path":"notes.txt"}`,
 		`tool:mcp__web__get-sum {"a":2,"b":3}`,
+		`tool:mcp__web__echo {"message":"the key is ` + secret + `"}`,
 		`tool:mcp__bad__anything {}`,
 		`text:done`,
 	}
@@ -202,6 +204,7 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 		"mcp__fs__write_file":                     "notes.txt",
 		"mcp__fs__read_text_file":                 "written by the fs server",
 		"mcp__web__get-sum":                       "The sum of 2 and 3 is 5.",
+		"mcp__web__echo":                          "Echo: the key is ",
 		"mcp__bad__anything":                      "MCP server bad did not start:",
 	} {
 		m, ok := results[tool]
@@ -224,8 +227,8 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 			t.Errorf("the session file lacks %q", want)
 		}
 	}
-	if bytes.Contains(file, []byte(secret)) {
-		t.Error("the session file holds the worker's secret")
+	if echo := results["mcp__web__echo"].Text(); strings.Contains(echo, secret) {
+		t.Errorf("an MCP result is not redacted of the worker's secrets: %q", echo)
 	}
 	// The model call's result in history says which MCP tools it offered.
 	if h := history(t, e, run.GetID(), run.GetRunID()); !bytes.Contains(h.results[activities.CallModelName], []byte(`"mcpTools":["mcp__everything__echo"`)) {
