@@ -100,6 +100,11 @@ func (m *Manager) Specs(ctx context.Context, workspace string, env, enabled []st
 			if !tools.Enabled(enabled, name) {
 				continue
 			}
+			if len(name) > 64 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != "" {
+				// The providers refuse a request with such a name.
+				problems = append(problems, fmt.Sprintf("MCP tool %q left out: a model's tool name is at most 64 letters, digits, _ and -", name))
+				continue
+			}
 			schema, err := json.Marshal(t.InputSchema)
 			if err != nil {
 				continue

@@ -75,6 +75,7 @@ func testServer() *sdk.Server {
 		return "done after a crash", nil
 	})
 	add("fails", nil, func(in) (string, error) { return "", fmt.Errorf("no such issue") })
+	add("bad.name", nil, func(in) (string, error) { return "", nil }) // MCP allows ".", the providers do not
 	return s
 }
 
@@ -113,8 +114,8 @@ func TestCall_FaultsAreOneLineResults(t *testing.T) {
 		}
 	}
 	m := manager(t, "tools", 30000)
-	specs, names, problems := m.Specs(context.Background(), ws, nil, []string{"read", "mcp__t__e*", "mcp__t__big"})
-	if len(problems) > 0 || strings.Join(names, ",") != "mcp__t__big,mcp__t__echo" || len(specs) != 2 ||
+	specs, names, problems := m.Specs(context.Background(), ws, nil, []string{"read", "mcp__t__e*", "mcp__t__big", "mcp__t__bad*"})
+	if strings.Join(problems, ";") != `MCP tool "mcp__t__bad.name" left out: a model's tool name is at most 64 letters, digits, _ and -` || strings.Join(names, ",") != "mcp__t__big,mcp__t__echo" || len(specs) != 2 ||
 		!strings.Contains(string(specs[1].Parameters), `"text"`) {
 		t.Fatalf("specs %+v, names %v, problems %v", specs, names, problems)
 	}
