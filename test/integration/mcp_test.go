@@ -235,3 +235,42 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 		t.Errorf("no model call's result in history records the MCP tools offered: %.300s", h.results[activities.CallModelName])
 	}
 }
+
+// Issue 41: a worker SIGKILLed during a call of an MCP tool: the model
+// reads bash's "may or may not have completed" result (the call has one
+// attempt and is never made again), and the prompt goes on on another
+// worker.
+func TestIntegration_MCPCallOfAKilledWorkerIsNotMadeAgain(t *testing.T) {
+	e := sandboxEnv(t)
+	ws := mcpWorkspace(t)
+	e.s.MCP.Servers = `{"everything": {"command": "node", "args": ["node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"]}}`
+	e.s.Tools.Enabled = append(e.s.Tools.Enabled, "mcp__everything__*")
+	e.s.Tools.Policy = []string{"allow mcp__everything__*"}
+	t.Setenv(envWorkerMCP, e.s.MCP.Servers)
+	w := e.spawnWorker()
+	in := client.PromptInput(e.s, "mcp-kill", "run the long operation")
+	in.Workspace = ws
+	in.Model.Faults = []string{`tool:mcp__everything__trigger-long-running-operation {"duration":60,"steps":60}`, `text:done`}
+	run, err := e.k.StartPrompt(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitEvent("mcp-kill", time.Minute, isType(agent.EventToolExecutionStart))
+	time.Sleep(2 * time.Second) // the call runs on the server
+	_ = w.Process.Kill()
+	_, _ = w.Process.Wait()
+	e.startWorker()
+	res, err := e.result(run)
+	if err != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("prompt: %+v, %v", res, err)
+	}
+	var results []string
+	for _, ev := range e.events("mcp-kill") {
+		if ev.Type == agent.EventToolExecutionEnd && ev.ToolResult != nil {
+			results = append(results, ev.ToolResult.Content[0].Text)
+		}
+	}
+	if len(results) != 1 || !strings.Contains(results[0], "may or may not have completed") {
+		t.Fatalf("tool results %q, want one that may or may not have completed", results)
+	}
+}
