@@ -85,17 +85,21 @@ func (m *Manager) Specs(ctx context.Context, workspace string, env, enabled []st
 		}
 		c := m.conn(srv, workspace)
 		c.mu.Lock()
-		failed := c.sess == nil && time.Since(c.failedAt) < failedFor
+		failed := c.failed
+		if c.sess != nil || time.Since(c.failedAt) >= failedFor {
+			failed = nil
+		}
 		c.mu.Unlock()
-		if failed {
-			problems = append(problems, c.failed.Error())
+		if failed != nil {
+			problems = append(problems, failed.Error())
 			continue
 		}
-		if _, err := c.session(ctx, m.runner, workspace, env); err != nil {
+		_, list, err := c.session(ctx, m.runner, workspace, env)
+		if err != nil {
 			problems = append(problems, err.Error())
 			continue
 		}
-		for _, t := range c.tools {
+		for _, t := range list {
 			name := pre + t.Name
 			if !tools.Enabled(enabled, name) {
 				continue
@@ -126,14 +130,15 @@ func (m *Manager) Call(ctx context.Context, workspace string, env []string, name
 	}
 	c := m.conn(m.servers[i], workspace)
 	for attempt := 1; ; attempt++ {
-		sess, err := c.session(ctx, m.runner, workspace, env)
+		sess, list, err := c.session(ctx, m.runner, workspace, env)
 		if err != nil {
 			return errorf("%v", err)
 		}
-		t := c.tool(tool)
-		if t == nil {
+		i := slices.IndexFunc(list, func(t *sdk.Tool) bool { return t.Name == tool })
+		if i < 0 {
 			return errorf("MCP server %s has no tool %q", srvName, tool)
 		}
+		t := list[i]
 		timeout := time.Duration(c.srv.TimeoutMs) * time.Millisecond
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		res, err := sess.CallTool(cctx, &sdk.CallToolParams{Name: tool, Arguments: args})
@@ -186,18 +191,10 @@ func (m *Manager) conn(srv settings.MCPServer, workspace string) *conn {
 	return m.conns[k]
 }
 
-func (c *conn) tool(name string) *sdk.Tool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if i := slices.IndexFunc(c.tools, func(t *sdk.Tool) bool { return t.Name == name }); i >= 0 {
-		return c.tools[i]
-	}
-	return nil
-}
-
-// session returns the connection's session, starting the server (and
-// listing its tools) when it has none or its last one ended.
-func (c *conn) session(ctx context.Context, runner tools.Runner, workspace string, env []string) (*sdk.ClientSession, error) {
+// session returns the connection's session and its server's tools,
+// starting the server (and listing them) when it has none or its last
+// one ended.
+func (c *conn) session(ctx context.Context, runner tools.Runner, workspace string, env []string) (*sdk.ClientSession, []*sdk.Tool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sess != nil {
@@ -205,7 +202,7 @@ func (c *conn) session(ctx context.Context, runner tools.Runner, workspace strin
 		case <-c.closed:
 			c.reset(c.sess)
 		default:
-			return c.sess, nil
+			return c.sess, c.tools, nil
 		}
 	}
 	timeout := time.Duration(c.srv.TimeoutMs) * time.Millisecond
@@ -228,9 +225,9 @@ func (c *conn) session(ctx context.Context, runner tools.Runner, workspace strin
 		}
 		c.failed = fmt.Errorf("MCP server %s did not start: %s%s", c.srv.Name, line.Cut(err.Error(), 300), c.stderr.note())
 		c.failedAt = time.Now()
-		return nil, c.failed
+		return nil, nil, c.failed
 	}
-	return c.sess, nil
+	return c.sess, c.tools, nil
 }
 
 // start connects to the server: a streamable HTTP endpoint, or a stdio
