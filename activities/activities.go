@@ -143,16 +143,6 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		// model.thinkingLevel).
 		ThinkingLevel: in.Model.ThinkingLevel,
 	}
-	// The MCP servers' tools that tools.enabled names, listed in the
-	// session's workspace (a server that fails is left out, and logged).
-	var mcpTools []string
-	if a.MCP != nil {
-		specs, names, problems := a.MCP.Specs(ctx, sess.Header.Cwd, a.bashEnv(), in.Tools)
-		req.Tools, mcpTools = append(req.Tools, specs...), names
-		for _, p := range problems {
-			activity.GetLogger(ctx).Warn("MCP server left out of the model's tools", "session", in.SessionID, "problem", p)
-		}
-	}
 	// The session's system prompt, kept at its start (BeginPrompt): every
 	// call of the session sends the same one, whichever worker makes it.
 	if req.System, err = a.systemPrompt(in.SessionID); err != nil {
@@ -194,6 +184,17 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		stream.SetPrice(*in.Model.Cost) // the streaming usage's cost so far
 	}
 	hb := a.startHeartbeat(ctx, stream)
+	// The MCP servers' tools that tools.enabled names, listed in the
+	// session's workspace (a server that fails is left out, and logged),
+	// under the call's heartbeats: a server may take a while to start.
+	var mcpTools []string
+	if a.MCP != nil {
+		specs, names, problems := a.MCP.Specs(ctx, sess.Header.Cwd, a.bashEnv(), in.Tools)
+		req.Tools, mcpTools = append(req.Tools, specs...), names
+		for _, p := range problems {
+			activity.GetLogger(ctx).Warn("MCP server left out of the model's tools", "session", in.SessionID, "problem", p)
+		}
+	}
 	// Hold while the credential's rate-limit window is open (backoff.go).
 	win, held := a.hold(ctx, in.Model.Provider, credID)
 	req.OnDelta = func(d llm.Delta) {

@@ -128,7 +128,8 @@ func httpEverything(t *testing.T, ws string) string {
 
 // Issue 41: a scripted job calls tools of two real MCP servers from npm
 // (server-everything, server-filesystem), run by a real worker in the
-// bubblewrap sandbox, and of server-everything over streamable HTTP: the
+// bubblewrap sandbox (one slower to start than a heartbeat timeout),
+// and of server-everything over streamable HTTP: the
 // model is offered their tools with their schemas, the results (text,
 // structured content, an image's line) reach the next model call and the
 // session file, the file server's write lands in the workspace, the
@@ -141,7 +142,9 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 	e := sandboxEnv(t)
 	ws := mcpWorkspace(t)
 	web := httpEverything(t, ws)
-	e.s.MCP.Servers = `{"everything": {"command": "node", "args": ["node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"]},
+	// everything starts slower than the model call's heartbeat timeout
+	// (2 s here): the listing runs under the call's heartbeats.
+	e.s.MCP.Servers = `{"everything": {"command": "sh", "args": ["-c", "sleep 3; exec node node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio"]},
 		"fs": {"command": "node", "args": ["node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", "."]},
 		"web": {"url": "` + web + `"},
 		"bad": {"command": "no-such-mcp-server"}}`
