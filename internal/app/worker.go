@@ -74,10 +74,9 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (_ wo
 		o.Runner = r
 	}
 	acts.ToolPolicy.Runner = o.Runner
-	if servers, _ := settings.ParseMCPServers(s.MCP.Servers); len(servers) > 0 { // Load checked them
-		// Stdio servers run through the tools' runner: in the sandbox.
-		acts.MCP = mcp.New(servers, o.Runner)
-	}
+	// Stdio MCP servers run through the tools' runner: in the sandbox.
+	servers, _ := settings.ParseMCPServers(s.MCP.Servers) // Load checked them
+	acts.MCP = mcp.New(servers, o.Runner)
 	acts.ModelQueues = s.Model.ModelQueues()
 	if o.Activities != nil {
 		o.Activities(acts)
