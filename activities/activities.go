@@ -8,10 +8,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.temporal.io/sdk/activity"
+
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/auth"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
+	"github.com/durableagent/durableagent/internal/mcp"
 	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
@@ -81,6 +84,9 @@ type Activities struct {
 	// HeartbeatInterval overrides the heartbeat ticker (0: a quarter of
 	// the activity's heartbeat timeout).
 	HeartbeatInterval time.Duration
+	// MCP runs the tools of the worker's MCP servers (mcp.servers; nil:
+	// none).
+	MCP *mcp.Manager
 	// Push, when set, serves the live output of running model and tool
 	// calls to followers as it changes (internal/live's push path); their
 	// heartbeats then carry its address and beat every
@@ -178,6 +184,17 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		stream.SetPrice(*in.Model.Cost) // the streaming usage's cost so far
 	}
 	hb := a.startHeartbeat(ctx, stream)
+	// The MCP servers' tools that tools.enabled names, listed in the
+	// session's workspace (a server that fails is left out, and logged),
+	// under the call's heartbeats: a server may take a while to start.
+	var mcpTools []string
+	if a.MCP != nil {
+		specs, names, problems := a.MCP.Specs(ctx, sess.Header.Cwd, a.bashEnv(), in.Tools)
+		req.Tools, mcpTools = append(req.Tools, specs...), names
+		for _, p := range problems {
+			activity.GetLogger(ctx).Warn("MCP server left out of the model's tools", "session", in.SessionID, "problem", p)
+		}
+	}
 	// Hold while the credential's rate-limit window is open (backoff.go).
 	win, held := a.hold(ctx, in.Model.Provider, credID)
 	req.OnDelta = func(d llm.Delta) {
@@ -218,7 +235,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		return CallModelResult{}, storeError("write assistant message", err)
 	}
 	res := resultOf(in.EntryID, msg, credID)
-	res.HeldMs, res.Billed = held.Milliseconds(), billed
+	res.HeldMs, res.Billed, res.MCPTools = held.Milliseconds(), billed, mcpTools
 	if msg.StopReason == agent.StopReasonAborted && ctx.Err() != nil {
 		// Report the cancellation so the workflow sees a cancelled
 		// activity; the aborted message is already in the session.

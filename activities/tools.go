@@ -276,7 +276,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	var before workspaceSnapshot
 	track := in.TrackFiles && call.Name == tools.Bash
 	switch {
-	case !slices.Contains(in.Tools.Enabled, call.Name):
+	case !tools.Enabled(in.Tools.Enabled, call.Name):
 		res = tools.Result{IsError: true, Content: fmt.Sprintf("Tool %q is not enabled for this session (tools.enabled: %s)",
 			call.Name, strings.Join(in.Tools.Enabled, ", "))}
 	case !json.Valid(call.Arguments) || !isObject(call.Arguments):
@@ -350,6 +350,9 @@ func (a *Activities) runTool(ctx context.Context, stream *live.Accumulator, name
 	red := a.outputRedactor(ctx)
 	opts.Secrets = red.needles()
 	opts.OnUpdate = stream.SetOutput
+	if tools.IsMCP(name) && a.MCP != nil {
+		return red.result(a.MCP.Call(ctx, opts.Workspace, opts.Env, name, args))
+	}
 	return red.result(tools.Run(ctx, name, args, opts))
 }
 

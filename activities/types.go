@@ -72,6 +72,8 @@ type CallModelResult struct {
 	// HeldMs is how long the call held for its credential's rate-limit
 	// window before it was sent (coordinated backoff; 0: not held).
 	HeldMs int64 `json:"heldMs,omitempty"`
+	// MCPTools are the MCP servers' tools the model was offered.
+	MCPTools []string `json:"mcpTools,omitempty"`
 }
 
 // ModelError is what a provider reported of a failed model call (the

@@ -60,7 +60,7 @@ func (r *run) policyCall(c *toolCall) toolpolicy.Call {
 // call its result, and returns whether the call asks for approval and
 // the grant approving it for the session would give (nil: none).
 func (r *run) decide(ctx workflow.Context, c *toolCall) (ask bool, grant *toolpolicy.Grant) {
-	if !slices.Contains(r.in.Tools.Enabled, c.ref.Name) {
+	if !tools.Enabled(r.in.Tools.Enabled, c.ref.Name) {
 		// Not a tool of this prompt: the call cannot run (its result says
 		// so), so no person is asked and no rule is applied.
 		return false, nil

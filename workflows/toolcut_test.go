@@ -90,6 +90,8 @@ func TestPrompt_ToolCutResults(t *testing.T) {
 		{"read lost", "read", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil), fmt.Sprintf(ToolLostMessage, "heartbeat")},
 		{"read stopped by a worker shutdown", "read", temporal.NewApplicationError("worker stopped while read ran: context canceled", activities.ErrTypeWorkerStopped), ToolCutOffMessage},
 		{"read cut without an abort", "read", temporal.NewApplicationError("read was cut by its worker without an abort: deadline exceeded", activities.ErrTypeCallCut), ToolCutOffMessage},
+		// Issue 41: an MCP server's tool runs at most once, as bash does.
+		{"MCP tool lost", "mcp__fs__write_file", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil), fmt.Sprintf(ToolOutcomeUnknownMessage, "heartbeat")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
@@ -97,10 +99,12 @@ func TestPrompt_ToolCutResults(t *testing.T) {
 				return activities.RunToolResult{}, tc.err
 			}
 			args := `{"command":"true"}`
-			if tc.tool == "read" {
+			if tc.tool != "bash" {
 				args = `{"path":"a.txt"}`
 			}
-			res, err := h.run(h.toolInput(`tool:`+tc.tool+` `+args, `text:done`))
+			in := h.toolInput(`tool:`+tc.tool+` `+args, `text:done`)
+			in.Tools.Enabled = append(in.Tools.Enabled, "mcp__fs__*")
+			res, err := h.run(in)
 			if err != nil || res.Status != agent.StatusCompleted {
 				t.Fatalf("prompt: %+v %v", res, err)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/live"
+	"github.com/durableagent/durableagent/internal/mcp"
 	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/tools"
@@ -73,11 +74,14 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (_ wo
 		o.Runner = r
 	}
 	acts.ToolPolicy.Runner = o.Runner
+	// Stdio MCP servers run through the tools' runner: in the sandbox.
+	servers, _ := settings.ParseMCPServers(s.MCP.Servers) // Load checked them
+	acts.MCP = mcp.New(servers, o.Runner)
 	acts.ModelQueues = s.Model.ModelQueues()
 	if o.Activities != nil {
 		o.Activities(acts)
 	}
-	g := &group{}
+	g := &group{mcp: acts.MCP}
 	defer func() {
 		if err != nil {
 			g.stopMetrics()
@@ -310,6 +314,7 @@ type group struct {
 	metrics *metrics.Server
 	traces  *tracing.Provider
 	push    *live.Hub
+	mcp     *mcp.Manager
 }
 
 // stopMetrics stops the listeners NewWorker started (metrics, push).
@@ -359,6 +364,9 @@ func (g *group) Stop() {
 		g.close()
 	}
 	g.stopMetrics()
+	if g.mcp != nil {
+		g.mcp.Close()
+	}
 	if g.traces != nil {
 		g.traces.Shutdown()
 	}

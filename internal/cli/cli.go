@@ -77,6 +77,8 @@ func commands() []Command {
 			runEvents},
 		{"follow-up", "queue MESSAGE for the running prompt: delivered when it would otherwise end (signal follow_up)",
 			runFollowUp},
+		{"mcp", "list the MCP servers of mcp.servers: the settings layer that defined them, whether each starts here (in the sandbox, in the current directory) and its tools",
+			runMCP},
 		{"prompt", "run a prompt in a session and print its events live until it ends",
 			runPrompt},
 		{"queue", "list the running prompt's queued steer and follow-up messages, or edit, rm or clear them before they are delivered (query queue, update edit_queue)",
@@ -207,6 +209,7 @@ var workerKeysUsed = map[string]string{
 	"rpc":       "session.",
 	"chat":      "session.",
 	"settings":  "",
+	"mcp":       "",
 }
 
 // starterIgnores says whether command cmd ("auth list" itself, else

@@ -128,10 +128,13 @@ func (p *Policy) Decide(c Call) Decision {
 var walkers = set("grep", "find", "ls")
 
 // appliesTo reports whether r may decide a call of tool: a rule of the
-// tool or of any tool, and a read rule's path for grep, which reads the
-// files it reaches (an ask or deny rule: allow stays narrow).
+// tool, of tools whose names start as its name ending in "*" does
+// (mcp__github__*), or of any tool, and a read rule's path for grep,
+// which reads the files it reaches (an ask or deny rule: allow stays
+// narrow).
 func (r Rule) appliesTo(tool string) bool {
 	return r.Tool == AnyTool || r.Tool == tool ||
+		strings.HasSuffix(r.Tool, "*") && strings.HasPrefix(tool, strings.TrimSuffix(r.Tool, "*")) ||
 		r.Tool == "read" && tool == "grep" && r.Kind == MatchPath && r.Action != Allow
 }
 

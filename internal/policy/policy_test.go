@@ -48,6 +48,10 @@ func TestDecide(t *testing.T) {
 		{"default: edit outside asks", Default, Call{Tool: "edit", Path: "/etc/hosts", Workspace: ws}, Ask, 9},
 		{"default: unknown tool asks", Default, Call{Tool: "deploy"}, Ask, 9},
 		{"default: task runs (its sub-agent asks for its own calls)", Default, Call{Tool: "task"}, Allow, 8},
+		{"default: an MCP tool asks", Default, Call{Tool: "mcp__fs__write_file"}, Ask, 9},
+		{"glob of a server's tools", []string{"deny mcp__fs__write*", "allow mcp__fs__*", "ask *"}, Call{Tool: "mcp__fs__read_file"}, Allow, 2},
+		{"glob: first match wins", []string{"deny mcp__fs__write*", "allow mcp__fs__*"}, Call{Tool: "mcp__fs__write_file"}, Deny, 1},
+		{"glob of another server", []string{"allow mcp__fs__*", "ask *"}, Call{Tool: "mcp__fsx__read"}, Ask, 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -87,8 +87,8 @@ func ParseRule(text string) (Rule, error) {
 	if tool == "" {
 		return Rule{}, errors.New("the tool is missing (a tool name or *)")
 	}
-	if tool != AnyTool && !validToolName(tool) {
-		return Rule{}, fmt.Errorf("tool %q is not a tool name (letters, digits, _ and -) or *", tool)
+	if tool != AnyTool && !validToolName(strings.TrimSuffix(tool, "*")) {
+		return Rule{}, fmt.Errorf("tool %q is not a tool name (letters, digits, _ and -), a name ending in * (mcp__github__*) or *", tool)
 	}
 	r.Tool = tool
 	match = strings.TrimLeft(match, " ")

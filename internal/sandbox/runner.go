@@ -90,7 +90,7 @@ func (r *Runner) Probe() error {
 	}
 	defer os.RemoveAll(dir)
 	var out strings.Builder
-	p, err := r.launch(dir, []string{"PATH=/usr/bin:/bin"}, "true")
+	p, err := r.launch(tools.Command{Dir: dir, Env: []string{"PATH=/usr/bin:/bin"}, Script: "true"})
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ type process struct {
 // allowlist, behind an egress proxy of its own that closes when the
 // sandbox ends.
 func (r *Runner) Start(c tools.Command) (tools.Process, error) {
-	p, err := r.launch(c.Dir, c.Env, c.Script)
+	p, err := r.launch(c)
 	if err != nil {
 		return nil, err
 	}
@@ -144,8 +144,9 @@ func (r *Runner) Start(c tools.Command) (tools.Process, error) {
 	return p, nil
 }
 
-// launch starts a sandbox in dir with environment env that runs script.
-func (r *Runner) launch(dir string, env []string, script string) (_ *process, err error) {
+// launch starts a sandbox in c.Dir with environment c.Env that runs
+// c.Script, its stdin c.Stdin and its stderr c.Stderr (nil: with stdout).
+func (r *Runner) launch(c tools.Command) (_ *process, err error) {
 	// What the launch made so far, undone in reverse if it fails.
 	var undo []func()
 	defer func() {
@@ -164,7 +165,7 @@ func (r *Runner) launch(dir string, env []string, script string) (_ *process, er
 		undo = append(undo, eg.close)
 		exe, socket = eg.exe, eg.proxy.Path()
 	}
-	args, err := r.cfg.args(dir, script, exe, socket)
+	args, err := r.cfg.args(c.Dir, c.Script, exe, socket)
 	if err != nil {
 		return nil, err
 	}
@@ -232,11 +233,14 @@ func (r *Runner) launch(dir string, env []string, script string) (_ *process, er
 	cmd.ExtraFiles = extra
 	// bwrap passes its environment to the command: the call's, nothing
 	// of the worker's.
-	cmd.Env = env
+	cmd.Env = c.Env
 	if cmd.Env == nil {
 		cmd.Env = []string{}
 	}
-	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, pw, pw
+	if c.Stderr != nil {
+		cmd.Stderr = c.Stderr
+	}
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start bubblewrap: %w", err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/durableagent/durableagent/internal/tools"
 )
 
 // A sandbox that cannot start leaves nothing behind: no open pipe, no
@@ -44,7 +46,7 @@ func TestLaunch_AFailedStartLeavesNothingBehind(t *testing.T) {
 			ws := t.TempDir()
 			fdsBefore, cgBefore := openFDs(t), cgroupsUnder(pidsRoot)
 			for range 20 {
-				_, err := r.launch(ws, []string{"PATH=/usr/bin:/bin"}, "true")
+				_, err := r.launch(tools.Command{Dir: ws, Env: []string{"PATH=/usr/bin:/bin"}, Script: "true"})
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("launch: %v, want an error naming %q", err, tc.want)
 				}
@@ -90,7 +92,7 @@ func TestSandbox_KilledWhileStartingEndsAtOnce(t *testing.T) {
 	r := runner(t, Config{})
 	ws := t.TempDir()
 	for i := 0; i < 30; i++ {
-		p, err := r.launch(ws, []string{"PATH=/usr/bin:/bin"}, "sleep 60")
+		p, err := r.launch(tools.Command{Dir: ws, Env: []string{"PATH=/usr/bin:/bin"}, Script: "sleep 60"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,5 +104,35 @@ func TestSandbox_KilledWhileStartingEndsAtOnce(t *testing.T) {
 		if d := time.Since(start); d > initGrace/2 {
 			t.Fatalf("kill %d, %d ms after the start: the sandbox took %v to end", i, i%15, d)
 		}
+	}
+}
+
+// A sandboxed command reads the stdin it is given and writes its stderr
+// apart from its stdout when asked (a stdio MCP server speaks on stdout
+// and logs on stderr), with and without the limit shell in between.
+func TestSandbox_StdinInAndStderrApart(t *testing.T) {
+	for name, cfg := range map[string]Config{"plain": {}, "limited": {CPUSeconds: 60}} {
+		t.Run(name, func(t *testing.T) {
+			r := runner(t, cfg)
+			in, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out, errOut strings.Builder
+			p, err := r.Start(tools.Command{Dir: t.TempDir(), Env: []string{"PATH=/usr/bin:/bin"},
+				Script: "read line; echo \"got $line\"; echo oops >&2", Stdin: in, Output: &out, Stderr: &errOut})
+			in.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintln(w, "hello")
+			w.Close()
+			if exit, err := p.Wait(); err != nil || exit.Code != 0 {
+				t.Fatalf("exit %+v, %v", exit, err)
+			}
+			if out.String() != "got hello\n" || errOut.String() != "oops\n" {
+				t.Fatalf("stdout %q, stderr %q; want \"got hello\\n\" and \"oops\\n\"", out.String(), errOut.String())
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -184,6 +185,18 @@ func nodeRaw(k *keyDef, n *yaml.Node) (rawValue, *problem) {
 			}
 		}
 		return r, nil
+	}
+	if n.Kind == yaml.MappingNode && k.key == "mcp.servers" {
+		// A mapping the key reads as JSON, as the environment gives it.
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return rawValue{}, &problem{key: k.key, reason: err.Error(), quiet: true}
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return rawValue{}, &problem{key: k.key, reason: err.Error(), quiet: true}
+		}
+		return rawValue{text: string(b)}, nil
 	}
 	if n.Kind != yaml.ScalarNode {
 		return rawValue{}, &problem{key: k.key, reason: "must be " + k.kindPhrase() + ", found a " + nodeKind(n), quiet: true}

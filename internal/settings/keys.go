@@ -396,6 +396,8 @@ var schema = []keyDef{
 		desc: "Key id recorded in every encrypted payload's metadata (names the key that decrypts it)."},
 	{key: "metrics.listen", scope: ScopeWorker, strCheck: checkMetricsListen, defText: "none (127.0.0.1:9464 with worker --dev)",
 		desc: "Worker: host:port that serves Prometheus metrics at /metrics (the SDK's worker metrics and the product's); \"off\": none, also with --dev."},
+	{key: "mcp.servers", scope: ScopeWorker, strCheck: checkMCPServers, quiet: true, defText: "none",
+		desc: "Worker: MCP servers whose tools a prompt may enable as mcp__<server>__<tool> (tools.enabled, e.g. mcp__fs__*): a mapping of names to {command, args, env, cwd, timeoutMs} (stdio, run in the sandbox) or {url, headers, timeoutMs} (streamable HTTP); JSON in the environment and flags; $VAR in env and headers is the worker's variable (README \"MCP servers\")."},
 	{key: "otel.captureContent", scope: ScopeWorker,
 		desc: "Worker: put model answers and tool output (each cut to 4 KiB) on the OpenTelemetry spans it exports when OTEL_EXPORTER_OTLP_ENDPOINT is set; false: never."},
 }
@@ -489,8 +491,16 @@ func nonEmpty(it string) (any, string) {
 	return it, ""
 }
 
-// toolItem accepts the name of a known tool.
+// toolItem accepts the name of a known tool, or of an MCP server's tool
+// or tools (mcp__<server>__<tool>, a trailing * for many).
 func toolItem(it string) (any, string) {
+	if rest, ok := strings.CutPrefix(it, "mcp__"); ok {
+		srv, tool, _ := strings.Cut(rest, "__")
+		if !validMCPName(srv) || !validName(strings.TrimSuffix(tool, "*"), "_-", 64) || tool == "" {
+			return nil, "is not an MCP tool name (mcp__<server>__<tool>, letters, digits, - and _, a trailing * for many)"
+		}
+		return it, ""
+	}
 	if !slices.Contains(KnownTools, it) {
 		return nil, "is not a tool (known: " + strings.Join(KnownTools, ", ") + ")"
 	}

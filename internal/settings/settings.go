@@ -30,6 +30,7 @@ type Settings struct {
 	Stream     Stream         `json:"stream"`
 	Metrics    Metrics        `json:"metrics"`
 	Otel       Otel           `json:"otel"`
+	MCP        MCP            `json:"mcp"`
 
 	// file is the settings file Load used (or would create).
 	file string

@@ -154,7 +154,7 @@ func (k *keyDef) check(v any) *problem {
 		}
 		if k.strCheck != nil {
 			if reason := k.strCheck(x); reason != "" {
-				return &problem{key: k.key, value: x, reason: reason}
+				return &problem{key: k.key, value: x, reason: reason, quiet: k.quiet}
 			}
 		}
 	case []string:

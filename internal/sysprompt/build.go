@@ -83,6 +83,9 @@ func Hash(text string) string {
 func writeTools(b *strings.Builder, names []string) {
 	var lines []string
 	for _, n := range names {
+		if tools.IsMCP(n) {
+			lines = append(lines, fmt.Sprintf("- %s: a tool (or tools) of an MCP server, described where it is offered.", n))
+		}
 		if !tools.Known(n) {
 			continue
 		}

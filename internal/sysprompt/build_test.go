@@ -50,6 +50,10 @@ func TestBuild(t *testing.T) {
 			facts:   func(f Facts) Facts { f.Tools = []string{"teleport", tools.Ls}; return f },
 			want:    []string{"- " + tools.Ls + ": "},
 			wantNot: []string{"teleport"}},
+		{name: "MCP tools only: they are named, not no tools",
+			facts:   func(f Facts) Facts { f.Tools = []string{"mcp__fs__*"}; return f },
+			want:    []string{"- mcp__fs__*: a tool (or tools) of an MCP server"},
+			wantNot: []string{"You have no tools"}},
 		{name: "project files labelled with their paths, outermost first, cuts and problems said",
 			facts: func(f Facts) Facts {
 				f.Files = []File{

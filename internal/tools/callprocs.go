@@ -57,7 +57,10 @@ func (localRunner) Start(c Command) (Process, error) {
 	cmd.Dir = c.Dir
 	token := rand.Text() // a value no other call has
 	cmd.Env = withCallMarker(c.Env, token)
-	cmd.Stdout, cmd.Stderr = w, w // merged; stdin stays /dev/null
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, w, w // merged; nil stdin is /dev/null
+	if c.Stderr != nil {
+		cmd.Stderr = c.Stderr
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		r.Close()

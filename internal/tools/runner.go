@@ -31,8 +31,14 @@ type Command struct {
 	Dir string
 	Env []string
 	// Output receives stdout and stderr, merged, from one goroutine at a
-	// time; stdin is empty.
+	// time.
 	Output io.Writer
+	// Stdin is the command's input (nil: empty): an *os.File is handed
+	// to it as it is, as a stdio MCP server's pipe is. Stderr, when set,
+	// gets stderr apart from Output (an MCP server's log beside its
+	// protocol).
+	Stdin  io.Reader
+	Stderr io.Writer
 }
 
 // Process is a started Command.

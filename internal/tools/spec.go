@@ -1,6 +1,9 @@
 package tools
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Kind is how a workflow runs a tool's call.
 type Kind int
@@ -66,12 +69,40 @@ var (
 	readOnlySpec = Spec{ReadOnly: true, Attempts: 3, Timeout: DefaultTimeout}
 )
 
+// mcpSpec is the spec of an MCP server's tool (IsMCP): one attempt,
+// since the server's effects cannot be recognised afterwards; the
+// worker's MCP client retries a call of a tool that says it is read-only
+// or idempotent itself, after a transport failure (internal/mcp).
+var mcpSpec = Spec{Attempts: 1, Timeout: DefaultTimeout}
+
 // SpecOf returns the spec of a tool (fileSpec for a name no tool has).
 func SpecOf(name string) Spec {
 	if t, ok := tools[name]; ok {
 		return t.spec
 	}
+	if IsMCP(name) {
+		return mcpSpec
+	}
 	return fileSpec
+}
+
+// MCPPrefix starts the name of every MCP server's tool the model sees:
+// mcp__<server>__<tool>.
+const MCPPrefix = "mcp__"
+
+// IsMCP reports whether name is an MCP server's tool.
+func IsMCP(name string) bool { return strings.HasPrefix(name, MCPPrefix) }
+
+// Enabled reports whether tools.enabled (list) enables the tool name: a
+// name it lists, or an MCP tool an item ending in "*" covers
+// (mcp__github__* enables every tool of the server github).
+func Enabled(list []string, name string) bool {
+	for _, it := range list {
+		if it == name || IsMCP(name) && strings.HasSuffix(it, "*") && strings.HasPrefix(name, strings.TrimSuffix(it, "*")) {
+			return true
+		}
+	}
+	return false
 }
 
 // CallTimeout is the start-to-close timeout of one call: for a tool with

@@ -58,3 +58,22 @@ func TestSpecOf(t *testing.T) {
 		}
 	}
 }
+
+// An MCP server's tool runs at most once as an activity (its client
+// retries only what the server says is safe), and tools.enabled enables
+// it by name or by a glob of its server; a glob never enables a built-in.
+func TestSpecOf_MCPToolOnceAndEnabledByGlob(t *testing.T) {
+	if s := SpecOf("mcp__fs__write_file"); s.Attempts != 1 || s.ReadOnly || s.Kind != KindActivity {
+		t.Fatalf("spec of an MCP tool: %+v, want one attempt", s)
+	}
+	list := []string{"read", "mcp__fs__*", "mcp__gh__get_issue"}
+	for name, want := range map[string]bool{"read": true, "mcp__fs__write_file": true, "mcp__gh__get_issue": true,
+		"mcp__gh__create_issue": false, "mcp__fsx__read": false, "bash": false} {
+		if got := Enabled(list, name); got != want {
+			t.Errorf("Enabled(%v, %q) = %v, want %v", list, name, got, want)
+		}
+	}
+	if Enabled([]string{"*"}, "bash") {
+		t.Error("a glob enabled a built-in tool")
+	}
+}

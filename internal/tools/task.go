@@ -82,7 +82,7 @@ func ParseTask(args json.RawMessage, enabled []string) (TaskCall, error) {
 	}
 	c.Tools = []string{}
 	for _, n := range a.Tools {
-		if !slices.Contains(enabled, n) {
+		if !Enabled(enabled, n) {
 			return TaskCall{}, fmt.Errorf("invalid arguments for %s: tool %q is not one of yours (%s)", Task, n, strings.Join(enabled, ", "))
 		}
 		if !slices.Contains(c.Tools, n) {

@@ -11,7 +11,7 @@ import (
 // The task tool checks its arguments in one line each, and a sub-agent's
 // tools only narrow the caller's (issue 25: sub-agents).
 func TestParseTask(t *testing.T) {
-	mine := []string{Read, Grep, Bash}
+	mine := []string{Read, Grep, Bash, "mcp__fs__*"}
 	for _, tc := range []struct {
 		name, args string
 		want       TaskCall
@@ -26,7 +26,11 @@ func TestParseTask(t *testing.T) {
 		{name: "missing prompt", args: `{"description":"d"}`, err: `invalid arguments for task: missing required parameter "prompt"`},
 		{name: "blank description", args: `{"description":"  ","prompt":"p"}`, err: `invalid arguments for task: missing required parameter "description"`},
 		{name: "tool not the caller's", args: `{"description":"d","prompt":"p","tools":["write"]}`,
-			err: `invalid arguments for task: tool "write" is not one of yours (read, grep, bash)`},
+			err: `invalid arguments for task: tool "write" is not one of yours (read, grep, bash, mcp__fs__*)`},
+		{name: "an MCP tool of the caller's glob", args: `{"description":"d","prompt":"p","tools":["mcp__fs__read_file"]}`,
+			want: TaskCall{Description: "d", Prompt: "p", Tools: []string{"mcp__fs__read_file"}}},
+		{name: "an MCP tool of another server", args: `{"description":"d","prompt":"p","tools":["mcp__gh__get"]}`,
+			err: `invalid arguments for task: tool "mcp__gh__get" is not one of yours (read, grep, bash, mcp__fs__*)`},
 		{name: "tools not a list", args: `{"description":"d","prompt":"p","tools":"read"}`, err: `invalid arguments for task: parameter "tools" must be a slice`},
 		{name: "not an object", args: `["p"]`, err: `invalid arguments for task: expected a JSON object`},
 		{name: "prompt too long", args: `{"description":"d","prompt":"` + strings.Repeat("x", MaxTaskPrompt+1) + `"}`,

@@ -29,6 +29,7 @@ const (
 	envWorkerAddr = "DURABLE_AGENT_TEST_ADDR"
 	envWorkerQ    = "DURABLE_AGENT_TEST_QUEUE"
 	envWorkerData = "DURABLE_AGENT_TEST_DATA"
+	envWorkerMCP  = "DURABLE_AGENT_TEST_MCP" // its mcp.servers
 )
 
 func TestMain(m *testing.M) {
@@ -47,6 +48,7 @@ func runWorkerProcess() int {
 	s.DataDir = os.Getenv(envWorkerData)
 	s.Temporal.Address = os.Getenv(envWorkerAddr)
 	s.Temporal.TaskQueue = os.Getenv(envWorkerQ)
+	s.MCP.Servers = os.Getenv(envWorkerMCP)
 	if m := os.Getenv(envSandboxMode); m != "" {
 		s.Tools.Sandbox.Mode = m
 	}

@@ -1,0 +1,398 @@
+// Package mcp is the worker's client of the MCP servers of mcp.servers
+// (issue 41), on the official Go SDK: it lists their tools for the model
+// as mcp__<server>__<tool> and runs the model's calls of them.
+//
+// A stdio server runs through the worker's tools.Runner, so in the same
+// bubblewrap sandbox as bash, in the session's workspace, with bash's
+// environment (the worker's secrets withheld) plus the server's own env;
+// an HTTP server is reached over streamable HTTP. One connection per
+// server and workspace is shared by the worker's calls, and made again
+// when its server died. Every fault (a server that does not start, never
+// answers initialize, dies or hangs mid-call, answers 10 MB) ends the call
+// with a one-line error result or a bounded one; a call is made again
+// only after a transport failure, and only for a tool that says it is
+// read-only or idempotent.
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
+	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/tools"
+)
+
+// Manager holds the worker's connections to its MCP servers.
+type Manager struct {
+	servers []settings.MCPServer
+	runner  tools.Runner
+	mu      sync.Mutex
+	conns   map[[2]string]*conn // by server and workspace
+}
+
+// New is the manager of servers, whose stdio servers runner starts (nil:
+// tools.Local).
+func New(servers []settings.MCPServer, runner tools.Runner) *Manager {
+	if runner == nil {
+		runner = tools.Local
+	}
+	return &Manager{servers: servers, runner: runner, conns: map[[2]string]*conn{}}
+}
+
+// conn is one server's connection in one workspace; mu serialises its
+// (re)starts.
+type conn struct {
+	srv    settings.MCPServer
+	mu     sync.Mutex
+	sess   *sdk.ClientSession
+	tools  []*sdk.Tool
+	proc   tools.Process // a stdio server's sandbox
+	closed chan struct{} // closed when the session ends
+	stderr tailWriter
+	// failed is the last failed start and when: a model call lists no
+	// tools of a server that failed within failedFor (its calls say why).
+	failed   error
+	failedAt time.Time
+}
+
+// failedFor is how long a model call leaves out a server that failed to
+// start, rather than wait for it again on every call.
+const failedFor = time.Minute
+
+// Specs returns the specs of the MCP tools tools.enabled (enabled)
+// enables, and their names, starting the servers it names in workspace;
+// a server that fails is left out, its problem in problems.
+func (m *Manager) Specs(ctx context.Context, workspace string, env, enabled []string) (specs []agent.ToolSpec, names, problems []string) {
+	for _, srv := range m.servers {
+		pre := tools.MCPPrefix + srv.Name + "__"
+		if !slices.ContainsFunc(enabled, func(it string) bool { return strings.HasPrefix(it, pre) }) {
+			continue
+		}
+		c := m.conn(srv, workspace)
+		c.mu.Lock()
+		failed := c.failed
+		if c.sess != nil || time.Since(c.failedAt) >= failedFor {
+			failed = nil
+		}
+		c.mu.Unlock()
+		if failed != nil {
+			problems = append(problems, failed.Error())
+			continue
+		}
+		_, list, err := c.session(ctx, m.runner, workspace, env)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		for _, t := range list {
+			name := pre + t.Name
+			if !tools.Enabled(enabled, name) {
+				continue
+			}
+			if len(name) > 64 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != "" {
+				// The providers refuse a request with such a name.
+				problems = append(problems, fmt.Sprintf("MCP tool %q left out: a model's tool name is at most 64 letters, digits, _ and -", name))
+				continue
+			}
+			schema, err := json.Marshal(t.InputSchema)
+			if err != nil {
+				continue
+			}
+			specs = append(specs, agent.ToolSpec{Name: name, Description: line.Cut(t.Description, 4096), Parameters: schema})
+			names = append(names, name)
+		}
+	}
+	return specs, names, problems
+}
+
+// Call runs the model's call of the MCP tool name (mcp__<server>__<tool>)
+// with args in workspace. Every failure is an error result.
+func (m *Manager) Call(ctx context.Context, workspace string, env []string, name string, args json.RawMessage) tools.Result {
+	srvName, tool, _ := strings.Cut(strings.TrimPrefix(name, tools.MCPPrefix), "__")
+	i := slices.IndexFunc(m.servers, func(s settings.MCPServer) bool { return s.Name == srvName })
+	if i < 0 {
+		return errorf("MCP server %q is not one of this worker's mcp.servers", srvName)
+	}
+	c := m.conn(m.servers[i], workspace)
+	for attempt := 1; ; attempt++ {
+		sess, list, err := c.session(ctx, m.runner, workspace, env)
+		if err != nil {
+			return errorf("%v", err)
+		}
+		i := slices.IndexFunc(list, func(t *sdk.Tool) bool { return t.Name == tool })
+		if i < 0 {
+			return errorf("MCP server %s has no tool %q", srvName, tool)
+		}
+		t := list[i]
+		timeout := time.Duration(c.srv.TimeoutMs) * time.Millisecond
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		res, err := sess.CallTool(cctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		timedOut := cctx.Err() != nil
+		cancel()
+		var rpcErr *jsonrpc.Error
+		switch {
+		case err == nil:
+			return result(res)
+		case ctx.Err() != nil:
+			return errorf("Tool call aborted")
+		case errors.As(err, &rpcErr) && rpcErr.Code != -32003 && rpcErr.Code != -32004:
+			return errorf("MCP server %s, tool %s: %s", srvName, tool, line.Cut(rpcErr.Message, 500))
+		}
+		// A transport failure or a hang: the call may have reached the
+		// server. The connection is made again on the next call.
+		c.mu.Lock()
+		c.reset(sess)
+		c.mu.Unlock()
+		if timedOut {
+			return errorf("MCP server %s did not answer the call of %s within %s (timeoutMs): the call may or may not have completed. Check its effects before calling it again.",
+				srvName, tool, timeout)
+		}
+		safe := t.Annotations != nil && (t.Annotations.ReadOnlyHint || t.Annotations.IdempotentHint)
+		if !safe || attempt == 2 {
+			return errorf("MCP server %s lost its connection during the call of %s (%s%s): the call may or may not have completed. Check its effects before calling it again.",
+				srvName, tool, line.Cut(err.Error(), 200), c.stderr.note())
+		}
+	}
+}
+
+// Close ends every connection (the worker's stop).
+func (m *Manager) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range m.conns {
+		c.mu.Lock()
+		c.reset(c.sess)
+		c.mu.Unlock()
+	}
+}
+
+func (m *Manager) conn(srv settings.MCPServer, workspace string) *conn {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := [2]string{srv.Name, workspace}
+	if m.conns[k] == nil {
+		m.conns[k] = &conn{srv: srv}
+	}
+	return m.conns[k]
+}
+
+// session returns the connection's session and its server's tools,
+// starting the server (and listing them) when it has none or its last
+// one ended.
+func (c *conn) session(ctx context.Context, runner tools.Runner, workspace string, env []string) (*sdk.ClientSession, []*sdk.Tool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess != nil {
+		select {
+		case <-c.closed:
+			c.reset(c.sess)
+		default:
+			return c.sess, c.tools, nil
+		}
+	}
+	timeout := time.Duration(c.srv.TimeoutMs) * time.Millisecond
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := c.start(cctx, runner, workspace, env)
+	if err == nil {
+		c.tools = nil
+		for t, lerr := range c.sess.Tools(cctx, nil) {
+			if err = lerr; err != nil {
+				break
+			}
+			c.tools = append(c.tools, t)
+		}
+	}
+	if err != nil {
+		c.reset(c.sess)
+		if cctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("no answer within %s (timeoutMs)", timeout)
+		}
+		c.failed = fmt.Errorf("MCP server %s did not start: %s%s", c.srv.Name, line.Cut(err.Error(), 300), c.stderr.note())
+		c.failedAt = time.Now()
+		return nil, nil, c.failed
+	}
+	return c.sess, c.tools, nil
+}
+
+// start connects to the server: a streamable HTTP endpoint, or a stdio
+// server started by runner in workspace, speaking on its stdin and stdout.
+func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string, env []string) error {
+	var t sdk.Transport
+	c.stderr.reset()
+	if c.srv.URL != "" {
+		h := http.Header{}
+		for k, v := range c.srv.Headers {
+			h.Set(k, os.ExpandEnv(v))
+		}
+		t = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: headers{h, http.DefaultTransport}}}
+	} else {
+		inR, inW, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		outR, outW := io.Pipe()
+		env = slices.Clone(env)
+		for k, v := range c.srv.Env {
+			env = append(env, k+"="+os.ExpandEnv(v))
+		}
+		script := "exec " + quote(c.srv.Command)
+		for _, a := range c.srv.Args {
+			script += " " + quote(a)
+		}
+		if c.srv.Cwd != "" {
+			script = "cd " + quote(c.srv.Cwd) + " && " + script
+		}
+		p, err := runner.Start(tools.Command{Script: script, Dir: workspace, Env: env, Stdin: inR, Output: outW, Stderr: &c.stderr})
+		inR.Close()
+		if err != nil {
+			inW.Close()
+			return err
+		}
+		c.proc = p
+		go func() {
+			exit, _ := p.Wait()
+			outW.CloseWithError(fmt.Errorf("the server exited with code %d", exit.Code))
+		}()
+		t = &sdk.IOTransport{Reader: outR, Writer: inW}
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "durable-agent", Version: agent.Version},
+		&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
+	sess, err := client.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	c.sess, c.closed = sess, make(chan struct{})
+	go func(closed chan struct{}) { _ = sess.Wait(); close(closed) }(c.closed)
+	return nil
+}
+
+// reset ends sess if it is the connection's (c.mu held), and its server.
+func (c *conn) reset(sess *sdk.ClientSession) {
+	if sess != c.sess && sess != nil {
+		return
+	}
+	if c.sess != nil {
+		_ = c.sess.Close()
+	}
+	if c.proc != nil {
+		c.proc.Kill()
+	}
+	c.sess, c.proc = nil, nil
+}
+
+// result is the model's view of a call's result: its text, a line for
+// each image, audio, resource and link, the structured content as JSON
+// when no text came with it, cut at tools.MaxBytes.
+func result(res *sdk.CallToolResult) tools.Result {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			b.WriteString(c.Text)
+		case *sdk.ImageContent:
+			fmt.Fprintf(&b, "[image %s, %d bytes, not shown]", c.MIMEType, len(c.Data))
+		case *sdk.AudioContent:
+			fmt.Fprintf(&b, "[audio %s, %d bytes, not shown]", c.MIMEType, len(c.Data))
+		case *sdk.ResourceLink:
+			fmt.Fprintf(&b, "[resource link %s %s]", c.URI, c.Name)
+		case *sdk.EmbeddedResource:
+			if r := c.Resource; r != nil && r.Text != "" {
+				fmt.Fprintf(&b, "[resource %s]\n%s", r.URI, r.Text)
+			} else if r != nil {
+				fmt.Fprintf(&b, "[resource %s %s, %d bytes, not shown]", r.URI, r.MIMEType, len(r.Blob))
+			}
+		}
+	}
+	if res.StructuredContent != nil && !slices.ContainsFunc(res.Content, func(c sdk.Content) bool { _, ok := c.(*sdk.TextContent); return ok }) {
+		if j, err := json.Marshal(res.StructuredContent); err == nil {
+			b.Write(j)
+		}
+	}
+	text := b.String()
+	if len(text) > tools.MaxBytes {
+		n := tools.MaxBytes
+		for n > 0 && !utf8.RuneStart(text[n]) {
+			n--
+		}
+		text = fmt.Sprintf("%s\n\n[MCP result cut at %d of its %d bytes]", text[:n], n, len(text))
+	}
+	return tools.Result{Content: text, IsError: res.IsError}
+}
+
+func errorf(format string, a ...any) tools.Result {
+	return tools.Result{Content: line.Fold(fmt.Sprintf(format, a...)), IsError: true}
+}
+
+// quote is s as one word of a POSIX shell.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// headers adds an HTTP server's headers to each request.
+type headers struct {
+	h    http.Header
+	next http.RoundTripper
+}
+
+func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.h {
+		r.Header[k] = v
+	}
+	return t.next.RoundTrip(r)
+}
+
+// tailWriter keeps the last 2 KB of a server's stderr, for the error that
+// says why it stopped.
+type tailWriter struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b = append(w.b, p...)
+	if len(w.b) > 2048 {
+		w.b = w.b[len(w.b)-2048:]
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b = nil
+}
+
+// note is "; its stderr: <last line>" or "".
+func (w *tailWriter) note() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := strings.TrimSpace(string(w.b))
+	if i := strings.LastIndex(s, "\n"); i >= 0 {
+		s = s[i+1:]
+	}
+	if s == "" {
+		return ""
+	}
+	return "; its stderr: " + line.Cut(s, 200)
+}

@@ -1,0 +1,108 @@
+package settings
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// MCP is the `mcp` group: the MCP servers whose tools the worker offers
+// (package internal/mcp). Servers is JSON text (ParseMCPServers): the
+// file's mapping, or the environment's and flags' text.
+type MCP struct {
+	Servers string `json:"servers"`
+}
+
+// MCPServer is one server of mcp.servers: a stdio server (Command, run in
+// the session's workspace, in the sandbox) or a streamable HTTP one (URL).
+type MCPServer struct {
+	Name    string            `json:"-"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	// Cwd is the server's directory, relative to the workspace ("": the
+	// workspace).
+	Cwd     string            `json:"cwd,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// TimeoutMs bounds its start and each call (0: DefaultMCPTimeoutMs).
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+}
+
+// DefaultMCPTimeoutMs and MaxMCPTimeoutMs bound an MCP server's start
+// and each call; the maximum stays below the tool call's activity
+// timeout (tools.DefaultTimeout, 5 minutes).
+const DefaultMCPTimeoutMs, MaxMCPTimeoutMs = 60_000, 240_000
+
+// ParseMCPServers reads mcp.servers, strictly, in name order; the error
+// names the server and the problem in one line.
+func ParseMCPServers(text string) ([]MCPServer, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(text), &raw); err != nil {
+		return nil, fmt.Errorf("must be a mapping of server names to {command, args, env, cwd} or {url, headers}: %v", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	var out []MCPServer
+	for name, b := range raw {
+		s := MCPServer{Name: name}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		err := dec.Decode(&s)
+		switch {
+		case !validMCPName(name):
+			err = fmt.Errorf("the name must be 1 to 32 letters, digits and -")
+		case err != nil:
+			err = fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "json: "))
+		case (s.Command == "") == (s.URL == ""):
+			err = fmt.Errorf("needs a command (stdio) or a url (streamable HTTP), not both")
+		case s.URL != "" && checkURL(s.URL) != "":
+			err = fmt.Errorf("url %q must be an http(s) URL", s.URL)
+		case s.URL != "" && (len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != ""):
+			err = fmt.Errorf("args, env and cwd are for a stdio server (command), not a url")
+		case s.Command != "" && len(s.Headers) > 0:
+			err = fmt.Errorf("headers are for an HTTP server (url), not a command")
+		case strings.HasPrefix(s.Cwd, "/") || strings.Contains("/"+s.Cwd+"/", "/../"):
+			err = fmt.Errorf("cwd %q must be a directory inside the workspace, relative to it", s.Cwd)
+		case s.TimeoutMs < 0 || s.TimeoutMs > MaxMCPTimeoutMs:
+			err = fmt.Errorf("timeoutMs must be from 0 (the default, %d) to %d", DefaultMCPTimeoutMs, MaxMCPTimeoutMs)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("server %q: %w", name, err)
+		}
+		if u, err := url.Parse(s.URL); err == nil && u.User != nil {
+			return nil, fmt.Errorf("server %q: put the URL's credentials in headers as $VARIABLE, not in the url", name)
+		}
+		if s.TimeoutMs == 0 {
+			s.TimeoutMs = DefaultMCPTimeoutMs
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func checkMCPServers(v string) string {
+	if _, err := ParseMCPServers(v); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// validMCPName accepts a server name: 1 to 32 letters, digits and -, so
+// that mcp__<server>__<tool> splits at its first "__".
+func validMCPName(s string) bool { return s != "" && validName(s, "-", 32) }
+
+// validName accepts at most max letters, digits and runes of extra.
+func validName(s, extra string, max int) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune(extra, c)) {
+			return false
+		}
+	}
+	return len(s) <= max
+}
