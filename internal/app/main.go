@@ -103,12 +103,9 @@ func WorkerMain(args []string, fs *pflag.FlagSet, noArgs string, reads func(sett
 	return 0
 }
 
-// explainedFile, in the data dir, remembers which explanations of unread
-// settings a worker gave (explainUnread): one fingerprint a line, the
-// latest maxExplained.
-const explainedFile = "explained-settings"
-
-const maxExplained = 32
+// explainedFile, in the data dir, is explainUnread's memory: the
+// fingerprints of the latest maxExplained explanations, one a line.
+const explainedFile, maxExplained = "explained-settings", 32
 
 // explainUnread names, one line each, the settings the worker was given
 // (flag, environment or settings file) and does not read (reads), such as
