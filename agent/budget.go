@@ -9,8 +9,10 @@ import (
 
 // EventUsage is emitted after each model call of a prompt that has a
 // budget (any budget.* limit set): the usage so far and the limits, so a
-// client can show "$0.42 of $5.00". A prompt without a budget keeps the
-// event stream of SPEC section 10; its usage is in the state query.
+// client can show "$0.42 of $5.00". A prompt without a budget emits it
+// only after usage no answer's message_end carries (summary calls,
+// sub-agents): the latest one plus the answers' usage since is the
+// prompt's figure (the one its state query and prompt_end have).
 const EventUsage = "usage_update"
 
 // Spend is what model calls have spent: tokens by kind and the cost in US

@@ -80,14 +80,46 @@ func TestRun_DevIPNotOfThisMachineSaysCannotAssignAddress(t *testing.T) {
 func TestRun_PromptSettingGivenToTheWorkerIsNamed(t *testing.T) {
 	code, stderr := runCaptured(t, "--tools.requireApproval", "bash")
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
-	if code != 2 || len(lines) != 2 {
-		t.Fatalf("exit %d, stderr %q; want exit 2, the warning and the model.provider refusal", code, stderr)
+	if code != 2 || len(lines) != 3 {
+		t.Fatalf("exit %d, stderr %q; want exit 2, the warning, that it is said once, and the model.provider refusal", code, stderr)
 	}
 	want := "worker: warning: tools.requireApproval (flag --tools.requireApproval) is not read by the worker"
 	if !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], "tools.workerRequireApproval") {
 		t.Fatalf("first line %q, want %q… naming tools.workerRequireApproval", lines[0], want)
 	}
-	if !strings.Contains(lines[1], "no model provider configured") {
-		t.Fatalf("second line %q", lines[1])
+	if !strings.Contains(lines[1], "said once") || !strings.Contains(lines[2], "no model provider configured") {
+		t.Fatalf("second and third lines %q", lines[1:])
+	}
+}
+
+// Issue 39 item 5: a prompt setting in the worker's settings file is
+// explained at the first start, not on every start (the worker remembers
+// what it explained in its data dir); a changed file explains it again.
+// (Each run stops on the unset model.provider: no server is needed.)
+func TestRun_UnreadSettingInTheFileIsExplainedOnce(t *testing.T) {
+	data := t.TempDir()
+	file := filepath.Join(data, "settings.yaml")
+	want := "worker: warning: tools.requireApproval (file " + file + ":2) is not read by the worker"
+	for i, step := range []struct {
+		yaml     string // "": the file as it was
+		explains bool
+	}{
+		{"tools:\n  requireApproval: [bash]\n", true},
+		{"", false},
+		{"tools:\n  requireApproval: [bash, edit]\n", true},
+		{"", false},
+	} {
+		if step.yaml != "" {
+			if err := os.WriteFile(file, []byte(step.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		code, stderr := runCaptured(t, "--data-dir", data)
+		if code != 2 || !strings.Contains(stderr, "no model provider configured") {
+			t.Fatalf("start %d: exit %d, stderr %q; want the model.provider refusal", i+1, code, stderr)
+		}
+		if got := strings.Contains(stderr, want); got != step.explains || strings.Count(stderr, "warning:") != strings.Count(stderr, want) {
+			t.Fatalf("start %d: stderr %q; want the explanation %t", i+1, stderr, step.explains)
+		}
 	}
 }

@@ -83,24 +83,28 @@ func (r *run) durationReached(ctx workflow.Context) string {
 	return fmt.Sprintf("budget.maxDurationMs %d reached: ran %s", r.in.Budget.MaxDurationMs, ran)
 }
 
-// countUsage counts a model attempt's usage (nil: it reported none).
-func (r *run) countUsage(ctx workflow.Context, u *agent.Usage) {
+// countUsage counts a model attempt's usage (nil: it reported none);
+// shown says its message_end carries it.
+func (r *run) countUsage(ctx workflow.Context, u *agent.Usage, shown bool) {
 	var s agent.Spend
 	s.Add(u)
-	r.countSpend(ctx, s)
+	r.countSpend(ctx, s, shown)
 }
 
 // countSpend adds s to the prompt's usage (the one figure its budget
 // compares and its events show: a model or summary call's, a
-// sub-agent's) and, for a prompt with a budget, checks the limits and
-// emits usage_update: a limit reached stops the prompt before its next
-// model call.
-func (r *run) countSpend(ctx workflow.Context, s agent.Spend) {
+// sub-agent's) and, for a prompt with a budget, checks the limits: a
+// limit reached stops the prompt before its next model call. It emits
+// usage_update, the figure so far, when the prompt has a budget or when
+// s is not on an answer's message_end (shown): a client that adds the
+// answers' usage to the latest usage_update shows the figure all along.
+func (r *run) countSpend(ctx workflow.Context, s agent.Spend, shown bool) {
 	r.bud.spent = r.bud.spent.Plus(s)
-	if !r.bud.on {
+	if r.bud.on {
+		r.checkBudget()
+	} else if shown {
 		return
 	}
-	r.checkBudget()
 	b := r.budgetState()
 	spent := r.bud.spent
 	r.emit(ctx, agent.Event{Type: agent.EventUsage, Usage: &spent, Budget: b})

@@ -253,6 +253,32 @@ func TestBudget_AFailedAttemptReachesTheLimit(t *testing.T) {
 	}
 }
 
+// Issue 39 item 3: without a budget a failed attempt's usage is on its
+// message_end, so a client adding the answers' usage to the latest
+// usage_update (none here) has, mid-prompt, the figure the budget would
+// compare: the failed attempt included.
+func TestBudget_AFailedAttemptShowsOnItsMessageEnd(t *testing.T) {
+	h := newHarness(t)
+	prov := usageOnError{inner: scripted.New(scripted.Options{Reply: "done"}), usage: agent.Usage{Input: 700, Output: 400}}
+	h.acts.Provider = func(string) (llm.Provider, error) { return prov, nil }
+	res, err := h.run(input("connection reset by peer", "ok"))
+	if err != nil || res.Usage == nil {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	var sum agent.Spend
+	for _, e := range h.events() {
+		switch {
+		case e.Type == agent.EventUsage:
+			t.Fatalf("usage_update %+v: every usage is on an answer", e)
+		case e.Type == agent.EventMessageEnd && e.Message.Role == agent.RoleAssistant:
+			sum.Add(e.Message.Usage)
+		}
+	}
+	if sum.Tokens() != res.Usage.Tokens() || res.Usage.Input < 700 {
+		t.Fatalf("the answers' usage adds up to %+v, want the prompt's %+v, the failed attempt's 700+400 included", sum, res.Usage)
+	}
+}
+
 // Issue 39: prompt_end carries the prompt's usage, cache reads and
 // writes with the rest, and its cost by the model's price (before, it
 // had no usage).

@@ -189,7 +189,7 @@ func (r *run) summarize(ctx workflow.Context, custom string) compactOutcome {
 		}
 		res, fatal := r.summarizeOnce(ctx, entryID, attempt, custom)
 		if res.Usage != nil && !r.manualCompaction {
-			r.countUsage(ctx, res.Usage) // a prompt's budget counts its summary calls
+			r.countUsage(ctx, res.Usage, false) // a prompt's budget counts its summary calls
 		}
 		switch {
 		case fatal != "":

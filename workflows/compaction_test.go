@@ -117,7 +117,7 @@ func TestCompaction_OverflowCompactsAndContinuesTheTurn(t *testing.T) {
 	evs := runEvents(h.events())
 	want := []string{
 		agent.EventAgentStart, agent.EventMessageEnd, agent.EventAgentEnd,
-		agent.EventAutoCompactionStart, agent.EventAutoCompactionEnd,
+		agent.EventAutoCompactionStart, agent.EventUsage, agent.EventAutoCompactionEnd, // the summary call's usage (issue 39)
 		agent.EventAgentStart, agent.EventMessageEnd, agent.EventAgentEnd, agent.EventPromptEnd,
 	}
 	if got := runTypes(evs); !equal(got, want) {
@@ -126,13 +126,13 @@ func TestCompaction_OverflowCompactsAndContinuesTheTurn(t *testing.T) {
 	if got := retryEvents(t, evs); len(got) != 0 {
 		t.Fatalf("retry events %v, want none", got)
 	}
-	if !evs[2].WillRetry || evs[2].ErrorMessage == "" || evs[7].WillRetry {
-		t.Fatalf("agent_end willRetry: first %+v, last %+v", evs[2], evs[7])
+	if !evs[2].WillRetry || evs[2].ErrorMessage == "" || evs[8].WillRetry {
+		t.Fatalf("agent_end willRetry: first %+v, last %+v", evs[2], evs[8])
 	}
 	if evs[3].Reason != CompactionReasonOverflow {
 		t.Fatalf("auto_compaction_start reason %q", evs[3].Reason)
 	}
-	end := evs[4]
+	end := evs[5]
 	if end.Aborted || !end.WillRetry || end.ErrorMessage != "" || end.Result == nil ||
 		!strings.HasPrefix(end.Result.Summary, "## Goal\n") || end.Result.FirstKeptEntryID != "old-2" || end.Result.TokensBefore != 403 {
 		t.Fatalf("auto_compaction_end %+v result %+v", end, end.Result)
@@ -177,7 +177,7 @@ func TestCompaction_RetryableErrorRetriesAndSkipsCompaction(t *testing.T) {
 	want := []string{
 		agent.EventAgentStart, agent.EventMessageEnd, agent.EventAgentEnd, agent.EventAutoRetryStart,
 		agent.EventAgentStart, agent.EventMessageEnd, agent.EventAgentEnd, agent.EventAutoRetryEnd,
-		agent.EventAutoCompactionStart, agent.EventAutoCompactionEnd,
+		agent.EventAutoCompactionStart, agent.EventUsage, agent.EventAutoCompactionEnd, // the summary call's usage (issue 39)
 		agent.EventAgentStart, agent.EventMessageEnd, agent.EventAgentEnd, agent.EventPromptEnd,
 	}
 	evs := runEvents(h.events())
@@ -187,8 +187,8 @@ func TestCompaction_RetryableErrorRetriesAndSkipsCompaction(t *testing.T) {
 	if end := evs[7]; end.Success || end.Attempt != 1 || end.FinalError != scripted.OverflowText {
 		t.Fatalf("auto_retry_end %+v, want the chain ended by the overflow", end)
 	}
-	if evs[8].Reason != CompactionReasonOverflow || !evs[9].WillRetry || evs[9].Result == nil {
-		t.Fatalf("compaction events %+v %+v", evs[8], evs[9])
+	if evs[8].Reason != CompactionReasonOverflow || !evs[10].WillRetry || evs[10].Result == nil {
+		t.Fatalf("compaction events %+v %+v", evs[8], evs[10])
 	}
 }
 
@@ -301,7 +301,7 @@ func TestCompaction_ThresholdCompactsAfterTheAnswerWithoutRetry(t *testing.T) {
 			if res.LeafID != end.Result.EntryID {
 				t.Fatalf("prompt ends at %s, want the compaction entry %s", res.LeafID, end.Result.EntryID)
 			}
-			if got := types(evs)[len(evs)-3:]; !equal(got, []string{agent.EventAutoCompactionStart, agent.EventAutoCompactionEnd, agent.EventPromptEnd}) {
+			if got := types(evs)[len(evs)-4:]; !equal(got, []string{agent.EventAutoCompactionStart, agent.EventUsage, agent.EventAutoCompactionEnd, agent.EventPromptEnd}) {
 				t.Fatalf("event tail %v", got)
 			}
 		})

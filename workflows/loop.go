@@ -77,7 +77,7 @@ func (r *run) modelStep(ctx workflow.Context) step {
 	if err != nil {
 		return r.end(r.fail(ctx, err.Error()))
 	}
-	r.countUsage(ctx, cmp.Or(res.Billed, res.Usage)) // a paused turn's answers, all billed
+	r.countUsage(ctx, cmp.Or(res.Billed, res.Usage), res.Billed == nil) // a paused turn's answers, all billed
 	o := r.outcome(res)
 	d := r.chain.Decide(o, r.classify(ctx, o), r.settings)
 	// An overflow error goes to compaction; a successful answer that

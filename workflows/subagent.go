@@ -372,7 +372,7 @@ func (r *run) endSubAgent(ctx workflow.Context, c *toolCall, err error) {
 	r.emit(ctx, agent.Event{Type: agent.EventSubAgentEnd, ToolCallID: c.ref.ID, SessionID: c.subSession,
 		IsError: c.res.IsError || err != nil, Usage: usage})
 	if usage != nil {
-		r.countSpend(ctx, *usage)
+		r.countSpend(ctx, *usage, false)
 	}
 }
 

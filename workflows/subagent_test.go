@@ -224,6 +224,16 @@ func TestSubAgent_ThreeConcurrentChildren(t *testing.T) {
 	if own <= 0 || childUsage.Tokens() <= 0 {
 		t.Fatalf("usage %+v, children %+v: want the parent's own calls and its children's both counted", res.Usage, childUsage)
 	}
+	// Issue 39 item 3: without a budget, a usage_update after each
+	// sub-agent (no answer's message_end carries its usage) is the figure
+	// so far: the last one plus the final answer's is the prompt's.
+	evs := h.events()
+	last, _ := lastOf(evs, agent.EventUsage)
+	final, _ := lastOf(evs, agent.EventMessageEnd)
+	if n := len(types(evs)) - len(withoutTypes(evs, agent.EventUsage)); n != 3 || last.Usage == nil || last.Budget != nil ||
+		final.Message == nil || final.Message.Usage == nil || last.Usage.Tokens()+int64(final.Message.Usage.Input+final.Message.Usage.Output) != res.Usage.Tokens() {
+		t.Fatalf("%d usage_update, last %+v, final answer %+v: want 3, the last plus the answer's usage %+v", n, last, final.Message, res.Usage)
+	}
 	// Issue 39: the session's figure (starter sessions, the next prompt's
 	// budget.session.*) is the prompt's, its sub-agents' included.
 	sess, err := h.store.Load("s1")

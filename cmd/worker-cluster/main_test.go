@@ -36,8 +36,8 @@ func TestRun_SettingsTheClusterWorkerIgnoresAreNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-	if code != 2 || len(lines) != 3 {
-		t.Fatalf("exit %d, stderr %q; want exit 2, two warnings and the model.provider refusal", code, b)
+	if code != 2 || len(lines) != 4 {
+		t.Fatalf("exit %d, stderr %q; want exit 2, two warnings, that they are said once, and the model.provider refusal", code, b)
 	}
 	for i, want := range []string{
 		"worker: warning: dev.port (env DURABLE_AGENT_DEV_PORT) is not read by the worker",
@@ -47,7 +47,7 @@ func TestRun_SettingsTheClusterWorkerIgnoresAreNamed(t *testing.T) {
 			t.Errorf("line %d %q, want %q…", i, lines[i], want)
 		}
 	}
-	if !strings.Contains(lines[2], "no model provider configured") {
-		t.Errorf("last line %q", lines[2])
+	if !strings.Contains(lines[3], "no model provider configured") {
+		t.Errorf("last line %q", lines[3])
 	}
 }

@@ -2,10 +2,15 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -34,7 +39,8 @@ func CheckModelProvider(s settings.Settings, source string) error {
 // WorkerMain is what a worker main (worker, worker-cluster) does with its
 // arguments: parse fs (the settings' flags are added here) and refuse
 // positional arguments (noArgs completes the error line), load the
-// settings, name the set settings the worker does not read (reads),
+// settings, name the set settings the worker does not read (reads; once
+// for the same settings: explainUnread),
 // refuse a model provider left at the scripted default when
 // needsProvider says so after parsing, then run start until SIGINT or
 // SIGTERM and call the stop it returned. Errors go to stderr on one line;
@@ -64,13 +70,7 @@ func WorkerMain(args []string, fs *pflag.FlagSet, noArgs string, reads func(sett
 	if err != nil {
 		return fail(err)
 	}
-	// A setting the worker was given (flag, environment or settings file)
-	// and does not read (one each prompt carries, such as
-	// tools.requireApproval) is named once with where it takes effect,
-	// not ignored in silence.
-	for _, l := range settings.Unread(values, "the worker", reads) {
-		fmt.Fprintf(os.Stderr, "worker: warning: %s\n", l)
-	}
+	explainUnread(os.Stderr, s, values, reads)
 	if needsProvider() {
 		// Outside --dev the scripted fake must be asked for by name.
 		src, err := settings.Source(values, "model.provider")
@@ -101,4 +101,47 @@ func WorkerMain(args []string, fs *pflag.FlagSet, noArgs string, reads func(sett
 		return 1
 	}
 	return 0
+}
+
+// explainedFile, in the data dir, is explainUnread's memory: the
+// fingerprints of the latest maxExplained explanations, one a line.
+const explainedFile, maxExplained = "explained-settings", 32
+
+// explainUnread names, one line each, the settings the worker was given
+// (flag, environment or settings file) and does not read (reads), such as
+// tools.requireApproval, which each prompt carries, with where each takes
+// effect: not ignored in silence, and yet said once, not on every start
+// of a worker whose settings file sets them. It is said again when the
+// explanation would differ: the settings file's bytes, or an unread
+// key's value or origin, changed. `starter settings` says it on demand.
+// Where the data dir cannot be written it is said on every start.
+func explainUnread(w io.Writer, s settings.Settings, values []settings.Value, reads func(settings.KeyInfo) bool) {
+	lines := settings.Unread(values, "the worker", reads)
+	if len(lines) == 0 {
+		return
+	}
+	h := sha256.New()
+	file, _ := os.ReadFile(s.File()) // Load read it: it is small
+	h.Write(file)
+	fmt.Fprintln(h, strings.Join(lines, "\n"))
+	for i, k := range settings.Keys() { // values are in schema order
+		if !reads(k) {
+			fmt.Fprintln(h, values[i].Value)
+		}
+	}
+	fp := fmt.Sprintf("%x", h.Sum(nil)[:16])
+	path := filepath.Join(s.DataDir, explainedFile)
+	b, _ := os.ReadFile(path)
+	seen := strings.Fields(string(b))
+	if slices.Contains(seen, fp) {
+		return
+	}
+	for _, l := range lines {
+		fmt.Fprintf(w, "worker: warning: %s\n", l)
+	}
+	fmt.Fprintf(w, "worker: (said once for these settings, again when they change; starter settings lists them)\n")
+	seen = append(seen[max(len(seen)-maxExplained+1, 0):], fp)
+	if os.MkdirAll(s.DataDir, 0o700) == nil {
+		_ = os.WriteFile(path, []byte(strings.Join(seen, "\n")+"\n"), 0o600)
+	}
 }

@@ -424,6 +424,13 @@ func printSettings(env Env, s settings.Settings, vals []settings.Value) {
 			}
 		}
 	}
+	if lines := settings.Unread(vals, "the worker", settings.WorkerReads); len(lines) > 0 {
+		// A worker says this once per settings (app.WorkerMain): here it is on demand.
+		fmt.Fprintf(env.Stdout, "\nset here, and not read by a worker given the same:\n")
+		for _, l := range lines {
+			fmt.Fprintf(env.Stdout, "  %s\n", l)
+		}
+	}
 	for _, v := range vals {
 		if v.Key == "retry.enabled" && v.Value == "false" && v.Kind == settings.OriginFile {
 			fmt.Fprintf(env.Stdout, "\nretry is off for every prompt: retry.enabled is false in %s (set-auto-retry off writes it; 'starter set-auto-retry on' switches it back)\n", v.From)

@@ -128,6 +128,10 @@ func (p *printer) print(e agent.Event) {
 			p.startCountdown(e)
 		}
 		return
+	case agent.EventUsage:
+		if e.Budget == nil {
+			return // the figure for a live status (chat); with no budget to show, prompt_end has it
+		}
 	case agent.EventPromptEnd:
 		if e.Status != agent.StatusCompleted {
 			if e.ErrorMessage == p.modelErr {

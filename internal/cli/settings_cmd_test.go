@@ -76,6 +76,10 @@ func TestSettings_ShowsEffectiveValueAndOrigin(t *testing.T) {
 	if !strings.Contains(out, "settings file: "+file+" (read)") || !strings.Contains(out, "'starter set-auto-retry on' switches it back") {
 		t.Errorf("output does not name the file or how to switch retry back on:\n%s", out)
 	}
+	// Issue 39 item 5: what a worker explains once is listed on demand.
+	if !strings.Contains(out, "\n  retry.enabled (file "+file+":") || !strings.Contains(out, ") is not read by the worker: it takes effect in each prompt") {
+		t.Errorf("output does not say that the worker does not read retry.enabled:\n%s", out)
+	}
 
 	code, out, stderr = runIn(t, home, "", vars, append(args, "--json")...)
 	if code != ExitOK {

@@ -332,3 +332,28 @@ func TestServer_ApprovalsDenyAllowAndAbort(t *testing.T) {
 	d.untilScreen("Prompt aborted")
 	d.shows("step 5", []string{"Message, or /help"}, []string{"Approve bash"})
 }
+
+// Issue 39 item 3: the stats line shows, while the prompt runs, the
+// figure its budget compares (the state query's usage), not only the sum
+// of its answers: here an overflow's compaction summary calls count
+// before the prompt ends, while the retried call runs.
+func TestServer_StatsLineShowsTheRunningUsage(t *testing.T) {
+	session := testserver.Session("tui-usage")
+	twoPrompts(t, session)
+	b := served(t, session, keepLittle(faults(100, "overflow", "hang")))
+	d := newDriver(t, b)
+	d.typeLine("hello")
+	d.untilScreen("Auto-compacted")
+	d.until("the retried call", func() bool { text, _ := d.status(); return strings.HasPrefix(text, "Calling ") })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := b.State(ctx)
+	if err != nil || st.Usage == nil || st.Usage.Tokens() == 0 {
+		t.Fatalf("state %+v: %v", st, err)
+	}
+	if want := formatTokens(st.Usage.Tokens()) + " tokens"; !strings.Contains(d.m.statsLine(), want) {
+		t.Errorf("stats line %q while the call runs, want the prompt's usage %s (state %+v)", d.m.statsLine(), want, *st.Usage)
+	}
+	d.key(tea.KeyEsc)
+	d.until("prompt end", func() bool { return d.m.prompt == nil })
+}

@@ -16,11 +16,13 @@ type promptStats struct {
 	started, ended time.Time
 	model          string // provider/model of its latest answer
 	turn           int
-	spend          agent.Spend
-	// metered: a usage_update came; its usage replaces the sum of the
-	// answers' (it counts failed attempts too) and it carries the budget.
-	metered bool
-	budget  *agent.Budget
+	// spend is the prompt's usage: the latest usage_update's (the
+	// workflow's figure, which the budget compares) plus the answers'
+	// since (a usage_update comes after each model call of a prompt with
+	// a budget, and after usage no answer shows: summary calls,
+	// sub-agents).
+	spend  agent.Spend
+	budget *agent.Budget
 	// subAgents are the sessions of the prompt's running sub-agents
 	// (subagent_start without its subagent_end yet), oldest first.
 	subAgents []string
@@ -51,12 +53,10 @@ func (m *Model) statsEvent(e agent.Event) {
 		if msg.Model != "" {
 			s.model = msg.Provider + "/" + msg.Model
 		}
-		if !s.metered && msg.Usage != nil {
-			s.spend.Add(msg.Usage)
-		}
+		s.spend.Add(msg.Usage)
 	case agent.EventUsage:
 		if e.Usage != nil {
-			s.spend, s.metered = *e.Usage, true
+			s.spend = *e.Usage
 		}
 		if e.Budget != nil {
 			s.budget = e.Budget

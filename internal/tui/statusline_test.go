@@ -110,3 +110,16 @@ func TestModel_StatusSaysWhatThePromptWaitsFor(t *testing.T) {
 		agent.Event{Type: agent.EventAutoRetryStart, Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: "overloaded"})
 	step("retried call", "Calling anthropic/claude-sonnet-4-5… (esc to abort)", agent.Event{Type: agent.EventAgentStart}, call("e7"))
 }
+
+// Issue 39 item 3: the stats line is the workflow's figure all along: the
+// latest usage_update (one comes after usage no answer shows, such as a
+// summary call's, budget or not) plus the answers since.
+func TestModel_StatsLineAddsAnswersToTheLatestUsage(t *testing.T) {
+	d := newLiveDriver(t)
+	d.emit(agent.Event{Type: agent.EventAgentStart}, agent.Event{Type: agent.EventTurnStart, Turn: 1})
+	d.emit(agent.Event{Type: agent.EventUsage, Usage: &agent.Spend{Input: 2000, Output: 500, CostUsd: 0.25}})
+	ans := textAnswer("Done.")
+	ans.Usage = &agent.Usage{Input: 1000, Output: 500, Cost: agent.UsageCost{Total: 0.25}}
+	d.emit(answer("e2", ans))
+	d.shows("after the answer", []string{"4.0k tokens · $0.50"}, nil)
+}
