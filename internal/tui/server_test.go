@@ -291,8 +291,11 @@ func TestServer_AltUpEditsAndRemovesQueuedMessages(t *testing.T) {
 	}
 	d.runes(" too")
 	d.key(tea.KeyEnter)
-	d.untilScreen(`Could not change "from elsewhere": `)
-	d.untilScreen("was already removed")
+	d.until("the refusal, one line", func() bool {
+		e := d.m.entries[len(d.m.entries)-1]
+		return e.kind == entryError && strings.HasPrefix(e.text, `Could not change "from elsewhere": `) &&
+			strings.HasSuffix(e.text, "was already removed") && !strings.Contains(e.text, "\n")
+	})
 
 	d.untilWithin("the steer delivered", time.Minute, func() bool { return d.m.prompt == nil })
 	msgs, err := other.Messages(context.Background())
