@@ -223,6 +223,7 @@ var eventKeys = map[string][]string{
 	EventUsage:               {"usage", "budget?"},
 	EventSubAgentStart:       {"toolCallId", "sessionId", "isError?", "usage?"},
 	EventSubAgentEnd:         {"toolCallId", "sessionId", "isError?", "usage?"},
+	EventQueueChanged:        {},
 }
 
 // eventField is the index of the Event field of each JSON key (its json

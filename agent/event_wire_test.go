@@ -18,7 +18,7 @@ func wireEvents() []Event {
 		EventMessageStart, EventMessageEnd, EventMessageUpdate, EventTurnStart, EventTurnEnd,
 		EventToolExecutionStart, EventToolApprovalRequest, EventToolExecutionUpdate, EventToolExecutionEnd,
 		EventAutoCompactionStart, EventSessionSettings, EventAutoCompactionEnd, EventPromptEnd, EventUsage,
-		EventSubAgentStart, EventSubAgentEnd}
+		EventSubAgentStart, EventSubAgentEnd, EventQueueChanged}
 	msg := TextMessage(RoleAssistant, "hi <b> & you")
 	full := Event{Seq: 7, Time: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC),
 		Attempt: 2, MaxAttempts: 3, DelayMs: 1500, Success: true, FinalError: "final", ErrorMessage: "err",

@@ -87,6 +87,10 @@ const (
 	// sub-agents' included).
 	EventSubAgentStart = "subagent_start"
 	EventSubAgentEnd   = "subagent_end"
+	// EventQueueChanged: the prompt's queue changed (a steer or
+	// follow_up was queued, edited, removed or delivered); the queue
+	// query lists it. prompt_end hands back what is left without it.
+	EventQueueChanged = "queue_changed"
 )
 
 // SetAutoRetryPayload is the payload of the set_auto_retry signal.

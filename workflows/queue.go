@@ -19,7 +19,8 @@ import (
 // update runs only while the main coroutine waits, so a message is
 // either edited or delivered, never both: history holds the accepted
 // update or the session write that delivered it. A refused update never
-// reaches history (the validator only reads state).
+// reaches history (the validator only reads state). Each change emits
+// queue_changed (an event is state, not a command: replay is unchanged).
 
 // enqueue queues a received steer or follow_up message.
 func (r *run) enqueue(ctx workflow.Context, kind string, p agent.UserMessagePayload) {
@@ -28,6 +29,7 @@ func (r *run) enqueue(ctx workflow.Context, kind string, p agent.UserMessagePayl
 		p.SentAt = workflow.Now(ctx).UTC()
 	}
 	r.pushQueued(agent.QueuedMessage{ID: fmt.Sprintf("m%d", r.queueSeq), Kind: kind, Text: p.Message, Images: p.Images, SentAt: p.SentAt})
+	r.emit(ctx, agent.Event{Type: agent.EventQueueChanged})
 }
 
 func (r *run) pushQueued(m agent.QueuedMessage) {
@@ -163,6 +165,7 @@ func (r *run) editQueue(ctx workflow.Context, p agent.EditQueuePayload) (agent.E
 	r.forget(res.Removed, "removed")
 	workflow.GetLogger(ctx).Info("queue edited", "session", r.in.SessionID, "action", p.Action, "id", p.ID, "removed", len(res.Removed))
 	res.Queue = r.queued()
+	r.emit(ctx, agent.Event{Type: agent.EventQueueChanged})
 	return res, nil
 }
 

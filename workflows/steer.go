@@ -114,8 +114,8 @@ func queueMode(mode string) string {
 // deliverQueued runs at the start of a model step: it writes the queued
 // steer messages (or, when the loop was about to end, the follow-ups) that
 // one delivery takes to the session as user messages, and makes them the
-// end of the run context. Their message events follow the turn's
-// turn_start (openTurn).
+// end of the run context. queue_changed says so now; their message
+// events follow the turn's turn_start (openTurn).
 func (r *run) deliverQueued(ctx workflow.Context) error {
 	r.drainMessages(ctx)
 	queue, mode := &r.steering, r.in.Agent.SteeringMode
@@ -146,6 +146,7 @@ func (r *run) deliverQueued(ctx workflow.Context) error {
 		r.advance(id)
 		r.deliveredUsers = append(r.deliveredUsers, agent.Event{Type: agent.EventMessageEnd, EntryID: id, Message: &user})
 	}
+	r.emit(ctx, agent.Event{Type: agent.EventQueueChanged})
 	return nil
 }
 

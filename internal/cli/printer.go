@@ -94,7 +94,7 @@ func (p *printer) print(e agent.Event) {
 	case agent.EventMessageUpdate:
 		p.streamDelta(e)
 		return
-	case agent.EventAgentStart, agent.EventTurnStart, agent.EventTurnEnd, agent.EventMessageStart:
+	case agent.EventAgentStart, agent.EventTurnStart, agent.EventTurnEnd, agent.EventMessageStart, agent.EventQueueChanged:
 		return
 	case agent.EventToolExecutionUpdate:
 		p.printOutput(e)

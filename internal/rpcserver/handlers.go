@@ -353,6 +353,10 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 		if !client.IsLive(e) {
 			last = e.Seq // Follow delivers each event once, in order
 		}
+		if e.Type == agent.EventQueueChanged {
+			c.queueAfter(ctx, e) // written as pi's queue_update
+			return
+		}
 		if e.Type == agent.EventPromptEnd {
 			// Idle before the client can read prompt_end, so a prompt sent
 			// right after it is not refused as busy.

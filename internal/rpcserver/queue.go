@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
@@ -16,11 +17,14 @@ import (
 // runs (pi 1.6 queues them too): the next prompt this connection starts
 // receives them, steering first, as steer and follow_up signals. While a
 // prompt runs, its queue is in its workflow (query queue, update
-// edit_queue); last is the queue_update written last, so a delivery
-// that changes the workflow's queue is said once.
+// edit_queue, event queue_changed); last is the queue_update written
+// last, so a change is said once. refresh makes a read of the queue and
+// its write one step (refreshQueue, clearQueue, prompt_end): a read
+// that began earlier never writes after a later one.
 type idleQueue struct {
-	msgs []agent.QueuedMessage
-	last rpc.QueueEvent
+	msgs    []agent.QueuedMessage
+	last    rpc.QueueEvent
+	refresh sync.Mutex
 }
 
 // queue sends a message into the running prompt as steer or follow_up,
@@ -65,6 +69,8 @@ func (c *conn) queueChanged(q []agent.QueuedMessage) {
 // refreshQueue reads the running prompt's queue and says when it
 // changed; a prompt that ended has none left (it handed them back).
 func (c *conn) refreshQueue(ctx context.Context) {
+	c.idle.refresh.Lock()
+	defer c.idle.refresh.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, c.s.timeout())
 	defer cancel()
 	q, err := c.b.Queue(ctx)
@@ -104,6 +110,8 @@ func (c *conn) deliverQueue(ctx context.Context) {
 // clearQueue is clear_queue: it empties the queue, the running prompt's
 // (update edit_queue) or the one held while idle, and returns its texts.
 func (c *conn) clearQueue(ctx context.Context, _ rpc.Command) (any, error) {
+	c.idle.refresh.Lock()
+	defer c.idle.refresh.Unlock()
 	c.mu.Lock()
 	removed := c.idle.msgs
 	c.idle.msgs = nil
@@ -121,18 +129,20 @@ func (c *conn) clearQueue(ctx context.Context, _ rpc.Command) (any, error) {
 }
 
 // queueAfter says what an event of the followed prompt did to the
-// queue: a delivered user message took one out (read the workflow's
-// queue again); prompt_end handed the rest back, leaving the messages
+// queue: queue_changed (a message queued, edited, removed or delivered,
+// by this connection or any other client) makes it read the workflow's
+// queue again; prompt_end handed the rest back, leaving the messages
 // queued here since.
 func (c *conn) queueAfter(ctx context.Context, e agent.Event) {
-	c.mu.Lock()
-	pending := len(c.idle.last.Steering)+len(c.idle.last.FollowUp) > 0
-	idle := c.idle.msgs
-	c.mu.Unlock()
-	switch {
-	case e.Type == agent.EventPromptEnd:
+	switch e.Type {
+	case agent.EventPromptEnd:
+		c.idle.refresh.Lock()
+		defer c.idle.refresh.Unlock()
+		c.mu.Lock()
+		idle := c.idle.msgs
+		c.mu.Unlock()
 		c.queueChanged(idle)
-	case pending && e.Type == agent.EventMessageEnd && e.Message != nil && e.Message.Role == agent.RoleUser:
+	case agent.EventQueueChanged:
 		c.refreshQueue(ctx)
 	}
 }

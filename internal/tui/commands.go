@@ -21,7 +21,7 @@ const slashHelp = `/retry on|off    switch automatic retry (saved in the setting
 /quit            leave (a running prompt keeps running in Temporal)
 enter            send a prompt; while one runs, steer it: delivered after the current tool batch
 alt+enter        while a prompt runs, queue a follow-up: delivered when it would otherwise end
-alt+up           take the newest queued message back into the input (edit it and send it again, or drop it)
+alt+up           while a prompt runs, list its queue: up/down pick, enter saves the edited text (empty: removes it), esc closes
 y / n            approve / deny the tool call asked about (n: type an optional reason, enter)
 esc              abort the prompt, or cancel a pending retry while "Retrying…" shows`
 

@@ -98,7 +98,13 @@ func (d *driver) key(k tea.KeyType) { d.send(tea.KeyMsg{Type: k}) }
 // until feeds command results to Update until cond holds.
 func (d *driver) until(what string, cond func() bool) {
 	d.t.Helper()
-	deadline := time.After(10 * time.Second)
+	d.untilWithin(what, 10*time.Second, cond)
+}
+
+// untilWithin is until with a deadline of its own.
+func (d *driver) untilWithin(what string, within time.Duration, cond func() bool) {
+	d.t.Helper()
+	deadline := time.After(within)
 	for !cond() {
 		select {
 		case msg := <-d.msgs:

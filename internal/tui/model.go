@@ -79,6 +79,8 @@ type Model struct {
 	// queued are the steer and follow-up messages sent and not delivered
 	// yet (queue.go).
 	queued []*queuedMessage
+	// pick is the prompt's queue being edited (Alt+Up), or nil.
+	pick *queuePick
 	// The history (history.go) is entries[historyAt:historyAt+historyLen];
 	// historyUsers mark its user messages.
 	historyAt, historyLen int
@@ -196,6 +198,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case tea.KeyCtrlC, tea.KeyCtrlD:
 			return m, m.quit()
 		case tea.KeyEsc:
+			if m.pick != nil {
+				m.endPick()
+				return m, nil
+			}
 			return m, m.escape()
 		case tea.KeyCtrlO:
 			m.expanded = !m.expanded
@@ -210,11 +216,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if a := m.approval(); a != nil {
 			return m, m.approvalKey(a, msg)
 		}
+		if m.pick != nil {
+			return m, m.pickKey(msg)
+		}
 		if msg.Type == tea.KeyEnter {
 			return m, m.submit(msg.Alt)
 		}
 		if msg.Type == tea.KeyUp && msg.Alt && m.prompt != nil {
-			return m, m.takeBack()
+			return m, m.editQueue()
 		}
 		var cmd tea.Cmd
 		m.input, cmd = m.input.Update(msg)
@@ -268,8 +277,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case queueSentMsg:
 		return m, m.queueSent(msg)
-	case takenBackMsg:
-		m.takenBack(msg)
+	case queueListMsg:
+		m.queueListed(msg)
+		return m, nil
+	case queueEditedMsg:
+		m.queueEdited(msg)
 		return m, nil
 	case watchMsg:
 		return m, m.watch()
@@ -395,6 +407,7 @@ func (m *Model) endPrompt(end agent.Event) {
 	for len(m.approvals) > 0 {
 		m.approvalDecided(m.approvals[0].callID)
 	}
+	m.endPick()
 	m.undelivered(end)
 	m.dropLive() // a streamed message that no message_end finalised
 	if m.compacting != "manual" {

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,7 +15,8 @@ import (
 // Steer and follow-up (docs/tui.md "Steer and follow-up"): a message
 // typed while a prompt runs shows above the status line until its user
 // message_end; one the prompt ends without delivering goes back into the
-// input.
+// input. Alt+Up lists the prompt's queue (every client's messages) to
+// edit or remove one before it is delivered (editQueue).
 
 // queuedMessage is a steer or follow-up sent and not delivered yet.
 type queuedMessage struct {
@@ -182,63 +182,138 @@ func (m *Model) restoreInput(texts []string) {
 // queueView draws the queued messages.
 func (m *Model) queueView() []string {
 	var lines []string
-	room := lineRoom(m.width, 12)
-	for _, q := range m.queued {
-		label := "Steering: "
-		if q.followUp {
-			label = "Follow-up: "
+	room := lineRoom(m.width, 14)
+	if p := m.pick; p != nil {
+		for i, q := range p.list {
+			mark := "  "
+			if i == p.at {
+				mark = "▸ "
+			}
+			lines = append(lines, noteStyle.Render(mark+queueLabel(q.Kind == agent.SignalFollowUp)+line.Cut(oneLineText(q.Text), room)))
 		}
-		lines = append(lines, noteStyle.Render(label+line.Cut(oneLineText(q.text), room)))
+		return append(lines, noteStyle.Render("↑/↓: pick · enter: save (empty: remove) · esc: cancel"))
+	}
+	for _, q := range m.queued {
+		lines = append(lines, noteStyle.Render(queueLabel(q.followUp)+line.Cut(oneLineText(q.text), room)))
 	}
 	return lines
 }
 
-// takenBackMsg is the outcome of taking a queued message back.
-type takenBackMsg struct {
-	q   *queuedMessage
-	err error
+func queueLabel(followUp bool) string {
+	if followUp {
+		return "Follow-up: "
+	}
+	return "Steering: "
 }
 
-// takeBack is Alt+Up while a prompt runs: the newest queued message
-// leaves the prompt's queue (edit_queue remove) and goes back into the
-// input, to be edited and sent again (Enter, Alt+Enter) or dropped. One
-// the prompt delivered first stays delivered: the workflow refuses.
-func (m *Model) takeBack() tea.Cmd {
-	var q *queuedMessage
-	for _, x := range m.queued {
-		if x.sent {
-			q = x
-		}
+// queuePick is the prompt's queue being edited (Alt+Up): its messages
+// as the queue query listed them (every client's, with ids), the one
+// picked, whose text the input holds, and what the input held before.
+type queuePick struct {
+	list  []agent.QueuedMessage
+	at    int
+	saved string
+}
+
+// Messages of the queue editor: the queue read, an edit's outcome.
+type (
+	queueListMsg struct {
+		list []agent.QueuedMessage
+		err  error
 	}
-	if q == nil {
-		m.note("No queued message to take back.")
-		return nil
+	queueEditedMsg struct {
+		m    agent.QueuedMessage
+		text string // "": removed
+		err  error
 	}
+)
+
+// editQueue is Alt+Up while a prompt runs: it reads the prompt's queue
+// to pick a message from.
+func (m *Model) editQueue() tea.Cmd {
 	b := m.backend
 	return m.call(func(ctx context.Context) tea.Msg {
 		list, err := b.Queue(ctx)
-		id := ""
-		for _, x := range list {
-			if x.Text == q.text && (x.Kind == agent.SignalFollowUp) == q.followUp {
-				id = x.ID
-			}
-		}
-		if err == nil && id == "" {
-			err = errors.New("it was already delivered")
-		}
-		if err == nil {
-			_, err = b.EditQueue(ctx, agent.EditQueuePayload{Action: agent.QueueRemove, ID: id})
-		}
-		return takenBackMsg{q: q, err: err}
+		return queueListMsg{list, err}
 	})
 }
 
-// takenBack puts a message taken back into the input.
-func (m *Model) takenBack(msg takenBackMsg) {
+// queueListed starts the editor on the last message of the queue.
+func (m *Model) queueListed(msg queueListMsg) {
+	switch {
+	case msg.err != nil:
+		m.errorf("queue: %s", line.First(msg.err.Error()))
+	case len(msg.list) == 0 || m.prompt == nil:
+		m.note("No queued message to edit.")
+	case m.pick == nil:
+		m.pick = &queuePick{list: msg.list, saved: m.input.Value()}
+		m.pickAt(len(msg.list) - 1)
+	}
+}
+
+// pickAt picks the i-th queued message (kept in the list's bounds) and
+// puts its text into the input.
+func (m *Model) pickAt(i int) {
+	m.pick.at = max(min(i, len(m.pick.list)-1), 0)
+	m.input.SetValue(m.pick.list[m.pick.at].Text)
+	m.input.CursorEnd()
+}
+
+// pickKey handles a key while the editor is open: Up and Down pick,
+// Enter saves the input as the picked message's text (edit_queue edit),
+// or removes it when the input is empty (edit_queue remove); other keys
+// edit the input.
+func (m *Model) pickKey(msg tea.KeyMsg) tea.Cmd {
+	switch msg.Type {
+	case tea.KeyUp:
+		m.pickAt(m.pick.at - 1)
+		return nil
+	case tea.KeyDown:
+		m.pickAt(m.pick.at + 1)
+		return nil
+	case tea.KeyEnter:
+		q, text := m.pick.list[m.pick.at], strings.TrimSpace(m.input.Value())
+		m.endPick()
+		if text == q.Text {
+			return nil
+		}
+		p := agent.EditQueuePayload{Action: agent.QueueEdit, ID: q.ID, Text: text}
+		if text == "" {
+			p.Action = agent.QueueRemove
+		}
+		b := m.backend
+		return m.call(func(ctx context.Context) tea.Msg {
+			_, err := b.EditQueue(ctx, p)
+			return queueEditedMsg{q, text, err}
+		})
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return cmd
+}
+
+// endPick closes the editor; the input gets back what it held.
+func (m *Model) endPick() {
+	if m.pick != nil {
+		m.input.SetValue(m.pick.saved)
+		m.input.CursorEnd()
+		m.pick = nil
+	}
+}
+
+// queueEdited shows a refused edit (the message was delivered first) in
+// one line; an edit of a message this chat queued changes it here too.
+func (m *Model) queueEdited(msg queueEditedMsg) {
 	if msg.err != nil {
-		m.errorf("Could not take back %q: %s", line.Cut(oneLineText(msg.q.text), 40), line.First(msg.err.Error()))
+		m.errorf("Could not change %q: %s", line.Cut(oneLineText(msg.m.Text), 40), line.First(msg.err.Error()))
 		return
 	}
-	m.unqueue(msg.q)
-	m.restoreInput([]string{msg.q.text})
+	for _, q := range m.queued {
+		if q.sent && q.text == msg.m.Text && q.queueName() == msg.m.Kind {
+			if q.text = msg.text; q.text == "" {
+				m.unqueue(q)
+			}
+			return
+		}
+	}
 }

@@ -246,25 +246,68 @@ func TestServer_HandedBackSteerReturnsWithItsReason(t *testing.T) {
 	}
 }
 
-// Issue 40: Alt+Up takes the newest queued message back from the
-// prompt's queue into the input, before it is delivered; the prompt's
-// queue no longer holds it.
-func TestServer_AltUpTakesAQueuedMessageBack(t *testing.T) {
-	session := testserver.Session("tui-takeback")
-	d := newDriver(t, served(t, session, faults(60000, "503 Service Unavailable")))
+// Issue 40: Alt+Up opens the prompt's queue (every client's messages, by
+// id) above the input: Up and Down pick one, Enter saves the input as its
+// text, an empty input removes it, and one removed meanwhile by another
+// client is refused in one line. The model receives the edited text
+// only.
+func TestServer_AltUpEditsAndRemovesQueuedMessages(t *testing.T) {
+	session := testserver.Session("tui-editqueue")
+	d := newDriver(t, served(t, session, faults(20000, "503 Service Unavailable")))
 	d.typeLine("hello")
 	d.untilScreen("Retrying (1/3)")
 	d.typeLine("use the other file")
-	d.untilScreen("Steering: use the other file")
-	d.until("the steer sent", func() bool { return len(d.m.queued) == 1 && d.m.queued[0].sent })
-	d.send(tea.KeyMsg{Type: tea.KeyUp, Alt: true})
-	d.until("the steer back in the input", func() bool { return d.m.input.Value() == "use the other file" })
-	d.shows("taken back", nil, []string{"Steering:"})
-	q, err := served(t, session, nil).Queue(context.Background())
-	if err != nil || len(q) != 0 {
-		t.Fatalf("the prompt's queue after Alt+Up: %+v %v, want empty", q, err)
+	d.runes("then write tests")
+	d.send(tea.KeyMsg{Type: tea.KeyEnter, Alt: true})
+	d.until("both sent", func() bool { return len(d.m.queued) == 2 && d.m.queued[0].sent && d.m.queued[1].sent })
+
+	altUp := tea.KeyMsg{Type: tea.KeyUp, Alt: true}
+	d.send(altUp)
+	d.until("the last one picked", func() bool { return d.m.input.Value() == "then write tests" })
+	d.shows("picking", []string{"▸ Follow-up: then write tests", "  Steering: use the other file"}, nil)
+	d.key(tea.KeyUp)
+	d.key(tea.KeyCtrlU)
+	d.runes("use main.go")
+	d.key(tea.KeyEnter)
+	d.untilScreen("Steering: use main.go")
+	d.send(altUp)
+	d.until("the follow-up picked", func() bool { return d.m.input.Value() == "then write tests" })
+	d.key(tea.KeyCtrlU)
+	d.key(tea.KeyEnter)
+	d.until("the follow-up removed", func() bool { return len(d.m.queued) == 1 })
+
+	other := served(t, session, nil)
+	if err := other.FollowUp(context.Background(), "from elsewhere"); err != nil {
+		t.Fatal(err)
 	}
-	d.key(tea.KeyEsc)
+	d.send(altUp)
+	d.until("the other client's follow-up picked", func() bool { return d.m.input.Value() == "from elsewhere" })
+	q, err := other.Queue(context.Background())
+	if err != nil || len(q) != 2 {
+		t.Fatalf("queue %+v %v", q, err)
+	}
+	if _, err := other.EditQueue(context.Background(), agent.EditQueuePayload{Action: agent.QueueRemove, ID: q[1].ID}); err != nil {
+		t.Fatal(err)
+	}
+	d.runes(" too")
+	d.key(tea.KeyEnter)
+	d.until("the refusal, one line", func() bool {
+		e := d.m.entries[len(d.m.entries)-1]
+		return e.kind == entryError && strings.HasPrefix(e.text, `Could not change "from elsewhere": `) &&
+			strings.HasSuffix(e.text, "was already removed") && !strings.Contains(e.text, "\n")
+	})
+
+	d.untilWithin("the steer delivered", time.Minute, func() bool { return d.m.prompt == nil })
+	msgs, err := other.Messages(context.Background())
+	var users []string
+	for _, m := range msgs {
+		if m.Role == agent.RoleUser {
+			users = append(users, m.Text())
+		}
+	}
+	if err != nil || strings.Join(users, "|") != "hello|use main.go" {
+		t.Fatalf("user messages the model got: %q %v, want hello and the edited steer only", users, err)
+	}
 }
 
 // A chat opened on a session whose prompt runs (detached earlier, or

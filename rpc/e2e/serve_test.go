@@ -100,6 +100,51 @@ func TestRPC_PromptWhileRunning(t *testing.T) {
 	c.ok(rpc.Command{Type: rpc.CmdAbort})
 }
 
+// Issue 40, pi 1.6: queue_update follows every change to the queue, also
+// one another client made: an edit_queue through another client reaches
+// this connection without a command of its own (the workflow's
+// queue_changed event), and the workflow's event is not written as is.
+func TestRPC_QueueUpdateAfterAnotherClientsEdit(t *testing.T) {
+	s := server(t)
+	session := testserver.Session("e2e-queue-other")
+	c := startClient(t, s, session, 60000, "503 Service Unavailable")
+	c.prompt("one")
+	c.waitEvent(agent.EventAutoRetryStart)
+	c.ok(rpc.Command{Type: rpc.CmdSteer, Message: "go left"})
+	c.ok(rpc.Command{Type: rpc.CmdFollowUp, Message: "then tests"})
+
+	ctx := ctxFor(t, time.Minute)
+	k := &client.Controller{Client: env.stack.Client, TaskQueue: s.Temporal.TaskQueue}
+	q, err := k.Queue(ctx, session)
+	if err != nil || len(q) != 2 {
+		t.Fatalf("queue = %+v, %v", q, err)
+	}
+	if _, err := k.EditQueue(ctx, session, agent.EditQueuePayload{Action: agent.QueueEdit, ID: q[0].ID, Text: "go right"}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		c.waitEvent(rpc.EventQueueUpdate)
+		if raw := c.lines[c.mark-1].raw; raw == `{"type":"queue_update","steering":["go right"],"followUp":["then tests"]}` {
+			break
+		}
+	}
+	if _, err := k.EditQueue(ctx, session, agent.EditQueuePayload{Action: agent.QueueRemove, ID: q[1].ID}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		c.waitEvent(rpc.EventQueueUpdate)
+		if raw := c.lines[c.mark-1].raw; raw == `{"type":"queue_update","steering":["go right"],"followUp":[]}` {
+			break
+		}
+	}
+	for _, e := range c.events() {
+		if e.Type == agent.EventQueueChanged {
+			t.Errorf("the workflow's queue_changed was written: %+v", e)
+		}
+	}
+	c.ok(rpc.Command{Type: rpc.CmdAbort})
+}
+
 // SPEC 5/8: abort_retry and abort without a running prompt are harmless
 // no-ops (plain success); set_auto_retry and set_auto_compaction answer
 // plain success and change the state get_state reports. get_messages is
