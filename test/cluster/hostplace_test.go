@@ -36,9 +36,11 @@ func testNewSessionPlacement(t *testing.T, c *cluster, tc client.Client, bash st
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c.startWorkerEnv("h1", map[string]string{"DURABLE_AGENT_TOOLS_HOST": "h1", "AGENT_WORKER": "h1"})
+	// Nothing is killed here: model calls need not be slow.
+	fast := "200"
+	c.startWorkerEnv("h1", map[string]string{"DURABLE_AGENT_TOOLS_HOST": "h1", "AGENT_WORKER": "h1", "DURABLE_AGENT_SCRIPTED_LATENCYMS": fast})
 	c.hide = hidden
-	c.startWorkerEnv("h2", map[string]string{"DURABLE_AGENT_TOOLS_HOST": "h2", "AGENT_WORKER": "h2"})
+	c.startWorkerEnv("h2", map[string]string{"DURABLE_AGENT_TOOLS_HOST": "h2", "AGENT_WORKER": "h2", "DURABLE_AGENT_SCRIPTED_LATENCYMS": fast})
 	c.hide = ""
 
 	for i := range 4 {
