@@ -7,7 +7,7 @@ import (
 	"github.com/durableagent/durableagent/internal/tui"
 )
 
-const chatUsage = "starter chat [--session ID | -c] [--workspace DIR] [settings flags]"
+const chatUsage = "starter chat [--session ID | -c] [--workspace DIR] [--host HOST] [settings flags]"
 
 // runChat runs the terminal UI on one session until the user quits. A
 // running prompt is detached on quit; it keeps running in Temporal.
@@ -30,12 +30,11 @@ func runChat(ctx context.Context, env Env, args []string) int {
 	if err := ws.resolve(c, s); err != nil {
 		return fail(env, "chat", err)
 	}
-	b, closeFn, ok := c.backend(ctx, env, "chat")
+	b, closeFn, ok := c.backend(ctx, env, "chat", ws)
 	if !ok {
 		return ExitUsage
 	}
 	defer closeFn()
-	b.Workspace = ws.workspace
 	if err := tui.Run(ctx, b, env.Stdin, env.Stdout); err != nil {
 		return fail(env, "chat", err)
 	}

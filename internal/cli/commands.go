@@ -35,8 +35,6 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	c.fs.BoolVar(&full, "full", false, "print each tool result whole, read through the workers (with --json: in the event), as events --full does")
 	var useWorktree bool
 	c.fs.BoolVar(&useWorktree, "worktree", false, "give the new session a git worktree of the workspace's repository on a branch agent/<session> (session.worktree; an existing session without one is an error)")
-	var host string
-	c.fs.StringVar(&host, "host", "", "the tool host (a worker's tools.host) a new session is created on, refused when it lacks the workspace (default: session.host, else a host that has it)")
 	ws := c.addWorkspaceFlags()
 	if !c.parse(env, args) {
 		return ExitUsage
@@ -72,7 +70,11 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	if len(faults) > 0 {
 		in.Model.Faults = faults
 	}
-	if err := c.placeSession(ctx, k, s, host, ws.fresh, &in); err != nil {
+	id := c.session
+	if ws.fresh {
+		id = ""
+	}
+	if err := c.place(ctx, k, s, id, ws.host, &in); err != nil {
 		return fail(env, "prompt", err)
 	}
 	run, err := k.StartPrompt(ctx, in)

@@ -18,10 +18,11 @@ import (
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
-// workspaceFlags are --workspace and --continue of prompt, chat and rpc.
+// workspaceFlags are --workspace, --continue and --host of prompt, chat
+// and rpc.
 type workspaceFlags struct {
-	workspace string
-	cont      bool
+	workspace, host string
+	cont            bool
 	// fresh: resolve named a new session (no --session, no --continue).
 	fresh bool
 }
@@ -30,6 +31,7 @@ func (c *common) addWorkspaceFlags() *workspaceFlags {
 	w := &workspaceFlags{}
 	c.fs.StringVar(&w.workspace, "workspace", "", "the directory a new session's tools work in (default: the current directory; a session keeps the workspace it was created with)")
 	c.fs.BoolVarP(&w.cont, "continue", "c", false, "continue the most recent session whose workspace is this directory (or --workspace)")
+	c.fs.StringVar(&w.host, "host", "", "the tool host (a worker's tools.host) a new session is created on, refused when it lacks the workspace (default: session.host, else a host that has it)")
 	return w
 }
 

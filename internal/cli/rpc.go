@@ -13,7 +13,7 @@ import (
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
-const rpcUsage = "starter rpc [--session ID | -c] [--workspace DIR] [--mode rpc] [--protocol 1.6|0.73] [--provider P] [--model [P/]NAME[:LEVEL]] [settings flags]"
+const rpcUsage = "starter rpc [--session ID | -c] [--workspace DIR] [--host HOST] [--mode rpc] [--protocol 1.6|0.73] [--provider P] [--model [P/]NAME[:LEVEL]] [settings flags]"
 
 // runRPC serves one session until stdin closes: as prompt chooses it
 // (resolve), so without --session or -c a new one in the current
@@ -35,12 +35,11 @@ func runRPC(ctx context.Context, env Env, args []string) int {
 	} else if err := ws.resolve(c, s); err != nil {
 		return fail(env, "rpc", err)
 	}
-	b, closeFn, ok := c.backend(ctx, env, "rpc")
+	b, closeFn, ok := c.backend(ctx, env, "rpc", ws)
 	if !ok {
 		return ExitUsage
 	}
 	defer closeFn()
-	b.Workspace = ws.workspace
 	srv := &rpcserver.Server{Backend: b, Protocol: protocol, Logf: func(format string, a ...any) {
 		fmt.Fprintf(env.Stderr, "starter "+format+"\n", a...)
 	}}
@@ -104,9 +103,10 @@ func piArgs(args []string) ([]string, rpcserver.Protocol, error) {
 }
 
 // backend loads the settings, dials Temporal and returns the session's
-// client; the settings are re-read before each prompt so changes made by
-// other processes apply.
-func (c *common) backend(ctx context.Context, env Env, name string) (*client.Session, func(), bool) {
+// client, with the workspace and tool host of new sessions (ws); the
+// settings are re-read before each prompt so changes made by other
+// processes apply.
+func (c *common) backend(ctx context.Context, env Env, name string, ws *workspaceFlags) (*client.Session, func(), bool) {
 	k, s, closeFn, ok := c.controller(ctx, env)
 	if !ok {
 		return nil, nil, false
@@ -117,6 +117,7 @@ func (c *common) backend(ctx context.Context, env Env, name string) (*client.Ses
 		fail(env, name, err)
 		return nil, nil, false
 	}
+	b.Workspace, b.Host = ws.workspace, ws.host
 	b.Reload = func() (settings.Settings, error) {
 		return settings.Load(settings.LoadOptions{Flags: c.fs})
 	}

@@ -19,7 +19,7 @@ import (
 )
 
 const scheduleUsage = `starter schedule create --id ID (--cron "0 3 * * *" | --every 6h) [--session-prefix P | --session S]
-                         [--overlap skip|buffer-one|allow-all] [--catchup 1h] [--workspace DIR] [--worktree] [--json] PROMPT
+                         [--overlap skip|buffer-one|allow-all] [--catchup 1h] [--workspace DIR] [--host HOST] [--worktree] [--json] PROMPT
        starter schedule update --id ID [--cron "0 4 * * *" | --every 12h] [--session-prefix P | --session S]
                          [--overlap skip|buffer-one|allow-all] [--catchup 2h] [--worktree[=false]] [--json] [PROMPT]
        starter schedule list [--json]
@@ -40,9 +40,9 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 	name := "schedule " + sub
 	c := newFlags(name, env)
 	var (
-		id, cron, prefix, overlap, note, workspace string
-		every, catchup                             time.Duration
-		useWorktree                                bool
+		id, cron, prefix, overlap, note, workspace, host string
+		every, catchup                                   time.Duration
+		useWorktree                                      bool
 	)
 	switch sub {
 	case "create":
@@ -53,6 +53,7 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 		c.fs.StringVar(&overlap, "overlap", schedule.DefaultOverlap, "when a run is due while the last still runs: skip, buffer-one or allow-all")
 		c.fs.DurationVar(&catchup, "catchup", schedule.DefaultCatchupWindow, "runs missed (server down) are still started within this window")
 		c.fs.StringVar(&workspace, "workspace", "", "the directory a new session's tools work in (default: the current directory)")
+		c.fs.StringVar(&host, "host", "", "the tool host (a worker's tools.host) the runs' new sessions are created on, chosen and checked now: refused when it lacks the workspace (default: session.host, else a host that has it)")
 		c.fs.BoolVar(&useWorktree, "worktree", false, "give each run's session a git worktree of the workspace's repository on a branch agent/<session> (with --session: that session must have one or be new)")
 	case "update":
 		c.fs.StringVar(&id, "id", "", "the id of the schedule to change")
@@ -74,7 +75,7 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 	}
 	if sub == "create" {
 		return scheduleCreate(ctx, env, c, schedule.Spec{ID: id, Cron: cron, Every: every, SessionPrefix: prefix,
-			Overlap: overlap, CatchupWindow: catchup}, workspace, useWorktree)
+			Overlap: overlap, CatchupWindow: catchup}, workspace, host, useWorktree)
 	}
 	if sub == "update" {
 		ch := schedule.Change{ID: id, Cron: cron, Every: every, SessionPrefix: prefix, Overlap: overlap, CatchupWindow: catchup}
@@ -135,9 +136,10 @@ func scheduleManager(ctx context.Context, env Env, c *common) (*schedule.Manager
 }
 
 // scheduleCreate builds the prompt as `starter prompt` does (the same
-// settings, client.PromptInput) and creates the schedule. Bad input is
+// settings, client.PromptInput, the same placement on a tool host, made
+// once, now: docs/cluster.md) and creates the schedule. Bad input is
 // refused before Temporal is dialled.
-func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec, workspace string, useWorktree bool) int {
+func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec, workspace, host string, useWorktree bool) int {
 	const name = "schedule create"
 	msg := strings.TrimSpace(strings.Join(c.fs.Args(), " "))
 	if msg == "" {
@@ -183,12 +185,18 @@ func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec,
 		return ExitUsage
 	}
 	defer closeFn()
+	if err := c.place(ctx, c.k, s, spec.SessionID, host, &spec.Prompt); err != nil {
+		return fail(env, name, err)
+	}
 	if err := m.Create(ctx, spec); err != nil {
 		return fail(env, name, err)
 	}
 	where := "a fresh session per run: " + spec.SessionPrefix + "-<scheduled time, UTC>"
 	if spec.SessionID != "" {
 		where = "session " + spec.SessionID
+	}
+	if spec.Prompt.Host != "" {
+		where += ", on tool host " + spec.Prompt.Host
 	}
 	if useWorktree {
 		where += ", in a worktree on branch agent/<session>"

@@ -41,6 +41,10 @@ type Session struct {
 	// Workspace, when set, is the directory a new session's tools work in
 	// (prompts and user commands); "" is the current directory.
 	Workspace string
+	// Host, when set, is the tool host a new session is created on
+	// (--host); "": session.host, else a host that has the workspace
+	// (Controller.Place).
+	Host string
 	// FollowGiveUp bounds how long Follow outlasts Temporal not answering
 	// (0: DefaultFollowGiveUp); tests shorten it.
 	FollowGiveUp time.Duration
@@ -158,8 +162,18 @@ func (t *Session) promptInputWith(kept *session.Settings, message string) workfl
 // go in first, so the prompt follows them.
 func (t *Session) StartPrompt(ctx context.Context, message string, images ...agent.ContentBlock) (Prompt, error) {
 	t.flush(ctx, t.SessionID())
-	in := t.promptInput(ctx, message)
+	sess, kept, err := t.read(ctx)
+	in := t.promptInputWith(kept, message)
 	in.Images = images
+	var h session.Header
+	if sess != nil {
+		h = sess.Header
+	} else if err == nil {
+		err = session.ErrNotFound // new: its first prompt places it
+	}
+	if err := t.k.Place(ctx, &in, t.Host, t.Settings().Session.Host, h, err); err != nil {
+		return Prompt{}, err
+	}
 	run, err := t.k.StartPrompt(ctx, in)
 	if err != nil {
 		return Prompt{}, err

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -376,6 +377,16 @@ type run struct {
 	args     []string
 }
 
+// exited says whether the starter has exited.
+func (r *run) exited() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // finish waits for the starter to exit.
 func (r *run) finish(t *testing.T) {
 	t.Helper()
@@ -403,6 +414,29 @@ func (c *cluster) prompt(id, msg string, baseDelayMs int, faults ...string) *run
 
 // promptEnv is prompt with extra starter environment.
 func (c *cluster) promptEnv(extra map[string]string, id, msg string, baseDelayMs int, faults ...string) *run {
+	ws := filepath.Join(c.dir, "workspace")
+	_ = os.MkdirAll(ws, 0o755)
+	args := []string{"prompt", "--session", id, "--workspace", ws, "--retry.baseDelayMs", strconv.Itoa(baseDelayMs)}
+	for _, k := range settings.Keys() {
+		if v, ok := extra[k.Env]; ok {
+			args = append(args, k.Flag, v)
+		}
+	}
+	for k, v := range extra { // starter flags: --host, another --workspace
+		if strings.HasPrefix(k, "--") {
+			args = append(args, k, v)
+		}
+	}
+	for _, f := range faults {
+		args = append(args, "--fault", f)
+	}
+	return c.starter(strings.NewReader(""), nil, append(args, msg)...)
+}
+
+// starter runs the starter's own code (cli.Main) with the compose
+// starter's environment on this machine; its output goes to out (nil:
+// the run's buffer).
+func (c *cluster) starter(stdin io.Reader, out io.Writer, args ...string) *run {
 	env := map[string]string{}
 	for k, v := range c.compose.Services["starter"].Environment {
 		env[k] = resolve(v)
@@ -418,27 +452,13 @@ func (c *cluster) promptEnv(extra map[string]string, id, msg string, baseDelayMs
 	// The settings read the process environment, which every run of the
 	// cluster shares; what differs between runs goes as flags.
 	testserver.SetEnv(c.t, env)
-	ws := filepath.Join(c.dir, "workspace")
-	_ = os.MkdirAll(ws, 0o755)
-	r := &run{done: make(chan struct{}), args: []string{"prompt", "--session", id, "--workspace", ws,
-		"--retry.baseDelayMs", strconv.Itoa(baseDelayMs)}}
-	for _, k := range settings.Keys() {
-		if v, ok := extra[k.Env]; ok {
-			r.args = append(r.args, k.Flag, v)
-		}
+	r := &run{done: make(chan struct{}), args: args}
+	if out == nil {
+		out = &r.out
 	}
-	for k, v := range extra { // starter flags: --host, another --workspace
-		if strings.HasPrefix(k, "--") {
-			r.args = append(r.args, k, v)
-		}
-	}
-	for _, f := range faults {
-		r.args = append(r.args, "--fault", f)
-	}
-	r.args = append(r.args, msg)
 	go func() {
 		defer close(r.done)
-		r.code = cli.Main(r.args, cli.Env{Stdout: &r.out, Stderr: &r.err, Stdin: strings.NewReader("")})
+		r.code = cli.Main(r.args, cli.Env{Stdout: out, Stderr: &r.err, Stdin: stdin})
 	}()
 	return r
 }
