@@ -47,7 +47,7 @@ func TestBench_QuickRunHasEveryRowWithSaneValues(t *testing.T) {
 	for _, name := range []string{"overhead", "abort latency", "timer accuracy", "history growth",
 		"tools history growth", "tools output size", "tools step cost",
 		"stream history 1 vs 400 chunks", "stream delay N=1", "stream delay N=2", "stream concurrency", "stream variant follow-every-poll", "stream as signals",
-		"concurrency N=10 rss", "concurrency N=10 throughput", "journal: N=10 throughput, wal journal"} {
+		"concurrency N=10 rss", "concurrency N=10 throughput"} {
 		if !strings.Contains(table.String(), "| "+name+" |") {
 			t.Errorf("table has no %q row:\n%s", name, table.String())
 		}
@@ -126,12 +126,6 @@ func TestBench_QuickRunHasEveryRowWithSaneValues(t *testing.T) {
 	delay := float64(cfg.ConcurrencyDelayMs) / 1000
 	if c.InBackoff != 10 || c.BareSec < delay || c.PromptSec < delay || c.Ratio <= 0 {
 		t.Errorf("concurrency %+v: want 10 in backoff, batches no faster than the %.0f s timer", c, delay)
-	}
-	if c.Journal != "rollback" {
-		t.Errorf("the main server's journal is %q, want the default rollback", c.Journal)
-	}
-	if j := rep.JournalCompare; j == nil || j.Journal != "wal" || j.InBackoff != 10 || j.BareSec < delay || j.PromptSec < delay {
-		t.Errorf("journal comparison %+v: want 10 WAL prompts in backoff, batches no faster than the timer", j)
 	}
 	if runtime.GOOS == "linux" && (c.IdleRSSMB < 5 || c.HoldRSSMB < c.IdleRSSMB/2 || c.PeakRSSMB < 5 || c.HoldAnonMB <= 0 || c.HoldAnonMB > c.HoldRSSMB) {
 		t.Errorf("worker RSS %+v: want real readings from /proc", c)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/durableagent/durableagent/internal/devserver"
 	"sync"
 	"time"
 
@@ -15,8 +14,6 @@ import (
 // ConcResult is one concurrency level N on one fresh worker process.
 type ConcResult struct {
 	N int `json:"n"`
-	// Journal is the embedded server's SQLite journal mode.
-	Journal string `json:"journal"`
 	// IdleRSSMB is the worker's RSS before any work.
 	IdleRSSMB float64 `json:"idleRssMB"`
 	// HoldRSSMB is the worker's RSS while InBackoff prompts wait in a
@@ -74,7 +71,7 @@ func (h *harness) concurrencyAt(ctx context.Context, n int) (ConcResult, error) 
 		return ConcResult{}, err
 	}
 	defer w.stop()
-	res := ConcResult{N: n, DelayMs: h.cfg.ConcurrencyDelayMs, Journal: h.journal()}
+	res := ConcResult{N: n, DelayMs: h.cfg.ConcurrencyDelayMs}
 	res.IdleRSSMB, res.IdleAnonMB = w.mem()
 
 	// Memory: N prompts parked in a long backoff at once.
@@ -225,36 +222,4 @@ func (c *child) sampleMem(peakRSS, peakAnon *float64) (stop func()) {
 		}
 	}()
 	return func() { close(quit); <-finished }
-}
-
-// journalCompare runs concurrencyAt(n) on a second embedded server whose
-// SQLite journal is the other mode (rollback when the main server runs
-// the default WAL), so the two modes are measured in one run.
-func (h *harness) journalCompare(ctx context.Context, n int) (*ConcResult, error) {
-	cfg := h.cfg
-	cfg.Journal = devserver.JournalWAL
-	if h.journal() == devserver.JournalWAL {
-		cfg.Journal = devserver.JournalRollback
-	}
-	cfg.Log = h.logw
-	other, err := newHarness(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer other.close()
-	other.t0 = h.t0
-	r, err := other.concurrencyAt(ctx, n)
-	h.startRetries.Add(other.startRetries.Load())
-	if err != nil {
-		return nil, fmt.Errorf("journal %s at concurrency %d: %w", cfg.Journal, n, err)
-	}
-	return &r, nil
-}
-
-// journal is the harness server's journal mode.
-func (h *harness) journal() string {
-	if h.cfg.Journal == "" {
-		return devserver.JournalRollback
-	}
-	return h.cfg.Journal
 }

@@ -59,7 +59,6 @@ func newHarness(ctx context.Context, cfg Config) (*harness, error) {
 	h.logf("starting the embedded Temporal server in %s", dir)
 	srv, err := devserver.Start(sctx, devserver.Options{
 		DataDir: filepath.Join(dir, "temporal"), Port: 0, UIPort: devserver.NoUI, Logger: quiet(),
-		Journal: cfg.Journal,
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)

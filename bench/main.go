@@ -1,7 +1,7 @@
 // Command bench measures the durable agent on the embedded Temporal server
 // with the scripted model at zero latency:
 //
-//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,fanout,subagents,concurrency,journal,fleet,caching]
+//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,fanout,subagents,concurrency,fleet,caching]
 //
 // from the repository's root (or `go run .` in bench/). The bench is a Go
 // module of its own that uses the product of this checkout (its go.mod's
@@ -42,10 +42,6 @@
 //   - concurrency: worker RSS with N prompts in backoff at once, and the
 //     throughput of N prompts started at once against N bare runs of the
 //     same shape (targets: RSS <= 300 MB at 500, throughput >= 0.9x);
-//   - journal: the same at N=500 on a second server whose SQLite journal
-//     is the other mode (WAL vs the default rollback journal, both
-//     synchronous=FULL), so the choice of the default is measured in the
-//     run;
 //   - fleet: 200 prompts on one credential while the scripted provider
 //     answers 429 with retry-after 5 for 30 s: the calls made during the
 //     limit with coordinated backoff vs without (goal: about one probe
@@ -73,7 +69,7 @@ import (
 )
 
 // Benchmarks, in the order they run.
-var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "fanout", "subagents", "concurrency", "journal", "fleet", "caching"}
+var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "fanout", "subagents", "concurrency", "fleet", "caching"}
 
 // Config sizes a run.
 type Config struct {
@@ -146,12 +142,6 @@ type Config struct {
 	// a prompt batch the throughput is the mean of.
 	ConcurrencyRounds int
 
-	// Journal is the embedded server's SQLite journal mode ("": the
-	// product's default, the rollback journal). JournalN is the concurrency at which the
-	// "journal" benchmark measures the other mode on a second server.
-	Journal  string
-	JournalN int
-
 	// FleetJobs prompts on one credential meet a 429 with retry-after 5
 	// for FleetLimit (the fleet benchmark, fleet.go).
 	FleetJobs  int
@@ -186,7 +176,7 @@ func FullConfig() Config {
 		},
 		FanoutRatioPrompts: 4, FanoutRounds: 20, FanoutRoundPrompts: 16, FanoutPrompts: 100, FanoutFollowers: 2,
 		SubAgentsN:   50,
-		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 2, JournalN: 500,
+		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 2,
 		FleetJobs: 200, FleetLimit: 30 * time.Second,
 	}
 }
@@ -209,7 +199,7 @@ func QuickConfig() Config {
 		StreamVariants:     []StreamVariant{{Name: "follow-every-poll", InProcess: true, FixedReadMs: 100, Sweep: true}},
 		FanoutRatioPrompts: 1, FanoutRounds: 2, FanoutRoundPrompts: 2, FanoutPrompts: 4, FanoutFollowers: 2,
 		SubAgentsN:   4,
-		ConcurrencyN: []int{10}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 1, JournalN: 10,
+		ConcurrencyN: []int{10}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 1,
 		FleetJobs: 20, FleetLimit: 10 * time.Second,
 	}
 }
@@ -241,7 +231,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "", "make the run's temporary `directory` (server database, sessions) here; e.g. /dev/shm takes the disk's fsync cost out")
 	quick := fs.Bool("quick", false, "tiny sizes: a smoke run of about a minute")
 	only := fs.StringSlice("only", nil, "run only these benchmarks: "+strings.Join(benchmarks, ","))
-	journal := fs.String("journal", "", "the embedded server's SQLite journal: rollback (default) or wal")
 	concN := fs.IntSlice("concurrency-n", nil, "the concurrency benchmark's numbers of prompts at once (default 100,500; --quick 10)")
 	fanN := fs.Int("fanout-prompts", 0, "the fanout benchmark's number of prompts streaming at once, 2 followers each (default 100; --quick 4)")
 	fanBeats := fs.Bool("fanout-heartbeats", false, "the fanout benchmark's worker without the push path (stream.push off): followers read heartbeats")
@@ -263,7 +252,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	cfg.Only, cfg.Log, cfg.Dir, cfg.Journal = *only, stderr, *dir, *journal
+	cfg.Only, cfg.Log, cfg.Dir = *only, stderr, *dir
 	if len(*concN) > 0 {
 		cfg.ConcurrencyN = *concN
 	}
@@ -334,7 +323,6 @@ func Run(ctx context.Context, cfg Config, args []string) (*Report, error) {
 		{"fanout", func() (err error) { rep.Fanout, err = h.fanoutBench(ctx); return }},
 		{"subagents", func() (err error) { rep.SubAgents, err = h.subagents(ctx); return }},
 		{"concurrency", func() (err error) { rep.Concurrency, err = h.concurrency(ctx); return }},
-		{"journal", func() (err error) { rep.JournalCompare, err = h.journalCompare(ctx, cfg.JournalN); return }},
 		{"fleet", func() (err error) { rep.Fleet, err = h.fleet(ctx); return }},
 		{"caching", func() (err error) { rep.Caching, err = h.cachingBench(ctx); return }},
 	}

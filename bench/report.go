@@ -106,9 +106,6 @@ type Report struct {
 	Fanout      *FanoutResult    `json:"fanout,omitempty"`
 	SubAgents   *SubAgentsResult `json:"subagents,omitempty"`
 	Concurrency []ConcResult     `json:"concurrency,omitempty"`
-	// JournalCompare is the throughput at JournalN on a server with the
-	// other SQLite journal mode.
-	JournalCompare *ConcResult `json:"journalCompare,omitempty"`
 	// Fleet is the coordinated-backoff benchmark (fleet.go).
 	Fleet *FleetResult `json:"fleet,omitempty"`
 	// StartRetries counts workflow starts retried after a timeout (an
@@ -179,9 +176,6 @@ func (r *Report) rows() []Row {
 			rssTarget(c.N), rssVerdict(c)})
 		out = append(out, throughputRow(fmt.Sprintf("concurrency N=%d throughput", c.N), c))
 	}
-	if c := r.JournalCompare; c != nil {
-		out = append(out, throughputRow(fmt.Sprintf("journal: N=%d throughput, %s journal", c.N, c.Journal), *c))
-	}
 	if f := r.Fleet; f != nil {
 		out = append(out, f.row())
 	}
@@ -190,8 +184,8 @@ func (r *Report) rows() []Row {
 
 func throughputRow(name string, c ConcResult) Row {
 	return Row{name,
-		fmt.Sprintf("prompts %.1f/s (all done in %.1f s) vs bare %.1f/s (%.1f s) = %.3fx (%d ms backoff each; mean of %d alternating rounds; SQLite journal %s)",
-			c.PromptPerSec, c.PromptSec, c.BarePerSec, c.BareSec, c.Ratio, c.DelayMs, c.Rounds, c.Journal),
+		fmt.Sprintf("prompts %.1f/s (all done in %.1f s) vs bare %.1f/s (%.1f s) = %.3fx (%d ms backoff each; mean of %d alternating rounds)",
+			c.PromptPerSec, c.PromptSec, c.BarePerSec, c.BareSec, c.Ratio, c.DelayMs, c.Rounds),
 		throughputTarget(c.N), throughputVerdict(c)}
 }
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -20,6 +19,7 @@ import (
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/settings"
+	"github.com/durableagent/durableagent/internal/toolview"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -258,66 +258,8 @@ func runState(ctx context.Context, env Env, args []string) int {
 		_ = json.NewEncoder(env.Stdout).Encode(st)
 		return ExitOK
 	}
-	printState(env.Stdout, st, time.Now())
+	toolview.WriteState(env.Stdout, st, time.Now())
 	return ExitOK
-}
-
-// printState writes the human form of `starter state`: the status line,
-// the retry flags, then what the prompt waits for (a retry's wake-up,
-// queued messages, tool calls running, waiting for their host or for
-// approval, each with the command that decides it).
-func printState(w io.Writer, st agent.State, now time.Time) {
-	fmt.Fprintf(w, "session %s  status %s  model %s/%s  messages %d\n", st.SessionID, st.Status, st.Provider, st.Model, st.MessageCount)
-	fmt.Fprintf(w, "autoRetryEnabled %t  isRetrying %t  retryAttempt %d  isStreaming %t  isCompacting %t\n",
-		st.AutoRetryEnabled, st.IsRetrying, st.RetryAttempt, st.IsStreaming, st.IsCompacting)
-	if p := st.PendingRetry; p != nil {
-		left := max(p.WakeAt.Sub(now), 0).Round(time.Second)
-		fmt.Fprintf(w, "pending retry %d/%d: wakes at %s (in %s)\n", p.Attempt, p.MaxAttempts, p.WakeAt.Local().Format("15:04:05.000"), left)
-	}
-	fmt.Fprintf(w, "pendingMessageCount %d", st.PendingMessageCount)
-	if st.SteeringMode != "" || st.FollowUpMode != "" {
-		fmt.Fprintf(w, "  steeringMode %s  followUpMode %s", st.SteeringMode, st.FollowUpMode)
-	}
-	fmt.Fprintln(w)
-	if len(st.RunningTools) > 0 {
-		fmt.Fprintf(w, "running tools: %s\n", strings.Join(st.RunningTools, ", "))
-	}
-	if st.WaitingForHost != "" {
-		fmt.Fprintf(w, "waiting for host %s: no worker of it has picked up the tool call\n", st.WaitingForHost)
-	}
-	for _, p := range st.PendingApprovals {
-		fmt.Fprintf(w, "waiting for approval: %s (%s)", callLine(p.ToolName, p.Args), p.ToolCallID)
-		if p.ExpiresAt != nil {
-			fmt.Fprintf(w, " (denied at %s unless decided)", p.ExpiresAt.Local().Format("15:04:05"))
-		}
-		if p.Why != "" {
-			fmt.Fprintf(w, " (asked by %s)", p.Why)
-		}
-		if p.SessionScope != "" {
-			fmt.Fprintf(w, "\n  --for-session allows %s", p.SessionScope)
-		}
-		fmt.Fprintf(w, "\n  starter approve --session %s %s [--deny --reason TEXT] [--for-session]\n", st.SessionID, p.ToolCallID)
-	}
-	for _, d := range st.ToolDecisions {
-		fmt.Fprintf(w, "policy: %s %s %s by %s\n", d.Policy, d.ToolName, d.ToolCallID, d.Why)
-	}
-	for _, warn := range st.Warnings {
-		fmt.Fprintf(w, "session file warning: %s\n", warn)
-	}
-}
-
-// previewLine is a tool call's arguments on one line of at most n runes,
-// without the HTML escapes of the preview's encoding ("\u003e" is ">").
-func previewLine(args json.RawMessage, n int) string {
-	var b bytes.Buffer
-	var v any
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if json.Unmarshal(args, &v) != nil || enc.Encode(v) != nil {
-		b.Reset()
-		b.Write(args)
-	}
-	return line.Cut(strings.TrimSpace(b.String()), n)
 }
 
 func runEvents(ctx context.Context, env Env, args []string) int {

@@ -113,7 +113,7 @@ func (p *printer) print(e agent.Event) {
 		}
 		return
 	case agent.EventToolApprovalRequest:
-		fmt.Fprintf(p.w, "? waiting for approval: %s (%s)", callLine(e.ToolName, e.Args), e.ToolCallID)
+		fmt.Fprintf(p.w, "? waiting for approval: %s (%s)", toolview.ApprovalLine(e.ToolName, e.Args), e.ToolCallID)
 		if e.Why != "" {
 			fmt.Fprintf(p.w, ", asked by %s", e.Why)
 		}
@@ -213,16 +213,6 @@ func (p *printer) errorText(msg string) string {
 	}
 	parts := []string{head, body.Error.Type, clipLine(body.Error.Message, 300)}
 	return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), ": ")
-}
-
-// callLine shows a call waiting for approval: the tool and its main
-// argument as written (a command whole, up to 2000 runes), else its
-// arguments' JSON.
-func callLine(name string, args json.RawMessage) string {
-	if v := toolview.MainArg(args); v != "" {
-		return name + " " + line.Cut(v, 2000)
-	}
-	return name + " " + previewLine(args, 120)
 }
 
 // clipLine is s's first line (" …" when more follow), cut to n runes.

@@ -79,31 +79,16 @@ func (p listenPlan) roleOf(port int) string {
 
 func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
 
-// sqlConfig is the SQLite store for both execution and visibility data.
-// Every commit is durable (synchronous=FULL) in both journal modes, which
-// is what "state survives a restart" needs:
-//   - JournalRollback (the default): SQLite's rollback journal, with the
-//     single connection the plugin uses without WAL;
-//   - JournalWAL: write-ahead log, readers do not wait for the writer, so
-//     the plugin gets a small pool of connections.
-//
-// WAL measured no better than noise (bench's "journal", bench/RESULTS.md).
-func sqlConfig(dbPath, journal string) *config.SQL {
-	c := &config.SQL{
+// sqlConfig is the SQLite store for both execution and visibility data:
+// SQLite's rollback journal, with the single connection the plugin uses
+// without WAL, every commit durable, which is what "state survives a
+// restart" needs. WAL measured no better than noise (bench/RESULTS.md).
+func sqlConfig(dbPath string) *config.SQL {
+	return &config.SQL{
 		PluginName:        sqliteplugin.PluginName,
 		DatabaseName:      dbPath,
 		ConnectAttributes: map[string]string{"mode": "rwc"}, // read-write, create if missing
 	}
-	if journal != JournalWAL {
-		return c
-	}
-	c.ConnectAttributes["journal_mode"] = "wal"
-	c.ConnectAttributes["synchronous"] = "full"
-	// A writer waits for another instead of failing with "database is
-	// locked"; WAL allows one writer at a time.
-	c.ConnectAttributes["busy_timeout"] = "10000"
-	c.MaxConns, c.MaxIdleConns = 4, 4
-	return c
 }
 
 // prepareDatabase creates the schema on first start and registers the

@@ -65,9 +65,6 @@ type Options struct {
 	// LogToStderr, to stderr.
 	Logger      *slog.Logger
 	LogToStderr bool
-	// Journal is the SQLite journal mode: JournalRollback (also "") or
-	// JournalWAL. Both commit durably; see sqlConfig.
-	Journal string
 
 	// tlsServer and tlsClient, set only by tests (tls_test.go), make the
 	// frontend serve TLS so that clients' TLS settings can be tested
@@ -76,12 +73,6 @@ type Options struct {
 	tlsServer func(*config.Config)
 	tlsClient *tls.Config
 }
-
-// SQLite journal modes of Options.Journal.
-const (
-	JournalWAL      = "wal"
-	JournalRollback = "rollback"
-)
 
 // Server is a running embedded dev server. Its methods are safe for
 // concurrent use.
@@ -150,7 +141,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 
-	sql := sqlConfig(dir.dbPath(), opts.Journal)
+	sql := sqlConfig(dir.dbPath())
 	if err := prepareDatabase(sql, dir.dbPath(), opts.Namespace); err != nil {
 		return nil, err
 	}
@@ -255,13 +246,6 @@ func (o *Options) normalize() error {
 	}
 	if o.UIPort < NoUI || o.UIPort > 65535 {
 		return fmt.Errorf("devserver: UI port %d is out of range 0-65535 (or -1 for no UI)", o.UIPort)
-	}
-	switch o.Journal {
-	case "":
-		o.Journal = JournalRollback
-	case JournalWAL, JournalRollback:
-	default:
-		return fmt.Errorf("devserver: journal %q is not %q or %q", o.Journal, JournalWAL, JournalRollback)
 	}
 	if o.Namespace == "" {
 		o.Namespace = DefaultNamespace

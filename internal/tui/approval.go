@@ -9,12 +9,14 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
+	"github.com/durableagent/durableagent/internal/toolview"
 )
 
 // Tool approval (docs/tui.md "Tool approval"): a tool_approval_request
@@ -225,7 +227,9 @@ func (m *Model) stateRead(msg stateMsg) {
 		return
 	}
 	if msg.show {
-		m.note(stateText(msg.st))
+		var b strings.Builder
+		toolview.WriteState(&b, msg.st, time.Now())
+		m.note(strings.TrimSuffix(b.String(), "\n"))
 	}
 	waiting := map[string]bool{}
 	if msg.st.Status == agent.StatusRunning {

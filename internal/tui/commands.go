@@ -8,7 +8,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/toolview"
 )
 
 // slashHelp lists the slash commands.
@@ -105,26 +104,4 @@ func onOff(b bool) string {
 		return "on"
 	}
 	return "off"
-}
-
-// stateText renders the session state for /state.
-func stateText(st agent.State) string {
-	text := fmt.Sprintf("session %s · %s · %s/%s · %d messages\n"+
-		"autoRetryEnabled %t · isRetrying %t · retryAttempt %d · isStreaming %t · isCompacting %t · autoCompactionEnabled %t",
-		st.SessionID, st.Status, st.Provider, st.Model, st.MessageCount,
-		st.AutoRetryEnabled, st.IsRetrying, st.RetryAttempt, st.IsStreaming, st.IsCompacting, st.AutoCompactionEnabled)
-	if p := st.PendingRetry; p != nil {
-		text += fmt.Sprintf("\npending retry %d/%d wakes at %s", p.Attempt, p.MaxAttempts, p.WakeAt.Local().Format("15:04:05"))
-	}
-	text += fmt.Sprintf("\npendingMessageCount %d", st.PendingMessageCount)
-	if len(st.RunningTools) > 0 {
-		text += " · running tools " + strings.Join(st.RunningTools, ", ")
-	}
-	if st.WaitingForHost != "" {
-		text += " · waiting for host " + st.WaitingForHost
-	}
-	for _, p := range st.PendingApprovals {
-		text += fmt.Sprintf("\nwaiting for approval: %s (%s)", toolview.CallLine(p.ToolName, p.Args, 80), p.ToolCallID)
-	}
-	return text
 }

@@ -120,9 +120,9 @@ func TestServer_SlashCommands(t *testing.T) {
 	d := newDriver(t, served(t, testserver.Session("tui-slash"), nil))
 	for _, c := range []struct{ line, shows string }{
 		{"/retry off", "Auto-retry off (retry.enabled=false saved)."},
-		{"/state", "autoRetryEnabled false · isRetrying false"},
+		{"/state", "autoRetryEnabled false  isRetrying false"},
 		{"/retry on", "Auto-retry on"},
-		{"/state", "autoRetryEnabled true · isRetrying false"},
+		{"/state", "autoRetryEnabled true  isRetrying false"},
 		{"/retry maybe", "usage: /retry on|off"},
 		{"/compact keep the plan", "Nothing to compact"},
 		{"/help", "/retry on|off"},
