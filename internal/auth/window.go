@@ -54,18 +54,6 @@ func WindowKey(provider, credentialID string) string {
 	return provider + "/" + credentialID
 }
 
-// CheckWindowArgs refuses a key that is not a WindowKey and an empty
-// holder, with an error naming the problem.
-func CheckWindowArgs(key, holder string) error {
-	if key == "" || !strings.Contains(key, "/") {
-		return fmt.Errorf("rate-limit window: bad key %q (want provider/credential, see WindowKey)", key)
-	}
-	if holder == "" {
-		return fmt.Errorf("rate-limit window %s: empty holder", key)
-	}
-	return nil
-}
-
 // Stale reports whether w ended StaleWindow ago with no live probe
 // lease: the credential is presumed free again and the window may be
 // dropped.
@@ -97,10 +85,14 @@ type Windows struct{ Store WindowStore }
 // window open it answers call now; during a window, hold for Wait; when
 // the window is over, the first caller gets the probe lease for lease
 // and calls, the others hold until the lease ends or is settled. A
-// window that went stale (see Stale) is dropped and the call goes out.
+// window that went stale (see Stale) is dropped and the call goes out. A
+// key that is not a WindowKey and an empty holder are refused.
 func (ws Windows) Admit(key, holder string, lease time.Duration) (a Admission, err error) {
-	if err := CheckWindowArgs(key, holder); err != nil {
-		return Admission{}, err
+	if key == "" || !strings.Contains(key, "/") {
+		return Admission{}, fmt.Errorf("rate-limit window: bad key %q (want provider/credential, see WindowKey)", key)
+	}
+	if holder == "" {
+		return Admission{}, fmt.Errorf("rate-limit window %s: empty holder", key)
 	}
 	err = ws.Store.UpdateWindow(key, func(w *Window, now time.Time) (*Window, bool) {
 		a = Admission{} // the store may apply the rule more than once
