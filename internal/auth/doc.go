@@ -17,10 +17,10 @@
 //     every caller until it ends and then grants one probe lease, whose
 //     outcome extends (RateLimited) or clears (Settle) the window; Release
 //     passes the lease on, and a lease lapses if its holder dies. The
-//     rules are pure functions (AdmitCall, ExtendWindow, SettleCall,
-//     ReleaseLease, Window.Stale) that every window store applies under
-//     its own lock: File here, the PostgreSQL windows of a cluster in
-//     internal/pgstore, whose tests run their one contract against both.
+//     rules are written once (Windows) and applied through a WindowStore,
+//     which runs each under its own lock: File here, the PostgreSQL
+//     windows of a cluster in internal/pgstore, whose tests run their one
+//     contract against both.
 //   - File persists credentials, blocks, windows and session assignments in
 //     auth.json (mode 0600, refused when group/world-readable), under an
 //     exclusive file lock per operation, so block state survives worker

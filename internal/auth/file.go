@@ -42,8 +42,9 @@ type FileOptions struct {
 // directory. Every method reads the file under an exclusive lock and
 // writes it back (atomically, mode 0600) when something changed.
 type File struct {
-	path string
-	opts FileOptions
+	Windows // on auth.json (UpdateWindow)
+	path    string
+	opts    FileOptions
 }
 
 // fileData is auth.json.
@@ -63,6 +64,7 @@ func OpenFile(path string, opts FileOptions) (*File, error) {
 		opts.Now = time.Now
 	}
 	f := &File{path: path, opts: opts}
+	f.Windows.Store = f
 	if _, err := f.read(); err != nil {
 		return nil, err
 	}

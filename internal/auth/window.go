@@ -54,84 +54,6 @@ func WindowKey(provider, credentialID string) string {
 	return provider + "/" + credentialID
 }
 
-// CheckWindowArgs refuses a key that is not a WindowKey and an empty
-// holder, with an error naming the problem.
-func CheckWindowArgs(key, holder string) error {
-	if key == "" || !strings.Contains(key, "/") {
-		return fmt.Errorf("rate-limit window: bad key %q (want provider/credential, see WindowKey)", key)
-	}
-	if holder == "" {
-		return fmt.Errorf("rate-limit window %s: empty holder", key)
-	}
-	return nil
-}
-
-// The rules of a window, written once for every store that keeps windows
-// (File here, the PostgreSQL store of a cluster in internal/pgstore).
-// Each rule takes the window as stored (nil: none), and returns the
-// window to store (nil: none, delete it) and whether that is a change
-// the store must write. The store makes each call
-// atomic: it reads, applies the rule and writes under one lock.
-
-// AdmitCall answers holder asking to call through the window w. A
-// window that went stale (see Stale) is dropped and the call goes out.
-func AdmitCall(w *Window, holder string, lease time.Duration, now time.Time) (Admission, *Window, bool) {
-	if w == nil {
-		return Admission{}, nil, false
-	}
-	if w.Stale(now) {
-		return Admission{}, nil, true
-	}
-	if now.Before(w.Until) {
-		return Admission{Wait: w.Until.Sub(now)}, w, false
-	}
-	if w.Probe != "" && w.Probe != holder && now.Before(w.ProbeUntil) {
-		return Admission{Wait: w.ProbeUntil.Sub(now), Probing: true}, w, false
-	}
-	next := *w
-	next.Probe, next.ProbeUntil = holder, now.Add(lease)
-	return Admission{Probe: true}, &next, true
-}
-
-// ExtendWindow opens the window w (nil: none) or extends it to
-// now+retryAfterMs, and ends any probe lease (the probe has its outcome).
-func ExtendWindow(w *Window, retryAfterMs int64, now time.Time) (*Window, error) {
-	if retryAfterMs <= 0 {
-		return nil, fmt.Errorf("retry hint %dms is not positive", retryAfterMs)
-	}
-	var next Window
-	if w != nil {
-		next = *w
-	}
-	if until := now.Add(time.Duration(retryAfterMs) * time.Millisecond); until.After(next.Until) {
-		next.Until = until
-	}
-	next.Probe, next.ProbeUntil = "", time.Time{}
-	return &next, nil
-}
-
-// SettleCall records that the provider took holder's call: the window
-// ends when holder was the probe, or when the window was over anyway. A
-// call that was already under way when another caller's rate limit
-// opened the window leaves it open.
-func SettleCall(w *Window, holder string, now time.Time) (*Window, bool) {
-	if w == nil || (w.Probe != holder && now.Before(w.Until)) {
-		return w, false
-	}
-	return nil, true
-}
-
-// ReleaseLease gives up holder's probe lease without an outcome (its
-// call was cancelled): the next caller probes.
-func ReleaseLease(w *Window, holder string) (*Window, bool) {
-	if w == nil || w.Probe != holder {
-		return w, false
-	}
-	next := *w
-	next.Probe, next.ProbeUntil = "", time.Time{}
-	return &next, true
-}
-
 // Stale reports whether w ended StaleWindow ago with no live probe
 // lease: the credential is presumed free again and the window may be
 // dropped.
@@ -144,62 +66,112 @@ func (s *state) pruneWindows(now time.Time) {
 	maps.DeleteFunc(s.Windows, func(_ string, w Window) bool { return w.Stale(now) })
 }
 
+// WindowStore keeps rate-limit windows: UpdateWindow applies rule to the
+// window of key as stored (nil: none) at the store's time now and, when
+// rule reports a change, stores the window it returns (nil: delete it),
+// all under one lock, so concurrent callers see each other's outcome.
+// File keeps them in auth.json, the PostgreSQL store of a cluster in its
+// database.
+type WindowStore interface {
+	UpdateWindow(key string, rule func(w *Window, now time.Time) (next *Window, changed bool)) error
+}
+
+// Windows are the rules of coordinated backoff, written once for every
+// WindowStore (File and pgstore.Windows embed it).
+type Windows struct{ Store WindowStore }
+
 // Admit asks to make a call on the credential of key (WindowKey) as
 // holder (a stable id of the call, the same on every ask). With no
 // window open it answers call now; during a window, hold for Wait; when
 // the window is over, the first caller gets the probe lease for lease
-// and calls, the others hold until the lease ends or is settled.
-func (f *File) Admit(key, holder string, lease time.Duration) (a Admission, err error) {
-	if err := CheckWindowArgs(key, holder); err != nil {
-		return Admission{}, err
+// and calls, the others hold until the lease ends or is settled. A
+// window that went stale (see Stale) is dropped and the call goes out. A
+// key that is not a WindowKey and an empty holder are refused.
+func (ws Windows) Admit(key, holder string, lease time.Duration) (a Admission, err error) {
+	if key == "" || !strings.Contains(key, "/") {
+		return Admission{}, fmt.Errorf("rate-limit window: bad key %q (want provider/credential, see WindowKey)", key)
 	}
-	err = f.window(key, func(w *Window, now time.Time) (next *Window, changed bool, err error) {
-		a, next, changed = AdmitCall(w, holder, lease, now)
-		return next, changed, nil
+	if holder == "" {
+		return Admission{}, fmt.Errorf("rate-limit window %s: empty holder", key)
+	}
+	err = ws.Store.UpdateWindow(key, func(w *Window, now time.Time) (*Window, bool) {
+		a = Admission{} // the store may apply the rule more than once
+		switch {
+		case w == nil:
+			return nil, false
+		case w.Stale(now):
+			return nil, true
+		case now.Before(w.Until):
+			a = Admission{Wait: w.Until.Sub(now)}
+			return w, false
+		case w.Probe != "" && w.Probe != holder && now.Before(w.ProbeUntil):
+			a = Admission{Wait: w.ProbeUntil.Sub(now), Probing: true}
+			return w, false
+		}
+		next := *w
+		next.Probe, next.ProbeUntil = holder, now.Add(lease)
+		a = Admission{Probe: true}
+		return &next, true
 	})
 	return a, err
 }
 
-// RateLimited opens (or extends) the window of key for retryAfterMs:
-// the provider answered a call with a rate limit and that hint.
-func (f *File) RateLimited(key string, retryAfterMs int64) error {
-	return f.window(key, func(w *Window, now time.Time) (*Window, bool, error) {
-		next, err := ExtendWindow(w, retryAfterMs, now)
-		if err != nil {
-			return w, false, fmt.Errorf("rate-limit window %s: %w", key, err)
+// RateLimited opens (or extends) the window of key to now+retryAfterMs:
+// the provider answered a call with a rate limit and that hint. It ends
+// any probe lease (the probe has its outcome).
+func (ws Windows) RateLimited(key string, retryAfterMs int64) error {
+	if retryAfterMs <= 0 {
+		return fmt.Errorf("rate-limit window %s: retry hint %dms is not positive", key, retryAfterMs)
+	}
+	return ws.Store.UpdateWindow(key, func(w *Window, now time.Time) (*Window, bool) {
+		var next Window
+		if w != nil {
+			next = *w
 		}
-		return next, true, nil
+		if until := now.Add(time.Duration(retryAfterMs) * time.Millisecond); until.After(next.Until) {
+			next.Until = until
+		}
+		next.Probe, next.ProbeUntil = "", time.Time{}
+		return &next, true
 	})
 }
 
 // Settle reports that the provider took holder's call (any answer but a
-// rate limit): a probe's success ends the window.
-func (f *File) Settle(key, holder string) error {
-	return f.window(key, func(w *Window, now time.Time) (*Window, bool, error) {
-		next, changed := SettleCall(w, holder, now)
-		return next, changed, nil
+// rate limit): the window ends when holder was the probe, or when the
+// window was over anyway. A call that was already under way when another
+// caller's rate limit opened the window leaves it open.
+func (ws Windows) Settle(key, holder string) error {
+	return ws.Store.UpdateWindow(key, func(w *Window, now time.Time) (*Window, bool) {
+		if w == nil || (w.Probe != holder && now.Before(w.Until)) {
+			return w, false
+		}
+		return nil, true
 	})
 }
 
-// Release gives up holder's probe lease without an outcome.
-func (f *File) Release(key, holder string) error {
-	return f.window(key, func(w *Window, _ time.Time) (*Window, bool, error) {
-		next, changed := ReleaseLease(w, holder)
-		return next, changed, nil
+// Release gives up holder's probe lease without an outcome (its call was
+// cancelled): the next caller probes.
+func (ws Windows) Release(key, holder string) error {
+	return ws.Store.UpdateWindow(key, func(w *Window, _ time.Time) (*Window, bool) {
+		if w == nil || w.Probe != holder {
+			return w, false
+		}
+		next := *w
+		next.Probe, next.ProbeUntil = "", time.Time{}
+		return &next, true
 	})
 }
 
-// window applies rule to the window of key in auth.json and stores its
-// result, under the file's lock.
-func (f *File) window(key string, rule func(w *Window, now time.Time) (*Window, bool, error)) error {
+// UpdateWindow is WindowStore's, on auth.json under the file's lock.
+func (f *File) UpdateWindow(key string, rule func(w *Window, now time.Time) (*Window, bool)) error {
 	return f.update(func(st *state, now time.Time) (bool, error) {
 		var cur *Window
 		if w, ok := st.Windows[key]; ok {
 			cur = &w
 		}
-		next, changed, err := rule(cur, now)
-		if err != nil || !changed {
-			return false, err
+		next, changed := rule(cur, now)
+		if !changed {
+			return false, nil
 		}
 		if next == nil {
 			delete(st.Windows, key)

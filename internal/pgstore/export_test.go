@@ -14,5 +14,7 @@ func OpenWithoutRetries(ctx context.Context, url string) (*Store, error) {
 // WindowsAt is s.Windows() reading the time from now instead of the
 // database's clock.
 func WindowsAt(s *Store, now func() time.Time) *Windows {
-	return &Windows{s: s, now: now}
+	w := s.Windows()
+	w.now = now
+	return w
 }

@@ -17,10 +17,10 @@ import (
 // granted per window across all of them, where auth.json shares windows
 // only between the workers of one data directory.
 //
-// The rules are package auth's (auth.AdmitCall, ExtendWindow, SettleCall,
-// ReleaseLease), applied to one row of agent_rate_windows per window key
-// in one transaction that holds the row's lock (SELECT ... FOR UPDATE),
-// so concurrent callers on any number of connections see each other's
+// The rules are package auth's (auth.Windows, which this type embeds),
+// applied to one row of agent_rate_windows per window key in one
+// transaction that holds the row's lock (SELECT ... FOR UPDATE), so
+// concurrent callers on any number of connections see each other's
 // outcome. A window's first write inserts its row; when two workers
 // insert at once, the loser retries under the winner's row lock.
 //
@@ -28,7 +28,8 @@ import (
 // windowRetryFor): the windows are an optimisation, and the model call
 // that asks goes out when the database does not answer.
 type Windows struct {
-	s *Store
+	auth.Windows // on this store (UpdateWindow)
+	s            *Store
 	// now is the windows' clock, set by tests only; nil is the database
 	// server's clock, one clock for every worker, so clock skew between
 	// hosts does not move a window.
@@ -42,47 +43,9 @@ const (
 
 // Windows returns the rate-limit windows kept in the store's database.
 func (s *Store) Windows() *Windows {
-	return &Windows{s: s}
-}
-
-// Admit is auth.File.Admit: with no window open, call now; during a
-// window, hold for Wait; when it is over, the first caller gets the probe
-// lease for lease and the others hold until its outcome.
-func (w *Windows) Admit(key, holder string, lease time.Duration) (auth.Admission, error) {
-	if err := auth.CheckWindowArgs(key, holder); err != nil {
-		return auth.Admission{}, err
-	}
-	var a auth.Admission
-	err := w.update(key, func(cur *auth.Window, now time.Time) (next *auth.Window, changed bool, err error) {
-		a, next, changed = auth.AdmitCall(cur, holder, lease, now)
-		return next, changed, nil
-	})
-	return a, err
-}
-
-// RateLimited opens (or extends) the window of key for retryAfterMs.
-func (w *Windows) RateLimited(key string, retryAfterMs int64) error {
-	return w.update(key, func(cur *auth.Window, now time.Time) (*auth.Window, bool, error) {
-		next, err := auth.ExtendWindow(cur, retryAfterMs, now)
-		return next, err == nil, err
-	})
-}
-
-// Settle reports that the provider took holder's call: a probe's success
-// ends the window.
-func (w *Windows) Settle(key, holder string) error {
-	return w.update(key, func(cur *auth.Window, now time.Time) (*auth.Window, bool, error) {
-		next, changed := auth.SettleCall(cur, holder, now)
-		return next, changed, nil
-	})
-}
-
-// Release gives up holder's probe lease without an outcome.
-func (w *Windows) Release(key, holder string) error {
-	return w.update(key, func(cur *auth.Window, _ time.Time) (*auth.Window, bool, error) {
-		next, changed := auth.ReleaseLease(cur, holder)
-		return next, changed, nil
-	})
+	w := &Windows{s: s}
+	w.Windows.Store = w
+	return w
 }
 
 // List returns the windows kept in the database, by key, and the time
@@ -128,9 +91,9 @@ func (w *Windows) List() (map[string]auth.Window, time.Time, error) {
 // errInsertRaced: another worker inserted the window's row first.
 var errInsertRaced = errors.New("window row inserted concurrently")
 
-// update applies rule to the window of key and writes its result, all in
-// one transaction under the row's lock.
-func (w *Windows) update(key string, rule func(cur *auth.Window, now time.Time) (*auth.Window, bool, error)) error {
+// UpdateWindow is auth.WindowStore's: rule applied to the row of key and
+// its result written, all in one transaction under the row's lock.
+func (w *Windows) UpdateWindow(key string, rule func(cur *auth.Window, now time.Time) (*auth.Window, bool)) error {
 	retryFor := min(w.s.retryFor, windowRetryFor)
 	err := w.s.doWithin(retryFor, windowOpTimeout, func(ctx context.Context) error {
 		for attempt := 0; ; attempt++ {
@@ -148,7 +111,7 @@ func (w *Windows) update(key string, rule func(cur *auth.Window, now time.Time) 
 	return nil
 }
 
-func (w *Windows) apply(ctx context.Context, tx pgx.Tx, key string, rule func(cur *auth.Window, now time.Time) (*auth.Window, bool, error)) error {
+func (w *Windows) apply(ctx context.Context, tx pgx.Tx, key string, rule func(cur *auth.Window, now time.Time) (*auth.Window, bool)) error {
 	var cur *auth.Window
 	var row auth.Window
 	var probeUntil *time.Time
@@ -171,10 +134,7 @@ func (w *Windows) apply(ctx context.Context, tx pgx.Tx, key string, rule func(cu
 		// Read after the lock: the time the rule is applied at.
 		return err
 	}
-	next, changed, err := rule(cur, now)
-	if err != nil {
-		return permanent(err)
-	}
+	next, changed := rule(cur, now)
 	if !changed {
 		return nil
 	}

@@ -3,7 +3,7 @@
 // test binary, started on the first test that asks for it and stopped by
 // Main after the package's tests; and one WaitFor. Tests share the server
 // and isolate themselves with their own task queue and data dir
-// (Settings). A test of durability across a server restart stops the
+// (Queue, t.TempDir). A test of durability across a server restart stops the
 // shared server (Stop) and the next Address starts it again, same port,
 // same state; tests of one binary run one at a time unless they say
 // t.Parallel, which such a test must not.
@@ -24,9 +24,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"go.temporal.io/api/workflowservice/v1"
-	sdkclient "go.temporal.io/sdk/client"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
@@ -111,17 +108,6 @@ func start(dir string, port int) (*devserver.Server, error) {
 
 var queueSeq atomic.Int64
 
-// Settings are the defaults pointed at the shared server, with a data dir
-// and a task queue (prefix-pid-n) of the test's own.
-func Settings(t testing.TB, prefix string) settings.Settings {
-	t.Helper()
-	s := settings.Defaults()
-	s.Temporal.Address = Address(t)
-	s.DataDir = t.TempDir()
-	s.Temporal.TaskQueue = Queue(prefix)
-	return s
-}
-
 // Queue is a task queue name no other test of the binary uses.
 func Queue(prefix string) string {
 	return fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), queueSeq.Add(1))
@@ -170,28 +156,6 @@ func SkipShort(t testing.TB) {
 // Quiet is a logger that drops everything (the server's and the SDK's
 // logs in tests).
 func Quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
-
-// TerminateOpen terminates the workflows still running on taskQueue: a
-// test's leftovers, which a later test reusing a session id (so a
-// workflow id) would otherwise join on the shared server.
-func TerminateOpen(t testing.TB, c sdkclient.Client, taskQueue string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-		Query: fmt.Sprintf("TaskQueue = %q AND ExecutionStatus = 'Running'", taskQueue),
-	})
-	if err != nil {
-		t.Logf("list the workflows left on %s: %v", taskQueue, err)
-		return
-	}
-	for _, ex := range resp.GetExecutions() {
-		id := ex.GetExecution().GetWorkflowId()
-		if err := c.TerminateWorkflow(ctx, id, "", "test ended"); err != nil {
-			t.Logf("terminate %s: %v", id, err)
-		}
-	}
-}
 
 // WaitEvent polls the events query of session through k until an event
 // matches, and returns it; the test fails once timeout has passed.

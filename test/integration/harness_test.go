@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
 	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
@@ -92,7 +93,10 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	skipShort(t)
-	e := &env{t: t, s: testserver.Settings(t, "it")}
+	e := &env{t: t, s: settings.Defaults()}
+	e.s.Temporal.Address = testserver.Address(t)
+	e.s.DataDir = t.TempDir()
+	e.s.Temporal.TaskQueue = testserver.Queue("it")
 	e.dataDir = e.s.DataDir
 	e.s.Retry.BaseDelayMs = 500
 	e.s.Model.HeartbeatTimeoutMs = 2000
@@ -148,12 +152,34 @@ func (e *env) stopServer() {
 	}
 }
 
+// terminateOpen terminates the workflows still running on taskQueue: a
+// test's leftovers, which a later test reusing a session id (so a
+// workflow id) would otherwise join on the shared server.
+func terminateOpen(t testing.TB, c sdkclient.Client, taskQueue string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("TaskQueue = %q AND ExecutionStatus = 'Running'", taskQueue),
+	})
+	if err != nil {
+		t.Logf("list the workflows left on %s: %v", taskQueue, err)
+		return
+	}
+	for _, ex := range resp.GetExecutions() {
+		id := ex.GetExecution().GetWorkflowId()
+		if err := c.TerminateWorkflow(ctx, id, "", "test ended"); err != nil {
+			t.Logf("terminate %s: %v", id, err)
+		}
+	}
+}
+
 // close ends what the test leaves running on the shared server (its
 // workflows, which the next test's same session ids would otherwise meet)
 // and its worker and client.
 func (e *env) close() {
 	if e.c != nil {
-		testserver.TerminateOpen(e.t, e.c, e.s.Temporal.TaskQueue)
+		terminateOpen(e.t, e.c, e.s.Temporal.TaskQueue)
 	}
 	e.stopWorker()
 	if e.c != nil {
