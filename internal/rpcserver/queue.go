@@ -169,11 +169,9 @@ func (c *conn) watchQueue() {
 }
 
 // watchRun watches the session's running prompt unless this connection
-// follows it (conn.follow reports its queue): it says its queue
-// (refreshQueue) and follows its events from there for queue_changed and
-// prompt_end (queueAfter), until that prompt ends or detach stops it.
-// What follow or a command of this connection said already is not said
-// again (queueChanged).
+// follows it (conn.follow reports that queue): it says its queue, then
+// follows its queue_changed and prompt_end (queueAfter) until it ends or
+// detach stops it. queueChanged says nothing twice.
 func (c *conn) watchRun() {
 	sid := c.b.SessionID()
 	ctx, cancel := context.WithCancel(c.bg)

@@ -80,10 +80,10 @@ type Model struct {
 	// every client's messages (queue.go: readQueue says the flags); mine
 	// are the ids of this chat's (the workflow keeps no sender); queued
 	// are this chat's messages no read listed yet.
-	queue                     []agent.QueuedMessage
-	reading, reread, wantPick bool
-	mine                      map[string]bool
-	queued                    []*queuedMessage
+	queue           []agent.QueuedMessage
+	reading, reread bool
+	mine            map[string]bool
+	queued          []*queuedMessage
 	// pick is the prompt's queue being edited (Alt+Up), or nil.
 	pick *queuePick
 	// The history (history.go) is entries[historyAt:historyAt+historyLen];
@@ -228,8 +228,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.submit(msg.Alt)
 		}
 		if msg.Type == tea.KeyUp && msg.Alt && m.prompt != nil {
-			m.wantPick = true // the editor opens on the queue read (queue.go)
-			return m, m.readQueue()
+			m.editQueue()
+			return m, nil
 		}
 		var cmd tea.Cmd
 		m.input, cmd = m.input.Update(msg)
@@ -285,9 +285,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.queueSent(msg)
 	case queueReadMsg:
 		return m, m.queueRead(msg)
-	case queueEditedMsg:
-		m.queueEdited(msg)
-		return m, nil
 	case watchMsg:
 		return m, m.watch()
 	case watchedMsg:
@@ -363,10 +360,7 @@ func (m *Model) started(msg promptStartedMsg) tea.Cmd {
 	case msg.attached:
 		m.note("Attached to the prompt already running in this session; its events so far follow.")
 	}
-	if msg.attached {
-		return tea.Batch(waitEvent(msg.events), m.readQueue()) // what it holds already
-	}
-	return waitEvent(msg.events)
+	return tea.Batch(waitEvent(msg.events), m.readQueue()) // what it holds already
 }
 
 // submit handles Enter (followUp: Alt+Enter): a slash command, a new

@@ -81,28 +81,22 @@ func (m *Model) sendNext() tea.Cmd {
 }
 
 // queueSent sends the next message; a send that failed is shown, and its
-// text goes back to the input.
+// text goes back to the input, as does one the prompt ended before.
 func (m *Model) queueSent(msg queueSentMsg) tea.Cmd {
-	msg.q.sending = false
-	if msg.err == nil && m.prompt == nil {
-		// The prompt ended while this was on its way.
-		m.unqueue(msg.q)
-		m.undeliveredNote([]string{msg.q.text})
-		return nil
-	}
-	if msg.err == nil {
-		msg.q.sent = true
+	q := msg.q
+	q.sending = false
+	if msg.err == nil && m.prompt != nil {
+		q.sent = true
 		return m.sendNext()
 	}
-	m.unqueue(msg.q)
-	m.errorf("%s: %s", msg.q.kind, line.First(msg.err.Error()))
-	m.restoreInput([]string{msg.q.text})
-	return m.sendNext()
-}
-
-// unqueue removes q from the messages not listed yet.
-func (m *Model) unqueue(q *queuedMessage) {
 	m.queued = slices.DeleteFunc(m.queued, func(x *queuedMessage) bool { return x == q })
+	if msg.err == nil { // the prompt ended while this was on its way
+		m.undeliveredNote("before the prompt ended", []string{q.text})
+		return nil
+	}
+	m.errorf("%s: %s", q.kind, line.First(msg.err.Error()))
+	m.restoreInput([]string{q.text})
+	return m.sendNext()
 }
 
 // takeSent removes a message sent and not listed yet, of this kind
@@ -124,7 +118,6 @@ type queueReadMsg struct {
 // readQueue reads the followed prompt's queue (query queue), one read at
 // a time (reading): a change while one is on its way (reread) reads
 // again when it answers, so an older answer never replaces a newer one.
-// wantPick: Alt+Up opens the editor on the answer.
 func (m *Model) readQueue() tea.Cmd {
 	if m.reading {
 		m.reread = true
@@ -139,9 +132,8 @@ func (m *Model) readQueue() tea.Cmd {
 }
 
 // queueRead shows the queue read (a failed read keeps the last: the next
-// change reads again), and opens the editor Alt+Up asked for. A message
-// of this chat it lists is known by its id from then on, edited or not:
-// the workflow does not keep who sent it.
+// change reads again). A message of this chat it lists is known by its
+// id from then on, edited or not: the workflow does not keep who sent it.
 func (m *Model) queueRead(msg queueReadMsg) tea.Cmd {
 	m.reading = false
 	if m.prompt != nil && msg.err == nil {
@@ -154,18 +146,6 @@ func (m *Model) queueRead(msg queueReadMsg) tea.Cmd {
 	}
 	if m.reread && m.prompt != nil {
 		return m.readQueue()
-	}
-	if m.wantPick { // Alt+Up: the editor opens on its last message
-		m.wantPick = false
-		switch {
-		case msg.err != nil:
-			m.errorf("queue: %s", line.First(msg.err.Error()))
-		case len(m.queue) == 0 || m.prompt == nil:
-			m.note("No queued message to edit.")
-		case m.pick == nil:
-			m.pick = &queuePick{list: slices.Clone(m.queue), saved: m.input.Value()}
-			m.pickAt(len(m.queue) - 1)
-		}
 	}
 	return nil
 }
@@ -198,12 +178,11 @@ func (m *Model) undelivered(end agent.Event) {
 		}
 	}
 	m.queued, m.queue, m.mine = sending, nil, nil
-	if reason != "" && len(texts) > 0 {
-		m.note("Not delivered (" + reason + "): " + strings.Join(texts, " · ") + " (back in the input)")
-		m.restoreInput(texts)
-	} else {
-		m.undeliveredNote(texts)
+	why := "before the prompt ended"
+	if reason != "" {
+		why = "(" + reason + ")"
 	}
+	m.undeliveredNote(why, texts)
 	for _, u := range others {
 		kind := "steer"
 		if u.Kind == agent.SignalFollowUp {
@@ -213,13 +192,13 @@ func (m *Model) undelivered(end agent.Event) {
 	}
 }
 
-// undeliveredNote says which messages were not delivered and puts them
-// back into the input.
-func (m *Model) undeliveredNote(texts []string) {
+// undeliveredNote says which messages were not delivered, and why, and
+// puts them back into the input.
+func (m *Model) undeliveredNote(why string, texts []string) {
 	if len(texts) == 0 {
 		return
 	}
-	m.note("Not delivered before the prompt ended: " + strings.Join(texts, " · ") + " (back in the input)")
+	m.note("Not delivered " + why + ": " + strings.Join(texts, " · ") + " (back in the input)")
 	m.restoreInput(texts)
 }
 
@@ -271,10 +250,15 @@ type queuePick struct {
 	saved string
 }
 
-// queueEditedMsg is an edit's outcome.
-type queueEditedMsg struct {
-	m   agent.QueuedMessage
-	err error
+// editQueue is Alt+Up while a prompt runs: it opens the editor on the
+// last message of the queue shown.
+func (m *Model) editQueue() {
+	if len(m.queue) == 0 {
+		m.note("No queued message to edit.")
+		return
+	}
+	m.pick = &queuePick{list: slices.Clone(m.queue), saved: m.input.Value()}
+	m.pickAt(len(m.queue) - 1)
 }
 
 // pickAt picks the i-th queued message (kept in the list's bounds) and
@@ -309,8 +293,11 @@ func (m *Model) pickKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		b := m.backend
 		return m.call(func(ctx context.Context) tea.Msg {
-			_, err := b.EditQueue(ctx, p)
-			return queueEditedMsg{q, err}
+			if _, err := b.EditQueue(ctx, p); err != nil { // refused: delivered or removed first
+				return resultMsg{entries: []entry{{kind: entryError,
+					text: fmt.Sprintf("Could not change %q: %s", line.Cut(oneLineText(q.Text), 40), line.First(err.Error()))}}}
+			}
+			return nil
 		})
 	}
 	var cmd tea.Cmd
@@ -324,13 +311,5 @@ func (m *Model) endPick() {
 		m.input.SetValue(m.pick.saved)
 		m.input.CursorEnd()
 		m.pick = nil
-	}
-}
-
-// queueEdited shows a refused edit (the message was delivered first) in
-// one line.
-func (m *Model) queueEdited(msg queueEditedMsg) {
-	if msg.err != nil {
-		m.errorf("Could not change %q: %s", line.Cut(oneLineText(msg.m.Text), 40), line.First(msg.err.Error()))
 	}
 }
