@@ -278,9 +278,12 @@ func (c *conn) activeFollower() *follower {
 	return c.active
 }
 
-// detach stops following the running prompt (new_session,
+// detach stops following (or watching) the running prompt (new_session,
 // switch_session, fork): it keeps running in Temporal.
 func (c *conn) detach() {
+	c.mu.Lock()
+	c.stopWatch()
+	c.mu.Unlock()
 	f := c.activeFollower()
 	if f == nil {
 		return

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
@@ -145,4 +146,53 @@ func (c *conn) queueAfter(ctx context.Context, e agent.Event) {
 	case agent.EventQueueChanged:
 		c.refreshQueue(ctx)
 	}
+}
+
+// watchInterval is how often a connection that follows no prompt looks
+// for one running in its session.
+const watchInterval = 2 * time.Second
+
+// watchQueue makes every change to the queue of a prompt this connection
+// does not follow (another client's, started while it is idle) reach it
+// as queue_update, as pi sends one whether a prompt runs or not: every
+// watchInterval it looks for such a prompt (watchRun).
+func (c *conn) watchQueue() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.bg.Done():
+			return
+		case <-time.After(watchInterval):
+			c.watchRun()
+		}
+	}
+}
+
+// watchRun watches the session's running prompt unless this connection
+// follows it (conn.follow reports that queue): it says its queue, then
+// follows its queue_changed and prompt_end (queueAfter) until it ends or
+// detach stops it. queueChanged says nothing twice.
+func (c *conn) watchRun() {
+	sid := c.b.SessionID()
+	ctx, cancel := context.WithCancel(c.bg)
+	defer cancel()
+	qctx, qcancel := context.WithTimeout(ctx, c.s.timeout())
+	defer qcancel()
+	run, ok, err := c.b.LatestPrompt(qctx)
+	if err != nil || !ok || !run.Running || c.activeFollower() != nil {
+		return
+	}
+	st, err := c.b.State(qctx)
+	if err != nil || st.Status != agent.StatusRunning {
+		return
+	}
+	c.mu.Lock()
+	c.stopWatch = cancel
+	c.mu.Unlock()
+	c.refreshQueue(ctx)
+	_, _ = c.b.Follow(ctx, run.RunID, st.LastSeq, func(e agent.Event) {
+		if !client.IsLive(e) && c.activeFollower() == nil && c.b.SessionID() == sid {
+			c.queueAfter(ctx, e)
+		}
+	})
 }

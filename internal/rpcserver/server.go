@@ -49,8 +49,10 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		return errors.New("rpc: serve: no backend")
 	}
 	bg, stopBG := context.WithCancel(ctx)
-	c := &conn{s: s, b: s.Backend, out: &lineWriter{w: out}, bg: bg}
+	c := &conn{s: s, b: s.Backend, out: &lineWriter{w: out}, bg: bg, stopWatch: func() {}}
 	defer c.shutdown(stopBG)
+	c.wg.Add(1)
+	go c.watchQueue()
 
 	lines := make(chan inputLine)
 	readErr := make(chan error, 1)
@@ -122,9 +124,10 @@ type conn struct {
 	bg context.Context
 	wg sync.WaitGroup
 
-	mu     sync.Mutex
-	active *follower // the prompt being followed, nil when idle
-	idle   idleQueue // messages queued while idle, for the next prompt
+	mu        sync.Mutex
+	active    *follower          // the prompt being followed, nil when idle
+	idle      idleQueue          // messages queued while idle, for the next prompt
+	stopWatch context.CancelFunc // ends watchRun's follow
 }
 
 // shutdown detaches from running work and waits until it stops writing.

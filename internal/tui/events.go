@@ -59,6 +59,8 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 		return m.toolEnd(e)
 	case agent.EventAutoRetryStart, agent.EventAutoRetryEnd:
 		return m.retryEvent(e)
+	case agent.EventQueueChanged:
+		return m.readQueue()
 	case agent.EventSubAgentStart, agent.EventSubAgentEnd:
 		// Under the parent: each sub-agent's start (with how to follow
 		// it) and end; the stats line counts the running ones.
@@ -157,7 +159,7 @@ func (m *Model) showUser(msg agent.Message) {
 			m.cutHistory(msg)
 		}
 	} else {
-		m.delivered(text)
+		m.takeSent("", text) // delivered before a read listed it
 	}
 	m.entries = append(m.entries, entry{kind: entryUser, text: text})
 }

@@ -76,9 +76,14 @@ type Model struct {
 	// input of a denial's reason.
 	approvals []*approvalPrompt
 	reason    textinput.Model
-	// queued are the steer and follow-up messages sent and not delivered
-	// yet (queue.go).
-	queued []*queuedMessage
+	// queue is the followed prompt's queue as its workflow holds it,
+	// every client's messages (queue.go: readQueue says the flags); mine
+	// are the ids of this chat's (the workflow keeps no sender); queued
+	// are this chat's messages no read listed yet.
+	queue           []agent.QueuedMessage
+	reading, reread bool
+	mine            map[string]bool
+	queued          []*queuedMessage
 	// pick is the prompt's queue being edited (Alt+Up), or nil.
 	pick *queuePick
 	// The history (history.go) is entries[historyAt:historyAt+historyLen];
@@ -223,7 +228,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.submit(msg.Alt)
 		}
 		if msg.Type == tea.KeyUp && msg.Alt && m.prompt != nil {
-			return m, m.editQueue()
+			m.editQueue()
+			return m, nil
 		}
 		var cmd tea.Cmd
 		m.input, cmd = m.input.Update(msg)
@@ -277,12 +283,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case queueSentMsg:
 		return m, m.queueSent(msg)
-	case queueListMsg:
-		m.queueListed(msg)
-		return m, nil
-	case queueEditedMsg:
-		m.queueEdited(msg)
-		return m, nil
+	case queueReadMsg:
+		return m, m.queueRead(msg)
 	case watchMsg:
 		return m, m.watch()
 	case watchedMsg:
@@ -345,6 +347,7 @@ func (m *Model) started(msg promptStartedMsg) tea.Cmd {
 	m.starting = false
 	m.endedEntries, m.endedTools, m.startedTools = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	m.prompt = &runningPrompt{prompt: msg.prompt, events: msg.events, message: msg.message, attached: msg.attached}
+	m.queue, m.mine = nil, map[string]bool{}
 	model := ""
 	if m.stats != nil {
 		model = m.stats.model // until this prompt's first answer says
@@ -357,7 +360,7 @@ func (m *Model) started(msg promptStartedMsg) tea.Cmd {
 	case msg.attached:
 		m.note("Attached to the prompt already running in this session; its events so far follow.")
 	}
-	return waitEvent(msg.events)
+	return tea.Batch(waitEvent(msg.events), m.readQueue()) // what it holds already
 }
 
 // submit handles Enter (followUp: Alt+Enter): a slash command, a new

@@ -12,16 +12,18 @@ import (
 	"github.com/durableagent/durableagent/internal/line"
 )
 
-// Steer and follow-up (docs/tui.md "Steer and follow-up"): a message
-// typed while a prompt runs shows above the status line until its user
-// message_end; one the prompt ends without delivering goes back into the
-// input. Alt+Up lists the prompt's queue (every client's messages) to
-// edit or remove one before it is delivered (editQueue).
+// Steer and follow-up (docs/tui.md "Steer and follow-up"): above the
+// status line shows the followed prompt's queue as its workflow holds
+// it (every client's messages, read again at each queue_changed), then
+// messages this chat sent that no read listed yet. Messages of this
+// chat the prompt ends without delivering go back into the input.
+// Alt+Up picks a queued message to edit or remove before it is
+// delivered (pickKey).
 
-// queuedMessage is a steer or follow-up sent and not delivered yet.
+// queuedMessage is a steer or follow-up this chat sent that no read of
+// the queue listed yet.
 type queuedMessage struct {
-	followUp bool
-	text     string
+	kind, text string // kind: agent.SignalSteer or agent.SignalFollowUp
 	// sending: on its way (one at a time, so the prompt gets them in the
 	// order they were typed); sent: the backend took it.
 	sending, sent bool
@@ -33,21 +35,17 @@ type queueSentMsg struct {
 	err error
 }
 
-// queueName is the command (and signal) of a queued message.
-func (q *queuedMessage) queueName() string {
-	if q.followUp {
-		return agent.SignalFollowUp
-	}
-	return agent.SignalSteer
-}
-
 // sendQueued sends text as steer (or follow_up) to the running prompt.
 func (m *Model) sendQueued(text string, followUp bool) tea.Cmd {
 	if m.prompt == nil {
 		m.note("No prompt is running: send the message with Enter to start one.")
 		return nil
 	}
-	m.queued = append(m.queued, &queuedMessage{followUp: followUp, text: text})
+	kind := agent.SignalSteer
+	if followUp {
+		kind = agent.SignalFollowUp
+	}
+	m.queued = append(m.queued, &queuedMessage{kind: kind, text: text})
 	return m.sendNext()
 }
 
@@ -70,7 +68,7 @@ func (m *Model) sendNext() tea.Cmd {
 		return nil
 	}
 	q.sending = true
-	b, text, followUp := m.backend, q.text, q.followUp
+	b, text, followUp := m.backend, q.text, q.kind == agent.SignalFollowUp
 	return m.call(func(ctx context.Context) tea.Msg {
 		var err error
 		if followUp {
@@ -83,74 +81,108 @@ func (m *Model) sendNext() tea.Cmd {
 }
 
 // queueSent sends the next message; a send that failed is shown, and its
-// text goes back to the input.
+// text goes back to the input, as does one the prompt ended before.
 func (m *Model) queueSent(msg queueSentMsg) tea.Cmd {
-	msg.q.sending = false
-	if msg.err == nil && m.prompt == nil {
-		// The prompt ended while this was on its way.
-		m.unqueue(msg.q)
-		m.undeliveredNote([]string{msg.q.text})
-		return nil
-	}
-	if msg.err == nil {
-		msg.q.sent = true
+	q := msg.q
+	q.sending = false
+	if msg.err == nil && m.prompt != nil {
+		q.sent = true
 		return m.sendNext()
 	}
-	m.unqueue(msg.q)
-	m.errorf("%s: %s", msg.q.queueName(), line.First(msg.err.Error()))
-	m.restoreInput([]string{msg.q.text})
+	m.queued = slices.DeleteFunc(m.queued, func(x *queuedMessage) bool { return x == q })
+	if msg.err == nil { // the prompt ended while this was on its way
+		m.undeliveredNote("before the prompt ended", []string{q.text})
+		return nil
+	}
+	m.errorf("%s: %s", q.kind, line.First(msg.err.Error()))
+	m.restoreInput([]string{q.text})
 	return m.sendNext()
 }
 
-// unqueue removes q from the queue.
-func (m *Model) unqueue(q *queuedMessage) {
-	m.queued = slices.DeleteFunc(m.queued, func(x *queuedMessage) bool { return x == q })
+// takeSent removes a message sent and not listed yet, of this kind
+// ("": any) and text; false when there is none.
+func (m *Model) takeSent(kind, text string) bool {
+	i := slices.IndexFunc(m.queued, func(q *queuedMessage) bool { return q.sent && (kind == "" || q.kind == kind) && q.text == text })
+	if i >= 0 {
+		m.queued = slices.Delete(m.queued, i, i+1)
+	}
+	return i >= 0
 }
 
-// delivered removes the queued message with this text (a steer message
-// first: the workflow delivers steering before follow-ups).
-func (m *Model) delivered(text string) {
-	for _, followUp := range []bool{false, true} {
-		for _, q := range m.queued {
-			if q.followUp == followUp && q.text == text {
-				m.unqueue(q)
-				return
+// queueReadMsg is the followed prompt's queue, read.
+type queueReadMsg struct {
+	list []agent.QueuedMessage
+	err  error
+}
+
+// readQueue reads the followed prompt's queue (query queue), one read at
+// a time (reading): a change while one is on its way (reread) reads
+// again when it answers, so an older answer never replaces a newer one.
+func (m *Model) readQueue() tea.Cmd {
+	if m.reading {
+		m.reread = true
+		return nil
+	}
+	m.reading, m.reread = true, false
+	b := m.backend
+	return m.call(func(ctx context.Context) tea.Msg {
+		list, err := b.Queue(ctx)
+		return queueReadMsg{list, err}
+	})
+}
+
+// queueRead shows the queue read (a failed read keeps the last: the next
+// change reads again). A message of this chat it lists is known by its
+// id from then on, edited or not: the workflow does not keep who sent it.
+func (m *Model) queueRead(msg queueReadMsg) tea.Cmd {
+	m.reading = false
+	if m.prompt != nil && msg.err == nil {
+		m.queue = msg.list
+		for _, x := range msg.list {
+			if !m.mine[x.ID] && m.takeSent(x.Kind, x.Text) {
+				m.mine[x.ID] = true
 			}
 		}
 	}
+	if m.reread && m.prompt != nil {
+		return m.readQueue()
+	}
+	return nil
 }
 
-// undelivered runs at the prompt's end: messages still queued were not
-// delivered (the prompt failed, was aborted, its retry was cancelled, or
-// it ended as they arrived); they go back into the input, as the
-// terminal agent restores its queue on abort, with the reason prompt_end
-// gives. Messages prompt_end hands back that another client sent (starter
-// steer, another chat) are shown, each with its reason.
+// undelivered runs at the prompt's end: this chat's messages that it
+// did not deliver (the prompt failed, was aborted, its retry was
+// cancelled, or it ended as they arrived) go back into the input, as
+// the terminal agent restores its queue on abort, with the reason
+// prompt_end gives. Messages prompt_end hands back that another client
+// sent (starter steer, another chat) are shown, each with its reason.
 func (m *Model) undelivered(end agent.Event) {
 	var texts []string
-	var sending []*queuedMessage
-	others := append([]agent.UndeliveredMessage(nil), end.UndeliveredMessages...)
+	var others []agent.UndeliveredMessage
 	reason := ""
-	for _, q := range m.queued {
-		if i := slices.IndexFunc(others, func(u agent.UndeliveredMessage) bool {
-			return u.Text == q.text && (u.Kind == agent.SignalFollowUp) == q.followUp
-		}); i >= 0 {
-			reason = others[i].Reason
-			others = append(others[:i], others[i+1:]...)
+	for _, u := range end.UndeliveredMessages {
+		// This chat's: listed with one of its ids, or not listed yet.
+		listed := slices.ContainsFunc(m.queue, func(x agent.QueuedMessage) bool { return m.mine[x.ID] && x.Kind == u.Kind && x.Text == u.Text })
+		if listed || m.takeSent(u.Kind, u.Text) {
+			texts, reason = append(texts, u.Text), u.Reason
+		} else {
+			others = append(others, u)
 		}
+	}
+	var sending []*queuedMessage
+	for _, q := range m.queued {
 		if q.sending {
 			sending = append(sending, q) // queueSent decides
 		} else {
 			texts = append(texts, q.text)
 		}
 	}
-	m.queued = sending
-	if reason != "" && len(texts) > 0 {
-		m.note("Not delivered (" + reason + "): " + strings.Join(texts, " · ") + " (back in the input)")
-		m.restoreInput(texts)
-	} else {
-		m.undeliveredNote(texts)
+	m.queued, m.queue, m.mine = sending, nil, nil
+	why := "before the prompt ended"
+	if reason != "" {
+		why = "(" + reason + ")"
 	}
+	m.undeliveredNote(why, texts)
 	for _, u := range others {
 		kind := "steer"
 		if u.Kind == agent.SignalFollowUp {
@@ -160,13 +192,13 @@ func (m *Model) undelivered(end agent.Event) {
 	}
 }
 
-// undeliveredNote says which messages were not delivered and puts them
-// back into the input.
-func (m *Model) undeliveredNote(texts []string) {
+// undeliveredNote says which messages were not delivered, and why, and
+// puts them back into the input.
+func (m *Model) undeliveredNote(why string, texts []string) {
 	if len(texts) == 0 {
 		return
 	}
-	m.note("Not delivered before the prompt ended: " + strings.Join(texts, " · ") + " (back in the input)")
+	m.note("Not delivered " + why + ": " + strings.Join(texts, " · ") + " (back in the input)")
 	m.restoreInput(texts)
 }
 
@@ -179,76 +211,54 @@ func (m *Model) restoreInput(texts []string) {
 	m.input.CursorEnd()
 }
 
-// queueView draws the queued messages.
+// queueView draws the queue, or the editor's list while it is open.
 func (m *Model) queueView() []string {
 	var lines []string
 	room := lineRoom(m.width, 14)
+	add := func(mark, kind, text string) {
+		label := "Steering: "
+		if kind == agent.SignalFollowUp {
+			label = "Follow-up: "
+		}
+		lines = append(lines, noteStyle.Render(mark+label+line.Cut(oneLineText(text), room)))
+	}
 	if p := m.pick; p != nil {
 		for i, q := range p.list {
 			mark := "  "
 			if i == p.at {
 				mark = "▸ "
 			}
-			lines = append(lines, noteStyle.Render(mark+queueLabel(q.Kind == agent.SignalFollowUp)+line.Cut(oneLineText(q.Text), room)))
+			add(mark, q.Kind, q.Text)
 		}
 		return append(lines, noteStyle.Render("↑/↓: pick · enter: save (empty: remove) · esc: cancel"))
 	}
+	for _, q := range m.queue {
+		add("", q.Kind, q.Text)
+	}
 	for _, q := range m.queued {
-		lines = append(lines, noteStyle.Render(queueLabel(q.followUp)+line.Cut(oneLineText(q.text), room)))
+		add("", q.kind, q.text)
 	}
 	return lines
 }
 
-func queueLabel(followUp bool) string {
-	if followUp {
-		return "Follow-up: "
-	}
-	return "Steering: "
-}
-
 // queuePick is the prompt's queue being edited (Alt+Up): its messages
-// as the queue query listed them (every client's, with ids), the one
-// picked, whose text the input holds, and what the input held before.
+// as shown when it opened (every client's, with ids), the one picked,
+// whose text the input holds, and what the input held before.
 type queuePick struct {
 	list  []agent.QueuedMessage
 	at    int
 	saved string
 }
 
-// Messages of the queue editor: the queue read, an edit's outcome.
-type (
-	queueListMsg struct {
-		list []agent.QueuedMessage
-		err  error
-	}
-	queueEditedMsg struct {
-		m    agent.QueuedMessage
-		text string // "": removed
-		err  error
-	}
-)
-
-// editQueue is Alt+Up while a prompt runs: it reads the prompt's queue
-// to pick a message from.
-func (m *Model) editQueue() tea.Cmd {
-	b := m.backend
-	return m.call(func(ctx context.Context) tea.Msg {
-		list, err := b.Queue(ctx)
-		return queueListMsg{list, err}
-	})
-}
-
-// queueListed starts the editor on the last message of the queue.
-func (m *Model) queueListed(msg queueListMsg) {
-	switch {
-	case msg.err != nil:
-		m.errorf("queue: %s", line.First(msg.err.Error()))
-	case len(msg.list) == 0 || m.prompt == nil:
+// editQueue is Alt+Up while a prompt runs: it opens the editor on the
+// last message of the queue shown.
+func (m *Model) editQueue() {
+	if len(m.queue) == 0 {
 		m.note("No queued message to edit.")
-	case m.pick == nil:
-		m.pick = &queuePick{list: msg.list, saved: m.input.Value()}
-		m.pickAt(len(msg.list) - 1)
+		return
 	}
+	m.pick = &queuePick{list: slices.Clone(m.queue), saved: m.input.Value()}
+	m.pickAt(len(m.queue) - 1)
 }
 
 // pickAt picks the i-th queued message (kept in the list's bounds) and
@@ -262,7 +272,7 @@ func (m *Model) pickAt(i int) {
 // pickKey handles a key while the editor is open: Up and Down pick,
 // Enter saves the input as the picked message's text (edit_queue edit),
 // or removes it when the input is empty (edit_queue remove); other keys
-// edit the input.
+// edit the input. The queue_changed that follows shows the change.
 func (m *Model) pickKey(msg tea.KeyMsg) tea.Cmd {
 	switch msg.Type {
 	case tea.KeyUp:
@@ -283,8 +293,11 @@ func (m *Model) pickKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		b := m.backend
 		return m.call(func(ctx context.Context) tea.Msg {
-			_, err := b.EditQueue(ctx, p)
-			return queueEditedMsg{q, text, err}
+			if _, err := b.EditQueue(ctx, p); err != nil { // refused: delivered or removed first
+				return resultMsg{entries: []entry{{kind: entryError,
+					text: fmt.Sprintf("Could not change %q: %s", line.Cut(oneLineText(q.Text), 40), line.First(err.Error()))}}}
+			}
+			return nil
 		})
 	}
 	var cmd tea.Cmd
@@ -298,22 +311,5 @@ func (m *Model) endPick() {
 		m.input.SetValue(m.pick.saved)
 		m.input.CursorEnd()
 		m.pick = nil
-	}
-}
-
-// queueEdited shows a refused edit (the message was delivered first) in
-// one line; an edit of a message this chat queued changes it here too.
-func (m *Model) queueEdited(msg queueEditedMsg) {
-	if msg.err != nil {
-		m.errorf("Could not change %q: %s", line.Cut(oneLineText(msg.m.Text), 40), line.First(msg.err.Error()))
-		return
-	}
-	for _, q := range m.queued {
-		if q.sent && q.text == msg.m.Text && q.queueName() == msg.m.Kind {
-			if q.text = msg.text; q.text == "" {
-				m.unqueue(q)
-			}
-			return
-		}
 	}
 }

@@ -259,7 +259,7 @@ func TestServer_AltUpEditsAndRemovesQueuedMessages(t *testing.T) {
 	d.typeLine("use the other file")
 	d.runes("then write tests")
 	d.send(tea.KeyMsg{Type: tea.KeyEnter, Alt: true})
-	d.until("both sent", func() bool { return len(d.m.queued) == 2 && d.m.queued[0].sent && d.m.queued[1].sent })
+	d.until("both in the workflow's queue", func() bool { return len(d.m.queue) == 2 })
 
 	altUp := tea.KeyMsg{Type: tea.KeyUp, Alt: true}
 	d.send(altUp)
@@ -274,12 +274,13 @@ func TestServer_AltUpEditsAndRemovesQueuedMessages(t *testing.T) {
 	d.until("the follow-up picked", func() bool { return d.m.input.Value() == "then write tests" })
 	d.key(tea.KeyCtrlU)
 	d.key(tea.KeyEnter)
-	d.until("the follow-up removed", func() bool { return len(d.m.queued) == 1 })
+	d.until("the follow-up removed", func() bool { return !strings.Contains(d.m.View(), "Follow-up: then write tests") })
 
 	other := served(t, session, nil)
 	if err := other.FollowUp(context.Background(), "from elsewhere"); err != nil {
 		t.Fatal(err)
 	}
+	d.untilScreen("Follow-up: from elsewhere")
 	d.send(altUp)
 	d.until("the other client's follow-up picked", func() bool { return d.m.input.Value() == "from elsewhere" })
 	q, err := other.Queue(context.Background())
@@ -308,6 +309,40 @@ func TestServer_AltUpEditsAndRemovesQueuedMessages(t *testing.T) {
 	if err != nil || strings.Join(users, "|") != "hello|use main.go" {
 		t.Fatalf("user messages the model got: %q %v, want hello and the edited steer only", users, err)
 	}
+}
+
+// Issue 40: the queue above the input is the session's, as its
+// workflow holds it: a follow-up another client queues shows after this
+// chat's steer, in delivery order, and goes when that client removes it;
+// a chat opened meanwhile shows the queue it attaches to.
+func TestServer_QueueShowsOtherClientsMessages(t *testing.T) {
+	session := testserver.Session("tui-queue-others")
+	d := newDriver(t, served(t, session, faults(60000, "503 Service Unavailable")))
+	d.typeLine("hello")
+	d.untilScreen("Retrying (1/3)")
+	d.typeLine("use the other file")
+	other := served(t, session, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := other.FollowUp(ctx, "from elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	d.untilScreen("Steering: use the other file\nFollow-up: from elsewhere")
+	d2 := newDriver(t, other)
+	d2.untilScreen("Steering: use the other file\nFollow-up: from elsewhere")
+	q, err := other.Queue(ctx)
+	if err != nil || len(q) != 2 {
+		t.Fatalf("queue %+v %v", q, err)
+	}
+	if _, err := other.EditQueue(ctx, agent.EditQueuePayload{Action: agent.QueueRemove, ID: q[1].ID}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*driver{d, d2} {
+		c.until("the follow-up gone", func() bool { return !strings.Contains(c.m.View(), "from elsewhere") })
+		c.shows("step 6", []string{"Steering: use the other file"}, nil)
+	}
+	d.key(tea.KeyEsc)
+	d.untilScreen("Not delivered (retry cancelled): use the other file (back in the input)")
 }
 
 // A chat opened on a session whose prompt runs (detached earlier, or

@@ -145,6 +145,54 @@ func TestRPC_QueueUpdateAfterAnotherClientsEdit(t *testing.T) {
 	c.ok(rpc.Command{Type: rpc.CmdAbort})
 }
 
+// Issue 40, pi 1.6: queue_update follows every change to the queue
+// whether this connection follows a prompt or not: connection a, idle,
+// gets one queue_update per change of the queue of a prompt connection
+// b started (b's steer, another client's remove), and none when b's
+// prompt ends with the queue already empty.
+func TestRPC_QueueUpdateOnIdleConnection(t *testing.T) {
+	s := server(t)
+	session := testserver.Session("e2e-queue-idle")
+	a := startClient(t, s, session, 60000)
+	a.ok(rpc.Command{Type: rpc.CmdGetCommands}) // a runs
+	b := startClient(t, s, session, 60000, "503 Service Unavailable")
+	b.prompt("one")
+	b.waitEvent(agent.EventAutoRetryStart)
+	b.ok(rpc.Command{Type: rpc.CmdSteer, Message: "go left"})
+	queued := `{"type":"queue_update","steering":["go left"],"followUp":[]}`
+	a.waitEvent(rpc.EventQueueUpdate)
+	if raw := a.lines[a.mark-1].raw; raw != queued {
+		t.Fatalf("idle connection's first queue_update = %s, want %s", raw, queued)
+	}
+
+	ctx := ctxFor(t, time.Minute)
+	k := &client.Controller{Client: env.stack.Client, TaskQueue: s.Temporal.TaskQueue}
+	q, err := k.Queue(ctx, session)
+	if err != nil || len(q) != 1 {
+		t.Fatalf("queue = %+v, %v", q, err)
+	}
+	if _, err := k.EditQueue(ctx, session, agent.EditQueuePayload{Action: agent.QueueRemove, ID: q[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	a.waitEvent(rpc.EventQueueUpdate)
+	if raw, want := a.lines[a.mark-1].raw, `{"type":"queue_update","steering":[],"followUp":[]}`; raw != want {
+		t.Errorf("queue_update after the remove = %s, want %s", raw, want)
+	}
+	b.ok(rpc.Command{Type: rpc.CmdAbort})
+	a.ok(rpc.Command{Type: rpc.CmdGetCommands})
+	var updates []string
+	for _, l := range a.lines {
+		if l.Event != nil && l.Event.Type == rpc.EventQueueUpdate {
+			updates = append(updates, l.raw)
+		} else if l.Event != nil {
+			t.Errorf("idle connection got %s", l.raw)
+		}
+	}
+	if len(updates) != 2 {
+		t.Errorf("idle connection's queue_update lines = %q, want one per change", updates)
+	}
+}
+
 // SPEC 5/8: abort_retry and abort without a running prompt are harmless
 // no-ops (plain success); set_auto_retry and set_auto_compaction answer
 // plain success and change the state get_state reports. get_messages is
