@@ -26,7 +26,7 @@ func runMCP(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	}
 	if c.fs.NArg() != 1 || c.fs.Arg(0) != "list" {
-		return fail(env, "mcp", errors.New("usage: starter mcp list | "+mcpServeUsage))
+		return fail(env, "mcp", errors.New("usage: starter mcp list"))
 	}
 	s, vals, err := settings.Explain(settings.LoadOptions{Flags: c.fs})
 	if err != nil {

@@ -11,10 +11,8 @@ import (
 
 const mcpServeUsage = "starter mcp serve [--listen 127.0.0.1:PORT] [settings flags]"
 
-// runMCPServe is `starter mcp serve`: the durable jobs as the tools of an
-// MCP server (package mcpserve) on stdin/stdout until stdin closes, or
-// over streamable HTTP with --listen; SIGINT stops either. Stdout carries
-// protocol only; notes and errors go to stderr.
+// runMCPServe is `starter mcp serve` (package mcpserve): on stdin/stdout
+// until stdin closes, or streamable HTTP with --listen, until SIGINT.
 func runMCPServe(ctx context.Context, env Env, args []string) int {
 	c := bareFlags("mcp serve", env)
 	listen := c.fs.String("listen", "", "serve streamable HTTP at this loopback host:port instead of stdio")
@@ -26,9 +24,7 @@ func runMCPServe(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	}
 	defer closeFn()
-	srv := &mcpserve.Server{K: k, Settings: s, Reload: func() (settings.Settings, error) {
-		return settings.Load(settings.LoadOptions{Flags: c.fs})
-	}}
+	srv := &mcpserve.Server{K: k, Settings: s, Reload: func() (settings.Settings, error) { return settings.Load(settings.LoadOptions{Flags: c.fs}) }}
 	err := srv.Serve(ctx, *listen, env.Stdin, env.Stdout, func(addr string) {
 		fmt.Fprintf(env.Stderr, "starter mcp serve: MCP (streamable HTTP) at http://%s/\n", addr)
 	})

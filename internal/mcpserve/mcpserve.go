@@ -12,7 +12,7 @@
 // prompt runs on and is picked up by its session id (status). Bad
 // arguments are a one-line tool error naming the problem; a call that
 // fails or panics is that call's error, never the server's end. Output
-// is bounded: at most MaxEvents events of one line each.
+// is bounded: at most MaxList events or sessions, each event one line.
 package mcpserve
 
 import (
@@ -41,32 +41,29 @@ import (
 
 // Bounds of the tools' waits and output.
 const (
-	MaxWait   = 300 * time.Second // start's wait_seconds is capped here
-	MaxEvents = 100               // status's events, and list_sessions' limit
-	lineRunes = 300               // one event line
-	textRunes = 16000             // an answer or error
+	MaxWait   = 300 * time.Second // start's wait_seconds
+	MaxList   = 100               // status's events, list_sessions' sessions
+	lineRunes = 300               // one event
+	textRunes = 16000             // an answer, an error
 )
 
 // Server serves the jobs of one Temporal namespace and task queue.
 type Server struct {
 	K        *client.Controller
 	Settings settings.Settings
-	// Reload, when set, re-reads the settings before each prompt starts,
-	// as RPC mode does (client.Session.Reload).
+	// Reload, when set, re-reads the settings before each prompt starts.
 	Reload func() (settings.Settings, error)
 }
 
 // Job is what start and status report of a session's latest prompt.
 type Job struct {
-	SessionID string `json:"sessionId"`
-	Status    string `json:"status" jsonschema:"running, waiting for approval, completed, failed, aborted, or Temporal's name of another end (terminated, timed_out)"`
-	Workspace string `json:"workspace,omitempty"`
-	Answer    string `json:"answer,omitempty" jsonschema:"the last assistant text among the events read"`
-	Error     string `json:"error,omitempty"`
-	// Approvals are the tool calls waiting for approve.
-	Approvals []Approval `json:"approvals,omitempty"`
+	SessionID string     `json:"sessionId"`
+	Status    string     `json:"status" jsonschema:"running, waiting for approval, completed, failed, aborted, or Temporal's name of another end (terminated, timed_out)"`
+	Workspace string     `json:"workspace,omitempty"`
+	Answer    string     `json:"answer,omitempty" jsonschema:"the last assistant text among the events read"`
+	Error     string     `json:"error,omitempty"`
+	Approvals []Approval `json:"approvals,omitempty" jsonschema:"the tool calls waiting for approve"`
 	Events    []string   `json:"events,omitempty" jsonschema:"the last events, one line each"`
-	Note      string     `json:"note,omitempty"`
 }
 
 // Approval is a tool call waiting for approval.
@@ -76,58 +73,48 @@ type Approval struct {
 	Why        string `json:"why,omitempty"`
 }
 
-type startIn struct {
-	Message     string `json:"message" jsonschema:"the prompt"`
-	Session     string `json:"session,omitempty" jsonschema:"an existing session to continue, or the id of a new one (default: a new id)"`
-	Workspace   string `json:"workspace,omitempty" jsonschema:"absolute directory a new session works in (default: the server's current directory); an existing session keeps its own"`
-	WaitSeconds int    `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds (at most 300) for the prompt to end or ask for an approval, with its live output as progress notifications; 0 returns at once"`
+// Sessions is the answer of list_sessions: the newest first.
+type Sessions struct {
+	Sessions []session.Summary `json:"sessions"`
+	Running  []string          `json:"running" jsonschema:"the ids of the sessions that run a job"`
+	More     int               `json:"more,omitempty" jsonschema:"sessions left out by the limit"`
 }
 
-type statusIn struct {
-	Session string `json:"session" jsonschema:"the session id start returned"`
-	Events  int    `json:"events,omitempty" jsonschema:"how many of the last events to return (default 20, at most 100)"`
-}
-
-type steerIn struct {
-	Session  string `json:"session"`
-	Message  string `json:"message"`
-	FollowUp bool   `json:"follow_up,omitempty" jsonschema:"deliver when the prompt would otherwise end, instead of after its current tool batch"`
-}
-
-type approveIn struct {
-	Session    string `json:"session"`
-	ToolCallID string `json:"tool_call_id" jsonschema:"a toolCallId of the job's approvals"`
-	Deny       bool   `json:"deny,omitempty"`
-	Reason     string `json:"reason,omitempty" jsonschema:"why, shown to the model with a denial"`
-}
-
-type sessionIn struct {
-	Session string `json:"session"`
-}
-
-type listIn struct {
-	Limit int `json:"limit,omitempty" jsonschema:"at most this many sessions, newest first (default 20, at most 100)"`
-}
-
-// Done is the answer of steer, approve and abort.
+// Done is what steer, approve and abort did.
 type Done struct {
 	Done string `json:"done"`
 }
 
-// Sessions is the answer of list_sessions.
-type Sessions struct {
-	Sessions []SessionLine `json:"sessions"`
-	More     int           `json:"more,omitempty" jsonschema:"sessions left out by the limit"`
-}
-
-// SessionLine is one session of list_sessions.
-type SessionLine struct {
-	ID           string    `json:"id"`
-	Running      bool      `json:"running"`
-	Workspace    string    `json:"workspace,omitempty"`
-	LastPrompt   string    `json:"lastPrompt,omitempty"`
-	LastActivity time.Time `json:"lastActivity"`
-}
+// The tools' arguments.
+type (
+	startIn struct {
+		Message     string `json:"message" jsonschema:"the prompt"`
+		Session     string `json:"session,omitempty" jsonschema:"an existing session to continue, or the id of a new one (default: a new id)"`
+		Workspace   string `json:"workspace,omitempty" jsonschema:"absolute directory a new session works in (default: the server's current directory); an existing session keeps its own"`
+		WaitSeconds int    `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds (at most 300) for the prompt to end or ask for an approval, with its live output as progress notifications; 0 returns at once"`
+	}
+	statusIn struct {
+		Session string `json:"session" jsonschema:"the session id start returned"`
+		Events  int    `json:"events,omitempty" jsonschema:"how many of the last events to return (default 20, at most 100)"`
+	}
+	steerIn struct {
+		Session  string `json:"session"`
+		Message  string `json:"message"`
+		FollowUp bool   `json:"follow_up,omitempty" jsonschema:"deliver when the prompt would otherwise end, instead of after its current tool batch"`
+	}
+	approveIn struct {
+		Session    string `json:"session"`
+		ToolCallID string `json:"tool_call_id" jsonschema:"a toolCallId of the job's approvals"`
+		Deny       bool   `json:"deny,omitempty"`
+		Reason     string `json:"reason,omitempty" jsonschema:"why, shown to the model with a denial"`
+	}
+	abortIn struct {
+		Session string `json:"session"`
+	}
+	listIn struct {
+		Limit int `json:"limit,omitempty" jsonschema:"at most this many sessions (default 20, at most 100)"`
+	}
+)
 
 // New returns the MCP server of s's tools.
 func (s *Server) New() *mcp.Server {
@@ -138,18 +125,32 @@ func (s *Server) New() *mcp.Server {
 	add(srv, &mcp.Tool{Name: "status", Description: "The status of a session's latest job and its last events.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.status)
 	add(srv, &mcp.Tool{Name: "steer", Description: "Send a message to a session's running job: after its current tool batch (or, with follow_up, when it would otherwise end).",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no}}, s.steer)
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no}}, func(ctx context.Context, _ *mcp.CallToolRequest, in steerIn) (Done, error) {
+		send, what := s.K.Steer, "steer"
+		if in.FollowUp {
+			send, what = s.K.FollowUp, "follow_up"
+		}
+		if strings.TrimSpace(in.Message) == "" {
+			return Done{}, errors.New("message is empty")
+		}
+		return Done{"sent " + what + " to session " + in.Session}, send(ctx, in.Session, in.Message)
+	})
 	add(srv, &mcp.Tool{Name: "approve", Description: "Approve or deny (deny, reason) a tool call the running job waits on (status lists them).",
-		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: &yes}}, s.approve)
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: &yes}}, func(ctx context.Context, _ *mcp.CallToolRequest, in approveIn) (Done, error) {
+		p := agent.ApproveToolPayload{ToolCallID: in.ToolCallID, Approved: !in.Deny, Reason: in.Reason}
+		return Done{fmt.Sprintf("decided tool call %s in session %s (approved: %t)", in.ToolCallID, in.Session, !in.Deny)}, s.K.ApproveTool(ctx, in.Session, p)
+	})
 	add(srv, &mcp.Tool{Name: "abort", Description: "Abort a session's running job.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &no}}, s.abort)
-	add(srv, &mcp.Tool{Name: "list_sessions", Description: "The sessions, newest first: id, whether a job runs, workspace, last prompt.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &no}}, func(ctx context.Context, _ *mcp.CallToolRequest, in abortIn) (Done, error) {
+		return Done{"sent abort to session " + in.Session}, s.K.Abort(ctx, in.Session)
+	})
+	add(srv, &mcp.Tool{Name: "list_sessions", Description: "The sessions, newest first, and which of them run a job.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.list)
 	return srv
 }
 
 // add registers a tool whose handler's error, or panic, is the call's
-// one-line tool error.
+// one-line tool error (and its answer dropped).
 func add[In, Out any](srv *mcp.Server, t *mcp.Tool, h func(context.Context, *mcp.CallToolRequest, In) (Out, error)) {
 	mcp.AddTool(srv, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (_ *mcp.CallToolResult, out Out, err error) {
 		defer func() {
@@ -166,7 +167,7 @@ func add[In, Out any](srv *mcp.Server, t *mcp.Tool, h func(context.Context, *mcp
 }
 
 func (s *Server) start(ctx context.Context, req *mcp.CallToolRequest, in startIn) (Job, error) {
-	msg := strings.TrimSpace(in.Message)
+	msg, id := strings.TrimSpace(in.Message), in.Session
 	switch {
 	case msg == "":
 		return Job{}, errors.New("message is empty: give the prompt")
@@ -174,9 +175,7 @@ func (s *Server) start(ctx context.Context, req *mcp.CallToolRequest, in startIn
 		return Job{}, fmt.Errorf("wait_seconds %d: want 0 to %d", in.WaitSeconds, int(MaxWait.Seconds()))
 	case in.Workspace != "" && !filepath.IsAbs(in.Workspace):
 		return Job{}, fmt.Errorf("workspace %q is not an absolute path", in.Workspace)
-	}
-	id := in.Session
-	if id == "" {
+	case id == "":
 		id = "mcp-" + time.Now().UTC().Format("20060102-150405") + "-" + strings.ToLower(rand.Text()[:6])
 	}
 	t, err := client.Open(s.K, s.Settings, id)
@@ -194,18 +193,11 @@ func (s *Server) start(ctx context.Context, req *mcp.CallToolRequest, in startIn
 	// The client may have gone; no worker may have taken the prompt yet.
 	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	j, err := s.job(jctx, id, 5)
-	if err != nil { // started all the same
-		j = Job{SessionID: id, Status: agent.StatusRunning}
+	if j, err := s.job(jctx, id, 5); err == nil {
+		return j, nil
 	}
-	if j.Status == agent.StatusRunning || j.Status == statusApproval {
-		j.Note = "the job runs on in Temporal: call status with session " + id
-	}
-	return j, nil
+	return Job{SessionID: id, Status: agent.StatusRunning}, nil // started all the same
 }
-
-// statusApproval is Job.Status while a call waits for approve.
-const statusApproval = "waiting for approval"
 
 // wait follows the prompt for up to d: until it ends, asks for an
 // approval (the client's to answer), or the client goes away. With a
@@ -213,8 +205,7 @@ const statusApproval = "waiting for approval"
 func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, id, runID string, d time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	tok := req.Params.GetProgressToken()
-	n := 0
+	tok, n := req.Params.GetProgressToken(), 0
 	_, _ = s.K.Follow(ctx, id, runID, 0, func(e agent.Event) {
 		if text := eventLine(e); tok != nil && text != "" {
 			n++
@@ -227,11 +218,8 @@ func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, id, runID s
 }
 
 func (s *Server) status(ctx context.Context, _ *mcp.CallToolRequest, in statusIn) (Job, error) {
-	if in.Events < 0 || in.Events > MaxEvents {
-		return Job{}, fmt.Errorf("events %d: want 0 to %d", in.Events, MaxEvents)
-	}
-	if in.Session == "" {
-		return Job{}, errors.New("session is empty: give the id start returned")
+	if in.Events < 0 || in.Events > MaxList {
+		return Job{}, fmt.Errorf("events %d: want 0 to %d", in.Events, MaxList)
 	}
 	return s.job(ctx, in.Session, cmp.Or(in.Events, 20))
 }
@@ -245,13 +233,10 @@ func (s *Server) job(ctx context.Context, id string, n int) (Job, error) {
 	}
 	j := Job{SessionID: id, Status: st.Status, Workspace: st.Workspace}
 	for _, p := range st.PendingApprovals {
-		j.Status = statusApproval
+		j.Status = "waiting for approval"
 		j.Approvals = append(j.Approvals, Approval{ToolCallID: p.ToolCallID, Call: toolview.CallLine(p.ToolName, p.Args, lineRunes), Why: p.Why})
 	}
 	evs, err := s.K.Events(ctx, id, "", max(0, st.LastSeq-int64(n)-50))
-	if err != nil {
-		return j, err
-	}
 	for _, e := range evs {
 		if m := e.Message; e.Type == agent.EventMessageEnd && m != nil && m.Role == agent.RoleAssistant && m.Text() != "" {
 			j.Answer = line.Cut(m.Text(), textRunes)
@@ -265,76 +250,37 @@ func (s *Server) job(ctx context.Context, id string, n int) (Job, error) {
 			j.Events = append(j.Events, fmt.Sprintf("%d %s", e.Seq, l))
 		}
 	}
-	return j, nil
-}
-
-func (s *Server) steer(ctx context.Context, _ *mcp.CallToolRequest, in steerIn) (Done, error) {
-	if strings.TrimSpace(in.Message) == "" {
-		return Done{}, errors.New("message is empty")
-	}
-	send, what := s.K.Steer, "steer"
-	if in.FollowUp {
-		send, what = s.K.FollowUp, "follow_up"
-	}
-	if err := send(ctx, in.Session, in.Message); err != nil {
-		return Done{}, err
-	}
-	return Done{"sent " + what + " to session " + in.Session}, nil
-}
-
-func (s *Server) approve(ctx context.Context, _ *mcp.CallToolRequest, in approveIn) (Done, error) {
-	if in.ToolCallID == "" {
-		return Done{}, errors.New("tool_call_id is empty: status lists the calls waiting")
-	}
-	if err := s.K.ApproveTool(ctx, in.Session, agent.ApproveToolPayload{ToolCallID: in.ToolCallID, Approved: !in.Deny, Reason: in.Reason}); err != nil {
-		return Done{}, err
-	}
-	word := map[bool]string{false: "approved", true: "denied"}[in.Deny]
-	return Done{word + " tool call " + in.ToolCallID + " in session " + in.Session}, nil
-}
-
-func (s *Server) abort(ctx context.Context, _ *mcp.CallToolRequest, in sessionIn) (Done, error) {
-	if err := s.K.Abort(ctx, in.Session); err != nil {
-		return Done{}, err
-	}
-	return Done{"sent abort to session " + in.Session}, nil
+	return j, err
 }
 
 func (s *Server) list(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (Sessions, error) {
-	if in.Limit < 0 || in.Limit > MaxEvents {
-		return Sessions{}, fmt.Errorf("limit %d: want 0 to %d", in.Limit, MaxEvents)
+	if in.Limit < 0 || in.Limit > MaxList {
+		return Sessions{}, fmt.Errorf("limit %d: want 0 to %d", in.Limit, MaxList)
 	}
 	sums, err := s.K.SessionSummaries(ctx)
 	if err != nil {
 		return Sessions{}, err
 	}
 	jobs, _, err := s.K.Jobs(ctx)
-	if err != nil {
-		return Sessions{}, err
-	}
 	slices.SortStableFunc(sums, func(a, b session.Summary) int { return b.LastActivity.Compare(a.LastActivity) })
-	out := Sessions{Sessions: []SessionLine{}, More: max(0, len(sums)-cmp.Or(in.Limit, 20))}
-	for _, sum := range sums[:len(sums)-out.More] {
-		running := slices.ContainsFunc(jobs, func(j client.Job) bool { return j.SessionID == sum.Header.ID })
-		out.Sessions = append(out.Sessions, SessionLine{ID: sum.Header.ID, Running: running, Workspace: sum.Header.Cwd,
-			LastPrompt: sum.LastPrompt, LastActivity: sum.LastActivity})
+	out := Sessions{Running: []string{}, More: max(0, len(sums)-cmp.Or(in.Limit, 20))}
+	out.Sessions = append([]session.Summary{}, sums[:len(sums)-out.More]...)
+	for _, j := range jobs {
+		out.Running = append(out.Running, j.SessionID)
 	}
-	return out, nil
+	return out, err
 }
 
 // eventLine is an event as one line of at most lineRunes runes ("" for
-// an event with nothing to show): its type and what it says.
+// one with nothing to show): its type and what it says.
 func eventLine(e agent.Event) string {
-	var s string
+	s := e.ErrorMessage
 	switch e.Type {
-	case agent.EventMessageUpdate:
-		if a := e.AssistantMessageEvent; a != nil && a.Type == agent.DeltaText {
-			s = a.Delta
-		}
-	case agent.EventToolExecutionUpdate:
+	case agent.EventTurnStart, agent.EventTurnEnd, agent.EventMessageStart, agent.EventMessageUpdate, agent.EventAgentStart, agent.EventAgentEnd:
+		return "" // the text comes whole with message_end
+	case agent.EventToolExecutionUpdate: // the live output's last line
 		if r := e.PartialResult; r != nil && len(r.Content) > 0 {
-			out := strings.Split(strings.TrimRight(r.Content[0].Text, "\n"), "\n")
-			s = e.ToolName + " " + out[len(out)-1]
+			s = e.ToolName + " " + r.Content[0].Text[strings.LastIndexByte(strings.TrimRight(r.Content[0].Text, "\n"), '\n')+1:]
 		}
 	case agent.EventMessageEnd:
 		if e.Message != nil {
@@ -349,18 +295,9 @@ func eventLine(e agent.Event) string {
 		}
 	case agent.EventPromptEnd:
 		s = e.Status + " " + e.ErrorMessage
-	default:
-		s = e.ErrorMessage
-	}
-	if e.Type == agent.EventMessageUpdate && s == "" || quiet[e.Type] {
-		return ""
 	}
 	return line.Cut(strings.Join(strings.Fields(e.Type+" "+s), " "), lineRunes)
 }
-
-// quiet are the events with nothing to show a client.
-var quiet = map[string]bool{agent.EventTurnStart: true, agent.EventTurnEnd: true, agent.EventMessageStart: true,
-	agent.EventAgentStart: true, agent.EventAgentEnd: true}
 
 // Serve serves over stdio (listen "": in and out) until in closes or ctx
 // ends, or over streamable HTTP at http://listen/ until ctx ends; listen
@@ -372,7 +309,7 @@ func (s *Server) Serve(ctx context.Context, listen string, in io.Reader, out io.
 		return srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopCloser{out}})
 	}
 	host, _, err := net.SplitHostPort(listen)
-	if ip := net.ParseIP(host); err != nil || host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if ip := net.ParseIP(host); err != nil || host != "localhost" && !ip.IsLoopback() {
 		return fmt.Errorf("--listen %q: want a loopback host:port such as 127.0.0.1:8765 (the MCP server has no authentication)", listen)
 	}
 	ln, err := net.Listen("tcp", listen)
@@ -382,9 +319,7 @@ func (s *Server) Serve(ctx context.Context, listen string, in io.Reader, out io.
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{SessionTimeout: time.Hour})
 	hs := &http.Server{Handler: http.NewCrossOriginProtection().Handler(h), ReadHeaderTimeout: 30 * time.Second}
 	go func() { <-ctx.Done(); _ = hs.Close() }()
-	if ready != nil {
-		ready(ln.Addr().String())
-	}
+	ready(ln.Addr().String())
 	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

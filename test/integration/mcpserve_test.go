@@ -255,7 +255,7 @@ func TestIntegration_MCPServeHTTP(t *testing.T) {
 		}
 	}
 	var list mcpserve.Sessions
-	if msg := call(t, cs, "list_sessions", map[string]any{"limit": 3}, nil, &list); msg != "" || len(list.Sessions) != 3 || list.Sessions[0].ID != "mcp-gone" || list.More < 3 {
+	if msg := call(t, cs, "list_sessions", map[string]any{"limit": 3}, nil, &list); msg != "" || len(list.Sessions) != 3 || list.Sessions[0].Header.ID != "mcp-gone" || list.More < 3 {
 		t.Errorf("list_sessions: %s %+v", msg, list)
 	}
 }
