@@ -262,7 +262,8 @@ func TestIntegration_MCPServeHTTP(t *testing.T) {
 
 // Issue 41: `starter mcp serve` on stdin/stdout (the command itself, in
 // process): a job started, its status by id, a bad call answered and
-// the server still serving; closing stdin ends the server.
+// the server still serving; closing stdin ends the server. --listen on
+// an address other hosts reach is refused in one line.
 func TestIntegration_MCPServeStdio(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker()
@@ -276,6 +277,11 @@ func TestIntegration_MCPServeStdio(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	var stderr strings.Builder
+	if code := cli.Main([]string{"mcp", "serve", "--listen", "0.0.0.0:8765"}, cli.Env{Stderr: &stderr}); code != cli.ExitUsage ||
+		stderr.String() != "starter mcp serve: --listen \"0.0.0.0:8765\": want a loopback host:port such as 127.0.0.1:8765 (the MCP server has no authentication)\n" {
+		t.Errorf("--listen on every interface: exit %d, %q", code, stderr.String())
+	}
+	stderr.Reset()
 	go func() {
 		code <- cli.Main([]string{"mcp", "serve"}, cli.Env{Stdin: inR, Stdout: outW, Stderr: &stderr})
 		_ = outW.Close()
