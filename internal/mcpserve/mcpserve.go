@@ -187,16 +187,13 @@ func (s *Server) start(ctx context.Context, req *mcp.CallToolRequest, in startIn
 	if err != nil {
 		return Job{}, err
 	}
-	if in.WaitSeconds > 0 {
-		s.wait(ctx, req, id, p.RunID, time.Duration(in.WaitSeconds)*time.Second)
+	if in.WaitSeconds == 0 {
+		return Job{SessionID: id, Status: agent.StatusRunning}, nil
 	}
-	// The client may have gone; no worker may have taken the prompt yet.
-	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	s.wait(ctx, req, id, p.RunID, time.Duration(in.WaitSeconds)*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second) // a worker may not have taken it yet
 	defer cancel()
-	if j, err := s.job(jctx, id, 5); err == nil {
-		return j, nil
-	}
-	return Job{SessionID: id, Status: agent.StatusRunning}, nil // started all the same
+	return s.job(ctx, id, 5)
 }
 
 // wait follows the prompt for up to d: until it ends, asks for an
