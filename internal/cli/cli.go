@@ -77,7 +77,7 @@ func commands() []Command {
 			runEvents},
 		{"follow-up", "queue MESSAGE for the running prompt: delivered when it would otherwise end (signal follow_up)",
 			runFollowUp},
-		{"mcp", "list the MCP servers of mcp.servers: the settings layer that defined them, whether each starts here (in the sandbox, in the current directory) and its tools",
+		{"mcp", "list the MCP servers of mcp.servers: the settings layer that defined them, whether each starts here (in the sandbox, in the current directory) and its tools; 'serve' serves the durable jobs as MCP tools (stdio, or streamable HTTP with --listen)",
 			runMCP},
 		{"prompt", "run a prompt in a session and print its events live until it ends",
 			runPrompt},

@@ -18,6 +18,9 @@ import (
 // in the current directory, in the sandbox a worker started here with
 // these settings would run it in (app.ToolRunner), with bash's environment.
 func runMCP(ctx context.Context, env Env, args []string) int {
+	if len(args) > 0 && args[0] == "serve" {
+		return runMCPServe(ctx, env, args[1:])
+	}
 	c := bareFlags("mcp", env)
 	if !c.parse(env, args) {
 		return ExitUsage
