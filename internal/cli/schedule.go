@@ -138,7 +138,8 @@ func scheduleManager(ctx context.Context, env Env, c *common) (*schedule.Manager
 // scheduleCreate builds the prompt as `starter prompt` does (the same
 // settings, client.PromptInput, the same placement on a tool host, made
 // once, now: docs/cluster.md) and creates the schedule. Bad input is
-// refused before Temporal is dialled.
+// refused before Temporal is dialled, but a cron expression: the server
+// checks it.
 func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec, workspace, host string, useWorktree bool) int {
 	const name = "schedule create"
 	msg := strings.TrimSpace(strings.Join(c.fs.Args(), " "))

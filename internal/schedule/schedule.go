@@ -140,10 +140,6 @@ func validate(id, cron string, every time.Duration, overlap string, catchup time
 		return errors.New("give --cron or --every, not both or neither")
 	case cron != "" && every != 0:
 		return errors.New("give --cron or --every, not both")
-	case cron != "":
-		if err := ValidateCron(cron); err != nil {
-			return err
-		}
 	case every != 0 && every < MinEvery:
 		return fmt.Errorf("invalid --every %s: at least %s", every, MinEvery)
 	}
@@ -201,9 +197,21 @@ func (m *Manager) Create(ctx context.Context, s Spec) error {
 	case errors.Is(err, temporal.ErrScheduleAlreadyRunning):
 		return fmt.Errorf("schedule %s already exists (starter schedule delete %s first)", s.ID, s.ID)
 	case err != nil:
-		return fmt.Errorf("create schedule %s: %w", s.ID, err)
+		return cronErr(s.Cron, fmt.Errorf("create schedule %s: %w", s.ID, err))
 	}
 	return nil
+}
+
+// cronErr is err, or the server's refusal of the cron expression cron
+// named as --cron: the server's check is the one a cron expression gets.
+func cronErr(cron string, err error) error {
+	var bad *serviceerror.InvalidArgument
+	if errors.As(err, &bad) && cron != "" {
+		if reason, ok := strings.CutPrefix(bad.Message, "Invalid schedule spec: "); ok {
+			return fmt.Errorf("invalid --cron %q: %s", cron, reason)
+		}
+	}
+	return err
 }
 
 // specOf is the schedule spec of a cron expression or an interval.

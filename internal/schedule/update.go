@@ -83,7 +83,7 @@ func (m *Manager) Update(ctx context.Context, c Change) ([]string, error) {
 		}})
 	})
 	if err != nil {
-		return nil, err
+		return nil, cronErr(c.Cron, err)
 	}
 	return changed, nil
 }
