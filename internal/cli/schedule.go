@@ -202,12 +202,8 @@ func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec,
 	if useWorktree {
 		where += ", in a worktree on branch agent/<session>"
 	}
-	when := fmt.Sprintf("cron %q", spec.Cron)
-	if spec.Cron == "" {
-		when = "every " + spec.Every.String()
-	}
 	printResult(env, c.json, map[string]any{"success": true, "command": "schedule_create", "id": spec.ID},
-		fmt.Sprintf("schedule %s created: %s, %s (overlap %s, catch-up window %s)", spec.ID, when, where, spec.Overlap, spec.CatchupWindow))
+		fmt.Sprintf("schedule %s created: %s, %s (overlap %s, catch-up window %s)", spec.ID, schedule.WhenOf(spec.Cron, spec.Every), where, spec.Overlap, spec.CatchupWindow))
 	return ExitOK
 }
 

@@ -184,7 +184,7 @@ func (m *Manager) Create(ctx context.Context, s Spec) error {
 		Spec:          *specOf(s.Cron, s.Every),
 		Overlap:       overlap,
 		CatchupWindow: catchup,
-		Memo:          map[string]any{MemoWhen: whenOf(s.Cron, s.Every)},
+		Memo:          map[string]any{MemoWhen: WhenOf(s.Cron, s.Every)},
 		Action: &sdkclient.ScheduleWorkflowAction{
 			ID:            ActionIDPrefix + s.ID,
 			Workflow:      workflows.ScheduledPromptWorkflowName,
@@ -225,13 +225,13 @@ func specOf(cron string, every time.Duration) *sdkclient.ScheduleSpec {
 	if !strings.Contains(expr, "#") && !strings.HasPrefix(expr, "@every") {
 		// The server cuts the comment at the first '#': an expression
 		// with a comment of its own keeps it (and the memo says when).
-		expr += " #" + whenOf(cron, 0)
+		expr += " #" + WhenOf(cron, 0)
 	}
 	return &sdkclient.ScheduleSpec{CronExpressions: []string{expr}}
 }
 
-// whenOf is a spec in words as given: `cron "0 3 * * *"`, "every 6h0m0s".
-func whenOf(cron string, every time.Duration) string {
+// WhenOf is a spec in words as given: `cron "0 3 * * *"`, "every 6h0m0s".
+func WhenOf(cron string, every time.Duration) string {
 	if cron != "" {
 		return fmt.Sprintf("cron %q", cron)
 	}

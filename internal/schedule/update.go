@@ -110,7 +110,7 @@ func (m *Manager) apply(c Change, s *client.Schedule, memo *commonpb.Memo) ([]st
 	}
 
 	if c.Cron != "" || c.Every != 0 {
-		from, to := m.when(memo, s.Spec), whenOf(c.Cron, c.Every)
+		from, to := m.when(memo, s.Spec), WhenOf(c.Cron, c.Every)
 		if from != to {
 			note("when", from, to)
 			s.Spec = specOf(c.Cron, c.Every)
