@@ -73,14 +73,9 @@ func ParseOverlap(s string) (enumspb.ScheduleOverlapPolicy, error) {
 	return 0, fmt.Errorf("invalid overlap policy %q: want skip, buffer-one or allow-all", s)
 }
 
-// OverlapName is the CLI name of p (the enum's name for a policy the CLI
-// does not set, e.g. one chosen in the Temporal UI).
+// OverlapName is the CLI name of p: the enum's name in kebab case (also
+// for a policy the CLI does not set, e.g. one chosen in the Temporal UI).
 func OverlapName(p enumspb.ScheduleOverlapPolicy) string {
-	for name, q := range overlaps {
-		if q == p {
-			return name
-		}
-	}
 	if p == enumspb.SCHEDULE_OVERLAP_POLICY_UNSPECIFIED {
 		return DefaultOverlap
 	}
