@@ -58,9 +58,6 @@ type Controller struct {
 // StartPrompt starts the prompt workflow of in.SessionID. A session runs
 // one prompt at a time: a second one fails with ErrSessionBusy.
 func (k *Controller) StartPrompt(ctx context.Context, in workflows.PromptInput) (client.WorkflowRun, error) {
-	if err := in.Validate(); err != nil {
-		return nil, err
-	}
 	if err := k.checkPayloadSize("prompt", len(in.Message), in); err != nil {
 		return nil, err
 	}
