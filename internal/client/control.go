@@ -295,7 +295,7 @@ func isNotFound(err error) bool {
 // lower case: "running", "completed", "terminated", "timed_out",
 // "failed", "canceled", "continued_as_new".
 func StatusName(s enumspb.WorkflowExecutionStatus) string {
-	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
+	return strings.ToLower(strings.TrimPrefix(enumspb.WorkflowExecutionStatus_name[int32(s)], "WORKFLOW_EXECUTION_STATUS_"))
 }
 
 // Events returns the events after seq of a prompt (runID "" = latest),
