@@ -26,17 +26,6 @@ const toolOutputLines = 8
 // attempt (live.Partial).
 type liveMessage struct{ *live.Partial }
 
-// thinking is the streamed thinking text.
-func (l liveMessage) thinking() string {
-	var parts []string
-	for _, b := range l.Blocks() {
-		if b.Type == agent.DeltaThinking && b.Text() != "" {
-			parts = append(parts, b.Text())
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
 // render draws the blocks: text as it is, thinking dimmed, tool-call
 // arguments as they are being written.
 func (l liveMessage) render(width int) string {
