@@ -147,7 +147,7 @@ func (r *run) fullState() agent.State {
 		Status:                r.status,
 		AutoRetryEnabled:      r.settings.Enabled,
 		AutoCompactionEnabled: r.in.Compaction.Enabled,
-		IsRetrying:            r.chain.IsRetrying(),
+		IsRetrying:            r.chain.Active,
 		RetryAttempt:          r.chain.Attempt,
 		IsStreaming:           r.streaming,
 		IsCompacting:          r.compacting,
