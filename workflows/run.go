@@ -10,7 +10,6 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -18,8 +17,6 @@ import (
 // workflow's own coroutines write it.
 type run struct {
 	in PromptInput
-	// spec gives the spec of a tool by name (the tool-call dispatch).
-	spec func(string) tools.Spec
 	// loop is the state a continued run carries (Carry).
 	loop
 	// sessionSettingsNote says which of the sender's settings the

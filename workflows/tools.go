@@ -88,7 +88,7 @@ func (r *run) toolStep(ctx workflow.Context) step {
 	calls := make([]*toolCall, len(r.batch.ToolCalls))
 	parent := r.batch.EntryID
 	for i, ref := range r.batch.ToolCalls {
-		calls[i] = &toolCall{ref: ref, spec: r.spec(ref.Name), resultID: r.newID(), parentID: parent}
+		calls[i] = &toolCall{ref: ref, spec: tools.SpecOf(ref.Name), resultID: r.newID(), parentID: parent}
 		parent = calls[i].resultID
 	}
 	tctx, cancel := workflow.WithCancel(ctx)
