@@ -32,17 +32,14 @@ func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if r := decodeArgs(Edit, raw, &a); r != nil {
 		return *r
 	}
+	abs, shown, fail := opts.target(Edit, a.Path, true)
 	switch {
-	case a.Path == nil || cleanArg(*a.Path) == "":
-		return missing(Edit, "path")
+	case fail != nil:
+		return *fail
 	case a.OldText == nil:
 		return missing(Edit, "oldText")
 	case a.NewText == nil:
 		return missing(Edit, "newText")
-	}
-	abs, shown, fail := opts.target(Edit, *a.Path, true)
-	if fail != nil {
-		return *fail
 	}
 	fi, err := opts.fs().Stat(abs)
 	if err != nil {
