@@ -133,11 +133,9 @@ func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	}
 	diff, firstLine := renderDiff(body, after)
 	content := fmt.Sprintf("Successfully replaced text in %s.", shown)
-	if fuzzy {
-		content += " (oldText matched after normalising whitespace, quotes and dashes.)"
-	}
 	details := map[string]any{"diff": diff, "firstChangedLine": firstLine}
 	if fuzzy {
+		content += " (oldText matched after normalising whitespace, quotes and dashes.)"
 		details["fuzzyMatch"] = true
 	}
 	return Result{Content: content + "\n\n" + diff, Details: details}
