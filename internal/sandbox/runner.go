@@ -94,14 +94,9 @@ func (r *Runner) Probe() error {
 	if err != nil {
 		return err
 	}
-	done := make(chan struct{})
-	var exit tools.Exit
-	go func() { exit, err = p.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		p.Kill()
-		<-done
+	timeout := time.AfterFunc(10*time.Second, p.Kill)
+	exit, err := p.Wait()
+	if !timeout.Stop() {
 		return errors.New("bubblewrap did not run `true` within 10 s")
 	}
 	if err != nil {
