@@ -30,7 +30,6 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -128,7 +127,7 @@ func tools(specs []agent.ToolSpec) []sdk.ToolUnionParam {
 	}
 	out := make([]sdk.ToolUnionParam, 0, len(specs))
 	for _, spec := range specs {
-		t := sdk.ToolParam{Name: spec.Name, InputSchema: inputSchema(spec.Parameters)}
+		t := sdk.ToolParam{Name: spec.Name, InputSchema: param.Override[sdk.ToolInputSchemaParam](llm.ObjectSchema(spec.Parameters))}
 		if spec.Description != "" {
 			t.Description = sdk.String(spec.Description)
 		}
@@ -157,23 +156,6 @@ func cacheBreakpoints(params *sdk.MessageNewParams) {
 			marked++
 		}
 	}
-}
-
-// inputSchema is a tool's JSON Schema as the input_schema sent as is,
-// with type "object" and properties (the API requires both; {} when
-// missing). A missing or malformed schema is an object without
-// properties. Numbers decode as float64: the SDK's encoder writes a
-// json.Number as a string.
-func inputSchema(raw json.RawMessage) sdk.ToolInputSchemaParam {
-	var fields map[string]any
-	if json.Unmarshal(raw, &fields) != nil || fields == nil {
-		fields = map[string]any{}
-	}
-	fields["type"] = "object"
-	if fields["properties"] == nil {
-		fields["properties"] = map[string]any{}
-	}
-	return param.Override[sdk.ToolInputSchemaParam](fields)
 }
 
 // assembler builds the content blocks from the stream events and reports
@@ -324,13 +306,10 @@ func (a *assembler) content() []agent.ContentBlock {
 
 // failure reports a failed call as data (package doc).
 func (p *Provider) failure(ctx context.Context, req llm.Request, err error) agent.Message {
-	if ctx.Err() != nil {
-		return llm.AbortedMessage(req)
-	}
 	f := llm.Failure{Text: err.Error()}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
-		f.Status = llm.ErrorStatusOf(apiErr.StatusCode)
+		f.Status = apiErr.StatusCode
 		f.Type = string(apiErr.Type())
 		if f.Type == "" {
 			f.Type = llm.ErrorTypeOf([]byte(apiErr.RawJSON()))
@@ -339,7 +318,7 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error) agen
 			f.Header = apiErr.Response.Header
 		}
 	}
-	return llm.FailureMessage(req, f, time.Now())
+	return llm.FailureMessage(ctx, req, f, time.Now())
 }
 
 // messages converts the run context. Thinking blocks go back with their

@@ -137,25 +137,13 @@ func tools(specs []agent.ToolSpec) []sdk.ChatCompletionToolUnionParam {
 	}
 	out := make([]sdk.ChatCompletionToolUnionParam, 0, len(specs))
 	for _, spec := range specs {
-		fn := sdk.FunctionDefinitionParam{Name: spec.Name, Parameters: parameters(spec.Parameters)}
+		fn := sdk.FunctionDefinitionParam{Name: spec.Name, Parameters: llm.ObjectSchema(spec.Parameters)}
 		if spec.Description != "" {
 			fn.Description = sdk.String(spec.Description)
 		}
 		out = append(out, sdk.ChatCompletionFunctionTool(fn))
 	}
 	return out
-}
-
-// parameters decodes a JSON Schema object (numbers as float64: the SDK's
-// encoder writes a json.Number as a string). A missing or malformed schema
-// is an object without properties, which some compatible servers need
-// rather than no parameters at all.
-func parameters(raw json.RawMessage) sdk.FunctionParameters {
-	var schema map[string]any
-	if json.Unmarshal(raw, &schema) != nil || schema == nil {
-		return sdk.FunctionParameters{"type": "object", "properties": map[string]any{}}
-	}
-	return schema
 }
 
 // assembler builds the answer from the stream's chunks (the first choice
@@ -358,15 +346,12 @@ func usageOf(u sdk.CompletionUsage) *agent.Usage {
 
 // failure reports a failed call as data (package doc).
 func (p *Provider) failure(ctx context.Context, req llm.Request, err error, resp *http.Response) agent.Message {
-	if ctx.Err() != nil {
-		return llm.AbortedMessage(req)
-	}
 	f := llm.Failure{Text: err.Error()}
 	var apiErr *sdk.Error
 	var streamErr *ssestream.StreamError
 	switch {
 	case errors.As(err, &apiErr):
-		f.Status = llm.ErrorStatusOf(apiErr.StatusCode)
+		f.Status = apiErr.StatusCode
 		f.Type = apiErr.Code
 		if f.Type == "" || isNumber(f.Type) {
 			f.Type = apiErr.Type
@@ -390,8 +375,8 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error, resp
 		f.Text = fmt.Sprintf("%s (HTTP %d %s%s)", err.Error(), resp.StatusCode, http.StatusText(resp.StatusCode), snippet(body))
 		f.Type = llm.ErrorTypeOf(body)
 	}
-	m := llm.FailureMessage(req, f, time.Now())
-	if streamErr != nil && f.Type == ErrorTypeToolUseFailed {
+	m := llm.FailureMessage(ctx, req, f, time.Now())
+	if streamErr != nil && f.Type == ErrorTypeToolUseFailed && ctx.Err() == nil {
 		// Groq checks a tool call against its schema while streaming and
 		// ends the stream with this error (HTTP status 400 inside the
 		// body): the model's sample was bad, not the request, and a new
