@@ -352,10 +352,7 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error, resp
 	switch {
 	case errors.As(err, &apiErr):
 		f.Status = apiErr.StatusCode
-		f.Type = apiErr.Code
-		if f.Type == "" || isNumber(f.Type) {
-			f.Type = apiErr.Type
-		}
+		f.Type = llm.ErrorTypeOf([]byte(apiErr.RawJSON())) // its code when a word, else its type
 		if apiErr.Response != nil {
 			f.Header = apiErr.Response.Header
 		}
@@ -390,10 +387,6 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error, resp
 // the model's tool call does not match the tool's schema; such a call is
 // retried (see failure).
 const ErrorTypeToolUseFailed = "tool_use_failed"
-
-func isNumber(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
-}
 
 // readBody reads (part of) an error response's body; the SDK puts the
 // bytes it read back into it.
