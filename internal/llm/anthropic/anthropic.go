@@ -49,17 +49,17 @@ const DefaultMaxTokens = 8192
 // EnvAPIKey is the environment variable of the implicit credential.
 const EnvAPIKey = "ANTHROPIC_API_KEY"
 
-// Options configure the provider (llm.Options).
-type Options = llm.Options
-
 // Provider calls the Messages API.
 type Provider struct {
-	opts Options
+	baseURL string
 }
 
-// New returns a provider.
-func New(opts Options) *Provider {
-	return &Provider{opts: opts}
+// New returns a provider for the endpoint at baseURL (model.baseUrl; ""
+// is Anthropic's API), with the SDK's default http.Client, which has no
+// total timeout: a streamed answer may legitimately take minutes, and the
+// activity's start-to-close timeout bounds the call.
+func New(baseURL string) *Provider {
+	return &Provider{baseURL: baseURL}
 }
 
 // Complete implements llm.Provider.
@@ -72,8 +72,8 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 		option.WithAPIKey(req.Secret),
 		option.WithMaxRetries(0),
 	}
-	if p.opts.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(p.opts.BaseURL))
+	if p.baseURL != "" {
+		opts = append(opts, option.WithBaseURL(p.baseURL))
 	}
 	client := sdk.NewClient(opts...)
 

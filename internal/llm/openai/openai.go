@@ -46,30 +46,30 @@ const EnvAPIKey = "OPENAI_API_KEY"
 // DefaultBaseURL is OpenAI's own endpoint.
 const DefaultBaseURL = "https://api.openai.com/v1/"
 
-// Options configure the provider (llm.Options; BaseURL "" is OpenAI).
-type Options = llm.Options
-
 // Provider calls Chat Completions.
 type Provider struct {
-	opts Options
+	baseURL string
 	// cacheKey: the endpoint is OpenAI's, which takes prompt_cache_key
 	// (compatible servers may refuse a field they do not know).
 	cacheKey bool
 }
 
-// New returns a provider.
-func New(opts Options) *Provider {
-	return &Provider{opts: opts, cacheKey: opts.BaseURL == "" || strings.Contains(opts.BaseURL, "://api.openai.com/")}
+// New returns a provider for the server at baseURL (model.baseUrl, e.g.
+// "https://openrouter.ai/api/v1" or "http://127.0.0.1:11434/v1"; "" is
+// OpenAI), with the SDK's default http.Client, which has no total
+// timeout: the activity's start-to-close timeout bounds the call.
+func New(baseURL string) *Provider {
+	return &Provider{baseURL: baseURL, cacheKey: baseURL == "" || strings.Contains(baseURL, "://api.openai.com/")}
 }
 
 // Complete implements llm.Provider. OpenAI itself needs a key; a server
 // at a custom base URL (a local one) may not, so there an empty secret
 // sends no Authorization header.
 func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message {
-	if req.Secret == "" && p.opts.BaseURL == "" {
+	if req.Secret == "" && p.baseURL == "" {
 		return llm.ErrorMessage(req, llm.NoCredentialText("openai", EnvAPIKey))
 	}
-	base := p.opts.BaseURL
+	base := p.baseURL
 	if base == "" {
 		base = DefaultBaseURL
 	}
@@ -93,7 +93,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	if req.MaxTokens > 0 {
 		// OpenAI's newer models accept only max_completion_tokens; the
 		// compatible servers know max_tokens best.
-		if p.opts.BaseURL == "" {
+		if p.baseURL == "" {
 			params.MaxCompletionTokens = sdk.Int(int64(req.MaxTokens))
 		} else {
 			params.MaxTokens = sdk.Int(int64(req.MaxTokens))
