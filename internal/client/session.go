@@ -444,7 +444,7 @@ func (t *Session) SetModel(ctx context.Context, provider, modelID string) error 
 // SetThinkingLevel chooses the thinking level of the next prompts and
 // records a thinking_level_change entry.
 func (t *Session) SetThinkingLevel(ctx context.Context, level string) error {
-	if err := llm.CheckThinkingLevel(level); err != nil || level == "" {
+	if !slices.Contains(llm.ThinkingLevels, level) {
 		return fmt.Errorf("invalid thinking level %q (want one of %s)", level, strings.Join(llm.ThinkingLevels, ", "))
 	}
 	t.mu.Lock()
