@@ -360,9 +360,11 @@ func messages(msgs []agent.Message) []sdk.MessageParam {
 			var blocks []sdk.ContentBlockParamUnion
 			for _, b := range m.Content {
 				switch {
-				case b.Type == "thinking" && b.Signature != "" && !ownThinking(m):
+				case b.Type == "thinking" && b.Signature != "" && m.API != "" && m.API != agent.APIOf("anthropic"):
 					// Reasoning of another provider (its signature is
-					// not Anthropic's): the API would refuse it.
+					// not Anthropic's): the API would refuse it. A
+					// message that does not say which API wrote it is
+					// taken as Anthropic's.
 				case b.Type == "thinking" && b.Redacted:
 					blocks = append(blocks, sdk.NewRedactedThinkingBlock(b.Signature))
 				case b.Type == "thinking" && b.Signature != "":
@@ -409,12 +411,6 @@ func refusalText(d sdk.RefusalStopDetails) string {
 		text += ": " + d.Explanation
 	}
 	return text
-}
-
-// ownThinking reports whether m's thinking blocks are Anthropic's (or of
-// a message that does not say which API wrote it).
-func ownThinking(m agent.Message) bool {
-	return m.API == "" || m.API == agent.APIOf("anthropic")
 }
 
 // assistant converts the accumulated answer: content as the assembler

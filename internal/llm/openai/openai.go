@@ -368,8 +368,14 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error, resp
 		// only the decoding failure; the status and the body say more.
 		f.Status = resp.StatusCode
 		f.Header = resp.Header
-		body := readBody(resp)
-		f.Text = fmt.Sprintf("%s (HTTP %d %s%s)", err.Error(), resp.StatusCode, http.StatusText(resp.StatusCode), snippet(body))
+		// The SDK put the bytes it read back into the body; its start
+		// goes into the text.
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		var start string
+		if len(body) > 0 {
+			start = ": " + string(body[:min(len(body), 2000)])
+		}
+		f.Text = fmt.Sprintf("%s (HTTP %d %s%s)", err.Error(), resp.StatusCode, http.StatusText(resp.StatusCode), start)
 		f.Type = llm.ErrorTypeOf(body)
 	}
 	m := llm.FailureMessage(ctx, req, f, time.Now())
@@ -387,24 +393,6 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error, resp
 // the model's tool call does not match the tool's schema; such a call is
 // retried (see failure).
 const ErrorTypeToolUseFailed = "tool_use_failed"
-
-// readBody reads (part of) an error response's body; the SDK puts the
-// bytes it read back into it.
-func readBody(resp *http.Response) []byte {
-	if resp == nil || resp.Body == nil {
-		return nil
-	}
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	return b
-}
-
-// snippet is the start of a body for an error text.
-func snippet(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return ": " + string(b[:min(len(b), 2000)])
-}
 
 // messages converts the run context, system prompt first. Tool-call
 // arguments that are not a JSON object (invalid JSON from the model) are
