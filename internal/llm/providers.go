@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,11 +42,7 @@ func FailureMessage(ctx context.Context, req Request, f Failure, now time.Time) 
 	if ctx.Err() != nil {
 		return AbortedMessage(req)
 	}
-	text := f.Text
-	if text == "" {
-		text = "provider call failed with no error text"
-	}
-	m := ErrorMessage(req, MaskSecret(text, req.Secret))
+	m := ErrorMessage(req, MaskSecret(cmp.Or(f.Text, "provider call failed with no error text"), req.Secret))
 	if f.Status >= 400 {
 		m.ErrorStatus = f.Status
 	}

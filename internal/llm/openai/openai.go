@@ -22,6 +22,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,15 +70,11 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	if req.Secret == "" && p.baseURL == "" {
 		return llm.ErrorMessage(req, llm.NoCredentialText("openai", EnvAPIKey))
 	}
-	base := p.baseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
 	// The service is built directly, not through NewClient, so no
 	// OPENAI_* environment variable (organization, project, a second key)
 	// sneaks into the request: the credential is the auth store's.
 	opts := []option.RequestOption{
-		option.WithBaseURL(base),
+		option.WithBaseURL(cmp.Or(p.baseURL, DefaultBaseURL)),
 		option.WithMaxRetries(0),
 	}
 	if req.Secret != "" {
