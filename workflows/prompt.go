@@ -227,7 +227,7 @@ func (r *run) waitBackoff(ctx workflow.Context, st retry.StartEvent) (cancelled 
 		line.Cut(st.ErrorMessage, 200), r.in.SessionID))
 	metrics.Enter(workflow.GetMetricsHandler(ctx), metrics.StateWaitingRetry)
 	err := workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: summary}).Get(ctx, nil)
-	metrics.Waited(workflow.GetMetricsHandler(ctx), metrics.StateWaitingRetry, workflow.Now(ctx).Sub(r.pending.WakeAt.Add(-d)))
+	metrics.RetryWaited(workflow.GetMetricsHandler(ctx), workflow.Now(ctx).Sub(r.pending.WakeAt.Add(-d)))
 	r.cancelTimer, r.pending = nil, nil
 	cancel()
 	if err != nil || ctx.Err() != nil {

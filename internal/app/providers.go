@@ -36,8 +36,8 @@ func NewProviders(s settings.Settings, script llm.Provider) func(name string) (l
 		return ""
 	}
 	providers := map[string]llm.Provider{
-		"anthropic": anthropic.New(anthropic.Options{BaseURL: baseURL("anthropic")}),
-		"openai":    openai.New(openai.Options{BaseURL: baseURL("openai")}),
+		"anthropic": anthropic.New(baseURL("anthropic")),
+		"openai":    openai.New(baseURL("openai")),
 	}
 	if s.Model.Provider == ScriptedProvider {
 		providers[ScriptedProvider] = script

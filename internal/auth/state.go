@@ -90,7 +90,7 @@ func (s *state) init() {
 }
 
 // of returns the provider's credentials in store order, or the implicit
-// environment credential when the store has none (env may be nil).
+// environment credential when the store has none.
 func (s *state) of(provider string, env func(string) (string, bool)) []Credential {
 	var out []Credential
 	for _, c := range s.Credentials {
@@ -98,29 +98,25 @@ func (s *state) of(provider string, env func(string) (string, bool)) []Credentia
 			out = append(out, c)
 		}
 	}
-	if len(out) == 0 && env != nil {
-		if name, ok := EnvVars[provider]; ok {
-			if v, ok := env(name); ok && strings.TrimSpace(v) != "" {
-				out = append(out, Credential{ID: "env:" + provider, Provider: provider, Kind: KindAPIKey, Secret: strings.TrimSpace(v)})
-			}
+	if name, ok := EnvVars[provider]; ok && len(out) == 0 {
+		if v, ok := env(name); ok && strings.TrimSpace(v) != "" {
+			out = append(out, Credential{ID: "env:" + provider, Provider: provider, Kind: KindAPIKey, Secret: strings.TrimSpace(v)})
 		}
 	}
 	return out
 }
 
 // secrets returns the secret of every stored credential and of every
-// implicit environment credential (env may be nil), whether or not the
+// implicit environment credential, whether or not the
 // store's own credentials override the latter.
 func (s *state) secrets(env func(string) (string, bool)) []string {
 	var out []string
 	for _, c := range s.Credentials {
 		out = append(out, c.Secret)
 	}
-	if env != nil {
-		for _, name := range slices.Sorted(maps.Values(EnvVars)) {
-			if v, ok := env(name); ok && strings.TrimSpace(v) != "" {
-				out = append(out, strings.TrimSpace(v))
-			}
+	for _, name := range slices.Sorted(maps.Values(EnvVars)) {
+		if v, ok := env(name); ok && strings.TrimSpace(v) != "" {
+			out = append(out, strings.TrimSpace(v))
 		}
 	}
 	return out

@@ -215,7 +215,7 @@ func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
 	if !ok {
 		return ExitUsage
 	}
-	if err := settings.SetAutoRetry(s.File(), enabled); err != nil {
+	if err := settings.SetBool(s.File(), "retry.enabled", enabled); err != nil {
 		return fail(env, "set-auto-retry", err)
 	}
 	running := "no running prompt to tell"

@@ -88,7 +88,7 @@ func piArgs(args []string) ([]string, rpcserver.Protocol, error) {
 				out = append(out, "--model.provider", p)
 				value = n
 			}
-			if j := strings.LastIndexByte(value, ':'); j > 0 && llm.CheckThinkingLevel(value[j+1:]) == nil && value[j+1:] != "" {
+			if j := strings.LastIndexByte(value, ':'); j > 0 && slices.Contains(llm.ThinkingLevels, value[j+1:]) {
 				out = append(out, "--model.thinkingLevel", value[j+1:])
 				value = value[:j]
 			}

@@ -238,7 +238,7 @@ func (t *Session) ApproveTool(ctx context.Context, p agent.ApproveToolPayload) e
 func (t *Session) SetAutoRetry(ctx context.Context, enabled bool) error {
 	t.mu.Lock()
 	file := t.s.File()
-	err := settings.SetAutoRetry(file, enabled)
+	err := settings.SetBool(file, "retry.enabled", enabled)
 	if err == nil {
 		t.s.Retry.Enabled = enabled
 	}
@@ -258,7 +258,7 @@ func (t *Session) SetAutoRetry(ctx context.Context, enabled bool) error {
 func (t *Session) SetAutoCompaction(ctx context.Context, enabled bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := settings.SetAutoCompaction(t.s.File(), enabled); err != nil {
+	if err := settings.SetBool(t.s.File(), "compaction.enabled", enabled); err != nil {
 		return err
 	}
 	t.s.Compaction.Enabled = enabled
@@ -444,7 +444,7 @@ func (t *Session) SetModel(ctx context.Context, provider, modelID string) error 
 // SetThinkingLevel chooses the thinking level of the next prompts and
 // records a thinking_level_change entry.
 func (t *Session) SetThinkingLevel(ctx context.Context, level string) error {
-	if err := llm.CheckThinkingLevel(level); err != nil || level == "" {
+	if !slices.Contains(llm.ThinkingLevels, level) {
 		return fmt.Errorf("invalid thinking level %q (want one of %s)", level, strings.Join(llm.ThinkingLevels, ", "))
 	}
 	t.mu.Lock()

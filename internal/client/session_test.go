@@ -55,3 +55,15 @@ func TestSession_SwitchByPathWithPostgres(t *testing.T) {
 		t.Fatalf("switch by file = %v", err)
 	}
 }
+
+// set_thinking_level refuses a level that is not one of llm.ThinkingLevels
+// ("" included) in one line naming the level and the choices.
+func TestSession_SetThinkingLevelRefusesUnknownLevel(t *testing.T) {
+	for _, level := range []string{"maximum", ""} {
+		err := (&Session{}).SetThinkingLevel(context.Background(), level)
+		want := `invalid thinking level "` + level + `" (want one of off, minimal, low, medium, high, xhigh, max)`
+		if err == nil || err.Error() != want {
+			t.Errorf("SetThinkingLevel(%q) = %v, want %s", level, err, want)
+		}
+	}
+}

@@ -39,17 +39,6 @@ import (
 	"github.com/durableagent/durableagent/retry"
 )
 
-// Options configure a provider that speaks HTTP (anthropic, openai). The
-// zero value talks to the provider's public API with the SDK's default
-// http.Client, which has no total timeout: a streamed answer may
-// legitimately take minutes, and the activity's start-to-close timeout
-// bounds the call.
-type Options struct {
-	// BaseURL overrides the provider's endpoint (model.baseUrl), e.g.
-	// "https://openrouter.ai/api/v1" or "http://127.0.0.1:11434/v1".
-	BaseURL string
-}
-
 // Request is one model call.
 type Request struct {
 	SessionID string

@@ -2,6 +2,8 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,8 +20,9 @@ import (
 type Failure struct {
 	// Text is the SDK's error text, unchanged (err.Error()).
 	Text string
-	// Status is the HTTP status of an error response; 0 for transport
-	// failures and for errors sent inside a 200 stream.
+	// Status is the HTTP status of the response; FailureMessage reports
+	// error statuses only, so a stream that failed after 200 OK has none
+	// and the classifier reads the error type and text instead.
 	Status int
 	// Type is the provider's error type or code from the body
 	// ("overloaded_error", "insufficient_quota", "context_length_exceeded").
@@ -29,18 +32,20 @@ type Failure struct {
 }
 
 // FailureMessage turns a failure into the assistant error message (errors
-// are data, package doc). The text is the SDK's, with the secret masked.
+// are data, package doc), or the aborted message when ctx was cancelled
+// (the failure is then the cancellation's). The text is the SDK's, with the secret masked.
 // What the response said in a structured way travels as fields, not as
 // text: the status, the error type, x-should-retry as ShouldRetry, and
 // the headers' retry hint (retry.ParseRetryHintHeaders) as RetryAfterMs,
 // which the retry policy reads before any hint in the text (SPEC 4).
-func FailureMessage(req Request, f Failure, now time.Time) agent.Message {
-	text := f.Text
-	if text == "" {
-		text = "provider call failed with no error text"
+func FailureMessage(ctx context.Context, req Request, f Failure, now time.Time) agent.Message {
+	if ctx.Err() != nil {
+		return AbortedMessage(req)
 	}
-	m := ErrorMessage(req, MaskSecret(text, req.Secret))
-	m.ErrorStatus = f.Status
+	m := ErrorMessage(req, MaskSecret(cmp.Or(f.Text, "provider call failed with no error text"), req.Secret))
+	if f.Status >= 400 {
+		m.ErrorStatus = f.Status
+	}
 	m.ErrorType = f.Type
 	if ms, ok := retry.ParseRetryHintHeaders(f.Header.Get, now); ok {
 		m.RetryAfterMs = &ms
@@ -115,16 +120,6 @@ func wordCode(raw json.RawMessage) string {
 	return s
 }
 
-// ErrorStatusOf is an HTTP status worth reporting: error statuses only. A
-// stream that failed after 200 OK reports 0, so the classifier reads the
-// error type and text instead of a meaningless success status.
-func ErrorStatusOf(status int) int {
-	if status < 400 {
-		return 0
-	}
-	return status
-}
-
 // NoCredentialText is the error text of a provider that needs a key but
 // got none; it is fatal (no retry can conjure a key).
 func NoCredentialText(provider, envVar string) string {
@@ -165,4 +160,21 @@ func WireArguments(args json.RawMessage) json.RawMessage {
 		return args
 	}
 	return json.RawMessage("{}")
+}
+
+// ObjectSchema is a tool's JSON Schema as a provider sends it: decoded
+// (numbers as float64: the SDKs' encoders write a json.Number as a
+// string), with type "object" and properties ({} when missing), which
+// Anthropic requires and some compatible servers need. A missing or
+// malformed schema is an object without properties.
+func ObjectSchema(raw json.RawMessage) map[string]any {
+	var fields map[string]any
+	if json.Unmarshal(raw, &fields) != nil || fields == nil {
+		fields = map[string]any{}
+	}
+	fields["type"] = "object"
+	if fields["properties"] == nil {
+		fields["properties"] = map[string]any{}
+	}
+	return fields
 }

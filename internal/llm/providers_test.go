@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -38,7 +39,7 @@ func TestFailureMessage(t *testing.T) {
 	h := http.Header{}
 	h.Set("retry-after", "2")
 	h.Set("x-should-retry", "true")
-	m := FailureMessage(req, Failure{Text: "429 Too Many Requests key sk-test-0123456789", Status: 429, Type: "rate_limit_exceeded", Header: h}, time.Now())
+	m := FailureMessage(context.Background(), req, Failure{Text: "429 Too Many Requests key sk-test-0123456789", Status: 429, Type: "rate_limit_exceeded", Header: h}, time.Now())
 	if m.StopReason != agent.StopReasonError || m.Role != agent.RoleAssistant {
 		t.Fatalf("message = %+v, want an assistant error", m)
 	}
@@ -51,15 +52,20 @@ func TestFailureMessage(t *testing.T) {
 	if m.RetryAfterMs == nil || *m.RetryAfterMs != 2000 {
 		t.Fatalf("RetryAfterMs = %v, want 2000 (retry-after: 2)", m.RetryAfterMs)
 	}
-	bare := FailureMessage(req, Failure{Text: "read: connection reset by peer"}, time.Now())
+	bare := FailureMessage(context.Background(), req, Failure{Text: "read: connection reset by peer"}, time.Now())
 	if bare.ErrorMessage != "read: connection reset by peer" || bare.ErrorStatus != 0 || bare.ShouldRetry != nil || bare.RetryAfterMs != nil {
 		t.Fatalf("transport failure = %+v", bare)
 	}
-	if empty := FailureMessage(req, Failure{}, time.Now()); !strings.Contains(empty.ErrorMessage, "no error text") {
+	if empty := FailureMessage(context.Background(), req, Failure{}, time.Now()); !strings.Contains(empty.ErrorMessage, "no error text") {
 		t.Fatalf("empty failure text = %q", empty.ErrorMessage)
 	}
-	if ErrorStatusOf(200) != 0 || ErrorStatusOf(529) != 529 {
-		t.Fatal("ErrorStatusOf does not drop success statuses")
+	if ok := FailureMessage(context.Background(), req, Failure{Text: "stream error", Status: 200}, time.Now()); ok.ErrorStatus != 0 {
+		t.Fatalf("ErrorStatus after 200 OK = %d, want 0 (a success status is not reported)", ok.ErrorStatus)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if m := FailureMessage(ctx, req, Failure{Text: "context canceled"}, time.Now()); m.StopReason != agent.StopReasonAborted {
+		t.Fatalf("failure of a cancelled call = %+v, want aborted", m)
 	}
 }
 

@@ -2,7 +2,6 @@ package llm
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/durableagent/durableagent/agent"
@@ -26,15 +25,6 @@ const (
 // ThinkingLevels lists the levels in the order cycle_thinking_level
 // walks them.
 var ThinkingLevels = []string{ThinkingOff, ThinkingMinimal, ThinkingLow, ThinkingMedium, ThinkingHigh, ThinkingXHigh, ThinkingMax}
-
-// CheckThinkingLevel reports a level that is not one of ThinkingLevels in
-// one line ("" is off).
-func CheckThinkingLevel(level string) error {
-	if level == "" || slices.Contains(ThinkingLevels, level) {
-		return nil
-	}
-	return fmt.Errorf("invalid thinking level %q (want one of %s)", level, strings.Join(ThinkingLevels, ", "))
-}
 
 // AnthropicThinkingBudget is the thinking budget (budget_tokens) of a
 // level for Anthropic's extended thinking; 0 means thinking off. The

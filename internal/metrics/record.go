@@ -107,8 +107,10 @@ func Retry(h client.MetricsHandler, class string, attempt int) {
 		LabelAttempt: a}).Counter(Retries).Inc(1)
 }
 
-// BackoffWaited records time a prompt spent in a retry's backoff.
-func BackoffWaited(h client.MetricsHandler, d time.Duration) {
+// RetryWaited counts a prompt out of StateWaitingRetry after waiting d
+// in a retry's backoff, and records d as backoff time.
+func RetryWaited(h client.MetricsHandler, d time.Duration) {
+	Leave(h, StateWaitingRetry)
 	h.Timer(Backoff).Record(d)
 }
 
@@ -166,13 +168,4 @@ func bound(v string) string {
 		return v
 	}
 	return strings.ToValidUTF8(v[:MaxLabelLen], "")
-}
-
-// Waited counts a prompt out of state after waiting d there; the wait of
-// a retry is backoff time (BackoffWaited).
-func Waited(h client.MetricsHandler, state string, d time.Duration) {
-	Leave(h, state)
-	if state == StateWaitingRetry {
-		BackoffWaited(h, d)
-	}
 }

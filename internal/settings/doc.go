@@ -22,9 +22,8 @@
 //     parses each key's winning text once, and its origin is the layer that
 //     set it. viper never converts text here: its conversions silently
 //     coerce bad input.
-//   - SetAutoRetry and SetAutoCompaction are the only writers of the
-//     settings file; each changes one key (retry.enabled,
-//     compaction.enabled) and keeps every other key, value and (where the YAML
+//   - SetBool is the only writer of the settings file; it changes one key
+//     (retry.enabled, compaction.enabled) and keeps every other key, value and (where the YAML
 //     library can) comment, and replaces the file atomically.
 //   - Settings hold no secrets: model.credential is a credential id.
 package settings

@@ -279,7 +279,7 @@ func Defaults() Settings {
 const DefaultApprovalTimeoutMs = 30 * 60 * 1000
 
 // File returns the settings file in use: the one Load read, or, when none
-// was named, <DataDir>/settings.yaml (which SetAutoRetry creates).
+// was named, <DataDir>/settings.yaml (which SetBool creates).
 func (s Settings) File() string {
 	if s.file != "" {
 		return s.file

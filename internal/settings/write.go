@@ -8,33 +8,21 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/google/renameio/v2"
 	"go.yaml.in/yaml/v3"
 )
 
-// SetAutoRetry persists retry.enabled in the settings file (SPEC 8,
-// set_auto_retry). It creates the file (mode 0600, its directory 0700) when
-// missing, keeps every other key, value and, as far as the YAML library
-// allows, comment, and replaces the file atomically (temporary file in the
-// same directory, then rename), so a crash never leaves half a file.
-// It refuses to touch a file that is not valid YAML.
-func SetAutoRetry(file string, enabled bool) error {
-	return persistBool(file, "retry", "enabled", enabled)
-}
-
-// SetAutoCompaction persists compaction.enabled in the settings file (RPC
-// set_auto_compaction) the way SetAutoRetry persists retry.enabled: the
-// file is created (0600) when missing, every other key, value and comment
-// is kept, the file is replaced atomically, and a file that is not valid
-// YAML is refused.
-func SetAutoCompaction(file string, enabled bool) error {
-	return persistBool(file, "compaction", "enabled", enabled)
-}
-
-// persistBool sets group.key to v in the settings file.
-func persistBool(file, group, key string, v bool) error {
-	name := group + "." + key
+// SetBool persists a boolean key ("retry.enabled" for set-auto-retry,
+// SPEC 8; "compaction.enabled" for set_auto_compaction) in the settings
+// file. It creates the file (mode 0600, its directory 0700) when missing,
+// keeps every other key, value and, as far as the YAML library allows,
+// comment, and replaces the file atomically (temporary file in the same
+// directory, then rename), so a crash never leaves half a file. It
+// refuses to touch a file that is not valid YAML.
+func SetBool(file, name string, v bool) error {
+	group, key, _ := strings.Cut(name, ".")
 	if target, err := filepath.EvalSymlinks(file); err == nil {
 		file = target // rename must replace the real file, not the link
 	}

@@ -61,7 +61,7 @@ func TestSetAutoRetry_PersistsAndKeepsOtherKeys(t *testing.T) {
 			if err != nil {
 				t.Fatalf("load before: %v", err)
 			}
-			if err := SetAutoRetry(before.File(), c.enabled); err != nil {
+			if err := SetBool(before.File(), "retry.enabled", c.enabled); err != nil {
 				t.Fatalf("SetAutoRetry: %v", err)
 			}
 			after, err := load(t, "", env)
@@ -103,7 +103,7 @@ func TestSetAutoRetry_PersistsAndKeepsOtherKeys(t *testing.T) {
 func TestSetAutoRetry_TogglesBackAndForth(t *testing.T) {
 	file := writeYAML(t, "retry:\n  maxRetries: 4\n")
 	for _, enabled := range []bool{false, true, false} {
-		if err := SetAutoRetry(file, enabled); err != nil {
+		if err := SetBool(file, "retry.enabled", enabled); err != nil {
 			t.Fatal(err)
 		}
 		s, err := load(t, file, newEnv(t, nil))
@@ -111,7 +111,7 @@ func TestSetAutoRetry_TogglesBackAndForth(t *testing.T) {
 			t.Fatal(err)
 		}
 		if s.Retry.Enabled != enabled || s.Retry.MaxRetries != 4 {
-			t.Errorf("after SetAutoRetry(%v): retry = %+v", enabled, s.Retry)
+			t.Errorf("after SetBool(retry.enabled, %v): retry = %+v", enabled, s.Retry)
 		}
 	}
 	if n := strings.Count(readString(t, file), "enabled"); n != 1 {
@@ -124,7 +124,7 @@ func TestSetAutoRetry_KeepsFileMode(t *testing.T) {
 	if err := os.Chmod(file, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if err := SetAutoRetry(file, false); err != nil {
+	if err := SetBool(file, "retry.enabled", false); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(file)
@@ -146,7 +146,7 @@ func TestSetAutoRetry_RefusesUnparsableFile(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			file := writeYAML(t, c.content)
-			err := SetAutoRetry(file, false)
+			err := SetBool(file, "retry.enabled", false)
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), file) {
 				t.Errorf("SetAutoRetry = %v, want an error naming %s and %q", err, file, c.want)
 			}

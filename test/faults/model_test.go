@@ -155,7 +155,7 @@ func TestFaults_ModelDroppingTheConnectionMidStreamIsRetried(t *testing.T) {
 			e := newEnv(t, addr)
 			e.s.Retry.BaseDelayMs = 200
 			e.s.Model.Provider, e.s.Model.Name = "openai", "gpt-test"
-			e.startWorkerWith(map[string]llm.Provider{"openai": openai.New(openai.Options{BaseURL: srv.URL + "/v1"})})
+			e.startWorkerWith(map[string]llm.Provider{"openai": openai.New(srv.URL + "/v1")})
 			id := fmt.Sprintf("drop-%d", i)
 			res, err := e.result(e.prompt(id), time.Minute)
 			if err != nil || res.Status != agent.StatusCompleted || res.Text != "Hello" {

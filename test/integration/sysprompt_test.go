@@ -18,7 +18,6 @@ import (
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm"
-	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/sysprompt"
 	"github.com/durableagent/durableagent/workflows"
@@ -43,7 +42,7 @@ func (s *seen) turnSystems() []string {
 	defer s.mu.Unlock()
 	var out []string
 	for _, r := range s.reqs {
-		if !scripted.IsSummaryRequest(r) {
+		if r.Purpose != llm.PurposeSummarize {
 			out = append(out, r.System)
 		}
 	}

@@ -30,7 +30,6 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -50,17 +49,17 @@ const DefaultMaxTokens = 8192
 // EnvAPIKey is the environment variable of the implicit credential.
 const EnvAPIKey = "ANTHROPIC_API_KEY"
 
-// Options configure the provider (llm.Options).
-type Options = llm.Options
-
 // Provider calls the Messages API.
 type Provider struct {
-	opts Options
+	baseURL string
 }
 
-// New returns a provider.
-func New(opts Options) *Provider {
-	return &Provider{opts: opts}
+// New returns a provider for the endpoint at baseURL (model.baseUrl; ""
+// is Anthropic's API), with the SDK's default http.Client, which has no
+// total timeout: a streamed answer may legitimately take minutes, and the
+// activity's start-to-close timeout bounds the call.
+func New(baseURL string) *Provider {
+	return &Provider{baseURL: baseURL}
 }
 
 // Complete implements llm.Provider.
@@ -73,8 +72,8 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 		option.WithAPIKey(req.Secret),
 		option.WithMaxRetries(0),
 	}
-	if p.opts.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(p.opts.BaseURL))
+	if p.baseURL != "" {
+		opts = append(opts, option.WithBaseURL(p.baseURL))
 	}
 	client := sdk.NewClient(opts...)
 
@@ -128,7 +127,7 @@ func tools(specs []agent.ToolSpec) []sdk.ToolUnionParam {
 	}
 	out := make([]sdk.ToolUnionParam, 0, len(specs))
 	for _, spec := range specs {
-		t := sdk.ToolParam{Name: spec.Name, InputSchema: inputSchema(spec.Parameters)}
+		t := sdk.ToolParam{Name: spec.Name, InputSchema: param.Override[sdk.ToolInputSchemaParam](llm.ObjectSchema(spec.Parameters))}
 		if spec.Description != "" {
 			t.Description = sdk.String(spec.Description)
 		}
@@ -157,23 +156,6 @@ func cacheBreakpoints(params *sdk.MessageNewParams) {
 			marked++
 		}
 	}
-}
-
-// inputSchema is a tool's JSON Schema as the input_schema sent as is,
-// with type "object" and properties (the API requires both; {} when
-// missing). A missing or malformed schema is an object without
-// properties. Numbers decode as float64: the SDK's encoder writes a
-// json.Number as a string.
-func inputSchema(raw json.RawMessage) sdk.ToolInputSchemaParam {
-	var fields map[string]any
-	if json.Unmarshal(raw, &fields) != nil || fields == nil {
-		fields = map[string]any{}
-	}
-	fields["type"] = "object"
-	if fields["properties"] == nil {
-		fields["properties"] = map[string]any{}
-	}
-	return param.Override[sdk.ToolInputSchemaParam](fields)
 }
 
 // assembler builds the content blocks from the stream events and reports
@@ -324,13 +306,10 @@ func (a *assembler) content() []agent.ContentBlock {
 
 // failure reports a failed call as data (package doc).
 func (p *Provider) failure(ctx context.Context, req llm.Request, err error) agent.Message {
-	if ctx.Err() != nil {
-		return llm.AbortedMessage(req)
-	}
 	f := llm.Failure{Text: err.Error()}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
-		f.Status = llm.ErrorStatusOf(apiErr.StatusCode)
+		f.Status = apiErr.StatusCode
 		f.Type = string(apiErr.Type())
 		if f.Type == "" {
 			f.Type = llm.ErrorTypeOf([]byte(apiErr.RawJSON()))
@@ -339,7 +318,7 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error) agen
 			f.Header = apiErr.Response.Header
 		}
 	}
-	return llm.FailureMessage(req, f, time.Now())
+	return llm.FailureMessage(ctx, req, f, time.Now())
 }
 
 // messages converts the run context. Thinking blocks go back with their
@@ -381,9 +360,11 @@ func messages(msgs []agent.Message) []sdk.MessageParam {
 			var blocks []sdk.ContentBlockParamUnion
 			for _, b := range m.Content {
 				switch {
-				case b.Type == "thinking" && b.Signature != "" && !ownThinking(m):
+				case b.Type == "thinking" && b.Signature != "" && m.API != "" && m.API != agent.APIOf("anthropic"):
 					// Reasoning of another provider (its signature is
-					// not Anthropic's): the API would refuse it.
+					// not Anthropic's): the API would refuse it. A
+					// message that does not say which API wrote it is
+					// taken as Anthropic's.
 				case b.Type == "thinking" && b.Redacted:
 					blocks = append(blocks, sdk.NewRedactedThinkingBlock(b.Signature))
 				case b.Type == "thinking" && b.Signature != "":
@@ -430,12 +411,6 @@ func refusalText(d sdk.RefusalStopDetails) string {
 		text += ": " + d.Explanation
 	}
 	return text
-}
-
-// ownThinking reports whether m's thinking blocks are Anthropic's (or of
-// a message that does not say which API wrote it).
-func ownThinking(m agent.Message) bool {
-	return m.API == "" || m.API == agent.APIOf("anthropic")
 }
 
 // assistant converts the accumulated answer: content as the assembler

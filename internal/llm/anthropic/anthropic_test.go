@@ -129,7 +129,7 @@ func request() llm.Request {
 
 func call(t *testing.T, s *server, req llm.Request) agent.Message {
 	t.Helper()
-	p := New(Options{BaseURL: s.URL})
+	p := New(s.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return p.Complete(ctx, req)
@@ -305,7 +305,7 @@ func TestComplete_CancelAbortsTheRequest(t *testing.T) {
 		<-r.Context().Done()
 		close(gone)
 	})
-	p := New(Options{BaseURL: s.URL})
+	p := New(s.URL)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	m := p.Complete(ctx, request())

@@ -148,7 +148,7 @@ var anthropicWire = wire{
 		}
 		return out
 	},
-	provider: func(base string) llm.Provider { return anthropic.New(llm.Options{BaseURL: base}) },
+	provider: func(base string) llm.Provider { return anthropic.New(base) },
 }
 
 var openaiWire = wire{
@@ -193,7 +193,7 @@ var openaiWire = wire{
 		}
 		return out
 	},
-	provider: func(base string) llm.Provider { return openai.New(llm.Options{BaseURL: base + "/v1"}) },
+	provider: func(base string) llm.Provider { return openai.New(base + "/v1") },
 }
 
 var wires = []wire{anthropicWire, openaiWire}

@@ -62,17 +62,17 @@ func toolThenText(t *testing.T) *server {
 // server, which may refuse a field it does not know, gets none.
 func TestComplete_PromptCacheKey(t *testing.T) {
 	s := toolThenText(t)
-	bodies := twoTurns(t, &Provider{opts: Options{BaseURL: s.URL + "/v1"}, cacheKey: true}, s)
+	bodies := twoTurns(t, &Provider{baseURL: s.URL + "/v1", cacheKey: true}, s)
 	for i, b := range bodies {
 		if b.PromptCacheKey == nil || *b.PromptCacheKey != "0193a4b2-7c1d-7e8f-9a0b-1c2d3e4f5a6b" {
 			t.Fatalf("request %d: prompt_cache_key = %v, want the session id: %s", i+1, b.PromptCacheKey, s.bodies[i])
 		}
 	}
-	if !New(Options{}).cacheKey || !New(Options{BaseURL: "https://api.openai.com/v1"}).cacheKey {
+	if !New("").cacheKey || !New("https://api.openai.com/v1").cacheKey {
 		t.Fatal("OpenAI's endpoint does not get prompt_cache_key")
 	}
 	local := toolThenText(t)
-	if b := twoTurns(t, New(Options{BaseURL: local.URL + "/v1"}), local); b[0].PromptCacheKey != nil {
+	if b := twoTurns(t, New(local.URL+"/v1"), local); b[0].PromptCacheKey != nil {
 		t.Fatalf("a compatible server got prompt_cache_key: %s", local.bodies[0])
 	}
 }
@@ -82,7 +82,7 @@ func TestComplete_PromptCacheKey(t *testing.T) {
 // and messages (the system message first) byte for byte.
 func TestPrefixIsStable(t *testing.T) {
 	s := toolThenText(t)
-	b := twoTurns(t, &Provider{opts: Options{BaseURL: s.URL + "/v1"}, cacheKey: true}, s)
+	b := twoTurns(t, &Provider{baseURL: s.URL + "/v1", cacheKey: true}, s)
 	if len(b[0].Tools) != len(b[1].Tools) || len(b[1].Messages) <= len(b[0].Messages) {
 		t.Fatalf("requests differ in shape:\n%s\n%s", s.bodies[0], s.bodies[1])
 	}

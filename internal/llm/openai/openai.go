@@ -22,6 +22,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,38 +47,34 @@ const EnvAPIKey = "OPENAI_API_KEY"
 // DefaultBaseURL is OpenAI's own endpoint.
 const DefaultBaseURL = "https://api.openai.com/v1/"
 
-// Options configure the provider (llm.Options; BaseURL "" is OpenAI).
-type Options = llm.Options
-
 // Provider calls Chat Completions.
 type Provider struct {
-	opts Options
+	baseURL string
 	// cacheKey: the endpoint is OpenAI's, which takes prompt_cache_key
 	// (compatible servers may refuse a field they do not know).
 	cacheKey bool
 }
 
-// New returns a provider.
-func New(opts Options) *Provider {
-	return &Provider{opts: opts, cacheKey: opts.BaseURL == "" || strings.Contains(opts.BaseURL, "://api.openai.com/")}
+// New returns a provider for the server at baseURL (model.baseUrl, e.g.
+// "https://openrouter.ai/api/v1" or "http://127.0.0.1:11434/v1"; "" is
+// OpenAI), with the SDK's default http.Client, which has no total
+// timeout: the activity's start-to-close timeout bounds the call.
+func New(baseURL string) *Provider {
+	return &Provider{baseURL: baseURL, cacheKey: baseURL == "" || strings.Contains(baseURL, "://api.openai.com/")}
 }
 
 // Complete implements llm.Provider. OpenAI itself needs a key; a server
 // at a custom base URL (a local one) may not, so there an empty secret
 // sends no Authorization header.
 func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message {
-	if req.Secret == "" && p.opts.BaseURL == "" {
+	if req.Secret == "" && p.baseURL == "" {
 		return llm.ErrorMessage(req, llm.NoCredentialText("openai", EnvAPIKey))
-	}
-	base := p.opts.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
 	}
 	// The service is built directly, not through NewClient, so no
 	// OPENAI_* environment variable (organization, project, a second key)
 	// sneaks into the request: the credential is the auth store's.
 	opts := []option.RequestOption{
-		option.WithBaseURL(base),
+		option.WithBaseURL(cmp.Or(p.baseURL, DefaultBaseURL)),
 		option.WithMaxRetries(0),
 	}
 	if req.Secret != "" {
@@ -93,7 +90,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	if req.MaxTokens > 0 {
 		// OpenAI's newer models accept only max_completion_tokens; the
 		// compatible servers know max_tokens best.
-		if p.opts.BaseURL == "" {
+		if p.baseURL == "" {
 			params.MaxCompletionTokens = sdk.Int(int64(req.MaxTokens))
 		} else {
 			params.MaxTokens = sdk.Int(int64(req.MaxTokens))
@@ -137,25 +134,13 @@ func tools(specs []agent.ToolSpec) []sdk.ChatCompletionToolUnionParam {
 	}
 	out := make([]sdk.ChatCompletionToolUnionParam, 0, len(specs))
 	for _, spec := range specs {
-		fn := sdk.FunctionDefinitionParam{Name: spec.Name, Parameters: parameters(spec.Parameters)}
+		fn := sdk.FunctionDefinitionParam{Name: spec.Name, Parameters: llm.ObjectSchema(spec.Parameters)}
 		if spec.Description != "" {
 			fn.Description = sdk.String(spec.Description)
 		}
 		out = append(out, sdk.ChatCompletionFunctionTool(fn))
 	}
 	return out
-}
-
-// parameters decodes a JSON Schema object (numbers as float64: the SDK's
-// encoder writes a json.Number as a string). A missing or malformed schema
-// is an object without properties, which some compatible servers need
-// rather than no parameters at all.
-func parameters(raw json.RawMessage) sdk.FunctionParameters {
-	var schema map[string]any
-	if json.Unmarshal(raw, &schema) != nil || schema == nil {
-		return sdk.FunctionParameters{"type": "object", "properties": map[string]any{}}
-	}
-	return schema
 }
 
 // assembler builds the answer from the stream's chunks (the first choice
@@ -358,19 +343,13 @@ func usageOf(u sdk.CompletionUsage) *agent.Usage {
 
 // failure reports a failed call as data (package doc).
 func (p *Provider) failure(ctx context.Context, req llm.Request, err error, resp *http.Response) agent.Message {
-	if ctx.Err() != nil {
-		return llm.AbortedMessage(req)
-	}
 	f := llm.Failure{Text: err.Error()}
 	var apiErr *sdk.Error
 	var streamErr *ssestream.StreamError
 	switch {
 	case errors.As(err, &apiErr):
-		f.Status = llm.ErrorStatusOf(apiErr.StatusCode)
-		f.Type = apiErr.Code
-		if f.Type == "" || isNumber(f.Type) {
-			f.Type = apiErr.Type
-		}
+		f.Status = apiErr.StatusCode
+		f.Type = llm.ErrorTypeOf([]byte(apiErr.RawJSON())) // its code when a word, else its type
 		if apiErr.Response != nil {
 			f.Header = apiErr.Response.Header
 		}
@@ -386,12 +365,18 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error, resp
 		// only the decoding failure; the status and the body say more.
 		f.Status = resp.StatusCode
 		f.Header = resp.Header
-		body := readBody(resp)
-		f.Text = fmt.Sprintf("%s (HTTP %d %s%s)", err.Error(), resp.StatusCode, http.StatusText(resp.StatusCode), snippet(body))
+		// The SDK put the bytes it read back into the body; its start
+		// goes into the text.
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		var start string
+		if len(body) > 0 {
+			start = ": " + string(body[:min(len(body), 2000)])
+		}
+		f.Text = fmt.Sprintf("%s (HTTP %d %s%s)", err.Error(), resp.StatusCode, http.StatusText(resp.StatusCode), start)
 		f.Type = llm.ErrorTypeOf(body)
 	}
-	m := llm.FailureMessage(req, f, time.Now())
-	if streamErr != nil && f.Type == ErrorTypeToolUseFailed {
+	m := llm.FailureMessage(ctx, req, f, time.Now())
+	if streamErr != nil && f.Type == ErrorTypeToolUseFailed && ctx.Err() == nil {
 		// Groq checks a tool call against its schema while streaming and
 		// ends the stream with this error (HTTP status 400 inside the
 		// body): the model's sample was bad, not the request, and a new
@@ -405,28 +390,6 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error, resp
 // the model's tool call does not match the tool's schema; such a call is
 // retried (see failure).
 const ErrorTypeToolUseFailed = "tool_use_failed"
-
-func isNumber(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
-}
-
-// readBody reads (part of) an error response's body; the SDK puts the
-// bytes it read back into it.
-func readBody(resp *http.Response) []byte {
-	if resp == nil || resp.Body == nil {
-		return nil
-	}
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	return b
-}
-
-// snippet is the start of a body for an error text.
-func snippet(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return ": " + string(b[:min(len(b), 2000)])
-}
 
 // messages converts the run context, system prompt first. Tool-call
 // arguments that are not a JSON object (invalid JSON from the model) are

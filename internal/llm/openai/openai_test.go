@@ -107,7 +107,7 @@ func request() llm.Request {
 
 func call(t *testing.T, s *server, req llm.Request) agent.Message {
 	t.Helper()
-	p := New(Options{BaseURL: s.URL + "/v1"})
+	p := New(s.URL + "/v1")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return p.Complete(ctx, req)
@@ -289,7 +289,7 @@ func TestComplete_CancelAbortsTheRequest(t *testing.T) {
 		<-r.Context().Done()
 		close(gone)
 	})
-	p := New(Options{BaseURL: s.URL + "/v1"})
+	p := New(s.URL + "/v1")
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	if m := p.Complete(ctx, request()); m.StopReason != agent.StopReasonAborted {
@@ -314,7 +314,7 @@ func TestComplete_KeylessLocalServer(t *testing.T) {
 	if s.auth[0] != "" {
 		t.Fatalf("Authorization = %q, want none", s.auth[0])
 	}
-	m := New(Options{}).Complete(context.Background(), req)
+	m := New("").Complete(context.Background(), req)
 	if m.StopReason != agent.StopReasonError || !strings.Contains(m.ErrorMessage, EnvAPIKey) {
 		t.Fatalf("OpenAI without a key = %+v, want an error naming %s", m, EnvAPIKey)
 	}

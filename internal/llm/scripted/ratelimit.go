@@ -65,7 +65,7 @@ func (p *RateLimited) Complete(ctx context.Context, req llm.Request) agent.Messa
 	secs := int64((p.RetryAfter + time.Second - 1) / time.Second)
 	h := http.Header{}
 	h.Set("retry-after", strconv.FormatInt(max(secs, 1), 10))
-	return llm.FailureMessage(req, llm.Failure{
+	return llm.FailureMessage(ctx, req, llm.Failure{
 		Text:   "429 Too Many Requests: rate limit exceeded for this credential",
 		Status: http.StatusTooManyRequests, Type: "rate_limit_error", Header: h,
 	}, now)

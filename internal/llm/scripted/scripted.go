@@ -366,14 +366,14 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	default:
 		reply := p.opts.Reply
 		switch {
-		case IsSummaryRequest(req):
+		case req.Purpose == llm.PurposeSummarize:
 			reply = SummaryReply(lastUserText(req.Messages))
 		case reply == "":
 			reply = "Scripted reply to: " + lastUserText(req.Messages) + imageNote(req.Messages)
 		}
 		m = textAnswer(reply)
 	}
-	if req.ThinkingLevel != "" && req.ThinkingLevel != llm.ThinkingOff && !IsSummaryRequest(req) {
+	if req.ThinkingLevel != "" && req.ThinkingLevel != llm.ThinkingOff && req.Purpose != llm.PurposeSummarize {
 		// A visible trace of the thinking level, as a real model's
 		// thinking block would come first.
 		m.Content = append([]agent.ContentBlock{{Type: agent.BlockThinking,

@@ -3,13 +3,7 @@ package scripted
 import (
 	"fmt"
 	"strings"
-
-	"github.com/durableagent/durableagent/internal/llm"
 )
-
-// IsSummaryRequest reports whether req asks for a compaction summary
-// (llm.PurposeSummarize) rather than a conversation turn.
-func IsSummaryRequest(req llm.Request) bool { return req.Purpose == llm.PurposeSummarize }
 
 // SummaryReply is the scripted answer to a summary prompt: a short summary
 // in the sections the prompt asks for (the turn-prefix sections for a
