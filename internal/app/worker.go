@@ -77,6 +77,13 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (_ wo
 	// Stdio MCP servers run through the tools' runner: in the sandbox.
 	servers, _ := settings.ParseMCPServers(s.MCP.Servers) // Load checked them
 	acts.MCP = mcp.New(servers, o.Runner)
+	acts.MCP.Idle = time.Duration(s.MCP.IdleMs) * time.Millisecond
+	acts.MCP.Allowed = func() []string { // the file again: `starter mcp allow` needs no restart
+		if now, err := settings.Load(settings.LoadOptions{File: s.File()}); err == nil {
+			return append(now.MCP.Allowed, s.MCP.Allowed...)
+		}
+		return s.MCP.Allowed
+	}
 	acts.ModelQueues = s.Model.ModelQueues()
 	if o.Activities != nil {
 		o.Activities(acts)

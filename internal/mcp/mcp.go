@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -41,8 +42,14 @@ import (
 type Manager struct {
 	servers []settings.MCPServer
 	runner  tools.Runner
-	mu      sync.Mutex
-	conns   map[[2]string]*conn // by server and workspace
+	// Allowed returns mcp.allowed, read again at each use so that
+	// `starter mcp allow` needs no restart (nil: none allowed).
+	Allowed func() []string
+	// Idle closes a connection unused this long (0: 10 minutes).
+	Idle  time.Duration
+	mu    sync.Mutex
+	conns map[string]*conn // by server's Fingerprint in its workspace
+	token atomic.Int64     // the last call's progress token
 }
 
 // New is the manager of servers, whose stdio servers runner starts (nil:
@@ -51,7 +58,7 @@ func New(servers []settings.MCPServer, runner tools.Runner) *Manager {
 	if runner == nil {
 		runner = tools.Local
 	}
-	return &Manager{servers: servers, runner: runner, conns: map[[2]string]*conn{}}
+	return &Manager{servers: servers, runner: runner, conns: map[string]*conn{}}
 }
 
 // conn is one server's connection in one workspace; mu serialises its
@@ -61,9 +68,16 @@ type conn struct {
 	mu     sync.Mutex
 	sess   *sdk.ClientSession
 	tools  []*sdk.Tool
+	stale  atomic.Bool   // the server said its tools changed
 	proc   tools.Process // a stdio server's sandbox
 	closed chan struct{} // closed when the session ends
 	stderr tailWriter
+	// busy counts the uses under way; the last one arms idle, which ends
+	// the connection unless it was used again since (used).
+	busy     int
+	used     time.Time
+	idle     *time.Timer
+	progress sync.Map // a call's progress token: its func(string)
 	// failed is the last failed start and when: a model call lists no
 	// tools of a server that failed within failedFor (its calls say why).
 	failed   error
@@ -74,13 +88,46 @@ type conn struct {
 // start, rather than wait for it again on every call.
 const failedFor = time.Minute
 
+// Servers are the servers of workspace: the worker's mcp.servers, then
+// those of the workspace's .mcp.json that mcp.servers does not name;
+// err is a .mcp.json that cannot be read.
+func (m *Manager) Servers(workspace string) ([]settings.MCPServer, error) {
+	out := slices.Clone(m.servers)
+	project, err := settings.ReadProjectMCP(workspace)
+	for _, srv := range project {
+		if !slices.ContainsFunc(m.servers, func(w settings.MCPServer) bool { return w.Name == srv.Name }) {
+			out = append(out, srv)
+		}
+	}
+	return out, err
+}
+
+// Refusal says why srv does not start in workspace: a project's server
+// the user did not allow (this definition, in this workspace); "" when
+// it may start.
+func (m *Manager) Refusal(srv settings.MCPServer, workspace string) string {
+	if srv.Project == "" || m.Allowed != nil && slices.Contains(m.Allowed(), srv.Fingerprint(workspace)) {
+		return ""
+	}
+	return fmt.Sprintf("MCP server %s of %s is not allowed: run `starter mcp allow %s` in %s", srv.Name, srv.Project, srv.Name, workspace)
+}
+
 // Specs returns the specs of the MCP tools tools.enabled (enabled)
 // enables, and their names, starting the servers it names in workspace;
-// a server that fails is left out, its problem in problems.
+// a server that fails or is not allowed is left out, its problem in
+// problems.
 func (m *Manager) Specs(ctx context.Context, workspace string, env, enabled []string) (specs []agent.ToolSpec, names, problems []string) {
-	for _, srv := range m.servers {
+	servers, err := m.Servers(workspace)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	for _, srv := range servers {
 		pre := tools.MCPPrefix + srv.Name + "__"
 		if !slices.ContainsFunc(enabled, func(it string) bool { return strings.HasPrefix(it, pre) }) {
+			continue
+		}
+		if why := m.Refusal(srv, workspace); why != "" {
+			problems = append(problems, why)
 			continue
 		}
 		c := m.conn(srv, workspace)
@@ -94,7 +141,9 @@ func (m *Manager) Specs(ctx context.Context, workspace string, env, enabled []st
 			problems = append(problems, failed.Error())
 			continue
 		}
+		c.use(1, m.Idle)
 		_, list, err := c.session(ctx, m.runner, workspace, env)
+		c.use(-1, m.Idle)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
@@ -121,14 +170,40 @@ func (m *Manager) Specs(ctx context.Context, workspace string, env, enabled []st
 }
 
 // Call runs the model's call of the MCP tool name (mcp__<server>__<tool>)
-// with args in workspace. Every failure is an error result.
-func (m *Manager) Call(ctx context.Context, workspace string, env []string, name string, args json.RawMessage) tools.Result {
+// with args in workspace; onUpdate (nil: none) gets the server's progress
+// notifications so far. Every failure is an error result.
+func (m *Manager) Call(ctx context.Context, workspace string, env []string, name string, args json.RawMessage, onUpdate func(string)) tools.Result {
 	srvName, tool, _ := strings.Cut(strings.TrimPrefix(name, tools.MCPPrefix), "__")
-	i := slices.IndexFunc(m.servers, func(s settings.MCPServer) bool { return s.Name == srvName })
-	if i < 0 {
-		return errorf("MCP server %q is not one of this worker's mcp.servers", srvName)
+	servers, err := m.Servers(workspace)
+	i := slices.IndexFunc(servers, func(s settings.MCPServer) bool { return s.Name == srvName })
+	switch {
+	case i < 0 && err != nil:
+		return errorf("MCP server %q is not one of this worker's mcp.servers, and %v", srvName, err)
+	case i < 0:
+		return errorf("MCP server %q is not one of this worker's mcp.servers nor of the workspace's %s", srvName, settings.ProjectMCPFile)
+	case m.Refusal(servers[i], workspace) != "":
+		return errorf("%s", m.Refusal(servers[i], workspace))
 	}
-	c := m.conn(m.servers[i], workspace)
+	c := m.conn(servers[i], workspace)
+	c.use(1, m.Idle)
+	defer c.use(-1, m.Idle)
+	token := fmt.Sprint(m.token.Add(1))
+	var mu sync.Mutex // over progress and onUpdate, which ends with the call
+	var progress []string
+	c.progress.Store(token, func(p string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if onUpdate != nil {
+			progress = append(progress[max(0, len(progress)-19):], p) // the last 20
+			onUpdate(strings.Join(progress, "\n"))
+		}
+	})
+	defer func() {
+		c.progress.Delete(token)
+		mu.Lock()
+		onUpdate = nil
+		mu.Unlock()
+	}()
 	for attempt := 1; ; attempt++ {
 		sess, list, err := c.session(ctx, m.runner, workspace, env)
 		if err != nil {
@@ -141,7 +216,9 @@ func (m *Manager) Call(ctx context.Context, workspace string, env []string, name
 		t := list[i]
 		timeout := time.Duration(c.srv.TimeoutMs) * time.Millisecond
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		res, err := sess.CallTool(cctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		params := &sdk.CallToolParams{Name: tool, Arguments: args}
+		params.SetProgressToken(token)
+		res, err := sess.CallTool(cctx, params)
 		timedOut := cctx.Err() != nil
 		cancel()
 		var rpcErr *jsonrpc.Error
@@ -184,7 +261,7 @@ func (m *Manager) Close() {
 func (m *Manager) conn(srv settings.MCPServer, workspace string) *conn {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	k := [2]string{srv.Name, workspace}
+	k := srv.Fingerprint(workspace)
 	if m.conns[k] == nil {
 		m.conns[k] = &conn{srv: srv}
 	}
@@ -202,14 +279,22 @@ func (c *conn) session(ctx context.Context, runner tools.Runner, workspace strin
 		case <-c.closed:
 			c.reset(c.sess)
 		default:
-			return c.sess, c.tools, nil
+			if !c.stale.Load() {
+				return c.sess, c.tools, nil
+			}
 		}
 	}
 	timeout := time.Duration(c.srv.TimeoutMs) * time.Millisecond
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := c.start(cctx, runner, workspace, env)
+	var err error
+	if c.sess == nil {
+		err = c.start(cctx, runner, workspace, env)
+	}
 	if err == nil {
+		// Listed at start, and again after the server said its list
+		// changed (listChanged): the next model call sees the new list.
+		c.stale.Store(false)
 		c.tools = nil
 		for t, lerr := range c.sess.Tools(cctx, nil) {
 			if err = lerr; err != nil {
@@ -235,10 +320,22 @@ func (c *conn) session(ctx context.Context, runner tools.Runner, workspace strin
 func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string, env []string) error {
 	var t sdk.Transport
 	c.stderr.reset()
+	expand := os.Getenv
+	if c.srv.Project != "" {
+		// A project's $VARIABLE is bash's (env): never a worker's secret.
+		expand = func(k string) string {
+			for _, kv := range slices.Backward(env) {
+				if v, ok := strings.CutPrefix(kv, k+"="); ok {
+					return v
+				}
+			}
+			return ""
+		}
+	}
 	if c.srv.URL != "" {
 		h := http.Header{}
 		for k, v := range c.srv.Headers {
-			h.Set(k, os.ExpandEnv(v))
+			h.Set(k, os.Expand(v, expand))
 		}
 		t = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, MaxRetries: -1,
 			HTTPClient: &http.Client{Transport: headers{h, http.DefaultTransport}}}
@@ -250,7 +347,7 @@ func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string,
 		outR, outW := io.Pipe()
 		env = slices.Clone(env)
 		for k, v := range c.srv.Env {
-			env = append(env, k+"="+os.ExpandEnv(v))
+			env = append(env, k+"="+os.Expand(v, expand))
 		}
 		script := "exec " + quote(c.srv.Command)
 		for _, a := range c.srv.Args {
@@ -272,8 +369,16 @@ func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string,
 		}()
 		t = &sdk.IOTransport{Reader: outR, Writer: inW}
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "durable-agent", Version: agent.Version},
-		&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
+	client := sdk.NewClient(&sdk.Implementation{Name: "durable-agent", Version: agent.Version}, &sdk.ClientOptions{
+		Capabilities:           &sdk.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.stale.Store(true) },
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+			if f, ok := c.progress.Load(fmt.Sprint(r.Params.ProgressToken)); ok {
+				p := r.Params
+				f.(func(string))(strings.TrimSpace(fmt.Sprintf("progress %g/%g %s", p.Progress, p.Total, line.Cut(p.Message, 200))))
+			}
+		},
+	})
 	sess, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		return err
@@ -281,6 +386,29 @@ func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string,
 	c.sess, c.closed = sess, make(chan struct{})
 	go func(closed chan struct{}) { _ = sess.Wait(); close(closed) }(c.closed)
 	return nil
+}
+
+// use marks a use of the connection begun (n=1) or ended (n=-1); the
+// last end arms the idle timer.
+func (c *conn) use(n int, idle time.Duration) {
+	if idle <= 0 {
+		idle = 10 * time.Minute
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.busy, c.used = c.busy+n, time.Now()
+	if c.idle != nil {
+		c.idle.Stop()
+	}
+	if c.busy == 0 {
+		c.idle = time.AfterFunc(idle, func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.busy == 0 && time.Since(c.used) >= idle {
+				c.reset(c.sess)
+			}
+		})
+	}
 }
 
 // reset ends sess if it is the connection's (c.mu held), and its server.

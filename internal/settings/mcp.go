@@ -2,11 +2,23 @@ package settings
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/durableagent/durableagent/internal/line"
 )
 
 // MCP is the `mcp` group: the MCP servers whose tools the worker offers
@@ -14,6 +26,11 @@ import (
 // file's mapping, or the environment's and flags' text.
 type MCP struct {
 	Servers string `json:"servers"`
+	// Allowed are the servers of projects' .mcp.json files the user
+	// allowed (starter mcp allow): NAME@FINGERPRINT (MCPServer.Fingerprint).
+	Allowed []string `json:"allowed"`
+	// IdleMs closes a server's connection unused this long (0: the default).
+	IdleMs int64 `json:"idleMs"`
 }
 
 // MCPServer is one server of mcp.servers: a stdio server (Command, run in
@@ -30,6 +47,8 @@ type MCPServer struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// TimeoutMs bounds its start and each call (0: DefaultMCPTimeoutMs).
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// Project is the .mcp.json that defined the server ("": mcp.servers).
+	Project string `json:"-"`
 }
 
 // DefaultMCPTimeoutMs and MaxMCPTimeoutMs bound an MCP server's start
@@ -105,4 +124,99 @@ func validName(s, extra string, max int) bool {
 		}
 	}
 	return len(s) <= max
+}
+
+// ProjectMCPFile is a project's MCP servers, at its workspace's root, in
+// Claude Code's format: {"mcpServers": {NAME: {command, args, env} or
+// {"type": "http", url, headers}}}.
+const ProjectMCPFile = ".mcp.json"
+
+// maxProjectMCP bounds the .mcp.json read.
+const maxProjectMCP = 64 << 10
+
+// ReadProjectMCP reads workspace's .mcp.json (none: no servers). The file
+// is hostile input (a model can write it): a link is not followed, a
+// FIFO not waited on, at most 64 KB read, and each problem is one line
+// naming the file.
+func ReadProjectMCP(workspace string) ([]MCPServer, error) {
+	path := filepath.Join(workspace, ProjectMCPFile)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	var b []byte
+	if err == nil {
+		defer f.Close()
+		var fi fs.FileInfo
+		if fi, err = f.Stat(); err == nil && !fi.Mode().IsRegular() {
+			err = errors.New("not a regular file")
+		} else if err == nil {
+			b, err = io.ReadAll(io.LimitReader(f, maxProjectMCP+1))
+		}
+	}
+	var doc struct {
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+	}
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		err = errors.New("a symbolic link, not followed")
+	case err != nil:
+	case len(b) > maxProjectMCP:
+		err = fmt.Errorf("larger than %d KB", maxProjectMCP>>10)
+	case json.Unmarshal(b, &doc) != nil:
+		err = errors.New(`not JSON of the form {"mcpServers": {NAME: {"command", "args", "env"} or {"type": "http", "url", "headers"}}}`)
+	}
+	for name, def := range doc.MCPServers {
+		if t, _ := def["type"].(string); err == nil && def["type"] != nil && t != "stdio" && t != "http" {
+			err = fmt.Errorf("server %q: type %v is not stdio or http", name, def["type"])
+		}
+		delete(def, "type")
+	}
+	var servers []MCPServer
+	if err == nil {
+		text, _ := json.Marshal(doc.MCPServers)
+		servers, err = ParseMCPServers(string(text))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", path, line.Fold(err.Error()))
+	}
+	for i := range servers {
+		servers[i].Project = path
+	}
+	return servers, nil
+}
+
+// Fingerprint names the server's definition in workspace, for
+// mcp.allowed: a changed definition, or the same one in another
+// workspace (whose relative paths name other programs), needs allowing
+// again.
+func (s MCPServer) Fingerprint(workspace string) string {
+	def, _ := json.Marshal(s)
+	sum := sha256.Sum256(append([]byte(filepath.Clean(workspace)+"\x00"), def...))
+	return s.Name + "@" + hex.EncodeToString(sum[:8])
+}
+
+// AllowMCP adds fingerprint (MCPServer.Fingerprint) to mcp.allowed in the
+// settings file, as SetAutoRetry persists retry.enabled.
+func AllowMCP(file, fingerprint string) error {
+	return persist(file, "mcp", "allowed", func(n *yaml.Node) {
+		if n.Kind != yaml.SequenceNode {
+			*n = yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		}
+		for _, it := range n.Content {
+			if it.Value == fingerprint {
+				return
+			}
+		}
+		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: fingerprint})
+	})
+}
+
+// allowedItem accepts an item of mcp.allowed.
+func allowedItem(it string) (any, string) {
+	name, fp, _ := strings.Cut(it, "@")
+	if !validMCPName(name) || len(fp) != 16 || strings.Trim(fp, "0123456789abcdef") != "" {
+		return nil, "is not NAME@FINGERPRINT (starter mcp allow NAME writes it)"
+	}
+	return it, ""
 }

@@ -34,6 +34,15 @@ func SetAutoCompaction(file string, enabled bool) error {
 
 // persistBool sets group.key to v in the settings file.
 func persistBool(file, group, key string, v bool) error {
+	return persist(file, group, key, func(n *yaml.Node) {
+		n.Kind, n.Tag, n.Value, n.Style = yaml.ScalarNode, "!!bool", strconv.FormatBool(v), 0
+		n.Alias, n.Anchor, n.Content = nil, "", nil
+	})
+}
+
+// persist sets group.key in the settings file with put, which changes
+// the key's node (a new, empty one when the file has none).
+func persist(file, group, key string, put func(*yaml.Node)) error {
 	name := group + "." + key
 	if target, err := filepath.EvalSymlinks(file); err == nil {
 		file = target // rename must replace the real file, not the link
@@ -59,7 +68,7 @@ func persistBool(file, group, key string, v bool) error {
 	if root.Kind != yaml.MappingNode {
 		return fmt.Errorf("settings: set %s in %s: the top level is not a mapping", name, file)
 	}
-	if err := setBool(root, group, key, v); err != nil {
+	if err := setNode(root, group, key, put); err != nil {
 		return fmt.Errorf("settings: set %s in %s: %w", name, file, err)
 	}
 	var buf bytes.Buffer
@@ -84,13 +93,10 @@ func persistBool(file, group, key string, v bool) error {
 	return nil
 }
 
-// setBool sets group.key in a mapping: a flat "group.key" entry if the
-// file uses one, else the key inside the group (created when missing).
-func setBool(root *yaml.Node, group, key string, v bool) error {
-	put := func(n *yaml.Node) {
-		n.Kind, n.Tag, n.Value, n.Style = yaml.ScalarNode, "!!bool", strconv.FormatBool(v), 0
-		n.Alias, n.Anchor, n.Content = nil, "", nil
-	}
+// setNode sets group.key in a mapping with put: a flat "group.key" entry
+// if the file uses one, else the key inside the group (created when
+// missing).
+func setNode(root *yaml.Node, group, key string, put func(*yaml.Node)) error {
 	if n := mapValue(root, group+"."+key); n != nil {
 		put(n)
 		return nil
