@@ -15,6 +15,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,9 +74,8 @@ type conn struct {
 	closed chan struct{} // closed when the session ends
 	stderr tailWriter
 	// busy counts the uses under way; the last one arms idle, which ends
-	// the connection unless it was used again since (used).
+	// the connection unless a use began since.
 	busy     int
-	used     time.Time
 	idle     *time.Timer
 	progress sync.Map // a call's progress token: its func(string)
 	// failed is the last failed start and when: a model call lists no
@@ -320,22 +320,16 @@ func (c *conn) session(ctx context.Context, runner tools.Runner, workspace strin
 func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string, env []string) error {
 	var t sdk.Transport
 	c.stderr.reset()
-	expand := os.Getenv
+	expand := os.ExpandEnv
 	if c.srv.Project != "" {
-		// A project's $VARIABLE is bash's (env): never a worker's secret.
-		expand = func(k string) string {
-			for _, kv := range slices.Backward(env) {
-				if v, ok := strings.CutPrefix(kv, k+"="); ok {
-					return v
-				}
-			}
-			return ""
-		}
+		// A project's values are taken as written: a repository must not
+		// pull the worker's variables (its secrets) into a server.
+		expand = func(v string) string { return v }
 	}
 	if c.srv.URL != "" {
 		h := http.Header{}
 		for k, v := range c.srv.Headers {
-			h.Set(k, os.Expand(v, expand))
+			h.Set(k, expand(v))
 		}
 		t = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, MaxRetries: -1,
 			HTTPClient: &http.Client{Transport: headers{h, http.DefaultTransport}}}
@@ -347,7 +341,7 @@ func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string,
 		outR, outW := io.Pipe()
 		env = slices.Clone(env)
 		for k, v := range c.srv.Env {
-			env = append(env, k+"="+os.Expand(v, expand))
+			env = append(env, k+"="+expand(v))
 		}
 		script := "exec " + quote(c.srv.Command)
 		for _, a := range c.srv.Args {
@@ -389,22 +383,19 @@ func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string,
 }
 
 // use marks a use of the connection begun (n=1) or ended (n=-1); the
-// last end arms the idle timer.
+// last end arms the idle timer (0: 10 minutes).
 func (c *conn) use(n int, idle time.Duration) {
-	if idle <= 0 {
-		idle = 10 * time.Minute
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.busy, c.used = c.busy+n, time.Now()
+	c.busy += n
 	if c.idle != nil {
 		c.idle.Stop()
 	}
 	if c.busy == 0 {
-		c.idle = time.AfterFunc(idle, func() {
+		c.idle = time.AfterFunc(cmp.Or(idle, 10*time.Minute), func() {
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			if c.busy == 0 && time.Since(c.used) >= idle {
+			if c.busy == 0 {
 				c.reset(c.sess)
 			}
 		})

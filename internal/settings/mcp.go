@@ -138,47 +138,47 @@ const maxProjectMCP = 64 << 10
 // is hostile input (a model can write it): a link is not followed, a
 // FIFO not waited on, at most 64 KB read, and each problem is one line
 // naming the file.
-func ReadProjectMCP(workspace string) ([]MCPServer, error) {
+func ReadProjectMCP(workspace string) (servers []MCPServer, err error) {
 	path := filepath.Join(workspace, ProjectMCPFile)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	var b []byte
-	if err == nil {
-		defer f.Close()
-		var fi fs.FileInfo
-		if fi, err = f.Stat(); err == nil && !fi.Mode().IsRegular() {
-			err = errors.New("not a regular file")
-		} else if err == nil {
-			b, err = io.ReadAll(io.LimitReader(f, maxProjectMCP+1))
+	defer func() {
+		if err != nil {
+			servers, err = nil, fmt.Errorf("%s: %s", path, line.Fold(err.Error()))
 		}
+	}()
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, syscall.ELOOP):
+		return nil, errors.New("a symbolic link, not followed")
+	case err != nil:
+		return nil, err
 	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxProjectMCP+1))
 	var doc struct {
 		MCPServers map[string]map[string]any `json:"mcpServers"`
 	}
 	switch {
-	case errors.Is(err, syscall.ELOOP):
-		err = errors.New("a symbolic link, not followed")
 	case err != nil:
+		return nil, err
 	case len(b) > maxProjectMCP:
-		err = fmt.Errorf("larger than %d KB", maxProjectMCP>>10)
+		return nil, fmt.Errorf("larger than %d KB", maxProjectMCP>>10)
 	case json.Unmarshal(b, &doc) != nil:
-		err = errors.New(`not JSON of the form {"mcpServers": {NAME: {"command", "args", "env"} or {"type": "http", "url", "headers"}}}`)
+		return nil, errors.New(`not JSON of the form {"mcpServers": {NAME: {"command", "args", "env"} or {"type": "http", "url", "headers"}}}`)
 	}
 	for name, def := range doc.MCPServers {
-		if t, _ := def["type"].(string); err == nil && def["type"] != nil && t != "stdio" && t != "http" {
-			err = fmt.Errorf("server %q: type %v is not stdio or http", name, def["type"])
+		if t := def["type"]; t != nil && t != "stdio" && t != "http" {
+			return nil, fmt.Errorf("server %q: type %v is not stdio or http", name, t)
 		}
 		delete(def, "type")
 	}
-	var servers []MCPServer
-	if err == nil {
-		text, _ := json.Marshal(doc.MCPServers)
-		servers, err = ParseMCPServers(string(text))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s", path, line.Fold(err.Error()))
+	text, _ := json.Marshal(doc.MCPServers)
+	if servers, err = ParseMCPServers(string(text)); err != nil {
+		return nil, err
 	}
 	for i := range servers {
 		servers[i].Project = path
@@ -210,13 +210,4 @@ func AllowMCP(file, fingerprint string) error {
 		}
 		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: fingerprint})
 	})
-}
-
-// allowedItem accepts an item of mcp.allowed.
-func allowedItem(it string) (any, string) {
-	name, fp, _ := strings.Cut(it, "@")
-	if !validMCPName(name) || len(fp) != 16 || strings.Trim(fp, "0123456789abcdef") != "" {
-		return nil, "is not NAME@FINGERPRINT (starter mcp allow NAME writes it)"
-	}
-	return it, ""
 }
