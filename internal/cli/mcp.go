@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -16,8 +17,9 @@ import (
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
-// runMCP is `starter mcp list|tools NAME|allow NAME`, in the current
-// directory as a workspace, with the settings of a worker of this host:
+// runMCP is `starter mcp list|tools NAME|allow NAME` in a workspace
+// (--workspace, default the current directory), with the settings of a
+// worker of this host:
 // list names the servers of mcp.servers and of the workspace's .mcp.json,
 // the layer that defined each, and whether it starts here with its tools
 // (in the sandbox a worker would run it in, app.ToolRunner, with bash's
@@ -28,6 +30,7 @@ func runMCP(ctx context.Context, env Env, args []string) int {
 		return runMCPServe(ctx, env, args[1:])
 	}
 	c := bareFlags("mcp", env)
+	dir := c.fs.String("workspace", ".", "the workspace whose .mcp.json counts and where the servers start")
 	if !c.parse(env, args) {
 		return ExitUsage
 	}
@@ -36,6 +39,9 @@ func runMCP(ctx context.Context, env Env, args []string) int {
 		return fail(env, "mcp", errors.New("usage: starter mcp list | starter mcp tools NAME | starter mcp allow NAME"))
 	}
 	s, vals, err := settings.Explain(settings.LoadOptions{Flags: c.fs})
+	if err == nil {
+		*dir, err = filepath.Abs(*dir)
+	}
 	if err != nil {
 		return fail(env, "mcp", err)
 	}
@@ -44,25 +50,24 @@ func runMCP(ctx context.Context, env Env, args []string) int {
 	if err != nil {
 		return fail(env, "mcp", err)
 	}
-	dir, _ := os.Getwd()
 	m := mcp.New(workers, runner)
 	m.Allowed = func() []string { return s.MCP.Allowed }
 	defer m.Close()
-	servers, projectErr := m.Servers(dir)
+	servers, projectErr := m.Servers(*dir)
 	i := slices.IndexFunc(servers, func(srv settings.MCPServer) bool { return srv.Name == name })
 	switch {
 	case verb != "list" && i < 0:
-		return fail(env, "mcp", fmt.Errorf("no MCP server %q in mcp.servers nor in %s/%s", name, dir, settings.ProjectMCPFile))
+		return fail(env, "mcp", fmt.Errorf("no MCP server %q in mcp.servers nor in %s/%s", name, *dir, settings.ProjectMCPFile))
 	case verb == "allow" && servers[i].Project == "":
 		return fail(env, "mcp", fmt.Errorf("%s is a server of mcp.servers, which starts without allowing", name))
 	case verb == "allow":
-		if err := settings.AllowMCP(s.File(), servers[i].Fingerprint(dir)); err != nil {
+		if err := settings.AllowMCP(s.File(), servers[i].Fingerprint(*dir)); err != nil {
 			return fail(env, "mcp", err)
 		}
-		fmt.Fprintf(env.Stdout, "allowed %s of %s (%s) in %s, in mcp.allowed of %s\n", name, servers[i].Project, what(servers[i]), dir, s.File())
+		fmt.Fprintf(env.Stdout, "allowed %s of %s (%s) in %s, in mcp.allowed of %s\n", name, servers[i].Project, what(servers[i]), *dir, s.File())
 		return ExitOK
 	case verb == "tools":
-		specs, _, problems := m.Specs(ctx, dir, tools.ScrubEnv(os.Environ(), s.Tools.EnvAllow), []string{tools.MCPPrefix + name + "__*"})
+		specs, _, problems := m.Specs(ctx, *dir, tools.ScrubEnv(os.Environ(), s.Tools.EnvAllow), []string{tools.MCPPrefix + name + "__*"})
 		if len(problems) > 0 {
 			return fail(env, "mcp", errors.New(strings.Join(problems, "; ")))
 		}
@@ -75,19 +80,19 @@ func runMCP(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stdout, projectErr)
 	}
 	if len(servers) == 0 {
-		fmt.Fprintf(env.Stdout, "no MCP servers: mcp.servers is empty and %s has no %s\n", dir, settings.ProjectMCPFile)
+		fmt.Fprintf(env.Stdout, "no MCP servers: mcp.servers is empty and %s has no %s\n", *dir, settings.ProjectMCPFile)
 		return ExitOK
 	}
 	from, _ := settings.Source(vals, "mcp.servers")
-	fmt.Fprintf(env.Stdout, "MCP servers, each started in %s:\n", dir)
+	fmt.Fprintf(env.Stdout, "MCP servers, each started in %s:\n", *dir)
 	for _, srv := range servers {
 		layer := "mcp.servers from " + from
 		if srv.Project != "" {
 			layer = srv.Project
 		}
-		state := m.Refusal(srv, dir)
+		state := m.Refusal(srv, *dir)
 		if state == "" {
-			_, names, problems := m.Specs(ctx, dir, tools.ScrubEnv(os.Environ(), s.Tools.EnvAllow), []string{tools.MCPPrefix + srv.Name + "__*"})
+			_, names, problems := m.Specs(ctx, *dir, tools.ScrubEnv(os.Environ(), s.Tools.EnvAllow), []string{tools.MCPPrefix + srv.Name + "__*"})
 			state = fmt.Sprintf("started: %d tools: %s", len(names), strings.Join(names, ", "))
 			if len(problems) > 0 {
 				state = strings.Join(problems, "; ")
