@@ -79,10 +79,8 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (_ wo
 	acts.MCP = mcp.New(servers, o.Runner)
 	acts.MCP.Idle = time.Duration(s.MCP.IdleMs) * time.Millisecond
 	acts.MCP.Allowed = func() []string { // the file again: `starter mcp allow` needs no restart
-		if now, err := settings.Load(settings.LoadOptions{File: s.File()}); err == nil {
-			return append(now.MCP.Allowed, s.MCP.Allowed...)
-		}
-		return s.MCP.Allowed
+		now, _ := settings.Load(settings.LoadOptions{File: s.File()}) // the start's alone when it fails
+		return append(now.MCP.Allowed, s.MCP.Allowed...)
 	}
 	acts.ModelQueues = s.Model.ModelQueues()
 	if o.Activities != nil {

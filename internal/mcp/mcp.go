@@ -78,14 +78,15 @@ type conn struct {
 	busy     int
 	idle     *time.Timer
 	progress sync.Map // a call's progress token: its func(string)
-	// failed is the last failed start and when: a model call lists no
-	// tools of a server that failed within failedFor (its calls say why).
+	// failed is the last failed start and when: within failedFor the
+	// server is not started again (a model call lists none of its tools,
+	// a call of one says why).
 	failed   error
 	failedAt time.Time
 }
 
-// failedFor is how long a model call leaves out a server that failed to
-// start, rather than wait for it again on every call.
+// failedFor is how long a server that failed to start is left alone,
+// rather than waited for again on every model call.
 const failedFor = time.Minute
 
 // Servers are the servers of workspace: the worker's mcp.servers, then
@@ -131,16 +132,6 @@ func (m *Manager) Specs(ctx context.Context, workspace string, env, enabled []st
 			continue
 		}
 		c := m.conn(srv, workspace)
-		c.mu.Lock()
-		failed := c.failed
-		if c.sess != nil || time.Since(c.failedAt) >= failedFor {
-			failed = nil
-		}
-		c.mu.Unlock()
-		if failed != nil {
-			problems = append(problems, failed.Error())
-			continue
-		}
 		c.use(1, m.Idle)
 		_, list, err := c.session(ctx, m.runner, workspace, env)
 		c.use(-1, m.Idle)
@@ -178,7 +169,7 @@ func (m *Manager) Call(ctx context.Context, workspace string, env []string, name
 	i := slices.IndexFunc(servers, func(s settings.MCPServer) bool { return s.Name == srvName })
 	switch {
 	case i < 0 && err != nil:
-		return errorf("MCP server %q is not one of this worker's mcp.servers, and %v", srvName, err)
+		return errorf("%v", err) // the workspace's .mcp.json, which may have defined it
 	case i < 0:
 		return errorf("MCP server %q is not one of this worker's mcp.servers nor of the workspace's %s", srvName, settings.ProjectMCPFile)
 	case m.Refusal(servers[i], workspace) != "":
@@ -188,22 +179,16 @@ func (m *Manager) Call(ctx context.Context, workspace string, env []string, name
 	c.use(1, m.Idle)
 	defer c.use(-1, m.Idle)
 	token := fmt.Sprint(m.token.Add(1))
-	var mu sync.Mutex // over progress and onUpdate, which ends with the call
-	var progress []string
-	c.progress.Store(token, func(p string) {
-		mu.Lock()
-		defer mu.Unlock()
-		if onUpdate != nil {
-			progress = append(progress[max(0, len(progress)-19):], p) // the last 20
+	if onUpdate != nil {
+		// The SDK hands notifications over one at a time; one it handles
+		// as the call returns may still reach onUpdate, and is harmless.
+		var progress []string // the last 20
+		c.progress.Store(token, func(p string) {
+			progress = append(progress[max(0, len(progress)-19):], p)
 			onUpdate(strings.Join(progress, "\n"))
-		}
-	})
-	defer func() {
-		c.progress.Delete(token)
-		mu.Lock()
-		onUpdate = nil
-		mu.Unlock()
-	}()
+		})
+		defer c.progress.Delete(token)
+	}
 	for attempt := 1; ; attempt++ {
 		sess, list, err := c.session(ctx, m.runner, workspace, env)
 		if err != nil {
@@ -274,6 +259,9 @@ func (m *Manager) conn(srv settings.MCPServer, workspace string) *conn {
 func (c *conn) session(ctx context.Context, runner tools.Runner, workspace string, env []string) (*sdk.ClientSession, []*sdk.Tool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.sess == nil && c.failed != nil && time.Since(c.failedAt) < failedFor {
+		return nil, nil, c.failed
+	}
 	if c.sess != nil {
 		select {
 		case <-c.closed:
@@ -308,10 +296,13 @@ func (c *conn) session(ctx context.Context, runner tools.Runner, workspace strin
 		if cctx.Err() != nil && ctx.Err() == nil {
 			err = fmt.Errorf("no answer within %s (timeoutMs)", timeout)
 		}
-		c.failed = fmt.Errorf("MCP server %s did not start: %s%s", c.srv.Name, line.Cut(err.Error(), 300), c.stderr.note())
-		c.failedAt = time.Now()
-		return nil, nil, c.failed
+		err = fmt.Errorf("MCP server %s did not start: %s%s", c.srv.Name, line.Cut(err.Error(), 300), c.stderr.note())
+		if ctx.Err() == nil { // not the caller's abort
+			c.failed, c.failedAt = err, time.Now()
+		}
+		return nil, nil, err
 	}
+	c.failed = nil
 	return c.sess, c.tools, nil
 }
 

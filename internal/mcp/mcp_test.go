@@ -242,7 +242,7 @@ func TestProjectServers_StartOnlyOnceAllowed(t *testing.T) {
 	}
 	for name, tc := range map[string]struct{ content, want string }{
 		"malformed": {`{"mcpServers": [`, "/.mcp.json: not JSON of the form"},
-		"sse":       {`{"mcpServers": {"s": {"type": "sse", "url": "http://a/"}}}`, `/.mcp.json: server "s": type sse is not stdio or http`},
+		"sse":       {`{"mcpServers": {"s": {"type": "sse", "url": "http://a/"}}}`, `/.mcp.json: server "s": type "sse" is not stdio or http`},
 		"bad field": {`{"mcpServers": {"s": {"command": "x", "bogus": 1}}}`, `/.mcp.json: server "s": unknown field "bogus"`},
 		"large":     {`{"mcpServers": {}, "x": "` + strings.Repeat("a", 70<<10) + `"}`, "/.mcp.json: larger than 64 KB"},
 		"link":      {"", "/.mcp.json: a symbolic link, not followed"},

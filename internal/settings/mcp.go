@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -47,6 +48,8 @@ type MCPServer struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// TimeoutMs bounds its start and each call (0: DefaultMCPTimeoutMs).
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// Type is "", stdio or http (Claude Code's .mcp.json names it).
+	Type string `json:"type,omitempty"`
 	// Project is the .mcp.json that defined the server ("": mcp.servers).
 	Project string `json:"-"`
 }
@@ -77,6 +80,8 @@ func ParseMCPServers(text string) ([]MCPServer, error) {
 			err = fmt.Errorf("the name must be 1 to 32 letters, digits and -")
 		case err != nil:
 			err = fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "json: "))
+		case s.Type != "" && s.Type != "stdio" && s.Type != "http":
+			err = fmt.Errorf("type %q is not stdio or http", s.Type)
 		case (s.Command == "") == (s.URL == ""):
 			err = fmt.Errorf("needs a command (stdio) or a url (streamable HTTP), not both")
 		case s.URL != "" && checkURL(s.URL) != "":
@@ -160,7 +165,7 @@ func ReadProjectMCP(workspace string) (servers []MCPServer, err error) {
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxProjectMCP+1))
 	var doc struct {
-		MCPServers map[string]map[string]any `json:"mcpServers"`
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
 	}
 	switch {
 	case err != nil:
@@ -169,12 +174,6 @@ func ReadProjectMCP(workspace string) (servers []MCPServer, err error) {
 		return nil, fmt.Errorf("larger than %d KB", maxProjectMCP>>10)
 	case json.Unmarshal(b, &doc) != nil:
 		return nil, errors.New(`not JSON of the form {"mcpServers": {NAME: {"command", "args", "env"} or {"type": "http", "url", "headers"}}}`)
-	}
-	for name, def := range doc.MCPServers {
-		if t := def["type"]; t != nil && t != "stdio" && t != "http" {
-			return nil, fmt.Errorf("server %q: type %v is not stdio or http", name, t)
-		}
-		delete(def, "type")
 	}
 	text, _ := json.Marshal(doc.MCPServers)
 	if servers, err = ParseMCPServers(string(text)); err != nil {
@@ -203,11 +202,8 @@ func AllowMCP(file, fingerprint string) error {
 		if n.Kind != yaml.SequenceNode {
 			*n = yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 		}
-		for _, it := range n.Content {
-			if it.Value == fingerprint {
-				return
-			}
+		if !slices.ContainsFunc(n.Content, func(it *yaml.Node) bool { return it.Value == fingerprint }) {
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: fingerprint})
 		}
-		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: fingerprint})
 	})
 }
