@@ -1,6 +1,7 @@
 // Package mcp is the worker's client of the MCP servers of mcp.servers
-// (issue 41), on the official Go SDK: it lists their tools for the model
-// as mcp__<server>__<tool> and runs the model's calls of them.
+// and of a workspace's .mcp.json once the user allowed them (issue 41),
+// on the official Go SDK: it lists their tools for the model as
+// mcp__<server>__<tool> and runs the model's calls of them.
 //
 // A stdio server runs through the worker's tools.Runner, so in the same
 // bubblewrap sandbox as bash, in the session's workspace, with bash's

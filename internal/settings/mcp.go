@@ -157,7 +157,7 @@ func ReadProjectMCP(workspace string) (servers []MCPServer, err error) {
 	case errors.Is(err, syscall.ELOOP):
 		return nil, errors.New("a symbolic link, not followed")
 	case err != nil:
-		return nil, err
+		return nil, errors.Unwrap(err) // the path is said once
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
