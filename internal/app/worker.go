@@ -63,7 +63,8 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (_ wo
 	if err != nil {
 		return nil, err
 	}
-	if o.Runner == nil {
+	ownRunner := o.Runner == nil
+	if ownRunner {
 		r, note, err := ToolRunner(s, o.Dev)
 		if err != nil {
 			return nil, err
@@ -77,6 +78,9 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (_ wo
 	// Stdio MCP servers run through the tools' runner: in the sandbox.
 	servers, _ := settings.ParseMCPServers(s.MCP.Servers) // Load checked them
 	acts.MCP = mcp.New(servers, o.Runner)
+	if ownRunner { // a stdio server's sandbox has the server's own network
+		acts.MCP.Network = MCPNetwork(s, o.Dev)
+	}
 	acts.MCP.Idle = time.Duration(s.MCP.IdleMs) * time.Millisecond
 	acts.MCP.Allowed = func() []string { // the file again: `starter mcp allow` needs no restart
 		now, _ := settings.Load(settings.LoadOptions{File: s.File()}) // the start's alone when it fails
@@ -414,4 +418,16 @@ func ServeCodec(s settings.Settings, addr string, byDefault bool, origins []stri
 		return nil, nil
 	}
 	return srv, err
+}
+
+// MCPNetwork returns the runner of a stdio MCP server with its own
+// network (mcp.servers.NAME.network: off, host, allowlist): the tools'
+// sandbox of s with that network.
+func MCPNetwork(s settings.Settings, dev bool) func(string) (tools.Runner, error) {
+	return func(network string) (tools.Runner, error) {
+		n := s
+		n.Tools.Sandbox.Network = network
+		r, _, err := ToolRunner(n, dev)
+		return r, err
+	}
 }

@@ -51,7 +51,7 @@ func runMCP(ctx context.Context, env Env, args []string) int {
 		return fail(env, "mcp", err)
 	}
 	m := mcp.New(workers, runner)
-	m.Allowed = func() []string { return s.MCP.Allowed }
+	m.Allowed, m.Network = func() []string { return s.MCP.Allowed }, app.MCPNetwork(s, false)
 	defer m.Close()
 	servers, projectErr := m.Servers(*dir)
 	i := slices.IndexFunc(servers, func(srv settings.MCPServer) bool { return srv.Name == name })

@@ -47,6 +47,9 @@ type Manager struct {
 	// Allowed returns mcp.allowed, read again at each use so that
 	// `starter mcp allow` needs no restart (nil: none allowed).
 	Allowed func() []string
+	// Network returns the runner of a stdio server with its network (off,
+	// host, allowlist); nil: New's runner, whatever the network.
+	Network func(network string) (tools.Runner, error)
 	// Idle closes a connection unused this long (0: 10 minutes).
 	Idle  time.Duration
 	mu    sync.Mutex
@@ -134,7 +137,7 @@ func (m *Manager) Specs(ctx context.Context, workspace string, env, enabled []st
 		}
 		c := m.conn(srv, workspace)
 		c.use(1, m.Idle)
-		_, list, err := c.session(ctx, m.runner, workspace, env)
+		_, list, err := c.session(ctx, m.runnerFor, workspace, env)
 		c.use(-1, m.Idle)
 		if err != nil {
 			problems = append(problems, err.Error())
@@ -191,7 +194,7 @@ func (m *Manager) Call(ctx context.Context, workspace string, env []string, name
 		defer c.progress.Delete(token)
 	}
 	for attempt := 1; ; attempt++ {
-		sess, list, err := c.session(ctx, m.runner, workspace, env)
+		sess, list, err := c.session(ctx, m.runnerFor, workspace, env)
 		if err != nil {
 			return errorf("%v", err)
 		}
@@ -257,7 +260,7 @@ func (m *Manager) conn(srv settings.MCPServer, workspace string) *conn {
 // session returns the connection's session and its server's tools,
 // starting the server (and listing them) when it has none or its last
 // one ended.
-func (c *conn) session(ctx context.Context, runner tools.Runner, workspace string, env []string) (*sdk.ClientSession, []*sdk.Tool, error) {
+func (c *conn) session(ctx context.Context, runner func(string) (tools.Runner, error), workspace string, env []string) (*sdk.ClientSession, []*sdk.Tool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sess == nil && c.failed != nil && time.Since(c.failedAt) < failedFor {
@@ -308,8 +311,9 @@ func (c *conn) session(ctx context.Context, runner tools.Runner, workspace strin
 }
 
 // start connects to the server: a streamable HTTP endpoint, or a stdio
-// server started by runner in workspace, speaking on its stdin and stdout.
-func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string, env []string) error {
+// server started in workspace by the runner of its network, speaking on
+// its stdin and stdout.
+func (c *conn) start(ctx context.Context, runner func(string) (tools.Runner, error), workspace string, env []string) error {
 	var t sdk.Transport
 	c.stderr.reset()
 	expand := os.ExpandEnv
@@ -326,6 +330,10 @@ func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string,
 		t = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, MaxRetries: -1,
 			HTTPClient: &http.Client{Transport: headers{h, http.DefaultTransport}}}
 	} else {
+		r, err := runner(cmp.Or(c.srv.Network, settings.SandboxNetworkOff))
+		if err != nil {
+			return err
+		}
 		inR, inW, err := os.Pipe()
 		if err != nil {
 			return err
@@ -342,7 +350,7 @@ func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string,
 		if c.srv.Cwd != "" {
 			script = "cd " + quote(c.srv.Cwd) + " && " + script
 		}
-		p, err := runner.Start(tools.Command{Script: script, Dir: workspace, Env: env, Stdin: inR, Output: outW, Stderr: &c.stderr})
+		p, err := r.Start(tools.Command{Script: script, Dir: workspace, Env: env, Stdin: inR, Output: outW, Stderr: &c.stderr})
 		inR.Close()
 		if err != nil {
 			inW.Close()
@@ -372,6 +380,14 @@ func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string,
 	c.sess, c.closed = sess, make(chan struct{})
 	go func(closed chan struct{}) { _ = sess.Wait(); close(closed) }(c.closed)
 	return nil
+}
+
+// runnerFor is the runner of a stdio server with network (Network's).
+func (m *Manager) runnerFor(network string) (tools.Runner, error) {
+	if m.Network == nil {
+		return m.runner, nil
+	}
+	return m.Network(network)
 }
 
 // use marks a use of the connection begun (n=1) or ended (n=-1); the

@@ -48,6 +48,9 @@ type MCPServer struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// TimeoutMs bounds its start and each call (0: DefaultMCPTimeoutMs).
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// Network is a stdio server's sandbox network: off ("" too), host or
+	// allowlist (tools.sandbox.allowHosts), as tools.sandbox.network.
+	Network string `json:"network,omitempty"`
 	// Type is "", stdio or http (Claude Code's .mcp.json names it).
 	Type string `json:"type,omitempty"`
 	// Project is the .mcp.json that defined the server ("": mcp.servers).
@@ -80,6 +83,8 @@ func ParseMCPServers(text string) ([]MCPServer, error) {
 			err = fmt.Errorf("the name must be 1 to 32 letters, digits and -")
 		case err != nil:
 			err = fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "json: "))
+		case s.Network != "" && (s.URL != "" || !slices.Contains(SandboxNetworks, s.Network)):
+			err = fmt.Errorf("network %q is a stdio server's: off, host or allowlist", s.Network)
 		case s.Type != "" && s.Type != "stdio" && s.Type != "http":
 			err = fmt.Errorf("type %q is not stdio or http", s.Type)
 		case (s.Command == "") == (s.URL == ""):

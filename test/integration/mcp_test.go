@@ -298,3 +298,49 @@ func TestIntegration_MCPCallOfAKilledWorkerIsNotMadeAgain(t *testing.T) {
 		t.Fatalf("tool results %q, want one that may or may not have completed", results)
 	}
 }
+
+// Issue 41: a stdio server's sandbox has the server's own network
+// (mcp.servers.NAME.network), off unless it says otherwise, whatever
+// bash's: with bash on the host's network, a server without a network
+// setting cannot reach a listener on the host's loopback, one with
+// network host can.
+func TestIntegration_MCPServerNetworkIsItsOwn(t *testing.T) {
+	e := sandboxEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for c, err := ln.Accept(); err == nil; c, err = ln.Accept() {
+			c.Close()
+		}
+	}()
+	// Not an MCP server: it says on stderr whether it reached the
+	// listener and exits, and the failed start quotes that line.
+	probe := fmt.Sprintf(`["-c", "(: <>/dev/tcp/127.0.0.1/%d) 2>/dev/null && echo reached >&2 || echo unreachable >&2; exit 1"]`, ln.Addr().(*net.TCPAddr).Port)
+	e.s.Tools.Sandbox.Network = settings.SandboxNetworkHost
+	e.s.MCP.Servers = `{"dflt": {"command": "bash", "args": ` + probe + `}, "hostnet": {"command": "bash", "args": ` + probe + `, "network": "host"}}`
+	e.s.Tools.Enabled = append(e.s.Tools.Enabled, "mcp__dflt__*", "mcp__hostnet__*")
+	e.s.Tools.Policy = []string{"allow mcp__*"}
+	e.startWorker()
+	in := client.PromptInput(e.s, "mcp-net", "reach the host")
+	in.Workspace = t.TempDir()
+	in.Model.Faults = []string{`tool:mcp__dflt__probe {}`, `tool:mcp__hostnet__probe {}`, `text:done`}
+	run, err := e.k.StartPrompt(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.result(run); err != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("prompt: %+v, %v", res, err)
+	}
+	got := map[string]string{}
+	for _, ev := range e.events("mcp-net") {
+		if ev.Type == agent.EventToolExecutionEnd && ev.ToolResult != nil {
+			got[ev.ToolName] = ev.ToolResult.Content[0].Text
+		}
+	}
+	if !strings.HasSuffix(got["mcp__dflt__probe"], "its stderr: unreachable") || !strings.HasSuffix(got["mcp__hostnet__probe"], "its stderr: reached") {
+		t.Fatalf("results %q: want the default server unreachable, the host one reached", got)
+	}
+}
