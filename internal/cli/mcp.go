@@ -24,7 +24,8 @@ import (
 // the layer that defined each, and whether it starts here with its tools
 // (in the sandbox a worker would run it in, app.ToolRunner, with bash's
 // environment); tools lists a server's tools with their parameters; allow
-// lets a .mcp.json server start (mcp.allowed in the settings file).
+// lets a .mcp.json server start (mcp.allowed in the settings file);
+// serve is runMCPServe.
 func runMCP(ctx context.Context, env Env, args []string) int {
 	if len(args) > 0 && args[0] == "serve" {
 		return runMCPServe(ctx, env, args[1:])

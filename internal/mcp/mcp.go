@@ -43,12 +43,11 @@ import (
 // Manager holds the worker's connections to its MCP servers.
 type Manager struct {
 	servers []settings.MCPServer
-	runner  tools.Runner
 	// Allowed returns mcp.allowed, read again at each use so that
 	// `starter mcp allow` needs no restart (nil: none allowed).
 	Allowed func() []string
 	// Network returns the runner of a stdio server with its network (off,
-	// host, allowlist); nil: New's runner, whatever the network.
+	// host, allowlist); New's: its runner, whatever the network.
 	Network func(network string) (tools.Runner, error)
 	// Idle closes a connection unused this long (0: 10 minutes).
 	Idle  time.Duration
@@ -63,7 +62,8 @@ func New(servers []settings.MCPServer, runner tools.Runner) *Manager {
 	if runner == nil {
 		runner = tools.Local
 	}
-	return &Manager{servers: servers, runner: runner, conns: map[string]*conn{}}
+	return &Manager{servers: servers, conns: map[string]*conn{},
+		Network: func(string) (tools.Runner, error) { return runner, nil }}
 }
 
 // conn is one server's connection in one workspace; mu serialises its
@@ -76,7 +76,7 @@ type conn struct {
 	stale  atomic.Bool   // the server said its tools changed
 	proc   tools.Process // a stdio server's sandbox
 	closed chan struct{} // closed when the session ends
-	stderr tailWriter
+	stderr *tailWriter   // of the server started last
 	// busy counts the uses under way; the last one arms idle, which ends
 	// the connection unless a use began since.
 	busy     int
@@ -137,7 +137,7 @@ func (m *Manager) Specs(ctx context.Context, workspace string, env, enabled []st
 		}
 		c := m.conn(srv, workspace)
 		c.use(1, m.Idle)
-		_, list, err := c.session(ctx, m.runnerFor, workspace, env)
+		_, list, err := c.session(ctx, m.Network, workspace, env)
 		c.use(-1, m.Idle)
 		if err != nil {
 			problems = append(problems, err.Error())
@@ -194,7 +194,7 @@ func (m *Manager) Call(ctx context.Context, workspace string, env []string, name
 		defer c.progress.Delete(token)
 	}
 	for attempt := 1; ; attempt++ {
-		sess, list, err := c.session(ctx, m.runnerFor, workspace, env)
+		sess, list, err := c.session(ctx, m.Network, workspace, env)
 		if err != nil {
 			return errorf("%v", err)
 		}
@@ -223,6 +223,7 @@ func (m *Manager) Call(ctx context.Context, workspace string, env []string, name
 		// server. The connection is made again on the next call.
 		c.mu.Lock()
 		c.reset(sess)
+		note := c.stderr.note()
 		c.mu.Unlock()
 		if timedOut {
 			return errorf("MCP server %s did not answer the call of %s within %s (timeoutMs): the call may or may not have completed. Check its effects before calling it again.",
@@ -231,7 +232,7 @@ func (m *Manager) Call(ctx context.Context, workspace string, env []string, name
 		safe := t.Annotations != nil && (t.Annotations.ReadOnlyHint || t.Annotations.IdempotentHint)
 		if !safe || attempt == 2 {
 			return errorf("MCP server %s lost its connection during the call of %s (%s%s): the call may or may not have completed. Check its effects before calling it again.",
-				srvName, tool, line.Cut(err.Error(), 200), c.stderr.note())
+				srvName, tool, line.Cut(err.Error(), 200), note)
 		}
 	}
 }
@@ -315,7 +316,7 @@ func (c *conn) session(ctx context.Context, runner func(string) (tools.Runner, e
 // its stdin and stdout.
 func (c *conn) start(ctx context.Context, runner func(string) (tools.Runner, error), workspace string, env []string) error {
 	var t sdk.Transport
-	c.stderr.reset()
+	c.stderr = &tailWriter{}
 	expand := os.ExpandEnv
 	if c.srv.Project != "" {
 		// A project's values are taken as written: a repository must not
@@ -350,7 +351,7 @@ func (c *conn) start(ctx context.Context, runner func(string) (tools.Runner, err
 		if c.srv.Cwd != "" {
 			script = "cd " + quote(c.srv.Cwd) + " && " + script
 		}
-		p, err := r.Start(tools.Command{Script: script, Dir: workspace, Env: env, Stdin: inR, Output: outW, Stderr: &c.stderr})
+		p, err := r.Start(tools.Command{Script: script, Dir: workspace, Env: env, Stdin: inR, Output: outW, Stderr: c.stderr})
 		inR.Close()
 		if err != nil {
 			inW.Close()
@@ -380,14 +381,6 @@ func (c *conn) start(ctx context.Context, runner func(string) (tools.Runner, err
 	c.sess, c.closed = sess, make(chan struct{})
 	go func(closed chan struct{}) { _ = sess.Wait(); close(closed) }(c.closed)
 	return nil
-}
-
-// runnerFor is the runner of a stdio server with network (Network's).
-func (m *Manager) runnerFor(network string) (tools.Runner, error) {
-	if m.Network == nil {
-		return m.runner, nil
-	}
-	return m.Network(network)
 }
 
 // use marks a use of the connection begun (n=1) or ended (n=-1); the
@@ -502,12 +495,6 @@ func (w *tailWriter) Write(p []byte) (int, error) {
 		w.b = w.b[len(w.b)-2048:]
 	}
 	return len(p), nil
-}
-
-func (w *tailWriter) reset() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.b = nil
 }
 
 // note is "; its stderr: <last line>" or "".
