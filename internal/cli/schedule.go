@@ -138,7 +138,8 @@ func scheduleManager(ctx context.Context, env Env, c *common) (*schedule.Manager
 // scheduleCreate builds the prompt as `starter prompt` does (the same
 // settings, client.PromptInput, the same placement on a tool host, made
 // once, now: docs/cluster.md) and creates the schedule. Bad input is
-// refused before Temporal is dialled.
+// refused before Temporal is dialled, but a cron expression: the server
+// checks it.
 func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec, workspace, host string, useWorktree bool) int {
 	const name = "schedule create"
 	msg := strings.TrimSpace(strings.Join(c.fs.Args(), " "))
@@ -201,12 +202,8 @@ func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec,
 	if useWorktree {
 		where += ", in a worktree on branch agent/<session>"
 	}
-	when := fmt.Sprintf("cron %q", spec.Cron)
-	if spec.Cron == "" {
-		when = "every " + spec.Every.String()
-	}
 	printResult(env, c.json, map[string]any{"success": true, "command": "schedule_create", "id": spec.ID},
-		fmt.Sprintf("schedule %s created: %s, %s (overlap %s, catch-up window %s)", spec.ID, when, where, spec.Overlap, spec.CatchupWindow))
+		fmt.Sprintf("schedule %s created: %s, %s (overlap %s, catch-up window %s)", spec.ID, schedule.WhenOf(spec.Cron, spec.Every), where, spec.Overlap, spec.CatchupWindow))
 	return ExitOK
 }
 

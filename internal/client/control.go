@@ -58,9 +58,6 @@ type Controller struct {
 // StartPrompt starts the prompt workflow of in.SessionID. A session runs
 // one prompt at a time: a second one fails with ErrSessionBusy.
 func (k *Controller) StartPrompt(ctx context.Context, in workflows.PromptInput) (client.WorkflowRun, error) {
-	if err := in.Validate(); err != nil {
-		return nil, err
-	}
 	if err := k.checkPayloadSize("prompt", len(in.Message), in); err != nil {
 		return nil, err
 	}
@@ -298,7 +295,7 @@ func isNotFound(err error) bool {
 // lower case: "running", "completed", "terminated", "timed_out",
 // "failed", "canceled", "continued_as_new".
 func StatusName(s enumspb.WorkflowExecutionStatus) string {
-	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
+	return strings.ToLower(strings.TrimPrefix(enumspb.WorkflowExecutionStatus_name[int32(s)], "WORKFLOW_EXECUTION_STATUS_"))
 }
 
 // Events returns the events after seq of a prompt (runID "" = latest),

@@ -10,29 +10,10 @@ import (
 )
 
 // ErrMessageTooLarge: a prompt, steer or follow-up message does not fit
-// in what Temporal accepts as one payload. Every *MessageTooLargeError
-// matches it.
+// in what Temporal accepts as one payload (workflows.MaxInputBytes as
+// Temporal would store it); it is refused before anything is started or
+// sent.
 var ErrMessageTooLarge = errors.New("message too large")
-
-// MessageTooLargeError says a message was refused before anything was
-// started or sent: the payload that would carry it (the prompt's input,
-// or the signal) is Size bytes as Temporal would store it, above Limit
-// (workflows.MaxInputBytes).
-type MessageTooLargeError struct {
-	What         string // "prompt", "steer", "follow_up"
-	MessageBytes int
-	Size, Limit  int
-}
-
-func (e *MessageTooLargeError) Error() string {
-	return fmt.Sprintf("%s message too large: %d bytes, %d as Temporal stores it, at most %d "+
-		"(Temporal's 2 MiB payload limit, less room for the settings); "+
-		"put the text in a file in the workspace and ask the model to read it",
-		e.What, e.MessageBytes, e.Size, e.Limit)
-}
-
-// Is matches ErrMessageTooLarge.
-func (e *MessageTooLargeError) Is(target error) bool { return target == ErrMessageTooLarge }
 
 // dataConverter is DataConverter, or the SDK's default.
 func (k *Controller) dataConverter() converter.DataConverter {
@@ -51,7 +32,10 @@ func (k *Controller) checkPayloadSize(what string, messageBytes int, v any) erro
 		return fmt.Errorf("encode %s: %w", what, err)
 	}
 	if size := p.Size(); size > workflows.MaxInputBytes {
-		return &MessageTooLargeError{What: what, MessageBytes: messageBytes, Size: size, Limit: workflows.MaxInputBytes}
+		return fmt.Errorf("%s %w: %d bytes, %d as Temporal stores it, at most %d "+
+			"(Temporal's 2 MiB payload limit, less room for the settings); "+
+			"put the text in a file in the workspace and ask the model to read it",
+			what, ErrMessageTooLarge, messageBytes, size, workflows.MaxInputBytes)
 	}
 	return nil
 }

@@ -298,8 +298,8 @@ func eventLine(e agent.Event) string {
 
 // Serve serves over stdio (listen "": in and out) until in closes or ctx
 // ends, or over streamable HTTP at http://listen/ until ctx ends; listen
-// must be a loopback address (the server has no authentication). ready,
-// when set, gets the address it listens on.
+// must be a loopback address (the server has no authentication). ready
+// gets the address it listens on (HTTP only).
 func (s *Server) Serve(ctx context.Context, listen string, in io.Reader, out io.Writer, ready func(addr string)) error {
 	srv := s.New()
 	if listen == "" {

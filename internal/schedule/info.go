@@ -174,7 +174,7 @@ func (m *Manager) when(memo *commonpb.Memo, spec *client.ScheduleSpec) string {
 	return when(spec)
 }
 
-// cronPrefix starts the words of a cron spec (whenOf).
+// cronPrefix starts the words of a cron spec (WhenOf).
 const cronPrefix = `cron "`
 
 // memoFits reports whether the memo's words w (as created) still

@@ -73,14 +73,9 @@ func ParseOverlap(s string) (enumspb.ScheduleOverlapPolicy, error) {
 	return 0, fmt.Errorf("invalid overlap policy %q: want skip, buffer-one or allow-all", s)
 }
 
-// OverlapName is the CLI name of p (the enum's name for a policy the CLI
-// does not set, e.g. one chosen in the Temporal UI).
+// OverlapName is the CLI name of p: the enum's name in kebab case (also
+// for a policy the CLI does not set, e.g. one chosen in the Temporal UI).
 func OverlapName(p enumspb.ScheduleOverlapPolicy) string {
-	for name, q := range overlaps {
-		if q == p {
-			return name
-		}
-	}
 	if p == enumspb.SCHEDULE_OVERLAP_POLICY_UNSPECIFIED {
 		return DefaultOverlap
 	}
@@ -140,10 +135,6 @@ func validate(id, cron string, every time.Duration, overlap string, catchup time
 		return errors.New("give --cron or --every, not both or neither")
 	case cron != "" && every != 0:
 		return errors.New("give --cron or --every, not both")
-	case cron != "":
-		if err := ValidateCron(cron); err != nil {
-			return err
-		}
 	case every != 0 && every < MinEvery:
 		return fmt.Errorf("invalid --every %s: at least %s", every, MinEvery)
 	}
@@ -188,7 +179,7 @@ func (m *Manager) Create(ctx context.Context, s Spec) error {
 		Spec:          *specOf(s.Cron, s.Every),
 		Overlap:       overlap,
 		CatchupWindow: catchup,
-		Memo:          map[string]any{MemoWhen: whenOf(s.Cron, s.Every)},
+		Memo:          map[string]any{MemoWhen: WhenOf(s.Cron, s.Every)},
 		Action: &sdkclient.ScheduleWorkflowAction{
 			ID:            ActionIDPrefix + s.ID,
 			Workflow:      workflows.ScheduledPromptWorkflowName,
@@ -201,9 +192,21 @@ func (m *Manager) Create(ctx context.Context, s Spec) error {
 	case errors.Is(err, temporal.ErrScheduleAlreadyRunning):
 		return fmt.Errorf("schedule %s already exists (starter schedule delete %s first)", s.ID, s.ID)
 	case err != nil:
-		return fmt.Errorf("create schedule %s: %w", s.ID, err)
+		return cronErr(s.Cron, fmt.Errorf("create schedule %s: %w", s.ID, err))
 	}
 	return nil
+}
+
+// cronErr is err, or the server's refusal of the cron expression cron
+// named as --cron: the server's check is the one a cron expression gets.
+func cronErr(cron string, err error) error {
+	var bad *serviceerror.InvalidArgument
+	if errors.As(err, &bad) && cron != "" {
+		if reason, ok := strings.CutPrefix(bad.Message, "Invalid schedule spec: "); ok {
+			return fmt.Errorf("invalid --cron %q: %s", cron, reason)
+		}
+	}
+	return err
 }
 
 // specOf is the schedule spec of a cron expression or an interval.
@@ -217,13 +220,13 @@ func specOf(cron string, every time.Duration) *sdkclient.ScheduleSpec {
 	if !strings.Contains(expr, "#") && !strings.HasPrefix(expr, "@every") {
 		// The server cuts the comment at the first '#': an expression
 		// with a comment of its own keeps it (and the memo says when).
-		expr += " #" + whenOf(cron, 0)
+		expr += " #" + WhenOf(cron, 0)
 	}
 	return &sdkclient.ScheduleSpec{CronExpressions: []string{expr}}
 }
 
-// whenOf is a spec in words as given: `cron "0 3 * * *"`, "every 6h0m0s".
-func whenOf(cron string, every time.Duration) string {
+// WhenOf is a spec in words as given: `cron "0 3 * * *"`, "every 6h0m0s".
+func WhenOf(cron string, every time.Duration) string {
 	if cron != "" {
 		return fmt.Sprintf("cron %q", cron)
 	}

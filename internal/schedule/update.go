@@ -83,7 +83,7 @@ func (m *Manager) Update(ctx context.Context, c Change) ([]string, error) {
 		}})
 	})
 	if err != nil {
-		return nil, err
+		return nil, cronErr(c.Cron, err)
 	}
 	return changed, nil
 }
@@ -110,7 +110,7 @@ func (m *Manager) apply(c Change, s *client.Schedule, memo *commonpb.Memo) ([]st
 	}
 
 	if c.Cron != "" || c.Every != 0 {
-		from, to := m.when(memo, s.Spec), whenOf(c.Cron, c.Every)
+		from, to := m.when(memo, s.Spec), WhenOf(c.Cron, c.Every)
 		if from != to {
 			note("when", from, to)
 			s.Spec = specOf(c.Cron, c.Every)

@@ -190,16 +190,20 @@ func TestIntegration_ScheduleWorktree(t *testing.T) {
 	}
 }
 
-// Bad schedules are refused in one line with exit code 2 before anything
-// is created.
+// Bad schedules are refused in one line with exit code 2 and nothing is
+// created.
 func TestIntegration_ScheduleBadInput(t *testing.T) {
 	e := newEnv(t)
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--cron", "0 25 * * *"}, `invalid --cron "0 25 * * *": hour field`},
-		{[]string{"--cron", "every day"}, "2 fields, want 5"},
+		// The server checks a cron expression; its reason is the error.
+		{[]string{"--cron", "0 25 * * *"}, `invalid --cron "0 25 * * *": Hour is not in range [0-23]`},
+		{[]string{"--cron", "every day"}, `invalid --cron "every day": CronString does not have 5-7 fields`},
+		{[]string{"--cron", "0 3 32 * *"}, "DayOfMonth is not in range [1-31]"},
+		{[]string{"--cron", "CRON_TZ=Mars/Olympus 0 3 * * *"}, "unknown time zone Mars/Olympus"},
+		{[]string{"--cron", "@every soon"}, `invalid duration "soon"`},
 		{[]string{"--every", "2x"}, `invalid argument "2x" for "--every" flag`},
 		{[]string{"--every", "0s"}, "invalid --every 0s"},
 		{[]string{"--every", "1h", "--overlap", "sometimes"}, `invalid overlap policy "sometimes"`},
@@ -332,7 +336,7 @@ func TestIntegration_ScheduleUpdate(t *testing.T) {
 		want string
 	}{
 		{[]string{"--id", "no-such-schedule", "--every", "1h"}, "update no-such-schedule: schedule not found"},
-		{[]string{"--id", id, "--cron", "0 4 * * SOMEDAY"}, `invalid --cron "0 4 * * SOMEDAY": day of week field`},
+		{[]string{"--id", id, "--cron", "0 4 * * SOMEDAY"}, `invalid --cron "0 4 * * SOMEDAY": DayOfWeek is not in range [0-7]`},
 		{[]string{"--id", id, "--worktree"}, "workspace " + ws + " is not in a git repository: --worktree needs one"},
 	} {
 		code, _, stderr := e.starter(append([]string{"schedule", "update"}, tc.args...)...)
