@@ -12,19 +12,13 @@ import (
 
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/line"
-	"github.com/durableagent/durableagent/internal/mcp"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
 // runMCP is `starter mcp list|tools NAME|allow NAME` in a workspace
 // (--workspace, default the current directory), with the settings of a
-// worker of this host:
-// list names the servers of mcp.servers and of the workspace's .mcp.json,
-// the layer that defined each, and whether it starts here with its tools
-// (in the sandbox a worker would run it in, app.ToolRunner, with bash's
-// environment); tools lists a server's tools with their parameters; allow
-// lets a .mcp.json server start (mcp.allowed in the settings file);
+// worker of this host and its sandbox (docs/tools.md, "See them");
 // serve is runMCPServe.
 func runMCP(ctx context.Context, env Env, args []string) int {
 	if len(args) > 0 && args[0] == "serve" {
@@ -46,13 +40,10 @@ func runMCP(ctx context.Context, env Env, args []string) int {
 	if err != nil {
 		return fail(env, "mcp", err)
 	}
-	workers, _ := settings.ParseMCPServers(s.MCP.Servers) // Explain checked them
-	runner, _, err := app.ToolRunner(s, false)
-	if err != nil {
+	if _, _, err := app.ToolRunner(s, false); err != nil {
 		return fail(env, "mcp", err)
 	}
-	m := mcp.New(workers, runner)
-	m.Allowed, m.Network = func() []string { return s.MCP.Allowed }, app.MCPNetwork(s, false)
+	m := app.MCPManager(s, nil, false)
 	defer m.Close()
 	servers, projectErr := m.Servers(*dir)
 	i := slices.IndexFunc(servers, func(srv settings.MCPServer) bool { return srv.Name == name })

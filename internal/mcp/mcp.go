@@ -1,18 +1,9 @@
 // Package mcp is the worker's client of the MCP servers of mcp.servers
-// and of a workspace's .mcp.json once the user allowed them (issue 41),
-// on the official Go SDK: it lists their tools for the model as
-// mcp__<server>__<tool> and runs the model's calls of them.
-//
-// A stdio server runs through the worker's tools.Runner, so in the same
-// bubblewrap sandbox as bash, in the session's workspace, with bash's
-// environment (the worker's secrets withheld) plus the server's own env;
-// an HTTP server is reached over streamable HTTP. One connection per
-// server and workspace is shared by the worker's calls, and made again
-// when its server died. Every fault (a server that does not start, never
-// answers initialize, dies or hangs mid-call, answers 10 MB) ends the call
-// with a one-line error result or a bounded one; a call is made again
-// only after a transport failure, and only for a tool that says it is
-// read-only or idempotent.
+// and of a workspace's .mcp.json once the user allowed them, on the
+// official Go SDK (docs/tools.md "MCP servers' tools"). Contract: every
+// fault of a server ends the call with a one-line or bounded error
+// result, and a call is made again only after a transport failure, and
+// only for a tool that says it is read-only or idempotent.
 package mcp
 
 import (
@@ -29,7 +20,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -449,12 +439,9 @@ func result(res *sdk.CallToolResult) tools.Result {
 		}
 	}
 	text := b.String()
-	if len(text) > tools.MaxBytes {
-		n := tools.MaxBytes
-		for n > 0 && !utf8.RuneStart(text[n]) {
-			n--
-		}
-		text = fmt.Sprintf("%s\n\n[MCP result cut at %d of its %d bytes]", text[:n], n, len(text))
+	if len(text) > tools.MaxBytes { // at a whole character (the SDK's text is valid UTF-8)
+		cut := strings.ToValidUTF8(text[:tools.MaxBytes], "")
+		text = fmt.Sprintf("%s\n\n[MCP result cut at %d of its %d bytes]", cut, len(cut), len(text))
 	}
 	return tools.Result{Content: text, IsError: res.IsError}
 }
