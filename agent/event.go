@@ -158,6 +158,19 @@ type ToolResult struct {
 	Details map[string]any `json:"details,omitempty"`
 }
 
+// Text joins the result's text ("" for nil; a preview when Details says
+// truncated).
+func (r *ToolResult) Text() string {
+	if r == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
 // Delta types of message_update (AssistantMessageEvent.Type), as the
 // terminal agent names them; providers stream pieces of these types.
 const (

@@ -91,13 +91,10 @@ func (c *common) checkWorkspace(s settings.Settings, id, dir string) error {
 		return fmt.Errorf("session %s: cannot read its workspace: %w", id, err)
 	}
 	sum := summaryOf(session.Summary{Header: h})
-	if sum.Workspace == "" || filepath.Clean(sum.Workspace) == dir || sum.from != "" && filepath.Clean(sum.from) == dir {
+	if sum.Workspace == "" || sum.in(dir) {
 		return nil
 	}
-	home := sum.Workspace
-	if sum.from != "" {
-		home = sum.from
-	}
+	home := cmp.Or(sum.from, sum.Workspace)
 	return fmt.Errorf("session %s works in %s, not %s: a session keeps its workspace (run it from %s, or leave out --session for a new session here)", id, home, dir, home)
 }
 
@@ -182,9 +179,15 @@ func (c *common) latestSessionIn(s settings.Settings, dir string) (string, error
 // latestIn is the first session of sums (newest first) of dir.
 func latestIn(sums []sessionSummary, dir string) string {
 	for _, sum := range sums {
-		if sum.Workspace != "" && filepath.Clean(sum.Workspace) == dir || sum.from != "" && filepath.Clean(sum.from) == dir {
+		if sum.in(dir) {
 			return sum.ID
 		}
 	}
 	return ""
+}
+
+// in says whether the session works in dir, or was started in dir with
+// a worktree.
+func (s sessionSummary) in(dir string) bool {
+	return s.Workspace != "" && filepath.Clean(s.Workspace) == dir || s.from != "" && filepath.Clean(s.from) == dir
 }

@@ -205,22 +205,14 @@ func (p *printer) errorText(msg string) string {
 		if p.full {
 			return msg
 		}
-		return clipLine(msg, 300)
+		return line.Cut(toolview.OneLine(msg), 300)
 	}
 	head := strings.TrimSpace(msg[:i])
 	if _, rest, ok := strings.Cut(head, `": `); ok && strings.HasPrefix(head, "POST ") {
 		head = rest // the SDK's POST "URL": 400 Bad Request
 	}
-	parts := []string{head, body.Error.Type, clipLine(body.Error.Message, 300)}
+	parts := []string{head, body.Error.Type, line.Cut(toolview.OneLine(body.Error.Message), 300)}
 	return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), ": ")
-}
-
-// clipLine is s's first line (" …" when more follow), cut to n runes.
-func clipLine(s string, n int) string {
-	if first := line.First(s); first != s {
-		s = first + " …"
-	}
-	return line.Cut(s, n)
 }
 
 // streamDelta prints the assistant's text as it streams: at once on a

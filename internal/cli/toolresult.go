@@ -28,7 +28,7 @@ func (p *printer) printToolEnd(e agent.Event) {
 	if e.IsError {
 		mark = "✗"
 	}
-	text, whole := resultBody(e), true
+	text, whole := e.ToolResult.Text(), true
 	if e.ToolResult != nil && e.ToolResult.Details["truncated"] == true {
 		whole = false
 		if p.body != nil && e.EntryID != "" {
@@ -129,19 +129,6 @@ func (p *printer) wholeResult(e agent.Event) agent.Event {
 	}
 	e.ToolResult = &agent.ToolResult{Content: []agent.ContentBlock{{Type: agent.BlockText, Text: text}}}
 	return e
-}
-
-// resultBody is the text of the event's result (a preview when Details
-// says truncated).
-func resultBody(e agent.Event) string {
-	if e.ToolResult == nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, c := range e.ToolResult.Content {
-		b.WriteString(c.Text)
-	}
-	return b.String()
 }
 
 // storeBodies reads tool results through the workers (SessionRead), one

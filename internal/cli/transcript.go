@@ -68,7 +68,7 @@ func (p *printer) printOutput(e agent.Event) {
 		return
 	}
 	p.endOpenStream()
-	text := resultBody(agent.Event{ToolResult: e.PartialResult})
+	text := e.PartialResult.Text()
 	end := strings.LastIndexByte(text, '\n')
 	if end < 0 {
 		return // no whole line yet

@@ -784,14 +784,11 @@ func (t *Session) streamBash(ctx context.Context, id, runID string, onOutput fun
 		if e.Type != agent.EventToolExecutionUpdate || e.PartialResult == nil {
 			return
 		}
-		var cur strings.Builder
-		for _, b := range e.PartialResult.Content {
-			cur.WriteString(b.Text)
-		}
-		if d := live.TailDelta(prev, cur.String()); d != "" {
+		cur := e.PartialResult.Text()
+		if d := live.TailDelta(prev, cur); d != "" {
 			onOutput(d)
 		}
-		prev = cur.String()
+		prev = cur
 	})
 }
 

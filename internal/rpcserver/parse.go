@@ -9,8 +9,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/rpc"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -117,7 +115,8 @@ func parseCommand(line []byte) (rpc.Command, *parseError) {
 }
 
 // checkValues checks what the field types do not: a non-empty message,
-// command or id, and the allowed words of enumerations.
+// command or id, and a prompt's streamingBehavior and images (a thinking
+// level and a queue mode are the client session's to check).
 func checkValues(obj map[string]json.RawMessage, c rpc.Command) string {
 	switch c.Type {
 	case rpc.CmdPrompt, rpc.CmdSteer, rpc.CmdFollowUp:
@@ -129,14 +128,6 @@ func checkValues(obj map[string]json.RawMessage, c rpc.Command) string {
 		}
 		if err := workflows.CheckImages(c.Images); err != nil {
 			return err.Error()
-		}
-	case rpc.CmdSetThinkingLevel:
-		if err := llm.CheckThinkingLevel(c.Level); err != nil || c.Level == "" {
-			return fmt.Sprintf(`field "level" is %q, want one of %s`, c.Level, strings.Join(llm.ThinkingLevels, ", "))
-		}
-	case rpc.CmdSetSteeringMode, rpc.CmdSetFollowUpMode:
-		if m := c.Mode; m != agent.QueueModeAll && m != agent.QueueModeOneAtATime {
-			return fmt.Sprintf(`field "mode" is %q, want %q or %q`, m, agent.QueueModeAll, agent.QueueModeOneAtATime)
 		}
 	}
 	for _, f := range []struct{ name, v string }{{"command", c.Command}, {"sessionPath", c.SessionPath}, {"entryId", c.EntryID},

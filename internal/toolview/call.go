@@ -3,6 +3,7 @@ package toolview
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"github.com/durableagent/durableagent/internal/line"
 )
@@ -11,10 +12,7 @@ import (
 // room runes: the tool and its main argument (MainArg, its first line),
 // else its arguments as compact JSON, else the tool alone.
 func CallLine(name string, args json.RawMessage, room int) string {
-	v := MainArg(args)
-	if first := line.First(v); first != v {
-		v = first + " …"
-	}
+	v := OneLine(MainArg(args))
 	if v == "" {
 		var m map[string]any
 		var b bytes.Buffer
@@ -24,6 +22,24 @@ func CallLine(name string, args json.RawMessage, room int) string {
 		v = b.String()
 	}
 	return name + " " + line.Cut(v, room-len(name)-1)
+}
+
+// OneLine is s's first line, marked " …" when more lines follow.
+func OneLine(s string) string {
+	if first := line.First(s); first != s {
+		return first + " …"
+	}
+	return s
+}
+
+// Lines splits text into lines ("\r\n" is a line break too), without the
+// trailing empty ones.
+func Lines(text string) []string {
+	text = strings.TrimRight(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	if text == "" {
+		return nil
+	}
+	return strings.Split(text, "\n")
 }
 
 // MainArg is a call's command, path or pattern ("" without one).

@@ -62,7 +62,7 @@ func Full(tool, text string, isError bool) []Line {
 }
 
 func view(tool, text string, isError, full bool) []Line {
-	lines := split(text)
+	lines := Lines(text)
 	switch {
 	case tool == "edit" && !isError:
 		return diffView(lines, full)
@@ -135,13 +135,4 @@ func plain(lines []string) []Line {
 		out[i] = Line{l, Plain}
 	}
 	return out
-}
-
-// split cuts text into lines without the trailing empty one.
-func split(text string) []string {
-	text = strings.TrimRight(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
-	if text == "" {
-		return nil
-	}
-	return strings.Split(text, "\n")
 }

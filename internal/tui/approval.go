@@ -287,7 +287,7 @@ func argLines(args json.RawMessage, n int) []string {
 	var fields map[string]any
 	var lines []string
 	if json.Unmarshal(args, &fields) != nil || fields == nil {
-		lines = splitLines(string(args))
+		lines = toolview.Lines(string(args))
 	} else {
 		keys := slices.Collect(maps.Keys(fields))
 		slices.SortFunc(keys, func(a, b string) int {
@@ -296,12 +296,12 @@ func argLines(args json.RawMessage, n int) []string {
 		for _, k := range keys {
 			v := fields[k]
 			if s, ok := v.(string); ok && k == "command" {
-				lines = append(lines, splitLines("$ "+s)...)
+				lines = append(lines, toolview.Lines("$ "+s)...)
 				continue
 			}
 			if s, ok := v.(string); ok && strings.Contains(s, "\n") {
 				lines = append(lines, k+":")
-				for _, l := range splitLines(s) {
+				for _, l := range toolview.Lines(s) {
 					lines = append(lines, "  "+l)
 				}
 				continue

@@ -112,7 +112,7 @@ func (m *Model) showMessage(e agent.Event) {
 	if _, live := m.liveEntry(); live != nil {
 		// The message_end view leaves thinking out: keep what streamed
 		// of it.
-		streamed = live.thinking()
+		streamed = messageThinking(live.Message())
 	}
 	m.replaceLive(assistantEntries(*msg, streamed))
 }
@@ -168,7 +168,7 @@ func (m *Model) showUser(msg agent.Message) {
 func messageThinking(msg agent.Message) string {
 	var parts []string
 	for _, b := range msg.Content {
-		if b.Type == "thinking" && b.Text != "" {
+		if b.Type == agent.BlockThinking && b.Text != "" {
 			parts = append(parts, b.Text)
 		}
 	}

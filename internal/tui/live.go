@@ -26,17 +26,6 @@ const toolOutputLines = 8
 // attempt (live.Partial).
 type liveMessage struct{ *live.Partial }
 
-// thinking is the streamed thinking text.
-func (l liveMessage) thinking() string {
-	var parts []string
-	for _, b := range l.Blocks() {
-		if b.Type == agent.DeltaThinking && b.Text() != "" {
-			parts = append(parts, b.Text())
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
 // render draws the blocks: text as it is, thinking dimmed, tool-call
 // arguments as they are being written.
 func (l liveMessage) render(width int) string {
@@ -49,7 +38,7 @@ func (l liveMessage) render(width int) string {
 		case agent.DeltaThinking:
 			parts = append(parts, wrap(thinkingStyle.Render(text), width))
 		case agent.DeltaToolCall:
-			parts = append(parts, wrap(toolStyle.Render("▶ ")+noteStyle.Render(line.Cut(oneLineText(text), lineRoom(width, 2))), width))
+			parts = append(parts, wrap(toolStyle.Render("▶ ")+noteStyle.Render(line.Cut(toolview.OneLine(text), lineRoom(width, 2))), width))
 		}
 	}
 	return strings.Join(parts, "\n")
@@ -88,7 +77,8 @@ func (t *toolView) render(width int, expanded bool) string {
 	}
 	lines := []string{wrap(head, width)}
 	if !t.done {
-		for _, l := range lastLines(t.output, toolOutputLines) {
+		out := toolview.Lines(t.output)
+		for _, l := range out[max(len(out)-toolOutputLines, 0):] {
 			lines = append(lines, noteStyle.Render("  "+line.Cut(l, lineRoom(width, 2))))
 		}
 		return strings.Join(lines, "\n")
@@ -228,7 +218,7 @@ func (m *Model) toolUpdate(e agent.Event) {
 		t.args = e.Args
 	}
 	t.running = true
-	t.output = resultText(e.PartialResult)
+	t.output = e.PartialResult.Text()
 }
 
 // toolEnd applies tool_execution_end: the result replaces the live
@@ -239,7 +229,7 @@ func (m *Model) toolEnd(e agent.Event) tea.Cmd {
 	m.endedTools[e.ToolCallID] = true
 	t := m.toolEntry(e.ToolCallID, e.ToolName)
 	t.running, t.done, t.isError = false, true, e.IsError
-	t.output, t.result, t.note = "", resultText(e.ToolResult), ""
+	t.output, t.result, t.note = "", e.ToolResult.Text(), ""
 	if e.ToolResult == nil || e.ToolResult.Details["truncated"] != true {
 		return nil
 	}
@@ -296,17 +286,6 @@ func (m *Model) fullResult(msg fullResultMsg) {
 	}
 }
 
-func resultText(r *agent.ToolResult) string {
-	if r == nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, c := range r.Content {
-		b.WriteString(c.Text)
-	}
-	return b.String()
-}
-
 // lineRoom is the room on a line of width after indent (no limit when the
 // width is not known yet).
 func lineRoom(width, indent int) int {
@@ -314,25 +293,4 @@ func lineRoom(width, indent int) int {
 		return 1 << 20
 	}
 	return max(width-indent, 10)
-}
-
-// oneLineText keeps the first line of s, marking what follows.
-func oneLineText(s string) string {
-	if first := line.First(s); first != s {
-		return first + " …"
-	}
-	return s
-}
-
-func splitLines(s string) []string {
-	s = strings.TrimRight(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
-}
-
-func lastLines(s string, n int) []string {
-	l := splitLines(s)
-	return l[max(len(l)-n, 0):]
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/line"
+	"github.com/durableagent/durableagent/internal/toolview"
 )
 
 // Steer and follow-up (docs/tui.md "Steer and follow-up"): above the
@@ -188,7 +189,7 @@ func (m *Model) undelivered(end agent.Event) {
 		if u.Kind == agent.SignalFollowUp {
 			kind = "follow-up"
 		}
-		m.note(fmt.Sprintf("Not delivered (%s from another client, %s): %s", kind, u.Reason, oneLineText(u.Text)))
+		m.note(fmt.Sprintf("Not delivered (%s from another client, %s): %s", kind, u.Reason, toolview.OneLine(u.Text)))
 	}
 }
 
@@ -220,7 +221,7 @@ func (m *Model) queueView() []string {
 		if kind == agent.SignalFollowUp {
 			label = "Follow-up: "
 		}
-		lines = append(lines, noteStyle.Render(mark+label+line.Cut(oneLineText(text), room)))
+		lines = append(lines, noteStyle.Render(mark+label+line.Cut(toolview.OneLine(text), room)))
 	}
 	if p := m.pick; p != nil {
 		for i, q := range p.list {
@@ -295,7 +296,7 @@ func (m *Model) pickKey(msg tea.KeyMsg) tea.Cmd {
 		return m.call(func(ctx context.Context) tea.Msg {
 			if _, err := b.EditQueue(ctx, p); err != nil { // refused: delivered or removed first
 				return resultMsg{entries: []entry{{kind: entryError,
-					text: fmt.Sprintf("Could not change %q: %s", line.Cut(oneLineText(q.Text), 40), line.First(err.Error()))}}}
+					text: fmt.Sprintf("Could not change %q: %s", line.Cut(toolview.OneLine(q.Text), 40), line.First(err.Error()))}}}
 			}
 			return nil
 		})
