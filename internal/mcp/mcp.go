@@ -143,10 +143,7 @@ func (m *Manager) Specs(ctx context.Context, workspace string, env, enabled []st
 				problems = append(problems, fmt.Sprintf("MCP tool %q left out: a model's tool name is at most 64 letters, digits, _ and -", name))
 				continue
 			}
-			schema, err := json.Marshal(t.InputSchema)
-			if err != nil {
-				continue
-			}
+			schema, _ := json.Marshal(t.InputSchema) // decoded from JSON: it marshals
 			specs = append(specs, agent.ToolSpec{Name: name, Description: line.Cut(t.Description, 4096), Parameters: schema})
 			names = append(names, name)
 		}
