@@ -311,12 +311,8 @@ func (c *conn) start(ctx context.Context, runner func(string) (tools.Runner, err
 		expand = func(v string) string { return v }
 	}
 	if c.srv.URL != "" {
-		h := http.Header{}
-		for k, v := range c.srv.Headers {
-			h.Set(k, expand(v))
-		}
 		t = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, MaxRetries: -1,
-			HTTPClient: &http.Client{Transport: headers{h, http.DefaultTransport}}}
+			HTTPClient: &http.Client{Transport: headers{c.srv.Headers, expand}}}
 	} else {
 		r, err := runner(cmp.Or(c.srv.Network, settings.SandboxNetworkOff))
 		if err != nil {
@@ -450,18 +446,18 @@ func errorf(format string, a ...any) tools.Result {
 // quote is s as one word of a POSIX shell.
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// headers adds an HTTP server's headers to each request.
+// headers adds an HTTP server's headers, expanded, to each request.
 type headers struct {
-	h    http.Header
-	next http.RoundTripper
+	h      map[string]string
+	expand func(string) string
 }
 
 func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	for k, v := range t.h {
-		r.Header[k] = v
+		r.Header.Set(k, t.expand(v))
 	}
-	return t.next.RoundTrip(r)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // tailWriter keeps the last 2 KB of a server's stderr, for the error that
