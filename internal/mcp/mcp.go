@@ -46,12 +46,8 @@ type Manager struct {
 	token atomic.Int64     // the last call's progress token
 }
 
-// New is the manager of servers, whose stdio servers runner starts (nil:
-// tools.Local).
+// New is the manager of servers, whose stdio servers runner starts.
 func New(servers []settings.MCPServer, runner tools.Runner) *Manager {
-	if runner == nil {
-		runner = tools.Local
-	}
 	return &Manager{servers: servers, conns: map[string]*conn{},
 		Network: func(string) (tools.Runner, error) { return runner, nil }}
 }

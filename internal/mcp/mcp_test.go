@@ -111,7 +111,7 @@ func manager(t *testing.T, mode string, timeoutMs int64) *Manager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New([]settings.MCPServer{{Name: "t", Command: exe, Env: map[string]string{serverEnv: mode, "MCP_TEST_VAR": "$MCP_TEST_FROM_WORKER"}, TimeoutMs: timeoutMs}}, nil)
+	m := New([]settings.MCPServer{{Name: "t", Command: exe, Env: map[string]string{serverEnv: mode, "MCP_TEST_VAR": "$MCP_TEST_FROM_WORKER"}, TimeoutMs: timeoutMs}}, tools.Local)
 	t.Cleanup(m.Close)
 	return m
 }
@@ -169,7 +169,7 @@ func TestCall_FaultsAreOneLineResults(t *testing.T) {
 	if d := time.Since(began); d > 8*time.Second {
 		t.Fatalf("the silent server took %s", d)
 	}
-	check("not a server", New(nil, nil).Call(context.Background(), ws, nil, "mcp__gh__x", nil, nil), true, `MCP server "gh" is not one of this worker's mcp.servers nor of the workspace's .mcp.json`)
+	check("not a server", New(nil, tools.Local).Call(context.Background(), ws, nil, "mcp__gh__x", nil, nil), true, `MCP server "gh" is not one of this worker's mcp.servers nor of the workspace's .mcp.json`)
 	check("malformed JSON on stdout", call(manager(t, "tools", 3000), ws, "garbage", ""), true, "MCP server t", "may or may not have completed")
 }
 
@@ -188,7 +188,7 @@ func TestCall_HTTPServerWithHeaders(t *testing.T) {
 	t.Setenv("MCP_TEST_TOKEN", "tok-123")
 	args := json.RawMessage(`{"text":"over http"}`)
 	for name, hdr := range map[string]string{"with the token": "Bearer $MCP_TEST_TOKEN", "without": "Bearer $MCP_TEST_NONE"} {
-		m := New([]settings.MCPServer{{Name: "h", URL: srv.URL, Headers: map[string]string{"Authorization": hdr}, TimeoutMs: 5000}}, nil)
+		m := New([]settings.MCPServer{{Name: "h", URL: srv.URL, Headers: map[string]string{"Authorization": hdr}, TimeoutMs: 5000}}, tools.Local)
 		r := m.Call(context.Background(), "", nil, "mcp__h__echo", args, nil)
 		m.Close()
 		if ok := !r.IsError && strings.HasPrefix(r.Content, "echo: over http"); ok != (name == "with the token") || (r.IsError && !strings.Contains(r.Content, "MCP server h did not start:")) {
@@ -215,7 +215,7 @@ func TestProjectServers_StartOnlyOnceAllowed(t *testing.T) {
 	def := fmt.Sprintf(`{"type": "stdio", "command": %q, "env": {%q: "tools", "MCP_TEST_VAR": "$MCP_TEST_FROM_WORKER"}}`, exe, serverEnv)
 	project(def)
 	var allowed []string
-	m := New(nil, nil)
+	m := New(nil, tools.Local)
 	m.Allowed = func() []string { return allowed }
 	t.Cleanup(m.Close)
 	echo := func() tools.Result {
