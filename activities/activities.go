@@ -90,7 +90,7 @@ type Activities struct {
 	// Push, when set, serves the live output of running model and tool
 	// calls to followers as it changes (internal/live's push path); their
 	// heartbeats then carry its address and beat every
-	// PushHeartbeatInterval. Nil: the heartbeats alone carry it.
+	// MaxHeartbeatInterval at most (pushBeat). Nil: the heartbeats alone carry it.
 	Push *live.Hub
 	// recordHeartbeat is activity.RecordHeartbeat (tests count calls).
 	recordHeartbeat func(ctx context.Context, details ...any)

@@ -106,19 +106,15 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 	return h
 }
 
-// PushHeartbeatInterval is the heartbeat beat of a call whose output is
-// pushed (Activities.Push): a fifth of the server writes of the stream
-// interval's, bounded by a quarter of the heartbeat timeout (liveness)
-// and by MaxHeartbeatInterval (an abort reaches the call at a beat).
-const PushHeartbeatInterval = MaxHeartbeatInterval
-
 // pushFirstBeat bounds the first heartbeat of a pushed model call.
 const pushFirstBeat = 50 * time.Millisecond
 
-// pushBeat is the heartbeat interval of a pushed call whose first beat is
-// after interval.
+// pushBeat is the heartbeat interval of a pushed call (Activities.Push)
+// whose first beat is after interval: MaxHeartbeatInterval (an abort
+// reaches the call at a beat), bounded by a quarter of the heartbeat
+// timeout (liveness), never below interval.
 func pushBeat(ctx context.Context, interval time.Duration) time.Duration {
-	beat := PushHeartbeatInterval
+	beat := MaxHeartbeatInterval
 	if activity.IsActivity(ctx) {
 		if t := activity.GetInfo(ctx).HeartbeatTimeout; t > 0 {
 			beat = min(beat, t/4)

@@ -19,7 +19,7 @@ func EstimateItem(it Item) int {
 	for _, tc := range it.ToolCalls {
 		n += utf8.RuneCountInString(tc.Name) + utf8.RuneCount(tc.Arguments)
 	}
-	return ceilDiv(n)
+	return (n + charsPerToken - 1) / charsPerToken
 }
 
 // EstimateContext is the size of the context the items make up. When
@@ -37,8 +37,4 @@ func EstimateContext(items []Item, lastUsage *UsageAnchor) int {
 		total += EstimateItem(it)
 	}
 	return total
-}
-
-func ceilDiv(chars int) int {
-	return (chars + charsPerToken - 1) / charsPerToken
 }

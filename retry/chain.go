@@ -21,7 +21,7 @@ const CancelledMessage = "Retry cancelled"
 // an idle chain. It is plain data so the workflow can keep it in state.
 type Chain struct {
 	Attempt int  `json:"attempt"`
-	Active  bool `json:"active"`
+	Active  bool `json:"active"` // SPEC 8 isRetrying
 }
 
 // StartEvent is the content of auto_retry_start.
@@ -60,18 +60,13 @@ type Decision struct {
 // model: the retry then happens at once (SPEC 3 step 7).
 func (d *Decision) Switched() { d.Start.DelayMs = 0 }
 
-// IsRetrying reports whether a chain is active (SPEC 8 isRetrying).
-func (c *Chain) IsRetrying() bool { return c.Active }
-
-func (c *Chain) reset() { *c = Chain{} }
-
 // end closes an active chain; it returns nil for an idle one.
 func (c *Chain) end(success bool, attempt int, finalError string) *EndEvent {
-	if !c.Active {
-		c.reset()
+	active := c.Active
+	*c = Chain{}
+	if !active {
 		return nil
 	}
-	c.reset()
 	return &EndEvent{Success: success, Attempt: attempt, FinalError: finalError}
 }
 

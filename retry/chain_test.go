@@ -48,7 +48,7 @@ func wantNothing(t *testing.T, d Decision) {
 // wantIdle asserts the chain has been reset.
 func wantIdle(t *testing.T, c *Chain) {
 	t.Helper()
-	if *c != (Chain{}) || c.IsRetrying() {
+	if *c != (Chain{}) || c.Active {
 		t.Fatalf("chain = %+v, want idle (reset)", *c)
 	}
 }
@@ -65,7 +65,7 @@ func TestRetry_AttemptIncrementedBeforeMaxCheck(t *testing.T) {
 	s.MaxRetries = 1
 	var c Chain
 	wantRetry(t, c.Next(overloaded, s, time.Time{}), 1, 1, 2000, overloaded.ErrorMessage)
-	if c.Attempt != 1 || !c.IsRetrying() {
+	if c.Attempt != 1 || !c.Active {
 		t.Fatalf("after first error chain = %+v, want attempt 1 active", c)
 	}
 	// Attempt becomes 2 > maxRetries 1: the chain ends reporting attempt 1.
@@ -400,8 +400,8 @@ func TestRetry_IsRetryingDuringChain(t *testing.T) {
 	}
 	for i, st := range steps {
 		c.Next(st.o, s, time.Time{})
-		if c.IsRetrying() != st.want {
-			t.Fatalf("step %d: IsRetrying() = %v, want %v", i, c.IsRetrying(), st.want)
+		if c.Active != st.want {
+			t.Fatalf("step %d: Active = %v, want %v", i, c.Active, st.want)
 		}
 	}
 }

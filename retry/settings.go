@@ -47,13 +47,9 @@ func Delay(baseDelayMs int64, attempt int) int64 {
 	if attempt < 1 || baseDelayMs <= 0 {
 		return 0
 	}
-	shift := attempt - 1
-	if shift > maxShift {
-		shift = maxShift
-	}
-	d := baseDelayMs << shift
-	if d < baseDelayMs || d>>shift != baseDelayMs { // overflow
+	shift := min(attempt-1, maxShift)
+	if baseDelayMs > math.MaxInt64>>shift { // the shift would overflow
 		return math.MaxInt64
 	}
-	return d
+	return baseDelayMs << shift
 }

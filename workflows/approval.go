@@ -130,7 +130,7 @@ func (r *run) validateDecision(p agent.ApproveToolPayload) error {
 	}
 	for _, a := range r.approvals {
 		if a.call.ref.ID == id {
-			return fmt.Errorf("approve_tool: tool call %s was already %s", id, decisionWord(a.approved))
+			return fmt.Errorf("approve_tool: tool call %s was already %s", id, map[bool]string{true: "approved", false: "denied"}[a.approved])
 		}
 	}
 	if outcome, ok := r.decided[id]; ok {
@@ -144,13 +144,6 @@ func (r *run) validateDecision(p agent.ApproveToolPayload) error {
 		return fmt.Errorf("approve_tool: tool call %s is not waiting for approval (no call is)", id)
 	}
 	return fmt.Errorf("approve_tool: tool call %s is not waiting for approval (waiting: %s)", id, strings.Join(waiting, ", "))
-}
-
-func decisionWord(approved bool) string {
-	if approved {
-		return "approved"
-	}
-	return "denied"
 }
 
 // approveTool records the decision; the waiting tool step wakes up.

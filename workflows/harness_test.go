@@ -22,7 +22,6 @@ import (
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/session"
-	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -58,13 +57,6 @@ type harness struct {
 
 func newHarness(t *testing.T, creds ...auth.Credential) *harness {
 	t.Helper()
-	return newHarnessWith(t, tools.SpecOf, creds...)
-}
-
-// newHarnessWith is newHarness with the Prompt workflow dispatching tool
-// calls by spec.
-func newHarnessWith(t *testing.T, spec func(string) tools.Spec, creds ...auth.Credential) *harness {
-	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	h := &harness{t: t, env: suite.NewTestWorkflowEnvironment()}
@@ -95,7 +87,7 @@ func newHarnessWith(t *testing.T, spec func(string) tools.Spec, creds ...auth.Cr
 		Credentials:       h.auth,
 		HeartbeatInterval: 50 * time.Millisecond,
 	}
-	h.env.RegisterWorkflowWithOptions(PromptWith(spec), workflow.RegisterOptions{Name: PromptWorkflowName})
+	h.env.RegisterWorkflowWithOptions(Prompt, workflow.RegisterOptions{Name: PromptWorkflowName})
 	h.env.RegisterActivityWithOptions(h.recordingCallModel, activity.RegisterOptions{Name: activities.CallModelName})
 	h.env.RegisterActivityWithOptions(h.acts.AppendEntries, activity.RegisterOptions{Name: activities.AppendEntriesName})
 	h.env.RegisterActivityWithOptions(h.acts.LoadSession, activity.RegisterOptions{Name: activities.LoadSessionName})

@@ -32,15 +32,9 @@ const maxFairnessKey = 64
 // derived from the input, so a replay schedules alike; a prompt of no
 // origin gets the zero Priority.
 func priorityOf(in PromptInput) temporal.Priority {
-	var key int
-	switch in.Origin {
-	case OriginInteractive:
-		key = PriorityInteractive
-	case OriginDelegated:
-		key = PriorityDelegated
-	case OriginScheduled:
-		key = PriorityScheduled
-	default:
+	key := map[string]int{OriginInteractive: PriorityInteractive, OriginDelegated: PriorityDelegated,
+		OriginScheduled: PriorityScheduled}[in.Origin]
+	if key == 0 {
 		return temporal.Priority{}
 	}
 	fair := in.SessionID

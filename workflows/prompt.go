@@ -15,7 +15,6 @@ import (
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/session"
-	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -30,25 +29,10 @@ const ConnectionLostMessage = "connection error: model call did not finish (%s t
 // with the retry policy at every model call and compaction between turns.
 // It returns only after any retry chain it started has ended (SPEC 6).
 func Prompt(ctx workflow.Context, in PromptInput) (PromptResult, error) {
-	return PromptWith(tools.SpecOf)(ctx, in)
-}
-
-// PromptWith is the Prompt workflow with the tool specs of spec: each
-// tool call is dispatched as its tool's spec says (an activity or a child
-// workflow). Prompt uses the specs of package tools; a worker registers
-// PromptWith under PromptWorkflowName to offer tools of its own.
-func PromptWith(spec func(name string) tools.Spec) func(workflow.Context, PromptInput) (PromptResult, error) {
-	return func(ctx workflow.Context, in PromptInput) (PromptResult, error) {
-		return prompt(ctx, in, spec)
-	}
-}
-
-func prompt(ctx workflow.Context, in PromptInput, spec func(string) tools.Spec) (PromptResult, error) {
 	if err := in.Validate(); err != nil {
 		return PromptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
 	r := newRun(ctx, in)
-	r.spec = spec
 	r.idPrefix = stableIDPrefix(ctx)
 	if err := r.registerHandlers(ctx); err != nil {
 		return PromptResult{}, err

@@ -10,7 +10,6 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
 )
 
@@ -18,8 +17,6 @@ import (
 // workflow's own coroutines write it.
 type run struct {
 	in PromptInput
-	// spec gives the spec of a tool by name (the tool-call dispatch).
-	spec func(string) tools.Spec
 	// loop is the state a continued run carries (Carry).
 	loop
 	// sessionSettingsNote says which of the sender's settings the
@@ -147,7 +144,7 @@ func (r *run) fullState() agent.State {
 		Status:                r.status,
 		AutoRetryEnabled:      r.settings.Enabled,
 		AutoCompactionEnabled: r.in.Compaction.Enabled,
-		IsRetrying:            r.chain.IsRetrying(),
+		IsRetrying:            r.chain.Active,
 		RetryAttempt:          r.chain.Attempt,
 		IsStreaming:           r.streaming,
 		IsCompacting:          r.compacting,

@@ -88,7 +88,7 @@ func (r *run) toolStep(ctx workflow.Context) step {
 	calls := make([]*toolCall, len(r.batch.ToolCalls))
 	parent := r.batch.EntryID
 	for i, ref := range r.batch.ToolCalls {
-		calls[i] = &toolCall{ref: ref, spec: r.spec(ref.Name), resultID: r.newID(), parentID: parent}
+		calls[i] = &toolCall{ref: ref, spec: tools.SpecOf(ref.Name), resultID: r.newID(), parentID: parent}
 		parent = calls[i].resultID
 	}
 	tctx, cancel := workflow.WithCancel(ctx)
@@ -239,8 +239,7 @@ func (r *run) recordToolFailure(ctx workflow.Context, c *toolCall, err error) {
 // activity wrote the call's result first: that one stands).
 func (r *run) recordToolError(ctx workflow.Context, c *toolCall, text string) {
 	c.res = activities.RunToolResult{EntryID: c.resultID, IsError: true, Preview: text, Bytes: len(text)}
-	rec, werr := r.record(ctx, c.resultID, c.parentID, agent.Message{Role: agent.RoleToolResult, ToolCallID: c.ref.ID,
-		ToolName: c.ref.Name, IsError: true, Content: []agent.ContentBlock{{Type: "text", Text: text}}})
+	rec, werr := r.record(ctx, c.resultID, c.parentID, toolResultView(c))
 	switch {
 	case werr != nil:
 		workflow.GetLogger(ctx).Error("tool result not recorded", "toolCallId", c.ref.ID, "error", werr.Error())
@@ -263,6 +262,7 @@ func (r *run) emitToolEnd(ctx workflow.Context, c *toolCall) {
 	r.emitMessage(ctx, agent.Event{Type: agent.EventMessageEnd, EntryID: c.res.EntryID, Message: &view})
 }
 
+// toolResultView is the call's toolResult message with its preview as text.
 func toolResultView(c *toolCall) agent.Message {
 	return agent.Message{Role: agent.RoleToolResult, ToolCallID: c.ref.ID, ToolName: c.ref.Name,
 		IsError: c.res.IsError, Content: []agent.ContentBlock{{Type: "text", Text: c.res.Preview}}}
