@@ -37,12 +37,9 @@ func (d *dataDir) release() error {
 	return nil
 }
 
-// openDataDir creates dir (0700: workflow payloads may hold private data),
+// openDataDir creates dir (not empty: Options.normalize; 0700: workflow payloads may hold private data),
 // proves it is writable and locks it against a second server.
 func openDataDir(dir string) (*dataDir, error) {
-	if dir == "" {
-		return nil, errors.New("devserver: data dir is required")
-	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("devserver: resolve data dir %q: %w", dir, err)

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"github.com/durableagent/durableagent/internal/line"
@@ -28,6 +29,22 @@ func splitTarget(hostport string) (string, int, *refusal) {
 		return "", 0, &refusal{http.StatusBadRequest, fmt.Sprintf("egress proxy: %q has no port from 1 to 65535", hostport)}
 	}
 	return host, port, nil
+}
+
+// checkTarget checks the target host:port of r (splitTarget, then
+// check): the addresses that may be dialled, or ok false once the
+// refusal is logged (naming shown when target is not host:port) and
+// answered.
+func (p *Proxy) checkTarget(w http.ResponseWriter, r *http.Request, target, shown string) (addrs []netip.Addr, host string, port int, ok bool) {
+	host, port, ref := splitTarget(target)
+	if ref == nil {
+		addrs, ref = p.check(r.Context(), host, port)
+	}
+	if ref != nil {
+		p.logRequest(r.Method, cmp.Or(host, shown), port, false, ref.line)
+		reply(w, ref.status, ref.line)
+	}
+	return addrs, host, port, ref == nil
 }
 
 // check decides whether host:port may be reached and returns the

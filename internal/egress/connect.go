@@ -13,16 +13,8 @@ import (
 // the client's connection to the server's until either ends, the tunnel
 // idles or the proxy closes.
 func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
-	host, port, ref := splitTarget(r.Host)
-	if ref != nil {
-		p.logRequest(r.Method, r.Host, 0, false, ref.line)
-		reply(w, ref.status, ref.line)
-		return
-	}
-	addrs, ref := p.check(r.Context(), host, port)
-	if ref != nil {
-		p.logRequest(r.Method, host, port, false, ref.line)
-		reply(w, ref.status, ref.line)
+	addrs, host, port, ok := p.checkTarget(w, r, r.Host, r.Host)
+	if !ok {
 		return
 	}
 	upstream, err := p.dial(r.Context(), addrs, port)

@@ -55,21 +55,12 @@ func newForwarder(p *Proxy) *forwarder {
 }
 
 func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	host, port := r.URL.Hostname(), 80
-	if text := r.URL.Port(); text != "" {
-		n, err := strconv.Atoi(text)
-		if err != nil || n < 1 || n > 65535 {
-			line := fmt.Sprintf("egress proxy: %q has no port from 1 to 65535", r.URL.Host)
-			f.p.logRequest(r.Method, host, 0, false, line)
-			reply(w, http.StatusBadRequest, line)
-			return
-		}
-		port = n
+	target := r.URL.Host
+	if r.URL.Port() == "" {
+		target = net.JoinHostPort(r.URL.Hostname(), "80")
 	}
-	addrs, ref := f.p.check(r.Context(), host, port)
-	if ref != nil {
-		f.p.logRequest(r.Method, host, port, false, ref.line)
-		reply(w, ref.status, ref.line)
+	addrs, host, port, ok := f.p.checkTarget(w, r, target, r.URL.Hostname())
+	if !ok {
 		return
 	}
 	f.p.logRequest(r.Method, host, port, true, "")

@@ -29,7 +29,6 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -178,17 +177,10 @@ func (s *Store) Init(sessionID string, where session.Header) (session.Header, er
 	if err := session.ValidateID(sessionID); err != nil {
 		return session.Header{}, fmt.Errorf("init session: %w", err)
 	}
-	var wt []byte // SQL null: no worktree
-	if where.Worktree != nil {
-		var err error
-		if wt, err = json.Marshal(where.Worktree); err != nil {
-			return session.Header{}, fmt.Errorf("init session %q: %w", sessionID, err)
-		}
-	}
 	var h session.Header
 	err := s.do(func(ctx context.Context) error {
 		if _, err := s.pool.Exec(ctx, `INSERT INTO agent_sessions (id, version, created_at, cwd, host, worktree, parent_session) VALUES ($1, $2, $3, $4, $5, $6::json, $7)
-			ON CONFLICT (id) DO NOTHING`, sessionID, session.FormatVersion, now(), where.Cwd, where.Host, nullText(wt), where.ParentSession); err != nil {
+			ON CONFLICT (id) DO NOTHING`, sessionID, session.FormatVersion, now(), where.Cwd, where.Host, where.Worktree, where.ParentSession); err != nil {
 			return err
 		}
 		// A statement of its own, so it sees a row another process
@@ -205,35 +197,12 @@ func (s *Store) Init(sessionID string, where session.Header) (session.Header, er
 
 func (s *Store) header(ctx context.Context, sessionID string) (session.Header, error) {
 	h := session.Header{Type: session.HeaderType, ID: sessionID}
-	var wt *string
-	err := s.pool.QueryRow(ctx, `SELECT version, created_at, cwd, host, worktree::text, parent_session FROM agent_sessions WHERE id = $1`, sessionID).
-		Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &wt, &h.ParentSession)
+	// The worktree column is JSON (null: none), which pgx encodes and
+	// decodes for the *session.Worktree itself.
+	err := s.pool.QueryRow(ctx, `SELECT version, created_at, cwd, host, worktree, parent_session FROM agent_sessions WHERE id = $1`, sessionID).
+		Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &h.Worktree, &h.ParentSession)
 	h.Timestamp = h.Timestamp.UTC()
-	if err == nil {
-		h.Worktree, err = decodeWorktree(wt)
-	}
 	return h, err
-}
-
-// nullText is b as a SQL text parameter, nil (null) when empty.
-func nullText(b []byte) *string {
-	if len(b) == 0 {
-		return nil
-	}
-	t := string(b)
-	return &t
-}
-
-// decodeWorktree reads the worktree column (nil: the session has none).
-func decodeWorktree(text *string) (*session.Worktree, error) {
-	if text == nil {
-		return nil, nil
-	}
-	var wt session.Worktree
-	if err := json.Unmarshal([]byte(*text), &wt); err != nil {
-		return nil, fmt.Errorf("session worktree column: %w", err)
-	}
-	return &wt, nil
 }
 
 // Load reads a session: its header and its entries in insertion order. A
@@ -248,7 +217,7 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 	var sess *session.Session
 	err := s.do(func(ctx context.Context) error {
 		// One statement, one snapshot: the header and the entries agree.
-		rows, err := s.pool.Query(ctx, `SELECT s.version, s.created_at, s.cwd, s.host, s.worktree::text, s.parent_session, e.seq, e.entry::text
+		rows, err := s.pool.Query(ctx, `SELECT s.version, s.created_at, s.cwd, s.host, s.worktree, s.parent_session, e.seq, e.entry::text
 			FROM agent_sessions s LEFT JOIN agent_session_entries e ON e.session_id = s.id
 			WHERE s.id = $1 ORDER BY e.seq`, sessionID)
 		if err != nil {
@@ -261,11 +230,8 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 		found := false
 		for rows.Next() {
 			var seq *int64
-			var text, wt *string
-			if err := rows.Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &wt, &h.ParentSession, &seq, &text); err != nil {
-				return err
-			}
-			if h.Worktree, err = decodeWorktree(wt); err != nil {
+			var text *string
+			if err := rows.Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &h.Worktree, &h.ParentSession, &seq, &text); err != nil {
 				return err
 			}
 			found = true

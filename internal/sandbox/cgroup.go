@@ -272,13 +272,8 @@ func (r *Runner) MemoryLimitNote() string {
 // in one line: MemoryLimitNote and ProcessLimitNote ("" when neither
 // has anything to say).
 func (r *Runner) StartNote() string {
-	var notes []string
-	for _, n := range []string{r.ProcessLimitNote(), r.MemoryLimitNote()} {
-		if n != "" {
-			notes = append(notes, n)
-		}
-	}
-	return strings.Join(notes, "; ")
+	notes := []string{r.ProcessLimitNote(), r.MemoryLimitNote()}
+	return strings.Join(slices.DeleteFunc(notes, func(n string) bool { return n == "" }), "; ")
 }
 
 // removeCgroup removes a cgroup directory whose processes are gone. The

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,7 +16,7 @@ type egressPath struct {
 	dir   string
 	exe   string
 	proxy *egress.Proxy
-	log   *slog.Logger
+	log   *slog.Logger // nil: slog.Default()
 }
 
 // startEgress starts the proxy of one sandbox of c.
@@ -35,11 +36,7 @@ func startEgress(c Config) (*egressPath, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	log := c.Egress.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	return &egressPath{dir: dir, exe: exe, proxy: p, log: log}, nil
+	return &egressPath{dir: dir, exe: exe, proxy: p, log: c.Egress.Logger}, nil
 }
 
 // close stops the proxy and removes its directory; nil does nothing.
@@ -48,7 +45,7 @@ func (e *egressPath) close() {
 		return
 	}
 	if err := e.proxy.Close(); err != nil {
-		e.log.Warn("sandbox egress proxy close", "error", err)
+		cmp.Or(e.log, slog.Default()).Warn("sandbox egress proxy close", "error", err)
 	}
 	_ = os.RemoveAll(e.dir)
 }

@@ -90,19 +90,13 @@ func (r *Runner) Probe() error {
 	}
 	defer os.RemoveAll(dir)
 	var out strings.Builder
-	p, err := r.launch(tools.Command{Dir: dir, Env: []string{"PATH=/usr/bin:/bin"}, Script: "true"})
+	p, err := r.Start(tools.Command{Dir: dir, Env: []string{"PATH=/usr/bin:/bin"}, Script: "true", Output: &out})
 	if err != nil {
 		return err
 	}
-	p.begin(&out)
-	done := make(chan struct{})
-	var exit tools.Exit
-	go func() { exit, err = p.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		p.Kill()
-		<-done
+	timeout := time.AfterFunc(10*time.Second, p.Kill)
+	exit, err := p.Wait()
+	if !timeout.Stop() {
 		return errors.New("bubblewrap did not run `true` within 10 s")
 	}
 	if err != nil {
@@ -132,21 +126,11 @@ type process struct {
 	killed   atomic.Bool // Kill was called: the init is killed too
 }
 
-// Start runs c.Script in a new sandbox (see Config.args); with network
-// allowlist, behind an egress proxy of its own that closes when the
-// sandbox ends.
-func (r *Runner) Start(c tools.Command) (tools.Process, error) {
-	p, err := r.launch(c)
-	if err != nil {
-		return nil, err
-	}
-	p.begin(c.Output)
-	return p, nil
-}
-
-// launch starts a sandbox in c.Dir with environment c.Env that runs
-// c.Script, its stdin c.Stdin and its stderr c.Stderr (nil: with stdout).
-func (r *Runner) launch(c tools.Command) (_ *process, err error) {
+// Start runs c.Script in a new sandbox (see Config.args) in c.Dir with
+// environment c.Env, its stdin c.Stdin, its output passed on to c.Output
+// and its stderr c.Stderr (nil: with stdout); with network allowlist,
+// behind an egress proxy of its own that closes when the sandbox ends.
+func (r *Runner) Start(c tools.Command) (_ tools.Process, err error) {
 	// What the launch made so far, undone in reverse if it fails.
 	var undo []func()
 	defer func() {
@@ -279,20 +263,16 @@ func (r *Runner) launch(c tools.Command) (_ *process, err error) {
 		}
 		close(p.waited)
 	}()
-	return p, nil
-}
-
-// begin passes the sandbox's output on to w (through the watch of its
-// limits' signs); the pipe holds what comes before.
-func (p *process) begin(w io.Writer) {
-	var out io.Writer = w
-	if p.watch = newOutputWatch(w, p.cfg); p.watch != nil {
+	// The output goes on to c.Output through the watch of its limits' signs.
+	var out io.Writer = c.Output
+	if p.watch = newOutputWatch(c.Output, p.cfg); p.watch != nil {
 		out = p.watch
 	}
 	go func() {
 		defer close(p.readDone)
 		_, _ = io.Copy(out, p.out)
 	}()
+	return p, nil
 }
 
 // Wait waits for bwrap, which exits when the command's shell does, and

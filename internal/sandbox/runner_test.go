@@ -17,7 +17,7 @@ import (
 // whose bubblewrap went missing, or whose cgroup tree went away, keeps
 // answering every call with the error, and must not run out of
 // descriptors or fill the cgroup tree doing so.
-func TestLaunch_AFailedStartLeavesNothingBehind(t *testing.T) {
+func TestStart_AFailedStartLeavesNothingBehind(t *testing.T) {
 	limited := func(t *testing.T) *Runner {
 		c := egressConfig(t, []string{"example.com"}, nil, nil, io.Discard)
 		c.MaxProcesses, c.MemoryMB, c.CPUSeconds = 64, 512, 60
@@ -46,9 +46,9 @@ func TestLaunch_AFailedStartLeavesNothingBehind(t *testing.T) {
 			ws := t.TempDir()
 			fdsBefore, cgBefore := openFDs(t), cgroupsUnder(pidsRoot)
 			for range 20 {
-				_, err := r.launch(tools.Command{Dir: ws, Env: []string{"PATH=/usr/bin:/bin"}, Script: "true"})
+				_, err := r.Start(tools.Command{Dir: ws, Env: []string{"PATH=/usr/bin:/bin"}, Script: "true", Output: io.Discard})
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
-					t.Fatalf("launch: %v, want an error naming %q", err, tc.want)
+					t.Fatalf("start: %v, want an error naming %q", err, tc.want)
 				}
 			}
 			// A leak is two or more descriptors a launch (a pipe); fewer
@@ -92,15 +92,14 @@ func TestSandbox_KilledWhileStartingEndsAtOnce(t *testing.T) {
 	r := runner(t, Config{})
 	ws := t.TempDir()
 	for i := 0; i < 30; i++ {
-		p, err := r.launch(tools.Command{Dir: ws, Env: []string{"PATH=/usr/bin:/bin"}, Script: "sleep 60"})
+		p, err := r.Start(tools.Command{Dir: ws, Env: []string{"PATH=/usr/bin:/bin"}, Script: "sleep 60", Output: io.Discard})
 		if err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Duration(i%15) * time.Millisecond)
 		start := time.Now()
 		p.Kill()
-		<-p.waited
-		p.out.Close()
+		_, _ = p.Wait()
 		if d := time.Since(start); d > initGrace/2 {
 			t.Fatalf("kill %d, %d ms after the start: the sandbox took %v to end", i, i%15, d)
 		}

@@ -32,17 +32,14 @@ func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if r := decodeArgs(Edit, raw, &a); r != nil {
 		return *r
 	}
+	abs, shown, fail := opts.target(Edit, a.Path, true)
 	switch {
-	case a.Path == nil || cleanArg(*a.Path) == "":
-		return missing(Edit, "path")
+	case fail != nil:
+		return *fail
 	case a.OldText == nil:
 		return missing(Edit, "oldText")
 	case a.NewText == nil:
 		return missing(Edit, "newText")
-	}
-	abs, shown, fail := opts.target(Edit, *a.Path, true)
-	if fail != nil {
-		return *fail
 	}
 	fi, err := opts.fs().Stat(abs)
 	if err != nil {
@@ -136,11 +133,9 @@ func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	}
 	diff, firstLine := renderDiff(body, after)
 	content := fmt.Sprintf("Successfully replaced text in %s.", shown)
-	if fuzzy {
-		content += " (oldText matched after normalising whitespace, quotes and dashes.)"
-	}
 	details := map[string]any{"diff": diff, "firstChangedLine": firstLine}
 	if fuzzy {
+		content += " (oldText matched after normalising whitespace, quotes and dashes.)"
 		details["fuzzyMatch"] = true
 	}
 	return Result{Content: content + "\n\n" + diff, Details: details}

@@ -54,12 +54,7 @@ func runFind(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	var found []string
 	limitHit := false
 	ruled, err := walkTree(ctx, opts, root, func(abs string, d fs.DirEntry) error {
-		rel, _ := filepath.Rel(root, abs)
-		cand := filepath.ToSlash(rel)
-		if !g.hasSlash() {
-			cand = d.Name()
-		}
-		if !g.match(cand) {
+		if !g.matchFile(root, abs) {
 			return nil
 		}
 		if len(found) == limit {

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -46,10 +47,14 @@ func compileGlob(p string) *globPattern {
 	return &globPattern{pattern: q}
 }
 
-// hasSlash reports whether the pattern names a path rather than a file
-// name (then it is matched against the whole relative path).
-func (g *globPattern) hasSlash() bool {
-	return strings.Contains(g.pattern, "/")
+// matchFile reports whether the file at abs, found under root, matches:
+// its path relative to root when the pattern has a "/", else its name.
+func (g *globPattern) matchFile(root, abs string) bool {
+	rel, _ := filepath.Rel(root, abs)
+	if !strings.Contains(g.pattern, "/") {
+		rel = filepath.Base(abs)
+	}
+	return g.match(filepath.ToSlash(rel))
 }
 
 // match reports whether the slash-separated relative path rel matches.

@@ -116,15 +116,8 @@ func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 			if !d.Type().IsRegular() {
 				return nil // directories are walked; symlinks are not followed
 			}
-			if filter != nil {
-				rel, _ := filepath.Rel(root, abs)
-				cand := filepath.ToSlash(rel)
-				if !filter.hasSlash() {
-					cand = d.Name()
-				}
-				if filter.match(cand) == negate {
-					return nil
-				}
+			if filter != nil && filter.matchFile(root, abs) == negate {
+				return nil
 			}
 			// Files that cannot be searched (too large, swapped for a
 			// FIFO, unreadable) are skipped, like ripgrep does.

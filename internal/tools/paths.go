@@ -122,12 +122,15 @@ func (o *Options) ruled(tool, abs, shown string) (string, error) {
 	return real, nil
 }
 
-// target resolves the path argument of read, write or edit (given, not
-// empty): its location to operate on (for write and edit, replace, the
-// real location: resolveTarget), checked against the path rules, and
-// the path as shown; fail is the call's error result.
-func (o *Options) target(tool, given string, replace bool) (abs, shown string, fail *Result) {
-	shown = cleanArg(given)
+// target resolves the path argument of read, write or edit (missing or
+// empty: refused): its location to operate on (for write and edit,
+// replace, the real location: resolveTarget), checked against the path
+// rules, and the path as shown; fail is the call's error result.
+func (o *Options) target(tool string, arg *string, replace bool) (abs, shown string, fail *Result) {
+	given := deref(arg)
+	if shown = cleanArg(given); shown == "" {
+		return "", "", new(missing(tool, "path"))
+	}
 	resolve := o.resolvePath
 	if replace {
 		resolve = o.resolveTarget

@@ -36,10 +36,7 @@ func runRead(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if r := decodeArgs(Read, raw, &a); r != nil {
 		return *r
 	}
-	if a.Path == nil || cleanArg(*a.Path) == "" {
-		return missing(Read, "path")
-	}
-	abs, shown, fail := opts.target(Read, *a.Path, false)
+	abs, shown, fail := opts.target(Read, a.Path, false)
 	if fail != nil {
 		return *fail
 	}

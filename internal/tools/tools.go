@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 )
 
 // Names of the tools.
@@ -165,7 +166,7 @@ func decodeArgs(tool string, args json.RawMessage, v any) *Result {
 		b = "{}"
 	}
 	if b[0] != '{' {
-		r := errorf("invalid arguments for %s: expected a JSON object, got %s", tool, abbreviate(b, 80))
+		r := errorf("invalid arguments for %s: expected a JSON object, got %s", tool, line.Cut(b, 81))
 		return &r
 	}
 	var fields map[string]json.RawMessage
@@ -216,13 +217,6 @@ func typeName(t reflect.Type) string {
 	return "a " + t.Kind().String()
 }
 
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
-
 // opt is an optional number or boolean parameter. It accepts the JSON
 // value, the same quoted (models sometimes quote them) or null; a quoted
 // "" is unset for a number and false for a boolean.
@@ -252,7 +246,7 @@ func (o *opt[T]) UnmarshalJSON(b []byte) error {
 		}
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return fmt.Errorf("must be a number, got %s", abbreviate(string(b), 40))
+			return fmt.Errorf("must be a number, got %s", line.Cut(string(b), 41))
 		}
 		*v = f
 	case *bool:
@@ -261,7 +255,7 @@ func (o *opt[T]) UnmarshalJSON(b []byte) error {
 			*v = true
 		case "false", "":
 		default:
-			return fmt.Errorf("must be a boolean, got %s", abbreviate(string(b), 40))
+			return fmt.Errorf("must be a boolean, got %s", line.Cut(string(b), 41))
 		}
 	}
 	o.set = true

@@ -27,15 +27,12 @@ func runWrite(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if r := decodeArgs(Write, raw, &a); r != nil {
 		return *r
 	}
-	if a.Path == nil || cleanArg(*a.Path) == "" {
-		return missing(Write, "path")
+	abs, shown, fail := opts.target(Write, a.Path, true)
+	if fail != nil {
+		return *fail
 	}
 	if a.Content == nil {
 		return missing(Write, "content")
-	}
-	abs, shown, fail := opts.target(Write, *a.Path, true)
-	if fail != nil {
-		return *fail
 	}
 	if fi, err := opts.fs().Stat(abs); err == nil && fi.IsDir() {
 		return errorf("%s is a directory; cannot write a file there.", shown)
