@@ -351,7 +351,7 @@ func (a *Activities) runTool(ctx context.Context, stream *live.Accumulator, name
 	opts.Secrets = red.needles()
 	opts.OnUpdate = stream.SetOutput
 	if tools.IsMCP(name) && a.MCP != nil {
-		return red.result(a.MCP.Call(ctx, opts.Workspace, opts.Env, name, args))
+		return red.result(a.MCP.Call(ctx, opts.Workspace, opts.Env, name, args, opts.OnUpdate))
 	}
 	return red.result(tools.Run(ctx, name, args, opts))
 }

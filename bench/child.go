@@ -40,6 +40,9 @@ func runChildIfAsked() (bool, int) {
 	if starter, code := runStarterIfAsked(); starter {
 		return true, code
 	}
+	if os.Getenv(envMCPServer) != "" {
+		return true, serveMCP()
+	}
 	js := os.Getenv(envChildSettings)
 	if js == "" {
 		return false, 0

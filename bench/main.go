@@ -1,7 +1,7 @@
 // Command bench measures the durable agent on the embedded Temporal server
 // with the scripted model at zero latency:
 //
-//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,fanout,subagents,concurrency,fleet,caching]
+//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,fanout,subagents,concurrency,fleet,caching,mcp]
 //
 // from the repository's root (or `go run .` in bench/). The bench is a Go
 // module of its own that uses the product of this checkout (its go.mod's
@@ -48,7 +48,11 @@
 //     per window), all 200 completing in both (fleet.go);
 //   - caching: the input tokens billed over a 30-turn job with the
 //     Anthropic wire format, with and without prompt caching, by
-//     Anthropic's cache accounting (caching.go).
+//     Anthropic's cache accounting (caching.go);
+//   - mcp: an MCP tool call of a stdio server already running, through
+//     the worker's MCP client against the official SDK's direct call,
+//     and per call in a prompt against the same prompt's read calls
+//     (mcp.go).
 //
 // It prints a Markdown table (or JSON with --json) on stdout and progress on
 // stderr; the latest full run is kept in bench/RESULTS.md. Workers run in
@@ -69,7 +73,7 @@ import (
 )
 
 // Benchmarks, in the order they run.
-var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "fanout", "subagents", "concurrency", "fleet", "caching"}
+var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "fanout", "subagents", "concurrency", "fleet", "caching", "mcp"}
 
 // Config sizes a run.
 type Config struct {
@@ -151,6 +155,12 @@ type Config struct {
 	// server's state, the machine's load) from the coordination's cost.
 	FleetOffFirst bool
 
+	// MCPRuns calls of the mcp benchmark are made each way; MCPRounds
+	// pairs of prompts of MCPCalls calls each are timed.
+	MCPRuns   int
+	MCPRounds int
+	MCPCalls  int
+
 	// Dir is where the run's temporary directory (the server's SQLite
 	// file, the worker's sessions) is made ("": the system's temp dir).
 	Dir string
@@ -178,6 +188,7 @@ func FullConfig() Config {
 		SubAgentsN:   50,
 		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 2,
 		FleetJobs: 200, FleetLimit: 30 * time.Second,
+		MCPRuns: 500, MCPRounds: 3, MCPCalls: 50,
 	}
 }
 
@@ -201,6 +212,7 @@ func QuickConfig() Config {
 		SubAgentsN:   4,
 		ConcurrencyN: []int{10}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 1,
 		FleetJobs: 20, FleetLimit: 10 * time.Second,
+		MCPRuns: 20, MCPRounds: 1, MCPCalls: 5,
 	}
 }
 
@@ -325,6 +337,7 @@ func Run(ctx context.Context, cfg Config, args []string) (*Report, error) {
 		{"concurrency", func() (err error) { rep.Concurrency, err = h.concurrency(ctx); return }},
 		{"fleet", func() (err error) { rep.Fleet, err = h.fleet(ctx); return }},
 		{"caching", func() (err error) { rep.Caching, err = h.cachingBench(ctx); return }},
+		{"mcp", func() (err error) { rep.MCP, err = h.mcpBench(ctx); return }},
 	}
 	for _, st := range steps {
 		if !cfg.runs(st.name) {

@@ -108,6 +108,7 @@ type Report struct {
 	Concurrency []ConcResult     `json:"concurrency,omitempty"`
 	// Fleet is the coordinated-backoff benchmark (fleet.go).
 	Fleet *FleetResult `json:"fleet,omitempty"`
+	MCP   *MCPResult   `json:"mcp,omitempty"`
 	// StartRetries counts workflow starts retried after a timeout (an
 	// overloaded server).
 	StartRetries int64             `json:"startRetries"`
@@ -178,6 +179,9 @@ func (r *Report) rows() []Row {
 	}
 	if f := r.Fleet; f != nil {
 		out = append(out, f.row())
+	}
+	if m := r.MCP; m != nil {
+		out = append(out, m.rows()...)
 	}
 	return out
 }

@@ -63,6 +63,7 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (_ wo
 	if err != nil {
 		return nil, err
 	}
+	given := o.Runner
 	if o.Runner == nil {
 		r, note, err := ToolRunner(s, o.Dev)
 		if err != nil {
@@ -74,9 +75,7 @@ func NewWorker(c sdkclient.Client, s settings.Settings, ext ...Extensions) (_ wo
 		o.Runner = r
 	}
 	acts.ToolPolicy.Runner = o.Runner
-	// Stdio MCP servers run through the tools' runner: in the sandbox.
-	servers, _ := settings.ParseMCPServers(s.MCP.Servers) // Load checked them
-	acts.MCP = mcp.New(servers, o.Runner)
+	acts.MCP = MCPManager(s, given, o.Dev)
 	acts.ModelQueues = s.Model.ModelQueues()
 	if o.Activities != nil {
 		o.Activities(acts)
@@ -409,4 +408,27 @@ func ServeCodec(s settings.Settings, addr string, byDefault bool, origins []stri
 		return nil, nil
 	}
 	return srv, err
+}
+
+// MCPManager is the MCP client of s (package mcp): its mcp.servers, each
+// stdio one in a sandbox of s with the server's own network (all in
+// runner when it is set, a test's), mcp.allowed read from the settings
+// file again at each use so that `starter mcp allow` needs no restart.
+func MCPManager(s settings.Settings, runner tools.Runner, dev bool) *mcp.Manager {
+	servers, _ := settings.ParseMCPServers(s.MCP.Servers) // Load checked them
+	m := mcp.New(servers, runner)
+	if runner == nil {
+		m.Network = func(network string) (tools.Runner, error) {
+			n := s
+			n.Tools.Sandbox.Network = network
+			r, _, err := ToolRunner(n, dev)
+			return r, err
+		}
+	}
+	m.Idle = time.Duration(s.MCP.IdleMs) * time.Millisecond
+	m.Allowed = func() []string {
+		now, _ := settings.Load(settings.LoadOptions{File: s.File()}) // the start's alone when it fails
+		return append(now.MCP.Allowed, s.MCP.Allowed...)
+	}
+	return m
 }

@@ -77,7 +77,7 @@ func commands() []Command {
 			runEvents},
 		{"follow-up", "queue MESSAGE for the running prompt: delivered when it would otherwise end (signal follow_up)",
 			runFollowUp},
-		{"mcp", "list the MCP servers of mcp.servers: the settings layer that defined them, whether each starts here (in the sandbox, in the current directory) and its tools; 'serve' serves the durable jobs as MCP tools (stdio, or streamable HTTP with --listen)",
+		{"mcp", "list: the MCP servers of mcp.servers and of .mcp.json, the layer that defined each, whether each starts here (in the sandbox, in the current directory) and its tools; tools NAME: a server's tools; allow NAME: let a .mcp.json server start; serve: serve the durable jobs as MCP tools (stdio, or streamable HTTP with --listen)",
 			runMCP},
 		{"prompt", "run a prompt in a session and print its events live until it ends",
 			runPrompt},

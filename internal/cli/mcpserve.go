@@ -9,14 +9,12 @@ import (
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
-const mcpServeUsage = "starter mcp serve [--listen 127.0.0.1:PORT] [settings flags]"
-
 // runMCPServe is `starter mcp serve` (package mcpserve): on stdin/stdout
 // until stdin closes, or streamable HTTP with --listen, until SIGINT.
 func runMCPServe(ctx context.Context, env Env, args []string) int {
 	c := bareFlags("mcp serve", env)
 	listen := c.fs.String("listen", "", "serve streamable HTTP at this loopback host:port instead of stdio")
-	if !c.parseNoArgs(env, args, mcpServeUsage) {
+	if !c.parseNoArgs(env, args, "starter mcp serve [--listen 127.0.0.1:PORT] [settings flags]") {
 		return ExitUsage
 	}
 	k, s, closeFn, ok := c.controller(ctx, env)

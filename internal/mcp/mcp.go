@@ -1,20 +1,13 @@
 // Package mcp is the worker's client of the MCP servers of mcp.servers
-// (issue 41), on the official Go SDK: it lists their tools for the model
-// as mcp__<server>__<tool> and runs the model's calls of them.
-//
-// A stdio server runs through the worker's tools.Runner, so in the same
-// bubblewrap sandbox as bash, in the session's workspace, with bash's
-// environment (the worker's secrets withheld) plus the server's own env;
-// an HTTP server is reached over streamable HTTP. One connection per
-// server and workspace is shared by the worker's calls, and made again
-// when its server died. Every fault (a server that does not start, never
-// answers initialize, dies or hangs mid-call, answers 10 MB) ends the call
-// with a one-line error result or a bounded one; a call is made again
-// only after a transport failure, and only for a tool that says it is
-// read-only or idempotent.
+// and of a workspace's .mcp.json once the user allowed them, on the
+// official Go SDK (docs/tools.md "MCP servers' tools"). Contract: every
+// fault of a server ends the call with a one-line or bounded error
+// result, and a call is made again only after a transport failure, and
+// only for a tool that says it is read-only or idempotent.
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,8 +18,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,18 +33,23 @@ import (
 // Manager holds the worker's connections to its MCP servers.
 type Manager struct {
 	servers []settings.MCPServer
-	runner  tools.Runner
-	mu      sync.Mutex
-	conns   map[[2]string]*conn // by server and workspace
+	// Allowed returns mcp.allowed, read again at each use so that
+	// `starter mcp allow` needs no restart (nil: none allowed).
+	Allowed func() []string
+	// Network returns the runner of a stdio server with its network (off,
+	// host, allowlist); New's: its runner, whatever the network.
+	Network func(network string) (tools.Runner, error)
+	// Idle closes a connection unused this long (0: 10 minutes).
+	Idle  time.Duration
+	mu    sync.Mutex
+	conns map[string]*conn // by server's Fingerprint in its workspace
+	token atomic.Int64     // the last call's progress token
 }
 
-// New is the manager of servers, whose stdio servers runner starts (nil:
-// tools.Local).
+// New is the manager of servers, whose stdio servers runner starts.
 func New(servers []settings.MCPServer, runner tools.Runner) *Manager {
-	if runner == nil {
-		runner = tools.Local
-	}
-	return &Manager{servers: servers, runner: runner, conns: map[[2]string]*conn{}}
+	return &Manager{servers: servers, conns: map[string]*conn{},
+		Network: func(string) (tools.Runner, error) { return runner, nil }}
 }
 
 // conn is one server's connection in one workspace; mu serialises its
@@ -61,40 +59,72 @@ type conn struct {
 	mu     sync.Mutex
 	sess   *sdk.ClientSession
 	tools  []*sdk.Tool
+	stale  atomic.Bool   // the server said its tools changed
 	proc   tools.Process // a stdio server's sandbox
 	closed chan struct{} // closed when the session ends
-	stderr tailWriter
-	// failed is the last failed start and when: a model call lists no
-	// tools of a server that failed within failedFor (its calls say why).
+	stderr *tailWriter   // of the server started last
+	// busy counts the uses under way; the last one arms idle, which ends
+	// the connection unless a use began since.
+	busy     int
+	idle     *time.Timer
+	progress sync.Map // a call's progress token: its func(string)
+	// failed is the last failed start and when: within failedFor the
+	// server is not started again (a model call lists none of its tools,
+	// a call of one says why).
 	failed   error
 	failedAt time.Time
 }
 
-// failedFor is how long a model call leaves out a server that failed to
-// start, rather than wait for it again on every call.
+// failedFor is how long a server that failed to start is left alone,
+// rather than waited for again on every model call.
 const failedFor = time.Minute
+
+// Servers are the servers of workspace: the worker's mcp.servers, then
+// those of the workspace's .mcp.json that mcp.servers does not name;
+// err is a .mcp.json that cannot be read.
+func (m *Manager) Servers(workspace string) ([]settings.MCPServer, error) {
+	out := slices.Clone(m.servers)
+	project, err := settings.ReadProjectMCP(workspace)
+	for _, srv := range project {
+		if !slices.ContainsFunc(m.servers, func(w settings.MCPServer) bool { return w.Name == srv.Name }) {
+			out = append(out, srv)
+		}
+	}
+	return out, err
+}
+
+// Refusal says why srv does not start in workspace: a project's server
+// the user did not allow (this definition, in this workspace); "" when
+// it may start.
+func (m *Manager) Refusal(srv settings.MCPServer, workspace string) string {
+	if srv.Project == "" || m.Allowed != nil && slices.Contains(m.Allowed(), srv.Fingerprint(workspace)) {
+		return ""
+	}
+	return fmt.Sprintf("MCP server %s of %s is not allowed: run `starter mcp allow %s` in %s", srv.Name, srv.Project, srv.Name, workspace)
+}
 
 // Specs returns the specs of the MCP tools tools.enabled (enabled)
 // enables, and their names, starting the servers it names in workspace;
-// a server that fails is left out, its problem in problems.
+// a server that fails or is not allowed is left out, its problem in
+// problems.
 func (m *Manager) Specs(ctx context.Context, workspace string, env, enabled []string) (specs []agent.ToolSpec, names, problems []string) {
-	for _, srv := range m.servers {
+	servers, err := m.Servers(workspace)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	for _, srv := range servers {
 		pre := tools.MCPPrefix + srv.Name + "__"
 		if !slices.ContainsFunc(enabled, func(it string) bool { return strings.HasPrefix(it, pre) }) {
 			continue
 		}
-		c := m.conn(srv, workspace)
-		c.mu.Lock()
-		failed := c.failed
-		if c.sess != nil || time.Since(c.failedAt) >= failedFor {
-			failed = nil
-		}
-		c.mu.Unlock()
-		if failed != nil {
-			problems = append(problems, failed.Error())
+		if why := m.Refusal(srv, workspace); why != "" {
+			problems = append(problems, why)
 			continue
 		}
-		_, list, err := c.session(ctx, m.runner, workspace, env)
+		c := m.conn(srv, workspace)
+		c.use(1, m.Idle)
+		_, list, err := c.session(ctx, m.Network, workspace, env)
+		c.use(-1, m.Idle)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
@@ -109,10 +139,7 @@ func (m *Manager) Specs(ctx context.Context, workspace string, env, enabled []st
 				problems = append(problems, fmt.Sprintf("MCP tool %q left out: a model's tool name is at most 64 letters, digits, _ and -", name))
 				continue
 			}
-			schema, err := json.Marshal(t.InputSchema)
-			if err != nil {
-				continue
-			}
+			schema, _ := json.Marshal(t.InputSchema) // decoded from JSON: it marshals
 			specs = append(specs, agent.ToolSpec{Name: name, Description: line.Cut(t.Description, 4096), Parameters: schema})
 			names = append(names, name)
 		}
@@ -121,16 +148,36 @@ func (m *Manager) Specs(ctx context.Context, workspace string, env, enabled []st
 }
 
 // Call runs the model's call of the MCP tool name (mcp__<server>__<tool>)
-// with args in workspace. Every failure is an error result.
-func (m *Manager) Call(ctx context.Context, workspace string, env []string, name string, args json.RawMessage) tools.Result {
+// with args in workspace; onUpdate (nil: none) gets the server's progress
+// notifications so far. Every failure is an error result.
+func (m *Manager) Call(ctx context.Context, workspace string, env []string, name string, args json.RawMessage, onUpdate func(string)) tools.Result {
 	srvName, tool, _ := strings.Cut(strings.TrimPrefix(name, tools.MCPPrefix), "__")
-	i := slices.IndexFunc(m.servers, func(s settings.MCPServer) bool { return s.Name == srvName })
-	if i < 0 {
-		return errorf("MCP server %q is not one of this worker's mcp.servers", srvName)
+	servers, err := m.Servers(workspace)
+	i := slices.IndexFunc(servers, func(s settings.MCPServer) bool { return s.Name == srvName })
+	switch {
+	case i < 0 && err != nil:
+		return errorf("%v", err) // the workspace's .mcp.json, which may have defined it
+	case i < 0:
+		return errorf("MCP server %q is not one of this worker's mcp.servers nor of the workspace's %s", srvName, settings.ProjectMCPFile)
+	case m.Refusal(servers[i], workspace) != "":
+		return errorf("%s", m.Refusal(servers[i], workspace))
 	}
-	c := m.conn(m.servers[i], workspace)
+	c := m.conn(servers[i], workspace)
+	c.use(1, m.Idle)
+	defer c.use(-1, m.Idle)
+	token := fmt.Sprint(m.token.Add(1))
+	if onUpdate != nil {
+		// The SDK hands notifications over one at a time; one it handles
+		// as the call returns may still reach onUpdate, and is harmless.
+		var progress []string // the last 20
+		c.progress.Store(token, func(p string) {
+			progress = append(progress[max(0, len(progress)-19):], p)
+			onUpdate(strings.Join(progress, "\n"))
+		})
+		defer c.progress.Delete(token)
+	}
 	for attempt := 1; ; attempt++ {
-		sess, list, err := c.session(ctx, m.runner, workspace, env)
+		sess, list, err := c.session(ctx, m.Network, workspace, env)
 		if err != nil {
 			return errorf("%v", err)
 		}
@@ -141,7 +188,9 @@ func (m *Manager) Call(ctx context.Context, workspace string, env []string, name
 		t := list[i]
 		timeout := time.Duration(c.srv.TimeoutMs) * time.Millisecond
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		res, err := sess.CallTool(cctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		params := &sdk.CallToolParams{Name: tool, Arguments: args}
+		params.SetProgressToken(token)
+		res, err := sess.CallTool(cctx, params)
 		timedOut := cctx.Err() != nil
 		cancel()
 		var rpcErr *jsonrpc.Error
@@ -157,6 +206,7 @@ func (m *Manager) Call(ctx context.Context, workspace string, env []string, name
 		// server. The connection is made again on the next call.
 		c.mu.Lock()
 		c.reset(sess)
+		note := c.stderr.note()
 		c.mu.Unlock()
 		if timedOut {
 			return errorf("MCP server %s did not answer the call of %s within %s (timeoutMs): the call may or may not have completed. Check its effects before calling it again.",
@@ -165,7 +215,7 @@ func (m *Manager) Call(ctx context.Context, workspace string, env []string, name
 		safe := t.Annotations != nil && (t.Annotations.ReadOnlyHint || t.Annotations.IdempotentHint)
 		if !safe || attempt == 2 {
 			return errorf("MCP server %s lost its connection during the call of %s (%s%s): the call may or may not have completed. Check its effects before calling it again.",
-				srvName, tool, line.Cut(err.Error(), 200), c.stderr.note())
+				srvName, tool, line.Cut(err.Error(), 200), note)
 		}
 	}
 }
@@ -184,7 +234,7 @@ func (m *Manager) Close() {
 func (m *Manager) conn(srv settings.MCPServer, workspace string) *conn {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	k := [2]string{srv.Name, workspace}
+	k := srv.Fingerprint(workspace)
 	if m.conns[k] == nil {
 		m.conns[k] = &conn{srv: srv}
 	}
@@ -194,22 +244,33 @@ func (m *Manager) conn(srv settings.MCPServer, workspace string) *conn {
 // session returns the connection's session and its server's tools,
 // starting the server (and listing them) when it has none or its last
 // one ended.
-func (c *conn) session(ctx context.Context, runner tools.Runner, workspace string, env []string) (*sdk.ClientSession, []*sdk.Tool, error) {
+func (c *conn) session(ctx context.Context, runner func(string) (tools.Runner, error), workspace string, env []string) (*sdk.ClientSession, []*sdk.Tool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.sess == nil && c.failed != nil && time.Since(c.failedAt) < failedFor {
+		return nil, nil, c.failed
+	}
 	if c.sess != nil {
 		select {
 		case <-c.closed:
 			c.reset(c.sess)
 		default:
-			return c.sess, c.tools, nil
+			if !c.stale.Load() {
+				return c.sess, c.tools, nil
+			}
 		}
 	}
 	timeout := time.Duration(c.srv.TimeoutMs) * time.Millisecond
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := c.start(cctx, runner, workspace, env)
+	var err error
+	if c.sess == nil {
+		err = c.start(cctx, runner, workspace, env)
+	}
 	if err == nil {
+		// Listed at start, and again after the server said its list
+		// changed (listChanged): the next model call sees the new list.
+		c.stale.Store(false)
 		c.tools = nil
 		for t, lerr := range c.sess.Tools(cctx, nil) {
 			if err = lerr; err != nil {
@@ -223,26 +284,36 @@ func (c *conn) session(ctx context.Context, runner tools.Runner, workspace strin
 		if cctx.Err() != nil && ctx.Err() == nil {
 			err = fmt.Errorf("no answer within %s (timeoutMs)", timeout)
 		}
-		c.failed = fmt.Errorf("MCP server %s did not start: %s%s", c.srv.Name, line.Cut(err.Error(), 300), c.stderr.note())
-		c.failedAt = time.Now()
-		return nil, nil, c.failed
+		err = fmt.Errorf("MCP server %s did not start: %s%s", c.srv.Name, line.Cut(err.Error(), 300), c.stderr.note())
+		if ctx.Err() == nil { // not the caller's abort
+			c.failed, c.failedAt = err, time.Now()
+		}
+		return nil, nil, err
 	}
+	c.failed = nil
 	return c.sess, c.tools, nil
 }
 
 // start connects to the server: a streamable HTTP endpoint, or a stdio
-// server started by runner in workspace, speaking on its stdin and stdout.
-func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string, env []string) error {
+// server started in workspace by the runner of its network, speaking on
+// its stdin and stdout.
+func (c *conn) start(ctx context.Context, runner func(string) (tools.Runner, error), workspace string, env []string) error {
 	var t sdk.Transport
-	c.stderr.reset()
+	c.stderr = &tailWriter{}
+	expand := os.ExpandEnv
+	if c.srv.Project != "" {
+		// A project's values are taken as written: a repository must not
+		// pull the worker's variables (its secrets) into a server.
+		expand = func(v string) string { return v }
+	}
 	if c.srv.URL != "" {
-		h := http.Header{}
-		for k, v := range c.srv.Headers {
-			h.Set(k, os.ExpandEnv(v))
-		}
 		t = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, MaxRetries: -1,
-			HTTPClient: &http.Client{Transport: headers{h, http.DefaultTransport}}}
+			HTTPClient: &http.Client{Transport: headers{c.srv.Headers, expand}}}
 	} else {
+		r, err := runner(cmp.Or(c.srv.Network, settings.SandboxNetworkOff))
+		if err != nil {
+			return err
+		}
 		inR, inW, err := os.Pipe()
 		if err != nil {
 			return err
@@ -250,7 +321,7 @@ func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string,
 		outR, outW := io.Pipe()
 		env = slices.Clone(env)
 		for k, v := range c.srv.Env {
-			env = append(env, k+"="+os.ExpandEnv(v))
+			env = append(env, k+"="+expand(v))
 		}
 		script := "exec " + quote(c.srv.Command)
 		for _, a := range c.srv.Args {
@@ -259,7 +330,7 @@ func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string,
 		if c.srv.Cwd != "" {
 			script = "cd " + quote(c.srv.Cwd) + " && " + script
 		}
-		p, err := runner.Start(tools.Command{Script: script, Dir: workspace, Env: env, Stdin: inR, Output: outW, Stderr: &c.stderr})
+		p, err := r.Start(tools.Command{Script: script, Dir: workspace, Env: env, Stdin: inR, Output: outW, Stderr: c.stderr})
 		inR.Close()
 		if err != nil {
 			inW.Close()
@@ -272,8 +343,16 @@ func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string,
 		}()
 		t = &sdk.IOTransport{Reader: outR, Writer: inW}
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "durable-agent", Version: agent.Version},
-		&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
+	client := sdk.NewClient(&sdk.Implementation{Name: "durable-agent", Version: agent.Version}, &sdk.ClientOptions{
+		Capabilities:           &sdk.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.stale.Store(true) },
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+			if f, ok := c.progress.Load(fmt.Sprint(r.Params.ProgressToken)); ok {
+				p := r.Params
+				f.(func(string))(strings.TrimSpace(fmt.Sprintf("progress %g/%g %s", p.Progress, p.Total, line.Cut(p.Message, 200))))
+			}
+		},
+	})
 	sess, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		return err
@@ -281,6 +360,26 @@ func (c *conn) start(ctx context.Context, runner tools.Runner, workspace string,
 	c.sess, c.closed = sess, make(chan struct{})
 	go func(closed chan struct{}) { _ = sess.Wait(); close(closed) }(c.closed)
 	return nil
+}
+
+// use marks a use of the connection begun (n=1) or ended (n=-1); the
+// last end arms the idle timer (0: 10 minutes).
+func (c *conn) use(n int, idle time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.busy += n
+	if c.idle != nil {
+		c.idle.Stop()
+	}
+	if c.busy == 0 {
+		c.idle = time.AfterFunc(cmp.Or(idle, 10*time.Minute), func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.busy == 0 {
+				c.reset(c.sess)
+			}
+		})
+	}
 }
 
 // reset ends sess if it is the connection's (c.mu held), and its server.
@@ -329,12 +428,9 @@ func result(res *sdk.CallToolResult) tools.Result {
 		}
 	}
 	text := b.String()
-	if len(text) > tools.MaxBytes {
-		n := tools.MaxBytes
-		for n > 0 && !utf8.RuneStart(text[n]) {
-			n--
-		}
-		text = fmt.Sprintf("%s\n\n[MCP result cut at %d of its %d bytes]", text[:n], n, len(text))
+	if len(text) > tools.MaxBytes { // at a whole character (the SDK's text is valid UTF-8)
+		cut := strings.ToValidUTF8(text[:tools.MaxBytes], "")
+		text = fmt.Sprintf("%s\n\n[MCP result cut at %d of its %d bytes]", cut, len(cut), len(text))
 	}
 	return tools.Result{Content: text, IsError: res.IsError}
 }
@@ -346,18 +442,18 @@ func errorf(format string, a ...any) tools.Result {
 // quote is s as one word of a POSIX shell.
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// headers adds an HTTP server's headers to each request.
+// headers adds an HTTP server's headers, expanded, to each request.
 type headers struct {
-	h    http.Header
-	next http.RoundTripper
+	h      map[string]string
+	expand func(string) string
 }
 
 func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	for k, v := range t.h {
-		r.Header[k] = v
+		r.Header.Set(k, t.expand(v))
 	}
-	return t.next.RoundTrip(r)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // tailWriter keeps the last 2 KB of a server's stderr, for the error that
@@ -375,12 +471,6 @@ func (w *tailWriter) Write(p []byte) (int, error) {
 		w.b = w.b[len(w.b)-2048:]
 	}
 	return len(p), nil
-}
-
-func (w *tailWriter) reset() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.b = nil
 }
 
 // note is "; its stderr: <last line>" or "".

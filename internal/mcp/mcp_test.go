@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,29 @@ func testServer() *sdk.Server {
 	})
 	add("fails", nil, func(in) (string, error) { return "", fmt.Errorf("no such issue") })
 	add("bad.name", nil, func(in) (string, error) { return "", nil }) // MCP allows ".", the providers do not
+	add("garbage", nil, func(in) (string, error) { fmt.Println("{not json"); time.Sleep(time.Hour); return "", nil })
+	// grow adds a tool: the server tells its clients their list changed.
+	add("grow", nil, func(in) (string, error) {
+		sdk.AddTool(s, &sdk.Tool{Name: "grown"}, func(context.Context, *sdk.CallToolRequest, in) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{}, nil, nil
+		})
+		return "grown", nil
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "progress"}, func(ctx context.Context, req *sdk.CallToolRequest, _ in) (*sdk.CallToolResult, any, error) {
+		for i := range 2 {
+			_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1), Total: 2, Message: "step"})
+		}
+		// The client handles notifications apart from results: a late one
+		// may come after the result, when the call's live output ended.
+		time.Sleep(300 * time.Millisecond)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil, nil
+	})
+	// waitAbort waits for the client's cancellation, then marks it in a file.
+	sdk.AddTool(s, &sdk.Tool{Name: "waitAbort"}, func(ctx context.Context, _ *sdk.CallToolRequest, a in) (*sdk.CallToolResult, any, error) {
+		<-ctx.Done()
+		_ = os.WriteFile(a.Text, []byte("cancelled"), 0o600)
+		return nil, nil, ctx.Err()
+	})
 	return s
 }
 
@@ -87,14 +111,14 @@ func manager(t *testing.T, mode string, timeoutMs int64) *Manager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New([]settings.MCPServer{{Name: "t", Command: exe, Env: map[string]string{serverEnv: mode, "MCP_TEST_VAR": "$MCP_TEST_FROM_WORKER"}, TimeoutMs: timeoutMs}}, nil)
+	m := New([]settings.MCPServer{{Name: "t", Command: exe, Env: map[string]string{serverEnv: mode, "MCP_TEST_VAR": "$MCP_TEST_FROM_WORKER"}, TimeoutMs: timeoutMs}}, tools.Local)
 	t.Cleanup(m.Close)
 	return m
 }
 
 func call(m *Manager, ws, tool, text string) tools.Result {
 	args, _ := json.Marshal(map[string]string{"text": text})
-	return m.Call(context.Background(), ws, []string{"PATH=/usr/bin:/bin"}, "mcp__t__"+tool, args)
+	return m.Call(context.Background(), ws, []string{"PATH=/usr/bin:/bin"}, "mcp__t__"+tool, args, nil)
 }
 
 // Issue 41: every fault of a server ends the call with a one-line error
@@ -126,7 +150,7 @@ func TestCall_FaultsAreOneLineResults(t *testing.T) {
 		t.Fatalf("10 MB result kept %d bytes", len(big.Content))
 	}
 	check("tool error", call(m, ws, "fails", ""), true, "no such issue")
-	check("bad arguments", m.Call(context.Background(), ws, nil, "mcp__t__echo", json.RawMessage(`{"text":5}`)), true, `validating "arguments"`)
+	check("bad arguments", m.Call(context.Background(), ws, nil, "mcp__t__echo", json.RawMessage(`{"text":5}`), nil), true, `validating "arguments"`)
 	check("unknown tool", call(m, ws, "nope", ""), true, `MCP server t has no tool "nope"`)
 	check("crash mid-call", call(m, ws, "crash", ""), true, "MCP server t lost its connection during the call of crash", "may or may not have completed")
 	check("after the crash", call(m, ws, "echo", "again"), false, "echo: again")
@@ -145,7 +169,8 @@ func TestCall_FaultsAreOneLineResults(t *testing.T) {
 	if d := time.Since(began); d > 8*time.Second {
 		t.Fatalf("the silent server took %s", d)
 	}
-	check("not a server", New(nil, nil).Call(context.Background(), ws, nil, "mcp__gh__x", nil), true, `MCP server "gh" is not one of this worker's mcp.servers`)
+	check("not a server", New(nil, tools.Local).Call(context.Background(), ws, nil, "mcp__gh__x", nil, nil), true, `MCP server "gh" is not one of this worker's mcp.servers nor of the workspace's .mcp.json`)
+	check("malformed JSON on stdout", call(manager(t, "tools", 3000), ws, "garbage", ""), true, "MCP server t", "may or may not have completed")
 }
 
 // A streamable HTTP server gets the headers of its settings, $VARIABLEs
@@ -163,11 +188,146 @@ func TestCall_HTTPServerWithHeaders(t *testing.T) {
 	t.Setenv("MCP_TEST_TOKEN", "tok-123")
 	args := json.RawMessage(`{"text":"over http"}`)
 	for name, hdr := range map[string]string{"with the token": "Bearer $MCP_TEST_TOKEN", "without": "Bearer $MCP_TEST_NONE"} {
-		m := New([]settings.MCPServer{{Name: "h", URL: srv.URL, Headers: map[string]string{"Authorization": hdr}, TimeoutMs: 5000}}, nil)
-		r := m.Call(context.Background(), "", nil, "mcp__h__echo", args)
+		m := New([]settings.MCPServer{{Name: "h", URL: srv.URL, Headers: map[string]string{"Authorization": hdr}, TimeoutMs: 5000}}, tools.Local)
+		r := m.Call(context.Background(), "", nil, "mcp__h__echo", args, nil)
 		m.Close()
 		if ok := !r.IsError && strings.HasPrefix(r.Content, "echo: over http"); ok != (name == "with the token") || (r.IsError && !strings.Contains(r.Content, "MCP server h did not start:")) {
 			t.Errorf("%s: %+v", name, r)
 		}
+	}
+}
+
+// Issue 41: a server of the workspace's .mcp.json (Claude Code's format)
+// starts only once the user allowed its definition in that workspace; a
+// changed definition needs allowing again; its values are taken as
+// written, never expanded from the worker's variables; a link, a large or a malformed file is one
+// line naming the file.
+func TestProjectServers_StartOnlyOnceAllowed(t *testing.T) {
+	t.Setenv("MCP_TEST_FROM_WORKER", "worker-secret")
+	exe, _ := os.Executable()
+	ws := t.TempDir()
+	project := func(def string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(ws, ".mcp.json"), []byte(`{"mcpServers": {"p": `+def+`}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	def := fmt.Sprintf(`{"type": "stdio", "command": %q, "env": {%q: "tools", "MCP_TEST_VAR": "$MCP_TEST_FROM_WORKER"}}`, exe, serverEnv)
+	project(def)
+	var allowed []string
+	m := New(nil, tools.Local)
+	m.Allowed = func() []string { return allowed }
+	t.Cleanup(m.Close)
+	echo := func() tools.Result {
+		return m.Call(context.Background(), ws, []string{"PATH=/usr/bin:/bin"}, "mcp__p__echo", json.RawMessage(`{"text":"hi"}`), nil)
+	}
+	refused := "MCP server p of " + ws + "/.mcp.json is not allowed: run `starter mcp allow p` in " + ws
+	if r := echo(); !r.IsError || r.Content != refused {
+		t.Fatalf("unallowed call: %+v", r)
+	}
+	if specs, _, problems := m.Specs(context.Background(), ws, nil, []string{"mcp__p__*"}); len(specs) != 0 || strings.Join(problems, ";") != refused {
+		t.Fatalf("unallowed listing: %v, %v", specs, problems)
+	}
+	servers, err := m.Servers(ws)
+	if err != nil || len(servers) != 1 {
+		t.Fatal(servers, err)
+	}
+	allowed = []string{servers[0].Fingerprint(ws)}
+	if r := echo(); r.IsError || r.Content != "echo: hi $MCP_TEST_FROM_WORKER" {
+		t.Fatalf("allowed call (its value as written, not the worker's variable): %+v", r)
+	}
+	project(strings.Replace(def, `"env"`, `"args": ["x"], "env"`, 1))
+	if r := echo(); r.Content != refused {
+		t.Fatalf("a changed definition ran without allowing: %+v", r)
+	}
+	for name, tc := range map[string]struct{ content, want string }{
+		"malformed": {`{"mcpServers": [`, "/.mcp.json: not JSON of the form"},
+		"sse":       {`{"mcpServers": {"s": {"type": "sse", "url": "http://a/"}}}`, `/.mcp.json: server "s": type "sse" is not stdio or http`},
+		"bad field": {`{"mcpServers": {"s": {"command": "x", "bogus": 1}}}`, `/.mcp.json: server "s": unknown field "bogus"`},
+		"large":     {`{"mcpServers": {}, "x": "` + strings.Repeat("a", 70<<10) + `"}`, "/.mcp.json: larger than 64 KB"},
+		"link":      {"", "/.mcp.json: a symbolic link, not followed"},
+	} {
+		os.Remove(filepath.Join(ws, ".mcp.json"))
+		if name == "link" {
+			_ = os.WriteFile(filepath.Join(ws, "real.json"), []byte(`{"mcpServers": {}}`), 0o600)
+			_ = os.Symlink("real.json", filepath.Join(ws, ".mcp.json"))
+		} else {
+			_ = os.WriteFile(filepath.Join(ws, ".mcp.json"), []byte(tc.content), 0o600)
+		}
+		if r := echo(); !r.IsError || !strings.Contains(r.Content, ws+tc.want) || strings.Contains(r.Content, "\n") {
+			t.Errorf("%s: %+v, want one line with %q", name, r, tc.want)
+		}
+	}
+}
+
+// Issue 41: a tool list that changes mid-session (listChanged) is the
+// next listing's; progress notifications reach the call's live output;
+// an abort sends MCP's cancellation to the server.
+func TestCall_ListChangedProgressAndCancellation(t *testing.T) {
+	ws := t.TempDir()
+	m := manager(t, "tools", 10000)
+	if _, names, _ := m.Specs(context.Background(), ws, nil, []string{"mcp__t__gr*"}); strings.Join(names, ",") != "mcp__t__grow" {
+		t.Fatalf("before: %v", names)
+	}
+	call(m, ws, "grow", "")
+	var names []string
+	for deadline := time.Now().Add(5 * time.Second); !slices.Contains(names, "mcp__t__grown") && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		_, names, _ = m.Specs(context.Background(), ws, nil, []string{"mcp__t__gr*"})
+	}
+	if strings.Join(names, ",") != "mcp__t__grow,mcp__t__grown" {
+		t.Fatalf("after the server's list changed: %v", names)
+	}
+
+	var live []string
+	r := m.Call(context.Background(), ws, nil, "mcp__t__progress", json.RawMessage(`{"text":""}`), func(s string) { live = append(live, s) })
+	if r.Content != "done" || len(live) != 2 || live[1] != "progress 1/2 step\nprogress 2/2 step" {
+		t.Fatalf("progress: %+v, live output %q", r, live)
+	}
+
+	mark := filepath.Join(ws, "cancelled")
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if r := m.Call(ctx, ws, nil, "mcp__t__waitAbort", json.RawMessage(`{"text":"`+mark+`"}`), nil); r.Content != "Tool call aborted" {
+		t.Fatalf("aborted call: %+v", r)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(mark); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatal("the server's call was not cancelled")
+		}
+	}
+}
+
+// Issue 41: a connection unused for mcp.idleMs is closed (its server
+// ended), and the next call starts it again.
+func TestCall_IdleConnectionIsClosed(t *testing.T) {
+	ws := t.TempDir()
+	m := manager(t, "tools", 10000)
+	m.Idle = 200 * time.Millisecond
+	if r := call(m, ws, "echo", "one"); r.IsError {
+		t.Fatal(r)
+	}
+	open := func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for _, c := range m.conns {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.sess != nil {
+				return true
+			}
+		}
+		return false
+	}
+	if !open() {
+		t.Fatal("no open connection after a call")
+	}
+	time.Sleep(time.Second)
+	if open() {
+		t.Fatal("the idle connection is still open")
+	}
+	if r := call(m, ws, "echo", "two"); r.IsError || !strings.HasPrefix(r.Content, "echo: two") {
+		t.Fatal(r)
 	}
 }

@@ -1,11 +1,6 @@
 // Package mcpserve is `starter mcp serve`: durable jobs as the tools of
-// an MCP server (the official go-sdk), over stdio or streamable HTTP, so
-// an MCP client (Claude Code, Codex, Cursor) can hand a long job over and
-// come back to it. Each tool is a thin layer on the one client
-// (internal/client): start a prompt in a session and workspace (returning
-// at once, or waiting up to MaxWait with the live output as progress
-// notifications), a session's status and last events, steer or follow up,
-// answer an approval, abort, list sessions.
+// an MCP server over stdio or streamable HTTP, each a thin layer on the
+// one client (internal/client); docs/mcp.md says what each tool does.
 //
 // Contract: the job is Temporal's, never the connection's. A client that
 // disconnects, or a wait that runs out, stops only the waiting: the

@@ -397,7 +397,11 @@ var schema = []keyDef{
 	{key: "metrics.listen", scope: ScopeWorker, strCheck: checkMetricsListen, defText: "none (127.0.0.1:9464 with worker --dev)",
 		desc: "Worker: host:port that serves Prometheus metrics at /metrics (the SDK's worker metrics and the product's); \"off\": none, also with --dev."},
 	{key: "mcp.servers", scope: ScopeWorker, strCheck: checkMCPServers, quiet: true, defText: "none",
-		desc: "Worker: MCP servers whose tools a prompt may enable as mcp__<server>__<tool> (tools.enabled, e.g. mcp__fs__*): a mapping of names to {command, args, env, cwd, timeoutMs} (stdio, run in the sandbox) or {url, headers, timeoutMs} (streamable HTTP); JSON in the environment and flags; $VAR in env and headers is the worker's variable (README \"MCP servers\")."},
+		desc: "Worker: MCP servers whose tools a prompt may enable as mcp__<server>__<tool> (tools.enabled, e.g. mcp__fs__*): a mapping of names to {command, args, env, cwd, network, timeoutMs} (stdio, run in the sandbox, network off unless host or allowlist) or {url, headers, timeoutMs} (streamable HTTP); JSON in the environment and flags; $VAR in env and headers is the worker's variable (README \"MCP servers\")."},
+	{key: "mcp.allowed", scope: ScopeWorker, item: nonEmpty,
+		desc: "Worker: the servers of projects' .mcp.json files the user allowed to start, NAME@FINGERPRINT of the definition in its workspace (starter mcp allow NAME writes it; the worker reads it again at each use)."},
+	{key: "mcp.idleMs", scope: ScopeWorker, max: dayMs, limit: "24 hours", defText: "600000",
+		desc: "Worker: close an MCP server's connection (and end a stdio server) unused this many ms; the next use starts it again (0: 10 minutes)."},
 	{key: "otel.captureContent", scope: ScopeWorker,
 		desc: "Worker: put model answers and tool output (each cut to 4 KiB) on the OpenTelemetry spans it exports when OTEL_EXPORTER_OTLP_ENDPOINT is set; false: never."},
 }

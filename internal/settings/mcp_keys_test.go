@@ -39,15 +39,16 @@ tools:
 		t.Fatalf("tools.enabled %q", got)
 	}
 	for name, tc := range map[string]struct{ env, want string }{
-		"not JSON":        {`{fs:`, "settings: mcp.servers: must be a mapping of server names"},
-		"unknown field":   {`{"fs":{"comand":"node"}}`, `settings: mcp.servers: server "fs": unknown field "comand"`},
-		"neither":         {`{"fs":{}}`, `server "fs": needs a command (stdio) or a url (streamable HTTP), not both`},
-		"both":            {`{"fs":{"command":"x","url":"https://a/"}}`, `server "fs": needs a command`},
-		"bad name":        {`{"f_s":{"command":"x"}}`, `server "f_s": the name must be 1 to 32 letters, digits and -`},
-		"bad url":         {`{"gh":{"url":"ftp://a/"}}`, `server "gh": url "ftp://a/" must be an http(s) URL`},
-		"cwd outside":     {`{"fs":{"command":"x","cwd":"../up"}}`, `server "fs": cwd "../up" must be a directory inside the workspace`},
-		"headers secret":  {`{"gh":{"command":"x","headers":{"A":"sk-secret-1"}}}`, `server "gh": headers are for an HTTP server`},
-		"timeout too big": {`{"fs":{"command":"x","timeoutMs":999999}}`, `timeoutMs must be from 0 (the default, 60000) to 240000`},
+		"not JSON":         {`{fs:`, "settings: mcp.servers: must be a mapping of server names"},
+		"unknown field":    {`{"fs":{"comand":"node"}}`, `settings: mcp.servers: server "fs": unknown field "comand"`},
+		"neither":          {`{"fs":{}}`, `server "fs": needs a command (stdio) or a url (streamable HTTP), not both`},
+		"both":             {`{"fs":{"command":"x","url":"https://a/"}}`, `server "fs": needs a command`},
+		"bad name":         {`{"f_s":{"command":"x"}}`, `server "f_s": the name must be 1 to 32 letters, digits and -`},
+		"bad url":          {`{"gh":{"url":"ftp://a/"}}`, `server "gh": url "ftp://a/" must be an http(s) URL`},
+		"cwd outside":      {`{"fs":{"command":"x","cwd":"../up"}}`, `server "fs": cwd "../up" must be a directory inside the workspace`},
+		"headers secret":   {`{"gh":{"command":"x","headers":{"A":"sk-secret-1"}}}`, `server "gh": headers are for an HTTP server`},
+		"network of a url": {`{"gh":{"url":"https://a/","network":"host"}}`, `server "gh": network "host" is a stdio server's: off, host or allowlist`},
+		"timeout too big":  {`{"fs":{"command":"x","timeoutMs":999999}}`, `timeoutMs must be from 0 (the default, 60000) to 240000`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := loadEnv(t, map[string]string{"HOME": t.TempDir(), "DURABLE_AGENT_MCP_SERVERS": tc.env})

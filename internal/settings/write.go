@@ -23,6 +23,16 @@ import (
 // refuses to touch a file that is not valid YAML.
 func SetBool(file, name string, v bool) error {
 	group, key, _ := strings.Cut(name, ".")
+	return persist(file, group, key, func(n *yaml.Node) {
+		n.Kind, n.Tag, n.Value, n.Style = yaml.ScalarNode, "!!bool", strconv.FormatBool(v), 0
+		n.Alias, n.Anchor, n.Content = nil, "", nil
+	})
+}
+
+// persist sets group.key in the settings file with put, which changes
+// the key's node (a new, empty one when the file has none).
+func persist(file, group, key string, put func(*yaml.Node)) error {
+	name := group + "." + key
 	if target, err := filepath.EvalSymlinks(file); err == nil {
 		file = target // rename must replace the real file, not the link
 	}
@@ -47,7 +57,7 @@ func SetBool(file, name string, v bool) error {
 	if root.Kind != yaml.MappingNode {
 		return fmt.Errorf("settings: set %s in %s: the top level is not a mapping", name, file)
 	}
-	if err := setBool(root, group, key, v); err != nil {
+	if err := setNode(root, group, key, put); err != nil {
 		return fmt.Errorf("settings: set %s in %s: %w", name, file, err)
 	}
 	var buf bytes.Buffer
@@ -72,13 +82,10 @@ func SetBool(file, name string, v bool) error {
 	return nil
 }
 
-// setBool sets group.key in a mapping: a flat "group.key" entry if the
-// file uses one, else the key inside the group (created when missing).
-func setBool(root *yaml.Node, group, key string, v bool) error {
-	put := func(n *yaml.Node) {
-		n.Kind, n.Tag, n.Value, n.Style = yaml.ScalarNode, "!!bool", strconv.FormatBool(v), 0
-		n.Alias, n.Anchor, n.Content = nil, "", nil
-	}
+// setNode sets group.key in a mapping with put: a flat "group.key" entry
+// if the file uses one, else the key inside the group (created when
+// missing).
+func setNode(root *yaml.Node, group, key string, put func(*yaml.Node)) error {
 	if n := mapValue(root, group+"."+key); n != nil {
 		put(n)
 		return nil

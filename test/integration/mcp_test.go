@@ -20,6 +20,7 @@ import (
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm"
+	"github.com/durableagent/durableagent/internal/settings"
 )
 
 // mcpModulesEnv names a node_modules directory holding the servers of
@@ -126,16 +127,18 @@ func httpEverything(t *testing.T, ws string) string {
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 }
 
-// Issue 41: a scripted job calls tools of two real MCP servers from npm
-// (server-everything, server-filesystem), run by a real worker in the
-// bubblewrap sandbox (one slower to start than a heartbeat timeout),
-// and of server-everything over streamable HTTP: the
+// Issue 41: a scripted job calls tools of three real MCP servers from npm
+// (server-everything, server-filesystem, and server-memory defined by the
+// workspace's .mcp.json and allowed in the worker's mcp.allowed), run by
+// a real worker in the bubblewrap sandbox (one slower to start than a
+// heartbeat timeout), and of server-everything over streamable HTTP: the
 // model is offered their tools with their schemas, the results (text,
 // structured content, an image's line) reach the next model call and the
 // session file, the file server's write lands in the workspace, the
 // server's environment holds none of the worker's secrets, a result is
-// redacted of them, and a server that does not start is a one-line error
-// result after which the session goes on.
+// redacted of them, a server that does not start is a one-line error
+// result after which the session goes on, and a .mcp.json server the
+// user did not allow never starts: the model reads how to allow it.
 func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 	const secret = "sk-mcp-worker-secret-Zq81Lm4Pt6"
 	t.Setenv("DA_MCP_IT_API_KEY", secret)
@@ -148,8 +151,18 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 		"fs": {"command": "node", "args": ["node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", "."]},
 		"web": {"url": "` + web + `"},
 		"bad": {"command": "no-such-mcp-server"}}`
-	e.s.Tools.Enabled = append(e.s.Tools.Enabled, "mcp__everything__*", "mcp__fs__*", "mcp__web__get-sum", "mcp__web__echo", "mcp__bad__*")
-	e.s.Tools.Policy = []string{"allow mcp__everything__*", "allow mcp__fs__*", "allow mcp__web__*", "allow mcp__bad__*"}
+	project := `{"mcpServers": {"memory": {"command": "node", "args": ["node_modules/@modelcontextprotocol/server-memory/dist/index.js"]},
+		"unallowed": {"command": "touch", "args": ["ran-unallowed"]}}}`
+	if err := os.WriteFile(filepath.Join(ws, ".mcp.json"), []byte(project), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defs, err := settings.ReadProjectMCP(ws)
+	if err != nil || len(defs) != 2 {
+		t.Fatal(defs, err)
+	}
+	e.s.MCP.Allowed = []string{defs[0].Fingerprint(ws)}
+	e.s.Tools.Enabled = append(e.s.Tools.Enabled, "mcp__everything__*", "mcp__fs__*", "mcp__web__get-sum", "mcp__web__echo", "mcp__bad__*", "mcp__memory__*", "mcp__unallowed__*")
+	e.s.Tools.Policy = []string{"allow mcp__*"}
 	rec := &seen{}
 	e.ext = app.Extensions{Activities: func(a *activities.Activities) {
 		a.WrapProvider(func(p llm.Provider) llm.Provider { rec.next = p; return rec })
@@ -168,6 +181,9 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 		`tool:mcp__web__get-sum {"a":2,"b":3}`,
 		`tool:mcp__web__echo {"message":"the key is ` + secret + `"}`,
 		`tool:mcp__bad__anything {}`,
+		`tool:mcp__memory__create_entities {"entities":[{"name":"durable","entityType":"project","observations":["runs on Temporal"]}]}`,
+		`tool:mcp__memory__search_nodes {"query":"Temporal"}`,
+		`tool:mcp__unallowed__anything {}`,
 		`text:done`,
 	}
 	run, err := e.k.StartPrompt(context.Background(), in)
@@ -188,7 +204,7 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 			t.Errorf("write_file's schema is not the server's: %s", spec.Parameters)
 		}
 	}
-	for _, want := range []string{"read", "mcp__everything__echo", "mcp__everything__get-env", "mcp__fs__write_file", "mcp__fs__read_text_file", "mcp__web__get-sum"} {
+	for _, want := range []string{"read", "mcp__everything__echo", "mcp__everything__get-env", "mcp__fs__write_file", "mcp__fs__read_text_file", "mcp__web__get-sum", "mcp__memory__search_nodes"} {
 		if !slices.Contains(offered, want) {
 			t.Errorf("the model was not offered %s: %v", want, offered)
 		}
@@ -209,9 +225,11 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 		"mcp__web__get-sum":                       "The sum of 2 and 3 is 5.",
 		"mcp__web__echo":                          "Echo: the key is ",
 		"mcp__bad__anything":                      "MCP server bad did not start:",
+		"mcp__memory__search_nodes":               "runs on Temporal",
+		"mcp__unallowed__anything":                "MCP server unallowed of " + ws + "/.mcp.json is not allowed: run `starter mcp allow unallowed` in " + ws,
 	} {
 		m, ok := results[tool]
-		if !ok || !strings.Contains(m.Text(), want) || m.IsError != (tool == "mcp__bad__anything") {
+		if !ok || !strings.Contains(m.Text(), want) || m.IsError != (tool == "mcp__bad__anything" || tool == "mcp__unallowed__anything") {
 			t.Errorf("%s: the model read %+v, want %q", tool, m, want)
 		}
 	}
@@ -220,6 +238,9 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 	}
 	if env := results["mcp__everything__get-env"].Text(); strings.Contains(env, secret) || strings.Contains(env, "DA_MCP_IT_API_KEY") {
 		t.Errorf("the server's environment holds the worker's secret: %.500s", env)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran-unallowed")); err == nil {
+		t.Error("the server the user did not allow ran")
 	}
 	if b, err := os.ReadFile(filepath.Join(ws, "notes.txt")); err != nil || string(b) != "written by the fs server" {
 		t.Errorf("the fs server's write: %q, %v", b, err)
@@ -275,5 +296,51 @@ func TestIntegration_MCPCallOfAKilledWorkerIsNotMadeAgain(t *testing.T) {
 	}
 	if len(results) != 1 || !strings.Contains(results[0], "may or may not have completed") {
 		t.Fatalf("tool results %q, want one that may or may not have completed", results)
+	}
+}
+
+// Issue 41: a stdio server's sandbox has the server's own network
+// (mcp.servers.NAME.network), off unless it says otherwise, whatever
+// bash's: with bash on the host's network, a server without a network
+// setting cannot reach a listener on the host's loopback, one with
+// network host can.
+func TestIntegration_MCPServerNetworkIsItsOwn(t *testing.T) {
+	e := sandboxEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for c, err := ln.Accept(); err == nil; c, err = ln.Accept() {
+			c.Close()
+		}
+	}()
+	// Not an MCP server: it says on stderr whether it reached the
+	// listener and exits, and the failed start quotes that line.
+	probe := fmt.Sprintf(`["-c", "(: <>/dev/tcp/127.0.0.1/%d) 2>/dev/null && echo reached >&2 || echo unreachable >&2; exit 1"]`, ln.Addr().(*net.TCPAddr).Port)
+	e.s.Tools.Sandbox.Network = settings.SandboxNetworkHost
+	e.s.MCP.Servers = `{"dflt": {"command": "bash", "args": ` + probe + `}, "hostnet": {"command": "bash", "args": ` + probe + `, "network": "host"}}`
+	e.s.Tools.Enabled = append(e.s.Tools.Enabled, "mcp__dflt__*", "mcp__hostnet__*")
+	e.s.Tools.Policy = []string{"allow mcp__*"}
+	e.startWorker()
+	in := client.PromptInput(e.s, "mcp-net", "reach the host")
+	in.Workspace = t.TempDir()
+	in.Model.Faults = []string{`tool:mcp__dflt__probe {}`, `tool:mcp__hostnet__probe {}`, `text:done`}
+	run, err := e.k.StartPrompt(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.result(run); err != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("prompt: %+v, %v", res, err)
+	}
+	got := map[string]string{}
+	for _, ev := range e.events("mcp-net") {
+		if ev.Type == agent.EventToolExecutionEnd && ev.ToolResult != nil {
+			got[ev.ToolName] = ev.ToolResult.Content[0].Text
+		}
+	}
+	if !strings.HasSuffix(got["mcp__dflt__probe"], "its stderr: unreachable") || !strings.HasSuffix(got["mcp__hostnet__probe"], "its stderr: reached") {
+		t.Fatalf("results %q: want the default server unreachable, the host one reached", got)
 	}
 }
