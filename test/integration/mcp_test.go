@@ -38,13 +38,25 @@ func mcpModules(t *testing.T) string {
 	if dir := os.Getenv(mcpModulesEnv); dir != "" {
 		return dir
 	}
+	return npmModules(t, "mcp", "@modelcontextprotocol", false)
+}
+
+// npmModules returns a node_modules directory holding the lock of
+// testdata/NAME, installed once per lock into the user cache (beside, then
+// moved into place: a concurrent run never sees half an install); marker
+// is a path under node_modules a whole install has. scripts runs the
+// packages' install scripts (node@22's fetches its binary). It skips the
+// test without npm.
+func npmModules(t *testing.T, name, marker string, scripts bool) string {
+	t.Helper()
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Skip("npm is not installed: this test installs MCP servers from npm")
+		t.Skip("npm is not installed: this test installs its node modules from npm")
 	}
+	src := filepath.Join("testdata", name)
 	var lock []byte
 	for _, f := range []string{"package.json", "package-lock.json"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "mcp", f))
+		b, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,12 +67,10 @@ func mcpModules(t *testing.T) string {
 		cache = os.TempDir()
 	}
 	sum := sha256.Sum256(lock)
-	dir := filepath.Join(cache, "durable-agent", "mcp-"+hex.EncodeToString(sum[:8]))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol")); err == nil {
+	dir := filepath.Join(cache, "durable-agent", name+"-"+hex.EncodeToString(sum[:8]))
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", marker)); err == nil {
 		return filepath.Join(dir, "node_modules")
 	}
-	// Installed beside, then moved into place: a concurrent run never
-	// sees half an install.
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -70,17 +80,21 @@ func mcpModules(t *testing.T) string {
 	}
 	defer os.RemoveAll(tmp)
 	for _, f := range []string{"package.json", "package-lock.json"} {
-		b, _ := os.ReadFile(filepath.Join("testdata", "mcp", f))
+		b, _ := os.ReadFile(filepath.Join(src, f))
 		if err := os.WriteFile(filepath.Join(tmp, f), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	args := []string{"ci", "--no-audit", "--no-fund"}
+	if !scripts {
+		args = append(args, "--ignore-scripts")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund")
+	cmd := exec.CommandContext(ctx, npm, args...)
 	cmd.Dir = tmp
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci of test/integration/testdata/mcp (needs the npm registry once; or set %s): %v\n%s", mcpModulesEnv, err, out)
+		t.Fatalf("npm ci of test/integration/%s (needs the npm registry once; or set %s for the MCP servers): %v\n%s", src, mcpModulesEnv, err, out)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package integration
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"os"
@@ -314,54 +312,9 @@ func TestIntegration_MCPServeStdio(t *testing.T) {
 
 // conformanceModules returns a node_modules directory holding
 // testdata/mcpconformance's lock (the conformance suite and the Node 22 it
-// needs), installed once per lock into the user cache; it skips the test
-// without npm or when the npm registry cannot be reached.
+// needs), installed once per lock into the user cache.
 func conformanceModules(t *testing.T) string {
-	t.Helper()
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm is not installed: this test installs the MCP conformance suite from npm")
-	}
-	src := filepath.Join("testdata", "mcpconformance")
-	var lock []byte
-	for _, f := range []string{"package.json", "package-lock.json"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		lock = append(lock, b...)
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	sum := sha256.Sum256(lock)
-	dir := filepath.Join(cache, "durable-agent", "mcpconformance-"+hex.EncodeToString(sum[:8]))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "conformance")); err == nil {
-		return filepath.Join(dir, "node_modules")
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-") // moved into place whole
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	if out, err := exec.Command("cp", filepath.Join(src, "package.json"), filepath.Join(src, "package-lock.json"), tmp).CombinedOutput(); err != nil {
-		t.Fatalf("copy the lock: %v %s", err, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund") // with scripts: node's fetches its binary
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("npm ci of %s failed (the npm registry unreachable?): %v\n%s", src, err, out)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "node_modules")
+	return npmModules(t, "mcpconformance", filepath.Join(".bin", "conformance"), true)
 }
 
 // Issue 41: the official MCP conformance suite's active server scenarios
