@@ -1,0 +1,484 @@
+// Package checkpoint keeps a session's workspace states as git trees in a git
+// directory of the product's own, never the user's repository: the store at
+// <dataDir>/checkpoints/<session id> has its own GIT_DIR and index, and the
+// workspace is only its work tree, so the workspace's .git (index, branch,
+// stash, refs, objects, config) is never read or written. A checkpoint is a
+// parentless commit on refs/checkpoints/<seq>; identical files cost nothing
+// twice (git's object store) and an unchanged workspace costs a stat walk.
+//
+// The workspace is model-written and hostile and git runs outside the
+// sandbox, so git reads nothing the model controls but file contents and
+// .gitignore: no system, global or workspace config, no hooks, fsmonitor,
+// untracked cache, attribute-driven filters or conversions, external diffs
+// or textconv, and a restore never writes through a symlink (git's checkout
+// replaces a symlinked leading directory instead of following it).
+// docs/security.md ("Checkpoints") says why each switch is there.
+//
+// A Store serializes its operations with a lock file that the kernel
+// releases when the process dies; under it, lock files left by a killed git
+// are stale and removed, so an interrupted Take leaves the store usable.
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Limits bounds a store; a zero field takes its default.
+type Limits struct {
+	// MaxFileBytes: larger files are left out of checkpoints (default 8 MiB).
+	MaxFileBytes int64
+	// KeepCount: checkpoints kept; the oldest are dropped first (default 500).
+	KeepCount int
+	// KeepBytes: the store's size on disk above which the oldest checkpoints
+	// are dropped and their objects freed (default 1 GiB).
+	KeepBytes int64
+}
+
+// Checkpoint is one recorded workspace state.
+type Checkpoint struct {
+	ID    string    // the commit's hash: what callers keep
+	Tree  string    // the tree's hash: equal trees mean equal recorded files
+	Time  time.Time // when it was taken
+	Label string    // the caller's label
+	// Skipped lists paths left out for their size (at most maxSkipped, then
+	// one "... and N more" line). Ignored paths are not listed.
+	Skipped []string `json:",omitempty"`
+}
+
+// Change is one path that differs between two states.
+type Change struct {
+	Path string
+	Kind string // "added", "removed", "modified", "mode" or "type"
+}
+
+// Store is one session's checkpoint store.
+type Store struct {
+	dir string
+	lim Limits
+}
+
+const (
+	refPrefix  = "refs/checkpoints/"
+	maxSkipped = 100
+	maxLoose   = 2000 // loose objects that trigger a repack
+)
+
+// attributes overrides, with the highest precedence git has, every attribute
+// a workspace's .gitattributes could use to convert contents or pick a diff
+// driver.
+const attributes = "* -text !eol !crlf !ident !filter !working-tree-encoding !diff !merge\n"
+
+var hexID = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// Open opens (creating) the store at dir (<dataDir>/checkpoints/<session id>).
+func Open(dir string, lim Limits) (*Store, error) {
+	if lim.MaxFileBytes <= 0 {
+		lim.MaxFileBytes = 8 << 20
+	}
+	if lim.KeepCount <= 0 {
+		lim.KeepCount = 500
+	}
+	if lim.KeepBytes <= 0 {
+		lim.KeepBytes = 1 << 30
+	}
+	s := &Store{dir: dir, lim: lim}
+	if _, err := os.Stat(filepath.Join(dir, "git", "HEAD")); err == nil {
+		return s, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("checkpoint store %s: %w", dir, err)
+	}
+	if _, err := s.git(context.Background(), dir, nil, "init", "-q"); err != nil {
+		return nil, err
+	}
+	info := filepath.Join(dir, "git", "info")
+	if err := os.MkdirAll(info, 0o700); err != nil {
+		return nil, fmt.Errorf("checkpoint store %s: %w", dir, err)
+	}
+	if err := os.WriteFile(filepath.Join(info, "attributes"), []byte(attributes), 0o600); err != nil {
+		return nil, fmt.Errorf("checkpoint store %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// Remove deletes a session's store (for `starter session delete`); a
+// missing store is not an error.
+func Remove(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove checkpoint store %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Take records workspace's files as a checkpoint and returns it. The same
+// tree twice gives a new ID whose Tree equals the previous one. Ignored
+// paths (.gitignore) and files over MaxFileBytes are left out, the latter
+// listed in Skipped. It works when workspace is not a git repository, and
+// prunes past the store's Limits, oldest first.
+func (s *Store) Take(ctx context.Context, workspace, label string) (Checkpoint, error) {
+	unlock, err := s.lock()
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	defer unlock()
+	tree, skipped, err := s.snapshot(ctx, workspace, filepath.Join(s.dir, "index"))
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	refs, err := s.refs()
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	seq := 1
+	if len(refs) > 0 {
+		seq, _ = strconv.Atoi(refs[len(refs)-1])
+		seq++
+	}
+	if len(skipped) > maxSkipped {
+		skipped = append(skipped[:maxSkipped], fmt.Sprintf("... and %d more", len(skipped)-maxSkipped))
+	}
+	c := Checkpoint{Tree: tree, Time: time.Now().UTC(), Label: label, Skipped: skipped}
+	msg, _ := json.Marshal(struct {
+		Seq int
+		Checkpoint
+	}{seq, c})
+	out, err := s.git(ctx, workspace, bytes.NewReader(msg), "commit-tree", tree)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	c.ID = strings.TrimSpace(out)
+	ref := fmt.Sprintf("%s%012d", refPrefix, seq)
+	if _, err := s.git(ctx, workspace, nil, "update-ref", ref, c.ID, strings.Repeat("0", 40)); err != nil {
+		return Checkpoint{}, err
+	}
+	return c, s.prune(ctx, append(refs, ref[len(refPrefix):]))
+}
+
+// List returns the store's checkpoints, oldest first.
+func (s *Store) List(ctx context.Context) ([]Checkpoint, error) {
+	out, err := s.git(ctx, s.dir, nil, "for-each-ref", "--sort=refname",
+		"--format=%(objectname)%00%(tree)%00%(contents)%01", refPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var list []Checkpoint
+	for _, rec := range strings.Split(out, "\x01") {
+		f := strings.SplitN(strings.TrimPrefix(rec, "\n"), "\x00", 3)
+		if len(f) != 3 {
+			continue
+		}
+		var c Checkpoint
+		if err := json.Unmarshal([]byte(f[2]), &c); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: unreadable record: %w", f[0], err)
+		}
+		c.ID, c.Tree = f[0], f[1]
+		list = append(list, c)
+	}
+	return list, nil
+}
+
+// Changes lists what differs between checkpoint from and to; to == ""
+// compares with the workspace's current files (the unrecorded changes since
+// from), recorded by the same rules as Take.
+func (s *Store) Changes(ctx context.Context, workspace, from, to string) ([]Change, error) {
+	out, err := s.compare(ctx, workspace, from, to, "--raw", "-z")
+	if err != nil {
+		return nil, err
+	}
+	var changes []Change
+	f := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(f); i += 2 {
+		meta := strings.Fields(f[i]) // :oldmode newmode oldsha newsha status
+		if len(meta) != 5 {
+			return nil, fmt.Errorf("checkpoint changes: unexpected git output %q", f[i])
+		}
+		kind := map[string]string{"A": "added", "D": "removed", "M": "modified", "T": "type"}[meta[4]]
+		if kind == "modified" && meta[2] == meta[3] {
+			kind = "mode"
+		}
+		changes = append(changes, Change{Path: f[i+1], Kind: kind})
+	}
+	return changes, nil
+}
+
+// Diff is a unified diff between the same two states as Changes, cut at max
+// bytes (said so at the cut). Binary files are named, not shown.
+func (s *Store) Diff(ctx context.Context, workspace, from, to string, max int) (string, error) {
+	out, err := s.compare(ctx, workspace, from, to, "-p", "--no-color", "--no-ext-diff", "--no-textconv")
+	if len(out) > max {
+		out = out[:max] + fmt.Sprintf("\n[diff cut at %d of %d bytes]\n", max, len(out))
+	}
+	return out, err
+}
+
+// Restore makes workspace's recorded files equal to checkpoint id: it
+// writes, deletes (paths recorded now but not in the checkpoint; ignored and
+// oversize files are untouched), makes symlinks as links (never followed),
+// sets modes, and creates and removes directories.
+func (s *Store) Restore(ctx context.Context, workspace, id string) error {
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := s.known(ctx, id); err != nil {
+		return err
+	}
+	index := filepath.Join(s.dir, "index")
+	if _, _, err := s.snapshot(ctx, workspace, index); err != nil {
+		return err
+	}
+	_, err = s.git(ctx, workspace, nil, "read-tree", "--reset", "-u", id)
+	return err
+}
+
+// compare runs git diff-tree between from and to (to == "": the workspace
+// now, recorded into a copy of the index so the store's index is untouched).
+func (s *Store) compare(ctx context.Context, workspace, from, to string, args ...string) (string, error) {
+	unlock, err := s.lock()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if err := s.known(ctx, from); err != nil {
+		return "", err
+	}
+	if to == "" {
+		tmp := filepath.Join(s.dir, "index.compare")
+		defer os.Remove(tmp)
+		if b, err := os.ReadFile(filepath.Join(s.dir, "index")); err == nil {
+			if err := os.WriteFile(tmp, b, 0o600); err != nil {
+				return "", fmt.Errorf("checkpoint compare: %w", err)
+			}
+		}
+		if to, _, err = s.snapshot(ctx, workspace, tmp); err != nil {
+			return "", err
+		}
+	} else if err := s.known(ctx, to); err != nil {
+		return "", err
+	}
+	return s.git(ctx, workspace, nil, append([]string{"diff-tree", "-r", "--no-renames"}, append(args, from, to, "--")...)...)
+}
+
+// snapshot records workspace's files into index and writes their tree;
+// files over MaxFileBytes are left out and returned. Only paths git lists as
+// new or changed are looked at, so an unchanged workspace costs one stat
+// walk.
+func (s *Store) snapshot(ctx context.Context, workspace, index string) (string, []string, error) {
+	if fi, err := os.Stat(workspace); err != nil || !fi.IsDir() {
+		return "", nil, fmt.Errorf("checkpoint: workspace %s is not a directory", workspace)
+	}
+	g := func(stdin io.Reader, args ...string) (string, error) {
+		return s.gitIndex(ctx, workspace, index, stdin, args...)
+	}
+	out, err := g(nil, "ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard")
+	if err != nil {
+		return "", nil, err
+	}
+	var skipped []string
+	var add, drop bytes.Buffer
+	for _, e := range strings.Split(out, "\x00") {
+		if len(e) < 3 {
+			continue
+		}
+		path := e[2:]
+		fi, err := os.Lstat(filepath.Join(workspace, path))
+		if err == nil && fi.Mode().IsRegular() && fi.Size() > s.lim.MaxFileBytes {
+			skipped = append(skipped, path)
+		}
+		if (err == nil && fi.Mode().IsRegular() && fi.Size() > s.lim.MaxFileBytes) || underLink(workspace, path) {
+			if e[0] != '?' { // tracked: forget it; untracked: leave it out
+				drop.WriteString(path + "\x00")
+			}
+			continue
+		}
+		add.WriteString(":(literal)" + path + "\x00")
+	}
+	if drop.Len() > 0 {
+		if _, err := g(bytes.NewReader(drop.Bytes()), "update-index", "-z", "--force-remove", "--stdin"); err != nil {
+			return "", nil, err
+		}
+	}
+	if add.Len() > 0 {
+		if _, err := g(&add, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+			return "", nil, err
+		}
+	}
+	tree, err := g(nil, "write-tree")
+	sort.Strings(skipped)
+	return strings.TrimSpace(tree), skipped, err
+}
+
+// underLink reports whether a directory on path (relative to workspace) is
+// not a directory now (a symlink, a file or missing): the entry is gone and
+// its replacement is listed on its own.
+func underLink(workspace, path string) bool {
+	for d := filepath.Dir(path); d != "."; d = filepath.Dir(d) {
+		if fi, err := os.Lstat(filepath.Join(workspace, d)); err != nil || !fi.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// prune drops the oldest refs past KeepCount, then, while the store is over
+// KeepBytes, the oldest quarter and frees their objects; it repacks when
+// loose objects pile up. The newest checkpoint is always kept.
+func (s *Store) prune(ctx context.Context, refs []string) error {
+	drop := func(n int) error {
+		var in bytes.Buffer
+		for _, r := range refs[:n] {
+			in.WriteString("delete " + refPrefix + r + "\n")
+		}
+		refs = refs[n:]
+		_, err := s.git(ctx, s.dir, &in, "update-ref", "--stdin")
+		return err
+	}
+	if n := len(refs) - s.lim.KeepCount; n > 0 {
+		if err := drop(n); err != nil {
+			return err
+		}
+	}
+	for {
+		loose, size, err := s.size(ctx)
+		if err != nil {
+			return err
+		}
+		if size <= s.lim.KeepBytes || len(refs) <= 1 {
+			if loose > maxLoose {
+				_, err = s.git(ctx, s.dir, nil, "gc", "-q", "--prune=now")
+			}
+			return err
+		}
+		if err := drop(max(1, min(len(refs)/4, len(refs)-1))); err != nil {
+			return err
+		}
+		if _, err := s.git(ctx, s.dir, nil, "gc", "-q", "--prune=now"); err != nil {
+			return err
+		}
+	}
+}
+
+// size returns the store's loose object count and its bytes on disk.
+func (s *Store) size(ctx context.Context) (loose int, bytes int64, err error) {
+	out, err := s.git(ctx, s.dir, nil, "count-objects", "-v")
+	for _, l := range strings.Split(out, "\n") {
+		k, v, _ := strings.Cut(l, ": ")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "count":
+			loose = int(n)
+		case "size", "size-pack", "size-garbage":
+			bytes += n << 10
+		}
+	}
+	return loose, bytes, err
+}
+
+// refs lists the sequence numbers of the store's checkpoints, oldest first
+// (refs stay loose: gc.packRefs is off).
+func (s *Store) refs() ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(s.dir, "git", refPrefix))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("checkpoint store %s: %w", s.dir, err)
+	}
+	var seqs []string
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".lock") {
+			seqs = append(seqs, e.Name())
+		}
+	}
+	sort.Strings(seqs)
+	return seqs, nil
+}
+
+// known checks that id is a checkpoint of this store.
+func (s *Store) known(ctx context.Context, id string) error {
+	if hexID.MatchString(id) {
+		out, err := s.git(ctx, s.dir, nil, "for-each-ref", "--points-at", id, "--format=x", refPrefix)
+		if err != nil || out != "" {
+			return err
+		}
+	}
+	return fmt.Errorf("checkpoint %q: not a checkpoint of this session", id)
+}
+
+// lock takes the store's lock; lock files a killed git left behind are
+// stale once we hold it, and removed.
+func (s *Store) lock() (func(), error) {
+	f, err := os.OpenFile(filepath.Join(s.dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint store %s: %w", s.dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("checkpoint store %s: lock: %w", s.dir, err)
+	}
+	stale, _ := filepath.Glob(filepath.Join(s.dir, "git", refPrefix, "*.lock"))
+	for _, p := range append(stale, filepath.Join(s.dir, "index.lock"), filepath.Join(s.dir, "index.compare.lock"),
+		filepath.Join(s.dir, "git", "packed-refs.lock"), filepath.Join(s.dir, "git", "gc.pid")) {
+		os.Remove(p)
+	}
+	return func() { f.Close() }, nil
+}
+
+func (s *Store) git(ctx context.Context, workspace string, stdin io.Reader, args ...string) (string, error) {
+	return s.gitIndex(ctx, workspace, filepath.Join(s.dir, "index"), stdin, args...)
+}
+
+// config is passed to every git run: nothing from the workspace or the
+// user's configuration can start a program or change what is recorded.
+var config = []string{
+	"core.hooksPath=/dev/null", "core.fsmonitor=false", "core.untrackedCache=false",
+	"core.attributesFile=/dev/null", "core.excludesFile=/dev/null", "core.autocrlf=false",
+	"core.safecrlf=false", "core.symlinks=true", "core.fileMode=true", "core.ignoreCase=false",
+	"core.logAllRefUpdates=false", "core.quotePath=false", "core.sparseCheckout=false",
+	"core.splitIndex=false", "gc.auto=0", "gc.packRefs=false", "maintenance.auto=false",
+	"commit.gpgSign=false", "submodule.recurse=false", "advice.addEmbeddedRepo=false",
+	"protocol.allow=never",
+}
+
+// gitIndex runs git on the store with index as its index and workspace as
+// its work tree, with a clean environment; a failure is one line.
+func (s *Store) gitIndex(ctx context.Context, workspace, index string, stdin io.Reader, args ...string) (string, error) {
+	full := make([]string, 0, 2*len(config)+len(args))
+	for _, c := range config {
+		full = append(full, "-c", c)
+	}
+	cmd := exec.CommandContext(ctx, "git", append(full, args...)...)
+	cmd.Dir = workspace
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "LC_ALL=C",
+		"GIT_DIR=" + filepath.Join(s.dir, "git"), "GIT_WORK_TREE=" + workspace, "GIT_INDEX_FILE=" + index,
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
+		"GIT_TERMINAL_PROMPT=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_AUTHOR_NAME=checkpoint",
+		"GIT_AUTHOR_EMAIL=checkpoint@durable-agent", "GIT_COMMITTER_NAME=checkpoint",
+		"GIT_COMMITTER_EMAIL=checkpoint@durable-agent",
+	}
+	cmd.Stdin = stdin
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = time.Second
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("checkpoint: git %s: %w", args[0], ctx.Err())
+		}
+		msg, _, _ := strings.Cut(strings.TrimSpace(errb.String()), "\n")
+		return "", fmt.Errorf("checkpoint: git %s: %s (%v)", args[0], msg, err)
+	}
+	return out.String(), nil
+}
