@@ -8,19 +8,15 @@
 //
 // The workspace is model-written and hostile and git runs outside the
 // sandbox, so git reads nothing the model controls but file contents and
-// .gitignore: no system, global or workspace config, no hooks, fsmonitor,
-// untracked cache, attribute-driven filters or conversions, external diffs
-// or textconv, and a restore never writes through a symlink (git's checkout
-// replaces a symlinked leading directory instead of following it).
-// docs/security.md ("Checkpoints") says why each switch is there.
-//
-// A Store serializes its operations with a lock file that the kernel
-// releases when the process dies; under it, lock files left by a killed git
-// are stale and removed, so an interrupted Take leaves the store usable.
+// .gitignore (docs/security.md, "Checkpoints"). A Store serializes its
+// operations with a lock file the kernel releases when the process dies;
+// lock files a killed git left are stale under it and removed, so an
+// interrupted Take leaves the store usable.
 package checkpoint
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,7 +25,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,12 +34,10 @@ import (
 
 // Limits bounds a store; a zero field takes its default.
 type Limits struct {
-	// MaxFileBytes: larger files are left out of checkpoints (default 8 MiB).
-	MaxFileBytes int64
-	// KeepCount: checkpoints kept; the oldest are dropped first (default 500).
-	KeepCount int
-	// KeepBytes: the store's size on disk above which the oldest checkpoints
-	// are dropped and their objects freed (default 1 GiB).
+	MaxFileBytes int64 // larger files are left out of checkpoints (8 MiB)
+	KeepCount    int   // checkpoints kept, the oldest dropped first (500)
+	// KeepBytes: above this size on disk the oldest checkpoints are dropped
+	// and their objects freed (1 GiB); checked every sizeEvery Takes.
 	KeepBytes int64
 }
 
@@ -54,8 +47,8 @@ type Checkpoint struct {
 	Tree  string    // the tree's hash: equal trees mean equal recorded files
 	Time  time.Time // when it was taken
 	Label string    // the caller's label
-	// Skipped lists paths left out for their size (at most maxSkipped, then
-	// one "... and N more" line). Ignored paths are not listed.
+	// Skipped lists the files left out for their size, sorted, at most
+	// maxSkipped and then one "... and N more". Ignored paths are not listed.
 	Skipped []string `json:",omitempty"`
 }
 
@@ -74,29 +67,21 @@ type Store struct {
 const (
 	refPrefix  = "refs/checkpoints/"
 	maxSkipped = 100
-	maxLoose   = 2000 // loose objects that trigger a repack
+	sizeEvery  = 10 // Takes between two looks at the store's size
+	// attributes, in the store's info/attributes (the highest precedence
+	// git has), unsets every attribute a workspace's .gitattributes could
+	// use to convert contents or pick a diff driver.
+	attributes = "* -text !eol !crlf !ident !filter !working-tree-encoding !diff !merge\n"
 )
-
-// attributes overrides, with the highest precedence git has, every attribute
-// a workspace's .gitattributes could use to convert contents or pick a diff
-// driver.
-const attributes = "* -text !eol !crlf !ident !filter !working-tree-encoding !diff !merge\n"
-
-var hexID = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 // Open opens (creating) the store at dir (<dataDir>/checkpoints/<session id>).
 func Open(dir string, lim Limits) (*Store, error) {
-	if lim.MaxFileBytes <= 0 {
-		lim.MaxFileBytes = 8 << 20
-	}
-	if lim.KeepCount <= 0 {
-		lim.KeepCount = 500
-	}
-	if lim.KeepBytes <= 0 {
-		lim.KeepBytes = 1 << 30
-	}
+	lim.MaxFileBytes = cmp.Or(lim.MaxFileBytes, 8<<20)
+	lim.KeepCount = cmp.Or(lim.KeepCount, 500)
+	lim.KeepBytes = cmp.Or(lim.KeepBytes, 1<<30)
 	s := &Store{dir: dir, lim: lim}
-	if _, err := os.Stat(filepath.Join(dir, "git", "HEAD")); err == nil {
+	attrs := filepath.Join(dir, "git", "info", "attributes")
+	if _, err := os.Stat(attrs); err == nil {
 		return s, nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -105,11 +90,10 @@ func Open(dir string, lim Limits) (*Store, error) {
 	if _, err := s.git(context.Background(), dir, nil, "init", "-q"); err != nil {
 		return nil, err
 	}
-	info := filepath.Join(dir, "git", "info")
-	if err := os.MkdirAll(info, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(attrs), 0o700); err != nil {
 		return nil, fmt.Errorf("checkpoint store %s: %w", dir, err)
 	}
-	if err := os.WriteFile(filepath.Join(info, "attributes"), []byte(attributes), 0o600); err != nil {
+	if err := os.WriteFile(attrs, []byte(attributes), 0o600); err != nil {
 		return nil, fmt.Errorf("checkpoint store %s: %w", dir, err)
 	}
 	return s, nil
@@ -135,13 +119,19 @@ func (s *Store) Take(ctx context.Context, workspace, label string) (Checkpoint, 
 		return Checkpoint{}, err
 	}
 	defer unlock()
-	tree, skipped, err := s.snapshot(ctx, workspace, filepath.Join(s.dir, "index"))
+	tree, skipped, err := s.snapshot(ctx, workspace)
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	refs, err := s.refs()
-	if err != nil {
-		return Checkpoint{}, err
+	ents, err := os.ReadDir(filepath.Join(s.dir, "git", refPrefix)) // loose: gc.packRefs is off
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return Checkpoint{}, fmt.Errorf("checkpoint store %s: %w", s.dir, err)
+	}
+	var refs []string
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".lock") {
+			refs = append(refs, e.Name())
+		}
 	}
 	seq := 1
 	if len(refs) > 0 {
@@ -152,7 +142,7 @@ func (s *Store) Take(ctx context.Context, workspace, label string) (Checkpoint, 
 		skipped = append(skipped[:maxSkipped], fmt.Sprintf("... and %d more", len(skipped)-maxSkipped))
 	}
 	c := Checkpoint{Tree: tree, Time: time.Now().UTC(), Label: label, Skipped: skipped}
-	msg, _ := json.Marshal(struct {
+	msg, _ := json.Marshal(struct { // Seq makes the same tree's next commit new
 		Seq int
 		Checkpoint
 	}{seq, c})
@@ -161,20 +151,17 @@ func (s *Store) Take(ctx context.Context, workspace, label string) (Checkpoint, 
 		return Checkpoint{}, err
 	}
 	c.ID = strings.TrimSpace(out)
-	ref := fmt.Sprintf("%s%012d", refPrefix, seq)
-	if _, err := s.git(ctx, workspace, nil, "update-ref", ref, c.ID, strings.Repeat("0", 40)); err != nil {
+	ref := fmt.Sprintf("%012d", seq)
+	if _, err := s.git(ctx, workspace, nil, "update-ref", refPrefix+ref, c.ID, strings.Repeat("0", 40)); err != nil {
 		return Checkpoint{}, err
 	}
-	return c, s.prune(ctx, append(refs, ref[len(refPrefix):]))
+	return c, s.prune(ctx, append(refs, ref), seq%sizeEvery == 0)
 }
 
 // List returns the store's checkpoints, oldest first.
 func (s *Store) List(ctx context.Context) ([]Checkpoint, error) {
 	out, err := s.git(ctx, s.dir, nil, "for-each-ref", "--sort=refname",
 		"--format=%(objectname)%00%(tree)%00%(contents)%01", refPrefix)
-	if err != nil {
-		return nil, err
-	}
 	var list []Checkpoint
 	for _, rec := range strings.Split(out, "\x01") {
 		f := strings.SplitN(strings.TrimPrefix(rec, "\n"), "\x00", 3)
@@ -188,7 +175,7 @@ func (s *Store) List(ctx context.Context) ([]Checkpoint, error) {
 		c.ID, c.Tree = f[0], f[1]
 		list = append(list, c)
 	}
-	return list, nil
+	return list, err
 }
 
 // Changes lists what differs between checkpoint from and to; to == ""
@@ -196,9 +183,6 @@ func (s *Store) List(ctx context.Context) ([]Checkpoint, error) {
 // from), recorded by the same rules as Take.
 func (s *Store) Changes(ctx context.Context, workspace, from, to string) ([]Change, error) {
 	out, err := s.compare(ctx, workspace, from, to, "--raw", "-z")
-	if err != nil {
-		return nil, err
-	}
 	var changes []Change
 	f := strings.Split(out, "\x00")
 	for i := 0; i+1 < len(f); i += 2 {
@@ -212,7 +196,7 @@ func (s *Store) Changes(ctx context.Context, workspace, from, to string) ([]Chan
 		}
 		changes = append(changes, Change{Path: f[i+1], Kind: kind})
 	}
-	return changes, nil
+	return changes, err
 }
 
 // Diff is a unified diff between the same two states as Changes, cut at max
@@ -227,8 +211,9 @@ func (s *Store) Diff(ctx context.Context, workspace, from, to string, max int) (
 
 // Restore makes workspace's recorded files equal to checkpoint id: it
 // writes, deletes (paths recorded now but not in the checkpoint; ignored and
-// oversize files are untouched), makes symlinks as links (never followed),
-// sets modes, and creates and removes directories.
+// oversize files are untouched), makes symlinks as links, sets modes, and
+// creates and removes directories. It never writes through a symlink: git's
+// checkout replaces a symlink on a path's way instead of following it.
 func (s *Store) Restore(ctx context.Context, workspace, id string) error {
 	unlock, err := s.lock()
 	if err != nil {
@@ -238,8 +223,7 @@ func (s *Store) Restore(ctx context.Context, workspace, id string) error {
 	if err := s.known(ctx, id); err != nil {
 		return err
 	}
-	index := filepath.Join(s.dir, "index")
-	if _, _, err := s.snapshot(ctx, workspace, index); err != nil {
+	if _, _, err := s.snapshot(ctx, workspace); err != nil {
 		return err
 	}
 	_, err = s.git(ctx, workspace, nil, "read-tree", "--reset", "-u", id)
@@ -247,7 +231,8 @@ func (s *Store) Restore(ctx context.Context, workspace, id string) error {
 }
 
 // compare runs git diff-tree between from and to (to == "": the workspace
-// now, recorded into a copy of the index so the store's index is untouched).
+// now; the index is only a cache of the workspace's state, so recording
+// into it changes no checkpoint).
 func (s *Store) compare(ctx context.Context, workspace, from, to string, args ...string) (string, error) {
 	unlock, err := s.lock()
 	if err != nil {
@@ -258,33 +243,24 @@ func (s *Store) compare(ctx context.Context, workspace, from, to string, args ..
 		return "", err
 	}
 	if to == "" {
-		tmp := filepath.Join(s.dir, "index.compare")
-		defer os.Remove(tmp)
-		if b, err := os.ReadFile(filepath.Join(s.dir, "index")); err == nil {
-			if err := os.WriteFile(tmp, b, 0o600); err != nil {
-				return "", fmt.Errorf("checkpoint compare: %w", err)
-			}
-		}
-		if to, _, err = s.snapshot(ctx, workspace, tmp); err != nil {
+		if to, _, err = s.snapshot(ctx, workspace); err != nil {
 			return "", err
 		}
 	} else if err := s.known(ctx, to); err != nil {
 		return "", err
 	}
-	return s.git(ctx, workspace, nil, append([]string{"diff-tree", "-r", "--no-renames"}, append(args, from, to, "--")...)...)
+	return s.git(ctx, workspace, nil, append(append([]string{"diff-tree", "-r", "--no-renames"}, args...), from, to, "--")...)
 }
 
 // snapshot records workspace's files into index and writes their tree;
-// files over MaxFileBytes are left out and returned. Only paths git lists as
-// new or changed are looked at, so an unchanged workspace costs one stat
-// walk.
-func (s *Store) snapshot(ctx context.Context, workspace, index string) (string, []string, error) {
+// files over MaxFileBytes are left out and returned. Only the paths git
+// lists as new or changed are looked at, so an unchanged workspace costs
+// one stat walk.
+func (s *Store) snapshot(ctx context.Context, workspace string) (string, []string, error) {
 	if fi, err := os.Stat(workspace); err != nil || !fi.IsDir() {
 		return "", nil, fmt.Errorf("checkpoint: workspace %s is not a directory", workspace)
 	}
-	g := func(stdin io.Reader, args ...string) (string, error) {
-		return s.gitIndex(ctx, workspace, index, stdin, args...)
-	}
+	g := func(stdin io.Reader, args ...string) (string, error) { return s.git(ctx, workspace, stdin, args...) }
 	out, err := g(nil, "ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard")
 	if err != nil {
 		return "", nil, err
@@ -297,10 +273,13 @@ func (s *Store) snapshot(ctx context.Context, workspace, index string) (string, 
 		}
 		path := e[2:]
 		fi, err := os.Lstat(filepath.Join(workspace, path))
-		if err == nil && fi.Mode().IsRegular() && fi.Size() > s.lim.MaxFileBytes {
+		big := err == nil && fi.Mode().IsRegular() && fi.Size() > s.lim.MaxFileBytes
+		if big {
 			skipped = append(skipped, path)
 		}
-		if (err == nil && fi.Mode().IsRegular() && fi.Size() > s.lim.MaxFileBytes) || underLink(workspace, path) {
+		// A path under what is no longer a directory is gone (git refuses
+		// to look beyond a symlink); its replacement is listed on its own.
+		if big || underNonDir(workspace, path) {
 			if e[0] != '?' { // tracked: forget it; untracked: leave it out
 				drop.WriteString(path + "\x00")
 			}
@@ -309,7 +288,7 @@ func (s *Store) snapshot(ctx context.Context, workspace, index string) (string, 
 		add.WriteString(":(literal)" + path + "\x00")
 	}
 	if drop.Len() > 0 {
-		if _, err := g(bytes.NewReader(drop.Bytes()), "update-index", "-z", "--force-remove", "--stdin"); err != nil {
+		if _, err := g(&drop, "update-index", "-z", "--force-remove", "--stdin"); err != nil {
 			return "", nil, err
 		}
 	}
@@ -323,10 +302,7 @@ func (s *Store) snapshot(ctx context.Context, workspace, index string) (string, 
 	return strings.TrimSpace(tree), skipped, err
 }
 
-// underLink reports whether a directory on path (relative to workspace) is
-// not a directory now (a symlink, a file or missing): the entry is gone and
-// its replacement is listed on its own.
-func underLink(workspace, path string) bool {
+func underNonDir(workspace, path string) bool {
 	for d := filepath.Dir(path); d != "."; d = filepath.Dir(d) {
 		if fi, err := os.Lstat(filepath.Join(workspace, d)); err != nil || !fi.IsDir() {
 			return true
@@ -335,10 +311,11 @@ func underLink(workspace, path string) bool {
 	return false
 }
 
-// prune drops the oldest refs past KeepCount, then, while the store is over
-// KeepBytes, the oldest quarter and frees their objects; it repacks when
-// loose objects pile up. The newest checkpoint is always kept.
-func (s *Store) prune(ctx context.Context, refs []string) error {
+// prune drops the oldest refs past KeepCount; when sized, it drops the
+// oldest quarter and frees their objects while the store is over KeepBytes,
+// and otherwise lets git's own gc --auto repack in the background. The
+// newest checkpoint is always kept.
+func (s *Store) prune(ctx context.Context, refs []string, sized bool) error {
 	drop := func(n int) error {
 		var in bytes.Buffer
 		for _, r := range refs[:n] {
@@ -353,62 +330,34 @@ func (s *Store) prune(ctx context.Context, refs []string) error {
 			return err
 		}
 	}
-	for {
-		loose, size, err := s.size(ctx)
-		if err != nil {
-			return err
+	for sized {
+		out, err := s.git(ctx, s.dir, nil, "count-objects", "-v")
+		var size int64
+		for _, l := range strings.Split(out, "\n") {
+			if k, v, _ := strings.Cut(l, ": "); k == "size" || k == "size-pack" || k == "size-garbage" {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				size += n << 10
+			}
 		}
-		if size <= s.lim.KeepBytes || len(refs) <= 1 {
-			if loose > maxLoose {
-				_, err = s.git(ctx, s.dir, nil, "gc", "-q", "--prune=now")
+		if err != nil || size <= s.lim.KeepBytes || len(refs) <= 1 {
+			if err == nil {
+				_, err = s.git(ctx, s.dir, nil, "gc", "--auto", "-q")
 			}
 			return err
 		}
 		if err := drop(max(1, min(len(refs)/4, len(refs)-1))); err != nil {
 			return err
 		}
-		if _, err := s.git(ctx, s.dir, nil, "gc", "-q", "--prune=now"); err != nil {
+		if _, err := s.git(ctx, s.dir, nil, "gc", "-q", "--force", "--prune=now"); err != nil {
 			return err
 		}
 	}
-}
-
-// size returns the store's loose object count and its bytes on disk.
-func (s *Store) size(ctx context.Context) (loose int, bytes int64, err error) {
-	out, err := s.git(ctx, s.dir, nil, "count-objects", "-v")
-	for _, l := range strings.Split(out, "\n") {
-		k, v, _ := strings.Cut(l, ": ")
-		n, _ := strconv.ParseInt(v, 10, 64)
-		switch k {
-		case "count":
-			loose = int(n)
-		case "size", "size-pack", "size-garbage":
-			bytes += n << 10
-		}
-	}
-	return loose, bytes, err
-}
-
-// refs lists the sequence numbers of the store's checkpoints, oldest first
-// (refs stay loose: gc.packRefs is off).
-func (s *Store) refs() ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(s.dir, "git", refPrefix))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("checkpoint store %s: %w", s.dir, err)
-	}
-	var seqs []string
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".lock") {
-			seqs = append(seqs, e.Name())
-		}
-	}
-	sort.Strings(seqs)
-	return seqs, nil
+	return nil
 }
 
 // known checks that id is a checkpoint of this store.
 func (s *Store) known(ctx context.Context, id string) error {
-	if hexID.MatchString(id) {
+	if len(id) == 40 && strings.Trim(id, "0123456789abcdef") == "" {
 		out, err := s.git(ctx, s.dir, nil, "for-each-ref", "--points-at", id, "--format=x", refPrefix)
 		if err != nil || out != "" {
 			return err
@@ -421,58 +370,48 @@ func (s *Store) known(ctx context.Context, id string) error {
 // stale once we hold it, and removed.
 func (s *Store) lock() (func(), error) {
 	f, err := os.OpenFile(filepath.Join(s.dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint store %s: %w", s.dir, err)
+	if err == nil {
+		if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+		}
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
+	if err != nil {
 		return nil, fmt.Errorf("checkpoint store %s: lock: %w", s.dir, err)
 	}
 	stale, _ := filepath.Glob(filepath.Join(s.dir, "git", refPrefix, "*.lock"))
-	for _, p := range append(stale, filepath.Join(s.dir, "index.lock"), filepath.Join(s.dir, "index.compare.lock"),
-		filepath.Join(s.dir, "git", "packed-refs.lock"), filepath.Join(s.dir, "git", "gc.pid")) {
+	for _, p := range append(stale, filepath.Join(s.dir, "index.lock")) {
 		os.Remove(p)
 	}
 	return func() { f.Close() }, nil
 }
 
+// config is given to every git run, over the store's own config: nothing
+// from the workspace or the user can start a program or change what is
+// recorded. gc --auto detaches (git's default) so a repack never holds a
+// Take up.
+var config = []string{"core.hooksPath=/dev/null", "core.fsmonitor=false", "core.untrackedCache=false",
+	"core.attributesFile=/dev/null", "core.excludesFile=/dev/null", "core.autocrlf=false", "core.safecrlf=false",
+	"core.symlinks=true", "core.fileMode=true", "core.ignoreCase=false", "core.logAllRefUpdates=false",
+	"core.quotePath=false", "core.sparseCheckout=false", "core.splitIndex=false", "gc.packRefs=false",
+	"gc.autoDetach=true", "maintenance.auto=false", "commit.gpgSign=false", "submodule.recurse=false",
+	"advice.addEmbeddedRepo=false", "protocol.allow=never"}
+
+// git runs git on the store with workspace as its work tree, in an
+// environment of its own; a failure is one line.
 func (s *Store) git(ctx context.Context, workspace string, stdin io.Reader, args ...string) (string, error) {
-	return s.gitIndex(ctx, workspace, filepath.Join(s.dir, "index"), stdin, args...)
-}
-
-// config is passed to every git run: nothing from the workspace or the
-// user's configuration can start a program or change what is recorded.
-var config = []string{
-	"core.hooksPath=/dev/null", "core.fsmonitor=false", "core.untrackedCache=false",
-	"core.attributesFile=/dev/null", "core.excludesFile=/dev/null", "core.autocrlf=false",
-	"core.safecrlf=false", "core.symlinks=true", "core.fileMode=true", "core.ignoreCase=false",
-	"core.logAllRefUpdates=false", "core.quotePath=false", "core.sparseCheckout=false",
-	"core.splitIndex=false", "gc.auto=0", "gc.packRefs=false", "maintenance.auto=false",
-	"commit.gpgSign=false", "submodule.recurse=false", "advice.addEmbeddedRepo=false",
-	"protocol.allow=never",
-}
-
-// gitIndex runs git on the store with index as its index and workspace as
-// its work tree, with a clean environment; a failure is one line.
-func (s *Store) gitIndex(ctx context.Context, workspace, index string, stdin io.Reader, args ...string) (string, error) {
 	full := make([]string, 0, 2*len(config)+len(args))
 	for _, c := range config {
 		full = append(full, "-c", c)
 	}
 	cmd := exec.CommandContext(ctx, "git", append(full, args...)...)
-	cmd.Dir = workspace
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "LC_ALL=C",
-		"GIT_DIR=" + filepath.Join(s.dir, "git"), "GIT_WORK_TREE=" + workspace, "GIT_INDEX_FILE=" + index,
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
-		"GIT_TERMINAL_PROMPT=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_AUTHOR_NAME=checkpoint",
-		"GIT_AUTHOR_EMAIL=checkpoint@durable-agent", "GIT_COMMITTER_NAME=checkpoint",
-		"GIT_COMMITTER_EMAIL=checkpoint@durable-agent",
-	}
-	cmd.Stdin = stdin
+	cmd.Dir, cmd.Stdin, cmd.WaitDelay = workspace, stdin, time.Second
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "LC_ALL=C",
+		"GIT_DIR=" + filepath.Join(s.dir, "git"), "GIT_WORK_TREE=" + workspace, "GIT_INDEX_FILE=" + filepath.Join(s.dir, "index"),
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
+		"GIT_NO_REPLACE_OBJECTS=1", "GIT_AUTHOR_NAME=checkpoint", "GIT_AUTHOR_EMAIL=checkpoint@durable-agent",
+		"GIT_COMMITTER_NAME=checkpoint", "GIT_COMMITTER_EMAIL=checkpoint@durable-agent"}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.WaitDelay = time.Second
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("checkpoint: git %s: %w", args[0], ctx.Err())
