@@ -19,7 +19,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -84,58 +83,46 @@ func Open(dir string, lim Limits) (*Store, error) {
 	if _, err := os.Stat(attrs); err == nil {
 		return s, nil
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("checkpoint store %s: %w", dir, err)
+	err := os.MkdirAll(filepath.Dir(attrs), 0o700)
+	if err == nil {
+		_, err = s.git(context.Background(), dir, nil, "init", "-q", "--template=")
 	}
-	if _, err := s.git(context.Background(), dir, nil, "init", "-q"); err != nil {
-		return nil, err
+	if err == nil {
+		err = os.WriteFile(attrs, []byte(attributes), 0o600) // last: a store without it is not made yet
 	}
-	if err := os.MkdirAll(filepath.Dir(attrs), 0o700); err != nil {
-		return nil, fmt.Errorf("checkpoint store %s: %w", dir, err)
-	}
-	if err := os.WriteFile(attrs, []byte(attributes), 0o600); err != nil {
-		return nil, fmt.Errorf("checkpoint store %s: %w", dir, err)
+	if err != nil {
+		return nil, fmt.Errorf("open checkpoint store: %w", err)
 	}
 	return s, nil
 }
 
 // Remove deletes a session's store (for `starter session delete`); a
 // missing store is not an error.
-func Remove(dir string) error {
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("remove checkpoint store %s: %w", dir, err)
-	}
-	return nil
-}
+func Remove(dir string) error { return os.RemoveAll(dir) }
 
 // Take records workspace's files as a checkpoint and returns it. The same
 // tree twice gives a new ID whose Tree equals the previous one. Ignored
 // paths (.gitignore) and files over MaxFileBytes are left out, the latter
 // listed in Skipped. It works when workspace is not a git repository, and
 // prunes past the store's Limits, oldest first.
-func (s *Store) Take(ctx context.Context, workspace, label string) (Checkpoint, error) {
-	unlock, err := s.lock()
-	if err != nil {
-		return Checkpoint{}, err
-	}
-	defer unlock()
+func (s *Store) Take(ctx context.Context, workspace, label string) (c Checkpoint, err error) {
+	err = s.locked(func() error { c, err = s.take(ctx, workspace, label); return err })
+	return c, err
+}
+
+func (s *Store) take(ctx context.Context, workspace, label string) (Checkpoint, error) {
 	tree, skipped, err := s.snapshot(ctx, workspace)
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	ents, err := os.ReadDir(filepath.Join(s.dir, "git", refPrefix)) // loose: gc.packRefs is off
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return Checkpoint{}, fmt.Errorf("checkpoint store %s: %w", s.dir, err)
-	}
+	// Refs stay loose (gc.packRefs is off) and lock() removed stale .lock
+	// files; a name taken twice fails update-ref below.
+	ents, _ := os.ReadDir(filepath.Join(s.dir, "git", refPrefix))
 	var refs []string
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".lock") {
-			refs = append(refs, e.Name())
-		}
-	}
 	seq := 1
-	if len(refs) > 0 {
-		seq, _ = strconv.Atoi(refs[len(refs)-1])
+	for _, e := range ents {
+		refs = append(refs, e.Name())
+		seq, _ = strconv.Atoi(e.Name())
 		seq++
 	}
 	if len(skipped) > maxSkipped {
@@ -215,41 +202,35 @@ func (s *Store) Diff(ctx context.Context, workspace, from, to string, max int) (
 // creates and removes directories. It never writes through a symlink: git's
 // checkout replaces a symlink on a path's way instead of following it.
 func (s *Store) Restore(ctx context.Context, workspace, id string) error {
-	unlock, err := s.lock()
-	if err != nil {
+	return s.locked(func() error {
+		err := s.known(ctx, id)
+		if err == nil {
+			_, _, err = s.snapshot(ctx, workspace)
+		}
+		if err == nil {
+			_, err = s.git(ctx, workspace, nil, "read-tree", "--reset", "-u", id)
+		}
 		return err
-	}
-	defer unlock()
-	if err := s.known(ctx, id); err != nil {
-		return err
-	}
-	if _, _, err := s.snapshot(ctx, workspace); err != nil {
-		return err
-	}
-	_, err = s.git(ctx, workspace, nil, "read-tree", "--reset", "-u", id)
-	return err
+	})
 }
 
 // compare runs git diff-tree between from and to (to == "": the workspace
 // now; the index is only a cache of the workspace's state, so recording
 // into it changes no checkpoint).
-func (s *Store) compare(ctx context.Context, workspace, from, to string, args ...string) (string, error) {
-	unlock, err := s.lock()
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	if err := s.known(ctx, from); err != nil {
-		return "", err
-	}
-	if to == "" {
-		if to, _, err = s.snapshot(ctx, workspace); err != nil {
-			return "", err
+func (s *Store) compare(ctx context.Context, workspace, from, to string, args ...string) (out string, err error) {
+	err = s.locked(func() error {
+		err := s.known(ctx, from)
+		if err == nil && to == "" {
+			to, _, err = s.snapshot(ctx, workspace)
+		} else if err == nil {
+			err = s.known(ctx, to)
 		}
-	} else if err := s.known(ctx, to); err != nil {
-		return "", err
-	}
-	return s.git(ctx, workspace, nil, append(append([]string{"diff-tree", "-r", "--no-renames"}, args...), from, to, "--")...)
+		if err == nil {
+			out, err = s.git(ctx, workspace, nil, append(append([]string{"diff-tree", "-r", "--no-renames"}, args...), from, to, "--")...)
+		}
+		return err
+	})
+	return out, err
 }
 
 // snapshot records workspace's files into index and writes their tree;
@@ -366,35 +347,29 @@ func (s *Store) known(ctx context.Context, id string) error {
 	return fmt.Errorf("checkpoint %q: not a checkpoint of this session", id)
 }
 
-// lock takes the store's lock; lock files a killed git left behind are
-// stale once we hold it, and removed.
-func (s *Store) lock() (func(), error) {
+// locked runs fn holding the store's lock; lock files a killed git left
+// behind are stale once we hold it, and removed.
+func (s *Store) locked(fn func() error) error {
 	f, err := os.OpenFile(filepath.Join(s.dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err == nil {
-		if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-			f.Close()
-		}
-	}
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint store %s: lock: %w", s.dir, err)
+		return fmt.Errorf("checkpoint store: %w", err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("checkpoint store %s: lock: %w", s.dir, err)
 	}
 	stale, _ := filepath.Glob(filepath.Join(s.dir, "git", refPrefix, "*.lock"))
 	for _, p := range append(stale, filepath.Join(s.dir, "index.lock")) {
 		os.Remove(p)
 	}
-	return func() { f.Close() }, nil
+	return fn()
 }
 
-// config is given to every git run, over the store's own config: nothing
-// from the workspace or the user can start a program or change what is
-// recorded. gc --auto detaches (git's default) so a repack never holds a
-// Take up.
+// config is given to every git run over the store's own config (no system
+// or global one is read; docs/security.md says why each entry is there).
 var config = []string{"core.hooksPath=/dev/null", "core.fsmonitor=false", "core.untrackedCache=false",
-	"core.attributesFile=/dev/null", "core.excludesFile=/dev/null", "core.autocrlf=false", "core.safecrlf=false",
-	"core.symlinks=true", "core.fileMode=true", "core.ignoreCase=false", "core.logAllRefUpdates=false",
-	"core.quotePath=false", "core.sparseCheckout=false", "core.splitIndex=false", "gc.packRefs=false",
-	"gc.autoDetach=true", "maintenance.auto=false", "commit.gpgSign=false", "submodule.recurse=false",
-	"advice.addEmbeddedRepo=false", "protocol.allow=never"}
+	"core.attributesFile=/dev/null", "core.excludesFile=/dev/null", "core.autocrlf=false", "core.symlinks=true",
+	"core.quotePath=false", "gc.packRefs=false", "gc.autoDetach=true", "protocol.allow=never"}
 
 // git runs git on the store with workspace as its work tree, in an
 // environment of its own; a failure is one line.
