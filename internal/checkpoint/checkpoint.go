@@ -1,26 +1,21 @@
 // Package checkpoint keeps a session's workspace states as git trees in a git
 // directory of the product's own, never the user's repository: the store at
-// <dataDir>/checkpoints/<session id> has its own GIT_DIR and index, and the
-// workspace is only its work tree, so the workspace's .git (index, branch,
-// stash, refs, objects, config) is never read or written. A checkpoint is a
-// parentless commit on refs/checkpoints/<seq>; identical files cost nothing
-// twice (git's object store) and an unchanged workspace costs a stat walk.
-//
-// The workspace is model-written and hostile and git runs outside the
-// sandbox, so git reads nothing the model controls but file contents and
-// .gitignore (docs/security.md, "Checkpoints"). A Store serializes its
-// operations with a lock file the kernel releases when the process dies;
-// lock files a killed git left are stale under it and removed, so an
-// interrupted Take leaves the store usable.
+// <dataDir>/checkpoints/<session id> has its own GIT_DIR and index and the
+// workspace is only its work tree, so the workspace's .git is never read or
+// written. A checkpoint is a parentless commit on refs/checkpoints/<seq>;
+// identical files cost nothing twice and an unchanged workspace costs a stat
+// walk. The workspace is hostile and git runs outside the sandbox, so git
+// reads nothing the model controls but file contents and .gitignore
+// (docs/security.md, "Checkpoints"). A Store's operations hold a lock file
+// the kernel releases when the process dies, so the lock files a killed git
+// left are stale under it and removed: an interrupted Take harms nothing.
 package checkpoint
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,8 +30,8 @@ import (
 type Limits struct {
 	MaxFileBytes int64 // larger files are left out of checkpoints (8 MiB)
 	KeepCount    int   // checkpoints kept, the oldest dropped first (500)
-	// KeepBytes: above this size on disk the oldest checkpoints are dropped
-	// and their objects freed (1 GiB); checked every sizeEvery Takes.
+	// KeepBytes: above this size on disk, looked at every sizeEvery Takes,
+	// the oldest checkpoints are dropped and their objects freed (1 GiB).
 	KeepBytes int64
 }
 
@@ -66,10 +61,10 @@ type Store struct {
 const (
 	refPrefix  = "refs/checkpoints/"
 	maxSkipped = 100
-	sizeEvery  = 10 // Takes between two looks at the store's size
+	sizeEvery  = 10
 	// attributes, in the store's info/attributes (the highest precedence
-	// git has), unsets every attribute a workspace's .gitattributes could
-	// use to convert contents or pick a diff driver.
+	// git has), unsets every attribute a .gitattributes could use to convert
+	// contents or pick a diff driver.
 	attributes = "* -text !eol !crlf !ident !filter !working-tree-encoding !diff !merge\n"
 )
 
@@ -85,7 +80,7 @@ func Open(dir string, lim Limits) (*Store, error) {
 	}
 	err := os.MkdirAll(filepath.Dir(attrs), 0o700)
 	if err == nil {
-		_, err = s.git(context.Background(), dir, nil, "init", "-q", "--template=")
+		_, err = s.git(context.Background(), dir, "", "init", "-q", "--template=")
 	}
 	if err == nil {
 		err = os.WriteFile(attrs, []byte(attributes), 0o600) // last: a store without it is not made yet
@@ -106,61 +101,51 @@ func Remove(dir string) error { return os.RemoveAll(dir) }
 // listed in Skipped. It works when workspace is not a git repository, and
 // prunes past the store's Limits, oldest first.
 func (s *Store) Take(ctx context.Context, workspace, label string) (c Checkpoint, err error) {
-	err = s.locked(func() error { c, err = s.take(ctx, workspace, label); return err })
+	err = s.locked(func() error {
+		if c.Tree, c.Skipped, err = s.snapshot(ctx, workspace); err != nil {
+			return err
+		}
+		// Refs stay loose (gc.packRefs is off) and locked removed stale
+		// .lock files; a name taken twice fails update-ref.
+		ents, _ := os.ReadDir(filepath.Join(s.dir, "git", refPrefix))
+		refs, seq := []string{}, 1
+		for _, e := range ents {
+			refs = append(refs, e.Name())
+			seq, _ = strconv.Atoi(e.Name())
+			seq++
+		}
+		if n := len(c.Skipped); n > maxSkipped {
+			c.Skipped = append(c.Skipped[:maxSkipped], fmt.Sprintf("... and %d more", n-maxSkipped))
+		}
+		c.Time, c.Label = time.Now().UTC(), label // nanoseconds: the same tree's next commit is new
+		msg, _ := json.Marshal(c)
+		if c.ID, err = s.git(ctx, workspace, string(msg), "commit-tree", c.Tree); err != nil {
+			return err
+		}
+		c.ID = strings.TrimSpace(c.ID)
+		ref := fmt.Sprintf("%012d", seq)
+		if _, err = s.git(ctx, workspace, "", "update-ref", refPrefix+ref, c.ID, strings.Repeat("0", 40)); err != nil {
+			return err
+		}
+		return s.prune(ctx, append(refs, ref), seq%sizeEvery == 0)
+	})
 	return c, err
-}
-
-func (s *Store) take(ctx context.Context, workspace, label string) (Checkpoint, error) {
-	tree, skipped, err := s.snapshot(ctx, workspace)
-	if err != nil {
-		return Checkpoint{}, err
-	}
-	// Refs stay loose (gc.packRefs is off) and lock() removed stale .lock
-	// files; a name taken twice fails update-ref below.
-	ents, _ := os.ReadDir(filepath.Join(s.dir, "git", refPrefix))
-	var refs []string
-	seq := 1
-	for _, e := range ents {
-		refs = append(refs, e.Name())
-		seq, _ = strconv.Atoi(e.Name())
-		seq++
-	}
-	if len(skipped) > maxSkipped {
-		skipped = append(skipped[:maxSkipped], fmt.Sprintf("... and %d more", len(skipped)-maxSkipped))
-	}
-	c := Checkpoint{Tree: tree, Time: time.Now().UTC(), Label: label, Skipped: skipped}
-	msg, _ := json.Marshal(struct { // Seq makes the same tree's next commit new
-		Seq int
-		Checkpoint
-	}{seq, c})
-	out, err := s.git(ctx, workspace, bytes.NewReader(msg), "commit-tree", tree)
-	if err != nil {
-		return Checkpoint{}, err
-	}
-	c.ID = strings.TrimSpace(out)
-	ref := fmt.Sprintf("%012d", seq)
-	if _, err := s.git(ctx, workspace, nil, "update-ref", refPrefix+ref, c.ID, strings.Repeat("0", 40)); err != nil {
-		return Checkpoint{}, err
-	}
-	return c, s.prune(ctx, append(refs, ref), seq%sizeEvery == 0)
 }
 
 // List returns the store's checkpoints, oldest first.
 func (s *Store) List(ctx context.Context) ([]Checkpoint, error) {
-	out, err := s.git(ctx, s.dir, nil, "for-each-ref", "--sort=refname",
-		"--format=%(objectname)%00%(tree)%00%(contents)%01", refPrefix)
+	out, err := s.git(ctx, s.dir, "", "for-each-ref", "--format=%(objectname)%00%(tree)%00%(contents)%01", refPrefix)
 	var list []Checkpoint
 	for _, rec := range strings.Split(out, "\x01") {
-		f := strings.SplitN(strings.TrimPrefix(rec, "\n"), "\x00", 3)
-		if len(f) != 3 {
-			continue
-		}
 		var c Checkpoint
-		if err := json.Unmarshal([]byte(f[2]), &c); err != nil {
-			return nil, fmt.Errorf("checkpoint %s: unreadable record: %w", f[0], err)
+		f := strings.SplitN(strings.TrimPrefix(rec, "\n"), "\x00", 3)
+		if len(f) == 3 {
+			if err := json.Unmarshal([]byte(f[2]), &c); err != nil {
+				return nil, fmt.Errorf("checkpoint %s: unreadable record: %w", f[0], err)
+			}
+			c.ID, c.Tree = f[0], f[1]
+			list = append(list, c)
 		}
-		c.ID, c.Tree = f[0], f[1]
-		list = append(list, c)
 	}
 	return list, err
 }
@@ -208,15 +193,15 @@ func (s *Store) Restore(ctx context.Context, workspace, id string) error {
 			_, _, err = s.snapshot(ctx, workspace)
 		}
 		if err == nil {
-			_, err = s.git(ctx, workspace, nil, "read-tree", "--reset", "-u", id)
+			_, err = s.git(ctx, workspace, "", "read-tree", "--reset", "-u", id)
 		}
 		return err
 	})
 }
 
 // compare runs git diff-tree between from and to (to == "": the workspace
-// now; the index is only a cache of the workspace's state, so recording
-// into it changes no checkpoint).
+// now; the index is only a cache of the workspace, so recording into it
+// changes no checkpoint).
 func (s *Store) compare(ctx context.Context, workspace, from, to string, args ...string) (out string, err error) {
 	err = s.locked(func() error {
 		err := s.known(ctx, from)
@@ -226,28 +211,23 @@ func (s *Store) compare(ctx context.Context, workspace, from, to string, args ..
 			err = s.known(ctx, to)
 		}
 		if err == nil {
-			out, err = s.git(ctx, workspace, nil, append(append([]string{"diff-tree", "-r", "--no-renames"}, args...), from, to, "--")...)
+			out, err = s.git(ctx, workspace, "", append(append([]string{"diff-tree", "-r", "--no-renames"}, args...), from, to, "--")...)
 		}
 		return err
 	})
 	return out, err
 }
 
-// snapshot records workspace's files into index and writes their tree;
-// files over MaxFileBytes are left out and returned. Only the paths git
-// lists as new or changed are looked at, so an unchanged workspace costs
-// one stat walk.
+// snapshot records workspace's files into the index and writes their tree,
+// leaving out and returning files over MaxFileBytes. Only the paths git
+// lists as new or changed are looked at.
 func (s *Store) snapshot(ctx context.Context, workspace string) (string, []string, error) {
 	if fi, err := os.Stat(workspace); err != nil || !fi.IsDir() {
 		return "", nil, fmt.Errorf("checkpoint: workspace %s is not a directory", workspace)
 	}
-	g := func(stdin io.Reader, args ...string) (string, error) { return s.git(ctx, workspace, stdin, args...) }
-	out, err := g(nil, "ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard")
-	if err != nil {
-		return "", nil, err
-	}
+	out, err := s.git(ctx, workspace, "", "ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard")
 	var skipped []string
-	var add, drop bytes.Buffer
+	var add, drop strings.Builder
 	for _, e := range strings.Split(out, "\x00") {
 		if len(e) < 3 {
 			continue
@@ -258,27 +238,26 @@ func (s *Store) snapshot(ctx context.Context, workspace string) (string, []strin
 		if big {
 			skipped = append(skipped, path)
 		}
-		// A path under what is no longer a directory is gone (git refuses
-		// to look beyond a symlink); its replacement is listed on its own.
+		// Git refuses a path beyond a symlink: one under what is no longer a
+		// directory is gone, and its replacement is listed on its own.
 		if big || underNonDir(workspace, path) {
 			if e[0] != '?' { // tracked: forget it; untracked: leave it out
 				drop.WriteString(path + "\x00")
 			}
-			continue
-		}
-		add.WriteString(":(literal)" + path + "\x00")
-	}
-	if drop.Len() > 0 {
-		if _, err := g(&drop, "update-index", "-z", "--force-remove", "--stdin"); err != nil {
-			return "", nil, err
+		} else {
+			add.WriteString(":(literal)" + path + "\x00")
 		}
 	}
-	if add.Len() > 0 {
-		if _, err := g(&add, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
-			return "", nil, err
-		}
+	if err == nil && drop.Len() > 0 {
+		_, err = s.git(ctx, workspace, drop.String(), "update-index", "-z", "--force-remove", "--stdin")
 	}
-	tree, err := g(nil, "write-tree")
+	if err == nil && add.Len() > 0 {
+		_, err = s.git(ctx, workspace, add.String(), "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	tree, err := s.git(ctx, workspace, "", "write-tree")
 	sort.Strings(skipped)
 	return strings.TrimSpace(tree), skipped, err
 }
@@ -292,18 +271,18 @@ func underNonDir(workspace, path string) bool {
 	return false
 }
 
-// prune drops the oldest refs past KeepCount; when sized, it drops the
-// oldest quarter and frees their objects while the store is over KeepBytes,
-// and otherwise lets git's own gc --auto repack in the background. The
-// newest checkpoint is always kept.
+// prune drops the oldest refs past KeepCount. When sized, while the store
+// is over KeepBytes it drops the oldest quarter and frees their objects,
+// and otherwise lets git's gc --auto repack in the background. The newest
+// checkpoint is always kept.
 func (s *Store) prune(ctx context.Context, refs []string, sized bool) error {
 	drop := func(n int) error {
-		var in bytes.Buffer
+		var in strings.Builder
 		for _, r := range refs[:n] {
 			in.WriteString("delete " + refPrefix + r + "\n")
 		}
 		refs = refs[n:]
-		_, err := s.git(ctx, s.dir, &in, "update-ref", "--stdin")
+		_, err := s.git(ctx, s.dir, in.String(), "update-ref", "--stdin")
 		return err
 	}
 	if n := len(refs) - s.lim.KeepCount; n > 0 {
@@ -312,24 +291,24 @@ func (s *Store) prune(ctx context.Context, refs []string, sized bool) error {
 		}
 	}
 	for sized {
-		out, err := s.git(ctx, s.dir, nil, "count-objects", "-v")
+		out, err := s.git(ctx, s.dir, "", "count-objects", "-v")
 		var size int64
 		for _, l := range strings.Split(out, "\n") {
-			if k, v, _ := strings.Cut(l, ": "); k == "size" || k == "size-pack" || k == "size-garbage" {
+			if k, v, _ := strings.Cut(l, ": "); strings.HasPrefix(k, "size") { // size, size-pack, size-garbage
 				n, _ := strconv.ParseInt(v, 10, 64)
 				size += n << 10
 			}
 		}
 		if err != nil || size <= s.lim.KeepBytes || len(refs) <= 1 {
 			if err == nil {
-				_, err = s.git(ctx, s.dir, nil, "gc", "--auto", "-q")
+				_, err = s.git(ctx, s.dir, "", "gc", "--auto", "-q")
 			}
 			return err
 		}
 		if err := drop(max(1, min(len(refs)/4, len(refs)-1))); err != nil {
 			return err
 		}
-		if _, err := s.git(ctx, s.dir, nil, "gc", "-q", "--force", "--prune=now"); err != nil {
+		if _, err := s.git(ctx, s.dir, "", "gc", "-q", "--force", "--prune=now"); err != nil {
 			return err
 		}
 	}
@@ -339,7 +318,7 @@ func (s *Store) prune(ctx context.Context, refs []string, sized bool) error {
 // known checks that id is a checkpoint of this store.
 func (s *Store) known(ctx context.Context, id string) error {
 	if len(id) == 40 && strings.Trim(id, "0123456789abcdef") == "" {
-		out, err := s.git(ctx, s.dir, nil, "for-each-ref", "--points-at", id, "--format=x", refPrefix)
+		out, err := s.git(ctx, s.dir, "", "for-each-ref", "--points-at", id, "--format=x", refPrefix)
 		if err != nil || out != "" {
 			return err
 		}
@@ -373,26 +352,26 @@ var config = []string{"core.hooksPath=/dev/null", "core.fsmonitor=false", "core.
 
 // git runs git on the store with workspace as its work tree, in an
 // environment of its own; a failure is one line.
-func (s *Store) git(ctx context.Context, workspace string, stdin io.Reader, args ...string) (string, error) {
-	full := make([]string, 0, 2*len(config)+len(args))
+func (s *Store) git(ctx context.Context, workspace, stdin string, args ...string) (string, error) {
+	full := []string{}
 	for _, c := range config {
 		full = append(full, "-c", c)
 	}
 	cmd := exec.CommandContext(ctx, "git", append(full, args...)...)
-	cmd.Dir, cmd.Stdin, cmd.WaitDelay = workspace, stdin, time.Second
+	cmd.Dir, cmd.Stdin, cmd.WaitDelay = workspace, strings.NewReader(stdin), time.Second
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "LC_ALL=C",
 		"GIT_DIR=" + filepath.Join(s.dir, "git"), "GIT_WORK_TREE=" + workspace, "GIT_INDEX_FILE=" + filepath.Join(s.dir, "index"),
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
 		"GIT_NO_REPLACE_OBJECTS=1", "GIT_AUTHOR_NAME=checkpoint", "GIT_AUTHOR_EMAIL=checkpoint@durable-agent",
 		"GIT_COMMITTER_NAME=checkpoint", "GIT_COMMITTER_EMAIL=checkpoint@durable-agent"}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return "", fmt.Errorf("checkpoint: git %s: %w", args[0], ctx.Err())
-		}
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil && ctx.Err() != nil {
+		return "", fmt.Errorf("checkpoint: git %s: %w", args[0], ctx.Err())
+	} else if err != nil {
 		msg, _, _ := strings.Cut(strings.TrimSpace(errb.String()), "\n")
 		return "", fmt.Errorf("checkpoint: git %s: %s (%v)", args[0], msg, err)
 	}
-	return out.String(), nil
+	return string(out), nil
 }
