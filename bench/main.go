@@ -1,7 +1,7 @@
 // Command bench measures the durable agent on the embedded Temporal server
 // with the scripted model at zero latency:
 //
-//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,fanout,subagents,concurrency,fleet,caching]
+//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,fanout,subagents,concurrency,fleet,caching,checkpoint]
 //
 // from the repository's root (or `go run .` in bench/). The bench is a Go
 // module of its own that uses the product of this checkout (its go.mod's
@@ -48,7 +48,11 @@
 //     per window), all 200 completing in both (fleet.go);
 //   - caching: the input tokens billed over a 30-turn job with the
 //     Anthropic wire format, with and without prompt caching, by
-//     Anthropic's cache accounting (caching.go).
+//     Anthropic's cache accounting (caching.go);
+//   - checkpoint: internal/checkpoint's Take on a repository of more than
+//     10,000 files, unchanged and with one file changed, against a
+//     sandboxed bash step, and the store's growth over 100 turns
+//     (checkpoint.go).
 //
 // It prints a Markdown table (or JSON with --json) on stdout and progress on
 // stderr; the latest full run is kept in bench/RESULTS.md. Workers run in
@@ -69,7 +73,7 @@ import (
 )
 
 // Benchmarks, in the order they run.
-var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "fanout", "subagents", "concurrency", "fleet", "caching"}
+var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "fanout", "subagents", "concurrency", "fleet", "caching", "checkpoint"}
 
 // Config sizes a run.
 type Config struct {
@@ -325,6 +329,7 @@ func Run(ctx context.Context, cfg Config, args []string) (*Report, error) {
 		{"concurrency", func() (err error) { rep.Concurrency, err = h.concurrency(ctx); return }},
 		{"fleet", func() (err error) { rep.Fleet, err = h.fleet(ctx); return }},
 		{"caching", func() (err error) { rep.Caching, err = h.cachingBench(ctx); return }},
+		{"checkpoint", func() (err error) { rep.Checkpoint, err = h.checkpointBench(ctx); return }},
 	}
 	for _, st := range steps {
 		if !cfg.runs(st.name) {

@@ -108,6 +108,8 @@ type Report struct {
 	Concurrency []ConcResult     `json:"concurrency,omitempty"`
 	// Fleet is the coordinated-backoff benchmark (fleet.go).
 	Fleet *FleetResult `json:"fleet,omitempty"`
+	// Checkpoint is the checkpoint store benchmark (checkpoint.go).
+	Checkpoint *CheckpointResult `json:"checkpoint,omitempty"`
 	// StartRetries counts workflow starts retried after a timeout (an
 	// overloaded server).
 	StartRetries int64             `json:"startRetries"`
@@ -178,6 +180,9 @@ func (r *Report) rows() []Row {
 	}
 	if f := r.Fleet; f != nil {
 		out = append(out, f.row())
+	}
+	if c := r.Checkpoint; c != nil {
+		out = append(out, c.rows()...)
 	}
 	return out
 }

@@ -41,8 +41,9 @@ type Checkpoint struct {
 	Tree  string    // the tree's hash: equal trees mean equal recorded files
 	Time  time.Time // when it was taken
 	Label string    // the caller's label
-	// Skipped lists the files left out for their size, sorted, at most
-	// maxSkipped and then one "... and N more". Ignored paths are not listed.
+	// Skipped lists, sorted, the files left out for their size and the
+	// nested repositories left out ("dir/"), at most maxSkipped and then one
+	// "... and N more". Ignored paths and FIFOs, sockets or devices are not.
 	Skipped []string `json:",omitempty"`
 }
 
@@ -233,6 +234,10 @@ func (s *Store) snapshot(ctx context.Context, workspace string) (string, []strin
 			continue
 		}
 		path := e[2:]
+		if strings.HasSuffix(path, "/") { // a nested repository: git would record its HEAD only
+			skipped = append(skipped, path)
+			continue
+		}
 		fi, err := os.Lstat(filepath.Join(workspace, path))
 		big := err == nil && fi.Mode().IsRegular() && fi.Size() > s.lim.MaxFileBytes
 		if big {

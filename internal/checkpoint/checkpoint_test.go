@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -271,6 +272,29 @@ func TestTake_IgnoredAndOversize(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "small")); string(b) != "s" {
 		t.Fatalf("small = %q", b)
+	}
+}
+
+// A nested repository (its .git a file naming a directory elsewhere) and a
+// FIFO neither break a Take nor get read: the repository is left out and
+// listed, the FIFO left out.
+func TestTake_NestedRepositoryAndFIFO(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	elsewhere := t.TempDir()
+	run(t, elsewhere, "git", "init", "-q")
+	write(t, ws, map[string]string{"a": "1", "sub/.git": "gitdir: " + filepath.Join(elsewhere, ".git") + "\n", "sub/x": "x"})
+	if err := syscall.Mkfifo(filepath.Join(ws, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, checkpoint.Limits{})
+	c := take(t, s, ws, "1")
+	if !reflect.DeepEqual(c.Skipped, []string{"sub/"}) {
+		t.Fatalf("skipped: %v", c.Skipped)
+	}
+	write(t, ws, map[string]string{"sub/x": "changed"})
+	if changes, err := s.Changes(ctx, ws, c.ID, ""); err != nil || len(changes) != 0 {
+		t.Fatalf("changes: %v %v", changes, err)
 	}
 }
 
