@@ -1,14 +1,12 @@
 // Package checkpoint keeps a session's workspace states as git trees in a git
 // directory of the product's own, never the user's repository: the store at
-// <dataDir>/checkpoints/<session id> has its own GIT_DIR and index and the
-// workspace is only its work tree, so the workspace's .git is never read or
-// written. A checkpoint is a parentless commit on refs/checkpoints/<seq>;
-// identical files cost nothing twice and an unchanged workspace costs a stat
-// walk. The workspace is hostile and git runs outside the sandbox, so git
-// reads nothing the model controls but file contents and .gitignore
-// (docs/security.md, "Checkpoints"). A Store's operations hold a lock file
-// the kernel releases when the process dies, so the lock files a killed git
-// left are stale under it and removed: an interrupted Take harms nothing.
+// <dataDir>/checkpoints/<session id> has its own GIT_DIR and index, the
+// workspace is only its work tree, and a checkpoint is a parentless commit on
+// refs/checkpoints/<seq>. The workspace is hostile and git runs outside the
+// sandbox, so git reads nothing the model controls but file contents and
+// .gitignore (docs/security.md, "Checkpoints"). Operations hold a flock the
+// kernel drops with the process, under which the lock files a killed git
+// left are stale and removed: an interrupted Take harms nothing.
 package checkpoint
 
 import (
@@ -30,8 +28,8 @@ import (
 type Limits struct {
 	MaxFileBytes int64 // larger files are left out of checkpoints (8 MiB)
 	KeepCount    int   // checkpoints kept, the oldest dropped first (500)
-	// KeepBytes: above this size on disk, looked at every sizeEvery Takes,
-	// the oldest checkpoints are dropped and their objects freed (1 GiB).
+	// KeepBytes: over this size on disk, looked at every tenth Take, the
+	// oldest checkpoints are dropped and their objects freed (1 GiB).
 	KeepBytes int64
 }
 
@@ -41,9 +39,9 @@ type Checkpoint struct {
 	Tree  string    // the tree's hash: equal trees mean equal recorded files
 	Time  time.Time // when it was taken
 	Label string    // the caller's label
-	// Skipped lists, sorted, the files left out for their size and the
-	// nested repositories left out ("dir/"), at most maxSkipped and then one
-	// "... and N more". Ignored paths and FIFOs, sockets or devices are not.
+	// Skipped lists, sorted, files left out for their size and nested
+	// repositories ("dir/"), at most 100 and then "... and N more".
+	// Ignored paths and FIFOs, sockets or devices are left out unlisted.
 	Skipped []string `json:",omitempty"`
 }
 
@@ -59,15 +57,11 @@ type Store struct {
 	lim Limits
 }
 
-const (
-	refPrefix  = "refs/checkpoints/"
-	maxSkipped = 100
-	sizeEvery  = 10
-	// attributes, in the store's info/attributes (the highest precedence
-	// git has), unsets every attribute a .gitattributes could use to convert
-	// contents or pick a diff driver.
-	attributes = "* -text !eol !crlf !ident !filter !working-tree-encoding !diff !merge\n"
-)
+const refPrefix = "refs/checkpoints/"
+
+// attributes, in info/attributes (ranked above any .gitattributes), unsets
+// every attribute that converts contents or picks a diff driver.
+const attributes = "* -text !eol !crlf !ident !filter !working-tree-encoding !diff !merge\n"
 
 // Open opens (creating) the store at dir (<dataDir>/checkpoints/<session id>).
 func Open(dir string, lim Limits) (*Store, error) {
@@ -106,8 +100,7 @@ func (s *Store) Take(ctx context.Context, workspace, label string) (c Checkpoint
 		if c.Tree, c.Skipped, err = s.snapshot(ctx, workspace); err != nil {
 			return err
 		}
-		// Refs stay loose (gc.packRefs is off) and locked removed stale
-		// .lock files; a name taken twice fails update-ref.
+		// Refs stay loose (gc.packRefs is off) and without stale .lock files.
 		ents, _ := os.ReadDir(filepath.Join(s.dir, "git", refPrefix))
 		refs, seq := []string{}, 1
 		for _, e := range ents {
@@ -115,10 +108,10 @@ func (s *Store) Take(ctx context.Context, workspace, label string) (c Checkpoint
 			seq, _ = strconv.Atoi(e.Name())
 			seq++
 		}
-		if n := len(c.Skipped); n > maxSkipped {
-			c.Skipped = append(c.Skipped[:maxSkipped], fmt.Sprintf("... and %d more", n-maxSkipped))
+		if n := len(c.Skipped); n > 100 {
+			c.Skipped = append(c.Skipped[:100], fmt.Sprintf("... and %d more", n-100))
 		}
-		c.Time, c.Label = time.Now().UTC(), label // nanoseconds: the same tree's next commit is new
+		c.Time, c.Label = time.Now().UTC(), label // in nanoseconds: the same tree's next commit is new
 		msg, _ := json.Marshal(c)
 		if c.ID, err = s.git(ctx, workspace, string(msg), "commit-tree", c.Tree); err != nil {
 			return err
@@ -128,7 +121,7 @@ func (s *Store) Take(ctx context.Context, workspace, label string) (c Checkpoint
 		if _, err = s.git(ctx, workspace, "", "update-ref", refPrefix+ref, c.ID, strings.Repeat("0", 40)); err != nil {
 			return err
 		}
-		return s.prune(ctx, append(refs, ref), seq%sizeEvery == 0)
+		return s.prune(ctx, append(refs, ref), seq%10 == 0)
 	})
 	return c, err
 }
@@ -139,8 +132,7 @@ func (s *Store) List(ctx context.Context) ([]Checkpoint, error) {
 	var list []Checkpoint
 	for _, rec := range strings.Split(out, "\x01") {
 		var c Checkpoint
-		f := strings.SplitN(strings.TrimPrefix(rec, "\n"), "\x00", 3)
-		if len(f) == 3 {
+		if f := strings.SplitN(strings.TrimPrefix(rec, "\n"), "\x00", 3); len(f) == 3 {
 			if err := json.Unmarshal([]byte(f[2]), &c); err != nil {
 				return nil, fmt.Errorf("checkpoint %s: unreadable record: %w", f[0], err)
 			}
@@ -157,17 +149,16 @@ func (s *Store) List(ctx context.Context) ([]Checkpoint, error) {
 func (s *Store) Changes(ctx context.Context, workspace, from, to string) ([]Change, error) {
 	out, err := s.compare(ctx, workspace, from, to, "--raw", "-z")
 	var changes []Change
-	f := strings.Split(out, "\x00")
-	for i := 0; i+1 < len(f); i += 2 {
-		meta := strings.Fields(f[i]) // :oldmode newmode oldsha newsha status
+	for f := strings.Split(out, "\x00"); len(f) > 1; f = f[2:] {
+		meta := strings.Fields(f[0]) // :oldmode newmode oldsha newsha status
 		if len(meta) != 5 {
-			return nil, fmt.Errorf("checkpoint changes: unexpected git output %q", f[i])
+			return nil, fmt.Errorf("checkpoint changes: unexpected git output %q", f[0])
 		}
 		kind := map[string]string{"A": "added", "D": "removed", "M": "modified", "T": "type"}[meta[4]]
 		if kind == "modified" && meta[2] == meta[3] {
 			kind = "mode"
 		}
-		changes = append(changes, Change{Path: f[i+1], Kind: kind})
+		changes = append(changes, Change{Path: f[1], Kind: kind})
 	}
 	return changes, err
 }
@@ -200,9 +191,7 @@ func (s *Store) Restore(ctx context.Context, workspace, id string) error {
 	})
 }
 
-// compare runs git diff-tree between from and to (to == "": the workspace
-// now; the index is only a cache of the workspace, so recording into it
-// changes no checkpoint).
+// compare diffs from and to (to == "": the workspace recorded now).
 func (s *Store) compare(ctx context.Context, workspace, from, to string, args ...string) (out string, err error) {
 	err = s.locked(func() error {
 		err := s.known(ctx, from)
@@ -219,9 +208,9 @@ func (s *Store) compare(ctx context.Context, workspace, from, to string, args ..
 	return out, err
 }
 
-// snapshot records workspace's files into the index and writes their tree,
-// leaving out and returning files over MaxFileBytes. Only the paths git
-// lists as new or changed are looked at.
+// snapshot records workspace's files into the index and writes their tree;
+// it returns what it left out. Only the paths git lists as new or changed
+// are looked at, so an unchanged workspace costs one stat walk.
 func (s *Store) snapshot(ctx context.Context, workspace string) (string, []string, error) {
 	if fi, err := os.Stat(workspace); err != nil || !fi.IsDir() {
 		return "", nil, fmt.Errorf("checkpoint: workspace %s is not a directory", workspace)
@@ -234,18 +223,17 @@ func (s *Store) snapshot(ctx context.Context, workspace string) (string, []strin
 			continue
 		}
 		path := e[2:]
-		if strings.HasSuffix(path, "/") { // a nested repository: git would record its HEAD only
-			skipped = append(skipped, path)
-			continue
-		}
 		fi, err := os.Lstat(filepath.Join(workspace, path))
 		big := err == nil && fi.Mode().IsRegular() && fi.Size() > s.lim.MaxFileBytes
-		if big {
+		// A nested repository ("dir/") would be its HEAD, read through a
+		// .git the model wrote. A path under what is no longer a directory
+		// is gone (git refuses to look beyond a link); its replacement is
+		// listed on its own.
+		left := big || strings.HasSuffix(path, "/")
+		if left {
 			skipped = append(skipped, path)
 		}
-		// Git refuses a path beyond a symlink: one under what is no longer a
-		// directory is gone, and its replacement is listed on its own.
-		if big || underNonDir(workspace, path) {
+		if left || underNonDir(workspace, path) {
 			if e[0] != '?' { // tracked: forget it; untracked: leave it out
 				drop.WriteString(path + "\x00")
 			}
@@ -276,10 +264,9 @@ func underNonDir(workspace, path string) bool {
 	return false
 }
 
-// prune drops the oldest refs past KeepCount. When sized, while the store
-// is over KeepBytes it drops the oldest quarter and frees their objects,
-// and otherwise lets git's gc --auto repack in the background. The newest
-// checkpoint is always kept.
+// prune drops the oldest refs past KeepCount. When sized, while the store is
+// over KeepBytes it drops the oldest quarter (never the newest) and frees
+// their objects; under, it lets git's gc --auto pack in the background.
 func (s *Store) prune(ctx context.Context, refs []string, sized bool) error {
 	drop := func(n int) error {
 		var in strings.Builder
@@ -310,10 +297,10 @@ func (s *Store) prune(ctx context.Context, refs []string, sized bool) error {
 			}
 			return err
 		}
-		if err := drop(max(1, min(len(refs)/4, len(refs)-1))); err != nil {
-			return err
+		if err = drop(max(1, min(len(refs)/4, len(refs)-1))); err == nil {
+			_, err = s.git(ctx, s.dir, "", "gc", "-q", "--force", "--prune=now")
 		}
-		if _, err := s.git(ctx, s.dir, "", "gc", "-q", "--force", "--prune=now"); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -322,17 +309,16 @@ func (s *Store) prune(ctx context.Context, refs []string, sized bool) error {
 
 // known checks that id is a checkpoint of this store.
 func (s *Store) known(ctx context.Context, id string) error {
-	if len(id) == 40 && strings.Trim(id, "0123456789abcdef") == "" {
-		out, err := s.git(ctx, s.dir, "", "for-each-ref", "--points-at", id, "--format=x", refPrefix)
-		if err != nil || out != "" {
-			return err
+	list, err := s.List(ctx)
+	for _, c := range list {
+		if c.ID == id {
+			return nil
 		}
 	}
-	return fmt.Errorf("checkpoint %q: not a checkpoint of this session", id)
+	return cmp.Or(err, fmt.Errorf("checkpoint %q: not a checkpoint of this session", id))
 }
 
-// locked runs fn holding the store's lock; lock files a killed git left
-// behind are stale once we hold it, and removed.
+// locked runs fn holding the store's lock (package doc).
 func (s *Store) locked(fn func() error) error {
 	f, err := os.OpenFile(filepath.Join(s.dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
@@ -349,20 +335,17 @@ func (s *Store) locked(fn func() error) error {
 	return fn()
 }
 
-// config is given to every git run over the store's own config (no system
-// or global one is read; docs/security.md says why each entry is there).
-var config = []string{"core.hooksPath=/dev/null", "core.fsmonitor=false", "core.untrackedCache=false",
-	"core.attributesFile=/dev/null", "core.excludesFile=/dev/null", "core.autocrlf=false", "core.symlinks=true",
-	"core.quotePath=false", "gc.packRefs=false", "gc.autoDetach=true", "protocol.allow=never"}
+// config comes before every git command, over the store's own config (no
+// system or global one is read; docs/security.md says why each is there).
+var config = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
+	"-c", "core.attributesFile=/dev/null", "-c", "core.excludesFile=/dev/null", "-c", "core.autocrlf=false",
+	"-c", "core.symlinks=true", "-c", "core.quotePath=false", "-c", "gc.packRefs=false", "-c", "gc.autoDetach=true",
+	"-c", "protocol.allow=never"}
 
 // git runs git on the store with workspace as its work tree, in an
 // environment of its own; a failure is one line.
 func (s *Store) git(ctx context.Context, workspace, stdin string, args ...string) (string, error) {
-	full := []string{}
-	for _, c := range config {
-		full = append(full, "-c", c)
-	}
-	cmd := exec.CommandContext(ctx, "git", append(full, args...)...)
+	cmd := exec.CommandContext(ctx, "git", append(config[:len(config):len(config)], args...)...)
 	cmd.Dir, cmd.Stdin, cmd.WaitDelay = workspace, strings.NewReader(stdin), time.Second
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "LC_ALL=C",
 		"GIT_DIR=" + filepath.Join(s.dir, "git"), "GIT_WORK_TREE=" + workspace, "GIT_INDEX_FILE=" + filepath.Join(s.dir, "index"),
@@ -372,11 +355,9 @@ func (s *Store) git(ctx context.Context, workspace, stdin string, args ...string
 	var errb strings.Builder
 	cmd.Stderr = &errb
 	out, err := cmd.Output()
-	if err != nil && ctx.Err() != nil {
-		return "", fmt.Errorf("checkpoint: git %s: %w", args[0], ctx.Err())
-	} else if err != nil {
+	if err != nil {
 		msg, _, _ := strings.Cut(strings.TrimSpace(errb.String()), "\n")
-		return "", fmt.Errorf("checkpoint: git %s: %s (%v)", args[0], msg, err)
+		return "", fmt.Errorf("checkpoint: git %s: %s (%w)", args[0], msg, cmp.Or(ctx.Err(), err))
 	}
 	return string(out), nil
 }
