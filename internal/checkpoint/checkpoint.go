@@ -212,9 +212,6 @@ func (s *Store) compare(ctx context.Context, workspace, from, to string, args ..
 // it returns what it left out. Only the paths git lists as new or changed
 // are looked at, so an unchanged workspace costs one stat walk.
 func (s *Store) snapshot(ctx context.Context, workspace string) (string, []string, error) {
-	if fi, err := os.Stat(workspace); err != nil || !fi.IsDir() {
-		return "", nil, fmt.Errorf("checkpoint: workspace %s is not a directory", workspace)
-	}
 	out, err := s.git(ctx, workspace, "", "ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard")
 	var skipped []string
 	var add, drop strings.Builder
@@ -321,12 +318,12 @@ func (s *Store) known(ctx context.Context, id string) error {
 // locked runs fn holding the store's lock (package doc).
 func (s *Store) locked(fn func() error) error {
 	f, err := os.OpenFile(filepath.Join(s.dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return fmt.Errorf("checkpoint store: %w", err)
+	if err == nil {
+		defer f.Close()
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
 	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("checkpoint store %s: lock: %w", s.dir, err)
+	if err != nil {
+		return fmt.Errorf("checkpoint store lock: %w", err)
 	}
 	stale, _ := filepath.Glob(filepath.Join(s.dir, "git", refPrefix, "*.lock"))
 	for _, p := range append(stale, filepath.Join(s.dir, "index.lock")) {
@@ -357,7 +354,10 @@ func (s *Store) git(ctx context.Context, workspace, stdin string, args ...string
 	out, err := cmd.Output()
 	if err != nil {
 		msg, _, _ := strings.Cut(strings.TrimSpace(errb.String()), "\n")
-		return "", fmt.Errorf("checkpoint: git %s: %s (%w)", args[0], msg, cmp.Or(ctx.Err(), err))
+		if err = cmp.Or(ctx.Err(), err); msg != "" {
+			err = fmt.Errorf("%s (%w)", msg, err)
+		}
+		return "", fmt.Errorf("checkpoint: git %s: %w", args[0], err)
 	}
 	return string(out), nil
 }

@@ -414,6 +414,16 @@ func TestBadIDs(t *testing.T) {
 	}
 }
 
+// A workspace that is not a directory gets one line naming it.
+func TestTake_WorkspaceNotADirectory(t *testing.T) {
+	s := open(t, checkpoint.Limits{})
+	missing := filepath.Join(t.TempDir(), "gone")
+	_, err := s.Take(context.Background(), missing, "1")
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("take in a missing workspace: %v", err)
+	}
+}
+
 // Diff is a unified diff cut at max bytes, saying so.
 func TestDiff(t *testing.T) {
 	ctx := context.Background()
