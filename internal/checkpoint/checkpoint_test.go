@@ -358,7 +358,7 @@ func TestTake_InterruptedThenWhole(t *testing.T) {
 	ws := t.TempDir()
 	s := open(t, checkpoint.Limits{})
 	files := map[string]string{}
-	for i := 0; i < 3000; i++ {
+	for i := 0; i < 1500; i++ {
 		files[fmt.Sprintf("d%d/f%d", i%30, i)] = strings.Repeat(fmt.Sprint(i), 50)
 	}
 	write(t, ws, files)
