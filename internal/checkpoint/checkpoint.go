@@ -214,7 +214,8 @@ func (s *Store) compare(ctx context.Context, workspace, from, to string, args ..
 func (s *Store) snapshot(ctx context.Context, workspace string) (string, []string, error) {
 	out, err := s.git(ctx, workspace, "", "ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard")
 	var skipped []string
-	var add, drop strings.Builder
+	var add, drop, all strings.Builder
+	all.WriteString(".\x00")
 	for _, e := range strings.Split(out, "\x00") {
 		if len(e) < 3 {
 			continue
@@ -229,6 +230,7 @@ func (s *Store) snapshot(ctx context.Context, workspace string) (string, []strin
 		left := big || strings.HasSuffix(path, "/")
 		if left {
 			skipped = append(skipped, path)
+			all.WriteString(":(exclude,literal)" + path + "\x00")
 		}
 		if left || underNonDir(workspace, path) {
 			if e[0] != '?' { // tracked: forget it; untracked: leave it out
@@ -241,8 +243,11 @@ func (s *Store) snapshot(ctx context.Context, workspace string) (string, []strin
 	if err == nil && drop.Len() > 0 {
 		_, err = s.git(ctx, workspace, drop.String(), "update-index", "-z", "--force-remove", "--stdin")
 	}
-	if err == nil && add.Len() > 0 {
-		_, err = s.git(ctx, workspace, add.String(), "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
+	if spec := add.String(); err == nil && len(spec) > 0 {
+		if strings.Count(spec, "\x00") > 1000 { // git matches each path against each pathspec
+			spec = all.String()
+		}
+		_, err = s.git(ctx, workspace, spec, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
 	}
 	if err != nil {
 		return "", nil, err

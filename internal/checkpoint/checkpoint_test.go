@@ -298,6 +298,35 @@ func TestTake_NestedRepositoryAndFIFO(t *testing.T) {
 	}
 }
 
+// Over a thousand changed paths at once are added through one walk instead
+// of a pathspec each; oversize files and nested repositories stay out, and a
+// directory replaced by a link at the same time is recorded as one.
+func TestTake_ManyChangesAtOnce(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	s := open(t, checkpoint.Limits{MaxFileBytes: 100})
+	write(t, ws, map[string]string{"dir/x": "x"})
+	c0 := take(t, s, ws, "0")
+	files := map[string]string{"big": strings.Repeat("b", 101), "other/y": "y"}
+	for i := 0; i < 1200; i++ {
+		files[fmt.Sprintf("many/f%d", i)] = fmt.Sprint(i)
+	}
+	write(t, ws, files)
+	run(t, filepath.Join(ws, "other"), "git", "init", "-q")
+	os.RemoveAll(filepath.Join(ws, "dir"))
+	os.Symlink("many", filepath.Join(ws, "dir"))
+	c1 := take(t, s, ws, "1")
+	if !reflect.DeepEqual(c1.Skipped, []string{"big", "other/"}) {
+		t.Fatalf("skipped: %v", c1.Skipped)
+	}
+	changes, err := s.Changes(ctx, ws, c0.ID, c1.ID)
+	// A directory that became a link is the link added and its files removed.
+	if err != nil || len(changes) != 1202 || changes[0] != (checkpoint.Change{Path: "dir", Kind: "added"}) ||
+		changes[1] != (checkpoint.Change{Path: "dir/x", Kind: "removed"}) {
+		t.Fatalf("%d changes (%v), first %v", len(changes), err, changes[:min(3, len(changes))])
+	}
+}
+
 // Pruning by count drops the oldest; pruning by bytes frees the objects of
 // dropped checkpoints.
 func TestTake_Prunes(t *testing.T) {
