@@ -1,12 +1,11 @@
 // Package checkpoint keeps a session's workspace states as git trees in a git
-// directory of the product's own, never the user's repository: the store at
-// <dataDir>/checkpoints/<session id> has its own GIT_DIR and index, the
-// workspace is only its work tree, and a checkpoint is a parentless commit on
-// refs/checkpoints/<seq>. The workspace is hostile and git runs outside the
-// sandbox, so git reads nothing the model controls but file contents and
-// .gitignore (docs/security.md, "Checkpoints"). Operations hold a flock the
-// kernel drops with the process, under which the lock files a killed git
-// left are stale and removed: an interrupted Take harms nothing.
+// directory of the product's own (<dataDir>/checkpoints/<session id>, its own
+// GIT_DIR and index), never the user's repository; a checkpoint is a
+// parentless commit on refs/checkpoints/<seq>. Git runs outside the sandbox
+// and reads nothing the model controls but file contents and .gitignore
+// (docs/security.md, "Checkpoints"). Operations hold a flock the kernel drops
+// with the process, under which a killed git's lock files are stale and
+// removed: an interrupted Take harms nothing.
 package checkpoint
 
 import (
@@ -28,9 +27,7 @@ import (
 type Limits struct {
 	MaxFileBytes int64 // larger files are left out of checkpoints (8 MiB)
 	KeepCount    int   // checkpoints kept, the oldest dropped first (500)
-	// KeepBytes: over this size on disk, looked at every tenth Take, the
-	// oldest checkpoints are dropped and their objects freed (1 GiB).
-	KeepBytes int64
+	KeepBytes    int64 // size on disk (checked every tenth Take) over which the oldest go (1 GiB)
 }
 
 // Checkpoint is one recorded workspace state.
@@ -86,15 +83,13 @@ func Open(dir string, lim Limits) (*Store, error) {
 	return s, nil
 }
 
-// Remove deletes a session's store (for `starter session delete`); a
-// missing store is not an error.
+// Remove deletes a session's store (`starter session delete`); none is fine.
 func Remove(dir string) error { return os.RemoveAll(dir) }
 
-// Take records workspace's files as a checkpoint and returns it. The same
-// tree twice gives a new ID whose Tree equals the previous one. Ignored
-// paths (.gitignore) and files over MaxFileBytes are left out, the latter
-// listed in Skipped. It works when workspace is not a git repository, and
-// prunes past the store's Limits, oldest first.
+// Take records workspace's files (a git repository or not) as a checkpoint;
+// the same tree twice gives a new ID with an equal Tree. Ignored paths and
+// files over MaxFileBytes are left out (see Skipped). It prunes past the
+// store's Limits, oldest first.
 func (s *Store) Take(ctx context.Context, workspace, label string) (c Checkpoint, err error) {
 	err = s.locked(func() error {
 		if c.Tree, c.Skipped, err = s.snapshot(ctx, workspace); err != nil {
@@ -173,11 +168,10 @@ func (s *Store) Diff(ctx context.Context, workspace, from, to string, max int) (
 	return out, err
 }
 
-// Restore makes workspace's recorded files equal to checkpoint id: it
-// writes, deletes (paths recorded now but not in the checkpoint; ignored and
-// oversize files are untouched), makes symlinks as links, sets modes, and
-// creates and removes directories. It never writes through a symlink: git's
-// checkout replaces a symlink on a path's way instead of following it.
+// Restore makes workspace's recorded files equal to checkpoint id: writes,
+// deletes (what is recorded now but not in id; ignored and oversize files
+// are untouched), links as links, modes, new and removed directories. It
+// never writes through a symlink: git replaces one on a path's way.
 func (s *Store) Restore(ctx context.Context, workspace, id string) error {
 	return s.locked(func() error {
 		err := s.known(ctx, id)
@@ -208,9 +202,8 @@ func (s *Store) compare(ctx context.Context, workspace, from, to string, args ..
 	return out, err
 }
 
-// snapshot records workspace's files into the index and writes their tree;
-// it returns what it left out. Only the paths git lists as new or changed
-// are looked at, so an unchanged workspace costs one stat walk.
+// snapshot records workspace into the index and writes its tree, returning
+// what it left out; an unchanged workspace costs git's one stat walk.
 func (s *Store) snapshot(ctx context.Context, workspace string) (string, []string, error) {
 	out, err := s.git(ctx, workspace, "", "ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard")
 	var skipped []string
@@ -266,9 +259,8 @@ func underNonDir(workspace, path string) bool {
 	return false
 }
 
-// prune drops the oldest refs past KeepCount. When sized, while the store is
-// over KeepBytes it drops the oldest quarter (never the newest) and frees
-// their objects; under, it lets git's gc --auto pack in the background.
+// prune drops the oldest refs past KeepCount; when sized and over KeepBytes,
+// the oldest quarter (never the newest) and their objects, else gc --auto.
 func (s *Store) prune(ctx context.Context, refs []string, sized bool) error {
 	drop := func(n int) error {
 		var in strings.Builder
