@@ -52,14 +52,10 @@ type CheckpointResult struct {
 	Load        string `json:"load"`
 }
 
-const (
-	checkpointRounds = 40
-	checkpointTurns  = 100
-	sizeEveryTakes   = 10 // internal/checkpoint's sizeEvery
-)
+const sizeEveryTakes = 10 // internal/checkpoint's size check
 
 func (h *harness) checkpointBench(ctx context.Context) (*CheckpointResult, error) {
-	src := filepath.Join(runtime.GOROOT(), "src")
+	src := filepath.Join(runtime.GOROOT(), "src", h.cfg.CheckpointTree)
 	ws := filepath.Join(h.dir, "checkpoint-ws")
 	h.logf("checkpoint: copying %s and committing it", src)
 	for _, c := range [][]string{{"cp", "-a", src, ws}, {"git", "-C", ws, "init", "-q"}, {"git", "-C", ws, "add", "-A"},
@@ -79,7 +75,8 @@ func (h *harness) checkpointBench(ctx context.Context) (*CheckpointResult, error
 		return nil
 	})
 	n, _ := exec.CommandContext(ctx, "git", "-C", ws, "ls-files").Output()
-	r := &CheckpointResult{Repo: "go " + runtime.Version() + " src/", Files: countLines(n), Turns: checkpointTurns}
+	r := &CheckpointResult{Repo: runtime.Version() + " " + filepath.Join("src", h.cfg.CheckpointTree),
+		Files: countLines(n), Turns: h.cfg.CheckpointTurns}
 	storeDir := filepath.Join(h.dir, "checkpoints", "bench")
 	st, err := checkpoint.Open(storeDir, checkpoint.Limits{})
 	if err != nil {
@@ -123,7 +120,7 @@ func (h *harness) checkpointBench(ctx context.Context) (*CheckpointResult, error
 		}
 	}
 	var unchanged, oneFile, unchangedCPU, oneFileCPU, bash []float64
-	for i := 0; i < checkpointRounds; i++ {
+	for i := 0; i < h.cfg.CheckpointRounds; i++ {
 		d, cpu, err := take()
 		if err != nil {
 			return nil, err
@@ -148,7 +145,7 @@ func (h *harness) checkpointBench(ctx context.Context) (*CheckpointResult, error
 	r.UnchangedCPU, r.OneFileCPU = dist(unchangedCPU), dist(oneFileCPU)
 	r.Ratio = r.OneFile.P95 / r.BashTrue.P50
 	r.StoreBefore = diskBytes(storeDir)
-	for i := 0; i < checkpointTurns; i++ {
+	for i := 0; i < h.cfg.CheckpointTurns; i++ {
 		if err := appendLine(files[(i*131+7)%len(files)], i); err != nil {
 			return nil, err
 		}

@@ -155,6 +155,14 @@ type Config struct {
 	// server's state, the machine's load) from the coordination's cost.
 	FleetOffFirst bool
 
+	// The checkpoint benchmark (bench/checkpoint.go): CheckpointTree is the
+	// directory of the toolchain's src/ it records ("": all of src/),
+	// CheckpointRounds the Takes of each kind, CheckpointTurns the turns of
+	// the store's growth.
+	CheckpointTree   string
+	CheckpointRounds int
+	CheckpointTurns  int
+
 	// Dir is where the run's temporary directory (the server's SQLite
 	// file, the worker's sessions) is made ("": the system's temp dir).
 	Dir string
@@ -182,6 +190,7 @@ func FullConfig() Config {
 		SubAgentsN:   50,
 		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 2,
 		FleetJobs: 200, FleetLimit: 30 * time.Second,
+		CheckpointRounds: 40, CheckpointTurns: 100,
 	}
 }
 
@@ -205,6 +214,7 @@ func QuickConfig() Config {
 		SubAgentsN:   4,
 		ConcurrencyN: []int{10}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 1,
 		FleetJobs: 20, FleetLimit: 10 * time.Second,
+		CheckpointTree: "net/http", CheckpointRounds: 3, CheckpointTurns: 5,
 	}
 }
 
