@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -55,7 +56,11 @@ type CheckpointResult struct {
 const sizeEveryTakes = 10 // internal/checkpoint's size check
 
 func (h *harness) checkpointBench(ctx context.Context) (*CheckpointResult, error) {
-	src := filepath.Join(runtime.GOROOT(), "src", h.cfg.CheckpointTree)
+	goroot, err := exec.CommandContext(ctx, "go", "env", "GOROOT").Output()
+	if err != nil {
+		return nil, fmt.Errorf("go env GOROOT: %w", err)
+	}
+	src := filepath.Join(strings.TrimSpace(string(goroot)), "src", h.cfg.CheckpointTree)
 	ws := filepath.Join(h.dir, "checkpoint-ws")
 	h.logf("checkpoint: copying %s and committing it", src)
 	for _, c := range [][]string{{"cp", "-a", src, ws}, {"git", "-C", ws, "init", "-q"}, {"git", "-C", ws, "add", "-A"},
