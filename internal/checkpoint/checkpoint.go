@@ -217,15 +217,10 @@ func (s *Store) snapshot(ctx context.Context, workspace string) (string, []strin
 		fi, err := os.Lstat(filepath.Join(workspace, path))
 		big := err == nil && fi.Mode().IsRegular() && fi.Size() > s.lim.MaxFileBytes
 		// A nested repository ("dir/") would be its HEAD, read through a
-		// .git the model wrote. A path under what is no longer a directory
-		// is gone (git refuses to look beyond a link); its replacement is
-		// listed on its own.
-		left := big || strings.HasSuffix(path, "/")
-		if left {
+		// .git the model wrote.
+		if big || strings.HasSuffix(path, "/") {
 			skipped = append(skipped, path)
 			all.WriteString(":(exclude,literal)" + path + "\x00")
-		}
-		if left || underNonDir(workspace, path) {
 			if e[0] != '?' { // tracked: forget it; untracked: leave it out
 				drop.WriteString(path + "\x00")
 			}
@@ -236,11 +231,16 @@ func (s *Store) snapshot(ctx context.Context, workspace string) (string, []strin
 	if err == nil && drop.Len() > 0 {
 		_, err = s.git(ctx, workspace, drop.String(), "update-index", "-z", "--force-remove", "--stdin")
 	}
-	if spec := add.String(); err == nil && len(spec) > 0 {
-		if strings.Count(spec, "\x00") > 1000 { // git matches each path against each pathspec
-			spec = all.String()
+	// Git matches each path against each pathspec, so many paths are one
+	// walk of the tree, as is a path git refuses (beyond what became a link).
+	spec := add.String()
+	if strings.Count(spec, "\x00") > 1000 {
+		spec = all.String()
+	}
+	if err == nil && spec != "" {
+		if _, err = s.git(ctx, workspace, spec, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil && spec != all.String() {
+			_, err = s.git(ctx, workspace, all.String(), "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
 		}
-		_, err = s.git(ctx, workspace, spec, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
 	}
 	if err != nil {
 		return "", nil, err
@@ -248,15 +248,6 @@ func (s *Store) snapshot(ctx context.Context, workspace string) (string, []strin
 	tree, err := s.git(ctx, workspace, "", "write-tree")
 	sort.Strings(skipped)
 	return strings.TrimSpace(tree), skipped, err
-}
-
-func underNonDir(workspace, path string) bool {
-	for d := filepath.Dir(path); d != "."; d = filepath.Dir(d) {
-		if fi, err := os.Lstat(filepath.Join(workspace, d)); err != nil || !fi.IsDir() {
-			return true
-		}
-	}
-	return false
 }
 
 // prune drops the oldest refs past KeepCount; when sized and over KeepBytes,
