@@ -168,9 +168,9 @@ func (s *Store) Diff(ctx context.Context, workspace, from, to string, max int) (
 	return out, err
 }
 
-// Restore makes workspace's recorded files equal to checkpoint id: writes,
-// deletes (what is recorded now but not in id; ignored and oversize files
-// are untouched), links as links, modes, new and removed directories. It
+// Restore makes workspace's recorded files equal to checkpoint id: writes
+// id's paths, deletes those recorded now but not in id (ignored and oversize
+// files are not), links as links, modes, new and removed directories. It
 // never writes through a symlink: git replaces one on a path's way.
 func (s *Store) Restore(ctx context.Context, workspace, id string) error {
 	return s.locked(func() error {

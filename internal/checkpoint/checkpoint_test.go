@@ -273,6 +273,10 @@ func TestTake_IgnoredAndOversize(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "small")); string(b) != "s" {
 		t.Fatalf("small = %q", b)
 	}
+	// A path the checkpoint has is written, whatever is there now.
+	if b, _ := os.ReadFile(filepath.Join(ws, "grows")); string(b) != "g" {
+		t.Fatalf("grows = %q", b)
+	}
 }
 
 // A nested repository (its .git a file naming a directory elsewhere) and a
