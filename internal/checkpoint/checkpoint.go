@@ -205,6 +205,9 @@ func (s *Store) compare(ctx context.Context, workspace, from, to string, args ..
 // snapshot records workspace into the index and writes its tree, returning
 // what it left out; an unchanged workspace costs git's one stat walk.
 func (s *Store) snapshot(ctx context.Context, workspace string) (string, []string, error) {
+	if fi, err := os.Stat(workspace); err != nil || !fi.IsDir() {
+		return "", nil, fmt.Errorf("checkpoint: workspace %s is not a directory", workspace)
+	}
 	out, err := s.git(ctx, workspace, "", "ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard")
 	var skipped []string
 	var add, drop, all strings.Builder
@@ -331,7 +334,7 @@ var config = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=fa
 // environment of its own; a failure is one line.
 func (s *Store) git(ctx context.Context, workspace, stdin string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append(config[:len(config):len(config)], args...)...)
-	cmd.Dir, cmd.Stdin, cmd.WaitDelay = workspace, strings.NewReader(stdin), time.Second
+	cmd.Dir, cmd.Stdin, cmd.WaitDelay, cmd.SysProcAttr = workspace, strings.NewReader(stdin), time.Second, procAttr()
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "LC_ALL=C",
 		"GIT_DIR=" + filepath.Join(s.dir, "git"), "GIT_WORK_TREE=" + workspace, "GIT_INDEX_FILE=" + filepath.Join(s.dir, "index"),
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",

@@ -423,6 +423,76 @@ func TestTake_InterruptedThenWhole(t *testing.T) {
 	}
 }
 
+// TestHelperTakeLoop is the worker of TestTake_WorkerKilledMidTake: it
+// takes checkpoints until it is killed.
+func TestHelperTakeLoop(t *testing.T) {
+	dir, ws := os.Getenv("CKPT_HELPER_STORE"), os.Getenv("CKPT_HELPER_WS")
+	if dir == "" {
+		t.Skip("the worker of TestTake_WorkerKilledMidTake")
+	}
+	s, err := checkpoint.Open(dir, checkpoint.Limits{})
+	for i := 0; err == nil; i++ {
+		write(t, ws, map[string]string{fmt.Sprintf("turn%d", i): "t"})
+		_, err = s.Take(context.Background(), ws, "helper")
+	}
+	t.Fatal(err)
+}
+
+// gitsOf counts the running git processes of store dir doing verb.
+func gitsOf(dir, verb string) (n int) {
+	pids, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range pids {
+		env, _ := os.ReadFile(filepath.Join(p, "environ"))
+		cmdline, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+		if bytes.Contains(env, []byte("GIT_DIR="+filepath.Join(dir, "git")+"\x00")) && bytes.Contains(cmdline, []byte("\x00"+verb+"\x00")) {
+			n++
+		}
+	}
+	return n
+}
+
+// A worker SIGKILLed while its git records the workspace leaves no git of
+// the store running (one could rename its index into place under the next
+// Take), and the next Take is whole.
+func TestTake_WorkerKilledMidTake(t *testing.T) {
+	ws, dir := t.TempDir(), filepath.Join(t.TempDir(), "store")
+	files := map[string]string{}
+	for i := 0; i < 3000; i++ {
+		files[fmt.Sprintf("d%d/f%d", i%30, i)] = strings.Repeat(fmt.Sprint(i), 50)
+	}
+	write(t, ws, files)
+	worker := exec.Command(os.Args[0], "-test.run=^TestHelperTakeLoop$")
+	worker.Env = append(os.Environ(), "CKPT_HELPER_STORE="+dir, "CKPT_HELPER_WS="+ws)
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); gitsOf(dir, "add") == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			worker.Process.Kill()
+			t.Fatal("the worker's git add never ran")
+		}
+	}
+	worker.Process.Kill()
+	worker.Wait()
+	time.Sleep(200 * time.Millisecond)
+	if n := gitsOf(dir, "add"); n > 0 {
+		t.Fatalf("%d git add of the store still running 200 ms after its worker was killed", n)
+	}
+	s, err := checkpoint.Open(dir, checkpoint.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := state(t, ws)
+	c := take(t, s, ws, "whole")
+	os.RemoveAll(filepath.Join(ws, "d7"))
+	if err := s.Restore(context.Background(), ws, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := state(t, ws); !reflect.DeepEqual(got, want) {
+		t.Fatalf("restored %d paths, want %d", len(got), len(want))
+	}
+}
+
 // Bad ids get a one-line error naming the id.
 func TestBadIDs(t *testing.T) {
 	ctx := context.Background()
