@@ -208,6 +208,15 @@ func (s *Store) snapshot(ctx context.Context, workspace string) (string, []strin
 	if fi, err := os.Stat(workspace); err != nil || !fi.IsDir() {
 		return "", nil, fmt.Errorf("checkpoint: workspace %s is not a directory", workspace)
 	}
+	// A data dir (the store's grandparent) inside the workspace is never
+	// recorded: it holds this store, credentials and every session.
+	exclude := ""
+	if rel, err := filepath.Rel(workspace, filepath.Dir(filepath.Dir(s.dir))); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		exclude = "/" + strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(filepath.ToSlash(rel)) + "/\n"
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, "git", "info", "exclude"), []byte(exclude), 0o600); err != nil {
+		return "", nil, fmt.Errorf("checkpoint store: %w", err)
+	}
 	out, err := s.git(ctx, workspace, "", "ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard")
 	var skipped []string
 	var add, drop, all strings.Builder

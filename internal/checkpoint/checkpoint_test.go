@@ -331,6 +331,32 @@ func TestTake_ManyChangesAtOnce(t *testing.T) {
 	}
 }
 
+// A data dir inside the workspace (a workspace that is the home directory)
+// is never recorded: not the store, not the credentials, not the sessions.
+func TestTake_DataDirInsideWorkspaceIsLeftOut(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	dataDir := filepath.Join(ws, ".durable-agent[1]")
+	write(t, ws, map[string]string{"a": "1", ".durable-agent[1]/auth.json": "secret"})
+	s, err := checkpoint.Open(filepath.Join(dataDir, "checkpoints", "s1"), checkpoint.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1 := take(t, s, ws, "1")
+	write(t, ws, map[string]string{"a": "2", ".durable-agent[1]/sessions/s1.jsonl": "{}"})
+	take(t, s, ws, "2")
+	changes, err := s.Changes(ctx, ws, c1.ID, "")
+	if err != nil || !reflect.DeepEqual(changes, []checkpoint.Change{{"a", "modified"}}) {
+		t.Fatalf("changes: %v %v", changes, err)
+	}
+	if err := s.Restore(ctx, ws, c1.ID); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dataDir, "sessions", "s1.jsonl")); string(b) != "{}" {
+		t.Fatal("restore touched the data dir")
+	}
+}
+
 // Pruning by count drops the oldest; pruning by bytes frees the objects of
 // dropped checkpoints.
 func TestTake_Prunes(t *testing.T) {
