@@ -19,6 +19,14 @@ import (
 // sub-agent that works in its parent's workspace (docs/spec.md 17.9): a
 // bounded `git status` snapshot before and after the command, through
 // the call's runner, compared path by path.
+//
+// It stays beside the turn checkpoints (checkpoint.go) because it answers
+// another question: what changed while this one command ran, in a
+// workspace that the parent and sibling sub-agents change at the same
+// time. A checkpoint is taken once per turn, before all of the turn's
+// calls, so its changes mix this command's with the turn's other calls'
+// and with concurrent sub-agents'; one per bash call would break "one
+// small activity per turn" and put a store write around every command.
 
 const (
 	bashFilesTimeout    = 2 * time.Second

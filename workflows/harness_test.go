@@ -105,6 +105,9 @@ func newHarnessWith(t *testing.T, spec func(string) tools.Spec, creds ...auth.Cr
 	h.env.RegisterActivityWithOptions(h.acts.RecordGrant, activity.RegisterOptions{Name: activities.RecordGrantName})
 	h.env.RegisterActivityWithOptions(h.acts.RecordEntry, activity.RegisterOptions{Name: activities.RecordEntryName})
 	h.env.RegisterActivityWithOptions(h.acts.SessionSettings, activity.RegisterOptions{Name: activities.SessionSettingsName})
+	h.acts.Checkpoints = activities.Checkpoints{DataDir: t.TempDir()}
+	h.env.RegisterActivityWithOptions(h.acts.Checkpoint, activity.RegisterOptions{Name: activities.CheckpointName})
+	h.env.RegisterActivityWithOptions(h.acts.CheckpointEvidence, activity.RegisterOptions{Name: activities.CheckpointEvidenceName})
 	h.workspace = t.TempDir()
 	h.acts.ToolPolicy = activities.ToolPolicy{Confine: true}
 	return h

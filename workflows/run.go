@@ -51,6 +51,8 @@ type run struct {
 	// the budget left (subagent.go).
 	runningTools []string
 	taskShare    int
+	// checkpointID is the checkpoint of the running tool step ("": none).
+	checkpointID string
 	// cancelTools cancels the tool calls in flight (nil when none).
 	cancelTools workflow.CancelFunc
 

@@ -73,6 +73,7 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 		Secrets:     SettingsSecrets(s),
 		ToolHost:    ToolHost(s),
 		WorktreeDir: worktreeDir(s),
+		Checkpoints: checkpoints(s),
 		NeedsCredential: func(provider string) bool {
 			return provider != "scripted" && !(provider == s.Model.Provider && s.Model.BaseURL != "")
 		},
