@@ -14,7 +14,9 @@ import (
 // Checkpoints of a session's workspace (docs/spec.md 20): one before each
 // turn whose tool calls may change files, taken on the session's tool
 // host into CheckpointDir (internal/checkpoint). Its id is the activity's
-// result, so a replay sees the same ids.
+// result, so a replay sees the same ids. What changed since the turn's
+// checkpoint is the evidence of a call whose outcome is unknown and the
+// account of a sub-agent's bash calls (SPEC 17.9).
 
 // Registered names of the checkpoint activities.
 const (
@@ -23,16 +25,14 @@ const (
 )
 
 // EvidenceHead starts the evidence added to an unknown outcome's result;
-// the changes follow, or EvidenceNone.
+// the changes follow, or EvidenceNone. At most MaxBashFiles paths and
+// MaxEvidenceDiff bytes of diff.
 const (
-	EvidenceHead = "\n\nThe workspace since the checkpoint taken before this turn's tool calls (this call's changes and those of the turn's calls before it): "
-	EvidenceNone = "no file changed."
-)
-
-// Bounds of the evidence an unknown outcome's result carries.
-const (
-	MaxEvidencePaths = 50
-	MaxEvidenceDiff  = 4 << 10
+	EvidenceHead    = "\n\nThe workspace since the checkpoint taken before this turn's tool calls (this call's changes and those of the turn's calls before it): "
+	EvidenceNone    = "no file changed."
+	MaxEvidenceDiff = 4 << 10
+	// MaxBashFiles bounds RunToolResult.Files of a bash call.
+	MaxBashFiles = 50
 )
 
 // Checkpoints is the worker's checkpoint policy (settings checkpoints.*).
@@ -49,14 +49,13 @@ func CheckpointDir(dataDir, sessionID string) string {
 	return filepath.Join(dataDir, "checkpoints", sessionID)
 }
 
-// CheckpointInput names the turn a checkpoint is taken before.
+// CheckpointInput names the turn a checkpoint is taken before: the
+// assistant entry whose tool calls follow, and the calls ("bash make").
 type CheckpointInput struct {
-	SessionID string `json:"sessionId"`
-	Workspace string `json:"workspace"`
-	// EntryID is the assistant entry whose tool calls follow; Calls name
-	// them ("bash make test"), for starter checkpoints.
-	EntryID string   `json:"entryId"`
-	Calls   []string `json:"calls,omitempty"`
+	SessionID string   `json:"sessionId"`
+	Workspace string   `json:"workspace"`
+	EntryID   string   `json:"entryId"`
+	Calls     []string `json:"calls,omitempty"`
 }
 
 // CheckpointResult is the checkpoint's id, or why none was taken (a
@@ -69,9 +68,12 @@ type CheckpointResult struct {
 // CheckpointLabel is the label of a checkpoint in the store (JSON): N
 // numbers a session's checkpoints from 1 and stays when older ones are
 // pruned, so `starter rewind --to N` means the same checkpoint every time.
+// The conversation that goes with it ends before EntryID (a turn's
+// checkpoint) or at Leaf (the one starter rewind takes first).
 type CheckpointLabel struct {
 	N       int      `json:"n"`
 	EntryID string   `json:"entryId,omitempty"`
+	Leaf    string   `json:"leaf,omitempty"`
 	Calls   []string `json:"calls,omitempty"`
 }
 
@@ -91,39 +93,38 @@ func (a *Activities) Checkpoint(ctx context.Context, in CheckpointInput) (Checkp
 	if err := session.ValidateID(in.SessionID); err != nil {
 		return CheckpointResult{}, badInput(err)
 	}
-	if err := a.checkWorkspace(in.Workspace); err != nil {
-		return CheckpointResult{Warning: "checkpoint not taken: " + err.Error()}, nil
-	}
 	h := a.startHeartbeat(ctx, nil)
 	defer h.stop()
-	id, err := a.takeCheckpoint(ctx, in)
+	st, err := a.checkpointStore(in.SessionID, in.Workspace)
+	var list []checkpoint.Checkpoint
+	if err == nil {
+		list, err = st.List(ctx)
+	}
+	label := CheckpointLabel{N: 1, EntryID: in.EntryID, Calls: in.Calls}
+	if n := len(list); n > 0 {
+		if l := LabelOf(list[n-1]); l.EntryID == in.EntryID {
+			return CheckpointResult{ID: list[n-1].ID}, nil
+		}
+		label.N = LabelOf(list[n-1]).N + 1
+	}
+	var c checkpoint.Checkpoint
+	if err == nil {
+		b, _ := json.Marshal(label)
+		c, err = st.Take(ctx, in.Workspace, string(b))
+	}
 	if err != nil {
 		return CheckpointResult{Warning: "checkpoint not taken: " + err.Error()}, nil
 	}
-	return CheckpointResult{ID: id}, nil
+	return CheckpointResult{ID: c.ID}, nil
 }
 
-func (a *Activities) takeCheckpoint(ctx context.Context, in CheckpointInput) (string, error) {
-	st, err := checkpoint.Open(CheckpointDir(a.Checkpoints.DataDir, in.SessionID), a.Checkpoints.Limits)
-	if err != nil {
-		return "", err
+// checkpointStore opens the session's store, for a workspace the worker
+// may work in.
+func (a *Activities) checkpointStore(sessionID, workspace string) (*checkpoint.Store, error) {
+	if err := a.checkWorkspace(workspace); err != nil {
+		return nil, err
 	}
-	list, err := st.List(ctx)
-	if err != nil {
-		return "", err
-	}
-	label := CheckpointLabel{N: 1, EntryID: in.EntryID, Calls: in.Calls}
-	if len(list) > 0 {
-		last := list[len(list)-1]
-		l := LabelOf(last)
-		if l.EntryID == in.EntryID {
-			return last.ID, nil
-		}
-		label.N = l.N + 1
-	}
-	b, _ := json.Marshal(label)
-	c, err := st.Take(ctx, in.Workspace, string(b))
-	return c.ID, err
+	return checkpoint.Open(CheckpointDir(a.Checkpoints.DataDir, sessionID), a.Checkpoints.Limits)
 }
 
 // CheckpointEvidenceInput names the checkpoint a lost call's workspace is
@@ -141,34 +142,52 @@ func (a *Activities) CheckpointEvidence(ctx context.Context, in CheckpointEviden
 	if err := session.ValidateID(in.SessionID); err != nil {
 		return "", badInput(err)
 	}
-	h := a.startHeartbeat(ctx, nil)
-	defer h.stop()
-	head := EvidenceHead
-	st, err := checkpoint.Open(CheckpointDir(a.Checkpoints.DataDir, in.SessionID), a.Checkpoints.Limits)
+	st, err := a.checkpointStore(in.SessionID, in.Workspace)
 	var changes []checkpoint.Change
 	if err == nil {
 		changes, err = st.Changes(ctx, in.Workspace, in.From, "")
 	}
-	if err != nil {
-		return head + "not readable (" + err.Error() + ").", nil
+	switch {
+	case err != nil:
+		return EvidenceHead + "not readable (" + err.Error() + ").", nil
+	case len(changes) == 0:
+		return EvidenceHead + EvidenceNone, nil
 	}
-	if len(changes) == 0 {
-		return head + EvidenceNone, nil
+	paths := make([]string, 0, min(len(changes), MaxBashFiles))
+	for _, c := range changes[:cap(paths)] {
+		paths = append(paths, c.Kind+" "+c.Path)
 	}
-	var b strings.Builder
-	b.WriteString(head)
-	for i, c := range changes[:min(len(changes), MaxEvidencePaths)] {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s %s", c.Kind, c.Path)
+	text := EvidenceHead + strings.Join(paths, ", ")
+	if n := len(changes) - len(paths); n > 0 {
+		text += fmt.Sprintf(" and %d more", n)
 	}
-	if n := len(changes) - MaxEvidencePaths; n > 0 {
-		fmt.Fprintf(&b, " and %d more", n)
-	}
-	b.WriteString(".")
+	text += "."
 	if d, err := st.Diff(ctx, in.Workspace, in.From, "", MaxEvidenceDiff); err == nil && d != "" {
-		b.WriteString("\n" + d)
+		text += "\n" + d
 	}
-	return a.outputRedactor(ctx).known(b.String()), nil
+	return a.outputRedactor(ctx).known(text), nil
+}
+
+// filesSince lists the paths changed in the workspace since the turn's
+// checkpoint (sorted, at most MaxBashFiles, with the count of the rest),
+// or says why it cannot: a sub-agent's bash account (SPEC 17.9).
+func (a *Activities) filesSince(ctx context.Context, in RunToolInput) (files []string, more int, note string) {
+	if in.Checkpoint == "" {
+		return nil, 0, "the turn has no checkpoint"
+	}
+	st, err := a.checkpointStore(in.SessionID, in.Workspace)
+	var changes []checkpoint.Change
+	if err == nil {
+		changes, err = st.Changes(ctx, in.Workspace, in.Checkpoint, "")
+	}
+	if err != nil {
+		return nil, 0, "the checkpoint is not readable: " + err.Error()
+	}
+	for _, c := range changes {
+		files = append(files, c.Path)
+	}
+	if len(files) > MaxBashFiles {
+		return files[:MaxBashFiles], len(files) - MaxBashFiles, ""
+	}
+	return files, 0, ""
 }
