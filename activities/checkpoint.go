@@ -11,18 +11,8 @@ import (
 	"github.com/durableagent/durableagent/internal/session"
 )
 
-// Checkpoints of a session's workspace (docs/spec.md 20): one before each
-// turn whose tool calls may change files, taken on the session's tool
-// host into CheckpointDir (internal/checkpoint). Its id is the activity's
-// result, so a replay sees the same ids. What changed since the turn's
-// checkpoint is the evidence of a call whose outcome is unknown and the
-// account of a sub-agent's bash calls (SPEC 17.9).
-
-// Registered names of the checkpoint activities.
-const (
-	CheckpointName         = "Checkpoint"
-	CheckpointEvidenceName = "CheckpointEvidence"
-)
+// CheckpointName is the registered name of Checkpoint.
+const CheckpointName = "Checkpoint"
 
 // EvidenceHead starts the evidence added to an unknown outcome's result;
 // the changes follow, or EvidenceNone. At most MaxBashFiles paths and
@@ -51,29 +41,30 @@ func CheckpointDir(dataDir, sessionID string) string {
 
 // CheckpointInput names the turn a checkpoint is taken before: the
 // assistant entry whose tool calls follow, and the calls ("bash make").
+// With Since it takes
+// none and reports what changed since that checkpoint (Evidence).
 type CheckpointInput struct {
 	SessionID string   `json:"sessionId"`
 	Workspace string   `json:"workspace"`
 	EntryID   string   `json:"entryId"`
 	Calls     []string `json:"calls,omitempty"`
+	Since     string   `json:"since,omitempty"`
 }
 
 // CheckpointResult is the checkpoint's id, or why none was taken (a
-// checkpoint never fails the turn).
+// checkpoint never fails the turn), or the evidence asked for.
 type CheckpointResult struct {
-	ID      string `json:"id,omitempty"`
-	Warning string `json:"warning,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Warning  string `json:"warning,omitempty"`
+	Evidence string `json:"evidence,omitempty"`
 }
 
 // CheckpointLabel is the label of a checkpoint in the store (JSON): N
 // numbers a session's checkpoints from 1 and stays when older ones are
 // pruned, so `starter rewind --to N` means the same checkpoint every time.
-// The conversation that goes with it ends before EntryID (a turn's
-// checkpoint) or at Leaf (the one starter rewind takes first).
 type CheckpointLabel struct {
 	N       int      `json:"n"`
 	EntryID string   `json:"entryId,omitempty"`
-	Leaf    string   `json:"leaf,omitempty"`
 	Calls   []string `json:"calls,omitempty"`
 }
 
@@ -84,17 +75,22 @@ func LabelOf(c checkpoint.Checkpoint) CheckpointLabel {
 	return l
 }
 
-// Checkpoint records the session's workspace before a turn's tool calls.
-// A retry after the turn's checkpoint was taken returns that one.
+// Checkpoint records the session's workspace before a turn's tool calls
+// (docs/spec.md 20), on its tool host, into CheckpointDir; its id is in
+// history, so a replay sees the same ids. A retry after the turn's
+// checkpoint was taken returns that one.
 func (a *Activities) Checkpoint(ctx context.Context, in CheckpointInput) (CheckpointResult, error) {
-	if a.Checkpoints.DataDir == "" || a.Checkpoints.Off {
-		return CheckpointResult{}, nil
-	}
 	if err := session.ValidateID(in.SessionID); err != nil {
 		return CheckpointResult{}, badInput(err)
 	}
 	h := a.startHeartbeat(ctx, nil)
 	defer h.stop()
+	switch {
+	case in.Since != "":
+		return CheckpointResult{Evidence: a.evidence(ctx, in)}, nil
+	case a.Checkpoints.DataDir == "" || a.Checkpoints.Off:
+		return CheckpointResult{}, nil
+	}
 	st, err := a.checkpointStore(in.SessionID, in.Workspace)
 	var list []checkpoint.Checkpoint
 	if err == nil {
@@ -127,31 +123,26 @@ func (a *Activities) checkpointStore(sessionID, workspace string) (*checkpoint.S
 	return checkpoint.Open(CheckpointDir(a.Checkpoints.DataDir, sessionID), a.Checkpoints.Limits)
 }
 
-// CheckpointEvidenceInput names the checkpoint a lost call's workspace is
-// compared with.
-type CheckpointEvidenceInput struct {
-	SessionID string `json:"sessionId"`
-	Workspace string `json:"workspace"`
-	From      string `json:"from"`
+// changesSince lists what changed in the workspace since checkpoint from.
+func (a *Activities) changesSince(ctx context.Context, sessionID, workspace, from string) (*checkpoint.Store, []checkpoint.Change, error) {
+	st, err := a.checkpointStore(sessionID, workspace)
+	if err != nil {
+		return nil, nil, err
+	}
+	changes, err := st.Changes(ctx, workspace, from, "")
+	return st, changes, err
 }
 
-// CheckpointEvidence says what the workspace changed since checkpoint
-// in.From: the text added to the result of a call whose outcome is
-// unknown (docs/spec.md 20.3), redacted as tool output is.
-func (a *Activities) CheckpointEvidence(ctx context.Context, in CheckpointEvidenceInput) (string, error) {
-	if err := session.ValidateID(in.SessionID); err != nil {
-		return "", badInput(err)
-	}
-	st, err := a.checkpointStore(in.SessionID, in.Workspace)
-	var changes []checkpoint.Change
-	if err == nil {
-		changes, err = st.Changes(ctx, in.Workspace, in.From, "")
-	}
+// evidence says what the workspace changed since checkpoint in.Since:
+// the text added to the result of a call whose outcome is unknown
+// (docs/spec.md 20.3), redacted as tool output is.
+func (a *Activities) evidence(ctx context.Context, in CheckpointInput) string {
+	st, changes, err := a.changesSince(ctx, in.SessionID, in.Workspace, in.Since)
 	switch {
 	case err != nil:
-		return EvidenceHead + "not readable (" + err.Error() + ").", nil
+		return EvidenceHead + "not readable (" + err.Error() + ")."
 	case len(changes) == 0:
-		return EvidenceHead + EvidenceNone, nil
+		return EvidenceHead + EvidenceNone
 	}
 	paths := make([]string, 0, min(len(changes), MaxBashFiles))
 	for _, c := range changes[:cap(paths)] {
@@ -162,10 +153,10 @@ func (a *Activities) CheckpointEvidence(ctx context.Context, in CheckpointEviden
 		text += fmt.Sprintf(" and %d more", n)
 	}
 	text += "."
-	if d, err := st.Diff(ctx, in.Workspace, in.From, "", MaxEvidenceDiff); err == nil && d != "" {
+	if d, err := st.Diff(ctx, in.Workspace, in.Since, "", MaxEvidenceDiff); err == nil && d != "" {
 		text += "\n" + d
 	}
-	return a.outputRedactor(ctx).known(text), nil
+	return a.outputRedactor(ctx).known(text)
 }
 
 // filesSince lists the paths changed in the workspace since the turn's
@@ -175,11 +166,7 @@ func (a *Activities) filesSince(ctx context.Context, in RunToolInput) (files []s
 	if in.Checkpoint == "" {
 		return nil, 0, "the turn has no checkpoint"
 	}
-	st, err := a.checkpointStore(in.SessionID, in.Workspace)
-	var changes []checkpoint.Change
-	if err == nil {
-		changes, err = st.Changes(ctx, in.Workspace, in.Checkpoint, "")
-	}
+	_, changes, err := a.changesSince(ctx, in.SessionID, in.Workspace, in.Checkpoint)
 	if err != nil {
 		return nil, 0, "the checkpoint is not readable: " + err.Error()
 	}

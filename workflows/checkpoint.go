@@ -31,17 +31,22 @@ func (r *run) checkpointTurn(ctx workflow.Context, calls []*toolCall) {
 	if len(names) == 0 || workflow.GetVersion(ctx, changeCheckpoints, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
-	in := activities.CheckpointInput{SessionID: r.in.SessionID, Workspace: r.Workspace,
-		EntryID: r.batch.EntryID, Calls: names}
+	r.checkpointID = r.checkpoint(ctx, "ckpt-"+r.batch.EntryID, activities.CheckpointInput{EntryID: r.batch.EntryID, Calls: names})
+}
+
+// checkpoint runs the Checkpoint activity; a failure is a
+// checkpoint_warning event and no id.
+func (r *run) checkpoint(ctx workflow.Context, id string, in activities.CheckpointInput) string {
+	in.SessionID, in.Workspace = r.in.SessionID, r.Workspace
 	var res activities.CheckpointResult
-	err := workflow.ExecuteActivity(r.checkpointOptions(ctx, "ckpt-"+r.batch.EntryID), activities.CheckpointName, in).Get(ctx, &res)
+	err := workflow.ExecuteActivity(r.checkpointOptions(ctx, id), activities.CheckpointName, in).Get(ctx, &res)
 	if err != nil {
 		res.Warning = "checkpoint not taken: " + rootMessage(err)
 	}
 	if res.Warning != "" {
 		r.emit(ctx, agent.Event{Type: agent.EventCheckpointWarning, Reason: res.Warning})
 	}
-	r.checkpointID = res.ID
+	return res.ID
 }
 
 // checkpointEvidence is what the workspace changed since the turn's
@@ -51,12 +56,10 @@ func (r *run) checkpointEvidence(ctx workflow.Context, c *toolCall) string {
 	if r.checkpointID == "" {
 		return ""
 	}
-	in := activities.CheckpointEvidenceInput{SessionID: r.in.SessionID, Workspace: r.Workspace, From: r.checkpointID}
-	var text string
-	if err := workflow.ExecuteActivity(r.checkpointOptions(ctx, "evidence-"+c.resultID), activities.CheckpointEvidenceName, in).Get(ctx, &text); err != nil {
-		return ""
-	}
-	return text
+	in := activities.CheckpointInput{SessionID: r.in.SessionID, Workspace: r.Workspace, Since: r.checkpointID}
+	var res activities.CheckpointResult
+	_ = workflow.ExecuteActivity(r.checkpointOptions(ctx, "evidence-"+c.resultID), activities.CheckpointName, in).Get(ctx, &res)
+	return res.Evidence
 }
 
 // checkpointOptions: on the session's tool host, heartbeats (a lost

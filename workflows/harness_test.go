@@ -107,7 +107,6 @@ func newHarnessWith(t *testing.T, spec func(string) tools.Spec, creds ...auth.Cr
 	h.env.RegisterActivityWithOptions(h.acts.SessionSettings, activity.RegisterOptions{Name: activities.SessionSettingsName})
 	h.acts.Checkpoints = activities.Checkpoints{DataDir: t.TempDir()}
 	h.env.RegisterActivityWithOptions(h.acts.Checkpoint, activity.RegisterOptions{Name: activities.CheckpointName})
-	h.env.RegisterActivityWithOptions(h.acts.CheckpointEvidence, activity.RegisterOptions{Name: activities.CheckpointEvidenceName})
 	h.workspace = t.TempDir()
 	h.acts.ToolPolicy = activities.ToolPolicy{Confine: true}
 	return h

@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"path/filepath"
 
-	"github.com/durableagent/durableagent/activities"
-	"github.com/durableagent/durableagent/internal/checkpoint"
 	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/sandbox"
 	"github.com/durableagent/durableagent/internal/settings"
@@ -76,9 +74,3 @@ func ToolRunner(s settings.Settings, dev bool) (r tools.Runner, note string, err
 
 // worktreeDir is where the worker makes sessions' git worktrees.
 func worktreeDir(s settings.Settings) string { return filepath.Join(s.DataDir, "worktrees") }
-
-// checkpoints is the worker's checkpoint policy (checkpoints.*).
-func checkpoints(s settings.Settings) activities.Checkpoints {
-	return activities.Checkpoints{DataDir: s.DataDir, Off: !s.Checkpoints.Enabled,
-		Limits: checkpoint.Limits{KeepCount: s.Checkpoints.Keep, KeepBytes: s.Checkpoints.MaxBytes}}
-}

@@ -164,7 +164,6 @@ func registerToolActivities(w worker.Registry, acts *activities.Activities) {
 	w.RegisterActivityWithOptions(acts.WorktreeSummary, activity.RegisterOptions{Name: activities.WorktreeSummaryName})
 	w.RegisterActivityWithOptions(acts.CheckWorkspace, activity.RegisterOptions{Name: activities.CheckWorkspaceName})
 	w.RegisterActivityWithOptions(acts.Checkpoint, activity.RegisterOptions{Name: activities.CheckpointName})
-	w.RegisterActivityWithOptions(acts.CheckpointEvidence, activity.RegisterOptions{Name: activities.CheckpointEvidenceName})
 }
 
 // newToolWorker is the worker that runs the tool calls of the sessions

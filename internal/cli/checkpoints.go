@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,7 +14,7 @@ import (
 	"github.com/durableagent/durableagent/internal/settings"
 )
 
-const checkpointsUsage = "starter checkpoints [--session ID] [--json]"
+const checkpointsUsage = "starter checkpoints [--session ID]"
 
 // maxCheckpointDiff bounds what starter diff --from prints.
 const maxCheckpointDiff = 4 << 20
@@ -54,17 +53,13 @@ func (c *common) openCheckpoints(ctx context.Context, s settings.Settings) (*ses
 }
 
 // byNumber is checkpoint n (its label's number), or a one-line error.
-func (k *sessionCheckpoints) byNumber(n int) (checkpoint.Checkpoint, error) {
+func (k *sessionCheckpoints) byNumber(c *common, n int) (checkpoint.Checkpoint, error) {
 	for _, cp := range k.list {
 		if activities.LabelOf(cp).N == n {
 			return cp, nil
 		}
 	}
-	if len(k.list) == 0 {
-		return checkpoint.Checkpoint{}, fmt.Errorf("no checkpoint %d: the session has none", n)
-	}
-	return checkpoint.Checkpoint{}, fmt.Errorf("no checkpoint %d: the session keeps %d to %d (starter checkpoints lists them)",
-		n, activities.LabelOf(k.list[0]).N, activities.LabelOf(k.list[len(k.list)-1]).N)
+	return checkpoint.Checkpoint{}, fmt.Errorf("no checkpoint %d in session %s (starter checkpoints lists them)", n, c.session)
 }
 
 // runCheckpoints lists a session's checkpoints, oldest first: number,
@@ -93,21 +88,16 @@ func runCheckpoints(ctx context.Context, env Env, args []string) int {
 		if err != nil {
 			return fail(env, "checkpoints", err)
 		}
+		var paths []string
+		for _, ch := range changes {
+			paths = append(paths, ch.Kind+" "+ch.Path)
+		}
+		if paths == nil {
+			paths = []string{"nothing"}
+		}
 		l := activities.LabelOf(cp)
-		if c.json {
-			_ = json.NewEncoder(env.Stdout).Encode(map[string]any{"n": l.N, "id": cp.ID, "time": cp.Time,
-				"entryId": l.EntryID, "calls": l.Calls, "changes": changes, "skipped": cp.Skipped})
-			continue
-		}
-		paths := make([]string, len(changes))
-		for j, ch := range changes {
-			paths[j] = ch.Kind + " " + ch.Path
-		}
 		fmt.Fprintf(env.Stdout, "%d  %s  %s\n    changed: %s\n", l.N, cp.Time.Local().Format(time.DateTime),
-			strings.Join(l.Calls, "; "), orNone(strings.Join(paths, ", ")))
-	}
-	if len(k.list) == 0 && !c.json {
-		fmt.Fprintf(env.Stderr, "starter checkpoints: session %s has no checkpoints yet\n", c.session)
+			strings.Join(l.Calls, "; "), strings.Join(paths, ", "))
 	}
 	return ExitOK
 }
@@ -116,34 +106,20 @@ func runCheckpoints(ctx context.Context, env Env, args []string) int {
 // workspace now): starter diff --from N [--to M].
 func (c *common) checkpointDiff(ctx context.Context, env Env, s settings.Settings, from, to int) int {
 	k, err := c.openCheckpoints(ctx, s)
+	var a, b checkpoint.Checkpoint
+	if err == nil {
+		a, err = k.byNumber(c, from)
+	}
+	if err == nil && to > 0 {
+		b, err = k.byNumber(c, to)
+	}
+	var d string
+	if err == nil {
+		d, err = k.store.Diff(ctx, k.workspace, a.ID, b.ID, maxCheckpointDiff)
+	}
 	if err != nil {
 		return fail(env, "diff", err)
 	}
-	a, err := k.byNumber(from)
-	if err != nil {
-		return fail(env, "diff", err)
-	}
-	var b checkpoint.Checkpoint
-	if to > 0 {
-		if b, err = k.byNumber(to); err != nil {
-			return fail(env, "diff", err)
-		}
-	}
-	d, err := k.store.Diff(ctx, k.workspace, a.ID, b.ID, maxCheckpointDiff)
-	if err != nil {
-		return fail(env, "diff", err)
-	}
-	if d == "" {
-		fmt.Fprintf(env.Stderr, "starter diff: no changes\n")
-		return ExitOK
-	}
-	fmt.Fprintln(env.Stdout, strings.TrimSuffix(d, "\n"))
+	fmt.Fprint(env.Stdout, d)
 	return ExitOK
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "nothing"
-	}
-	return s
 }
