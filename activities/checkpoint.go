@@ -40,13 +40,14 @@ func CheckpointDir(dataDir, sessionID string) string {
 }
 
 // CheckpointInput names the turn a checkpoint is taken before: the
-// assistant entry whose tool calls follow, and the calls ("bash make").
-// With Since it takes
+// assistant entry whose tool calls follow, and the calls ("bash make");
+// or, at the end of a prompt, its last entry (Leaf). With Since it takes
 // none and reports what changed since that checkpoint (Evidence).
 type CheckpointInput struct {
 	SessionID string   `json:"sessionId"`
 	Workspace string   `json:"workspace"`
 	EntryID   string   `json:"entryId"`
+	Leaf      string   `json:"leaf,omitempty"`
 	Calls     []string `json:"calls,omitempty"`
 	Since     string   `json:"since,omitempty"`
 }
@@ -62,9 +63,12 @@ type CheckpointResult struct {
 // CheckpointLabel is the label of a checkpoint in the store (JSON): N
 // numbers a session's checkpoints from 1 and stays when older ones are
 // pruned, so `starter rewind --to N` means the same checkpoint every time.
+// The conversation that goes with it ends before EntryID (a turn's
+// checkpoint) or at Leaf (the one starter rewind takes first).
 type CheckpointLabel struct {
 	N       int      `json:"n"`
 	EntryID string   `json:"entryId,omitempty"`
+	Leaf    string   `json:"leaf,omitempty"`
 	Calls   []string `json:"calls,omitempty"`
 }
 
@@ -96,9 +100,9 @@ func (a *Activities) Checkpoint(ctx context.Context, in CheckpointInput) (Checkp
 	if err == nil {
 		list, err = st.List(ctx)
 	}
-	label := CheckpointLabel{N: 1, EntryID: in.EntryID, Calls: in.Calls}
+	label := CheckpointLabel{N: 1, EntryID: in.EntryID, Leaf: in.Leaf, Calls: in.Calls}
 	if n := len(list); n > 0 {
-		if l := LabelOf(list[n-1]); l.EntryID == in.EntryID {
+		if l := LabelOf(list[n-1]); l.EntryID == in.EntryID && l.Leaf == in.Leaf {
 			return CheckpointResult{ID: list[n-1].ID}, nil
 		}
 		label.N = LabelOf(list[n-1]).N + 1

@@ -32,6 +32,17 @@ func (r *run) checkpointTurn(ctx workflow.Context, calls []*toolCall) {
 		return
 	}
 	r.checkpointID = r.checkpoint(ctx, "ckpt-"+r.batch.EntryID, activities.CheckpointInput{EntryID: r.batch.EntryID, Calls: names})
+	r.checkpointed = r.checkpointed || r.checkpointID != ""
+}
+
+// closeCheckpoint records the workspace at the end of a run that took a
+// checkpoint, with the conversation's leaf, so what its last calls
+// changed is recorded too (starter rewind finds nothing unrecorded after
+// a prompt).
+func (r *run) closeCheckpoint(ctx workflow.Context) {
+	if r.checkpointed {
+		r.checkpointID = r.checkpoint(ctx, "ckpt-end-"+r.LeafID, activities.CheckpointInput{Leaf: r.LeafID, Calls: []string{"(prompt end)"}})
+	}
 }
 
 // checkpoint runs the Checkpoint activity; a failure is a

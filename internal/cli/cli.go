@@ -85,6 +85,8 @@ func commands() []Command {
 			runPrompt},
 		{"queue", "list the running prompt's queued steer and follow-up messages, or edit, rm or clear them before they are delivered (query queue, update edit_queue)",
 			runQueue},
+		{"rewind", "restore the session's workspace files of checkpoint N and continue its conversation from there; refused while a prompt runs or the workspace has unrecorded changes (--force); undoable (run on the worker's host)",
+			runRewind},
 		{"rpc", "serve the RPC protocol on stdin/stdout: JSON commands in, responses and live events out (docs/rpc.md)",
 			runRPC},
 		{"schedule", "run a prompt on a schedule (a Temporal Schedule): create, update, list, describe, pause, unpause, trigger, delete",

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/durableagent/durableagent/internal/checkpoint"
 	"github.com/durableagent/durableagent/internal/cli"
 	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/session"
 )
 
 // checkpointFixture is the replay fixture of a prompt that takes
@@ -25,7 +27,8 @@ import (
 var checkpointFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_checkpoint_history.json")
 
 // Issue 42: a checkpoint before each turn whose tool calls may change
-// files (write, bash), none before a read-only turn; the ids in history
+// files (write, bash), none before a read-only turn, one at the prompt's
+// end; the ids in history
 // are the store's; starter checkpoints lists the turns with their calls
 // and the paths they changed, starter diff --from/--to prints the change
 // between two, and the history replays. Spec 20.1, 20.4.
@@ -56,8 +59,8 @@ func TestIntegration_CheckpointPerTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	list, err := st.List(context.Background())
-	if err != nil || len(list) != 2 {
-		t.Fatalf("checkpoints %+v %v, want 2 (write's turn, bash's turn; not the read-only one)", list, err)
+	if err != nil || len(list) != 3 || activities.LabelOf(list[2]).Leaf == "" {
+		t.Fatalf("checkpoints %+v %v, want 3 (write's turn, bash's turn, not the read-only one; the prompt's end)", list, err)
 	}
 	var inHistory []string
 	scheduled := map[int64]bool{}
@@ -78,7 +81,7 @@ func TestIntegration_CheckpointPerTurn(t *testing.T) {
 			inHistory = append(inHistory, res.ID)
 		}
 	}
-	if want := []string{list[0].ID, list[1].ID}; !slices.Equal(inHistory, want) {
+	if want := []string{list[0].ID, list[1].ID, list[2].ID}; !slices.Equal(inHistory, want) {
 		t.Fatalf("checkpoint ids in history %q, want the store's %q", inHistory, want)
 	}
 
@@ -182,5 +185,119 @@ func TestIntegration_LostBashResultCarriesWhatItChanged(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Fatalf("the lost call's result lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// Issue 42: starter rewind after write, bash and edit changes (a deleted
+// file, a new directory, a symlink, a binary file, a mode change) restores
+// the files of the checkpoint and continues the conversation from before
+// its turn; it is refused while a prompt runs and when the workspace has
+// unrecorded changes (unless --force); and it is undone by rewinding to
+// the checkpoint it took first. Spec 20.5.
+func TestIntegration_RewindRestoresFilesAndConversation(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	ws := t.TempDir()
+	orig := map[string]string{"a.txt": "one\n", "b.txt": "keep\n", "bin.dat": "\x00\xffold", "run.sh": "echo hi\n"}
+	for name, text := range orig {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := client.PromptInput(e.s, "rew", "change everything")
+	in.Workspace = ws
+	in.Model.Faults = []string{
+		`tool:write {"path":"a.txt","content":"two\n"}`,
+		`tool:bash {"command":"rm b.txt; mkdir -p d/e; echo new > d/e/c.txt; ln -s a.txt link; chmod +x run.sh; printf '\\001\\002' > bin.dat"}`,
+		`tool:edit {"path":"a.txt","oldText":"two","newText":"three"}`,
+		`text:done`,
+	}
+	run, err := e.k.StartPrompt(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.result(run); err != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	snapshot := func() string {
+		var b strings.Builder
+		_ = filepath.WalkDir(ws, func(p string, d os.DirEntry, err error) error {
+			fi, _ := os.Lstat(p)
+			data, _ := os.ReadFile(p)
+			if fi.Mode()&os.ModeSymlink != 0 {
+				data = []byte("link")
+			}
+			rel, _ := filepath.Rel(ws, p)
+			fmt.Fprintf(&b, "%s %v %q\n", rel, fi.Mode(), data)
+			return nil
+		})
+		return b.String()
+	}
+	after := snapshot()
+
+	if err := os.WriteFile(filepath.Join(ws, "mine.txt"), []byte("a person's edit"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := e.starter("rewind", "--session", "rew", "--to", "1"); code != cli.ExitUsage ||
+		!strings.Contains(stderr, "1 changes no checkpoint recorded (added mine.txt") || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("rewind over an unrecorded change: exit %d %q, want a one-line refusal", code, stderr)
+	}
+	if err := os.Remove(filepath.Join(ws, "mine.txt")); err != nil {
+		t.Fatal(err)
+	}
+	hang := client.PromptInput(e.s, "rew", "wait")
+	hang.Workspace = ws
+	hang.Model.Faults = []string{"hang:60s"}
+	hrun, err := e.k.StartPrompt(context.Background(), hang)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := e.starter("rewind", "--session", "rew", "--to", "1"); code != cli.ExitUsage || !strings.Contains(stderr, "session rew is running a prompt") {
+		t.Fatalf("rewind while a prompt runs: exit %d %q", code, stderr)
+	}
+	if code, _, stderr := e.starter("abort", "--session", "rew"); code != cli.ExitOK {
+		t.Fatalf("abort: %d %s", code, stderr)
+	}
+	_, _ = e.result(hrun)
+
+	code, out, stderr := e.starter("rewind", "--session", "rew", "--to", "1")
+	if code != cli.ExitOK || !strings.Contains(out, "is back at checkpoint 1") {
+		t.Fatalf("rewind --to 1: exit %d\n%s\n%s", code, out, stderr)
+	}
+	for name, text := range orig {
+		fi, err := os.Lstat(filepath.Join(ws, name))
+		if b, _ := os.ReadFile(filepath.Join(ws, name)); err != nil || string(b) != text || fi.Mode() != 0o644 {
+			t.Errorf("%s after the rewind: %q %v %v, want %q 0644", name, b, fi, err, text)
+		}
+	}
+	for _, gone := range []string{"d", "link"} {
+		if _, err := os.Lstat(filepath.Join(ws, gone)); !os.IsNotExist(err) {
+			t.Errorf("%s after the rewind: %v, want it gone", gone, err)
+		}
+	}
+	store, err := session.Open(filepath.Join(e.dataDir, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := store.Load("rew")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	for _, en := range sess.Branch(sess.LeafID()) {
+		if en.Message != nil {
+			roles = append(roles, string(en.Message.Role))
+		}
+	}
+	if strings.Join(roles, ",") != "user" {
+		t.Fatalf("the conversation after the rewind: %q, want the prompt's user message only", roles)
+	}
+
+	undo := out[strings.LastIndex(out, "--to ")+5 : len(out)-2]
+	if code, out, stderr := e.starter("rewind", "--session", "rew", "--to", undo); code != cli.ExitOK {
+		t.Fatalf("rewind --to %s (undo): exit %d\n%s\n%s", undo, code, out, stderr)
+	}
+	if got := snapshot(); got != after {
+		t.Fatalf("workspace after the undo:\n%s\nwant:\n%s", got, after)
 	}
 }
