@@ -301,3 +301,69 @@ func TestIntegration_RewindRestoresFilesAndConversation(t *testing.T) {
 		t.Fatalf("workspace after the undo:\n%s\nwant:\n%s", got, after)
 	}
 }
+
+// Issue 42: a worker SIGKILLed while it takes a turn's checkpoint (of a
+// workspace of 20,000 files, so the first one takes a while); the next
+// worker takes it again, whole (it differs from the prompt's last one by
+// the turn's write alone), the prompt completes and its history replays.
+// Spec 20.1.
+func TestIntegration_SIGKILLDuringACheckpoint(t *testing.T) {
+	e := newEnv(t)
+	ws := t.TempDir()
+	for i := range 200 {
+		dir := filepath.Join(ws, fmt.Sprintf("d%03d", i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 100 {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.txt", j)), []byte(fmt.Sprintf("%d %d\n", i, j)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cmd := e.spawnWorker()
+	in := client.PromptInput(e.s, "ckptkill", "write it")
+	in.Workspace = ws
+	in.Model.Faults = []string{`tool:write {"path":"a.txt","content":"new"}`, `text:done`}
+	run, err := e.k.StartPrompt(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := activities.CheckpointDir(e.dataDir, "ckptkill")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		// The store made (internal/checkpoint's Open writes this last):
+		// the kill lands in the Take.
+		if _, err := os.Stat(filepath.Join(store, "git", "info", "attributes")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the checkpoint never started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if _, err := os.Stat(filepath.Join(ws, "a.txt")); err == nil {
+		t.Fatal("the write ran before its turn's checkpoint: the kill did not land inside it")
+	}
+	e.startWorker()
+	if res, err := e.result(run); err != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	st, err := checkpoint.Open(store, checkpoint.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := st.List(context.Background())
+	if err != nil || len(list) != 2 {
+		t.Fatalf("checkpoints %+v %v, want the turn's and the prompt end's", list, err)
+	}
+	changes, err := st.Changes(context.Background(), ws, list[0].ID, list[1].ID)
+	if err != nil || len(changes) != 1 || changes[0] != (checkpoint.Change{Path: "a.txt", Kind: "added"}) {
+		t.Fatalf("the turn's checkpoint against the last: %+v %v, want a.txt added alone (a whole checkpoint)", changes, err)
+	}
+	exportAndReplay(t, e, run.GetID(), run.GetRunID(), filepath.Join(t.TempDir(), "unused.json"))
+}
