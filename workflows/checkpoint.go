@@ -1,8 +1,6 @@
 package workflows
 
 import (
-	"time"
-
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/activities"
@@ -71,16 +69,4 @@ func (r *run) checkpointEvidence(ctx workflow.Context, c *toolCall) string {
 	var res activities.CheckpointResult
 	_ = workflow.ExecuteActivity(r.checkpointOptions(ctx, "evidence-"+c.resultID), activities.CheckpointName, in).Get(ctx, &res)
 	return res.Evidence
-}
-
-// checkpointOptions: on the session's tool host, heartbeats (a lost
-// worker is noticed), two attempts; a checkpoint is idempotent per turn.
-func (r *run) checkpointOptions(ctx workflow.Context, id string) workflow.Context {
-	return workflow.WithActivityOptions(ctx, placed(ctx, workflow.ActivityOptions{
-		ActivityID:          id,
-		StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:    msOr(r.in.HeartbeatTimeoutMs, DefaultHeartbeatTimeout),
-		RetryPolicy:         policy(time.Second, 2, activities.ErrTypeBadInput),
-		Summary:             "checkpoint",
-	}, r.ToolHost, r.in.Tools.HostWaitMs))
 }
