@@ -70,12 +70,22 @@ func Open(dir string, lim Limits) (*Store, error) {
 	if _, err := os.Stat(attrs); err == nil {
 		return s, nil
 	}
-	err := os.MkdirAll(filepath.Dir(attrs), 0o700)
+	err := os.MkdirAll(dir, 0o700)
 	if err == nil {
-		_, err = s.git(context.Background(), dir, "", "init", "-q", "--template=")
-	}
-	if err == nil {
-		err = os.WriteFile(attrs, []byte(attributes), 0o600) // last: a store without it is not made yet
+		err = s.locked(func() error {
+			// Not made yet, or a worker died making it (a git init
+			// killed midway leaves config.lock): start it again.
+			if err := os.RemoveAll(filepath.Join(dir, "git")); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Dir(attrs), 0o700); err != nil {
+				return err
+			}
+			if _, err := s.git(context.Background(), dir, "", "init", "-q", "--template="); err != nil {
+				return err
+			}
+			return os.WriteFile(attrs, []byte(attributes), 0o600) // last: a store without it is not made yet
+		})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open checkpoint store: %w", err)

@@ -663,3 +663,25 @@ func TestRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A worker killed while it made a store (its git init midway: a
+// config.lock and no attributes file) leaves a store the next Open makes
+// again, instead of one every later Open refuses.
+func TestOpen_AfterAnInitKilledMidway(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	if err := os.MkdirAll(filepath.Join(dir, "git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"config", "config.lock", "HEAD"} {
+		if err := os.WriteFile(filepath.Join(dir, "git", f), []byte("torn"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := checkpoint.Open(dir, checkpoint.Limits{})
+	if err != nil {
+		t.Fatalf("Open after a killed init: %v", err)
+	}
+	ws := t.TempDir()
+	write(t, ws, map[string]string{"a": "1"})
+	take(t, s, ws, "first")
+}
