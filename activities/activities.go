@@ -81,6 +81,9 @@ type Activities struct {
 	// (<dataDir>/worktrees; "": it makes none and a prompt asking for one
 	// fails).
 	WorktreeDir string
+	// Checkpoints is where and how this worker keeps the sessions'
+	// workspace checkpoints (checkpoint.go).
+	Checkpoints Checkpoints
 	// HeartbeatInterval overrides the heartbeat ticker (0: a quarter of
 	// the activity's heartbeat timeout).
 	HeartbeatInterval time.Duration

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/durableagent/durableagent/internal/checkpoint"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/worktree"
 )
@@ -47,7 +48,7 @@ type DeleteSessionResult struct {
 // 14.2a.8): first its git worktree if it has one (worktree.Git.Remove:
 // with its branch; refused without in.Force when that loses work), then
 // the full outputs of its truncated bash calls (removeSessionOutputs),
-// then the session itself from the store. Each step is idempotent, so a
+// its workspace checkpoints, then the session itself from the store. Each step is idempotent, so a
 // retry after a crash finishes the job. The caller makes sure nothing
 // runs in the session (the DeleteSession workflow runs under the
 // session's workflow id).
@@ -75,6 +76,11 @@ func (a *Activities) DeleteSession(ctx context.Context, in DeleteSessionInput) (
 			return DeleteSessionResult{}, fmt.Errorf("delete session %s: %w", in.SessionID, err)
 		}
 		res.OutputsDir = dir
+	}
+	if a.Checkpoints.DataDir != "" {
+		if err := checkpoint.Remove(CheckpointDir(a.Checkpoints.DataDir, in.SessionID)); err != nil {
+			return DeleteSessionResult{}, fmt.Errorf("delete session %s: %w", in.SessionID, err)
+		}
 	}
 	if err := a.Sessions.Delete(in.SessionID); err != nil {
 		return DeleteSessionResult{}, storeError("delete session", err)

@@ -273,7 +273,6 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 		return RunToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
 	var res tools.Result
-	var before workspaceSnapshot
 	track := in.TrackFiles && call.Name == tools.Bash
 	switch {
 	case !tools.Enabled(in.Tools.Enabled, call.Name):
@@ -285,9 +284,6 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	default:
 		if err := a.checkWorkspace(in.Workspace); err != nil {
 			return RunToolResult{}, err
-		}
-		if track {
-			before = snapshotWorkspace(ctx, a.runner(), a.bashEnv(), in.Workspace)
 		}
 		res = a.execute(ctx, call, in)
 	}
@@ -309,13 +305,9 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 		return RunToolResult{}, storeError("write tool result", err)
 	}
 	out := toolResultOf(in.ResultEntryID, msg, false)
-	switch {
-	case track && (before.marks != nil || before.note != ""):
-		after := snapshotWorkspace(context.WithoutCancel(ctx), a.runner(), a.bashEnv(), in.Workspace)
-		out.Files, out.FilesMore, out.FilesNote = after.changedSince(before)
+	if track {
+		out.Files, out.FilesMore, out.FilesNote = a.filesSince(context.WithoutCancel(ctx), in)
 		out.FilesTracked = out.FilesNote == ""
-	case track:
-		out.FilesTracked = true // refused before it ran: nothing changed
 	}
 	if ctx.Err() != nil {
 		// Cancelled by abort: the aborted result is in the session; report
@@ -500,3 +492,7 @@ func isObject(b json.RawMessage) bool {
 	s := strings.TrimSpace(string(b))
 	return strings.HasPrefix(s, "{")
 }
+
+// bashEnv is the environment of the commands the worker runs for a
+// session (bash, MCP servers, worktree git): the tools' scrubbed one.
+func (a *Activities) bashEnv() []string { return tools.ScrubEnv(os.Environ(), a.ToolPolicy.EnvAllow) }

@@ -341,9 +341,11 @@ type RunToolInput struct {
 	Workspace     string      `json:"workspace"`
 	Tools         agent.Tools `json:"tools"`
 	// TrackFiles asks a bash call for the files that changed in the
-	// workspace while it ran (Files, FilesMore, FilesNote; bashfiles.go):
-	// set for a sub-agent working in its parent's workspace.
-	TrackFiles bool `json:"trackFiles,omitempty"`
+	// workspace since Checkpoint, the turn's (Files, FilesMore, FilesNote;
+	// checkpoint.go): set for a sub-agent working in its parent's
+	// workspace.
+	TrackFiles bool   `json:"trackFiles,omitempty"`
+	Checkpoint string `json:"checkpoint,omitempty"`
 	// PathRules are the approval policy's path rules the tool applies to
 	// the real locations its call reaches (symbolic links resolved, the
 	// files of a walk; tools.Options.PathRule): only the rules of the
@@ -371,8 +373,9 @@ type RunToolResult struct {
 	// Files and FilesMore are the files a sub-agent in the caller's
 	// workspace changed (workflows.PromptResult.FilesChanged): the
 	// caller counts them as its own. For a bash call with TrackFiles,
-	// the files that changed in the workspace while it ran (relative to
-	// the workspace), or FilesNote says why they are not known.
+	// the files that changed in the workspace since the turn's checkpoint
+	// (relative to the workspace), or FilesNote says why they are not
+	// known.
 	Files     []string `json:"files,omitempty"`
 	FilesMore int      `json:"filesMore,omitempty"`
 	FilesNote string   `json:"filesNote,omitempty"`

@@ -231,6 +231,7 @@ var eventKeys = map[string][]string{
 	EventToolExecutionEnd:    {"entryId?", "toolCallId", "toolName", "result", "isError", "policy?", "why?"},
 	EventAutoCompactionStart: {"reason"},
 	EventSessionSettings:     {"reason"},
+	EventCheckpointWarning:   {"reason"},
 	EventAutoCompactionEnd:   {"result?", "aborted", "willRetry", "errorMessage?"},
 	EventPromptEnd:           {"status", "errorMessage?", "undelivered?", "undeliveredMessages?", "worktree?", "usage?"},
 	EventUsage:               {"usage", "budget?"},
@@ -399,6 +400,8 @@ func (e Event) String() string {
 		}
 	case EventSessionSettings:
 		return "Session settings: " + e.Reason
+	case EventCheckpointWarning:
+		return "Warning: " + e.Reason
 	case EventSubAgentStart:
 		return fmt.Sprintf("Sub-agent %s started for %s (follow it: starter events --session %s --follow)", e.SessionID, e.ToolCallID, e.SessionID)
 	case EventSubAgentEnd:

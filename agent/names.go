@@ -91,6 +91,9 @@ const (
 	// follow_up was queued, edited, removed or delivered); the queue
 	// query lists it. prompt_end hands back what is left without it.
 	EventQueueChanged = "queue_changed"
+	// EventCheckpointWarning: the turn's workspace checkpoint was not
+	// taken (Reason says why); the turn went on.
+	EventCheckpointWarning = "checkpoint_warning"
 )
 
 // SetAutoRetryPayload is the payload of the set_auto_retry signal.

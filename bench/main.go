@@ -1,7 +1,7 @@
 // Command bench measures the durable agent on the embedded Temporal server
 // with the scripted model at zero latency:
 //
-//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,fanout,subagents,concurrency,fleet,caching,mcp]
+//	go -C bench run . [--json] [--json-file FILE] [--quick] [--dir DIR] [--only overhead,abort,timer,history,tools,stream,fanout,subagents,concurrency,fleet,caching,mcp,checkpoint]
 //
 // from the repository's root (or `go run .` in bench/). The bench is a Go
 // module of its own that uses the product of this checkout (its go.mod's
@@ -53,6 +53,10 @@
 //     the worker's MCP client against the official SDK's direct call,
 //     and per call in a prompt against the same prompt's read calls
 //     (mcp.go).
+//   - checkpoint: internal/checkpoint's Take on a repository of more than
+//     10,000 files, unchanged and with one file changed, against a
+//     sandboxed bash step, and the store's growth over 100 turns
+//     (checkpoint.go).
 //
 // It prints a Markdown table (or JSON with --json) on stdout and progress on
 // stderr; the latest full run is kept in bench/RESULTS.md. Workers run in
@@ -73,7 +77,7 @@ import (
 )
 
 // Benchmarks, in the order they run.
-var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "fanout", "subagents", "concurrency", "fleet", "caching", "mcp"}
+var benchmarks = []string{"overhead", "abort", "timer", "history", "tools", "stream", "fanout", "subagents", "concurrency", "fleet", "caching", "mcp", "checkpoint"}
 
 // Config sizes a run.
 type Config struct {
@@ -160,6 +164,13 @@ type Config struct {
 	MCPRuns   int
 	MCPRounds int
 	MCPCalls  int
+	// The checkpoint benchmark (bench/checkpoint.go): CheckpointTree is the
+	// directory of the toolchain's src/ it records ("": all of src/),
+	// CheckpointRounds the Takes of each kind, CheckpointTurns the turns of
+	// the store's growth.
+	CheckpointTree   string
+	CheckpointRounds int
+	CheckpointTurns  int
 
 	// Dir is where the run's temporary directory (the server's SQLite
 	// file, the worker's sessions) is made ("": the system's temp dir).
@@ -189,6 +200,7 @@ func FullConfig() Config {
 		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 2,
 		FleetJobs: 200, FleetLimit: 30 * time.Second,
 		MCPRuns: 500, MCPRounds: 3, MCPCalls: 50,
+		CheckpointRounds: 40, CheckpointTurns: 100,
 	}
 }
 
@@ -213,6 +225,7 @@ func QuickConfig() Config {
 		ConcurrencyN: []int{10}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 1,
 		FleetJobs: 20, FleetLimit: 10 * time.Second,
 		MCPRuns: 20, MCPRounds: 1, MCPCalls: 5,
+		CheckpointTree: "net/http", CheckpointRounds: 3, CheckpointTurns: 5,
 	}
 }
 
@@ -338,6 +351,7 @@ func Run(ctx context.Context, cfg Config, args []string) (*Report, error) {
 		{"fleet", func() (err error) { rep.Fleet, err = h.fleet(ctx); return }},
 		{"caching", func() (err error) { rep.Caching, err = h.cachingBench(ctx); return }},
 		{"mcp", func() (err error) { rep.MCP, err = h.mcpBench(ctx); return }},
+		{"checkpoint", func() (err error) { rep.Checkpoint, err = h.checkpointBench(ctx); return }},
 	}
 	for _, st := range steps {
 		if !cfg.runs(st.name) {

@@ -109,6 +109,8 @@ type Report struct {
 	// Fleet is the coordinated-backoff benchmark (fleet.go).
 	Fleet *FleetResult `json:"fleet,omitempty"`
 	MCP   *MCPResult   `json:"mcp,omitempty"`
+	// Checkpoint is the checkpoint store benchmark (checkpoint.go).
+	Checkpoint *CheckpointResult `json:"checkpoint,omitempty"`
 	// StartRetries counts workflow starts retried after a timeout (an
 	// overloaded server).
 	StartRetries int64             `json:"startRetries"`
@@ -182,6 +184,9 @@ func (r *Report) rows() []Row {
 	}
 	if m := r.MCP; m != nil {
 		out = append(out, m.rows()...)
+	}
+	if c := r.Checkpoint; c != nil {
+		out = append(out, c.rows()...)
 	}
 	return out
 }

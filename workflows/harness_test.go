@@ -97,6 +97,8 @@ func newHarness(t *testing.T, creds ...auth.Credential) *harness {
 	h.env.RegisterActivityWithOptions(h.acts.RecordGrant, activity.RegisterOptions{Name: activities.RecordGrantName})
 	h.env.RegisterActivityWithOptions(h.acts.RecordEntry, activity.RegisterOptions{Name: activities.RecordEntryName})
 	h.env.RegisterActivityWithOptions(h.acts.SessionSettings, activity.RegisterOptions{Name: activities.SessionSettingsName})
+	h.acts.Checkpoints = activities.Checkpoints{DataDir: t.TempDir()}
+	h.env.RegisterActivityWithOptions(h.acts.Checkpoint, activity.RegisterOptions{Name: activities.CheckpointName})
 	h.workspace = t.TempDir()
 	h.acts.ToolPolicy = activities.ToolPolicy{Confine: true}
 	return h

@@ -177,9 +177,10 @@ func TestLoop_BashWorkerLostTellsTheModelAndNeverRunsItAgain(t *testing.T) {
 		t.Fatalf("the command ran %d times", n)
 	}
 	got := h.toolResultTexts(res.LeafID)
-	want := "!bash: " + strings.Replace(ToolOutcomeUnknownMessage, "%s", "heartbeat", 1)
-	if len(got) != 1 || got[0] != want {
-		t.Fatalf("tool result %q, want %q", got, want)
+	// With what the command changed since the turn's checkpoint (spec 20.3).
+	want := "!bash: " + strings.Replace(ToolOutcomeUnknownMessage, "%s", "heartbeat", 1) + activities.EvidenceHead + "added effect.txt."
+	if len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.Contains(got[0], "+ran") {
+		t.Fatalf("tool result %q, want %q and a diff", got, want)
 	}
 }
 
@@ -201,7 +202,7 @@ func TestLoop_BashInterruptedByWorkerShutdownIsNotRunAgain(t *testing.T) {
 	if attempts != 1 {
 		t.Fatalf("bash activity attempts %d, want 1", attempts)
 	}
-	if got := h.toolResultTexts(res.LeafID); len(got) != 1 || got[0] != "!bash: "+ToolInterruptedMessage {
+	if got := h.toolResultTexts(res.LeafID); len(got) != 1 || got[0] != "!bash: "+ToolInterruptedMessage+activities.EvidenceHead+activities.EvidenceNone {
 		t.Fatalf("tool result %q", got)
 	}
 }

@@ -182,7 +182,7 @@ func TestPrompt_BashCancelledByAFailingHeartbeatIsAnUnknownOutcome(t *testing.T)
 			if len(h.calls) != 2 {
 				t.Fatalf("%d model calls, want 2 (the model is told the outcome)", len(h.calls))
 			}
-			want := fmt.Sprintf(ToolOutcomeUnknownMessage, "heartbeat")
+			want := fmt.Sprintf(ToolOutcomeUnknownMessage, "heartbeat") + activities.EvidenceHead + activities.EvidenceNone
 			evs := h.events()
 			var end agent.Event
 			for _, e := range evs {

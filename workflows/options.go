@@ -147,3 +147,15 @@ func deleteOptions(ctx workflow.Context, host string, waitMs int64) workflow.Con
 		RetryPolicy:         policy(time.Second, 5),
 	}, host, waitMs))
 }
+
+// checkpointOptions: on the session's tool host, heartbeats (a lost
+// worker is noticed), two attempts; a checkpoint is idempotent per turn.
+func (r *run) checkpointOptions(ctx workflow.Context, id string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, placed(ctx, workflow.ActivityOptions{
+		ActivityID:          id,
+		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    msOr(r.in.HeartbeatTimeoutMs, DefaultHeartbeatTimeout),
+		RetryPolicy:         policy(time.Second, 2, activities.ErrTypeBadInput),
+		Summary:             "checkpoint",
+	}, r.ToolHost, r.in.Tools.HostWaitMs))
+}

@@ -366,6 +366,7 @@ func (r *run) outcome(res activities.CallModelResult) retry.Outcome {
 // where a --worktree session's branch stands.
 func (r *run) closePrompt(ctx workflow.Context, status, errMsg, reason string) PromptResult {
 	r.status = status
+	r.closeCheckpoint(ctx)
 	back := r.handBack(ctx, reason)
 	wt := r.branchSummary(ctx)
 	spent := r.bud.spent // the figure the budget compared (cache reads and writes too)

@@ -19,7 +19,7 @@ import (
 // with the integration test that records it. All of them are re-recorded
 // with
 //
-//	UPDATE_REPLAY_HISTORY=1 go test -run 'HistoryReplaysOnCurrentCode|BudgetEndsAnApprovalWaitAndReplays|BudgetStopsAPromptAndReplays|SessionWriteWithoutWorkerLandsLater|SessionDeleteRemovesSessionAndOutputs|PolicyAllowForSession|ScheduleFiresAndSkipsOverlap|SessionOwnsItsSettings|ApprovalSurvivesWorkerRestartAndSteerSkipsBatch|SubAgentRunsAChildSession|TopShowsWhatEachJobDoes|WorktreePerSession|FullResults' ./test/integration
+//	UPDATE_REPLAY_HISTORY=1 go test -run 'HistoryReplaysOnCurrentCode|BudgetEndsAnApprovalWaitAndReplays|BudgetStopsAPromptAndReplays|SessionWriteWithoutWorkerLandsLater|SessionDeleteRemovesSessionAndOutputs|PolicyAllowForSession|ScheduleFiresAndSkipsOverlap|SessionOwnsItsSettings|ApprovalSurvivesWorkerRestartAndSteerSkipsBatch|SubAgentRunsAChildSession|TopShowsWhatEachJobDoes|WorktreePerSession|FullResults|CheckpointPerTurn' ./test/integration
 //
 // after an intended change of a workflow's commands that no running
 // prompt can meet (docs/spec.md, "Upgrades").
@@ -40,6 +40,7 @@ var replayFixtures = map[string]string{
 	"scheduled_prompt_history.json":        "ScheduleFiresAndSkipsOverlap: one ScheduledPrompt run and its child prompt",
 	"bash_history.json":                    "BashHistoryReplaysOnCurrentCode: a command the user ran in a session (RPC bash)",
 	"session_read_history.json":            "FullResultsInPromptEventsAndShow: one entry read through the workers (SessionRead)",
+	"prompt_checkpoint_history.json":       "CheckpointPerTurn: a checkpoint before each turn that may change files (the checkpoints gate)",
 }
 
 // Determinism: every recorded history replays on the current code, and

@@ -48,6 +48,10 @@ type run struct {
 	// the budget left (subagent.go).
 	runningTools []string
 	taskShare    int
+	// checkpointID is the checkpoint of the running tool step ("": none);
+	// checkpointed says the run took one.
+	checkpointID string
+	checkpointed bool
 	// cancelTools cancels the tool calls in flight (nil when none).
 	cancelTools workflow.CancelFunc
 

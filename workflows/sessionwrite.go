@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -32,6 +33,10 @@ type SessionWriteInput struct {
 	// no entries).
 	ForkFrom    string `json:"forkFrom,omitempty"`
 	ForkThrough string `json:"forkThrough,omitempty"`
+	// At, when set, is the parent of the first entry instead of the
+	// session's leaf: the entries start a branch there and become the
+	// leaf (how starter rewind moves the conversation back).
+	At string `json:"at,omitempty"`
 }
 
 // SessionSettingChange is an explicit change of one session setting.
@@ -74,6 +79,8 @@ func (in SessionWriteInput) Validate() error {
 // tool host) gets none, and the caller keeps them for later.
 type SessionWriteResult struct {
 	Written bool `json:"written"`
+	// LeafID is the session's leaf before the write.
+	LeafID string `json:"leafId,omitempty"`
 	// LastEvents are the run's events, as PromptResult.LastEvents: where
 	// a client reads a finished write's events.
 	LastEvents []agent.Event `json:"lastEvents,omitempty"`
@@ -131,10 +138,10 @@ func writeEntries(ctx workflow.Context, in SessionWriteInput) (SessionWriteResul
 		return SessionWriteResult{}, nil
 	}
 	if len(in.Entries) == 0 {
-		return SessionWriteResult{Written: true}, nil
+		return SessionWriteResult{Written: true, LeafID: loaded.LeafID}, nil
 	}
 	entries := append([]session.Entry(nil), in.Entries...)
-	parent := loaded.LeafID
+	parent := cmp.Or(in.At, loaded.LeafID)
 	for i := range entries {
 		entries[i].ParentID, parent = parent, entries[i].ID
 	}
@@ -142,7 +149,7 @@ func writeEntries(ctx workflow.Context, in SessionWriteInput) (SessionWriteResul
 		activities.AppendEntriesInput{SessionID: in.SessionID, Entries: entries}).Get(ctx, nil); err != nil {
 		return SessionWriteResult{}, fmt.Errorf("write session %s: %s", in.SessionID, rootMessage(err))
 	}
-	return SessionWriteResult{Written: true}, nil
+	return SessionWriteResult{Written: true, LeafID: loaded.LeafID}, nil
 }
 
 // maxChangeValueBytes bounds a change's value (in history and events).

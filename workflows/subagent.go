@@ -390,8 +390,8 @@ func (r *run) account(res PromptResult) PromptResult {
 // (ToolCallRef.PolicyArg, in history) of each write and edit call whose
 // result is not an error, and the lists of its sub-agents in the same
 // workspace. In a sub-agent working in its parent's workspace, what
-// changed there while its bash commands ran, as the bash calls' results
-// report it (activities/bashfiles.go; SPEC 17.9). At most
+// changed there since the checkpoint of each turn with a bash command, as
+// the bash calls' results report it (activities/checkpoint.go; SPEC 17.9). At most
 // MaxFilesChanged paths are kept, so history stays flat.
 
 // MaxFilesChanged bounds PromptResult.FilesChanged.

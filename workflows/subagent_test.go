@@ -652,12 +652,12 @@ func TestSubAgent_ContinueAsNewWaitsForChildren(t *testing.T) {
 	}
 }
 
-// SPEC 17.3: in its parent's workspace in a git repository, a sub-agent's
-// account lists what changed while its bash commands ran (git status
-// before and after each), beside its write and edit calls' files; two
+// SPEC 17.9: in its parent's workspace, a sub-agent's account lists what
+// changed since the checkpoint of each turn with a bash command, beside
+// its write and edit calls' files, in a git repository or not; two
 // sub-agents started together may see each other's changes, and their
-// accounts say so; outside a git repository the account says bash's
-// changes are not known.
+// accounts say so; with checkpoints off the account says bash's changes
+// are not known.
 func TestSubAgent_AccountListsBashChanges(t *testing.T) {
 	gitRepo := func(t *testing.T, dir string) {
 		t.Helper()
@@ -718,22 +718,27 @@ func TestSubAgent_AccountListsBashChanges(t *testing.T) {
 		}
 	})
 
-	t.Run("not a git repository", func(t *testing.T) {
-		h := newSubHarness(t)
-		h.scripts["change files with bash"] = script[1:]
-		if err := os.WriteFile(filepath.Join(h.workspace, "b.txt"), []byte("old line\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		res, err := h.run(h.taskInput("change files with bash"))
-		if err != nil || res.Status != agent.StatusCompleted {
-			t.Fatalf("prompt: %+v %v, want it completed", res, err)
-		}
-		results := h.toolResultTexts(res.LeafID)
-		want := "; no files changed by write or edit; bash's changes not known: the workspace is not in a git repository]"
-		if len(results) != 1 || !strings.HasSuffix(results[0], want) {
-			t.Fatalf("tool results %q, want the account ending %q", results, want)
-		}
-	})
+	for _, tc := range []struct{ name, want string }{
+		{"not a git repository", "; files changed (by write and edit, and in the workspace while its bash commands ran): b.txt, gen/c.txt]"},
+		{"checkpoints off", "; no files changed by write or edit; bash's changes not known: the turn has no checkpoint]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newSubHarness(t)
+			h.acts.Checkpoints.Off = tc.name == "checkpoints off"
+			h.scripts["change files with bash"] = script[1:]
+			if err := os.WriteFile(filepath.Join(h.workspace, "b.txt"), []byte("old line\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := h.run(h.taskInput("change files with bash"))
+			if err != nil || res.Status != agent.StatusCompleted {
+				t.Fatalf("prompt: %+v %v, want it completed", res, err)
+			}
+			results := h.toolResultTexts(res.LeafID)
+			if len(results) != 1 || !strings.HasSuffix(results[0], tc.want) {
+				t.Fatalf("tool results %q, want the account ending %q", results, tc.want)
+			}
+		})
+	}
 }
 
 // toolEnds returns the tool_execution_end events.

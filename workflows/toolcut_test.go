@@ -77,21 +77,24 @@ func TestPrompt_BashCutByTheSDKWithoutAnAbortIsAnUnknownOutcome(t *testing.T) {
 // result, as the model reads it: for bash and for a read-only tool.
 // Spec 13.4.7.
 func TestPrompt_ToolCutResults(t *testing.T) {
+	// A call that runs once is told what the workspace changed since the
+	// turn's checkpoint (spec 20.3): here nothing.
+	noChange := activities.EvidenceHead + activities.EvidenceNone
 	for _, tc := range []struct {
 		name, tool string
 		err        error
 		want       string
 	}{
-		{"bash lost", "bash", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil), fmt.Sprintf(ToolOutcomeUnknownMessage, "heartbeat")},
-		{"bash stopped by a worker shutdown", "bash", temporal.NewApplicationError("worker stopped while bash ran: context canceled", activities.ErrTypeWorkerStopped), ToolInterruptedMessage},
-		{"bash cut without an abort", "bash", temporal.NewApplicationError("bash was cut by its worker without an abort: deadline exceeded", activities.ErrTypeCallCut), ToolCutMessage},
-		{"bash cut, reported by an older worker", "bash", errors.New("context canceled"), ToolCutMessage},
+		{"bash lost", "bash", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil), fmt.Sprintf(ToolOutcomeUnknownMessage, "heartbeat") + noChange},
+		{"bash stopped by a worker shutdown", "bash", temporal.NewApplicationError("worker stopped while bash ran: context canceled", activities.ErrTypeWorkerStopped), ToolInterruptedMessage + noChange},
+		{"bash cut without an abort", "bash", temporal.NewApplicationError("bash was cut by its worker without an abort: deadline exceeded", activities.ErrTypeCallCut), ToolCutMessage + noChange},
+		{"bash cut, reported by an older worker", "bash", errors.New("context canceled"), ToolCutMessage + noChange},
 		{"bash failed", "bash", temporal.NewNonRetryableApplicationError("disk on fire", "Other", nil), fmt.Sprintf(ToolFailedMessage, "disk on fire")},
 		{"read lost", "read", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil), fmt.Sprintf(ToolLostMessage, "heartbeat")},
 		{"read stopped by a worker shutdown", "read", temporal.NewApplicationError("worker stopped while read ran: context canceled", activities.ErrTypeWorkerStopped), ToolCutOffMessage},
 		{"read cut without an abort", "read", temporal.NewApplicationError("read was cut by its worker without an abort: deadline exceeded", activities.ErrTypeCallCut), ToolCutOffMessage},
 		// Issue 41: an MCP server's tool runs at most once, as bash does.
-		{"MCP tool lost", "mcp__fs__write_file", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil), fmt.Sprintf(ToolOutcomeUnknownMessage, "heartbeat")},
+		{"MCP tool lost", "mcp__fs__write_file", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil), fmt.Sprintf(ToolOutcomeUnknownMessage, "heartbeat") + noChange},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)

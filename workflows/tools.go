@@ -91,6 +91,7 @@ func (r *run) toolStep(ctx workflow.Context) step {
 		calls[i] = &toolCall{ref: ref, spec: tools.SpecOf(ref.Name), resultID: r.newID(), parentID: parent}
 		parent = calls[i].resultID
 	}
+	r.checkpointTurn(ctx, calls)
 	tctx, cancel := workflow.WithCancel(ctx)
 	r.cancelTools = cancel
 	for i := 0; i < len(calls); {
@@ -189,6 +190,7 @@ func (r *run) startTool(ctx, tctx workflow.Context, c *toolCall) {
 		ToolName: c.ref.Name, ResultEntryID: c.resultID, ParentID: c.parentID,
 		Workspace: r.Workspace, Tools: r.in.Tools,
 		TrackFiles: c.ref.Name == tools.Bash && r.tracksBashFiles(),
+		Checkpoint: r.checkpointID,
 		PathRules:  c.pathRules,
 	}
 	switch c.spec.Kind {
@@ -228,11 +230,16 @@ func (r *run) awaitTool(ctx, tctx workflow.Context, c *toolCall) error {
 }
 
 // recordToolFailure writes the result of a call whose activity did not
-// report one, as cutOf and toolCutText see it; a result the activity
-// managed to write first stands (recordToolError).
+// report one, as cutOf and toolCutText see it, with what the workspace
+// changed since the turn's checkpoint when its outcome is unknown; a
+// result the activity managed to write first stands (recordToolError).
 func (r *run) recordToolFailure(ctx workflow.Context, c *toolCall, err error) {
 	cut, detail := cutOf(ctx, err)
-	r.recordToolError(ctx, c, toolCutText(cut, detail, c.spec.Attempts == 1))
+	text := toolCutText(cut, detail, c.spec.Attempts == 1)
+	if cut != cutAborted && cut != cutFailed && c.spec.Attempts == 1 {
+		text += r.checkpointEvidence(ctx, c)
+	}
+	r.recordToolError(ctx, c, text)
 }
 
 // recordToolError writes an error result with text for a call (unless the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/auth"
+	"github.com/durableagent/durableagent/internal/checkpoint"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
 	"github.com/durableagent/durableagent/internal/pgstore"
@@ -73,6 +74,8 @@ func NewActivities(s settings.Settings) (*activities.Activities, error) {
 		Secrets:     SettingsSecrets(s),
 		ToolHost:    ToolHost(s),
 		WorktreeDir: worktreeDir(s),
+		Checkpoints: activities.Checkpoints{DataDir: s.DataDir, Off: !s.Checkpoints.Enabled,
+			Limits: checkpoint.Limits{KeepCount: s.Checkpoints.Keep, KeepBytes: s.Checkpoints.MaxBytes}},
 		NeedsCredential: func(provider string) bool {
 			return provider != "scripted" && !(provider == s.Model.Provider && s.Model.BaseURL != "")
 		},

@@ -162,6 +162,7 @@ func registerToolActivities(w worker.Registry, acts *activities.Activities) {
 	w.RegisterActivityWithOptions(acts.DeleteSession, activity.RegisterOptions{Name: activities.DeleteSessionName})
 	w.RegisterActivityWithOptions(acts.WorktreeSummary, activity.RegisterOptions{Name: activities.WorktreeSummaryName})
 	w.RegisterActivityWithOptions(acts.CheckWorkspace, activity.RegisterOptions{Name: activities.CheckWorkspaceName})
+	w.RegisterActivityWithOptions(acts.Checkpoint, activity.RegisterOptions{Name: activities.CheckpointName})
 }
 
 // newToolWorker is the worker that runs the tool calls of the sessions

@@ -13,15 +13,19 @@ import (
 	"github.com/durableagent/durableagent/internal/worktree"
 )
 
-const diffUsage = "starter diff [--session ID]"
+const diffUsage = "starter diff [--session ID] [--from N [--to M]]"
 
 // runDiff prints the change of a session's job: `git diff <base>` in its
 // worktree, untracked files included (worktree.Diff). The worktree is on
 // the worker host that created the session, so diff runs there: on
 // another host it says so instead of printing nothing. The worktree's
-// place is read through the workers.
+// place is read through the workers. With --from it prints the change
+// between checkpoints N and M (or the workspace now) instead.
 func runDiff(ctx context.Context, env Env, args []string) int {
 	c := newFlags("diff", env)
+	var from, to int
+	c.fs.IntVar(&from, "from", 0, "the change since checkpoint N (starter checkpoints)")
+	c.fs.IntVar(&to, "to", 0, "with --from: up to checkpoint M (default: the workspace now)")
 	if !c.parseNoArgs(env, args, diffUsage) {
 		return ExitUsage
 	}
@@ -30,6 +34,12 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	}
 	defer c.closeReader()
+	if from > 0 || to != 0 {
+		if from <= 0 || to < 0 {
+			return fail(env, "diff", errors.New("--from N needs a checkpoint number of 1 or more, and --to M one too (usage: "+diffUsage+")"))
+		}
+		return c.checkpointDiff(ctx, env, s, from, to)
+	}
 	wt, err := c.sessionWorktree(s, c.session)
 	if err != nil {
 		return fail(env, "diff", err)

@@ -404,6 +404,12 @@ var schema = []keyDef{
 		desc: "Worker: close an MCP server's connection (and end a stdio server) unused this many ms; the next use starts it again (0: 10 minutes)."},
 	{key: "otel.captureContent", scope: ScopeWorker,
 		desc: "Worker: put model answers and tool output (each cut to 4 KiB) on the OpenTelemetry spans it exports when OTEL_EXPORTER_OTLP_ENDPOINT is set; false: never."},
+	{key: "checkpoints.enabled", scope: ScopeWorker,
+		desc: "Worker: before a turn's tool calls that may change files, record the workspace in <dataDir>/checkpoints/<session> (starter checkpoints, rewind, fork; docs/spec.md 20)."},
+	{key: "checkpoints.keep", scope: ScopeWorker, min: 1, max: 100_000,
+		desc: "Worker: checkpoints kept per session, the oldest dropped first."},
+	{key: "checkpoints.maxBytes", scope: ScopeWorker, min: 1 << 20, max: 1 << 40, limit: "1 TiB",
+		desc: "Worker: bytes of checkpoints kept per session, the oldest dropped first."},
 }
 
 // checkMetricsListen accepts "", "off" and host:port (port 0 picks one).

@@ -15,22 +15,23 @@ import (
 // field's meaning, limits and default are its key's row in the key table
 // (keys.go), which `starter settings` and the README show.
 type Settings struct {
-	DataDir    string         `json:"dataDir"`
-	Retry      Retry          `json:"retry"`
-	Compaction Compaction     `json:"compaction"`
-	Temporal   Temporal       `json:"temporal"`
-	Model      Model          `json:"model"`
-	Scripted   Scripted       `json:"scripted"`
-	Dev        Dev            `json:"dev"`
-	Codec      Codec          `json:"codec"`
-	Session    Session        `json:"session"`
-	Tools      Tools          `json:"tools"`
-	Agent      agent.Settings `json:"agent"`
-	Budget     Budget         `json:"budget"`
-	Stream     Stream         `json:"stream"`
-	Metrics    Metrics        `json:"metrics"`
-	Otel       Otel           `json:"otel"`
-	MCP        MCP            `json:"mcp"`
+	DataDir     string         `json:"dataDir"`
+	Retry       Retry          `json:"retry"`
+	Compaction  Compaction     `json:"compaction"`
+	Temporal    Temporal       `json:"temporal"`
+	Model       Model          `json:"model"`
+	Scripted    Scripted       `json:"scripted"`
+	Dev         Dev            `json:"dev"`
+	Codec       Codec          `json:"codec"`
+	Session     Session        `json:"session"`
+	Tools       Tools          `json:"tools"`
+	Agent       agent.Settings `json:"agent"`
+	Budget      Budget         `json:"budget"`
+	Stream      Stream         `json:"stream"`
+	Metrics     Metrics        `json:"metrics"`
+	Otel        Otel           `json:"otel"`
+	MCP         MCP            `json:"mcp"`
+	Checkpoints Checkpoints    `json:"checkpoints"`
 
 	// file is the settings file Load used (or would create).
 	file string
@@ -126,6 +127,14 @@ type Tools struct {
 	agent.Approval
 	WorkerRequireApproval []string `json:"workerRequireApproval,omitempty"`
 	Sandbox               Sandbox  `json:"sandbox"`
+}
+
+// Checkpoints is the `checkpoints` group: the worker's checkpoints of
+// each session's workspace (docs/spec.md 20).
+type Checkpoints struct {
+	Enabled  bool  `json:"enabled"`
+	Keep     int   `json:"keep"`
+	MaxBytes int64 `json:"maxBytes"`
 }
 
 // Sandbox is the `tools.sandbox` group: the worker's bash sandbox.
@@ -270,7 +279,8 @@ func Defaults() Settings {
 		Session: Session{Store: SessionStoreJSONL},
 		Agent: agent.Settings{SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeOneAtATime,
 			SubAgents: agent.DefaultSubAgentLimits},
-		Budget: Budget{MaxCostUsd: "0", Session: SessionBudget{MaxCostUsd: "0"}},
+		Budget:      Budget{MaxCostUsd: "0", Session: SessionBudget{MaxCostUsd: "0"}},
+		Checkpoints: Checkpoints{Enabled: true, Keep: 100, MaxBytes: 1 << 30},
 	}
 }
 

@@ -20,7 +20,8 @@ var deleteFixture = filepath.Join("..", "..", "workflows", "testdata", "delete_s
 
 // Issue 20 item 7: `starter session delete` removes the session (its
 // file) with the full outputs of its truncated bash calls
-// (<workspace>/.durable-agent/tmp/<session>); afterwards state and events
+// (<workspace>/.durable-agent/tmp/<session>) and its checkpoints
+// (<dataDir>/checkpoints/<session>, spec 20.1); afterwards state and events
 // say the session is unknown, and a second delete says so in one line
 // with exit 2. The delete's history replays on the current code
 // (regenerate the fixture with UPDATE_REPLAY_HISTORY=1 and -run
@@ -49,11 +50,16 @@ func TestIntegration_SessionDeleteRemovesSessionAndOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	checkpoints := filepath.Join(e.dataDir, "checkpoints", "doomed")
+	if _, err := os.Stat(checkpoints); err != nil {
+		t.Fatal(err)
+	}
+
 	code, out, stderr := e.starter("session", "delete", "--session", "doomed")
 	if code != cli.ExitOK || !strings.Contains(out, "deleted session doomed") {
 		t.Fatalf("session delete: exit %d\nstdout %s\nstderr %s", code, out, stderr)
 	}
-	for _, p := range []string{file, outputs} {
+	for _, p := range []string{file, outputs, checkpoints} {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("%s after session delete: %v, want it gone", p, err)
 		}

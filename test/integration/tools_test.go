@@ -16,8 +16,8 @@ import (
 // Issue 10 (exactly once) on the real server: a worker stopped gracefully
 // (Ctrl-C, a deploy) while bash runs kills the command's process group and
 // writes no result; the prompt goes on on the next worker, the model is
-// told the command was interrupted and may or may not have completed, and
-// the command is not started again.
+// told the command was interrupted and may or may not have completed, with
+// the files it changed, and the command is not started again.
 func TestIntegration_BashInterruptedByWorkerShutdownIsNotRunAgain(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker()
@@ -61,7 +61,10 @@ func TestIntegration_BashInterruptedByWorkerShutdownIsNotRunAgain(t *testing.T) 
 			end = &ev
 		}
 	}
-	if end == nil || !end.IsError || end.ToolResult == nil || end.ToolResult.Content[0].Text != workflows.ToolInterruptedMessage {
+	// The result names what the command changed since the turn's
+	// checkpoint (spec 20.3).
+	if end == nil || !end.IsError || end.ToolResult == nil || !strings.HasPrefix(end.ToolResult.Content[0].Text, workflows.ToolInterruptedMessage) ||
+		!strings.Contains(end.ToolResult.Content[0].Text, "added effect.txt") {
 		t.Fatalf("tool_execution_end %+v", end)
 	}
 }

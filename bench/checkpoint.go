@@ -1,0 +1,206 @@
+package main
+
+// The checkpoint benchmark (issue 42): the cost of internal/checkpoint's
+// Take on a real repository of more than 10,000 files (the Go
+// distribution's src/ of this machine's toolchain, copied into the run's
+// directory and committed to a git repository of its own), against the
+// cost of a tool step that runs bash `true` in the sandbox (the tools
+// runner, default sandbox settings), measured interleaved in the same run:
+//
+//   - Take when nothing changed, and when one file changed (an append to a
+//     different file each time): p50/p95, and the p95 over the bash step's
+//     p50 (goal: p95 <= 50 ms and <= 10% of a bash step);
+//   - the store's size on disk before and after 100 turns of small edits
+//     (one line appended to one file a turn), and per turn.
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/durableagent/durableagent/internal/checkpoint"
+	"github.com/durableagent/durableagent/internal/sandbox"
+	"github.com/durableagent/durableagent/internal/tools"
+)
+
+// CheckpointResult is what the checkpoint benchmark measured.
+type CheckpointResult struct {
+	Repo  string `json:"repo"`
+	Files int    `json:"files"`
+	// FirstMs is the first Take of the repository (every file hashed).
+	FirstMs   float64 `json:"firstMs"`
+	Unchanged Dist    `json:"unchanged"`
+	OneFile   Dist    `json:"oneFile"`
+	// UnchangedCPU and OneFileCPU are the CPU time (user + system) of the
+	// git processes of those Takes: what a busy machine does not inflate.
+	UnchangedCPU Dist `json:"unchangedCpu"`
+	OneFileCPU   Dist `json:"oneFileCpu"`
+	BashTrue     Dist `json:"bashTrue"`
+	// Ratio is OneFile.P95 / BashTrue.P50.
+	Ratio float64 `json:"ratio"`
+	Turns int     `json:"turns"`
+	// StoreBefore and StoreAfter are the store's bytes on disk before and
+	// after Turns turns of one small edit each.
+	StoreBefore int64  `json:"storeBefore"`
+	StoreAfter  int64  `json:"storeAfter"`
+	Load        string `json:"load"`
+}
+
+const sizeEveryTakes = 10 // internal/checkpoint's size check
+
+func (h *harness) checkpointBench(ctx context.Context) (*CheckpointResult, error) {
+	goroot, err := exec.CommandContext(ctx, "go", "env", "GOROOT").Output()
+	if err != nil {
+		return nil, fmt.Errorf("go env GOROOT: %w", err)
+	}
+	src := filepath.Join(strings.TrimSpace(string(goroot)), "src", h.cfg.CheckpointTree)
+	ws := filepath.Join(h.dir, "checkpoint-ws")
+	h.logf("checkpoint: copying %s and committing it", src)
+	for _, c := range [][]string{{"cp", "-a", src, ws}, {"git", "-C", ws, "init", "-q"}, {"git", "-C", ws, "add", "-A"},
+		{"git", "-C", ws, "-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qm", "src"}} {
+		if out, err := exec.CommandContext(ctx, c[0], c[1:]...).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("%v: %v: %s", c, err, out)
+		}
+	}
+	var files []string
+	filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && filepath.Ext(p) == ".go" {
+			files = append(files, p)
+		}
+		if err == nil && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	n, _ := exec.CommandContext(ctx, "git", "-C", ws, "ls-files").Output()
+	r := &CheckpointResult{Repo: runtime.Version() + " " + filepath.Join("src", h.cfg.CheckpointTree),
+		Files: countLines(n), Turns: h.cfg.CheckpointTurns}
+	storeDir := filepath.Join(h.dir, "checkpoints", "bench")
+	st, err := checkpoint.Open(storeDir, checkpoint.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if _, err := st.Take(ctx, ws, "first"); err != nil {
+		return nil, err
+	}
+	r.FirstMs = ms(time.Since(start))
+	sb, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		return nil, err
+	}
+	if err := sb.Probe(); err != nil {
+		return nil, fmt.Errorf("sandbox unusable: %w", err)
+	}
+	bashWS := filepath.Join(h.dir, "checkpoint-bash")
+	os.MkdirAll(bashWS, 0o755)
+	take := func() (wall, cpu float64, err error) {
+		var r0, r1 syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &r0)
+		t := time.Now()
+		_, err = st.Take(ctx, ws, "turn")
+		wall = ms(time.Since(t))
+		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &r1)
+		cpu = float64(r1.Utime.Nano()+r1.Stime.Nano()-r0.Utime.Nano()-r0.Stime.Nano()) / 1e6
+		return wall, cpu, err
+	}
+	// Ten Takes make the store's first size check start git's gc --auto in
+	// the background (the first Take left every object loose); the
+	// measurement starts once it is done.
+	for i := 0; i < sizeEveryTakes; i++ {
+		if _, _, err := take(); err != nil {
+			return nil, err
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(storeDir, "git", "gc.pid")); os.IsNotExist(err) {
+			break
+		}
+	}
+	var unchanged, oneFile, unchangedCPU, oneFileCPU, bash []float64
+	for i := 0; i < h.cfg.CheckpointRounds; i++ {
+		d, cpu, err := take()
+		if err != nil {
+			return nil, err
+		}
+		unchanged, unchangedCPU = append(unchanged, d), append(unchangedCPU, cpu)
+		if err := appendLine(files[i*97%len(files)], i); err != nil {
+			return nil, err
+		}
+		if d, cpu, err = take(); err != nil {
+			return nil, err
+		}
+		oneFile, oneFileCPU = append(oneFile, d), append(oneFileCPU, cpu)
+		t := time.Now()
+		res := tools.Run(ctx, tools.Bash, []byte(`{"command":"true"}`), tools.Options{Workspace: bashWS, Runner: sb,
+			OutputDir: "out", Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + bashWS}})
+		if res.IsError {
+			return nil, fmt.Errorf("sandboxed bash true: %s", res.Content)
+		}
+		bash = append(bash, ms(time.Since(t)))
+	}
+	r.Unchanged, r.OneFile, r.BashTrue = dist(unchanged), dist(oneFile), dist(bash)
+	r.UnchangedCPU, r.OneFileCPU = dist(unchangedCPU), dist(oneFileCPU)
+	r.Ratio = r.OneFile.P95 / r.BashTrue.P50
+	r.StoreBefore = diskBytes(storeDir)
+	for i := 0; i < h.cfg.CheckpointTurns; i++ {
+		if err := appendLine(files[(i*131+7)%len(files)], i); err != nil {
+			return nil, err
+		}
+		if _, _, err := take(); err != nil {
+			return nil, err
+		}
+	}
+	r.StoreAfter = diskBytes(storeDir)
+	r.Load = loadAverage()
+	return r, nil
+}
+
+func appendLine(path string, i int) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f, "// checkpoint bench edit %d\n", i)
+	return f.Close()
+}
+
+func countLines(b []byte) (n int) {
+	for _, c := range b {
+		if c == '\n' {
+			n++
+		}
+	}
+	return n
+}
+
+// diskBytes is the size of the files under root.
+func diskBytes(root string) (n int64) {
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if fi, e := d.Info(); err == nil && e == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+func (c *CheckpointResult) rows() []Row {
+	return []Row{{"checkpoint Take",
+		fmt.Sprintf("%s, %d files: nothing changed p50 %.1f / p95 %.1f ms (git CPU p50 %.1f / p95 %.1f ms), one file changed p50 %.1f / p95 %.1f ms (git CPU p50 %.1f / p95 %.1f ms) (n=%d each); sandboxed bash `true` step p50 %.1f / p95 %.1f ms; one-file p95 / bash p50 = %.2f (first Take %.0f ms; load %s)",
+			c.Repo, c.Files, c.Unchanged.P50, c.Unchanged.P95, c.UnchangedCPU.P50, c.UnchangedCPU.P95,
+			c.OneFile.P50, c.OneFile.P95, c.OneFileCPU.P50, c.OneFileCPU.P95, c.OneFile.N,
+			c.BashTrue.P50, c.BashTrue.P95, c.Ratio, c.FirstMs, c.Load),
+		"p95 <= 50 ms and <= 10% of a bash step", verdict(c.OneFile.P95 <= 50 && c.Unchanged.P95 <= 50 && c.Ratio <= 0.10)},
+		{"checkpoint store growth",
+			fmt.Sprintf("%d turns of one small edit: %.1f MB -> %.1f MB, %.1f KB a turn", c.Turns,
+				float64(c.StoreBefore)/1e6, float64(c.StoreAfter)/1e6, float64(c.StoreAfter-c.StoreBefore)/1e3/float64(c.Turns)),
+			"(info)", "info"}}
+}
