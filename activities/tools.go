@@ -297,7 +297,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 		return RunToolResult{}, cutError(ctx, call.Name)
 	}
 	msg := agent.Message{Role: agent.RoleToolResult, ToolCallID: call.ID, ToolName: call.Name,
-		IsError: res.IsError, Content: []agent.ContentBlock{{Type: "text", Text: res.Content}},
+		IsError: res.IsError, Content: append([]agent.ContentBlock{{Type: "text", Text: res.Content}}, res.Images...),
 		Timestamp: time.Now().UnixMilli()}
 	entry := session.Entry{Type: session.TypeMessage, ID: in.ResultEntryID, ParentID: in.ParentID,
 		Timestamp: time.Now().UTC(), Message: &msg}

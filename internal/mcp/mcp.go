@@ -9,6 +9,7 @@ package mcp
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -396,11 +397,20 @@ func (c *conn) reset(sess *sdk.ClientSession) {
 	c.sess, c.proc = nil, nil
 }
 
-// result is the model's view of a call's result: its text, a line for
-// each image, audio, resource and link, the structured content as JSON
-// when no text came with it, cut at tools.MaxBytes.
+// MaxImageBytes bounds the base64 of the images one result carries to
+// the model, together: each later model call of the session sends them
+// again (they stay in the session file, never in Temporal's history).
+const MaxImageBytes = 1 << 20
+
+// result is the model's view of a call's result: its text, its PNG, JPEG,
+// GIF and WebP images up to MaxImageBytes (the types every provider
+// takes), a line for each other image, audio, resource and link, the
+// structured content as JSON when no text came with it, the text cut at
+// tools.MaxBytes.
 func result(res *sdk.CallToolResult) tools.Result {
 	var b strings.Builder
+	var images []agent.ContentBlock
+	size := 0
 	for _, c := range res.Content {
 		if b.Len() > 0 {
 			b.WriteString("\n")
@@ -409,7 +419,14 @@ func result(res *sdk.CallToolResult) tools.Result {
 		case *sdk.TextContent:
 			b.WriteString(c.Text)
 		case *sdk.ImageContent:
-			fmt.Fprintf(&b, "[image %s, %d bytes, not shown]", c.MIMEType, len(c.Data))
+			data := base64.StdEncoding.EncodeToString(c.Data)
+			if size+len(data) > MaxImageBytes || !slices.Contains([]string{"image/png", "image/jpeg", "image/gif", "image/webp"}, c.MIMEType) {
+				fmt.Fprintf(&b, "[image %s, %d bytes, not shown: only PNG, JPEG, GIF and WebP, %d bytes of base64 a result]", line.Cut(c.MIMEType, 50), len(c.Data), MaxImageBytes)
+				continue
+			}
+			size += len(data)
+			fmt.Fprintf(&b, "[image %s, %d bytes, below]", c.MIMEType, len(c.Data))
+			images = append(images, agent.ContentBlock{Type: agent.BlockImage, Data: data, MimeType: c.MIMEType})
 		case *sdk.AudioContent:
 			fmt.Fprintf(&b, "[audio %s, %d bytes, not shown]", c.MIMEType, len(c.Data))
 		case *sdk.ResourceLink:
@@ -432,7 +449,7 @@ func result(res *sdk.CallToolResult) tools.Result {
 		cut := strings.ToValidUTF8(text[:tools.MaxBytes], "")
 		text = fmt.Sprintf("%s\n\n[MCP result cut at %d of its %d bytes]", cut, len(cut), len(text))
 	}
-	return tools.Result{Content: text, IsError: res.IsError}
+	return tools.Result{Content: text, IsError: res.IsError, Images: images}
 }
 
 func errorf(format string, a ...any) tools.Result {

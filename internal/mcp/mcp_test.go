@@ -331,3 +331,23 @@ func TestCall_IdleConnectionIsClosed(t *testing.T) {
 		t.Fatal(r)
 	}
 }
+
+// Issue 41: a result's PNG, JPEG, GIF and WebP images reach the model as
+// image blocks, up to MaxImageBytes of base64 together; an image beyond
+// that, or of another type, is a line of the text that says why.
+func TestResult_ImagesAreBlocksWithinTheBound(t *testing.T) {
+	big := make([]byte, MaxImageBytes*3/4-3) // 4 bytes of base64 under the bound
+	r := result(&sdk.CallToolResult{Content: []sdk.Content{
+		&sdk.TextContent{Text: "two images"},
+		&sdk.ImageContent{MIMEType: "image/png", Data: big},
+		&sdk.ImageContent{MIMEType: "image/gif", Data: []byte("GIF89a")},
+		&sdk.ImageContent{MIMEType: "image/svg+xml", Data: []byte("<svg/>")},
+	}})
+	if len(r.Images) != 1 || r.Images[0].MimeType != "image/png" || r.Images[0].Type != "image" {
+		t.Fatalf("images %d, want the PNG alone", len(r.Images))
+	}
+	want := fmt.Sprintf("two images\n[image image/png, %d bytes, below]\n[image image/gif, 6 bytes, not shown: only PNG, JPEG, GIF and WebP, %d bytes of base64 a result]\n[image image/svg+xml, 6 bytes, not shown: only PNG, JPEG, GIF and WebP, %[2]d bytes of base64 a result]", len(big), MaxImageBytes)
+	if r.Content != want {
+		t.Errorf("text %q\nwant %q", r.Content, want)
+	}
+}

@@ -81,6 +81,8 @@ type Result struct {
 	Content string
 	// IsError marks a failed call.
 	IsError bool
+	// Images are image blocks that follow Content (an MCP tool's result).
+	Images []agent.ContentBlock
 	// Details holds optional extras, e.g. "truncated": true,
 	// "fullOutputPath": "...", "exitCode": N, "alreadyApplied": true.
 	Details map[string]any

@@ -147,8 +147,8 @@ func httpEverything(t *testing.T, ws string) string {
 // a real worker in the bubblewrap sandbox (one slower to start than a
 // heartbeat timeout), and of server-everything over streamable HTTP: the
 // model is offered their tools with their schemas, the results (text,
-// structured content, an image's line) reach the next model call and the
-// session file, the file server's write lands in the workspace, the
+// structured content, an image as an image block) reach the next model
+// call and the session file, the file server's write lands in the workspace, the
 // server's environment holds none of the worker's secrets, a result is
 // redacted of them, a server that does not start is a one-line error
 // result after which the session goes on, and a .mcp.json server the
@@ -246,6 +246,14 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 		if !ok || !strings.Contains(m.Text(), want) || m.IsError != (tool == "mcp__bad__anything" || tool == "mcp__unallowed__anything") {
 			t.Errorf("%s: the model read %+v, want %q", tool, m, want)
 		}
+	}
+	// The image reaches the model as an image block of the result, and
+	// the session file keeps it.
+	img := results["mcp__everything__get-tiny-image"].Images()
+	if len(img) != 1 || img[0].MimeType != "image/png" || len(img[0].Data) < 100 {
+		t.Errorf("the model's tool result carries images %+v, want server-everything's tiny PNG", img)
+	} else if file := readTree(t, filepath.Join(e.dataDir, "sessions")); !bytes.Contains(file, []byte(img[0].Data)) {
+		t.Error("the session file lacks the image")
 	}
 	if bad := results["mcp__bad__anything"].Text(); strings.Contains(bad, "\n") {
 		t.Errorf("the failed start is not one line: %q", bad)

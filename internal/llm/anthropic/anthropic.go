@@ -386,12 +386,16 @@ func messages(msgs []agent.Message) []sdk.MessageParam {
 	return out
 }
 
-// toolResult is the tool_result block of a tool result message. An empty
-// result has no content (the API rejects empty text blocks).
+// toolResult is the tool_result block of a tool result message: its
+// text, then its images (an MCP tool's). An empty result has no content
+// (the API rejects empty text blocks).
 func toolResult(m agent.Message) sdk.ContentBlockParamUnion {
 	b := sdk.ToolResultBlockParam{ToolUseID: m.ToolCallID, IsError: sdk.Bool(m.IsError)}
 	if t := m.Text(); t != "" {
 		b.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: t}}}
+	}
+	for _, img := range m.Images() {
+		b.Content = append(b.Content, sdk.ToolResultBlockParamContentUnion{OfImage: sdk.NewImageBlockBase64(img.MimeType, img.Data).OfImage})
 	}
 	return sdk.ContentBlockParamUnion{OfToolResult: &b}
 }

@@ -285,7 +285,8 @@ func TestComplete_InvalidToolArgumentsSurvive(t *testing.T) {
 }
 
 // The next request carries the tool calls as tool_use and the consecutive
-// tool results as tool_result blocks of ONE user message.
+// tool results as tool_result blocks of ONE user message; a result's
+// images (an MCP tool's) follow its text in the block.
 func TestComplete_SendsToolResultsBack(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { stream(w, evStart, evBlockStart, evHello, evEnd) })
 	req := request()
@@ -297,7 +298,8 @@ func TestComplete_SendsToolResultsBack(t *testing.T) {
 			{Type: "toolCall", ToolCall: &agent.ToolCall{ID: "toolu_01", Name: "read", Arguments: json.RawMessage(readArgs)}},
 			{Type: "toolCall", ToolCall: &agent.ToolCall{ID: "toolu_02", Name: "bash", Arguments: json.RawMessage(bashArgs)}},
 		}},
-		{Role: agent.RoleToolResult, ToolCallID: "toolu_01", ToolName: "read", Content: []agent.ContentBlock{{Type: "text", Text: "package anthropic"}}},
+		{Role: agent.RoleToolResult, ToolCallID: "toolu_01", ToolName: "read", Content: []agent.ContentBlock{{Type: "text", Text: "package anthropic"},
+			{Type: agent.BlockImage, Data: "iVBORw0KGgo=", MimeType: "image/png"}}},
 		{Role: agent.RoleToolResult, ToolCallID: "toolu_02", ToolName: "bash", IsError: true, Content: []agent.ContentBlock{{Type: "text", Text: "exit status 1"}}},
 		{Role: agent.RoleAssistant, StopReason: agent.StopReasonToolUse, Content: []agent.ContentBlock{
 			{Type: "toolCall", ToolCall: &agent.ToolCall{ID: "toolu_03", Name: "bash", Arguments: json.RawMessage(`{"command":"true"}`)}},
@@ -319,7 +321,8 @@ func TestComplete_SendsToolResultsBack(t *testing.T) {
 		{"type":"tool_use","id":"toolu_01","name":"read","input":{"path":"internal/llm/anthropic/anthropic.go","limit":40}},
 		{"type":"tool_use","id":"toolu_02","name":"bash","input":{"command":"go test ./... -run 'Test\"Quoted\"'","timeout":120}}]},
 	{"role":"user","content":[
-		{"type":"tool_result","tool_use_id":"toolu_01","is_error":false,"content":[{"type":"text","text":"package anthropic"}]},
+		{"type":"tool_result","tool_use_id":"toolu_01","is_error":false,"content":[{"type":"text","text":"package anthropic"},
+			{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]},
 		{"type":"tool_result","tool_use_id":"toolu_02","is_error":true,"content":[{"type":"text","text":"exit status 1"}]}]},
 	{"role":"assistant","content":[{"type":"tool_use","id":"toolu_03","name":"bash","input":{"command":"true"}}]},
 	{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_03","is_error":false,"cache_control":{"type":"ephemeral"}}]},

@@ -391,6 +391,19 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error, resp
 // retried (see failure).
 const ErrorTypeToolUseFailed = "tool_use_failed"
 
+// imageLines names the images of a tool result, one line each: a chat
+// completions tool message carries text only. They are not sent after the
+// results as a user message of images (pi's way): that would reach every
+// compatible server, whatever its model accepts, and one that refuses
+// images would fail each later call of the session.
+func imageLines(m agent.Message) string {
+	var b strings.Builder
+	for _, img := range m.Images() {
+		fmt.Fprintf(&b, "\n[image %s, %d bytes of base64, not shown: this API's tool results carry text only]", img.MimeType, len(img.Data))
+	}
+	return b.String()
+}
+
 // messages converts the run context, system prompt first. Tool-call
 // arguments that are not a JSON object (invalid JSON from the model) are
 // sent as {}: compatible servers that parse them would reject the request.
@@ -419,7 +432,7 @@ func messages(system string, msgs []agent.Message) []sdk.ChatCompletionMessagePa
 				out = append(out, sdk.UserMessage(t))
 			}
 		case agent.RoleToolResult:
-			out = append(out, sdk.ToolMessage(m.Text(), m.ToolCallID))
+			out = append(out, sdk.ToolMessage(m.Text()+imageLines(m), m.ToolCallID))
 		case agent.RoleAssistant:
 			var a sdk.ChatCompletionAssistantMessageParam
 			if t := m.Text(); t != "" {

@@ -284,7 +284,8 @@ func TestComplete_InvalidToolArgumentsSurvive(t *testing.T) {
 }
 
 // The next request carries the tool calls on the assistant message and
-// each tool result as a role "tool" message with its tool_call_id.
+// each tool result as a role "tool" message with its tool_call_id, a line
+// for each of its images (text only there).
 func TestComplete_SendsToolResultsBack(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { stream(w, chunkHel, chunkLo, chunkDone) })
 	req := request()
@@ -295,7 +296,8 @@ func TestComplete_SendsToolResultsBack(t *testing.T) {
 			{Type: "toolCall", ToolCall: &agent.ToolCall{ID: "call_read", Name: "read", Arguments: json.RawMessage(readArgs)}},
 			{Type: "toolCall", ToolCall: &agent.ToolCall{ID: "call_ls", Name: "ls", Arguments: json.RawMessage(lsArgs)}},
 		}},
-		{Role: agent.RoleToolResult, ToolCallID: "call_read", ToolName: "read", Content: []agent.ContentBlock{{Type: "text", Text: "package openai"}}},
+		{Role: agent.RoleToolResult, ToolCallID: "call_read", ToolName: "read", Content: []agent.ContentBlock{{Type: "text", Text: "package openai"},
+			{Type: agent.BlockImage, Data: "iVBORw0KGgo=", MimeType: "image/png"}}},
 		{Role: agent.RoleToolResult, ToolCallID: "call_ls", ToolName: "ls", IsError: true, Content: []agent.ContentBlock{{Type: "text", Text: "no such directory"}}},
 	}
 	if m := call(t, s, req); m.StopReason != agent.StopReasonStop {
@@ -306,7 +308,7 @@ func TestComplete_SendsToolResultsBack(t *testing.T) {
 	{"role":"assistant","tool_calls":[
 		{"id":"call_read","type":"function","function":{"name":"read","arguments":` + mustJSON(readArgs) + `}},
 		{"id":"call_ls","type":"function","function":{"name":"ls","arguments":` + mustJSON(lsArgs) + `}}]},
-	{"role":"tool","tool_call_id":"call_read","content":"package openai"},
+	{"role":"tool","tool_call_id":"call_read","content":"package openai\n[image image/png, 12 bytes of base64, not shown: this API's tool results carry text only]"},
 	{"role":"tool","tool_call_id":"call_ls","content":"no such directory"}]`
 	if !jsonEqual(t, got, want) {
 		t.Fatalf("messages = %s\nwant %s", got, want)
