@@ -17,6 +17,7 @@ import (
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
+	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/mcp"
 	"github.com/durableagent/durableagent/internal/metrics"
@@ -413,8 +414,10 @@ func ServeCodec(s settings.Settings, addr string, byDefault bool, origins []stri
 
 // MCPManager is the MCP client of s (package mcp): its mcp.servers, each
 // stdio one in a sandbox of s with the server's own network (all in
-// runner when it is set, a test's), mcp.allowed read from the settings
-// file again at each use so that `starter mcp allow` needs no restart.
+// runner when it is set, a test's), its HTTP servers at the hosts of
+// tools.sandbox.allowHosts only (but with network host or mode off),
+// mcp.allowed read from the settings file again at each use so that
+// `starter mcp allow` needs no restart.
 func MCPManager(s settings.Settings, runner tools.Runner, dev bool) *mcp.Manager {
 	servers, _ := settings.ParseMCPServers(s.MCP.Servers) // Load checked them
 	m := mcp.New(servers, runner)
@@ -425,6 +428,12 @@ func MCPManager(s settings.Settings, runner tools.Runner, dev bool) *mcp.Manager
 			r, _, err := ToolRunner(n, dev)
 			return r, err
 		}
+	}
+	if sb := s.Tools.Sandbox; sb.Mode != settings.SandboxOff && sb.Network != settings.SandboxNetworkHost {
+		// HTTP servers: the hosts of the session's egress, as bash's
+		// allowlist sandbox reaches them.
+		allow, _ := egress.ParseAllowList(sb.AllowHosts) // Load checked them
+		m.Dial = egress.DialContext(allow)
 	}
 	m.Idle = time.Duration(s.MCP.IdleMs) * time.Millisecond
 	m.Allowed = func() []string {

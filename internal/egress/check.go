@@ -3,6 +3,7 @@ package egress
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"github.com/durableagent/durableagent/internal/line"
 	"net"
@@ -91,6 +92,27 @@ func (p *Proxy) check(ctx context.Context, host string, port int) ([]netip.Addr,
 			name, internal[0], SettingKey)}
 	}
 	return ok, nil
+}
+
+// DialContext returns a dial of the worker's own connections that the
+// allow-list governs (an HTTP MCP server's): addr ("host:port") is
+// checked as the proxy checks a sandbox's request, and only the checked
+// addresses are dialled; a refusal is an error of one line naming the
+// host and SettingKey.
+func DialContext(allow AllowList) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	p := &Proxy{opts: Options{Allow: allow}}
+	p.opts.defaults()
+	return func(ctx context.Context, _, addr string) (net.Conn, error) {
+		host, port, ref := splitTarget(addr)
+		var addrs []netip.Addr
+		if ref == nil {
+			addrs, ref = p.check(ctx, host, port)
+		}
+		if ref != nil {
+			return nil, errors.New(ref.line)
+		}
+		return p.dial(ctx, addrs, port)
+	}
 }
 
 // dial connects to the first of addrs that answers, within dialTimeout.

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -40,6 +41,9 @@ type Manager struct {
 	// Network returns the runner of a stdio server with its network (off,
 	// host, allowlist); New's: its runner, whatever the network.
 	Network func(network string) (tools.Runner, error)
+	// Dial connects to HTTP servers (nil: directly): the worker's rule
+	// of the session's egress (egress.DialContext).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Idle closes a connection unused this long (0: 10 minutes).
 	Idle  time.Duration
 	mu    sync.Mutex
@@ -57,6 +61,7 @@ func New(servers []settings.MCPServer, runner tools.Runner) *Manager {
 // (re)starts.
 type conn struct {
 	srv    settings.MCPServer
+	dial   func(ctx context.Context, network, addr string) (net.Conn, error) // Manager.Dial
 	mu     sync.Mutex
 	sess   *sdk.ClientSession
 	tools  []*sdk.Tool
@@ -237,7 +242,7 @@ func (m *Manager) conn(srv settings.MCPServer, workspace string) *conn {
 	defer m.mu.Unlock()
 	k := srv.Fingerprint(workspace)
 	if m.conns[k] == nil {
-		m.conns[k] = &conn{srv: srv}
+		m.conns[k] = &conn{srv: srv, dial: m.Dial}
 	}
 	return m.conns[k]
 }
@@ -308,8 +313,14 @@ func (c *conn) start(ctx context.Context, runner func(string) (tools.Runner, err
 		expand = func(v string) string { return v }
 	}
 	if c.srv.URL != "" {
+		next := http.DefaultTransport
+		if c.dial != nil {
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			tr.Proxy, tr.DialContext = nil, c.dial // the rule sees the server's host, not a proxy's
+			next = tr
+		}
 		t = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, MaxRetries: -1,
-			HTTPClient: &http.Client{Transport: headers{c.srv.Headers, expand}}}
+			HTTPClient: &http.Client{Transport: headers{c.srv.Headers, expand, next}}}
 	} else {
 		r, err := runner(cmp.Or(c.srv.Network, settings.SandboxNetworkOff))
 		if err != nil {
@@ -463,6 +474,7 @@ func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + 
 type headers struct {
 	h      map[string]string
 	expand func(string) string
+	next   http.RoundTripper
 }
 
 func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -470,7 +482,7 @@ func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	for k, v := range t.h {
 		r.Header.Set(k, t.expand(v))
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return t.next.RoundTrip(r)
 }
 
 // tailWriter keeps the last 2 KB of a server's stderr, for the error that

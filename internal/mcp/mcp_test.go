@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/tools"
 )
@@ -349,5 +350,36 @@ func TestResult_ImagesAreBlocksWithinTheBound(t *testing.T) {
 	want := fmt.Sprintf("two images\n[image image/png, %d bytes, below]\n[image image/gif, 6 bytes, not shown: only PNG, JPEG, GIF and WebP, %d bytes of base64 a result]\n[image image/svg+xml, 6 bytes, not shown: only PNG, JPEG, GIF and WebP, %[2]d bytes of base64 a result]", len(big), MaxImageBytes)
 	if r.Content != want {
 		t.Errorf("text %q\nwant %q", r.Content, want)
+	}
+}
+
+// Issue 41: an HTTP server is reached through Dial, the session's egress
+// rule: at an address the allow-list names; refused in one line naming
+// the host and tools.sandbox.allowHosts when it does not, or names the
+// host alone (a name of an internal address).
+func TestCall_HTTPServerThroughTheEgressRule(t *testing.T) {
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return testServer() }, nil))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	_, port, _ := strings.Cut(addr, ":")
+	for _, c := range []struct {
+		name, url, allow, want string
+	}{
+		{"listed address", srv.URL, addr, "echo: through the rule"},
+		{"unlisted address", srv.URL, "example.com", "egress proxy: host " + addr + " is not in tools.sandbox.allowHosts"},
+		{"name of an internal address", "http://localhost:" + port, "localhost", "egress proxy: host localhost resolves only to internal addresses"},
+	} {
+		allow, err := egress.ParseAllowList([]string{c.allow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := New([]settings.MCPServer{{Name: "h", URL: c.url, TimeoutMs: 5000}}, tools.Local)
+		m.Dial = egress.DialContext(allow)
+		r := m.Call(context.Background(), "", nil, "mcp__h__echo", json.RawMessage(`{"text":"through the rule"}`), nil)
+		m.Close()
+		if !strings.Contains(r.Content, c.want) || strings.Contains(r.Content, "\n") || r.IsError == (c.name == "listed address") ||
+			r.IsError && !strings.HasPrefix(r.Content, "MCP server h did not start: ") {
+			t.Errorf("%s: %+v, want %q", c.name, r, c.want)
+		}
 	}
 }

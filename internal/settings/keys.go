@@ -390,7 +390,7 @@ var schema = []keyDef{
 	{key: "tools.sandbox.cpuSeconds", scope: ScopeWorker, max: 7 * 24 * 3600, limit: "7 days",
 		desc: "Worker: CPU time limit (RLIMIT_CPU) of each process in the sandbox, in seconds; the call's result names it (0: none)."},
 	{key: "tools.sandbox.allowHosts", scope: ScopeWorker, item: allowHostItem, quiet: true,
-		desc: "Worker: hosts a sandboxed bash may reach through the egress proxy with tools.sandbox.network allowlist: names (registry.npmjs.org), *.example.com (names below example.com), IP addresses; each with an optional :port (none: every port). A name resolving to a loopback, private or link-local address is refused unless that address is listed."},
+		desc: "Worker: hosts a sandboxed bash may reach through the egress proxy with tools.sandbox.network allowlist: names (registry.npmjs.org), *.example.com (names below example.com), IP addresses; each with an optional :port (none: every port). A name resolving to a loopback, private or link-local address is refused unless that address is listed. HTTP MCP servers (mcp.servers url) are reached at these hosts only, unless the network is host."},
 
 	{key: "codec.keyId", nonEmpty: true, strCheck: checkKeyID,
 		desc: "Key id recorded in every encrypted payload's metadata (names the key that decrypts it)."},

@@ -145,7 +145,9 @@ func httpEverything(t *testing.T, ws string) string {
 // (server-everything, server-filesystem, and server-memory defined by the
 // workspace's .mcp.json and allowed in the worker's mcp.allowed), run by
 // a real worker in the bubblewrap sandbox (one slower to start than a
-// heartbeat timeout), and of server-everything over streamable HTTP: the
+// heartbeat timeout), and of server-everything over streamable HTTP,
+// reached at the host the session's egress allows (tools.sandbox.allowHosts)
+// and refused in one line under a name it does not: the
 // model is offered their tools with their schemas, the results (text,
 // structured content, an image as an image block) reach the next model
 // call and the session file, the file server's write lands in the workspace, the
@@ -164,6 +166,7 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 	e.s.MCP.Servers = `{"everything": {"command": "sh", "args": ["-c", "sleep 3; exec node node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio"]},
 		"fs": {"command": "node", "args": ["node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", "."]},
 		"web": {"url": "` + web + `"},
+		"webno": {"url": "` + strings.Replace(web, "127.0.0.1", "localhost", 1) + `"},
 		"bad": {"command": "no-such-mcp-server"}}`
 	project := `{"mcpServers": {"memory": {"command": "node", "args": ["node_modules/@modelcontextprotocol/server-memory/dist/index.js"]},
 		"unallowed": {"command": "touch", "args": ["ran-unallowed"]}}}`
@@ -175,7 +178,10 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 		t.Fatal(defs, err)
 	}
 	e.s.MCP.Allowed = []string{defs[0].Fingerprint(ws)}
-	e.s.Tools.Enabled = append(e.s.Tools.Enabled, "mcp__everything__*", "mcp__fs__*", "mcp__web__get-sum", "mcp__web__echo", "mcp__bad__*", "mcp__memory__*", "mcp__unallowed__*")
+	// The session's egress (network off here) reaches the HTTP server at
+	// the address listed, not under the name that is not.
+	e.s.Tools.Sandbox.AllowHosts = []string{strings.TrimSuffix(strings.TrimPrefix(web, "http://"), "/mcp")}
+	e.s.Tools.Enabled = append(e.s.Tools.Enabled, "mcp__everything__*", "mcp__fs__*", "mcp__web__get-sum", "mcp__web__echo", "mcp__webno__*", "mcp__bad__*", "mcp__memory__*", "mcp__unallowed__*")
 	e.s.Tools.Policy = []string{"allow mcp__*"}
 	rec := &seen{}
 	e.ext = app.Extensions{Activities: func(a *activities.Activities) {
@@ -194,6 +200,7 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 		`tool:mcp__fs__read_text_file {"path":"notes.txt"}`,
 		`tool:mcp__web__get-sum {"a":2,"b":3}`,
 		`tool:mcp__web__echo {"message":"the key is ` + secret + `"}`,
+		`tool:mcp__webno__get-sum {"a":2,"b":3}`,
 		`tool:mcp__bad__anything {}`,
 		`tool:mcp__memory__create_entities {"entities":[{"name":"durable","entityType":"project","observations":["runs on Temporal"]}]}`,
 		`tool:mcp__memory__search_nodes {"query":"Temporal"}`,
@@ -238,12 +245,13 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 		"mcp__fs__read_text_file":                 "written by the fs server",
 		"mcp__web__get-sum":                       "The sum of 2 and 3 is 5.",
 		"mcp__web__echo":                          "Echo: the key is ",
+		"mcp__webno__get-sum":                     "MCP server webno did not start: ",
 		"mcp__bad__anything":                      "MCP server bad did not start:",
 		"mcp__memory__search_nodes":               "runs on Temporal",
 		"mcp__unallowed__anything":                "MCP server unallowed of " + ws + "/.mcp.json is not allowed: run `starter mcp allow unallowed` in " + ws,
 	} {
 		m, ok := results[tool]
-		if !ok || !strings.Contains(m.Text(), want) || m.IsError != (tool == "mcp__bad__anything" || tool == "mcp__unallowed__anything") {
+		if !ok || !strings.Contains(m.Text(), want) || m.IsError != (tool == "mcp__bad__anything" || tool == "mcp__unallowed__anything" || tool == "mcp__webno__get-sum") {
 			t.Errorf("%s: the model read %+v, want %q", tool, m, want)
 		}
 	}
@@ -257,6 +265,9 @@ func TestIntegration_MCPToolsOfRealServers(t *testing.T) {
 	}
 	if bad := results["mcp__bad__anything"].Text(); strings.Contains(bad, "\n") {
 		t.Errorf("the failed start is not one line: %q", bad)
+	}
+	if no := results["mcp__webno__get-sum"].Text(); strings.Contains(no, "\n") || !strings.Contains(no, "host localhost:") || !strings.Contains(no, "is not in tools.sandbox.allowHosts") {
+		t.Errorf("the HTTP server the egress rules refuse: %q, want one line naming the host and tools.sandbox.allowHosts", no)
 	}
 	if env := results["mcp__everything__get-env"].Text(); strings.Contains(env, secret) || strings.Contains(env, "DA_MCP_IT_API_KEY") {
 		t.Errorf("the server's environment holds the worker's secret: %.500s", env)
