@@ -205,7 +205,7 @@ func (m *Manager) Call(ctx context.Context, workspace string, env []string, name
 			return result(res)
 		case ctx.Err() != nil:
 			return errorf("Tool call aborted")
-		case errors.As(err, &rpcErr) && rpcErr.Code != -32003 && rpcErr.Code != -32004:
+		case errors.As(err, &rpcErr) && (rpcErr.Code < -32005 || rpcErr.Code > -32003): // not the SDK's transport failures
 			return errorf("MCP server %s, tool %s: %s", srvName, tool, line.Cut(rpcErr.Message, 500))
 		}
 		// A transport failure or a hang: the call may have reached the
@@ -319,8 +319,9 @@ func (c *conn) start(ctx context.Context, runner func(string) (tools.Runner, err
 			tr.Proxy, tr.DialContext = nil, c.dial // the rule sees the server's host, not a proxy's
 			next = tr
 		}
-		t = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, MaxRetries: -1,
-			HTTPClient: &http.Client{Transport: headers{c.srv.Headers, expand, next}}}
+		// The SDK resumes a call's stream the server ended (GET with
+		// Last-Event-ID, after its retry field): the call is not sent again.
+		t = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, HTTPClient: &http.Client{Transport: headers{c.srv.Headers, expand, next}}}
 	} else {
 		r, err := runner(cmp.Or(c.srv.Network, settings.SandboxNetworkOff))
 		if err != nil {

@@ -383,3 +383,19 @@ func TestCall_HTTPServerThroughTheEgressRule(t *testing.T) {
 		}
 	}
 }
+
+// Issue 41: an HTTP server that goes away mid-call: the SDK's attempts to
+// resume the call's stream fail, and the call ends with the one-line
+// "may or may not have completed" result well before its timeout.
+func TestCall_HTTPServerGoneMidCall(t *testing.T) {
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return testServer() }, nil))
+	m := New([]settings.MCPServer{{Name: "h", URL: srv.URL, TimeoutMs: 60000}}, tools.Local)
+	defer m.Close()
+	time.AfterFunc(500*time.Millisecond, func() { srv.CloseClientConnections(); srv.Close() })
+	start := time.Now()
+	r := m.Call(context.Background(), "", nil, "mcp__h__slow", json.RawMessage(`{"text":""}`), nil)
+	if !r.IsError || !strings.Contains(r.Content, "may or may not have completed") || strings.Contains(r.Content, "\n") || time.Since(start) > 30*time.Second {
+		t.Errorf("after %s: %+v", time.Since(start), r)
+	}
+	t.Logf("after %s: %s", time.Since(start), r.Content)
+}
