@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envWorkerMode) == "1" {
 		os.Exit(runWorkerProcess())
 	}
+	if os.Getenv(envConformanceClient) == "1" {
+		os.Exit(conformanceClient(os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Args[len(os.Args)-1]))
+	}
 	os.Exit(testserver.Main(m))
 }
 
