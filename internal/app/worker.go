@@ -430,8 +430,6 @@ func MCPManager(s settings.Settings, runner tools.Runner, dev bool) *mcp.Manager
 		}
 	}
 	if sb := s.Tools.Sandbox; sb.Mode != settings.SandboxOff && sb.Network != settings.SandboxNetworkHost {
-		// HTTP servers: the hosts of the session's egress, as bash's
-		// allowlist sandbox reaches them.
 		allow, _ := egress.ParseAllowList(sb.AllowHosts) // Load checked them
 		m.Dial = egress.DialContext(allow)
 	}
