@@ -169,30 +169,18 @@ func decodeArgs(tool string, args json.RawMessage, v any) *Result {
 		r := errorf("invalid arguments for %s: expected a JSON object, got %s", tool, line.Cut(b, 81))
 		return &r
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(b), &fields); err != nil {
-		r := errorf("invalid arguments for %s: %s", tool, strings.TrimPrefix(err.Error(), "json: "))
-		return &r
+	err := json.Unmarshal([]byte(b), v)
+	if err == nil {
+		return nil
 	}
-	rv := reflect.ValueOf(v).Elem()
-	rt := rv.Type()
-	for i := 0; i < rt.NumField(); i++ {
-		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
-		raw, ok := fields[name]
-		if !ok || name == "" {
-			continue
-		}
-		if err := json.Unmarshal(raw, rv.Field(i).Addr().Interface()); err != nil {
-			var te *json.UnmarshalTypeError
-			msg := strings.TrimPrefix(err.Error(), "json: ")
-			if errors.As(err, &te) {
-				msg = fmt.Sprintf("must be %s, got %s", typeName(te.Type), te.Value)
-			}
-			r := errorf("invalid arguments for %s: parameter %q %s", tool, name, msg)
-			return &r
-		}
+	// A value of the wrong type (opt's included) names its parameter.
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		msg = fmt.Sprintf("parameter %q must be %s, got %s", te.Field, typeName(te.Type), te.Value)
 	}
-	return nil
+	r := errorf("invalid arguments for %s: %s", tool, msg)
+	return &r
 }
 
 func missing(tool, param string) Result {
@@ -246,7 +234,7 @@ func (o *opt[T]) UnmarshalJSON(b []byte) error {
 		}
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return fmt.Errorf("must be a number, got %s", line.Cut(string(b), 41))
+			return &json.UnmarshalTypeError{Value: line.Cut(string(b), 41), Type: reflect.TypeFor[T]()}
 		}
 		*v = f
 	case *bool:
@@ -255,7 +243,7 @@ func (o *opt[T]) UnmarshalJSON(b []byte) error {
 			*v = true
 		case "false", "":
 		default:
-			return fmt.Errorf("must be a boolean, got %s", line.Cut(string(b), 41))
+			return &json.UnmarshalTypeError{Value: line.Cut(string(b), 41), Type: reflect.TypeFor[T]()}
 		}
 	}
 	o.set = true
