@@ -39,7 +39,11 @@ func cleanArg(p string) string {
 // (relative paths resolve against the workspace; "" is the workspace) and,
 // with Confine, refuses it when its real location is outside the workspace.
 // The returned path is the one to operate on: the check resolves exactly it.
-func (o *Options) resolvePath(given string) (string, error) {
+// With replace (write, edit: the replacement is renamed over the path) it
+// returns the real location, every symbolic link resolved, so a link to a
+// file is followed (the file changes, the link stays) and, with Confine,
+// the file replaced is the one checked inside the workspace.
+func (o *Options) resolvePath(given string, replace bool) (string, error) {
 	ws := o.workspace()
 	p := cleanArg(given)
 	var abs string
@@ -51,35 +55,30 @@ func (o *Options) resolvePath(given string) (string, error) {
 	default:
 		abs = filepath.Join(ws, p)
 	}
-	if !o.Confine {
+	if !o.Confine && !replace {
 		return abs, nil
-	}
-	if err := o.checkInside(abs, given); err != nil {
-		return "", err
-	}
-	return abs, nil
-}
-
-// resolveTarget is resolvePath for a tool that replaces a file (write,
-// edit). It returns the file's real location, every symbolic link resolved:
-// the replacement is renamed over that path, so a link to a file is
-// followed (the file changes, the link stays) and, with Confine, the file
-// replaced is one inside the workspace.
-func (o *Options) resolveTarget(given string) (string, error) {
-	abs, err := o.resolvePath(given)
-	if err != nil {
-		return "", err
 	}
 	real, err := realPath(o.fs(), abs)
 	if err != nil {
 		return "", fmt.Errorf("cannot resolve path %s: %v", given, err)
 	}
-	if o.Confine {
-		if err := o.checkInside(real, given); err != nil {
-			return "", err
-		}
+	if o.Confine && !within(o.realWorkspace(), real) {
+		return "", fmt.Errorf("path %s is outside the workspace %s", given, ws)
 	}
-	return real, nil
+	if replace {
+		return real, nil
+	}
+	return abs, nil
+}
+
+// realWorkspace is the workspace's real location (as given when it
+// cannot be resolved).
+func (o *Options) realWorkspace() string {
+	ws := o.workspace()
+	if real, err := realPath(o.fs(), ws); err == nil {
+		return real
+	}
+	return ws
 }
 
 // ruleOn returns PathRule for real locations (nil without one): a path
@@ -90,11 +89,7 @@ func (o *Options) ruleOn() func(real string) (why, shown string) {
 	if o.PathRule == nil {
 		return nil
 	}
-	ws := o.workspace()
-	wsReal, err := realPath(o.fs(), ws)
-	if err != nil {
-		wsReal = ws
-	}
+	ws, wsReal := o.workspace(), o.realWorkspace()
 	return func(real string) (string, string) {
 		if !within(wsReal, real) {
 			return o.PathRule(real), real
@@ -124,18 +119,14 @@ func (o *Options) ruled(tool, abs, shown string) (string, error) {
 
 // target resolves the path argument of read, write or edit (missing or
 // empty: refused): its location to operate on (for write and edit,
-// replace, the real location: resolveTarget), checked against the path
-// rules, and the path as shown; fail is the call's error result.
+// replace, the real location), checked against the path rules, and the
+// path as shown; fail is the call's error result.
 func (o *Options) target(tool string, arg *string, replace bool) (abs, shown string, fail *Result) {
 	given := deref(arg)
 	if shown = cleanArg(given); shown == "" {
 		return "", "", new(missing(tool, "path"))
 	}
-	resolve := o.resolvePath
-	if replace {
-		resolve = o.resolveTarget
-	}
-	abs, err := resolve(given)
+	abs, err := o.resolvePath(given, replace)
 	if err == nil {
 		abs, err = o.ruled(tool, abs, shown)
 	}
@@ -143,24 +134,6 @@ func (o *Options) target(tool string, arg *string, replace bool) (abs, shown str
 		return "", "", new(errorf("%v", err))
 	}
 	return abs, shown, nil
-}
-
-// checkInside fails when the real location of abs lies outside the
-// workspace. shown is the path named in the error.
-func (o *Options) checkInside(abs, shown string) error {
-	ws := o.workspace()
-	wsReal, err := realPath(o.fs(), ws)
-	if err != nil {
-		wsReal = ws
-	}
-	real, err := realPath(o.fs(), abs)
-	if err != nil {
-		return fmt.Errorf("cannot resolve path %s: %v", shown, err)
-	}
-	if !within(wsReal, real) {
-		return fmt.Errorf("path %s is outside the workspace %s", shown, ws)
-	}
-	return nil
 }
 
 // within reports whether p is dir or below it (both absolute and clean).
@@ -225,7 +198,7 @@ func splitPath(p string) []string {
 // is the call's error result.
 func (o *Options) statDir(op string, arg *string, dirOnly bool) (abs string, fi fs.FileInfo, fail *Result) {
 	shown := displayPath(deref(arg))
-	abs, err := o.resolvePath(deref(arg))
+	abs, err := o.resolvePath(deref(arg), false)
 	if err != nil {
 		return "", nil, new(errorf("%v", err))
 	}

@@ -14,10 +14,10 @@ import (
 // osFS is the local file system (Local's FS). With dirs (confine: the
 // workspace as given and its real location) an operation on a path
 // inside the workspace runs through an os.Root opened on the workspace
-// (docs/security.md), so a symbolic link swapped in after checkInside
+// (docs/security.md), so a symbolic link swapped in after resolvePath
 // looked at the path cannot lead the operation out: it fails with
 // errOutside. Paths outside the workspace are the local file system's;
-// checkInside has refused them as operation targets.
+// resolvePath has refused them as operation targets.
 type osFS struct {
 	dirs []string
 }

@@ -98,7 +98,7 @@ func readRegular(fsys FS, path string, limit int64) ([]byte, error) {
 }
 
 // replaceFile makes data the content of the file at path (a name in ops,
-// its resolved location: see resolveTarget) crash-safely, as docs/tools.md
+// its resolved location: see resolvePath) crash-safely, as docs/tools.md
 // says: a hidden temporary file beside it, synced, given the old mode and
 // owner, renamed over path, the directory synced. An existing path that
 // is not a regular file is refused with a *NotRegularError, one this
