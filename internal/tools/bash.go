@@ -18,7 +18,7 @@ var bashTool = toolDef{
 		`"timeout":{"type":"number","description":"Timeout in seconds (optional, no default timeout)"}},` +
 		`"required":["command"]}`,
 	spec: Spec{Attempts: 1, Timeout: DefaultBashTimeout, TimeoutArg: true, Command: true},
-	run:  runBash,
+	run:  decoded(Bash, runBash),
 }
 
 type bashArgs struct {
@@ -71,12 +71,8 @@ func BashTimeoutArg(args json.RawMessage) (d time.Duration, ok bool) {
 	return d, err == nil
 }
 
-func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
-	var a bashArgs
-	if r := decodeArgs(Bash, raw, &a); r != nil {
-		return *r
-	}
-	if a.Command == nil || strings.TrimSpace(*a.Command) == "" {
+func runBash(ctx context.Context, a *bashArgs, opts *Options) Result {
+	if strings.TrimSpace(*a.Command) == "" {
 		return missing(Bash, "command")
 	}
 	timeout := min(opts.DefaultTimeout, MaxBashTimeout)

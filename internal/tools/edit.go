@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,7 +15,7 @@ var editTool = toolDef{
 		`"newText":{"type":"string","description":"New text to replace the old text with"}},` +
 		`"required":["path","oldText","newText"]}`,
 	spec: fileSpec,
-	run:  runEdit,
+	run:  decoded(Edit, runEdit),
 }
 
 type editArgs struct {
@@ -27,19 +26,10 @@ type editArgs struct {
 
 const utf8BOM = "\uFEFF"
 
-func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
-	var a editArgs
-	if r := decodeArgs(Edit, raw, &a); r != nil {
-		return *r
-	}
-	abs, shown, fail := opts.target(Edit, a.Path, true)
-	switch {
-	case fail != nil:
+func runEdit(ctx context.Context, a *editArgs, opts *Options) Result {
+	abs, shown, fail := opts.target(Edit, *a.Path, true)
+	if fail != nil {
 		return *fail
-	case a.OldText == nil:
-		return missing(Edit, "oldText")
-	case a.NewText == nil:
-		return missing(Edit, "newText")
 	}
 	fi, err := opts.fs().Stat(abs)
 	if err != nil {

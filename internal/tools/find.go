@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -20,21 +19,17 @@ var findTool = toolDef{
 		`"limit":{"type":"integer","description":"Maximum number of results (default: 1000)"}},` +
 		`"required":["pattern"]}`,
 	spec: readOnlySpec,
-	run:  runFind,
+	run:  decoded(Find, runFind),
 }
 
 type findArgs struct {
 	Pattern *string `json:"pattern"`
-	Path    *string `json:"path"`
+	Path    string  `json:"path"`
 	Limit   optNum  `json:"limit"`
 }
 
-func runFind(ctx context.Context, raw json.RawMessage, opts *Options) Result {
-	var a findArgs
-	if r := decodeArgs(Find, raw, &a); r != nil {
-		return *r
-	}
-	if a.Pattern == nil || strings.TrimSpace(*a.Pattern) == "" {
+func runFind(ctx context.Context, a *findArgs, opts *Options) Result {
+	if strings.TrimSpace(*a.Pattern) == "" {
 		return missing(Find, "pattern")
 	}
 	root, _, fail := opts.statDir(Find, a.Path, true)

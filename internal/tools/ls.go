@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,26 +17,22 @@ var lsTool = toolDef{
 		`"path":{"type":"string","description":"Directory to list (default: current directory)"},` +
 		`"limit":{"type":"integer","description":"Maximum number of entries to return (default: 500)"}}}`,
 	spec: readOnlySpec,
-	run:  runLs,
+	run:  decoded(Ls, runLs),
 }
 
 type lsArgs struct {
-	Path  *string `json:"path"`
-	Limit optNum  `json:"limit"`
+	Path  string `json:"path"`
+	Limit optNum `json:"limit"`
 }
 
-func runLs(ctx context.Context, raw json.RawMessage, opts *Options) Result {
-	var a lsArgs
-	if r := decodeArgs(Ls, raw, &a); r != nil {
-		return *r
-	}
+func runLs(ctx context.Context, a *lsArgs, opts *Options) Result {
 	dir, _, fail := opts.statDir(Ls, a.Path, true)
 	if fail != nil {
 		return *fail
 	}
 	entries, err := opts.fs().ReadDir(dir)
 	if err != nil {
-		return errorf("Cannot read directory %s: %v", displayPath(deref(a.Path)), unwrapPathErr(err))
+		return errorf("Cannot read directory %s: %v", displayPath(a.Path), unwrapPathErr(err))
 	}
 	if ctx.Err() != nil {
 		return errorf("Operation aborted")

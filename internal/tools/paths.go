@@ -117,12 +117,11 @@ func (o *Options) ruled(tool, abs, shown string) (string, error) {
 	return real, nil
 }
 
-// target resolves the path argument of read, write or edit (missing or
-// empty: refused): its location to operate on (for write and edit,
+// target resolves the path argument of read, write or edit (empty:
+// refused): its location to operate on (for write and edit,
 // replace, the real location), checked against the path rules, and the
 // path as shown; fail is the call's error result.
-func (o *Options) target(tool string, arg *string, replace bool) (abs, shown string, fail *Result) {
-	given := deref(arg)
+func (o *Options) target(tool, given string, replace bool) (abs, shown string, fail *Result) {
 	if shown = cleanArg(given); shown == "" {
 		return "", "", new(missing(tool, "path"))
 	}
@@ -193,12 +192,12 @@ func splitPath(p string) []string {
 	return strings.Split(filepath.ToSlash(p), "/")
 }
 
-// statDir resolves and stats the path argument of grep, find or ls (nil:
+// statDir resolves and stats the path argument of grep, find or ls ("":
 // the workspace); with dirOnly anything but a directory is refused. fail
 // is the call's error result.
-func (o *Options) statDir(op string, arg *string, dirOnly bool) (abs string, fi fs.FileInfo, fail *Result) {
-	shown := displayPath(deref(arg))
-	abs, err := o.resolvePath(deref(arg), false)
+func (o *Options) statDir(op, arg string, dirOnly bool) (abs string, fi fs.FileInfo, fail *Result) {
+	shown := displayPath(arg)
+	abs, err := o.resolvePath(arg, false)
 	if err != nil {
 		return "", nil, new(errorf("%v", err))
 	}
@@ -212,14 +211,6 @@ func (o *Options) statDir(op string, arg *string, dirOnly bool) (abs string, fi 
 		return "", nil, new(errorf("%s", &NotRegularError{Op: op, Path: shown, Kind: fileKind(fi.Mode()), Want: "directory"}))
 	}
 	return "", nil, new(errorf("Not a directory: %s", shown))
-}
-
-// deref is the value of an optional string argument ("" when absent).
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // relOut formats a path found under root for grep and find output: relative

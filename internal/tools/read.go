@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +21,7 @@ var readTool = toolDef{
 		`"limit":{"type":"integer","description":"Maximum number of lines to read"}},` +
 		`"required":["path"]}`,
 	spec: readOnlySpec,
-	run:  runRead,
+	run:  decoded(Read, runRead),
 }
 
 type readArgs struct {
@@ -31,12 +30,8 @@ type readArgs struct {
 	Limit  optNum  `json:"limit"`
 }
 
-func runRead(ctx context.Context, raw json.RawMessage, opts *Options) Result {
-	var a readArgs
-	if r := decodeArgs(Read, raw, &a); r != nil {
-		return *r
-	}
-	abs, shown, fail := opts.target(Read, a.Path, false)
+func runRead(ctx context.Context, a *readArgs, opts *Options) Result {
+	abs, shown, fail := opts.target(Read, *a.Path, false)
 	if fail != nil {
 		return *fail
 	}

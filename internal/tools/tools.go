@@ -158,8 +158,20 @@ func errorf(format string, a ...any) Result {
 	return Result{Content: fmt.Sprintf(format, a...), IsError: true}
 }
 
-// decodeArgs unmarshals the model's arguments into v (a pointer to a struct).
-// It returns a non-nil error result naming the tool when they do not fit.
+// decoded is a tool's run on its arguments decoded into A (decodeArgs).
+func decoded[A any](tool string, run func(context.Context, *A, *Options) Result) func(context.Context, json.RawMessage, *Options) Result {
+	return func(ctx context.Context, raw json.RawMessage, opts *Options) Result {
+		var a A
+		if r := decodeArgs(tool, raw, &a); r != nil {
+			return *r
+		}
+		return run(ctx, &a, opts)
+	}
+}
+
+// decodeArgs unmarshals the model's arguments into v (a pointer to a
+// struct whose pointer fields are the required parameters). It returns a
+// non-nil error result naming the tool when they do not fit.
 func decodeArgs(tool string, args json.RawMessage, v any) *Result {
 	b := strings.TrimSpace(string(args))
 	if b == "" || b == "null" {
@@ -171,6 +183,13 @@ func decodeArgs(tool string, args json.RawMessage, v any) *Result {
 	}
 	err := json.Unmarshal([]byte(b), v)
 	if err == nil {
+		rv := reflect.ValueOf(v).Elem()
+		for i := range rv.NumField() {
+			if f := rv.Field(i); f.Kind() == reflect.Pointer && f.IsNil() {
+				name, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("json"), ",")
+				return new(missing(tool, name))
+			}
+		}
 		return nil
 	}
 	// A value of the wrong type (opt's included) names its parameter.
