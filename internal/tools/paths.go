@@ -208,7 +208,7 @@ func (o *Options) statDir(op, arg string, dirOnly bool) (abs string, fi fs.FileI
 	case !dirOnly || fi.IsDir():
 		return abs, fi, nil
 	case isSpecial(fi.Mode()):
-		return "", nil, new(errorf("%s", &NotRegularError{Op: op, Path: shown, Kind: fileKind(fi.Mode()), Want: "directory"}))
+		return "", nil, new(errorf("%s: %s is a %s, not a directory", op, shown, fileKind(fi.Mode())))
 	}
 	return "", nil, new(errorf("Not a directory: %s", shown))
 }
