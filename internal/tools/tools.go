@@ -206,13 +206,9 @@ func missing(tool, param string) Result {
 	return errorf("invalid arguments for %s: missing required parameter %q", tool, param)
 }
 
+// typeName names the type json wanted (never a pointer: json names the
+// type it points to).
 func typeName(t reflect.Type) string {
-	if t == nil {
-		return "a different type"
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
 	switch t.Kind() {
 	case reflect.String:
 		return "a string"
