@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -100,16 +101,6 @@ func runBash(ctx context.Context, a *bashArgs, opts *Options) Result {
 	if err != nil {
 		return errorf("Cannot run the command: %v", err)
 	}
-	type waited struct {
-		exit Exit
-		err  error
-	}
-	waitDone := make(chan waited, 1)
-	go func() {
-		exit, err := proc.Wait()
-		waitDone <- waited{exit, err}
-	}()
-
 	stopUpdates := make(chan struct{})
 	updatesDone := make(chan struct{})
 	go func() {
@@ -134,25 +125,18 @@ func runBash(ctx context.Context, a *bashArgs, opts *Options) Result {
 		}
 	}()
 
-	var timer <-chan time.Time
+	// The call's end (ctx) or its timeout kills the command.
+	runCtx := ctx
 	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		timer = t.C
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeoutCause(ctx, timeout, errTimedOut)
+		defer cancel()
 	}
-	var w waited
-	aborted, timedOut := false, false
-	select {
-	case w = <-waitDone:
-	case <-ctx.Done():
-		aborted = true
-		proc.Kill()
-		w = <-waitDone
-	case <-timer:
-		timedOut = true
-		proc.Kill()
-		w = <-waitDone
-	}
+	stopKill := context.AfterFunc(runCtx, proc.Kill)
+	exit, waitErr := proc.Wait()
+	killed := !stopKill()
+	aborted := killed && context.Cause(runCtx) != errTimedOut
+	timedOut := killed && !aborted
 	close(stopUpdates)
 	<-updatesDone
 	if m, ok := output.(*maskWriter); ok {
@@ -183,40 +167,43 @@ func runBash(ctx context.Context, a *bashArgs, opts *Options) Result {
 		return withStatus(fmt.Sprintf("Command timed out after %s seconds", strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)))
 	}
 	switch {
-	case w.err != nil:
-		return withStatus(fmt.Sprintf("Command failed: %v", w.err))
-	case w.exit.Limit != "":
-		details["exitCode"] = w.exit.Code
-		details["limit"] = w.exit.Limit
-		return withStatus(fmt.Sprintf("Command was stopped by the sandbox's %s", w.exit.Limit))
-	case w.exit.Signal != 0:
-		details["exitCode"] = w.exit.Code
-		return withStatus(fmt.Sprintf("Command was killed by signal %d (%v)", int(w.exit.Signal), w.exit.Signal))
+	case waitErr != nil:
+		return withStatus(fmt.Sprintf("Command failed: %v", waitErr))
+	case exit.Limit != "":
+		details["exitCode"] = exit.Code
+		details["limit"] = exit.Limit
+		return withStatus(fmt.Sprintf("Command was stopped by the sandbox's %s", exit.Limit))
+	case exit.Signal != 0:
+		details["exitCode"] = exit.Code
+		return withStatus(fmt.Sprintf("Command was killed by signal %d (%v)", int(exit.Signal), exit.Signal))
 	}
-	details["exitCode"] = w.exit.Code
-	if w.exit.Code != 0 {
-		status := fmt.Sprintf("Command exited with code %d", w.exit.Code)
-		if w.exit.MaybeLimit != "" {
-			details["maybeLimit"] = w.exit.MaybeLimit
-			status += "; it may have hit the sandbox's " + w.exit.MaybeLimit
+	details["exitCode"] = exit.Code
+	if exit.Code != 0 {
+		status := fmt.Sprintf("Command exited with code %d", exit.Code)
+		if exit.MaybeLimit != "" {
+			details["maybeLimit"] = exit.MaybeLimit
+			status += "; it may have hit the sandbox's " + exit.MaybeLimit
 		}
 		return withStatus(status)
 	}
 	text := out.text
-	if w.exit.Hit != "" {
+	if exit.Hit != "" {
 		// Not an error: the command did what it did, but the model must
 		// learn that a process of it was ended (its output may not say).
-		details["limitHit"] = w.exit.Hit
+		details["limitHit"] = exit.Hit
 		if text != "" {
 			text += "\n\n"
 		}
-		text += "Command exited with code 0, but it hit the sandbox's " + w.exit.Hit
+		text += "Command exited with code 0, but it hit the sandbox's " + exit.Hit
 	}
 	if text == "" {
 		text = "(no output)"
 	}
 	return Result{Content: text, Details: details}
 }
+
+// errTimedOut is the cause of a bash call's end at its timeout.
+var errTimedOut = errors.New("timed out")
 
 // notify calls the caller's progress callback; a panic in it must not take
 // the worker down (it runs on a goroutine Run's recover does not cover).
