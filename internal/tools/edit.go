@@ -50,12 +50,8 @@ func runEdit(ctx context.Context, a *editArgs, opts *Options) Result {
 	if err != nil {
 		return fileError(shown, err)
 	}
-	raw0 := string(data)
-	bom := ""
-	if strings.HasPrefix(raw0, utf8BOM) {
-		bom = utf8BOM
-	}
-	body := raw0[len(bom):]
+	body, _ := strings.CutPrefix(string(data), utf8BOM)
+	bom := string(data[:len(data)-len(body)]) // kept as it is
 
 	// Bring the model's texts to the file's line ending.
 	oldLF, newLF := toLF(*a.OldText), toLF(*a.NewText)
