@@ -138,11 +138,7 @@ func fileError(shown string, err error) Result {
 	case errors.Is(err, fs.ErrPermission):
 		return errorf("Permission denied: %s", shown)
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return errorf("Cannot read %s: %v", shown, pe.Err)
-	}
-	return errorf("Cannot read %s: %v", shown, err)
+	return errorf("Cannot read %s: %v", shown, unwrapPathErr(err))
 }
 
 // imageType returns the MIME type of a supported image (png, jpeg, gif,
