@@ -222,7 +222,7 @@ func typeName(t reflect.Type) string {
 
 // opt is an optional number or boolean parameter. It accepts the JSON
 // value, the same quoted (models sometimes quote them) or null; a quoted
-// "" is unset for a number and false for a boolean.
+// "" is unset (a boolean's v is then false).
 type opt[T float64 | bool] struct {
 	set bool
 	v   T
@@ -236,30 +236,21 @@ type (
 func (o *opt[T]) UnmarshalJSON(b []byte) error {
 	*o = opt[T]{}
 	s := strings.TrimSpace(string(b))
-	if s == "null" {
-		return nil
-	}
 	if uq, err := strconv.Unquote(s); err == nil {
 		s = strings.TrimSpace(uq)
 	}
+	if s == "null" || s == "" {
+		return nil
+	}
+	var err error
 	switch v := any(&o.v).(type) {
 	case *float64:
-		if s == "" {
-			return nil
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return &json.UnmarshalTypeError{Value: line.Cut(string(b), 41), Type: reflect.TypeFor[T]()}
-		}
-		*v = f
+		*v, err = strconv.ParseFloat(s, 64)
 	case *bool:
-		switch strings.ToLower(s) {
-		case "true":
-			*v = true
-		case "false", "":
-		default:
-			return &json.UnmarshalTypeError{Value: line.Cut(string(b), 41), Type: reflect.TypeFor[T]()}
-		}
+		*v, err = strconv.ParseBool(strings.ToLower(s))
+	}
+	if err != nil {
+		return &json.UnmarshalTypeError{Value: line.Cut(string(b), 41), Type: reflect.TypeFor[T]()}
 	}
 	o.set = true
 	return nil
