@@ -207,7 +207,7 @@ func (o *Options) statDir(op, arg string, dirOnly bool) (abs string, fi fs.FileI
 		return "", nil, new(errorf("Path not found: %s", shown))
 	case !dirOnly || fi.IsDir():
 		return abs, fi, nil
-	case isSpecial(fi.Mode()):
+	case !fi.Mode().IsRegular(): // a FIFO, a socket, a device
 		return "", nil, new(errorf("%s: %s is a %s, not a directory", op, shown, fileKind(fi.Mode())))
 	}
 	return "", nil, new(errorf("Not a directory: %s", shown))

@@ -51,12 +51,6 @@ func fileKind(m fs.FileMode) string {
 	return "special file"
 }
 
-// isSpecial reports whether m is neither a regular file nor a directory (nor
-// a symbolic link): a FIFO, a socket or a device.
-func isSpecial(m fs.FileMode) bool {
-	return !m.IsRegular() && !m.IsDir() && m&fs.ModeSymlink == 0
-}
-
 // errTooLarge: the file holds more than the caller's limit.
 var errTooLarge = errors.New("file is larger than the limit")
 
