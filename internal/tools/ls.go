@@ -1,11 +1,13 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -37,12 +39,8 @@ func runLs(ctx context.Context, a *lsArgs, opts *Options) Result {
 	if ctx.Err() != nil {
 		return errorf("Operation aborted")
 	}
-	sort.SliceStable(entries, func(i, j int) bool {
-		ni, nj := entries[i].Name(), entries[j].Name()
-		if li, lj := strings.ToLower(ni), strings.ToLower(nj); li != lj {
-			return li < lj
-		}
-		return ni < nj
+	slices.SortStableFunc(entries, func(a, b fs.DirEntry) int {
+		return cmp.Or(strings.Compare(strings.ToLower(a.Name()), strings.ToLower(b.Name())), strings.Compare(a.Name(), b.Name()))
 	})
 	names := make([]string, 0, len(entries))
 	rule, realDir, ruled := opts.ruleOn(), dir, 0
@@ -75,13 +73,10 @@ func runLs(ctx context.Context, a *lsArgs, opts *Options) Result {
 		return listing([]string{"(empty directory)"}, map[string]any{}, "", ruledNote(ruled))
 	}
 	limit := max(1, a.Limit.int(lsDefaultLimit))
-	limitHit := len(names) > limit
-	if limitHit {
-		names = names[:limit]
-	}
 	details := map[string]any{"entries": len(entries)}
 	limitNote := ""
-	if limitHit {
+	if len(names) > limit {
+		names = names[:limit]
 		limitNote = fmt.Sprintf("%d entries limit reached. Use limit=%d for more", limit, limit*2)
 		details["entryLimitReached"] = limit
 	}
