@@ -75,15 +75,9 @@ func upperSet(names []string) map[string]bool {
 // isSecret reports whether the variable of upper-cased name up and value
 // holds a secret.
 func isSecret(up, value string) bool {
-	if isSecretName(up) {
-		return true
-	}
-	for _, u := range urlUserinfos(value) {
-		if u.password != "" || keyLike(u.user) || (up == "DSN" || strings.HasSuffix(up, "_DSN")) && u.user != "" {
-			return true
-		}
-	}
-	return false
+	return isSecretName(up) || slices.ContainsFunc(urlUserinfos(value), func(u userinfo) bool {
+		return u.password != "" || keyLike(u.user) || (up == "DSN" || strings.HasSuffix(up, "_DSN")) && u.user != ""
+	})
 }
 
 // isSecretName reports whether the upper-cased variable name names a
