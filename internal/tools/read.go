@@ -73,13 +73,10 @@ func runRead(ctx context.Context, a *readArgs, opts *Options) Result {
 		}
 	}
 
-	start := 0
-	if a.Offset.set && a.Offset.int(1) > 1 {
-		start = a.Offset.int(1) - 1
-	}
-	want := -1 // lines wanted from start; -1: all
-	if n := a.Limit.int(0); a.Limit.set && n > 0 {
-		want = n
+	start := max(a.Offset.int(1), 1) - 1
+	want := a.Limit.int(-1) // lines wanted from start; -1: all
+	if want <= 0 {
+		want = -1
 	}
 	sel, err := selectLines(ctx, br, start, want)
 	if err != nil {
