@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -36,10 +35,8 @@ func runFind(ctx context.Context, a *findArgs, opts *Options) Result {
 	if fail != nil {
 		return *fail
 	}
-	pattern := strings.TrimSpace(*a.Pattern)
-	if filepath.IsAbs(pattern) && strings.HasPrefix(pattern, root+"/") {
-		pattern = strings.TrimPrefix(pattern, root+"/")
-	}
+	// An absolute pattern under root is taken relative to it.
+	pattern, _ := strings.CutPrefix(strings.TrimSpace(*a.Pattern), root+"/")
 	g := compileGlob(pattern)
 	if g.err != nil {
 		return errorf("find: %v", g.err)
