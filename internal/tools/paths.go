@@ -14,18 +14,10 @@ const maxSymlinks = 40
 
 // workspace returns the absolute, cleaned workspace directory.
 func (o *Options) workspace() string {
-	ws := o.Workspace
-	if ws == "" {
-		if wd, err := os.Getwd(); err == nil {
-			ws = wd
-		} else {
-			ws = "/"
-		}
+	if ws, err := filepath.Abs(o.Workspace); err == nil { // "": the cwd
+		return ws
 	}
-	if abs, err := filepath.Abs(ws); err == nil {
-		ws = abs
-	}
-	return filepath.Clean(ws)
+	return filepath.Join("/", o.Workspace) // no cwd to resolve against
 }
 
 // cleanArg trims what models sometimes add around a path: surrounding
