@@ -216,11 +216,8 @@ func (r *Runner) Start(c tools.Command) (_ tools.Process, err error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.ExtraFiles = extra
 	// bwrap passes its environment to the command: the call's, nothing
-	// of the worker's.
-	cmd.Env = c.Env
-	if cmd.Env == nil {
-		cmd.Env = []string{}
-	}
+	// of the worker's (not even for a nil c.Env).
+	cmd.Env = append([]string{}, c.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, pw, pw
 	if c.Stderr != nil {
 		cmd.Stderr = c.Stderr
