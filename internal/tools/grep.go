@@ -96,11 +96,8 @@ func runGrep(ctx context.Context, a *grepArgs, opts *Options) Result {
 		}
 	} else {
 		var filter *globPattern
-		negate := false
-		if g := strings.TrimSpace(a.Glob); g != "" {
-			if strings.HasPrefix(g, "!") {
-				negate, g = true, g[1:]
-			}
+		g, negate := strings.CutPrefix(strings.TrimSpace(a.Glob), "!")
+		if g != "" || negate {
 			filter = compileGlob(g)
 			if filter.err != nil {
 				return errorf("grep: %v", filter.err)
