@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -196,10 +197,7 @@ func runBash(ctx context.Context, a *bashArgs, opts *Options) Result {
 		}
 		text += "Command exited with code 0, but it hit the sandbox's " + exit.Hit
 	}
-	if text == "" {
-		text = "(no output)"
-	}
-	return Result{Content: text, Details: details}
+	return Result{Content: cmp.Or(text, "(no output)"), Details: details}
 }
 
 // errTimedOut is the cause of a bash call's end at its timeout.
