@@ -349,12 +349,7 @@ func plural(n int, one string) string {
 	return strconv.Itoa(n) + " " + one + "s"
 }
 
-func short(hash string) string {
-	if len(hash) > 7 {
-		return hash[:7]
-	}
-	return hash
-}
+func short(hash string) string { return hash[:min(len(hash), 7)] }
 
 // hardened are the options of every git the worker and the starter run:
 // the repository's hooks, fsmonitor, pager, signature check, automatic gc
