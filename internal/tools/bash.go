@@ -109,19 +109,16 @@ func runBash(ctx context.Context, a *bashArgs, opts *Options) Result {
 		if opts.OnUpdate == nil {
 			return
 		}
-		// A timer re-armed after each call keeps calls at least
-		// updateInterval apart even when this goroutine runs late.
-		tick := time.NewTimer(updateInterval)
-		defer tick.Stop()
 		for {
+			// A timer made after each call keeps calls at least
+			// updateInterval apart even when this goroutine runs late.
 			select {
 			case <-stopUpdates:
 				return
-			case <-tick.C:
+			case <-time.After(updateInterval):
 				if s, ok := acc.snapshot(); ok {
 					notify(opts.OnUpdate, s)
 				}
-				tick.Reset(updateInterval)
 			}
 		}
 	}()
