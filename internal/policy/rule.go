@@ -87,7 +87,7 @@ func ParseRule(text string) (Rule, error) {
 	if tool == "" {
 		return Rule{}, errors.New("the tool is missing (a tool name or *)")
 	}
-	if tool != AnyTool && !validToolName(strings.TrimSuffix(tool, "*")) {
+	if tool != AnyTool && !toolName.MatchString(strings.TrimSuffix(tool, "*")) {
 		return Rule{}, fmt.Errorf("tool %q is not a tool name (letters, digits, _ and -), a name ending in * (mcp__github__*) or *", tool)
 	}
 	r.Tool = tool
@@ -133,11 +133,5 @@ func ParseRule(text string) (Rule, error) {
 	return r, nil
 }
 
-func validToolName(s string) bool {
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return s != ""
-}
+// toolName is a tool's name: letters, digits, _ and -.
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)

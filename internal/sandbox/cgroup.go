@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -228,14 +227,9 @@ func (g *cgroup) oomKills() int64 {
 // cgroupCount is the number on the line "key N" of a cgroup's flat keyed
 // file (memory.events, pids.events); 0 when there is none.
 func cgroupCount(file, key string) int64 {
-	f, err := os.Open(file)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if k, v, ok := strings.Cut(s.Text(), " "); ok && k == key {
+	b, _ := os.ReadFile(file)
+	for l := range strings.Lines(string(b)) {
+		if k, v, ok := strings.Cut(l, " "); ok && k == key {
 			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			return n
 		}

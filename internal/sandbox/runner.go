@@ -216,11 +216,8 @@ func (r *Runner) Start(c tools.Command) (_ tools.Process, err error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.ExtraFiles = extra
 	// bwrap passes its environment to the command: the call's, nothing
-	// of the worker's.
-	cmd.Env = c.Env
-	if cmd.Env == nil {
-		cmd.Env = []string{}
-	}
+	// of the worker's (not even for a nil c.Env).
+	cmd.Env = append([]string{}, c.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, pw, pw
 	if c.Stderr != nil {
 		cmd.Stderr = c.Stderr
@@ -293,7 +290,7 @@ func (p *process) Wait() (tools.Exit, error) {
 		// killer picks the largest process of the cgroup, which is bwrap
 		// (or its init) when the memory is held by none of them (files in
 		// the sandbox's /tmp, a tmpfs).
-		exit.Limit = p.oomLimit(exit.Code)
+		exit.Limit = fmt.Sprintf("%s, exit code %d", p.oomHit(), exit.Code)
 	}
 	return exit, err
 }
@@ -318,7 +315,7 @@ func (p *process) limit(exit *tools.Exit) {
 	case p.watch.seen(signCPU):
 		exit.Limit = fmt.Sprintf("%s: a process it ended made the command fail, exit code %d", cpu, exit.Code)
 	case p.oomKills > 0:
-		exit.Limit = p.oomLimit(exit.Code)
+		exit.Limit = fmt.Sprintf("%s, exit code %d", p.oomHit(), exit.Code)
 	case p.refused > 0:
 		exit.Limit = fmt.Sprintf("%s, exit code %d", p.pidsLimit(), exit.Code)
 	case p.watch.seen(signFork):
@@ -330,12 +327,6 @@ func (p *process) limit(exit *tools.Exit) {
 	default:
 		exit.MaybeLimit = p.maybeLimit(sig)
 	}
-}
-
-// oomLimit names the memory limit whose OOM killer ended processes of a
-// command that exited with code.
-func (p *process) oomLimit(code int) string {
-	return fmt.Sprintf("%s, exit code %d", p.oomHit(), code)
 }
 
 // oomHit is what the memory cgroup's OOM killer did.

@@ -1,8 +1,10 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -18,7 +20,7 @@ var bashTool = toolDef{
 		`"timeout":{"type":"number","description":"Timeout in seconds (optional, no default timeout)"}},` +
 		`"required":["command"]}`,
 	spec: Spec{Attempts: 1, Timeout: DefaultBashTimeout, TimeoutArg: true, Command: true},
-	run:  runBash,
+	run:  decoded(Bash, runBash),
 }
 
 type bashArgs struct {
@@ -71,12 +73,8 @@ func BashTimeoutArg(args json.RawMessage) (d time.Duration, ok bool) {
 	return d, err == nil
 }
 
-func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
-	var a bashArgs
-	if r := decodeArgs(Bash, raw, &a); r != nil {
-		return *r
-	}
-	if a.Command == nil || strings.TrimSpace(*a.Command) == "" {
+func runBash(ctx context.Context, a *bashArgs, opts *Options) Result {
+	if strings.TrimSpace(*a.Command) == "" {
 		return missing(Bash, "command")
 	}
 	timeout := min(opts.DefaultTimeout, MaxBashTimeout)
@@ -104,16 +102,6 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if err != nil {
 		return errorf("Cannot run the command: %v", err)
 	}
-	type waited struct {
-		exit Exit
-		err  error
-	}
-	waitDone := make(chan waited, 1)
-	go func() {
-		exit, err := proc.Wait()
-		waitDone <- waited{exit, err}
-	}()
-
 	stopUpdates := make(chan struct{})
 	updatesDone := make(chan struct{})
 	go func() {
@@ -121,42 +109,32 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		if opts.OnUpdate == nil {
 			return
 		}
-		// A timer re-armed after each call keeps calls at least
-		// updateInterval apart even when this goroutine runs late.
-		tick := time.NewTimer(updateInterval)
-		defer tick.Stop()
 		for {
+			// A timer made after each call keeps calls at least
+			// updateInterval apart even when this goroutine runs late.
 			select {
 			case <-stopUpdates:
 				return
-			case <-tick.C:
+			case <-time.After(updateInterval):
 				if s, ok := acc.snapshot(); ok {
 					notify(opts.OnUpdate, s)
 				}
-				tick.Reset(updateInterval)
 			}
 		}
 	}()
 
-	var timer <-chan time.Time
+	// The call's end (ctx) or its timeout kills the command.
+	runCtx := ctx
 	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		timer = t.C
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeoutCause(ctx, timeout, errTimedOut)
+		defer cancel()
 	}
-	var w waited
-	aborted, timedOut := false, false
-	select {
-	case w = <-waitDone:
-	case <-ctx.Done():
-		aborted = true
-		proc.Kill()
-		w = <-waitDone
-	case <-timer:
-		timedOut = true
-		proc.Kill()
-		w = <-waitDone
-	}
+	stopKill := context.AfterFunc(runCtx, proc.Kill)
+	exit, waitErr := proc.Wait()
+	killed := !stopKill()
+	aborted := killed && context.Cause(runCtx) != errTimedOut
+	timedOut := killed && !aborted
 	close(stopUpdates)
 	<-updatesDone
 	if m, ok := output.(*maskWriter); ok {
@@ -187,40 +165,40 @@ func runBash(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		return withStatus(fmt.Sprintf("Command timed out after %s seconds", strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)))
 	}
 	switch {
-	case w.err != nil:
-		return withStatus(fmt.Sprintf("Command failed: %v", w.err))
-	case w.exit.Limit != "":
-		details["exitCode"] = w.exit.Code
-		details["limit"] = w.exit.Limit
-		return withStatus(fmt.Sprintf("Command was stopped by the sandbox's %s", w.exit.Limit))
-	case w.exit.Signal != 0:
-		details["exitCode"] = w.exit.Code
-		return withStatus(fmt.Sprintf("Command was killed by signal %d (%v)", int(w.exit.Signal), w.exit.Signal))
+	case waitErr != nil:
+		return withStatus(fmt.Sprintf("Command failed: %v", waitErr))
+	case exit.Limit != "":
+		details["exitCode"] = exit.Code
+		details["limit"] = exit.Limit
+		return withStatus(fmt.Sprintf("Command was stopped by the sandbox's %s", exit.Limit))
+	case exit.Signal != 0:
+		details["exitCode"] = exit.Code
+		return withStatus(fmt.Sprintf("Command was killed by signal %d (%v)", int(exit.Signal), exit.Signal))
 	}
-	details["exitCode"] = w.exit.Code
-	if w.exit.Code != 0 {
-		status := fmt.Sprintf("Command exited with code %d", w.exit.Code)
-		if w.exit.MaybeLimit != "" {
-			details["maybeLimit"] = w.exit.MaybeLimit
-			status += "; it may have hit the sandbox's " + w.exit.MaybeLimit
+	details["exitCode"] = exit.Code
+	if exit.Code != 0 {
+		status := fmt.Sprintf("Command exited with code %d", exit.Code)
+		if exit.MaybeLimit != "" {
+			details["maybeLimit"] = exit.MaybeLimit
+			status += "; it may have hit the sandbox's " + exit.MaybeLimit
 		}
 		return withStatus(status)
 	}
 	text := out.text
-	if w.exit.Hit != "" {
+	if exit.Hit != "" {
 		// Not an error: the command did what it did, but the model must
 		// learn that a process of it was ended (its output may not say).
-		details["limitHit"] = w.exit.Hit
+		details["limitHit"] = exit.Hit
 		if text != "" {
 			text += "\n\n"
 		}
-		text += "Command exited with code 0, but it hit the sandbox's " + w.exit.Hit
+		text += "Command exited with code 0, but it hit the sandbox's " + exit.Hit
 	}
-	if text == "" {
-		text = "(no output)"
-	}
-	return Result{Content: text, Details: details}
+	return Result{Content: cmp.Or(text, "(no output)"), Details: details}
 }
+
+// errTimedOut is the cause of a bash call's end at its timeout.
+var errTimedOut = errors.New("timed out")
 
 // notify calls the caller's progress callback; a panic in it must not take
 // the worker down (it runs on a goroutine Run's recover does not cover).

@@ -1,8 +1,9 @@
 package tools
 
 import (
+	"cmp"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -59,12 +60,8 @@ func (a *outputAcc) prune() {
 		}
 		olds = append(olds, output{path: path, size: fi.Size(), mod: fi.ModTime()})
 	}
-	sort.Slice(olds, func(i, j int) bool {
-		if !olds[i].mod.Equal(olds[j].mod) {
-			return olds[i].mod.After(olds[j].mod)
-		}
-		return olds[i].path > olds[j].path
-	})
+	// Newest first.
+	slices.SortFunc(olds, func(a, b output) int { return cmp.Or(b.mod.Compare(a.mod), strings.Compare(b.path, a.path)) })
 	full := false
 	for _, o := range olds {
 		if !full && files+1 <= KeptOutputFiles && total+o.size <= KeptOutputBytes {

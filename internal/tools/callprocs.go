@@ -115,13 +115,8 @@ func (p *localProcess) Kill() {
 
 // findShell returns bash, or sh when there is no bash.
 func findShell() string {
-	for _, s := range []string{"bash", "sh"} {
+	for _, s := range []string{"bash", "/bin/bash", "/usr/bin/bash"} {
 		if p, err := exec.LookPath(s); err == nil {
-			return p
-		}
-	}
-	for _, p := range []string{"/bin/bash", "/usr/bin/bash", "/bin/sh"} {
-		if _, err := os.Stat(p); err == nil {
 			return p
 		}
 	}

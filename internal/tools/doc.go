@@ -8,7 +8,8 @@
 // model sent; opts is the environment the call runs in. Run never panics and
 // never returns a Go error: every failure is a Result with IsError set and a
 // short message the model can act on. Argument errors name the tool and the
-// parameter. Unknown fields are ignored, and numbers or booleans sent as
+// parameter. Unknown fields are ignored, names match as encoding/json
+// matches them (case-insensitively), and numbers or booleans sent as
 // strings are accepted. Specs returns the name, description and JSON Schema
 // of each tool, as the providers send them to the model (parameter names,
 // descriptions, limits and messages follow pi).

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,7 +15,7 @@ var editTool = toolDef{
 		`"newText":{"type":"string","description":"New text to replace the old text with"}},` +
 		`"required":["path","oldText","newText"]}`,
 	spec: fileSpec,
-	run:  runEdit,
+	run:  decoded(Edit, runEdit),
 }
 
 type editArgs struct {
@@ -27,19 +26,10 @@ type editArgs struct {
 
 const utf8BOM = "\uFEFF"
 
-func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
-	var a editArgs
-	if r := decodeArgs(Edit, raw, &a); r != nil {
-		return *r
-	}
-	abs, shown, fail := opts.target(Edit, a.Path, true)
-	switch {
-	case fail != nil:
+func runEdit(ctx context.Context, a *editArgs, opts *Options) Result {
+	abs, shown, fail := opts.target(Edit, *a.Path, true)
+	if fail != nil {
 		return *fail
-	case a.OldText == nil:
-		return missing(Edit, "oldText")
-	case a.NewText == nil:
-		return missing(Edit, "newText")
 	}
 	fi, err := opts.fs().Stat(abs)
 	if err != nil {
@@ -60,12 +50,8 @@ func runEdit(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if err != nil {
 		return fileError(shown, err)
 	}
-	raw0 := string(data)
-	bom := ""
-	if strings.HasPrefix(raw0, utf8BOM) {
-		bom = utf8BOM
-	}
-	body := raw0[len(bom):]
+	body, _ := strings.CutPrefix(string(data), utf8BOM)
+	bom := string(data[:len(data)-len(body)]) // kept as it is
 
 	// Bring the model's texts to the file's line ending.
 	oldLF, newLF := toLF(*a.OldText), toLF(*a.NewText)

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"unicode"
@@ -45,11 +46,7 @@ func fuzzyWalk(s string, emit func(out string, from, to int)) {
 		keep := len(strings.TrimRightFunc(line, unicode.IsSpace))
 		for k := 0; k < keep; {
 			r, size := utf8.DecodeRuneInString(line[k:])
-			out := fuzzyRune(r)
-			if out == "" {
-				out = line[k : k+size]
-			}
-			emit(out, i+k, i+k+size)
+			emit(cmp.Or(fuzzyRune(r), line[k:k+size]), i+k, i+k+size)
 			k += size
 		}
 		if j < 0 {

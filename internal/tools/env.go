@@ -75,40 +75,19 @@ func upperSet(names []string) map[string]bool {
 // isSecret reports whether the variable of upper-cased name up and value
 // holds a secret.
 func isSecret(up, value string) bool {
-	if isSecretName(up) {
-		return true
-	}
-	for _, u := range urlUserinfos(value) {
-		if u.password != "" || keyLike(u.user) || (up == "DSN" || strings.HasSuffix(up, "_DSN")) && u.user != "" {
-			return true
-		}
-	}
-	return false
+	return isSecretName(up) || slices.ContainsFunc(urlUserinfos(value), func(u userinfo) bool {
+		return u.password != "" || keyLike(u.user) || (up == "DSN" || strings.HasSuffix(up, "_DSN")) && u.user != ""
+	})
 }
 
-// isSecretName reports whether the upper-cased variable name names a secret.
+// isSecretName reports whether the upper-cased variable name names a
+// secret: Terraform's registry tokens (TF_TOKEN_*) and TEMPORAL_TLS_KEY,
+// TEMPORAL_TLS_KEY_DATA, ... besides the lists above.
 func isSecretName(up string) bool {
-	if secretNames[up] {
-		return true
-	}
-	for _, s := range secretSuffixes {
-		if strings.HasSuffix(up, s) {
-			return true
-		}
-	}
-	if strings.HasPrefix(up, "TF_TOKEN_") { // Terraform's registry tokens
-		return true
-	}
-	for _, in := range secretInfixes {
-		if strings.Contains(up, in) {
-			return true
-		}
-	}
-	// TEMPORAL_TLS_KEY, TEMPORAL_TLS_KEY_DATA, TEMPORAL_TLS_KEY_PATH, ...
-	if strings.HasPrefix(up, "TEMPORAL_TLS_") && strings.Contains(up, "KEY") {
-		return true
-	}
-	return false
+	return secretNames[up] || strings.HasPrefix(up, "TF_TOKEN_") ||
+		slices.ContainsFunc(secretSuffixes, func(s string) bool { return strings.HasSuffix(up, s) }) ||
+		slices.ContainsFunc(secretInfixes, func(s string) bool { return strings.Contains(up, s) }) ||
+		strings.HasPrefix(up, "TEMPORAL_TLS_") && strings.Contains(up, "KEY")
 }
 
 // userinfo is the user and password of a URL's authority.

@@ -2,10 +2,8 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -20,31 +18,25 @@ var findTool = toolDef{
 		`"limit":{"type":"integer","description":"Maximum number of results (default: 1000)"}},` +
 		`"required":["pattern"]}`,
 	spec: readOnlySpec,
-	run:  runFind,
+	run:  decoded(Find, runFind),
 }
 
 type findArgs struct {
 	Pattern *string `json:"pattern"`
-	Path    *string `json:"path"`
+	Path    string  `json:"path"`
 	Limit   optNum  `json:"limit"`
 }
 
-func runFind(ctx context.Context, raw json.RawMessage, opts *Options) Result {
-	var a findArgs
-	if r := decodeArgs(Find, raw, &a); r != nil {
-		return *r
-	}
-	if a.Pattern == nil || strings.TrimSpace(*a.Pattern) == "" {
+func runFind(ctx context.Context, a *findArgs, opts *Options) Result {
+	if strings.TrimSpace(*a.Pattern) == "" {
 		return missing(Find, "pattern")
 	}
 	root, _, fail := opts.statDir(Find, a.Path, true)
 	if fail != nil {
 		return *fail
 	}
-	pattern := strings.TrimSpace(*a.Pattern)
-	if filepath.IsAbs(pattern) && strings.HasPrefix(pattern, root+"/") {
-		pattern = strings.TrimPrefix(pattern, root+"/")
-	}
+	// An absolute pattern under root is taken relative to it.
+	pattern, _ := strings.CutPrefix(strings.TrimSpace(*a.Pattern), root+"/")
 	g := compileGlob(pattern)
 	if g.err != nil {
 		return errorf("find: %v", g.err)

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -29,13 +28,13 @@ var grepTool = toolDef{
 		`"limit":{"type":"integer","description":"Maximum number of matches to return (default: 100)"}},` +
 		`"required":["pattern"]}`,
 	spec: readOnlySpec,
-	run:  runGrep,
+	run:  decoded(Grep, runGrep),
 }
 
 type grepArgs struct {
 	Pattern    *string `json:"pattern"`
-	Path       *string `json:"path"`
-	Glob       *string `json:"glob"`
+	Path       string  `json:"path"`
+	Glob       string  `json:"glob"`
 	IgnoreCase optBool `json:"ignoreCase"`
 	Literal    optBool `json:"literal"`
 	Context    optNum  `json:"context"`
@@ -55,12 +54,8 @@ type grepState struct {
 	lastGroup bool // a group was written (a "--" separates the next)
 }
 
-func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
-	var a grepArgs
-	if r := decodeArgs(Grep, raw, &a); r != nil {
-		return *r
-	}
-	if a.Pattern == nil || *a.Pattern == "" {
+func runGrep(ctx context.Context, a *grepArgs, opts *Options) Result {
+	if *a.Pattern == "" {
 		return missing(Grep, "pattern")
 	}
 	expr := *a.Pattern
@@ -78,7 +73,7 @@ func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 	if fail != nil {
 		return *fail
 	}
-	given := deref(a.Path)
+	given := a.Path
 	st := &grepState{fs: opts.fs(), re: re, context: max(0, a.Context.int(0)), limit: max(1, a.Limit.int(grepDefaultLimit))}
 
 	ruled := 0
@@ -101,12 +96,8 @@ func runGrep(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		}
 	} else {
 		var filter *globPattern
-		negate := false
-		if a.Glob != nil && strings.TrimSpace(*a.Glob) != "" {
-			g := strings.TrimSpace(*a.Glob)
-			if strings.HasPrefix(g, "!") {
-				negate, g = true, g[1:]
-			}
+		g, negate := strings.CutPrefix(strings.TrimSpace(a.Glob), "!")
+		if g != "" || negate {
 			filter = compileGlob(g)
 			if filter.err != nil {
 				return errorf("grep: %v", filter.err)

@@ -1,12 +1,13 @@
 package tools
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -18,36 +19,28 @@ var lsTool = toolDef{
 		`"path":{"type":"string","description":"Directory to list (default: current directory)"},` +
 		`"limit":{"type":"integer","description":"Maximum number of entries to return (default: 500)"}}}`,
 	spec: readOnlySpec,
-	run:  runLs,
+	run:  decoded(Ls, runLs),
 }
 
 type lsArgs struct {
-	Path  *string `json:"path"`
-	Limit optNum  `json:"limit"`
+	Path  string `json:"path"`
+	Limit optNum `json:"limit"`
 }
 
-func runLs(ctx context.Context, raw json.RawMessage, opts *Options) Result {
-	var a lsArgs
-	if r := decodeArgs(Ls, raw, &a); r != nil {
-		return *r
-	}
+func runLs(ctx context.Context, a *lsArgs, opts *Options) Result {
 	dir, _, fail := opts.statDir(Ls, a.Path, true)
 	if fail != nil {
 		return *fail
 	}
 	entries, err := opts.fs().ReadDir(dir)
 	if err != nil {
-		return errorf("Cannot read directory %s: %v", displayPath(deref(a.Path)), unwrapPathErr(err))
+		return errorf("Cannot read directory %s: %v", displayPath(a.Path), unwrapPathErr(err))
 	}
 	if ctx.Err() != nil {
 		return errorf("Operation aborted")
 	}
-	sort.SliceStable(entries, func(i, j int) bool {
-		ni, nj := entries[i].Name(), entries[j].Name()
-		if li, lj := strings.ToLower(ni), strings.ToLower(nj); li != lj {
-			return li < lj
-		}
-		return ni < nj
+	slices.SortStableFunc(entries, func(a, b fs.DirEntry) int {
+		return cmp.Or(strings.Compare(strings.ToLower(a.Name()), strings.ToLower(b.Name())), strings.Compare(a.Name(), b.Name()))
 	})
 	names := make([]string, 0, len(entries))
 	rule, realDir, ruled := opts.ruleOn(), dir, 0
@@ -80,13 +73,10 @@ func runLs(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		return listing([]string{"(empty directory)"}, map[string]any{}, "", ruledNote(ruled))
 	}
 	limit := max(1, a.Limit.int(lsDefaultLimit))
-	limitHit := len(names) > limit
-	if limitHit {
-		names = names[:limit]
-	}
 	details := map[string]any{"entries": len(entries)}
 	limitNote := ""
-	if limitHit {
+	if len(names) > limit {
+		names = names[:limit]
 		limitNote = fmt.Sprintf("%d entries limit reached. Use limit=%d for more", limit, limit*2)
 		details["entryLimitReached"] = limit
 	}

@@ -14,18 +14,10 @@ const maxSymlinks = 40
 
 // workspace returns the absolute, cleaned workspace directory.
 func (o *Options) workspace() string {
-	ws := o.Workspace
-	if ws == "" {
-		if wd, err := os.Getwd(); err == nil {
-			ws = wd
-		} else {
-			ws = "/"
-		}
+	if ws, err := filepath.Abs(o.Workspace); err == nil { // "": the cwd
+		return ws
 	}
-	if abs, err := filepath.Abs(ws); err == nil {
-		ws = abs
-	}
-	return filepath.Clean(ws)
+	return filepath.Join("/", o.Workspace) // no cwd to resolve against
 }
 
 // cleanArg trims what models sometimes add around a path: surrounding
@@ -39,7 +31,11 @@ func cleanArg(p string) string {
 // (relative paths resolve against the workspace; "" is the workspace) and,
 // with Confine, refuses it when its real location is outside the workspace.
 // The returned path is the one to operate on: the check resolves exactly it.
-func (o *Options) resolvePath(given string) (string, error) {
+// With replace (write, edit: the replacement is renamed over the path) it
+// returns the real location, every symbolic link resolved, so a link to a
+// file is followed (the file changes, the link stays) and, with Confine,
+// the file replaced is the one checked inside the workspace.
+func (o *Options) resolvePath(given string, replace bool) (string, error) {
 	ws := o.workspace()
 	p := cleanArg(given)
 	var abs string
@@ -51,35 +47,30 @@ func (o *Options) resolvePath(given string) (string, error) {
 	default:
 		abs = filepath.Join(ws, p)
 	}
-	if !o.Confine {
+	if !o.Confine && !replace {
 		return abs, nil
-	}
-	if err := o.checkInside(abs, given); err != nil {
-		return "", err
-	}
-	return abs, nil
-}
-
-// resolveTarget is resolvePath for a tool that replaces a file (write,
-// edit). It returns the file's real location, every symbolic link resolved:
-// the replacement is renamed over that path, so a link to a file is
-// followed (the file changes, the link stays) and, with Confine, the file
-// replaced is one inside the workspace.
-func (o *Options) resolveTarget(given string) (string, error) {
-	abs, err := o.resolvePath(given)
-	if err != nil {
-		return "", err
 	}
 	real, err := realPath(o.fs(), abs)
 	if err != nil {
 		return "", fmt.Errorf("cannot resolve path %s: %v", given, err)
 	}
-	if o.Confine {
-		if err := o.checkInside(real, given); err != nil {
-			return "", err
-		}
+	if o.Confine && !within(o.realWorkspace(), real) {
+		return "", fmt.Errorf("path %s is outside the workspace %s", given, ws)
 	}
-	return real, nil
+	if replace {
+		return real, nil
+	}
+	return abs, nil
+}
+
+// realWorkspace is the workspace's real location (as given when it
+// cannot be resolved).
+func (o *Options) realWorkspace() string {
+	ws := o.workspace()
+	if real, err := realPath(o.fs(), ws); err == nil {
+		return real
+	}
+	return ws
 }
 
 // ruleOn returns PathRule for real locations (nil without one): a path
@@ -90,11 +81,7 @@ func (o *Options) ruleOn() func(real string) (why, shown string) {
 	if o.PathRule == nil {
 		return nil
 	}
-	ws := o.workspace()
-	wsReal, err := realPath(o.fs(), ws)
-	if err != nil {
-		wsReal = ws
-	}
+	ws, wsReal := o.workspace(), o.realWorkspace()
 	return func(real string) (string, string) {
 		if !within(wsReal, real) {
 			return o.PathRule(real), real
@@ -122,20 +109,15 @@ func (o *Options) ruled(tool, abs, shown string) (string, error) {
 	return real, nil
 }
 
-// target resolves the path argument of read, write or edit (missing or
-// empty: refused): its location to operate on (for write and edit,
-// replace, the real location: resolveTarget), checked against the path
-// rules, and the path as shown; fail is the call's error result.
-func (o *Options) target(tool string, arg *string, replace bool) (abs, shown string, fail *Result) {
-	given := deref(arg)
+// target resolves the path argument of read, write or edit (empty:
+// refused): its location to operate on (for write and edit,
+// replace, the real location), checked against the path rules, and the
+// path as shown; fail is the call's error result.
+func (o *Options) target(tool, given string, replace bool) (abs, shown string, fail *Result) {
 	if shown = cleanArg(given); shown == "" {
 		return "", "", new(missing(tool, "path"))
 	}
-	resolve := o.resolvePath
-	if replace {
-		resolve = o.resolveTarget
-	}
-	abs, err := resolve(given)
+	abs, err := o.resolvePath(given, replace)
 	if err == nil {
 		abs, err = o.ruled(tool, abs, shown)
 	}
@@ -143,24 +125,6 @@ func (o *Options) target(tool string, arg *string, replace bool) (abs, shown str
 		return "", "", new(errorf("%v", err))
 	}
 	return abs, shown, nil
-}
-
-// checkInside fails when the real location of abs lies outside the
-// workspace. shown is the path named in the error.
-func (o *Options) checkInside(abs, shown string) error {
-	ws := o.workspace()
-	wsReal, err := realPath(o.fs(), ws)
-	if err != nil {
-		wsReal = ws
-	}
-	real, err := realPath(o.fs(), abs)
-	if err != nil {
-		return fmt.Errorf("cannot resolve path %s: %v", shown, err)
-	}
-	if !within(wsReal, real) {
-		return fmt.Errorf("path %s is outside the workspace %s", shown, ws)
-	}
-	return nil
 }
 
 // within reports whether p is dir or below it (both absolute and clean).
@@ -220,12 +184,12 @@ func splitPath(p string) []string {
 	return strings.Split(filepath.ToSlash(p), "/")
 }
 
-// statDir resolves and stats the path argument of grep, find or ls (nil:
+// statDir resolves and stats the path argument of grep, find or ls ("":
 // the workspace); with dirOnly anything but a directory is refused. fail
 // is the call's error result.
-func (o *Options) statDir(op string, arg *string, dirOnly bool) (abs string, fi fs.FileInfo, fail *Result) {
-	shown := displayPath(deref(arg))
-	abs, err := o.resolvePath(deref(arg))
+func (o *Options) statDir(op, arg string, dirOnly bool) (abs string, fi fs.FileInfo, fail *Result) {
+	shown := displayPath(arg)
+	abs, err := o.resolvePath(arg, false)
 	if err != nil {
 		return "", nil, new(errorf("%v", err))
 	}
@@ -235,18 +199,10 @@ func (o *Options) statDir(op string, arg *string, dirOnly bool) (abs string, fi 
 		return "", nil, new(errorf("Path not found: %s", shown))
 	case !dirOnly || fi.IsDir():
 		return abs, fi, nil
-	case isSpecial(fi.Mode()):
-		return "", nil, new(errorf("%s", &NotRegularError{Op: op, Path: shown, Kind: fileKind(fi.Mode()), Want: "directory"}))
+	case !fi.Mode().IsRegular(): // a FIFO, a socket, a device
+		return "", nil, new(errorf("%s: %s is a %s, not a directory", op, shown, fileKind(fi.Mode())))
 	}
 	return "", nil, new(errorf("Not a directory: %s", shown))
-}
-
-// deref is the value of an optional string argument ("" when absent).
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // relOut formats a path found under root for grep and find output: relative

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +21,7 @@ var readTool = toolDef{
 		`"limit":{"type":"integer","description":"Maximum number of lines to read"}},` +
 		`"required":["path"]}`,
 	spec: readOnlySpec,
-	run:  runRead,
+	run:  decoded(Read, runRead),
 }
 
 type readArgs struct {
@@ -31,12 +30,8 @@ type readArgs struct {
 	Limit  optNum  `json:"limit"`
 }
 
-func runRead(ctx context.Context, raw json.RawMessage, opts *Options) Result {
-	var a readArgs
-	if r := decodeArgs(Read, raw, &a); r != nil {
-		return *r
-	}
-	abs, shown, fail := opts.target(Read, a.Path, false)
+func runRead(ctx context.Context, a *readArgs, opts *Options) Result {
+	abs, shown, fail := opts.target(Read, *a.Path, false)
 	if fail != nil {
 		return *fail
 	}
@@ -78,13 +73,10 @@ func runRead(ctx context.Context, raw json.RawMessage, opts *Options) Result {
 		}
 	}
 
-	start := 0
-	if a.Offset.set && a.Offset.int(1) > 1 {
-		start = a.Offset.int(1) - 1
-	}
-	want := -1 // lines wanted from start; -1: all
-	if n := a.Limit.int(0); a.Limit.set && n > 0 {
-		want = n
+	start := max(a.Offset.int(1), 1) - 1
+	want := a.Limit.int(-1) // lines wanted from start; -1: all
+	if want <= 0 {
+		want = -1
 	}
 	sel, err := selectLines(ctx, br, start, want)
 	if err != nil {
@@ -143,11 +135,7 @@ func fileError(shown string, err error) Result {
 	case errors.Is(err, fs.ErrPermission):
 		return errorf("Permission denied: %s", shown)
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return errorf("Cannot read %s: %v", shown, pe.Err)
-	}
-	return errorf("Cannot read %s: %v", shown, err)
+	return errorf("Cannot read %s: %v", shown, unwrapPathErr(err))
 }
 
 // imageType returns the MIME type of a supported image (png, jpeg, gif,

@@ -14,10 +14,10 @@ import (
 // osFS is the local file system (Local's FS). With dirs (confine: the
 // workspace as given and its real location) an operation on a path
 // inside the workspace runs through an os.Root opened on the workspace
-// (docs/security.md), so a symbolic link swapped in after checkInside
+// (docs/security.md), so a symbolic link swapped in after resolvePath
 // looked at the path cannot lead the operation out: it fails with
 // errOutside. Paths outside the workspace are the local file system's;
-// checkInside has refused them as operation targets.
+// resolvePath has refused them as operation targets.
 type osFS struct {
 	dirs []string
 }
@@ -115,18 +115,15 @@ func (c osFS) MkdirAll(p string, perm fs.FileMode) error {
 }
 
 func (c osFS) OpenRegular(p string) (io.ReadCloser, fs.FileInfo, error) {
-	type opened struct {
-		f  *os.File
-		fi fs.FileInfo
-	}
-	o, err := in(c, p, func(ops fileOps, name string) (opened, error) {
-		f, fi, err := openRegular(ops, name)
-		return opened{f, fi}, err
+	var fi fs.FileInfo
+	f, err := in(c, p, func(ops fileOps, name string) (f *os.File, err error) {
+		f, fi, err = openRegular(ops, name)
+		return f, err
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, err // not a nil *os.File in the interface
 	}
-	return o.f, o.fi, nil
+	return f, fi, nil
 }
 
 func (c osFS) ReplaceFile(p string, data []byte) error {

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"io/fs"
@@ -126,12 +127,7 @@ type localRunner struct{}
 func (localRunner) FS() FS { return osFS{} }
 
 // runner returns the call's Runner (Local when none is set).
-func (o *Options) runner() Runner {
-	if o.Runner == nil {
-		return Local
-	}
-	return o.Runner
-}
+func (o *Options) runner() Runner { return cmp.Or(o.Runner, Local) }
 
 // fs returns the call's file system: with Confine, the local one
 // resolves paths inside the workspace beneath it (confine).

@@ -3,7 +3,6 @@ package tools
 import (
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -15,35 +14,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// NotRegularError reports a path that names a FIFO, a socket, a device or a
-// directory where a tool needs a regular file (or, for find and ls, a
-// directory). Its message is the one-line error the model sees.
-type NotRegularError struct {
-	Op   string // the tool, e.g. "grep" ("" until the tool fills it in)
-	Path string // the path as the model gave it
-	Kind string // what it is: "named pipe", "socket", "character device", ...
-	Want string // what the tool needs: "regular file" (default) or "directory"
-}
+// NotRegularError reports a path that names a FIFO, a socket, a device or
+// a directory where a tool needs a regular file; Kind says which ("named
+// pipe", "socket", "character device", ...).
+type NotRegularError struct{ Kind string }
 
-func (e *NotRegularError) Error() string {
-	want := e.Want
-	if want == "" {
-		want = "regular file"
-	}
-	return fmt.Sprintf("%s: %s is a %s, not a %s", e.Op, e.Path, e.Kind, want)
-}
+func (e *NotRegularError) Error() string { return "a " + e.Kind + ", not a regular file" }
 
-// notRegular fills in the tool and the shown path of a NotRegularError found
-// in err and returns it as the call's error result; ok is false when err is
+// notRegular returns a NotRegularError found in err as the call's error
+// result, naming the tool and the path as shown; ok is false when err is
 // not one.
 func notRegular(op, shown string, err error) (Result, bool) {
 	var nr *NotRegularError
 	if !errors.As(err, &nr) {
 		return Result{}, false
 	}
-	e := *nr
-	e.Op, e.Path = op, shown
-	return errorf("%s", e.Error()), true
+	return errorf("%s: %s is a %s, not a regular file", op, shown, nr.Kind), true
 }
 
 // fileKind names the type of a file that is not a regular file.
@@ -63,12 +49,6 @@ func fileKind(m fs.FileMode) string {
 		return "symbolic link"
 	}
 	return "special file"
-}
-
-// isSpecial reports whether m is neither a regular file nor a directory (nor
-// a symbolic link): a FIFO, a socket or a device.
-func isSpecial(m fs.FileMode) bool {
-	return !m.IsRegular() && !m.IsDir() && m&fs.ModeSymlink == 0
 }
 
 // errTooLarge: the file holds more than the caller's limit.
@@ -98,7 +78,7 @@ func readRegular(fsys FS, path string, limit int64) ([]byte, error) {
 }
 
 // replaceFile makes data the content of the file at path (a name in ops,
-// its resolved location: see resolveTarget) crash-safely, as docs/tools.md
+// its resolved location: see resolvePath) crash-safely, as docs/tools.md
 // says: a hidden temporary file beside it, synced, given the old mode and
 // owner, renamed over path, the directory synced. An existing path that
 // is not a regular file is refused with a *NotRegularError, one this

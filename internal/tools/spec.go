@@ -118,20 +118,14 @@ func (s Spec) CallTimeout(argSec float64, defaultMs int64) time.Duration {
 	if !s.TimeoutArg {
 		return s.Timeout
 	}
-	limit := MaxBashTimeout
+	var d time.Duration
 	switch {
 	case argSec > 0: // false for NaN
-		d := limit
-		if argSec < limit.Seconds() {
-			d = time.Duration(argSec * float64(time.Second))
-		}
-		return d + timeoutMargin
+		d = time.Duration(min(argSec, MaxBashTimeout.Seconds()) * float64(time.Second))
 	case defaultMs > 0:
-		d := limit
-		if defaultMs < limit.Milliseconds() {
-			d = time.Duration(defaultMs) * time.Millisecond
-		}
-		return d + timeoutMargin
+		d = time.Duration(min(defaultMs, MaxBashTimeout.Milliseconds())) * time.Millisecond
+	default:
+		return s.Timeout
 	}
-	return s.Timeout
+	return d + timeoutMargin
 }

@@ -160,8 +160,20 @@ func errorf(format string, a ...any) Result {
 	return Result{Content: fmt.Sprintf(format, a...), IsError: true}
 }
 
-// decodeArgs unmarshals the model's arguments into v (a pointer to a struct).
-// It returns a non-nil error result naming the tool when they do not fit.
+// decoded is a tool's run on its arguments decoded into A (decodeArgs).
+func decoded[A any](tool string, run func(context.Context, *A, *Options) Result) func(context.Context, json.RawMessage, *Options) Result {
+	return func(ctx context.Context, raw json.RawMessage, opts *Options) Result {
+		var a A
+		if r := decodeArgs(tool, raw, &a); r != nil {
+			return *r
+		}
+		return run(ctx, &a, opts)
+	}
+}
+
+// decodeArgs unmarshals the model's arguments into v (a pointer to a
+// struct whose pointer fields are the required parameters). It returns a
+// non-nil error result naming the tool when they do not fit.
 func decodeArgs(tool string, args json.RawMessage, v any) *Result {
 	b := strings.TrimSpace(string(args))
 	if b == "" || b == "null" {
@@ -171,43 +183,34 @@ func decodeArgs(tool string, args json.RawMessage, v any) *Result {
 		r := errorf("invalid arguments for %s: expected a JSON object, got %s", tool, line.Cut(b, 81))
 		return &r
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(b), &fields); err != nil {
-		r := errorf("invalid arguments for %s: %s", tool, strings.TrimPrefix(err.Error(), "json: "))
-		return &r
-	}
-	rv := reflect.ValueOf(v).Elem()
-	rt := rv.Type()
-	for i := 0; i < rt.NumField(); i++ {
-		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
-		raw, ok := fields[name]
-		if !ok || name == "" {
-			continue
-		}
-		if err := json.Unmarshal(raw, rv.Field(i).Addr().Interface()); err != nil {
-			var te *json.UnmarshalTypeError
-			msg := strings.TrimPrefix(err.Error(), "json: ")
-			if errors.As(err, &te) {
-				msg = fmt.Sprintf("must be %s, got %s", typeName(te.Type), te.Value)
+	err := json.Unmarshal([]byte(b), v)
+	if err == nil {
+		rv := reflect.ValueOf(v).Elem()
+		for i := range rv.NumField() {
+			if f := rv.Field(i); f.Kind() == reflect.Pointer && f.IsNil() {
+				name, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("json"), ",")
+				return new(missing(tool, name))
 			}
-			r := errorf("invalid arguments for %s: parameter %q %s", tool, name, msg)
-			return &r
 		}
+		return nil
 	}
-	return nil
+	// A value of the wrong type (opt's included) names its parameter.
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		msg = fmt.Sprintf("parameter %q must be %s, got %s", te.Field, typeName(te.Type), te.Value)
+	}
+	r := errorf("invalid arguments for %s: %s", tool, msg)
+	return &r
 }
 
 func missing(tool, param string) Result {
 	return errorf("invalid arguments for %s: missing required parameter %q", tool, param)
 }
 
+// typeName names the type json wanted (never a pointer: json names the
+// type it points to).
 func typeName(t reflect.Type) string {
-	if t == nil {
-		return "a different type"
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
 	switch t.Kind() {
 	case reflect.String:
 		return "a string"
@@ -221,7 +224,7 @@ func typeName(t reflect.Type) string {
 
 // opt is an optional number or boolean parameter. It accepts the JSON
 // value, the same quoted (models sometimes quote them) or null; a quoted
-// "" is unset for a number and false for a boolean.
+// "" is unset (a boolean's v is then false).
 type opt[T float64 | bool] struct {
 	set bool
 	v   T
@@ -235,30 +238,21 @@ type (
 func (o *opt[T]) UnmarshalJSON(b []byte) error {
 	*o = opt[T]{}
 	s := strings.TrimSpace(string(b))
-	if s == "null" {
-		return nil
-	}
 	if uq, err := strconv.Unquote(s); err == nil {
 		s = strings.TrimSpace(uq)
 	}
+	if s == "null" || s == "" {
+		return nil
+	}
+	var err error
 	switch v := any(&o.v).(type) {
 	case *float64:
-		if s == "" {
-			return nil
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return fmt.Errorf("must be a number, got %s", line.Cut(string(b), 41))
-		}
-		*v = f
+		*v, err = strconv.ParseFloat(s, 64)
 	case *bool:
-		switch strings.ToLower(s) {
-		case "true":
-			*v = true
-		case "false", "":
-		default:
-			return fmt.Errorf("must be a boolean, got %s", line.Cut(string(b), 41))
-		}
+		*v, err = strconv.ParseBool(strings.ToLower(s))
+	}
+	if err != nil {
+		return &json.UnmarshalTypeError{Value: line.Cut(string(b), 41), Type: reflect.TypeFor[T]()}
 	}
 	o.set = true
 	return nil

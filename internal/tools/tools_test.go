@@ -122,6 +122,10 @@ func TestRunLenientArguments(t *testing.T) {
 	if r.Content != "2\n3\n\n[1 more lines in file. Use offset=4 to continue.]" {
 		t.Fatalf("got %q", r.Content)
 	}
+	// A parameter's name in another case is the parameter, as encoding/json reads it.
+	if r := call(t, o, "read", `{"Path":"a.txt","LIMIT":1}`); r.IsError || r.Content != "1\n\n[3 more lines in file. Use offset=2 to continue.]" {
+		t.Fatalf("got %+v", r)
+	}
 }
 
 func TestRunCancelledContext(t *testing.T) {

@@ -109,15 +109,8 @@ func tailBytes(s string, n int) string {
 
 // truncateLine cuts a line to max characters, marking the cut.
 func truncateLine(line string, max int) (string, bool) {
-	if utf8.RuneCountInString(line) <= max {
-		return line, false
-	}
-	n := 0
-	for i := range line {
-		if n == max {
-			return line[:i] + "... [truncated]", true
-		}
-		n++
+	if r := []rune(line); len(r) > max {
+		return string(r[:max]) + "... [truncated]", true
 	}
 	return line, false
 }

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 )
@@ -14,7 +13,7 @@ var writeTool = toolDef{
 		`"content":{"type":"string","description":"Content to write to the file"}},` +
 		`"required":["path","content"]}`,
 	spec: fileSpec,
-	run:  runWrite,
+	run:  decoded(Write, runWrite),
 }
 
 type writeArgs struct {
@@ -22,17 +21,10 @@ type writeArgs struct {
 	Content *string `json:"content"`
 }
 
-func runWrite(ctx context.Context, raw json.RawMessage, opts *Options) Result {
-	var a writeArgs
-	if r := decodeArgs(Write, raw, &a); r != nil {
-		return *r
-	}
-	abs, shown, fail := opts.target(Write, a.Path, true)
+func runWrite(ctx context.Context, a *writeArgs, opts *Options) Result {
+	abs, shown, fail := opts.target(Write, *a.Path, true)
 	if fail != nil {
 		return *fail
-	}
-	if a.Content == nil {
-		return missing(Write, "content")
 	}
 	if fi, err := opts.fs().Stat(abs); err == nil && fi.IsDir() {
 		return errorf("%s is a directory; cannot write a file there.", shown)

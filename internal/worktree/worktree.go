@@ -24,6 +24,7 @@ package worktree
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -348,12 +349,7 @@ func plural(n int, one string) string {
 	return strconv.Itoa(n) + " " + one + "s"
 }
 
-func short(hash string) string {
-	if len(hash) > 7 {
-		return hash[:7]
-	}
-	return hash
-}
+func short(hash string) string { return hash[:min(len(hash), 7)] }
 
 // hardened are the options of every git the worker and the starter run:
 // the repository's hooks, fsmonitor, pager, signature check, automatic gc
@@ -412,12 +408,8 @@ func (g Git) inWorktree(ctx context.Context, dir, prelude string, cmds ...[]stri
 		fmt.Fprintf(&b, "e=$(%s git %s 2>&1 >&3) || { printf %s \"$e\"; exit 1; }; printf %s\n",
 			strings.Join(gitEnv, " "), shellQuote(append(slices.Clone(hardened), c...)), shellQuote([]string{mark + "git " + c[0] + ": %s\n"}), shellQuote([]string{mark}))
 	}
-	runner := g.Runner
-	if runner == nil {
-		runner = tools.Local
-	}
 	var out bytes.Buffer
-	p, err := runner.Start(tools.Command{Script: b.String(), Dir: dir, Env: g.Env, Output: &out})
+	p, err := cmp.Or(g.Runner, tools.Local).Start(tools.Command{Script: b.String(), Dir: dir, Env: g.Env, Output: &out})
 	if err != nil {
 		return nil, err
 	}
