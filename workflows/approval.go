@@ -66,15 +66,6 @@ func (r *run) joinApprovalFloor(floor []string) {
 	}
 }
 
-// registerApprovalHandler installs the approve_tool update.
-func (r *run) registerApprovalHandler(ctx workflow.Context) error {
-	return workflow.SetUpdateHandlerWithOptions(ctx, agent.UpdateApproveTool, r.approveTool,
-		workflow.UpdateHandlerOptions{
-			Validator:   r.validateApproval,
-			Description: `decide a tool call waiting for approval: {"toolCallId": "...", "approved": true|false, "reason": "...", "scope": "session" (optional: allow the session's later matching calls too)}`,
-		})
-}
-
 // waiting are the calls of the group still waiting for their decision.
 func (r *run) waiting() []*approval {
 	return slices.DeleteFunc(slices.Clone(r.approvals), func(a *approval) bool { return a.decided })
@@ -101,32 +92,26 @@ func (r *run) validateApproval(p agent.ApproveToolPayload) error {
 	return r.validateDecision(p)
 }
 
-// validateScope rejects a scope other than "" and session, a session
-// scope on a denial, and one for a call no grant can cover.
-func (r *run) validateScope(p agent.ApproveToolPayload) error {
-	switch {
-	case p.Scope == "":
-		return nil
-	case p.Scope != agent.ApprovalScopeSession:
-		return fmt.Errorf("approve_tool: scope is %q, want %q or nothing", p.Scope, agent.ApprovalScopeSession)
-	case !p.Approved:
-		return errors.New("approve_tool: scope session applies to an approval, not a denial")
-	}
-	if a := r.pendingApproval(p.ToolCallID); a != nil && a.grant == nil {
-		return fmt.Errorf("approve_tool: tool call %s cannot be allowed for the session (a bash command that chains commands, or no policy rule asked for it): approve it without scope", p.ToolCallID)
-	}
-	return nil
-}
-
 // validateDecision rejects an approve_tool for a call that is not
-// waiting, or with a scope the call cannot take (validateScope).
+// waiting, or with a scope the call cannot take: a scope other than ""
+// and session, a session scope on a denial, or one for a call no grant
+// can cover.
 func (r *run) validateDecision(p agent.ApproveToolPayload) error {
 	id := p.ToolCallID
 	if strings.TrimSpace(id) == "" {
 		return errors.New("approve_tool: toolCallId is empty")
 	}
-	if r.pendingApproval(id) != nil {
-		return r.validateScope(p)
+	if a := r.pendingApproval(id); a != nil {
+		switch {
+		case p.Scope == "":
+		case p.Scope != agent.ApprovalScopeSession:
+			return fmt.Errorf("approve_tool: scope is %q, want %q or nothing", p.Scope, agent.ApprovalScopeSession)
+		case !p.Approved:
+			return errors.New("approve_tool: scope session applies to an approval, not a denial")
+		case a.grant == nil:
+			return fmt.Errorf("approve_tool: tool call %s cannot be allowed for the session (a bash command that chains commands, or no policy rule asked for it): approve it without scope", id)
+		}
+		return nil
 	}
 	for _, a := range r.approvals {
 		if a.call.ref.ID == id {

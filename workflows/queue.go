@@ -55,23 +55,6 @@ func (r *run) forget(ms []agent.QueuedMessage, why string) {
 	}
 }
 
-// registerQueueHandlers installs the queue query and the edit_queue
-// update.
-func (r *run) registerQueueHandlers(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandlerWithOptions(ctx, agent.QueryQueue,
-		func() ([]agent.QueuedMessage, error) { return r.queued(), nil },
-		workflow.QueryHandlerOptions{Description: "the queued steer and follow_up messages, in delivery order: [{id, kind, text, images, sentAt}]"},
-	); err != nil {
-		return err
-	}
-	steer, followUp := workflow.GetSignalChannel(ctx, agent.SignalSteer), workflow.GetSignalChannel(ctx, agent.SignalFollowUp)
-	return workflow.SetUpdateHandlerWithOptions(ctx, agent.UpdateEditQueue, r.editQueue,
-		workflow.UpdateHandlerOptions{
-			Validator:   func(p agent.EditQueuePayload) error { return r.validateQueueEdit(p, steer, followUp) },
-			Description: `change the queue: {"action": "edit", "id": "m1", "text": "...", "kind": "steer"|"follow_up"}, {"action": "remove", "id": "m1"} or {"action": "clear"}`,
-		})
-}
-
 // validateQueueEdit refuses, in one line, an edit the queue cannot take:
 // an unknown action or kind, an edit without a change, and an id that is
 // not queued (delivered, removed, or never sent). While steer or
