@@ -153,10 +153,7 @@ func (r *run) approveTool(ctx workflow.Context, p agent.ApproveToolPayload) (App
 // error text in c.denial; an approved one runs; the others are left to
 // the caller (skipped for the steer message, or aborted).
 func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
-	var timeout time.Duration
-	if ms := r.in.Approval.ApprovalTimeoutMs; ms > 0 {
-		timeout = time.Duration(ms) * time.Millisecond
-	}
+	timeout := time.Duration(r.in.Approval.ApprovalTimeoutMs) * time.Millisecond // 0 or less: none
 	now := workflow.Now(ctx)
 	for _, c := range group {
 		ask, grant := r.decide(ctx, c)
