@@ -70,13 +70,15 @@ func (r *run) begin(ctx workflow.Context) error {
 	if c := r.in.Continued; c != nil {
 		r.loop, r.seq, r.firstSeq = c.loop, c.Seq, c.Seq
 		r.settings.Enabled = c.AutoRetry
-		r.restoreQueue(c)
+		r.queueSeq = c.QueueSeq
+		for _, m := range c.Queue {
+			r.pushQueued(m)
+		}
 		r.agentRunning = true
 		return nil
 	}
 	r.Turn = 1
-	user := agent.TextMessage(agent.RoleUser, r.in.Message)
-	user.Content = append(user.Content, r.in.Images...)
+	user := userMessage(agent.QueuedMessage{Text: r.in.Message, Images: r.in.Images})
 	user.Timestamp = workflow.Now(ctx).UnixMilli()
 	userID := r.newID()
 	r.PromptEntryID = userID
@@ -122,12 +124,16 @@ func (r *run) begin(ctx workflow.Context) error {
 
 // openTurn emits agent_start (when a new agent run begins: the prompt's
 // start, or the continuation after a retry or a compaction), turn_start,
-// and the user message of the prompt the first time.
+// the user message of the prompt the first time, and the messages
+// deliverQueued wrote.
 func (r *run) openTurn(ctx workflow.Context) {
 	r.startAgent(ctx)
 	r.emit(ctx, agent.Event{Type: agent.EventTurnStart, Turn: r.Turn})
 	r.emitPendingUser(ctx)
-	r.emitDelivered(ctx)
+	for _, u := range r.deliveredUsers {
+		r.emitMessage(ctx, u)
+	}
+	r.deliveredUsers = nil
 }
 
 // startAgent emits agent_start unless an agent run is open.
@@ -165,8 +171,9 @@ func (r *run) closeAgent(ctx workflow.Context, willRetry bool, stop agent.StopRe
 
 // retryAfterBackoff runs SPEC 3 steps 7-11 for a retry decision: the
 // usage-limit switch, auto_retry_start, dropping the error from the run
-// context (the leaf does not move) and the cancellable durable wait.
-func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res activities.CallModelResult) (cont bool, result PromptResult, err error) {
+// context (the leaf does not move) and the cancellable durable wait; then
+// the retry (stepModel), or the end of a prompt whose wait was cut short.
+func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res activities.CallModelResult) step {
 	if d.UsageLimit {
 		var mark activities.MarkUsageLimitResult
 		err := workflow.ExecuteActivity(storeOptions(ctx), activities.MarkUsageLimitReachedName,
@@ -190,19 +197,16 @@ func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res act
 		if r.budgetReached() && !r.aborted {
 			// budget.maxDurationMs ran out during the wait.
 			r.emitRetryEnd(ctx, budgetEnd(r.chain.Cancel(), r.bud.reached))
-			r.stopForBudget(ctx)
-			return false, r.endRes, r.endErr
+			return r.stopForBudget(ctx)
 		}
 		r.emitRetryEnd(ctx, r.chain.Cancel())
 		r.advance(res.EntryID) // the last error stays the end of the conversation
 		if r.aborted {
-			result, err := r.finishAborted(ctx)
-			return false, result, err
+			return r.end(r.finishAborted(ctx))
 		}
-		result, err := r.failCancelled(ctx, fmt.Sprintf("%s (last error: %s)", retry.CancelledMessage, res.ErrorMessage))
-		return false, result, err
+		return r.end(r.failCancelled(ctx, fmt.Sprintf("%s (last error: %s)", retry.CancelledMessage, res.ErrorMessage)))
 	}
-	return true, PromptResult{}, nil
+	return stepModel
 }
 
 // waitBackoff waits the retry delay on a durable timer that abort_retry

@@ -158,11 +158,3 @@ func userMessage(m agent.QueuedMessage) agent.Message {
 	user.Content = append(user.Content, m.Images...)
 	return user
 }
-
-// restoreQueue takes the queue a continued run carries.
-func (r *run) restoreQueue(c *Carry) {
-	r.queueSeq = c.QueueSeq
-	for _, m := range c.Queue {
-		r.pushQueued(m)
-	}
-}

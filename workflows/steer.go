@@ -149,12 +149,3 @@ func (r *run) deliverQueued(ctx workflow.Context) error {
 	r.emit(ctx, agent.Event{Type: agent.EventQueueChanged})
 	return nil
 }
-
-// emitDelivered emits message_start/message_end of the messages
-// deliverQueued wrote, after the turn's turn_start.
-func (r *run) emitDelivered(ctx workflow.Context) {
-	for _, u := range r.deliveredUsers {
-		r.emitMessage(ctx, u)
-	}
-	r.deliveredUsers = nil
-}
