@@ -77,7 +77,6 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 		return BashResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
 	r := newRun(ctx, PromptInput{SessionID: in.SessionID, Retry: retry.DefaultSettings(), HeartbeatTimeoutMs: in.HeartbeatTimeoutMs})
-	r.idPrefix = stableIDPrefix(ctx)
 	if err := r.registerHandlers(ctx); err != nil {
 		return BashResult{}, err
 	}

@@ -100,7 +100,6 @@ func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
 		return CompactResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
 	r := newRun(ctx, in.prompt())
-	r.idPrefix = stableIDPrefix(ctx)
 	r.manualCompaction = true
 	if err := r.registerHandlers(ctx); err != nil {
 		return CompactResult{}, err

@@ -24,14 +24,6 @@ const (
 const OverflowNotContinuedMessage = "context overflow: the session was compacted but compaction.autoContinue is false, " +
 	"so the turn was not retried; send the prompt again to continue"
 
-// overflowRecoveryPossible reports whether an overflow error will be
-// followed by compact-and-continue (agent_end's willRetry): compaction is
-// on, auto-continue is on, and this is not the overflow right after an
-// overflow compaction.
-func (r *run) overflowRecoveryPossible() bool {
-	return r.in.Compaction.Enabled && r.in.Compaction.AutoContinue && !r.OverflowRecovered
-}
-
 // checkCompaction is the overflow path of SPEC 1 and 9, reached only when
 // no retry started for the turn: an overflow error is never retried; it is
 // recovered by one compaction, then the turn runs again once (stepModel:

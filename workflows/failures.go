@@ -99,16 +99,12 @@ func (r *run) modelFailure(ctx workflow.Context, err error, what string) (stop a
 		return agent.StopReasonAborted, retry.AbortedMessage, ""
 	case errors.As(err, &timeoutErr):
 		return agent.StopReasonError, fmt.Sprintf(ConnectionLostMessage, timeoutName(timeoutErr)), ""
-	case errors.As(err, &appErr) && slices.Contains(permanentErrorTypes, appErr.Type()):
+	case errors.As(err, &appErr) && slices.Contains([]string{activities.ErrTypeSessionStore,
+		activities.ErrTypeBadInput, activities.ErrTypeCredentials}, appErr.Type()):
 		return "", "", rootMessage(err)
 	}
 	return agent.StopReasonError, "connection error: " + what + " failed: " + rootMessage(err), ""
 }
-
-// permanentErrorTypes are the activity failures no retry can fix (the
-// session store, the input or the credentials are broken): the prompt
-// fails with their message instead of retrying a "connection error".
-var permanentErrorTypes = []string{activities.ErrTypeSessionStore, activities.ErrTypeBadInput, activities.ErrTypeCredentials}
 
 // timeoutName names a timeout as the texts for people do.
 func timeoutName(te *temporal.TimeoutError) string {

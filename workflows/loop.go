@@ -91,8 +91,11 @@ func (r *run) modelStep(ctx workflow.Context) step {
 	// An overflow error goes to compaction; a successful answer that
 	// reports a silent overflow is handled by the threshold check.
 	overflow := d.Classification.Class == retry.ClassContextOverflow && res.StopReason == agent.StopReasonError
-	// A failed attempt that reached the budget is not retried.
-	willRetry := (d.Retry || (overflow && r.overflowRecoveryPossible())) && !r.budgetReached()
+	// A failed attempt that reached the budget is not retried; an overflow
+	// is followed by compact-and-continue unless it came right after an
+	// overflow compaction.
+	recoverable := r.in.Compaction.Enabled && r.in.Compaction.AutoContinue && !r.OverflowRecovered
+	willRetry := (d.Retry || (overflow && recoverable)) && !r.budgetReached()
 	// Tool calls are run whatever the stop reason of a complete answer
 	// (a length stop may carry calls cut short: they get error results),
 	// so no call is ever left without its result.

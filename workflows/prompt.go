@@ -33,7 +33,6 @@ func Prompt(ctx workflow.Context, in PromptInput) (PromptResult, error) {
 		return PromptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
 	r := newRun(ctx, in)
-	r.idPrefix = stableIDPrefix(ctx)
 	if err := r.registerHandlers(ctx); err != nil {
 		return PromptResult{}, err
 	}
@@ -150,7 +149,9 @@ func (r *run) emitPendingUser(ctx workflow.Context) {
 	if u := r.pendingUser; u != nil {
 		r.pendingUser = nil
 		r.emitMessage(ctx, *u)
-		r.emitSessionSettingsNote(ctx)
+		if r.sessionSettingsNote != "" {
+			r.emit(ctx, agent.Event{Type: agent.EventSessionSettings, Reason: r.sessionSettingsNote})
+		}
 	}
 }
 
@@ -376,8 +377,10 @@ func (r *run) closePrompt(ctx workflow.Context, status, errMsg, reason string) P
 	spent := r.bud.spent // the figure the budget compared (cache reads and writes too)
 	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: status, ErrorMessage: errMsg,
 		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt, Usage: &spent})
-	return r.account(PromptResult{Status: status, Error: errMsg, LeafID: r.LeafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
+	// The result gives the prompt's account: usage, turns, tool calls and files changed.
+	return PromptResult{Status: status, Error: errMsg, LeafID: r.LeafID, Events: r.seq, LastEvents: r.lastEvents(),
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt,
+		Usage: &spent, Turns: r.Turn, ToolCalls: r.ToolCalls, FileChanges: r.FileChanges}
 }
 
 func (r *run) complete(ctx workflow.Context, text string) (PromptResult, error) {

@@ -101,6 +101,7 @@ func newRun(ctx workflow.Context, in PromptInput) *run {
 		in:       in,
 		settings: in.Retry,
 		status:   agent.StatusRunning,
+		idPrefix: stableIDPrefix(ctx),
 	}
 }
 

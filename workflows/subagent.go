@@ -376,15 +376,6 @@ func (r *run) endSubAgent(ctx workflow.Context, c *toolCall, err error) {
 	}
 }
 
-// account adds the prompt's usage, turns, tool calls and files changed
-// to its result.
-func (r *run) account(res PromptResult) PromptResult {
-	spent := r.bud.spent
-	res.Usage, res.Turns, res.ToolCalls = &spent, r.Turn, r.ToolCalls
-	res.FileChanges = r.FileChanges
-	return res
-}
-
 // Files changed (PromptResult.FilesChanged). The workflow knows them from
 // its own tool calls, so the list is deterministic: the path argument
 // (ToolCallRef.PolicyArg, in history) of each write and edit call whose
