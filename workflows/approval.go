@@ -113,13 +113,8 @@ func (r *run) validateDecision(p agent.ApproveToolPayload) error {
 		}
 		return nil
 	}
-	for _, a := range r.approvals {
-		if a.call.ref.ID == id {
-			return fmt.Errorf("approve_tool: tool call %s was already %s", id, map[bool]string{true: "approved", false: "denied"}[a.approved])
-		}
-	}
 	if outcome, ok := r.decided[id]; ok {
-		return fmt.Errorf("approve_tool: tool call %s was already decided (%s)", id, outcome)
+		return fmt.Errorf("approve_tool: tool call %s was already %s", id, outcome)
 	}
 	var waiting []string
 	for _, a := range r.waiting() {
@@ -143,6 +138,7 @@ func (r *run) approveTool(ctx workflow.Context, p agent.ApproveToolPayload) (App
 	a := r.pendingApproval(p.ToolCallID)
 	a.decided, a.approved, a.reason = true, p.Approved, strings.TrimSpace(p.Bounded().Reason)
 	a.session = p.Scope == agent.ApprovalScopeSession
+	r.decided[p.ToolCallID] = map[bool]string{true: "approved", false: "denied"}[p.Approved]
 	r.setApprovalDetails(ctx)
 	return ApproveToolResult{ToolCallID: p.ToolCallID, ToolName: a.call.ref.Name, Approved: p.Approved, Scope: p.Scope}, nil
 }
@@ -194,19 +190,14 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 	if err != nil || ctx.Err() != nil { // the workflow itself was cancelled
 		r.aborted = true
 	}
-	if r.decided == nil {
-		r.decided = map[string]string{}
-	}
 	for _, a := range r.approvals {
 		id := a.call.ref.ID
 		switch {
 		case a.decided && a.approved:
-			r.decided[id] = "approved"
 			if a.session && a.grant != nil {
 				r.grantForSession(ctx, *a.grant)
 			}
 		case a.decided:
-			r.decided[id] = "denied"
 			a.call.denial = ToolDeniedMessage
 			if a.reason != "" {
 				a.call.denial += ": " + a.reason
@@ -216,10 +207,10 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 		case len(r.steering) > 0:
 			r.decided[id] = "skipped for a steer message"
 		case r.bud.endsWait:
-			r.decided[id] = "not run: the budget was reached"
+			r.decided[id] = "stopped: the budget was reached"
 			a.call.denial = fmt.Sprintf(ToolBudgetStopMessage, r.bud.reached)
 		case timedOut:
-			r.decided[id] = "not approved in time"
+			r.decided[id] = "denied: not approved in time"
 			a.call.denial = fmt.Sprintf(ToolApprovalTimeoutMessage, approvalWait(r.in.Approval.ApprovalTimeoutMs))
 		}
 	}

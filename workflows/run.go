@@ -87,7 +87,8 @@ type run struct {
 	deliveredUsers      []agent.Event
 	// approvals are the calls of the running group that asked for
 	// approval (approval.go); decided maps the ids decided in this run to
-	// their outcome, so a late approve_tool is told what happened.
+	// their outcome as approve_tool decided it, or as the wait ended, so
+	// a late approve_tool is told what happened.
 	approvals []*approval
 	decided   map[string]string
 	// pol is the approval policy's state (policy.go).
@@ -102,6 +103,7 @@ func newRun(ctx workflow.Context, in PromptInput) *run {
 		settings: in.Retry,
 		status:   agent.StatusRunning,
 		idPrefix: stableIDPrefix(ctx),
+		decided:  map[string]string{},
 	}
 }
 
