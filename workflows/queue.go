@@ -22,16 +22,6 @@ import (
 // reaches history (the validator only reads state). Each change emits
 // queue_changed (an event is state, not a command: replay is unchanged).
 
-// enqueue queues a received steer or follow_up message.
-func (r *run) enqueue(ctx workflow.Context, kind string, p agent.UserMessagePayload) {
-	r.queueSeq++
-	if p.SentAt.IsZero() {
-		p.SentAt = workflow.Now(ctx).UTC()
-	}
-	r.pushQueued(agent.QueuedMessage{ID: fmt.Sprintf("m%d", r.queueSeq), Kind: kind, Text: p.Message, Images: p.Images, SentAt: p.SentAt})
-	r.emit(ctx, agent.Event{Type: agent.EventQueueChanged})
-}
-
 func (r *run) pushQueued(m agent.QueuedMessage) {
 	if m.Kind == agent.SignalSteer {
 		r.steering = append(r.steering, m)
@@ -47,9 +37,6 @@ func (r *run) queued() []agent.QueuedMessage {
 
 // forget records why id left the queue, so a late edit is told.
 func (r *run) forget(ms []agent.QueuedMessage, why string) {
-	if r.queueGone == nil {
-		r.queueGone = map[string]string{}
-	}
 	for _, m := range ms {
 		r.queueGone[m.ID] = why
 	}

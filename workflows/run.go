@@ -99,11 +99,12 @@ type run struct {
 
 func newRun(ctx workflow.Context, in PromptInput) *run {
 	return &run{
-		in:       in,
-		settings: in.Retry,
-		status:   agent.StatusRunning,
-		idPrefix: stableIDPrefix(ctx),
-		decided:  map[string]string{},
+		in:        in,
+		settings:  in.Retry,
+		status:    agent.StatusRunning,
+		idPrefix:  stableIDPrefix(ctx),
+		decided:   map[string]string{},
+		queueGone: map[string]string{},
 	}
 }
 
