@@ -256,13 +256,8 @@ func (r *run) setApprovalDetails(ctx workflow.Context) {
 func (r *run) pendingApprovals() []agent.PendingApproval {
 	var out []agent.PendingApproval
 	for _, a := range r.waiting() {
-		p := agent.PendingApproval{ToolCallID: a.call.ref.ID, ToolName: a.call.ref.Name, Args: a.call.ref.ArgsPreview, Why: a.call.why,
-			SessionScope: sessionScope(a.grant)}
-		if a.expiresAt != nil {
-			t := *a.expiresAt
-			p.ExpiresAt = &t
-		}
-		out = append(out, p)
+		out = append(out, agent.PendingApproval{ToolCallID: a.call.ref.ID, ToolName: a.call.ref.Name, Args: a.call.ref.ArgsPreview,
+			Why: a.call.why, SessionScope: sessionScope(a.grant), ExpiresAt: a.expiresAt})
 	}
 	return out
 }

@@ -353,15 +353,11 @@ func (r *run) endSubAgent(ctx workflow.Context, c *toolCall, err error) {
 			res = d
 		}
 	}
-	usage := res.Usage
-	for _, f := range res.Files {
-		r.addFileChanged(f)
-	}
-	r.FilesChangedMore += res.FilesMore
+	r.addFilesChanged(res.FilesMore, res.Files...)
 	r.emit(ctx, agent.Event{Type: agent.EventSubAgentEnd, ToolCallID: c.ref.ID, SessionID: c.subSession,
-		IsError: c.res.IsError || err != nil, Usage: usage})
-	if usage != nil {
-		r.countSpend(ctx, *usage, false)
+		IsError: c.res.IsError || err != nil, Usage: res.Usage})
+	if res.Usage != nil {
+		r.countSpend(ctx, *res.Usage, false)
 	}
 }
 
@@ -403,10 +399,7 @@ func (r *run) noteBashFiles(c *toolCall, err error) {
 		return
 	}
 	r.FilesByBash = true
-	for _, f := range c.res.Files {
-		r.addFileChanged(f)
-	}
-	r.FilesChangedMore += c.res.FilesMore
+	r.addFilesChanged(c.res.FilesMore, c.res.Files...)
 }
 
 // noteFilesChanged notes the file a write or edit call changed.
@@ -422,7 +415,7 @@ func (r *run) noteFilesChanged(c *toolCall, err error) {
 	if c.ref.PolicyArgCut {
 		p += "…"
 	}
-	r.addFileChanged(r.workspacePath(p))
+	r.addFilesChanged(0, r.workspacePath(p))
 }
 
 // workspacePath is p relative to the workspace when it lies inside it.
@@ -435,14 +428,18 @@ func (r *run) workspacePath(p string) string {
 	return filepath.Clean(p)
 }
 
-// addFileChanged adds a path to the files changed, once; past
-// MaxFilesChanged it counts it in FilesChangedMore.
-func (r *run) addFileChanged(p string) {
-	switch {
-	case slices.Contains(r.FilesChanged, p):
-	case len(r.FilesChanged) < MaxFilesChanged:
-		r.FilesChanged = append(r.FilesChanged, p)
-	default:
-		r.FilesChangedMore++
+// addFilesChanged adds paths to the files changed, each once; past
+// MaxFilesChanged it counts them in FilesChangedMore, with more (the
+// changes a list reported past its own paths).
+func (r *run) addFilesChanged(more int, paths ...string) {
+	for _, p := range paths {
+		switch {
+		case slices.Contains(r.FilesChanged, p):
+		case len(r.FilesChanged) < MaxFilesChanged:
+			r.FilesChanged = append(r.FilesChanged, p)
+		default:
+			r.FilesChangedMore++
+		}
 	}
+	r.FilesChangedMore += more
 }
