@@ -39,15 +39,8 @@ const (
 func SubAgentSessionID(parentSession, resultEntryID, toolCallID string) string {
 	h := fnv.New32a()
 	h.Write([]byte(parentSession + "\x00" + resultEntryID + "\x00" + toolCallID))
-	call := idChars(toolCallID, 64, "_-")
-	if len(call) > 24 {
-		call = call[:24]
-	}
-	suffix := fmt.Sprintf(".task-%s-%08x", call, h.Sum32())
-	if len(parentSession)+len(suffix) > session.MaxIDLen {
-		parentSession = parentSession[:session.MaxIDLen-len(suffix)]
-	}
-	return parentSession + suffix
+	suffix := fmt.Sprintf(".task-%s-%08x", idChars(toolCallID, 24, "_-"), h.Sum32())
+	return parentSession[:min(len(parentSession), session.MaxIDLen-len(suffix))] + suffix
 }
 
 // SubAgentCall is the task call a sub-agent's prompt runs for, on its
