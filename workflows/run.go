@@ -220,9 +220,12 @@ func (r *run) signalHandlers(ctx workflow.Context) []signalHandler {
 		{agent.SignalAbort, bare(r.abort)},
 		{agent.SignalSetAutoRetry, func(c workflow.ReceiveChannel) bool {
 			// A payload that does not decode is dropped (and logged) by
-			// the SDK; one without "enabled" is ignored here. Neither
-			// fails the workflow task.
-			var p setAutoRetrySignal
+			// the SDK; one without "enabled" (agent.SetAutoRetryPayload,
+			// with a missing field told from false) is ignored here.
+			// Neither fails the workflow task.
+			var p struct {
+				Enabled *bool `json:"enabled"`
+			}
 			if !c.ReceiveAsync(&p) {
 				return false
 			}
@@ -289,10 +292,4 @@ func (r *run) abort() {
 	if r.cancelTools != nil {
 		r.cancelTools()
 	}
-}
-
-// setAutoRetrySignal decodes agent.SetAutoRetryPayload, telling a missing
-// field from false.
-type setAutoRetrySignal struct {
-	Enabled *bool `json:"enabled"`
 }
