@@ -66,15 +66,6 @@ func (r *run) joinApprovalFloor(floor []string) {
 	}
 }
 
-// registerApprovalHandler installs the approve_tool update.
-func (r *run) registerApprovalHandler(ctx workflow.Context) error {
-	return workflow.SetUpdateHandlerWithOptions(ctx, agent.UpdateApproveTool, r.approveTool,
-		workflow.UpdateHandlerOptions{
-			Validator:   r.validateApproval,
-			Description: `decide a tool call waiting for approval: {"toolCallId": "...", "approved": true|false, "reason": "...", "scope": "session" (optional: allow the session's later matching calls too)}`,
-		})
-}
-
 // waiting are the calls of the group still waiting for their decision.
 func (r *run) waiting() []*approval {
 	return slices.DeleteFunc(slices.Clone(r.approvals), func(a *approval) bool { return a.decided })
@@ -101,40 +92,29 @@ func (r *run) validateApproval(p agent.ApproveToolPayload) error {
 	return r.validateDecision(p)
 }
 
-// validateScope rejects a scope other than "" and session, a session
-// scope on a denial, and one for a call no grant can cover.
-func (r *run) validateScope(p agent.ApproveToolPayload) error {
-	switch {
-	case p.Scope == "":
-		return nil
-	case p.Scope != agent.ApprovalScopeSession:
-		return fmt.Errorf("approve_tool: scope is %q, want %q or nothing", p.Scope, agent.ApprovalScopeSession)
-	case !p.Approved:
-		return errors.New("approve_tool: scope session applies to an approval, not a denial")
-	}
-	if a := r.pendingApproval(p.ToolCallID); a != nil && a.grant == nil {
-		return fmt.Errorf("approve_tool: tool call %s cannot be allowed for the session (a bash command that chains commands, or no policy rule asked for it): approve it without scope", p.ToolCallID)
-	}
-	return nil
-}
-
 // validateDecision rejects an approve_tool for a call that is not
-// waiting, or with a scope the call cannot take (validateScope).
+// waiting, or with a scope the call cannot take: a scope other than ""
+// and session, a session scope on a denial, or one for a call no grant
+// can cover.
 func (r *run) validateDecision(p agent.ApproveToolPayload) error {
 	id := p.ToolCallID
 	if strings.TrimSpace(id) == "" {
 		return errors.New("approve_tool: toolCallId is empty")
 	}
-	if r.pendingApproval(id) != nil {
-		return r.validateScope(p)
-	}
-	for _, a := range r.approvals {
-		if a.call.ref.ID == id {
-			return fmt.Errorf("approve_tool: tool call %s was already %s", id, map[bool]string{true: "approved", false: "denied"}[a.approved])
+	if a := r.pendingApproval(id); a != nil {
+		switch {
+		case p.Scope == "":
+		case p.Scope != agent.ApprovalScopeSession:
+			return fmt.Errorf("approve_tool: scope is %q, want %q or nothing", p.Scope, agent.ApprovalScopeSession)
+		case !p.Approved:
+			return errors.New("approve_tool: scope session applies to an approval, not a denial")
+		case a.grant == nil:
+			return fmt.Errorf("approve_tool: tool call %s cannot be allowed for the session (a bash command that chains commands, or no policy rule asked for it): approve it without scope", id)
 		}
+		return nil
 	}
 	if outcome, ok := r.decided[id]; ok {
-		return fmt.Errorf("approve_tool: tool call %s was already decided (%s)", id, outcome)
+		return fmt.Errorf("approve_tool: tool call %s was already %s", id, outcome)
 	}
 	var waiting []string
 	for _, a := range r.waiting() {
@@ -158,6 +138,7 @@ func (r *run) approveTool(ctx workflow.Context, p agent.ApproveToolPayload) (App
 	a := r.pendingApproval(p.ToolCallID)
 	a.decided, a.approved, a.reason = true, p.Approved, strings.TrimSpace(p.Bounded().Reason)
 	a.session = p.Scope == agent.ApprovalScopeSession
+	r.decided[p.ToolCallID] = map[bool]string{true: "approved", false: "denied"}[p.Approved]
 	r.setApprovalDetails(ctx)
 	return ApproveToolResult{ToolCallID: p.ToolCallID, ToolName: a.call.ref.Name, Approved: p.Approved, Scope: p.Scope}, nil
 }
@@ -168,10 +149,7 @@ func (r *run) approveTool(ctx workflow.Context, p agent.ApproveToolPayload) (App
 // error text in c.denial; an approved one runs; the others are left to
 // the caller (skipped for the steer message, or aborted).
 func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
-	var timeout time.Duration
-	if ms := r.in.Approval.ApprovalTimeoutMs; ms > 0 {
-		timeout = time.Duration(ms) * time.Millisecond
-	}
+	timeout := time.Duration(r.in.Approval.ApprovalTimeoutMs) * time.Millisecond // 0 or less: none
 	now := workflow.Now(ctx)
 	for _, c := range group {
 		ask, grant := r.decide(ctx, c)
@@ -212,19 +190,14 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 	if err != nil || ctx.Err() != nil { // the workflow itself was cancelled
 		r.aborted = true
 	}
-	if r.decided == nil {
-		r.decided = map[string]string{}
-	}
 	for _, a := range r.approvals {
 		id := a.call.ref.ID
 		switch {
 		case a.decided && a.approved:
-			r.decided[id] = "approved"
 			if a.session && a.grant != nil {
 				r.grantForSession(ctx, *a.grant)
 			}
 		case a.decided:
-			r.decided[id] = "denied"
 			a.call.denial = ToolDeniedMessage
 			if a.reason != "" {
 				a.call.denial += ": " + a.reason
@@ -234,10 +207,10 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 		case len(r.steering) > 0:
 			r.decided[id] = "skipped for a steer message"
 		case r.bud.endsWait:
-			r.decided[id] = "not run: the budget was reached"
+			r.decided[id] = "stopped: the budget was reached"
 			a.call.denial = fmt.Sprintf(ToolBudgetStopMessage, r.bud.reached)
 		case timedOut:
-			r.decided[id] = "not approved in time"
+			r.decided[id] = "denied: not approved in time"
 			a.call.denial = fmt.Sprintf(ToolApprovalTimeoutMessage, approvalWait(r.in.Approval.ApprovalTimeoutMs))
 		}
 	}
@@ -283,13 +256,8 @@ func (r *run) setApprovalDetails(ctx workflow.Context) {
 func (r *run) pendingApprovals() []agent.PendingApproval {
 	var out []agent.PendingApproval
 	for _, a := range r.waiting() {
-		p := agent.PendingApproval{ToolCallID: a.call.ref.ID, ToolName: a.call.ref.Name, Args: a.call.ref.ArgsPreview, Why: a.call.why,
-			SessionScope: sessionScope(a.grant)}
-		if a.expiresAt != nil {
-			t := *a.expiresAt
-			p.ExpiresAt = &t
-		}
-		out = append(out, p)
+		out = append(out, agent.PendingApproval{ToolCallID: a.call.ref.ID, ToolName: a.call.ref.Name, Args: a.call.ref.ArgsPreview,
+			Why: a.call.why, SessionScope: sessionScope(a.grant), ExpiresAt: a.expiresAt})
 	}
 	return out
 }

@@ -77,7 +77,6 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 		return BashResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
 	r := newRun(ctx, PromptInput{SessionID: in.SessionID, Retry: retry.DefaultSettings(), HeartbeatTimeoutMs: in.HeartbeatTimeoutMs})
-	r.idPrefix = stableIDPrefix(ctx)
 	if err := r.registerHandlers(ctx); err != nil {
 		return BashResult{}, err
 	}
@@ -127,7 +126,10 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 		return r.endBash(ctx, BashResult{Status: agent.StatusCompleted,
 			UserBashResult: activities.UserBashResult{EntryID: entryID, Cancelled: true}})
 	}
-	return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: fmt.Sprintf("bash %q: %s", in.Command, commandCutText(cut, detail))})
+	if cut != cutFailed { // a cut command may or may not have completed
+		detail = toolCutText(cut, detail, true)
+	}
+	return r.endBash(ctx, BashResult{Status: agent.StatusFailed, Error: fmt.Sprintf("bash %q: %s", in.Command, detail)})
 }
 
 // endBash emits prompt_end and returns res, as an error when it failed.

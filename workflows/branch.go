@@ -18,12 +18,12 @@ func (r *run) branchSummary(ctx workflow.Context) *agent.BranchSummary {
 		return nil
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	actx := workflow.WithActivityOptions(dctx, placed(dctx, workflow.ActivityOptions{
+	actx := placed(dctx, workflow.ActivityOptions{
 		ActivityID:          "branch-" + r.PromptEntryID,
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         policy(time.Second, 3, activities.ErrTypeWorkspace),
 		Summary:             "worktree summary",
-	}, r.ToolHost, r.in.Tools.HostWaitMs))
+	}, r.ToolHost, r.in.Tools.HostWaitMs, 0)
 	var sum *agent.BranchSummary
 	if err := workflow.ExecuteActivity(actx, activities.WorktreeSummaryName, activities.WorktreeSummaryInput{SessionID: r.in.SessionID}).Get(dctx, &sum); err != nil {
 		workflow.GetLogger(ctx).Warn("branch of the worktree not summarised", "session", r.in.SessionID, "error", err.Error())

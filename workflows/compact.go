@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"strings"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -57,19 +56,19 @@ func CompactInputFrom(p PromptInput, instructions string) CompactInput {
 	}
 }
 
-// Validate reports the first problem of the input in one line.
+// prompt is the input of the run a manual compaction is: the settings of
+// a prompt, without a message.
+func (in CompactInput) prompt() PromptInput {
+	return PromptInput{SessionID: in.SessionID, Model: in.Model, Retry: in.Retry, Compaction: in.Compaction,
+		ModelTimeoutMs: in.ModelTimeoutMs, HeartbeatTimeoutMs: in.HeartbeatTimeoutMs}
+}
+
+// Validate reports the problems of the input in one line, as
+// PromptInput.Validate does for the same settings.
 func (in CompactInput) Validate() error {
-	var errs []string
-	if strings.TrimSpace(in.SessionID) == "" {
-		errs = append(errs, "sessionId is empty")
-	}
-	if in.Model.Provider == "" {
-		errs = append(errs, "model.provider is empty")
-	}
-	if errs = append(errs, settingsProblems(in.Retry, in.Compaction, in.ModelTimeoutMs, in.HeartbeatTimeoutMs)...); len(errs) > 0 {
-		return fmt.Errorf("invalid compact input: %s", strings.Join(errs, "; "))
-	}
-	return nil
+	p := in.prompt()
+	p.Message = "(manual compaction)"
+	return invalid("compact", p.problems())
 }
 
 // CompactResult is the result of a manual compaction. A failed or aborted
@@ -100,11 +99,7 @@ func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
 	if err := in.Validate(); err != nil {
 		return CompactResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
-	r := newRun(ctx, PromptInput{
-		SessionID: in.SessionID, Model: in.Model, Retry: in.Retry, Compaction: in.Compaction,
-		ModelTimeoutMs: in.ModelTimeoutMs, HeartbeatTimeoutMs: in.HeartbeatTimeoutMs,
-	})
-	r.idPrefix = stableIDPrefix(ctx)
+	r := newRun(ctx, in.prompt())
 	r.manualCompaction = true
 	if err := r.registerHandlers(ctx); err != nil {
 		return CompactResult{}, err

@@ -24,23 +24,14 @@ const (
 const OverflowNotContinuedMessage = "context overflow: the session was compacted but compaction.autoContinue is false, " +
 	"so the turn was not retried; send the prompt again to continue"
 
-// overflowRecoveryPossible reports whether an overflow error will be
-// followed by compact-and-continue (agent_end's willRetry): compaction is
-// on, auto-continue is on, and this is not the overflow right after an
-// overflow compaction.
-func (r *run) overflowRecoveryPossible() bool {
-	return r.in.Compaction.Enabled && r.in.Compaction.AutoContinue && !r.OverflowRecovered
-}
-
 // checkCompaction is the overflow path of SPEC 1 and 9, reached only when
 // no retry started for the turn: an overflow error is never retried; it is
-// recovered by one compaction, then the turn runs again once. cont reports
-// that the turn continues (the run context now starts with the summary).
-func (r *run) checkCompaction(ctx workflow.Context, res activities.CallModelResult) (cont bool, result PromptResult, err error) {
-	stop := func(msg string) (bool, PromptResult, error) {
+// recovered by one compaction, then the turn runs again once (stepModel:
+// the run context now starts with the summary), or the prompt ends.
+func (r *run) checkCompaction(ctx workflow.Context, res activities.CallModelResult) step {
+	stop := func(msg string) step {
 		r.advance(res.EntryID) // the overflow error ends the conversation
-		result, err := r.fail(ctx, msg)
-		return false, result, err
+		return r.end(r.fail(ctx, msg))
 	}
 	switch {
 	case !r.in.Compaction.Enabled:
@@ -56,21 +47,18 @@ func (r *run) checkCompaction(ctx workflow.Context, res activities.CallModelResu
 	switch {
 	case out.aborted:
 		r.advance(res.EntryID)
-		result, err := r.finishAborted(ctx)
-		return false, result, err
+		return r.end(r.finishAborted(ctx))
 	case out.err != "" && out.cancelled:
 		r.advance(res.EntryID)
-		result, err := r.failCancelled(ctx, "context overflow: compaction failed: "+out.err)
-		return false, result, err
+		return r.end(r.failCancelled(ctx, "context overflow: compaction failed: "+out.err))
 	case out.err != "":
 		return stop("context overflow: compaction failed: " + out.err)
 	case out.res.NothingToCompact:
 		return stop(compaction.NothingToCompactMessageFor(out.res.MessageCount))
 	case !willRetry:
-		result, err := r.fail(ctx, OverflowNotContinuedMessage)
-		return false, result, err
+		return r.end(r.fail(ctx, OverflowNotContinuedMessage))
 	}
-	return true, PromptResult{}, nil
+	return stepModel
 }
 
 // completeTurn ends a prompt whose turn produced its answer. Past the

@@ -37,11 +37,11 @@ const (
 
 // cutOf is the one mapping of a tool activity's error to the way the call
 // was cut, with the detail its wording names: the timeout's name (lost),
-// the activity's message (stopped, unasked, failed). Prompts
-// (recordToolFailure) and user commands (Bash) word it; a command cut any
-// way but an abort may or may not have completed, and is never reported
-// as the SDK's "context canceled". An untyped "context canceled" or
-// "context deadline exceeded" (a worker from before ErrTypeCallCut, or
+// the activity's message (stopped, unasked, failed). toolCutText words it
+// for prompts (recordToolFailure) and user commands (Bash): a command cut
+// any way but an abort may or may not have completed, and is never
+// reported as the SDK's "context canceled". An untyped "context canceled"
+// or "context deadline exceeded" (a worker from before ErrTypeCallCut, or
 // the SDK refusing a cancel nobody asked for) is a cut nobody asked for.
 func cutOf(ctx workflow.Context, err error) (callCut, string) {
 	var timeoutErr *temporal.TimeoutError
@@ -82,22 +82,6 @@ func toolCutText(cut callCut, detail string, once bool) string {
 	return fmt.Sprintf(ToolFailedMessage, detail)
 }
 
-// commandCutText is the error of a user's command (the Bash workflow) cut
-// as cutOf says, but not aborted: a cut command may or may not have
-// completed.
-func commandCutText(cut callCut, detail string) string {
-	const unknown = ": the command may or may not have completed"
-	switch cut {
-	case cutLost:
-		return fmt.Sprintf("the worker running it was lost (%s timeout)", detail) + unknown
-	case cutStopped:
-		return "the worker running it shut down and stopped it" + unknown
-	case cutUnasked:
-		return "the worker running it stopped it without an abort (it could not report to the Temporal server)" + unknown
-	}
-	return detail
-}
-
 // modelFailure maps a model call's failed activity (CallModel, Summarize;
 // what names it) to the assistant message the workflow records for it
 // (SPEC 7): a cancellation is an aborted answer, a timeout (a dead
@@ -115,16 +99,12 @@ func (r *run) modelFailure(ctx workflow.Context, err error, what string) (stop a
 		return agent.StopReasonAborted, retry.AbortedMessage, ""
 	case errors.As(err, &timeoutErr):
 		return agent.StopReasonError, fmt.Sprintf(ConnectionLostMessage, timeoutName(timeoutErr)), ""
-	case errors.As(err, &appErr) && slices.Contains(permanentErrorTypes, appErr.Type()):
+	case errors.As(err, &appErr) && slices.Contains([]string{activities.ErrTypeSessionStore,
+		activities.ErrTypeBadInput, activities.ErrTypeCredentials}, appErr.Type()):
 		return "", "", rootMessage(err)
 	}
 	return agent.StopReasonError, "connection error: " + what + " failed: " + rootMessage(err), ""
 }
-
-// permanentErrorTypes are the activity failures no retry can fix (the
-// session store, the input or the credentials are broken): the prompt
-// fails with their message instead of retrying a "connection error".
-var permanentErrorTypes = []string{activities.ErrTypeSessionStore, activities.ErrTypeBadInput, activities.ErrTypeCredentials}
 
 // timeoutName names a timeout as the texts for people do.
 func timeoutName(te *temporal.TimeoutError) string {

@@ -30,35 +30,28 @@ var searchAttributesReady atomic.Bool
 // set them.
 func SetSearchAttributesReady(ok bool) { searchAttributesReady.Store(ok) }
 
-// jobKey is what decides a new memo: a JobStatus without its times.
-type jobKey struct {
-	status          string
-	until           time.Time
-	turn, toolCalls int
-	tokens          int64
-	cost            float64
-}
-
-// jobKey is what the prompt does now (agent.Job* statuses), and its
-// counts. It reads fields only: Await evaluates it at every wait.
-func (r *run) jobKey() jobKey {
-	k := jobKey{status: agent.JobRunning, turn: r.Turn, toolCalls: r.ToolCalls,
-		tokens: r.bud.spent.Tokens(), cost: r.bud.spent.CostUsd}
+// job is what the prompt does now (agent.Job* statuses) and its counts,
+// without Since (publishJob sets it). It reads fields only: Await
+// evaluates it at every wait; Until points into r.pending, so a job is
+// the same while the same retry waits.
+func (r *run) job() agent.JobStatus {
+	js := agent.JobStatus{Status: agent.JobRunning, Turn: r.Turn, ToolCalls: r.ToolCalls,
+		Tokens: r.bud.spent.Tokens(), CostUsd: r.bud.spent.CostUsd}
 	switch {
 	case r.compacting:
-		k.status = agent.JobCompacting
+		js.Status = agent.JobCompacting
 	case len(r.waiting()) > 0:
-		k.status = agent.JobApproval
+		js.Status = agent.JobApproval
 	case r.pending != nil:
-		k.status, k.until = agent.JobBackoff, r.pending.WakeAt
+		js.Status, js.Until = agent.JobBackoff, &r.pending.WakeAt
 	case r.waitingHost != "":
-		k.status = agent.JobWaitingHost
+		js.Status = agent.JobWaitingHost
 	case len(r.runningTools) > 0:
-		k.status = agent.JobTool
+		js.Status = agent.JobTool
 	case r.streaming:
-		k.status = agent.JobModel
+		js.Status = agent.JobModel
 	}
-	return k
+	return js
 }
 
 // publishJob keeps the prompt's job memo current from a coroutine of its
@@ -73,23 +66,18 @@ func (r *run) publishJob(ctx workflow.Context) {
 		search = false
 	}
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		var last jobKey
+		var last agent.JobStatus
 		var since time.Time
 		for {
-			if err := workflow.Await(ctx, func() bool { return r.jobKey() != last }); err != nil {
+			if err := workflow.Await(ctx, func() bool { return r.job() != last }); err != nil {
 				return // the prompt was cancelled
 			}
-			k := r.jobKey()
-			if k.status != last.status {
+			js := r.job()
+			if js.Status != last.Status {
 				since = workflow.Now(ctx).UTC()
 			}
-			last = k
-			js := agent.JobStatus{Status: k.status, Since: since, Turn: k.turn, ToolCalls: k.toolCalls,
-				Tokens: k.tokens, CostUsd: k.cost}
-			if !k.until.IsZero() {
-				u := k.until
-				js.Until = &u
-			}
+			last = js
+			js.Since = since
 			if err := workflow.UpsertMemo(ctx, map[string]any{agent.MemoJob: js}); err != nil {
 				workflow.GetLogger(ctx).Warn("job memo not published", "error", err)
 			}

@@ -31,7 +31,12 @@ func (r *run) execute(ctx workflow.Context) (PromptResult, error) {
 		return r.fail(ctx, err.Error())
 	}
 	r.startBudget(ctx)
-	r.enterRunning(ctx)
+	// The running prompts and sub-agents (metrics; no command).
+	h := workflow.GetMetricsHandler(ctx)
+	metrics.Enter(h, metrics.StateRunning)
+	if r.in.Parent != nil {
+		metrics.EnterSubAgent(h)
+	}
 	next := stepModel
 	for next != stepDone {
 		if r.aborted && next != stepTools {
@@ -50,7 +55,10 @@ func (r *run) execute(ctx workflow.Context) (PromptResult, error) {
 			next = r.boundaryStep(ctx)
 		}
 	}
-	r.leaveRunning(ctx)
+	metrics.Leave(h, metrics.StateRunning)
+	if r.in.Parent != nil {
+		metrics.LeaveSubAgent(h)
+	}
 	return r.endRes, r.endErr
 }
 
@@ -83,8 +91,11 @@ func (r *run) modelStep(ctx workflow.Context) step {
 	// An overflow error goes to compaction; a successful answer that
 	// reports a silent overflow is handled by the threshold check.
 	overflow := d.Classification.Class == retry.ClassContextOverflow && res.StopReason == agent.StopReasonError
-	// A failed attempt that reached the budget is not retried.
-	willRetry := (d.Retry || (overflow && r.overflowRecoveryPossible())) && !r.budgetReached()
+	// A failed attempt that reached the budget is not retried; an overflow
+	// is followed by compact-and-continue unless it came right after an
+	// overflow compaction.
+	recoverable := r.in.Compaction.Enabled && r.in.Compaction.AutoContinue && !r.OverflowRecovered
+	willRetry := (d.Retry || (overflow && recoverable)) && !r.budgetReached()
 	// Tool calls are run whatever the stop reason of a complete answer
 	// (a length stop may carry calls cut short: they get error results),
 	// so no call is ever left without its result.
@@ -125,10 +136,7 @@ func (r *run) modelStep(ctx workflow.Context) step {
 		return r.stopForBudget(ctx)
 	}
 	if d.Retry {
-		if cont, result, err := r.retryAfterBackoff(ctx, &d, res); !cont {
-			return r.end(result, err)
-		}
-		return stepModel
+		return r.retryAfterBackoff(ctx, &d, res)
 	}
 	switch {
 	case res.StopReason == agent.StopReasonAborted || r.aborted:
@@ -138,10 +146,7 @@ func (r *run) modelStep(ctx workflow.Context) step {
 		return r.stopForBudget(ctx)
 	case overflow:
 		// Never retried (SPEC 1): the compaction path decides.
-		if cont, result, err := r.checkCompaction(ctx, res); !cont {
-			return r.end(result, err)
-		}
-		return stepModel
+		return r.checkCompaction(ctx, res)
 	case res.StopReason == agent.StopReasonError:
 		r.advance(res.EntryID)
 		msg := res.ErrorMessage
@@ -188,22 +193,3 @@ func (r *run) boundaryStep(ctx workflow.Context) step {
 // MaxTurnsMessage fails a prompt stopped by agent.maxTurns.
 const MaxTurnsMessage = "stopped after %d turns (agent.maxTurns): the model was still calling tools; " +
 	"send a follow-up prompt to let it continue, or raise agent.maxTurns"
-
-// enterRunning counts the prompt into the running prompts and, a
-// sub-agent's prompt, into the running sub-agents (metrics; no command).
-func (r *run) enterRunning(ctx workflow.Context) {
-	h := workflow.GetMetricsHandler(ctx)
-	metrics.Enter(h, metrics.StateRunning)
-	if r.in.Parent != nil {
-		metrics.EnterSubAgent(h)
-	}
-}
-
-// leaveRunning counts the prompt out of what enterRunning counted it in.
-func (r *run) leaveRunning(ctx workflow.Context) {
-	h := workflow.GetMetricsHandler(ctx)
-	metrics.Leave(h, metrics.StateRunning)
-	if r.in.Parent != nil {
-		metrics.LeaveSubAgent(h)
-	}
-}

@@ -68,16 +68,21 @@ func localOptions(ctx workflow.Context) workflow.Context {
 	})
 }
 
-// placed puts opts on the task queue of the session's tool host (host
+// placed applies opts on the task queue of the session's tool host (host
 // placement: the work runs on the worker host that holds the workspace)
 // with the host wait as its schedule-to-start timeout; host "" leaves
-// them as they are (any worker).
-func placed(ctx workflow.Context, opts workflow.ActivityOptions, host string, waitMs int64) workflow.ActivityOptions {
+// them as they are (any worker). A call that waited out its host wait
+// (waits times) is scheduled again under a new id and a longer wait
+// (hostWait).
+func placed(ctx workflow.Context, opts workflow.ActivityOptions, host string, waitMs int64, waits int) workflow.Context {
 	if host != "" {
 		opts.TaskQueue = activities.ToolQueue(workflow.GetInfo(ctx).TaskQueueName, host)
-		opts.ScheduleToStartTimeout = msOr(waitMs, DefaultHostWait)
+		opts.ScheduleToStartTimeout = hostWait(msOr(waitMs, DefaultHostWait), waits)
+		if waits > 0 {
+			opts.ActivityID += fmt.Sprintf("-wait%d", waits)
+		}
 	}
-	return opts
+	return workflow.WithActivityOptions(ctx, opts)
 }
 
 // msOr is a duration setting of ms milliseconds, or def when it is 0.
@@ -91,23 +96,15 @@ func msOr(ms int64, def time.Duration) time.Duration {
 // toolOptions are the activity options of one tool call: a deterministic
 // activity id derived from the call, heartbeats, retries only where a
 // second attempt cannot do harm (the tool's spec), and the host's queue.
-// A call that waited out its host wait is scheduled again under a new id
-// and a longer wait (hostWait).
 func (r *run) toolOptions(ctx workflow.Context, c *toolCall) workflow.Context {
-	id := "tool-" + c.resultID + "-" + idChars(c.ref.ID, 64, "_-")
-	opts := placed(ctx, workflow.ActivityOptions{
+	return placed(ctx, workflow.ActivityOptions{
+		ActivityID:          "tool-" + c.resultID + "-" + idChars(c.ref.ID, 64, "_-"),
 		StartToCloseTimeout: c.spec.CallTimeout(c.ref.TimeoutSec, r.in.Tools.BashTimeoutMs),
 		HeartbeatTimeout:    msOr(r.in.HeartbeatTimeoutMs, DefaultHeartbeatTimeout),
 		RetryPolicy:         policy(time.Second, c.spec.Attempts, activities.ErrTypeBadInput, activities.ErrTypeWorkspace),
 		WaitForCancellation: true,
 		Summary:             line.Cut(c.ref.Name+" "+c.ref.Summary, 120),
-	}, r.ToolHost, r.in.Tools.HostWaitMs)
-	if r.ToolHost != "" && c.waits > 0 {
-		id += fmt.Sprintf("-wait%d", c.waits)
-		opts.ScheduleToStartTimeout = hostWait(opts.ScheduleToStartTimeout, c.waits)
-	}
-	opts.ActivityID = id
-	return workflow.WithActivityOptions(ctx, opts)
+	}, r.ToolHost, r.in.Tools.HostWaitMs, c.waits)
 }
 
 // subAgentOptions are the options of a sub-agent's prompt: the
@@ -128,34 +125,34 @@ func subAgentOptions(ctx workflow.Context, sessionID, description string) workfl
 // workflow): one attempt, since a command is never run twice, on the
 // session's tool host.
 func userBashOptions(ctx workflow.Context, in BashInput, host, entryID string) workflow.Context {
-	return workflow.WithActivityOptions(ctx, placed(ctx, workflow.ActivityOptions{
+	return placed(ctx, workflow.ActivityOptions{
 		ActivityID:          "bash-" + entryID,
 		StartToCloseTimeout: tools.SpecOf(tools.Bash).CallTimeout(0, in.TimeoutMs),
 		HeartbeatTimeout:    msOr(in.HeartbeatTimeoutMs, DefaultHeartbeatTimeout),
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 		WaitForCancellation: true,
 		Summary:             line.Cut(tools.Bash+" "+in.Command, 120),
-	}, host, in.HostWaitMs))
+	}, host, in.HostWaitMs, 0)
 }
 
 // deleteOptions are the options of the DeleteSession activity: removing
 // a directory tree of outputs may take longer than a store write; every
 // step is idempotent, so Temporal may retry it.
 func deleteOptions(ctx workflow.Context, host string, waitMs int64) workflow.Context {
-	return workflow.WithActivityOptions(ctx, placed(ctx, workflow.ActivityOptions{
+	return placed(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         policy(time.Second, 5),
-	}, host, waitMs))
+	}, host, waitMs, 0)
 }
 
 // checkpointOptions: on the session's tool host, heartbeats (a lost
 // worker is noticed), two attempts; a checkpoint is idempotent per turn.
 func (r *run) checkpointOptions(ctx workflow.Context, id string) workflow.Context {
-	return workflow.WithActivityOptions(ctx, placed(ctx, workflow.ActivityOptions{
+	return placed(ctx, workflow.ActivityOptions{
 		ActivityID:          id,
 		StartToCloseTimeout: 5 * time.Minute,
 		HeartbeatTimeout:    msOr(r.in.HeartbeatTimeoutMs, DefaultHeartbeatTimeout),
 		RetryPolicy:         policy(time.Second, 2, activities.ErrTypeBadInput),
 		Summary:             "checkpoint",
-	}, r.ToolHost, r.in.Tools.HostWaitMs))
+	}, r.ToolHost, r.in.Tools.HostWaitMs, 0)
 }

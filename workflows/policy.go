@@ -22,36 +22,23 @@ const ToolPolicyDeniedMessage = "Tool call denied by the approval policy (%s)"
 
 // policyState is the run's approval-policy state.
 type policyState struct {
-	compiled *toolpolicy.Policy
-	// asks is the length of Approval.RequireApproval compiled (the worker's floor
-	// joins it after the start).
-	asks      int
+	compiled  *toolpolicy.Policy
 	decisions []agent.ToolDecision
 }
 
-// policy is the prompt's compiled policy.
+// policy is the prompt's compiled policy, compiled at the first tool
+// step: its rules are final once begin joined the worker's floor and the
+// session's settings to them.
 func (r *run) policy(ctx workflow.Context) *toolpolicy.Policy {
-	a := r.in.Approval
-	if r.pol.compiled == nil || r.pol.asks != len(a.RequireApproval) {
+	if a := r.in.Approval; r.pol.compiled == nil {
 		p, err := toolpolicy.Compile(a.RequireApproval, a.Policy)
 		if err != nil { // Validate parsed the rules: not reached
 			workflow.GetLogger(ctx).Error("approval policy", "error", err)
 			p, _ = toolpolicy.Compile(a.RequireApproval, nil)
 		}
-		r.pol.compiled, r.pol.asks = p, len(a.RequireApproval)
+		r.pol.compiled = p
 	}
 	return r.pol.compiled
-}
-
-// policyCall is what the policy sees of a call.
-func (r *run) policyCall(c *toolCall) toolpolicy.Call {
-	pc := toolpolicy.Call{Tool: c.ref.Name, Workspace: r.Workspace, Cut: c.ref.PolicyArgCut}
-	if c.spec.Command {
-		pc.Command = c.ref.PolicyArg
-	} else {
-		pc.Path = c.ref.PolicyArg
-	}
-	return pc
 }
 
 // decide applies the policy and the session's grants to c (a call of a
@@ -65,7 +52,12 @@ func (r *run) decide(ctx workflow.Context, c *toolCall) (ask bool, grant *toolpo
 		// so), so no person is asked and no rule is applied.
 		return false, nil
 	}
-	pc := r.policyCall(c)
+	pc := toolpolicy.Call{Tool: c.ref.Name, Workspace: r.Workspace, Cut: c.ref.PolicyArgCut}
+	if c.spec.Command {
+		pc.Command = c.ref.PolicyArg
+	} else {
+		pc.Path = c.ref.PolicyArg
+	}
 	d := r.policy(ctx).Decide(pc)
 	if c.spec.Kind == tools.KindActivity {
 		c.pathRules = r.policy(ctx).PathRules(pc, d)

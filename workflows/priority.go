@@ -37,9 +37,5 @@ func priorityOf(in PromptInput) temporal.Priority {
 	if key == 0 {
 		return temporal.Priority{}
 	}
-	fair := in.SessionID
-	if len(fair) > maxFairnessKey {
-		fair = fair[:maxFairnessKey]
-	}
-	return temporal.Priority{PriorityKey: key, FairnessKey: fair}
+	return temporal.Priority{PriorityKey: key, FairnessKey: in.SessionID[:min(len(in.SessionID), maxFairnessKey)]}
 }

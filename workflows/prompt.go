@@ -33,7 +33,6 @@ func Prompt(ctx workflow.Context, in PromptInput) (PromptResult, error) {
 		return PromptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
 	r := newRun(ctx, in)
-	r.idPrefix = stableIDPrefix(ctx)
 	if err := r.registerHandlers(ctx); err != nil {
 		return PromptResult{}, err
 	}
@@ -70,13 +69,15 @@ func (r *run) begin(ctx workflow.Context) error {
 	if c := r.in.Continued; c != nil {
 		r.loop, r.seq, r.firstSeq = c.loop, c.Seq, c.Seq
 		r.settings.Enabled = c.AutoRetry
-		r.restoreQueue(c)
+		r.queueSeq = c.QueueSeq
+		for _, m := range c.Queue {
+			r.pushQueued(m)
+		}
 		r.agentRunning = true
 		return nil
 	}
 	r.Turn = 1
-	user := agent.TextMessage(agent.RoleUser, r.in.Message)
-	user.Content = append(user.Content, r.in.Images...)
+	user := userMessage(agent.QueuedMessage{Text: r.in.Message, Images: r.in.Images})
 	user.Timestamp = workflow.Now(ctx).UnixMilli()
 	userID := r.newID()
 	r.PromptEntryID = userID
@@ -122,12 +123,16 @@ func (r *run) begin(ctx workflow.Context) error {
 
 // openTurn emits agent_start (when a new agent run begins: the prompt's
 // start, or the continuation after a retry or a compaction), turn_start,
-// and the user message of the prompt the first time.
+// the user message of the prompt the first time, and the messages
+// deliverQueued wrote.
 func (r *run) openTurn(ctx workflow.Context) {
 	r.startAgent(ctx)
 	r.emit(ctx, agent.Event{Type: agent.EventTurnStart, Turn: r.Turn})
 	r.emitPendingUser(ctx)
-	r.emitDelivered(ctx)
+	for _, u := range r.deliveredUsers {
+		r.emitMessage(ctx, u)
+	}
+	r.deliveredUsers = nil
 }
 
 // startAgent emits agent_start unless an agent run is open.
@@ -144,7 +149,9 @@ func (r *run) emitPendingUser(ctx workflow.Context) {
 	if u := r.pendingUser; u != nil {
 		r.pendingUser = nil
 		r.emitMessage(ctx, *u)
-		r.emitSessionSettingsNote(ctx)
+		if r.sessionSettingsNote != "" {
+			r.emit(ctx, agent.Event{Type: agent.EventSessionSettings, Reason: r.sessionSettingsNote})
+		}
 	}
 }
 
@@ -165,8 +172,9 @@ func (r *run) closeAgent(ctx workflow.Context, willRetry bool, stop agent.StopRe
 
 // retryAfterBackoff runs SPEC 3 steps 7-11 for a retry decision: the
 // usage-limit switch, auto_retry_start, dropping the error from the run
-// context (the leaf does not move) and the cancellable durable wait.
-func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res activities.CallModelResult) (cont bool, result PromptResult, err error) {
+// context (the leaf does not move) and the cancellable durable wait; then
+// the retry (stepModel), or the end of a prompt whose wait was cut short.
+func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res activities.CallModelResult) step {
 	if d.UsageLimit {
 		var mark activities.MarkUsageLimitResult
 		err := workflow.ExecuteActivity(storeOptions(ctx), activities.MarkUsageLimitReachedName,
@@ -190,19 +198,16 @@ func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res act
 		if r.budgetReached() && !r.aborted {
 			// budget.maxDurationMs ran out during the wait.
 			r.emitRetryEnd(ctx, budgetEnd(r.chain.Cancel(), r.bud.reached))
-			r.stopForBudget(ctx)
-			return false, r.endRes, r.endErr
+			return r.stopForBudget(ctx)
 		}
 		r.emitRetryEnd(ctx, r.chain.Cancel())
 		r.advance(res.EntryID) // the last error stays the end of the conversation
 		if r.aborted {
-			result, err := r.finishAborted(ctx)
-			return false, result, err
+			return r.end(r.finishAborted(ctx))
 		}
-		result, err := r.failCancelled(ctx, fmt.Sprintf("%s (last error: %s)", retry.CancelledMessage, res.ErrorMessage))
-		return false, result, err
+		return r.end(r.failCancelled(ctx, fmt.Sprintf("%s (last error: %s)", retry.CancelledMessage, res.ErrorMessage)))
 	}
-	return true, PromptResult{}, nil
+	return stepModel
 }
 
 // waitBackoff waits the retry delay on a durable timer that abort_retry
@@ -372,8 +377,10 @@ func (r *run) closePrompt(ctx workflow.Context, status, errMsg, reason string) P
 	spent := r.bud.spent // the figure the budget compared (cache reads and writes too)
 	r.emit(ctx, agent.Event{Type: agent.EventPromptEnd, Status: status, ErrorMessage: errMsg,
 		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt, Usage: &spent})
-	return r.account(PromptResult{Status: status, Error: errMsg, LeafID: r.LeafID, Events: r.seq, LastEvents: r.lastEvents(),
-		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt})
+	// The result gives the prompt's account: usage, turns, tool calls and files changed.
+	return PromptResult{Status: status, Error: errMsg, LeafID: r.LeafID, Events: r.seq, LastEvents: r.lastEvents(),
+		Undelivered: agent.UndeliveredTexts(back), UndeliveredMessages: back, Worktree: wt,
+		Usage: &spent, Turns: r.Turn, ToolCalls: r.ToolCalls, FileChanges: r.FileChanges}
 }
 
 func (r *run) complete(ctx workflow.Context, text string) (PromptResult, error) {

@@ -22,16 +22,6 @@ import (
 // reaches history (the validator only reads state). Each change emits
 // queue_changed (an event is state, not a command: replay is unchanged).
 
-// enqueue queues a received steer or follow_up message.
-func (r *run) enqueue(ctx workflow.Context, kind string, p agent.UserMessagePayload) {
-	r.queueSeq++
-	if p.SentAt.IsZero() {
-		p.SentAt = workflow.Now(ctx).UTC()
-	}
-	r.pushQueued(agent.QueuedMessage{ID: fmt.Sprintf("m%d", r.queueSeq), Kind: kind, Text: p.Message, Images: p.Images, SentAt: p.SentAt})
-	r.emit(ctx, agent.Event{Type: agent.EventQueueChanged})
-}
-
 func (r *run) pushQueued(m agent.QueuedMessage) {
 	if m.Kind == agent.SignalSteer {
 		r.steering = append(r.steering, m)
@@ -47,29 +37,9 @@ func (r *run) queued() []agent.QueuedMessage {
 
 // forget records why id left the queue, so a late edit is told.
 func (r *run) forget(ms []agent.QueuedMessage, why string) {
-	if r.queueGone == nil {
-		r.queueGone = map[string]string{}
-	}
 	for _, m := range ms {
 		r.queueGone[m.ID] = why
 	}
-}
-
-// registerQueueHandlers installs the queue query and the edit_queue
-// update.
-func (r *run) registerQueueHandlers(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandlerWithOptions(ctx, agent.QueryQueue,
-		func() ([]agent.QueuedMessage, error) { return r.queued(), nil },
-		workflow.QueryHandlerOptions{Description: "the queued steer and follow_up messages, in delivery order: [{id, kind, text, images, sentAt}]"},
-	); err != nil {
-		return err
-	}
-	steer, followUp := workflow.GetSignalChannel(ctx, agent.SignalSteer), workflow.GetSignalChannel(ctx, agent.SignalFollowUp)
-	return workflow.SetUpdateHandlerWithOptions(ctx, agent.UpdateEditQueue, r.editQueue,
-		workflow.UpdateHandlerOptions{
-			Validator:   func(p agent.EditQueuePayload) error { return r.validateQueueEdit(p, steer, followUp) },
-			Description: `change the queue: {"action": "edit", "id": "m1", "text": "...", "kind": "steer"|"follow_up"}, {"action": "remove", "id": "m1"} or {"action": "clear"}`,
-		})
 }
 
 // validateQueueEdit refuses, in one line, an edit the queue cannot take:
@@ -174,12 +144,4 @@ func userMessage(m agent.QueuedMessage) agent.Message {
 	user := agent.TextMessage(agent.RoleUser, m.Text)
 	user.Content = append(user.Content, m.Images...)
 	return user
-}
-
-// restoreQueue takes the queue a continued run carries.
-func (r *run) restoreQueue(c *Carry) {
-	r.queueSeq = c.QueueSeq
-	for _, m := range c.Queue {
-		r.pushQueued(m)
-	}
 }

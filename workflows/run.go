@@ -87,7 +87,8 @@ type run struct {
 	deliveredUsers      []agent.Event
 	// approvals are the calls of the running group that asked for
 	// approval (approval.go); decided maps the ids decided in this run to
-	// their outcome, so a late approve_tool is told what happened.
+	// their outcome as approve_tool decided it, or as the wait ended, so
+	// a late approve_tool is told what happened.
 	approvals []*approval
 	decided   map[string]string
 	// pol is the approval policy's state (policy.go).
@@ -98,9 +99,12 @@ type run struct {
 
 func newRun(ctx workflow.Context, in PromptInput) *run {
 	return &run{
-		in:       in,
-		settings: in.Retry,
-		status:   agent.StatusRunning,
+		in:        in,
+		settings:  in.Retry,
+		status:    agent.StatusRunning,
+		idPrefix:  stableIDPrefix(ctx),
+		decided:   map[string]string{},
+		queueGone: map[string]string{},
 	}
 }
 
@@ -136,11 +140,6 @@ func (r *run) emitRetryEnd(ctx workflow.Context, end *retry.EndEvent) {
 
 // state builds the state query's answer, bounded (agent.BoundState).
 func (r *run) state() agent.State {
-	return agent.BoundState(r.fullState()) //workflowcheck:ignore deterministic JSON encoding (see emit)
-}
-
-// fullState is the state with every list whole.
-func (r *run) fullState() agent.State {
 	st := agent.State{
 		SessionID:             r.in.SessionID,
 		Model:                 r.in.Model.Name,
@@ -176,18 +175,32 @@ func (r *run) fullState() agent.State {
 		spent := r.bud.spent
 		st.Usage, st.Budget = &spent, r.budgetState()
 	}
-	return st
+	return agent.BoundState(st) //workflowcheck:ignore deterministic JSON encoding (see emit)
 }
 
-// registerHandlers installs the queries and the updates.
+// registerHandlers installs the queries (state, events, the queue) and
+// the updates (edit_queue: queue.go; approve_tool: approval.go).
 func (r *run) registerHandlers(ctx workflow.Context) error {
 	if err := r.serveQueries(ctx, r.state); err != nil {
 		return err
 	}
-	if err := r.registerQueueHandlers(ctx); err != nil {
+	if err := workflow.SetQueryHandlerWithOptions(ctx, agent.QueryQueue,
+		func() ([]agent.QueuedMessage, error) { return r.queued(), nil },
+		workflow.QueryHandlerOptions{Description: "the queued steer and follow_up messages, in delivery order: [{id, kind, text, images, sentAt}]"},
+	); err != nil {
 		return err
 	}
-	return r.registerApprovalHandler(ctx)
+	steer, followUp := workflow.GetSignalChannel(ctx, agent.SignalSteer), workflow.GetSignalChannel(ctx, agent.SignalFollowUp)
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, agent.UpdateEditQueue, r.editQueue, workflow.UpdateHandlerOptions{
+		Validator:   func(p agent.EditQueuePayload) error { return r.validateQueueEdit(p, steer, followUp) },
+		Description: `change the queue: {"action": "edit", "id": "m1", "text": "...", "kind": "steer"|"follow_up"}, {"action": "remove", "id": "m1"} or {"action": "clear"}`,
+	}); err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, agent.UpdateApproveTool, r.approveTool, workflow.UpdateHandlerOptions{
+		Validator:   r.validateApproval,
+		Description: `decide a tool call waiting for approval: {"toolCallId": "...", "approved": true|false, "reason": "...", "scope": "session" (optional: allow the session's later matching calls too)}`,
+	})
 }
 
 // signalHandlers are the signals the run serves, in the order a drain
@@ -207,9 +220,12 @@ func (r *run) signalHandlers(ctx workflow.Context) []signalHandler {
 		{agent.SignalAbort, bare(r.abort)},
 		{agent.SignalSetAutoRetry, func(c workflow.ReceiveChannel) bool {
 			// A payload that does not decode is dropped (and logged) by
-			// the SDK; one without "enabled" is ignored here. Neither
-			// fails the workflow task.
-			var p setAutoRetrySignal
+			// the SDK; one without "enabled" (agent.SetAutoRetryPayload,
+			// with a missing field told from false) is ignored here.
+			// Neither fails the workflow task.
+			var p struct {
+				Enabled *bool `json:"enabled"`
+			}
 			if !c.ReceiveAsync(&p) {
 				return false
 			}
@@ -276,10 +292,4 @@ func (r *run) abort() {
 	if r.cancelTools != nil {
 		r.cancelTools()
 	}
-}
-
-// setAutoRetrySignal decodes agent.SetAutoRetryPayload, telling a missing
-// field from false.
-type setAutoRetrySignal struct {
-	Enabled *bool `json:"enabled"`
 }

@@ -8,7 +8,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/activities"
-	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/session"
 )
 
@@ -67,14 +66,4 @@ func tighter[T int64 | float64](a, b T) T {
 		return a
 	}
 	return min(a, b)
-}
-
-// emitSessionSettingsNote emits the note of adoptSessionSettings once,
-// after the prompt's first events.
-func (r *run) emitSessionSettingsNote(ctx workflow.Context) {
-	if r.sessionSettingsNote == "" {
-		return
-	}
-	r.emit(ctx, agent.Event{Type: agent.EventSessionSettings, Reason: r.sessionSettingsNote})
-	r.sessionSettingsNote = ""
 }

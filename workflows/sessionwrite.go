@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"strings"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -158,11 +157,7 @@ const maxChangeValueBytes = 4 << 10
 // changeEntryID is the id of a change's custom entry: the workflow's run
 // id shortened, stable on replay.
 func changeEntryID(ctx workflow.Context) string {
-	id := strings.ReplaceAll(workflow.GetInfo(ctx).WorkflowExecution.RunID, "-", "")
-	if len(id) > 12 {
-		id = id[:12]
-	}
-	return "set" + id
+	return "set" + idChars(workflow.GetInfo(ctx).WorkflowExecution.RunID, 12, "")
 }
 
 // changeSetting replaces one key of the session's settings: it reads

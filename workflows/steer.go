@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -20,21 +22,27 @@ const SkippedForSteerMessage = "Skipped due to queued user message."
 // back (handBack), so nothing a user sent disappears.
 
 // receiveMessage moves one signal of a steer or follow_up channel into
-// its queue; it reports whether the channel had one.
+// its queue (a bad one is logged and dropped); it reports whether the
+// channel had one.
 func (r *run) receiveMessage(ctx workflow.Context, c workflow.ReceiveChannel, name string) bool {
 	var p agent.UserMessagePayload
 	if !c.ReceiveAsync(&p) {
 		return false
 	}
+	err := CheckImages(p.Images)
 	if strings.TrimSpace(p.Message) == "" {
-		workflow.GetLogger(ctx).Warn(name+` ignored: want {"message": "..."} with a non-empty message`, "session", r.in.SessionID)
-		return true
+		err = errors.New(`want {"message": "..."} with a non-empty message`)
 	}
-	if err := CheckImages(p.Images); err != nil {
+	if err != nil {
 		workflow.GetLogger(ctx).Warn(name+" ignored: "+err.Error(), "session", r.in.SessionID)
 		return true
 	}
-	r.enqueue(ctx, name, p)
+	r.queueSeq++
+	if p.SentAt.IsZero() {
+		p.SentAt = workflow.Now(ctx).UTC()
+	}
+	r.pushQueued(agent.QueuedMessage{ID: fmt.Sprintf("m%d", r.queueSeq), Kind: name, Text: p.Message, Images: p.Images, SentAt: p.SentAt})
+	r.emit(ctx, agent.Event{Type: agent.EventQueueChanged})
 	return true
 }
 
@@ -148,13 +156,4 @@ func (r *run) deliverQueued(ctx workflow.Context) error {
 	}
 	r.emit(ctx, agent.Event{Type: agent.EventQueueChanged})
 	return nil
-}
-
-// emitDelivered emits message_start/message_end of the messages
-// deliverQueued wrote, after the turn's turn_start.
-func (r *run) emitDelivered(ctx workflow.Context) {
-	for _, u := range r.deliveredUsers {
-		r.emitMessage(ctx, u)
-	}
-	r.deliveredUsers = nil
 }

@@ -32,18 +32,6 @@ const (
 	SubAgentBudgetMessage = "task refused: the prompt's budget is spent (%s)"
 )
 
-// SubAgentInput is the input of a task call's step (runSubAgent): the
-// task call (as the RunTool activity gets it) and the sub-agent's prompt,
-// less its message, tools and worktree, which the call's arguments give.
-type SubAgentInput struct {
-	Call   activities.RunToolInput `json:"call"`
-	Prompt PromptInput             `json:"prompt"`
-	// Siblings are the other task calls of the parent started with this
-	// one: in one workspace, what changed while one's bash commands ran
-	// may be another's.
-	Siblings int `json:"siblings,omitempty"`
-}
-
 // SubAgentSessionID is the session of the sub-agent of a task call: the
 // parent's session id, ".task-", the call id, and a hash of the three
 // (with the call's result entry, unique in the session even where a
@@ -51,15 +39,8 @@ type SubAgentInput struct {
 func SubAgentSessionID(parentSession, resultEntryID, toolCallID string) string {
 	h := fnv.New32a()
 	h.Write([]byte(parentSession + "\x00" + resultEntryID + "\x00" + toolCallID))
-	call := idChars(toolCallID, 64, "_-")
-	if len(call) > 24 {
-		call = call[:24]
-	}
-	suffix := fmt.Sprintf(".task-%s-%08x", call, h.Sum32())
-	if len(parentSession)+len(suffix) > session.MaxIDLen {
-		parentSession = parentSession[:session.MaxIDLen-len(suffix)]
-	}
-	return parentSession + suffix
+	suffix := fmt.Sprintf(".task-%s-%08x", idChars(toolCallID, 24, "_-"), h.Sum32())
+	return parentSession[:min(len(parentSession), session.MaxIDLen-len(suffix))] + suffix
 }
 
 // SubAgentCall is the task call a sub-agent's prompt runs for, on its
@@ -74,13 +55,16 @@ func (in PromptInput) SubAgentCall(parentWorkflowID string) (toolCallID, subAgen
 }
 
 // runSubAgent runs one task call's step: it reads and checks the call's
-// arguments, runs the sub-agent's prompt as a child workflow of the
-// workflow it runs in, and writes the parent's tool result: the
-// sub-agent's final answer and its account. Cancelled (the parent
-// aborted), it cancels the sub-agent, waits for it to end, writes the
-// aborted result and returns a cancellation carrying the call's result.
-func runSubAgent(ctx workflow.Context, in SubAgentInput) (activities.RunToolResult, error) {
-	call := in.Call
+// arguments (call is as the RunTool activity gets it), runs the
+// sub-agent's prompt (child, less its message, tools and worktree, which
+// the arguments give) as a child workflow of the workflow it runs in, and
+// writes the parent's tool result: the sub-agent's final answer and its
+// account. siblings are the other task calls started with it (in one
+// workspace, what changed while one's bash commands ran may be
+// another's). Cancelled (the parent aborted), it cancels the sub-agent,
+// waits for it to end, writes the aborted result and returns a
+// cancellation carrying the call's result.
+func runSubAgent(ctx workflow.Context, call activities.RunToolInput, child PromptInput, siblings int) (activities.RunToolResult, error) {
 	var t activities.SubAgentTaskResult
 	err := workflow.ExecuteLocalActivity(localOptions(ctx), activities.SubAgentTaskName, activities.SubAgentTaskInput{
 		SessionID: call.SessionID, AssistantEntryID: call.AssistantEntryID, ToolCallID: call.ToolCallID,
@@ -92,7 +76,6 @@ func runSubAgent(ctx workflow.Context, in SubAgentInput) (activities.RunToolResu
 	if t.Problem != "" {
 		return recordSubAgentResult(ctx, call, t.Problem, true, nil)
 	}
-	child := in.Prompt
 	child.Message = t.Task.Prompt
 	child.Tools.Enabled = t.Task.Tools
 	if child.Parent != nil && child.Parent.Depth >= child.Agent.SubAgents.Limits().MaxDepth {
@@ -105,7 +88,7 @@ func runSubAgent(ctx workflow.Context, in SubAgentInput) (activities.RunToolResu
 	var res PromptResult
 	err = workflow.ExecuteChildWorkflow(subAgentOptions(ctx, child.SessionID, t.Task.Description),
 		PromptWorkflowName, child).Get(ctx, &res)
-	text, isError := subAgentAnswer(child.SessionID, t.Task.Description, &res, err, in.Siblings)
+	text, isError := subAgentAnswer(child.SessionID, t.Task.Description, &res, err, siblings)
 	out, rerr := recordSubAgentResult(ctx, call, text, isError, res.Usage)
 	if rerr != nil {
 		return out, rerr
@@ -262,12 +245,11 @@ func (r *run) subAgentRefusal() string {
 	return ""
 }
 
-// subAgentInput is the SubAgent input of a task call: the parent's prompt
-// input as the sub-agent's, less what is the parent's own (its message
-// and images, its continued state, its session grants, its fault
-// scripts), in the parent's workspace, with what is left of the parent's
-// budget.
-func (r *run) subAgentInput(ctx workflow.Context, call activities.RunToolInput, c *toolCall) SubAgentInput {
+// subAgentInput is the sub-agent's prompt input of a task call: the
+// parent's, less what is the parent's own (its message and images, its
+// continued state, its session grants, its fault scripts), in the
+// parent's workspace, with what is left of the parent's budget.
+func (r *run) subAgentInput(ctx workflow.Context, c *toolCall) PromptInput {
 	p := r.in
 	p.SessionID = c.subSession
 	p.Message, p.Images, p.Continued = "", nil, nil
@@ -279,7 +261,7 @@ func (r *run) subAgentInput(ctx workflow.Context, call activities.RunToolInput, 
 	// Delegated work: its model calls give way to interactive prompts'
 	// (priority.go).
 	p.Origin = OriginDelegated
-	return SubAgentInput{Call: call, Prompt: p, Siblings: max(0, r.taskShare-1)}
+	return p
 }
 
 // tasksStarting is how many task calls of a group start together: those
@@ -339,10 +321,10 @@ func remaining[T int64 | float64](limit, spent, least T) T {
 func (r *run) startSubAgent(ctx, tctx workflow.Context, in activities.RunToolInput, c *toolCall) {
 	c.subSession = SubAgentSessionID(r.in.SessionID, c.resultID, c.ref.ID)
 	r.SubAgents++
-	sub := r.subAgentInput(ctx, in, c)
+	child, siblings := r.subAgentInput(ctx, c), max(0, r.taskShare-1)
 	fut, set := workflow.NewFuture(tctx)
 	workflow.Go(tctx, func(gctx workflow.Context) {
-		set.Set(runSubAgent(gctx, sub))
+		set.Set(runSubAgent(gctx, in, child, siblings))
 	})
 	c.fut = fut
 	r.emit(ctx, agent.Event{Type: agent.EventSubAgentStart, ToolCallID: c.ref.ID, SessionID: c.subSession})
@@ -364,25 +346,12 @@ func (r *run) endSubAgent(ctx workflow.Context, c *toolCall, err error) {
 			res = d
 		}
 	}
-	usage := res.Usage
-	for _, f := range res.Files {
-		r.addFileChanged(f)
-	}
-	r.FilesChangedMore += res.FilesMore
+	r.addFilesChanged(res.FilesMore, res.Files...)
 	r.emit(ctx, agent.Event{Type: agent.EventSubAgentEnd, ToolCallID: c.ref.ID, SessionID: c.subSession,
-		IsError: c.res.IsError || err != nil, Usage: usage})
-	if usage != nil {
-		r.countSpend(ctx, *usage, false)
+		IsError: c.res.IsError || err != nil, Usage: res.Usage})
+	if res.Usage != nil {
+		r.countSpend(ctx, *res.Usage, false)
 	}
-}
-
-// account adds the prompt's usage, turns, tool calls and files changed
-// to its result.
-func (r *run) account(res PromptResult) PromptResult {
-	spent := r.bud.spent
-	res.Usage, res.Turns, res.ToolCalls = &spent, r.Turn, r.ToolCalls
-	res.FileChanges = r.FileChanges
-	return res
 }
 
 // Files changed (PromptResult.FilesChanged). The workflow knows them from
@@ -423,10 +392,7 @@ func (r *run) noteBashFiles(c *toolCall, err error) {
 		return
 	}
 	r.FilesByBash = true
-	for _, f := range c.res.Files {
-		r.addFileChanged(f)
-	}
-	r.FilesChangedMore += c.res.FilesMore
+	r.addFilesChanged(c.res.FilesMore, c.res.Files...)
 }
 
 // noteFilesChanged notes the file a write or edit call changed.
@@ -442,7 +408,7 @@ func (r *run) noteFilesChanged(c *toolCall, err error) {
 	if c.ref.PolicyArgCut {
 		p += "…"
 	}
-	r.addFileChanged(r.workspacePath(p))
+	r.addFilesChanged(0, r.workspacePath(p))
 }
 
 // workspacePath is p relative to the workspace when it lies inside it.
@@ -455,14 +421,18 @@ func (r *run) workspacePath(p string) string {
 	return filepath.Clean(p)
 }
 
-// addFileChanged adds a path to the files changed, once; past
-// MaxFilesChanged it counts it in FilesChangedMore.
-func (r *run) addFileChanged(p string) {
-	switch {
-	case slices.Contains(r.FilesChanged, p):
-	case len(r.FilesChanged) < MaxFilesChanged:
-		r.FilesChanged = append(r.FilesChanged, p)
-	default:
-		r.FilesChangedMore++
+// addFilesChanged adds paths to the files changed, each once; past
+// MaxFilesChanged it counts them in FilesChangedMore, with more (the
+// changes a list reported past its own paths).
+func (r *run) addFilesChanged(more int, paths ...string) {
+	for _, p := range paths {
+		switch {
+		case slices.Contains(r.FilesChanged, p):
+		case len(r.FilesChanged) < MaxFilesChanged:
+			r.FilesChanged = append(r.FilesChanged, p)
+		default:
+			r.FilesChangedMore++
+		}
 	}
+	r.FilesChangedMore += more
 }

@@ -62,7 +62,7 @@ func TestSubAgent_SecondStartOfACallIsRefused(t *testing.T) {
 		p := parent
 		p.SessionID, p.Message, p.Model.Faults = child, "", nil
 		p.Parent = &SubAgentParent{SessionID: "s1", ToolCallID: call.ToolCallID, Depth: 1}
-		return runSubAgent(ctx, SubAgentInput{Call: call, Prompt: p})
+		return runSubAgent(ctx, call, p, 0)
 	}
 	h.env.RegisterWorkflowWithOptions(again, workflow.RegisterOptions{Name: "TaskStepAgain"})
 	h.env.ExecuteWorkflow("TaskStepAgain")

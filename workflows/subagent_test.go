@@ -566,8 +566,8 @@ func TestSubAgent_AccountListsFilesChanged(t *testing.T) {
 func TestSubAgent_FilesChangedBounded(t *testing.T) {
 	r := &run{loop: loop{Workspace: "/w"}}
 	for i := range MaxFilesChanged + 3 {
-		r.addFileChanged(r.workspacePath(fmt.Sprintf("/w/d/f%02d.go", i)))
-		r.addFileChanged(fmt.Sprintf("d/f%02d.go", i)) // the same file, named relative
+		r.addFilesChanged(0, r.workspacePath(fmt.Sprintf("/w/d/f%02d.go", i)))
+		r.addFilesChanged(0, fmt.Sprintf("d/f%02d.go", i)) // the same file, named relative
 	}
 	if len(r.FilesChanged) != MaxFilesChanged || r.FilesChangedMore != 6 || r.FilesChanged[0] != "d/f00.go" {
 		t.Fatalf("files %d (first %q), more %d: want %d listed and the 3 others (twice each) counted", len(r.FilesChanged), r.FilesChanged[0], r.FilesChangedMore, MaxFilesChanged)

@@ -280,12 +280,8 @@ func toolResultView(c *toolCall) agent.Message {
 // re-check, capped at MaxHostRecheck (or at the first wait, if longer).
 // Waiting longer costs no latency, and fewer re-checks keep history flat.
 func hostWait(first time.Duration, waits int) time.Duration {
-	limit := max(MaxHostRecheck, first)
-	d := first
-	for range waits {
-		if d >= limit {
-			break
-		}
+	d, limit := first, max(MaxHostRecheck, first)
+	for ; waits > 0 && d < limit; waits-- {
 		d *= 2
 	}
 	return min(d, limit)
@@ -303,14 +299,11 @@ func (r *run) setToolDetails(ctx workflow.Context, group []*toolCall) {
 // digits or in extra: an id made of s stays readable and bounded (model
 // tool-call ids are printable, but bounded here all the same).
 func idChars(s string, n int, extra string) string {
-	var b strings.Builder
-	for _, c := range s {
-		if b.Len() >= n {
-			break
-		}
+	s = strings.Map(func(c rune) rune {
 		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune(extra, c) {
-			b.WriteRune(c)
+			return c
 		}
-	}
-	return b.String()
+		return -1
+	}, s)
+	return s[:min(len(s), n)]
 }

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -197,68 +196,52 @@ type loop struct {
 	FileChanges
 }
 
-// Validate reports the first problem of the input in one line.
-func (in PromptInput) Validate() error {
+// Validate reports the problems of the input in one line.
+func (in PromptInput) Validate() error { return invalid("prompt", in.problems()) }
+
+// problems are the input's problems, each in a few words.
+func (in PromptInput) problems() []string {
 	var errs []string
-	if strings.TrimSpace(in.SessionID) == "" {
-		errs = append(errs, "sessionId is empty")
+	add := func(bad bool, problem string) {
+		if bad {
+			errs = append(errs, problem)
+		}
 	}
-	if strings.TrimSpace(in.Message) == "" {
-		errs = append(errs, "message is empty")
-	}
-	if in.Model.Provider == "" {
-		errs = append(errs, "model.provider is empty")
-	}
-	if err := CheckImages(in.Images); err != nil {
-		errs = append(errs, err.Error())
-	}
-	errs = append(errs, settingsProblems(in.Retry, in.Compaction, in.ModelTimeoutMs, in.HeartbeatTimeoutMs, in.Tools.BashTimeoutMs)...)
-	if in.Agent.MaxTurns < 0 || in.Agent.ContinueAsNewEvents < 0 {
-		errs = append(errs, "agent.maxTurns and agent.continueAsNewEvents must be >= 0")
-	}
-	if s := in.Agent.SubAgents; s.MaxConcurrent < 0 || s.MaxDepth < 0 || s.MaxTotal < 0 {
-		errs = append(errs, "agent.subagents.maxConcurrent, maxDepth and maxTotal must be >= 0")
-	}
+	addErr := func(err error) { add(err != nil, fmt.Sprint(err)) }
+	add(strings.TrimSpace(in.SessionID) == "", "sessionId is empty")
+	add(strings.TrimSpace(in.Message) == "", "message is empty")
+	add(in.Model.Provider == "", "model.provider is empty")
+	addErr(CheckImages(in.Images))
+	addErr(in.Retry.Validate())
+	addErr(in.Compaction.Validate())
+	add(min(in.ModelTimeoutMs, in.HeartbeatTimeoutMs, in.Tools.BashTimeoutMs) < 0, "timeouts must be >= 0")
+	add(in.Agent.MaxTurns < 0 || in.Agent.ContinueAsNewEvents < 0, "agent.maxTurns and agent.continueAsNewEvents must be >= 0")
+	s := in.Agent.SubAgents
+	add(s.MaxConcurrent < 0 || s.MaxDepth < 0 || s.MaxTotal < 0, "agent.subagents.maxConcurrent, maxDepth and maxTotal must be >= 0")
 	for _, m := range []struct{ key, v string }{
 		{"agent.steeringMode", in.Agent.SteeringMode}, {"agent.followUpMode", in.Agent.FollowUpMode},
 	} {
-		if m.v != "" && m.v != agent.QueueModeAll && m.v != agent.QueueModeOneAtATime {
-			errs = append(errs, fmt.Sprintf("%s is %q, want %s or %s", m.key, m.v, agent.QueueModeOneAtATime, agent.QueueModeAll))
-		}
+		add(m.v != "" && m.v != agent.QueueModeAll && m.v != agent.QueueModeOneAtATime,
+			fmt.Sprintf("%s is %q, want %s or %s", m.key, m.v, agent.QueueModeOneAtATime, agent.QueueModeAll))
 	}
-	if err := in.Budget.Validate(); err != nil {
-		errs = append(errs, err.Error())
-	}
-	if in.Model.Cost == nil && (in.Budget.MaxCostUsd > 0 || in.Budget.SessionMaxCostUsd > 0) {
-		// A limit in dollars on a model without a price would never stop.
-		id := in.Model.Provider + "/" + in.Model.Name
-		errs = append(errs, fmt.Sprintf("a budget in US dollars needs a price for %s, which has none: add model.prices %s=input,output[,cacheRead[,cacheWrite]] (dollars per million tokens)", id, id))
-	}
-	if in.Approval.ApprovalTimeoutMs < 0 {
-		errs = append(errs, "tools.approvalTimeoutMs must be >= 0")
-	}
-	if _, err := toolpolicy.Compile(in.Approval.RequireApproval, in.Approval.Policy); err != nil {
-		errs = append(errs, err.Error())
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("invalid prompt input: %s", strings.Join(errs, "; "))
-	}
-	return nil
+	addErr(in.Budget.Validate())
+	// A limit in dollars on a model without a price would never stop.
+	id := in.Model.Provider + "/" + in.Model.Name
+	add(in.Model.Cost == nil && (in.Budget.MaxCostUsd > 0 || in.Budget.SessionMaxCostUsd > 0),
+		fmt.Sprintf("a budget in US dollars needs a price for %s, which has none: add model.prices %s=input,output[,cacheRead[,cacheWrite]] (dollars per million tokens)", id, id))
+	add(in.Approval.ApprovalTimeoutMs < 0, "tools.approvalTimeoutMs must be >= 0")
+	_, err := toolpolicy.Compile(in.Approval.RequireApproval, in.Approval.Policy)
+	addErr(err)
+	return errs
 }
 
-// settingsProblems are the problems of the settings that Prompt and
-// Compact inputs share.
-func settingsProblems(r retry.Settings, c compaction.Settings, timeoutsMs ...int64) []string {
-	var errs []string
-	for _, err := range []error{r.Validate(), c.Validate()} {
-		if err != nil {
-			errs = append(errs, err.Error())
-		}
+// invalid is the one-line error of a workflow input with problems (nil
+// when it has none).
+func invalid(what string, problems []string) error {
+	if len(problems) == 0 {
+		return nil
 	}
-	if slices.ContainsFunc(timeoutsMs, func(ms int64) bool { return ms < 0 }) {
-		errs = append(errs, "timeouts must be >= 0")
-	}
-	return errs
+	return fmt.Errorf("invalid %s input: %s", what, strings.Join(problems, "; "))
 }
 
 // PromptResult is the result of a prompt. A completed prompt returns it;
