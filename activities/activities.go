@@ -117,12 +117,9 @@ func (a *Activities) WrapProvider(wrap func(llm.Provider) llm.Provider) {
 // CallModel runs one model call on the run context ending at in.LeafID and
 // writes the assistant message to the session under in.EntryID.
 func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallModelResult, error) {
-	if err := session.ValidateID(in.SessionID); err != nil {
-		return CallModelResult{}, badInput(err)
-	}
-	sess, err := a.Sessions.Load(in.SessionID)
+	sess, err := a.load(in.SessionID)
 	if err != nil {
-		return CallModelResult{}, storeError("load session", err)
+		return CallModelResult{}, err
 	}
 	if e, ok := sess.Get(in.EntryID); ok && e.Message != nil {
 		// A re-run of a call that already completed: report it again
@@ -386,15 +383,12 @@ func (a *Activities) AppendEntries(ctx context.Context, in AppendEntriesInput) (
 // LoadSession describes the session's run context (a missing session is
 // a new, empty one).
 func (a *Activities) LoadSession(ctx context.Context, in LoadSessionInput) (LoadSessionResult, error) {
-	if err := session.ValidateID(in.SessionID); err != nil {
-		return LoadSessionResult{}, badInput(err)
-	}
-	sess, err := a.Sessions.Load(in.SessionID)
+	sess, err := a.load(in.SessionID)
 	if errors.Is(err, session.ErrNotFound) {
 		return LoadSessionResult{}, nil
 	}
 	if err != nil {
-		return LoadSessionResult{}, storeError("load session", err)
+		return LoadSessionResult{}, err
 	}
 	leaf := sess.LeafID()
 	return LoadSessionResult{Exists: true, LeafID: leaf, MessageCount: len(sess.Context(leaf)),

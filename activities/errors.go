@@ -37,6 +37,19 @@ func storeError(op string, err error) error {
 	return temporal.NewApplicationErrorWithCause(msg, ErrTypeSessionStore, err)
 }
 
+// load loads a session after checking its id (badInput); a store error,
+// session.ErrNotFound included, is a storeError.
+func (a *Activities) load(sessionID string) (*session.Session, error) {
+	if err := session.ValidateID(sessionID); err != nil {
+		return nil, badInput(err)
+	}
+	sess, err := a.Sessions.Load(sessionID)
+	if err != nil {
+		return nil, storeError("load session", err)
+	}
+	return sess, nil
+}
+
 // badInput is the non-retryable failure of an invalid activity input.
 func badInput(err error) error {
 	return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)

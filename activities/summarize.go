@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -31,18 +32,15 @@ const EmptySummaryMessage = "summary model returned an empty summary"
 // was written reports that entry without calling the model again.
 // Cancellation returns the context's error with nothing written.
 func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (SummarizeResult, error) {
-	if err := session.ValidateID(in.SessionID); err != nil {
-		return SummarizeResult{}, badInput(err)
-	}
 	if in.EntryID == "" {
 		return SummarizeResult{}, badInput(errors.New("summarize: empty compaction entry id"))
 	}
-	sess, err := a.Sessions.Load(in.SessionID)
+	sess, err := a.load(in.SessionID)
 	if errors.Is(err, session.ErrNotFound) {
 		return SummarizeResult{NothingToCompact: true}, nil
 	}
 	if err != nil {
-		return SummarizeResult{}, storeError("load session", err)
+		return SummarizeResult{}, err
 	}
 	if e, ok := sess.Get(in.EntryID); ok && e.Type == session.TypeCompaction {
 		return SummarizeResult{EntryID: e.ID, Summary: e.Summary, FirstKeptEntryID: e.FirstKeptEntryID,
@@ -136,11 +134,7 @@ func (s usageSum) priced(cost *agent.ModelCost) *agent.Usage {
 	if !s.ok {
 		return nil
 	}
-	var price agent.ModelCost
-	if cost != nil {
-		price = *cost
-	}
-	u := s.u.Priced(price)
+	u := s.u.Priced(*cmp.Or(cost, &agent.ModelCost{}))
 	return &u
 }
 

@@ -258,12 +258,9 @@ func (a *Activities) RecordEntry(ctx context.Context, in RecordEntryInput) (Reco
 // The call's arguments are read from the assistant entry, so history
 // carries ids only.
 func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResult, error) {
-	if err := session.ValidateID(in.SessionID); err != nil {
-		return RunToolResult{}, badInput(err)
-	}
-	sess, err := a.Sessions.Load(in.SessionID)
+	sess, err := a.load(in.SessionID)
 	if err != nil {
-		return RunToolResult{}, storeError("load session", err)
+		return RunToolResult{}, err
 	}
 	if e, ok := sess.Get(in.ResultEntryID); ok && e.Message != nil {
 		return toolResultOf(e.ID, *e.Message, true), nil
