@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
 
@@ -268,32 +267,20 @@ func complete(ctx context.Context, p llm.Provider, req llm.Request) agent.Messag
 
 func resultOf(id string, m agent.Message, credID string) CallModelResult {
 	res := CallModelResult{EntryID: id, StopReason: m.StopReason, ModelError: ModelErrorOf(m), Usage: m.Usage,
-		Text: boundForHistory(m.Text(), MaxAnswerInHistory, id), CredentialID: credID, ToolCalls: ToolCallRefs(m)}
-	res.ErrorMessage = boundForHistory(m.ErrorMessage, MaxErrorInHistory, id)
+		Text: agent.ShortenText(m.Text(), MaxAnswerInHistory, id), CredentialID: credID, ToolCalls: ToolCallRefs(m)}
+	res.ErrorMessage = agent.ShortenText(m.ErrorMessage, MaxErrorInHistory, id)
 	return res
 }
 
-// Bounds of what a model call's result carries into Temporal history: an
-// answer or an error body (an HTML error page, a runaway generation) past
-// them is cut there, with a note; the whole message is in the session
-// entry. History per model call stays bounded whatever the model writes.
+// Bounds of what a model call's result carries into Temporal history (as
+// JSON, agent.ShortenText): an answer or an error body (an HTML error page,
+// a runaway generation) past them is cut there, with a note; the whole
+// message is in the session entry. History per model call stays bounded
+// whatever the model writes.
 const (
 	MaxAnswerInHistory = 64 << 10
 	MaxErrorInHistory  = 16 << 10
 )
-
-// boundForHistory cuts s to max bytes (on a UTF-8 boundary) and says
-// where the rest is.
-func boundForHistory(s string, max int, entryID string) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("\n[… %d more bytes: the whole message is session entry %s]", len(s)-cut, entryID)
-}
 
 // faultScripts are a prompt's fault scripts as BeginPrompt keeps them
 // beside the session (keepAside, under the prompt's user entry id).
