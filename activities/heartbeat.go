@@ -24,9 +24,11 @@ import (
 // the heartbeat that leaves at the end of a throttle window carries a
 // snapshot at most recordGap old instead of up to a whole tick.
 type heartbeater struct {
-	ctx     context.Context
-	record  func(ctx context.Context, details ...any)
-	details any // set before the loop starts
+	ctx    context.Context
+	record func(ctx context.Context, details ...any)
+	// details are what each record sends: a stream's snapshot (a pushed
+	// call's with its push address), anything else as it is.
+	details func() any
 
 	done     chan struct{}
 	finished chan struct{}
@@ -67,7 +69,7 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 		interval = MaxHeartbeatInterval
 	}
 	interval = max(interval, minHeartbeatInterval)
-	h := &heartbeater{ctx: ctx, record: a.recordHeartbeat, details: details,
+	h := &heartbeater{ctx: ctx, record: a.recordHeartbeat, details: func() any { return details },
 		done: make(chan struct{}), finished: make(chan struct{})}
 	if h.record == nil {
 		h.record = activity.RecordHeartbeat
@@ -87,7 +89,11 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 		// follower that cannot reach it) at a slower beat.
 		p, unpublish := a.Push.Publish(acc)
 		h.unpublish = unpublish
-		h.details = pushedDetails{acc: acc, push: p}
+		h.details = func() any {
+			s := acc.Snapshot()
+			s.Push = &p
+			return s
+		}
 		first := interval
 		if acc.Snapshot().Kind == live.KindModel {
 			// A model call streams for seconds: its first beat carries
@@ -98,7 +104,7 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 		go h.beat(first, pushBeat(ctx, interval), nil, 0)
 	case acc != nil:
 		changed, unwatch := acc.Watch()
-		h.unwatch = unwatch
+		h.unwatch, h.details = unwatch, func() any { return acc.Snapshot() }
 		go h.beat(interval, interval, changed, min(max(interval/10, minRecordGap), maxRecordGap))
 	default:
 		go h.beat(interval, interval, nil, 0)
@@ -123,19 +129,6 @@ func pushBeat(ctx context.Context, interval time.Duration) time.Duration {
 	return max(beat, interval)
 }
 
-// pushedDetails are a pushed call's heartbeat details: its snapshot and
-// where it is pushed.
-type pushedDetails struct {
-	acc  *live.Accumulator
-	push live.Push
-}
-
-func (p pushedDetails) Snapshot() live.Snapshot {
-	s := p.acc.Snapshot()
-	s.Push = &p.push
-	return s
-}
-
 // beat records the details after first, then every beat (a pushed
 // call's first beat comes early, so a follower learns the push address
 // soon). With changed (a stream's changes) it also records as soon as
@@ -155,7 +148,7 @@ func (h *heartbeater) beat(first, beat time.Duration, changed <-chan struct{}, g
 		case <-changed:
 		default:
 		}
-		h.record(h.ctx, h.current())
+		h.record(h.ctx, h.details())
 		t.Reset(beat)
 		if changed != nil && n > 0 {
 			pause.Reset(gap)
@@ -181,18 +174,6 @@ func (h *heartbeater) wait(c <-chan time.Time, changed <-chan struct{}) bool {
 	case <-changed:
 	}
 	return true
-}
-
-// current is the details to send: a stream's snapshot (a pushed call's
-// with its push address), anything else as it is.
-func (h *heartbeater) current() any {
-	switch d := h.details.(type) {
-	case pushedDetails:
-		return d.Snapshot()
-	case *live.Accumulator:
-		return d.Snapshot()
-	}
-	return h.details
 }
 
 // stop ends the loop and waits for it.
