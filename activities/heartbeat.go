@@ -32,11 +32,9 @@ type heartbeater struct {
 
 	done     chan struct{}
 	finished chan struct{}
-	// unpublish ends the call's push stream, unwatch the watch of its
-	// changes (nil: none).
-	unpublish, unwatch func()
-	// unguard ends HeartbeatGuard's keeping of the call's heartbeats.
-	unguard func()
+	// undo ends, in order, HeartbeatGuard's keeping of the call's
+	// heartbeats, its push stream or the watch of its changes.
+	undo []func()
 }
 
 // Heartbeat loop bounds.
@@ -74,12 +72,11 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 	if h.record == nil {
 		h.record = activity.RecordHeartbeat
 	}
-	h.unguard = func() {}
 	if activity.IsActivity(ctx) {
 		// A heartbeat RPC that times out must not cut the call
 		// (heartbeatguard.go).
 		info := activity.GetInfo(ctx)
-		h.unguard = guardHeartbeats(info.TaskToken, info.HeartbeatTimeout)
+		h.undo = append(h.undo, guardHeartbeats(info.TaskToken, info.HeartbeatTimeout))
 	}
 	acc, _ := details.(*live.Accumulator)
 	switch {
@@ -88,7 +85,7 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 		// changes; the heartbeats carry where (and the output, for a
 		// follower that cannot reach it) at a slower beat.
 		p, unpublish := a.Push.Publish(acc)
-		h.unpublish = unpublish
+		h.undo = append(h.undo, unpublish)
 		h.details = func() any {
 			s := acc.Snapshot()
 			s.Push = &p
@@ -104,7 +101,7 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 		go h.beat(first, pushBeat(ctx, interval), nil, 0)
 	case acc != nil:
 		changed, unwatch := acc.Watch()
-		h.unwatch, h.details = unwatch, func() any { return acc.Snapshot() }
+		h.undo, h.details = append(h.undo, unwatch), func() any { return acc.Snapshot() }
 		go h.beat(interval, interval, changed, min(max(interval/10, minRecordGap), maxRecordGap))
 	default:
 		go h.beat(interval, interval, nil, 0)
@@ -180,11 +177,7 @@ func (h *heartbeater) wait(c <-chan time.Time, changed <-chan struct{}) bool {
 func (h *heartbeater) stop() {
 	close(h.done)
 	<-h.finished
-	h.unguard()
-	if h.unpublish != nil {
-		h.unpublish()
-	}
-	if h.unwatch != nil {
-		h.unwatch()
+	for _, undo := range h.undo {
+		undo()
 	}
 }
