@@ -219,18 +219,10 @@ func isAlnum(c byte) bool {
 	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
 }
 
-// text masks the secrets, their encodings, Basic credentials and
-// key-shaped tokens in s.
+// text masks the secrets, their encodings (known), key-shaped tokens
+// (Redact) and Basic credentials in s.
 func (r *messageRedactor) text(s string) string {
-	if s == "" {
-		return s
-	}
-	for _, secret := range r.secrets {
-		s = strings.ReplaceAll(s, secret, redacted)
-	}
-	s = Redact(s, "")
-	s = r.encoded(s)
-	return maskGroup(basicAuth, s, r.basicCredential)
+	return maskGroup(basicAuth, Redact(r.known(s), ""), r.basicCredential)
 }
 
 // known masks the secrets and their encodings in s, and nothing else:
@@ -243,11 +235,6 @@ func (r *messageRedactor) known(s string) string {
 	for _, secret := range r.secrets {
 		s = strings.ReplaceAll(s, secret, redacted)
 	}
-	return r.encoded(s)
-}
-
-// encoded masks the URL-encoded and base64 forms of the secrets.
-func (r *messageRedactor) encoded(s string) string {
 	for _, e := range r.escaped {
 		s = strings.ReplaceAll(s, e, redacted)
 	}
