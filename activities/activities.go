@@ -393,5 +393,5 @@ func (a *Activities) MarkUsageLimitReached(ctx context.Context, in MarkUsageLimi
 	if err != nil {
 		return MarkUsageLimitResult{}, fmt.Errorf("mark usage limit reached for %s model %s: %w", in.Provider, in.Model, err)
 	}
-	return MarkUsageLimitResult{Switched: sw.Switched, CredentialID: sw.CredentialID, Model: sw.Model}, nil
+	return sw, nil
 }
