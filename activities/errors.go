@@ -19,7 +19,7 @@ import (
 // reaches Temporal.
 func credentialsError(provider string, err error) error {
 	msg := strings.Join(strings.Fields(fmt.Sprintf("select credential for provider %s: %v", provider, err)), " ")
-	return temporal.NewNonRetryableApplicationError(Redact(msg, ""), ErrTypeCredentials, nil)
+	return temporal.NewNonRetryableApplicationError(Redact(msg), ErrTypeCredentials, nil)
 }
 
 // storeError makes permanent file-system failures, and session files the

@@ -94,9 +94,8 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 		return SummarizeResult{StopReason: agent.StopReasonAborted, ModelError: ModelErrorOf(llm.AbortedMessage(base)), Usage: usage}, ctx.Err()
 	}
 	if failed != nil {
-		res := SummarizeResult{TokensBefore: tokensBefore, StopReason: failed.StopReason, ModelError: ModelErrorOf(*failed), Usage: usage}
-		res.ErrorMessage = Redact(failed.ErrorMessage, base.Secret)
-		return res, nil
+		RedactMessage(failed, base.Secret)
+		return SummarizeResult{TokensBefore: tokensBefore, StopReason: failed.StopReason, ModelError: ModelErrorOf(*failed), Usage: usage}, nil
 	}
 
 	entry := session.Entry{
