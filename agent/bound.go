@@ -28,12 +28,10 @@ const (
 // drops tool call arguments instead.
 const minTextCap = 1 << 10
 
-// EncodedSize is the size of e as the events query answers it (the JSON
-// Temporal's default converter writes, HTML escapes included).
-func EncodedSize(e Event) int { return jsonSize(e) }
-
-// jsonSize is the size of v's JSON (0 when it has none).
-func jsonSize(v any) int {
+// EncodedSize is the size of v (an event, the state) as a query answers
+// it: the JSON Temporal's default converter writes, HTML escapes
+// included (0 when it has none).
+func EncodedSize(v any) int {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return 0
@@ -285,7 +283,7 @@ const maxStateWarnings = 20
 // announced by its tool_approval_request event). A state within the
 // bound is returned as it is.
 func BoundState(st State) State {
-	if jsonSize(st) <= MaxStateBytes {
+	if EncodedSize(st) <= MaxStateBytes {
 		return st
 	}
 	if n := len(st.Warnings); n > 0 {
@@ -298,10 +296,10 @@ func BoundState(st State) State {
 		}
 		st.Warnings = ws
 	}
-	for len(st.RunningTools) > 1 && jsonSize(st) > MaxStateBytes {
+	for len(st.RunningTools) > 1 && EncodedSize(st) > MaxStateBytes {
 		st.RunningTools = st.RunningTools[:len(st.RunningTools)/2]
 	}
-	for len(st.PendingApprovals) > 0 && jsonSize(st) > MaxStateBytes {
+	for len(st.PendingApprovals) > 0 && EncodedSize(st) > MaxStateBytes {
 		keep := len(st.PendingApprovals) / 2
 		st.OmittedApprovals += len(st.PendingApprovals) - keep
 		st.PendingApprovals = st.PendingApprovals[:keep]
