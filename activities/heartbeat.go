@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -60,11 +61,9 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 	interval := a.HeartbeatInterval
 	if interval <= 0 {
 		// A heartbeat is also how a cancellation (abort) reaches the
-		// activity, so beat at least every second.
-		interval = min(activity.GetInfo(ctx).HeartbeatTimeout/4, MaxHeartbeatInterval)
-	}
-	if interval <= 0 {
-		interval = MaxHeartbeatInterval
+		// activity, so beat at least every second (also without a
+		// heartbeat timeout).
+		interval = cmp.Or(min(activity.GetInfo(ctx).HeartbeatTimeout/4, MaxHeartbeatInterval), MaxHeartbeatInterval)
 	}
 	interval = max(interval, minHeartbeatInterval)
 	h := &heartbeater{ctx: ctx, record: a.recordHeartbeat, details: func() any { return details },
