@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -146,34 +147,26 @@ func eachText(e *Event, text func(s *string, entryID string), blocks func(b []Co
 // points to, so shortening them leaves the workflow's state alone.
 func copyMessages(e Event) Event {
 	if e.Message != nil {
-		m := copyMessage(*e.Message)
-		e.Message = &m
+		e.Message = &copyList([]Message{*e.Message})[0]
 	}
 	e.ToolResults, e.Messages = copyList(e.ToolResults), copyList(e.Messages)
 	for _, r := range []**ToolResult{&e.ToolResult, &e.PartialResult} {
 		if *r != nil {
 			c := **r
-			c.Content = append([]ContentBlock(nil), c.Content...)
+			c.Content = slices.Clone(c.Content)
 			*r = &c
 		}
 	}
 	return e
 }
 
-func copyMessage(m Message) Message {
-	m.Content = append([]ContentBlock(nil), m.Content...)
-	return m
-}
-
+// copyList copies ms and the content of each message (nil stays nil).
 func copyList(ms []Message) []Message {
-	if ms == nil {
-		return nil
+	ms = slices.Clone(ms)
+	for i := range ms {
+		ms[i].Content = slices.Clone(ms[i].Content)
 	}
-	out := make([]Message, len(ms))
-	for i, m := range ms {
-		out[i] = copyMessage(m)
-	}
-	return out
+	return ms
 }
 
 // shortenTexts cuts every text of e to at most limit bytes of JSON
