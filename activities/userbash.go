@@ -118,11 +118,8 @@ func BashExecutionMessage(command string, res tools.Result, cancelled bool) agen
 			m.ExitCode = &code
 		}
 	}
-	if v, ok := res.Details["aborted"].(bool); ok && v {
-		cancelled = true
-	}
-	m.Cancelled = cancelled
-	if v, ok := res.Details["truncated"].(bool); ok && v {
+	m.Cancelled = cancelled || res.Details["aborted"] == true
+	if res.Details["truncated"] == true {
 		m.Truncated = true
 		m.FullOutputPath, _ = res.Details["fullOutputPath"].(string)
 	}
