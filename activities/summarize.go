@@ -111,21 +111,18 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 	}, nil
 }
 
-// usageSum adds up the usage the summary calls of one attempt report.
+// usageSum adds up the usage the calls of one attempt report (ok: one
+// reported some).
 type usageSum struct {
-	u  agent.Usage
-	ok bool
+	spent agent.Spend
+	ok    bool
 }
 
 func (s *usageSum) add(u *agent.Usage) {
-	if u == nil {
-		return
+	if u != nil {
+		s.spent.Add(u)
+		s.ok = true
 	}
-	s.ok = true
-	s.u.Input += u.Input
-	s.u.Output += u.Output
-	s.u.CacheRead += u.CacheRead
-	s.u.CacheWrite += u.CacheWrite
 }
 
 // priced is the sum priced at the model's cost (nil: no call reported).
@@ -133,7 +130,7 @@ func (s usageSum) priced(cost *agent.ModelCost) *agent.Usage {
 	if !s.ok {
 		return nil
 	}
-	u := s.u.Priced(*cmp.Or(cost, &agent.ModelCost{}))
+	u := s.spent.Usage().Priced(*cmp.Or(cost, &agent.ModelCost{}))
 	return &u
 }
 
