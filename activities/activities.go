@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
 
@@ -117,12 +116,9 @@ func (a *Activities) WrapProvider(wrap func(llm.Provider) llm.Provider) {
 // CallModel runs one model call on the run context ending at in.LeafID and
 // writes the assistant message to the session under in.EntryID.
 func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallModelResult, error) {
-	if err := session.ValidateID(in.SessionID); err != nil {
-		return CallModelResult{}, badInput(err)
-	}
-	sess, err := a.Sessions.Load(in.SessionID)
+	sess, err := a.load(in.SessionID)
 	if err != nil {
-		return CallModelResult{}, storeError("load session", err)
+		return CallModelResult{}, err
 	}
 	if e, ok := sess.Get(in.EntryID); ok && e.Message != nil {
 		// A re-run of a call that already completed: report it again
@@ -271,32 +267,20 @@ func complete(ctx context.Context, p llm.Provider, req llm.Request) agent.Messag
 
 func resultOf(id string, m agent.Message, credID string) CallModelResult {
 	res := CallModelResult{EntryID: id, StopReason: m.StopReason, ModelError: ModelErrorOf(m), Usage: m.Usage,
-		Text: boundForHistory(m.Text(), MaxAnswerInHistory, id), CredentialID: credID, ToolCalls: ToolCallRefs(m)}
-	res.ErrorMessage = boundForHistory(m.ErrorMessage, MaxErrorInHistory, id)
+		Text: agent.ShortenText(m.Text(), MaxAnswerInHistory, id), CredentialID: credID, ToolCalls: ToolCallRefs(m)}
+	res.ErrorMessage = agent.ShortenText(m.ErrorMessage, MaxErrorInHistory, id)
 	return res
 }
 
-// Bounds of what a model call's result carries into Temporal history: an
-// answer or an error body (an HTML error page, a runaway generation) past
-// them is cut there, with a note; the whole message is in the session
-// entry. History per model call stays bounded whatever the model writes.
+// Bounds of what a model call's result carries into Temporal history (as
+// JSON, agent.ShortenText): an answer or an error body (an HTML error page,
+// a runaway generation) past them is cut there, with a note; the whole
+// message is in the session entry. History per model call stays bounded
+// whatever the model writes.
 const (
 	MaxAnswerInHistory = 64 << 10
 	MaxErrorInHistory  = 16 << 10
 )
-
-// boundForHistory cuts s to max bytes (on a UTF-8 boundary) and says
-// where the rest is.
-func boundForHistory(s string, max int, entryID string) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("\n[… %d more bytes: the whole message is session entry %s]", len(s)-cut, entryID)
-}
 
 // faultScripts are a prompt's fault scripts as BeginPrompt keeps them
 // beside the session (keepAside, under the prompt's user entry id).
@@ -386,15 +370,12 @@ func (a *Activities) AppendEntries(ctx context.Context, in AppendEntriesInput) (
 // LoadSession describes the session's run context (a missing session is
 // a new, empty one).
 func (a *Activities) LoadSession(ctx context.Context, in LoadSessionInput) (LoadSessionResult, error) {
-	if err := session.ValidateID(in.SessionID); err != nil {
-		return LoadSessionResult{}, badInput(err)
-	}
-	sess, err := a.Sessions.Load(in.SessionID)
+	sess, err := a.load(in.SessionID)
 	if errors.Is(err, session.ErrNotFound) {
 		return LoadSessionResult{}, nil
 	}
 	if err != nil {
-		return LoadSessionResult{}, storeError("load session", err)
+		return LoadSessionResult{}, err
 	}
 	leaf := sess.LeafID()
 	return LoadSessionResult{Exists: true, LeafID: leaf, MessageCount: len(sess.Context(leaf)),
@@ -412,5 +393,5 @@ func (a *Activities) MarkUsageLimitReached(ctx context.Context, in MarkUsageLimi
 	if err != nil {
 		return MarkUsageLimitResult{}, fmt.Errorf("mark usage limit reached for %s model %s: %w", in.Provider, in.Model, err)
 	}
-	return MarkUsageLimitResult{Switched: sw.Switched, CredentialID: sw.CredentialID, Model: sw.Model}, nil
+	return sw, nil
 }

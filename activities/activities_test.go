@@ -225,7 +225,7 @@ func TestRedact(t *testing.T) {
 		{"no key", "503 Service Unavailable", "", "503 Service Unavailable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Redact(tc.in, tc.secret); got != tc.want {
+			if got := newMessageRedactor(tc.secret).text(tc.in); got != tc.want {
 				t.Fatalf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})

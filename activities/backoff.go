@@ -66,7 +66,7 @@ type callWindow struct {
 // at once (the store's own round trip is not a hold). Store errors end
 // the hold: the coordination is an optimisation, never a reason to fail
 // a call.
-func (a *Activities) hold(ctx context.Context, provider, credID string) (*callWindow, time.Duration) {
+func (a *Activities) hold(ctx context.Context, provider, credID string) (cw *callWindow, held time.Duration) {
 	if a.Windows == nil {
 		return nil, 0
 	}
@@ -74,32 +74,30 @@ func (a *Activities) hold(ctx context.Context, provider, credID string) (*callWi
 	// a nonce, so a zombie attempt still running beside its retry (or two
 	// test environments with the same ids) never share a probe lease.
 	info := activity.GetInfo(ctx)
-	cw := &callWindow{a: a, ctx: ctx, key: auth.WindowKey(provider, credID),
+	cw = &callWindow{a: a, ctx: ctx, key: auth.WindowKey(provider, credID),
 		holder: fmt.Sprintf("%s/%s/%s/%d/%016x", info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID, info.Attempt, rand.Uint64())}
 	bound := maxHold
 	if !info.Deadline.IsZero() {
 		bound = min(bound, time.Until(info.Deadline)/2)
 	}
-	start := time.Now()
-	var waited bool
-	heldFor := func() time.Duration {
-		if !waited {
-			return 0
+	start, waited := time.Now(), false
+	defer func() {
+		if waited {
+			held = time.Since(start)
 		}
-		return time.Since(start)
-	}
+	}()
 	for {
 		adm, err := a.Windows.Admit(cw.key, cw.holder, probeLease)
 		if err != nil {
 			activity.GetLogger(ctx).Warn("rate-limit window: admit", "key", cw.key, "error", err)
-			return cw, heldFor()
+			return cw, 0
 		}
 		if adm.Wait <= 0 {
-			return cw, heldFor()
+			return cw, 0
 		}
 		left := bound - time.Since(start)
 		if left <= 0 {
-			return cw, heldFor()
+			return cw, 0
 		}
 		waited = true
 		// Waiting for the window's end: wake at it, spread a little so
@@ -114,7 +112,7 @@ func (a *Activities) hold(ctx context.Context, provider, credID string) (*callWi
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return cw, heldFor()
+			return cw, 0
 		case <-t.C:
 		}
 	}

@@ -19,7 +19,7 @@ import (
 // reaches Temporal.
 func credentialsError(provider string, err error) error {
 	msg := strings.Join(strings.Fields(fmt.Sprintf("select credential for provider %s: %v", provider, err)), " ")
-	return temporal.NewNonRetryableApplicationError(Redact(msg, ""), ErrTypeCredentials, nil)
+	return temporal.NewNonRetryableApplicationError(Redact(msg), ErrTypeCredentials, nil)
 }
 
 // storeError makes permanent file-system failures, and session files the
@@ -35,6 +35,19 @@ func storeError(op string, err error) error {
 		return temporal.NewNonRetryableApplicationError(msg, ErrTypeSessionStore, err)
 	}
 	return temporal.NewApplicationErrorWithCause(msg, ErrTypeSessionStore, err)
+}
+
+// load loads a session after checking its id (badInput); a store error,
+// session.ErrNotFound included, is a storeError.
+func (a *Activities) load(sessionID string) (*session.Session, error) {
+	if err := session.ValidateID(sessionID); err != nil {
+		return nil, badInput(err)
+	}
+	sess, err := a.Sessions.Load(sessionID)
+	if err != nil {
+		return nil, storeError("load session", err)
+	}
+	return sess, nil
 }
 
 // badInput is the non-retryable failure of an invalid activity input.

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -24,17 +25,17 @@ import (
 // the heartbeat that leaves at the end of a throttle window carries a
 // snapshot at most recordGap old instead of up to a whole tick.
 type heartbeater struct {
-	ctx     context.Context
-	record  func(ctx context.Context, details ...any)
-	details any // set before the loop starts
+	ctx    context.Context
+	record func(ctx context.Context, details ...any)
+	// details are what each record sends: a stream's snapshot (a pushed
+	// call's with its push address), anything else as it is.
+	details func() any
 
 	done     chan struct{}
 	finished chan struct{}
-	// unpublish ends the call's push stream, unwatch the watch of its
-	// changes (nil: none).
-	unpublish, unwatch func()
-	// unguard ends HeartbeatGuard's keeping of the call's heartbeats.
-	unguard func()
+	// undo ends, in order, HeartbeatGuard's keeping of the call's
+	// heartbeats, its push stream or the watch of its changes.
+	undo []func()
 }
 
 // Heartbeat loop bounds.
@@ -60,24 +61,21 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 	interval := a.HeartbeatInterval
 	if interval <= 0 {
 		// A heartbeat is also how a cancellation (abort) reaches the
-		// activity, so beat at least every second.
-		interval = min(activity.GetInfo(ctx).HeartbeatTimeout/4, MaxHeartbeatInterval)
-	}
-	if interval <= 0 {
-		interval = MaxHeartbeatInterval
+		// activity, so beat at least every second (also without a
+		// heartbeat timeout).
+		interval = cmp.Or(min(activity.GetInfo(ctx).HeartbeatTimeout/4, MaxHeartbeatInterval), MaxHeartbeatInterval)
 	}
 	interval = max(interval, minHeartbeatInterval)
-	h := &heartbeater{ctx: ctx, record: a.recordHeartbeat, details: details,
+	h := &heartbeater{ctx: ctx, record: a.recordHeartbeat, details: func() any { return details },
 		done: make(chan struct{}), finished: make(chan struct{})}
 	if h.record == nil {
 		h.record = activity.RecordHeartbeat
 	}
-	h.unguard = func() {}
 	if activity.IsActivity(ctx) {
 		// A heartbeat RPC that times out must not cut the call
 		// (heartbeatguard.go).
 		info := activity.GetInfo(ctx)
-		h.unguard = guardHeartbeats(info.TaskToken, info.HeartbeatTimeout)
+		h.undo = append(h.undo, guardHeartbeats(info.TaskToken, info.HeartbeatTimeout))
 	}
 	acc, _ := details.(*live.Accumulator)
 	switch {
@@ -86,8 +84,12 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 		// changes; the heartbeats carry where (and the output, for a
 		// follower that cannot reach it) at a slower beat.
 		p, unpublish := a.Push.Publish(acc)
-		h.unpublish = unpublish
-		h.details = pushedDetails{acc: acc, push: p}
+		h.undo = append(h.undo, unpublish)
+		h.details = func() any {
+			s := acc.Snapshot()
+			s.Push = &p
+			return s
+		}
 		first := interval
 		if acc.Snapshot().Kind == live.KindModel {
 			// A model call streams for seconds: its first beat carries
@@ -98,7 +100,7 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 		go h.beat(first, pushBeat(ctx, interval), nil, 0)
 	case acc != nil:
 		changed, unwatch := acc.Watch()
-		h.unwatch = unwatch
+		h.undo, h.details = append(h.undo, unwatch), func() any { return acc.Snapshot() }
 		go h.beat(interval, interval, changed, min(max(interval/10, minRecordGap), maxRecordGap))
 	default:
 		go h.beat(interval, interval, nil, 0)
@@ -123,19 +125,6 @@ func pushBeat(ctx context.Context, interval time.Duration) time.Duration {
 	return max(beat, interval)
 }
 
-// pushedDetails are a pushed call's heartbeat details: its snapshot and
-// where it is pushed.
-type pushedDetails struct {
-	acc  *live.Accumulator
-	push live.Push
-}
-
-func (p pushedDetails) Snapshot() live.Snapshot {
-	s := p.acc.Snapshot()
-	s.Push = &p.push
-	return s
-}
-
 // beat records the details after first, then every beat (a pushed
 // call's first beat comes early, so a follower learns the push address
 // soon). With changed (a stream's changes) it also records as soon as
@@ -155,7 +144,7 @@ func (h *heartbeater) beat(first, beat time.Duration, changed <-chan struct{}, g
 		case <-changed:
 		default:
 		}
-		h.record(h.ctx, h.current())
+		h.record(h.ctx, h.details())
 		t.Reset(beat)
 		if changed != nil && n > 0 {
 			pause.Reset(gap)
@@ -183,27 +172,11 @@ func (h *heartbeater) wait(c <-chan time.Time, changed <-chan struct{}) bool {
 	return true
 }
 
-// current is the details to send: a stream's snapshot (a pushed call's
-// with its push address), anything else as it is.
-func (h *heartbeater) current() any {
-	switch d := h.details.(type) {
-	case pushedDetails:
-		return d.Snapshot()
-	case *live.Accumulator:
-		return d.Snapshot()
-	}
-	return h.details
-}
-
 // stop ends the loop and waits for it.
 func (h *heartbeater) stop() {
 	close(h.done)
 	<-h.finished
-	h.unguard()
-	if h.unpublish != nil {
-		h.unpublish()
-	}
-	if h.unwatch != nil {
-		h.unwatch()
+	for _, undo := range h.undo {
+		undo()
 	}
 }

@@ -58,10 +58,6 @@ func TestHeartbeatGuard_KeepsACallThroughTransientBeatFailures(t *testing.T) {
 			t.Fatalf("%s: the guard answered %v, want the server's %v", c.name, err, c.answer)
 		}
 	}
-	if n := lostBeats(token); n != 5 {
-		t.Fatalf("%d failed beats answered as successes, want 5", n)
-	}
-
 	// Not guarded: another call's token, a call that left, other RPCs.
 	other := &workflowservice.RecordActivityTaskHeartbeatRequest{TaskToken: []byte("another call")}
 	fail := func(context.Context, string, any, any, *grpc.ClientConn, ...grpc.CallOption) error { return deadline }
@@ -90,15 +86,4 @@ func TestHeartbeatGuard_NoTimeoutNoGuard(t *testing.T) {
 	if err == nil {
 		t.Fatal("a call without a heartbeat timeout was guarded")
 	}
-}
-
-// lostBeats is the number of heartbeat failures of the call with token
-// that HeartbeatGuard answered as successes.
-func lostBeats(token []byte) int {
-	guarded.Lock()
-	defer guarded.Unlock()
-	if c := guarded.m[string(token)]; c != nil {
-		return c.lost
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -23,11 +24,7 @@ func finishMessage(msg *agent.Message, model ModelRef, secret string) {
 		msg.API = agent.APIOf(model.Provider)
 	}
 	if msg.Usage != nil {
-		var price agent.ModelCost
-		if model.Cost != nil {
-			price = *model.Cost
-		}
-		u := msg.Usage.Priced(price)
+		u := msg.Usage.Priced(*cmp.Or(model.Cost, &agent.ModelCost{}))
 		msg.Usage = &u
 	}
 	RedactMessage(msg, secret)

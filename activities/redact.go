@@ -39,17 +39,13 @@ var (
 	enclosedToken = regexp.MustCompile("[`\\[(]([A-Za-z0-9_-]{16,})[`\\])]")
 )
 
-// Redact removes a secret, and anything shaped like a provider key or a
-// bearer token, from text that is about to leave the activity (provider
-// errors echo keys: "Incorrect API key provided: sk-…"). A secret shorter
-// than 8 characters is not replaced by itself: it would match ordinary
-// text. Redacting redacted text changes nothing.
-func Redact(text, secret string) string {
+// Redact removes anything shaped like a provider key or a bearer token
+// from text that is about to leave the activity (provider errors echo
+// keys: "Incorrect API key provided: sk-…"); a known secret is masked by
+// RedactMessage. Redacting redacted text changes nothing.
+func Redact(text string) string {
 	if text == "" {
 		return text
-	}
-	if len(secret) >= 8 {
-		text = strings.ReplaceAll(text, secret, redacted)
 	}
 	text = maskGroup(providerKey, text, func(string) bool { return true })
 	text = maskGroup(bearerToken, text, opaque)
@@ -160,8 +156,7 @@ type b64Form struct {
 }
 
 // newMessageRedactor returns the redactor of secrets; a secret shorter
-// than tools.MinSecretLen is left out, as in Redact: it would match
-// ordinary text.
+// than tools.MinSecretLen is left out: it would match ordinary text.
 func newMessageRedactor(secrets ...string) *messageRedactor {
 	r := &messageRedactor{}
 	for _, secret := range secrets {
@@ -219,18 +214,10 @@ func isAlnum(c byte) bool {
 	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
 }
 
-// text masks the secrets, their encodings, Basic credentials and
-// key-shaped tokens in s.
+// text masks the secrets, their encodings (known), key-shaped tokens
+// (Redact) and Basic credentials in s.
 func (r *messageRedactor) text(s string) string {
-	if s == "" {
-		return s
-	}
-	for _, secret := range r.secrets {
-		s = strings.ReplaceAll(s, secret, redacted)
-	}
-	s = Redact(s, "")
-	s = r.encoded(s)
-	return maskGroup(basicAuth, s, r.basicCredential)
+	return maskGroup(basicAuth, Redact(r.known(s)), r.basicCredential)
 }
 
 // known masks the secrets and their encodings in s, and nothing else:
@@ -243,11 +230,6 @@ func (r *messageRedactor) known(s string) string {
 	for _, secret := range r.secrets {
 		s = strings.ReplaceAll(s, secret, redacted)
 	}
-	return r.encoded(s)
-}
-
-// encoded masks the URL-encoded and base64 forms of the secrets.
-func (r *messageRedactor) encoded(s string) string {
 	for _, e := range r.escaped {
 		s = strings.ReplaceAll(s, e, redacted)
 	}

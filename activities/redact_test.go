@@ -76,7 +76,7 @@ func TestRedact_EchoedKeys(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Redact(tc.text, tc.secret)
+			got := newMessageRedactor(tc.secret).text(tc.text)
 			for _, g := range tc.gone {
 				if strings.Contains(got, g) {
 					t.Fatalf("Redact left %q in %q", g, got)
@@ -90,12 +90,12 @@ func TestRedact_EchoedKeys(t *testing.T) {
 			if len(tc.gone) > 0 && !strings.Contains(got, "[redacted]") {
 				t.Fatalf("Redact(%q) = %q, want a [redacted] marker where the key was", tc.text, got)
 			}
-			if again := Redact(got, tc.secret); again != got {
+			if again := newMessageRedactor(tc.secret).text(got); again != got {
 				t.Fatalf("Redact is not idempotent: %q then %q", got, again)
 			}
 		})
 	}
-	if Redact("", openaiKey) != "" {
+	if newMessageRedactor(openaiKey).text("") != "" {
 		t.Fatal("Redact of an empty text is not empty")
 	}
 }
@@ -151,18 +151,18 @@ func TestRedact_KeyShapes(t *testing.T) {
 			if tc.name == "exact secret without a shape" {
 				secret = "opaque-credential-value"
 			}
-			got := Redact(tc.in, secret)
+			got := newMessageRedactor(secret).text(tc.in)
 			if got != tc.want {
 				t.Fatalf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
 			}
-			if again := Redact(got, secret); again != got {
+			if again := newMessageRedactor(secret).text(got); again != got {
 				t.Fatalf("Redact is not idempotent: %q then %q", got, again)
 			}
 		})
 	}
 	for _, text := range unchanged {
 		t.Run("unchanged "+text, func(t *testing.T) {
-			if got := Redact(text, ""); got != text {
+			if got := Redact(text); got != text {
 				t.Fatalf("Redact(%q) = %q, want it unchanged", text, got)
 			}
 		})
@@ -212,7 +212,7 @@ func TestRedact_KeepsClassificationOfCorpus(t *testing.T) {
 				c.Pattern = ""
 				return c
 			}
-			red := Redact(text, "")
+			red := Redact(text)
 			if strings.Contains(red, "Zx9Qw8Er7Ty6") {
 				t.Errorf("line %d: key survived: %q", line, red)
 			}

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/durableagent/durableagent/internal/session"
 )
 
@@ -122,12 +120,7 @@ func (a *Activities) ReadSession(_ context.Context, in ReadSessionInput) (ReadSe
 
 // readSummaries is a page of the store's session summaries.
 func (a *Activities) readSummaries(after int) (ReadSessionResult, error) {
-	lister, ok := a.Sessions.(interface{ List() ([]string, error) })
-	if !ok {
-		return ReadSessionResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("session store %T cannot list sessions", a.Sessions), ErrTypeBadInput, nil)
-	}
-	ids, err := lister.List()
+	ids, err := a.Sessions.List()
 	if err != nil {
 		return ReadSessionResult{}, err
 	}

@@ -55,20 +55,17 @@ type SessionSettingsResult struct {
 // first when it has none (or Replace asks). A re-run is harmless: it
 // finds what the first run wrote.
 func (a *Activities) SessionSettings(_ context.Context, in SessionSettingsInput) (SessionSettingsResult, error) {
-	if err := session.ValidateID(in.SessionID); err != nil {
-		return SessionSettingsResult{}, badInput(err)
-	}
 	proposed, err := json.Marshal(in.Proposed)
 	if err != nil || len(proposed) > MaxSessionSettingsBytes {
 		msg := fmt.Sprintf("session settings of %s: more than %d bytes", in.SessionID, MaxSessionSettingsBytes)
 		return SessionSettingsResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypeBadInput, err)
 	}
-	sess, err := a.Sessions.Load(in.SessionID)
+	sess, err := a.load(in.SessionID)
+	if errors.Is(err, session.ErrNotFound) {
+		return SessionSettingsResult{}, nil
+	}
 	if err != nil {
-		if errors.Is(err, session.ErrNotFound) {
-			return SessionSettingsResult{}, nil
-		}
-		return SessionSettingsResult{}, storeError("load session", err)
+		return SessionSettingsResult{}, err
 	}
 	kept, err := a.Sessions.Aside(in.SessionID, session.SettingsKey)
 	if err != nil {

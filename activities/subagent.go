@@ -6,7 +6,6 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
@@ -36,12 +35,9 @@ type SubAgentTaskResult struct {
 // reads the problem and corrects its call. A call that is not in the
 // entry is a non-retryable error.
 func (a *Activities) SubAgentTask(ctx context.Context, in SubAgentTaskInput) (SubAgentTaskResult, error) {
-	if err := session.ValidateID(in.SessionID); err != nil {
-		return SubAgentTaskResult{}, badInput(err)
-	}
-	sess, err := a.Sessions.Load(in.SessionID)
+	sess, err := a.load(in.SessionID)
 	if err != nil {
-		return SubAgentTaskResult{}, storeError("load session", err)
+		return SubAgentTaskResult{}, err
 	}
 	call, err := findToolCall(sess, in.AssistantEntryID, in.ToolCallID)
 	if err != nil {

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -31,18 +32,15 @@ const EmptySummaryMessage = "summary model returned an empty summary"
 // was written reports that entry without calling the model again.
 // Cancellation returns the context's error with nothing written.
 func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (SummarizeResult, error) {
-	if err := session.ValidateID(in.SessionID); err != nil {
-		return SummarizeResult{}, badInput(err)
-	}
 	if in.EntryID == "" {
 		return SummarizeResult{}, badInput(errors.New("summarize: empty compaction entry id"))
 	}
-	sess, err := a.Sessions.Load(in.SessionID)
+	sess, err := a.load(in.SessionID)
 	if errors.Is(err, session.ErrNotFound) {
 		return SummarizeResult{NothingToCompact: true}, nil
 	}
 	if err != nil {
-		return SummarizeResult{}, storeError("load session", err)
+		return SummarizeResult{}, err
 	}
 	if e, ok := sess.Get(in.EntryID); ok && e.Type == session.TypeCompaction {
 		return SummarizeResult{EntryID: e.ID, Summary: e.Summary, FirstKeptEntryID: e.FirstKeptEntryID,
@@ -96,9 +94,8 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 		return SummarizeResult{StopReason: agent.StopReasonAborted, ModelError: ModelErrorOf(llm.AbortedMessage(base)), Usage: usage}, ctx.Err()
 	}
 	if failed != nil {
-		res := SummarizeResult{TokensBefore: tokensBefore, StopReason: failed.StopReason, ModelError: ModelErrorOf(*failed), Usage: usage}
-		res.ErrorMessage = Redact(failed.ErrorMessage, base.Secret)
-		return res, nil
+		RedactMessage(failed, base.Secret)
+		return SummarizeResult{TokensBefore: tokensBefore, StopReason: failed.StopReason, ModelError: ModelErrorOf(*failed), Usage: usage}, nil
 	}
 
 	entry := session.Entry{
@@ -114,21 +111,18 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 	}, nil
 }
 
-// usageSum adds up the usage the summary calls of one attempt report.
+// usageSum adds up the usage the calls of one attempt report (ok: one
+// reported some).
 type usageSum struct {
-	u  agent.Usage
-	ok bool
+	spent agent.Spend
+	ok    bool
 }
 
 func (s *usageSum) add(u *agent.Usage) {
-	if u == nil {
-		return
+	if u != nil {
+		s.spent.Add(u)
+		s.ok = true
 	}
-	s.ok = true
-	s.u.Input += u.Input
-	s.u.Output += u.Output
-	s.u.CacheRead += u.CacheRead
-	s.u.CacheWrite += u.CacheWrite
 }
 
 // priced is the sum priced at the model's cost (nil: no call reported).
@@ -136,11 +130,7 @@ func (s usageSum) priced(cost *agent.ModelCost) *agent.Usage {
 	if !s.ok {
 		return nil
 	}
-	var price agent.ModelCost
-	if cost != nil {
-		price = *cost
-	}
-	u := s.u.Priced(price)
+	u := s.spent.Usage().Priced(*cmp.Or(cost, &agent.ModelCost{}))
 	return &u
 }
 

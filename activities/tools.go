@@ -258,12 +258,9 @@ func (a *Activities) RecordEntry(ctx context.Context, in RecordEntryInput) (Reco
 // The call's arguments are read from the assistant entry, so history
 // carries ids only.
 func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResult, error) {
-	if err := session.ValidateID(in.SessionID); err != nil {
-		return RunToolResult{}, badInput(err)
-	}
-	sess, err := a.Sessions.Load(in.SessionID)
+	sess, err := a.load(in.SessionID)
 	if err != nil {
-		return RunToolResult{}, storeError("load session", err)
+		return RunToolResult{}, err
 	}
 	if e, ok := sess.Get(in.ResultEntryID); ok && e.Message != nil {
 		return toolResultOf(e.ID, *e.Message, true), nil
@@ -278,7 +275,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	case !tools.Enabled(in.Tools.Enabled, call.Name):
 		res = tools.Result{IsError: true, Content: fmt.Sprintf("Tool %q is not enabled for this session (tools.enabled: %s)",
 			call.Name, strings.Join(in.Tools.Enabled, ", "))}
-	case !json.Valid(call.Arguments) || !isObject(call.Arguments):
+	case !json.Valid(call.Arguments) || !strings.HasPrefix(strings.TrimSpace(string(call.Arguments)), "{"):
 		res = tools.Result{IsError: true, Content: fmt.Sprintf("Invalid arguments for %s: the model sent %s, which is not a JSON object; call the tool again with valid JSON arguments",
 			call.Name, line.Cut(string(call.Arguments), 200))}
 	default:
@@ -464,33 +461,23 @@ func ArgsPreview(args json.RawMessage) json.RawMessage {
 		return json.RawMessage("{}")
 	}
 	for k, v := range m {
-		m[k] = shortenValue(v)
+		var s string
+		switch x := v.(type) {
+		case string:
+			s = x
+		case map[string]any, []any:
+			b, _ := json.Marshal(x)
+			s = string(b)
+		}
+		if len(s) > argPreviewChars {
+			m[k] = fmt.Sprintf("%s (%d bytes)", line.Cut(s, argPreviewChars), len(s))
+		}
 	}
 	b, err := json.Marshal(m)
 	if err != nil || len(b) > 4*argPreviewChars*4 {
 		return json.RawMessage("{}")
 	}
 	return b
-}
-
-func shortenValue(v any) any {
-	switch x := v.(type) {
-	case string:
-		if len(x) > argPreviewChars {
-			return fmt.Sprintf("%s (%d bytes)", line.Cut(x, argPreviewChars), len(x))
-		}
-	case map[string]any, []any:
-		b, _ := json.Marshal(x)
-		if len(b) > argPreviewChars {
-			return fmt.Sprintf("%s (%d bytes)", line.Cut(string(b), argPreviewChars), len(b))
-		}
-	}
-	return v
-}
-
-func isObject(b json.RawMessage) bool {
-	s := strings.TrimSpace(string(b))
-	return strings.HasPrefix(s, "{")
 }
 
 // bashEnv is the environment of the commands the worker runs for a

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/auth"
 	"github.com/durableagent/durableagent/internal/policy"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/retry"
@@ -142,12 +143,7 @@ type MarkUsageLimitInput struct {
 
 // MarkUsageLimitResult says whether the auth store switched the session to
 // another credential (or model); the retry then waits 0 ms.
-type MarkUsageLimitResult struct {
-	Switched     bool   `json:"switched"`
-	CredentialID string `json:"credentialId,omitempty"`
-	// Model is set when the switch was to a fallback model.
-	Model string `json:"model,omitempty"`
-}
+type MarkUsageLimitResult = auth.Switch
 
 // SummarizeInput is the input of Summarize. It names the branch to compact
 // by its leaf; the activity reads the messages from the session file.

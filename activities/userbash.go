@@ -56,15 +56,12 @@ type UserBashResult struct {
 // (abort_bash), it stops the command's process group and records the
 // output so far as cancelled.
 func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashResult, error) {
-	if err := session.ValidateID(in.SessionID); err != nil {
-		return UserBashResult{}, badInput(err)
-	}
 	if strings.TrimSpace(in.Command) == "" || in.EntryID == "" {
 		return UserBashResult{}, badInput(errors.New("user bash: empty command or entry id"))
 	}
-	sess, err := a.Sessions.Load(in.SessionID)
+	sess, err := a.load(in.SessionID)
 	if err != nil && !errors.Is(err, session.ErrNotFound) {
-		return UserBashResult{}, storeError("load session", err)
+		return UserBashResult{}, err
 	}
 	if err == nil {
 		if e, ok := sess.Get(in.EntryID); ok && e.Message != nil {
@@ -121,11 +118,8 @@ func BashExecutionMessage(command string, res tools.Result, cancelled bool) agen
 			m.ExitCode = &code
 		}
 	}
-	if v, ok := res.Details["aborted"].(bool); ok && v {
-		cancelled = true
-	}
-	m.Cancelled = cancelled
-	if v, ok := res.Details["truncated"].(bool); ok && v {
+	m.Cancelled = cancelled || res.Details["aborted"] == true
+	if res.Details["truncated"] == true {
 		m.Truncated = true
 		m.FullOutputPath, _ = res.Details["fullOutputPath"].(string)
 	}

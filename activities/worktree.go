@@ -26,9 +26,9 @@ type WorktreeSummaryInput struct {
 // the worktree is (a tool activity: the session's host). A session
 // without a worktree gets nil.
 func (a *Activities) WorktreeSummary(ctx context.Context, in WorktreeSummaryInput) (*agent.BranchSummary, error) {
-	sess, err := a.Sessions.Load(in.SessionID)
+	sess, err := a.load(in.SessionID)
 	if err != nil {
-		return nil, storeError("load session", err)
+		return nil, err
 	}
 	wt := sess.Header.Worktree
 	if wt == nil {

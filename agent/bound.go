@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -28,12 +29,10 @@ const (
 // drops tool call arguments instead.
 const minTextCap = 1 << 10
 
-// EncodedSize is the size of e as the events query answers it (the JSON
-// Temporal's default converter writes, HTML escapes included).
-func EncodedSize(e Event) int { return jsonSize(e) }
-
-// jsonSize is the size of v's JSON (0 when it has none).
-func jsonSize(v any) int {
+// EncodedSize is the size of v (an event, the state) as a query answers
+// it: the JSON Temporal's default converter writes, HTML escapes
+// included (0 when it has none).
+func EncodedSize(v any) int {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return 0
@@ -148,34 +147,26 @@ func eachText(e *Event, text func(s *string, entryID string), blocks func(b []Co
 // points to, so shortening them leaves the workflow's state alone.
 func copyMessages(e Event) Event {
 	if e.Message != nil {
-		m := copyMessage(*e.Message)
-		e.Message = &m
+		e.Message = &copyList([]Message{*e.Message})[0]
 	}
 	e.ToolResults, e.Messages = copyList(e.ToolResults), copyList(e.Messages)
 	for _, r := range []**ToolResult{&e.ToolResult, &e.PartialResult} {
 		if *r != nil {
 			c := **r
-			c.Content = append([]ContentBlock(nil), c.Content...)
+			c.Content = slices.Clone(c.Content)
 			*r = &c
 		}
 	}
 	return e
 }
 
-func copyMessage(m Message) Message {
-	m.Content = append([]ContentBlock(nil), m.Content...)
-	return m
-}
-
+// copyList copies ms and the content of each message (nil stays nil).
 func copyList(ms []Message) []Message {
-	if ms == nil {
-		return nil
+	ms = slices.Clone(ms)
+	for i := range ms {
+		ms[i].Content = slices.Clone(ms[i].Content)
 	}
-	out := make([]Message, len(ms))
-	for i, m := range ms {
-		out[i] = copyMessage(m)
-	}
-	return out
+	return ms
 }
 
 // shortenTexts cuts every text of e to at most limit bytes of JSON
@@ -285,7 +276,7 @@ const maxStateWarnings = 20
 // announced by its tool_approval_request event). A state within the
 // bound is returned as it is.
 func BoundState(st State) State {
-	if jsonSize(st) <= MaxStateBytes {
+	if EncodedSize(st) <= MaxStateBytes {
 		return st
 	}
 	if n := len(st.Warnings); n > 0 {
@@ -298,10 +289,10 @@ func BoundState(st State) State {
 		}
 		st.Warnings = ws
 	}
-	for len(st.RunningTools) > 1 && jsonSize(st) > MaxStateBytes {
+	for len(st.RunningTools) > 1 && EncodedSize(st) > MaxStateBytes {
 		st.RunningTools = st.RunningTools[:len(st.RunningTools)/2]
 	}
-	for len(st.PendingApprovals) > 0 && jsonSize(st) > MaxStateBytes {
+	for len(st.PendingApprovals) > 0 && EncodedSize(st) > MaxStateBytes {
 		keep := len(st.PendingApprovals) / 2
 		st.OmittedApprovals += len(st.PendingApprovals) - keep
 		st.PendingApprovals = st.PendingApprovals[:keep]

@@ -355,7 +355,11 @@ func (e Event) String() string {
 		if e.Success {
 			return fmt.Sprintf("Retry succeeded on attempt %d", e.Attempt)
 		}
-		return fmt.Sprintf("Retry failed after %s: %s", attempts(e.Attempt), e.FinalError)
+		n := fmt.Sprintf("%d attempts", e.Attempt)
+		if e.Attempt == 1 {
+			n = "1 attempt"
+		}
+		return fmt.Sprintf("Retry failed after %s: %s", n, e.FinalError)
 	case EventAgentEnd:
 		s := fmt.Sprintf("agent_end (%s, willRetry=%t)", e.StopReason, e.WillRetry)
 		if e.ErrorMessage != "" {
@@ -424,14 +428,6 @@ func (e Event) String() string {
 		return s
 	}
 	return e.Type
-}
-
-// attempts is "1 attempt" or "n attempts".
-func attempts(n int) string {
-	if n == 1 {
-		return "1 attempt"
-	}
-	return fmt.Sprintf("%d attempts", n)
 }
 
 // FormatDelay renders a delay in whole seconds, rounded up ("2s", "0s").

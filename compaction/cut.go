@@ -33,8 +33,6 @@ type Cut struct {
 	// SplitTurnPrefix is the part of that turn before the cut, starting
 	// with its user message; it is summarised separately.
 	SplitTurnPrefix []Item `json:"splitTurnPrefix,omitempty"`
-	// KeptTokens is the estimate of the kept items.
-	KeptTokens int `json:"keptTokens"`
 }
 
 // PlanCut chooses the cut point of a compaction. It walks back from the
@@ -57,7 +55,6 @@ func PlanCut(items []Item, keepRecentTokens int) Cut {
 	nothing := Cut{NothingToCompact: true, PreviousSummary: previous}
 	if len(items) > 0 {
 		nothing.FirstKeptID = items[0].ID
-		nothing.KeptTokens = EstimateContext(items, nil)
 	}
 
 	// The newest item at which the kept tail reaches keepRecentTokens.
@@ -93,7 +90,6 @@ func PlanCut(items []Item, keepRecentTokens int) Cut {
 		FirstKeptIndex:  cut,
 		FirstKeptID:     items[cut].ID,
 		PreviousSummary: previous,
-		KeptTokens:      EstimateContext(items[cut:], nil),
 	}
 	turnStart := -1
 	if items[cut].Role == RoleAssistant {

@@ -76,7 +76,7 @@ func FuzzPlanCut(f *testing.F) {
 			if cuttableAt(items, answers, j) {
 				if after := EstimateContext(items[j:], nil); after >= int(keep) {
 					t.Fatalf("cut at %d keeps %d tokens, but the valid cut at %d keeps %d >= budget %d",
-						c.FirstKeptIndex, c.KeptTokens, j, after, keep)
+						c.FirstKeptIndex, EstimateContext(items[c.FirstKeptIndex:], nil), j, after, keep)
 				}
 			}
 		}

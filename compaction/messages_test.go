@@ -40,7 +40,7 @@ func TestNothingToCompactMessageFor_AdviceThatWorks(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if !PlanCut(tc.items, DefaultKeepRecentTokens).NothingToCompact {
+			if !PlanCut(tc.items, DefaultSettings().KeepRecentTokens).NothingToCompact {
 				t.Fatalf("the default keep finds something to compact: not this case")
 			}
 			helps := false

@@ -24,9 +24,6 @@ type PromptInput struct {
 	// SplitTurn says the newest turn goes on past Items and its beginning
 	// is summarised separately (Cut.SplitTurn).
 	SplitTurn bool `json:"splitTurn,omitempty"`
-	// MaxToolResultRunes caps each tool result in the transcript: 0 means
-	// DefaultMaxToolResultRunes, negative means no cap.
-	MaxToolResultRunes int `json:"maxToolResultRunes,omitempty"`
 }
 
 const summaryInstructions = `Write a structured checkpoint summary of the conversation in <conversation>, so that another assistant can continue the work without seeing it.
@@ -143,7 +140,7 @@ func FormatFileLists(read, modified []string) string {
 }
 
 func writeConversation(b *strings.Builder, in PromptInput) {
-	transcript := Transcript(in.Items, in.MaxToolResultRunes)
+	transcript := Transcript(in.Items)
 	if transcript == "" {
 		transcript = "(no messages)"
 	}

@@ -20,19 +20,13 @@ type Settings struct {
 	AutoContinue bool `json:"autoContinue"`
 }
 
-// Default values of the compaction settings group.
-const (
-	DefaultReserveTokens    = 16384
-	DefaultKeepRecentTokens = 20000
-)
-
 // DefaultSettings are the product's defaults: enabled, 16384 reserved,
 // 20000 kept, auto-continue on.
 func DefaultSettings() Settings {
 	return Settings{
 		Enabled:          true,
-		ReserveTokens:    DefaultReserveTokens,
-		KeepRecentTokens: DefaultKeepRecentTokens,
+		ReserveTokens:    16384,
+		KeepRecentTokens: 20000,
 		AutoContinue:     true,
 	}
 }

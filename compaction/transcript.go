@@ -8,23 +8,19 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultMaxToolResultRunes is how much of each tool result a transcript
-// shows when PromptInput.MaxToolResultRunes is 0. Tool output (file dumps,
+// MaxToolResultRunes is how much of each tool result a transcript
+// shows. Tool output (file dumps,
 // logs) is most of a coding context and least of what a summary needs;
 // cutting it keeps the summary request itself well inside the window.
-const DefaultMaxToolResultRunes = 2000
+const MaxToolResultRunes = 2000
 
 // Transcript renders items as the plain-text conversation a summariser
 // reads: one labelled paragraph per message part, e.g. "[User]: …",
 // "[Assistant tool call]: read {"path":"a.go"}", "[Tool result read]: …".
-// Tool results longer than maxToolResultRunes are cut, with a note saying
-// how much was left out; 0 means DefaultMaxToolResultRunes and a negative
-// value means no limit. Rendering it as text, not as chat messages, stops
+// Tool results longer than MaxToolResultRunes are cut, with a note saying
+// how much was left out. Rendering it as text, not as chat messages, stops
 // the summariser from treating the conversation as its own.
-func Transcript(items []Item, maxToolResultRunes int) string {
-	if maxToolResultRunes == 0 {
-		maxToolResultRunes = DefaultMaxToolResultRunes
-	}
+func Transcript(items []Item) string {
 	var parts []string
 	add := func(label, text string) {
 		if strings.TrimSpace(text) != "" {
@@ -49,7 +45,7 @@ func Transcript(items []Item, maxToolResultRunes int) string {
 			if it.ToolName != "" {
 				label += " " + it.ToolName
 			}
-			text := truncateRunes(it.Text, maxToolResultRunes)
+			text := truncateRunes(it.Text, MaxToolResultRunes)
 			if strings.TrimSpace(text) == "" {
 				text = "(no output)"
 			}
@@ -76,11 +72,8 @@ func compactJSON(raw json.RawMessage) string {
 	return buf.String()
 }
 
-// truncateRunes keeps the first limit runes of s (limit < 0: all of it).
+// truncateRunes keeps the first limit runes of s.
 func truncateRunes(s string, limit int) string {
-	if limit < 0 {
-		return s
-	}
 	n := utf8.RuneCountInString(s)
 	if n <= limit {
 		return s

@@ -90,14 +90,11 @@ func (c *Chain) Decide(o Outcome, cls Classification, s Settings) Decision {
 		// classification still sends to compaction).
 		d.End = c.end(true, c.Attempt, "")
 		return d
-	case !cls.Class.Retryable():
+	case !cls.Class.Retryable(), !s.Enabled:
 		// Fatal or overflow: [fix] a chain in progress ends here. Overflow
-		// then goes to compaction; it is never retried.
-		d.End = c.end(false, c.Attempt, finalError)
-		return d
-	case !s.Enabled:
-		// retry.enabled=false: no retry starts; a chain switched off
-		// mid-way ends rather than dangling.
+		// then goes to compaction; it is never retried. retry.enabled=false:
+		// no retry starts; a chain switched off mid-way ends rather than
+		// dangling.
 		d.End = c.end(false, c.Attempt, finalError)
 		return d
 	}

@@ -611,7 +611,7 @@ func classifyError(o Outcome) Classification {
 		return c
 	}
 	if p, ok := firstMatch(retryablePatterns, text); ok {
-		if v, fatal := vetoed(text); fatal {
+		if v, fatal := firstMatch(vetoes, text); fatal {
 			return Classification{Class: ClassFatal, Pattern: p + ", but " + v}
 		}
 		return Classification{Class: ClassRetryable, Pattern: p}

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -305,14 +306,9 @@ func overflowByFamily(text string) (string, bool) {
 	return "overflow family: " + p, true
 }
 
-// vetoed reports the first sign that the request, the key or the account
-// is at fault (bannedEvidence, accountEvidence).
-func vetoed(text string) (string, bool) {
-	if p, ok := firstMatch(bannedEvidence, text); ok {
-		return p, true
-	}
-	return firstMatch(accountEvidence, text)
-}
+// vetoes are the signs that the request, the key or the account is at
+// fault, which veto a specific retryable wording (classifyError).
+var vetoes = append(slices.Clip(bannedEvidence), accountEvidence...)
 
 // maxFamilyQuote bounds the quoted words a family verdict names.
 const maxFamilyQuote = 60

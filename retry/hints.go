@@ -194,12 +194,6 @@ func durationValue(v string, _ time.Time) (float64, bool) {
 	return float64(d) / float64(time.Millisecond), true
 }
 
-// rfc3339Value reads an RFC 3339 time (anthropic-ratelimit-*-reset) as
-// the wait from now; without a clock it is no hint.
-func rfc3339Value(v string, now time.Time) (float64, bool) {
-	return timeValue(time.RFC3339, strings.TrimSpace(v), now)
-}
-
 // timeValue reads v in layout as the wait from now in milliseconds;
 // without a clock it is no hint.
 func timeValue(layout, v string, now time.Time) (float64, bool) {
@@ -265,7 +259,7 @@ func ParseRetryHintHeaders(header func(name string) string, now time.Time) (ms i
 		}
 	}
 	for _, name := range resetTimeHeaders {
-		consider(rfc3339Value(header(name), now))
+		consider(timeValue(time.RFC3339, strings.TrimSpace(header(name)), now))
 	}
 	return best, found
 }

@@ -599,7 +599,7 @@ func TestCompact_NothingToCompact(t *testing.T) {
 				seedHistory(t, h.store)
 			}
 			in := CompactInputFrom(compactInput(), "")
-			in.Compaction.KeepRecentTokens = compaction.DefaultKeepRecentTokens
+			in.Compaction.KeepRecentTokens = compaction.DefaultSettings().KeepRecentTokens
 			h.env.ExecuteWorkflow(CompactWorkflowName, in)
 			var res CompactResult
 			if err := h.env.GetWorkflowResult(&res); err != nil {

@@ -42,11 +42,11 @@ type Credential struct {
 // Switch is the outcome of a usage-limit report: whether the session now
 // runs on another credential or, with no credential left, another model.
 type Switch struct {
-	Switched     bool
-	CredentialID string
+	Switched     bool   `json:"switched"`
+	CredentialID string `json:"credentialId,omitempty"`
 	// Model is the fallback model the session switched to ("" when the
 	// switch was to another credential, or there was none).
-	Model string
+	Model string `json:"model,omitempty"`
 }
 
 // ValidateID accepts ids of letters, digits and ".-_:" (1-64 bytes): they

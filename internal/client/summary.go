@@ -15,7 +15,7 @@ const MaxSummaryBytes = 200
 // anything shaped like a key or a bearer token masked, cut on a rune
 // boundary to at most MaxSummaryBytes with "…".
 func Summary(prefix, text string) string {
-	s := prefix + line.Fold(activities.Redact(text, ""))
+	s := prefix + line.Fold(activities.Redact(text))
 	if len(s) <= MaxSummaryBytes {
 		return s
 	}

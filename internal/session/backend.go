@@ -14,6 +14,8 @@ type Backend interface {
 	Init(sessionID string, where Header) (Header, error)
 	// Delete removes the session; a missing one is not an error.
 	Delete(sessionID string) error
+	// List returns the ids of the sessions in the store, sorted.
+	List() ([]string, error)
 	// PutAside keeps data under key beside the session (Aside reads it,
 	// nil when none; Delete removes it): a prompt's fault scripts, which
 	// are not conversation.
