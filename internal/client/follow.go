@@ -188,7 +188,6 @@ type follower struct {
 
 type describeResult struct {
 	status  enumspb.WorkflowExecutionStatus
-	runID   string
 	pending []live.Stamped
 	// unseen: a snapshot is of an entry the live stream has no event of
 	// yet (its live events must follow an events query, so that they come
@@ -198,13 +197,6 @@ type describeResult struct {
 
 func (f *follower) run(ctx context.Context) (agent.Event, error) {
 	var d *describeResult
-	if f.runID == "" {
-		var err error
-		if d, err = f.describeRetrying(ctx); err != nil {
-			return agent.Event{}, err
-		}
-		f.runID = d.runID
-	}
 	for {
 		// Taken before the query, like a Describe's: a call that pushed
 		// was scheduled by a workflow task the query sees.
@@ -237,6 +229,9 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		}
 		queried := due || derr != nil ||
 			(d != nil && (d.unseen || d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING))
+		if f.runID == "" { // no run to read: the Describe that pins it failed
+			queried, qerr = false, derr
+		}
 		if queried {
 			f.lastQuery = time.Now()
 			if d != nil && finished(d.status) {
@@ -486,8 +481,10 @@ func (f *follower) describe(ctx context.Context) (*describeResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.runID == "" || resp.GetWorkflowExecutionInfo().GetExecution().GetRunId() == f.runID {
-		f.describedLen = resp.GetWorkflowExecutionInfo().GetHistoryLength()
+	info := resp.GetWorkflowExecutionInfo()
+	f.runID = cmp.Or(f.runID, info.GetExecution().GetRunId()) // "": the current run, pinned
+	if info.GetExecution().GetRunId() == f.runID {
+		f.describedLen = info.GetHistoryLength()
 	}
 	f.unreachableSince = time.Time{}
 	return f.snapshots(ctx, resp), nil
@@ -501,7 +498,7 @@ func (f *follower) describe(ctx context.Context) (*describeResult, error) {
 // at all (another payload codec key, or none) are told to OnWait.
 func (f *follower) snapshots(ctx context.Context, resp *workflowservice.DescribeWorkflowExecutionResponse) *describeResult {
 	info := resp.GetWorkflowExecutionInfo()
-	d := &describeResult{status: info.GetStatus(), runID: info.GetExecution().GetRunId()}
+	d := &describeResult{status: info.GetStatus()}
 	for _, pa := range resp.GetPendingActivities() {
 		details := pa.GetHeartbeatDetails()
 		if len(details.GetPayloads()) == 0 {
@@ -547,23 +544,6 @@ func (f *follower) cannotDecode(err error) {
 		f.k.OnWait(fmt.Sprintf("cannot decode the live output of session %s (%s): "+
 			"it needs the worker's payload codec key (Controller.DataConverter); events still arrive, each message's text at its end",
 			f.session, line.First(err.Error())))
-	}
-}
-
-// describeRetrying resolves the current run, waiting while Temporal is
-// unreachable (within the bound).
-func (f *follower) describeRetrying(ctx context.Context) (*describeResult, error) {
-	for {
-		d, err := f.describe(ctx)
-		if err == nil {
-			return d, nil
-		}
-		if e, stop := f.describeFailed(ctx, err); stop {
-			return nil, e
-		}
-		if !sleep(ctx, f.nextBackoff(), nil) {
-			return nil, ctx.Err()
-		}
 	}
 }
 
