@@ -408,6 +408,26 @@ func TestFollow_TemporalUnreachable(t *testing.T) {
 	}
 }
 
+// Follow of the current run ("") while Temporal does not answer yet: it
+// waits (within the bound) for the Describe that pins the run, then
+// delivers its events; unreachable for the whole bound, it fails so.
+func TestFollow_UnreachableBeforeTheRunIsKnown(t *testing.T) {
+	f := newFake(&fakeRun{id: "r1", events: evs(1, 3, agent.EventPromptEnd)})
+	f.describeErr = serviceerror.NewUnavailable("connection refused")
+	time.AfterFunc(100*time.Millisecond, func() { f.do(func() { f.describeErr = nil }) })
+	r := &recorder{}
+	if end, err := follow(t, fastController(f), "", 0, r); err != nil || end.Seq != 3 {
+		t.Fatalf("Temporal back within the bound: end %+v, err %v", end, err)
+	}
+	r.checkSeqs(t, 0, 3)
+
+	f = newFake(&fakeRun{id: "r1", events: evs(1, 3, agent.EventPromptEnd)})
+	f.describeErr = serviceerror.NewUnavailable("connection refused")
+	if _, err := follow(t, fastController(f), "", 0, &recorder{}); !errors.Is(err, ErrTemporalUnreachable) {
+		t.Fatalf("Temporal down for the whole bound: %v", err)
+	}
+}
+
 // sdkQueryPanic is the failure the Temporal frontend returns for an events
 // query that hit the SDK's state-machine panic on a worker rebuilding the
 // workflow's state after a worker kill (issue 20 item 9; temporalio/sdk-go
