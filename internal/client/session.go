@@ -196,11 +196,7 @@ const DefaultFollowGiveUp = 2 * time.Minute
 // (DefaultFollowGiveUp when 0). It follows the session served when it is
 // called.
 func (t *Session) Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
-	giveUp := t.FollowGiveUp
-	if giveUp <= 0 {
-		giveUp = DefaultFollowGiveUp
-	}
-	return t.k.follow(ctx, t.SessionID(), runID, after, giveUp, fn)
+	return t.k.follow(ctx, t.SessionID(), runID, after, cmp.Or(t.FollowGiveUp, DefaultFollowGiveUp), fn)
 }
 
 // Abort sends abort to the running prompt; AbortRetry sends abort_retry.
@@ -290,17 +286,12 @@ func (t *Session) State(ctx context.Context) (agent.State, error) {
 	return agent.State{
 		SessionID: id, Model: in.Model.Name, Provider: in.Model.Provider, Status: agent.StatusIdle,
 		AutoRetryEnabled: in.Retry.Enabled, AutoCompactionEnabled: in.Compaction.Enabled, MessageCount: len(runContext(sess)),
-		SteeringMode: QueueMode(in.Agent.SteeringMode), FollowUpMode: QueueMode(in.Agent.FollowUpMode),
+		SteeringMode: queueMode(in.Agent.SteeringMode), FollowUpMode: queueMode(in.Agent.FollowUpMode),
 	}, nil
 }
 
-// QueueMode is a delivery mode with its default filled in.
-func QueueMode(m string) string {
-	if m == "" {
-		return agent.QueueModeOneAtATime
-	}
-	return m
-}
+// queueMode is a delivery mode with its default filled in.
+func queueMode(m string) string { return cmp.Or(m, agent.QueueModeOneAtATime) }
 
 // LatestPrompt returns the session's latest prompt, running or closed (ok
 // false when the session's workflow has no run yet, or its latest run is a
@@ -394,9 +385,9 @@ func (t *Session) Info(ctx context.Context) (SessionInfo, error) {
 	info := SessionInfo{
 		SessionID:     id,
 		Model:         settings.ModelID{Provider: in.Model.Provider, Name: in.Model.Name},
-		ThinkingLevel: thinkingLevel(in.Model.ThinkingLevel),
-		SteeringMode:  QueueMode(in.Agent.SteeringMode),
-		FollowUpMode:  QueueMode(in.Agent.FollowUpMode),
+		ThinkingLevel: cmp.Or(in.Model.ThinkingLevel, llm.ThinkingOff),
+		SteeringMode:  queueMode(in.Agent.SteeringMode),
+		FollowUpMode:  queueMode(in.Agent.FollowUpMode),
 		ContextWindow: t.Settings().Model.ContextWindow,
 	}
 	if dir := t.sessionsDir(); dir != "" {
@@ -413,13 +404,6 @@ func (t *Session) Info(ctx context.Context) (SessionInfo, error) {
 	}
 	t.mu.Unlock()
 	return info, nil
-}
-
-func thinkingLevel(l string) string {
-	if l == "" {
-		return llm.ThinkingOff
-	}
-	return l
 }
 
 // Models are the models set_model may choose (get_available_models):
