@@ -55,22 +55,14 @@ const (
 // Every *PromptClosedError matches it.
 var ErrPromptClosed = errors.New("prompt closed")
 
-// ErrPromptTerminated: the prompt's workflow was terminated (Web UI,
-// `temporal workflow terminate`, a reset).
-var ErrPromptTerminated = errors.New("prompt terminated")
-
-// ErrPromptTimedOut: the prompt's workflow ran out of its run or execution
-// timeout.
-var ErrPromptTimedOut = errors.New("prompt timed out")
-
 // ErrTemporalUnreachable: Temporal did not answer: a dial that failed
 // (Dial), or no answer for longer than Controller.UnreachableTimeout while
 // following.
 var ErrTemporalUnreachable = errors.New("cannot reach Temporal")
 
 // PromptClosedError says a followed prompt's workflow closed without a
-// prompt_end event. It matches ErrPromptClosed, and ErrPromptTerminated or
-// ErrPromptTimedOut by its status.
+// prompt_end event (Status: terminated, timed out, ...). It matches
+// ErrPromptClosed.
 type PromptClosedError struct {
 	SessionID  string
 	WorkflowID string
@@ -83,18 +75,8 @@ func (e *PromptClosedError) Error() string {
 	return fmt.Sprintf("prompt in session %s %s (workflow %s run %s)", e.SessionID, phrase, e.WorkflowID, e.RunID)
 }
 
-// Is matches ErrPromptClosed, and the sentinel of the status.
-func (e *PromptClosedError) Is(target error) bool {
-	switch target {
-	case ErrPromptClosed:
-		return true
-	case ErrPromptTerminated:
-		return e.Status == enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED
-	case ErrPromptTimedOut:
-		return e.Status == enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT
-	}
-	return false
-}
+// Is matches ErrPromptClosed.
+func (e *PromptClosedError) Is(target error) bool { return target == ErrPromptClosed }
 
 // closedPhrases say how a prompt closed, by status.
 var closedPhrases = map[enumspb.WorkflowExecutionStatus]string{
@@ -638,10 +620,7 @@ func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 
 // queryEvents runs the events query of one run, bounded in time.
 func (f *follower) queryEvents(ctx context.Context, runID string, after int64) ([]agent.Event, error) {
-	timeout := f.curQueryTimeout
-	if timeout == 0 {
-		timeout = f.queryTimeout
-	}
+	timeout := cmp.Or(f.curQueryTimeout, f.queryTimeout)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, err := f.k.Client.QueryWorkflow(cctx, f.wfID, runID, agent.QueryEvents, after)
