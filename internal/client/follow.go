@@ -292,7 +292,8 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			if d != nil {
 				f.queryFailing(qerr)
 			}
-			if !sleep(ctx, f.nextBackoff(), nil) {
+			f.backoff = min(max(2*f.backoff, f.poll), maxFollowBackoff) // the poll, doubling
+			if !sleep(ctx, f.backoff, nil) {
 				return agent.Event{}, ctx.Err()
 			}
 			d = nil
@@ -593,15 +594,6 @@ func (f *follower) report(msg string) {
 	if f.k.OnWait != nil {
 		f.k.OnWait(msg)
 	}
-}
-
-func (f *follower) nextBackoff() time.Duration {
-	if f.backoff == 0 {
-		f.backoff = f.poll
-	} else {
-		f.backoff = min(2*f.backoff, maxFollowBackoff)
-	}
-	return f.backoff
 }
 
 // sleep waits d, or less when wake (nil: never) fires; false when ctx
