@@ -714,9 +714,12 @@ func (t *Session) Fork(ctx context.Context, entryID string, at bool) (string, er
 }
 
 // Bash runs a user command in the session's workspace on its tool host
-// (the Bash workflow, which records it), waits for it and returns its
-// bashExecution message, read from the entry it wrote; AbortBash stops
-// the one running.
+// (the Bash workflow, under the session's workflow id: ErrSessionBusy
+// while another workflow of the session runs; it records the command),
+// waits for it and returns its bashExecution message, read from the entry
+// it wrote; a command that could not be run is an error. AbortBash stops
+// the one running; when ctx ends first the command keeps running in
+// Temporal.
 func (t *Session) Bash(ctx context.Context, command string, opts BashOptions) (agent.Message, error) {
 	id := t.SessionID()
 	t.flush(ctx, id)
@@ -734,8 +737,9 @@ func (t *Session) Bash(ctx context.Context, command string, opts BashOptions) (a
 		}
 		t.mu.Unlock()
 	}()
-	run, err := t.k.StartBash(ctx, workflows.BashInput{SessionID: id, Command: command, Workspace: wd, ExcludeFromContext: opts.ExcludeFromContext,
-		TimeoutMs: s.Tools.BashTimeoutMs, HostWaitMs: s.Tools.HostWaitMs, HeartbeatTimeoutMs: s.Model.HeartbeatTimeoutMs})
+	in := workflows.BashInput{SessionID: id, Command: command, Workspace: wd, ExcludeFromContext: opts.ExcludeFromContext,
+		TimeoutMs: s.Tools.BashTimeoutMs, HostWaitMs: s.Tools.HostWaitMs, HeartbeatTimeoutMs: s.Model.HeartbeatTimeoutMs}
+	run, err := t.k.startSessionWorkflow(ctx, id, Summary("bash: ", command), "bash in", workflows.BashWorkflowName, in, nil)
 	b.ok = err == nil
 	close(b.started)
 	if err != nil {
@@ -743,10 +747,13 @@ func (t *Session) Bash(ctx context.Context, command string, opts BashOptions) (a
 	}
 	t.started(id)
 	streamed := t.streamBash(ctx, id, run.GetRunID(), opts.OnOutput)
-	res, err := BashResult(ctx, run)
+	res, err := runResult[workflows.BashResult](ctx, run)
 	streamed()
-	if err != nil {
-		return agent.Message{}, err
+	switch {
+	case err != nil && res.Status != "":
+		return agent.Message{}, errors.New(res.Error)
+	case err != nil:
+		return agent.Message{}, fmt.Errorf("bash in session %s: %w", id, err)
 	}
 	if e, ok, err := t.k.ReadEntry(ctx, id, res.EntryID); err == nil && ok && e.Message != nil {
 		return *e.Message, nil
