@@ -113,18 +113,10 @@ func (t *Session) Settings() settings.Settings {
 	return t.s
 }
 
-// promptInput is PromptInput with the session's current choices: its
-// model (and that model's price), thinking level, own settings (tools,
-// approval) and queue modes. The session's are read afresh (read):
-// another terminal may have changed them since this client opened the
-// session.
-func (t *Session) promptInput(ctx context.Context, message string) workflows.PromptInput {
-	_, kept, _ := t.read(ctx)
-	return t.promptInputWith(kept, message)
-}
-
-// promptInputWith is promptInput with the session's own settings kept
-// (nil: none) and its choices as last read.
+// promptInputWith is PromptInput with the session's current choices: its
+// model (and that model's price), thinking level, own settings kept (nil:
+// none; tools, approval) and queue modes, as read last (read: callers
+// read them afresh, as another terminal may have changed them).
 func (t *Session) promptInputWith(kept *session.Settings, message string) workflows.PromptInput {
 	s := t.Settings()
 	t.mu.Lock()
@@ -359,7 +351,8 @@ func runContext(sess *session.Session) []agent.Message {
 // compaction keeps running in Temporal.
 func (t *Session) Compact(ctx context.Context, customInstructions string, onRetry func(agent.Event)) (workflows.CompactResult, error) {
 	t.flush(ctx, t.SessionID())
-	in := workflows.CompactInputFrom(t.promptInput(ctx, ""), customInstructions)
+	_, kept, _ := t.read(ctx)
+	in := workflows.CompactInputFrom(t.promptInputWith(kept, ""), customInstructions)
 	in.Model.ThinkingLevel = "" // a summary needs no reasoning
 	run, err := t.k.StartCompact(ctx, in)
 	if err != nil {
