@@ -42,10 +42,6 @@ type Controller struct {
 	// OnWait, when set, is told (once each) when Follow starts waiting for
 	// a worker or for Temporal, and when it resumes.
 	OnWait func(msg string)
-	// UnreachableTimeout is how long Follow keeps trying while Temporal
-	// itself does not answer (0: DefaultUnreachableTimeout). A missing
-	// worker is waited for as long as ctx lasts: the prompt is durable.
-	UnreachableTimeout time.Duration
 	// QueryTimeout bounds one events query (0: DefaultQueryTimeout); a
 	// query that runs out doubles it for the next try, up to 15 s.
 	QueryTimeout time.Duration

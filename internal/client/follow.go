@@ -33,7 +33,8 @@ const (
 	// nothing runs and nothing new happens, or a push stream is open.
 	statusInterval = time.Second
 	// DefaultUnreachableTimeout is how long Follow survives Temporal not
-	// answering at all.
+	// answering at all (Session.Follow: DefaultFollowGiveUp). A missing
+	// worker is waited for as long as ctx lasts: the prompt is durable.
 	DefaultUnreachableTimeout = 30 * time.Second
 	// DefaultQueryTimeout bounds one events query.
 	DefaultQueryTimeout = 5 * time.Second
@@ -56,7 +57,7 @@ const (
 var ErrPromptClosed = errors.New("prompt closed")
 
 // ErrTemporalUnreachable: Temporal did not answer: a dial that failed
-// (Dial), or no answer for longer than Controller.UnreachableTimeout while
+// (Dial), or no answer for longer than DefaultUnreachableTimeout while
 // following.
 var ErrTemporalUnreachable = errors.New("cannot reach Temporal")
 
@@ -106,7 +107,7 @@ var closedPhrases = map[enumspb.WorkflowExecutionStatus]string{
 // is at or before `after` returns that prompt_end at once (fn is not
 // called). While no worker answers the events query Follow waits, telling
 // OnWait; it fails only when Temporal itself stays unreachable for
-// UnreachableTimeout, or ctx ends.
+// DefaultUnreachableTimeout, or ctx ends.
 func (k *Controller) Follow(ctx context.Context, sessionID, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
 	return k.follow(ctx, sessionID, runID, after, 0, fn)
 }
@@ -115,7 +116,7 @@ func (k *Controller) Follow(ctx context.Context, sessionID, runID string, after 
 func IsLive(e agent.Event) bool { return live.IsLive(e) }
 
 // follow is Follow surviving Temporal not answering for unreachable (0:
-// UnreachableTimeout).
+// DefaultUnreachableTimeout).
 func (k *Controller) follow(ctx context.Context, sessionID, runID string, after int64, unreachable time.Duration, fn func(agent.Event)) (agent.Event, error) {
 	key := shareKey{k: k, wfID: workflows.WorkflowID(sessionID), runID: runID}
 	r, sub := subscribe(ctx, key, after, func(out *reader) *follower {
@@ -124,7 +125,7 @@ func (k *Controller) follow(ctx context.Context, sessionID, runID string, after 
 			k: k, session: sessionID, wfID: key.wfID, runID: runID,
 			after: after, out: out, live: live.NewCursor(),
 			poll: cmp.Or(k.poll, pollInterval), status: cmp.Or(k.status, statusInterval),
-			unreachable:  cmp.Or(unreachable, k.UnreachableTimeout, DefaultUnreachableTimeout),
+			unreachable:  cmp.Or(unreachable, DefaultUnreachableTimeout),
 			queryTimeout: cmp.Or(k.QueryTimeout, DefaultQueryTimeout),
 			dc:           dc, push: newPushReader(out, dc),
 		}

@@ -207,9 +207,13 @@ func evs(from, to int64, lastType string) []agent.Event {
 	return out
 }
 
+// fastUnreachable is how long the tests' Follow outlasts Temporal not
+// answering.
+const fastUnreachable = 300 * time.Millisecond
+
 func fastController(f *fakeTemporal) *Controller {
 	return &Controller{Client: f, poll: 5 * time.Millisecond, status: 30 * time.Millisecond,
-		UnreachableTimeout: 300 * time.Millisecond, QueryTimeout: time.Second}
+		QueryTimeout: time.Second}
 }
 
 type recorder struct {
@@ -259,7 +263,7 @@ func follow(t *testing.T, k *Controller, runID string, after int64, r *recorder)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return k.Follow(ctx, "s1", runID, after, r.fn)
+	return k.follow(ctx, "s1", runID, after, fastUnreachable, r.fn)
 }
 
 // Item 4: a prompt closed without prompt_end ends Follow with an error
@@ -530,7 +534,7 @@ func TestFollow_DescribeFailingAloneIsNoOutage(t *testing.T) {
 	}()
 	time.Sleep(30 * time.Millisecond)
 	f.do(func() { f.describeErr = serviceerror.NewUnavailable("describe is down") })
-	time.Sleep(600 * time.Millisecond) // twice UnreachableTimeout
+	time.Sleep(600 * time.Millisecond) // twice fastUnreachable
 	f.do(func() { f.runs["r1"].events = evs(1, 4, agent.EventPromptEnd) })
 	if err := <-done; err != nil {
 		t.Fatal(err)
