@@ -126,26 +126,24 @@ func (r *reader) leave(sub *subscription) {
 	defer readers.Unlock()
 	delete(r.subs, sub)
 	if len(r.subs) == 0 && !r.done {
-		r.done = true
-		r.unregister()
-		r.cancel()
+		r.stop()
 	}
 }
 
-// unregister removes r from readers (caller holds the lock).
-func (r *reader) unregister() {
+// stop ends r and removes it from readers (caller holds the lock).
+func (r *reader) stop() {
+	r.done = true
 	if readers.m[r.key] == r {
 		delete(readers.m, r.key)
 	}
+	r.cancel()
 }
 
 func (r *reader) run(ctx context.Context, f *follower) {
 	end, err := f.run(ctx)
 	readers.Lock()
 	defer readers.Unlock()
-	r.done = true
-	r.unregister()
-	r.cancel()
+	r.stop()
 	for s := range r.subs {
 		s.push(followItem{final: true, end: end, err: err})
 	}
