@@ -303,11 +303,7 @@ func (t *Session) LatestPrompt(ctx context.Context) (PromptRun, bool, error) {
 		return PromptRun{}, false, nil
 	}
 	run := info.GetExecution().GetRunId()
-	first := info.GetFirstRunId()
-	if first == "" {
-		first = run
-	}
-	return PromptRun{Prompt: Prompt{WorkflowID: id, RunID: run}, FirstRunID: first,
+	return PromptRun{Prompt: Prompt{WorkflowID: id, RunID: run}, FirstRunID: cmp.Or(info.GetFirstRunId(), run),
 		Running: info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING}, true, nil
 }
 
