@@ -42,10 +42,6 @@ type Controller struct {
 	// OnWait, when set, is told (once each) when Follow starts waiting for
 	// a worker or for Temporal, and when it resumes.
 	OnWait func(msg string)
-	// UnreachableTimeout is how long Follow keeps trying while Temporal
-	// itself does not answer (0: DefaultUnreachableTimeout). A missing
-	// worker is waited for as long as ctx lasts: the prompt is durable.
-	UnreachableTimeout time.Duration
 	// QueryTimeout bounds one events query (0: DefaultQueryTimeout); a
 	// query that runs out doubles it for the next try, up to 15 s.
 	QueryTimeout time.Duration
@@ -216,20 +212,26 @@ func (k *Controller) userMessage(ctx context.Context, sessionID, signal, message
 // history records the update as sent.
 func (k *Controller) ApproveTool(ctx context.Context, sessionID string, p agent.ApproveToolPayload) error {
 	p = p.Bounded()
+	err := k.update(ctx, sessionID, agent.UpdateApproveTool, p, nil)
+	if err != nil && !errors.Is(err, ErrNoRunningPrompt) {
+		return fmt.Errorf("approve_tool %s in session %s: %w", p.ToolCallID, sessionID, err)
+	}
+	return err
+}
+
+// update sends an update to the session's running prompt and waits for
+// its result (out; nil: none).
+func (k *Controller) update(ctx context.Context, sessionID, name string, arg, out any) error {
 	h, err := k.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: workflows.WorkflowID(sessionID), UpdateName: agent.UpdateApproveTool,
-		Args: []any{p}, WaitForStage: client.WorkflowUpdateStageCompleted,
+		WorkflowID: workflows.WorkflowID(sessionID), UpdateName: name, Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
+	if err == nil {
+		err = h.Get(ctx, out)
+	}
 	if isNotFound(err) {
 		return fmt.Errorf("%w in session %s", ErrNoRunningPrompt, sessionID)
 	}
-	if err != nil {
-		return fmt.Errorf("approve_tool %s in session %s: %w", p.ToolCallID, sessionID, err)
-	}
-	if err := h.Get(ctx, nil); err != nil {
-		return fmt.Errorf("approve_tool %s in session %s: %w", p.ToolCallID, sessionID, err)
-	}
-	return nil
+	return err
 }
 
 func (k *Controller) signal(ctx context.Context, sessionID, name string, arg any) error {

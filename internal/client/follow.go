@@ -33,7 +33,8 @@ const (
 	// nothing runs and nothing new happens, or a push stream is open.
 	statusInterval = time.Second
 	// DefaultUnreachableTimeout is how long Follow survives Temporal not
-	// answering at all.
+	// answering at all (Session.Follow: DefaultFollowGiveUp). A missing
+	// worker is waited for as long as ctx lasts: the prompt is durable.
 	DefaultUnreachableTimeout = 30 * time.Second
 	// DefaultQueryTimeout bounds one events query.
 	DefaultQueryTimeout = 5 * time.Second
@@ -55,22 +56,14 @@ const (
 // Every *PromptClosedError matches it.
 var ErrPromptClosed = errors.New("prompt closed")
 
-// ErrPromptTerminated: the prompt's workflow was terminated (Web UI,
-// `temporal workflow terminate`, a reset).
-var ErrPromptTerminated = errors.New("prompt terminated")
-
-// ErrPromptTimedOut: the prompt's workflow ran out of its run or execution
-// timeout.
-var ErrPromptTimedOut = errors.New("prompt timed out")
-
 // ErrTemporalUnreachable: Temporal did not answer: a dial that failed
-// (Dial), or no answer for longer than Controller.UnreachableTimeout while
+// (Dial), or no answer for longer than DefaultUnreachableTimeout while
 // following.
 var ErrTemporalUnreachable = errors.New("cannot reach Temporal")
 
 // PromptClosedError says a followed prompt's workflow closed without a
-// prompt_end event. It matches ErrPromptClosed, and ErrPromptTerminated or
-// ErrPromptTimedOut by its status.
+// prompt_end event (Status: terminated, timed out, ...). It matches
+// ErrPromptClosed.
 type PromptClosedError struct {
 	SessionID  string
 	WorkflowID string
@@ -83,18 +76,8 @@ func (e *PromptClosedError) Error() string {
 	return fmt.Sprintf("prompt in session %s %s (workflow %s run %s)", e.SessionID, phrase, e.WorkflowID, e.RunID)
 }
 
-// Is matches ErrPromptClosed, and the sentinel of the status.
-func (e *PromptClosedError) Is(target error) bool {
-	switch target {
-	case ErrPromptClosed:
-		return true
-	case ErrPromptTerminated:
-		return e.Status == enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED
-	case ErrPromptTimedOut:
-		return e.Status == enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT
-	}
-	return false
-}
+// Is matches ErrPromptClosed.
+func (e *PromptClosedError) Is(target error) bool { return target == ErrPromptClosed }
 
 // closedPhrases say how a prompt closed, by status.
 var closedPhrases = map[enumspb.WorkflowExecutionStatus]string{
@@ -124,7 +107,7 @@ var closedPhrases = map[enumspb.WorkflowExecutionStatus]string{
 // is at or before `after` returns that prompt_end at once (fn is not
 // called). While no worker answers the events query Follow waits, telling
 // OnWait; it fails only when Temporal itself stays unreachable for
-// UnreachableTimeout, or ctx ends.
+// DefaultUnreachableTimeout, or ctx ends.
 func (k *Controller) Follow(ctx context.Context, sessionID, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
 	return k.follow(ctx, sessionID, runID, after, 0, fn)
 }
@@ -133,7 +116,7 @@ func (k *Controller) Follow(ctx context.Context, sessionID, runID string, after 
 func IsLive(e agent.Event) bool { return live.IsLive(e) }
 
 // follow is Follow surviving Temporal not answering for unreachable (0:
-// UnreachableTimeout).
+// DefaultUnreachableTimeout).
 func (k *Controller) follow(ctx context.Context, sessionID, runID string, after int64, unreachable time.Duration, fn func(agent.Event)) (agent.Event, error) {
 	key := shareKey{k: k, wfID: workflows.WorkflowID(sessionID), runID: runID}
 	r, sub := subscribe(ctx, key, after, func(out *reader) *follower {
@@ -142,7 +125,7 @@ func (k *Controller) follow(ctx context.Context, sessionID, runID string, after 
 			k: k, session: sessionID, wfID: key.wfID, runID: runID,
 			after: after, out: out, live: live.NewCursor(),
 			poll: cmp.Or(k.poll, pollInterval), status: cmp.Or(k.status, statusInterval),
-			unreachable:  cmp.Or(unreachable, k.UnreachableTimeout, DefaultUnreachableTimeout),
+			unreachable:  cmp.Or(unreachable, DefaultUnreachableTimeout),
 			queryTimeout: cmp.Or(k.QueryTimeout, DefaultQueryTimeout),
 			dc:           dc, push: newPushReader(out, dc),
 		}
@@ -188,7 +171,6 @@ type follower struct {
 
 type describeResult struct {
 	status  enumspb.WorkflowExecutionStatus
-	runID   string
 	pending []live.Stamped
 	// unseen: a snapshot is of an entry the live stream has no event of
 	// yet (its live events must follow an events query, so that they come
@@ -198,13 +180,6 @@ type describeResult struct {
 
 func (f *follower) run(ctx context.Context) (agent.Event, error) {
 	var d *describeResult
-	if f.runID == "" {
-		var err error
-		if d, err = f.describeRetrying(ctx); err != nil {
-			return agent.Event{}, err
-		}
-		f.runID = d.runID
-	}
 	for {
 		// Taken before the query, like a Describe's: a call that pushed
 		// was scheduled by a workflow task the query sees.
@@ -237,6 +212,9 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 		}
 		queried := due || derr != nil ||
 			(d != nil && (d.unseen || d.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING))
+		if f.runID == "" { // no run to read: the Describe that pins it failed
+			queried, qerr = false, derr
+		}
 		if queried {
 			f.lastQuery = time.Now()
 			if d != nil && finished(d.status) {
@@ -315,7 +293,8 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 			if d != nil {
 				f.queryFailing(qerr)
 			}
-			if !sleep(ctx, f.nextBackoff(), nil) {
+			f.backoff = min(max(2*f.backoff, f.poll), maxFollowBackoff) // the poll, doubling
+			if !sleep(ctx, f.backoff, nil) {
 				return agent.Event{}, ctx.Err()
 			}
 			d = nil
@@ -486,8 +465,10 @@ func (f *follower) describe(ctx context.Context) (*describeResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.runID == "" || resp.GetWorkflowExecutionInfo().GetExecution().GetRunId() == f.runID {
-		f.describedLen = resp.GetWorkflowExecutionInfo().GetHistoryLength()
+	info := resp.GetWorkflowExecutionInfo()
+	f.runID = cmp.Or(f.runID, info.GetExecution().GetRunId()) // "": the current run, pinned
+	if info.GetExecution().GetRunId() == f.runID {
+		f.describedLen = info.GetHistoryLength()
 	}
 	f.unreachableSince = time.Time{}
 	return f.snapshots(ctx, resp), nil
@@ -501,7 +482,7 @@ func (f *follower) describe(ctx context.Context) (*describeResult, error) {
 // at all (another payload codec key, or none) are told to OnWait.
 func (f *follower) snapshots(ctx context.Context, resp *workflowservice.DescribeWorkflowExecutionResponse) *describeResult {
 	info := resp.GetWorkflowExecutionInfo()
-	d := &describeResult{status: info.GetStatus(), runID: info.GetExecution().GetRunId()}
+	d := &describeResult{status: info.GetStatus()}
 	for _, pa := range resp.GetPendingActivities() {
 		details := pa.GetHeartbeatDetails()
 		if len(details.GetPayloads()) == 0 {
@@ -547,23 +528,6 @@ func (f *follower) cannotDecode(err error) {
 		f.k.OnWait(fmt.Sprintf("cannot decode the live output of session %s (%s): "+
 			"it needs the worker's payload codec key (Controller.DataConverter); events still arrive, each message's text at its end",
 			f.session, line.First(err.Error())))
-	}
-}
-
-// describeRetrying resolves the current run, waiting while Temporal is
-// unreachable (within the bound).
-func (f *follower) describeRetrying(ctx context.Context) (*describeResult, error) {
-	for {
-		d, err := f.describe(ctx)
-		if err == nil {
-			return d, nil
-		}
-		if e, stop := f.describeFailed(ctx, err); stop {
-			return nil, e
-		}
-		if !sleep(ctx, f.nextBackoff(), nil) {
-			return nil, ctx.Err()
-		}
 	}
 }
 
@@ -633,15 +597,6 @@ func (f *follower) report(msg string) {
 	}
 }
 
-func (f *follower) nextBackoff() time.Duration {
-	if f.backoff == 0 {
-		f.backoff = f.poll
-	} else {
-		f.backoff = min(2*f.backoff, maxFollowBackoff)
-	}
-	return f.backoff
-}
-
 // sleep waits d, or less when wake (nil: never) fires; false when ctx
 // ended.
 func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
@@ -658,10 +613,7 @@ func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 
 // queryEvents runs the events query of one run, bounded in time.
 func (f *follower) queryEvents(ctx context.Context, runID string, after int64) ([]agent.Event, error) {
-	timeout := f.curQueryTimeout
-	if timeout == 0 {
-		timeout = f.queryTimeout
-	}
+	timeout := cmp.Or(f.curQueryTimeout, f.queryTimeout)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, err := f.k.Client.QueryWorkflow(cctx, f.wfID, runID, agent.QueryEvents, after)

@@ -207,9 +207,13 @@ func evs(from, to int64, lastType string) []agent.Event {
 	return out
 }
 
+// fastUnreachable is how long the tests' Follow outlasts Temporal not
+// answering.
+const fastUnreachable = 300 * time.Millisecond
+
 func fastController(f *fakeTemporal) *Controller {
 	return &Controller{Client: f, poll: 5 * time.Millisecond, status: 30 * time.Millisecond,
-		UnreachableTimeout: 300 * time.Millisecond, QueryTimeout: time.Second}
+		QueryTimeout: time.Second}
 }
 
 type recorder struct {
@@ -259,7 +263,7 @@ func follow(t *testing.T, k *Controller, runID string, after int64, r *recorder)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return k.Follow(ctx, "s1", runID, after, r.fn)
+	return k.follow(ctx, "s1", runID, after, fastUnreachable, r.fn)
 }
 
 // Item 4: a prompt closed without prompt_end ends Follow with an error
@@ -268,15 +272,15 @@ func follow(t *testing.T, k *Controller, runID string, after int64, r *recorder)
 // the follower did not read before (docs/live.md).
 func TestFollow_ClosedWithoutPromptEnd(t *testing.T) {
 	cases := []struct {
-		status   enumspb.WorkflowExecutionStatus
-		sentinel error
-		text     string
+		status enumspb.WorkflowExecutionStatus
+		noLast bool // closed without a result: its last event may not be read
+		text   string
 	}{
-		{enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, ErrPromptTerminated, "prompt in session s1 was terminated (workflow session-s1 run r1)"},
-		{enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT, ErrPromptTimedOut, "prompt in session s1 timed out (workflow session-s1 run r1)"},
-		{enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, ErrPromptClosed, "failed without a prompt_end event"},
-		{enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, ErrPromptClosed, "was cancelled"},
-		{enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, ErrPromptClosed, "completed without a prompt_end event"},
+		{enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, true, "prompt in session s1 was terminated (workflow session-s1 run r1)"},
+		{enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT, true, "prompt in session s1 timed out (workflow session-s1 run r1)"},
+		{enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, false, "failed without a prompt_end event"},
+		{enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, false, "was cancelled"},
+		{enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, false, "completed without a prompt_end event"},
 	}
 	for _, c := range cases {
 		t.Run(c.status.String(), func(t *testing.T) {
@@ -294,17 +298,14 @@ func TestFollow_ClosedWithoutPromptEnd(t *testing.T) {
 			})
 			err := <-done
 			var ce *PromptClosedError
-			if !errors.Is(err, c.sentinel) || !errors.Is(err, ErrPromptClosed) || !errors.As(err, &ce) || ce.Status != c.status {
-				t.Fatalf("err %v, want %v", err, c.sentinel)
+			if !errors.Is(err, ErrPromptClosed) || !errors.As(err, &ce) || ce.Status != c.status {
+				t.Fatalf("err %v, want a PromptClosedError of status %v", err, c.status)
 			}
 			if !strings.Contains(err.Error(), c.text) {
 				t.Fatalf("err %q, want it to say %q", err, c.text)
 			}
-			if c.sentinel == ErrPromptClosed && (errors.Is(err, ErrPromptTerminated) || errors.Is(err, ErrPromptTimedOut)) {
-				t.Fatalf("%v matches the wrong sentinel", err)
-			}
 			last := int64(4)
-			if c.sentinel != ErrPromptClosed {
+			if c.noLast {
 				last = r.evs[len(r.evs)-1].Seq // 3, or 4 if a query came first
 			}
 			r.checkSeqs(t, 0, last)
@@ -396,7 +397,7 @@ func TestFollow_TemporalUnreachable(t *testing.T) {
 	}()
 	time.Sleep(100 * time.Millisecond)
 	f.do(func() { f.runs["r1"].status = enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED })
-	if err := <-done; !errors.Is(err, ErrPromptTerminated) {
+	if err := <-done; !closedAs(err, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED) {
 		t.Fatalf("terminated while no worker: %v", err)
 	}
 
@@ -406,6 +407,32 @@ func TestFollow_TemporalUnreachable(t *testing.T) {
 	if _, err := follow(t, fastController(f), "", 0, &recorder{}); err == nil || !strings.Contains(err.Error(), "unknown queryType") {
 		t.Fatalf("query failed: %v", err)
 	}
+}
+
+// Follow of the current run ("") while Temporal does not answer yet: it
+// waits (within the bound) for the Describe that pins the run, then
+// delivers its events; unreachable for the whole bound, it fails so.
+func TestFollow_UnreachableBeforeTheRunIsKnown(t *testing.T) {
+	f := newFake(&fakeRun{id: "r1", events: evs(1, 3, agent.EventPromptEnd)})
+	f.describeErr = serviceerror.NewUnavailable("connection refused")
+	time.AfterFunc(100*time.Millisecond, func() { f.do(func() { f.describeErr = nil }) })
+	r := &recorder{}
+	if end, err := follow(t, fastController(f), "", 0, r); err != nil || end.Seq != 3 {
+		t.Fatalf("Temporal back within the bound: end %+v, err %v", end, err)
+	}
+	r.checkSeqs(t, 0, 3)
+
+	f = newFake(&fakeRun{id: "r1", events: evs(1, 3, agent.EventPromptEnd)})
+	f.describeErr = serviceerror.NewUnavailable("connection refused")
+	if _, err := follow(t, fastController(f), "", 0, &recorder{}); !errors.Is(err, ErrTemporalUnreachable) {
+		t.Fatalf("Temporal down for the whole bound: %v", err)
+	}
+}
+
+// closedAs says err is a PromptClosedError of status s.
+func closedAs(err error, s enumspb.WorkflowExecutionStatus) bool {
+	var ce *PromptClosedError
+	return errors.As(err, &ce) && ce.Status == s
 }
 
 // sdkQueryPanic is the failure the Temporal frontend returns for an events
@@ -507,7 +534,7 @@ func TestFollow_DescribeFailingAloneIsNoOutage(t *testing.T) {
 	}()
 	time.Sleep(30 * time.Millisecond)
 	f.do(func() { f.describeErr = serviceerror.NewUnavailable("describe is down") })
-	time.Sleep(600 * time.Millisecond) // twice UnreachableTimeout
+	time.Sleep(600 * time.Millisecond) // twice fastUnreachable
 	f.do(func() { f.runs["r1"].events = evs(1, 4, agent.EventPromptEnd) })
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -11,11 +11,9 @@ import (
 	"github.com/durableagent/durableagent/internal/live"
 )
 
-// The push path on the follower side (docs/live.md, "The push path"): the
-// reader opens the push stream a running call's heartbeat details name,
-// one per call and reader, and passes each snapshot on as it arrives; a
-// stream that cannot be opened or fails is not tried again for that call
-// (the heartbeats carry its output).
+// The push path on the follower side (docs/live.md, "The push path"): one
+// stream per running call and reader; one that cannot be opened or fails
+// is not tried again for that call (the heartbeats carry its output).
 
 // pushed counts the snapshots push streams brought in this process.
 var pushed atomic.Int64

@@ -72,7 +72,7 @@ func TestPushReader_PinnedSealedOrFallsBack(t *testing.T) {
 			if tc.key {
 				key = dc
 			}
-			r := newPushReader(nil, key)
+			r := newPushReader(&reader{}, key)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			r.observe(ctx, []live.Stamped{{Snapshot: live.Snapshot{Kind: live.KindModel, EntryID: "a1", Push: &tc.push}, Call: "5"}})

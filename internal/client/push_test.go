@@ -33,7 +33,7 @@ func TestSubscription_QueriedRoundNotCoalescedAway(t *testing.T) {
 // heartbeats: not streaming (Describes keep their beat), nothing to
 // take, and it is not tried again for the same call.
 func TestPushReader_RefusedFallsBack(t *testing.T) {
-	p := newPushReader(nil, nil)
+	p := newPushReader(&reader{}, nil)
 	tries := 0
 	p.subscribe = func(ctx context.Context, push live.Push, fn func(live.Snapshot, time.Time)) error {
 		tries++
@@ -85,7 +85,7 @@ func TestPushReader_RefusedFallsBack(t *testing.T) {
 // follower (a user command's bash_execution_update repeated its lines).
 // Once the stream ended, a newer heartbeat stands.
 func TestPushReader_DescribeNeverOlderThanThePush(t *testing.T) {
-	p := newPushReader(nil, nil)
+	p := newPushReader(&reader{}, nil)
 	t0 := time.Now()
 	pushed := make(chan func(live.Snapshot, time.Time), 1)
 	end := make(chan struct{})

@@ -2,12 +2,10 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
-	"go.temporal.io/sdk/client"
-
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/workflows"
 )
 
 // Queue returns the queued steer and follow_up messages of the session's
@@ -23,20 +21,11 @@ func (k *Controller) Queue(ctx context.Context, sessionID string) ([]agent.Queue
 // in one line, a message already delivered or removed.
 func (k *Controller) EditQueue(ctx context.Context, sessionID string, p agent.EditQueuePayload) (agent.EditQueueResult, error) {
 	var res agent.EditQueueResult
-	h, err := k.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: workflows.WorkflowID(sessionID), UpdateName: agent.UpdateEditQueue,
-		Args: []any{p}, WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		err = h.Get(ctx, &res)
-	}
-	switch {
-	case isNotFound(err):
-		return res, fmt.Errorf("%w in session %s", ErrNoRunningPrompt, sessionID)
-	case err != nil:
+	err := k.update(ctx, sessionID, agent.UpdateEditQueue, p, &res)
+	if err != nil && !errors.Is(err, ErrNoRunningPrompt) {
 		return res, fmt.Errorf("session %s: %w", sessionID, err)
 	}
-	return res, nil
+	return res, err
 }
 
 // Queue lists the running prompt's queued messages in delivery order;

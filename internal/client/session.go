@@ -113,18 +113,10 @@ func (t *Session) Settings() settings.Settings {
 	return t.s
 }
 
-// promptInput is PromptInput with the session's current choices: its
-// model (and that model's price), thinking level, own settings (tools,
-// approval) and queue modes. The session's are read afresh (read):
-// another terminal may have changed them since this client opened the
-// session.
-func (t *Session) promptInput(ctx context.Context, message string) workflows.PromptInput {
-	_, kept, _ := t.read(ctx)
-	return t.promptInputWith(kept, message)
-}
-
-// promptInputWith is promptInput with the session's own settings kept
-// (nil: none) and its choices as last read.
+// promptInputWith is PromptInput with the session's current choices: its
+// model (and that model's price), thinking level, own settings kept (nil:
+// none; tools, approval) and queue modes, as read last (read: callers
+// read them afresh, as another terminal may have changed them).
 func (t *Session) promptInputWith(kept *session.Settings, message string) workflows.PromptInput {
 	s := t.Settings()
 	t.mu.Lock()
@@ -196,11 +188,7 @@ const DefaultFollowGiveUp = 2 * time.Minute
 // (DefaultFollowGiveUp when 0). It follows the session served when it is
 // called.
 func (t *Session) Follow(ctx context.Context, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
-	giveUp := t.FollowGiveUp
-	if giveUp <= 0 {
-		giveUp = DefaultFollowGiveUp
-	}
-	return t.k.follow(ctx, t.SessionID(), runID, after, giveUp, fn)
+	return t.k.follow(ctx, t.SessionID(), runID, after, cmp.Or(t.FollowGiveUp, DefaultFollowGiveUp), fn)
 }
 
 // Abort sends abort to the running prompt; AbortRetry sends abort_retry.
@@ -290,17 +278,12 @@ func (t *Session) State(ctx context.Context) (agent.State, error) {
 	return agent.State{
 		SessionID: id, Model: in.Model.Name, Provider: in.Model.Provider, Status: agent.StatusIdle,
 		AutoRetryEnabled: in.Retry.Enabled, AutoCompactionEnabled: in.Compaction.Enabled, MessageCount: len(runContext(sess)),
-		SteeringMode: QueueMode(in.Agent.SteeringMode), FollowUpMode: QueueMode(in.Agent.FollowUpMode),
+		SteeringMode: queueMode(in.Agent.SteeringMode), FollowUpMode: queueMode(in.Agent.FollowUpMode),
 	}, nil
 }
 
-// QueueMode is a delivery mode with its default filled in.
-func QueueMode(m string) string {
-	if m == "" {
-		return agent.QueueModeOneAtATime
-	}
-	return m
-}
+// queueMode is a delivery mode with its default filled in.
+func queueMode(m string) string { return cmp.Or(m, agent.QueueModeOneAtATime) }
 
 // LatestPrompt returns the session's latest prompt, running or closed (ok
 // false when the session's workflow has no run yet, or its latest run is a
@@ -320,11 +303,7 @@ func (t *Session) LatestPrompt(ctx context.Context) (PromptRun, bool, error) {
 		return PromptRun{}, false, nil
 	}
 	run := info.GetExecution().GetRunId()
-	first := info.GetFirstRunId()
-	if first == "" {
-		first = run
-	}
-	return PromptRun{Prompt: Prompt{WorkflowID: id, RunID: run}, FirstRunID: first,
+	return PromptRun{Prompt: Prompt{WorkflowID: id, RunID: run}, FirstRunID: cmp.Or(info.GetFirstRunId(), run),
 		Running: info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING}, true, nil
 }
 
@@ -368,7 +347,8 @@ func runContext(sess *session.Session) []agent.Message {
 // compaction keeps running in Temporal.
 func (t *Session) Compact(ctx context.Context, customInstructions string, onRetry func(agent.Event)) (workflows.CompactResult, error) {
 	t.flush(ctx, t.SessionID())
-	in := workflows.CompactInputFrom(t.promptInput(ctx, ""), customInstructions)
+	_, kept, _ := t.read(ctx)
+	in := workflows.CompactInputFrom(t.promptInputWith(kept, ""), customInstructions)
 	in.Model.ThinkingLevel = "" // a summary needs no reasoning
 	run, err := t.k.StartCompact(ctx, in)
 	if err != nil {
@@ -394,9 +374,9 @@ func (t *Session) Info(ctx context.Context) (SessionInfo, error) {
 	info := SessionInfo{
 		SessionID:     id,
 		Model:         settings.ModelID{Provider: in.Model.Provider, Name: in.Model.Name},
-		ThinkingLevel: thinkingLevel(in.Model.ThinkingLevel),
-		SteeringMode:  QueueMode(in.Agent.SteeringMode),
-		FollowUpMode:  QueueMode(in.Agent.FollowUpMode),
+		ThinkingLevel: cmp.Or(in.Model.ThinkingLevel, llm.ThinkingOff),
+		SteeringMode:  queueMode(in.Agent.SteeringMode),
+		FollowUpMode:  queueMode(in.Agent.FollowUpMode),
 		ContextWindow: t.Settings().Model.ContextWindow,
 	}
 	if dir := t.sessionsDir(); dir != "" {
@@ -413,13 +393,6 @@ func (t *Session) Info(ctx context.Context) (SessionInfo, error) {
 	}
 	t.mu.Unlock()
 	return info, nil
-}
-
-func thinkingLevel(l string) string {
-	if l == "" {
-		return llm.ThinkingOff
-	}
-	return l
 }
 
 // Models are the models set_model may choose (get_available_models):
@@ -730,9 +703,12 @@ func (t *Session) Fork(ctx context.Context, entryID string, at bool) (string, er
 }
 
 // Bash runs a user command in the session's workspace on its tool host
-// (the Bash workflow, which records it), waits for it and returns its
-// bashExecution message, read from the entry it wrote; AbortBash stops
-// the one running.
+// (the Bash workflow, under the session's workflow id: ErrSessionBusy
+// while another workflow of the session runs; it records the command),
+// waits for it and returns its bashExecution message, read from the entry
+// it wrote; a command that could not be run is an error. AbortBash stops
+// the one running; when ctx ends first the command keeps running in
+// Temporal.
 func (t *Session) Bash(ctx context.Context, command string, opts BashOptions) (agent.Message, error) {
 	id := t.SessionID()
 	t.flush(ctx, id)
@@ -750,8 +726,9 @@ func (t *Session) Bash(ctx context.Context, command string, opts BashOptions) (a
 		}
 		t.mu.Unlock()
 	}()
-	run, err := t.k.StartBash(ctx, workflows.BashInput{SessionID: id, Command: command, Workspace: wd, ExcludeFromContext: opts.ExcludeFromContext,
-		TimeoutMs: s.Tools.BashTimeoutMs, HostWaitMs: s.Tools.HostWaitMs, HeartbeatTimeoutMs: s.Model.HeartbeatTimeoutMs})
+	in := workflows.BashInput{SessionID: id, Command: command, Workspace: wd, ExcludeFromContext: opts.ExcludeFromContext,
+		TimeoutMs: s.Tools.BashTimeoutMs, HostWaitMs: s.Tools.HostWaitMs, HeartbeatTimeoutMs: s.Model.HeartbeatTimeoutMs}
+	run, err := t.k.startSessionWorkflow(ctx, id, Summary("bash: ", command), "bash in", workflows.BashWorkflowName, in, nil)
 	b.ok = err == nil
 	close(b.started)
 	if err != nil {
@@ -759,10 +736,13 @@ func (t *Session) Bash(ctx context.Context, command string, opts BashOptions) (a
 	}
 	t.started(id)
 	streamed := t.streamBash(ctx, id, run.GetRunID(), opts.OnOutput)
-	res, err := BashResult(ctx, run)
+	res, err := runResult[workflows.BashResult](ctx, run)
 	streamed()
-	if err != nil {
-		return agent.Message{}, err
+	switch {
+	case err != nil && res.Status != "":
+		return agent.Message{}, errors.New(res.Error)
+	case err != nil:
+		return agent.Message{}, fmt.Errorf("bash in session %s: %w", id, err)
 	}
 	if e, ok, err := t.k.ReadEntry(ctx, id, res.EntryID); err == nil && ok && e.Message != nil {
 		return *e.Message, nil

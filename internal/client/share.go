@@ -11,18 +11,11 @@ import (
 
 // Followers share their reads (docs/live.md, "The path", 2-3): the Follow
 // calls of one Controller that follow the same prompt run (session and
-// runID as asked) share one reader, a follower loop making the RPCs of
-// one client, which fans the workflow events and each round of live
-// snapshots out to each call's queue; each call applies them with its own
-// cursor and `after` on its own goroutine, so a slow fn delays only its
-// own Follow (a round of snapshots not taken yet is replaced by the next,
-// which carries the bytes of both).
-//
-// The reader keeps the events it delivered (up to maxShareLogBytes) for a
-// Follow that joins later; one whose `after` is before them starts a
-// reader of its own. The reader stops when its last Follow leaves, and
-// ends with the prompt. It runs with the first Follow's context values
-// but not its cancellation; its waits are told to OnWait once.
+// runID as asked) share one reader, whose follower loop fans the events
+// and live snapshots out to each call's queue, applied on the call's own
+// goroutine with its own cursor and `after`. A Follow whose `after` is
+// before the reader's log starts a reader of its own. The reader runs
+// with the first Follow's context values but not its cancellation.
 
 // maxShareLogBytes bounds the workflow events a reader keeps for Follow
 // calls that join later (agent.EncodedSize).
@@ -133,26 +126,24 @@ func (r *reader) leave(sub *subscription) {
 	defer readers.Unlock()
 	delete(r.subs, sub)
 	if len(r.subs) == 0 && !r.done {
-		r.done = true
-		r.unregister()
-		r.cancel()
+		r.stop()
 	}
 }
 
-// unregister removes r from readers (caller holds the lock).
-func (r *reader) unregister() {
+// stop ends r and removes it from readers (caller holds the lock).
+func (r *reader) stop() {
+	r.done = true
 	if readers.m[r.key] == r {
 		delete(readers.m, r.key)
 	}
+	r.cancel()
 }
 
 func (r *reader) run(ctx context.Context, f *follower) {
 	end, err := f.run(ctx)
 	readers.Lock()
 	defer readers.Unlock()
-	r.done = true
-	r.unregister()
-	r.cancel()
+	r.stop()
 	for s := range r.subs {
 		s.push(followItem{final: true, end: end, err: err})
 	}
@@ -199,12 +190,8 @@ func cloneEvent(e agent.Event) agent.Event {
 // snapshots passes on a round of live snapshots (not empty), sorted by
 // publication; queried says the events query ran after the Describe
 // that read them (snapshots of entries the client has no live event of
-// may then be passed on). A nil reader passes nothing (a pushReader's
-// tests).
+// may then be passed on).
 func (r *reader) snapshots(pending []live.Stamped, queried bool) {
-	if r == nil {
-		return
-	}
 	readers.Lock()
 	defer readers.Unlock()
 	for s := range r.subs {

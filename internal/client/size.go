@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -17,10 +18,7 @@ var ErrMessageTooLarge = errors.New("message too large")
 
 // dataConverter is DataConverter, or the SDK's default.
 func (k *Controller) dataConverter() converter.DataConverter {
-	if k.DataConverter == nil {
-		return converter.GetDefaultDataConverter()
-	}
-	return k.DataConverter
+	return cmp.Or(k.DataConverter, converter.GetDefaultDataConverter())
 }
 
 // checkPayloadSize refuses v (a workflow input or a signal's payload

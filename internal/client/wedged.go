@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -64,10 +65,8 @@ func (k *Controller) Wedged(ctx context.Context, sessionID string) (*WedgedTask,
 	if failed == nil {
 		return nil, nil
 	}
-	w.Failure = line.Cut(line.First(failed.GetFailure().GetMessage()), maxFailureChars)
-	if w.Failure == "" {
-		w.Failure = strings.ToLower(strings.TrimPrefix(failed.GetCause().String(), "WORKFLOW_TASK_FAILED_CAUSE_"))
-	}
+	w.Failure = cmp.Or(line.Cut(line.First(failed.GetFailure().GetMessage()), maxFailureChars),
+		strings.ToLower(strings.TrimPrefix(failed.GetCause().String(), "WORKFLOW_TASK_FAILED_CAUSE_")))
 	return w, nil
 }
 

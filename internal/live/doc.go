@@ -1,27 +1,20 @@
 // Package live is a prompt's live output, in one place for the worker
 // and for every consumer: the text of a running model call and the output
-// of a running tool, which never enter workflow history.
+// of a running tool, which never enter workflow history. docs/live.md
+// says how it travels and what it costs.
 //
 //   - Worker side, an Accumulator collects what a running CallModel or
 //     RunTool activity has produced and makes bounded Snapshots of it
-//     (MaxSnapshotBytes), which the activity publishes as its heartbeat
-//     details and, when the worker runs a Hub (push.go), to the followers
-//     that Subscribe to it as they change: over HTTPS, the follower
-//     pinning the certificate the details name (push_tls.go), and sealed
-//     with the worker's payload codec when it has one (push_codec.go).
-//   - Follower side, the follower reads the latest Snapshot of each
-//     running call of a prompt from its push stream (Subscribe), or, the
-//     fallback, from the pending activities' heartbeat details
-//     (DescribeWorkflowExecution), and a Cursor turns successive snapshots
-//     into message_update and tool_execution_update events (IsLive) given
-//     the workflow events delivered so far: each byte once, in order, the
-//     rest of a message completed before its message_end.
-//   - In a client process the followers of one prompt share one reader
-//     (internal/client's share.go): the snapshots are read once
-//     whatever the number of followers, and each follower's own Cursor
-//     makes its events.
-//   - Consumers build the partial assistant message those deltas make
-//     with a Partial (RPC mode's message_update, the terminal UI).
+//     (MaxSnapshotBytes), published as the activity's heartbeat details
+//     and, when the worker runs a Hub, pushed to the followers that
+//     Subscribe (push.go; push_tls.go pins the hub's certificate,
+//     push_codec.go seals the lines with the worker's payload codec).
+//   - Follower side, a Cursor turns successive snapshots of the running
+//     calls (pushed, or read from the pending activities' heartbeat
+//     details) into message_update and tool_execution_update events
+//     (IsLive): each byte once, in order, the rest of a message completed
+//     before its message_end. Consumers build the partial assistant
+//     message those deltas make with a Partial.
 //
 // Snapshots and live events are for display only: the entry the activity
 // writes, and the message_end / tool_execution_end event, stay

@@ -17,14 +17,9 @@ import (
 )
 
 // The push path (docs/live.md, "The push path"): a worker's Hub serves
-// the snapshots of the calls it runs, as they change, over one streaming
-// HTTP GET per call and follower process; a running call's heartbeat
-// details carry its Push. The stream is NDJSON, one PushLine per change:
-// the first the whole snapshot, later ones each block's bytes past what
-// the stream sent (Subscribe rebuilds whole snapshots). It carries
-// nothing a follower could not read in the heartbeat details. A slow
-// client gets the latest snapshot when it can write again, and is dropped
-// after PushWriteTimeout without taking a line.
+// the snapshots of the calls it runs over one streaming HTTP GET per call
+// and follower process, NDJSON, one PushLine per change; it carries
+// nothing a follower could not read in the heartbeat details.
 
 // Push is where a running call's snapshots are pushed.
 type Push struct {

@@ -23,11 +23,6 @@ type wireLine struct {
 	Sealed []byte `json:"sealed,omitempty"`
 }
 
-// sealedLine is a sealed line as the hub writes it: the payload alone.
-type sealedLine struct {
-	Sealed []byte `json:"sealed"`
-}
-
 // ErrPushSealed: a line of a push stream does not open with this
 // client's converter (no codec key, or another key than the worker's), or
 // a sealed stream sent one in clear.
@@ -46,7 +41,7 @@ func encodeLine(dc converter.DataConverter, l PushLine) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("live push: seal a line: %w", err)
 	}
-	return json.Marshal(sealedLine{Sealed: b})
+	return json.Marshal(map[string][]byte{"sealed": b}) // the payload alone
 }
 
 // decodeLine reads one line of p's stream with dc (nil: the SDK's

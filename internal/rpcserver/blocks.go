@@ -1,13 +1,12 @@
 package rpcserver
 
 import (
-	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/live"
-	"github.com/durableagent/durableagent/internal/llm"
 )
 
 // Protocol is the generation of the terminal agent's RPC protocol a
@@ -35,18 +34,6 @@ func ParseProtocol(s string) (Protocol, error) {
 	}
 	return "", fmt.Errorf("invalid protocol %q (want %s or %s)", s, ProtocolPi16, ProtocolPi073)
 }
-
-// Block frame types of message_update (assistantMessageEvent.type) that
-// open and close a content block, as pi 1.6's AssistantMessageEvent
-// names them; the deltas between them are agent.DeltaText and the like.
-const (
-	frameTextStart     = "text_start"
-	frameTextEnd       = "text_end"
-	frameThinkingStart = "thinking_start"
-	frameThinkingEnd   = "thinking_end"
-	frameToolCallStart = "toolcall_start"
-	frameToolCallEnd   = "toolcall_end"
-)
 
 // Message frame types of message_update (pi 1.6's AssistantMessageEvent
 // start, done and error): start before the answer's first block, then
@@ -125,8 +112,10 @@ type framer struct {
 
 type framedMessage struct {
 	partial *live.Partial
-	// block is the content index of the open block, -1 when none is.
+	// block is the content index of the open block, -1 when none is;
+	// delta is its delta type.
 	block int
+	delta string
 	// usage is the answer's usage so far.
 	usage agent.Usage
 	// seq and at are the header of its last update: a live event
@@ -223,9 +212,8 @@ func (f *framer) update(e agent.Event) []any {
 		if m.block >= 0 {
 			out = append(out, f.end(e, m))
 		}
-		m.block = d.ContentIndex
-		start := blockEvent{ContentIndex: d.ContentIndex, Attempt: d.Attempt}
-		start.Type, _ = blockFrames(d.Type)
+		m.block, m.delta = d.ContentIndex, d.Type
+		start := blockEvent{Type: blockName(d.Type) + "_start", ContentIndex: d.ContentIndex, Attempt: d.Attempt}
 		if d.Type == agent.DeltaToolCall {
 			start.ID, start.ToolName = d.ToolCallID, d.ToolName
 		}
@@ -250,26 +238,15 @@ func (f *framer) update(e agent.Event) []any {
 	return out
 }
 
-// end closes the open block of m with its whole content.
+// end closes the open block of m with its whole content (as
+// live.Partial's message has it).
 func (f *framer) end(e agent.Event, m *framedMessage) updateLine {
-	ev := blockEvent{ContentIndex: m.block, Attempt: m.partial.Attempt}
-	for _, b := range m.partial.Blocks() {
-		if b.Index != m.block {
-			continue
-		}
-		switch b.Type {
-		case agent.DeltaToolCall:
-			ev.Type = frameToolCallEnd
-			tc := agent.ToolCall{ID: b.ToolCallID, Name: b.ToolName, Arguments: json.RawMessage("{}")}
-			if raw := json.RawMessage(b.Text()); llm.IsArgumentsObject(raw) {
-				tc.Arguments = raw
-			}
-			ev.ToolCall = &agent.ContentBlock{Type: agent.BlockToolCall, ToolCall: &tc}
-		default:
-			_, ev.Type = blockFrames(b.Type)
-			text := b.Text()
-			ev.Content = &text
-		}
+	c := m.partial.Message().Content[m.block]
+	ev := blockEvent{Type: blockName(m.delta) + "_end", ContentIndex: m.block, Attempt: m.partial.Attempt}
+	if c.ToolCall != nil {
+		ev.ToolCall = &c
+	} else {
+		ev.Content = &c.Text
 	}
 	m.block = -1
 	return f.line(e, m, ev)
@@ -291,14 +268,12 @@ func (f *framer) line(e agent.Event, m *framedMessage, ev blockEvent) updateLine
 	return l
 }
 
-// blockFrames are the frames that open and close a block of this delta
-// type (a text block's for any other).
-func blockFrames(delta string) (start, end string) {
-	switch delta {
-	case agent.DeltaThinking:
-		return frameThinkingStart, frameThinkingEnd
-	case agent.DeltaToolCall:
-		return frameToolCallStart, frameToolCallEnd
+// blockName is how pi 1.6's block frames (text_start, thinking_end,
+// toolcall_start, ...) name a block of a delta type: any delta but
+// thinking and a tool call's is a text block's.
+func blockName(delta string) string {
+	if delta == agent.DeltaThinking || delta == agent.DeltaToolCall {
+		return strings.TrimSuffix(delta, "_delta")
 	}
-	return frameTextStart, frameTextEnd
+	return "text"
 }

@@ -11,12 +11,6 @@ import (
 	"github.com/durableagent/durableagent/rpc"
 )
 
-// entryNotFound is pi's error for an unknown since, in its words.
-func entryNotFound(id string) error {
-	//lint:ignore ST1005 pi 1.6's own message, which its clients show
-	return fmt.Errorf("Entry not found: %s", id)
-}
-
 // entries is get_entries (pi 1.6): the session's entries in append order,
 // in the session file's shape, only those after since when it is set;
 // an unknown since is pi's "Entry not found".
@@ -29,7 +23,8 @@ func entries(ctx context.Context, sb *client.Session, since string) (any, error)
 	if since != "" {
 		i := slices.IndexFunc(sess.Entries, func(e session.Entry) bool { return e.ID == since })
 		if i < 0 {
-			return nil, entryNotFound(since)
+			//lint:ignore ST1005 pi 1.6's own message, which its clients show
+			return nil, fmt.Errorf("Entry not found: %s", since)
 		}
 		out.Entries = raw[i+1:]
 	}

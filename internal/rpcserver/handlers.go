@@ -1,6 +1,7 @@
 package rpcserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -252,14 +253,12 @@ func (c *conn) state(ctx context.Context, _ rpc.Command) (any, error) {
 		return nil, err
 	}
 	m := modelObject(c.b.Settings(), info.Model)
+	// A running prompt's queue modes are its own; else the next one's.
 	out := rpc.SessionState{State: st, Model: &m, ThinkingLevel: info.ThinkingLevel, SessionFile: info.File, SessionName: info.Name,
-		SteeringMode: client.QueueMode(st.SteeringMode), FollowUpMode: client.QueueMode(st.FollowUpMode)}
+		SteeringMode: cmp.Or(st.SteeringMode, info.SteeringMode), FollowUpMode: cmp.Or(st.FollowUpMode, info.FollowUpMode)}
 	c.mu.Lock()
 	out.PendingMessageCount += len(c.idle.msgs)
 	c.mu.Unlock()
-	if st.SteeringMode == "" {
-		out.SteeringMode, out.FollowUpMode = info.SteeringMode, info.FollowUpMode
-	}
 	return out, nil
 }
 

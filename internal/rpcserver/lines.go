@@ -37,41 +37,23 @@ func newLineReader(in io.Reader, limit int) *lineReader {
 // without a newline is still a line.
 func (lr *lineReader) next() (inputLine, error) {
 	var buf []byte
-	n := 0 // bytes of this line read so far, newline included
-	over := false
+	n := 0 // bytes of this line read so far, without its newline
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
-		n += len(chunk)
-		if !over {
-			if n-trailingNewline(chunk) > lr.max {
-				over, buf = true, nil // count the rest, keep nothing
-			} else {
-				buf = append(buf, chunk...)
-			}
+		chunk = bytes.TrimSuffix(chunk, []byte("\n"))
+		if n += len(chunk); n <= lr.max {
+			buf = append(buf, chunk...)
 		}
 		switch {
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
-		case err == nil || (errors.Is(err, io.EOF) && n > 0):
-			if over {
-				return inputLine{tooLong: n - trailingNewline(chunk)}, nil
-			}
-			buf = bytes.TrimSuffix(buf, []byte("\n"))
-			return inputLine{data: bytes.TrimSuffix(buf, []byte("\r"))}, nil
-		case errors.Is(err, io.EOF):
-			return inputLine{}, io.EOF
-		default:
+		case err != nil && (!errors.Is(err, io.EOF) || n == 0):
 			return inputLine{}, err
+		case n > lr.max:
+			return inputLine{tooLong: n}, nil // the rest read and dropped
 		}
+		return inputLine{data: bytes.TrimSuffix(buf, []byte("\r"))}, nil
 	}
-}
-
-// trailingNewline is 1 if b ends with "\n".
-func trailingNewline(b []byte) int {
-	if len(b) > 0 && b[len(b)-1] == '\n' {
-		return 1
-	}
-	return 0
 }
 
 // lineWriter writes one JSON value per line; writes are serialised and

@@ -163,14 +163,12 @@ func kindOf(raw []byte) jsonKind {
 // unknownField is the first, by name, of obj's fields that specs do not
 // list (the same one every time), "" when there is none.
 func unknownField(obj map[string]json.RawMessage, specs []fieldSpec) string {
-	first := ""
-	for name := range obj {
-		known := name == "id" || name == "type" || slices.ContainsFunc(specs, func(f fieldSpec) bool { return f.name == name })
-		if !known && (first == "" || name < first) {
-			first = name
+	for _, name := range slices.Sorted(maps.Keys(obj)) {
+		if name != "id" && name != "type" && !slices.ContainsFunc(specs, func(f fieldSpec) bool { return f.name == name }) {
+			return name
 		}
 	}
-	return first
+	return ""
 }
 
 func fieldNames(specs []fieldSpec) string {

@@ -2,6 +2,7 @@ package rpcserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -94,19 +95,9 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 }
 
-func (s *Server) maxLine() int {
-	if s.MaxLineBytes > 0 {
-		return s.MaxLineBytes
-	}
-	return DefaultMaxLineBytes
-}
+func (s *Server) maxLine() int { return cmp.Or(s.MaxLineBytes, DefaultMaxLineBytes) }
 
-func (s *Server) timeout() time.Duration {
-	if s.CommandTimeout > 0 {
-		return s.CommandTimeout
-	}
-	return DefaultCommandTimeout
-}
+func (s *Server) timeout() time.Duration { return cmp.Or(s.CommandTimeout, DefaultCommandTimeout) }
 
 func (s *Server) logf(format string, args ...any) {
 	if s.Logf != nil {

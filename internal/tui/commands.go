@@ -48,7 +48,7 @@ func (m *Model) slash(line string) tea.Cmd {
 			if err := m.backend.SetAutoRetry(ctx, enabled); err != nil {
 				return nil, err
 			}
-			return []entry{{kind: entryNote, text: fmt.Sprintf("Auto-retry %s (retry.enabled=%t saved).", onOff(enabled), enabled)}}, nil
+			return []entry{{kind: entryNote, text: fmt.Sprintf("Auto-retry %s (retry.enabled=%t saved).", map[bool]string{true: "on", false: "off"}[enabled], enabled)}}, nil
 		})
 	case "compact":
 		if m.prompt != nil || m.starting {
@@ -97,11 +97,4 @@ func (m *Model) slash(line string) tea.Cmd {
 	}
 	m.errorf("unknown command %q (try /help)", "/"+name)
 	return nil
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
 }

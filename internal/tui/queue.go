@@ -13,13 +13,9 @@ import (
 	"github.com/durableagent/durableagent/internal/toolview"
 )
 
-// Steer and follow-up (docs/tui.md "Steer and follow-up"): above the
-// status line shows the followed prompt's queue as its workflow holds
-// it (every client's messages, read again at each queue_changed), then
-// messages this chat sent that no read listed yet. Messages of this
-// chat the prompt ends without delivering go back into the input.
-// Alt+Up picks a queued message to edit or remove before it is
-// delivered (pickKey).
+// Steer and follow-up (docs/tui.md "Steer and follow-up"): the followed
+// prompt's queue as its workflow holds it, then this chat's messages no
+// read listed yet; undelivered ones go back into the input.
 
 // queuedMessage is a steer or follow-up this chat sent that no read of
 // the queue listed yet.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
@@ -168,7 +169,7 @@ func TestFollow_TerminatedAndTimedOut(t *testing.T) {
 	err := <-done
 	noticed := time.Since(terminated)
 	want := fmt.Sprintf("prompt in session term was terminated (workflow session-term run %s)", run.GetRunID())
-	if !errors.Is(err, client.ErrPromptTerminated) || err.Error() != want {
+	if !closedAs(err, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED) || err.Error() != want {
 		t.Fatalf("err %v, want %q", err, want)
 	}
 	if noticed > 3*time.Second {
@@ -178,13 +179,13 @@ func TestFollow_TerminatedAndTimedOut(t *testing.T) {
 	r.checkSeqs(t, 0, 2)
 
 	start := time.Now()
-	if _, err := follow(context.Background(), e.controller(), "term", "", 5, &recorder{}); !errors.Is(err, client.ErrPromptTerminated) || time.Since(start) > 5*time.Second {
+	if _, err := follow(context.Background(), e.controller(), "term", "", 5, &recorder{}); !closedAs(err, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED) || time.Since(start) > 5*time.Second {
 		t.Fatalf("after the end of a terminated prompt: %v after %s", err, time.Since(start))
 	}
 
 	e.start("timeout", script{Wait: true}, func(o *sdkclient.StartWorkflowOptions) { o.WorkflowRunTimeout = 2 * time.Second })
 	r = &recorder{}
-	if _, err := follow(context.Background(), e.controller(), "timeout", "", 0, r); !errors.Is(err, client.ErrPromptTimedOut) ||
+	if _, err := follow(context.Background(), e.controller(), "timeout", "", 0, r); !closedAs(err, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT) ||
 		!strings.Contains(err.Error(), "prompt in session timeout timed out") {
 		t.Fatalf("timed out: %v", err)
 	}
@@ -480,4 +481,10 @@ func wordPieces(n int) ([]string, string) {
 		pieces[i] = fmt.Sprintf("word%d ", i)
 	}
 	return pieces, strings.Join(pieces, "")
+}
+
+// closedAs says err is a client.PromptClosedError of status s.
+func closedAs(err error, s enumspb.WorkflowExecutionStatus) bool {
+	var ce *client.PromptClosedError
+	return errors.As(err, &ce) && ce.Status == s
 }

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
+	sdkclient "go.temporal.io/sdk/client"
+
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -24,11 +25,13 @@ func TestIntegration_BashHistoryReplaysOnCurrentCode(t *testing.T) {
 	e.startWorker()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, err := e.k.StartBash(ctx, workflows.BashInput{SessionID: "replay-bash", Command: "echo replayed", Workspace: t.TempDir()})
+	run, err := e.c.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: workflows.WorkflowID("replay-bash"), TaskQueue: e.k.TaskQueue},
+		workflows.BashWorkflowName, workflows.BashInput{SessionID: "replay-bash", Command: "echo replayed", Workspace: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := client.BashResult(ctx, run)
+	var res workflows.BashResult
+	err = run.Get(ctx, &res)
 	if err != nil || res.Status != agent.StatusCompleted || res.ExitCode == nil || *res.ExitCode != 0 || !strings.Contains(res.Preview, "replayed") {
 		t.Fatalf("bash: %+v %v, want echo's output and exit 0", res, err)
 	}
