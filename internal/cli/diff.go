@@ -40,10 +40,11 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 		}
 		return c.checkpointDiff(ctx, env, s, from, to)
 	}
-	wt, err := c.sessionWorktree(s, c.session)
+	h, err := c.sessionHeader(s, c.session)
 	if err != nil {
 		return fail(env, "diff", err)
 	}
+	wt := h.Worktree
 	if wt == nil {
 		return fail(env, "diff", fmt.Errorf("session %s has no worktree: only sessions started with starter prompt --worktree have a diff", c.session))
 	}
@@ -71,17 +72,14 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 	return ExitOK
 }
 
-// sessionWorktree reads the worktree of a session through the workers
-// (nil: the session has none).
-func (c *common) sessionWorktree(s settings.Settings, id string) (*session.Worktree, error) {
+// sessionHeader reads a session's header through the workers; an unknown
+// session is a one-line error.
+func (c *common) sessionHeader(s settings.Settings, id string) (session.Header, error) {
 	h, err := c.readHeader(s, id)
 	if errors.Is(err, session.ErrNotFound) {
-		return nil, fmt.Errorf("no session %q in the workers' session store", id)
+		return h, fmt.Errorf("no session %q in the workers' session store", id)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return h.Worktree, nil
+	return h, err
 }
 
 // worktreeHere refuses a worktree that is not on this host: it lives on

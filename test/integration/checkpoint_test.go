@@ -59,7 +59,7 @@ func TestIntegration_CheckpointPerTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	list, err := st.List(context.Background())
-	if err != nil || len(list) != 3 || activities.LabelOf(list[2]).Leaf == "" {
+	if err != nil || len(list) != 3 || list[2].Leaf == "" {
 		t.Fatalf("checkpoints %+v %v, want 3 (write's turn, bash's turn, not the read-only one; the prompt's end)", list, err)
 	}
 	var inHistory []string
