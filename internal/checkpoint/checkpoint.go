@@ -60,8 +60,8 @@ type Change struct {
 
 // Store is one session's checkpoint store.
 type Store struct {
-	dir string
-	lim Limits
+	dir, index string
+	lim        Limits
 }
 
 const refPrefix = "refs/checkpoints/"
@@ -75,7 +75,7 @@ func Open(dir string, lim Limits) (*Store, error) {
 	lim.MaxFileBytes = cmp.Or(lim.MaxFileBytes, 8<<20)
 	lim.KeepCount = cmp.Or(lim.KeepCount, 500)
 	lim.KeepBytes = cmp.Or(lim.KeepBytes, 1<<30)
-	s := &Store{dir: dir, lim: lim}
+	s := &Store{dir: dir, index: filepath.Join(dir, "index"), lim: lim}
 	attrs := filepath.Join(dir, "git", "info", "attributes")
 	if _, err := os.Stat(attrs); err == nil {
 		return s, nil
@@ -202,6 +202,16 @@ func (s *Store) Restore(ctx context.Context, workspace, id string) error {
 		}
 		return err
 	})
+}
+
+// RestoreTo writes checkpoint id's files into dir, another directory than
+// the session's workspace (a fork's), as Restore does; through an index of
+// its own, so the store's record of the workspace stays as it was.
+func (s *Store) RestoreTo(ctx context.Context, dir, id string) error {
+	t := *s
+	t.index = filepath.Join(s.dir, "index-restore")
+	defer os.Remove(t.index)
+	return t.Restore(ctx, dir, id)
 }
 
 // compare diffs from and to (to == "": the workspace recorded now).
@@ -345,7 +355,7 @@ func (s *Store) locked(fn func() error) error {
 		return fmt.Errorf("checkpoint store lock: %w", err)
 	}
 	stale, _ := filepath.Glob(filepath.Join(s.dir, "git", refPrefix, "*.lock"))
-	for _, p := range append(stale, filepath.Join(s.dir, "index.lock")) {
+	for _, p := range append(stale, s.index+".lock") {
 		os.Remove(p)
 	}
 	return fn()
@@ -364,7 +374,7 @@ func (s *Store) git(ctx context.Context, workspace, stdin string, args ...string
 	cmd := exec.CommandContext(ctx, "git", append(config[:len(config):len(config)], args...)...)
 	cmd.Dir, cmd.Stdin, cmd.WaitDelay, cmd.SysProcAttr = workspace, strings.NewReader(stdin), time.Second, procAttr()
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "LC_ALL=C",
-		"GIT_DIR=" + filepath.Join(s.dir, "git"), "GIT_WORK_TREE=" + workspace, "GIT_INDEX_FILE=" + filepath.Join(s.dir, "index"),
+		"GIT_DIR=" + filepath.Join(s.dir, "git"), "GIT_WORK_TREE=" + workspace, "GIT_INDEX_FILE=" + s.index,
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
 		"GIT_NO_REPLACE_OBJECTS=1", "GIT_AUTHOR_NAME=checkpoint", "GIT_AUTHOR_EMAIL=checkpoint@durable-agent",
 		"GIT_COMMITTER_NAME=checkpoint", "GIT_COMMITTER_EMAIL=checkpoint@durable-agent"}

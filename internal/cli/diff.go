@@ -51,16 +51,12 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 	if err := worktreeHere(c.session, wt); err != nil {
 		return fail(env, "diff", err)
 	}
-	// The worktree's git runs where the session's bash calls do: in the
-	// sandbox this machine's worker would use (worktree.Git).
-	r, _, err := app.ToolRunner(s, false)
+	g, done, err := worktreeGit(s)
 	if err != nil {
 		return fail(env, "diff", err)
 	}
-	if c, ok := r.(interface{ Close() error }); ok {
-		defer c.Close()
-	}
-	d, err := worktree.Git{Runner: r, Env: tools.ScrubEnv(os.Environ(), s.Tools.EnvAllow)}.Diff(ctx, wt.Dir, wt.Base)
+	defer done()
+	d, err := g.Diff(ctx, wt.Dir, wt.Base)
 	if err != nil {
 		return fail(env, "diff", err)
 	}
@@ -70,6 +66,17 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 	}
 	fmt.Fprintln(env.Stdout, d)
 	return ExitOK
+}
+
+// worktreeGit runs worktrees' git where sessions' bash calls run: in the
+// sandbox this machine's worker would use (worktree.Git); done ends it.
+func worktreeGit(s settings.Settings) (g worktree.Git, done func(), err error) {
+	r, _, err := app.ToolRunner(s, false)
+	done = func() {}
+	if c, ok := r.(interface{ Close() error }); ok {
+		done = func() { c.Close() }
+	}
+	return worktree.Git{Runner: r, Env: tools.ScrubEnv(os.Environ(), s.Tools.EnvAllow)}, done, err
 }
 
 // sessionHeader reads a session's header through the workers; an unknown
