@@ -2,11 +2,10 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"time"
@@ -63,17 +62,18 @@ func (k *sessionCheckpoints) byNumber(c *common, n int) (checkpoint.Checkpoint, 
 	return checkpoint.Checkpoint{}, fmt.Errorf("no checkpoint %d in session %s (starter checkpoints lists them)", n, c.session)
 }
 
-// conversationAt is the entry the conversation of checkpoint cp ends at:
-// the parent of its turn's entry, or its Leaf.
-func (c *common) conversationAt(ctx context.Context, k *client.Controller, cp checkpoint.Checkpoint) (string, error) {
-	if cp.EntryID == "" {
-		return cp.Leaf, nil
+// at is checkpoint n and the entry its conversation ends at: the parent
+// of its turn's entry, or its Leaf.
+func (k *sessionCheckpoints) at(ctx context.Context, c *common, ctl *client.Controller, n int) (checkpoint.Checkpoint, string, error) {
+	cp, err := k.byNumber(c, n)
+	if err != nil || cp.EntryID == "" {
+		return cp, cp.Leaf, err
 	}
-	e, ok, err := k.ReadEntry(ctx, c.session, cp.EntryID)
+	e, ok, err := ctl.ReadEntry(ctx, c.session, cp.EntryID)
 	if err == nil && !ok {
-		err = fmt.Errorf("checkpoint %d's turn (entry %s) is not in session %s", cp.N, cp.EntryID, c.session)
+		err = fmt.Errorf("checkpoint %d's turn (entry %s) is not in session %s", n, cp.EntryID, c.session)
 	}
-	return e.ParentID, err
+	return cp, e.ParentID, err
 }
 
 // runCheckpoints lists a session's checkpoints, oldest first: number,
@@ -171,7 +171,7 @@ func (c *common) rewind(ctx context.Context, env Env, k *client.Controller, s se
 	if err != nil {
 		return err
 	}
-	target, err := cps.byNumber(c, to)
+	target, leaf, err := cps.at(ctx, c, k, to)
 	if err != nil {
 		return err
 	}
@@ -187,14 +187,8 @@ func (c *common) rewind(ctx context.Context, env Env, k *client.Controller, s se
 		return fmt.Errorf("the workspace has %d changes no checkpoint recorded (%s %s, ...; starter diff --from %d shows them): --force rewinds all the same, recording them first",
 			len(changes), changes[0].Kind, changes[0].Path, last.N)
 	}
-	leaf, err := c.conversationAt(ctx, k, target)
-	if err != nil {
-		return err
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
 	note, _ := json.Marshal(map[string]int{"checkpoint": to, "undo": last.N + 1})
-	entry := session.Entry{Type: session.TypeCustom, ID: hex.EncodeToString(b), Timestamp: time.Now().UTC(), CustomType: "rewind", Data: note}
+	entry := session.Entry{Type: session.TypeCustom, ID: fmt.Sprintf("%08x", rand.Uint32()), Timestamp: time.Now().UTC(), CustomType: "rewind", Data: note}
 	run, err := k.StartSessionWrite(ctx, workflows.SessionWriteInput{SessionID: c.session, At: leaf, Entries: []session.Entry{entry}})
 	var res workflows.SessionWriteResult
 	if err == nil {

@@ -57,11 +57,7 @@ func (c *common) fork(ctx context.Context, env Env, k *client.Controller, s sett
 	if err != nil {
 		return err
 	}
-	target, err := cps.byNumber(c, at)
-	if err != nil {
-		return err
-	}
-	through, err := c.conversationAt(ctx, k, target)
+	target, through, err := cps.at(ctx, c, k, at)
 	if err != nil {
 		return err
 	}
