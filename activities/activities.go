@@ -353,7 +353,11 @@ func (a *Activities) AppendEntries(ctx context.Context, in AppendEntriesInput) (
 	if in.ForkFrom != "" {
 		src, err := a.Sessions.Load(in.ForkFrom)
 		if err == nil {
-			_, err = a.Sessions.Init(in.SessionID, session.Header{Cwd: src.Header.Cwd, Host: src.Header.Host})
+			where := session.Header{Cwd: src.Header.Cwd, Host: src.Header.Host}
+			if w := in.ForkWorkspace; w != nil {
+				where.Cwd, where.Worktree = w.Cwd, w.Worktree
+			}
+			_, err = a.Sessions.Init(in.SessionID, where)
 		}
 		if err != nil {
 			return AppendEntriesResult{}, storeError("fork session "+in.ForkFrom, err)

@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -60,25 +59,6 @@ type CheckpointResult struct {
 	Evidence string `json:"evidence,omitempty"`
 }
 
-// CheckpointLabel is the label of a checkpoint in the store (JSON): N
-// numbers a session's checkpoints from 1 and stays when older ones are
-// pruned, so `starter rewind --to N` means the same checkpoint every time.
-// The conversation that goes with it ends before EntryID (a turn's
-// checkpoint) or at Leaf (the one starter rewind takes first).
-type CheckpointLabel struct {
-	N       int      `json:"n"`
-	EntryID string   `json:"entryId,omitempty"`
-	Leaf    string   `json:"leaf,omitempty"`
-	Calls   []string `json:"calls,omitempty"`
-}
-
-// LabelOf reads a checkpoint's label (the zero label for a foreign one).
-func LabelOf(c checkpoint.Checkpoint) CheckpointLabel {
-	var l CheckpointLabel
-	_ = json.Unmarshal([]byte(c.Label), &l)
-	return l
-}
-
 // Checkpoint records the session's workspace before a turn's tool calls
 // (docs/spec.md 20), on its tool host, into CheckpointDir; its id is in
 // history, so a replay sees the same ids. A retry after the turn's
@@ -100,17 +80,12 @@ func (a *Activities) Checkpoint(ctx context.Context, in CheckpointInput) (Checkp
 	if err == nil {
 		list, err = st.List(ctx)
 	}
-	label := CheckpointLabel{N: 1, EntryID: in.EntryID, Leaf: in.Leaf, Calls: in.Calls}
-	if n := len(list); n > 0 {
-		if l := LabelOf(list[n-1]); l.EntryID == in.EntryID && l.Leaf == in.Leaf {
-			return CheckpointResult{ID: list[n-1].ID}, nil
-		}
-		label.N = LabelOf(list[n-1]).N + 1
+	if n := len(list); n > 0 && list[n-1].EntryID == in.EntryID && list[n-1].Leaf == in.Leaf {
+		return CheckpointResult{ID: list[n-1].ID}, nil
 	}
 	var c checkpoint.Checkpoint
 	if err == nil {
-		b, _ := json.Marshal(label)
-		c, err = st.Take(ctx, in.Workspace, string(b))
+		c, err = st.Take(ctx, in.Workspace, checkpoint.Turn{EntryID: in.EntryID, Leaf: in.Leaf, Calls: in.Calls})
 	}
 	if err != nil {
 		return CheckpointResult{Warning: "checkpoint not taken: " + err.Error()}, nil
@@ -174,11 +149,8 @@ func (a *Activities) filesSince(ctx context.Context, in RunToolInput) (files []s
 	if err != nil {
 		return nil, 0, "the checkpoint is not readable: " + err.Error()
 	}
-	for _, c := range changes {
+	for _, c := range changes[:min(len(changes), MaxBashFiles)] {
 		files = append(files, c.Path)
 	}
-	if len(files) > MaxBashFiles {
-		return files[:MaxBashFiles], len(files) - MaxBashFiles, ""
-	}
-	return files, 0, ""
+	return files, len(changes) - len(files), ""
 }

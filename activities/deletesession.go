@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/durableagent/durableagent/internal/checkpoint"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/worktree"
 )
@@ -78,7 +77,7 @@ func (a *Activities) DeleteSession(ctx context.Context, in DeleteSessionInput) (
 		res.OutputsDir = dir
 	}
 	if a.Checkpoints.DataDir != "" {
-		if err := checkpoint.Remove(CheckpointDir(a.Checkpoints.DataDir, in.SessionID)); err != nil {
+		if err := os.RemoveAll(CheckpointDir(a.Checkpoints.DataDir, in.SessionID)); err != nil {
 			return DeleteSessionResult{}, fmt.Errorf("delete session %s: %w", in.SessionID, err)
 		}
 	}

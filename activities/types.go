@@ -111,6 +111,8 @@ type AppendEntriesInput struct {
 	// ForkThrough ("": no entries) with the same entry ids.
 	ForkFrom    string `json:"forkFrom,omitempty"`
 	ForkThrough string `json:"forkThrough,omitempty"`
+	// ForkWorkspace, when set, is the fork's workspace (Cwd, Worktree).
+	ForkWorkspace *session.Header `json:"forkWorkspace,omitempty"`
 }
 
 // AppendEntriesResult reports how many entries were new.

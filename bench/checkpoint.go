@@ -88,7 +88,7 @@ func (h *harness) checkpointBench(ctx context.Context) (*CheckpointResult, error
 		return nil, err
 	}
 	start := time.Now()
-	if _, err := st.Take(ctx, ws, "first"); err != nil {
+	if _, err := st.Take(ctx, ws, checkpoint.Turn{Leaf: "first"}); err != nil {
 		return nil, err
 	}
 	r.FirstMs = ms(time.Since(start))
@@ -105,7 +105,7 @@ func (h *harness) checkpointBench(ctx context.Context) (*CheckpointResult, error
 		var r0, r1 syscall.Rusage
 		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &r0)
 		t := time.Now()
-		_, err = st.Take(ctx, ws, "turn")
+		_, err = st.Take(ctx, ws, checkpoint.Turn{Leaf: "turn"})
 		wall = ms(time.Since(t))
 		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &r1)
 		cpu = float64(r1.Utime.Nano()+r1.Stime.Nano()-r0.Utime.Nano()-r0.Stime.Nano()) / 1e6

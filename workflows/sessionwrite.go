@@ -32,6 +32,9 @@ type SessionWriteInput struct {
 	// no entries).
 	ForkFrom    string `json:"forkFrom,omitempty"`
 	ForkThrough string `json:"forkThrough,omitempty"`
+	// ForkWorkspace, when set, is the fork's workspace (Cwd, Worktree)
+	// instead of the source's (starter fork).
+	ForkWorkspace *session.Header `json:"forkWorkspace,omitempty"`
 	// At, when set, is the parent of the first entry instead of the
 	// session's leaf: the entries start a branch there and become the
 	// leaf (how starter rewind moves the conversation back).
@@ -101,7 +104,7 @@ func SessionWrite(ctx workflow.Context, in SessionWriteInput) (SessionWriteResul
 	var err error
 	if in.ForkFrom != "" {
 		if err = workflow.ExecuteActivity(storeOptions(ctx), activities.AppendEntriesName, activities.AppendEntriesInput{
-			SessionID: in.SessionID, ForkFrom: in.ForkFrom, ForkThrough: in.ForkThrough}).Get(ctx, nil); err != nil {
+			SessionID: in.SessionID, ForkFrom: in.ForkFrom, ForkThrough: in.ForkThrough, ForkWorkspace: in.ForkWorkspace}).Get(ctx, nil); err != nil {
 			err = fmt.Errorf("fork session %s: %s", in.ForkFrom, rootMessage(err))
 		}
 	}

@@ -32,14 +32,24 @@ type Limits struct {
 
 // Checkpoint is one recorded workspace state.
 type Checkpoint struct {
-	ID    string    // the commit's hash: what callers keep
-	Tree  string    // the tree's hash: equal trees mean equal recorded files
-	Time  time.Time // when it was taken
-	Label string    // the caller's label
+	ID   string    // the commit's hash: what callers keep
+	Tree string    // the tree's hash: equal trees mean equal recorded files
+	N    int       `json:"-"` // numbers a store's checkpoints from 1; pruning keeps the numbers
+	Time time.Time // when it was taken
+	Turn
 	// Skipped lists, sorted, files left out for their size and nested
 	// repositories ("dir/"), at most 100 and then "... and N more".
 	// Ignored paths and FIFOs, sockets or devices are left out unlisted.
 	Skipped []string `json:",omitempty"`
+}
+
+// Turn is the conversation that goes with a checkpoint: it ends before
+// EntryID (a turn's checkpoint, taken before its tool calls Calls) or at
+// Leaf (one taken at a prompt's end or by starter rewind).
+type Turn struct {
+	EntryID string   `json:",omitempty"`
+	Leaf    string   `json:",omitempty"`
+	Calls   []string `json:",omitempty"`
 }
 
 // Change is one path that differs between two states.
@@ -50,8 +60,8 @@ type Change struct {
 
 // Store is one session's checkpoint store.
 type Store struct {
-	dir string
-	lim Limits
+	dir, index string
+	lim        Limits
 }
 
 const refPrefix = "refs/checkpoints/"
@@ -65,7 +75,7 @@ func Open(dir string, lim Limits) (*Store, error) {
 	lim.MaxFileBytes = cmp.Or(lim.MaxFileBytes, 8<<20)
 	lim.KeepCount = cmp.Or(lim.KeepCount, 500)
 	lim.KeepBytes = cmp.Or(lim.KeepBytes, 1<<30)
-	s := &Store{dir: dir, lim: lim}
+	s := &Store{dir: dir, index: filepath.Join(dir, "index"), lim: lim}
 	attrs := filepath.Join(dir, "git", "info", "attributes")
 	if _, err := os.Stat(attrs); err == nil {
 		return s, nil
@@ -93,14 +103,11 @@ func Open(dir string, lim Limits) (*Store, error) {
 	return s, nil
 }
 
-// Remove deletes a session's store (`starter session delete`); none is fine.
-func Remove(dir string) error { return os.RemoveAll(dir) }
-
-// Take records workspace's files (a git repository or not) as a checkpoint;
-// the same tree twice gives a new ID with an equal Tree. Ignored paths and
-// files over MaxFileBytes are left out (see Skipped). It prunes past the
-// store's Limits, oldest first.
-func (s *Store) Take(ctx context.Context, workspace, label string) (c Checkpoint, err error) {
+// Take records workspace's files (a git repository or not) as checkpoint
+// turn; the same tree twice gives a new ID with an equal Tree. Ignored
+// paths and files over MaxFileBytes are left out (see Skipped). It prunes
+// past the store's Limits, oldest first.
+func (s *Store) Take(ctx context.Context, workspace string, turn Turn) (c Checkpoint, err error) {
 	err = s.locked(func() error {
 		if c.Tree, c.Skipped, err = s.snapshot(ctx, workspace); err != nil {
 			return err
@@ -113,10 +120,11 @@ func (s *Store) Take(ctx context.Context, workspace, label string) (c Checkpoint
 			seq, _ = strconv.Atoi(e.Name())
 			seq++
 		}
+		c.N, c.Turn = seq, turn
 		if n := len(c.Skipped); n > 100 {
 			c.Skipped = append(c.Skipped[:100], fmt.Sprintf("... and %d more", n-100))
 		}
-		c.Time, c.Label = time.Now().UTC(), label // in nanoseconds: the same tree's next commit is new
+		c.Time = time.Now().UTC() // in nanoseconds: the same tree's next commit is new
 		msg, _ := json.Marshal(c)
 		if c.ID, err = s.git(ctx, workspace, string(msg), "commit-tree", c.Tree); err != nil {
 			return err
@@ -133,15 +141,16 @@ func (s *Store) Take(ctx context.Context, workspace, label string) (c Checkpoint
 
 // List returns the store's checkpoints, oldest first.
 func (s *Store) List(ctx context.Context) ([]Checkpoint, error) {
-	out, err := s.git(ctx, s.dir, "", "for-each-ref", "--format=%(objectname)%00%(tree)%00%(contents)%01", refPrefix)
+	out, err := s.git(ctx, s.dir, "", "for-each-ref", "--format=%(refname:lstrip=2)%00%(objectname)%00%(tree)%00%(contents)%01", refPrefix)
 	var list []Checkpoint
 	for _, rec := range strings.Split(out, "\x01") {
 		var c Checkpoint
-		if f := strings.SplitN(strings.TrimPrefix(rec, "\n"), "\x00", 3); len(f) == 3 {
-			if err := json.Unmarshal([]byte(f[2]), &c); err != nil {
-				return nil, fmt.Errorf("checkpoint %s: unreadable record: %w", f[0], err)
+		if f := strings.SplitN(strings.TrimPrefix(rec, "\n"), "\x00", 4); len(f) == 4 {
+			if err := json.Unmarshal([]byte(f[3]), &c); err != nil {
+				return nil, fmt.Errorf("checkpoint %s: unreadable record: %w", f[1], err)
 			}
-			c.ID, c.Tree = f[0], f[1]
+			c.N, _ = strconv.Atoi(f[0])
+			c.ID, c.Tree = f[1], f[2]
 			list = append(list, c)
 		}
 	}
@@ -193,6 +202,16 @@ func (s *Store) Restore(ctx context.Context, workspace, id string) error {
 		}
 		return err
 	})
+}
+
+// RestoreTo writes checkpoint id's files into dir, another directory than
+// the session's workspace (a fork's), as Restore does; through an index of
+// its own, so the store's record of the workspace stays as it was.
+func (s *Store) RestoreTo(ctx context.Context, dir, id string) error {
+	t := *s
+	t.index = filepath.Join(s.dir, "index-restore")
+	defer os.Remove(t.index)
+	return t.Restore(ctx, dir, id)
 }
 
 // compare diffs from and to (to == "": the workspace recorded now).
@@ -336,7 +355,7 @@ func (s *Store) locked(fn func() error) error {
 		return fmt.Errorf("checkpoint store lock: %w", err)
 	}
 	stale, _ := filepath.Glob(filepath.Join(s.dir, "git", refPrefix, "*.lock"))
-	for _, p := range append(stale, filepath.Join(s.dir, "index.lock")) {
+	for _, p := range append(stale, s.index+".lock") {
 		os.Remove(p)
 	}
 	return fn()
@@ -355,7 +374,7 @@ func (s *Store) git(ctx context.Context, workspace, stdin string, args ...string
 	cmd := exec.CommandContext(ctx, "git", append(config[:len(config):len(config)], args...)...)
 	cmd.Dir, cmd.Stdin, cmd.WaitDelay, cmd.SysProcAttr = workspace, strings.NewReader(stdin), time.Second, procAttr()
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "LC_ALL=C",
-		"GIT_DIR=" + filepath.Join(s.dir, "git"), "GIT_WORK_TREE=" + workspace, "GIT_INDEX_FILE=" + filepath.Join(s.dir, "index"),
+		"GIT_DIR=" + filepath.Join(s.dir, "git"), "GIT_WORK_TREE=" + workspace, "GIT_INDEX_FILE=" + s.index,
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
 		"GIT_NO_REPLACE_OBJECTS=1", "GIT_AUTHOR_NAME=checkpoint", "GIT_AUTHOR_EMAIL=checkpoint@durable-agent",
 		"GIT_COMMITTER_NAME=checkpoint", "GIT_COMMITTER_EMAIL=checkpoint@durable-agent"}

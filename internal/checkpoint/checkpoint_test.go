@@ -43,7 +43,7 @@ func write(t *testing.T, root string, files map[string]string) {
 
 func take(t *testing.T, s *checkpoint.Store, ws, label string) checkpoint.Checkpoint {
 	t.Helper()
-	c, err := s.Take(context.Background(), ws, label)
+	c, err := s.Take(context.Background(), ws, checkpoint.Turn{Leaf: label})
 	if err != nil {
 		t.Fatalf("take %s: %v", label, err)
 	}
@@ -226,7 +226,7 @@ func TestTake_NonGitWorkspaceAndList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != 2 || list[0].ID != c1.ID || list[1].Label != "second" || list[1].Time.IsZero() {
+	if len(list) != 2 || list[0].ID != c1.ID || list[1].Leaf != "second" || list[1].N != 2 || list[1].Time.IsZero() {
 		t.Fatalf("list: %+v", list)
 	}
 	if _, err := os.Stat(filepath.Join(ws, ".git")); err == nil {
@@ -390,7 +390,7 @@ func TestTake_Prunes(t *testing.T) {
 		take(t, sb, ws2, fmt.Sprint(i))
 	}
 	list, _ = sb.List(ctx)
-	if len(list) < 1 || len(list) > 4 || list[len(list)-1].Label != "19" {
+	if len(list) < 1 || len(list) > 4 || list[len(list)-1].Leaf != "19" || list[len(list)-1].N != 20 {
 		t.Fatalf("kept %d checkpoints under 600 KB of 200 KB turns: %+v", len(list), list)
 	}
 	if n := du(t, filepath.Join(dir, "git", "objects")); n > 1200<<10 {
@@ -424,7 +424,7 @@ func TestTake_InterruptedThenWhole(t *testing.T) {
 	interrupted := false
 	for _, d := range []time.Duration{2, 5, 10, 20, 40, 80} {
 		cctx, cancel := context.WithTimeout(ctx, d*time.Millisecond)
-		_, err := s.Take(cctx, ws, "cancelled")
+		_, err := s.Take(cctx, ws, checkpoint.Turn{Leaf: "cancelled"})
 		cancel()
 		if err != nil {
 			interrupted = true
@@ -459,7 +459,7 @@ func TestHelperTakeLoop(t *testing.T) {
 	s, err := checkpoint.Open(dir, checkpoint.Limits{})
 	for i := 0; err == nil; i++ {
 		write(t, ws, map[string]string{fmt.Sprintf("turn%d", i): "t"})
-		_, err = s.Take(context.Background(), ws, "helper")
+		_, err = s.Take(context.Background(), ws, checkpoint.Turn{Leaf: "helper"})
 	}
 	t.Fatal(err)
 }
@@ -547,7 +547,7 @@ func TestBadIDs(t *testing.T) {
 func TestTake_WorkspaceNotADirectory(t *testing.T) {
 	s := open(t, checkpoint.Limits{})
 	missing := filepath.Join(t.TempDir(), "gone")
-	_, err := s.Take(context.Background(), missing, "1")
+	_, err := s.Take(context.Background(), missing, checkpoint.Turn{Leaf: "1"})
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), missing) {
 		t.Fatalf("take in a missing workspace: %v", err)
 	}
@@ -644,23 +644,6 @@ func TestSecurity_RestoreNeverWritesThroughSymlink(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "sub", "file")); !bytes.Equal(b, []byte("inside")) {
 		t.Fatalf("sub/file = %q", b)
-	}
-}
-
-// Remove deletes the store; a missing one is fine.
-func TestRemove(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "s")
-	if _, err := checkpoint.Open(dir, checkpoint.Limits{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := checkpoint.Remove(dir); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Fatalf("store still there: %v", err)
-	}
-	if err := checkpoint.Remove(dir); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -2,11 +2,10 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"time"
@@ -26,21 +25,18 @@ const checkpointsUsage = "starter checkpoints [--session ID]"
 // maxCheckpointDiff bounds what starter diff --from prints.
 const maxCheckpointDiff = 4 << 20
 
-// sessionCheckpoints are a session's checkpoint store and workspace. The
-// store is on the worker host that holds the workspace
+// sessionCheckpoints are a session's header, checkpoint store and
+// checkpoints. The store is on the worker host that holds the workspace
 // (<dataDir>/checkpoints/<session>), so the commands that read it run
 // there, as starter diff does; elsewhere they say so.
 type sessionCheckpoints struct {
-	store     *checkpoint.Store
-	workspace string
-	list      []checkpoint.Checkpoint
+	store *checkpoint.Store
+	head  session.Header
+	list  []checkpoint.Checkpoint
 }
 
 func (c *common) openCheckpoints(ctx context.Context, s settings.Settings) (*sessionCheckpoints, error) {
-	h, err := c.readHeader(s, c.session)
-	if errors.Is(err, session.ErrNotFound) {
-		return nil, fmt.Errorf("no session %q in the workers' session store", c.session)
-	}
+	h, err := c.sessionHeader(s, c.session)
 	if err != nil {
 		return nil, err
 	}
@@ -49,24 +45,35 @@ func (c *common) openCheckpoints(ctx context.Context, s settings.Settings) (*ses
 		return nil, fmt.Errorf("session %s has no checkpoints in %s: run this on the host of the worker that runs its tools (host %q), with its data dir", c.session, dir, h.Host)
 	}
 	st, err := checkpoint.Open(dir, checkpoint.Limits{})
-	if err != nil {
-		return nil, err
+	k := &sessionCheckpoints{store: st, head: h}
+	if err == nil {
+		k.list, err = st.List(ctx)
 	}
-	list, err := st.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &sessionCheckpoints{store: st, workspace: h.Cwd, list: list}, nil
+	return k, err
 }
 
-// byNumber is checkpoint n (its label's number), or a one-line error.
+// byNumber is checkpoint n, or a one-line error.
 func (k *sessionCheckpoints) byNumber(c *common, n int) (checkpoint.Checkpoint, error) {
 	for _, cp := range k.list {
-		if activities.LabelOf(cp).N == n {
+		if cp.N == n {
 			return cp, nil
 		}
 	}
 	return checkpoint.Checkpoint{}, fmt.Errorf("no checkpoint %d in session %s (starter checkpoints lists them)", n, c.session)
+}
+
+// at is checkpoint n and the entry its conversation ends at: the parent
+// of its turn's entry, or its Leaf.
+func (k *sessionCheckpoints) at(ctx context.Context, c *common, ctl *client.Controller, n int) (checkpoint.Checkpoint, string, error) {
+	cp, err := k.byNumber(c, n)
+	if err != nil || cp.EntryID == "" {
+		return cp, cp.Leaf, err
+	}
+	e, ok, err := ctl.ReadEntry(ctx, c.session, cp.EntryID)
+	if err == nil && !ok {
+		err = fmt.Errorf("checkpoint %d's turn (entry %s) is not in session %s", n, cp.EntryID, c.session)
+	}
+	return cp, e.ParentID, err
 }
 
 // runCheckpoints lists a session's checkpoints, oldest first: number,
@@ -91,7 +98,7 @@ func runCheckpoints(ctx context.Context, env Env, args []string) int {
 		if i+1 < len(k.list) {
 			to = k.list[i+1].ID
 		}
-		changes, err := k.store.Changes(ctx, k.workspace, cp.ID, to)
+		changes, err := k.store.Changes(ctx, k.head.Cwd, cp.ID, to)
 		if err != nil {
 			return fail(env, "checkpoints", err)
 		}
@@ -102,9 +109,8 @@ func runCheckpoints(ctx context.Context, env Env, args []string) int {
 		if paths == nil {
 			paths = []string{"nothing"}
 		}
-		l := activities.LabelOf(cp)
-		fmt.Fprintf(env.Stdout, "%d  %s  %s\n    changed: %s\n", l.N, cp.Time.Local().Format(time.DateTime),
-			strings.Join(l.Calls, "; "), strings.Join(paths, ", "))
+		fmt.Fprintf(env.Stdout, "%d  %s  %s\n    changed: %s\n", cp.N, cp.Time.Local().Format(time.DateTime),
+			strings.Join(cp.Calls, "; "), strings.Join(paths, ", "))
 	}
 	return ExitOK
 }
@@ -122,7 +128,7 @@ func (c *common) checkpointDiff(ctx context.Context, env Env, s settings.Setting
 	}
 	var d string
 	if err == nil {
-		d, err = k.store.Diff(ctx, k.workspace, a.ID, b.ID, maxCheckpointDiff)
+		d, err = k.store.Diff(ctx, k.head.Cwd, a.ID, b.ID, maxCheckpointDiff)
 	}
 	if err != nil {
 		return fail(env, "diff", err)
@@ -165,15 +171,15 @@ func (c *common) rewind(ctx context.Context, env Env, k *client.Controller, s se
 	if err != nil {
 		return err
 	}
-	target, err := cps.byNumber(c, to)
+	target, leaf, err := cps.at(ctx, c, k, to)
 	if err != nil {
 		return err
 	}
 	if status, _, err := k.RunStatus(ctx, c.session, ""); err == nil && status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return fmt.Errorf("session %s is running a prompt: rewind it once the prompt has ended (starter abort stops it)", c.session)
 	}
-	last := activities.LabelOf(cps.list[len(cps.list)-1])
-	changes, err := cps.store.Changes(ctx, cps.workspace, cps.list[len(cps.list)-1].ID, "")
+	ws, last := cps.head.Cwd, cps.list[len(cps.list)-1]
+	changes, err := cps.store.Changes(ctx, ws, last.ID, "")
 	if err != nil {
 		return err
 	}
@@ -181,21 +187,8 @@ func (c *common) rewind(ctx context.Context, env Env, k *client.Controller, s se
 		return fmt.Errorf("the workspace has %d changes no checkpoint recorded (%s %s, ...; starter diff --from %d shows them): --force rewinds all the same, recording them first",
 			len(changes), changes[0].Kind, changes[0].Path, last.N)
 	}
-	leaf := activities.LabelOf(target).Leaf
-	if id := activities.LabelOf(target).EntryID; id != "" {
-		e, ok, err := k.ReadEntry(ctx, c.session, id)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("checkpoint %d's turn (entry %s) is not in session %s", to, id, c.session)
-		}
-		leaf = e.ParentID
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
 	note, _ := json.Marshal(map[string]int{"checkpoint": to, "undo": last.N + 1})
-	entry := session.Entry{Type: session.TypeCustom, ID: hex.EncodeToString(b), Timestamp: time.Now().UTC(), CustomType: "rewind", Data: note}
+	entry := session.Entry{Type: session.TypeCustom, ID: fmt.Sprintf("%08x", rand.Uint32()), Timestamp: time.Now().UTC(), CustomType: "rewind", Data: note}
 	run, err := k.StartSessionWrite(ctx, workflows.SessionWriteInput{SessionID: c.session, At: leaf, Entries: []session.Entry{entry}})
 	var res workflows.SessionWriteResult
 	if err == nil {
@@ -205,19 +198,17 @@ func (c *common) rewind(ctx context.Context, env Env, k *client.Controller, s se
 		return err
 	}
 	// The workspace before and after the restore, recorded: the first
-	// undoes the rewind, the second leaves nothing unrecorded.
-	take := func(n int, leaf, what string) error {
-		label, _ := json.Marshal(activities.CheckpointLabel{N: n, Leaf: leaf, Calls: []string{fmt.Sprintf("(%s %d)", what, to)}})
-		_, err := cps.store.Take(ctx, cps.workspace, string(label))
-		return err
-	}
-	if err := take(last.N+1, res.LeafID, "rewind to"); err != nil {
+	// (number last.N+1) undoes the rewind, the second leaves nothing
+	// unrecorded.
+	calls := []string{fmt.Sprintf("(rewind to %d)", to)}
+	if _, err := cps.store.Take(ctx, ws, checkpoint.Turn{Leaf: res.LeafID, Calls: calls}); err != nil {
 		return fmt.Errorf("the conversation is back at checkpoint %d, its files are not: %w", to, err)
 	}
-	if err := cps.store.Restore(ctx, cps.workspace, target.ID); err != nil {
+	if err := cps.store.Restore(ctx, ws, target.ID); err != nil {
 		return fmt.Errorf("the conversation is back at checkpoint %d, its files are not: %w (starter rewind --to %d undoes it)", to, err, last.N+1)
 	}
-	if err := take(last.N+2, entry.ID, "rewound to"); err != nil {
+	calls[0] = fmt.Sprintf("(rewound to %d)", to)
+	if _, err := cps.store.Take(ctx, ws, checkpoint.Turn{Leaf: entry.ID, Calls: calls}); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "session %s is back at checkpoint %d, files and conversation (undo: starter rewind --session %s --to %d)\n", c.session, to, c.session, last.N+1)

@@ -77,6 +77,8 @@ func commands() []Command {
 			runDiff},
 		{"events", "print the events of the session's latest prompt (--follow: until it ends)",
 			runEvents},
+		{"fork", "make a new session from checkpoint N of a session: its conversation up to that turn and a workspace with its files (--worktree: a git worktree); run on the worker's host",
+			runFork},
 		{"follow-up", "queue MESSAGE for the running prompt: delivered when it would otherwise end (signal follow_up)",
 			runFollowUp},
 		{"mcp", "list: the MCP servers of mcp.servers and of .mcp.json, the layer that defined each, whether each starts here (in the sandbox, in the current directory) and its tools; tools NAME: a server's tools; allow NAME: let a .mcp.json server start; serve: serve the durable jobs as MCP tools (stdio, or streamable HTTP with --listen)",

@@ -40,26 +40,23 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 		}
 		return c.checkpointDiff(ctx, env, s, from, to)
 	}
-	wt, err := c.sessionWorktree(s, c.session)
+	h, err := c.sessionHeader(s, c.session)
 	if err != nil {
 		return fail(env, "diff", err)
 	}
+	wt := h.Worktree
 	if wt == nil {
 		return fail(env, "diff", fmt.Errorf("session %s has no worktree: only sessions started with starter prompt --worktree have a diff", c.session))
 	}
 	if err := worktreeHere(c.session, wt); err != nil {
 		return fail(env, "diff", err)
 	}
-	// The worktree's git runs where the session's bash calls do: in the
-	// sandbox this machine's worker would use (worktree.Git).
-	r, _, err := app.ToolRunner(s, false)
+	g, done, err := worktreeGit(s)
 	if err != nil {
 		return fail(env, "diff", err)
 	}
-	if c, ok := r.(interface{ Close() error }); ok {
-		defer c.Close()
-	}
-	d, err := worktree.Git{Runner: r, Env: tools.ScrubEnv(os.Environ(), s.Tools.EnvAllow)}.Diff(ctx, wt.Dir, wt.Base)
+	defer done()
+	d, err := g.Diff(ctx, wt.Dir, wt.Base)
 	if err != nil {
 		return fail(env, "diff", err)
 	}
@@ -71,17 +68,25 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 	return ExitOK
 }
 
-// sessionWorktree reads the worktree of a session through the workers
-// (nil: the session has none).
-func (c *common) sessionWorktree(s settings.Settings, id string) (*session.Worktree, error) {
+// worktreeGit runs worktrees' git where sessions' bash calls run: in the
+// sandbox this machine's worker would use (worktree.Git); done ends it.
+func worktreeGit(s settings.Settings) (g worktree.Git, done func(), err error) {
+	r, _, err := app.ToolRunner(s, false)
+	done = func() {}
+	if c, ok := r.(interface{ Close() error }); ok {
+		done = func() { c.Close() }
+	}
+	return worktree.Git{Runner: r, Env: tools.ScrubEnv(os.Environ(), s.Tools.EnvAllow)}, done, err
+}
+
+// sessionHeader reads a session's header through the workers; an unknown
+// session is a one-line error.
+func (c *common) sessionHeader(s settings.Settings, id string) (session.Header, error) {
 	h, err := c.readHeader(s, id)
 	if errors.Is(err, session.ErrNotFound) {
-		return nil, fmt.Errorf("no session %q in the workers' session store", id)
+		return h, fmt.Errorf("no session %q in the workers' session store", id)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return h.Worktree, nil
+	return h, err
 }
 
 // worktreeHere refuses a worktree that is not on this host: it lives on

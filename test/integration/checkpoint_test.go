@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,7 +60,7 @@ func TestIntegration_CheckpointPerTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	list, err := st.List(context.Background())
-	if err != nil || len(list) != 3 || activities.LabelOf(list[2]).Leaf == "" {
+	if err != nil || len(list) != 3 || list[2].Leaf == "" {
 		t.Fatalf("checkpoints %+v %v, want 3 (write's turn, bash's turn, not the read-only one; the prompt's end)", list, err)
 	}
 	var inHistory []string
@@ -366,4 +367,120 @@ func TestIntegration_SIGKILLDuringACheckpoint(t *testing.T) {
 		t.Fatalf("the turn's checkpoint against the last: %+v %v, want a.txt added alone (a whole checkpoint)", changes, err)
 	}
 	exportAndReplay(t, e, run.GetID(), run.GetRunID(), filepath.Join(t.TempDir(), "unused.json"))
+}
+
+// Issue 42: starter fork --at N --as S2 makes a session whose conversation
+// ends before checkpoint N's turn and whose workspace holds N's files: a
+// new directory, or with --worktree a git worktree of the repository on
+// branch agent/S2; the fork's prompts work there; the original session and
+// workspace are unchanged; an unknown session, an N out of range and an
+// S2 that exists are one-line refusals. Spec 20.5a.
+func TestIntegration_ForkAtACheckpoint(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	store, err := session.Open(filepath.Join(e.dataDir, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := func(dir string) map[string]string {
+		m := map[string]string{}
+		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if rel, _ := filepath.Rel(dir, p); err == nil && !d.IsDir() && !strings.HasPrefix(rel, ".git") {
+				b, _ := os.ReadFile(p)
+				m[rel] = string(b)
+			}
+			return nil
+		})
+		return m
+	}
+	roles := func(id string) string {
+		sess, err := store.Load(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r []string
+		for _, en := range sess.Branch(sess.LeafID()) {
+			if en.Message != nil {
+				r = append(r, string(en.Message.Role))
+			}
+		}
+		return strings.Join(r, ",")
+	}
+	for _, git := range []bool{false, true} {
+		src, ws := "plain", t.TempDir()
+		if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("base\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if git {
+			src, ws = "repo", gitRepo(t)
+		}
+		in := client.PromptInput(e.s, src, "change the files")
+		in.Workspace = ws
+		in.Model.Faults = []string{`tool:write {"path":"a.txt","content":"two\n"}`,
+			`tool:bash {"command":"rm a.txt; mkdir d; echo x > d/b.txt"}`, `text:done`}
+		run, err := e.k.StartPrompt(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := e.result(run); err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("prompt: %+v %v", res, err)
+		}
+		wsBefore, convBefore := files(ws), roles(src)
+		args := []string{"fork", "--session", src, "--at", "2", "--as", src + "2"}
+		if git {
+			args = append(args, "--worktree")
+		}
+		code, out, stderr := e.starter(args...)
+		if code != cli.ExitOK || !strings.Contains(out, "at checkpoint 2") {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, stderr)
+		}
+		fork, err := store.Load(src + "2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := fork.Header.Cwd
+		if got := files(dir); !maps.Equal(got, map[string]string{"a.txt": "two\n"}) || dir == ws {
+			t.Fatalf("the fork's workspace %s: %q, want checkpoint 2's a.txt only", dir, got)
+		}
+		if got := roles(src + "2"); got != "user,assistant,toolResult" {
+			t.Fatalf("the fork's conversation %q, want it to end before the bash turn", got)
+		}
+		if !maps.Equal(files(ws), wsBefore) || roles(src) != convBefore {
+			t.Fatalf("the original after the fork: %q %q, want %q %q", files(ws), roles(src), wsBefore, convBefore)
+		}
+		if git {
+			if fork.Header.Worktree == nil || gitIn(t, dir, "rev-parse", "--abbrev-ref", "HEAD") != "agent/repo2" ||
+				gitIn(t, dir, "status", "--porcelain") != "M a.txt" {
+				t.Fatalf("the fork's worktree: %+v", fork.Header.Worktree)
+			}
+			continue
+		}
+		next := client.PromptInput(e.s, src+"2", "read it")
+		next.Model.Faults = []string{`tool:bash {"command":"cat a.txt"}`, `text:done`}
+		run, err = e.k.StartPrompt(context.Background(), next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := e.result(run); err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("a prompt in the fork: %+v %v", res, err)
+		}
+		sess, _ := store.Load(src + "2")
+		msgs := sess.Context(sess.LeafID())
+		if got := msgs[len(msgs)-2]; got.Role != agent.RoleToolResult || !strings.Contains(got.Text(), "two") {
+			t.Fatalf("the fork's bash read %+v, want a.txt of checkpoint 2", got)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--session", "nosuch", "--at", "1", "--as", "x1"}, `no session "nosuch"`},
+		{[]string{"--session", "plain", "--at", "9", "--as", "x2"}, "no checkpoint 9 in session plain"},
+		{[]string{"--session", "plain", "--at", "1", "--as", "repo"}, "session repo exists"},
+	} {
+		code, _, stderr := e.starter(append([]string{"fork"}, c.args...)...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
+			t.Fatalf("fork %v: exit %d %q, want a one-line %q", c.args, code, stderr, c.want)
+		}
+	}
 }
