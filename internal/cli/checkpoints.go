@@ -44,7 +44,7 @@ func (c *common) openCheckpoints(ctx context.Context, s settings.Settings) (*ses
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("session %s has no checkpoints in %s: run this on the host of the worker that runs its tools (host %q), with its data dir", c.session, dir, h.Host)
 	}
-	st, err := checkpoint.Open(dir, checkpoint.Limits{})
+	st, err := checkpoint.Open(dir, checkpoint.Limits{KeepCount: s.Checkpoints.Keep, KeepBytes: s.Checkpoints.MaxBytes}) // the worker's, as internal/app sets them
 	k := &sessionCheckpoints{store: st, head: h}
 	if err == nil {
 		k.list, err = st.List(ctx)
