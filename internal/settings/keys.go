@@ -247,7 +247,7 @@ var schema = []keyDef{
 	{key: "compaction.autoContinue", scope: ScopePrompt,
 		desc: "Retry the turn once after an overflow compaction."},
 
-	{key: "temporal.address", def: "127.0.0.1:7233", nonEmpty: true, strCheck: checkHostPort,
+	{key: "temporal.address", def: "127.0.0.1:7233", nonEmpty: true, strCheck: checkAddress(1, false),
 		desc: "Temporal frontend host:port (also TEMPORAL_ADDRESS)."},
 	{key: "temporal.namespace", def: "default", nonEmpty: true,
 		desc: "Temporal namespace (also TEMPORAL_NAMESPACE)."},
@@ -303,7 +303,7 @@ var schema = []keyDef{
 		desc: "Scripted provider pause between streamed words in ms (0: the answer at once)."},
 	{key: "stream.intervalMs", def: "200", min: 50, max: 5000, limit: "5 seconds",
 		desc: "How often a running model or tool call publishes its output so far as heartbeat details (never history), in ms; followers read them at their own fixed interval only when push cannot reach the worker."},
-	{key: "stream.push", scope: ScopeWorker, strCheck: checkPushListen, defText: "none (off)",
+	{key: "stream.push", scope: ScopeWorker, strCheck: checkAddress(0, true), defText: "none (off)",
 		desc: "Worker: host:port of the listener that pushes running calls' live output to followers (port 0 picks one; an address followers can reach in a cluster), heartbeats the fallback; \"off\": heartbeats only."},
 	{key: "stream.pushTLS", def: PushTLSAuto, scope: ScopeWorker, oneOf: PushTLSModes,
 		desc: "Worker: whether stream.push serves HTTPS: auto (when it listens on more than loopback, or stream.pushCertFile is set), on or off; followers accept only the certificate whose SHA-256 the heartbeat details name (docs/live.md)."},
@@ -395,7 +395,7 @@ var schema = []keyDef{
 
 	{key: "codec.keyId", def: DefaultCodecKeyID, nonEmpty: true, strCheck: checkKeyID,
 		desc: "Key id recorded in every encrypted payload's metadata (names the key that decrypts it)."},
-	{key: "metrics.listen", scope: ScopeWorker, strCheck: checkMetricsListen, defText: "none (127.0.0.1:9464 with worker --dev)",
+	{key: "metrics.listen", scope: ScopeWorker, strCheck: checkAddress(0, true), defText: "none (127.0.0.1:9464 with worker --dev)",
 		desc: "Worker: host:port that serves Prometheus metrics at /metrics (the SDK's worker metrics and the product's); \"off\": none, also with --dev."},
 	{key: "mcp.servers", scope: ScopeWorker, strCheck: checkMCPServers, quiet: true, defText: "none",
 		desc: "Worker: MCP servers whose tools a prompt may enable as mcp__<server>__<tool> (tools.enabled, e.g. mcp__fs__*): a mapping of names to {command, args, env, cwd, network, timeoutMs} (stdio, run in the sandbox, network off unless host or allowlist) or {url, headers, timeoutMs} (streamable HTTP); JSON in the environment and flags; $VAR in env and headers is the worker's variable (README \"MCP servers\")."},
@@ -413,25 +413,23 @@ var schema = []keyDef{
 		desc: "Worker: bytes of checkpoints kept per session, the oldest dropped first."},
 }
 
-// checkMetricsListen accepts "", "off" and host:port (port 0 picks one).
-func checkMetricsListen(v string) string {
-	if v == "" || v == "off" {
+// checkAddress checks a host:port with a port from low to 65535. A
+// listener's address (listener) may also be "" or "off" (none; port 0
+// picks one); a dialled one may be a gRPC target such as dns:///host:port.
+func checkAddress(low int, listener bool) func(string) string {
+	return func(v string) string {
+		if listener && (v == "" || v == "off") || !listener && strings.Contains(v, "://") {
+			return ""
+		}
+		_, port, err := net.SplitHostPort(v)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < low || n > 65535 {
+			if listener {
+				return fmt.Sprintf("must be host:port with a port from %d to 65535 (0 picks one), or off", low)
+			}
+			return fmt.Sprintf("must be host:port with a port from %d to 65535", low)
+		}
 		return ""
 	}
-	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
-		return "must be host:port (e.g. 127.0.0.1:9464) or off"
-	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return "must be host:port with a port from 0 to 65535, or off"
-	}
-	return ""
-}
-
-// checkPushListen accepts "", "off" and host:port (port 0 picks one).
-func checkPushListen(v string) string {
-	if msg := checkMetricsListen(v); msg != "" {
-		return strings.Replace(msg, "127.0.0.1:9464", "127.0.0.1:7300", 1)
-	}
-	return ""
 }
 
 // lookupKey finds a key by its exact dotted name.
@@ -452,20 +450,6 @@ func isGroup(name string) bool {
 		}
 	}
 	return false
-}
-
-func checkHostPort(v string) string {
-	if strings.Contains(v, "://") { // a gRPC target such as dns:///host:port
-		return ""
-	}
-	_, port, err := net.SplitHostPort(v)
-	if err != nil || port == "" {
-		return "must be host:port"
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return "must be host:port with a port from 1 to 65535"
-	}
-	return ""
 }
 
 func checkURL(v string) string {
