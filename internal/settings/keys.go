@@ -466,14 +466,8 @@ func checkURL(v string) string {
 // checkKeyID keeps key ids short and printable: they travel in payload
 // metadata and in error messages.
 func checkKeyID(v string) string {
-	if len(v) > 64 {
-		return "must be at most 64 characters"
-	}
-	for _, r := range v {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:-", r)
-		if !ok {
-			return "must hold only letters, digits and . _ : -"
-		}
+	if !validName(v, "._:-", 64) {
+		return "must be at most 64 characters, letters, digits and . _ : -"
 	}
 	return ""
 }
@@ -522,13 +516,8 @@ func faultItem(it string) (any, string) {
 // checkHostName keeps a tools.host usable in a task queue name and a log
 // line: letters, digits, '.', '-' and '_', at most 253 characters.
 func checkHostName(v string) string {
-	if len(v) > 253 {
-		return "must be at most 253 characters"
-	}
-	for _, c := range v {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
-			return fmt.Sprintf("has %q: use letters, digits, '.', '-' and '_'", c)
-		}
+	if !validName(v, ".-_", 253) {
+		return "must be at most 253 characters, letters, digits, '.', '-' and '_'"
 	}
 	return ""
 }
