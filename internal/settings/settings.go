@@ -161,20 +161,14 @@ const (
 	SandboxNetworkAllowlist = "allowlist"
 )
 
-// SandboxModes and SandboxNetworks list the values of the keys.
-var (
-	SandboxModes    = []string{SandboxAuto, SandboxBubblewrap, SandboxOff}
-	SandboxNetworks = []string{SandboxNetworkOff, SandboxNetworkHost, SandboxNetworkAllowlist}
-)
+// SandboxNetworks lists the values of tools.sandbox.network.
+var SandboxNetworks = []string{SandboxNetworkOff, SandboxNetworkHost, SandboxNetworkAllowlist}
 
 // Tool placements (tools.placement).
 const (
 	ToolPlacementHost = "host"
 	ToolPlacementAny  = "any"
 )
-
-// ToolPlacements lists the values of tools.placement.
-var ToolPlacements = []string{ToolPlacementHost, ToolPlacementAny}
 
 // Stream is the `stream` group: live output.
 type Stream struct {
@@ -191,9 +185,6 @@ const (
 	PushTLSOn   = "on"
 	PushTLSOff  = "off"
 )
-
-// PushTLSModes are the values of stream.pushTLS.
-var PushTLSModes = []string{PushTLSAuto, PushTLSOn, PushTLSOff}
 
 // Metrics is the `metrics` group: the worker's Prometheus metrics
 // (package internal/metrics).
