@@ -94,24 +94,21 @@ func Keys() []KeyInfo {
 		k := &schema[i]
 		out = append(out, KeyInfo{
 			Key: k.key, Default: k.defaultText(&d), Env: k.env(), Flag: "--" + k.flag(),
-			Type: k.kind().String(), Description: k.desc, Scope: k.scope, hint: k.hint,
+			Type: string(k.kind()), Description: k.desc, Scope: k.scope, hint: k.hint,
 		})
 	}
 	return out
 }
 
-type kind int
+// kind is a key's type as KeyInfo.Type and --help name it.
+type kind string
 
 const (
-	kindBool kind = iota
-	kindInt
-	kindString
-	kindList
+	kindBool   kind = "bool"
+	kindInt    kind = "int"
+	kindString kind = "string"
+	kindList   kind = "list"
 )
-
-func (k kind) String() string {
-	return [...]string{"bool", "int", "string", "list"}[k]
-}
 
 // keyDef is one row of the key table: its name, limits, scope and doc. Its
 // field in Settings (and so its type) is the one whose JSON path is the
