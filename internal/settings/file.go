@@ -34,7 +34,7 @@ func checkFile(path string, fi fs.FileInfo) error {
 	switch m := fi.Mode(); {
 	case m.IsRegular():
 		if fi.Size() > maxFileSize {
-			return tooLarge(path)
+			return &Error{Key: "file", msg: line.Fold(fmt.Sprintf("settings: settings file %s is larger than %d bytes (1 MiB), too large for a settings file", path, maxFileSize))}
 		}
 		return nil
 	case m.IsDir():
@@ -54,11 +54,6 @@ func checkFile(path string, fi fs.FileInfo) error {
 		what += ", not a regular file"
 	}
 	return &Error{Key: "file", msg: line.Fold(fmt.Sprintf("settings: settings file %s is %s", path, what))}
-}
-
-func tooLarge(path string) error {
-	return &Error{Key: "file",
-		msg: line.Fold(fmt.Sprintf("settings: settings file %s is larger than %d bytes (1 MiB), too large for a settings file", path, maxFileSize))}
 }
 
 // fileCodec is the YAML decoder viper reads the settings file with. It
