@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/durableagent/durableagent/internal/codec"
+	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/settings"
 )
@@ -34,8 +35,9 @@ func pushHubOptions(s settings.Settings, addr string) (live.HubOptions, string, 
 	case settings.PushTLSOn:
 		o.TLS = true
 	case settings.PushTLSOff:
-	default: // auto
-		o.TLS = st.PushCertFile != "" || !loopbackAddr(addr)
+	default: // auto: unless it listens on loopback only
+		host, _, err := net.SplitHostPort(addr)
+		o.TLS = st.PushCertFile != "" || err != nil || !egress.LoopbackHost(host)
 	}
 	switch {
 	case !o.TLS:
@@ -69,17 +71,4 @@ func loadPushCert(st settings.Stream) (tls.Certificate, error) {
 		return tls.Certificate{}, fmt.Errorf("stream.pushCertFile %s with stream.pushKeyFile %s: %w", st.PushCertFile, st.PushKeyFile, err)
 	}
 	return cert, nil
-}
-
-// loopbackAddr says whether host:port listens on loopback only.
-func loopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

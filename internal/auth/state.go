@@ -145,7 +145,9 @@ func (s *state) selectCred(provider, sessionID string, now time.Time, env func(s
 			}
 		}
 	}
-	start := int(stableHash(sessionID) % uint32(len(list)))
+	h := fnv.New32a() // a stable hash of the session id
+	_, _ = h.Write([]byte(sessionID))
+	start := int(h.Sum32() % uint32(len(list)))
 	for i := range list {
 		c := list[(start+i)%len(list)]
 		if !s.blocked(c.ID, now) {
@@ -303,10 +305,4 @@ func WithWindows(entries []Entry, windows map[string]Window, now time.Time) []En
 		out = append(out, Entry{ID: id, Provider: provider, RateLimitedUntil: windows[key].Until, WindowOnly: true})
 	}
 	return out
-}
-
-func stableHash(s string) uint32 {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(s))
-	return h.Sum32()
 }

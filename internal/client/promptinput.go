@@ -42,7 +42,7 @@ func PromptInput(s settings.Settings, sessionID, message string) workflows.Promp
 			Cost:          ModelCost(s, s.Model.Provider, s.Model.Name),
 		},
 		Retry:              s.Retry.Settings,
-		Compaction:         s.Compaction.Settings,
+		Compaction:         s.Compaction,
 		ModelTimeoutMs:     int64(s.Model.TimeoutMs),
 		HeartbeatTimeoutMs: int64(s.Model.HeartbeatTimeoutMs),
 		Tools:              s.Tools.Tools,

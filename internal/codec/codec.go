@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
-	"strings"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
@@ -33,26 +31,15 @@ var ErrUnknownKey = errors.New("unknown codec key id")
 // (a different key under the same id, or tampered data).
 var ErrWrongKey = errors.New("payload does not decrypt: wrong key or tampered data")
 
-// Codec is an AES-256-GCM converter.PayloadCodec. It encrypts with one key
-// and decrypts with any key it holds, by the id in the payload's metadata.
+// Codec is an AES-256-GCM converter.PayloadCodec with one key: it
+// encrypts with it and decrypts the payloads whose metadata names its id.
 // It is safe for concurrent use.
-type Codec struct {
-	encrypt Key
-	keys    map[string]Key
-}
+type Codec struct{ key Key }
 
 var _ converter.PayloadCodec = (*Codec)(nil)
 
-// New returns a codec that encrypts with encrypt and decrypts payloads of
-// encrypt and of the older keys (for key rotation).
-func New(encrypt Key, older ...Key) *Codec {
-	c := &Codec{encrypt: encrypt, keys: map[string]Key{}}
-	for _, k := range older {
-		c.keys[k.id] = k
-	}
-	c.keys[encrypt.id] = encrypt
-	return c
-}
+// New returns the codec of key.
+func New(key Key) *Codec { return &Codec{key: key} }
 
 // FromSettings returns the codec of the settings' key (see LoadKey, with
 // the process environment), or nil when no key is configured.
@@ -65,7 +52,7 @@ func FromSettings(s settings.Settings) (*Codec, error) {
 }
 
 // KeyID is the id of the key Encode uses.
-func (c *Codec) KeyID() string { return c.encrypt.id }
+func (c *Codec) KeyID() string { return c.key.id }
 
 // Encode seals every payload with the encryption key.
 func (c *Codec) Encode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error) {
@@ -75,7 +62,7 @@ func (c *Codec) Encode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error
 		if err != nil {
 			return nil, fmt.Errorf("encode payload %d: %w", i, err)
 		}
-		k := c.encrypt
+		k := c.key
 		nonce := make([]byte, k.aead.NonceSize(), k.aead.NonceSize()+len(plain)+k.aead.Overhead())
 		if _, err := rand.Read(nonce); err != nil {
 			return nil, fmt.Errorf("encode payload %d: nonce: %w", i, err)
@@ -99,10 +86,9 @@ func (c *Codec) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error
 			out[i] = p
 			continue
 		}
-		id := string(p.GetMetadata()[MetadataKeyID])
-		k, ok := c.keys[id]
-		if !ok {
-			return nil, fmt.Errorf("decode payload %d: %w %q (this codec has %s)", i, ErrUnknownKey, id, c.ids())
+		id, k := string(p.GetMetadata()[MetadataKeyID]), c.key
+		if id != k.id {
+			return nil, fmt.Errorf("decode payload %d: %w %q (this codec has key id %q)", i, ErrUnknownKey, id, k.id)
 		}
 		ns := k.aead.NonceSize()
 		if len(p.GetData()) < ns+k.aead.Overhead() {
@@ -120,15 +106,6 @@ func (c *Codec) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error
 		out[i] = orig
 	}
 	return out, nil
-}
-
-func (c *Codec) ids() string {
-	ids := make([]string, 0, len(c.keys))
-	for id := range c.keys {
-		ids = append(ids, fmt.Sprintf("%q", id))
-	}
-	sort.Strings(ids)
-	return "key ids " + strings.Join(ids, ", ")
 }
 
 // DataConverter is the SDK's default data converter with every payload it

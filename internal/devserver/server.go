@@ -49,7 +49,7 @@ type Options struct {
 	DataDir string
 	// IP is the address the frontend and the UI listen on. Empty means
 	// DefaultIP (127.0.0.1): the dev server has no authentication, so it
-	// stays on loopback unless told otherwise. "localhost" means 127.0.0.1.
+	// stays on loopback unless told otherwise.
 	IP string
 	// Port is the frontend gRPC port, normally 7233 (dev.port).
 	// 0 picks a free port (tests).
@@ -231,14 +231,10 @@ func (o *Options) normalize() error {
 	if o.DataDir == "" {
 		return errors.New("devserver: data dir is required")
 	}
-	switch o.IP {
-	case "":
+	if o.IP == "" {
 		o.IP = DefaultIP
-	case "localhost":
-		// The server binds and advertises IP addresses, not names.
-		o.IP = "127.0.0.1"
 	}
-	if net.ParseIP(o.IP) == nil {
+	if net.ParseIP(o.IP) == nil { // the server binds and advertises addresses, not names
 		return fmt.Errorf("devserver: IP %q is not an IP address", o.IP)
 	}
 	if o.Port < 0 || o.Port > 65535 {

@@ -103,7 +103,7 @@ func RunBridge(args []string, stderr io.Writer) int {
 	if *socket == "" {
 		return fail(2, "--socket is required")
 	}
-	if host, _, err := net.SplitHostPort(*listen); err != nil || !isLoopbackHost(host) {
+	if host, _, err := net.SplitHostPort(*listen); err != nil || !LoopbackHost(host) {
 		return fail(2, "--listen %q must be a loopback host:port", *listen)
 	}
 	if fs.NArg() == 0 {
@@ -151,7 +151,8 @@ func exitStatus(cmd *exec.Cmd) int {
 	return cmd.ProcessState.ExitCode()
 }
 
-func isLoopbackHost(h string) bool {
+// LoopbackHost says whether host is "localhost" or a loopback IP address.
+func LoopbackHost(h string) bool {
 	ip := net.ParseIP(h)
 	return h == "localhost" || ip != nil && ip.IsLoopback()
 }

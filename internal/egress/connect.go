@@ -1,7 +1,6 @@
 package egress
 
 import (
-	"bufio"
 	"fmt"
 	"github.com/durableagent/durableagent/internal/line"
 	"io"
@@ -49,7 +48,10 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	// The server's reader may hold bytes the client sent right after its
 	// request (a TLS ClientHello); they go first.
-	splice(p.ctx, withBuffered(client, brw.Reader), upstream, p.opts.IdleTimeout)
+	if n := brw.Reader.Buffered(); n > 0 {
+		client = &bufferedConn{Conn: client, r: io.MultiReader(io.LimitReader(brw.Reader, int64(n)), client)}
+	}
+	splice(p.ctx, client, upstream, p.opts.IdleTimeout)
 }
 
 // bufferedConn reads what a bufio.Reader still holds before the conn.
@@ -62,13 +64,6 @@ func (c *bufferedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
 // CloseWrite passes a half-close on to the connection beneath.
 func (c *bufferedConn) CloseWrite() error { return closeWrite(c.Conn) }
-
-func withBuffered(c net.Conn, br *bufio.Reader) net.Conn {
-	if br == nil || br.Buffered() == 0 {
-		return c
-	}
-	return &bufferedConn{Conn: c, r: io.MultiReader(io.LimitReader(br, int64(br.Buffered())), c)}
-}
 
 // startTunnel counts a new tunnel unless the proxy is closing.
 func (p *Proxy) startTunnel() bool {

@@ -14,10 +14,6 @@ type limitListener struct {
 	once  sync.Once
 }
 
-func newLimitListener(ln net.Listener, n int) *limitListener {
-	return &limitListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{})}
-}
-
 func (l *limitListener) Accept() (net.Conn, error) {
 	select {
 	case l.slots <- struct{}{}:

@@ -115,7 +115,7 @@ func Listen(path string, opts Options) (*Proxy, error) {
 	}
 	go func() {
 		defer close(p.served)
-		err := p.srv.Serve(newLimitListener(ln, opts.MaxConns))
+		err := p.srv.Serve(&limitListener{Listener: ln, slots: make(chan struct{}, opts.MaxConns), done: make(chan struct{})})
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			opts.Logger.Error("egress proxy stopped", "socket", path, "error", err)
 		}

@@ -42,7 +42,11 @@ func FailureMessage(ctx context.Context, req Request, f Failure, now time.Time) 
 	if ctx.Err() != nil {
 		return AbortedMessage(req)
 	}
-	m := ErrorMessage(req, MaskSecret(cmp.Or(f.Text, "provider call failed with no error text"), req.Secret))
+	text := cmp.Or(f.Text, "provider call failed with no error text")
+	if len(req.Secret) >= 8 { // a shorter one is no real key, and masking it would garble words
+		text = strings.ReplaceAll(text, req.Secret, "[redacted]")
+	}
+	m := ErrorMessage(req, text)
 	if f.Status >= 400 {
 		m.ErrorStatus = f.Status
 	}
@@ -55,16 +59,6 @@ func FailureMessage(ctx context.Context, req Request, f Failure, now time.Time) 
 		m.ShouldRetry = new(v == "true")
 	}
 	return m
-}
-
-// MaskSecret replaces every occurrence of secret in text. Secrets shorter
-// than 8 characters are left alone: masking them would garble ordinary
-// words and they are not real keys.
-func MaskSecret(text, secret string) string {
-	if len(secret) < 8 {
-		return text
-	}
-	return strings.ReplaceAll(text, secret, "[redacted]")
 }
 
 // ErrorTypeOf reads the provider's error type from an error body. The

@@ -41,12 +41,8 @@ var anthropicBudgets = map[string]int{
 	ThinkingMedium:  8192,
 	ThinkingHigh:    16384,
 	ThinkingXHigh:   32768,
-	ThinkingMax:     AnthropicMaxThinkingBudget,
+	ThinkingMax:     64000 - 8192, // 64000 output tokens less the answer's default
 }
-
-// AnthropicMaxThinkingBudget is the budget of ThinkingMax: 64000 output
-// tokens less the answer's default 8192.
-const AnthropicMaxThinkingBudget = 64000 - 8192
 
 // OpenAIReasoningEffort is the reasoning_effort of a level for the Chat
 // Completions API; "" means none is sent (off). xhigh is sent as is

@@ -311,7 +311,7 @@ func (s *Store) retry(ctx context.Context, retryFor time.Duration, op func(ctx c
 	for {
 		err := op(ctx)
 		if err == nil || !transient(err) || retryFor < 0 {
-			return unwrapPermanent(err)
+			return err
 		}
 		if first.IsZero() {
 			first = time.Now()
@@ -354,20 +354,13 @@ func transient(err error) bool {
 		strings.Contains(err.Error(), "conn closed")
 }
 
-// permanentError marks an error that a retry cannot fix.
+// permanentError marks an error that a retry cannot fix; its message and
+// chain are the error's.
 type permanentError struct{ error }
 
 func (p permanentError) Unwrap() error { return p.error }
 
 func permanent(err error) error { return permanentError{err} }
-
-func unwrapPermanent(err error) error {
-	var p permanentError
-	if errors.As(err, &p) {
-		return p.error
-	}
-	return err
-}
 
 // PutAside keeps data under key beside the session, outside its entries
 // (as session.Store.PutAside); the session must exist (Init).

@@ -105,30 +105,27 @@ func major(binDir string) float64 {
 }
 
 // EnvRequired names the variable that turns "cannot start PostgreSQL"
-// from a skip into a test failure (see Required).
+// from a skip into a test failure (see required).
 const EnvRequired = "PGTEST_REQUIRED"
 
-// Required reports whether PostgreSQL tests must run: PGTEST_REQUIRED is
+// required reports whether PostgreSQL tests must run: PGTEST_REQUIRED is
 // set to a true value, or CI is set (GitHub Actions, GitLab CI and most
 // others set CI=true) and PGTEST_REQUIRED is not false.
-func Required(lookup func(string) (string, bool)) bool {
-	if v, ok := lookup(EnvRequired); ok && v != "" {
-		on, err := strconv.ParseBool(v)
-		return err != nil || on // an unreadable value errs on the side of running
+func required() bool {
+	for _, name := range []string{EnvRequired, "CI"} {
+		if v := os.Getenv(name); v != "" {
+			on, err := strconv.ParseBool(v)
+			return err != nil || on // an unreadable value errs on the side of running
+		}
 	}
-	v, ok := lookup("CI")
-	if !ok || v == "" {
-		return false
-	}
-	on, err := strconv.ParseBool(v)
-	return err != nil || on
+	return false
 }
 
 // unavailable skips t for a missing PostgreSQL, or fails it when
 // PostgreSQL tests are required.
 func unavailable(t testing.TB, reason string) {
 	t.Helper()
-	if Required(os.LookupEnv) {
+	if required() {
 		t.Fatalf("pgtest: cannot start PostgreSQL, and PostgreSQL tests are required here (%s or CI is set): %s", EnvRequired, reason)
 		return
 	}

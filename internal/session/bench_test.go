@@ -42,7 +42,7 @@ func benchAppendLoad(b *testing.B, otherStore bool) {
 		writer := openStore(b)
 		reader := writer
 		if otherStore {
-			reader = mustOpen(b, writer.Dir())
+			reader = mustOpen(b, writer.dir)
 		}
 		b.StartTimer()
 		parent := ""
@@ -105,7 +105,7 @@ func BenchmarkLoadCold500(b *testing.B) {
 	mustAppend(b, st, "s", entries...)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		cold := mustOpen(b, st.Dir())
+		cold := mustOpen(b, st.dir)
 		if s := mustLoad(b, cold, "s"); len(s.Entries) != 500 {
 			b.Fatalf("loaded %d entries", len(s.Entries))
 		}

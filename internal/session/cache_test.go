@@ -107,7 +107,7 @@ func TestLoad_CacheFollowsChangesByAnotherStore(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			writer := openStore(t)
 			mustAppend(t, writer, "s", msgEntry("a", "", agent.RoleUser, "hi"), msgEntry("b", "a", agent.RoleAssistant, "hello"))
-			reader := mustOpen(t, writer.Dir())
+			reader := mustOpen(t, writer.dir)
 			mustLoad(t, reader, "s")
 			path := writer.Path("s")
 			sizeBefore := int64(len(readFile(t, path)))
@@ -116,7 +116,7 @@ func TestLoad_CacheFollowsChangesByAnotherStore(t *testing.T) {
 			tt.change(t, writer, path)
 
 			got := mustLoad(t, reader, "s")
-			want := mustLoad(t, mustOpen(t, writer.Dir()), "s")
+			want := mustLoad(t, mustOpen(t, writer.dir), "s")
 			if ids(got.Entries) != tt.wantIDs || !reflect.DeepEqual(got, want) {
 				t.Fatalf("cached load = %s %q %+v\nfresh load  = %s %q %+v\nwant ids %s",
 					ids(got.Entries), got.Warnings, got.Header, ids(want.Entries), want.Warnings, want.Header, tt.wantIDs)
@@ -138,7 +138,7 @@ func TestLoad_CacheFollowsChangesByAnotherStore(t *testing.T) {
 			if n := mustAppend(t, reader, "s", msgEntry("n", "", agent.RoleUser, "next")); n != 1 {
 				t.Fatalf("written = %d, want 1", n)
 			}
-			if got, want := ids(mustLoad(t, mustOpen(t, writer.Dir()), "s").Entries), tt.wantIDs+",n"; got != want {
+			if got, want := ids(mustLoad(t, mustOpen(t, writer.dir), "s").Entries), tt.wantIDs+",n"; got != want {
 				t.Fatalf("after the reader's append: %s, want %s", got, want)
 			}
 		})

@@ -40,7 +40,7 @@ func entryLine(t testing.TB, e Entry) []byte {
 func loadBoth(t *testing.T, st *Store) *Session {
 	t.Helper()
 	cached := mustLoad(t, st, "s")
-	fresh := mustLoad(t, mustOpen(t, st.Dir()), "s")
+	fresh := mustLoad(t, mustOpen(t, st.dir), "s")
 	if !reflect.DeepEqual(cached, fresh) {
 		t.Fatalf("cached load %s %q differs from fresh load %s %q",
 			ids(cached.Entries), cached.Warnings, ids(fresh.Entries), fresh.Warnings)
@@ -77,7 +77,7 @@ func TestAppend_ValidLastEntryWithoutNewlineGetsNewline(t *testing.T) {
 			mustAppend(t, st, "s", a)
 			appendRaw(t, st.Path("s"), string(entryLine(t, b)))
 			before := readFile(t, st.Path("s"))
-			writer := mustOpen(t, st.Dir())
+			writer := mustOpen(t, st.dir)
 			if seen {
 				mustLoad(t, writer, "s")
 			}
@@ -95,7 +95,7 @@ func TestAppend_ValidLastEntryWithoutNewlineGetsNewline(t *testing.T) {
 			if got, want := string(readFile(t, st.Path("s"))), string(before)+"\n"+string(dLine); got != want {
 				t.Fatalf("file =\n%q\nwant\n%q", got, want)
 			}
-			for name, reader := range map[string]*Store{"writer": writer, "other": st, "fresh": mustOpen(t, st.Dir())} {
+			for name, reader := range map[string]*Store{"writer": writer, "other": st, "fresh": mustOpen(t, st.dir)} {
 				s := mustLoad(t, reader, "s")
 				if got := ids(s.Entries); got != "a,b,d" || len(s.Warnings) != 0 {
 					t.Fatalf("%s: entries %s warnings %q, want a,b,d and none", name, got, s.Warnings)
@@ -336,7 +336,7 @@ func TestLoad_FIFOInPlaceOfFileIsPermanentErrorNotAHang(t *testing.T) {
 			t.Fatalf("%s on a FIFO hangs", op)
 		}
 	}
-	if fi, err := os.Lstat(filepath.Join(st.Dir(), "s.jsonl")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+	if fi, err := os.Lstat(filepath.Join(st.dir, "s.jsonl")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		t.Fatalf("the FIFO was replaced: %v %v", fi, err)
 	}
 }

@@ -45,7 +45,7 @@ func TestAppend_ConcurrentSameIDsNoDuplicates(t *testing.T) {
 			for w := 0; w < workers; w++ {
 				st := shared
 				if !tt.shared {
-					st = mustOpen(t, shared.Dir())
+					st = mustOpen(t, shared.dir)
 				}
 				wg.Add(1)
 				go func() {
@@ -76,7 +76,7 @@ func TestAppend_ConcurrentSameIDsNoDuplicates(t *testing.T) {
 			if written != nIDs {
 				t.Fatalf("sum of written = %d, want %d (each id written once)", written, nIDs)
 			}
-			s := mustLoad(t, mustOpen(t, shared.Dir()), "s")
+			s := mustLoad(t, mustOpen(t, shared.dir), "s")
 			if len(s.Entries) != nIDs || len(s.Warnings) != 0 {
 				t.Fatalf("loaded %d entries with warnings %q, want %d and none", len(s.Entries), s.Warnings, nIDs)
 			}

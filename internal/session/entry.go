@@ -186,17 +186,12 @@ func ValidateID(sessionID string) error {
 		return fmt.Errorf("invalid session id %q: not a file name", sessionID)
 	}
 	for i := 0; i < len(sessionID); i++ {
-		if !idByte(sessionID[i]) {
+		if c := sessionID[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
 			return fmt.Errorf("invalid session id %q: character %q at offset %d; only letters, digits, '.', '_' and '-' are allowed",
 				sessionID, sessionID[i], i)
 		}
 	}
 	return nil
-}
-
-func idByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		c == '.' || c == '_' || c == '-'
 }
 
 // ValidateEntry checks what Append requires of an entry before it may be

@@ -165,7 +165,7 @@ func checkAppend(t *testing.T, st *Store, data []byte, sess *Session, loadErr er
 	if appendErr != nil || n != 1 {
 		t.Fatalf("Append wrote %d, error %v", n, appendErr)
 	}
-	reread, err := Open(st.Dir())
+	reread, err := Open(st.dir)
 	if err != nil {
 		t.Fatal(err)
 	}

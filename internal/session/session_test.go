@@ -68,7 +68,7 @@ func TestContext_DroppedErrorStaysInFileButNotInContext(t *testing.T) {
 		errorEntry("B", "A", agent.StopReasonError),
 		msgEntry("C", "A", agent.RoleAssistant, "done"),
 	)
-	s := mustLoad(t, mustOpen(t, st.Dir()), "s")
+	s := mustLoad(t, mustOpen(t, st.dir), "s")
 	if got := ids(s.Entries); got != "A,B,C" {
 		t.Fatalf("file entries = %s, want A,B,C (the error stays in the history)", got)
 	}

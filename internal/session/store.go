@@ -86,9 +86,6 @@ func Open(dir string) (*Store, error) {
 	return &Store{dir: dir, caches: make(map[string]*sessionCache)}, nil
 }
 
-// Dir returns the directory the store keeps its files in.
-func (s *Store) Dir() string { return s.dir }
-
 // Path returns the file of a session: <dir>/<sessionID>.jsonl. It does not
 // validate the id; Append and Load do.
 func (s *Store) Path(sessionID string) string {

@@ -86,7 +86,7 @@ func TestAppend_ExistingIDIsNoOp(t *testing.T) {
 				}
 			}
 			// A fresh store reads the file, not the cache.
-			for _, reader := range []*Store{st, mustOpen(t, st.Dir())} {
+			for _, reader := range []*Store{st, mustOpen(t, st.dir)} {
 				s := mustLoad(t, reader, "s")
 				if got := ids(s.Entries); got != tt.wantIDs {
 					t.Fatalf("entries = %s, want %s", got, tt.wantIDs)
@@ -135,7 +135,7 @@ func TestLoad_RoundTripsEntries(t *testing.T) {
 		compactionEntry("c", "m", "u", "summary text"),
 	}
 	mustAppend(t, st, "s", want...)
-	for name, reader := range map[string]*Store{"cached": st, "fresh": mustOpen(t, st.Dir())} {
+	for name, reader := range map[string]*Store{"cached": st, "fresh": mustOpen(t, st.dir)} {
 		got := mustLoad(t, reader, "s").Entries
 		if !reflect.DeepEqual(got, want) {
 			gj, _ := json.Marshal(got)
@@ -172,7 +172,7 @@ func TestLoad_TornLastLineIgnored(t *testing.T) {
 			st := openStore(t)
 			mustAppend(t, st, "s", a, b)
 			appendRaw(t, st.Path("s"), tt.tail)
-			for name, reader := range map[string]*Store{"cached": st, "fresh": mustOpen(t, st.Dir())} {
+			for name, reader := range map[string]*Store{"cached": st, "fresh": mustOpen(t, st.dir)} {
 				s := mustLoad(t, reader, "s")
 				if got := ids(s.Entries); got != "a,b" {
 					t.Fatalf("%s: entries = %s, want a,b", name, got)
@@ -202,7 +202,7 @@ func TestLoad_TornFirstWriteIsNotFound(t *testing.T) {
 			if n := mustAppend(t, st, "s", msgEntry("a", "", "user", "hi")); n != 1 {
 				t.Fatalf("written = %d, want 1", n)
 			}
-			s := mustLoad(t, mustOpen(t, st.Dir()), "s")
+			s := mustLoad(t, mustOpen(t, st.dir), "s")
 			if ids(s.Entries) != "a" || len(s.Warnings) != 0 || s.Header.ID != "s" {
 				t.Fatalf("after repair: header %+v entries %s warnings %q", s.Header, ids(s.Entries), s.Warnings)
 			}
@@ -239,7 +239,7 @@ func TestAppend_RepairsTornTail(t *testing.T) {
 				mustAppend(t, st, "s", a, b)
 				before := readFile(t, st.Path("s"))
 				appendRaw(t, st.Path("s"), tt.tail)
-				writer := mustOpen(t, st.Dir())
+				writer := mustOpen(t, st.dir)
 				if seen {
 					if s := mustLoad(t, writer, "s"); len(s.Warnings) != 1 {
 						t.Fatalf("warnings before repair = %q, want one", s.Warnings)
@@ -257,7 +257,7 @@ func TestAppend_RepairsTornTail(t *testing.T) {
 				if got, want := countLines(after), 1+len(strings.Split(tt.wantIDs, ",")); got != want || after[len(after)-1] != '\n' {
 					t.Fatalf("file has %d lines, want %d; new bytes %q", got, want, after[len(before):])
 				}
-				for name, reader := range map[string]*Store{"writer": writer, "other": st, "fresh": mustOpen(t, st.Dir())} {
+				for name, reader := range map[string]*Store{"writer": writer, "other": st, "fresh": mustOpen(t, st.dir)} {
 					s := mustLoad(t, reader, "s")
 					if got := ids(s.Entries); got != tt.wantIDs {
 						t.Fatalf("%s: entries = %s, want %s", name, got, tt.wantIDs)
@@ -292,7 +292,7 @@ func TestLoad_GarbageMiddleLinesSkippedWithWarnings(t *testing.T) {
 		`line 7: duplicate entry id "a", skipped (the first one counts)`,
 		"line 9: not JSON, skipped",
 	}
-	for name, reader := range map[string]*Store{"cached": st, "fresh": mustOpen(t, st.Dir())} {
+	for name, reader := range map[string]*Store{"cached": st, "fresh": mustOpen(t, st.dir)} {
 		s := mustLoad(t, reader, "s")
 		if got := ids(s.Entries); got != "a,future,b" {
 			t.Errorf("%s: entries = %s, want a,future,b", name, got)
@@ -356,11 +356,11 @@ func TestList_SortedSessionIDs(t *testing.T) {
 		mustAppend(t, st, id)
 	}
 	for _, junk := range []string{"notes.txt", "bad id.jsonl", ".jsonl"} {
-		if err := os.WriteFile(st.Dir()+"/"+junk, nil, 0o600); err != nil {
+		if err := os.WriteFile(st.dir+"/"+junk, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Mkdir(st.Dir()+"/dir.jsonl", 0o700); err != nil {
+	if err := os.Mkdir(st.dir+"/dir.jsonl", 0o700); err != nil {
 		t.Fatal(err)
 	}
 	got, err := st.List()

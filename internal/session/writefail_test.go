@@ -76,7 +76,7 @@ func TestAppend_FailedWriteLeavesNothingBehind(t *testing.T) {
 	before := readFile(t, st.Path("s"))
 
 	var r writeFailReport
-	runChild(t, fileSizeLimitEnv, st.Dir(), &r)
+	runChild(t, fileSizeLimitEnv, st.dir, &r)
 
 	if !strings.Contains(r.Err, `append to session "s": write `) || !strings.Contains(r.Err, "file too large") {
 		t.Errorf("error = %q, want a write error naming the session", r.Err)
@@ -94,7 +94,7 @@ func TestAppend_FailedWriteLeavesNothingBehind(t *testing.T) {
 	if !strings.HasPrefix(string(after), string(before)) {
 		t.Errorf("earlier lines changed")
 	}
-	s := mustLoad(t, mustOpen(t, st.Dir()), "s")
+	s := mustLoad(t, mustOpen(t, st.dir), "s")
 	if ids(s.Entries) != "a,b,c" || len(s.Warnings) != 0 {
 		t.Errorf("entries %s warnings %q, want a,b,c and none", ids(s.Entries), s.Warnings)
 	}

@@ -25,7 +25,7 @@ func readError(path string, err error) error {
 	if errors.As(err, &pe) {
 		reason = pe.Err // the path is in the message already
 	}
-	return &Error{Key: "file", Value: path, msg: line.Fold(fmt.Sprintf("settings: read settings file %s: %v", path, reason)), err: err}
+	return &Error{Key: "file", msg: line.Fold(fmt.Sprintf("settings: read settings file %s: %v", path, reason)), err: err}
 }
 
 // checkFile refuses what viper must not read (see maxFileSize).
@@ -34,7 +34,7 @@ func checkFile(path string, fi fs.FileInfo) error {
 	switch m := fi.Mode(); {
 	case m.IsRegular():
 		if fi.Size() > maxFileSize {
-			return tooLarge(path)
+			return &Error{Key: "file", msg: line.Fold(fmt.Sprintf("settings: settings file %s is larger than %d bytes (1 MiB), too large for a settings file", path, maxFileSize))}
 		}
 		return nil
 	case m.IsDir():
@@ -53,12 +53,7 @@ func checkFile(path string, fi fs.FileInfo) error {
 	if !strings.HasPrefix(what, "not ") {
 		what += ", not a regular file"
 	}
-	return &Error{Key: "file", Value: path, msg: line.Fold(fmt.Sprintf("settings: settings file %s is %s", path, what))}
-}
-
-func tooLarge(path string) error {
-	return &Error{Key: "file", Value: path,
-		msg: line.Fold(fmt.Sprintf("settings: settings file %s is larger than %d bytes (1 MiB), too large for a settings file", path, maxFileSize))}
+	return &Error{Key: "file", msg: line.Fold(fmt.Sprintf("settings: settings file %s is %s", path, what))}
 }
 
 // fileCodec is the YAML decoder viper reads the settings file with. It
@@ -83,7 +78,7 @@ func (c *fileCodec) Decode(data []byte, out map[string]any) error {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		// yaml.v3 says "yaml: line 3: ..."; name the file too.
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		return &Error{Key: "file", Value: c.path, Source: c.path,
+		return &Error{Key: "file",
 			msg: line.Fold(fmt.Sprintf("settings: bad YAML in %s: %s", c.path, msg)), err: err}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
@@ -94,7 +89,7 @@ func (c *fileCodec) Decode(data []byte, out map[string]any) error {
 		return nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return &Error{Key: "file", Value: c.path, Source: fmt.Sprintf("%s:%d", c.path, root.Line),
+		return &Error{Key: "file",
 			msg: fmt.Sprintf("settings: %s:%d: the top level must be a mapping of keys (e.g. retry: {maxRetries: 3})", c.path, root.Line)}
 	}
 	return c.walk("", root, out)
@@ -115,13 +110,13 @@ func (c *fileCodec) walk(prefix string, m *yaml.Node, out map[string]any) error 
 		kn, vn := m.Content[i], resolve(m.Content[i+1])
 		where := fmt.Sprintf("%s:%d", c.path, kn.Line)
 		if kn.Kind != yaml.ScalarNode {
-			return &Error{Key: prefix, Source: where,
+			return &Error{Key: prefix,
 				msg: fmt.Sprintf("settings: keys must be plain names, found a %s (from %s)", nodeKind(kn), where)}
 		}
 		name := prefix + kn.Value
 		if k := lookupKey(name); k != nil {
 			if first, dup := c.lines[name]; dup {
-				return &Error{Key: name, Source: where,
+				return &Error{Key: name,
 					msg: fmt.Sprintf("settings: duplicate key %q in %s (first at line %d)", name, where, first)}
 			}
 			raw, p := nodeRaw(k, vn)
@@ -138,7 +133,7 @@ func (c *fileCodec) walk(prefix string, m *yaml.Node, out map[string]any) error 
 			if s := Suggest(name, allNames()); s != "" {
 				msg += " (did you mean " + s + "?)"
 			}
-			return &Error{Key: name, Source: where, msg: line.Fold(msg)}
+			return &Error{Key: name, msg: line.Fold(msg)}
 		}
 		switch {
 		case vn.Kind == yaml.MappingNode:

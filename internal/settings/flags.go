@@ -18,7 +18,7 @@ func AddFlags(fs *pflag.FlagSet) {
 	fs.String(ConfigFlag, "", "settings file (default $"+EnvConfig+" or <data-dir>/"+FileName+")")
 	for i := range schema {
 		k := &schema[i]
-		f := fs.VarPF(&textFlag{text: k.defaultText(&d), typ: k.kind().String(), list: k.kind() == kindList}, k.flag(), "", k.desc)
+		f := fs.VarPF(&textFlag{text: k.defaultText(&d), typ: string(k.kind()), list: k.kind() == kindList}, k.flag(), "", k.desc)
 		if k.kind() == kindBool {
 			f.NoOptDefVal = "true"
 		}

@@ -94,24 +94,21 @@ func Keys() []KeyInfo {
 		k := &schema[i]
 		out = append(out, KeyInfo{
 			Key: k.key, Default: k.defaultText(&d), Env: k.env(), Flag: "--" + k.flag(),
-			Type: k.kind().String(), Description: k.desc, Scope: k.scope, hint: k.hint,
+			Type: string(k.kind()), Description: k.desc, Scope: k.scope, hint: k.hint,
 		})
 	}
 	return out
 }
 
-type kind int
+// kind is a key's type as KeyInfo.Type and --help name it.
+type kind string
 
 const (
-	kindBool kind = iota
-	kindInt
-	kindString
-	kindList
+	kindBool   kind = "bool"
+	kindInt    kind = "int"
+	kindString kind = "string"
+	kindList   kind = "list"
 )
-
-func (k kind) String() string {
-	return [...]string{"bool", "int", "string", "list"}[k]
-}
 
 // keyDef is one row of the key table: its name, limits, scope and doc. Its
 // field in Settings (and so its type) is the one whose JSON path is the
@@ -119,9 +116,10 @@ func (k kind) String() string {
 type keyDef struct {
 	key  string
 	desc string
-	// defText replaces the rendered default in Keys (for values that
-	// depend on the machine).
-	defText string
+	// def is the default as a flag would give it ("": the zero value, or
+	// what Defaults takes from another package); defText replaces the
+	// rendered default in Keys (for values that depend on the machine).
+	def, defText string
 	// min and max bound ints; limit names max for people ("1 hour").
 	min, max int64
 	limit    string
@@ -246,14 +244,14 @@ var schema = []keyDef{
 	{key: "compaction.autoContinue", scope: ScopePrompt,
 		desc: "Retry the turn once after an overflow compaction."},
 
-	{key: "temporal.address", nonEmpty: true, strCheck: checkHostPort,
+	{key: "temporal.address", def: "127.0.0.1:7233", nonEmpty: true, strCheck: checkAddress(1, false),
 		desc: "Temporal frontend host:port (also TEMPORAL_ADDRESS)."},
-	{key: "temporal.namespace", nonEmpty: true,
+	{key: "temporal.namespace", def: "default", nonEmpty: true,
 		desc: "Temporal namespace (also TEMPORAL_NAMESPACE)."},
-	{key: "temporal.taskQueue", nonEmpty: true,
+	{key: "temporal.taskQueue", def: "durable-agent", nonEmpty: true,
 		desc: "Task queue the worker polls and the starter uses."},
 
-	{key: "session.store", scope: ScopeWorker, oneOf: SessionStores,
+	{key: "session.store", def: SessionStoreJSONL, scope: ScopeWorker, oneOf: []string{SessionStoreJSONL, SessionStorePostgres},
 		desc: "Worker: where sessions live: jsonl (files under dataDir/sessions, one machine or a shared filesystem) or postgres (session.postgresUrl, any number of machines)."},
 	{key: "session.postgresUrl", scope: ScopeWorker,
 		desc: "Worker: PostgreSQL database of session.store postgres, a postgres:// URL or libpq key=value string (empty: the PG* environment variables); keep the password in PGPASSWORD or ~/.pgpass."},
@@ -262,29 +260,29 @@ var schema = []keyDef{
 	{key: "session.host", scope: ScopePrompt, strCheck: checkHostName,
 		desc: "The tool host (a worker's tools.host) a new session is created on, refused before it starts when that host lacks the workspace (starter prompt --host; empty: a host whose workers have the workspace)."},
 
-	{key: "model.provider", oneOf: Providers,
+	{key: "model.provider", def: "scripted", oneOf: Providers,
 		desc: "Model provider: scripted (offline fake), anthropic or openai."},
-	{key: "model.name", scope: ScopePrompt, nonEmpty: true,
+	{key: "model.name", def: "scripted-1", scope: ScopePrompt, nonEmpty: true,
 		desc: "Model name sent to the provider."},
 	{key: "model.baseUrl", scope: ScopeWorker, strCheck: checkURL,
 		desc: "Provider endpoint override (empty: the provider's own)."},
 	{key: "model.credential", scope: ScopeUnused,
 		desc: "Credential id in the auth store (empty: choose one); never the secret itself."},
-	{key: "model.contextWindow", scope: ScopePrompt, min: 1, max: maxToken,
+	{key: "model.contextWindow", def: "200000", scope: ScopePrompt, min: 1, max: maxToken,
 		desc: "Model context window in tokens."},
-	{key: "model.maxTokens", scope: ScopePrompt, min: 1, max: maxToken,
+	{key: "model.maxTokens", def: "4096", scope: ScopePrompt, min: 1, max: maxToken,
 		desc: "Maximum answer tokens per call."},
-	{key: "model.timeoutMs", scope: ScopePrompt, min: 1000, max: dayMs, limit: "24 hours",
+	{key: "model.timeoutMs", def: "600000", scope: ScopePrompt, min: 1000, max: dayMs, limit: "24 hours",
 		desc: "Start-to-close timeout of one LLM call in ms."},
-	{key: "model.heartbeatTimeoutMs", scope: ScopePrompt, min: 1000, max: dayMs, limit: "24 hours",
+	{key: "model.heartbeatTimeoutMs", def: "20000", scope: ScopePrompt, min: 1000, max: dayMs, limit: "24 hours",
 		desc: "Heartbeat timeout of the LLM call in ms; a dead worker is noticed after this."},
-	{key: "model.thinkingLevel", scope: ScopePrompt, oneOf: llm.ThinkingLevels,
+	{key: "model.thinkingLevel", def: "off", scope: ScopePrompt, oneOf: llm.ThinkingLevels,
 		desc: "Reasoning asked of the model: off, minimal, low, medium, high, xhigh or max (Anthropic thinking budget, OpenAI reasoning_effort; docs/providers.md); RPC set_thinking_level changes it per session."},
 	{key: "model.available", scope: ScopePrompt, maxItems: maxAvailableModels, item: modelItem, twice: "is listed twice",
 		desc: "Models RPC get_available_models lists and set_model/cycle_model may choose, as provider/name (model.provider/model.name is always one)."},
 	{key: "model.prices", scope: ScopePrompt, item: priceItem, twice: "prices this model twice", commas: true,
 		desc: "Prices in US dollars per million tokens, as provider/name=input,output[,cacheRead[,cacheWrite]]; they override the table of known models shipped with the program (internal/llm/prices); usage.cost of a model in neither is 0."},
-	{key: "model.coordinatedBackoff", scope: ScopeWorker,
+	{key: "model.coordinatedBackoff", def: "true", scope: ScopeWorker,
 		desc: "Worker: when a provider answers a rate limit with a retry hint, hold every call of that credential until the hint expires, then let one call probe (the windows live in the auth store, shared by the workers of one data directory; docs/spec.md 18.1)."},
 	{key: "model.maxConcurrentCalls", scope: ScopeWorker, max: 100_000,
 		desc: "Worker: model calls run on a task queue per provider (<temporal.taskQueue>-model-<provider>) and this worker runs at most this many of them at once, per provider (0: on the main queue, no bound)."},
@@ -298,57 +296,57 @@ var schema = []keyDef{
 	{key: "scripted.latencyMs", scope: ScopeWorker, max: hourMs, limit: "1 hour",
 		desc: "Scripted provider delay before each answer in ms."},
 
-	{key: "scripted.streamDelayMs", scope: ScopeWorker, max: 60000, limit: "1 minute",
+	{key: "scripted.streamDelayMs", def: "20", scope: ScopeWorker, max: 60000, limit: "1 minute",
 		desc: "Scripted provider pause between streamed words in ms (0: the answer at once)."},
-	{key: "stream.intervalMs", min: 50, max: 5000, limit: "5 seconds",
+	{key: "stream.intervalMs", def: "200", min: 50, max: 5000, limit: "5 seconds",
 		desc: "How often a running model or tool call publishes its output so far as heartbeat details (never history), in ms; followers read them at their own fixed interval only when push cannot reach the worker."},
-	{key: "stream.push", scope: ScopeWorker, strCheck: checkPushListen, defText: "none (off)",
+	{key: "stream.push", scope: ScopeWorker, strCheck: checkAddress(0, true), defText: "none (off)",
 		desc: "Worker: host:port of the listener that pushes running calls' live output to followers (port 0 picks one; an address followers can reach in a cluster), heartbeats the fallback; \"off\": heartbeats only."},
-	{key: "stream.pushTLS", scope: ScopeWorker, oneOf: PushTLSModes,
+	{key: "stream.pushTLS", def: PushTLSAuto, scope: ScopeWorker, oneOf: []string{PushTLSAuto, PushTLSOn, PushTLSOff},
 		desc: "Worker: whether stream.push serves HTTPS: auto (when it listens on more than loopback, or stream.pushCertFile is set), on or off; followers accept only the certificate whose SHA-256 the heartbeat details name (docs/live.md)."},
 	{key: "stream.pushCertFile", scope: ScopeWorker,
 		desc: "Worker: PEM certificate stream.push serves HTTPS with, with stream.pushKeyFile (empty: a self-signed certificate made at start)."},
 	{key: "stream.pushKeyFile", scope: ScopeWorker,
 		desc: "Worker: PEM private key of stream.pushCertFile."},
 
-	{key: "dev.ip", scope: ScopeWorker, strCheck: checkIP,
+	{key: "dev.ip", def: "127.0.0.1", scope: ScopeWorker, strCheck: checkIP,
 		desc: "IP address the embedded dev server binds."},
-	{key: "dev.port", scope: ScopeWorker, min: 1, max: 65535,
+	{key: "dev.port", def: "7233", scope: ScopeWorker, min: 1, max: 65535,
 		desc: "Embedded dev server frontend port."},
-	{key: "dev.uiPort", scope: ScopeWorker, min: 1, max: 65535,
+	{key: "dev.uiPort", def: "8233", scope: ScopeWorker, min: 1, max: 65535,
 		desc: "Embedded Temporal Web UI port."},
-	{key: "dev.ui", scope: ScopeWorker,
+	{key: "dev.ui", def: "true", scope: ScopeWorker,
 		desc: "Start the Temporal Web UI with the dev server."},
 	{key: "dev.log", scope: ScopeWorker,
 		desc: "Print the embedded dev server's own warnings and errors on the terminal (default: they go to <dataDir>/temporal/server.log, whose path the worker prints once)."},
 
 	{key: "codec.keyFile",
 		desc: "File with the 32-byte AES-256 key (raw or base64) that encrypts workflow payloads in Temporal; empty: the key in $DURABLE_AGENT_CODEC_KEY (base64), or no encryption."},
-	{key: "tools.enabled", scope: ScopePrompt, session: true, item: toolItem,
+	{key: "tools.enabled", def: strings.Join(AllTools, ";"), scope: ScopePrompt, session: true, item: toolItem,
 		desc: "Tools the model may call: read, write, edit, bash, grep, find, ls, and task (sub-agents; not in the default) (e.g. read;grep;find;ls for a read-only agent; empty: none)."},
 	{key: "tools.allowedRoots", scope: ScopeWorker,
 		desc: "Worker: directories a session's workspace must be in (empty: anywhere; set it on a worker that serves other people's prompts)."},
-	{key: "tools.confine", scope: ScopeWorker,
+	{key: "tools.confine", def: "true", scope: ScopeWorker,
 		desc: "Worker: keep file tools inside the workspace (\"..\" and escaping symlinks refused)."},
 	{key: "tools.envAllow", scope: ScopeWorker,
 		desc: "Worker: secret-looking environment variables (*_KEY, *_TOKEN, *_SECRET, *_PASSWORD) that bash may see all the same."},
-	{key: "tools.placement", scope: ScopeWorker, oneOf: ToolPlacements,
+	{key: "tools.placement", def: ToolPlacementHost, scope: ScopeWorker, oneOf: []string{ToolPlacementHost, ToolPlacementAny},
 		desc: "Worker: where a session's tool calls run: host (on the worker host that created the session, which polls its own task queue for them) or any (every worker sees the workspaces, e.g. a shared volume)."},
 	{key: "tools.host", scope: ScopeWorker, strCheck: checkHostName, defText: "the machine's host name",
 		desc: "Worker: this worker's host name for tools.placement host (workers on one host share it; its tool task queue is <temporal.taskQueue>@<host>)."},
-	{key: "tools.hostWaitMs", scope: ScopePrompt, min: 100, max: dayMs, limit: "24 hours",
+	{key: "tools.hostWaitMs", def: "10000", scope: ScopePrompt, min: 100, max: dayMs, limit: "24 hours",
 		desc: "How long a tool call waits for its workspace host before the prompt says it is waiting for that host (it keeps waiting), in ms."},
 	{key: "tools.bashTimeoutMs", scope: ScopePrompt, max: dayMs, limit: "24 hours",
 		desc: "Timeout of a bash call that names none, in ms (0: none)."},
 	{key: "agent.maxTurns", scope: ScopePrompt, max: 1_000_000,
 		desc: "Stop a prompt whose model still calls tools after this many turns (0: no limit)."},
-	{key: "budget.maxCostUsd", scope: ScopePrompt, strCheck: checkUsd,
+	{key: "budget.maxCostUsd", def: "0", scope: ScopePrompt, strCheck: checkUsd,
 		desc: "Stop a prompt once its model calls (failed attempts included) cost this many US dollars, by model.prices; a model without prices counts tokens only (0: no limit)."},
 	{key: "budget.maxTokens", scope: ScopePrompt, max: 1e12,
 		desc: "Stop a prompt once its model calls used this many input plus output tokens (0: no limit)."},
 	{key: "budget.maxDurationMs", scope: ScopePrompt, max: 30 * dayMs, limit: "30 days",
 		desc: "Stop a prompt this many ms of wall time after it started, on a durable timer; a retry backoff stops at once, a running tool call finishes (0: no limit)."},
-	{key: "budget.session.maxCostUsd", scope: ScopePrompt, session: true, strCheck: checkUsd,
+	{key: "budget.session.maxCostUsd", def: "0", scope: ScopePrompt, session: true, strCheck: checkUsd,
 		desc: "Stop a prompt once the session's model calls, its earlier prompts included, cost this many US dollars (0: no limit)."},
 	{key: "budget.session.maxTokens", scope: ScopePrompt, session: true, max: 1e12,
 		desc: "Stop a prompt once the session's model calls, its earlier prompts included, used this many input plus output tokens (0: no limit)."},
@@ -360,9 +358,9 @@ var schema = []keyDef{
 		desc: "Sub-agents one prompt may start in all; a task call past it gets an error result."},
 	{key: "agent.continueAsNewEvents", scope: ScopePrompt, max: 50_000,
 		desc: "History length at which a long prompt continues as a new run at a turn boundary (0: 10000)."},
-	{key: "agent.steeringMode", scope: ScopePrompt, oneOf: agent.QueueModes,
+	{key: "agent.steeringMode", def: agent.QueueModeOneAtATime, scope: ScopePrompt, oneOf: agent.QueueModes,
 		desc: "How many queued steer messages are delivered after a tool batch: one-at-a-time or all."},
-	{key: "agent.followUpMode", scope: ScopePrompt, oneOf: agent.QueueModes,
+	{key: "agent.followUpMode", def: agent.QueueModeOneAtATime, scope: ScopePrompt, oneOf: agent.QueueModes,
 		desc: "How many queued follow_up messages are delivered when the prompt would end: one-at-a-time or all."},
 	{key: "agent.systemPrompt", scope: ScopePrompt, strCheck: checkSystemPromptText,
 		hint: "only a session's first prompt builds its system prompt: the value counts in a new session",
@@ -375,13 +373,13 @@ var schema = []keyDef{
 		desc: "Tools whose calls wait for approval (starter approve, RPC approve_tool, update approve_tool) before they run, e.g. bash;write;edit (empty: none); the worker's tools.workerRequireApproval is added to it."},
 	{key: "tools.workerRequireApproval", scope: ScopeWorker, item: toolItem,
 		desc: "Worker: tools whose calls wait for approval in every prompt this worker starts, whatever the prompt's own tools.requireApproval (the two lists are joined), e.g. bash on a worker that serves other people's prompts."},
-	{key: "tools.approvalTimeoutMs", scope: ScopePrompt, session: true, max: 7 * dayMs, limit: "7 days",
+	{key: "tools.approvalTimeoutMs", def: "1800000", scope: ScopePrompt, session: true, max: 7 * dayMs, limit: "7 days",
 		desc: "A tool call not approved within this many ms is denied, and the model reads why (default 1800000, 30 minutes; 0: wait for the decision without end)."},
 	{key: "tools.policy", scope: ScopePrompt, session: true, item: policyItem, maxItems: policy.MaxRules - len(policy.Default), quiet: true, commas: true,
 		desc: "Approval policy rules, first match wins, before the default policy: ACTION TOOL [prefix:TEXT|regex:RE|path:GLOB], ACTION allow, ask or deny, e.g. deny bash prefix:git push;ask write path:/etc/** (docs/spec.md 15.3)."},
-	{key: "tools.sandbox.mode", scope: ScopeWorker, oneOf: SandboxModes,
+	{key: "tools.sandbox.mode", def: SandboxAuto, scope: ScopeWorker, oneOf: []string{SandboxAuto, SandboxBubblewrap, SandboxOff},
 		desc: "Worker: where bash runs: bubblewrap (a fresh sandbox per command; the worker does not start without it), off (as the worker's own user, unsandboxed) or auto (bubblewrap where it works; where not, only worker --dev and the demo start, running bash unsandboxed). See docs/security.md."},
-	{key: "tools.sandbox.network", scope: ScopeWorker, oneOf: SandboxNetworks,
+	{key: "tools.sandbox.network", def: SandboxNetworkOff, scope: ScopeWorker, oneOf: SandboxNetworks,
 		desc: "Worker: the sandbox's network: off (none, not even the host's loopback), host (the worker's, loopback services included) or allowlist (only tools.sandbox.allowHosts, through an egress proxy per command; an empty allowHosts is refused at start)."},
 	{key: "tools.sandbox.memoryMB", scope: ScopeWorker, max: 1 << 20, limit: "1 TiB",
 		desc: "Worker: memory limit of each sandboxed command, in MiB: a memory cgroup of its own (its processes together, swap included; the kernel ends one at the limit) where the worker may make one (cgroup v2 delegated, else v1), else RLIMIT_AS, the address space of each process (the worker says which at start) (0: none)."},
@@ -392,9 +390,9 @@ var schema = []keyDef{
 	{key: "tools.sandbox.allowHosts", scope: ScopeWorker, item: allowHostItem, quiet: true,
 		desc: "Worker: hosts a sandboxed bash may reach through the egress proxy with tools.sandbox.network allowlist: names (registry.npmjs.org), *.example.com (names below example.com), IP addresses; each with an optional :port (none: every port). A name resolving to a loopback, private or link-local address is refused unless that address is listed. HTTP MCP servers (mcp.servers url) are reached at these hosts only, unless the network is host."},
 
-	{key: "codec.keyId", nonEmpty: true, strCheck: checkKeyID,
+	{key: "codec.keyId", def: DefaultCodecKeyID, nonEmpty: true, strCheck: checkKeyID,
 		desc: "Key id recorded in every encrypted payload's metadata (names the key that decrypts it)."},
-	{key: "metrics.listen", scope: ScopeWorker, strCheck: checkMetricsListen, defText: "none (127.0.0.1:9464 with worker --dev)",
+	{key: "metrics.listen", scope: ScopeWorker, strCheck: checkAddress(0, true), defText: "none (127.0.0.1:9464 with worker --dev)",
 		desc: "Worker: host:port that serves Prometheus metrics at /metrics (the SDK's worker metrics and the product's); \"off\": none, also with --dev."},
 	{key: "mcp.servers", scope: ScopeWorker, strCheck: checkMCPServers, quiet: true, defText: "none",
 		desc: "Worker: MCP servers whose tools a prompt may enable as mcp__<server>__<tool> (tools.enabled, e.g. mcp__fs__*): a mapping of names to {command, args, env, cwd, network, timeoutMs} (stdio, run in the sandbox, network off unless host or allowlist) or {url, headers, timeoutMs} (streamable HTTP); JSON in the environment and flags; $VAR in env and headers is the worker's variable (README \"MCP servers\")."},
@@ -404,33 +402,31 @@ var schema = []keyDef{
 		desc: "Worker: close an MCP server's connection (and end a stdio server) unused this many ms; the next use starts it again (0: 10 minutes)."},
 	{key: "otel.captureContent", scope: ScopeWorker,
 		desc: "Worker: put model answers and tool output (each cut to 4 KiB) on the OpenTelemetry spans it exports when OTEL_EXPORTER_OTLP_ENDPOINT is set; false: never."},
-	{key: "checkpoints.enabled", scope: ScopeWorker,
+	{key: "checkpoints.enabled", def: "true", scope: ScopeWorker,
 		desc: "Worker: before a turn's tool calls that may change files, record the workspace in <dataDir>/checkpoints/<session> (starter checkpoints, rewind, fork; docs/spec.md 20)."},
-	{key: "checkpoints.keep", scope: ScopeWorker, min: 1, max: 100_000,
+	{key: "checkpoints.keep", def: "100", scope: ScopeWorker, min: 1, max: 100_000,
 		desc: "Worker: checkpoints kept per session, the oldest dropped first."},
-	{key: "checkpoints.maxBytes", scope: ScopeWorker, min: 1 << 20, max: 1 << 40, limit: "1 TiB",
+	{key: "checkpoints.maxBytes", def: "1073741824", scope: ScopeWorker, min: 1 << 20, max: 1 << 40, limit: "1 TiB",
 		desc: "Worker: bytes of checkpoints kept per session, the oldest dropped first."},
 }
 
-// checkMetricsListen accepts "", "off" and host:port (port 0 picks one).
-func checkMetricsListen(v string) string {
-	if v == "" || v == "off" {
+// checkAddress checks a host:port with a port from low to 65535. A
+// listener's address (listener) may also be "" or "off" (none; port 0
+// picks one); a dialled one may be a gRPC target such as dns:///host:port.
+func checkAddress(low int, listener bool) func(string) string {
+	return func(v string) string {
+		if listener && (v == "" || v == "off") || !listener && strings.Contains(v, "://") {
+			return ""
+		}
+		_, port, err := net.SplitHostPort(v)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < low || n > 65535 {
+			if listener {
+				return fmt.Sprintf("must be host:port with a port from %d to 65535 (0 picks one), or off", low)
+			}
+			return fmt.Sprintf("must be host:port with a port from %d to 65535", low)
+		}
 		return ""
 	}
-	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
-		return "must be host:port (e.g. 127.0.0.1:9464) or off"
-	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return "must be host:port with a port from 0 to 65535, or off"
-	}
-	return ""
-}
-
-// checkPushListen accepts "", "off" and host:port (port 0 picks one).
-func checkPushListen(v string) string {
-	if msg := checkMetricsListen(v); msg != "" {
-		return strings.Replace(msg, "127.0.0.1:9464", "127.0.0.1:7300", 1)
-	}
-	return ""
 }
 
 // lookupKey finds a key by its exact dotted name.
@@ -453,20 +449,6 @@ func isGroup(name string) bool {
 	return false
 }
 
-func checkHostPort(v string) string {
-	if strings.Contains(v, "://") { // a gRPC target such as dns:///host:port
-		return ""
-	}
-	_, port, err := net.SplitHostPort(v)
-	if err != nil || port == "" {
-		return "must be host:port"
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return "must be host:port with a port from 1 to 65535"
-	}
-	return ""
-}
-
 func checkURL(v string) string {
 	if v == "" {
 		return ""
@@ -481,14 +463,8 @@ func checkURL(v string) string {
 // checkKeyID keeps key ids short and printable: they travel in payload
 // metadata and in error messages.
 func checkKeyID(v string) string {
-	if len(v) > 64 {
-		return "must be at most 64 characters"
-	}
-	for _, r := range v {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:-", r)
-		if !ok {
-			return "must hold only letters, digits and . _ : -"
-		}
+	if !validName(v, "._:-", 64) {
+		return "must be at most 64 characters, letters, digits and . _ : -"
 	}
 	return ""
 }
@@ -537,13 +513,8 @@ func faultItem(it string) (any, string) {
 // checkHostName keeps a tools.host usable in a task queue name and a log
 // line: letters, digits, '.', '-' and '_', at most 253 characters.
 func checkHostName(v string) string {
-	if len(v) > 253 {
-		return "must be at most 253 characters"
-	}
-	for _, c := range v {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
-			return fmt.Sprintf("has %q: use letters, digits, '.', '-' and '_'", c)
-		}
+	if !validName(v, ".-_", 253) {
+		return "must be at most 253 characters, letters, digits, '.', '-' and '_'"
 	}
 	return ""
 }

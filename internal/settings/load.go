@@ -186,7 +186,7 @@ func readFile(v *viper.Viper, codec *fileCodec, opts LoadOptions) (string, error
 	case namedBy == "" && errors.Is(err, os.ErrNotExist):
 		return path, nil
 	case errors.Is(err, os.ErrNotExist):
-		return "", &Error{Key: "file", Value: path, Source: namedBy,
+		return "", &Error{Key: "file",
 			msg: fmt.Sprintf("settings: settings file %s (from %s) does not exist", path, namedBy), err: err}
 	case err != nil:
 		return "", readError(path, err)
@@ -251,5 +251,5 @@ func checkUnknownEnv(other []string) error {
 	if s := Suggest(strings.TrimPrefix(name, EnvPrefix), candidates); s != "" {
 		msg += " (did you mean " + EnvPrefix + s + "?)"
 	}
-	return &Error{Key: name, Source: "environment " + name, msg: msg}
+	return &Error{Key: name, msg: msg}
 }

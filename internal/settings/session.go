@@ -20,9 +20,6 @@ const (
 	SessionStorePostgres = "postgres"
 )
 
-// SessionStores are the accepted session.store values.
-var SessionStores = []string{SessionStoreJSONL, SessionStorePostgres}
-
 // MarshalJSON shows the group with the password of PostgresURL masked, so
 // `starter settings --json` never prints it.
 func (s Session) MarshalJSON() ([]byte, error) {

@@ -15,23 +15,23 @@ import (
 // field's meaning, limits and default are its key's row in the key table
 // (keys.go), which `starter settings` and the README show.
 type Settings struct {
-	DataDir     string         `json:"dataDir"`
-	Retry       Retry          `json:"retry"`
-	Compaction  Compaction     `json:"compaction"`
-	Temporal    Temporal       `json:"temporal"`
-	Model       Model          `json:"model"`
-	Scripted    Scripted       `json:"scripted"`
-	Dev         Dev            `json:"dev"`
-	Codec       Codec          `json:"codec"`
-	Session     Session        `json:"session"`
-	Tools       Tools          `json:"tools"`
-	Agent       agent.Settings `json:"agent"`
-	Budget      Budget         `json:"budget"`
-	Stream      Stream         `json:"stream"`
-	Metrics     Metrics        `json:"metrics"`
-	Otel        Otel           `json:"otel"`
-	MCP         MCP            `json:"mcp"`
-	Checkpoints Checkpoints    `json:"checkpoints"`
+	DataDir     string              `json:"dataDir"`
+	Retry       Retry               `json:"retry"`
+	Compaction  compaction.Settings `json:"compaction"` // SPEC section 9; travels to the workflow as it is
+	Temporal    Temporal            `json:"temporal"`
+	Model       Model               `json:"model"`
+	Scripted    Scripted            `json:"scripted"`
+	Dev         Dev                 `json:"dev"`
+	Codec       Codec               `json:"codec"`
+	Session     Session             `json:"session"`
+	Tools       Tools               `json:"tools"`
+	Agent       agent.Settings      `json:"agent"`
+	Budget      Budget              `json:"budget"`
+	Stream      Stream              `json:"stream"`
+	Metrics     Metrics             `json:"metrics"`
+	Otel        Otel                `json:"otel"`
+	MCP         MCP                 `json:"mcp"`
+	Checkpoints Checkpoints         `json:"checkpoints"`
 
 	// file is the settings file Load used (or would create).
 	file string
@@ -43,12 +43,6 @@ type Settings struct {
 type Retry struct {
 	retry.Settings
 	FallbackModels []string `json:"fallbackModels,omitempty"`
-}
-
-// Compaction is the `compaction` group (SPEC section 9): the planner's
-// settings, which travel to the workflow as they are.
-type Compaction struct {
-	compaction.Settings
 }
 
 // Temporal is the `temporal` group: where the worker and the starter
@@ -167,20 +161,14 @@ const (
 	SandboxNetworkAllowlist = "allowlist"
 )
 
-// SandboxModes and SandboxNetworks list the values of the keys.
-var (
-	SandboxModes    = []string{SandboxAuto, SandboxBubblewrap, SandboxOff}
-	SandboxNetworks = []string{SandboxNetworkOff, SandboxNetworkHost, SandboxNetworkAllowlist}
-)
+// SandboxNetworks lists the values of tools.sandbox.network.
+var SandboxNetworks = []string{SandboxNetworkOff, SandboxNetworkHost, SandboxNetworkAllowlist}
 
 // Tool placements (tools.placement).
 const (
 	ToolPlacementHost = "host"
 	ToolPlacementAny  = "any"
 )
-
-// ToolPlacements lists the values of tools.placement.
-var ToolPlacements = []string{ToolPlacementHost, ToolPlacementAny}
 
 // Stream is the `stream` group: live output.
 type Stream struct {
@@ -197,9 +185,6 @@ const (
 	PushTLSOn   = "on"
 	PushTLSOff  = "off"
 )
-
-// PushTLSModes are the values of stream.pushTLS.
-var PushTLSModes = []string{PushTLSAuto, PushTLSOn, PushTLSOff}
 
 // Metrics is the `metrics` group: the worker's Prometheus metrics
 // (package internal/metrics).
@@ -246,47 +231,28 @@ const (
 	EnvWorkerBin = "DURABLE_AGENT_WORKER_BIN"
 )
 
-// Defaults returns the built-in values, with the data dir taken from
+// Defaults returns the built-in values: each key's default in the key
+// table, the workflow's retry and compaction settings and the sub-agent
+// limits of their packages, and the data dir taken from
 // $DURABLE_AGENT_HOME or ~/.durable-agent.
 func Defaults() Settings {
-	return Settings{
+	s := Settings{
 		DataDir:    defaultDataDir(),
 		Retry:      Retry{Settings: retry.DefaultSettings()},
-		Compaction: Compaction{Settings: compaction.DefaultSettings()},
-		Temporal:   Temporal{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "durable-agent"},
-		Model: Model{
-			Provider:           "scripted",
-			Name:               "scripted-1",
-			ContextWindow:      200000,
-			MaxTokens:          4096,
-			TimeoutMs:          600000,
-			HeartbeatTimeoutMs: 20000,
-			ThinkingLevel:      "off",
-			CoordinatedBackoff: true,
-		},
-		Dev:      Dev{IP: "127.0.0.1", Port: 7233, UIPort: 8233, UI: true},
-		Codec:    Codec{KeyID: DefaultCodecKeyID},
-		Stream:   Stream{IntervalMs: 200, PushTLS: PushTLSAuto},
-		Scripted: Scripted{StreamDelayMs: 20},
-		Tools: Tools{
-			Tools:     agent.Tools{Enabled: append([]string(nil), AllTools...), HostWaitMs: 10_000},
-			Confine:   true,
-			Placement: ToolPlacementHost,
-			// An unattended job's asked call ends denied, not waiting.
-			Approval: agent.Approval{ApprovalTimeoutMs: DefaultApprovalTimeoutMs},
-			Sandbox:  Sandbox{Mode: SandboxAuto, Network: SandboxNetworkOff},
-		},
-		Session: Session{Store: SessionStoreJSONL},
-		Agent: agent.Settings{SteeringMode: agent.QueueModeOneAtATime, FollowUpMode: agent.QueueModeOneAtATime,
-			SubAgents: agent.DefaultSubAgentLimits},
-		Budget:      Budget{MaxCostUsd: "0", Session: SessionBudget{MaxCostUsd: "0"}},
-		Checkpoints: Checkpoints{Enabled: true, Keep: 100, MaxBytes: 1 << 30},
+		Compaction: compaction.DefaultSettings(),
+		Agent:      agent.Settings{SubAgents: agent.DefaultSubAgentLimits},
 	}
+	for i := range schema {
+		if k := &schema[i]; k.def != "" {
+			x, p := k.convert(rawValue{text: k.def})
+			if p != nil {
+				panic("settings: default of " + k.key + ": " + p.reason)
+			}
+			k.set(&s, x)
+		}
+	}
+	return s
 }
-
-// DefaultApprovalTimeoutMs is tools.approvalTimeoutMs unless set: 30
-// minutes.
-const DefaultApprovalTimeoutMs = 30 * 60 * 1000
 
 // File returns the settings file in use: the one Load read, or, when none
 // was named, <DataDir>/settings.yaml (which SetBool creates).

@@ -3,7 +3,6 @@ package settings
 import (
 	"fmt"
 	"os"
-	"strconv"
 )
 
 // Validate checks every key's own limits, then the rules that tie keys
@@ -17,24 +16,22 @@ func (s Settings) Validate() error {
 			return p.err("")
 		}
 	}
-	itoa := func(n int) string { return strconv.Itoa(n) }
-	cw := s.Model.ContextWindow
-	switch {
-	case s.Compaction.ReserveTokens >= cw:
-		return (&problem{key: "compaction.reserveTokens", value: itoa(s.Compaction.ReserveTokens),
-			reason: fmt.Sprintf("must be less than model.contextWindow (%d)", cw)}).err("")
-	case s.Compaction.KeepRecentTokens >= cw:
-		return (&problem{key: "compaction.keepRecentTokens", value: itoa(s.Compaction.KeepRecentTokens),
-			reason: fmt.Sprintf("must be less than model.contextWindow (%d)", cw)}).err("")
-	case s.Model.MaxTokens > cw:
-		return (&problem{key: "model.maxTokens", value: itoa(s.Model.MaxTokens),
-			reason: fmt.Sprintf("must be at most model.contextWindow (%d)", cw)}).err("")
-	case s.Model.HeartbeatTimeoutMs > s.Model.TimeoutMs:
-		return (&problem{key: "model.heartbeatTimeoutMs", value: strconv.FormatInt(s.Model.HeartbeatTimeoutMs, 10),
-			reason: fmt.Sprintf("must be at most model.timeoutMs (%d)", s.Model.TimeoutMs)}).err("")
-	case s.Dev.Port == s.Dev.UIPort:
-		return (&problem{key: "dev.uiPort", value: itoa(s.Dev.UIPort),
-			reason: "must differ from dev.port"}).err("")
+	cw, m := s.Model.ContextWindow, s.Model
+	for _, c := range []struct {
+		bad    bool
+		key    string
+		value  any
+		reason string
+	}{
+		{s.Compaction.ReserveTokens >= cw, "compaction.reserveTokens", s.Compaction.ReserveTokens, fmt.Sprintf("must be less than model.contextWindow (%d)", cw)},
+		{s.Compaction.KeepRecentTokens >= cw, "compaction.keepRecentTokens", s.Compaction.KeepRecentTokens, fmt.Sprintf("must be less than model.contextWindow (%d)", cw)},
+		{m.MaxTokens > cw, "model.maxTokens", m.MaxTokens, fmt.Sprintf("must be at most model.contextWindow (%d)", cw)},
+		{m.HeartbeatTimeoutMs > m.TimeoutMs, "model.heartbeatTimeoutMs", m.HeartbeatTimeoutMs, fmt.Sprintf("must be at most model.timeoutMs (%d)", m.TimeoutMs)},
+		{s.Dev.Port == s.Dev.UIPort, "dev.uiPort", s.Dev.UIPort, "must differ from dev.port"},
+	} {
+		if c.bad {
+			return (&problem{key: c.key, value: fmt.Sprint(c.value), reason: c.reason}).err("")
+		}
 	}
 	if p := checkPushTLS(s.Stream); p != nil {
 		return p.err("")

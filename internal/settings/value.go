@@ -34,14 +34,9 @@ type Error struct {
 	// Key is the dotted key, the unknown key or the unknown variable, or
 	// "file" when the settings file cannot be read or parsed.
 	Key string
-	// Value is the rejected text ("" when there is none to show).
-	Value string
-	// Source is where the value came from: "file:line", an environment
-	// variable or a flag; "" for a merged value checked by Validate.
-	Source string
-	msg    string
-	err    error
-	p      *problem // lets Load add the source to a Validate error
+	msg string
+	err error
+	p   *problem // lets Load add the source to a Validate error
 }
 
 // Error returns the one-line message.
@@ -58,7 +53,7 @@ func (p *problem) err(source string) *Error {
 	if source != "" {
 		msg += " (from " + source + ")"
 	}
-	return &Error{Key: p.key, Value: p.value, Source: source, msg: line.Fold(msg), p: p}
+	return &Error{Key: p.key, msg: line.Fold(msg), p: p}
 }
 
 // base is the key without a list index.
