@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -164,12 +163,7 @@ func authList(env Env, args []string) int {
 		return fail(env, "auth list", err)
 	}
 	if asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		for _, e := range entries {
-			if err := enc.Encode(e); err != nil {
-				return fail(env, "auth list", err)
-			}
-		}
+		printEach(env.Stdout, entries)
 		return ExitOK
 	}
 	if len(entries) == 0 {

@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -64,35 +64,29 @@ func runSessions(ctx context.Context, env Env, args []string) int {
 	if !c.parseNoArgs(env, args, sessionsUsage) {
 		return ExitUsage
 	}
-	k, _, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	sums, err := summarize(ctx, k)
-	if err != nil {
-		return fail(env, "sessions", err)
-	}
-	kept := sums[:0]
-	for _, sum := range sums {
-		sum.Status, sum.Error = jobOutcome(ctx, k, sum.ID)
-		switch {
-		case *failed && sum.Status != agent.StatusFailed && sum.Status != statusBudgetStop,
-			*running && sum.Status != agent.StatusRunning && sum.Status != statusApproval:
-			continue
+	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
+		sums, err := summarize(ctx, k)
+		if err != nil {
+			return fail(env, "sessions", err)
 		}
-		kept = append(kept, sum)
-	}
-	sums = kept
-	if c.json {
-		enc := json.NewEncoder(env.Stdout)
+		kept := sums[:0]
 		for _, sum := range sums {
-			_ = enc.Encode(sum)
+			sum.Status, sum.Error = jobOutcome(ctx, k, sum.ID)
+			switch {
+			case *failed && sum.Status != agent.StatusFailed && sum.Status != statusBudgetStop,
+				*running && sum.Status != agent.StatusRunning && sum.Status != statusApproval:
+				continue
+			}
+			kept = append(kept, sum)
 		}
+		sums = kept
+		if c.json {
+			printEach(env.Stdout, sums)
+			return ExitOK
+		}
+		printSessions(env.Stdout, sums, time.Now())
 		return ExitOK
-	}
-	printSessions(env.Stdout, sums, time.Now())
-	return ExitOK
+	})
 }
 
 // summarize reads the summaries of every session of the workers' store

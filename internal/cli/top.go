@@ -12,6 +12,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/settings"
 )
 
 const topUsage = "starter top [--once] [--interval 2s] [--json]"
@@ -27,43 +28,40 @@ func runTop(ctx context.Context, env Env, args []string) int {
 	if *interval < 200*time.Millisecond {
 		return fail(env, "top", fmt.Errorf("--interval %s is too short: at least 200ms", *interval))
 	}
-	k, _, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	clear := isTerminal(env.Stdout) && !*once && !c.json
-	for {
-		jobs, more, err := k.Jobs(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
+	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
+		clear := isTerminal(env.Stdout) && !*once && !c.json
+		for {
+			jobs, more, err := k.Jobs(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ExitOK
+				}
+				return fail(env, "top", err)
+			}
+			if c.json {
+				if jobs == nil {
+					jobs = []client.Job{}
+				}
+				_ = json.NewEncoder(env.Stdout).Encode(jobs)
 				return ExitOK
 			}
-			return fail(env, "top", err)
-		}
-		if c.json {
-			if jobs == nil {
-				jobs = []client.Job{}
+			if clear {
+				fmt.Fprint(env.Stdout, "\x1b[H\x1b[2J")
 			}
-			_ = json.NewEncoder(env.Stdout).Encode(jobs)
-			return ExitOK
+			writeTop(env.Stdout, k.TaskQueue, jobs, more, time.Now())
+			if *once {
+				return ExitOK
+			}
+			select {
+			case <-ctx.Done():
+				return ExitOK
+			case <-time.After(*interval):
+			}
+			if !clear {
+				fmt.Fprintln(env.Stdout)
+			}
 		}
-		if clear {
-			fmt.Fprint(env.Stdout, "\x1b[H\x1b[2J")
-		}
-		writeTop(env.Stdout, k.TaskQueue, jobs, more, time.Now())
-		if *once {
-			return ExitOK
-		}
-		select {
-		case <-ctx.Done():
-			return ExitOK
-		case <-time.After(*interval):
-		}
-		if !clear {
-			fmt.Fprintln(env.Stdout)
-		}
-	}
+	})
 }
 
 // writeTop prints one refresh of the running prompts.
