@@ -197,40 +197,39 @@ func snapshot(dir string) map[string]string {
 
 // printChanges shows what the job changed in the workspace, line by line.
 func printChanges(env cli.Env, before, after map[string]string) {
-	changed := false
+	head := "\nwhat changed in the workspace:"
 	for _, n := range slices.Sorted(maps.Keys(after)) {
 		old, existed := before[n]
 		if existed && old == after[n] {
 			continue
 		}
-		if !changed {
-			fmt.Fprintln(env.Stdout, "\nwhat changed in the workspace:")
-			changed = true
+		if head != "" {
+			fmt.Fprintln(env.Stdout, head)
+			head = ""
 		}
-		oldLines, newLines := strings.Split(old, "\n"), strings.Split(after[n], "\n")
 		fmt.Fprintf(env.Stdout, "  %s:\n", n)
-		for i := 0; i < max(len(oldLines), len(newLines)); i++ {
-			o, nw := line(oldLines, i), line(newLines, i)
-			if o != nw {
-				if existed && o != "" {
-					fmt.Fprintf(env.Stdout, "    - %s\n", o)
-				}
-				if nw != "" {
-					fmt.Fprintf(env.Stdout, "    + %s\n", nw)
-				}
+		o, nw := strings.Split(old, "\n"), strings.Split(after[n], "\n")
+		for len(o) < len(nw) {
+			o = append(o, "")
+		}
+		for len(nw) < len(o) {
+			nw = append(nw, "")
+		}
+		for i := range o {
+			if o[i] == nw[i] {
+				continue
+			}
+			if existed && o[i] != "" {
+				fmt.Fprintf(env.Stdout, "    - %s\n", o[i])
+			}
+			if nw[i] != "" {
+				fmt.Fprintf(env.Stdout, "    + %s\n", nw[i])
 			}
 		}
 	}
-	if !changed {
+	if head != "" {
 		fmt.Fprintln(env.Stdout, "\nnothing changed in the workspace")
 	}
-}
-
-func line(lines []string, i int) string {
-	if i < len(lines) {
-		return lines[i]
-	}
-	return ""
 }
 
 // ownQueueIfServed: when a server already runs at temporal.address and a
