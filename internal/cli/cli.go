@@ -6,6 +6,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -114,15 +115,9 @@ func commands() []Command {
 // tree plus extra, the commands a main adds (the demo, which links the
 // embedded server).
 func Main(args []string, env Env, extra ...Command) int {
-	if env.Stdout == nil {
-		env.Stdout = os.Stdout
-	}
-	if env.Stderr == nil {
-		env.Stderr = os.Stderr
-	}
-	if env.Stdin == nil {
-		env.Stdin = os.Stdin
-	}
+	env.Stdout = cmp.Or[io.Writer](env.Stdout, os.Stdout)
+	env.Stderr = cmp.Or[io.Writer](env.Stderr, os.Stderr)
+	env.Stdin = cmp.Or[io.Reader](env.Stdin, os.Stdin)
 	all := append(commands(), extra...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {

@@ -87,7 +87,7 @@ func (p *printer) print(e agent.Event) {
 		p.printMessage(e)
 		return
 	}
-	if e.Type != agent.EventMessageUpdate && p.streamed != "" {
+	if e.Type != agent.EventMessageUpdate {
 		p.endStream()
 	}
 	switch e.Type {
@@ -224,9 +224,7 @@ func (p *printer) streamDelta(e agent.Event) {
 		return
 	}
 	if p.streamed != e.EntryID {
-		if p.streamed != "" {
-			p.endStream()
-		}
+		p.endStream()
 		p.streamed = e.EntryID
 	}
 	p.writeStream(ev.Delta)
@@ -247,8 +245,11 @@ func (p *printer) writeStream(delta string) {
 	}
 }
 
-// endStream finishes the streamed text's line.
+// endStream finishes the streamed text's line, if text streams.
 func (p *printer) endStream() {
+	if p.streamed == "" {
+		return
+	}
 	fmt.Fprintln(p.w, p.pending)
 	p.pending = ""
 	p.streamed, p.streamedText = "", ""

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,11 +110,8 @@ func sessionLines(all []session.Summary) []sessionSummary {
 		}
 		sums = append(sums, summaryOf(sum))
 	}
-	sort.SliceStable(sums, func(i, j int) bool {
-		if !sums[i].LastActivity.Equal(sums[j].LastActivity) {
-			return sums[i].LastActivity.After(sums[j].LastActivity)
-		}
-		return sums[i].ID < sums[j].ID
+	slices.SortStableFunc(sums, func(a, b sessionSummary) int {
+		return cmp.Or(b.LastActivity.Compare(a.LastActivity), strings.Compare(a.ID, b.ID))
 	})
 	return sums
 }

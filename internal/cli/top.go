@@ -146,43 +146,40 @@ func (r topRow) session() string {
 
 // topTree orders jobs (oldest first) as a tree: each prompt a user
 // started, then its sub-agents' prompts under it, theirs under them.
+// Parents that are each other's (never made by the product) are listed
+// still, each naming its parent.
 func topTree(jobs []client.Job) []topRow {
 	listed := map[string]bool{}
 	for _, j := range jobs {
 		listed[j.SessionID] = true
 	}
+	under := func(j client.Job) bool { return listed[j.ParentSession] && j.ParentSession != j.SessionID }
 	children := map[string][]client.Job{}
-	var roots []topRow
 	for _, j := range jobs {
-		if j.ParentSession != "" && listed[j.ParentSession] && j.ParentSession != j.SessionID {
+		if under(j) {
 			children[j.ParentSession] = append(children[j.ParentSession], j)
-			continue
 		}
-		roots = append(roots, topRow{job: j, orphan: j.ParentSession != ""})
 	}
 	var out []topRow
+	shown := map[string]bool{}
 	var add func(r topRow)
 	add = func(r topRow) {
+		if shown[r.job.SessionID] {
+			return
+		}
+		shown[r.job.SessionID] = true
 		out = append(out, r)
 		for _, c := range children[r.job.SessionID] {
 			add(topRow{job: c, depth: r.depth + 1})
 		}
 	}
-	for _, r := range roots {
-		add(r)
+	for _, j := range jobs {
+		if !under(j) {
+			add(topRow{job: j, orphan: j.ParentSession != ""})
+		}
 	}
-	if len(out) < len(jobs) {
-		// Parents that are each other's (never made by the product):
-		// listed still, each naming its parent.
-		shown := map[string]bool{}
-		for _, r := range out {
-			shown[r.job.SessionID] = true
-		}
-		for _, j := range jobs {
-			if !shown[j.SessionID] {
-				out = append(out, topRow{job: j, orphan: true})
-			}
-		}
+	for _, j := range jobs {
+		add(topRow{job: j, orphan: true})
 	}
 	return out
 }
