@@ -21,7 +21,6 @@ import (
 	"strings"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"golang.org/x/term"
 
 	"github.com/durableagent/durableagent/internal/cli"
@@ -246,12 +245,11 @@ func ownQueueIfServed(ctx context.Context, s *settings.Settings) string {
 		return "" // no server there: the demo starts its own
 	}
 	defer c.Close()
-	served := false
-	for _, typ := range []enumspb.TaskQueueType{enumspb.TASK_QUEUE_TYPE_WORKFLOW, enumspb.TASK_QUEUE_TYPE_ACTIVITY} {
-		resp, err := c.DescribeTaskQueue(pctx, s.Temporal.TaskQueue, typ)
-		served = served || err == nil && len(resp.GetPollers()) > 0
+	k, err := client.NewController(c, *s)
+	if err != nil {
+		return ""
 	}
-	if !served {
+	if n, err := k.Polled(pctx); err != nil || n == 0 {
 		return ""
 	}
 	old := s.Temporal.TaskQueue
