@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -313,6 +314,25 @@ func runSettings(ctx context.Context, env Env, args []string) int {
 	}
 	printOut(env.Stdout, c.json, settingsJSON{Settings: s, File: s.File(), Origins: origins}, func(w io.Writer) { printSettings(w, s, vals) })
 	return ExitOK
+}
+
+// writeNewFile writes content to path (mode 0600), refusing to overwrite.
+func writeNewFile(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if os.IsExist(err) {
+			return fmt.Errorf("%s already exists; not overwriting it", path)
+		}
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := f.WriteString(content); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // settingsJSON is `starter settings --json`: the effective settings, the
