@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/tui"
 )
 
@@ -30,13 +31,10 @@ func runChat(ctx context.Context, env Env, args []string) int {
 	if err := ws.resolve(c, s); err != nil {
 		return fail(env, "chat", err)
 	}
-	b, closeFn, ok := c.backend(ctx, env, "chat", ws)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	if err := tui.Run(ctx, b, env.Stdin, env.Stdout); err != nil {
-		return fail(env, "chat", err)
-	}
-	return ExitOK
+	return c.backend(ctx, "chat", ws, func(b *client.Session) int {
+		if err := tui.Run(ctx, b, env.Stdin, env.Stdout); err != nil {
+			return fail(env, "chat", err)
+		}
+		return ExitOK
+	})
 }
