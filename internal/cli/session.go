@@ -190,24 +190,17 @@ func sessionExport(ctx context.Context, env Env, c *common, s settings.Settings,
 	if err != nil {
 		return fail(env, name, err)
 	}
-	w := env.Stdout
-	var f *os.File
-	if out != "" {
-		if f, err = os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
-			return fail(env, name, err)
-		}
-		w = f
-	}
 	// The kept system prompt text goes with the session (spec 7.6): an
 	// import keeps it as the source kept it.
+	var b bytes.Buffer
 	text, err := st.Aside(id, session.SystemPromptKey)
 	if err == nil {
-		err = session.WriteExport(w, sess, text)
+		err = session.WriteExport(&b, sess, text)
 	}
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+	if err == nil && out != "" {
+		err = writeNewFile(out, b.String())
+	} else if err == nil {
+		_, err = b.WriteTo(env.Stdout)
 	}
 	if err != nil {
 		return fail(env, name, err)
