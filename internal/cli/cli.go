@@ -384,6 +384,18 @@ func (c *common) controller(ctx context.Context, env Env) (*client.Controller, s
 	return k, s, func() { k.Client.Close(); c.traces.Shutdown() }, true
 }
 
+// dialed loads the settings, dials Temporal and returns what fn returns
+// with the client, closed after it (ExitUsage, said on stderr, when the
+// settings or the dial fail).
+func (c *common) dialed(ctx context.Context, fn func(k *client.Controller, s settings.Settings) int) int {
+	k, s, closeFn, ok := c.controller(ctx, c.env)
+	if !ok {
+		return ExitUsage
+	}
+	defer closeFn()
+	return fn(k, s)
+}
+
 // reader is the command's Temporal client, dialled at the first need:
 // sessions are read through the workers (client.Controller.ReadSession),
 // so a command that reads one before it starts anything dials first.

@@ -404,15 +404,3 @@ func printEach[T any](w io.Writer, vs []T) {
 		_ = enc.Encode(v)
 	}
 }
-
-// dialed loads the settings, dials Temporal and returns what fn returns
-// with the client, closed after it (ExitUsage, said on stderr, when the
-// settings or the dial fail).
-func (c *common) dialed(ctx context.Context, fn func(k *client.Controller, s settings.Settings) int) int {
-	k, s, closeFn, ok := c.controller(ctx, c.env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	return fn(k, s)
-}

@@ -107,14 +107,13 @@ func writeTop(w io.Writer, queue string, jobs []client.Job, more bool, now time.
 // jobStatusText is a job's status for people: what it does and for how
 // long, a backoff with when it fires.
 func jobStatusText(js agent.JobStatus, now time.Time) string {
-	var b strings.Builder
-	b.WriteString(js.Status)
-	if js.Status == agent.JobBackoff && js.Until != nil {
-		fmt.Fprintf(&b, " until %s", js.Until.Local().Format(time.TimeOnly))
-	} else if !js.Since.IsZero() {
-		fmt.Fprintf(&b, " %s", elapsed(now.Sub(js.Since)))
+	switch {
+	case js.Status == agent.JobBackoff && js.Until != nil:
+		return js.Status + " until " + js.Until.Local().Format(time.TimeOnly)
+	case !js.Since.IsZero():
+		return js.Status + " " + elapsed(now.Sub(js.Since))
 	}
-	return b.String()
+	return js.Status
 }
 
 // elapsed is d to the second ("1h2m3s"); a clock skew between this
