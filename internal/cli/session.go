@@ -98,16 +98,10 @@ type sessionStore interface {
 	List() ([]string, error)
 }
 
-// openStore opens store kind ("": session.store) of the settings.
+// openStore opens store kind ("": session.store) of the settings
+// (client.OpenSessionStore refuses an unknown kind).
 func openStore(s settings.Settings, kind string) (sessionStore, string, error) {
-	if kind == "" {
-		kind = s.Session.Store
-	}
-	switch kind {
-	case settings.SessionStoreJSONL, settings.SessionStorePostgres:
-	default:
-		return nil, "", fmt.Errorf("unknown session store %q (want %s or %s)", kind, settings.SessionStoreJSONL, settings.SessionStorePostgres)
-	}
+	kind = cmp.Or(kind, s.Session.Store)
 	s.Session.Store = kind
 	st, err := client.OpenSessionStore(s)
 	if err != nil {
