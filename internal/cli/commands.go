@@ -147,9 +147,7 @@ func (p *printer) ended(env Env, end agent.Event) {
 // and did not deliver (a steer or follow_up queued when it failed, was
 // aborted or its retry was cancelled), with its kind and the reason, so
 // the user can send it again; line breaks in a message show as ⏎ (the
-// prompt_end of --json output has the exact texts). The workflow sets
-// UndeliveredMessages on every prompt_end that has Undelivered (since the
-// v0.1.0 baseline), so the texts alone are not read.
+// prompt_end of --json output has the exact texts).
 func printUndelivered(w io.Writer, end agent.Event) {
 	for _, m := range end.UndeliveredMessages {
 		kind := "steer"

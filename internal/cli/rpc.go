@@ -30,11 +30,6 @@ func runRPC(ctx context.Context, env Env, args []string) int {
 	if !c.parseNoArgs(env, args, rpcUsage) {
 		return ExitUsage
 	}
-	if s, ok := c.settings(env); !ok {
-		return ExitUsage
-	} else if err := ws.resolve(c, s); err != nil {
-		return fail(env, "rpc", err)
-	}
 	return c.backend(ctx, "rpc", ws, func(b *client.Session) int {
 		srv := &rpcserver.Server{Backend: b, Protocol: protocol, Logf: func(format string, a ...any) {
 			fmt.Fprintf(env.Stderr, "starter "+format+"\n", a...)
@@ -99,11 +94,16 @@ func piArgs(args []string) ([]string, rpcserver.Protocol, error) {
 	return out, p, nil
 }
 
-// backend loads the settings, dials Temporal and returns what fn returns
-// with the session's client, with the workspace and tool host of new
-// sessions (ws); the settings are re-read before each prompt so changes
-// made by other processes apply.
+// backend loads the settings, chooses the session (ws.resolve), dials
+// Temporal and returns what fn returns with the session's client, with
+// the workspace and tool host of new sessions (ws); the settings are
+// re-read before each prompt so changes made by other processes apply.
 func (c *common) backend(ctx context.Context, name string, ws *workspaceFlags, fn func(b *client.Session) int) int {
+	if s, ok := c.settings(c.env); !ok {
+		return ExitUsage
+	} else if err := ws.resolve(c, s); err != nil {
+		return fail(c.env, name, err)
+	}
 	return c.dialed(ctx, func(k *client.Controller, s settings.Settings) int {
 		b, err := client.Open(k, s, c.session)
 		if err != nil {
