@@ -53,12 +53,9 @@ var demoFiles = map[string]string{
 	"test.sh":  "#!/bin/sh\n# The test of greet.sh.\nout=$(sh greet.sh world)\nif [ \"$out\" = \"Hello, world!\" ]; then echo PASS; else echo \"FAIL: got '$out'\"; exit 1; fi\n",
 }
 
-// demoCommand is the demo command that `worker demo` runs (cli.Main's extra).
-var demoCommand = cli.Command{
-	Name:    "demo",
-	Summary: "one command: embedded Temporal + Web UI + worker, a small tool-using job with a retry, live",
-	Run:     runDemo,
-}
+// demoCommand is the demo command that `worker demo` runs (cli.Main's
+// extra; main runs it by name, so no usage lists its summary).
+var demoCommand = cli.Command{Name: "demo", Run: runDemo}
 
 func runDemo(ctx context.Context, env cli.Env, args []string) int {
 	fs := pflag.NewFlagSet("demo", pflag.ContinueOnError)
