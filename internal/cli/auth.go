@@ -180,10 +180,7 @@ func authList(env Env, args []string) int {
 		if !e.RateLimitedUntil.IsZero() {
 			states = append(states, "rate-limited until "+e.RateLimitedUntil.Local().Format(time.DateTime))
 		}
-		state := "ok"
-		if len(states) > 0 {
-			state = strings.Join(states, ", ")
-		}
+		state := cmp.Or(strings.Join(states, ", "), "ok")
 		id := e.ID
 		switch {
 		case e.Implicit:

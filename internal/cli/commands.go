@@ -196,12 +196,9 @@ func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
 	if c.fs.NArg() != 1 {
 		return fail(env, "set-auto-retry", errors.New("want exactly one argument: on or off"))
 	}
-	var enabled bool
-	switch strings.ToLower(c.fs.Arg(0)) {
-	case "on", "true", "yes", "1":
-		enabled = true
-	case "off", "false", "no", "0":
-	default:
+	enabled, known := map[string]bool{"on": true, "true": true, "yes": true, "1": true,
+		"off": false, "false": false, "no": false, "0": false}[strings.ToLower(c.fs.Arg(0))]
+	if !known {
 		return fail(env, "set-auto-retry", fmt.Errorf("argument %q is not on or off", c.fs.Arg(0)))
 	}
 	s, ok := c.settings(env)
