@@ -25,9 +25,6 @@ import (
 
 const sessionsUsage = "starter sessions [--failed | --running] [--json]"
 
-// lastPromptRunes bounds the last prompt's text in a sessions line.
-const lastPromptRunes = session.SummaryPromptRunes
-
 // sessionSummary is one line of `starter sessions`.
 type sessionSummary struct {
 	ID string `json:"id"`
@@ -105,7 +102,7 @@ func sessionLines(all []session.Summary) []sessionSummary {
 	for _, sum := range all {
 		if sum.Unreadable != "" {
 			// One unreadable session does not hide the others.
-			sums = append(sums, sessionSummary{ID: sum.Header.ID, LastPrompt: "(unreadable: " + line.Preview(sum.Unreadable, lastPromptRunes) + ")"})
+			sums = append(sums, sessionSummary{ID: sum.Header.ID, LastPrompt: "(unreadable: " + line.Preview(sum.Unreadable, session.SummaryPromptRunes) + ")"})
 			continue
 		}
 		sums = append(sums, summaryOf(sum))
@@ -205,7 +202,7 @@ func printSessions(w io.Writer, sums []sessionSummary, now time.Time) {
 		}
 		status := s.Status
 		if s.Error != "" {
-			status += " (" + line.Preview(s.Error, lastPromptRunes) + ")"
+			status += " (" + line.Preview(s.Error, session.SummaryPromptRunes) + ")"
 		}
 		if s.ParentSession != "" {
 			status += " (sub-agent of " + s.ParentSession + ")"
