@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/mod/modfile"
@@ -177,39 +176,23 @@ func goBuild(ctx context.Context, goBin, root, pkg, out string, w io.Writer, tty
 	cmd := exec.CommandContext(ctx, goBin, "build", "-v", "-o", out, pkg)
 	cmd.Dir = root
 	stderr, err := cmd.StderrPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
 	if err != nil {
 		return fmt.Errorf("go build: %w", err)
 	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("go build: %w", err)
-	}
-	var mu sync.Mutex
-	var pkgs, downloads int
-	var other []string // compiler errors and the like, shown on failure
-	done := make(chan struct{})
+	lines := make(chan string)
 	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			l := sc.Text()
-			mu.Lock()
-			switch {
-			case strings.HasPrefix(l, "go: downloading "):
-				downloads++
-			case isImportPath(l):
-				pkgs++
-			default:
-				if len(other) < 40 {
-					other = append(other, l)
-				}
-			}
-			mu.Unlock()
+		defer close(lines)
+		for sc := bufio.NewScanner(stderr); sc.Scan(); {
+			lines <- sc.Text()
 		}
 	}()
+	var pkgs, downloads int
+	var other []string // compiler errors and the like, shown on failure
 	status := func() string {
-		mu.Lock()
-		defer mu.Unlock()
 		return fmt.Sprintf("packages compiled: %d, modules downloaded: %d, elapsed: %s", pkgs, downloads, time.Since(start).Round(time.Second))
 	}
 	every := 30 * time.Second
@@ -218,11 +201,18 @@ func goBuild(ctx context.Context, goBin, root, pkg, out string, w io.Writer, tty
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-wait:
-	for {
+	for l, open := "", true; open; {
 		select {
-		case <-done:
-			break wait
+		case l, open = <-lines:
+			switch {
+			case !open:
+			case strings.HasPrefix(l, "go: downloading "):
+				downloads++
+			case isImportPath(l):
+				pkgs++
+			case len(other) < 40:
+				other = append(other, l)
+			}
 		case <-tick.C:
 			if tty {
 				fmt.Fprintf(w, "\r  %s ", status())

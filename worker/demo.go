@@ -21,7 +21,6 @@ import (
 	"strings"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"golang.org/x/term"
 
 	"github.com/durableagent/durableagent/internal/cli"
@@ -54,12 +53,9 @@ var demoFiles = map[string]string{
 	"test.sh":  "#!/bin/sh\n# The test of greet.sh.\nout=$(sh greet.sh world)\nif [ \"$out\" = \"Hello, world!\" ]; then echo PASS; else echo \"FAIL: got '$out'\"; exit 1; fi\n",
 }
 
-// demoCommand is the demo command that `worker demo` runs (cli.Main's extra).
-var demoCommand = cli.Command{
-	Name:    "demo",
-	Summary: "one command: embedded Temporal + Web UI + worker, a small tool-using job with a retry, live",
-	Run:     runDemo,
-}
+// demoCommand is the demo command that `worker demo` runs (cli.Main's
+// extra; main runs it by name, so no usage lists its summary).
+var demoCommand = cli.Command{Name: "demo", Run: runDemo}
 
 func runDemo(ctx context.Context, env cli.Env, args []string) int {
 	fs := pflag.NewFlagSet("demo", pflag.ContinueOnError)
@@ -197,40 +193,39 @@ func snapshot(dir string) map[string]string {
 
 // printChanges shows what the job changed in the workspace, line by line.
 func printChanges(env cli.Env, before, after map[string]string) {
-	changed := false
+	head := "\nwhat changed in the workspace:"
 	for _, n := range slices.Sorted(maps.Keys(after)) {
 		old, existed := before[n]
 		if existed && old == after[n] {
 			continue
 		}
-		if !changed {
-			fmt.Fprintln(env.Stdout, "\nwhat changed in the workspace:")
-			changed = true
+		if head != "" {
+			fmt.Fprintln(env.Stdout, head)
+			head = ""
 		}
-		oldLines, newLines := strings.Split(old, "\n"), strings.Split(after[n], "\n")
 		fmt.Fprintf(env.Stdout, "  %s:\n", n)
-		for i := 0; i < max(len(oldLines), len(newLines)); i++ {
-			o, nw := line(oldLines, i), line(newLines, i)
-			if o != nw {
-				if existed && o != "" {
-					fmt.Fprintf(env.Stdout, "    - %s\n", o)
-				}
-				if nw != "" {
-					fmt.Fprintf(env.Stdout, "    + %s\n", nw)
-				}
+		o, nw := strings.Split(old, "\n"), strings.Split(after[n], "\n")
+		for len(o) < len(nw) {
+			o = append(o, "")
+		}
+		for len(nw) < len(o) {
+			nw = append(nw, "")
+		}
+		for i := range o {
+			if o[i] == nw[i] {
+				continue
+			}
+			if existed && o[i] != "" {
+				fmt.Fprintf(env.Stdout, "    - %s\n", o[i])
+			}
+			if nw[i] != "" {
+				fmt.Fprintf(env.Stdout, "    + %s\n", nw[i])
 			}
 		}
 	}
-	if !changed {
+	if head != "" {
 		fmt.Fprintln(env.Stdout, "\nnothing changed in the workspace")
 	}
-}
-
-func line(lines []string, i int) string {
-	if i < len(lines) {
-		return lines[i]
-	}
-	return ""
 }
 
 // ownQueueIfServed: when a server already runs at temporal.address and a
@@ -247,12 +242,11 @@ func ownQueueIfServed(ctx context.Context, s *settings.Settings) string {
 		return "" // no server there: the demo starts its own
 	}
 	defer c.Close()
-	served := false
-	for _, typ := range []enumspb.TaskQueueType{enumspb.TASK_QUEUE_TYPE_WORKFLOW, enumspb.TASK_QUEUE_TYPE_ACTIVITY} {
-		resp, err := c.DescribeTaskQueue(pctx, s.Temporal.TaskQueue, typ)
-		served = served || err == nil && len(resp.GetPollers()) > 0
+	k, err := client.NewController(c, *s)
+	if err != nil {
+		return ""
 	}
-	if !served {
+	if n, err := k.Polled(pctx); err != nil || n == 0 {
 		return ""
 	}
 	old := s.Temporal.TaskQueue

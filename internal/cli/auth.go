@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -164,12 +163,7 @@ func authList(env Env, args []string) int {
 		return fail(env, "auth list", err)
 	}
 	if asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		for _, e := range entries {
-			if err := enc.Encode(e); err != nil {
-				return fail(env, "auth list", err)
-			}
-		}
+		printEach(env.Stdout, entries)
 		return ExitOK
 	}
 	if len(entries) == 0 {
@@ -186,10 +180,7 @@ func authList(env Env, args []string) int {
 		if !e.RateLimitedUntil.IsZero() {
 			states = append(states, "rate-limited until "+e.RateLimitedUntil.Local().Format(time.DateTime))
 		}
-		state := "ok"
-		if len(states) > 0 {
-			state = strings.Join(states, ", ")
-		}
+		state := cmp.Or(strings.Join(states, ", "), "ok")
 		id := e.ID
 		switch {
 		case e.Implicit:

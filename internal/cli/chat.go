@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/tui"
 )
 
@@ -17,26 +18,16 @@ func runChat(ctx context.Context, env Env, args []string) int {
 	if !c.parseNoArgs(env, args, chatUsage) {
 		return ExitUsage
 	}
-	s, ok := c.settings(env)
-	if !ok {
-		return ExitUsage
-	}
 	// Before Temporal is dialled (the workspace check reads the session
 	// through it): without a terminal the UI cannot run (/dev/null fails
 	// in epoll, a pipe would never end at EOF).
 	if !isTerminal(env.Stdin) {
 		return fail(env, "chat", errors.New("needs a terminal: stdin is not one (for scripts use starter prompt, or starter rpc for a JSON protocol)"))
 	}
-	if err := ws.resolve(c, s); err != nil {
-		return fail(env, "chat", err)
-	}
-	b, closeFn, ok := c.backend(ctx, env, "chat", ws)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	if err := tui.Run(ctx, b, env.Stdin, env.Stdout); err != nil {
-		return fail(env, "chat", err)
-	}
-	return ExitOK
+	return c.backend(ctx, "chat", ws, func(b *client.Session) int {
+		if err := tui.Run(ctx, b, env.Stdin, env.Stdout); err != nil {
+			return fail(env, "chat", err)
+		}
+		return ExitOK
+	})
 }

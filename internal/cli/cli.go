@@ -6,6 +6,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -116,15 +117,9 @@ func commands() []Command {
 // tree plus extra, the commands a main adds (the demo, which links the
 // embedded server).
 func Main(args []string, env Env, extra ...Command) int {
-	if env.Stdout == nil {
-		env.Stdout = os.Stdout
-	}
-	if env.Stderr == nil {
-		env.Stderr = os.Stderr
-	}
-	if env.Stdin == nil {
-		env.Stdin = os.Stdin
-	}
+	env.Stdout = cmp.Or[io.Writer](env.Stdout, os.Stdout)
+	env.Stderr = cmp.Or[io.Writer](env.Stderr, os.Stderr)
+	env.Stdin = cmp.Or[io.Reader](env.Stdin, os.Stdin)
 	all := append(commands(), extra...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
@@ -389,6 +384,18 @@ func (c *common) controller(ctx context.Context, env Env) (*client.Controller, s
 	// A follower waits through a worker outage; say so once, on stderr.
 	k.OnWait = func(msg string) { fmt.Fprintf(env.Stderr, "starter: %s\n", msg) }
 	return k, s, func() { k.Client.Close(); c.traces.Shutdown() }, true
+}
+
+// dialed loads the settings, dials Temporal and returns what fn returns
+// with the client, closed after it (ExitUsage, said on stderr, when the
+// settings or the dial fail).
+func (c *common) dialed(ctx context.Context, fn func(k *client.Controller, s settings.Settings) int) int {
+	k, s, closeFn, ok := c.controller(ctx, c.env)
+	if !ok {
+		return ExitUsage
+	}
+	defer closeFn()
+	return fn(k, s)
 }
 
 // reader is the command's Temporal client, dialled at the first need:

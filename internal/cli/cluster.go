@@ -43,11 +43,8 @@ func runCluster(ctx context.Context, env Env, args []string) int {
 	if sub == "init" {
 		retention = c.fs.Duration("retention", 7*24*time.Hour, "how long Temporal keeps a finished prompt's history (a new namespace's retention)")
 	}
-	if !c.parse(env, args) {
+	if !c.parseNoArgs(env, args, "starter "+name+" [flags]") {
 		return ExitUsage
-	}
-	if c.fs.NArg() > 0 {
-		return fail(env, name, fmt.Errorf("unexpected argument %q: cluster %s takes flags only", c.fs.Arg(0), sub))
 	}
 	s, ok := c.settings(env)
 	if !ok {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -55,47 +56,44 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 			return fail(env, "prompt", err)
 		}
 	}
-	k, s, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	ctx, span := c.span(ctx, env, "prompt "+c.session)
-	defer span.End() // before closeFn, which flushes it
-	in := client.PromptInput(s, c.session, msg)
-	in.Workspace = ws.workspace
-	if useWorktree {
-		in.Worktree = activities.WorktreeRequired
-	}
-	if len(faults) > 0 {
-		in.Model.Faults = faults
-	}
-	id := c.session
-	if ws.fresh {
-		id = ""
-	}
-	if err := c.place(ctx, k, s, id, ws.host, &in); err != nil {
-		return fail(env, "prompt", err)
-	}
-	run, err := k.StartPrompt(ctx, in)
-	if err != nil {
-		return fail(env, "prompt", err)
-	}
-	if !c.json {
+	return c.dialed(ctx, func(k *client.Controller, s settings.Settings) int {
+		ctx, span := c.span(ctx, env, "prompt "+c.session)
+		defer span.End() // before closeFn, which flushes it
+		in := client.PromptInput(s, c.session, msg)
+		in.Workspace = ws.workspace
+		if useWorktree {
+			in.Worktree = activities.WorktreeRequired
+		}
+		if len(faults) > 0 {
+			in.Model.Faults = faults
+		}
+		id := c.session
 		if ws.fresh {
-			fmt.Fprintf(env.Stderr, "new session %s in %s (continue it here: starter prompt -c MESSAGE)\n", c.session, ws.workspace)
+			id = ""
 		}
-		fmt.Fprintf(env.Stderr, "prompt started: workflow %s run %s\n", run.GetID(), run.GetRunID())
-	}
-	if detach {
-		if c.json {
-			_ = json.NewEncoder(env.Stdout).Encode(map[string]string{"workflowId": run.GetID(), "runId": run.GetRunID(), "sessionId": c.session})
+		if err := c.place(ctx, k, s, id, ws.host, &in); err != nil {
+			return fail(env, "prompt", err)
 		}
-		return ExitOK
-	}
-	p := newPrinter(env.Stdout, c.json, c.session)
-	p.body, p.skipFirstUser, p.full = storeBodies(k, c.session), true, full
-	return follow(ctx, env, "prompt", k, p, run.GetRunID(), 0)
+		run, err := k.StartPrompt(ctx, in)
+		if err != nil {
+			return fail(env, "prompt", err)
+		}
+		if !c.json {
+			if ws.fresh {
+				fmt.Fprintf(env.Stderr, "new session %s in %s (continue it here: starter prompt -c MESSAGE)\n", c.session, ws.workspace)
+			}
+			fmt.Fprintf(env.Stderr, "prompt started: workflow %s run %s\n", run.GetID(), run.GetRunID())
+		}
+		if detach {
+			if c.json {
+				_ = json.NewEncoder(env.Stdout).Encode(map[string]string{"workflowId": run.GetID(), "runId": run.GetRunID(), "sessionId": c.session})
+			}
+			return ExitOK
+		}
+		p := newPrinter(env.Stdout, c.json, c.session)
+		p.body, p.skipFirstUser, p.full = storeBodies(k, c.session), true, full
+		return follow(ctx, env, "prompt", k, p, run.GetRunID(), 0)
+	})
 }
 
 // FollowPrompt prints the events of a prompt until it ends (then the
@@ -149,9 +147,7 @@ func (p *printer) ended(env Env, end agent.Event) {
 // and did not deliver (a steer or follow_up queued when it failed, was
 // aborted or its retry was cancelled), with its kind and the reason, so
 // the user can send it again; line breaks in a message show as ⏎ (the
-// prompt_end of --json output has the exact texts). The workflow sets
-// UndeliveredMessages on every prompt_end that has Undelivered (since the
-// v0.1.0 baseline), so the texts alone are not read.
+// prompt_end of --json output has the exact texts).
 func printUndelivered(w io.Writer, end agent.Event) {
 	for _, m := range end.UndeliveredMessages {
 		kind := "steer"
@@ -183,16 +179,13 @@ func runAbortRetry(ctx context.Context, env Env, args []string) int {
 	if !c.parseNoArgs(env, args, "") {
 		return ExitUsage
 	}
-	k, _, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	if err := k.AbortRetry(ctx, c.session); err != nil {
-		return fail(env, "abort-retry", err)
-	}
-	printResult(env, c.json, map[string]any{"success": true, "command": "abort-retry", "sessionId": c.session}, "sent abort_retry to session "+c.session)
-	return ExitOK
+	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
+		if err := k.AbortRetry(ctx, c.session); err != nil {
+			return fail(env, "abort-retry", err)
+		}
+		printResult(env, c.json, map[string]any{"success": true, "command": "abort-retry", "sessionId": c.session}, "sent abort_retry to session "+c.session)
+		return ExitOK
+	})
 }
 
 func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
@@ -203,12 +196,9 @@ func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
 	if c.fs.NArg() != 1 {
 		return fail(env, "set-auto-retry", errors.New("want exactly one argument: on or off"))
 	}
-	var enabled bool
-	switch strings.ToLower(c.fs.Arg(0)) {
-	case "on", "true", "yes", "1":
-		enabled = true
-	case "off", "false", "no", "0":
-	default:
+	enabled, known := map[string]bool{"on": true, "true": true, "yes": true, "1": true,
+		"off": false, "false": false, "no": false, "0": false}[strings.ToLower(c.fs.Arg(0))]
+	if !known {
 		return fail(env, "set-auto-retry", fmt.Errorf("argument %q is not on or off", c.fs.Arg(0)))
 	}
 	s, ok := c.settings(env)
@@ -245,21 +235,14 @@ func runState(ctx context.Context, env Env, args []string) int {
 	if !c.parse(env, args) {
 		return ExitUsage
 	}
-	k, _, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	st, err := k.State(ctx, c.session)
-	if err != nil {
-		return fail(env, "state", err)
-	}
-	if c.json {
-		_ = json.NewEncoder(env.Stdout).Encode(st)
+	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
+		st, err := k.State(ctx, c.session)
+		if err != nil {
+			return fail(env, "state", err)
+		}
+		printOut(env.Stdout, c.json, st, func(w io.Writer) { toolview.WriteState(w, st, time.Now()) })
 		return ExitOK
-	}
-	toolview.WriteState(env.Stdout, st, time.Now())
-	return ExitOK
+	})
 }
 
 func runEvents(ctx context.Context, env Env, args []string) int {
@@ -272,30 +255,27 @@ func runEvents(ctx context.Context, env Env, args []string) int {
 	if !c.parse(env, args) {
 		return ExitUsage
 	}
-	k, _, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	p := newPrinter(env.Stdout, c.json, c.session)
-	p.body, p.full = storeBodies(k, c.session), full
-	if followFlag {
-		// The answer too: a short answer that no live snapshot caught
-		// arrives only with its message_end, which prints nothing.
-		return follow(ctx, env, "events", k, p, "", after)
-	}
-	evs, err := k.Events(ctx, c.session, "", after)
-	if err != nil {
-		return fail(env, "events", err)
-	}
-	p.noCountdown = true
-	for _, e := range evs {
-		p.print(e)
-	}
-	if n := len(evs); n > 0 && !c.json && evs[n-1].Type == agent.EventPromptEnd {
-		p.ended(env, evs[n-1])
-	}
-	return ExitOK
+	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
+		p := newPrinter(env.Stdout, c.json, c.session)
+		p.body, p.full = storeBodies(k, c.session), full
+		if followFlag {
+			// The answer too: a short answer that no live snapshot caught
+			// arrives only with its message_end, which prints nothing.
+			return follow(ctx, env, "events", k, p, "", after)
+		}
+		evs, err := k.Events(ctx, c.session, "", after)
+		if err != nil {
+			return fail(env, "events", err)
+		}
+		p.noCountdown = true
+		for _, e := range evs {
+			p.print(e)
+		}
+		if n := len(evs); n > 0 && !c.json && evs[n-1].Type == agent.EventPromptEnd {
+			p.ended(env, evs[n-1])
+		}
+		return ExitOK
+	})
 }
 
 const settingsUsage = "starter settings [init] [--json]"
@@ -323,16 +303,31 @@ func runSettings(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "wrote %s\n", s.File())
 		return ExitOK
 	}
-	if c.json {
-		origins := make(map[string]settings.Origin, len(vals))
-		for _, v := range vals {
-			origins[v.Key] = v.Origin
-		}
-		_ = json.NewEncoder(env.Stdout).Encode(settingsJSON{Settings: s, File: s.File(), Origins: origins})
-		return ExitOK
+	origins := make(map[string]settings.Origin, len(vals))
+	for _, v := range vals {
+		origins[v.Key] = v.Origin
 	}
-	printSettings(env, s, vals)
+	printOut(env.Stdout, c.json, settingsJSON{Settings: s, File: s.File(), Origins: origins}, func(w io.Writer) { printSettings(w, s, vals) })
 	return ExitOK
+}
+
+// writeNewFile writes content to path (mode 0600), refusing to overwrite.
+func writeNewFile(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if os.IsExist(err) {
+			return fmt.Errorf("%s already exists; not overwriting it", path)
+		}
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := f.WriteString(content); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // settingsJSON is `starter settings --json`: the effective settings, the
@@ -346,46 +341,61 @@ type settingsJSON struct {
 // printSettings shows each key's effective value and where it came from
 // (flag, env, file:line or default), then its description, variable and
 // default.
-func printSettings(env Env, s settings.Settings, vals []settings.Value) {
+func printSettings(w io.Writer, s settings.Settings, vals []settings.Value) {
 	state := "not present: defaults, environment and flags only"
 	if _, err := os.Stat(s.File()); err == nil {
 		state = "read"
 	}
-	fmt.Fprintf(env.Stdout, "settings file: %s (%s)\n\n", s.File(), state)
+	fmt.Fprintf(w, "settings file: %s (%s)\n\n", s.File(), state)
 	info := map[string]settings.KeyInfo{}
 	for _, k := range settings.Keys() {
 		info[k.Key] = k
 	}
 	for _, v := range vals {
 		k := info[v.Key]
-		fmt.Fprintf(env.Stdout, "%-28s %-24s %s\n    %s (%s, default %s)\n", v.Key, cmp.Or(v.Value, `""`), v.Origin, k.Description, k.Env, cmp.Or(k.Default, `""`))
+		fmt.Fprintf(w, "%-28s %-24s %s\n    %s (%s, default %s)\n", v.Key, cmp.Or(v.Value, `""`), v.Origin, k.Description, k.Env, cmp.Or(k.Default, `""`))
 		if v.Key == "tools.sandbox.mode" {
-			fmt.Fprintf(env.Stdout, "    effective on this machine: %s\n", sandboxEffective(s.Tools.Sandbox.Mode, ""))
+			fmt.Fprintf(w, "    effective on this machine: %s\n", sandboxEffective(s.Tools.Sandbox.Mode, ""))
 		}
 		if v.Key == "tools.sandbox.memoryMB" {
 			if e := sandboxMemoryEffective(s.Tools.Sandbox.MemoryMB); e != "" {
-				fmt.Fprintf(env.Stdout, "    effective on this machine: %s\n", e)
+				fmt.Fprintf(w, "    effective on this machine: %s\n", e)
 			}
 		}
 	}
 	if lines := settings.Unread(vals, "the worker", settings.WorkerReads); len(lines) > 0 {
 		// A worker says this once per settings (app.WorkerMain): here it is on demand.
-		fmt.Fprintf(env.Stdout, "\nset here, and not read by a worker given the same:\n")
+		fmt.Fprintf(w, "\nset here, and not read by a worker given the same:\n")
 		for _, l := range lines {
-			fmt.Fprintf(env.Stdout, "  %s\n", l)
+			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}
 	for _, v := range vals {
 		if v.Key == "retry.enabled" && v.Value == "false" && v.Kind == settings.OriginFile {
-			fmt.Fprintf(env.Stdout, "\nretry is off for every prompt: retry.enabled is false in %s (set-auto-retry off writes it; 'starter set-auto-retry on' switches it back)\n", v.From)
+			fmt.Fprintf(w, "\nretry is off for every prompt: retry.enabled is false in %s (set-auto-retry off writes it; 'starter set-auto-retry on' switches it back)\n", v.From)
 		}
 	}
 }
 
-func printResult(env Env, asJSON bool, v map[string]any, text string) {
+// printOut writes v as one JSON line with --json, else what text writes
+// for people.
+func printOut(w io.Writer, asJSON bool, v any, text func(io.Writer)) {
 	if asJSON {
-		_ = json.NewEncoder(env.Stdout).Encode(v)
+		_ = json.NewEncoder(w).Encode(v)
 		return
 	}
-	fmt.Fprintln(env.Stdout, text)
+	text(w)
+}
+
+// printResult is printOut of a one-line text.
+func printResult(env Env, asJSON bool, v map[string]any, text string) {
+	printOut(env.Stdout, asJSON, v, func(w io.Writer) { fmt.Fprintln(w, text) })
+}
+
+// printEach writes vs as JSON lines, one per element.
+func printEach[T any](w io.Writer, vs []T) {
+	enc := json.NewEncoder(w)
+	for _, v := range vs {
+		_ = enc.Encode(v)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/llm/scripted"
+	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -27,43 +28,40 @@ func runCompact(ctx context.Context, env Env, args []string) int {
 	if err := scripted.ValidateScript(faults); err != nil {
 		return fail(env, "compact", err)
 	}
-	k, s, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	in := workflows.CompactInputFrom(client.PromptInput(s, c.session, ""), instructions)
-	if len(faults) > 0 {
-		in.Model.SummaryFaults = faults
-	}
-	run, err := k.StartCompact(ctx, in)
-	if err != nil {
-		return fail(env, "compact", err)
-	}
-	// The summary call's retries (auto_retry_start with the abort-retry
-	// hint, and auto_retry_end) print on stderr while the command waits,
-	// so a wait on a 503 or a usage limit is not silent.
-	p := newPrinter(env.Stderr, false, c.session)
-	stopFollow := k.FollowCompactRetries(ctx, c.session, run.GetRunID(), p.print)
-	res, err := client.CompactResult(ctx, run)
-	stopFollow()
-	p.stopCountdown()
-	if err != nil && res.Status == "" {
-		if ctx.Err() != nil {
-			fmt.Fprintf(env.Stderr, "starter compact: stopped waiting; the compaction keeps running in Temporal (starter state --session %s)\n", c.session)
+	return c.dialed(ctx, func(k *client.Controller, s settings.Settings) int {
+		in := workflows.CompactInputFrom(client.PromptInput(s, c.session, ""), instructions)
+		if len(faults) > 0 {
+			in.Model.SummaryFaults = faults
+		}
+		run, err := k.StartCompact(ctx, in)
+		if err != nil {
+			return fail(env, "compact", err)
+		}
+		// The summary call's retries (auto_retry_start with the abort-retry
+		// hint, and auto_retry_end) print on stderr while the command waits,
+		// so a wait on a 503 or a usage limit is not silent.
+		p := newPrinter(env.Stderr, false, c.session)
+		stopFollow := k.FollowCompactRetries(ctx, c.session, run.GetRunID(), p.print)
+		res, err := client.CompactResult(ctx, run)
+		stopFollow()
+		p.stopCountdown()
+		if err != nil && res.Status == "" {
+			if ctx.Err() != nil {
+				fmt.Fprintf(env.Stderr, "starter compact: stopped waiting; the compaction keeps running in Temporal (starter state --session %s)\n", c.session)
+				return ExitFailed
+			}
+			return fail(env, "compact", err)
+		}
+		if c.json {
+			_ = json.NewEncoder(env.Stdout).Encode(res)
+		} else {
+			printCompactResult(env, c.session, res)
+		}
+		if res.Status != agent.StatusCompleted {
 			return ExitFailed
 		}
-		return fail(env, "compact", err)
-	}
-	if c.json {
-		_ = json.NewEncoder(env.Stdout).Encode(res)
-	} else {
-		printCompactResult(env, c.session, res)
-	}
-	if res.Status != agent.StatusCompleted {
-		return ExitFailed
-	}
-	return ExitOK
+		return ExitOK
+	})
 }
 
 func printCompactResult(env Env, sessionID string, res workflows.CompactResult) {

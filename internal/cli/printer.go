@@ -87,31 +87,26 @@ func (p *printer) print(e agent.Event) {
 		p.printMessage(e)
 		return
 	}
-	if e.Type != agent.EventMessageUpdate && p.streamed != "" {
+	if e.Type != agent.EventMessageUpdate {
 		p.endStream()
 	}
 	switch e.Type {
 	case agent.EventMessageUpdate:
 		p.streamDelta(e)
-		return
 	case agent.EventAgentStart, agent.EventTurnStart, agent.EventTurnEnd, agent.EventMessageStart, agent.EventQueueChanged:
-		return
+		// nothing to show
 	case agent.EventToolExecutionUpdate:
 		p.printOutput(e)
-		return
 	case agent.EventToolExecutionStart:
 		// The main argument is cut to 100 runes.
 		fmt.Fprintf(p.w, "▶ %s\n", toolview.CallLine(e.ToolName, e.Args, len(e.ToolName)+101))
-		return
 	case agent.EventToolExecutionEnd:
 		p.printToolEnd(e)
-		return
 	case agent.EventAgentEnd:
 		if e.StopReason == agent.StopReasonError {
 			p.modelErr = e.ErrorMessage
 			fmt.Fprintf(p.w, "✗ model error: %s\n", p.errorText(e.ErrorMessage))
 		}
-		return
 	case agent.EventToolApprovalRequest:
 		fmt.Fprintf(p.w, "? waiting for approval: %s (%s)", toolview.ApprovalLine(e.ToolName, e.Args), e.ToolCallID)
 		if e.Why != "" {
@@ -121,16 +116,16 @@ func (p *printer) print(e agent.Event) {
 			fmt.Fprintf(p.w, "; --for-session allows %s", e.SessionScope)
 		}
 		fmt.Fprintf(p.w, "\n  starter approve --session %s %s [--deny | --for-session]\n", p.session, e.ToolCallID)
-		return
 	case agent.EventAutoRetryStart:
 		fmt.Fprintf(p.w, "↻ Retrying (%d/%d) in %s… (cancel: starter abort-retry --session %s)\n", e.Attempt, e.MaxAttempts, agent.FormatDelay(e.DelayMs), p.session)
 		if !p.noCountdown && e.DelayMs >= 2000 {
 			p.startCountdown(e)
 		}
-		return
 	case agent.EventUsage:
-		if e.Budget == nil {
-			return // the figure for a live status (chat); with no budget to show, prompt_end has it
+		// Without a budget to show it is the figure for a live status
+		// (chat): prompt_end has it.
+		if e.Budget != nil {
+			fmt.Fprintf(p.w, "%s\n", e)
 		}
 	case agent.EventPromptEnd:
 		if e.Status != agent.StatusCompleted {
@@ -139,9 +134,9 @@ func (p *printer) print(e agent.Event) {
 			}
 			fmt.Fprintf(p.w, "%s\n", userStopWord(e))
 		}
-		return
+	default:
+		fmt.Fprintf(p.w, "%s\n", e)
 	}
-	fmt.Fprintf(p.w, "%s\n", e)
 }
 
 // userStopWord is a prompt_end as a line, with one word for a prompt the
@@ -224,9 +219,7 @@ func (p *printer) streamDelta(e agent.Event) {
 		return
 	}
 	if p.streamed != e.EntryID {
-		if p.streamed != "" {
-			p.endStream()
-		}
+		p.endStream()
 		p.streamed = e.EntryID
 	}
 	p.writeStream(ev.Delta)
@@ -247,8 +240,11 @@ func (p *printer) writeStream(delta string) {
 	}
 }
 
-// endStream finishes the streamed text's line.
+// endStream finishes the streamed text's line, if text streams.
 func (p *printer) endStream() {
+	if p.streamed == "" {
+		return
+	}
 	fmt.Fprintln(p.w, p.pending)
 	p.pending = ""
 	p.streamed, p.streamedText = "", ""

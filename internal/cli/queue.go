@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/settings"
 )
 
 const queueUsage = "starter queue [--session ID] [--json] | queue edit [--kind steer|follow_up] ID [TEXT] | queue rm ID | queue clear"
@@ -32,35 +34,32 @@ func runQueue(ctx context.Context, env Env, args []string) int {
 	if len(rest) > 0 {
 		p.ID, p.Text = rest[0], strings.TrimSpace(strings.Join(rest[1:], " "))
 	}
-	k, _, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	var q, removed []agent.QueuedMessage
-	var err error
-	if action == "" {
-		q, err = k.Queue(ctx, c.session)
-	} else {
-		var res agent.EditQueueResult
-		res, err = k.EditQueue(ctx, c.session, p)
-		q, removed = res.Queue, res.Removed
-	}
-	if err != nil {
-		return fail(env, "queue", err)
-	}
-	var text []string
-	for _, m := range removed {
-		text = append(text, fmt.Sprintf("removed %s %s: %s", m.ID, m.Kind, m.Text))
-	}
-	for _, m := range q {
-		text = append(text, queuedLine(m))
-	}
-	if len(q) == 0 {
-		text = append(text, "the queue of session "+c.session+" is empty")
-	}
-	printResult(env, c.json, map[string]any{"sessionId": c.session, "queue": q, "removed": removed}, strings.Join(text, "\n"))
-	return ExitOK
+	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
+		var q, removed []agent.QueuedMessage
+		var err error
+		if action == "" {
+			q, err = k.Queue(ctx, c.session)
+		} else {
+			var res agent.EditQueueResult
+			res, err = k.EditQueue(ctx, c.session, p)
+			q, removed = res.Queue, res.Removed
+		}
+		if err != nil {
+			return fail(env, "queue", err)
+		}
+		var text []string
+		for _, m := range removed {
+			text = append(text, fmt.Sprintf("removed %s %s: %s", m.ID, m.Kind, m.Text))
+		}
+		for _, m := range q {
+			text = append(text, queuedLine(m))
+		}
+		if len(q) == 0 {
+			text = append(text, "the queue of session "+c.session+" is empty")
+		}
+		printResult(env, c.json, map[string]any{"sessionId": c.session, "queue": q, "removed": removed}, strings.Join(text, "\n"))
+		return ExitOK
+	})
 }
 
 // queuedLine is one queued message as people read it.

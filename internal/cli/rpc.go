@@ -30,23 +30,15 @@ func runRPC(ctx context.Context, env Env, args []string) int {
 	if !c.parseNoArgs(env, args, rpcUsage) {
 		return ExitUsage
 	}
-	if s, ok := c.settings(env); !ok {
-		return ExitUsage
-	} else if err := ws.resolve(c, s); err != nil {
-		return fail(env, "rpc", err)
-	}
-	b, closeFn, ok := c.backend(ctx, env, "rpc", ws)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	srv := &rpcserver.Server{Backend: b, Protocol: protocol, Logf: func(format string, a ...any) {
-		fmt.Fprintf(env.Stderr, "starter "+format+"\n", a...)
-	}}
-	if err := srv.Serve(ctx, env.Stdin, env.Stdout); err != nil && !errors.Is(err, context.Canceled) {
-		return fail(env, "rpc", err)
-	}
-	return ExitOK
+	return c.backend(ctx, "rpc", ws, func(b *client.Session) int {
+		srv := &rpcserver.Server{Backend: b, Protocol: protocol, Logf: func(format string, a ...any) {
+			fmt.Fprintf(env.Stderr, "starter "+format+"\n", a...)
+		}}
+		if err := srv.Serve(ctx, env.Stdin, env.Stdout); err != nil && !errors.Is(err, context.Canceled) {
+			return fail(env, "rpc", err)
+		}
+		return ExitOK
+	})
 }
 
 // piArgs takes --protocol (the pi RPC protocol generation the client
@@ -102,24 +94,25 @@ func piArgs(args []string) ([]string, rpcserver.Protocol, error) {
 	return out, p, nil
 }
 
-// backend loads the settings, dials Temporal and returns the session's
-// client, with the workspace and tool host of new sessions (ws); the
-// settings are re-read before each prompt so changes made by other
-// processes apply.
-func (c *common) backend(ctx context.Context, env Env, name string, ws *workspaceFlags) (*client.Session, func(), bool) {
-	k, s, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return nil, nil, false
+// backend loads the settings, chooses the session (ws.resolve), dials
+// Temporal and returns what fn returns with the session's client, with
+// the workspace and tool host of new sessions (ws); the settings are
+// re-read before each prompt so changes made by other processes apply.
+func (c *common) backend(ctx context.Context, name string, ws *workspaceFlags, fn func(b *client.Session) int) int {
+	if s, ok := c.settings(c.env); !ok {
+		return ExitUsage
+	} else if err := ws.resolve(c, s); err != nil {
+		return fail(c.env, name, err)
 	}
-	b, err := client.Open(k, s, c.session)
-	if err != nil {
-		closeFn()
-		fail(env, name, err)
-		return nil, nil, false
-	}
-	b.Workspace, b.Host = ws.workspace, ws.host
-	b.Reload = func() (settings.Settings, error) {
-		return settings.Load(settings.LoadOptions{Flags: c.fs})
-	}
-	return b, closeFn, true
+	return c.dialed(ctx, func(k *client.Controller, s settings.Settings) int {
+		b, err := client.Open(k, s, c.session)
+		if err != nil {
+			return fail(c.env, name, err)
+		}
+		b.Workspace, b.Host = ws.workspace, ws.host
+		b.Reload = func() (settings.Settings, error) {
+			return settings.Load(settings.LoadOptions{Flags: c.fs})
+		}
+		return fn(b)
+	})
 }

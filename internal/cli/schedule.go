@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/schedule"
+	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -98,41 +98,49 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 			return fail(env, name, err)
 		}
 	}
-	m, closeFn, ok := scheduleManager(ctx, env, c)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	var err error
-	switch sub {
-	case "list":
-		return scheduleList(ctx, env, c, m)
-	case "describe":
-		return scheduleDescribe(ctx, env, c, m, id)
-	case "pause":
-		err = m.Pause(ctx, id, cmp.Or(note, "paused with starter schedule pause"))
-	case "unpause":
-		err = m.Unpause(ctx, id, note)
-	case "trigger":
-		err = m.Trigger(ctx, id)
-	case "delete":
-		err = m.Delete(ctx, id)
-	}
-	if err != nil {
-		return fail(env, name, err)
-	}
-	done := map[string]string{"pause": "paused", "unpause": "unpaused", "trigger": "triggered", "delete": "deleted"}[sub]
-	printResult(env, c.json, map[string]any{"success": true, "command": "schedule_" + sub, "id": id}, "schedule "+id+" "+done)
-	return ExitOK
+	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
+		m := scheduleManager(k)
+		var err error
+		switch sub {
+		case "list":
+			list, err := m.List(ctx)
+			if err != nil {
+				return fail(env, name, err)
+			}
+			if c.json {
+				printEach(env.Stdout, list)
+			} else {
+				printSchedules(env.Stdout, list)
+			}
+			return ExitOK
+		case "describe":
+			info, err := m.Describe(ctx, id)
+			if err != nil {
+				return fail(env, name, err)
+			}
+			printOut(env.Stdout, c.json, info, func(w io.Writer) { printScheduleInfo(w, info) })
+			return ExitOK
+		case "pause":
+			err = m.Pause(ctx, id, cmp.Or(note, "paused with starter schedule pause"))
+		case "unpause":
+			err = m.Unpause(ctx, id, note)
+		case "trigger":
+			err = m.Trigger(ctx, id)
+		case "delete":
+			err = m.Delete(ctx, id)
+		}
+		if err != nil {
+			return fail(env, name, err)
+		}
+		done := map[string]string{"pause": "paused", "unpause": "unpaused", "trigger": "triggered", "delete": "deleted"}[sub]
+		printResult(env, c.json, map[string]any{"success": true, "command": "schedule_" + sub, "id": id}, "schedule "+id+" "+done)
+		return ExitOK
+	})
 }
 
-// scheduleManager dials Temporal as every starter command does.
-func scheduleManager(ctx context.Context, env Env, c *common) (*schedule.Manager, func(), bool) {
-	k, _, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return nil, nil, false
-	}
-	return &schedule.Manager{Client: k.Client, TaskQueue: k.TaskQueue, DataConverter: k.DataConverter}, closeFn, true
+// scheduleManager manages the schedules through k's connection.
+func scheduleManager(k *client.Controller) *schedule.Manager {
+	return &schedule.Manager{Client: k.Client, TaskQueue: k.TaskQueue, DataConverter: k.DataConverter}
 }
 
 // scheduleCreate builds the prompt as `starter prompt` does (the same
@@ -181,30 +189,28 @@ func scheduleCreate(ctx context.Context, env Env, c *common, spec schedule.Spec,
 	if err := spec.Validate(); err != nil {
 		return fail(env, name, err)
 	}
-	m, closeFn, ok := scheduleManager(ctx, env, c)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	if err := c.place(ctx, c.k, s, spec.SessionID, host, &spec.Prompt); err != nil {
-		return fail(env, name, err)
-	}
-	if err := m.Create(ctx, spec); err != nil {
-		return fail(env, name, err)
-	}
-	where := "a fresh session per run: " + spec.SessionPrefix + "-<scheduled time, UTC>"
-	if spec.SessionID != "" {
-		where = "session " + spec.SessionID
-	}
-	if spec.Prompt.Host != "" {
-		where += ", on tool host " + spec.Prompt.Host
-	}
-	if useWorktree {
-		where += ", in a worktree on branch agent/<session>"
-	}
-	printResult(env, c.json, map[string]any{"success": true, "command": "schedule_create", "id": spec.ID},
-		fmt.Sprintf("schedule %s created: %s, %s (overlap %s, catch-up window %s)", spec.ID, schedule.WhenOf(spec.Cron, spec.Every), where, spec.Overlap, spec.CatchupWindow))
-	return ExitOK
+	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
+		m := scheduleManager(k)
+		if err := c.place(ctx, k, s, spec.SessionID, host, &spec.Prompt); err != nil {
+			return fail(env, name, err)
+		}
+		if err := m.Create(ctx, spec); err != nil {
+			return fail(env, name, err)
+		}
+		where := "a fresh session per run: " + spec.SessionPrefix + "-<scheduled time, UTC>"
+		if spec.SessionID != "" {
+			where = "session " + spec.SessionID
+		}
+		if spec.Prompt.Host != "" {
+			where += ", on tool host " + spec.Prompt.Host
+		}
+		if useWorktree {
+			where += ", in a worktree on branch agent/<session>"
+		}
+		printResult(env, c.json, map[string]any{"success": true, "command": "schedule_create", "id": spec.ID},
+			fmt.Sprintf("schedule %s created: %s, %s (overlap %s, catch-up window %s)", spec.ID, schedule.WhenOf(spec.Cron, spec.Every), where, spec.Overlap, spec.CatchupWindow))
+		return ExitOK
+	})
 }
 
 // checkScheduleFlags refuses what create and update both refuse before
@@ -251,38 +257,26 @@ func scheduleUpdate(ctx context.Context, env Env, c *common, ch schedule.Change)
 		}
 		return c.checkWorktree(s, in.SessionID, in.Prompt.Workspace)
 	}
-	m, closeFn, ok := scheduleManager(ctx, env, c)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	changed, err := m.Update(ctx, ch)
-	if err != nil {
-		return fail(env, name, err)
-	}
-	text := "schedule " + ch.ID + " updated: " + strings.Join(changed, "; ")
-	if len(changed) == 0 {
-		text, changed = "schedule "+ch.ID+" unchanged: it already is so", []string{}
-	}
-	printResult(env, c.json, map[string]any{"success": true, "command": "schedule_update", "id": ch.ID, "changed": changed}, text)
-	return ExitOK
+	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
+		m := scheduleManager(k)
+		changed, err := m.Update(ctx, ch)
+		if err != nil {
+			return fail(env, name, err)
+		}
+		text := "schedule " + ch.ID + " updated: " + strings.Join(changed, "; ")
+		if len(changed) == 0 {
+			text, changed = "schedule "+ch.ID+" unchanged: it already is so", []string{}
+		}
+		printResult(env, c.json, map[string]any{"success": true, "command": "schedule_update", "id": ch.ID, "changed": changed}, text)
+		return ExitOK
+	})
 }
 
-func scheduleList(ctx context.Context, env Env, c *common, m *schedule.Manager) int {
-	list, err := m.List(ctx)
-	if err != nil {
-		return fail(env, "schedule list", err)
-	}
-	if c.json {
-		enc := json.NewEncoder(env.Stdout)
-		for _, e := range list {
-			_ = enc.Encode(e)
-		}
-		return ExitOK
-	}
+// printSchedules is the human form of schedule list, one line each.
+func printSchedules(w io.Writer, list []schedule.ListEntry) {
 	if len(list) == 0 {
-		fmt.Fprintln(env.Stdout, "no schedules (starter schedule create makes one)")
-		return ExitOK
+		fmt.Fprintln(w, "no schedules (starter schedule create makes one)")
+		return
 	}
 	for _, e := range list {
 		state := "active"
@@ -293,26 +287,12 @@ func scheduleList(ctx context.Context, env Env, c *common, m *schedule.Manager) 
 		if e.Next != nil {
 			next = e.Next.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(env.Stdout, "%-20s %-6s next %-20s %s", e.ID, state, next, e.When)
+		fmt.Fprintf(w, "%-20s %-6s next %-20s %s", e.ID, state, next, e.When)
 		if e.Paused && e.Note != "" {
-			fmt.Fprintf(env.Stdout, "  (%s)", e.Note)
+			fmt.Fprintf(w, "  (%s)", e.Note)
 		}
-		fmt.Fprintln(env.Stdout)
+		fmt.Fprintln(w)
 	}
-	return ExitOK
-}
-
-func scheduleDescribe(ctx context.Context, env Env, c *common, m *schedule.Manager, id string) int {
-	info, err := m.Describe(ctx, id)
-	if err != nil {
-		return fail(env, "schedule describe", err)
-	}
-	if c.json {
-		_ = json.NewEncoder(env.Stdout).Encode(info)
-		return ExitOK
-	}
-	printScheduleInfo(env.Stdout, info)
-	return ExitOK
 }
 
 // printScheduleInfo is the human form of schedule describe.

@@ -98,16 +98,10 @@ type sessionStore interface {
 	List() ([]string, error)
 }
 
-// openStore opens store kind ("": session.store) of the settings.
+// openStore opens store kind ("": session.store) of the settings
+// (client.OpenSessionStore refuses an unknown kind).
 func openStore(s settings.Settings, kind string) (sessionStore, string, error) {
-	if kind == "" {
-		kind = s.Session.Store
-	}
-	switch kind {
-	case settings.SessionStoreJSONL, settings.SessionStorePostgres:
-	default:
-		return nil, "", fmt.Errorf("unknown session store %q (want %s or %s)", kind, settings.SessionStoreJSONL, settings.SessionStorePostgres)
-	}
+	kind = cmp.Or(kind, s.Session.Store)
 	s.Session.Store = kind
 	st, err := client.OpenSessionStore(s)
 	if err != nil {
@@ -190,24 +184,17 @@ func sessionExport(ctx context.Context, env Env, c *common, s settings.Settings,
 	if err != nil {
 		return fail(env, name, err)
 	}
-	w := env.Stdout
-	var f *os.File
-	if out != "" {
-		if f, err = os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
-			return fail(env, name, err)
-		}
-		w = f
-	}
 	// The kept system prompt text goes with the session (spec 7.6): an
 	// import keeps it as the source kept it.
+	var b bytes.Buffer
 	text, err := st.Aside(id, session.SystemPromptKey)
 	if err == nil {
-		err = session.WriteExport(w, sess, text)
+		err = session.WriteExport(&b, sess, text)
 	}
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+	if err == nil && out != "" {
+		err = writeNewFile(out, b.String())
+	} else if err == nil {
+		_, err = b.WriteTo(env.Stdout)
 	}
 	if err != nil {
 		return fail(env, name, err)

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
+	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
 
@@ -27,29 +29,22 @@ func sessionDelete(ctx context.Context, env Env, c *common, store string, force 
 	if c.fs.NArg() > 0 {
 		return fail(env, name, fmt.Errorf("unexpected argument %q (usage: starter session delete --session ID [--force] [--json])", c.fs.Arg(0)))
 	}
-	k, s, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	res, err := k.DeleteSession(ctx, workflows.DeleteSessionInput{SessionID: c.session, HostWaitMs: s.Tools.HostWaitMs, Force: force})
-	if err != nil {
-		return fail(env, name, err)
-	}
-	if c.json {
-		_ = json.NewEncoder(env.Stdout).Encode(res)
+	return c.dialed(ctx, func(k *client.Controller, s settings.Settings) int {
+		res, err := k.DeleteSession(ctx, workflows.DeleteSessionInput{SessionID: c.session, HostWaitMs: s.Tools.HostWaitMs, Force: force})
+		if err != nil {
+			return fail(env, name, err)
+		}
+		msg := "deleted session " + res.SessionID
+		if res.OutputsDir != "" {
+			msg += " and its full bash outputs in " + res.OutputsDir
+		}
+		if res.Worktree != "" {
+			msg += ", removed its worktree " + res.Worktree + " and branch " + res.Branch
+		}
+		if res.Unmerged > 0 {
+			msg += fmt.Sprintf(" with %d commit(s) no other branch has; git -C %s branch %s %s brings it back (until git gc prunes them)", res.Unmerged, res.Repo, res.Branch, res.Tip)
+		}
+		printOut(env.Stdout, c.json, res, func(w io.Writer) { fmt.Fprintln(w, msg) })
 		return ExitOK
-	}
-	msg := "deleted session " + res.SessionID
-	if res.OutputsDir != "" {
-		msg += " and its full bash outputs in " + res.OutputsDir
-	}
-	if res.Worktree != "" {
-		msg += ", removed its worktree " + res.Worktree + " and branch " + res.Branch
-	}
-	if res.Unmerged > 0 {
-		msg += fmt.Sprintf(" with %d commit(s) no other branch has; git -C %s branch %s %s brings it back (until git gc prunes them)", res.Unmerged, res.Repo, res.Branch, res.Tip)
-	}
-	fmt.Fprintln(env.Stdout, msg)
-	return ExitOK
+	})
 }

@@ -29,26 +29,23 @@ func sessionSet(ctx context.Context, env Env, c *common) int {
 	if c.session == "" {
 		return fail(env, name, errors.New("--session ID is required"))
 	}
-	k, s, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	if err := settings.SetText(&s, key, value); err != nil {
-		return fail(env, name, err)
-	}
-	if err := s.Validate(); err != nil {
-		return fail(env, name, err)
-	}
-	from := workflows.SessionSettingsOf(client.PromptInput(s, c.session, "session set"))
-	err := k.SetSessionSetting(ctx, c.session, workflows.SessionSettingChange{Key: key, Value: value, From: from})
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return ExitUsage
+	return c.dialed(ctx, func(k *client.Controller, s settings.Settings) int {
+		if err := settings.SetText(&s, key, value); err != nil {
+			return fail(env, name, err)
 		}
-		return fail(env, name, err)
-	}
-	printResult(env, c.json, map[string]any{"success": true, "command": "session_set", "sessionId": c.session, "key": key, "value": value},
-		fmt.Sprintf("session %s: %s set to %q", c.session, key, value))
-	return ExitOK
+		if err := s.Validate(); err != nil {
+			return fail(env, name, err)
+		}
+		from := workflows.SessionSettingsOf(client.PromptInput(s, c.session, "session set"))
+		err := k.SetSessionSetting(ctx, c.session, workflows.SessionSettingChange{Key: key, Value: value, From: from})
+		if err != nil {
+			if errors.Is(err, context.Canceled) {
+				return ExitUsage
+			}
+			return fail(env, name, err)
+		}
+		printResult(env, c.json, map[string]any{"success": true, "command": "session_set", "sessionId": c.session, "key": key, "value": value},
+			fmt.Sprintf("session %s: %s set to %q", c.session, key, value))
+		return ExitOK
+	})
 }

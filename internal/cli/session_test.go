@@ -99,7 +99,7 @@ func TestSession_ErrorsAreOneLine(t *testing.T) {
 		{[]string{"session"}, "want a subcommand"},
 		{[]string{"session", "move"}, `unknown subcommand "move"`},
 		{[]string{"session", "export", "--store", "jsonl", "--session", "nope"}, `load session "nope": session not found`},
-		{[]string{"session", "export", "--store", "sqlite"}, `unknown session store "sqlite"`},
+		{[]string{"session", "export", "--store", "sqlite"}, `unknown session.store "sqlite" (want jsonl or postgres)`},
 		{[]string{"session", "import"}, "want exactly one argument"},
 		{[]string{"session", "import", notSession}, "line 1 is not a session header"},
 		{[]string{"session", "copy", "--session", "s1"}, "--from and --to are required"},

@@ -3,12 +3,11 @@ package cli
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,13 +19,11 @@ import (
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
 
 const sessionsUsage = "starter sessions [--failed | --running] [--json]"
-
-// lastPromptRunes bounds the last prompt's text in a sessions line.
-const lastPromptRunes = session.SummaryPromptRunes
 
 // sessionSummary is one line of `starter sessions`.
 type sessionSummary struct {
@@ -64,35 +61,29 @@ func runSessions(ctx context.Context, env Env, args []string) int {
 	if !c.parseNoArgs(env, args, sessionsUsage) {
 		return ExitUsage
 	}
-	k, _, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	sums, err := summarize(ctx, k)
-	if err != nil {
-		return fail(env, "sessions", err)
-	}
-	kept := sums[:0]
-	for _, sum := range sums {
-		sum.Status, sum.Error = jobOutcome(ctx, k, sum.ID)
-		switch {
-		case *failed && sum.Status != agent.StatusFailed && sum.Status != statusBudgetStop,
-			*running && sum.Status != agent.StatusRunning && sum.Status != statusApproval:
-			continue
+	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
+		sums, err := summarize(ctx, k)
+		if err != nil {
+			return fail(env, "sessions", err)
 		}
-		kept = append(kept, sum)
-	}
-	sums = kept
-	if c.json {
-		enc := json.NewEncoder(env.Stdout)
+		kept := sums[:0]
 		for _, sum := range sums {
-			_ = enc.Encode(sum)
+			sum.Status, sum.Error = jobOutcome(ctx, k, sum.ID)
+			switch {
+			case *failed && sum.Status != agent.StatusFailed && sum.Status != statusBudgetStop,
+				*running && sum.Status != agent.StatusRunning && sum.Status != statusApproval:
+				continue
+			}
+			kept = append(kept, sum)
 		}
+		sums = kept
+		if c.json {
+			printEach(env.Stdout, sums)
+			return ExitOK
+		}
+		printSessions(env.Stdout, sums, time.Now())
 		return ExitOK
-	}
-	printSessions(env.Stdout, sums, time.Now())
-	return ExitOK
+	})
 }
 
 // summarize reads the summaries of every session of the workers' store
@@ -111,16 +102,13 @@ func sessionLines(all []session.Summary) []sessionSummary {
 	for _, sum := range all {
 		if sum.Unreadable != "" {
 			// One unreadable session does not hide the others.
-			sums = append(sums, sessionSummary{ID: sum.Header.ID, LastPrompt: "(unreadable: " + line.Preview(sum.Unreadable, lastPromptRunes) + ")"})
+			sums = append(sums, sessionSummary{ID: sum.Header.ID, LastPrompt: "(unreadable: " + line.Preview(sum.Unreadable, session.SummaryPromptRunes) + ")"})
 			continue
 		}
 		sums = append(sums, summaryOf(sum))
 	}
-	sort.SliceStable(sums, func(i, j int) bool {
-		if !sums[i].LastActivity.Equal(sums[j].LastActivity) {
-			return sums[i].LastActivity.After(sums[j].LastActivity)
-		}
-		return sums[i].ID < sums[j].ID
+	slices.SortStableFunc(sums, func(a, b sessionSummary) int {
+		return cmp.Or(b.LastActivity.Compare(a.LastActivity), strings.Compare(a.ID, b.ID))
 	})
 	return sums
 }
@@ -214,7 +202,7 @@ func printSessions(w io.Writer, sums []sessionSummary, now time.Time) {
 		}
 		status := s.Status
 		if s.Error != "" {
-			status += " (" + line.Preview(s.Error, lastPromptRunes) + ")"
+			status += " (" + line.Preview(s.Error, session.SummaryPromptRunes) + ")"
 		}
 		if s.ParentSession != "" {
 			status += " (sub-agent of " + s.ParentSession + ")"

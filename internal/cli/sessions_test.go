@@ -104,7 +104,7 @@ func TestSessions_NewestFirstWithWorkspacePromptAndUsage(t *testing.T) {
 		got = append(got, s)
 	}
 	if len(got) != 2 || got[0].ID != "new" || got[0].Usage == nil || got[0].Usage.Output != 234 || got[0].Workspace != "/src/b" ||
-		!got[0].LastActivity.Equal(day.Add(time.Hour+time.Second)) || len([]rune(got[0].LastPrompt)) != lastPromptRunes || got[1].Usage != nil {
+		!got[0].LastActivity.Equal(day.Add(time.Hour+time.Second)) || len([]rune(got[0].LastPrompt)) != session.SummaryPromptRunes || got[1].Usage != nil {
 		t.Fatalf("json: %+v", got)
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"io"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
+	"github.com/durableagent/durableagent/internal/settings"
 )
 
 const showUsage = "starter show [--session ID] [--json] ENTRY"
@@ -24,32 +26,21 @@ func runShow(ctx context.Context, env Env, args []string) int {
 	if c.fs.NArg() != 1 {
 		return fail(env, "show", fmt.Errorf("want exactly one argument: the entry id (usage: %s)", showUsage))
 	}
-	s, ok := c.settings(env)
-	if !ok {
-		return ExitUsage
-	}
-	defer c.closeReader()
-	k, err := c.reader(ctx, s)
-	if err != nil {
-		return fail(env, "show", err)
-	}
-	id := c.fs.Arg(0)
-	en, ok, err := k.ReadEntry(ctx, c.session, id)
-	if errors.Is(err, session.ErrNotFound) {
-		return fail(env, "show", fmt.Errorf("no session %q in the workers' session store", c.session))
-	}
-	if err != nil {
-		return fail(env, "show", err)
-	}
-	if !ok {
-		return fail(env, "show", fmt.Errorf("session %s has no entry %q (entry ids are in the events: entryId)", c.session, id))
-	}
-	if c.json {
-		_ = json.NewEncoder(env.Stdout).Encode(en)
+	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
+		id := c.fs.Arg(0)
+		en, ok, err := k.ReadEntry(ctx, c.session, id)
+		if errors.Is(err, session.ErrNotFound) {
+			return fail(env, "show", fmt.Errorf("no session %q in the workers' session store", c.session))
+		}
+		if err != nil {
+			return fail(env, "show", err)
+		}
+		if !ok {
+			return fail(env, "show", fmt.Errorf("session %s has no entry %q (entry ids are in the events: entryId)", c.session, id))
+		}
+		printOut(env.Stdout, c.json, en, func(w io.Writer) { printEntry(w, en) })
 		return ExitOK
-	}
-	printEntry(env.Stdout, en)
-	return ExitOK
+	})
 }
 
 // printEntry writes an entry for a person: a message's text whole (an

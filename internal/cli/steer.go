@@ -8,6 +8,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/settings"
 )
 
 // Messages into a running prompt and tool approval: steer, follow-up and
@@ -38,18 +39,15 @@ func messageCommand(ctx context.Context, env Env, name, usage string, args []str
 	if msg == "" {
 		return fail(env, name, errors.New("missing MESSAGE (usage: "+usage+")"))
 	}
-	k, _, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	if err := send(k, c.session, msg); err != nil {
-		return fail(env, name, err)
-	}
-	signal := strings.ReplaceAll(name, "-", "_")
-	printResult(env, c.json, map[string]any{"success": true, "command": signal, "sessionId": c.session},
-		"sent "+signal+" to session "+c.session)
-	return ExitOK
+	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
+		if err := send(k, c.session, msg); err != nil {
+			return fail(env, name, err)
+		}
+		signal := strings.ReplaceAll(name, "-", "_")
+		printResult(env, c.json, map[string]any{"success": true, "command": signal, "sessionId": c.session},
+			"sent "+signal+" to session "+c.session)
+		return ExitOK
+	})
 }
 
 func runApprove(ctx context.Context, env Env, args []string) int {
@@ -70,29 +68,26 @@ func runApprove(ctx context.Context, env Env, args []string) int {
 		return fail(env, "approve", errors.New("want exactly one TOOLCALLID (usage: "+approveUsage+"; starter state --session S --json lists the calls waiting)"))
 	}
 	id := c.fs.Arg(0)
-	k, _, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	p := agent.ApproveToolPayload{ToolCallID: id, Approved: !deny, Reason: reason}
-	if forSession {
-		p.Scope = agent.ApprovalScopeSession
-	}
-	if err := k.ApproveTool(ctx, c.session, p); err != nil {
-		return fail(env, "approve", err)
-	}
-	word := "approved"
-	if deny {
-		word = "denied"
-	}
-	out := map[string]any{"success": true, "command": agent.UpdateApproveTool, "sessionId": c.session,
-		"toolCallId": id, "approved": !deny}
-	text := fmt.Sprintf("%s tool call %s in session %s", word, id, c.session)
-	if forSession {
-		out["scope"] = agent.ApprovalScopeSession
-		text += ", and its like for the rest of the session"
-	}
-	printResult(env, c.json, out, text)
-	return ExitOK
+	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
+		p := agent.ApproveToolPayload{ToolCallID: id, Approved: !deny, Reason: reason}
+		if forSession {
+			p.Scope = agent.ApprovalScopeSession
+		}
+		if err := k.ApproveTool(ctx, c.session, p); err != nil {
+			return fail(env, "approve", err)
+		}
+		word := "approved"
+		if deny {
+			word = "denied"
+		}
+		out := map[string]any{"success": true, "command": agent.UpdateApproveTool, "sessionId": c.session,
+			"toolCallId": id, "approved": !deny}
+		text := fmt.Sprintf("%s tool call %s in session %s", word, id, c.session)
+		if forSession {
+			out["scope"] = agent.ApprovalScopeSession
+			text += ", and its like for the rest of the session"
+		}
+		printResult(env, c.json, out, text)
+		return ExitOK
+	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/settings"
 )
 
 const topUsage = "starter top [--once] [--interval 2s] [--json]"
@@ -27,43 +28,40 @@ func runTop(ctx context.Context, env Env, args []string) int {
 	if *interval < 200*time.Millisecond {
 		return fail(env, "top", fmt.Errorf("--interval %s is too short: at least 200ms", *interval))
 	}
-	k, _, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	clear := isTerminal(env.Stdout) && !*once && !c.json
-	for {
-		jobs, more, err := k.Jobs(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
+	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
+		clear := isTerminal(env.Stdout) && !*once && !c.json
+		for {
+			jobs, more, err := k.Jobs(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ExitOK
+				}
+				return fail(env, "top", err)
+			}
+			if c.json {
+				if jobs == nil {
+					jobs = []client.Job{}
+				}
+				_ = json.NewEncoder(env.Stdout).Encode(jobs)
 				return ExitOK
 			}
-			return fail(env, "top", err)
-		}
-		if c.json {
-			if jobs == nil {
-				jobs = []client.Job{}
+			if clear {
+				fmt.Fprint(env.Stdout, "\x1b[H\x1b[2J")
 			}
-			_ = json.NewEncoder(env.Stdout).Encode(jobs)
-			return ExitOK
+			writeTop(env.Stdout, k.TaskQueue, jobs, more, time.Now())
+			if *once {
+				return ExitOK
+			}
+			select {
+			case <-ctx.Done():
+				return ExitOK
+			case <-time.After(*interval):
+			}
+			if !clear {
+				fmt.Fprintln(env.Stdout)
+			}
 		}
-		if clear {
-			fmt.Fprint(env.Stdout, "\x1b[H\x1b[2J")
-		}
-		writeTop(env.Stdout, k.TaskQueue, jobs, more, time.Now())
-		if *once {
-			return ExitOK
-		}
-		select {
-		case <-ctx.Done():
-			return ExitOK
-		case <-time.After(*interval):
-		}
-		if !clear {
-			fmt.Fprintln(env.Stdout)
-		}
-	}
+	})
 }
 
 // writeTop prints one refresh of the running prompts.
@@ -109,14 +107,13 @@ func writeTop(w io.Writer, queue string, jobs []client.Job, more bool, now time.
 // jobStatusText is a job's status for people: what it does and for how
 // long, a backoff with when it fires.
 func jobStatusText(js agent.JobStatus, now time.Time) string {
-	var b strings.Builder
-	b.WriteString(js.Status)
-	if js.Status == agent.JobBackoff && js.Until != nil {
-		fmt.Fprintf(&b, " until %s", js.Until.Local().Format(time.TimeOnly))
-	} else if !js.Since.IsZero() {
-		fmt.Fprintf(&b, " %s", elapsed(now.Sub(js.Since)))
+	switch {
+	case js.Status == agent.JobBackoff && js.Until != nil:
+		return js.Status + " until " + js.Until.Local().Format(time.TimeOnly)
+	case !js.Since.IsZero():
+		return js.Status + " " + elapsed(now.Sub(js.Since))
 	}
-	return b.String()
+	return js.Status
 }
 
 // elapsed is d to the second ("1h2m3s"); a clock skew between this
@@ -148,43 +145,40 @@ func (r topRow) session() string {
 
 // topTree orders jobs (oldest first) as a tree: each prompt a user
 // started, then its sub-agents' prompts under it, theirs under them.
+// Parents that are each other's (never made by the product) are listed
+// still, each naming its parent.
 func topTree(jobs []client.Job) []topRow {
 	listed := map[string]bool{}
 	for _, j := range jobs {
 		listed[j.SessionID] = true
 	}
+	under := func(j client.Job) bool { return listed[j.ParentSession] && j.ParentSession != j.SessionID }
 	children := map[string][]client.Job{}
-	var roots []topRow
 	for _, j := range jobs {
-		if j.ParentSession != "" && listed[j.ParentSession] && j.ParentSession != j.SessionID {
+		if under(j) {
 			children[j.ParentSession] = append(children[j.ParentSession], j)
-			continue
 		}
-		roots = append(roots, topRow{job: j, orphan: j.ParentSession != ""})
 	}
 	var out []topRow
+	shown := map[string]bool{}
 	var add func(r topRow)
 	add = func(r topRow) {
+		if shown[r.job.SessionID] {
+			return
+		}
+		shown[r.job.SessionID] = true
 		out = append(out, r)
 		for _, c := range children[r.job.SessionID] {
 			add(topRow{job: c, depth: r.depth + 1})
 		}
 	}
-	for _, r := range roots {
-		add(r)
+	for _, j := range jobs {
+		if !under(j) {
+			add(topRow{job: j, orphan: j.ParentSession != ""})
+		}
 	}
-	if len(out) < len(jobs) {
-		// Parents that are each other's (never made by the product):
-		// listed still, each naming its parent.
-		shown := map[string]bool{}
-		for _, r := range out {
-			shown[r.job.SessionID] = true
-		}
-		for _, j := range jobs {
-			if !shown[j.SessionID] {
-				out = append(out, topRow{job: j, orphan: true})
-			}
-		}
+	for _, j := range jobs {
+		add(topRow{job: j, orphan: true})
 	}
 	return out
 }

@@ -19,7 +19,7 @@ func (p *printer) printMessage(e agent.Event) {
 	m := e.Message
 	switch {
 	case m.Role == agent.RoleUser:
-		p.endOpenStream()
+		p.endStream()
 		p.usersSeen++
 		if p.usersSeen == 1 && p.skipFirstUser {
 			return
@@ -35,19 +35,13 @@ func (p *printer) printMessage(e agent.Event) {
 		} else {
 			// Not streamed, or streamed only in part (a late attach
 			// gets the tail): the whole text.
-			p.endOpenStream()
+			p.endStream()
 			if text != "" {
 				fmt.Fprintln(p.w, text)
 			}
 		}
 		p.lastStreamed = true
 	default:
-		p.endOpenStream()
-	}
-}
-
-func (p *printer) endOpenStream() {
-	if p.streamed != "" {
 		p.endStream()
 	}
 }
@@ -67,7 +61,7 @@ func (p *printer) printOutput(e agent.Event) {
 	if e.ToolCallID == "" || e.PartialResult == nil {
 		return
 	}
-	p.endOpenStream()
+	p.endStream()
 	text := e.PartialResult.Text()
 	end := strings.LastIndexByte(text, '\n')
 	if end < 0 {
