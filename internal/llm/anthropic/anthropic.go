@@ -31,6 +31,7 @@ package anthropic
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -332,6 +333,13 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error) agen
 // model) are sent as {}: input must be an object.
 func messages(msgs []agent.Message) []sdk.MessageParam {
 	out := make([]sdk.MessageParam, 0, len(msgs))
+	older := 0 // tool-result images over the bound, oldest first (toolResult)
+	for _, m := range msgs {
+		if m.Role == agent.RoleToolResult {
+			older += len(m.Images())
+		}
+	}
+	older = max(0, (older-maxToolResultImages+imageBatch-1)/imageBatch*imageBatch)
 	lastToolResults := false // out's last message holds only tool results
 	for _, m := range llm.WithBashAsUser(msgs) {
 		isToolResult := false
@@ -349,7 +357,7 @@ func messages(msgs []agent.Message) []sdk.MessageParam {
 			}
 		case agent.RoleToolResult:
 			isToolResult = true
-			block := toolResult(m)
+			block := toolResult(m, &older)
 			if lastToolResults {
 				last := out[len(out)-1].OfUser
 				last.Content = append(last.Content, block)
@@ -386,15 +394,29 @@ func messages(msgs []agent.Message) []sdk.MessageParam {
 	return out
 }
 
+// maxToolResultImages bounds the tool-result images one request carries
+// (the API refuses a request of more than 100): the newest are sent, the
+// older ones as a line of text each. They leave imageBatch at a time, so
+// the request's cached prefix changes once every imageBatch images, not
+// at every new one.
+const maxToolResultImages, imageBatch = 20, 10
+
 // toolResult is the tool_result block of a tool result message: its
-// text, then its images (an MCP tool's). An empty result has no content
-// (the API rejects empty text blocks).
-func toolResult(m agent.Message) sdk.ContentBlockParamUnion {
+// text, then its images (an MCP tool's); while *older is above zero an
+// image is named in a line of text instead, and counted off. An empty
+// result has no content (the API rejects empty text blocks).
+func toolResult(m agent.Message, older *int) sdk.ContentBlockParamUnion {
 	b := sdk.ToolResultBlockParam{ToolUseID: m.ToolCallID, IsError: sdk.Bool(m.IsError)}
 	if t := m.Text(); t != "" {
 		b.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: t}}}
 	}
 	for _, img := range m.Images() {
+		if *older > 0 {
+			*older--
+			text := fmt.Sprintf("[an earlier %s image, no longer sent: a request carries the newest %d tool-result images]", img.MimeType, maxToolResultImages)
+			b.Content = append(b.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: text}})
+			continue
+		}
 		b.Content = append(b.Content, sdk.ToolResultBlockParamContentUnion{OfImage: sdk.NewImageBlockBase64(img.MimeType, img.Data).OfImage})
 	}
 	return sdk.ContentBlockParamUnion{OfToolResult: &b}

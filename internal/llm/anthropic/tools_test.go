@@ -440,3 +440,40 @@ func TestComplete_ReportsOutputTokens(t *testing.T) {
 		t.Fatalf("usage reports %+v, want message_start's input 12, cache 3+2, output 1, then output 5", usage)
 	}
 }
+
+// A request carries at most the newest 20 tool-result images, older ones
+// leaving 10 at a time as a line of text each, so a session whose tool
+// returns a screenshot at every call stays under the API's image limit.
+func TestMessages_BoundsToolResultImages(t *testing.T) {
+	for total, wantSent := range map[int]int{1: 1, 20: 20, 21: 11, 30: 20, 31: 11, 150: 20} {
+		var msgs []agent.Message
+		for i := range total {
+			id := fmt.Sprintf("toolu_%d", i)
+			msgs = append(msgs,
+				agent.Message{Role: agent.RoleAssistant, Content: []agent.ContentBlock{{Type: "toolCall", ToolCall: &agent.ToolCall{ID: id, Name: "mcp__b__shot"}}}},
+				agent.Message{Role: agent.RoleToolResult, ToolCallID: id, Content: []agent.ContentBlock{{Type: agent.BlockImage, Data: fmt.Sprint(i), MimeType: "image/png"}}})
+		}
+		var sent []string
+		named := 0
+		for _, m := range messages(msgs) {
+			if m.OfUser == nil {
+				continue
+			}
+			for _, c := range m.OfUser.Content {
+				if c.OfToolResult == nil {
+					continue
+				}
+				for _, r := range c.OfToolResult.Content {
+					if r.OfImage != nil {
+						sent = append(sent, r.OfImage.Source.OfBase64.Data)
+					} else if r.OfText != nil && strings.Contains(r.OfText.Text, "no longer sent") {
+						named++
+					}
+				}
+			}
+		}
+		if len(sent) != wantSent || named != total-wantSent || sent[len(sent)-1] != fmt.Sprint(total-1) || sent[0] != fmt.Sprint(total-wantSent) {
+			t.Errorf("%d images: sent %v and %d named, want the newest %d sent and the rest named", total, sent, named, wantSent)
+		}
+	}
+}
