@@ -14,13 +14,16 @@ import (
 // openTimeout bounds connecting to (and migrating) the session database.
 const openTimeout = 30 * time.Second
 
-// OpenSessionStore opens the session store of session.store (the
-// settings allow jsonl and postgres): JSONL files under <dataDir>/sessions
-// (one machine, or a filesystem all workers share with working flock), or
-// the PostgreSQL database of session.postgresUrl (any number of machines).
-// The postgres store's connections live as long as the process.
+// OpenSessionStore opens the session store of session.store: JSONL files
+// under <dataDir>/sessions (one machine, or a filesystem all workers
+// share with working flock), or the PostgreSQL database of
+// session.postgresUrl (any number of machines). The postgres store's
+// connections live as long as the process. It is the one check of a
+// kind the settings did not parse (the starter's --store, --from, --to).
 func OpenSessionStore(s settings.Settings) (session.Backend, error) {
-	if s.Session.Store == settings.SessionStorePostgres {
+	switch s.Session.Store {
+	case settings.SessionStoreJSONL, "":
+	case settings.SessionStorePostgres:
 		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 		defer cancel()
 		st, err := pgstore.Open(ctx, s.Session.PostgresURL)
@@ -28,6 +31,9 @@ func OpenSessionStore(s settings.Settings) (session.Backend, error) {
 			return nil, err
 		}
 		return st, nil
+	default:
+		return nil, fmt.Errorf("open session store: unknown session.store %q (want %s or %s)",
+			s.Session.Store, settings.SessionStoreJSONL, settings.SessionStorePostgres)
 	}
 	st, err := session.Open(filepath.Join(s.DataDir, "sessions"))
 	if err != nil {
