@@ -407,26 +407,18 @@ func (p *process) Kill() {
 const initGrace = 5 * time.Second
 
 // awaitInit waits until the sandbox's init (its host pid arrives on
-// initPid; 0 when bwrap exited before it started one) has exited; with
-// kill (the sandbox was killed), it kills the init first.
+// initPid; 0 when bwrap exited before it started one) has exited
+// (initGone); with kill (the sandbox was killed), it kills the init first.
 func awaitInit(initPid <-chan int, kill bool) error {
-	var pid int
 	select {
-	case pid = <-initPid:
+	case pid := <-initPid:
+		if pid <= 0 {
+			return nil
+		}
+		return initGone(pid, kill)
 	case <-time.After(initGrace):
 		return errors.New("bubblewrap exited without telling its sandbox's init")
 	}
-	if pid <= 0 {
-		return nil
-	}
-	if kill {
-		killInit(pid)
-	}
-	if sandboxGone(pid, initGrace) == nil {
-		return nil
-	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
-	return sandboxGone(pid, initGrace)
 }
 
 // plural is one when n is 1, else many.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -17,13 +16,16 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// sandboxGone waits, at most limit, until the process pid (the sandbox's
-// PID 1 as the host sees it) has exited. The kernel ends a PID
+// initGone waits until the sandbox's init (its PID 1 as the host sees
+// it) has exited, at most initGrace; with kill it first sends it SIGKILL,
+// and an init still there after the wait is sent one and waited for as
+// long again. The signal goes through a pidfd, never to whatever process
+// may have the pid once the init is gone. The kernel ends a PID
 // namespace's init only after every other process of the namespace is
 // gone, so after this no process of the command is left. bwrap's own exit
 // is not that moment: it reports the command's status as soon as the
 // command's shell exits, while the namespace is still being torn down.
-func sandboxGone(pid int, limit time.Duration) error {
+func initGone(pid int, kill bool) error {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if errors.Is(err, unix.ESRCH) {
 		return nil // already exited and reaped
@@ -32,23 +34,18 @@ func sandboxGone(pid int, limit time.Duration) error {
 		return fmt.Errorf("watch sandbox init %d: %w", pid, err)
 	}
 	defer unix.Close(fd)
-	exited, err := tools.AwaitPidfds([]int{fd}, limit)
-	switch {
-	case err != nil:
-		return fmt.Errorf("watch sandbox init %d: %w", pid, err)
-	case !exited:
-		return fmt.Errorf("sandbox init %d still running %s after bubblewrap exited", pid, limit)
+	for round := 0; ; round, kill = round+1, true {
+		if kill {
+			_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+		}
+		exited, err := tools.AwaitPidfds([]int{fd}, initGrace)
+		switch {
+		case err != nil:
+			return fmt.Errorf("watch sandbox init %d: %w", pid, err)
+		case exited:
+			return nil
+		case round == 1:
+			return fmt.Errorf("sandbox init %d still running %s after bubblewrap exited", pid, initGrace)
+		}
 	}
-	return nil
-}
-
-// killInit sends SIGKILL to the sandbox's init pid through a pidfd (not
-// to whatever process may have its pid once it is gone).
-func killInit(pid int) {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		return
-	}
-	defer unix.Close(fd)
-	_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 }

@@ -2,10 +2,7 @@
 
 package sandbox
 
-import (
-	"syscall"
-	"time"
-)
+import "syscall"
 
 // sysProcAttr puts bwrap in a process group of its own. (Bubblewrap is
 // Linux only: elsewhere Probe fails and the worker says so.)
@@ -13,8 +10,5 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 
-// sandboxGone is never reached off Linux (no sandbox starts).
-func sandboxGone(int, time.Duration) error { return nil }
-
-// killInit is never reached off Linux.
-func killInit(int) {}
+// initGone is never reached off Linux (no sandbox starts).
+func initGone(int, bool) error { return nil }
