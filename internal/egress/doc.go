@@ -17,7 +17,8 @@
 //     tools.sandbox.allowHosts; every request is logged in one slog line.
 //   - It is bounded: Options' timeouts and MaxConns, headers of at most
 //     64 KiB, dials of at most 15 s, copies through fixed 32 KiB buffers.
-//     Close ends every request and tunnel and removes the socket file.
+//     Close ends every request and tunnel and removes the socket's
+//     directory.
 //
 // The bridge (MaybeRunBridge, run by BridgeArgv in a sandbox set up with
 // SandboxArgs) listens on a loopback TCP address inside the sandbox, copies

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -104,7 +103,7 @@ func startProxy(t *testing.T, allow []string, w *world, tune func(*Options)) (*P
 	if tune != nil {
 		tune(&opts)
 	}
-	p, err := Listen(filepath.Join(t.TempDir(), "egress.sock"), opts)
+	p, err := Listen(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -89,18 +90,24 @@ type Proxy struct {
 	closeErr  error
 }
 
-// Listen creates the unix socket at path (mode 0600; put it in a
-// directory only the worker's user can enter) and serves the proxy on it
-// until Close.
-func Listen(path string, opts Options) (*Proxy, error) {
+// Listen serves the proxy until Close on a unix socket (mode 0600) in a
+// new directory of its own that only the worker's user can enter.
+func Listen(opts Options) (*Proxy, error) {
 	opts.defaults()
-	ln, err := net.Listen("unix", path)
+	dir, err := os.MkdirTemp("", "egress-") // mode 0700
 	if err != nil {
-		return nil, fmt.Errorf("egress proxy: listen on %s: %w", path, err)
+		return nil, fmt.Errorf("egress proxy: %w", err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("egress proxy: chmod %s: %w", path, err)
+	path := filepath.Join(dir, "proxy.sock")
+	ln, err := net.Listen("unix", path)
+	if err == nil {
+		if err = os.Chmod(path, 0o600); err != nil {
+			ln.Close()
+		}
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("egress proxy: listen on %s: %w", path, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{opts: opts, path: path, ctx: ctx, cancel: cancel, served: make(chan struct{})}
@@ -127,7 +134,8 @@ func Listen(path string, opts Options) (*Proxy, error) {
 func (p *Proxy) Path() string { return p.path }
 
 // Close stops the proxy: no new connections, every in-flight request and
-// tunnel ended, the socket file removed. It waits for the tunnels to end.
+// tunnel ended, the socket's directory removed. It waits for the tunnels
+// to end; a failure is also logged.
 func (p *Proxy) Close() error {
 	p.closeOnce.Do(func() {
 		p.mu.Lock()
@@ -140,8 +148,11 @@ func (p *Proxy) Close() error {
 		p.forward.transport.CloseIdleConnections()
 		<-p.served
 		p.tunnels.Wait()
-		if err := os.Remove(p.path); err != nil && !errors.Is(err, os.ErrNotExist) && p.closeErr == nil {
-			p.closeErr = fmt.Errorf("egress proxy: remove %s: %w", p.path, err)
+		if err := os.RemoveAll(filepath.Dir(p.path)); err != nil && p.closeErr == nil {
+			p.closeErr = fmt.Errorf("egress proxy: remove %s: %w", filepath.Dir(p.path), err)
+		}
+		if p.closeErr != nil {
+			p.opts.Logger.Warn("egress proxy close", "error", p.closeErr)
 		}
 	})
 	return p.closeErr

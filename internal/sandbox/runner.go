@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/durableagent/durableagent/internal/egress"
 	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/tools"
 )
@@ -111,13 +112,13 @@ func (r *Runner) Probe() error {
 
 type process struct {
 	cfg      Config
-	pids     *cgroup      // nil without a pids cgroup
-	refused  int64        // forks pids.max refused
-	mem      *cgroup      // nil without a memory cgroup
-	oomKills int64        // processes the memory cgroup's OOM killer killed
-	watch    *outputWatch // nil without limits its output can show
-	status   *limitStatus // nil without the limit shell (limitScript)
-	egress   *egressPath  // nil but for network allowlist
+	pids     *cgroup       // nil without a pids cgroup
+	refused  int64         // forks pids.max refused
+	mem      *cgroup       // nil without a memory cgroup
+	oomKills int64         // processes the memory cgroup's OOM killer killed
+	watch    *outputWatch  // nil without limits its output can show
+	status   *limitStatus  // nil without the limit shell (limitScript)
+	egress   *egress.Proxy // nil but for network allowlist
 	cmd      *exec.Cmd
 	out      *os.File
 	readDone chan struct{}
@@ -140,14 +141,18 @@ func (r *Runner) Start(c tools.Command) (_ tools.Process, err error) {
 			}
 		}
 	}()
-	var eg *egressPath
+	var eg *egress.Proxy
 	exe, socket := "", ""
 	if r.cfg.Network == NetworkAllowlist {
-		if eg, err = startEgress(r.cfg); err != nil {
-			return nil, err
+		// The bridge is this program: its main calls egress.MaybeRunBridge.
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("sandbox egress bridge: %w", err)
 		}
-		undo = append(undo, eg.close)
-		exe, socket = eg.exe, eg.proxy.Path()
+		if eg, err = egress.Listen(r.cfg.Egress); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		undo = append(undo, func() { eg.Close() })
+		socket = eg.Path()
 	}
 	args, err := r.cfg.args(c.Dir, c.Script, exe, socket)
 	if err != nil {
@@ -248,7 +253,9 @@ func (r *Runner) Start(c tools.Command) (_ tools.Process, err error) {
 		}
 		// The sandbox is gone, and with it every user of the proxy and
 		// every member of the cgroup.
-		p.egress.close()
+		if p.egress != nil {
+			p.egress.Close()
+		}
 		p.status.finish()
 		if p.pids != nil {
 			p.refused = p.pids.refused()
