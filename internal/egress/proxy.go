@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,16 +57,9 @@ func (o *Options) defaults() {
 		var d net.Dialer
 		o.Dial = d.DialContext
 	}
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	def(&o.HeaderTimeout, 15*time.Second)
-	def(&o.IdleTimeout, 5*time.Minute)
-	if o.MaxConns <= 0 {
-		o.MaxConns = 256
-	}
+	o.HeaderTimeout = cmp.Or(max(o.HeaderTimeout, 0), 15*time.Second)
+	o.IdleTimeout = cmp.Or(max(o.IdleTimeout, 0), 5*time.Minute)
+	o.MaxConns = cmp.Or(max(o.MaxConns, 0), 256)
 }
 
 // Proxy is an HTTP proxy serving a sandbox on a unix socket (see the
