@@ -37,6 +37,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
@@ -381,11 +382,7 @@ func hostGit(ctx context.Context, dir string, args ...string) (string, error) {
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
-		if msg == "" {
-			msg = err.Error()
-		}
-		return "", fmt.Errorf("git %s: %s", args[0], msg)
+		return "", fmt.Errorf("git %s: %s", args[0], cmp.Or(line.First(strings.TrimSpace(stderr.String())), err.Error()))
 	}
 	return strings.TrimRight(out.String(), "\n"), nil
 }
@@ -424,11 +421,9 @@ func (g Git) inWorktree(ctx context.Context, dir, prelude string, cmds ...[]stri
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		msg, _, _ := strings.Cut(strings.TrimSpace(parts[len(parts)-1]), "\n")
+		msg := cmp.Or(line.First(strings.TrimSpace(parts[len(parts)-1])), fmt.Sprintf("exit code %d", exit.Code))
 		if exit.Limit != "" {
 			msg = "stopped by the " + exit.Limit
-		} else if msg == "" {
-			msg = fmt.Sprintf("exit code %d", exit.Code)
 		}
 		return nil, errors.New(msg)
 	}
