@@ -19,28 +19,11 @@ type refusal struct {
 	line   string
 }
 
-// splitTarget splits a CONNECT target "host:port" ("[v6]:port").
-func splitTarget(hostport string) (string, int, *refusal) {
-	host, portText, err := net.SplitHostPort(hostport)
-	if err != nil || host == "" {
-		return "", 0, &refusal{http.StatusBadRequest, fmt.Sprintf("egress proxy: %q is not host:port", hostport)}
-	}
-	port, err := strconv.Atoi(portText)
-	if err != nil || port < 1 || port > 65535 {
-		return "", 0, &refusal{http.StatusBadRequest, fmt.Sprintf("egress proxy: %q has no port from 1 to 65535", hostport)}
-	}
-	return host, port, nil
-}
-
-// checkTarget checks the target host:port of r (splitTarget, then
-// check): the addresses that may be dialled, or ok false once the
-// refusal is logged (naming shown when target is not host:port) and
-// answered.
+// checkTarget checks the target host:port of r (check): the addresses
+// that may be dialled, or ok false once the refusal is logged (naming
+// shown when target is not host:port) and answered.
 func (p *Proxy) checkTarget(w http.ResponseWriter, r *http.Request, target, shown string) (addrs []netip.Addr, host string, port int, ok bool) {
-	host, port, ref := splitTarget(target)
-	if ref == nil {
-		addrs, ref = p.check(r.Context(), host, port)
-	}
+	addrs, host, port, ref := p.check(r.Context(), target)
 	if ref != nil {
 		p.logRequest(r.Method, cmp.Or(host, shown), port, false, ref.line)
 		reply(w, ref.status, ref.line)
@@ -48,32 +31,40 @@ func (p *Proxy) checkTarget(w http.ResponseWriter, r *http.Request, target, show
 	return addrs, host, port, ref == nil
 }
 
-// check decides whether host:port may be reached and returns the
-// addresses that may be dialled: an IP literal only when listed; a name
-// only when listed, and then only those of its addresses that are not
-// internal or are themselves listed.
-func (p *Proxy) check(ctx context.Context, host string, port int) ([]netip.Addr, *refusal) {
+// check decides whether hostport ("host:port", "[v6]:port") may be
+// reached and returns the addresses that may be dialled: an IP literal
+// only when listed; a name only when listed, and then only those of its
+// addresses that are not internal or are themselves listed.
+func (p *Proxy) check(ctx context.Context, hostport string) (_ []netip.Addr, host string, port int, _ *refusal) {
+	host, portText, err := net.SplitHostPort(hostport)
+	if err != nil || host == "" {
+		return nil, "", 0, &refusal{http.StatusBadRequest, fmt.Sprintf("egress proxy: %q is not host:port", hostport)}
+	}
+	port, err = strconv.Atoi(portText)
+	if err != nil || port < 1 || port > 65535 {
+		return nil, "", 0, &refusal{http.StatusBadRequest, fmt.Sprintf("egress proxy: %q has no port from 1 to 65535", hostport)}
+	}
 	notListed := &refusal{http.StatusForbidden,
 		fmt.Sprintf("egress proxy: host %s is not in %s", net.JoinHostPort(host, strconv.Itoa(port)), SettingKey)}
 	allow := p.opts.Allow
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if ip.Zone() == "" && allow.ListsAddr(ip, port) {
-			return []netip.Addr{ip.Unmap()}, nil
+			return []netip.Addr{ip.Unmap()}, host, port, nil
 		}
-		return nil, notListed
+		return nil, host, port, notListed
 	}
 	name, err := normalName(host)
 	if err != nil {
-		return nil, &refusal{http.StatusBadRequest, fmt.Sprintf("egress proxy: bad host %q: %v", host, err)}
+		return nil, host, port, &refusal{http.StatusBadRequest, fmt.Sprintf("egress proxy: bad host %q: %v", host, err)}
 	}
 	if !allow.AllowsName(name, port) {
-		return nil, notListed
+		return nil, host, port, notListed
 	}
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	addrs, err := p.opts.Resolve(ctx, name)
 	if err != nil {
-		return nil, &refusal{http.StatusBadGateway, fmt.Sprintf("egress proxy: cannot resolve %s: %v", name, line.Fold(err.Error()))}
+		return nil, host, port, &refusal{http.StatusBadGateway, fmt.Sprintf("egress proxy: cannot resolve %s: %v", name, line.Fold(err.Error()))}
 	}
 	var ok, internal []netip.Addr
 	for _, a := range addrs {
@@ -85,13 +76,13 @@ func (p *Proxy) check(ctx context.Context, host string, port int) ([]netip.Addr,
 	}
 	if len(ok) == 0 {
 		if len(internal) == 0 {
-			return nil, &refusal{http.StatusBadGateway, fmt.Sprintf("egress proxy: %s has no address", name)}
+			return nil, host, port, &refusal{http.StatusBadGateway, fmt.Sprintf("egress proxy: %s has no address", name)}
 		}
-		return nil, &refusal{http.StatusForbidden, fmt.Sprintf(
+		return nil, host, port, &refusal{http.StatusForbidden, fmt.Sprintf(
 			"egress proxy: host %s resolves only to internal addresses (%s); list such an address in %s to allow it",
 			name, internal[0], SettingKey)}
 	}
-	return ok, nil
+	return ok, host, port, nil
 }
 
 // DialContext returns a dial of the worker's own connections that the
@@ -103,11 +94,7 @@ func DialContext(allow AllowList) func(ctx context.Context, network, addr string
 	p := &Proxy{opts: Options{Allow: allow}}
 	p.opts.defaults()
 	return func(ctx context.Context, _, addr string) (net.Conn, error) {
-		host, port, ref := splitTarget(addr)
-		var addrs []netip.Addr
-		if ref == nil {
-			addrs, ref = p.check(ctx, host, port)
-		}
+		addrs, _, port, ref := p.check(ctx, addr)
 		if ref != nil {
 			return nil, errors.New(ref.line)
 		}
