@@ -263,11 +263,15 @@ func (r *Runner) MemoryLimitNote() string {
 }
 
 // StartNote is what the worker says at start about the runner's limits
-// in one line: MemoryLimitNote and ProcessLimitNote ("" when neither
-// has anything to say).
+// in one line ("" when there is nothing to say): that
+// tools.sandbox.maxProcesses falls back to RLIMIT_NPROC when no pids
+// cgroup can be made, and MemoryLimitNote.
 func (r *Runner) StartNote() string {
-	notes := []string{r.ProcessLimitNote(), r.MemoryLimitNote()}
-	return strings.Join(slices.DeleteFunc(notes, func(n string) bool { return n == "" }), "; ")
+	var notes []string
+	if r.cfg.MaxProcesses > 0 && r.pids == "" {
+		notes = append(notes, fmt.Sprintf("sandbox: tools.sandbox.maxProcesses %d falls back to RLIMIT_NPROC (%s), which counts all of the worker user's processes and does not bind root", r.cfg.MaxProcesses, r.noPids))
+	}
+	return strings.Join(slices.DeleteFunc(append(notes, r.MemoryLimitNote()), func(n string) bool { return n == "" }), "; ")
 }
 
 // removeCgroup removes a cgroup directory whose processes are gone. The

@@ -119,7 +119,7 @@ func TestSandbox_ProcessLimitHitOnSuccessIsNoted(t *testing.T) {
 	}
 	r := runner(t, Config{MaxProcesses: 4})
 	if r.pids == "" {
-		t.Skip(r.ProcessLimitNote())
+		t.Skip(r.StartNote())
 	}
 	ws := t.TempDir()
 	res := bash(t, r, ws, forksWithout, 60)

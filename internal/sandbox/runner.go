@@ -60,16 +60,6 @@ func New(c Config) (*Runner, error) {
 	return r, nil
 }
 
-// ProcessLimitNote is the one line the worker says at start when
-// tools.sandbox.maxProcesses is set but no pids cgroup can be made, so
-// the limit falls back to RLIMIT_NPROC ("" otherwise).
-func (r *Runner) ProcessLimitNote() string {
-	if r.cfg.MaxProcesses <= 0 || r.pids != "" {
-		return ""
-	}
-	return fmt.Sprintf("sandbox: tools.sandbox.maxProcesses %d falls back to RLIMIT_NPROC (%s), which counts all of the worker user's processes and does not bind root", r.cfg.MaxProcesses, r.noPids)
-}
-
 // Binary is the bwrap program the runner starts.
 func (r *Runner) Binary() string { return r.bin }
 

@@ -261,7 +261,7 @@ func TestSandbox_NoSwapperOutlivesItsCallToRaceTheFileTools(t *testing.T) {
 func TestSandbox_ProcessLimitIsNamed(t *testing.T) {
 	r := runner(t, Config{MaxProcesses: 4})
 	if r.pids == "" {
-		t.Skip(r.ProcessLimitNote())
+		t.Skip(r.StartNote())
 	}
 	ws := t.TempDir()
 	res := bash(t, r, ws, "for i in 1 2 3 4 5 6 7 8; do sleep 3 & done; wait; exit 3", 60)
@@ -293,14 +293,14 @@ func TestRunner_ProcessLimitNoteSaysTheFallback(t *testing.T) {
 	r := runner(t, Config{MaxProcesses: 3})
 	r.pids, r.noPids = "", "no pids cgroup controller"
 	want := "sandbox: tools.sandbox.maxProcesses 3 falls back to RLIMIT_NPROC (no pids cgroup controller)"
-	if got := r.ProcessLimitNote(); !strings.HasPrefix(got, want) || strings.Contains(got, "\n") {
+	if got := r.StartNote(); !strings.HasPrefix(got, want) || strings.Contains(got, "\n") {
 		t.Fatalf("note %q, want one line starting %q", got, want)
 	}
 	r.pids = "/sys/fs/cgroup/pids"
-	if got := r.ProcessLimitNote(); got != "" {
+	if got := r.StartNote(); got != "" {
 		t.Fatalf("with a cgroup the note is %q", got)
 	}
-	if got := runner(t, Config{}).ProcessLimitNote(); got != "" {
+	if got := runner(t, Config{}).StartNote(); got != "" {
 		t.Fatalf("without maxProcesses the note is %q", got)
 	}
 }

@@ -58,7 +58,7 @@ func TestSandbox_SilentCPULimitIsNamedAsLikely(t *testing.T) {
 func TestSandbox_SilentForkFailureIsNamed(t *testing.T) {
 	r := runner(t, Config{MaxProcesses: 4})
 	if r.pids == "" {
-		t.Skip(r.ProcessLimitNote())
+		t.Skip(r.StartNote())
 	}
 	// dash says "Cannot fork" to a stderr that is /dev/null and exits.
 	script := `sh -c 'sleep 5 & sleep 5 & sleep 5 & sleep 5 & ( : ) || exit 3' 2>/dev/null`
