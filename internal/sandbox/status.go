@@ -14,10 +14,9 @@ import (
 // limitStatus is the worker's end of statusFd: what the limit shell
 // (limitScript) reports after the command, bash's `times`.
 type limitStatus struct {
-	r, w    *os.File
-	done    chan struct{}
-	report  []byte
-	cpuTime time.Duration // the command's processes', once finished
+	r, w   *os.File
+	done   chan struct{}
+	report []byte // complete once finished
 }
 
 // newLimitStatus makes the pipe; w goes to bwrap as statusFd.
@@ -50,7 +49,6 @@ func (s *limitStatus) finish() {
 		return
 	}
 	tools.FinishRead(s.r, s.done)
-	s.cpuTime = childrenCPU(string(s.report))
 }
 
 // close closes both ends, for a sandbox that did not start.
@@ -63,12 +61,12 @@ func (s *limitStatus) close() {
 
 // cpu is the CPU time (user and system) of the command's processes the
 // limit shell waited for: its children and, as the kernel adds them up,
-// the processes they waited for; 0 without a report.
+// the processes they waited for, once finished; 0 without a report.
 func (s *limitStatus) cpu() time.Duration {
 	if s == nil {
 		return 0
 	}
-	return s.cpuTime
+	return childrenCPU(string(s.report))
 }
 
 // timesField is one time of bash's `times`: minutes and seconds.
