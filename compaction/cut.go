@@ -1,5 +1,7 @@
 package compaction
 
+import "slices"
+
 // Cut is PlanCut's answer: which items a compaction summarises and which it
 // keeps verbatim.
 //
@@ -45,7 +47,8 @@ type Cut struct {
 // answers a call from before: a tool result is never the first kept item,
 // and an assistant tool call is never separated from its results, even when
 // results arrive out of order. A leading RoleSummary item (index 0) is never
-// kept; its text becomes Cut.PreviousSummary.
+// kept; its text becomes Cut.PreviousSummary. The parts are clipped:
+// appending to one never overwrites the items after it.
 func PlanCut(items []Item, keepRecentTokens int) Cut {
 	start := 0
 	var previous string
@@ -101,12 +104,12 @@ func PlanCut(items []Item, keepRecentTokens int) Cut {
 		}
 	}
 	if turnStart < 0 {
-		out.ToSummarize = clip(items[start:cut])
+		out.ToSummarize = slices.Clip(items[start:cut])
 		return out
 	}
 	out.SplitTurn = true
-	out.ToSummarize = clip(items[start:turnStart])
-	out.SplitTurnPrefix = clip(items[turnStart:cut])
+	out.ToSummarize = slices.Clip(items[start:turnStart])
+	out.SplitTurnPrefix = slices.Clip(items[turnStart:cut])
 	return out
 }
 
@@ -141,14 +144,4 @@ func validCutPoints(items []Item, start int) []bool {
 		valid[i] = (role == RoleUser || role == RoleAssistant) && earliestCall >= i
 	}
 	return valid
-}
-
-// clip returns s with its capacity cut to its length, so a caller appending
-// to a part of the cut cannot overwrite the items that follow it; an empty
-// part is nil.
-func clip(s []Item) []Item {
-	if len(s) == 0 {
-		return nil
-	}
-	return s[:len(s):len(s)]
 }
