@@ -17,29 +17,23 @@ import (
 // transport's dial.
 type checkedKey struct{}
 
-// forwarder serves absolute-URI http:// requests: check the URL's host,
-// then forward through a transport that dials only checked addresses.
-type forwarder struct {
-	p         *Proxy
-	transport *http.Transport
-	rp        *httputil.ReverseProxy
-}
-
-func newForwarder(p *Proxy) *forwarder {
-	f := &forwarder{p: p}
-	f.transport = &http.Transport{
+// newForwarder makes the proxy's forwarding of absolute-URI http://
+// requests (forward): a reverse proxy whose transport dials only the
+// addresses the request's check returned.
+func (p *Proxy) newForwarder() {
+	p.transport = &http.Transport{
 		Proxy:                  nil, // never the worker's own proxy settings
-		DialContext:            f.dialChecked,
+		DialContext:            p.dialChecked,
 		ResponseHeaderTimeout:  responseTimeout,
 		IdleConnTimeout:        30 * time.Second,
 		MaxIdleConns:           16,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
-	f.rp = &httputil.ReverseProxy{
+	p.rp = &httputil.ReverseProxy{
 		// The client sent an absolute URI; it is the outgoing URL as is,
 		// with no X-Forwarded headers naming the sandbox.
 		Rewrite:   func(pr *httputil.ProxyRequest) { pr.Out.Host = "" },
-		Transport: f.transport,
+		Transport: p.transport,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			msg := fmt.Sprintf("egress proxy: forwarding to %s failed: %s", r.URL.Host, line.Fold(err.Error()))
 			p.opts.Logger.Info("egress forward failed", "host", r.URL.Hostname(), "error", line.Fold(err.Error()))
@@ -51,30 +45,30 @@ func newForwarder(p *Proxy) *forwarder {
 			reply(w, http.StatusBadGateway, msg)
 		},
 	}
-	return f
 }
 
-func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// forward checks the URL's host, then forwards the request.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	target := r.URL.Host
 	if r.URL.Port() == "" {
 		target = net.JoinHostPort(r.URL.Hostname(), "80")
 	}
-	addrs, host, port, ok := f.p.checkTarget(w, r, target, r.URL.Hostname())
+	addrs, host, port, ok := p.checkTarget(w, r, target, r.URL.Hostname())
 	if !ok {
 		return
 	}
-	f.p.logRequest(r.Method, host, port, true, "")
-	f.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), checkedKey{}, addrs)))
+	p.logRequest(r.Method, host, port, true, "")
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), checkedKey{}, addrs)))
 }
 
 // dialChecked dials the addresses the request's check returned; a dial
 // without them is a bug and refused.
-func (f *forwarder) dialChecked(ctx context.Context, _, addr string) (net.Conn, error) {
+func (p *Proxy) dialChecked(ctx context.Context, _, addr string) (net.Conn, error) {
 	addrs, _ := ctx.Value(checkedKey{}).([]netip.Addr)
 	_, portText, err := net.SplitHostPort(addr)
 	port, perr := strconv.Atoi(portText)
 	if len(addrs) == 0 || err != nil || perr != nil {
 		return nil, fmt.Errorf("egress proxy: dial %s without a checked address", addr)
 	}
-	return f.p.dial(ctx, addrs, port)
+	return p.dial(ctx, addrs, port)
 }

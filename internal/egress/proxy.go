@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -67,13 +68,15 @@ func (o *Options) defaults() {
 // that sandbox's only way out, and its limits (MaxConns) and log lines
 // are that sandbox's alone.
 type Proxy struct {
-	opts    Options
-	path    string
-	srv     *http.Server
-	forward *forwarder
-	ctx     context.Context
-	cancel  context.CancelFunc
-	served  chan struct{}
+	opts Options
+	path string
+	srv  *http.Server
+	// transport and rp forward absolute-URI http:// requests (forward).
+	transport *http.Transport
+	rp        *httputil.ReverseProxy
+	ctx       context.Context
+	cancel    context.CancelFunc
+	served    chan struct{}
 	// tunnels counts CONNECT tunnels, which outlive the server's own
 	// tracking once they hijack their connection; closed (under mu)
 	// stops new ones, so Close's Wait never races an Add.
@@ -105,7 +108,7 @@ func Listen(opts Options) (*Proxy, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{opts: opts, path: path, ctx: ctx, cancel: cancel, served: make(chan struct{})}
-	p.forward = newForwarder(p)
+	p.newForwarder()
 	p.srv = &http.Server{
 		Handler:           http.HandlerFunc(p.serveHTTP),
 		ReadHeaderTimeout: opts.HeaderTimeout,
@@ -139,7 +142,7 @@ func (p *Proxy) Close() error {
 		// cancelled request can still answer on one.
 		p.closeErr = p.srv.Close()
 		p.cancel()
-		p.forward.transport.CloseIdleConnections()
+		p.transport.CloseIdleConnections()
 		<-p.served
 		p.tunnels.Wait()
 		if err := os.RemoveAll(filepath.Dir(p.path)); err != nil && p.closeErr == nil {
@@ -157,7 +160,7 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodConnect:
 		p.connect(w, r)
 	case r.URL.IsAbs() && r.URL.Scheme == "http":
-		p.forward.ServeHTTP(w, r)
+		p.forward(w, r)
 	default:
 		p.logRequest(r.Method, r.Host, 0, false, "not a proxy request")
 		reply(w, http.StatusBadRequest, "egress proxy: only CONNECT host:port and absolute http:// requests are served")
