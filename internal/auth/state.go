@@ -1,11 +1,11 @@
 package auth
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -167,13 +167,9 @@ func (s *state) markUsageLimit(provider, model, sessionID string, blockMs int64,
 	if blockMs < 0 {
 		return Switch{}, fmt.Errorf("mark usage limit: negative retryAfterMs %d", blockMs)
 	}
-	if blockMs == 0 {
-		blockMs = DefaultBlockMs
-	}
-	s.init()
-	cur, ok, _ := s.selectCred(provider, sessionID, now, env)
+	cur, ok, _ := s.selectCred(provider, sessionID, now, env) // inits s
 	if ok {
-		s.Blocks[cur.ID] = now.Add(time.Duration(blockMs) * time.Millisecond)
+		s.Blocks[cur.ID] = now.Add(time.Duration(cmp.Or(blockMs, DefaultBlockMs)) * time.Millisecond)
 		delete(s.Sessions, provider+"/"+sessionID)
 		if next, ok, _ := s.selectCred(provider, sessionID, now, env); ok && next.ID != cur.ID && !s.blocked(next.ID, now) {
 			return Switch{Switched: true, CredentialID: next.ID}, nil
@@ -188,16 +184,8 @@ func (s *state) markUsageLimit(provider, model, sessionID string, blockMs int64,
 // nextModel is the fallback after current: the one following it in the
 // list, or the first one when current is not in it ("" when none).
 func nextModel(list []string, current string) string {
-	for i, m := range list {
-		if m == current {
-			if i+1 < len(list) {
-				return list[i+1]
-			}
-			return ""
-		}
-	}
-	if len(list) > 0 && list[0] != current {
-		return list[0]
+	if i := slices.Index(list, current); i+1 < len(list) {
+		return list[i+1]
 	}
 	return ""
 }
@@ -258,10 +246,7 @@ func (s *state) entries(now time.Time, env func(string) (string, bool)) []Entry 
 	var out []Entry
 	for _, p := range slices.Sorted(maps.Keys(providers)) {
 		for _, c := range s.of(p, env) {
-			e := Entry{ID: c.ID, Provider: c.Provider, Kind: c.Kind, Added: c.Added, Implicit: strings.HasPrefix(c.ID, "env:")}
-			if e.Kind == "" {
-				e.Kind = KindAPIKey
-			}
+			e := Entry{ID: c.ID, Provider: c.Provider, Kind: cmp.Or(c.Kind, KindAPIKey), Added: c.Added, Implicit: strings.HasPrefix(c.ID, "env:")}
 			if s.blocked(c.ID, now) {
 				e.BlockedUntil = s.Blocks[c.ID]
 			}
@@ -293,16 +278,11 @@ func WithWindows(entries []Entry, windows map[string]Window, now time.Time) []En
 		}
 		out = append(out, e)
 	}
-	keys := make([]string, 0, len(windows))
-	for key, w := range windows {
-		if !listed[key] && now.Before(w.Until) {
-			keys = append(keys, key)
+	for _, key := range slices.Sorted(maps.Keys(windows)) {
+		if w := windows[key]; !listed[key] && now.Before(w.Until) {
+			provider, id, _ := strings.Cut(key, "/")
+			out = append(out, Entry{ID: id, Provider: provider, RateLimitedUntil: w.Until, WindowOnly: true})
 		}
-	}
-	sort.Strings(keys)
-	for _, key := range keys {
-		provider, id, _ := strings.Cut(key, "/")
-		out = append(out, Entry{ID: id, Provider: provider, RateLimitedUntil: windows[key].Until, WindowOnly: true})
 	}
 	return out
 }
