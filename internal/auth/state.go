@@ -64,7 +64,7 @@ func ValidateID(id string) error {
 }
 
 // state is the selection and blocking logic of File: plain data, so
-// File can persist it as it is.
+// File can persist it as it is. File.read makes each one (init).
 type state struct {
 	Credentials []Credential `json:"credentials"`
 	// Blocks maps credential id to the end of its block.
@@ -132,7 +132,6 @@ func (s *state) blocked(id string, now time.Time) bool {
 // the session id, else (everything blocked) the hashed one. changed says
 // whether the assignment moved.
 func (s *state) selectCred(provider, sessionID string, now time.Time, env func(string) (string, bool)) (c Credential, ok, changed bool) {
-	s.init()
 	list := s.of(provider, env)
 	if len(list) == 0 {
 		return Credential{}, false, false
@@ -167,7 +166,7 @@ func (s *state) markUsageLimit(provider, model, sessionID string, blockMs int64,
 	if blockMs < 0 {
 		return Switch{}, fmt.Errorf("mark usage limit: negative retryAfterMs %d", blockMs)
 	}
-	cur, ok, _ := s.selectCred(provider, sessionID, now, env) // inits s
+	cur, ok, _ := s.selectCred(provider, sessionID, now, env)
 	if ok {
 		s.Blocks[cur.ID] = now.Add(time.Duration(cmp.Or(blockMs, DefaultBlockMs)) * time.Millisecond)
 		delete(s.Sessions, provider+"/"+sessionID)
@@ -192,7 +191,6 @@ func nextModel(list []string, current string) string {
 
 // prune drops expired blocks and assignments to credentials that are gone.
 func (s *state) prune(now time.Time) {
-	s.init()
 	ids := map[string]bool{}
 	for _, c := range s.Credentials {
 		ids[c.ID] = true
@@ -235,7 +233,6 @@ type Entry struct {
 // entries lists every credential, the implicit ones of env included,
 // without their rate-limit windows (WithWindows adds them).
 func (s *state) entries(now time.Time, env func(string) (string, bool)) []Entry {
-	s.init()
 	providers := map[string]bool{}
 	for _, c := range s.Credentials {
 		providers[c.Provider] = true
