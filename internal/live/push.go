@@ -130,7 +130,8 @@ func (h *Hub) Publish(acc *Accumulator) (Push, func()) {
 	h.calls[token] = c
 	h.mu.Unlock()
 	var once sync.Once
-	return h.pushOf(token), func() {
+	// The hub's URL, its certificate's fingerprint, whether it seals.
+	return Push{URL: h.base + token, CertSHA256: h.pin, Sealed: h.dc != nil}, func() {
 		once.Do(func() {
 			h.mu.Lock()
 			delete(h.calls, token)
