@@ -55,10 +55,8 @@ func ValidateID(id string) error {
 	if id == "" || len(id) > 64 {
 		return fmt.Errorf("credential id %q: want 1-64 characters", id)
 	}
-	for _, r := range id {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-_:", r)) {
-			return fmt.Errorf("credential id %q: only letters, digits and . - _ : are allowed", id)
-		}
+	if strings.Trim(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:") != "" {
+		return fmt.Errorf("credential id %q: only letters, digits and . - _ : are allowed", id)
 	}
 	return nil
 }
@@ -189,23 +187,16 @@ func nextModel(list []string, current string) string {
 	return ""
 }
 
-// prune drops expired blocks and assignments to credentials that are gone.
+// prune drops expired blocks, assignments to credentials that are gone
+// and stale windows.
 func (s *state) prune(now time.Time) {
 	ids := map[string]bool{}
 	for _, c := range s.Credentials {
 		ids[c.ID] = true
 	}
-	for id, until := range s.Blocks {
-		if !now.Before(until) {
-			delete(s.Blocks, id)
-		}
-	}
-	for key, id := range s.Sessions {
-		if !ids[id] && !strings.HasPrefix(id, "env:") {
-			delete(s.Sessions, key)
-		}
-	}
-	s.pruneWindows(now)
+	maps.DeleteFunc(s.Blocks, func(_ string, until time.Time) bool { return !now.Before(until) })
+	maps.DeleteFunc(s.Sessions, func(_, id string) bool { return !ids[id] && !strings.HasPrefix(id, "env:") })
+	maps.DeleteFunc(s.Windows, func(_ string, w Window) bool { return w.Stale(now) })
 }
 
 // Entry describes a credential without its secret (`starter auth list`).
