@@ -147,13 +147,11 @@ func (t *tailBuffer) add(s string) {
 	}
 }
 
-func (t *tailBuffer) len() int { return t.dropped + len(t.buf) }
-
 // tail returns at most n bytes of the end of the text (whole characters)
 // and the offset they start at.
 func (t *tailBuffer) tail(n int) (offset int, s string) {
 	if n <= 0 {
-		return t.len(), ""
+		return t.dropped + len(t.buf), ""
 	}
 	cut := 0
 	if len(t.buf) > n {

@@ -247,7 +247,7 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 			return nil
 		}
 		if h.Version > session.FormatVersion {
-			return permanent(fmt.Errorf("session has format version %d, newer than this build reads (1 to %d)", h.Version, session.FormatVersion))
+			return permanentError{fmt.Errorf("session has format version %d, newer than this build reads (1 to %d)", h.Version, session.FormatVersion)}
 		}
 		h.Timestamp = h.Timestamp.UTC()
 		sess = session.NewSession(h, entries, warnings)
@@ -361,8 +361,6 @@ func transient(err error) bool {
 type permanentError struct{ error }
 
 func (p permanentError) Unwrap() error { return p.error }
-
-func permanent(err error) error { return permanentError{err} }
 
 // PutAside keeps data under key beside the session, outside its entries
 // (as session.Store.PutAside); the session must exist (Init).
