@@ -1,11 +1,11 @@
 package auth
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -55,16 +55,14 @@ func ValidateID(id string) error {
 	if id == "" || len(id) > 64 {
 		return fmt.Errorf("credential id %q: want 1-64 characters", id)
 	}
-	for _, r := range id {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-_:", r)) {
-			return fmt.Errorf("credential id %q: only letters, digits and . - _ : are allowed", id)
-		}
+	if strings.Trim(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:") != "" {
+		return fmt.Errorf("credential id %q: only letters, digits and . - _ : are allowed", id)
 	}
 	return nil
 }
 
 // state is the selection and blocking logic of File: plain data, so
-// File can persist it as it is.
+// File can persist it as it is. File.read makes each one (init).
 type state struct {
 	Credentials []Credential `json:"credentials"`
 	// Blocks maps credential id to the end of its block.
@@ -132,7 +130,6 @@ func (s *state) blocked(id string, now time.Time) bool {
 // the session id, else (everything blocked) the hashed one. changed says
 // whether the assignment moved.
 func (s *state) selectCred(provider, sessionID string, now time.Time, env func(string) (string, bool)) (c Credential, ok, changed bool) {
-	s.init()
 	list := s.of(provider, env)
 	if len(list) == 0 {
 		return Credential{}, false, false
@@ -167,13 +164,9 @@ func (s *state) markUsageLimit(provider, model, sessionID string, blockMs int64,
 	if blockMs < 0 {
 		return Switch{}, fmt.Errorf("mark usage limit: negative retryAfterMs %d", blockMs)
 	}
-	if blockMs == 0 {
-		blockMs = DefaultBlockMs
-	}
-	s.init()
 	cur, ok, _ := s.selectCred(provider, sessionID, now, env)
 	if ok {
-		s.Blocks[cur.ID] = now.Add(time.Duration(blockMs) * time.Millisecond)
+		s.Blocks[cur.ID] = now.Add(time.Duration(cmp.Or(blockMs, DefaultBlockMs)) * time.Millisecond)
 		delete(s.Sessions, provider+"/"+sessionID)
 		if next, ok, _ := s.selectCred(provider, sessionID, now, env); ok && next.ID != cur.ID && !s.blocked(next.ID, now) {
 			return Switch{Switched: true, CredentialID: next.ID}, nil
@@ -188,38 +181,22 @@ func (s *state) markUsageLimit(provider, model, sessionID string, blockMs int64,
 // nextModel is the fallback after current: the one following it in the
 // list, or the first one when current is not in it ("" when none).
 func nextModel(list []string, current string) string {
-	for i, m := range list {
-		if m == current {
-			if i+1 < len(list) {
-				return list[i+1]
-			}
-			return ""
-		}
-	}
-	if len(list) > 0 && list[0] != current {
-		return list[0]
+	if i := slices.Index(list, current); i+1 < len(list) {
+		return list[i+1]
 	}
 	return ""
 }
 
-// prune drops expired blocks and assignments to credentials that are gone.
+// prune drops expired blocks, assignments to credentials that are gone
+// and stale windows.
 func (s *state) prune(now time.Time) {
-	s.init()
 	ids := map[string]bool{}
 	for _, c := range s.Credentials {
 		ids[c.ID] = true
 	}
-	for id, until := range s.Blocks {
-		if !now.Before(until) {
-			delete(s.Blocks, id)
-		}
-	}
-	for key, id := range s.Sessions {
-		if !ids[id] && !strings.HasPrefix(id, "env:") {
-			delete(s.Sessions, key)
-		}
-	}
-	s.pruneWindows(now)
+	maps.DeleteFunc(s.Blocks, func(_ string, until time.Time) bool { return !now.Before(until) })
+	maps.DeleteFunc(s.Sessions, func(_, id string) bool { return !ids[id] && !strings.HasPrefix(id, "env:") })
+	maps.DeleteFunc(s.Windows, func(_ string, w Window) bool { return w.Stale(now) })
 }
 
 // Entry describes a credential without its secret (`starter auth list`).
@@ -247,7 +224,6 @@ type Entry struct {
 // entries lists every credential, the implicit ones of env included,
 // without their rate-limit windows (WithWindows adds them).
 func (s *state) entries(now time.Time, env func(string) (string, bool)) []Entry {
-	s.init()
 	providers := map[string]bool{}
 	for _, c := range s.Credentials {
 		providers[c.Provider] = true
@@ -258,10 +234,7 @@ func (s *state) entries(now time.Time, env func(string) (string, bool)) []Entry 
 	var out []Entry
 	for _, p := range slices.Sorted(maps.Keys(providers)) {
 		for _, c := range s.of(p, env) {
-			e := Entry{ID: c.ID, Provider: c.Provider, Kind: c.Kind, Added: c.Added, Implicit: strings.HasPrefix(c.ID, "env:")}
-			if e.Kind == "" {
-				e.Kind = KindAPIKey
-			}
+			e := Entry{ID: c.ID, Provider: c.Provider, Kind: cmp.Or(c.Kind, KindAPIKey), Added: c.Added, Implicit: strings.HasPrefix(c.ID, "env:")}
 			if s.blocked(c.ID, now) {
 				e.BlockedUntil = s.Blocks[c.ID]
 			}
@@ -293,16 +266,11 @@ func WithWindows(entries []Entry, windows map[string]Window, now time.Time) []En
 		}
 		out = append(out, e)
 	}
-	keys := make([]string, 0, len(windows))
-	for key, w := range windows {
-		if !listed[key] && now.Before(w.Until) {
-			keys = append(keys, key)
+	for _, key := range slices.Sorted(maps.Keys(windows)) {
+		if w := windows[key]; !listed[key] && now.Before(w.Until) {
+			provider, id, _ := strings.Cut(key, "/")
+			out = append(out, Entry{ID: id, Provider: provider, RateLimitedUntil: w.Until, WindowOnly: true})
 		}
-	}
-	sort.Strings(keys)
-	for _, key := range keys {
-		provider, id, _ := strings.Cut(key, "/")
-		out = append(out, Entry{ID: id, Provider: provider, RateLimitedUntil: windows[key].Until, WindowOnly: true})
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 )
@@ -59,11 +58,6 @@ func WindowKey(provider, credentialID string) string {
 // dropped.
 func (w Window) Stale(now time.Time) bool {
 	return now.Sub(w.Until) > StaleWindow && !now.Before(w.ProbeUntil)
-}
-
-// pruneWindows drops stale windows.
-func (s *state) pruneWindows(now time.Time) {
-	maps.DeleteFunc(s.Windows, func(_ string, w Window) bool { return w.Stale(now) })
 }
 
 // WindowStore keeps rate-limit windows: UpdateWindow applies rule to the

@@ -1,8 +1,9 @@
 package live
 
 import (
+	"cmp"
 	"encoding/json"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/durableagent/durableagent/agent"
@@ -159,10 +160,8 @@ func (s *Cursor) diffModel(snap Snapshot) []agent.Event {
 		e = &liveEntry{attempt: snap.Attempt, have: map[int]int{}, got: NewPartial(snap.EntryID, snap.Attempt)}
 		s.entries[snap.EntryID] = e
 	}
-	blocks := append([]Block(nil), snap.Blocks...)
-	sort.SliceStable(blocks, func(i, j int) bool { return blocks[i].Index < blocks[j].Index })
 	var out []agent.Event
-	for _, b := range blocks {
+	for _, b := range slices.SortedStableFunc(slices.Values(snap.Blocks), func(a, b Block) int { return cmp.Compare(a.Index, b.Index) }) {
 		typ := deltaType(b.Type)
 		if typ == "" || b.Offset < 0 {
 			continue

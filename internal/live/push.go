@@ -130,7 +130,8 @@ func (h *Hub) Publish(acc *Accumulator) (Push, func()) {
 	h.calls[token] = c
 	h.mu.Unlock()
 	var once sync.Once
-	return h.pushOf(token), func() {
+	// The hub's URL, its certificate's fingerprint, whether it seals.
+	return Push{URL: h.base + token, CertSHA256: h.pin, Sealed: h.dc != nil}, func() {
 		once.Do(func() {
 			h.mu.Lock()
 			delete(h.calls, token)
@@ -203,7 +204,7 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	var enc pushEncoder
+	enc := pushEncoder{}
 	send := func() bool {
 		line, err := encodeLine(h.dc, PushLine{AtNs: time.Now().UnixNano(), Snap: enc.next(c.acc.Snapshot())})
 		if err != nil {
@@ -243,41 +244,33 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// pushEncoder makes a stream's lines: each block past what it sent.
-type pushEncoder struct {
-	sent map[int]int // block index -> end sent
-}
+// pushEncoder makes a stream's lines: each block past what it sent (by
+// block index, the end sent).
+type pushEncoder map[int]int
 
-func (e *pushEncoder) next(s Snapshot) Snapshot {
-	if e.sent == nil {
-		e.sent = map[int]int{}
-	}
+func (sent pushEncoder) next(s Snapshot) Snapshot {
 	blocks := make([]Block, len(s.Blocks))
 	for i, b := range s.Blocks {
 		end := b.End()
-		if sent, ok := e.sent[b.Index]; ok && sent >= b.Offset && sent <= end {
-			b.Tail, b.Offset = b.Tail[sent-b.Offset:], sent
+		if n, ok := sent[b.Index]; ok && n >= b.Offset && n <= end {
+			b.Tail, b.Offset = b.Tail[n-b.Offset:], n
 		}
 		blocks[i] = b
-		e.sent[b.Index] = end
+		sent[b.Index] = end
 	}
 	s.Blocks = blocks
 	s.Push = nil
 	return s
 }
 
-// pushDecoder rebuilds whole snapshots from a stream's lines.
-type pushDecoder struct {
-	have map[int]Block
-}
+// pushDecoder rebuilds whole snapshots from a stream's lines: it holds
+// each block as rebuilt, by index.
+type pushDecoder map[int]Block
 
-func (d *pushDecoder) next(s Snapshot) Snapshot {
-	if d.have == nil {
-		d.have = map[int]Block{}
-	}
+func (have pushDecoder) next(s Snapshot) Snapshot {
 	blocks := make([]Block, len(s.Blocks))
 	for i, b := range s.Blocks {
-		if old, ok := d.have[b.Index]; ok && b.Offset >= old.Offset && b.Offset <= old.End() {
+		if old, ok := have[b.Index]; ok && b.Offset >= old.Offset && b.Offset <= old.End() {
 			b.Tail, b.Offset = old.Tail[:b.Offset-old.Offset]+b.Tail, old.Offset
 		}
 		if len(b.Tail) > MaxSnapshotBytes {
@@ -287,7 +280,7 @@ func (d *pushDecoder) next(s Snapshot) Snapshot {
 			b.Offset, b.Tail = b.Offset+off, tail
 		}
 		blocks[i] = b
-		d.have[b.Index] = b
+		have[b.Index] = b
 	}
 	s.Blocks = blocks
 	return s
@@ -337,7 +330,7 @@ func Subscribe(ctx context.Context, p Push, dc converter.DataConverter, fn func(
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), maxPushLine)
-	var d pushDecoder
+	d := pushDecoder{}
 	for sc.Scan() {
 		l, err := decodeLine(sc.Bytes(), p, dc)
 		if err != nil {

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,9 +62,7 @@ func decodeLine(b []byte, p Push, dc converter.DataConverter) (PushLine, error) 
 	if err := proto.Unmarshal(w.Sealed, &payload); err != nil {
 		return PushLine{}, fmt.Errorf("push stream: bad sealed line: %w", err)
 	}
-	if dc == nil {
-		dc = converter.GetDefaultDataConverter()
-	}
+	dc = cmp.Or(dc, converter.GetDefaultDataConverter())
 	var l PushLine
 	if err := dc.FromPayload(&payload, &l); err != nil {
 		return PushLine{}, fmt.Errorf("%w (this client needs the worker's payload codec key, codec.keyFile): %w", ErrPushSealed, err)

@@ -176,7 +176,7 @@ func TestPush_SlowClientDoesNotSlowTheCall(t *testing.T) {
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, maxPushLine)
-	var d pushDecoder
+	d := pushDecoder{}
 	var last Snapshot
 	lines := 0
 	for sc.Scan() {

@@ -112,12 +112,6 @@ func SelfSignedCert(host string) (tls.Certificate, error) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
-// pushOf is the Push of token's stream: the hub's URL, its certificate's
-// fingerprint and whether it seals its lines.
-func (h *Hub) pushOf(token string) Push {
-	return Push{URL: h.base + token, CertSHA256: h.pin, Sealed: h.dc != nil}
-}
-
 // pinned holds the followers' HTTP clients of pinned certificates, one
 // per fingerprint (each keeps its own idle connections).
 var pinned struct {

@@ -147,13 +147,11 @@ func (t *tailBuffer) add(s string) {
 	}
 }
 
-func (t *tailBuffer) len() int { return t.dropped + len(t.buf) }
-
 // tail returns at most n bytes of the end of the text (whole characters)
 // and the offset they start at.
 func (t *tailBuffer) tail(n int) (offset int, s string) {
 	if n <= 0 {
-		return t.len(), ""
+		return t.dropped + len(t.buf), ""
 	}
 	cut := 0
 	if len(t.buf) > n {
@@ -169,13 +167,13 @@ func (t *tailBuffer) tail(n int) (offset int, s string) {
 // write entryID; attempt is the number of model calls already made for the
 // turn.
 func NewModel(entryID string, attempt int) *Accumulator {
-	return &Accumulator{kind: KindModel, entryID: entryID, attempt: attempt}
+	return &Accumulator{kind: KindModel, entryID: entryID, attempt: attempt, watchers: map[chan struct{}]bool{}}
 }
 
 // NewTool returns the accumulator of a RunTool call that will write
 // entryID.
 func NewTool(entryID, toolCallID, toolName string) *Accumulator {
-	return &Accumulator{kind: KindTool, entryID: entryID, toolCallID: toolCallID, toolName: toolName}
+	return &Accumulator{kind: KindTool, entryID: entryID, toolCallID: toolCallID, toolName: toolName, watchers: map[chan struct{}]bool{}}
 }
 
 // bump records a change (caller holds mu).
@@ -195,9 +193,6 @@ func (a *Accumulator) Watch() (<-chan struct{}, func()) {
 	w := make(chan struct{}, 1)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.watchers == nil {
-		a.watchers = map[chan struct{}]bool{}
-	}
 	a.watchers[w] = true
 	return w, func() {
 		a.mu.Lock()

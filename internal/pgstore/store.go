@@ -140,7 +140,7 @@ func (s *Store) Append(sessionID string, entries ...session.Entry) (int, error) 
 		rows = append(rows, row{e.ID, string(line)})
 	}
 	var written int
-	err := s.do(func(ctx context.Context) error {
+	err := s.op("append to session", sessionID, func(ctx context.Context) error {
 		written = 0
 		// One batch is one implicit transaction.
 		b := &pgx.Batch{}
@@ -165,7 +165,7 @@ func (s *Store) Append(sessionID string, entries ...session.Entry) (int, error) 
 		return res.Close()
 	})
 	if err != nil {
-		return 0, fmt.Errorf("append to session %q: %w", sessionID, err)
+		return 0, err
 	}
 	return written, nil
 }
@@ -174,11 +174,8 @@ func (s *Store) Append(sessionID string, entries ...session.Entry) (int, error) 
 // ParentSession if it does not exist and returns the header in force: an
 // existing session keeps its own.
 func (s *Store) Init(sessionID string, where session.Header) (session.Header, error) {
-	if err := session.ValidateID(sessionID); err != nil {
-		return session.Header{}, fmt.Errorf("init session: %w", err)
-	}
 	var h session.Header
-	err := s.do(func(ctx context.Context) error {
+	err := s.op("init session", sessionID, func(ctx context.Context) error {
 		if _, err := s.pool.Exec(ctx, `INSERT INTO agent_sessions (id, version, created_at, cwd, host, worktree, parent_session) VALUES ($1, $2, $3, $4, $5, $6::json, $7)
 			ON CONFLICT (id) DO NOTHING`, sessionID, session.FormatVersion, now(), where.Cwd, where.Host, where.Worktree, where.ParentSession); err != nil {
 			return err
@@ -190,7 +187,7 @@ func (s *Store) Init(sessionID string, where session.Header) (session.Header, er
 		return err
 	})
 	if err != nil {
-		return session.Header{}, fmt.Errorf("init session %q: %w", sessionID, err)
+		return session.Header{}, err
 	}
 	return h, nil
 }
@@ -211,11 +208,8 @@ func (s *Store) header(ctx context.Context, sessionID string) (session.Header, e
 // skipped and described in Session.Warnings, as the JSONL store skips a
 // bad line.
 func (s *Store) Load(sessionID string) (*session.Session, error) {
-	if err := session.ValidateID(sessionID); err != nil {
-		return nil, fmt.Errorf("load session: %w", err)
-	}
 	var sess *session.Session
-	err := s.do(func(ctx context.Context) error {
+	err := s.op("load session", sessionID, func(ctx context.Context) error {
 		// One statement, one snapshot: the header and the entries agree.
 		rows, err := s.pool.Query(ctx, `SELECT s.version, s.created_at, s.cwd, s.host, s.worktree, s.parent_session, e.seq, e.entry::text
 			FROM agent_sessions s LEFT JOIN agent_session_entries e ON e.session_id = s.id
@@ -253,26 +247,22 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 			return nil
 		}
 		if h.Version > session.FormatVersion {
-			return permanent(fmt.Errorf("session has format version %d, newer than this build reads (1 to %d)", h.Version, session.FormatVersion))
+			return permanentError{fmt.Errorf("session has format version %d, newer than this build reads (1 to %d)", h.Version, session.FormatVersion)}
 		}
 		h.Timestamp = h.Timestamp.UTC()
 		sess = session.NewSession(h, entries, warnings)
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("load session %q: %w", sessionID, err)
+	if err == nil && sess == nil { // the closure sets sess only when it succeeds
+		err = fmt.Errorf("load session %q: %w", sessionID, session.ErrNotFound)
 	}
-	if sess == nil {
-		return nil, fmt.Errorf("load session %q: %w", sessionID, session.ErrNotFound)
-	}
-	return sess, nil
+	return sess, err
 }
 
 // List returns the ids of the sessions in the store, sorted.
 func (s *Store) List() ([]string, error) {
 	var ids []string
 	err := s.do(func(ctx context.Context) error {
-		ids = ids[:0]
 		rows, err := s.pool.Query(ctx, `SELECT id FROM agent_sessions ORDER BY id COLLATE "C"`)
 		if err != nil {
 			return err
@@ -293,6 +283,18 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 // do runs op with the store's overall timeout and connection retries.
 func (s *Store) do(op func(ctx context.Context) error) error {
 	return s.doWithin(s.retryFor, opTimeout, op)
+}
+
+// op runs fn on session sessionID as do does, once the id is valid; its
+// error names what and the id.
+func (s *Store) op(what, sessionID string, fn func(ctx context.Context) error) error {
+	if err := session.ValidateID(sessionID); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := s.do(fn); err != nil {
+		return fmt.Errorf("%s %q: %w", what, sessionID, err)
+	}
+	return nil
 }
 
 // doWithin runs op with timeout in all, retrying connection errors for
@@ -360,8 +362,6 @@ type permanentError struct{ error }
 
 func (p permanentError) Unwrap() error { return p.error }
 
-func permanent(err error) error { return permanentError{err} }
-
 // PutAside keeps data under key beside the session, outside its entries
 // (as session.Store.PutAside); the session must exist (Init).
 func (s *Store) PutAside(sessionID, key string, data []byte) error {
@@ -404,15 +404,8 @@ func (s *Store) Aside(sessionID, key string) ([]byte, error) {
 // exist is not an error, so a Delete repeated after a connection error or
 // a crash finishes the job.
 func (s *Store) Delete(sessionID string) error {
-	if err := session.ValidateID(sessionID); err != nil {
-		return fmt.Errorf("delete session: %w", err)
-	}
-	err := s.do(func(ctx context.Context) error {
+	return s.op("delete session", sessionID, func(ctx context.Context) error {
 		_, err := s.pool.Exec(ctx, `DELETE FROM agent_sessions WHERE id = $1`, sessionID)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("delete session %q: %w", sessionID, err)
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package rpcserver
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -26,11 +27,8 @@ const (
 
 // ParseProtocol checks a --protocol value ("" is ProtocolPi16).
 func ParseProtocol(s string) (Protocol, error) {
-	switch Protocol(s) {
-	case "", ProtocolPi16:
-		return ProtocolPi16, nil
-	case ProtocolPi073:
-		return ProtocolPi073, nil
+	if p := cmp.Or(Protocol(s), ProtocolPi16); p == ProtocolPi16 || p == ProtocolPi073 {
+		return p, nil
 	}
 	return "", fmt.Errorf("invalid protocol %q (want %s or %s)", s, ProtocolPi16, ProtocolPi073)
 }

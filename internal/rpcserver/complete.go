@@ -13,7 +13,7 @@ import (
 // whole message from the session entry it names (message_start of user
 // and tool results, message_end, turn_end, tool_execution_end), fills
 // agent_end's messages with the run's (framer shapes message_update).
-// Without a session to read (load nil, or an entry not found) the views
+// Without a session to read (none yet, or an entry not found) the views
 // stay.
 type completer struct {
 	ctx  context.Context
@@ -33,7 +33,7 @@ func newCompleter(ctx context.Context, load func(ctx context.Context) (*session.
 // be read), reading the session again when the entry is newer than the
 // copy in hand.
 func (c *completer) entry(id string) *agent.Message {
-	if id == "" || c.load == nil {
+	if id == "" {
 		return nil
 	}
 	find := func() *agent.Message {

@@ -65,7 +65,7 @@ func TestCompleter_EventsCarryWholeMessages(t *testing.T) {
 
 // Without a session to read, the views stay (normalised).
 func TestCompleter_WithoutSessionKeepsViews(t *testing.T) {
-	c := newCompleter(context.Background(), nil)
+	c := newCompleter(context.Background(), func(context.Context) (*session.Session, error) { return nil, nil })
 	v := agent.Message{Role: agent.RoleAssistant, Provider: "openai", StopReason: agent.StopReasonStop, Content: []agent.ContentBlock{{Type: agent.BlockText, Text: "hi"}}}
 	c.complete(agent.Event{Type: agent.EventAgentStart})
 	e := c.complete(agent.Event{Type: agent.EventMessageEnd, EntryID: "x", Message: &v})

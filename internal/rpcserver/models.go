@@ -47,11 +47,5 @@ func baseURL(s settings.Settings, provider string) string {
 	if provider == s.Model.Provider && s.Model.BaseURL != "" {
 		return s.Model.BaseURL
 	}
-	switch provider {
-	case "anthropic":
-		return "https://api.anthropic.com"
-	case "openai":
-		return "https://api.openai.com/v1"
-	}
-	return ""
+	return map[string]string{"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}[provider]
 }

@@ -2,6 +2,7 @@ package rpcserver
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -172,12 +173,9 @@ func unknownField(obj map[string]json.RawMessage, specs []fieldSpec) string {
 }
 
 func fieldNames(specs []fieldSpec) string {
-	if len(specs) == 0 {
-		return "none besides id and type"
+	var names []string
+	for _, f := range specs {
+		names = append(names, f.name)
 	}
-	names := make([]string, len(specs))
-	for i, f := range specs {
-		names[i] = f.name
-	}
-	return strings.Join(names, ", ")
+	return cmp.Or(strings.Join(names, ", "), "none besides id and type")
 }

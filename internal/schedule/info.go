@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -198,10 +199,7 @@ func memoFits(w string, s *client.ScheduleSpec) bool {
 }
 
 func (m *Manager) converter() converter.DataConverter {
-	if m.DataConverter != nil {
-		return m.DataConverter
-	}
-	return converter.GetDefaultDataConverter()
+	return cmp.Or(m.DataConverter, converter.GetDefaultDataConverter())
 }
 
 // decodeInput reads the action's input, a payload on Describe.

@@ -170,15 +170,11 @@ func (m *Manager) Create(ctx context.Context, s Spec) error {
 		return err
 	}
 	overlap, _ := ParseOverlap(cmp.Or(s.Overlap, DefaultOverlap))
-	catchup := s.CatchupWindow
-	if catchup == 0 {
-		catchup = DefaultCatchupWindow
-	}
 	_, err := m.Client.ScheduleClient().Create(ctx, sdkclient.ScheduleOptions{
 		ID:            s.ID,
 		Spec:          *specOf(s.Cron, s.Every),
 		Overlap:       overlap,
-		CatchupWindow: catchup,
+		CatchupWindow: cmp.Or(s.CatchupWindow, DefaultCatchupWindow),
 		Memo:          map[string]any{MemoWhen: WhenOf(s.Cron, s.Every)},
 		Action: &sdkclient.ScheduleWorkflowAction{
 			ID:            ActionIDPrefix + s.ID,

@@ -152,7 +152,8 @@ func (m *Manager) apply(c Change, s *client.Schedule, memo *commonpb.Memo) ([]st
 		changed = append(changed, fmt.Sprintf("prompt: %q", line.Preview(in.Prompt.Message, 60)))
 	}
 	note("session", sessionWords(before), sessionWords(in))
-	note("worktree", onOff(before.Prompt.Worktree != ""), onOff(in.Prompt.Worktree != ""))
+	onOff := map[bool]string{true: "on", false: "off"}
+	note("worktree", onOff[before.Prompt.Worktree != ""], onOff[in.Prompt.Worktree != ""])
 	if len(changed) > n {
 		if err := in.Validate(); err != nil {
 			return nil, err
@@ -173,11 +174,4 @@ func sessionWords(in workflows.ScheduledPromptInput) string {
 		return "session " + in.SessionID
 	}
 	return "fresh sessions " + in.SessionPrefix + "-<scheduled time>"
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
 }
