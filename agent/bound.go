@@ -68,19 +68,11 @@ func PageMayContinue(page []Event) bool {
 // as it is. It also returns the bounded event's JSON size (EncodedSize),
 // which it has measured already.
 func BoundEventSized(e Event) (Event, int) {
-	limit := MaxEventBytes / 2
-	if textOver(e, MaxEventBytes) {
-		// One text alone is above the bound (a huge user message): cut
-		// before encoding the event at all, which would take long.
-		e = copyMessages(e)
-		shortenTexts(&e, limit)
-		limit /= 2
-	}
 	if n := EncodedSize(e); n <= MaxEventBytes {
 		return e, n
 	}
 	e = copyMessages(e)
-	for ; limit >= minTextCap; limit /= 2 {
+	for limit := MaxEventBytes / 2; limit >= minTextCap; limit /= 2 {
 		shortenTexts(&e, limit)
 		if n := EncodedSize(e); n <= MaxEventBytes {
 			return e, n
@@ -93,25 +85,6 @@ func BoundEventSized(e Event) (Event, int) {
 		e.ToolResults = e.ToolResults[:len(e.ToolResults)/2]
 	}
 	return e, EncodedSize(e)
-}
-
-// textOver reports whether one text of e (as shortenTexts sees them) is
-// above limit bytes of JSON.
-func textOver(e Event, limit int) bool {
-	over := false
-	check := func(s *string, _ string) {
-		// len(s) bounds from below what jsonLen would find.
-		if !over && len(*s) > limit/6 && (len(*s) > limit || jsonLen(*s) > limit) {
-			over = true
-		}
-	}
-	eachText(&e, check, func(blocks []ContentBlock, _ string) {
-		for i := range blocks {
-			check(&blocks[i].Text, "")
-			check(&blocks[i].Data, "")
-		}
-	})
-	return over
 }
 
 // eachText calls text with every text of e that may be long and blocks
