@@ -183,12 +183,12 @@ func dropToolArgs(e *Event) {
 // whole message is session entry ID]" (without an entry id, only the
 // count). s within the limit is returned as it is.
 func ShortenText(s string, limit int, entryID string) string {
-	if jsonLen(s) <= limit {
+	if EncodedSize(s) <= limit {
 		return s
 	}
 	// The note's size depends on how much is left out; reserve for the
 	// longest it can be.
-	budget := limit - jsonLen(note(len(s), entryID))
+	budget := limit - EncodedSize(note(len(s), entryID))
 	n, size := 0, 2 // the quotes
 	for n < len(s) {
 		r, w := utf8.DecodeRuneInString(s[n:])
@@ -211,18 +211,6 @@ func wholeIn(entryID string) string {
 		return ""
 	}
 	return ": the whole message is session entry " + entryID
-}
-
-// jsonLen is the size of s as a JSON string written by encoding/json
-// (quotes included).
-func jsonLen(s string) int {
-	size := 2
-	for i := 0; i < len(s); {
-		r, w := utf8.DecodeRuneInString(s[i:])
-		size += runeJSONLen(r, w)
-		i += w
-	}
-	return size
 }
 
 // runeJSONLen is the size encoding/json writes for one rune of a string
