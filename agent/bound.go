@@ -46,14 +46,7 @@ func EncodedSize(v any) int {
 // event is bigger than MaxEventBytes, so a page smaller than
 // EventsPageBytes-MaxEventBytes holds every event there was.
 func PageMayContinue(page []Event) bool {
-	if len(page) == 0 {
-		return false
-	}
-	size := 1
-	for _, e := range page {
-		size += EncodedSize(e) + 1
-	}
-	return size > EventsPageBytes-MaxEventBytes
+	return len(page) > 0 && EncodedSize(page) > EventsPageBytes-MaxEventBytes
 }
 
 // BoundEventSized returns e with its texts shortened so that its JSON is at
