@@ -46,14 +46,7 @@ func EncodedSize(v any) int {
 // event is bigger than MaxEventBytes, so a page smaller than
 // EventsPageBytes-MaxEventBytes holds every event there was.
 func PageMayContinue(page []Event) bool {
-	if len(page) == 0 {
-		return false
-	}
-	size := 1
-	for _, e := range page {
-		size += EncodedSize(e) + 1
-	}
-	return size > EventsPageBytes-MaxEventBytes
+	return len(page) > 0 && EncodedSize(page) > EventsPageBytes-MaxEventBytes
 }
 
 // BoundEventSized returns e with its texts shortened so that its JSON is at
@@ -68,19 +61,11 @@ func PageMayContinue(page []Event) bool {
 // as it is. It also returns the bounded event's JSON size (EncodedSize),
 // which it has measured already.
 func BoundEventSized(e Event) (Event, int) {
-	limit := MaxEventBytes / 2
-	if textOver(e, MaxEventBytes) {
-		// One text alone is above the bound (a huge user message): cut
-		// before encoding the event at all, which would take long.
-		e = copyMessages(e)
-		shortenTexts(&e, limit)
-		limit /= 2
-	}
 	if n := EncodedSize(e); n <= MaxEventBytes {
 		return e, n
 	}
 	e = copyMessages(e)
-	for ; limit >= minTextCap; limit /= 2 {
+	for limit := MaxEventBytes / 2; limit >= minTextCap; limit /= 2 {
 		shortenTexts(&e, limit)
 		if n := EncodedSize(e); n <= MaxEventBytes {
 			return e, n
@@ -93,25 +78,6 @@ func BoundEventSized(e Event) (Event, int) {
 		e.ToolResults = e.ToolResults[:len(e.ToolResults)/2]
 	}
 	return e, EncodedSize(e)
-}
-
-// textOver reports whether one text of e (as shortenTexts sees them) is
-// above limit bytes of JSON.
-func textOver(e Event, limit int) bool {
-	over := false
-	check := func(s *string, _ string) {
-		// len(s) bounds from below what jsonLen would find.
-		if !over && len(*s) > limit/6 && (len(*s) > limit || jsonLen(*s) > limit) {
-			over = true
-		}
-	}
-	eachText(&e, check, func(blocks []ContentBlock, _ string) {
-		for i := range blocks {
-			check(&blocks[i].Text, "")
-			check(&blocks[i].Data, "")
-		}
-	})
-	return over
 }
 
 // eachText calls text with every text of e that may be long and blocks
@@ -210,12 +176,12 @@ func dropToolArgs(e *Event) {
 // whole message is session entry ID]" (without an entry id, only the
 // count). s within the limit is returned as it is.
 func ShortenText(s string, limit int, entryID string) string {
-	if jsonLen(s) <= limit {
+	if EncodedSize(s) <= limit {
 		return s
 	}
 	// The note's size depends on how much is left out; reserve for the
 	// longest it can be.
-	budget := limit - jsonLen(note(len(s), entryID))
+	budget := limit - EncodedSize(note(len(s), entryID))
 	n, size := 0, 2 // the quotes
 	for n < len(s) {
 		r, w := utf8.DecodeRuneInString(s[n:])
@@ -238,18 +204,6 @@ func wholeIn(entryID string) string {
 		return ""
 	}
 	return ": the whole message is session entry " + entryID
-}
-
-// jsonLen is the size of s as a JSON string written by encoding/json
-// (quotes included).
-func jsonLen(s string) int {
-	size := 2
-	for i := 0; i < len(s); {
-		r, w := utf8.DecodeRuneInString(s[i:])
-		size += runeJSONLen(r, w)
-		i += w
-	}
-	return size
 }
 
 // runeJSONLen is the size encoding/json writes for one rune of a string

@@ -90,3 +90,24 @@ func TestEncodedSize_SameAfterARoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A page the events query may have cut (its JSON above
+// EventsPageBytes-MaxEventBytes) says more may follow; a smaller page, or
+// none, says it holds every event there was.
+func TestPageMayContinue_BySizeOfThePage(t *testing.T) {
+	ev := func(n int) Event {
+		return Event{Type: EventMessageEnd, Message: &Message{Role: RoleUser, Content: []ContentBlock{{Type: BlockText, Text: strings.Repeat("x", n)}}}}
+	}
+	threshold := EventsPageBytes - MaxEventBytes
+	small := []Event{ev(100), ev(100)}
+	var big []Event
+	for EncodedSize(big) <= threshold {
+		big = append(big, ev(MaxEventBytes/2))
+	}
+	if PageMayContinue(nil) || PageMayContinue(small) {
+		t.Fatal("an empty or small page may continue")
+	}
+	if !PageMayContinue(big) || PageMayContinue(big[:len(big)-1]) {
+		t.Fatalf("page of %d events (%d bytes): want may continue only above %d bytes", len(big), EncodedSize(big), threshold)
+	}
+}

@@ -88,75 +88,69 @@ type ToolCall struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
+// blockWire is a content block on the wire: the fields of each type's
+// flat shape, present (a non-nil pointer) only on that type, in the
+// shape's order, and the nested tool call of earlier versions (read only).
+type blockWire struct {
+	Type      string          `json:"type"`
+	Text      *string         `json:"text,omitempty"`
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature string          `json:"thinkingSignature,omitempty"`
+	Redacted  bool            `json:"redacted,omitempty"`
+	ToolCall  *ToolCall       `json:"toolCall,omitempty"`
+	ID        *string         `json:"id,omitempty"`
+	Name      *string         `json:"name,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Data      *string         `json:"data,omitempty"`
+	MimeType  *string         `json:"mimeType,omitempty"`
+}
+
 // MarshalJSON writes the block's flat shape (see ContentBlock).
 func (b ContentBlock) MarshalJSON() ([]byte, error) {
+	w := blockWire{Type: b.Type}
 	switch b.Type {
 	case BlockText:
-		return MarshalPlain(struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}{b.Type, b.Text})
+		w.Text = &b.Text
 	case BlockThinking:
-		return MarshalPlain(struct {
-			Type      string `json:"type"`
-			Thinking  string `json:"thinking"`
-			Signature string `json:"thinkingSignature,omitempty"`
-			Redacted  bool   `json:"redacted,omitempty"`
-		}{b.Type, b.Text, b.Signature, b.Redacted})
+		w.Thinking, w.Signature, w.Redacted = &b.Text, b.Signature, b.Redacted
 	case BlockToolCall:
 		var tc ToolCall
 		if b.ToolCall != nil {
 			tc = *b.ToolCall
 		}
-		args := tc.Arguments
-		if len(args) == 0 {
-			args = json.RawMessage("{}") // invalid JSON stays an error
+		w.ID, w.Name, w.Arguments = &tc.ID, &tc.Name, tc.Arguments
+		if len(w.Arguments) == 0 {
+			w.Arguments = json.RawMessage("{}") // invalid JSON stays an error
 		}
-		return MarshalPlain(struct {
-			Type      string          `json:"type"`
-			ID        string          `json:"id"`
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}{b.Type, tc.ID, tc.Name, args})
 	case BlockImage:
-		return MarshalPlain(struct {
-			Type     string `json:"type"`
-			Data     string `json:"data"`
-			MimeType string `json:"mimeType"`
-		}{b.Type, b.Data, b.MimeType})
+		w.Data, w.MimeType = &b.Data, &b.MimeType
+	default:
+		if b.Text != "" {
+			w.Text = &b.Text
+		}
 	}
-	return MarshalPlain(struct {
-		Type string `json:"type"`
-		Text string `json:"text,omitempty"`
-	}{b.Type, b.Text})
+	return MarshalPlain(w)
 }
 
 // UnmarshalJSON reads the flat shapes and the earlier nested ones.
 func (b *ContentBlock) UnmarshalJSON(data []byte) error {
-	var w struct {
-		Type      string          `json:"type"`
-		Text      string          `json:"text"`
-		Thinking  *string         `json:"thinking"`
-		Signature string          `json:"thinkingSignature"`
-		Redacted  bool            `json:"redacted"`
-		ToolCall  *ToolCall       `json:"toolCall"` // before the flat shape
-		ID        string          `json:"id"`
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Data      string          `json:"data"`
-		MimeType  string          `json:"mimeType"`
-	}
+	var w blockWire
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	*b = ContentBlock{Type: w.Type, Text: w.Text, Signature: w.Signature, Redacted: w.Redacted, Data: w.Data, MimeType: w.MimeType}
+	text := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	*b = ContentBlock{Type: w.Type, Text: text(w.Text), Signature: w.Signature, Redacted: w.Redacted,
+		Data: text(w.Data), MimeType: text(w.MimeType)}
 	switch w.Type {
 	case BlockThinking:
-		if w.Thinking != nil {
-			b.Text = *w.Thinking
-		}
+		b.Text = text(cmp.Or(w.Thinking, w.Text))
 	case BlockToolCall:
-		b.ToolCall = cmp.Or(w.ToolCall, &ToolCall{ID: w.ID, Name: w.Name, Arguments: w.Arguments})
+		b.ToolCall = cmp.Or(w.ToolCall, &ToolCall{ID: text(w.ID), Name: text(w.Name), Arguments: w.Arguments})
 		if string(b.ToolCall.Arguments) == "null" {
 			b.ToolCall.Arguments = nil
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/durableagent/durableagent/activities"
@@ -61,9 +60,8 @@ func NewProviders(s settings.Settings, script llm.Provider) func(name string) (l
 func ServedProviders(s settings.Settings) []string {
 	names := []string{"anthropic", "openai"}
 	if s.Model.Provider == ScriptedProvider {
-		names = append(names, ScriptedProvider)
+		names = append(names, ScriptedProvider) // sorts after the real ones
 	}
-	sort.Strings(names)
 	return names
 }
 

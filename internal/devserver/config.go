@@ -53,28 +53,12 @@ func (p listenPlan) inUse(err error) error {
 	if !ok {
 		return err
 	}
-	role := p.roleOf(addr.Port)
+	roles := map[int]string{p.frontend: roleFrontend, p.http: roleFrontendHTTP, p.history: roleHistory, p.matching: roleMatching, p.worker: roleWorker}
+	role := roles[addr.Port]
 	if role == "" {
 		return err
 	}
 	return &ListenError{Port: addr.Port, IP: addr.IP.String(), Role: role, Err: err}
-}
-
-// roleOf names the listener that port belongs to ("" if none).
-func (p listenPlan) roleOf(port int) string {
-	switch port {
-	case p.frontend:
-		return roleFrontend
-	case p.http:
-		return roleFrontendHTTP
-	case p.history:
-		return roleHistory
-	case p.matching:
-		return roleMatching
-	case p.worker:
-		return roleWorker
-	}
-	return ""
 }
 
 func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }

@@ -1,12 +1,6 @@
 package devserver
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"net/http"
-	"time"
-
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
@@ -37,39 +31,4 @@ func runUI(ui *uiserver.Server) <-chan error {
 	done := make(chan error, 1)
 	go func() { done <- ui.Start() }()
 	return done
-}
-
-// waitHTTP polls url until it answers with a status below 500, so that
-// UIAddress is usable as soon as Start returns.
-func waitHTTP(ctx context.Context, url string, uiDone <-chan error) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	var lastErr error
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return fmt.Errorf("devserver: build UI request %s: %w", url, err)
-		}
-		resp, err := client.Do(req)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode < http.StatusInternalServerError {
-				return nil
-			}
-			lastErr = fmt.Errorf("status %s", resp.Status)
-		} else {
-			lastErr = err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("devserver: UI %s not ready: %w (last error: %v)", url, context.Cause(ctx), lastErr)
-		case err := <-uiDone:
-			if err == nil {
-				err = errors.New("server closed")
-			}
-			return fmt.Errorf("devserver: UI %s stopped while starting: %w", url, err)
-		case <-tick.C:
-		}
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/durableagent/durableagent/agent"
 )
 
 // The functions below let another session store (package internal/pgstore
@@ -15,13 +17,7 @@ import (
 
 // EncodeEntry renders an entry as Append writes it: one line of JSON
 // without the newline, HTML characters left unescaped.
-func EncodeEntry(e Entry) ([]byte, error) {
-	line, err := encodeLine(e)
-	if err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(line, []byte("\n")), nil
-}
+func EncodeEntry(e Entry) ([]byte, error) { return agent.MarshalPlain(e) }
 
 // DecodeEntry parses one stored entry the way Load reads a line of a
 // session file. An error says why the entry is to be skipped (not JSON,

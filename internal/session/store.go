@@ -2,7 +2,6 @@ package session
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/durableagent/durableagent/agent"
 )
 
 // ErrPermanent is wrapped by errors about a session file that retrying
@@ -174,16 +175,12 @@ func (s *Store) Init(sessionID string, where Header) (Header, error) {
 	return h, nil
 }
 
-// encodeLine renders v as one JSON line. JSON strings escape newlines, so a
-// line is always exactly one value.
+// encodeLine renders v as one JSON line (agent.MarshalPlain and a line
+// break). JSON strings escape newlines, so a line is always exactly one
+// value.
 func encodeLine(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // keep code in messages readable in the file
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	b, err := agent.MarshalPlain(v)
+	return append(b, '\n'), err
 }
 
 // append writes lines[i] for each entries[i] whose id is new. A new file

@@ -35,11 +35,7 @@ func Summarize(sess *Session) Summary {
 		if e.Timestamp.After(sum.LastActivity) {
 			sum.LastActivity = e.Timestamp
 		}
-		m := e.Message
-		if m == nil {
-			continue
-		}
-		if m.Role == agent.RoleUser {
+		if m := e.Message; m != nil && m.Role == agent.RoleUser {
 			if text := strings.TrimSpace(m.Text()); text != "" {
 				sum.LastPrompt = line.Preview(text, SummaryPromptRunes)
 			}
