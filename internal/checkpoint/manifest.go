@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -26,7 +27,7 @@ import (
 type stamp struct {
 	Size, Mtime, Ctime int64
 	Ino                uint64
-	Mode               fs.FileMode
+	Mode               uint32 // st_mode
 }
 
 type manifest struct {
@@ -36,11 +37,6 @@ type manifest struct {
 	Skipped   []string
 	Paths     []string // stamped, in Stamps' order
 	Stamps    []stamp
-}
-
-func stampOf(fi fs.FileInfo) (stamp, bool) {
-	ct, ino, ok := change(fi)
-	return stamp{fi.Size(), fi.ModTime().UnixNano(), ct, ino, fi.Mode()}, ok
 }
 
 // walk stamps what lies under workspace but .git, the data dir (skip, relative)
@@ -83,7 +79,7 @@ func (s *Store) remember(ctx context.Context, workspace string, start time.Time,
 	out, err := s.git(ctx, workspace, "", "ls-files", "-z")
 	want := map[string]bool{}
 	for p, st := range seen {
-		want[p] = st.Mode.IsDir() || path.Base(p) == ".gitignore"
+		want[p] = st.Mode&syscall.S_IFMT == syscall.S_IFDIR || path.Base(p) == ".gitignore"
 	}
 	for _, p := range append(strings.Split(out, "\x00"), skipped...) {
 		if _, ok := seen[strings.TrimSuffix(p, "/")]; !ok && p != "" {
@@ -122,23 +118,27 @@ func (s *Store) check(workspace string) (m manifest, changed []string, ok bool) 
 	// the clock's coarse tick and more.
 	margin := int64(2 * time.Second)
 	for _, st := range m.Stamps {
-		if st.Mtime%1e9 != 0 {
+		if st.Ctime%1e9 != 0 {
 			margin = int64(50 * time.Millisecond)
 			break
 		}
 	}
+	stampAt, done, err := stamper(workspace)
+	if err != nil {
+		return m, nil, false
+	}
+	defer done()
 	for i, p := range m.Paths {
-		fi, err := os.Lstat(filepath.Join(workspace, p))
+		st, err := stampAt(p)
 		if err != nil {
 			return m, nil, false
 		}
-		st, known := stampOf(fi)
 		if st == m.Stamps[i] && max(st.Mtime, st.Ctime) < m.Start-margin {
 			continue
 		}
-		kind := st.Mode.Type()
-		if !known || m.Stamps[i].Mode.IsDir() || kind != 0 && kind != fs.ModeSymlink || kind == 0 && st.Size > s.lim.MaxFileBytes ||
-			path.Base(p) == ".gitignore" || slices.Contains(m.Skipped, p) {
+		kind := st.Mode & syscall.S_IFMT
+		if m.Stamps[i].Mode&syscall.S_IFMT == syscall.S_IFDIR || kind != syscall.S_IFREG && kind != syscall.S_IFLNK ||
+			kind == syscall.S_IFREG && st.Size > s.lim.MaxFileBytes || path.Base(p) == ".gitignore" || slices.Contains(m.Skipped, p) {
 			return m, nil, false
 		}
 		m.Stamps[i], changed = st, append(changed, ":(literal)"+p+"\x00")

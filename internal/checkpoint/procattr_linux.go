@@ -3,17 +3,30 @@ package checkpoint
 import (
 	"io/fs"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // procAttr kills a git the worker started when the worker dies, so a git
 // left running can never race the next Take that finds its lock stale.
 func procAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }
 
-// change is a file's ctime and inode: what an edit keeping size and mtime changes.
-func change(fi fs.FileInfo) (int64, uint64, bool) {
+// stampOf is a walked path's stamp.
+func stampOf(fi fs.FileInfo) (stamp, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return 0, 0, false
+		return stamp{}, false
 	}
-	return st.Ctim.Nano(), st.Ino, true
+	return stamp{st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode}, true
+}
+
+// stamper stamps paths relative to workspace (from its directory, the
+// shortest lookup), never following their last component.
+func stamper(workspace string) (func(string) (stamp, error), func(), error) {
+	dir, err := unix.Open(workspace, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return func(rel string) (stamp, error) {
+		var st unix.Stat_t
+		err := unix.Fstatat(dir, rel, &st, unix.AT_SYMLINK_NOFOLLOW)
+		return stamp{st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode}, err
+	}, func() { unix.Close(dir) }, err
 }

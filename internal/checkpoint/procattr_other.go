@@ -3,11 +3,16 @@
 package checkpoint
 
 import (
+	"errors"
 	"io/fs"
 	"syscall"
 )
 
 func procAttr() *syscall.SysProcAttr { return nil }
 
-// change is unknown here: every Take takes git's walk.
-func change(fs.FileInfo) (int64, uint64, bool) { return 0, 0, false }
+// Without stamps every Take takes git's walk.
+func stampOf(fs.FileInfo) (stamp, bool) { return stamp{}, false }
+
+func stamper(string) (func(string) (stamp, error), func(), error) {
+	return nil, nil, errors.ErrUnsupported
+}
