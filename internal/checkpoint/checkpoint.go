@@ -109,27 +109,8 @@ func Open(dir string, lim Limits) (*Store, error) {
 // past the store's Limits, oldest first.
 func (s *Store) Take(ctx context.Context, workspace string, turn Turn) (c Checkpoint, err error) {
 	err = s.locked(func() error {
-		start := time.Now()
-		m, changed, ok := s.check(workspace)
-		switch {
-		case ok && len(changed) == 0:
-			c.Tree, c.Skipped = m.Tree, m.Skipped
-		case ok:
-			if _, err = s.git(ctx, workspace, strings.Join(changed, ""), "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err == nil {
-				c.Tree, err = s.git(ctx, workspace, "", "write-tree")
-			}
-			if c.Tree, c.Skipped = strings.TrimSpace(c.Tree), m.Skipped; err != nil {
-				return err
-			}
-			m.Start, m.Tree = start.UnixNano(), c.Tree
-			s.save(m)
-		default:
-			seen, werr := walk(workspace, s.dataDir(workspace))
-			if c.Tree, c.Skipped, err = s.snapshot(ctx, workspace); err != nil {
-				return err
-			} else if werr == nil {
-				s.remember(ctx, workspace, start, seen, c.Tree, c.Skipped)
-			}
+		if c.Tree, c.Skipped, err = s.snapshot(ctx, workspace); err != nil {
+			return err
 		}
 		// Refs stay loose (gc.packRefs is off) and without stale .lock files.
 		ents, _ := os.ReadDir(filepath.Join(s.dir, "git", refPrefix))
@@ -213,7 +194,6 @@ func (s *Store) Diff(ctx context.Context, workspace, from, to string, max int) (
 func (s *Store) Restore(ctx context.Context, workspace, id string) error {
 	return s.locked(func() error {
 		err := s.known(ctx, id)
-		os.Remove(filepath.Join(s.dir, "manifest"))
 		if err == nil {
 			_, _, err = s.snapshot(ctx, workspace)
 		}
@@ -260,7 +240,7 @@ func (s *Store) snapshot(ctx context.Context, workspace string) (string, []strin
 	// A data dir (the store's grandparent) inside the workspace is never
 	// recorded: it holds this store, credentials and every session.
 	exclude := ""
-	if rel := s.dataDir(workspace); rel != "" {
+	if rel, err := filepath.Rel(workspace, filepath.Dir(filepath.Dir(s.dir))); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
 		exclude = "/" + strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(filepath.ToSlash(rel)) + "/\n"
 	}
 	if err := os.WriteFile(filepath.Join(s.dir, "git", "info", "exclude"), []byte(exclude), 0o600); err != nil {
@@ -309,14 +289,6 @@ func (s *Store) snapshot(ctx context.Context, workspace string) (string, []strin
 	tree, err := s.git(ctx, workspace, "", "write-tree")
 	sort.Strings(skipped)
 	return strings.TrimSpace(tree), skipped, err
-}
-
-// dataDir is the data dir's path in workspace, "" when it lies outside.
-func (s *Store) dataDir(workspace string) string {
-	if rel, err := filepath.Rel(workspace, filepath.Dir(filepath.Dir(s.dir))); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-		return rel
-	}
-	return ""
 }
 
 // prune drops the oldest refs past KeepCount; when sized and over KeepBytes,
