@@ -668,3 +668,44 @@ func TestOpen_AfterAnInitKilledMidway(t *testing.T) {
 	write(t, ws, map[string]string{"a": "1"})
 	take(t, s, ws, "first")
 }
+
+// A store's Take after each kind of change records what a new store's first
+// Take of the same files does: its index's stat data, older, hides no
+// change. The guard for any Take that skips work on unchanged files (a stat
+// walk of its own was tried and measured: docs/tools.md).
+func TestTake_EachChangeMatchesAFreshStore(t *testing.T) {
+	ws := t.TempDir()
+	s := open(t, checkpoint.Limits{MaxFileBytes: 100})
+	write(t, ws, map[string]string{".gitignore": "*.log\n", "a": "aaaa", "d/b": "bbbb", "d/e/c": "cccc", "x": "xxxx"})
+	for _, step := range []struct {
+		name   string
+		change func()
+	}{
+		{"unchanged", func() {}},
+		{"same-size edit", func() { write(t, ws, map[string]string{"a": "AAAA"}) }},
+		{"chmod", func() { os.Chmod(filepath.Join(ws, "d/b"), 0o755) }},
+		{"file replaced by a symlink", func() {
+			os.Remove(filepath.Join(ws, "x"))
+			os.Symlink("a", filepath.Join(ws, "x"))
+		}},
+		{"symlink retargeted", func() {
+			os.Rename(filepath.Join(ws, "x"), filepath.Join(ws, "x.old"))
+			os.Symlink("d/b", filepath.Join(ws, "x"))
+			os.Remove(filepath.Join(ws, "x.old"))
+		}},
+		{"new file in an existing directory", func() { write(t, ws, map[string]string{"d/e/new": "n"}) }},
+		{"new file in a new directory", func() { write(t, ws, map[string]string{"d/e/f/g/new": "n"}) }},
+		{"deletion", func() { os.Remove(filepath.Join(ws, "d/e/c")) }},
+		{"grown past the size bound", func() { write(t, ws, map[string]string{"a": strings.Repeat("a", 101)}) }},
+		{"ignored file added", func() { write(t, ws, map[string]string{"d/e/f/out.log": "l"}) }},
+		{"ignored file edited", func() { write(t, ws, map[string]string{"d/e/f/out.log": "m"}) }},
+		{".gitignore edited", func() { write(t, ws, map[string]string{".gitignore": "*.txt\n"}) }},
+	} {
+		time.Sleep(120 * time.Millisecond) // stamps older than the last Take, as a turn later
+		step.change()
+		got, want := take(t, s, ws, step.name), take(t, open(t, checkpoint.Limits{MaxFileBytes: 100}), ws, "fresh")
+		if got.Tree != want.Tree || !reflect.DeepEqual(got.Skipped, want.Skipped) {
+			t.Fatalf("%s: recorded tree %s %v, git's whole walk %s %v", step.name, got.Tree, got.Skipped, want.Tree, want.Skipped)
+		}
+	}
+}
