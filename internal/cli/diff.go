@@ -40,7 +40,7 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 		}
 		return c.checkpointDiff(ctx, env, s, from, to)
 	}
-	h, err := c.sessionHeader(s, c.session)
+	h, err := c.readHeader(s, c.session)
 	if err != nil {
 		return fail(env, "diff", err)
 	}
@@ -77,16 +77,6 @@ func worktreeGit(s settings.Settings) (g worktree.Git, done func(), err error) {
 		done = func() { c.Close() }
 	}
 	return worktree.Git{Runner: r, Env: tools.ScrubEnv(os.Environ(), s.Tools.EnvAllow)}, done, err
-}
-
-// sessionHeader reads a session's header through the workers; an unknown
-// session is a one-line error.
-func (c *common) sessionHeader(s settings.Settings, id string) (session.Header, error) {
-	h, err := c.readHeader(s, id)
-	if errors.Is(err, session.ErrNotFound) {
-		return h, fmt.Errorf("no session %q in the workers' session store", id)
-	}
-	return h, err
 }
 
 // worktreeHere refuses a worktree that is not on this host: it lives on

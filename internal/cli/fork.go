@@ -53,11 +53,11 @@ func (c *common) fork(ctx context.Context, env Env, k *client.Controller, s sett
 	if _, err := os.Lstat(dir); err == nil {
 		return fmt.Errorf("%s exists: choose another --as, or remove it", dir)
 	}
-	cps, err := c.openCheckpoints(ctx, s)
+	cps, err := k.OpenCheckpoints(ctx, s, c.session)
 	if err != nil {
 		return err
 	}
-	target, through, err := cps.at(ctx, c, k, at)
+	target, through, err := cps.At(ctx, at)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (c *common) fork(ctx context.Context, env Env, k *client.Controller, s sett
 		if err != nil {
 			return err
 		}
-		info, err := g.Create(ctx, cps.head.Cwd, dir, worktree.Branch(as))
+		info, err := g.Create(ctx, cps.Head.Cwd, dir, worktree.Branch(as))
 		if err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func (c *common) fork(ctx context.Context, env Env, k *client.Controller, s sett
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	if err := cps.store.RestoreTo(ctx, where.Cwd, target.ID); err != nil {
+	if err := cps.Store.RestoreTo(ctx, where.Cwd, target.ID); err != nil {
 		return err
 	}
 	run, err := k.StartSessionWrite(ctx, workflows.SessionWriteInput{SessionID: as, ForkFrom: c.session, ForkThrough: through, ForkWorkspace: &where})

@@ -65,9 +65,13 @@ func (k *Controller) ReadSession(ctx context.Context, id string) (*session.Sessi
 	}
 }
 
-// ReadHeader reads a session's header from the workers' store.
+// ReadHeader reads a session's header from the workers' store; an
+// unknown session is a one-line error that is session.ErrNotFound.
 func (k *Controller) ReadHeader(ctx context.Context, id string) (session.Header, error) {
 	page, err := k.readPage(ctx, activities.ReadSessionInput{SessionID: id, HeaderOnly: true})
+	if errors.Is(err, session.ErrNotFound) {
+		err = fmt.Errorf("no session %q in the workers' session store (%w)", id, session.ErrNotFound)
+	}
 	if err != nil {
 		return session.Header{}, err
 	}

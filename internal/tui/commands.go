@@ -1,13 +1,16 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 )
 
 // slashHelp lists the slash commands.
@@ -16,6 +19,8 @@ const slashHelp = `/retry on|off    switch automatic retry (saved in the setting
 /state           show the session state (autoRetryEnabled, isRetrying, queued messages, approvals, ...)
 /steer TEXT      steer the running prompt (as Enter while it runs)
 /followup TEXT   queue a follow-up for the running prompt (as Alt+Enter while it runs)
+/checkpoints     list the session's checkpoints: each turn's tool calls and the paths they changed
+/rewind N [--force]  put checkpoint N's files back and continue the conversation from there
 /help            this list
 /quit            leave (a running prompt keeps running in Temporal)
 enter            send a prompt; while one runs, steer it: delivered after the current tool batch
@@ -24,9 +29,12 @@ alt+up           while a prompt runs, list its queue: up/down pick, enter saves 
 y / n            approve / deny the tool call asked about (n: type an optional reason, enter)
 esc              abort the prompt, or cancel a pending retry while "Retrying…" shows`
 
+// rewoundMsg is a /rewind's note; the list is then read again (open).
+type rewoundMsg string
+
 // slash runs a slash command line.
-func (m *Model) slash(line string) tea.Cmd {
-	name, arg, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
+func (m *Model) slash(text string) tea.Cmd {
+	name, arg, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
 	arg = strings.TrimSpace(arg)
 	switch strings.ToLower(name) {
 	case "quit", "exit", "q":
@@ -88,6 +96,36 @@ func (m *Model) slash(line string) tea.Cmd {
 		}
 	case "state":
 		return m.readState(true)
+	case "checkpoints":
+		return m.do("checkpoints", func(ctx context.Context) ([]entry, error) {
+			cps, err := m.backend.Checkpoints(ctx)
+			var list strings.Builder
+			if err == nil {
+				err = cps.Listing(ctx, &list)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return []entry{{kind: entryNote, text: cmp.Or(strings.TrimSuffix(list.String(), "\n"), "No checkpoints yet.")}}, nil
+		})
+	case "rewind":
+		to, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(arg, "--force")))
+		if err != nil || to <= 0 {
+			m.errorf("usage: /rewind N [--force] (/checkpoints lists them)")
+			return nil
+		}
+		force := strings.HasSuffix(arg, "--force")
+		return m.call(func(ctx context.Context) tea.Msg {
+			cps, err := m.backend.Checkpoints(ctx)
+			undo := 0
+			if err == nil {
+				undo, err = cps.Rewind(ctx, to, force)
+			}
+			if err != nil {
+				return resultMsg{entries: []entry{{kind: entryError, text: "rewind: " + line.First(err.Error())}}}
+			}
+			return rewoundMsg(fmt.Sprintf("Back at checkpoint %d, files and conversation (undo: /rewind %d).", to, undo))
+		})
 	case "steer", "followup", "follow-up", "follow_up":
 		if arg == "" {
 			m.errorf("usage: /%s TEXT", strings.ToLower(name))

@@ -278,6 +278,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case approvalSentMsg:
 		return m, m.approvalSent(msg)
+	case rewoundMsg:
+		m.entries, m.historyLen, m.historyUsers, m.loading = m.entries[:m.historyAt], 0, nil, true
+		m.note(string(msg))
+		return m, m.open()
 	case stateMsg:
 		m.stateRead(msg)
 		return m, nil
