@@ -13,7 +13,8 @@
 //     never a Temporal command: it adds nothing to history.
 //   - Every label value is bounded: provider and model names (cut to
 //     MaxLabelLen), enumerations (outcome, class, state, reason), known
-//     tool names ("other" for the rest) and attempts up to MaxAttemptLabel.
+//     tool names and the first MaxMCPToolLabels MCP tool names ("other",
+//     "mcp_other" for the rest) and attempts up to MaxAttemptLabel.
 //     No session id, prompt text or path is ever a label.
 //   - Specs lists every product metric with its Prometheus name, type and
 //     labels: the documentation, the dashboard and the tests read it.

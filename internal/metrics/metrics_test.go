@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -33,6 +34,7 @@ func recordAll(t *testing.T) map[string]*dto.MetricFamily {
 	RecordModelCall(h, "anthropic", "claude-x", agent.Message{StopReason: agent.StopReasonError}, time.Second)
 	RecordToolCall(h, "bash", "ok", 300*time.Millisecond)
 	RecordToolCall(h, "/etc/passwd", "error", time.Millisecond)
+	RecordToolCall(h, "mcp__github__create_issue", "ok", time.Millisecond)
 	Retry(h, "retryable", 1)
 	Retry(h, "retryable", 42)
 	Enter(h, StateWaitingRetry)
@@ -123,6 +125,10 @@ func TestValuesAndBoundedLabels(t *testing.T) {
 	if v := find("durableagent_tool_calls_total", map[string]string{"tool": "other", "outcome": "error"}).GetCounter().GetValue(); v != 1 {
 		t.Errorf("other tool calls = %v", v)
 	}
+	// An MCP tool's calls are counted under its mcp__server__tool name.
+	if v := find("durableagent_tool_calls_total", map[string]string{"tool": "mcp__github__create_issue", "outcome": "ok"}).GetCounter().GetValue(); v != 1 {
+		t.Errorf("MCP tool calls = %v", v)
+	}
 	if v := find("durableagent_retries_total", map[string]string{"attempt": "10+"}).GetCounter().GetValue(); v != 1 {
 		t.Errorf("attempt 10+ = %v", v)
 	}
@@ -175,5 +181,24 @@ func TestServe(t *testing.T) {
 	}
 	if _, err := Serve(s.ln.Addr().String()); err == nil || !strings.Contains(err.Error(), "metrics.listen") {
 		t.Errorf("second Serve on a taken address: %v", err)
+	}
+}
+
+// A server names its own tools: past MaxMCPToolLabels distinct names, an
+// MCP tool's calls are counted as "mcp_other"; a name already seen keeps
+// its label.
+func TestToolLabel_MCPNamesAreBounded(t *testing.T) {
+	first := toolLabel("mcp__s__first")
+	for i := range MaxMCPToolLabels {
+		toolLabel(fmt.Sprintf("mcp__s__t%d", i))
+	}
+	if got := toolLabel("mcp__s__one_too_many"); got != "mcp_other" {
+		t.Errorf("a new MCP tool past the bound: %q, want mcp_other", got)
+	}
+	if got := toolLabel("mcp__s__first"); got != first || first != "mcp__s__first" {
+		t.Errorf("an MCP tool seen before: %q then %q, want its name", first, got)
+	}
+	if got := toolLabel("mcp__s__" + strings.Repeat("x", 100)); got != "mcp_other" {
+		t.Errorf("long new name past the bound: %q", got)
 	}
 }

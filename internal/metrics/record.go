@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -88,10 +89,7 @@ func ToolCall(ctx context.Context, tool string, isError bool) {
 
 // RecordToolCall records a tool call of duration d.
 func RecordToolCall(h client.MetricsHandler, tool, outcome string, d time.Duration) {
-	if !tools.Known(tool) {
-		tool = "other"
-	}
-	t := h.WithTags(map[string]string{LabelTool: tool, LabelOutcome: oneOf(outcome, "ok", "error", "cancelled")})
+	t := h.WithTags(map[string]string{LabelTool: toolLabel(tool), LabelOutcome: oneOf(outcome, "ok", "error", "cancelled")})
 	t.Counter(ToolCalls).Inc(1)
 	t.Timer(ToolCallDuration).Record(d)
 }
@@ -148,6 +146,35 @@ func Compaction(h client.MetricsHandler, reason string, end agent.Event) {
 		outcome = "nothing"
 	}
 	h.WithTags(map[string]string{LabelReason: oneOf(reason, "threshold", "overflow"), LabelOutcome: outcome}).Counter(Compactions).Inc(1)
+}
+
+// MaxMCPToolLabels bounds the MCP tool names a worker uses as labels.
+const MaxMCPToolLabels = 200
+
+var mcpLabels = struct {
+	sync.Mutex
+	seen map[string]bool
+}{seen: map[string]bool{}}
+
+// toolLabel is a tool call's label: a built-in tool's name, an MCP tool's
+// mcp__server__tool (cut to MaxLabelLen; the first MaxMCPToolLabels of
+// them, later ones "mcp_other", since a server names its own tools), or
+// "other" for a name the model made up.
+func toolLabel(tool string) string {
+	switch {
+	case tools.Known(tool):
+		return tool
+	case !tools.IsMCP(tool):
+		return "other"
+	}
+	tool = bound(tool)
+	mcpLabels.Lock()
+	defer mcpLabels.Unlock()
+	if !mcpLabels.seen[tool] && len(mcpLabels.seen) >= MaxMCPToolLabels {
+		return "mcp_other"
+	}
+	mcpLabels.seen[tool] = true
+	return tool
 }
 
 // oneOf is v when it is one of the values, else "other".
