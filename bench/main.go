@@ -213,8 +213,9 @@ func QuickConfig() Config {
 		TimerRuns: 3, TimerFaults: 1, TimerBaseDelayMs: 1000,
 		HistoryCheckpoints: []int{10, 20}, MessageBytes: 2048,
 		// A low continue-as-new threshold makes the 20 calls span
-		// several runs, so the chain is followed.
-		ToolsCalls: 20, ToolsSmallCalls: 5, ToolsRounds: 1, ToolsContinueAsNewEvents: 100,
+		// several runs, so the chain is followed; the 5 short ones (about
+		// 25 events a call with the turn's checkpoint) stay in one.
+		ToolsCalls: 20, ToolsSmallCalls: 5, ToolsRounds: 1, ToolsContinueAsNewEvents: 200,
 		// The answer keeps its 400 chunks (the history ratio is checked),
 		// streamed fast.
 		StreamAnswerBytes: 4096, StreamChunks: 400, StreamDelayMs: 2, StreamRuns: 1, StreamConcurrency: []int{2},
