@@ -55,6 +55,7 @@ func TestCLI_ErrorsAreOneLineExitTwo(t *testing.T) {
 		{"unknown flag of a command", []string{"sessions", "--faild"}, "unknown flag: --faild (did you mean --failed?)"},
 		{"bad setting value", []string{"state", "--retry.maxRetries", "-1"}, "retry.maxRetries"},
 		{"unexpected argument", []string{"abort", "now"}, `unexpected argument "now"`},
+		{"fork --as outside the data dir", []string{"fork", "--session", "s1", "--at", "1", "--as", "../../tmp/x"}, "--as: invalid session id"},
 		{"missing workspace, Temporal on loopback", []string{"prompt", "--workspace", "/nonexistent-i39", "hi"}, "--workspace /nonexistent-i39 is not a directory on this machine"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

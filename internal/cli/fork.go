@@ -33,6 +33,9 @@ func runFork(ctx context.Context, env Env, args []string) int {
 	if *at <= 0 || *as == "" {
 		return fail(env, "fork", errors.New("missing --at N, the checkpoint, or --as ID2, the new session (usage: "+forkUsage+")"))
 	}
+	if err := session.ValidateID(*as); err != nil { // it names a directory under the data dir
+		return fail(env, "fork", fmt.Errorf("--as: %w", err))
+	}
 	k, s, closeFn, ok := c.controller(ctx, env)
 	if !ok {
 		return ExitUsage
