@@ -38,14 +38,12 @@ func CheckpointDir(dataDir, sessionID string) string {
 	return filepath.Join(dataDir, "checkpoints", sessionID)
 }
 
-// CheckpointInput names the turn a checkpoint is taken before: the
-// assistant entry whose tool calls follow, and the calls ("bash make");
-// or, at the end of a prompt, its last entry (Leaf). With Since it takes
-// none and reports what changed since that checkpoint (Evidence).
+// CheckpointInput names where the conversation is when a checkpoint is
+// taken (Leaf) and the calls since the last one ("bash make"). With Since
+// it takes none and reports what changed since that checkpoint (Evidence).
 type CheckpointInput struct {
 	SessionID string   `json:"sessionId"`
 	Workspace string   `json:"workspace"`
-	EntryID   string   `json:"entryId"`
 	Leaf      string   `json:"leaf,omitempty"`
 	Calls     []string `json:"calls,omitempty"`
 	Since     string   `json:"since,omitempty"`
@@ -59,10 +57,11 @@ type CheckpointResult struct {
 	Evidence string `json:"evidence,omitempty"`
 }
 
-// Checkpoint records the session's workspace before a turn's tool calls
-// (docs/spec.md 20), on its tool host, into CheckpointDir; its id is in
-// history, so a replay sees the same ids. A retry after the turn's
-// checkpoint was taken returns that one.
+// Checkpoint records the session's workspace for the coming turn's tool
+// calls (docs/spec.md 20), on its tool host, into CheckpointDir; its id is
+// in history, so a replay sees the same ids. Files equal to the newest
+// checkpoint's give that one (checkpoint.Store.Next), so a retry gets the
+// checkpoint its first attempt took.
 func (a *Activities) Checkpoint(ctx context.Context, in CheckpointInput) (CheckpointResult, error) {
 	if err := session.ValidateID(in.SessionID); err != nil {
 		return CheckpointResult{}, badInput(err)
@@ -76,16 +75,9 @@ func (a *Activities) Checkpoint(ctx context.Context, in CheckpointInput) (Checkp
 		return CheckpointResult{}, nil
 	}
 	st, err := a.checkpointStore(in.SessionID, in.Workspace)
-	var list []checkpoint.Checkpoint
-	if err == nil {
-		list, err = st.List(ctx)
-	}
-	if n := len(list); n > 0 && list[n-1].EntryID == in.EntryID && list[n-1].Leaf == in.Leaf {
-		return CheckpointResult{ID: list[n-1].ID}, nil
-	}
 	var c checkpoint.Checkpoint
 	if err == nil {
-		c, err = st.Take(ctx, in.Workspace, checkpoint.Turn{EntryID: in.EntryID, Leaf: in.Leaf, Calls: in.Calls})
+		c, err = st.Next(ctx, in.Workspace, checkpoint.Turn{Leaf: in.Leaf, Calls: in.Calls})
 	}
 	if err != nil {
 		return CheckpointResult{Warning: "checkpoint not taken: " + err.Error()}, nil

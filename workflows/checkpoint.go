@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"fmt"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/activities"
@@ -8,48 +10,108 @@ import (
 	"github.com/durableagent/durableagent/internal/line"
 )
 
-// changeCheckpoints gates the checkpoint before a turn's file-changing
-// tool calls and the evidence of a lost call (docs/spec.md 20). Added
-// 2026-12-07 after v0.1.0; remove the gate and its old branch (no
-// checkpoint) in the first release after 2027-01-06 (19.3).
+// changeCheckpoints gates the checkpoints and the evidence of a lost call
+// (docs/spec.md 20). Added 2026-12-07 after v0.1.0; remove the gate and
+// its old branch (no checkpoint) in the first release after 2027-01-06
+// (19.3).
 const changeCheckpoints = "checkpoints"
 
-// checkpointTurn takes the workspace's checkpoint before the turn's tool
-// calls when one of them may change files (a call whose spec is not
-// read-only): one small activity on the session's tool host. Its failure
-// is a checkpoint_warning event; the turn goes on.
-func (r *run) checkpointTurn(ctx workflow.Context, calls []*toolCall) {
-	r.checkpointID = ""
-	var names []string
-	for _, c := range calls {
-		if !c.spec.ReadOnly {
-			names = append(names, line.Cut(c.ref.Name+" "+c.ref.Summary, 80))
-		}
+// maxCheckpointCalls bounds the calls a checkpoint names.
+const maxCheckpointCalls = 20
+
+// checkpoints is a run's account of its workspace's checkpoints.
+type checkpoints struct {
+	on, asked bool // the gate allows them; the gate was read
+	// id is the newest checkpoint the run knows ("": none, or not taken);
+	// next, while not nil, the one being taken.
+	id   string
+	next workflow.Future
+	// dirty: calls that may change files ran since the last one was
+	// started (calls names them); started: one was started in this run.
+	dirty, started bool
+	calls          []string
+	more           int
+}
+
+// checkpointAhead starts the checkpoint of the coming turn with its model
+// call, so it is taken while the model answers, off the tool step's path
+// (docs/spec.md 20.1): at a run's first model call, and after a turn whose
+// calls may change files. It records the conversation's leaf and the
+// calls since the last one; a workspace whose files equal the newest
+// checkpoint's adds none. A session without a workspace has none.
+func (r *run) checkpointAhead(ctx workflow.Context) {
+	k := &r.ckpt
+	if !k.asked {
+		k.asked = true
+		k.on = r.Workspace != "" && workflow.GetVersion(ctx, changeCheckpoints, workflow.DefaultVersion, 1) != workflow.DefaultVersion
 	}
-	if len(names) == 0 || workflow.GetVersion(ctx, changeCheckpoints, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if !k.on || k.next != nil || (k.started && !k.dirty) {
 		return
 	}
-	r.checkpointID = r.checkpoint(ctx, "ckpt-"+r.batch.EntryID, activities.CheckpointInput{EntryID: r.batch.EntryID, Calls: names})
-	r.checkpointed = r.checkpointed || r.checkpointID != ""
+	in := r.checkpointInput()
+	if len(in.Calls) == 0 {
+		in.Calls = []string{"(before the prompt)"}
+	}
+	k.next = workflow.ExecuteActivity(r.checkpointOptions(ctx, "ckpt-"+r.LeafID), activities.CheckpointName, in)
+	k.started = true
 }
 
-// closeCheckpoint records the workspace at the end of a run that took a
-// checkpoint, with the conversation's leaf, so what its last calls
-// changed is recorded too (starter rewind finds nothing unrecorded after
-// a prompt).
-func (r *run) closeCheckpoint(ctx workflow.Context) {
-	if r.checkpointed {
-		r.checkpointID = r.checkpoint(ctx, "ckpt-end-"+r.LeafID, activities.CheckpointInput{Leaf: r.LeafID, Calls: []string{"(prompt end)"}})
+// checkpointInput is the Checkpoint activity's input at the leaf, naming
+// the calls since the last checkpoint; they are then counted as recorded.
+func (r *run) checkpointInput() activities.CheckpointInput {
+	k := &r.ckpt
+	in := activities.CheckpointInput{SessionID: r.in.SessionID, Workspace: r.Workspace, Leaf: r.LeafID, Calls: k.calls}
+	if k.more > 0 {
+		in.Calls = append(in.Calls, fmt.Sprintf("... and %d more", k.more))
+	}
+	k.calls, k.more, k.dirty = nil, 0, false
+	return in
+}
+
+// checkpointTurn waits for the turn's checkpoint when one of its calls may
+// change files (a call whose spec is not read-only), so the calls start
+// from recorded files, and counts those calls for the next checkpoint. A
+// failure is a checkpoint_warning event; the turn goes on.
+func (r *run) checkpointTurn(ctx workflow.Context, calls []*toolCall) {
+	for _, c := range calls {
+		if c.spec.ReadOnly {
+			continue
+		}
+		r.awaitCheckpoint(ctx)
+		k := &r.ckpt
+		k.dirty = k.on
+		if len(k.calls) < maxCheckpointCalls {
+			k.calls = append(k.calls, line.Cut(c.ref.Name+" "+c.ref.Summary, 80))
+		} else {
+			k.more++
+		}
 	}
 }
 
-// checkpoint runs the Checkpoint activity; a failure is a
+// awaitCheckpoint waits for the checkpoint being taken, if one is.
+func (r *run) awaitCheckpoint(ctx workflow.Context) {
+	if r.ckpt.next != nil {
+		r.ckpt.id = r.checkpointResult(ctx, r.ckpt.next)
+		r.ckpt.next = nil
+	}
+}
+
+// closeCheckpoint records the workspace at the end of a run (a prompt's
+// end, or its continue-as-new) when calls changed it after its last
+// checkpoint, so starter rewind finds nothing unrecorded after a prompt.
+func (r *run) closeCheckpoint(ctx workflow.Context) {
+	r.awaitCheckpoint(ctx)
+	if r.ckpt.dirty {
+		r.ckpt.id = r.checkpointResult(ctx, workflow.ExecuteActivity(r.checkpointOptions(ctx, "ckpt-end-"+r.LeafID),
+			activities.CheckpointName, r.checkpointInput()))
+	}
+}
+
+// checkpointResult is a Checkpoint activity's id; a failure is a
 // checkpoint_warning event and no id.
-func (r *run) checkpoint(ctx workflow.Context, id string, in activities.CheckpointInput) string {
-	in.SessionID, in.Workspace = r.in.SessionID, r.Workspace
+func (r *run) checkpointResult(ctx workflow.Context, f workflow.Future) string {
 	var res activities.CheckpointResult
-	err := workflow.ExecuteActivity(r.checkpointOptions(ctx, id), activities.CheckpointName, in).Get(ctx, &res)
-	if err != nil {
+	if err := f.Get(ctx, &res); err != nil {
 		res.Warning = "checkpoint not taken: " + rootMessage(err)
 	}
 	if res.Warning != "" {
@@ -62,10 +124,10 @@ func (r *run) checkpoint(ctx workflow.Context, id string, in activities.Checkpoi
 // checkpoint, for the result of a call whose outcome is unknown ("" when
 // the turn has no checkpoint or the evidence cannot be read).
 func (r *run) checkpointEvidence(ctx workflow.Context, c *toolCall) string {
-	if r.checkpointID == "" {
+	if r.ckpt.id == "" {
 		return ""
 	}
-	in := activities.CheckpointInput{SessionID: r.in.SessionID, Workspace: r.Workspace, Since: r.checkpointID}
+	in := activities.CheckpointInput{SessionID: r.in.SessionID, Workspace: r.Workspace, Since: r.ckpt.id}
 	var res activities.CheckpointResult
 	_ = workflow.ExecuteActivity(r.checkpointOptions(ctx, "evidence-"+c.resultID), activities.CheckpointName, in).Get(ctx, &res)
 	return res.Evidence

@@ -31,6 +31,7 @@ func (r *run) continueAsNew(ctx workflow.Context) (PromptResult, error) {
 		r.closeAgent(ctx, false, agent.StopReasonAborted, "")
 		return r.finishAborted(ctx)
 	}
+	r.closeCheckpoint(ctx)
 	next := r.in
 	next.Images = nil // in the session already: not copied into every run's history
 	// The message too: a continued run starts from the carried state and

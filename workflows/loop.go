@@ -81,6 +81,7 @@ func (r *run) modelStep(ctx workflow.Context) step {
 		return r.end(r.fail(ctx, err.Error()))
 	}
 	r.openTurn(ctx)
+	r.checkpointAhead(ctx)
 	res, view, err := r.callModel(ctx)
 	if err != nil {
 		return r.end(r.fail(ctx, err.Error()))

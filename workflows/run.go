@@ -48,10 +48,8 @@ type run struct {
 	// the budget left (subagent.go).
 	runningTools []string
 	taskShare    int
-	// checkpointID is the checkpoint of the running tool step ("": none);
-	// checkpointed says the run took one.
-	checkpointID string
-	checkpointed bool
+	// ckpt: the workspace's checkpoints (checkpoint.go).
+	ckpt checkpoints
 	// cancelTools cancels the tool calls in flight (nil when none).
 	cancelTools workflow.CancelFunc
 

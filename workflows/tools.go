@@ -190,7 +190,7 @@ func (r *run) startTool(ctx, tctx workflow.Context, c *toolCall) {
 		ToolName: c.ref.Name, ResultEntryID: c.resultID, ParentID: c.parentID,
 		Workspace: r.Workspace, Tools: r.in.Tools,
 		TrackFiles: c.ref.Name == tools.Bash && r.tracksBashFiles(),
-		Checkpoint: r.checkpointID,
+		Checkpoint: r.ckpt.id,
 		PathRules:  c.pathRules,
 	}
 	switch c.spec.Kind {

@@ -43,13 +43,12 @@ type Checkpoint struct {
 	Skipped []string `json:",omitempty"`
 }
 
-// Turn is the conversation that goes with a checkpoint: it ends before
-// EntryID (a turn's checkpoint, taken before its tool calls Calls) or at
-// Leaf (one taken at a prompt's end or by starter rewind).
+// Turn is the conversation that goes with a checkpoint: it ends at Leaf,
+// and Calls are the tool calls (or the action, "(rewind to 3)") that led
+// from the checkpoint before to this one.
 type Turn struct {
-	EntryID string   `json:",omitempty"`
-	Leaf    string   `json:",omitempty"`
-	Calls   []string `json:",omitempty"`
+	Leaf  string   `json:",omitempty"`
+	Calls []string `json:",omitempty"`
 }
 
 // Change is one path that differs between two states.
@@ -107,10 +106,30 @@ func Open(dir string, lim Limits) (*Store, error) {
 // turn; the same tree twice gives a new ID with an equal Tree. Ignored
 // paths and files over MaxFileBytes are left out (see Skipped). It prunes
 // past the store's Limits, oldest first.
-func (s *Store) Take(ctx context.Context, workspace string, turn Turn) (c Checkpoint, err error) {
+func (s *Store) Take(ctx context.Context, workspace string, turn Turn) (Checkpoint, error) {
+	return s.take(ctx, workspace, turn, false)
+}
+
+// Next is Take for a prompt's turns, except that when the workspace's
+// recorded files equal the newest checkpoint's it records nothing and
+// returns that one: a turn that changed nothing adds no checkpoint.
+func (s *Store) Next(ctx context.Context, workspace string, turn Turn) (Checkpoint, error) {
+	return s.take(ctx, workspace, turn, true)
+}
+
+func (s *Store) take(ctx context.Context, workspace string, turn Turn, reuse bool) (c Checkpoint, err error) {
 	err = s.locked(func() error {
 		if c.Tree, c.Skipped, err = s.snapshot(ctx, workspace); err != nil {
 			return err
+		}
+		if reuse {
+			list, err := s.List(ctx)
+			if n := len(list); err != nil || (n > 0 && list[n-1].Tree == c.Tree) {
+				if n > 0 {
+					c = list[n-1]
+				}
+				return err
+			}
 		}
 		// Refs stay loose (gc.packRefs is off) and without stale .lock files.
 		ents, _ := os.ReadDir(filepath.Join(s.dir, "git", refPrefix))

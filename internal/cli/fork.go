@@ -60,7 +60,7 @@ func (c *common) fork(ctx context.Context, env Env, k *client.Controller, s sett
 	if err != nil {
 		return err
 	}
-	target, through, err := cps.At(ctx, at)
+	target, err := cps.ByNumber(at)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (c *common) fork(ctx context.Context, env Env, k *client.Controller, s sett
 	if err := cps.Store.RestoreTo(ctx, where.Cwd, target.ID); err != nil {
 		return err
 	}
-	run, err := k.StartSessionWrite(ctx, workflows.SessionWriteInput{SessionID: as, ForkFrom: c.session, ForkThrough: through, ForkWorkspace: &where})
+	run, err := k.StartSessionWrite(ctx, workflows.SessionWriteInput{SessionID: as, ForkFrom: c.session, ForkThrough: target.Leaf, ForkWorkspace: &where})
 	if err == nil {
 		err = run.Get(ctx, nil)
 	}

@@ -64,28 +64,15 @@ func (c *Checkpoints) ByNumber(n int) (checkpoint.Checkpoint, error) {
 	return checkpoint.Checkpoint{}, fmt.Errorf("no checkpoint %d in session %s (starter checkpoints lists them)", n, c.id)
 }
 
-// At is checkpoint n and the entry its conversation ends at: the parent
-// of its turn's entry, or its Leaf.
-func (c *Checkpoints) At(ctx context.Context, n int) (checkpoint.Checkpoint, string, error) {
-	cp, err := c.ByNumber(n)
-	if err != nil || cp.EntryID == "" {
-		return cp, cp.Leaf, err
-	}
-	e, ok, err := c.k.ReadEntry(ctx, c.id, cp.EntryID)
-	if err == nil && !ok {
-		err = fmt.Errorf("checkpoint %d's turn (entry %s) is not in session %s", n, cp.EntryID, c.id)
-	}
-	return cp, e.ParentID, err
-}
-
 // Listing writes the checkpoints oldest first, two lines each: number,
-// time, the tool calls of the turn it was taken before, and the paths
-// those changed (to the next checkpoint, or to the workspace now).
+// time, the tool calls that ran between it and the next one (the next
+// one's Calls), and the paths those changed; for the newest, the changes
+// no checkpoint recorded since (to the workspace now).
 func (c *Checkpoints) Listing(ctx context.Context, w io.Writer) error {
 	for i, cp := range c.List {
-		to := ""
+		to, calls := "", []string{"(not recorded)"}
 		if i+1 < len(c.List) {
-			to = c.List[i+1].ID
+			to, calls = c.List[i+1].ID, c.List[i+1].Calls
 		}
 		changes, err := c.Store.Changes(ctx, c.Head.Cwd, cp.ID, to)
 		if err != nil {
@@ -95,8 +82,8 @@ func (c *Checkpoints) Listing(ctx context.Context, w io.Writer) error {
 		for i, ch := range changes {
 			paths[i] = ch.Kind + " " + ch.Path
 		}
-		fmt.Fprintf(w, "%d  %s  %s\n    changed: %s\n", cp.N, cp.Time.Local().Format(time.DateTime),
-			strings.Join(cp.Calls, "; "), cmp.Or(strings.Join(paths, ", "), "nothing"))
+		fmt.Fprintf(w, "%d  %s  then: %s\n    changed: %s\n", cp.N, cp.Time.Local().Format(time.DateTime),
+			strings.Join(calls, "; "), cmp.Or(strings.Join(paths, ", "), "nothing"))
 	}
 	return nil
 }
@@ -108,7 +95,7 @@ func (c *Checkpoints) Listing(ctx context.Context, w io.Writer) error {
 // The conversation moves with a SessionWrite; the files are restored
 // after a checkpoint of the workspace as it was (the undo).
 func (c *Checkpoints) Rewind(ctx context.Context, to int, force bool) (undo int, err error) {
-	target, leaf, err := c.At(ctx, to)
+	target, err := c.ByNumber(to)
 	if err != nil {
 		return 0, err
 	}
@@ -126,7 +113,7 @@ func (c *Checkpoints) Rewind(ctx context.Context, to int, force bool) (undo int,
 	}
 	note, _ := json.Marshal(map[string]int{"checkpoint": to, "undo": last.N + 1})
 	entry := session.Entry{Type: session.TypeCustom, ID: newEntryID(), Timestamp: time.Now().UTC(), CustomType: "rewind", Data: note}
-	run, err := c.k.StartSessionWrite(ctx, workflows.SessionWriteInput{SessionID: c.id, At: leaf, Entries: []session.Entry{entry}})
+	run, err := c.k.StartSessionWrite(ctx, workflows.SessionWriteInput{SessionID: c.id, At: target.Leaf, Entries: []session.Entry{entry}})
 	var res workflows.SessionWriteResult
 	if err == nil {
 		err = run.Get(ctx, &res)

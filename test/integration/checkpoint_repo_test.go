@@ -17,7 +17,8 @@ import (
 )
 
 // Issue 42: a 20-turn job through a real worker and sandbox, each turn a
-// bash call (so each takes a checkpoint), leaves the user's repository
+// bash call appending to a file that has an unstaged edit (so each adds a
+// checkpoint, and git status stays the same), leaves the user's repository
 // byte-for-byte as it was: git status, the stash, every ref (git log
 // --all, for-each-ref), the index and every file under .git. Spec 20.1.
 func TestIntegration_CheckpointsLeaveTheUsersRepositoryUntouched(t *testing.T) {
@@ -70,7 +71,7 @@ func TestIntegration_CheckpointsLeaveTheUsersRepositoryUntouched(t *testing.T) {
 	in := client.PromptInput(e.s, "untouched", "twenty turns")
 	in.Workspace = ws
 	for i := range 20 {
-		in.Model.Faults = append(in.Model.Faults, fmt.Sprintf(`tool:bash {"command":"echo turn %d"}`, i))
+		in.Model.Faults = append(in.Model.Faults, fmt.Sprintf(`tool:bash {"command":"echo turn %d >> a.txt"}`, i))
 	}
 	in.Model.Faults = append(in.Model.Faults, "text:done")
 	run, err := e.k.StartPrompt(context.Background(), in)
@@ -85,7 +86,7 @@ func TestIntegration_CheckpointsLeaveTheUsersRepositoryUntouched(t *testing.T) {
 		t.Fatal(err)
 	}
 	if list, err := st.List(context.Background()); err != nil || len(list) != 21 {
-		t.Fatalf("checkpoints: %d %v, want 21 (20 bash turns and the prompt's end)", len(list), err)
+		t.Fatalf("checkpoints: %d %v, want 21 (before the prompt, after each of the 20 bash turns)", len(list), err)
 	}
 	if after := snapshot(); after != before {
 		t.Fatalf("the user's repository changed:\nbefore:\n%s\nafter:\n%s", before, after)

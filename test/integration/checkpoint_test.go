@@ -27,11 +27,11 @@ import (
 // CheckpointPerTurn).
 var checkpointFixture = filepath.Join("..", "..", "workflows", "testdata", "prompt_checkpoint_history.json")
 
-// Issue 42: a checkpoint before each turn whose tool calls may change
-// files (write, bash), none before a read-only turn, one at the prompt's
-// end; the ids in history
-// are the store's; starter checkpoints lists the turns with their calls
-// and the paths they changed, starter diff --from/--to prints the change
+// Issue 42: a checkpoint at the prompt's first model call and at each one
+// after a turn whose tool calls may change files (write, bash), none after
+// a read-only turn; the ids in history are the store's; starter
+// checkpoints lists the calls between checkpoints and the paths they
+// changed, starter diff --from/--to prints the change
 // between two, and the history replays. Spec 20.1, 20.4.
 func TestIntegration_CheckpointPerTurn(t *testing.T) {
 	e := newEnv(t)
@@ -131,8 +131,9 @@ func TestIntegration_CheckpointFailureIsAWarning(t *testing.T) {
 			warnings = append(warnings, ev.Reason)
 		}
 	}
-	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], "checkpoint not taken: ") || strings.Contains(warnings[0], "\n") {
-		t.Fatalf("checkpoint warnings %q, want one line", warnings)
+	// The checkpoint before the write and the one after it.
+	if len(warnings) != 2 || !strings.HasPrefix(warnings[0], "checkpoint not taken: ") || strings.Contains(warnings[0], "\n") || warnings[1] != warnings[0] {
+		t.Fatalf("checkpoint warnings %q, want two of one line", warnings)
 	}
 }
 
@@ -304,9 +305,10 @@ func TestIntegration_RewindRestoresFilesAndConversation(t *testing.T) {
 }
 
 // Issue 42: a worker SIGKILLed while it takes a turn's checkpoint (of a
-// workspace of 20,000 files, so the first one takes a while); the next
-// worker takes it again, whole (it differs from the prompt's last one by
-// the turn's write alone), the prompt completes and its history replays.
+// workspace of 20,000 files, so the first one takes a while), once the
+// model's answer is in and its write waits for that checkpoint; the next
+// worker takes it again, whole (it differs from the one after the write
+// by the write alone), the prompt completes and its history replays.
 // Spec 20.1.
 func TestIntegration_SIGKILLDuringACheckpoint(t *testing.T) {
 	e := newEnv(t)
@@ -333,9 +335,9 @@ func TestIntegration_SIGKILLDuringACheckpoint(t *testing.T) {
 	store := activities.CheckpointDir(e.dataDir, "ckptkill")
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		// The store made (internal/checkpoint's Open writes this last):
-		// the kill lands in the Take.
-		if _, err := os.Stat(filepath.Join(store, "git", "info", "attributes")); err == nil {
+		// The store made (internal/checkpoint's Open writes this last)
+		// and the answer in: the kill lands in the Take the write waits for.
+		if _, err := os.Stat(filepath.Join(store, "git", "info", "attributes")); err == nil && answered(e.events("ckptkill")) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -360,13 +362,20 @@ func TestIntegration_SIGKILLDuringACheckpoint(t *testing.T) {
 	}
 	list, err := st.List(context.Background())
 	if err != nil || len(list) != 2 {
-		t.Fatalf("checkpoints %+v %v, want the turn's and the prompt end's", list, err)
+		t.Fatalf("checkpoints %+v %v, want the turn's and the one after its write", list, err)
 	}
 	changes, err := st.Changes(context.Background(), ws, list[0].ID, list[1].ID)
 	if err != nil || len(changes) != 1 || changes[0] != (checkpoint.Change{Path: "a.txt", Kind: "added"}) {
 		t.Fatalf("the turn's checkpoint against the last: %+v %v, want a.txt added alone (a whole checkpoint)", changes, err)
 	}
 	exportAndReplay(t, e, run.GetID(), run.GetRunID(), filepath.Join(t.TempDir(), "unused.json"))
+}
+
+// answered says an assistant answer's message_end is among evs.
+func answered(evs []agent.Event) bool {
+	return slices.ContainsFunc(evs, func(ev agent.Event) bool {
+		return ev.Type == agent.EventMessageEnd && ev.Message != nil && ev.Message.Role == agent.RoleAssistant
+	})
 }
 
 // Issue 42: starter fork --at N --as S2 makes a session whose conversation
