@@ -47,7 +47,7 @@ func TestBench_QuickRunHasEveryRowWithSaneValues(t *testing.T) {
 	for _, name := range []string{"overhead", "abort latency", "timer accuracy", "history growth",
 		"tools history growth", "tools output size", "tools step cost",
 		"stream history 1 vs 400 chunks", "stream delay N=1", "stream delay N=2", "stream concurrency", "stream variant follow-every-poll", "stream as signals",
-		"concurrency N=10 rss", "concurrency N=10 throughput", "mcp client call", "mcp step in a prompt", "checkpoint Take", "checkpoint store growth"} {
+		"concurrency N=10 rss", "concurrency N=10 throughput", "mcp client call", "mcp step in a prompt", "checkpoint Take", "checkpoint store growth", "checkpoint in a tool turn, model 0 ms"} {
 		if !strings.Contains(table.String(), "| "+name+" |") {
 			t.Errorf("table has no %q row:\n%s", name, table.String())
 		}

@@ -167,10 +167,14 @@ type Config struct {
 	// The checkpoint benchmark (bench/checkpoint.go): CheckpointTree is the
 	// directory of the toolchain's src/ it records ("": all of src/),
 	// CheckpointRounds the Takes of each kind, CheckpointTurns the turns of
-	// the store's growth.
-	CheckpointTree   string
-	CheckpointRounds int
-	CheckpointTurns  int
+	// the store's growth; CheckpointToolTurns the bash turns of each prompt
+	// that measures a checkpoint in a tool turn, once per scripted model
+	// latency of CheckpointModelMs.
+	CheckpointTree      string
+	CheckpointRounds    int
+	CheckpointTurns     int
+	CheckpointToolTurns int
+	CheckpointModelMs   []int64
 
 	// Dir is where the run's temporary directory (the server's SQLite
 	// file, the worker's sessions) is made ("": the system's temp dir).
@@ -200,7 +204,7 @@ func FullConfig() Config {
 		ConcurrencyN: []int{100, 500}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 2,
 		FleetJobs: 200, FleetLimit: 30 * time.Second,
 		MCPRuns: 500, MCPRounds: 3, MCPCalls: 50,
-		CheckpointRounds: 40, CheckpointTurns: 100,
+		CheckpointRounds: 40, CheckpointTurns: 100, CheckpointToolTurns: 40, CheckpointModelMs: []int64{0, 1000},
 	}
 }
 
@@ -226,7 +230,7 @@ func QuickConfig() Config {
 		ConcurrencyN: []int{10}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 1,
 		FleetJobs: 20, FleetLimit: 10 * time.Second,
 		MCPRuns: 20, MCPRounds: 1, MCPCalls: 5,
-		CheckpointTree: "net/http", CheckpointRounds: 3, CheckpointTurns: 5,
+		CheckpointTree: "net/http", CheckpointRounds: 3, CheckpointTurns: 5, CheckpointToolTurns: 3, CheckpointModelMs: []int64{0},
 	}
 }
 
