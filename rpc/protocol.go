@@ -46,6 +46,9 @@ const (
 	// CmdApproveTool is ours (the terminal agent has no tool approval):
 	// the approve_tool update of the running prompt.
 	CmdApproveTool = agent.UpdateApproveTool
+	// CmdRewind is ours (pi's protocol has no rewind): the session's
+	// files and conversation back at a checkpoint (docs/spec.md 20.5).
+	CmdRewind = "rewind"
 	// pi 1.6's (@earendil-works/pi-coding-agent 1.6.0).
 	CmdClearQueue                 = "clear_queue"
 	CmdGetAvailableThinkingLevels = "get_available_thinking_levels"
@@ -115,6 +118,15 @@ type Command struct {
 	Approved   *bool  `json:"approved,omitempty"`
 	Reason     string `json:"reason,omitempty"`
 	Scope      string `json:"scope,omitempty"`
+	// To and Force of rewind: the checkpoint (starter checkpoints
+	// numbers them), and rewind over changes no checkpoint recorded.
+	To    int  `json:"to,omitempty"`
+	Force bool `json:"force,omitempty"`
+}
+
+// RewindData is the data of rewind: the checkpoint a rewind to undoes it.
+type RewindData struct {
+	Undo int `json:"undo"`
 }
 
 // Response answers one command.

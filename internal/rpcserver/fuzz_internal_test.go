@@ -95,7 +95,7 @@ var commandTypes = []string{
 	rpc.CmdGetAvailableModels, rpc.CmdSetThinkingLevel, rpc.CmdCycleThinkingLevel, rpc.CmdSetSteeringMode, rpc.CmdSetFollowUpMode,
 	rpc.CmdCompact, rpc.CmdSetAutoCompaction, rpc.CmdSetAutoRetry, rpc.CmdAbortRetry, rpc.CmdBash, rpc.CmdAbortBash, rpc.CmdGetSessionStats,
 	rpc.CmdExportHTML, rpc.CmdSwitchSession, rpc.CmdFork, rpc.CmdClone, rpc.CmdGetForkMessages, rpc.CmdGetLastAssistantText,
-	rpc.CmdSetSessionName, rpc.CmdGetMessages, rpc.CmdGetCommands, rpc.CmdApproveTool,
+	rpc.CmdSetSessionName, rpc.CmdGetMessages, rpc.CmdGetCommands, rpc.CmdApproveTool, rpc.CmdRewind,
 	rpc.CmdClearQueue, rpc.CmdGetAvailableThinkingLevels, rpc.CmdGetEntries, rpc.CmdGetTree,
 }
 

@@ -42,7 +42,7 @@ var (
 )
 
 // commands are the command types: the terminal agent's RpcCommand (so its
-// RpcClient is served unchanged) and approve_tool. A field a type does
+// RpcClient is served unchanged), approve_tool and rewind. A field a type does
 // not list is rejected, so a typo such as
 // {"type":"set_auto_retry","enable":false} fails loudly instead of doing
 // something else. Commands are served in input order; only the lasting
@@ -79,6 +79,15 @@ var commands = map[string]commandSpec{
 	rpc.CmdApproveTool: {fields: []fieldSpec{{"toolCallId", kindString, true}, {"approved", kindBool, true}, {"reason", kindString, false}, {"scope", kindString, false}},
 		call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
 			return nil, c.b.ApproveTool(ctx, agent.ApproveToolPayload{ToolCallID: cmd.ToolCallID, Approved: *cmd.Approved, Reason: cmd.Reason, Scope: cmd.Scope})
+		}},
+	rpc.CmdRewind: {fields: []fieldSpec{{"to", kindNumber, true}, {"force", kindBool, false}},
+		call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
+			cps, err := c.b.Checkpoints(ctx)
+			if err != nil {
+				return nil, err
+			}
+			undo, err := cps.Rewind(ctx, cmd.To, cmd.Force)
+			return rpc.RewindData{Undo: undo}, err
 		}},
 	rpc.CmdGetAvailableThinkingLevels: {call: func(*conn, context.Context, rpc.Command) (any, error) {
 		return rpc.ThinkingLevelsData{Levels: llm.ThinkingLevels}, nil

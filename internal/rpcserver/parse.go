@@ -28,6 +28,7 @@ const (
 	kindString jsonKind = "a string"
 	kindBool   jsonKind = "a boolean"
 	kindArray  jsonKind = "an array"
+	kindNumber jsonKind = "a number"
 )
 
 type fieldSpec struct {
@@ -158,7 +159,7 @@ func kindOf(raw []byte) jsonKind {
 	case '[':
 		return "an array"
 	}
-	return "a number"
+	return kindNumber
 }
 
 // unknownField is the first, by name, of obj's fields that specs do not
