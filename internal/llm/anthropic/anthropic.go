@@ -325,10 +325,10 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error) agen
 // messages converts the run context. Thinking blocks go back with their
 // signatures (extended thinking with tools requires them); one without a
 // signature is not sent. Empty text blocks are dropped because the API
-// rejects them. User messages carry their images as base64 image blocks;
-// bash executions the user ran are user messages (llm.WithBashAsUser). Consecutive tool results become the
-// tool_result blocks of one user message: the API wants all the results of
-// an assistant message's tool calls in the user message right after it.
+// rejects them. User messages carry their images as base64 image blocks.
+// Consecutive tool results become the tool_result blocks of one user
+// message: the API wants all the results of an assistant message's tool
+// calls in the user message right after it.
 // Tool-call arguments that are not a JSON object (invalid JSON from the
 // model) are sent as {}: input must be an object.
 func messages(msgs []agent.Message) []sdk.MessageParam {
@@ -341,7 +341,7 @@ func messages(msgs []agent.Message) []sdk.MessageParam {
 	}
 	older = max(0, (older-maxToolResultImages+imageBatch-1)/imageBatch*imageBatch)
 	lastToolResults := false // out's last message holds only tool results
-	for _, m := range llm.WithBashAsUser(msgs) {
+	for _, m := range msgs {
 		isToolResult := false
 		switch m.Role {
 		case agent.RoleUser, agent.RoleSummary:

@@ -408,14 +408,13 @@ func imageLines(m agent.Message) string {
 // arguments that are not a JSON object (invalid JSON from the model) are
 // sent as {}: compatible servers that parse them would reject the request.
 // A user message with images is sent as content parts: its text, then
-// each image as an image_url data URL. Bash executions the user ran are
-// user messages (llm.WithBashAsUser).
+// each image as an image_url data URL.
 func messages(system string, msgs []agent.Message) []sdk.ChatCompletionMessageParamUnion {
 	out := make([]sdk.ChatCompletionMessageParamUnion, 0, len(msgs)+1)
 	if system != "" {
 		out = append(out, sdk.SystemMessage(system))
 	}
-	for _, m := range llm.WithBashAsUser(msgs) {
+	for _, m := range msgs {
 		switch m.Role {
 		case agent.RoleUser, agent.RoleSummary:
 			if imgs := m.Images(); len(imgs) > 0 {
