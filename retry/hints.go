@@ -181,11 +181,12 @@ func resetValue(v string, now time.Time) (float64, bool) {
 func millisValue(v string, _ time.Time) (float64, bool)  { return scaledValue(v, 1) }
 func secondsValue(v string, _ time.Time) (float64, bool) { return scaledValue(v, 1000) }
 
-// durationValue reads a Go-style duration such as "6m0s".
+// durationValue reads a Go-style duration such as "6m0s", or plain
+// seconds (the per-limit reset headers send either).
 func durationValue(v string, _ time.Time) (float64, bool) {
 	d, err := time.ParseDuration(strings.ToLower(strings.TrimSpace(v)))
 	if err != nil {
-		return 0, false
+		return scaledValue(v, 1000)
 	}
 	return float64(d) / float64(time.Millisecond), true
 }
@@ -245,12 +246,7 @@ func ParseRetryHintHeaders(header func(name string) string, now time.Time) (ms i
 		}
 	}
 	for _, name := range resetDurationHeaders {
-		v := header(name)
-		if raw, ok := durationValue(v, now); ok {
-			consider(raw, true)
-		} else {
-			consider(scaledValue(v, 1000))
-		}
+		consider(durationValue(header(name), now))
 	}
 	for _, name := range resetTimeHeaders {
 		consider(timeValue(time.RFC3339, strings.TrimSpace(header(name)), now))
