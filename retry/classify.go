@@ -214,19 +214,14 @@ var usageLimitPatterns = patterns(
 // quotaExceededPattern is OpenAI's and Gemini's "You exceeded your current
 // quota". Gemini words a per-minute quota the same way and names the
 // quota in the details ("GenerateContentInputTokensPerModelPerMinute"):
-// such a text is a rate limit (perMinuteQuota), not an exhausted plan.
+// such a text (per minute, not per day) is a rate limit, not an exhausted
+// plan.
 const quotaExceededPattern = `exceeded (?:your |the )?(?:current )?quota`
 
 var (
 	rePerMinute = regexp.MustCompile(`(?i)per.?minute`)
 	rePerDay    = regexp.MustCompile(`(?i)per.?day`)
 )
-
-// perMinuteQuota reports a quota text that names a per-minute quota and no
-// daily one.
-func perMinuteQuota(text string) bool {
-	return rePerMinute.MatchString(text) && !rePerDay.MatchString(text)
-}
 
 // weakUsageLimitPatterns name an exhausted quota that is often a
 // per-minute one (Google's RESOURCE_EXHAUSTED is both): a usage limit
@@ -567,7 +562,7 @@ func classifyError(o Outcome) Classification {
 		return Classification{Class: ClassFatal, Pattern: p}
 	}
 	if p, ok := firstMatch(usageLimitPatterns, text); ok {
-		if p == quotaExceededPattern && perMinuteQuota(text) {
+		if p == quotaExceededPattern && rePerMinute.MatchString(text) && !rePerDay.MatchString(text) {
 			return Classification{Class: ClassRetryable, Pattern: p + ", per-minute quota"}
 		}
 		return Classification{Class: ClassUsageLimit, Pattern: p}
@@ -680,7 +675,12 @@ func overflow(o Outcome) (string, bool) {
 	if p, ok := firstMatch(overflowPatterns, o.ErrorMessage); ok {
 		return p, true
 	}
-	return overflowByFamily(o.ErrorMessage)
+	if p, ok := familyMatch(overflowFamily, o.ErrorMessage); ok {
+		if _, veto := firstMatch(overflowFamilyVeto, o.ErrorMessage); !veto {
+			return "overflow family: " + p, true
+		}
+	}
+	return "", false
 }
 
 // silentOverflow: the provider accepted a request larger than the model's
