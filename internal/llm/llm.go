@@ -142,13 +142,9 @@ func ErrorMessage(req Request, text string) agent.Message {
 
 // AbortedMessage is the message of a call cancelled by the user.
 func AbortedMessage(req Request) agent.Message {
-	return agent.Message{
-		Role:         agent.RoleAssistant,
-		Provider:     req.Provider,
-		Model:        req.Model,
-		StopReason:   agent.StopReasonAborted,
-		ErrorMessage: retry.AbortedMessage,
-	}
+	m := ErrorMessage(req, retry.AbortedMessage)
+	m.StopReason = agent.StopReasonAborted
+	return m
 }
 
 // SendableMessages drops what a provider must not see again, and repairs
