@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
 	"unicode/utf8"
 )
 
@@ -182,17 +183,23 @@ func ShortenText(s string, limit int, entryID string) string {
 	// The note's size depends on how much is left out; reserve for the
 	// longest it can be.
 	budget := limit - EncodedSize(note(len(s), entryID))
-	n, size := 0, 2 // the quotes
-	for n < len(s) {
-		r, w := utf8.DecodeRuneInString(s[n:])
-		c := runeJSONLen(r, w)
-		if size+c > budget {
-			break
+	// The longest prefix of whole runes (as encoding/json decodes them)
+	// whose JSON fits; a prefix's JSON is at least as long as it, so it
+	// ends within budget bytes.
+	prefix := func(i int) string {
+		for j := i - 1; j >= max(i-3, 0) && i < len(s); j-- {
+			if utf8.RuneStart(s[j]) {
+				if _, w := utf8.DecodeRuneInString(s[j:]); j+w > i {
+					i = j // inside the rune that starts at j
+				}
+				break
+			}
 		}
-		size += c
-		n += w
+		return s[:i]
 	}
-	return s[:n] + note(len(s)-n, entryID)
+	fits := sort.Search(min(len(s), max(budget, 0))+1, func(i int) bool { return EncodedSize(prefix(i)) > budget })
+	kept := prefix(max(fits-1, 0))
+	return kept + note(len(s)-len(kept), entryID)
 }
 
 func note(rest int, entryID string) string {
@@ -204,20 +211,6 @@ func wholeIn(entryID string) string {
 		return ""
 	}
 	return ": the whole message is session entry " + entryID
-}
-
-// runeJSONLen is the size encoding/json writes for one rune of a string
-// (w bytes of UTF-8), with its HTML escapes; never less than it writes.
-func runeJSONLen(r rune, w int) int {
-	switch {
-	case r == utf8.RuneError && w == 1: // invalid UTF-8: \ufffd
-		return 6
-	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
-		return 2
-	case r < 0x20 || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
-		return 6
-	}
-	return w
 }
 
 // maxStateWarnings is how many session warnings a bounded state lists.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // MaxToolResultRunes is how much of each tool result a transcript
@@ -74,14 +73,9 @@ func compactJSON(raw json.RawMessage) string {
 
 // truncateRunes keeps the first limit runes of s.
 func truncateRunes(s string, limit int) string {
-	n := utf8.RuneCountInString(s)
-	if n <= limit {
+	r := []rune(s)
+	if len(r) <= limit {
 		return s
 	}
-	cut := 0
-	for range limit {
-		_, size := utf8.DecodeRuneInString(s[cut:])
-		cut += size
-	}
-	return s[:cut] + fmt.Sprintf("\n[… %d more characters left out]", n-limit)
+	return string(r[:limit]) + fmt.Sprintf("\n[… %d more characters left out]", len(r)-limit)
 }

@@ -214,19 +214,14 @@ var usageLimitPatterns = patterns(
 // quotaExceededPattern is OpenAI's and Gemini's "You exceeded your current
 // quota". Gemini words a per-minute quota the same way and names the
 // quota in the details ("GenerateContentInputTokensPerModelPerMinute"):
-// such a text is a rate limit (perMinuteQuota), not an exhausted plan.
+// such a text (per minute, not per day) is a rate limit, not an exhausted
+// plan.
 const quotaExceededPattern = `exceeded (?:your |the )?(?:current )?quota`
 
 var (
 	rePerMinute = regexp.MustCompile(`(?i)per.?minute`)
 	rePerDay    = regexp.MustCompile(`(?i)per.?day`)
 )
-
-// perMinuteQuota reports a quota text that names a per-minute quota and no
-// daily one.
-func perMinuteQuota(text string) bool {
-	return rePerMinute.MatchString(text) && !rePerDay.MatchString(text)
-}
 
 // weakUsageLimitPatterns name an exhausted quota that is often a
 // per-minute one (Google's RESOURCE_EXHAUSTED is both): a usage limit
@@ -423,17 +418,17 @@ var retryablePatterns = patterns(
 // status names: UNAVAILABLE, INTERNAL, DEADLINE_EXCEEDED,
 // RESOURCE_EXHAUSTED, UNAUTHENTICATED, PERMISSION_DENIED, NOT_FOUND,
 // INVALID_ARGUMENT. llama.cpp: exceed_context_size_error.
-var errorTypes = classes(map[Class][]string{
-	ClassContextOverflow: {"request_too_large", "context_length_exceeded", "exceed_context_size_error"},
-	ClassRetryable: {"overloaded_error", "rate_limit_error", "rate_limit_exceeded",
-		"api_error", "server_error", "timeout_error", "timeout", "unavailable",
-		"internal", "deadline_exceeded", "service_unavailable"},
-	ClassUsageLimit: {"insufficient_quota", "usage_limit_reached", "quota_exceeded",
-		"billing_error", "billing_hard_limit_reached", "resource_exhausted"},
-	ClassFatal: {"authentication_error", "permission_error", "not_found_error",
-		"invalid_request_error", "invalid_api_key", "model_not_found",
-		"unauthenticated", "permission_denied", "not_found", "invalid_argument"},
-})
+var errorTypes = map[string]Class{
+	"request_too_large": ClassContextOverflow, "context_length_exceeded": ClassContextOverflow, "exceed_context_size_error": ClassContextOverflow,
+	"overloaded_error": ClassRetryable, "rate_limit_error": ClassRetryable, "rate_limit_exceeded": ClassRetryable, "api_error": ClassRetryable,
+	"server_error": ClassRetryable, "timeout_error": ClassRetryable, "timeout": ClassRetryable, "unavailable": ClassRetryable,
+	"internal": ClassRetryable, "deadline_exceeded": ClassRetryable, "service_unavailable": ClassRetryable,
+	"insufficient_quota": ClassUsageLimit, "usage_limit_reached": ClassUsageLimit, "quota_exceeded": ClassUsageLimit,
+	"billing_error": ClassUsageLimit, "billing_hard_limit_reached": ClassUsageLimit, "resource_exhausted": ClassUsageLimit,
+	"authentication_error": ClassFatal, "permission_error": ClassFatal, "not_found_error": ClassFatal, "invalid_request_error": ClassFatal,
+	"invalid_api_key": ClassFatal, "model_not_found": ClassFatal, "unauthenticated": ClassFatal, "permission_denied": ClassFatal,
+	"not_found": ClassFatal, "invalid_argument": ClassFatal,
+}
 
 // weakTypes give way to a transient wording in the text, which makes them
 // retryable: a quota status that is often a per-minute one, and the
@@ -463,17 +458,6 @@ var errorStatuses = map[int]Class{
 // "Please retry after 86400 seconds") describes an exhausted quota, which
 // a backoff of seconds cannot ride out but another credential may avoid.
 const UsageLimitHintMs int64 = 10 * 60 * 1000
-
-// classes turns lists of names by class into a class by name.
-func classes(byClass map[Class][]string) map[string]Class {
-	m := map[string]Class{}
-	for c, names := range byClass {
-		for _, n := range names {
-			m[n] = c
-		}
-	}
-	return m
-}
 
 // Classify is ClassifyAt without a clock: retry hints given as an HTTP date
 // or a Unix epoch cannot be turned into a wait and are ignored; relative
@@ -578,7 +562,7 @@ func classifyError(o Outcome) Classification {
 		return Classification{Class: ClassFatal, Pattern: p}
 	}
 	if p, ok := firstMatch(usageLimitPatterns, text); ok {
-		if p == quotaExceededPattern && perMinuteQuota(text) {
+		if p == quotaExceededPattern && rePerMinute.MatchString(text) && !rePerDay.MatchString(text) {
 			return Classification{Class: ClassRetryable, Pattern: p + ", per-minute quota"}
 		}
 		return Classification{Class: ClassUsageLimit, Pattern: p}
@@ -691,7 +675,12 @@ func overflow(o Outcome) (string, bool) {
 	if p, ok := firstMatch(overflowPatterns, o.ErrorMessage); ok {
 		return p, true
 	}
-	return overflowByFamily(o.ErrorMessage)
+	if p, ok := familyMatch(overflowFamily, o.ErrorMessage); ok {
+		if _, veto := firstMatch(overflowFamilyVeto, o.ErrorMessage); !veto {
+			return "overflow family: " + p, true
+		}
+	}
+	return "", false
 }
 
 // silentOverflow: the provider accepted a request larger than the model's

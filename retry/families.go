@@ -294,18 +294,6 @@ func familyVerdict(text string) (Classification, bool) {
 	return Classification{}, false
 }
 
-// overflowByFamily is the overflow family of rule 2, with its veto.
-func overflowByFamily(text string) (string, bool) {
-	p, ok := familyMatch(overflowFamily, text)
-	if !ok {
-		return "", false
-	}
-	if _, veto := firstMatch(overflowFamilyVeto, text); veto {
-		return "", false
-	}
-	return "overflow family: " + p, true
-}
-
 // vetoes are the signs that the request, the key or the account is at
 // fault, which veto a specific retryable wording (classifyError).
 var vetoes = append(slices.Clip(bannedEvidence), accountEvidence...)

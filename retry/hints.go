@@ -103,17 +103,12 @@ func ParseRetryHint(text string, now time.Time) (ms int64, ok bool) {
 	}
 	for _, f := range hintForms {
 		if m := f.re.FindStringSubmatch(text); m != nil {
-			if v, found := f.parse(m[1], now); found {
-				if ms, valid := hintMs(v); valid {
-					return ms, true
-				}
+			if ms, ok := hintMs(f.parse(m[1], now)); ok {
+				return ms, true
 			}
 		}
 	}
-	if v, found := prose(text); found {
-		return hintMs(v)
-	}
-	return 0, false
+	return hintMs(prose(text))
 }
 
 // outcomeHint is the retry hint of an outcome: the provider's structured
@@ -122,16 +117,17 @@ func ParseRetryHint(text string, now time.Time) (ms int64, ok bool) {
 // hints only a body or a message carries). Both pass the same bound.
 func outcomeHint(o Outcome, now time.Time) (int64, bool) {
 	if o.RetryAfterMs != nil {
-		if ms, ok := hintMs(float64(*o.RetryAfterMs)); ok {
+		if ms, ok := hintMs(float64(*o.RetryAfterMs), true); ok {
 			return ms, true
 		}
 	}
 	return ParseRetryHint(o.ErrorMessage, now)
 }
 
-// hintMs validates a wait in (fractional) milliseconds.
-func hintMs(v float64) (int64, bool) {
-	if math.IsNaN(v) || v < 0 || v > float64(MaxHintMs) {
+// hintMs validates a wait in (fractional) milliseconds, if there is one
+// (ok).
+func hintMs(v float64, ok bool) (int64, bool) {
+	if !ok || math.IsNaN(v) || v < 0 || v > float64(MaxHintMs) {
 		return 0, false
 	}
 	return int64(math.Ceil(v)), true
@@ -185,11 +181,12 @@ func resetValue(v string, now time.Time) (float64, bool) {
 func millisValue(v string, _ time.Time) (float64, bool)  { return scaledValue(v, 1) }
 func secondsValue(v string, _ time.Time) (float64, bool) { return scaledValue(v, 1000) }
 
-// durationValue reads a Go-style duration such as "6m0s".
+// durationValue reads a Go-style duration such as "6m0s", or plain
+// seconds (the per-limit reset headers send either).
 func durationValue(v string, _ time.Time) (float64, bool) {
 	d, err := time.ParseDuration(strings.ToLower(strings.TrimSpace(v)))
 	if err != nil {
-		return 0, false
+		return scaledValue(v, 1000)
 	}
 	return float64(d) / float64(time.Millisecond), true
 }
@@ -238,25 +235,18 @@ func ParseRetryHintHeaders(header func(name string) string, now time.Time) (ms i
 		if f.header == "" || strings.TrimSpace(header(f.header)) == "" {
 			continue
 		}
-		if raw, found := f.parse(header(f.header), now); found {
-			if ms, valid := hintMs(raw); valid {
-				return ms, true
-			}
+		if ms, ok := hintMs(f.parse(header(f.header), now)); ok {
+			return ms, true
 		}
 	}
 	best, found := int64(0), false
 	consider := func(raw float64, parsed bool) {
-		if ms, valid := hintMs(raw); parsed && valid && (!found || ms > best) {
+		if ms, valid := hintMs(raw, parsed); valid && (!found || ms > best) {
 			best, found = ms, true
 		}
 	}
 	for _, name := range resetDurationHeaders {
-		v := header(name)
-		if raw, ok := durationValue(v, now); ok {
-			consider(raw, true)
-		} else {
-			consider(scaledValue(v, 1000))
-		}
+		consider(durationValue(header(name), now))
 	}
 	for _, name := range resetTimeHeaders {
 		consider(timeValue(time.RFC3339, strings.TrimSpace(header(name)), now))

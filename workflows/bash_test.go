@@ -143,7 +143,7 @@ func TestBash_ExcludeFromContextKeepsTheOutputFromTheModel(t *testing.T) {
 	prov := scripted.New(scripted.Options{Reply: "done"})
 	h3.acts.Provider = func(string) (llm.Provider, error) {
 		return llm.ProviderFunc(func(ctx context.Context, req llm.Request) agent.Message {
-			sent = llm.WithBashAsUser(req.Messages) // what every provider sends
+			sent = req.Messages
 			return prov.Complete(ctx, req)
 		}), nil
 	}

@@ -56,7 +56,7 @@ func (k *Controller) ReadSession(ctx context.Context, id string) (*session.Sessi
 			return nil, err
 		}
 		if sess == nil {
-			sess = session.NewSession(*page.Header, nil, page.Warnings)
+			sess = &session.Session{Header: *page.Header, Warnings: page.Warnings}
 		}
 		sess.Entries = append(sess.Entries, page.Entries...)
 		if after = page.Next; after == 0 {

@@ -142,13 +142,9 @@ func ErrorMessage(req Request, text string) agent.Message {
 
 // AbortedMessage is the message of a call cancelled by the user.
 func AbortedMessage(req Request) agent.Message {
-	return agent.Message{
-		Role:         agent.RoleAssistant,
-		Provider:     req.Provider,
-		Model:        req.Model,
-		StopReason:   agent.StopReasonAborted,
-		ErrorMessage: retry.AbortedMessage,
-	}
+	m := ErrorMessage(req, retry.AbortedMessage)
+	m.StopReason = agent.StopReasonAborted
+	return m
 }
 
 // SendableMessages drops what a provider must not see again, and repairs
@@ -162,6 +158,8 @@ func AbortedMessage(req Request) agent.Message {
 //     abort that ended the prompt between the answer and its results) gets
 //     an error result "No result provided", since Anthropic and OpenAI
 //     reject a tool call without its result;
+//   - a bash execution the user ran becomes the user message a model sees
+//     (BashExecutionText), or is left out when ExcludeFromContext;
 //   - empty messages are dropped.
 func SendableMessages(msgs []agent.Message) []agent.Message {
 	out := make([]agent.Message, 0, len(msgs))
@@ -183,6 +181,14 @@ func SendableMessages(msgs []agent.Message) []agent.Message {
 				}
 			}
 			out = append(out, m)
+			continue
+		case agent.RoleBashExecution:
+			closeOpen()
+			if !m.ExcludeFromContext {
+				u := agent.TextMessage(agent.RoleUser, BashExecutionText(m))
+				u.Timestamp = m.Timestamp
+				out = append(out, u)
+			}
 			continue
 		case agent.RoleAssistant:
 			closeOpen()

@@ -81,32 +81,3 @@ func BashExecutionText(m agent.Message) string {
 	}
 	return b.String()
 }
-
-// WithBashAsUser returns msgs with every bash execution replaced by the
-// user message a model sees (BashExecutionText), and those excluded from
-// the context (ExcludeFromContext) left out; other messages are
-// unchanged. msgs is not modified.
-func WithBashAsUser(msgs []agent.Message) []agent.Message {
-	var out []agent.Message
-	for i, m := range msgs {
-		if m.Role != agent.RoleBashExecution {
-			if out != nil {
-				out = append(out, m)
-			}
-			continue
-		}
-		if out == nil {
-			out = append(make([]agent.Message, 0, len(msgs)), msgs[:i]...)
-		}
-		if m.ExcludeFromContext {
-			continue
-		}
-		u := agent.TextMessage(agent.RoleUser, BashExecutionText(m))
-		u.Timestamp = m.Timestamp
-		out = append(out, u)
-	}
-	if out == nil {
-		return msgs
-	}
-	return out
-}

@@ -9,7 +9,7 @@ import (
 // A bash execution reaches the model as the terminal agent's user
 // message; the other messages stay as they are, and the input is not
 // modified.
-func TestWithBashAsUser(t *testing.T) {
+func TestSendableMessages_BashAsUser(t *testing.T) {
 	one, zero := 1, 0
 	for _, tc := range []struct {
 		name string
@@ -24,7 +24,7 @@ func TestWithBashAsUser(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := []agent.Message{agent.TextMessage(agent.RoleUser, "hi"), tc.m}
-			out := WithBashAsUser(in)
+			out := SendableMessages(in)
 			if len(out) != 2 || out[0].Text() != "hi" || out[1].Role != agent.RoleUser || out[1].Text() != tc.want {
 				t.Fatalf("got %+v, want user %q", out, tc.want)
 			}
@@ -37,13 +37,13 @@ func TestWithBashAsUser(t *testing.T) {
 
 // Issue 24: a bash execution run with excludeFromContext stays out of what
 // the model is sent; the others around it are sent as before.
-func TestWithBashAsUser_LeavesOutExcluded(t *testing.T) {
+func TestSendableMessages_LeavesOutExcludedBash(t *testing.T) {
 	in := []agent.Message{
 		agent.TextMessage(agent.RoleUser, "hi"),
 		{Role: agent.RoleBashExecution, Command: "cat secret-notes", Output: "private", ExcludeFromContext: true},
 		{Role: agent.RoleBashExecution, Command: "ls", Output: "a"},
 	}
-	out := WithBashAsUser(in)
+	out := SendableMessages(in)
 	if len(out) != 2 || out[0].Text() != "hi" || out[1].Text() != "Ran `ls`\n```\na\n```" {
 		t.Fatalf("got %+v, want hi and the ls execution only", out)
 	}

@@ -250,7 +250,7 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 			return permanentError{fmt.Errorf("session has format version %d, newer than this build reads (1 to %d)", h.Version, session.FormatVersion)}
 		}
 		h.Timestamp = h.Timestamp.UTC()
-		sess = session.NewSession(h, entries, warnings)
+		sess = &session.Session{Header: h, Entries: entries, Warnings: warnings}
 		return nil
 	})
 	if err == nil && sess == nil { // the closure sets sess only when it succeeds

@@ -250,7 +250,6 @@ func (c *sessionCache) snapshot() *Session {
 	s := &Session{
 		Header:  c.header,
 		Entries: append([]Entry(nil), c.entries...),
-		idx:     &entryIndex{},
 	}
 	if len(c.warnings) > 0 || c.tail != "" {
 		s.Warnings = append([]string(nil), c.warnings...)

@@ -34,12 +34,6 @@ func DecodeEntry(data []byte) (Entry, error) {
 	return e, nil
 }
 
-// NewSession returns a session with the given header, entries (in store
-// order, ids unique) and warnings, indexed like one that Load returns.
-func NewSession(h Header, entries []Entry, warnings []string) *Session {
-	return &Session{Header: h, Entries: entries, Warnings: warnings, idx: &entryIndex{}}
-}
-
 // exportHeader is the header line of an export: the session's header
 // and, when the session keeps one, its system prompt text (PutAside
 // under SystemPromptKey), which the session file itself never holds.

@@ -12,38 +12,26 @@ import (
 // "line 7: not JSON, skipped").
 //
 // Get, Branch and Context index Entries on first use; modify Entries only
-// before calling them. A Session built as a literal works too (it indexes
-// on every call).
+// before calling them.
 type Session struct {
 	Header   Header
 	Entries  []Entry
 	Warnings []string
 
-	idx *entryIndex
-}
-
-// entryIndex maps entry ids to positions in Entries, built once on demand.
-type entryIndex struct {
-	once sync.Once
-	byID map[string]int
-}
-
-func buildIndex(entries []Entry) map[string]int {
-	m := make(map[string]int, len(entries))
-	for i, e := range entries {
-		if _, dup := m[e.ID]; !dup { // the first one counts, as in the file
-			m[e.ID] = i
-		}
-	}
-	return m
+	indexed sync.Once
+	byID    map[string]int // entry ids to positions in Entries
 }
 
 func (s *Session) index() map[string]int {
-	if s.idx == nil {
-		return buildIndex(s.Entries)
-	}
-	s.idx.once.Do(func() { s.idx.byID = buildIndex(s.Entries) })
-	return s.idx.byID
+	s.indexed.Do(func() {
+		s.byID = make(map[string]int, len(s.Entries))
+		for i, e := range s.Entries {
+			if _, dup := s.byID[e.ID]; !dup { // the first one counts, as in the file
+				s.byID[e.ID] = i
+			}
+		}
+	})
+	return s.byID
 }
 
 // Get returns the entry with the given id.

@@ -265,9 +265,10 @@ func (s *Store) append(id string, entries []Entry, lines [][]byte, where Header)
 		}
 	}
 	if c.size > at || buf.Len() > 0 {
-		if err := c.afterWrite(f, buf.Bytes(), fresh); err != nil {
-			return 0, Header{}, err
-		}
+		// The cache reads the change as it reads any (so its entries are
+		// exactly a fresh Load's). A failure resets it, to be read again
+		// next time: the data is on disk, only the cache is in doubt.
+		_ = c.sync(f)
 	}
 	return written, c.header, nil
 }
@@ -307,36 +308,6 @@ func syncDir(dir string) error {
 	if err := d.Sync(); err != nil {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
-	return nil
-}
-
-// afterWrite records the lines just written in the cache by parsing them,
-// so that cached entries are exactly what a fresh Load would return (time
-// zones, monotonic clock readings and caller-owned pointers do not leak in).
-func (c *sessionCache) afterWrite(f *os.File, written []byte, fresh bool) error {
-	if fresh {
-		c.reset()
-	} else if c.lastByte != '\n' && c.lastByte != '\r' {
-		// written begins with the line break of a last line that had
-		// none, which consume cannot start with: read the file again.
-		c.reset()
-		return nil
-	}
-	err := c.consume(written)
-	if err == nil {
-		var fi os.FileInfo
-		if fi, err = f.Stat(); err == nil {
-			c.valid = true
-			c.info = fi
-			c.size = fi.Size()
-			c.modTime = fi.ModTime()
-			c.tail = ""
-			return nil
-		}
-	}
-	// The data is on disk; only the cache is in doubt. Read it again next
-	// time instead of failing a write that succeeded.
-	c.reset()
 	return nil
 }
 

@@ -22,8 +22,8 @@
 // ProjectFiles reads AGENTS.md and CLAUDE.md of the workspace and of each
 // parent directory up to the repository root (the nearest directory, the
 // workspace included, that holds a .git entry; with none, the workspace
-// alone), outermost first, through the Files interface (a tool runner's
-// file system). A CLAUDE.md with the same content as the AGENTS.md beside
+// alone), outermost first, through a tool runner's file system
+// (tools.FS). A CLAUDE.md with the same content as the AGENTS.md beside
 // it (often a symbolic link) is left out. Each file is bounded to
 // MaxFileBytes and all of them together to MaxProjectBytes: a bigger file
 // is cut on a UTF-8 boundary, and the text says how many bytes were left

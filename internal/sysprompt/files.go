@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/durableagent/durableagent/internal/tools"
 )
 
 // Bounds of the project files in the system prompt: every model call
@@ -21,15 +23,6 @@ const (
 // InstructionFiles are the names of the project instruction files read in
 // each directory, in the order they are read.
 var InstructionFiles = []string{"AGENTS.md", "CLAUDE.md"}
-
-// Files is the file system the project files are read from; paths are
-// absolute. A tool runner's file system (internal/tools.FS) is one.
-type Files interface {
-	Stat(name string) (fs.FileInfo, error)
-	// OpenRegular opens a regular file for reading and refuses any other
-	// kind (a FIFO would block the read).
-	OpenRegular(name string) (io.ReadCloser, fs.FileInfo, error)
-}
 
 // File is one project instruction file as it goes into the prompt.
 type File struct {
@@ -47,7 +40,7 @@ type File struct {
 // the package comment), outermost directory first. A file that exists
 // but cannot be read is returned with its Problem, so the model (and the
 // user reading the session) learns of it; a missing one is skipped.
-func ProjectFiles(fsys Files, workspace string) []File {
+func ProjectFiles(fsys tools.FS, workspace string) []File {
 	if workspace == "" {
 		return nil
 	}
@@ -76,7 +69,7 @@ func ProjectFiles(fsys Files, workspace string) []File {
 
 // dirsFromRoot lists the directories from the repository root down to
 // workspace; just workspace when no directory on the way up has .git.
-func dirsFromRoot(fsys Files, workspace string) []string {
+func dirsFromRoot(fsys tools.FS, workspace string) []string {
 	var up []string
 	for dir := workspace; ; {
 		up = append(up, dir)
@@ -96,7 +89,7 @@ func dirsFromRoot(fsys Files, workspace string) []string {
 // readBounded reads at most limit bytes of the file at p. ok is false
 // when there is no such file; data is the whole content when it fit
 // (for the duplicate check), nil when it was cut or unreadable.
-func readBounded(fsys Files, p string, limit int64) (f File, data []byte, ok bool) {
+func readBounded(fsys tools.FS, p string, limit int64) (f File, data []byte, ok bool) {
 	f.Path = p
 	rc, fi, err := fsys.OpenRegular(p)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -165,14 +165,12 @@ func cacheBreakpoints(params *sdk.MessageNewParams) {
 type assembler struct {
 	emit   func(llm.Delta) // req.Emit
 	blocks []agent.ContentBlock
-	// Per kept block: a tool call's argument text so far, its input from
-	// the start event, whether a non-empty argument delta was sent, and
-	// whether the block is finished.
-	args    []*strings.Builder
-	start   []string
-	argSent []bool
-	done    []bool
-	index   []int
+	// Per kept block: a tool call's argument text streamed so far, its
+	// input from the start event, and whether the block is finished.
+	args  []*strings.Builder
+	start []string
+	done  []bool
+	index []int
 }
 
 // kept returns the position of the stream's block i (-1: not kept).
@@ -202,10 +200,8 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) {
 		cb := ev.ContentBlock
 		var b agent.ContentBlock
 		switch cb.Type {
-		case "text":
-			b = agent.ContentBlock{Type: "text"}
-		case "thinking":
-			b = agent.ContentBlock{Type: "thinking"}
+		case "text", "thinking":
+			b = agent.ContentBlock{Type: cb.Type, Signature: cb.Signature}
 		case "redacted_thinking":
 			// Encrypted reasoning: kept (no text, no delta) so it goes
 			// back with a tool-use turn, which the API requires.
@@ -220,17 +216,11 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) {
 		a.index = append(a.index, i)
 		a.blocks = append(a.blocks, b)
 		a.args = append(a.args, &strings.Builder{})
-		a.start = append(a.start, "")
-		a.argSent = append(a.argSent, false)
+		a.start = append(a.start, strings.TrimSpace(cb.JSON.Input.Raw()))
 		a.done = append(a.done, false)
-		switch cb.Type {
-		case "text":
-			a.text(i, agent.DeltaText, cb.Text)
-		case "thinking":
-			a.blocks[i].Signature = cb.Signature
-			a.text(i, agent.DeltaThinking, cb.Thinking)
-		case "tool_use":
-			a.start[i] = strings.TrimSpace(cb.JSON.Input.Raw())
+		a.text(i, agent.DeltaText, cb.Text) // a start's text or thinking, if any
+		a.text(i, agent.DeltaThinking, cb.Thinking)
+		if b.ToolCall != nil {
 			a.emit(llm.Delta{Type: agent.DeltaToolCall, ContentIndex: i, ToolCallID: cb.ID, ToolName: cb.Name})
 		}
 	case "content_block_delta":
@@ -254,7 +244,6 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) {
 		case "input_json_delta":
 			if a.blocks[i].ToolCall != nil && ev.Delta.PartialJSON != "" {
 				a.args[i].WriteString(ev.Delta.PartialJSON)
-				a.argSent[i] = true
 				tc := a.blocks[i].ToolCall
 				a.emit(llm.Delta{Type: agent.DeltaToolCall, ContentIndex: i, Delta: ev.Delta.PartialJSON, ToolCallID: tc.ID, ToolName: tc.Name})
 			}
@@ -287,7 +276,7 @@ func (a *assembler) finish(i int) {
 		return
 	}
 	raw := a.args[i].String()
-	if !a.argSent[i] {
+	if raw == "" { // no argument delta came
 		raw = a.start[i]
 		if raw == "" || raw == "null" {
 			raw = "{}"
@@ -325,10 +314,10 @@ func (p *Provider) failure(ctx context.Context, req llm.Request, err error) agen
 // messages converts the run context. Thinking blocks go back with their
 // signatures (extended thinking with tools requires them); one without a
 // signature is not sent. Empty text blocks are dropped because the API
-// rejects them. User messages carry their images as base64 image blocks;
-// bash executions the user ran are user messages (llm.WithBashAsUser). Consecutive tool results become the
-// tool_result blocks of one user message: the API wants all the results of
-// an assistant message's tool calls in the user message right after it.
+// rejects them. User messages carry their images as base64 image blocks.
+// Consecutive tool results become the tool_result blocks of one user
+// message: the API wants all the results of an assistant message's tool
+// calls in the user message right after it.
 // Tool-call arguments that are not a JSON object (invalid JSON from the
 // model) are sent as {}: input must be an object.
 func messages(msgs []agent.Message) []sdk.MessageParam {
@@ -341,7 +330,7 @@ func messages(msgs []agent.Message) []sdk.MessageParam {
 	}
 	older = max(0, (older-maxToolResultImages+imageBatch-1)/imageBatch*imageBatch)
 	lastToolResults := false // out's last message holds only tool results
-	for _, m := range llm.WithBashAsUser(msgs) {
+	for _, m := range msgs {
 		isToolResult := false
 		switch m.Role {
 		case agent.RoleUser, agent.RoleSummary:

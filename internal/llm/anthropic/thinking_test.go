@@ -94,8 +94,8 @@ func TestComplete_ThinkingSignatureRoundTrip(t *testing.T) {
 }
 
 // Images of a user message reach the API as base64 image blocks after
-// the text; a bash execution the user ran goes as the user message the
-// terminal agent sends. Both are the last block of one of the last two
+// the text; a bash execution the user ran (as llm.SendableMessages passes
+// it on) goes as the user message the terminal agent sends. Both are the last block of one of the last two
 // user messages: each carries a cache breakpoint.
 func TestComplete_SendsImagesAndBashExecutions(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -103,10 +103,10 @@ func TestComplete_SendsImagesAndBashExecutions(t *testing.T) {
 	})
 	req := request()
 	exit := 2
-	req.Messages = []agent.Message{
+	req.Messages = llm.SendableMessages([]agent.Message{
 		{Role: agent.RoleBashExecution, Command: "make", Output: "boom", ExitCode: &exit},
 		{Role: agent.RoleUser, Content: []agent.ContentBlock{{Type: agent.BlockText, Text: "what is this?"}, {Type: agent.BlockImage, Data: "iVBORw0KGgo=", MimeType: "image/png"}}},
-	}
+	})
 	call(t, s, req)
 	var body struct {
 		Messages []struct {

@@ -152,12 +152,11 @@ type assembler struct {
 	// blocks (0: not seen yet).
 	text, thinking int
 	// tools maps a tool call's stream index to its block; args holds each
-	// block's argument text, argSent whether a non-empty piece of it was
-	// reported and madeID whether its id is ours (the server sent none).
-	tools   map[int64]int
-	args    map[int]*strings.Builder
-	argSent map[int]bool
-	madeID  map[int]bool
+	// block's argument text and madeID whether its id is ours (the server
+	// sent none).
+	tools  map[int64]int
+	args   map[int]*strings.Builder
+	madeID map[int]bool
 	// sawChoice: a chunk with a choice arrived; finish is the last
 	// finish_reason; usage the last usage reported.
 	sawChoice bool
@@ -235,7 +234,7 @@ func (a *assembler) addToolCall(tc sdk.ChatCompletionChunkChoiceDeltaToolCall) {
 		i = len(a.blocks) - 1
 		a.tools[key] = i
 		if a.args == nil {
-			a.args, a.argSent, a.madeID = map[int]*strings.Builder{}, map[int]bool{}, map[int]bool{}
+			a.args, a.madeID = map[int]*strings.Builder{}, map[int]bool{}
 		}
 		a.args[i] = &strings.Builder{}
 	}
@@ -255,9 +254,6 @@ func (a *assembler) addToolCall(tc sdk.ChatCompletionChunkChoiceDeltaToolCall) {
 	}
 	piece := tc.Function.Arguments
 	a.args[i].WriteString(piece)
-	if piece != "" {
-		a.argSent[i] = true
-	}
 	if first || piece != "" {
 		a.emit(llm.Delta{Type: agent.DeltaToolCall, ContentIndex: i, Delta: piece, ToolCallID: call.ID, ToolName: call.Name})
 	}
@@ -303,7 +299,7 @@ func (a *assembler) message(req llm.Request) agent.Message {
 		}
 		hasToolCalls = true
 		raw := a.args[i].String()
-		if !a.argSent[i] {
+		if raw == "" { // no argument piece came
 			raw = "{}"
 			a.emit(llm.Delta{Type: agent.DeltaToolCall, ContentIndex: i, Delta: raw, ToolCallID: call.ID, ToolName: call.Name})
 		}
@@ -408,14 +404,13 @@ func imageLines(m agent.Message) string {
 // arguments that are not a JSON object (invalid JSON from the model) are
 // sent as {}: compatible servers that parse them would reject the request.
 // A user message with images is sent as content parts: its text, then
-// each image as an image_url data URL. Bash executions the user ran are
-// user messages (llm.WithBashAsUser).
+// each image as an image_url data URL.
 func messages(system string, msgs []agent.Message) []sdk.ChatCompletionMessageParamUnion {
 	out := make([]sdk.ChatCompletionMessageParamUnion, 0, len(msgs)+1)
 	if system != "" {
 		out = append(out, sdk.SystemMessage(system))
 	}
-	for _, m := range llm.WithBashAsUser(msgs) {
+	for _, m := range msgs {
 		switch m.Role {
 		case agent.RoleUser, agent.RoleSummary:
 			if imgs := m.Images(); len(imgs) > 0 {

@@ -35,17 +35,17 @@ func TestComplete_ThinkingLevelSetsReasoningEffort(t *testing.T) {
 }
 
 // Images of a user message go as image_url content parts (data URLs)
-// after the text; a bash execution the user ran goes as the user message
-// the terminal agent sends.
+// after the text; a bash execution the user ran (as llm.SendableMessages
+// passes it on) goes as the user message the terminal agent sends.
 func TestComplete_SendsImagesAndBashExecutions(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		stream(w, chunkHel, chunkLo, chunkUse, chunkDone)
 	})
 	req := request()
-	req.Messages = []agent.Message{
+	req.Messages = llm.SendableMessages([]agent.Message{
 		{Role: agent.RoleBashExecution, Command: "ls", Output: "a.txt"},
 		{Role: agent.RoleUser, Content: []agent.ContentBlock{{Type: agent.BlockText, Text: "see"}, {Type: agent.BlockImage, Data: "R0lGOD==", MimeType: "image/gif"}}},
-	}
+	})
 	call(t, s, req)
 	raw, _ := bodyField(t, s.bodies[0], "messages")
 	var msgs []json.RawMessage
