@@ -173,7 +173,7 @@ type common struct {
 	// nil otherwise), set by dial.
 	traces *tracing.Provider
 	// env is the command's; k is its Temporal client once dialled (by
-	// controller, or by reader for a read before it).
+	// dialed, or by reader for a read before it).
 	env Env
 	k   *client.Controller
 	// header is readHeader's answer for headerOf, read once per command.
@@ -370,31 +370,21 @@ func (c *common) settings(env Env) (settings.Settings, bool) {
 	return s, true
 }
 
-// controller loads the settings and dials Temporal.
-func (c *common) controller(ctx context.Context, env Env) (*client.Controller, settings.Settings, func(), bool) {
-	s, ok := c.settings(env)
-	if !ok {
-		return nil, s, nil, false
-	}
-	k, err := c.reader(ctx, s)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))
-		return nil, s, nil, false
-	}
-	// A follower waits through a worker outage; say so once, on stderr.
-	k.OnWait = func(msg string) { fmt.Fprintf(env.Stderr, "starter: %s\n", msg) }
-	return k, s, func() { k.Client.Close(); c.traces.Shutdown() }, true
-}
-
 // dialed loads the settings, dials Temporal and returns what fn returns
 // with the client, closed after it (ExitUsage, said on stderr, when the
 // settings or the dial fail).
 func (c *common) dialed(ctx context.Context, fn func(k *client.Controller, s settings.Settings) int) int {
-	k, s, closeFn, ok := c.controller(ctx, c.env)
+	s, ok := c.settings(c.env)
 	if !ok {
 		return ExitUsage
 	}
-	defer closeFn()
+	defer c.closeReader()
+	k, err := c.reader(ctx, s)
+	if err != nil {
+		return fail(c.env, c.fs.Name(), err)
+	}
+	// A follower waits through a worker outage; say so once, on stderr.
+	k.OnWait = func(msg string) { fmt.Fprintf(c.env.Stderr, "starter: %s\n", msg) }
 	return fn(k, s)
 }
 
@@ -412,12 +402,13 @@ func (c *common) reader(ctx context.Context, s settings.Settings) (*client.Contr
 	return c.k, nil
 }
 
-// closeReader closes the client reader dialled, if it did (the commands
-// that read without calling controller).
+// closeReader closes the client reader dialled, if it did, and flushes
+// the command's spans.
 func (c *common) closeReader() {
 	if c.k != nil {
 		c.k.Client.Close()
 	}
+	c.traces.Shutdown()
 }
 
 // dial dials Temporal. When OTEL_EXPORTER_OTLP_ENDPOINT (or

@@ -36,15 +36,12 @@ func runFork(ctx context.Context, env Env, args []string) int {
 	if err := session.ValidateID(*as); err != nil { // it names a directory under the data dir
 		return fail(env, "fork", fmt.Errorf("--as: %w", err))
 	}
-	k, s, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	if err := c.fork(ctx, env, k, s, *at, *as, *git); err != nil {
-		return fail(env, "fork", err)
-	}
-	return ExitOK
+	return c.dialed(ctx, func(k *client.Controller, s settings.Settings) int {
+		if err := c.fork(ctx, env, k, s, *at, *as, *git); err != nil {
+			return fail(env, "fork", err)
+		}
+		return ExitOK
+	})
 }
 
 // fork is starter fork's work, once the flags are read.
