@@ -92,26 +92,12 @@ func runSession(ctx context.Context, env Env, args []string) int {
 	}
 }
 
-// sessionStore is what the subcommands need of a store.
-type sessionStore interface {
-	session.Backend
-	List() ([]string, error)
-}
-
 // openStore opens store kind ("": session.store) of the settings
 // (client.OpenSessionStore refuses an unknown kind).
-func openStore(s settings.Settings, kind string) (sessionStore, string, error) {
-	kind = cmp.Or(kind, s.Session.Store)
-	s.Session.Store = kind
+func openStore(s settings.Settings, kind string) (session.Backend, string, error) {
+	s.Session.Store = cmp.Or(kind, s.Session.Store)
 	st, err := client.OpenSessionStore(s)
-	if err != nil {
-		return nil, "", err
-	}
-	ls, ok := st.(sessionStore)
-	if !ok {
-		return nil, "", fmt.Errorf("session store %s cannot list sessions", kind)
-	}
-	return ls, kind, nil
+	return st, s.Session.Store, err
 }
 
 // sessionSource is where list and export read: the store --store names,
