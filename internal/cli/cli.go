@@ -303,18 +303,23 @@ func (c *common) parse(env Env, args []string) bool {
 	return true
 }
 
-// parseNoArgs is parse for a command that takes no arguments besides
-// its flags; usage, when not "", is named in the error.
-func (c *common) parseNoArgs(env Env, args []string, usage string) bool {
+// parseArgs is parse for a command that takes n arguments besides its
+// flags. want completes the error of a wrong count, "want exactly
+// "+want; without arguments (n 0) it is the usage named after an
+// unexpected one ("": none).
+func (c *common) parseArgs(env Env, args []string, n int, want string) bool {
 	if !c.parse(env, args) {
 		return false
 	}
-	if c.fs.NArg() == 0 {
+	if c.fs.NArg() == n {
 		return true
 	}
-	msg := fmt.Sprintf("unexpected argument %q", c.fs.Arg(0))
-	if usage != "" {
-		msg += " (usage: " + usage + ")"
+	msg := "want exactly " + want
+	if n == 0 {
+		msg = fmt.Sprintf("unexpected argument %q", c.fs.Arg(0))
+		if want != "" {
+			msg += " (usage: " + want + ")"
+		}
 	}
 	fmt.Fprintf(env.Stderr, "starter %s: %s\n", c.fs.Name(), msg)
 	return false

@@ -43,7 +43,7 @@ func runCluster(ctx context.Context, env Env, args []string) int {
 	if sub == "init" {
 		retention = c.fs.Duration("retention", 7*24*time.Hour, "how long Temporal keeps a finished prompt's history (a new namespace's retention)")
 	}
-	if !c.parseNoArgs(env, args, "starter "+name+" [flags]") {
+	if !c.parseArgs(env, args, 0, "starter "+name+" [flags]") {
 		return ExitUsage
 	}
 	s, ok := c.settings(env)

@@ -176,7 +176,7 @@ func stillRuns(k *client.Controller, sessionID string) string {
 
 func runAbortRetry(ctx context.Context, env Env, args []string) int {
 	c := newFlags("abort-retry", env)
-	if !c.parseNoArgs(env, args, "") {
+	if !c.parseArgs(env, args, 0, "") {
 		return ExitUsage
 	}
 	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
@@ -190,11 +190,8 @@ func runAbortRetry(ctx context.Context, env Env, args []string) int {
 
 func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
 	c := newFlags("set-auto-retry", env)
-	if !c.parse(env, args) {
+	if !c.parseArgs(env, args, 1, "one argument: on or off") {
 		return ExitUsage
-	}
-	if c.fs.NArg() != 1 {
-		return fail(env, "set-auto-retry", errors.New("want exactly one argument: on or off"))
 	}
 	enabled, known := map[string]bool{"on": true, "true": true, "yes": true, "1": true,
 		"off": false, "false": false, "no": false, "0": false}[strings.ToLower(c.fs.Arg(0))]

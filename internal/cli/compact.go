@@ -22,7 +22,7 @@ func runCompact(ctx context.Context, env Env, args []string) int {
 	var faults []string
 	c.fs.StringVar(&instructions, "instructions", "", "extra instructions for the summary (e.g. \"keep the SQL schema\")")
 	c.fs.StringArrayVar(&faults, "fault", nil, "scripted model: inject this error into the summary call (repeatable; e.g. \"503 Service Unavailable\")")
-	if !c.parseNoArgs(env, args, compactUsage) {
+	if !c.parseArgs(env, args, 0, compactUsage) {
 		return ExitUsage
 	}
 	if err := scripted.ValidateScript(faults); err != nil {

@@ -26,7 +26,7 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 	var from, to int
 	c.fs.IntVar(&from, "from", 0, "the change since checkpoint N (starter checkpoints)")
 	c.fs.IntVar(&to, "to", 0, "with --from: up to checkpoint M (default: the workspace now)")
-	if !c.parseNoArgs(env, args, diffUsage) {
+	if !c.parseArgs(env, args, 0, diffUsage) {
 		return ExitUsage
 	}
 	s, ok := c.settings(env)

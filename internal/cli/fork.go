@@ -27,7 +27,7 @@ func runFork(ctx context.Context, env Env, args []string) int {
 	at := c.fs.Int("at", 0, "the checkpoint whose files and conversation the new session starts from (starter checkpoints)")
 	as := c.fs.String("as", "", "the new session's id")
 	git := c.fs.Bool("worktree", false, "the new workspace is a git worktree of the session's repository (branch agent/ID2), not a plain copy")
-	if !c.parseNoArgs(env, args, forkUsage) {
+	if !c.parseArgs(env, args, 0, forkUsage) {
 		return ExitUsage
 	}
 	if *at <= 0 || *as == "" {

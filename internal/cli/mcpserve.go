@@ -15,7 +15,7 @@ import (
 func runMCPServe(ctx context.Context, env Env, args []string) int {
 	c := bareFlags("mcp serve", env)
 	listen := c.fs.String("listen", "", "serve streamable HTTP at this loopback host:port instead of stdio")
-	if !c.parseNoArgs(env, args, "starter mcp serve [--listen 127.0.0.1:PORT] [settings flags]") {
+	if !c.parseArgs(env, args, 0, "starter mcp serve [--listen 127.0.0.1:PORT] [settings flags]") {
 		return ExitUsage
 	}
 	return c.dialed(ctx, func(k *client.Controller, s settings.Settings) int {

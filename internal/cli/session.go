@@ -43,10 +43,16 @@ func runSession(ctx context.Context, env Env, args []string) int {
 	store := c.fs.String("store", "", "session store: jsonl or postgres (default: session.store)")
 	var out, from, to *string
 	var all, force *bool
+	n, want := 0, "" // the arguments besides the flags (parseArgs)
 	switch sub {
 	case "delete":
 		force = c.fs.Bool("force", false, "delete a --worktree session whose worktree has uncommitted changes or whose branch has commits no other branch has")
-	case "list", "import", "set":
+		want = "starter session delete --session ID [--force] [--json]"
+	case "list":
+	case "import":
+		n, want = 1, "one argument: the session file, or - for stdin"
+	case "set":
+		n, want = 2, "two arguments: KEY VALUE, KEY one of "+strings.Join(settings.SessionKeys(), ", ")
 	case "export":
 		out = c.fs.String("out", "", "write the session to `FILE` (default: stdout)")
 	case "copy":
@@ -57,7 +63,7 @@ func runSession(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "starter session: unknown subcommand %q (want list, export, import, copy, delete or set)\n", sub)
 		return ExitUsage
 	}
-	if !c.parse(env, args) {
+	if !c.parseArgs(env, args, n, want) {
 		return ExitUsage
 	}
 	s, ok := c.settings(env)
@@ -77,9 +83,6 @@ func runSession(ctx context.Context, env Env, args []string) int {
 		defer c.closeReader()
 		return sessionExport(ctx, env, c, s, *store, c.session, *out)
 	case "import":
-		if c.fs.NArg() != 1 {
-			return fail(env, name, errors.New("want exactly one argument: the session file, or - for stdin"))
-		}
 		return sessionImport(env, s, *store, c.fs.Arg(0), c.session, c.fs.Changed("session"))
 	default:
 		if *from == "" || *to == "" {

@@ -58,7 +58,7 @@ func runSessions(ctx context.Context, env Env, args []string) int {
 	failed := c.fs.Bool("failed", false, "only sessions whose last job failed (budget stops included)")
 	running := c.fs.Bool("running", false, "only sessions with a running job (waiting for approval included)")
 	_ = c.fs.MarkHidden("session")
-	if !c.parseNoArgs(env, args, sessionsUsage) {
+	if !c.parseArgs(env, args, 0, sessionsUsage) {
 		return ExitUsage
 	}
 	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
