@@ -128,8 +128,9 @@ func runDemo(ctx context.Context, env cli.Env, args []string) int {
 	fmt.Fprintf(env.Stdout, "the scripted model reads, edits, hits a 503 and runs the test; cancel a pending retry with: go run ./starter abort-retry --session %s\n\n", *sessionID)
 	code := cli.FollowPrompt(ctx, env, k, *sessionID, runHandle.GetRunID(), false)
 	printChanges(env, before, snapshot(ws))
-	if url := st.WorkflowURL(workflows.WorkflowID(*sessionID), runHandle.GetRunID()); url != "" {
-		fmt.Fprintf(env.Stdout, "\nsee it in the Temporal UI: %s\n", url)
+	if ui := st.UIAddress(); ui != "" {
+		fmt.Fprintf(env.Stdout, "\nsee it in the Temporal UI: %s/namespaces/%s/workflows/%s/%s/history\n",
+			ui, st.Settings.Temporal.Namespace, workflows.WorkflowID(*sessionID), runHandle.GetRunID())
 	}
 	fmt.Fprintf(env.Stdout, "session file: %s\n", st.Settings.DataDir+"/sessions/"+*sessionID+".jsonl")
 	if *keep && ctx.Err() == nil {

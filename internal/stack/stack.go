@@ -160,15 +160,6 @@ func (st *Stack) UIAddress() string {
 	return ""
 }
 
-// WorkflowURL links a workflow run in the Web UI ("" without a UI).
-func (st *Stack) WorkflowURL(workflowID, runID string) string {
-	ui := st.UIAddress()
-	if ui == "" {
-		return ""
-	}
-	return fmt.Sprintf("%s/namespaces/%s/workflows/%s/%s/history", ui, st.Settings.Temporal.Namespace, workflowID, runID)
-}
-
 // Close stops the worker, the client and the embedded server, in that
 // order, so no task is lost mid-flight and SQLite closes cleanly.
 func (st *Stack) Close() error {
