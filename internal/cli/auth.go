@@ -130,12 +130,9 @@ func freeID(f *auth.File, provider string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	used := map[string]bool{}
-	for _, e := range entries {
-		used[e.ID] = true
-	}
 	for n := 1; ; n++ {
-		if id := fmt.Sprintf("%s-%d", provider, n); !used[id] {
+		id := fmt.Sprintf("%s-%d", provider, n)
+		if !slices.ContainsFunc(entries, func(e auth.Entry) bool { return e.ID == id }) {
 			return id, nil
 		}
 	}

@@ -163,17 +163,11 @@ func jobOutcome(ctx context.Context, k *client.Controller, id string) (status, e
 		return client.StatusName(st), ""
 	}
 	res, err := client.Result(ctx, k.Client.GetWorkflow(ctx, workflows.WorkflowID(id), info.GetExecution().GetRunId()))
-	if budgetStop(res.Error) {
+	// A budget stop's error is "budget.maxTokens 1 reached: ..." (workflows/budget.go).
+	if limit, _, ok := strings.Cut(res.Error, " "); ok && strings.HasPrefix(limit, "budget.") && strings.Contains(res.Error, " reached") {
 		return statusBudgetStop, line.First(res.Error)
 	}
 	return agent.StatusFailed, line.First(err.Error())
-}
-
-// budgetStop says whether a failed prompt's error is a budget stop's
-// ("budget.maxTokens 1 reached: ...", workflows/budget.go).
-func budgetStop(msg string) bool {
-	limit, _, ok := strings.Cut(msg, " ")
-	return ok && strings.HasPrefix(limit, "budget.") && strings.Contains(msg, " reached")
 }
 
 // printSessions writes one line per session: id, status (naming the
