@@ -304,14 +304,14 @@ func (c *common) parse(env Env, args []string) bool {
 }
 
 // parseArgs is parse for a command that takes n arguments besides its
-// flags. want completes the error of a wrong count, "want exactly
-// "+want; without arguments (n 0) it is the usage named after an
-// unexpected one ("": none).
+// flags (n < 0: any number). want completes the error of a wrong count,
+// "want exactly "+want; without arguments (n 0) it is the usage named
+// after an unexpected one ("": none).
 func (c *common) parseArgs(env Env, args []string, n int, want string) bool {
 	if !c.parse(env, args) {
 		return false
 	}
-	if c.fs.NArg() == n {
+	if c.fs.NArg() == n || n < 0 {
 		return true
 	}
 	msg := "want exactly " + want
