@@ -123,7 +123,11 @@ func Main(args []string, env Env, extra ...Command) int {
 	all := append(commands(), extra...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(env.Stderr, all)
+		fmt.Fprintln(env.Stderr, "usage: starter <command> [flags]\n       starter --version\n\ncommands:")
+		for _, c := range all {
+			fmt.Fprintf(env.Stderr, "  %-15s %s\n", c.Name, c.Summary)
+		}
+		fmt.Fprintln(env.Stderr, "\nEvery command takes the settings flags (--config FILE, --data-dir DIR, --temporal.address ...); run 'starter settings' for the list.")
 		if len(args) == 0 {
 			return ExitUsage
 		}
@@ -156,14 +160,6 @@ func didYouMean(prefix, name string, names []string) string {
 	return ""
 }
 
-func usage(w io.Writer, all []Command) {
-	fmt.Fprintln(w, "usage: starter <command> [flags]\n       starter --version\n\ncommands:")
-	for _, c := range all {
-		fmt.Fprintf(w, "  %-15s %s\n", c.Name, c.Summary)
-	}
-	fmt.Fprintln(w, "\nEvery command takes the settings flags (--config FILE, --data-dir DIR, --temporal.address ...); run 'starter settings' for the list.")
-}
-
 // common are the flags every command shares.
 type common struct {
 	fs      *pflag.FlagSet
@@ -194,7 +190,11 @@ func bareFlags(name string, env Env) *common {
 	c := &common{fs: pflag.NewFlagSet(name, pflag.ContinueOnError), env: env}
 	c.fs.SetOutput(env.Stderr)
 	settings.AddFlags(c.fs)
-	hideWorkerFlags(c.fs, name)
+	for _, k := range settings.Keys() { // out of the usage: checkWorkerFlags rejects them
+		if starterIgnores(name, k) {
+			_ = c.fs.MarkHidden(strings.TrimPrefix(k.Flag, "--"))
+		}
+	}
 	return c
 }
 
@@ -225,16 +225,6 @@ func starterIgnores(cmd string, k settings.KeyInfo) bool {
 		prefix, ok = workerKeysUsed[name]
 	}
 	return !ok || !strings.HasPrefix(k.Key, prefix)
-}
-
-// hideWorkerFlags keeps the flags of keys cmd ignores out of its usage;
-// checkWorkerFlags rejects them.
-func hideWorkerFlags(fs *pflag.FlagSet, cmd string) {
-	for _, k := range settings.Keys() {
-		if starterIgnores(cmd, k) {
-			_ = fs.MarkHidden(strings.TrimPrefix(k.Flag, "--"))
-		}
-	}
 }
 
 // checkWorkerFlags refuses a settings flag the command would ignore in

@@ -78,7 +78,16 @@ func runSession(ctx context.Context, env Env, args []string) int {
 		return sessionDelete(ctx, env, c, *store, *force)
 	case "list":
 		defer c.closeReader()
-		return sessionList(ctx, env, c, s, *store)
+		st, _, err := openSource(ctx, c, s, *store)
+		var ids []string
+		if err == nil {
+			ids, err = st.List()
+		}
+		if err != nil {
+			return fail(env, name, err)
+		}
+		fmt.Fprint(env.Stdout, strings.Join(append(ids, ""), "\n"))
+		return ExitOK
 	case "export":
 		defer c.closeReader()
 		return sessionExport(ctx, env, c, s, *store, c.session, *out)
@@ -143,21 +152,6 @@ func openSource(ctx context.Context, c *common, s settings.Settings, kind string
 		return nil, "", err
 	}
 	return workerStore{ctx, k}, "the workers' store", nil
-}
-
-func sessionList(ctx context.Context, env Env, c *common, s settings.Settings, kind string) int {
-	st, _, err := openSource(ctx, c, s, kind)
-	if err != nil {
-		return fail(env, "session list", err)
-	}
-	ids, err := st.List()
-	if err != nil {
-		return fail(env, "session list", err)
-	}
-	for _, id := range ids {
-		fmt.Fprintln(env.Stdout, id)
-	}
-	return ExitOK
 }
 
 func sessionExport(ctx context.Context, env Env, c *common, s settings.Settings, kind, id, out string) int {
@@ -348,21 +342,17 @@ func sessionCopy(env Env, s settings.Settings, from, to, id string, all bool) in
 		if err != nil {
 			return fail(env, name, err)
 		}
-		if missing := missingEntries(sess, got); missing != "" {
-			return fail(env, name, fmt.Errorf("session %s: entries missing in %s after the copy: %s", id, to, missing))
+		var missing []string
+		for _, e := range sess.Entries {
+			if _, ok := got.Get(e.ID); !ok {
+				missing = append(missing, e.ID)
+			}
+		}
+		if len(missing) > 0 {
+			return fail(env, name, fmt.Errorf("session %s: entries missing in %s after the copy: %s", id, to, strings.Join(missing, ", ")))
 		}
 		fmt.Fprintf(env.Stdout, "copied session %s from %s to %s: %d entries written, %d already there\n",
 			id, from, to, n, len(sess.Entries)-n)
 	}
 	return ExitOK
-}
-
-func missingEntries(want, got *session.Session) string {
-	var missing []string
-	for _, e := range want.Entries {
-		if _, ok := got.Get(e.ID); !ok {
-			missing = append(missing, e.ID)
-		}
-	}
-	return strings.Join(missing, ", ")
 }
