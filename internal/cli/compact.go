@@ -2,8 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
@@ -50,11 +50,7 @@ func runCompact(ctx context.Context, env Env, args []string) int {
 			}
 			return fail(env, "compact", err)
 		}
-		if c.json {
-			_ = json.NewEncoder(env.Stdout).Encode(res)
-		} else {
-			printCompactResult(env, c.session, res)
-		}
+		printOut(env.Stdout, c.json, res, func(io.Writer) { printCompactResult(env, c.session, res) })
 		if res.Status != agent.StatusCompleted {
 			return ExitFailed
 		}

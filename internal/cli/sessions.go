@@ -76,12 +76,11 @@ func runSessions(ctx context.Context, env Env, args []string) int {
 			}
 			kept = append(kept, sum)
 		}
-		sums = kept
 		if c.json {
-			printEach(env.Stdout, sums)
-			return ExitOK
+			printEach(env.Stdout, kept)
+		} else {
+			printSessions(env.Stdout, kept, time.Now())
 		}
-		printSessions(env.Stdout, sums, time.Now())
 		return ExitOK
 	})
 }
