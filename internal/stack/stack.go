@@ -55,15 +55,14 @@ const CodecServerOff = app.CodecServerOff
 func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, error) {
 	st := &Stack{Settings: s}
 	if opts.Dev {
-		reused := false
 		if opts.ReuseServer {
 			pctx, cancel := context.WithTimeout(ctx, time.Second)
 			if c, err := client.DialLocal(pctx, s, slog.New(slog.DiscardHandler)); err == nil {
-				st.Client, reused = c, true
+				st.Client = c
 			}
 			cancel()
 		}
-		if !reused {
+		if st.Client == nil {
 			uiPort := s.Dev.UIPort
 			if !s.Dev.UI {
 				uiPort = devserver.NoUI
