@@ -206,12 +206,8 @@ func printChanges(env cli.Env, before, after map[string]string) {
 		}
 		fmt.Fprintf(env.Stdout, "  %s:\n", n)
 		o, nw := strings.Split(old, "\n"), strings.Split(after[n], "\n")
-		for len(o) < len(nw) {
-			o = append(o, "")
-		}
-		for len(nw) < len(o) {
-			nw = append(nw, "")
-		}
+		size := max(len(o), len(nw)) // the shorter side padded with empty lines
+		o, nw = append(o, make([]string, size-len(o))...), append(nw, make([]string, size-len(nw))...)
 		for i := range o {
 			if o[i] == nw[i] {
 				continue
