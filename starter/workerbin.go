@@ -208,7 +208,7 @@ func goBuild(ctx context.Context, goBin, root, pkg, out string, w io.Writer, tty
 			case !open:
 			case strings.HasPrefix(l, "go: downloading "):
 				downloads++
-			case isImportPath(l):
+			case l != "" && !strings.ContainsAny(l, " \t:") && !strings.HasPrefix(l, "#"): // a package's import path
 				pkgs++
 			case len(other) < 40:
 				other = append(other, l)
@@ -230,11 +230,6 @@ func goBuild(ctx context.Context, goBin, root, pkg, out string, w io.Writer, tty
 	}
 	fmt.Fprintf(w, "  built: %s\n", status())
 	return nil
-}
-
-// isImportPath tells a `go build -v` package line from other output.
-func isImportPath(l string) bool {
-	return l != "" && !strings.ContainsAny(l, " \t:") && !strings.HasPrefix(l, "#")
 }
 
 // installedWorker returns a worker binary of the starter's own build

@@ -128,8 +128,9 @@ func runDemo(ctx context.Context, env cli.Env, args []string) int {
 	fmt.Fprintf(env.Stdout, "the scripted model reads, edits, hits a 503 and runs the test; cancel a pending retry with: go run ./starter abort-retry --session %s\n\n", *sessionID)
 	code := cli.FollowPrompt(ctx, env, k, *sessionID, runHandle.GetRunID(), false)
 	printChanges(env, before, snapshot(ws))
-	if url := st.WorkflowURL(workflows.WorkflowID(*sessionID), runHandle.GetRunID()); url != "" {
-		fmt.Fprintf(env.Stdout, "\nsee it in the Temporal UI: %s\n", url)
+	if ui := st.UIAddress(); ui != "" {
+		fmt.Fprintf(env.Stdout, "\nsee it in the Temporal UI: %s/namespaces/%s/workflows/%s/%s/history\n",
+			ui, st.Settings.Temporal.Namespace, workflows.WorkflowID(*sessionID), runHandle.GetRunID())
 	}
 	fmt.Fprintf(env.Stdout, "session file: %s\n", st.Settings.DataDir+"/sessions/"+*sessionID+".jsonl")
 	if *keep && ctx.Err() == nil {
@@ -205,12 +206,8 @@ func printChanges(env cli.Env, before, after map[string]string) {
 		}
 		fmt.Fprintf(env.Stdout, "  %s:\n", n)
 		o, nw := strings.Split(old, "\n"), strings.Split(after[n], "\n")
-		for len(o) < len(nw) {
-			o = append(o, "")
-		}
-		for len(nw) < len(o) {
-			nw = append(nw, "")
-		}
+		size := max(len(o), len(nw)) // the shorter side padded with empty lines
+		o, nw = append(o, make([]string, size-len(o))...), append(nw, make([]string, size-len(nw))...)
 		for i := range o {
 			if o[i] == nw[i] {
 				continue

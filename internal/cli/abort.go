@@ -19,7 +19,7 @@ import (
 func runAbort(ctx context.Context, env Env, args []string) int {
 	c := newFlags("abort", env)
 	terminate := c.fs.Bool("terminate", false, "terminate the prompt's workflow if its workflow task keeps failing (it cannot process the abort)")
-	if !c.parseNoArgs(env, args, "") {
+	if !c.parseArgs(env, args, 0, "") {
 		return ExitUsage
 	}
 	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {

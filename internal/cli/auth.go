@@ -48,13 +48,14 @@ func runAuth(ctx context.Context, env Env, args []string) int {
 }
 
 // authSettings parses the settings flags (for the data dir) plus extra
-// ones, loads the settings and opens the store.
-func authSettings(env Env, name string, args []string, extra func(*pflag.FlagSet)) (*auth.File, *pflag.FlagSet, settings.Settings, bool) {
+// ones and n arguments (parseArgs), loads the settings and opens the
+// store.
+func authSettings(env Env, name string, args []string, n int, want string, extra func(*pflag.FlagSet)) (*auth.File, *pflag.FlagSet, settings.Settings, bool) {
 	c := bareFlags("auth "+name, env)
 	if extra != nil {
 		extra(c.fs)
 	}
-	if !c.parse(env, args) {
+	if !c.parseArgs(env, args, n, want) {
 		return nil, nil, settings.Settings{}, false
 	}
 	s, ok := c.settings(env)
@@ -74,16 +75,13 @@ func authSettings(env Env, name string, args []string, extra func(*pflag.FlagSet
 // where shells and process lists would keep it.
 func authAdd(env Env, args []string) int {
 	var id, kind, fromEnv string
-	f, fs, _, ok := authSettings(env, "add", args, func(fs *pflag.FlagSet) {
+	f, fs, _, ok := authSettings(env, "add", args, 1, "one PROVIDER ("+strings.Join(authProviders, " or ")+")", func(fs *pflag.FlagSet) {
 		fs.StringVar(&id, "id", "", "credential id (default: PROVIDER-N)")
 		fs.StringVar(&kind, "kind", auth.KindAPIKey, "api_key or oauth (an OAuth access token, kept as an opaque secret)")
 		fs.StringVar(&fromEnv, "from-env", "", "read the secret from this environment variable instead of stdin")
 	})
 	if !ok {
 		return ExitUsage
-	}
-	if fs.NArg() != 1 {
-		return fail(env, "auth add", fmt.Errorf("want exactly one PROVIDER (%s)", strings.Join(authProviders, " or ")))
 	}
 	provider := fs.Arg(0)
 	if !slices.Contains(authProviders, provider) {
@@ -132,12 +130,9 @@ func freeID(f *auth.File, provider string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	used := map[string]bool{}
-	for _, e := range entries {
-		used[e.ID] = true
-	}
 	for n := 1; ; n++ {
-		if id := fmt.Sprintf("%s-%d", provider, n); !used[id] {
+		id := fmt.Sprintf("%s-%d", provider, n)
+		if !slices.ContainsFunc(entries, func(e auth.Entry) bool { return e.ID == id }) {
 			return id, nil
 		}
 	}
@@ -149,14 +144,11 @@ func freeID(f *auth.File, provider string) (string, error) {
 // otherwise auth.json's.
 func authList(env Env, args []string) int {
 	var asJSON bool
-	f, fs, s, ok := authSettings(env, "list", args, func(fs *pflag.FlagSet) {
+	f, _, s, ok := authSettings(env, "list", args, 0, "", func(fs *pflag.FlagSet) {
 		fs.BoolVar(&asJSON, "json", false, "print JSON (one object per line)")
 	})
 	if !ok {
 		return ExitUsage
-	}
-	if fs.NArg() != 0 {
-		return fail(env, "auth list", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	entries, err := authEntries(f, s)
 	if err != nil {
@@ -223,12 +215,9 @@ func authEntries(f *auth.File, s settings.Settings) ([]auth.Entry, error) {
 
 // authRemove deletes a credential by id.
 func authRemove(env Env, args []string) int {
-	f, fs, _, ok := authSettings(env, "remove", args, nil)
+	f, fs, _, ok := authSettings(env, "remove", args, 1, "one credential ID (see starter auth list)", nil)
 	if !ok {
 		return ExitUsage
-	}
-	if fs.NArg() != 1 {
-		return fail(env, "auth remove", errors.New("want exactly one credential ID (see starter auth list)"))
 	}
 	if err := f.Remove(fs.Arg(0)); err != nil {
 		return fail(env, "auth remove", err)

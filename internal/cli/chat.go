@@ -15,7 +15,7 @@ const chatUsage = "starter chat [--session ID | -c] [--workspace DIR] [--host HO
 func runChat(ctx context.Context, env Env, args []string) int {
 	c := newFlags("chat", env)
 	ws := c.addWorkspaceFlags()
-	if !c.parseNoArgs(env, args, chatUsage) {
+	if !c.parseArgs(env, args, 0, chatUsage) {
 		return ExitUsage
 	}
 	// Before Temporal is dialled (the workspace check reads the session

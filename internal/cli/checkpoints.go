@@ -19,7 +19,7 @@ const maxCheckpointDiff = 4 << 20
 // (client.Checkpoints.Listing).
 func runCheckpoints(ctx context.Context, env Env, args []string) int {
 	c := newFlags("checkpoints", env)
-	if !c.parseNoArgs(env, args, checkpointsUsage) {
+	if !c.parseArgs(env, args, 0, checkpointsUsage) {
 		return ExitUsage
 	}
 	return c.dialed(ctx, func(k *client.Controller, s settings.Settings) int {
@@ -69,7 +69,7 @@ func runRewind(ctx context.Context, env Env, args []string) int {
 	c := newFlags("rewind", env)
 	to := c.fs.Int("to", 0, "the checkpoint to go back to (starter checkpoints)")
 	force := c.fs.Bool("force", false, "rewind even when the workspace has changes no checkpoint recorded (they are recorded first)")
-	if !c.parseNoArgs(env, args, rewindUsage) {
+	if !c.parseArgs(env, args, 0, rewindUsage) {
 		return ExitUsage
 	}
 	if *to <= 0 {

@@ -41,17 +41,10 @@ type classifyOutput struct {
 // in ms (null without one) and the pattern that decided. Blank lines are
 // skipped. Date and epoch hints are read against the wall clock.
 func runClassify(ctx context.Context, env Env, args []string) int {
-	fs := pflag.NewFlagSet("classify", pflag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	jsonl := fs.Bool("jsonl", false, `read JSON lines {"message": "...", "status": 429, "type": "..."} instead of plain text lines`)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return ExitOK
-		}
-		return fail(env, "classify", err)
-	}
-	if fs.NArg() > 0 {
-		return fail(env, "classify", fmt.Errorf("unexpected argument %q (usage: %s)", fs.Arg(0), classifyUsage))
+	c := &common{fs: pflag.NewFlagSet("classify", pflag.ContinueOnError), env: env} // no settings flags: it reads none
+	jsonl := c.fs.Bool("jsonl", false, `read JSON lines {"message": "...", "status": 429, "type": "..."} instead of plain text lines`)
+	if !c.parseArgs(env, args, 0, classifyUsage) {
+		return ExitUsage
 	}
 	sc := bufio.NewScanner(env.Stdin)
 	sc.Buffer(nil, maxClassifyLine)
@@ -72,10 +65,10 @@ func runClassify(ctx context.Context, env Env, args []string) int {
 			o.ErrorMessage = cmp.Or(in.Message, in.Text)
 			o.ErrorStatus, o.ErrorType, o.ShouldRetry = in.Status, in.Type, in.ShouldRetry
 		}
-		c := retry.ClassifyAt(o, time.Now())
-		out := classifyOutput{Class: c.Class, Pattern: c.Pattern}
-		if c.HasHint {
-			ms := c.RetryAfterMs
+		cl := retry.ClassifyAt(o, time.Now())
+		out := classifyOutput{Class: cl.Class, Pattern: cl.Pattern}
+		if cl.HasHint {
+			ms := cl.RetryAfterMs
 			out.RetryAfterMs = &ms
 		}
 		if err := enc.Encode(out); err != nil {

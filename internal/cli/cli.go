@@ -123,7 +123,11 @@ func Main(args []string, env Env, extra ...Command) int {
 	all := append(commands(), extra...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(env.Stderr, all)
+		fmt.Fprintln(env.Stderr, "usage: starter <command> [flags]\n       starter --version\n\ncommands:")
+		for _, c := range all {
+			fmt.Fprintf(env.Stderr, "  %-15s %s\n", c.Name, c.Summary)
+		}
+		fmt.Fprintln(env.Stderr, "\nEvery command takes the settings flags (--config FILE, --data-dir DIR, --temporal.address ...); run 'starter settings' for the list.")
 		if len(args) == 0 {
 			return ExitUsage
 		}
@@ -156,14 +160,6 @@ func didYouMean(prefix, name string, names []string) string {
 	return ""
 }
 
-func usage(w io.Writer, all []Command) {
-	fmt.Fprintln(w, "usage: starter <command> [flags]\n       starter --version\n\ncommands:")
-	for _, c := range all {
-		fmt.Fprintf(w, "  %-15s %s\n", c.Name, c.Summary)
-	}
-	fmt.Fprintln(w, "\nEvery command takes the settings flags (--config FILE, --data-dir DIR, --temporal.address ...); run 'starter settings' for the list.")
-}
-
 // common are the flags every command shares.
 type common struct {
 	fs      *pflag.FlagSet
@@ -173,7 +169,7 @@ type common struct {
 	// nil otherwise), set by dial.
 	traces *tracing.Provider
 	// env is the command's; k is its Temporal client once dialled (by
-	// controller, or by reader for a read before it).
+	// dialed, or by reader for a read before it).
 	env Env
 	k   *client.Controller
 	// header is readHeader's answer for headerOf, read once per command.
@@ -194,7 +190,11 @@ func bareFlags(name string, env Env) *common {
 	c := &common{fs: pflag.NewFlagSet(name, pflag.ContinueOnError), env: env}
 	c.fs.SetOutput(env.Stderr)
 	settings.AddFlags(c.fs)
-	hideWorkerFlags(c.fs, name)
+	for _, k := range settings.Keys() { // out of the usage: checkWorkerFlags rejects them
+		if starterIgnores(name, k) {
+			_ = c.fs.MarkHidden(strings.TrimPrefix(k.Flag, "--"))
+		}
+	}
 	return c
 }
 
@@ -225,16 +225,6 @@ func starterIgnores(cmd string, k settings.KeyInfo) bool {
 		prefix, ok = workerKeysUsed[name]
 	}
 	return !ok || !strings.HasPrefix(k.Key, prefix)
-}
-
-// hideWorkerFlags keeps the flags of keys cmd ignores out of its usage;
-// checkWorkerFlags rejects them.
-func hideWorkerFlags(fs *pflag.FlagSet, cmd string) {
-	for _, k := range settings.Keys() {
-		if starterIgnores(cmd, k) {
-			_ = fs.MarkHidden(strings.TrimPrefix(k.Flag, "--"))
-		}
-	}
 }
 
 // checkWorkerFlags refuses a settings flag the command would ignore in
@@ -303,18 +293,23 @@ func (c *common) parse(env Env, args []string) bool {
 	return true
 }
 
-// parseNoArgs is parse for a command that takes no arguments besides
-// its flags; usage, when not "", is named in the error.
-func (c *common) parseNoArgs(env Env, args []string, usage string) bool {
+// parseArgs is parse for a command that takes n arguments besides its
+// flags (n < 0: any number). want completes the error of a wrong count,
+// "want exactly "+want; without arguments (n 0) it is the usage named
+// after an unexpected one ("": none).
+func (c *common) parseArgs(env Env, args []string, n int, want string) bool {
 	if !c.parse(env, args) {
 		return false
 	}
-	if c.fs.NArg() == 0 {
+	if c.fs.NArg() == n || n < 0 {
 		return true
 	}
-	msg := fmt.Sprintf("unexpected argument %q", c.fs.Arg(0))
-	if usage != "" {
-		msg += " (usage: " + usage + ")"
+	msg := "want exactly " + want
+	if n == 0 {
+		msg = fmt.Sprintf("unexpected argument %q", c.fs.Arg(0))
+		if want != "" {
+			msg += " (usage: " + want + ")"
+		}
 	}
 	fmt.Fprintf(env.Stderr, "starter %s: %s\n", c.fs.Name(), msg)
 	return false
@@ -370,31 +365,21 @@ func (c *common) settings(env Env) (settings.Settings, bool) {
 	return s, true
 }
 
-// controller loads the settings and dials Temporal.
-func (c *common) controller(ctx context.Context, env Env) (*client.Controller, settings.Settings, func(), bool) {
-	s, ok := c.settings(env)
-	if !ok {
-		return nil, s, nil, false
-	}
-	k, err := c.reader(ctx, s)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "starter %s: %v\n", c.fs.Name(), line.First(err.Error()))
-		return nil, s, nil, false
-	}
-	// A follower waits through a worker outage; say so once, on stderr.
-	k.OnWait = func(msg string) { fmt.Fprintf(env.Stderr, "starter: %s\n", msg) }
-	return k, s, func() { k.Client.Close(); c.traces.Shutdown() }, true
-}
-
 // dialed loads the settings, dials Temporal and returns what fn returns
 // with the client, closed after it (ExitUsage, said on stderr, when the
 // settings or the dial fail).
 func (c *common) dialed(ctx context.Context, fn func(k *client.Controller, s settings.Settings) int) int {
-	k, s, closeFn, ok := c.controller(ctx, c.env)
+	s, ok := c.settings(c.env)
 	if !ok {
 		return ExitUsage
 	}
-	defer closeFn()
+	defer c.closeReader()
+	k, err := c.reader(ctx, s)
+	if err != nil {
+		return fail(c.env, c.fs.Name(), err)
+	}
+	// A follower waits through a worker outage; say so once, on stderr.
+	k.OnWait = func(msg string) { fmt.Fprintf(c.env.Stderr, "starter: %s\n", msg) }
 	return fn(k, s)
 }
 
@@ -412,12 +397,13 @@ func (c *common) reader(ctx context.Context, s settings.Settings) (*client.Contr
 	return c.k, nil
 }
 
-// closeReader closes the client reader dialled, if it did (the commands
-// that read without calling controller).
+// closeReader closes the client reader dialled, if it did, and flushes
+// the command's spans.
 func (c *common) closeReader() {
 	if c.k != nil {
 		c.k.Client.Close()
 	}
+	c.traces.Shutdown()
 }
 
 // dial dials Temporal. When OTEL_EXPORTER_OTLP_ENDPOINT (or

@@ -49,7 +49,7 @@ func TestCLI_ErrorsAreOneLineExitTwo(t *testing.T) {
 		{"set-auto-retry bad value", []string{"set-auto-retry", "maybe"}, `argument "maybe" is not on or off`},
 		{"set-auto-retry no value", []string{"set-auto-retry"}, "want exactly one argument"},
 		{"session set not a session setting", []string{"session", "set", "retry.maxRetries", "3"}, `"retry.maxRetries" is not a session setting`},
-		{"session set without value", []string{"session", "set", "tools.enabled"}, "want two arguments: KEY VALUE"},
+		{"session set without value", []string{"session", "set", "tools.enabled"}, "want exactly two arguments: KEY VALUE"},
 		{"unknown flag", []string{"state", "--sesion", "x"}, "unknown flag: --sesion (did you mean --session?)"},
 		{"unknown setting flag", []string{"prompt", "--retry.enabld=false", "x"}, "unknown flag: --retry.enabld (did you mean --retry.enabled?)"},
 		{"unknown flag of a command", []string{"sessions", "--faild"}, "unknown flag: --faild (did you mean --failed?)"},

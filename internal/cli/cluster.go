@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,7 +44,7 @@ func runCluster(ctx context.Context, env Env, args []string) int {
 	if sub == "init" {
 		retention = c.fs.Duration("retention", 7*24*time.Hour, "how long Temporal keeps a finished prompt's history (a new namespace's retention)")
 	}
-	if !c.parseNoArgs(env, args, "starter "+name+" [flags]") {
+	if !c.parseArgs(env, args, 0, "starter "+name+" [flags]") {
 		return ExitUsage
 	}
 	s, ok := c.settings(env)
@@ -87,11 +88,8 @@ func waitServing(ctx context.Context, env Env, s settings.Settings, addr string)
 			}
 			cl.Close()
 		}
-		if ctx.Err() != nil {
-			if last == nil {
-				last = err
-			}
-			return nil, fmt.Errorf("temporal at %s is not serving: %s", addr, line.First(last.Error()))
+		if ctx.Err() != nil { // the error before the deadline's says why
+			return nil, fmt.Errorf("temporal at %s is not serving: %s", addr, line.First(cmp.Or(last, err).Error()))
 		}
 		last = err
 		if time.Since(said) >= 10*time.Second {

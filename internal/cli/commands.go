@@ -28,14 +28,10 @@ const promptUsage = "starter prompt [--session ID | -c] [--workspace DIR] [--hos
 
 func runPrompt(ctx context.Context, env Env, args []string) int {
 	c := newFlags("prompt", env)
-	var faults []string
-	var detach bool
-	c.fs.StringArrayVar(&faults, "fault", nil, "scripted model: inject this error before answering (repeatable; e.g. \"503 Service Unavailable\", \"overflow\", \"hang:30s\")")
-	c.fs.BoolVar(&detach, "detach", false, "start the prompt and return at once (it keeps running in Temporal)")
-	var full bool
-	c.fs.BoolVar(&full, "full", false, "print each tool result whole, read through the workers (with --json: in the event), as events --full does")
-	var useWorktree bool
-	c.fs.BoolVar(&useWorktree, "worktree", false, "give the new session a git worktree of the workspace's repository on a branch agent/<session> (session.worktree; an existing session without one is an error)")
+	faults := c.fs.StringArray("fault", nil, "scripted model: inject this error before answering (repeatable; e.g. \"503 Service Unavailable\", \"overflow\", \"hang:30s\")")
+	detach := c.fs.Bool("detach", false, "start the prompt and return at once (it keeps running in Temporal)")
+	full := c.fs.Bool("full", false, "print each tool result whole, read through the workers (with --json: in the event), as events --full does")
+	useWorktree := c.fs.Bool("worktree", false, "give the new session a git worktree of the workspace's repository on a branch agent/<session> (session.worktree; an existing session without one is an error)")
 	ws := c.addWorkspaceFlags()
 	if !c.parse(env, args) {
 		return ExitUsage
@@ -44,14 +40,14 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 	if msg == "" {
 		return fail(env, "prompt", errors.New("missing MESSAGE (usage: "+promptUsage+")"))
 	}
-	if err := scripted.ValidateScript(faults); err != nil {
+	if err := scripted.ValidateScript(*faults); err != nil {
 		return fail(env, "prompt", err)
 	}
 	if s, ok := c.settings(env); !ok {
 		return ExitUsage
 	} else if err := ws.resolve(c, s); err != nil {
 		return fail(env, "prompt", err)
-	} else if useWorktree {
+	} else if *useWorktree {
 		if err := c.checkWorktree(s, c.session, ws.workspace); err != nil {
 			return fail(env, "prompt", err)
 		}
@@ -61,11 +57,11 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 		defer span.End() // before closeFn, which flushes it
 		in := client.PromptInput(s, c.session, msg)
 		in.Workspace = ws.workspace
-		if useWorktree {
+		if *useWorktree {
 			in.Worktree = activities.WorktreeRequired
 		}
-		if len(faults) > 0 {
-			in.Model.Faults = faults
+		if len(*faults) > 0 {
+			in.Model.Faults = *faults
 		}
 		id := c.session
 		if ws.fresh {
@@ -84,14 +80,14 @@ func runPrompt(ctx context.Context, env Env, args []string) int {
 			}
 			fmt.Fprintf(env.Stderr, "prompt started: workflow %s run %s\n", run.GetID(), run.GetRunID())
 		}
-		if detach {
+		if *detach {
 			if c.json {
 				_ = json.NewEncoder(env.Stdout).Encode(map[string]string{"workflowId": run.GetID(), "runId": run.GetRunID(), "sessionId": c.session})
 			}
 			return ExitOK
 		}
 		p := newPrinter(env.Stdout, c.json, c.session)
-		p.body, p.skipFirstUser, p.full = storeBodies(k, c.session), true, full
+		p.body, p.skipFirstUser, p.full = storeBodies(k, c.session), true, *full
 		return follow(ctx, env, "prompt", k, p, run.GetRunID(), 0)
 	})
 }
@@ -176,7 +172,7 @@ func stillRuns(k *client.Controller, sessionID string) string {
 
 func runAbortRetry(ctx context.Context, env Env, args []string) int {
 	c := newFlags("abort-retry", env)
-	if !c.parseNoArgs(env, args, "") {
+	if !c.parseArgs(env, args, 0, "") {
 		return ExitUsage
 	}
 	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
@@ -190,11 +186,8 @@ func runAbortRetry(ctx context.Context, env Env, args []string) int {
 
 func runSetAutoRetry(ctx context.Context, env Env, args []string) int {
 	c := newFlags("set-auto-retry", env)
-	if !c.parse(env, args) {
+	if !c.parseArgs(env, args, 1, "one argument: on or off") {
 		return ExitUsage
-	}
-	if c.fs.NArg() != 1 {
-		return fail(env, "set-auto-retry", errors.New("want exactly one argument: on or off"))
 	}
 	enabled, known := map[string]bool{"on": true, "true": true, "yes": true, "1": true,
 		"off": false, "false": false, "no": false, "0": false}[strings.ToLower(c.fs.Arg(0))]
@@ -247,23 +240,21 @@ func runState(ctx context.Context, env Env, args []string) int {
 
 func runEvents(ctx context.Context, env Env, args []string) int {
 	c := newFlags("events", env)
-	var after int64
-	var followFlag, full bool
-	c.fs.Int64Var(&after, "after", 0, "only events with seq greater than this")
-	c.fs.BoolVar(&followFlag, "follow", false, "keep printing until the prompt ends")
-	c.fs.BoolVar(&full, "full", false, "print each tool result whole, read from the session store (with --json: in the event)")
+	after := c.fs.Int64("after", 0, "only events with seq greater than this")
+	followFlag := c.fs.Bool("follow", false, "keep printing until the prompt ends")
+	full := c.fs.Bool("full", false, "print each tool result whole, read from the session store (with --json: in the event)")
 	if !c.parse(env, args) {
 		return ExitUsage
 	}
 	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
 		p := newPrinter(env.Stdout, c.json, c.session)
-		p.body, p.full = storeBodies(k, c.session), full
-		if followFlag {
+		p.body, p.full = storeBodies(k, c.session), *full
+		if *followFlag {
 			// The answer too: a short answer that no live snapshot caught
 			// arrives only with its message_end, which prints nothing.
-			return follow(ctx, env, "events", k, p, "", after)
+			return follow(ctx, env, "events", k, p, "", *after)
 		}
-		evs, err := k.Events(ctx, c.session, "", after)
+		evs, err := k.Events(ctx, c.session, "", *after)
 		if err != nil {
 			return fail(env, "events", err)
 		}
@@ -351,16 +342,13 @@ func printSettings(w io.Writer, s settings.Settings, vals []settings.Value) {
 	for _, k := range settings.Keys() {
 		info[k.Key] = k
 	}
+	effective := map[string]string{"tools.sandbox.mode": sandboxEffective(s.Tools.Sandbox.Mode, ""),
+		"tools.sandbox.memoryMB": sandboxMemoryEffective(s.Tools.Sandbox.MemoryMB)}
 	for _, v := range vals {
 		k := info[v.Key]
 		fmt.Fprintf(w, "%-28s %-24s %s\n    %s (%s, default %s)\n", v.Key, cmp.Or(v.Value, `""`), v.Origin, k.Description, k.Env, cmp.Or(k.Default, `""`))
-		if v.Key == "tools.sandbox.mode" {
-			fmt.Fprintf(w, "    effective on this machine: %s\n", sandboxEffective(s.Tools.Sandbox.Mode, ""))
-		}
-		if v.Key == "tools.sandbox.memoryMB" {
-			if e := sandboxMemoryEffective(s.Tools.Sandbox.MemoryMB); e != "" {
-				fmt.Fprintf(w, "    effective on this machine: %s\n", e)
-			}
+		if e := effective[v.Key]; e != "" {
+			fmt.Fprintf(w, "    effective on this machine: %s\n", e)
 		}
 	}
 	if lines := settings.Unread(vals, "the worker", settings.WorkerReads); len(lines) > 0 {

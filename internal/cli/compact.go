@@ -2,8 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
@@ -18,20 +18,18 @@ const compactUsage = "starter compact [--session ID] [--instructions TEXT] [--fa
 // so it fails with "session busy" while a prompt runs, and waits for it.
 func runCompact(ctx context.Context, env Env, args []string) int {
 	c := newFlags("compact", env)
-	var instructions string
-	var faults []string
-	c.fs.StringVar(&instructions, "instructions", "", "extra instructions for the summary (e.g. \"keep the SQL schema\")")
-	c.fs.StringArrayVar(&faults, "fault", nil, "scripted model: inject this error into the summary call (repeatable; e.g. \"503 Service Unavailable\")")
-	if !c.parseNoArgs(env, args, compactUsage) {
+	instructions := c.fs.String("instructions", "", "extra instructions for the summary (e.g. \"keep the SQL schema\")")
+	faults := c.fs.StringArray("fault", nil, "scripted model: inject this error into the summary call (repeatable; e.g. \"503 Service Unavailable\")")
+	if !c.parseArgs(env, args, 0, compactUsage) {
 		return ExitUsage
 	}
-	if err := scripted.ValidateScript(faults); err != nil {
+	if err := scripted.ValidateScript(*faults); err != nil {
 		return fail(env, "compact", err)
 	}
 	return c.dialed(ctx, func(k *client.Controller, s settings.Settings) int {
-		in := workflows.CompactInputFrom(client.PromptInput(s, c.session, ""), instructions)
-		if len(faults) > 0 {
-			in.Model.SummaryFaults = faults
+		in := workflows.CompactInputFrom(client.PromptInput(s, c.session, ""), *instructions)
+		if len(*faults) > 0 {
+			in.Model.SummaryFaults = *faults
 		}
 		run, err := k.StartCompact(ctx, in)
 		if err != nil {
@@ -52,11 +50,7 @@ func runCompact(ctx context.Context, env Env, args []string) int {
 			}
 			return fail(env, "compact", err)
 		}
-		if c.json {
-			_ = json.NewEncoder(env.Stdout).Encode(res)
-		} else {
-			printCompactResult(env, c.session, res)
-		}
+		printOut(env.Stdout, c.json, res, func(io.Writer) { printCompactResult(env, c.session, res) })
 		if res.Status != agent.StatusCompleted {
 			return ExitFailed
 		}

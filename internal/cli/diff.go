@@ -23,10 +23,9 @@ const diffUsage = "starter diff [--session ID] [--from N [--to M]]"
 // between checkpoints N and M (or the workspace now) instead.
 func runDiff(ctx context.Context, env Env, args []string) int {
 	c := newFlags("diff", env)
-	var from, to int
-	c.fs.IntVar(&from, "from", 0, "the change since checkpoint N (starter checkpoints)")
-	c.fs.IntVar(&to, "to", 0, "with --from: up to checkpoint M (default: the workspace now)")
-	if !c.parseNoArgs(env, args, diffUsage) {
+	from := c.fs.Int("from", 0, "the change since checkpoint N (starter checkpoints)")
+	to := c.fs.Int("to", 0, "with --from: up to checkpoint M (default: the workspace now)")
+	if !c.parseArgs(env, args, 0, diffUsage) {
 		return ExitUsage
 	}
 	s, ok := c.settings(env)
@@ -34,11 +33,11 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	}
 	defer c.closeReader()
-	if from > 0 || to != 0 {
-		if from <= 0 || to < 0 {
+	if *from > 0 || *to != 0 {
+		if *from <= 0 || *to < 0 {
 			return fail(env, "diff", errors.New("--from N needs a checkpoint number of 1 or more, and --to M one too (usage: "+diffUsage+")"))
 		}
-		return c.checkpointDiff(ctx, env, s, from, to)
+		return c.checkpointDiff(ctx, env, s, *from, *to)
 	}
 	h, err := c.readHeader(s, c.session)
 	if err != nil {

@@ -27,7 +27,7 @@ func runFork(ctx context.Context, env Env, args []string) int {
 	at := c.fs.Int("at", 0, "the checkpoint whose files and conversation the new session starts from (starter checkpoints)")
 	as := c.fs.String("as", "", "the new session's id")
 	git := c.fs.Bool("worktree", false, "the new workspace is a git worktree of the session's repository (branch agent/ID2), not a plain copy")
-	if !c.parseNoArgs(env, args, forkUsage) {
+	if !c.parseArgs(env, args, 0, forkUsage) {
 		return ExitUsage
 	}
 	if *at <= 0 || *as == "" {
@@ -36,15 +36,12 @@ func runFork(ctx context.Context, env Env, args []string) int {
 	if err := session.ValidateID(*as); err != nil { // it names a directory under the data dir
 		return fail(env, "fork", fmt.Errorf("--as: %w", err))
 	}
-	k, s, closeFn, ok := c.controller(ctx, env)
-	if !ok {
-		return ExitUsage
-	}
-	defer closeFn()
-	if err := c.fork(ctx, env, k, s, *at, *as, *git); err != nil {
-		return fail(env, "fork", err)
-	}
-	return ExitOK
+	return c.dialed(ctx, func(k *client.Controller, s settings.Settings) int {
+		if err := c.fork(ctx, env, k, s, *at, *as, *git); err != nil {
+			return fail(env, "fork", err)
+		}
+		return ExitOK
+	})
 }
 
 // fork is starter fork's work, once the flags are read.

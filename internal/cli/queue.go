@@ -20,14 +20,13 @@ func runQueue(ctx context.Context, env Env, args []string) int {
 		action, args = args[0], args[1:]
 	}
 	c := newFlags("queue", env)
-	var kind string
-	c.fs.StringVar(&kind, "kind", "", "edit: make the message a steer or a follow_up (it goes last in that queue)")
+	kind := c.fs.String("kind", "", "edit: make the message a steer or a follow_up (it goes last in that queue)")
 	if !c.parse(env, args) {
 		return ExitUsage
 	}
 	rest := c.fs.Args()
-	p := agent.EditQueuePayload{Action: map[string]string{"edit": agent.QueueEdit, "rm": agent.QueueRemove, "clear": agent.QueueClear}[action], Kind: kind}
-	want := map[string]bool{"": len(rest) == 0, "clear": len(rest) == 0, "rm": len(rest) == 1, "edit": len(rest) > 1 || len(rest) == 1 && kind != ""}
+	p := agent.EditQueuePayload{Action: map[string]string{"edit": agent.QueueEdit, "rm": agent.QueueRemove, "clear": agent.QueueClear}[action], Kind: *kind}
+	want := map[string]bool{"": len(rest) == 0, "clear": len(rest) == 0, "rm": len(rest) == 1, "edit": len(rest) > 1 || len(rest) == 1 && *kind != ""}
 	if !want[action] {
 		return fail(env, "queue", errors.New("wrong arguments (usage: "+queueUsage+")"))
 	}

@@ -27,7 +27,7 @@ func runRPC(ctx context.Context, env Env, args []string) int {
 	if err != nil {
 		return fail(env, "rpc", err)
 	}
-	if !c.parseNoArgs(env, args, rpcUsage) {
+	if !c.parseArgs(env, args, 0, rpcUsage) {
 		return ExitUsage
 	}
 	return c.backend(ctx, "rpc", ws, func(b *client.Session) int {

@@ -44,8 +44,12 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 		every, catchup                                   time.Duration
 		useWorktree                                      bool
 	)
+	// The arguments besides the flags (parseArgs): create and update take a
+	// PROMPT, list none, the others the schedule's id.
+	n, want := 1, "one argument: the schedule id (usage: starter "+name+" ID)"
 	switch sub {
 	case "create":
+		n = -1
 		c.fs.StringVar(&id, "id", "", "the schedule's id (letters, digits, '.', '_', '-')")
 		c.fs.StringVar(&cron, "cron", "", `when it fires, a cron expression ("0 3 * * *": 03:00 UTC daily)`)
 		c.fs.DurationVar(&every, "every", 0, "when it fires: at this interval (e.g. 6h)")
@@ -56,6 +60,7 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 		c.fs.StringVar(&host, "host", "", "the tool host (a worker's tools.host) the runs' new sessions are created on, chosen and checked now: refused when it lacks the workspace (default: session.host, else a host that has it)")
 		c.fs.BoolVar(&useWorktree, "worktree", false, "give each run's session a git worktree of the workspace's repository on a branch agent/<session> (with --session: that session must have one or be new)")
 	case "update":
+		n = -1
 		c.fs.StringVar(&id, "id", "", "the id of the schedule to change")
 		c.fs.StringVar(&cron, "cron", "", `fire on this cron expression instead ("0 4 * * *": 04:00 UTC daily)`)
 		c.fs.DurationVar(&every, "every", 0, "fire at this interval instead (e.g. 12h)")
@@ -65,12 +70,14 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 		c.fs.BoolVar(&useWorktree, "worktree", false, "turn each run's git worktree on (--worktree) or off (--worktree=false)")
 	case "pause", "unpause":
 		c.fs.StringVar(&note, "note", "", "why (shown by describe and in the Temporal UI)")
-	case "list", "describe", "trigger", "delete":
+	case "list":
+		n, want = 0, ""
+	case "describe", "trigger", "delete":
 	default:
 		fmt.Fprintf(env.Stderr, "starter schedule: unknown subcommand %q (want create, update, list, describe, pause, unpause, trigger or delete)\n", sub)
 		return ExitUsage
 	}
-	if !c.parse(env, args) {
+	if !c.parseArgs(env, args, n, want) {
 		return ExitUsage
 	}
 	if sub == "create" {
@@ -88,15 +95,8 @@ func runSchedule(ctx context.Context, env Env, args []string) int {
 		return fail(env, name, errors.New("--session is a flag of schedule create"))
 	}
 	id = c.fs.Arg(0)
-	switch {
-	case sub == "list" && c.fs.NArg() > 0:
-		return fail(env, name, fmt.Errorf("unexpected argument %q", id))
-	case sub != "list" && c.fs.NArg() != 1:
-		return fail(env, name, fmt.Errorf("want exactly one argument: the schedule id (usage: starter %s ID)", name))
-	case sub != "list":
-		if err := schedule.ValidateID(id); err != nil {
-			return fail(env, name, err)
-		}
+	if err := schedule.ValidateID(id); err != nil && sub != "list" {
+		return fail(env, name, err)
 	}
 	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
 		m := scheduleManager(k)

@@ -43,10 +43,16 @@ func runSession(ctx context.Context, env Env, args []string) int {
 	store := c.fs.String("store", "", "session store: jsonl or postgres (default: session.store)")
 	var out, from, to *string
 	var all, force *bool
+	n, want := 0, "" // the arguments besides the flags (parseArgs)
 	switch sub {
 	case "delete":
 		force = c.fs.Bool("force", false, "delete a --worktree session whose worktree has uncommitted changes or whose branch has commits no other branch has")
-	case "list", "import", "set":
+		want = "starter session delete --session ID [--force] [--json]"
+	case "list":
+	case "import":
+		n, want = 1, "one argument: the session file, or - for stdin"
+	case "set":
+		n, want = 2, "two arguments: KEY VALUE, KEY one of "+strings.Join(settings.SessionKeys(), ", ")
 	case "export":
 		out = c.fs.String("out", "", "write the session to `FILE` (default: stdout)")
 	case "copy":
@@ -57,7 +63,7 @@ func runSession(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "starter session: unknown subcommand %q (want list, export, import, copy, delete or set)\n", sub)
 		return ExitUsage
 	}
-	if !c.parse(env, args) {
+	if !c.parseArgs(env, args, n, want) {
 		return ExitUsage
 	}
 	s, ok := c.settings(env)
@@ -72,14 +78,20 @@ func runSession(ctx context.Context, env Env, args []string) int {
 		return sessionDelete(ctx, env, c, *store, *force)
 	case "list":
 		defer c.closeReader()
-		return sessionList(ctx, env, c, s, *store)
+		st, _, err := openSource(ctx, c, s, *store)
+		var ids []string
+		if err == nil {
+			ids, err = st.List()
+		}
+		if err != nil {
+			return fail(env, name, err)
+		}
+		fmt.Fprint(env.Stdout, strings.Join(append(ids, ""), "\n"))
+		return ExitOK
 	case "export":
 		defer c.closeReader()
 		return sessionExport(ctx, env, c, s, *store, c.session, *out)
 	case "import":
-		if c.fs.NArg() != 1 {
-			return fail(env, name, errors.New("want exactly one argument: the session file, or - for stdin"))
-		}
 		return sessionImport(env, s, *store, c.fs.Arg(0), c.session, c.fs.Changed("session"))
 	default:
 		if *from == "" || *to == "" {
@@ -92,26 +104,12 @@ func runSession(ctx context.Context, env Env, args []string) int {
 	}
 }
 
-// sessionStore is what the subcommands need of a store.
-type sessionStore interface {
-	session.Backend
-	List() ([]string, error)
-}
-
 // openStore opens store kind ("": session.store) of the settings
 // (client.OpenSessionStore refuses an unknown kind).
-func openStore(s settings.Settings, kind string) (sessionStore, string, error) {
-	kind = cmp.Or(kind, s.Session.Store)
-	s.Session.Store = kind
+func openStore(s settings.Settings, kind string) (session.Backend, string, error) {
+	s.Session.Store = cmp.Or(kind, s.Session.Store)
 	st, err := client.OpenSessionStore(s)
-	if err != nil {
-		return nil, "", err
-	}
-	ls, ok := st.(sessionStore)
-	if !ok {
-		return nil, "", fmt.Errorf("session store %s cannot list sessions", kind)
-	}
-	return ls, kind, nil
+	return st, s.Session.Store, err
 }
 
 // sessionSource is where list and export read: the store --store names,
@@ -154,21 +152,6 @@ func openSource(ctx context.Context, c *common, s settings.Settings, kind string
 		return nil, "", err
 	}
 	return workerStore{ctx, k}, "the workers' store", nil
-}
-
-func sessionList(ctx context.Context, env Env, c *common, s settings.Settings, kind string) int {
-	st, _, err := openSource(ctx, c, s, kind)
-	if err != nil {
-		return fail(env, "session list", err)
-	}
-	ids, err := st.List()
-	if err != nil {
-		return fail(env, "session list", err)
-	}
-	for _, id := range ids {
-		fmt.Fprintln(env.Stdout, id)
-	}
-	return ExitOK
 }
 
 func sessionExport(ctx context.Context, env Env, c *common, s settings.Settings, kind, id, out string) int {
@@ -359,21 +342,17 @@ func sessionCopy(env Env, s settings.Settings, from, to, id string, all bool) in
 		if err != nil {
 			return fail(env, name, err)
 		}
-		if missing := missingEntries(sess, got); missing != "" {
-			return fail(env, name, fmt.Errorf("session %s: entries missing in %s after the copy: %s", id, to, missing))
+		var missing []string
+		for _, e := range sess.Entries {
+			if _, ok := got.Get(e.ID); !ok {
+				missing = append(missing, e.ID)
+			}
+		}
+		if len(missing) > 0 {
+			return fail(env, name, fmt.Errorf("session %s: entries missing in %s after the copy: %s", id, to, strings.Join(missing, ", ")))
 		}
 		fmt.Fprintf(env.Stdout, "copied session %s from %s to %s: %d entries written, %d already there\n",
 			id, from, to, n, len(sess.Entries)-n)
 	}
 	return ExitOK
-}
-
-func missingEntries(want, got *session.Session) string {
-	var missing []string
-	for _, e := range want.Entries {
-		if _, ok := got.Get(e.ID); !ok {
-			missing = append(missing, e.ID)
-		}
-	}
-	return strings.Join(missing, ", ")
 }

@@ -26,9 +26,6 @@ func sessionDelete(ctx context.Context, env Env, c *common, store string, force 
 	if !c.fs.Changed("session") {
 		return fail(env, name, errors.New("--session ID is required"))
 	}
-	if c.fs.NArg() > 0 {
-		return fail(env, name, fmt.Errorf("unexpected argument %q (usage: starter session delete --session ID [--force] [--json])", c.fs.Arg(0)))
-	}
 	return c.dialed(ctx, func(k *client.Controller, s settings.Settings) int {
 		res, err := k.DeleteSession(ctx, workflows.DeleteSessionInput{SessionID: c.session, HostWaitMs: s.Tools.HostWaitMs, Force: force})
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
@@ -19,9 +18,6 @@ import (
 // workflow and shows in the session's events.
 func sessionSet(ctx context.Context, env Env, c *common) int {
 	const name = "session set"
-	if c.fs.NArg() != 2 {
-		return fail(env, name, fmt.Errorf("want two arguments: KEY VALUE, KEY one of %s", strings.Join(settings.SessionKeys(), ", ")))
-	}
 	key, value := c.fs.Arg(0), c.fs.Arg(1)
 	if _, err := (session.Settings{}).With(key, session.Settings{}); err != nil {
 		return fail(env, name, err)

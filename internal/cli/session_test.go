@@ -108,6 +108,7 @@ func TestSession_ErrorsAreOneLine(t *testing.T) {
 		{[]string{"session", "delete"}, "--session ID is required"},
 		{[]string{"session", "delete", "--session", "s1", "--store", "jsonl"}, "--store does not apply"},
 		{[]string{"session", "delete", "--session", "s1", "extra"}, `unexpected argument "extra"`},
+		{[]string{"session", "list", "--store", "jsonl", "extra"}, `unexpected argument "extra"`},
 	} {
 		code, _, stderr := run(t, nil, tc.args...)
 		if code != ExitUsage || !strings.Contains(stderr, tc.want) {

@@ -58,7 +58,7 @@ func runSessions(ctx context.Context, env Env, args []string) int {
 	failed := c.fs.Bool("failed", false, "only sessions whose last job failed (budget stops included)")
 	running := c.fs.Bool("running", false, "only sessions with a running job (waiting for approval included)")
 	_ = c.fs.MarkHidden("session")
-	if !c.parseNoArgs(env, args, sessionsUsage) {
+	if !c.parseArgs(env, args, 0, sessionsUsage) {
 		return ExitUsage
 	}
 	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
@@ -76,12 +76,11 @@ func runSessions(ctx context.Context, env Env, args []string) int {
 			}
 			kept = append(kept, sum)
 		}
-		sums = kept
 		if c.json {
-			printEach(env.Stdout, sums)
-			return ExitOK
+			printEach(env.Stdout, kept)
+		} else {
+			printSessions(env.Stdout, kept, time.Now())
 		}
-		printSessions(env.Stdout, sums, time.Now())
 		return ExitOK
 	})
 }
@@ -163,17 +162,11 @@ func jobOutcome(ctx context.Context, k *client.Controller, id string) (status, e
 		return client.StatusName(st), ""
 	}
 	res, err := client.Result(ctx, k.Client.GetWorkflow(ctx, workflows.WorkflowID(id), info.GetExecution().GetRunId()))
-	if budgetStop(res.Error) {
+	// A budget stop's error is "budget.maxTokens 1 reached: ..." (workflows/budget.go).
+	if limit, _, ok := strings.Cut(res.Error, " "); ok && strings.HasPrefix(limit, "budget.") && strings.Contains(res.Error, " reached") {
 		return statusBudgetStop, line.First(res.Error)
 	}
 	return agent.StatusFailed, line.First(err.Error())
-}
-
-// budgetStop says whether a failed prompt's error is a budget stop's
-// ("budget.maxTokens 1 reached: ...", workflows/budget.go).
-func budgetStop(msg string) bool {
-	limit, _, ok := strings.Cut(msg, " ")
-	return ok && strings.HasPrefix(limit, "budget.") && strings.Contains(msg, " reached")
 }
 
 // printSessions writes one line per session: id, status (naming the

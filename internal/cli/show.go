@@ -20,11 +20,8 @@ const showUsage = "starter show [--session ID] [--json] ENTRY"
 // store has the bodies, and the workers read it (SessionRead).
 func runShow(ctx context.Context, env Env, args []string) int {
 	c := newFlags("show", env)
-	if !c.parse(env, args) {
+	if !c.parseArgs(env, args, 1, "one argument: the entry id (usage: "+showUsage+")") {
 		return ExitUsage
-	}
-	if c.fs.NArg() != 1 {
-		return fail(env, "show", fmt.Errorf("want exactly one argument: the entry id (usage: %s)", showUsage))
 	}
 	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
 		id := c.fs.Arg(0)

@@ -52,16 +52,13 @@ func messageCommand(ctx context.Context, env Env, name, usage string, args []str
 
 func runApprove(ctx context.Context, env Env, args []string) int {
 	c := newFlags("approve", env)
-	var deny bool
-	var reason string
-	c.fs.BoolVar(&deny, "deny", false, "deny the call: the model gets an error result with the reason")
-	c.fs.StringVar(&reason, "reason", "", "why (shown to the model with a denial)")
-	var forSession bool
-	c.fs.BoolVar(&forSession, "for-session", false, "allow for this session: later calls the same policy rule asks for (same tool; for bash the same program) run without asking, in this prompt and the session's later ones")
+	deny := c.fs.Bool("deny", false, "deny the call: the model gets an error result with the reason")
+	reason := c.fs.String("reason", "", "why (shown to the model with a denial)")
+	forSession := c.fs.Bool("for-session", false, "allow for this session: later calls the same policy rule asks for (same tool; for bash the same program) run without asking, in this prompt and the session's later ones")
 	if !c.parse(env, args) {
 		return ExitUsage
 	}
-	if forSession && deny {
+	if *forSession && *deny {
 		return fail(env, "approve", errors.New("--for-session allows calls: it does not go with --deny"))
 	}
 	if c.fs.NArg() != 1 || strings.TrimSpace(c.fs.Arg(0)) == "" {
@@ -69,21 +66,21 @@ func runApprove(ctx context.Context, env Env, args []string) int {
 	}
 	id := c.fs.Arg(0)
 	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
-		p := agent.ApproveToolPayload{ToolCallID: id, Approved: !deny, Reason: reason}
-		if forSession {
+		p := agent.ApproveToolPayload{ToolCallID: id, Approved: !*deny, Reason: *reason}
+		if *forSession {
 			p.Scope = agent.ApprovalScopeSession
 		}
 		if err := k.ApproveTool(ctx, c.session, p); err != nil {
 			return fail(env, "approve", err)
 		}
 		word := "approved"
-		if deny {
+		if *deny {
 			word = "denied"
 		}
 		out := map[string]any{"success": true, "command": agent.UpdateApproveTool, "sessionId": c.session,
-			"toolCallId": id, "approved": !deny}
+			"toolCallId": id, "approved": !*deny}
 		text := fmt.Sprintf("%s tool call %s in session %s", word, id, c.session)
-		if forSession {
+		if *forSession {
 			out["scope"] = agent.ApprovalScopeSession
 			text += ", and its like for the rest of the session"
 		}

@@ -22,7 +22,7 @@ func runTop(ctx context.Context, env Env, args []string) int {
 	once := c.fs.Bool("once", false, "print the list once and exit (--json implies it)")
 	interval := c.fs.Duration("interval", 2*time.Second, "time between two refreshes")
 	_ = c.fs.MarkHidden("session")
-	if !c.parseNoArgs(env, args, topUsage) {
+	if !c.parseArgs(env, args, 0, topUsage) {
 		return ExitUsage
 	}
 	if *interval < 200*time.Millisecond {

@@ -69,14 +69,13 @@ func labelsOf(m *dto.Metric) map[string]string {
 // labels (the product's and the SDK's), and nothing else as a label.
 func TestSpecsNameTypeLabels(t *testing.T) {
 	fams := recordAll(t)
-	types := map[string]dto.MetricType{TypeCounter: dto.MetricType_COUNTER, TypeHistogram: dto.MetricType_HISTOGRAM, TypeGauge: dto.MetricType_GAUGE}
 	for _, s := range Specs {
 		f, ok := fams[s.Name]
 		if !ok {
 			t.Errorf("%s: not exported", s.Name)
 			continue
 		}
-		if f.GetType() != types[s.Type] {
+		if f.GetType() != s.Type {
 			t.Errorf("%s: type %v, want %s", s.Name, f.GetType(), s.Type)
 		}
 		want := append(slices.Clone(s.Labels), "namespace", "task_queue", "workflow_type")

@@ -1,5 +1,7 @@
 package metrics
 
+import dto "github.com/prometheus/client_model/go"
+
 // Instrument names as the SDK's handler sees them. The Prometheus
 // exporter adds _total to counters and _seconds to timers.
 const (
@@ -36,19 +38,12 @@ const (
 	StateWaitingRetry    = "waiting_retry"
 )
 
-// Prometheus metric types of Spec.
-const (
-	TypeCounter   = "counter"
-	TypeHistogram = "histogram"
-	TypeGauge     = "gauge"
-)
-
 // Spec is one product metric as Prometheus shows it.
 type Spec struct {
 	// Name is the Prometheus name (with the exporter's suffixes).
 	Name string
-	// Type is TypeCounter, TypeHistogram or TypeGauge.
-	Type string
+	// Type is the Prometheus type: counter, histogram or gauge.
+	Type dto.MetricType
 	// Labels are the product's labels, besides the SDK's (namespace,
 	// task_queue, workflow_type or activity_type).
 	Labels []string
@@ -57,27 +52,27 @@ type Spec struct {
 
 // Specs are the product's metrics.
 var Specs = []Spec{
-	{ModelCalls + "_total", TypeCounter, []string{LabelProvider, LabelModel, LabelOutcome},
+	{ModelCalls + "_total", dto.MetricType_COUNTER, []string{LabelProvider, LabelModel, LabelOutcome},
 		"Model calls that ended, by outcome (the answer's stop reason: stop, toolUse, length, error, aborted)."},
-	{ModelCallDuration + "_seconds", TypeHistogram, []string{LabelProvider, LabelModel, LabelOutcome},
+	{ModelCallDuration + "_seconds", dto.MetricType_HISTOGRAM, []string{LabelProvider, LabelModel, LabelOutcome},
 		"Duration of a model call attempt."},
-	{ModelTokens + "_total", TypeCounter, []string{LabelProvider, LabelModel, LabelKind},
+	{ModelTokens + "_total", dto.MetricType_COUNTER, []string{LabelProvider, LabelModel, LabelKind},
 		"Tokens of model calls, by kind (input, output, cache_read, cache_write)."},
-	{ModelCost + "_total", TypeCounter, []string{LabelProvider, LabelModel},
+	{ModelCost + "_total", dto.MetricType_COUNTER, []string{LabelProvider, LabelModel},
 		"Cost of model calls in US dollars (model.prices; 0 when unknown)."},
-	{Retries + "_total", TypeCounter, []string{LabelClass, LabelAttempt},
+	{Retries + "_total", dto.MetricType_COUNTER, []string{LabelClass, LabelAttempt},
 		"Retries of failed model calls, by the error's class and the attempt number."},
-	{Backoff + "_seconds", TypeHistogram, nil,
+	{Backoff + "_seconds", dto.MetricType_HISTOGRAM, nil,
 		"Time prompts spent waiting in retry backoff (its _sum is the seconds spent)."},
-	{Compactions + "_total", TypeCounter, []string{LabelReason, LabelOutcome},
+	{Compactions + "_total", dto.MetricType_COUNTER, []string{LabelReason, LabelOutcome},
 		"Automatic compactions, by reason (threshold, overflow) and outcome (ok, failed, aborted, nothing)."},
-	{ToolCalls + "_total", TypeCounter, []string{LabelTool, LabelOutcome},
+	{ToolCalls + "_total", dto.MetricType_COUNTER, []string{LabelTool, LabelOutcome},
 		"Tool calls run by the worker, by tool and outcome (ok, error, cancelled)."},
-	{ToolCallDuration + "_seconds", TypeHistogram, []string{LabelTool, LabelOutcome},
+	{ToolCallDuration + "_seconds", dto.MetricType_HISTOGRAM, []string{LabelTool, LabelOutcome},
 		"Duration of a tool call attempt."},
-	{Prompts, TypeGauge, []string{LabelState},
+	{Prompts, dto.MetricType_GAUGE, []string{LabelState},
 		"Prompts running, waiting for approval and waiting for a retry (sum it over the workers)."},
-	{SubAgents, TypeGauge, nil,
+	{SubAgents, dto.MetricType_GAUGE, nil,
 		"Sub-agents running: task calls whose sub-agent's prompt runs, each also a running prompt (sum it over the workers)."},
 }
 

@@ -55,15 +55,14 @@ const CodecServerOff = app.CodecServerOff
 func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, error) {
 	st := &Stack{Settings: s}
 	if opts.Dev {
-		reused := false
 		if opts.ReuseServer {
 			pctx, cancel := context.WithTimeout(ctx, time.Second)
 			if c, err := client.DialLocal(pctx, s, slog.New(slog.DiscardHandler)); err == nil {
-				st.Client, reused = c, true
+				st.Client = c
 			}
 			cancel()
 		}
-		if !reused {
+		if st.Client == nil {
 			uiPort := s.Dev.UIPort
 			if !s.Dev.UI {
 				uiPort = devserver.NoUI
@@ -158,15 +157,6 @@ func (st *Stack) UIAddress() string {
 		return fmt.Sprintf("http://%s:%d", st.Settings.Dev.IP, st.Settings.Dev.UIPort)
 	}
 	return ""
-}
-
-// WorkflowURL links a workflow run in the Web UI ("" without a UI).
-func (st *Stack) WorkflowURL(workflowID, runID string) string {
-	ui := st.UIAddress()
-	if ui == "" {
-		return ""
-	}
-	return fmt.Sprintf("%s/namespaces/%s/workflows/%s/%s/history", ui, st.Settings.Temporal.Namespace, workflowID, runID)
 }
 
 // Close stops the worker, the client and the embedded server, in that

@@ -157,7 +157,7 @@ func ModelCall(ctx context.Context, provider, model string, attempt int, m agent
 		span.SetStatus(codes.Error, errorType(m))
 	}
 	if capture.Load() {
-		span.SetAttributes(attribute.String("gen_ai.completion", bound(m.Text())))
+		span.SetAttributes(attribute.String("gen_ai.completion", cut(m.Text(), MaxContent)))
 	}
 	span.End()
 }
@@ -200,13 +200,10 @@ func ToolCall(ctx context.Context, tool string, res tools.Result) {
 		span.SetStatus(codes.Error, "tool call failed")
 	}
 	if capture.Load() {
-		span.SetAttributes(attribute.String("durableagent.tool.output", bound(res.Content)))
+		span.SetAttributes(attribute.String("durableagent.tool.output", cut(res.Content, MaxContent)))
 	}
 	span.End()
 }
-
-// bound cuts s to MaxContent bytes.
-func bound(s string) string { return cut(s, MaxContent) }
 
 // cut cuts s to n bytes on a rune boundary.
 func cut(s string, n int) string {
