@@ -365,27 +365,22 @@ func (p permanentError) Unwrap() error { return p.error }
 // PutAside keeps data under key beside the session, outside its entries
 // (as session.Store.PutAside); the session must exist (Init).
 func (s *Store) PutAside(sessionID, key string, data []byte) error {
-	if err := errors.Join(session.ValidateID(sessionID), session.ValidateID(key)); err != nil {
+	if err := session.ValidateID(key); err != nil {
 		return fmt.Errorf("put aside: %w", err)
 	}
-	err := s.do(func(ctx context.Context) error {
+	return s.op("put aside "+key+" of session", sessionID, func(ctx context.Context) error {
 		_, err := s.pool.Exec(ctx, `INSERT INTO agent_session_aside (session_id, key, data) VALUES ($1, $2, $3)
 			ON CONFLICT (session_id, key) DO UPDATE SET data = EXCLUDED.data`, sessionID, key, data)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("put aside %s of session %q: %w", key, sessionID, err)
-	}
-	return nil
 }
 
 // Aside returns the data PutAside kept under key (nil when none).
-func (s *Store) Aside(sessionID, key string) ([]byte, error) {
-	if err := errors.Join(session.ValidateID(sessionID), session.ValidateID(key)); err != nil {
+func (s *Store) Aside(sessionID, key string) (data []byte, err error) {
+	if err := session.ValidateID(key); err != nil {
 		return nil, fmt.Errorf("read aside: %w", err)
 	}
-	var data []byte
-	err := s.do(func(ctx context.Context) error {
+	err = s.op("read aside "+key+" of session", sessionID, func(ctx context.Context) error {
 		err := s.pool.QueryRow(ctx, `SELECT data FROM agent_session_aside WHERE session_id = $1 AND key = $2`,
 			sessionID, key).Scan(&data)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -393,10 +388,7 @@ func (s *Store) Aside(sessionID, key string) ([]byte, error) {
 		}
 		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("read aside %s of session %q: %w", key, sessionID, err)
-	}
-	return data, nil
+	return data, err
 }
 
 // Delete removes a session: its header row and, by the foreign keys' ON
