@@ -124,7 +124,6 @@ func (s *Store) Append(sessionID string, entries ...session.Entry) (int, error) 
 	}
 	type row struct{ id, json string }
 	rows := make([]row, 0, len(entries))
-	seen := make(map[string]struct{}, len(entries))
 	for _, e := range entries {
 		if err := session.ValidateEntry(e); err != nil {
 			return 0, fmt.Errorf("append to session %q: %w", sessionID, err)
@@ -133,10 +132,8 @@ func (s *Store) Append(sessionID string, entries ...session.Entry) (int, error) 
 		if err != nil {
 			return 0, fmt.Errorf("append to session %q: encode entry %q: %w", sessionID, e.ID, err)
 		}
-		if _, dup := seen[e.ID]; dup {
-			continue
-		}
-		seen[e.ID] = struct{}{}
+		// A repeat within the call conflicts with the row its first
+		// insert wrote, earlier in the same transaction.
 		rows = append(rows, row{e.ID, string(line)})
 	}
 	var written int
