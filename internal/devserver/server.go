@@ -123,7 +123,6 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{dir: dir, logGate: new(logGate)}
-	s.logGate.level.Set(slog.LevelWarn)
 	started := false
 	defer func() {
 		if !started {
