@@ -1,26 +1,14 @@
 // Package pgstore keeps sessions in PostgreSQL, for workers on several
-// machines: it implements session.Backend with the semantics of
-// the JSONL store (package internal/session), row for line.
-//
-//   - A session is a row of agent_sessions (the header: id, format
-//     version, creation time, cwd, host, worktree, parent session) and its entries are rows of
-//     agent_session_entries in insertion order (a bigserial), each entry
-//     the JSON line the JSONL store would write.
-//   - Append is idempotent by entry id: a unique constraint on (session,
-//     entry id) and INSERT ... ON CONFLICT DO NOTHING, so the first write
-//     of an id wins, across processes and machines, without a read before
-//     the write. Appends to one session are serialised by a row lock on
-//     its header, so insertion order is commit order.
-//   - Load returns a *session.Session built from the rows, so the run
-//     context (Session.Context, Branch, LeafID) is the session package's
-//     one implementation; a missing session is session.ErrNotFound.
-//   - Entries are validated by session.ValidateEntry and ids by
-//     session.ValidateID, with the same errors as the JSONL store.
-//   - The schema is created and migrated when the store is opened, under
-//     an advisory lock, so workers may start at the same time.
-//   - The database also keeps the credentials' rate-limit windows of the
-//     workers that share it (Store.Windows, windows.go), with package
-//     auth's rules.
+// machines: it implements session.Backend with the JSONL store's contract
+// and errors, row for line (docs/cluster.md, "The PostgreSQL store": a
+// header row, entries in insertion order, Append idempotent by entry id
+// and serialised per session by a row lock on its header, Load building
+// the session package's one *session.Session; a missing session is
+// session.ErrNotFound). The database also keeps the credentials'
+// rate-limit windows of the workers that share it (Store.Windows,
+// windows.go), with package auth's rules. The schema is created and
+// migrated when the store is opened, under an advisory lock, so workers
+// may start at the same time.
 //
 // Connection failures (PostgreSQL restarting, a failover) are retried
 // inside each call for up to RetryFor; every operation is safe to
