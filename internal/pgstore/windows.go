@@ -12,11 +12,8 @@ import (
 	"github.com/durableagent/durableagent/internal/auth"
 )
 
-// Windows keeps the rate-limit windows of provider credentials
-// (coordinated backoff, SPEC 18.1) in the store's database, so that every
-// worker of a cluster holds for the same windows and one probe lease is
-// granted per window across all of them, where auth.json shares windows
-// only between the workers of one data directory.
+// Windows keeps the rate-limit windows of provider credentials (SPEC
+// 18.1) in the store's database, shared by every worker of a cluster.
 //
 // The rules are package auth's (auth.Windows, which this type embeds),
 // applied to one row of agent_rate_windows per window key in one
