@@ -114,10 +114,8 @@ func (f *fatalLog) err() error {
 	return nil
 }
 
-var (
-	_ log.Logger     = serverLogger{}
-	_ log.WithLogger = serverLogger{}
-)
+// The server finds With by a type assertion: say that it is there.
+var _ log.WithLogger = serverLogger{}
 
 func (l serverLogger) Debug(msg string, tags ...tag.Tag) { l.emit(slog.LevelDebug, msg, tags) }
 func (l serverLogger) Info(msg string, tags ...tag.Tag)  { l.emit(slog.LevelInfo, msg, tags) }
