@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,9 +107,7 @@ func (f *File) Add(c Credential) error {
 	if c.Provider == "" || c.Secret == "" {
 		return fmt.Errorf("add credential %q: provider and secret are required", c.ID)
 	}
-	if c.Kind == "" {
-		c.Kind = KindAPIKey
-	}
+	c.Kind = cmp.Or(c.Kind, KindAPIKey)
 	if c.Kind != KindAPIKey && c.Kind != KindOAuth {
 		return fmt.Errorf("add credential %q: kind %q is not %s or %s", c.ID, c.Kind, KindAPIKey, KindOAuth)
 	}

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -37,10 +38,7 @@ const StaleWindow = 5 * time.Minute
 // is a provider called without a credential (a local server, the
 // scripted fake), whose callers share one window.
 func WindowKey(provider, credentialID string) string {
-	if credentialID == "" {
-		credentialID = "-"
-	}
-	return provider + "/" + credentialID
+	return provider + "/" + cmp.Or(credentialID, "-")
 }
 
 // Stale reports whether w ended StaleWindow ago with no live probe

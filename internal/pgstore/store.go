@@ -16,6 +16,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,9 +67,7 @@ func open(ctx context.Context, url string, retryFor time.Duration) (*Store, erro
 		// pgx masks the password in the text it quotes.
 		return nil, fmt.Errorf("open postgres session store: %w", err)
 	}
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = defaultConnectTTL
-	}
+	cfg.ConnConfig.ConnectTimeout = cmp.Or(cfg.ConnConfig.ConnectTimeout, defaultConnectTTL)
 	s := &Store{retryFor: retryFor}
 	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
