@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -50,10 +51,8 @@ func Load(opts LoadOptions) (Settings, error) {
 // purpose from a default, e.g. the worker's opt-in to the scripted model
 // outside --dev.
 func Source(values []Value, key string) (string, error) {
-	for _, v := range values {
-		if v.Key == key {
-			return v.source(), nil
-		}
+	if i := slices.IndexFunc(values, func(v Value) bool { return v.Key == key }); i >= 0 {
+		return values[i].source(), nil
 	}
 	return "", fmt.Errorf("settings: unknown key %q", key)
 }
