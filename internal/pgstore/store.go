@@ -165,25 +165,17 @@ func (s *Store) Init(sessionID string, where session.Header) (session.Header, er
 			return err
 		}
 		// A statement of its own, so it sees a row another process
-		// committed after the insert began.
-		var err error
-		h, err = s.header(ctx, sessionID)
-		return err
+		// committed after the insert began. The worktree column is JSON
+		// (null: none), which pgx decodes for the *session.Worktree itself.
+		h = session.Header{Type: session.HeaderType, ID: sessionID}
+		return s.pool.QueryRow(ctx, `SELECT version, created_at, cwd, host, worktree, parent_session FROM agent_sessions WHERE id = $1`, sessionID).
+			Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &h.Worktree, &h.ParentSession)
 	})
 	if err != nil {
 		return session.Header{}, err
 	}
-	return h, nil
-}
-
-func (s *Store) header(ctx context.Context, sessionID string) (session.Header, error) {
-	h := session.Header{Type: session.HeaderType, ID: sessionID}
-	// The worktree column is JSON (null: none), which pgx encodes and
-	// decodes for the *session.Worktree itself.
-	err := s.pool.QueryRow(ctx, `SELECT version, created_at, cwd, host, worktree, parent_session FROM agent_sessions WHERE id = $1`, sessionID).
-		Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &h.Worktree, &h.ParentSession)
 	h.Timestamp = h.Timestamp.UTC()
-	return h, err
+	return h, nil
 }
 
 // Load reads a session: its header and its entries in insertion order. A
