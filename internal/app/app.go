@@ -6,6 +6,7 @@
 package app
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"os"
@@ -121,12 +122,6 @@ func ToolHost(s settings.Settings) string {
 	if s.Tools.Placement == settings.ToolPlacementAny {
 		return ""
 	}
-	if s.Tools.Host != "" {
-		return s.Tools.Host
-	}
-	h, err := os.Hostname()
-	if err != nil || h == "" {
-		return "localhost"
-	}
-	return h
+	h, _ := os.Hostname() // "" when it fails
+	return cmp.Or(s.Tools.Host, h, "localhost")
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/auth"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/llm/anthropic"
@@ -93,8 +92,3 @@ func NewCredentials(s settings.Settings) (*auth.File, error) {
 	}
 	return f, nil
 }
-
-var (
-	_ activities.Credentials = (*auth.File)(nil)
-	_ activities.RateWindows = (*auth.File)(nil)
-)

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -403,10 +404,7 @@ func ServeCodec(s settings.Settings, addr string, byDefault bool, origins []stri
 	srv, err := codec.Serve(addr, codec.Handler(c, origins))
 	if err != nil && !explicit {
 		// Only a convenience here: the worker runs without it.
-		if logger == nil {
-			logger = slog.Default()
-		}
-		logger.Warn("codec server not started; pass --codec-server ADDR to choose another port", "error", err.Error())
+		cmp.Or(logger, slog.Default()).Warn("codec server not started; pass --codec-server ADDR to choose another port", "error", err.Error())
 		return nil, nil
 	}
 	return srv, err

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,9 +107,7 @@ func (f *File) Add(c Credential) error {
 	if c.Provider == "" || c.Secret == "" {
 		return fmt.Errorf("add credential %q: provider and secret are required", c.ID)
 	}
-	if c.Kind == "" {
-		c.Kind = KindAPIKey
-	}
+	c.Kind = cmp.Or(c.Kind, KindAPIKey)
 	if c.Kind != KindAPIKey && c.Kind != KindOAuth {
 		return fmt.Errorf("add credential %q: kind %q is not %s or %s", c.ID, c.Kind, KindAPIKey, KindOAuth)
 	}
@@ -127,14 +126,13 @@ func (f *File) Add(c Credential) error {
 // Remove deletes a credential, its block and its session assignments.
 func (f *File) Remove(id string) error {
 	return f.update(func(st *state, now time.Time) (bool, error) {
-		for i, c := range st.Credentials {
-			if c.ID == id {
-				st.Credentials = append(st.Credentials[:i], st.Credentials[i+1:]...)
-				delete(st.Blocks, id)
-				return true, nil
-			}
+		i := slices.IndexFunc(st.Credentials, func(c Credential) bool { return c.ID == id })
+		if i < 0 {
+			return false, fmt.Errorf("remove credential: no credential %q in %s", id, f.path)
 		}
-		return false, fmt.Errorf("remove credential: no credential %q in %s", id, f.path)
+		st.Credentials = slices.Delete(st.Credentials, i, i+1)
+		delete(st.Blocks, id)
+		return true, nil
 	})
 }
 

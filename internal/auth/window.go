@@ -1,23 +1,14 @@
 package auth
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
 )
 
-// Rate-limit windows coordinate the backoff of every caller of one
-// credential (SPEC 18.1): when a provider answers a call with a rate limit
-// and a retry hint, the credential's window stays open until the hint
-// expires, and callers hold their next call until then instead of each
-// finding the limit with a failed call of its own. When the window ends,
-// one caller gets the probe lease and makes its call; the others keep
-// holding until the probe's outcome extends the window (another rate
-// limit) or clears it (the provider took the call). A probe whose caller
-// dies frees its lease after the lease time, so at most about one call
-// per window reaches a limited credential.
-
-// Window is the rate-limit window of one credential.
+// Window is the rate-limit window of one credential (SPEC 18.1; the
+// package doc states the rules).
 type Window struct {
 	// Until is when the provider's retry hint expires.
 	Until time.Time `json:"until"`
@@ -47,10 +38,7 @@ const StaleWindow = 5 * time.Minute
 // is a provider called without a credential (a local server, the
 // scripted fake), whose callers share one window.
 func WindowKey(provider, credentialID string) string {
-	if credentialID == "" {
-		credentialID = "-"
-	}
-	return provider + "/" + credentialID
+	return provider + "/" + cmp.Or(credentialID, "-")
 }
 
 // Stale reports whether w ended StaleWindow ago with no live probe

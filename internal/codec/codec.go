@@ -36,8 +36,6 @@ var ErrWrongKey = errors.New("payload does not decrypt: wrong key or tampered da
 // It is safe for concurrent use.
 type Codec struct{ key Key }
 
-var _ converter.PayloadCodec = (*Codec)(nil)
-
 // New returns the codec of key.
 func New(key Key) *Codec { return &Codec{key: key} }
 

@@ -74,30 +74,24 @@ func LoadKey(c settings.Codec, lookup func(string) (string, bool)) (*Key, error)
 	switch {
 	case c.KeyFile != "" && inEnv:
 		return nil, fmt.Errorf("load codec key: both codec.keyFile and %s are set; use one", settings.EnvCodecKey)
-	case inEnv:
-		k, err := ParseKey(c.KeyID, []byte(envText))
-		if err != nil {
-			return nil, fmt.Errorf("load codec key from %s: %w", settings.EnvCodecKey, err)
-		}
-		return &k, nil
-	case c.KeyFile != "":
-		return loadKeyFile(c)
+	case c.KeyFile == "" && !inEnv:
+		return nil, nil
 	}
-	return nil, nil
-}
-
-func loadKeyFile(c settings.Codec) (*Key, error) {
-	text, err := os.ReadFile(c.KeyFile)
-	if err != nil {
-		if _, perr := ParseKey(c.KeyID, []byte(c.KeyFile)); perr == nil {
-			// The "path" is itself a key: do not print it.
-			return nil, fmt.Errorf("load codec key: codec.keyFile holds what looks like a key, not a path; put the key in a file and name that file")
+	text, from := []byte(envText), settings.EnvCodecKey
+	if c.KeyFile != "" {
+		var err error
+		if text, err = os.ReadFile(c.KeyFile); err != nil {
+			if _, perr := ParseKey(c.KeyID, []byte(c.KeyFile)); perr == nil {
+				// The "path" is itself a key: do not print it.
+				return nil, fmt.Errorf("load codec key: codec.keyFile holds what looks like a key, not a path; put the key in a file and name that file")
+			}
+			return nil, fmt.Errorf("load codec key from codec.keyFile: %w", err)
 		}
-		return nil, fmt.Errorf("load codec key from codec.keyFile: %w", err)
+		from = c.KeyFile
 	}
 	k, err := ParseKey(c.KeyID, text)
 	if err != nil {
-		return nil, fmt.Errorf("load codec key from %s: %w", c.KeyFile, err)
+		return nil, fmt.Errorf("load codec key from %s: %w", from, err)
 	}
 	return &k, nil
 }

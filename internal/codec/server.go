@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/converter"
+
+	"github.com/durableagent/durableagent/internal/egress"
 )
 
 // DefaultServerAddress is where `worker --dev` serves the codec when a key
@@ -79,12 +81,10 @@ func LoopbackAddress(addr string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("codec server address %q: %w", addr, err)
 	}
-	switch host {
-	case "", "localhost":
+	if host == "" || host == "localhost" {
 		host = "127.0.0.1"
 	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
+	if !egress.LoopbackHost(host) {
 		return "", fmt.Errorf("codec server address %q: %w (it decrypts whatever it is sent)", addr, ErrNotLoopback)
 	}
 	return net.JoinHostPort(host, port), nil

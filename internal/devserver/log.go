@@ -36,26 +36,20 @@ func defaultLogger(dir string, toStderr bool) (*slog.Logger, *os.File, error) {
 }
 
 // logGate is the filter shared by every logger derived for one Server, so
-// that Stop can quiet them all at once.
-type logGate struct {
-	level    slog.LevelVar
-	stopping atomic.Bool
-}
+// that Stop can quiet them all at once. It passes Warn and above.
+type logGate struct{ stopping atomic.Bool }
 
 // quiet is called when shutdown begins. The server warns routinely while its
 // services go away one by one, and reports the requests that shutdown
 // cancels as errors; neither is news to the user of a dev server. Other
 // errors still get through.
-func (g *logGate) quiet() {
-	g.level.Set(slog.LevelError)
-	g.stopping.Store(true)
-}
+func (g *logGate) quiet() { g.stopping.Store(true) }
 
 func (g *logGate) allows(level slog.Level, tags []tag.Tag) bool {
-	if level < g.level.Level() {
-		return false
+	if !g.stopping.Load() {
+		return level >= slog.LevelWarn
 	}
-	return !g.stopping.Load() || !mentionsCancellation(tags)
+	return level >= slog.LevelError && !mentionsCancellation(tags)
 }
 
 // mentionsCancellation reports whether a tag carries a context-canceled
@@ -120,10 +114,8 @@ func (f *fatalLog) err() error {
 	return nil
 }
 
-var (
-	_ log.Logger     = serverLogger{}
-	_ log.WithLogger = serverLogger{}
-)
+// The server finds With by a type assertion: say that it is there.
+var _ log.WithLogger = serverLogger{}
 
 func (l serverLogger) Debug(msg string, tags ...tag.Tag) { l.emit(slog.LevelDebug, msg, tags) }
 func (l serverLogger) Info(msg string, tags ...tag.Tag)  { l.emit(slog.LevelInfo, msg, tags) }

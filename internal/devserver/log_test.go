@@ -43,7 +43,6 @@ func TestServerLogger_WarnAndAboveAndQuietShutdown(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			gate := new(logGate)
-			gate.level.Set(slog.LevelWarn)
 			l := serverLogger{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), gate: gate}
 			if tt.stopping {
 				gate.quiet()
@@ -66,7 +65,6 @@ func TestDefaultLogger_FileUnlessStderr(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := serverLogger{log: lg, gate: new(logGate)}
-	l.gate.level.Set(slog.LevelWarn)
 	l.Info("routine info")
 	l.Warn("shard ownership lost", tag.NewStringTag("service", "history"))
 	if err := f.Close(); err != nil {

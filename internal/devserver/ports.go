@@ -81,18 +81,9 @@ func checkPortFree(ip string, port int, role string) error {
 	return l.Close()
 }
 
-// Ports that Start picks (Options.Port or UIPort 0, and every port of the
-// server's own services) come from outside the kernel's ephemeral range.
-//
-// A port is free only until the server binds it, seconds later. A port
-// picked inside the ephemeral range can be handed, in that window, to any
-// program that asks the kernel for a port: a test that picks a "free
-// port" the same way and hands it to a child process, a PostgreSQL test
-// cluster, another dev server. When one of those bound it first, the
-// server failed to listen (and, before Start caught that, panicked in a
-// goroutine). Outside the range the kernel hands no port out by itself;
-// only a program that binds that very number can take it, and Start
-// retries with fresh ports when one does (see Start).
+// Ports that Start picks come from outside the kernel's ephemeral range,
+// which the kernel hands to any program asking for a free port in the
+// seconds before the server binds them (the package doc's contract).
 const (
 	// pickLow is the lowest port picked: below it are the fixed ports of
 	// well-known services (7233, 8233, 5432, 9090, ...).

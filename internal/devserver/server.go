@@ -1,6 +1,7 @@
 package devserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -123,7 +124,6 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{dir: dir, logGate: new(logGate)}
-	s.logGate.level.Set(slog.LevelWarn)
 	started := false
 	defer func() {
 		if !started {
@@ -231,9 +231,7 @@ func (o *Options) normalize() error {
 	if o.DataDir == "" {
 		return errors.New("devserver: data dir is required")
 	}
-	if o.IP == "" {
-		o.IP = DefaultIP
-	}
+	o.IP = cmp.Or(o.IP, DefaultIP)
 	if net.ParseIP(o.IP) == nil { // the server binds and advertises addresses, not names
 		return fmt.Errorf("devserver: IP %q is not an IP address", o.IP)
 	}
@@ -243,9 +241,7 @@ func (o *Options) normalize() error {
 	if o.UIPort < NoUI || o.UIPort > 65535 {
 		return fmt.Errorf("devserver: UI port %d is out of range 0-65535 (or -1 for no UI)", o.UIPort)
 	}
-	if o.Namespace == "" {
-		o.Namespace = DefaultNamespace
-	}
+	o.Namespace = cmp.Or(o.Namespace, DefaultNamespace)
 	if o.Namespace == primitives.SystemLocalNamespace {
 		return fmt.Errorf("devserver: namespace %q is reserved by the server", o.Namespace)
 	}

@@ -1,26 +1,14 @@
 // Package pgstore keeps sessions in PostgreSQL, for workers on several
-// machines: it implements session.Backend with the semantics of
-// the JSONL store (package internal/session), row for line.
-//
-//   - A session is a row of agent_sessions (the header: id, format
-//     version, creation time, cwd, host, worktree, parent session) and its entries are rows of
-//     agent_session_entries in insertion order (a bigserial), each entry
-//     the JSON line the JSONL store would write.
-//   - Append is idempotent by entry id: a unique constraint on (session,
-//     entry id) and INSERT ... ON CONFLICT DO NOTHING, so the first write
-//     of an id wins, across processes and machines, without a read before
-//     the write. Appends to one session are serialised by a row lock on
-//     its header, so insertion order is commit order.
-//   - Load returns a *session.Session built from the rows, so the run
-//     context (Session.Context, Branch, LeafID) is the session package's
-//     one implementation; a missing session is session.ErrNotFound.
-//   - Entries are validated by session.ValidateEntry and ids by
-//     session.ValidateID, with the same errors as the JSONL store.
-//   - The schema is created and migrated when the store is opened, under
-//     an advisory lock, so workers may start at the same time.
-//   - The database also keeps the credentials' rate-limit windows of the
-//     workers that share it (Store.Windows, windows.go), with package
-//     auth's rules.
+// machines: it implements session.Backend with the JSONL store's contract
+// and errors, row for line (docs/cluster.md, "The PostgreSQL store": a
+// header row, entries in insertion order, Append idempotent by entry id
+// and serialised per session by a row lock on its header, Load building
+// the session package's one *session.Session; a missing session is
+// session.ErrNotFound). The database also keeps the credentials'
+// rate-limit windows of the workers that share it (Store.Windows,
+// windows.go), with package auth's rules. The schema is created and
+// migrated when the store is opened, under an advisory lock, so workers
+// may start at the same time.
 //
 // Connection failures (PostgreSQL restarting, a failover) are retried
 // inside each call for up to RetryFor; every operation is safe to
@@ -28,6 +16,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,9 +67,7 @@ func open(ctx context.Context, url string, retryFor time.Duration) (*Store, erro
 		// pgx masks the password in the text it quotes.
 		return nil, fmt.Errorf("open postgres session store: %w", err)
 	}
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = defaultConnectTTL
-	}
+	cfg.ConnConfig.ConnectTimeout = cmp.Or(cfg.ConnConfig.ConnectTimeout, defaultConnectTTL)
 	s := &Store{retryFor: retryFor}
 	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -124,7 +111,6 @@ func (s *Store) Append(sessionID string, entries ...session.Entry) (int, error) 
 	}
 	type row struct{ id, json string }
 	rows := make([]row, 0, len(entries))
-	seen := make(map[string]struct{}, len(entries))
 	for _, e := range entries {
 		if err := session.ValidateEntry(e); err != nil {
 			return 0, fmt.Errorf("append to session %q: %w", sessionID, err)
@@ -133,10 +119,8 @@ func (s *Store) Append(sessionID string, entries ...session.Entry) (int, error) 
 		if err != nil {
 			return 0, fmt.Errorf("append to session %q: encode entry %q: %w", sessionID, e.ID, err)
 		}
-		if _, dup := seen[e.ID]; dup {
-			continue
-		}
-		seen[e.ID] = struct{}{}
+		// A repeat within the call conflicts with the row its first
+		// insert wrote, earlier in the same transaction.
 		rows = append(rows, row{e.ID, string(line)})
 	}
 	var written int
@@ -181,25 +165,17 @@ func (s *Store) Init(sessionID string, where session.Header) (session.Header, er
 			return err
 		}
 		// A statement of its own, so it sees a row another process
-		// committed after the insert began.
-		var err error
-		h, err = s.header(ctx, sessionID)
-		return err
+		// committed after the insert began. The worktree column is JSON
+		// (null: none), which pgx decodes for the *session.Worktree itself.
+		h = session.Header{Type: session.HeaderType, ID: sessionID}
+		return s.pool.QueryRow(ctx, `SELECT version, created_at, cwd, host, worktree, parent_session FROM agent_sessions WHERE id = $1`, sessionID).
+			Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &h.Worktree, &h.ParentSession)
 	})
 	if err != nil {
 		return session.Header{}, err
 	}
-	return h, nil
-}
-
-func (s *Store) header(ctx context.Context, sessionID string) (session.Header, error) {
-	h := session.Header{Type: session.HeaderType, ID: sessionID}
-	// The worktree column is JSON (null: none), which pgx encodes and
-	// decodes for the *session.Worktree itself.
-	err := s.pool.QueryRow(ctx, `SELECT version, created_at, cwd, host, worktree, parent_session FROM agent_sessions WHERE id = $1`, sessionID).
-		Scan(&h.Version, &h.Timestamp, &h.Cwd, &h.Host, &h.Worktree, &h.ParentSession)
 	h.Timestamp = h.Timestamp.UTC()
-	return h, err
+	return h, nil
 }
 
 // Load reads a session: its header and its entries in insertion order. A
@@ -365,27 +341,22 @@ func (p permanentError) Unwrap() error { return p.error }
 // PutAside keeps data under key beside the session, outside its entries
 // (as session.Store.PutAside); the session must exist (Init).
 func (s *Store) PutAside(sessionID, key string, data []byte) error {
-	if err := errors.Join(session.ValidateID(sessionID), session.ValidateID(key)); err != nil {
+	if err := session.ValidateID(key); err != nil {
 		return fmt.Errorf("put aside: %w", err)
 	}
-	err := s.do(func(ctx context.Context) error {
+	return s.op("put aside "+key+" of session", sessionID, func(ctx context.Context) error {
 		_, err := s.pool.Exec(ctx, `INSERT INTO agent_session_aside (session_id, key, data) VALUES ($1, $2, $3)
 			ON CONFLICT (session_id, key) DO UPDATE SET data = EXCLUDED.data`, sessionID, key, data)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("put aside %s of session %q: %w", key, sessionID, err)
-	}
-	return nil
 }
 
 // Aside returns the data PutAside kept under key (nil when none).
-func (s *Store) Aside(sessionID, key string) ([]byte, error) {
-	if err := errors.Join(session.ValidateID(sessionID), session.ValidateID(key)); err != nil {
+func (s *Store) Aside(sessionID, key string) (data []byte, err error) {
+	if err := session.ValidateID(key); err != nil {
 		return nil, fmt.Errorf("read aside: %w", err)
 	}
-	var data []byte
-	err := s.do(func(ctx context.Context) error {
+	err = s.op("read aside "+key+" of session", sessionID, func(ctx context.Context) error {
 		err := s.pool.QueryRow(ctx, `SELECT data FROM agent_session_aside WHERE session_id = $1 AND key = $2`,
 			sessionID, key).Scan(&data)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -393,10 +364,7 @@ func (s *Store) Aside(sessionID, key string) ([]byte, error) {
 		}
 		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("read aside %s of session %q: %w", key, sessionID, err)
-	}
-	return data, nil
+	return data, err
 }
 
 // Delete removes a session: its header row and, by the foreign keys' ON

@@ -7,15 +7,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/durableagent/durableagent/internal/auth"
 )
 
-// Windows keeps the rate-limit windows of provider credentials
-// (coordinated backoff, SPEC 18.1) in the store's database, so that every
-// worker of a cluster holds for the same windows and one probe lease is
-// granted per window across all of them, where auth.json shares windows
-// only between the workers of one data directory.
+// Windows keeps the rate-limit windows of provider credentials (SPEC
+// 18.1) in the store's database, shared by every worker of a cluster.
 //
 // The rules are package auth's (auth.Windows, which this type embeds),
 // applied to one row of agent_rate_windows per window key in one
@@ -68,13 +66,11 @@ func (w *Windows) List() (map[string]auth.Window, time.Time, error) {
 		for rows.Next() {
 			var key string
 			var row auth.Window
-			var probeUntil *time.Time
+			var probeUntil pgtype.Timestamptz // null: no lease, the zero time
 			if err := rows.Scan(&key, &row.Until, &row.Probe, &probeUntil); err != nil {
 				return err
 			}
-			if probeUntil != nil {
-				row.ProbeUntil = *probeUntil
-			}
+			row.ProbeUntil = probeUntil.Time
 			out[key] = row
 		}
 		return rows.Err()
@@ -114,7 +110,7 @@ func (w *Windows) UpdateWindow(key string, rule func(cur *auth.Window, now time.
 func (w *Windows) apply(ctx context.Context, tx pgx.Tx, key string, rule func(cur *auth.Window, now time.Time) (*auth.Window, bool)) error {
 	var cur *auth.Window
 	var row auth.Window
-	var probeUntil *time.Time
+	var probeUntil pgtype.Timestamptz
 	err := tx.QueryRow(ctx, `SELECT until, probe, probe_until FROM agent_rate_windows WHERE key = $1 FOR UPDATE`, key).
 		Scan(&row.Until, &row.Probe, &probeUntil)
 	switch {
@@ -122,10 +118,7 @@ func (w *Windows) apply(ctx context.Context, tx pgx.Tx, key string, rule func(cu
 	case err != nil:
 		return err
 	default:
-		if probeUntil != nil {
-			row.ProbeUntil = *probeUntil
-		}
-		cur = &row
+		row.ProbeUntil, cur = probeUntil.Time, &row
 	}
 	var now time.Time
 	if w.now != nil {
@@ -138,26 +131,22 @@ func (w *Windows) apply(ctx context.Context, tx pgx.Tx, key string, rule func(cu
 	if !changed {
 		return nil
 	}
+	var nextProbeUntil pgtype.Timestamptz // null when there is no lease
+	if next != nil {
+		nextProbeUntil = pgtype.Timestamptz{Time: next.ProbeUntil, Valid: !next.ProbeUntil.IsZero()}
+	}
 	switch {
 	case next == nil && cur != nil:
 		_, err = tx.Exec(ctx, `DELETE FROM agent_rate_windows WHERE key = $1`, key)
 	case next != nil && cur != nil:
 		_, err = tx.Exec(ctx, `UPDATE agent_rate_windows SET until = $2, probe = $3, probe_until = $4 WHERE key = $1`,
-			key, next.Until, next.Probe, nullTime(next.ProbeUntil))
+			key, next.Until, next.Probe, nextProbeUntil)
 	case next != nil:
 		tag, e := tx.Exec(ctx, `INSERT INTO agent_rate_windows (key, until, probe, probe_until) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (key) DO NOTHING`, key, next.Until, next.Probe, nullTime(next.ProbeUntil))
+			ON CONFLICT (key) DO NOTHING`, key, next.Until, next.Probe, nextProbeUntil)
 		if err = e; err == nil && tag.RowsAffected() == 0 {
 			err = errInsertRaced
 		}
 	}
 	return err
-}
-
-// nullTime is t as a SQL parameter, null when zero.
-func nullTime(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
 }

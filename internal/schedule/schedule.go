@@ -1,16 +1,12 @@
-// Package schedule manages scheduled jobs: Temporal Schedules whose
-// action is the ScheduledPrompt workflow (package workflows), which runs
-// a prompt in a fresh session per run (prefix-<scheduled time>) or in one
-// named session. A Manager creates, lists, describes, pauses, unpauses,
-// triggers and deletes them; the schedules are ordinary Temporal
-// Schedules, visible and editable in the Temporal UI.
-//
-// Rules (docs/spec.md, scheduled jobs): the overlap policy is skip by
-// default (a run still going makes the next one skipped, counted in
-// Info.SkippedOverlap), the catch-up window 1 h by default (runs missed
-// while the server was down longer than that are dropped, counted in
-// Info.MissedCatchup). The prompt input is built by the caller exactly as
-// `starter prompt` builds it (client.PromptInput).
+// Package schedule manages scheduled jobs (docs/spec.md 16): Temporal
+// Schedules, visible and editable in the Temporal UI, whose action is the
+// ScheduledPrompt workflow, which runs a prompt in a fresh session per run
+// (prefix-<scheduled time>) or in one named session. A Manager creates,
+// updates, lists, describes, pauses, unpauses, triggers and deletes them.
+// A new schedule's overlap policy is skip and its catch-up window 1 h
+// unless given (Info counts the runs each skipped or dropped); the prompt
+// input is built by the caller as `starter prompt` builds it
+// (client.PromptInput).
 package schedule
 
 import (

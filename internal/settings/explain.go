@@ -1,6 +1,9 @@
 package settings
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Origins: where a key's effective value came from, highest precedence
 // first.
@@ -23,12 +26,7 @@ type Origin struct {
 }
 
 // String is "default", "flag --x", "env NAME" or "file PATH:LINE".
-func (o Origin) String() string {
-	if o.From == "" {
-		return o.Kind
-	}
-	return o.Kind + " " + o.From
-}
+func (o Origin) String() string { return strings.TrimSpace(o.Kind + " " + o.From) }
 
 // source is the origin as error messages and Source name it: "flag --x",
 // "environment NAME", "PATH:LINE", or "" for a default (a dataDir derived

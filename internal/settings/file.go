@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,30 +29,31 @@ func readError(path string, err error) error {
 	return &Error{Key: "file", msg: line.Fold(fmt.Sprintf("settings: read settings file %s: %v", path, reason)), err: err}
 }
 
+// notRegular names the kinds of file checkFile refuses, a character
+// device before ModeDevice, which it also sets.
+var notRegular = []struct {
+	mode fs.FileMode
+	what string
+}{
+	{fs.ModeDir, "a directory"}, {fs.ModeNamedPipe, "a named pipe (FIFO)"}, {fs.ModeSocket, "a socket"},
+	{fs.ModeCharDevice, "a character device"}, {fs.ModeDevice, "a block device"},
+}
+
 // checkFile refuses what viper must not read (see maxFileSize).
 func checkFile(path string, fi fs.FileInfo) error {
-	var what string
-	switch m := fi.Mode(); {
-	case m.IsRegular():
+	m := fi.Mode()
+	if m.IsRegular() {
 		if fi.Size() > maxFileSize {
 			return &Error{Key: "file", msg: line.Fold(fmt.Sprintf("settings: settings file %s is larger than %d bytes (1 MiB), too large for a settings file", path, maxFileSize))}
 		}
 		return nil
-	case m.IsDir():
-		what = "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		what = "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		what = "a socket"
-	case m&fs.ModeCharDevice != 0:
-		what = "a character device"
-	case m&fs.ModeDevice != 0:
-		what = "a block device"
-	default:
-		what = "not a regular file (" + m.Type().String() + ")"
 	}
-	if !strings.HasPrefix(what, "not ") {
-		what += ", not a regular file"
+	what := "not a regular file (" + m.Type().String() + ")"
+	for _, k := range notRegular {
+		if m&k.mode != 0 {
+			what = k.what + ", not a regular file"
+			break
+		}
 	}
 	return &Error{Key: "file", msg: line.Fold(fmt.Sprintf("settings: settings file %s is %s", path, what))}
 }
@@ -203,15 +205,7 @@ func nodeRaw(k *keyDef, n *yaml.Node) (rawValue, *problem) {
 }
 
 func nodeKind(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.ScalarNode:
-		return "scalar"
-	}
-	return "node"
+	return cmp.Or(map[yaml.Kind]string{yaml.MappingNode: "mapping", yaml.SequenceNode: "list", yaml.ScalarNode: "scalar"}[n.Kind], "node")
 }
 
 // allNames lists every key and group, the candidates for suggestions.

@@ -431,22 +431,15 @@ func checkAddress(low int, listener bool) func(string) string {
 
 // lookupKey finds a key by its exact dotted name.
 func lookupKey(name string) *keyDef {
-	for i := range schema {
-		if schema[i].key == name {
-			return &schema[i]
-		}
+	if i := slices.IndexFunc(schema, func(k keyDef) bool { return k.key == name }); i >= 0 {
+		return &schema[i]
 	}
 	return nil
 }
 
 // isGroup reports whether name is a group ("retry") rather than a key.
 func isGroup(name string) bool {
-	for i := range schema {
-		if strings.HasPrefix(schema[i].key, name+".") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(schema, func(k keyDef) bool { return strings.HasPrefix(k.key, name+".") })
 }
 
 func checkURL(v string) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,9 +22,6 @@ type LoadOptions struct {
 	// Flags is a parsed flag set (see AddFlags); only flags the user set
 	// count. nil: no flags.
 	Flags *pflag.FlagSet
-	// OtherEnv names further DURABLE_AGENT_ variables the program reads that
-	// are not settings, so they are not reported as unknown.
-	OtherEnv []string
 	// NoDefaultFile reads no settings file unless File or --config names
 	// one: neither <dataDir>/settings.yaml nor $DURABLE_AGENT_CONFIG. The
 	// demo runs with its own settings this way, whatever a user persisted
@@ -53,10 +51,8 @@ func Load(opts LoadOptions) (Settings, error) {
 // purpose from a default, e.g. the worker's opt-in to the scripted model
 // outside --dev.
 func Source(values []Value, key string) (string, error) {
-	for _, v := range values {
-		if v.Key == key {
-			return v.source(), nil
-		}
+	if i := slices.IndexFunc(values, func(v Value) bool { return v.Key == key }); i >= 0 {
+		return values[i].source(), nil
 	}
 	return "", fmt.Errorf("settings: unknown key %q", key)
 }
@@ -68,7 +64,7 @@ func Source(values []Value, key string) (string, error) {
 // (BindFlagValue). Each key's winner is then parsed once, strictly, by
 // the key table, and its origin is the layer that set it.
 func loadWithOrigins(opts LoadOptions) (Settings, map[string]Origin, error) {
-	if err := checkUnknownEnv(opts.OtherEnv); err != nil {
+	if err := checkUnknownEnv(); err != nil {
 		return Settings{}, nil, err
 	}
 	codec := &fileCodec{}
@@ -225,15 +221,12 @@ func locateFile(v *viper.Viper, opts LoadOptions) (path, namedBy string) {
 
 // checkUnknownEnv rejects DURABLE_AGENT_ variables that name no key: a
 // typo there would otherwise be ignored in silence. Values are not shown.
-func checkUnknownEnv(other []string) error {
+func checkUnknownEnv() error {
 	known := map[string]bool{EnvHome: true, EnvConfig: true, EnvCodecKey: true, EnvWorkerBin: true}
 	var candidates []string
 	for i := range schema {
 		known[schema[i].env()] = true
 		candidates = append(candidates, strings.TrimPrefix(schema[i].env(), EnvPrefix))
-	}
-	for _, n := range other {
-		known[n] = true
 	}
 	var unknown []string
 	for _, kv := range os.Environ() {

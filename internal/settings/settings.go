@@ -266,8 +266,8 @@ func (s Settings) File() string {
 // getenv returns a variable's value; an empty variable counts as unset,
 // as it does for viper.
 func getenv(name string) (string, bool) {
-	v, ok := os.LookupEnv(name)
-	return v, ok && v != ""
+	v := os.Getenv(name)
+	return v, v != ""
 }
 
 func defaultDataDir() string {

@@ -1,7 +1,6 @@
 package settings
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -303,19 +302,6 @@ func TestLoad_StringKeepsYAMLText(t *testing.T) {
 	}
 	if s.Model.Name != "1.50" || s.Scripted.Reply != "" {
 		t.Errorf("model.name = %q, scripted.reply = %q; want \"1.50\", \"\"", s.Model.Name, s.Scripted.Reply)
-	}
-}
-
-func TestLoad_OtherEnvNotReportedUnknown(t *testing.T) {
-	newEnv(t, map[string]string{"DURABLE_AGENT_ANTHROPIC_KEY_FILE": "/x"})
-	_, err := Load(LoadOptions{OtherEnv: []string{"DURABLE_AGENT_ANTHROPIC_KEY_FILE"}})
-	if err != nil {
-		t.Errorf("Load with OtherEnv = %v, want nil", err)
-	}
-	_, err = Load(LoadOptions{})
-	var se *Error
-	if !errors.As(err, &se) || se.Key != "DURABLE_AGENT_ANTHROPIC_KEY_FILE" {
-		t.Errorf("Load without OtherEnv = %v, want unknown-variable *Error", err)
 	}
 }
 
