@@ -102,17 +102,12 @@ var commands = map[string]commandSpec{
 			text, err := c.b.Fork(ctx, cmd.EntryID, false)
 			return rpc.ForkData{Text: text}, err
 		}},
-	rpc.CmdClone:           {detach: true, call: (*conn).clone},
-	rpc.CmdGetForkMessages: {call: (*conn).forkMessages},
-	rpc.CmdSetSessionName:  {fields: []fieldSpec{{"name", kindString, true}}, call: (*conn).setSessionName},
-	rpc.CmdSetModel: {fields: []fieldSpec{{"provider", kindString, true}, {"modelId", kindString, true}},
-		call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
-			return setModel(ctx, c.b, cmd.Provider, cmd.ModelID)
-		}},
-	rpc.CmdCycleModel: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) { return cycleModel(ctx, c.b) }},
-	rpc.CmdGetAvailableModels: {call: func(c *conn, _ context.Context, _ rpc.Command) (any, error) {
-		return rpc.ModelsData{Models: models(c.b)}, nil
-	}},
+	rpc.CmdClone:              {detach: true, call: (*conn).clone},
+	rpc.CmdGetForkMessages:    {call: (*conn).forkMessages},
+	rpc.CmdSetSessionName:     {fields: []fieldSpec{{"name", kindString, true}}, call: (*conn).setSessionName},
+	rpc.CmdSetModel:           {fields: []fieldSpec{{"provider", kindString, true}, {"modelId", kindString, true}}, call: (*conn).setModel},
+	rpc.CmdCycleModel:         {call: (*conn).cycleModel},
+	rpc.CmdGetAvailableModels: {call: (*conn).models},
 	rpc.CmdSetThinkingLevel: {fields: []fieldSpec{{"level", kindString, true}}, call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
 		return nil, c.setThinkingLevel(ctx, cmd.Level)
 	}},
@@ -126,15 +121,13 @@ var commands = map[string]commandSpec{
 	}},
 	rpc.CmdSetSteeringMode: {fields: []fieldSpec{{"mode", kindString, true}}, call: setQueueMode},
 	rpc.CmdSetFollowUpMode: {fields: []fieldSpec{{"mode", kindString, true}}, call: setQueueMode},
-	rpc.CmdGetSessionStats: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) { return sessionStats(ctx, c.b) }},
+	rpc.CmdGetSessionStats: {call: (*conn).sessionStats},
 	rpc.CmdBash:            {fields: []fieldSpec{{"command", kindString, true}, {"excludeFromContext", kindBool, false}}, serve: (*conn).bash},
 	rpc.CmdAbortBash: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) {
 		return nil, c.b.AbortBash(ctx)
 	}},
-	rpc.CmdGetEntries: {fields: []fieldSpec{{"since", kindString, false}}, call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
-		return entries(ctx, c.b, cmd.Since)
-	}},
-	rpc.CmdGetTree: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) { return tree(ctx, c.b) }},
+	rpc.CmdGetEntries: {fields: []fieldSpec{{"since", kindString, false}}, call: (*conn).entries},
+	rpc.CmdGetTree:    {call: (*conn).tree},
 }
 
 // dispatch serves one checked command.
@@ -200,18 +193,18 @@ func nextOf[T comparable](list []T, cur T) T {
 }
 
 // cycleModel moves to the next available model (null with one).
-func cycleModel(ctx context.Context, sb *client.Session) (any, error) {
-	models := sb.Models()
+func (c *conn) cycleModel(ctx context.Context, _ rpc.Command) (any, error) {
+	models := c.b.Models()
 	if len(models) < 2 {
 		return null, nil
 	}
-	info, err := sb.Info(ctx)
+	info, err := c.b.Info(ctx)
 	if err != nil {
 		return nil, err
 	}
 	next := nextOf(models, info.Model)
-	m, err := setModel(ctx, sb, next.Provider, next.Name)
-	return rpc.CycleModelData{Model: m, ThinkingLevel: info.ThinkingLevel}, err
+	m, err := c.setModel(ctx, rpc.Command{Provider: next.Provider, ModelID: next.Name})
+	return rpc.CycleModelData{Model: m.(rpc.Model), ThinkingLevel: info.ThinkingLevel}, err
 }
 
 // call runs a short backend call under the command timeout and answers.

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/rpc"
 )
@@ -13,17 +12,18 @@ import (
 // sessionStats is get_session_stats: message counts and usage of the run
 // context (as the terminal agent counts its agent's messages), and the
 // context window's use.
-func sessionStats(ctx context.Context, sb *client.Session) (rpc.SessionStats, error) {
-	info, err := sb.Info(ctx)
+func (c *conn) sessionStats(ctx context.Context, _ rpc.Command) (any, error) {
+	info, err := c.b.Info(ctx)
 	if err != nil {
-		return rpc.SessionStats{}, err
+		return nil, err
 	}
-	sess, err := sb.LoadSession(ctx, info.SessionID)
+	sess, err := c.b.LoadSession(ctx, info.SessionID)
 	if err != nil {
-		return rpc.SessionStats{}, err
+		return nil, err
 	}
 	st := rpc.SessionStats{SessionFile: info.File, SessionID: info.SessionID}
 	var msgs []agent.Message
+	var spent agent.Spend // of the run context's answers
 	if sess != nil {
 		msgs = sess.Context(sess.LeafID())
 		st.Usage, _ = session.Spent(sess)
@@ -38,17 +38,12 @@ func sessionStats(ctx context.Context, sb *client.Session) (rpc.SessionStats, er
 		case agent.RoleAssistant:
 			st.AssistantMessages++
 			st.ToolCalls += len(m.ToolCalls())
-			if u := m.Usage; u != nil {
-				st.Tokens.Input += u.Input
-				st.Tokens.Output += u.Output
-				st.Tokens.CacheRead += u.CacheRead
-				st.Tokens.CacheWrite += u.CacheWrite
-				st.Cost += u.Cost.Total
-			}
+			spent.Add(m.Usage)
 		}
 	}
-	st.Tokens.Total = st.Tokens.Input + st.Tokens.Output + st.Tokens.CacheRead + st.Tokens.CacheWrite
-	st.Cost = math.Round(st.Cost*1e8) / 1e8
+	st.Tokens = rpc.TokenStats{Input: spent.Input, Output: spent.Output, CacheRead: spent.CacheRead, CacheWrite: spent.CacheWrite,
+		Total: spent.Input + spent.Output + spent.CacheRead + spent.CacheWrite}
+	st.Cost = spent.CostUsd
 	if info.ContextWindow > 0 {
 		st.ContextUsage = contextUsage(sess, info.ContextWindow)
 	}
