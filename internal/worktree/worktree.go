@@ -403,7 +403,7 @@ func (g Git) inWorktree(ctx context.Context, dir, prelude string, cmds ...[]stri
 	b.WriteString("exec 3>&1\n")
 	for _, c := range cmds {
 		fmt.Fprintf(&b, "e=$(%s git %s 2>&1 >&3) || { printf %s \"$e\"; exit 1; }; printf %s\n",
-			strings.Join(gitEnv, " "), shellQuote(append(slices.Clone(hardened), c...)), shellQuote([]string{mark + "git " + c[0] + ": %s\n"}), shellQuote([]string{mark}))
+			strings.Join(gitEnv, " "), tools.ShellQuote(append(slices.Clone(hardened), c...)...), tools.ShellQuote(mark+"git "+c[0]+": %s\n"), tools.ShellQuote(mark))
 	}
 	var out bytes.Buffer
 	p, err := cmp.Or(g.Runner, tools.Local).Start(tools.Command{Script: b.String(), Dir: dir, Env: g.Env, Output: &out})
@@ -428,15 +428,6 @@ func (g Git) inWorktree(ctx context.Context, dir, prelude string, cmds ...[]stri
 		return nil, errors.New(msg)
 	}
 	return parts[:len(cmds)], nil
-}
-
-// shellQuote quotes each of args for sh, joined by spaces.
-func shellQuote(args []string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
 }
 
 // InRepo reports whether dir is inside a git work tree.
