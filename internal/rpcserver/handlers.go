@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
@@ -341,8 +342,7 @@ func (c *conn) prompt(ctx context.Context, cmd rpc.Command) {
 // prompt's id follow its last event.
 func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 	var last int64
-	timer := toolTimer{}
-	names := &compactionNamer{}
+	pi := &piLines{started: map[string]time.Time{}}
 	frames := newFramer(c.s.Protocol)
 	_, err := c.b.Follow(ctx, f.prompt.RunID, 0, func(e agent.Event) {
 		if !client.IsLive(e) {
@@ -358,14 +358,10 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 			c.release(f)
 		}
 		for _, l := range frames.frame(comp.complete(e)) {
-			line := l
 			if ce, ok := l.(agent.Event); ok {
-				var renamed bool
-				if line, renamed = names.line(ce); !renamed {
-					line = timer.line(ce)
-				}
+				l = pi.line(ce)
 			}
-			if c.out.write(line) != nil {
+			if c.out.write(l) != nil {
 				f.stop() // stdout is gone: nobody can read the events
 				return
 			}
