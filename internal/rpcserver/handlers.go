@@ -213,11 +213,7 @@ func (c *conn) call(ctx context.Context, cmd rpc.Command, fn func(context.Contex
 	ctx, cancel := context.WithTimeout(ctx, c.s.timeout())
 	defer cancel()
 	data, err := fn(ctx)
-	if err != nil {
-		c.fail(cmd.ID, cmd.Type, line.First(err.Error()))
-		return
-	}
-	c.respond(cmd.ID, cmd.Type, data)
+	c.respond(cmd, data, err)
 }
 
 // lastAssistantText is the text of the last assistant message that did
@@ -311,7 +307,7 @@ func (c *conn) prompt(ctx context.Context, cmd rpc.Command) {
 		return
 	}
 	if err != nil {
-		c.fail(cmd.ID, cmd.Type, line.First(err.Error()))
+		c.respond(cmd, nil, err)
 		return
 	}
 	fctx, stop := context.WithCancel(c.bg)
@@ -321,7 +317,7 @@ func (c *conn) prompt(ctx context.Context, cmd rpc.Command) {
 	c.mu.Unlock()
 	// The acknowledgement is written before the follower starts, so it
 	// precedes every event of the prompt.
-	c.respond(cmd.ID, cmd.Type, rpc.PromptData{Disposition: rpc.DispositionStarted, WorkflowID: p.WorkflowID, RunID: p.RunID})
+	c.respond(cmd, rpc.PromptData{Disposition: rpc.DispositionStarted, WorkflowID: p.WorkflowID, RunID: p.RunID}, nil)
 	c.deliverQueue(ctx)
 	id := c.b.SessionID()
 	comp := newCompleter(fctx, func(ctx context.Context) (*session.Session, error) { return c.b.LoadSession(ctx, id) })
@@ -459,14 +455,9 @@ func (c *conn) background(cmd rpc.Command, fn func(context.Context) (any, error)
 	go func() {
 		defer c.wg.Done()
 		data, err := fn(c.bg)
-		if c.bg.Err() != nil {
-			return // detached: the work keeps running in Temporal
+		if c.bg.Err() == nil { // else detached: the work keeps running in Temporal
+			c.respond(cmd, data, err)
 		}
-		if err != nil {
-			c.fail(cmd.ID, cmd.Type, line.First(err.Error()))
-			return
-		}
-		c.respond(cmd.ID, cmd.Type, data)
 	}()
 }
 

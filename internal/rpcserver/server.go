@@ -13,6 +13,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/rpc"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -155,13 +156,15 @@ func (c *conn) serveLine(ctx context.Context, l inputLine) {
 	c.dispatch(ctx, cmd)
 }
 
-// respond writes a success response; data nil means plain success.
-func (c *conn) respond(id, command string, data any) {
-	r := rpc.Response{ID: id, Type: rpc.ResponseType, Command: command, Success: true}
-	if data != nil {
-		var err error
+// respond writes the response to cmd: an error response with the first
+// line of err, else a success (data nil: plain success).
+func (c *conn) respond(cmd rpc.Command, data any, err error) {
+	r := rpc.Response{ID: cmd.ID, Type: rpc.ResponseType, Command: cmd.Type, Success: err == nil}
+	if err != nil {
+		r.Error = line.First(err.Error())
+	} else if data != nil {
 		if r.Data, err = agent.MarshalPlain(data); err != nil {
-			c.fail(id, command, "encode the response: "+err.Error())
+			c.fail(cmd.ID, cmd.Type, "encode the response: "+err.Error())
 			return
 		}
 	}
