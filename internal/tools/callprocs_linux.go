@@ -128,7 +128,7 @@ func endProc(p procInfo) *endedProc {
 		}
 		// No pidfds (Linux before 5.3): signal by pid once it is known
 		// to name the same process; no reaping.
-		if q, ok := readProcStat(p.pid); ok && q.start == p.start && !p.zombie {
+		if q, ok := statOf(p.proc); ok && q.start == p.start && !p.zombie {
 			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 			return &endedProc{info: p, fd: -1}
 		}
@@ -136,7 +136,7 @@ func endProc(p procInfo) *endedProc {
 	}
 	// The pidfd names whatever process had the pid when it was opened:
 	// the one scanned, if its start time is unchanged.
-	if q, ok := readProcStat(p.pid); !ok || q.start != p.start {
+	if q, ok := statOf(p.proc); !ok || q.start != p.start {
 		unix.Close(fd)
 		return nil
 	}
@@ -220,15 +220,7 @@ func listProcs() []procInfo {
 	return out
 }
 
-// readProcStat reads what /proc/<pid>/stat says of pid.
-func readProcStat(pid int) (procInfo, bool) {
-	p, err := procfs.NewProc(pid)
-	if err != nil {
-		return procInfo{}, false
-	}
-	return statOf(p)
-}
-
+// statOf reads what /proc/<pid>/stat says of p now.
 func statOf(p procfs.Proc) (procInfo, bool) {
 	st, err := p.Stat()
 	if err != nil {
