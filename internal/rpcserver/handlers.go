@@ -19,10 +19,6 @@ import (
 	"github.com/durableagent/durableagent/rpc"
 )
 
-// null is the data of a response whose result is null (cycle_model with
-// one model), written as "data":null.
-var null = json.RawMessage("null")
-
 // commandSpec is a command type: the fields it accepts besides "id" and
 // "type", and how it is served.
 type commandSpec struct {
@@ -51,11 +47,9 @@ var (
 // background, so abort, abort_retry, steer and abort_bash are served while
 // they run.
 var commands = map[string]commandSpec{
-	rpc.CmdPrompt: {fields: []fieldSpec{messageField, imagesField, {"streamingBehavior", kindString, false}}, serve: (*conn).prompt},
-	rpc.CmdSteer: {fields: []fieldSpec{messageField, imagesField},
-		serve: func(c *conn, ctx context.Context, cmd rpc.Command) { c.queue(ctx, cmd, true) }},
-	rpc.CmdFollowUp: {fields: []fieldSpec{messageField, imagesField},
-		serve: func(c *conn, ctx context.Context, cmd rpc.Command) { c.queue(ctx, cmd, false) }},
+	rpc.CmdPrompt:     {fields: []fieldSpec{messageField, imagesField, {"streamingBehavior", kindString, false}}, serve: (*conn).prompt},
+	rpc.CmdSteer:      {fields: []fieldSpec{messageField, imagesField}, serve: (*conn).queue},
+	rpc.CmdFollowUp:   {fields: []fieldSpec{messageField, imagesField}, serve: (*conn).queue},
 	rpc.CmdAbort:      {call: (*conn).abort},
 	rpc.CmdClearQueue: {call: (*conn).clearQueue},
 	rpc.CmdAbortRetry: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) {
@@ -197,7 +191,7 @@ func nextOf[T comparable](list []T, cur T) T {
 func (c *conn) cycleModel(ctx context.Context, _ rpc.Command) (any, error) {
 	models := c.b.Models()
 	if len(models) < 2 {
-		return null, nil
+		return json.RawMessage("null"), nil // "data":null
 	}
 	info, err := c.b.Info(ctx)
 	if err != nil {
@@ -290,7 +284,7 @@ func (c *conn) prompt(ctx context.Context, cmd rpc.Command) {
 	busy := c.activeFollower()
 	behavior := cmd.StreamingBehavior
 	if busy != nil && behavior != "" {
-		c.queue(ctx, cmd, behavior == rpc.StreamingSteer)
+		c.queue(ctx, cmd)
 		return
 	}
 	if busy != nil {
@@ -303,7 +297,7 @@ func (c *conn) prompt(ctx context.Context, cmd rpc.Command) {
 	cancel()
 	if errors.Is(err, client.ErrSessionBusy) && behavior != "" {
 		// Another client's prompt runs: queue into it.
-		c.queue(ctx, cmd, behavior == rpc.StreamingSteer)
+		c.queue(ctx, cmd)
 		return
 	}
 	if err != nil {
