@@ -1,6 +1,7 @@
 package rpcserver
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -57,18 +58,12 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	go c.watchQueue()
 
 	lines := make(chan inputLine)
-	readErr := make(chan error, 1)
 	stopRead := make(chan struct{})
 	defer close(stopRead)
 	go func() {
-		lr := newLineReader(in, s.maxLine())
-		for {
-			l, err := lr.next()
-			if err != nil {
-				readErr <- err
-				close(lines)
-				return
-			}
+		r := bufio.NewReaderSize(in, max(min(64<<10, s.maxLine()), 16)) // 16: bufio's minimum
+		for l := (inputLine{}); l.err == nil; {
+			l = readLine(r, s.maxLine())
 			select {
 			case lines <- l:
 			case <-stopRead:
@@ -81,12 +76,11 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case l, ok := <-lines:
-			if !ok {
-				if err := <-readErr; !errors.Is(err, io.EOF) {
-					return fmt.Errorf("rpc: read commands: %w", err)
-				}
+		case l := <-lines:
+			if errors.Is(l.err, io.EOF) {
 				return nil
+			} else if l.err != nil {
+				return fmt.Errorf("rpc: read commands: %w", l.err)
 			}
 			c.serveLine(ctx, l)
 			if err := c.out.failed(); err != nil {
