@@ -246,15 +246,11 @@ func (s Summary) String() string {
 	default:
 		fmt.Fprintf(&b, "%d commits since %s (%s; …)", len(s.Commits), short(s.Base), s.Commits[0])
 	}
-	switch s.Uncommitted {
-	case 0:
-		if len(s.Commits) == 0 {
-			b.WriteString(", no changes")
-		}
-	case 1:
-		b.WriteString(", uncommitted changes in 1 file")
-	default:
-		fmt.Fprintf(&b, ", uncommitted changes in %d files", s.Uncommitted)
+	switch {
+	case s.Uncommitted > 0:
+		b.WriteString(", uncommitted changes in " + plural(s.Uncommitted, "file"))
+	case len(s.Commits) == 0:
+		b.WriteString(", no changes")
 	}
 	return b.String()
 }
