@@ -1,6 +1,7 @@
 package rpcserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -61,9 +62,7 @@ func (c *conn) sessionEntries(ctx context.Context) (*session.Session, []json.Raw
 	if err != nil {
 		return nil, nil, err
 	}
-	if sess == nil {
-		sess = &session.Session{}
-	}
+	sess = cmp.Or(sess, &session.Session{}) // none yet: empty
 	raw := make([]json.RawMessage, len(sess.Entries))
 	for i, e := range sess.Entries {
 		if raw[i], err = json.Marshal(e); err != nil {

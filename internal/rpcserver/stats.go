@@ -1,6 +1,7 @@
 package rpcserver
 
 import (
+	"cmp"
 	"context"
 	"math"
 
@@ -21,13 +22,11 @@ func (c *conn) sessionStats(ctx context.Context, _ rpc.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	sess = cmp.Or(sess, &session.Session{}) // none yet: empty
 	st := rpc.SessionStats{SessionFile: info.File, SessionID: info.SessionID}
-	var msgs []agent.Message
+	msgs := sess.Context(sess.LeafID())
+	st.Usage, _ = session.Spent(sess)
 	var spent agent.Spend // of the run context's answers
-	if sess != nil {
-		msgs = sess.Context(sess.LeafID())
-		st.Usage, _ = session.Spent(sess)
-	}
 	st.TotalMessages = len(msgs)
 	for _, m := range msgs {
 		switch m.Role {
@@ -55,10 +54,7 @@ func (c *conn) sessionStats(ctx context.Context, _ rpc.Command) (any, error) {
 // no answer has reported one since.
 func contextUsage(sess *session.Session, window int) *rpc.ContextUsage {
 	u := &rpc.ContextUsage{ContextWindow: window}
-	var branch []session.Entry
-	if sess != nil {
-		branch = sess.Branch(sess.LeafID())
-	}
+	branch := sess.Branch(sess.LeafID())
 	compacted := false
 	for i := len(branch) - 1; i >= 0; i-- {
 		e := branch[i]
