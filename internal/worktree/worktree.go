@@ -213,13 +213,9 @@ func (g Git) Summarize(ctx context.Context, dir, branch, base string) (Summary, 
 	}
 	s.Commits = lines(out[0])
 	s.Uncommitted = len(lines(out[1]))
-	for _, f := range strings.Split(out[2]+"\x00"+out[3], "\x00") {
-		if f != "" {
-			s.Files = append(s.Files, f)
-		}
-	}
-	slices.Sort(s.Files)
-	s.Files = slices.Compact(s.Files)
+	files := slices.DeleteFunc(strings.Split(out[2]+"\x00"+out[3], "\x00"), func(f string) bool { return f == "" })
+	slices.Sort(files)
+	s.Files = slices.Compact(files)
 	return s, nil
 }
 
