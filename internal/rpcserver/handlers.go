@@ -281,13 +281,11 @@ func (c *conn) detach() {
 // background. While one runs, a prompt with streamingBehavior steer or
 // followUp is queued into it; without, it is refused as "session busy".
 func (c *conn) prompt(ctx context.Context, cmd rpc.Command) {
-	busy := c.activeFollower()
 	behavior := cmd.StreamingBehavior
-	if busy != nil && behavior != "" {
+	if busy := c.activeFollower(); busy != nil && behavior != "" {
 		c.queue(ctx, cmd)
 		return
-	}
-	if busy != nil {
+	} else if busy != nil {
 		c.fail(cmd.ID, cmd.Type, fmt.Sprintf("%v: session %s is running prompt %s (run %s); wait for its prompt_end, abort it, or send the prompt with streamingBehavior steer or followUp",
 			client.ErrSessionBusy, c.b.SessionID(), busy.prompt.WorkflowID, busy.prompt.RunID))
 		return

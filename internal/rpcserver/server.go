@@ -118,9 +118,7 @@ type conn struct {
 
 // shutdown detaches from running work and waits until it stops writing.
 func (c *conn) shutdown(stop context.CancelFunc) {
-	c.mu.Lock()
-	f := c.active
-	c.mu.Unlock()
+	f := c.activeFollower()
 	stop()
 	c.wg.Wait()
 	if f != nil {
