@@ -52,7 +52,7 @@ func endCallProcesses(token string, shell int) {
 	ended := map[int]*endedProc{}
 	for round := 0; round < maxKillRounds; round++ {
 		fresh := 0
-		for _, p := range callProcs(listProcs(), mine, shell, self) {
+		for _, p := range callProcs(mine, shell, self) {
 			if e, ok := ended[p.pid]; p.pid == shell || ok && e.info.start == p.start {
 				continue
 			}
@@ -80,13 +80,16 @@ func endCallProcesses(token string, shell int) {
 	}
 }
 
-// callProcs returns the processes of procs that belong to the call.
-func callProcs(procs []procInfo, mine string, shell, self int) []procInfo {
+// callProcs returns the processes (read from /proc) that belong to the
+// call.
+func callProcs(mine string, shell, self int) []procInfo {
+	procs, _ := procfs.AllProcs() // none when /proc cannot be read
 	children := map[int][]procInfo{}
 	var out, queue []procInfo
 	seen := map[int]bool{}
-	for _, p := range procs {
-		if p.pid == self {
+	for _, proc := range procs {
+		p, ok := statOf(proc)
+		if !ok || p.pid == self {
 			continue
 		}
 		children[p.ppid] = append(children[p.ppid], p)
@@ -203,21 +206,6 @@ func reap(e *endedProc) {
 		}
 		unix.Close(e.fd)
 	}()
-}
-
-// listProcs reads every process's stat from /proc.
-func listProcs() []procInfo {
-	procs, err := procfs.AllProcs()
-	if err != nil {
-		return nil
-	}
-	out := make([]procInfo, 0, len(procs))
-	for _, p := range procs {
-		if info, ok := statOf(p); ok {
-			out = append(out, info)
-		}
-	}
-	return out
 }
 
 // statOf reads what /proc/<pid>/stat says of p now.
