@@ -24,21 +24,16 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.logRequest(r.Method, host, port, true, "")
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		upstream.Close()
-		reply(w, http.StatusInternalServerError, "egress proxy: cannot take over the connection")
-		return
-	}
 	if !p.startTunnel() {
 		upstream.Close()
 		reply(w, http.StatusServiceUnavailable, "egress proxy: closing")
 		return
 	}
 	defer p.tunnels.Done()
-	client, brw, err := hj.Hijack()
+	client, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		upstream.Close()
+		reply(w, http.StatusInternalServerError, "egress proxy: cannot take over the connection")
 		return
 	}
 	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {

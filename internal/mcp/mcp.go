@@ -336,12 +336,9 @@ func (c *conn) start(ctx context.Context, runner func(string) (tools.Runner, err
 		for k, v := range c.srv.Env {
 			env = append(env, k+"="+expand(v))
 		}
-		script := "exec " + quote(c.srv.Command)
-		for _, a := range c.srv.Args {
-			script += " " + quote(a)
-		}
+		script := "exec " + tools.ShellQuote(append([]string{c.srv.Command}, c.srv.Args...)...)
 		if c.srv.Cwd != "" {
-			script = "cd " + quote(c.srv.Cwd) + " && " + script
+			script = "cd " + tools.ShellQuote(c.srv.Cwd) + " && " + script
 		}
 		p, err := r.Start(tools.Command{Script: script, Dir: workspace, Env: env, Stdin: inR, Output: outW, Stderr: c.stderr})
 		inR.Close()
@@ -467,9 +464,6 @@ func result(res *sdk.CallToolResult) tools.Result {
 func errorf(format string, a ...any) tools.Result {
 	return tools.Result{Content: line.Fold(fmt.Sprintf(format, a...)), IsError: true}
 }
-
-// quote is s as one word of a POSIX shell.
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // headers adds an HTTP server's headers, expanded, to each request.
 type headers struct {

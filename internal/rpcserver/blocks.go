@@ -219,16 +219,13 @@ func (f *framer) update(e agent.Event) []any {
 	}
 	m.partial.Add(d)
 	m.seq, m.at = e.Seq, e.Time
+	output := max(m.usage.Output, d.OutputTokens)
 	if d.Usage != nil {
 		// The provider's report so far (input, cache, output) and its
 		// cost, as far as the stream gave them.
-		out := max(m.usage.Output, d.Usage.Output)
-		m.usage = *d.Usage
-		m.usage.Output = out
+		m.usage, output = *d.Usage, max(output, d.Usage.Output)
 	}
-	if d.OutputTokens > m.usage.Output {
-		m.usage.Output = d.OutputTokens
-	}
+	m.usage.Output = output
 	m.usage.TotalTokens = m.usage.Input + m.usage.Output + m.usage.CacheRead + m.usage.CacheWrite
 	delta := d.Delta
 	out = append(out, f.line(e, m, blockEvent{Type: d.Type, ContentIndex: d.ContentIndex, Delta: &delta,

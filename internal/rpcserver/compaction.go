@@ -3,6 +3,7 @@ package rpcserver
 import (
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/retry"
@@ -13,19 +14,31 @@ import (
 // compaction_end.
 const reasonManual = "manual"
 
-// compactionNamer renames a prompt's auto_compaction_start/_end to
-// compaction_start/_end, giving the end the reason of its start.
-type compactionNamer struct{ reason string }
+// piLines writes a followed prompt's events in pi 1.6's words: its
+// auto_compaction_start/_end are compaction_start/_end, the end with the
+// reason of its start, and tool_execution_end has durationMs, the time
+// from the call's tool_execution_start (event times are workflow time).
+type piLines struct {
+	reason  string
+	started map[string]time.Time // by tool call id
+}
 
-func (n *compactionNamer) line(e agent.Event) (any, bool) {
+func (n *piLines) line(e agent.Event) any {
 	switch e.Type {
 	case agent.EventAutoCompactionStart:
 		n.reason = e.Reason
-		return renamed{e, rpc.EventCompactionStart, nil}, true
+		return renamed{e, rpc.EventCompactionStart, nil}
 	case agent.EventAutoCompactionEnd:
-		return renamed{e, rpc.EventCompactionEnd, map[string]any{"reason": n.reason}}, true
+		return renamed{e, rpc.EventCompactionEnd, map[string]any{"reason": n.reason}}
+	case agent.EventToolExecutionStart:
+		n.started[e.ToolCallID] = e.Time
+	case agent.EventToolExecutionEnd:
+		if began, ok := n.started[e.ToolCallID]; ok && !e.Time.IsZero() && !began.IsZero() {
+			delete(n.started, e.ToolCallID)
+			return renamed{e, e.Type, map[string]any{"durationMs": max(e.Time.Sub(began).Milliseconds(), 0)}}
+		}
 	}
-	return e, false
+	return e
 }
 
 // summaryRetryLine is a manual compaction's summary retry event in pi

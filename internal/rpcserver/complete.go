@@ -134,8 +134,7 @@ func piMessage(m *agent.Message) *agent.Message {
 // piMessages applies piMessage to a list (get_messages).
 func piMessages(msgs []agent.Message) []agent.Message {
 	out := make([]agent.Message, len(msgs))
-	for i := range msgs {
-		m := msgs[i]
+	for i, m := range msgs {
 		out[i] = *piMessage(&m)
 	}
 	return out

@@ -79,9 +79,9 @@ func TestCompleter_WithoutSessionKeepsViews(t *testing.T) {
 
 // pi 1.6: tool_execution_end has durationMs, the time since the call's
 // tool_execution_start (event times).
-func TestToolTimer_EndHasDurationMs(t *testing.T) {
+func TestPiLines_ToolEndHasDurationMs(t *testing.T) {
 	at := time.Date(2026, 12, 4, 7, 0, 0, 0, time.UTC)
-	tt := toolTimer{}
+	tt := &piLines{started: map[string]time.Time{}}
 	tt.line(agent.Event{Type: agent.EventToolExecutionStart, Time: at, ToolCallID: "c1", ToolName: "bash", Args: []byte(`{}`)})
 	end := tt.line(agent.Event{Type: agent.EventToolExecutionEnd, Time: at.Add(1234 * time.Millisecond), ToolCallID: "c1", ToolName: "bash",
 		ToolResult: &agent.ToolResult{Content: []agent.ContentBlock{{Type: "text", Text: "ok"}}}})
@@ -101,8 +101,8 @@ func TestToolTimer_EndHasDurationMs(t *testing.T) {
 
 // pi's names for a prompt's compaction: compaction_start {reason} and
 // compaction_end with the same reason.
-func TestCompactionNamer_PiNamesAndReason(t *testing.T) {
-	n := &compactionNamer{}
+func TestPiLines_CompactionNamesAndReason(t *testing.T) {
+	n := &piLines{started: map[string]time.Time{}}
 	decode := func(v any) agent.Event {
 		t.Helper()
 		b, err := json.Marshal(v)
@@ -115,15 +115,15 @@ func TestCompactionNamer_PiNamesAndReason(t *testing.T) {
 		}
 		return e
 	}
-	s, _ := n.line(agent.Event{Type: agent.EventAutoCompactionStart, Reason: "overflow"})
-	e, _ := n.line(agent.Event{Type: agent.EventAutoCompactionEnd, WillRetry: true, Result: &agent.CompactionResult{Summary: "s", TokensBefore: 9}})
+	s := n.line(agent.Event{Type: agent.EventAutoCompactionStart, Reason: "overflow"})
+	e := n.line(agent.Event{Type: agent.EventAutoCompactionEnd, WillRetry: true, Result: &agent.CompactionResult{Summary: "s", TokensBefore: 9}})
 	if start := decode(s); start.Type != "compaction_start" || start.Reason != "overflow" {
 		t.Errorf("start = %+v", start)
 	}
 	if end := decode(e); end.Type != "compaction_end" || end.Reason != "overflow" || !end.WillRetry || end.Result == nil || end.Result.Summary != "s" {
 		t.Errorf("end = %+v", end)
 	}
-	if _, renamed := n.line(agent.Event{Type: agent.EventAgentStart}); renamed {
+	if _, asIs := n.line(agent.Event{Type: agent.EventAgentStart}).(agent.Event); !asIs {
 		t.Error("agent_start renamed")
 	}
 }

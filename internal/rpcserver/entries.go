@@ -1,12 +1,12 @@
 package rpcserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 
-	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/rpc"
 )
@@ -14,8 +14,9 @@ import (
 // entries is get_entries (pi 1.6): the session's entries in append order,
 // in the session file's shape, only those after since when it is set;
 // an unknown since is pi's "Entry not found".
-func entries(ctx context.Context, sb *client.Session, since string) (any, error) {
-	sess, raw, err := sessionEntries(ctx, sb)
+func (c *conn) entries(ctx context.Context, cmd rpc.Command) (any, error) {
+	since := cmd.Since
+	sess, raw, err := c.sessionEntries(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -33,8 +34,8 @@ func entries(ctx context.Context, sb *client.Session, since string) (any, error)
 
 // tree is get_tree (pi 1.6): the entries as a tree by parentId, roots and
 // children in append order.
-func tree(ctx context.Context, sb *client.Session) (any, error) {
-	sess, raw, err := sessionEntries(ctx, sb)
+func (c *conn) tree(ctx context.Context, _ rpc.Command) (any, error) {
+	sess, raw, err := c.sessionEntries(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -56,14 +57,12 @@ func tree(ctx context.Context, sb *client.Session) (any, error) {
 
 // sessionEntries reads the session (empty when it has no file yet) and
 // its entries in the session file's shape.
-func sessionEntries(ctx context.Context, sb *client.Session) (*session.Session, []json.RawMessage, error) {
-	sess, err := sb.LoadSession(ctx, sb.SessionID())
+func (c *conn) sessionEntries(ctx context.Context) (*session.Session, []json.RawMessage, error) {
+	sess, err := c.b.LoadSession(ctx, c.b.SessionID())
 	if err != nil {
 		return nil, nil, err
 	}
-	if sess == nil {
-		sess = &session.Session{}
-	}
+	sess = cmp.Or(sess, &session.Session{}) // none yet: empty
 	raw := make([]json.RawMessage, len(sess.Entries))
 	for i, e := range sess.Entries {
 		if raw[i], err = json.Marshal(e); err != nil {

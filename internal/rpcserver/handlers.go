@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
@@ -17,10 +18,6 @@ import (
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/rpc"
 )
-
-// null is the data of a response whose result is null (cycle_model with
-// one model), written as "data":null.
-var null = json.RawMessage("null")
 
 // commandSpec is a command type: the fields it accepts besides "id" and
 // "type", and how it is served.
@@ -50,11 +47,9 @@ var (
 // background, so abort, abort_retry, steer and abort_bash are served while
 // they run.
 var commands = map[string]commandSpec{
-	rpc.CmdPrompt: {fields: []fieldSpec{messageField, imagesField, {"streamingBehavior", kindString, false}}, serve: (*conn).prompt},
-	rpc.CmdSteer: {fields: []fieldSpec{messageField, imagesField},
-		serve: func(c *conn, ctx context.Context, cmd rpc.Command) { c.queue(ctx, cmd, true) }},
-	rpc.CmdFollowUp: {fields: []fieldSpec{messageField, imagesField},
-		serve: func(c *conn, ctx context.Context, cmd rpc.Command) { c.queue(ctx, cmd, false) }},
+	rpc.CmdPrompt:     {fields: []fieldSpec{messageField, imagesField, {"streamingBehavior", kindString, false}}, serve: (*conn).prompt},
+	rpc.CmdSteer:      {fields: []fieldSpec{messageField, imagesField}, serve: (*conn).queue},
+	rpc.CmdFollowUp:   {fields: []fieldSpec{messageField, imagesField}, serve: (*conn).queue},
 	rpc.CmdAbort:      {call: (*conn).abort},
 	rpc.CmdClearQueue: {call: (*conn).clearQueue},
 	rpc.CmdAbortRetry: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) {
@@ -111,17 +106,12 @@ var commands = map[string]commandSpec{
 			text, err := c.b.Fork(ctx, cmd.EntryID, false)
 			return rpc.ForkData{Text: text}, err
 		}},
-	rpc.CmdClone:           {detach: true, call: (*conn).clone},
-	rpc.CmdGetForkMessages: {call: (*conn).forkMessages},
-	rpc.CmdSetSessionName:  {fields: []fieldSpec{{"name", kindString, true}}, call: (*conn).setSessionName},
-	rpc.CmdSetModel: {fields: []fieldSpec{{"provider", kindString, true}, {"modelId", kindString, true}},
-		call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
-			return setModel(ctx, c.b, cmd.Provider, cmd.ModelID)
-		}},
-	rpc.CmdCycleModel: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) { return cycleModel(ctx, c.b) }},
-	rpc.CmdGetAvailableModels: {call: func(c *conn, _ context.Context, _ rpc.Command) (any, error) {
-		return rpc.ModelsData{Models: models(c.b)}, nil
-	}},
+	rpc.CmdClone:              {detach: true, call: (*conn).clone},
+	rpc.CmdGetForkMessages:    {call: (*conn).forkMessages},
+	rpc.CmdSetSessionName:     {fields: []fieldSpec{{"name", kindString, true}}, call: (*conn).setSessionName},
+	rpc.CmdSetModel:           {fields: []fieldSpec{{"provider", kindString, true}, {"modelId", kindString, true}}, call: (*conn).setModel},
+	rpc.CmdCycleModel:         {call: (*conn).cycleModel},
+	rpc.CmdGetAvailableModels: {call: (*conn).models},
 	rpc.CmdSetThinkingLevel: {fields: []fieldSpec{{"level", kindString, true}}, call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
 		return nil, c.setThinkingLevel(ctx, cmd.Level)
 	}},
@@ -135,15 +125,13 @@ var commands = map[string]commandSpec{
 	}},
 	rpc.CmdSetSteeringMode: {fields: []fieldSpec{{"mode", kindString, true}}, call: setQueueMode},
 	rpc.CmdSetFollowUpMode: {fields: []fieldSpec{{"mode", kindString, true}}, call: setQueueMode},
-	rpc.CmdGetSessionStats: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) { return sessionStats(ctx, c.b) }},
+	rpc.CmdGetSessionStats: {call: (*conn).sessionStats},
 	rpc.CmdBash:            {fields: []fieldSpec{{"command", kindString, true}, {"excludeFromContext", kindBool, false}}, serve: (*conn).bash},
 	rpc.CmdAbortBash: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) {
 		return nil, c.b.AbortBash(ctx)
 	}},
-	rpc.CmdGetEntries: {fields: []fieldSpec{{"since", kindString, false}}, call: func(c *conn, ctx context.Context, cmd rpc.Command) (any, error) {
-		return entries(ctx, c.b, cmd.Since)
-	}},
-	rpc.CmdGetTree: {call: func(c *conn, ctx context.Context, _ rpc.Command) (any, error) { return tree(ctx, c.b) }},
+	rpc.CmdGetEntries: {fields: []fieldSpec{{"since", kindString, false}}, call: (*conn).entries},
+	rpc.CmdGetTree:    {call: (*conn).tree},
 }
 
 // dispatch serves one checked command.
@@ -209,18 +197,18 @@ func nextOf[T comparable](list []T, cur T) T {
 }
 
 // cycleModel moves to the next available model (null with one).
-func cycleModel(ctx context.Context, sb *client.Session) (any, error) {
-	models := sb.Models()
+func (c *conn) cycleModel(ctx context.Context, _ rpc.Command) (any, error) {
+	models := c.b.Models()
 	if len(models) < 2 {
-		return null, nil
+		return json.RawMessage("null"), nil // "data":null
 	}
-	info, err := sb.Info(ctx)
+	info, err := c.b.Info(ctx)
 	if err != nil {
 		return nil, err
 	}
 	next := nextOf(models, info.Model)
-	m, err := setModel(ctx, sb, next.Provider, next.Name)
-	return rpc.CycleModelData{Model: m, ThinkingLevel: info.ThinkingLevel}, err
+	m, err := c.setModel(ctx, rpc.Command{Provider: next.Provider, ModelID: next.Name})
+	return rpc.CycleModelData{Model: m.(rpc.Model), ThinkingLevel: info.ThinkingLevel}, err
 }
 
 // call runs a short backend call under the command timeout and answers.
@@ -228,11 +216,7 @@ func (c *conn) call(ctx context.Context, cmd rpc.Command, fn func(context.Contex
 	ctx, cancel := context.WithTimeout(ctx, c.s.timeout())
 	defer cancel()
 	data, err := fn(ctx)
-	if err != nil {
-		c.fail(cmd.ID, cmd.Type, line.First(err.Error()))
-		return
-	}
-	c.respond(cmd.ID, cmd.Type, data)
+	c.respond(cmd, data, err)
 }
 
 // lastAssistantText is the text of the last assistant message that did
@@ -306,13 +290,11 @@ func (c *conn) detach() {
 // background. While one runs, a prompt with streamingBehavior steer or
 // followUp is queued into it; without, it is refused as "session busy".
 func (c *conn) prompt(ctx context.Context, cmd rpc.Command) {
-	busy := c.activeFollower()
 	behavior := cmd.StreamingBehavior
-	if busy != nil && behavior != "" {
-		c.queue(ctx, cmd, behavior == rpc.StreamingSteer)
+	if busy := c.activeFollower(); busy != nil && behavior != "" {
+		c.queue(ctx, cmd)
 		return
-	}
-	if busy != nil {
+	} else if busy != nil {
 		c.fail(cmd.ID, cmd.Type, fmt.Sprintf("%v: session %s is running prompt %s (run %s); wait for its prompt_end, abort it, or send the prompt with streamingBehavior steer or followUp",
 			client.ErrSessionBusy, c.b.SessionID(), busy.prompt.WorkflowID, busy.prompt.RunID))
 		return
@@ -322,11 +304,11 @@ func (c *conn) prompt(ctx context.Context, cmd rpc.Command) {
 	cancel()
 	if errors.Is(err, client.ErrSessionBusy) && behavior != "" {
 		// Another client's prompt runs: queue into it.
-		c.queue(ctx, cmd, behavior == rpc.StreamingSteer)
+		c.queue(ctx, cmd)
 		return
 	}
 	if err != nil {
-		c.fail(cmd.ID, cmd.Type, line.First(err.Error()))
+		c.respond(cmd, nil, err)
 		return
 	}
 	fctx, stop := context.WithCancel(c.bg)
@@ -336,7 +318,7 @@ func (c *conn) prompt(ctx context.Context, cmd rpc.Command) {
 	c.mu.Unlock()
 	// The acknowledgement is written before the follower starts, so it
 	// precedes every event of the prompt.
-	c.respond(cmd.ID, cmd.Type, rpc.PromptData{Disposition: rpc.DispositionStarted, WorkflowID: p.WorkflowID, RunID: p.RunID})
+	c.respond(cmd, rpc.PromptData{Disposition: rpc.DispositionStarted, WorkflowID: p.WorkflowID, RunID: p.RunID}, nil)
 	c.deliverQueue(ctx)
 	id := c.b.SessionID()
 	comp := newCompleter(fctx, func(ctx context.Context) (*session.Session, error) { return c.b.LoadSession(ctx, id) })
@@ -357,8 +339,7 @@ func (c *conn) prompt(ctx context.Context, cmd rpc.Command) {
 // prompt's id follow its last event.
 func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 	var last int64
-	timer := toolTimer{}
-	names := &compactionNamer{}
+	pi := &piLines{started: map[string]time.Time{}}
 	frames := newFramer(c.s.Protocol)
 	_, err := c.b.Follow(ctx, f.prompt.RunID, 0, func(e agent.Event) {
 		if !client.IsLive(e) {
@@ -374,14 +355,10 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 			c.release(f)
 		}
 		for _, l := range frames.frame(comp.complete(e)) {
-			line := l
 			if ce, ok := l.(agent.Event); ok {
-				var renamed bool
-				if line, renamed = names.line(ce); !renamed {
-					line = timer.line(ce)
-				}
+				l = pi.line(ce)
 			}
-			if c.out.write(line) != nil {
+			if c.out.write(l) != nil {
 				f.stop() // stdout is gone: nobody can read the events
 				return
 			}
@@ -479,14 +456,9 @@ func (c *conn) background(cmd rpc.Command, fn func(context.Context) (any, error)
 	go func() {
 		defer c.wg.Done()
 		data, err := fn(c.bg)
-		if c.bg.Err() != nil {
-			return // detached: the work keeps running in Temporal
+		if c.bg.Err() == nil { // else detached: the work keeps running in Temporal
+			c.respond(cmd, data, err)
 		}
-		if err != nil {
-			c.fail(cmd.ID, cmd.Type, line.First(err.Error()))
-			return
-		}
-		c.respond(cmd.ID, cmd.Type, data)
 	}()
 }
 

@@ -16,43 +16,34 @@ import (
 const DefaultMaxLineBytes = 1 << 20
 
 // inputLine is one line of input, without its newline (and "\r"). tooLong
-// is its full length when it exceeded the maximum (data is then nil).
+// is its full length when it exceeded the maximum (data is then nil); err
+// is why there is no line (io.EOF after the last one).
 type inputLine struct {
 	data    []byte
 	tooLong int
+	err     error
 }
 
-// lineReader reads lines of at most max bytes.
-type lineReader struct {
-	r   *bufio.Reader
-	max int
-}
-
-func newLineReader(in io.Reader, limit int) *lineReader {
-	size := max(min(64<<10, limit), 16) // 16: bufio's minimum
-	return &lineReader{r: bufio.NewReaderSize(in, size), max: limit}
-}
-
-// next returns the next line; io.EOF after the last one. A last line
+// readLine reads the next line of r, of at most limit bytes. A last line
 // without a newline is still a line.
-func (lr *lineReader) next() (inputLine, error) {
+func readLine(r *bufio.Reader, limit int) inputLine {
 	var buf []byte
 	n := 0 // bytes of this line read so far, without its newline
 	for {
-		chunk, err := lr.r.ReadSlice('\n')
+		chunk, err := r.ReadSlice('\n')
 		chunk = bytes.TrimSuffix(chunk, []byte("\n"))
-		if n += len(chunk); n <= lr.max {
+		if n += len(chunk); n <= limit {
 			buf = append(buf, chunk...)
 		}
 		switch {
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case err != nil && (!errors.Is(err, io.EOF) || n == 0):
-			return inputLine{}, err
-		case n > lr.max:
-			return inputLine{tooLong: n}, nil // the rest read and dropped
+			return inputLine{err: err}
+		case n > limit:
+			return inputLine{tooLong: n} // the rest read and dropped
 		}
-		return inputLine{data: bytes.TrimSuffix(buf, []byte("\r"))}, nil
+		return inputLine{data: bytes.TrimSuffix(buf, []byte("\r"))}
 	}
 }
 

@@ -4,29 +4,27 @@ import (
 	"context"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/rpc"
 )
 
 // models is get_available_models: model.provider/model.name and
 // model.available as Model objects.
-func models(sb *client.Session) []rpc.Model {
-	s := sb.Settings()
-	ids := sb.Models()
-	out := make([]rpc.Model, len(ids))
-	for i, id := range ids {
-		out[i] = modelObject(s, id)
+func (c *conn) models(context.Context, rpc.Command) (any, error) {
+	s, out := c.b.Settings(), rpc.ModelsData{Models: []rpc.Model{}}
+	for _, id := range c.b.Models() {
+		out.Models = append(out.Models, modelObject(s, id))
 	}
-	return out
+	return out, nil
 }
 
-// setModel is set_model: it answers with the chosen model's object.
-func setModel(ctx context.Context, sb *client.Session, provider, modelID string) (rpc.Model, error) {
-	if err := sb.SetModel(ctx, provider, modelID); err != nil {
+// setModel is set_model: it answers with the chosen model's object
+// (rpc.Model{} with the error).
+func (c *conn) setModel(ctx context.Context, cmd rpc.Command) (any, error) {
+	if err := c.b.SetModel(ctx, cmd.Provider, cmd.ModelID); err != nil {
 		return rpc.Model{}, err
 	}
-	return modelObject(sb.Settings(), settings.ModelID{Provider: provider, Name: modelID}), nil
+	return modelObject(c.b.Settings(), settings.ModelID{Provider: cmd.Provider, Name: cmd.ModelID}), nil
 }
 
 // modelObject describes a model as the terminal agent's Model object. The

@@ -28,12 +28,13 @@ type idleQueue struct {
 	refresh sync.Mutex
 }
 
-// queue sends a message into the running prompt as steer or follow_up,
-// or, with none running, holds it for the next prompt; either way the
-// response's disposition is "queued" and a queue_update follows.
-func (c *conn) queue(ctx context.Context, cmd rpc.Command, steer bool) {
+// queue sends a message into the running prompt as steer or follow_up
+// (steer, follow_up, or a prompt with that streamingBehavior), or, with
+// none running, holds it for the next prompt; either way the response's
+// disposition is "queued" and a queue_update follows.
+func (c *conn) queue(ctx context.Context, cmd rpc.Command) {
 	kind, send := agent.SignalFollowUp, c.b.FollowUp
-	if steer {
+	if cmd.Type == rpc.CmdSteer || cmd.StreamingBehavior == rpc.StreamingSteer {
 		kind, send = agent.SignalSteer, c.b.Steer
 	}
 	c.call(ctx, cmd, func(ctx context.Context) (any, error) {

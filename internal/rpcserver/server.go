@@ -1,6 +1,7 @@
 package rpcserver
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/rpc"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -56,18 +58,12 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	go c.watchQueue()
 
 	lines := make(chan inputLine)
-	readErr := make(chan error, 1)
 	stopRead := make(chan struct{})
 	defer close(stopRead)
 	go func() {
-		lr := newLineReader(in, s.maxLine())
-		for {
-			l, err := lr.next()
-			if err != nil {
-				readErr <- err
-				close(lines)
-				return
-			}
+		r := bufio.NewReaderSize(in, max(min(64<<10, s.maxLine()), 16)) // 16: bufio's minimum
+		for l := (inputLine{}); l.err == nil; {
+			l = readLine(r, s.maxLine())
 			select {
 			case lines <- l:
 			case <-stopRead:
@@ -80,12 +76,11 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case l, ok := <-lines:
-			if !ok {
-				if err := <-readErr; !errors.Is(err, io.EOF) {
-					return fmt.Errorf("rpc: read commands: %w", err)
-				}
+		case l := <-lines:
+			if errors.Is(l.err, io.EOF) {
 				return nil
+			} else if l.err != nil {
+				return fmt.Errorf("rpc: read commands: %w", l.err)
 			}
 			c.serveLine(ctx, l)
 			if err := c.out.failed(); err != nil {
@@ -123,9 +118,7 @@ type conn struct {
 
 // shutdown detaches from running work and waits until it stops writing.
 func (c *conn) shutdown(stop context.CancelFunc) {
-	c.mu.Lock()
-	f := c.active
-	c.mu.Unlock()
+	f := c.activeFollower()
 	stop()
 	c.wg.Wait()
 	if f != nil {
@@ -155,13 +148,15 @@ func (c *conn) serveLine(ctx context.Context, l inputLine) {
 	c.dispatch(ctx, cmd)
 }
 
-// respond writes a success response; data nil means plain success.
-func (c *conn) respond(id, command string, data any) {
-	r := rpc.Response{ID: id, Type: rpc.ResponseType, Command: command, Success: true}
-	if data != nil {
-		var err error
+// respond writes the response to cmd: an error response with the first
+// line of err, else a success (data nil: plain success).
+func (c *conn) respond(cmd rpc.Command, data any, err error) {
+	r := rpc.Response{ID: cmd.ID, Type: rpc.ResponseType, Command: cmd.Type, Success: err == nil}
+	if err != nil {
+		r.Error = line.First(err.Error())
+	} else if data != nil {
 		if r.Data, err = agent.MarshalPlain(data); err != nil {
-			c.fail(id, command, "encode the response: "+err.Error())
+			c.fail(cmd.ID, cmd.Type, "encode the response: "+err.Error())
 			return
 		}
 	}

@@ -1,11 +1,11 @@
 package rpcserver
 
 import (
+	"cmp"
 	"context"
 	"math"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/rpc"
 )
@@ -13,21 +13,20 @@ import (
 // sessionStats is get_session_stats: message counts and usage of the run
 // context (as the terminal agent counts its agent's messages), and the
 // context window's use.
-func sessionStats(ctx context.Context, sb *client.Session) (rpc.SessionStats, error) {
-	info, err := sb.Info(ctx)
+func (c *conn) sessionStats(ctx context.Context, _ rpc.Command) (any, error) {
+	info, err := c.b.Info(ctx)
 	if err != nil {
-		return rpc.SessionStats{}, err
+		return nil, err
 	}
-	sess, err := sb.LoadSession(ctx, info.SessionID)
+	sess, err := c.b.LoadSession(ctx, info.SessionID)
 	if err != nil {
-		return rpc.SessionStats{}, err
+		return nil, err
 	}
+	sess = cmp.Or(sess, &session.Session{}) // none yet: empty
 	st := rpc.SessionStats{SessionFile: info.File, SessionID: info.SessionID}
-	var msgs []agent.Message
-	if sess != nil {
-		msgs = sess.Context(sess.LeafID())
-		st.Usage, _ = session.Spent(sess)
-	}
+	msgs := sess.Context(sess.LeafID())
+	st.Usage, _ = session.Spent(sess)
+	var spent agent.Spend // of the run context's answers
 	st.TotalMessages = len(msgs)
 	for _, m := range msgs {
 		switch m.Role {
@@ -38,17 +37,12 @@ func sessionStats(ctx context.Context, sb *client.Session) (rpc.SessionStats, er
 		case agent.RoleAssistant:
 			st.AssistantMessages++
 			st.ToolCalls += len(m.ToolCalls())
-			if u := m.Usage; u != nil {
-				st.Tokens.Input += u.Input
-				st.Tokens.Output += u.Output
-				st.Tokens.CacheRead += u.CacheRead
-				st.Tokens.CacheWrite += u.CacheWrite
-				st.Cost += u.Cost.Total
-			}
+			spent.Add(m.Usage)
 		}
 	}
-	st.Tokens.Total = st.Tokens.Input + st.Tokens.Output + st.Tokens.CacheRead + st.Tokens.CacheWrite
-	st.Cost = math.Round(st.Cost*1e8) / 1e8
+	st.Tokens = rpc.TokenStats{Input: spent.Input, Output: spent.Output, CacheRead: spent.CacheRead, CacheWrite: spent.CacheWrite,
+		Total: spent.Input + spent.Output + spent.CacheRead + spent.CacheWrite}
+	st.Cost = spent.CostUsd
 	if info.ContextWindow > 0 {
 		st.ContextUsage = contextUsage(sess, info.ContextWindow)
 	}
@@ -60,10 +54,7 @@ func sessionStats(ctx context.Context, sb *client.Session) (rpc.SessionStats, er
 // no answer has reported one since.
 func contextUsage(sess *session.Session, window int) *rpc.ContextUsage {
 	u := &rpc.ContextUsage{ContextWindow: window}
-	var branch []session.Entry
-	if sess != nil {
-		branch = sess.Branch(sess.LeafID())
-	}
+	branch := sess.Branch(sess.LeafID())
 	compacted := false
 	for i := len(branch) - 1; i >= 0; i-- {
 		e := branch[i]

@@ -15,8 +15,7 @@ import (
 // (limitScript) reports after the command, bash's `times`.
 type limitStatus struct {
 	r, w   *os.File
-	done   chan struct{}
-	report []byte // complete once finished
+	report []byte // read once finished
 }
 
 // newLimitStatus makes the pipe; w goes to bwrap as statusFd.
@@ -25,30 +24,27 @@ func newLimitStatus() (*limitStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &limitStatus{r: r, w: w, done: make(chan struct{})}, nil
+	return &limitStatus{r: r, w: w}, nil
 }
 
-// started closes the worker's copy of the write end (bwrap has its own)
-// and reads the report until every writer is gone.
+// started closes the worker's copy of the write end (bwrap has its own).
+// The report, a few lines, fits in the pipe: it is read when finished.
 func (s *limitStatus) started() {
-	if s == nil {
-		return
+	if s != nil {
+		s.w.Close()
 	}
-	s.w.Close()
-	go func() {
-		defer close(s.done)
-		s.report, _ = io.ReadAll(io.LimitReader(s.r, 4096))
-	}()
 }
 
-// finish reads the rest of the report (the sandbox is gone, and with it
-// every writer; the grace only guards against one left behind) and
-// closes the pipe.
+// finish reads the report (the sandbox is gone, and with it every
+// writer; the deadline only guards against one left behind) and closes
+// the pipe.
 func (s *limitStatus) finish() {
 	if s == nil {
 		return
 	}
-	tools.FinishRead(s.r, s.done)
+	_ = s.r.SetReadDeadline(time.Now().Add(tools.DrainGrace))
+	s.report, _ = io.ReadAll(io.LimitReader(s.r, 4096))
+	s.r.Close()
 }
 
 // close closes both ends, for a sandbox that did not start.

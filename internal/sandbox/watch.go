@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"io"
+	"slices"
 	"sync/atomic"
 )
 
@@ -75,10 +76,8 @@ func newOutputWatch(w io.Writer, c Config) *outputWatch {
 	// With a pids cgroup the cgroup counts the refused forks itself.
 	o.watch[signFork] = c.MaxProcesses > 0 && !c.pidsCgroup
 	o.watch[signCrash] = c.MemoryMB > 0 && !c.memCgroup
-	for _, on := range o.watch {
-		if on {
-			return o
-		}
+	if slices.Contains(o.watch[:], true) {
+		return o
 	}
 	return nil
 }

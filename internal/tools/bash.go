@@ -164,37 +164,32 @@ func runBash(ctx context.Context, a *bashArgs, opts *Options) Result {
 		details["timedOut"] = true
 		return withStatus(fmt.Sprintf("Command timed out after %s seconds", strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)))
 	}
-	switch {
-	case waitErr != nil:
+	if waitErr != nil {
 		return withStatus(fmt.Sprintf("Command failed: %v", waitErr))
+	}
+	details["exitCode"] = exit.Code
+	switch {
 	case exit.Limit != "":
-		details["exitCode"] = exit.Code
 		details["limit"] = exit.Limit
 		return withStatus(fmt.Sprintf("Command was stopped by the sandbox's %s", exit.Limit))
 	case exit.Signal != 0:
-		details["exitCode"] = exit.Code
 		return withStatus(fmt.Sprintf("Command was killed by signal %d (%v)", int(exit.Signal), exit.Signal))
-	}
-	details["exitCode"] = exit.Code
-	if exit.Code != 0 {
+	case exit.Code != 0:
 		status := fmt.Sprintf("Command exited with code %d", exit.Code)
 		if exit.MaybeLimit != "" {
 			details["maybeLimit"] = exit.MaybeLimit
 			status += "; it may have hit the sandbox's " + exit.MaybeLimit
 		}
 		return withStatus(status)
-	}
-	text := out.text
-	if exit.Hit != "" {
+	case exit.Hit != "":
 		// Not an error: the command did what it did, but the model must
 		// learn that a process of it was ended (its output may not say).
 		details["limitHit"] = exit.Hit
-		if text != "" {
-			text += "\n\n"
-		}
-		text += "Command exited with code 0, but it hit the sandbox's " + exit.Hit
+		r := withStatus("Command exited with code 0, but it hit the sandbox's " + exit.Hit)
+		r.IsError = false
+		return r
 	}
-	return Result{Content: cmp.Or(text, "(no output)"), Details: details}
+	return Result{Content: cmp.Or(out.text, "(no output)"), Details: details}
 }
 
 // errTimedOut is the cause of a bash call's end at its timeout.

@@ -113,6 +113,16 @@ func (p *localProcess) Kill() {
 	_ = syscall.Kill(-shell, syscall.SIGKILL)
 }
 
+// ShellQuote quotes each of words as one word of a POSIX shell, joined
+// by spaces.
+func ShellQuote(words ...string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
 // findShell returns bash, or sh when there is no bash.
 func findShell() string {
 	for _, s := range []string{"bash", "/bin/bash", "/usr/bin/bash"} {

@@ -52,7 +52,7 @@ func endCallProcesses(token string, shell int) {
 	ended := map[int]*endedProc{}
 	for round := 0; round < maxKillRounds; round++ {
 		fresh := 0
-		for _, p := range callProcs(listProcs(), mine, shell, self) {
+		for _, p := range callProcs(mine, shell, self) {
 			if e, ok := ended[p.pid]; p.pid == shell || ok && e.info.start == p.start {
 				continue
 			}
@@ -80,13 +80,16 @@ func endCallProcesses(token string, shell int) {
 	}
 }
 
-// callProcs returns the processes of procs that belong to the call.
-func callProcs(procs []procInfo, mine string, shell, self int) []procInfo {
+// callProcs returns the processes (read from /proc) that belong to the
+// call.
+func callProcs(mine string, shell, self int) []procInfo {
+	procs, _ := procfs.AllProcs() // none when /proc cannot be read
 	children := map[int][]procInfo{}
 	var out, queue []procInfo
 	seen := map[int]bool{}
-	for _, p := range procs {
-		if p.pid == self {
+	for _, proc := range procs {
+		p, ok := statOf(proc)
+		if !ok || p.pid == self {
 			continue
 		}
 		children[p.ppid] = append(children[p.ppid], p)
@@ -128,7 +131,7 @@ func endProc(p procInfo) *endedProc {
 		}
 		// No pidfds (Linux before 5.3): signal by pid once it is known
 		// to name the same process; no reaping.
-		if q, ok := readProcStat(p.pid); ok && q.start == p.start && !p.zombie {
+		if q, ok := statOf(p.proc); ok && q.start == p.start && !p.zombie {
 			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 			return &endedProc{info: p, fd: -1}
 		}
@@ -136,7 +139,7 @@ func endProc(p procInfo) *endedProc {
 	}
 	// The pidfd names whatever process had the pid when it was opened:
 	// the one scanned, if its start time is unchanged.
-	if q, ok := readProcStat(p.pid); !ok || q.start != p.start {
+	if q, ok := statOf(p.proc); !ok || q.start != p.start {
 		unix.Close(fd)
 		return nil
 	}
@@ -205,30 +208,7 @@ func reap(e *endedProc) {
 	}()
 }
 
-// listProcs reads every process's stat from /proc.
-func listProcs() []procInfo {
-	procs, err := procfs.AllProcs()
-	if err != nil {
-		return nil
-	}
-	out := make([]procInfo, 0, len(procs))
-	for _, p := range procs {
-		if info, ok := statOf(p); ok {
-			out = append(out, info)
-		}
-	}
-	return out
-}
-
-// readProcStat reads what /proc/<pid>/stat says of pid.
-func readProcStat(pid int) (procInfo, bool) {
-	p, err := procfs.NewProc(pid)
-	if err != nil {
-		return procInfo{}, false
-	}
-	return statOf(p)
-}
-
+// statOf reads what /proc/<pid>/stat says of p now.
 func statOf(p procfs.Proc) (procInfo, bool) {
 	st, err := p.Stat()
 	if err != nil {

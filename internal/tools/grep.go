@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -180,10 +181,6 @@ func (st *grepState) searchFile(rel, abs string) error {
 // emit writes the match lines and their context, merging overlapping
 // context and separating groups with "--".
 func (st *grepState) emit(rel string, lines []string, hits []int) {
-	isHit := make(map[int]bool, len(hits))
-	for _, h := range hits {
-		isHit[h] = true
-	}
 	next := 0 // first line not yet written
 	for n, h := range hits {
 		from, to := max(h-st.context, next), min(h+st.context, len(lines)-1)
@@ -196,7 +193,7 @@ func (st *grepState) emit(rel string, lines []string, hits []int) {
 		for i := from; i <= to; i++ {
 			text, cut := truncateLine(lines[i], GrepMaxLineLength)
 			st.linesCut = st.linesCut || cut
-			if isHit[i] {
+			if _, hit := slices.BinarySearch(hits, i); hit { // hits are ascending
 				st.out = append(st.out, fmt.Sprintf("%s:%d: %s", rel, i+1, text))
 			} else {
 				st.out = append(st.out, fmt.Sprintf("%s-%d- %s", rel, i+1, text))

@@ -150,10 +150,7 @@ func imageType(b []byte) string {
 // isBinary reports whether the data looks binary: a NUL byte in its first
 // 8000 bytes (git's and ripgrep's heuristic).
 func isBinary(b []byte) bool {
-	if len(b) > 8000 {
-		b = b[:8000]
-	}
-	return bytes.IndexByte(b, 0) >= 0
+	return bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0
 }
 
 // selection is what selectLines kept of a file.

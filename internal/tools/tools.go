@@ -180,8 +180,7 @@ func decodeArgs(tool string, args json.RawMessage, v any) *Result {
 		b = "{}"
 	}
 	if b[0] != '{' {
-		r := errorf("invalid arguments for %s: expected a JSON object, got %s", tool, line.Cut(b, 81))
-		return &r
+		return new(errorf("invalid arguments for %s: expected a JSON object, got %s", tool, line.Cut(b, 81)))
 	}
 	err := json.Unmarshal([]byte(b), v)
 	if err == nil {
@@ -200,8 +199,7 @@ func decodeArgs(tool string, args json.RawMessage, v any) *Result {
 	if errors.As(err, &te) {
 		msg = fmt.Sprintf("parameter %q must be %s, got %s", te.Field, typeName(te.Type), te.Value)
 	}
-	r := errorf("invalid arguments for %s: %s", tool, msg)
-	return &r
+	return new(errorf("invalid arguments for %s: %s", tool, msg))
 }
 
 func missing(tool, param string) Result {

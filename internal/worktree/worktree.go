@@ -213,13 +213,9 @@ func (g Git) Summarize(ctx context.Context, dir, branch, base string) (Summary, 
 	}
 	s.Commits = lines(out[0])
 	s.Uncommitted = len(lines(out[1]))
-	for _, f := range strings.Split(out[2]+"\x00"+out[3], "\x00") {
-		if f != "" {
-			s.Files = append(s.Files, f)
-		}
-	}
-	slices.Sort(s.Files)
-	s.Files = slices.Compact(s.Files)
+	files := slices.DeleteFunc(strings.Split(out[2]+"\x00"+out[3], "\x00"), func(f string) bool { return f == "" })
+	slices.Sort(files)
+	s.Files = slices.Compact(files)
 	return s, nil
 }
 
@@ -246,15 +242,11 @@ func (s Summary) String() string {
 	default:
 		fmt.Fprintf(&b, "%d commits since %s (%s; …)", len(s.Commits), short(s.Base), s.Commits[0])
 	}
-	switch s.Uncommitted {
-	case 0:
-		if len(s.Commits) == 0 {
-			b.WriteString(", no changes")
-		}
-	case 1:
-		b.WriteString(", uncommitted changes in 1 file")
-	default:
-		fmt.Fprintf(&b, ", uncommitted changes in %d files", s.Uncommitted)
+	switch {
+	case s.Uncommitted > 0:
+		b.WriteString(", uncommitted changes in " + plural(s.Uncommitted, "file"))
+	case len(s.Commits) == 0:
+		b.WriteString(", no changes")
 	}
 	return b.String()
 }
@@ -403,7 +395,7 @@ func (g Git) inWorktree(ctx context.Context, dir, prelude string, cmds ...[]stri
 	b.WriteString("exec 3>&1\n")
 	for _, c := range cmds {
 		fmt.Fprintf(&b, "e=$(%s git %s 2>&1 >&3) || { printf %s \"$e\"; exit 1; }; printf %s\n",
-			strings.Join(gitEnv, " "), shellQuote(append(slices.Clone(hardened), c...)), shellQuote([]string{mark + "git " + c[0] + ": %s\n"}), shellQuote([]string{mark}))
+			strings.Join(gitEnv, " "), tools.ShellQuote(append(slices.Clone(hardened), c...)...), tools.ShellQuote(mark+"git "+c[0]+": %s\n"), tools.ShellQuote(mark))
 	}
 	var out bytes.Buffer
 	p, err := cmp.Or(g.Runner, tools.Local).Start(tools.Command{Script: b.String(), Dir: dir, Env: g.Env, Output: &out})
@@ -428,15 +420,6 @@ func (g Git) inWorktree(ctx context.Context, dir, prelude string, cmds ...[]stri
 		return nil, errors.New(msg)
 	}
 	return parts[:len(cmds)], nil
-}
-
-// shellQuote quotes each of args for sh, joined by spaces.
-func shellQuote(args []string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
 }
 
 // InRepo reports whether dir is inside a git work tree.
