@@ -13,8 +13,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/durableagent/durableagent/internal/tools"
 )
 
 // BridgeCommand is the first argument that makes a program that calls
@@ -135,14 +133,22 @@ func RunBridge(args []string, stderr io.Writer) int {
 		select {
 		case s := <-sigs:
 			cmd.Process.Signal(s)
-		case err := <-waited:
-			// A shell's status: the code, or 128 plus the killing signal.
-			if exit, err := tools.ExitOf(err); err == nil {
-				return exit.Code
-			}
-			return 1 // Wait failed before the command ended
+		case <-waited:
+			return exitStatus(cmd)
 		}
 	}
+}
+
+// exitStatus is a shell's status for the ended command: its code, or
+// 128 plus the signal that killed it.
+func exitStatus(cmd *exec.Cmd) int {
+	if cmd.ProcessState == nil {
+		return 1 // Wait failed before the command ended
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return cmd.ProcessState.ExitCode()
 }
 
 // LoopbackHost says whether host is "localhost" or a loopback IP address.
