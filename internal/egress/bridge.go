@@ -140,7 +140,8 @@ func RunBridge(args []string, stderr io.Writer) int {
 }
 
 // exitStatus is a shell's status for the ended command: its code, or
-// 128 plus the signal that killed it.
+// 128 plus the signal that killed it. tools.ExitOf is the same rule; egress
+// does not import internal/tools, which would add a floor to the tree.
 func exitStatus(cmd *exec.Cmd) int {
 	if cmd.ProcessState == nil {
 		return 1 // Wait failed before the command ended
