@@ -338,28 +338,14 @@ func runContext(sess *session.Session) []agent.Message {
 	return sess.Context(sess.LeafID())
 }
 
-// Compact compacts the session's context now (manual compaction: the
-// Compact workflow under the session's workflow id) and returns when it is
-// done; while a prompt runs it fails with ErrSessionBusy. A compaction
-// that fails or is aborted is an error. While it waits, the summary
-// call's auto_retry_start and auto_retry_end events go to onRetry; abort
-// and abort_retry reach it like a prompt. When ctx ends first the
-// compaction keeps running in Temporal.
+// Compact compacts the session's context now with its current choices
+// (Controller.Compact).
 func (t *Session) Compact(ctx context.Context, customInstructions string, onRetry func(agent.Event)) (workflows.CompactResult, error) {
 	t.flush(ctx, t.SessionID())
 	_, kept, _ := t.read(ctx)
 	in := workflows.CompactInputFrom(t.promptInputWith(kept, ""), customInstructions)
 	in.Model.ThinkingLevel = "" // a summary needs no reasoning
-	run, err := t.k.StartCompact(ctx, in)
-	if err != nil {
-		return workflows.CompactResult{}, err
-	}
-	stop := func() {}
-	if onRetry != nil {
-		stop = t.k.FollowCompactRetries(ctx, t.SessionID(), run.GetRunID(), onRetry)
-	}
-	defer stop()
-	return CompactResult(ctx, run)
+	return t.k.Compact(ctx, in, onRetry)
 }
 
 // Info is what get_state adds to the workflow's state.
