@@ -113,9 +113,8 @@ func (m *Model) readFullArgs(callID string) tea.Cmd {
 }
 
 // approvalDecided drops a call from the queue: it was decided (here or
-// elsewhere), skipped, or its prompt ended. It reports whether the call
-// was the one on screen.
-func (m *Model) approvalDecided(callID string) bool {
+// elsewhere), skipped, or its prompt ended.
+func (m *Model) approvalDecided(callID string) {
 	for i, a := range m.approvals {
 		if a.callID == callID {
 			m.approvals = append(m.approvals[:i], m.approvals[i+1:]...)
@@ -126,10 +125,9 @@ func (m *Model) approvalDecided(callID string) bool {
 			if t := m.findTool(callID); t != nil {
 				t.waiting = false
 			}
-			return i == 0
+			return
 		}
 	}
-	return false
 }
 
 // approvalKey handles a key while a call is asked about.
