@@ -380,11 +380,9 @@ func (k *Controller) followAside(ctx context.Context, sessionID, runID string, f
 		_, _ = k.Follow(fctx, sessionID, runID, 0, fn)
 	}()
 	return func() {
-		t := time.NewTimer(asideGrace)
-		defer t.Stop()
 		select {
 		case <-done:
-		case <-t.C:
+		case <-time.After(asideGrace):
 		}
 		cancel()
 		<-done

@@ -601,12 +601,10 @@ func (f *follower) report(msg string) {
 // sleep waits d, or less when wake (nil: never) fires; false when ctx
 // ended.
 func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-t.C:
+	case <-time.After(d):
 	case <-wake:
 	}
 	return true

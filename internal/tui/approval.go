@@ -287,8 +287,7 @@ func argLines(args json.RawMessage, n int) []string {
 	if json.Unmarshal(args, &fields) != nil || fields == nil {
 		lines = toolview.Lines(string(args))
 	} else {
-		keys := slices.Collect(maps.Keys(fields))
-		slices.SortFunc(keys, func(a, b string) int {
+		keys := slices.SortedFunc(maps.Keys(fields), func(a, b string) int {
 			return cmp.Or(cmp.Compare(argRank(a), argRank(b)), strings.Compare(a, b))
 		})
 		for _, k := range keys {
