@@ -66,12 +66,11 @@ type (
 	}
 )
 
-// newReasonInput is the input of a denial's reason.
+// newReasonInput is the input of a denial's reason (no length limit).
 func newReasonInput() textinput.Model {
 	in := textinput.New()
 	in.Prompt = "reason> "
 	in.Placeholder = "optional; enter denies, backspace on empty goes back"
-	in.CharLimit = 0
 	return in
 }
 
