@@ -286,8 +286,9 @@ func argLines(args json.RawMessage, n int) []string {
 	if json.Unmarshal(args, &fields) != nil || fields == nil {
 		lines = toolview.Lines(string(args))
 	} else {
+		first := []string{"path", "command"} // what a person looks at first, command on top
 		keys := slices.SortedFunc(maps.Keys(fields), func(a, b string) int {
-			return cmp.Or(cmp.Compare(argRank(a), argRank(b)), strings.Compare(a, b))
+			return cmp.Or(cmp.Compare(slices.Index(first, b), slices.Index(first, a)), strings.Compare(a, b))
 		})
 		for _, k := range keys {
 			v := fields[k]
@@ -315,15 +316,4 @@ func argLines(args json.RawMessage, n int) []string {
 		lines = append(lines[:n-1:n-1], fmt.Sprintf("… (%d more lines)", more))
 	}
 	return lines
-}
-
-// argRank orders the arguments a person looks at first.
-func argRank(k string) int {
-	switch k {
-	case "command":
-		return 0
-	case "path":
-		return 1
-	}
-	return 2
 }
