@@ -171,10 +171,6 @@ func (m *Model) replaceLive(es []entry) {
 	m.entries = append(m.entries[:i], rest...)
 }
 
-// dropLive removes a streamed message that no message_end finalised (the
-// prompt ended without it).
-func (m *Model) dropLive() { m.replaceLive(nil) }
-
 // toolEntry returns the tool call's view, adding it to the list when the
 // call was not announced (created) yet.
 func (m *Model) toolEntry(callID, name string) *toolView {

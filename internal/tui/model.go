@@ -414,7 +414,7 @@ func (m *Model) endPrompt(end agent.Event) {
 	}
 	m.endPick()
 	m.undelivered(end)
-	m.dropLive() // a streamed message that no message_end finalised
+	m.replaceLive(nil) // drops a streamed message that no message_end finalised
 	if m.compacting != "manual" {
 		m.compacting = ""
 	}
