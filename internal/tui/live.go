@@ -182,10 +182,10 @@ func (m *Model) toolEntry(callID, name string) *toolView {
 	return t
 }
 
-// findTool returns the view of a call of this chat's prompts (not of the
-// history), nil when there is none.
+// findTool returns the view of a call of this chat's prompts, after the
+// history (ids can repeat across prompts), nil when there is none.
 func (m *Model) findTool(callID string) *toolView {
-	for i := len(m.entries) - 1; i >= m.liveFrom(); i-- {
+	for i := len(m.entries) - 1; i >= m.historyAt+m.historyLen; i-- {
 		if t := m.entries[i].tool; t != nil && t.callID == callID {
 			return t
 		}
