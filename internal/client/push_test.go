@@ -18,7 +18,7 @@ import (
 // entry, and get its text only at message_end.
 func TestSubscription_QueriedRoundNotCoalescedAway(t *testing.T) {
 	snap := []live.Stamped{{Snapshot: live.Snapshot{Kind: live.KindModel, EntryID: "a1"}}}
-	s := newSubscription()
+	s := &subscription{wake: make(chan struct{}, 1)}
 	s.push(followItem{pending: snap, queried: true})
 	s.push(followItem{pending: snap}) // pushed: not queried
 	s.push(followItem{pending: snap}) // coalesces with the one before

@@ -65,8 +65,6 @@ type subscription struct {
 	wake  chan struct{} // a token when items were added
 }
 
-func newSubscription() *subscription { return &subscription{wake: make(chan struct{}, 1)} }
-
 func (s *subscription) push(it followItem) {
 	s.mu.Lock()
 	if n := len(s.items); it.pending != nil && n > 0 && s.items[n-1].pending != nil &&
@@ -96,7 +94,7 @@ func (s *subscription) take() []followItem {
 // subscribe joins the reader of key, or starts one (start makes its
 // follower loop, for a reader that starts after seq after).
 func subscribe(ctx context.Context, key shareKey, after int64, start func(out *reader) *follower) (*reader, *subscription) {
-	sub := newSubscription()
+	sub := &subscription{wake: make(chan struct{}, 1)}
 	readers.Lock()
 	defer readers.Unlock()
 	if r := readers.m[key]; r != nil && !r.done && after >= r.base {
