@@ -31,17 +31,11 @@ func runCompact(ctx context.Context, env Env, args []string) int {
 		if len(*faults) > 0 {
 			in.Model.SummaryFaults = *faults
 		}
-		run, err := k.StartCompact(ctx, in)
-		if err != nil {
-			return fail(env, "compact", err)
-		}
 		// The summary call's retries (auto_retry_start with the abort-retry
 		// hint, and auto_retry_end) print on stderr while the command waits,
 		// so a wait on a 503 or a usage limit is not silent.
 		p := newPrinter(env.Stderr, false, c.session)
-		stopFollow := k.FollowCompactRetries(ctx, c.session, run.GetRunID(), p.print)
-		res, err := client.CompactResult(ctx, run)
-		stopFollow()
+		res, err := k.Compact(ctx, in, p.print)
 		p.stopCountdown()
 		if err != nil && res.Status == "" {
 			if ctx.Err() != nil {

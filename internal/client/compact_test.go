@@ -87,11 +87,7 @@ func TestCompact_StartsUnderTheSessionID(t *testing.T) {
 	done := &workflows.CompactResult{Status: agent.StatusCompleted, NothingToCompact: true}
 	c := &startClient{run: doneRun{id: workflows.WorkflowID("s1"), res: done}}
 	k := &Controller{Client: c, TaskQueue: "q"}
-	run, err := k.StartCompact(context.Background(), compactInput())
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := CompactResult(context.Background(), run)
+	res, err := k.Compact(context.Background(), compactInput(), nil)
 	if err != nil || !res.NothingToCompact {
 		t.Fatalf("Compact = %+v, %v; want nothing to compact", res, err)
 	}
@@ -124,7 +120,7 @@ func TestCompact_StartsUnderTheSessionID(t *testing.T) {
 func TestCompact_SessionBusyAndBadInput(t *testing.T) {
 	c := &startClient{err: serviceerror.NewWorkflowExecutionAlreadyStarted("running", "req", "run-0"), running: workflows.PromptWorkflowName}
 	k := &Controller{Client: c, TaskQueue: "q"}
-	_, err := k.StartCompact(context.Background(), compactInput())
+	_, err := k.Compact(context.Background(), compactInput(), nil)
 	if !errors.Is(err, ErrSessionBusy) || !strings.Contains(err.Error(), "session s1 is running a prompt (workflow session-s1)") {
 		t.Fatalf("Compact on a busy session: %v, want ErrSessionBusy naming the running prompt", err)
 	}
@@ -141,15 +137,15 @@ func TestCompact_SessionBusyAndBadInput(t *testing.T) {
 	c.opts = c.opts[:1]
 	bad := compactInput()
 	bad.SessionID = ""
-	if _, err := k.StartCompact(context.Background(), bad); err == nil || len(c.opts) != 1 {
-		t.Fatalf("StartCompact(no session) = %v after %d starts, want a validation error and no start", err, len(c.opts))
+	if _, err := k.Compact(context.Background(), bad, nil); err == nil || len(c.opts) != 1 {
+		t.Fatalf("Compact(no session) = %v after %d starts, want a validation error and no start", err, len(c.opts))
 	}
 }
 
-// CompactResult decodes the result of a compaction that did not complete
+// Compact decodes the result of a compaction that did not complete
 // from the error's details: failed (ApplicationError), aborted by a
 // signal (ApplicationError) or cancelled through Temporal (CanceledError).
-func TestCompactResult_DecodesDetails(t *testing.T) {
+func TestCompact_DecodesDetails(t *testing.T) {
 	failed := workflows.CompactResult{Status: agent.StatusFailed, Error: "compaction failed: 401"}
 	aborted := workflows.CompactResult{Status: agent.StatusAborted, Error: "compaction aborted"}
 	cases := []struct {
@@ -164,9 +160,10 @@ func TestCompactResult_DecodesDetails(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := CompactResult(context.Background(), doneRun{id: workflows.WorkflowID("s1"), err: tc.err})
+			k := &Controller{Client: &startClient{run: doneRun{id: workflows.WorkflowID("s1"), err: tc.err}}, TaskQueue: "q"}
+			res, err := k.Compact(context.Background(), compactInput(), nil)
 			if err == nil || res.Status != tc.wantStatus {
-				t.Fatalf("CompactResult = %+v, %v; want status %q and an error", res, err, tc.wantStatus)
+				t.Fatalf("Compact = %+v, %v; want status %q and an error", res, err, tc.wantStatus)
 			}
 			if !strings.Contains(err.Error(), "session s1") {
 				t.Fatalf("error %q does not name the session", err)

@@ -116,27 +116,38 @@ func (k *Controller) runningWhat(ctx context.Context, workflowID, runID string) 
 	return cmp.Or(sessionWorkflowWhat[name], "workflow type "+name)
 }
 
-// StartCompact starts the Compact workflow of in.SessionID (a manual
-// compaction outside a prompt) under the session's workflow id, so it
-// cannot race a prompt: a running one makes it fail with ErrSessionBusy.
-// Abort reaches it like a prompt.
-func (k *Controller) StartCompact(ctx context.Context, in workflows.CompactInput) (client.WorkflowRun, error) {
-	return k.startSessionWorkflow(ctx, in.SessionID, "compact session "+in.SessionID, "compaction of", workflows.CompactWorkflowName, in, nil)
-}
-
-// CompactResult waits for a Compact workflow and returns its result. A
-// compaction that failed or was aborted returns its CompactResult (Status
-// set) along with an error; an error with an empty Status means no result
-// arrived (ctx ended, the workflow was terminated, Temporal failed).
-func CompactResult(ctx context.Context, run client.WorkflowRun) (workflows.CompactResult, error) {
+// Compact runs the Compact workflow of in.SessionID (a manual compaction
+// outside a prompt) under the session's workflow id, so it cannot race a
+// prompt: a running one makes it fail with ErrSessionBusy; abort reaches
+// it like a prompt. It waits for the result: a compaction that failed or
+// was aborted returns its CompactResult (Status set) along with an
+// error; an error with an empty Status means no result arrived (ctx
+// ended, the workflow was terminated, Temporal failed), and the
+// compaction keeps running in Temporal when ctx ended. While it waits,
+// the summary call's auto_retry_start and auto_retry_end events go to
+// onRetry (nil: none), so a compaction that waits out a 503 or a usage
+// limit is not silent and its waiter has the cue for abort_retry; events
+// that cannot be read are not an error (the result tells what happened).
+func (k *Controller) Compact(ctx context.Context, in workflows.CompactInput, onRetry func(agent.Event)) (workflows.CompactResult, error) {
+	run, err := k.startSessionWorkflow(ctx, in.SessionID, "compact session "+in.SessionID, "compaction of", workflows.CompactWorkflowName, in, nil)
+	if err != nil {
+		return workflows.CompactResult{}, err
+	}
+	if onRetry != nil {
+		defer k.followAside(ctx, in.SessionID, run.GetRunID(), func(e agent.Event) {
+			if e.Type == agent.EventAutoRetryStart || e.Type == agent.EventAutoRetryEnd {
+				onRetry(e)
+			}
+		})()
+	}
 	res, err := runResult[workflows.CompactResult](ctx, run)
 	switch {
 	case err == nil:
 		return res, nil
 	case res.Status != "":
-		return res, fmt.Errorf("compaction of session %s %s: %s", workflowSession(run), res.Status, res.Error)
+		return res, fmt.Errorf("compaction of session %s %s: %s", in.SessionID, res.Status, res.Error)
 	}
-	return workflows.CompactResult{}, fmt.Errorf("compaction of session %s: %w", workflowSession(run), err)
+	return workflows.CompactResult{}, fmt.Errorf("compaction of session %s: %w", in.SessionID, err)
 }
 
 // runResult waits for run's result. A workflow that failed (or was
@@ -157,12 +168,6 @@ func runResult[T any](ctx context.Context, run client.WorkflowRun) (res T, err e
 		_ = canErr.Details(&res)
 	}
 	return res, err
-}
-
-// workflowSession is the session id of a run started under
-// workflows.WorkflowID.
-func workflowSession(run client.WorkflowRun) string {
-	return strings.TrimPrefix(run.GetID(), workflows.WorkflowIDPrefix)
 }
 
 // AbortRetry sends abort_retry to the session's running prompt.
@@ -363,22 +368,6 @@ func Result(ctx context.Context, run client.WorkflowRun) (workflows.PromptResult
 // its result, so its last events are not lost).
 const asideGrace = 2 * time.Second
 
-// FollowCompactRetries follows a Compact workflow's run and passes its
-// summary call's auto_retry_start and auto_retry_end events to fn while
-// the caller waits for the result (CompactResult), so a compaction that
-// waits out a 503 or a usage limit is not silent and its waiter has the
-// cue for abort_retry. Call the returned stop once the result is in: it
-// lets the follower reach prompt_end for up to two seconds, then stops it.
-// Events that cannot be read are not an error here: the result, which
-// the caller waits for anyway, tells what happened.
-func (k *Controller) FollowCompactRetries(ctx context.Context, sessionID, runID string, fn func(agent.Event)) (stop func()) {
-	return k.followAside(ctx, sessionID, runID, func(e agent.Event) {
-		if e.Type == agent.EventAutoRetryStart || e.Type == agent.EventAutoRetryEnd {
-			fn(e)
-		}
-	})
-}
-
 // followAside follows run runID of the session from its start on a
 // goroutine of its own, passing its events to fn, while the caller waits
 // for the run's result. Call the returned stop once the result is in: it
@@ -391,11 +380,9 @@ func (k *Controller) followAside(ctx context.Context, sessionID, runID string, f
 		_, _ = k.Follow(fctx, sessionID, runID, 0, fn)
 	}()
 	return func() {
-		t := time.NewTimer(asideGrace)
-		defer t.Stop()
 		select {
 		case <-done:
-		case <-t.C:
+		case <-time.After(asideGrace):
 		}
 		cancel()
 		<-done

@@ -51,18 +51,11 @@ func DialLocal(ctx context.Context, s settings.Settings, logger *slog.Logger) (c
 }
 
 // ClientOptions are the client options of the settings: the client
-// profile of go.temporal.io/sdk/contrib/envconfig — the file named by
-// TEMPORAL_CONFIG_FILE or <user config dir>/temporalio/temporal.toml,
-// profile $TEMPORAL_PROFILE or "default", then TEMPORAL_ADDRESS,
-// TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS,
-// TEMPORAL_TLS_CLIENT_CERT_PATH/_DATA, TEMPORAL_TLS_CLIENT_KEY_PATH/_DATA,
-// TEMPORAL_TLS_SERVER_CA_CERT_PATH/_DATA, TEMPORAL_TLS_SERVER_NAME,
-// TEMPORAL_TLS_DISABLE_HOST_VERIFICATION and TEMPORAL_GRPC_META_* — with
-// the product's settings on top: temporal.address and temporal.namespace
-// win whenever they differ from their defaults (set in the settings file,
-// by DURABLE_AGENT_TEMPORAL_*, or by a flag), and fill in what the
-// profile leaves empty. The profile's remote codec is not used: payload
-// encryption is the product's own (codec.keyFile).
+// profile of go.temporal.io/sdk/contrib/envconfig (temporal.toml and the
+// TEMPORAL_* variables docs/cluster.md lists), with temporal.address and
+// temporal.namespace on top whenever they differ from their defaults,
+// and filling in what the profile leaves empty. The profile's remote
+// codec is not used (codec.keyFile).
 func ClientOptions(s settings.Settings, env envconfig.EnvLookup) (client.Options, error) {
 	if env == nil {
 		env = envconfig.EnvLookupOS

@@ -99,8 +99,9 @@ var closedPhrases = map[enumspb.WorkflowExecutionStatus]string{
 // Between workflow events, fn also gets live events (IsLive: the output of
 // running calls), which carry the seq of the last workflow event delivered
 // before them. The Follow calls of one Controller that follow the same
-// run share one reader (share.go). docs/live.md says how live output
-// travels and what a finished prompt's result does not hold.
+// run share one reader (share.go) and its events: fn reads an event, it
+// never changes it. docs/live.md says how live output travels and what a
+// finished prompt's result does not hold.
 //
 // A workflow that closes without prompt_end (terminated, timed out, ...)
 // ends Follow with a *PromptClosedError. An ended prompt whose prompt_end
@@ -600,12 +601,10 @@ func (f *follower) report(msg string) {
 // sleep waits d, or less when wake (nil: never) fires; false when ctx
 // ended.
 func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-t.C:
+	case <-time.After(d):
 	case <-wake:
 	}
 	return true

@@ -27,12 +27,11 @@ type pushReader struct {
 	mu      sync.Mutex
 	streams map[string]*pushStream // by call (activity id)
 	wake    chan struct{}          // a token when a stream brought something or ended
-	// out gets each snapshot as it arrives (nil: only take does).
+	// out gets each snapshot as it arrives.
 	out *reader
 	// ended: a stream that was open ended since takeEnded.
 	ended bool
-	// subscribe is live.Subscribe (tests replace it).
-	subscribe func(ctx context.Context, p live.Push, fn func(live.Snapshot, time.Time)) error
+	dc    converter.DataConverter
 }
 
 // pushStream is the stream of one call.
@@ -52,11 +51,7 @@ type pushStream struct {
 // it pushes (spec 13.10.9). A line that does not open ends its stream,
 // and the reader stays on the heartbeats.
 func newPushReader(out *reader, dc converter.DataConverter) *pushReader {
-	p := &pushReader{streams: map[string]*pushStream{}, wake: make(chan struct{}, 1), out: out}
-	p.subscribe = func(ctx context.Context, push live.Push, fn func(live.Snapshot, time.Time)) error {
-		return live.Subscribe(ctx, push, dc, fn)
-	}
-	return p
+	return &pushReader{streams: map[string]*pushStream{}, wake: make(chan struct{}, 1), out: out, dc: dc}
 }
 
 // observe opens the streams of the running calls pending names (the
@@ -96,7 +91,7 @@ func (p *pushReader) start(ctx context.Context, call string, push live.Push) {
 	st := &pushStream{url: push.URL, cancel: cancel}
 	p.streams[call] = st
 	go func() {
-		err := p.subscribe(sctx, push, func(s live.Snapshot, at time.Time) {
+		err := live.Subscribe(sctx, push, p.dc, func(s live.Snapshot, at time.Time) {
 			pushed.Add(1)
 			stamped := live.Stamped{Snapshot: s, Call: call, At: at}
 			// Straight to the followers, not behind the reader's RPCs:

@@ -2,6 +2,10 @@ package client
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,7 +18,7 @@ import (
 // entry, and get its text only at message_end.
 func TestSubscription_QueriedRoundNotCoalescedAway(t *testing.T) {
 	snap := []live.Stamped{{Snapshot: live.Snapshot{Kind: live.KindModel, EntryID: "a1"}}}
-	s := newSubscription()
+	s := &subscription{wake: make(chan struct{}, 1)}
 	s.push(followItem{pending: snap, queried: true})
 	s.push(followItem{pending: snap}) // pushed: not queried
 	s.push(followItem{pending: snap}) // coalesces with the one before
@@ -33,42 +37,36 @@ func TestSubscription_QueriedRoundNotCoalescedAway(t *testing.T) {
 // heartbeats: not streaming (Describes keep their beat), nothing to
 // take, and it is not tried again for the same call.
 func TestPushReader_RefusedFallsBack(t *testing.T) {
-	p := newPushReader(&reader{}, nil)
+	var mu sync.Mutex
 	tries := 0
-	p.subscribe = func(ctx context.Context, push live.Push, fn func(live.Snapshot, time.Time)) error {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
 		tries++
-		return live.ErrPushRefused
-	}
+		mu.Unlock()
+		http.Error(w, "live push: no running call has this token", http.StatusNotFound)
+	}))
+	defer srv.Close()
+	p := newPushReader(&reader{}, nil)
 	pending := []live.Stamped{{Snapshot: live.Snapshot{Kind: live.KindModel, EntryID: "a1",
-		Push: &live.Push{URL: "http://127.0.0.1:1/live/x"}}, Call: "5"}}
+		Push: &live.Push{URL: srv.URL + "/live/x"}}, Call: "5"}}
 	p.observe(context.Background(), pending)
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		p.mu.Lock()
-		over := p.streams["5"].over
-		p.mu.Unlock()
-		if over {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the refused stream did not end")
-		}
-		time.Sleep(time.Millisecond)
+	if st := waitStream(t, p, "5"); !errors.Is(st.err, live.ErrPushRefused) {
+		t.Fatalf("stream error %v, want ErrPushRefused", st.err)
 	}
 	if p.streaming() || len(p.take()) != 0 {
 		t.Fatal("a refused stream counts as streaming")
 	}
 	p.observe(context.Background(), pending)
 	time.Sleep(10 * time.Millisecond)
-	p.mu.Lock()
+	mu.Lock()
 	n := tries
-	p.mu.Unlock()
+	mu.Unlock()
 	if n != 1 {
 		t.Fatalf("%d tries of the same refused stream", n)
 	}
 	// Another attempt of the call (a new address) is tried; a call that
 	// no longer runs has its stream dropped.
-	pending[0].Push = &live.Push{URL: "http://127.0.0.1:1/live/y"}
+	pending[0].Push = &live.Push{URL: srv.URL + "/live/y"}
 	p.observe(context.Background(), pending)
 	p.observe(context.Background(), nil)
 	p.mu.Lock()
@@ -85,27 +83,28 @@ func TestPushReader_RefusedFallsBack(t *testing.T) {
 // follower (a user command's bash_execution_update repeated its lines).
 // Once the stream ended, a newer heartbeat stands.
 func TestPushReader_DescribeNeverOlderThanThePush(t *testing.T) {
+	hub, err := live.ListenHub("127.0.0.1:0", live.HubOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hub.Close()
+	acc := live.NewTool("b1", "call-1", "bash")
+	acc.SetOutput("l1\nl2\nl3\nl4")
+	push, end := hub.Publish(acc)
 	p := newPushReader(&reader{}, nil)
 	t0 := time.Now()
-	pushed := make(chan func(live.Snapshot, time.Time), 1)
-	end := make(chan struct{})
-	p.subscribe = func(ctx context.Context, push live.Push, fn func(live.Snapshot, time.Time)) error {
-		pushed <- fn
-		<-end
-		return nil
-	}
 	tool := func(out string, at time.Time) []live.Stamped {
 		return []live.Stamped{{Snapshot: live.Snapshot{Kind: live.KindTool, EntryID: "b1", Output: out,
-			Push: &live.Push{URL: "http://127.0.0.1:1/live/x"}}, Call: "bash-1", At: at}}
+			Push: &push}, Call: "bash-1", At: at}}
 	}
 	p.observe(context.Background(), tool("l1", t0))
-	(<-pushed)(live.Snapshot{Kind: live.KindTool, EntryID: "b1", Output: "l1\nl2\nl3\nl4"}, t0.Add(3*time.Second))
+	waitStream(t, p, "bash-1")                     // the hub's first line: l1 to l4
 	d := tool("l1\nl2\nl3", t0.Add(2*time.Second)) // the heartbeat lags the stream
 	p.newest(d)
 	if d[0].Output != "l1\nl2\nl3\nl4" || d[0].Push == nil || d[0].At != t0.Add(2*time.Second) {
 		t.Fatalf("describe round %+v: want the pushed output with the Describe's push address and time", d[0])
 	}
-	close(end) // the stream ends; a later heartbeat is newer than its last line
+	end() // the stream ends; a later heartbeat is newer than its last line
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		p.mu.Lock()

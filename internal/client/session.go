@@ -113,11 +113,14 @@ func (t *Session) Settings() settings.Settings {
 	return t.s
 }
 
-// promptInputWith is PromptInput with the session's current choices: its
-// model (and that model's price), thinking level, own settings kept (nil:
-// none; tools, approval) and queue modes, as read last (read: callers
-// read them afresh, as another terminal may have changed them).
-func (t *Session) promptInputWith(kept *session.Settings, message string) workflows.PromptInput {
+// input writes the session's pending entries (flush), reads it (read:
+// afresh, as another terminal may have changed its choices) and returns
+// it with PromptInput of message under its current choices: its model
+// (and that model's price), thinking level, own settings (tools,
+// approval) and queue modes.
+func (t *Session) input(ctx context.Context, message string) (*session.Session, workflows.PromptInput, error) {
+	t.flush(ctx, t.SessionID())
+	sess, kept, err := t.read(ctx)
 	s := t.Settings()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -145,7 +148,7 @@ func (t *Session) promptInputWith(kept *session.Settings, message string) workfl
 	if t.followUpMode != "" {
 		in.Agent.FollowUpMode = t.followUpMode
 	}
-	return in
+	return sess, in, err
 }
 
 // StartPrompt starts a prompt, with its images, and returns once its
@@ -153,9 +156,7 @@ func (t *Session) promptInputWith(kept *session.Settings, message string) workfl
 // error wraps ErrSessionBusy. Entries recorded while the session was busy
 // go in first, so the prompt follows them.
 func (t *Session) StartPrompt(ctx context.Context, message string, images ...agent.ContentBlock) (Prompt, error) {
-	t.flush(ctx, t.SessionID())
-	sess, kept, err := t.read(ctx)
-	in := t.promptInputWith(kept, message)
+	sess, in, err := t.input(ctx, message)
 	in.Images = images
 	var h session.Header
 	if sess != nil {
@@ -269,12 +270,10 @@ func (t *Session) State(ctx context.Context) (agent.State, error) {
 			return st, err
 		}
 	}
-	t.flush(ctx, id)
-	sess, kept, err := t.read(ctx)
+	sess, in, err := t.input(ctx, "")
 	if err != nil {
 		return agent.State{}, err
 	}
-	in := t.promptInputWith(kept, "")
 	return agent.State{
 		SessionID: id, Model: in.Model.Name, Provider: in.Model.Provider, Status: agent.StatusIdle,
 		AutoRetryEnabled: in.Retry.Enabled, AutoCompactionEnabled: in.Compaction.Enabled, MessageCount: len(runContext(sess)),
@@ -338,39 +337,22 @@ func runContext(sess *session.Session) []agent.Message {
 	return sess.Context(sess.LeafID())
 }
 
-// Compact compacts the session's context now (manual compaction: the
-// Compact workflow under the session's workflow id) and returns when it is
-// done; while a prompt runs it fails with ErrSessionBusy. A compaction
-// that fails or is aborted is an error. While it waits, the summary
-// call's auto_retry_start and auto_retry_end events go to onRetry; abort
-// and abort_retry reach it like a prompt. When ctx ends first the
-// compaction keeps running in Temporal.
+// Compact compacts the session's context now with its current choices
+// (Controller.Compact).
 func (t *Session) Compact(ctx context.Context, customInstructions string, onRetry func(agent.Event)) (workflows.CompactResult, error) {
-	t.flush(ctx, t.SessionID())
-	_, kept, _ := t.read(ctx)
-	in := workflows.CompactInputFrom(t.promptInputWith(kept, ""), customInstructions)
+	_, p, _ := t.input(ctx, "")
+	in := workflows.CompactInputFrom(p, customInstructions)
 	in.Model.ThinkingLevel = "" // a summary needs no reasoning
-	run, err := t.k.StartCompact(ctx, in)
-	if err != nil {
-		return workflows.CompactResult{}, err
-	}
-	stop := func() {}
-	if onRetry != nil {
-		stop = t.k.FollowCompactRetries(ctx, t.SessionID(), run.GetRunID(), onRetry)
-	}
-	defer stop()
-	return CompactResult(ctx, run)
+	return t.k.Compact(ctx, in, onRetry)
 }
 
 // Info is what get_state adds to the workflow's state.
 func (t *Session) Info(ctx context.Context) (SessionInfo, error) {
 	id := t.SessionID()
-	t.flush(ctx, id)
-	sess, kept, err := t.read(ctx)
+	sess, in, err := t.input(ctx, "")
 	if err != nil {
 		return SessionInfo{}, err
 	}
-	in := t.promptInputWith(kept, "")
 	info := SessionInfo{
 		SessionID:     id,
 		Model:         settings.ModelID{Provider: in.Model.Provider, Name: in.Model.Name},

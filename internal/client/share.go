@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 
 	"github.com/durableagent/durableagent/agent"
@@ -13,9 +12,10 @@ import (
 // calls of one Controller that follow the same prompt run (session and
 // runID as asked) share one reader, whose follower loop fans the events
 // and live snapshots out to each call's queue, applied on the call's own
-// goroutine with its own cursor and `after`. A Follow whose `after` is
-// before the reader's log starts a reader of its own. The reader runs
-// with the first Follow's context values but not its cancellation.
+// goroutine with its own cursor and `after`; the events are shared, read
+// only. A Follow whose `after` is before the reader's log starts a reader
+// of its own. The reader runs with the first Follow's context values but
+// not its cancellation.
 
 // maxShareLogBytes bounds the workflow events a reader keeps for Follow
 // calls that join later (agent.EncodedSize).
@@ -65,8 +65,6 @@ type subscription struct {
 	wake  chan struct{} // a token when items were added
 }
 
-func newSubscription() *subscription { return &subscription{wake: make(chan struct{}, 1)} }
-
 func (s *subscription) push(it followItem) {
 	s.mu.Lock()
 	if n := len(s.items); it.pending != nil && n > 0 && s.items[n-1].pending != nil &&
@@ -96,14 +94,13 @@ func (s *subscription) take() []followItem {
 // subscribe joins the reader of key, or starts one (start makes its
 // follower loop, for a reader that starts after seq after).
 func subscribe(ctx context.Context, key shareKey, after int64, start func(out *reader) *follower) (*reader, *subscription) {
-	sub := newSubscription()
+	sub := &subscription{wake: make(chan struct{}, 1)}
 	readers.Lock()
 	defer readers.Unlock()
 	if r := readers.m[key]; r != nil && !r.done && after >= r.base {
 		for i := range r.log {
 			if r.log[i].Seq > after {
-				e := cloneEvent(r.log[i])
-				sub.items = append(sub.items, followItem{event: &e})
+				sub.items = append(sub.items, followItem{event: &r.log[i]})
 			}
 		}
 		r.subs[sub] = true
@@ -161,30 +158,9 @@ func (r *reader) event(e agent.Event) {
 		r.base = r.log[0].Seq
 		r.log = r.log[1:]
 	}
-	first := true
 	for s := range r.subs {
-		ev := e
-		if !first {
-			ev = cloneEvent(e)
-		}
-		first = false
-		s.push(followItem{event: &ev})
+		s.push(followItem{event: &e})
 	}
-}
-
-// cloneEvent is a deep copy of e, so that followers that change the
-// events they get (their messages, results) do not share them, as they
-// did not when each decoded its own query answer.
-func cloneEvent(e agent.Event) agent.Event {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return e
-	}
-	var out agent.Event
-	if json.Unmarshal(b, &out) != nil {
-		return e
-	}
-	return out
 }
 
 // snapshots passes on a round of live snapshots (not empty), sorted by

@@ -1,7 +1,7 @@
 package client
 
 import (
-	"unicode/utf8"
+	"strings"
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/internal/line"
@@ -20,9 +20,5 @@ func Summary(prefix, text string) string {
 		return s
 	}
 	const ellipsis = "…"
-	cut := MaxSummaryBytes - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
+	return strings.ToValidUTF8(s[:MaxSummaryBytes-len(ellipsis)], "") + ellipsis // a rune cut in two goes
 }

@@ -41,15 +41,12 @@ type WedgedTask struct {
 func (k *Controller) Wedged(ctx context.Context, sessionID string) (*WedgedTask, error) {
 	id := workflows.WorkflowID(sessionID)
 	resp, err := k.describe(ctx, id, "")
-	if isNotFound(err) {
-		return nil, fmt.Errorf("%w in session %s", ErrNoRunningPrompt, sessionID)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("describe the workflow of session %s: %w", sessionID, err)
-	}
 	info := resp.GetWorkflowExecutionInfo()
-	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+	switch {
+	case isNotFound(err) || err == nil && info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 		return nil, fmt.Errorf("%w in session %s", ErrNoRunningPrompt, sessionID)
+	case err != nil:
+		return nil, fmt.Errorf("describe the workflow of session %s: %w", sessionID, err)
 	}
 	attempt := resp.GetPendingWorkflowTask().GetAttempt()
 	if attempt < 2 {

@@ -129,16 +129,13 @@ func (h *Hub) Publish(acc *Accumulator) (Push, func()) {
 	h.mu.Lock()
 	h.calls[token] = c
 	h.mu.Unlock()
-	var once sync.Once
 	// The hub's URL, its certificate's fingerprint, whether it seals.
-	return Push{URL: h.base + token, CertSHA256: h.pin, Sealed: h.dc != nil}, func() {
-		once.Do(func() {
-			h.mu.Lock()
-			delete(h.calls, token)
-			h.mu.Unlock()
-			close(c.done)
-		})
-	}
+	return Push{URL: h.base + token, CertSHA256: h.pin, Sealed: h.dc != nil}, sync.OnceFunc(func() {
+		h.mu.Lock()
+		delete(h.calls, token)
+		h.mu.Unlock()
+		close(c.done)
+	})
 }
 
 // Close stops the hub: its streams end, new ones are refused.

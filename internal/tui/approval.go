@@ -66,12 +66,11 @@ type (
 	}
 )
 
-// newReasonInput is the input of a denial's reason.
+// newReasonInput is the input of a denial's reason (no length limit).
 func newReasonInput() textinput.Model {
 	in := textinput.New()
 	in.Prompt = "reason> "
 	in.Placeholder = "optional; enter denies, backspace on empty goes back"
-	in.CharLimit = 0
 	return in
 }
 
@@ -113,9 +112,8 @@ func (m *Model) readFullArgs(callID string) tea.Cmd {
 }
 
 // approvalDecided drops a call from the queue: it was decided (here or
-// elsewhere), skipped, or its prompt ended. It reports whether the call
-// was the one on screen.
-func (m *Model) approvalDecided(callID string) bool {
+// elsewhere), skipped, or its prompt ended.
+func (m *Model) approvalDecided(callID string) {
 	for i, a := range m.approvals {
 		if a.callID == callID {
 			m.approvals = append(m.approvals[:i], m.approvals[i+1:]...)
@@ -126,10 +124,9 @@ func (m *Model) approvalDecided(callID string) bool {
 			if t := m.findTool(callID); t != nil {
 				t.waiting = false
 			}
-			return i == 0
+			return
 		}
 	}
-	return false
 }
 
 // approvalKey handles a key while a call is asked about.
@@ -289,9 +286,9 @@ func argLines(args json.RawMessage, n int) []string {
 	if json.Unmarshal(args, &fields) != nil || fields == nil {
 		lines = toolview.Lines(string(args))
 	} else {
-		keys := slices.Collect(maps.Keys(fields))
-		slices.SortFunc(keys, func(a, b string) int {
-			return cmp.Or(cmp.Compare(argRank(a), argRank(b)), strings.Compare(a, b))
+		first := []string{"path", "command"} // what a person looks at first, command on top
+		keys := slices.SortedFunc(maps.Keys(fields), func(a, b string) int {
+			return cmp.Or(cmp.Compare(slices.Index(first, b), slices.Index(first, a)), strings.Compare(a, b))
 		})
 		for _, k := range keys {
 			v := fields[k]
@@ -319,15 +316,4 @@ func argLines(args json.RawMessage, n int) []string {
 		lines = append(lines[:n-1:n-1], fmt.Sprintf("… (%d more lines)", more))
 	}
 	return lines
-}
-
-// argRank orders the arguments a person looks at first.
-func argRank(k string) int {
-	switch k {
-	case "command":
-		return 0
-	case "path":
-		return 1
-	}
-	return 2
 }

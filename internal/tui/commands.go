@@ -43,12 +43,8 @@ func (m *Model) slash(text string) tea.Cmd {
 		m.note(slashHelp)
 		return nil
 	case "retry":
-		var enabled bool
-		switch strings.ToLower(arg) {
-		case "on":
-			enabled = true
-		case "off":
-		default:
+		enabled := strings.EqualFold(arg, "on")
+		if !enabled && !strings.EqualFold(arg, "off") {
 			m.errorf("usage: /retry on|off")
 			return nil
 		}

@@ -120,8 +120,3 @@ func (m *Model) cutHistory(user agent.Message) {
 		return
 	}
 }
-
-// liveFrom is where the entries of this chat's prompts start: tool calls
-// are looked up there, not in the history (ids can repeat across
-// prompts).
-func (m *Model) liveFrom() int { return m.historyAt + m.historyLen }

@@ -171,10 +171,6 @@ func (m *Model) replaceLive(es []entry) {
 	m.entries = append(m.entries[:i], rest...)
 }
 
-// dropLive removes a streamed message that no message_end finalised (the
-// prompt ended without it).
-func (m *Model) dropLive() { m.replaceLive(nil) }
-
 // toolEntry returns the tool call's view, adding it to the list when the
 // call was not announced (created) yet.
 func (m *Model) toolEntry(callID, name string) *toolView {
@@ -186,10 +182,10 @@ func (m *Model) toolEntry(callID, name string) *toolView {
 	return t
 }
 
-// findTool returns the view of a call of this chat's prompts (not of the
-// history), nil when there is none.
+// findTool returns the view of a call of this chat's prompts, after the
+// history (ids can repeat across prompts), nil when there is none.
 func (m *Model) findTool(callID string) *toolView {
-	for i := len(m.entries) - 1; i >= m.liveFrom(); i-- {
+	for i := len(m.entries) - 1; i >= m.historyAt+m.historyLen; i-- {
 		if t := m.entries[i].tool; t != nil && t.callID == callID {
 			return t
 		}

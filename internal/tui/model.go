@@ -164,10 +164,8 @@ type (
 // New returns the chat model of backend's session. ctx ends the prompt
 // followers (cancel it when the program exits).
 func New(ctx context.Context, backend *client.Session, opts Options) *Model {
-	in := textinput.New()
-	in.Prompt = "> "
+	in := textinput.New() // prompt "> ", no length limit
 	in.Placeholder = placeholderIdle
-	in.CharLimit = 0
 	in.Focus()
 	m := &Model{
 		ctx: ctx, backend: backend, now: opts.Now, tick: opts.Tick,
@@ -416,7 +414,7 @@ func (m *Model) endPrompt(end agent.Event) {
 	}
 	m.endPick()
 	m.undelivered(end)
-	m.dropLive() // a streamed message that no message_end finalised
+	m.replaceLive(nil) // drops a streamed message that no message_end finalised
 	if m.compacting != "manual" {
 		m.compacting = ""
 	}

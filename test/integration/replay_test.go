@@ -90,18 +90,15 @@ func TestIntegration_CompactHistoryReplaysOnCurrentCode(t *testing.T) {
 	in.Model.SummaryFaults = []string{e503}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, err := e.k.StartCompact(ctx, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := client.CompactResult(ctx, run)
+	res, err := e.k.Compact(ctx, in, nil)
 	if err != nil || res.Status != agent.StatusCompleted || res.Result == nil {
 		t.Fatalf("compact: %+v %v", res, err)
 	}
+	wf := workflows.WorkflowID("replay-compact") // its latest run is the compaction
 	// The history must hold what the fixture is for: the backoff timer
 	// of the retried summary call and its recorded verdict.
 	var timers, markers int
-	iter := e.c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	iter := e.c.GetWorkflowHistory(ctx, wf, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
 		ev, err := iter.Next()
 		if err != nil {
@@ -120,7 +117,7 @@ func TestIntegration_CompactHistoryReplaysOnCurrentCode(t *testing.T) {
 	if timers != 1 || markers != 1 {
 		t.Fatalf("%d timers and %d side-effect markers: the fixture must hold one retried summary call with its verdict marker", timers, markers)
 	}
-	evs, err := e.k.Events(ctx, "replay-compact", run.GetRunID(), 0)
+	evs, err := e.k.Events(ctx, "replay-compact", "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +128,7 @@ func TestIntegration_CompactHistoryReplaysOnCurrentCode(t *testing.T) {
 	if got := strings.Join(types, " "); got != "auto_retry_start auto_retry_end prompt_end" {
 		t.Fatalf("events of the compaction: %s", got)
 	}
-	exportAndReplay(t, e, run.GetID(), run.GetRunID(), compactFixture)
+	exportAndReplay(t, e, wf, "", compactFixture)
 }
 
 // exportAndReplay exports a run's history (to fixture with
