@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -39,13 +40,16 @@ func CheckpointDir(dataDir, sessionID string) string {
 }
 
 // CheckpointInput names where the conversation is when a checkpoint is
-// taken (Leaf) and the calls since the last one ("bash make"). With Since
-// it takes none and reports what changed since that checkpoint (Evidence).
+// taken (Leaf) and the calls since the last one ("bash make"); Existing
+// takes one only where the session's store exists (a first checkpoint
+// hashes every file). With Since it takes none and reports what changed
+// since that checkpoint (Evidence).
 type CheckpointInput struct {
 	SessionID string   `json:"sessionId"`
 	Workspace string   `json:"workspace"`
 	Leaf      string   `json:"leaf,omitempty"`
 	Calls     []string `json:"calls,omitempty"`
+	Existing  bool     `json:"existing,omitempty"`
 	Since     string   `json:"since,omitempty"`
 }
 
@@ -73,6 +77,10 @@ func (a *Activities) Checkpoint(ctx context.Context, in CheckpointInput) (Checkp
 		return CheckpointResult{Evidence: a.evidence(ctx, in)}, nil
 	case a.Checkpoints.DataDir == "" || a.Checkpoints.Off:
 		return CheckpointResult{}, nil
+	case in.Existing:
+		if _, err := os.Stat(CheckpointDir(a.Checkpoints.DataDir, in.SessionID)); err != nil {
+			return CheckpointResult{}, nil
+		}
 	}
 	st, err := a.checkpointStore(in.SessionID, in.Workspace)
 	var c checkpoint.Checkpoint

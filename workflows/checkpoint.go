@@ -23,9 +23,10 @@ const maxCheckpointCalls = 20
 type checkpoints struct {
 	on, asked bool // the gate allows them; the gate was read
 	// id is the newest checkpoint the run knows ("": none, or not taken);
-	// next, while not nil, the one being taken.
+	// next, while not nil, the one being taken, of input in.
 	id   string
 	next workflow.Future
+	in   activities.CheckpointInput
 	// dirty: calls that may change files ran since the last one was
 	// started (calls names them); started: one was started in this run.
 	dirty, started bool
@@ -35,10 +36,12 @@ type checkpoints struct {
 
 // checkpointAhead starts the checkpoint of the coming turn with its model
 // call, so it is taken while the model answers, off the tool step's path
-// (docs/spec.md 20.1): at a run's first model call, and after a turn whose
-// calls may change files. It records the conversation's leaf and the
-// calls since the last one; a workspace whose files equal the newest
-// checkpoint's adds none. A session without a workspace has none.
+// (docs/spec.md 20.1): at a run's first model call (only where the
+// session's store exists: a first checkpoint hashes every file, so a turn
+// that needs one takes it), and after a turn whose calls may change files.
+// It records the conversation's leaf and the calls since the last one; a
+// workspace whose files equal the newest checkpoint's adds none. A session
+// without a workspace has none.
 func (r *run) checkpointAhead(ctx workflow.Context) {
 	k := &r.ckpt
 	if !k.asked {
@@ -48,11 +51,11 @@ func (r *run) checkpointAhead(ctx workflow.Context) {
 	if !k.on || k.next != nil || (k.started && !k.dirty) {
 		return
 	}
-	in := r.checkpointInput()
-	if len(in.Calls) == 0 {
-		in.Calls = []string{"(before the prompt)"}
+	k.in = r.checkpointInput()
+	if k.in.Existing = !k.started; len(k.in.Calls) == 0 {
+		k.in.Calls = []string{"(before the prompt)"}
 	}
-	k.next = workflow.ExecuteActivity(r.checkpointOptions(ctx, "ckpt-"+r.LeafID), activities.CheckpointName, in)
+	k.next = workflow.ExecuteActivity(r.checkpointOptions(ctx, "ckpt-"+r.LeafID), activities.CheckpointName, k.in)
 	k.started = true
 }
 
@@ -77,7 +80,7 @@ func (r *run) checkpointTurn(ctx workflow.Context, calls []*toolCall) {
 		if c.spec.ReadOnly {
 			continue
 		}
-		r.awaitCheckpoint(ctx)
+		r.awaitCheckpoint(ctx, true)
 		k := &r.ckpt
 		k.dirty = k.on
 		if len(k.calls) < maxCheckpointCalls {
@@ -88,11 +91,19 @@ func (r *run) checkpointTurn(ctx workflow.Context, calls []*toolCall) {
 	}
 }
 
-// awaitCheckpoint waits for the checkpoint being taken, if one is.
-func (r *run) awaitCheckpoint(ctx workflow.Context) {
-	if r.ckpt.next != nil {
-		r.ckpt.id = r.checkpointResult(ctx, r.ckpt.next)
-		r.ckpt.next = nil
+// awaitCheckpoint waits for the checkpoint being taken, if one is; with
+// need, a first one left out because the session had no store is taken.
+func (r *run) awaitCheckpoint(ctx workflow.Context, need bool) {
+	k := &r.ckpt
+	if k.next == nil {
+		return
+	}
+	res := r.checkpointResult(ctx, k.next)
+	k.next, k.id = nil, res.ID
+	if need && k.in.Existing && res == (activities.CheckpointResult{}) {
+		k.in.Existing = false
+		k.id = r.checkpointResult(ctx, workflow.ExecuteActivity(r.checkpointOptions(ctx, "ckpt-first-"+k.in.Leaf),
+			activities.CheckpointName, k.in)).ID
 	}
 }
 
@@ -100,24 +111,23 @@ func (r *run) awaitCheckpoint(ctx workflow.Context) {
 // end, or its continue-as-new) when calls changed it after its last
 // checkpoint, so starter rewind finds nothing unrecorded after a prompt.
 func (r *run) closeCheckpoint(ctx workflow.Context) {
-	r.awaitCheckpoint(ctx)
+	r.awaitCheckpoint(ctx, false)
 	if r.ckpt.dirty {
 		r.ckpt.id = r.checkpointResult(ctx, workflow.ExecuteActivity(r.checkpointOptions(ctx, "ckpt-end-"+r.LeafID),
-			activities.CheckpointName, r.checkpointInput()))
+			activities.CheckpointName, r.checkpointInput())).ID
 	}
 }
 
-// checkpointResult is a Checkpoint activity's id; a failure is a
+// checkpointResult is a Checkpoint activity's result; a failure is a
 // checkpoint_warning event and no id.
-func (r *run) checkpointResult(ctx workflow.Context, f workflow.Future) string {
-	var res activities.CheckpointResult
+func (r *run) checkpointResult(ctx workflow.Context, f workflow.Future) (res activities.CheckpointResult) {
 	if err := f.Get(ctx, &res); err != nil {
 		res.Warning = "checkpoint not taken: " + rootMessage(err)
 	}
 	if res.Warning != "" {
 		r.emit(ctx, agent.Event{Type: agent.EventCheckpointWarning, Reason: res.Warning})
 	}
-	return res.ID
+	return res
 }
 
 // checkpointEvidence is what the workspace changed since the turn's

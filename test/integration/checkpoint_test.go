@@ -79,7 +79,9 @@ func TestIntegration_CheckpointPerTurn(t *testing.T) {
 			if err := converter.GetDefaultDataConverter().FromPayloads(a.GetResult(), &res); err != nil {
 				t.Fatal(err)
 			}
-			inHistory = append(inHistory, res.ID)
+			if res.ID != "" { // the run's first looks for a store first: a new session has none
+				inHistory = append(inHistory, res.ID)
+			}
 		}
 	}
 	if want := []string{list[0].ID, list[1].ID, list[2].ID}; !slices.Equal(inHistory, want) {
@@ -100,6 +102,33 @@ func TestIntegration_CheckpointPerTurn(t *testing.T) {
 		t.Fatalf("starter diff --from 7: exit %d %s", code, stderr)
 	}
 	exportAndReplay(t, e, run.GetID(), run.GetRunID(), checkpointFixture)
+}
+
+// Issue 42: a session whose prompts only read makes no checkpoint store:
+// its first checkpoint, which hashes every file, waits for a turn that may
+// change files. Spec 20.1.
+func TestIntegration_ReadOnlySessionMakesNoCheckpointStore(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		in := client.PromptInput(e.s, "readonly", "look at it")
+		in.Workspace = ws
+		in.Model.Faults = []string{`tool:read {"path":"a.txt"}`, `text:it says one`}
+		run, err := e.k.StartPrompt(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := e.result(run); err != nil || res.Status != agent.StatusCompleted {
+			t.Fatalf("prompt %d: %+v %v", i, res, err)
+		}
+	}
+	if _, err := os.Stat(activities.CheckpointDir(e.dataDir, "readonly")); !os.IsNotExist(err) {
+		t.Fatalf("a read-only session's checkpoint store: %v, want none", err)
+	}
 }
 
 // Issue 42: a checkpoint that cannot be taken does not fail the turn:
