@@ -72,10 +72,14 @@ type CheckpointResult struct {
 type CheckpointTurn struct {
 	ModelMs int64 `json:"modelMs"`
 	Off     Dist  `json:"off"`
-	On      Dist  `json:"on"`
-	Step    Dist  `json:"step"`
-	// Added is On.P95 - Off.P95; Ratio is Added over Step.P50; FirstMs
-	// the gap of the session's first turn with checkpoints on (left out).
+	// Changed and Unchanged are the gaps with checkpoints on of the turns
+	// after one that appended a line to a file, and after a bash `true`.
+	Changed   Dist `json:"changed"`
+	Unchanged Dist `json:"unchanged"`
+	Step      Dist `json:"step"`
+	// Added is the larger of Changed.P95 and Unchanged.P95 less Off.P95;
+	// Ratio is Added over Step.P50; FirstMs the gap of the session's first
+	// turn with checkpoints on (left out: its first checkpoint).
 	Added   float64 `json:"added"`
 	FirstMs float64 `json:"firstMs"`
 	Ratio   float64 `json:"ratio"`
@@ -220,8 +224,8 @@ func (h *harness) checkpointInTurn(ctx context.Context, ws string, files []strin
 		defer w.stop()
 		ss[i] = s
 	}
-	rounds := min(4, h.cfg.CheckpointToolTurns)
-	var gaps [2][]float64
+	rounds := max(1, min(4, h.cfg.CheckpointToolTurns/2))
+	var off, changed, unchanged []float64
 	var steps []float64
 	edit := 0
 	for r := range rounds {
@@ -230,9 +234,14 @@ func (h *harness) checkpointInTurn(ctx context.Context, ws string, files []strin
 			s := ss[i]
 			in := client.PromptInput(s, fmt.Sprintf("ckpt-turn-%d-%d", lat, i), "edit the files")
 			in.Workspace = ws
-			for range h.cfg.CheckpointToolTurns / rounds {
+			// Even turns append a line to a file, odd ones change nothing.
+			for j := range h.cfg.CheckpointToolTurns / rounds {
 				rel, _ := filepath.Rel(ws, files[(edit*53+11)%len(files)])
-				in.Model.Faults = append(in.Model.Faults, fmt.Sprintf(`tool:bash {"command":"echo '// turn %d' >> %s"}`, edit, rel))
+				cmd := fmt.Sprintf("echo '// turn %d' >> %s", edit, rel)
+				if j%2 == 1 {
+					cmd = "true"
+				}
+				in.Model.Faults = append(in.Model.Faults, fmt.Sprintf(`tool:bash {"command":%q}`, cmd))
 				edit++
 			}
 			in.Model.Faults = append(in.Model.Faults, "text:done")
@@ -250,23 +259,30 @@ func (h *harness) checkpointInTurn(ctx context.Context, ws string, files []strin
 			if err != nil {
 				return t, err
 			}
-			if r == 0 {
-				if i == 1 {
-					t.FirstMs = g[0]
+			for j, gap := range g {
+				switch {
+				case r == 0 && j == 0:
+					if i == 1 {
+						t.FirstMs = gap
+					}
+				case i == 0:
+					off = append(off, gap)
+				case j%2 == 1: // after an appended line
+					changed = append(changed, gap)
+				default: // after a bash `true`
+					unchanged = append(unchanged, gap)
 				}
-				g = g[1:]
 			}
-			gaps[i] = append(gaps[i], g...)
 			if i == 1 {
 				steps = append(steps, st...)
 			}
 		}
 	}
-	t.Off, t.On, t.Step = dist(gaps[0]), dist(gaps[1]), dist(steps)
-	t.Added = t.On.P95 - t.Off.P95
+	t.Off, t.Changed, t.Unchanged, t.Step = dist(off), dist(changed), dist(unchanged), dist(steps)
+	t.Added = max(t.Changed.P95, t.Unchanged.P95) - t.Off.P95
 	t.Ratio = t.Added / t.Step.P50
-	h.logf("checkpoint in a turn: model %d ms: answer to call p50 %.1f / p95 %.1f ms with checkpoints, %.1f / %.1f ms without",
-		lat, t.On.P50, t.On.P95, t.Off.P50, t.Off.P95)
+	h.logf("checkpoint in a turn: model %d ms: answer to call p95 %.1f ms after a change, %.1f ms after none, %.1f ms without checkpoints",
+		lat, t.Changed.P95, t.Unchanged.P95, t.Off.P95)
 	return t, nil
 }
 
@@ -343,8 +359,9 @@ func (c *CheckpointResult) rows() []Row {
 			target, v = "added p95 <= 50 ms and <= 10% of a bash step", verdict(t.Added <= 50 && t.Ratio <= 0.10)
 		}
 		rows = append(rows, Row{fmt.Sprintf("checkpoint in a tool turn, model %d ms", t.ModelMs),
-			fmt.Sprintf("%s, %d files, one line appended a turn: answer to bash call p50 %.1f / p95 %.1f ms with checkpoints, %.1f / %.1f ms without (n=%d each, alternating prompts; the session's first turn, %.0f ms with checkpoints, left out); added p50 %.1f / p95 %.1f ms; bash step p50 %.1f ms; added p95 / bash step = %.2f (load %s)",
-				c.Repo, c.Files, t.On.P50, t.On.P95, t.Off.P50, t.Off.P95, t.On.N, t.FirstMs, t.On.P50-t.Off.P50, t.Added, t.Step.P50, t.Ratio, c.Load),
+			fmt.Sprintf("%s, %d files: answer to bash call with checkpoints p50 %.1f / p95 %.1f ms after a turn that appended a line to a file (n=%d), p50 %.1f / p95 %.1f ms after a bash `true` (n=%d); without p50 %.1f / p95 %.1f ms (n=%d; alternating prompts; the session's first turn, %.0f ms with checkpoints, left out); added p95 %.1f ms; bash step p50 %.1f ms; added p95 / bash step = %.2f (load %s)",
+				c.Repo, c.Files, t.Changed.P50, t.Changed.P95, t.Changed.N, t.Unchanged.P50, t.Unchanged.P95, t.Unchanged.N,
+				t.Off.P50, t.Off.P95, t.Off.N, t.FirstMs, t.Added, t.Step.P50, t.Ratio, c.Load),
 			target, v})
 	}
 	return rows

@@ -230,7 +230,7 @@ func QuickConfig() Config {
 		ConcurrencyN: []int{10}, ConcurrencyDelayMs: 2000, ConcurrencyRounds: 1,
 		FleetJobs: 20, FleetLimit: 10 * time.Second,
 		MCPRuns: 20, MCPRounds: 1, MCPCalls: 5,
-		CheckpointTree: "net/http", CheckpointRounds: 3, CheckpointTurns: 5, CheckpointToolTurns: 3, CheckpointModelMs: []int64{0},
+		CheckpointTree: "net/http", CheckpointRounds: 3, CheckpointTurns: 5, CheckpointToolTurns: 4, CheckpointModelMs: []int64{0},
 	}
 }
 
