@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -422,23 +422,16 @@ func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 }
 
 // modelCallSummary labels a model call in the Temporal Web UI with its
-// model and turn (the entry id last), at most maxActivitySummaryBytes.
+// model and turn (the entry id last), at most maxActivitySummaryBytes,
+// cut on a rune boundary with "…".
 func modelCallSummary(m activities.ModelRef, turn int, entryID string) string {
-	return cutBytes(fmt.Sprintf("%s/%s · turn %d · %s", m.Provider, m.Name, turn, entryID), maxActivitySummaryBytes)
+	s := fmt.Sprintf("%s/%s · turn %d · %s", m.Provider, m.Name, turn, entryID)
+	if len(s) > maxActivitySummaryBytes {
+		// A rune the cut splits is invalid UTF-8 and goes.
+		s = strings.ToValidUTF8(s[:maxActivitySummaryBytes-len("…")], "") + "…"
+	}
+	return s
 }
 
 // maxActivitySummaryBytes bounds an activity's summary (kept in history).
 const maxActivitySummaryBytes = 200
-
-// cutBytes cuts s to at most n bytes on a rune boundary, with "…".
-func cutBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const ellipsis = "…"
-	cut := n - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
-}
