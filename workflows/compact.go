@@ -68,7 +68,7 @@ func (in CompactInput) prompt() PromptInput {
 func (in CompactInput) Validate() error {
 	p := in.prompt()
 	p.Message = "(manual compaction)"
-	return invalid("compact", p.problems())
+	return p.problems().invalid("compact")
 }
 
 // CompactResult is the result of a manual compaction. A failed or aborted

@@ -47,23 +47,22 @@ type ScheduledPromptInput struct {
 	Prompt        PromptInput `json:"prompt"`
 }
 
-// Validate reports the first problem of the input in one line.
+// Validate reports the problems of the input in one line.
 func (in ScheduledPromptInput) Validate() error {
+	var p problems
 	switch {
 	case (in.SessionPrefix == "") == (in.SessionID == ""):
-		return errors.New("invalid scheduled prompt: give a session prefix or a session id, not both or neither")
+		p.add(true, "give a session prefix or a session id, not both or neither")
 	case in.SessionID != "":
-		if err := session.ValidateID(in.SessionID); err != nil {
-			return fmt.Errorf("invalid scheduled prompt: %w", err)
-		}
+		p.addErr(session.ValidateID(in.SessionID))
 	default:
 		if err := session.ValidateID(SessionAt(in.SessionPrefix, time.Unix(0, 0))); err != nil {
-			return fmt.Errorf("invalid scheduled prompt: session prefix %q: %w", in.SessionPrefix, err)
+			p.add(true, fmt.Sprintf("session prefix %q: %v", in.SessionPrefix, err))
 		}
 	}
-	p := in.Prompt
-	p.SessionID = "scheduled" // set by the workflow at each run
-	return p.Validate()
+	pr := in.Prompt
+	pr.SessionID = "scheduled" // set by the workflow at each run
+	return append(p, pr.problems()...).invalid("scheduled prompt")
 }
 
 // SessionAt is the session id of a fresh-session schedule's run scheduled

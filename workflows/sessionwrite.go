@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 
 	"go.temporal.io/sdk/temporal"
@@ -53,27 +52,20 @@ type SessionSettingChange struct {
 	From session.Settings `json:"from"`
 }
 
-// Validate reports the first problem of the input in one line.
+// Validate reports the problems of the input in one line.
 func (in SessionWriteInput) Validate() error {
-	if err := session.ValidateID(in.SessionID); err != nil {
-		return fmt.Errorf("invalid session write input: %w", err)
-	}
-	if len(in.Entries) == 0 && in.Change == nil && in.ForkFrom == "" {
-		return errors.New("invalid session write input: no entries")
-	}
+	var p problems
+	p.addErr(session.ValidateID(in.SessionID))
+	p.add(len(in.Entries) == 0 && in.Change == nil && in.ForkFrom == "", "no entries")
 	if err := session.ValidateID(in.ForkFrom); in.ForkFrom != "" && err != nil {
-		return fmt.Errorf("invalid session write input: fork: %w", err)
+		p.add(true, "fork: "+err.Error())
 	}
-	if in.Change != nil {
-		_, err := (session.Settings{}).With(in.Change.Key, in.Change.From) //workflowcheck:ignore reflection over the struct's fields
-		if err != nil {
-			return fmt.Errorf("invalid session write input: %w", err)
-		}
-		if len(in.Change.Value) > maxChangeValueBytes {
-			return fmt.Errorf("invalid session write input: the value of %s is over %d bytes", in.Change.Key, maxChangeValueBytes)
-		}
+	if c := in.Change; c != nil {
+		_, err := (session.Settings{}).With(c.Key, c.From) //workflowcheck:ignore reflection over the struct's fields
+		p.addErr(err)
+		p.add(len(c.Value) > maxChangeValueBytes, fmt.Sprintf("the value of %s is over %d bytes", c.Key, maxChangeValueBytes))
 	}
-	return nil
+	return p.invalid("session write")
 }
 
 // SessionWriteResult says whether the entries were written: a session
