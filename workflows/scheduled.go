@@ -30,11 +30,9 @@ const ScheduledStatusSkipped = "skipped"
 // once a second.
 const SessionTimeLayout = "20060102T150405Z"
 
-// ScheduledStartTimeAttr is the search attribute a Temporal Schedule sets
-// on the workflows it starts: the run's nominal (scheduled) time.
-const ScheduledStartTimeAttr = "TemporalScheduledStartTime"
-
-var saScheduledStart = temporal.NewSearchAttributeKeyTime(ScheduledStartTimeAttr)
+// saScheduledStart is the search attribute a Temporal Schedule sets on
+// the workflows it starts: the run's nominal (scheduled) time.
+var saScheduledStart = temporal.NewSearchAttributeKeyTime("TemporalScheduledStartTime")
 
 // ScheduledPromptInput is the input of the ScheduledPrompt workflow: the
 // prompt (built as `starter prompt` builds it, without a session id) and
