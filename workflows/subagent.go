@@ -123,14 +123,10 @@ func subAgentAnswer(sessionID, description string, res *PromptResult, err error,
 		return fmt.Sprintf("The sub-agent of this call (session %s) was started before and is not started again; "+
 			"read its answer with `starter events --session %s`.", sessionID, sessionID), true
 	case errors.As(err, &canceled):
-		if canceled.HasDetails() {
-			_ = canceled.Details(res)
-		}
+		_ = canceled.Details(res) // none: res stays as it is
 		head = "The sub-agent was aborted before it answered."
 	case errors.As(err, &appErr):
-		if appErr.HasDetails() {
-			_ = appErr.Details(res)
-		}
+		_ = appErr.Details(res)
 		if res.Status == agent.StatusAborted {
 			head = "The sub-agent was aborted before it answered."
 		} else {
@@ -340,11 +336,9 @@ func (r *run) endSubAgent(ctx workflow.Context, c *toolCall, err error) {
 	}
 	res := c.res // an aborted call's result is in the cancellation
 	var canceled *temporal.CanceledError
-	if err != nil && errors.As(err, &canceled) && canceled.HasDetails() {
-		var d activities.RunToolResult
-		if canceled.Details(&d) == nil {
-			res = d
-		}
+	var d activities.RunToolResult
+	if errors.As(err, &canceled) && canceled.Details(&d) == nil {
+		res = d
 	}
 	r.addFilesChanged(res.FilesMore, res.Files...)
 	r.emit(ctx, agent.Event{Type: agent.EventSubAgentEnd, ToolCallID: c.ref.ID, SessionID: c.subSession,
