@@ -111,7 +111,7 @@ func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
 	case out.res.NothingToCompact:
 		return r.endCompact(ctx, CompactResult{Status: agent.StatusCompleted, NothingToCompact: true})
 	}
-	r.applyCompaction(out.res)
+	r.LeafID, r.MessageCount = out.res.EntryID, out.res.MessageCount
 	return r.endCompact(ctx, CompactResult{Status: agent.StatusCompleted, Result: compactionResult(out.res)})
 }
 

@@ -356,15 +356,6 @@ func (r *run) advance(entryID string) {
 	r.MessageCount++
 }
 
-func (r *run) outcome(res activities.CallModelResult) retry.Outcome {
-	o := res.Outcome(res.StopReason)
-	o.ContextWindow = r.in.Model.ContextWindow
-	if res.Usage != nil {
-		o.InputTokens, o.CacheReadTokens = res.Usage.Input, res.Usage.CacheRead
-	}
-	return o
-}
-
 // closePrompt ends the prompt with status: it hands back the messages
 // still queued (reason says why they were not delivered), emits prompt_end
 // (with errMsg and its usage, for people and clients) and returns the result, with

@@ -149,12 +149,6 @@ func writeEntries(ctx workflow.Context, in SessionWriteInput) (SessionWriteResul
 // maxChangeValueBytes bounds a change's value (in history and events).
 const maxChangeValueBytes = 4 << 10
 
-// changeEntryID is the id of a change's custom entry: the workflow's run
-// id shortened, stable on replay.
-func changeEntryID(ctx workflow.Context) string {
-	return "set" + idChars(workflow.GetInfo(ctx).WorkflowExecution.RunID, 12, "")
-}
-
 // changeSetting replaces one key of the session's settings: it reads
 // them (a session that has none records its sender's first) and keeps
 // them with the key changed.
@@ -169,9 +163,10 @@ func changeSetting(ctx workflow.Context, sessionID string, c SessionSettingChang
 	if err != nil {
 		return err
 	}
+	// The change's custom entry is named by the run id, stable on replay.
 	if err := workflow.ExecuteLocalActivity(lctx, activities.SessionSettingsName,
-		activities.SessionSettingsInput{SessionID: sessionID, Proposed: next, Replace: true,
-			Change: &session.SettingsChange{Key: c.Key, Value: c.Value}, ChangeEntryID: changeEntryID(ctx)}).Get(ctx, nil); err != nil {
+		activities.SessionSettingsInput{SessionID: sessionID, Proposed: next, Replace: true, Change: &session.SettingsChange{Key: c.Key, Value: c.Value},
+			ChangeEntryID: "set" + idChars(workflow.GetInfo(ctx).WorkflowExecution.RunID, 12, "")}).Get(ctx, nil); err != nil {
 		return fmt.Errorf("change settings of session %s: %s", sessionID, rootMessage(err))
 	}
 	return nil
