@@ -99,15 +99,12 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 	r.cancelTools, r.runningTools = nil, nil
 	cancel()
 	workflow.SetCurrentDetails(ctx, "")
-	cut, detail := cutFailed, ""
-	if err != nil {
-		cut, detail = cutOf(ctx, err)
-	}
-	switch {
-	case err == nil:
+	if err == nil {
 		r.advance(entryID)
 		return r.endBash(ctx, BashResult{Status: agent.StatusCompleted, UserBashResult: res})
-	case cut == cutAborted || r.aborted:
+	}
+	cut, detail := cutOf(ctx, err)
+	if cut == cutAborted || r.aborted {
 		// abort_bash: the activity recorded the output so far as
 		// cancelled; if it never started (no worker took it), this
 		// record says the command was cancelled (the first write of an

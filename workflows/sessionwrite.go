@@ -131,17 +131,16 @@ func writeEntries(ctx workflow.Context, in SessionWriteInput) (SessionWriteResul
 	if !loaded.Exists {
 		return SessionWriteResult{}, nil
 	}
-	if len(in.Entries) == 0 {
-		return SessionWriteResult{Written: true, LeafID: loaded.LeafID}, nil
-	}
-	entries := append([]session.Entry(nil), in.Entries...)
-	parent := cmp.Or(in.At, loaded.LeafID)
-	for i := range entries {
-		entries[i].ParentID, parent = parent, entries[i].ID
-	}
-	if err := workflow.ExecuteActivity(sctx, activities.AppendEntriesName,
-		activities.AppendEntriesInput{SessionID: in.SessionID, Entries: entries}).Get(ctx, nil); err != nil {
-		return SessionWriteResult{}, fmt.Errorf("write session %s: %s", in.SessionID, rootMessage(err))
+	if len(in.Entries) > 0 {
+		entries := append([]session.Entry(nil), in.Entries...)
+		parent := cmp.Or(in.At, loaded.LeafID)
+		for i := range entries {
+			entries[i].ParentID, parent = parent, entries[i].ID
+		}
+		if err := workflow.ExecuteActivity(sctx, activities.AppendEntriesName,
+			activities.AppendEntriesInput{SessionID: in.SessionID, Entries: entries}).Get(ctx, nil); err != nil {
+			return SessionWriteResult{}, fmt.Errorf("write session %s: %s", in.SessionID, rootMessage(err))
+		}
 	}
 	return SessionWriteResult{Written: true, LeafID: loaded.LeafID}, nil
 }
