@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -91,10 +92,7 @@ func ScheduledPrompt(ctx workflow.Context, in ScheduledPromptInput) (ScheduledPr
 	if err := in.Validate(); err != nil {
 		return ScheduledPromptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
-	sessionID := in.SessionID
-	if sessionID == "" {
-		sessionID = SessionAt(in.SessionPrefix, scheduledTime(ctx))
-	}
+	sessionID := cmp.Or(in.SessionID, SessionAt(in.SessionPrefix, scheduledTime(ctx)))
 	res := ScheduledPromptResult{SessionID: sessionID}
 	p := in.Prompt
 	p.SessionID = sessionID

@@ -135,10 +135,7 @@ func subAgentAnswer(sessionID, description string, res *PromptResult, err error,
 	default:
 		head = "The sub-agent failed: " + rootMessage(err)
 	}
-	status := res.Status
-	if status == "" {
-		status = agent.StatusFailed
-	}
+	status := cmp.Or(res.Status, agent.StatusFailed)
 	files := filesText("files changed", "by write or edit", res.FilesChanged, res.FilesChangedMore)
 	if res.FilesByBash {
 		files = filesText("files changed (by write and edit, and in the workspace while its bash commands ran)",
