@@ -184,9 +184,7 @@ func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res act
 			workflow.GetLogger(ctx).Warn("mark usage limit reached failed; waiting the normal delay", "error", err.Error())
 		} else if mark.Switched {
 			d.Switched()
-			if mark.Model != "" {
-				r.in.Model.Name = mark.Model
-			}
+			r.in.Model.Name = cmp.Or(mark.Model, r.in.Model.Name)
 		}
 	}
 	st := d.Start
