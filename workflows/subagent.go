@@ -151,8 +151,15 @@ func subAgentAnswer(sessionID, description string, res *PromptResult, err error,
 		// Its branch knows every change, bash's included.
 		files = filesText("files changed on its branch", "on its branch", w.Files, w.FilesMore) + "; " + w.Text
 	}
+	usage := "unknown"
+	if s := res.Usage; s != nil {
+		usage = fmt.Sprintf("%d input + %d output tokens", s.Input, s.Output)
+		if !s.Unpriced && s.CostUsd > 0 {
+			usage += ", " + agent.FormatUsd(s.CostUsd)
+		}
+	}
 	acct := fmt.Sprintf("[sub-agent %q, session %s: %s after %d turns and %d tool calls; usage %s; %s]",
-		description, sessionID, status, res.Turns, res.ToolCalls, spendText(res.Usage), files)
+		description, sessionID, status, res.Turns, res.ToolCalls, usage, files)
 	return head + "\n\n" + acct, err != nil
 }
 
@@ -165,18 +172,6 @@ func filesText(what, where string, files []string, more int) string {
 	t := what + ": " + strings.Join(files, ", ")
 	if more > 0 {
 		t += fmt.Sprintf(" and %d more", more)
-	}
-	return t
-}
-
-// spendText says what a sub-agent spent, in a few words.
-func spendText(s *agent.Spend) string {
-	if s == nil {
-		return "unknown"
-	}
-	t := fmt.Sprintf("%d input + %d output tokens", s.Input, s.Output)
-	if !s.Unpriced && s.CostUsd > 0 {
-		t += ", " + agent.FormatUsd(s.CostUsd)
 	}
 	return t
 }
