@@ -176,16 +176,14 @@ func (r *run) awaitApprovals(ctx workflow.Context, group []*toolCall) {
 		return r.aborted || len(r.steering) > 0 || r.bud.endsWait || len(r.waiting()) == 0
 	}
 	metrics.Enter(workflow.GetMetricsHandler(ctx), metrics.StateWaitingApproval)
-	var err error
-	timedOut := false
+	ok, err := true, error(nil)
 	if timeout > 0 {
-		var ok bool
 		ok, err = workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: timeout,
 			TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("approval timeout (%s)", agent.FormatDelay(r.in.Approval.ApprovalTimeoutMs))}}, done)
-		timedOut = err == nil && !ok
 	} else {
 		err = workflow.Await(ctx, done)
 	}
+	timedOut := err == nil && !ok
 	metrics.Leave(workflow.GetMetricsHandler(ctx), metrics.StateWaitingApproval)
 	if err != nil || ctx.Err() != nil { // the workflow itself was cancelled
 		r.aborted = true

@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -41,17 +40,13 @@ type BashInput struct {
 	ExcludeFromContext bool `json:"excludeFromContext,omitempty"`
 }
 
-// Validate reports the first problem of the input in one line.
+// Validate reports the problems of the input in one line.
 func (in BashInput) Validate() error {
-	switch {
-	case strings.TrimSpace(in.SessionID) == "":
-		return errors.New("invalid bash input: sessionId is empty")
-	case strings.TrimSpace(in.Command) == "":
-		return errors.New("invalid bash input: command is empty")
-	case in.TimeoutMs < 0 || in.HostWaitMs < 0 || in.HeartbeatTimeoutMs < 0:
-		return errors.New("invalid bash input: timeouts must be >= 0")
-	}
-	return nil
+	var p problems
+	p.add(strings.TrimSpace(in.SessionID) == "", "sessionId is empty")
+	p.add(strings.TrimSpace(in.Command) == "", "command is empty")
+	p.add(in.TimeoutMs < 0 || in.HostWaitMs < 0 || in.HeartbeatTimeoutMs < 0, "timeouts must be >= 0")
+	return p.invalid("bash")
 }
 
 // BashResult is the result of the Bash workflow: the bashExecution entry
@@ -104,15 +99,12 @@ func Bash(ctx workflow.Context, in BashInput) (BashResult, error) {
 	r.cancelTools, r.runningTools = nil, nil
 	cancel()
 	workflow.SetCurrentDetails(ctx, "")
-	cut, detail := cutFailed, ""
-	if err != nil {
-		cut, detail = cutOf(ctx, err)
-	}
-	switch {
-	case err == nil:
+	if err == nil {
 		r.advance(entryID)
 		return r.endBash(ctx, BashResult{Status: agent.StatusCompleted, UserBashResult: res})
-	case cut == cutAborted || r.aborted:
+	}
+	cut, detail := cutOf(ctx, err)
+	if cut == cutAborted || r.aborted {
 		// abort_bash: the activity recorded the output so far as
 		// cancelled; if it never started (no worker took it), this
 		// record says the command was cancelled (the first write of an

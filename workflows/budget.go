@@ -105,9 +105,8 @@ func (r *run) countSpend(ctx workflow.Context, s agent.Spend, shown bool) {
 	} else if shown {
 		return
 	}
-	b := r.budgetState()
 	spent := r.bud.spent
-	r.emit(ctx, agent.Event{Type: agent.EventUsage, Usage: &spent, Budget: b})
+	r.emit(ctx, agent.Event{Type: agent.EventUsage, Usage: &spent, Budget: r.budgetState()})
 }
 
 // checkBudget marks the first token or cost limit the usage reached.

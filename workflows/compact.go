@@ -8,8 +8,6 @@ import (
 
 	"github.com/durableagent/durableagent/activities"
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/compaction"
-	"github.com/durableagent/durableagent/retry"
 )
 
 // CompactWorkflowName is the registered name of the Compact workflow.
@@ -23,21 +21,16 @@ const (
 )
 
 // CompactInput is the input of the Compact workflow: a manual compaction
-// of a session outside a prompt. Like PromptInput it carries names, ids
-// and settings only.
+// of a session outside a prompt. It is the prompt input of the session's
+// settings (CompactInputFrom keeps those a compaction reads: the model,
+// retry of the summary call, compaction's keepRecentTokens, the
+// timeouts) without a message. A manual compaction runs even when
+// compaction.enabled is false: that setting switches off the automatic
+// ones only.
 type CompactInput struct {
-	SessionID string              `json:"sessionId"`
-	Model     activities.ModelRef `json:"model"`
-	// Retry governs the retries of failed summary calls.
-	Retry retry.Settings `json:"retry"`
-	// Compaction gives keepRecentTokens. A manual compaction runs even
-	// when compaction.enabled is false: that setting switches off the
-	// automatic ones only.
-	Compaction compaction.Settings `json:"compaction"`
+	PromptInput
 	// CustomInstructions are the user's wishes for the summary.
 	CustomInstructions string `json:"customInstructions,omitempty"`
-	ModelTimeoutMs     int64  `json:"modelTimeoutMs,omitempty"`
-	HeartbeatTimeoutMs int64  `json:"heartbeatTimeoutMs,omitempty"`
 }
 
 // CompactInputFrom makes the manual compaction input of a session from
@@ -50,25 +43,16 @@ func CompactInputFrom(p PromptInput, instructions string) CompactInput {
 		m.SummaryFaults = m.Faults
 	}
 	m.Faults = nil
-	return CompactInput{
-		SessionID: p.SessionID, Model: m, Retry: p.Retry, Compaction: p.Compaction,
-		CustomInstructions: instructions, ModelTimeoutMs: p.ModelTimeoutMs, HeartbeatTimeoutMs: p.HeartbeatTimeoutMs,
-	}
-}
-
-// prompt is the input of the run a manual compaction is: the settings of
-// a prompt, without a message.
-func (in CompactInput) prompt() PromptInput {
-	return PromptInput{SessionID: in.SessionID, Model: in.Model, Retry: in.Retry, Compaction: in.Compaction,
-		ModelTimeoutMs: in.ModelTimeoutMs, HeartbeatTimeoutMs: in.HeartbeatTimeoutMs}
+	return CompactInput{CustomInstructions: instructions, PromptInput: PromptInput{SessionID: p.SessionID, Model: m,
+		Retry: p.Retry, Compaction: p.Compaction, ModelTimeoutMs: p.ModelTimeoutMs, HeartbeatTimeoutMs: p.HeartbeatTimeoutMs}}
 }
 
 // Validate reports the problems of the input in one line, as
 // PromptInput.Validate does for the same settings.
 func (in CompactInput) Validate() error {
-	p := in.prompt()
+	p := in.PromptInput
 	p.Message = "(manual compaction)"
-	return invalid("compact", p.problems())
+	return p.problems().invalid("compact")
 }
 
 // CompactResult is the result of a manual compaction. A failed or aborted
@@ -99,7 +83,7 @@ func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
 	if err := in.Validate(); err != nil {
 		return CompactResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
-	r := newRun(ctx, in.prompt())
+	r := newRun(ctx, in.PromptInput)
 	r.manualCompaction = true
 	if err := r.registerHandlers(ctx); err != nil {
 		return CompactResult{}, err
@@ -127,7 +111,7 @@ func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
 	case out.res.NothingToCompact:
 		return r.endCompact(ctx, CompactResult{Status: agent.StatusCompleted, NothingToCompact: true})
 	}
-	r.applyCompaction(out.res)
+	r.LeafID, r.MessageCount = out.res.EntryID, out.res.MessageCount
 	return r.endCompact(ctx, CompactResult{Status: agent.StatusCompleted, Result: compactionResult(out.res)})
 }
 

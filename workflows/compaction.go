@@ -124,19 +124,13 @@ func (r *run) compact(ctx workflow.Context, reason string, willRetry bool) compa
 			end.ErrorMessage = compaction.NothingToCompactMessageFor(out.res.MessageCount)
 		}
 	default:
-		r.applyCompaction(out.res)
+		r.LeafID, r.MessageCount = out.res.EntryID, out.res.MessageCount // the compaction entry ends the run context
 		end.WillRetry = willRetry
 		end.Result = compactionResult(out.res)
 	}
 	metrics.Compaction(workflow.GetMetricsHandler(ctx), reason, end)
 	r.emit(ctx, end)
 	return out
-}
-
-// applyCompaction makes the compaction entry the end of the run context.
-func (r *run) applyCompaction(res activities.SummarizeResult) {
-	r.LeafID = res.EntryID
-	r.MessageCount = res.MessageCount
 }
 
 func compactionResult(res activities.SummarizeResult) *agent.CompactionResult {

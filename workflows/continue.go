@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"cmp"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durableagent/durableagent/agent"
@@ -15,10 +17,7 @@ func (r *run) shouldContinueAsNew(ctx workflow.Context) bool {
 		return false
 	}
 	info := workflow.GetInfo(ctx)
-	limit := r.in.Agent.ContinueAsNewEvents
-	if limit <= 0 {
-		limit = DefaultContinueAsNewEvents
-	}
+	limit := cmp.Or(r.in.Agent.ContinueAsNewEvents, DefaultContinueAsNewEvents) // Validate refuses < 0
 	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
 }
 

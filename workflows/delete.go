@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -36,15 +35,12 @@ type DeleteSessionInput struct {
 	Force bool `json:"force,omitempty"`
 }
 
-// Validate reports the first problem of the input in one line.
+// Validate reports the problems of the input in one line.
 func (in DeleteSessionInput) Validate() error {
-	switch {
-	case strings.TrimSpace(in.SessionID) == "":
-		return errors.New("invalid delete input: sessionId is empty")
-	case in.HostWaitMs < 0:
-		return errors.New("invalid delete input: hostWaitMs must be >= 0")
-	}
-	return nil
+	var p problems
+	p.add(strings.TrimSpace(in.SessionID) == "", "sessionId is empty")
+	p.add(in.HostWaitMs < 0, "hostWaitMs must be >= 0")
+	return p.invalid("delete")
 }
 
 // DeleteSessionResult says what the DeleteSession workflow removed.

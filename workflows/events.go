@@ -83,9 +83,7 @@ type eventsArg struct{ AfterSeq int64 }
 
 // UnmarshalJSON accepts both forms.
 func (a *eventsArg) UnmarshalJSON(b []byte) error {
-	var n int64
-	if err := json.Unmarshal(b, &n); err == nil {
-		a.AfterSeq = n
+	if json.Unmarshal(b, &a.AfterSeq) == nil { // a number (anything else leaves AfterSeq as it was)
 		return nil
 	}
 	var obj struct {

@@ -83,22 +83,22 @@ func toolCutText(cut callCut, detail string, once bool) string {
 }
 
 // modelFailure maps a model call's failed activity (CallModel, Summarize;
-// what names it) to the assistant message the workflow records for it
-// (SPEC 7): a cancellation is an aborted answer, a timeout (a dead
-// worker) a retryable connection error, any other failure a connection
-// error too, except one no retry can fix (the session store, the input or
-// the credentials are broken), whose message comes back as fatal.
+// what names it), cut as cutOf says, to the assistant message the
+// workflow records for it (SPEC 7): an abort is an aborted answer, a
+// timeout (a dead worker) a retryable connection error, any other
+// failure a connection error too, except one no retry can fix (the
+// session store, the input or the credentials are broken), whose message
+// comes back as fatal.
 func (r *run) modelFailure(ctx workflow.Context, err error, what string) (stop agent.StopReason, msg, fatal string) {
-	var timeoutErr *temporal.TimeoutError
 	var appErr *temporal.ApplicationError
-	switch {
-	case temporal.IsCanceledError(err) || ctx.Err() != nil:
+	switch cut, detail := cutOf(ctx, err); {
+	case cut == cutAborted:
 		if ctx.Err() != nil {
 			r.aborted = true
 		}
 		return agent.StopReasonAborted, retry.AbortedMessage, ""
-	case errors.As(err, &timeoutErr):
-		return agent.StopReasonError, fmt.Sprintf(ConnectionLostMessage, timeoutName(timeoutErr)), ""
+	case cut == cutLost:
+		return agent.StopReasonError, fmt.Sprintf(ConnectionLostMessage, detail), ""
 	case errors.As(err, &appErr) && slices.Contains([]string{activities.ErrTypeSessionStore,
 		activities.ErrTypeBadInput, activities.ErrTypeCredentials}, appErr.Type()):
 		return "", "", rootMessage(err)

@@ -36,10 +36,8 @@ func ProbeHosts(ctx workflow.Context, in ProbeHostsInput) ([]HostProbe, error) {
 	tq := workflow.GetInfo(ctx).TaskQueueName
 	fs := make([]workflow.Future, len(in.Hosts))
 	for i, h := range in.Hosts {
-		fs[i] = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue: activities.ToolQueue(tq, h), ScheduleToStartTimeout: HostProbeWait,
-			StartToCloseTimeout: 30 * time.Second, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
-		}), activities.CheckWorkspaceName, in.Workspace)
+		fs[i] = workflow.ExecuteActivity(placed(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second,
+			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}}, h, HostProbeWait.Milliseconds(), 0), activities.CheckWorkspaceName, in.Workspace)
 	}
 	out := make([]HostProbe, len(in.Hosts))
 	for i, f := range fs {

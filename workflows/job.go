@@ -60,11 +60,8 @@ func (r *run) job() agent.JobStatus {
 // tool calls, a backoff, an approval), and the changes between two waits
 // make one upsert: a few history records per model call at most.
 func (r *run) publishJob(ctx workflow.Context) {
-	var search bool
-	ready := workflow.SideEffect(ctx, func(workflow.Context) any { return searchAttributesReady.Load() })
-	if err := ready.Get(&search); err != nil {
-		search = false
-	}
+	var search bool // false unless the side effect says true
+	_ = workflow.SideEffect(ctx, func(workflow.Context) any { return searchAttributesReady.Load() }).Get(&search)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		var last agent.JobStatus
 		var since time.Time

@@ -87,7 +87,11 @@ func (r *run) modelStep(ctx workflow.Context) step {
 		return r.end(r.fail(ctx, err.Error()))
 	}
 	r.countUsage(ctx, cmp.Or(res.Billed, res.Usage), res.Billed == nil) // a paused turn's answers, all billed
-	o := r.outcome(res)
+	o := res.Outcome(res.StopReason)
+	o.ContextWindow = r.in.Model.ContextWindow
+	if res.Usage != nil {
+		o.InputTokens, o.CacheReadTokens = res.Usage.Input, res.Usage.CacheRead
+	}
 	d := r.chain.Decide(o, r.classify(ctx, o), r.settings)
 	// An overflow error goes to compaction; a successful answer that
 	// reports a silent overflow is handled by the threshold check.

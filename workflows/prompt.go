@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -184,9 +184,7 @@ func (r *run) retryAfterBackoff(ctx workflow.Context, d *retry.Decision, res act
 			workflow.GetLogger(ctx).Warn("mark usage limit reached failed; waiting the normal delay", "error", err.Error())
 		} else if mark.Switched {
 			d.Switched()
-			if mark.Model != "" {
-				r.in.Model.Name = mark.Model
-			}
+			r.in.Model.Name = cmp.Or(mark.Model, r.in.Model.Name)
 		}
 	}
 	st := d.Start
@@ -356,15 +354,6 @@ func (r *run) advance(entryID string) {
 	r.MessageCount++
 }
 
-func (r *run) outcome(res activities.CallModelResult) retry.Outcome {
-	o := res.Outcome(res.StopReason)
-	o.ContextWindow = r.in.Model.ContextWindow
-	if res.Usage != nil {
-		o.InputTokens, o.CacheReadTokens = res.Usage.Input, res.Usage.CacheRead
-	}
-	return o
-}
-
 // closePrompt ends the prompt with status: it hands back the messages
 // still queued (reason says why they were not delivered), emits prompt_end
 // (with errMsg and its usage, for people and clients) and returns the result, with
@@ -422,23 +411,16 @@ func (r *run) finishAborted(ctx workflow.Context) (PromptResult, error) {
 }
 
 // modelCallSummary labels a model call in the Temporal Web UI with its
-// model and turn (the entry id last), at most maxActivitySummaryBytes.
+// model and turn (the entry id last), at most maxActivitySummaryBytes,
+// cut on a rune boundary with "…".
 func modelCallSummary(m activities.ModelRef, turn int, entryID string) string {
-	return cutBytes(fmt.Sprintf("%s/%s · turn %d · %s", m.Provider, m.Name, turn, entryID), maxActivitySummaryBytes)
+	s := fmt.Sprintf("%s/%s · turn %d · %s", m.Provider, m.Name, turn, entryID)
+	if len(s) > maxActivitySummaryBytes {
+		// A rune the cut splits is invalid UTF-8 and goes.
+		s = strings.ToValidUTF8(s[:maxActivitySummaryBytes-len("…")], "") + "…"
+	}
+	return s
 }
 
 // maxActivitySummaryBytes bounds an activity's summary (kept in history).
 const maxActivitySummaryBytes = 200
-
-// cutBytes cuts s to at most n bytes on a rune boundary, with "…".
-func cutBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const ellipsis = "…"
-	cut := n - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
-}

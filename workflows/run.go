@@ -161,9 +161,7 @@ func (r *run) state() agent.State {
 		FollowUpMode:          queueMode(r.in.Agent.FollowUpMode),
 		PendingApprovals:      r.pendingApprovals(),
 		ToolDecisions:         slices.Clone(r.pol.decisions),
-	}
-	if len(r.runningTools) > 0 {
-		st.RunningTools = append([]string(nil), r.runningTools...)
+		RunningTools:          slices.Clone(r.runningTools),
 	}
 	if r.pending != nil {
 		p := *r.pending

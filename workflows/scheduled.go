@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -30,11 +31,9 @@ const ScheduledStatusSkipped = "skipped"
 // once a second.
 const SessionTimeLayout = "20060102T150405Z"
 
-// ScheduledStartTimeAttr is the search attribute a Temporal Schedule sets
-// on the workflows it starts: the run's nominal (scheduled) time.
-const ScheduledStartTimeAttr = "TemporalScheduledStartTime"
-
-var saScheduledStart = temporal.NewSearchAttributeKeyTime(ScheduledStartTimeAttr)
+// saScheduledStart is the search attribute a Temporal Schedule sets on
+// the workflows it starts: the run's nominal (scheduled) time.
+var saScheduledStart = temporal.NewSearchAttributeKeyTime("TemporalScheduledStartTime")
 
 // ScheduledPromptInput is the input of the ScheduledPrompt workflow: the
 // prompt (built as `starter prompt` builds it, without a session id) and
@@ -47,23 +46,22 @@ type ScheduledPromptInput struct {
 	Prompt        PromptInput `json:"prompt"`
 }
 
-// Validate reports the first problem of the input in one line.
+// Validate reports the problems of the input in one line.
 func (in ScheduledPromptInput) Validate() error {
+	var p problems
 	switch {
 	case (in.SessionPrefix == "") == (in.SessionID == ""):
-		return errors.New("invalid scheduled prompt: give a session prefix or a session id, not both or neither")
+		p.add(true, "give a session prefix or a session id, not both or neither")
 	case in.SessionID != "":
-		if err := session.ValidateID(in.SessionID); err != nil {
-			return fmt.Errorf("invalid scheduled prompt: %w", err)
-		}
+		p.addErr(session.ValidateID(in.SessionID))
 	default:
 		if err := session.ValidateID(SessionAt(in.SessionPrefix, time.Unix(0, 0))); err != nil {
-			return fmt.Errorf("invalid scheduled prompt: session prefix %q: %w", in.SessionPrefix, err)
+			p.add(true, fmt.Sprintf("session prefix %q: %v", in.SessionPrefix, err))
 		}
 	}
-	p := in.Prompt
-	p.SessionID = "scheduled" // set by the workflow at each run
-	return p.Validate()
+	pr := in.Prompt
+	pr.SessionID = "scheduled" // set by the workflow at each run
+	return append(p, pr.problems()...).invalid("scheduled prompt")
 }
 
 // SessionAt is the session id of a fresh-session schedule's run scheduled
@@ -94,10 +92,7 @@ func ScheduledPrompt(ctx workflow.Context, in ScheduledPromptInput) (ScheduledPr
 	if err := in.Validate(); err != nil {
 		return ScheduledPromptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
-	sessionID := in.SessionID
-	if sessionID == "" {
-		sessionID = SessionAt(in.SessionPrefix, scheduledTime(ctx))
-	}
+	sessionID := cmp.Or(in.SessionID, SessionAt(in.SessionPrefix, scheduledTime(ctx)))
 	res := ScheduledPromptResult{SessionID: sessionID}
 	p := in.Prompt
 	p.SessionID = sessionID

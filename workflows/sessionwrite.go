@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 
 	"go.temporal.io/sdk/temporal"
@@ -53,27 +52,20 @@ type SessionSettingChange struct {
 	From session.Settings `json:"from"`
 }
 
-// Validate reports the first problem of the input in one line.
+// Validate reports the problems of the input in one line.
 func (in SessionWriteInput) Validate() error {
-	if err := session.ValidateID(in.SessionID); err != nil {
-		return fmt.Errorf("invalid session write input: %w", err)
-	}
-	if len(in.Entries) == 0 && in.Change == nil && in.ForkFrom == "" {
-		return errors.New("invalid session write input: no entries")
-	}
+	var p problems
+	p.addErr(session.ValidateID(in.SessionID))
+	p.add(len(in.Entries) == 0 && in.Change == nil && in.ForkFrom == "", "no entries")
 	if err := session.ValidateID(in.ForkFrom); in.ForkFrom != "" && err != nil {
-		return fmt.Errorf("invalid session write input: fork: %w", err)
+		p.add(true, "fork: "+err.Error())
 	}
-	if in.Change != nil {
-		_, err := (session.Settings{}).With(in.Change.Key, in.Change.From) //workflowcheck:ignore reflection over the struct's fields
-		if err != nil {
-			return fmt.Errorf("invalid session write input: %w", err)
-		}
-		if len(in.Change.Value) > maxChangeValueBytes {
-			return fmt.Errorf("invalid session write input: the value of %s is over %d bytes", in.Change.Key, maxChangeValueBytes)
-		}
+	if c := in.Change; c != nil {
+		_, err := (session.Settings{}).With(c.Key, c.From) //workflowcheck:ignore reflection over the struct's fields
+		p.addErr(err)
+		p.add(len(c.Value) > maxChangeValueBytes, fmt.Sprintf("the value of %s is over %d bytes", c.Key, maxChangeValueBytes))
 	}
-	return nil
+	return p.invalid("session write")
 }
 
 // SessionWriteResult says whether the entries were written: a session
@@ -139,29 +131,22 @@ func writeEntries(ctx workflow.Context, in SessionWriteInput) (SessionWriteResul
 	if !loaded.Exists {
 		return SessionWriteResult{}, nil
 	}
-	if len(in.Entries) == 0 {
-		return SessionWriteResult{Written: true, LeafID: loaded.LeafID}, nil
-	}
-	entries := append([]session.Entry(nil), in.Entries...)
-	parent := cmp.Or(in.At, loaded.LeafID)
-	for i := range entries {
-		entries[i].ParentID, parent = parent, entries[i].ID
-	}
-	if err := workflow.ExecuteActivity(sctx, activities.AppendEntriesName,
-		activities.AppendEntriesInput{SessionID: in.SessionID, Entries: entries}).Get(ctx, nil); err != nil {
-		return SessionWriteResult{}, fmt.Errorf("write session %s: %s", in.SessionID, rootMessage(err))
+	if len(in.Entries) > 0 {
+		entries := append([]session.Entry(nil), in.Entries...)
+		parent := cmp.Or(in.At, loaded.LeafID)
+		for i := range entries {
+			entries[i].ParentID, parent = parent, entries[i].ID
+		}
+		if err := workflow.ExecuteActivity(sctx, activities.AppendEntriesName,
+			activities.AppendEntriesInput{SessionID: in.SessionID, Entries: entries}).Get(ctx, nil); err != nil {
+			return SessionWriteResult{}, fmt.Errorf("write session %s: %s", in.SessionID, rootMessage(err))
+		}
 	}
 	return SessionWriteResult{Written: true, LeafID: loaded.LeafID}, nil
 }
 
 // maxChangeValueBytes bounds a change's value (in history and events).
 const maxChangeValueBytes = 4 << 10
-
-// changeEntryID is the id of a change's custom entry: the workflow's run
-// id shortened, stable on replay.
-func changeEntryID(ctx workflow.Context) string {
-	return "set" + idChars(workflow.GetInfo(ctx).WorkflowExecution.RunID, 12, "")
-}
 
 // changeSetting replaces one key of the session's settings: it reads
 // them (a session that has none records its sender's first) and keeps
@@ -177,9 +162,10 @@ func changeSetting(ctx workflow.Context, sessionID string, c SessionSettingChang
 	if err != nil {
 		return err
 	}
+	// The change's custom entry is named by the run id, stable on replay.
 	if err := workflow.ExecuteLocalActivity(lctx, activities.SessionSettingsName,
-		activities.SessionSettingsInput{SessionID: sessionID, Proposed: next, Replace: true,
-			Change: &session.SettingsChange{Key: c.Key, Value: c.Value}, ChangeEntryID: changeEntryID(ctx)}).Get(ctx, nil); err != nil {
+		activities.SessionSettingsInput{SessionID: sessionID, Proposed: next, Replace: true, Change: &session.SettingsChange{Key: c.Key, Value: c.Value},
+			ChangeEntryID: "set" + idChars(workflow.GetInfo(ctx).WorkflowExecution.RunID, 12, "")}).Get(ctx, nil); err != nil {
 		return fmt.Errorf("change settings of session %s: %s", sessionID, rootMessage(err))
 	}
 	return nil

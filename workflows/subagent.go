@@ -123,14 +123,10 @@ func subAgentAnswer(sessionID, description string, res *PromptResult, err error,
 		return fmt.Sprintf("The sub-agent of this call (session %s) was started before and is not started again; "+
 			"read its answer with `starter events --session %s`.", sessionID, sessionID), true
 	case errors.As(err, &canceled):
-		if canceled.HasDetails() {
-			_ = canceled.Details(res)
-		}
+		_ = canceled.Details(res) // none: res stays as it is
 		head = "The sub-agent was aborted before it answered."
 	case errors.As(err, &appErr):
-		if appErr.HasDetails() {
-			_ = appErr.Details(res)
-		}
+		_ = appErr.Details(res)
 		if res.Status == agent.StatusAborted {
 			head = "The sub-agent was aborted before it answered."
 		} else {
@@ -139,10 +135,7 @@ func subAgentAnswer(sessionID, description string, res *PromptResult, err error,
 	default:
 		head = "The sub-agent failed: " + rootMessage(err)
 	}
-	status := res.Status
-	if status == "" {
-		status = agent.StatusFailed
-	}
+	status := cmp.Or(res.Status, agent.StatusFailed)
 	files := filesText("files changed", "by write or edit", res.FilesChanged, res.FilesChangedMore)
 	if res.FilesByBash {
 		files = filesText("files changed (by write and edit, and in the workspace while its bash commands ran)",
@@ -158,8 +151,15 @@ func subAgentAnswer(sessionID, description string, res *PromptResult, err error,
 		// Its branch knows every change, bash's included.
 		files = filesText("files changed on its branch", "on its branch", w.Files, w.FilesMore) + "; " + w.Text
 	}
+	usage := "unknown"
+	if s := res.Usage; s != nil {
+		usage = fmt.Sprintf("%d input + %d output tokens", s.Input, s.Output)
+		if !s.Unpriced && s.CostUsd > 0 {
+			usage += ", " + agent.FormatUsd(s.CostUsd)
+		}
+	}
 	acct := fmt.Sprintf("[sub-agent %q, session %s: %s after %d turns and %d tool calls; usage %s; %s]",
-		description, sessionID, status, res.Turns, res.ToolCalls, spendText(res.Usage), files)
+		description, sessionID, status, res.Turns, res.ToolCalls, usage, files)
 	return head + "\n\n" + acct, err != nil
 }
 
@@ -172,18 +172,6 @@ func filesText(what, where string, files []string, more int) string {
 	t := what + ": " + strings.Join(files, ", ")
 	if more > 0 {
 		t += fmt.Sprintf(" and %d more", more)
-	}
-	return t
-}
-
-// spendText says what a sub-agent spent, in a few words.
-func spendText(s *agent.Spend) string {
-	if s == nil {
-		return "unknown"
-	}
-	t := fmt.Sprintf("%d input + %d output tokens", s.Input, s.Output)
-	if !s.Unpriced && s.CostUsd > 0 {
-		t += ", " + agent.FormatUsd(s.CostUsd)
 	}
 	return t
 }
@@ -340,11 +328,9 @@ func (r *run) endSubAgent(ctx workflow.Context, c *toolCall, err error) {
 	}
 	res := c.res // an aborted call's result is in the cancellation
 	var canceled *temporal.CanceledError
-	if err != nil && errors.As(err, &canceled) && canceled.HasDetails() {
-		var d activities.RunToolResult
-		if canceled.Details(&d) == nil {
-			res = d
-		}
+	var d activities.RunToolResult
+	if errors.As(err, &canceled) && canceled.Details(&d) == nil {
+		res = d
 	}
 	r.addFilesChanged(res.FilesMore, res.Files...)
 	r.emit(ctx, agent.Event{Type: agent.EventSubAgentEnd, ToolCallID: c.ref.ID, SessionID: c.subSession,

@@ -205,7 +205,8 @@ func TestSubAgent_ThreeConcurrentChildren(t *testing.T) {
 		if !strings.HasPrefix(sid, "s1.task-") {
 			t.Errorf("sub-agent session %q, want it derived from s1", sid)
 		}
-		if !strings.HasPrefix(results[i], "answer "+p+"\n\n[sub-agent \"job ") || !strings.Contains(results[i], "session "+sid+": completed after 1 turns and 0 tool calls; usage ") {
+		if !strings.HasPrefix(results[i], "answer "+p+"\n\n[sub-agent \"job ") || !strings.Contains(results[i], "session "+sid+": completed after 1 turns and 0 tool calls; usage "+
+			fmt.Sprintf("%d input + %d output tokens", ends[i].Usage.Input, ends[i].Usage.Output)) {
 			t.Errorf("tool result %d: %q, want the answer of %s and its account", i, results[i], p)
 		}
 		sess, err := h.store.Load(sid)

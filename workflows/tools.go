@@ -137,7 +137,9 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 		skip = r.steerQueued(ctx)
 	}
 	r.taskShare = r.tasksStarting(group, skip)
+	names := make([]string, 0, len(group))
 	for _, c := range group {
+		names = append(names, c.ref.Name+" "+line.Cut(c.ref.Summary, 60))
 		r.emit(ctx, agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: c.ref.ID,
 			ToolName: c.ref.Name, Args: c.ref.ArgsPreview})
 		if skip && c.denial == "" && !r.aborted {
@@ -153,7 +155,7 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 		r.runningTools = append(r.runningTools, c.ref.Name+" "+c.ref.ID)
 		r.ToolCalls++
 	}
-	r.setToolDetails(ctx, group)
+	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Running %s (turn %d)", strings.Join(names, ", "), r.Turn))
 	for _, c := range group {
 		var err error
 		switch {
@@ -285,14 +287,6 @@ func hostWait(first time.Duration, waits int) time.Duration {
 		d *= 2
 	}
 	return min(d, limit)
-}
-
-func (r *run) setToolDetails(ctx workflow.Context, group []*toolCall) {
-	names := make([]string, 0, len(group))
-	for _, c := range group {
-		names = append(names, c.ref.Name+" "+line.Cut(c.ref.Summary, 60))
-	}
-	workflow.SetCurrentDetails(ctx, fmt.Sprintf("Running %s (turn %d)", strings.Join(names, ", "), r.Turn))
 }
 
 // idChars keeps the first n characters of s that are ASCII letters,

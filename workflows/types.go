@@ -197,51 +197,59 @@ type loop struct {
 }
 
 // Validate reports the problems of the input in one line.
-func (in PromptInput) Validate() error { return invalid("prompt", in.problems()) }
+func (in PromptInput) Validate() error { return in.problems().invalid("prompt") }
 
 // problems are the input's problems, each in a few words.
-func (in PromptInput) problems() []string {
-	var errs []string
-	add := func(bad bool, problem string) {
-		if bad {
-			errs = append(errs, problem)
-		}
-	}
-	addErr := func(err error) { add(err != nil, fmt.Sprint(err)) }
-	add(strings.TrimSpace(in.SessionID) == "", "sessionId is empty")
-	add(strings.TrimSpace(in.Message) == "", "message is empty")
-	add(in.Model.Provider == "", "model.provider is empty")
-	addErr(CheckImages(in.Images))
-	addErr(in.Retry.Validate())
-	addErr(in.Compaction.Validate())
-	add(min(in.ModelTimeoutMs, in.HeartbeatTimeoutMs, in.Tools.BashTimeoutMs) < 0, "timeouts must be >= 0")
-	add(in.Agent.MaxTurns < 0 || in.Agent.ContinueAsNewEvents < 0, "agent.maxTurns and agent.continueAsNewEvents must be >= 0")
+func (in PromptInput) problems() problems {
+	var p problems
+	p.add(strings.TrimSpace(in.SessionID) == "", "sessionId is empty")
+	p.add(strings.TrimSpace(in.Message) == "", "message is empty")
+	p.add(in.Model.Provider == "", "model.provider is empty")
+	p.addErr(CheckImages(in.Images))
+	p.addErr(in.Retry.Validate())
+	p.addErr(in.Compaction.Validate())
+	p.add(min(in.ModelTimeoutMs, in.HeartbeatTimeoutMs, in.Tools.BashTimeoutMs) < 0, "timeouts must be >= 0")
+	p.add(in.Agent.MaxTurns < 0 || in.Agent.ContinueAsNewEvents < 0, "agent.maxTurns and agent.continueAsNewEvents must be >= 0")
 	s := in.Agent.SubAgents
-	add(s.MaxConcurrent < 0 || s.MaxDepth < 0 || s.MaxTotal < 0, "agent.subagents.maxConcurrent, maxDepth and maxTotal must be >= 0")
+	p.add(s.MaxConcurrent < 0 || s.MaxDepth < 0 || s.MaxTotal < 0, "agent.subagents.maxConcurrent, maxDepth and maxTotal must be >= 0")
 	for _, m := range []struct{ key, v string }{
 		{"agent.steeringMode", in.Agent.SteeringMode}, {"agent.followUpMode", in.Agent.FollowUpMode},
 	} {
-		add(m.v != "" && m.v != agent.QueueModeAll && m.v != agent.QueueModeOneAtATime,
+		p.add(m.v != "" && m.v != agent.QueueModeAll && m.v != agent.QueueModeOneAtATime,
 			fmt.Sprintf("%s is %q, want %s or %s", m.key, m.v, agent.QueueModeOneAtATime, agent.QueueModeAll))
 	}
-	addErr(in.Budget.Validate())
+	p.addErr(in.Budget.Validate())
 	// A limit in dollars on a model without a price would never stop.
 	id := in.Model.Provider + "/" + in.Model.Name
-	add(in.Model.Cost == nil && (in.Budget.MaxCostUsd > 0 || in.Budget.SessionMaxCostUsd > 0),
+	p.add(in.Model.Cost == nil && (in.Budget.MaxCostUsd > 0 || in.Budget.SessionMaxCostUsd > 0),
 		fmt.Sprintf("a budget in US dollars needs a price for %s, which has none: add model.prices %s=input,output[,cacheRead[,cacheWrite]] (dollars per million tokens)", id, id))
-	add(in.Approval.ApprovalTimeoutMs < 0, "tools.approvalTimeoutMs must be >= 0")
+	p.add(in.Approval.ApprovalTimeoutMs < 0, "tools.approvalTimeoutMs must be >= 0")
 	_, err := toolpolicy.Compile(in.Approval.RequireApproval, in.Approval.Policy)
-	addErr(err)
-	return errs
+	p.addErr(err)
+	return p
 }
+
+// problems are a workflow input's problems, each in a few words: the
+// one validation of every workflow's input.
+type problems []string
+
+// add notes problem when bad is true.
+func (p *problems) add(bad bool, problem string) {
+	if bad {
+		*p = append(*p, problem)
+	}
+}
+
+// addErr notes err's text when err is not nil.
+func (p *problems) addErr(err error) { p.add(err != nil, fmt.Sprint(err)) }
 
 // invalid is the one-line error of a workflow input with problems (nil
 // when it has none).
-func invalid(what string, problems []string) error {
-	if len(problems) == 0 {
+func (p problems) invalid(what string) error {
+	if len(p) == 0 {
 		return nil
 	}
-	return fmt.Errorf("invalid %s input: %s", what, strings.Join(problems, "; "))
+	return fmt.Errorf("invalid %s input: %s", what, strings.Join(p, "; "))
 }
 
 // PromptResult is the result of a prompt. A completed prompt returns it;

@@ -75,10 +75,10 @@ func (r doneRun) Get(_ context.Context, out any) error {
 }
 
 func compactInput() workflows.CompactInput {
-	return workflows.CompactInput{
+	return workflows.CompactInput{PromptInput: workflows.PromptInput{
 		SessionID: "s1", Model: activities.ModelRef{Provider: "scripted", Name: "scripted-1"},
 		Retry: retry.DefaultSettings(), Compaction: compaction.DefaultSettings(),
-	}
+	}}
 }
 
 // A manual compaction starts like a prompt, under the session's workflow
