@@ -83,8 +83,8 @@ type Activities struct {
 	// Checkpoints is where and how this worker keeps the sessions'
 	// workspace checkpoints (checkpoint.go).
 	Checkpoints Checkpoints
-	// HeartbeatInterval overrides the heartbeat ticker (0: a quarter of
-	// the activity's heartbeat timeout).
+	// HeartbeatInterval is the heartbeat ticker (stream.intervalMs; 0:
+	// MaxHeartbeatInterval).
 	HeartbeatInterval time.Duration
 	// MCP runs the tools of the worker's MCP servers (mcp.servers; nil:
 	// none).
@@ -92,7 +92,7 @@ type Activities struct {
 	// Push, when set, serves the live output of running model and tool
 	// calls to followers as it changes (internal/live's push path); their
 	// heartbeats then carry its address and beat every
-	// MaxHeartbeatInterval at most (pushBeat). Nil: the heartbeats alone carry it.
+	// MaxHeartbeatInterval at most. Nil: the heartbeats alone carry it.
 	Push *live.Hub
 	// recordHeartbeat is activity.RecordHeartbeat (tests count calls).
 	recordHeartbeat func(ctx context.Context, details ...any)
