@@ -65,7 +65,7 @@ type Activities struct {
 	// Secrets are secret values of the worker's settings (the codec key
 	// of codec.keyFile, the session database's URL and password) that
 	// tool output is redacted of, besides the credential store's and the
-	// environment's, which are read at each call (knownSecrets).
+	// environment's, which are read at each call (outputRedactor).
 	Secrets []string
 	// NeedsCredential reports whether calls to a provider need a
 	// credential (nil: never checked). The scripted model and a provider

@@ -334,10 +334,15 @@ func (a *Activities) runTool(ctx context.Context, stream *live.Accumulator, name
 	red := a.outputRedactor(ctx)
 	opts.Secrets = red.needles()
 	opts.OnUpdate = stream.SetOutput
+	var res tools.Result
 	if tools.IsMCP(name) && a.MCP != nil {
-		return red.result(a.MCP.Call(ctx, opts.Workspace, opts.Env, name, args, opts.OnUpdate))
+		res = a.MCP.Call(ctx, opts.Workspace, opts.Env, name, args, opts.OnUpdate)
+	} else {
+		res = tools.Run(ctx, name, args, opts)
 	}
-	return red.result(tools.Run(ctx, name, args, opts))
+	// bash's output was masked as it was written (opts.Secrets).
+	res.Content = red.known(res.Content)
+	return res
 }
 
 // toolOptions is the environment of a tool call in the session's
