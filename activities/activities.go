@@ -130,16 +130,14 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		return CallModelResult{}, badInput(err)
 	}
 	req := llm.Request{
-		SessionID: in.SessionID,
-		Provider:  in.Model.Provider,
-		Model:     in.Model.Name,
-		Messages:  llm.SendableMessages(sess.Context(in.LeafID)),
-		MaxTokens: in.Model.MaxTokens,
-		Attempt:   callsAfter(sess, lastUserID(sess, in.LeafID)),
-		Faults:    in.Model.Faults,
-		Tools:     tools.Specs(in.Tools),
-		// The thinking level asked for (RPC set_thinking_level,
-		// model.thinkingLevel).
+		SessionID:     in.SessionID,
+		Provider:      in.Model.Provider,
+		Model:         in.Model.Name,
+		Messages:      llm.SendableMessages(sess.Context(in.LeafID)),
+		MaxTokens:     in.Model.MaxTokens,
+		Attempt:       callsAfter(sess, lastUserID(sess, in.LeafID)),
+		Faults:        in.Model.Faults,
+		Tools:         tools.Specs(in.Tools),
 		ThinkingLevel: in.Model.ThinkingLevel,
 	}
 	// The session's system prompt, kept at its start (BeginPrompt): every

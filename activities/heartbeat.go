@@ -117,9 +117,6 @@ func (h *heartbeater) beat(first, beat time.Duration, changed <-chan struct{}, g
 	defer close(h.finished)
 	t := time.NewTimer(first)
 	defer t.Stop()
-	pause := time.NewTimer(0)
-	defer pause.Stop()
-	<-pause.C
 	if !h.wait(t.C, nil) { // the first interval: no record (see startHeartbeat)
 		return
 	}
@@ -131,8 +128,7 @@ func (h *heartbeater) beat(first, beat time.Duration, changed <-chan struct{}, g
 		h.record(h.ctx, h.details())
 		t.Reset(beat)
 		if changed != nil && n > 0 {
-			pause.Reset(gap)
-			if !h.wait(pause.C, nil) {
+			if !h.wait(time.After(gap), nil) { // collected unfired since Go 1.23
 				return
 			}
 		}
