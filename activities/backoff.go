@@ -108,12 +108,10 @@ func (a *Activities) hold(ctx context.Context, provider, credID string) (cw *cal
 		if adm.Probing {
 			wait = maxHoldPoll/2 + time.Duration(rand.Int64N(int64(maxHoldPoll/2)))
 		}
-		t := time.NewTimer(min(wait, left))
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return cw, 0
-		case <-t.C:
+		case <-time.After(min(wait, left)):
 		}
 	}
 }
