@@ -65,7 +65,7 @@ type Activities struct {
 	// Secrets are secret values of the worker's settings (the codec key
 	// of codec.keyFile, the session database's URL and password) that
 	// tool output is redacted of, besides the credential store's and the
-	// environment's, which are read at each call (knownSecrets).
+	// environment's, which are read at each call (outputRedactor).
 	Secrets []string
 	// NeedsCredential reports whether calls to a provider need a
 	// credential (nil: never checked). The scripted model and a provider
@@ -83,8 +83,8 @@ type Activities struct {
 	// Checkpoints is where and how this worker keeps the sessions'
 	// workspace checkpoints (checkpoint.go).
 	Checkpoints Checkpoints
-	// HeartbeatInterval overrides the heartbeat ticker (0: a quarter of
-	// the activity's heartbeat timeout).
+	// HeartbeatInterval is the heartbeat ticker (stream.intervalMs; 0:
+	// MaxHeartbeatInterval).
 	HeartbeatInterval time.Duration
 	// MCP runs the tools of the worker's MCP servers (mcp.servers; nil:
 	// none).
@@ -92,7 +92,7 @@ type Activities struct {
 	// Push, when set, serves the live output of running model and tool
 	// calls to followers as it changes (internal/live's push path); their
 	// heartbeats then carry its address and beat every
-	// MaxHeartbeatInterval at most (pushBeat). Nil: the heartbeats alone carry it.
+	// MaxHeartbeatInterval at most. Nil: the heartbeats alone carry it.
 	Push *live.Hub
 	// recordHeartbeat is activity.RecordHeartbeat (tests count calls).
 	recordHeartbeat func(ctx context.Context, details ...any)
@@ -130,16 +130,14 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (CallMode
 		return CallModelResult{}, badInput(err)
 	}
 	req := llm.Request{
-		SessionID: in.SessionID,
-		Provider:  in.Model.Provider,
-		Model:     in.Model.Name,
-		Messages:  llm.SendableMessages(sess.Context(in.LeafID)),
-		MaxTokens: in.Model.MaxTokens,
-		Attempt:   callsAfter(sess, lastUserID(sess, in.LeafID)),
-		Faults:    in.Model.Faults,
-		Tools:     tools.Specs(in.Tools),
-		// The thinking level asked for (RPC set_thinking_level,
-		// model.thinkingLevel).
+		SessionID:     in.SessionID,
+		Provider:      in.Model.Provider,
+		Model:         in.Model.Name,
+		Messages:      llm.SendableMessages(sess.Context(in.LeafID)),
+		MaxTokens:     in.Model.MaxTokens,
+		Attempt:       callsAfter(sess, lastUserID(sess, in.LeafID)),
+		Faults:        in.Model.Faults,
+		Tools:         tools.Specs(in.Tools),
 		ThinkingLevel: in.Model.ThinkingLevel,
 	}
 	// The session's system prompt, kept at its start (BeginPrompt): every

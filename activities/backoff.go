@@ -108,12 +108,10 @@ func (a *Activities) hold(ctx context.Context, provider, credID string) (cw *cal
 		if adm.Probing {
 			wait = maxHoldPoll/2 + time.Duration(rand.Int64N(int64(maxHoldPoll/2)))
 		}
-		t := time.NewTimer(min(wait, left))
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return cw, 0
-		case <-t.C:
+		case <-time.After(min(wait, left)):
 		}
 	}
 }
@@ -139,11 +137,15 @@ func (cw *callWindow) finish(msg agent.Message) {
 	if cw == nil {
 		return
 	}
-	if ms, ok := rateLimitHint(msg); ok {
+	// A retryable error (429, 529 overloaded, 503 ...) with the provider's
+	// retry hint; usage limits are not windows: the auth store blocks the
+	// credential and moves the session (MarkUsageLimitReached).
+	c := retry.ClassifyAt(ModelErrorOf(msg).Outcome(msg.StopReason), time.Now())
+	if msg.StopReason == agent.StopReasonError && c.Class == retry.ClassRetryable && c.HasHint && c.RetryAfterMs > 0 {
 		// Also after a first piece settled the call: an overload can
 		// arrive mid-stream.
 		cw.settleOnce.Do(func() {})
-		if err := cw.a.Windows.RateLimited(cw.key, ms); err != nil {
+		if err := cw.a.Windows.RateLimited(cw.key, c.RetryAfterMs); err != nil {
 			activity.GetLogger(cw.ctx).Warn("rate-limit window: open", "key", cw.key, "error", err)
 		}
 		return
@@ -157,19 +159,4 @@ func (cw *callWindow) finish(msg agent.Message) {
 		return
 	}
 	cw.through()
-}
-
-// rateLimitHint is the wait a rate-limited answer asks for: a retryable
-// error (429, 529 overloaded, 503 ...) with the provider's retry hint.
-// Usage limits are not windows: the auth store blocks the credential and
-// moves the session (MarkUsageLimitReached).
-func rateLimitHint(msg agent.Message) (int64, bool) {
-	if msg.StopReason != agent.StopReasonError {
-		return 0, false
-	}
-	c := retry.ClassifyAt(ModelErrorOf(msg).Outcome(msg.StopReason), time.Now())
-	if c.Class != retry.ClassRetryable || !c.HasHint || c.RetryAfterMs <= 0 {
-		return 0, false
-	}
-	return c.RetryAfterMs, true
 }

@@ -22,33 +22,16 @@ func cancelledWithoutAbort(ctx context.Context) bool {
 	return ctx.Err() != nil && !temporal.IsCanceledError(context.Cause(ctx))
 }
 
-// workerStopping reports whether the worker is shutting down (its stop
-// channel is closed), as opposed to the workflow cancelling the activity.
-func workerStopping(ctx context.Context) bool {
+// cutError is the error of an activity whose context ended without an
+// abort (cancelledWithoutAbort) and that wrote no result, typed by how the
+// call was cut (ErrTypeWorkerStopped, ErrTypeCallCut; spec 13.4.7), so the
+// workflow never words it as "context canceled" (issue 20 item 5).
+func cutError(ctx context.Context, what string) error {
 	select {
 	case <-activity.GetWorkerStopChannel(ctx):
-		return true
-	default:
-		return false
-	}
-}
-
-// cutError is the error of an activity whose context ended without an
-// abort (cancelledWithoutAbort) and that wrote no result: one typed error
-// per way the call was cut, so that the workflow words it from the type
-// and never as "context canceled" (issue 20 item 5, spec 13.4.7). A worker
-// shutting down is ErrTypeWorkerStopped; anything else — the SDK cancels
-// the context when heartbeats fail (a starved worker, the server
-// unreachable or no longer knowing the call) or the deadline passes — is
-// ErrTypeCallCut. Both are retryable: a read-only tool runs again, bash
-// has one attempt and its outcome is unknown.
-func cutError(ctx context.Context, what string) error {
-	if workerStopping(ctx) {
 		return temporal.NewApplicationError(fmt.Sprintf("worker stopped while %s ran: %v", what, ctx.Err()), ErrTypeWorkerStopped)
+	default:
 	}
-	cause := context.Cause(ctx)
-	if cause == nil {
-		cause = ctx.Err()
-	}
-	return temporal.NewApplicationError(fmt.Sprintf("%s was cut by its worker without an abort: %v", what, cause), ErrTypeCallCut)
+	// The cause is ctx.Err() when the context ended without one.
+	return temporal.NewApplicationError(fmt.Sprintf("%s was cut by its worker without an abort: %v", what, context.Cause(ctx)), ErrTypeCallCut)
 }

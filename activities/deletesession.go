@@ -69,17 +69,15 @@ func (a *Activities) DeleteSession(ctx context.Context, in DeleteSessionInput) (
 		}
 		res.Worktree, res.Branch, res.Repo, res.Unmerged, res.Tip = wt.Dir, wt.Branch, wt.Repo, rm.Unmerged, rm.Tip
 	}
+	var err error
 	if in.Workspace != "" && filepath.IsAbs(in.Workspace) {
-		dir, err := removeSessionOutputs(in.Workspace, in.SessionID)
-		if err != nil {
-			return DeleteSessionResult{}, fmt.Errorf("delete session %s: %w", in.SessionID, err)
-		}
-		res.OutputsDir = dir
+		res.OutputsDir, err = removeSessionOutputs(in.Workspace, in.SessionID)
 	}
-	if a.Checkpoints.DataDir != "" {
-		if err := os.RemoveAll(CheckpointDir(a.Checkpoints.DataDir, in.SessionID)); err != nil {
-			return DeleteSessionResult{}, fmt.Errorf("delete session %s: %w", in.SessionID, err)
-		}
+	if err == nil && a.Checkpoints.DataDir != "" {
+		err = os.RemoveAll(CheckpointDir(a.Checkpoints.DataDir, in.SessionID))
+	}
+	if err != nil {
+		return DeleteSessionResult{}, fmt.Errorf("delete session %s: %w", in.SessionID, err)
 	}
 	if err := a.Sessions.Delete(in.SessionID); err != nil {
 		return DeleteSessionResult{}, storeError("delete session", err)

@@ -58,23 +58,21 @@ const (
 // Liveness needs no early beat (the heartbeat timeout is many intervals),
 // and an abort reaches the call at its first beat.
 func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeater {
-	interval := a.HeartbeatInterval
-	if interval <= 0 {
-		// A heartbeat is also how a cancellation (abort) reaches the
-		// activity, so beat at least every second (also without a
-		// heartbeat timeout).
-		interval = cmp.Or(min(activity.GetInfo(ctx).HeartbeatTimeout/4, MaxHeartbeatInterval), MaxHeartbeatInterval)
-	}
-	interval = max(interval, minHeartbeatInterval)
+	interval := max(cmp.Or(a.HeartbeatInterval, MaxHeartbeatInterval), minHeartbeatInterval)
 	h := &heartbeater{ctx: ctx, record: a.recordHeartbeat, details: func() any { return details },
 		done: make(chan struct{}), finished: make(chan struct{})}
 	if h.record == nil {
 		h.record = activity.RecordHeartbeat
 	}
+	// A pushed call beats every MaxHeartbeatInterval (an abort reaches
+	// the call at a beat), bounded by a quarter of the heartbeat timeout
+	// (liveness), never below interval.
+	pushBeat := MaxHeartbeatInterval
 	if activity.IsActivity(ctx) {
+		info := activity.GetInfo(ctx)
+		pushBeat = cmp.Or(min(info.HeartbeatTimeout/4, pushBeat), pushBeat)
 		// A heartbeat RPC that times out must not cut the call
 		// (heartbeatguard.go).
-		info := activity.GetInfo(ctx)
 		h.undo = append(h.undo, guardHeartbeats(info.TaskToken, info.HeartbeatTimeout))
 	}
 	acc, _ := details.(*live.Accumulator)
@@ -97,7 +95,7 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 			// from the stream rather than from a late snapshot.
 			first = min(interval, pushFirstBeat)
 		}
-		go h.beat(first, pushBeat(ctx, interval), nil, 0)
+		go h.beat(first, max(pushBeat, interval), nil, 0)
 	case acc != nil:
 		changed, unwatch := acc.Watch()
 		h.undo, h.details = append(h.undo, unwatch), func() any { return acc.Snapshot() }
@@ -111,20 +109,6 @@ func (a *Activities) startHeartbeat(ctx context.Context, details any) *heartbeat
 // pushFirstBeat bounds the first heartbeat of a pushed model call.
 const pushFirstBeat = 50 * time.Millisecond
 
-// pushBeat is the heartbeat interval of a pushed call (Activities.Push)
-// whose first beat is after interval: MaxHeartbeatInterval (an abort
-// reaches the call at a beat), bounded by a quarter of the heartbeat
-// timeout (liveness), never below interval.
-func pushBeat(ctx context.Context, interval time.Duration) time.Duration {
-	beat := MaxHeartbeatInterval
-	if activity.IsActivity(ctx) {
-		if t := activity.GetInfo(ctx).HeartbeatTimeout; t > 0 {
-			beat = min(beat, t/4)
-		}
-	}
-	return max(beat, interval)
-}
-
 // beat records the details after first, then every beat (a pushed
 // call's first beat comes early, so a follower learns the push address
 // soon). With changed (a stream's changes) it also records as soon as
@@ -133,9 +117,6 @@ func (h *heartbeater) beat(first, beat time.Duration, changed <-chan struct{}, g
 	defer close(h.finished)
 	t := time.NewTimer(first)
 	defer t.Stop()
-	pause := time.NewTimer(0)
-	defer pause.Stop()
-	<-pause.C
 	if !h.wait(t.C, nil) { // the first interval: no record (see startHeartbeat)
 		return
 	}
@@ -147,8 +128,7 @@ func (h *heartbeater) beat(first, beat time.Duration, changed <-chan struct{}, g
 		h.record(h.ctx, h.details())
 		t.Reset(beat)
 		if changed != nil && n > 0 {
-			pause.Reset(gap)
-			if !h.wait(pause.C, nil) {
+			if !h.wait(time.After(gap), nil) { // collected unfired since Go 1.23
 				return
 			}
 		}

@@ -44,7 +44,7 @@ func finishMessage(msg *agent.Message, model ModelRef, secret string) {
 // numbered after the blocks before it.
 func (a *Activities) continuePaused(ctx context.Context, provider llm.Provider, req *llm.Request, in CallModelInput, msg *agent.Message) (parent string, billed *agent.Usage, err error) {
 	parent = in.LeafID
-	var sum usageSum
+	var used []*agent.Usage
 	onDelta := req.OnDelta
 	blocks := 0
 	for n := 1; msg.StopReason == agent.StopReasonContinue && ctx.Err() == nil; n++ {
@@ -59,7 +59,7 @@ func (a *Activities) continuePaused(ctx context.Context, provider llm.Provider, 
 		if _, err := a.Sessions.Append(in.SessionID, entry); err != nil {
 			return "", nil, storeError("write paused assistant message", err)
 		}
-		sum.add(paused.Usage)
+		used = append(used, paused.Usage)
 		parent = id
 		blocks += len(paused.Content)
 		if onDelta != nil {
@@ -73,8 +73,7 @@ func (a *Activities) continuePaused(ctx context.Context, provider llm.Provider, 
 		*msg = complete(ctx, provider, *req)
 	}
 	if parent != in.LeafID {
-		sum.add(msg.Usage)
-		billed = sum.priced(in.Model.Cost)
+		billed = pricedSum(append(used, msg.Usage), in.Model.Cost)
 	}
 	return parent, billed, nil
 }

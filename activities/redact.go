@@ -150,9 +150,13 @@ type messageRedactor struct {
 	b64 []b64Form
 }
 
-type b64Form struct {
-	core     string
-	alphabet func(byte) bool
+// b64Form is a base64 core of a secret and the symbols its alphabet has
+// beside letters and digits.
+type b64Form struct{ core, symbols string }
+
+// in says whether c is a character of f's base64 text, padding included.
+func (f b64Form) in(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte(f.symbols, c) >= 0
 }
 
 // newMessageRedactor returns the redactor of secrets; a secret shorter
@@ -179,22 +183,18 @@ func (r *messageRedactor) addForms(secret string) {
 		}
 	}
 	for _, enc := range []struct {
-		enc      *base64.Encoding
-		alphabet func(byte) bool
-	}{{base64.RawStdEncoding, stdB64}, {base64.RawURLEncoding, urlB64}} {
+		*base64.Encoding
+		symbols string
+	}{{base64.RawStdEncoding, "+/="}, {base64.RawURLEncoding, "-_="}} {
 		for shift := 0; shift < 3; shift++ {
-			text := enc.enc.EncodeToString(append(make([]byte, shift), secret...))
+			text := enc.EncodeToString(append(make([]byte, shift), secret...))
 			// Character k holds bits 6k to 6k+6 of the encoded bytes; keep
 			// those that hold secret bits only.
 			start := (8*shift + 5) / 6
 			end := 8 * (shift + len(secret)) / 6
 			core := text[start:end]
-			dup := false
-			for _, f := range r.b64 {
-				dup = dup || f.core == core
-			}
-			if !dup {
-				r.b64 = append(r.b64, b64Form{core, enc.alphabet})
+			if !slices.ContainsFunc(r.b64, func(f b64Form) bool { return f.core == core }) {
+				r.b64 = append(r.b64, b64Form{core, enc.symbols})
 			}
 		}
 	}
@@ -205,14 +205,6 @@ func (r *messageRedactor) addForms(secret string) {
 func lowerEscapes(s string) string { return urlEscape.ReplaceAllStringFunc(s, strings.ToLower) }
 
 var urlEscape = regexp.MustCompile(`%[0-9A-F]{2}`)
-
-// stdB64 and urlB64 tell the characters of base64 text, padding included.
-func stdB64(c byte) bool { return isAlnum(c) || c == '+' || c == '/' || c == '=' }
-func urlB64(c byte) bool { return isAlnum(c) || c == '-' || c == '_' || c == '=' }
-
-func isAlnum(c byte) bool {
-	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
-}
 
 // text masks the secrets, their encodings (known), key-shaped tokens
 // (Redact) and Basic credentials in s.
@@ -250,10 +242,10 @@ func maskB64(s string, f b64Form) string {
 			break
 		}
 		start, end := last+i, last+i+len(f.core)
-		for start > last && f.alphabet(s[start-1]) {
+		for start > last && f.in(s[start-1]) {
 			start--
 		}
-		for end < len(s) && f.alphabet(s[end]) {
+		for end < len(s) && f.in(s[end]) {
 			end++
 		}
 		b.WriteString(s[last:start])
@@ -295,40 +287,29 @@ func (r *messageRedactor) json(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage(r.text(string(raw)))
 	}
 	var out []byte
-	last := 0
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '"' {
-			continue
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // any valid number decodes: no token is lost to one
+	last, prev := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
 		}
-		end := stringEnd(raw, i)
-		lit := raw[i:end]
-		var s string
-		if err := json.Unmarshal(lit, &s); err == nil {
+		end := int(dec.InputOffset()) // just past the token
+		if s, ok := tok.(string); ok {
 			if red := r.text(s); red != s {
-				out = append(out, raw[last:i]...)
+				// The literal starts at the first quote since the last
+				// token (separators and spaces hold none).
+				start := prev + bytes.IndexByte(raw[prev:end], '"')
 				lit, _ := agent.MarshalPlain(red) // a string always encodes
-				out = append(out, lit...)
+				out = append(append(out, raw[last:start]...), lit...)
 				last = end
 			}
 		}
-		i = end - 1
+		prev = end
 	}
 	if out == nil {
 		return raw
 	}
 	return append(out, raw[last:]...)
-}
-
-// stringEnd returns the index just past the JSON string literal that
-// starts at raw[start] ('"').
-func stringEnd(raw []byte, start int) int {
-	for i := start + 1; i < len(raw); i++ {
-		switch raw[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(raw)
 }

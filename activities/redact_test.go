@@ -323,10 +323,11 @@ func TestRedactMessage_ToolArgumentsStayValidJSONByteForByte(t *testing.T) {
 			`{"k":"\u006fpaque-credential-value and \"quoted\" \\ text"}`,
 			`{"k":"[redacted] and \"quoted\" \\ text"}`,
 		},
-		"secret in a key": {`{"` + secret + `":1}`, `{"[redacted]":1}`},
-		"html kept":       {`{"k":"<b>&` + secret + `</b>"}`, `{"k":"<b>&[redacted]</b>"}`},
-		"no secret":       {`{"cmd":"ls -la", "n": 10}`, `{"cmd":"ls -la", "n": 10}`},
-		"not JSON":        {`{"cmd":"` + secret, `{"cmd":"[redacted]`},
+		"secret in a key":               {`{"` + secret + `":1}`, `{"[redacted]":1}`},
+		"html kept":                     {`{"k":"<b>&` + secret + `</b>"}`, `{"k":"<b>&[redacted]</b>"}`},
+		"no secret":                     {`{"cmd":"ls -la", "n": 10}`, `{"cmd":"ls -la", "n": 10}`},
+		"after a number no float holds": {`{"n":1e400,"k":"` + secret + `"}`, `{"n":1e400,"k":"[redacted]"}`},
+		"not JSON":                      {`{"cmd":"` + secret, `{"cmd":"[redacted]`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := agent.Message{Role: agent.RoleAssistant, Content: []agent.ContentBlock{

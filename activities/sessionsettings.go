@@ -83,28 +83,16 @@ func (a *Activities) SessionSettings(_ context.Context, in SessionSettingsInput)
 		}
 		res.Settings, res.Recorded = in.Proposed, true
 	}
-	if in.Replace && in.Change != nil {
-		if err := a.recordChange(sess, in); err != nil {
-			return SessionSettingsResult{}, err
+	if _, done := sess.Get(in.ChangeEntryID); in.Replace && in.Change != nil && !done {
+		// The change's custom entry after the leaf, once (a re-run finds it).
+		data, err := json.Marshal(in.Change)
+		if err == nil {
+			_, err = a.Sessions.Append(in.SessionID, session.Entry{Type: session.TypeCustom, ID: in.ChangeEntryID,
+				ParentID: sess.LeafID(), Timestamp: time.Now().UTC(), CustomType: session.CustomSettingsChange, Data: data})
+		}
+		if err != nil {
+			return SessionSettingsResult{}, storeError("record settings change", err)
 		}
 	}
 	return res, nil
-}
-
-// recordChange appends the change's custom entry after the session's
-// leaf, once (a re-run finds it).
-func (a *Activities) recordChange(sess *session.Session, in SessionSettingsInput) error {
-	if _, ok := sess.Get(in.ChangeEntryID); ok {
-		return nil
-	}
-	data, err := json.Marshal(in.Change)
-	if err != nil {
-		return storeError("record settings change", err)
-	}
-	e := session.Entry{Type: session.TypeCustom, ID: in.ChangeEntryID, ParentID: sess.LeafID(),
-		Timestamp: time.Now().UTC(), CustomType: session.CustomSettingsChange, Data: data}
-	if _, err := a.Sessions.Append(in.SessionID, e); err != nil {
-		return storeError("record settings change", err)
-	}
-	return nil
 }

@@ -86,10 +86,10 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 	}
 
 	hb := a.startHeartbeat(ctx, "summarizing")
-	var spent usageSum
-	summary, failed := summarizeCut(ctx, provider, base, cut, in.CustomInstructions, &spent)
+	var used []*agent.Usage
+	summary, failed := summarizeCut(ctx, provider, base, cut, in.CustomInstructions, &used)
 	hb.stop()
-	usage := spent.priced(in.Model.Cost)
+	usage := pricedSum(used, in.Model.Cost)
 	if ctx.Err() != nil {
 		return SummarizeResult{StopReason: agent.StopReasonAborted, ModelError: ModelErrorOf(llm.AbortedMessage(base)), Usage: usage}, ctx.Err()
 	}
@@ -111,26 +111,17 @@ func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (Summariz
 	}, nil
 }
 
-// usageSum adds up the usage the calls of one attempt report (ok: one
-// reported some).
-type usageSum struct {
-	spent agent.Spend
-	ok    bool
-}
-
-func (s *usageSum) add(u *agent.Usage) {
-	if u != nil {
-		s.spent.Add(u)
-		s.ok = true
+// pricedSum is the usage the calls reported, added up and priced at the
+// model's cost (nil: none reported any).
+func pricedSum(usages []*agent.Usage, cost *agent.ModelCost) *agent.Usage {
+	var spent agent.Spend
+	for _, u := range usages {
+		spent.Add(u)
 	}
-}
-
-// priced is the sum priced at the model's cost (nil: no call reported).
-func (s usageSum) priced(cost *agent.ModelCost) *agent.Usage {
-	if !s.ok {
+	if spent.Unmetered == len(usages) {
 		return nil
 	}
-	u := s.spent.Usage().Priced(*cmp.Or(cost, &agent.ModelCost{}))
+	u := spent.Usage().Priced(*cmp.Or(cost, &agent.ModelCost{}))
 	return &u
 }
 
@@ -138,13 +129,13 @@ func (s usageSum) priced(cost *agent.ModelCost) *agent.Usage {
 // (merging the previous one), and for a split turn the summary of the
 // turn's beginning, joined under its own heading. failed is the first
 // call's message that did not succeed.
-func summarizeCut(ctx context.Context, p llm.Provider, base llm.Request, cut compaction.Cut, custom string, spent *usageSum) (summary string, failed *agent.Message) {
+func summarizeCut(ctx context.Context, p llm.Provider, base llm.Request, cut compaction.Cut, custom string, used *[]*agent.Usage) (summary string, failed *agent.Message) {
 	history := cut.PreviousSummary
 	if len(cut.ToSummarize) > 0 || !cut.SplitTurn {
 		text, bad := summaryCall(ctx, p, base, compaction.SummaryPrompt(compaction.PromptInput{
 			Items: cut.ToSummarize, PreviousSummary: cut.PreviousSummary,
 			CustomInstructions: custom, SplitTurn: cut.SplitTurn,
-		}), spent)
+		}), used)
 		if bad != nil {
 			return "", bad
 		}
@@ -155,7 +146,7 @@ func summarizeCut(ctx context.Context, p llm.Provider, base llm.Request, cut com
 	}
 	prefix, bad := summaryCall(ctx, p, base, compaction.TurnPrefixPrompt(compaction.PromptInput{
 		Items: cut.SplitTurnPrefix, CustomInstructions: custom,
-	}), spent)
+	}), used)
 	if bad != nil {
 		return "", bad
 	}
@@ -164,12 +155,12 @@ func summarizeCut(ctx context.Context, p llm.Provider, base llm.Request, cut com
 
 // summaryCall sends one summary prompt as the single user message of a
 // request and returns the answer's text, or the message when the call
-// failed or answered nothing; spent gets the usage the call reported.
-func summaryCall(ctx context.Context, p llm.Provider, base llm.Request, prompt string, spent *usageSum) (string, *agent.Message) {
+// failed or answered nothing; used gets the usage the call reported.
+func summaryCall(ctx context.Context, p llm.Provider, base llm.Request, prompt string, used *[]*agent.Usage) (string, *agent.Message) {
 	req := base
 	req.Messages = []agent.Message{agent.TextMessage(agent.RoleUser, prompt)}
 	msg := complete(ctx, p, req)
-	spent.add(msg.Usage)
+	*used = append(*used, msg.Usage)
 	if msg.StopReason == agent.StopReasonError || msg.StopReason == agent.StopReasonAborted {
 		return "", &msg
 	}

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"os/exec"
 	"runtime"
 	"time"
@@ -36,7 +37,7 @@ func (a *Activities) beginSystemPrompt(in BeginPromptInput, sess *session.Sessio
 	if wsHere && ws != "" && a.checkWorkspace(ws) == nil {
 		// Only a workspace this worker may use, through the file system
 		// the tools see (a sandbox's, when there is one).
-		facts.Files = sysprompt.ProjectFiles(a.runner().FS(), ws)
+		facts.Files = sysprompt.ProjectFiles(cmp.Or(a.ToolPolicy.Runner, tools.Local).FS(), ws)
 	}
 	text, sources := sysprompt.Build(facts)
 	rec := session.SystemPromptRecord{Hash: sysprompt.Hash(text), Bytes: len(text), Sources: sources}
@@ -66,14 +67,6 @@ func (a *Activities) systemPrompt(sessionID string) (string, error) {
 		return "", storeError("read system prompt", err)
 	}
 	return string(b), nil
-}
-
-// runner is the tools' runner of this worker.
-func (a *Activities) runner() tools.Runner {
-	if a.ToolPolicy.Runner != nil {
-		return a.ToolPolicy.Runner
-	}
-	return tools.Local
 }
 
 // shellName is the shell bash commands run in: bash, or sh where there

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,10 +78,7 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	if loadErr == nil {
 		found = slices.Clone(before.Warnings) // appended to below
 	}
-	where := session.Header{Cwd: ws, Host: a.ToolHost, ParentSession: in.ParentSession}
-	if in.ToolHost != "" {
-		where.Host = in.ToolHost
-	}
+	where := session.Header{Cwd: ws, Host: cmp.Or(in.ToolHost, a.ToolHost), ParentSession: in.ParentSession}
 	if in.Worktree != "" {
 		switch {
 		case loadErr == nil && before.Header.Worktree == nil && in.Worktree == WorktreeRequired:
@@ -98,9 +96,7 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	if err != nil {
 		return BeginPromptResult{}, storeError("open session", err)
 	}
-	if hdr.Cwd != "" {
-		ws = hdr.Cwd
-	}
+	ws = cmp.Or(hdr.Cwd, ws)
 	// The workspace is checked where it lives: here, unless the session
 	// is held by another host (its tool calls check it there).
 	wsHere := hdr.Host == "" || a.ToolHost == "" || hdr.Host == a.ToolHost
@@ -157,12 +153,11 @@ func (a *Activities) BeginPrompt(ctx context.Context, in BeginPromptInput) (Begi
 	}
 	res := BeginPromptResult{LeafID: leaf, MessageCount: len(sess.Context(leaf)), Workspace: ws,
 		Warnings: warnings, RequireApproval: a.ToolPolicy.RequireApproval, Grants: grants,
-		SystemPromptHash: promptHash, Worktree: hdr.Worktree != nil}
+		SystemPromptHash: promptHash, Worktree: hdr.Worktree != nil, ModelQueues: a.ModelQueues}
 	if in.SessionUsage {
 		spent, _ := session.Spent(sess)
 		res.SessionSpent = &spent
 	}
-	res.ModelQueues = a.ModelQueues
 	if a.ToolHost != "" {
 		// Host placement: the session's tools run where its workspace is,
 		// the host recorded at its creation. A session created under
@@ -339,10 +334,15 @@ func (a *Activities) runTool(ctx context.Context, stream *live.Accumulator, name
 	red := a.outputRedactor(ctx)
 	opts.Secrets = red.needles()
 	opts.OnUpdate = stream.SetOutput
+	var res tools.Result
 	if tools.IsMCP(name) && a.MCP != nil {
-		return red.result(a.MCP.Call(ctx, opts.Workspace, opts.Env, name, args, opts.OnUpdate))
+		res = a.MCP.Call(ctx, opts.Workspace, opts.Env, name, args, opts.OnUpdate)
+	} else {
+		res = tools.Run(ctx, name, args, opts)
 	}
-	return red.result(tools.Run(ctx, name, args, opts))
+	// bash's output was masked as it was written (opts.Secrets).
+	res.Content = red.known(res.Content)
+	return res
 }
 
 // toolOptions is the environment of a tool call in the session's
@@ -425,8 +425,7 @@ func toolResultOf(id string, m agent.Message, reused bool) RunToolResult {
 func ToolCallRefs(m agent.Message) []ToolCallRef {
 	var out []ToolCallRef
 	for _, tc := range m.ToolCalls() {
-		ref := ToolCallRef{ID: tc.ID, Name: tc.Name}
-		ref.ArgsPreview = ArgsPreview(tc.Arguments)
+		ref := ToolCallRef{ID: tc.ID, Name: tc.Name, ArgsPreview: ArgsPreview(tc.Arguments)}
 		var m map[string]any
 		if json.Unmarshal(tc.Arguments, &m) == nil {
 			// A search shows what it looks for (grep's and find's

@@ -3,21 +3,21 @@ package activities
 import (
 	"context"
 	"os"
+	"slices"
 
 	"go.temporal.io/sdk/activity"
 
 	"github.com/durableagent/durableagent/internal/tools"
 )
 
-// knownSecrets returns every secret value this worker knows, read at call
-// time: the credential store's, the values of the environment variables
-// withheld from bash
+// outputRedactor is the redactor of tool output (messageRedactor.known):
+// every secret value this worker knows, read at call time: the credential
+// store's, the values of the environment variables withheld from bash
 // (tools.SecretEnvValues: provider keys, the codec key, database URLs and
 // their passwords, tokens; a name in tools.envAllow is given to bash on
 // purpose and left out) and a.Secrets (the worker's settings).
-func (a *Activities) knownSecrets(ctx context.Context) []string {
-	out := append([]string(nil), a.Secrets...)
-	out = append(out, tools.SecretEnvValues(os.Environ(), a.ToolPolicy.EnvAllow)...)
+func (a *Activities) outputRedactor(ctx context.Context) *messageRedactor {
+	out := slices.Concat(a.Secrets, tools.SecretEnvValues(os.Environ(), a.ToolPolicy.EnvAllow))
 	if a.Credentials != nil {
 		s, err := a.Credentials.Secrets()
 		if err != nil {
@@ -26,20 +26,7 @@ func (a *Activities) knownSecrets(ctx context.Context) []string {
 		}
 		out = append(out, s...)
 	}
-	return out
-}
-
-// outputRedactor is the redactor of tool output: the worker's known
-// secrets and their encodings (messageRedactor.known).
-func (a *Activities) outputRedactor(ctx context.Context) *messageRedactor {
-	return newMessageRedactor(a.knownSecrets(ctx)...)
-}
-
-// result redacts a tool's result before it is stored or previewed: its
-// content (bash's output was masked as it was written: opts.Secrets).
-func (r *messageRedactor) result(res tools.Result) tools.Result {
-	res.Content = r.known(res.Content)
-	return res
+	return newMessageRedactor(out...)
 }
 
 // needles are the texts masked in a command's output as it is written

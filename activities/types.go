@@ -324,6 +324,16 @@ func ToolQueue(taskQueue, host string) string {
 	return taskQueue + "@" + host
 }
 
+// ModelQueue is the task queue of the model calls (CallModel, Summarize)
+// of provider when the worker limits them fleet-wide
+// (model.maxConcurrentCalls, model.callsPerSecond): the per-worker
+// concurrency bound and the server-side rate limit of a task queue apply
+// to that provider's calls only, and tool calls and workflow tasks never
+// wait behind them.
+func ModelQueue(taskQueue, provider string) string {
+	return taskQueue + "-model-" + provider
+}
+
 // RunToolInput is the input of RunTool. The arguments are read from the
 // assistant entry that holds the call, so history carries ids only.
 type RunToolInput struct {

@@ -99,30 +99,20 @@ func (a *Activities) UserBash(ctx context.Context, in UserBashInput) (UserBashRe
 // line, the exit code (none when cancelled or killed before exiting), and
 // the truncation details.
 func BashExecutionMessage(command string, res tools.Result, cancelled bool) agent.Message {
-	m := agent.Message{Role: agent.RoleBashExecution, Command: command}
-	out := res.Content
+	m := agent.Message{Role: agent.RoleBashExecution, Command: command, Output: res.Content,
+		Cancelled: cancelled || res.Details["aborted"] == true, Truncated: res.Details["truncated"] == true}
 	if res.IsError {
 		// The tool appends its status ("Command exited with code 2") after
 		// a blank line; the message keeps the output only.
-		if i := strings.LastIndex(out, "\n\n"); i >= 0 {
-			out = out[:i]
-		} else {
-			out = ""
-		}
-	} else if out == "(no output)" {
-		out = ""
+		m.Output = m.Output[:max(strings.LastIndex(m.Output, "\n\n"), 0)]
+	} else if m.Output == "(no output)" {
+		m.Output = ""
 	}
-	m.Output = out
-	if v, ok := res.Details["exitCode"]; ok && !cancelled {
-		if code, ok := v.(int); ok {
-			m.ExitCode = &code
-		}
+	if code, ok := res.Details["exitCode"].(int); ok && !cancelled {
+		m.ExitCode = &code
 	}
-	m.Cancelled = cancelled || res.Details["aborted"] == true
-	if res.Details["truncated"] == true {
-		m.Truncated = true
-		m.FullOutputPath, _ = res.Details["fullOutputPath"].(string)
-	}
+	// Set with truncated only.
+	m.FullOutputPath, _ = res.Details["fullOutputPath"].(string)
 	return m
 }
 

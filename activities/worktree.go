@@ -6,13 +6,14 @@ import (
 	"path/filepath"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/line"
 	"github.com/durableagent/durableagent/internal/worktree"
 )
 
 // WorktreeSummaryName is the registered name of WorktreeSummary.
 const WorktreeSummaryName = "WorktreeSummary"
 
-// maxBranchText bounds BranchSummary.Text (a commit subject may be long).
+// maxBranchText bounds BranchSummary.Text, in runes (line.Cut).
 const maxBranchText = 300
 
 // WorktreeSummaryInput names the session whose branch to describe.
@@ -42,10 +43,7 @@ func (a *Activities) WorktreeSummary(ctx context.Context, in WorktreeSummaryInpu
 	// of the worker's secrets before they reach history.
 	red := a.outputRedactor(ctx)
 	out := &agent.BranchSummary{Branch: sum.Branch, Base: sum.Base, Commits: len(sum.Commits),
-		Uncommitted: sum.Uncommitted, Text: red.known(sum.String())}
-	if r := []rune(out.Text); len(r) > maxBranchText {
-		out.Text = string(r[:maxBranchText]) + "…"
-	}
+		Uncommitted: sum.Uncommitted, Text: line.Cut(red.known(sum.String()), maxBranchText)}
 	for _, c := range sum.Commits[:min(len(sum.Commits), agent.MaxRecentCommits)] {
 		out.Recent = append(out.Recent, red.known(c))
 	}
