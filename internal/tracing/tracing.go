@@ -171,15 +171,16 @@ func errorType(m agent.Message) string {
 }
 
 // ToolCall records a span for a tool call that ended with res, under the
-// activity's span (none: nothing): the tool, its outcome and, for bash,
-// the exit code.
+// activity's span (none: nothing): the tool (a built-in's name, an MCP
+// tool's mcp__server__tool as the metrics name it, "other" for a name the
+// model made up), its outcome and, for bash, the exit code.
 func ToolCall(ctx context.Context, tool string, res tools.Result) {
 	parent := trace.SpanFromContext(ctx)
 	if !parent.SpanContext().IsValid() {
 		return
 	}
 	name := tool
-	if !tools.Known(name) {
+	if !tools.Known(name) && !(tools.IsMCP(name) && len(name) <= 64) { // an MCP tool's name is at most 64 bytes
 		name = "other"
 	}
 	_, span := parent.TracerProvider().Tracer(ScopeName).Start(ctx, "execute_tool "+name,

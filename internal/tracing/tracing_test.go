@@ -97,12 +97,15 @@ func TestCaptureContent(t *testing.T) {
 	}
 }
 
-// A tool call span names the tool (a made-up name is "other") as the
+// A tool call span names the tool (an MCP tool by its name, a made-up
+// name "other") as the
 // GenAI conventions do, its outcome and bash's exit code.
 func TestToolCallSpan(t *testing.T) {
 	spans := underParent(t, func(ctx context.Context) {
 		ToolCall(ctx, tools.Bash, tools.Result{IsError: true, Content: "boom", Details: map[string]any{"exitCode": 2}})
 		ToolCall(ctx, "rm -rf /", tools.Result{IsError: true})
+		ToolCall(ctx, "mcp__github__search_issues", tools.Result{})
+		ToolCall(ctx, "mcp__"+strings.Repeat("x", 100), tools.Result{})
 	})
 	a := attrs(spans[0])
 	if spans[0].Name() != "execute_tool bash" || a["tool.name"].AsString() != "bash" || a["gen_ai.tool.name"].AsString() != "bash" ||
@@ -111,6 +114,14 @@ func TestToolCallSpan(t *testing.T) {
 	}
 	if a := attrs(spans[1]); a["tool.name"].AsString() != "other" {
 		t.Errorf("unknown tool named %q", a["tool.name"].AsString())
+	}
+	// An MCP tool by its name, as the metrics count it (issue 41); a name
+	// longer than an MCP tool's is the model's and "other".
+	if spans[2].Name() != "execute_tool mcp__github__search_issues" || attrs(spans[2])["gen_ai.tool.name"].AsString() != "mcp__github__search_issues" {
+		t.Errorf("MCP tool span %q %v", spans[2].Name(), attrs(spans[2]))
+	}
+	if a := attrs(spans[3]); a["tool.name"].AsString() != "other" {
+		t.Errorf("an over-long mcp__ name is named %q", a["tool.name"].AsString())
 	}
 	for _, kv := range spans[0].Attributes() {
 		if strings.Contains(kv.Value.String(), "boom") {
