@@ -148,14 +148,8 @@ func ParseAllowList(entries []string) (AllowList, error) {
 	return a, nil
 }
 
-// Patterns returns the entries in their normal form.
-func (a AllowList) Patterns() []string {
-	out := make([]string, len(a.patterns))
-	for i, p := range a.patterns {
-		out[i] = p.String()
-	}
-	return out
-}
+// Empty reports whether the list allows nothing.
+func (a AllowList) Empty() bool { return len(a.patterns) == 0 }
 
 // AllowsName reports whether the host name (already normalName'd) on
 // port is listed by a name or wildcard entry.

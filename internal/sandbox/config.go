@@ -73,7 +73,7 @@ func (c Config) check() error {
 	switch c.Network {
 	case "", NetworkOff, NetworkHost:
 	case NetworkAllowlist:
-		if len(c.Egress.Allow.Patterns()) == 0 {
+		if c.Egress.Allow.Empty() {
 			return errors.New("sandbox network allowlist has no allowed hosts; list some or use network off")
 		}
 	default:
