@@ -44,9 +44,6 @@ var (
 // keys: "Incorrect API key provided: sk-…"); a known secret is masked by
 // RedactMessage. Redacting redacted text changes nothing.
 func Redact(text string) string {
-	if text == "" {
-		return text
-	}
 	text = maskGroup(providerKey, text, func(string) bool { return true })
 	text = maskGroup(bearerToken, text, opaque)
 	text = maskGroup(keyParam, text, opaque)
@@ -176,7 +173,8 @@ func newMessageRedactor(secrets ...string) *messageRedactor {
 // addForms adds the URL-encoded and base64 forms of secret.
 func (r *messageRedactor) addForms(secret string) {
 	for _, e := range []string{url.QueryEscape(secret), url.PathEscape(secret)} {
-		for _, form := range []string{e, lowerEscapes(e)} {
+		// Some encoders write the hex digits of %XX escapes in lower case.
+		for _, form := range []string{e, urlEscape.ReplaceAllStringFunc(e, strings.ToLower)} {
 			if form != secret && !slices.Contains(r.escaped, form) {
 				r.escaped = append(r.escaped, form)
 			}
@@ -200,10 +198,7 @@ func (r *messageRedactor) addForms(secret string) {
 	}
 }
 
-// lowerEscapes writes the hex digits of %XX escapes in lower case, as some
-// encoders do.
-func lowerEscapes(s string) string { return urlEscape.ReplaceAllStringFunc(s, strings.ToLower) }
-
+// urlEscape is a %XX escape.
 var urlEscape = regexp.MustCompile(`%[0-9A-F]{2}`)
 
 // text masks the secrets, their encodings (known), key-shaped tokens
@@ -216,9 +211,6 @@ func (r *messageRedactor) text(s string) string {
 // key-shaped text that is no secret of the worker's stays, so a file the
 // model reads can still be edited word for word.
 func (r *messageRedactor) known(s string) string {
-	if s == "" {
-		return s
-	}
 	for _, secret := range r.secrets {
 		s = strings.ReplaceAll(s, secret, redacted)
 	}

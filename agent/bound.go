@@ -81,35 +81,6 @@ func BoundEventSized(e Event) (Event, int) {
 	return e, EncodedSize(e)
 }
 
-// eachText calls text with every text of e that may be long and blocks
-// with every list of content blocks, each with the session entry that
-// holds the whole message: e.EntryID for e's own message and result, ""
-// for the tool results of a turn_end (entries of their own) and the
-// messages of an agent_end.
-func eachText(e *Event, text func(s *string, entryID string), blocks func(b []ContentBlock, entryID string)) {
-	text(&e.ErrorMessage, e.EntryID)
-	text(&e.FinalError, "")
-	message := func(m *Message, entryID string) {
-		if m != nil {
-			text(&m.ErrorMessage, entryID)
-			text(&m.Output, entryID)
-			blocks(m.Content, entryID)
-		}
-	}
-	message(e.Message, e.EntryID)
-	for i := range e.ToolResults {
-		message(&e.ToolResults[i], "")
-	}
-	for i := range e.Messages {
-		message(&e.Messages[i], "")
-	}
-	for _, r := range []*ToolResult{e.ToolResult, e.PartialResult} {
-		if r != nil {
-			blocks(r.Content, e.EntryID)
-		}
-	}
-}
-
 // copyMessages gives e its own copies of the messages and results it
 // points to, so shortening them leaves the workflow's state alone.
 func copyMessages(e Event) Event {
@@ -136,11 +107,33 @@ func copyList(ms []Message) []Message {
 	return ms
 }
 
-// shortenTexts cuts every text of e to at most limit bytes of JSON
-// (eachText).
+// shortenTexts cuts every text of e that may be long to at most limit
+// bytes of JSON, each noting the session entry that holds the whole
+// message: e.EntryID for e's own message and result, "" for the tool
+// results of a turn_end (entries of their own) and the messages of an
+// agent_end.
 func shortenTexts(e *Event, limit int) {
-	eachText(e, func(s *string, entryID string) { *s = ShortenText(*s, limit, entryID) },
-		func(b []ContentBlock, entryID string) { shortenBlocks(b, limit, entryID) })
+	e.ErrorMessage = ShortenText(e.ErrorMessage, limit, e.EntryID)
+	e.FinalError = ShortenText(e.FinalError, limit, "")
+	message := func(m *Message, entryID string) {
+		if m != nil {
+			m.ErrorMessage = ShortenText(m.ErrorMessage, limit, entryID)
+			m.Output = ShortenText(m.Output, limit, entryID)
+			shortenBlocks(m.Content, limit, entryID)
+		}
+	}
+	message(e.Message, e.EntryID)
+	for i := range e.ToolResults {
+		message(&e.ToolResults[i], "")
+	}
+	for i := range e.Messages {
+		message(&e.Messages[i], "")
+	}
+	for _, r := range []*ToolResult{e.ToolResult, e.PartialResult} {
+		if r != nil {
+			shortenBlocks(r.Content, limit, e.EntryID)
+		}
+	}
 }
 
 // shortenBlocks cuts the texts of blocks in place; an image whose data is

@@ -19,8 +19,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/gofrs/flock"
 )
 
 // Limits bounds a store; a zero field takes its default.
@@ -365,14 +366,11 @@ func (s *Store) known(ctx context.Context, id string) error {
 
 // locked runs fn holding the store's lock (package doc).
 func (s *Store) locked(fn func() error) error {
-	f, err := os.OpenFile(filepath.Join(s.dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err == nil {
-		defer f.Close()
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-	}
-	if err != nil {
+	lock := flock.New(filepath.Join(s.dir, "lock"), flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o600))
+	if err := lock.Lock(); err != nil {
 		return fmt.Errorf("checkpoint store lock: %w", err)
 	}
+	defer lock.Unlock()
 	stale, _ := filepath.Glob(filepath.Join(s.dir, "git", refPrefix, "*.lock"))
 	for _, p := range append(stale, s.index+".lock") {
 		os.Remove(p)
