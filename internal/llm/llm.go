@@ -85,26 +85,15 @@ type Request struct {
 	OnDelta func(Delta)
 }
 
-// Delta is one streamed piece of an assistant message.
-type Delta struct {
-	// Type is agent.DeltaText, agent.DeltaThinking or agent.DeltaToolCall.
-	Type string
-	// ContentIndex is the index of the content block the piece belongs to
-	// in the final message's Content.
-	ContentIndex int
-	// Delta is the text (or the tool-call argument JSON) added.
-	Delta string
-	// ToolCallID and ToolName are set on the first agent.DeltaToolCall of a
-	// tool call (and may be repeated on later ones).
-	ToolCallID string
-	ToolName   string
-	// Usage, when set, is the provider's report of the call's usage so
-	// far, as its stream gives it (Anthropic message_start and
-	// message_delta usage, an OpenAI-compatible usage chunk): input, cache
-	// reads and writes, and output. Counts a report leaves out are zero. A
-	// delta that only reports usage has an empty Type and Delta.
-	Usage *agent.Usage
-}
+// Delta is one streamed piece of an assistant message, in the shape of
+// the message_update event that shows it: ContentIndex is the index of
+// the piece's block in the final message's Content, ToolCallID and
+// ToolName are set on at least the first agent.DeltaToolCall of a call,
+// and Usage is the provider's report of the call's usage so far as its
+// stream gives it (the counts it leaves out zero); a delta that only
+// reports usage has an empty Type and Delta. Providers leave Attempt and
+// OutputTokens zero.
+type Delta = agent.AssistantMessageEvent
 
 // Emit passes d to OnDelta, when it is set.
 func (r Request) Emit(d Delta) {

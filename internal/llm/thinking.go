@@ -49,14 +49,11 @@ var anthropicBudgets = map[string]int{
 // (OpenAI's newest reasoning models know it; others answer with an
 // error that says so). max is sent as xhigh, the largest effort the API
 // takes.
-func OpenAIReasoningEffort(level string) string {
-	switch level {
-	case ThinkingMax:
-		return ThinkingXHigh
-	case ThinkingMinimal, ThinkingLow, ThinkingMedium, ThinkingHigh, ThinkingXHigh:
-		return level
-	}
-	return ""
+func OpenAIReasoningEffort(level string) string { return openAIEfforts[level] }
+
+var openAIEfforts = map[string]string{
+	ThinkingMinimal: ThinkingMinimal, ThinkingLow: ThinkingLow, ThinkingMedium: ThinkingMedium,
+	ThinkingHigh: ThinkingHigh, ThinkingXHigh: ThinkingXHigh, ThinkingMax: ThinkingXHigh,
 }
 
 // BashExecutionText is how a bash execution (agent.RoleBashExecution)

@@ -108,7 +108,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) agent.Message 
 	var resp *http.Response
 	stream := svc.NewStreaming(ctx, params, option.WithResponseInto(&resp))
 	defer stream.Close()
-	asm := assembler{emit: req.Emit, tools: map[int64]int{}}
+	asm := assembler{emit: req.Emit, tools: map[int64]int{}, madeID: map[int]bool{}}
 	for stream.Next() {
 		asm.add(stream.Current())
 	}
@@ -151,11 +151,10 @@ type assembler struct {
 	// text and thinking are 1 + the positions of the text and thinking
 	// blocks (0: not seen yet).
 	text, thinking int
-	// tools maps a tool call's stream index to its block; args holds each
-	// block's argument text and madeID whether its id is ours (the server
-	// sent none).
+	// tools maps a tool call's stream index to its block, and madeID
+	// tells whether a block's id is ours (the server sent none). A call's
+	// argument text streamed so far is in its Arguments until message.
 	tools  map[int64]int
-	args   map[int]*strings.Builder
 	madeID map[int]bool
 	// sawChoice: a chunk with a choice arrived; finish is the last
 	// finish_reason; usage the last usage reported.
@@ -233,10 +232,6 @@ func (a *assembler) addToolCall(tc sdk.ChatCompletionChunkChoiceDeltaToolCall) {
 		a.blocks = append(a.blocks, agent.ContentBlock{Type: "toolCall", ToolCall: &agent.ToolCall{}})
 		i = len(a.blocks) - 1
 		a.tools[key] = i
-		if a.args == nil {
-			a.args, a.madeID = map[int]*strings.Builder{}, map[int]bool{}
-		}
-		a.args[i] = &strings.Builder{}
 	}
 	call := a.blocks[i].ToolCall
 	switch {
@@ -253,7 +248,7 @@ func (a *assembler) addToolCall(tc sdk.ChatCompletionChunkChoiceDeltaToolCall) {
 		call.Name += name
 	}
 	piece := tc.Function.Arguments
-	a.args[i].WriteString(piece)
+	call.Arguments = append(call.Arguments, piece...)
 	if first || piece != "" {
 		a.emit(llm.Delta{Type: agent.DeltaToolCall, ContentIndex: i, Delta: piece, ToolCallID: call.ID, ToolName: call.Name})
 	}
@@ -298,7 +293,7 @@ func (a *assembler) message(req llm.Request) agent.Message {
 			continue
 		}
 		hasToolCalls = true
-		raw := a.args[i].String()
+		raw := string(call.Arguments)
 		if raw == "" { // no argument piece came
 			raw = "{}"
 			a.emit(llm.Delta{Type: agent.DeltaToolCall, ContentIndex: i, Delta: raw, ToolCallID: call.ID, ToolName: call.Name})

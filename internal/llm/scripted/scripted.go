@@ -247,18 +247,7 @@ func parseTool(s string) (ToolCall, error) {
 	if end < 0 {
 		end = len(s)
 	}
-	name, args := s[:end], strings.TrimSpace(s[end:])
-	if name == "" {
-		return ToolCall{}, fmt.Errorf("missing tool name")
-	}
-	if err := checkName(name); err != nil {
-		return ToolCall{}, err
-	}
-	raw, err := objectArguments(name, json.RawMessage(args))
-	if err != nil {
-		return ToolCall{}, err
-	}
-	return ToolCall{Name: name, Arguments: raw}, nil
+	return checkCall(ToolCall{Name: s[:end], Arguments: json.RawMessage(strings.TrimSpace(s[end:]))})
 }
 
 // parseTools parses the JSON array of a tools: element.
@@ -279,19 +268,29 @@ func parseTools(s string) ([]ToolCall, error) {
 		if !bytes.HasPrefix(bytes.TrimSpace(item), []byte("{")) || dec.Decode(&c) != nil {
 			return nil, fmt.Errorf("tool call %d is not a {\"name\", \"arguments\"} object", i)
 		}
-		if c.Name == "" {
-			return nil, fmt.Errorf("tool call %d: missing tool name", i)
-		}
-		if err := checkName(c.Name); err != nil {
-			return nil, fmt.Errorf("tool call %d: %v", i, err)
-		}
-		raw, err := objectArguments(c.Name, c.Arguments)
+		c, err := checkCall(c)
 		if err != nil {
 			return nil, fmt.Errorf("tool call %d: %v", i, err)
 		}
-		calls = append(calls, ToolCall{Name: c.Name, Arguments: raw})
+		calls = append(calls, c)
 	}
 	return calls, nil
+}
+
+// checkCall checks a scripted call's name and arguments (checkName,
+// objectArguments) and returns it with the arguments compacted.
+func checkCall(c ToolCall) (ToolCall, error) {
+	if c.Name == "" {
+		return ToolCall{}, fmt.Errorf("missing tool name")
+	}
+	if err := checkName(c.Name); err != nil {
+		return ToolCall{}, err
+	}
+	raw, err := objectArguments(c.Name, c.Arguments)
+	if err != nil {
+		return ToolCall{}, err
+	}
+	return ToolCall{Name: c.Name, Arguments: raw}, nil
 }
 
 // checkName accepts the tool names providers accept, and '.'.
