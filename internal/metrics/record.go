@@ -37,9 +37,8 @@ func ModelCall(ctx context.Context, provider, model string, m agent.Message) {
 // RecordModelCall records a model call of duration d that ended with m:
 // its outcome, tokens and cost.
 func RecordModelCall(h client.MetricsHandler, provider, model string, m agent.Message, d time.Duration) {
-	pm := map[string]string{LabelProvider: bound(provider), LabelModel: bound(model)}
-	withOutcome := h.WithTags(map[string]string{LabelProvider: pm[LabelProvider], LabelModel: pm[LabelModel],
-		LabelOutcome: oneOf(string(m.StopReason), "stop", "toolUse", "length", "error", "aborted")})
+	h = h.WithTags(map[string]string{LabelProvider: bound(provider), LabelModel: bound(model)})
+	withOutcome := h.WithTags(map[string]string{LabelOutcome: oneOf(string(m.StopReason), "stop", "toolUse", "length", "error", "aborted")})
 	withOutcome.Counter(ModelCalls).Inc(1)
 	withOutcome.Timer(ModelCallDuration).Record(d)
 	if m.Usage == nil {
@@ -48,12 +47,11 @@ func RecordModelCall(h client.MetricsHandler, provider, model string, m agent.Me
 	u := m.Usage
 	for kind, n := range map[string]int{"input": u.Input, "output": u.Output, "cache_read": u.CacheRead, "cache_write": u.CacheWrite} {
 		if n > 0 {
-			h.WithTags(map[string]string{LabelProvider: pm[LabelProvider], LabelModel: pm[LabelModel], LabelKind: kind}).
-				Counter(ModelTokens).Inc(int64(n))
+			h.WithTags(map[string]string{LabelKind: kind}).Counter(ModelTokens).Inc(int64(n))
 		}
 	}
 	if u.Cost.Total > 0 {
-		addFloat(h.WithTags(pm), ModelCost, u.Cost.Total)
+		addFloat(h, ModelCost, u.Cost.Total)
 	}
 }
 
@@ -77,14 +75,19 @@ func ToolCall(ctx context.Context, tool string, isError bool) {
 	if !activity.IsActivity(ctx) {
 		return
 	}
-	outcome := "ok"
+	RecordToolCall(activity.GetMetricsHandler(ctx), tool, ToolOutcome(ctx, isError), time.Since(activity.GetInfo(ctx).StartedTime))
+}
+
+// ToolOutcome is how a tool call ended, as its metrics and its span say:
+// "cancelled" when ctx ended, else "error" (isError) or "ok".
+func ToolOutcome(ctx context.Context, isError bool) string {
 	switch {
 	case ctx.Err() != nil:
-		outcome = "cancelled"
+		return "cancelled"
 	case isError:
-		outcome = "error"
+		return "error"
 	}
-	RecordToolCall(activity.GetMetricsHandler(ctx), tool, outcome, time.Since(activity.GetInfo(ctx).StartedTime))
+	return "ok"
 }
 
 // RecordToolCall records a tool call of duration d.

@@ -1,6 +1,7 @@
 package rpcserver
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/durableagent/durableagent/agent"
@@ -121,9 +122,7 @@ func (c *completer) complete(e agent.Event) agent.Event {
 // answer's api and usage (zero when the provider reported none).
 func piMessage(m *agent.Message) *agent.Message {
 	if m.Role == agent.RoleAssistant {
-		if m.API == "" {
-			m.API = agent.APIOf(m.Provider)
-		}
+		m.API = cmp.Or(m.API, agent.APIOf(m.Provider))
 		if m.Usage == nil {
 			m.Usage = &agent.Usage{}
 		}

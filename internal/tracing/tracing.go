@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 
 	"github.com/durableagent/durableagent/agent"
+	"github.com/durableagent/durableagent/internal/metrics"
 	"github.com/durableagent/durableagent/internal/tools"
 	"github.com/durableagent/durableagent/retry"
 )
@@ -185,15 +186,8 @@ func ToolCall(ctx context.Context, tool string, res tools.Result) {
 	}
 	_, span := parent.TracerProvider().Tracer(ScopeName).Start(ctx, "execute_tool "+name,
 		trace.WithTimestamp(startedAt(ctx)))
-	outcome := "ok"
-	switch {
-	case ctx.Err() != nil:
-		outcome = "cancelled"
-	case res.IsError:
-		outcome = "error"
-	}
 	span.SetAttributes(toolAttrs(name)...)
-	span.SetAttributes(attribute.String("durableagent.tool.outcome", outcome))
+	span.SetAttributes(attribute.String("durableagent.tool.outcome", metrics.ToolOutcome(ctx, res.IsError)))
 	if code, ok := res.Details["exitCode"].(int); ok {
 		span.SetAttributes(attribute.Int("process.exit.code", code))
 	}

@@ -291,24 +291,21 @@ func argLines(args json.RawMessage, n int) []string {
 			return cmp.Or(cmp.Compare(slices.Index(first, b), slices.Index(first, a)), strings.Compare(a, b))
 		})
 		for _, k := range keys {
-			v := fields[k]
-			if s, ok := v.(string); ok && k == "command" {
+			s, text := fields[k].(string)
+			switch {
+			case text && k == "command":
 				lines = append(lines, toolview.Lines("$ "+s)...)
-				continue
-			}
-			if s, ok := v.(string); ok && strings.Contains(s, "\n") {
+			case text && strings.Contains(s, "\n"):
 				lines = append(lines, k+":")
 				for _, l := range toolview.Lines(s) {
 					lines = append(lines, "  "+l)
 				}
-				continue
-			}
-			if s, ok := v.(string); ok {
+			case text:
 				lines = append(lines, k+": "+s)
-				continue
+			default:
+				b, _ := json.Marshal(fields[k])
+				lines = append(lines, k+": "+string(b))
 			}
-			b, _ := json.Marshal(v)
-			lines = append(lines, k+": "+string(b))
 		}
 	}
 	if len(lines) > n {

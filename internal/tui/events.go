@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -66,10 +67,7 @@ func (m *Model) handleEvent(e agent.Event) tea.Cmd {
 		// it) and end; the stats line counts the running ones.
 		m.note(e.String())
 	case agent.EventAutoCompactionStart:
-		m.compacting = e.Reason
-		if m.compacting == "" {
-			m.compacting = "threshold"
-		}
+		m.compacting = cmp.Or(e.Reason, "threshold")
 	case agent.EventAutoCompactionEnd:
 		m.compacting = ""
 		if e.ErrorMessage != "" && !e.Aborted {
@@ -125,11 +123,7 @@ func assistantEntries(msg agent.Message, streamed string) []entry {
 		return []entry{{kind: entryError, text: "✗ " + msg.ErrorMessage}}
 	}
 	var es []entry
-	thinking := messageThinking(msg)
-	if thinking == "" {
-		thinking = streamed
-	}
-	if thinking != "" {
+	if thinking := cmp.Or(messageThinking(msg), streamed); thinking != "" {
 		es = append(es, entry{kind: entryThinking, text: thinking})
 	}
 	if t := msg.Text(); t != "" {

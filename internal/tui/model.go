@@ -330,17 +330,11 @@ func (m *Model) Status() (text, esc string) {
 // escape sends what Esc is bound to.
 func (m *Model) escape() tea.Cmd {
 	_, esc := m.Status()
-	switch esc {
-	case agent.SignalAbortRetry:
-		return m.do("abort_retry", func(ctx context.Context) ([]entry, error) {
-			return nil, m.backend.AbortRetry(ctx)
-		})
-	case agent.SignalAbort:
-		return m.do("abort", func(ctx context.Context) ([]entry, error) {
-			return nil, m.backend.Abort(ctx)
-		})
+	send := map[string]func(context.Context) error{agent.SignalAbortRetry: m.backend.AbortRetry, agent.SignalAbort: m.backend.Abort}[esc]
+	if send == nil {
+		return nil
 	}
-	return nil
+	return m.do(esc, func(ctx context.Context) ([]entry, error) { return nil, send(ctx) })
 }
 
 // started follows a prompt this chat started, or one the start-up found

@@ -65,16 +65,11 @@ func (m *Model) sendNext() tea.Cmd {
 		return nil
 	}
 	q.sending = true
-	b, text, followUp := m.backend, q.text, q.kind == agent.SignalFollowUp
-	return m.call(func(ctx context.Context) tea.Msg {
-		var err error
-		if followUp {
-			err = b.FollowUp(ctx, text)
-		} else {
-			err = b.Steer(ctx, text)
-		}
-		return queueSentMsg{q: q, err: err}
-	})
+	send, text := m.backend.Steer, q.text
+	if q.kind == agent.SignalFollowUp {
+		send = m.backend.FollowUp
+	}
+	return m.call(func(ctx context.Context) tea.Msg { return queueSentMsg{q: q, err: send(ctx, text)} })
 }
 
 // queueSent sends the next message; a send that failed is shown, and its
