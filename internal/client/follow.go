@@ -181,8 +181,8 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 	for {
 		// Taken before the query, like a Describe's: a call that pushed
 		// was scheduled by a workflow task the query sees.
-		pushed := f.push.take()
-		if f.push.takeEnded() { // a call ended: its events, and the next call, now
+		pushed, ended := f.push.take()
+		if ended { // a call ended: its events, and the next call, now
 			f.lastQuery, f.lastDescribe = time.Time{}, time.Time{}
 		}
 		// Describe before the query: an activity pending at the Describe
@@ -448,10 +448,7 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 // and every poll while something runs or events arrive and no push stream
 // is open (the heartbeat fallback).
 func (f *follower) nextDescribe() time.Time {
-	if f.push.streaming() {
-		return f.lastDescribe.Add(f.status)
-	}
-	if f.fast {
+	if f.fast && !f.push.streaming() {
 		return f.lastDescribe.Add(f.poll)
 	}
 	return f.lastDescribe.Add(f.status)
