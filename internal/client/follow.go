@@ -96,9 +96,9 @@ var closedPhrases = map[enumspb.WorkflowExecutionStatus]string{
 // the old one was delivered; when the events after `after` are in an
 // earlier run (a late attach to a continued prompt), it starts there.
 //
-// Between workflow events, fn also gets live events (IsLive: the output of
-// running calls), which carry the seq of the last workflow event delivered
-// before them. The Follow calls of one Controller that follow the same
+// Between workflow events, fn also gets live events (live.IsLive: the
+// output of running calls), which carry the seq of the last workflow event
+// delivered before them. The Follow calls of one Controller that follow the same
 // run share one reader (share.go) and its events: fn reads an event, it
 // never changes it. docs/live.md says how live output travels and what a
 // finished prompt's result does not hold.
@@ -112,9 +112,6 @@ var closedPhrases = map[enumspb.WorkflowExecutionStatus]string{
 func (k *Controller) Follow(ctx context.Context, sessionID, runID string, after int64, fn func(agent.Event)) (agent.Event, error) {
 	return k.follow(ctx, sessionID, runID, after, 0, fn)
 }
-
-// IsLive reports whether e is a live event (live.IsLive).
-func IsLive(e agent.Event) bool { return live.IsLive(e) }
 
 // follow is Follow surviving Temporal not answering for unreachable (0:
 // DefaultUnreachableTimeout).
@@ -184,8 +181,8 @@ func (f *follower) run(ctx context.Context) (agent.Event, error) {
 	for {
 		// Taken before the query, like a Describe's: a call that pushed
 		// was scheduled by a workflow task the query sees.
-		pushed := f.push.take()
-		if f.push.takeEnded() { // a call ended: its events, and the next call, now
+		pushed, ended := f.push.take()
+		if ended { // a call ended: its events, and the next call, now
 			f.lastQuery, f.lastDescribe = time.Time{}, time.Time{}
 		}
 		// Describe before the query: an activity pending at the Describe
@@ -451,10 +448,7 @@ func (f *follower) closed(ctx context.Context, d *describeResult, qerr error) (e
 // and every poll while something runs or events arrive and no push stream
 // is open (the heartbeat fallback).
 func (f *follower) nextDescribe() time.Time {
-	if f.push.streaming() {
-		return f.lastDescribe.Add(f.status)
-	}
-	if f.fast {
+	if f.fast && !f.push.streaming() {
 		return f.lastDescribe.Add(f.poll)
 	}
 	return f.lastDescribe.Add(f.status)

@@ -225,7 +225,7 @@ type recorder struct {
 func (r *recorder) fn(e agent.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if IsLive(e) {
+	if live.IsLive(e) {
 		r.live = append(r.live, e)
 	}
 	r.evs = append(r.evs, e)
@@ -238,7 +238,7 @@ func (r *recorder) checkSeqs(t *testing.T, after, last int64) {
 	defer r.mu.Unlock()
 	want := after + 1
 	for _, e := range r.evs {
-		if IsLive(e) {
+		if live.IsLive(e) {
 			continue
 		}
 		if e.Seq != want {

@@ -29,7 +29,7 @@ type pushReader struct {
 	wake    chan struct{}          // a token when a stream brought something or ended
 	// out gets each snapshot as it arrives.
 	out *reader
-	// ended: a stream that was open ended since takeEnded.
+	// ended: a stream that was open ended since take.
 	ended bool
 	dc    converter.DataConverter
 }
@@ -122,18 +122,19 @@ func (p *pushReader) signal() {
 }
 
 // take returns the snapshots the streams brought since the last take
-// (the latest of each call).
-func (p *pushReader) take() []live.Stamped {
+// (the latest of each call), and whether a stream that was open ended
+// since then (the call ended: its message_end is due).
+func (p *pushReader) take() (out []live.Stamped, ended bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []live.Stamped
 	for _, st := range p.streams {
 		if st.fresh {
 			st.fresh = false
 			out = append(out, st.latest)
 		}
 	}
-	return out
+	ended, p.ended = p.ended, false
+	return out, ended
 }
 
 // newest puts in pending (the snapshots of one Describe) the latest
@@ -179,16 +180,6 @@ func (p *pushReader) streaming() bool {
 		}
 	}
 	return false
-}
-
-// takeEnded says whether a stream that was open ended since the last
-// call (the call ended: its message_end is due).
-func (p *pushReader) takeEnded() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	e := p.ended
-	p.ended = false
-	return e
 }
 
 // pushQueryInterval is the events query's poll while a push stream is

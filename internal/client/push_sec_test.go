@@ -78,7 +78,7 @@ func TestPushReader_PinnedSealedOrFallsBack(t *testing.T) {
 			r.observe(ctx, []live.Stamped{{Snapshot: live.Snapshot{Kind: live.KindModel, EntryID: "a1", Push: &tc.push}, Call: "5"}})
 			st := waitStream(t, r, "5")
 			if tc.want == nil {
-				got := r.take()
+				got, _ := r.take()
 				if !r.streaming() || len(got) != 1 || got[0].Blocks[0].Tail != "pushed over TLS" {
 					t.Fatalf("streaming %v, took %+v", r.streaming(), got)
 				}
@@ -87,7 +87,7 @@ func TestPushReader_PinnedSealedOrFallsBack(t *testing.T) {
 			r.mu.Lock()
 			serr := st.err
 			r.mu.Unlock()
-			if !errors.Is(serr, tc.want) || r.streaming() || len(r.take()) != 0 {
+			if got, _ := r.take(); !errors.Is(serr, tc.want) || r.streaming() || len(got) != 0 {
 				t.Fatalf("stream error %v (want %v), streaming %v", serr, tc.want, r.streaming())
 			}
 		})

@@ -53,7 +53,7 @@ func TestPushReader_RefusedFallsBack(t *testing.T) {
 	if st := waitStream(t, p, "5"); !errors.Is(st.err, live.ErrPushRefused) {
 		t.Fatalf("stream error %v, want ErrPushRefused", st.err)
 	}
-	if p.streaming() || len(p.take()) != 0 {
+	if got, _ := p.take(); p.streaming() || len(got) != 0 {
 		t.Fatal("a refused stream counts as streaming")
 	}
 	p.observe(context.Background(), pending)

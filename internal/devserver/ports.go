@@ -41,7 +41,7 @@ func (e *ListenError) Error() string {
 		}
 		return fmt.Sprintf("devserver: port %d on %s, picked for the %s service, was taken by another program before the server bound it", e.Port, e.IP, e.Role)
 	}
-	addr := net.JoinHostPort(e.IP, strconv.Itoa(e.Port))
+	addr := hostPort(e.IP, e.Port)
 	if e.Port == 0 {
 		addr = e.IP + " (any free port)"
 	}
@@ -68,18 +68,6 @@ const (
 	roleMatching     = "matching"
 	roleWorker       = "worker"
 )
-
-// checkPortFree binds ip:port and releases it at once. A successful bind is
-// the only portable way to know that the server's own bind will not fail
-// later, deep inside the server (or, for the UI, in a goroutine that would
-// exit the process on error).
-func checkPortFree(ip string, port int, role string) error {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
-	if err != nil {
-		return &ListenError{Port: port, IP: ip, Role: role, Err: err}
-	}
-	return l.Close()
-}
 
 // Ports that Start picks come from outside the kernel's ephemeral range,
 // which the kernel hands to any program asking for a free port in the
@@ -175,6 +163,10 @@ func takenPort(err error) (*net.TCPAddr, bool) {
 
 // resolvePort returns the port to use for a listener configured as port:
 // 0 picks a free port not in avoid, anything else must be free right now.
+// It binds a set port and releases it at once: a successful bind is the
+// only portable way to know that the server's own bind will not fail
+// later, deep inside the server (or, for the UI, in a goroutine that would
+// exit the process on error).
 func resolvePort(ip string, port int, role string, avoid map[int]bool) (int, error) {
 	if port == 0 {
 		p, err := pickPort(ip, avoid)
@@ -183,8 +175,9 @@ func resolvePort(ip string, port int, role string, avoid map[int]bool) (int, err
 		}
 		return p, nil
 	}
-	if err := checkPortFree(ip, port, role); err != nil {
-		return 0, err
+	l, err := net.Listen("tcp", hostPort(ip, port))
+	if err != nil {
+		return 0, &ListenError{Port: port, IP: ip, Role: role, Err: err}
 	}
-	return port, nil
+	return port, l.Close()
 }

@@ -62,17 +62,17 @@ func TestStart_AddressNotOfThisMachineIsNotPortInUse(t *testing.T) {
 	}
 }
 
-func TestCheckPortFree_InUseIsStillPortInUse(t *testing.T) {
+func TestResolvePort_InUseIsStillPortInUse(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer busy.Close()
 	port := busy.Addr().(*net.TCPAddr).Port
-	err = checkPortFree("127.0.0.1", port, roleFrontend)
+	_, err = resolvePort("127.0.0.1", port, roleFrontend, nil)
 	var inUse *ListenError
 	if !errors.As(err, &inUse) || !errors.Is(err, syscall.EADDRINUSE) || inUse.Port != port {
-		t.Fatalf("checkPortFree on a taken port = %v (%T), want a *ListenError wrapping EADDRINUSE", err, err)
+		t.Fatalf("resolvePort on a taken port = %v (%T), want a *ListenError wrapping EADDRINUSE", err, err)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/llm"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/rpc"
@@ -342,7 +343,7 @@ func (c *conn) follow(ctx context.Context, f *follower, comp *completer) {
 	pi := &piLines{started: map[string]time.Time{}}
 	frames := newFramer(c.s.Protocol)
 	_, err := c.b.Follow(ctx, f.prompt.RunID, 0, func(e agent.Event) {
-		if !client.IsLive(e) {
+		if !live.IsLive(e) {
 			last = e.Seq // Follow delivers each event once, in order
 		}
 		if e.Type == agent.EventQueueChanged {

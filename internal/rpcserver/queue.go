@@ -11,6 +11,7 @@ import (
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/line"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/rpc"
 )
 
@@ -192,7 +193,7 @@ func (c *conn) watchRun() {
 	c.mu.Unlock()
 	c.refreshQueue(ctx)
 	_, _ = c.b.Follow(ctx, run.RunID, st.LastSeq, func(e agent.Event) {
-		if !client.IsLive(e) && c.activeFollower() == nil && c.b.SessionID() == sid {
+		if !live.IsLive(e) && c.activeFollower() == nil && c.b.SessionID() == sid {
 			c.queueAfter(ctx, e)
 		}
 	})

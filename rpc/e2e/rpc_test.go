@@ -8,6 +8,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/retry"
 	"github.com/durableagent/durableagent/rpc"
@@ -38,7 +39,7 @@ func TestRPC_RetryChainExactEventSequence(t *testing.T) {
 	evs = evs[:len(evs)-1]
 	var seq int64
 	for i, e := range evs {
-		if client.IsLive(e) {
+		if live.IsLive(e) {
 			// Live lines (the answers' start/done/error frames, deltas)
 			// carry the seq of the workflow event before them.
 			if e.Seq != seq {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/app"
-	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/testserver"
 	"github.com/durableagent/durableagent/workflows"
@@ -82,7 +82,7 @@ func liveOf(t *testing.T, evs []agent.Event, entry string, attempt int, framed b
 	starts, endText := 0, ""
 	var answerFrames []string
 	for _, e := range evs {
-		if !client.IsLive(e) {
+		if !live.IsLive(e) {
 			lastSeq = e.Seq
 		}
 		switch {

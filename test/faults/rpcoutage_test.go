@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/durableagent/durableagent/agent"
-	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/rpc"
 )
 
@@ -119,7 +119,7 @@ func TestFaults_RPCFollowsThroughATemporalOutage(t *testing.T) {
 		if l.Event == nil {
 			continue
 		}
-		if !client.IsLive(*l.Event) && !rpc.ConnectionEvent(l.Event.Type) { // live updates carry the seq of the event they follow; the connection's own events none
+		if !live.IsLive(*l.Event) && !rpc.ConnectionEvent(l.Event.Type) { // live updates carry the seq of the event they follow; the connection's own events none
 			if l.Event.Seq <= lastSeq {
 				t.Errorf("event seq %d after %d: an event twice or out of order", l.Event.Seq, lastSeq)
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
 	"github.com/durableagent/durableagent/internal/devserver"
+	"github.com/durableagent/durableagent/internal/live"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/workflows"
 )
@@ -82,7 +83,7 @@ func (r *recorder) workflowEvents() []agent.Event {
 	defer r.mu.Unlock()
 	var out []agent.Event
 	for _, e := range r.evs {
-		if !client.IsLive(e) {
+		if !live.IsLive(e) {
 			out = append(out, e)
 		}
 	}
@@ -240,7 +241,7 @@ func (m *measured) fn(e agent.Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.evs = append(m.evs, e)
-	if client.IsLive(e) {
+	if live.IsLive(e) {
 		return
 	}
 	key := e.Type
@@ -277,23 +278,23 @@ func TestFollow_LiveOutputAndDescribeCost(t *testing.T) {
 	}
 	var got strings.Builder
 	state := "before"
-	live := 0
+	nLive := 0
 	for _, ev := range m.evs {
 		switch {
 		case ev.Type == agent.EventMessageStart:
 			state = "streaming"
 		case ev.Type == agent.EventMessageEnd:
 			state = "after"
-		case client.IsLive(ev):
-			live++
+		case live.IsLive(ev):
+			nLive++
 			if state != "streaming" || ev.EntryID != "a1" || ev.Seq != 5 || ev.AssistantMessageEvent.Type != "text_delta" {
 				t.Fatalf("live event %+v while %s", ev, state)
 			}
 			got.WriteString(ev.AssistantMessageEvent.Delta)
 		}
 	}
-	if live < 3 {
-		t.Fatalf("%d live events for a 2 s stream", live)
+	if nLive < 3 {
+		t.Fatalf("%d live events for a 2 s stream", nLive)
 	}
 	if got.String() != final {
 		t.Fatalf("deltas %q\ndo not add up to %q", got.String(), final)
@@ -302,7 +303,7 @@ func TestFollow_LiveOutputAndDescribeCost(t *testing.T) {
 	streaming, streamD := m.rate(agent.EventMessageStart, agent.EventMessageEnd)
 	avg := e.cc.avg()
 	t.Logf("Describe per follower: %.1f/s idle (over %s), %.1f/s while a model call streams (over %s); %d calls, %s each on average; %d live events, %d of %d bytes",
-		idle, idleD.Round(time.Millisecond), streaming, streamD.Round(time.Millisecond), e.cc.describes.Load(), avg.Round(time.Microsecond), live, got.Len(), len(final))
+		idle, idleD.Round(time.Millisecond), streaming, streamD.Round(time.Millisecond), e.cc.describes.Load(), avg.Round(time.Microsecond), nLive, got.Len(), len(final))
 	if idle > 2.5 {
 		t.Errorf("idle: %.1f Describe/s, want about 1", idle)
 	}

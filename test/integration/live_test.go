@@ -15,6 +15,7 @@ import (
 
 	"github.com/durableagent/durableagent/agent"
 	"github.com/durableagent/durableagent/internal/client"
+	"github.com/durableagent/durableagent/internal/live"
 )
 
 // A finished prompt's events are readable with no worker (issue 21): the
@@ -153,7 +154,7 @@ func liveFollow(t *testing.T, e *env, session string, n int) (*countingClient, [
 			_, err := k.Follow(ctx, session, "", 0, func(ev agent.Event) {
 				if ev.Type == agent.EventMessageUpdate && ev.AssistantMessageEvent.Type == agent.DeltaText {
 					text.WriteString(ev.AssistantMessageEvent.Delta)
-				} else if !client.IsLive(ev) {
+				} else if !live.IsLive(ev) {
 					evs = append(evs, ev)
 				}
 			})
