@@ -49,8 +49,9 @@ func cutOf(ctx workflow.Context, err error) (callCut, string) {
 	switch {
 	case temporal.IsCanceledError(err) || ctx.Err() != nil:
 		return cutAborted, ""
-	case errors.As(err, &timeoutErr):
-		return cutLost, timeoutName(timeoutErr)
+	case errors.As(err, &timeoutErr): // the timeout, named as the texts for people do
+		return cutLost, cmp.Or(map[string]string{"Heartbeat": "heartbeat", "StartToClose": "start-to-close",
+			"ScheduleToClose": "schedule-to-close"}[timeoutErr.TimeoutType().String()], "activity")
 	case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeWorkerStopped:
 		return cutStopped, appErr.Message()
 	case errors.As(err, &appErr) && (appErr.Type() == activities.ErrTypeCallCut ||
@@ -104,12 +105,6 @@ func (r *run) modelFailure(ctx workflow.Context, err error, what string) (stop a
 		return "", "", rootMessage(err)
 	}
 	return agent.StopReasonError, "connection error: " + what + " failed: " + rootMessage(err), ""
-}
-
-// timeoutName names a timeout as the texts for people do.
-func timeoutName(te *temporal.TimeoutError) string {
-	return cmp.Or(map[string]string{"Heartbeat": "heartbeat", "StartToClose": "start-to-close",
-		"ScheduleToClose": "schedule-to-close"}[te.TimeoutType().String()], "activity")
 }
 
 // rootMessage is the activity's own error text: the message of the first

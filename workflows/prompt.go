@@ -379,15 +379,10 @@ func (r *run) complete(ctx workflow.Context, text string) (PromptResult, error) 
 	return res, nil
 }
 
+// fail ends a failed prompt.
 func (r *run) fail(ctx workflow.Context, msg string) (PromptResult, error) {
-	return r.failFor(ctx, msg, ReasonPromptFailed)
-}
-
-// failFor ends a failed prompt; reason says why its queued messages were
-// not delivered.
-func (r *run) failFor(ctx workflow.Context, msg, reason string) (PromptResult, error) {
 	workflow.SetCurrentDetails(ctx, "Failed: "+line.Cut(msg, 200))
-	res := r.closePrompt(ctx, agent.StatusFailed, msg, reason)
+	res := r.closePrompt(ctx, agent.StatusFailed, msg, ReasonPromptFailed)
 	return res, temporal.NewNonRetryableApplicationError(msg, ErrTypePromptFailed, nil, res)
 }
 
@@ -395,7 +390,7 @@ func (r *run) failFor(ctx workflow.Context, msg, reason string) (PromptResult, e
 // result is a failed prompt ("Retry cancelled ..."), and the run closes
 // as Canceled, so the Temporal UI tells it from a real failure.
 func (r *run) failCancelled(ctx workflow.Context, msg string) (PromptResult, error) {
-	res, _ := r.failFor(ctx, msg, ReasonRetryCancelled)
+	res := r.closePrompt(ctx, agent.StatusFailed, msg, ReasonRetryCancelled)
 	workflow.SetCurrentDetails(ctx, "Cancelled by the user: "+line.Cut(msg, 200))
 	return res, temporal.NewCanceledError(res)
 }

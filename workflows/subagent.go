@@ -202,9 +202,6 @@ func recordSubAgentResult(ctx workflow.Context, call activities.RunToolInput, te
 
 // The parent's side: limits, the sub-agent's input, events and usage.
 
-// isTask says whether the call runs as a sub-agent.
-func isTask(c *toolCall) bool { return c.spec.Kind == tools.KindSubAgent }
-
 // parent is the task call this prompt runs for (zero: a prompt a user
 // started, at depth 0, with no parent session or host).
 func (r *run) parent() SubAgentParent {
@@ -258,7 +255,7 @@ func (r *run) subAgentInput(ctx workflow.Context, c *toolCall) PromptInput {
 func (r *run) tasksStarting(group []*toolCall, skip bool) int {
 	n := 0
 	for _, c := range group {
-		if isTask(c) && c.denial == "" && !skip && !r.aborted {
+		if c.spec.Kind == tools.KindSubAgent && c.denial == "" && !skip && !r.aborted {
 			n++
 		}
 	}

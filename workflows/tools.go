@@ -145,7 +145,7 @@ func (r *run) runGroup(ctx, tctx workflow.Context, group []*toolCall) {
 		if skip && c.denial == "" && !r.aborted {
 			c.denial = SkippedForSteerMessage
 		}
-		if isTask(c) && c.denial == "" && !r.aborted {
+		if c.spec.Kind == tools.KindSubAgent && c.denial == "" && !r.aborted {
 			c.denial = r.subAgentRefusal()
 		}
 		if r.aborted || c.denial != "" {
