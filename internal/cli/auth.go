@@ -12,8 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/auth"
 	"github.com/durableagent/durableagent/internal/client"
@@ -47,59 +45,54 @@ func runAuth(ctx context.Context, env Env, args []string) int {
 	return fail(env, "auth", fmt.Errorf("unknown subcommand %q (usage: %s)", args[0], authUsage))
 }
 
-// authSettings parses the settings flags (for the data dir) plus extra
-// ones and n arguments (parseArgs), loads the settings and opens the
-// store.
-func authSettings(env Env, name string, args []string, n int, want string, extra func(*pflag.FlagSet)) (*auth.File, *pflag.FlagSet, settings.Settings, bool) {
-	c := bareFlags("auth "+name, env)
-	if extra != nil {
-		extra(c.fs)
+// authFile parses args (the settings flags, for the data dir, the
+// command's own and n arguments: parseArgs), loads the settings and
+// opens the store.
+func (c *common) authFile(args []string, n int, want string) (*auth.File, settings.Settings, bool) {
+	if !c.parseArgs(c.env, args, n, want) {
+		return nil, settings.Settings{}, false
 	}
-	if !c.parseArgs(env, args, n, want) {
-		return nil, nil, settings.Settings{}, false
-	}
-	s, ok := c.settings(env)
+	s, ok := c.settings(c.env)
 	if !ok {
-		return nil, nil, s, false
+		return nil, s, false
 	}
 	f, err := auth.OpenFile(app.AuthPath(s), auth.FileOptions{})
 	if err != nil {
-		fail(env, c.fs.Name(), err)
-		return nil, nil, s, false
+		fail(c.env, c.fs.Name(), err)
+		return nil, s, false
 	}
-	return f, c.fs, s, true
+	return f, s, true
 }
 
 // authAdd stores a credential. The secret is read from stdin (its first
 // line) or from an environment variable, never from the command line,
 // where shells and process lists would keep it.
 func authAdd(env Env, args []string) int {
-	var id, kind, fromEnv string
-	f, fs, _, ok := authSettings(env, "add", args, 1, "one PROVIDER ("+strings.Join(authProviders, " or ")+")", func(fs *pflag.FlagSet) {
-		fs.StringVar(&id, "id", "", "credential id (default: PROVIDER-N)")
-		fs.StringVar(&kind, "kind", auth.KindAPIKey, "api_key or oauth (an OAuth access token, kept as an opaque secret)")
-		fs.StringVar(&fromEnv, "from-env", "", "read the secret from this environment variable instead of stdin")
-	})
+	c := bareFlags("auth add", env)
+	id := c.fs.String("id", "", "credential id (default: PROVIDER-N)")
+	kind := c.fs.String("kind", auth.KindAPIKey, "api_key or oauth (an OAuth access token, kept as an opaque secret)")
+	fromEnv := c.fs.String("from-env", "", "read the secret from this environment variable instead of stdin")
+	f, _, ok := c.authFile(args, 1, "one PROVIDER ("+strings.Join(authProviders, " or ")+")")
 	if !ok {
 		return ExitUsage
 	}
-	provider := fs.Arg(0)
+	provider := c.fs.Arg(0)
 	if !slices.Contains(authProviders, provider) {
 		return fail(env, "auth add", fmt.Errorf("unknown provider %q (known: %s)", provider, strings.Join(authProviders, ", ")))
 	}
-	secret, err := readSecret(env, fromEnv)
+	secret, err := readSecret(env, *fromEnv)
 	if err != nil {
 		return fail(env, "auth add", err)
 	}
-	if id == "" {
-		if id, err = freeID(f, provider); err != nil {
+	if *id == "" {
+		if *id, err = freeID(f, provider); err != nil {
 			return fail(env, "auth add", err)
 		}
 	}
-	if err := f.Add(auth.Credential{ID: id, Provider: provider, Kind: kind, Secret: secret}); err != nil {
+	if err := f.Add(auth.Credential{ID: *id, Provider: provider, Kind: *kind, Secret: secret}); err != nil {
 		return fail(env, "auth add", err)
 	}
-	fmt.Fprintf(env.Stdout, "added credential %s for %s to %s\n", id, provider, f.Path())
+	fmt.Fprintf(env.Stdout, "added credential %s for %s to %s\n", *id, provider, f.Path())
 	return ExitOK
 }
 
@@ -143,10 +136,9 @@ func freeID(f *auth.File, provider string) (string, error) {
 // 18.1): with session.store postgres the cluster's, in the database;
 // otherwise auth.json's.
 func authList(env Env, args []string) int {
-	var asJSON bool
-	f, _, s, ok := authSettings(env, "list", args, 0, "", func(fs *pflag.FlagSet) {
-		fs.BoolVar(&asJSON, "json", false, "print JSON (one object per line)")
-	})
+	c := bareFlags("auth list", env)
+	asJSON := c.fs.Bool("json", false, "print JSON (one object per line)")
+	f, s, ok := c.authFile(args, 0, "")
 	if !ok {
 		return ExitUsage
 	}
@@ -154,7 +146,7 @@ func authList(env Env, args []string) int {
 	if err != nil {
 		return fail(env, "auth list", err)
 	}
-	if asJSON {
+	if *asJSON {
 		printEach(env.Stdout, entries)
 		return ExitOK
 	}
@@ -215,13 +207,14 @@ func authEntries(f *auth.File, s settings.Settings) ([]auth.Entry, error) {
 
 // authRemove deletes a credential by id.
 func authRemove(env Env, args []string) int {
-	f, fs, _, ok := authSettings(env, "remove", args, 1, "one credential ID (see starter auth list)", nil)
+	c := bareFlags("auth remove", env)
+	f, _, ok := c.authFile(args, 1, "one credential ID (see starter auth list)")
 	if !ok {
 		return ExitUsage
 	}
-	if err := f.Remove(fs.Arg(0)); err != nil {
+	if err := f.Remove(c.fs.Arg(0)); err != nil {
 		return fail(env, "auth remove", err)
 	}
-	fmt.Fprintf(env.Stdout, "removed credential %s from %s\n", fs.Arg(0), f.Path())
+	fmt.Fprintf(env.Stdout, "removed credential %s from %s\n", c.fs.Arg(0), f.Path())
 	return ExitOK
 }

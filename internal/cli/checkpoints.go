@@ -34,24 +34,20 @@ func runCheckpoints(ctx context.Context, env Env, args []string) int {
 	})
 }
 
-// checkpointDiff prints the diff between checkpoints from and to (0: the
-// workspace now): starter diff --from N [--to M].
-func (c *common) checkpointDiff(ctx context.Context, env Env, s settings.Settings, from, to int) int {
-	var k *client.Checkpoints
-	r, err := c.reader(ctx, s)
-	if err == nil {
-		k, err = r.OpenCheckpoints(ctx, s, c.session)
-	}
+// checkpointDiff prints the diff of session id between checkpoints from
+// and to (0: the workspace now): starter diff --from N [--to M].
+func checkpointDiff(ctx context.Context, env Env, k *client.Controller, s settings.Settings, id string, from, to int) int {
+	cps, err := k.OpenCheckpoints(ctx, s, id)
 	var a, b checkpoint.Checkpoint
 	if err == nil {
-		a, err = k.ByNumber(from)
+		a, err = cps.ByNumber(from)
 	}
 	if err == nil && to > 0 {
-		b, err = k.ByNumber(to)
+		b, err = cps.ByNumber(to)
 	}
 	var d string
 	if err == nil {
-		d, err = k.Store.Diff(ctx, k.Head.Cwd, a.ID, b.ID, maxCheckpointDiff)
+		d, err = cps.Store.Diff(ctx, cps.Head.Cwd, a.ID, b.ID, maxCheckpointDiff)
 	}
 	if err != nil {
 		return fail(env, "diff", err)

@@ -170,11 +170,11 @@ func (c *common) latestSessionIn(s settings.Settings, dir string) (string, error
 	if err != nil {
 		return "", err
 	}
-	sums, err := summarize(context.Background(), k)
+	all, err := k.SessionSummaries(context.Background())
 	if err != nil {
 		return "", err
 	}
-	return latestIn(sums, dir), nil
+	return latestIn(sessionLines(all), dir), nil
 }
 
 // latestIn is the first session of sums (newest first) of dir.

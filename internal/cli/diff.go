@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/durableagent/durableagent/internal/app"
+	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/session"
 	"github.com/durableagent/durableagent/internal/settings"
 	"github.com/durableagent/durableagent/internal/tools"
@@ -28,43 +29,40 @@ func runDiff(ctx context.Context, env Env, args []string) int {
 	if !c.parseArgs(env, args, 0, diffUsage) {
 		return ExitUsage
 	}
-	s, ok := c.settings(env)
-	if !ok {
-		return ExitUsage
+	if (*from > 0 || *to != 0) && (*from <= 0 || *to < 0) {
+		return fail(env, "diff", errors.New("--from N needs a checkpoint number of 1 or more, and --to M one too (usage: "+diffUsage+")"))
 	}
-	defer c.closeReader()
-	if *from > 0 || *to != 0 {
-		if *from <= 0 || *to < 0 {
-			return fail(env, "diff", errors.New("--from N needs a checkpoint number of 1 or more, and --to M one too (usage: "+diffUsage+")"))
+	return c.dialed(ctx, func(k *client.Controller, s settings.Settings) int {
+		if *from > 0 {
+			return checkpointDiff(ctx, env, k, s, c.session, *from, *to)
 		}
-		return c.checkpointDiff(ctx, env, s, *from, *to)
-	}
-	h, err := c.readHeader(s, c.session)
-	if err != nil {
-		return fail(env, "diff", err)
-	}
-	wt := h.Worktree
-	if wt == nil {
-		return fail(env, "diff", fmt.Errorf("session %s has no worktree: only sessions started with starter prompt --worktree have a diff", c.session))
-	}
-	if err := worktreeHere(c.session, wt); err != nil {
-		return fail(env, "diff", err)
-	}
-	g, done, err := worktreeGit(s)
-	if err != nil {
-		return fail(env, "diff", err)
-	}
-	defer done()
-	d, err := g.Diff(ctx, wt.Dir, wt.Base)
-	if err != nil {
-		return fail(env, "diff", err)
-	}
-	if d == "" {
-		fmt.Fprintf(env.Stderr, "starter diff: no changes on branch %s since %s\n", wt.Branch, wt.Base[:min(7, len(wt.Base))])
+		h, err := c.readHeader(s, c.session)
+		if err != nil {
+			return fail(env, "diff", err)
+		}
+		wt := h.Worktree
+		if wt == nil {
+			return fail(env, "diff", fmt.Errorf("session %s has no worktree: only sessions started with starter prompt --worktree have a diff", c.session))
+		}
+		if err := worktreeHere(c.session, wt); err != nil {
+			return fail(env, "diff", err)
+		}
+		g, done, err := worktreeGit(s)
+		if err != nil {
+			return fail(env, "diff", err)
+		}
+		defer done()
+		d, err := g.Diff(ctx, wt.Dir, wt.Base)
+		if err != nil {
+			return fail(env, "diff", err)
+		}
+		if d == "" {
+			fmt.Fprintf(env.Stderr, "starter diff: no changes on branch %s since %s\n", wt.Branch, wt.Base[:min(7, len(wt.Base))])
+			return ExitOK
+		}
+		fmt.Fprintln(env.Stdout, d)
 		return ExitOK
-	}
-	fmt.Fprintln(env.Stdout, d)
-	return ExitOK
+	})
 }
 
 // worktreeGit runs worktrees' git where sessions' bash calls run: in the

@@ -62,10 +62,11 @@ func runSessions(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	}
 	return c.dialed(ctx, func(k *client.Controller, _ settings.Settings) int {
-		sums, err := summarize(ctx, k)
+		all, err := k.SessionSummaries(ctx)
 		if err != nil {
 			return fail(env, "sessions", err)
 		}
+		sums := sessionLines(all)
 		kept := sums[:0]
 		for _, sum := range sums {
 			sum.Status, sum.Error = jobOutcome(ctx, k, sum.ID)
@@ -85,17 +86,8 @@ func runSessions(ctx context.Context, env Env, args []string) int {
 	})
 }
 
-// summarize reads the summaries of every session of the workers' store
-// and returns them newest activity first (Status not set).
-func summarize(ctx context.Context, k *client.Controller) ([]sessionSummary, error) {
-	all, err := k.SessionSummaries(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return sessionLines(all), nil
-}
-
-// sessionLines are the lines of the summaries, newest activity first.
+// sessionLines are the lines of the summaries of the workers' store,
+// newest activity first (Status not set).
 func sessionLines(all []session.Summary) []sessionSummary {
 	sums := make([]sessionSummary, 0, len(all))
 	for _, sum := range all {

@@ -157,7 +157,7 @@ func (m *Manager) outcome(ctx context.Context, workflowID, runID string) (status
 			return res.Status, res.SessionID
 		}
 	}
-	return kebab(st.String()), ""
+	return kebab(enumspb.WorkflowExecutionStatus_name[int32(st)], "WORKFLOW_EXECUTION_STATUS_"), ""
 }
 
 // when is the schedule's spec in words: as created (memo MemoWhen; the

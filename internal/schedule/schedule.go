@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -75,19 +74,13 @@ func OverlapName(p enumspb.ScheduleOverlapPolicy) string {
 	if p == enumspb.SCHEDULE_OVERLAP_POLICY_UNSPECIFIED {
 		return DefaultOverlap
 	}
-	return kebab(p.String())
+	return kebab(enumspb.ScheduleOverlapPolicy_name[int32(p)], "SCHEDULE_OVERLAP_POLICY_")
 }
 
-// kebab is an enum's CamelCase name ("CancelOther") in kebab case.
-func kebab(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if unicode.IsUpper(r) && i > 0 {
-			b.WriteByte('-')
-		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
+// kebab is an enum's protobuf name without prefix in kebab case
+// ("SCHEDULE_OVERLAP_POLICY_CANCEL_OTHER": "cancel-other").
+func kebab(name, prefix string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(name, prefix)), "_", "-")
 }
 
 // Spec is a schedule to create.
