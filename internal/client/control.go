@@ -188,18 +188,22 @@ func (k *Controller) SetAutoRetry(ctx context.Context, sessionID string, enabled
 // Steer sends steer to the session's running prompt: the message is
 // delivered after the current tool batch.
 func (k *Controller) Steer(ctx context.Context, sessionID, message string, images ...agent.ContentBlock) error {
-	return k.userMessage(ctx, sessionID, agent.SignalSteer, message, images)
+	return k.Send(ctx, sessionID, agent.SignalSteer, message, images...)
 }
 
 // FollowUp sends follow_up to the session's running prompt: the message
 // is delivered when the loop would otherwise end.
 func (k *Controller) FollowUp(ctx context.Context, sessionID, message string, images ...agent.ContentBlock) error {
-	return k.userMessage(ctx, sessionID, agent.SignalFollowUp, message, images)
+	return k.Send(ctx, sessionID, agent.SignalFollowUp, message, images...)
 }
 
-// userMessage sends a user message signal (steer, follow_up) whose
-// payload fits in a Temporal payload, its images the rules of a prompt's.
-func (k *Controller) userMessage(ctx context.Context, sessionID, signal, message string, images []agent.ContentBlock) error {
+// Send sends message as the user message signal agent.SignalSteer (Steer)
+// or agent.SignalFollowUp (FollowUp), its payload fitting in a Temporal
+// payload, its images the rules of a prompt's.
+func (k *Controller) Send(ctx context.Context, sessionID, signal, message string, images ...agent.ContentBlock) error {
+	if signal != agent.SignalSteer && signal != agent.SignalFollowUp {
+		return fmt.Errorf("user message kind %q: want %s or %s", signal, agent.SignalSteer, agent.SignalFollowUp)
+	}
 	if err := workflows.CheckImages(images); err != nil {
 		return fmt.Errorf("%s: %w", signal, err)
 	}

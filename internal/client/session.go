@@ -215,6 +215,13 @@ func (t *Session) FollowUp(ctx context.Context, message string, images ...agent.
 	return t.k.FollowUp(ctx, t.SessionID(), message, images...)
 }
 
+// Send sends message as kind, agent.SignalSteer (Steer) or
+// agent.SignalFollowUp (FollowUp): the one door of the front ends that
+// choose by a message's kind.
+func (t *Session) Send(ctx context.Context, kind, message string, images ...agent.ContentBlock) error {
+	return t.k.Send(ctx, t.SessionID(), kind, message, images...)
+}
+
 // ApproveTool decides a tool call waiting for approval (update
 // approve_tool); an unknown or already decided id is an error.
 func (t *Session) ApproveTool(ctx context.Context, p agent.ApproveToolPayload) error {

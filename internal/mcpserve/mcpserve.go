@@ -121,14 +121,14 @@ func (s *Server) New() *mcp.Server {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, s.status)
 	add(srv, &mcp.Tool{Name: "steer", Description: "Send a message to a session's running job: after its current tool batch (or, with follow_up, when it would otherwise end).",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no}}, func(ctx context.Context, _ *mcp.CallToolRequest, in steerIn) (Done, error) {
-		send, what := s.K.Steer, "steer"
+		kind := agent.SignalSteer
 		if in.FollowUp {
-			send, what = s.K.FollowUp, "follow_up"
+			kind = agent.SignalFollowUp
 		}
 		if strings.TrimSpace(in.Message) == "" {
 			return Done{}, errors.New("message is empty")
 		}
-		return Done{"sent " + what + " to session " + in.Session}, send(ctx, in.Session, in.Message)
+		return Done{"sent " + kind + " to session " + in.Session}, s.K.Send(ctx, in.Session, kind, in.Message)
 	})
 	add(srv, &mcp.Tool{Name: "approve", Description: "Approve or deny (deny, reason) a tool call the running job waits on (status lists them).",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: &yes}}, func(ctx context.Context, _ *mcp.CallToolRequest, in approveIn) (Done, error) {

@@ -34,12 +34,12 @@ type idleQueue struct {
 // none running, holds it for the next prompt; either way the response's
 // disposition is "queued" and a queue_update follows.
 func (c *conn) queue(ctx context.Context, cmd rpc.Command) {
-	kind, send := agent.SignalFollowUp, c.b.FollowUp
+	kind := agent.SignalFollowUp
 	if cmd.Type == rpc.CmdSteer || cmd.StreamingBehavior == rpc.StreamingSteer {
-		kind, send = agent.SignalSteer, c.b.Steer
+		kind = agent.SignalSteer
 	}
 	c.call(ctx, cmd, func(ctx context.Context) (any, error) {
-		err := send(ctx, cmd.Message, cmd.Images...)
+		err := c.b.Send(ctx, kind, cmd.Message, cmd.Images...)
 		switch {
 		case errors.Is(err, client.ErrNoRunningPrompt) && c.activeFollower() == nil:
 			c.mu.Lock()
@@ -99,11 +99,7 @@ func (c *conn) deliverQueue(ctx context.Context) {
 	defer cancel()
 	slices.SortStableFunc(q, func(a, b agent.QueuedMessage) int { return strings.Compare(a.Kind, b.Kind) }) // steer first
 	for _, m := range q {
-		send := c.b.FollowUp
-		if m.Kind == agent.SignalSteer {
-			send = c.b.Steer
-		}
-		if err := send(ctx, m.Text, m.Images...); err != nil {
+		if err := c.b.Send(ctx, m.Kind, m.Text, m.Images...); err != nil {
 			c.s.logf("rpc: queued %s message not delivered: %s: %q", m.Kind, line.First(err.Error()), m.Text)
 		}
 	}

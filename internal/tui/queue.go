@@ -65,11 +65,8 @@ func (m *Model) sendNext() tea.Cmd {
 		return nil
 	}
 	q.sending = true
-	send, text := m.backend.Steer, q.text
-	if q.kind == agent.SignalFollowUp {
-		send = m.backend.FollowUp
-	}
-	return m.call(func(ctx context.Context) tea.Msg { return queueSentMsg{q: q, err: send(ctx, text)} })
+	b, kind, text := m.backend, q.kind, q.text
+	return m.call(func(ctx context.Context) tea.Msg { return queueSentMsg{q: q, err: b.Send(ctx, kind, text)} })
 }
 
 // queueSent sends the next message; a send that failed is shown, and its
