@@ -268,8 +268,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	track := in.TrackFiles && call.Name == tools.Bash
 	switch {
 	case !tools.Enabled(in.Tools.Enabled, call.Name):
-		res = tools.Result{IsError: true, Content: fmt.Sprintf("Tool %q is not enabled for this session (tools.enabled: %s)",
-			call.Name, strings.Join(in.Tools.Enabled, ", "))}
+		res = tools.Result{IsError: true, Content: tools.NotEnabled(in.Tools.Enabled, call.Name)}
 	case !json.Valid(call.Arguments) || !strings.HasPrefix(strings.TrimSpace(string(call.Arguments)), "{"):
 		res = tools.Result{IsError: true, Content: fmt.Sprintf("Invalid arguments for %s: the model sent %s, which is not a JSON object; call the tool again with valid JSON arguments",
 			call.Name, line.Cut(string(call.Arguments), 200))}

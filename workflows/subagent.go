@@ -221,7 +221,7 @@ func (r *run) subAgentRefusal() string {
 		return fmt.Sprintf(SubAgentDepthMessage, r.parent().Depth, lim.MaxDepth)
 	case !slices.Contains(r.in.Tools.Enabled, tools.Task):
 		// As RunTool answers a call of a tool that is not enabled.
-		return fmt.Sprintf("Tool %q is not enabled for this session (tools.enabled: %s)", tools.Task, strings.Join(r.in.Tools.Enabled, ", "))
+		return tools.NotEnabled(r.in.Tools.Enabled, tools.Task)
 	case r.SubAgents >= lim.MaxTotal:
 		return fmt.Sprintf(SubAgentTotalMessage, lim.MaxTotal)
 	case r.budgetReached():

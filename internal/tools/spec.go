@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -103,6 +104,12 @@ func Enabled(list []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// NotEnabled is the answer to a call of the tool name that tools.enabled
+// (list) does not enable: RunTool's, and the workflow's for a sub-agent.
+func NotEnabled(list []string, name string) string {
+	return fmt.Sprintf("Tool %q is not enabled for this session (tools.enabled: %s)", name, strings.Join(list, ", "))
 }
 
 // CallTimeout is the start-to-close timeout of one call: for a tool with
