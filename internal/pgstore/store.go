@@ -106,38 +106,27 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // committed before the connection broke, the retry writes nothing and the
 // count says 0 although the entries are stored.
 func (s *Store) Append(sessionID string, entries ...session.Entry) (int, error) {
-	if err := session.ValidateID(sessionID); err != nil {
-		return 0, fmt.Errorf("append to session: %w", err)
-	}
-	type row struct{ id, json string }
-	rows := make([]row, 0, len(entries))
-	for _, e := range entries {
-		if err := session.ValidateEntry(e); err != nil {
-			return 0, fmt.Errorf("append to session %q: %w", sessionID, err)
-		}
-		line, err := session.EncodeEntry(e)
-		if err != nil {
-			return 0, fmt.Errorf("append to session %q: encode entry %q: %w", sessionID, e.ID, err)
-		}
-		// A repeat within the call conflicts with the row its first
-		// insert wrote, earlier in the same transaction.
-		rows = append(rows, row{e.ID, string(line)})
+	lines, err := session.EncodeEntries(sessionID, entries)
+	if err != nil {
+		return 0, err
 	}
 	var written int
-	err := s.op("append to session", sessionID, func(ctx context.Context) error {
+	err = s.op("append to session", sessionID, func(ctx context.Context) error {
 		written = 0
 		// One batch is one implicit transaction.
 		b := &pgx.Batch{}
 		b.Queue(`INSERT INTO agent_sessions (id, version, created_at, cwd) VALUES ($1, $2, $3, '')
 			ON CONFLICT (id) DO NOTHING`, sessionID, session.FormatVersion, now())
 		b.Queue(`SELECT 1 FROM agent_sessions WHERE id = $1 FOR NO KEY UPDATE`, sessionID)
-		for _, r := range rows {
+		for i, line := range lines {
+			// A repeat within the call conflicts with the row its first
+			// insert wrote, earlier in the same transaction.
 			b.Queue(`INSERT INTO agent_session_entries (session_id, entry_id, entry) VALUES ($1, $2, ($3::text)::json)
-				ON CONFLICT (session_id, entry_id) DO NOTHING`, sessionID, r.id, r.json)
+				ON CONFLICT (session_id, entry_id) DO NOTHING`, sessionID, entries[i].ID, string(line))
 		}
 		res := s.pool.SendBatch(ctx, b)
 		defer res.Close()
-		for i := range len(rows) + 2 { // the session row, its lock, then the entries
+		for i := range len(lines) + 2 { // the session row, its lock, then the entries
 			tag, err := res.Exec()
 			if err != nil {
 				return err
