@@ -227,7 +227,7 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 // List returns the ids of the sessions in the store, sorted.
 func (s *Store) List() ([]string, error) {
 	var ids []string
-	err := s.do(func(ctx context.Context) error {
+	err := s.doWithin(s.retryFor, opTimeout, func(ctx context.Context) error {
 		rows, err := s.pool.Query(ctx, `SELECT id FROM agent_sessions ORDER BY id COLLATE "C"`)
 		if err != nil {
 			return err
@@ -245,18 +245,13 @@ func (s *Store) List() ([]string, error) {
 // precision (microseconds), so Init returns what Load will.
 func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
-// do runs op with the store's overall timeout and connection retries.
-func (s *Store) do(op func(ctx context.Context) error) error {
-	return s.doWithin(s.retryFor, opTimeout, op)
-}
-
-// op runs fn on session sessionID as do does, once the id is valid; its
-// error names what and the id.
+// op runs fn on session sessionID with the store's overall timeout and
+// connection retries, once the id is valid; its error names what and the id.
 func (s *Store) op(what, sessionID string, fn func(ctx context.Context) error) error {
 	if err := session.ValidateID(sessionID); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if err := s.do(fn); err != nil {
+	if err := s.doWithin(s.retryFor, opTimeout, fn); err != nil {
 		return fmt.Errorf("%s %q: %w", what, sessionID, err)
 	}
 	return nil
