@@ -212,7 +212,7 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 			return nil
 		}
 		if h.Version > session.FormatVersion {
-			return permanentError{fmt.Errorf("session has format version %d, newer than this build reads (1 to %d)", h.Version, session.FormatVersion)}
+			return fmt.Errorf("session has format version %d, newer than this build reads (1 to %d)", h.Version, session.FormatVersion)
 		}
 		h.Timestamp = h.Timestamp.UTC()
 		sess = &session.Session{Header: h, Entries: entries, Warnings: warnings}
@@ -292,12 +292,9 @@ func (s *Store) retry(ctx context.Context, retryFor time.Duration, op func(ctx c
 
 // transient reports errors that a new connection may not meet: the server
 // refusing or dropping connections (restart, failover, network), not SQL
-// errors.
+// errors, nor this package's own (a newer format or schema), which wrap
+// nothing.
 func transient(err error) bool {
-	var perm permanentError
-	if errors.As(err, &perm) {
-		return false
-	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		// 08: connection exception; 57P01-3: admin or crash shutdown,
@@ -315,12 +312,6 @@ func transient(err error) bool {
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
 		strings.Contains(err.Error(), "conn closed")
 }
-
-// permanentError marks an error that a retry cannot fix; its message and
-// chain are the error's.
-type permanentError struct{ error }
-
-func (p permanentError) Unwrap() error { return p.error }
 
 // PutAside keeps data under key beside the session, outside its entries
 // (as session.Store.PutAside); the session must exist (Init).
