@@ -174,8 +174,8 @@ func encodeLine(v any) ([]byte, error) {
 }
 
 // append writes lines[i] (EncodeEntries', without the newline) for each
-// entries[i] whose id is new. A new file
-// gets a header with where's cwd, host and worktree. It returns the file's header.
+// entries[i] whose id is new. A new file gets a header with where's cwd,
+// host and worktree. It returns the file's header.
 func (s *Store) append(id string, entries []Entry, lines [][]byte, where Header) (int, Header, error) {
 	c := s.cacheFor(id)
 	c.mu.Lock()
