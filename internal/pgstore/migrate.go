@@ -78,7 +78,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			return err
 		}
 		if have > len(migrations) {
-			return permanentError{fmt.Errorf("session schema version %d is newer than this build knows (%d): upgrade this worker", have, len(migrations))}
+			return fmt.Errorf("session schema version %d is newer than this build knows (%d): upgrade this worker", have, len(migrations))
 		}
 		for v := have + 1; v <= len(migrations); v++ {
 			if _, err := tx.Exec(ctx, migrations[v-1]); err != nil {

@@ -106,38 +106,27 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // committed before the connection broke, the retry writes nothing and the
 // count says 0 although the entries are stored.
 func (s *Store) Append(sessionID string, entries ...session.Entry) (int, error) {
-	if err := session.ValidateID(sessionID); err != nil {
-		return 0, fmt.Errorf("append to session: %w", err)
-	}
-	type row struct{ id, json string }
-	rows := make([]row, 0, len(entries))
-	for _, e := range entries {
-		if err := session.ValidateEntry(e); err != nil {
-			return 0, fmt.Errorf("append to session %q: %w", sessionID, err)
-		}
-		line, err := session.EncodeEntry(e)
-		if err != nil {
-			return 0, fmt.Errorf("append to session %q: encode entry %q: %w", sessionID, e.ID, err)
-		}
-		// A repeat within the call conflicts with the row its first
-		// insert wrote, earlier in the same transaction.
-		rows = append(rows, row{e.ID, string(line)})
+	lines, err := session.EncodeEntries(sessionID, entries)
+	if err != nil {
+		return 0, err
 	}
 	var written int
-	err := s.op("append to session", sessionID, func(ctx context.Context) error {
+	err = s.op("append to session", sessionID, func(ctx context.Context) error {
 		written = 0
 		// One batch is one implicit transaction.
 		b := &pgx.Batch{}
 		b.Queue(`INSERT INTO agent_sessions (id, version, created_at, cwd) VALUES ($1, $2, $3, '')
 			ON CONFLICT (id) DO NOTHING`, sessionID, session.FormatVersion, now())
 		b.Queue(`SELECT 1 FROM agent_sessions WHERE id = $1 FOR NO KEY UPDATE`, sessionID)
-		for _, r := range rows {
+		for i, line := range lines {
+			// A repeat within the call conflicts with the row its first
+			// insert wrote, earlier in the same transaction.
 			b.Queue(`INSERT INTO agent_session_entries (session_id, entry_id, entry) VALUES ($1, $2, ($3::text)::json)
-				ON CONFLICT (session_id, entry_id) DO NOTHING`, sessionID, r.id, r.json)
+				ON CONFLICT (session_id, entry_id) DO NOTHING`, sessionID, entries[i].ID, string(line))
 		}
 		res := s.pool.SendBatch(ctx, b)
 		defer res.Close()
-		for i := range len(rows) + 2 { // the session row, its lock, then the entries
+		for i := range len(lines) + 2 { // the session row, its lock, then the entries
 			tag, err := res.Exec()
 			if err != nil {
 				return err
@@ -223,7 +212,7 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 			return nil
 		}
 		if h.Version > session.FormatVersion {
-			return permanentError{fmt.Errorf("session has format version %d, newer than this build reads (1 to %d)", h.Version, session.FormatVersion)}
+			return fmt.Errorf("session has format version %d, newer than this build reads (1 to %d)", h.Version, session.FormatVersion)
 		}
 		h.Timestamp = h.Timestamp.UTC()
 		sess = &session.Session{Header: h, Entries: entries, Warnings: warnings}
@@ -238,7 +227,7 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 // List returns the ids of the sessions in the store, sorted.
 func (s *Store) List() ([]string, error) {
 	var ids []string
-	err := s.do(func(ctx context.Context) error {
+	err := s.doWithin(s.retryFor, opTimeout, func(ctx context.Context) error {
 		rows, err := s.pool.Query(ctx, `SELECT id FROM agent_sessions ORDER BY id COLLATE "C"`)
 		if err != nil {
 			return err
@@ -256,18 +245,13 @@ func (s *Store) List() ([]string, error) {
 // precision (microseconds), so Init returns what Load will.
 func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
-// do runs op with the store's overall timeout and connection retries.
-func (s *Store) do(op func(ctx context.Context) error) error {
-	return s.doWithin(s.retryFor, opTimeout, op)
-}
-
-// op runs fn on session sessionID as do does, once the id is valid; its
-// error names what and the id.
+// op runs fn on session sessionID with the store's overall timeout and
+// connection retries, once the id is valid; its error names what and the id.
 func (s *Store) op(what, sessionID string, fn func(ctx context.Context) error) error {
 	if err := session.ValidateID(sessionID); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if err := s.do(fn); err != nil {
+	if err := s.doWithin(s.retryFor, opTimeout, fn); err != nil {
 		return fmt.Errorf("%s %q: %w", what, sessionID, err)
 	}
 	return nil
@@ -308,12 +292,9 @@ func (s *Store) retry(ctx context.Context, retryFor time.Duration, op func(ctx c
 
 // transient reports errors that a new connection may not meet: the server
 // refusing or dropping connections (restart, failover, network), not SQL
-// errors.
+// errors, nor this package's own (a newer format or schema), which wrap
+// nothing.
 func transient(err error) bool {
-	var perm permanentError
-	if errors.As(err, &perm) {
-		return false
-	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		// 08: connection exception; 57P01-3: admin or crash shutdown,
@@ -331,12 +312,6 @@ func transient(err error) bool {
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
 		strings.Contains(err.Error(), "conn closed")
 }
-
-// permanentError marks an error that a retry cannot fix; its message and
-// chain are the error's.
-type permanentError struct{ error }
-
-func (p permanentError) Unwrap() error { return p.error }
 
 // PutAside keeps data under key beside the session, outside its entries
 // (as session.Store.PutAside); the session must exist (Init).

@@ -194,10 +194,10 @@ func ValidateID(sessionID string) error {
 	return nil
 }
 
-// ValidateEntry checks what Append requires of an entry before it may be
+// validateEntry checks what Append requires of an entry before it may be
 // stored: an id, a known type, a message on message entries, and no entry
 // that names itself as its parent.
-func ValidateEntry(e Entry) error {
+func validateEntry(e Entry) error {
 	if e.ID == "" {
 		return fmt.Errorf("entry of type %q has an empty id", e.Type)
 	}

@@ -15,9 +15,27 @@ import (
 // stores accept, reject and read entries alike and hand the workflow a
 // *Session whose Context, Branch and LeafID are the ones implemented here.
 
-// EncodeEntry renders an entry as Append writes it: one line of JSON
-// without the newline, HTML characters left unescaped.
-func EncodeEntry(e Entry) ([]byte, error) { return agent.MarshalPlain(e) }
+// EncodeEntries checks what Append requires of sessionID and entries
+// (ValidateID, validateEntry) and renders each entry as Append writes it:
+// one line of JSON without the newline, HTML characters left unescaped.
+// Its error names the session and, for a bad entry, the entry.
+func EncodeEntries(sessionID string, entries []Entry) ([][]byte, error) {
+	if err := ValidateID(sessionID); err != nil {
+		return nil, fmt.Errorf("append to session: %w", err)
+	}
+	lines := make([][]byte, len(entries))
+	for i, e := range entries {
+		if err := validateEntry(e); err != nil {
+			return nil, fmt.Errorf("append to session %q: %w", sessionID, err)
+		}
+		line, err := agent.MarshalPlain(e)
+		if err != nil {
+			return nil, fmt.Errorf("append to session %q: encode entry %q: %w", sessionID, e.ID, err)
+		}
+		lines[i] = line
+	}
+	return lines, nil
+}
 
 // DecodeEntry parses one stored entry the way Load reads a line of a
 // session file. An error says why the entry is to be skipped (not JSON,

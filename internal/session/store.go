@@ -128,21 +128,11 @@ func (s *Store) List() ([]string, error) {
 // the write or the fsync fails, the file is truncated back to where it was,
 // so a failed Append leaves nothing behind and can simply be retried.
 func (s *Store) Append(sessionID string, entries ...Entry) (written int, err error) {
-	if err := ValidateID(sessionID); err != nil {
-		return 0, fmt.Errorf("append to session: %w", err)
-	}
 	// Validate and encode before touching the file, so that a bad entry
 	// leaves no trace (not even an empty file) and the lock is held briefly.
-	lines := make([][]byte, len(entries))
-	for i, e := range entries {
-		if err := ValidateEntry(e); err != nil {
-			return 0, fmt.Errorf("append to session %q: %w", sessionID, err)
-		}
-		line, err := encodeLine(e)
-		if err != nil {
-			return 0, fmt.Errorf("append to session %q: encode entry %q: %w", sessionID, e.ID, err)
-		}
-		lines[i] = line
+	lines, err := EncodeEntries(sessionID, entries)
+	if err != nil {
+		return 0, err
 	}
 	n, _, err := s.append(sessionID, entries, lines, Header{})
 	if err != nil {
@@ -183,8 +173,9 @@ func encodeLine(v any) ([]byte, error) {
 	return append(b, '\n'), err
 }
 
-// append writes lines[i] for each entries[i] whose id is new. A new file
-// gets a header with where's cwd, host and worktree. It returns the file's header.
+// append writes lines[i] (EncodeEntries', without the newline) for each
+// entries[i] whose id is new. A new file gets a header with where's cwd,
+// host and worktree. It returns the file's header.
 func (s *Store) append(id string, entries []Entry, lines [][]byte, where Header) (int, Header, error) {
 	c := s.cacheFor(id)
 	c.mu.Lock()
@@ -225,21 +216,19 @@ func (s *Store) append(id string, entries []Entry, lines [][]byte, where Header)
 		}
 		buf.Write(h)
 	}
-	seen := make(map[string]struct{}, len(entries))
+	seen := make(map[string]bool, len(entries))
 	written := 0
 	for i, e := range entries {
-		if _, ok := c.ids[e.ID]; ok {
+		if _, done := c.ids[e.ID]; done || seen[e.ID] {
 			continue
 		}
-		if _, ok := seen[e.ID]; ok {
-			continue
-		}
-		seen[e.ID] = struct{}{}
+		seen[e.ID] = true
 		if written == 0 && !fresh && c.lastByte != '\n' && c.lastByte != '\r' {
 			// The last line is complete but has no newline: add it.
 			buf.WriteByte('\n')
 		}
 		buf.Write(lines[i])
+		buf.WriteByte('\n')
 		written++
 	}
 

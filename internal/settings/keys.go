@@ -158,17 +158,12 @@ func (k *keyDef) field(s *Settings) any {
 	return v.Addr().Interface()
 }
 
-// jsonField is the field of struct v named name in JSON, looking into
-// embedded structs; the zero Value when there is none.
+// jsonField is the field of struct v named name in JSON, the fields of
+// embedded structs included; the zero Value when there is none.
 func jsonField(v reflect.Value, name string) reflect.Value {
-	for i := range v.NumField() {
-		f := v.Type().Field(i)
-		if f.Anonymous {
-			if r := jsonField(v.Field(i), name); r.IsValid() {
-				return r
-			}
-		} else if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag == name {
-			return v.Field(i)
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag == name && !f.Anonymous {
+			return v.FieldByIndex(f.Index)
 		}
 	}
 	return reflect.Value{}
