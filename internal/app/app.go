@@ -8,7 +8,6 @@ package app
 import (
 	"cmp"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -107,10 +106,8 @@ func SettingsSecrets(s settings.Settings) []string {
 	}
 	if u := s.Session.PostgresURL; u != "" && settings.RedactURL(u) != u {
 		out = append(out, u)
-		if pu, err := url.Parse(u); err == nil {
-			if pw, ok := pu.User.Password(); ok {
-				out = append(out, pw)
-			}
+		if pw := settings.DSNPassword(u); pw != "" {
+			out = append(out, pw)
 		}
 	}
 	return out

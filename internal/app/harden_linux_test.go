@@ -42,4 +42,9 @@ func TestNewActivities_HardensTheWorkerAndKnowsTheSettingsSecrets(t *testing.T) 
 			t.Errorf("the activities do not know the secret %q of the settings: %q", want, acts.Secrets)
 		}
 	}
+	// A key=value connection string's password is known on its own too.
+	s.Session.PostgresURL = "host=db user=app password='pg kv Secret' dbname=app"
+	if got := SettingsSecrets(s); !slices.Contains(got, "pg kv Secret") {
+		t.Errorf("SettingsSecrets with a key=value postgresUrl = %q, want its password among them", got)
+	}
 }

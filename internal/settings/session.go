@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"regexp"
+	"strings"
 )
 
 // Session is the `session` group: where the worker keeps sessions.
@@ -43,3 +44,23 @@ func RedactURL(s string) string {
 	}
 	return dsnPassword.ReplaceAllString(s, "${1}xxxxx")
 }
+
+// DSNPassword is the password of a postgres:// URL or a key=value
+// connection string as the server reads it (a quoted value unquoted), ""
+// when there is none: a secret to mask wherever the worker's output goes.
+func DSNPassword(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		pw, _ := u.User.Password()
+		return pw
+	}
+	m := dsnPassword.FindStringSubmatch(s)
+	if m == nil {
+		return ""
+	}
+	if v, ok := strings.CutPrefix(m[2], "'"); ok {
+		return dsnEscape.ReplaceAllString(strings.TrimSuffix(v, "'"), "$1")
+	}
+	return m[2]
+}
+
+var dsnEscape = regexp.MustCompile(`\\(.)`)

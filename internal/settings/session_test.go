@@ -49,6 +49,23 @@ func TestSessionStore_JSONHidesPassword(t *testing.T) {
 	}
 }
 
+// The password of session.postgresUrl, in either form, is what the worker
+// masks in tool output (app.SettingsSecrets): a key=value string's
+// password alone must be known, not only the whole string.
+func TestDSNPassword_EitherForm(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://agent:s3cret@db:5432/agent":           "s3cret",
+		"postgres://agent@db/agent":                       "",
+		"host=db user=agent password=s3cret dbname=agent": "s3cret",
+		"host=db PASSWORD = 'it\\'s a secret' dbname=x":   "it's a secret",
+		"host=db user=agent dbname=agent":                 "",
+	} {
+		if got := DSNPassword(in); got != want {
+			t.Errorf("DSNPassword(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestSource_NamesWhereAValueComesFrom(t *testing.T) {
 	newEnv(t, map[string]string{"DURABLE_AGENT_MODEL_PROVIDER": "scripted"})
 	file := writeYAML(t, "model:\n  name: m1\n")
