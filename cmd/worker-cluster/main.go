@@ -44,36 +44,17 @@ func run(args []string) int {
 			if err != nil {
 				return nil, err
 			}
-			w, err := app.NewWorker(c, s)
-			if err == nil {
-				if err = w.Start(); err != nil {
-					err = fmt.Errorf("start worker on task queue %s: %w", s.Temporal.TaskQueue, err)
-				}
-			}
+			r, err := app.StartWorker(c, s, app.Extensions{}, *codecServer, *codecOrigins, nil)
 			if err != nil {
-				c.Close()
 				return nil, err
 			}
-			srv, err := app.ServeCodec(s, *codecServer, false, *codecOrigins, nil)
-			if err != nil {
-				w.Stop()
-				c.Close()
-				return nil, err
-			}
-			if srv != nil {
-				fmt.Printf("codec server: %s\n", srv.URL())
+			if r.Codec != nil {
+				fmt.Printf("codec server: %s\n", r.Codec.URL())
 			}
 			opt, _ := client.ClientOptions(s, nil)
 			fmt.Printf("temporal: %s (namespace %s)  task queue: %s  sessions: %s  model: %s\n",
 				opt.HostPort, opt.Namespace, s.Temporal.TaskQueue, sessionsWhere(s), s.Model.Provider)
-			return func() error {
-				if srv != nil {
-					_ = srv.Close()
-				}
-				w.Stop()
-				c.Close()
-				return nil
-			}, nil
+			return func() error { r.Close(); return nil }, nil
 		})
 }
 

@@ -374,6 +374,54 @@ func (g *group) Stop() {
 	}
 }
 
+// Running is a started worker: its client, the worker, and the codec
+// server when one runs. Both worker mains start it with StartWorker
+// (stack.Start, with or without the embedded server, and
+// cmd/worker-cluster, which must not link the server).
+type Running struct {
+	Client sdkclient.Client
+	Worker worker.Worker
+	Codec  *codec.Server // nil when no codec server runs
+}
+
+// StartWorker builds and starts the worker on c, then the codec server
+// codecAddr asks for (ServeCodec, on by default with ext.Dev). On an
+// error it closes what it started, c included.
+func StartWorker(c sdkclient.Client, s settings.Settings, ext Extensions, codecAddr string, codecOrigins []string, logger *slog.Logger) (*Running, error) {
+	r := &Running{Client: c}
+	w, err := NewWorker(c, s, ext)
+	if err == nil {
+		if err = w.Start(); err != nil {
+			err = fmt.Errorf("start worker on task queue %s: %w", s.Temporal.TaskQueue, err)
+		} else {
+			r.Worker = w
+			r.Codec, err = ServeCodec(s, codecAddr, ext.Dev, codecOrigins, logger)
+		}
+	}
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close stops the codec server, the worker and the client, in that order,
+// so no task is lost mid-flight.
+func (r *Running) Close() {
+	if r.Codec != nil {
+		_ = r.Codec.Close()
+		r.Codec = nil
+	}
+	if r.Worker != nil {
+		r.Worker.Stop()
+		r.Worker = nil
+	}
+	if r.Client != nil {
+		r.Client.Close()
+		r.Client = nil
+	}
+}
+
 // CodecServerOff is the ServeCodec address that disables the codec server.
 const CodecServerOff = "off"
 

@@ -11,9 +11,6 @@ import (
 	"path/filepath"
 	"time"
 
-	sdkclient "go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
-
 	"github.com/durableagent/durableagent/internal/app"
 	"github.com/durableagent/durableagent/internal/client"
 	"github.com/durableagent/durableagent/internal/codec"
@@ -25,9 +22,7 @@ import (
 type Stack struct {
 	Settings settings.Settings
 	Server   *devserver.Server // nil when an existing server is used
-	Client   sdkclient.Client
-	Worker   worker.Worker
-	Codec    *codec.Server // nil when no codec server runs
+	app.Running
 }
 
 // Options say what to start.
@@ -99,23 +94,15 @@ func Start(ctx context.Context, s settings.Settings, opts Options) (*Stack, erro
 		}
 		st.Client = c
 	}
-	w, err := app.NewWorker(st.Client, st.Settings, app.Extensions{Dev: opts.Dev})
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	if err := w.Start(); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("start worker on task queue %s: %w", st.Settings.Temporal.TaskQueue, err)
-	}
-	st.Worker = w
 	// The codec server is on by default with the embedded server, for its
 	// Web UI.
-	st.Codec, err = app.ServeCodec(st.Settings, opts.CodecServer, opts.Dev, append(codec.UIOrigins(st.UIAddress()), opts.CodecOrigins...), opts.Logger)
+	r, err := app.StartWorker(st.Client, st.Settings, app.Extensions{Dev: opts.Dev}, opts.CodecServer, append(codec.UIOrigins(st.UIAddress()), opts.CodecOrigins...), opts.Logger)
 	if err != nil {
+		st.Client = nil // closed by StartWorker
 		st.Close()
 		return nil, err
 	}
+	st.Running = *r
 	if opts.Out != nil {
 		fmt.Fprintf(opts.Out, "temporal: %s (namespace %s)", st.Settings.Temporal.Address, st.Settings.Temporal.Namespace)
 		if ui := st.UIAddress(); ui != "" {
@@ -162,18 +149,7 @@ func (st *Stack) UIAddress() string {
 // Close stops the worker, the client and the embedded server, in that
 // order, so no task is lost mid-flight and SQLite closes cleanly.
 func (st *Stack) Close() error {
-	if st.Codec != nil {
-		_ = st.Codec.Close()
-		st.Codec = nil
-	}
-	if st.Worker != nil {
-		st.Worker.Stop()
-		st.Worker = nil
-	}
-	if st.Client != nil {
-		st.Client.Close()
-		st.Client = nil
-	}
+	st.Running.Close()
 	if st.Server != nil {
 		err := st.Server.Stop()
 		st.Server = nil
