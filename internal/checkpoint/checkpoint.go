@@ -83,6 +83,9 @@ func Open(dir string, lim Limits) (*Store, error) {
 	err := os.MkdirAll(dir, 0o700)
 	if err == nil {
 		err = s.locked(func() error {
+			if _, err := os.Stat(attrs); err == nil {
+				return nil // made by another Open while this one waited
+			}
 			// Not made yet, or a worker died making it (a git init
 			// killed midway leaves config.lock): start it again.
 			if err := os.RemoveAll(filepath.Join(dir, "git")); err != nil {

@@ -709,3 +709,40 @@ func TestTake_EachChangeMatchesAFreshStore(t *testing.T) {
 		}
 	}
 }
+
+// Opens of a new store at once (the worker's turn and a `starter
+// checkpoints`, or two prompts of a session on two workers) make it once:
+// an Open that waited for another's lock does not make it again over the
+// checkpoints taken meanwhile.
+func TestOpen_ConcurrentOpensLoseNoCheckpoint(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	ws := t.TempDir()
+	write(t, ws, map[string]string{"a": "1"})
+	const n = 6
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			s, err := checkpoint.Open(dir, checkpoint.Limits{})
+			if err == nil {
+				_, err = s.Take(context.Background(), ws, checkpoint.Turn{Leaf: fmt.Sprint(i)})
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := checkpoint.Open(dir, checkpoint.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != n {
+		t.Fatalf("%d opens at once, each taking a checkpoint: the store lists %d", n, len(list))
+	}
+}
