@@ -212,7 +212,7 @@ func (s *Store) Load(sessionID string) (*session.Session, error) {
 			return nil
 		}
 		if h.Version > session.FormatVersion {
-			return fmt.Errorf("session has format version %d, newer than this build reads (1 to %d)", h.Version, session.FormatVersion)
+			return session.NewerFormat(h.Version) // permanent: retrying cannot read it
 		}
 		h.Timestamp = h.Timestamp.UTC()
 		sess = &session.Session{Header: h, Entries: entries, Warnings: warnings}

@@ -364,6 +364,20 @@ func TestStore(t *testing.T) {
 		}
 	})
 
+	// A session a newer build wrote is refused for good, with the file
+	// store's text: a prompt on it fails at once instead of retrying.
+	t.Run("NewerFormatIsPermanentAsInJSONL", func(t *testing.T) {
+		st := open(t, e.url(t))
+		mustAppend(t, st, "s", msgEntry("a", "", agent.RoleUser, "hi"))
+		if _, err := st.Pool().Exec(context.Background(), `UPDATE agent_sessions SET version = 9 WHERE id = 's'`); err != nil {
+			t.Fatal(err)
+		}
+		_, err := st.Load("s")
+		if !errors.Is(err, session.ErrPermanent) || !strings.Contains(err.Error(), session.NewerFormat(9).Error()) {
+			t.Fatalf("Load = %v, want %v (session.ErrPermanent)", err, session.NewerFormat(9))
+		}
+	})
+
 	t.Run("InitKeepsTheFirstCwd", func(t *testing.T) {
 		st := open(t, e.url(t))
 		h1, err := st.Init("s", session.Header{Cwd: "/work/one"})

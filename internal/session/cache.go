@@ -189,6 +189,12 @@ func headerLen(b []byte) int {
 	return int(dec.InputOffset())
 }
 
+// NewerFormat is the error for a session of format version v, newer than
+// this build reads: permanent (ErrPermanent), whichever store holds it.
+func NewerFormat(v int) error {
+	return permanentf("session header has format version %d, newer than this build reads (up to %d)", v, FormatVersion)
+}
+
 func (c *sessionCache) readHeader(text, raw []byte) error {
 	h, _, err := DecodeExportHeader(text)
 	if err != nil {
@@ -196,7 +202,7 @@ func (c *sessionCache) readHeader(text, raw []byte) error {
 	}
 	switch {
 	case h.Version > FormatVersion:
-		return permanentf("session header has format version %d, newer than this build reads (up to %d)", h.Version, FormatVersion)
+		return NewerFormat(h.Version)
 	case h.Version < 1:
 		return permanentf("session header has format version %d, want 1 to %d", h.Version, FormatVersion)
 	}
