@@ -292,8 +292,8 @@ func (s *Store) retry(ctx context.Context, retryFor time.Duration, op func(ctx c
 
 // transient reports errors that a new connection may not meet: the server
 // refusing or dropping connections (restart, failover, network), not SQL
-// errors, nor this package's own (a newer format or schema), which wrap
-// nothing.
+// errors, nor a session or schema newer than this build (errors that wrap
+// no connection error).
 func transient(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
